@@ -1,0 +1,81 @@
+# linerate — the two commands:  make lab   and   make test
+# Both run as root on a fresh Debian 12 machine and install what they need.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON   ?= python3
+VENV     := .venv
+VPY      := $(VENV)/bin/python
+ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
+LAB_NODES ?= 4
+INVENTORY ?= inventory/lab
+export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
+export ANSIBLE_CONFIG  := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+# Debian packages: podman and runc for the lab's nodes, debootstrap for their
+# image, ibsim/opensm/infiniband-diags for the simulated InfiniBand fabric,
+# openmpi for nccl-tests' launcher, python3-venv for the virtualenv.
+DEB_PACKAGES := podman runc debootstrap uidmap iproute2 openssh-client \
+                ibsim-utils libumad2sim0 opensm infiniband-diags \
+                python3-venv
+
+.PHONY: help deps venv lab lab-up lab-down lab-status test test-unit test-integration lint bench clean
+
+help:
+	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
+	@echo "make test        the whole test suite (unit, lint, integration against the lab)"
+	@echo "make lab-down    remove everything the lab made"
+	@echo "make bench       benchmarks (bench/)"
+
+deps: .make/deps
+.make/deps: Makefile
+	@mkdir -p .make
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@touch $@
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+lab-up: deps venv
+	$(VPY) lab/labctl.py up --nodes $(LAB_NODES)
+
+lab: lab-up
+	$(ANSIBLE_PLAYBOOK) -i $(INVENTORY) playbooks/site.yml
+	@$(VPY) -m linerate_report.summary reports/latest 2>/dev/null || true
+
+lab-status:
+	@$(VPY) lab/labctl.py status
+
+lab-down:
+	@if [ -x $(VPY) ]; then $(VPY) lab/labctl.py down --image; else $(PYTHON) lab/labctl.py down --image; fi
+	rm -rf .make
+
+test-unit: venv
+	$(VPY) -m pytest -q tests/unit
+
+lint: venv
+	$(VENV)/bin/yamllint -s .
+	$(VENV)/bin/ansible-lint -q
+
+test-integration: deps venv
+	$(VPY) -m pytest -q tests/integration
+
+test: deps venv
+	$(VPY) -m pytest -q tests/unit
+	$(MAKE) --no-print-directory lint
+	$(VPY) -m pytest -q tests/integration
+
+bench: deps venv
+	$(VPY) bench/run.py
+
+clean: lab-down
+	rm -rf $(VENV) reports .ansible

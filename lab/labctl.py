@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""linerate lab: a simulated GPU cluster on one machine.
+
+    labctl.py image                 build the node image (debootstrap; no registry)
+    labctl.py up [--nodes N]        bring the lab up (idempotent)
+    labctl.py status                what is running
+    labctl.py fault KIND ARGS...    break one thing on purpose (see `fault --help`)
+    labctl.py down                  remove everything the lab made
+
+Nodes are rootful podman containers (systemd as PID 1, sshd) on the lab's own
+bridge network. Each simulated NIC's netdev is one end of a veth pair whose
+other end lives in the lab's fabric namespace, so carrier, MTU and addresses
+are real kernel state; everything the NIC firmware and driver tools report
+comes from the fabric model (lab/state/fabric/fabric.json).
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "sim"))
+
+from linerate_lab import model  # noqa: E402
+
+STATE = os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(HERE, "state"))
+FABRIC_DIR = os.path.join(STATE, "fabric")
+IMAGE = "localhost/linerate-node"
+NETWORK = "linerate-lab"
+SUBNET = os.environ.get("LINERATE_LAB_SUBNET", "10.89.240.0/24")
+FABRIC_NETNS = "linerate-fabric"
+PREFIX = "linerate-"
+MIRROR = os.environ.get("LINERATE_LAB_MIRROR", "")
+NODE_PACKAGES = ["python3", "openssh-server", "iproute2", "kmod", "ethtool", "procps",
+                 "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg"]
+# Everything that shapes the image; a change rebuilds it.
+IMAGE_RECIPE_VERSION = 3
+
+
+def log(msg):
+    print(f"lab: {msg}", flush=True)
+
+
+def run(argv, check=True, capture=False, input=None, env=None):
+    res = subprocess.run(argv, check=False, text=True, input=input, env=env,
+                         stdout=subprocess.PIPE if capture else None,
+                         stderr=subprocess.PIPE if capture else None)
+    if check and res.returncode != 0:
+        err = (res.stderr or "").strip() if capture else ""
+        raise SystemExit(f"lab: command failed ({res.returncode}): {' '.join(argv)}\n{err}")
+    return res
+
+
+def podman(*args, **kw):
+    env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
+    return run(["podman", *args], env=env, **kw)
+
+
+# ---------------------------------------------------------------- image
+
+def apt_mirror():
+    if MIRROR:
+        return MIRROR
+    for path in ("/etc/apt/sources.list.d/debian.sources",):
+        if os.path.exists(path):
+            for line in open(path):
+                if line.startswith("URIs:"):
+                    return line.split()[1]
+    if os.path.exists("/etc/apt/sources.list"):
+        for line in open("/etc/apt/sources.list"):
+            parts = line.split()
+            if parts[:1] == ["deb"] and "debian" in line:
+                return parts[1]
+    return "http://deb.debian.org/debian"
+
+
+def image_tag():
+    h = hashlib.sha256(json.dumps([IMAGE_RECIPE_VERSION, NODE_PACKAGES,
+                                   open(__file__, "rb").read().decode()[:0]]).encode())
+    return f"{IMAGE}:r{IMAGE_RECIPE_VERSION}-{h.hexdigest()[:8]}"
+
+
+def image_exists(tag):
+    return podman("image", "exists", tag, check=False).returncode == 0
+
+
+def build_image(force=False):
+    tag = image_tag()
+    if image_exists(tag) and not force:
+        log(f"image {tag} is built")
+        return tag
+    rootfs = os.path.join(STATE, "build", "rootfs")
+    shutil.rmtree(rootfs, ignore_errors=True)
+    os.makedirs(rootfs)
+    t0 = time.monotonic()
+    log(f"building {tag} with debootstrap from {apt_mirror()} (about a minute)")
+    run(["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES),
+         "bookworm", rootfs, apt_mirror()], capture=True)
+    customize_rootfs(rootfs)
+    tar = subprocess.Popen(["tar", "-C", rootfs, "-c", "."], stdout=subprocess.PIPE)
+    env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
+    subprocess.run(["podman", "import", "-q", "--change", 'CMD ["/sbin/init"]',
+                    "--change", "STOPSIGNAL=SIGRTMIN+3", "-", tag],
+                   stdin=tar.stdout, check=True, env=env, stdout=subprocess.DEVNULL)
+    tar.wait()
+    shutil.rmtree(os.path.join(STATE, "build"), ignore_errors=True)
+    log(f"image {tag} built in {time.monotonic() - t0:.0f} s")
+    return tag
+
+
+def customize_rootfs(root):
+    """Turn a minbase rootfs into a node: per-container host keys, no remote apt."""
+    def write(rel, text, mode=0o644):
+        path = os.path.join(root, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+
+    # Host keys are made on each container's first boot, never shared.
+    for name in os.listdir(os.path.join(root, "etc/ssh")):
+        if name.startswith("ssh_host_"):
+            os.remove(os.path.join(root, "etc/ssh", name))
+    write("/etc/systemd/system/ssh.service.d/10-hostkeys.conf",
+          "[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\n"
+          "ExecStartPre=/usr/sbin/sshd -t\n")
+    write("/etc/ssh/sshd_config.d/10-lab.conf",
+          "PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\n"
+          "MaxStartups 100:30:200\n")
+    # A node knows only the repositories Ansible configures (the lab's local
+    # DOCA-OFED repository): nothing is downloaded at converge time.
+    for rel in ("etc/apt/sources.list",):
+        p = os.path.join(root, rel)
+        if os.path.exists(p):
+            os.remove(p)
+    write("/etc/apt/apt.conf.d/99-lab", 'APT::Install-Recommends "false";\n'
+          'Acquire::Languages "none";\n')
+    # Units that make no sense in a container and slow boot down.
+    for unit in ("apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer",
+                 "fstrim.timer", "systemd-timesyncd.service", "getty@tty1.service"):
+        link = os.path.join(root, "etc/systemd/system", unit)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink("/dev/null", link)
+    write("/etc/profile.d/linerate-lab.sh", "export PYTHONDONTWRITEBYTECODE=1\n")
+    os.makedirs(os.path.join(root, "root/.ssh"), mode=0o700, exist_ok=True)
+
+
+# ---------------------------------------------------------------- model
+
+def node_names(n):
+    return [f"node{i}" for i in range(1, n + 1)]
+
+
+def node_ip(index):
+    base = SUBNET.split("/")[0].rsplit(".", 1)[0]
+    return f"{base}.{10 + index}"
+
+
+def generate_model(nodes, transport, nics, speed):
+    """The lab's physical fabric: nodes, their NICs and the switches they plug into."""
+    from linerate_lab import hardware, topology
+    topo = topology.build(nodes, nics, transport, speed)
+    m = {"version": 1, "transport": transport, "nodes": {}, "switches": topo["switches"],
+         "faults": []}
+    for i, name in enumerate(node_names(nodes), start=1):
+        cabling = topo["cabling"][name]
+        node = hardware.new_node(name, i, transport, nics, speed, cabling)
+        node["mgmt_ip"] = node_ip(i)
+        m["nodes"][name] = node
+    return m
+
+
+# ---------------------------------------------------------------- up
+
+def ensure_ssh_material():
+    d = os.path.join(STATE, "ssh")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    key = os.path.join(d, "id_ed25519")
+    if not os.path.exists(key):
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "linerate-lab", "-f", key])
+    auth = os.path.join(d, "authorized_keys")
+    shutil.copyfile(key + ".pub", auth)
+    os.chmod(auth, 0o644)
+    return key
+
+
+def ensure_network():
+    if podman("network", "exists", NETWORK, check=False).returncode != 0:
+        podman("network", "create", "--subnet", SUBNET, "--label", "linerate-lab=1", NETWORK,
+               capture=True)
+    if run(["ip", "netns", "list"], capture=True).stdout.split().count(FABRIC_NETNS) == 0:
+        run(["ip", "netns", "add", FABRIC_NETNS])
+        run(["ip", "-n", FABRIC_NETNS, "link", "set", "lo", "up"])
+
+
+def container_running(name):
+    res = podman("inspect", "-f", "{{.State.Running}}", PREFIX + name, check=False, capture=True)
+    return res.returncode == 0 and res.stdout.strip() == "true"
+
+
+def start_node(name, node, tag):
+    cname = PREFIX + name
+    if container_running(name):
+        return False
+    podman("rm", "-f", cname, check=False, capture=True)
+    podman("run", "-d", "--name", cname, "--hostname", name,
+           "--label", "linerate-lab=1", "--network", NETWORK, "--ip", node["mgmt_ip"],
+           "--systemd=always", "--cap-add", "NET_ADMIN",
+           "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
+           "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
+           "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
+           "-v", f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
+           tag, capture=True)
+    return True
+
+
+def pid_of(name):
+    return podman("inspect", "-f", "{{.State.Pid}}", PREFIX + name, capture=True).stdout.strip()
+
+
+def peer_name(node, rail):
+    return f"{node}-r{rail}"[:15]
+
+
+def ensure_nics(name, node):
+    """Cable each NIC: a veth from the node's namespace into the fabric namespace."""
+    pid = pid_of(name)
+    have = podman("exec", PREFIX + name, "ip", "-o", "link", "show", capture=True).stdout
+    for rail, nic in enumerate(node["nics"]):
+        peer = peer_name(name, rail)
+        if f" {nic['netdev']}@" not in have:
+            run(["ip", "-n", FABRIC_NETNS, "link", "del", peer], check=False, capture=True)
+            run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"],
+                 "type", "veth", "peer", "name", peer, "netns", FABRIC_NETNS])
+            # A NIC port comes up with the driver's default MTU, as on real hardware.
+            podman("exec", PREFIX + name, "ip", "link", "set", nic["netdev"], "mtu", "1500")
+        set_cable(name, rail, nic.get("cable", "up") == "up")
+
+
+def set_cable(node, rail, up):
+    run(["ip", "-n", FABRIC_NETNS, "link", "set", peer_name(node, rail), "up" if up else "down"])
+
+
+def wait_ssh(names, key, timeout=90):
+    """Wait for sshd on every node; return known_hosts lines from each node's own key."""
+    deadline = time.monotonic() + timeout
+    pending = set(names)
+    lines = {}
+    while pending and time.monotonic() < deadline:
+        for name in sorted(pending):
+            res = podman("exec", PREFIX + name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub",
+                         check=False, capture=True)
+            if res.returncode == 0 and res.stdout.startswith("ssh-ed25519"):
+                active = podman("exec", PREFIX + name, "systemctl", "is-active", "ssh",
+                                check=False, capture=True).stdout.strip()
+                if active == "active":
+                    lines[name] = res.stdout.split()[:2]
+                    pending.discard(name)
+        if pending:
+            time.sleep(0.5)
+    if pending:
+        raise SystemExit(f"lab: sshd did not come up within {timeout} s on: {', '.join(sorted(pending))}")
+    return lines
+
+
+def write_known_hosts(model_, hostkeys):
+    path = os.path.join(STATE, "ssh", "known_hosts")
+    with open(path + ".tmp", "w") as f:
+        for name, (kind, key) in sorted(hostkeys.items()):
+            f.write(f"{model_['nodes'][name]['mgmt_ip']} {kind} {key}\n")
+        extra = os.path.join(STATE, "ssh", "known_hosts.switches")
+        if os.path.exists(extra):
+            f.write(open(extra).read())
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def write_inventory(model_, inventory_dir):
+    """inventory/<lab>/hosts.yml: the lab's hosts and the expected cabling."""
+    key = os.path.join(STATE, "ssh", "id_ed25519")
+    known = os.path.join(STATE, "ssh", "known_hosts")
+    lines = ["---",
+             "# Generated by lab/labctl.py up from the lab's fabric model; do not edit.",
+             "# The cabling below is the lab as built: the expected topology.",
+             "all:", "  children:", "    gpu_nodes:", "      vars:",
+             "        ansible_user: root",
+             f"        ansible_ssh_private_key_file: {key}",
+             f"        ansible_ssh_common_args: -o UserKnownHostsFile={known} -o StrictHostKeyChecking=yes",
+             "      hosts:"]
+    for name, node in sorted(model_["nodes"].items(), key=lambda kv: int(kv[0][4:])):
+        lines += [f"        {name}:", f"          ansible_host: {node['mgmt_ip']}",
+                  "          rdma_ports:"]
+        for rail, nic in enumerate(node["nics"]):
+            lines += [f"            - device: {nic['device']}",
+                      f"              netdev: {nic['netdev']}"]
+            if nic.get("address"):
+                lines.append(f"              address: {nic['address']}")
+            lines += [f"              switch: {nic['switch']}",
+                      f"              switch_port: {json.dumps(nic['switch_port'])}"]
+    lines += ["    switches:", "      vars:",
+              "        ansible_connection: local",
+              "        ansible_python_interpreter: \"{{ ansible_playbook_python }}\"",
+              f"        switch_known_hosts: {os.path.join(STATE, 'ssh', 'known_hosts.switches')}",
+              "      hosts:"]
+    for name, sw in sorted(model_["switches"].items()):
+        lines += [f"        {name}:",
+                  f"          switch_host: {sw['address']}",
+                  f"          switch_ssh_port: {sw['port']}",
+                  f"          switch_platform: {sw['platform']}",
+                  f"          switch_role: {sw['role']}"]
+        if sw.get("uplinks"):
+            lines.append("          switch_uplinks:")
+            for up in sw["uplinks"]:
+                lines.append(f"            - {{port: {json.dumps(up['port'])}, peer: {up['peer']}, "
+                             f"peer_port: {json.dumps(up['peer_port'])}}}")
+    os.makedirs(inventory_dir, exist_ok=True)
+    path = os.path.join(inventory_dir, "hosts.yml")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def build_repo():
+    from linerate_lab import packages
+    out = os.path.join(STATE, "apt")
+    stamp = os.path.join(out, ".recipe")
+    recipe = packages.recipe_hash()
+    if os.path.exists(stamp) and open(stamp).read() == recipe:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    packages.build_repo(out)
+    with open(stamp, "w") as f:
+        f.write(recipe)
+    log(f"local DOCA-OFED package repository built in {out}")
+    return out
+
+
+def cmd_up(args):
+    t0 = time.monotonic()
+    tag = build_image()
+    os.makedirs(FABRIC_DIR, exist_ok=True)
+    key = ensure_ssh_material()
+    build_repo()
+    path = os.path.join(FABRIC_DIR, "fabric.json")
+    os.environ["LINERATE_LAB_STATE"] = FABRIC_DIR
+    if os.path.exists(path):
+        m = model.load()
+        if len(m["nodes"]) != args.nodes or m["transport"] != args.transport:
+            raise SystemExit(f"lab: the lab is up with {len(m['nodes'])} {m['transport']} nodes; "
+                             f"`make lab-down` first to change it to {args.nodes} {args.transport}")
+    else:
+        m = generate_model(args.nodes, args.transport, args.nics, args.speed)
+        model.save_unlocked(m, path)
+    ensure_network()
+    started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
+    for name, node in sorted(m["nodes"].items()):
+        ensure_nics(name, node)
+    hostkeys = wait_ssh(sorted(m["nodes"]), key)
+    start_services(m)
+    write_known_hosts(m, hostkeys)
+    inv = write_inventory(m, os.path.join(REPO, "inventory", args.inventory))
+    log(f"{len(m['nodes'])} nodes up ({len(started)} started) in {time.monotonic() - t0:.1f} s; "
+        f"inventory {os.path.relpath(inv, REPO)}")
+
+
+def start_services(m):
+    """Simulators that run beside the nodes (switches); each part registers here."""
+    from linerate_lab import services
+    services.start_all(m, STATE)
+
+
+# ---------------------------------------------------------------- status / down
+
+def lab_containers():
+    res = podman("ps", "-a", "--filter", "label=linerate-lab=1", "--format", "{{.Names}} {{.Status}}",
+                 capture=True, check=False)
+    return [line.split(" ", 1) for line in res.stdout.splitlines() if line.strip()]
+
+
+def cmd_status(args):
+    rows = lab_containers()
+    if not rows:
+        print("lab: down")
+        return 1
+    for name, status in rows:
+        print(f"{name:24} {status}")
+    return 0
+
+
+def cmd_down(args):
+    from linerate_lab import services
+    services.stop_all(STATE)
+    names = [n for n, _ in lab_containers()]
+    if names:
+        podman("rm", "-f", "-t", "2", *names, capture=True, check=False)
+    if podman("network", "exists", NETWORK, check=False).returncode == 0:
+        podman("network", "rm", "-f", NETWORK, capture=True, check=False)
+    run(["ip", "netns", "del", FABRIC_NETNS], check=False, capture=True)
+    if args.image:
+        res = podman("images", "--format", "{{.Repository}}:{{.Tag}}", capture=True, check=False)
+        for ref in res.stdout.split():
+            if ref.startswith(IMAGE + ":"):
+                podman("rmi", "-f", ref, capture=True, check=False)
+    shutil.rmtree(STATE, ignore_errors=True)
+    for inv in ("lab", "lab-ib"):
+        p = os.path.join(REPO, "inventory", inv, "hosts.yml")
+        if os.path.exists(p):
+            os.remove(p)
+    log("down: containers, network, fabric namespace and lab state removed"
+        + (", image too" if args.image else ""))
+
+
+# ---------------------------------------------------------------- faults
+
+def cmd_fault(args):
+    from linerate_lab import faults
+    os.environ["LINERATE_LAB_STATE"] = FABRIC_DIR
+    msg = faults.apply(args.kind, args.args, lab=sys.modules[__name__])
+    log(msg)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="labctl", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("image", help="build the node image")
+    s.add_argument("--force", action="store_true")
+    s.set_defaults(func=lambda a: build_image(a.force))
+    s = sub.add_parser("up", help="bring the lab up (idempotent)")
+    s.add_argument("--nodes", type=int, default=int(os.environ.get("LAB_NODES", 4)))
+    s.add_argument("--nics", type=int, default=2, help="NICs (rails) per node")
+    s.add_argument("--speed", type=int, default=400, help="port speed in Gb/s")
+    s.add_argument("--transport", choices=("roce", "infiniband"), default="roce")
+    s.add_argument("--inventory", default="lab", help="inventory/<name> to write hosts.yml into")
+    s.set_defaults(func=cmd_up)
+    s = sub.add_parser("status")
+    s.set_defaults(func=cmd_status)
+    s = sub.add_parser("down", help="remove the lab")
+    s.add_argument("--image", action="store_true", help="remove the node image too")
+    s.set_defaults(func=cmd_down)
+    s = sub.add_parser("fault", help="inject a fault: port-down NODE DEV | port-up NODE DEV | ...")
+    s.add_argument("kind")
+    s.add_argument("args", nargs="*")
+    s.set_defaults(func=cmd_fault)
+    args = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        raise SystemExit("lab: needs root (rootful podman, network namespaces)")
+    if args.cmd == "up" and not 1 <= args.nodes <= 64:
+        raise SystemExit(f"lab: --nodes {args.nodes} is not allowed (allowed: 1..64)")
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Action plugin: validate the fabric intent on the controller.
+
+Runs before any host or switch is touched: it reads the inventory (the
+``fabric`` tree, every RDMA host's ``rdma_ports`` and every switch's
+variables), reports every problem at once and fails if there is one. It
+never opens a connection.
+"""
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
+
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        fabric = args.get("fabric", task_vars.get("fabric"))
+        host_group = args.get("host_group", "gpu_nodes")
+        switch_group = args.get("switch_group", "switches")
+        groups = task_vars.get("groups", {})
+        hostvars = task_vars.get("hostvars", {})
+
+        def pick(group, keys):
+            out = {}
+            for name in groups.get(group, []):
+                hv = hostvars[name]
+                out[name] = {k: self._templar.template(hv[k]) for k in keys if k in hv}
+            return out
+
+        try:
+            hosts = pick(host_group, ("rdma_ports",))
+            switches = pick(switch_group, ("switch_platform", "switch_role", "switch_uplinks"))
+            fabric = self._templar.template(fabric) if fabric is not None else None
+        except AnsibleError as e:
+            result.update(failed=True, msg=f"the inventory could not be read: {e}")
+            return result
+
+        problems = intent.validate(fabric, hosts, switches)
+        result["problems"] = problems
+        result["changed"] = False
+        if problems:
+            result["failed"] = True
+            result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
+                             + "\n- ".join(problems))
+            return result
+        eff = intent.effective(fabric)
+        result["ansible_facts"] = {"fabric_effective": eff}
+        result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
+                         f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")
+        return result
