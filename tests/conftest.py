@@ -1,0 +1,43 @@
+"""Shared pytest wiring: the collection on sys.path, the lab fixture."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, ".collections"))
+sys.path.insert(0, os.path.join(REPO, "lab", "sim"))
+VENV_BIN = os.path.join(REPO, ".venv", "bin")
+
+
+def ansible_env(**extra):
+    env = dict(os.environ)
+    env.update(ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+               CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+               PATH=VENV_BIN + os.pathsep + env.get("PATH", ""))
+    env.update(extra)
+    return env
+
+
+def run_playbook(playbook, *args, inventory="inventory/lab", check=False, timeout=900, env=None):
+    """Run ansible-playbook from the repo root; returns CompletedProcess (text)."""
+    argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbook, *args]
+    res = subprocess.run(argv, cwd=REPO, env=env or ansible_env(), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    if check and res.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed ({res.returncode}):\n{res.stdout[-6000:]}")
+    return res
+
+
+@pytest.fixture(scope="session")
+def lab():
+    """The lab, up (idempotent). Tests that change it put it back."""
+    nodes = os.environ.get("LAB_NODES", "4")
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--nodes", nodes],
+                   cwd=REPO, check=True, env=ansible_env(), timeout=900)
+    sys.path.insert(0, os.path.join(REPO, "lab", "sim"))
+    os.environ["LINERATE_LAB_STATE"] = os.path.join(REPO, "lab", "state", "fabric")
+    from linerate_lab import model
+    return model.load()
