@@ -1,0 +1,161 @@
+"""The fabric intent: defaults, and every rule that must fail before a change."""
+import copy
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
+
+GOOD = {
+    "name": "t", "transport": "roce", "link_speed_gbps": 400,
+    "mtu": {"host": 4200, "switch": 9216},
+    "roce": {"no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
+             "ecn": {"min_threshold_kb": 150, "max_threshold_kb": 1500}},
+}
+SWITCHES = {"leaf1": {"switch_platform": "nvue"}, "leaf2": {"switch_platform": "sonic"}}
+HOSTS = {
+    "node1": {"rdma_ports": [
+        {"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"},
+        {"device": "mlx5_1", "netdev": "enp81s0f0np0", "switch": "leaf2", "switch_port": "Ethernet0"}]},
+    "node2": {"rdma_ports": [
+        {"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp2"}]},
+}
+
+
+def with_(path, value, base=GOOD):
+    f = copy.deepcopy(base)
+    cur = f
+    keys = path.split(".")
+    for k in keys[:-1]:
+        cur = cur.setdefault(k, {})
+    cur[keys[-1]] = value
+    return f
+
+
+def one_problem(fabric, hosts=HOSTS, switches=SWITCHES):
+    problems = intent.validate(fabric, hosts, switches)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+def test_good_intent_has_no_problem():
+    assert intent.validate(GOOD, HOSTS, SWITCHES) == []
+
+
+def test_effective_fills_defaults_and_drops_other_transport():
+    eff = intent.effective({"transport": "roce"})
+    assert eff["roce"]["no_drop_priority"] == 3
+    assert eff["verify"]["ib_write_bw_fraction"] == 0.90
+    assert "infiniband" not in eff
+    assert "roce" not in intent.effective({"transport": "infiniband"})
+
+
+@pytest.mark.parametrize("path,value,key,allowed", [
+    ("roce.no_drop_priority", 8, "fabric.roce.no_drop_priority", "0..7"),
+    ("roce.no_drop_priority", -1, "fabric.roce.no_drop_priority", "0..7"),
+    ("roce.cnp_priority", "6", "fabric.roce.cnp_priority", "0..7"),
+    ("roce.data_dscp", 64, "fabric.roce.data_dscp", "0..63"),
+    ("roce.cnp_dscp", -3, "fabric.roce.cnp_dscp", "0..63"),
+    ("roce.trust", "cos", "fabric.roce.trust", "dscp | pcp"),
+    ("transport", "ethernet", "fabric.transport", "roce | infiniband"),
+    ("link_speed_gbps", 300, "fabric.link_speed_gbps", "400"),
+    ("roce.gid_type", "v1", "fabric.roce.gid_type", "v2"),
+    ("nccl.gdr_level", "ANY", "fabric.nccl.gdr_level", "PHB"),
+])
+def test_out_of_range_values_name_key_value_and_allowed(path, value, key, allowed):
+    msg = one_problem(with_(path, value))
+    assert msg.startswith(key + ": "), msg
+    assert repr(value) in msg
+    assert allowed in msg
+
+
+def test_nccl_override_not_named_nccl():
+    msg = one_problem(with_("nccl.overrides", {"IB_HCA": "mlx5"}))
+    assert msg == "fabric.nccl.overrides.IB_HCA: 'mlx5' is not allowed (allowed: keys named NCCL_*)"
+
+
+def test_host_mtu_above_switch_mtu():
+    msg = one_problem(with_("mtu", {"host": 9216, "switch": 4200}))
+    assert msg.startswith("fabric.mtu.host: 9216")
+    assert "fabric.mtu.switch (4200)" in msg
+
+
+def test_ecn_min_not_below_max():
+    msg = one_problem(with_("roce.ecn", {"min_threshold_kb": 1500, "max_threshold_kb": 1500}))
+    assert msg.startswith("fabric.roce.ecn.min_threshold_kb: 1500")
+    assert "below fabric.roce.ecn.max_threshold_kb (1500)" in msg
+
+
+def test_cnp_priority_equal_to_data_priority():
+    msg = one_problem(with_("roce.cnp_priority", 3))
+    assert msg.startswith("fabric.roce.cnp_priority: 3")
+    assert "except fabric.roce.no_drop_priority (3)" in msg
+
+
+def test_threshold_above_line_rate():
+    msg = one_problem(with_("verify", {"ib_write_bw_fraction": 1.2}))
+    assert msg.startswith("fabric.verify.ib_write_bw_fraction: 1.2")
+    assert "above the line rate of 400 Gb/s" in msg
+
+
+def test_roce_keys_under_infiniband_and_the_reverse():
+    ib = {"transport": "infiniband", "roce": {"no_drop_priority": 3}}
+    msg = one_problem(ib, hosts={}, switches={})
+    assert msg.startswith("fabric.roce: ") and "only with fabric.transport: roce" in msg
+    msg = one_problem(with_("infiniband", {"subnet_manager": {"priority": 15}}), hosts={}, switches={})
+    assert msg.startswith("fabric.infiniband: ") and "only with fabric.transport: infiniband" in msg
+
+
+def test_unknown_key_is_named():
+    msg = one_problem(with_("roce.no_drop_prio", 3))
+    assert msg.startswith("fabric.roce.no_drop_prio: 3 is not allowed (unknown key")
+    assert "no_drop_priority" in msg
+
+
+def test_two_hosts_on_one_switch_port():
+    hosts = copy.deepcopy(HOSTS)
+    hosts["node2"]["rdma_ports"][0]["switch_port"] = "swp1"
+    msg = one_problem(GOOD, hosts=hosts)
+    assert "node2 mlx5_0: switch_port: 'leaf1 swp1'" in msg
+    assert "already cabled to node1 mlx5_0" in msg
+
+
+def test_unknown_switch_platform():
+    msg = one_problem(GOOD, switches={**SWITCHES, "leaf1": {"switch_platform": "junos"}})
+    assert msg.startswith("leaf1: switch_platform: 'junos'")
+    assert "nvue | sonic | eos" in msg
+
+
+def test_port_cabled_to_a_switch_not_in_inventory():
+    hosts = copy.deepcopy(HOSTS)
+    hosts["node2"]["rdma_ports"][0]["switch"] = "leaf9"
+    msg = one_problem(GOOD, hosts=hosts)
+    assert msg.startswith("node2: rdma_ports[0].switch: 'leaf9'")
+    assert "leaf1, leaf2" in msg
+
+
+def test_host_without_cabling():
+    msg = one_problem(GOOD, hosts={"node3": {}})
+    assert msg.startswith("node3: rdma_ports: None")
+
+
+def test_bad_rail_address():
+    hosts = copy.deepcopy(HOSTS)
+    hosts["node1"]["rdma_ports"][0]["address"] = "192.168.100.11"
+    msg = one_problem(GOOD, hosts=hosts)
+    assert msg.startswith("node1: rdma_ports[0].address: '192.168.100.11'")
+
+
+def test_every_problem_reported_at_once():
+    bad = with_("roce.no_drop_priority", 9, with_("mtu.host", 9999))
+    problems = intent.validate(bad, HOSTS, SWITCHES)
+    keys = sorted(p.split(":")[0] for p in problems)
+    assert keys == ["fabric.mtu.host", "fabric.roce.no_drop_priority"]
+
+
+def test_undefined_fabric():
+    assert intent.validate(None)[0].startswith("fabric: the variable is not defined")
+
+
+def test_derived_values():
+    assert intent.priority_mask([3]) == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert intent.roce_tos(26) == 104
