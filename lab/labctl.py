@@ -31,10 +31,16 @@ from linerate_lab import model  # noqa: E402
 STATE = os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(HERE, "state"))
 FABRIC_DIR = os.path.join(STATE, "fabric")
 IMAGE = "localhost/linerate-node"
-NETWORK = "linerate-lab"
-SUBNET = os.environ.get("LINERATE_LAB_SUBNET", "10.89.240.0/24")
-FABRIC_NETNS = "linerate-fabric"
-PREFIX = "linerate-"
+# Several labs can live side by side (a developer's and a test run's):
+# LINERATE_LAB_ID names one; its containers, network, namespace, subnet and
+# switch loopback addresses are all its own.
+LAB_ID = os.environ.get("LINERATE_LAB_ID", "")
+_SLOT = int(os.environ.get("LINERATE_LAB_SLOT", "0"))
+NETWORK = f"linerate-{LAB_ID + '-' if LAB_ID else ''}lab"
+SUBNET = os.environ.get("LINERATE_LAB_SUBNET", f"10.89.{240 + _SLOT}.0/24")
+FABRIC_NETNS = f"linerate-{LAB_ID + '-' if LAB_ID else ''}fabric"
+PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"
+LOOPBACK_BASE = f"127.0.{1 + _SLOT}"
 MIRROR = os.environ.get("LINERATE_LAB_MIRROR", "")
 NODE_PACKAGES = ["python3", "openssh-server", "iproute2", "kmod", "ethtool", "procps",
                  "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg"]
@@ -165,7 +171,7 @@ def node_ip(index):
 def generate_model(nodes, transport, nics, speed):
     """The lab's physical fabric: nodes, their NICs and the switches they plug into."""
     from linerate_lab import hardware, topology
-    topo = topology.build(nodes, nics, transport, speed)
+    topo = topology.build(nodes, nics, transport, speed, loopback_base=LOOPBACK_BASE)
     m = {"version": 1, "transport": transport, "nodes": {}, "switches": topo["switches"],
          "faults": []}
     for i, name in enumerate(node_names(nodes), start=1):
@@ -210,7 +216,7 @@ def start_node(name, node, tag):
         return False
     podman("rm", "-f", cname, check=False, capture=True)
     podman("run", "-d", "--name", cname, "--hostname", name,
-           "--label", "linerate-lab=1", "--network", NETWORK, "--ip", node["mgmt_ip"],
+           "--label", "linerate-lab=1", "--label", f"linerate-lab-id={LAB_ID or 'default'}", "--network", NETWORK, "--ip", node["mgmt_ip"],
            "--systemd=always", "--cap-add", "NET_ADMIN",
            "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
            "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
@@ -378,7 +384,7 @@ def start_services(m):
 # ---------------------------------------------------------------- status / down
 
 def lab_containers():
-    res = podman("ps", "-a", "--filter", "label=linerate-lab=1", "--format", "{{.Names}} {{.Status}}",
+    res = podman("ps", "-a", "--filter", f"label=linerate-lab-id={LAB_ID or 'default'}", "--format", "{{.Names}} {{.Status}}",
                  capture=True, check=False)
     return [line.split(" ", 1) for line in res.stdout.splitlines() if line.strip()]
 

@@ -28,7 +28,7 @@ def rail_address(rail, node_index):
     return f"192.168.{100 + rail}.{10 + node_index}/24"
 
 
-def build(nodes, nics, transport, speed):
+def build(nodes, nics, transport, speed, loopback_base="127.0.1"):
     switches = {}
     cabling = {f"node{i}": [] for i in range(1, nodes + 1)}
     leaves = []
@@ -36,7 +36,7 @@ def build(nodes, nics, transport, speed):
         name = f"leaf{rail + 1}"
         platform = "infiniband" if transport == "infiniband" else LEAF_PLATFORMS[rail % len(LEAF_PLATFORMS)]
         leaves.append(name)
-        switches[name] = {"platform": platform, "role": "leaf", "address": f"127.0.1.{rail + 1}",
+        switches[name] = {"platform": platform, "role": "leaf", "address": f"{loopback_base}.{rail + 1}",
                           "port": 22, "ports": {}, "uplinks": []}
         for i in range(1, nodes + 1):
             port = port_name(platform, i)
@@ -45,7 +45,7 @@ def build(nodes, nics, transport, speed):
             switches[name]["ports"][str(port)] = {"peer": f"node{i}:mlx5_{rail}", "speed_gbps": speed,
                                                   "up": True}
     spine_platform = "infiniband" if transport == "infiniband" else SPINE_PLATFORM
-    spine = {"platform": spine_platform, "role": "spine", "address": f"127.0.1.{nics + 1}",
+    spine = {"platform": spine_platform, "role": "spine", "address": f"{loopback_base}.{nics + 1}",
              "port": 22, "ports": {}, "uplinks": []}
     switches["spine1"] = spine
     s_index = 0
