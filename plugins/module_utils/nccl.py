@@ -554,8 +554,12 @@ def _resolve_fallbacks(result, messages):
 def _resolve_error(result, state):
     """The first failure the log shows: fatal WARN, NCCL error text, or an error-return chain."""
     fatal_warns = [w for w in result["warnings"] if _FATAL_WARN_RE.search(w)]
-    if fatal_warns or state.fatal_lines or state.error_chain:
-        result["error"] = (fatal_warns or state.fatal_lines or [state.error_chain[0][0]])[0]
+    if fatal_warns:
+        result["error"] = fatal_warns[0]
+    elif state.fatal_lines or state.error_chain:
+        # the run failed: the first WARN (if any) is NCCL's explanation
+        explanations = result["warnings"] or state.fatal_lines or [state.error_chain[0][0]]
+        result["error"] = explanations[0]
     if state.error_chain:
         code = state.error_chain[0][1]
         result["error_code"] = _NCCL_RESULT_CODES.get(code, str(code))

@@ -193,7 +193,7 @@ def parse_ib_write_bw(text):
     "tx_depth", "cq_moderation", "rdma_cm" (bool), "data_exchange", "tos",
     "header" {raw pairs}, "units" ("Gb/sec"/"MB/sec"/"MiB/sec"),
     "duration_mode", "cuda" ({"device", "name", "dmabuf", "pci"} or None),
-    "local"/"remote": [{"lid", "qpn", "psn", "gid", "ipv4"}], "results":
+    "local"/"remote": [{"lid", "qpn", "psn", "gid", "ipv4", ["rkey", "vaddr"]}], "results":
     [{"bytes", "iterations", "bw_peak", "bw_average", "msg_rate_mpps",
     "bw_peak_gbps", "bw_average_gbps"}], "bytes", "iterations",
     "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps" (the last row, i.e.
@@ -241,6 +241,7 @@ def parse_ib_write_bw(text):
         if addr:
             address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
                        "gid": None, "ipv4": None}
+            address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
             result[addr.group("side")].append(address)
             continue
         gid = _GID_RE.match(line)
