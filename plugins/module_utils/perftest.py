@@ -9,6 +9,7 @@ relabelled MiB/sec in perftest 24.x; both of the latter are 2^20 bytes/s
 """
 
 import re
+import shlex
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -21,7 +22,7 @@ MIB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
 _DASHES_RE = re.compile(r"^-{20,}$")
 _TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?BW Test)$")
 _HEADER_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][\w*.\- ]*?)\s*:\s*(?P<value>\S+)")
-_RESULT_HEADER_RE = re.compile(r"^#bytes\s+(?:#sl\s+)?#iterations\s+BW peak\[(?P<unit>[^\]]+)\]")
+_RESULT_HEADER_RE = re.compile(r"^#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]")
 _ROW_RE = re.compile(r"^\d+\s+\d+\s+[\d.]+\s+[\d.]+")
 _ADDRESS_RE = re.compile(
     r"^(?P<side>local|remote) address:\s*LID (?P<lid>\S+) QPN (?P<qpn>\S+) PSN (?P<psn>\S+)"
@@ -37,6 +38,28 @@ _ERROR_RE = re.compile(
 _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
 
 _VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
+
+_COMMAND_RE = re.compile(r"(?:^|[\s/])(?P<tool>ib_(?:write|read|send|atomic)_bw)(?P<args>(?:\s.*)?)$")
+# Short options that take a value (perftest's getopt string), and the long
+# options we report, with the key they get in "command".
+_SHORT_WITH_VALUE = set("wypdimsntuSxcqIoMrQAlDfBTLEJjKkXW")
+_COMMAND_OPTIONS = {
+    "-d": "ib_dev", "--ib-dev": "ib_dev",
+    "-i": "ib_port", "--ib-port": "ib_port",
+    "-p": "tcp_port", "--port": "tcp_port",
+    "-q": "qps", "--qp": "qps",
+    "-x": "gid_index", "--gid-index": "gid_index",
+    "-s": "size", "--size": "size",
+    "-D": "duration", "--duration": "duration",
+    "-m": "mtu", "--mtu": "mtu",
+    "-T": "tos", "--tos": "tos",
+    "-n": "iters", "--iters": "iters",
+    "--use_cuda": "use_cuda",
+    "--source_ip": "source_ip",
+}
+_COMMAND_FLAGS = {"-a": "all_sizes", "--all": "all_sizes", "-R": "rdma_cm", "--rdma_cm": "rdma_cm",
+                  "-b": "bidirectional", "--bidirectional": "bidirectional",
+                  "--report_gbits": "report_gbits", "--use_cuda_dmabuf": "use_cuda_dmabuf"}
 
 # Header "Key : value" pairs promoted to typed top-level fields.
 _HEADER_FIELDS = {
@@ -112,6 +135,43 @@ def _parse_row(line, unit, duration_mode):
     return row
 
 
+def _parse_command(line):
+    """An echoed ``ib_write_bw ...`` command line -> {"tool", "argv", "server", options...}, else None.
+
+    Numbers become ints; ``server`` is the positional server address (None
+    on the server side).
+    """
+    match = _COMMAND_RE.search(line)
+    if not match:
+        return None
+    try:
+        argv = shlex.split(match.group("args"))
+    except ValueError:
+        argv = match.group("args").split()
+    # stop at shell redirections / pipes / separators: "> log 2>&1", "| tee", "&", ";"
+    for position, token in enumerate(argv):
+        if re.match(r"^(?:\d*>|<|\||&|;)", token):
+            argv = argv[:position]
+            break
+    command = {"tool": match.group("tool"), "argv": argv, "server": None}
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        name, has_inline, inline = arg.partition("=")
+        if name in _COMMAND_FLAGS:
+            command[_COMMAND_FLAGS[name]] = True
+        elif name in _COMMAND_OPTIONS or (name.startswith("-") and name[1:] in _SHORT_WITH_VALUE):
+            value = inline if has_inline else (argv[index + 1] if index + 1 < len(argv) else None)
+            index += 0 if has_inline else 1
+            if name in _COMMAND_OPTIONS:
+                key = _COMMAND_OPTIONS[name]
+                command[key] = int(value) if value is not None and value.isdigit() else value
+        elif not arg.startswith("-"):
+            command["server"] = arg
+        index += 1
+    return command
+
+
 def _new_result():
     return {
         "test": None,
@@ -125,6 +185,7 @@ def _new_result():
         "remote": [],
         "results": [],
         "warnings": [],
+        "command": None,
     }
 
 
@@ -185,7 +246,11 @@ def parse_ib_write_bw(text):
     preamble (GPU index and name, DMA-BUF), rdma_cm (``-R``) server banners,
     ``Conflicting CPU frequency`` lines inside the table, and
     ``local/remote address`` + ``GID`` lines (IPv4 derived from RoCE
-    IPv4-mapped GIDs).
+    IPv4-mapped GIDs). The header does not name the IB port or the TCP
+    port; when the capture echoes the command line (``$ ib_write_bw -d
+    mlx5_1 -i 1 -p 10000 ... 10.0.0.1``), ``command`` carries them
+    (``ib_dev``, ``ib_port``, ``tcp_port``, ``qps``, ``gid_index``,
+    ``size``, ``duration``, ``use_cuda``, flags, ``server``).
 
     Returns ``{"test", "verb" ("write"/"read"/"send"), "role"
     ("client"/"server"), "device", "num_qps", "transport_type",
@@ -197,7 +262,8 @@ def parse_ib_write_bw(text):
     [{"bytes", "iterations", "bw_peak", "bw_average", "msg_rate_mpps",
     "bw_peak_gbps", "bw_average_gbps"}], "bytes", "iterations",
     "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps" (the last row, i.e.
-    the largest size of a sweep), "max_bw_average_gbps", "warnings"}``.
+    the largest size of a sweep), "max_bw_average_gbps", "warnings",
+    "command" (None unless echoed)}``.
     Header fields perftest did not print are absent.
 
     Raises ParseError when there is no result row (connection failures such
@@ -211,6 +277,10 @@ def parse_ib_write_bw(text):
     address = None
     for line in lines:
         if not line:
+            continue
+        command = None if result["command"] else _parse_command(line)
+        if command:
+            result["command"] = command
             continue
         title = _TITLE_RE.match(line)
         if title:

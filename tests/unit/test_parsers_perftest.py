@@ -76,6 +76,21 @@ def test_duration_mode_with_cuda():
     assert result["cuda"] == {"device": 1, "name": "NVIDIA H200", "dmabuf": True,
                               "pci": {"0": "18:00", "1": "2A:00"}}
     assert "WARNING: BW peak won't be measured in this run." in result["warnings"]
+    command = result["command"]
+    assert (command["ib_dev"], command["ib_port"], command["tcp_port"]) == ("mlx5_7", 1, 18520)
+    assert (command["qps"], command["duration"], command["use_cuda"]) == (8, 30, 1)
+    assert command["report_gbits"] is True and command["use_cuda_dmabuf"] is True
+    assert command["server"] == "172.16.17.22"
+
+
+def test_server_command_line_has_no_server_address():
+    result = parse_ib_write_bw(fixture("perftest", "server_roce_mib_24x.txt"))
+    assert result["command"]["server"] is None
+    assert result["command"]["size"] == 1048576
+
+
+def test_command_line_is_optional():
+    assert parse_ib_write_bw(fixture("perftest", "client_old_mbsec_4qp.txt"))["command"] is None
 
 
 @pytest.mark.parametrize("name, message", [
