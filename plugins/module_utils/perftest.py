@@ -120,8 +120,12 @@ def _ipv4_from_gid(gid):
 
 def _parse_row(line, unit, duration_mode):
     """One result row: bytes, iterations, BW peak, BW average, MsgRate (+ per-port extras)."""
-    cells = line.split()
-    numbers = [float(cell) for cell in cells]
+    numbers = []
+    for cell in line.split():
+        try:
+            numbers.append(float(cell))
+        except ValueError:
+            break
     peak, average = numbers[2], numbers[3]
     row = {
         "bytes": int(numbers[0]),
@@ -225,6 +229,90 @@ def _is_cuda_line(line):
         r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr", line))
 
 
+class _Reader:
+    """Line-by-line reader of one perftest run; ``result`` holds what was read."""
+
+    def __init__(self):
+        self.result = _new_result()
+        self.in_header = False
+        self.address = None
+        self.handlers = (self._command, self._title, self._banner, self._cuda, self._table,
+                         self._address, self._header)
+
+    def feed(self, line):
+        for handler in self.handlers:
+            if handler(line):
+                return
+
+    def _command(self, line):
+        command = None if self.result["command"] else _parse_command(line)
+        if command:
+            self.result["command"] = command
+        return bool(command)
+
+    def _title(self, line):
+        """``RDMA_Write BW Test`` opens the header; a dashed rule closes it."""
+        title = _TITLE_RE.match(line)
+        if title:
+            self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
+            self.in_header = True
+        elif _DASHES_RE.match(line):
+            self.in_header = False
+        return bool(title) or bool(_DASHES_RE.match(line))
+
+    def _banner(self, line):
+        """Server banners and run-wide warnings."""
+        if "Waiting for client" in line:
+            self.result["role"] = "server"
+        elif "BW peak won't be measured" in line:
+            self.result["duration_mode"] = True
+            self.result["warnings"].append(line)
+        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING", line):
+            self.result["warnings"].append(line)
+        else:
+            return False
+        return True
+
+    def _cuda(self, line):
+        if _is_cuda_line(line):
+            _read_cuda_line(line, self.result)
+            return True
+        return False
+
+    def _table(self, line):
+        """The ``#bytes #iterations BW peak[unit] ...`` header and its rows."""
+        header = _RESULT_HEADER_RE.match(line)
+        if header:
+            self.result["units"] = header.group("unit")
+            return True
+        if self.result["units"] and _ROW_RE.match(line):
+            self.result["results"].append(_parse_row(line, self.result["units"], self.result["duration_mode"]))
+            return True
+        return False
+
+    def _address(self, line):
+        """``local|remote address: LID .. QPN .. PSN ..`` and the ``GID:`` line after it."""
+        addr = _ADDRESS_RE.match(line)
+        if addr:
+            self.address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
+                            "gid": None, "ipv4": None}
+            self.address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
+            self.result[addr.group("side")].append(self.address)
+            return True
+        gid = _GID_RE.match(line)
+        if gid and self.address is not None:
+            self.address["gid"] = gid.group("gid")
+            self.address["ipv4"] = _ipv4_from_gid(gid.group("gid"))
+            return True
+        return False
+
+    def _header(self, line):
+        if self.in_header and ":" in line:
+            _read_header_line(line, self.result)
+            return True
+        return False
+
+
 def _collect_errors(lines):
     """Error lines, deduplicated in order (perftest repeats them on retries)."""
     seen = []
@@ -263,7 +351,8 @@ def parse_ib_write_bw(text):
     "bw_peak_gbps", "bw_average_gbps"}], "bytes", "iterations",
     "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps" (the last row, i.e.
     the largest size of a sweep), "max_bw_average_gbps", "warnings",
-    "command" (None unless echoed)}``.
+    "command" (None unless echoed)}``. Error lines printed after a complete
+    result table (teardown) are kept in ``warnings``.
     Header fields perftest did not print are absent.
 
     Raises ParseError when there is no result row (connection failures such
@@ -272,60 +361,15 @@ def parse_ib_write_bw(text):
     client, empty output), with the tool's error lines as the message.
     """
     lines = [line.strip() for line in _lines(text)]
-    result = _new_result()
-    in_header = False
-    address = None
+    reader = _Reader()
     for line in lines:
-        if not line:
-            continue
-        command = None if result["command"] else _parse_command(line)
-        if command:
-            result["command"] = command
-            continue
-        title = _TITLE_RE.match(line)
-        if title:
-            result["test"], result["verb"] = title.group("title"), _VERBS[title.group("verb")]
-            in_header = True
-            continue
-        if _DASHES_RE.match(line):
-            in_header = False
-            continue
-        if "Waiting for client" in line:
-            result["role"] = "server"
-            continue
-        if "BW peak won't be measured" in line:
-            result["duration_mode"] = True
-            result["warnings"].append(line)
-            continue
-        if _is_cuda_line(line):
-            _read_cuda_line(line, result)
-            continue
-        header = _RESULT_HEADER_RE.match(line)
-        if header:
-            result["units"] = header.group("unit")
-            continue
-        if result["units"] and _ROW_RE.match(line):
-            result["results"].append(_parse_row(line, result["units"], result["duration_mode"]))
-            continue
-        addr = _ADDRESS_RE.match(line)
-        if addr:
-            address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
-                       "gid": None, "ipv4": None}
-            address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
-            result[addr.group("side")].append(address)
-            continue
-        gid = _GID_RE.match(line)
-        if gid and address is not None:
-            address["gid"] = gid.group("gid")
-            address["ipv4"] = _ipv4_from_gid(gid.group("gid"))
-            continue
-        if in_header and ":" in line:
-            _read_header_line(line, result)
-        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING", line):
-            result["warnings"].append(line)
-
+        if line:
+            reader.feed(line)
+    result = reader.result
     if not result["results"]:
         _raise_no_results(text, lines, result)
+    # errors printed after a complete table (e.g. at teardown) do not void it
+    result["warnings"].extend(_collect_errors(lines))
     _summarize(result)
     return result
 
