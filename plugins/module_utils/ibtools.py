@@ -262,48 +262,11 @@ def parse_ibv_devinfo(text):
     if listing is not None:
         return listing
 
-    devices = []
-    device = port = None
-    last_key, last_key_indent = None, 0
+    reader = _DevinfoReader()
     for raw in _lines(text):
-        line = raw.strip()
-        if not line:
-            continue
-        hca = _DEVINFO_HCA_RE.match(line)
-        if hca:
-            device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": []}
-            devices.append(device)
-            port, last_key = None, None
-            continue
-        if device is None:
-            continue
-        port_match = _DEVINFO_PORT_RE.match(line)
-        if port_match:
-            port = {"port": int(port_match.group("num")), "gids": []}
-            device["ports"].append(port)
-            last_key = None
-            continue
-        target = port if port is not None else device
-        gid = _DEVINFO_GID_RE.match(line)
-        if gid and port is not None:
-            entry = {"index": int(gid.group("index")), "gid": gid.group("gid")}
-            if gid.group("type"):
-                entry["type"] = gid.group("type").strip()
-            port["gids"].append(entry)
-            continue
-        if line == "Device ports:":
-            continue
-        if last_key is not None and _indent(raw) > last_key_indent:
-            # -v flag lists under device_cap_flags & co, "Unknown flags: 0x.." included
-            device["flags"].setdefault(last_key, []).append(line)
-            continue
-        kv = _DEVINFO_KV_RE.match(line)
-        if kv:
-            key = kv.group("key").strip().replace(" ", "_")
-            _devinfo_value(key, kv.group("value"), target)
-            last_key, last_key_indent = key, _indent(raw)
-        else:
-            device["notes"].append(line)
+        if raw.strip():
+            reader.feed(raw)
+    devices = reader.devices
 
     if not devices:
         _raise_no_data("ibv_devinfo", text, "hca_id block")
@@ -316,6 +279,54 @@ def parse_ibv_devinfo(text):
             if not device[key]:
                 del device[key]
     return {"devices": devices}
+
+
+class _DevinfoReader:
+    """Line-by-line reader of ``ibv_devinfo`` output; ``devices`` holds what was read."""
+
+    def __init__(self):
+        self.devices = []
+        self.device = None
+        self.port = None
+        self.last_key = None
+        self.last_key_indent = 0
+
+    def feed(self, raw):
+        line = raw.strip()
+        hca = _DEVINFO_HCA_RE.match(line)
+        if hca:
+            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": []}
+            self.devices.append(self.device)
+            self.port, self.last_key = None, None
+        elif self.device is None or line == "Device ports:":
+            return
+        elif _DEVINFO_PORT_RE.match(line):
+            self.port = {"port": int(_DEVINFO_PORT_RE.match(line).group("num")), "gids": []}
+            self.device["ports"].append(self.port)
+            self.last_key = None
+        elif self.port is not None and _DEVINFO_GID_RE.match(line):
+            self._gid(_DEVINFO_GID_RE.match(line))
+        elif self.last_key is not None and _indent(raw) > self.last_key_indent:
+            # -v flag lists under device_cap_flags & co, "Unknown flags: 0x.." included
+            self.device["flags"].setdefault(self.last_key, []).append(line)
+        else:
+            self._field(raw, line)
+
+    def _gid(self, match):
+        entry = {"index": int(match.group("index")), "gid": match.group("gid")}
+        if match.group("type"):
+            entry["type"] = match.group("type").strip()
+        self.port["gids"].append(entry)
+
+    def _field(self, raw, line):
+        """A ``key: value`` line of the device or the current port; anything else is a note."""
+        kv = _DEVINFO_KV_RE.match(line)
+        if not kv:
+            self.device["notes"].append(line)
+            return
+        key = kv.group("key").strip().replace(" ", "_")
+        _devinfo_value(key, kv.group("value"), self.port if self.port is not None else self.device)
+        self.last_key, self.last_key_indent = key, _indent(raw)
 
 
 def _parse_devinfo_list(text):
