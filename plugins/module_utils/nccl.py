@@ -364,7 +364,7 @@ _FATAL_TEXT_RE = re.compile(
 )
 _FATAL_WARN_RE = re.compile(
     r"fail|error|refused|timeout|timed out|not found|unable|abort|mismatch|could not|cannot|"
-    r"truncated|closed|unreachable|denied",
+    r"truncated|closed|unreachable|denied|invalid|unsupported|\bno \w+(?: \w+)* found",
     re.IGNORECASE,
 )
 _NCCL_RESULT_CODES = {1: "unhandled cuda error", 2: "system error", 3: "internal error",

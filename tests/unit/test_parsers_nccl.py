@@ -188,3 +188,11 @@ def test_log_wrapped_warn_line_is_rejoined():
 def test_log_without_nccl_lines_raises(text, message):
     with pytest.raises(ParseError, match=message):
         parse_nccl_log(text)
+
+
+def test_log_init_failure_without_socket_interface():
+    log = parse_nccl_log(fixture("nccl_logs", "error_init_no_socket_interface.txt"))
+    assert log["error"] == "Bootstrap : no socket interface found"
+    assert log["error_code"] == "internal error"
+    assert log["env"] == {"NCCL_SOCKET_IFNAME": "ens9"}
+    assert log["init_complete"] is False
