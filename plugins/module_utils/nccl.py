@@ -132,6 +132,7 @@ def _new_tests_result():
         "avg_bus_bandwidth": None,
         "avg_bus_bandwidth_ok": None,
         "nccl_last_error": None,
+        "nccl_warnings": [],
         "format": "text",
     }
 
@@ -232,12 +233,14 @@ def parse_nccl_tests(text):
     "root", "out_of_place": {"time_us", "algbw", "busbw", "wrong"|"error",
     ...}, "in_place": {...}}], "out_of_bounds", "out_of_bounds_ok",
     "avg_bus_bandwidth", "avg_bus_bandwidth_ok" (None when unchecked),
-    "avg_bus_bandwidth_gbits", "max_busbw", "nccl_last_error", "failures":
-    [str], "passed": bool, "format": "text"|"json"}``.
+    "avg_bus_bandwidth_gbits", "max_busbw", "nccl_last_error",
+    "nccl_warnings" (NCCL WARN lines interleaved with the table),
+    "failures": [str], "passed": bool, "format": "text"|"json"}``.
 
     Raises ParseError when the test aborted (``<host>: Test NCCL failure
     common.cu:NNN '<reason>'``, ``Test CUDA failure``, timeouts), and on
-    output without any result row.
+    output without any result row; NCCL WARN lines in the output are
+    appended to the message.
     """
     stripped = (text or "").strip()
     if stripped.startswith("{"):
@@ -245,15 +248,17 @@ def parse_nccl_tests(text):
 
     result = _new_tests_result()
     layout = None
-    failures = []
+    failures, nccl_warnings = [], []
     for line in _lines(text):
         content = line.strip()
         if not content or content == "...":
             continue
+        nccl_line = _NCCL_LINE_RE.search(content)
         if _TEST_FAILURE_RE.search(content):
             failures.append(content)
-        elif _NCCL_LINE_RE.search(content):
-            continue
+        elif nccl_line:
+            if nccl_line.group("level") == "WARN":
+                nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
         elif content.startswith("#"):
             if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
                 layout = _table_layout(content)
@@ -268,9 +273,11 @@ def parse_nccl_tests(text):
                 result["rows"].append(row)
 
     if failures:
-        raise ParseError("nccl-tests", "; ".join(_dedupe(failures)), text)
+        raise ParseError("nccl-tests", "; ".join(_dedupe(failures + nccl_warnings)), text)
     if not result["rows"]:
-        raise ParseError("nccl-tests", "empty output" if not stripped else "no result rows in output", text)
+        reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + _dedupe(nccl_warnings))
+        raise ParseError("nccl-tests", reason, text)
+    result["nccl_warnings"] = _dedupe(nccl_warnings)
     return _finish_tests_result(result)
 
 

@@ -196,3 +196,13 @@ def test_log_init_failure_without_socket_interface():
     assert log["error_code"] == "internal error"
     assert log["env"] == {"NCCL_SOCKET_IFNAME": "ens9"}
     assert log["init_complete"] is False
+
+
+def test_run_without_rows_reports_nccl_warnings():
+    with pytest.raises(ParseError, match="no result rows in output; NCCL WARN NET/IB : ibv_modify_qp failed"):
+        parse_nccl_tests(fixture("nccl_tests", "error_mpi_abort_with_warn.txt"))
+
+
+def test_interleaved_warnings_are_kept():
+    result = parse_nccl_tests(fixture("nccl_tests", "all_reduce_2_19_two_nodes.txt"))
+    assert result["nccl_warnings"] == []
