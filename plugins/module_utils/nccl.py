@@ -354,10 +354,12 @@ def _nccl_version_from_code(code):
 # ==========================================================================
 
 _NET_USING_RE = re.compile(r"^NET/(?P<net>[\w ]+?)\s*: Using (?P<list>\[\d+\].*)$")
-_NET_DEVICE_RE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s]+):(?P<port>\d+)/(?P<ll>\w+)")
+_NET_DEVICE_RE = re.compile(
+    r"\[(?P<index>\d+)\]\s*(?P<name>[^:\s={},\[\]]+):(?P<port>\d+)/(?P<ll>\w+)(?P<sharp>/SHARP)?")
+_MERGED_NIC_RE = re.compile(r"\[(?P<vnic>\d+)\]=\{(?P<members>[^}]*)\}")
 _SOCKET_IF_RE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s]+):(?P<addr>[^<\s]+)<\d+>")
 _USING_NETWORK_RE = re.compile(r"^Using network (?P<name>.+?)\s*$")
-_CHANNEL_NET_RE = re.compile(r"via NET/(?P<net>[^/]+)/(?P<dev>\d+)(?:\(\d+\))?(?P<gdr>/GDRDMA)?")
+_CHANNEL_NET_RE = re.compile(r"via NET/(?P<net>[^/\s]+(?: [^/\s]+)?)(?:/(?P<dev>\d+)(?:\(\d+\))?)?(?P<rest>\S*)")
 _CHANNEL_P2P_RE = re.compile(r"via (?P<path>P2P/\S+|SHM\S*|CollNet\S*|NVLS\S*)")
 _CHANNELS_SUMMARY_RE = re.compile(r"(\d+) (coll|collnet|nvls|nvls tree|p2p) channels(?! per peer)")
 _ENV_RE = re.compile(r"^(?P<key>NCCL_\w+) set (?:by environment )?to (?P<value>.+?)\.?\s*$")
@@ -438,6 +440,25 @@ class _LogState:
         self.complete_ranks = set()
 
 
+def _net_device(match, vnic=None):
+    device = {"index": int(match.group("index")), "device": match.group("name"),
+              "port": int(match.group("port")), "link_layer": match.group("ll")}
+    if match.group("sharp"):
+        device["sharp"] = True
+    if vnic is not None:
+        device["vnic"] = vnic
+    return device
+
+
+def _net_devices(listing):
+    """``[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE`` or merged ``[0]={[0] mlx5_2:1/RoCE, [1] ..}`` -> devices."""
+    merged = list(_MERGED_NIC_RE.finditer(listing))
+    if merged:
+        return [_net_device(member, int(group.group("vnic")))
+                for group in merged for member in _NET_DEVICE_RE.finditer(group.group("members"))]
+    return [_net_device(match) for match in _NET_DEVICE_RE.finditer(listing)]
+
+
 def _handle_net_using(message, result, state):
     """``NET/IB : Using [0]mlx5_0:1/RoCE ... [RO]; OOB eno1:10.0.0.1<0>`` and socket lists."""
     match = _NET_USING_RE.match(message)
@@ -446,8 +467,7 @@ def _handle_net_using(message, result, state):
     net = _net_name(match.group("net"))
     listing, _, oob = match.group("list").partition("; OOB ")
     state.net_lists.append(net)
-    devices = [{"index": int(m.group("index")), "device": m.group("name"), "port": int(m.group("port")),
-                "link_layer": m.group("ll")} for m in _NET_DEVICE_RE.finditer(listing)]
+    devices = _net_devices(listing)
     if devices and not result["ib_devices"]:
         result["ib_devices"] = devices
         result["relaxed_ordering"] = "[RO]" in listing
@@ -475,7 +495,7 @@ def _handle_info(message, result, state):
     elif channel:
         state.channel_nets.append(_net_name(channel.group("net")))
         result["net_channels"] += 1
-        state.gdr_channels += 1 if channel.group("gdr") else 0
+        state.gdr_channels += 1 if "GDRDMA" in channel.group("rest") else 0
     elif version:
         result["nccl_version"] = result["nccl_version"] or version.group("version")
         result["cuda_version"] = result["cuda_version"] or version.group("cuda")
@@ -496,7 +516,7 @@ def _handle_info(message, result, state):
 def _handle_info_misc(message, result, state):
     """GDR hints, channel counts and intra-node paths."""
     gdr_gpu = re.search(r"GPU Direct RDMA (Enabled|Disabled) for GPU", message)
-    gdr_hca = re.search(r"GPU Direct RDMA (Enabled|Disabled) for HCA", message)
+    gdr_hca = re.search(r"GPU Direct RDMA (Enabled|Disabled)(?! for GPU)", message)
     p2p = _CHANNEL_P2P_RE.search(message)
     if gdr_gpu:
         state.gdr_gpu.append(gdr_gpu.group(1) == "Enabled")
@@ -628,7 +648,8 @@ def parse_nccl_log(text):
 
     Returns ``{"transport", "network" (the raw name), "networks_seen",
     "gdr", "nccl_version", "cuda_version", "ib_devices": [{"index",
-    "device", "port", "link_layer" ("IB"/"RoCE"), "speed_gbps"?}],
+    "device", "port", "link_layer" ("IB"/"RoCE"), "speed_gbps"?, "sharp"?,
+    "vnic"? (NICs merged into one virtual NIC)}],
     "socket_interfaces": [{"index", "interface", "address"}],
     "relaxed_ordering", "oob_interface", "num_nics", "channels": {"coll",
     "p2p", ...}, "num_channels", "net_channels", "intra_node_paths",

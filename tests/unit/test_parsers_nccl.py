@@ -206,3 +206,22 @@ def test_run_without_rows_reports_nccl_warnings():
 def test_interleaved_warnings_are_kept():
     result = parse_nccl_tests(fixture("nccl_tests", "all_reduce_2_19_two_nodes.txt"))
     assert result["nccl_warnings"] == []
+
+
+def test_log_merged_virtual_nics():
+    log = parse_nccl_log(fixture("nccl_logs", "ibext_merged_nics.txt"))
+    assert log["transport"] == "IB"
+    assert log["network"] == "IBext_v9"
+    assert [(d["device"], d["vnic"]) for d in log["ib_devices"]] == [
+        ("mlx5_4", 0), ("mlx5_5", 0), ("mlx5_6", 1), ("mlx5_7", 1)]
+    assert log["num_nics"] == 4
+    assert log["oob_interface"] == "bond0"
+    assert log["gdr"] is None  # nothing in this excerpt says
+
+
+def test_log_sharp_devices_and_shared_gdr_channel():
+    log = parse_nccl_log(fixture("nccl_logs", "ib_sharp.txt"))
+    assert [d.get("sharp") for d in log["ib_devices"]] == [True, True]
+    assert log["ib_devices"][1]["link_layer"] == "IB"
+    assert log["gdr"] is True
+    assert log["net_channels"] == 1
