@@ -267,7 +267,7 @@ class _Reader:
         elif "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
-        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING", line):
+        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity", line):
             self.result["warnings"].append(line)
         else:
             return False
