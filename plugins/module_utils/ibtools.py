@@ -1,0 +1,472 @@
+"""Parsers for the RDMA inventory tools: ibstat, ibv_devinfo, ibdev2netdev, show_gids.
+
+Pure functions, stdlib only, importable on their own. Every parser takes the
+tool's stdout (stderr may be appended) and returns plain dicts/lists; on
+error output (no device, driver not loaded, tool missing, empty output) it
+raises ``ParseError`` carrying what the tool said.
+"""
+
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
+
+
+# Lines that mean "the tool could not run at all", whatever the tool.
+_GENERIC_ERROR_RE = re.compile(
+    r"command not found|No such file or directory|Permission denied|"
+    r"Operation not permitted|cannot access|not loaded|Failed to|failed:|"
+    r"No IB devices found|No CAs found|iberror|ibpanic|ibwarn|Error",
+    re.IGNORECASE,
+)
+
+
+def _lines(text):
+    """Split ``text`` into lines, tolerating None and CRLF."""
+    return (text or "").replace("\r\n", "\n").split("\n")
+
+
+def _error_lines(text):
+    """The stripped lines of ``text`` that look like error messages."""
+    return [line.strip() for line in _lines(text) if _GENERIC_ERROR_RE.search(line)]
+
+
+def _raise_no_data(tool, text, what):
+    """Raise ParseError quoting the tool's error lines (or saying it printed nothing)."""
+    errors = _error_lines(text)
+    if errors:
+        raise ParseError(tool, "; ".join(errors), text)
+    if not (text or "").strip():
+        raise ParseError(tool, "empty output", text)
+    first = next(line.strip() for line in _lines(text) if line.strip())
+    raise ParseError(tool, "no %s in output (first line: %r)" % (what, first), text)
+
+
+def _to_number(value):
+    """'400' -> 400, '2.5' -> 2.5, anything else -> None."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        pass
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int_or_text(value):
+    """Decimal text -> int; other text unchanged."""
+    return int(value) if re.fullmatch(r"-?\d+", value) else value
+
+
+def _split_enum(value):
+    """'PORT_ACTIVE (4)' -> ('PORT_ACTIVE', 4); '4096 (5)' -> ('4096', 5); 'x' -> ('x', None)."""
+    match = re.fullmatch(r"(.*?)\s*\((\d+)\)", value)
+    if match:
+        return match.group(1), int(match.group(2))
+    return value, None
+
+
+# --------------------------------------------------------------------------
+# ibstat
+# --------------------------------------------------------------------------
+
+_IBSTAT_CA_RE = re.compile(r"^(?P<kind>CA|Switch|Router|iWARP RNIC|\?\?\?):? '(?P<name>[^']+)'\s*$")
+_IBSTAT_PORT_RE = re.compile(r"^Port (?P<num>\d+):\s*$")
+_IBSTAT_KV_RE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$")
+_IBSTAT_PANIC_RE = re.compile(r"^(ibpanic|ibwarn|iberror):", re.IGNORECASE)
+
+_IBSTAT_CA_FIELDS = {
+    "ca type": "ca_type",
+    "switch type": "ca_type",
+    "router type": "ca_type",
+    "number of ports": "num_ports",
+    "firmware version": "firmware_version",
+    "hardware version": "hardware_version",
+    "node guid": "node_guid",
+    "system image guid": "system_image_guid",
+}
+
+_IBSTAT_PORT_FIELDS = {
+    "state": "state",
+    "physical state": "physical_state",
+    "rate": "rate",
+    "base lid": "base_lid",
+    "lmc": "lmc",
+    "sm lid": "sm_lid",
+    "capability mask": "capability_mask",
+    "port guid": "port_guid",
+    "link layer": "link_layer",
+}
+
+_IBSTAT_INT_FIELDS = ("num_ports", "base_lid", "lmc", "sm_lid")
+
+
+def _ibstat_port_value(field, value, port):
+    """Store one ``Port N:`` field, numbers as numbers; Rate keeps its text too."""
+    if field == "rate":
+        # "400", "2.5" (1x SDR), "10 (FDR10)"
+        match = re.match(r"([\d.]+)\s*(?:\((.*)\))?", value)
+        port["rate_text"] = value
+        port["rate_gbps"] = _to_number(match.group(1)) if match else None
+        if match and match.group(2):
+            port["rate_note"] = match.group(2)
+    elif field in _IBSTAT_INT_FIELDS:
+        port[field] = _int_or_text(value)
+    else:
+        port[field] = value
+
+
+def parse_ibstat(text):
+    """Parse ``ibstat`` (infiniband-diags / rdma-core) output.
+
+    Handles the full listing (``CA 'mlx5_0'`` blocks with TAB or
+    space-expanded indentation, one or more ``Port N:`` sub-blocks),
+    ``ibstat -s`` (CA blocks without ports), ``ibstat <ca> <port>``
+    (``CA: 'mlx5_0'`` + one unindented port block) and the ``Rate`` forms
+    ``400``, ``2.5`` and ``10 (FDR10)``. Blocks cut short (a missing
+    ``Link layer`` line) are kept with the fields that are there.
+
+    Returns ``{"cas": [{"name", "ca_type", "num_ports", "firmware_version",
+    "hardware_version", "node_guid", "system_image_guid", "ports": [{"port",
+    "state", "physical_state", "rate_gbps", "rate_text", "base_lid", "lmc",
+    "sm_lid", "capability_mask", "port_guid", "link_layer"}]}]}``.
+
+    Raises ParseError on empty output, on ``ibpanic``/``ibwarn`` lines (e.g.
+    "stat of IB device 'mlx5_8' failed") even after partial output, and on
+    output without any CA block.
+    """
+    panics = [line.strip() for line in _lines(text) if _IBSTAT_PANIC_RE.match(line.strip())]
+    if panics:
+        raise ParseError("ibstat", "; ".join(panics), text)
+
+    cas = []
+    ca = port = None
+    for raw in _lines(text):
+        line = raw.strip()
+        if not line:
+            continue
+        ca_match = _IBSTAT_CA_RE.match(line)
+        if ca_match:
+            ca = {"name": ca_match.group("name"), "node_type": ca_match.group("kind"), "ports": []}
+            cas.append(ca)
+            port = None
+            continue
+        if ca is None:
+            continue
+        port_match = _IBSTAT_PORT_RE.match(line)
+        if port_match:
+            port = {"port": int(port_match.group("num"))}
+            ca["ports"].append(port)
+            continue
+        kv = _IBSTAT_KV_RE.match(line)
+        if not kv:
+            continue
+        key, value = kv.group("key").lower(), kv.group("value")
+        if port is not None and key in _IBSTAT_PORT_FIELDS:
+            _ibstat_port_value(_IBSTAT_PORT_FIELDS[key], value, port)
+        elif key in _IBSTAT_CA_FIELDS:
+            field = _IBSTAT_CA_FIELDS[key]
+            ca[field] = _int_or_text(value) if field in _IBSTAT_INT_FIELDS else value
+
+    if not cas:
+        _raise_no_data("ibstat", text, "CA block")
+    return {"cas": cas}
+
+
+# --------------------------------------------------------------------------
+# ibv_devinfo
+# --------------------------------------------------------------------------
+
+_DEVINFO_HCA_RE = re.compile(r"^hca_id:\s*(?P<name>\S+)")
+_DEVINFO_PORT_RE = re.compile(r"^port:\s*(?P<num>\d+)\s*$")
+_DEVINFO_GID_RE = re.compile(r"^GID\[\s*(?P<index>\d+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
+_DEVINFO_KV_RE = re.compile(r"^(?P<key>[A-Za-z_][\w ]*?):\s*(?P<value>.*?)\s*$")
+
+# Fields whose "TEXT (code)" form is an enumeration: keep the text, drop the code.
+_DEVINFO_ENUMS = ("transport", "state", "atomic_cap", "phys_state", "max_vl_num", "active_width", "active_speed")
+# Fields that hold a number, possibly followed by an enumeration code.
+_DEVINFO_NUMBERS = ("max_mtu", "active_mtu")
+_DEVINFO_ERROR_RE = re.compile(
+    r"No IB devices found|Failed to get IB devices list|Failed to open device|"
+    r"command not found|IB device .* wasn't found|Permission denied",
+    re.IGNORECASE,
+)
+
+
+def _indent(raw):
+    """Indentation width of a line, a TAB counting as 8 columns."""
+    return len(raw.expandtabs(8)) - len(raw.expandtabs(8).lstrip())
+
+
+def _devinfo_value(key, value, target):
+    """Store one ibv_devinfo field in ``target``, normalized.
+
+    Enumerations keep their text (``PORT_ACTIVE``) plus ``<key>_code``;
+    MTUs and plain decimals become ints; speed/width get numeric companions.
+    """
+    text, code = _split_enum(value)
+    if key in _DEVINFO_NUMBERS:
+        target[key] = _int_or_text(text)
+        if code is not None:
+            target[key + "_code"] = code
+    elif key in _DEVINFO_ENUMS:
+        target[key] = text
+        if code is not None:
+            target[key + "_code"] = code
+        if key == "active_speed":
+            speed = re.match(r"([\d.]+)\s*Gbps", text)
+            target["active_speed_gbps"] = float(speed.group(1)) if speed else None
+        elif key == "active_width":
+            width = re.match(r"(\d+)X", text)
+            target["active_width_lanes"] = int(width.group(1)) if width else None
+    else:
+        target[key] = _int_or_text(value)
+
+
+def _devinfo_finish_port(port):
+    """Add ``rate_gbps`` (lanes x per-lane speed) when ``-v`` showed both."""
+    lanes, speed = port.get("active_width_lanes"), port.get("active_speed_gbps")
+    if lanes and speed is not None:
+        port["rate_gbps"] = round(lanes * speed, 3)
+
+
+def parse_ibv_devinfo(text):
+    """Parse ``ibv_devinfo`` (rdma-core / MLNX_OFED libibverbs-utils) output.
+
+    Handles plain and ``-v`` output, ``-d <dev>`` and ``-i <port>``, TAB or
+    space-expanded indentation, ConnectX-3 (mlx4) to ConnectX-7 (mlx5). In
+    ``-v`` output, the flag lists printed under ``device_cap_flags`` and
+    friends go to ``flags[<key>]``, stray lines without a ``key: value``
+    shape (``Multi-Packet RQ is not supported``) to ``notes``, and
+    ``GID[ n]:`` lines to the port's ``gids``. ``ibv_devinfo -l`` (``N HCAs
+    found:`` + names) is returned as devices carrying only ``hca_id``.
+
+    Returns ``{"devices": [{"hca_id", "transport", "fw_ver", "node_guid",
+    "sys_image_guid", "vendor_id", "vendor_part_id" (int), "hw_ver",
+    "board_id", "phys_port_cnt" (int), ..., "ports": [{"port", "state"
+    ("PORT_ACTIVE"), "state_code", "max_mtu" (int), "active_mtu" (int),
+    "sm_lid", "port_lid", "port_lmc", "link_layer", ["active_width",
+    "active_speed", "rate_gbps", "phys_state", "gids"]}]}]}``.
+
+    Raises ParseError on "No IB devices found", "Failed to get IB devices
+    list", a missing tool, or output with no ``hca_id`` block.
+    """
+    errors = [line.strip() for line in _lines(text) if _DEVINFO_ERROR_RE.search(line)]
+    if errors:
+        raise ParseError("ibv_devinfo", "; ".join(errors), text)
+
+    listing = _parse_devinfo_list(text)
+    if listing is not None:
+        return listing
+
+    reader = _DevinfoReader()
+    for raw in _lines(text):
+        if raw.strip():
+            reader.feed(raw)
+    devices = reader.devices
+
+    if not devices:
+        _raise_no_data("ibv_devinfo", text, "hca_id block")
+    for device in devices:
+        for port in device["ports"]:
+            _devinfo_finish_port(port)
+            if not port["gids"]:
+                del port["gids"]
+        for key in ("flags", "notes"):
+            if not device[key]:
+                del device[key]
+    return {"devices": devices}
+
+
+class _DevinfoReader:
+    """Line-by-line reader of ``ibv_devinfo`` output; ``devices`` holds what was read."""
+
+    def __init__(self):
+        self.devices = []
+        self.device = None
+        self.port = None
+        self.last_key = None
+        self.last_key_indent = 0
+
+    def feed(self, raw):
+        line = raw.strip()
+        hca = _DEVINFO_HCA_RE.match(line)
+        if hca:
+            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": []}
+            self.devices.append(self.device)
+            self.port, self.last_key = None, None
+        elif self.device is None or line == "Device ports:":
+            return
+        elif _DEVINFO_PORT_RE.match(line):
+            self.port = {"port": int(_DEVINFO_PORT_RE.match(line).group("num")), "gids": []}
+            self.device["ports"].append(self.port)
+            self.last_key = None
+        elif self.port is not None and _DEVINFO_GID_RE.match(line):
+            self._gid(_DEVINFO_GID_RE.match(line))
+        elif self.last_key is not None and _indent(raw) > self.last_key_indent:
+            # -v flag lists under device_cap_flags & co, "Unknown flags: 0x.." included
+            self.device["flags"].setdefault(self.last_key, []).append(line)
+        else:
+            self._field(raw, line)
+
+    def _gid(self, match):
+        entry = {"index": int(match.group("index")), "gid": match.group("gid")}
+        if match.group("type"):
+            entry["type"] = match.group("type").strip()
+        self.port["gids"].append(entry)
+
+    def _field(self, raw, line):
+        """A ``key: value`` line of the device or the current port; anything else is a note."""
+        kv = _DEVINFO_KV_RE.match(line)
+        if not kv:
+            self.device["notes"].append(line)
+            return
+        key = kv.group("key").strip().replace(" ", "_")
+        _devinfo_value(key, kv.group("value"), self.port if self.port is not None else self.device)
+        self.last_key, self.last_key_indent = key, _indent(raw)
+
+
+def _parse_devinfo_list(text):
+    """``ibv_devinfo -l`` ("2 HCAs found:" + one name per line), else None."""
+    lines = [line.strip() for line in _lines(text) if line.strip()]
+    if not lines:
+        return None
+    header = re.fullmatch(r"(\d+) HCAs? found:", lines[0])
+    if not header:
+        return None
+    return {"devices": [{"hca_id": name, "ports": []} for name in lines[1:]]}
+
+
+# --------------------------------------------------------------------------
+# ibdev2netdev
+# --------------------------------------------------------------------------
+
+_IBDEV2NETDEV_RE = re.compile(
+    r"^(?P<device>\S+) port (?P<port>\d+) (?P<arrow>==>|<===>) (?P<netdev>\S+)(?: \((?P<state>[^)]*)\))?\s*$"
+)
+_IBDEV2NETDEV_VERBOSE_RE = re.compile(
+    r"^(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])?\s*"
+    r"(?P<device>\S+) \((?P<ca_type>\S+) - (?P<part_id>[^)]*?)\s*\)\s*"
+    r"(?P<description>.*?)\s*fw (?P<fw>\S+) port (?P<port>\d+) \((?P<port_state>[^)]*?)\s*\) "
+    r"==> (?P<netdev>\S+) \((?P<state>[^)]*)\)\s*$"
+)
+
+
+def parse_ibdev2netdev(text):
+    """Parse ``ibdev2netdev`` / ``ibdev2netdev -v`` (MLNX_OFED, mlnx-tools).
+
+    Forms: ``mlx5_0 port 1 ==> ens1f0np0 (Up)``, the old-style
+    ``mlx4_0 port 1 <===> eth2`` (no link state), and ``-v``:
+    ``0000:41:00.0 mlx5_0 (MT4129 - MCX75310AAS-NEAT) <description> fw
+    28.39.2048 port 1 (ACTIVE) ==> ens1f0np0 (Up)`` where the PCI address
+    and the description may be empty.
+
+    Returns ``{"ports": [{"device", "port" (int), "netdev", "netdev_state"
+    ("Up"/"Down"/"NA"/None), ["pci", "ca_type", "part_id", "description",
+    "firmware_version", "port_state" ("ACTIVE"/"DOWN")]}]}``.
+
+    Raises ParseError on empty output (the script prints nothing when the
+    driver is stopped or no Mellanox netdev exists) or when no line matches.
+    """
+    ports = []
+    for raw in _lines(text):
+        line = raw.strip()
+        if not line:
+            continue
+        verbose = _IBDEV2NETDEV_VERBOSE_RE.match(line)
+        if verbose:
+            ports.append(_ibdev2netdev_verbose_entry(verbose))
+            continue
+        plain = _IBDEV2NETDEV_RE.match(line)
+        if plain:
+            ports.append({
+                "device": plain.group("device"),
+                "port": int(plain.group("port")),
+                "netdev": plain.group("netdev"),
+                "netdev_state": plain.group("state"),
+            })
+    if not ports:
+        _raise_no_data("ibdev2netdev", text, "device ==> netdev line")
+    return {"ports": ports}
+
+
+def _ibdev2netdev_verbose_entry(match):
+    """One ``ibdev2netdev -v`` line as a dict."""
+    part_id = match.group("part_id").strip()
+    return {
+        "device": match.group("device"),
+        "port": int(match.group("port")),
+        "netdev": match.group("netdev"),
+        "netdev_state": match.group("state"),
+        "pci": match.group("pci"),
+        "ca_type": match.group("ca_type"),
+        "part_id": None if part_id in ("", "NA") else part_id,
+        "description": match.group("description") or None,
+        "firmware_version": match.group("fw"),
+        "port_state": match.group("port_state").strip(),
+    }
+
+
+# --------------------------------------------------------------------------
+# show_gids
+# --------------------------------------------------------------------------
+
+_IPV4_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_GID_VERSION_RE = re.compile(r"^[vV]\d$")
+_GID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
+
+
+def _show_gids_row(tokens):
+    """One data row: DEV PORT INDEX GID [IPv4] [VER] [NETDEV]."""
+    row = {
+        "device": tokens[0],
+        "port": int(tokens[1]),
+        "index": int(tokens[2]),
+        "gid": tokens[3],
+        "ipv4": None,
+        "version": None,
+        "netdev": None,
+    }
+    for token in tokens[4:]:
+        if _IPV4_RE.match(token):
+            row["ipv4"] = token
+        elif _GID_VERSION_RE.match(token):
+            row["version"] = token.lower()
+        else:
+            row["netdev"] = token
+    return row
+
+
+def parse_show_gids(text):
+    """Parse ``show_gids`` (mlnx-tools) output.
+
+    The table is TAB separated: ``DEV PORT INDEX GID IPv4 VER DEV``; the IPv4
+    cell is empty for non-IPv4-mapped GIDs, VER (``v1``/``v2``) and the
+    netdev are empty on InfiniBand ports. The trailer
+    ``n_gids_found=N`` is checked against the rows.
+
+    Returns ``{"gids": [{"device", "port", "index", "gid", "ipv4",
+    "version", "netdev"}], "count": N}``.
+
+    Raises ParseError when no GID row is found (``n_gids_found=0``, ``ls:
+    cannot access '/sys/class/infiniband/'`` when the driver is not loaded,
+    empty output).
+    """
+    gids = []
+    count = None
+    for raw in _lines(text):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        trailer = re.match(r"n_gids_found=(\d+)", tokens[0])
+        if trailer:
+            count = int(trailer.group(1))
+            continue
+        if len(tokens) >= 4 and tokens[1].isdigit() and tokens[2].isdigit() and _GID_RE.match(tokens[3]):
+            gids.append(_show_gids_row(tokens))
+    if not gids:
+        _raise_no_data("show_gids", text, "GID row")
+    return {"gids": gids, "count": count if count is not None else len(gids)}

@@ -1,0 +1,332 @@
+"""Parsers for NVIDIA firmware configuration tools: mlxconfig / mstconfig and mlxfwreset.
+
+Pure functions, stdlib only, importable on their own. ``mstconfig``
+(mstflint) prints the same layout as ``mlxconfig`` (MFT), so both go through
+the same parsers.
+
+A parameter value as mlxconfig prints it (``ETH(2)``, ``True(1)``,
+``_256KB(1)``, ``10``, ``148``, ``Array[0..15]``) is returned as a value
+dict::
+
+    {"raw": "ETH(2)", "label": "ETH", "value": 2}
+
+``value`` is the number mlxconfig accepts in ``set`` (the enum code, or the
+plain number), ``label`` the enum name (None for plain numbers). Arrays give
+``{"raw": "Array[0..15]", "label": "Array", "value": None, "array": [0, 15]}``.
+"""
+
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
+
+
+_COLUMN_KEYS = {
+    "default": "default",
+    "current": "current",
+    "next boot": "next_boot",
+    "new": "new",
+}
+
+_DEVICE_FIELDS = {
+    "device type": "device_type",
+    "name": "name",
+    "description": "description",
+    "device": "device",
+    "pci device": "device",
+}
+
+_ENUM_RE = re.compile(r"^(?P<label>.+?)\((?P<code>-?\d+)\)$")
+_ARRAY_RE = re.compile(r"^Array\[(?P<low>\d+)\.\.(?P<high>\d+)\]$")
+_PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+_ERROR_RE = re.compile(r"^-E-\s*(?P<msg>.*)$")
+_FAILURE_RE = re.compile(
+    r"command not found|Permission denied|No devices found|Failed to open device|"
+    r"MST driver is not loaded|mst driver is not loaded",
+    re.IGNORECASE,
+)
+
+
+def _lines(text):
+    """Split ``text`` into lines, tolerating None and CRLF."""
+    return (text or "").replace("\r\n", "\n").split("\n")
+
+
+def parse_value(raw):
+    """Normalize one mlxconfig cell: ``'ETH(2)'`` -> ``{"raw", "label", "value"}``."""
+    raw = raw.strip()
+    enum = _ENUM_RE.match(raw)
+    if enum:
+        return {"raw": raw, "label": enum.group("label"), "value": int(enum.group("code"))}
+    array = _ARRAY_RE.match(raw)
+    if array:
+        return {"raw": raw, "label": "Array", "value": None,
+                "array": [int(array.group("low")), int(array.group("high"))]}
+    if re.fullmatch(r"-?\d+", raw):
+        return {"raw": raw, "label": None, "value": int(raw)}
+    if re.fullmatch(r"0x[0-9a-fA-F]+", raw):
+        return {"raw": raw, "label": None, "value": int(raw, 16)}
+    return {"raw": raw, "label": raw, "value": None}
+
+
+def _raise_on_tool_errors(tool, text):
+    """Raise ParseError for ``-E-`` lines and well-known failures."""
+    errors = []
+    for line in _lines(text):
+        stripped = line.strip()
+        match = _ERROR_RE.match(stripped)
+        if match:
+            errors.append(match.group("msg"))
+        elif _FAILURE_RE.search(stripped):
+            errors.append(stripped)
+    if errors:
+        raise ParseError(tool, "; ".join(errors), text)
+
+
+def _column_names(header_line):
+    """``Configurations:   Default   Current   Next Boot`` -> ['default', 'current', 'next_boot']."""
+    rest = header_line.split(":", 1)[1]
+    names = [name.strip().lower() for name in re.split(r"\s{2,}|\t+", rest.strip()) if name.strip()]
+    return [_COLUMN_KEYS.get(name, name.replace(" ", "_")) for name in names]
+
+
+def _parse_param_line(line, columns):
+    """``*   LINK_TYPE_P1   ETH(2)   IB(1)`` -> (name, param dict) or None."""
+    match = re.match(r"^\s*(?P<star>\*)?\s*(?P<name>[A-Z][A-Z0-9_]*(?:\[\d+\])?)\s+(?P<rest>\S.*?)\s*$", line)
+    if not match:
+        return None
+    cells = match.group("rest").split()
+    param = {"modified": bool(match.group("star"))}
+    for column, cell in zip(columns, cells):
+        param[column] = parse_value(cell)
+    return match.group("name"), param
+
+
+def _new_device(index):
+    return {"index": index, "device_type": None, "name": None, "description": None,
+            "device": None, "pci": None, "params": {}}
+
+
+def _parse_device_field(line, device):
+    """Fill a ``Device type:`` / ``Name:`` / ``Device:`` header field; True if it was one."""
+    match = re.match(r"^(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$", line.strip())
+    if not match or match.group("key").lower() not in _DEVICE_FIELDS:
+        return False
+    field = _DEVICE_FIELDS[match.group("key").lower()]
+    value = match.group("value")
+    device[field] = None if value in ("", "N/A") else value
+    if field == "device" and value and _PCI_RE.match(value):
+        device["pci"] = value
+    return True
+
+
+def _parse_devices(text):
+    """Walk ``Device #N:`` blocks; shared by query and set output."""
+    devices = []
+    device = None
+    columns = None
+    for line in _lines(text):
+        stripped = line.strip()
+        if not stripped or set(stripped) == {"-"} or stripped in ("(...)", "..."):
+            continue
+        number = re.match(r"^Device #(\d+):", stripped)
+        if number:
+            device = _new_device(int(number.group(1)))
+            devices.append(device)
+            columns = None
+            continue
+        if stripped.startswith("Configurations:"):
+            if device is None:  # a filtered query starting at the table
+                device = _new_device(1)
+                devices.append(device)
+            columns = _column_names(stripped)
+            continue
+        if device is None:
+            continue
+        if columns is None:
+            _parse_device_field(stripped, device)
+            continue
+        parsed = _parse_param_line(line, columns)
+        if parsed:
+            name, param = parsed
+            device["params"][name] = param
+        elif _parse_device_field(stripped, device):
+            continue
+    return devices
+
+
+def _adopt_filtered_rows(text, devices):
+    """``mlxconfig q | grep LINK_TYPE`` drops the ``Configurations:`` header.
+
+    The rows then have a single value column, the ``q`` one (Next Boot).
+    """
+    for device in devices:
+        if device["params"]:
+            continue
+        for line in _lines(text):
+            parsed = _parse_param_line(line, ["next_boot"])
+            if parsed and not line.strip().startswith(("Device", "Name", "Description")):
+                device["params"][parsed[0]] = parsed[1]
+
+
+def parse_mlxconfig(text):
+    """Parse ``mlxconfig -d <dev> q`` / ``-e q`` (and ``mstconfig``) output.
+
+    Handles one or more ``Device #N:`` blocks with ``Device type:``,
+    ``Name:``, ``Description:`` and ``Device:`` (older MFT: ``PCI device:``),
+    then a ``Configurations:`` table whose columns are read from its header:
+    plain ``q`` prints one column (``Next Boot``, the value the next reset
+    loads), ``-e q`` prints ``Default  Current  Next Boot``; narrow (MFT
+    4.x) and wide (ConnectX-9 era) column layouts alike. A leading ``*``
+    (``-e``) marks a parameter whose next-boot value differs from
+    default/current: ``modified: True``. Author elisions ``(...)`` are
+    skipped; expanded array rows (``NAME[3]``) are separate parameters;
+    output filtered down to the rows (no ``Configurations:`` line) is read
+    as one Next Boot column.
+
+    Returns ``{"devices": [{"index", "device_type", "name", "description",
+    "device", "pci", "params": {NAME: {"modified": bool, "default"?,
+    "current"?, "next_boot"?: {"raw", "label", "value"}}}}]}``.
+
+    Raises ParseError on ``-E-`` lines (no device, failed to open device,
+    unknown parameter), a missing tool, permission errors, or output
+    without any device/parameter.
+    """
+    _raise_on_tool_errors("mlxconfig", text)
+    devices = _parse_devices(text)
+    _adopt_filtered_rows(text, devices)
+    if not devices or not any(device["params"] or device["device_type"] for device in devices):
+        _raise_empty("mlxconfig", text)
+    return {"devices": devices}
+
+
+def parse_mlxconfig_set(text):
+    """Parse ``mlxconfig -d <dev> [-y] set NAME=VALUE ...`` (and ``mstconfig``) output.
+
+    The layout is the query header followed by a ``Configurations:  Next
+    Boot  New`` table, the prompt ``Apply new Configuration? (y/n) [n] :
+    y`` (older MFT: ``Apply new Configuration? ?``), ``Applying... Done!``
+    and ``-I- Please reboot machine to load new configurations.``.
+
+    Returns ``{"devices": [... as parse_mlxconfig, params carry
+    "next_boot" (before) and "new"], "applied": bool, "aborted": bool,
+    "reboot_required": bool, "messages": ["Please reboot ..."]}``.
+
+    Raises ParseError on ``-E-`` lines (e.g. an unknown parameter or a
+    failed write) and on output without a parameter table.
+    """
+    _raise_on_tool_errors("mlxconfig", text)
+    devices = _parse_devices(text)
+    if not any(device["params"] for device in devices):
+        _raise_empty("mlxconfig", text)
+    messages = [m.group(1) for m in re.finditer(r"^\s*-I-\s*(.*?)\s*$", text, re.MULTILINE)]
+    return {
+        "devices": devices,
+        "applied": bool(re.search(r"Applying\.\.\.\s*Done", text)),
+        "aborted": bool(re.search(r"Aborted by user", text, re.IGNORECASE)),
+        "reboot_required": any("reboot" in message.lower() for message in messages),
+        "messages": messages,
+    }
+
+
+def _raise_empty(tool, text):
+    if not (text or "").strip():
+        raise ParseError(tool, "empty output", text)
+    first = next(line.strip() for line in _lines(text) if line.strip())
+    raise ParseError(tool, "no device/parameter table in output (first line: %r)" % first, text)
+
+
+# --------------------------------------------------------------------------
+# mlxfwreset
+# --------------------------------------------------------------------------
+
+_RESET_SECTION_RE = re.compile(r"^Reset-(?P<kind>[a-z]+)(?:\s*\((?P<note>[^)]*)\))?\s*:\s*$", re.IGNORECASE)
+_RESET_OPTION_RE = re.compile(
+    r"^(?P<num>\d+):\s*(?P<desc>.*?)\s*-(?P<support>Supported|Not Supported)"
+    r"(?:\s*\((?P<reason>Reason:[^)]*)\))?\s*(?P<default>\(default\))?\s*$"
+)
+_RESET_SECTION_KEYS = {"levels": "levels", "types": "types", "sync": "sync", "method": "methods",
+                       "methods": "methods"}
+
+
+def parse_mlxfwreset_query(text):
+    """Parse ``mlxfwreset -d <dev> query`` (MFT 4.x, mstfwreset alike).
+
+    Sections ``Reset-levels:``, ``Reset-types (relevant only for
+    reset-levels 3,4):``, ``Reset-sync (...)`` and ``Reset-method (...)``
+    each list ``N: <description>  -Supported|-Not Supported [(Reason: ..)]
+    [(default)]``.
+
+    Returns ``{"levels": [{"id", "description", "supported", "default",
+    "reason"}], "types": [...], "sync": [...], "methods": [...],
+    "default_level": int|None, "supported_levels": [int]}``.
+
+    Raises ParseError on ``-E-`` lines (e.g. ``Unsupported Device``) and on
+    output without a ``Reset-levels:`` section.
+    """
+    _raise_on_tool_errors("mlxfwreset", text)
+    result = {"levels": [], "types": [], "sync": [], "methods": []}
+    section = None
+    for line in _lines(text):
+        stripped = line.strip()
+        header = _RESET_SECTION_RE.match(stripped)
+        if header:
+            section = _RESET_SECTION_KEYS.get(header.group("kind").lower())
+            continue
+        option = _RESET_OPTION_RE.match(stripped)
+        if option and section:
+            reason = option.group("reason")
+            result[section].append({
+                "id": int(option.group("num")),
+                "description": option.group("desc"),
+                "supported": option.group("support") == "Supported",
+                "default": bool(option.group("default")),
+                "reason": reason[len("Reason:"):].strip() if reason else None,
+            })
+    if not result["levels"]:
+        _raise_empty("mlxfwreset", text)
+    result["default_level"] = next((lvl["id"] for lvl in result["levels"] if lvl["default"]), None)
+    result["supported_levels"] = [lvl["id"] for lvl in result["levels"] if lvl["supported"]]
+    return result
+
+
+_RESET_STEP_RE = re.compile(r"^-I-\s*(?P<step>.*?)\s+-(?P<status>Done|Skipped|Failed|Not Supported)\s*$")
+
+
+def parse_mlxfwreset(text):
+    """Parse ``mlxfwreset -d <dev> [-y] reset`` output (MFT 4.x).
+
+    Reads the chosen level (``3: Driver restart and PCI reset`` after
+    ``Minimal reset level for device`` / ``The reset level for device ...
+    is:``), the ``-I- <step>  -Done|-Skipped`` steps and the final
+    ``-I- FW was loaded successfully.``.
+
+    Returns ``{"level": int|None, "level_description", "steps": [{"step",
+    "status"}], "success": bool}``.
+
+    Raises ParseError on ``-E-`` lines (``Unsupported Device``, a failed
+    step) and on a declined prompt.
+    """
+    _raise_on_tool_errors("mlxfwreset", text)
+    if re.search(r"Continue with reset\?\s*\[y/N\]\s*n\b", text or "", re.IGNORECASE):
+        raise ParseError("mlxfwreset", "reset declined at the prompt", text)
+    level = re.search(r"^\s*(\d+):\s*(.+?)\s*$", text or "", re.MULTILINE)
+    steps = []
+    for line in _lines(text):
+        step = _RESET_STEP_RE.match(line.strip())
+        if step:
+            steps.append({"step": step.group("step"), "status": step.group("status")})
+    success = bool(re.search(r"FW was loaded successfully", text or ""))
+    if not steps and not success:
+        _raise_empty("mlxfwreset", text)
+    failed = [s["step"] for s in steps if s["status"] == "Failed"]
+    if failed:
+        raise ParseError("mlxfwreset", "step failed: " + ", ".join(failed), text)
+    return {
+        "level": int(level.group(1)) if level else None,
+        "level_description": level.group(2) if level else None,
+        "steps": steps,
+        "success": success,
+    }

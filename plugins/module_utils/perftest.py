@@ -1,0 +1,396 @@
+"""Parser for perftest bandwidth tests: ib_write_bw (and ib_read_bw / ib_send_bw).
+
+Pure function, stdlib only, importable on its own.
+
+Bandwidths are normalized to Gb/s (10^9 bit/s). perftest prints them either
+in Gb/sec (``--report_gbits``; 125,000,000 bytes/s per unit) or in MB/sec,
+relabelled MiB/sec in perftest 24.x; both of the latter are 2^20 bytes/s
+(perftest's ``format_factor``), so 1 MB/sec = 0.008388608 Gb/s.
+"""
+
+import re
+import shlex
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
+
+
+MIB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
+
+_DASHES_RE = re.compile(r"^-{20,}$")
+_TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?BW Test)$")
+_HEADER_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][\w*.\- ]*?)\s*:\s*(?P<value>\S+)")
+_RESULT_HEADER_RE = re.compile(r"^#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]")
+_ROW_RE = re.compile(r"^\d+\s+\d+\s+[\d.]+\s+[\d.]+")
+_ADDRESS_RE = re.compile(
+    r"^(?P<side>local|remote) address:\s*LID (?P<lid>\S+) QPN (?P<qpn>\S+) PSN (?P<psn>\S+)"
+    r"(?:\s+RKey (?P<rkey>\S+))?(?:\s+VAddr (?P<vaddr>\S+))?"
+)
+_GID_RE = re.compile(r"^GID:\s*(?P<gid>[\d:]+)$")
+_ERROR_RE = re.compile(
+    r"Couldn't|Unable to|Failed|failed|No IB devices found|IB device .* not found|"
+    r"Unexpected CM event|unexpected CM event|Did not detect devices|check if driver is up|"
+    r"Problem in resolving|Completion with error|command not found|Permission denied|"
+    r"Connection refused|bad event|error",
+)
+_NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
+
+_VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
+
+_COMMAND_RE = re.compile(r"(?:^|[\s/])(?P<tool>ib_(?:write|read|send|atomic)_bw)(?P<args>(?:\s.*)?)$")
+# Short options that take a value (perftest's getopt string), and the long
+# options we report, with the key they get in "command".
+_SHORT_WITH_VALUE = set("wypdimsntuSxcqIoMrQAlDfBTLEJjKkXW")
+_COMMAND_OPTIONS = {
+    "-d": "ib_dev", "--ib-dev": "ib_dev",
+    "-i": "ib_port", "--ib-port": "ib_port",
+    "-p": "tcp_port", "--port": "tcp_port",
+    "-q": "qps", "--qp": "qps",
+    "-x": "gid_index", "--gid-index": "gid_index",
+    "-s": "size", "--size": "size",
+    "-D": "duration", "--duration": "duration",
+    "-m": "mtu", "--mtu": "mtu",
+    "-T": "tos", "--tos": "tos",
+    "-n": "iters", "--iters": "iters",
+    "--use_cuda": "use_cuda",
+    "--source_ip": "source_ip",
+}
+_COMMAND_FLAGS = {"-a": "all_sizes", "--all": "all_sizes", "-R": "rdma_cm", "--rdma_cm": "rdma_cm",
+                  "-b": "bidirectional", "--bidirectional": "bidirectional",
+                  "--report_gbits": "report_gbits", "--use_cuda_dmabuf": "use_cuda_dmabuf"}
+
+# Header "Key : value" pairs promoted to typed top-level fields.
+_HEADER_FIELDS = {
+    "device": ("device", str),
+    "number of qps": ("num_qps", int),
+    "transport type": ("transport_type", str),
+    "connection type": ("connection_type", str),
+    "using srq": ("using_srq", "onoff"),
+    "dual-port": ("dual_port", "onoff"),
+    "tx depth": ("tx_depth", int),
+    "rx depth": ("rx_depth", int),
+    "cq moderation": ("cq_moderation", int),
+    "mtu": ("mtu", "bytes"),
+    "link type": ("link_type", str),
+    "gid index": ("gid_index", int),
+    "max inline data": ("max_inline_data", "bytes"),
+    "outstand reads": ("outstand_reads", int),
+    "rdma_cm qps": ("rdma_cm", "onoff"),
+    "data ex. method": ("data_exchange", str),
+    "tos": ("tos", int),
+    "pcie relax order": ("pcie_relaxed_ordering", "onoff"),
+}
+
+
+def _lines(text):
+    return (text or "").replace("\r\n", "\n").split("\n")
+
+
+def _convert(value, kind):
+    """Convert a header value: int, ``4096[B]`` -> 4096, ``ON``/``OFF`` -> bool."""
+    if kind is str:
+        return value
+    if kind == "onoff":
+        return {"ON": True, "OFF": False}.get(value.upper(), value)
+    if kind == "bytes":
+        match = re.match(r"(\d+)", value)
+        return int(match.group(1)) if match else value
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+def _to_gbps(value, unit):
+    """Convert a bandwidth cell to Gb/s given the table's unit label."""
+    if unit.lower().startswith("gb"):
+        return value
+    return round(value * MIB_PER_SEC_IN_GBPS, 6)
+
+
+def _ipv4_from_gid(gid):
+    """perftest prints GIDs byte-wise in decimal; IPv4-mapped ones end 255:255:a:b:c:d."""
+    parts = gid.split(":")
+    if len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10]):
+        return ".".join(str(int(p)) for p in parts[12:])
+    return None
+
+
+def _parse_row(line, unit, duration_mode):
+    """One result row: bytes, iterations, BW peak, BW average, MsgRate (+ per-port extras)."""
+    numbers = []
+    for cell in line.split():
+        try:
+            numbers.append(float(cell))
+        except ValueError:
+            break
+    peak, average = numbers[2], numbers[3]
+    row = {
+        "bytes": int(numbers[0]),
+        "iterations": int(numbers[1]),
+        "bw_peak": peak,
+        "bw_average": average,
+        "msg_rate_mpps": numbers[4] if len(numbers) > 4 else None,
+        "bw_peak_gbps": None if duration_mode else _to_gbps(peak, unit),
+        "bw_average_gbps": _to_gbps(average, unit),
+    }
+    return row
+
+
+def _parse_command(line):
+    """An echoed ``ib_write_bw ...`` command line -> {"tool", "argv", "server", options...}, else None.
+
+    Numbers become ints; ``server`` is the positional server address (None
+    on the server side).
+    """
+    match = _COMMAND_RE.search(line)
+    if not match:
+        return None
+    try:
+        argv = shlex.split(match.group("args"))
+    except ValueError:
+        argv = match.group("args").split()
+    # stop at shell redirections / pipes / separators: "> log 2>&1", "| tee", "&", ";"
+    for position, token in enumerate(argv):
+        if re.match(r"^(?:\d*>|<|\||&|;)", token):
+            argv = argv[:position]
+            break
+    command = {"tool": match.group("tool"), "argv": argv, "server": None}
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        name, has_inline, inline = arg.partition("=")
+        if name in _COMMAND_FLAGS:
+            command[_COMMAND_FLAGS[name]] = True
+        elif name in _COMMAND_OPTIONS or (name.startswith("-") and name[1:] in _SHORT_WITH_VALUE):
+            value = inline if has_inline else (argv[index + 1] if index + 1 < len(argv) else None)
+            index += 0 if has_inline else 1
+            if name in _COMMAND_OPTIONS:
+                key = _COMMAND_OPTIONS[name]
+                command[key] = int(value) if value is not None and value.isdigit() else value
+        elif not arg.startswith("-"):
+            command["server"] = arg
+        index += 1
+    return command
+
+
+def _new_result():
+    return {
+        "test": None,
+        "verb": None,
+        "role": "client",
+        "header": {},
+        "units": None,
+        "duration_mode": False,
+        "cuda": None,
+        "local": [],
+        "remote": [],
+        "results": [],
+        "warnings": [],
+        "command": None,
+    }
+
+
+def _read_header_line(line, result):
+    """Collect the ``Key : value`` pairs of one header line (one or two per line)."""
+    for pair in _HEADER_PAIR_RE.finditer(line):
+        key = pair.group("key").strip()
+        value = pair.group("value")
+        result["header"][key] = value
+        field = _HEADER_FIELDS.get(key.lower())
+        if field:
+            name, kind = field
+            result[name] = _convert(value, kind)
+
+
+def _read_cuda_line(line, result):
+    """Record --use_cuda preamble lines (device index, GPU name, DMA-BUF)."""
+    cuda = result["cuda"] or {"device": None, "name": None, "dmabuf": False, "pci": {}}
+    result["cuda"] = cuda
+    picked = re.match(r"Picking device No\.\s*(\d+)", line)
+    named = re.search(r"device name = \[(.+)\]", line)
+    listed = re.match(r"CUDA device (\d+): PCIe address is (\S+)", line)
+    if picked:
+        cuda["device"] = int(picked.group(1))
+    elif named:
+        cuda["name"] = named.group(1)
+    elif listed:
+        cuda["pci"][listed.group(1)] = listed.group(2)
+    elif "DMA-BUF" in line or "dmabuf" in line:
+        cuda["dmabuf"] = True
+
+
+def _is_cuda_line(line):
+    return bool(re.match(
+        r"initializing CUDA|Listing all CUDA devices|CUDA device \d+|Picking device No|"
+        r"\[pid = \d+, dev = \d+\] device name|creating CUDA Ctx|making it the current CUDA Ctx|"
+        r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr", line))
+
+
+class _Reader:
+    """Line-by-line reader of one perftest run; ``result`` holds what was read."""
+
+    def __init__(self):
+        self.result = _new_result()
+        self.in_header = False
+        self.address = None
+        self.handlers = (self._command, self._title, self._banner, self._cuda, self._table,
+                         self._address, self._header)
+
+    def feed(self, line):
+        for handler in self.handlers:
+            if handler(line):
+                return
+
+    def _command(self, line):
+        command = None if self.result["command"] else _parse_command(line)
+        if command:
+            self.result["command"] = command
+        return bool(command)
+
+    def _title(self, line):
+        """``RDMA_Write BW Test`` opens the header; a dashed rule closes it."""
+        title = _TITLE_RE.match(line)
+        if title:
+            self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
+            self.in_header = True
+        elif _DASHES_RE.match(line):
+            self.in_header = False
+        return bool(title) or bool(_DASHES_RE.match(line))
+
+    def _banner(self, line):
+        """Server banners and run-wide warnings."""
+        if "Waiting for client" in line:
+            self.result["role"] = "server"
+        elif "BW peak won't be measured" in line:
+            self.result["duration_mode"] = True
+            self.result["warnings"].append(line)
+        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity", line):
+            self.result["warnings"].append(line)
+        else:
+            return False
+        return True
+
+    def _cuda(self, line):
+        if _is_cuda_line(line):
+            _read_cuda_line(line, self.result)
+            return True
+        return False
+
+    def _table(self, line):
+        """The ``#bytes #iterations BW peak[unit] ...`` header and its rows."""
+        header = _RESULT_HEADER_RE.match(line)
+        if header:
+            self.result["units"] = header.group("unit")
+            return True
+        if self.result["units"] and _ROW_RE.match(line):
+            self.result["results"].append(_parse_row(line, self.result["units"], self.result["duration_mode"]))
+            return True
+        return False
+
+    def _address(self, line):
+        """``local|remote address: LID .. QPN .. PSN ..`` and the ``GID:`` line after it."""
+        addr = _ADDRESS_RE.match(line)
+        if addr:
+            self.address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
+                            "gid": None, "ipv4": None}
+            self.address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
+            self.result[addr.group("side")].append(self.address)
+            return True
+        gid = _GID_RE.match(line)
+        if gid and self.address is not None:
+            self.address["gid"] = gid.group("gid")
+            self.address["ipv4"] = _ipv4_from_gid(gid.group("gid"))
+            return True
+        return False
+
+    def _header(self, line):
+        if self.in_header and ":" in line:
+            _read_header_line(line, self.result)
+            return True
+        return False
+
+
+def _collect_errors(lines):
+    """Error lines, deduplicated in order (perftest repeats them on retries)."""
+    seen = []
+    for line in lines:
+        if _ERROR_RE.search(line) and not _NOT_ERROR_RE.search(line) and line not in seen:
+            seen.append(line)
+    return seen
+
+
+def parse_ib_write_bw(text):
+    """Parse ``ib_write_bw`` output, client or server (perftest 4.x .. 25.x).
+
+    Also reads ib_read_bw / ib_send_bw, whose layout is the same. Handles:
+    the header block (TAB-separated pairs in perftest >= 4.5, space-separated
+    in older builds, any leading indentation), the ``-a`` sweep (one row per
+    size; the server prints only the last), ``--report_gbits`` (Gb/sec) vs
+    the default MB/sec / MiB/sec table, ``-D`` duration runs ("BW peak won't
+    be measured": peak reported as 0.00, returned as None), ``--use_cuda``
+    preamble (GPU index and name, DMA-BUF), rdma_cm (``-R``) server banners,
+    ``Conflicting CPU frequency`` lines inside the table, and
+    ``local/remote address`` + ``GID`` lines (IPv4 derived from RoCE
+    IPv4-mapped GIDs). The header does not name the IB port or the TCP
+    port; when the capture echoes the command line (``$ ib_write_bw -d
+    mlx5_1 -i 1 -p 10000 ... 10.0.0.1``), ``command`` carries them
+    (``ib_dev``, ``ib_port``, ``tcp_port``, ``qps``, ``gid_index``,
+    ``size``, ``duration``, ``use_cuda``, flags, ``server``).
+
+    Returns ``{"test", "verb" ("write"/"read"/"send"), "role"
+    ("client"/"server"), "device", "num_qps", "transport_type",
+    "connection_type", "link_type", "mtu" (int bytes), "gid_index",
+    "tx_depth", "cq_moderation", "rdma_cm" (bool), "data_exchange", "tos",
+    "header" {raw pairs}, "units" ("Gb/sec"/"MB/sec"/"MiB/sec"),
+    "duration_mode", "cuda" ({"device", "name", "dmabuf", "pci"} or None),
+    "local"/"remote": [{"lid", "qpn", "psn", "gid", "ipv4", ["rkey", "vaddr"]}], "results":
+    [{"bytes", "iterations", "bw_peak", "bw_average", "msg_rate_mpps",
+    "bw_peak_gbps", "bw_average_gbps"}], "bytes", "iterations",
+    "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps" (the last row, i.e.
+    the largest size of a sweep), "max_bw_average_gbps", "warnings",
+    "command" (None unless echoed)}``. Error lines printed after a complete
+    result table (teardown) are kept in ``warnings``.
+    Header fields perftest did not print are absent.
+
+    Raises ParseError when there is no result row (connection failures such
+    as "Couldn't connect to <host>:<port>" or "Unable to init the socket
+    connection", "No IB devices found", a server still waiting for its
+    client, empty output), with the tool's error lines as the message.
+    """
+    lines = [line.strip() for line in _lines(text)]
+    reader = _Reader()
+    for line in lines:
+        if line:
+            reader.feed(line)
+    result = reader.result
+    if not result["results"]:
+        _raise_no_results(text, lines, result)
+    # errors printed after a complete table (e.g. at teardown) do not void it
+    result["warnings"].extend(_collect_errors(lines))
+    _summarize(result)
+    return result
+
+
+def _summarize(result):
+    """Top-level figures from the last row (the only one, or the largest size of a sweep)."""
+    last = result["results"][-1]
+    for key in ("bytes", "iterations", "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps"):
+        result[key] = last[key]
+    result["max_bw_average_gbps"] = max(row["bw_average_gbps"] for row in result["results"])
+
+
+def _raise_no_results(text, lines, result):
+    errors = _collect_errors(lines)
+    if errors:
+        raise ParseError("ib_write_bw", "; ".join(errors), text)
+    if not (text or "").strip():
+        raise ParseError("ib_write_bw", "empty output", text)
+    if result["role"] == "server":
+        raise ParseError("ib_write_bw", "server output without results (no client connected)", text)
+    raise ParseError("ib_write_bw", "no result table in output", text)
+
+
+parse_perftest = parse_ib_write_bw

@@ -1,0 +1,127 @@
+"""Unit tests for plugins/module_utils/mlxconfig.py on our own fixtures."""
+
+import pytest
+
+from parser_fixtures import fixture
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
+    parse_mlxconfig,
+    parse_mlxconfig_set,
+    parse_mlxfwreset,
+    parse_mlxfwreset_query,
+    parse_value,
+)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("ETH(2)", {"raw": "ETH(2)", "label": "ETH", "value": 2}),
+    ("True(1)", {"raw": "True(1)", "label": "True", "value": 1}),
+    ("_256KB(1)", {"raw": "_256KB(1)", "label": "_256KB", "value": 1}),
+    ("48", {"raw": "48", "label": None, "value": 48}),
+    ("Array[0..15]", {"raw": "Array[0..15]", "label": "Array", "value": None, "array": [0, 15]}),
+    ("force_relax(1)", {"raw": "force_relax(1)", "label": "force_relax", "value": 1}),
+])
+def test_parse_value(raw, expected):
+    assert parse_value(raw) == expected
+
+
+def test_plain_query_has_next_boot_column_only():
+    device = parse_mlxconfig(fixture("mlxconfig", "query_cx6dx_q.txt"))["devices"][0]
+    assert device["device_type"] == "ConnectX6DX"
+    assert device["name"] == "MCX623106AN-CDA_Ax"
+    assert device["description"].startswith("ConnectX-6 Dx EN adapter card")
+    assert device["device"] == device["pci"] == "0000:c1:00.0"
+    params = device["params"]
+    assert len(params) == 14
+    assert params["LINK_TYPE_P1"] == {"modified": False, "next_boot": {"raw": "ETH(2)", "label": "ETH", "value": 2}}
+    assert params["CNP_DSCP_P1"]["next_boot"]["value"] == 48
+    assert params["PCI_WR_ORDERING"]["next_boot"]["label"] == "force_relax"
+    assert "current" not in params["SRIOV_EN"]
+
+
+def test_extended_query_wide_columns_two_devices():
+    devices = parse_mlxconfig(fixture("mlxconfig", "query_cx7_e_wide.txt"))["devices"]
+    assert [d["pci"] for d in devices] == ["0000:41:00.0", "0000:81:00.0"]
+    link = devices[0]["params"]["LINK_TYPE_P1"]
+    assert link["modified"] is True
+    assert (link["default"]["raw"], link["current"]["raw"], link["next_boot"]["raw"]) == ("IB(1)", "IB(1)", "ETH(2)")
+    assert link["next_boot"]["value"] == 2
+    assert devices[0]["params"]["NUM_OF_VFS"]["modified"] is False
+    assert devices[0]["params"]["MODULE_SPLIT_M0"]["current"]["array"] == [0, 15]
+    assert devices[1]["params"]["LINK_TYPE_P1"]["current"]["label"] == "ETH"
+    assert len(devices[1]["params"]) == 2
+
+
+def test_filtered_query_rows_are_next_boot():
+    device = parse_mlxconfig(fixture("mlxconfig", "query_filtered.txt"))["devices"][0]
+    assert device["device_type"] == "ConnectX5"
+    assert device["params"]["LINK_TYPE_P1"]["next_boot"]["label"] == "IB"
+    assert device["params"]["LINK_TYPE_P2"]["next_boot"]["value"] == 2
+
+
+def test_set_output_applied_with_reboot_notice():
+    result = parse_mlxconfig_set(fixture("mlxconfig", "set_cx6dx.txt"))
+    assert result["applied"] is True
+    assert result["aborted"] is False
+    assert result["reboot_required"] is True
+    assert result["messages"] == ["Please reboot machine to load new configurations."]
+    params = result["devices"][0]["params"]
+    assert params["CNP_DSCP_P1"]["next_boot"]["value"] == 0
+    assert params["CNP_DSCP_P1"]["new"]["value"] == 48
+    assert params["ADVANCED_PCI_SETTINGS"]["new"]["raw"] == "True(1)"
+
+
+def test_set_output_old_mft_aborted():
+    result = parse_mlxconfig_set(fixture("mlxconfig", "set_old_mft_aborted.txt"))
+    assert result["applied"] is False
+    assert result["aborted"] is True
+    device = result["devices"][0]
+    assert device["device_type"] == "ConnectX3Pro"
+    assert device["device"] == "/dev/mst/mt4103_pciconf0"
+    assert device["pci"] is None
+    assert device["params"]["LINK_TYPE_P1"]["new"]["label"] == "ETH"
+
+
+@pytest.mark.parametrize("parser, name, message", [
+    (parse_mlxconfig, "error_open_device.txt", "Failed to open device: 0000:c2:00.0"),
+    (parse_mlxconfig_set, "error_set_unsupported.txt", "doesn't support LINK_TYPE_P1"),
+])
+def test_mlxconfig_errors_raise(parser, name, message):
+    with pytest.raises(ParseError, match=message):
+        parser(fixture("mlxconfig", name))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty output"),
+    ("sh: 1: mlxconfig: command not found\n", "command not found"),
+    ("hello\n", "no device/parameter table"),
+])
+def test_mlxconfig_non_output_raises(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_mlxconfig(text)
+
+
+def test_mlxfwreset_query():
+    result = parse_mlxfwreset_query(fixture("mlxfwreset", "query_cx7.txt"))
+    assert result["default_level"] == 0
+    assert result["supported_levels"] == [0, 3, 4]
+    assert result["levels"][1] == {"id": 1, "description": 'Only ARM side will not remain up ("Immediate reset").',
+                                   "supported": False, "default": False, "reason": None}
+    assert len(result["types"]) == 5
+    assert result["types"][0]["default"] is True
+    assert [s["supported"] for s in result["sync"]] == [False, True]
+
+
+def test_mlxfwreset_reset_success():
+    result = parse_mlxfwreset(fixture("mlxfwreset", "reset_ok.txt"))
+    assert result["level"] == 3
+    assert result["level_description"] == "Driver restart and PCI reset"
+    assert result["success"] is True
+    assert result["steps"][-1] == {"step": "Restarting MST", "status": "Skipped"}
+    assert len(result["steps"]) == 5
+
+
+@pytest.mark.parametrize("parser", [parse_mlxfwreset, parse_mlxfwreset_query])
+def test_mlxfwreset_unsupported_device_raises(parser):
+    with pytest.raises(ParseError, match="Unsupported Device"):
+        parser(fixture("mlxfwreset", "error_unsupported.txt"))
