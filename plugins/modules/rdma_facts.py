@@ -1,0 +1,117 @@
+#!/usr/bin/python
+"""Gather the RDMA facts of a node."""
+
+DOCUMENTATION = r"""
+---
+module: rdma_facts
+short_description: Gather RDMA devices, ports and RoCE GIDs of a node
+description:
+  - Runs C(ibdev2netdev -v), C(ibv_devinfo -v), C(ibstat), C(show_gids) and, where MFT is
+    installed, C(mst status -v); joins their outputs per device and port.
+  - Returns per device the firmware version, PSID, PCI address and NUMA node, and per port the
+    link layer, state, physical state, speed, width, netdev, active MTU, the GID table and the
+    RoCEv2 IPv4 GID index (the one NCCL and perftest should use).
+  - Fails with the tool's own message when a tool reports an error (no device, driver not
+    loaded, permission denied, tool missing): an empty device list is never a success.
+  - Read-only; runs the same in check mode.
+version_added: 0.1.0
+author: linerate developers
+options:
+  expect_devices:
+    description:
+      - RDMA device names that must be present (for example the devices of the host's
+        C(rdma_ports)). A missing one fails the task, naming it.
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; the same output in check mode.
+  diff_mode:
+    support: none
+  facts:
+    support: full
+notes:
+  - The tools come from MLNX_OFED / DOCA-OFED (C(ibdev2netdev), C(show_gids)) and rdma-core
+    (C(ibv_devinfo), C(ibstat)); install them first (role C(mofed)).
+"""
+
+EXAMPLES = r"""
+- name: Gather RDMA facts
+  linerate.fabric.rdma_facts:
+    expect_devices: "{{ rdma_ports | map(attribute='device') | list }}"
+
+- name: Show the RoCEv2 GID index of each port
+  ansible.builtin.debug:
+    msg: "{{ item.device }} port {{ item.port }}: GID {{ item.roce_v2_ipv4_gid_index }}"
+  loop: "{{ ansible_facts.rdma.ports }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts under C(rdma).
+  returned: success
+  type: complex
+  contains:
+    rdma:
+      description: C(devices) keyed by device name (ports keyed by number) and C(ports), one row
+        per device port with device, port, netdev, pci, numa_node, link_layer, state,
+        physical_state, speed_gbps, width, active_mtu, up, roce_v2_ipv4_gid_index, fw_version, psid.
+      type: dict
+      sample:
+        ports:
+          - device: mlx5_0
+            port: 1
+            netdev: enp65s0f0np0
+            pci: "0000:41:00.0"
+            numa_node: 0
+            link_layer: Ethernet
+            state: PORT_ACTIVE
+            physical_state: LinkUp
+            speed_gbps: 400
+            width: 4X
+            active_mtu: 4096
+            up: true
+            roce_v2_ipv4_gid_index: 3
+            fw_version: 28.39.2048
+            psid: MT_0000000838
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.rdma import ToolError, collect
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []}},
+        supports_check_mode=True,
+    )
+    env = {"LANG": "C", "LC_ALL": "C"}
+    bins = {}
+
+    def run(argv):
+        tool = argv[0]
+        if tool not in bins:
+            required = tool != "mst"
+            bins[tool] = module.get_bin_path(tool, required=required,
+                                             opt_dirs=["/usr/sbin", "/sbin", "/usr/bin"])
+            if bins[tool] is None:
+                raise OSError(f"{tool} not found")
+        return module.run_command([bins[tool], *argv[1:]], environ_update=env)
+
+    try:
+        facts = collect(run)
+    except ToolError as e:
+        module.fail_json(msg=str(e), rc=e.rc, stdout=e.stdout, stderr=e.stderr, cmd=e.argv)
+    missing = [d for d in module.params["expect_devices"] if d not in facts["devices"]]
+    if missing:
+        module.fail_json(msg=f"RDMA device(s) {', '.join(missing)} not found on this host "
+                             f"(found: {', '.join(sorted(facts['devices'])) or 'none'})",
+                         ansible_facts={"rdma": facts})
+    module.exit_json(changed=False, ansible_facts={"rdma": facts})
+
+
+if __name__ == "__main__":
+    main()
