@@ -14,6 +14,8 @@ import re
 
 TRANSPORTS = ("roce", "infiniband")
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
+# InfiniBand switches are managed by the subnet manager, not over SSH.
+IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
 LINK_SPEEDS_GBPS = (25, 50, 100, 200, 400, 800)
 LINK_WIDTHS = (1, 2, 4, 8)
@@ -246,7 +248,8 @@ def validate_cabling(fabric, hosts, switches):
     seen_switch_ports = {}
     for sw, sv in sorted(switches.items()):
         platform = sv.get("switch_platform")
-        _one_of(p, f"{sw}: switch_platform", platform, SWITCH_PLATFORMS)
+        _one_of(p, f"{sw}: switch_platform", platform,
+                IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS)
         role = sv.get("switch_role", "leaf")
         _one_of(p, f"{sw}: switch_role", role, SWITCH_ROLES)
         for i, up in enumerate(sv.get("switch_uplinks") or []):

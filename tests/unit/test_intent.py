@@ -159,3 +159,14 @@ def test_undefined_fabric():
 def test_derived_values():
     assert intent.priority_mask([3]) == [0, 0, 0, 1, 0, 0, 0, 0]
     assert intent.roce_tos(26) == 104
+
+
+def test_infiniband_switches_are_unmanaged():
+    ib = {"transport": "infiniband"}
+    hosts = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": 1}]}}
+    assert intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}) == []
+    msg = one_problem(ib, hosts=hosts, switches={"ibsw1": {"switch_platform": "nvue"}})
+    assert msg.startswith("ibsw1: switch_platform: 'nvue'") and "infiniband" in msg
+    bad = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": "swp1"}]}}
+    msg = one_problem(ib, hosts=bad, switches={"ibsw1": {"switch_platform": "infiniband"}})
+    assert "InfiniBand switch port number" in msg
