@@ -382,7 +382,8 @@ _NCCL_RESULT_CODES = {1: "unhandled cuda error", 2: "system error", 3: "internal
 _FALLBACK_SIGNALS = (
     ("ib_disabled", re.compile(r"NCCL_IB_DISABLE set (?:by environment )?to 1")),
     ("no_ib_device", re.compile(r"NET/IB : No device found|No IB device found|NET/IB : Using \[\]|no IB devices")),
-    ("ibverbs_unavailable", re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
+    ("ibverbs_unavailable",
+     re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
     ("no_external_net_plugin", re.compile(r"NET/Plugin\s*: (?:Could not find|No plugin found|Plugin load returned)")),
     ("gdr_disabled", re.compile(r"GPU Direct RDMA Disabled")),
     ("net_not_found", re.compile(r"network .+ not found")),

@@ -35,6 +35,8 @@ _ERROR_RE = re.compile(
     r"Problem in resolving|Completion with error|command not found|Permission denied|"
     r"Connection refused|bad event|error",
 )
+_RUN_WARNING_RE = re.compile(
+    r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity")
 _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
 
 _VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
@@ -267,7 +269,7 @@ class _Reader:
         elif "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
-        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity", line):
+        elif _RUN_WARNING_RE.match(line):
             self.result["warnings"].append(line)
         else:
             return False
