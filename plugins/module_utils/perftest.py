@@ -385,14 +385,20 @@ def _summarize(result):
 
 
 def _raise_no_results(text, lines, result):
+    """ParseError naming the perftest binary (from the echoed command or the test title)."""
+    if result["command"]:
+        tool = result["command"]["tool"]
+    else:
+        tool = "ib_%s_bw" % (result["verb"] or "write")
     errors = _collect_errors(lines)
     if errors:
-        raise ParseError("ib_write_bw", "; ".join(errors), text)
+        raise ParseError(tool, "; ".join(errors), text)
     if not (text or "").strip():
-        raise ParseError("ib_write_bw", "empty output", text)
+        raise ParseError(tool, "empty output", text)
     if result["role"] == "server":
-        raise ParseError("ib_write_bw", "server output without results (no client connected)", text)
-    raise ParseError("ib_write_bw", "no result table in output", text)
+        raise ParseError(tool, "server output without results (no client connected)", text)
+    raise ParseError(tool, "no result table in output", text)
 
 
+# ib_read_bw / ib_send_bw print the same layout: a neutral name for their callers.
 parse_perftest = parse_ib_write_bw
