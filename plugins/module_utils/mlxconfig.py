@@ -54,7 +54,7 @@ def _lines(text):
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def parse_value(raw):
+def normalize_value(raw):
     """Normalize one mlxconfig cell: ``'ETH(2)'`` -> ``{"raw", "label", "value"}``."""
     raw = raw.strip()
     enum = _ENUM_RE.match(raw)
@@ -100,7 +100,7 @@ def _parse_param_line(line, columns):
     cells = match.group("rest").split()
     param = {"modified": bool(match.group("star"))}
     for column, cell in zip(columns, cells):
-        param[column] = parse_value(cell)
+        param[column] = normalize_value(cell)
     return match.group("name"), param
 
 

@@ -9,7 +9,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     parse_mlxconfig_set,
     parse_mlxfwreset,
     parse_mlxfwreset_query,
-    parse_value,
+    normalize_value,
 )
 
 
@@ -22,7 +22,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     ("force_relax(1)", {"raw": "force_relax(1)", "label": "force_relax", "value": 1}),
 ])
 def test_parse_value(raw, expected):
-    assert parse_value(raw) == expected
+    assert normalize_value(raw) == expected
 
 
 def test_plain_query_has_next_boot_column_only():
