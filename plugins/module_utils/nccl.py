@@ -417,6 +417,7 @@ def _new_log_result():
         "intra_node_paths": [],
         "nranks": None,
         "init_complete": False,
+        "init_complete_ranks": 0,
         "env": {},
         "fallbacks": [],
         "warnings": [],
@@ -565,6 +566,7 @@ def _resolve_nics(result, state):
     result["num_nics"] = len(result["ib_devices"]) or len(result["socket_interfaces"]) or len(state.nic_speeds)
     result["num_channels"] = result["channels"].get("coll", result["channels"].get("rings"))
     result["init_complete"] = bool(state.complete_ranks)
+    result["init_complete_ranks"] = len(state.complete_ranks)
 
 
 def _resolve_fallbacks(result, messages):
@@ -654,7 +656,8 @@ def parse_nccl_log(text):
     "socket_interfaces": [{"index", "interface", "address"}],
     "relaxed_ordering", "oob_interface", "num_nics", "channels": {"coll",
     "p2p", ...}, "num_channels", "net_channels", "intra_node_paths",
-    "nranks", "init_complete", "env": {NCCL_*: value}, "fallbacks":
+    "nranks", "init_complete", "init_complete_ranks" (ranks of this log
+    that printed ``Init COMPLETE``), "env": {NCCL_*: value}, "fallbacks":
     [{"signal", "line"}], "warnings": [str], "error": str|None,
     "error_code": str|None}``. ``error`` is set when the log shows a
     failure: a WARN about a failure (connection refused, completion error,
