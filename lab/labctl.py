@@ -205,6 +205,22 @@ def ensure_network():
         run(["ip", "-n", FABRIC_NETNS, "link", "set", "lo", "up"])
 
 
+def ensure_host_limits(nodes):
+    """systemd in every node needs inotify instances; the kernel's per-user
+    default (128) runs out at about 30 nodes, and a node then hangs at boot.
+    Raise the runtime limit (only ever upwards; nothing is written to /etc)."""
+    path = "/proc/sys/fs/inotify/max_user_instances"
+    want = 512 + 16 * nodes
+    try:
+        have = int(open(path).read())
+        if have < want:
+            with open(path, "w") as f:
+                f.write(str(want))
+            log(f"raised fs.inotify.max_user_instances {have} -> {want} for {nodes} systemd nodes")
+    except OSError as e:
+        log(f"could not raise fs.inotify.max_user_instances ({e}); large labs may hang at boot")
+
+
 def container_running(name):
     res = podman("inspect", "-f", "{{.State.Running}}", PREFIX + name, check=False, capture=True)
     return res.returncode == 0 and res.stdout.strip() == "true"
@@ -364,6 +380,7 @@ def cmd_up(args):
         m = generate_model(args.nodes, args.transport, args.nics, args.speed)
         model.save_unlocked(m, path)
     ensure_network()
+    ensure_host_limits(len(m["nodes"]))
     started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
     for name, node in sorted(m["nodes"].items()):
         ensure_nics(name, node)
