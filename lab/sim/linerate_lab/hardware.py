@@ -228,23 +228,6 @@ ENUMS = {
 }
 BOOLEAN = {"False": 0, "True": 1}
 
-# Integer parameters with a range narrower than 32 bits.
-RANGES = {
-    "NUM_OF_VFS": (0, 127),
-    "NUM_OF_PF": (1, 1),
-    "ROCE_CC_PRIO_MASK_P1": (0, 255),
-    "CNP_DSCP_P1": (0, 63),
-    "CNP_802P_PRIO_P1": (0, 7),
-    "ROCE_RTT_RESP_DSCP_P1": (0, 63),
-    "NUM_OF_PFC_P1": (0, 8),
-    "PF_LOG_BAR_SIZE": (0, 12),
-    "VF_LOG_BAR_SIZE": (0, 10),
-    "NUM_PF_MSIX": (1, 2047),
-    "NUM_VF_MSIX": (0, 127),
-    "SAFE_MODE_THRESHOLD": (0, 255),
-    "BOOT_VLAN": (1, 4094),
-}
-
 # What makes a pending (next_boot) value take effect. A reset of level 3
 # ("Driver restart and PCI reset", mlxfwreset's default on ConnectX-7) reloads
 # the firmware and its NV configuration. Parameters that change how the card
