@@ -141,7 +141,11 @@ def _sysfs_gid(hex32):
 
 
 def compressed_gid(sysfs_gid):
-    return str(ipaddress.IPv6Address(sysfs_gid))
+    """inet_ntop's form (glibc writes IPv4-mapped addresses dotted)."""
+    ip = ipaddress.IPv6Address(sysfs_gid)
+    if ip.ipv4_mapped:
+        return f"::ffff:{ip.ipv4_mapped}"
+    return str(ip)
 
 
 def guid_colons(guid):
