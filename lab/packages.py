@@ -153,11 +153,11 @@ class Package:
 
 # --- maintainer scripts ---------------------------------------------------------
 
-def _ko_install_script(modules, version, dest, header):
+def _ko_install_script(modules, version, dest, header, inbox=False):
     """Shell that writes the .ko placeholders of ``modules`` under ``dest``."""
     lines = [header]
     for name in modules:
-        text = kmods.ko_text(name, version, "$KVER")
+        text = kmods.ko_text(name, version, "$KVER", inbox=inbox)
         fname = kmods.file_name(name)
         lines.append(f'cat > "{dest}/{fname}" <<EOF\n{text}EOF')
     return "\n".join(lines) + "\n"
@@ -369,9 +369,10 @@ def hw_package():
         postrm += f"  dpkg-divert --package {name} --rename --divert {path}.distrib --remove {path}\n"
     preinst += "fi\n"
     postrm += "fi\n"
-    inbox = _ko_install_script(
-        kmods.INBOX, "", "$DEST",
-        "#!/bin/sh\nset -e\nKVER=$(uname -r)\nDEST=\"/lib/modules/$KVER/kernel/drivers/sim\"\nmkdir -p \"$DEST\"")
+    inbox = "#!/bin/sh\nset -e\nKVER=$(uname -r)\n"
+    for module in kmods.INBOX:
+        d = f"/lib/modules/$KVER/{kmods.inbox_path(module)}"
+        inbox += _ko_install_script([module], "", d, f'mkdir -p "{d}"', inbox=True)
     files = {
         "/sbin/ethtool": (0o755, launcher("ethtool", "ethtool", name)),
         "/sbin/modprobe": (0o755, launcher("modprobe", "kmod", name, prog="modprobe")),
