@@ -231,7 +231,8 @@ def ofed_packages(stack, kernels):
         files={"/usr/src/ofa_kernel/default/Module.symvers": (0o644, f"# mlnx-ofed {s['ofed']}\n")},
         scripts={"postinst": dkms_postinst(kmods.OFED_MODULES, s["kmod_version"], None),
                  "prerm": dkms_prerm(kmods.OFED_MODULES)},
-        section="kernel"))
+        section="kernel",
+        extra={"Conflicts": "mlnx-ofed-kernel-modules", "Replaces": "mlnx-ofed-kernel-modules"}))
     for kver in kernels:
         files = {f"/lib/modules/{kver}/updates/{kmods.file_name(m)}":
                  (0o644, kmods.ko_text(m, s["kmod_version"], kver)) for m in kmods.OFED_MODULES}
@@ -241,6 +242,7 @@ def ofed_packages(stack, kernels):
             "mlnx-ofed-kernel-modules", f"{kp}.kver.{kver}",
             f"mlnx-ofed kernel modules\nPrecompiled mlnx-ofed kernel modules for kernel {kver}.",
             depends=[f"mlnx-ofed-kernel-utils (= {kp}-1)"], files=files, section="kernel",
+            extra={"Conflicts": "mlnx-ofed-kernel-dkms", "Replaces": "mlnx-ofed-kernel-dkms"},
             scripts={"postinst": ("#!/bin/sh\nset -e\n"
                                   f'if [ "$(uname -r)" != "{kver}" ]; then\n'
                                   f'  echo "W: mlnx-ofed-kernel-modules was built for kernel {kver}, '
