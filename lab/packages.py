@@ -242,11 +242,7 @@ def ofed_packages(stack, kernels):
             "mlnx-ofed-kernel-modules", f"{kp}.kver.{kver}",
             f"mlnx-ofed kernel modules\nPrecompiled mlnx-ofed kernel modules for kernel {kver}.",
             depends=[f"mlnx-ofed-kernel-utils (= {kp}-1)"], files=files, section="kernel",
-            extra={"Conflicts": "mlnx-ofed-kernel-dkms", "Replaces": "mlnx-ofed-kernel-dkms"},
-            scripts={"postinst": ("#!/bin/sh\nset -e\n"
-                                  f'if [ "$(uname -r)" != "{kver}" ]; then\n'
-                                  f'  echo "W: mlnx-ofed-kernel-modules was built for kernel {kver}, '
-                                  'running kernel is $(uname -r)" >&2\nfi\n')}))
+            extra={"Conflicts": "mlnx-ofed-kernel-dkms", "Replaces": "mlnx-ofed-kernel-dkms"}))
     pkgs.append(Package(
         "ofed-scripts", s["scripts"], "MLNX_OFED utilities\nofed_info and OFED helper scripts.",
         files={"/usr/bin/ofed_info": (0o755, launcher("ofed_info", "ofed_info", "ofed-scripts",
@@ -317,7 +313,7 @@ def ofed_packages(stack, kernels):
 
 
 def firmware_image(psid, fw, name):
-    """A simulated firmware image: what mlxfwmanager -i and flint -i read."""
+    """A simulated firmware image (linerate_lab.tools.fwimage reads it for mlxfwmanager -i)."""
     return (f"LINERATE-LAB-FW-IMAGE\nPSID={psid}\nFW={fw}\nNAME={name}\n"
             f"DEVICE_TYPE=ConnectX7\nPXE=3.7.500\nUEFI=14.35.15\n")
 
