@@ -227,6 +227,10 @@ def generate_model(nodes, transport, nics, speed):
         cabling = topo["cabling"][name]
         node = hardware.new_node(name, i, transport, nics, speed, cabling)
         node["mgmt_ip"] = node_ip(i)
+        for nic, cab in zip(node["nics"], cabling):
+            # The rail address is the site's plan, not hardware: the inventory
+            # is generated with it and the rdma_netdev role configures it.
+            nic["address"] = cab.get("address")
         m["nodes"][name] = node
     return m
 
