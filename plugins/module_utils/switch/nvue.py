@@ -82,16 +82,25 @@ def parse_interface_summary(text):
 
 
 def parse_roce_status(text):
-    """``nv show interface <swp> qos roce status`` -> {"pfc": [..], "trust": str, "ecn": bool, ...}."""
+    """``nv show interface <swp> qos roce status`` -> {"pfc": [..], "trust": str, "ecn": bool, ...}.
+
+    Values are read from the ``operational`` column (its position comes from
+    the header line), so an empty value is not mistaken for the description.
+    """
     if re.search(r"^Error", text or "", re.M):
         raise ValueError(f"nvue: {text.strip()}")
-    vals = {}
+    vals, col = {}, None
     for line in (text or "").splitlines():
+        if col is None and "operational" in line:
+            start = line.index("operational")
+            nxt = re.search(r"\S", line[start + len("operational"):])
+            col = (start, start + len("operational") + (nxt.start() if nxt else 40))
+            continue
         if line.startswith("RoCE "):
             break
-        m = re.match(r"^\s*(pfc-priority|trust-mode|congestion-mode|min-threshold|max-threshold|mode|rx-enabled|tx-enabled)\s*(.*?)\s*$", line)
-        if m:
-            vals[m.group(1)] = m.group(2)
+        m = re.match(r"^\s*(pfc-priority|trust-mode|congestion-mode|min-threshold|max-threshold|mode)\b", line)
+        if m and col:
+            vals[m.group(1)] = line[col[0]:col[1]].strip()
     pfc = vals.get("pfc-priority", "")
     return {
         "pfc": [int(x) for x in re.findall(r"\d+", pfc)],

@@ -113,24 +113,32 @@ def sonic_commands(want, have, scope):
 
 
 def parse_table(text):
-    """A sonic-utilities tabulate table -> list of row dicts keyed by header."""
+    """A sonic-utilities (tabulate) table -> list of row dicts keyed by header.
+
+    Column boundaries come from the dashed rule under the header; a cell runs
+    from the end of the previous column's dashes to the start of the next
+    one's, so left- and right-aligned cells both land in their column.
+    """
     lines = [ln for ln in (text or "").splitlines() if ln.strip()]
-    for i, ln in enumerate(lines[:-1]):
-        if re.match(r"^\s*-{2,}(\s+-{2,})+\s*$", lines[i + 1]):
-            spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i + 1])]
-            heads = [ln[a:b + 2].strip() if j == len(spans) - 1 else ln[a:spans[j + 1][0]].strip()
-                     for j, (a, b) in enumerate(spans)]
-            rows = []
-            for row in lines[i + 2:]:
-                if re.match(r"^\s*-{2,}", row):
-                    break
-                cells = []
-                for j, (a, b) in enumerate(spans):
-                    start = spans[j - 1][1] if j else 0
-                    end = spans[j + 1][0] if j + 1 < len(spans) else len(row)
-                    cells.append(row[start:end].strip())
-                rows.append(dict(zip(heads, cells)))
-            return rows
+    for i in range(1, len(lines)):
+        if not re.match(r"^\s*-{2,}(\s+-{2,})+\s*$", lines[i]):
+            continue
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i])]
+
+        def cells(row):
+            out = []
+            for j in range(len(spans)):
+                start = spans[j - 1][1] if j else 0
+                end = spans[j + 1][0] if j + 1 < len(spans) else len(row)
+                out.append(row[start:end].strip())
+            return out
+        heads = cells(lines[i - 1])
+        rows = []
+        for row in lines[i + 1:]:
+            if re.match(r"^\s*-{2,}", row):
+                break
+            rows.append(dict(zip(heads, cells(row))))
+        return rows
     return []
 
 
