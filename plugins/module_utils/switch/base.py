@@ -192,8 +192,14 @@ def write_backup(backup_dir, switch, platform, text, stamp):
     """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600."""
     d = os.path.join(os.path.expanduser(backup_dir), switch)
     os.makedirs(d, mode=0o700, exist_ok=True)
-    path = os.path.join(d, f"{stamp}.{platform}.cfg")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    n = 0
+    while True:
+        path = os.path.join(d, f"{stamp}{'-%d' % n if n else ''}.{platform}.cfg")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:  # two changes within one second: never overwrite a backup
+            n += 1
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     os.chmod(path, 0o600)
