@@ -81,13 +81,13 @@ class Driver:
             self.conn = ConnectHandler(**params)
         except NetmikoAuthenticationException as exc:
             raise SwitchError(self.name, f"authentication failed for user {self.username!r} at {where}") from exc
-        except NetmikoTimeoutException as exc:
-            raise SwitchError(self.name, f"unreachable at {where}: {_first_line(exc)}") from exc
-        except Exception as exc:  # paramiko: host key rejected, connection refused, ...
+        except Exception as exc:  # timeout, refused, host key rejected (netmiko wraps paramiko's)
             text = str(exc)
-            if "known_hosts" in text or "host key" in text.lower() or "not found in" in text:
+            if "known_hosts" in text or "host key" in text.lower():
                 raise SwitchError(self.name, f"SSH host key of {where} is not in the known_hosts file "
-                                             f"{self.known_hosts}: {_first_line(exc)}") from exc
+                                             f"{self.known_hosts} (or does not match it): {_last_line(exc)}") from exc
+            if isinstance(exc, NetmikoTimeoutException):
+                raise SwitchError(self.name, f"unreachable at {where}: {_first_line(exc)}") from exc
             raise SwitchError(self.name, f"unreachable at {where}: {type(exc).__name__}: {_first_line(exc)}") from exc
 
     def close(self):
@@ -181,6 +181,11 @@ class Driver:
 def _first_line(exc):
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _last_line(exc):
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
 
 
 def timestamp(now=None):
