@@ -25,7 +25,7 @@ description:
     C(config save)). A rejected command or a failed post-check rolls back
     (C(nv config detach) or re-apply of the previous revision, session abort,
     C(config rollback)) and the module fails naming the switch.
-  - Connects from the controller; run it with C(connection: local).
+  - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers
 options:
@@ -122,8 +122,10 @@ notes:
   - C(changed) is true only when commands were applied (or, in check mode, would be).
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying the switch.
     support: full
   diff_mode:
+    description: Returns the managed configuration before and after (the intent) in the platform's own form.
     support: full
 """
 

@@ -12,7 +12,7 @@ description:
     running config not saved or leftover change-window checkpoints), and for
     each of O(fabric_ports) the operational link state with the PFC
     priorities and ECN state read back from the switch.
-  - Connects from the controller; run it with C(connection: local).
+  - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers
 options:
@@ -72,8 +72,10 @@ notes:
   - Read-only; check mode is supported and changes nothing either way.
 attributes:
   check_mode:
+    description: Read-only; runs the same in check mode.
     support: full
   diff_mode:
+    description: Nothing to diff.
     support: none
 """
 
