@@ -52,6 +52,8 @@ class Lab:
         self.state = os.path.join(tmp, "state")
         self.port = free_port()
         self.model, self.uplinks = gen.write(self.state, nodes=2, port=self.port)
+        self.key = os.path.join(tmp, "id_ed25519")
+        self.write_client_key()
         self.log = open(os.path.join(tmp, "switchsim.log"), "w")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "lab", "switchsim", "run.py"), "--state", self.state],
@@ -66,6 +68,14 @@ class Lab:
             self.creds = json.load(f)
         self.backups = os.path.join(tmp, "backups")
         self.inventory = self.write_inventory("inv")
+
+    def write_client_key(self):
+        import asyncssh
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        key.write_private_key(self.key)
+        os.chmod(self.key, 0o600)
+        os.makedirs(os.path.join(self.state, "switchsim"), exist_ok=True)
+        key.write_public_key(os.path.join(self.state, "switchsim", "authorized_keys"))
 
     def write_inventory(self, name, host_vars=None):
         import yaml
@@ -87,9 +97,10 @@ class Lab:
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
         return p.returncode, p.stdout + p.stderr
 
-    def running(self, name):
+    def running(self, name, **auth):
+        auth = auth or {"password": self.creds["password"]}
         d = driver_for(SWITCHES[name], name, host=ADDR[name], port=self.port, username=self.creds["username"],
-                       password=self.creds["password"], known_hosts=self.known_hosts)
+                       known_hosts=self.known_hosts, **auth)
         try:
             return d.get_running()
         finally:
@@ -214,6 +225,11 @@ def test_auth_failure_and_unknown_host_key_name_the_switch(lab):
     assert "switch leaf1: SSH host key of 127.0.1.1" in out and "not in the known_hosts file" in out, out
     assert "switch leaf2: authentication failed for user 'admin'" in out, out
     assert lab.creds["password"] not in out
+
+
+def test_public_key_login(lab):
+    for n in SWITCHES:
+        assert lab.running(n, key_file=lab.key) == lab.running(n)
 
 
 def test_round_trip_wrong_config_then_restore_is_byte_identical(lab):
