@@ -148,11 +148,13 @@ class Eos(Platform):
                 self._cancel(name)
                 s["state"] = "completed"
                 s.pop("snapshot", None)
+                self._prune()
                 self.store.save(self)
                 return ""
             if s["state"] == "pending":
                 self.cfg = copy.deepcopy(s["cfg"])
                 s["state"] = "completed"
+                self._prune()
                 self.changed()
                 return ""
             return f"% Session {name} is {s['state']}"
@@ -168,6 +170,12 @@ class Eos(Platform):
             self.store.save(self)
             return ""
         return f"% Session {name} is {s['state']}"
+
+    def _prune(self):
+        """EOS keeps one completed session (Maximum number of completed sessions: 1)."""
+        done = [n for n, s in self.sessions.items() if s["state"] == "completed"]
+        for n in done[:-1]:
+            del self.sessions[n]
 
     def _cancel(self, name):
         t = self._timers.pop(name, None)
@@ -221,6 +229,7 @@ class Eos(Platform):
                         self._timers[name] = self.loop.call_later(secs, self._timer_fired, name)
                 else:
                     s["state"] = "completed"
+                    self._prune()
                 self.cfg = copy.deepcopy(s["cfg"])
                 ctx["mode"], ctx["session"] = [], None
                 self.changed()

@@ -310,9 +310,11 @@ class Sonic(Platform):
         return res
 
     def fault_pfc_off(self, port):
+        """Someone ran `config interface pfc priority <port> <p> off` and `config save -y`."""
         qm = self.db.get("PORT_QOS_MAP", {}).get(port)
         if qm:
             qm.pop("pfc_enable", None)
+        self.saved = copy.deepcopy(self.db)
         self.changed()
 
 
