@@ -68,6 +68,10 @@ options:
     type: list
     elements: str
     default: []
+  return_running_config:
+    description: Also return the whole running configuration (it may hold hashed secrets; off by default).
+    type: bool
+    default: false
 notes:
   - Read-only; check mode is supported and changes nothing either way.
 attributes:
@@ -95,7 +99,7 @@ EXAMPLES = r"""
 RETURN = r"""
 running_config:
   description: The running configuration as the switch prints it.
-  returned: always
+  returned: when O(return_running_config=true)
   type: str
 pending:
   description: Descriptions of uncommitted or unconfirmed configuration; empty when none.
@@ -127,7 +131,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_comm
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(CONNECTION_ARGS), supports_check_mode=True)
+    spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False))
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     p = module.params
     try:
         driver = make_driver(p)
@@ -142,8 +147,9 @@ def main():
         module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
     finally:
         driver.close()
+    extra = {"running_config": running} if p["return_running_config"] else {}
     module.exit_json(
-        changed=False, running_config=running, pending=pending,
+        changed=False, pending=pending, **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
         ports_missing=[x for x in p["fabric_ports"] if x not in ports],
         ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]])

@@ -28,5 +28,16 @@ def make_driver(p):
         command_timeout=p["command_timeout"], profile=p["profile"])
 
 
+# Outputs that are whole configurations (they may hold hashed secrets) are
+# summarised in the command log, never copied into the module result.
+_CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", "cat /etc/sonic/config_db.json",
+                 "show running-config")
+
+
 def command_log(driver):
-    return [{"command": c, "output": o} for c, o in driver.log]
+    log = []
+    for c, o in driver.log:
+        if c in _CONFIG_READS:
+            o = f"<running configuration, {len(o.splitlines())} lines, not shown>"
+        log.append({"command": c, "output": o})
+    return log
