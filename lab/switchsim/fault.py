@@ -45,7 +45,7 @@ def inject(state, request, timeout=10.0):
 
 def record(state, request):
     os.environ["LINERATE_LAB_STATE"] = state
-    from common import model
+    from simcore import model
     with model.locked() as m:
         m.setdefault("faults", []).append(dict(request, kind="switch"))
 

@@ -23,7 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from server import Simulator  # noqa: E402
+from sim_server import Simulator  # noqa: E402
 
 
 def load_credentials(path):

@@ -20,7 +20,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-import gen  # noqa: E402
+import topology as gen  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402
 

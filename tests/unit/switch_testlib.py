@@ -72,10 +72,10 @@ class SimSwitch:
 
     def __init__(self, tmp_path, platform, ports):
         import json
-        from common import Store
-        from eos import Eos
-        from nvue import Nvue
-        from sonic import Sonic
+        from simcore import Store
+        from sim_eos import Eos
+        from sim_nvue import Nvue
+        from sim_sonic import Sonic
         spec = {"platform": platform, "address": "127.0.1.9", "port": 22,
                 "ports": {p: {"peer": f"node{i + 1}:mlx5_0", "speed_gbps": 400} for i, p in enumerate(ports)}}
         (tmp_path / "fabric.json").write_text(json.dumps({"version": 1, "nodes": {}, "switches": {"sw": spec}}))

@@ -66,7 +66,7 @@ def test_sonic_errors_in_sonic_words(tmp_path, monkeypatch):
 
 
 def test_eos_pages_long_output_until_terminal_length_0(tmp_path, monkeypatch):
-    from server import CliSession
+    from sim_server import CliSession
 
     sim = _sim(tmp_path, monkeypatch, "eos", [f"Ethernet{i}/1" for i in range(1, 9)])
 

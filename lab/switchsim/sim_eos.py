@@ -15,7 +15,7 @@ import copy
 import difflib
 import re
 
-from common import Exit, Platform, kb, natural_key
+from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1g", "10g", "25g", "40g", "50g", "100g", "200g", "400g", "800g", "auto")
 

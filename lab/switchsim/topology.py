@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a fabric.json with the lab's default switch topology (for tests and demos).
 
-    lab/switchsim/gen.py --state DIR [--nodes 2] [--port 2222] [--base 127.0.1.]
+    lab/switchsim/topology.py --state DIR [--nodes 2] [--port 2222] [--base 127.0.1.]
                          [--inventory hosts.yml]
 
 leaf1 (nvue), leaf2 (sonic), spine1 (eos); node<i> mlx5_0 -> leaf1 swp<i>,

@@ -10,7 +10,7 @@ import datetime
 import re
 import shlex
 
-from common import Exit, Platform, kb, natural_key
+from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G", "auto")
 NAME = r"[A-Za-z0-9_.-]+"

@@ -14,10 +14,10 @@ import os
 
 import asyncssh
 
-from common import Exit, Store
-from eos import Eos
-from nvue import Nvue
-from sonic import Sonic
+from simcore import Exit, Store
+from sim_eos import Eos
+from sim_nvue import Nvue
+from sim_sonic import Sonic
 
 PLATFORMS = {"nvue": Nvue, "sonic": Sonic, "eos": Eos}
 log = logging.getLogger("switchsim")
@@ -185,7 +185,7 @@ class Simulator:
         return asyncssh.read_private_key(path)
 
     async def start(self):
-        from common import model
+        from simcore import model
         m = model.load()
         key = self.host_key()
         pub = key.export_public_key("openssh").decode().split()

@@ -13,7 +13,7 @@ import json
 import re
 import shlex
 
-from common import Exit, Platform, kb, natural_key
+from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
 
