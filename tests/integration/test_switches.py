@@ -27,6 +27,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers imp
 SWITCHES = {"leaf1": "nvue", "leaf2": "sonic", "spine1": "eos"}
 ADDR = {"leaf1": "127.0.1.1", "leaf2": "127.0.1.2", "spine1": "127.0.1.3"}
 PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
+FAST = ("-e", "switch_fabric_serial=3")   # one batch of all three switches where batching is not under test
 
 
 def free_port():
@@ -151,7 +152,7 @@ def test_check_mode_shows_the_diff_and_changes_nothing(lab):
 
 
 def test_apply_then_second_run_changes_nothing(lab):
-    rc, out = lab.play("switches.yml")
+    rc, out = lab.play("switches.yml", *FAST)
     assert rc == 0, out
     assert all(recap(out)[n]["changed"] == 1 for n in SWITCHES), out
     for n in SWITCHES:
@@ -160,7 +161,7 @@ def test_apply_then_second_run_changes_nothing(lab):
     for sw, port in (("leaf1", "swp1"), ("leaf2", "Ethernet8"), ("spine1", "Ethernet4/1")):
         st = lab.model_port(sw, port)
         assert st["pfc"] == [3] and st["mtu"] == 9216 and st["trust"] == "dscp" and st["ecn"]["enabled"], st
-    rc, out = lab.play("switches.yml")
+    rc, out = lab.play("switches.yml", *FAST)
     assert rc == 0, out
     assert all(recap(out)[n]["changed"] == 0 for n in SWITCHES), out
 
@@ -168,7 +169,7 @@ def test_apply_then_second_run_changes_nothing(lab):
 def test_pfc_fault_reaches_the_model_and_a_rerun_repairs_it(lab):
     lab.fault("leaf1", "pfc_off", "swp2")
     assert lab.model_port("leaf1", "swp2")["pfc"] == []
-    rc, out = lab.play("switches.yml")
+    rc, out = lab.play("switches.yml", *FAST)
     assert rc == 0, out
     r = recap(out)
     assert (r["leaf1"]["changed"], r["leaf2"]["changed"], r["spine1"]["changed"]) == (1, 0, 0), out
@@ -239,7 +240,7 @@ def test_round_trip_wrong_config_then_restore_is_byte_identical(lab):
     assert rc == 0, out
     assert lab.model_port("leaf2", "Ethernet0")["pfc"] == [5]
     assert all(lab.running(n) != good[n] for n in SWITCHES)
-    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest")
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST)
     assert rc == 0, out
     assert {n: lab.running(n) for n in SWITCHES} == good
     assert lab.model_port("leaf2", "Ethernet0")["pfc"] == [3]
