@@ -64,11 +64,14 @@ class Nvue(Platform):
         self._timer = None
 
     def to_json(self):
-        return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions}
+        return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions,
+                "confirm": self.confirm}
 
     def from_json(self, d):
         self.applied, self.pending, self.revisions = d["applied"], d["pending"], d["revisions"]
-        self.confirm, self._timer = None, None
+        self.confirm, self._timer = d.get("confirm"), None
+        if self.confirm:   # the simulator restarted while an apply awaited confirmation: it timed out
+            self._confirm_expired()
 
     # ------------------------------------------------------------ CLI
     def prompt(self, ctx):

@@ -149,8 +149,14 @@ class NvueDriver(Driver):
         return "".join(f"nv set {k} {_q(v)}\n" for k, v in sorted(facts.items()) if scope(k))
 
     def pending(self):
+        problems = []
         out = self.run("nv config diff").strip()
-        return [f"pending NVUE revision:\n{out}"] if out else []
+        if out:
+            problems.append(f"pending NVUE revision:\n{out}")
+        unconfirmed = [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
+        if unconfirmed:
+            problems.append("applied revision(s) awaiting confirmation: " + ", ".join(unconfirmed))
+        return problems
 
     def begin(self, tag):
         applied = [r for r, st in parse_revisions(self.run("nv config revision")) if st.startswith("applied")]
