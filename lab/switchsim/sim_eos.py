@@ -15,7 +15,7 @@ import copy
 import difflib
 import re
 
-from simcore import Exit, Platform, kb, natural_key
+from simcore import Exit, Platform, natural_key
 
 SPEEDS = ("1g", "10g", "25g", "40g", "50g", "100g", "200g", "400g", "800g", "auto")
 
@@ -86,8 +86,6 @@ class Eos(Platform):
         for depth in range(len(ctx["mode"]), 0, -1):
             out = self.config_cmd(ctx, ctx["mode"][:depth], stripped)
             if out is not None:
-                if depth < len(ctx["mode"]) and ctx["mode"][:depth] == ctx["mode"][:depth]:
-                    pass
                 return out
         # exec commands (show ...) work in config mode too
         if stripped.startswith("show "):
@@ -198,15 +196,8 @@ class Eos(Platform):
         kind = mode[-1][0]
         cfg = self.target(ctx)
         if kind == "config":
-            if line in ("end",):
-                ctx["mode"] = []
-                ctx["session"] = None if not ctx["session"] else ctx["session"]
-                if ctx["session"]:
-                    ctx["session"] = None
-                return ""
-            if line == "exit":
-                ctx["mode"] = []
-                ctx["session"] = None
+            if line in ("end", "exit"):   # leaves config mode; a session stays pending
+                ctx["mode"], ctx["session"] = [], None
                 return ""
             if line == "abort":
                 if not ctx["session"]:
@@ -371,7 +362,7 @@ class Eos(Platform):
                                               lineterm=""))
 
     def show_sessions(self, ctx):
-        rows = [f"Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
+        rows = ["Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
                 "  Name                           State                User       Terminal",
                 "  ------------------------------ -------------------- ---------- --------"]
         for n, s in self.sessions.items():
@@ -458,4 +449,3 @@ def render(cfg, device_line):
     return "\n".join(out)
 
 
-__all__ = ["Eos", "kb"]
