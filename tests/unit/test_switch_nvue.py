@@ -36,6 +36,11 @@ def test_parse_config_show_commands():
     assert facts["system hostname"] == "leaf1"
 
 
+def test_parse_skips_comments_and_the_trailing_apply():
+    assert nvue.parse_nvue_commands("# header\nnv set system hostname x\nnv config apply\n") == {
+        "system hostname": "x"}
+
+
 def test_parse_rejects_non_config_output():
     with pytest.raises(ValueError):
         nvue.parse_nvue_commands("Error: The requested item does not exist.")

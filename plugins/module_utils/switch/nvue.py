@@ -26,8 +26,8 @@ def parse_nvue_commands(text):
     facts = {}
     for raw in (text or "").splitlines():
         line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+        if not line or line.startswith("#") or line.startswith("nv config apply"):
+            continue   # the command listing may end with the apply that would load it
         if not line.startswith("nv set "):
             if line.startswith("nv "):
                 raise ValueError(f"nvue: not an 'nv set' line: {line!r}")
