@@ -207,10 +207,14 @@ class Simulator:
             port = int(self.port_override or spec.get("port", 22))
             if not addr.startswith("127."):
                 raise SystemExit(f"switch {name}: {addr} is not a loopback address; refusing to listen")
-            srv = await asyncssh.create_server(
-                lambda sw=sw: SwitchServer(sw, self.creds, authorized), addr, port,
-                server_host_keys=[key], reuse_address=True, line_editor=False,
-                keepalive_interval=0, login_timeout=30)
+            try:
+                srv = await asyncssh.create_server(
+                    lambda sw=sw: SwitchServer(sw, self.creds, authorized), addr, port,
+                    server_host_keys=[key], reuse_address=True, line_editor=False,
+                    keepalive_interval=0, login_timeout=30)
+            except OSError as exc:
+                raise SystemExit(f"switch {name}: cannot listen on {addr}:{port}: {exc.strerror} "
+                                 "(pick another port in the model, or run.py --port)") from None
             self.servers.append(srv)
             self.store.publish(sw)
             known.append(f"[{addr}]:{port} {pub[0]} {pub[1]}" if port != 22 else f"{addr} {pub[0]} {pub[1]}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a fabric.json with the lab's default switch topology (for tests and demos).
 
-    lab/switchsim/topology.py --state DIR [--nodes 2] [--port 2222] [--base 127.0.1.]
+    lab/switchsim/topology.py --state DIR [--nodes 2] [--port auto|N] [--base 127.0.1.]
                          [--inventory hosts.yml]
 
 leaf1 (nvue), leaf2 (sonic), spine1 (eos); node<i> mlx5_0 -> leaf1 swp<i>,
@@ -25,6 +25,31 @@ def leaf_port(platform, i):
     if platform == "sonic":
         return f"Ethernet{8 * (i - 1)}"
     return f"Ethernet{i}/1"
+
+
+def port_free(addresses, port):
+    """Whether every address can listen on port (sshd on 0.0.0.0:22 makes 22 busy everywhere)."""
+    import socket
+    for a in addresses:
+        s = socket.socket()
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((a, port))
+        except OSError:
+            return False
+        finally:
+            s.close()
+    return True
+
+
+def pick_port(addresses, preferred=22, fallback=2222):
+    """22 when free on all addresses, else the first free port from fallback up."""
+    if port_free(addresses, preferred):
+        return preferred
+    for port in range(fallback, fallback + 100):
+        if port_free(addresses, port):
+            return port
+    raise RuntimeError(f"no free port for {addresses}")
 
 
 def topology(nodes=2, base="127.0.1.", port=22, speed=400):
@@ -87,11 +112,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--state", required=True)
     ap.add_argument("--nodes", type=int, default=2)
-    ap.add_argument("--port", type=int, default=22)
+    ap.add_argument("--port", default="auto", help="SSH port of every switch, or 'auto': 22 if free, else 2222+")
     ap.add_argument("--base", default="127.0.1.")
     ap.add_argument("--inventory", help="also write a YAML inventory here")
     a = ap.parse_args(argv)
-    model, uplinks = write(a.state, a.nodes, a.port, a.base)
+    port = pick_port([f"{a.base}{i}" for i in range(1, len(PLATFORMS) + 1)]) if a.port == "auto" else int(a.port)
+    model, uplinks = write(a.state, a.nodes, port, a.base)
+    print(f"switches on {a.base}1-{len(PLATFORMS)} port {port}")
     if a.inventory:
         import yaml  # ansible's dependency, present in the venv
         inv = inventory(model, uplinks, os.path.join(os.path.abspath(a.state), "switchsim", "known_hosts"))
