@@ -382,12 +382,12 @@ def write_inventory(model_, inventory_dir):
     lines += ["    switches:", "      vars:",
               "        ansible_connection: local",
               "        ansible_python_interpreter: \"{{ ansible_playbook_python }}\"",
-              f"        switch_known_hosts: {os.path.join(STATE, 'ssh', 'known_hosts.switches')}",
+              f"        switch_known_hosts: {os.path.join(STATE, 'switchsim', 'known_hosts')}",
               "      hosts:"]
     for name, sw in sorted(model_["switches"].items()):
         lines += [f"        {name}:",
-                  f"          switch_host: {sw['address']}",
-                  f"          switch_ssh_port: {sw['port']}",
+                  f"          ansible_host: {sw['address']}",
+                  f"          ansible_port: {sw['port']}",
                   f"          switch_platform: {sw['platform']}",
                   f"          switch_role: {sw['role']}"]
         if sw.get("uplinks"):

@@ -22,9 +22,11 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from simcore import data_dir  # noqa: E402
+
 
 def inject(state, request, timeout=10.0):
-    d = os.path.join(state, "switchsim", "faults")
+    d = os.path.join(data_dir(state), "faults")
     os.makedirs(d, exist_ok=True)
     rid = f"{time.time():.6f}-{uuid.uuid4().hex[:8]}"
     tmp = os.path.join(d, f".{rid}.tmp")

@@ -24,6 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from sim_server import Simulator  # noqa: E402
+from simcore import data_dir  # noqa: E402
 
 
 def load_credentials(path):
@@ -71,12 +72,12 @@ def main(argv=None):
     logging.basicConfig(filename=args.log, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
-    creds = load_credentials(args.credentials or os.path.join(state, "switchsim", "credentials.json"))
+    creds = load_credentials(args.credentials or os.path.join(data_dir(state), "credentials.json"))
     if args.credentials_yml:
         write_vars(args.credentials_yml, creds)
     names = {n for n in args.only.split(",") if n} or None
     sim = Simulator(state, names=names, port_override=args.port, credentials=creds)
-    pidfile = args.pidfile or os.path.join(state, "switchsim", "switchsim.pid")
+    pidfile = args.pidfile or os.path.join(data_dir(state), "switchsim.pid")
 
     async def serve():
         await sim.start()

@@ -84,12 +84,21 @@ class Platform:
         raise NotImplementedError
 
 
+def data_dir(state_dir):
+    """Where the simulators keep their own files (host key, credentials, configs).
+
+    ``LINERATE_SWITCHSIM_DIR`` puts them apart from the fabric model, whose
+    directory is mounted into every node: switch secrets stay off the nodes.
+    """
+    return os.environ.get("LINERATE_SWITCHSIM_DIR") or os.path.join(state_dir, "switchsim")
+
+
 class Store:
-    """Per-switch state files under <state>/switchsim/, and the model bridge."""
+    """Per-switch state files under data_dir(state), and the model bridge."""
 
     def __init__(self, state_dir):
         self.state_dir = state_dir
-        self.dir = os.path.join(state_dir, "switchsim")
+        self.dir = data_dir(state_dir)
         os.makedirs(self.dir, exist_ok=True)
         os.environ["LINERATE_LAB_STATE"] = state_dir
 
