@@ -43,7 +43,9 @@ PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"
 LOOPBACK_BASE = f"127.0.{1 + _SLOT}"
 MIRROR = os.environ.get("LINERATE_LAB_MIRROR", "")
 NODE_PACKAGES = ["python3", "openssh-server", "iproute2", "kmod", "ethtool", "procps",
-                 "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg"]
+                 "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg",
+                 # nccl-tests' launcher: mpirun starts its ranks over SSH between nodes.
+                 "openmpi-bin", "openssh-client"]
 # Everything that shapes the image; a change rebuilds it.
 IMAGE_RECIPE_VERSION = 3
 
