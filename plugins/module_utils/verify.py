@@ -49,10 +49,12 @@ def round_robin(nodes):
     """Rounds of disjoint pairs covering every pair once (circle method).
 
     N nodes -> N-1 rounds (N even) or N rounds (N odd, one node idle per
-    round). Each pair is ``[server, client]``; roles alternate so every node
-    is server in about half of its tests.
+    round). Each pair is ``[server, client]``; for nodes i < j (plan order)
+    i serves when i + j is odd, so every node is server in about half of its
+    tests (an asymmetric fault shows whichever way it points).
     """
     nodes = list(nodes)
+    order = {n: k for k, n in enumerate(nodes)}
     if len(nodes) < 2:
         return []
     ring = nodes + ([None] if len(nodes) % 2 else [])
@@ -64,7 +66,8 @@ def round_robin(nodes):
             a, b = ring[i], ring[n - 1 - i]
             if a is None or b is None:
                 continue
-            pairs.append([a, b] if (r + i) % 2 == 0 else [b, a])
+            lo, hi = sorted((a, b), key=order.get)
+            pairs.append([lo, hi] if (order[lo] + order[hi]) % 2 else [hi, lo])
         rounds.append(pairs)
         ring = [ring[0]] + [ring[-1]] + ring[1:-1]
     return rounds
@@ -237,10 +240,13 @@ def _test_error_code(t):
     """The code explaining a failed test, preferring the side that failed first."""
     server_code = classify_rdma_error(t.get("server_error")) if t.get("server_error") else None
     client_code = classify_rdma_error(t.get("client_error")) if t.get("client_error") else None
-    for code in ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY"):
+    for code in ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED"):
         if code in (server_code, client_code):
             side = "server" if server_code == code else "client"
             return code, side
+    if "RDMA_TRANSPORT_RETRY" in (server_code, client_code):
+        # frames dropped somewhere on the path (receiver MTU, a switch port): localised across tests
+        return "RDMA_TRANSPORT_RETRY", None
     if client_code:
         return client_code, "server" if client_code == "RDMA_CONNECT_FAILED" else "client"
     if server_code:
@@ -350,8 +356,13 @@ def rdma_findings(tests, fabric, cabling, hints=()):
         if code == "RDMA_BW_LOW":
             layer, hint = _bw_layer(s["tests"], fabric.get("link_speed_gbps", 400))
         rates = ", ".join(f"{t['gbps']:.1f}" for t in s["tests"] if t.get("gbps") is not None)
-        first_err = next((t.get("client_error") or t.get("server_error") for t in s["tests"]
-                          if t.get("client_error") or t.get("server_error")), None)
+        first_err = None
+        for t in s["tests"]:
+            for e in (t.get("server_error"), t.get("client_error")):
+                if e and classify_rdma_error(e) == code:
+                    first_err = first_err or e
+        first_err = first_err or next((t.get("client_error") or t.get("server_error") for t in s["tests"]
+                                       if t.get("client_error") or t.get("server_error")), None)
         msg = (f"{node} {device} (switch {where['switch']} port {where['switch_port']}): "
                f"{len(s['tests'])} failing test(s) against {', '.join(peers)}; passed {s['passed']}")
         if code == "RDMA_BW_LOW":
@@ -454,6 +465,9 @@ def nccl_findings(run, fabric, hosts, expect_gdr=True):
                     "NCCL_TRANSPORT_RETRY" if re.search(r"status=12|error 12|retry", err) else "NCCL_FAILED")
             out.append(finding(code, f"{node}: {err}", node=node, check=check))
             suspects.append(code)
+    if any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY") for f in out):
+        # the other ranks only saw their peer go away: the specific failure explains them
+        out = [f for f in out if f["code"] != "NCCL_FAILED"]
     if run.get("error") and not any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY", "NCCL_FAILED") for f in out):
         out.append(finding("NCCL_FAILED", f"{test}: {run['error']}", check=check))
     busbw = run.get("busbw")
@@ -481,7 +495,7 @@ def correlate(findings):
         if f.get("check") == "ports" and f.get("device"):
             by_ep.setdefault((f["node"], f["device"]), []).append(f)
     for f in findings:
-        if f.get("check") == "ib_write_bw" and f.get("device"):
+        if f.get("check") != "ports" and f.get("device"):
             port = by_ep.get((f["node"], f["device"]))
             if port:
                 f["layer"] = port[0]["layer"]

@@ -85,6 +85,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+test:
+  description: The nccl-tests binary that ran.
+  returned: always
+  type: str
 argv:
   description: The mpirun command line.
   returned: always
@@ -171,7 +175,7 @@ def main():
         supports_check_mode=True)
     p = module.params
     if module.check_mode:
-        module.exit_json(changed=False, argv=build_argv(p, p["mpirun"]), skipped_run=True)
+        module.exit_json(changed=False, test=p["test"], argv=build_argv(p, p["mpirun"]), skipped_run=True)
     mpirun = module.get_bin_path(p["mpirun"], required=True)
     module.get_bin_path(p["test"], required=True)
     json_path = None
@@ -185,7 +189,7 @@ def main():
         rc, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
         rc, out = None, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-    result = dict(changed=False, argv=argv, rc=rc, stdout=out, busbw=None, avg_busbw=None, error=None,
+    result = dict(changed=False, test=p["test"], argv=argv, rc=rc, stdout=out, busbw=None, avg_busbw=None, error=None,
                   results=None, logs={})
     try:
         if json_path and os.path.getsize(json_path) > 0:

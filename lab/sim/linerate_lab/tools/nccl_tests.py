@@ -317,7 +317,7 @@ def print_channels(log, info, verdict, first_rank, nranks):
             log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/IB/{dev}{suffix}")
             log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/IB/{dev}{suffix}",
                      dev=ngpu - 1)
-    else:
+    elif info["net"] == "Socket":
         for ch in range(2):
             log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/Socket/0")
             log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/Socket/0",
