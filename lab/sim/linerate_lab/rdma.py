@@ -45,6 +45,10 @@ def sh(argv):
     return res.stdout if res.returncode == 0 else ""
 
 
+def list_netdevs():
+    return sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+
+
 def netdev_state(netdev):
     """Carrier, MTU and addresses of a netdev, from the kernel."""
     base = f"/sys/class/net/{netdev}"

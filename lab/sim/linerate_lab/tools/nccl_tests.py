@@ -105,7 +105,7 @@ def match_list(spec, names):
 
 
 def socket_interface(spec):
-    names = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+    names = rdma.list_netdevs()
     if not spec:
         names = [n for n in names if n != "lo" and not n.startswith("docker")]
     for name in match_list(spec, names):
