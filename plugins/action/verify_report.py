@@ -87,7 +87,7 @@ class ActionModule(ActionBase):
                             "transports": {h: (lg or {}).get("transport") for h, lg in (run.get("logs") or {}).items()},
                             "gdr": {h: (lg or {}).get("gdr") for h, lg in (run.get("logs") or {}).items()},
                             "detail": (f"busbw {busbw:.2f} GB/s" if busbw is not None else "no result")
-                            + f" (threshold {threshold:g} GB/s)" + (f"; {run['error']}" if run.get("error") else ""),
+                            + f" (threshold {threshold:g} GB/s)" + (f"; {run['error'][:160]}" if run.get("error") else ""),
                             "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None,
                                        "message": "; ".join(x["message"] for x in f) or None, "findings": f}]}
 

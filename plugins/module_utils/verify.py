@@ -500,6 +500,12 @@ def correlate(findings):
             if port:
                 f["layer"] = port[0]["layer"]
                 f["related"] = [p["code"] for p in port]
+        elif str(f.get("check", "")).startswith("nccl") and f.get("node") and not f.get("device"):
+            # the NCCL log names the node; the port check may know the one port to blame
+            same = [p[0] for (n, _), p in by_ep.items() if n == f["node"] and p[0]["layer"] == f["layer"]]
+            if len(same) == 1:
+                f.update(device=same[0]["device"], switch=same[0]["switch"], switch_port=same[0]["switch_port"],
+                         related=[same[0]["code"]])
         elif str(f.get("check", "")).startswith("nccl") and f["code"] == "NCCL_BUSBW_LOW":
             port_layers = sorted({p[0]["layer"] for p in by_ep.values()})
             if len(port_layers) == 1 and f["layer"] == "pfc":

@@ -103,15 +103,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-results:
-  description: One entry per test.
+tests:
+  description: One entry per test (rail).
   returned: always
   type: list
   elements: dict
   contains:
     device: {description: RDMA device, type: str}
     argv: {description: The command that ran, type: list}
-    rc: {description: Exit status (null in check mode or when killed), type: int}
+    exit_status: {description: Exit status (null in check mode or when killed), type: int}
     gbps: {description: Average bandwidth of the last row in Gb/s (null on error), type: float}
     error: {description: The tool's error lines when it failed, type: str}
     parsed: {description: The perftest parser's result, type: dict}
@@ -193,7 +193,7 @@ def run_all(module, binary, p):
             pending.append(job)
             continue
         res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
-               "server": job["test"].get("server"), "argv": job["argv"], "rc": rc, "stdout": out, "stderr": err,
+               "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
                "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
         if killed:
             res["error"] = f"killed after {timeout} s" + (" (no client connected)" if p["mode"] == "server" else "")
@@ -244,11 +244,11 @@ def main():
         binary = module.get_bin_path(p["tool"]) or p["tool"]
         argvs = [build_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
         module.exit_json(changed=False, passed=True, skipped_run=True,
-                         results=[{"device": t["device"], "argv": a, "rc": None, "gbps": None, "error": None}
+                         tests=[{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None}
                                   for t, a in zip(p["tests"], argvs)])
     binary = module.get_bin_path(p["tool"], required=True)
     results = run_all(module, binary, p)
-    module.exit_json(changed=False, results=results, passed=all(r["error"] is None for r in results))
+    module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))
 
 
 if __name__ == "__main__":

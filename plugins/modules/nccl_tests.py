@@ -93,8 +93,8 @@ argv:
   description: The mpirun command line.
   returned: always
   type: list
-rc:
-  description: mpirun's exit status.
+exit_status:
+  description: mpirun's exit status (null when killed at the timeout).
   returned: when it ran
   type: int
 busbw:
@@ -105,7 +105,7 @@ avg_busbw:
   description: nccl-tests' "Avg bus bandwidth" (GB/s).
   returned: when it ran
   type: float
-results:
+parsed:
   description: The nccl-tests parser's result (table, devices, summary).
   returned: when the run produced a table
   type: dict
@@ -189,15 +189,15 @@ def main():
         rc, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
         rc, out = None, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-    result = dict(changed=False, test=p["test"], argv=argv, rc=rc, stdout=out, busbw=None, avg_busbw=None, error=None,
-                  results=None, logs={})
+    result = dict(changed=False, test=p["test"], argv=argv, exit_status=rc, stdout=out, busbw=None, avg_busbw=None,
+                  error=None, parsed=None, logs={})
     try:
         if json_path and os.path.getsize(json_path) > 0:
             with open(json_path) as f:
                 parsed = parse_nccl_tests(f.read())
         else:
             parsed = parse_nccl_tests(out)
-        result.update(results=parsed, busbw=largest_busbw(parsed), avg_busbw=parsed.get("avg_bus_bandwidth"))
+        result.update(parsed=parsed, busbw=largest_busbw(parsed), avg_busbw=parsed.get("avg_bus_bandwidth"))
         if parsed.get("failures"):
             result["error"] = "; ".join(parsed["failures"])
     except ParseError as e:

@@ -158,7 +158,8 @@ def test_wrong_gid_index(converged):
     assert f["layer"] == "gid" and f["switch_port"] == port
     q = find(report, "RDMA_QP_FAILED", "node4", "mlx5_1")[0]
     assert q["layer"] == "gid"
-    find(report, "NCCL_QP_FAILED", "node4")
+    n = find(report, "NCCL_QP_FAILED", "node4")[0]
+    assert (n["device"], n["switch_port"]) == ("mlx5_1", port)
 
 
 def test_nccl_wrong_hca_falls_back_to_socket(converged):

@@ -60,7 +60,7 @@ def test_server_killed_at_timeout(tmp_path):
     script.chmod(0o755)
     p = dict(PARAMS, mode="server", timeout=1, tests=[{"device": "mlx5_0", "tcp_port": 18515}])
     [res] = ib_write_bw.run_all(None, str(script), p)
-    assert res["rc"] is None and "no client connected" in res["error"]
+    assert res["exit_status"] is None and "no client connected" in res["error"]
 
 
 NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8, "min_bytes": "1G", "max_bytes": "4G",
