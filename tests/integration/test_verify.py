@@ -189,3 +189,21 @@ def test_check_mode_runs_nothing(converged):
     res = run_playbook("playbooks/verify.yml", "--check", *FAST, timeout=300)
     assert res.returncode == 0, res.stdout[-4000:]
     assert "report: not written" in res.stdout
+
+
+def test_handler_runs_verification_only_after_a_change(converged):
+    marker = os.path.join(REPO, "reports", "latest")
+    before = os.path.realpath(marker) if os.path.exists(marker) else None
+    only_ports = ["-e", '{"verify_fabric_checks": ["ports"]}']
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
+                       *only_ports, timeout=300)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "RUNNING HANDLER [Request fabric verification]" in res.stdout
+    after = os.path.realpath(marker)
+    assert after != before and json.load(open(os.path.join(after, "report.json")))["summary"]["passed"]
+    # nothing changed: no handler, no verification
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
+                       *only_ports, timeout=300)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "RUNNING HANDLER" not in res.stdout
+    assert os.path.realpath(marker) == after
