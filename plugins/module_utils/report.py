@@ -178,18 +178,19 @@ def heatmap_png(report):
     widths = [label_w + cell * max(1, len(m["nodes"])) for _, m in panels]
     height = top + cell * max(1, max(len(m["nodes"]) for _, m in panels)) + 40
     cv = Canvas(sum(widths) + gap * (len(panels) + 1), height)
-    cv.text(gap, 8, f"IB_WRITE_BW GB/S  LINE {line_rate:g}  THRESHOLD {rdma.get('threshold_gbps', '-')}", scale=2)
+    cv.text(gap, 8, f"IB_WRITE_BW GBIT/S  LINE {line_rate:g}  THRESHOLD {rdma.get('threshold_gbps', '-')}", scale=2)
     x0 = gap
     for (dev, m), w in zip(panels, widths):
         nodes = m["nodes"]
-        cv.text(x0 + label_w, top - 14, f"{dev}  CLIENT ROW > SERVER COL")
+        cv.text(x0 + label_w, top - 14, f"{dev}  PAIRS (ROW, COLUMN)")
         for j, b in enumerate(nodes):
             cv.text(x0 + label_w + j * cell + 4, top + cell * len(nodes) + 6, b)
         for i, a in enumerate(nodes):
             cv.text(x0, top + i * cell + cell // 2 - 3, a)
             for j, b in enumerate(nodes):
                 x, y = x0 + label_w + j * cell, top + i * cell
-                c = m["cells"].get(f"{a}|{b}")
+                # one test per pair: show it in both triangles
+                c = m["cells"].get(f"{a}|{b}") or m["cells"].get(f"{b}|{a}")
                 if a == b or c is None:
                     cv.rect(x + 1, y + 1, cell - 2, cell - 2, (235, 235, 235))
                     continue
