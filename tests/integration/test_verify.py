@@ -207,3 +207,17 @@ def test_handler_runs_verification_only_after_a_change(converged):
     assert res.returncode == 0, res.stdout[-4000:]
     assert "RUNNING HANDLER" not in res.stdout
     assert os.path.realpath(marker) == after
+
+
+def test_sampled_plan_retests_suspects_against_good_peers(converged):
+    fault("speed", "node3", "mlx5_0", "200")
+    try:
+        report = verify("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_ib_write_bw_sample_rounds=1",
+                        "-e", '{"verify_fabric_checks": ["ib_write_bw"]}', expect_ok=False)
+    finally:
+        fault("speed", "node3", "mlx5_0", "400")
+    tests = report["checks"]["ib_write_bw"]["tests"]
+    assert len({t["round"] for t in tests}) > 1  # the first pairing, then re-test rounds
+    assert len(tests) < 12  # fewer than every pair on both rails
+    rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
+    assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]
