@@ -217,7 +217,11 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
     finally:
         fault("speed", "node3", "mlx5_0", "400")
     tests = report["checks"]["ib_write_bw"]["tests"]
-    assert len({t["round"] for t in tests}) > 1  # the first pairing, then re-test rounds
-    assert len(tests) < 12  # fewer than every pair on both rails
+    first = [t for t in tests if t["round"] == 0]
+    assert len(first) == 4  # one pairing: two pairs x two rails
+    suspects = {n for t in first if not t["ok"] for n in (t["client"][0], t["server"][0])}
+    assert "node3" in suspects
+    later = [t for t in tests if t["round"] > 0]
+    assert later and all({t["client"][0], t["server"][0]} & suspects for t in later)
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
     assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]
