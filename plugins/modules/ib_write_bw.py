@@ -126,6 +126,7 @@ passed:
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -213,7 +214,7 @@ def run_all(module, binary, p):
                 res["json_error"] = str(e)
             os.remove(job["json_path"])
         results.append(res)
-    os.rmdir(tmp) if not os.listdir(tmp) else None
+    shutil.rmtree(tmp, ignore_errors=True)
     order = {t["device"]: i for i, t in enumerate(p["tests"])}
     return sorted(results, key=lambda r: order[r["device"]])
 

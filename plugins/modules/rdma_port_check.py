@@ -69,7 +69,6 @@ passed:
 """
 
 import json
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError

@@ -1,6 +1,5 @@
 """The lab's simulated ib_write_bw and nccl-tests: real formats (read by the real parsers), real
 failure texts, bandwidth and failures from the simulated data path."""
-import copy
 import json
 import os
 import socket

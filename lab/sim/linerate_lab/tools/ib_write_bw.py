@@ -305,7 +305,7 @@ def main(argv=None, prog="ib_write_bw"):
               f"  {prog} <host>     connect to server at <host>")
         return 0
     if unknown:
-        err(f"{prog}: unrecognized option '{unknown[0]}'", f" Invalid command line. Please check command rerun ")
+        err(f"{prog}: unrecognized option '{unknown[0]}'", " Invalid command line. Please check command rerun ")
         return 1
     if not args.ib_dev:
         from linerate_lab import model

@@ -324,7 +324,7 @@ def print_channels(log, info, verdict, first_rank, nranks):
                      dev=ngpu - 1)
             log.info("NET/Socket: Using 2 threads and 8 sockets per thread")
     for g in range(min(ngpu, 1)):
-        log.info(f"Connected all rings", dev=g)
+        log.info("Connected all rings", dev=g)
         log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {first_rank + g} nranks {nranks} cudaDev {g} "
                  f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId 0x0 - Init COMPLETE", dev=g)
 
