@@ -269,8 +269,8 @@ def ofed_packages(stack, kernels):
         "perftest", s["perftest"], "Infiniband verbs performance tests\n"
         "ib_write_bw, ib_read_bw and the other perftest programs.",
         depends=[f"ibverbs-utils (>= {rdma})"],
-        files={"/usr/share/doc/perftest/README.linerate-lab": (
-            0o644, "perftest's simulated programs are provided by the lab's verification simulators.\n")}))
+        files={"/usr/bin/ib_write_bw": (0o755, launcher("ib_write_bw", "ib_write_bw", "perftest")),
+               "/usr/bin/ib_read_bw": (0o755, launcher("ib_read_bw", "ib_read_bw", "perftest"))}))
     mft = "mft"
     mft_tools = {
         "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {}),
@@ -310,6 +310,20 @@ def ofed_packages(stack, kernels):
             "Meta package of the DOCA-OFED host stack, kernel modules built by DKMS.",
             depends=members + [f"mlnx-ofed-kernel-dkms (= {kp}-1)"], section="metapackages"))
     return pkgs
+
+
+NCCL_TESTS_VERSION = "2.13.11-1"
+
+
+def nccl_tests_package():
+    """nccl-tests as a site would package its own build (NVIDIA ships no .deb)."""
+    files = {f"/usr/bin/{t}": (0o755, launcher(t, t, "nccl-tests"))
+             for t in ("all_reduce_perf", "all_gather_perf")}
+    return Package("nccl-tests", NCCL_TESTS_VERSION,
+                   "NCCL performance tests (MPI build)\n"
+                   "all_reduce_perf and all_gather_perf, built with MPI=1.",
+                   depends=["openmpi-bin"], files=files,
+                   maintainer="linerate <linerate@localhost>", section="utils")
 
 
 def firmware_image(psid, fw, name):
@@ -397,6 +411,7 @@ def package_set(kernels=None):
         pkgs += ofed_packages(stack, kernels)
     for version in GPU_DRIVERS:
         pkgs += gpu_packages(version)
+    pkgs.append(nccl_tests_package())
     pkgs.append(hw_package())
     return pkgs
 
