@@ -80,13 +80,14 @@ def raw(cell):
 class ConnectX:
     """One device (by PCI address) and the tools that read and change it."""
 
-    def __init__(self, run, device, reset_level=3, cold_reboot_params=()):
+    def __init__(self, run, device, reset_level=3, cold_reboot_params=(), reboot_params=()):
         if not PCI_RE.match(device or ""):
             raise Failure(f"device: {device!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
         self.run = run
         self.device = device
         self.reset_level = reset_level
         self.cold_reboot_params = {p.upper() for p in cold_reboot_params}
+        self.reboot_params = {p.upper() for p in reboot_params}
         self.commands = []
 
     # ------------------------------------------------------------ tools
@@ -129,6 +130,9 @@ class ConnectX:
         cold = sorted(set(pending) & self.cold_reboot_params)
         if cold:
             return "cold_reboot", f"{', '.join(cold)} take effect only after a power cycle"
+        boot = sorted(set(pending) & self.reboot_params)
+        if boot:
+            return "reboot", f"{', '.join(boot)} are read at host boot (POST / option ROM)"
         argv = ["mlxfwreset", "-d", self.device, "q"]
         try:
             rc, out, err = self.run(argv)

@@ -10,10 +10,10 @@ description:
     C(mlxconfig -d <pci> -y set NAME=VALUE ...) only for the desired parameters whose Next Boot
     value differs. Parameters already at the desired value are never written.
   - Reports whether the running firmware (Current) still differs from the desired values
-    (C(pending_reset)) and which reset applies them (C(reset_kind)) - C(mlxfwreset_level_3) when
+    (C(pending_reset)) and which reset applies them (C(reset_kind)) - C(cold_reboot) for parameters in
+    O(cold_reboot_params), C(reboot) for parameters in O(reboot_params), otherwise C(mlxfwreset_level_3) when
     C(mlxfwreset -d <pci> q) lists that level as supported, C(reboot) when it does not (or
-    mlxfwreset is absent or does not support the device), C(cold_reboot) for parameters listed in
-    O(cold_reboot_params).
+    mlxfwreset is absent or does not support the device).
   - With O(state=reset) it also applies pending changes with C(mlxfwreset -d <pci> -l <level> -y reset),
     reads the device again and fails when a parameter is still different, instead of retrying.
     This resets the NIC (its links drop); run it only behind an explicit opt-in, one host at a time.
@@ -49,6 +49,11 @@ options:
     default: 3
   cold_reboot_params:
     description: Parameters that take effect only after a power cycle; a pending one makes C(reset_kind) C(cold_reboot).
+    type: list
+    elements: str
+    default: []
+  reboot_params:
+    description: Parameters read only at host boot (option ROM, UEFI); a pending one makes C(reset_kind) C(reboot).
     type: list
     elements: str
     default: []
@@ -137,13 +142,14 @@ def main():
             "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
             "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
             "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
+            "reboot_params": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
     p = module.params
     try:
         cx = ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
-                      p["cold_reboot_params"])
+                      p["cold_reboot_params"], p["reboot_params"])
         result = configure(cx, p["params"], module.check_mode, p["state"])
     except Failure as e:
         module.fail_json(msg=e.msg, **e.kw)

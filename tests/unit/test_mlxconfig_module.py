@@ -153,6 +153,11 @@ def test_cold_reboot_params(capsys):
     assert "power cycle" in out["reset_reason"]
 
 
+def test_reboot_params(capsys):
+    out = run(Card("pending"), capsys, args={"reboot_params": ["LINK_TYPE_P1"]})
+    assert out["reset_kind"] == "reboot" and "host boot" in out["reset_reason"]
+
+
 def test_verified_state(capsys):
     card = Card("applied")
     out = run(card, capsys, args={"state": "verified"})
