@@ -47,11 +47,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 before:
-  description: C({loaded: bool}) before the run.
+  description: "C({loaded: bool}) before the run."
   returned: success
   type: dict
 after:
-  description: C({loaded: bool}) after the run (in check mode, as it would be).
+  description: "C({loaded: bool}) after the run (in check mode, as it would be)."
   returned: success
   type: dict
 commands:
