@@ -187,7 +187,7 @@ def _check_known(dev, desired, device):
     return params
 
 
-def configure(cx, desired, check_mode, state="present"):
+def configure(cx, desired, check_mode, state="present", force=False):
     """Bring Next Boot to ``desired``; with state=reset also apply it; state=verified only checks.
 
     Returns the module result (without ``failed``); raises Failure.
@@ -231,7 +231,12 @@ def configure(cx, desired, check_mode, state="present"):
     changed = bool(delta)
     applied = None
 
-    if state == "reset" and pending:
+    if state == "reset" and force and not pending:
+        kind, reason = f"mlxfwreset_level_{cx.reset_level}", "forced (a new firmware image was burned)"
+        pending_forced = True
+    else:
+        pending_forced = False
+    if state == "reset" and (pending or pending_forced):
         if not kind.startswith("mlxfwreset_level_"):
             raise Failure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
                           "mlxfwreset cannot apply them", pending_params=pending, reset_kind=kind,

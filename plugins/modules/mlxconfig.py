@@ -42,6 +42,10 @@ options:
     type: str
     choices: [present, reset, verified]
     default: present
+  force:
+    description: With O(state=reset), reset even when no parameter is pending (to run a newly burned firmware image).
+    type: bool
+    default: false
   reset_level:
     description: The mlxfwreset level used to apply changes (3 driver restart and PCI reset; 4 warm reboot).
     type: int
@@ -141,6 +145,7 @@ def main():
             "params": {"type": "dict", "required": True},
             "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
             "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
+            "force": {"type": "bool", "default": False},
             "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
             "reboot_params": {"type": "list", "elements": "str", "default": []},
         },
@@ -150,7 +155,7 @@ def main():
     try:
         cx = ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
                       p["cold_reboot_params"], p["reboot_params"])
-        result = configure(cx, p["params"], module.check_mode, p["state"])
+        result = configure(cx, p["params"], module.check_mode, p["state"], p["force"])
     except Failure as e:
         module.fail_json(msg=e.msg, **e.kw)
     if not module._diff:

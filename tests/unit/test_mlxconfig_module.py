@@ -200,3 +200,10 @@ def test_bad_pci_address_fails_before_running_anything(capsys):
 ])
 def test_value_matching(want, cell, same):
     assert connectx.matches(want, cell) is same
+
+
+def test_forced_reset_runs_a_burned_image(capsys):
+    card = Card("applied")
+    out = run(card, capsys, args={"state": "reset", "force": True})
+    assert card.tools.calls == [QUERY, RESET, QUERY]
+    assert out["changed"] is True and out["reset_applied"] == "mlxfwreset_level_3"
