@@ -73,6 +73,10 @@ options:
   mtu:
     description: MTU of the netdev.
     type: int
+  sysfs_net:
+    description: Where the netdevs' sysfs directories are (the ECN controls are C(<sysfs_net>/<netdev>/ecn/...)).
+    type: path
+    default: /sys/class/net
 attributes:
   check_mode:
     support: full
@@ -125,7 +129,7 @@ netdev:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -146,6 +150,7 @@ def main():
             "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
             "roce_tos": {"type": "int"},
             "mtu": {"type": "int"},
+            "sysfs_net": {"type": "path", "default": "/sys/class/net"},
         },
         supports_check_mode=True,
     )
@@ -158,7 +163,7 @@ def main():
         if bad:
             module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
     try:
-        port = Port(Runner(module), p["netdev"], p["device"], p["port"])
+        port = Port(Runner(module), p["netdev"], p["device"], p["port"], Sysfs(p["sysfs_net"]))
         result = configure(port, p, module.check_mode)
     except Failure as e:
         module.fail_json(msg=e.msg, **e.kw)

@@ -96,8 +96,7 @@ class Nic:
 
 
 @pytest.fixture
-def sysfs(tmp_path, monkeypatch):
-    monkeypatch.setattr(roce, "SYSFS_NET", str(tmp_path))
+def sysfs(tmp_path):
     return str(tmp_path)
 
 
@@ -107,7 +106,7 @@ def writes(nic):
 
 def test_fresh_port_gets_every_setting_in_order(sysfs, capsys):
     nic = Nic(sysfs)
-    out = run_module(roce_qos.main, ARGS, nic.tools, capsys)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     assert out["changed"] is True
     assert out["commands"] == [
         ["mlnx_qos", "-i", NETDEV, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
@@ -129,7 +128,7 @@ def test_fresh_port_gets_every_setting_in_order(sysfs, capsys):
 
 def test_check_mode_changes_nothing_and_lists_everything(sysfs, capsys):
     nic = Nic(sysfs)
-    out = run_module(roce_qos.main, ARGS, nic.tools, capsys, check=True, diff=True)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys, check=True, diff=True)
     assert out["changed"] is True
     assert writes(nic) == []  # only the reads ran
     assert nic.trust == "pcp" and nic.mtu == 1500 and nic.ecn_value("roce_np/enable/3") == 0
@@ -141,9 +140,9 @@ def test_check_mode_changes_nothing_and_lists_everything(sysfs, capsys):
 
 def test_idempotent_on_a_configured_port(sysfs, capsys):
     nic = Nic(sysfs)
-    run_module(roce_qos.main, ARGS, nic.tools, capsys)
+    run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     nic.tools.calls.clear()
-    out = run_module(roce_qos.main, ARGS, nic.tools, capsys)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     assert out["changed"] is False
     assert out["commands"] == [] and nic.tools.calls == READS
     assert out["before"] == out["after"]
@@ -157,7 +156,7 @@ def test_wrong_pfc_vector_and_custom_dscp_map_are_corrected(sysfs, capsys):
     for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48),
                    ("roce_np/cnp_802p_prio", 6)):
         nic._w(rel, v)
-    out = run_module(roce_qos.main, ARGS, nic.tools, capsys)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     assert out["commands"] == [["mlnx_qos", "-i", NETDEV, "--pfc", "0,0,0,1,0,0,0,0"],
                                ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"]]
     assert out["before"]["dscp2prio"] == {"26": 0, "48": 6}
@@ -166,7 +165,7 @@ def test_wrong_pfc_vector_and_custom_dscp_map_are_corrected(sysfs, capsys):
 
 def test_setting_that_does_not_take_fails(sysfs, capsys):
     nic = Nic(sysfs, sticky={"trust"})
-    out = run_module(roce_qos.main, ARGS, nic.tools, capsys)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     assert out["failed"] is True
     assert "did not take" in out["msg"] and "--trust dscp" in out["msg"]
 
@@ -180,10 +179,10 @@ def test_only_given_settings_are_managed(sysfs, capsys):
     assert out["before"] == {"mtu": 1500}
 
 
-def test_missing_ecn_controls_fail_clearly(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(roce, "SYSFS_NET", str(tmp_path / "none"))
+def test_missing_ecn_controls_fail_clearly(tmp_path, capsys):
     nic = Nic(str(tmp_path))
-    out = run_module(roce_qos.main, {"netdev": NETDEV, "ecn_priorities": [3]}, nic.tools, capsys)
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "ecn_priorities": [3], "sysfs_net": str(tmp_path / "none")},
+                     nic.tools, capsys)
     assert out["failed"] is True and "no RoCE ECN controls" in out["msg"]
 
 
