@@ -114,6 +114,7 @@ def build_image(force=False):
                     "--change", "STOPSIGNAL=SIGRTMIN+3", "-", tag],
                    stdin=tar.stdout, check=True, env=env, stdout=subprocess.DEVNULL)
     tar.wait()
+    podman("tag", tag, f"{IMAGE}:latest")  # what molecule scenarios name
     shutil.rmtree(os.path.join(STATE, "build"), ignore_errors=True)
     log(f"image {tag} built in {time.monotonic() - t0:.0f} s")
     return tag
@@ -205,6 +206,22 @@ def ensure_network():
         run(["ip", "-n", FABRIC_NETNS, "link", "set", "lo", "up"])
 
 
+def ensure_host_limits(nodes):
+    """systemd in every node needs inotify instances; the kernel's per-user
+    default (128) runs out at about 30 nodes, and a node then hangs at boot.
+    Raise the runtime limit (only ever upwards; nothing is written to /etc)."""
+    path = "/proc/sys/fs/inotify/max_user_instances"
+    want = 512 + 16 * nodes
+    try:
+        have = int(open(path).read())
+        if have < want:
+            with open(path, "w") as f:
+                f.write(str(want))
+            log(f"raised fs.inotify.max_user_instances {have} -> {want} for {nodes} systemd nodes")
+    except OSError as e:
+        log(f"could not raise fs.inotify.max_user_instances ({e}); large labs may hang at boot")
+
+
 def container_running(name):
     res = podman("inspect", "-f", "{{.State.Running}}", PREFIX + name, check=False, capture=True)
     return res.returncode == 0 and res.stdout.strip() == "true"
@@ -226,31 +243,32 @@ def start_node(name, node, tag):
     return True
 
 
-def pid_of(name):
-    return podman("inspect", "-f", "{{.State.Pid}}", PREFIX + name, capture=True).stdout.strip()
+def pid_of(container):
+    return podman("inspect", "-f", "{{.State.Pid}}", container, capture=True).stdout.strip()
 
 
 def peer_name(node, rail):
     return f"{node}-r{rail}"[:15]
 
 
-def ensure_nics(name, node):
+def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None):
     """Cable each NIC: a veth from the node's namespace into the fabric namespace."""
-    pid = pid_of(name)
-    have = podman("exec", PREFIX + name, "ip", "-o", "link", "show", capture=True).stdout
+    container = container or PREFIX + name
+    pid = pid_of(container)
+    have = podman("exec", container, "ip", "-o", "link", "show", capture=True).stdout
     for rail, nic in enumerate(node["nics"]):
-        peer = peer_name(name, rail)
+        peer = peer_name(peer_prefix or name, rail)
         if f" {nic['netdev']}@" not in have:
-            run(["ip", "-n", FABRIC_NETNS, "link", "del", peer], check=False, capture=True)
+            run(["ip", "-n", netns, "link", "del", peer], check=False, capture=True)
             run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"],
-                 "type", "veth", "peer", "name", peer, "netns", FABRIC_NETNS])
+                 "type", "veth", "peer", "name", peer, "netns", netns])
             # A NIC port comes up with the driver's default MTU, as on real hardware.
-            podman("exec", PREFIX + name, "ip", "link", "set", nic["netdev"], "mtu", "1500")
-        set_cable(name, rail, nic.get("cable", "up") == "up")
+            podman("exec", container, "ip", "link", "set", nic["netdev"], "mtu", "1500")
+        set_cable(peer_prefix or name, rail, nic.get("cable", "up") == "up", netns)
 
 
-def set_cable(node, rail, up):
-    run(["ip", "-n", FABRIC_NETNS, "link", "set", peer_name(node, rail), "up" if up else "down"])
+def set_cable(node, rail, up, netns=FABRIC_NETNS):
+    run(["ip", "-n", netns, "link", "set", peer_name(node, rail), "up" if up else "down"])
 
 
 def wait_ssh(names, key, timeout=90):
@@ -364,6 +382,7 @@ def cmd_up(args):
         m = generate_model(args.nodes, args.transport, args.nics, args.speed)
         model.save_unlocked(m, path)
     ensure_network()
+    ensure_host_limits(len(m["nodes"]))
     started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
     for name, node in sorted(m["nodes"].items()):
         ensure_nics(name, node)
@@ -379,6 +398,31 @@ def start_services(m):
     """Simulators that run beside the nodes (switches); each part registers here."""
     from linerate_lab import services
     services.start_all(m, STATE)
+
+
+def cmd_repo(args):
+    build_repo()
+
+
+def cmd_molecule_prepare(args):
+    """Give a molecule container what a lab node has: a fabric model of its own
+    (one node, named after the container's hostname) and cabled NICs."""
+    state = os.path.abspath(args.state)
+    os.makedirs(state, exist_ok=True)
+    os.environ["LINERATE_LAB_STATE"] = state
+    hostname = podman("inspect", "-f", "{{.Config.Hostname}}", args.container, capture=True).stdout.strip()
+    path = os.path.join(state, "fabric.json")
+    if not os.path.exists(path):
+        m = generate_model(1, args.transport, 2, 400)
+        m["nodes"] = {hostname: m["nodes"].pop("node1")}
+        model.save_unlocked(m, path)
+    m = model.load()
+    netns = "linerate-molecule"
+    if netns not in run(["ip", "netns", "list"], capture=True).stdout.split():
+        run(["ip", "netns", "add", netns])
+    ensure_nics(hostname, m["nodes"][hostname], container=args.container, netns=netns,
+                peer_prefix=f"m{pid_of(args.container)}")
+    log(f"molecule instance {args.container} ({hostname}) cabled; model in {state}")
 
 
 # ---------------------------------------------------------------- status / down
@@ -408,6 +452,8 @@ def cmd_down(args):
     if podman("network", "exists", NETWORK, check=False).returncode == 0:
         podman("network", "rm", "-f", NETWORK, capture=True, check=False)
     run(["ip", "netns", "del", FABRIC_NETNS], check=False, capture=True)
+    if not LAB_ID:
+        run(["ip", "netns", "del", "linerate-molecule"], check=False, capture=True)
     if args.image:
         res = podman("images", "--format", "{{.Repository}}:{{.Tag}}", capture=True, check=False)
         for ref in res.stdout.split():
@@ -445,6 +491,13 @@ def main(argv=None):
     s.add_argument("--transport", choices=("roce", "infiniband"), default="roce")
     s.add_argument("--inventory", default="lab", help="inventory/<name> to write hosts.yml into")
     s.set_defaults(func=cmd_up)
+    s = sub.add_parser("repo", help="build the local DOCA-OFED repository of simulator packages")
+    s.set_defaults(func=cmd_repo)
+    s = sub.add_parser("molecule-prepare", help="cable a molecule container like a lab node")
+    s.add_argument("container")
+    s.add_argument("--state", required=True, help="directory for the instance's fabric model")
+    s.add_argument("--transport", choices=("roce", "infiniband"), default="roce")
+    s.set_defaults(func=cmd_molecule_prepare)
     s = sub.add_parser("status")
     s.set_defaults(func=cmd_status)
     s = sub.add_parser("down", help="remove the lab")

@@ -54,7 +54,7 @@ def _lines(text):
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def parse_value(raw):
+def normalize_value(raw):
     """Normalize one mlxconfig cell: ``'ETH(2)'`` -> ``{"raw", "label", "value"}``."""
     raw = raw.strip()
     enum = _ENUM_RE.match(raw)
@@ -100,7 +100,7 @@ def _parse_param_line(line, columns):
     cells = match.group("rest").split()
     param = {"modified": bool(match.group("star"))}
     for column, cell in zip(columns, cells):
-        param[column] = parse_value(cell)
+        param[column] = normalize_value(cell)
     return match.group("name"), param
 
 
@@ -143,32 +143,15 @@ def _parse_devices(text):
                 devices.append(device)
             columns = _column_names(stripped)
             continue
-        if device is None:
+        if device is None or (columns is None and _parse_device_field(stripped, device)):
             continue
-        if columns is None:
-            _parse_device_field(stripped, device)
-            continue
-        parsed = _parse_param_line(line, columns)
+        # Without a "Configurations:" header (``mlxconfig q | grep ...``) the
+        # rows have the single column of a plain query: Next Boot.
+        parsed = _parse_param_line(line, columns or ["next_boot"])
         if parsed:
             name, param = parsed
             device["params"][name] = param
-        elif _parse_device_field(stripped, device):
-            continue
     return devices
-
-
-def _adopt_filtered_rows(text, devices):
-    """``mlxconfig q | grep LINK_TYPE`` drops the ``Configurations:`` header.
-
-    The rows then have a single value column, the ``q`` one (Next Boot).
-    """
-    for device in devices:
-        if device["params"]:
-            continue
-        for line in _lines(text):
-            parsed = _parse_param_line(line, ["next_boot"])
-            if parsed and not line.strip().startswith(("Device", "Name", "Description")):
-                device["params"][parsed[0]] = parsed[1]
 
 
 def parse_mlxconfig(text):
@@ -196,7 +179,6 @@ def parse_mlxconfig(text):
     """
     _raise_on_tool_errors("mlxconfig", text)
     devices = _parse_devices(text)
-    _adopt_filtered_rows(text, devices)
     if not devices or not any(device["params"] or device["device_type"] for device in devices):
         _raise_empty("mlxconfig", text)
     return {"devices": devices}

@@ -382,7 +382,8 @@ _NCCL_RESULT_CODES = {1: "unhandled cuda error", 2: "system error", 3: "internal
 _FALLBACK_SIGNALS = (
     ("ib_disabled", re.compile(r"NCCL_IB_DISABLE set (?:by environment )?to 1")),
     ("no_ib_device", re.compile(r"NET/IB : No device found|No IB device found|NET/IB : Using \[\]|no IB devices")),
-    ("ibverbs_unavailable", re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
+    ("ibverbs_unavailable",
+     re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
     ("no_external_net_plugin", re.compile(r"NET/Plugin\s*: (?:Could not find|No plugin found|Plugin load returned)")),
     ("gdr_disabled", re.compile(r"GPU Direct RDMA Disabled")),
     ("net_not_found", re.compile(r"network .+ not found")),
@@ -416,6 +417,7 @@ def _new_log_result():
         "intra_node_paths": [],
         "nranks": None,
         "init_complete": False,
+        "init_complete_ranks": 0,
         "env": {},
         "fallbacks": [],
         "warnings": [],
@@ -564,6 +566,7 @@ def _resolve_nics(result, state):
     result["num_nics"] = len(result["ib_devices"]) or len(result["socket_interfaces"]) or len(state.nic_speeds)
     result["num_channels"] = result["channels"].get("coll", result["channels"].get("rings"))
     result["init_complete"] = bool(state.complete_ranks)
+    result["init_complete_ranks"] = len(state.complete_ranks)
 
 
 def _resolve_fallbacks(result, messages):
@@ -653,7 +656,8 @@ def parse_nccl_log(text):
     "socket_interfaces": [{"index", "interface", "address"}],
     "relaxed_ordering", "oob_interface", "num_nics", "channels": {"coll",
     "p2p", ...}, "num_channels", "net_channels", "intra_node_paths",
-    "nranks", "init_complete", "env": {NCCL_*: value}, "fallbacks":
+    "nranks", "init_complete", "init_complete_ranks" (ranks of this log
+    that printed ``Init COMPLETE``), "env": {NCCL_*: value}, "fallbacks":
     [{"signal", "line"}], "warnings": [str], "error": str|None,
     "error_code": str|None}``. ``error`` is set when the log shows a
     failure: a WARN about a failure (connection refused, completion error,

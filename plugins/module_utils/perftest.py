@@ -35,6 +35,8 @@ _ERROR_RE = re.compile(
     r"Problem in resolving|Completion with error|command not found|Permission denied|"
     r"Connection refused|bad event|error",
 )
+_RUN_WARNING_RE = re.compile(
+    r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity")
 _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
 
 _VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
@@ -267,7 +269,7 @@ class _Reader:
         elif "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
-        elif re.match(r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity", line):
+        elif _RUN_WARNING_RE.match(line):
             self.result["warnings"].append(line)
         else:
             return False
@@ -383,14 +385,20 @@ def _summarize(result):
 
 
 def _raise_no_results(text, lines, result):
+    """ParseError naming the perftest binary (from the echoed command or the test title)."""
+    if result["command"]:
+        tool = result["command"]["tool"]
+    else:
+        tool = "ib_%s_bw" % (result["verb"] or "write")
     errors = _collect_errors(lines)
     if errors:
-        raise ParseError("ib_write_bw", "; ".join(errors), text)
+        raise ParseError(tool, "; ".join(errors), text)
     if not (text or "").strip():
-        raise ParseError("ib_write_bw", "empty output", text)
+        raise ParseError(tool, "empty output", text)
     if result["role"] == "server":
-        raise ParseError("ib_write_bw", "server output without results (no client connected)", text)
-    raise ParseError("ib_write_bw", "no result table in output", text)
+        raise ParseError(tool, "server output without results (no client connected)", text)
+    raise ParseError(tool, "no result table in output", text)
 
 
+# ib_read_bw / ib_send_bw print the same layout: a neutral name for their callers.
 parse_perftest = parse_ib_write_bw

@@ -12,7 +12,7 @@ description:
     link layer, state, physical state, speed, width, netdev, active MTU, the GID table and the
     RoCEv2 IPv4 GID index (the one NCCL and perftest should use).
   - Fails with the tool's own message when a tool reports an error (no device, driver not
-    loaded, permission denied, tool missing): an empty device list is never a success.
+    loaded, permission denied, tool missing). An empty device list is never a success.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
 author: linerate developers

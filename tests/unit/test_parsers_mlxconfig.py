@@ -9,7 +9,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     parse_mlxconfig_set,
     parse_mlxfwreset,
     parse_mlxfwreset_query,
-    parse_value,
+    normalize_value,
 )
 
 
@@ -22,7 +22,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     ("force_relax(1)", {"raw": "force_relax(1)", "label": "force_relax", "value": 1}),
 ])
 def test_parse_value(raw, expected):
-    assert parse_value(raw) == expected
+    assert normalize_value(raw) == expected
 
 
 def test_plain_query_has_next_boot_column_only():
@@ -125,3 +125,9 @@ def test_mlxfwreset_reset_success():
 def test_mlxfwreset_unsupported_device_raises(parser):
     with pytest.raises(ParseError, match="Unsupported Device"):
         parser(fixture("mlxfwreset", "error_unsupported.txt"))
+
+
+def test_filtered_query_keeps_rows_with_their_device():
+    devices = parse_mlxconfig(fixture("mlxconfig", "query_filtered_two_devices.txt"))["devices"]
+    assert [(d["pci"], d["params"]["LINK_TYPE_P1"]["next_boot"]["label"]) for d in devices] == [
+        ("0000:41:00.0", "ETH"), ("0000:81:00.0", "IB")]

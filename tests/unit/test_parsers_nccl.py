@@ -125,6 +125,7 @@ def test_log_ib_roce_with_gdr():
     assert log["intra_node_paths"] == ["P2P/CUMEM/read"]
     assert log["nranks"] == 8
     assert log["init_complete"] is True
+    assert log["init_complete_ranks"] == 1
     assert log["env"]["NCCL_IB_GID_INDEX"] == "3"
     assert log["fallbacks"] == [{"signal": "no_external_net_plugin",
                                  "line": "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."}]

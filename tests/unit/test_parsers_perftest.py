@@ -108,3 +108,11 @@ def test_failures_raise_with_the_tool_message(name, message):
 def test_empty_output_raises():
     with pytest.raises(ParseError, match="empty output"):
         parse_ib_write_bw("")
+
+
+def test_read_bw_failure_names_ib_read_bw():
+    text = "$ ib_read_bw -d mlx5_0 -x 3 172.16.12.12\nCouldn't connect to 172.16.12.12:18515\n"
+    with pytest.raises(ParseError) as err:
+        parse_ib_write_bw(text)
+    assert err.value.tool == "ib_read_bw"
+    assert "Couldn't connect to 172.16.12.12:18515" in str(err.value)

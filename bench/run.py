@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""linerate benchmarks on the lab: what a converge, a second run, a change
+window and a fabric verification cost, and how that grows with the fleet.
+
+    .venv/bin/python bench/run.py                      # everything, sizes 4 8 16 32
+    .venv/bin/python bench/run.py --sizes 4 8 --only converge
+
+Each section prints rows as it goes and a table at the end; results are also
+written to bench/results/<timestamp>.json. Benchmarks, not tests: nothing
+here fails on a figure. Sizes other than the running lab's rebuild the lab
+(the image is kept).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+VENV_BIN = os.path.join(REPO, ".venv", "bin")
+
+
+def env(**extra):
+    e = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+             CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
+             ANSIBLE_NOCOLOR="1", PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    e.update(extra)
+    return e
+
+
+def timed(argv, **kw):
+    t0 = time.monotonic()
+    res = subprocess.run(argv, cwd=REPO, env=kw.pop("env", env()), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+    return time.monotonic() - t0, res
+
+
+def playbook(path, *args, extra_env=None):
+    dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", path, *args],
+                    env=env(**(extra_env or {})))
+    if res.returncode != 0:
+        raise SystemExit(f"bench: {path} failed ({res.returncode}):\n{res.stdout[-4000:]}")
+    return dt, recap(res.stdout)
+
+
+def recap(output):
+    totals = {"ok": 0, "changed": 0, "failed": 0, "unreachable": 0}
+    tail = output.split("PLAY RECAP", 1)[-1]
+    for m in re.finditer(r"ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", tail):
+        totals["ok"] += int(m.group(1))
+        totals["changed"] += int(m.group(2))
+        totals["unreachable"] += int(m.group(3))
+        totals["failed"] += int(m.group(4))
+    return totals
+
+
+def lab(*args):
+    dt, res = timed([os.path.join(VENV_BIN, "python"), "lab/labctl.py", *args])
+    if res.returncode != 0:
+        raise SystemExit(f"bench: labctl {' '.join(args)} failed:\n{res.stdout[-3000:]}")
+    return dt
+
+
+def lab_size():
+    path = os.path.join(REPO, "lab", "state", "fabric", "fabric.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return len(json.load(f)["nodes"])
+
+
+def ensure_lab(n):
+    if lab_size() != n:
+        if lab_size() is not None:
+            lab("down")
+        return lab("up", "--nodes", str(n))
+    return 0.0
+
+
+def floor(repeats=3):
+    """Ansible's own floor: one no-op task per host, same forks and connection."""
+    times = [playbook(os.path.join(HERE, "floor.yml"))[0] for _ in range(repeats)]
+    return statistics.median(times)
+
+
+def section_converge(sizes, rows):
+    """site.yml first converge, second run and the floor, per lab size."""
+    for n in sizes:
+        up = ensure_lab(n)
+        first, r1 = playbook("playbooks/site.yml")
+        second, r2 = playbook("playbooks/site.yml")
+        fl = floor()
+        row = {"section": "converge", "nodes": n, "lab_up_s": round(up, 1),
+               "first_s": round(first, 1), "first_changed": r1["changed"],
+               "second_s": round(second, 1), "second_changed": r2["changed"],
+               "floor_s": round(fl, 1), "second_over_floor": round(second / fl, 2)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
+SECTIONS = {"converge": section_converge}
+
+
+def print_table(rows):
+    by = {}
+    for r in rows:
+        by.setdefault(r["section"], []).append(r)
+    for section, items in by.items():
+        cols = [k for k in items[0] if k != "section"]
+        print(f"\n## {section}\n")
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for r in items:
+            print("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
+    ap.add_argument("--only", choices=sorted(SECTIONS), action="append")
+    args = ap.parse_args()
+    rows = []
+    started = datetime.datetime.now(datetime.timezone.utc)
+    for name in args.only or list(SECTIONS):
+        SECTIONS[name](args.sizes, rows)
+    print_table(rows)
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    out = os.path.join(HERE, "results", started.strftime("%Y%m%dT%H%M%SZ") + ".json")
+    with open(out, "w") as f:
+        json.dump({"started": started.isoformat(), "argv": sys.argv, "rows": rows}, f, indent=1)
+    print(f"\nbench: results in {os.path.relpath(out, REPO)}")
+
+
+if __name__ == "__main__":
+    main()

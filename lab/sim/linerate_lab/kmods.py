@@ -1,0 +1,130 @@
+"""Simulated kernel modules: the ``.ko`` placeholders packages install.
+
+A module is *available* on a node when ``<name>.ko`` exists under
+``/lib/modules/<uname -r>/`` (dashes and underscores are the same to
+modprobe, as in the kernel). The file is a small text file with the
+``modinfo`` fields; ``loaded`` modules live in the fabric model
+(``nodes.<n>.modules``) and are changed only by the simulated
+modprobe/rmmod and the openibd init script.
+"""
+import os
+
+MAGIC = "# linerate-lab simulated kernel module"
+
+# name -> (size in bytes as lsmod shows it, depends, description, author, license)
+MODULES = {
+    "mlx_compat": (20480, [], "mlx_compat", "Mellanox Technologies", "Dual BSD/GPL"),
+    "mlxfw": (36864, [], "Mellanox firmware flash lib", "Yotam Gigi <yotamg@mellanox.com>", "Dual BSD/GPL"),
+    "mlxdevm": (180224, ["mlx_compat"], "mlxdevm", "Mellanox Technologies", "Dual BSD/GPL"),
+    "ib_core": (454656, ["mlx_compat"], "core kernel InfiniBand API", "Roland Dreier", "Dual BSD/GPL"),
+    "mlx5_core": (2306048, ["mlxfw", "mlxdevm", "mlx_compat", "psample", "tls", "pci_hyperv_intf"],
+                  "Mellanox 5th generation network adapters (ConnectX series) core driver",
+                  "Eli Cohen <eli@mellanox.com>", "Dual BSD/GPL"),
+    "mlx5_ib": (499712, ["mlx5_core", "ib_uverbs", "ib_core", "mlx_compat"],
+                "Mellanox 5th generation network adapters (ConnectX series) IB driver",
+                "Eli Cohen <eli@mellanox.com>", "Dual BSD/GPL"),
+    "ib_uverbs": (188416, ["ib_core", "mlx_compat"], "InfiniBand userspace verbs access", "Roland Dreier", "Dual BSD/GPL"),
+    "ib_umad": (40960, ["ib_core", "mlx_compat"], "InfiniBand userspace MAD packet access", "Roland Dreier", "Dual BSD/GPL"),
+    "ib_cm": (147456, ["ib_core", "mlx_compat"], "InfiniBand CM", "Sean Hefty", "Dual BSD/GPL"),
+    "iw_cm": (61440, ["ib_core", "mlx_compat"], "iWARP CM", "Tom Tucker", "Dual BSD/GPL"),
+    "rdma_cm": (147456, ["ib_cm", "iw_cm", "ib_core", "mlx_compat"], "Generic RDMA CM Agent", "Sean Hefty", "Dual BSD/GPL"),
+    "rdma_ucm": (45056, ["rdma_cm", "ib_uverbs", "ib_core", "mlx_compat"], "RDMA Userspace Connection Manager Access", "Sean Hefty", "Dual BSD/GPL"),
+    "ib_ipoib": (163840, ["ib_cm", "ib_core", "mlx_compat"], "IP-over-InfiniBand net driver", "Roland Dreier", "Dual BSD/GPL"),
+    "psample": (20480, [], "netlink channel for packet sampling", "Yotam Gigi <yotam.gi@gmail.com>", "GPL v2"),
+    "tls": (135168, [], "Transport Layer Security Support", "Mellanox Technologies", "Dual BSD/GPL"),
+    "pci_hyperv_intf": (16384, [], "", "", "GPL v2"),
+    "configfs": (57344, [], "", "", "GPL"),
+    "nvidia": (62676992, [], "NVIDIA kernel module", "", "Dual MIT/GPL"),
+    "nvidia_uvm": (4931584, ["nvidia"], "", "", "Dual MIT/GPL"),
+    "nvidia_modeset": (1363968, ["nvidia"], "", "", "Dual MIT/GPL"),
+    "nvidia_drm": (122880, ["nvidia_modeset"], "", "", "Dual MIT/GPL"),
+    "nvidia_peermem": (16384, ["ib_core", "nvidia"], "NVIDIA GPU memory plug-in", "Yishai Hadas", "Dual BSD/GPL"),
+}
+
+# What the Debian kernel itself carries (inbox drivers under kernel/).
+INBOX = ["mlx_compat", "mlxfw", "ib_core", "mlx5_core", "mlx5_ib", "ib_uverbs",
+         "ib_umad", "ib_cm", "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib",
+         "psample", "tls", "pci_hyperv_intf", "configfs"]
+INBOX_PATHS = {
+    "mlx5_core": "kernel/drivers/net/ethernet/mellanox/mlx5/core",
+    "mlxfw": "kernel/drivers/net/ethernet/mellanox/mlxfw",
+    "mlx5_ib": "kernel/drivers/infiniband/hw/mlx5",
+    "ib_ipoib": "kernel/drivers/infiniband/ulp/ipoib",
+    "psample": "kernel/net/psample",
+    "tls": "kernel/net/tls",
+    "pci_hyperv_intf": "kernel/drivers/pci/controller",
+    "configfs": "kernel/fs/configfs",
+}
+# The stack the openibd init script loads, in load order.
+OFED_STACK = ["mlx_compat", "mlxfw", "mlxdevm", "psample", "tls", "pci_hyperv_intf",
+              "mlx5_core", "ib_core", "ib_uverbs", "mlx5_ib", "ib_umad", "ib_cm",
+              "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib"]
+OFED_MODULES = ["mlx_compat", "mlxfw", "mlxdevm", "ib_core", "mlx5_core", "mlx5_ib",
+                "ib_uverbs", "ib_umad", "ib_cm", "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib"]
+# What udev loads at boot for a ConnectX PCI function with the inbox driver.
+BOOT_AUTOLOAD = ["mlxfw", "psample", "tls", "pci_hyperv_intf", "mlx5_core", "ib_core", "mlx5_ib"]
+NVIDIA_MODULES = ["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"]
+
+
+def canonical(name):
+    """Module names as the kernel keeps them (``nvidia-peermem`` -> ``nvidia_peermem``)."""
+    name = os.path.basename(name)
+    if name.endswith(".ko"):
+        name = name[:-3]
+    return name.replace("-", "_")
+
+
+def file_name(name):
+    """The file a module ships as (NVIDIA's peermem module is nvidia-peermem.ko)."""
+    return {"nvidia_peermem": "nvidia-peermem.ko", "nvidia_uvm": "nvidia-uvm.ko",
+            "nvidia_modeset": "nvidia-modeset.ko", "nvidia_drm": "nvidia-drm.ko"}.get(
+        name, name + ".ko")
+
+
+def ko_text(name, version, kver):
+    """The placeholder contents of ``<name>.ko``: the fields modinfo prints."""
+    size, depends, description, author, license_ = MODULES[name]
+    lines = [MAGIC, f"name={name}", f"size={size}"]
+    if version:
+        lines.append(f"version={version}")
+    lines += [f"license={license_}", f"description={description}", f"author={author}",
+              f"depends={','.join(depends)}",
+              f"vermagic={kver} SMP preempt mod_unload modversions "]
+    return "\n".join(lines) + "\n"
+
+
+def read_ko(path):
+    """The fields of a placeholder ``.ko`` (None when it is not one of ours)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(MAGIC):
+        return None
+    fields = {}
+    for line in text.splitlines()[1:]:
+        key, _, value = line.partition("=")
+        fields[key] = value
+    fields["filename"] = path
+    return fields
+
+
+def modules_dir(kver=None):
+    root = os.environ.get("LINERATE_LAB_MODULES_ROOT", "/lib/modules")
+    return os.path.join(root, kver or os.uname().release)
+
+
+def find(name, kver=None):
+    """The .ko modprobe would load for ``name``: updates/ before kernel/."""
+    want = canonical(name)
+    base = modules_dir(kver)
+    found = {}
+    for dirpath, _dirs, files in os.walk(base):
+        for f in files:
+            if f.endswith(".ko") and canonical(f) == want:
+                found[os.path.join(dirpath, f)] = None
+    if not found:
+        return None
+    updates = [p for p in found if os.path.relpath(p, base).startswith("updates")]
+    return sorted(updates or found)[0]

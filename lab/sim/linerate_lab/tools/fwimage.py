@@ -1,0 +1,34 @@
+"""The lab's firmware images (mlnx-fw-updater ships them): read by
+mlxfwmanager ``-i`` and flint ``-i``. A text file starting with
+``LINERATE-LAB-FW-IMAGE`` and ``KEY=value`` lines (PSID, FW, PXE, UEFI, NAME).
+"""
+import os
+
+MAGIC = "LINERATE-LAB-FW-IMAGE"
+
+
+def read(path):
+    """The image's fields, or None when ``path`` is not a readable image."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(MAGIC):
+        return None
+    fields = dict(line.split("=", 1) for line in text.splitlines()[1:] if "=" in line)
+    fields["path"] = path
+    return fields
+
+
+def candidates(path):
+    """Images at ``path`` (a file or a directory of images)."""
+    if os.path.isdir(path):
+        found = [read(os.path.join(path, f)) for f in sorted(os.listdir(path))]
+        return [i for i in found if i]
+    image = read(path)
+    return [image] if image else []
+
+
+def version_tuple(v):
+    return tuple(int(x) for x in v.split("."))

@@ -1,0 +1,153 @@
+"""nvidia-smi of the R550 driver (the 89-column table of 545 and later),
+for the node's H100 SXM GPUs: the default table, ``-L``, ``-q`` (summary
+subset) and ``--query-gpu=... --format=csv[,noheader][,nounits]``.
+
+It talks to the driver: without the ``nvidia`` module loaded it fails with
+the real message and exit code 9.
+"""
+import hashlib
+import time
+
+from . import common
+
+FAILED = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+          "Make sure that the latest NVIDIA driver is installed and running.\n")
+BUS_IDS = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"]
+CUDA = {"550": "12.4", "535": "12.2", "555": "12.5", "560": "12.6", "565": "12.7"}
+MEM_TOTAL = 81559
+SEP = "+-----------------------------------------+------------------------+----------------------+"
+WIDE = "+-----------------------------------------------------------------------------------------+"
+
+
+def gpu_list(node):
+    name = node.get("gpu_model", "NVIDIA H100 80GB HBM3")
+    gpus = []
+    for i in range(node.get("gpus", 0)):
+        seed = hashlib.sha1(f"{node.get('name', '')}{node.get('index', 0)}/{i}".encode()).hexdigest()
+        gpus.append({
+            "index": i, "name": name, "bus_id": f"00000000:{BUS_IDS[i % 8]}:00.0",
+            "uuid": f"GPU-{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}",
+            "serial": str(1654423000000 + int(seed[:6], 16) % 999999),
+        })
+    return gpus
+
+
+def table(node, driver):
+    cuda = CUDA.get(driver.split(".")[0], "12.4")
+    lines = [time.strftime("%a %b %d %H:%M:%S %Y") + "       ", WIDE,
+             f"| NVIDIA-SMI {driver:<23}Driver Version: {driver:<15}CUDA Version: {cuda:<9}|",
+             "|-----------------------------------------+------------------------+----------------------+",
+             "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+             "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+             "|                                         |                        |               MIG M. |",
+             "|=========================================+========================+======================|"]
+    for g in gpu_list(node):
+        lines += [f"|{g['index']:>4}  {g['name']:<29}{'On':>4}  |   {g['bus_id']} Off |{'0':>21} |",
+                  f"| N/A   {30 + g['index'] % 3}C    P0{'72W':>16} / {'700':>4}W |"
+                  f"{0:>8}MiB / {MEM_TOTAL:>6}MiB |{0:>7}%{'Default':>13} |",
+                  f"|{'':41}|{'':24}|{'Disabled':>21} |", SEP]
+    lines += [" " * 89, WIDE,
+              "| Processes:                                                                              |",
+              "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
+              "|        ID   ID                                                               Usage      |",
+              "|=========================================================================================|",
+              "|  No running processes found                                                             |",
+              WIDE]
+    return "\n".join(lines) + "\n"
+
+
+def query(node, driver):
+    gpus = gpu_list(node)
+    out = ["", "==============NVSMI LOG==============", "",
+           f"{'Timestamp':<42}: {time.strftime('%a %b %d %H:%M:%S %Y')}",
+           f"{'Driver Version':<42}: {driver}",
+           f"{'CUDA Version':<42}: {CUDA.get(driver.split('.')[0], '12.4')}", "",
+           f"{'Attached GPUs':<42}: {len(gpus)}"]
+    for g in gpus:
+        out += [f"GPU {g['bus_id']}",
+                f"    {'Product Name':<38}: {g['name']}",
+                f"    {'Product Brand':<38}: NVIDIA",
+                f"    {'Product Architecture':<38}: Hopper",
+                f"    {'Persistence Mode':<38}: Enabled",
+                f"    {'Serial Number':<38}: {g['serial']}",
+                f"    {'GPU UUID':<38}: {g['uuid']}",
+                f"    {'Minor Number':<38}: {g['index']}",
+                f"    {'VBIOS Version':<38}: 96.00.74.00.01",
+                "    PCI",
+                f"        {'Bus':<34}: 0x{g['bus_id'][9:11].lower()}",
+                f"        {'Bus Id':<34}: {g['bus_id']}",
+                "    FB Memory Usage",
+                f"        {'Total':<34}: {MEM_TOTAL} MiB",
+                f"        {'Used':<34}: 0 MiB",
+                f"        {'Free':<34}: {MEM_TOTAL - 453} MiB",
+                f"    {'Compute Mode':<38}: Default", ""]
+    return "\n".join(out) + "\n"
+
+
+FIELDS = {
+    "index": lambda g, d, n: str(g["index"]),
+    "name": lambda g, d, n: g["name"],
+    "gpu_name": lambda g, d, n: g["name"],
+    "driver_version": lambda g, d, n: d,
+    "pci.bus_id": lambda g, d, n: g["bus_id"],
+    "gpu_bus_id": lambda g, d, n: g["bus_id"],
+    "uuid": lambda g, d, n: g["uuid"],
+    "gpu_uuid": lambda g, d, n: g["uuid"],
+    "serial": lambda g, d, n: g["serial"],
+    "count": lambda g, d, n: str(len(gpu_list(n))),
+    "persistence_mode": lambda g, d, n: "Enabled",
+    "compute_cap": lambda g, d, n: "9.0",
+    "memory.total": lambda g, d, n: f"{MEM_TOTAL} MiB",
+    "memory.used": lambda g, d, n: "0 MiB",
+    "temperature.gpu": lambda g, d, n: str(30 + g["index"] % 3),
+    "utilization.gpu": lambda g, d, n: "0 %",
+}
+HEADERS = {"memory.total": "memory.total [MiB]", "memory.used": "memory.used [MiB]",
+           "utilization.gpu": "utilization.gpu [%]"}
+
+
+def query_gpu(node, driver, fields, fmt):
+    names = [f.strip() for f in fields.split(",") if f.strip()]
+    for f in names:
+        if f not in FIELDS:
+            common.out(f'Field "{f}" is not a valid field to query.\n\n')
+            return 2
+    opts = [o.strip() for o in fmt.split(",")]
+    if "csv" not in opts:
+        common.out(f'"{fmt}" is not a valid format.\n')
+        return 2
+    lines = []
+    if "noheader" not in opts:
+        lines.append(", ".join(HEADERS.get(f, f) for f in names))
+    for g in gpu_list(node):
+        values = [FIELDS[f](g, driver, node) for f in names]
+        if "nounits" in opts:
+            values = [v.rsplit(" ", 1)[0] if v.endswith((" MiB", " %")) else v for v in values]
+        lines.append(", ".join(values))
+    common.out("\n".join(lines) + "\n")
+    return 0
+
+
+def main(argv):
+    _, node = common.load_node()
+    if not common.loaded(node, "nvidia") or not node.get("gpu_driver"):
+        common.out(FAILED)
+        return 9
+    driver = node["gpu_driver"]
+    fields = fmt = None
+    for a in argv:
+        if a.startswith("--query-gpu="):
+            fields = a.split("=", 1)[1]
+        elif a.startswith("--format="):
+            fmt = a.split("=", 1)[1]
+    if fields is not None:
+        return query_gpu(node, driver, fields, fmt or "")
+    if "-L" in argv or "--list-gpus" in argv:
+        for g in gpu_list(node):
+            common.out(f"GPU {g['index']}: {g['name']} (UUID: {g['uuid']})\n")
+        return 0
+    if "-q" in argv or "--query" in argv:
+        common.out(query(node, driver))
+        return 0
+    common.out(table(node, driver))
+    return 0

@@ -1,0 +1,34 @@
+"""Filters over linerate's facts and intent, usable from templates and tasks."""
+
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
+
+DOCUMENTATION = r"""
+name: rdma_summary
+short_description: One line per RDMA port, for reports
+"""
+
+
+def rdma_summary(ports):
+    """['mlx5_0/1 enp65s0f0np0 Ethernet PORT_ACTIVE LinkUp 400G 4X mtu 4096 gid 3 fw 28.39.2048 numa 0', ...]"""
+    lines = []
+    for p in ports:
+        gid = p.get("roce_v2_ipv4_gid_index")
+        lines.append(
+            f"{p['device']}/{p['port']} {p.get('netdev') or '-'} {p.get('link_layer')} {p.get('state')} "
+            f"{p.get('physical_state')} {p.get('speed_gbps')}G {p.get('width') or '-'} "
+            f"mtu {p.get('active_mtu')} gid {'-' if gid is None else gid} fw {p.get('fw_version')} "
+            f"pci {p.get('pci') or '-'} numa {'-' if p.get('numa_node') is None else p.get('numa_node')}")
+    return lines
+
+
+def roce_tos(dscp):
+    return intent.roce_tos(int(dscp))
+
+
+def pfc_vector(priority):
+    return intent.priority_mask([int(priority)])
+
+
+class FilterModule:
+    def filters(self):
+        return {"rdma_summary": rdma_summary, "roce_tos": roce_tos, "pfc_vector": pfc_vector}

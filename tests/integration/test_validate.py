@@ -1,0 +1,47 @@
+"""Bad intent is rejected on the controller before any host or switch is touched."""
+import json
+import re
+
+import pytest
+
+from conftest import run_playbook
+
+BAD = [
+    ({"roce": {"no_drop_priority": 9}}, "fabric.roce.no_drop_priority: 9 is not allowed (allowed: an integer 0..7)"),
+    ({"mtu": {"host": 9216, "switch": 4200}}, "fabric.mtu.host: 9216 is not allowed (allowed: at most fabric.mtu.switch (4200)"),
+    ({"roce": {"data_dscp": 64}}, "fabric.roce.data_dscp: 64 is not allowed (allowed: an integer 0..63)"),
+    ({"roce": {"ecn": {"min_threshold_kb": 2000, "max_threshold_kb": 1000}}},
+     "fabric.roce.ecn.min_threshold_kb: 2000 is not allowed (allowed: below fabric.roce.ecn.max_threshold_kb (1000))"),
+    ({"roce": {"cnp_priority": 3}}, "fabric.roce.cnp_priority: 3 is not allowed"),
+    ({"verify": {"ib_write_bw_fraction": 1.5}}, "above the line rate of 400 Gb/s"),
+    ({"infiniband": {"subnet_manager": {"priority": 1}}}, "fabric.infiniband: '...' is not allowed (only with fabric.transport: infiniband"),
+]
+
+
+def recap_hosts(output):
+    tail = output.split("PLAY RECAP", 1)[1]
+    return sorted(m.group(1) for m in re.finditer(r"^(\S+)\s+: ok=", tail, re.M))
+
+
+@pytest.mark.parametrize("override,message", BAD, ids=[m.split(":")[0] for _, m in BAD])
+def test_bad_intent_fails_before_any_host(lab, override, message):
+    fabric = {"transport": "roce", **override}
+    res = run_playbook("playbooks/site.yml", "-e", json.dumps({"fabric": fabric}))
+    assert res.returncode != 0
+    assert message in res.stdout, res.stdout[-3000:]
+    # Only the controller ran anything: no node, no switch appears in the recap.
+    assert recap_hosts(res.stdout) == ["localhost"], res.stdout[-3000:]
+
+
+def test_two_hosts_on_one_switch_port_is_rejected(lab):
+    ports = [{"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"}]
+    res = run_playbook("playbooks/site.yml", "-e", json.dumps({"rdma_ports": ports}))
+    assert res.returncode != 0
+    assert "switch_port: 'leaf1 swp1' is not allowed (allowed: a switch port cabled once; " \
+           "leaf1 swp1 is already cabled to node1 mlx5_0)" in res.stdout
+    assert recap_hosts(res.stdout) == ["localhost"]
+
+
+def test_good_intent_validates(lab):
+    res = run_playbook("playbooks/validate.yml", check=True)
+    assert "intent valid" in res.stdout
