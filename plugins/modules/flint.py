@@ -1,0 +1,109 @@
+#!/usr/bin/python
+"""Burn a supplied ConnectX firmware image with flint, guarded by PSID."""
+
+DOCUMENTATION = r"""
+---
+module: flint
+short_description: Update ConnectX firmware from a supplied image (flint), guarded by PSID
+description:
+  - Reads C(flint -d <pci> q) and C(flint -i <image> q); fails when the image's PSID is not the
+    device's (or not O(psid)), burns with C(flint -d <pci> -i <image> -y burn) only when the
+    versions differ, reads the device again and fails unless it reports the image's version.
+  - A downgrade fails unless O(allow_downgrade).
+  - The new firmware runs after a firmware reset (mlxfwreset level 3) or reboot -
+    C(pending_reset) says whether one is still needed. Burning is disruptive to plan for;
+    the C(connectx_firmware) role runs this only with C(connectx_firmware_allow_update).
+version_added: 0.1.0
+author: linerate developers
+options:
+  device:
+    description: PCI address of the device.
+    type: str
+    required: true
+  image:
+    description: Path of the firmware image on the managed host.
+    type: path
+    required: true
+  psid:
+    description: The PSID the device must have; by default the device's own (the image must match it).
+    type: str
+  allow_downgrade:
+    description: Burn an image older than the device's firmware.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Runs only the two queries; reports the burn it would run.
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Firmware 28.43.1014 on the first NIC
+  linerate.fabric.flint:
+    device: "0000:41:00.0"
+    image: /var/lib/linerate/fw/fw-ConnectX7-rel-28_43_1014-MCX75310AAS-NEA_Ax.bin
+    psid: MT_0000000838
+"""
+
+RETURN = r"""
+before:
+  description: C(fw_version) (burned), C(fw_version_running), C(psid) before the run.
+  returned: success
+  type: dict
+after:
+  description: The same after the run (in check mode, as it would be).
+  returned: success
+  type: dict
+image_version:
+  description: FW Version of the image.
+  returned: success
+  type: str
+pending_reset:
+  description: True when the running firmware is not the image's version yet.
+  returned: success
+  type: bool
+reset_kind:
+  description: C(mlxfwreset_level_3) when a reset is pending, else null.
+  returned: success
+  type: str
+commands:
+  description: The burn run (or that would run), as argv lists.
+  returned: always
+  type: list
+  elements: list
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.connectx import PCI_RE
+from ansible_collections.linerate.fabric.plugins.module_utils.flint import Failure, Flint, ensure_image
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "device": {"type": "str", "required": True},
+            "image": {"type": "path", "required": True},
+            "psid": {"type": "str"},
+            "allow_downgrade": {"type": "bool", "default": False},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    if not PCI_RE.match(p["device"]):
+        module.fail_json(msg=f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
+    try:
+        result = ensure_image(Flint(Runner(module), p["device"]), p["image"], p["psid"],
+                              p["allow_downgrade"], module.check_mode)
+    except Failure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+#!/usr/bin/python
+"""Load nvidia_peermem after checking the GPU driver and MOFED; report DMA-BUF support."""
+
+DOCUMENTATION = r"""
+---
+module: nvidia_peermem
+short_description: Load the nvidia_peermem kernel module (GPUDirect RDMA) and report DMA-BUF support
+description:
+  - Checks the prerequisites first and fails with a message naming what is missing - the NVIDIA GPU
+    driver (C(nvidia-smi --query-gpu=driver_version --format=csv,noheader)) and MLNX_OFED / DOCA-OFED
+    (C(ofed_info -s)), whose ib_core provides the peer-memory API nvidia_peermem plugs into.
+  - Reads C(lsmod); runs C(modprobe nvidia_peermem) (or C(modprobe -r) with O(state=absent)) only when
+    the module is not in the desired state, then reads C(lsmod) again and fails if it did not change.
+  - Sets the fact C(nvidia_peermem) with the driver, OFED and kernel versions and whether the host
+    supports DMA-BUF GPUDirect RDMA (NVIDIA open kernel modules, driver R515 or newer, Linux 5.12 or
+    newer), in which case NCCL can register GPU memory without nvidia_peermem.
+  - Loading at boot is not this module's job; the C(nvidia_peermem) role writes
+    C(/etc/modules-load.d/nvidia-peermem.conf).
+version_added: 0.1.0
+author: linerate developers
+options:
+  state:
+    description: Whether nvidia_peermem should be loaded.
+    type: str
+    choices: [present, absent]
+    default: present
+attributes:
+  check_mode:
+    support: full
+    description: Runs only the read-only checks; reports the modprobe it would run.
+  diff_mode:
+    support: full
+    description: Loaded before and after.
+  facts:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Load nvidia_peermem
+  linerate.fabric.nvidia_peermem:
+  register: peermem
+
+- name: Say whether DMA-BUF would do
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.nvidia_peermem.dmabuf_reason }}"
+"""
+
+RETURN = r"""
+before:
+  description: "C({loaded: bool}) before the run."
+  returned: success
+  type: dict
+after:
+  description: "C({loaded: bool}) after the run (in check mode, as it would be)."
+  returned: success
+  type: dict
+commands:
+  description: The modprobe run (in check mode, that would run), as argv lists.
+  returned: always
+  type: list
+  elements: list
+ansible_facts:
+  description: C(nvidia_peermem) - loaded, driver_version, ofed_version, kernel, kernel_module_flavor
+    (open, proprietary or null when unknown), dmabuf_supported, dmabuf_reason.
+  returned: success
+  type: dict
+  sample:
+    nvidia_peermem:
+      loaded: true
+      driver_version: "550.54.15"
+      ofed_version: MLNX_OFED_LINUX-24.01-0.3.3.1
+      kernel: 6.1.0-18-amd64
+      kernel_module_flavor: open
+      dmabuf_supported: true
+      dmabuf_reason: "open kernel modules 550.54.15, kernel 6.1.0-18-amd64: NCCL can use DMA-BUF without nvidia_peermem"
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.peermem import Failure, Host, ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def read_file(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"state": {"type": "str", "choices": ["present", "absent"], "default": "present"}},
+        supports_check_mode=True,
+    )
+    runner = Runner(module, optional=("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname"))
+    try:
+        result = ensure(Host(runner, read_file), module.params["state"], module.check_mode)
+    except Failure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

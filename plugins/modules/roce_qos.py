@@ -1,0 +1,176 @@
+#!/usr/bin/python
+"""RoCE QoS of one port: trust, PFC, DSCP map, ECN, RDMA-CM defaults, MTU."""
+
+DOCUMENTATION = r"""
+---
+module: roce_qos
+short_description: Configure lossless RoCE on one ConnectX port (mlnx_qos, ECN, RDMA-CM, MTU)
+description:
+  - Reads the port's QoS with C(mlnx_qos -i <netdev>), its ECN controls from
+    C(/sys/class/net/<netdev>/ecn/roce_np|roce_rp/...), the RDMA-CM defaults with
+    C(cma_roce_mode -d <dev> -p <port>) and C(cma_roce_tos -d <dev> -p <port>), and the MTU with
+    C(ip -j link show dev <netdev>); compares each managed setting with the desired value and runs
+    only the commands for what differs, in this order - C(mlnx_qos -i <netdev> --trust <t> --pfc <vector>),
+    C(mlnx_qos -i <netdev> --dscp2prio set,<dscp>,<prio>) per differing DSCP, the ECN sysfs writes,
+    C(cma_roce_mode ... -m 2), C(cma_roce_tos ... -t <tos>), C(ip link set dev <netdev> mtu <n>).
+  - After applying it reads everything again and fails if a setting did not take.
+  - Only options that are set are managed; the rest of the port's configuration is left alone
+    (for example DSCP values not named in O(dscp2prio)).
+  - These settings do not survive a reboot or driver restart by themselves; the C(roce_qos) role
+    installs a systemd unit that re-applies them at boot.
+version_added: 0.1.0
+author: linerate developers
+options:
+  netdev:
+    description: The port's network interface (for example C(enp65s0f0np0)).
+    type: str
+    required: true
+  device:
+    description: The RDMA device of the port (for example C(mlx5_0)); required with O(roce_mode) or O(roce_tos).
+    type: str
+  port:
+    description: The port number on O(device).
+    type: int
+    default: 1
+  trust:
+    description: Priority trust mode.
+    type: str
+    choices: [dscp, pcp]
+  pfc_priorities:
+    description: Priorities with PFC enabled - exactly these (the no-drop priority); every other is disabled.
+    type: list
+    elements: int
+  dscp2prio:
+    description: DSCP to priority entries that must hold (only with trust C(dscp)); other DSCPs are left alone.
+    type: dict
+  ecn_priorities:
+    description: Priorities whose ECN is managed (notification and/or reaction point, see O(ecn_points)).
+    type: list
+    elements: int
+  ecn_points:
+    description: Which ECN roles to manage - C(np) (notification point, sends CNPs) and C(rp) (reaction point, slows down).
+    type: list
+    elements: str
+    choices: [np, rp]
+    default: [np, rp]
+  ecn_enabled:
+    description: Enable (true) or disable ECN on O(ecn_priorities).
+    type: bool
+    default: true
+  cnp_dscp:
+    description: DSCP of the congestion notification packets this port sends.
+    type: int
+  cnp_priority:
+    description: 802.1p priority of those CNPs.
+    type: int
+  roce_mode:
+    description: Default RoCE mode of RDMA-CM connections on this port.
+    type: str
+    choices: [v1, v2]
+  roce_tos:
+    description: Default IP ToS of RDMA-CM connections on this port (DSCP << 2).
+    type: int
+  mtu:
+    description: MTU of the netdev.
+    type: int
+  sysfs_net:
+    description: Where the netdevs' sysfs directories are (the ECN controls are C(<sysfs_net>/<netdev>/ecn/...)).
+    type: path
+    default: /sys/class/net
+attributes:
+  check_mode:
+    support: full
+    description: Only reads; C(commands) lists what would run, C(after) what would result.
+  diff_mode:
+    support: full
+    description: One line per managed setting, before and after.
+notes:
+  - Needs C(mlnx_qos), C(cma_roce_mode) and C(cma_roce_tos) (mlnx-tools, part of MLNX_OFED / DOCA-OFED)
+    and the mlx5 ECN sysfs controls; runs as root.
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE on priority 3, DSCP 26, ECN, RoCE v2, MTU 4200
+  linerate.fabric.roce_qos:
+    netdev: enp65s0f0np0
+    device: mlx5_0
+    trust: dscp
+    pfc_priorities: [3]
+    dscp2prio: {26: 3, 48: 6}
+    ecn_priorities: [3]
+    cnp_dscp: 48
+    cnp_priority: 6
+    roce_mode: v2
+    roce_tos: 104
+    mtu: 4200
+"""
+
+RETURN = r"""
+before:
+  description: Each managed setting as read before the run.
+  returned: always
+  type: dict
+  sample: {trust: pcp, pfc: [0, 0, 0, 0, 0, 0, 0, 0], dscp2prio: {"26": 3}, ecn: {np: {"3": 0}, rp: {"3": 0}},
+           roce_mode: v1, roce_tos: 0, mtu: 1500}
+after:
+  description: Each managed setting as read after the run (in check mode, as it would be).
+  returned: always
+  type: dict
+commands:
+  description: The changing commands run (in check mode, that would run); sysfs writes appear as C([write, path, value]).
+  returned: always
+  type: list
+  elements: list
+netdev:
+  description: The netdev.
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "netdev": {"type": "str", "required": True},
+            "device": {"type": "str"},
+            "port": {"type": "int", "default": 1},
+            "trust": {"type": "str", "choices": ["dscp", "pcp"]},
+            "pfc_priorities": {"type": "list", "elements": "int"},
+            "dscp2prio": {"type": "dict"},
+            "ecn_priorities": {"type": "list", "elements": "int"},
+            "ecn_points": {"type": "list", "elements": "str", "choices": ["np", "rp"], "default": ["np", "rp"]},
+            "ecn_enabled": {"type": "bool", "default": True},
+            "cnp_dscp": {"type": "int"},
+            "cnp_priority": {"type": "int"},
+            "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
+            "roce_tos": {"type": "int"},
+            "mtu": {"type": "int"},
+            "sysfs_net": {"type": "path", "default": "/sys/class/net"},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    for key, lo, hi in (("cnp_dscp", 0, 63), ("cnp_priority", 0, 7), ("roce_tos", 0, 255), ("mtu", 68, 9216)):
+        if p[key] is not None and not lo <= p[key] <= hi:
+            module.fail_json(msg=f"{key}: {p[key]} is not allowed (allowed: {lo}..{hi})")
+    for key in ("pfc_priorities", "ecn_priorities"):
+        bad = [x for x in p[key] or [] if not 0 <= x <= 7]
+        if bad:
+            module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
+    try:
+        port = Port(Runner(module), p["netdev"], p["device"], p["port"], Sysfs(p["sysfs_net"]))
+        result = configure(port, p, module.check_mode)
+    except Failure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
