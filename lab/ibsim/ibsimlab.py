@@ -80,7 +80,8 @@ def speed_name(speed_gbps, width):
 def model_from_inventory(inv):
     """`ansible-inventory --list` JSON -> a fabric model (transport infiniband)."""
     hostvars = inv.get("_meta", {}).get("hostvars", {})
-    switches_group = set(inv.get("switches", {}).get("hosts", []))
+    switches_group = set(inv.get("switches", {}).get("hosts", [])) | \
+        set(inv.get("ib_switches", {}).get("hosts", []))
     model = {"version": 1, "transport": "infiniband", "nodes": {}, "switches": {}, "faults": []}
     fabric = {}
     for hv in hostvars.values():
@@ -118,15 +119,20 @@ def model_from_inventory(inv):
         model["nodes"][name] = {"nics": nics}
     for name in sorted(switches_group):
         for up in hostvars.get(name, {}).get("switch_uplinks") or []:
-            sw = model["switches"][name]
-            sw["ports"][str(up["port"])] = {"peer": f"{up['peer']}:{up['peer_port']}",
-                                            "speed_gbps": up.get("speed_gbps", speed),
-                                            "width": up.get("width", width), "up": True}
+            for a, ap, b, bp in ((name, up["port"], up["peer"], up["peer_port"]),
+                                 (up["peer"], up["peer_port"], name, up["port"])):
+                sw = model["switches"].setdefault(a, {
+                    "guid": default_switch_guid(a), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
+                sw["ports"][str(ap)] = {"peer": f"{b}:{bp}", "up": True,
+                                        "speed_gbps": up.get("speed_gbps", speed),
+                                        "width": up.get("width", width)}
     return model
 
 
 def load_inventory(path):
-    out = subprocess.run(["ansible-inventory", "-i", path, "--list"], check=True,
+    exe = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+    exe = exe if os.path.exists(exe) else "ansible-inventory"
+    out = subprocess.run([exe, "-i", path, "--list"], check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout)
 
