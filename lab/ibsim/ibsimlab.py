@@ -239,7 +239,7 @@ def gateway_address():
         s.close()
 
 
-def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0):
+def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname=None):
     p = _paths(run_dir)
     os.makedirs(run_dir, exist_ok=True)
     if read_pid(run_dir):
@@ -250,7 +250,7 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0):
         f.write(netfile_from_model(apply_faults(model, load_faults(run_dir))))
     if not os.path.exists(p["console"]):
         os.mkfifo(p["console"], 0o600)
-    conf = {"port": port, "local": local,
+    conf = {"port": port, "local": local, "sockname": sockname,
             "address": None if local else gateway_address()}
     with open(p["conf"], "w") as f:
         json.dump(conf, f)
@@ -263,8 +263,11 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0):
     fifo = os.open(p["console"], os.O_RDWR | os.O_NONBLOCK)
     os.set_blocking(fifo, True)
     log = open(p["log"], "w")
+    env = dict(os.environ)
+    if sockname:  # its own abstract socket names: several local ibsims side by side
+        env["IBSIM_SOCKNAME"] = sockname
     proc = subprocess.Popen(cmd, stdin=fifo, stdout=log, stderr=subprocess.STDOUT,
-                            cwd=run_dir, start_new_session=True)
+                            cwd=run_dir, start_new_session=True, env=env)
     os.close(fifo)
     log.close()
     with open(p["pid"], "w") as f:
@@ -308,6 +311,8 @@ def client_env(run_dir, node, device="mlx5_0"):
     with open(_paths(run_dir)["conf"]) as f:
         conf = json.load(f)
     env = {"LD_PRELOAD": UMAD2SIM, "SIM_HOST": ca_nodeid(node, device)}
+    if conf.get("sockname"):
+        env["IBSIM_SOCKNAME"] = conf["sockname"]
     if not conf["local"]:
         env["IBSIM_SERVER_NAME"] = conf["address"]
         env["IBSIM_SERVER_PORT"] = str(conf["port"])
@@ -429,7 +434,8 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
         with open(p["conf"]) as f:
             conf = json.load(f)
         stop(run_dir)
-        start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout)
+        start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout,
+              sockname=conf.get("sockname"))
     return rec
 
 
@@ -456,6 +462,7 @@ def main(argv=None):
     s.add_argument("--inventory")
     s.add_argument("--port", type=int, default=DEFAULT_PORT)
     s.add_argument("--local", action="store_true")
+    s.add_argument("--sockname", help="abstract socket base name (local mode; default ibsim)")
     s.add_argument("--timeout", type=float, default=15.0)
     for name in ("stop", "status"):
         sub.add_parser(name).add_argument("--run-dir", required=True)
@@ -480,7 +487,8 @@ def main(argv=None):
         else:
             sys.stdout.write(text)
     elif args.cmd == "start":
-        pid = start(args.run_dir, _model_arg(args), args.port, args.local, args.timeout)
+        pid = start(args.run_dir, _model_arg(args), args.port, args.local, args.timeout,
+                    args.sockname)
         print(f"ibsim running, pid {pid}")
     elif args.cmd == "stop":
         pid = stop(args.run_dir)

@@ -226,10 +226,14 @@ def check_partitions(partitions, tables, names=None):
             g = _norm(g)
             node = names.get(g, g)
             table = tables.get(g)
-            if table is None:
+            if g not in tables:
                 out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
-                                   f"partition {p['name']} ({p['pkey']}): port {g} was not found",
+                                   f"partition {p['name']} ({p['pkey']}): member port {g} is not in the subnet",
                                    partition=p["name"], guid=g))
+            elif table is None:
+                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
+                                   f"partition {p['name']} ({p['pkey']}): the pkey table of port {g} "
+                                   "cannot be read", partition=p["name"], guid=g))
             elif want not in table:
                 have = [t for t in table if t & 0x7FFF == pk]
                 why = (f"has {'full' if have[0] & 0x8000 else 'limited'} membership"

@@ -162,14 +162,16 @@ def main():
             "links": len(nd["links"]),
         }
     if "partitions" in p["checks"] and p["partitions"]:
-        lids, names = {}, {}
+        lids = {}
+        names = {ibdiag.norm_guid(e["guid"]): f"{e['host']} {e['device']}"
+                 for e in p["expected_links"] if e.get("guid")}
         for n in nd["nodes"].values():
             if n["type"] != "ca":
                 continue
             for pnum, port in n["ports"].items():
                 if port.get("port_guid") and port.get("lid"):
                     lids[port["port_guid"]] = (port["lid"], pnum)
-                    names[port["port_guid"]] = n["desc"]
+                    names.setdefault(port["port_guid"], n["desc"])
         tables = {}
         for part in p["partitions"]:
             for g in part["guids"]:
