@@ -81,7 +81,11 @@ class Fabric:
             with open(path, "w") as f:
                 json.dump({"fabric": fabric}, f)
             cmd += ["-e", "@" + path]
+        # Own fact cache: the loopback "node1"/"node2" facts must never land in
+        # the repository's cache, where the lab's real node1/node2 would find them.
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
+                   ANSIBLE_CACHE_PLUGIN_CONNECTION=os.path.join(self.base, "facts"),
+                   ANSIBLE_LOCAL_TEMP=os.path.join(self.base, "tmp"),
                    PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=PLAYBOOK_TIMEOUT)
