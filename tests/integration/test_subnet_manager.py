@@ -254,3 +254,22 @@ def test_swapped_ports_reported_with_node_and_ports(fabric):
         time.sleep(2)
     assert topo == [], topo
 
+
+
+def test_degraded_link_reported_with_node_and_port(fabric):
+    # ibsim has no console command for width/speed: the net file is rewritten
+    # and ibsim restarted, so the SMs are restarted after it (master first).
+    ibsimlab.fault(fabric.sim, "degrade", "leaf1", [7], width=1, speed="SDR")
+    for h in SM_HOSTS:
+        subprocess.run([fabric.host_dir(h, "opensm-ctl"), "restart"], check=True,
+                       capture_output=True, timeout=60)
+        if h == "node1":
+            deadline = time.monotonic() + 30
+            while "SMINFO_MASTER" not in fabric.diag("node3", "sminfo") and time.monotonic() < deadline:
+                time.sleep(1)
+    rc, out, findings = _findings(fabric)
+    assert rc != 0
+    topo = [f for f in findings if f["code"] != "IB_PARTITION_NOT_IN_FORCE"]
+    assert [(f["code"], f["node"], f["port"], f["width"], f["speed_gbps"]) for f in topo] == \
+        [("IB_LINK_DEGRADED", "leaf1", 7, 1, 2.5)]
+    assert "leaf1 port 7 -> spine1 port 1: 1X 2.5 Gb/s, expected 4X 40 Gb/s" in out
