@@ -83,7 +83,7 @@ def parse_sminfo(text):
 _ND_NODE_RE = re.compile(
     r'^(?P<type>Switch|Ca|Rt)\s+(?P<nports>\d+)\s+"(?P<id>[^"]+)"\s*'
     r'(?:#\s*"(?P<desc>(?:[^"\\]|\\.)*)"(?P<rest>.*))?$')
-_ND_SW_PORT_RE = re.compile(
+_ND_PORT_RE = re.compile(
     r'^\[(?P<port>\d+)\](?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+'
     r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
     r'(?:#\s*(?P<comment>.*))?$')
@@ -162,13 +162,9 @@ def parse_ibnetdiscover(text):
         if line.startswith("["):
             if cur is None:
                 raise ParseError("ibnetdiscover", f"port line outside a node: {line}", text)
-            pm = _ND_SW_PORT_RE.match(line)
-            if not pm:
-                # CA/router port: [1](portguid) \t "S-..."[2] # ...
-                pm = re.match(
-                    r'^\[(?P<port>\d+)\]\((?P<pguid>[0-9a-fA-F]+)\)\s+'
-                    r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
-                    r'(?:#\s*(?P<comment>.*))?$', line)
+            # switch port: [1] "H-..."[1](peer port guid) # "desc" lid 4 4xQDR
+            # CA port:     [1](port guid) "S-..."[2] # lid 5 lmc 0 "desc" lid 6 4xQDR
+            pm = _ND_PORT_RE.match(line)
             if not pm:
                 raise ParseError("ibnetdiscover", f"unparsable port line: {line}", text)
             info = _parse_nd_comment(pm["comment"])
@@ -236,7 +232,8 @@ def lane_nominal(speed):
 
 
 def parse_iblinkinfo(text):
-    """iblinkinfo -> list of ports: {node_type, node_guid, node_desc, port_guid,
+    """iblinkinfo -> list of ports: {node_type, node_guid (switches; CAs print
+    their port GUID instead), node_desc, port_guid,
     lid, port, width, lane_gbps, speed_gbps (nominal width x lane), state,
     phys_state, peer_lid, peer_port, peer_desc, could_be}."""
     _check_error("iblinkinfo", text)
@@ -272,8 +269,6 @@ def parse_iblinkinfo(text):
             "peer_desc": m["pdesc"],
             "could_be": m["could"].strip(),
         })
-        if entry["node_type"] == "ca" and entry["node_guid"] is None:
-            entry["node_guid"] = None  # iblinkinfo prints the port GUID for CAs
         out.append(entry)
     if not out:
         raise ParseError("iblinkinfo", "no ports in output", text)
