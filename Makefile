@@ -21,7 +21,11 @@ DEB_PACKAGES := podman runc debootstrap uidmap iproute2 openssh-client \
                 ibsim-utils libumad2sim0 opensm infiniband-diags \
                 python3-venv
 
-.PHONY: help deps venv lab lab-up lab-down lab-status test test-unit test-integration lint bench clean
+# Every role with a molecule scenario; each converges in a container of the
+# lab's node image (podman), checks idempotence and verifies real state.
+MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
+
+.PHONY: help deps venv lab lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
@@ -71,9 +75,19 @@ lint: venv
 test-integration: deps venv
 	$(VPY) -m pytest -q tests/integration
 
+lab-image: deps venv
+	$(VPY) lab/labctl.py image
+
+molecule: lab-image
+	@for role in $(MOLECULE_ROLES); do \
+	  echo "molecule: $$role"; \
+	  (cd roles/$$role && $(CURDIR)/$(VENV)/bin/molecule test) || exit 1; \
+	done
+
 test: deps venv
 	$(VPY) -m pytest -q tests/unit
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory molecule
 	$(VPY) -m pytest -q tests/integration
 
 bench: deps venv

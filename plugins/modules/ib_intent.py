@@ -39,7 +39,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 errors:
-  description: Every problem found, "key: value is not allowed (allowed: ...)".
+  description: "Every problem found, in the form key: value is not allowed (allowed: ...)."
   type: list
   elements: str
   returned: always

@@ -2,9 +2,9 @@
 (infiniband-diags 44.0) reading the lab's ibsim fabric."""
 import pytest
 
-from common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from conftest import fixture
-import ibdiag
+from ansible_collections.linerate.fabric.plugins.module_utils import ibdiag
 
 
 def test_sminfo_master():
