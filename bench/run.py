@@ -103,7 +103,60 @@ def section_converge(sizes, rows):
         print(json.dumps(row), flush=True)
 
 
-SECTIONS = {"converge": section_converge}
+def lab_fabric():
+    import yaml
+    with open(os.path.join(REPO, "inventory", "lab", "group_vars", "all", "fabric.yml")) as f:
+        return yaml.safe_load(f)["fabric"]
+
+
+def switch_window(fabric, *args):
+    """One change window that really pushes: the intent's ECN threshold moves each time."""
+    dt, r = playbook("playbooks/switches.yml", "-e", json.dumps({"fabric": fabric}), *args)
+    return dt, r
+
+
+def section_switches(sizes, rows):
+    """A change window on K switches against one: serial (one at a time) and parallel."""
+    ensure_lab(sizes[0])
+    fabric = lab_fabric()
+    switches = ["leaf1", "leaf2", "spine1"]
+    results = {}
+    for label, args in (("1 switch", ["--limit", "localhost,leaf1"]),
+                        (f"{len(switches)} serial", ["-e", "switch_fabric_serial=1"]),
+                        (f"{len(switches)} parallel", ["-e", f"switch_fabric_serial={len(switches)}"])):
+        fabric["roce"]["ecn"]["min_threshold_kb"] += 10  # a real delta on every switch
+        dt, r = switch_window(fabric, *args)
+        results[label] = dt
+        rows.append({"section": "switch window", "window": label, "seconds": round(dt, 1),
+                     "changed": r["changed"]})
+        print(json.dumps(rows[-1]), flush=True)
+    one = results["1 switch"]
+    for label in list(results)[1:]:
+        rows.append({"section": "switch window", "window": f"{label} / 1 switch",
+                     "seconds": round(results[label] / one, 2), "changed": ""})
+    # Put the lab's intent back.
+    playbook("playbooks/switches.yml")
+
+
+def section_verify(sizes, rows):
+    """verify.yml wall time against nodes; the floor is rounds x one test's duration."""
+    duration = 2
+    for n in sizes:
+        ensure_lab(n)
+        playbook("playbooks/site.yml", "--skip-tags", "verify")
+        dt, _ = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}")
+        with open(os.path.join(REPO, "reports", "latest", "report.json")) as f:
+            report = json.load(f)
+        rounds = len(report["meta"]["rounds"])
+        tests = sum(len(r) for r in report["meta"]["rounds"])
+        floor_s = rounds * duration
+        rows.append({"section": "verify", "nodes": n, "rounds": rounds, "pairs": tests,
+                     "wall_s": round(dt, 1), "floor_s": floor_s, "wall_over_floor": round(dt / floor_s, 1),
+                     "passed": report["summary"]["passed"]})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+SECTIONS = {"converge": section_converge, "switches": section_switches, "verify": section_verify}
 
 
 def print_table(rows):
