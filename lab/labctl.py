@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -42,10 +43,18 @@ FABRIC_NETNS = f"linerate-{LAB_ID + '-' if LAB_ID else ''}fabric"
 PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"
 LOOPBACK_BASE = f"127.0.{1 + _SLOT}"
 MIRROR = os.environ.get("LINERATE_LAB_MIRROR", "")
-NODE_PACKAGES = ["python3", "openssh-server", "iproute2", "kmod", "ethtool", "procps",
-                 "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg"]
+NODE_PACKAGES = ["python3", "python3-apt", "openssh-server", "iproute2", "kmod", "ethtool",
+                 "procps", "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg",
+                 # nccl-tests' launcher: mpirun starts its ranks over SSH between nodes.
+                 "openmpi-bin", "openssh-client"]
 # Everything that shapes the image; a change rebuilds it.
-IMAGE_RECIPE_VERSION = 3
+IMAGE_RECIPE_VERSION = 4
+# Installed into the image from the lab's repository: the simulated hardware
+# and the GPU driver a GPU node's base image already has. OFED, peermem and
+# everything else are the roles' job.
+IMAGE_DEBS = ["linerate-lab-hw", "nvidia-kernel-common", "nvidia-kernel-open-dkms", "nvidia-smi",
+              "nvidia-driver", "nvidia-open", "cuda-drivers"]
+GPU_DRIVER = "550.54.15-1"
 
 
 def log(msg):
@@ -85,9 +94,18 @@ def apt_mirror():
     return "http://deb.debian.org/debian"
 
 
+def repo_recipe():
+    """What the simulator packages are made of: a change rebuilds the repo and image."""
+    h = hashlib.sha256(platform.release().encode())
+    for rel in ("packages.py", "sim/linerate_lab/kmods.py"):
+        with open(os.path.join(HERE, rel), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:12]
+
+
 def image_tag():
-    h = hashlib.sha256(json.dumps([IMAGE_RECIPE_VERSION, NODE_PACKAGES,
-                                   open(__file__, "rb").read().decode()[:0]]).encode())
+    h = hashlib.sha256(json.dumps([IMAGE_RECIPE_VERSION, NODE_PACKAGES, IMAGE_DEBS,
+                                   repo_recipe()]).encode())
     return f"{IMAGE}:r{IMAGE_RECIPE_VERSION}-{h.hexdigest()[:8]}"
 
 
@@ -108,6 +126,7 @@ def build_image(force=False):
     run(["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES),
          "bookworm", rootfs, apt_mirror()], capture=True)
     customize_rootfs(rootfs)
+    install_image_debs(rootfs, build_repo())
     tar = subprocess.Popen(["tar", "-C", rootfs, "-c", "."], stdout=subprocess.PIPE)
     env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
     subprocess.run(["podman", "import", "-q", "--change", 'CMD ["/sbin/init"]',
@@ -118,6 +137,35 @@ def build_image(force=False):
     shutil.rmtree(os.path.join(STATE, "build"), ignore_errors=True)
     log(f"image {tag} built in {time.monotonic() - t0:.0f} s")
     return tag
+
+
+def install_image_debs(root, repo):
+    """The hardware package and the GPU driver, with dpkg in the rootfs."""
+    debs = []
+    for name in IMAGE_DEBS:
+        version = "1.0" if name == "linerate-lab-hw" else GPU_DRIVER
+        path = os.path.join(repo, f"{name}_{version}_amd64.deb")
+        if not os.path.exists(path):
+            raise SystemExit(f"lab: {os.path.basename(path)} is not in the lab repository {repo}")
+        debs.append(path)
+    tmp = os.path.join(root, "tmp", "lab-debs")
+    os.makedirs(tmp, exist_ok=True)
+    for path in debs:
+        shutil.copy(path, tmp)
+    run(["chroot", root, "sh", "-c", "dpkg -i /tmp/lab-debs/*.deb"], capture=True)
+    shutil.rmtree(tmp)
+    # The node's power-on: firmware loads its next-boot settings, the boot-time
+    # modules load (simulated hardware; see linerate_lab/tools/boot.py).
+    unit = ("[Unit]\nDescription=linerate lab: power on the simulated NICs and GPUs\n"
+            "DefaultDependencies=no\nAfter=local-fs.target\nBefore=sysinit.target systemd-modules-load.service\n\n"
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/lib/linerate-lab-hw/boot\n\n"
+            "[Install]\nWantedBy=sysinit.target\n")
+    path = os.path.join(root, "etc/systemd/system/linerate-lab-boot.service")
+    with open(path, "w") as f:
+        f.write(unit)
+    wants = os.path.join(root, "etc/systemd/system/sysinit.target.wants")
+    os.makedirs(wants, exist_ok=True)
+    os.symlink("/etc/systemd/system/linerate-lab-boot.service", os.path.join(wants, "linerate-lab-boot.service"))
 
 
 def customize_rootfs(root):
@@ -179,6 +227,10 @@ def generate_model(nodes, transport, nics, speed):
         cabling = topo["cabling"][name]
         node = hardware.new_node(name, i, transport, nics, speed, cabling)
         node["mgmt_ip"] = node_ip(i)
+        for nic, cab in zip(node["nics"], cabling):
+            # The rail address is the site's plan, not hardware: the inventory
+            # is generated with it and the rdma_netdev role configures it.
+            nic["address"] = cab.get("address")
         m["nodes"][name] = node
     return m
 
@@ -330,12 +382,12 @@ def write_inventory(model_, inventory_dir):
     lines += ["    switches:", "      vars:",
               "        ansible_connection: local",
               "        ansible_python_interpreter: \"{{ ansible_playbook_python }}\"",
-              f"        switch_known_hosts: {os.path.join(STATE, 'ssh', 'known_hosts.switches')}",
+              f"        switch_known_hosts: {os.path.join(STATE, 'switchsim', 'known_hosts')}",
               "      hosts:"]
     for name, sw in sorted(model_["switches"].items()):
         lines += [f"        {name}:",
-                  f"          switch_host: {sw['address']}",
-                  f"          switch_ssh_port: {sw['port']}",
+                  f"          ansible_host: {sw['address']}",
+                  f"          ansible_port: {sw['port']}",
                   f"          switch_platform: {sw['platform']}",
                   f"          switch_role: {sw['role']}"]
         if sw.get("uplinks"):
@@ -351,10 +403,11 @@ def write_inventory(model_, inventory_dir):
 
 
 def build_repo():
-    from linerate_lab import packages
+    sys.path.insert(0, HERE)
+    import packages
     out = os.path.join(STATE, "apt")
     stamp = os.path.join(out, ".recipe")
-    recipe = packages.recipe_hash()
+    recipe = repo_recipe()
     if os.path.exists(stamp) and open(stamp).read() == recipe:
         return out
     shutil.rmtree(out, ignore_errors=True)
@@ -367,10 +420,10 @@ def build_repo():
 
 def cmd_up(args):
     t0 = time.monotonic()
+    build_repo()
     tag = build_image()
     os.makedirs(FABRIC_DIR, exist_ok=True)
     key = ensure_ssh_material()
-    build_repo()
     path = os.path.join(FABRIC_DIR, "fabric.json")
     os.environ["LINERATE_LAB_STATE"] = FABRIC_DIR
     if os.path.exists(path):

@@ -153,11 +153,11 @@ class Package:
 
 # --- maintainer scripts ---------------------------------------------------------
 
-def _ko_install_script(modules, version, dest, header):
+def _ko_install_script(modules, version, dest, header, inbox=False):
     """Shell that writes the .ko placeholders of ``modules`` under ``dest``."""
     lines = [header]
     for name in modules:
-        text = kmods.ko_text(name, version, "$KVER")
+        text = kmods.ko_text(name, version, "$KVER", inbox=inbox)
         fname = kmods.file_name(name)
         lines.append(f'cat > "{dest}/{fname}" <<EOF\n{text}EOF')
     return "\n".join(lines) + "\n"
@@ -231,7 +231,8 @@ def ofed_packages(stack, kernels):
         files={"/usr/src/ofa_kernel/default/Module.symvers": (0o644, f"# mlnx-ofed {s['ofed']}\n")},
         scripts={"postinst": dkms_postinst(kmods.OFED_MODULES, s["kmod_version"], None),
                  "prerm": dkms_prerm(kmods.OFED_MODULES)},
-        section="kernel"))
+        section="kernel",
+        extra={"Conflicts": "mlnx-ofed-kernel-modules", "Replaces": "mlnx-ofed-kernel-modules"}))
     for kver in kernels:
         files = {f"/lib/modules/{kver}/updates/{kmods.file_name(m)}":
                  (0o644, kmods.ko_text(m, s["kmod_version"], kver)) for m in kmods.OFED_MODULES}
@@ -241,10 +242,7 @@ def ofed_packages(stack, kernels):
             "mlnx-ofed-kernel-modules", f"{kp}.kver.{kver}",
             f"mlnx-ofed kernel modules\nPrecompiled mlnx-ofed kernel modules for kernel {kver}.",
             depends=[f"mlnx-ofed-kernel-utils (= {kp}-1)"], files=files, section="kernel",
-            scripts={"postinst": ("#!/bin/sh\nset -e\n"
-                                  f'if [ "$(uname -r)" != "{kver}" ]; then\n'
-                                  f'  echo "W: mlnx-ofed-kernel-modules was built for kernel {kver}, '
-                                  'running kernel is $(uname -r)" >&2\nfi\n')}))
+            extra={"Conflicts": "mlnx-ofed-kernel-dkms", "Replaces": "mlnx-ofed-kernel-dkms"}))
     pkgs.append(Package(
         "ofed-scripts", s["scripts"], "MLNX_OFED utilities\nofed_info and OFED helper scripts.",
         files={"/usr/bin/ofed_info": (0o755, launcher("ofed_info", "ofed_info", "ofed-scripts",
@@ -271,8 +269,8 @@ def ofed_packages(stack, kernels):
         "perftest", s["perftest"], "Infiniband verbs performance tests\n"
         "ib_write_bw, ib_read_bw and the other perftest programs.",
         depends=[f"ibverbs-utils (>= {rdma})"],
-        files={"/usr/share/doc/perftest/README.linerate-lab": (
-            0o644, "perftest's simulated programs are provided by the lab's verification simulators.\n")}))
+        files={"/usr/bin/ib_write_bw": (0o755, launcher("ib_write_bw", "ib_write_bw", "perftest")),
+               "/usr/bin/ib_read_bw": (0o755, launcher("ib_read_bw", "ib_read_bw", "perftest"))}))
     mft = "mft"
     mft_tools = {
         "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {}),
@@ -314,8 +312,22 @@ def ofed_packages(stack, kernels):
     return pkgs
 
 
+NCCL_TESTS_VERSION = "2.13.11-1"
+
+
+def nccl_tests_package():
+    """nccl-tests as a site would package its own build (NVIDIA ships no .deb)."""
+    files = {f"/usr/bin/{t}": (0o755, launcher(t, t, "nccl-tests"))
+             for t in ("all_reduce_perf", "all_gather_perf")}
+    return Package("nccl-tests", NCCL_TESTS_VERSION,
+                   "NCCL performance tests (MPI build)\n"
+                   "all_reduce_perf and all_gather_perf, built with MPI=1.",
+                   depends=["openmpi-bin"], files=files,
+                   maintainer="linerate <linerate@localhost>", section="utils")
+
+
 def firmware_image(psid, fw, name):
-    """A simulated firmware image: what mlxfwmanager -i and flint -i read."""
+    """A simulated firmware image (linerate_lab.tools.fwimage reads it for mlxfwmanager -i)."""
     return (f"LINERATE-LAB-FW-IMAGE\nPSID={psid}\nFW={fw}\nNAME={name}\n"
             f"DEVICE_TYPE=ConnectX7\nPXE=3.7.500\nUEFI=14.35.15\n")
 
@@ -369,9 +381,10 @@ def hw_package():
         postrm += f"  dpkg-divert --package {name} --rename --divert {path}.distrib --remove {path}\n"
     preinst += "fi\n"
     postrm += "fi\n"
-    inbox = _ko_install_script(
-        kmods.INBOX, "", "$DEST",
-        "#!/bin/sh\nset -e\nKVER=$(uname -r)\nDEST=\"/lib/modules/$KVER/kernel/drivers/sim\"\nmkdir -p \"$DEST\"")
+    inbox = "#!/bin/sh\nset -e\nKVER=$(uname -r)\n"
+    for module in kmods.INBOX:
+        d = f"/lib/modules/$KVER/{kmods.inbox_path(module)}"
+        inbox += _ko_install_script([module], "", d, f'mkdir -p "{d}"', inbox=True)
     files = {
         "/sbin/ethtool": (0o755, launcher("ethtool", "ethtool", name)),
         "/sbin/modprobe": (0o755, launcher("modprobe", "kmod", name, prog="modprobe")),
@@ -398,6 +411,7 @@ def package_set(kernels=None):
         pkgs += ofed_packages(stack, kernels)
     for version in GPU_DRIVERS:
         pkgs += gpu_packages(version)
+    pkgs.append(nccl_tests_package())
     pkgs.append(hw_package())
     return pkgs
 

@@ -24,21 +24,15 @@ options:
     type: str
     required: true
   version:
-    description: The pinned OFED version (for example C(24.10-1.1.4.0)); a package matches when
-      its version starts with it, or with its C(OFED.) form (C(24.10.OFED.24.10.1.1.4.0)).
+    description: The pinned OFED release (for example C(24.10-1.1.4)); the kernel package matches
+      when its version carries it in its C(OFED.) form (C(24.10.OFED.24.10.1.1.4.1.kver.<kernel>)).
     type: str
     required: true
   packages:
-    description: Packages that must resolve to a version matching O(version).
-    type: list
-    elements: str
+    description: Packages to resolve, each to the newest version that starts with its pin
+      (C(doca-ofed) to C(2.9.1), C(mlnx-ofed-all) to C(24.10-1.1.4)); an empty pin takes the newest.
+    type: dict
     required: true
-  other_packages:
-    description: Packages that must exist in the repository, at any version (tools versioned
-      apart from OFED, such as C(mft)).
-    type: list
-    elements: str
-    default: []
   kernel_package:
     description: The prebuilt driver package whose build must match O(kernel). Empty to skip.
     type: str
@@ -59,7 +53,7 @@ EXAMPLES = r"""
   linerate.fabric.ofed_preflight:
     repo_line: "deb [signed-by=/usr/share/keyrings/doca.gpg] {{ mofed_repo_url }} ./"
     version: 24.10-1.1.4.0
-    packages: [doca-ofed, mlnx-ofed-kernel-utils]
+    packages: {mlnx-ofed-all: 24.10-1.1.4}
     kernel: "{{ ansible_kernel }}"
   register: ofed
 """
@@ -69,7 +63,7 @@ versions:
   description: The exact version to install, per package (the kernel package included).
   returned: success
   type: dict
-  sample: {doca-ofed: 24.10-1.1.4.0, mlnx-ofed-kernel-modules: 24.10.OFED.24.10.1.1.4.0.kver.6.1.0-18-amd64}
+  sample: {mlnx-ofed-all: 24.10-1.1.4.0, mlnx-ofed-kernel-modules: 24.10.OFED.24.10.1.1.4.1.kver.6.1.0-18-amd64}
 kernels:
   description: Kernel releases the repository has driver builds of the pinned version for.
   returned: always
@@ -86,12 +80,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 
 def version_matches(version, pin):
-    """``24.10-1.1.4.0`` matches ``24.10-1.1.4.0-1`` and ``24.10.OFED.24.10.1.1.4.0.kver...``."""
-    if version == pin or version.startswith(pin + "-") or version.startswith(pin + "."):
+    """``24.10-1.1.4`` matches ``24.10-1.1.4.0``, ``24.10-1.1.4-1`` and
+    ``24.10.OFED.24.10.1.1.4.1.kver...``, but not ``24.10-1.1.40``."""
+    if not pin or version == pin or version.startswith(pin + "-") or version.startswith(pin + "."):
         return True
     dotted = pin.replace("-", ".")
     major = pin.split("-")[0]
-    return version.startswith(f"{major}.OFED.{dotted}")
+    ofed = f"{major}.OFED.{dotted}"
+    return version == ofed or version.startswith(ofed + ".") or version.startswith(ofed + "-")
 
 
 def kernel_of(version):
@@ -142,8 +138,7 @@ def main():
         argument_spec={
             "repo_line": {"type": "str", "required": True},
             "version": {"type": "str", "required": True},
-            "packages": {"type": "list", "elements": "str", "required": True},
-            "other_packages": {"type": "list", "elements": "str", "default": []},
+            "packages": {"type": "dict", "required": True},
             "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
             "kernel": {"type": "str", "required": True},
         },
@@ -156,7 +151,7 @@ def main():
         if rc != 0 or re.search(r"^(E:|Err:)", out + err, re.M):
             module.fail_json(msg=f"the OFED repository could not be read ({p['repo_line']}): "
                                  f"{(err or out).strip()[-600:]}", rc=rc, stdout=out, stderr=err)
-        names = list(dict.fromkeys(p["packages"] + p["other_packages"]
+        names = list(dict.fromkeys(list(p["packages"])
                                    + ([p["kernel_package"]] if p["kernel_package"] else [])))
         rc, out, err = box.run("apt-cache", "madison", *names)
         available = parse_madison(out)
@@ -164,18 +159,14 @@ def main():
         box.close()
 
     versions, problems = {}, []
-    for name in p["packages"]:
-        found = [v for v in available.get(name, []) if version_matches(v, p["version"])]
+    for name, pin in p["packages"].items():
+        pin = str(pin or "")
+        found = [v for v in available.get(name, []) if version_matches(v, pin)]
         if found:
             versions[name] = found[0]
         else:
             have = ", ".join(available.get(name, [])) or "none"
-            problems.append(f"{name}: no version {p['version']} in the repository (it has: {have})")
-    for name in p["other_packages"]:
-        if available.get(name):
-            versions[name] = available[name][0]
-        else:
-            problems.append(f"{name}: not in the repository")
+            problems.append(f"{name}: no version {pin or '(any)'} in the repository (it has: {have})")
     kernels = []
     if p["kernel_package"]:
         builds = [v for v in available.get(p["kernel_package"], []) if version_matches(v, p["version"])]

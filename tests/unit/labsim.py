@@ -42,7 +42,8 @@ class Lab:
             for n in node["nics"]}
         self.netdevs["enp65s0f0np0"]["ipv4"] = ["192.168.100.11"]
         monkeypatch.setattr(common, "read_netdev", lambda name: self.netdevs.get(name))
-        self.install_modules(kmods.INBOX, "", "kernel/drivers/sim")
+        for name in kmods.INBOX:
+            self.install_modules([name], "", kmods.inbox_path(name))
         self.install_modules(kmods.OFED_MODULES, "24.10-1.1.4", "updates")
 
     def write(self, m):
@@ -65,7 +66,8 @@ class Lab:
         d = self.modroot / kver / subdir
         d.mkdir(parents=True, exist_ok=True)
         for name in names:
-            (d / kmods.file_name(name)).write_text(kmods.ko_text(name, version, kver))
+            (d / kmods.file_name(name)).write_text(
+                kmods.ko_text(name, version, kver, inbox=subdir.startswith("kernel")))
 
     def run(self, tool, argv, stdin="", **kwargs):
         """(rc, stdout, stderr) of ``tool.main(argv)``."""

@@ -148,3 +148,26 @@ def test_ethtool_delegates_everything_else(lab):
     lab.run(ethtool, ["-S", "enp65s0f0np0"])
     assert calls == [("/sbin/ethtool.distrib", ["ethtool", "eth0"]),
                      ("/sbin/ethtool.distrib", ["ethtool", "-S", "enp65s0f0np0"])]
+
+
+def test_nvidia_smi_topo_places_nics_by_numa(lab):
+    install_nvidia(lab)
+    lab.run(kmod, ["nvidia"], prog="modprobe")
+    out = lab.run(nvidia_smi, ["topo", "-m"])[1].splitlines()
+    assert out[0] == ("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1"
+                      "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID")
+    assert out[1] == "GPU0\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNODE\tSYS\t0-55,112-167\t0\t\tN/A"
+    assert out[9] == "NIC0\tNODE\tNODE\tNODE\tNODE\tSYS\tSYS\tSYS\tSYS\t X \tSYS"
+    assert out[10] == "NIC1\tSYS\tSYS\tSYS\tSYS\tNODE\tNODE\tNODE\tNODE\tSYS\t X "
+    assert out[-5:] == ["NIC Legend:", "", "  NIC0: mlx5_0", "  NIC1: mlx5_1", ""]
+    assert "  PIX  = Connection traversing at most a single PCIe bridge" in out
+
+
+def test_nvidia_smi_topo_eight_rails_share_pcie_switches(lab):
+    from labsim import hardware
+    install_nvidia(lab)
+    lab.run(kmod, ["nvidia"], prog="modprobe")
+    lab.update(lambda n: n.update(nics=hardware.new_node("node1", 1, nics_per_node=8)["nics"]))
+    out = lab.run(nvidia_smi, ["topo", "-m"])[1].splitlines()
+    assert out[1].split("\t")[9:17] == ["PIX", "NODE", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"]
+    assert out[10].split("\t")[1:5] == ["NODE", "PIX", "NODE", "NODE"]

@@ -46,6 +46,9 @@ def test_control_fields(repo):
     assert field(deb(repo, "doca-ofed"), "Depends").startswith(
         "mlnx-ofed-kernel-utils (= 24.10.OFED.24.10.1.1.4.1-1), mlnx-tools (= 24.10.0-1.2410114)")
     assert "mlnx-ofed-kernel-dkms (= 24.10.OFED.24.10.1.1.4.1-1)" in field(deb(repo, "doca-ofed"), "Depends")
+    dkms = deb(repo, "mlnx-ofed-kernel-dkms", "24.10.OFED.24.10.1.1.4.1-1")
+    assert field(dkms, "Conflicts") == "mlnx-ofed-kernel-modules"
+    assert field(dkms, "Replaces") == "mlnx-ofed-kernel-modules"
     assert field(deb(repo, "nvidia-open", "550.54.15-1"), "Depends") == (
         "nvidia-driver (= 550.54.15-1), nvidia-kernel-open-dkms (= 550.54.15-1)")
 

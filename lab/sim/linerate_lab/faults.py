@@ -76,6 +76,127 @@ def no_peermem(lab, m, node):
     return f"{node}: nvidia-peermem unavailable and unloaded"
 
 
+# ---------------------------------------------------------------- what verification must catch
+
+def _exec(lab, node, *argv):
+    res = lab.podman("exec", lab.PREFIX + node, *argv, check=False, capture=True)
+    if res.returncode != 0:
+        raise FaultError(f"fault: {' '.join(argv)} on {node} failed: {(res.stderr or '').strip()}")
+    return res.stdout
+
+
+def _untrack(m, kind, args):
+    m["faults"] = [f for f in m.get("faults", []) if not (f["kind"] == kind and f["args"][:len(args)] == list(args))]
+
+
+@fault("mtu", "mtu NODE DEVICE MTU      set the NIC's netdev MTU (kernel state), e.g. 1500 or 9000")
+def mtu(lab, m, node, device, value):
+    nic = _nic(m, node, device)
+    if not str(value).isdigit() or not 576 <= int(value) <= 9216:
+        raise FaultError(f"fault: mtu {value!r} is not allowed (allowed: 576..9216)")
+    _exec(lab, node, "ip", "link", "set", nic["netdev"], "mtu", str(value))
+    _untrack(m, "mtu", [node, device])
+    _record(m, "mtu", [node, device, int(value)])
+    return f"{node} {device}: {nic['netdev']} MTU {value}"
+
+
+@fault("gid-remove", "gid-remove NODE DEVICE  remove the rail address: no RoCE v2 IPv4 GID at index 3")
+def gid_remove(lab, m, node, device):
+    nic = _nic(m, node, device)
+    _exec(lab, node, "ip", "-4", "addr", "flush", "dev", nic["netdev"])
+    _record(m, "gid-remove", [node, device])
+    return f"{node} {device}: IPv4 addresses of {nic['netdev']} removed (GID table has no RoCE v2 IPv4 entry)"
+
+
+@fault("gid-restore", "gid-restore NODE DEVICE put the rail address back")
+def gid_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    if not nic.get("address"):
+        raise FaultError(f"fault: {node} {device} has no rail address in the model")
+    have = _exec(lab, node, "ip", "-4", "-o", "addr", "show", "dev", nic["netdev"])
+    if nic["address"].split("/")[0] + "/" not in have:
+        _exec(lab, node, "ip", "addr", "add", nic["address"], "dev", nic["netdev"])
+    _untrack(m, "gid-remove", [node, device])
+    return f"{node} {device}: {nic['address']} back on {nic['netdev']}"
+
+
+@fault("nccl-hca", "nccl-hca NODE HCAS      write NCCL_IB_HCA=HCAS into the node's /etc/nccl.conf (wrong HCA)")
+def nccl_hca(lab, m, node, hcas):
+    if not all(c.isalnum() or c in "_,^=:" for c in hcas):
+        raise FaultError(f"fault: NCCL_IB_HCA value {hcas!r} is not allowed (allowed: device names, ',', '^', '=')")
+    _exec(lab, node, "sh", "-c", "cp -n /etc/nccl.conf /etc/nccl.conf.linerate-fault 2>/dev/null || true; "
+          f"grep -v '^NCCL_IB_HCA=' /etc/nccl.conf.linerate-fault > /etc/nccl.conf; echo 'NCCL_IB_HCA={hcas}' >> /etc/nccl.conf")
+    _record(m, "nccl-hca", [node, hcas])
+    return f"{node}: /etc/nccl.conf NCCL_IB_HCA={hcas}"
+
+
+@fault("nccl-hca-restore", "nccl-hca-restore NODE   put the node's /etc/nccl.conf back")
+def nccl_hca_restore(lab, m, node):
+    _exec(lab, node, "sh", "-c", "if [ -f /etc/nccl.conf.linerate-fault ]; then "
+          "mv /etc/nccl.conf.linerate-fault /etc/nccl.conf; fi")
+    _untrack(m, "nccl-hca", [node])
+    return f"{node}: /etc/nccl.conf restored"
+
+
+@fault("pfc-off", "pfc-off NODE DEVICE     PFC off on every priority of one host port (mlnx_qos --pfc 0,...)")
+def pfc_off(lab, m, node, device):
+    nic = _nic(m, node, device)
+    qos = nic.setdefault("qos", {})
+    _record(m, "pfc-off", [node, device, list(qos.get("pfc") or [0] * 8)])
+    qos["pfc"] = [0] * 8
+    return f"{node} {device}: PFC disabled on all priorities"
+
+
+@fault("pfc-restore", "pfc-restore NODE DEVICE undo pfc-off")
+def pfc_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    for f in m.get("faults", []):
+        if f["kind"] == "pfc-off" and f["args"][:2] == [node, device]:
+            nic.setdefault("qos", {})["pfc"] = f["args"][2]
+    _untrack(m, "pfc-off", [node, device])
+    return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
+
+
+@fault("switch-pfc-off", "switch-pfc-off SWITCH PORT  PFC off on one switch port (operational state)")
+def switch_pfc_off(lab, m, switch, port):
+    # The switch simulators publish ports.*.pfc from their running config; this
+    # sets the operational state directly, as a port whose PFC config was lost.
+    p = _switch_port(m, switch, port)
+    _record(m, "switch-pfc-off", [switch, str(port), list(p.get("pfc") or [])])
+    p["pfc"] = []
+    return f"{switch} {port}: PFC off"
+
+
+@fault("switch-pfc-restore", "switch-pfc-restore SWITCH PORT  undo switch-pfc-off")
+def switch_pfc_restore(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    for f in m.get("faults", []):
+        if f["kind"] == "switch-pfc-off" and f["args"][:2] == [switch, str(port)]:
+            p["pfc"] = f["args"][2]
+    _untrack(m, "switch-pfc-off", [switch, str(port)])
+    return f"{switch} {port}: PFC on priorities {p.get('pfc')}"
+
+
+@fault("peermem-restore", "peermem-restore NODE    nvidia-peermem available and loaded again")
+def peermem_restore(lab, m, node):
+    n = m["nodes"][node]
+    n["peermem_available"] = True
+    if "nvidia_peermem" not in n.setdefault("modules", []):
+        n["modules"].append("nvidia_peermem")
+    _untrack(m, "no-peermem", [node])
+    return f"{node}: nvidia-peermem loaded"
+
+
+def _switch_port(m, switch, port):
+    sw = m.get("switches", {}).get(switch)
+    if sw is None:
+        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
+    p = sw["ports"].get(str(port))
+    if p is None:
+        raise FaultError(f"fault: {switch} has no port {port!r} (allowed: {', '.join(sorted(sw['ports']))})")
+    return p
+
+
 def apply(kind, args, lab):
     if kind in ("list", "help"):
         return "faults:\n  " + "\n  ".join(fn.usage for fn in FAULTS.values())
@@ -86,6 +207,6 @@ def apply(kind, args, lab):
     if len(args) != nargs:
         raise FaultError(f"fault: usage: {fn.usage}")
     with model.locked() as m:
-        if args and args[0] not in m["nodes"] and kind not in ("switch-pfc-off",):
+        if args and args[0] not in m["nodes"] and kind not in ("switch-pfc-off", "switch-pfc-restore"):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
         return fn(lab, m, *args)

@@ -42,7 +42,7 @@ MODULES = {
 }
 
 # What the Debian kernel itself carries (inbox drivers under kernel/).
-INBOX = ["mlx_compat", "mlxfw", "ib_core", "mlx5_core", "mlx5_ib", "ib_uverbs",
+INBOX = ["mlxfw", "ib_core", "mlx5_core", "mlx5_ib", "ib_uverbs",
          "ib_umad", "ib_cm", "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib",
          "psample", "tls", "pci_hyperv_intf", "configfs"]
 INBOX_PATHS = {
@@ -55,6 +55,11 @@ INBOX_PATHS = {
     "pci_hyperv_intf": "kernel/drivers/pci/controller",
     "configfs": "kernel/fs/configfs",
 }
+
+
+def inbox_path(name):
+    """Where the Debian kernel keeps an inbox module (relative to /lib/modules/<kver>)."""
+    return INBOX_PATHS.get(name, "kernel/drivers/infiniband/core")
 # The stack the openibd init script loads, in load order.
 OFED_STACK = ["mlx_compat", "mlxfw", "mlxdevm", "psample", "tls", "pci_hyperv_intf",
               "mlx5_core", "ib_core", "ib_uverbs", "mlx5_ib", "ib_umad", "ib_cm",
@@ -81,9 +86,15 @@ def file_name(name):
         name, name + ".ko")
 
 
-def ko_text(name, version, kver):
-    """The placeholder contents of ``<name>.ko``: the fields modinfo prints."""
+def ko_text(name, version, kver, inbox=False):
+    """The placeholder contents of ``<name>.ko``: the fields modinfo prints.
+
+    ``inbox``: the Debian kernel's own build (no version field, and no
+    dependency on the OFED-only mlx_compat / mlxdevm).
+    """
     size, depends, description, author, license_ = MODULES[name]
+    if inbox:
+        depends = [d for d in depends if d in INBOX]
     lines = [MAGIC, f"name={name}", f"size={size}"]
     if version:
         lines.append(f"version={version}")

@@ -12,7 +12,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.dirname(os.path.dirname(HERE))
 
-# name -> function(model, state_dir) returning argv, or None when not needed.
+# name -> function(model, state_dir) returning (argv, env, ready_file), or
+# None when the lab does not need it (a RoCE lab has no ibsim, ...).
 REGISTRY = {}
 
 
@@ -38,23 +39,29 @@ def running(state, name):
 
 def start_all(model, state, wait=15.0):
     os.makedirs(os.path.join(state, "run"), exist_ok=True)
-    for name, argv_for in REGISTRY.items():
-        argv = argv_for(model, state)
-        if not argv or running(state, name):
+    for name, spec_for in REGISTRY.items():
+        spec = spec_for(model, state)
+        if not spec or running(state, name):
             continue
-        logf = open(os.path.join(state, "run", f"{name}.log"), "ab")
-        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=LAB,
-                                env=dict(os.environ, LINERATE_LAB_STATE=os.path.join(state, "fabric")))
+        argv, extra_env, ready = spec
+        if os.path.exists(ready):
+            os.remove(ready)
+        log = os.path.join(state, "run", f"{name}.log")
+        with open(log, "ab") as logf:
+            proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, cwd=os.path.dirname(LAB),
+                                    env=dict(os.environ, LINERATE_LAB_STATE=os.path.join(state, "fabric"),
+                                             **extra_env))
         with open(_pidfile(state, name), "w") as f:
             f.write(str(proc.pid))
-        ready = os.path.join(state, "run", f"{name}.ready")
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and proc.poll() is None and not os.path.exists(ready):
             time.sleep(0.1)
-        if proc.poll() is not None:
-            raise SystemExit(f"lab: service {name} exited ({proc.returncode}); "
-                             f"see {os.path.join(state, 'run', name + '.log')}")
+        if proc.poll() is not None or not os.path.exists(ready):
+            if proc.poll() is None:
+                proc.kill()
+            raise SystemExit(f"lab: service {name} did not start within {wait:.0f} s "
+                             f"(exit {proc.poll()}); see {log}")
 
 
 def stop_all(state, timeout=5.0):
@@ -78,5 +85,21 @@ def stop_all(state, timeout=5.0):
                 os.remove(p)
 
 
-def python():
-    return sys.executable
+def switchsim_dir(state):
+    """The switch simulators' own files: apart from the model that nodes mount."""
+    return os.path.join(state, "switchsim")
+
+
+@register("switchsim")
+def _switchsim(model, state):
+    """SSH servers speaking NVUE, SONiC and EOS on the switches' loopback addresses."""
+    if not any(sw["platform"] in ("nvue", "sonic", "eos") for sw in model["switches"].values()):
+        return None
+    data = switchsim_dir(state)
+    repo = os.path.dirname(LAB)
+    argv = [sys.executable, os.path.join(LAB, "switchsim", "run.py"),
+            "--state", os.path.join(state, "fabric"),
+            "--credentials-yml", os.path.join(repo, "inventory", "lab", "group_vars", "switches",
+                                              "credentials.yml"),
+            "--log", os.path.join(state, "run", "switchsim.log")]
+    return argv, {"LINERATE_SWITCHSIM_DIR": data}, os.path.join(data, "switchsim.pid")

@@ -1,5 +1,5 @@
-"""The lab's firmware images (mlnx-fw-updater ships them): read by
-mlxfwmanager ``-i`` and flint ``-i``. A text file starting with
+"""The lab's firmware images (mlnx-fw-updater ships them), read by
+``mlxfwmanager -i``. A text file starting with
 ``LINERATE-LAB-FW-IMAGE`` and ``KEY=value`` lines (PSID, FW, PXE, UEFI, NAME).
 """
 import os

@@ -65,7 +65,7 @@ def parse_value(param, text, like):
             raise CfgError(f"Unknown value {number}")
         return hardware.spell(param, number, like)
     if like.startswith("Array"):
-        raise CfgError("% is not supported in Array parameters!".replace("%", param))
+        raise CfgError(f"{param} is not supported in Array parameters!")
     try:
         number = int(text, 0)
     except ValueError:

@@ -1,6 +1,7 @@
 """nvidia-smi of the R550 driver (the 89-column table of 545 and later),
 for the node's H100 SXM GPUs: the default table, ``-L``, ``-q`` (summary
-subset) and ``--query-gpu=... --format=csv[,noheader][,nounits]``.
+subset), ``--query-gpu=... --format=csv[,noheader][,nounits]`` and
+``topo -m`` (TAB-separated matrix with the NICs, Legend and NIC Legend).
 
 It talks to the driver: without the ``nvidia`` module loaded it fails with
 the real message and exit code 9.
@@ -128,6 +129,52 @@ def query_gpu(node, driver, fields, fmt):
     return 0
 
 
+CPU_AFFINITY = {0: "0-55,112-167", 1: "56-111,168-223"}
+LEGEND = """
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+"""
+
+
+def topo(node):
+    """``nvidia-smi topo -m``: HGX H100 — GPUs 0-3 on NUMA 0, 4-7 on NUMA 1,
+    NVLink (NV18) between GPUs; a NIC behind the same PCIe switch as a GPU
+    (one NIC per GPU, 8-rail nodes) is PIX, same NUMA node NODE, else SYS."""
+    gpus = gpu_list(node)
+    nics = sorted(node["nics"], key=lambda n: int(n["device"].rsplit("_", 1)[1]))
+    gpu_numa = [0 if g["index"] < max(1, len(gpus) // 2) else 1 for g in gpus]
+    names = [f"GPU{g['index']}" for g in gpus] + [f"NIC{i}" for i in range(len(nics))]
+    numa = gpu_numa + [n["numa_node"] for n in nics]
+
+    def link(a, b):
+        if a == b:
+            return " X "
+        if a < len(gpus) and b < len(gpus):
+            return "NV18"
+        if len(nics) == len(gpus) and {a, b} == {min(a, b), min(a, b) + len(gpus)} and min(a, b) < len(gpus):
+            return "PIX"
+        return "NODE" if numa[a] == numa[b] else "SYS"
+
+    lines = ["\t" + "\t".join(names) + "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"]
+    for a, name in enumerate(names):
+        cells = [link(a, b) for b in range(len(names))]
+        row = name + "\t" + "\t".join(cells)
+        if a < len(gpus):
+            row += f"\t{CPU_AFFINITY[numa[a]]}\t{numa[a]}\t\tN/A"
+        lines.append(row)
+    text = "\n".join(lines) + "\n" + LEGEND
+    if nics:
+        text += "\nNIC Legend:\n\n" + "".join(f"  NIC{i}: {n['device']}\n" for i, n in enumerate(nics))
+    return text + "\n"
+
+
 def main(argv):
     _, node = common.load_node()
     if not common.loaded(node, "nvidia") or not node.get("gpu_driver"):
@@ -142,6 +189,12 @@ def main(argv):
             fmt = a.split("=", 1)[1]
     if fields is not None:
         return query_gpu(node, driver, fields, fmt or "")
+    if argv[:1] == ["topo"]:
+        if "-m" not in argv[1:] and "--matrix" not in argv[1:]:
+            common.out("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n")
+            return 2
+        common.out(topo(node))
+        return 0
     if "-L" in argv or "--list-gpus" in argv:
         for g in gpu_list(node):
             common.out(f"GPU {g['index']}: {g['name']} (UUID: {g['uuid']})\n")

@@ -1,0 +1,194 @@
+"""The simulated RDMA data path: what a RoCE/IB port of a lab node can do.
+
+The verification simulators (ib_write_bw, nccl-tests) have no RDMA hardware
+to drive, so they compute what the real data path would do from three
+sources, exactly the ones the real data path depends on:
+
+- the netdev's real kernel state inside the node container (carrier, MTU,
+  addresses): the GID table is derived from the addresses as the mlx5
+  driver does (index 0/1: RoCE v1/v2 of the MAC's link-local address,
+  2/3: RoCE v1/v2 of the first IPv4 address, ...);
+- the NIC settings the host tools wrote into the fabric model (QoS trust,
+  PFC, DSCP map, default ToS) and the node's loaded kernel modules;
+- the switch ports' operational state the switch simulators publish
+  (up, MTU, PFC priorities).
+
+Each side of a test describes its own port (``local_port``); the two
+descriptions travel over the test's TCP connection, as QPN/PSN/GID do for
+the real tools, and ``path()`` decides what the link between them gives.
+Stdlib only (runs inside the node containers).
+"""
+import ipaddress
+import json
+import os
+import subprocess
+
+from linerate_lab import model
+
+# RoCE v2 bytes on the wire per packet besides the payload: preamble+IFG 20,
+# Ethernet 14 + FCS 4, IPv4 20, UDP 8, BTH 12, ICRC 4.
+ROCE_WIRE_OVERHEAD = 82
+# Frame bytes counted against an interface MTU besides the RDMA payload
+# (IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4); 4096 + 60 fits a 4200 MTU.
+ROCE_MTU_OVERHEAD = 60
+IB_MTUS = (256, 512, 1024, 2048, 4096)
+# What a lossy (no PFC) RoCE link delivers under sustained many-QP load:
+# go-back-N retransmissions after tail drops (measured on real fabrics
+# somewhere between a quarter and a half of line rate).
+LOSSY_FRACTION = 0.38
+# DMA/PCIe and verbs efficiency of a healthy ConnectX port at large messages.
+HCA_EFFICIENCY = 0.985
+
+
+def sh(argv):
+    res = subprocess.run(argv, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    return res.stdout if res.returncode == 0 else ""
+
+
+def list_netdevs():
+    return sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+
+
+def netdev_state(netdev):
+    """Carrier, MTU and addresses of a netdev, from the kernel."""
+    base = f"/sys/class/net/{netdev}"
+    if not os.path.isdir(base):
+        return {"exists": False, "carrier": False, "mtu": 0, "ipv4": [], "mac": None}
+
+    def read(name, default=""):
+        try:
+            with open(os.path.join(base, name)) as f:
+                return f.read().strip()
+        except OSError:
+            return default
+
+    try:
+        addrs = json.loads(sh(["ip", "-j", "addr", "show", "dev", netdev]) or "[]")
+    except ValueError:
+        addrs = []
+    ipv4 = [a["local"] for entry in addrs for a in entry.get("addr_info", []) if a.get("family") == "inet"]
+    return {"exists": True, "carrier": read("carrier", "0") == "1" and read("operstate") in ("up", "unknown"),
+            "mtu": int(read("mtu", "0") or 0), "ipv4": ipv4, "mac": read("address")}
+
+
+def active_mtu(netdev_mtu, link_layer="Ethernet"):
+    """The RDMA MTU the mlx5 driver derives from the netdev MTU (largest IB MTU that fits)."""
+    if link_layer != "Ethernet":
+        return 4096
+    fits = [m for m in IB_MTUS if m + ROCE_MTU_OVERHEAD <= netdev_mtu]
+    return fits[-1] if fits else 256
+
+
+def link_local_gid(mac):
+    parts = [int(x, 16) for x in (mac or "00:00:00:00:00:00").split(":")]
+    eui = [parts[0] ^ 2] + parts[1:3] + [0xff, 0xfe] + parts[3:6]
+    return "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
+
+
+def ipv4_gid(ip):
+    return "0000:0000:0000:0000:0000:ffff:" + "{:02x}{:02x}:{:02x}{:02x}".format(*ipaddress.IPv4Address(ip).packed)
+
+
+def gid_table(state):
+    """[(index, gid, type, ipv4-or-None)] as show_gids lists them for a RoCE port."""
+    table = []
+    if not state["exists"]:
+        return table
+    ll = link_local_gid(state["mac"])
+    table += [(0, ll, "v1", None), (1, ll, "v2", None)]
+    for n, ip in enumerate(state["ipv4"]):
+        table += [(2 + 2 * n, ipv4_gid(ip), "v1", ip), (3 + 2 * n, ipv4_gid(ip), "v2", ip)]
+    return table
+
+
+def perftest_gid(gid):
+    """perftest prints a GID as 16 decimal bytes separated by colons."""
+    raw = ipaddress.IPv6Address(gid).packed
+    return ":".join(f"{b:02d}" if b < 100 else str(b) for b in raw)
+
+
+def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
+    """Everything the other end of a test needs to know about this port (JSON-safe).
+
+    ``error`` is set when the port cannot be used at all (no such device, port not
+    active); ``gid`` is None when ``gid_index`` is not a RoCE v2 IPv4 GID.
+    """
+    m = model.load()
+    n = model.node(m, node)
+    nic = model.nic(m, device, node)
+    if nic is None:
+        return {"device": device, "error": "no_device"}
+    state = netdev_state(nic["netdev"])
+    sw = (m.get("switches", {}).get(nic.get("switch")) or {}).get("ports", {}).get(str(nic.get("switch_port"))) or {}
+    up = (nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False)
+    table = gid_table(state)
+    gid = None
+    if gid_index is not None:
+        entry = next((e for e in table if e[0] == gid_index), None)
+        gid = {"index": gid_index, "gid": entry[1], "type": entry[2], "ipv4": entry[3]} if entry else None
+    qos = nic.get("qos") or {}
+    if tos is None:
+        tos = int((nic.get("cma") or {}).get("tos") or 0)
+    dscp = tos >> 2
+    trust = qos.get("trust", "pcp")
+    prio = int((qos.get("dscp2prio") or {}).get(str(dscp), 0)) if trust == "dscp" else 0
+    pfc = list(qos.get("pfc") or [0] * 8)
+    return {
+        "node": n and (node or model.node_name()), "device": device, "port": ib_port, "netdev": nic["netdev"],
+        "error": None if up else "port_down",
+        "link_layer": nic.get("link_layer", "Ethernet"),
+        "speed_gbps": nic.get("speed_gbps", 0), "width": nic.get("width", 4),
+        "netdev_mtu": state["mtu"], "active_mtu": active_mtu(state["mtu"], nic.get("link_layer", "Ethernet")),
+        "ipv4": state["ipv4"], "gid_index": gid_index, "gid": gid, "gids": [list(e) for e in table],
+        "tos": tos, "priority": prio, "host_pfc": bool(pfc[prio]) if 0 <= prio < 8 else False,
+        "switch": nic.get("switch"), "switch_port": nic.get("switch_port"),
+        "switch_up": sw.get("up", True) is not False, "switch_mtu": sw.get("mtu"),
+        "switch_pfc": list(sw.get("pfc") or []), "switch_speed_gbps": sw.get("speed_gbps"),
+        "transport": m.get("transport", "roce"),
+    }
+
+
+def path(a, b, requested_mtu=4096):
+    """What the link a -> b (a writes into b) gives: {"ok", "error", "gbps", "mtu", "notes"}.
+
+    ``error``: port_down | gid | mtu_drop ; ``gbps`` is the payload rate at large
+    messages with several QPs.
+    """
+    for side in (a, b):
+        if side.get("error"):
+            return {"ok": False, "error": side["error"], "side": side, "gbps": 0.0, "notes": []}
+    roce = a.get("link_layer") == "Ethernet"
+    if roce and (a.get("gid") is None or b.get("gid") is None or a["gid"]["type"] != "v2"
+                 or b["gid"]["type"] != "v2" or not a["gid"]["ipv4"] or not b["gid"]["ipv4"]):
+        bad = a if (a.get("gid") is None or a["gid"]["type"] != "v2" or not a["gid"]["ipv4"]) else b
+        return {"ok": False, "error": "gid", "side": bad, "gbps": 0.0, "notes": []}
+    mtu = min(requested_mtu, a["active_mtu"])
+    notes = []
+    if roce:
+        frame = mtu + ROCE_MTU_OVERHEAD
+        limits = [("host", b["node"], b["device"], b["netdev_mtu"])]
+        for side in (a, b):
+            if side.get("switch_mtu"):
+                limits.append(("switch", side["switch"], side["switch_port"], side["switch_mtu"]))
+        for kind, who, port, limit in limits:
+            if frame > limit:
+                return {"ok": False, "error": "mtu_drop", "side": b if kind == "host" else a,
+                        "where": {"kind": kind, "name": who, "port": port, "mtu": limit, "frame": frame},
+                        "gbps": 0.0, "mtu": mtu, "notes": notes}
+    speed = min(a["speed_gbps"], b["speed_gbps"])
+    for side in (a, b):
+        if side.get("switch_speed_gbps"):
+            speed = min(speed, side["switch_speed_gbps"])
+    eff = HCA_EFFICIENCY
+    if roce:
+        eff *= mtu / (mtu + ROCE_WIRE_OVERHEAD)
+        lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] for s in (a, b))
+        if not lossless:
+            eff *= LOSSY_FRACTION
+            notes.append("lossy")
+    return {"ok": True, "error": None, "gbps": speed * eff, "mtu": mtu, "notes": notes}
+
+
+def node_modules(node=None):
+    n = model.node(model.load(), node)
+    return list(n.get("modules") or [])

@@ -1,0 +1,463 @@
+"""Simulated nccl-tests (all_reduce_perf, all_gather_perf) with NCCL's transport choice.
+
+Run under Open MPI's mpirun like the real binaries: the rank and world size
+come from ``OMPI_COMM_WORLD_*``. Like NCCL, the ranks bootstrap over TCP on
+the interface ``NCCL_SOCKET_IFNAME`` selects (rank 0 listens, the others
+connect; the root's address reaches them through the job's shared
+directory, standing in for the ``ncclUniqueId`` nccl-tests broadcasts with
+MPI_Bcast). NCCL settings come from ``/etc/nccl.conf`` overridden by the
+environment, as in NCCL. Each rank decides its network as NCCL does:
+
+- NET/IB when ``NCCL_IB_DISABLE`` is not 1 and at least one device that
+  ``NCCL_IB_HCA`` selects exists with an ACTIVE port; else NET/Socket;
+- GPU Direct RDMA when ``nvidia_peermem`` is loaded and
+  ``NCCL_NET_GDR_LEVEL`` is not LOC;
+- ``NCCL_IB_GID_INDEX`` must point at a RoCE v2 GID or the QPs do not
+  connect (ibv_modify_qp fails);
+- frames larger than an MTU on the path end in completion error 12.
+
+Bus bandwidth comes from the simulated links of the ring between the nodes
+(``linerate_lab.rdma.path``): the slowest rail bounds every channel. Rank 0
+prints the nccl-tests table; every rank prints its ``NCCL_DEBUG=INFO`` lines.
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import sys
+import time
+
+from linerate_lab import model, rdma
+
+NCCL_VERSION = "2.21.5+cuda12.4"
+NCCL_TESTS_VERSION = "2.13.9"
+GPU_NAME = "NVIDIA H100 80GB HBM3"
+GPU_BUSES = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
+SOCKET_GBYTES = 2.9  # what NET/Socket reaches over a host TCP stack, GB/s per node
+NO_GDR_FACTOR = 0.72  # host bounce buffers instead of GPU Direct RDMA
+COLL_EFFICIENCY = 0.94
+SIZE_RAMP = 48 * 2 ** 20  # bytes where a multi-node ring reaches half its peak
+BOOT_TIMEOUT = 30.0
+
+
+def parse_size(text):
+    text = str(text).strip()
+    mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(text[-1:].upper())
+    return int(float(text[:-1]) * mult) if mult else int(text)
+
+
+def build_parser(prog):
+    ap = argparse.ArgumentParser(prog=prog, add_help=False)
+    ap.add_argument("-t", "--nthreads", type=int, default=1)
+    ap.add_argument("-g", "--ngpus", type=int, default=1)
+    ap.add_argument("-b", "--minbytes", default="32M")
+    ap.add_argument("-e", "--maxbytes", default="32M")
+    ap.add_argument("-i", "--stepbytes", default=None)
+    ap.add_argument("-f", "--stepfactor", type=int, default=None)
+    ap.add_argument("-n", "--iters", type=int, default=20)
+    ap.add_argument("-m", "--agg_iters", type=int, default=1)
+    ap.add_argument("-w", "--warmup_iters", type=int, default=5)
+    ap.add_argument("-c", "--check", type=int, default=1)
+    ap.add_argument("-o", "--op", default="sum")
+    ap.add_argument("-d", "--datatype", default="float")
+    ap.add_argument("-z", "--blocking", type=int, default=0)
+    ap.add_argument("-G", "--cudagraph", type=int, default=0)
+    ap.add_argument("-J", "--output_file", default=None)
+    ap.add_argument("-h", "--help", action="store_true")
+    return ap
+
+
+# ------------------------------------------------------------ NCCL settings
+
+def nccl_settings():
+    """/etc/nccl.conf (and ~/.nccl.conf), then the environment on top, as NCCL reads them."""
+    conf = {}
+    for path in ("/etc/nccl.conf", os.path.expanduser("~/.nccl.conf")):
+        try:
+            with open(path) as f:
+                for line in f:
+                    line = line.strip()
+                    if line and not line.startswith("#") and "=" in line:
+                        key, value = line.split("=", 1)
+                        conf[key.strip()] = value.strip()
+        except OSError:
+            pass
+    for key, value in os.environ.items():
+        if key.startswith("NCCL_"):
+            conf[key] = value
+    return conf
+
+
+def match_list(spec, names):
+    """NCCL's device/interface filter: ``a,b`` prefixes, ``=a,b`` exact, ``^a`` excludes."""
+    if not spec:
+        return list(names)
+    exclude = spec.startswith("^")
+    spec = spec.lstrip("^")
+    exact = spec.startswith("=")
+    spec = spec.lstrip("=")
+    wanted = [w.split(":")[0] for w in spec.split(",") if w]
+
+    def hit(name):
+        return any(name == w if exact else name.startswith(w) for w in wanted)
+    return [n for n in names if hit(n) != exclude]
+
+
+def socket_interface(spec):
+    names = rdma.list_netdevs()
+    if not spec:
+        names = [n for n in names if n != "lo" and not n.startswith("docker")]
+    for name in match_list(spec, names):
+        state = rdma.netdev_state(name)
+        if state["ipv4"]:
+            return name, state["ipv4"][0]
+    return None, None
+
+
+def local_info(conf, rank, nodename):
+    m = model.load()
+    node = model.node(m)
+    cabled = [n["device"] for n in node["nics"]]
+    if_name, if_ip = socket_interface(conf.get("NCCL_SOCKET_IFNAME"))
+    info = {"rank": rank, "host": nodename, "pid": os.getpid(), "if": if_name, "ip": if_ip,
+            "cabled": cabled, "gpus": node.get("gpus", 8), "hca_spec": conf.get("NCCL_IB_HCA"),
+            "ib": [], "net": "Socket", "gdr": False, "modules": list(node.get("modules") or []),
+            "peermem": "nvidia_peermem" in (node.get("modules") or [])}
+    gid_index = conf.get("NCCL_IB_GID_INDEX")
+    tc = conf.get("NCCL_IB_TC")
+    if conf.get("NCCL_IB_DISABLE", "0") != "1":
+        for dev in match_list(conf.get("NCCL_IB_HCA"), cabled):
+            port = rdma.local_port(dev, 1, None, int(tc) if tc else None)
+            if port.get("error"):
+                continue  # NCCL only uses ports in state ACTIVE
+            if gid_index not in (None, "", "-1"):
+                idx = int(gid_index)
+            else:  # NCCL >= 2.21 picks the RoCE v2 IPv4 GID itself
+                idx = next((g[0] for g in port["gids"] if g[2] == "v2" and g[3]), 0)
+            port = rdma.local_port(dev, 1, idx, int(tc) if tc else None)
+            info["ib"].append(port)
+    if info["ib"]:
+        info["net"] = "IB"
+        info["gdr"] = info["peermem"] and conf.get("NCCL_NET_GDR_LEVEL", "PHB") != "LOC"
+    return info
+
+
+# ------------------------------------------------------------ bootstrap
+
+def job_dir():
+    jobid = (os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE")
+             or os.environ.get("OMPI_MCA_orte_ess_jobid") or "single")
+    d = os.path.join(model.state_dir(), "nccl", jobid.replace("/", "_"))
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def recv_line(f):
+    line = f.readline()
+    if not line:
+        raise EOFError
+    return json.loads(line)
+
+
+def bootstrap(info, rank, size):
+    """Gather every rank's info at rank 0 over TCP and hand back rank 0's verdict."""
+    if size == 1:
+        return decide([info])
+    d = job_dir()
+    root_file = os.path.join(d, "root")
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    if rank == 0:
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.bind((info["ip"], 0))
+        srv.listen(size)
+        srv.settimeout(BOOT_TIMEOUT)
+        with open(root_file + ".tmp", "w") as f:
+            f.write(f"{info['ip']}:{srv.getsockname()[1]}")
+        os.replace(root_file + ".tmp", root_file)
+        conns, infos = [], [info]
+        try:
+            while len(conns) < size - 1:
+                conn, _ = srv.accept()
+                f = conn.makefile("r")
+                infos.append(recv_line(f))
+                conns.append(conn)
+        finally:
+            srv.close()
+        verdict = decide(sorted(infos, key=lambda i: i["rank"]))
+        for conn in conns:
+            conn.sendall((json.dumps(verdict) + "\n").encode())
+            conn.close()
+        try:
+            os.remove(root_file)
+            os.rmdir(d)
+        except OSError:
+            pass
+        return verdict
+    while not os.path.exists(root_file):
+        if time.monotonic() > deadline:
+            raise TimeoutError("bootstrap root did not publish its address")
+        time.sleep(0.05)
+    host, port = open(root_file).read().rsplit(":", 1)
+    conn = socket.create_connection((host, int(port)), timeout=BOOT_TIMEOUT)
+    conn.sendall((json.dumps(info) + "\n").encode())
+    verdict = recv_line(conn.makefile("r"))
+    conn.close()
+    return verdict
+
+
+# ------------------------------------------------------------ the physics
+
+def decide(infos):
+    """Rank 0's view of the job: network, GDR, per-rank errors, bus bandwidth (GB/s)."""
+    nodes = len(infos)
+    verdict = {"net": "IB" if all(i["net"] == "IB" for i in infos) else "Socket", "errors": {},
+               "gdr": all(i["gdr"] for i in infos), "busbw": 0.0, "hosts": [i["host"] for i in infos],
+               "nranks_gpu": sum(i["gpus"] for i in infos), "rails": {}}
+    if nodes == 1:
+        verdict["busbw"] = 370.0  # NVLink inside one node
+        return verdict
+    if verdict["net"] == "Socket":
+        verdict["busbw"] = SOCKET_GBYTES
+        return verdict
+    capacity = []
+    for k, a in enumerate(infos):
+        b = infos[(k + 1) % nodes]
+        node_rate = 0.0
+        for pa in a["ib"]:
+            pb = next((p for p in b["ib"] if p["device"] == pa["device"]), None) or (b["ib"][0] if b["ib"] else None)
+            if pb is None:
+                continue
+            # both directions of the ring link; NCCL uses min(local, remote) MTU
+            mtu = min(pa["active_mtu"], pb["active_mtu"])
+            for x, y in ((pa, pb), (pb, pa)):
+                link = rdma.path(x, y, mtu)
+                if link["error"]:
+                    who = link["side"]["node"] if link["error"] == "gid" else x["node"]
+                    verdict["errors"].setdefault(who, {"kind": link["error"], "device": link["side"]["device"],
+                                                       "peer_ip": next((i["ip"] for i in infos if i["host"] == y["node"]), None),
+                                                       "where": link.get("where")})
+                    continue
+                key = f"{x['node']}:{x['device']}"
+                verdict["rails"][key] = min(verdict["rails"].get(key, link["gbps"]), link["gbps"])
+        for pa in a["ib"]:
+            node_rate += verdict["rails"].get(f"{pa['node']}:{pa['device']}", 0.0)
+        # the node's receive side is bounded by its own ports too
+        capacity.append(node_rate)
+    if verdict["errors"]:
+        return verdict
+    # Every channel crosses every node: the slowest rail bounds the ring.
+    rails_min = min(verdict["rails"].values()) if verdict["rails"] else 0.0
+    nics = min(len(i["ib"]) for i in infos)
+    busbw = min(min(capacity), nics * rails_min) / 8 * COLL_EFFICIENCY
+    if not verdict["gdr"]:
+        busbw *= NO_GDR_FACTOR
+    verdict["busbw"] = busbw
+    verdict["nics"] = nics
+    return verdict
+
+
+# ------------------------------------------------------------ output
+
+class Log:
+    def __init__(self, info, enabled):
+        self.prefix = f"{info['host']}:{info['pid']}"
+        self.main_tid = info["pid"]
+        self.tid = info["pid"] + 41
+        self.enabled = enabled
+
+    def info(self, msg, dev=0, main=False):
+        if self.enabled:
+            print(f"{self.prefix}:{self.main_tid if main else self.tid} [{dev}] NCCL INFO {msg}", flush=False)
+
+    def warn(self, where, msg, dev=0):
+        print(f"{self.prefix}:{self.tid} [{dev}] {where} NCCL WARN {msg}", flush=False)
+
+
+def print_init(log, info, conf, rank, nranks):
+    log.info(f"Bootstrap : Using {info['if']}:{info['ip']}<0>", main=True)
+    if "NCCL_SOCKET_IFNAME" in conf:
+        log.info(f"NCCL_SOCKET_IFNAME set to {conf['NCCL_SOCKET_IFNAME']}", main=True)
+    log.info("cudaDriverVersion 12040", main=True)
+    log.info(f"NCCL version {NCCL_VERSION}", main=True)
+    log.info("NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.")
+    if conf.get("NCCL_IB_DISABLE") == "1":
+        log.info("NCCL_IB_DISABLE set by environment to 1.")
+    if conf.get("NCCL_IB_HCA"):
+        log.info(f"NCCL_IB_HCA set to {conf['NCCL_IB_HCA']}")
+    if info["net"] == "IB":
+        for k, p in enumerate(info["ib"]):
+            log.info(f"NET/IB : Made virtual device [{k}] name={p['device']} speed={int(p['speed_gbps']) * 1000} ndevs=1")
+        devs = " ".join(f"[{k}]{p['device']}:1/{'RoCE' if p['link_layer'] == 'Ethernet' else 'IB'}"
+                        for k, p in enumerate(info["ib"]))
+        log.info(f"NET/IB : Using {devs} [RO]; OOB {info['if']}:{info['ip']}<0>")
+        log.info("Using network IB")
+    else:
+        if conf.get("NCCL_IB_DISABLE") != "1":
+            log.info("NET/IB : No device found.")
+        log.info(f"NET/Socket : Using [0]{info['if']}:{info['ip']}<0>")
+        log.info("Using network Socket")
+    commid = "0x%016x" % (abs(hash(os.environ.get("OMPI_MCA_ess_base_jobid", "x"))) & (2 ** 64 - 1))
+    for g in range(min(info["gpus"], 1)):
+        log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {rank} nranks {nranks} cudaDev {g} "
+                 f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId {commid} - Init START", dev=g)
+    if info["net"] == "IB":
+        for k, p in enumerate(info["ib"]):
+            log.info(f"NET/IB : GPU Direct RDMA {'Enabled' if info['gdr'] else 'Disabled'} for HCA {k} '{p['device']}'")
+
+
+def print_channels(log, info, verdict, first_rank, nranks):
+    ngpu = info["gpus"]
+    prev = (first_rank - ngpu) % nranks
+    nxt = (first_rank + ngpu) % nranks
+    if verdict["net"] == "IB" and info["net"] == "IB":
+        devs = list(range(len(info["ib"])))
+        suffix = "/GDRDMA" if verdict["gdr"] else ""
+        for ch, dev in enumerate(devs * 2):
+            log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/IB/{dev}{suffix}")
+            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/IB/{dev}{suffix}",
+                     dev=ngpu - 1)
+    elif info["net"] == "Socket":
+        for ch in range(2):
+            log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/Socket/0")
+            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/Socket/0",
+                     dev=ngpu - 1)
+            log.info("NET/Socket: Using 2 threads and 8 sockets per thread")
+    for g in range(min(ngpu, 1)):
+        log.info("Connected all rings", dev=g)
+        log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {first_rank + g} nranks {nranks} cudaDev {g} "
+                 f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId 0x0 - Init COMPLETE", dev=g)
+
+
+def sizes(args):
+    lo, hi = parse_size(args.minbytes), parse_size(args.maxbytes)
+    out, s = [], lo
+    while s <= hi:
+        out.append(s)
+        if args.stepfactor:
+            s *= args.stepfactor
+        else:
+            s += parse_size(args.stepbytes) if args.stepbytes else 2 ** 20
+        if len(out) > 64:
+            break
+    return out
+
+
+def print_header(args, infos_hosts):
+    step = f"{args.stepfactor}(factor)" if args.stepfactor else f"{parse_size(args.stepbytes or '1M')}(bytes)"
+    print(f"# nThread {args.nthreads} nGpus {args.ngpus} minBytes {parse_size(args.minbytes)} maxBytes "
+          f"{parse_size(args.maxbytes)} step: {step} warmup iters: {args.warmup_iters} iters: {args.iters} "
+          f"agg iters: {args.agg_iters} validation: {args.check} graph: {args.cudagraph}")
+    print("#\n# Using devices")
+    rank = 0
+    for host, pid in infos_hosts:
+        for g in range(args.ngpus):
+            print(f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device {g:2d} [0000:{GPU_BUSES[g % 8]}:00] {GPU_NAME}")
+            rank += 1
+    print("#", flush=True)
+
+
+def print_table(prog, args, verdict, nranks, jfile):
+    allgather = prog == "all_gather_perf"
+    factor = (nranks - 1) / nranks if allgather else 2 * (nranks - 1) / nranks
+    elem = 4
+    print(f"NCCL version {NCCL_VERSION}")
+    print("#\n#                                                              out-of-place                       in-place          ")
+    print("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
+    print("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ")
+    rng = random.Random()
+    rows, total = [], 0.0
+    for size in sizes(args):
+        row = {"size": size}
+        cells = []
+        for place in ("out_of_place", "in_place"):
+            bus = verdict["busbw"] * size / (size + SIZE_RAMP) * (1 - rng.uniform(0, 0.01))
+            alg = bus / factor if factor else bus
+            t = size / (alg * 1e9) * 1e6 if alg > 0 else 0.0
+            wrong = "0" if args.check else "N/A"
+            cells.append(f"{t:8.1f} {alg:7.2f} {bus:7.2f} {wrong:>6}")
+            row[place] = {"time": round(t, 2), "alg_bw": round(alg, 2), "bus_bw": round(bus, 2),
+                          "nwrong": 0 if args.check else None}
+        total += row["out_of_place"]["bus_bw"]
+        count = size // elem // (nranks if allgather else 1)
+        redop = "none" if allgather else args.op
+        print(f"{size:12d}  {count:12d}  {args.datatype:>8}  {redop:>6}  {-1:6d}  " + "  ".join(cells))
+        rows.append({"experiment_name": prog, "size": size, "count": count, "type": args.datatype,
+                     "redop": redop, "root": "-1", "out_of_place": row["out_of_place"], "in_place": row["in_place"]})
+        time.sleep(0.05)
+    avg = total / max(1, len(rows))
+    print("# Out of bounds values : 0 OK")
+    print(f"# Avg bus bandwidth    : {avg:g} ")
+    print("#")
+    if jfile:
+        doc = {"version": 3, "nccl_version": 22105, "config": {"nThread": args.nthreads, "nGpus": args.ngpus},
+               "results": rows, "out_of_bounds": {"count": 0, "okay": True},
+               "average_bus_bandwidth": {"bandwidth": round(avg, 4), "okay": "unchecked"}, "errors": []}
+        with open(jfile, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+def main(argv=None, prog="all_reduce_perf"):
+    args, unknown = build_parser(prog).parse_known_args(argv)
+    if args.help or unknown:
+        print(f"USAGE: {prog} \n\t[-t,--nthreads <num threads>] \n\t[-g,--ngpus <gpus per thread>] \n\t"
+              "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t[-f,--stepfactor <increment factor>]")
+        return 0 if args.help else 1
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
+    nodename = socket.gethostname().split(".")[0]
+    conf = nccl_settings()
+    info = local_info(conf, rank, nodename)
+    info["gpus"] = args.ngpus
+    debug = conf.get("NCCL_DEBUG", "").upper() in ("INFO", "TRACE")
+    log = Log(info, debug)
+    if info["ip"] is None:
+        log.warn("misc/socket.cc:484", "Bootstrap : no socket interface found")
+        print(f"{nodename}: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
+              f"NCCL developers / Bootstrap : no socket interface found'", flush=True)
+        return 3
+    nranks = size * args.ngpus
+    try:
+        verdict = bootstrap(info, rank, size)
+    except (OSError, EOFError, TimeoutError, ValueError) as e:
+        log.warn("misc/socket.cc:540", f"Connect to bootstrap root failed : {e}")
+        print(f"{nodename}: Test NCCL failure common.cu:958 'remote process exited or there was a network error "
+              f"/ Connect to bootstrap root failed'", flush=True)
+        return 3
+    if rank == 0:
+        hosts = list(zip(verdict["hosts"], [info["pid"] + k * 7 for k in range(size)]))
+        hosts[0] = (nodename, info["pid"])
+        print_header(args, hosts)
+    first_rank = rank * args.ngpus
+    print_init(log, info, conf, first_rank, nranks)
+    errors = verdict["errors"]
+    if errors:
+        mine = errors.get(nodename)
+        if mine and mine["kind"] == "gid":
+            log.warn("misc/ibvwrap.cc:262", "Call to ibv_modify_qp failed with error Invalid argument")
+            log.info("transport/net_ib.cc:934 -> 2")
+            log.info("transport/net.cc:712 -> 2")
+            reason = "unhandled system error (run with NCCL_DEBUG=INFO for details) / Call to ibv_modify_qp failed with error Invalid argument"
+        elif mine and mine["kind"] == "mtu_drop":
+            log.warn("transport/net_ib.cc:1696", f"NET/IB : Got completion from peer {mine['peer_ip']}<{40000 + rank}> "
+                     "with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:0.0.0.0 remoteGids::ffff:0.0.0.0")
+            log.info("transport/net.cc:1134 -> 6")
+            log.info("proxy.cc:679 -> 6")
+            reason = "remote process exited or there was a network error / NET/IB : Got completion from peer with status=12"
+        else:
+            log.warn("transport/net_ib.cc:1003", "NET/IB : Connection to remote peer closed")
+            reason = "remote process exited or there was a network error / NET/IB : Connection to remote peer closed"
+        sys.stdout.flush()
+        print(f"{nodename}: Test NCCL failure common.cu:1005 '{reason}'")
+        print(f" .. {nodename} pid {info['pid']}: Test failure common.cu:891", flush=True)
+        return 3
+    print_channels(log, info, verdict, first_rank, nranks)
+    sys.stdout.flush()
+    if rank == 0:
+        print_table(prog, args, verdict, nranks, args.output_file)
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,451 @@
+"""Arista EOS simulator: exec/config modes, configure sessions with commit
+timers, paging, and the running-config subset the templates emit.
+
+Exec: show running-config | interfaces status | configuration sessions |
+session-config diffs; configure [terminal]; configure session <name>
+[commit|abort]; terminal length|width; write memory; enable; exit.
+Config: hostname; [no] qos map dscp <d..> to traffic-class <tc>;
+interface <name>; commit; commit timer hh:mm:ss; abort; end; exit.
+Interface: [no] description|mtu|speed|qos trust|priority-flow-control on|
+priority-flow-control priority <p> drop|no-drop|shutdown; [no] tx-queue <n>.
+Tx-queue: [no] random-detect ecn minimum-threshold <n> kbytes
+maximum-threshold <n> kbytes [max-mark-probability <p>].
+"""
+import copy
+import difflib
+import re
+
+from simcore import Exit, Platform, natural_key
+
+SPEEDS = ("1g", "10g", "25g", "40g", "50g", "100g", "200g", "400g", "800g", "auto")
+
+
+def invalid(line, token=0):
+    toks = line.split()
+    tok = toks[token] if token < len(toks) else ""
+    return f"% Invalid input (at token {token}: '{tok}')"
+
+
+class Eos(Platform):
+    platform = "eos"
+
+    def factory(self):
+        self.cfg = {"hostname": self.name, "dscp_map": {},
+                    "interfaces": {p: {"description": self.spec["ports"][p].get("peer", "")} for p in self.ports}}
+        self.sessions = {}
+        self._timers = {}
+
+    def to_json(self):
+        return {"cfg": self.cfg, "sessions": {n: {k: v for k, v in s.items() if k != "timer"}
+                                              for n, s in self.sessions.items()}}
+
+    def from_json(self, d):
+        self.cfg = d["cfg"]
+        self.sessions = d.get("sessions", {})
+        self._timers = {}
+        for s in self.sessions.values():
+            if s["state"] == "pendingCommitTimer":  # simulator restarted: the timer fired meanwhile
+                self.cfg = s["snapshot"]
+                s["state"] = "aborted"
+
+    # ------------------------------------------------------------ CLI
+    def new_context(self, username):
+        return {"user": username, "mode": [], "term_length": 24, "ask": None, "session": None}
+
+    def prompt(self, ctx):
+        if not ctx["mode"]:
+            return f"{self.cfg['hostname']}#"
+        sess = f"-s-{ctx['session'][:6]}" if ctx["session"] else ""
+        parts = ["config" + sess]
+        for m in ctx["mode"][1:]:
+            if m[0] == "if":
+                parts.append("if-" + re.sub(r"^Ethernet", "Et", m[1]))
+            elif m[0] == "txq":
+                parts.append(f"txq-{m[1]}")
+        return f"{self.cfg['hostname']}({'-'.join(parts)})#"
+
+    def banner(self, ctx):
+        return "Last login: from 127.0.0.1\n"
+
+    def target(self, ctx):
+        """The config being edited: a session's copy or the running config."""
+        if ctx["session"]:
+            return self.sessions[ctx["session"]]["cfg"]
+        return self.cfg
+
+    def execute(self, ctx, line):
+        line = line.rstrip()
+        stripped = line.strip()
+        if not stripped or stripped.startswith("!"):
+            return ""
+        if self.check_reject(stripped):
+            return "% Error: command rejected by the switch (hardware resource unavailable)"
+        if not ctx["mode"]:
+            return self.exec_cmd(ctx, stripped)
+        # config modes: try the current mode, then fall back to the parents (as EOS does)
+        for depth in range(len(ctx["mode"]), 0, -1):
+            out = self.config_cmd(ctx, ctx["mode"][:depth], stripped)
+            if out is not None:
+                return out
+        # exec commands (show ...) work in config mode too
+        if stripped.startswith("show "):
+            return self.exec_cmd(ctx, stripped)
+        return invalid(stripped)
+
+    def exec_cmd(self, ctx, line):
+        toks = line.split()
+        if toks[0] in ("exit", "logout", "quit"):
+            raise Exit()
+        if toks[0] == "enable" or toks[0] == "disable":
+            return ""
+        if toks[:2] == ["terminal", "length"] and len(toks) == 3 and toks[2].isdigit():
+            ctx["term_length"] = int(toks[2])
+            return "Pagination disabled." if toks[2] == "0" else ""
+        if toks[:2] == ["terminal", "width"] and len(toks) == 3 and toks[2].isdigit():
+            return f"Width set to {toks[2]} columns."
+        if line in ("write memory", "write", "copy running-config startup-config"):
+            self.cfg_saved = copy.deepcopy(self.cfg)
+            return "Copy completed successfully."
+        if line == "show running-config":
+            return render(self.cfg, self.device_line())
+        if line == "show interfaces status":
+            return self.show_interfaces_status()
+        if line == "show configuration sessions":
+            return self.show_sessions(ctx)
+        if line == "show session-config diffs":
+            if not ctx["session"]:
+                return "% Not in a configuration session"
+            return self.session_diff(ctx["session"])
+        if line == "show version":
+            return ("Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\n"
+                    "Software image version: 4.32.0F\nArchitecture: x86_64\n")
+        if toks[0] == "show":
+            return invalid(line, 1)
+        if line in ("configure", "configure terminal", "config", "conf t"):
+            ctx["mode"], ctx["session"] = [("config",)], None
+            return ""
+        m = re.fullmatch(r"configure session (\S+)(?: (commit|abort))?", line)
+        if m:
+            return self.session_cmd(ctx, m.group(1), m.group(2))
+        return invalid(line)
+
+    def session_cmd(self, ctx, name, action):
+        s = self.sessions.get(name)
+        if action is None:
+            if s and s["state"] != "pending":
+                return f"% Cannot enter session {name} (session is {s['state']})"
+            if not s:
+                self.sessions[name] = {"cfg": copy.deepcopy(self.cfg), "state": "pending", "user": ctx["user"]}
+                self.store.save(self)
+            ctx["mode"], ctx["session"] = [("config",)], name
+            return ""
+        if not s:
+            return f"% Session {name} not found"
+        if action == "commit":
+            if s["state"] == "pendingCommitTimer":
+                self._cancel(name)
+                s["state"] = "completed"
+                s.pop("snapshot", None)
+                self._prune()
+                self.store.save(self)
+                return ""
+            if s["state"] == "pending":
+                self.cfg = copy.deepcopy(s["cfg"])
+                s["state"] = "completed"
+                self._prune()
+                self.changed()
+                return ""
+            return f"% Session {name} is {s['state']}"
+        # abort
+        if s["state"] == "pendingCommitTimer":
+            self._cancel(name)
+            self.cfg = s.pop("snapshot")
+            del self.sessions[name]
+            self.changed()
+            return ""
+        if s["state"] == "pending":
+            del self.sessions[name]
+            self.store.save(self)
+            return ""
+        return f"% Session {name} is {s['state']}"
+
+    def _prune(self):
+        """EOS keeps one completed session (Maximum number of completed sessions: 1)."""
+        done = [n for n, s in self.sessions.items() if s["state"] == "completed"]
+        for n in done[:-1]:
+            del self.sessions[n]
+
+    def _cancel(self, name):
+        t = self._timers.pop(name, None)
+        if t:
+            t.cancel()
+
+    def _timer_fired(self, name):
+        self._timers.pop(name, None)
+        s = self.sessions.get(name)
+        if s and s["state"] == "pendingCommitTimer":
+            self.cfg = s.pop("snapshot")
+            del self.sessions[name]
+            self.changed()
+
+    def config_cmd(self, ctx, mode, line):
+        """Run line in mode; None when the mode does not know the command."""
+        no = line.startswith("no ")
+        body = line[3:] if no else line
+        toks = body.split()
+        kind = mode[-1][0]
+        cfg = self.target(ctx)
+        if kind == "config":
+            if line in ("end", "exit"):   # leaves config mode; a session stays pending
+                ctx["mode"], ctx["session"] = [], None
+                return ""
+            if line == "abort":
+                if not ctx["session"]:
+                    return "% Not in a configuration session"
+                del self.sessions[ctx["session"]]
+                ctx["mode"], ctx["session"] = [], None
+                self.store.save(self)
+                return ""
+            m = re.fullmatch(r"commit(?: timer (\d\d):(\d\d):(\d\d))?", line)
+            if m:
+                if not ctx["session"]:
+                    return invalid(line)
+                name = ctx["session"]
+                s = self.sessions[name]
+                if m.group(1):
+                    secs = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
+                    s["snapshot"] = copy.deepcopy(self.cfg)
+                    s["state"] = "pendingCommitTimer"
+                    if self.loop:
+                        self._timers[name] = self.loop.call_later(secs, self._timer_fired, name)
+                else:
+                    s["state"] = "completed"
+                    self._prune()
+                self.cfg = copy.deepcopy(s["cfg"])
+                ctx["mode"], ctx["session"] = [], None
+                self.changed()
+                return ""
+            if toks and toks[0] == "hostname" and len(toks) == 2 and not no:
+                cfg["hostname"] = toks[1]
+                return self._edited(ctx)
+            m = re.fullmatch(r"qos map dscp ((?:\d+ )+)to traffic-class (\d+)", body)
+            if m:
+                dscps = m.group(1).split()
+                bad = [d for d in dscps if not 0 <= int(d) <= 63]
+                if bad:
+                    return invalid(line, 3 + (1 if no else 0) + dscps.index(bad[0]))
+                if not 0 <= int(m.group(2)) <= 7:
+                    return invalid(line, len(line.split()) - 1)
+                for d in dscps:
+                    if no:
+                        if cfg["dscp_map"].get(d) == m.group(2):
+                            del cfg["dscp_map"][d]
+                    else:
+                        cfg["dscp_map"][d] = m.group(2)
+                return self._edited(ctx)
+            if toks and toks[0] == "interface" and len(toks) == 2 and not no:
+                name = toks[1]
+                if name not in cfg["interfaces"]:
+                    return f"% Interface {name} does not exist" if name.startswith("Ethernet") else invalid(line, 1)
+                ctx["mode"] = mode + [("if", name)]
+                return ""
+            return None
+        if kind == "if":
+            intf = cfg["interfaces"][mode[-1][1]]
+            if line == "exit":
+                ctx["mode"] = mode[:-1]
+                return ""
+            if toks[:1] == ["description"]:
+                if no:
+                    intf.pop("description", None)
+                else:
+                    intf["description"] = body[len("description "):]
+                return self._edited(ctx)
+            if toks == ["shutdown"]:
+                intf["shutdown"] = not no
+                if no:
+                    intf.pop("shutdown")
+                return self._edited(ctx)
+            if toks[:1] == ["mtu"]:
+                if no:
+                    intf.pop("mtu", None)
+                elif len(toks) != 2 or not toks[1].isdigit() or not 68 <= int(toks[1]) <= 9216:
+                    return invalid(line, 1)
+                else:
+                    intf["mtu"] = int(toks[1])
+                return self._edited(ctx)
+            if toks[:1] == ["speed"]:
+                if no:
+                    intf.pop("speed", None)
+                elif len(toks) != 2 or toks[1] not in SPEEDS:
+                    return invalid(line, 1)
+                else:
+                    intf["speed"] = toks[1]
+                return self._edited(ctx)
+            if toks[:2] == ["qos", "trust"]:
+                if no:
+                    intf.pop("trust", None)
+                elif len(toks) != 3 or toks[2] not in ("dscp", "cos"):
+                    return invalid(line, 2)
+                else:
+                    intf["trust"] = toks[2]
+                return self._edited(ctx)
+            if toks == ["priority-flow-control", "on"]:
+                intf["pfc_on"] = not no
+                if no:
+                    intf.pop("pfc_on")
+                return self._edited(ctx)
+            m = re.fullmatch(r"priority-flow-control priority (\d+)(?: (drop|no-drop))?", body)
+            if m:
+                p = m.group(1)
+                if not 0 <= int(p) <= 7:
+                    return invalid(line, 2)
+                pr = intf.setdefault("pfc", {})
+                if no:
+                    pr.pop(p, None)
+                elif not m.group(2):
+                    return "% Incomplete command"
+                else:
+                    pr[p] = m.group(2)
+                if not pr:
+                    intf.pop("pfc")
+                return self._edited(ctx)
+            m = re.fullmatch(r"tx-queue (\d+)", body)
+            if m:
+                q = m.group(1)
+                if not 0 <= int(q) <= 7:
+                    return invalid(line, 1)
+                if no:
+                    intf.get("txq", {}).pop(q, None)
+                    if "txq" in intf and not intf["txq"]:
+                        intf.pop("txq")
+                    return self._edited(ctx)
+                intf.setdefault("txq", {}).setdefault(q, {})
+                ctx["mode"] = mode + [("txq", q, mode[-1][1])]
+                return self._edited(ctx)
+            return None
+        if kind == "txq":
+            _, q, port = mode[-1]
+            tq = cfg["interfaces"][port].setdefault("txq", {}).setdefault(q, {})
+            if line == "exit":
+                ctx["mode"] = mode[:-1]
+                return ""
+            if body.startswith("random-detect ecn"):
+                if no:
+                    tq.pop("ecn", None)
+                    return self._edited(ctx)
+                m = re.fullmatch(r"random-detect ecn minimum-threshold (\d+) kbytes maximum-threshold (\d+) kbytes"
+                                 r"(?: max-mark-probability (\d+))?", body)
+                if not m:
+                    return invalid(line, 2)
+                mn, mx, pr = int(m.group(1)), int(m.group(2)), int(m.group(3) or 100)
+                if mn > mx:
+                    return "% Minimum threshold must be less than or equal to maximum threshold"
+                if not 1 <= pr <= 100:
+                    return invalid(line, 9)
+                tq["ecn"] = {"min": mn, "max": mx, "prob": pr, "prob_set": bool(m.group(3))}
+                return self._edited(ctx)
+            return None
+        return None
+
+    def _edited(self, ctx):
+        if not ctx["session"]:
+            self.changed()
+        else:
+            self.store.save(self)
+        return ""
+
+    def session_diff(self, name):
+        a = render(self.cfg, self.device_line()).splitlines()
+        b = render(self.sessions[name]["cfg"], self.device_line()).splitlines()
+        return "\n".join(difflib.unified_diff(a, b, "system:/running-config", f"session:/{name}-session-config",
+                                              lineterm=""))
+
+    def show_sessions(self, ctx):
+        rows = ["Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
+                "  Name                           State                User       Terminal",
+                "  ------------------------------ -------------------- ---------- --------"]
+        for n, s in self.sessions.items():
+            mark = "*" if ctx.get("session") == n else " "
+            rows.append(f"{mark} {n:<30} {s['state']:<20} {s.get('user', ''):<10} vty")
+        return "\n".join(rows)
+
+    def show_interfaces_status(self):
+        head = f"{'Port':<10} {'Name':<18} {'Status':<12} {'Vlan':<8} {'Duplex':<6} {'Speed':<6} {'Type':<15} {'Flags':<5} Encapsulation"
+        rows = [head]
+        for p in sorted(self.cfg["interfaces"], key=natural_key):
+            i = self.cfg["interfaces"][p]
+            admin = not i.get("shutdown")
+            up = self.port_oper_up(p, admin)
+            status = "connected" if up else ("disabled" if not admin else "notconnect")
+            speed = i.get("speed", f"{self.spec['ports'].get(p, {}).get('speed_gbps', 400)}g").upper()
+            rows.append(f"{re.sub(r'^Ethernet', 'Et', p):<10} {i.get('description', '')[:18]:<18} {status:<12} "
+                        f"{'routed':<8} {'full':<6} {speed:<6} {'400GBASE-DR4':<15}")
+        return "\n".join(r.rstrip() for r in rows)
+
+    def device_line(self):
+        return f"! device: {self.cfg['hostname']} (vEOS-lab, EOS-4.32.0F)"
+
+    # ---------------------------------------------------------- state
+    def port_config(self):
+        res = {}
+        for p in self.ports:
+            i = self.cfg["interfaces"].get(p, {})
+            pfc = sorted(int(k) for k, v in i.get("pfc", {}).items() if v == "no-drop") if i.get("pfc_on") else []
+            ecn = {"enabled": False}
+            for q, tq in sorted(i.get("txq", {}).items()):
+                if tq.get("ecn"):
+                    ecn = {"enabled": True, "tc": int(q), "min_kb": tq["ecn"]["min"], "max_kb": tq["ecn"]["max"]}
+                    break
+            speed = i.get("speed")
+            res[p] = {"mtu": i.get("mtu", 1500),
+                      "speed_gbps": int(speed[:-1]) if speed and speed != "auto" else self.spec["ports"][p].get("speed_gbps", 400),
+                      "pfc": pfc, "trust": {"dscp": "dscp", "cos": "pcp"}.get(i.get("trust"), "pcp"),
+                      "ecn": ecn, "admin_up": not i.get("shutdown")}
+        return res
+
+    def fault_pfc_off(self, port):
+        i = self.cfg["interfaces"].get(port, {})
+        i.pop("pfc_on", None)
+        self.changed()
+
+
+def render(cfg, device_line):
+    out = ["! Command: show running-config", device_line, "!", f"hostname {cfg['hostname']}", "!"]
+    by_tc = {}
+    for d, tc in cfg["dscp_map"].items():
+        by_tc.setdefault(int(tc), []).append(int(d))
+    for tc in sorted(by_tc):
+        out.append(f"qos map dscp {' '.join(map(str, sorted(by_tc[tc])))} to traffic-class {tc}")
+    if by_tc:
+        out.append("!")
+    for p in sorted(cfg["interfaces"], key=natural_key):
+        i = cfg["interfaces"][p]
+        out.append(f"interface {p}")
+        if i.get("description"):
+            out.append(f"   description {i['description']}")
+        if i.get("shutdown"):
+            out.append("   shutdown")
+        if "mtu" in i:
+            out.append(f"   mtu {i['mtu']}")
+        if "speed" in i:
+            out.append(f"   speed {i['speed']}")
+        if "trust" in i:
+            out.append(f"   qos trust {i['trust']}")
+        if i.get("pfc_on"):
+            out.append("   priority-flow-control on")
+        for pr in sorted(i.get("pfc", {}), key=int):
+            out.append(f"   priority-flow-control priority {pr} {i['pfc'][pr]}")
+        for q in sorted(i.get("txq", {}), key=int):
+            tq = i["txq"][q]
+            out += ["   !", f"   tx-queue {q}"]
+            if tq.get("ecn"):
+                e = tq["ecn"]
+                prob = f" max-mark-probability {e['prob']}" if e.get("prob_set") else ""
+                out.append(f"      random-detect ecn minimum-threshold {e['min']} kbytes "
+                           f"maximum-threshold {e['max']} kbytes{prob}")
+        out.append("!")
+    out.append("end")
+    return "\n".join(out)
+
+

@@ -1,0 +1,452 @@
+"""NVIDIA Cumulus Linux (NVUE) simulator: a bash-like shell with the `nv` CLI.
+
+Grammar: nv set|unset <path> [value] into the pending revision; nv config
+diff|apply [rev] [--confirm Ns] [-y]|confirm|detach|revision|show -o commands;
+nv show interface [<swp> qos roce status]. Revisions and the confirm timer
+behave as on a switch: an unconfirmed apply rolls back when the timer fires.
+"""
+import copy
+import datetime
+import re
+import shlex
+
+from simcore import Exit, Platform, kb, natural_key
+
+SPEEDS = ("1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G", "auto")
+NAME = r"[A-Za-z0-9_.-]+"
+PRIO_LIST = r"[0-7](,[0-7])*"
+SIZE = r"\d+(\.\d+)?(B|KB|MB)"
+
+# (path regex, value regex or callable -> error message)
+GRAMMAR = [
+    (r"system hostname", r"[A-Za-z0-9-]+"),
+    (r"interface (eth0|swp\d+) type", r"(swp|eth)"),
+    (r"interface (eth0|swp\d+) description", r".+"),
+    (r"interface eth0 ip vrf", NAME),
+    (r"interface eth0 ip address", r"dhcp|[\d.]+/\d+"),
+    (r"interface swp\d+ link mtu", "mtu"),
+    (r"interface swp\d+ link speed", "|".join(SPEEDS)),
+    (r"interface swp\d+ link state", r"up|down"),
+    (rf"interface swp\d+ qos (pfc|mapping|congestion-control) profile", NAME),
+    (rf"qos pfc {NAME} switch-priority", PRIO_LIST),
+    (rf"qos pfc {NAME} (tx|rx)", r"enable|disable"),
+    (rf"qos pfc {NAME} cable-length", r"\d+"),
+    (rf"qos mapping {NAME} trust", r"l2|l3|both"),
+    (rf"qos mapping {NAME} dscp ([0-9]|[1-5][0-9]|6[0-3]) switch-priority", r"[0-7]"),
+    (rf"qos mapping {NAME} pcp [0-7] switch-priority", r"[0-7]"),
+    (rf"qos congestion-control {NAME} traffic-class [0-7] ecn", r"enable|disable"),
+    (rf"qos congestion-control {NAME} traffic-class [0-7] red", r"enable|disable"),
+    (rf"qos congestion-control {NAME} traffic-class [0-7] (min|max)-threshold", SIZE),
+    (rf"qos congestion-control {NAME} traffic-class [0-7] probability", r"([1-9]|[1-9][0-9]|100)"),
+]
+
+
+def q(v):
+    return v if re.fullmatch(r"[\w.,:/@+-]+", v) else shlex.quote(v)
+
+
+class Nvue(Platform):
+    platform = "nvue"
+
+    def factory(self):
+        cfg = {"system hostname": self.name, "interface eth0 ip vrf": "mgmt",
+               "interface eth0 ip address": "dhcp"}
+        for p in self.ports:
+            cfg[f"interface {p} type"] = "swp"
+            peer = self.spec["ports"][p].get("peer")
+            if peer:
+                cfg[f"interface {p} description"] = peer
+        self.applied = cfg
+        self.pending = None
+        self.revisions = [{"id": 1, "config": copy.deepcopy(cfg), "state": "applied_and_saved",
+                           "date": _now(), "user": "root", "message": "Initial config"}]
+        self.confirm = None           # {"prev": cfg, "deadline": ts}
+        self._timer = None
+
+    def to_json(self):
+        return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions,
+                "confirm": self.confirm}
+
+    def from_json(self, d):
+        self.applied, self.pending, self.revisions = d["applied"], d["pending"], d["revisions"]
+        self.confirm, self._timer = d.get("confirm"), None
+        if self.confirm:   # the simulator restarted while an apply awaited confirmation: it timed out
+            self._confirm_expired()
+
+    # ------------------------------------------------------------ CLI
+    def prompt(self, ctx):
+        return f"{ctx['user']}@{self.name}:mgmt:~$ "
+
+    def banner(self, ctx):
+        return ("\nWelcome to NVIDIA Cumulus (R) Linux (R)\n\n"
+                "For support and online technical documentation, visit\nhttps://www.nvidia.com/en-us/support\n\n")
+
+    def execute(self, ctx, line):
+        if ctx.get("ask"):
+            fn = ctx["ask"]
+            ctx["ask"] = None
+            return fn(line.strip())
+        line = line.strip()
+        if not line:
+            return ""
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            return f"-bash: syntax error: {exc}"
+        if argv[0] in ("exit", "logout"):
+            raise Exit()
+        if argv[0] == "sudo":
+            argv = argv[1:] or ["true"]
+        if argv[0] in ("true", ":"):
+            return ""
+        if argv[0] == "hostname":
+            return self.applied.get("system hostname", self.name)
+        if argv[0] != "nv":
+            return f"-bash: {argv[0]}: command not found"
+        if self.check_reject(line):
+            return f"Error: Internal error while processing '{line}': try again later"
+        if len(argv) < 2:
+            return "Usage:\n  nv [options] <command> [<args> ...]\n\nError: Missing command"
+        cmd = argv[1]
+        if cmd == "set":
+            return self.nv_set(argv[2:])
+        if cmd == "unset":
+            return self.nv_unset(argv[2:])
+        if cmd == "config":
+            return self.nv_config(ctx, argv[2:])
+        if cmd == "show":
+            return self.nv_show(argv[2:])
+        return f"Error: Invalid command: nv {cmd}"
+
+    def nv_set(self, args):
+        if len(args) < 2:
+            return f"Error: Incomplete command: nv set {' '.join(args)}"
+        path, value = " ".join(args[:-1]), args[-1]
+        for pat, vpat in GRAMMAR:
+            if re.fullmatch(pat, path):
+                if path.startswith("interface ") and not path.startswith("interface eth0"):
+                    port = args[1]
+                    if port not in self.ports:
+                        return f"Error: Invalid interface: '{port}' does not exist on this switch"
+                if vpat == "mtu":
+                    if not value.isdigit():
+                        return f"Error: '{value}' is not a valid integer"
+                    if int(value) > 9216:
+                        return f"Error: Invalid config: {value} is greater than the maximum of 9216"
+                    if int(value) < 552:
+                        return f"Error: Invalid config: {value} is less than the minimum of 552"
+                elif not re.fullmatch(vpat, value):
+                    return f"Error: '{value}' is not a valid value for '{path.split()[-1]}'"
+                if self.pending is None:
+                    self.pending = copy.deepcopy(self.applied)
+                self.pending[path] = value
+                self.store.save(self)
+                return ""
+        return f"Error: Invalid command: nv set {' '.join(args)}"
+
+    def nv_unset(self, args):
+        if not args:
+            return "Error: Incomplete command: nv unset"
+        path = " ".join(args)
+        if self.pending is None:
+            self.pending = copy.deepcopy(self.applied)
+        for k in [k for k in self.pending if k == path or k.startswith(path + " ")]:
+            del self.pending[k]
+        self.store.save(self)
+        return ""
+
+    def nv_config(self, ctx, args):
+        if not args:
+            return "Error: Incomplete command: nv config"
+        sub, rest = args[0], args[1:]
+        if sub == "show":
+            if rest[:2] in (["-o", "commands"], ["--output", "commands"]):
+                return render_commands(self.applied)
+            return render_yaml(self.applied)
+        if sub == "diff":
+            if self.pending is None:
+                return ""
+            return render_diff(self.applied, self.pending)
+        if sub == "detach":
+            self.pending = None
+            self.store.save(self)
+            return ""
+        if sub == "revision":
+            return self.render_revisions()
+        if sub == "confirm":
+            if not self.confirm:
+                return "Error: There is no pending apply waiting for confirmation"
+            self._cancel_timer()
+            rev = self.confirm["rev"]
+            self.confirm = None
+            for r in self.revisions:
+                if r["id"] == rev:
+                    r["state"] = "applied_and_saved"
+            self.store.save(self)
+            return f"confirmed [rev_id: {rev}]"
+        if sub == "apply":
+            return self.nv_apply(ctx, rest)
+        return f"Error: Invalid command: nv config {sub}"
+
+    def nv_apply(self, ctx, rest):
+        yes = any(a in ("-y", "--y", "--assume-yes") for a in rest)
+        confirm = None
+        rev = None
+        i = 0
+        while i < len(rest):
+            a = rest[i]
+            if a == "--confirm":
+                if i + 1 < len(rest) and re.fullmatch(r"\d+[smh]?", rest[i + 1]):
+                    confirm = _seconds(rest[i + 1])
+                    i += 1
+                else:
+                    confirm = 600
+            elif a.isdigit():
+                rev = int(a)
+            elif a not in ("-y", "--y", "--assume-yes"):
+                return f"Error: Invalid option: {a}"
+            i += 1
+        if rev is not None:
+            target = next((r for r in self.revisions if r["id"] == rev), None)
+            if target is None:
+                return f"Error: Revision {rev} does not exist"
+            new = copy.deepcopy(target["config"])
+        else:
+            if self.pending is None or self.pending == self.applied:
+                self.pending = None
+                return "Warning: The pending config does not have any changes. Nothing to apply."
+            err = validate(self.pending)
+            if err:
+                return f"Error: Invalid config [rev_id: {self.revisions[-1]['id'] + 1}]\n  {err}"
+            new = copy.deepcopy(self.pending)
+
+        def do_apply():
+            prev = self.applied
+            self._cancel_timer()
+            self.confirm = None
+            rid = self.revisions[-1]["id"] + 1
+            self.applied = new
+            if rev is None:
+                self.pending = None
+            self.revisions.append({"id": rid, "config": copy.deepcopy(new),
+                                   "state": "confirm_pending" if confirm else "applied_and_saved",
+                                   "date": _now(), "user": ctx["user"],
+                                   "message": f"Config update by {ctx['user']}"})
+            if confirm:
+                self.confirm = {"rev": rid, "prev": prev}
+                if self.loop:
+                    self._timer = self.loop.call_later(confirm, self._confirm_expired)
+            self.changed()
+            return f"applied [rev_id: {rid}]"
+
+        if yes:
+            return do_apply()
+
+        def answer(a):
+            if a.lower() in ("y", "yes"):
+                return do_apply()
+            return "Aborted."
+        ctx["ask"] = answer
+        return ("Warning: The following files will be applied:\n  /etc/nvue.d/startup.yaml\n"
+                "Are you sure? [y/N] ", "noeol")
+
+    def _cancel_timer(self):
+        if self._timer:
+            self._timer.cancel()
+            self._timer = None
+
+    def _confirm_expired(self):
+        self._timer = None
+        if not self.confirm:
+            return
+        prev = self.confirm["prev"]
+        rid = self.revisions[-1]["id"] + 1
+        for r in self.revisions:
+            if r["id"] == self.confirm["rev"]:
+                r["state"] = "rolled_back"
+        self.applied = prev
+        self.revisions.append({"id": rid, "config": copy.deepcopy(prev), "state": "applied_and_saved",
+                               "date": _now(), "user": "root", "message": "Rollback: confirm timer expired"})
+        self.confirm = None
+        self.changed()
+
+    def render_revisions(self):
+        head = ("Rev ID                State              Apply ID                          Apply Date           "
+                "Type      User     Reason         Message")
+        rule = ("--------------------  -----------------  --------------------------------  -------------------  "
+                "--------  -------  -------------  -------------------------------")
+        rows = [head, rule]
+        for r in self.revisions:
+            rows.append(f"{r['id']:<20}  {r['state']:<17}  {'rev_%d_apply_1' % r['id']:<32}  {r['date']:<19}  "
+                        f"{'CLI':<8}  {r['user']:<7}  {'Config update':<13}  {r['message']}")
+        return "\n".join(rows)
+
+    def nv_show(self, args):
+        if args == ["interface"]:
+            return self.show_interfaces()
+        if len(args) == 5 and args[0] == "interface" and args[2:] == ["qos", "roce", "status"]:
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            return self.show_roce_status(args[1])
+        return "Error: The requested item does not exist."
+
+    def show_interfaces(self):
+        cfg = self.port_config()
+        rows = [("Interface", "MTU", "Speed", "State", "Remote Host", "Remote Port", "Type", "Summary")]
+        rows.append(("eth0", "1500", "1G", "up", "", "", "eth", "IP Address: dhcp"))
+        for p in self.ports:
+            st = cfg[p]
+            peer = self.spec["ports"][p].get("peer", "")
+            host, _, rport = peer.partition(":")
+            up = self.port_oper_up(p, st["admin_up"])
+            rows.append((p, str(st["mtu"]), f"{st['speed_gbps']}G" if up else "", "up" if up else "down",
+                         host, rport, "swp", ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        out = []
+        for n, r in enumerate(rows):
+            prefix = "  " if n == 0 else "+ "
+            out.append(prefix + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            if n == 0:
+                out.append("  " + "  ".join("-" * w for w in widths))
+        return "\n".join(out)
+
+    def show_roce_status(self, port):
+        st = self.port_config()[port]
+        pfc = ",".join(map(str, st["pfc"]))
+        ecn = st["ecn"]
+        trust = {"dscp": "dscp", "pcp": "pcp", "pcp,dscp": "pcp,dscp"}[st["trust"]]
+        mode = "lossless" if st["pfc"] else "lossy"
+        lines = [
+            "                    operational    applied  description",
+            "------------------  -------------  -------  ---------------------------------------------------",
+            "congestion-control",
+            f"  congestion-mode   {'ecn, absolute' if ecn['enabled'] else '':<13}           Congestion config mode",
+            f"  enabled-tc        {ecn.get('tc', ''):<13}           Congestion config enabled Traffic Class",
+            f"  max-threshold     {_size(ecn.get('max_kb')):<13}           Congestion config max-threshold",
+            f"  min-threshold     {_size(ecn.get('min_kb')):<13}           Congestion config min-threshold",
+            "pfc",
+            f"  pfc-priority      {pfc:<13}           switch-prio on which PFC is enabled",
+            f"  rx-enabled        {'yes' if st['pfc'] else 'no':<13}           PFC Rx Enabled status",
+            f"  tx-enabled        {'yes' if st['pfc'] else 'no':<13}           PFC Tx Enabled status",
+            "trust",
+            f"  trust-mode        {trust:<13}           Trust Setting on the port for packet classification",
+            f"mode                {mode:<13}           Roce Mode",
+        ]
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------- state
+    def port_config(self):
+        a = self.applied
+        res = {}
+        for p in self.ports:
+            pfc_prof = a.get(f"interface {p} qos pfc profile")
+            map_prof = a.get(f"interface {p} qos mapping profile")
+            cc_prof = a.get(f"interface {p} qos congestion-control profile")
+            pfc = []
+            if pfc_prof and a.get(f"qos pfc {pfc_prof} tx", "enable") == "enable" \
+                    and a.get(f"qos pfc {pfc_prof} rx", "enable") == "enable":
+                pfc = sorted(int(x) for x in a.get(f"qos pfc {pfc_prof} switch-priority", "").split(",") if x)
+            trust = "pcp"
+            if map_prof:
+                trust = {"l2": "pcp", "l3": "dscp", "both": "pcp,dscp"}[a.get(f"qos mapping {map_prof} trust", "l2")]
+            ecn = {"enabled": False}
+            if cc_prof:
+                for tc in range(8):
+                    base = f"qos congestion-control {cc_prof} traffic-class {tc}"
+                    if a.get(f"{base} ecn") == "enable":
+                        ecn = {"enabled": True, "tc": tc,
+                               "min_kb": kb(a.get(f"{base} min-threshold", "150KB")),
+                               "max_kb": kb(a.get(f"{base} max-threshold", "1500KB"))}
+                        break
+            speed = a.get(f"interface {p} link speed", "auto")
+            res[p] = {"mtu": int(a.get(f"interface {p} link mtu", 9216)),
+                      "speed_gbps": int(speed[:-1]) if speed.endswith("G") else self.spec["ports"][p].get("speed_gbps", 400),
+                      "pfc": pfc, "trust": trust, "ecn": ecn,
+                      "admin_up": a.get(f"interface {p} link state", "up") == "up"}
+        return res
+
+    def fault_pfc_off(self, port):
+        """Someone removed PFC from the port by hand (a new applied revision)."""
+        new = copy.deepcopy(self.applied)
+        new.pop(f"interface {port} qos pfc profile", None)
+        rid = self.revisions[-1]["id"] + 1
+        self.applied = new
+        self.revisions.append({"id": rid, "config": copy.deepcopy(new), "state": "applied_and_saved",
+                               "date": _now(), "user": "root", "message": "lab fault: pfc off"})
+        self.changed()
+
+
+def validate(cfg):
+    for k, v in cfg.items():
+        m = re.fullmatch(r"interface (\S+) qos (pfc|mapping|congestion-control) profile", k)
+        if m and not any(x.startswith(f"qos {m.group(2)} {v} ") for x in cfg):
+            return f"interface {m.group(1)}: qos {m.group(2)} profile '{v}' does not exist"
+    for k, v in cfg.items():
+        m = re.fullmatch(r"qos congestion-control (\S+) traffic-class (\d) min-threshold", k)
+        if m:
+            mx = cfg.get(k.replace("min-threshold", "max-threshold"))
+            if mx and kb(v) > kb(mx):
+                return f"qos congestion-control {m.group(1)} traffic-class {m.group(2)}: min-threshold is above max-threshold"
+    return None
+
+
+def _sort_key(path):
+    return [natural_key(t) for t in path.split()]
+
+
+def render_commands(cfg):
+    return "\n".join(f"nv set {k} {q(cfg[k])}" for k in sorted(cfg, key=_sort_key))
+
+
+def _tree(cfg, keys):
+    root = {}
+    for k in sorted(keys, key=_sort_key):
+        node = root
+        toks = k.split()
+        for t in toks[:-1]:
+            node = node.setdefault(t, {})
+        node[toks[-1]] = cfg[k] if cfg is not None else None
+    return root
+
+
+def _yaml(node, indent):
+    out = []
+    for k, v in node.items():
+        if isinstance(v, dict):
+            out.append(" " * indent + f"{k}:")
+            out += _yaml(v, indent + 2)
+        elif v is None:
+            out.append(" " * indent + f"{k}:")
+        else:
+            out.append(" " * indent + f"{k}: {v}")
+    return out
+
+
+def render_yaml(cfg):
+    return "\n".join(["- set:"] + _yaml(_tree(cfg, cfg), 4))
+
+
+def render_diff(applied, pending):
+    sets = [k for k in pending if applied.get(k) != pending[k]]
+    unsets = [k for k in applied if k not in pending]
+    out = []
+    if unsets:
+        out += ["- unset:"] + _yaml(_tree(None, unsets), 4)
+    if sets:
+        out += ["- set:"] + _yaml(_tree(pending, sets), 4)
+    return "\n".join(out)
+
+
+def _size(kbv):
+    if kbv is None:
+        return ""
+    return f"{kbv / 1024:.2f} MB" if kbv >= 1024 else f"{kbv:.2f} KB"
+
+
+def _seconds(v):
+    n = int(re.match(r"\d+", v).group(0))
+    return n * {"s": 1, "m": 60, "h": 3600}.get(v[-1], 1) if not v.isdigit() else n
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")

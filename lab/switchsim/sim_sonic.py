@@ -1,0 +1,331 @@
+"""SONiC simulator: the admin bash shell with sonic-utilities' show/config.
+
+State is CONFIG_DB (running) plus the saved /etc/sonic/config_db.json and
+the generic config updater's checkpoints. Grammar: show runningconfiguration
+all | interfaces status | pfc priority [port] | ecn; sudo config interface
+mtu|speed <port> <v>; sudo config interface pfc priority <port> <p> on|off;
+sudo config save -y; sudo config checkpoint|rollback|delete-checkpoint <name>;
+sudo config list-checkpoints; sudo sonic-db-cli CONFIG_DB hset|hdel|hgetall;
+cat /etc/sonic/config_db.json.
+"""
+import copy
+import json
+import re
+import shlex
+
+from simcore import Exit, Platform, kb, natural_key
+
+SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
+
+
+def click_usage(cmd, args_usage):
+    return f"Usage: {cmd} [OPTIONS] {args_usage}\nTry \"{cmd} -h\" for help.\n"
+
+
+class Sonic(Platform):
+    platform = "sonic"
+
+    def factory(self):
+        db = {
+            "DEVICE_METADATA": {"localhost": {"hostname": self.name, "hwsku": "Mellanox-SN5600-C256",
+                                              "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter",
+                                              "mac": "1c:34:da:00:00:02", "buffer_model": "traditional"}},
+            "PORT": {},
+            "DSCP_TO_TC_MAP": {"AZURE": {str(d): "0" for d in range(0, 64, 8)}},
+            "WRED_PROFILE": {"AZURE_LOSSLESS": {
+                "ecn": "ecn_all", "green_max_threshold": "2097152", "green_min_threshold": "1048576",
+                "green_drop_probability": "5", "wred_green_enable": "true"}},
+        }
+        for i, p in enumerate(self.ports):
+            spec = self.spec["ports"][p]
+            n = int(re.sub(r"\D", "", p))
+            db["PORT"][p] = {"admin_status": "up", "alias": f"etp{i + 1}", "index": str(i + 1),
+                             "lanes": ",".join(str(n + j) for j in range(8)), "mtu": "9100",
+                             "speed": str(spec.get("speed_gbps", 400) * 1000), "fec": "rs",
+                             "description": spec.get("peer", "")}
+        self.db = db
+        self.saved = copy.deepcopy(db)
+        self.checkpoints = {}
+
+    def to_json(self):
+        return {"db": self.db, "saved": self.saved, "checkpoints": self.checkpoints}
+
+    def from_json(self, d):
+        self.db, self.saved, self.checkpoints = d["db"], d["saved"], d["checkpoints"]
+
+    def prompt(self, ctx):
+        return f"{ctx['user']}@{self.name}:~$ "
+
+    def banner(self, ctx):
+        return ("Linux sonic 6.1.0-22-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.94-1 x86_64\n"
+                "You are on\n  ____   ___  _   _ _  ____\n / ___| / _ \\| \\ | (_)/ ___|\n"
+                " \\___ \\| | | |  \\| | | |\n  ___) | |_| | |\\  | | |___\n |____/ \\___/|_| \\_|_|\\____|\n\n"
+                "-- Software for Open Networking in the Cloud --\n\n")
+
+    # ------------------------------------------------------------ CLI
+    def execute(self, ctx, line):
+        line = line.strip()
+        if not line:
+            return ""
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            return f"-bash: syntax error: {exc}"
+        sudo = False
+        if argv[0] == "sudo":
+            sudo, argv = True, argv[1:]
+            if not argv:
+                return "usage: sudo -h | -K | -k | -V"
+        cmd = argv[0]
+        if cmd in ("exit", "logout"):
+            raise Exit()
+        if cmd == "cat":
+            if argv[1:] == ["/etc/sonic/config_db.json"]:
+                return dump(self.saved)
+            return f"cat: {' '.join(argv[1:])}: No such file or directory"
+        if cmd == "hostname":
+            return self.name
+        if cmd == "show":
+            return self.show(argv[1:])
+        if cmd in ("config", "sonic-db-cli"):
+            if not sudo:
+                return "Root privileges are required for this operation"
+            if self.check_reject(line):
+                return f"Error: Failed to apply '{' '.join(argv)}': operation rejected by the switch"
+            if cmd == "config":
+                return self.config(argv[1:])
+            return self.dbcli(argv[1:])
+        return f"-bash: {cmd}: command not found"
+
+    def show(self, args):
+        if args == ["runningconfiguration", "all"]:
+            return dump(self.db)
+        if args[:2] == ["interfaces", "status"]:
+            return self.show_interfaces_status()
+        if args[:2] == ["pfc", "priority"]:
+            if len(args) > 2 and args[2] not in self.db["PORT"]:
+                return f"Cannot find interface {args[2]}"
+            return self.show_pfc_priority(args[2] if len(args) > 2 else None)
+        if args == ["ecn"]:
+            return self.show_ecn()
+        if not args:
+            return click_usage("show", "COMMAND [ARGS]...")
+        return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."
+
+    def show_interfaces_status(self):
+        head = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
+        rows = []
+        for p in sorted(self.db["PORT"], key=natural_key):
+            e = self.db["PORT"][p]
+            admin = e.get("admin_status", "down") == "up"
+            up = self.port_oper_up(p, admin) if p in self.ports else False
+            rows.append([p, e.get("lanes", "N/A"), f"{int(e.get('speed', '0')) // 1000}G", e.get("mtu", "9100"),
+                         e.get("fec", "N/A"), e.get("alias", "N/A"), "routed", "up" if up else "down",
+                         "up" if admin else "down", "QSFP-DD Double Density 8X Pluggable Transceiver" if up else "N/A",
+                         "off"])
+        return tabulate(head, rows, right={1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+
+    def show_pfc_priority(self, port):
+        rows = []
+        for p in sorted(self.db.get("PORT_QOS_MAP", {}), key=natural_key):
+            if p == "global" or (port and p != port):
+                continue
+            rows.append([p, self.db["PORT_QOS_MAP"][p].get("pfc_enable", "N/A")])
+        return "\n" + tabulate(["Interface", "Lossless priorities"], rows)
+
+    def show_ecn(self):
+        out = []
+        for name in sorted(self.db.get("WRED_PROFILE", {})):
+            fields = self.db["WRED_PROFILE"][name]
+            w = max(len(k) for k in fields) if fields else 1
+            v = max(len(x) for x in fields.values()) if fields else 1
+            rule = f"{'-' * w}  {'-' * v}"
+            out += [f"Profile: {name}", rule]
+            out += [f"{k:<{w}}  {fields[k]:>{v}}" for k in fields]
+            out += [rule, ""]
+        return "\n".join(out)
+
+    def config(self, args):
+        if not args:
+            return click_usage("config", "COMMAND [ARGS]...")
+        sub = args[0]
+        if sub == "interface":
+            return self.config_interface(args[1:])
+        if sub == "save":
+            if "-y" not in args:
+                return "Existing files will be overwritten, continue? [y/N]: \nAborted!"
+            self.saved = copy.deepcopy(self.db)
+            self.store.save(self)
+            return "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json"
+        if sub == "checkpoint" and len(args) == 2:
+            self.checkpoints[args[1]] = copy.deepcopy(self.db)
+            self.store.save(self)
+            return (f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
+                    "Getting current config db.\nGetting checkpoint full-path.\nEnsuring checkpoint directory exist.\n"
+                    f"Saving config db content to /etc/sonic/checkpoints/{args[1]}.cp.json.\n"
+                    "Checkpoint created successfully.\n")
+        if sub == "rollback" and len(args) == 2:
+            if args[1] not in self.checkpoints:
+                return f"Error: Checkpoint '{args[1]}' does not exist."
+            self.db = copy.deepcopy(self.checkpoints[args[1]])
+            self.changed()
+            return (f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
+                    f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
+                    "Replacing config using 'Config Replacer'.\nConfig rollback completed successfully.\n")
+        if sub == "list-checkpoints":
+            return json.dumps(sorted(self.checkpoints), indent=4)
+        if sub == "delete-checkpoint" and len(args) == 2:
+            if args[1] not in self.checkpoints:
+                return f"Error: Checkpoint '{args[1]}' does not exist."
+            del self.checkpoints[args[1]]
+            self.store.save(self)
+            return f"Deleting checkpoint: {args[1]}\nCheckpoint deleted successfully."
+        if sub in ("checkpoint", "rollback", "delete-checkpoint"):
+            return click_usage(f"config {sub}", "CHECKPOINT_NAME") + "\nError: Missing argument \"CHECKPOINT_NAME\"."
+        return click_usage("config", "COMMAND [ARGS]...") + f"\nError: No such command \"{sub}\"."
+
+    def _port(self, name):
+        return name in self.db["PORT"]
+
+    def config_interface(self, args):
+        if not args:
+            return click_usage("config interface", "COMMAND [ARGS]...")
+        sub = args[0]
+        if sub == "mtu":
+            if len(args) != 3:
+                return click_usage("config interface mtu", "<interface_name> <interface_mtu>") + \
+                    "\nError: Missing argument \"<interface_mtu>\"."
+            port, mtu = args[1], args[2]
+            if not self._port(port):
+                return "Error: Interface name is invalid. Please enter a valid interface name!!"
+            if not mtu.isdigit() or not 68 <= int(mtu) <= 9216:
+                return click_usage("config interface mtu", "<interface_name> <interface_mtu>") + \
+                    f"\nError: Invalid value for \"<interface_mtu>\": {mtu} is not in the valid range of 68 to 9216."
+            self.db["PORT"][port]["mtu"] = mtu
+            self.changed()
+            return ""
+        if sub == "speed":
+            if len(args) != 3:
+                return click_usage("config interface speed", "<interface_name> <interface_speed>") + \
+                    "\nError: Missing argument \"<interface_speed>\"."
+            port, speed = args[1], args[2]
+            if not self._port(port):
+                return "Error: Interface name is invalid. Please enter a valid interface name!!"
+            if speed not in SPEEDS:
+                return f"Invalid speed specified: {speed}\nValid speeds:{','.join(SPEEDS)}\nError: Invalid speed {speed}"
+            self.db["PORT"][port]["speed"] = speed
+            self.changed()
+            return ""
+        if sub == "pfc" and args[1:2] == ["priority"]:
+            a = args[2:]
+            if len(a) != 3 or a[2] not in ("on", "off"):
+                return click_usage("config interface pfc priority", "<interface_name> <priority> <status>") + \
+                    "\nError: Missing argument \"<status>\"."
+            port, prio, status = a
+            if not self._port(port):
+                return f"Cannot find interface {port}"
+            if not re.fullmatch(r"[0-7]", prio):
+                return f"Error: Invalid value for \"<priority>\": invalid choice: {prio}. (choose from 0, 1, 2, 3, 4, 5, 6, 7)"
+            qm = self.db.setdefault("PORT_QOS_MAP", {}).setdefault(port, {})
+            cur = {int(x) for x in qm.get("pfc_enable", "").split(",") if x}
+            if status == "on":
+                if int(prio) in cur:
+                    return f"Priority {prio} has already been enabled on {port}"
+                cur.add(int(prio))
+            else:
+                if int(prio) not in cur:
+                    return f"Priority {prio} is not enabled on {port}"
+                cur.discard(int(prio))
+            if cur:
+                qm["pfc_enable"] = ",".join(map(str, sorted(cur)))
+            else:
+                qm.pop("pfc_enable", None)
+                if not qm:
+                    del self.db["PORT_QOS_MAP"][port]
+                    if not self.db["PORT_QOS_MAP"]:
+                        del self.db["PORT_QOS_MAP"]
+            self.changed()
+            return ""
+        return click_usage("config interface", "COMMAND [ARGS]...") + f"\nError: No such command \"{sub}\"."
+
+    def dbcli(self, args):
+        if not args or args[0] != "CONFIG_DB":
+            return "Usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]\nError: only CONFIG_DB is served"
+        op = args[1].lower() if len(args) > 1 else ""
+        if op not in ("hset", "hdel", "hgetall", "hget") or len(args) < 3:
+            return f"(error) ERR unknown command '{op}'"
+        table, _, key = args[2].partition("|")
+        if not key:
+            return "(error) ERR key must be TABLE|key"
+        if op == "hgetall":
+            return json.dumps(self.db.get(table, {}).get(key, {}))
+        if op == "hget":
+            return self.db.get(table, {}).get(key, {}).get(args[3], "") if len(args) > 3 else "(error) ERR wrong number of arguments for 'hget' command"
+        if op == "hset":
+            pairs = args[3:]
+            if not pairs or len(pairs) % 2:
+                return "(error) ERR wrong number of arguments for 'hset' command"
+            ent = self.db.setdefault(table, {}).setdefault(key, {})
+            new = 0
+            for f, v in zip(pairs[::2], pairs[1::2]):
+                new += f not in ent
+                ent[f] = v
+            self.changed()
+            return str(new)
+        # hdel
+        ent = self.db.get(table, {}).get(key)
+        n = 0
+        if ent is not None:
+            for f in args[3:]:
+                if f in ent:
+                    del ent[f]
+                    n += 1
+            if not ent:
+                del self.db[table][key]
+                if not self.db[table]:
+                    del self.db[table]
+        self.changed()
+        return str(n)
+
+    # ---------------------------------------------------------- state
+    def port_config(self):
+        res = {}
+        qmap = self.db.get("PORT_QOS_MAP", {})
+        for p in self.ports:
+            e = self.db["PORT"].get(p, {})
+            qm = qmap.get(p, {})
+            pfc = sorted(int(x) for x in qm.get("pfc_enable", "").split(",") if x)
+            ecn = {"enabled": False}
+            for k, qv in sorted(self.db.get("QUEUE", {}).items()):
+                port, _, qid = k.partition("|")
+                prof = self.db.get("WRED_PROFILE", {}).get(qv.get("wred_profile", ""), {})
+                if port == p and prof.get("ecn", "ecn_none") != "ecn_none":
+                    ecn = {"enabled": True, "tc": int(qid) if qid.isdigit() else qid,
+                           "min_kb": kb(prof.get("green_min_threshold", "0")),
+                           "max_kb": kb(prof.get("green_max_threshold", "0"))}
+                    break
+            res[p] = {"mtu": int(e.get("mtu", 9100)), "speed_gbps": int(e.get("speed", "0")) // 1000,
+                      "pfc": pfc, "trust": "dscp" if qm.get("dscp_to_tc_map") else "pcp", "ecn": ecn,
+                      "admin_up": e.get("admin_status", "up") == "up"}
+        return res
+
+    def fault_pfc_off(self, port):
+        """Someone ran `config interface pfc priority <port> <p> off` and `config save -y`."""
+        qm = self.db.get("PORT_QOS_MAP", {}).get(port)
+        if qm:
+            qm.pop("pfc_enable", None)
+        self.saved = copy.deepcopy(self.db)
+        self.changed()
+
+
+def dump(db):
+    return json.dumps(db, indent=4, sort_keys=True)
+
+
+def tabulate(head, rows, right=()):
+    widths = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(head)]
+
+    def fmt(cells):
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])

@@ -1,0 +1,161 @@
+"""Pieces shared by the three switch simulators: persistence, the fabric
+model bridge, natural sort, fault bookkeeping."""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "sim"))
+
+from linerate_lab import model  # noqa: E402  (lab/sim on sys.path)
+
+
+def natural_key(name):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+class Exit(Exception):
+    """The user logged out."""
+
+
+class Platform:
+    """State of one simulated switch. Subclasses implement the CLI."""
+
+    platform = None
+
+    def __init__(self, name, spec, store):
+        self.name = name
+        self.spec = spec
+        self.store = store            # Store (persistence + model publishing)
+        self.ports = sorted(spec.get("ports", {}), key=natural_key)
+        self.link_down = set()        # fault: oper down
+        self.rejects = []             # fault: [{"match": regex, "count": n}]
+        self.loop = None              # asyncio loop (timers)
+
+    # persistence ---------------------------------------------------------
+    def to_json(self):
+        raise NotImplementedError
+
+    def from_json(self, data):
+        raise NotImplementedError
+
+    def factory(self):
+        raise NotImplementedError
+
+    def changed(self):
+        """Config changed: persist and publish the per-port state to the model."""
+        self.store.save(self)
+        self.store.publish(self)
+
+    # CLI -----------------------------------------------------------------
+    def new_context(self, username):
+        return {"user": username, "mode": [], "term_length": 0, "ask": None}
+
+    def banner(self, ctx):
+        return ""
+
+    def prompt(self, ctx):
+        raise NotImplementedError
+
+    def execute(self, ctx, line):
+        raise NotImplementedError
+
+    def check_reject(self, line):
+        for r in self.rejects:
+            if r["count"] > 0 and re.search(r["match"], line):
+                r["count"] -= 1
+                return True
+        return False
+
+    # state ---------------------------------------------------------------
+    def port_config(self):
+        """{port: {"mtu", "speed_gbps", "pfc", "trust", "ecn"}} derived from the running config."""
+        raise NotImplementedError
+
+    def port_oper_up(self, port, admin_up=True):
+        if port in self.link_down or not admin_up:
+            return False
+        peer = self.spec.get("ports", {}).get(port, {}).get("peer", "")
+        return self.store.peer_cable_up(peer)
+
+    # faults --------------------------------------------------------------
+    def fault_pfc_off(self, port):
+        raise NotImplementedError
+
+
+def data_dir(state_dir):
+    """Where the simulators keep their own files (host key, credentials, configs).
+
+    ``LINERATE_SWITCHSIM_DIR`` puts them apart from the fabric model, whose
+    directory is mounted into every node: switch secrets stay off the nodes.
+    """
+    return os.environ.get("LINERATE_SWITCHSIM_DIR") or os.path.join(state_dir, "switchsim")
+
+
+class Store:
+    """Per-switch state files under data_dir(state), and the model bridge."""
+
+    def __init__(self, state_dir):
+        self.state_dir = state_dir
+        self.dir = data_dir(state_dir)
+        os.makedirs(self.dir, exist_ok=True)
+        os.environ["LINERATE_LAB_STATE"] = state_dir
+
+    def path(self, name):
+        return os.path.join(self.dir, f"{name}.json")
+
+    def load(self, sw):
+        p = self.path(sw.name)
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as f:
+                sw.from_json(json.load(f))
+        else:
+            sw.factory()
+            self.save(sw)
+
+    def save(self, sw):
+        p = self.path(sw.name)
+        tmp = p + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(sw.to_json(), f, indent=1, sort_keys=True)
+        os.replace(tmp, p)
+
+    def publish(self, sw):
+        cfg = sw.port_config()
+        # oper state reads the model (peer cables): before taking the write lock
+        ups = {p: sw.port_oper_up(p, st.get("admin_up", True)) for p, st in cfg.items()}
+        with model.locked() as m:
+            ports = m.setdefault("switches", {}).setdefault(sw.name, {}).setdefault("ports", {})
+            for p, st in cfg.items():
+                entry = ports.setdefault(p, {})
+                entry.update(st)
+                entry["up"] = ups[p]
+                entry.pop("admin_up", None)
+
+    def peer_cable_up(self, peer):
+        """A node NIC's cable state from the model (lab/fault may pull it)."""
+        if ":" not in (peer or ""):
+            return True
+        node, dev = peer.split(":", 1)
+        try:
+            m = model.load()
+        except model.ModelMissing:
+            return True
+        n = m.get("nodes", {}).get(node)
+        if not n:
+            return True
+        for nic in n.get("nics", []):
+            if nic.get("device") == dev:
+                return nic.get("cable", "up") != "down"
+        return True
+
+
+def kb(value):
+    """'150KB' / '1.5MB' / '153600' (bytes) -> KB (int)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(B|KB|MB)?", str(value).strip(), re.I)
+    if not m:
+        raise ValueError(value)
+    n = float(m.group(1))
+    unit = (m.group(2) or "B").upper()
+    return int(round(n / 1024 if unit == "B" else n * 1024 if unit == "MB" else n))

@@ -1,0 +1,116 @@
+"""Action plugin: diagnose the verification results and write the reports (on the controller).
+
+Reads what the verify_fabric role's checks left in each node's host variables
+(``verify_fabric_port_result``, ``verify_fabric_rdma_log``) and the nccl-tests
+runs passed in ``nccl``, turns them into findings with stable fault codes
+(module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the PNG
+heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
+Fails when a finding is an error, unless ``fail: false``.
+"""
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
+from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils import verify
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        hostvars = task_vars.get("hostvars", {})
+        try:
+            nodes = list(self._templar.template(args["nodes"]))
+            fabric = self._templar.template(args["fabric"])
+            nccl_runs = self._templar.template(args.get("nccl") or [])
+            data = {n: {k: self._templar.template(hostvars[n][k]) for k in
+                        ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log") if k in hostvars[n]}
+                    for n in nodes}
+        except (AnsibleError, KeyError) as e:
+            result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
+            return result
+        hosts = {n: d.get("rdma_ports") or [] for n, d in data.items()}
+        cabling = verify.cabling_index(hosts)
+        findings, checks = [], {}
+
+        # ports
+        cases = []
+        for n in nodes:
+            pr = data[n].get("verify_fabric_port_result")
+            if not pr or pr.get("skipped"):
+                continue
+            f = verify.port_findings(n, pr.get("ports"), hosts[n], fabric)
+            findings += f
+            for p in hosts[n]:
+                mine = [x for x in f if x["device"] == p["device"]]
+                cases.append({"name": f"{n} {p['device']}", "ok": not mine, "code": mine[0]["code"] if mine else None,
+                              "message": "; ".join(x["message"] for x in mine) or None, "findings": mine})
+        if cases:
+            checks["ports"] = {"passed": all(c["ok"] for c in cases), "cases": cases,
+                               "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
+        hints = [(x["node"], x["device"]) for x in findings if x.get("device")]
+
+        # ib_write_bw
+        logs = {n: data[n].get("verify_fabric_rdma_log") or [] for n in nodes}
+        tests = verify_tests(logs)
+        if tests:
+            f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints)
+            findings += f
+            threshold = verify.rdma_threshold_gbps(fabric)
+            tcases = [{"name": f"{t['client'][0]}:{t['client'][1]} -> {t['server'][0]}:{t['server'][1]} (round {t['round']})",
+                       "ok": t["ok"], "code": t["code"],
+                       "message": None if t["ok"] else (t.get("client_error") or t.get("server_error") or
+                                                        f"{t['gbps']:.1f} Gb/s < {threshold:g} Gb/s")}
+                      for t in evaluated]
+            checks["ib_write_bw"] = {"passed": not f, "threshold_gbps": threshold,
+                                     "detail": f"{sum(t['ok'] for t in evaluated)}/{len(evaluated)} links >= {threshold:g} Gb/s",
+                                     "tests": evaluated, "matrix": verify.bandwidth_matrix(evaluated), "cases": tcases}
+
+        # nccl-tests
+        for run in nccl_runs:
+            if run.get("skipped_run") or run.get("skipped"):
+                continue
+            f = verify.nccl_findings(run, fabric, hosts, bool(args.get("expect_gdr", True)))
+            findings += f
+            nics = min((len(p) for p in hosts.values()), default=0)
+            threshold = verify.nccl_threshold_gbytes(fabric, nics)
+            name = f"nccl:{run.get('test', 'all_reduce_perf')}"
+            busbw = run.get("busbw")
+            checks[name] = {"passed": not f, "busbw_gbytes": busbw, "threshold_gbytes": threshold,
+                            "transports": {h: (lg or {}).get("transport") for h, lg in (run.get("logs") or {}).items()},
+                            "gdr": {h: (lg or {}).get("gdr") for h, lg in (run.get("logs") or {}).items()},
+                            "detail": (f"busbw {busbw:.2f} GB/s" if busbw is not None else "no result")
+                            + f" (threshold {threshold:g} GB/s)" + (f"; {run['error'][:160]}" if run.get("error") else ""),
+                            "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None,
+                                       "message": "; ".join(x["message"] for x in f) or None, "findings": f}]}
+
+        findings = verify.correlate(findings)
+        summary = verify.summarize(findings)
+        doc = rep.build_report(findings, summary, checks, fabric, self._templar.template(args.get("meta") or {}))
+        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
+        if args.get("write", True):
+            reports_dir = self._templar.template(args.get("reports_dir") or "reports")
+            if not os.path.isabs(reports_dir):
+                reports_dir = os.path.join(self._loader.get_basedir(), reports_dir)
+            if self._task.check_mode:
+                result["report_files"] = {}
+                result["msg"] = "check mode: reports not written"
+            else:
+                os.makedirs(reports_dir, exist_ok=True)
+                result["report_files"] = rep.write_reports(doc, reports_dir)
+        result["summary_markdown"] = rep.to_markdown(doc)
+        if not summary["passed"] and args.get("fail", True):
+            result["failed"] = True
+            result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "
+                             + "; ".join(f"{x['code']} {x.get('node') or ''} {x.get('device') or ''}".strip()
+                                         for x in findings if x["severity"] == "error"))
+        else:
+            result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
+        return result

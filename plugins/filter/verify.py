@@ -1,0 +1,73 @@
+"""Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
+
+from ansible_collections.linerate.fabric.plugins.module_utils import verify
+
+
+def verify_rounds(nodes, plan="full", sample_rounds=2):
+    """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``."""
+    nodes = list(nodes)
+    if plan == "full":
+        return verify.round_robin(nodes)
+    if plan == "sampled":
+        return verify.sampled_plan(nodes, int(sample_rounds))
+    raise ValueError(f"verify_rounds: plan {plan!r} is not allowed (allowed: full | sampled)")
+
+
+def verify_round_role(rounds, node, index):
+    """{"role": server|client|idle, "peer"} of ``node`` in round ``index``."""
+    return verify.round_roles(rounds, node)[int(index)]
+
+
+def verify_rail_tests(ports, base_port, server=None):
+    """ib_write_bw tests of one host: one per rail, HCA i on TCP port base+i (and the peer's address)."""
+    out = []
+    for i, p in enumerate(ports or []):
+        t = {"device": p["device"], "tcp_port": int(base_port) + i, "ib_port": int(p.get("ib_port", 1)), "gpu": i}
+        if server:
+            t["server"] = server
+        out.append(t)
+    return out
+
+
+def verify_tests(logs):
+    """Tests from the per-host round logs ({node: [entries]}) -> [{server, client, gbps, errors}].
+
+    A client entry {round, role: client, peer, results: [...]} is matched with its
+    server's entry of the same round, rail by rail (device).
+    """
+    servers = {}
+    for node, entries in (logs or {}).items():
+        for e in entries or []:
+            if e.get("role") == "server":
+                for r in e.get("results") or []:
+                    servers[(e["round"], node, r["device"])] = r
+    tests = []
+    for node, entries in sorted((logs or {}).items()):
+        for e in entries or []:
+            if e.get("role") != "client":
+                continue
+            for r in e.get("results") or []:
+                s = servers.get((e["round"], e["peer"], r["device"]), {})
+                tests.append({"round": e["round"], "client": [node, r["device"]], "server": [e["peer"], r["device"]],
+                              "gbps": r.get("gbps"), "client_error": r.get("error") and _err(r),
+                              "server_error": s.get("error") and _err(s)})
+    return tests
+
+
+def _err(r):
+    return r["error"]
+
+
+def verify_retest_rounds(logs, nodes, fabric, rounds_done):
+    """The cheaper plan's second phase: suspect nodes against known-good peers."""
+    tests = verify.evaluate_tests(verify_tests(logs), verify.rdma_threshold_gbps(fabric))
+    bad = {n for t in tests if not t["ok"] for n in (t["server"][0], t["client"][0])}
+    good = [n for n in nodes if n not in bad]
+    done = [p for rnd in rounds_done for p in rnd]
+    return verify.retest_plan(sorted(bad), good, done)
+
+
+class FilterModule:
+    def filters(self):
+        return {"verify_rounds": verify_rounds, "verify_round_role": verify_round_role,
+                "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds}

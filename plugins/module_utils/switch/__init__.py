@@ -1,0 +1,1 @@
+"""Switch platform drivers (NVUE, SONiC, EOS) over netmiko, and the push workflow."""

@@ -1,0 +1,294 @@
+"""Switch driver base: one SSH session over netmiko, and the push workflow.
+
+Every platform driver (nvue, sonic, eos) subclasses :class:`Driver`. All
+device I/O goes through :meth:`Driver.send` (one command in, its output out),
+so unit tests replace that one method with a scripted fake and assert the
+exact commands. The workflow in :func:`run_apply` is the same for every
+platform: read the running config into facts (have), parse the rendered
+intent with the same parser (want), compute the delta (commands), and only
+outside check mode back up, push with the platform's safe mechanism,
+post-check, then confirm or roll back.
+
+Pure logic here is stdlib-only; netmiko is imported only when connecting.
+"""
+import datetime
+import os
+import re
+
+
+class SwitchError(Exception):
+    """A failure on one switch; the message always names the switch."""
+
+    def __init__(self, switch, message, output=None, command=None, rolled_back=None):
+        self.switch = switch
+        self.output = output
+        self.command = command
+        self.rolled_back = rolled_back
+        super().__init__(f"switch {switch}: {message}")
+
+
+class Driver:
+    platform = None
+    device_type = None
+    # regexes that mark a command's output as rejected, in the platform's words
+    error_patterns = ()
+
+    def __init__(self, name, host=None, port=22, username=None, password=None,
+                 key_file=None, known_hosts=None, host_key_checking=True,
+                 connect_timeout=10, command_timeout=30, profile="linerate"):
+        self.name = name
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.key_file = key_file
+        self.known_hosts = known_hosts
+        self.host_key_checking = host_key_checking
+        self.connect_timeout = connect_timeout
+        self.command_timeout = command_timeout
+        self.profile = profile
+        self.conn = None
+        self.log = []          # (command, output) of every command sent
+
+    # ---------------------------------------------------------------- I/O
+    def connect(self):
+        if self.conn is not None:
+            return
+        try:
+            from netmiko import ConnectHandler
+            from netmiko.exceptions import (NetmikoAuthenticationException,
+                                            NetmikoTimeoutException)
+        except ImportError as exc:  # pragma: no cover - venv always has it
+            raise SwitchError(self.name, f"netmiko is not installed: {exc}") from exc
+        params = dict(
+            device_type=self.device_type, host=self.host, port=int(self.port),
+            username=self.username, password=self.password,
+            conn_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
+            banner_timeout=self.connect_timeout, read_timeout_override=None,
+            allow_agent=False, use_keys=bool(self.key_file),
+            key_file=self.key_file or None,
+            ssh_strict=bool(self.host_key_checking),
+            system_host_keys=False,
+            alt_host_keys=bool(self.host_key_checking and self.known_hosts),
+            alt_key_file=os.path.expanduser(self.known_hosts or ""),
+            fast_cli=True, session_log=None,
+        )
+        if self.host_key_checking and self.known_hosts and not os.path.isfile(params["alt_key_file"]):
+            raise SwitchError(self.name, f"known_hosts file {self.known_hosts} does not exist "
+                                         "(host key checking is on)")
+        where = f"{self.host}:{self.port}"
+        try:
+            self.conn = ConnectHandler(**params)
+        except NetmikoAuthenticationException as exc:
+            raise SwitchError(self.name, f"authentication failed for user {self.username!r} at {where}") from exc
+        except Exception as exc:  # timeout, refused, host key rejected (netmiko wraps paramiko's)
+            text = str(exc)
+            if "known_hosts" in text or "host key" in text.lower():
+                raise SwitchError(self.name, f"SSH host key of {where} is not in the known_hosts file "
+                                             f"{self.known_hosts} (or does not match it): {_last_line(exc)}") from exc
+            if isinstance(exc, NetmikoTimeoutException):
+                raise SwitchError(self.name, f"unreachable at {where}: {_first_line(exc)}") from exc
+            raise SwitchError(self.name, f"unreachable at {where}: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.disconnect()
+            finally:
+                self.conn = None
+
+    def send(self, command, timeout=None):
+        """Send one command and return its output (the one I/O method)."""
+        self.connect()
+        out = self.conn.send_command(
+            command, read_timeout=timeout or self.command_timeout,
+            expect_string=self.expect_string(command), strip_prompt=True, strip_command=True,
+        )
+        return out
+
+    def expect_string(self, command):
+        """Any prompt of this switch, in any mode (config sessions change it)."""
+        base = re.escape(self.conn.base_prompt)
+        return base + r"(\([^)\n]*\))?[$>#]\s*$"
+
+    def run(self, command, timeout=None, check=True):
+        out = self.send(command, timeout=timeout)
+        self.log.append((command, out))
+        if check:
+            err = self.error_in(out)
+            if err:
+                raise SwitchError(self.name, f"rejected command {command!r}: {err}",
+                                  output=out, command=command)
+        return out
+
+    def error_in(self, output):
+        for pat in self.error_patterns:
+            m = re.search(pat, output, re.M)
+            if m:
+                return m.group(0).strip()
+        return None
+
+    # ------------------------------------------------- platform interface
+    def get_running(self):
+        raise NotImplementedError
+
+    def parse(self, text):
+        raise NotImplementedError
+
+    def commands(self, want, have, scope):
+        raise NotImplementedError
+
+    def managed_scope(self, want, ports):
+        raise NotImplementedError
+
+    def full_scope(self):
+        return lambda *key: True
+
+    def view(self, facts, scope):
+        """Text of the scoped facts, for the diff."""
+        raise NotImplementedError
+
+    def pending(self):
+        """Descriptions of uncommitted / unconfirmed config; empty when none."""
+        raise NotImplementedError
+
+    def begin(self, tag):
+        raise NotImplementedError
+
+    def push(self, commands):
+        for c in commands:
+            self.run(c)
+
+    def abort(self):
+        """Undo a push that has not been committed yet."""
+        raise NotImplementedError
+
+    def commit(self, confirm_timeout):
+        raise NotImplementedError
+
+    def confirm(self):
+        raise NotImplementedError
+
+    def rollback(self):
+        """Undo a committed but unconfirmed push."""
+        raise NotImplementedError
+
+    def oper(self, ports):
+        """{port: {"up": bool, "pfc": [prio...], "ecn": bool}} read from the switch."""
+        raise NotImplementedError
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _last_line(exc):
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
+
+
+def timestamp(now=None):
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_backup(backup_dir, switch, platform, text, stamp):
+    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600."""
+    d = os.path.join(os.path.expanduser(backup_dir), switch)
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    n = 0
+    while True:
+        path = os.path.join(d, f"{stamp}{'-%d' % n if n else ''}.{platform}.cfg")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:  # two changes within one second: never overwrite a backup
+            n += 1
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
+    """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended."""
+    problems = []
+    for p in ports:
+        st = oper.get(p)
+        if st is None:
+            problems.append(f"{p}: not reported by the switch")
+            continue
+        if require_up and not st.get("up"):
+            problems.append(f"{p}: link is down")
+        if want_pfc is not None and sorted(st.get("pfc") or []) != sorted(want_pfc):
+            problems.append(f"{p}: PFC on priorities {st.get('pfc')} (want {want_pfc})")
+        if want_ecn is not None and bool(st.get("ecn")) != bool(want_ecn):
+            problems.append(f"{p}: ECN {'on' if st.get('ecn') else 'off'} (want {'on' if want_ecn else 'off'})")
+    return problems
+
+
+def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
+              confirm_timeout=300, post_check=True, require_up=True, full=False,
+              want_pfc=None, want_ecn=None, stamp=None):
+    """The whole change on one switch. Returns the module result (a dict).
+
+    ``full`` replaces the whole running config with ``want_text`` (restoring a
+    backup); otherwise only the managed scope (QoS objects of the intent and
+    the fabric ports) is compared and changed.
+    """
+    stamp = stamp or timestamp()
+    running = driver.get_running()
+    have = driver.parse(running)
+    want = driver.parse(want_text)
+    scope = driver.full_scope() if full else driver.managed_scope(want, ports)
+    cmds = driver.commands(want, have, scope)
+    result = {
+        "changed": False, "commands": cmds, "before": driver.view(have, scope),
+        "after": driver.view(have, scope), "backup_path": None, "rolled_back": False,
+        "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
+                 "before_header": f"{driver.name} (running)", "after_header": f"{driver.name} (intent)"},
+    }
+    if not cmds:
+        return result
+    if check_mode:
+        result["changed"] = True
+        result["after"] = driver.view(want, scope)
+        return result
+    pend = driver.pending()
+    if pend:
+        raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: "
+                                       + "; ".join(pend))
+    if backup_dir:
+        result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp)
+    driver.begin(stamp)
+    try:
+        driver.push(cmds)
+    except SwitchError as exc:
+        driver.abort()
+        exc.rolled_back = _verify_restored(driver, running)
+        raise
+    driver.commit(confirm_timeout)
+    problems = []
+    after_text = driver.get_running()
+    after = driver.parse(after_text)
+    left = driver.commands(want, after, scope)
+    if left:
+        problems.append("config not at intent after push, still to do: " + "; ".join(left))
+    if post_check and not full and ports:
+        problems += oper_problems(driver.oper(ports), ports, want_pfc, want_ecn, require_up)
+    if problems:
+        driver.rollback()
+        raise SwitchError(driver.name, "post-check failed, rolled back: " + "; ".join(problems),
+                          rolled_back=_verify_restored(driver, running))
+    driver.confirm()
+    result["changed"] = True
+    result["after"] = driver.view(after, scope)
+    return result
+
+
+def _verify_restored(driver, backup_text):
+    try:
+        return driver.get_running() == backup_text
+    except SwitchError:
+        return False

@@ -1,0 +1,220 @@
+"""Arista EOS driver.
+
+Config language: the ``show running-config`` text (3-space indented blocks).
+Facts are a tree ``{key: (line, children)}``; a line's key is what makes it
+unique in its block (``mtu``, ``speed``, ``qos trust``,
+``priority-flow-control priority 3``, ``random-detect ecn``; a global
+``qos map dscp 26 27 to traffic-class 3`` is exploded into one key per DSCP),
+so a changed value is one command, not a ``no`` plus a new line.
+
+Safe mechanism: a named ``configure session``; a rejected line aborts the
+session (nothing reached the running config); ``commit timer hh:mm:ss``
+commits with an automatic rollback; after the post-checks
+``configure session <name> commit`` confirms it (then ``write memory``),
+otherwise ``configure session <name> abort`` rolls it back.
+"""
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+except ImportError:  # standalone
+    from base import Driver, SwitchError  # type: ignore
+
+INDENT = 3
+_KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
+                 "random-detect ecn", "ip address", "shape rate", "bandwidth percent")
+_DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
+
+
+def line_key(line):
+    m = re.match(r"^priority-flow-control priority (\d+) ", line)
+    if m:
+        return f"priority-flow-control priority {m.group(1)}"
+    for p in _KEY_PREFIXES:
+        if line == p or line.startswith(p + " "):
+            return p
+    return line
+
+
+def parse_eos_config(text):
+    """``show running-config`` (or a rendered template) -> tree {key: (line, children)}."""
+    root = {}
+    stack = [(-1, root)]
+    for raw in (text or "").splitlines():
+        if not raw.strip():
+            continue
+        stripped = raw.strip()
+        if stripped.startswith("!") or stripped == "end":
+            continue
+        if stripped.startswith("% "):
+            raise ValueError(f"eos: {stripped}")
+        indent = len(raw) - len(raw.lstrip(" "))
+        level = indent // INDENT
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        if not stack:
+            raise ValueError(f"eos: bad indentation at {raw!r}")
+        parent = stack[-1][1]
+        m = _DSCP_MAP.match(stripped) if level == 0 else None
+        if m:
+            for d in m.group(1).split():
+                parent[f"qos map dscp {d}"] = (f"qos map dscp {d} to traffic-class {m.group(2)}", {})
+            stack.append((level, {}))
+            continue
+        children = {}
+        parent[line_key(stripped)] = (stripped, children)
+        stack.append((level, children))
+    return root
+
+
+def eos_scope(want, ports):
+    ports = {f"interface {p}" for p in ports}
+    dscps = {k for k in want if k.startswith("qos map dscp ")}
+
+    def scope(path, key):
+        if not path:
+            return key in dscps
+        if len(path) == 1 and path[0] in ports:
+            return key in ("mtu", "speed", "qos trust") or key.startswith("priority-flow-control") \
+                or key.startswith("tx-queue ")
+        if len(path) == 2 and path[0] in ports and path[1].startswith("tx-queue "):
+            return key == "random-detect ecn"
+        return False
+    return scope
+
+
+def eos_commands(want, have, scope, path=()):
+    cmds = []
+    for key, (hline, _hch) in have.items():
+        if key in want or not scope(path, key):
+            continue
+        if not path and key.startswith("interface Ethernet"):
+            continue  # a physical interface cannot be removed
+        cmds.append("no " + hline)
+    for key, (wline, wch) in want.items():
+        h = have.get(key)
+        if wch or (h and h[1]) or key.startswith(("interface ", "tx-queue ")):
+            sub = eos_commands(wch, h[1] if h else {}, scope, path + (wline,))
+            if sub or h is None:
+                cmds += [wline] + sub + ["exit"]
+        elif h is None or h[0] != wline:
+            cmds.append(wline)
+    return cmds
+
+
+def render_tree(tree, scope=None, path=(), level=0):
+    out = []
+    for key, (line, ch) in tree.items():
+        sub = render_tree(ch, scope, path + (line,), level + 1)
+        if scope is None or scope(path, key) or sub:
+            out.append(" " * (INDENT * level) + line)
+            out += sub
+    return out
+
+
+def parse_sessions(text):
+    """``show configuration sessions`` -> [(name, state)]."""
+    rows, seen_rule = [], False
+    for line in (text or "").splitlines():
+        if re.match(r"^\s*-{3,}(\s+-{3,})+\s*$", line):
+            seen_rule = True
+            continue
+        if seen_rule and line.strip():
+            toks = line.split()
+            if toks[0] == "*":
+                toks = toks[1:]
+            if len(toks) >= 2:
+                rows.append((toks[0], toks[1]))
+    return rows
+
+
+def parse_interfaces_status(text):
+    """``show interfaces status`` -> {Ethernet1/1: {"up": bool, "status": str}}."""
+    res, head = {}, None
+    for line in (text or "").splitlines():
+        if line.startswith("Port") and "Status" in line:
+            head = (line.index("Status"), line.index("Vlan"))
+            continue
+        if head is None or not line.strip():
+            continue
+        port = line.split()[0]
+        status = line[head[0]:head[1]].strip()
+        name = re.sub(r"^Et(?=\d)", "Ethernet", port)
+        res[name] = {"up": status == "connected", "status": status}
+    return res
+
+
+def qos_from_tree(tree, port):
+    """PFC priorities / ECN on a port as the running config states them."""
+    blk = tree.get(f"interface {port}", (None, {}))[1]
+    on = "priority-flow-control on" in blk
+    pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _) in blk.items()
+                 if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
+    ecn = any("random-detect ecn" in ch for k, (_, ch) in blk.items() if k.startswith("tx-queue "))
+    return {"pfc": pfc if on else [], "ecn": ecn}
+
+
+class EosDriver(Driver):
+    platform = "eos"
+    device_type = "arista_eos"
+    error_patterns = (r"^% .*$",)
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._session = None
+
+    def get_running(self):
+        return self.run("show running-config")
+
+    def parse(self, text):
+        try:
+            return parse_eos_config(text)
+        except ValueError as exc:
+            raise SwitchError(self.name, str(exc)) from exc
+
+    def managed_scope(self, want, ports):
+        return eos_scope(want, ports)
+
+    def full_scope(self):
+        return lambda path, key: True
+
+    def commands(self, want, have, scope):
+        return eos_commands(want, have, scope)
+
+    def view(self, facts, scope):
+        lines = render_tree(facts, scope)
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def pending(self):
+        rows = parse_sessions(self.run("show configuration sessions"))
+        return [f"configure session {n} is {s}" for n, s in rows if s != "completed"]
+
+    def begin(self, tag):
+        self._session = f"linerate_{tag}"
+        self.run(f"configure session {self._session}")
+
+    def abort(self):
+        self.run("abort", check=False)
+        self._session = None
+
+    def commit(self, confirm_timeout):
+        t = int(confirm_timeout)
+        self.run(f"commit timer {t // 3600:02d}:{t % 3600 // 60:02d}:{t % 60:02d}")
+
+    def confirm(self):
+        self.run(f"configure session {self._session} commit")
+        self.run("write memory")
+        self._session = None
+
+    def rollback(self):
+        self.run(f"configure session {self._session} abort")
+        self._session = None
+
+    def oper(self, ports):
+        status = parse_interfaces_status(self.run("show interfaces status"))
+        tree = self.parse(self.get_running())
+        res = {}
+        for p in ports:
+            if p in status:
+                res[p] = dict(qos_from_tree(tree, p), up=status[p]["up"])
+        return res

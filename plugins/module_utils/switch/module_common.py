@@ -1,0 +1,43 @@
+"""Argument spec and driver construction shared by switch_config and switch_info."""
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import DRIVERS, driver_for
+
+CONNECTION_ARGS = dict(
+    name=dict(type="str", required=True),
+    platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
+    host=dict(type="str", required=True),
+    port=dict(type="int", default=22),
+    username=dict(type="str", required=True),
+    password=dict(type="str", no_log=True),
+    private_key_file=dict(type="path"),
+    known_hosts=dict(type="path", default="~/.ssh/known_hosts"),
+    host_key_checking=dict(type="bool", default=True),
+    connect_timeout=dict(type="int", default=15),
+    command_timeout=dict(type="int", default=60),
+    profile=dict(type="str", default="linerate"),
+    fabric_ports=dict(type="list", elements="str", default=[]),
+)
+
+
+def make_driver(p):
+    if not p.get("password") and not p.get("private_key_file"):
+        raise ValueError(f"switch {p['name']}: neither password nor private_key_file is set")
+    return driver_for(
+        p["platform"], p["name"], host=p["host"], port=p["port"], username=p["username"],
+        password=p.get("password"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
+        host_key_checking=p["host_key_checking"], connect_timeout=p["connect_timeout"],
+        command_timeout=p["command_timeout"], profile=p["profile"])
+
+
+# Outputs that are whole configurations (they may hold hashed secrets) are
+# summarised in the command log, never copied into the module result.
+_CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", "cat /etc/sonic/config_db.json",
+                 "show running-config")
+
+
+def command_log(driver):
+    log = []
+    for c, o in driver.log:
+        if c in _CONFIG_READS:
+            o = f"<running configuration, {len(o.splitlines())} lines, not shown>"
+        log.append({"command": c, "output": o})
+    return log

@@ -1,0 +1,266 @@
+"""SONiC driver.
+
+Config language: CONFIG_DB as JSON, the form ``show runningconfiguration all``
+prints (and ``/etc/sonic/config_db.json`` stores). Facts are the tables as
+``{TABLE: {key: {field: value}}}``; the delta is computed per field and
+pushed with SONiC's own commands where it has one
+(``config interface mtu|speed``, ``config interface pfc priority``), and with
+``sonic-db-cli CONFIG_DB hset|hdel`` for the QoS maps, WRED/ECN profile and
+queue bindings (SONiC has no dedicated CLI for those; this is the same
+CONFIG_DB write the generic config updater does).
+
+Safe mechanism: ``config checkpoint <name>`` before the push; any rejected
+command or failed post-check runs ``config rollback <name>``; success saves
+(``config save -y``) and deletes the checkpoint.
+"""
+import json
+import re
+import shlex
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+except ImportError:  # standalone
+    from base import Driver, SwitchError  # type: ignore
+
+CP_PREFIX = "linerate-"
+
+
+def parse_config_db(text):
+    text = (text or "").strip()
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"sonic: running configuration is not JSON: {text.splitlines()[0][:120]!r}") from exc
+    if not isinstance(data, dict):
+        raise ValueError("sonic: running configuration is not a JSON object")
+    out = {}
+    for table, keys in data.items():
+        if not isinstance(keys, dict):
+            continue
+        out[table] = {k: {f: str(v) if not isinstance(v, list) else ",".join(map(str, v))
+                          for f, v in (fields or {}).items()} for k, fields in keys.items()}
+    return out
+
+
+def flatten(facts):
+    for table in facts:
+        for key, fields in facts[table].items():
+            for field, value in fields.items():
+                yield (table, key, field), value
+
+
+def sonic_scope(profile, ports):
+    ports = set(ports)
+    dscp_map = profile.upper()
+    wred = profile.upper() + "_LOSSLESS"
+
+    def scope(table, key, field):
+        if table == "PORT":
+            return key in ports and field in ("mtu", "speed")
+        if table == "PORT_QOS_MAP":
+            return key in ports and field in ("pfc_enable", "dscp_to_tc_map")
+        if table == "DSCP_TO_TC_MAP":
+            return key == dscp_map
+        if table == "WRED_PROFILE":
+            return key == wred
+        if table == "QUEUE":
+            return key.split("|")[0] in ports and field == "wred_profile"
+        return False
+    return scope
+
+
+def _prios(value):
+    return {int(x) for x in re.findall(r"\d+", value or "")}
+
+
+def _db(table, key):
+    return shlex.quote(f"{table}|{key}")
+
+
+def sonic_commands(want, have, scope):
+    w = dict(flatten(want))
+    h = dict(flatten(have))
+    cmds = []
+    # removals first (fields in scope the intent does not have)
+    for (table, key, field), value in h.items():
+        if (table, key, field) in w or not scope(table, key, field):
+            continue
+        if table == "PORT_QOS_MAP" and field == "pfc_enable":
+            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(_prios(value))]
+        else:
+            cmds.append(f"sudo sonic-db-cli CONFIG_DB hdel {_db(table, key)} {field}")
+    for (table, key, field), value in w.items():
+        old = h.get((table, key, field))
+        if old == value:
+            continue
+        if table == "PORT" and field == "mtu":
+            cmds.append(f"sudo config interface mtu {key} {value}")
+        elif table == "PORT" and field == "speed":
+            cmds.append(f"sudo config interface speed {key} {value}")
+        elif table == "PORT_QOS_MAP" and field == "pfc_enable":
+            new, cur = _prios(value), _prios(old)
+            if ",".join(map(str, sorted(new))) != value:
+                # an order/format the CLI would not produce: write the field as given
+                cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
+                continue
+            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(cur - new)]
+            cmds += [f"sudo config interface pfc priority {key} {p} on" for p in sorted(new - cur)]
+        else:
+            cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
+    return cmds
+
+
+def parse_table(text):
+    """A sonic-utilities (tabulate) table -> list of row dicts keyed by header.
+
+    Column boundaries come from the dashed rule under the header; a cell runs
+    from the end of the previous column's dashes to the start of the next
+    one's, so left- and right-aligned cells both land in their column.
+    """
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    for i in range(1, len(lines)):
+        if not re.match(r"^\s*-{2,}(\s+-{2,})+\s*$", lines[i]):
+            continue
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i])]
+
+        def cells(row):
+            out = []
+            for j in range(len(spans)):
+                start = spans[j - 1][1] if j else 0
+                end = spans[j + 1][0] if j + 1 < len(spans) else len(row)
+                out.append(row[start:end].strip())
+            return out
+        heads = cells(lines[i - 1])
+        rows = []
+        for row in lines[i + 1:]:
+            if re.match(r"^\s*-{2,}", row):
+                break
+            rows.append(dict(zip(heads, cells(row))))
+        return rows
+    return []
+
+
+def parse_pfc_priority(text):
+    """``show pfc priority`` -> {port: [prio, ...]}."""
+    if re.search(r"^Cannot find interface", text or "", re.M):
+        raise ValueError(f"sonic: {text.strip()}")
+    return {r["Interface"]: sorted(_prios(r.get("Lossless priorities", "")))
+            for r in parse_table(text) if r.get("Interface")}
+
+
+def parse_interfaces_status(text):
+    """``show interfaces status`` -> {port: {"up": bool, "mtu": int, "speed": str}}."""
+    out = {}
+    for r in parse_table(text):
+        name = r.get("Interface")
+        if not name:
+            continue
+        mtu = r.get("MTU", "")
+        out[name] = {"up": r.get("Oper") == "up", "admin_up": r.get("Admin") == "up",
+                     "mtu": int(mtu) if mtu.isdigit() else None, "speed": r.get("Speed", "")}
+    return out
+
+
+def parse_show_ecn(text):
+    """``show ecn`` -> {profile: {field: value}}."""
+    profiles, cur = {}, None
+    for line in (text or "").splitlines():
+        m = re.match(r"^\s*Profile:\s*\**([^*\s]+)\**\s*$", line)
+        if m:
+            cur = profiles.setdefault(m.group(1), {})
+            continue
+        m = re.match(r"^\s*([a-z_]+)\s+(\S+)\s*$", line)
+        if cur is not None and m:
+            cur[m.group(1)] = m.group(2)
+    return profiles
+
+
+class SonicDriver(Driver):
+    platform = "sonic"
+    # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
+    # behind its edgecore_sonic type) speaks it.
+    device_type = "linux"
+    error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
+                      r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$")
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._cp = None
+
+    def get_running(self):
+        return self.run("show runningconfiguration all")
+
+    def parse(self, text):
+        try:
+            return parse_config_db(text)
+        except ValueError as exc:
+            raise SwitchError(self.name, str(exc)) from exc
+
+    def managed_scope(self, want, ports):
+        return sonic_scope(self.profile, ports)
+
+    def commands(self, want, have, scope):
+        return sonic_commands(want, have, scope)
+
+    def view(self, facts, scope):
+        sub = {}
+        for (t, k, f), v in flatten(facts):
+            if scope(t, k, f):
+                sub.setdefault(t, {}).setdefault(k, {})[f] = v
+        return json.dumps(sub, indent=4, sort_keys=True) + "\n"
+
+    def pending(self):
+        problems = []
+        cps = self.run("sudo config list-checkpoints")
+        try:
+            names = json.loads(cps) if cps.strip() else []
+        except ValueError:
+            names = re.findall(r'"([^"]+)"', cps)
+        left = [n for n in names if str(n).startswith(CP_PREFIX)]
+        if left:
+            problems.append("checkpoints of an unfinished change window: " + ", ".join(left))
+        running = self.parse(self.get_running())
+        saved = self.parse(self.run("cat /etc/sonic/config_db.json"))
+        if running != saved:
+            tables = sorted({t for t in set(running) | set(saved) if running.get(t) != saved.get(t)})
+            problems.append("running configuration is not saved (differs from /etc/sonic/config_db.json in "
+                            + ", ".join(tables) + ")")
+        return problems
+
+    def begin(self, tag):
+        self._cp = CP_PREFIX + tag
+        self.run(f"sudo config checkpoint {self._cp}")
+
+    def abort(self):
+        self.rollback()
+
+    def commit(self, confirm_timeout):
+        return None  # SONiC applies each command at once; the checkpoint is the safety net
+
+    def confirm(self):
+        self.run("sudo config save -y")
+        self.run(f"sudo config delete-checkpoint {self._cp}")
+        self._cp = None
+
+    def rollback(self):
+        if self._cp:
+            self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
+            self.run(f"sudo config delete-checkpoint {self._cp}", check=False)
+            self._cp = None
+
+    def oper(self, ports):
+        status = parse_interfaces_status(self.run("show interfaces status"))
+        pfc = parse_pfc_priority(self.run("show pfc priority"))
+        ecn = parse_show_ecn(self.run("show ecn"))
+        running = self.parse(self.get_running())
+        queues = running.get("QUEUE", {})
+        res = {}
+        for p in ports:
+            if p not in status:
+                continue
+            prof = [v.get("wred_profile") for k, v in queues.items() if k.split("|")[0] == p]
+            ecn_on = any(ecn.get(x, {}).get("ecn", "ecn_none") not in ("ecn_none", "") for x in prof if x)
+            res[p] = {"up": status[p]["up"], "pfc": pfc.get(p, []), "ecn": ecn_on}
+        return res

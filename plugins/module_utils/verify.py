@@ -1,0 +1,521 @@
+"""Fabric verification logic: pairing plans, thresholds, localisation, diagnosis.
+
+Pure functions over plain data (stdlib only), used by the verify_report
+action, the verify filters and the tests. Nothing here runs a tool.
+
+Vocabulary:
+
+- an *endpoint* is ``(node, device)``: one cabled RDMA port, which the
+  inventory ties to ``switch``/``switch_port`` through ``rdma_ports``;
+- a *test* is one ib_write_bw run of a client endpoint against a server
+  endpoint (HCA i against HCA i), with ``ok``, ``gbps`` and the tool's
+  ``errors``;
+- a *finding* is one diagnosed problem: a stable ``code``, the suspect
+  ``layer``, and where: ``node``, ``device``, ``switch``, ``switch_port``.
+"""
+import re
+
+# code -> (severity, suspect layer, what it means). Codes are stable: reports,
+# dashboards and CI key on them; add new ones, never rename.
+FAULT_CODES = {
+    "PORT_MISSING": ("error", "hca", "a cabled RDMA device is not present on the host"),
+    "PORT_DOWN": ("error", "link", "a cabled RDMA port is not ACTIVE / LinkUp"),
+    "PORT_SPEED": ("error", "link", "a port trained below the expected link speed"),
+    "PORT_WIDTH": ("error", "link", "a port trained with fewer lanes than expected"),
+    "MTU_MISMATCH": ("error", "mtu", "the netdev MTU differs from the intent"),
+    "GID_MISSING": ("error", "gid", "no RoCE v2 IPv4 GID on the port (rail address missing)"),
+    "RDMA_CONNECT_FAILED": ("error", "host", "the ib_write_bw client could not reach its server"),
+    "RDMA_QP_FAILED": ("error", "gid", "queue pairs did not connect (GID index / addressing)"),
+    "RDMA_TRANSPORT_RETRY": ("error", "mtu", "transport retry exceeded: frames dropped on the path"),
+    "RDMA_TEST_ERROR": ("error", "host", "ib_write_bw failed"),
+    "RDMA_BW_LOW": ("error", "link", "RDMA write bandwidth below the threshold"),
+    "RDMA_INCONCLUSIVE": ("warning", "link", "a failing pair whose bad end could not be isolated"),
+    "NCCL_NET_SOCKET": ("error", "hca_selection", "NCCL fell back to NET/Socket (TCP)"),
+    "NCCL_NO_GDR": ("error", "peermem", "GPUDirect RDMA expected but not used"),
+    "NCCL_FEW_NICS": ("error", "hca_selection", "fewer NICs carry NCCL traffic than are cabled"),
+    "NCCL_BUSBW_LOW": ("error", "fabric", "NCCL bus bandwidth below the threshold"),
+    "NCCL_QP_FAILED": ("error", "gid", "NCCL could not connect its queue pairs (GID index)"),
+    "NCCL_TRANSPORT_RETRY": ("error", "mtu", "NCCL completion error 12: frames dropped on the path"),
+    "NCCL_FAILED": ("error", "host", "nccl-tests failed"),
+}
+
+LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
+          "host", "fabric")
+
+
+# ---------------------------------------------------------------- plans
+
+def round_robin(nodes):
+    """Rounds of disjoint pairs covering every pair once (circle method).
+
+    N nodes -> N-1 rounds (N even) or N rounds (N odd, one node idle per
+    round). Each pair is ``[server, client]``; for nodes i < j (plan order)
+    i serves when i + j is odd, so every node is server in about half of its
+    tests (an asymmetric fault shows whichever way it points).
+    """
+    nodes = list(nodes)
+    order = {n: k for k, n in enumerate(nodes)}
+    if len(nodes) < 2:
+        return []
+    ring = nodes + ([None] if len(nodes) % 2 else [])
+    n = len(ring)
+    rounds = []
+    for r in range(n - 1):
+        pairs = []
+        for i in range(n // 2):
+            a, b = ring[i], ring[n - 1 - i]
+            if a is None or b is None:
+                continue
+            lo, hi = sorted((a, b), key=order.get)
+            pairs.append([lo, hi] if (order[lo] + order[hi]) % 2 else [hi, lo])
+        rounds.append(pairs)
+        ring = [ring[0]] + [ring[-1]] + ring[1:-1]
+    return rounds
+
+
+def sampled_plan(nodes, rounds=2):
+    """The cheaper plan's first phase: a few disjoint pairings (rounds of the circle)."""
+    full = round_robin(nodes)
+    step = max(1, len(full) // max(1, rounds))
+    return [full[i] for i in range(0, len(full), step)][:rounds]
+
+
+def retest_plan(suspects, good, tested=()):
+    """Rounds pairing each suspect node with known-good peers it has not met.
+
+    ``suspects``/``good``: node names; ``tested``: pairs already run. Each
+    suspect gets up to two good peers; a round never uses a node twice.
+    """
+    seen = {frozenset(p) for p in tested}
+    wanted = []
+    for s in suspects:
+        peers = [g for g in good if g != s and frozenset((s, g)) not in seen][:2]
+        wanted += [[g, s] for g in peers]
+    rounds = []
+    for pair in wanted:
+        for rnd in rounds:
+            if not any(set(pair) & set(p) for p in rnd):
+                rnd.append(pair)
+                break
+        else:
+            rounds.append([pair])
+    return rounds
+
+
+def plan_covers(rounds, nodes):
+    """Every unordered pair of ``nodes`` appears exactly once and rounds are disjoint."""
+    seen = []
+    for rnd in rounds:
+        used = [n for p in rnd for n in p]
+        if len(used) != len(set(used)):
+            return False
+        seen += [frozenset(p) for p in rnd]
+    want = {frozenset((a, b)) for i, a in enumerate(nodes) for b in nodes[i + 1:]}
+    return len(seen) == len(set(seen)) and set(seen) == want
+
+
+def round_roles(rounds, node):
+    """For one node: [{"round", "role": server|client|idle, "peer"}] per round."""
+    out = []
+    for i, rnd in enumerate(rounds):
+        entry = {"round": i, "role": "idle", "peer": None}
+        for server, client in rnd:
+            if node == server:
+                entry.update(role="server", peer=client)
+            elif node == client:
+                entry.update(role="client", peer=server)
+        out.append(entry)
+    return out
+
+
+# ---------------------------------------------------------------- thresholds
+
+def rdma_threshold_gbps(fabric):
+    v = fabric.get("verify") or {}
+    return round(float(v.get("ib_write_bw_fraction", 0.9)) * float(fabric.get("link_speed_gbps", 400)), 3)
+
+
+def nccl_threshold_gbytes(fabric, nics):
+    """nccl-tests bus bandwidth (GB/s) one node's NICs should reach."""
+    v = fabric.get("verify") or {}
+    return round(float(v.get("nccl_busbw_fraction", 0.8)) * nics * float(fabric.get("link_speed_gbps", 400)) / 8, 3)
+
+
+# ---------------------------------------------------------------- findings
+
+def finding(code, message, node=None, device=None, switch=None, switch_port=None, layer=None,
+            check=None, evidence=None, **extra):
+    severity, default_layer, _ = FAULT_CODES[code]
+    out = {"code": code, "severity": severity, "layer": layer or default_layer, "check": check,
+           "node": node, "device": device, "switch": switch,
+           "switch_port": None if switch_port is None else str(switch_port),
+           "message": message}
+    if evidence:
+        out["evidence"] = evidence
+    out.update(extra)
+    return out
+
+
+def cabling_index(hosts):
+    """{(node, device): rdma_ports entry} from {node: {"rdma_ports": [...]}} or {node: [...]}."""
+    idx = {}
+    for node, hv in (hosts or {}).items():
+        ports = hv.get("rdma_ports", []) if isinstance(hv, dict) else hv
+        for p in ports or []:
+            idx[(node, p["device"])] = p
+    return idx
+
+
+def _where(cabling, node, device):
+    p = cabling.get((node, device)) or {}
+    return {"node": node, "device": device, "switch": p.get("switch"), "switch_port": p.get("switch_port")}
+
+
+def port_findings(node, ports, expected, fabric):
+    """Port check of one node. ``ports``: what rdma_port_check returned per device."""
+    out = []
+    speed = fabric.get("link_speed_gbps")
+    width = fabric.get("link_width")
+    mtu = (fabric.get("mtu") or {}).get("host")
+    roce = fabric.get("transport", "roce") == "roce"
+    seen = {p.get("device"): p for p in ports or []}
+    for exp in expected or []:
+        dev = exp["device"]
+        where = {"node": node, "device": dev, "switch": exp.get("switch"), "switch_port": exp.get("switch_port"),
+                 "check": "ports"}
+        p = seen.get(dev)
+        if p is None or not p.get("present", True):
+            out.append(finding("PORT_MISSING", f"{node} {dev}: device not found ({(p or {}).get('error') or 'absent'})",
+                               **where))
+            continue
+        state, phys = p.get("state"), p.get("phys_state")
+        if state != "ACTIVE" or (phys and phys != "LinkUp"):
+            out.append(finding("PORT_DOWN", f"{node} {dev} port {p.get('port', 1)}: state {state}, physical state "
+                               f"{phys} (cabled to {exp.get('switch')} {exp.get('switch_port')})", **where))
+            continue
+        if speed and p.get("speed_gbps") is not None and float(p["speed_gbps"]) < float(speed):
+            out.append(finding("PORT_SPEED", f"{node} {dev}: link at {p['speed_gbps']:g} Gb/s, expected {speed} Gb/s",
+                               actual=p["speed_gbps"], expected=speed, **where))
+        if width and p.get("width") is not None and int(p["width"]) != int(width):
+            out.append(finding("PORT_WIDTH", f"{node} {dev}: link width {p['width']}X, expected {width}X",
+                               actual=p["width"], expected=width, **where))
+        if roce and mtu and p.get("mtu") is not None and int(p["mtu"]) != int(mtu):
+            out.append(finding("MTU_MISMATCH", f"{node} {dev} ({p.get('netdev')}): MTU {p['mtu']}, intent "
+                               f"fabric.mtu.host {mtu}", actual=p["mtu"], expected=mtu, **where))
+        if roce:
+            addr = (exp.get("address") or "").split("/")[0]
+            ipv4 = p.get("ipv4") or []
+            gid = p.get("gid")
+            if p.get("gid_table") and (gid is None or gid.get("type") != "RoCE v2" or not gid.get("ipv4")):
+                index = (gid or {}).get("index", p.get("gid_index", 3))
+                out.append(finding("GID_MISSING", f"{node} {dev} ({p.get('netdev')}): GID index {index} is "
+                                   f"{'empty' if gid is None else gid.get('type') + ' ' + str(gid.get('gid'))}, not a "
+                                   "RoCE v2 IPv4 GID" + (f"; rail address {addr} is not on the netdev"
+                                                         if addr and addr not in ipv4 else ""), **where))
+            elif not ipv4 or (addr and addr not in ipv4):
+                out.append(finding("GID_MISSING", f"{node} {dev} ({p.get('netdev')}): no RoCE v2 IPv4 GID"
+                                   + (f"; rail address {addr} is not on the netdev" if addr else ""), **where))
+    return out
+
+
+# ---------------------------------------------------------------- ib_write_bw
+
+_ERR_CLASSES = (
+    ("PORT_DOWN", re.compile(r"Port number \d+ state is|Couldn't set the link layer")),
+    ("PORT_MISSING", re.compile(r"IB device \S+ not found|No IB devices found|Did not detect devices")),
+    ("RDMA_QP_FAILED", re.compile(r"to RTR|to RTS|Unable to Connect the HCA's through the link")),
+    ("RDMA_TRANSPORT_RETRY", re.compile(r"Failed status 12|transport retry|Completion with error")),
+    ("RDMA_CONNECT_FAILED", re.compile(r"Couldn't connect to|Unable to init the socket connection")),
+)
+
+
+def classify_rdma_error(text):
+    for code, rx in _ERR_CLASSES:
+        if rx.search(text or ""):
+            return code
+    return "RDMA_TEST_ERROR"
+
+
+def _test_error_code(t):
+    """The code explaining a failed test, preferring the side that failed first."""
+    server_code = classify_rdma_error(t.get("server_error")) if t.get("server_error") else None
+    client_code = classify_rdma_error(t.get("client_error")) if t.get("client_error") else None
+    for code in ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED"):
+        if code in (server_code, client_code):
+            side = "server" if server_code == code else "client"
+            return code, side
+    if "RDMA_TRANSPORT_RETRY" in (server_code, client_code):
+        # frames dropped somewhere on the path (receiver MTU, a switch port): localised across tests
+        return "RDMA_TRANSPORT_RETRY", None
+    if client_code:
+        return client_code, "server" if client_code == "RDMA_CONNECT_FAILED" else "client"
+    if server_code:
+        return server_code, "server"
+    return "RDMA_BW_LOW", None
+
+
+def evaluate_tests(tests, threshold):
+    """Mark each test ok / failing; returns the tests with ``ok``, ``code``, ``blame``."""
+    out = []
+    for t in tests:
+        t = dict(t)
+        failed = bool(t.get("client_error") or t.get("server_error")) or t.get("gbps") is None
+        if not failed and float(t["gbps"]) < threshold:
+            t.update(ok=False, code="RDMA_BW_LOW", blame=None)
+        elif failed:
+            code, blame = _test_error_code(t)
+            t.update(ok=False, code=code, blame=blame)
+        else:
+            t.update(ok=True, code=None, blame=None)
+        out.append(t)
+    return out
+
+
+def localise(tests, hints=()):
+    """Which endpoints explain the failing tests (greedy set cover).
+
+    ``tests``: evaluated tests with ``server``/``client`` = [node, device].
+    An endpoint that a test's error names (``blame``) explains it alone.
+    Otherwise the endpoint covering the most failing tests wins; ties go to
+    the one with the larger failing share, then to endpoints named by
+    ``hints`` (port-check findings). Returns ``(suspects, inconclusive)``:
+    suspects = [{"endpoint", "tests", "passed", "codes"}], inconclusive =
+    failing tests whose two ends are equally likely.
+    """
+    def ep(x):
+        return tuple(x)
+    failing = [t for t in tests if not t["ok"]]
+    stats = {}
+    for t in tests:
+        for side in ("server", "client"):
+            s = stats.setdefault(ep(t[side]), {"fail": 0, "pass": 0})
+            s["fail" if not t["ok"] else "pass"] += 1
+    hints = {tuple(h) for h in hints}
+    explained, suspects = set(), {}
+    for i, t in enumerate(failing):
+        if t.get("blame"):
+            e = ep(t[t["blame"]])
+            suspects.setdefault(e, set()).add(i)
+            explained.add(i)
+    inconclusive = []
+    while len(explained) < len(failing):
+        cover = {}
+        for i, t in enumerate(failing):
+            if i in explained:
+                continue
+            for side in ("server", "client"):
+                cover.setdefault(ep(t[side]), set()).add(i)
+
+        def rank(e):
+            s = stats[e]
+            return (len(cover[e]), s["fail"] / (s["fail"] + s["pass"]), e in hints, e in suspects)
+        best = max(cover, key=rank)
+        ties = [e for e in cover if rank(e) == rank(best)]
+        if len(ties) > 1 and len(cover[best]) == 1:
+            # one failing test, both ends equally likely: name the pair, not a guess
+            i = next(iter(cover[best]))
+            inconclusive.append(failing[i])
+            explained.add(i)
+            continue
+        suspects.setdefault(best, set()).update(cover[best])
+        explained |= cover[best]
+    out = []
+    for e, idx in sorted(suspects.items()):
+        codes = sorted({failing[i]["code"] for i in idx})
+        out.append({"endpoint": list(e), "tests": [failing[i] for i in sorted(idx)], "passed": stats[e]["pass"],
+                    "codes": codes})
+    return out, inconclusive
+
+
+def _bw_layer(tests, speed):
+    """Why bandwidth is low: a lower trained speed looks like k x line rate, drops like a fraction."""
+    rates = [t["gbps"] for t in tests if t.get("gbps")]
+    if not rates:
+        return "link", None
+    r = max(rates) / float(speed)
+    for fraction in (0.5, 0.25, 0.125, 0.0625):
+        if abs(r - fraction * 0.96) < 0.06:
+            return "link", f"about {fraction:g} x line rate: the link likely trained at {speed * fraction:g} Gb/s"
+    return "pfc", "a fraction of line rate with the link at full speed: drops and retransmissions (PFC/ECN)"
+
+
+def rdma_findings(tests, fabric, cabling, hints=()):
+    """Findings from ib_write_bw tests: the bad link, not only the pair."""
+    threshold = rdma_threshold_gbps(fabric)
+    evaluated = evaluate_tests(tests, threshold)
+    suspects, inconclusive = localise(evaluated, hints)
+    out = []
+    for s in suspects:
+        node, device = s["endpoint"]
+        where = _where(cabling, node, device)
+        code = s["codes"][0] if len(s["codes"]) == 1 else next(
+            c for c in ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_CONNECT_FAILED",
+                        "RDMA_BW_LOW", "RDMA_TEST_ERROR") if c in s["codes"])
+        peers = [f"{t['client' if list(t['server']) == [node, device] else 'server'][0]}" for t in s["tests"]]
+        layer, hint = None, None
+        if code == "RDMA_BW_LOW":
+            layer, hint = _bw_layer(s["tests"], fabric.get("link_speed_gbps", 400))
+        rates = ", ".join(f"{t['gbps']:.1f}" for t in s["tests"] if t.get("gbps") is not None)
+        first_err = None
+        for t in s["tests"]:
+            for e in (t.get("server_error"), t.get("client_error")):
+                if e and classify_rdma_error(e) == code:
+                    first_err = first_err or e
+        first_err = first_err or next((t.get("client_error") or t.get("server_error") for t in s["tests"]
+                                       if t.get("client_error") or t.get("server_error")), None)
+        msg = (f"{node} {device} (switch {where['switch']} port {where['switch_port']}): "
+               f"{len(s['tests'])} failing test(s) against {', '.join(peers)}; passed {s['passed']}")
+        if code == "RDMA_BW_LOW":
+            msg += f"; {rates} Gb/s < {threshold:g} Gb/s"
+        elif first_err:
+            msg += f"; {first_err.strip().splitlines()[0]}"
+        if hint:
+            msg += f" ({hint})"
+        out.append(finding(code, msg, layer=layer, check="ib_write_bw", evidence=[
+            {"server": t["server"], "client": t["client"], "gbps": t.get("gbps"),
+             "error": t.get("client_error") or t.get("server_error")} for t in s["tests"]], **where))
+    for t in inconclusive:
+        a, b = t["server"], t["client"]
+        out.append(finding("RDMA_INCONCLUSIVE", f"{a[0]} {a[1]} <-> {b[0]} {b[1]} failed ({t['code']}); "
+                           "re-test each end against a known-good peer", check="ib_write_bw",
+                           node=a[0], device=a[1], peer={"node": b[0], "device": b[1]},
+                           switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"]))
+    return out, evaluated
+
+
+def bandwidth_matrix(evaluated):
+    """{device: {"nodes": [...], "cells": {"client|server": {"gbps", "ok"}}}} for the heat map."""
+    rails = {}
+    for t in evaluated:
+        dev = t["client"][1]
+        r = rails.setdefault(dev, {"nodes": set(), "cells": {}})
+        r["nodes"].update([t["client"][0], t["server"][0]])
+        r["cells"][f"{t['client'][0]}|{t['server'][0]}"] = {"gbps": t.get("gbps"), "ok": t["ok"], "code": t.get("code")}
+    return {dev: {"nodes": sorted(r["nodes"], key=_natural), "cells": r["cells"]} for dev, r in sorted(rails.items())}
+
+
+def _natural(s):
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", str(s))]
+
+
+# ---------------------------------------------------------------- nccl
+
+_HOST_LINE_RE = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
+
+
+def split_log_by_host(text):
+    """NCCL log lines grouped by the host that printed them (``host:pid:tid [dev]``)."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _HOST_LINE_RE.match(line)
+        if m:
+            out.setdefault(m.group("host"), []).append(line)
+    return {h: "\n".join(lines) for h, lines in out.items()}
+
+
+def nccl_findings(run, fabric, hosts, expect_gdr=True):
+    """Findings from one nccl-tests run.
+
+    ``run``: {"test", "busbw" (GB/s at the largest size, or None), "error",
+    "logs": {host: parsed NCCL log}, "hca": {host: NCCL_IB_HCA or None}}.
+    ``hosts``: {node: rdma_ports}. Host names in logs are inventory names
+    (the lab's and most clusters' hostnames); ``aliases`` in ``run`` maps
+    others.
+    """
+    out = []
+    test = run.get("test", "all_reduce_perf")
+    check = f"nccl:{test}"
+    aliases = run.get("aliases") or {}
+    cabled = {n: len(p) for n, p in hosts.items()}
+    nics_min = min(cabled.values()) if cabled else 0
+    suspects = []
+    for host, log in sorted((run.get("logs") or {}).items()):
+        node = aliases.get(host, host)
+        ports = hosts.get(node) or []
+        transport = log.get("transport")
+        if transport and transport != "IB":
+            hca = (run.get("hca") or {}).get(node) or log.get("env", {}).get("NCCL_IB_HCA")
+            names = {p["device"] for p in ports}
+            listed = {h.split(":")[0].lstrip("^=") for h in (hca or "").split(",") if h}
+            if hca and not (listed & names):
+                layer, why = "hca_selection", f"NCCL_IB_HCA={hca} names no cabled device ({', '.join(sorted(names))})"
+            elif log.get("env", {}).get("NCCL_IB_DISABLE") == "1":
+                layer, why = "hca_selection", "NCCL_IB_DISABLE=1"
+            else:
+                layer, why = "interface_selection", "no usable IB device (ports down, driver, or interface selection)"
+            out.append(finding("NCCL_NET_SOCKET", f"{node}: NCCL used NET/{transport}, not NET/IB: {why}",
+                               node=node, layer=layer, check=check))
+            suspects.append("NCCL_NET_SOCKET")
+            continue
+        if transport == "IB" and expect_gdr and log.get("gdr") is False:
+            out.append(finding("NCCL_NO_GDR", f"{node}: GPU Direct RDMA disabled (no GDRDMA channels): "
+                               "nvidia_peermem not loaded or NCCL_NET_GDR_LEVEL too strict", node=node, check=check))
+            suspects.append("NCCL_NO_GDR")
+        used = {d["device"] for d in log.get("ib_devices") or []}
+        if transport == "IB" and ports and len(used) < len(ports):
+            missing = [p for p in ports if p["device"] not in used]
+            for p in missing:
+                out.append(finding("NCCL_FEW_NICS", f"{node}: NCCL uses {len(used)} of {len(ports)} cabled NICs; "
+                                   f"{p['device']} carries no traffic", node=node, device=p["device"],
+                                   switch=p.get("switch"), switch_port=p.get("switch_port"), check=check))
+            suspects.append("NCCL_FEW_NICS")
+        err = log.get("error")
+        if err:
+            code = ("NCCL_QP_FAILED" if re.search(r"ibv_modify_qp|GID", err) else
+                    "NCCL_TRANSPORT_RETRY" if re.search(r"status=12|error 12|retry", err) else "NCCL_FAILED")
+            out.append(finding(code, f"{node}: {err}", node=node, check=check))
+            suspects.append(code)
+    if any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY") for f in out):
+        # the other ranks only saw their peer go away: the specific failure explains them
+        out = [f for f in out if f["code"] != "NCCL_FAILED"]
+    if run.get("error") and not any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY", "NCCL_FAILED") for f in out):
+        out.append(finding("NCCL_FAILED", f"{test}: {run['error']}", check=check))
+    busbw = run.get("busbw")
+    threshold = nccl_threshold_gbytes(fabric, nics_min)
+    if not run.get("error") and (busbw is None or busbw < threshold):
+        layer = ("hca_selection" if "NCCL_NET_SOCKET" in suspects else "peermem" if "NCCL_NO_GDR" in suspects
+                 else "hca_selection" if "NCCL_FEW_NICS" in suspects else "pfc")
+        got = "no result" if busbw is None else f"{busbw:.2f} GB/s"
+        out.append(finding("NCCL_BUSBW_LOW", f"{test}: bus bandwidth {got} < {threshold:g} GB/s "
+                           f"({fabric.get('verify', {}).get('nccl_busbw_fraction', 0.8)} x {nics_min} NICs x "
+                           f"{fabric.get('link_speed_gbps')} Gb/s)", layer=layer, check=check,
+                           actual=busbw, expected=threshold))
+    return out
+
+
+def correlate(findings):
+    """Refine suspect layers across checks (the port check knows what the benchmarks only see).
+
+    A low-bandwidth or failing link on an endpoint that the port check flagged
+    takes the port check's layer; NCCL findings name the endpoint when the
+    port check found exactly one bad port on that node.
+    """
+    by_ep = {}
+    for f in findings:
+        if f.get("check") == "ports" and f.get("device"):
+            by_ep.setdefault((f["node"], f["device"]), []).append(f)
+    for f in findings:
+        if f.get("check") != "ports" and f.get("device"):
+            port = by_ep.get((f["node"], f["device"]))
+            if port:
+                f["layer"] = port[0]["layer"]
+                f["related"] = [p["code"] for p in port]
+        elif str(f.get("check", "")).startswith("nccl") and f.get("node") and not f.get("device"):
+            # the NCCL log names the node; the port check may know the one port to blame
+            same = [p[0] for (n, _), p in by_ep.items() if n == f["node"] and p[0]["layer"] == f["layer"]]
+            if len(same) == 1:
+                f.update(device=same[0]["device"], switch=same[0]["switch"], switch_port=same[0]["switch_port"],
+                         related=[same[0]["code"]])
+        elif str(f.get("check", "")).startswith("nccl") and f["code"] == "NCCL_BUSBW_LOW":
+            port_layers = sorted({p[0]["layer"] for p in by_ep.values()})
+            if len(port_layers) == 1 and f["layer"] == "pfc":
+                f["layer"] = port_layers[0]
+    return findings
+
+
+def summarize(findings):
+    counts = {}
+    for f in findings:
+        counts[f["code"]] = counts.get(f["code"], 0) + 1
+    errors = [f for f in findings if f["severity"] == "error"]
+    return {"passed": not errors, "errors": len(errors), "warnings": len(findings) - len(errors), "codes": counts}

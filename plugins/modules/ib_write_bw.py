@@ -1,0 +1,256 @@
+#!/usr/bin/python
+"""Module: run perftest ib_write_bw (server or client side, all rails in parallel) and parse it."""
+
+DOCUMENTATION = r"""
+---
+module: ib_write_bw
+short_description: Run perftest ib_write_bw / ib_read_bw on every rail of a host and parse the results
+description:
+  - Runs one perftest process per rail, all in parallel, on separate TCP ports, HCA i
+    against HCA i. The C(server) side listens and waits for its client; the C(client)
+    side connects to the peer's server address and measures.
+  - Uses the options real validation suites use - C(--report_gbits), C(-F), a large
+    message (C(-s)), a duration (C(-D)), several QPs (C(-q)), the RoCE GID index
+    (C(-x)), optionally C(--use_cuda) and C(--out_json).
+  - A client whose server is not listening yet (C(Couldn't connect to host:port)) is
+    retried until I(connect_timeout); every process is killed at I(timeout).
+  - Output is parsed with the perftest parser (real perftest 4.x..25.x formats, error
+    outputs included). The module changes nothing on the host, so C(changed) is always
+    false; in check mode it only returns the commands it would run.
+options:
+  mode:
+    description: Which side this host runs.
+    type: str
+    choices: [server, client]
+    required: true
+  tests:
+    description:
+      - One entry per rail. C(device) RDMA device, C(tcp_port) the out-of-band port,
+        C(server) the server's address (client side only), C(ib_port) (default 1),
+        C(gpu) the CUDA device for C(--use_cuda) (default the rail index).
+    type: list
+    elements: dict
+    required: true
+  tool:
+    description: The perftest binary.
+    type: str
+    choices: [ib_write_bw, ib_read_bw]
+    default: ib_write_bw
+  size:
+    description: Message size in bytes (C(-s)).
+    type: int
+    default: 1048576
+  qps:
+    description: Queue pairs per test (C(-q)).
+    type: int
+    default: 4
+  duration:
+    description: Seconds per test (C(-D)); 0 runs C(-n) iterations instead.
+    type: int
+    default: 10
+  iterations:
+    description: Iterations when I(duration=0) (C(-n)).
+    type: int
+    default: 5000
+  gid_index:
+    description: RoCE GID index (C(-x)); omit on InfiniBand.
+    type: int
+  use_cuda:
+    description: Measure GPU memory to GPU memory (C(--use_cuda=<gpu>)), GPUDirect RDMA.
+    type: bool
+    default: false
+  out_json:
+    description: Also ask perftest for its JSON result file (C(--out_json --out_json_file)), where the build has it.
+    type: bool
+    default: false
+  extra_args:
+    description: More perftest arguments, appended as they are.
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description: Seconds after which a test process is killed (default duration + 60).
+    type: int
+  connect_timeout:
+    description: Seconds a client keeps retrying while its server is not listening yet.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+author: linerate developers
+"""
+
+EXAMPLES = r"""
+- name: Start the servers of this round in the background
+  linerate.fabric.ib_write_bw:
+    mode: server
+    tests:
+      - {device: mlx5_0, tcp_port: 18515}
+      - {device: mlx5_1, tcp_port: 18516}
+    gid_index: 3
+  async: 120
+  poll: 0
+  register: servers
+
+- name: Run the clients against them
+  linerate.fabric.ib_write_bw:
+    mode: client
+    tests:
+      - {device: mlx5_0, tcp_port: 18515, server: 10.0.0.12}
+      - {device: mlx5_1, tcp_port: 18516, server: 10.0.0.12}
+    gid_index: 3
+"""
+
+RETURN = r"""
+tests:
+  description: One entry per test (rail).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    device: {description: RDMA device, type: str}
+    argv: {description: The command that ran, type: list}
+    exit_status: {description: Exit status (null in check mode or when killed), type: int}
+    gbps: {description: Average bandwidth of the last row in Gb/s (null on error), type: float}
+    error: {description: The tool's error lines when it failed, type: str}
+    parsed: {description: The perftest parser's result, type: dict}
+    json: {description: perftest's --out_json document when asked for and written, type: dict}
+    stdout: {description: Raw output, type: str}
+    stderr: {description: Raw error output, type: str}
+passed:
+  description: True when every test produced a result.
+  returned: always
+  type: bool
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
+
+CONNECT_RETRY = ("Couldn't connect to", "Unable to init the socket connection")
+
+
+def build_argv(binary, p, test, index, json_path=None):
+    argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
+            "-F", "--report_gbits", "-q", str(p["qps"]), "-s", str(p["size"])]
+    if p["duration"]:
+        argv += ["-D", str(p["duration"])]
+    else:
+        argv += ["-n", str(p["iterations"])]
+    if p["gid_index"] is not None:
+        argv += ["-x", str(p["gid_index"])]
+    if p["use_cuda"]:
+        argv += [f"--use_cuda={test.get('gpu', index)}"]
+    if json_path:
+        argv += ["--out_json", f"--out_json_file={json_path}"]
+    argv += list(p["extra_args"])
+    if p["mode"] == "client":
+        argv.append(test["server"])
+    return argv
+
+
+def finish(proc, deadline):
+    try:
+        out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return None, out, err, True
+
+
+def run_all(module, binary, p):
+    """Start every rail's process at once; clients retry until their server listens."""
+    timeout = p["timeout"] or (p["duration"] or 10) + 60
+    deadline = time.monotonic() + timeout
+    connect_deadline = time.monotonic() + p["connect_timeout"]
+    env = dict(os.environ, LC_ALL="C")
+    tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
+    jobs = []
+    for i, test in enumerate(p["tests"]):
+        jpath = os.path.join(tmp, f"{test['device']}.json") if p["out_json"] else None
+        argv = build_argv(binary, p, test, i, jpath)
+        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
+                     "proc": subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)})
+    results = []
+    pending = list(jobs)
+    while pending:
+        job = pending.pop(0)
+        rc, out, err, killed = finish(job["proc"], deadline)
+        job["attempts"] += 1
+        retry = (p["mode"] == "client" and rc not in (0, None) and any(s in (out + err) for s in CONNECT_RETRY)
+                 and time.monotonic() < connect_deadline)
+        if retry:
+            time.sleep(0.5)
+            job["proc"] = subprocess.Popen(job["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            pending.append(job)
+            continue
+        res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
+               "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
+               "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
+        if killed:
+            res["error"] = f"killed after {timeout} s" + (" (no client connected)" if p["mode"] == "server" else "")
+        try:
+            parsed = parse_ib_write_bw(out + "\n" + err)
+            res["parsed"] = parsed
+            res["gbps"] = parsed["bw_average_gbps"]
+            if rc not in (0, None):
+                res["error"] = f"exit status {rc}"
+        except ParseError as e:
+            res["error"] = res["error"] or str(e).split(": ", 1)[-1]
+        if job["json_path"] and os.path.exists(job["json_path"]):
+            try:
+                with open(job["json_path"]) as f:
+                    res["json"] = json.load(f)
+            except ValueError as e:
+                res["json_error"] = str(e)
+            os.remove(job["json_path"])
+        results.append(res)
+    shutil.rmtree(tmp, ignore_errors=True)
+    order = {t["device"]: i for i, t in enumerate(p["tests"])}
+    return sorted(results, key=lambda r: order[r["device"]])
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            mode=dict(type="str", choices=["server", "client"], required=True),
+            tests=dict(type="list", elements="dict", required=True),
+            tool=dict(type="str", choices=["ib_write_bw", "ib_read_bw"], default="ib_write_bw"),
+            size=dict(type="int", default=1048576),
+            qps=dict(type="int", default=4),
+            duration=dict(type="int", default=10),
+            iterations=dict(type="int", default=5000),
+            gid_index=dict(type="int"),
+            use_cuda=dict(type="bool", default=False),
+            out_json=dict(type="bool", default=False),
+            extra_args=dict(type="list", elements="str", default=[]),
+            timeout=dict(type="int"),
+            connect_timeout=dict(type="int", default=30)),
+        supports_check_mode=True)
+    p = module.params
+    for i, t in enumerate(p["tests"]):
+        missing = [k for k in ("device", "tcp_port") + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
+        if missing:
+            module.fail_json(msg=f"tests[{i}]: missing {', '.join(missing)}")
+    if module.check_mode:
+        binary = module.get_bin_path(p["tool"]) or p["tool"]
+        argvs = [build_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
+        module.exit_json(changed=False, passed=True, skipped_run=True,
+                         tests=[{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None}
+                                  for t, a in zip(p["tests"], argvs)])
+    binary = module.get_bin_path(p["tool"], required=True)
+    results = run_all(module, binary, p)
+    module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))
+
+
+if __name__ == "__main__":
+    main()

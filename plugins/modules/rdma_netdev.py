@@ -1,0 +1,131 @@
+#!/usr/bin/python
+"""Bring an RDMA port's netdev up with its rail address."""
+
+DOCUMENTATION = r"""
+---
+module: rdma_netdev
+short_description: Bring an RDMA port's netdev up with its rail address
+description:
+  - Reads the interface with C(ip -json addr show dev NAME), and sets it administratively up and
+    adds the rail address when they differ. Only the delta is applied; C(changed) comes from it.
+  - The RoCEv2 IPv4 GID that NCCL and perftest use exists only once the netdev has its IPv4
+    address, so this runs before anything reads GID indexes.
+  - With O(exclusive=true), other global IPv4 addresses on the interface are removed.
+  - The MTU is left to the C(roce_qos) role.
+version_added: 0.1.0
+author: linerate developers
+options:
+  name:
+    description: The netdev (for example C(enp65s0f0np0)).
+    type: str
+    required: true
+  address:
+    description: The rail address with prefix length; omit to only bring the link up.
+    type: str
+  exclusive:
+    description: Remove other global IPv4 addresses from the interface.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Bring rail 0 up
+  linerate.fabric.rdma_netdev:
+    name: enp65s0f0np0
+    address: 192.168.100.11/24
+"""
+
+RETURN = r"""
+before:
+  description: Admin state and IPv4 addresses before.
+  returned: always
+  type: dict
+  sample: {up: false, addresses: []}
+after:
+  description: Admin state and IPv4 addresses after (what check mode would leave).
+  returned: always
+  type: dict
+  sample: {up: true, addresses: [192.168.100.11/24]}
+commands:
+  description: The ip commands run (or that would run in check mode).
+  returned: always
+  type: list
+  elements: list
+"""
+
+import ipaddress
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def read(module, ip, name):
+    rc, out, err = module.run_command([ip, "-json", "addr", "show", "dev", name],
+                                      environ_update={"LANG": "C", "LC_ALL": "C"})
+    if rc != 0:
+        module.fail_json(msg=f"netdev {name}: {err.strip() or 'not found'}", rc=rc, stdout=out, stderr=err)
+    data = json.loads(out)[0]
+    addrs = [f"{a['local']}/{a['prefixlen']}" for a in data.get("addr_info", [])
+             if a.get("family") == "inet" and a.get("scope") == "global"]
+    return {"up": "UP" in data.get("flags", []), "addresses": sorted(addrs)}
+
+
+def plan(name, have, address, exclusive):
+    cmds = []
+    want_addrs = list(have["addresses"])
+    if exclusive:
+        for a in have["addresses"]:
+            if a != address:
+                cmds.append(["addr", "del", a, "dev", name])
+                want_addrs.remove(a)
+    if address and address not in have["addresses"]:
+        cmds.append(["addr", "add", address, "dev", name])
+        want_addrs.append(address)
+    if not have["up"]:
+        cmds.append(["link", "set", "dev", name, "up"])
+    return cmds, {"up": True, "addresses": sorted(want_addrs)}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"name": {"type": "str", "required": True},
+                       "address": {"type": "str"},
+                       "exclusive": {"type": "bool", "default": False}},
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["address"]:
+        try:
+            iface = ipaddress.ip_interface(p["address"])
+        except ValueError:
+            iface = None
+        if iface is None or "/" not in p["address"] or iface.version != 4:
+            module.fail_json(msg=f"address: {p['address']!r} is not allowed "
+                                 "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
+        p["address"] = f"{iface.ip}/{iface.network.prefixlen}"
+    ip = module.get_bin_path("ip", required=True)
+    before = read(module, ip, p["name"])
+    cmds, after = plan(p["name"], before, p["address"], p["exclusive"])
+    result = {"changed": bool(cmds), "before": before, "after": after,
+              "commands": [["ip", *c] for c in cmds]}
+    if module._diff:
+        result["diff"] = {"before": json.dumps(before, indent=1) + "\n",
+                          "after": json.dumps(after, indent=1) + "\n",
+                          "before_header": p["name"], "after_header": p["name"]}
+    if cmds and not module.check_mode:
+        for c in cmds:
+            rc, out, err = module.run_command([ip, *c], environ_update={"LANG": "C", "LC_ALL": "C"})
+            if rc != 0:
+                module.fail_json(msg=f"ip {' '.join(c)}: {err.strip()}", rc=rc, stdout=out, stderr=err,
+                                 **result)
+        result["after"] = read(module, ip, p["name"])
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

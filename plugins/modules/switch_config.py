@@ -1,0 +1,247 @@
+#!/usr/bin/python
+"""Push the fabric intent to a switch as a minimal delta, with backup and rollback."""
+
+DOCUMENTATION = r"""
+---
+module: switch_config
+short_description: Bring a switch's RoCE fabric config to the intent, or restore a backup
+description:
+  - Reads the switch's running configuration over SSH (netmiko) into facts
+    (C(have)), parses the rendered intent (O(config), in the platform's own
+    configuration language) with the same parser (C(want)), and computes the
+    commands that take C(have) to C(want) (want/have/commands).
+  - By default only the managed scope is compared - the QoS objects named
+    after O(profile) and, on the O(fabric_ports), MTU, speed, PFC, trust and
+    ECN bindings. With O(backup_file) the whole running configuration is
+    compared with the backup and made identical to it.
+  - Outside check mode it refuses to run while uncommitted configuration is
+    pending, writes the running configuration to a timestamped backup (mode
+    0600) in O(backup_dir), and pushes only the delta with the platform's
+    safe mechanism - NVUE pending revision then C(nv config apply --confirm),
+    an EOS C(configure session) with C(commit timer), a SONiC
+    C(config checkpoint). It then re-reads the config and the ports'
+    operational PFC/ECN/link state; only when these post-checks pass is the
+    change confirmed (C(nv config confirm), C(configure session <name> commit),
+    C(config save)). A rejected command or a failed post-check rolls back
+    (C(nv config detach) or re-apply of the previous revision, session abort,
+    C(config rollback)) and the module fails naming the switch.
+  - "Connects from the controller; run it with C(connection: local)."
+version_added: "0.1.0"
+author: linerate developers
+options:
+  name:
+    description: Switch name used in messages and backup paths (the inventory name).
+    type: str
+    required: true
+  platform:
+    description: Switch operating system.
+    type: str
+    required: true
+    choices: [eos, nvue, sonic]
+  host:
+    description: Address of the switch's SSH service.
+    type: str
+    required: true
+  port:
+    description: SSH port.
+    type: int
+    default: 22
+  username:
+    description: Login name.
+    type: str
+    required: true
+  password:
+    description: Login password (keep it in vault). Either this or O(private_key_file).
+    type: str
+  private_key_file:
+    description: Private key for public-key authentication.
+    type: path
+  known_hosts:
+    description: known_hosts file the switch's SSH host key is checked against.
+    type: path
+    default: ~/.ssh/known_hosts
+  host_key_checking:
+    description: Reject a switch whose host key is not in O(known_hosts). Turn off only for a first contact you verify otherwise.
+    type: bool
+    default: true
+  connect_timeout:
+    description: Seconds to wait for the TCP connection, banner and authentication.
+    type: int
+    default: 15
+  command_timeout:
+    description: Seconds to wait for one command's output.
+    type: int
+    default: 60
+  profile:
+    description: Name of the QoS objects (NVUE profiles; SONiC map C(<PROFILE>) and WRED profile C(<PROFILE>_LOSSLESS)) the intent owns.
+    type: str
+    default: linerate
+  fabric_ports:
+    description: The switch's fabric ports (from the cabling); the managed scope and the ports post-checked.
+    type: list
+    elements: str
+    default: []
+  config:
+    description: The rendered intent (C(switch_configs/<platform>/fabric.j2)). Mutually exclusive with O(backup_file).
+    type: str
+  backup_file:
+    description: A backup written by this module; the switch's whole running configuration is made identical to it.
+    type: path
+  backup:
+    description: Write the running configuration to O(backup_dir) before changing anything.
+    type: bool
+    default: true
+  backup_dir:
+    description: Directory of the backups (C(<backup_dir>/<name>/<UTC timestamp>.<platform>.cfg), mode 0600).
+    type: path
+    default: backups/switches
+  confirm_timeout:
+    description: Seconds the switch waits for the confirmation before rolling back by itself (NVUE and EOS).
+    type: int
+    default: 300
+  post_checks:
+    description: Check after the push that every fabric port is up, has PFC on exactly O(no_drop_priority), and ECN as O(ecn).
+    type: bool
+    default: true
+  require_ports_up:
+    description: Whether a fabric port that is down fails the post-check.
+    type: bool
+    default: true
+  no_drop_priority:
+    description: The PFC priority the post-check expects on every fabric port (omit to skip that check).
+    type: int
+  ecn:
+    description: Whether the post-check expects ECN marking on the fabric ports (omit to skip that check).
+    type: bool
+notes:
+  - Check mode is supported - it connects, reads and returns the exact commands
+    and a diff, and sends nothing that changes the switch. In check mode
+    C(changed) tells whether commands would be applied.
+  - Diff mode is supported - the diff is the managed part of the running
+    configuration against the intent, in the platform's own form.
+  - C(changed) is true only when commands were applied (or, in check mode, would be).
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying the switch.
+    support: full
+  diff_mode:
+    description: Returns the managed configuration before and after (the intent) in the platform's own form.
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Push the RoCE fabric intent to the switch
+  linerate.fabric.switch_config:
+    name: "{{ inventory_hostname }}"
+    platform: "{{ switch_platform }}"
+    host: "{{ ansible_host }}"
+    port: "{{ ansible_port | default(22) }}"
+    username: "{{ switch_username }}"
+    password: "{{ switch_password }}"
+    known_hosts: "{{ switch_known_hosts }}"
+    fabric_ports: [swp1, swp2]
+    config: "{{ lookup('ansible.builtin.template', 'switch_configs/nvue/fabric.j2') }}"
+    no_drop_priority: 3
+    ecn: true
+    backup_dir: /srv/backups/switches
+
+- name: Restore a backup byte for byte
+  linerate.fabric.switch_config:
+    name: leaf1
+    platform: nvue
+    host: 127.0.1.1
+    username: "{{ switch_username }}"
+    password: "{{ switch_password }}"
+    known_hosts: "{{ switch_known_hosts }}"
+    backup_file: /srv/backups/switches/leaf1/20261122T040000Z.nvue.cfg
+"""
+
+RETURN = r"""
+commands:
+  description: The exact commands computed (and, outside check mode, sent), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["nv set qos pfc linerate switch-priority 3", "nv set interface swp1 qos pfc profile linerate"]
+before:
+  description: The managed part of the running configuration before the change, in the platform's form.
+  returned: always
+  type: str
+after:
+  description: The managed part after the change (re-read from the switch; in check mode, the intent).
+  returned: always
+  type: str
+backup_path:
+  description: Path of the backup written before the push; null when nothing was pushed.
+  returned: always
+  type: str
+rolled_back:
+  description: On failure, whether the switch was rolled back and now matches its backup byte for byte.
+  returned: failure
+  type: bool
+command_log:
+  description: Every command sent to the switch with its output (credentials never appear in it).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
+    CONNECTION_ARGS, command_log, make_driver)
+
+
+def main():
+    spec = dict(CONNECTION_ARGS)
+    spec.update(
+        config=dict(type="str"),
+        backup_file=dict(type="path"),
+        backup=dict(type="bool", default=True),
+        backup_dir=dict(type="path", default="backups/switches"),
+        confirm_timeout=dict(type="int", default=300),
+        post_checks=dict(type="bool", default=True),
+        require_ports_up=dict(type="bool", default=True),
+        no_drop_priority=dict(type="int"),
+        ecn=dict(type="bool"),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
+                           mutually_exclusive=[("config", "backup_file")],
+                           required_one_of=[("config", "backup_file")])
+    p = module.params
+    full = bool(p["backup_file"])
+    if full:
+        try:
+            with open(p["backup_file"], encoding="utf-8") as f:
+                want_text = f.read()
+        except OSError as exc:
+            module.fail_json(msg=f"switch {p['name']}: cannot read backup {p['backup_file']}: {exc}")
+        if f".{p['platform']}." not in p["backup_file"].rsplit("/", 1)[-1]:
+            module.fail_json(msg=f"switch {p['name']}: {p['backup_file']} is not a {p['platform']} backup")
+    else:
+        want_text = p["config"]
+    try:
+        driver = make_driver(p)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    try:
+        result = run_apply(
+            driver, want_text, ports=p["fabric_ports"], check_mode=module.check_mode,
+            backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
+            post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
+            want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
+            want_ecn=p["ecn"])
+    except SwitchError as exc:
+        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output,
+                         rolled_back=exc.rolled_back, command_log=command_log(driver))
+    finally:
+        driver.close()
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    module.exit_json(command_log=command_log(driver), **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+#!/usr/bin/python
+"""Read a switch's state for change-window pre- and post-checks."""
+
+DOCUMENTATION = r"""
+---
+module: switch_info
+short_description: Read a switch's running config, pending changes and fabric-port PFC/ECN/link state
+description:
+  - Connects over SSH (netmiko) and reads, without changing anything, the
+    running configuration, whether uncommitted configuration is pending
+    (NVUE pending revision, EOS configure sessions not completed, SONiC
+    running config not saved or leftover change-window checkpoints), and for
+    each of O(fabric_ports) the operational link state with the PFC
+    priorities and ECN state read back from the switch.
+  - "Connects from the controller; run it with C(connection: local)."
+version_added: "0.1.0"
+author: linerate developers
+options:
+  name:
+    description: Switch name used in messages (the inventory name).
+    type: str
+    required: true
+  platform:
+    description: Switch operating system.
+    type: str
+    required: true
+    choices: [eos, nvue, sonic]
+  host:
+    description: Address of the switch's SSH service.
+    type: str
+    required: true
+  port:
+    description: SSH port.
+    type: int
+    default: 22
+  username:
+    description: Login name.
+    type: str
+    required: true
+  password:
+    description: Login password. Either this or O(private_key_file).
+    type: str
+  private_key_file:
+    description: Private key for public-key authentication.
+    type: path
+  known_hosts:
+    description: known_hosts file the switch's SSH host key is checked against.
+    type: path
+    default: ~/.ssh/known_hosts
+  host_key_checking:
+    description: Reject a switch whose host key is not in O(known_hosts).
+    type: bool
+    default: true
+  connect_timeout:
+    description: Seconds to wait for the TCP connection, banner and authentication.
+    type: int
+    default: 15
+  command_timeout:
+    description: Seconds to wait for one command's output.
+    type: int
+    default: 60
+  profile:
+    description: Name of the QoS objects the intent owns (unused here; accepted for symmetry with switch_config).
+    type: str
+    default: linerate
+  fabric_ports:
+    description: Ports whose state to report.
+    type: list
+    elements: str
+    default: []
+  return_running_config:
+    description: Also return the whole running configuration (it may hold hashed secrets; off by default).
+    type: bool
+    default: false
+notes:
+  - Read-only; check mode is supported and changes nothing either way.
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Nothing to diff.
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Read the switch before the change window
+  linerate.fabric.switch_info:
+    name: "{{ inventory_hostname }}"
+    platform: "{{ switch_platform }}"
+    host: "{{ ansible_host }}"
+    username: "{{ switch_username }}"
+    password: "{{ switch_password }}"
+    known_hosts: "{{ switch_known_hosts }}"
+    fabric_ports: [swp1, swp2]
+  register: pre
+"""
+
+RETURN = r"""
+running_config:
+  description: The running configuration as the switch prints it.
+  returned: when O(return_running_config=true)
+  type: str
+pending:
+  description: Descriptions of uncommitted or unconfirmed configuration; empty when none.
+  returned: always
+  type: list
+  elements: str
+ports:
+  description: Per fabric port, C(up), C(pfc) (priorities with PFC on) and C(ecn), read from the switch.
+  returned: always
+  type: dict
+  sample: {"swp1": {"up": true, "pfc": [3], "ecn": true}}
+ports_missing:
+  description: Fabric ports the switch does not report.
+  returned: always
+  type: list
+  elements: str
+ports_down:
+  description: Fabric ports whose link is down.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
+    CONNECTION_ARGS, make_driver)
+
+
+def main():
+    spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False))
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    p = module.params
+    try:
+        driver = make_driver(p)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    try:
+        running = driver.get_running()
+        driver.parse(running)   # fails on output that is not a config
+        pending = driver.pending()
+        ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
+    except SwitchError as exc:
+        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
+    finally:
+        driver.close()
+    extra = {"running_config": running} if p["return_running_config"] else {}
+    module.exit_json(
+        changed=False, pending=pending, **extra,
+        ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
+        ports_missing=[x for x in p["fabric_ports"] if x not in ports],
+        ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+#!/usr/bin/python
+"""Documentation for the verify_report action plugin (plugins/action/verify_report.py)."""
+
+DOCUMENTATION = r"""
+---
+module: verify_report
+short_description: Diagnose fabric verification results and write the reports
+description:
+  - Runs on the controller (action plugin). Reads what the verify_fabric role left in each
+    node's host variables (C(rdma_ports), C(verify_fabric_port_result), C(verify_fabric_rdma_log))
+    and the nccl_tests runs passed in I(nccl).
+  - Turns them into findings with stable fault codes, each naming node, device, switch and
+    switch port and the suspect layer (see docs/verification.md), localising a failing
+    ib_write_bw pair to the endpoint the failures have in common.
+  - Writes C(report.json), C(summary.md), C(junit.xml) and C(heatmap.png) to
+    C(<reports_dir>/<UTC timestamp>/) and points C(<reports_dir>/latest) at it. In check
+    mode nothing is written.
+options:
+  nodes:
+    description: The inventory names of the nodes verified (the play's hosts).
+    type: list
+    elements: str
+    required: true
+  fabric:
+    description: The effective fabric intent (thresholds, speed, width, MTU).
+    type: dict
+    required: true
+  nccl:
+    description: The registered results of the nccl_tests task (one per test).
+    type: list
+    elements: dict
+    default: []
+  reports_dir:
+    description: Where reports go; relative paths are relative to the playbook directory.
+    type: str
+    default: reports
+  expect_gdr:
+    description: Report NCCL_NO_GDR when NCCL does not use GPUDirect RDMA.
+    type: bool
+    default: true
+  fail:
+    description: Fail when a finding is an error.
+    type: bool
+    default: true
+  write:
+    description: Write the report files.
+    type: bool
+    default: true
+  meta:
+    description: Free-form data stored in the report (plan, rounds, ...).
+    type: dict
+attributes:
+  check_mode:
+    support: full
+author: linerate developers
+"""
+
+EXAMPLES = r"""
+- name: Diagnose and write the reports
+  linerate.fabric.verify_report:
+    nodes: "{{ ansible_play_hosts }}"
+    fabric: "{{ fabric_effective }}"
+    nccl: "{{ verify_fabric_nccl.results | default([]) }}"
+    reports_dir: "{{ playbook_dir }}/../reports"
+    fail: false
+  run_once: true
+  register: verify_fabric_report
+"""
+
+RETURN = r"""
+findings:
+  description: Every finding (code, severity, layer, check, node, device, switch, switch_port, message).
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: passed, errors, warnings and the count per code.
+  returned: always
+  type: dict
+passed:
+  description: True when no finding is an error.
+  returned: always
+  type: bool
+report_files:
+  description: Paths of the files written (dir, json, markdown, junit, heatmap); empty in check mode.
+  returned: when write is true
+  type: dict
+summary_markdown:
+  description: The Markdown summary.
+  returned: always
+  type: str
+"""

@@ -1,0 +1,246 @@
+"""Integration: the change-window playbooks over real SSH to the switch simulators.
+
+One simulator process serves leaf1 (NVUE), leaf2 (SONiC) and spine1 (EOS) on
+127.0.1.1-3 at a free port, from a fabric model in a temp state dir; the
+playbooks run from .venv/bin/ansible-playbook with a temp inventory.
+"""
+import glob
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+
+import topology as gen  # noqa: E402
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402
+
+SWITCHES = {"leaf1": "nvue", "leaf2": "sonic", "spine1": "eos"}
+ADDR = {"leaf1": "127.0.1.1", "leaf2": "127.0.1.2", "spine1": "127.0.1.3"}
+PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
+FAST = ("-e", "switch_fabric_serial=3")   # one batch of all three switches where batching is not under test
+
+
+def free_port():
+    for _ in range(50):
+        s = socket.socket()
+        s.bind(("127.0.1.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        try:
+            for a in ("127.0.1.2", "127.0.1.3"):
+                t = socket.socket()
+                t.bind((a, port))
+                t.close()
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port on 127.0.1.1-3")
+
+
+class Lab:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.state = os.path.join(tmp, "state")
+        self.port = free_port()
+        self.model, self.uplinks = gen.write(self.state, nodes=2, port=self.port)
+        self.key = os.path.join(tmp, "id_ed25519")
+        self.write_client_key()
+        self.log = open(os.path.join(tmp, "switchsim.log"), "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "lab", "switchsim", "run.py"), "--state", self.state],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.known_hosts = os.path.join(self.state, "switchsim", "known_hosts")
+        deadline = time.time() + 20
+        while not os.path.exists(os.path.join(self.state, "switchsim", "switchsim.pid")):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("switch simulator did not start; see " + self.log.name)
+            time.sleep(0.1)
+        with open(os.path.join(self.state, "switchsim", "credentials.json")) as f:
+            self.creds = json.load(f)
+        self.backups = os.path.join(tmp, "backups")
+        self.inventory = self.write_inventory("inv")
+
+    def write_client_key(self):
+        import asyncssh
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        key.write_private_key(self.key)
+        os.chmod(self.key, 0o600)
+        os.makedirs(os.path.join(self.state, "switchsim"), exist_ok=True)
+        key.write_public_key(os.path.join(self.state, "switchsim", "authorized_keys"))
+
+    def write_inventory(self, name, host_vars=None):
+        import yaml
+        d = os.path.join(self.tmp, name)
+        os.makedirs(os.path.join(d, "group_vars", "switches"), exist_ok=True)
+        inv = gen.inventory(self.model, self.uplinks, self.known_hosts)
+        for h, hv in (host_vars or {}).items():
+            inv["all"]["children"]["switches"]["hosts"][h].update(hv)
+        with open(os.path.join(d, "hosts.yml"), "w") as f:
+            yaml.safe_dump(inv, f)
+        with open(os.path.join(d, "group_vars", "switches", "credentials.yml"), "w") as f:
+            yaml.safe_dump({"switch_password": self.creds["password"]}, f)
+        return d
+
+    def play(self, playbook, *args, inventory=None):
+        cmd = [PLAYBOOK, "-i", inventory or self.inventory, os.path.join(ROOT, "playbooks", playbook),
+               "-e", f"switch_fabric_backup_dir={self.backups}", *args]
+        env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0")
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        return p.returncode, p.stdout + p.stderr
+
+    def running(self, name, **auth):
+        auth = auth or {"password": self.creds["password"]}
+        d = driver_for(SWITCHES[name], name, host=ADDR[name], port=self.port, username=self.creds["username"],
+                       known_hosts=self.known_hosts, **auth)
+        try:
+            return d.get_running()
+        finally:
+            d.close()
+
+    def backups_of(self, name):
+        return sorted(glob.glob(os.path.join(self.backups, name, "*.cfg")))
+
+    def model_port(self, switch, port):
+        with open(os.path.join(self.state, "fabric.json")) as f:
+            return json.load(f)["switches"][switch]["ports"][port]
+
+    def fault(self, *args):
+        subprocess.run([sys.executable, os.path.join(ROOT, "lab", "switchsim", "fault.py"), "--state", self.state,
+                        *args], check=True, capture_output=True)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+        self.log.close()
+
+
+def recap(out):
+    return {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
+                         "failed": int(m.group(5))}
+            for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)",
+                                 out, re.M)}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    lab = Lab(str(tmp_path_factory.mktemp("switchlab")))
+    yield lab
+    lab.stop()
+
+
+def test_check_mode_shows_the_diff_and_changes_nothing(lab):
+    before = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "--check", "--diff")
+    assert rc == 0, out
+    r = recap(out)
+    assert all(r[n]["changed"] == 1 for n in SWITCHES), out
+    assert "+nv set interface swp1 qos pfc profile linerate" in out
+    assert '"pfc_enable": "3"' in out
+    assert "+   priority-flow-control priority 3 no-drop" in out
+    assert {n: lab.running(n) for n in SWITCHES} == before
+    assert not any(lab.backups_of(n) for n in SWITCHES)
+
+
+def test_apply_then_second_run_changes_nothing(lab):
+    rc, out = lab.play("switches.yml", *FAST)
+    assert rc == 0, out
+    assert all(recap(out)[n]["changed"] == 1 for n in SWITCHES), out
+    for n in SWITCHES:
+        (backup,) = lab.backups_of(n)
+        assert oct(os.stat(backup).st_mode & 0o777) == "0o600"
+    for sw, port in (("leaf1", "swp1"), ("leaf2", "Ethernet8"), ("spine1", "Ethernet4/1")):
+        st = lab.model_port(sw, port)
+        assert st["pfc"] == [3] and st["mtu"] == 9216 and st["trust"] == "dscp" and st["ecn"]["enabled"], st
+    rc, out = lab.play("switches.yml", *FAST)
+    assert rc == 0, out
+    assert all(recap(out)[n]["changed"] == 0 for n in SWITCHES), out
+
+
+def test_pfc_fault_reaches_the_model_and_a_rerun_repairs_it(lab):
+    lab.fault("leaf1", "pfc_off", "swp2")
+    assert lab.model_port("leaf1", "swp2")["pfc"] == []
+    rc, out = lab.play("switches.yml", *FAST)
+    assert rc == 0, out
+    r = recap(out)
+    assert (r["leaf1"]["changed"], r["leaf2"]["changed"], r["spine1"]["changed"]) == (1, 0, 0), out
+    assert lab.model_port("leaf1", "swp2")["pfc"] == [3]
+
+
+def test_command_rejected_mid_push_leaves_each_switch_at_its_backup(lab):
+    lab.fault("leaf1", "reject", r"nv set interface swp2 link mtu")
+    lab.fault("leaf2", "reject", r"config interface mtu Ethernet8 ")
+    lab.fault("spine1", "reject", r"^interface Ethernet3/1$")   # after two ports' mtu went into the session
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", "-e", "switch_fabric_serial=3",
+                       "-e", "switch_fabric_max_fail_percentage=100")
+    assert rc != 0, out
+    assert "switch leaf1: rejected command 'nv set interface swp2 link mtu 9000'" in out
+    assert "switch leaf2: rejected command 'sudo config interface mtu Ethernet8 9000'" in out
+    assert "switch spine1: rejected command 'interface Ethernet3/1'" in out
+    assert out.count("rolled_back: true") == 3, out
+    for n in SWITCHES:
+        assert lab.running(n) == open(lab.backups_of(n)[-1]).read(), n
+    assert lab.model_port("leaf2", "Ethernet0")["mtu"] == 9216
+    for n in SWITCHES:
+        lab.fault(n, "clear")
+
+
+def test_unreachable_switch_fails_clearly_and_max_fail_percentage_decides(lab):
+    closed = free_port()
+    inv = lab.write_inventory("inv-unreachable", {"leaf1": {"ansible_port": closed}})
+    before = {n: lab.running(n) for n in ("leaf2", "spine1")}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", inventory=inv)
+    assert rc != 0
+    assert f"switch leaf1: unreachable at 127.0.1.1:{closed}" in out
+    assert {n: lab.running(n) for n in ("leaf2", "spine1")} == before   # 1/3 failed > 0 %: nothing rolled out
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", "-e", "switch_fabric_serial=3",
+                       "-e", "switch_fabric_max_fail_percentage=50", inventory=inv)
+    r = recap(out)
+    assert rc != 0 and r["leaf1"]["failed"] == 1, out
+    assert r["leaf2"]["changed"] == 1 and r["spine1"]["changed"] == 1, out   # 1/3 <= 50 %: the rest went on
+    assert lab.model_port("spine1", "Ethernet1/1")["mtu"] == 9000
+
+
+def test_auth_failure_and_unknown_host_key_name_the_switch(lab):
+    empty = os.path.join(lab.tmp, "empty_known_hosts")
+    open(empty, "w").close()
+    inv = lab.write_inventory("inv-bad", {"leaf1": {"switch_known_hosts": empty},
+                                          "leaf2": {"switch_password": "wrong"}})
+    with open(os.path.join(inv, "group_vars", "switches", "credentials.yml")) as f:
+        assert "switch_password" in f.read()
+    os.makedirs(os.path.join(inv, "host_vars"), exist_ok=True)
+    with open(os.path.join(inv, "host_vars", "leaf2.yml"), "w") as f:
+        f.write("switch_password: wrong\n")
+    rc, out = lab.play("switches.yml", "--tags", "precheck", "-e", "switch_fabric_max_fail_percentage=100",
+                       inventory=inv)
+    assert rc != 0
+    assert "switch leaf1: SSH host key of 127.0.1.1" in out and "not in the known_hosts file" in out, out
+    assert "switch leaf2: authentication failed for user 'admin'" in out, out
+    assert lab.creds["password"] not in out
+
+
+def test_public_key_login(lab):
+    for n in SWITCHES:
+        assert lab.running(n, key_file=lab.key) == lab.running(n)
+
+
+def test_round_trip_wrong_config_then_restore_is_byte_identical(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_no_drop_priority=5", "-e", "switch_fabric_mtu=4200",
+                       "-e", "switch_fabric_serial=3")
+    assert rc == 0, out
+    assert lab.model_port("leaf2", "Ethernet0")["pfc"] == [5]
+    assert all(lab.running(n) != good[n] for n in SWITCHES)
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST)
+    assert rc == 0, out
+    assert {n: lab.running(n) for n in SWITCHES} == good
+    assert lab.model_port("leaf2", "Ethernet0")["pfc"] == [3]

@@ -1,0 +1,227 @@
+"""Fabric verification against the lab: a healthy lab passes; every injected fault is caught
+with the right fault code, naming the node, device and switch port, then put back."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, ansible_env, run_playbook
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labprep  # noqa: E402
+
+# Short tests: the simulated links need no warm-up; every wait is bounded.
+FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
+        "-e", "verify_fabric_nccl_timeout=120"]
+REPORT = os.path.join(REPO, "reports", "latest", "report.json")
+
+
+def fault(*args):
+    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
+                         env=ansible_env(), text=True, capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr + res.stdout
+
+
+@pytest.fixture(scope="module")
+def converged(lab):
+    if os.environ.get("LINERATE_VERIFY_PREP") == "site":
+        run_playbook("playbooks/site.yml", check=True)
+    else:
+        labprep.converge()
+    return lab
+
+
+def verify(*extra, expect_ok):
+    res = run_playbook("playbooks/verify.yml", *FAST, *extra, timeout=600)
+    assert (res.returncode == 0) == expect_ok, res.stdout[-5000:]
+    with open(REPORT) as f:
+        return json.load(f)
+
+
+def codes(report):
+    return {(f["code"], f.get("node"), f.get("device")) for f in report["findings"]}
+
+
+def find(report, code, node=None, device=None):
+    hits = [f for f in report["findings"] if f["code"] == code
+            and (node is None or f.get("node") == node) and (device is None or f.get("device") == device)]
+    assert hits, f"no {code} {node} {device} in {sorted(codes(report), key=str)}"
+    return hits
+
+
+def port_of(lab, node, device):
+    nic = next(n for n in lab["nodes"][node]["nics"] if n["device"] == device)
+    return nic["switch"], str(nic["switch_port"])
+
+
+def test_healthy_lab_passes(converged):
+    report = verify(expect_ok=True)
+    assert report["summary"]["passed"], report["findings"]
+    assert report["findings"] == []
+    checks = report["checks"]
+    assert checks["ports"]["passed"] and checks["ib_write_bw"]["passed"]
+    assert all(t["ok"] and t["gbps"] >= 360 for t in checks["ib_write_bw"]["tests"])
+    # every pair of nodes on every rail was measured
+    pairs = {(frozenset((t["client"][0], t["server"][0])), t["client"][1]) for t in checks["ib_write_bw"]["tests"]}
+    n = len(converged["nodes"])
+    assert len(pairs) == n * (n - 1) // 2 * 2
+    for name in ("nccl:all_reduce_perf", "nccl:all_gather_perf"):
+        assert checks[name]["passed"]
+        assert set(checks[name]["transports"].values()) == {"IB"}
+        assert all(checks[name]["gdr"].values())
+    latest = os.path.join(REPO, "reports", "latest")
+    for name in ("summary.md", "junit.xml", "heatmap.png"):
+        assert os.path.getsize(os.path.join(latest, name)) > 0
+    with open(os.path.join(latest, "heatmap.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_port_down(converged):
+    fault("port-down", "node3", "mlx5_0")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("port-up", "node3", "mlx5_0")
+    switch, port = port_of(converged, "node3", "mlx5_0")
+    for f in find(report, "PORT_DOWN", "node3", "mlx5_0"):
+        assert (f["switch"], f["switch_port"]) == (switch, port)
+    # ib_write_bw names the bad link, not its peers
+    rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
+    assert {(f["node"], f["device"]) for f in rdma} == {("node3", "mlx5_0")}
+    find(report, "NCCL_FEW_NICS", "node3", "mlx5_0")
+
+
+def test_link_at_reduced_speed(converged):
+    fault("speed", "node2", "mlx5_1", "200")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("speed", "node2", "mlx5_1", "400")
+    switch, port = port_of(converged, "node2", "mlx5_1")
+    f = find(report, "PORT_SPEED", "node2", "mlx5_1")[0]
+    assert (f["switch"], f["switch_port"]) == (switch, port)
+    bw = find(report, "RDMA_BW_LOW", "node2", "mlx5_1")[0]
+    assert bw["layer"] == "link" and bw["switch_port"] == port
+    assert {(x["node"], x["device"]) for x in report["findings"] if x["check"] == "ib_write_bw"} == {("node2", "mlx5_1")}
+    find(report, "NCCL_BUSBW_LOW")
+
+
+def test_pfc_off_on_a_switch_port(converged):
+    switch, port = port_of(converged, "node4", "mlx5_0")
+    fault("switch-pfc-off", switch, port)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("switch-pfc-restore", switch, port)
+    f = find(report, "RDMA_BW_LOW", "node4", "mlx5_0")[0]
+    assert f["layer"] == "pfc" and (f["switch"], f["switch_port"]) == (switch, port)
+    assert {(x["node"], x["device"]) for x in report["findings"] if x["check"] == "ib_write_bw"} == {("node4", "mlx5_0")}
+    nccl = find(report, "NCCL_BUSBW_LOW")[0]
+    assert nccl["layer"] == "pfc"
+    assert not [x for x in report["findings"] if x["check"] == "ports"]
+
+
+def test_pfc_off_on_a_host_port(converged):
+    fault("pfc-off", "node1", "mlx5_1")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pfc-restore", "node1", "mlx5_1")
+    f = find(report, "RDMA_BW_LOW", "node1", "mlx5_1")[0]
+    assert f["layer"] == "pfc"
+
+
+def test_mtu_mismatch(converged):
+    fault("mtu", "node2", "mlx5_1", "1500")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("mtu", "node2", "mlx5_1", "4200")
+    switch, port = port_of(converged, "node2", "mlx5_1")
+    f = find(report, "MTU_MISMATCH", "node2", "mlx5_1")[0]
+    assert f["layer"] == "mtu" and (f["switch"], f["switch_port"]) == (switch, port)
+    # full-size frames towards node2 are dropped: transport retry exceeded, blamed on node2's port
+    r = find(report, "RDMA_TRANSPORT_RETRY", "node2", "mlx5_1")[0]
+    assert r["layer"] == "mtu"
+
+
+def test_wrong_gid_index(converged):
+    fault("gid-remove", "node4", "mlx5_1")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("gid-restore", "node4", "mlx5_1")
+    switch, port = port_of(converged, "node4", "mlx5_1")
+    f = find(report, "GID_MISSING", "node4", "mlx5_1")[0]
+    assert f["layer"] == "gid" and f["switch_port"] == port
+    q = find(report, "RDMA_QP_FAILED", "node4", "mlx5_1")[0]
+    assert q["layer"] == "gid"
+    n = find(report, "NCCL_QP_FAILED", "node4")[0]
+    assert (n["device"], n["switch_port"]) == ("mlx5_1", port)
+
+
+def test_nccl_wrong_hca_falls_back_to_socket(converged):
+    fault("nccl-hca", "node2", "mlx5_8,mlx5_9")
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["nccl"]}', expect_ok=False)
+    finally:
+        fault("nccl-hca-restore", "node2")
+    f = find(report, "NCCL_NET_SOCKET", "node2")[0]
+    assert f["layer"] == "hca_selection" and "mlx5_8" in f["message"]
+    low = find(report, "NCCL_BUSBW_LOW")[0]
+    assert low["actual"] < 10 and low["layer"] == "hca_selection"
+
+
+def test_peermem_missing_no_gdr(converged):
+    fault("no-peermem", "node1")
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["nccl"]}', expect_ok=False)
+    finally:
+        fault("peermem-restore", "node1")
+    f = find(report, "NCCL_NO_GDR", "node1")[0]
+    assert f["layer"] == "peermem"
+    assert not [x for x in report["findings"] if x["code"] == "NCCL_NET_SOCKET"]
+
+
+def test_check_mode_runs_nothing(converged):
+    res = run_playbook("playbooks/verify.yml", "--check", *FAST, timeout=300)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "report: not written" in res.stdout
+
+
+def test_handler_runs_verification_only_after_a_change(converged):
+    marker = os.path.join(REPO, "reports", "latest")
+    before = os.path.realpath(marker) if os.path.exists(marker) else None
+    only_ports = ["-e", '{"verify_fabric_checks": ["ports"]}']
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
+                       *only_ports, timeout=300)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "RUNNING HANDLER [Request fabric verification]" in res.stdout
+    after = os.path.realpath(marker)
+    assert after != before and json.load(open(os.path.join(after, "report.json")))["summary"]["passed"]
+    # nothing changed: no handler, no verification
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
+                       *only_ports, timeout=300)
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "RUNNING HANDLER" not in res.stdout
+    assert os.path.realpath(marker) == after
+
+
+def test_sampled_plan_retests_suspects_against_good_peers(converged):
+    fault("speed", "node3", "mlx5_0", "200")
+    try:
+        report = verify("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_ib_write_bw_sample_rounds=1",
+                        "-e", '{"verify_fabric_checks": ["ib_write_bw"]}', expect_ok=False)
+    finally:
+        fault("speed", "node3", "mlx5_0", "400")
+    tests = report["checks"]["ib_write_bw"]["tests"]
+    first = [t for t in tests if t["round"] == 0]
+    assert len(first) == 4  # one pairing: two pairs x two rails
+    suspects = {n for t in first if not t["ok"] for n in (t["client"][0], t["server"][0])}
+    assert "node3" in suspects
+    later = [t for t in tests if t["round"] > 0]
+    assert later and all({t["client"][0], t["server"][0]} & suspects for t in later)
+    rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
+    assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]

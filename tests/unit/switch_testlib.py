@@ -1,0 +1,99 @@
+"""Helpers for the switch unit tests: imports, template rendering, fakes."""
+import os
+import sys
+
+import jinja2
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "switch")
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
+
+from ansible.plugins.filter.core import FilterModule  # noqa: E402
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402,F401
+
+INTENT = {
+    "switch_fabric_profile": "linerate",
+    "switch_fabric_mtu": 9216,
+    "switch_fabric_set_speed": True,
+    "switch_fabric_trust": "dscp",
+    "switch_fabric_no_drop_priority": 3,
+    "switch_fabric_data_dscp": 26,
+    "switch_fabric_cnp_dscp": 48,
+    "switch_fabric_cnp_priority": 6,
+    "switch_fabric_ecn_enabled": True,
+    "switch_fabric_ecn_min_threshold_kb": 150,
+    "switch_fabric_ecn_max_threshold_kb": 1500,
+    "switch_fabric_ecn_probability_percent": 100,
+    "inventory_hostname": "sw",
+    "ansible_managed": "Ansible managed",
+}
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def render(platform, ports, **overrides):
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "switch_configs")),
+                             trim_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters.update(FilterModule().filters())
+    v = dict(INTENT, **overrides)
+    v["switch_fabric_ports_effective"] = [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports]
+    return env.get_template(f"{platform}/fabric.j2").render(**v)
+
+
+class Scripted:
+    """Replaces Driver.send: answers from a table, records every command."""
+
+    def __init__(self, answers):
+        self.answers = answers   # command -> str | list[str] (consumed in order)
+        self.sent = []
+
+    def __call__(self, command, timeout=None):
+        self.sent.append(command)
+        a = self.answers.get(command, "")
+        if isinstance(a, list):
+            return a.pop(0) if len(a) > 1 else a[0]
+        return a
+
+
+def make(platform, name="sw", answers=None):
+    d = driver_for(platform, name, host="127.0.1.9", username="u", password="p")
+    fake = Scripted(answers or {})
+    d.send = fake
+    return d, fake
+
+
+class SimSwitch:
+    """Drives a lab simulator platform object in-process as the switch behind Driver.send."""
+
+    def __init__(self, tmp_path, platform, ports):
+        import json
+        from simcore import Store
+        from sim_eos import Eos
+        from sim_nvue import Nvue
+        from sim_sonic import Sonic
+        spec = {"platform": platform, "address": "127.0.1.9", "port": 22,
+                "ports": {p: {"peer": f"node{i + 1}:mlx5_0", "speed_gbps": 400} for i, p in enumerate(ports)}}
+        (tmp_path / "fabric.json").write_text(json.dumps({"version": 1, "nodes": {}, "switches": {"sw": spec}}))
+        store = Store(str(tmp_path))
+        self.sw = {"nvue": Nvue, "sonic": Sonic, "eos": Eos}[platform]("sw", spec, store)
+        store.load(self.sw)
+        self.ctx = self.sw.new_context("admin")
+        self.ctx["term_length"] = 0
+        self.sent = []
+
+    def __call__(self, command, timeout=None):
+        self.sent.append(command)
+        out = self.sw.execute(self.ctx, command)
+        return out[0] if isinstance(out, tuple) else out
+
+
+def sim_driver(tmp_path, platform, ports):
+    d = driver_for(platform, "sw", host="127.0.1.9", username="u", password="p")
+    sim = SimSwitch(tmp_path, platform, ports)
+    d.send = sim
+    return d, sim

@@ -1,0 +1,61 @@
+"""The modules end to end with the device I/O replaced: arguments, check mode, changed, no_log."""
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from switch_testlib import fixture, make, render
+
+from ansible_collections.linerate.fabric.plugins.modules import switch_config, switch_info
+
+PORTS = ["swp1", "swp2"]
+ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "admin",
+        "password": "s3cret-pw", "known_hosts": "/nonexistent", "fabric_ports": PORTS}
+
+
+def run_module(mod, args, monkeypatch, capsys, answers, check=False):
+    d, fake = make("nvue", "leaf1", answers)
+    d.close = lambda: None
+    monkeypatch.setattr(mod, "make_driver", lambda p: d)
+    extra = {"_ansible_check_mode": check, "_ansible_diff": True}
+    with patch_module_args(dict(args, **extra)):
+        with pytest.raises(SystemExit):
+            mod.main()
+    return json.loads(capsys.readouterr().out), fake
+
+
+def test_switch_config_check_mode_reports_commands_and_diff_only(monkeypatch, capsys, tmp_path):
+    args = dict(ARGS, config=render("nvue", PORTS), backup_dir=str(tmp_path))
+    res, fake = run_module(switch_config, args, monkeypatch, capsys,
+                           {"nv config show -o commands": fixture("nvue_config_show_commands.txt")}, check=True)
+    assert res["changed"] is True and fake.sent == ["nv config show -o commands"]
+    assert "nv set interface swp2 qos pfc profile linerate" in res["commands"]
+    assert "link mtu 9216" in res["diff"]["after"] and res["backup_path"] is None
+    assert res["command_log"][0]["output"].startswith("<running configuration")
+    assert "s3cret-pw" not in json.dumps(res) and not list(tmp_path.iterdir())
+
+
+def test_switch_config_unchanged_when_at_intent(monkeypatch, capsys, tmp_path):
+    text = render("nvue", PORTS)
+    res, fake = run_module(switch_config, dict(ARGS, config=text, backup_dir=str(tmp_path)), monkeypatch, capsys,
+                           {"nv config show -o commands": text})
+    assert res["changed"] is False and res["commands"] == [] and fake.sent == ["nv config show -o commands"]
+
+
+def test_switch_config_failure_names_the_switch(monkeypatch, capsys, tmp_path):
+    res, _ = run_module(switch_config, dict(ARGS, config=render("nvue", PORTS), backup_dir=str(tmp_path)),
+                        monkeypatch, capsys, {"nv config show -o commands": fixture("nvue_config_show_commands.txt"),
+                                              "nv config diff": "- set:\n    system:\n      hostname: x"})
+    assert res["failed"] and res["msg"].startswith("switch leaf1: uncommitted configuration is pending")
+
+
+def test_switch_info_reports_ports(monkeypatch, capsys):
+    res, _ = run_module(switch_info, ARGS, monkeypatch, capsys, {
+        "nv config show -o commands": fixture("nvue_config_show_commands.txt"),
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")})
+    assert res["changed"] is False and res["pending"] == []
+    assert res["ports"] == {"swp1": {"up": True, "pfc": [3], "ecn": True},
+                            "swp2": {"up": False, "pfc": [], "ecn": False}}
+    assert res["ports_down"] == ["swp2"] and "running_config" not in res

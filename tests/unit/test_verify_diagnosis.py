@@ -1,0 +1,225 @@
+"""Diagnosis rules and link localisation (module_utils/verify.py), on real tool outputs where they exist."""
+import os
+
+from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl import parse_nccl_log
+
+from test_verify_plans import FABRIC
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+NODES = [f"node{i}" for i in range(1, 5)]
+PORTS = {n: [{"device": f"mlx5_{r}", "netdev": f"enp{65 + 16 * r}s0f0np0",
+              "address": f"192.168.{100 + r}.{10 + i}/24", "switch": f"leaf{r + 1}", "switch_port": f"swp{i}"}
+             for r in range(2)] for i, n in enumerate(NODES, 1)}
+CABLING = verify.cabling_index(PORTS)
+
+
+def fixture(*parts):
+    with open(os.path.join(FIX, *parts)) as f:
+        return f.read()
+
+
+def good_port(dev, node="node1", **kw):
+    i = NODES.index(node) + 1
+    r = int(dev[-1])
+    p = {"device": dev, "netdev": f"enp{65 + 16 * r}s0f0np0", "present": True, "state": "ACTIVE",
+         "phys_state": "LinkUp", "speed_gbps": 400.0, "width": 4, "mtu": 4200, "ipv4": [f"192.168.{100 + r}.{10 + i}"],
+         "gid_table": True, "gid": {"index": 3, "type": "RoCE v2", "ipv4": f"192.168.{100 + r}.{10 + i}"}}
+    p.update(kw)
+    return p
+
+
+# ---------------------------------------------------------------- ports
+
+def test_healthy_ports_have_no_findings():
+    assert verify.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1")], PORTS["node1"], FABRIC) == []
+
+
+def test_port_findings_name_node_device_and_switch_port():
+    ports = [good_port("mlx5_0", state="DOWN", phys_state="Disabled"), good_port("mlx5_1", speed_gbps=200.0, width=2)]
+    found = verify.port_findings("node1", ports, PORTS["node1"], FABRIC)
+    assert [(f["code"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
+        ("PORT_DOWN", "mlx5_0", "leaf1", "swp1"), ("PORT_SPEED", "mlx5_1", "leaf2", "swp1"),
+        ("PORT_WIDTH", "mlx5_1", "leaf2", "swp1")]
+    assert found[0]["layer"] == "link"
+
+
+def test_missing_device_mtu_and_gid():
+    ports = [{"device": "mlx5_0", "present": False, "error": "IB device 'mlx5_0' wasn't found"},
+             good_port("mlx5_1", mtu=1500, gid=None, ipv4=[])]
+    found = {f["code"]: f for f in verify.port_findings("node1", ports, PORTS["node1"], FABRIC)}
+    assert set(found) == {"PORT_MISSING", "MTU_MISMATCH", "GID_MISSING"}
+    assert found["MTU_MISMATCH"]["layer"] == "mtu" and found["MTU_MISMATCH"]["actual"] == 1500
+    assert found["GID_MISSING"]["layer"] == "gid" and "192.168.101.11" in found["GID_MISSING"]["message"]
+
+
+def test_infiniband_ports_skip_roce_checks():
+    ib = dict(FABRIC, transport="infiniband")
+    ports = [good_port("mlx5_0", mtu=2044, gid=None, ipv4=[]), good_port("mlx5_1", mtu=2044, gid=None, ipv4=[])]
+    assert verify.port_findings("node1", ports, PORTS["node1"], ib) == []
+
+
+# ---------------------------------------------------------------- ib_write_bw
+
+def rounds_tests(bad=None, gbps_bad=150.0, errors=None, dev="mlx5_0"):
+    """Every pair of NODES on one rail; tests touching ``bad`` get ``gbps_bad`` or ``errors``."""
+    tests = []
+    for k, rnd in enumerate(verify.round_robin(NODES)):
+        for server, client in rnd:
+            t = {"round": k, "server": [server, dev], "client": [client, dev], "gbps": 385.0,
+                 "client_error": None, "server_error": None}
+            if bad in (server, client):
+                if errors:
+                    side = "server" if server == bad else "client"
+                    t.update(errors(side))
+                    t["gbps"] = None
+                else:
+                    t["gbps"] = gbps_bad
+            tests.append(t)
+    return tests
+
+
+def test_low_bandwidth_is_localised_to_the_common_endpoint():
+    found, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    assert [(f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
+        ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")]
+    assert found[0]["layer"] == "pfc"  # full speed link, a fraction of line rate
+    assert sum(not t["ok"] for t in evaluated) == 3
+
+
+def test_half_rate_points_at_link_speed():
+    found, _ = verify.rdma_findings(rounds_tests("node2", gbps_bad=192.0), FABRIC, CABLING)
+    assert found[0]["layer"] == "link" and "200" in found[0]["message"]
+
+
+def test_healthy_rounds_have_no_findings():
+    found, evaluated = verify.rdma_findings(rounds_tests(), FABRIC, CABLING)
+    assert found == [] and all(t["ok"] for t in evaluated)
+
+
+def test_port_state_error_blames_the_side_that_printed_it():
+    def errors(side):
+        if side == "server":
+            return {"server_error": "Port number 1 state is Down; Couldn't set the link layer",
+                    "client_error": "Couldn't connect to 10.0.0.4:18515; Unable to init the socket connection"}
+        return {"client_error": "Port number 1 state is Down; Couldn't set the link layer",
+                "server_error": "killed after 13 s (no client connected)"}
+    found, _ = verify.rdma_findings(rounds_tests("node4", errors=errors), FABRIC, CABLING)
+    assert [(f["code"], f["node"], f["device"], f["switch_port"]) for f in found] == [
+        ("PORT_DOWN", "node4", "mlx5_0", "swp4")]
+    assert "state is Down" in found[0]["message"]
+
+
+def test_qp_failure_is_a_gid_problem_of_the_side_that_printed_it():
+    def errors(side):
+        mine = "Failed to modify QP 0x0128 to RTR; Unable to Connect the HCA's through the link"
+        other = "Failed to exchange data between server and clients"
+        return {f"{side}_error": mine, f"{'client' if side == 'server' else 'server'}_error": other}
+    found, _ = verify.rdma_findings(rounds_tests("node2", errors=errors), FABRIC, CABLING)
+    assert [(f["code"], f["node"], f["layer"]) for f in found] == [("RDMA_QP_FAILED", "node2", "gid")]
+
+
+def test_transport_retry_uses_port_check_hints_to_break_ties():
+    # frames towards node2 are dropped: only the test where node2 receives fails
+    tests = rounds_tests()
+    target = next(t for t in tests if t["server"][0] == "node2")
+    target.update(gbps=None, client_error="Completion with error at client; Failed status 12: wr_id 0 syndrom 0x81")
+    found, _ = verify.rdma_findings(tests, FABRIC, CABLING, hints=[("node2", "mlx5_0")])
+    assert [(f["code"], f["node"]) for f in found] == [("RDMA_TRANSPORT_RETRY", "node2")]
+    # without a hint the one failing test cannot be pinned on either end
+    found, _ = verify.rdma_findings(tests, FABRIC, CABLING)
+    assert [f["code"] for f in found] == ["RDMA_INCONCLUSIVE"]
+
+
+def test_two_node_pair_is_inconclusive():
+    tests = [{"round": 0, "server": ["a", "mlx5_0"], "client": ["b", "mlx5_0"], "gbps": 100.0,
+              "client_error": None, "server_error": None}]
+    found, _ = verify.rdma_findings(tests, FABRIC, {})
+    assert [f["code"] for f in found] == ["RDMA_INCONCLUSIVE"] and found[0]["peer"]["node"] == "b"
+
+
+def test_classify_real_perftest_errors():
+    assert verify.classify_rdma_error(fixture("perftest", "error_couldnt_connect.txt")) == "RDMA_CONNECT_FAILED"
+    assert verify.classify_rdma_error(fixture("perftest", "error_completion.txt")) == "RDMA_TRANSPORT_RETRY"
+    assert verify.classify_rdma_error(fixture("perftest", "error_device_not_found.txt")) == "PORT_MISSING"
+    assert verify.classify_rdma_error(fixture("perftest", "error_no_devices.txt")) == "PORT_MISSING"
+    assert verify.classify_rdma_error("something else broke") == "RDMA_TEST_ERROR"
+
+
+def test_bandwidth_matrix():
+    _, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    m = verify.bandwidth_matrix(evaluated)
+    assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
+    assert len(m["mlx5_0"]["cells"]) == 6
+    assert sum(not c["ok"] for c in m["mlx5_0"]["cells"].values()) == 3
+
+
+# ---------------------------------------------------------------- nccl (real NCCL logs)
+
+def run_from_logs(logs, busbw=95.0, error=None, test="all_reduce_perf"):
+    return {"test": test, "busbw": busbw, "error": error, "logs": logs}
+
+
+def test_real_gdr_log_is_healthy():
+    log = parse_nccl_log(fixture("nccl_logs", "ib_roce_gdr_2_23.txt"))
+    hosts = {"node1": [{"device": d["device"]} for d in log["ib_devices"]]}
+    fabric = dict(FABRIC, link_speed_gbps=400)
+    busbw = verify.nccl_threshold_gbytes(fabric, len(log["ib_devices"])) + 1
+    assert verify.nccl_findings(run_from_logs({"node1": log}, busbw), fabric, hosts) == []
+
+
+def test_real_socket_fallback_log():
+    log = parse_nccl_log(fixture("nccl_logs", "socket_fallback_2_18.txt"))
+    assert log["transport"] == "Socket"
+    found = verify.nccl_findings(run_from_logs({"node1": log}, 2.5), FABRIC, {"node1": PORTS["node1"]})
+    codes = {f["code"]: f for f in found}
+    assert set(codes) == {"NCCL_NET_SOCKET", "NCCL_BUSBW_LOW"}
+    assert codes["NCCL_BUSBW_LOW"]["layer"] in ("hca_selection", "interface_selection")
+
+
+def test_real_log_without_gdr():
+    log = parse_nccl_log(fixture("nccl_logs", "ibext_plugin_no_gdr.txt"))
+    assert log["gdr"] is False
+    hosts = {"node1": [{"device": d["device"]} for d in log["ib_devices"]]}
+    found = verify.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts)
+    assert [f["code"] for f in found] == ["NCCL_NO_GDR"] and found[0]["layer"] == "peermem"
+    assert verify.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts, expect_gdr=False) == []
+
+
+def test_real_completion_error_is_a_transport_retry():
+    log = parse_nccl_log(fixture("nccl_logs", "error_completion_wrapped.txt"))
+    found = verify.nccl_findings(run_from_logs({"node1": log}, None, error="Test NCCL failure"), FABRIC,
+                                 {"node1": PORTS["node1"]})
+    assert "NCCL_TRANSPORT_RETRY" in {f["code"] for f in found}
+    assert "NCCL_BUSBW_LOW" not in {f["code"] for f in found}
+
+
+def test_wrong_hca_is_named():
+    log = {"transport": "Socket", "gdr": None, "ib_devices": [], "env": {"NCCL_IB_HCA": "mlx5_8,mlx5_9"}, "error": None}
+    found = verify.nccl_findings(run_from_logs({"node2": log}, 2.9), FABRIC, {"node2": PORTS["node2"]})
+    sock = next(f for f in found if f["code"] == "NCCL_NET_SOCKET")
+    assert sock["node"] == "node2" and sock["layer"] == "hca_selection" and "mlx5_8" in sock["message"]
+
+
+def test_fewer_nics_than_cabled():
+    log = {"transport": "IB", "gdr": True, "ib_devices": [{"device": "mlx5_1"}], "env": {}, "error": None}
+    found = verify.nccl_findings(run_from_logs({"node3": log}, 45.0), FABRIC, {"node3": PORTS["node3"]})
+    few = next(f for f in found if f["code"] == "NCCL_FEW_NICS")
+    assert (few["node"], few["device"], few["switch"], few["switch_port"]) == ("node3", "mlx5_0", "leaf1", "swp3")
+    assert next(f for f in found if f["code"] == "NCCL_BUSBW_LOW")["layer"] == "hca_selection"
+
+
+def test_correlate_takes_the_port_checks_layer():
+    port = verify.finding("PORT_SPEED", "x", node="node2", device="mlx5_1", check="ports")
+    bw = verify.finding("RDMA_BW_LOW", "y", node="node2", device="mlx5_1", check="ib_write_bw", layer="pfc")
+    out = verify.correlate([port, bw])
+    assert out[1]["layer"] == "link" and out[1]["related"] == ["PORT_SPEED"]
+    assert verify.summarize(out) == {"passed": False, "errors": 2, "warnings": 0,
+                                     "codes": {"PORT_SPEED": 1, "RDMA_BW_LOW": 1}}
+
+
+def test_split_log_by_host_handles_mpirun_tags():
+    text = ("[1,0]<stdout>:node1:11:12 [0] NCCL INFO Using network IB\n"
+            "node2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n")
+    out = verify.split_log_by_host(text)
+    assert set(out) == {"node1", "node2"} and "NET/Socket" in out["node2"]

@@ -1,0 +1,91 @@
+"""Pairing plans and thresholds (module_utils/verify.py)."""
+import itertools
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils import verify
+
+FABRIC = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
+          "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8}}
+
+
+@pytest.mark.parametrize("n", range(2, 18))
+def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n):
+    nodes = [f"node{i}" for i in range(1, n + 1)]
+    rounds = verify.round_robin(nodes)
+    assert len(rounds) == (n - 1 if n % 2 == 0 else n)
+    assert verify.plan_covers(rounds, nodes)
+    for rnd in rounds:
+        used = [x for pair in rnd for x in pair]
+        assert len(used) == len(set(used))
+        assert len(rnd) == n // 2
+    pairs = [frozenset(p) for rnd in rounds for p in rnd]
+    assert set(pairs) == {frozenset(c) for c in itertools.combinations(nodes, 2)}
+
+
+@pytest.mark.parametrize("n", [4, 5, 8, 9, 16])
+def test_servers_are_balanced(n):
+    nodes = [f"n{i}" for i in range(n)]
+    served = {x: 0 for x in nodes}
+    for rnd in verify.round_robin(nodes):
+        for server, _ in rnd:
+            served[server] += 1
+    assert max(served.values()) - min(served.values()) <= 1
+
+
+def test_plan_covers_rejects_bad_plans():
+    nodes = ["a", "b", "c", "d"]
+    assert not verify.plan_covers([[["a", "b"], ["a", "c"]]], nodes)  # a twice in a round
+    assert not verify.plan_covers([[["a", "b"], ["c", "d"]]], nodes)  # pairs missing
+    assert not verify.plan_covers([[["a", "b"], ["c", "d"]], [["a", "b"]]] + verify.round_robin(nodes)[1:], nodes)
+
+
+def test_trivial_plans():
+    assert verify.round_robin([]) == [] and verify.round_robin(["a"]) == []
+    assert verify.round_robin(["a", "b"]) == [[["a", "b"]]]
+
+
+def test_sampled_plan_is_a_few_disjoint_rounds():
+    nodes = [f"n{i}" for i in range(10)]
+    rounds = verify.sampled_plan(nodes, 2)
+    assert len(rounds) == 2
+    for rnd in rounds:
+        used = [x for p in rnd for x in p]
+        assert len(used) == len(set(used)) == 10
+
+
+def test_retest_pairs_suspects_with_good_peers_not_yet_met():
+    done = [["a", "b"], ["c", "d"]]
+    rounds = verify.retest_plan(["a"], ["c", "d", "e"], done)
+    pairs = [p for rnd in rounds for p in rnd]
+    assert pairs == [["c", "a"], ["d", "a"]]
+    assert len(rounds) == 2  # a cannot be in two pairs of one round
+    # two suspects share rounds when their peers differ
+    rounds = verify.retest_plan(["a", "b"], ["c", "d"], [])
+    for rnd in rounds:
+        used = [x for p in rnd for x in p]
+        assert len(used) == len(set(used))
+    assert {frozenset(p) for rnd in rounds for p in rnd} == {frozenset(x) for x in
+                                                              (("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"))}
+
+
+def test_round_roles():
+    rounds = [[["a", "b"]], [["c", "a"]], [["b", "c"]]]
+    assert verify.round_roles(rounds, "a") == [{"round": 0, "role": "server", "peer": "b"},
+                                              {"round": 1, "role": "client", "peer": "c"},
+                                              {"round": 2, "role": "idle", "peer": None}]
+
+
+def test_thresholds_from_intent():
+    assert verify.rdma_threshold_gbps(FABRIC) == 360.0
+    assert verify.rdma_threshold_gbps(dict(FABRIC, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85})) == 170.0
+    assert verify.nccl_threshold_gbytes(FABRIC, 8) == 320.0  # 0.8 x 8 x 400 Gb/s / 8
+    assert verify.nccl_threshold_gbytes(FABRIC, 2) == 80.0
+
+
+def test_fault_codes_are_stable_and_complete():
+    for code, (severity, layer, text) in verify.FAULT_CODES.items():
+        assert code.isupper() and severity in ("error", "warning") and layer in verify.LAYERS and text
+    for code in ("PORT_DOWN", "PORT_SPEED", "PORT_WIDTH", "RDMA_BW_LOW", "RDMA_CONNECT_FAILED",
+                 "NCCL_NET_SOCKET", "NCCL_NO_GDR", "NCCL_FEW_NICS", "NCCL_BUSBW_LOW"):
+        assert code in verify.FAULT_CODES
