@@ -410,8 +410,16 @@ def build_repo():
     recipe = repo_recipe()
     if os.path.exists(stamp) and open(stamp).read() == recipe:
         return out
-    shutil.rmtree(out, ignore_errors=True)
-    packages.build_repo(out)
+    # Build aside, then swap the files in: running nodes bind-mount this
+    # directory, and a new directory would leave them looking at the old one.
+    staging = out + ".new"
+    packages.build_repo(staging)
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(out):
+        os.remove(os.path.join(out, name))
+    for name in os.listdir(staging):
+        os.replace(os.path.join(staging, name), os.path.join(out, name))
+    os.rmdir(staging)
     with open(stamp, "w") as f:
         f.write(recipe)
     log(f"local DOCA-OFED package repository built in {out}")

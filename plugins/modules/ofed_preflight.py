@@ -64,6 +64,12 @@ versions:
   returned: success
   type: dict
   sample: {mlnx-ofed-all: 24.10-1.1.4.0, mlnx-ofed-kernel-modules: 24.10.OFED.24.10.1.1.4.1.kver.6.1.0-18-amd64}
+pending:
+  description: The packages whose installed version differs from the resolved one (what an
+    install would change), with the version it would install.
+  returned: success
+  type: dict
+  sample: {mlnx-ofed-all: 24.10-1.1.4.0}
 kernels:
   description: Kernel releases the repository has driver builds of the pinned version for.
   returned: always
@@ -181,7 +187,23 @@ def main():
                 "matching kernel or pin an OFED release built for this one. Nothing was changed.")
     if problems:
         module.fail_json(msg="; ".join(problems), kernels=kernels, available=available)
-    module.exit_json(changed=False, versions=versions, kernels=kernels)
+    installed = installed_versions(module, list(versions))
+    pending = {name: v for name, v in versions.items() if installed.get(name) != v}
+    module.exit_json(changed=False, versions=versions, kernels=kernels, pending=pending,
+                     installed={n: installed.get(n) for n in versions})
+
+
+def installed_versions(module, names):
+    """{package: version} of what dpkg has installed now (read-only)."""
+    rc, out, _ = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
+                                     "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
+                                    environ_update={"LANG": "C", "LC_ALL": "C"})
+    found = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) >= 3 and cols[2].startswith("ii"):
+            found[cols[0]] = cols[1]
+    return found
 
 
 if __name__ == "__main__":

@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""The lab's simulated InfiniBand fabric: ibsim net file, start/stop, faults.
+
+    ibsimlab.py netfile  (--model FILE | --inventory DIR) [-o OUT]
+    ibsimlab.py start    --run-dir DIR (--model FILE | --inventory DIR) [--port N] [--local]
+    ibsimlab.py stop     --run-dir DIR
+    ibsimlab.py status   --run-dir DIR
+    ibsimlab.py env      --run-dir DIR --node HOST [--device mlx5_0]
+    ibsimlab.py fault    --run-dir DIR unlink  SWITCH PORT
+    ibsimlab.py fault    --run-dir DIR relink  SWITCH PORT
+    ibsimlab.py fault    --run-dir DIR swap    SWITCH PORT_A PORT_B
+    ibsimlab.py fault    --run-dir DIR degrade SWITCH PORT [--width W] [--speed SDR|DDR|QDR]
+
+ibsim (Debian ibsim-utils) simulates the subnet: node records in the
+ibnetdiscover-compatible net format; real OpenSM and infiniband-diags reach it
+through LD_PRELOAD=libumad2sim.so. Without --local, ibsim runs in remote mode
+(-r): UDP, control on PORT, one data socket per client on PORT+1+i, so OpenSM
+in a podman container on the lab bridge reaches it at the bridge gateway
+address. Clients must all use a non-loopback address (ibsim 0.10 cannot
+re-connect a client slot that once served 127.0.0.1 to another address: it
+panics). With --local it uses its default abstract unix sockets, which only
+clients in the same network namespace can reach.
+
+Faults: unlink/relink/swap go through ibsim's console (a FIFO on its stdin)
+at run time — the links change under a running OpenSM, which sees them on its
+next sweep, and are recorded in DIR/faults.json so that a regenerated net file
+keeps them. ibsim has no console command for width or speed, so degrade
+rewrites the net file (per-port w=/s= enable masks on both ends) and restarts
+ibsim; attached clients (OpenSM) must then be restarted too.
+"""
+import argparse
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+DEFAULT_PORT = 7070
+DEFAULT_SWITCH_PORTS = 36
+# ibsim enable masks: PortInfo LinkWidthEnabled / LinkSpeedEnabled bits
+WIDTH_MASK = {1: 1, 4: 2, 8: 4, 12: 8}
+SPEED_MASK = {"SDR": 1, "DDR": 2, "QDR": 4}
+LANE_OF = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0}
+
+
+# ------------------------------------------------------------------ the model
+def _guid_int(g):
+    return int(str(g), 16)
+
+
+def _fmt_guid(i):
+    return "0x%016x" % i
+
+
+def default_switch_guid(name):
+    """A stable switch GUID from its name (Mellanox OUI prefix e41d2d)."""
+    h = int(hashlib.sha256(name.encode()).hexdigest()[:10], 16)
+    return _fmt_guid((0xE41D2D << 40) | h)
+
+
+def default_port_guid(host, device):
+    h = int(hashlib.sha256(f"{host}/{device}".encode()).hexdigest()[:10], 16) & ~1
+    return _fmt_guid((0xA088C2 << 40) | h | 1)
+
+
+def speed_name(speed_gbps, width):
+    """Nominal link speed (Gb/s) and width -> the ibsim lane speed it can show."""
+    lane = float(speed_gbps) / max(int(width), 1)
+    if lane >= 10:
+        return "QDR"
+    if lane >= 5:
+        return "DDR"
+    return "SDR"
+
+
+def model_from_inventory(inv):
+    """`ansible-inventory --list` JSON -> a fabric model (transport infiniband)."""
+    hostvars = inv.get("_meta", {}).get("hostvars", {})
+    switches_group = set(inv.get("switches", {}).get("hosts", [])) | \
+        set(inv.get("ib_switches", {}).get("hosts", []))
+    model = {"version": 1, "transport": "infiniband", "nodes": {}, "switches": {}, "faults": []}
+    fabric = {}
+    for hv in hostvars.values():
+        if "fabric" in hv:
+            fabric = hv["fabric"]
+            break
+    speed = fabric.get("link_speed_gbps", 40)
+    width = fabric.get("link_width", 4)
+    for name in sorted(switches_group):
+        hv = hostvars.get(name, {})
+        model["switches"][name] = {
+            "guid": hv.get("ib_switch_guid") or default_switch_guid(name),
+            "nports": int(hv.get("ib_switch_ports", DEFAULT_SWITCH_PORTS)),
+            "ports": {},
+        }
+    for name in sorted(hostvars):
+        if name in switches_group:
+            continue
+        ports = hostvars[name].get("rdma_ports") or []
+        if not ports:
+            continue
+        nics = []
+        for p in ports:
+            pguid = p.get("guid") or default_port_guid(name, p["device"])
+            nics.append({
+                "device": p["device"], "netdev": p.get("netdev"), "port": 1,
+                "node_guid": _fmt_guid(_guid_int(pguid) - 1), "port_guid": _fmt_guid(_guid_int(pguid)),
+                "link_layer": "InfiniBand", "speed_gbps": speed, "width": width,
+                "cable": "up", "switch": p["switch"], "switch_port": str(p["switch_port"]),
+            })
+            sw = model["switches"].setdefault(p["switch"], {
+                "guid": default_switch_guid(p["switch"]), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
+            sw["ports"][str(p["switch_port"])] = {"peer": f"{name}:{p['device']}",
+                                                  "speed_gbps": speed, "up": True}
+        model["nodes"][name] = {"nics": nics}
+    for name in sorted(switches_group):
+        for up in hostvars.get(name, {}).get("switch_uplinks") or []:
+            for a, ap, b, bp in ((name, up["port"], up["peer"], up["peer_port"]),
+                                 (up["peer"], up["peer_port"], name, up["port"])):
+                sw = model["switches"].setdefault(a, {
+                    "guid": default_switch_guid(a), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
+                sw["ports"][str(ap)] = {"peer": f"{b}:{bp}", "up": True,
+                                        "speed_gbps": up.get("speed_gbps", speed),
+                                        "width": up.get("width", width)}
+    return model
+
+
+def load_inventory(path):
+    exe = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+    exe = exe if os.path.exists(exe) else "ansible-inventory"
+    out = subprocess.run([exe, "-i", path, "--list"], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def ca_nodeid(host, device):
+    """The simulated node id; ibsim also uses it as NodeDescription, which is
+    what a real Linux host reports: "<hostname> <ibdev>"."""
+    return f"{host} {device}"
+
+
+def netfile_from_model(model):
+    """The fabric model -> ibsim net file text (links as the model's physics say)."""
+    links = {}  # (switch, port) -> (peer_nodeid, peer_port, width, speed)
+    cas = []
+    for host in sorted(model.get("nodes", {})):
+        for nic in model["nodes"][host].get("nics", []):
+            if nic.get("link_layer", "InfiniBand") != "InfiniBand":
+                continue
+            nid = ca_nodeid(host, nic["device"])
+            up = nic.get("cable", "up") == "up"
+            w = int(nic.get("width", 4))
+            sp = speed_name(nic.get("speed_gbps", 40), w)
+            peer = None
+            if up and nic.get("switch"):
+                peer = (nic["switch"], int(nic["switch_port"]))
+                links[peer] = (nid, 1, w, sp)
+            cas.append((nid, nic, peer, w, sp))
+    lines = ["# linerate lab: ibsim net file generated from the fabric model", ""]
+    for sw in sorted(model.get("switches", {})):
+        s = model["switches"][sw]
+        lines.append(f"switchguid={s.get('guid') or default_switch_guid(sw)}")
+        lines.append(f'Switch\t{int(s.get("nports", DEFAULT_SWITCH_PORTS))} "{sw}"')
+        pnums = {int(k) for k in s.get("ports", {})} | {k[1] for k in links if k[0] == sw}
+        for pn in sorted(pnums):
+            p = s.get("ports", {}).get(str(pn), {})
+            if (sw, pn) in links:
+                nid, rport, w, sp = links[(sw, pn)]
+            else:
+                peer = p.get("peer", "")
+                if not p.get("up", True) or ":" not in peer:
+                    continue
+                pname, pport = peer.rsplit(":", 1)
+                if pname not in model.get("switches", {}) or not pport.isdigit():
+                    continue  # a CA peer that the node side does not cable (down)
+                other = model["switches"][pname]["ports"].get(pport, {})
+                if not other.get("up", True) or other.get("peer") != f"{sw}:{pn}":
+                    continue
+                w = int(min(p.get("width", 4), other.get("width", 4)))
+                sp = speed_name(min(p.get("speed_gbps", 40), other.get("speed_gbps", 40)), w)
+                nid, rport = pname, int(pport)
+            lines.append(f'[{pn}]\t"{nid}"[{rport}]\tw={WIDTH_MASK.get(w, 2)} s={SPEED_MASK[sp]}')
+        lines.append("")
+    for nid, nic, peer, w, sp in cas:
+        lines.append(f"caguid={nic['node_guid']}")
+        lines.append(f'Ca\t1 "{nid}"')
+        if peer:
+            lines.append(f'[1]\t"{peer[0]}"[{peer[1]}]\tw={WIDTH_MASK.get(w, 2)} s={SPEED_MASK[sp]}')
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------- the simulator
+def _paths(run_dir):
+    return {k: os.path.join(run_dir, v) for k, v in {
+        "net": "fabric.net", "pid": "ibsim.pid", "log": "ibsim.log",
+        "console": "console.fifo", "model": "fabric.json", "conf": "ibsim.json"}.items()}
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie of ours is not alive
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def read_pid(run_dir):
+    try:
+        with open(_paths(run_dir)["pid"]) as f:
+            pid = int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _alive(pid) else None
+
+
+def gateway_address():
+    """This host's address that lab containers reach (never loopback)."""
+    env = os.environ.get("LINERATE_IBSIM_ADDRESS")
+    if env:
+        return env
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.255.255.255", 1))
+        return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    finally:
+        s.close()
+
+
+def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname=None):
+    p = _paths(run_dir)
+    os.makedirs(run_dir, exist_ok=True)
+    if read_pid(run_dir):
+        raise SystemExit(f"ibsim already running (pid {read_pid(run_dir)}); stop it first")
+    with open(p["model"], "w") as f:
+        json.dump(model, f, indent=1, sort_keys=True)
+    with open(p["net"], "w") as f:
+        f.write(netfile_from_model(apply_faults(model, load_faults(run_dir))))
+    if not os.path.exists(p["console"]):
+        os.mkfifo(p["console"], 0o600)
+    conf = {"port": port, "local": local, "sockname": sockname,
+            "address": None if local else gateway_address()}
+    with open(p["conf"], "w") as f:
+        json.dump(conf, f)
+    cmd = ["ibsim", "-s"]
+    if not local:
+        cmd += ["-r", "-l", str(port)]
+    cmd.append(p["net"])
+    # O_RDWR keeps the FIFO open for reading and writing, so ibsim never
+    # reads EOF on its console when a fault writer closes its end.
+    fifo = os.open(p["console"], os.O_RDWR | os.O_NONBLOCK)
+    os.set_blocking(fifo, True)
+    log = open(p["log"], "w")
+    env = dict(os.environ)
+    if sockname:  # its own abstract socket names: several local ibsims side by side
+        env["IBSIM_SOCKNAME"] = sockname
+    proc = subprocess.Popen(cmd, stdin=fifo, stdout=log, stderr=subprocess.STDOUT,
+                            cwd=run_dir, start_new_session=True, env=env)
+    os.close(fifo)
+    log.close()
+    with open(p["pid"], "w") as f:
+        f.write(f"{proc.pid}\n")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"ibsim exited ({proc.returncode}):\n" + open(p["log"]).read()[-2000:])
+        if "Network simulator ready" in open(p["log"]).read():
+            return proc.pid
+        time.sleep(0.1)
+    stop(run_dir)
+    raise SystemExit(f"ibsim not ready within {timeout}s")
+
+
+def stop(run_dir, timeout=5.0):
+    p = _paths(run_dir)
+    pid = read_pid(run_dir)
+    if pid:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and _alive(pid):
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+                time.sleep(0.05)
+            if not _alive(pid):
+                break
+    if os.path.exists(p["pid"]):
+        os.unlink(p["pid"])
+    return pid
+
+
+def client_env(run_dir, node, device="mlx5_0"):
+    """Environment for a libibumad client (opensm, sminfo, ...) attached at node/device."""
+    with open(_paths(run_dir)["conf"]) as f:
+        conf = json.load(f)
+    env = {"LD_PRELOAD": UMAD2SIM, "SIM_HOST": ca_nodeid(node, device)}
+    if conf.get("sockname"):
+        env["IBSIM_SOCKNAME"] = conf["sockname"]
+    if not conf["local"]:
+        env["IBSIM_SERVER_NAME"] = conf["address"]
+        env["IBSIM_SERVER_PORT"] = str(conf["port"])
+    return env
+
+
+# ----------------------------------------------------------------- faults
+def load_faults(run_dir):
+    try:
+        with open(os.path.join(run_dir, "faults.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return []
+
+
+def _save_faults(run_dir, faults):
+    with open(os.path.join(run_dir, "faults.json"), "w") as f:
+        json.dump(faults, f, indent=1)
+
+
+def _find_cable(model, switch, port):
+    for host, node in model["nodes"].items():
+        for nic in node.get("nics", []):
+            if nic.get("switch") == switch and str(nic.get("switch_port")) == str(port):
+                return nic
+    return None
+
+
+def apply_faults(model, faults):
+    """The model's physics with the recorded faults applied (a copy)."""
+    m = json.loads(json.dumps(model))
+    for f in faults:
+        kind = f["kind"]
+        if kind == "unlink":
+            nic = _find_cable(m, f["switch"], f["port"])
+            if nic:
+                nic["cable"] = "down"
+            sp = m["switches"].get(f["switch"], {}).get("ports", {}).get(str(f["port"]))
+            if sp and not nic:
+                sp["up"] = False
+        elif kind == "relink":
+            nic = _find_cable(m, f["switch"], f["port"])
+            if nic:
+                nic["cable"] = "up"
+            sp = m["switches"].get(f["switch"], {}).get("ports", {}).get(str(f["port"]))
+            if sp:
+                sp["up"] = True
+        elif kind == "swap":
+            a = _find_cable(m, f["switch"], f["ports"][0])
+            b = _find_cable(m, f["switch"], f["ports"][1])
+            if a:
+                a["switch_port"] = str(f["ports"][1])
+            if b:
+                b["switch_port"] = str(f["ports"][0])
+        elif kind == "degrade":
+            nic = _find_cable(m, f["switch"], f["port"])
+            sp = m["switches"].get(f["switch"], {}).get("ports", {}).get(str(f["port"]))
+            target = nic if nic is not None else sp
+            if target is not None:
+                w = int(f.get("width") or target.get("width", 4))
+                lane = LANE_OF[f["speed"]] if f.get("speed") else \
+                    float(target.get("speed_gbps", 40)) / int(target.get("width", 4))
+                target["width"] = w
+                target["speed_gbps"] = w * lane
+                if nic is None and sp is not None:
+                    peer_sw, peer_port = sp["peer"].rsplit(":", 1)
+                    other = m["switches"].get(peer_sw, {}).get("ports", {}).get(peer_port)
+                    if other is not None:
+                        other["width"], other["speed_gbps"] = w, w * lane
+        else:
+            raise ValueError(f"unknown fault {kind}")
+    return m
+
+
+def console(run_dir, *commands):
+    """Send console commands to the running ibsim."""
+    if not read_pid(run_dir):
+        raise SystemExit("ibsim is not running")
+    fd = os.open(_paths(run_dir)["console"], os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        for c in commands:
+            os.write(fd, (c + "\n").encode())
+    finally:
+        os.close(fd)
+    time.sleep(0.3)  # ibsim handles console input between MADs
+
+
+def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
+    p = _paths(run_dir)
+    with open(p["model"]) as f:
+        model = json.load(f)
+    faults = load_faults(run_dir)
+    current = apply_faults(model, faults)
+    if kind == "unlink":
+        console(run_dir, f'Unlink "{switch}"[{ports[0]}]')
+        rec = {"kind": "unlink", "switch": switch, "port": ports[0]}
+    elif kind == "relink":
+        console(run_dir, f'ReLink "{switch}"[{ports[0]}]')
+        rec = {"kind": "relink", "switch": switch, "port": ports[0]}
+    elif kind == "swap":
+        a, b = ports
+        na, nb = _find_cable(current, switch, a), _find_cable(current, switch, b)
+        if not na or not nb:
+            raise SystemExit(f"swap needs host cables on {switch} ports {a} and {b}")
+        hosts = {ca_nodeid(h, n["device"]): n for h, node in current["nodes"].items()
+                 for n in node.get("nics", [])}
+        ida = next(k for k, v in hosts.items() if v is na)
+        idb = next(k for k, v in hosts.items() if v is nb)
+        console(run_dir, f'Unlink "{switch}"[{a}]', f'Unlink "{switch}"[{b}]',
+                f'Link "{switch}"[{a}] "{idb}"[1]', f'Link "{switch}"[{b}] "{ida}"[1]')
+        rec = {"kind": "swap", "switch": switch, "ports": [a, b]}
+    elif kind == "degrade":
+        rec = {"kind": "degrade", "switch": switch, "port": ports[0], "width": width, "speed": speed}
+    else:
+        raise SystemExit(f"unknown fault {kind}")
+    faults.append(rec)
+    _save_faults(run_dir, faults)
+    if kind == "degrade":  # no console command for width/speed: regenerate + restart
+        with open(p["conf"]) as f:
+            conf = json.load(f)
+        stop(run_dir)
+        start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout,
+              sockname=conf.get("sockname"))
+    return rec
+
+
+# ---------------------------------------------------------------------- CLI
+def _model_arg(args):
+    if getattr(args, "model", None):
+        with open(args.model) as f:
+            return json.load(f)
+    if getattr(args, "inventory", None):
+        return model_from_inventory(load_inventory(args.inventory))
+    raise SystemExit("give --model or --inventory")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    n = sub.add_parser("netfile")
+    n.add_argument("--model")
+    n.add_argument("--inventory")
+    n.add_argument("-o", "--output")
+    s = sub.add_parser("start")
+    s.add_argument("--run-dir", required=True)
+    s.add_argument("--model")
+    s.add_argument("--inventory")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT)
+    s.add_argument("--local", action="store_true")
+    s.add_argument("--sockname", help="abstract socket base name (local mode; default ibsim)")
+    s.add_argument("--timeout", type=float, default=15.0)
+    for name in ("stop", "status"):
+        sub.add_parser(name).add_argument("--run-dir", required=True)
+    e = sub.add_parser("env")
+    e.add_argument("--run-dir", required=True)
+    e.add_argument("--node", required=True)
+    e.add_argument("--device", default="mlx5_0")
+    f = sub.add_parser("fault")
+    f.add_argument("--run-dir", required=True)
+    f.add_argument("kind", choices=["unlink", "relink", "swap", "degrade"])
+    f.add_argument("switch")
+    f.add_argument("ports", nargs="+", type=int)
+    f.add_argument("--width", type=int, choices=sorted(WIDTH_MASK))
+    f.add_argument("--speed", choices=sorted(SPEED_MASK))
+    args = ap.parse_args(argv)
+
+    if args.cmd == "netfile":
+        text = netfile_from_model(_model_arg(args))
+        if args.output:
+            with open(args.output, "w") as fh:
+                fh.write(text)
+        else:
+            sys.stdout.write(text)
+    elif args.cmd == "start":
+        pid = start(args.run_dir, _model_arg(args), args.port, args.local, args.timeout,
+                    args.sockname)
+        print(f"ibsim running, pid {pid}")
+    elif args.cmd == "stop":
+        pid = stop(args.run_dir)
+        print(f"ibsim stopped (pid {pid})" if pid else "ibsim was not running")
+    elif args.cmd == "status":
+        pid = read_pid(args.run_dir)
+        print(f"running, pid {pid}" if pid else "stopped")
+        return 0 if pid else 3
+    elif args.cmd == "env":
+        for k, v in client_env(args.run_dir, args.node, args.device).items():
+            print(f"{k}={v}")
+    elif args.cmd == "fault":
+        print(json.dumps(fault(args.run_dir, args.kind, args.switch, args.ports,
+                               args.width, args.speed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Compare a discovered InfiniBand subnet with the intended cabling (pure).
+
+Findings are dicts with a stable ``code`` and the exact ``node`` / ``port``:
+
+- IB_SM_NOT_MASTER        no SM answers, or it is not MASTER, or the master is not the intended SM
+- IB_SM_PRIORITY_MISMATCH the master SM runs with another priority than intended
+- IB_LINK_MISSING         an intended link is not there (node = switch, port = its port)
+- IB_PORTS_SWAPPED        two intended links of one switch are on each other's port
+- IB_LINK_MISWIRED        an intended peer is cabled to another port than intended
+- IB_UNEXPECTED_LINK      a link between known devices that the intent does not have
+- IB_UNEXPECTED_DEVICE    a device the inventory does not know
+- IB_LINK_DEGRADED        width or speed below the intended link width / speed
+- IB_PARTITION_NOT_IN_FORCE  a member port lacks the partition's pkey (or membership)
+"""
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.ibdiag import lane_nominal
+except ImportError:  # standalone
+    from ibdiag import lane_nominal
+
+
+def _norm(g):
+    return None if g is None else "0x" + str(g).lower().replace("0x", "").rjust(16, "0")
+
+
+def ca_desc(host, device):
+    return f"{host} {device}"
+
+
+def switch_name_from_desc(desc, names):
+    """A switch NodeDescription -> inventory name: exact, 'MF0;<name>:...', or first word."""
+    if desc in names:
+        return desc
+    if ";" in desc:
+        cand = desc.split(";", 1)[1].split(":", 1)[0]
+        if cand in names:
+            return cand
+    first = desc.split()[0] if desc.split() else desc
+    return first if first in names else None
+
+
+def finding(code, node, port, message, **extra):
+    f = {"code": code, "node": node, "port": port, "message": message}
+    f.update(extra)
+    return f
+
+
+def check_sm(sminfo, expected_guid=None, expected_priority=None, expected_node=None):
+    """sminfo: parse_sminfo() result, or None when sminfo failed."""
+    where = expected_node or expected_guid or "subnet"
+    if sminfo is None:
+        return [finding("IB_SM_NOT_MASTER", where, None, "no subnet manager answers sminfo")]
+    out = []
+    if not sminfo["master"]:
+        out.append(finding("IB_SM_NOT_MASTER", where, None,
+                           f"SM {sminfo['guid']} (lid {sminfo['lid']}) is {sminfo['state_name']}, not MASTER"))
+    elif expected_guid and _norm(expected_guid) != sminfo["guid"]:
+        out.append(finding("IB_SM_NOT_MASTER", where, None,
+                           f"master SM is {sminfo['guid']} (lid {sminfo['lid']}), expected {_norm(expected_guid)}",
+                           actual=sminfo["guid"], expected=_norm(expected_guid)))
+    if expected_priority is not None and sminfo["priority"] != int(expected_priority):
+        out.append(finding("IB_SM_PRIORITY_MISMATCH", where, None,
+                           f"master SM priority {sminfo['priority']}, expected {expected_priority}",
+                           actual=sminfo["priority"], expected=int(expected_priority)))
+    return out
+
+
+def check_topology(nd, li, expected_links, switch_links, switches,
+                   link_width=None, link_speed_gbps=None):
+    """nd: parse_ibnetdiscover(); li: parse_iblinkinfo() or None.
+
+    expected_links: [{host, device, switch, switch_port, guid (port GUID, optional)}]
+    switch_links:   [{switch, port, peer, peer_port}] (each cable once or twice)
+    switches:       {name: guid or None}
+    """
+    findings = []
+    names = set(switches)
+    nodes = nd["nodes"]
+    guid_name = {}            # node guid -> ("switch", name) | ("ca", "host dev")
+    port_guid_ca = {}         # port guid -> "host dev"
+    for e in expected_links:
+        if e.get("guid"):
+            port_guid_ca[_norm(e["guid"])] = ca_desc(e["host"], e["device"])
+    want_switch_guid = {_norm(g): n for n, g in switches.items() if g}
+    known_cas = {ca_desc(e["host"], e["device"]) for e in expected_links}
+    for guid, n in nodes.items():
+        if n["type"] == "switch":
+            name = want_switch_guid.get(guid) or switch_name_from_desc(n["desc"], names)
+            if name is None:
+                findings.append(finding("IB_UNEXPECTED_DEVICE", n["desc"] or guid, None,
+                                        f"switch {guid} ({n['desc']!r}) is not in the inventory",
+                                        guid=guid))
+                continue
+            guid_name[guid] = ("switch", name)
+        else:
+            ident = None
+            for p in n["ports"].values():
+                if p.get("port_guid") in port_guid_ca:
+                    ident = port_guid_ca[p["port_guid"]]
+            ident = ident or n["desc"]
+            guid_name[guid] = ("ca", ident)
+            if ident not in known_cas:
+                findings.append(finding("IB_UNEXPECTED_DEVICE", ident or guid, None,
+                                        f"{n['type'].upper()} {guid} ({n['desc']!r}) is not in the inventory",
+                                        guid=guid))
+
+    # Intended: (switch, port) -> peer identity
+    expected = {}
+    for e in expected_links:
+        expected[(e["switch"], int(e["switch_port"]))] = ("ca", ca_desc(e["host"], e["device"]), 1)
+    for s in switch_links:
+        expected[(s["switch"], int(s["port"]))] = ("switch", s["peer"], int(s["peer_port"]))
+        expected[(s["peer"], int(s["peer_port"]))] = ("switch", s["switch"], int(s["port"]))
+
+    # Discovered: (switch, port) -> peer identity, and the rate
+    rate = {}
+    if li:
+        for entry in li:
+            if entry["node_type"] == "switch" and entry["node_guid"] and entry["width"]:
+                rate[(entry["node_guid"], entry["port"])] = (entry["width"], entry["speed_gbps"])
+    found, found_rate = {}, {}
+    for guid, n in nodes.items():
+        kind = guid_name.get(guid)
+        if not kind or kind[0] != "switch":
+            continue
+        for pnum, p in n["ports"].items():
+            peer = guid_name.get(p["peer_guid"])
+            if peer is None:
+                peer = ("unknown", p.get("peer_desc") or p["peer_guid"], p["peer_port"])
+            else:
+                peer = (peer[0], peer[1], p["peer_port"] if peer[0] == "switch" else 1)
+            found[(kind[1], pnum)] = peer
+            w, sp = rate.get((guid, pnum), (p.get("width"), None))
+            if sp is None and p.get("width") and p.get("speed"):
+                lane = lane_nominal(p["speed"])
+                sp = p["width"] * lane if lane else None
+            found_rate[(kind[1], pnum)] = (w, sp)
+
+    where_found = {}
+    for k, v in found.items():
+        where_found.setdefault(v, []).append(k)
+    explained = set()
+    for key in sorted(expected):
+        exp = expected[key]
+        act = found.get(key)
+        sw, port = key
+        label = f"{exp[1]}" + (f" port {exp[2]}" if exp[0] == "switch" else "")
+        if act == exp:
+            w, sp = found_rate.get(key, (None, None))
+            low_w = link_width and w and w < int(link_width)
+            low_s = link_speed_gbps and sp and sp + 1e-6 < float(link_speed_gbps)
+            if (low_w or low_s) and not (exp[0] == "switch" and (exp[1], exp[2]) in explained):
+                explained.add(key)
+                findings.append(finding(
+                    "IB_LINK_DEGRADED", sw, port,
+                    f"{sw} port {port} -> {label}: {w}X {sp:g} Gb/s, expected "
+                    f"{link_width}X {float(link_speed_gbps):g} Gb/s",
+                    peer=exp[1], peer_port=exp[2], width=w, speed_gbps=sp,
+                    expected_width=link_width, expected_speed_gbps=link_speed_gbps))
+            continue
+        if key in explained:
+            continue
+        elsewhere = [k for k in where_found.get(exp, []) if k != key]
+        if not elsewhere:
+            if exp[0] == "switch" and (exp[1], exp[2]) in explained:
+                continue
+            explained.add(key)
+            findings.append(finding(
+                "IB_LINK_MISSING", sw, port,
+                f"{sw} port {port}: link to {label} is missing"
+                + (f" (port has {act[1]})" if act else ""),
+                peer=exp[1], peer_port=exp[2]))
+            continue
+        other = elsewhere[0]
+        if other[0] == sw and expected.get(other) == act and act is not None:
+            explained.update({key, other})
+            a, b = sorted([port, other[1]])
+            findings.append(finding(
+                "IB_PORTS_SWAPPED", sw, a,
+                f"{sw} ports {a} and {b} are swapped: {expected[(sw, a)][1]} is on port {b}, "
+                f"{expected[(sw, b)][1]} is on port {a}",
+                ports=[a, b], peers=[expected[(sw, a)][1], expected[(sw, b)][1]]))
+        else:
+            explained.add(key)
+            explained.add(other)
+            findings.append(finding(
+                "IB_LINK_MISWIRED", sw, port,
+                f"{label} should be on {sw} port {port} but is on {other[0]} port {other[1]}",
+                peer=exp[1], peer_port=exp[2], found_node=other[0], found_port=other[1]))
+    for key in sorted(found):
+        if key in expected or key in explained:
+            continue
+        act = found[key]
+        if act[0] == "switch" and (act[1], act[2]) in explained:
+            continue
+        if act[0] == "unknown":
+            continue  # already an IB_UNEXPECTED_DEVICE
+        if act[0] == "ca" and act[1] not in known_cas:
+            continue  # already an IB_UNEXPECTED_DEVICE
+        if act[0] == "switch" and (act[1], act[2]) in expected and (act[1], act[2]) not in found:
+            continue
+        explained.add(key)
+        findings.append(finding("IB_UNEXPECTED_LINK", key[0], key[1],
+                                f"{key[0]} port {key[1]} has a link to {act[1]} that the intent does not have",
+                                peer=act[1], peer_port=act[2]))
+    for f in findings:
+        if f["code"] == "IB_UNEXPECTED_DEVICE":
+            for key, act in found.items():
+                if act[1] == f["node"] or (act[0] == "unknown" and act[1] == f.get("guid")):
+                    f["port"] = key[1]
+                    f["message"] += f", cabled to {key[0]} port {key[1]}"
+                    f["switch"] = key[0]
+    return findings
+
+
+def check_partitions(partitions, tables, names=None):
+    """partitions: [{name, pkey '0x..', membership, guids}];
+    tables: {port_guid: [pkey ints] or None (port not reachable)}."""
+    names = names or {}
+    out = []
+    for p in partitions:
+        pk = int(p["pkey"], 16)
+        full = p.get("membership", "full") == "full"
+        want = pk | 0x8000 if full else pk
+        for g in p["guids"]:
+            g = _norm(g)
+            node = names.get(g, g)
+            table = tables.get(g)
+            if g not in tables:
+                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
+                                   f"partition {p['name']} ({p['pkey']}): member port {g} is not in the subnet",
+                                   partition=p["name"], guid=g))
+            elif table is None:
+                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
+                                   f"partition {p['name']} ({p['pkey']}): the pkey table of port {g} "
+                                   "cannot be read", partition=p["name"], guid=g))
+            elif want not in table:
+                have = [t for t in table if t & 0x7FFF == pk]
+                why = (f"has {'full' if have[0] & 0x8000 else 'limited'} membership"
+                       if have else "lacks the pkey")
+                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
+                                   f"partition {p['name']} ({p['pkey']}, {p.get('membership', 'full')}): "
+                                   f"port {g} {why}", partition=p["name"], guid=g))
+    return out

@@ -1,0 +1,298 @@
+"""Parsers for infiniband-diags output: sminfo, ibnetdiscover, iblinkinfo,
+smpquery pkeys (stdlib only, importable on its own).
+
+Every parser raises ParseError on error output (no SM, no port, umad
+failure, tool missing) or on text that is not the tool's format; none of
+them returns an empty success.
+"""
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone (corpus checker, unit tests)
+    from common import ParseError
+
+# SM states as infiniband-diags' sminfo.c names them.
+SM_STATES = ("SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER")
+
+# Per-lane signalling rate as the tools print it (Gbps) -> nominal lane rate
+# used to compute the nominal link speed (width x lane), and the IB name.
+LANE_RATES = {
+    "2.5": (2.5, "SDR"),
+    "5.0": (5.0, "DDR"),
+    "10.0": (10.0, "QDR"),
+    "10.3125": (10.0, "FDR10"),
+    "14.0625": (14.0, "FDR"),
+    "25.78125": (25.0, "EDR"),
+    "53.125": (50.0, "HDR"),
+    "106.25": (100.0, "NDR"),
+    "212.5": (200.0, "XDR"),
+}
+SPEED_NAMES = {name: nominal for nominal, name in LANE_RATES.values()}
+
+_ERROR_MARKERS = ("ibwarn:", "ibpanic:", "iberror:", "ibError:", "command not found",
+                  "No such file or directory", "Permission denied",
+                  "can't open UMAD port", "Failed to open", "umad_open_port")
+
+
+def _check_error(tool, text):
+    if text is None or not text.strip():
+        raise ParseError(tool, "empty output", text)
+    for line in text.splitlines():
+        s = line.strip()
+        if any(m in s for m in _ERROR_MARKERS):
+            raise ParseError(tool, "error output: " + s, text)
+
+
+def norm_guid(value):
+    """'0xA088C2...' / 'a088c2...' -> '0xa088c2...' (16 hex digits)."""
+    s = str(value).strip().lower()
+    if s.startswith("0x"):
+        s = s[2:]
+    if not re.fullmatch(r"[0-9a-f]{1,16}", s):
+        raise ValueError(f"not a GUID: {value!r}")
+    return "0x" + s.rjust(16, "0")
+
+
+# --------------------------------------------------------------------- sminfo
+_SMINFO_RE = re.compile(
+    r"^sminfo: sm lid (?P<lid>\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), "
+    r"activity count (?P<act>\d+) priority (?P<prio>\d+) "
+    r"state (?P<state>\d+) (?P<name>\S+)\s*$")
+
+
+def parse_sminfo(text):
+    """One sminfo line -> {lid, guid, activity_count, priority, state, state_name}."""
+    _check_error("sminfo", text)
+    for line in text.splitlines():
+        m = _SMINFO_RE.match(line.strip())
+        if m:
+            return {
+                "lid": int(m["lid"]),
+                "guid": norm_guid(m["guid"]),
+                "activity_count": int(m["act"]),
+                "priority": int(m["prio"]),
+                "state": int(m["state"]),
+                "state_name": m["name"],
+                "master": m["name"] == "SMINFO_MASTER",
+            }
+    raise ParseError("sminfo", "no 'sminfo: sm lid ...' line", text)
+
+
+# -------------------------------------------------------------- ibnetdiscover
+_ND_NODE_RE = re.compile(
+    r'^(?P<type>Switch|Ca|Rt)\s+(?P<nports>\d+)\s+"(?P<id>[^"]+)"\s*'
+    r'(?:#\s*"(?P<desc>(?:[^"\\]|\\.)*)"(?P<rest>.*))?$')
+_ND_PORT_RE = re.compile(
+    r'^\[(?P<port>\d+)\](?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+'
+    r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
+    r'(?:#\s*(?P<comment>.*))?$')
+_ND_RATE_RE = re.compile(r"(?P<width>\d+)x(?P<speed>[A-Z0-9]+)\s*$")
+
+
+def _guid_from_id(nid):
+    # ibnetdiscover names nodes "S-<guid>", "H-<guid>", "R-<guid>"
+    m = re.fullmatch(r"[SHR]-([0-9a-fA-F]{1,16})", nid)
+    return norm_guid(m.group(1)) if m else None
+
+
+def _parse_nd_comment(comment):
+    """'"node3 mlx5_0" lid 4 4xSDR' or 'lid 5 lmc 0 "leaf2" lid 6 1xSDR'."""
+    out = {}
+    if not comment:
+        return out
+    m = _ND_RATE_RE.search(comment)
+    if m:
+        out["width"] = int(m["width"])
+        out["speed"] = m["speed"]
+        comment = comment[: m.start()]
+    m = re.search(r'"((?:[^"\\]|\\.)*)"\s*lid\s+(\d+)', comment)
+    if m:
+        out["peer_desc"] = m.group(1)
+        out["peer_lid"] = int(m.group(2))
+        head = comment[: m.start()]
+    else:
+        head = comment
+    m = re.search(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?", head)
+    if m:
+        out["lid"] = int(m.group(1))
+        if m.group(2) is not None:
+            out["lmc"] = int(m.group(2))
+    return out
+
+
+def parse_ibnetdiscover(text):
+    """ibnetdiscover topology -> {"nodes": {guid: node}, "links": [link]}.
+
+    node: {guid, type ("switch"|"ca"|"router"), desc, nports, lid, ports:
+    {n: {peer_guid, peer_port, peer_desc, port_guid, width, speed, lid}}}.
+    links: each cabled pair once, as {a_guid, a_port, b_guid, b_port,
+    width, speed}.
+    """
+    _check_error("ibnetdiscover", text)
+    nodes = {}
+    cur = None
+    saw_header = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            cur = None
+            continue
+        if line.startswith("#"):
+            if "Topology file" in line:
+                saw_header = True
+            continue
+        m = _ND_NODE_RE.match(line)
+        if m:
+            guid = _guid_from_id(m["id"])
+            if guid is None:
+                raise ParseError("ibnetdiscover", f"node id without a GUID: {m['id']}", text)
+            ntype = {"Switch": "switch", "Ca": "ca", "Rt": "router"}[m["type"]]
+            rest = m["rest"] or ""
+            cur = {"guid": guid, "type": ntype, "desc": m["desc"] or "",
+                   "nports": int(m["nports"]), "ports": {}}
+            lm = re.search(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?", rest)
+            if lm:
+                cur["lid"] = int(lm.group(1))
+                cur["lmc"] = int(lm.group(2) or 0)
+            if ntype == "switch":
+                cur["enhanced_port0"] = "enhanced port 0" in rest
+            nodes[guid] = cur
+            continue
+        if line.startswith("["):
+            if cur is None:
+                raise ParseError("ibnetdiscover", f"port line outside a node: {line}", text)
+            # switch port: [1] "H-..."[1](peer port guid) # "desc" lid 4 4xQDR
+            # CA port:     [1](port guid) "S-..."[2] # lid 5 lmc 0 "desc" lid 6 4xQDR
+            pm = _ND_PORT_RE.match(line)
+            if not pm:
+                raise ParseError("ibnetdiscover", f"unparsable port line: {line}", text)
+            info = _parse_nd_comment(pm["comment"])
+            port = {
+                "peer_guid": _guid_from_id(pm["rid"]),
+                "peer_id": pm["rid"],
+                "peer_port": int(pm["rport"]),
+                "peer_port_guid": norm_guid(pm["rguid"]) if pm["rguid"] else None,
+                "port_guid": norm_guid(pm["pguid"]) if pm["pguid"] else None,
+                "peer_desc": info.get("peer_desc"),
+                "width": info.get("width"),
+                "speed": info.get("speed"),
+            }
+            if "lid" in info:
+                port["lid"] = info["lid"]
+                cur.setdefault("lid", info["lid"])
+            if "peer_lid" in info:
+                port["peer_lid"] = info["peer_lid"]
+            cur["ports"][int(pm["port"])] = port
+            continue
+        # vendid=, devid=, sysimgguid=, switchguid=, caguid= header lines
+        if re.match(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=", line):
+            continue
+        raise ParseError("ibnetdiscover", f"unexpected line: {line}", text)
+    if not nodes:
+        raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header
+                         else "not ibnetdiscover output", text)
+    links, seen = [], set()
+    for guid, node in nodes.items():
+        for pnum, p in node["ports"].items():
+            a, b = (guid, pnum), (p["peer_guid"], p["peer_port"])
+            key = tuple(sorted([a, b]))
+            if key in seen:
+                continue
+            seen.add(key)
+            links.append({"a_guid": guid, "a_port": pnum, "b_guid": p["peer_guid"],
+                          "b_port": p["peer_port"], "width": p["width"],
+                          "speed": p["speed"]})
+    return {"nodes": nodes, "links": links}
+
+
+# ----------------------------------------------------------------- iblinkinfo
+_LI_HDR_RE = re.compile(r"^(?P<type>CA|Switch|Router):\s+(?:(?P<guid>0x[0-9a-fA-F]+)\s+)?(?P<desc>.*):\s*$")
+_LI_PORT_RE = re.compile(
+    r"^\s*(?:(?P<pguid>0x[0-9a-fA-F]+)\s+)?(?P<lid>\d+)\s+(?P<port>\d+)\[[^\]]*\]\s+"
+    r"==\(\s*(?:(?P<width>\d+)X\s+(?P<speed>[\d.]+)\s+Gbps\s+)?"
+    r"(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z]+)\s*\)==>\s*"
+    r"(?:(?P<plid>\d+)\s+(?P<pport>\d+))?\[[^\]]*\]\s+\"(?P<pdesc>(?:[^\"\\]|\\.)*)\"\s*"
+    r"\((?P<could>.*)\)\s*$")
+
+
+def lane_nominal(speed):
+    """'2.5' (Gbps per lane, iblinkinfo) or 'SDR' (ibnetdiscover) -> nominal lane Gbps."""
+    if speed is None:
+        return None
+    s = str(speed)
+    if s in SPEED_NAMES:
+        return SPEED_NAMES[s]
+    if s in LANE_RATES:
+        return LANE_RATES[s][0]
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def parse_iblinkinfo(text):
+    """iblinkinfo -> list of ports: {node_type, node_guid (switches; CAs print
+    their port GUID instead), node_desc, port_guid,
+    lid, port, width, lane_gbps, speed_gbps (nominal width x lane), state,
+    phys_state, peer_lid, peer_port, peer_desc, could_be}."""
+    _check_error("iblinkinfo", text)
+    out, node = [], None
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        h = _LI_HDR_RE.match(raw.strip())
+        if h:
+            node = {"node_type": {"CA": "ca", "Switch": "switch", "Router": "router"}[h["type"]],
+                    "node_guid": norm_guid(h["guid"]) if h["guid"] else None,
+                    "node_desc": h["desc"]}
+            continue
+        m = _LI_PORT_RE.match(raw)
+        if not m:
+            raise ParseError("iblinkinfo", f"unparsable line: {raw.strip()}", text)
+        if node is None:
+            raise ParseError("iblinkinfo", "port line before any node header", text)
+        width = int(m["width"]) if m["width"] else None
+        lane = lane_nominal(m["speed"]) if m["speed"] else None
+        entry = dict(node)
+        entry.update({
+            "port_guid": norm_guid(m["pguid"]) if m["pguid"] else None,
+            "lid": int(m["lid"]),
+            "port": int(m["port"]),
+            "width": width,
+            "lane_gbps": float(m["speed"]) if m["speed"] else None,
+            "speed_gbps": (width * lane) if (width and lane) else None,
+            "state": m["state"],
+            "phys_state": m["phys"],
+            "peer_lid": int(m["plid"]) if m["plid"] else None,
+            "peer_port": int(m["pport"]) if m["pport"] else None,
+            "peer_desc": m["pdesc"],
+            "could_be": m["could"].strip(),
+        })
+        out.append(entry)
+    if not out:
+        raise ParseError("iblinkinfo", "no ports in output", text)
+    return out
+
+
+# ------------------------------------------------------------ smpquery pkeys
+_PK_ROW_RE = re.compile(r"^\s*(\d+):((?:\s+0x[0-9a-fA-F]{4})+)\s*$")
+
+
+def parse_smpquery_pkeys(text):
+    """'smpquery pkeys <lid> [port]' -> {"capacity": n, "pkeys": [int, ...]}
+    (non-zero entries, membership bit 0x8000 kept)."""
+    _check_error("smpquery", text)
+    pkeys, rows, capacity = [], 0, None
+    for line in text.splitlines():
+        m = _PK_ROW_RE.match(line)
+        if m:
+            rows += 1
+            pkeys.extend(int(v, 16) for v in m.group(2).split() if int(v, 16) & 0x7FFF)
+            continue
+        c = re.match(r"^\s*(\d+) pkeys capacity for this port", line)
+        if c:
+            capacity = int(c.group(1))
+    if not rows or capacity is None:
+        raise ParseError("smpquery", "not a pkey table", text)
+    return {"capacity": capacity, "pkeys": pkeys}

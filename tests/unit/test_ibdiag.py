@@ -1,0 +1,134 @@
+"""Parsers of infiniband-diags output, on captures from the real tools
+(infiniband-diags 44.0) reading the lab's ibsim fabric."""
+import pytest
+
+from common import ParseError
+from conftest import fixture
+import ibdiag
+
+
+def test_sminfo_master():
+    sm = ibdiag.parse_sminfo(fixture("sminfo", "master.txt"))
+    assert sm["lid"] == 1
+    assert sm["guid"] == "0xa088c20300000101"
+    assert sm["priority"] == 15
+    assert sm["state"] == 3 and sm["state_name"] == "SMINFO_MASTER" and sm["master"]
+
+
+def test_sminfo_standby():
+    sm = ibdiag.parse_sminfo(fixture("sminfo", "standby.txt"))
+    assert (sm["lid"], sm["priority"], sm["state_name"], sm["master"]) == (3, 14, "SMINFO_STANDBY", False)
+
+
+@pytest.mark.parametrize("text", [
+    fixture("sminfo", "error-no-lid.txt"),
+    "",
+    "ibwarn: [1] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory)\n"
+    "sminfo: iberror: failed: Failed to open '(null)' port '0'\n",
+    "sminfo: command not found\n",
+    "something else entirely\n",
+])
+def test_sminfo_errors(text):
+    with pytest.raises(ParseError):
+        ibdiag.parse_sminfo(text)
+
+
+def test_ibnetdiscover_lab():
+    nd = ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib.txt"))
+    nodes = nd["nodes"]
+    switches = {n["desc"]: n for n in nodes.values() if n["type"] == "switch"}
+    cas = {n["desc"]: n for n in nodes.values() if n["type"] == "ca"}
+    assert set(switches) == {"leaf1", "leaf2", "spine1"}
+    assert set(cas) == {"node1 mlx5_0", "node2 mlx5_0", "node3 mlx5_0", "node4 mlx5_0"}
+    leaf1 = switches["leaf1"]
+    assert leaf1["guid"] == "0xe41d2d0300a00001" and leaf1["nports"] == 36
+    p1 = leaf1["ports"][1]
+    assert p1["peer_guid"] == "0xa088c20300000100"
+    assert p1["peer_port_guid"] == "0xa088c20300000101"
+    assert p1["peer_desc"] == "node1 mlx5_0" and p1["peer_lid"] == 1
+    assert (p1["width"], p1["speed"]) == (4, "QDR")
+    assert leaf1["ports"][7]["peer_guid"] == switches["spine1"]["guid"]
+    n1 = cas["node1 mlx5_0"]
+    assert n1["ports"][1]["port_guid"] == "0xa088c20300000101"
+    assert n1["ports"][1]["lid"] == 1 and n1["lid"] == 1
+    assert len(nd["links"]) == 6
+
+
+def test_ibnetdiscover_missing_and_swapped():
+    nd = ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib-missing-swapped.txt"))
+    descs = {n["desc"] for n in nd["nodes"].values()}
+    assert "node2 mlx5_0" not in descs
+    leaf2 = next(n for n in nd["nodes"].values() if n["desc"] == "leaf2")
+    assert leaf2["ports"][1]["peer_desc"] == "node4 mlx5_0"
+    assert leaf2["ports"][2]["peer_desc"] == "node3 mlx5_0"
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "ibwarn: [7] mad_rpc_open_port: can't open UMAD port ((null):0)\n"
+    "ibnetdiscover: iberror: failed: Failed to open '(null)' port '0'\n",
+    "#\n# Topology file: generated on x\n#\n",
+    "Switch 8 \"leaf1\"\n[1] \"H-1\"[1]\n",
+])
+def test_ibnetdiscover_errors(text):
+    with pytest.raises(ParseError):
+        ibdiag.parse_ibnetdiscover(text)
+
+
+def test_iblinkinfo_lab():
+    ports = ibdiag.parse_iblinkinfo(fixture("iblinkinfo", "lab-ib.txt"))
+    ca = [p for p in ports if p["node_type"] == "ca"]
+    assert {p["node_desc"] for p in ca} == {"node1 mlx5_0", "node2 mlx5_0", "node3 mlx5_0", "node4 mlx5_0"}
+    n1 = next(p for p in ca if p["node_desc"] == "node1 mlx5_0")
+    assert n1["port_guid"] == "0xa088c20300000101"
+    assert (n1["lid"], n1["port"], n1["width"], n1["lane_gbps"], n1["speed_gbps"]) == (1, 1, 4, 10.0, 40.0)
+    assert (n1["state"], n1["phys_state"], n1["peer_lid"], n1["peer_port"], n1["peer_desc"]) == \
+        ("Active", "LinkUp", 2, 1, "leaf1")
+    leaf1 = [p for p in ports if p["node_desc"] == "leaf1"]
+    assert len(leaf1) == 36 and leaf1[0]["node_guid"] == "0xe41d2d0300a00001"
+    down = next(p for p in leaf1 if p["port"] == 3)
+    assert (down["state"], down["phys_state"], down["width"], down["peer_port"]) == ("Down", "Polling", None, None)
+
+
+def test_iblinkinfo_degraded():
+    ports = ibdiag.parse_iblinkinfo(fixture("iblinkinfo", "lab-ib-degraded.txt"))
+    up = next(p for p in ports if p["node_desc"] == "leaf1" and p["port"] == 7)
+    assert (up["width"], up["lane_gbps"], up["speed_gbps"]) == (1, 2.5, 2.5)
+    n4 = next(p for p in ports if p["node_desc"] == "leaf2" and p["port"] == 2)
+    assert (n4["width"], n4["lane_gbps"], n4["speed_gbps"]) == (4, 5.0, 20.0)
+
+
+def test_iblinkinfo_modern_rates():
+    line = ("Switch: 0x946dae03006ab5c0 MF0;leaf9:MQM9790/U1:\n"
+            "          12    1[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>      75    1[  ] \"gpu01 mlx5_0\" ( )\n"
+            "          12    2[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>      76    1[  ] \"gpu02 mlx5_0\" ( Could be 106.25 Gbps)\n")
+    a, b = ibdiag.parse_iblinkinfo(line)
+    assert a["node_desc"] == "MF0;leaf9:MQM9790/U1" and a["speed_gbps"] == 400.0
+    assert b["speed_gbps"] == 200.0
+
+
+@pytest.mark.parametrize("text", ["", "iblinkinfo: iberror: failed: discover failed\n", "CA: x:\n garbage\n"])
+def test_iblinkinfo_errors(text):
+    with pytest.raises(ParseError):
+        ibdiag.parse_iblinkinfo(text)
+
+
+def test_smpquery_pkeys():
+    t = ibdiag.parse_smpquery_pkeys(fixture("smpquery", "pkeys-node3.txt"))
+    assert t["capacity"] == 64
+    assert t["pkeys"] == [0xFFFF, 0x8010, 0x0020]
+
+
+def test_smpquery_pkeys_error():
+    with pytest.raises(ParseError):
+        ibdiag.parse_smpquery_pkeys("ibwarn: [1] mad_rpc: _do_madrpc failed; dport (Lid 99)\n"
+                                    "smpquery: iberror: failed: operation pkeys: part table query failed\n")
+    with pytest.raises(ParseError):
+        ibdiag.parse_smpquery_pkeys("hello\n")
+
+
+def test_norm_guid():
+    assert ibdiag.norm_guid("A088C20300000101") == "0xa088c20300000101"
+    assert ibdiag.norm_guid("0x2c9") == "0x00000000000002c9"
+    with pytest.raises(ValueError):
+        ibdiag.norm_guid("node1")
