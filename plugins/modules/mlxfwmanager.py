@@ -1,15 +1,17 @@
 #!/usr/bin/python
-"""Burn a supplied ConnectX firmware image with flint, guarded by PSID."""
+"""Update ConnectX firmware from a supplied image with mlxfwmanager, guarded by PSID."""
 
 DOCUMENTATION = r"""
 ---
-module: flint
-short_description: Update ConnectX firmware from a supplied image (flint), guarded by PSID
+module: mlxfwmanager
+short_description: Update ConnectX firmware from a supplied image (mlxfwmanager), guarded by PSID
 description:
-  - Reads C(flint -d <pci> q) and C(flint -i <image> q); fails when the image's PSID is not the
-    device's (or not O(psid)), burns with C(flint -d <pci> -i <image> -y burn) only when the
-    versions differ, reads the device again and fails unless it reports the image's version.
-  - A downgrade fails unless O(allow_downgrade).
+  - Reads C(mlxfwmanager --query -d <pci> -i <image>) - the device's PSID, burned (Current) and running
+    firmware, and the image's version (Available) when the image is for the device's PSID; fails when it
+    is not (or when the device is not O(psid)).
+  - Burns with C(mlxfwmanager -d <pci> -i <image> -u -y) only when the versions differ, reads the device
+    again and fails unless it reports the image's version.
+  - A downgrade fails unless O(allow_downgrade) (then C(-f) is added).
   - The new firmware runs after a firmware reset (mlxfwreset level 3) or reboot -
     C(pending_reset) says whether one is still needed. Burning is disruptive to plan for;
     the C(connectx_firmware) role runs this only with C(connectx_firmware_allow_update).
@@ -34,14 +36,14 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Runs only the two queries; reports the burn it would run.
+    description: Runs only the query; reports the update it would run.
   diff_mode:
     support: full
 """
 
 EXAMPLES = r"""
 - name: Firmware 28.43.1014 on the first NIC
-  linerate.fabric.flint:
+  linerate.fabric.mlxfwmanager:
     device: "0000:41:00.0"
     image: /var/lib/linerate/fw/fw-ConnectX7-rel-28_43_1014-MCX75310AAS-NEA_Ax.bin
     psid: MT_0000000838
@@ -69,7 +71,7 @@ reset_kind:
   returned: success
   type: str
 commands:
-  description: The burn run (or that would run), as argv lists.
+  description: The update run (or that would run), as argv lists.
   returned: always
   type: list
   elements: list
@@ -78,7 +80,7 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.connectx import PCI_RE
-from ansible_collections.linerate.fabric.plugins.module_utils.flint import Failure, Flint, ensure_image
+from ansible_collections.linerate.fabric.plugins.module_utils.fwupdate import Failure, FwManager, ensure_image
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -96,7 +98,7 @@ def main():
     if not PCI_RE.match(p["device"]):
         module.fail_json(msg=f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
     try:
-        result = ensure_image(Flint(Runner(module), p["device"]), p["image"], p["psid"],
+        result = ensure_image(FwManager(Runner(module), p["device"]), p["image"], p["psid"],
                               p["allow_downgrade"], module.check_mode)
     except Failure as e:
         module.fail_json(msg=e.msg, **e.kw)
