@@ -156,7 +156,26 @@ def section_verify(sizes, rows):
         print(json.dumps(rows[-1]), flush=True)
 
 
-SECTIONS = {"converge": section_converge, "switches": section_switches, "verify": section_verify}
+# Ansible's own defaults, against which ansible.cfg's tuning is measured.
+UNTUNED = {"ANSIBLE_PIPELINING": "False", "ANSIBLE_SSH_ARGS": "-o ControlMaster=no",
+           "ANSIBLE_GATHERING": "implicit", "ANSIBLE_CACHE_PLUGIN": "memory", "ANSIBLE_FORKS": "5"}
+
+
+def section_tuning(sizes, rows):
+    """The second (changed=0) run of site.yml with Ansible's defaults and with ansible.cfg's
+    tuning (pipelining, ControlPersist, fact cache, forks), per lab size."""
+    for n in sizes:
+        ensure_lab(n)
+        playbook("playbooks/site.yml")  # converged
+        before, r1 = playbook("playbooks/site.yml", extra_env=UNTUNED)
+        after, r2 = playbook("playbooks/site.yml")
+        rows.append({"section": "tuning", "nodes": n, "ansible_defaults_s": round(before, 1),
+                     "tuned_s": round(after, 1), "speedup": round(before / after, 2),
+                     "changed": r1["changed"] + r2["changed"]})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify}
 
 
 def print_table(rows):
