@@ -1,5 +1,6 @@
 """Pieces shared by the three switch simulators: persistence, the fabric
 model bridge, natural sort, fault bookkeeping."""
+import abc
 import json
 import os
 import re
@@ -19,7 +20,7 @@ class Exit(Exception):
     """The user logged out."""
 
 
-class Platform:
+class Platform(abc.ABC):
     """State of one simulated switch. Subclasses implement the CLI."""
 
     platform = None
@@ -34,14 +35,17 @@ class Platform:
         self.loop = None              # asyncio loop (timers)
 
     # persistence ---------------------------------------------------------
+    @abc.abstractmethod
     def to_json(self):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def from_json(self, data):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def factory(self):
-        raise NotImplementedError
+        """Platform-specific."""
 
     def changed(self):
         """Config changed: persist and publish the per-port state to the model."""
@@ -55,11 +59,13 @@ class Platform:
     def banner(self, ctx):
         return ""
 
+    @abc.abstractmethod
     def prompt(self, ctx):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def execute(self, ctx, line):
-        raise NotImplementedError
+        """Platform-specific."""
 
     def check_reject(self, line):
         for r in self.rejects:
@@ -69,9 +75,9 @@ class Platform:
         return False
 
     # state ---------------------------------------------------------------
+    @abc.abstractmethod
     def port_config(self):
         """{port: {"mtu", "speed_gbps", "pfc", "trust", "ecn"}} derived from the running config."""
-        raise NotImplementedError
 
     def port_oper_up(self, port, admin_up=True):
         if port in self.link_down or not admin_up:
@@ -80,8 +86,9 @@ class Platform:
         return self.store.peer_cable_up(peer)
 
     # faults --------------------------------------------------------------
+    @abc.abstractmethod
     def fault_pfc_off(self, port):
-        raise NotImplementedError
+        """Platform-specific."""
 
 
 def data_dir(state_dir):

@@ -11,6 +11,7 @@ post-check, then confirm or roll back.
 
 Pure logic here is stdlib-only; netmiko is imported only when connecting.
 """
+import abc
 import datetime
 import os
 import re
@@ -27,7 +28,7 @@ class SwitchError(Exception):
         super().__init__(f"switch {switch}: {message}")
 
 
-class Driver:
+class Driver(abc.ABC):
     platform = None
     device_type = None
     # regexes that mark a command's output as rejected, in the platform's words
@@ -129,53 +130,60 @@ class Driver:
         return None
 
     # ------------------------------------------------- platform interface
+    @abc.abstractmethod
     def get_running(self):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def parse(self, text):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def commands(self, want, have, scope):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def managed_scope(self, want, ports):
-        raise NotImplementedError
+        """Platform-specific."""
 
     def full_scope(self):
         return lambda *key: True
 
+    @abc.abstractmethod
     def view(self, facts, scope):
         """Text of the scoped facts, for the diff."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def pending(self):
         """Descriptions of uncommitted / unconfirmed config; empty when none."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def begin(self, tag):
-        raise NotImplementedError
+        """Platform-specific."""
 
     def push(self, commands):
         for c in commands:
             self.run(c)
 
+    @abc.abstractmethod
     def abort(self):
         """Undo a push that has not been committed yet."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def commit(self, confirm_timeout):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def confirm(self):
-        raise NotImplementedError
+        """Platform-specific."""
 
+    @abc.abstractmethod
     def rollback(self):
         """Undo a committed but unconfirmed push."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def oper(self, ports):
         """{port: {"up": bool, "pfc": [prio...], "ecn": bool}} read from the switch."""
-        raise NotImplementedError
 
 
 def _first_line(exc):
