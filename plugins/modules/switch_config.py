@@ -28,50 +28,20 @@ description:
   - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers
+extends_documentation_fragment:
+  - linerate.fabric.switch_connection
 options:
   name:
     description: Switch name used in messages and backup paths (the inventory name).
     type: str
     required: true
-  platform:
-    description: Switch operating system.
-    type: str
-    required: true
-    choices: [eos, nvue, sonic]
-  host:
-    description: Address of the switch's SSH service.
-    type: str
-    required: true
-  port:
-    description: SSH port.
-    type: int
-    default: 22
-  username:
-    description: Login name.
-    type: str
-    required: true
   password:
     description: Login password (keep it in vault). Either this or O(private_key_file).
     type: str
-  private_key_file:
-    description: Private key for public-key authentication.
-    type: path
-  known_hosts:
-    description: known_hosts file the switch's SSH host key is checked against.
-    type: path
-    default: ~/.ssh/known_hosts
   host_key_checking:
     description: Reject a switch whose host key is not in O(known_hosts). Turn off only for a first contact you verify otherwise.
     type: bool
     default: true
-  connect_timeout:
-    description: Seconds to wait for the TCP connection, banner and authentication.
-    type: int
-    default: 15
-  command_timeout:
-    description: Seconds to wait for one command's output.
-    type: int
-    default: 60
   profile:
     description: Name of the QoS objects (NVUE profiles; SONiC map C(<PROFILE>) and WRED profile C(<PROFILE>_LOSSLESS)) the intent owns.
     type: str
