@@ -74,10 +74,10 @@ def lab_size():
         return len(json.load(f)["nodes"])
 
 
-def ensure_lab(n):
-    if lab_size() != n:
-        if lab_size() is not None:
-            lab("down")
+def ensure_lab(n, fresh=False):
+    """A lab of n nodes; fresh: reset it first (nothing installed or configured)."""
+    if fresh or lab_size() != n:
+        lab("down")
         return lab("up", "--nodes", str(n))
     return 0.0
 
@@ -91,7 +91,7 @@ def floor(repeats=3):
 def section_converge(sizes, rows):
     """site.yml first converge, second run and the floor, per lab size."""
     for n in sizes:
-        up = ensure_lab(n)
+        up = ensure_lab(n, fresh=True)
         first, r1 = playbook("playbooks/site.yml")
         second, r2 = playbook("playbooks/site.yml")
         fl = floor()
