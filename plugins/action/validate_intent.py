@@ -14,7 +14,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group"))
+    _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group", "ib_switch_group", "sm_group"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -23,6 +23,8 @@ class ActionModule(ActionBase):
         fabric = args.get("fabric", task_vars.get("fabric"))
         host_group = args.get("host_group", "gpu_nodes")
         switch_group = args.get("switch_group", "switches")
+        ib_switch_group = args.get("ib_switch_group", "ib_switches")
+        sm_group = args.get("sm_group", "subnet_managers")
         groups = task_vars.get("groups", {})
         hostvars = task_vars.get("hostvars", {})
 
@@ -35,13 +37,17 @@ class ActionModule(ActionBase):
 
         try:
             hosts = pick(host_group, ("rdma_ports",))
-            switches = pick(switch_group, ("switch_platform", "switch_role", "switch_uplinks"))
+            keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
+            switches = pick(switch_group, keys)
+            # InfiniBand switches are managed in-band by the SM, never over SSH.
+            for name, sv in pick(ib_switch_group, keys).items():
+                switches[name] = {"switch_platform": "infiniband", **sv}
             fabric = self._templar.template(fabric) if fabric is not None else None
         except AnsibleError as e:
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
-        problems = intent.validate(fabric, hosts, switches)
+        problems = intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
         result["problems"] = problems
         result["changed"] = False
         if problems:

@@ -17,7 +17,9 @@ SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
 # InfiniBand switches are managed by the subnet manager, not over SSH.
 IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
-LINK_SPEEDS_GBPS = (25, 50, 100, 200, 400, 800)
+# Ethernet rates and InfiniBand 4X rates (SDR 10, DDR 20, QDR 40, FDR 56,
+# EDR 100, HDR 200, NDR 400, XDR 800).
+LINK_SPEEDS_GBPS = (10, 20, 25, 40, 50, 56, 100, 200, 400, 800)
 LINK_WIDTHS = (1, 2, 4, 8)
 TRUST_MODES = ("dscp", "pcp")
 GID_TYPES = ("v2",)
@@ -59,6 +61,9 @@ DEFAULTS = {
         "nccl_busbw_fraction": 0.80,
     },
 }
+
+# Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
+PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}
 
 # Keys that belong to one transport only.
 TRANSPORT_ONLY = {"roce": "roce", "infiniband": "infiniband"}
@@ -275,10 +280,9 @@ def validate_cabling(fabric, hosts, switches):
             if not isinstance(port, dict):
                 p.add(key, port, "allowed: a mapping with device, netdev, switch, switch_port")
                 continue
-            unknown = set(port) - {"device", "netdev", "address", "switch", "switch_port", "pci"}
+            unknown = set(port) - PORT_KEYS
             for k in sorted(unknown):
-                p.add(f"{key}.{k}", port[k], "unknown key; allowed keys: address, device, "
-                      "netdev, pci, switch, switch_port")
+                p.add(f"{key}.{k}", port[k], "unknown key; allowed keys: " + ", ".join(sorted(PORT_KEYS)))
             dev = port.get("device")
             if not isinstance(dev, str) or not re.fullmatch(r"[a-z][a-z0-9_]*\d+", dev or ""):
                 p.add(f"{key}.device", dev, "allowed: an RDMA device name such as mlx5_0")
@@ -320,13 +324,28 @@ def _claim(p, seen, switch, port, who):
         seen[key] = who
 
 
-def validate(fabric, hosts=None, switches=None):
-    """Everything: the tree, then the cabling. Returns a list of messages."""
+def validate(fabric, hosts=None, switches=None, sm_hosts=()):
+    """Everything: the tree, the cabling, and on InfiniBand the subnet manager
+    (partitions, routing engine, member GUIDs). Returns a list of messages."""
     problems = validate_fabric(fabric)
     if hosts is not None or switches is not None:
         problems += validate_cabling(fabric if isinstance(fabric, dict) else {},
                                      hosts or {}, switches or {})
+    if isinstance(fabric, dict) and fabric.get("transport") == "infiniband" and not problems:
+        problems += validate_infiniband(fabric, hosts or {}, switches or {}, sm_hosts)
     return problems
+
+
+def validate_infiniband(fabric, hosts, switches, sm_hosts=()):
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib
+    except ImportError:  # loaded on its own, beside intent_ib.py
+        import intent_ib
+    known = {h: [p["guid"] for p in hv.get("rdma_ports") or [] if isinstance(p, dict) and p.get("guid")]
+             for h, hv in hosts.items()}
+    known.update({s: [sv["ib_switch_guid"]] for s, sv in switches.items() if sv.get("ib_switch_guid")})
+    sm = (fabric.get("infiniband") or {}).get("subnet_manager")
+    return intent_ib.validate_subnet_manager(sm, known, list(sm_hosts))
 
 
 def line_rate_gbps(fabric):
