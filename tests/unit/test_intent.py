@@ -162,7 +162,7 @@ def test_derived_values():
 
 
 def test_infiniband_switches_are_unmanaged():
-    ib = {"transport": "infiniband"}
+    ib = {"transport": "infiniband", "infiniband": {"subnet_manager": {"routing_engine": "minhop"}}}
     hosts = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": 1}]}}
     assert intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}) == []
     msg = one_problem(ib, hosts=hosts, switches={"ibsw1": {"switch_platform": "nvue"}})
@@ -170,3 +170,13 @@ def test_infiniband_switches_are_unmanaged():
     bad = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": "swp1"}]}}
     msg = one_problem(ib, hosts=bad, switches={"ibsw1": {"switch_platform": "infiniband"}})
     assert "InfiniBand switch port number" in msg
+
+
+def test_infiniband_subnet_manager_checked_with_the_cabling():
+    ib = {"transport": "infiniband", "infiniband": {"subnet_manager": {
+        "routing_engine": "minhop",
+        "partitions": [{"name": "p", "pkey": "0x8001", "members": ["n1"], "membership": "full"}]}}}
+    hosts = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1",
+                                    "switch_port": 1, "guid": "0xa088c20300000101"}]}}
+    problems = intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}, ["n1"])
+    assert len(problems) == 1 and "partitions[0].pkey: '0x8001' is not allowed" in problems[0], problems
