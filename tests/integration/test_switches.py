@@ -7,6 +7,7 @@ playbooks run from .venv/bin/ansible-playbook with a temp inventory.
 import glob
 import json
 import os
+import shutil
 import re
 import signal
 import socket
@@ -82,6 +83,10 @@ class Lab:
         import yaml
         d = os.path.join(self.tmp, name)
         os.makedirs(os.path.join(d, "group_vars", "switches"), exist_ok=True)
+        # The lab's fabric intent: every playbook validates it first.
+        os.makedirs(os.path.join(d, "group_vars", "all"), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, "inventory", "lab", "group_vars", "all", "fabric.yml"),
+                    os.path.join(d, "group_vars", "all", "fabric.yml"))
         inv = gen.inventory(self.model, self.uplinks, self.known_hosts)
         for h, hv in (host_vars or {}).items():
             inv["all"]["children"]["switches"]["hosts"][h].update(hv)
