@@ -252,6 +252,8 @@ def main(argv=None):
         print(f"report: no verification report at {path} (run playbooks/verify.yml)", file=sys.stderr)
         return 2
     print(summary_text(path), end="")
+    where = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path))
+    print(f"\nFull report: {where}/ (report.json, summary.md, junit.xml, heatmap.png)")
     with open(os.path.join(path, "report.json") if os.path.isdir(path) else path) as f:
         return 0 if json.load(f)["summary"]["passed"] else 1
 
