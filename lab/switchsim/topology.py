@@ -18,13 +18,8 @@ import sys
 PLATFORMS = {"leaf1": "nvue", "leaf2": "sonic", "spine1": "eos"}
 
 
-def leaf_port(platform, i):
-    """The i-th (1-based) port name of a platform."""
-    if platform == "nvue":
-        return f"swp{i}"
-    if platform == "sonic":
-        return f"Ethernet{8 * (i - 1)}"
-    return f"Ethernet{i}/1"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim"))
+from linerate_lab.topology import port_name as leaf_port  # noqa: E402  (one port naming for the lab)
 
 
 def port_free(addresses, port):
