@@ -9,7 +9,17 @@ VENV     := .venv
 VPY      := $(VENV)/bin/python
 ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
 LAB_NODES ?= 4
+# roce (default) or infiniband: which lab `make lab` builds and converges.
+TRANSPORT ?= roce
+ifeq ($(TRANSPORT),infiniband)
+INVENTORY ?= inventory/lab-ib
+LAB_UP_ARGS := --transport infiniband --inventory $(notdir $(INVENTORY))
+else ifeq ($(TRANSPORT),roce)
 INVENTORY ?= inventory/lab
+LAB_UP_ARGS := --nodes $(LAB_NODES)
+else
+$(error TRANSPORT=$(TRANSPORT) is not allowed (allowed: roce, infiniband))
+endif
 export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 export ANSIBLE_CONFIG  := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -25,10 +35,11 @@ DEB_PACKAGES := podman runc debootstrap uidmap iproute2 openssh-client \
 # lab's node image (podman), checks idempotence and verifies real state.
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 
-.PHONY: help deps venv lab lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean
+.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
+	@echo "                 (TRANSPORT=infiniband: the InfiniBand lab, OpenSM on ibsim)"
 	@echo "make test        the whole test suite (unit, lint, integration against the lab)"
 	@echo "make lab-down    remove everything the lab made"
 	@echo "make bench       benchmarks (bench/)"
@@ -50,13 +61,16 @@ $(VENV)/.installed: requirements.txt
 	@touch $@
 
 lab-up: deps venv
-	$(VPY) lab/labctl.py up --nodes $(LAB_NODES)
+	$(VPY) lab/labctl.py up $(LAB_UP_ARGS)
 
 # The verification summary is printed whether the play passed or not; the
 # target fails when the play did.
 lab: lab-up
 	@rc=0; $(ANSIBLE_PLAYBOOK) -i $(INVENTORY) playbooks/site.yml -e verify_fabric_when_requested=false || rc=$$?; \
 	$(VPY) plugins/module_utils/report.py reports/latest || true; exit $$rc
+
+lab-ib:
+	@$(MAKE) --no-print-directory lab TRANSPORT=infiniband
 
 lab-status:
 	@$(VPY) lab/labctl.py status

@@ -83,6 +83,29 @@ def launcher(tool, module, package, **kwargs):
     return LAUNCHER.format(tool=tool, module=module, package=package, extra=extra)
 
 
+# The real infiniband-diags programs that talk MADs to the subnet. The node
+# image keeps Debian's builds of them in REAL_IB_DIAGS (lab/labctl.py): they
+# reach the simulated subnet (ibsim) through libumad2sim, so nothing about
+# their output is simulated. Only ibstat/ibstatus, which read the HCA through
+# sysfs, come from the fabric model.
+REAL_IB_DIAGS = "/opt/linerate-lab/infiniband-diags"
+IB_DIAG_TOOLS = ("sminfo", "smpquery", "smpdump", "saquery", "ibnetdiscover", "iblinkinfo",
+                 "ibqueryerrors", "perfquery", "ibaddr", "ibroute", "ibportstate", "ibswitches",
+                 "ibhosts", "ibnodes", "ibrouters", "ibtracert", "ibping", "ibsysstat",
+                 "ibccquery", "ibccconfig", "ibcacheedit", "vendstat", "dump_fts")
+REAL_LAUNCHER = """#!/bin/sh
+# {tool}: the real infiniband-diags program (Debian's build in the node image),
+# which reaches the lab's simulated subnet through libumad2sim (LD_PRELOAD).
+real={real}/usr/sbin/{tool}
+[ -x "$real" ] || {{ echo "{tool}: not in this node image ({real}); rebuild it: lab/labctl.py image --force" >&2; exit 127; }}
+exec "$real" "$@"
+"""
+
+
+def real_launcher(tool):
+    return REAL_LAUNCHER.format(tool=tool, real=REAL_IB_DIAGS)
+
+
 class Package:
     """One binary package: control fields, files and maintainer scripts."""
 
@@ -261,10 +284,11 @@ def ofed_packages(stack, kernels):
                "/usr/bin/ibv_devices": (0o755, launcher("ibv_devices", "ibv_devinfo", "ibverbs-utils", what="devices"))}))
     pkgs.append(Package(
         "infiniband-diags", rdma, "InfiniBand diagnostic programs\n"
-        "ibstat and ibstatus.",
+        "ibstat, ibstatus, sminfo, ibnetdiscover, iblinkinfo, smpquery and the other diags.",
         depends=[f"rdma-core (>= {rdma})"],
         files={"/usr/sbin/ibstat": (0o755, launcher("ibstat", "ibstat", "infiniband-diags")),
-               "/usr/sbin/ibstatus": (0o755, launcher("ibstatus", "ibstatus", "infiniband-diags"))}))
+               "/usr/sbin/ibstatus": (0o755, launcher("ibstatus", "ibstatus", "infiniband-diags")),
+               **{f"/usr/sbin/{t}": (0o755, real_launcher(t)) for t in IB_DIAG_TOOLS}}))
     pkgs.append(Package(
         "perftest", s["perftest"], "Infiniband verbs performance tests\n"
         "ib_write_bw, ib_read_bw and the other perftest programs.",

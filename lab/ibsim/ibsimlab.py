@@ -239,7 +239,29 @@ def gateway_address():
         s.close()
 
 
-def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname=None):
+def _container_argv(c, port, p):
+    """ibsim in a container of the lab network: the subnet is reachable from
+    the lab's nodes only (remote mode binds every address of its namespace)."""
+    labels = [a for k, v in sorted((c.get("labels") or {}).items()) for a in ("--label", f"{k}={v}")]
+    return ["podman", "run", "--rm", "-i", "--init", "--name", c["name"],
+            "--label", "linerate-lab=1", *labels, "--network", c["network"], "--ip", c["ip"],
+            "-v", f"{os.path.dirname(p['net'])}:/run/ibsim", "--workdir", "/run/ibsim",
+            c["image"], "ibsim", "-s", "-r", "-l", str(port), "/run/ibsim/" + os.path.basename(p["net"])]
+
+
+def _remove_container(conf):
+    c = (conf or {}).get("container")
+    if c:
+        subprocess.run(["podman", "rm", "-f", "-t", "2", c["name"]], capture_output=True,
+                       env=dict(os.environ, **({"CONTAINERS_CONF": c["containers_conf"]}
+                                               if c.get("containers_conf") else {})))
+
+
+def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname=None,
+          container=None):
+    """Start ibsim on the model's net file: here (remote mode on this host's
+    address, or --local), or in a container on the lab network (container:
+    {name, network, ip, image[, containers_conf]}; remote mode on its ip)."""
     p = _paths(run_dir)
     os.makedirs(run_dir, exist_ok=True)
     if read_pid(run_dir):
@@ -251,19 +273,26 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname
     if not os.path.exists(p["console"]):
         os.mkfifo(p["console"], 0o600)
     conf = {"port": port, "local": local, "sockname": sockname,
-            "address": None if local else gateway_address()}
+            "address": None if local else (container["ip"] if container else gateway_address()),
+            "container": container}
     with open(p["conf"], "w") as f:
         json.dump(conf, f)
-    cmd = ["ibsim", "-s"]
-    if not local:
-        cmd += ["-r", "-l", str(port)]
-    cmd.append(p["net"])
+    if container:
+        _remove_container(conf)  # a leftover of a lab that was not taken down
+        cmd = _container_argv(container, port, p)
+    else:
+        cmd = ["ibsim", "-s"]
+        if not local:
+            cmd += ["-r", "-l", str(port)]
+        cmd.append(p["net"])
     # O_RDWR keeps the FIFO open for reading and writing, so ibsim never
     # reads EOF on its console when a fault writer closes its end.
     fifo = os.open(p["console"], os.O_RDWR | os.O_NONBLOCK)
     os.set_blocking(fifo, True)
     log = open(p["log"], "w")
     env = dict(os.environ)
+    if container and container.get("containers_conf"):
+        env["CONTAINERS_CONF"] = container["containers_conf"]
     if sockname:  # its own abstract socket names: several local ibsims side by side
         env["IBSIM_SOCKNAME"] = sockname
     proc = subprocess.Popen(cmd, stdin=fifo, stdout=log, stderr=subprocess.STDOUT,
@@ -301,6 +330,11 @@ def stop(run_dir, timeout=5.0):
                 time.sleep(0.05)
             if not _alive(pid):
                 break
+    try:
+        with open(p["conf"]) as f:
+            _remove_container(json.load(f))
+    except (OSError, ValueError):
+        pass
     if os.path.exists(p["pid"]):
         os.unlink(p["pid"])
     return pid
@@ -435,7 +469,7 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
             conf = json.load(f)
         stop(run_dir)
         start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout,
-              sockname=conf.get("sockname"))
+              sockname=conf.get("sockname"), container=conf.get("container"))
     return rec
 
 

@@ -1,8 +1,10 @@
 """Action plugin: diagnose the verification results and write the reports (on the controller).
 
 Reads what the verify_fabric role's checks left in each node's host variables
-(``verify_fabric_port_result``, ``verify_fabric_rdma_log``) and the nccl-tests
-runs passed in ``nccl``, turns them into findings with stable fault codes
+(``verify_fabric_port_result``, ``verify_fabric_rdma_log``), the nccl-tests
+runs passed in ``nccl`` and, on InfiniBand, the subnet check passed in
+``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
+switches), turns them into findings with stable fault codes
 (module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the PNG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
 Fails when a finding is an error, unless ``fail: false``.
@@ -19,7 +21,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write"))
+    _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
+                             "ib_fabric", "ib_switches"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -90,6 +93,13 @@ class ActionModule(ActionBase):
                             + f" (threshold {threshold:g} GB/s)" + (f"; {run['error'][:160]}" if run.get("error") else ""),
                             "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None,
                                        "message": "; ".join(x["message"] for x in f) or None, "findings": f}]}
+
+        # InfiniBand: the subnet manager / topology / partition check
+        ib = self._templar.template(args.get("ib_fabric") or {})
+        if ib:
+            f = verify.ib_findings(ib, set(self._templar.template(args.get("ib_switches") or [])))
+            findings += f
+            checks.update(verify.ib_checks(ib, f))
 
         findings = verify.correlate(findings)
         summary = verify.summarize(findings)

@@ -37,10 +37,25 @@ FAULT_CODES = {
     "NCCL_QP_FAILED": ("error", "gid", "NCCL could not connect its queue pairs (GID index)"),
     "NCCL_TRANSPORT_RETRY": ("error", "mtu", "NCCL completion error 12: frames dropped on the path"),
     "NCCL_FAILED": ("error", "host", "nccl-tests failed"),
+    # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
+    "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
+    "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
+    "IB_SM_PRIORITY_MISMATCH": ("error", "subnet_manager", "the master SM's priority differs from the intent"),
+    "IB_LINK_MISSING": ("error", "cabling", "an intended link is absent"),
+    "IB_PORTS_SWAPPED": ("error", "cabling", "two cables of a switch are on each other's ports"),
+    "IB_LINK_MISWIRED": ("error", "cabling", "an intended peer is cabled to another port or switch"),
+    "IB_UNEXPECTED_LINK": ("warning", "cabling", "a link the intent does not have"),
+    "IB_UNEXPECTED_DEVICE": ("warning", "cabling", "a switch or CA the inventory does not know"),
+    "IB_LINK_DEGRADED": ("error", "link", "a link trained below the intended width or speed"),
+    "IB_PARTITION_NOT_IN_FORCE": ("error", "partition", "a member port lacks its partition key or membership"),
 }
 
 LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
-          "host", "fabric")
+          "host", "fabric", "subnet_manager", "cabling", "partition")
+
+# Which report check an InfiniBand finding belongs to.
+IB_CHECK_OF = {"IB_CHECK_FAILED": "subnet_manager", "IB_SM_NOT_MASTER": "subnet_manager",
+               "IB_SM_PRIORITY_MISMATCH": "subnet_manager", "IB_PARTITION_NOT_IN_FORCE": "ib_partitions"}
 
 
 # ---------------------------------------------------------------- plans
@@ -481,6 +496,72 @@ def nccl_findings(run, fabric, hosts, expect_gdr=True):
                            f"{fabric.get('link_speed_gbps')} Gb/s)", layer=layer, check=check,
                            actual=busbw, expected=threshold))
     return out
+
+
+def _ib_endpoint(name):
+    """'node1 mlx5_0' (a CA's NodeDescription as Linux sets it) -> (node1, mlx5_0)."""
+    name = str(name or "")
+    return tuple(name.split(" ", 1)) if " " in name else (name or None, None)
+
+
+def ib_findings(result, switches):
+    """The ib_fabric_check result (module ib_fabric_check) -> report findings.
+
+    A switch-side finding names the switch and port and, where the peer is a
+    CA, the node and device cabled there; a CA-side finding (partitions)
+    names the node and device.
+    """
+    if result.get("failed"):
+        return [finding("IB_CHECK_FAILED", f"InfiniBand check failed: {result.get('msg') or 'no result'}",
+                        node=result.get("host"), check="subnet_manager")]
+    out = []
+    for f in result.get("findings") or []:
+        code = f["code"] if f["code"] in FAULT_CODES else "IB_CHECK_FAILED"
+        node = device = switch = port = None
+        if f.get("node") in switches:
+            switch, port = f["node"], f.get("port")
+            peer = f.get("peer") or (f.get("peers") or [None])[0]
+            if peer and peer not in switches:
+                node, device = _ib_endpoint(peer)
+        else:
+            node, device = _ib_endpoint(f.get("node"))
+            if f.get("switch"):
+                switch, port = f["switch"], f.get("port")
+        evidence = {k: v for k, v in f.items() if k not in ("code", "node", "port", "message")}
+        out.append(finding(code, f["message"], node=node, device=device, switch=switch, switch_port=port,
+                           check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None))
+    return out
+
+
+def ib_checks(result, findings):
+    """Report checks subnet_manager / ib_topology / ib_partitions from the IB check."""
+    sm = result.get("sminfo") or {}
+    summ = result.get("summary") or {}
+    by = {}
+    for f in findings:
+        by.setdefault(f["check"], []).append(f)
+    details = {
+        "subnet_manager": ("not checked" if result.get("failed") else
+                           f"MASTER {sm.get('guid')} (lid {sm.get('lid')}) priority {sm.get('priority')}"
+                           if sm.get("master") else "no MASTER SM"),
+        "ib_topology": (f"{summ.get('switches', 0)} switches, {summ.get('cas', 0)} CAs, "
+                        f"{summ.get('links', 0)} links" + (" as cabled" if not by.get("ib_topology") else "")
+                        if summ else "not discovered"),
+        "ib_partitions": f"{len(result.get('pkey_tables') or {})} ports' pkey tables read",
+    }
+    checks = {}
+    for name, detail in details.items():
+        mine = by.get(name, [])
+        errors = [x for x in mine if x["severity"] == "error"]
+        if result.get("failed") and name != "subnet_manager":
+            checks[name] = {"passed": False, "skipped": True, "detail": "not checked",
+                            "cases": [{"name": name, "skipped": True, "message": "the subnet could not be checked"}]}
+            continue
+        checks[name] = {"passed": not errors, "detail": detail + ("; " + "; ".join(x["message"] for x in mine[:3])
+                                                                   if mine else ""),
+                        "cases": [{"name": name, "ok": not errors, "code": errors[0]["code"] if errors else None,
+                                   "message": "; ".join(x["message"] for x in mine) or None, "findings": mine}]}
+    return checks
 
 
 def correlate(findings):

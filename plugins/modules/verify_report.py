@@ -49,6 +49,17 @@ options:
   meta:
     description: Free-form data stored in the report (plan, rounds, ...).
     type: dict
+  ib_fabric:
+    description:
+      - InfiniBand only. The registered result of M(linerate.fabric.ib_fabric_check) (sminfo, summary,
+        findings, pkey_tables), or C({failed: true, msg: ...}) when the check could not run.
+      - Adds the checks C(subnet_manager), C(ib_topology) and C(ib_partitions) and their findings
+        (codes C(IB_*)) to the report.
+    type: dict
+  ib_switches:
+    description: Names of the InfiniBand switches, to tell switch-side findings from host-side ones.
+    type: list
+    elements: str
 attributes:
   check_mode:
     support: full

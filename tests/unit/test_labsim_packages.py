@@ -66,6 +66,9 @@ def test_files_are_root_owned_launchers(repo):
         for path in tmp.rglob("*"):
             if path.is_file() and os.access(path, os.X_OK):
                 text = path.read_text()
+                if path.name in packages.IB_DIAG_TOOLS:  # the real programs (below)
+                    assert text.startswith("#!/bin/sh\n"), path
+                    continue
                 assert text.startswith("#!/usr/bin/python3\n")
                 tree = ast.parse(text)
                 module = next(n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
@@ -128,3 +131,21 @@ def test_dkms_postinst_builds_peermem_only_against_ofed(repo, tmp_path):
     info = kmods.read_ko(str(root / "lib/modules" / kver / "updates/dkms/nvidia-peermem.ko"))
     assert info["version"] == "550.54.15" and info["depends"] == "ib_core,nvidia"
     assert info["vermagic"].startswith(kver + " ")
+
+
+def test_infiniband_diags_runs_the_real_programs(repo, tmp_path):
+    """OFED's infiniband-diags: ibstat/ibstatus read the model; sminfo and the
+    other MAD tools run Debian's real programs kept in the node image, and say
+    so clearly where the image lacks them."""
+    d = deb(repo, "infiniband-diags")
+    subprocess.run(["dpkg-deb", "-x", str(d), str(tmp_path)], check=True)
+    sbin = tmp_path / "usr" / "sbin"
+    assert "linerate_lab.tools import ibstat" in (sbin / "ibstat").read_text()
+    for tool in ("sminfo", "ibnetdiscover", "iblinkinfo", "smpquery", "saquery"):
+        text = (sbin / tool).read_text()
+        assert f'real={packages.REAL_IB_DIAGS}/usr/sbin/{tool}' in text
+        assert os.access(sbin / tool, os.X_OK)
+    if not os.path.exists(packages.REAL_IB_DIAGS):
+        p = subprocess.run([str(sbin / "sminfo")], capture_output=True, text=True)
+        assert p.returncode == 127
+        assert "sminfo: not in this node image" in p.stderr

@@ -187,6 +187,41 @@ def peermem_restore(lab, m, node):
     return f"{node}: nvidia-peermem loaded"
 
 
+def _ib(lab, m, kind, switch, ports, **kw):
+    """InfiniBand faults happen in the subnet (ibsim), under the running SM."""
+    if m.get("transport") != "infiniband":
+        raise FaultError(f"fault: ib-{kind} needs the InfiniBand lab (this one is {m.get('transport')})")
+    if switch not in m.get("switches", {}):
+        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m['switches']))})")
+    try:
+        ports = [int(p) for p in ports]
+    except ValueError:
+        raise FaultError(f"fault: ports must be numbers, not {ports}")
+    rec = lab.ibsimlab().fault(lab.IBSIM_DIR, kind, switch, ports, **kw)
+    _record(m, f"ib-{kind}", [switch, *map(str, ports)])
+    return rec
+
+
+@fault("ib-unlink", "ib-unlink SWITCH PORT   InfiniBand: remove the cable on a switch port")
+def ib_unlink(lab, m, switch, port):
+    _ib(lab, m, "unlink", switch, [port])
+    return f"{switch} port {port}: link removed (the SM sees it on its next sweep)"
+
+
+@fault("ib-relink", "ib-relink SWITCH PORT   InfiniBand: put it back")
+def ib_relink(lab, m, switch, port):
+    _ib(lab, m, "relink", switch, [port])
+    _untrack(m, "ib-unlink", [switch, str(port)])
+    _untrack(m, "ib-relink", [switch, str(port)])
+    return f"{switch} port {port}: link restored"
+
+
+@fault("ib-swap", "ib-swap SWITCH PORT_A PORT_B  InfiniBand: two host cables on each other's ports")
+def ib_swap(lab, m, switch, a, b):
+    _ib(lab, m, "swap", switch, [a, b])
+    return f"{switch} ports {a} and {b}: cables swapped"
+
+
 def _switch_port(m, switch, port):
     sw = m.get("switches", {}).get(switch)
     if sw is None:
@@ -207,6 +242,6 @@ def apply(kind, args, lab):
     if len(args) != nargs:
         raise FaultError(f"fault: usage: {fn.usage}")
     with model.locked() as m:
-        if args and args[0] not in m["nodes"] and kind not in ("switch-pfc-off", "switch-pfc-restore"):
+        if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-")):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
         return fn(lab, m, *args)

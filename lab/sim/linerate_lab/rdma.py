@@ -23,7 +23,7 @@ import json
 import os
 import subprocess
 
-from linerate_lab import model
+from linerate_lab import model, subnet
 
 # RoCE v2 bytes on the wire per packet besides the payload: preamble+IFG 20,
 # Ethernet 14 + FCS 4, IPv4 20, UDP 8, BTH 12, ICRC 4.
@@ -118,9 +118,13 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
     nic = model.nic(m, device, node)
     if nic is None:
         return {"device": device, "error": "no_device"}
+    if n is not None:
+        subnet.refresh(m, node or model.node_name(), {"nics": [nic]})
     state = netdev_state(nic["netdev"])
     sw = (m.get("switches", {}).get(nic.get("switch")) or {}).get("ports", {}).get(str(nic.get("switch_port"))) or {}
     up = (nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False)
+    if "subnet_state" in nic and nic["subnet_state"][0] != 4:
+        up = False  # an IB port the SM has not made ACTIVE carries no RDMA traffic
     table = gid_table(state)
     gid = None
     if gid_index is not None:

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from .. import hardware, kmods, model
+from .. import hardware, kmods, model, subnet
 
 IFF_UP = 0x1
 
@@ -44,7 +44,9 @@ def read_netdev(name):
 def load_node():
     """(model, node) for this container's node."""
     m = model.load()
-    return m, model.node(m)
+    node = model.node(m)
+    subnet.refresh(m, model.node_name(), node)
+    return m, node
 
 
 def loaded(node, module):
@@ -78,6 +80,8 @@ def port_state(nic, nd=None):
         return 1, 3
     if nic.get("cable") != "up":
         return 1, 2
+    if is_ib(nic) and "subnet_state" in nic:   # what the SM made of it (subnet.py)
+        return tuple(nic["subnet_state"])
     if is_ib(nic) and not nic.get("lid"):
         return 2, 5
     return 4, 5

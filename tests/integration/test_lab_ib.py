@@ -1,0 +1,99 @@
+"""The InfiniBand lab end to end: `labctl up --transport infiniband` builds
+the nodes of inventory/lab-ib around an ibsim subnet in a container; site.yml
+converges the host stack and the real OpenSM (master node1, standby node2),
+and the verification report carries the subnet check beside the port,
+ib_write_bw and nccl-tests checks. A second run changes nothing; a cable
+removed from the subnet is named in the report by switch, port, node and
+device.
+
+The lab runs under its own id, slot and state directory, beside the RoCE lab
+the other tests use, and is removed at the end.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, ansible_env, run_playbook
+
+INVENTORY = "inventory/lab-ib"
+
+
+def recap(output):
+    tail = output.split("PLAY RECAP", 1)[1]
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=\d+", tail, re.M)}
+
+
+@pytest.fixture(scope="module")
+def ib_lab(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ib-lab")
+    env = ansible_env(LINERATE_LAB_ID="itib", LINERATE_LAB_SLOT="3",
+                      LINERATE_LAB_STATE_DIR=str(base / "state"),
+                      # node1..node4 are also the RoCE lab's names: facts of their own
+                      ANSIBLE_CACHE_PLUGIN_CONNECTION=str(base / "facts"))
+
+    def labctl(*args, timeout=900):
+        res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
+                             env=env, text=True, capture_output=True, timeout=timeout)
+        assert res.returncode == 0, res.stdout + res.stderr
+        return res.stdout + res.stderr
+
+    labctl("down")
+    out = labctl("up", "--transport", "infiniband")
+    assert "subnet simulator (ibsim) up" in out, out
+    yield {"env": env, "labctl": labctl, "reports": str(base / "reports")}
+    labctl("down")
+    assert not os.path.exists(os.path.join(REPO, INVENTORY, "lab-connection.yml"))
+
+
+def playbook(lab, name, *args):
+    return run_playbook(f"playbooks/{name}", "-e", f"verify_fabric_reports_dir={lab['reports']}", *args,
+                        inventory=INVENTORY, env=lab["env"])
+
+
+def report(lab):
+    with open(os.path.join(lab["reports"], "latest", "report.json")) as f:
+        return json.load(f)
+
+
+def test_site_converges_and_the_report_has_the_subnet(ib_lab):
+    res = playbook(ib_lab, "site.yml", "-e", "verify_fabric_when_requested=false")
+    assert res.returncode == 0, res.stdout[-6000:]
+    doc = report(ib_lab)
+    checks = doc["checks"]
+    assert doc["fabric"]["transport"] == "infiniband" and doc["summary"]["passed"], doc["findings"]
+    for name in ("subnet_manager", "ib_topology", "ib_partitions", "ports", "ib_write_bw",
+                 "nccl:all_reduce_perf"):
+        assert checks[name]["passed"], (name, checks[name])
+    # node1's port is the MASTER, with the intent's priority; the cabling is the inventory's
+    assert checks["subnet_manager"]["detail"].startswith("MASTER 0xa088c20300000101 ")
+    assert "priority 15" in checks["subnet_manager"]["detail"]
+    assert checks["ib_topology"]["detail"] == "3 switches, 4 CAs, 6 links as cabled"
+    # NCCL ran over the IB transport, not sockets
+    assert set(checks["nccl:all_reduce_perf"]["transports"].values()) == {"IB"}
+
+
+def test_second_run_changes_nothing(ib_lab):
+    res = playbook(ib_lab, "site.yml")
+    assert res.returncode == 0, res.stdout[-6000:]
+    counts = recap(res.stdout)
+    assert {"node1", "node2", "node3", "node4"} <= set(counts)
+    assert all(c == 0 for c in counts.values()), counts
+
+
+def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
+    ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
+    try:
+        res = playbook(ib_lab, "verify.yml")
+        assert res.returncode != 0, "verification passed with a cable missing"
+        doc = report(ib_lab)
+        missing = [f for f in doc["findings"] if f["code"] == "IB_LINK_MISSING"]
+        assert [(f["switch"], f["switch_port"], f["node"], f["device"]) for f in missing] == \
+            [("leaf1", "2", "node2", "mlx5_0")], doc["findings"]
+        assert not doc["checks"]["ib_topology"]["passed"] and doc["checks"]["subnet_manager"]["passed"]
+    finally:
+        ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")
