@@ -553,13 +553,14 @@ def cmd_up(args):
     path = os.path.join(FABRIC_DIR, "fabric.json")
     os.environ["LINERATE_LAB_STATE"] = FABRIC_DIR
     inventory = args.inventory or ("lab-ib" if args.transport == "infiniband" else "lab")
-    inventory_dir = os.path.join(REPO, "inventory", inventory)
+    # a name under inventory/, or a directory path (a copy elsewhere: tests)
+    inventory_dir = os.path.abspath(inventory) if os.sep in inventory else os.path.join(REPO, "inventory", inventory)
     ib_fabric = None
     if args.transport == "infiniband":
         m_new, ib_fabric = ib_model_from_inventory(inventory_dir)
         if args.nodes is not None and args.nodes != len(m_new["nodes"]):
             raise SystemExit(f"lab: --nodes {args.nodes}: an InfiniBand lab has the nodes of "
-                             f"inventory/{inventory}/hosts.yml ({len(m_new['nodes'])})")
+                             f"{inventory_dir}/hosts.yml ({len(m_new['nodes'])})")
     nodes = args.nodes if args.nodes is not None else 4
     if os.path.exists(path):
         m = model.load()
@@ -692,8 +693,8 @@ def main(argv=None):
     s.add_argument("--nics", type=int, default=2, help="NICs (rails) per node")
     s.add_argument("--speed", type=int, default=400, help="port speed in Gb/s")
     s.add_argument("--transport", choices=("roce", "infiniband"), default="roce")
-    s.add_argument("--inventory", help="inventory/<name>: RoCE writes its hosts.yml (default lab); "
-                   "InfiniBand builds the lab from its hosts.yml (default lab-ib)")
+    s.add_argument("--inventory", help="inventory/<name> or a directory: RoCE writes its hosts.yml (default "
+                   "lab); InfiniBand builds the lab from its hosts.yml (default lab-ib)")
     s.set_defaults(func=cmd_up)
     s = sub.add_parser("repo", help="build the local DOCA-OFED repository of simulator packages")
     s.set_defaults(func=cmd_repo)

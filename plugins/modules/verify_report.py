@@ -51,8 +51,8 @@ options:
     type: dict
   ib_fabric:
     description:
-      - InfiniBand only. The registered result of M(linerate.fabric.ib_fabric_check) (sminfo, summary,
-        findings, pkey_tables), or C({failed: true, msg: ...}) when the check could not run.
+      - "InfiniBand only. The registered result of M(linerate.fabric.ib_fabric_check) (sminfo, summary,
+        findings, pkey_tables), or a dict with C(failed=true) and C(msg) when the check could not run."
       - Adds the checks C(subnet_manager), C(ib_topology) and C(ib_partitions) and their findings
         (codes C(IB_*)) to the report.
     type: dict

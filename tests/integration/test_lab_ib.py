@@ -12,6 +12,7 @@ the other tests use, and is removed at the end.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -31,6 +32,11 @@ def recap(output):
 @pytest.fixture(scope="module")
 def ib_lab(tmp_path_factory):
     base = tmp_path_factory.mktemp("ib-lab")
+    # A copy of the inventory: the lab writes its connection file beside
+    # hosts.yml, and a `make lab-ib` lab may be using the repository's.
+    inventory = str(base / "inventory")
+    shutil.copytree(os.path.join(REPO, INVENTORY), inventory, symlinks=False,
+                    ignore=shutil.ignore_patterns("lab-connection.yml"))
     env = ansible_env(LINERATE_LAB_ID="itib", LINERATE_LAB_SLOT="3",
                       LINERATE_LAB_STATE_DIR=str(base / "state"),
                       # node1..node4 are also the RoCE lab's names: facts of their own
@@ -43,16 +49,16 @@ def ib_lab(tmp_path_factory):
         return res.stdout + res.stderr
 
     labctl("down")
-    out = labctl("up", "--transport", "infiniband")
+    out = labctl("up", "--transport", "infiniband", "--inventory", inventory)
     assert "subnet simulator (ibsim) up" in out, out
-    yield {"env": env, "labctl": labctl, "reports": str(base / "reports")}
+    yield {"env": env, "labctl": labctl, "reports": str(base / "reports"), "inventory": inventory}
     labctl("down")
-    assert not os.path.exists(os.path.join(REPO, INVENTORY, "lab-connection.yml"))
 
 
 def playbook(lab, name, *args):
-    return run_playbook(f"playbooks/{name}", "-e", f"verify_fabric_reports_dir={lab['reports']}", *args,
-                        inventory=INVENTORY, env=lab["env"])
+    return run_playbook(f"playbooks/{name}", "-e", f"verify_fabric_reports_dir={lab['reports']}",
+                        "-e", f"ib_subnet_manager_report={lab['reports']}/ib_fabric_check.json", *args,
+                        inventory=lab["inventory"], env=lab["env"])
 
 
 def report(lab):
