@@ -44,6 +44,8 @@ def nccl_env_settings(rdma, cabled, options):
         if not row.get("up"):
             msg = (f"{device} port {port} ({row.get('netdev')}) is cabled but not up: state "
                    f"{row.get('state')}, physical state {row.get('physical_state')}")
+            if transport == "infiniband" and "INIT" in str(row.get("state")) and row.get("physical_state") == "LinkUp":
+                msg += " (an InfiniBand port stays INIT until a subnet manager configures it: is one running?)"
             if down_policy == "exclude":
                 excluded.append(msg + "; left out of NCCL_IB_HCA")
             else:

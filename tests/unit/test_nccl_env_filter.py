@@ -43,6 +43,15 @@ def test_down_port_fails_by_default():
     assert out["problems"][0].startswith("mlx5_1 port 1 (enp81s0f0np0) is cabled but not up")
 
 
+def test_infiniband_port_in_init_points_at_the_subnet_manager():
+    f = facts()
+    f["ports"][1].update(up=False, state="PORT_INIT", physical_state="LinkUp")
+    out = nccl_env_settings(f, CABLED, dict(OPTIONS, transport="infiniband"))
+    assert "stays INIT until a subnet manager configures it" in out["problems"][0]
+    roce = nccl_env_settings(f, CABLED, OPTIONS)
+    assert "subnet manager" not in roce["problems"][0]
+
+
 def test_down_port_excluded_on_request():
     out = nccl_env_settings(facts(mlx5_1_up=False), CABLED, dict(OPTIONS, down_ports="exclude"))
     assert out["problems"] == []
