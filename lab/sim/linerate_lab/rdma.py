@@ -118,8 +118,7 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
     nic = model.nic(m, device, node)
     if nic is None:
         return {"device": device, "error": "no_device"}
-    if n is not None:
-        subnet.refresh(m, node or model.node_name(), {"nics": [nic]})
+    subnet.refresh_nic(m, node or model.node_name(), nic)
     state = netdev_state(nic["netdev"])
     sw = (m.get("switches", {}).get(nic.get("switch")) or {}).get("ports", {}).get(str(nic.get("switch_port"))) or {}
     up = (nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False)

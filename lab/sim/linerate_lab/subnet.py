@@ -58,23 +58,27 @@ def port_info(m, node_name, nic, timeout=5.0):
     return parse_portinfo(res.stdout)
 
 
-def refresh(m, node_name, node):
-    """Put the subnet's view of each IB port of ``node`` into the (in-memory) model."""
-    if not m.get("subnet"):
+def refresh_nic(m, node_name, nic):
+    """Put the subnet's view of one IB port into the (in-memory) model."""
+    if nic.get("cable", "up") != "up":
         return
-    for nic in node.get("nics", []):
-        if nic.get("cable", "up") != "up":
-            continue
-        info = port_info(m, node_name, nic)
-        if info is None:
-            continue
-        if "error" in info:
-            nic["subnet_state"] = (1, 2)   # an HCA the subnet cannot see: down, polling
-            nic["subnet_error"] = info["error"]
-            continue
-        nic["lid"], nic["sm_lid"] = info["lid"], info["sm_lid"]
-        nic["subnet_state"] = (info["state"], info["phys_state"])
-        if info["width"]:
-            nic["width"] = info["width"]
-        if info["speed_gbps"]:
-            nic["speed_gbps"] = info["speed_gbps"]
+    info = port_info(m, node_name, nic)
+    if info is None:
+        return
+    if "error" in info:
+        nic["subnet_state"] = (1, 2)   # an HCA the subnet cannot see: down, polling
+        nic["subnet_error"] = info["error"]
+        return
+    nic["lid"], nic["sm_lid"] = info["lid"], info["sm_lid"]
+    nic["subnet_state"] = (info["state"], info["phys_state"])
+    if info["width"]:
+        nic["width"] = info["width"]
+    if info["speed_gbps"]:
+        nic["speed_gbps"] = info["speed_gbps"]
+
+
+def refresh(m, node_name, node):
+    """The same for every port of ``node``."""
+    if m.get("subnet"):
+        for nic in node.get("nics", []):
+            refresh_nic(m, node_name, nic)

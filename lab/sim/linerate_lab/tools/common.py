@@ -41,11 +41,13 @@ def read_netdev(name):
     }
 
 
-def load_node():
-    """(model, node) for this container's node."""
+def load_node(ports=False):
+    """(model, node) for this container's node; ports: the tool shows port
+    state, which on the InfiniBand lab is read from the subnet (subnet.py)."""
     m = model.load()
     node = model.node(m)
-    subnet.refresh(m, model.node_name(), node)
+    if ports:
+        subnet.refresh(m, model.node_name(), node)
     return m, node
 
 

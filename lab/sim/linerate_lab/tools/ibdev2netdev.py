@@ -23,7 +23,7 @@ def main(argv):
         common.out(usage())
         return 255
     verbose = bool(argv)
-    _, node = common.load_node()
+    _, node = common.load_node(ports=True)
     nics = common.rdma_nics(node)
     if not nics:
         return 255

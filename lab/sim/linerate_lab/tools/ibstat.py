@@ -76,7 +76,7 @@ def main(argv):
             return 255
         else:
             args.append(a)
-    _, node = common.load_node()
+    _, node = common.load_node(ports=True)
     nics = sorted(common.rdma_nics(node), key=lambda n: n["device"])
     if not nics:
         return _panic("can't list IB device names: No such file or directory")

@@ -39,7 +39,7 @@ def main(argv):
                    "\t\tibstatus mthca0:2\t# shows status port number 2 of 'mthca0'\n"
                    "\t\tibstatus\t\t# default: shows status of all 'mthca0' ports\n")
         return 255
-    _, node = common.load_node()
+    _, node = common.load_node(ports=True)
     nics = {n["device"]: n for n in common.rdma_nics(node)}
     if not argv:
         if not nics:

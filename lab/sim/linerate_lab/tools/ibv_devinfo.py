@@ -115,7 +115,7 @@ def hca(nic, port, verbose):
 
 
 def main(argv, what="devinfo"):
-    _, node = common.load_node()
+    _, node = common.load_node(ports=True)
     nics = common.verbs_nics(node)
     if what == "devices":
         common.out("    device          \t   node GUID\n    ------          \t----------------\n")
