@@ -96,14 +96,24 @@ def merge(defaults, given):
     return out
 
 
-def effective(fabric):
-    """The intent with defaults filled in, keeping only the chosen transport's block."""
+def effective(fabric, sm_hosts=()):
+    """The intent with defaults filled in, keeping only the chosen transport's block.
+
+    On InfiniBand, ``infiniband.subnet_manager.master`` defaults to the first
+    host of ``sm_hosts`` (group subnet_managers): every play names it from here.
+    """
     fabric = fabric or {}
     transport = fabric.get("transport", DEFAULTS["transport"])
     merged = merge(DEFAULTS, fabric)
     other = "infiniband" if transport == "roce" else "roce"
     if other not in fabric:
         merged.pop(other, None)
+    if transport == "infiniband" and sm_hosts:
+        ib = merged.setdefault("infiniband", {})
+        sm = dict(ib.get("subnet_manager") or {})
+        if not sm.get("master"):
+            sm["master"] = list(sm_hosts)[0]
+        ib["subnet_manager"] = sm
     return merged
 
 

@@ -180,3 +180,11 @@ def test_infiniband_subnet_manager_checked_with_the_cabling():
                                     "switch_port": 1, "guid": "0xa088c20300000101"}]}}
     problems = intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}, ["n1"])
     assert len(problems) == 1 and "partitions[0].pkey: '0x8001' is not allowed" in problems[0], problems
+
+
+def test_effective_names_the_master_sm():
+    ib = {"transport": "infiniband"}
+    assert intent.effective(ib, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm1"
+    chosen = dict(ib, infiniband={"subnet_manager": {"master": "sm2"}})
+    assert intent.effective(chosen, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm2"
+    assert "infiniband" not in intent.effective({"transport": "roce"}, ["sm1"])
