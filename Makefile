@@ -27,7 +27,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Debian packages: podman and runc for the lab's nodes, debootstrap for their
 # image, ibsim/opensm/infiniband-diags for the simulated InfiniBand fabric,
 # openmpi for nccl-tests' launcher, python3-venv for the virtualenv.
-DEB_PACKAGES := podman runc debootstrap uidmap iproute2 openssh-client \
+DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client \
                 ibsim-utils libumad2sim0 opensm infiniband-diags \
                 python3-venv
 
@@ -55,9 +55,9 @@ deps: .make/deps
 	@touch $@
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(VPY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
 lab-up: deps venv

@@ -49,10 +49,14 @@ def ib_lab(tmp_path_factory):
         return res.stdout + res.stderr
 
     labctl("down")
-    out = labctl("up", "--transport", "infiniband", "--inventory", inventory)
-    assert "subnet simulator (ibsim) up" in out, out
-    yield {"env": env, "labctl": labctl, "reports": str(base / "reports"), "inventory": inventory}
-    labctl("down")
+    try:
+        # A failed `up` (or test) still removes what was made: no lab left behind.
+        out = labctl("up", "--transport", "infiniband", "--inventory", inventory)
+        assert "subnet simulator (ibsim) up" in out, out
+        yield {"env": env, "labctl": labctl, "reports": str(base / "reports"), "inventory": inventory}
+    finally:
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down"], cwd=REPO,
+                       env=env, capture_output=True, timeout=300)
 
 
 def playbook(lab, name, *args):
