@@ -10,7 +10,7 @@ description:
     node's host variables (C(rdma_ports), C(verify_fabric_port_result), C(verify_fabric_rdma_log))
     and the nccl_tests runs passed in I(nccl).
   - Turns them into findings with stable fault codes, each naming node, device, switch and
-    switch port and the suspect layer (see the README, Verification), localising a failing
+    switch port and the suspect layer (see docs/verification.md), localising a failing
     ib_write_bw pair to the endpoint the failures have in common.
   - Writes C(report.json), C(summary.md), C(junit.xml) and C(heatmap.png) to
     C(<reports_dir>/<UTC timestamp>/) and points C(<reports_dir>/latest) at it. In check
