@@ -41,3 +41,25 @@ def lab():
     os.environ["LINERATE_LAB_STATE"] = os.path.join(REPO, "lab", "state", "fabric")
     from linerate_lab import model
     return model.load()
+
+
+def _labctl(*args):
+    return subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
+                          env=dict(os.environ, CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf")),
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_lab_left_behind(request):
+    """Integration tests leave no lab behind.
+
+    A RoCE lab that was not running when the session started is removed when
+    it ends, whether the tests passed or not (the IB lab fixture removes its
+    own in a finally). On CI it is always removed. A lab an operator had up
+    before (`make lab`) is left up. Unit-only sessions never touch podman.
+    """
+    integration = any("integration" in str(item.fspath) for item in request.session.items)
+    was_up = integration and _labctl("status").returncode == 0
+    yield
+    if integration and (not was_up or os.environ.get("CI")):
+        _labctl("down")
