@@ -67,7 +67,7 @@ lab-up: deps venv
 # target fails when the play did.
 lab: lab-up
 	@rc=0; $(ANSIBLE_PLAYBOOK) -i $(INVENTORY) playbooks/site.yml -e verify_fabric_when_requested=false || rc=$$?; \
-	$(VPY) plugins/module_utils/report.py reports/latest || true; exit $$rc
+	$(VPY) plugins/module_utils/report.py $(INVENTORY)-output/reports/latest || true; exit $$rc
 
 lab-ib:
 	@$(MAKE) --no-print-directory lab TRANSPORT=infiniband
@@ -108,4 +108,4 @@ bench: deps venv
 	$(VPY) bench/run.py
 
 clean: lab-down
-	rm -rf $(VENV) reports .ansible
+	rm -rf $(VENV) reports .ansible inventory/lab-output inventory/lab-ib-output

@@ -145,7 +145,7 @@ def section_verify(sizes, rows):
         ensure_lab(n)
         playbook("playbooks/site.yml", "--skip-tags", "verify")
         dt, _ = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}")
-        with open(os.path.join(REPO, "reports", "latest", "report.json")) as f:
+        with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
             report = json.load(f)
         rounds = len(report["meta"]["rounds"])
         tests = sum(len(r) for r in report["meta"]["rounds"])

@@ -2,10 +2,8 @@
 
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
-DOCUMENTATION = r"""
-name: rdma_summary
-short_description: One line per RDMA port, for reports
-"""
+# Documentation: rdma_summary.yml, roce_tos.yml, pfc_vector.yml beside this file
+# (one file documents one filter).
 
 
 def rdma_summary(ports):

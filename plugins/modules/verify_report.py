@@ -72,7 +72,7 @@ EXAMPLES = r"""
     nodes: "{{ ansible_play_hosts }}"
     fabric: "{{ fabric_effective }}"
     nccl: "{{ verify_fabric_nccl.results | default([]) }}"
-    reports_dir: "{{ playbook_dir }}/../reports"
+    reports_dir: "{{ linerate_output_dir }}/reports"
     fail: false
   run_once: true
   register: verify_fabric_report

@@ -89,7 +89,7 @@ def test_converge(fresh_lab):
     assert all(c["failed"] == 0 for c in counts.values())
     assert all(counts[n]["changed"] > 0 for n in fresh_lab["nodes"])
     # The changes asked for verification, and it passed.
-    with open(os.path.join(REPO, "reports", "latest", "report.json")) as f:
+    with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
         report = json.load(f)
     assert report["generated_at"] >= started, "no verification ran in this converge"
     assert report["summary"]["passed"] is True, report["findings"]

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import run_playbook
+from conftest import ansible_env, run_playbook
 
 BAD = [
     ({"roce": {"no_drop_priority": 9}}, "fabric.roce.no_drop_priority: 9 is not allowed (allowed: an integer 0..7)"),
@@ -45,3 +45,16 @@ def test_two_hosts_on_one_switch_port_is_rejected(lab):
 def test_good_intent_validates(lab):
     res = run_playbook("playbooks/validate.yml", check=True)
     assert "intent valid" in res.stdout
+
+
+def test_fabric_effective_without_injected_facts():
+    # inject_facts_as_vars = false: facts live only under ansible_facts; the
+    # validated intent must still reach every host as fabric_effective.
+    res = run_playbook("tests/integration/playbooks/fabric_effective.yml", inventory="inventory/example-roce",
+                       env=ansible_env(ANSIBLE_INJECT_FACT_VARS="False"))
+    assert res.returncode == 0, res.stdout[-4000:]
+    recap = res.stdout.split("PLAY RECAP", 1)[1]
+    hosts = [h for h in recap_hosts(res.stdout) if h != "localhost"]
+    assert len(hosts) >= 2, recap
+    for h in hosts:
+        assert re.search(rf"^{h}\s+: ok=2 .* failed=0 ", recap, re.M), recap

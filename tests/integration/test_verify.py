@@ -12,7 +12,7 @@ from conftest import REPO, ansible_env, run_playbook
 # Short tests: the simulated links need no warm-up; every wait is bounded.
 FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
         "-e", "verify_fabric_nccl_timeout=120"]
-REPORT = os.path.join(REPO, "reports", "latest", "report.json")
+REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 
 
 def fault(*args):
@@ -66,7 +66,7 @@ def test_healthy_lab_passes(converged):
         assert checks[name]["passed"]
         assert set(checks[name]["transports"].values()) == {"IB"}
         assert all(checks[name]["gdr"].values())
-    latest = os.path.join(REPO, "reports", "latest")
+    latest = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
     for name in ("summary.md", "junit.xml", "heatmap.png"):
         assert os.path.getsize(os.path.join(latest, name)) > 0
     with open(os.path.join(latest, "heatmap.png"), "rb") as f:
@@ -187,7 +187,7 @@ def test_check_mode_runs_nothing(converged):
 
 
 def test_handler_runs_verification_only_after_a_change(converged):
-    marker = os.path.join(REPO, "reports", "latest")
+    marker = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
     before = os.path.realpath(marker) if os.path.exists(marker) else None
     only_ports = ["-e", '{"verify_fabric_checks": ["ports"]}']
     res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",

@@ -1,0 +1,207 @@
+#!/usr/bin/python
+"""Documentation for the validate_intent action plugin (plugins/action/validate_intent.py).
+
+The defaults and choices below are the validator's own (module_utils/intent.py
+DEFAULTS and its constants); tests/unit/test_plugin_docs.py fails when they
+drift apart.
+"""
+
+DOCUMENTATION = r"""
+---
+module: validate_intent
+short_description: Validate the fabric intent, the cabling and every cross-layer constraint
+description:
+  - Runs on the controller (action plugin) before any host or switch is touched; never opens a
+    connection. The first play of every playbook (C(playbooks/validate.yml)) calls it on C(localhost).
+  - Reads the C(fabric) intent, every RDMA host's C(rdma_ports), every switch's C(switch_platform),
+    C(switch_role), C(switch_uplinks) (and C(ib_switch_guid) of InfiniBand switches) and the subnet
+    manager hosts from the inventory.
+  - Reports every problem at once, each naming the key, the value, what is allowed and the physical
+    reason, and fails if there is one; nothing is changed.
+  - On success sets the fact C(fabric_effective) (the intent with its defaults filled in, only the
+    chosen transport's block kept); C(playbooks/validate.yml) also keeps it as a variable and gives
+    it to every host, so it works with C(inject_facts_as_vars = false).
+version_added: 0.1.0
+author: linerate developers
+options:
+  fabric:
+    description:
+      - The fabric intent, normally the inventory variable C(fabric) (C(group_vars/all)). Every
+        key is optional; a key not listed here is an error.
+    type: dict
+    suboptions:
+      name:
+        description: A name for reports.
+        type: str
+        default: fabric
+      transport:
+        description: The RDMA transport of the fabric.
+        type: str
+        choices: [roce, infiniband]
+        default: roce
+      link_speed_gbps:
+        description: Data rate of one port (Ethernet rates, InfiniBand 4X rates); line rate is derived from it.
+        type: int
+        choices: [10, 20, 25, 40, 50, 56, 100, 200, 400, 800]
+        default: 400
+      link_width:
+        description: Lanes per port.
+        type: int
+        choices: [1, 2, 4, 8]
+        default: 4
+      mtu:
+        description: MTUs; the host MTU must not exceed the switch MTU.
+        type: dict
+        suboptions:
+          host:
+            description: Host netdev MTU, 1280..9216; on RoCE at least 1128 (RDMA MTU 1024 + 104 bytes of headers).
+            type: int
+            default: 4200
+          switch:
+            description: Switch port MTU, 1280..9216.
+            type: int
+            default: 9216
+      roce:
+        description: Lossless RoCE (only with I(transport=roce)).
+        type: dict
+        suboptions:
+          trust:
+            description: What the NIC and switch classify traffic by.
+            type: str
+            choices: [dscp, pcp]
+            default: dscp
+          no_drop_priority:
+            description: The PFC (no-drop) priority of RDMA data, 0..7.
+            type: int
+            default: 3
+          data_dscp:
+            description: DSCP of RDMA data, 0..63.
+            type: int
+            default: 26
+          cnp_dscp:
+            description: DSCP of congestion notification packets, 0..63, not I(data_dscp).
+            type: int
+            default: 48
+          cnp_priority:
+            description: Priority of CNPs, 0..7, not I(no_drop_priority) (CNPs must not queue behind the data they throttle).
+            type: int
+            default: 6
+          gid_type:
+            description: RoCE GID type.
+            type: str
+            choices: [v2]
+            default: v2
+          ecn:
+            description: ECN marking on the switches (DCQCN).
+            type: dict
+            suboptions:
+              enabled:
+                description: Mark with ECN.
+                type: bool
+                default: true
+              min_threshold_kb:
+                description: Queue depth where marking starts, 1..100000, below I(max_threshold_kb).
+                type: int
+                default: 150
+              max_threshold_kb:
+                description: Queue depth where every packet is marked, 1..100000.
+                type: int
+                default: 1500
+              probability_percent:
+                description: Marking probability at I(max_threshold_kb), 1..100.
+                type: int
+                default: 100
+      infiniband:
+        description:
+          - InfiniBand (only with I(transport=infiniband)); its C(subnet_manager) block (priority,
+            standby_priority, routing_engine, root_guids, lmc, sweep_interval, log, default_partition,
+            partitions) is checked by the ib_subnet_manager role's intent (module C(ib_intent)).
+        type: dict
+        default: {}
+      nccl:
+        description: NCCL's environment on the nodes.
+        type: dict
+        suboptions:
+          socket_ifname:
+            description: NCCL_SOCKET_IFNAME, an interface name or NCCL prefix list such as C(eth0) or C(^lo,docker).
+            type: str
+            default: eth0
+          gdr_level:
+            description: NCCL_NET_GDR_LEVEL.
+            type: str
+            choices: [LOC, PIX, PXB, PHB, SYS]
+            default: PHB
+          overrides:
+            description: More C(NCCL_*) settings, names to strings or numbers.
+            type: dict
+            default: {}
+      verify:
+        description: Pass thresholds of the verification, fractions of line rate (0 < x <= 1).
+        type: dict
+        suboptions:
+          ib_write_bw_fraction:
+            description: Least ib_write_bw bandwidth of a port pair.
+            type: float
+            default: 0.9
+          nccl_busbw_fraction:
+            description: Least nccl-tests bus bandwidth.
+            type: float
+            default: 0.8
+  host_group:
+    description: The group of RDMA hosts (their C(rdma_ports) are read).
+    type: str
+    default: gpu_nodes
+  switch_group:
+    description: The group of Ethernet switches.
+    type: str
+    default: switches
+  ib_switch_group:
+    description: The group of InfiniBand switches (managed in-band by the subnet manager).
+    type: str
+    default: ib_switches
+  sm_group:
+    description: The group of subnet manager hosts.
+    type: str
+    default: subnet_managers
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: all
+notes:
+  - Action plugin only; it runs on the controller.
+seealso:
+  - module: linerate.fabric.ib_intent
+"""
+
+EXAMPLES = r"""
+- name: Check the intent, the cabling and every cross-layer constraint
+  linerate.fabric.validate_intent:
+    fabric: "{{ fabric | default(omit) }}"
+  register: linerate_validation
+"""
+
+RETURN = r"""
+problems:
+  description: Every problem found; empty when the intent is valid.
+  returned: always
+  type: list
+  elements: str
+  sample: ["fabric.roce.no_drop_priority: 9 is not allowed (allowed: an integer 0..7)"]
+msg:
+  description: A one-line summary, or every problem.
+  returned: always
+  type: str
+ansible_facts:
+  description: The validated intent.
+  returned: success
+  type: dict
+  contains:
+    fabric_effective:
+      description: The intent with its defaults filled in; only the chosen transport's block is kept.
+      type: dict
+"""

@@ -1,0 +1,135 @@
+"""The built collection: `ansible-galaxy collection build` of a used checkout
+ships the collection (plugins, roles, playbooks, switch templates, metadata)
+and nothing of the lab, the tests, the benchmarks or what a run leaves behind
+(reports, switch backups, lab state and credentials, caches)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Collections a task could name by FQCN (those the ansible package ships).
+KNOWN = {f"{ns}.{name}" for ns in ("ansible", "community", "containers", "cisco", "arista", "nvidia")
+         for name in ("posix", "general", "netcommon", "utils", "podman", "crypto", "docker", "nxos", "eos",
+                      "cumulus", "windows")}
+GALAXY = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
+
+# What a used checkout holds beside the collection: each must stay out.
+PLANTED = [
+    "backups/switches/leaf1/20261122T040000Z.nvue.cfg",
+    "reports/latest/report.json",
+    "inventory/lab-output/reports/latest/report.json",
+    "inventory/lab-output/backups/leaf1/20261122T040000Z.nvue.cfg",
+    "linerate-output/reports/latest/report.json",
+    "lab/state/c/lab.json",
+    "inventory/lab/hosts.yml",
+    "inventory/lab/group_vars/switches/credentials.yml",
+    "inventory/lab-ib/lab-connection.yml",
+    ".ansible/facts/node1",
+    ".make/deps",
+    ".pytest_cache/v/cache/nodeids",
+    "roles/mofed/.ansible/tmp/x",
+    "bench/results/run.json",
+    "linerate-fabric-0.0.9.tar.gz",
+]
+FORBIDDEN = ("lab/", "tests/", "bench/", "backups/", "reports/", "linerate-output/", ".venv",
+             ".ansible", ".make", ".git", ".collections", ".ci/", ".pytest_cache", ".yamllint",
+             "inventory/lab/", "inventory/lab-ib/", "inventory/lab-output/", "ansible.cfg",
+             "Makefile", "requirements-dev.txt", ".tar.gz")
+REQUIRED = ("MANIFEST.json", "FILES.json", "README.md",
+            "meta/runtime.yml", "meta/execution-environment.yml", "requirements.txt",
+            "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
+            "plugins/filter/fabric.py", "plugins/module_utils/intent.py",
+            "roles/mofed/tasks/main.yml", "roles/switch_fabric/meta/argument_specs.yml",
+            "playbooks/site.yml", "playbooks/validate.yml", "switch_configs/nvue",
+            "inventory/example-roce/hosts.yml")
+
+
+def _ignore(directory, names):
+    # The checkout's own copy: no venv, no git, no caches of this test run.
+    return [n for n in names if n in (".venv", ".git", "__pycache__")]
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("build")
+    src = tmp / "checkout"
+    shutil.copytree(ROOT, src, symlinks=True, ignore=_ignore)
+    os.symlink("/nonexistent/venv", src / ".venv")
+    for rel in PLANTED:
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("secret: planted by test_collection_build\n")
+    out = tmp / "out"
+    r = subprocess.run([GALAXY, "collection", "build", "--output-path", str(out), str(src)],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(src / "galaxy.yml", encoding="utf-8") as f:
+        version = yaml.safe_load(f)["version"]
+    path = out / f"linerate-fabric-{version}.tar.gz"
+    with tarfile.open(path) as tar:
+        names = [m.name.rstrip("/") for m in tar.getmembers()]
+        manifest = json.load(tar.extractfile("MANIFEST.json"))
+    return names, manifest
+
+
+def test_artifact_holds_the_collection(artifact):
+    names, _ = artifact
+    for rel in REQUIRED:
+        assert rel in names, f"{rel} missing from the built collection"
+    assert any(n.startswith("plugins/modules/") for n in names)
+
+
+@pytest.mark.parametrize("prefix", FORBIDDEN)
+def test_artifact_holds_nothing_of_the_checkout(artifact, prefix):
+    names, _ = artifact
+    leaked = [n for n in names if n == prefix.rstrip("/") or n.startswith(prefix)
+              or f"/{prefix}" in f"/{n}" or (prefix == ".tar.gz" and n.endswith(prefix))]
+    assert not leaked, f"{prefix}: {leaked[:5]}"
+
+
+def test_no_planted_file_in_artifact(artifact):
+    names, _ = artifact
+    for rel in PLANTED:
+        assert rel not in names, rel
+    assert not [n for n in names if "molecule" in n.split("/")], "molecule scenarios are tests"
+
+
+def test_manifest_declares_dependencies(artifact):
+    _, manifest = artifact
+    deps = manifest["collection_info"]["dependencies"]
+    assert set(deps) == {"ansible.posix", "community.general"}
+
+
+def test_galaxy_declares_every_collection_the_roles_call():
+    # Tasks name modules and filters by FQCN; Python plugins import
+    # ansible_collections.<ns>.<name>.
+    used = set()
+    for base in ("roles", "playbooks", "plugins", "switch_configs"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, base)):
+            if "molecule" in dirpath.split(os.sep):
+                continue
+            for fn in files:
+                with open(os.path.join(dirpath, fn), encoding="utf-8") as f:
+                    text = f.read()
+                if fn.endswith((".yml", ".yaml", ".j2")):
+                    used |= set(re.findall(r"\b([a-z_]+\.[a-z_]+)\.[a-z_]+\b", text)) & KNOWN
+                elif fn.endswith(".py"):
+                    used |= {f"{a}.{b}" for a, b in re.findall(r"ansible_collections\.([a-z_]+)\.([a-z_]+)", text)}
+    used -= {"ansible.builtin", "ansible.legacy", "linerate.fabric"}
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
+        declared = set(yaml.safe_load(f)["dependencies"])
+    assert "ansible.posix" in used and "community.general" in used
+    assert used <= declared, f"used but not declared in galaxy.yml: {sorted(used - declared)}"
+
+
+def test_requires_ansible_has_no_upper_cap():
+    with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as f:
+        spec = yaml.safe_load(f)["requires_ansible"]
+    assert "<" not in spec and spec.startswith(">=2.19"), spec
