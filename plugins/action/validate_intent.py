@@ -27,11 +27,23 @@ class ActionModule(ActionBase):
         groups = task_vars.get("groups", {})
         hostvars = task_vars.get("hostvars", {})
 
+        unreadable = []
+
         def pick_hosts(names, keys):
+            # A value that cannot be templated (a rail_ports plan that does not
+            # expand, an undefined variable) is one problem of that host; the
+            # rest is still checked.
             out = {}
             for name in names:
                 hv = hostvars[name]
-                out[name] = {k: self._templar.template(hv[k]) for k in keys if k in hv}
+                out[name] = {}
+                for k in keys:
+                    if k not in hv:
+                        continue
+                    try:
+                        out[name][k] = self._templar.template(hv[k])
+                    except AnsibleError as e:
+                        unreadable.append(f"{name}: {k}: could not be read: {e.message}")
             return out
 
         def pick(group, keys):
@@ -53,7 +65,7 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
-        problems = intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
+        problems = unreadable + intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
         result["problems"] = problems
         result["changed"] = False
         if problems:

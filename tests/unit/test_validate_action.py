@@ -95,3 +95,26 @@ def test_a_newline_in_a_port_never_becomes_a_command(tmp_path):
     script.write_text(text.replace("\nip ", "\ntrue "))
     subprocess.run(["sh", str(script)], check=True)
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "p2").exists()
+
+
+def test_a_value_that_cannot_be_read_is_one_problem_among_the_others():
+    from ansible.errors import AnsibleFilterError
+    groups = {"all": ["node1", "node2", "leaf1"], "gpu_nodes": ["node1", "node2"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": "PLAN"}, "node2": {"rdma_ports": [dict(PORT, switch_port="swp 2")]},
+                "leaf1": {"switch_platform": "nvue"}}
+    task = mock.MagicMock()
+    task.args = {"fabric": FABRIC}
+    templar = mock.MagicMock()
+
+    def template(v):
+        if v == "PLAN":
+            raise AnsibleFilterError("rail_ports: rails: 33 is not allowed (allowed: an integer 1..32)")
+        return v
+    templar.template.side_effect = template
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        res = action.run(task_vars={"groups": groups, "hostvars": hostvars})
+    assert res["problems"][0] == ("node1: rdma_ports: could not be read: "
+                                  "rail_ports: rails: 33 is not allowed (allowed: an integer 1..32)")
+    assert any(p.startswith("node2: rdma_ports[0].switch_port: 'swp 2'") for p in res["problems"])
