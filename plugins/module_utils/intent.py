@@ -189,9 +189,16 @@ def _int_in(p, key, value, lo, hi):
     return True
 
 
+def _same_kind(value, choice):
+    """True is not 1, 400.0 is not 400; subclasses (Ansible's tagged str and
+    int) are what they subclass."""
+    if isinstance(choice, int):
+        return _is_int(value)
+    return isinstance(value, type(choice))
+
+
 def _one_of(p, key, value, choices):
-    # Same type as the choice: True is not 1, 400.0 is not 400.
-    if not any(type(value) is type(c) and value == c for c in choices):
+    if not any(_same_kind(value, c) and value == c for c in choices):
         p.add(key, value, "allowed: " + " | ".join(str(c) for c in choices))
         return False
     return True

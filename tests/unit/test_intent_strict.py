@@ -367,3 +367,37 @@ def test_random_everything(fabric, hosts, switches, sm_hosts):
 def test_nan_is_not_a_number_anywhere():
     assert not intent._is_num(float("nan")) and not intent._is_num(True) and intent._is_num(0.5)
     assert math.isnan(NAN)
+
+
+class TaggedStr(str):
+    """Stands for Ansible's _AnsibleTaggedStr (templated inventory values)."""
+
+
+class TaggedInt(int):
+    pass
+
+
+class TaggedFloat(float):
+    pass
+
+
+def _tagged(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return TaggedStr(value)
+    if isinstance(value, int):
+        return TaggedInt(value)
+    if isinstance(value, float):
+        return TaggedFloat(value)
+    if isinstance(value, dict):
+        return {_tagged(k): _tagged(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tagged(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("base", [ROCE, IB], ids=["roce", "ib"])
+def test_subclassed_values_as_ansible_templates_them_are_valid(base):
+    assert problems_of(_tagged(base)) == []
+    assert problems_of(mutate(_tagged(base), "fabric.link_width", True))[0].startswith("fabric.link_width: True")
