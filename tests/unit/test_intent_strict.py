@@ -3,10 +3,18 @@ message fragment that names its key and value, and random shapes fed to the
 validator (hypothesis), which must answer with a list of problems only."""
 import copy
 import math
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+# `make mutation` runs these once per mutant: fewer random examples there.
+settings.register_profile("linerate", max_examples=300, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("mutation", max_examples=25, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
@@ -345,19 +353,16 @@ def _answers_with_problems_only(inv):
     return problems
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(paths, values)
 def test_random_shape_in_a_roce_inventory(path, value):
     _answers_with_problems_only(mutate(ROCE, path, value))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ib_paths, values)
 def test_random_shape_in_an_infiniband_inventory(path, value):
     _answers_with_problems_only(mutate(IB, path, value))
 
 
-@settings(max_examples=200, deadline=None)
 @given(values, values, values, values)
 def test_random_everything(fabric, hosts, switches, sm_hosts):
     problems = intent.validate(fabric, hosts, switches, sm_hosts)
