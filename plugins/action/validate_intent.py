@@ -11,7 +11,6 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
 
-
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group", "ib_switch_group", "sm_group"))
@@ -28,15 +27,34 @@ class ActionModule(ActionBase):
         groups = task_vars.get("groups", {})
         hostvars = task_vars.get("hostvars", {})
 
-        def pick(group, keys):
+        unreadable = []
+
+        def pick_hosts(names, keys):
+            # A value that cannot be templated (a rail_ports plan that does not
+            # expand, an undefined variable) is one problem of that host; the
+            # rest is still checked.
             out = {}
-            for name in groups.get(group, []):
+            for name in names:
                 hv = hostvars[name]
-                out[name] = {k: self._templar.template(hv[k]) for k in keys if k in hv}
+                out[name] = {}
+                for k in keys:
+                    if k not in hv:
+                        continue
+                    try:
+                        out[name][k] = self._templar.template(hv[k])
+                    except AnsibleError as e:
+                        unreadable.append(f"{name}: {k}: could not be read: {e.message}")
             return out
 
+        def pick(group, keys):
+            return pick_hosts(groups.get(group, []), keys)
+
         try:
-            hosts = pick(host_group, ("rdma_ports",))
+            # Every RDMA host, and every other host that feeds a switch port
+            # (rdma_ports set outside the host group) is validated too.
+            feeding = [h for h in groups.get("all", []) if "rdma_ports" in hostvars[h]]
+            names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding))
+            hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
             switches = pick(switch_group, keys)
             # InfiniBand switches are managed in-band by the SM, never over SSH.
@@ -47,7 +65,7 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
-        problems = intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
+        problems = unreadable + intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
         result["problems"] = problems
         result["changed"] = False
         if problems:

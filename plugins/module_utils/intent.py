@@ -10,6 +10,7 @@ Stdlib only: used by the validate action plugin, by filters and by tests.
 """
 import copy
 import ipaddress
+import math
 import re
 
 TRANSPORTS = ("roce", "infiniband")
@@ -64,9 +65,42 @@ DEFAULTS = {
 
 # Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
 PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}
-
+UPLINK_KEYS = {"port", "peer", "peer_port"}
 # Keys that belong to one transport only.
 TRANSPORT_ONLY = {"roce": "roce", "infiniband": "infiniband"}
+INFINIBAND_KEYS = {"subnet_manager"}
+# Host stacks linerate can build on. The distribution's rdma-core ("inbox")
+# lacks ibdev2netdev, show_gids and mlnx_qos, which rdma_facts, roce_qos and
+# verification read, so it is rejected with that reason.
+MOFED_SOURCES = ("doca", "mlnx_ofed")
+INBOX_REASON = ("the distribution's rdma-core (inbox) has no ibdev2netdev, show_gids or mlnx_qos, "
+                "which rdma_facts, roce_qos and verification need; use doca or mlnx_ofed")
+# InfiniBand switch port numbers: 8-bit, port 0 is the switch's management port.
+IB_PORT_RANGE = (1, 255)
+REPR_MAX = 80
+
+# Per key, the format of a value that reaches a command line, a script, a
+# file name or a switch: a safe ASCII character set (no whitespace, newline,
+# quotes, `;` or other shell / CLI metacharacters) and a bounded length.
+# name: (regex, what is allowed); matched with re.fullmatch and re.ASCII.
+FORMATS = {
+    "name": (r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
+             "1-64 of letters, digits, _ . -, starting with a letter or digit"),
+    "device": (r"[a-z][a-z0-9_]{0,30}[0-9]",
+               "an RDMA device name such as mlx5_0 (a-z 0-9 _, ending in a digit, at most 32)"),
+    "netdev": (r"(?!\.{1,2}$)[A-Za-z0-9_.-]{1,15}",
+               "a Linux interface name: 1-15 of letters, digits, _ . -"),
+    "port": (r"[A-Za-z][A-Za-z0-9_./:-]{0,63}",
+             "a port name such as swp1, Ethernet0 or Ethernet1/1 "
+             "(1-64 of letters, digits, _ . / : -, starting with a letter)"),
+    "ifname_list": (r"\^?=?[A-Za-z0-9_.:-]{1,64}(,[A-Za-z0-9_.:-]{1,64}){0,15}",
+                    "an interface name or NCCL prefix list such as eth0 or ^lo,docker"),
+    "nccl_value": (r"[A-Za-z0-9_.,:=^+/@-]{0,256}",
+                   "a string of at most 256 letters, digits and _ . , : = ^ + / @ -, or a finite number"),
+    "pci": (r"([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]",
+            "a PCI address such as 0000:41:00.0 (lower-case hex)"),
+    "guid": (r"0x[0-9a-fA-F]{1,16}", "a port GUID such as 0xa088c20300000101"),
+}
 
 
 class Problems:
@@ -76,13 +110,34 @@ class Problems:
         self.items = []
 
     def add(self, key, value, allowed):
-        self.items.append(f"{key}: {value!r} is not allowed ({allowed})")
+        self.items.append(f"{key}: {show(value)} is not allowed ({allowed})")
 
     def note(self, message):
         self.items.append(message)
 
     def __bool__(self):
         return bool(self.items)
+
+
+def show(value):
+    """repr() of a value, cut to REPR_MAX characters (a 2,000-character name
+    stays readable in the message)."""
+    text = repr(value)
+    if len(text) > REPR_MAX:
+        text = text[:REPR_MAX - 3] + "..." + f" ({len(str(value))} characters)"
+    return text
+
+
+def has_format(value, fmt):
+    """True when ``value`` is a string of format ``fmt`` (a key of FORMATS)."""
+    return isinstance(value, str) and re.fullmatch(FORMATS[fmt][0], value, re.ASCII) is not None
+
+
+def _format(p, key, value, fmt):
+    if not has_format(value, fmt):
+        p.add(key, value, "allowed: " + FORMATS[fmt][1])
+        return False
+    return True
 
 
 def merge(defaults, given):
@@ -122,7 +177,9 @@ def _is_int(v):
 
 
 def _is_num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    """A finite int or float; a bool is never a number."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v))
 
 
 def _int_in(p, key, value, lo, hi):
@@ -132,17 +189,33 @@ def _int_in(p, key, value, lo, hi):
     return True
 
 
+def _same_kind(value, choice):
+    """True is not 1, 400.0 is not 400; subclasses (Ansible's tagged str and
+    int) are what they subclass."""
+    if isinstance(choice, int):
+        return _is_int(value)
+    return isinstance(value, type(choice))
+
+
 def _one_of(p, key, value, choices):
-    if value not in choices:
+    if not any(_same_kind(value, c) and value == c for c in choices):
         p.add(key, value, "allowed: " + " | ".join(str(c) for c in choices))
         return False
     return True
 
 
 def _unknown_keys(p, prefix, given, known):
-    for key in sorted(set(given or {}) - set(known)):
-        p.add(f"{prefix}.{key}" if prefix else key, (given or {})[key],
+    for key in sorted(set(given) - set(known), key=str):
+        p.add(f"{prefix}.{key}" if prefix else key, given[key],
               "unknown key; allowed keys: " + ", ".join(sorted(known)))
+
+
+def _mapping(p, key, value, what="a mapping"):
+    """``value`` if it is a mapping, else a problem and None."""
+    if isinstance(value, dict):
+        return value
+    p.add(key, value, f"allowed: {what}")
+    return None
 
 
 def validate_fabric(fabric):
@@ -161,33 +234,43 @@ def validate_fabric(fabric):
         return p.items
     # Keys of the other transport are a sign of a copied or mixed-up inventory.
     for block, owner in TRANSPORT_ONLY.items():
-        if owner != transport and fabric.get(block):
+        if owner != transport and block in fabric:
             p.add(f"fabric.{block}", "...", f"only with fabric.transport: {owner}; "
                   f"this fabric is {transport}, remove the {block} block")
-    f = effective(fabric)
+    # Every block is a mapping; one that is not is reported and left at its
+    # defaults so the rest is still checked (every problem at once).
+    clean = {k: v for k, v in fabric.items() if k in DEFAULTS}
+    for block in ("mtu", "roce", "infiniband", "nccl", "verify"):
+        if block in clean and _mapping(p, f"fabric.{block}", clean[block]) is None:
+            del clean[block]
+    for block, inner in (("roce", "ecn"), ("nccl", "overrides")):
+        if inner in clean.get(block, {}):
+            if _mapping(p, f"fabric.{block}.{inner}", clean[block][inner]) is None:
+                clean[block] = {k: v for k, v in clean[block].items() if k != inner}
+    f = effective(clean)
 
+    _format(p, "fabric.name", f["name"], "name")
     _one_of(p, "fabric.link_speed_gbps", f["link_speed_gbps"], LINK_SPEEDS_GBPS)
     _one_of(p, "fabric.link_width", f["link_width"], LINK_WIDTHS)
 
     mtu = f["mtu"]
-    if isinstance(mtu, dict):
-        _unknown_keys(p, "fabric.mtu", fabric.get("mtu"), DEFAULTS["mtu"])
-        host_ok = _int_in(p, "fabric.mtu.host", mtu.get("host"), 1280, 9216)
-        sw_ok = _int_in(p, "fabric.mtu.switch", mtu.get("switch"), 1280, 9216)
-        if host_ok and sw_ok and mtu["host"] > mtu["switch"]:
-            p.add("fabric.mtu.host", mtu["host"],
-                  f"allowed: at most fabric.mtu.switch ({mtu['switch']}); a host MTU above "
-                  "the switch MTU drops every full-size frame")
-        if host_ok and transport == "roce" and mtu["host"] < 1024 + ROCE_HEADER_BYTES:
-            p.add("fabric.mtu.host", mtu["host"],
-                  f"allowed: at least {1024 + ROCE_HEADER_BYTES} for RoCE (RDMA MTU 1024 + headers)")
-    else:
-        p.add("fabric.mtu", mtu, "allowed: a mapping with host and switch")
+    _unknown_keys(p, "fabric.mtu", clean.get("mtu", {}), DEFAULTS["mtu"])
+    host_ok = _int_in(p, "fabric.mtu.host", mtu.get("host"), 1280, 9216)
+    sw_ok = _int_in(p, "fabric.mtu.switch", mtu.get("switch"), 1280, 9216)
+    if host_ok and sw_ok and mtu["host"] > mtu["switch"]:
+        p.add("fabric.mtu.host", mtu["host"],
+              f"allowed: at most fabric.mtu.switch ({mtu['switch']}); a host MTU above "
+              "the switch MTU drops every full-size frame")
+    if host_ok and transport == "roce" and mtu["host"] < 1024 + ROCE_HEADER_BYTES:
+        p.add("fabric.mtu.host", mtu["host"],
+              f"allowed: at least {1024 + ROCE_HEADER_BYTES} for RoCE (RDMA MTU 1024 + headers)")
 
     if transport == "roce":
-        _validate_roce(p, fabric.get("roce") or {}, f["roce"])
-    _validate_nccl(p, fabric.get("nccl") or {}, f["nccl"])
-    _validate_verify(p, fabric.get("verify") or {}, f["verify"], f["link_speed_gbps"])
+        _validate_roce(p, clean.get("roce", {}), f["roce"])
+    else:
+        _unknown_keys(p, "fabric.infiniband", clean.get("infiniband", {}), INFINIBAND_KEYS)
+    _validate_nccl(p, clean.get("nccl", {}), f["nccl"])
+    _validate_verify(p, clean.get("verify", {}), f["verify"], f["link_speed_gbps"])
     return p.items
 
 
@@ -207,10 +290,7 @@ def _validate_roce(p, given, r):
         p.add("fabric.roce.cnp_dscp", r["cnp_dscp"],
               f"allowed: any DSCP 0..63 except fabric.roce.data_dscp ({r['data_dscp']})")
     ecn = r["ecn"]
-    if not isinstance(ecn, dict):
-        p.add("fabric.roce.ecn", ecn, "allowed: a mapping")
-        return
-    _unknown_keys(p, "fabric.roce.ecn", given.get("ecn"), DEFAULTS["roce"]["ecn"])
+    _unknown_keys(p, "fabric.roce.ecn", given.get("ecn", {}), DEFAULTS["roce"]["ecn"])
     if not isinstance(ecn.get("enabled"), bool):
         p.add("fabric.roce.ecn.enabled", ecn.get("enabled"), "allowed: true | false")
     lo_ok = _int_in(p, "fabric.roce.ecn.min_threshold_kb", ecn.get("min_threshold_kb"), 1, 100000)
@@ -223,20 +303,16 @@ def _validate_roce(p, given, r):
 
 def _validate_nccl(p, given, n):
     _unknown_keys(p, "fabric.nccl", given, DEFAULTS["nccl"])
-    ifname = n.get("socket_ifname")
-    if not isinstance(ifname, str) or not re.fullmatch(r"\^?=?[A-Za-z0-9_.:,-]{1,64}", ifname):
-        p.add("fabric.nccl.socket_ifname", ifname,
-              "allowed: an interface name or NCCL prefix list such as eth0 or ^lo,docker")
+    _format(p, "fabric.nccl.socket_ifname", n.get("socket_ifname"), "ifname_list")
     _one_of(p, "fabric.nccl.gdr_level", n.get("gdr_level"), NCCL_GDR_LEVELS)
-    overrides = n.get("overrides")
-    if not isinstance(overrides, dict):
-        p.add("fabric.nccl.overrides", overrides, "allowed: a mapping of NCCL_* names to values")
-        return
-    for key, value in overrides.items():
-        if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
-            p.add(f"fabric.nccl.overrides.{key}", value, "allowed: keys named NCCL_*")
-        elif isinstance(value, (dict, list)) or value is None:
-            p.add(f"fabric.nccl.overrides.{key}", value, "allowed: a string or number")
+    for key, value in n["overrides"].items():
+        name = f"fabric.nccl.overrides.{key}"
+        if not isinstance(key, str) or not re.fullmatch(r"NCCL_[A-Z0-9_]{1,60}", key, re.ASCII):
+            p.add(f"fabric.nccl.overrides.{str(key)[:64]}", value, "allowed: keys named NCCL_*")
+        elif isinstance(value, str):
+            _format(p, name, value, "nccl_value")
+        elif not _is_num(value):
+            p.add(name, value, "allowed: " + FORMATS["nccl_value"][1])
 
 
 def _validate_verify(p, given, v, speed):
@@ -244,39 +320,82 @@ def _validate_verify(p, given, v, speed):
     for key in ("ib_write_bw_fraction", "nccl_busbw_fraction"):
         value = v.get(key)
         if not _is_num(value) or value <= 0:
-            p.add(f"fabric.verify.{key}", value, "allowed: a fraction of line rate, 0 < x <= 1")
+            p.add(f"fabric.verify.{key}", value, "allowed: a finite fraction of line rate, 0 < x <= 1")
         elif value > 1:
             p.add(f"fabric.verify.{key}", value,
                   f"allowed: at most 1.0; {value} x {speed} Gb/s = {value * speed:g} Gb/s "
                   f"is above the line rate of {speed} Gb/s, so the check could never pass")
 
 
+def _switch_port(p, key, value, transport, switch):
+    """A switch port: a port name on Ethernet, a port number on InfiniBand."""
+    if transport == "infiniband":
+        if not _is_int(value) or not IB_PORT_RANGE[0] <= value <= IB_PORT_RANGE[1]:
+            p.add(key, value, "allowed: an InfiniBand switch port number "
+                  f"{IB_PORT_RANGE[0]}..{IB_PORT_RANGE[1]}")
+            return False
+        return True
+    if not has_format(value, "port"):
+        p.add(key, value, f"allowed: a port name of {switch}: " + FORMATS["port"][1])
+        return False
+    return True
+
+
+def _switch_names(switches):
+    return ", ".join(sorted(map(str, switches))) or "(the inventory has none)"
+
+
 def validate_cabling(fabric, hosts, switches):
     """Cross-checks of the per-host cabling against the switches and the intent.
 
-    ``hosts``: {inventory_name: {"rdma_ports": [...]}} for RDMA hosts.
+    ``hosts``: {inventory_name: {"rdma_ports": [...], "mofed_source": ...}} for
+    every host that feeds a switch port (and every RDMA host).
     ``switches``: {inventory_name: {"switch_platform": ..., ...}}.
     """
     p = Problems()
-    f = effective(fabric or {})
-    transport = f.get("transport")
+    transport = fabric.get("transport", DEFAULTS["transport"]) if isinstance(fabric, dict) else None
+    if transport not in TRANSPORTS:
+        transport = DEFAULTS["transport"]
     seen_switch_ports = {}
-    for sw, sv in sorted(switches.items()):
+    for sw, sv in sorted(switches.items(), key=lambda kv: str(kv[0])):
+        sv = sv if isinstance(sv, dict) else {}
         platform = sv.get("switch_platform")
         _one_of(p, f"{sw}: switch_platform", platform,
                 IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS)
-        role = sv.get("switch_role", "leaf")
-        _one_of(p, f"{sw}: switch_role", role, SWITCH_ROLES)
-        for i, up in enumerate(sv.get("switch_uplinks") or []):
+        _one_of(p, f"{sw}: switch_role", sv.get("switch_role", "leaf"), SWITCH_ROLES)
+        if "ib_switch_guid" in sv:
+            _format(p, f"{sw}: ib_switch_guid", sv["ib_switch_guid"], "guid")
+        uplinks = sv.get("switch_uplinks")
+        if uplinks is None:
+            uplinks = []
+        if not isinstance(uplinks, list):
+            p.add(f"{sw}: switch_uplinks", uplinks, "allowed: a list of {port, peer, peer_port}")
+            uplinks = []
+        for i, up in enumerate(uplinks):
             key = f"{sw}: switch_uplinks[{i}]"
-            if not isinstance(up, dict) or not {"port", "peer", "peer_port"} <= set(up):
+            if not isinstance(up, dict):
                 p.add(key, up, "allowed: a mapping with port, peer, peer_port")
                 continue
-            if up["peer"] not in switches:
-                p.add(f"{key}.peer", up["peer"], "allowed: a host of group switches: "
-                      + ", ".join(sorted(switches)))
-            _claim(p, seen_switch_ports, sw, up["port"], f"{sw} uplink to {up['peer']}")
-    for host, hv in sorted(hosts.items()):
+            _unknown_keys(p, key, up, UPLINK_KEYS)
+            for k in sorted(UPLINK_KEYS - set(up)):
+                p.add(f"{key}.{k}", None, "required; allowed keys: " + ", ".join(sorted(UPLINK_KEYS)))
+            peer = up.get("peer")
+            if "peer" in up and (not isinstance(peer, str) or peer not in switches or peer == sw):
+                p.add(f"{key}.peer", peer, "allowed: another host of group switches: "
+                      + _switch_names(switches))
+            port_ok = "port" in up and _switch_port(p, f"{key}.port", up["port"], transport, sw)
+            if "peer_port" in up:
+                _switch_port(p, f"{key}.peer_port", up["peer_port"], transport,
+                             peer if isinstance(peer, str) else "the peer")
+            if port_ok:
+                _claim(p, seen_switch_ports, sw, up["port"], f"{sw} uplink to {show(peer)[1:-1]}")
+    addresses, guids = {}, {}
+    for host, hv in sorted(hosts.items(), key=lambda kv: str(kv[0])):
+        hv = hv if isinstance(hv, dict) else {}
+        if "mofed_source" in hv and not _one_of(p, f"{host}: mofed_source",
+                                                hv["mofed_source"], MOFED_SOURCES):
+            if hv["mofed_source"] == "inbox":
+                p.note(f"{host}: mofed_source: 'inbox' is rejected: {INBOX_REASON}")
         ports = hv.get("rdma_ports")
         if ports is None:
             p.add(f"{host}: rdma_ports", None, "allowed: a list of the host's cabled RDMA ports")
@@ -284,45 +403,68 @@ def validate_cabling(fabric, hosts, switches):
         if not isinstance(ports, list) or not ports:
             p.add(f"{host}: rdma_ports", ports, "allowed: a non-empty list")
             continue
-        devices = set()
+        devices, netdevs = set(), set()
         for i, port in enumerate(ports):
             key = f"{host}: rdma_ports[{i}]"
             if not isinstance(port, dict):
                 p.add(key, port, "allowed: a mapping with device, netdev, switch, switch_port")
                 continue
-            unknown = set(port) - PORT_KEYS
-            for k in sorted(unknown):
-                p.add(f"{key}.{k}", port[k], "unknown key; allowed keys: " + ", ".join(sorted(PORT_KEYS)))
+            _unknown_keys(p, key, port, PORT_KEYS)
             dev = port.get("device")
-            if not isinstance(dev, str) or not re.fullmatch(r"[a-z][a-z0-9_]*\d+", dev or ""):
-                p.add(f"{key}.device", dev, "allowed: an RDMA device name such as mlx5_0")
-            elif dev in devices:
-                p.add(f"{key}.device", dev, "allowed: each device once per host")
-            devices.add(dev)
+            if _format(p, f"{key}.device", dev, "device"):
+                if dev in devices:
+                    p.add(f"{key}.device", dev, "allowed: each device once per host")
+                devices.add(dev)
             netdev = port.get("netdev")
-            if not isinstance(netdev, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", netdev or ""):
-                p.add(f"{key}.netdev", netdev, "allowed: a Linux interface name (1-15 characters)")
+            if _format(p, f"{key}.netdev", netdev, "netdev"):
+                if netdev in netdevs:
+                    p.add(f"{key}.netdev", netdev, "allowed: each netdev once per host")
+                netdevs.add(netdev)
+            if "pci" in port:
+                _format(p, f"{key}.pci", port["pci"], "pci")
+            if "guid" in port and _format(p, f"{key}.guid", port["guid"], "guid"):
+                g = int(port["guid"], 16)
+                if g in guids:
+                    p.add(f"{key}.guid", port["guid"], f"allowed: a GUID used once; {guids[g]} has it")
+                guids[g] = f"{host} {dev}"
             if port.get("address") is not None:
-                try:
-                    ipaddress.ip_interface(port["address"])
-                    if "/" not in str(port["address"]):
-                        raise ValueError
-                except ValueError:
-                    p.add(f"{key}.address", port["address"], "allowed: an address with prefix length, "
-                          "such as 192.168.100.11/24")
+                _rail_address(p, f"{key}.address", port["address"], addresses, f"{host} {dev}")
             sw = port.get("switch")
-            if sw not in switches:
-                p.add(f"{key}.switch", sw, "allowed: a host of group switches: "
-                      + (", ".join(sorted(switches)) or "(the inventory has none)"))
+            if not isinstance(sw, str) or sw not in switches:
+                p.add(f"{key}.switch", sw, "allowed: a host of group switches: " + _switch_names(switches))
                 continue
             sp = port.get("switch_port")
-            if sp in (None, ""):
-                p.add(f"{key}.switch_port", sp, f"allowed: a port name of {sw}")
-                continue
-            if transport == "infiniband" and not _is_int(sp):
-                p.add(f"{key}.switch_port", sp, "allowed: an InfiniBand switch port number")
-            _claim(p, seen_switch_ports, sw, sp, f"{host} {dev}")
+            if _switch_port(p, f"{key}.switch_port", sp, transport, sw):
+                _claim(p, seen_switch_ports, sw, sp, f"{host} {dev}")
     return p.items
+
+
+def _rail_address(p, key, value, seen, who):
+    """An IPv4 host address with its prefix length, not the network or
+    broadcast address of its subnet, used once in the fabric."""
+    allowed = "allowed: an IPv4 host address with prefix length, such as 192.168.100.11/24"
+    if not isinstance(value, str) or "/" not in value:
+        p.add(key, value, allowed)
+        return
+    try:
+        iface = ipaddress.ip_interface(value)
+    except ValueError:
+        p.add(key, value, allowed)
+        return
+    if iface.version != 4:
+        p.add(key, value, allowed + "; rail addresses are IPv4: the RoCEv2 GID NCCL and "
+              "ib_write_bw use is the IPv4-mapped one")
+        return
+    net = iface.network
+    if net.prefixlen == 32 or (net.prefixlen <= 30 and iface.ip in (net.network_address,
+                                                                      net.broadcast_address)):
+        p.add(key, value, allowed + f"; {iface.ip} is the network or broadcast address of {net}"
+              if net.prefixlen != 32 else allowed + "; a /32 has no neighbours on the rail")
+        return
+    if iface.ip in seen:
+        p.add(key, value, f"allowed: an address used once; {iface.ip} is already {seen[iface.ip]}'s")
+        return
+    seen[iface.ip] = who
 
 
 def _claim(p, seen, switch, port, who):
@@ -335,14 +477,15 @@ def _claim(p, seen, switch, port, who):
 
 
 def validate(fabric, hosts=None, switches=None, sm_hosts=()):
-    """Everything: the tree, the cabling, and on InfiniBand the subnet manager
-    (partitions, routing engine, member GUIDs). Returns a list of messages."""
+    """Everything at once: the tree, the cabling, and on InfiniBand the subnet
+    manager (partitions, routing engine, member GUIDs). Returns a list of
+    messages; never raises on any shape of input."""
     problems = validate_fabric(fabric)
-    if hosts is not None or switches is not None:
-        problems += validate_cabling(fabric if isinstance(fabric, dict) else {},
-                                     hosts or {}, switches or {})
-    if isinstance(fabric, dict) and fabric.get("transport") == "infiniband" and not problems:
-        problems += validate_infiniband(fabric, hosts or {}, switches or {}, sm_hosts)
+    hosts = hosts if isinstance(hosts, dict) else {}
+    switches = switches if isinstance(switches, dict) else {}
+    problems += validate_cabling(fabric if isinstance(fabric, dict) else {}, hosts, switches)
+    if isinstance(fabric, dict) and fabric.get("transport") == "infiniband":
+        problems += validate_infiniband(fabric, hosts, switches, sm_hosts)
     return problems
 
 
@@ -351,11 +494,19 @@ def validate_infiniband(fabric, hosts, switches, sm_hosts=()):
         from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib
     except ImportError:  # loaded on its own, beside intent_ib.py
         import intent_ib
-    known = {h: [p["guid"] for p in hv.get("rdma_ports") or [] if isinstance(p, dict) and p.get("guid")]
-             for h, hv in hosts.items()}
-    known.update({s: [sv["ib_switch_guid"]] for s, sv in switches.items() if sv.get("ib_switch_guid")})
-    sm = (fabric.get("infiniband") or {}).get("subnet_manager")
-    return intent_ib.validate_subnet_manager(sm, known, list(sm_hosts))
+    ib = fabric.get("infiniband")
+    if not isinstance(ib, dict):
+        return []  # reported by validate_fabric
+    known = {}
+    for h, hv in hosts.items():
+        ports = hv.get("rdma_ports") if isinstance(hv, dict) else None
+        known[h] = [p["guid"] for p in ports if isinstance(p, dict) and intent_ib.is_guid(p.get("guid"))] \
+            if isinstance(ports, list) else []
+    for s, sv in switches.items():
+        if isinstance(sv, dict) and intent_ib.is_guid(sv.get("ib_switch_guid")):
+            known[s] = [sv["ib_switch_guid"]]
+    sm_hosts = [h for h in (sm_hosts if isinstance(sm_hosts, (list, tuple)) else []) if isinstance(h, str)]
+    return intent_ib.validate_subnet_manager(ib.get("subnet_manager"), known, sm_hosts)
 
 
 def line_rate_gbps(fabric):

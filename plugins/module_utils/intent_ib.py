@@ -46,8 +46,12 @@ DEFAULTS = {
     "partitions": [],
 }
 
-_GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_GUID_RE = re.compile(r"0x[0-9a-fA-F]{1,16}", re.ASCII)
+_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
+# An integer written as a string: decimal or 0x hex, nothing around it.
+_INT_RE = re.compile(r"0x[0-9a-fA-F]{1,8}|[0-9]{1,10}", re.ASCII)
+# OpenSM paths (log file): an absolute path from a safe character set, no "..".
+PATH_RE = r"/(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.+/-]{0,254}"
 
 
 def norm_guid(value):
@@ -55,7 +59,7 @@ def norm_guid(value):
 
 
 def is_guid(value):
-    return isinstance(value, str) and bool(_GUID_RE.match(value))
+    return isinstance(value, str) and bool(_GUID_RE.fullmatch(value))
 
 
 def to_int(value):
@@ -64,16 +68,16 @@ def to_int(value):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str):
-        try:
-            return int(value, 0)
-        except ValueError:
-            return None
+    if isinstance(value, str) and _INT_RE.fullmatch(value):
+        return int(value, 16) if value.startswith("0x") else int(value, 10)
     return None
 
 
 def _err(key, value, allowed):
-    return f"{key}: {value!r} is not allowed (allowed: {allowed})"
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..." + f" ({len(str(value))} characters)"
+    return f"{key}: {text} is not allowed (allowed: {allowed})"
 
 
 def merged(sm):
@@ -118,13 +122,14 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
     base = "fabric.infiniband.subnet_manager"
     for k in sm:
         if k not in SM_KEYS:
-            errors.append(_err(f"{base}.{k}", "(key)", ", ".join(SM_KEYS)))
+            errors.append(_err(f"{base}.{k}", "(key)", "known keys: " + ", ".join(SM_KEYS)))
     prio = _int_range(errors, f"{base}.priority", sm["priority"], 0, 15)
     sprio = _int_range(errors, f"{base}.standby_priority", sm["standby_priority"], 0, 15)
     if prio is not None and sprio is not None and sprio >= prio:
         errors.append(_err(f"{base}.standby_priority", sm["standby_priority"],
                            f"0..{prio - 1}, below priority {prio}"))
-    if sm["master"] is not None and sm_hosts and sm["master"] not in sm_hosts:
+    if sm["master"] is not None and (not isinstance(sm["master"], str)
+                                     or (sm_hosts and sm["master"] not in sm_hosts)):
         errors.append(_err(f"{base}.master", sm["master"],
                            "a host of group subnet_managers: " + ", ".join(sm_hosts)))
     eng = sm["routing_engine"]
@@ -151,10 +156,11 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
     else:
         for k in log:
             if k not in LOG_KEYS:
-                errors.append(_err(f"{base}.log.{k}", "(key)", ", ".join(LOG_KEYS)))
+                errors.append(_err(f"{base}.log.{k}", "(key)", "known keys: " + ", ".join(LOG_KEYS)))
         f = log.get("file")
-        if not (isinstance(f, str) and f.startswith("/")):
-            errors.append(_err(f"{base}.log.file", f, "an absolute path"))
+        if not (isinstance(f, str) and re.fullmatch(PATH_RE, f, re.ASCII)):
+            errors.append(_err(f"{base}.log.file", f, "an absolute path of at most 255 letters, "
+                               "digits and _ . + / - (no ..)"))
         _int_range(errors, f"{base}.log.max_size_mb", log.get("max_size_mb"), 0, 4096)
         _int_range(errors, f"{base}.log.flags", log.get("flags"), 0, 255)
         if not isinstance(log.get("verbose"), bool):
@@ -162,7 +168,7 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
 
     dp = sm["default_partition"]
     if not isinstance(dp, dict) or dp.get("membership") not in MEMBERSHIPS \
-            or not isinstance(dp.get("ipoib"), bool):
+            or not isinstance(dp.get("ipoib"), bool) or set(dp) - {"ipoib", "membership"}:
         errors.append(_err(f"{base}.default_partition", dp,
                            "{ipoib: true|false, membership: full|limited}"))
 
@@ -177,13 +183,14 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
             continue
         for k in p:
             if k not in PARTITION_KEYS:
-                errors.append(_err(f"{key}.{k}", "(key)", ", ".join(PARTITION_KEYS)))
+                errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(PARTITION_KEYS)))
         name = p.get("name")
-        if not (isinstance(name, str) and _NAME_RE.match(name)) or name == "Default":
+        if not (isinstance(name, str) and _NAME_RE.fullmatch(name)) or name == "Default":
             errors.append(_err(f"{key}.name", name, "letters, digits, _ . -; not Default"))
         elif name in names:
             errors.append(_err(f"{key}.name", name, "a name not used by another partition"))
-        names.add(name)
+        else:
+            names.add(name)
         pk = to_int(p.get("pkey"))
         if pk is None or not 0x0001 <= pk <= 0x7FFE:
             errors.append(_err(f"{key}.pkey", p.get("pkey"),

@@ -1,0 +1,120 @@
+"""The validate_intent action: which hosts it reads, what it answers; and the
+boot script that renders rdma_ports (no inventory value can add a line)."""
+import os
+import subprocess
+from unittest import mock
+
+import jinja2
+from ansible.plugins.filter.core import FilterModule
+
+from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FABRIC = {"name": "t", "transport": "roce"}
+PORT = {"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.1/24",
+        "switch": "leaf1", "switch_port": "swp1"}
+
+
+def run_action(groups, hostvars, fabric=FABRIC):
+    task = mock.MagicMock()
+    task.args = {"fabric": fabric}
+    task.async_val = 0
+    task.check_mode = False
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda v: v
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        return action.run(task_vars={"groups": groups, "hostvars": hostvars})
+
+
+def test_valid_inventory_sets_fabric_effective():
+    groups = {"all": ["node1", "leaf1"], "gpu_nodes": ["node1"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT]}, "leaf1": {"switch_platform": "nvue"}}
+    res = run_action(groups, hostvars)
+    assert not res.get("failed"), res
+    assert res["ansible_facts"]["fabric_effective"]["roce"]["no_drop_priority"] == 3
+    assert res["msg"] == "fabric 't' (roce, 400 Gb/s): 1 RDMA host(s), 1 switch(es), intent valid"
+    assert res["changed"] is False
+
+
+def test_a_host_outside_gpu_nodes_that_feeds_a_switch_port_is_validated():
+    bad = dict(PORT, switch_port="swp2\nreboot", address="192.168.100.2/24")
+    groups = {"all": ["node1", "stray", "leaf1"], "gpu_nodes": ["node1"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT]}, "stray": {"rdma_ports": [bad]},
+                "leaf1": {"switch_platform": "nvue"}}
+    res = run_action(groups, hostvars)
+    assert res["failed"] is True
+    assert "stray: rdma_ports[0].switch_port: 'swp2\\nreboot' is not allowed" in res["msg"]
+    assert res["msg"].startswith("the fabric intent has 1 problem(s); nothing was changed:")
+    assert "ansible_facts" not in res
+
+
+def test_mofed_source_of_a_host_is_read():
+    groups = {"all": ["node1", "leaf1"], "gpu_nodes": ["node1"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT], "mofed_source": "inbox"}, "leaf1": {"switch_platform": "nvue"}}
+    res = run_action(groups, hostvars)
+    assert "node1: mofed_source: 'inbox' is rejected" in res["msg"]
+
+
+def test_ib_switches_are_read_as_infiniband():
+    fabric = {"transport": "infiniband", "mtu": {"host": 4092, "switch": 4096},
+              "infiniband": {"subnet_manager": {"routing_engine": "minhop"}}}
+    port = {"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": 1}
+    groups = {"all": ["n1", "ibsw1"], "gpu_nodes": ["n1"], "ib_switches": ["ibsw1"], "subnet_managers": ["n1"]}
+    res = run_action(groups, {"n1": {"rdma_ports": [port]}, "ibsw1": {}}, fabric)
+    assert not res.get("failed"), res
+    assert res["ansible_facts"]["fabric_effective"]["infiniband"]["subnet_manager"]["master"] == "n1"
+
+
+def render_netdev_script(ports):
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "roles", "rdma_netdev", "templates")),
+                             trim_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters.update(FilterModule().filters())
+    return env.get_template("etc/linerate/rdma-netdev.sh.j2").render(
+        rdma_netdev_ports=ports, ansible_managed="managed")
+
+
+def test_boot_script_lines_and_quoting():
+    text = render_netdev_script([PORT])
+    assert text.splitlines()[-3:] == [
+        '# "mlx5_0" -> "leaf1" "swp1"',
+        "ip link set dev enp65s0f0np0 up",
+        "ip addr replace 192.168.100.1/24 dev enp65s0f0np0",
+    ]
+
+
+def test_a_newline_in_a_port_never_becomes_a_command(tmp_path):
+    evil = dict(PORT, switch_port="swp1\ntouch " + str(tmp_path / "pwned"), netdev="x;touch " + str(tmp_path / "p2"))
+    text = render_netdev_script([evil])
+    commands = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    assert commands[0] == "set -e"
+    assert all(ln.startswith(("ip link set dev 'x;touch ", "ip addr replace ")) for ln in commands[1:]), commands
+    # Run by a real shell (with ip replaced by true): nothing else executes.
+    script = tmp_path / "s.sh"
+    script.write_text(text.replace("\nip ", "\ntrue "))
+    subprocess.run(["sh", str(script)], check=True)
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "p2").exists()
+
+
+def test_a_value_that_cannot_be_read_is_one_problem_among_the_others():
+    from ansible.errors import AnsibleFilterError
+    groups = {"all": ["node1", "node2", "leaf1"], "gpu_nodes": ["node1", "node2"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": "PLAN"}, "node2": {"rdma_ports": [dict(PORT, switch_port="swp 2")]},
+                "leaf1": {"switch_platform": "nvue"}}
+    task = mock.MagicMock()
+    task.args = {"fabric": FABRIC}
+    templar = mock.MagicMock()
+
+    def template(v):
+        if v == "PLAN":
+            raise AnsibleFilterError("rail_ports: rails: 33 is not allowed (allowed: an integer 1..32)")
+        return v
+    templar.template.side_effect = template
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        res = action.run(task_vars={"groups": groups, "hostvars": hostvars})
+    assert res["problems"][0] == ("node1: rdma_ports: could not be read: "
+                                  "rail_ports: rails: 33 is not allowed (allowed: an integer 1..32)")
+    assert any(p.startswith("node2: rdma_ports[0].switch_port: 'swp 2'") for p in res["problems"])
