@@ -226,3 +226,52 @@ def test_log_sharp_devices_and_shared_gdr_channel():
     assert log["ib_devices"][1]["link_layer"] == "IB"
     assert log["gdr"] is True
     assert log["net_channels"] == 1
+
+
+# ------------------------------------------ blank columns: read by header positions
+
+def test_nccl_tests_old_alltoall_blank_redop_reads_columns_by_position():
+    result = parse_nccl_tests(fixture("nccl_tests", "real_alltoall_blank_redop_issue78.txt"))
+    row = result["rows"][0]
+    assert (row["size"], row["count"], row["type"], row["redop"]) == (268435456, 1048576, "float", None)
+    assert row["out_of_place"] == {"time_us": 520935.0, "algbw": 0.52, "busbw": 0.51, "error": 0.0}
+    assert row["in_place"]["time_us"] == 519562.0 and row["in_place"]["busbw"] == 0.51
+    assert result["rows"][1]["in_place"]["time_us"] == 1041299.0
+    assert result["max_busbw"] == 0.51
+    assert result["avg_bus_bandwidth"] == 0.507636
+    assert result["passed"] is True and result["warnings"] == []
+
+
+def test_nccl_tests_all_reduce_same_cluster_full_columns():
+    result = parse_nccl_tests(fixture("nccl_tests", "real_allreduce_issue78.txt"))
+    assert [r["redop"] for r in result["rows"]] == ["sum", "sum"]
+    assert result["rows"][1]["in_place"]["busbw"] == 4.32
+    assert result["max_busbw"] == 4.33
+
+
+def test_nccl_tests_placement_order_from_group_line_and_blank_group():
+    # mscclpp-test prints "in-place" first and leaves it blank
+    result = parse_nccl_tests(fixture("nccl_tests", "real_mscclpp_alltoall_pr87.txt"))
+    row = result["rows"][0]
+    assert row["in_place"] is None
+    assert row["out_of_place"] == {"time_us": 23275.0, "algbw": 46.13, "busbw": 43.25, "wrong": 0}
+    assert result["passed"] is True
+
+
+def test_nccl_tests_row_without_bandwidth_never_passes():
+    text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
+        "   536870912     134217728     float     sum   244833    2.19    4.32  2e-06   244844    2.19    4.32  2e-06",
+        "   536870912     134217728     float     sum   244833    2.19     N/A  2e-06   244844    2.19     N/A  2e-06")
+    result = parse_nccl_tests(text)
+    assert result["passed"] is False
+    assert result["failures"] == ["no bus bandwidth read at sizes [536870912]"]
+
+
+def test_nccl_tests_row_that_fits_no_column_is_a_warning_and_fails():
+    text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
+        "   536870912     134217728     float     sum   244833",
+        "   536870912 134217728 float 244833")
+    result = parse_nccl_tests(text)
+    assert len(result["rows"]) == 1
+    assert result["warnings"][0].startswith("line 6: result row does not fit")
+    assert result["passed"] is False
