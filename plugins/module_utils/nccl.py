@@ -639,15 +639,51 @@ def _resolve_fallbacks(result, messages):
                                     "line": "IB devices configured but NCCL used NET/Socket"})
 
 
+# WARN lines that NCCL prints on runs that go on fine: a topology search
+# falling back to a simpler order, an optional net/tuner/profiler plugin
+# that did not load (NCCL then uses its internal IB or Socket network),
+# libibverbs missing on a host that runs over sockets. They are noise unless
+# the log shows nothing else went wrong AND no network was ever used.
+_NOISE_WARN_RE = re.compile(
+    r"falling back|Could not find a path for pattern|"
+    r"(?:NET|TUNER|PROFILER|COLLNET)/Plugin\s*:|Plugin load (?:\(\S+\) )?returned|No plugin found|"
+    r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|NET/IB : No device found|"
+    r"Could not find real path|Could not find NET with id",
+    re.IGNORECASE,
+)
+# Even with a noise word in them, these end the run.
+_NEVER_NOISE_RE = re.compile(r"Failed to initialize any|network .+ not found|Cuda failure|"
+                             r"unhandled|Call to \S+ failed|Got completion|Connection refused",
+                             re.IGNORECASE)
+
+
+def _is_noise(warning):
+    return bool(_NOISE_WARN_RE.search(warning)) and not _NEVER_NOISE_RE.search(warning)
+
+
 def _resolve_error(result, state):
-    """The first failure the log shows: fatal WARN, NCCL error text, or an error-return chain."""
-    fatal_warns = [w for w in result["warnings"] if _FATAL_WARN_RE.search(w)]
+    """The failure the log shows, if any; a fatal error wins over noise.
+
+    Order: the first WARN that reads as a failure and is not noise; else,
+    when the run failed (NCCL error text, an error-return chain), the first
+    WARN that is not noise, the first fatal line, the first noise WARN, the
+    chain; else, when no
+    network was ever used and no rank completed init, the first noise WARN
+    (nothing shows NCCL got past it). Noise WARNs of a run that went on
+    stay in ``warnings`` and ``fallbacks`` only.
+    """
+    failing = [w for w in result["warnings"] if _FATAL_WARN_RE.search(w)]
+    fatal_warns = [w for w in failing if not _is_noise(w)]
+    noise = [w for w in failing if _is_noise(w)]
+    went_on = bool(result["transport"]) or result["init_complete"]
     if fatal_warns:
         result["error"] = fatal_warns[0]
     elif state.fatal_lines or state.error_chain:
-        # the run failed: the first WARN (if any) is NCCL's explanation
-        explanations = result["warnings"] or state.fatal_lines or [state.error_chain[0][0]]
-        result["error"] = explanations[0]
+        # the run failed: the first WARN that is not noise is NCCL's explanation
+        explanations = [w for w in result["warnings"] if not _is_noise(w)] + state.fatal_lines + noise
+        result["error"] = explanations[0] if explanations else state.error_chain[0][0]
+    elif noise and not went_on:
+        result["error"] = noise[0]
     if state.error_chain:
         code = state.error_chain[0][1]
         result["error_code"] = _NCCL_RESULT_CODES.get(code, str(code))

@@ -275,3 +275,43 @@ def test_nccl_tests_row_that_fits_no_column_is_a_warning_and_fails():
     assert len(result["rows"]) == 1
     assert result["warnings"][0].startswith("line 6: result row does not fit")
     assert result["passed"] is False
+
+
+# ------------------------------------------------ NCCL logs: fatal wins over noise
+
+def test_log_fatal_cuda_failure_wins_over_falling_back_warnings():
+    log = parse_nccl_log(fixture("nccl_logs", "real_fallback_noise_then_cuda_failure_2_25.txt"))
+    assert log["error"] == "Cuda failure 1 'invalid argument'"
+    assert log["error_code"] == "unhandled cuda error"
+    assert log["transport"] == "Socket"
+    assert sum("falling back" in w for w in log["warnings"]) == 4
+
+
+def test_log_falling_back_warnings_alone_are_not_an_error():
+    text = fixture("nccl_logs", "real_fallback_noise_then_cuda_failure_2_25.txt")
+    clean = text.split("\nGENOA-06:4766:4766 [1] enqueue.cc")[0]
+    log = parse_nccl_log(clean)
+    assert log["init_complete_ranks"] == 2
+    assert log["error"] is None and log["error_code"] is None
+    assert len(log["warnings"]) == 4
+
+
+def test_log_net_plugin_load_failure_then_ib_is_not_the_error():
+    log = parse_nccl_log(fixture("nccl_logs", "plugin_load_failed_then_ib_2_19.txt"))
+    assert log["transport"] == "IB" and log["gdr"] is True
+    assert log["error"] is None
+    assert log["warnings"][0].startswith("NET/Plugin : Plugin load (libnccl-net-sharp.so) returned 2")
+    assert [f["signal"] for f in log["fallbacks"]] == ["no_external_net_plugin"]
+
+
+def test_log_libibverbs_missing_on_a_socket_run_is_a_fallback_not_an_error():
+    log = parse_nccl_log(fixture("nccl_logs", "libibverbs_missing_socket_run_2_7.txt"))
+    assert log["transport"] == "Socket" and log["init_complete"] is True
+    assert log["error"] is None
+    assert "ibverbs_unavailable" in [f["signal"] for f in log["fallbacks"]]
+
+
+def test_log_noise_warning_is_the_error_when_nothing_shows_nccl_went_on():
+    log = parse_nccl_log(fixture("nccl_logs", "libibverbs_missing_no_network.txt"))
+    assert log["transport"] is None and log["init_complete"] is False
+    assert log["error"] == "Failed to open libibverbs.so[.1]"
