@@ -1,5 +1,7 @@
 """Shared pieces of linerate's module_utils (stdlib only)."""
 
+import re
+
 
 class ParseError(ValueError):
     """A tool printed an error, or output that is not the format it should be.
@@ -12,3 +14,42 @@ class ParseError(ValueError):
         self.tool = tool
         self.text = text
         super().__init__(f"{tool}: {message}")
+
+
+def column_spans(header, rule=None, words=False):
+    """Where the columns of an aligned text table are: ``[(name, start)]``.
+
+    With the dashed ``rule`` line under the header (``-----  -----…``), each
+    run of dashes is one column; without it, a column starts at a header
+    word preceded by two or more spaces (so ``Remote Host`` is one column),
+    or, with ``words``, at every header word (EOS: ``Duplex Speed``).
+    Column names are the header text over each span, stripped.
+    """
+    if words:
+        starts = [m.start() for m in re.finditer(r"\S+", header)]
+    elif rule:
+        starts = [m.start() for m in re.finditer(r"[-\u2026=]+", rule)]
+    else:
+        starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
+    spans = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else None
+        spans.append((header[start:end].strip(), start))
+    return spans
+
+
+def split_columns(line, spans):
+    """Cells of ``line`` by the header's ``spans``: ``{name: text}``, or None.
+
+    A blank cell is ``""``. A row whose text runs across a column boundary
+    (a non-blank character on both sides of where the next column starts)
+    does not fit the header and gives None: the caller reports it rather
+    than guessing which cell is which.
+    """
+    cells = {}
+    for index, (name, start) in enumerate(spans):
+        end = spans[index + 1][1] if index + 1 < len(spans) else None
+        if end is not None and 0 < end < len(line) and not line[end - 1].isspace() and not line[end].isspace():
+            return None
+        cells[name] = line[start:end].strip() if start < len(line) else ""
+    return cells

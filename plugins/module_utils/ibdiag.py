@@ -84,9 +84,13 @@ _ND_NODE_RE = re.compile(
     r'^(?P<type>Switch|Ca|Rt)\s+(?P<nports>\d+)\s+"(?P<id>[^"]+)"\s*'
     r'(?:#\s*"(?P<desc>(?:[^"\\]|\\.)*)"(?P<rest>.*))?$')
 _ND_PORT_RE = re.compile(
-    r'^\[(?P<port>\d+)\](?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+'
-    r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
+    r'^\[(?P<port>\d+)\](?:\[ext (?P<ext>\d+)\])?(?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+'
+    r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\[ext (?P<rext>\d+)\])?\s*(?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
     r'(?:#\s*(?P<comment>.*))?$')
+# ibnetdiscover -g (grouped): "Chassis 1 (guid 0x...)", "Non-Chassis Nodes",
+# "Hostname: <name>" (Xsigo chassis), and "# Chassis N" after sysimgguid=.
+_ND_CHASSIS_RE = re.compile(r"^Chassis (?P<num>\d+)(?: \(guid (?P<guid>0x[0-9a-fA-F]+)\))?$")
+_ND_IDS_CHASSIS_RE = re.compile(r"#\s*Chassis (?P<num>\d+)")
 _ND_RATE_RE = re.compile(r"(?P<width>\d+)x(?P<speed>[A-Z0-9]+)\s*$")
 
 
@@ -122,7 +126,12 @@ def _parse_nd_comment(comment):
 
 
 def parse_ibnetdiscover(text):
-    """ibnetdiscover topology -> {"nodes": {guid: node}, "links": [link]}.
+    """ibnetdiscover topology (plain or ``-g`` grouped) -> {"nodes": {guid: node}, "links": [link]}.
+
+    Grouped output (``-g``) adds ``Chassis N (guid 0x..)`` / ``Non-Chassis
+    Nodes`` headings, ``# Spine Nodes`` style comments, ``# Chassis N`` after
+    ``sysimgguid=`` and ``[ext N]`` external port numbers: nodes of a chassis
+    carry ``chassis`` (its number), ports ``ext_port`` / ``peer_ext_port``.
 
     node: {guid, type ("switch"|"ca"|"router"), desc, nports, lid, ports:
     {n: {peer_guid, peer_port, peer_desc, port_guid, width, speed, lid}}}.
@@ -133,6 +142,8 @@ def parse_ibnetdiscover(text):
     nodes = {}
     cur = None
     saw_header = False
+    chassis = None        # the -g section we are in (None: ungrouped or Non-Chassis)
+    node_chassis = None   # "# Chassis N" on the sysimgguid= line of the next node
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -141,6 +152,15 @@ def parse_ibnetdiscover(text):
         if line.startswith("#"):
             if "Topology file" in line:
                 saw_header = True
+            continue
+        ch = _ND_CHASSIS_RE.match(line)
+        if ch:
+            chassis, cur = int(ch["num"]), None
+            continue
+        if line == "Non-Chassis Nodes":
+            chassis, cur = None, None
+            continue
+        if line.startswith("Hostname: ") and cur is None:
             continue
         m = _ND_NODE_RE.match(line)
         if m:
@@ -157,6 +177,10 @@ def parse_ibnetdiscover(text):
                 cur["lmc"] = int(lm.group(2) or 0)
             if ntype == "switch":
                 cur["enhanced_port0"] = "enhanced port 0" in rest
+            in_chassis = node_chassis if node_chassis is not None else chassis
+            if in_chassis is not None:
+                cur["chassis"] = in_chassis
+            node_chassis = None
             nodes[guid] = cur
             continue
         if line.startswith("["):
@@ -183,10 +207,17 @@ def parse_ibnetdiscover(text):
                 cur.setdefault("lid", info["lid"])
             if "peer_lid" in info:
                 port["peer_lid"] = info["peer_lid"]
+            if pm["ext"]:
+                port["ext_port"] = int(pm["ext"])
+            if pm["rext"]:
+                port["peer_ext_port"] = int(pm["rext"])
             cur["ports"][int(pm["port"])] = port
             continue
         # vendid=, devid=, sysimgguid=, switchguid=, caguid= header lines
         if re.match(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=", line):
+            ids_chassis = _ND_IDS_CHASSIS_RE.search(line)
+            if ids_chassis:
+                node_chassis = int(ids_chassis["num"])
             continue
         raise ParseError("ibnetdiscover", f"unexpected line: {line}", text)
     if not nodes:

@@ -239,9 +239,15 @@ def parse_ibv_devinfo(text):
     Handles plain and ``-v`` output, ``-d <dev>`` and ``-i <port>``, TAB or
     space-expanded indentation, ConnectX-3 (mlx4) to ConnectX-7 (mlx5). In
     ``-v`` output, the flag lists printed under ``device_cap_flags`` and
-    friends go to ``flags[<key>]``, stray lines without a ``key: value``
-    shape (``Multi-Packet RQ is not supported``) to ``notes``, and
-    ``GID[ n]:`` lines to the port's ``gids``. ``ibv_devinfo -l`` (``N HCAs
+    friends go to ``flags[<key>]``, capability sub-blocks (``tso_caps:``,
+    ``rss_caps:``, ``cq moderation caps:``) to ``caps[<heading>]``, the
+    heading-less tag-matching group (``max_rndv_hdr_size`` .. ``flags:``) to
+    ``caps["tag_matching"]`` and ``flags["tag_matching.flags"]``, stray
+    lines without a ``key: value`` shape (``Multi-Packet RQ is not
+    supported``) to ``notes``, and ``GID[ n]:`` lines to the port's
+    ``gids``. A field repeated at the same level, or named like one of the
+    parser's own keys, keeps its first value and adds a line to
+    ``warnings``. ``ibv_devinfo -l`` (``N HCAs
     found:`` + names) is returned as devices carrying only ``hca_id``.
 
     Returns ``{"devices": [{"hca_id", "transport", "fw_ver", "node_guid",
@@ -263,9 +269,9 @@ def parse_ibv_devinfo(text):
         return listing
 
     reader = _DevinfoReader()
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         if raw.strip():
-            reader.feed(raw)
+            reader.feed(raw, number)
     devices = reader.devices
 
     if not devices:
@@ -275,42 +281,69 @@ def parse_ibv_devinfo(text):
             _devinfo_finish_port(port)
             if not port["gids"]:
                 del port["gids"]
-        for key in ("flags", "notes"):
+        for key in ("flags", "notes", "caps", "warnings"):
             if not device[key]:
                 del device[key]
     return {"devices": devices}
 
 
+# rdma-core's print_tm_caps() prints the tag-matching capabilities at the
+# device's own indentation, without a heading: "max_rndv_hdr_size:" opens the
+# group, and its "max_sge:" / "flags:" would otherwise overwrite the device's.
+_DEVINFO_TM_FIRST = "max_rndv_hdr_size"
+_DEVINFO_TM_KEYS = ("max_rndv_hdr_size", "max_num_tags", "max_ops", "max_sge", "flags")
+# Keys the parser itself puts in a device or port: a tool field of that name
+# never replaces them.
+_DEVINFO_RESERVED = ("hca_id", "ports", "flags", "notes", "caps", "warnings", "port", "gids")
+
+
 class _DevinfoReader:
-    """Line-by-line reader of ``ibv_devinfo`` output; ``devices`` holds what was read."""
+    """Line-by-line reader of ``ibv_devinfo`` output; ``devices`` holds what was read.
+
+    Indentation decides where a line belongs: a line indented deeper than
+    the ``key:`` line above it is part of that key's block. A block under a
+    key with a value (``device_cap_flags: 0x..``) is a flag list
+    (``flags[key]``); a block under a bare heading (``tso_caps:``, ``cq
+    moderation caps:``, ``packet_pacing_caps:``) holds ``key: value`` pairs
+    (``caps[heading][key]``) and flag words (``flags[heading]``); nested
+    headings are joined with ``.`` (``packet_pacing_caps.supported_qp``).
+    """
 
     def __init__(self):
         self.devices = []
         self.device = None
         self.port = None
-        self.last_key = None
-        self.last_key_indent = 0
+        self.blocks = []      # [(indent, path, is_flag_list)]
+        self.in_tm = False
 
-    def feed(self, raw):
+    def feed(self, raw, number):
         line = raw.strip()
+        indent = _indent(raw)
         hca = _DEVINFO_HCA_RE.match(line)
         if hca:
-            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": []}
+            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": [],
+                           "caps": {}, "warnings": []}
             self.devices.append(self.device)
-            self.port, self.last_key = None, None
-        elif self.device is None or line == "Device ports:":
+            self.port, self.blocks, self.in_tm = None, [], False
             return
-        elif _DEVINFO_PORT_RE.match(line):
-            self.port = {"port": int(_DEVINFO_PORT_RE.match(line).group("num")), "gids": []}
+        if self.device is None or line == "Device ports:":
+            return
+        port = _DEVINFO_PORT_RE.match(line)
+        if port:
+            self.port = {"port": int(port.group("num")), "gids": []}
             self.device["ports"].append(self.port)
-            self.last_key = None
-        elif self.port is not None and _DEVINFO_GID_RE.match(line):
-            self._gid(_DEVINFO_GID_RE.match(line))
-        elif self.last_key is not None and _indent(raw) > self.last_key_indent:
-            # -v flag lists under device_cap_flags & co, "Unknown flags: 0x.." included
-            self.device["flags"].setdefault(self.last_key, []).append(line)
+            self.blocks, self.in_tm = [], False
+            return
+        gid = _DEVINFO_GID_RE.match(line)
+        if self.port is not None and gid:
+            self._gid(gid)
+            return
+        while self.blocks and self.blocks[-1][0] >= indent:
+            self.blocks.pop()
+        if self.blocks:
+            self._block_line(line, indent)
         else:
-            self._field(raw, line)
+            self._field(line, indent, number)
 
     def _gid(self, match):
         entry = {"index": int(match.group("index")), "gid": match.group("gid")}
@@ -318,15 +351,45 @@ class _DevinfoReader:
             entry["type"] = match.group("type").strip()
         self.port["gids"].append(entry)
 
-    def _field(self, raw, line):
+    def _block_line(self, line, indent):
+        """A line inside the block of the ``key:`` line above it."""
+        _, path, is_flag_list = self.blocks[-1]
+        kv = _DEVINFO_KV_RE.match(line)
+        if is_flag_list or not kv or line.lower().startswith("unknown flags"):
+            self.device["flags"].setdefault(path, []).append(line)
+            return
+        key = kv.group("key").strip().replace(" ", "_")
+        if kv.group("value"):
+            self.device["caps"].setdefault(path, {})[key] = _int_or_text(kv.group("value"))
+        else:
+            self.blocks.append((indent, path + "." + key, False))
+
+    def _field(self, line, indent, number):
         """A ``key: value`` line of the device or the current port; anything else is a note."""
         kv = _DEVINFO_KV_RE.match(line)
         if not kv:
             self.device["notes"].append(line)
+            self.in_tm = False
             return
-        key = kv.group("key").strip().replace(" ", "_")
-        _devinfo_value(key, kv.group("value"), self.port if self.port is not None else self.device)
-        self.last_key, self.last_key_indent = key, _indent(raw)
+        key, value = kv.group("key").strip().replace(" ", "_"), kv.group("value")
+        if self.port is None and key == _DEVINFO_TM_FIRST:
+            self.in_tm = True
+        if self.in_tm and key in _DEVINFO_TM_KEYS:
+            if value:
+                self.device["caps"].setdefault("tag_matching", {})[key] = _int_or_text(value)
+            else:
+                self.blocks.append((indent, "tag_matching." + key, True))
+            return
+        self.in_tm = False
+        target = self.port if self.port is not None else self.device
+        if key in _DEVINFO_RESERVED or key in target:
+            self.device["warnings"].append(
+                "line %d: field %r repeated or reserved, first value kept: %r" % (number, key, line))
+        else:
+            _devinfo_value(key, value, target)
+        # An empty value opens a heading (key: value pairs below); a value
+        # followed by deeper lines is a flag list (device_cap_flags: 0x...).
+        self.blocks.append((indent, key, bool(value)))
 
 
 def _parse_devinfo_list(text):

@@ -93,7 +93,7 @@ def _column_names(header_line):
 
 
 def _parse_param_line(line, columns):
-    """``*   LINK_TYPE_P1   ETH(2)   IB(1)`` -> (name, param dict) or None."""
+    """``*   LINK_TYPE_P1   ETH(2)   IB(1)`` -> (name, param dict, number of value cells) or None."""
     match = re.match(r"^\s*(?P<star>\*)?\s*(?P<name>[A-Z][A-Z0-9_]*(?:\[\d+\])?)\s+(?P<rest>\S.*?)\s*$", line)
     if not match:
         return None
@@ -101,7 +101,13 @@ def _parse_param_line(line, columns):
     param = {"modified": bool(match.group("star"))}
     for column, cell in zip(columns, cells):
         param[column] = normalize_value(cell)
-    return match.group("name"), param
+    return match.group("name"), param, len(cells)
+
+
+# Rows without a "Configurations:" header (``mlxconfig q | grep ...``): one
+# value cell is a plain query's Next Boot; three are ``-e q``'s
+# Default / Current / Next Boot. Any other count is not guessed.
+_HEADERLESS_COLUMNS = ["default", "current", "next_boot"]
 
 
 def _new_device(index):
@@ -124,10 +130,10 @@ def _parse_device_field(line, device):
 
 def _parse_devices(text):
     """Walk ``Device #N:`` blocks; shared by query and set output."""
-    devices = []
+    devices, warnings = [], []
     device = None
     columns = None
-    for line in _lines(text):
+    for lineno, line in enumerate(_lines(text), 1):
         stripped = line.strip()
         if not stripped or set(stripped) == {"-"} or stripped in ("(...)", "..."):
             continue
@@ -143,15 +149,23 @@ def _parse_devices(text):
                 devices.append(device)
             columns = _column_names(stripped)
             continue
-        if device is None or (columns is None and _parse_device_field(stripped, device)):
+        if columns is None and device is not None and _parse_device_field(stripped, device):
             continue
-        # Without a "Configurations:" header (``mlxconfig q | grep ...``) the
-        # rows have the single column of a plain query: Next Boot.
-        parsed = _parse_param_line(line, columns or ["next_boot"])
-        if parsed:
-            name, param = parsed
-            device["params"][name] = param
-    return devices
+        parsed = _parse_param_line(line, columns or _HEADERLESS_COLUMNS)
+        if not parsed:
+            continue
+        name, param, ncells = parsed
+        if columns is None and ncells not in (1, 3):
+            warnings.append("line %d: %d value cells without a Configurations: header; "
+                            "expected 1 (q) or 3 (-e q): %r" % (lineno, ncells, stripped))
+            continue
+        if columns is None and ncells == 1:
+            param = {"modified": param["modified"], "next_boot": param["default"]}
+        if device is None:  # rows only (``mlxconfig q | grep ...``)
+            device = _new_device(1)
+            devices.append(device)
+        device["params"][name] = param
+    return devices, warnings
 
 
 def parse_mlxconfig(text):
@@ -165,23 +179,27 @@ def parse_mlxconfig(text):
     4.x) and wide (ConnectX-9 era) column layouts alike. A leading ``*``
     (``-e``) marks a parameter whose next-boot value differs from
     default/current: ``modified: True``. Author elisions ``(...)`` are
-    skipped; expanded array rows (``NAME[3]``) are separate parameters;
-    output filtered down to the rows (no ``Configurations:`` line) is read
-    as one Next Boot column.
+    skipped; expanded array rows (``NAME[3]``) are separate parameters.
+    Output filtered down to the rows (``q | grep``: no ``Configurations:``
+    line, with or without the ``Device #N:`` lines) is read by its cell
+    count: one cell is ``q``'s Next Boot, three are ``-e q``'s Default /
+    Current / Next Boot; a row with another count is not guessed at and
+    goes to ``warnings``.
 
     Returns ``{"devices": [{"index", "device_type", "name", "description",
     "device", "pci", "params": {NAME: {"modified": bool, "default"?,
-    "current"?, "next_boot"?: {"raw", "label", "value"}}}}]}``.
+    "current"?, "next_boot"?: {"raw", "label", "value"}}}}], "warnings":
+    [str]}``.
 
     Raises ParseError on ``-E-`` lines (no device, failed to open device,
     unknown parameter), a missing tool, permission errors, or output
     without any device/parameter.
     """
     _raise_on_tool_errors("mlxconfig", text)
-    devices = _parse_devices(text)
+    devices, warnings = _parse_devices(text)
     if not devices or not any(device["params"] or device["device_type"] for device in devices):
-        _raise_empty("mlxconfig", text)
-    return {"devices": devices}
+        _raise_empty("mlxconfig", text, warnings)
+    return {"devices": devices, "warnings": warnings}
 
 
 def parse_mlxconfig_set(text):
@@ -200,9 +218,9 @@ def parse_mlxconfig_set(text):
     failed write) and on output without a parameter table.
     """
     _raise_on_tool_errors("mlxconfig", text)
-    devices = _parse_devices(text)
+    devices, warnings = _parse_devices(text)
     if not any(device["params"] for device in devices):
-        _raise_empty("mlxconfig", text)
+        _raise_empty("mlxconfig", text, warnings)
     messages = [m.group(1) for m in re.finditer(r"^\s*-I-\s*(.*?)\s*$", text, re.MULTILINE)]
     return {
         "devices": devices,
@@ -210,12 +228,15 @@ def parse_mlxconfig_set(text):
         "aborted": bool(re.search(r"Aborted by user", text, re.IGNORECASE)),
         "reboot_required": any("reboot" in message.lower() for message in messages),
         "messages": messages,
+        "warnings": warnings,
     }
 
 
-def _raise_empty(tool, text):
+def _raise_empty(tool, text, warnings=()):
     if not (text or "").strip():
         raise ParseError(tool, "empty output", text)
+    if warnings:
+        raise ParseError(tool, "no parameter could be read: " + "; ".join(warnings), text)
     first = next(line.strip() for line in _lines(text) if line.strip())
     raise ParseError(tool, "no device/parameter table in output (first line: %r)" % first, text)
 

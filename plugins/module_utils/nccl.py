@@ -52,21 +52,32 @@ _GROUP_KEYS = {"time": "time_us", "cputime": "cputime_us", "algbw": "algbw", "bu
                "copybw": "copybw", "#wrong": "wrong", "error": "error"}
 
 
-def _table_layout(header):
-    """Split the column header into (prefix columns, per-placement group, trailing columns).
+def _table_layout(header, order=("out_of_place", "in_place")):
+    """Read the column header: names, where each ends, and the two placement groups.
 
     Handles ``size count type redop root time algbw busbw #wrong time ...``
     (nccl-tests >= 2.13), ``... redop time algbw busbw error ...`` (older),
     all_gather without ``redop`` (older), ``copybw`` columns, per-iteration
     ``i_min i_max i_p99 i_cv%`` columns and a trailing ``timestamp``.
+    ``order`` is the placement of the first and second group, as the
+    ``out-of-place  in-place`` line above the header says (mscclpp-test
+    prints in-place first).
     """
-    columns = header.lstrip("#").split()
+    spans = [(m.group(0), m.end()) for m in re.finditer(r"[^\s#]\S*", header)]
+    columns = [name for name, _ in spans]
     starts = [i for i, column in enumerate(columns) if column in _TIME_COLUMNS]
     if len(starts) < 2:
         raise ParseError("nccl-tests", "unrecognized result table header: %r" % header.strip())
-    group = columns[starts[0]:starts[1]]
-    trailing = columns[starts[1] + len(group):]
-    return columns[:starts[0]], group, trailing
+    group_len = starts[1] - starts[0]
+    return {
+        "columns": columns,
+        "ends": [end for _, end in spans],
+        "prefix": columns[:starts[0]],
+        "group": columns[starts[0]:starts[1]],
+        "groups": ((order[0], starts[0]), (order[1], starts[1])),
+        "trailing": columns[starts[1] + group_len:],
+        "width": len(header.rstrip()),
+    }
 
 
 def _placement(names, cells):
@@ -74,7 +85,7 @@ def _placement(names, cells):
     values = {}
     for name, cell in zip(names, cells):
         key = _GROUP_KEYS.get(name, name.replace("%", "_pct"))
-        number = _number(cell)
+        number = _number(cell) if cell is not None else None
         if key == "wrong" or number is None:
             values[key] = number
         else:
@@ -82,27 +93,56 @@ def _placement(names, cells):
     return values
 
 
+def _row_cells(line, layout):
+    """Map the cells of a row to header columns: {column index: text}, or None.
+
+    nccl-tests prints every column right-aligned under its header name, so a
+    row with as many cells as the header has columns is read in order; a row
+    with fewer cells (a column left blank: ``redop`` of alltoall in old
+    versions, a placement not run) is read by where each cell ends, which
+    must be the end of a header column (give or take 2 characters, for
+    numbers wider than their column) in left-to-right order. A row that fits
+    neither is not read (None).
+    """
+    cells = [(m.group(0), m.end()) for m in re.finditer(r"\S+", line)]
+    ncols = len(layout["columns"])
+    if len(cells) == ncols or (layout["trailing"] and len(cells) > ncols):
+        mapped = {i: cell for i, (cell, _) in enumerate(cells[:ncols])}
+        if len(cells) > ncols:  # a timestamp with spaces
+            mapped[ncols - 1] = " ".join(cell for cell, _ in cells[ncols - 1:])
+        return mapped
+    if len(cells) > ncols:
+        return None
+    mapped, next_column = {}, 0
+    for cell, end in cells:
+        best = None
+        for index in range(next_column, ncols):
+            distance = abs(layout["ends"][index] - end)
+            if distance <= 2 and (best is None or distance < best[1]):
+                best = (index, distance)
+        if best is None:
+            return None
+        mapped[best[0]] = cell
+        next_column = best[0] + 1
+    return mapped
+
+
 def _parse_row(line, layout):
-    """One result row -> dict (size, count, type, redop, root, out_of_place, in_place)."""
-    prefix, group, trailing = layout
-    cells = line.split()
-    if len(cells) < len(prefix) + len(group):
+    """One result row -> dict (size, count, type, redop, root, out_of_place, in_place), or None."""
+    mapped = _row_cells(line, layout)
+    if mapped is None or 0 not in mapped:
         return None
     row = {}
-    for name, cell in zip(prefix, cells):
+    for index, name in enumerate(layout["prefix"]):
         key = _PREFIX_KEYS.get(name, name)
-        row[key] = cell if key in ("type", "redop") else _number(cell)
-    body = cells[len(prefix):]
-    if len(body) >= 2 * len(group):
-        row["out_of_place"] = _placement(group, body[:len(group)])
-        row["in_place"] = _placement(group, body[len(group):2 * len(group)])
-        extra = body[2 * len(group):]
-    else:  # out-of-place left blank (trace replay): only in-place printed
-        row["out_of_place"] = None
-        row["in_place"] = _placement(group, body[:len(group)])
-        extra = body[len(group):]
-    if trailing and extra:
-        row["timestamp"] = " ".join(extra)
+        cell = mapped.get(index)
+        row[key] = cell if key in ("type", "redop") or cell is None else _number(cell)
+    group = layout["group"]
+    for placement, first in layout["groups"]:
+        cells = [mapped.get(first + k) for k in range(len(group))]
+        row[placement] = None if all(c is None for c in cells) else _placement(group, cells)
+    if layout["trailing"] and mapped.get(len(layout["columns"]) - 1) is not None:
+        row["timestamp"] = mapped[len(layout["columns"]) - 1]
     return row
 
 
@@ -133,6 +173,7 @@ def _new_tests_result():
         "avg_bus_bandwidth_ok": None,
         "nccl_last_error": None,
         "nccl_warnings": [],
+        "warnings": [],
         "format": "text",
     }
 
@@ -190,6 +231,12 @@ def _failures(result):
         reasons.append("#wrong elements at sizes %s" % sorted(set(wrong_rows)))
     if result["out_of_bounds"]:
         reasons.append("%d out-of-bounds values" % result["out_of_bounds"])
+    no_bw = [row.get("size") for row in result["rows"]
+             if not any(row.get(p) and row[p].get("busbw") is not None for p in ("out_of_place", "in_place"))]
+    if no_bw:
+        reasons.append("no bus bandwidth read at sizes %s" % no_bw)
+    if result["warnings"]:
+        reasons.append("%d result row(s) could not be read" % len(result["warnings"]))
     if result["avg_bus_bandwidth_ok"] is False:
         reasons.append("average bus bandwidth %s below NCCL_TESTS_MIN_BW" % result["avg_bus_bandwidth"])
     return reasons
@@ -218,8 +265,12 @@ def parse_nccl_tests(text):
     ``Rank N Group G Pid``), 2.17+ (``# nccl-tests version``, ``#
     Collective test starting/concluded``), optional ``copybw``,
     per-iteration ``i_*`` and timestamp columns; ``#wrong``/``error`` of
-    ``N/A`` (``-c 0``) become None. Table columns are read from the header,
-    rows are split on whitespace; NCCL INFO lines inside the table, ``...``
+    ``N/A`` (``-c 0``) become None. Table columns are read from the header;
+    a row with a cell for every column is read in order, a row with blank
+    cells (old alltoall ``redop``, a placement not run) by the header's
+    character positions, the placement order from the ``out-of-place
+    in-place`` line; a row that fits neither goes to ``warnings`` and fails
+    the result, as does a row without any bus bandwidth; NCCL INFO lines inside the table, ``...``
     elisions and MPI/ssh noise are skipped. A JSON document (``-J
     file.json``, format version 3) is recognized by its leading ``{``.
 
@@ -248,8 +299,9 @@ def parse_nccl_tests(text):
 
     result = _new_tests_result()
     layout = None
+    order = ("out_of_place", "in_place")
     failures, nccl_warnings = [], []
-    for line in _lines(text):
+    for number, line in enumerate(_lines(text), 1):
         content = line.strip()
         if not content or content == "...":
             continue
@@ -261,16 +313,22 @@ def parse_nccl_tests(text):
                 nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
         elif content.startswith("#"):
             if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
-                layout = _table_layout(content)
-                result["columns"] = content.lstrip("#").split()
+                layout = _table_layout(line.rstrip(), order)
+                result["columns"] = layout["columns"]
+            elif "out-of-place" in content and "in-place" in content:
+                order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
+                         else ("out_of_place", "in_place"))
             else:
                 _handle_comment_line(content, result)
         elif _VERSION_RE.match(content):
             result["nccl_version"] = _VERSION_RE.match(content).group("version")
         elif layout and re.match(r"^\d+\s", content):
-            row = _parse_row(content, layout)
+            row = _parse_row(line.rstrip(), layout)
             if row:
                 result["rows"].append(row)
+            else:
+                result["warnings"].append("line %d: result row does not fit the header's columns: %r"
+                                          % (number, content))
 
     if failures:
         raise ParseError("nccl-tests", "; ".join(_dedupe(failures + nccl_warnings)), text)
@@ -581,15 +639,51 @@ def _resolve_fallbacks(result, messages):
                                     "line": "IB devices configured but NCCL used NET/Socket"})
 
 
+# WARN lines that NCCL prints on runs that go on fine: a topology search
+# falling back to a simpler order, an optional net/tuner/profiler plugin
+# that did not load (NCCL then uses its internal IB or Socket network),
+# libibverbs missing on a host that runs over sockets. They are noise unless
+# the log shows nothing else went wrong AND no network was ever used.
+_NOISE_WARN_RE = re.compile(
+    r"falling back|Could not find a path for pattern|"
+    r"(?:NET|TUNER|PROFILER|COLLNET)/Plugin\s*:|Plugin load (?:\(\S+\) )?returned|No plugin found|"
+    r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|NET/IB : No device found|"
+    r"Could not find real path|Could not find NET with id",
+    re.IGNORECASE,
+)
+# Even with a noise word in them, these end the run.
+_NEVER_NOISE_RE = re.compile(r"Failed to initialize any|network .+ not found|Cuda failure|"
+                             r"unhandled|Call to \S+ failed|Got completion|Connection refused",
+                             re.IGNORECASE)
+
+
+def _is_noise(warning):
+    return bool(_NOISE_WARN_RE.search(warning)) and not _NEVER_NOISE_RE.search(warning)
+
+
 def _resolve_error(result, state):
-    """The first failure the log shows: fatal WARN, NCCL error text, or an error-return chain."""
-    fatal_warns = [w for w in result["warnings"] if _FATAL_WARN_RE.search(w)]
+    """The failure the log shows, if any; a fatal error wins over noise.
+
+    Order: the first WARN that reads as a failure and is not noise; else,
+    when the run failed (NCCL error text, an error-return chain), the first
+    WARN that is not noise, the first fatal line, the first noise WARN, the
+    chain; else, when no
+    network was ever used and no rank completed init, the first noise WARN
+    (nothing shows NCCL got past it). Noise WARNs of a run that went on
+    stay in ``warnings`` and ``fallbacks`` only.
+    """
+    failing = [w for w in result["warnings"] if _FATAL_WARN_RE.search(w)]
+    fatal_warns = [w for w in failing if not _is_noise(w)]
+    noise = [w for w in failing if _is_noise(w)]
+    went_on = bool(result["transport"]) or result["init_complete"]
     if fatal_warns:
         result["error"] = fatal_warns[0]
     elif state.fatal_lines or state.error_chain:
-        # the run failed: the first WARN (if any) is NCCL's explanation
-        explanations = result["warnings"] or state.fatal_lines or [state.error_chain[0][0]]
-        result["error"] = explanations[0]
+        # the run failed: the first WARN that is not noise is NCCL's explanation
+        explanations = [w for w in result["warnings"] if not _is_noise(w)] + state.fatal_lines + noise
+        result["error"] = explanations[0] if explanations else state.error_chain[0][0]
+    elif noise and not went_on:
+        result["error"] = noise[0]
     if state.error_chain:
         code = state.error_chain[0][1]
         result["error_code"] = _NCCL_RESULT_CODES.get(code, str(code))

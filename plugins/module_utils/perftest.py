@@ -129,13 +129,16 @@ def _parse_row(line, unit, duration_mode):
         except ValueError:
             break
     peak, average = numbers[2], numbers[3]
+    # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
+    # and on either side, banner or not): a peak below the average is not one.
+    unmeasured = duration_mode or (peak == 0 and average > 0)
     row = {
         "bytes": int(numbers[0]),
         "iterations": int(numbers[1]),
         "bw_peak": peak,
         "bw_average": average,
         "msg_rate_mpps": numbers[4] if len(numbers) > 4 else None,
-        "bw_peak_gbps": None if duration_mode else _to_gbps(peak, unit),
+        "bw_peak_gbps": None if unmeasured else _to_gbps(peak, unit),
         "bw_average_gbps": _to_gbps(average, unit),
     }
     return row
@@ -331,8 +334,10 @@ def parse_ib_write_bw(text):
     the header block (TAB-separated pairs in perftest >= 4.5, space-separated
     in older builds, any leading indentation), the ``-a`` sweep (one row per
     size; the server prints only the last), ``--report_gbits`` (Gb/sec) vs
-    the default MB/sec / MiB/sec table, ``-D`` duration runs ("BW peak won't
-    be measured": peak reported as 0.00, returned as None), ``--use_cuda``
+    the default MB/sec / MiB/sec table, ``-D`` duration runs (peak printed as 0.00, returned as None; known
+    from the row itself -- a 0.00 peak under a non-zero average -- or the
+    echoed ``-D``, so the server side, which may not show the client's
+    "BW peak won't be measured" banner, reads the same), ``--use_cuda``
     preamble (GPU index and name, DMA-BUF), rdma_cm (``-R``) server banners,
     ``Conflicting CPU frequency`` lines inside the table, and
     ``local/remote address`` + ``GID`` lines (IPv4 derived from RoCE
@@ -370,6 +375,9 @@ def parse_ib_write_bw(text):
     result = reader.result
     if not result["results"]:
         _raise_no_results(text, lines, result)
+    command = result["command"] or {}
+    if command.get("duration") is not None or all(row["bw_peak_gbps"] is None for row in result["results"]):
+        result["duration_mode"] = True
     # errors printed after a complete table (e.g. at teardown) do not void it
     result["warnings"].extend(_collect_errors(lines))
     _summarize(result)

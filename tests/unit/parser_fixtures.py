@@ -16,6 +16,23 @@ if str(ROOT / ".collections") not in sys.path:
     sys.path.insert(0, str(ROOT / ".collections"))
 
 
+SOURCE_PREFIX = "#source:"
+
+
 def fixture(tool, name):
-    """Text of ``tests/unit/fixtures/<tool>/<name>``."""
-    return (FIXTURES / tool / name).read_text(encoding="utf-8")
+    """Text of ``tests/unit/fixtures/<tool>/<name>``, without its source line.
+
+    Fixtures copied from published real outputs start with one line
+    ``#source: <URL> (what it is)``; it is documentation, not tool output,
+    and is dropped here.
+    """
+    text = (FIXTURES / tool / name).read_text(encoding="utf-8")
+    if text.startswith(SOURCE_PREFIX):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    return text
+
+
+def fixture_source(tool, name):
+    """The ``#source:`` line of a fixture (None for our own fixtures)."""
+    first = (FIXTURES / tool / name).read_text(encoding="utf-8").split("\n", 1)[0]
+    return first[len(SOURCE_PREFIX):].strip() if first.startswith(SOURCE_PREFIX) else None

@@ -132,3 +132,37 @@ def test_norm_guid():
     assert ibdiag.norm_guid("0x2c9") == "0x00000000000002c9"
     with pytest.raises(ValueError):
         ibdiag.norm_guid("node1")
+
+
+# ------------------------------------------------------- ibnetdiscover -g (grouped)
+
+def _sourced(tool, name):
+    from parser_fixtures import fixture as sourced_fixture
+    return sourced_fixture(tool, name)
+
+
+def test_ibnetdiscover_grouped_non_chassis_heading_man_page_example():
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "real_grouped_manpage.txt"))
+    assert len(topo["nodes"]) == 6 and len(topo["links"]) == 7
+    isr = topo["nodes"]["0x005442ba00003080"]
+    assert (isr["type"], isr["desc"], isr["lid"], isr["nports"]) == ("switch", "ISR9024 Voltaire", 6, 24)
+    assert "chassis" not in isr
+    assert isr["ports"][10]["peer_guid"] == "0x0008f10400410015" and isr["ports"][10]["speed"] == "SDR"
+    ca = topo["nodes"]["0x0008f10403960558"]
+    assert ca["ports"][1]["width"] == 1 and ca["ports"][2]["width"] == 4
+
+
+def test_ibnetdiscover_grouped_chassis_sections_and_external_ports():
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "grouped_chassis.txt"))
+    spine, line, ca = (topo["nodes"][g] for g in
+                       ("0x0008f104004121fa", "0x0008f10400412180", "0xa088c20300000100"))
+    assert spine["chassis"] == 1 and line["chassis"] == 1 and "chassis" not in ca
+    assert line["ports"][12]["ext_port"] == 1 and line["ports"][12]["peer_guid"] == ca["guid"]
+    assert ca["ports"][1]["peer_ext_port"] == 1 and ca["ports"][1]["peer_port"] == 12
+    assert sorted((l["a_port"], l["b_port"]) for l in topo["links"]) == [(1, 13), (12, 1)]
+
+
+def test_ibnetdiscover_still_rejects_a_stray_line_in_grouped_output():
+    text = _sourced("ibnetdiscover", "grouped_chassis.txt").replace("Non-Chassis Nodes", "Non-Chassis Nodez")
+    with pytest.raises(ParseError, match="unexpected line: Non-Chassis Nodez"):
+        ibdiag.parse_ibnetdiscover(text)

@@ -192,3 +192,48 @@ def test_show_gids_roce_and_ib_rows():
 def test_show_gids_without_driver_raises_with_ls_message():
     with pytest.raises(ParseError, match="cannot access '/sys/class/infiniband/'"):
         parse_show_gids(fixture("show_gids", "error_no_driver.txt"))
+
+
+# ------------------------------------------- ibv_devinfo -v capability blocks
+
+def test_ibv_devinfo_tag_matching_flags_line_does_not_clobber_device_keys():
+    # rdma-core prints the tag-matching caps at device indentation with a bare
+    # "flags:" and a second "max_sge:" (openucx/ucx#9908, ConnectX-6 HDR).
+    device = parse_ibv_devinfo(fixture("ibv_devinfo", "real_ucx9908_cx6_tm_caps.txt"))["devices"][0]
+    assert device["max_sge"] == 30
+    assert device["caps"]["tag_matching"] == {
+        "max_rndv_hdr_size": 64, "max_num_tags": 127, "max_ops": 32768, "max_sge": 1}
+    assert device["flags"]["tag_matching.flags"] == ["IBV_TM_CAP_RC"]
+    assert device["flags"]["device_cap_flags"][-1] == "MANAGED_FLOW_STEERING"
+    assert device["caps"]["cq_moderation_caps"] == {"max_cq_count": 65535, "max_cq_period": "4095 us"}
+    assert device["caps"]["packet_pacing_caps"]["qp_rate_limit_max"] == "0kbps"
+    assert device["caps"]["rss_caps"]["max_rwq_indirection_tables"] == 0
+    assert "warnings" not in device
+    port = device["ports"][0]
+    assert (port["state"], port["active_mtu"], port["rate_gbps"]) == ("PORT_ACTIVE", 4096, 200.0)
+    assert port["gids"][0]["gid"] == "fe80:0000:0000:0000:88e9:a4ff:ff25:a462"
+
+
+def test_ibv_devinfo_nested_heading_and_colliding_field_names():
+    text = (
+        "hca_id:\tmlx5_0\n"
+        "\tmax_sge:\t\t\t30\n"
+        "\tpacket_pacing_caps:\n"
+        "\t\tqp_rate_limit_min:\t1kbps\n"
+        "\t\tsupported_qp:\n"
+        "\t\t\t\t\tSUPPORT_RAW_PACKET\n"
+        "\tflags:\t\t\t0x3\n"
+        "\tnotes:\n"
+        "\tmax_sge:\t\t\t1\n"
+        "\ttag matching not supported\n"
+        "\t\tport:\t1\n"
+        "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+    )
+    device = parse_ibv_devinfo(text)["devices"][0]
+    assert device["max_sge"] == 30
+    assert device["flags"]["packet_pacing_caps.supported_qp"] == ["SUPPORT_RAW_PACKET"]
+    assert device["caps"]["packet_pacing_caps"] == {"qp_rate_limit_min": "1kbps"}
+    assert device["notes"] == ["tag matching not supported"]
+    assert len(device["warnings"]) == 3
+    assert device["warnings"][0].startswith("line 7: field 'flags'")
+    assert device["ports"][0]["state"] == "PORT_ACTIVE"

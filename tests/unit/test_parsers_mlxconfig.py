@@ -131,3 +131,33 @@ def test_filtered_query_keeps_rows_with_their_device():
     devices = parse_mlxconfig(fixture("mlxconfig", "query_filtered_two_devices.txt"))["devices"]
     assert [(d["pci"], d["params"]["LINK_TYPE_P1"]["next_boot"]["label"]) for d in devices] == [
         ("0000:41:00.0", "ETH"), ("0000:81:00.0", "IB")]
+
+
+# ------------------------------------------ rows without a Configurations: header
+
+def test_headerless_plain_query_row_is_next_boot():
+    result = parse_mlxconfig(fixture("mlxconfig", "real_q_grep_row_cx4.txt"))
+    device = result["devices"][0]
+    assert device["index"] == 1 and device["device_type"] is None
+    assert device["params"] == {"LINK_TYPE_P1": {
+        "modified": False, "next_boot": {"raw": "ETH(2)", "label": "ETH", "value": 2}}}
+    assert result["warnings"] == []
+
+
+def test_headerless_extended_query_rows_are_default_current_next_boot():
+    params = parse_mlxconfig(fixture("mlxconfig", "real_e_query_grep_rows_cx4.txt"))["devices"][0]["params"]
+    assert list(params) == ["KEEP_IB_LINK_UP_P2", "KEEP_LINK_UP_ON_BOOT_P2", "MEMIC_SIZE_LIMIT"]
+    keep = params["KEEP_IB_LINK_UP_P2"]
+    assert keep["modified"] is True
+    assert (keep["default"]["value"], keep["current"]["value"], keep["next_boot"]["value"]) == (0, 1, 1)
+    assert params["MEMIC_SIZE_LIMIT"]["next_boot"]["label"] == "DISABLED"
+
+
+def test_headerless_row_with_two_cells_is_not_guessed():
+    text = "         LINK_TYPE_P1             ETH(2)      IB(1)\n         LINK_TYPE_P2             ETH(2)\n"
+    result = parse_mlxconfig(text)
+    assert list(result["devices"][0]["params"]) == ["LINK_TYPE_P2"]
+    assert result["warnings"] == ["line 1: 2 value cells without a Configurations: header; "
+                                  "expected 1 (q) or 3 (-e q): 'LINK_TYPE_P1             ETH(2)      IB(1)'"]
+    with pytest.raises(ParseError, match="no parameter could be read: line 1: 2 value cells"):
+        parse_mlxconfig("  LINK_TYPE_P1   ETH(2)   IB(1)\n")

@@ -226,3 +226,92 @@ def test_log_sharp_devices_and_shared_gdr_channel():
     assert log["ib_devices"][1]["link_layer"] == "IB"
     assert log["gdr"] is True
     assert log["net_channels"] == 1
+
+
+# ------------------------------------------ blank columns: read by header positions
+
+def test_nccl_tests_old_alltoall_blank_redop_reads_columns_by_position():
+    result = parse_nccl_tests(fixture("nccl_tests", "real_alltoall_blank_redop_issue78.txt"))
+    row = result["rows"][0]
+    assert (row["size"], row["count"], row["type"], row["redop"]) == (268435456, 1048576, "float", None)
+    assert row["out_of_place"] == {"time_us": 520935.0, "algbw": 0.52, "busbw": 0.51, "error": 0.0}
+    assert row["in_place"]["time_us"] == 519562.0 and row["in_place"]["busbw"] == 0.51
+    assert result["rows"][1]["in_place"]["time_us"] == 1041299.0
+    assert result["max_busbw"] == 0.51
+    assert result["avg_bus_bandwidth"] == 0.507636
+    assert result["passed"] is True and result["warnings"] == []
+
+
+def test_nccl_tests_all_reduce_same_cluster_full_columns():
+    result = parse_nccl_tests(fixture("nccl_tests", "real_allreduce_issue78.txt"))
+    assert [r["redop"] for r in result["rows"]] == ["sum", "sum"]
+    assert result["rows"][1]["in_place"]["busbw"] == 4.32
+    assert result["max_busbw"] == 4.33
+
+
+def test_nccl_tests_placement_order_from_group_line_and_blank_group():
+    # mscclpp-test prints "in-place" first and leaves it blank
+    result = parse_nccl_tests(fixture("nccl_tests", "real_mscclpp_alltoall_pr87.txt"))
+    row = result["rows"][0]
+    assert row["in_place"] is None
+    assert row["out_of_place"] == {"time_us": 23275.0, "algbw": 46.13, "busbw": 43.25, "wrong": 0}
+    assert result["passed"] is True
+
+
+def test_nccl_tests_row_without_bandwidth_never_passes():
+    text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
+        "   536870912     134217728     float     sum   244833    2.19    4.32  2e-06   244844    2.19    4.32  2e-06",
+        "   536870912     134217728     float     sum   244833    2.19     N/A  2e-06   244844    2.19     N/A  2e-06")
+    result = parse_nccl_tests(text)
+    assert result["passed"] is False
+    assert result["failures"] == ["no bus bandwidth read at sizes [536870912]"]
+
+
+def test_nccl_tests_row_that_fits_no_column_is_a_warning_and_fails():
+    text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
+        "   536870912     134217728     float     sum   244833",
+        "   536870912 134217728 float 244833")
+    result = parse_nccl_tests(text)
+    assert len(result["rows"]) == 1
+    assert result["warnings"][0].startswith("line 6: result row does not fit")
+    assert result["passed"] is False
+
+
+# ------------------------------------------------ NCCL logs: fatal wins over noise
+
+def test_log_fatal_cuda_failure_wins_over_falling_back_warnings():
+    log = parse_nccl_log(fixture("nccl_logs", "real_fallback_noise_then_cuda_failure_2_25.txt"))
+    assert log["error"] == "Cuda failure 1 'invalid argument'"
+    assert log["error_code"] == "unhandled cuda error"
+    assert log["transport"] == "Socket"
+    assert sum("falling back" in w for w in log["warnings"]) == 4
+
+
+def test_log_falling_back_warnings_alone_are_not_an_error():
+    text = fixture("nccl_logs", "real_fallback_noise_then_cuda_failure_2_25.txt")
+    clean = text.split("\nGENOA-06:4766:4766 [1] enqueue.cc")[0]
+    log = parse_nccl_log(clean)
+    assert log["init_complete_ranks"] == 2
+    assert log["error"] is None and log["error_code"] is None
+    assert len(log["warnings"]) == 4
+
+
+def test_log_net_plugin_load_failure_then_ib_is_not_the_error():
+    log = parse_nccl_log(fixture("nccl_logs", "plugin_load_failed_then_ib_2_19.txt"))
+    assert log["transport"] == "IB" and log["gdr"] is True
+    assert log["error"] is None
+    assert log["warnings"][0].startswith("NET/Plugin : Plugin load (libnccl-net-sharp.so) returned 2")
+    assert [f["signal"] for f in log["fallbacks"]] == ["no_external_net_plugin"]
+
+
+def test_log_libibverbs_missing_on_a_socket_run_is_a_fallback_not_an_error():
+    log = parse_nccl_log(fixture("nccl_logs", "libibverbs_missing_socket_run_2_7.txt"))
+    assert log["transport"] == "Socket" and log["init_complete"] is True
+    assert log["error"] is None
+    assert "ibverbs_unavailable" in [f["signal"] for f in log["fallbacks"]]
+
+
+def test_log_noise_warning_is_the_error_when_nothing_shows_nccl_went_on():
+    log = parse_nccl_log(fixture("nccl_logs", "libibverbs_missing_no_network.txt"))
+    assert log["transport"] is None and log["init_complete"] is False
+    assert log["error"] == "Failed to open libibverbs.so[.1]"

@@ -116,3 +116,25 @@ def test_read_bw_failure_names_ib_read_bw():
         parse_ib_write_bw(text)
     assert err.value.tool == "ib_read_bw"
     assert "Couldn't connect to 172.16.12.12:18515" in str(err.value)
+
+
+# ------------------------------------------ -D server side: peak None without a banner
+
+@pytest.mark.parametrize("name", ["real_server_duration_cuda_schmaustech.txt", "server_duration_no_banner.txt"])
+def test_duration_server_side_peak_is_none_with_or_without_banner(name):
+    result = parse_ib_write_bw(fixture("perftest", name))
+    assert result["role"] == "server"
+    assert result["duration_mode"] is True
+    assert result["bw_peak_gbps"] is None and result["results"][0]["bw_peak"] == 0.0
+    assert result["bw_average_gbps"] == 181.46
+    assert result["iterations"] == 10384867
+    assert result["num_qps"] == 16 and len(result["remote"]) == 16
+    assert result["cuda"]["name"] == "NVIDIA A40"
+
+
+def test_measured_peak_is_kept_when_not_duration():
+    text = fixture("perftest", "server_duration_no_banner.txt").replace(
+        " 65536      10384867         0.00 ", " 65536      10384867         190.10 ")
+    result = parse_ib_write_bw(text)
+    assert result["duration_mode"] is False
+    assert result["bw_peak_gbps"] == 190.10

@@ -13,12 +13,16 @@ commits with an automatic rollback; after the post-checks
 ``configure session <name> commit`` confirms it (then ``write memory``),
 otherwise ``configure session <name> abort`` rolls it back.
 """
+import json
 import re
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
+        ParseError, column_spans, split_columns)
 except ImportError:  # standalone
     from base import Driver, SwitchError  # type: ignore
+    from common import ParseError, column_spans, split_columns  # type: ignore
 
 INDENT = 3
 _KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
@@ -47,13 +51,13 @@ def parse_eos_config(text):
         if stripped.startswith("!") or stripped == "end":
             continue
         if stripped.startswith("% "):
-            raise ValueError(f"eos: {stripped}")
+            raise ParseError("eos", f"{stripped}")
         indent = len(raw) - len(raw.lstrip(" "))
         level = indent // INDENT
         while stack and stack[-1][0] >= level:
             stack.pop()
         if not stack:
-            raise ValueError(f"eos: bad indentation at {raw!r}")
+            raise ParseError("eos", f"bad indentation at {raw!r}")
         parent = stack[-1][1]
         m = _DSCP_MAP.match(stripped) if level == 0 else None
         if m:
@@ -129,18 +133,50 @@ def parse_sessions(text):
 
 
 def parse_interfaces_status(text):
-    """``show interfaces status`` -> {Ethernet1/1: {"up": bool, "status": str}}."""
-    res, head = {}, None
-    for line in (text or "").splitlines():
-        if line.startswith("Port") and "Status" in line:
-            head = (line.index("Status"), line.index("Vlan"))
+    """``show interfaces status`` (text or ``| json``) -> {Ethernet1/1: {"up": bool, "status": str}}.
+
+    JSON (``show interfaces status | json``, eAPI's ``{"interfaceStatuses":
+    {name: {"linkStatus", ...}}}``) is recognized by its leading ``{``. The
+    text table is read by the header's word positions (EOS left-aligns
+    every column under its name, and a blank Name or Vlan cell stays
+    blank); ``Et1/1`` becomes ``Ethernet1/1``.
+
+    Raises ParseError (naming the line) on ``%`` errors, output without the
+    ``Port ... Status`` header, or a row that does not fit its columns.
+    """
+    stripped = (text or "").strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError as err:
+            raise ParseError("eos", "show interfaces status | json: invalid JSON: %s" % err, text)
+        statuses = data.get("interfaceStatuses") if isinstance(data, dict) else None
+        if not isinstance(statuses, dict):
+            raise ParseError("eos", "show interfaces status | json: no interfaceStatuses object", text)
+        res = {}
+        for name, info in statuses.items():
+            status = info.get("linkStatus") if isinstance(info, dict) else None
+            if not isinstance(status, str):
+                raise ParseError("eos", "show interfaces status | json: %r has no linkStatus" % name, text)
+            res[name] = {"up": status == "connected", "status": status}
+        return res
+    res, spans = {}, None
+    for number, line in enumerate((text or "").splitlines(), 1):
+        if line.startswith("%"):
+            raise ParseError("eos", "line %d: %s" % (number, line.strip()), text)
+        if spans is None:
+            if line.startswith("Port") and "Status" in line:
+                spans = column_spans(line, words=True)
             continue
-        if head is None or not line.strip():
+        if not line.strip():
             continue
-        port = line.split()[0]
-        status = line[head[0]:head[1]].strip()
-        name = re.sub(r"^Et(?=\d)", "Ethernet", port)
-        res[name] = {"up": status == "connected", "status": status}
+        cells = split_columns(line, spans)
+        if cells is None or not cells.get("Port"):
+            raise ParseError("eos", "line %d does not fit the header's columns: %r" % (number, line), text)
+        name = re.sub(r"^Et(?=\d)", "Ethernet", cells["Port"])
+        res[name] = {"up": cells["Status"] == "connected", "status": cells["Status"]}
+    if spans is None:
+        raise ParseError("eos", "show interfaces status: no 'Port ... Status' header line", text)
     return res
 
 

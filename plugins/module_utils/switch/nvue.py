@@ -12,13 +12,17 @@ a rejected line discards it (``nv config detach``) before anything is applied.
 timer; after the post-checks ``nv config confirm -y`` keeps it, or the
 previous revision is re-applied (``nv config apply <rev> -y``).
 """
+import json
 import re
 import shlex
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
+        ParseError, column_spans, split_columns)
 except ImportError:  # standalone (tests, corpus checks)
     from base import Driver, SwitchError  # type: ignore
+    from common import ParseError, column_spans, split_columns  # type: ignore
 
 
 def parse_nvue_commands(text):
@@ -30,11 +34,11 @@ def parse_nvue_commands(text):
             continue   # the command listing may end with the apply that would load it
         if not line.startswith("nv set "):
             if line.startswith("nv "):
-                raise ValueError(f"nvue: not an 'nv set' line: {line!r}")
-            raise ValueError(f"nvue: unexpected output line: {line!r}")
+                raise ParseError("nvue", f"not an 'nv set' line: {line!r}")
+            raise ParseError("nvue", f"unexpected output line: {line!r}")
         toks = shlex.split(line)[2:]
         if len(toks) < 2:
-            raise ValueError(f"nvue: 'nv set' line without a value: {line!r}")
+            raise ParseError("nvue", f"'nv set' line without a value: {line!r}")
         facts[" ".join(toks[:-1])] = toks[-1]
     return facts
 
@@ -63,21 +67,74 @@ def nvue_scope(profile, ports):
 
 
 def parse_interface_summary(text):
-    """``nv show interface`` -> {name: {"up": bool, "mtu": int|None, "speed": str}}."""
+    """``nv show interface`` (table or ``-o json``) -> {name: {"up": bool, "mtu": int|None, "speed": str}}.
+
+    JSON (``-o json``, preferred; ``{name: {"type", "link": {"oper-status"
+    | "state", "mtu", "speed"}}}``) is recognized by its leading ``{``.
+    The table is read by the header's column positions (the dashed rule
+    under it when present), whatever the column order: Cumulus Linux 5.x
+    prints ``Interface State Speed MTU Type Remote Host ...``, earlier NVUE
+    ``Interface MTU Speed State ...`` with ``+ `` row markers. A blank cell
+    (no Speed on a vrf, bridge or down port) stays blank; wrapped Summary
+    lines (blank Interface cell) are skipped. ``speed`` is ``""`` when blank.
+
+    Raises ParseError (naming the line) on NVUE errors, a table without an
+    ``Interface``/``State`` header, a row whose text crosses the header's
+    column boundaries, or a State that is neither up nor down.
+    """
+    stripped = (text or "").strip()
+    if stripped.startswith("{"):
+        return _interface_summary_json(stripped, text)
+    if re.search(r"^Error", text or "", re.M):
+        raise ParseError("nvue", stripped.splitlines()[0], text)
+    lines = (text or "").replace("\r\n", "\n").split("\n")
+    header_at = next((n for n, line in enumerate(lines)
+                      if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b", line)), None)
+    if header_at is None:
+        raise ParseError("nvue", "nv show interface: no 'Interface ... State' header line", text)
+    rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
+    rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
+    spans = column_spans(lines[header_at], rule)
     res = {}
-    for line in (text or "").splitlines():
-        toks = line.split()
-        if not toks or toks[0] in ("Interface", "Interface-") or set(toks[0]) <= set("-"):
+    for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
+        if not line.strip():
             continue
-        if toks[0] in "+-":
-            toks = toks[1:]
-        if len(toks) < 3:
-            continue
-        state = next((t for t in toks[1:5] if t in ("up", "down")), None)
-        if state is None:
-            continue
-        mtu = int(toks[1]) if toks[1].isdigit() else None
-        res[toks[0]] = {"up": state == "up", "mtu": mtu, "speed": toks[2] if len(toks) > 2 else ""}
+        cells = split_columns(line, spans)
+        if cells is None:
+            raise ParseError("nvue", "line %d does not fit the header's columns: %r" % (number, line), text)
+        name = cells["Interface"].lstrip("+- ").strip()
+        if not name:
+            continue   # a wrapped Summary cell
+        state = cells.get("State", "")
+        if state not in ("up", "down"):
+            raise ParseError("nvue", "line %d: State %r is neither up nor down: %r" % (number, state, line), text)
+        mtu = cells.get("MTU", "")
+        res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None,
+                     "speed": cells.get("Speed", "")}
+    return res
+
+
+def _interface_summary_json(document, text):
+    try:
+        data = json.loads(document)
+    except ValueError as err:
+        raise ParseError("nvue", "nv show interface -o json: invalid JSON: %s" % err, text)
+    if not isinstance(data, dict):
+        raise ParseError("nvue", "nv show interface -o json: not an object of interfaces", text)
+    res = {}
+    for name, info in data.items():
+        link = info.get("link") if isinstance(info, dict) else None
+        if not isinstance(link, dict):
+            raise ParseError("nvue", "nv show interface -o json: %r has no link object" % name, text)
+        state = link.get("oper-status", link.get("state"))
+        if isinstance(state, dict):   # {"up": {}}
+            state = next(iter(state), None)
+        if state not in ("up", "down"):
+            raise ParseError("nvue", "nv show interface -o json: %r link state %r is neither up nor down"
+                             % (name, state), text)
+        mtu = link.get("mtu")
+        res[name] = {"up": state == "up", "mtu": mtu if isinstance(mtu, int) else None,
+                     "speed": str(link.get("speed") or "")}
     return res
 
 
@@ -88,7 +145,7 @@ def parse_roce_status(text):
     the header line), so an empty value is not mistaken for the description.
     """
     if re.search(r"^Error", text or "", re.M):
-        raise ValueError(f"nvue: {text.strip()}")
+        raise ParseError("nvue", f"{text.strip()}")
     vals, col = {}, None
     for line in (text or "").splitlines():
         if col is None and "operational" in line:

@@ -19,8 +19,10 @@ import shlex
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # standalone
     from base import Driver, SwitchError  # type: ignore
+    from common import ParseError  # type: ignore
 
 CP_PREFIX = "linerate-"
 
@@ -32,9 +34,9 @@ def parse_config_db(text):
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"sonic: running configuration is not JSON: {text.splitlines()[0][:120]!r}") from exc
+        raise ParseError("sonic", f"running configuration is not JSON: {text.splitlines()[0][:120]!r}") from exc
     if not isinstance(data, dict):
-        raise ValueError("sonic: running configuration is not a JSON object")
+        raise ParseError("sonic", "running configuration is not a JSON object")
     out = {}
     for table, keys in data.items():
         if not isinstance(keys, dict):
@@ -145,7 +147,7 @@ def parse_table(text):
 def parse_pfc_priority(text):
     """``show pfc priority`` -> {port: [prio, ...]}."""
     if re.search(r"^Cannot find interface", text or "", re.M):
-        raise ValueError(f"sonic: {text.strip()}")
+        raise ParseError("sonic", f"{text.strip()}")
     return {r["Interface"]: sorted(_prios(r.get("Lossless priorities", "")))
             for r in parse_table(text) if r.get("Interface")}
 

@@ -1,0 +1,83 @@
+"""Parsers of the switch drivers' show outputs: column tables by header positions, JSON first."""
+
+import pytest
+
+from parser_fixtures import fixture
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue
+
+
+# ------------------------------------------------------------- NVUE nv show interface
+
+def test_nvue_show_interface_cl5x_blank_speed_is_blank_not_the_next_cell():
+    summary = nvue.parse_interface_summary(fixture("switch", "real_nvue_show_interface_cl5x.txt"))
+    assert len(summary) == 16 and "" not in summary
+    assert summary["BLUE"] == {"up": True, "mtu": 65575, "speed": ""}
+    assert summary["swp4"] == {"up": False, "mtu": 1500, "speed": ""}
+    assert summary["swp1"] == {"up": True, "mtu": 9000, "speed": "1G"}
+    assert summary["eth0"] == {"up": True, "mtu": 1500, "speed": "1G"}
+    assert summary["swp6"]["mtu"] == 9216
+
+
+def test_nvue_show_interface_older_column_order_with_row_markers():
+    summary = nvue.parse_interface_summary(fixture("switch", "nvue_show_interface.txt"))
+    assert summary == {"eth0": {"up": True, "mtu": 1500, "speed": "1G"},
+                       "swp1": {"up": True, "mtu": 9216, "speed": "400G"},
+                       "swp2": {"up": False, "mtu": 9216, "speed": ""}}
+
+
+def test_nvue_show_interface_json_is_read_first():
+    summary = nvue.parse_interface_summary(fixture("switch", "nvue_show_interface.json"))
+    assert summary["swp1"] == {"up": True, "mtu": 9216, "speed": "400G"}
+    assert summary["swp2"] == {"up": False, "mtu": 9216, "speed": ""}
+    assert summary["vlan110"] == {"up": True, "mtu": None, "speed": ""}
+
+
+def test_nvue_show_interface_row_across_columns_names_the_line():
+    text = fixture("switch", "real_nvue_show_interface_cl5x.txt").replace(
+        "swp4        down          1500 ", "swp4        down         21500 ")
+    with pytest.raises(ParseError, match=r"line 31 does not fit the header's columns: 'swp4 "):
+        nvue.parse_interface_summary(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "no 'Interface ... State' header"),
+    ("Error: The requested item does not exist.\n", "Error: The requested item does not exist."),
+    ("Interface  State  MTU\n---------  -----  ---\nswp1       dormant 9216\n", "line 3: State 'dormant'"),
+    ('{"swp1": {"type": "swp"}}', "'swp1' has no link object"),
+    ('{"swp1": ', "invalid JSON"),
+])
+def test_nvue_show_interface_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        nvue.parse_interface_summary(text)
+
+
+# ------------------------------------------------------------- EOS show interfaces status
+
+def test_eos_interfaces_status_blank_name_and_spaced_vlan_cells():
+    status = eos.parse_interfaces_status(fixture("switch", "real_eos_interfaces_status_ceos.txt"))
+    assert list(status) == ["Ethernet1", "Ethernet2", "Ethernet3", "Ethernet4", "Ethernet5", "Ma0", "Po1"]
+    assert status["Ethernet5"] == {"up": True, "status": "connected"}
+
+
+def test_eos_interfaces_status_named_ports_and_notconnect():
+    status = eos.parse_interfaces_status(fixture("switch", "eos_interfaces_status.txt"))
+    assert status == {"Ethernet1/1": {"up": True, "status": "connected"},
+                      "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+def test_eos_interfaces_status_json_is_read_first():
+    status = eos.parse_interfaces_status(fixture("switch", "eos_interfaces_status.json"))
+    assert status == {"Ethernet1/1": {"up": True, "status": "connected"},
+                      "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("% Invalid input\n", "line 1: % Invalid input"),
+    ("", "no 'Port ... Status' header"),
+    ("Port   Name  Status     Vlan\nEt1    x     connectedroutedXX\n", "line 2 does not fit"),
+    ('{"interfaceStatuses": {"Ethernet1": {}}}', "'Ethernet1' has no linkStatus"),
+])
+def test_eos_interfaces_status_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        eos.parse_interfaces_status(text)
