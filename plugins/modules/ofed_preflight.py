@@ -83,6 +83,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import ParseError, installed_versions as dpkg_installed
 
 
 def version_matches(version, pin):
@@ -194,16 +195,15 @@ def main():
 
 
 def installed_versions(module, names):
-    """{package: version} of what dpkg has installed now (read-only)."""
-    rc, out, _ = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
-                                     "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
-                                    environ_update={"LANG": "C", "LC_ALL": "C"})
-    found = {}
-    for line in out.splitlines():
-        cols = line.split()
-        if len(cols) >= 3 and cols[2].startswith("ii"):
-            found[cols[0]] = cols[1]
-    return found
+    """{package: version} of what dpkg has installed now (read-only); held packages
+    (status `hi`, the mofed role's own hold) are installed."""
+    rc, out, err = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
+                                       "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
+                                      environ_update={"LANG": "C", "LC_ALL": "C"})
+    try:
+        return dpkg_installed(out)
+    except ParseError as exc:
+        module.fail_json(msg=f"dpkg-query printed what dpkg does not: {exc}", rc=rc, stdout=out, stderr=err)
 
 
 if __name__ == "__main__":
