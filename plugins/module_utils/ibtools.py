@@ -217,7 +217,7 @@ def _devinfo_value(key, value, target):
         if code is not None:
             target[key + "_code"] = code
         if key == "active_speed":
-            speed = re.match(r"([\d.]+)\s*Gbps", text)
+            speed = re.match(r"(\d+(?:\.\d+)?)\s*Gbps", text)
             target["active_speed_gbps"] = float(speed.group(1)) if speed else None
         elif key == "active_width":
             width = re.match(r"(\d+)X", text)

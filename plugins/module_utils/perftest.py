@@ -115,7 +115,8 @@ def _to_gbps(value, unit):
 def _ipv4_from_gid(gid):
     """perftest prints GIDs byte-wise in decimal; IPv4-mapped ones end 255:255:a:b:c:d."""
     parts = gid.split(":")
-    if len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10]):
+    if (len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10])
+            and all(p.isdigit() for p in parts[12:])):
         return ".".join(str(int(p)) for p in parts[12:])
     return None
 
@@ -128,6 +129,8 @@ def _parse_row(line, unit, duration_mode):
             numbers.append(float(cell))
         except ValueError:
             break
+    if len(numbers) < 4:
+        return None
     peak, average = numbers[2], numbers[3]
     # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
     # and on either side, banner or not): a peak below the average is not one.
@@ -291,7 +294,11 @@ class _Reader:
             self.result["units"] = header.group("unit")
             return True
         if self.result["units"] and _ROW_RE.match(line):
-            self.result["results"].append(_parse_row(line, self.result["units"], self.result["duration_mode"]))
+            row = _parse_row(line, self.result["units"], self.result["duration_mode"])
+            if row is None:
+                self.result["warnings"].append("result row not read (fewer than 4 numbers): %r" % line)
+            else:
+                self.result["results"].append(row)
             return True
         return False
 

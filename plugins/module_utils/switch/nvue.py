@@ -36,7 +36,10 @@ def parse_nvue_commands(text):
             if line.startswith("nv "):
                 raise ParseError("nvue", f"not an 'nv set' line: {line!r}")
             raise ParseError("nvue", f"unexpected output line: {line!r}")
-        toks = shlex.split(line)[2:]
+        try:
+            toks = shlex.split(line)[2:]
+        except ValueError as err:
+            raise ParseError("nvue", f"{err}: {line!r}")
         if len(toks) < 2:
             raise ParseError("nvue", f"'nv set' line without a value: {line!r}")
         facts[" ".join(toks[:-1])] = toks[-1]
@@ -95,6 +98,10 @@ def parse_interface_summary(text):
     rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
     rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
+    names = [name for name, _ in spans]
+    if "Interface" not in names or "State" not in names:
+        raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
+                         % (header_at + 1, lines[header_at]), text)
     res = {}
     for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
         if not line.strip():
