@@ -395,6 +395,9 @@ class _DevinfoReader:
 def _parse_devinfo_list(text):
     """``ibv_devinfo -l`` ("2 HCAs found:" + one name per line), else None."""
     lines = [line.strip() for line in _lines(text) if line.strip()]
+    # the capture may start with the echoed command ("# ibv_devinfo -l")
+    while lines and "ibv_devinfo" in lines[0] and not lines[0].startswith("hca_id"):
+        lines = lines[1:]
     if not lines:
         return None
     header = re.fullmatch(r"(\d+) HCAs? found:", lines[0])

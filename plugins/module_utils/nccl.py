@@ -14,7 +14,7 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
 
 
-_TAG_RE = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
+_TAG_RE = re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:")
 _NCCL_LINE_RE = re.compile(r"\bNCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>.*)$")
 _VERSION_RE = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+cuda(?P<cuda>[\d.]+))?")
 
