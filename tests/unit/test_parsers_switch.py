@@ -81,3 +81,14 @@ def test_eos_interfaces_status_json_is_read_first():
 def test_eos_interfaces_status_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
         eos.parse_interfaces_status(text)
+
+
+@pytest.mark.parametrize("name, ports", [
+    ("real_nvue_show_interface_cl52_leaf01.txt", ["eth0", "lo", "swp1", "swp49", "swp50", "swp51", "swp52"]),
+    ("real_nvue_show_interface_cl52_spine02.txt", ["eth0", "lo", "swp1", "swp2", "swp3", "swp4"]),
+])
+def test_nvue_show_interface_cl52_second_summary_row_of_the_same_interface(name, ports):
+    summary = nvue.parse_interface_summary(fixture("switch", name))
+    assert list(summary) == ports
+    assert summary["lo"] == {"up": True, "mtu": 65536, "speed": ""}
+    assert summary["swp1"] == {"up": True, "mtu": 9216, "speed": "1G"}

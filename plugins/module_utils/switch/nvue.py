@@ -102,7 +102,7 @@ def parse_interface_summary(text):
     if "Interface" not in names or "State" not in names:
         raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
                          % (header_at + 1, lines[header_at]), text)
-    res = {}
+    res, last = {}, None
     for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
         if not line.strip():
             continue
@@ -110,9 +110,10 @@ def parse_interface_summary(text):
         if cells is None:
             raise ParseError("nvue", "line %d does not fit the header's columns: %r" % (number, line), text)
         name = cells["Interface"].lstrip("+- ").strip()
-        if not name:
-            continue   # a wrapped Summary cell
         state = cells.get("State", "")
+        if not name or (name == last and not state and not cells.get("MTU")):
+            continue   # a wrapped Summary cell, or the same interface's next Summary line
+        last = name
         if state not in ("up", "down"):
             raise ParseError("nvue", "line %d: State %r is neither up nor down: %r" % (number, state, line), text)
         mtu = cells.get("MTU", "")
