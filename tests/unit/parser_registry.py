@@ -25,7 +25,7 @@ PARSERS = [
     ("mlxconfig", "parse_mlxfwreset", "mlxfwreset/*.txt", "connectx/fwreset_cx7_ok.txt"),
     ("nccl", "parse_nccl_tests", "nccl_tests/*.txt", "nccl_tests/*.json"),
     ("nccl", "parse_nccl_log", "nccl_logs/*.txt"),
-    ("perftest", "parse_ib_write_bw", "perftest/*.txt"),
+    ("perftest", "parse_ib_write_bw", "perftest/*.txt", "perftest/*.json"),
     ("perftest", "parse_perftest", "perftest/client_*.txt", "perftest/real_client_*.txt"),
     ("switch.nvue", "parse_nvue_commands", "switch/nvue_config_show_commands.txt"),
     ("switch.nvue", "parse_interface_summary", "switch/nvue_show_interface.*", "switch/real_nvue_show_interface_*.txt"),
