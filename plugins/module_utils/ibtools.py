@@ -536,3 +536,76 @@ def parse_show_gids(text):
     if not gids:
         _raise_no_data("show_gids", text, "GID row")
     return {"gids": gids, "count": count if count is not None else len(gids)}
+
+
+# --------------------------------------------------------------------------
+# rdma link (iproute2)
+# --------------------------------------------------------------------------
+
+_RDMA_LINK_RE = re.compile(r"^(?:link |\d+/\d+: )(?P<device>[^/\s]+)/(?P<port>\d+):? (?P<rest>.*)$")
+_RDMA_ERROR_RE = re.compile(r"^(?:Error|error)|Failed|command not found|Operation not supported|"
+                            r"No such file|Wrong device name|Permission denied")
+_RDMA_INT_KEYS = ("lid", "sm_lid", "lmc", "netdev_index", "ifindex")
+
+
+def parse_rdma_link(text):
+    """Parse ``rdma link show`` (iproute2), text or ``rdma -j link show`` JSON.
+
+    JSON (preferred; a list of ``{"ifindex", "ifname", "port", "state",
+    "physical_state", "netdev", ...}``) is recognized by its leading ``[``.
+    Text: ``link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev
+    ens1f0np0`` (iproute2 >= 5.x), ``1/1: mlx5_0/1: state ...`` (older), IB
+    ports with ``subnet_prefix .. lid .. sm_lid .. lmc ..``; the words after
+    the port are read as ``key value`` pairs, a word without a value goes to
+    ``warnings`` with its line.
+
+    Returns ``{"links": [{"device", "port", "state", "physical_state",
+    "netdev", ...}], "warnings": [str]}``. Raises ParseError on error output
+    (``Error: ...``, unknown device, tool missing) or output without a link.
+    """
+    stripped = (text or "").strip()
+    if stripped.startswith("["):
+        return _rdma_link_json(stripped, text)
+    links, warnings = [], []
+    for number, raw in enumerate(_lines(text), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _RDMA_ERROR_RE.search(line):
+            raise ParseError("rdma", "line %d: %s" % (number, line), text)
+        match = _RDMA_LINK_RE.match(line)
+        if not match:
+            continue   # echoed command lines, prompts
+        link = {"device": match.group("device"), "port": int(match.group("port"))}
+        words = match.group("rest").split()
+        while words:
+            key = words.pop(0)
+            if not words:
+                warnings.append("line %d: %r without a value" % (number, key))
+                break
+            value = words.pop(0)
+            link[key] = int(value) if key in _RDMA_INT_KEYS and value.isdigit() else value
+        links.append(link)
+    if not links:
+        _raise_no_data("rdma", text, "'link <dev>/<port>' line")
+    return {"links": links, "warnings": warnings}
+
+
+def _rdma_link_json(document, text):
+    import json
+    try:
+        data = json.loads(document)
+    except ValueError as err:
+        raise ParseError("rdma", "rdma -j link show: invalid JSON: %s" % err, text)
+    if not isinstance(data, list) or not data:
+        raise ParseError("rdma", "rdma -j link show: not a non-empty list of links", text)
+    links = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict) or not isinstance(entry.get("ifname"), str) \
+                or not isinstance(entry.get("port"), int) or isinstance(entry.get("port"), bool):
+            raise ParseError("rdma", "rdma -j link show: entry %d has no ifname and port: %r"
+                             % (index, entry), text)
+        link = {"device": entry["ifname"], "port": entry["port"]}
+        link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
+        links.append(link)
+    return {"links": links, "warnings": []}

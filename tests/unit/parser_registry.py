@@ -12,6 +12,7 @@ PARSERS = [
     ("ibtools", "parse_ibv_devinfo", "ibv_devinfo/*.txt", "rdma_facts/ibv_devinfo_v.txt"),
     ("ibtools", "parse_ibdev2netdev", "ibdev2netdev/*.txt", "rdma_facts/ibdev2netdev_v.txt"),
     ("ibtools", "parse_show_gids", "show_gids/*.txt", "rdma_facts/show_gids.txt"),
+    ("ibtools", "parse_rdma_link", "rdma_link/*.txt", "rdma_link/*.json"),
     ("ibdiag", "parse_sminfo", "sminfo/*.txt"),
     ("ibdiag", "parse_ibnetdiscover", "ibnetdiscover/*.txt"),
     ("ibdiag", "parse_iblinkinfo", "iblinkinfo/*.txt"),

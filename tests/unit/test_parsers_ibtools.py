@@ -237,3 +237,45 @@ def test_ibv_devinfo_nested_heading_and_colliding_field_names():
     assert len(device["warnings"]) == 3
     assert device["warnings"][0].startswith("line 7: field 'flags'")
     assert device["ports"][0]["state"] == "PORT_ACTIVE"
+
+
+# ---------------------------------------------------------------- rdma link
+
+from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_rdma_link  # noqa: E402
+
+
+def test_rdma_link_text_real_roce():
+    result = parse_rdma_link(fixture("rdma_link", "real_roce_cx5.txt"))
+    assert result["links"] == [
+        {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f0np0"},
+        {"device": "mlx5_1", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f1np1"}]
+
+
+def test_rdma_link_ib_fields_and_old_layout():
+    ib = parse_rdma_link(fixture("rdma_link", "ib_and_roce.txt"))["links"]
+    assert (ib[0]["lid"], ib[0]["sm_lid"], ib[1]["state"], ib[1]["physical_state"]) == (4, 1, "DOWN", "POLLING")
+    old = parse_rdma_link(fixture("rdma_link", "old_iproute2.txt"))["links"]
+    assert [(l["device"], l["state"]) for l in old] == [("mlx5_0", "ACTIVE"), ("mlx5_1", "DOWN")]
+
+
+def test_rdma_link_json_first():
+    links = parse_rdma_link(fixture("rdma_link", "links.json"))["links"]
+    assert links[1] == {"device": "mlx5_1", "port": 1, "ifindex": 1, "state": "DOWN",
+                        "physical_state": "DISABLED", "netdev": "ens1f1np1", "netdev_index": 5}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Error: Failed to get device mlx5_9\n", "line 1: Error: Failed to get device mlx5_9"),
+    ("", "empty output"),
+    ("[]", "not a non-empty list"),
+    ('[{"ifname": "mlx5_0"}]', "entry 0 has no ifname and port"),
+])
+def test_rdma_link_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_rdma_link(text)
+
+
+def test_rdma_link_word_without_value_is_a_warning():
+    result = parse_rdma_link("link mlx5_0/1 state ACTIVE physical_state\n")
+    assert result["links"][0]["state"] == "ACTIVE"
+    assert result["warnings"] == ["line 1: 'physical_state' without a value"]
