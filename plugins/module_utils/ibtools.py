@@ -432,13 +432,14 @@ def parse_ibdev2netdev(text):
 
     Returns ``{"ports": [{"device", "port" (int), "netdev", "netdev_state"
     ("Up"/"Down"/"NA"/None), ["pci", "ca_type", "part_id", "description",
-    "firmware_version", "port_state" ("ACTIVE"/"DOWN")]}]}``.
+    "firmware_version", "port_state" ("ACTIVE"/"DOWN")]}], "warnings":
+    [a "==>" line that matches neither layout, with its number]}``.
 
     Raises ParseError on empty output (the script prints nothing when the
     driver is stopped or no Mellanox netdev exists) or when no line matches.
     """
-    ports = []
-    for raw in _lines(text):
+    ports, warnings = [], []
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
             continue
@@ -454,9 +455,11 @@ def parse_ibdev2netdev(text):
                 "netdev": plain.group("netdev"),
                 "netdev_state": plain.group("state"),
             })
+        elif "==>" in line:
+            warnings.append("line %d: a '==>' line not read: %r" % (number, line))
     if not ports:
         _raise_no_data("ibdev2netdev", text, "device ==> netdev line")
-    return {"ports": ports}
+    return {"ports": ports, "warnings": warnings}
 
 
 def _ibdev2netdev_verbose_entry(match):
@@ -515,15 +518,16 @@ def parse_show_gids(text):
     ``n_gids_found=N`` is checked against the rows.
 
     Returns ``{"gids": [{"device", "port", "index", "gid", "ipv4",
-    "version", "netdev"}], "count": N}``.
+    "version", "netdev"}], "count": N, "warnings": [rows not read, with
+    their line; n_gids_found= disagreeing with the rows read]}``.
 
     Raises ParseError when no GID row is found (``n_gids_found=0``, ``ls:
     cannot access '/sys/class/infiniband/'`` when the driver is not loaded,
     empty output).
     """
-    gids = []
+    gids, warnings = [], []
     count = None
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         tokens = raw.split()
         if not tokens:
             continue
@@ -533,9 +537,13 @@ def parse_show_gids(text):
             continue
         if len(tokens) >= 4 and tokens[1].isdigit() and tokens[2].isdigit() and _GID_RE.match(tokens[3]):
             gids.append(_show_gids_row(tokens))
+        elif len(tokens) >= 3 and tokens[1].isdigit() and tokens[2].isdigit():
+            warnings.append("line %d: a GID row not read: %r" % (number, raw.strip()))
     if not gids:
         _raise_no_data("show_gids", text, "GID row")
-    return {"gids": gids, "count": count if count is not None else len(gids)}
+    if count is not None and count != len(gids):
+        warnings.append("n_gids_found=%d but %d GID rows read" % (count, len(gids)))
+    return {"gids": gids, "count": count if count is not None else len(gids), "warnings": warnings}
 
 
 # --------------------------------------------------------------------------

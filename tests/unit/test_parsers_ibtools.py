@@ -279,3 +279,20 @@ def test_rdma_link_word_without_value_is_a_warning():
     result = parse_rdma_link("link mlx5_0/1 state ACTIVE physical_state\n")
     assert result["links"][0]["state"] == "ACTIVE"
     assert result["warnings"] == ["line 1: 'physical_state' without a value"]
+
+
+# ------------------------------------------------ partial reads say so
+
+def test_show_gids_row_not_read_and_count_mismatch_are_warnings():
+    text = fixture("show_gids", "real_k8s_macvlan_tabs.txt").replace(
+        "mlx5_1\t1\t5\tfe80:0000:0000:0000:9459:9bff:fe54:7704", "mlx5_1\t1\t5\tfe80:zzzz") + "n_gids_found=8\n"
+    result = parse_show_gids(text)
+    assert len(result["gids"]) == 7 and result["count"] == 8
+    assert result["warnings"] == ["line 9: a GID row not read: 'mlx5_1\\t1\\t5\\tfe80:zzzz\\t\\t\\tv2\\tnet2'",
+                                  "n_gids_found=8 but 7 GID rows read"]
+
+
+def test_ibdev2netdev_line_not_read_is_a_warning():
+    result = parse_ibdev2netdev("mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port x ==> ens1f1np1 (Up)\n")
+    assert [p["device"] for p in result["ports"]] == ["mlx5_0"]
+    assert result["warnings"] == ["line 2: a '==>' line not read: 'mlx5_1 port x ==> ens1f1np1 (Up)'"]
