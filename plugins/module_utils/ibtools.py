@@ -132,7 +132,9 @@ def parse_ibstat(text):
     Returns ``{"cas": [{"name", "ca_type", "num_ports", "firmware_version",
     "hardware_version", "node_guid", "system_image_guid", "ports": [{"port",
     "state", "physical_state", "rate_gbps", "rate_text", "base_lid", "lmc",
-    "sm_lid", "capability_mask", "port_guid", "link_layer"}]}]}``.
+    "sm_lid", "capability_mask", "port_guid", "link_layer"}]}], "warnings":
+    [lines inside a CA block that are not ``Key: value``, with their
+    number]}``.
 
     Raises ParseError on empty output, on ``ibpanic``/``ibwarn`` lines (e.g.
     "stat of IB device 'mlx5_8' failed") even after partial output, and on
@@ -142,9 +144,9 @@ def parse_ibstat(text):
     if panics:
         raise ParseError("ibstat", "; ".join(panics), text)
 
-    cas = []
+    cas, warnings = [], []
     ca = port = None
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
             continue
@@ -163,6 +165,7 @@ def parse_ibstat(text):
             continue
         kv = _IBSTAT_KV_RE.match(line)
         if not kv:
+            warnings.append("line %d: not a 'Key: value' line of CA %r: %r" % (number, ca["name"], line))
             continue
         key, value = kv.group("key").lower(), kv.group("value")
         if port is not None and key in _IBSTAT_PORT_FIELDS:
@@ -173,7 +176,7 @@ def parse_ibstat(text):
 
     if not cas:
         _raise_no_data("ibstat", text, "CA block")
-    return {"cas": cas}
+    return {"cas": cas, "warnings": warnings}
 
 
 # --------------------------------------------------------------------------

@@ -296,3 +296,10 @@ def test_ibdev2netdev_line_not_read_is_a_warning():
     result = parse_ibdev2netdev("mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port x ==> ens1f1np1 (Up)\n")
     assert [p["device"] for p in result["ports"]] == ["mlx5_0"]
     assert result["warnings"] == ["line 2: a '==>' line not read: 'mlx5_1 port x ==> ens1f1np1 (Up)'"]
+
+
+def test_ibstat_line_not_read_inside_a_ca_is_a_warning():
+    text = fixture("ibstat", "real_cx4_initializing.txt") + "\tgarbage without a colon\n"
+    result = parse_ibstat(text)
+    assert result["cas"] and result["warnings"][0].endswith("'garbage without a colon'")
+    assert result["warnings"][0].startswith("line ")
