@@ -83,7 +83,9 @@ def parse_interface_summary(text):
 
     Raises ParseError (naming the line) on NVUE errors, a table without an
     ``Interface``/``State`` header, a row whose text crosses the header's
-    column boundaries, or a State that is neither up nor down.
+    column boundaries, or an interface row without a State. Any State other
+    than ``up`` (``down``, ``dormant``, ``lowerlayerdown``, ``unknown``)
+    reads as not up.
     """
     stripped = (text or "").strip()
     if stripped.startswith("{"):
@@ -114,8 +116,8 @@ def parse_interface_summary(text):
         if not name or (name == last and not state and not cells.get("MTU")):
             continue   # a wrapped Summary cell, or the same interface's next Summary line
         last = name
-        if state not in ("up", "down"):
-            raise ParseError("nvue", "line %d: State %r is neither up nor down: %r" % (number, state, line), text)
+        if not state or " " in state:
+            raise ParseError("nvue", "line %d: no State for %r: %r" % (number, name, line), text)
         mtu = cells.get("MTU", "")
         res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None,
                      "speed": cells.get("Speed", "")}
@@ -137,9 +139,8 @@ def _interface_summary_json(document, text):
         state = link.get("oper-status", link.get("state"))
         if isinstance(state, dict):   # {"up": {}}
             state = next(iter(state), None)
-        if state not in ("up", "down"):
-            raise ParseError("nvue", "nv show interface -o json: %r link state %r is neither up nor down"
-                             % (name, state), text)
+        if not isinstance(state, str) or not state:
+            raise ParseError("nvue", "nv show interface -o json: %r has no link state" % name, text)
         mtu = link.get("mtu")
         res[name] = {"up": state == "up", "mtu": mtu if isinstance(mtu, int) else None,
                      "speed": str(link.get("speed") or "")}
