@@ -35,7 +35,7 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 # lab's node image (podman), checks idempotence and verifies real state.
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 
-.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean
+.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean fuzz
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
@@ -43,6 +43,7 @@ help:
 	@echo "make test        the whole test suite (unit, lint, integration against the lab)"
 	@echo "make lab-down    remove everything the lab made"
 	@echo "make bench       benchmarks (bench/)"
+	@echo "make fuzz        fuzz every parser: FUZZ_EXAMPLES (20000) mutated real outputs each"
 
 deps: .make/deps
 .make/deps: Makefile
@@ -81,6 +82,11 @@ lab-down:
 
 test-unit: venv
 	$(VPY) -m pytest -q tests/unit
+
+# Parser fuzzing: 20,000 random mutated inputs per parse_* (make test runs 1,000, derandomized).
+FUZZ_EXAMPLES ?= 20000
+fuzz: venv
+	LINERATE_FUZZ_PROFILE=fuzz LINERATE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q tests/unit/test_parsers_fuzz.py
 
 lint: venv
 	$(VENV)/bin/yamllint -s .

@@ -50,7 +50,7 @@ def norm_guid(value):
     if s.startswith("0x"):
         s = s[2:]
     if not re.fullmatch(r"[0-9a-f]{1,16}", s):
-        raise ValueError(f"not a GUID: {value!r}")
+        raise ParseError("ibdiag", f"not a GUID: {value!r}")
     return "0x" + s.rjust(16, "0")
 
 
@@ -192,6 +192,8 @@ def parse_ibnetdiscover(text):
             if not pm:
                 raise ParseError("ibnetdiscover", f"unparsable port line: {line}", text)
             info = _parse_nd_comment(pm["comment"])
+            if _guid_from_id(pm["rid"]) is None:
+                raise ParseError("ibnetdiscover", f"peer id without a GUID: {line}", text)
             port = {
                 "peer_guid": _guid_from_id(pm["rid"]),
                 "peer_id": pm["rid"],
@@ -241,7 +243,7 @@ def parse_ibnetdiscover(text):
 _LI_HDR_RE = re.compile(r"^(?P<type>CA|Switch|Router):\s+(?:(?P<guid>0x[0-9a-fA-F]+)\s+)?(?P<desc>.*):\s*$")
 _LI_PORT_RE = re.compile(
     r"^\s*(?:(?P<pguid>0x[0-9a-fA-F]+)\s+)?(?P<lid>\d+)\s+(?P<port>\d+)\[[^\]]*\]\s+"
-    r"==\(\s*(?:(?P<width>\d+)X\s+(?P<speed>[\d.]+)\s+Gbps\s+)?"
+    r"==\(\s*(?:(?P<width>\d+)X\s+(?P<speed>\d+(?:\.\d+)?)\s+Gbps\s+)?"
     r"(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z]+)\s*\)==>\s*"
     r"(?:(?P<plid>\d+)\s+(?P<pport>\d+))?\[[^\]]*\]\s+\"(?P<pdesc>(?:[^\"\\]|\\.)*)\"\s*"
     r"\((?P<could>.*)\)\s*$")

@@ -132,7 +132,9 @@ def parse_ibstat(text):
     Returns ``{"cas": [{"name", "ca_type", "num_ports", "firmware_version",
     "hardware_version", "node_guid", "system_image_guid", "ports": [{"port",
     "state", "physical_state", "rate_gbps", "rate_text", "base_lid", "lmc",
-    "sm_lid", "capability_mask", "port_guid", "link_layer"}]}]}``.
+    "sm_lid", "capability_mask", "port_guid", "link_layer"}]}], "warnings":
+    [lines inside a CA block that are not ``Key: value``, with their
+    number]}``.
 
     Raises ParseError on empty output, on ``ibpanic``/``ibwarn`` lines (e.g.
     "stat of IB device 'mlx5_8' failed") even after partial output, and on
@@ -142,9 +144,9 @@ def parse_ibstat(text):
     if panics:
         raise ParseError("ibstat", "; ".join(panics), text)
 
-    cas = []
+    cas, warnings = [], []
     ca = port = None
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
             continue
@@ -163,6 +165,7 @@ def parse_ibstat(text):
             continue
         kv = _IBSTAT_KV_RE.match(line)
         if not kv:
+            warnings.append("line %d: not a 'Key: value' line of CA %r: %r" % (number, ca["name"], line))
             continue
         key, value = kv.group("key").lower(), kv.group("value")
         if port is not None and key in _IBSTAT_PORT_FIELDS:
@@ -173,7 +176,7 @@ def parse_ibstat(text):
 
     if not cas:
         _raise_no_data("ibstat", text, "CA block")
-    return {"cas": cas}
+    return {"cas": cas, "warnings": warnings}
 
 
 # --------------------------------------------------------------------------
@@ -217,7 +220,7 @@ def _devinfo_value(key, value, target):
         if code is not None:
             target[key + "_code"] = code
         if key == "active_speed":
-            speed = re.match(r"([\d.]+)\s*Gbps", text)
+            speed = re.match(r"(\d+(?:\.\d+)?)\s*Gbps", text)
             target["active_speed_gbps"] = float(speed.group(1)) if speed else None
         elif key == "active_width":
             width = re.match(r"(\d+)X", text)
@@ -395,6 +398,9 @@ class _DevinfoReader:
 def _parse_devinfo_list(text):
     """``ibv_devinfo -l`` ("2 HCAs found:" + one name per line), else None."""
     lines = [line.strip() for line in _lines(text) if line.strip()]
+    # the capture may start with the echoed command ("# ibv_devinfo -l")
+    while lines and "ibv_devinfo" in lines[0] and not lines[0].startswith("hca_id"):
+        lines = lines[1:]
     if not lines:
         return None
     header = re.fullmatch(r"(\d+) HCAs? found:", lines[0])
@@ -429,13 +435,14 @@ def parse_ibdev2netdev(text):
 
     Returns ``{"ports": [{"device", "port" (int), "netdev", "netdev_state"
     ("Up"/"Down"/"NA"/None), ["pci", "ca_type", "part_id", "description",
-    "firmware_version", "port_state" ("ACTIVE"/"DOWN")]}]}``.
+    "firmware_version", "port_state" ("ACTIVE"/"DOWN")]}], "warnings":
+    [a "==>" line that matches neither layout, with its number]}``.
 
     Raises ParseError on empty output (the script prints nothing when the
     driver is stopped or no Mellanox netdev exists) or when no line matches.
     """
-    ports = []
-    for raw in _lines(text):
+    ports, warnings = [], []
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
             continue
@@ -451,9 +458,11 @@ def parse_ibdev2netdev(text):
                 "netdev": plain.group("netdev"),
                 "netdev_state": plain.group("state"),
             })
+        elif "==>" in line:
+            warnings.append("line %d: a '==>' line not read: %r" % (number, line))
     if not ports:
         _raise_no_data("ibdev2netdev", text, "device ==> netdev line")
-    return {"ports": ports}
+    return {"ports": ports, "warnings": warnings}
 
 
 def _ibdev2netdev_verbose_entry(match):
@@ -512,15 +521,16 @@ def parse_show_gids(text):
     ``n_gids_found=N`` is checked against the rows.
 
     Returns ``{"gids": [{"device", "port", "index", "gid", "ipv4",
-    "version", "netdev"}], "count": N}``.
+    "version", "netdev"}], "count": N, "warnings": [rows not read, with
+    their line; n_gids_found= disagreeing with the rows read]}``.
 
     Raises ParseError when no GID row is found (``n_gids_found=0``, ``ls:
     cannot access '/sys/class/infiniband/'`` when the driver is not loaded,
     empty output).
     """
-    gids = []
+    gids, warnings = [], []
     count = None
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         tokens = raw.split()
         if not tokens:
             continue
@@ -530,6 +540,83 @@ def parse_show_gids(text):
             continue
         if len(tokens) >= 4 and tokens[1].isdigit() and tokens[2].isdigit() and _GID_RE.match(tokens[3]):
             gids.append(_show_gids_row(tokens))
+        elif len(tokens) >= 3 and tokens[1].isdigit() and tokens[2].isdigit():
+            warnings.append("line %d: a GID row not read: %r" % (number, raw.strip()))
     if not gids:
         _raise_no_data("show_gids", text, "GID row")
-    return {"gids": gids, "count": count if count is not None else len(gids)}
+    if count is not None and count != len(gids):
+        warnings.append("n_gids_found=%d but %d GID rows read" % (count, len(gids)))
+    return {"gids": gids, "count": count if count is not None else len(gids), "warnings": warnings}
+
+
+# --------------------------------------------------------------------------
+# rdma link (iproute2)
+# --------------------------------------------------------------------------
+
+_RDMA_LINK_RE = re.compile(r"^(?:link |\d+/\d+: )(?P<device>[^/\s]+)/(?P<port>\d+):? (?P<rest>.*)$")
+_RDMA_ERROR_RE = re.compile(r"^(?:Error|error)|Failed|command not found|Operation not supported|"
+                            r"No such file|Wrong device name|Permission denied")
+_RDMA_INT_KEYS = ("lid", "sm_lid", "lmc", "netdev_index", "ifindex")
+
+
+def parse_rdma_link(text):
+    """Parse ``rdma link show`` (iproute2), text or ``rdma -j link show`` JSON.
+
+    JSON (preferred; a list of ``{"ifindex", "ifname", "port", "state",
+    "physical_state", "netdev", ...}``) is recognized by its leading ``[``.
+    Text: ``link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev
+    ens1f0np0`` (iproute2 >= 5.x), ``1/1: mlx5_0/1: state ...`` (older), IB
+    ports with ``subnet_prefix .. lid .. sm_lid .. lmc ..``; the words after
+    the port are read as ``key value`` pairs, a word without a value goes to
+    ``warnings`` with its line.
+
+    Returns ``{"links": [{"device", "port", "state", "physical_state",
+    "netdev", ...}], "warnings": [str]}``. Raises ParseError on error output
+    (``Error: ...``, unknown device, tool missing) or output without a link.
+    """
+    stripped = (text or "").strip()
+    if stripped.startswith("["):
+        return _rdma_link_json(stripped, text)
+    links, warnings = [], []
+    for number, raw in enumerate(_lines(text), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _RDMA_ERROR_RE.search(line):
+            raise ParseError("rdma", "line %d: %s" % (number, line), text)
+        match = _RDMA_LINK_RE.match(line)
+        if not match:
+            continue   # echoed command lines, prompts
+        link = {"device": match.group("device"), "port": int(match.group("port"))}
+        words = match.group("rest").split()
+        while words:
+            key = words.pop(0)
+            if not words:
+                warnings.append("line %d: %r without a value" % (number, key))
+                break
+            value = words.pop(0)
+            link[key] = int(value) if key in _RDMA_INT_KEYS and value.isdigit() else value
+        links.append(link)
+    if not links:
+        _raise_no_data("rdma", text, "'link <dev>/<port>' line")
+    return {"links": links, "warnings": warnings}
+
+
+def _rdma_link_json(document, text):
+    import json
+    try:
+        data = json.loads(document)
+    except ValueError as err:
+        raise ParseError("rdma", "rdma -j link show: invalid JSON: %s" % err, text)
+    if not isinstance(data, list) or not data:
+        raise ParseError("rdma", "rdma -j link show: not a non-empty list of links", text)
+    links = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict) or not isinstance(entry.get("ifname"), str) \
+                or not isinstance(entry.get("port"), int) or isinstance(entry.get("port"), bool):
+            raise ParseError("rdma", "rdma -j link show: entry %d has no ifname and port: %r"
+                             % (index, entry), text)
+        link = {"device": entry["ifname"], "port": entry["port"]}
+        link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
+        links.append(link)
+    return {"links": links, "warnings": []}

@@ -26,17 +26,17 @@ def _lines(text):
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def _int_row(line, label):
+def _int_row(line, label, number):
     """``enabled     0   0   0   1 ...`` -> [0, 0, 0, 1, ...] (8 ints)."""
     values = line.split()[1:]
     if len(values) != 8 or not all(v.isdigit() for v in values):
-        raise ParseError("mlnx_qos", "malformed PFC %s row: %r" % (label, line.strip()))
+        raise ParseError("mlnx_qos", "line %d: malformed PFC %s row: %r" % (number, label, line.strip()))
     return [int(v) for v in values]
 
 
 def _ratelimit_gbps(text):
     """``unlimited`` -> None; ``12.5 Gbps`` -> 12.5."""
-    match = re.match(r"([\d.]+)\s*Gbps", text.strip())
+    match = re.match(r"(\d+(?:\.\d+)?)\s*Gbps", text.strip())
     return float(match.group(1)) if match else None
 
 
@@ -88,9 +88,11 @@ def _handle_tc_line(line, result):
     return tc
 
 
-def _handle_dscp_line(line, result):
+def _handle_dscp_line(line, result, number):
     """``prio:3 dscp:31,30,29,...`` (a priority may span several lines)."""
     match = re.match(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)$", line)
+    if not match:
+        raise ParseError("mlnx_qos", "line %d: malformed dscp2prio line: %r" % (number, line))
     prio = int(match.group(1))
     dscps = [int(d) for d in match.group(2).split(",") if d.strip().isdigit()]
     result["prio2dscp"].setdefault(str(prio), []).extend(sorted(dscps))
@@ -150,24 +152,27 @@ def parse_mlnx_qos(text):
     """
     result = _new_result()
     current_tc = None
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line or line.startswith("+ "):
             continue
         if _NOTE_RE.search(line):
             result["notes"].append(line.strip("* "))
         elif line.startswith("prio:") and "dscp:" in line:
-            _handle_dscp_line(line, result)
+            _handle_dscp_line(line, result, number)
         elif line.startswith("tc:") and _TC_RE.match(line):
             current_tc = _handle_tc_line(line, result)
         elif line.startswith("priority:") and current_tc is not None:
-            prio = int(line.split(":", 1)[1])
+            prio = line.split(":", 1)[1].strip()
+            if not prio.isdigit():
+                raise ParseError("mlnx_qos", "line %d: malformed tc priority line: %r" % (number, line))
+            prio = int(prio)
             current_tc["priorities"].append(prio)
             result["prio2tc"][str(prio)] = current_tc["tc"]
         elif line.startswith("enabled") and not line.startswith("enabled:"):
-            result["pfc"] = _int_row(line, "enabled")
+            result["pfc"] = _int_row(line, "enabled", number)
         elif line.startswith("buffer") and not line.startswith("buffer:"):
-            result["prio2buffer"] = _int_row(line, "buffer")
+            result["prio2buffer"] = _int_row(line, "buffer", number)
         else:
             _handle_key_value(line, result)
 

@@ -14,7 +14,7 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
 
 
-_TAG_RE = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
+_TAG_RE = re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:")
 _NCCL_LINE_RE = re.compile(r"\bNCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>.*)$")
 _VERSION_RE = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+cuda(?P<cuda>[\d.]+))?")
 
@@ -365,6 +365,23 @@ def _parse_nccl_tests_json(document, text):
         data = json.loads(document)
     except ValueError as err:
         raise ParseError("nccl-tests", "invalid JSON output: %s" % err, text)
+    if not isinstance(data, dict):
+        raise ParseError("nccl-tests", "JSON output is not an object", text)
+    try:
+        result = _read_nccl_tests_json(data)
+    except (AttributeError, TypeError, ValueError, OverflowError) as err:
+        # a key of the -J format holding the wrong kind of value
+        raise ParseError("nccl-tests", "JSON output not in the -J format (%s: %s)"
+                         % (type(err).__name__, err), text)
+    if not result["rows"]:
+        errors = result.pop("_errors")
+        reason = "; ".join(map(str, errors)) if errors else "no results in JSON output"
+        raise ParseError("nccl-tests", reason, text)
+    result.pop("_errors")
+    return _finish_tests_result(result)
+
+
+def _read_nccl_tests_json(data):
     result = _new_tests_result()
     result["format"] = "json"
     config = dict(data.get("config") or {})
@@ -392,10 +409,8 @@ def _parse_nccl_tests_json(document, text):
     result["nccl_last_error"] = errors[0] if errors else None
     names = [entry.get("experiment_name") for entry in data.get("results") or [] if entry.get("experiment_name")]
     result["test"] = names[0] if names else None
-    if not result["rows"]:
-        reason = "; ".join(errors) if errors else "no results in JSON output"
-        raise ParseError("nccl-tests", reason, text)
-    return _finish_tests_result(result)
+    result["_errors"] = errors
+    return result
 
 
 def _nccl_version_from_code(code):

@@ -8,6 +8,7 @@ relabelled MiB/sec in perftest 24.x; both of the latter are 2^20 bytes/s
 (perftest's ``format_factor``), so 1 MB/sec = 0.008388608 Gb/s.
 """
 
+import json
 import re
 import shlex
 
@@ -115,7 +116,8 @@ def _to_gbps(value, unit):
 def _ipv4_from_gid(gid):
     """perftest prints GIDs byte-wise in decimal; IPv4-mapped ones end 255:255:a:b:c:d."""
     parts = gid.split(":")
-    if len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10]):
+    if (len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10])
+            and all(p.isdigit() for p in parts[12:])):
         return ".".join(str(int(p)) for p in parts[12:])
     return None
 
@@ -128,6 +130,8 @@ def _parse_row(line, unit, duration_mode):
             numbers.append(float(cell))
         except ValueError:
             break
+    if len(numbers) < 4:
+        return None
     peak, average = numbers[2], numbers[3]
     # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
     # and on either side, banner or not): a peak below the average is not one.
@@ -195,6 +199,7 @@ def _new_result():
         "results": [],
         "warnings": [],
         "command": None,
+        "format": "text",
     }
 
 
@@ -291,7 +296,11 @@ class _Reader:
             self.result["units"] = header.group("unit")
             return True
         if self.result["units"] and _ROW_RE.match(line):
-            self.result["results"].append(_parse_row(line, self.result["units"], self.result["duration_mode"]))
+            row = _parse_row(line, self.result["units"], self.result["duration_mode"])
+            if row is None:
+                self.result["warnings"].append("result row not read (fewer than 4 numbers): %r" % line)
+            else:
+                self.result["results"].append(row)
             return True
         return False
 
@@ -327,7 +336,7 @@ def _collect_errors(lines):
     return seen
 
 
-def parse_ib_write_bw(text):
+def parse_ib_write_bw(text, units=None):
     """Parse ``ib_write_bw`` output, client or server (perftest 4.x .. 25.x).
 
     Also reads ib_read_bw / ib_send_bw, whose layout is the same. Handles:
@@ -362,11 +371,20 @@ def parse_ib_write_bw(text):
     result table (teardown) are kept in ``warnings``.
     Header fields perftest did not print are absent.
 
+    ``--out_json`` files (perftest >= 4.5-0.20: ``{"test_info": {...},
+    "results": {"MsgSize", "n_iterations", "BW_peak", "BW_average",
+    "MsgRate"}}``) are recognized by their leading ``{``. The file does not
+    state its unit (Gb/sec with ``--report_gbits``, MB/sec otherwise): pass
+    ``units`` ("Gb/sec" / "MB/sec") to get the Gb/s figures; without it
+    they are None and ``warnings`` says why.
+
     Raises ParseError when there is no result row (connection failures such
     as "Couldn't connect to <host>:<port>" or "Unable to init the socket
     connection", "No IB devices found", a server still waiting for its
     client, empty output), with the tool's error lines as the message.
     """
+    if (text or "").lstrip().startswith("{"):
+        return _parse_out_json(text, units)
     lines = [line.strip() for line in _lines(text)]
     reader = _Reader()
     for line in lines:
@@ -381,6 +399,59 @@ def parse_ib_write_bw(text):
     # errors printed after a complete table (e.g. at teardown) do not void it
     result["warnings"].extend(_collect_errors(lines))
     _summarize(result)
+    return result
+
+
+# --out_json test_info keys -> the text header's typed fields
+_JSON_INFO_FIELDS = {"Device": "device", "Number_of_qps": "num_qps", "Transport_type": "transport_type",
+                     "Connection_type": "connection_type", "Link_type": "link_type", "Mtu": "mtu",
+                     "GID_index": "gid_index", "TX_depth": "tx_depth", "RX_depth": "rx_depth",
+                     "CQ_Moderation": "cq_moderation", "Data_ex_method": "data_exchange", "TOS": "tos"}
+
+
+def _parse_out_json(text, units):
+    """The ``--out_json`` report file of a bandwidth test."""
+    tool = "ib_write_bw"
+    try:
+        data = json.loads(text)
+    except ValueError as err:   # incl. the raw_qos layout, whose 'sl:' key is not quoted
+        raise ParseError(tool, "--out_json file is not valid JSON: %s" % err, text)
+    info = data.get("test_info") if isinstance(data, dict) else None
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(info, dict) or not isinstance(results, dict):
+        raise ParseError(tool, "--out_json file without test_info and results objects", text)
+    numbers = {key: results.get(key) for key in ("MsgSize", "n_iterations", "BW_peak", "BW_average", "MsgRate")}
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers.values()):
+        raise ParseError(tool, "--out_json results without MsgSize / n_iterations / BW_peak / "
+                         "BW_average / MsgRate numbers: %r" % (results,), text)
+    result = _new_result()
+    result["format"] = "json"
+    test = str(info.get("test", ""))
+    result["test"] = test.replace("_", " ")
+    verb = re.match(r"(Send|RDMA_Write|RDMA_Read|Atomic)", test)
+    result["verb"] = _VERBS[verb.group(1)] if verb else None
+    result["header"] = dict(info)
+    # perftest writes TX_depth only on the client (or a duplex run), RX_depth on the server
+    result["role"] = "server" if "RX_depth" in info and "TX_depth" not in info else "client"
+    for key, field in _JSON_INFO_FIELDS.items():
+        if key in info:
+            result[field] = info[key]
+    if units is None:
+        result["warnings"].append("--out_json does not state its unit (Gb/sec with --report_gbits, "
+                                  "MB/sec otherwise): Gb/s figures not derived")
+    result["units"] = units
+    peak, average = float(numbers["BW_peak"]), float(numbers["BW_average"])
+    unmeasured = peak == 0 and average > 0
+    result["duration_mode"] = unmeasured
+    result["results"].append({
+        "bytes": int(numbers["MsgSize"]), "iterations": int(numbers["n_iterations"]),
+        "bw_peak": peak, "bw_average": average, "msg_rate_mpps": float(numbers["MsgRate"]),
+        "bw_peak_gbps": None if unmeasured or units is None else _to_gbps(peak, units),
+        "bw_average_gbps": None if units is None else _to_gbps(average, units),
+    })
+    for key in ("bytes", "iterations", "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps"):
+        result[key] = result["results"][-1][key]
+    result["max_bw_average_gbps"] = result["bw_average_gbps"]
     return result
 
 

@@ -237,3 +237,69 @@ def test_ibv_devinfo_nested_heading_and_colliding_field_names():
     assert len(device["warnings"]) == 3
     assert device["warnings"][0].startswith("line 7: field 'flags'")
     assert device["ports"][0]["state"] == "PORT_ACTIVE"
+
+
+# ---------------------------------------------------------------- rdma link
+
+from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_rdma_link  # noqa: E402
+
+
+def test_rdma_link_text_real_roce():
+    result = parse_rdma_link(fixture("rdma_link", "real_roce_cx5.txt"))
+    assert result["links"] == [
+        {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f0np0"},
+        {"device": "mlx5_1", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f1np1"}]
+
+
+def test_rdma_link_ib_fields_and_old_layout():
+    ib = parse_rdma_link(fixture("rdma_link", "ib_and_roce.txt"))["links"]
+    assert (ib[0]["lid"], ib[0]["sm_lid"], ib[1]["state"], ib[1]["physical_state"]) == (4, 1, "DOWN", "POLLING")
+    old = parse_rdma_link(fixture("rdma_link", "old_iproute2.txt"))["links"]
+    assert [(l["device"], l["state"]) for l in old] == [("mlx5_0", "ACTIVE"), ("mlx5_1", "DOWN")]
+
+
+def test_rdma_link_json_first():
+    links = parse_rdma_link(fixture("rdma_link", "links.json"))["links"]
+    assert links[1] == {"device": "mlx5_1", "port": 1, "ifindex": 1, "state": "DOWN",
+                        "physical_state": "DISABLED", "netdev": "ens1f1np1", "netdev_index": 5}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Error: Failed to get device mlx5_9\n", "line 1: Error: Failed to get device mlx5_9"),
+    ("", "empty output"),
+    ("[]", "not a non-empty list"),
+    ('[{"ifname": "mlx5_0"}]', "entry 0 has no ifname and port"),
+])
+def test_rdma_link_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_rdma_link(text)
+
+
+def test_rdma_link_word_without_value_is_a_warning():
+    result = parse_rdma_link("link mlx5_0/1 state ACTIVE physical_state\n")
+    assert result["links"][0]["state"] == "ACTIVE"
+    assert result["warnings"] == ["line 1: 'physical_state' without a value"]
+
+
+# ------------------------------------------------ partial reads say so
+
+def test_show_gids_row_not_read_and_count_mismatch_are_warnings():
+    text = fixture("show_gids", "real_k8s_macvlan_tabs.txt").replace(
+        "mlx5_1\t1\t5\tfe80:0000:0000:0000:9459:9bff:fe54:7704", "mlx5_1\t1\t5\tfe80:zzzz") + "n_gids_found=8\n"
+    result = parse_show_gids(text)
+    assert len(result["gids"]) == 7 and result["count"] == 8
+    assert result["warnings"] == ["line 9: a GID row not read: 'mlx5_1\\t1\\t5\\tfe80:zzzz\\t\\t\\tv2\\tnet2'",
+                                  "n_gids_found=8 but 7 GID rows read"]
+
+
+def test_ibdev2netdev_line_not_read_is_a_warning():
+    result = parse_ibdev2netdev("mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port x ==> ens1f1np1 (Up)\n")
+    assert [p["device"] for p in result["ports"]] == ["mlx5_0"]
+    assert result["warnings"] == ["line 2: a '==>' line not read: 'mlx5_1 port x ==> ens1f1np1 (Up)'"]
+
+
+def test_ibstat_line_not_read_inside_a_ca_is_a_warning():
+    text = fixture("ibstat", "real_cx4_initializing.txt") + "\tgarbage without a colon\n"
+    result = parse_ibstat(text)
+    assert result["cas"] and result["warnings"][0].endswith("'garbage without a colon'")
+    assert result["warnings"][0].startswith("line ")

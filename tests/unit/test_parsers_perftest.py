@@ -138,3 +138,38 @@ def test_measured_peak_is_kept_when_not_duration():
     result = parse_ib_write_bw(text)
     assert result["duration_mode"] is False
     assert result["bw_peak_gbps"] == 190.10
+
+
+# ------------------------------------------ --out_json (format of perftest_parameters.c)
+
+def test_out_json_client_with_units_given():
+    result = parse_ib_write_bw(fixture("perftest", "out_json_client_gbits.json"), units="Gb/sec")
+    assert result["format"] == "json" and result["role"] == "client" and result["verb"] == "write"
+    assert (result["device"], result["num_qps"], result["mtu"], result["gid_index"]) == ("mlx5_1", 4, 4096, 3)
+    assert (result["bytes"], result["iterations"]) == (65536, 20000)
+    assert result["bw_average_gbps"] == 98.37 and result["bw_peak_gbps"] == 98.41
+    assert result["warnings"] == []
+
+
+def test_out_json_without_units_says_so_instead_of_guessing():
+    result = parse_ib_write_bw(fixture("perftest", "out_json_client_gbits.json"))
+    assert result["bw_average_gbps"] is None and result["results"][0]["bw_average"] == 98.37
+    assert result["warnings"][0].startswith("--out_json does not state its unit")
+
+
+def test_out_json_server_duration_mib():
+    result = parse_ib_write_bw(fixture("perftest", "out_json_server_duration.json"), units="MB/sec")
+    assert result["role"] == "server" and result["duration_mode"] is True
+    assert result["bw_peak_gbps"] is None
+    assert result["bw_average_gbps"] == round(21631.05 * MIB_PER_SEC_IN_GBPS, 6)
+    assert result["tos"] == 41
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"test_info": {}, "results": {"MsgSize": 1}}', "without MsgSize / n_iterations"),
+    ('{"results": {}}', "without test_info and results"),
+    ('{"test_info": {},\n"results": {"MsgSize": 8,\nsl: 0,\n"n_iterations": 5}}', "not valid JSON"),
+])
+def test_out_json_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        parse_ib_write_bw(text)

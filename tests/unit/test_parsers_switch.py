@@ -43,7 +43,7 @@ def test_nvue_show_interface_row_across_columns_names_the_line():
 @pytest.mark.parametrize("text, message", [
     ("", "no 'Interface ... State' header"),
     ("Error: The requested item does not exist.\n", "Error: The requested item does not exist."),
-    ("Interface  State  MTU\n---------  -----  ---\nswp1       dormant 9216\n", "line 3: State 'dormant'"),
+    ("Interface  State  MTU\n---------  -----  ---\nswp1              9216\n", "line 3: no State for 'swp1'"),
     ('{"swp1": {"type": "swp"}}', "'swp1' has no link object"),
     ('{"swp1": ', "invalid JSON"),
 ])
@@ -81,3 +81,22 @@ def test_eos_interfaces_status_json_is_read_first():
 def test_eos_interfaces_status_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
         eos.parse_interfaces_status(text)
+
+
+@pytest.mark.parametrize("name, ports", [
+    ("real_nvue_show_interface_cl52_leaf01.txt", ["eth0", "lo", "swp1", "swp49", "swp50", "swp51", "swp52"]),
+    ("real_nvue_show_interface_cl52_spine02.txt", ["eth0", "lo", "swp1", "swp2", "swp3", "swp4"]),
+])
+def test_nvue_show_interface_cl52_second_summary_row_of_the_same_interface(name, ports):
+    summary = nvue.parse_interface_summary(fixture("switch", name))
+    assert list(summary) == ports
+    assert summary["lo"] == {"up": True, "mtu": 65536, "speed": ""}
+    assert summary["swp1"] == {"up": True, "mtu": 9216, "speed": "1G"}
+
+
+def test_nvue_show_interface_other_oper_states_read_as_not_up():
+    text = "Interface  State    MTU\n---------  -------  -----\nswp1       dormant  9216\nlo         unknown  65536\n"
+    summary = nvue.parse_interface_summary(text)
+    assert summary == {"swp1": {"up": False, "mtu": 9216, "speed": ""}, "lo": {"up": False, "mtu": 65536, "speed": ""}}
+    assert nvue.parse_interface_summary('{"swp1": {"link": {"oper-status": "lowerlayerdown"}}}') == {
+        "swp1": {"up": False, "mtu": None, "speed": ""}}

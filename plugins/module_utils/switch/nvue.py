@@ -36,7 +36,10 @@ def parse_nvue_commands(text):
             if line.startswith("nv "):
                 raise ParseError("nvue", f"not an 'nv set' line: {line!r}")
             raise ParseError("nvue", f"unexpected output line: {line!r}")
-        toks = shlex.split(line)[2:]
+        try:
+            toks = shlex.split(line)[2:]
+        except ValueError as err:
+            raise ParseError("nvue", f"{err}: {line!r}")
         if len(toks) < 2:
             raise ParseError("nvue", f"'nv set' line without a value: {line!r}")
         facts[" ".join(toks[:-1])] = toks[-1]
@@ -80,7 +83,9 @@ def parse_interface_summary(text):
 
     Raises ParseError (naming the line) on NVUE errors, a table without an
     ``Interface``/``State`` header, a row whose text crosses the header's
-    column boundaries, or a State that is neither up nor down.
+    column boundaries, or an interface row without a State. Any State other
+    than ``up`` (``down``, ``dormant``, ``lowerlayerdown``, ``unknown``)
+    reads as not up.
     """
     stripped = (text or "").strip()
     if stripped.startswith("{"):
@@ -95,7 +100,11 @@ def parse_interface_summary(text):
     rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
     rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
-    res = {}
+    names = [name for name, _ in spans]
+    if "Interface" not in names or "State" not in names:
+        raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
+                         % (header_at + 1, lines[header_at]), text)
+    res, last = {}, None
     for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
         if not line.strip():
             continue
@@ -103,11 +112,12 @@ def parse_interface_summary(text):
         if cells is None:
             raise ParseError("nvue", "line %d does not fit the header's columns: %r" % (number, line), text)
         name = cells["Interface"].lstrip("+- ").strip()
-        if not name:
-            continue   # a wrapped Summary cell
         state = cells.get("State", "")
-        if state not in ("up", "down"):
-            raise ParseError("nvue", "line %d: State %r is neither up nor down: %r" % (number, state, line), text)
+        if not name or (name == last and not state and not cells.get("MTU")):
+            continue   # a wrapped Summary cell, or the same interface's next Summary line
+        last = name
+        if not state or " " in state:
+            raise ParseError("nvue", "line %d: no State for %r: %r" % (number, name, line), text)
         mtu = cells.get("MTU", "")
         res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None,
                      "speed": cells.get("Speed", "")}
@@ -129,9 +139,8 @@ def _interface_summary_json(document, text):
         state = link.get("oper-status", link.get("state"))
         if isinstance(state, dict):   # {"up": {}}
             state = next(iter(state), None)
-        if state not in ("up", "down"):
-            raise ParseError("nvue", "nv show interface -o json: %r link state %r is neither up nor down"
-                             % (name, state), text)
+        if not isinstance(state, str) or not state:
+            raise ParseError("nvue", "nv show interface -o json: %r has no link state" % name, text)
         mtu = link.get("mtu")
         res[name] = {"up": state == "up", "mtu": mtu if isinstance(mtu, int) else None,
                      "speed": str(link.get("speed") or "")}

@@ -41,6 +41,10 @@ def parse_config_db(text):
     for table, keys in data.items():
         if not isinstance(keys, dict):
             continue
+        for key, fields in keys.items():
+            if fields is not None and not isinstance(fields, dict):
+                raise ParseError("sonic", f"running configuration: {table}|{key} is not an object of fields: "
+                                 f"{fields!r}"[:200])
         out[table] = {k: {f: str(v) if not isinstance(v, list) else ",".join(map(str, v))
                           for f, v in (fields or {}).items()} for k, fields in keys.items()}
     return out
