@@ -28,17 +28,19 @@ STATES = {"n": "not-installed", "c": "config-files", "H": "half-installed", "U":
 INSTALLED_STATES = ("i", "W", "t")
 
 
-class ParseError(ValueError):
-    """A line dpkg-query would not have printed."""
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
 
 
-def parse_status_abbrev(abbrev):
+def status_from_abbrev(abbrev):
     """'hi ' -> {'selection': 'hold', 'state': 'installed', 'installed': True, 'held': True,
     'reinstall_required': False}."""
     text = (abbrev or "").ljust(3)
     sel, state, err = text[0], text[1], text[2]
     if sel not in SELECTIONS or state not in STATES or err not in (" ", "R") or len(text.rstrip()) > 3:
-        raise ParseError(f"not a dpkg status abbreviation: {abbrev!r}")
+        raise ParseError("dpkg-query", f"not a dpkg status abbreviation: {abbrev!r}")
     return {"selection": SELECTIONS[sel], "state": STATES[state], "installed": state in INSTALLED_STATES,
             "held": sel == "h", "reinstall_required": err == "R"}
 
@@ -50,20 +52,22 @@ def parse_dpkg_query(text):
     an unknown package and nothing on stdout; a package known only from a
     removed install has an empty version (`foo  un `).
     """
+    if not isinstance(text, str):
+        raise ParseError("dpkg-query", f"output must be text, not {type(text).__name__}")
     out = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         name, sep, rest = line.partition(" ")
         if not sep:
-            raise ParseError(f"line {n}: {line!r}: expected 'package version status'")
+            raise ParseError("dpkg-query", f"line {n}: {line!r}: expected 'package version status'", text)
         version, sep, abbrev = rest.partition(" ")
         if not sep:
-            raise ParseError(f"line {n}: {line!r}: expected 'package version status'")
+            raise ParseError("dpkg-query", f"line {n}: {line!r}: expected 'package version status'", text)
         try:
-            status = parse_status_abbrev(abbrev)
+            status = status_from_abbrev(abbrev)
         except ParseError as exc:
-            raise ParseError(f"line {n}: {exc}") from None
+            raise ParseError("dpkg-query", f"line {n}: {line!r}: {str(exc).split(': ', 1)[1]}", text) from None
         out[name] = dict(status, version=version or None)
     return out
 

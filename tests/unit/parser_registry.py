@@ -8,6 +8,7 @@ tests/unit/fixtures/ and may list several (a tool read in text and JSON).
 """
 
 PARSERS = [
+    ("dpkg", "parse_dpkg_query", "dpkg/*.txt"),
     ("ibtools", "parse_ibstat", "ibstat/*.txt", "rdma_facts/ibstat.txt"),
     ("ibtools", "parse_ibv_devinfo", "ibv_devinfo/*.txt", "rdma_facts/ibv_devinfo_v.txt"),
     ("ibtools", "parse_ibdev2netdev", "ibdev2netdev/*.txt", "rdma_facts/ibdev2netdev_v.txt"),

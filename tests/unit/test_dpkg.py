@@ -27,7 +27,7 @@ CONVERGED = (
     ("un ", False, False), ("pn ", False, False), ("hH ", False, True), ("iiR", True, False),
 ])
 def test_status_abbrev(abbrev, installed, held):
-    st = dpkg.parse_status_abbrev(abbrev)
+    st = dpkg.status_from_abbrev(abbrev)
     assert (st["installed"], st["held"]) == (installed, held)
 
 
