@@ -11,7 +11,6 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
 
-
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group", "ib_switch_group", "sm_group"))

@@ -15,7 +15,7 @@ description:
     for, before anything on the host is changed.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   repo_line:
     description: One-line apt source of the OFED repository, for example
@@ -44,8 +44,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads only; the same result in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is no diff.
 """
 
 EXAMPLES = r"""
@@ -195,9 +197,9 @@ def main():
 
 def installed_versions(module, names):
     """{package: version} of what dpkg has installed now (read-only)."""
-    rc, out, _ = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
-                                     "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
-                                    environ_update={"LANG": "C", "LC_ALL": "C"})
+    rc, out, _err = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
+                                        "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
+                                       environ_update={"LANG": "C", "LC_ALL": "C"})
     found = {}
     for line in out.splitlines():
         cols = line.split()
