@@ -35,12 +35,13 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 # lab's node image (podman), checks idempotence and verifies real state.
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 
-.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint molecule bench clean fuzz
+.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench clean fuzz
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
 	@echo "                 (TRANSPORT=infiniband: the InfiniBand lab, OpenSM on ibsim)"
 	@echo "make test        the whole test suite (unit, lint, integration against the lab)"
+	@echo "make sanity      ansible-test sanity of the collection (docs-check: ansible-doc of every plugin)"
 	@echo "make lab-down    remove everything the lab made"
 	@echo "make bench       benchmarks (bench/)"
 	@echo "make fuzz        fuzz every parser: FUZZ_EXAMPLES (20000) mutated real outputs each"
@@ -92,6 +93,17 @@ lint: venv
 	$(VENV)/bin/yamllint -s .
 	$(VENV)/bin/ansible-lint -q
 
+# ansible-test sanity on the collection as it ships (tests/sanity/run.py:
+# a copy under .../ansible_collections/linerate/fabric; ansible-test's own
+# per-test virtualenvs, pinned, from the configured package index).
+# Ignores: tests/sanity/ignore-2.19.txt, one reason per line.
+sanity: venv
+	$(VPY) tests/sanity/run.py
+
+# ansible-doc renders every module, filter and role without a warning.
+docs-check: venv
+	$(VPY) -m pytest -q tests/unit/test_plugin_docs.py
+
 test-integration: deps venv
 	$(VPY) -m pytest -q tests/integration
 
@@ -107,6 +119,7 @@ molecule: lab-image
 test: deps venv
 	$(VPY) -m pytest -q tests/unit
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory sanity
 	$(MAKE) --no-print-directory molecule
 	$(VPY) -m pytest -q tests/integration
 

@@ -213,7 +213,7 @@ def configure(cx, desired, check_mode, state="present", force=False):
                                + [f"{n}={set_arg(v)}" for n, v in sorted(delta.items())])
             for name, value in delta.items():
                 params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None,
-                                                              "value": want_token(value)[1]})
+                                                             "value": want_token(value)[1]})
         else:
             cx.set(delta)
             dev = cx.query()

@@ -48,7 +48,7 @@ def _parse_receive_buffers(value):
         if not item:
             continue
         if "=" in item:
-            key, _, number = item.partition("=")
+            key, _sep, number = item.partition("=")
             extra[key.strip()] = int(number) if number.strip().isdigit() else number.strip()
         elif item.isdigit():
             sizes.append(int(item))

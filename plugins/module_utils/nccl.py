@@ -540,7 +540,7 @@ def _handle_net_using(message, result, state):
     if not match:
         return False
     net = _net_name(match.group("net"))
-    listing, _, oob = match.group("list").partition("; OOB ")
+    listing, _sep, oob = match.group("list").partition("; OOB ")
     state.net_lists.append(net)
     devices = _net_devices(listing)
     if devices and not result["ib_devices"]:

@@ -135,7 +135,7 @@ class Host:
         lic = None
         if proc is None:
             try:
-                rc, out, _ = self.run(["modinfo", "-F", "license", "nvidia"])
+                rc, out, _err = self.run(["modinfo", "-F", "license", "nvidia"])
                 lic = out.strip() if rc == 0 and out.strip() else None
             except OSError:
                 lic = None

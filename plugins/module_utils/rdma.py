@@ -53,7 +53,7 @@ def _numa(run, pci, sysfs_root="/sys"):
 def _mst_numa(run):
     """NUMA nodes from ``mst status -v`` (MFT), keyed by RDMA device; {} if absent."""
     try:
-        rc, out, _ = run(["mst", "status", "-v"])
+        rc, out, _err = run(["mst", "status", "-v"])
     except OSError:
         return {}
     if rc != 0:

@@ -72,7 +72,7 @@ def to_markdown(report):
                   "|---|---|---|---|---|---|---|"]
         for x in report["findings"]:
             lines.append("| " + " | ".join(_cell(x.get(k)) for k in
-                                            ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
+                                           ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
         lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():
@@ -122,7 +122,7 @@ def to_junit(report):
 class Canvas:
     def __init__(self, width, height, bg=(255, 255, 255)):
         self.w, self.h = width, height
-        self.px = [bytearray(bytes(bg) * width) for _ in range(height)]
+        self.px = [bytearray(bytes(bg) * width) for _row in range(height)]
 
     def rect(self, x, y, w, h, color):
         for yy in range(max(0, y), min(self.h, y + h)):
@@ -175,8 +175,8 @@ def heatmap_png(report):
     line_rate = float(report["fabric"].get("link_speed_gbps") or 1)
     cell, label_w, top, gap = 56, 70, 48, 30
     panels = list(matrix.items()) or [("no tests", {"nodes": [], "cells": {}})]
-    widths = [label_w + cell * max(1, len(m["nodes"])) for _, m in panels]
-    height = top + cell * max(1, max(len(m["nodes"]) for _, m in panels)) + 40
+    widths = [label_w + cell * max(1, len(m["nodes"])) for _title, m in panels]
+    height = top + cell * max(1, max(len(m["nodes"]) for _title, m in panels)) + 40
     cv = Canvas(sum(widths) + gap * (len(panels) + 1), height)
     cv.text(gap, 8, f"IB_WRITE_BW GBIT/S  LINE {line_rate:g}  THRESHOLD {rdma.get('threshold_gbps', '-')}", scale=2)
     x0 = gap

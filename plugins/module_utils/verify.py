@@ -160,7 +160,7 @@ def nccl_threshold_gbytes(fabric, nics):
 
 def finding(code, message, node=None, device=None, switch=None, switch_port=None, layer=None,
             check=None, evidence=None, **extra):
-    severity, default_layer, _ = FAULT_CODES[code]
+    severity, default_layer, _meaning = FAULT_CODES[code]
     out = {"code": code, "severity": severity, "layer": layer or default_layer, "check": check,
            "node": node, "device": device, "switch": switch,
            "switch_port": None if switch_port is None else str(switch_port),
@@ -558,7 +558,7 @@ def ib_checks(result, findings):
                             "cases": [{"name": name, "skipped": True, "message": "the subnet could not be checked"}]}
             continue
         checks[name] = {"passed": not errors, "detail": detail + ("; " + "; ".join(x["message"] for x in mine[:3])
-                                                                   if mine else ""),
+                                                                  if mine else ""),
                         "cases": [{"name": name, "ok": not errors, "code": errors[0]["code"] if errors else None,
                                    "message": "; ".join(x["message"] for x in mine) or None, "findings": mine}]}
     return checks
@@ -583,7 +583,7 @@ def correlate(findings):
                 f["related"] = [p["code"] for p in port]
         elif str(f.get("check", "")).startswith("nccl") and f.get("node") and not f.get("device"):
             # the NCCL log names the node; the port check may know the one port to blame
-            same = [p[0] for (n, _), p in by_ep.items() if n == f["node"] and p[0]["layer"] == f["layer"]]
+            same = [p[0] for (n, _device), p in by_ep.items() if n == f["node"] and p[0]["layer"] == f["layer"]]
             if len(same) == 1:
                 f.update(device=same[0]["device"], switch=same[0]["switch"], switch_port=same[0]["switch_port"],
                          related=[same[0]["code"]])

@@ -13,7 +13,7 @@ description:
     IB_PARTITION_NOT_IN_FORCE).
   - Read-only; never changes the fabric.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   checks:
     description: Which checks to run.
@@ -94,8 +94,6 @@ summary:
   type: dict
   returned: when the topology check ran
 """
-
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils import ibcheck, ibdiag

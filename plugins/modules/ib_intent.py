@@ -10,7 +10,7 @@ description:
   - Resolves partition members (inventory hosts or port GUIDs) and root switches to GUIDs.
   - Pure computation; changes nothing. Run it on the controller before OpenSM is touched.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   subnet_manager:
     description: The C(fabric_effective.infiniband.subnet_manager) mapping.

@@ -78,7 +78,8 @@ options:
 attributes:
   check_mode:
     support: full
-author: linerate developers
+    description: Runs no benchmark; returns the argv of every test it would run (C(skipped_run)).
+author: linerate developers (@linerate)
 """
 
 EXAMPLES = r"""
@@ -246,7 +247,7 @@ def main():
         argvs = [build_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
         module.exit_json(changed=False, passed=True, skipped_run=True,
                          tests=[{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None}
-                                  for t, a in zip(p["tests"], argvs)])
+                                for t, a in zip(p["tests"], argvs)])
     binary = module.get_bin_path(p["tool"], required=True)
     results = run_all(module, binary, p)
     module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))

@@ -20,7 +20,7 @@ description:
   - With O(state=verified) it changes nothing and fails unless every desired parameter is at the
     desired value in both Next Boot and Current (use it after a reboot).
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   device:
     description: PCI address of the device (C(0000:41:00.0) or C(41:00.0)).

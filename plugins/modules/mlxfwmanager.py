@@ -16,7 +16,7 @@ description:
     C(pending_reset) says whether one is still needed. Burning is disruptive to plan for;
     the C(connectx_firmware) role runs this only with C(connectx_firmware_allow_update).
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   device:
     description: PCI address of the device.
@@ -39,6 +39,7 @@ attributes:
     description: Runs only the query; reports the update it would run.
   diff_mode:
     support: full
+    description: Firmware version before and after.
 """
 
 EXAMPLES = r"""

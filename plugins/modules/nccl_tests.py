@@ -72,7 +72,8 @@ options:
 attributes:
   check_mode:
     support: full
-author: linerate developers
+    description: Runs no benchmark; returns the mpirun argv it would run (C(skipped_run)).
+author: linerate developers (@linerate)
 """
 
 EXAMPLES = r"""
@@ -185,7 +186,7 @@ def main():
     argv = build_argv(p, mpirun, json_path)
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=p["timeout"], env=dict(os.environ, LC_ALL="C"))
+                              timeout=p["timeout"], env=dict(os.environ, LC_ALL="C"), check=False)
         rc, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
         rc, out = None, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")

@@ -17,7 +17,7 @@ description:
   - Loading at boot is not this module's job; the C(nvidia_peermem) role writes
     C(/etc/modules-load.d/nvidia-peermem.conf).
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   state:
     description: Whether nvidia_peermem should be loaded.
@@ -33,6 +33,7 @@ attributes:
     description: Loaded before and after.
   facts:
     support: full
+    description: Sets C(ansible_facts.nvidia_peermem).
 """
 
 EXAMPLES = r"""

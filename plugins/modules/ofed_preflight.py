@@ -15,7 +15,7 @@ description:
     for, before anything on the host is changed.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   repo_line:
     description: One-line apt source of the OFED repository, for example
@@ -44,8 +44,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads only; the same result in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is no diff.
 """
 
 EXAMPLES = r"""

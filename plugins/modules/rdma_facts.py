@@ -15,7 +15,7 @@ description:
     loaded, permission denied, tool missing). An empty device list is never a success.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   expect_devices:
     description:
@@ -30,8 +30,10 @@ attributes:
     description: Reads only; the same output in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is no diff.
   facts:
     support: full
+    description: Sets C(ansible_facts.rdma).
 notes:
   - The tools come from MLNX_OFED / DOCA-OFED (C(ibdev2netdev), C(show_gids)) and rdma-core
     (C(ibv_devinfo), C(ibstat)); install them first (role C(mofed)).

@@ -13,7 +13,7 @@ description:
   - With O(exclusive=true), other global IPv4 addresses on the interface are removed.
   - The MTU is left to the C(roce_qos) role.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   name:
     description: The netdev (for example C(enp65s0f0np0)).
@@ -29,8 +29,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads the netdev; returns the ip commands it would run in C(commands).
   diff_mode:
     support: full
+    description: The state of the netdev (link, addresses) before and after.
 """
 
 EXAMPLES = r"""

@@ -37,7 +37,8 @@ options:
 attributes:
   check_mode:
     support: full
-author: linerate developers
+    description: Reads only; the same result in check mode.
+author: linerate developers (@linerate)
 """
 
 EXAMPLES = r"""
@@ -119,8 +120,8 @@ def check_port(module, devinfo, ip, port, gid_index):
         mtu = read_sys(f"/sys/class/net/{netdev}/mtu")
         out["mtu"] = int(mtu) if mtu and mtu.isdigit() else None
         out["carrier"] = read_sys(f"/sys/class/net/{netdev}/carrier") == "1"
-        rc, stdout, _ = module.run_command([ip, "-j", "-4", "addr", "show", "dev", netdev],
-                                           environ_update={"LC_ALL": "C"})
+        rc, stdout, _err = module.run_command([ip, "-j", "-4", "addr", "show", "dev", netdev],
+                                              environ_update={"LC_ALL": "C"})
         try:
             out["ipv4"] = [a["local"] for e in json.loads(stdout or "[]") for a in e.get("addr_info", [])]
         except ValueError:

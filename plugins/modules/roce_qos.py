@@ -19,7 +19,7 @@ description:
   - These settings do not survive a reboot or driver restart by themselves; the C(roce_qos) role
     installs a systemd unit that re-applies them at boot.
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   netdev:
     description: The port's network interface (for example C(enp65s0f0np0)).

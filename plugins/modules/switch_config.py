@@ -27,7 +27,7 @@ description:
     C(config rollback)) and the module fails naming the switch.
   - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
-author: linerate developers
+author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
 options:

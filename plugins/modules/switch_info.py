@@ -14,7 +14,7 @@ description:
     priorities and ECN state read back from the switch.
   - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
-author: linerate developers
+author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
 options:

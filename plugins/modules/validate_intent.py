@@ -22,7 +22,7 @@ description:
     chosen transport's block kept); C(playbooks/validate.yml) also keeps it as a variable and gives
     it to every host, so it works with C(inject_facts_as_vars = false).
 version_added: 0.1.0
-author: linerate developers
+author: linerate developers (@linerate)
 options:
   fabric:
     description:
@@ -169,8 +169,10 @@ attributes:
     description: Reads only; runs the same in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is no diff.
   platform:
     support: full
+    description: Runs on the controller.
     platforms: all
 notes:
   - Action plugin only; it runs on the controller.

@@ -63,7 +63,8 @@ options:
 attributes:
   check_mode:
     support: full
-author: linerate developers
+    description: Diagnoses the results; writes no report file.
+author: linerate developers (@linerate)
 """
 
 EXAMPLES = r"""

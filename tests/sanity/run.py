@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """ansible-test sanity on the collection as it ships (`make sanity`).
 
 ansible-test wants the collection at .../ansible_collections/linerate/fabric;
@@ -76,8 +75,8 @@ def pip_home():
                             check=False).stdout
     settings = {}
     for line in listed.splitlines():
-        key, _, value = line.partition("=")
-        scope, _, name = key.rpartition(".")
+        key, _sep, value = line.partition("=")
+        scope, _sep, name = key.rpartition(".")
         if scope in ("global", ":env:", "install") and name:
             settings[name] = value.strip().strip("'\"")
     with open(conf, "w", encoding="utf-8") as f:

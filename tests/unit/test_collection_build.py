@@ -133,3 +133,24 @@ def test_requires_ansible_has_no_upper_cap():
     with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as f:
         spec = yaml.safe_load(f)["requires_ansible"]
     assert "<" not in spec and spec.startswith(">=2.19"), spec
+
+
+def test_outputs_default_beside_the_inventory_never_inside_the_collection():
+    # An installed collection is not the operator's: nothing the roles write
+    # (reports, switch backups) may default to a path under playbook_dir.
+    for base in ("roles", "playbooks", "inventory", "plugins"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, base)):
+            if "molecule" in dirpath.split(os.sep):
+                continue
+            for fn in files:
+                if fn.endswith((".yml", ".yaml", ".py", ".j2")):
+                    with open(os.path.join(dirpath, fn), encoding="utf-8") as f:
+                        assert "playbook_dir" not in f.read(), os.path.join(dirpath, fn)
+    defaults = {}
+    for role, key in (("verify_fabric", "verify_fabric_reports_dir"), ("switch_fabric", "switch_fabric_backup_dir")):
+        with open(os.path.join(ROOT, "roles", role, "defaults", "main.yml"), encoding="utf-8") as f:
+            defaults[key] = yaml.safe_load(f)[key]
+    assert defaults == {
+        "verify_fabric_reports_dir": "{{ linerate_output_dir | default(inventory_dir ~ '-output') }}/reports",
+        "switch_fabric_backup_dir": "{{ linerate_output_dir | default(inventory_dir ~ '-output') }}/backups",
+    }

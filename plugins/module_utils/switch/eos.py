@@ -187,9 +187,9 @@ def qos_from_tree(tree, port):
     """PFC priorities / ECN on a port as the running config states them."""
     blk = tree.get(f"interface {port}", (None, {}))[1]
     on = "priority-flow-control on" in blk
-    pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _) in blk.items()
+    pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _children) in blk.items()
                  if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
-    ecn = any("random-detect ecn" in ch for k, (_, ch) in blk.items() if k.startswith("tx-queue "))
+    ecn = any("random-detect ecn" in ch for k, (_line, ch) in blk.items() if k.startswith("tx-queue "))
     return {"pfc": pfc if on else [], "ecn": ecn}
 
 
