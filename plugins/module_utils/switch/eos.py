@@ -246,6 +246,18 @@ class EosDriver(Driver):
         self.run(f"configure session {self._session} abort")
         self._session = None
 
+    def undo(self):
+        """Leave config mode, then abort the window's session by name, whether still being edited
+        (pending) or committed with a timer (pendingCommitTimer): either way EOS restores the config
+        from before it. Works from a new SSH session too (sessions outlive the SSH session)."""
+        self.run("end", check=False)   # in exec mode EOS answers "% Invalid input": harmless
+        if self._session is None:
+            return
+        state = dict(parse_sessions(self.run("show configuration sessions"))).get(self._session)
+        if state and state != "completed":
+            self.rollback()
+        self._session = None
+
     def oper(self, ports):
         status = parse_interfaces_status(self.run("show interfaces status"))
         tree = self.parse(self.get_running())

@@ -186,6 +186,7 @@ class NvueDriver(Driver):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._rev_before = None
+        self._committed = False
 
     def get_running(self):
         return self.run("nv config show -o commands")
@@ -223,7 +224,8 @@ class NvueDriver(Driver):
         self.run("nv config detach", check=False)
 
     def commit(self, confirm_timeout):
-        self.run(f"nv config apply --confirm {int(confirm_timeout)}s -y", timeout=max(60, self.command_timeout))
+        self._committed = True   # from here the apply may have happened, whatever the answer
+        self.run(f"nv config apply --confirm {int(confirm_timeout)}s -y")
 
     def confirm(self):
         self.run("nv config confirm -y")
@@ -231,7 +233,23 @@ class NvueDriver(Driver):
     def rollback(self):
         if self._rev_before is None:
             raise SwitchError(self.name, "no earlier applied revision to roll back to")
-        self.run(f"nv config apply {self._rev_before} -y", timeout=max(60, self.command_timeout))
+        out = self.run(f"nv config apply {self._rev_before} -y")
+        m = re.search(r"rev_id: (\d+)", out)
+        if m:   # the re-applied backup is now the revision to come back to
+            self._rev_before = m.group(1)
+
+    def undo(self):
+        """Discard the pending revision; re-apply the revision from before the window when a later one
+        is applied or awaits confirmation (a new apply also ends the confirm wait)."""
+        self.run("nv config detach")
+        if self._rev_before is None:
+            return   # begin never read the revisions: nothing was applied
+        revs = parse_revisions(self.run("nv config revision"))
+        waiting = [r for r, st in revs if "confirm" in st]
+        applied = [r for r, st in revs if st.startswith("applied")]
+        if self._committed or waiting or (applied and applied[-1] != self._rev_before):
+            self.rollback()
+            self._committed = False
 
     def oper(self, ports):
         summary = parse_interface_summary(self.run("nv show interface"))

@@ -215,12 +215,7 @@ class SonicDriver(Driver):
 
     def pending(self):
         problems = []
-        cps = self.run("sudo config list-checkpoints")
-        try:
-            names = json.loads(cps) if cps.strip() else []
-        except ValueError:
-            names = re.findall(r'"([^"]+)"', cps)
-        left = [n for n in names if str(n).startswith(CP_PREFIX)]
+        left = [n for n in self.checkpoints() if n.startswith(CP_PREFIX)]
         if left:
             problems.append("checkpoints of an unfinished change window: " + ", ".join(left))
         running = self.parse(self.get_running())
@@ -244,6 +239,28 @@ class SonicDriver(Driver):
     def confirm(self):
         self.run("sudo config save -y")
         self.run(f"sudo config delete-checkpoint {self._cp}")
+        self._cp = None
+
+    def checkpoints(self):
+        cps = self.run("sudo config list-checkpoints")
+        try:
+            names = json.loads(cps) if cps.strip() else []
+        except ValueError:
+            names = re.findall(r'"([^"]+)"', cps)
+        return [str(n) for n in names]
+
+    def undo(self):
+        """Roll back to the window's checkpoint, re-save when ``config save`` already ran (the saved
+        config was equal to the running one before the window: the pre-check demands it), and delete the
+        checkpoint. Nothing to do when the checkpoint was never taken."""
+        if not self._cp:
+            return
+        if self._cp in self.checkpoints():
+            self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
+            running = self.parse(self.get_running())
+            if running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+                self.run("sudo config save -y")
+            self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
     def rollback(self):
