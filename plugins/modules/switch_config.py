@@ -65,6 +65,14 @@ options:
     description: Directory of the backups (C(<backup_dir>/<name>/<UTC timestamp>.<platform>.cfg), mode 0600).
     type: path
     default: backups/switches
+  backup_label:
+    description:
+      - V(window) names the backup C(<UTC timestamp>.<platform>.cfg), a pre-window backup.
+      - V(restore) (used by the rollback playbook) names it C(<UTC timestamp>.before-restore.<platform>.cfg), so
+        that a restore's own backup is never picked as the latest pre-window backup.
+    type: str
+    choices: [window, restore]
+    default: window
   confirm_timeout:
     description: Seconds the switch waits for the confirmation before rolling back by itself (NVUE and EOS).
     type: int
@@ -179,6 +187,7 @@ def main():
         backup_file=dict(type="path"),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path", default="backups/switches"),
+        backup_label=dict(type="str", default="window", choices=["window", "restore"]),
         confirm_timeout=dict(type="int", default=300),
         post_checks=dict(type="bool", default=True),
         require_ports_up=dict(type="bool", default=True),
@@ -210,7 +219,7 @@ def main():
             backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
             post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
             want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
-            want_ecn=p["ecn"])
+            want_ecn=p["ecn"], backup_label=p["backup_label"])
     except Unreachable as exc:   # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
         module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"], rolled_back=False)
     except SwitchError as exc:

@@ -124,7 +124,7 @@ def test_fault_before_the_first_change_is_rolled_back_false(tmp_path, monkeypatc
     arm(sim, kind, READ[platform])     # the first read of the window
     with pytest.raises(SwitchError) as err:
         window(d, platform, backup_dir=str(tmp_path / "b"), stamp="T1")
-    assert err.value.rolled_back in (None, False) and err.value.changed is False
+    assert err.value.rolled_back is False and err.value.changed is False
     assert "rolled back" not in str(err.value)
     assert not (tmp_path / "b").exists()
     assert d.get_running() == before
@@ -174,3 +174,56 @@ def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
             return True
     Chan.get_transport = lambda self: Transport()
     assert c.read_channel() == ""     # an open, quiet channel keeps waiting
+
+
+LEFTOVER = {   # pending state a failed window leaves, typed into the simulator as an operator would
+    "nvue": ["nv set interface swp1 link mtu 1500"],
+    "eos": ["configure session linerate_X", "interface Ethernet1/1", "mtu 1500", "end"],
+    "sonic": ["sudo config checkpoint linerate-X"],
+}
+
+
+@pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
+def test_restore_clears_pending_state_and_is_idempotent(tmp_path, monkeypatch, platform):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    d, sim = sim_conn_driver(tmp_path, platform, PORTS[platform])
+    factory = d.get_running()
+    window(d, platform, backup_dir=str(tmp_path / "b"), stamp="T1")
+    pre_window = tmp_path / "b" / "sw" / f"T1.{platform}.cfg"
+    assert pre_window.read_text() == factory and d.get_running() != factory
+    ctx = sim.sw.new_context("ops")
+    for line in LEFTOVER[platform]:
+        sim.sw.execute(ctx, line)
+    assert d.pending()
+    res = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T2",
+                    backup_label="restore")
+    assert res["changed"] is True and res["cleared"]
+    assert d.get_running() == factory and d.pending() == []
+    assert sim_clean(platform, sim.sw, getattr(sim.sw, "saved", None))
+    own = tmp_path / "b" / "sw" / f"T2.before-restore.{platform}.cfg"
+    assert own.exists() and own.read_text() != factory
+    again = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T3",
+                      backup_label="restore")
+    assert again["changed"] is False and again["commands"] == []
+    assert not (tmp_path / "b" / "sw" / f"T3.before-restore.{platform}.cfg").exists()
+
+
+def test_restore_fails_while_pending_state_remains(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    d, sim = sim_conn_driver(tmp_path, "eos", PORTS["eos"])
+    factory = d.get_running()
+    sim.sw.execute(sim.sw.new_context("ops"), "configure session maint")
+    arm(sim, "reject", r"^configure session maint abort$", count=5)
+    with pytest.raises(SwitchError, match="switch sw: rejected command 'configure session maint abort'") as err:
+        run_apply(d, factory, full=True, backup_label="restore")
+    assert err.value.rolled_back is False
+
+
+def test_backup_names_keep_restore_backups_apart(tmp_path):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import write_backup
+    a = write_backup(str(tmp_path), "sw", "eos", "x", "T1")
+    b = write_backup(str(tmp_path), "sw", "eos", "y", "T1", "restore")
+    c = write_backup(str(tmp_path), "sw", "eos", "z", "T1")
+    assert [p.rsplit("/", 1)[1] for p in (a, b, c)] == ["T1.eos.cfg", "T1.before-restore.eos.cfg", "T1-1.eos.cfg"]
+    with pytest.raises(ValueError, match="backup label 'other'"):
+        write_backup(str(tmp_path), "sw", "eos", "x", "T1", "other")

@@ -255,6 +255,10 @@ class Driver(abc.ABC):
     def rollback(self):
         """Undo a committed but unconfirmed push."""
 
+    def clear_pending(self, target_text):
+        """Before an emergency restore: discard pending config a failed window left. Returns what it did."""
+        return []
+
     @abc.abstractmethod
     def undo(self):
         """Recovery after any failure of the window, possibly on a new session.
@@ -285,13 +289,25 @@ def timestamp(now=None):
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
-def write_backup(backup_dir, switch, platform, text, stamp):
-    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600."""
+BACKUP_LABELS = ("window", "restore")
+
+
+def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
+    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600.
+
+    A restore's own backup (``label="restore"``) is
+    ``<stamp>.before-restore.<platform>.cfg``: it never counts as a
+    pre-window backup, so restoring ``latest`` twice cannot put back the
+    config a restore replaced.
+    """
+    if label not in BACKUP_LABELS:
+        raise ValueError(f"backup label {label!r} (allowed: {', '.join(BACKUP_LABELS)})")
+    mid = ".before-restore" if label == "restore" else ""
     d = os.path.join(os.path.expanduser(backup_dir), switch)
     os.makedirs(d, mode=0o700, exist_ok=True)
     n = 0
     while True:
-        path = os.path.join(d, f"{stamp}{'-%d' % n if n else ''}.{platform}.cfg")
+        path = os.path.join(d, f"{stamp}{'-%d' % n if n else ''}{mid}.{platform}.cfg")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             break
@@ -322,14 +338,28 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
 
 def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
               confirm_timeout=300, post_check=True, require_up=True, full=False,
-              want_pfc=None, want_ecn=None, stamp=None, _nested=False):
+              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window"):
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
     backup); otherwise only the managed scope (QoS objects of the intent and
     the fabric ports) is compared and changed.
     """
-    stamp = stamp or timestamp()
+    try:
+        return _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
+                           require_up, full, want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label)
+    except SwitchError as exc:
+        if exc.rolled_back is None:   # failed before the first change: the switch was not touched
+            exc.rolled_back = False
+        raise
+
+
+def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
+                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label):
+    cleared = []
+    if full and not check_mode and not _nested:
+        # an emergency restore first discards what a failed window left pending
+        cleared = driver.clear_pending(want_text)
     running = driver.get_running()
     have = driver.parse(running)
     want = driver.parse(want_text)
@@ -341,7 +371,16 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
         "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
                  "before_header": f"{driver.name} (running)", "after_header": f"{driver.name} (intent)"},
     }
+    if cleared:
+        result["changed"] = True
+        result["cleared"] = cleared
     if not cmds:
+        if full and not check_mode:
+            pend = driver.pending()
+            if pend:
+                raise SwitchError(driver.name, "the running config matches the backup but configuration is still "
+                                               "pending: " + "; ".join(pend), rolled_back=False,
+                                  changed=bool(cleared))
         return result
     if check_mode:
         result["changed"] = True
@@ -352,7 +391,8 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
         raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: "
                                        + "; ".join(pend), rolled_back=False)
     if backup_dir:
-        result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp)
+        result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp,
+                                             backup_label)
     step = "begin"
     try:
         driver.begin(stamp)

@@ -246,6 +246,17 @@ class EosDriver(Driver):
         self.run(f"configure session {self._session} abort")
         self._session = None
 
+    def clear_pending(self, target_text):
+        """Abort every configure session that is not completed (EOS restores the config from before a
+        session committed with a timer)."""
+        done = []
+        self.run("end", check=False)
+        for name, state in parse_sessions(self.run("show configuration sessions")):
+            if state != "completed":
+                self.run(f"configure session {name} abort")
+                done.append(f"configure session {name} abort (was {state})")
+        return done
+
     def undo(self):
         """Leave config mode, then abort the window's session by name, whether still being edited
         (pending) or committed with a timer (pendingCommitTimer): either way EOS restores the config

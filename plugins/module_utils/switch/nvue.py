@@ -238,6 +238,19 @@ class NvueDriver(Driver):
         if m:   # the re-applied backup is now the revision to come back to
             self._rev_before = m.group(1)
 
+    def clear_pending(self, target_text):
+        """Detach a pending revision. A revision awaiting confirmation is ended by the restore's own
+        apply, or confirmed when its config already is the backup."""
+        done = []
+        if self.run("nv config diff").strip():
+            self.run("nv config detach")
+            done.append("nv config detach (discarded a pending revision)")
+        waiting = [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
+        if waiting and self.get_running() == target_text:
+            self.run("nv config confirm -y")
+            done.append(f"nv config confirm -y (revision {waiting[-1]} already is the backup)")
+        return done
+
     def undo(self):
         """Discard the pending revision; re-apply the revision from before the window when a later one
         is applied or awaits confirmation (a new apply also ends the confirm wait)."""

@@ -249,6 +249,20 @@ class SonicDriver(Driver):
             names = re.findall(r'"([^"]+)"', cps)
         return [str(n) for n in names]
 
+    def clear_pending(self, target_text):
+        """Delete checkpoints left by unfinished windows; save when the running config already is the
+        backup (the restore's own confirm saves otherwise)."""
+        done = []
+        for cp in self.checkpoints():
+            if cp.startswith(CP_PREFIX):
+                self.run(f"sudo config delete-checkpoint {cp}")
+                done.append(f"config delete-checkpoint {cp}")
+        running = self.parse(self.get_running())
+        if running == self.parse(target_text) and running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+            self.run("sudo config save -y")
+            done.append("config save -y (the running config is the backup)")
+        return done
+
     def undo(self):
         """Roll back to the window's checkpoint, re-save when ``config save`` already ran (the saved
         config was equal to the running one before the window: the pre-check demands it), and delete the
