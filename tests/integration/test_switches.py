@@ -307,3 +307,61 @@ def test_fault_at_each_step_ends_byte_identical_with_nothing_pending(lab, fault)
     assert out.count("rolled_back: true") == 3, out
     assert "Pattern not detected" not in out
     assert took < 120, took   # hangs are bounded by command_timeout, drops noticed at once
+
+
+def test_rollback_latest_twice_never_puts_the_bad_config_back(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=4200", "-e", "switch_fabric_serial=3")
+    assert rc == 0, out
+    bad = {n: lab.running(n) for n in SWITCHES}
+    assert all(bad[n] != good[n] for n in SWITCHES)
+    # an intent error that does not concern switches must not block an emergency restore
+    inv = lab.write_inventory("inv-bad-nccl")
+    with open(os.path.join(inv, "group_vars", "all", "fabric.yml"), "a") as f:
+        f.write("nccl_bogus_key_for_the_test: 1\n")
+    for attempt in (1, 2):
+        rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST,
+                           inventory=inv)
+        assert rc == 0, out
+        assert {n: lab.running(n) for n in SWITCHES} == good, attempt
+        assert all(lab.pending(n) == [] for n in SWITCHES)
+        r = recap(out)
+        assert all(r[n]["changed"] == (1 if attempt == 1 else 0) for n in SWITCHES), re.findall(r"^(?:changed|ok): .*$|^TASK.*$", out, re.M)
+    for n in SWITCHES:
+        own = [b for b in lab.backups_of(n) if ".before-restore." in b]
+        assert len(own) == 1 and open(own[0]).read() == bad[n]
+
+
+def test_rollback_clears_pending_state_and_fails_while_it_remains(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=4200", "-e", "switch_fabric_serial=3")
+    assert rc == 0, out
+    # a window that died after its commit, and a revision left pending: the restore clears both
+    lab.fault("spine1", "hang_after", r"^commit timer ")
+    lab.fault("leaf1", "hang", r"^nv config apply --confirm")
+    lab.fault("leaf2", "hang", r"^sudo config interface mtu ")
+    rc, out = lab.play("switches.yml", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=9000",
+                       "-e", "switch_fabric_serial=3", "-e", "switch_fabric_max_fail_percentage=100",
+                       "-e", "switch_fabric_command_timeout=5")
+    assert rc != 0, out
+    for n in SWITCHES:
+        lab.fault(n, "clear")
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST)
+    assert rc == 0, out
+    assert {n: lab.running(n) for n in SWITCHES} != good   # latest pre-window backup is the mtu=4200 one
+    assert all(lab.pending(n) == [] for n in SWITCHES)
+    # pending state that cannot be cleared makes the restore fail, naming it
+    lab.fault("spine1", "reject", r"^configure session maint abort$", "5")
+    d = driver_for("eos", "spine1", host=ADDR["spine1"], port=lab.port, username=lab.creds["username"],
+                   known_hosts=lab.known_hosts, password=lab.creds["password"])
+    try:
+        d.run("configure session maint")
+        d.run("end")
+    finally:
+        d.close()
+    rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
+    lab.fault("spine1", "clear")
+    assert rc != 0 and "switch spine1: rejected command 'configure session maint abort'" in out, out
+    assert "rolled_back: false" in out
+    rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
+    assert rc == 0 and lab.pending("spine1") == [], out
