@@ -227,3 +227,56 @@ def test_backup_names_keep_restore_backups_apart(tmp_path):
     assert [p.rsplit("/", 1)[1] for p in (a, b, c)] == ["T1.eos.cfg", "T1.before-restore.eos.cfg", "T1-1.eos.cfg"]
     with pytest.raises(ValueError, match="backup label 'other'"):
         write_backup(str(tmp_path), "sw", "eos", "x", "T1", "other")
+
+
+OUTSIDE = {"nvue": "nv set system hostname pwned\n",
+           "eos": "username evil secret x\ninterface Management1\n   mtu 1500\n",
+           "sonic": None}
+
+
+@pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
+def test_config_outside_the_managed_scope_is_refused_before_anything_is_sent(tmp_path, monkeypatch, platform):
+    import json
+    from switch_testlib import make
+    text = render(platform, PORTS[platform])
+    if platform == "sonic":
+        db = json.loads(text)
+        db["PORT"]["Ethernet99"] = {"mtu": "1500"}            # not a fabric port
+        db["SYSLOG_SERVER"] = {"10.0.0.1": {"source": "x"}}   # not QoS at all
+        text = json.dumps(db)
+    else:
+        text += OUTSIDE[platform]
+    d, fake = make(platform)
+    with pytest.raises(SwitchError, match="switch sw: refusing config outside the managed scope") as err:
+        run_apply(d, text, ports=PORTS[platform])
+    assert fake.sent == [] and err.value.rolled_back is False
+    msg = str(err.value)
+    if platform == "nvue":
+        assert "nv set system hostname pwned" in msg
+    elif platform == "eos":
+        assert "username evil secret x" in msg and "interface Management1" in msg
+    else:
+        assert "PORT|Ethernet99 mtu=1500" in msg and "SYSLOG_SERVER|10.0.0.1 source=x" in msg
+    # the intent alone is inside the scope
+    assert d.out_of_scope(d.parse(render(platform, PORTS[platform])),
+                          d.managed_scope(d.parse(render(platform, PORTS[platform])), PORTS[platform]),
+                          PORTS[platform]) == []
+
+
+@pytest.mark.parametrize("bad", ["swp1;reboot", "swp1 swp2", "swp1\nnv config apply", "", "$(id)", "x" * 65])
+def test_unsafe_port_names_are_refused_before_anything_is_sent(bad):
+    from switch_testlib import make
+    d, fake = make("nvue")
+    with pytest.raises(SwitchError, match="fabric port name"):
+        run_apply(d, render("nvue", ["swp1"]), ports=["swp1", bad])
+    assert fake.sent == []
+
+
+def test_templates_quote_what_they_render():
+    import json
+    nv = render("nvue", ["swp1"], switch_fabric_profile="my prof")
+    assert "nv set qos pfc 'my prof' switch-priority 3" in nv
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
+    assert nvue.parse_nvue_commands(nv)["qos pfc my prof switch-priority"] == "3"
+    son = json.loads(render("sonic", ['Ether"net0']))
+    assert 'Ether"net0' in son["PORT"] and 'Ether"net0|3' in son["QUEUE"]

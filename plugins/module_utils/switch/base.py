@@ -224,6 +224,10 @@ class Driver(abc.ABC):
         return lambda *key: True
 
     @abc.abstractmethod
+    def out_of_scope(self, want, scope, ports):
+        """Lines of the intent outside the managed scope (empty when all of it is inside)."""
+
+    @abc.abstractmethod
     def view(self, facts, scope):
         """Text of the scoped facts, for the diff."""
 
@@ -290,6 +294,8 @@ def timestamp(now=None):
 
 
 BACKUP_LABELS = ("window", "restore")
+# what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
+PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
 
 
 def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
@@ -357,13 +363,28 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
                 require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label):
     cleared = []
+    want = driver.parse(want_text)
+    if full:
+        scope = driver.full_scope()
+    else:
+        # nothing is sent before the intent is known to stay inside the managed scope
+        bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
+        if bad_ports:
+            raise SwitchError(driver.name, f"fabric port name(s) {bad_ports!r} refused: allowed are letters, "
+                                           "digits and _ . / : - (at most 64), nothing is sent", rolled_back=False)
+        scope = driver.managed_scope(want, ports)
+        outside = driver.out_of_scope(want, scope, ports)
+        if outside:
+            raise SwitchError(driver.name, "refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
+                                           f"speed of the fabric ports {', '.join(ports) or '(none)'} and uplinks), "
+                                           "nothing is sent: " + "; ".join(outside[:10])
+                                           + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else ""),
+                              rolled_back=False)
     if full and not check_mode and not _nested:
         # an emergency restore first discards what a failed window left pending
         cleared = driver.clear_pending(want_text)
     running = driver.get_running()
     have = driver.parse(running)
-    want = driver.parse(want_text)
-    scope = driver.full_scope() if full else driver.managed_scope(want, ports)
     cmds = driver.commands(want, have, scope)
     result = {
         "changed": False, "commands": cmds, "before": driver.view(have, scope),

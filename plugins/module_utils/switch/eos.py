@@ -106,6 +106,22 @@ def eos_commands(want, have, scope, path=()):
     return cmds
 
 
+def eos_out_of_scope(tree, scope, port_blocks, path=()):
+    """Lines of the intent tree outside the scope: a block must be a fabric port (or a tx-queue of one)."""
+    bad = []
+    for key, (line, ch) in tree.items():
+        where = " / ".join(path + (line,))
+        if ch or (not path and key.startswith("interface ")):
+            inside = key in port_blocks if not path else scope(path, key)
+            if not inside:
+                bad.append(where)
+            else:
+                bad += eos_out_of_scope(ch, scope, port_blocks, path + (line,))
+        elif not scope(path, key):
+            bad.append(where)
+    return bad
+
+
 def render_tree(tree, scope=None, path=(), level=0):
     out = []
     for key, (line, ch) in tree.items():
@@ -216,6 +232,9 @@ class EosDriver(Driver):
 
     def commands(self, want, have, scope):
         return eos_commands(want, have, scope)
+
+    def out_of_scope(self, want, scope, ports):
+        return eos_out_of_scope(want, scope, {f"interface {p}" for p in ports})
 
     def view(self, facts, scope):
         lines = render_tree(facts, scope)

@@ -47,9 +47,13 @@ def _q(value):
     return value if re.fullmatch(r"[\w.,:/@+-]+", value) else shlex.quote(value)
 
 
+def _qp(path):
+    return " ".join(_q(t) for t in path.split(" "))
+
+
 def nvue_commands(want, have, scope):
-    unsets = [f"nv unset {k}" for k in have if k not in want and scope(k)]
-    sets = [f"nv set {k} {_q(v)}" for k, v in want.items() if have.get(k) != v]
+    unsets = [f"nv unset {_qp(k)}" for k in have if k not in want and scope(k)]
+    sets = [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if have.get(k) != v]
     return unsets + sets
 
 
@@ -202,6 +206,9 @@ class NvueDriver(Driver):
 
     def commands(self, want, have, scope):
         return nvue_commands(want, have, scope)
+
+    def out_of_scope(self, want, scope, ports):
+        return [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if not scope(k)]
 
     def view(self, facts, scope):
         return "".join(f"nv set {k} {_q(v)}\n" for k, v in sorted(facts.items()) if scope(k))

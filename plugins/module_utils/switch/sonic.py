@@ -90,7 +90,7 @@ def sonic_commands(want, have, scope):
         if (table, key, field) in w or not scope(table, key, field):
             continue
         if table == "PORT_QOS_MAP" and field == "pfc_enable":
-            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(_prios(value))]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(_prios(value))]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hdel {_db(table, key)} {field}")
     for (table, key, field), value in w.items():
@@ -98,17 +98,17 @@ def sonic_commands(want, have, scope):
         if old == value:
             continue
         if table == "PORT" and field == "mtu":
-            cmds.append(f"sudo config interface mtu {key} {value}")
+            cmds.append(f"sudo config interface mtu {shlex.quote(key)} {shlex.quote(value)}")
         elif table == "PORT" and field == "speed":
-            cmds.append(f"sudo config interface speed {key} {value}")
+            cmds.append(f"sudo config interface speed {shlex.quote(key)} {shlex.quote(value)}")
         elif table == "PORT_QOS_MAP" and field == "pfc_enable":
             new, cur = _prios(value), _prios(old)
             if ",".join(map(str, sorted(new))) != value:
                 # an order/format the CLI would not produce: write the field as given
                 cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
                 continue
-            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(cur - new)]
-            cmds += [f"sudo config interface pfc priority {key} {p} on" for p in sorted(new - cur)]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(cur - new)]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} on" for p in sorted(new - cur)]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
     return cmds
@@ -205,6 +205,9 @@ class SonicDriver(Driver):
 
     def commands(self, want, have, scope):
         return sonic_commands(want, have, scope)
+
+    def out_of_scope(self, want, scope, ports):
+        return [f"{t}|{k} {f}={v}" for (t, k, f), v in flatten(want) if not scope(t, k, f)]
 
     def view(self, facts, scope):
         sub = {}
