@@ -77,7 +77,7 @@ class Driver(abc.ABC):
 
     def __init__(self, name, host=None, port=22, username=None, password=None,
                  key_file=None, known_hosts=None, host_key_checking=True,
-                 connect_timeout=10, command_timeout=30, profile="linerate"):
+                 connect_timeout=10, command_timeout=30, profile="linerate", ssh_config_file=None):
         self.name = name
         self.host = host
         self.port = port
@@ -89,6 +89,7 @@ class Driver(abc.ABC):
         self.connect_timeout = connect_timeout
         self.command_timeout = command_timeout
         self.profile = profile
+        self.ssh_config_file = ssh_config_file
         self.conn = None
         self.log = []          # (command, output) of every command sent
 
@@ -114,6 +115,11 @@ class Driver(abc.ABC):
             alt_key_file=os.path.expanduser(self.known_hosts or ""),
             fast_cli=True, session_log=None,
         )
+        if self.ssh_config_file:   # jump hosts (ProxyJump / ProxyCommand) as OpenSSH's config says
+            path = os.path.expanduser(self.ssh_config_file)
+            if not os.path.isfile(path):
+                raise SwitchError(self.name, f"ssh_config_file {self.ssh_config_file} does not exist")
+            params["ssh_config_file"] = path
         if self.host_key_checking and self.known_hosts and not os.path.isfile(params["alt_key_file"]):
             raise SwitchError(self.name, f"known_hosts file {self.known_hosts} does not exist "
                                          "(host key checking is on)")
