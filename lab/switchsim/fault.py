@@ -3,14 +3,19 @@
 
     lab/switchsim/fault.py --state DIR SWITCH pfc_off PORT
     lab/switchsim/fault.py --state DIR SWITCH link_down|link_up PORT
-    lab/switchsim/fault.py --state DIR SWITCH reject REGEX [COUNT]
+    lab/switchsim/fault.py --state DIR SWITCH reject REGEX [COUNT] [--skip N]
+    lab/switchsim/fault.py --state DIR SWITCH drop|drop_after|hang|hang_after REGEX [COUNT] [--skip N]
     lab/switchsim/fault.py --state DIR SWITCH clear
 
 Writes a request file into <state>/switchsim/faults/, which the simulator
 polls (every 0.2 s), and waits for its answer. pfc_off changes the switch's
 running config (drift an operator would see and a re-run repairs);
 link_down/up change only the port's operational state; reject makes the next
-COUNT commands matching REGEX fail with the platform's own error. The
+COUNT commands matching REGEX fail with the platform's own error; drop closes
+the SSH connection when such a command arrives (drop_after: once it has
+run); hang stops the session answering (hang_after: once it has run). --skip
+lets the first N matching commands through (e.g. the read-back after the
+push, not the first read). The
 request is also recorded in the fabric model's ``faults`` list.
 """
 import argparse
@@ -56,9 +61,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--state", default=os.environ.get("LINERATE_LAB_STATE"))
     ap.add_argument("switch")
-    ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "reject", "clear"])
+    ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "reject", "drop", "drop_after",
+                                       "hang", "hang_after", "clear"])
     ap.add_argument("arg", nargs="?")
     ap.add_argument("count", nargs="?", type=int, default=1)
+    ap.add_argument("--skip", type=int, default=0, help="let the first N matching commands through")
     a = ap.parse_args(argv)
     if not a.state:
         ap.error("--state is required (or set LINERATE_LAB_STATE)")
@@ -67,10 +74,10 @@ def main(argv=None):
         if not a.arg:
             ap.error(f"{a.action} needs a PORT")
         req["port"] = a.arg
-    elif a.action == "reject":
+    elif a.action != "clear":
         if not a.arg:
-            ap.error("reject needs a REGEX")
-        req.update(match=a.arg, count=a.count)
+            ap.error(f"{a.action} needs a REGEX")
+        req.update(match=a.arg, count=a.count, skip=a.skip)
     res = inject(os.path.abspath(a.state), req)
     if not res.get("ok"):
         print(f"fault: {res.get('error')}", file=sys.stderr)

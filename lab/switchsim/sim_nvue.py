@@ -223,6 +223,11 @@ class Nvue(Platform):
         def do_apply():
             prev = self.applied
             self._cancel_timer()
+            if self.confirm:   # a new apply ends the confirm wait: back to before it, or kept
+                superseded = "rolled_back" if new == self.confirm["prev"] else "applied"
+                for r in self.revisions:
+                    if r["id"] == self.confirm["rev"]:
+                        r["state"] = superseded
             self.confirm = None
             rid = self.revisions[-1]["id"] + 1
             self.applied = new

@@ -11,10 +11,11 @@ import glob
 import json
 import logging
 import os
+import re
 
 import asyncssh
 
-from simcore import Exit, Store
+from simcore import FAULT_KINDS, Drop, Exit, Hang, Store
 from sim_eos import Eos
 from sim_nvue import Nvue
 from sim_sonic import Sonic
@@ -32,6 +33,7 @@ class CliSession(asyncssh.SSHServerSession):
         self.more = None        # remaining lines while paging
         self.exec_cmd = None
         self.chan = None
+        self.hung = False       # fault: this session no longer answers
 
     def connection_made(self, chan):
         self.chan = chan
@@ -61,6 +63,8 @@ class CliSession(asyncssh.SSHServerSession):
         self.chan.write(self.sw.banner(self.ctx).replace("\n", "\r\n") + self.sw.prompt(self.ctx))
 
     def data_received(self, data, datatype):
+        if self.hung:
+            return
         for ch in data:
             if self.more is not None:
                 self._page(ch)
@@ -73,6 +77,8 @@ class CliSession(asyncssh.SSHServerSession):
                 line, self.buf = self.buf, ""
                 self.chan.write("\r\n")
                 self._run(line)
+                if self.hung or self.chan is None:
+                    return
             elif ch == "\x03":
                 self.buf = ""
                 self.chan.write("^C\r\n" + self.sw.prompt(self.ctx))
@@ -88,10 +94,21 @@ class CliSession(asyncssh.SSHServerSession):
                 self.chan.write(ch)
 
     def _run(self, line):
+        if self.hung:
+            return
         try:
-            out = self.sw.execute(self.ctx, line)
+            out = self.sw.run_line(self.ctx, line)
         except Exit:
             self.chan.exit(0)
+            return
+        except Drop:
+            log.info("%s: fault: dropping the session at %r", self.sw.name, line)
+            self.chan.get_extra_info("connection").abort()
+            self.hung = True     # nothing more is read or written on this session
+            return
+        except Hang:
+            log.info("%s: fault: no answer from %r on", self.sw.name, line)
+            self.hung = True
             return
         except Exception as exc:  # a simulator bug must not kill the server
             log.exception("%s: command %r failed", self.sw.name, line)
@@ -255,8 +272,13 @@ class Simulator:
         elif action == "link_up":
             sw.link_down.discard(port)
             self.store.publish(sw)
-        elif action == "reject":
-            sw.rejects.append({"match": req["match"], "count": int(req.get("count", 1))})
+        elif action in FAULT_KINDS:
+            try:
+                re.compile(req["match"])
+            except (KeyError, re.error) as exc:
+                return {"ok": False, "error": f"{action} needs a valid REGEX: {exc}"}
+            sw.rejects.append({"kind": action, "match": req["match"], "count": int(req.get("count", 1)),
+                               "skip": int(req.get("skip", 0))})
         elif action == "clear":
             sw.link_down.clear()
             sw.rejects.clear()

@@ -79,6 +79,9 @@ class Sonic(Platform):
         cmd = argv[0]
         if cmd in ("exit", "logout"):
             raise Exit()
+        if cmd in ("show", "cat") and self.check_reject(line):
+            # a read that fails: the redis CONFIG_DB does not answer
+            return "Error: Unable to connect to redis: Timeout connecting to server (CONFIG_DB)"
         if cmd == "cat":
             if argv[1:] == ["/etc/sonic/config_db.json"]:
                 return dump(self.saved)

@@ -20,6 +20,25 @@ class Exit(Exception):
     """The user logged out."""
 
 
+class Drop(Exception):
+    """Fault: the SSH session drops (``after``: once the command has run)."""
+
+    def __init__(self, after=False):
+        super().__init__("drop")
+        self.after = after
+
+
+class Hang(Exception):
+    """Fault: the switch stops answering (``after``: once the command has run)."""
+
+    def __init__(self, after=False):
+        super().__init__("hang")
+        self.after = after
+
+
+FAULT_KINDS = ("reject", "drop", "drop_after", "hang", "hang_after")
+
+
 class Platform(abc.ABC):
     """State of one simulated switch. Subclasses implement the CLI."""
 
@@ -31,7 +50,7 @@ class Platform(abc.ABC):
         self.store = store            # Store (persistence + model publishing)
         self.ports = sorted(spec.get("ports", {}), key=natural_key)
         self.link_down = set()        # fault: oper down
-        self.rejects = []             # fault: [{"match": regex, "count": n}]
+        self.rejects = []             # faults: [{"kind", "match": regex, "count": n, "skip": n}]
         self.loop = None              # asyncio loop (timers)
 
     # persistence ---------------------------------------------------------
@@ -67,12 +86,36 @@ class Platform(abc.ABC):
     def execute(self, ctx, line):
         """Platform-specific."""
 
-    def check_reject(self, line):
+    def fault_for(self, line, kinds):
+        """The kind of the first armed fault of ``kinds`` whose regex matches ``line``.
+
+        A fault lets its first ``skip`` matches through (to hit the read-back,
+        not the first read), then fires ``count`` times.
+        """
         for r in self.rejects:
-            if r["count"] > 0 and re.search(r["match"], line):
-                r["count"] -= 1
-                return True
-        return False
+            if r.get("kind", "reject") not in kinds or r["count"] <= 0 or not re.search(r["match"], line):
+                continue
+            if r.get("skip", 0) > 0:
+                r["skip"] -= 1
+                continue
+            r["count"] -= 1
+            return r.get("kind", "reject")
+        return None
+
+    def check_reject(self, line):
+        return self.fault_for(line, ("reject",)) is not None
+
+    def run_line(self, ctx, line):
+        """execute() with the session faults: Drop/Hang before or after the command runs."""
+        kind = self.fault_for(line.strip(), ("drop", "drop_after", "hang", "hang_after"))
+        if kind in ("drop", "hang"):
+            raise Drop() if kind == "drop" else Hang()
+        out = self.execute(ctx, line)
+        if kind == "drop_after":
+            raise Drop(after=True)
+        if kind == "hang_after":
+            raise Hang(after=True)
+        return out
 
     # state ---------------------------------------------------------------
     @abc.abstractmethod

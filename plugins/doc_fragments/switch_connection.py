@@ -5,10 +5,13 @@ class ModuleDocFragment:
     DOCUMENTATION = r"""
 options:
   platform:
-    description: Switch operating system.
+    description:
+      - Switch operating system, V(nvue), V(sonic) or V(eos); an C(ansible_network_os) value is accepted too,
+        short or collection-qualified (V(arista.eos.eos), V(nvidia.nvue.nvue), V(dellemc.enterprise_sonic.sonic),
+        V(cumulus)).
     type: str
     required: true
-    choices: [eos, nvue, sonic]
+    aliases: [network_os]
   host:
     description: Address of the switch's SSH service.
     type: str
@@ -18,11 +21,16 @@ options:
     type: int
     default: 22
   username:
-    description: Login name.
+    description: Login name (the role passes C(switch_username), else C(ansible_user)). Required.
     type: str
-    required: true
   private_key_file:
     description: Private key for public-key authentication.
+    type: path
+  ssh_config_file:
+    description:
+      - OpenSSH client config file for the connection (netmiko's C(ssh_config_file)), for jump hosts
+        (C(ProxyJump) / C(ProxyCommand)) to switches behind a bastion. Host keys are still checked against
+        O(known_hosts).
     type: path
   known_hosts:
     description: known_hosts file the switch's SSH host key is checked against.

@@ -65,6 +65,14 @@ options:
     description: Directory of the backups (C(<backup_dir>/<name>/<UTC timestamp>.<platform>.cfg), mode 0600).
     type: path
     default: backups/switches
+  backup_label:
+    description:
+      - V(window) names the backup C(<UTC timestamp>.<platform>.cfg), a pre-window backup.
+      - V(restore) (used by the rollback playbook) names it C(<UTC timestamp>.before-restore.<platform>.cfg), so
+        that a restore's own backup is never picked as the latest pre-window backup.
+    type: str
+    choices: [window, restore]
+    default: window
   confirm_timeout:
     description: Seconds the switch waits for the confirmation before rolling back by itself (NVUE and EOS).
     type: int
@@ -146,9 +154,18 @@ backup_path:
   returned: always
   type: str
 rolled_back:
-  description: On failure, whether the switch was rolled back and now matches its backup byte for byte.
+  description:
+    - On failure, whether the switch was rolled back and now matches its pre-window backup byte for byte with
+      nothing pending (no NVUE pending or confirm-pending revision, no EOS config session, no SONiC checkpoint,
+      nothing saved). Never null.
+    - V(false) also when the failure came before the first change (the switch was not touched; C(changed) is
+      V(false) then). When V(false) after a change, C(changed) is V(true) and the message says what is left.
   returned: failure
   type: bool
+switch:
+  description: The switch's inventory name (on failure and when unreachable).
+  returned: failure
+  type: str
 command_log:
   description: Every command sent to the switch with its output (credentials never appear in it).
   returned: always
@@ -158,7 +175,7 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, command_log, make_driver)
 
@@ -170,6 +187,7 @@ def main():
         backup_file=dict(type="path"),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path", default="backups/switches"),
+        backup_label=dict(type="str", default="window", choices=["window", "restore"]),
         confirm_timeout=dict(type="int", default=300),
         post_checks=dict(type="bool", default=True),
         require_ports_up=dict(type="bool", default=True),
@@ -201,10 +219,15 @@ def main():
             backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
             post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
             want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
-            want_ecn=p["ecn"])
+            want_ecn=p["ecn"], backup_label=p["backup_label"])
+    except Unreachable as exc:   # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
+        module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"], rolled_back=False)
     except SwitchError as exc:
+        # rolled_back is never null: a failure before the first change leaves the switch as it was (false,
+        # unchanged); after it, true only when read back byte-identical to the backup with nothing pending
         module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output,
-                         rolled_back=exc.rolled_back, command_log=command_log(driver))
+                         rolled_back=bool(exc.rolled_back), changed=bool(exc.changed),
+                         command_log=command_log(driver))
     finally:
         driver.close()
     diff = result.pop("diff")

@@ -95,7 +95,7 @@ ports_down:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, make_driver)
 
@@ -113,6 +113,8 @@ def main():
         driver.parse(running)   # fails on output that is not a config
         pending = driver.pending()
         ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
+    except Unreachable as exc:   # shown as UNREACHABLE in the recap, not FAILED
+        module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"])
     except SwitchError as exc:
         module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
     finally:

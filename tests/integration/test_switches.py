@@ -112,6 +112,14 @@ class Lab:
         finally:
             d.close()
 
+    def pending(self, name):
+        d = driver_for(SWITCHES[name], name, host=ADDR[name], port=self.port, username=self.creds["username"],
+                       known_hosts=self.known_hosts, password=self.creds["password"])
+        try:
+            return d.pending()
+        finally:
+            d.close()
+
     def backups_of(self, name):
         return sorted(glob.glob(os.path.join(self.backups, name, "*.cfg")))
 
@@ -188,9 +196,9 @@ def test_command_rejected_mid_push_leaves_each_switch_at_its_backup(lab):
     rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", "-e", "switch_fabric_serial=3",
                        "-e", "switch_fabric_max_fail_percentage=100")
     assert rc != 0, out
-    assert "switch leaf1: rejected command 'nv set interface swp2 link mtu 9000'" in out
-    assert "switch leaf2: rejected command 'sudo config interface mtu Ethernet8 9000'" in out
-    assert "switch spine1: rejected command 'interface Ethernet3/1'" in out
+    assert "switch leaf1: push failed: rejected command 'nv set interface swp2 link mtu 9000'" in out
+    assert "switch leaf2: push failed: rejected command 'sudo config interface mtu Ethernet8 9000'" in out
+    assert "switch spine1: push failed: rejected command 'interface Ethernet3/1'" in out
     assert out.count("rolled_back: true") == 3, out
     for n in SWITCHES:
         assert lab.running(n) == open(lab.backups_of(n)[-1]).read(), n
@@ -206,11 +214,13 @@ def test_unreachable_switch_fails_clearly_and_max_fail_percentage_decides(lab):
     rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", inventory=inv)
     assert rc != 0
     assert f"switch leaf1: unreachable at 127.0.1.1:{closed}" in out
+    assert recap(out)["leaf1"]["unreachable"] == 1, out
     assert {n: lab.running(n) for n in ("leaf2", "spine1")} == before   # 1/3 failed > 0 %: nothing rolled out
     rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=9000", "-e", "switch_fabric_serial=3",
                        "-e", "switch_fabric_max_fail_percentage=50", inventory=inv)
     r = recap(out)
-    assert rc != 0 and r["leaf1"]["failed"] == 1, out
+    assert rc != 0 and r["leaf1"]["unreachable"] == 1 and r["leaf1"]["failed"] == 0, out
+    assert "UNREACHABLE!" in out
     assert r["leaf2"]["changed"] == 1 and r["spine1"]["changed"] == 1, out   # 1/3 <= 50 %: the rest went on
     assert lab.model_port("spine1", "Ethernet1/1")["mtu"] == 9000
 
@@ -249,3 +259,109 @@ def test_round_trip_wrong_config_then_restore_is_byte_identical(lab):
     assert rc == 0, out
     assert {n: lab.running(n) for n in SWITCHES} == good
     assert lab.model_port("leaf2", "Ethernet0")["pfc"] == [3]
+
+
+# Faults at each step of the window, one play per fault with every platform faulting at the same step.
+# Regexes per platform: the push commands, the commit (SONiC: its checkpoint), the confirm, the read.
+PUSH = {"leaf1": r"^nv set ", "leaf2": r"^sudo (config interface|sonic-db-cli)",
+        "spine1": r"^(interface |mtu )"}
+COMMIT = {"leaf1": r"^nv config apply --confirm", "leaf2": r"^sudo config checkpoint ", "spine1": r"^commit timer "}
+CONFIRM = {"leaf1": r"^nv config confirm", "leaf2": r"^sudo config save", "spine1": r"^configure session \S+ commit$"}
+READ = {"leaf1": r"^nv config show -o commands$", "leaf2": r"^show runningconfiguration all$",
+        "spine1": r"^show running-config$"}
+READS_BEFORE = {"leaf1": "1", "leaf2": "2", "spine1": "1"}   # without the precheck play
+FAULTS = {
+    "reject-first-push": lambda n: ("reject", PUSH[n], "1"),
+    "reject-at-commit": lambda n: ("reject", COMMIT[n], "1"),
+    "reject-at-confirm": lambda n: ("reject", CONFIRM[n], "1"),
+    "drop-mid-push": lambda n: ("drop", PUSH[n], "1", "--skip", "1"),
+    "drop-after-commit": lambda n: ("drop_after", COMMIT[n], "1"),
+    "hang-after-commit": lambda n: ("hang_after", COMMIT[n], "1"),
+    "hang-mid-push": lambda n: ("hang", PUSH[n], "1", "--skip", "1"),
+    "readback-error": lambda n: ("reject", READ[n], "1", "--skip", READS_BEFORE[n]),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_at_each_step_ends_byte_identical_with_nothing_pending(lab, fault):
+    before = {n: lab.running(n) for n in SWITCHES}
+    assert before == {n: lab.running(n) for n in SWITCHES}
+    for n in SWITCHES:
+        lab.fault(n, *FAULTS[fault](n))
+    t0 = time.time()
+    rc, out = lab.play("switches.yml", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=9000",
+                       "-e", "switch_fabric_serial=3", "-e", "switch_fabric_max_fail_percentage=100",
+                       "-e", "switch_fabric_command_timeout=5")
+    took = time.time() - t0
+    for n in SWITCHES:
+        lab.fault(n, "clear")
+    assert rc != 0, out
+    r = recap(out)
+    for n in SWITCHES:
+        assert r[n]["failed"] == 1 and r[n]["changed"] == 0, (n, out)
+        assert re.search(rf"switch {n}: \S+ failed: .*rolled back: the running config is byte-identical", out), \
+            (n, out)
+        assert lab.running(n) == before[n], n
+        assert lab.pending(n) == [], n
+        assert open(lab.backups_of(n)[-1]).read() == before[n]
+    assert out.count("rolled_back: true") == 3, out
+    assert "Pattern not detected" not in out
+    assert took < 120, took   # hangs are bounded by command_timeout, drops noticed at once
+
+
+def test_rollback_latest_twice_never_puts_the_bad_config_back(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=4200", "-e", "switch_fabric_serial=3")
+    assert rc == 0, out
+    bad = {n: lab.running(n) for n in SWITCHES}
+    assert all(bad[n] != good[n] for n in SWITCHES)
+    # an intent error that does not concern switches must not block an emergency restore
+    inv = lab.write_inventory("inv-bad-nccl")
+    with open(os.path.join(inv, "group_vars", "all", "fabric.yml"), "a") as f:
+        f.write("nccl_bogus_key_for_the_test: 1\n")
+    for attempt in (1, 2):
+        rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST,
+                           inventory=inv)
+        assert rc == 0, out
+        assert {n: lab.running(n) for n in SWITCHES} == good, attempt
+        assert all(lab.pending(n) == [] for n in SWITCHES)
+        r = recap(out)
+        assert all(r[n]["changed"] == (1 if attempt == 1 else 0) for n in SWITCHES), re.findall(r"^(?:changed|ok): .*$|^TASK.*$", out, re.M)
+    for n in SWITCHES:
+        own = [b for b in lab.backups_of(n) if ".before-restore." in b]
+        assert len(own) == 1 and open(own[0]).read() == bad[n]
+
+
+def test_rollback_clears_pending_state_and_fails_while_it_remains(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=4200", "-e", "switch_fabric_serial=3")
+    assert rc == 0, out
+    # a window that died after its commit, and a revision left pending: the restore clears both
+    lab.fault("spine1", "hang_after", r"^commit timer ")
+    lab.fault("leaf1", "hang", r"^nv config apply --confirm")
+    lab.fault("leaf2", "hang", r"^sudo config interface mtu ")
+    rc, out = lab.play("switches.yml", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=9000",
+                       "-e", "switch_fabric_serial=3", "-e", "switch_fabric_max_fail_percentage=100",
+                       "-e", "switch_fabric_command_timeout=5")
+    assert rc != 0, out
+    for n in SWITCHES:
+        lab.fault(n, "clear")
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST)
+    assert rc == 0, out
+    assert {n: lab.running(n) for n in SWITCHES} != good   # latest pre-window backup is the mtu=4200 one
+    assert all(lab.pending(n) == [] for n in SWITCHES)
+    # pending state that cannot be cleared makes the restore fail, naming it
+    lab.fault("spine1", "reject", r"^configure session maint abort$", "5")
+    d = driver_for("eos", "spine1", host=ADDR["spine1"], port=lab.port, username=lab.creds["username"],
+                   known_hosts=lab.known_hosts, password=lab.creds["password"])
+    try:
+        d.run("configure session maint")
+        d.run("end")
+    finally:
+        d.close()
+    rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
+    lab.fault("spine1", "clear")
+    assert rc != 0 and "switch spine1: rejected command 'configure session maint abort'" in out, out
+    assert "rolled_back: false" in out
+    rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
+    assert rc == 0 and lab.pending("spine1") == [], out

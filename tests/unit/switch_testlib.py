@@ -97,3 +97,58 @@ def sim_driver(tmp_path, platform, ports):
     sim = SimSwitch(tmp_path, platform, ports)
     d.send = sim
     return d, sim
+
+
+class SimConn:
+    """A stand-in for a netmiko connection over an in-process simulator, with the session faults.
+
+    A drop fault closes the session: this and every later command raise
+    OSError("Socket is closed") as paramiko does on a closed channel; a hang
+    raises netmiko's ReadTimeout (what send_command raises when no prompt
+    comes back within read_timeout). The driver's own send() runs on top.
+    """
+
+    base_prompt = "sw"
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.ctx = sim.sw.new_context("admin")
+        self.ctx["term_length"] = 0
+        self.dead = False
+
+    def send_command(self, command, read_timeout=None, expect_string=None, strip_prompt=True,
+                     strip_command=True):
+        from netmiko.exceptions import ReadTimeout
+        from simcore import Drop, Hang
+        if self.dead:
+            raise OSError("Socket is closed")
+        self.sim.sent.append(command)
+        try:
+            out = self.sim.sw.run_line(self.ctx, command)
+        except Drop:
+            self.dead = True
+            raise OSError("Socket is closed") from None
+        except Hang:
+            self.dead = True
+            raise ReadTimeout(f"Pattern not detected: {expect_string!r} in output.") from None
+        return out[0] if isinstance(out, tuple) else out
+
+    def disconnect(self):
+        self.dead = True
+
+
+def sim_conn_driver(tmp_path, platform, ports):
+    """A driver whose connections (one per connect, new after a drop) reach an in-process simulator."""
+    d = driver_for(platform, "sw", host="127.0.1.9", username="u", password="p", host_key_checking=False)
+    sim = SimSwitch(tmp_path, platform, ports)
+    sim.connections = 0
+
+    def open_connection(params):
+        sim.connections += 1
+        return SimConn(sim)
+    d.open_connection = open_connection
+    return d, sim
+
+
+def arm(sim, kind, match, count=1, skip=0):
+    sim.sw.rejects.append({"kind": kind, "match": match, "count": count, "skip": skip})

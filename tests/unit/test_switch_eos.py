@@ -68,14 +68,20 @@ def test_pending_session_blocks_the_push():
 
 
 def test_rejected_line_aborts_the_session(tmp_path):
+    listing = fixture("eos_sessions.txt").replace("* maint                          pending   ",
+                                                  "  linerate_T1                    pending   ")
     d, fake = make("eos", answers={
         "show running-config": fixture("eos_running.txt"),
         "speed 400g": "% Invalid input (at token 1: '400g')",
+        "show configuration sessions": ["", listing, ""],
     })
-    with pytest.raises(SwitchError, match="rejected command 'speed 400g'"):
+    with pytest.raises(SwitchError, match="switch sw: push failed: rejected command 'speed 400g'") as err:
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert fake.sent[2] == "configure session linerate_T1"
-    assert fake.sent[-2:] == ["abort", "show running-config"]
+    i = fake.sent.index("speed 400g")
+    assert fake.sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate_T1 abort",
+                                 "show running-config", "show configuration sessions"]
+    assert err.value.rolled_back is True
     assert not any(c.startswith("commit") for c in fake.sent)
 
 
@@ -84,7 +90,7 @@ def test_commit_timer_then_abort_when_post_check_fails(tmp_path, monkeypatch):
     d, sim = sim_driver(tmp_path, "eos", PORTS)
     before = d.get_running()
     sim.sw.link_down.add("Ethernet2/1")
-    with pytest.raises(SwitchError, match="post-check failed, rolled back: Ethernet2/1: link is down") as err:
+    with pytest.raises(SwitchError, match="post-check failed: Ethernet2/1: link is down; rolled back") as err:
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"), confirm_timeout=3723,
                   want_pfc=[3], want_ecn=True, stamp="T2")
     assert "commit timer 01:02:03" in sim.sent

@@ -98,10 +98,12 @@ def test_rejected_set_detaches_pending_revision(tmp_path):
     })
     with pytest.raises(SwitchError) as err:
         run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
-    assert "switch sw: rejected command 'nv set interface swp1 link speed 400G'" in str(err.value)
-    assert err.value.rolled_back is True
+    assert "switch sw: push failed: rejected command 'nv set interface swp1 link speed 400G'" in str(err.value)
+    assert err.value.rolled_back is True and err.value.changed is False
     assert fake.sent[:3] == ["nv config show -o commands", "nv config diff", "nv config revision"]
-    assert fake.sent[-2:] == ["nv config detach", "nv config show -o commands"]
+    i = fake.sent.index("nv set interface swp1 link speed 400G")
+    assert fake.sent[i + 1:] == ["nv config detach", "nv config revision", "nv config show -o commands",
+                                 "nv config diff", "nv config revision"]
     assert not any(c.startswith("nv config apply") for c in fake.sent)
     backup = tmp_path / "sw" / "T1.nvue.cfg"
     assert backup.read_text() == running and oct(backup.stat().st_mode & 0o777) == "0o600"
@@ -121,7 +123,8 @@ def test_failed_post_check_reapplies_previous_revision(tmp_path):
     with pytest.raises(SwitchError) as err:
         run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), confirm_timeout=120,
                   want_pfc=[3], want_ecn=True, stamp="T2")
-    assert "post-check failed, rolled back: swp2: link is down" in str(err.value)
+    assert "switch sw: post-check failed: swp2: link is down; rolled back: the running config is " \
+           "byte-identical" in str(err.value)
     assert "nv config apply --confirm 120s -y" in fake.sent
     assert "nv config apply 2 -y" in fake.sent and "nv config confirm -y" not in fake.sent
     assert err.value.rolled_back is True

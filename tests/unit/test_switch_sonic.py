@@ -61,7 +61,7 @@ def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
     d, fake = make("sonic", answers={
         "show runningconfiguration all": running,
         "cat /etc/sonic/config_db.json": running,
-        "sudo config list-checkpoints": "[]",
+        "sudo config list-checkpoints": ["[]", '["linerate-T1"]', "[]"],
         "sudo config interface mtu Ethernet0 9216":
             "Usage: config interface mtu [OPTIONS] <interface_name> <interface_mtu>\n"
             "Try \"config interface mtu -h\" for help.\n\n"
@@ -72,8 +72,12 @@ def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
     assert "rejected command 'sudo config interface mtu Ethernet0 9216'" in str(err.value)
     i = fake.sent.index("sudo config checkpoint linerate-T1")
     assert fake.sent[i + 1:i + 1 + 9] == EXPECTED[:9]
-    assert fake.sent[-3:] == ["sudo config rollback linerate-T1", "sudo config delete-checkpoint linerate-T1",
-                              "show runningconfiguration all"]
+    i = fake.sent.index("sudo config interface mtu Ethernet0 9216")
+    assert fake.sent[i + 1:i + 7] == [
+        "sudo config list-checkpoints", "sudo config rollback linerate-T1", "show runningconfiguration all",
+        "cat /etc/sonic/config_db.json", "sudo config delete-checkpoint linerate-T1",
+        "show runningconfiguration all"]
+    assert "sudo config save -y" not in fake.sent
     assert err.value.rolled_back is True
 
 

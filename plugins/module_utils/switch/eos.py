@@ -106,6 +106,22 @@ def eos_commands(want, have, scope, path=()):
     return cmds
 
 
+def eos_out_of_scope(tree, scope, port_blocks, path=()):
+    """Lines of the intent tree outside the scope: a block must be a fabric port (or a tx-queue of one)."""
+    bad = []
+    for key, (line, ch) in tree.items():
+        where = " / ".join(path + (line,))
+        if ch or (not path and key.startswith("interface ")):
+            inside = key in port_blocks if not path else scope(path, key)
+            if not inside:
+                bad.append(where)
+            else:
+                bad += eos_out_of_scope(ch, scope, port_blocks, path + (line,))
+        elif not scope(path, key):
+            bad.append(where)
+    return bad
+
+
 def render_tree(tree, scope=None, path=(), level=0):
     out = []
     for key, (line, ch) in tree.items():
@@ -220,6 +236,9 @@ class EosDriver(Driver):
     def commands(self, want, have, scope):
         return eos_commands(want, have, scope)
 
+    def out_of_scope(self, want, scope, ports):
+        return eos_out_of_scope(want, scope, {f"interface {p}" for p in ports})
+
     def view(self, facts, scope):
         lines = render_tree(facts, scope)
         return "\n".join(lines) + ("\n" if lines else "")
@@ -247,6 +266,29 @@ class EosDriver(Driver):
 
     def rollback(self):
         self.run(f"configure session {self._session} abort")
+        self._session = None
+
+    def clear_pending(self, target_text):
+        """Abort every configure session that is not completed (EOS restores the config from before a
+        session committed with a timer)."""
+        done = []
+        self.run("end", check=False)
+        for name, state in parse_sessions(self.run("show configuration sessions")):
+            if state != "completed":
+                self.run(f"configure session {name} abort")
+                done.append(f"configure session {name} abort (was {state})")
+        return done
+
+    def undo(self):
+        """Leave config mode, then abort the window's session by name, whether still being edited
+        (pending) or committed with a timer (pendingCommitTimer): either way EOS restores the config
+        from before it. Works from a new SSH session too (sessions outlive the SSH session)."""
+        self.run("end", check=False)   # in exec mode EOS answers "% Invalid input": harmless
+        if self._session is None:
+            return
+        state = dict(parse_sessions(self.run("show configuration sessions"))).get(self._session)
+        if state and state != "completed":
+            self.rollback()
         self._session = None
 
     def oper(self, ports):

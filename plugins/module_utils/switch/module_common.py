@@ -1,15 +1,16 @@
 """Argument spec and driver construction shared by switch_config and switch_info."""
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import DRIVERS, driver_for
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
 
 CONNECTION_ARGS = dict(
     name=dict(type="str", required=True),
-    platform=dict(type="str", required=True, choices=sorted(DRIVERS)),
+    platform=dict(type="str", required=True, aliases=["network_os"]),
     host=dict(type="str", required=True),
     port=dict(type="int", default=22),
-    username=dict(type="str", required=True),
+    username=dict(type="str"),
     password=dict(type="str", no_log=True),
     private_key_file=dict(type="path"),
     known_hosts=dict(type="path", default="~/.ssh/known_hosts"),
+    ssh_config_file=dict(type="path"),
     host_key_checking=dict(type="bool", default=True),
     connect_timeout=dict(type="int", default=15),
     command_timeout=dict(type="int", default=60),
@@ -19,10 +20,13 @@ CONNECTION_ARGS = dict(
 
 
 def make_driver(p):
+    if not p.get("username"):
+        raise ValueError(f"switch {p['name']}: no login name: set ansible_user (or switch_username)")
     if not p.get("password") and not p.get("private_key_file"):
-        raise ValueError(f"switch {p['name']}: neither password nor private_key_file is set")
+        raise ValueError(f"switch {p['name']}: neither a password (ansible_password or switch_password) nor a "
+                         "private key (ansible_ssh_private_key_file or switch_private_key_file) is set")
     return driver_for(
-        p["platform"], p["name"], host=p["host"], port=p["port"], username=p["username"],
+        platform_of(p["name"], p["platform"]), p["name"], ssh_config_file=p.get("ssh_config_file"), host=p["host"], port=p["port"], username=p["username"],
         password=p.get("password"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
         host_key_checking=p["host_key_checking"], connect_timeout=p["connect_timeout"],
         command_timeout=p["command_timeout"], profile=p["profile"])

@@ -50,9 +50,13 @@ def _q(value):
     return value if re.fullmatch(r"[\w.,:/@+-]+", value) else shlex.quote(value)
 
 
+def _qp(path):
+    return " ".join(_q(t) for t in path.split(" "))
+
+
 def nvue_commands(want, have, scope):
-    unsets = [f"nv unset {k}" for k in have if k not in want and scope(k)]
-    sets = [f"nv set {k} {_q(v)}" for k, v in want.items() if have.get(k) != v]
+    unsets = [f"nv unset {_qp(k)}" for k in have if k not in want and scope(k)]
+    sets = [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if have.get(k) != v]
     return unsets + sets
 
 
@@ -195,6 +199,7 @@ class NvueDriver(Driver):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._rev_before = None
+        self._committed = False
 
     def get_running(self):
         return self.run("nv config show -o commands")
@@ -210,6 +215,9 @@ class NvueDriver(Driver):
 
     def commands(self, want, have, scope):
         return nvue_commands(want, have, scope)
+
+    def out_of_scope(self, want, scope, ports):
+        return [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if not scope(k)]
 
     def view(self, facts, scope):
         return "".join(f"nv set {k} {_q(v)}\n" for k, v in sorted(facts.items()) if scope(k))
@@ -232,7 +240,8 @@ class NvueDriver(Driver):
         self.run("nv config detach", check=False)
 
     def commit(self, confirm_timeout):
-        self.run(f"nv config apply --confirm {int(confirm_timeout)}s -y", timeout=max(60, self.command_timeout))
+        self._committed = True   # from here the apply may have happened, whatever the answer
+        self.run(f"nv config apply --confirm {int(confirm_timeout)}s -y")
 
     def confirm(self):
         self.run("nv config confirm -y")
@@ -240,7 +249,36 @@ class NvueDriver(Driver):
     def rollback(self):
         if self._rev_before is None:
             raise SwitchError(self.name, "no earlier applied revision to roll back to")
-        self.run(f"nv config apply {self._rev_before} -y", timeout=max(60, self.command_timeout))
+        out = self.run(f"nv config apply {self._rev_before} -y")
+        m = re.search(r"rev_id: (\d+)", out)
+        if m:   # the re-applied backup is now the revision to come back to
+            self._rev_before = m.group(1)
+
+    def clear_pending(self, target_text):
+        """Detach a pending revision. A revision awaiting confirmation is ended by the restore's own
+        apply, or confirmed when its config already is the backup."""
+        done = []
+        if self.run("nv config diff").strip():
+            self.run("nv config detach")
+            done.append("nv config detach (discarded a pending revision)")
+        waiting = [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
+        if waiting and self.get_running() == target_text:
+            self.run("nv config confirm -y")
+            done.append(f"nv config confirm -y (revision {waiting[-1]} already is the backup)")
+        return done
+
+    def undo(self):
+        """Discard the pending revision; re-apply the revision from before the window when a later one
+        is applied or awaits confirmation (a new apply also ends the confirm wait)."""
+        self.run("nv config detach")
+        if self._rev_before is None:
+            return   # begin never read the revisions: nothing was applied
+        revs = parse_revisions(self.run("nv config revision"))
+        waiting = [r for r, st in revs if "confirm" in st]
+        applied = [r for r, st in revs if st.startswith("applied")]
+        if self._committed or waiting or (applied and applied[-1] != self._rev_before):
+            self.rollback()
+            self._committed = False
 
     def oper(self, ports):
         summary = parse_interface_summary(self.run("nv show interface"))

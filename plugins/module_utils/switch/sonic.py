@@ -94,7 +94,7 @@ def sonic_commands(want, have, scope):
         if (table, key, field) in w or not scope(table, key, field):
             continue
         if table == "PORT_QOS_MAP" and field == "pfc_enable":
-            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(_prios(value))]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(_prios(value))]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hdel {_db(table, key)} {field}")
     for (table, key, field), value in w.items():
@@ -102,17 +102,17 @@ def sonic_commands(want, have, scope):
         if old == value:
             continue
         if table == "PORT" and field == "mtu":
-            cmds.append(f"sudo config interface mtu {key} {value}")
+            cmds.append(f"sudo config interface mtu {shlex.quote(key)} {shlex.quote(value)}")
         elif table == "PORT" and field == "speed":
-            cmds.append(f"sudo config interface speed {key} {value}")
+            cmds.append(f"sudo config interface speed {shlex.quote(key)} {shlex.quote(value)}")
         elif table == "PORT_QOS_MAP" and field == "pfc_enable":
             new, cur = _prios(value), _prios(old)
             if ",".join(map(str, sorted(new))) != value:
                 # an order/format the CLI would not produce: write the field as given
                 cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
                 continue
-            cmds += [f"sudo config interface pfc priority {key} {p} off" for p in sorted(cur - new)]
-            cmds += [f"sudo config interface pfc priority {key} {p} on" for p in sorted(new - cur)]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(cur - new)]
+            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} on" for p in sorted(new - cur)]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
     return cmds
@@ -210,6 +210,9 @@ class SonicDriver(Driver):
     def commands(self, want, have, scope):
         return sonic_commands(want, have, scope)
 
+    def out_of_scope(self, want, scope, ports):
+        return [f"{t}|{k} {f}={v}" for (t, k, f), v in flatten(want) if not scope(t, k, f)]
+
     def view(self, facts, scope):
         sub = {}
         for (t, k, f), v in flatten(facts):
@@ -219,12 +222,7 @@ class SonicDriver(Driver):
 
     def pending(self):
         problems = []
-        cps = self.run("sudo config list-checkpoints")
-        try:
-            names = json.loads(cps) if cps.strip() else []
-        except ValueError:
-            names = re.findall(r'"([^"]+)"', cps)
-        left = [n for n in names if str(n).startswith(CP_PREFIX)]
+        left = [n for n in self.checkpoints() if n.startswith(CP_PREFIX)]
         if left:
             problems.append("checkpoints of an unfinished change window: " + ", ".join(left))
         running = self.parse(self.get_running())
@@ -248,6 +246,42 @@ class SonicDriver(Driver):
     def confirm(self):
         self.run("sudo config save -y")
         self.run(f"sudo config delete-checkpoint {self._cp}")
+        self._cp = None
+
+    def checkpoints(self):
+        cps = self.run("sudo config list-checkpoints")
+        try:
+            names = json.loads(cps) if cps.strip() else []
+        except ValueError:
+            names = re.findall(r'"([^"]+)"', cps)
+        return [str(n) for n in names]
+
+    def clear_pending(self, target_text):
+        """Delete checkpoints left by unfinished windows; save when the running config already is the
+        backup (the restore's own confirm saves otherwise)."""
+        done = []
+        for cp in self.checkpoints():
+            if cp.startswith(CP_PREFIX):
+                self.run(f"sudo config delete-checkpoint {cp}")
+                done.append(f"config delete-checkpoint {cp}")
+        running = self.parse(self.get_running())
+        if running == self.parse(target_text) and running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+            self.run("sudo config save -y")
+            done.append("config save -y (the running config is the backup)")
+        return done
+
+    def undo(self):
+        """Roll back to the window's checkpoint, re-save when ``config save`` already ran (the saved
+        config was equal to the running one before the window: the pre-check demands it), and delete the
+        checkpoint. Nothing to do when the checkpoint was never taken."""
+        if not self._cp:
+            return
+        if self._cp in self.checkpoints():
+            self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
+            running = self.parse(self.get_running())
+            if running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+                self.run("sudo config save -y")
+            self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
     def rollback(self):
