@@ -75,7 +75,7 @@ def free_port():
 
 def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1"):
     port = str(free_port())
-    args = ["-d", "mlx5_0", "-x", "3", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
+    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
     srv = lab.start(server_node, tool, *args)
     time.sleep(0.4)
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
@@ -133,15 +133,39 @@ def test_lower_speed_lowers_bandwidth(lab):
     assert crc == 0 and 180 < parse_ib_write_bw(cout)["bw_average_gbps"] < 200
 
 
-@pytest.mark.parametrize("where", ["host", "switch"])
-def test_pfc_off_is_a_fraction_of_line_rate(lab, where):
+@pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
+def test_one_uncongested_pair_runs_at_line_rate_whatever_pfc_is(lab, where):
+    """Hardware: a single pair never congests a non-blocking fabric; PFC shows only under incast."""
+    extra = ()
     if where == "host":
         lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
-    else:
+    elif where == "switch":
         lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
-    (crc, cout), _ = pair(lab)
+    else:
+        extra = ("--tclass=0",)
+    (crc, cout), _ = pair(lab, *extra)
     bw = parse_ib_write_bw(cout)["bw_average_gbps"]
-    assert crc == 0 and 0.2 * 400 < bw < 0.6 * 400
+    assert crc == 0 and 370 < bw < 400
+
+
+def test_traffic_class_comes_only_from_the_programs_own_argv(lab, monkeypatch):
+    """Real perftest: --tclass sets the GRH class of a verbs QP; -T only with -R; nothing -> class 0."""
+    lab.save()
+    monkeypatch.setenv("LINERATE_LAB_STATE", lab.env("node1")["LINERATE_LAB_STATE"])
+    monkeypatch.setenv("LINERATE_LAB_NODE", "node1")
+    monkeypatch.setattr(rdma, "netdev_state", lambda name: lab.nets["node1"].get(name, {"exists": False}))
+    monkeypatch.setattr(rdma.subnet, "refresh_nic", lambda *a, **k: None)
+    # the node's RDMA-CM default ToS (104 -> DSCP 26 -> priority 3) is NOT applied to a verbs QP
+    assert rdma.local_port("mlx5_0", 1, 3)["priority"] == 0
+    assert rdma.local_port("mlx5_0", 1, 3, 104)["priority"] == 3
+    assert rdma.local_port("mlx5_0", 1, 3, None, rdma_cm=True)["priority"] == 3
+    assert rdma.local_port("mlx5_0", 1, 3, 0, rdma_cm=True)["priority"] == 0
+
+
+def test_tos_without_rdma_cm_is_refused_like_perftest(lab):
+    proc = lab.start("node1", "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-T", "104", "-p", str(free_port()))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "TOS only valid for rdma_cm based QP" in out
 
 
 def test_frames_above_the_receivers_mtu_are_retry_exceeded(lab):
