@@ -37,6 +37,13 @@ FAULT_CODES = {
     "NCCL_QP_FAILED": ("error", "gid", "NCCL could not connect its queue pairs (GID index)"),
     "NCCL_TRANSPORT_RETRY": ("error", "mtu", "NCCL completion error 12: frames dropped on the path"),
     "NCCL_FAILED": ("error", "host", "nccl-tests failed"),
+    # NCCL's own configuration read back from each node (nccl_conf_findings)
+    "NCCL_CONF_MISSING": ("error", "hca_selection", "NCCL's configuration file is absent or unreadable"),
+    "NCCL_CONF_INVALID": ("error", "hca_selection", "a line of NCCL's configuration file NCCL would not apply as meant"),
+    "NCCL_TC_MISMATCH": ("error", "pfc", "NCCL_IB_TC differs from the intent's data class (DSCP << 2)"),
+    "NCCL_SL_MISMATCH": ("error", "pfc", "NCCL_IB_SL differs from the service level the benchmarks ran on"),
+    "NCCL_GID_INDEX_MISMATCH": ("error", "gid", "NCCL_IB_GID_INDEX differs from the port's RoCE v2 IPv4 GID index"),
+    "NCCL_HCA_MISMATCH": ("error", "hca_selection", "NCCL_IB_HCA differs from the cabled, active ports"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
@@ -600,3 +607,73 @@ def summarize(findings):
         counts[f["code"]] = counts.get(f["code"], 0) + 1
     errors = [f for f in findings if f["severity"] == "error"]
     return {"passed": not errors, "errors": len(errors), "warnings": len(findings) - len(errors), "codes": counts}
+
+
+# ---------------------------------------------------------------- NCCL's configuration, read back
+
+def _hca_list(value):
+    """``=mlx5_0:1,mlx5_1`` -> ['mlx5_0:1', 'mlx5_1:1'] (NCCL's '=' exact-match prefix dropped, port 1 implied)."""
+    v = str(value or "").strip()
+    return [x if ":" in x else f"{x}:1" for x in (y.strip() for y in v.lstrip("^=").split(",")) if x]
+
+
+def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
+    """Compare a node's NCCL configuration with what the intent and the facts say it must be.
+
+    ``conf``: ``{"path", "settings"}`` (settings from parse_nccl_conf) or ``{"path", "error"}``;
+    ``expected``: nccl_env_settings' ``settings`` for this node (the one derivation both
+    role nccl_env and the benchmarks use); ``gid_by_device``: ``{device: discovered RoCE v2
+    IPv4 GID index}``. The traffic class is checked against the intent itself
+    (data_dscp << 2), not against the derivation, so a wrong derivation cannot hide;
+    ``conf["invalid"]``: the parse error of a file NCCL would mis-read; ``sl``: the
+    InfiniBand service level the benchmarks ran on (None: not checked).
+    """
+    path = (conf or {}).get("path") or "/etc/nccl.conf"
+    if (conf or {}).get("invalid"):
+        return [finding("NCCL_CONF_INVALID", f"{node}: {path}: {conf['invalid']}", node=node, check="nccl_conf")]
+    if not conf or conf.get("error") or conf.get("settings") is None:
+        return [finding("NCCL_CONF_MISSING", f"{node}: {path}: {(conf or {}).get('error') or 'not read'}",
+                        node=node, check="nccl_conf")]
+    got = conf["settings"]
+    out = []
+    transport = (fabric or {}).get("transport", "roce")
+    if transport == "roce":
+        dscp = int(((fabric or {}).get("roce") or {}).get("data_dscp", 0))
+        want_tc = dscp << 2
+        tc = got.get("NCCL_IB_TC")
+        if tc is None or not str(tc).isdigit() or int(tc) != want_tc:
+            out.append(finding(
+                "NCCL_TC_MISMATCH",
+                f"{node}: {path} has " + ("no NCCL_IB_TC (NCCL's default class 0)" if tc is None else f"NCCL_IB_TC={tc}")
+                + f"; the intent's data DSCP "
+                f"{dscp} needs {want_tc} (DSCP << 2) - NCCL's traffic would ride another class than the "
+                "no-drop one the benchmarks prove", node=node, check="nccl_conf",
+                evidence={"path": path, "NCCL_IB_TC": tc, "expected": want_tc}))
+        gid = got.get("NCCL_IB_GID_INDEX")
+        for device, index in sorted((gid_by_device or {}).items()):
+            if index is None:
+                continue  # no RoCE v2 GID at all: GID_MISSING from the port check says so
+            if gid is None or not str(gid).isdigit() or int(gid) != int(index):
+                out.append(finding(
+                    "NCCL_GID_INDEX_MISMATCH",
+                    f"{node} {device}: {path} has NCCL_IB_GID_INDEX={'(unset)' if gid is None else gid}; the "
+                    f"port's RoCE v2 IPv4 GID is at index {index}", node=node, device=device, check="nccl_conf",
+                    evidence={"path": path, "NCCL_IB_GID_INDEX": gid, "discovered": index}))
+    if transport == "infiniband" and sl is not None:
+        used = got.get("NCCL_IB_SL", "0")  # NCCL's default service level is 0
+        if str(used) != str(sl):
+            out.append(finding("NCCL_SL_MISMATCH", f"{node}: {path} has NCCL_IB_SL={used}; the benchmarks ran on SL {sl}",
+                               node=node, check="nccl_conf", evidence={"path": path, "NCCL_IB_SL": used, "expected": sl}))
+    want_hca = _hca_list((expected or {}).get("NCCL_IB_HCA"))
+    have_hca = _hca_list(got.get("NCCL_IB_HCA"))
+    if want_hca and sorted(want_hca) != sorted(have_hca):
+        missing = [h for h in want_hca if h not in have_hca]
+        extra = [h for h in have_hca if h not in want_hca]
+        out.append(finding(
+            "NCCL_HCA_MISMATCH",
+            f"{node}: {path} has NCCL_IB_HCA={got.get('NCCL_IB_HCA', '(unset)')}; the cabled active ports are "
+            f"{','.join(want_hca)}" + (f" (missing {','.join(missing)})" if missing else "")
+            + (f" (not cabled/active {','.join(extra)})" if extra else ""),
+            node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
+            evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
+    return out
