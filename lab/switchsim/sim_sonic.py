@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 
+import sim_counters
 from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
@@ -108,6 +109,8 @@ class Sonic(Platform):
             return self.show_pfc_priority(args[2] if len(args) > 2 else None)
         if args == ["ecn"]:
             return self.show_ecn()
+        if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
+            return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
         if not args:
             return click_usage("show", "COMMAND [ARGS]...")
         return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."
