@@ -266,3 +266,55 @@ def test_nccl_single_process_and_all_gather(lab):
     assert parse_nccl_tests(res.stdout)["avg_bus_bandwidth"] > 100
     rcs, out = nccl_job(lab, test="all_gather_perf")
     assert rcs == [0, 0]
+
+
+def incast(lab, senders=("node1", "node3"), receiver="node2", *extra):
+    """k clients write into one receiver port at once, each to its own server process."""
+    lab.model["nodes"]["node3"] = {"gpus": 8, "modules": ["nvidia_peermem"], "nics": [nic(3, 0), nic(3, 1)]}
+    for r in (0, 1):
+        lab.model["switches"][f"leaf{r + 1}"]["ports"]["swp3"] = {"up": True, "mtu": 9216, "pfc": [3], "speed_gbps": 400}
+    lab.nets["node3"] = netdevs(3)
+    ports = [str(free_port()) for _ in senders]
+    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", *extra]
+    servers = [lab.start(receiver, "ib_write_bw", *args, "-p", p) for p in ports]
+    time.sleep(0.4)
+    clients = [lab.start(s, "ib_write_bw", *args, "-p", p, "127.0.0.1") for s, p in zip(senders, ports)]
+    outs = [c.communicate(timeout=30) for c in clients]
+    for s in servers:
+        s.communicate(timeout=30)
+    with open(os.path.join(lab.env("node1")["LINERATE_LAB_STATE"], "fabric.json")) as f:
+        m = json.load(f)
+    bws = [parse_ib_write_bw(o)["bw_average_gbps"] for o, _ in outs]
+    return bws, m
+
+
+def counters(m, node, device="mlx5_0"):
+    return next(n for n in m["nodes"][node]["nics"] if n["device"] == device).get("counters") or {}
+
+
+def test_incast_on_a_lossless_class_pauses_the_senders_and_marks_ecn(lab):
+    bws, m = incast(lab)
+    assert all(180 < b < 200 for b in bws), bws  # two flows share the receiver's line rate
+    for s in ("node1", "node3"):
+        assert counters(m, s)["rx_prio3_pause"] > 0 and counters(m, s)["rp_cnp_handled"] > 0
+        assert not [k for k in counters(m, s) if "pause" in k and "prio3" not in k]
+    r = counters(m, "node2")
+    assert r["np_ecn_marked_roce_packets"] > 0 and r["np_cnp_sent"] > 0 and "out_of_sequence" not in r
+    sw = m["switches"]["leaf1"]["ports"]["swp2"]["counters"]
+    assert sw["pfc_tx"]["3"] > 0 and "queue_drop" not in sw
+
+
+@pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
+def test_incast_without_pfc_on_the_class_drops(lab, where):
+    extra = ()
+    if where == "host":
+        lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
+    elif where == "switch":
+        lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
+    else:
+        extra = ("--tclass=0",)  # class 0: the lossy one
+    bws, m = incast(lab, ("node1", "node3"), "node2", *extra)
+    assert min(bws) < 0.5 * 200, bws
+    assert counters(m, "node2")["out_of_sequence"] > 0
+    assert m["switches"]["leaf1"]["ports"]["swp2"]["counters"]["queue_drop"]
+

@@ -150,6 +150,7 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
         "switch": nic.get("switch"), "switch_port": nic.get("switch_port"),
         "switch_up": sw.get("up", True) is not False, "switch_mtu": sw.get("mtu"),
         "switch_pfc": list(sw.get("pfc") or []), "switch_speed_gbps": sw.get("speed_gbps"),
+        "switch_ecn": sw.get("ecn", True) is not False,
         "transport": m.get("transport", "roce"),
     }
 

@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 
-from linerate_lab import rdma
+from linerate_lab import congestion, rdma
 
 DASHES = "-" * 87
 DEFAULT_PORT = 18515
@@ -292,7 +292,16 @@ def run_client(prog, args):
     if link["error"]:
         send(conn, {"ok": False})
         raise Fail(" Failed to exchange data between server and clients")
-    time.sleep(args.duration if args.duration else min(3.0, args.iters * args.size * 8 / (link["gbps"] * 1e9)))
+    seconds = args.duration if args.duration else min(3.0, args.iters * args.size * 8 / (link["gbps"] * 1e9))
+    # other writers into the same receiver port at the same time make an incast (congestion.py)
+    flow = congestion.register(reader["node"], reader["device"], writer["node"], seconds + 0.5)
+    try:
+        k = congestion.overlap(reader["node"], reader["device"], seconds)
+        gbps, d_w, d_r, sw = congestion.outcome(writer, reader, k, link["gbps"], seconds)
+        congestion.account(writer, reader, d_w, d_r, sw)
+    finally:
+        congestion.unregister(flow)
+    link = dict(link, gbps=gbps)
     size = SWEEP_SIZES[-1] if args.all else args.size
     send(conn, {"ok": True, "gbps": link["gbps"], "size": size})
     for line in result_rows(args, link["gbps"], bool(args.duration), rng):
