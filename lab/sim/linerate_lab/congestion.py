@@ -86,26 +86,26 @@ def outcome(writer, reader, k, line_gbps, seconds):
     if k < 2:
         return line_gbps, d_w, d_r, {}
     excess_pkts = int((k - 1) * share * seconds * PKTS_PER_GBIT)
-    sw = {}
     if lossless:
         gbps = share
         pauses = max(1, int(excess_pkts / 64))
         d_w[f"rx_prio{prio}_pause"] = pauses  # the switch pauses the sender
         d_w[f"rx_prio{prio}_pause_duration"] = int(seconds * 1e6 * (k - 1) / k)
-        sw = {"pfc_tx": {prio: pauses}}
+        # a switch pauses out of the ports whose ingress backs up: towards the senders
+        sw = {"sender": {"pfc_tx": {prio: pauses}}, "receiver": {}}
     else:
         gbps = share * LOSSY_INCAST_FRACTION
         drops = max(1, excess_pkts)
         d_r["out_of_sequence"] = drops
         d_r["packet_seq_err"] = max(1, drops // 8)
         d_w["local_ack_timeout_err"] = max(1, drops // 512)
-        sw = {"queue_drop": {prio: drops}}
+        sw = {"sender": {}, "receiver": {"queue_drop": {prio: drops}}}  # the receiver's egress queue
     if ecn:
         marked = max(1, int(excess_pkts / 16))
         d_r["np_ecn_marked_roce_packets"] = marked
         d_r["np_cnp_sent"] = marked
         d_w["rp_cnp_handled"] = marked
-        sw["ecn_marked"] = {prio: marked}
+        sw["receiver"]["ecn_marked"] = {prio: marked}
     pkts = int(gbps * seconds * PKTS_PER_GBIT)
     d_w[f"tx_prio{prio}_packets"] = pkts
     d_w[f"tx_prio{prio}_bytes"] = pkts * 4096
@@ -115,8 +115,9 @@ def outcome(writer, reader, k, line_gbps, seconds):
 
 
 def account(writer, reader, d_w, d_r, sw):
-    """Add the deltas to both NICs' counters and to the receiver's switch port (one locked update)."""
-    if not (d_w or d_r or sw):
+    """Add the deltas to both NICs' counters and to both switch ports (one locked update);
+    ``sw``: {"sender": {kind: {prio: n}}, "receiver": {...}}."""
+    if not (d_w or d_r or any((sw or {}).values())):
         return
     with model.locked() as m:
         for end, delta in ((writer, d_w), (reader, d_r)):
@@ -126,11 +127,13 @@ def account(writer, reader, d_w, d_r, sw):
             c = nic.setdefault("counters", {})
             for k, v in delta.items():
                 c[k] = int(c.get(k, 0)) + int(v)
-        port = ((m.get("switches") or {}).get(reader.get("switch") or "") or {}).get("ports", {}).get(
-            str(reader.get("switch_port")))
-        if port is not None:
+        for end, kinds in ((writer, (sw or {}).get("sender") or {}), (reader, (sw or {}).get("receiver") or {})):
+            port = ((m.get("switches") or {}).get(end.get("switch") or "") or {}).get("ports", {}).get(
+                str(end.get("switch_port")))
+            if port is None:
+                continue
             c = port.setdefault("counters", {})
-            for kind, per_prio in sw.items():
+            for kind, per_prio in kinds.items():
                 bucket = c.setdefault(kind, {})
                 for prio, v in per_prio.items():
                     bucket[str(prio)] = int(bucket.get(str(prio), 0)) + int(v)
