@@ -37,7 +37,8 @@ class ActionModule(ActionBase):
             nccl_runs = self._templar.template(args.get("nccl") or [])
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
-                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf") if k in hostvars[n]}
+                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast")
+                        if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
             result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
@@ -87,6 +88,22 @@ class ActionModule(ActionBase):
             checks["ib_write_bw"] = {"passed": not f, "threshold_gbps": threshold,
                                      "detail": f"{sum(t['ok'] for t in evaluated)}/{len(evaluated)} links >= {threshold:g} Gb/s",
                                      "tests": evaluated, "matrix": verify.bandwidth_matrix(evaluated), "cases": tcases}
+
+        # incast: lossless proof by counters
+        phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}
+        if phase:
+            f, rails = verify.incast_findings(phase, fabric, cabling)
+            findings += f
+            errors = [x for x in f if x["severity"] == "error"]
+            checks["incast"] = {"passed": not errors, "rails": rails,
+                                "detail": f"{len(rails)} rail(s), k={rails[0]['k'] if rails else 0} senders into "
+                                          f"{rails[0]['receiver'] if rails else '-'}; {len(errors)} error(s)",
+                                "cases": [{"name": f"incast {r['device']} -> {r['receiver']}",
+                                           "ok": not [x for x in errors if x.get("device") == r["device"]],
+                                           "code": next((x["code"] for x in errors if x.get("device") == r["device"]), None),
+                                           "message": "; ".join(x["message"] for x in errors
+                                                                if x.get("device") == r["device"]) or None}
+                                          for r in rails]}
 
         # nccl-tests
         for run in nccl_runs:

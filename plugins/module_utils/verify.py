@@ -44,6 +44,13 @@ FAULT_CODES = {
     "NCCL_SL_MISMATCH": ("error", "pfc", "NCCL_IB_SL differs from the service level the benchmarks ran on"),
     "NCCL_GID_INDEX_MISMATCH": ("error", "gid", "NCCL_IB_GID_INDEX differs from the port's RoCE v2 IPv4 GID index"),
     "NCCL_HCA_MISMATCH": ("error", "hca_selection", "NCCL_IB_HCA differs from the cabled, active ports"),
+    # Lossless proof under incast (incast_findings): counters and goodput of k senders into one receiver
+    "INCAST_NO_PAUSE": ("error", "pfc", "no PFC pause on the no-drop priority under incast on a lossless intent"),
+    "INCAST_PAUSE_WRONG_PRIORITY": ("error", "pfc", "pause frames on a priority other than the no-drop one"),
+    "INCAST_DROPS": ("error", "pfc", "drops on the no-drop priority under incast"),
+    "INCAST_GOODPUT_LOW": ("error", "pfc", "an incast flow kept far less than its fair share (drops, go-back-N)"),
+    "INCAST_FAILED": ("error", "host", "an incast flow did not run"),
+    "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
@@ -677,3 +684,124 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
             node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
             evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
     return out
+
+
+# ---------------------------------------------------------------- incast: lossless proof by counters
+
+def _stats(text):
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+        from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
+    except ImportError:  # loaded standalone, with module_utils on sys.path
+        from common import ParseError
+        from counters import parse_ethtool_stats
+    try:
+        return parse_ethtool_stats(text)["stats"], None
+    except ParseError as e:
+        return None, str(e)
+
+
+def counter_deltas(before, after):
+    """{counter: after - before} of two ``ethtool -S`` listings, or (None, why)."""
+    b, why = _stats(before)
+    a, why_a = _stats(after)
+    if b is None or a is None:
+        return None, why or why_a
+    return {k: a[k] - b.get(k, 0) for k in a}, None
+
+
+def incast_threshold_gbps(fabric, k):
+    """What each of k flows into one port must keep: its fair share x the ib_write_bw fraction."""
+    return rdma_threshold_gbps(fabric) / max(1, int(k))
+
+
+def incast_findings(phase, fabric, cabling):
+    """Findings of the incast phase.
+
+    ``phase``: {node: {"receiver", "senders", "results": [ib_write_bw results],
+    "counters": {device: [ethtool -S before, after]}}}. Per rail (device), each
+    sender's flow must keep its fair share, and on a lossless (RoCE) intent the
+    senders must see PFC pauses on the no-drop priority only, the receiver no
+    discards on it. Returns (findings, rails) - rails is the per-rail evidence
+    (k, goodput, pause / discard deltas) for the report.
+    """
+    out, rails = [], []
+    if not phase:
+        return out, rails
+    any_node = next(iter(phase.values()))
+    receiver, senders = any_node.get("receiver"), list(any_node.get("senders") or [])
+    k = len(senders)
+    roce = (fabric or {}).get("transport", "roce") == "roce"
+    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
+    threshold = incast_threshold_gbps(fabric, k)
+    devices = [d for d in ((phase.get(receiver) or {}).get("counters") or {})]
+    for device in devices:
+        rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
+                "flows": {}, "pause": {}, "discards": {}, "missing": []}
+        deltas = {}
+        for node in [receiver] + senders:
+            pair = ((phase.get(node) or {}).get("counters") or {}).get(device) or ["", ""]
+            d, why = counter_deltas(pair[0], pair[1])
+            if d is None:
+                out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
+                                   "PFC under incast cannot be proven on this port", check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            deltas[node] = d
+        for node, d in deltas.items():
+            for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
+                if name not in d:
+                    rail["missing"].append(f"{node}:{name}")
+                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
+                                       + ("PFC pauses" if "pause" in name else "drops")
+                                       + f" on priority {prio} cannot be proven", check="incast",
+                                       counter=name, **_where(cabling, node, device)))
+            rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
+            rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
+            wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
+                     and n[7] != str(prio)}
+            if roce and wrong:
+                out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
+                                   f"{node} {device}: pause frames on "
+                                   + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
+                                   + f"; only the no-drop priority {prio} may pause", check="incast",
+                                   evidence={"deltas": wrong}, **_where(cabling, node, device)))
+            if roce and rail["discards"][node] > 0:
+                out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
+                                   f"on the no-drop priority under incast", check="incast",
+                                   **_where(cabling, node, device)))
+        bad = []
+        for node in senders:
+            res = next((r for r in (phase.get(node) or {}).get("results") or [] if r.get("device") == device), None)
+            gbps = (res or {}).get("gbps")
+            rail["flows"][node] = gbps
+            if res is None or res.get("error") or gbps is None:
+                out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
+                                   + ((res or {}).get("error") or "no result"), check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
+            if gbps < threshold or no_pause:
+                bad.append((node, gbps, no_pause))
+        # every flow into the receiver suffers: the receiver's port (or its switch port) is the suspect
+        blame_receiver = len(bad) == len(senders) and len(senders) >= 2
+        for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
+            where = _where(cabling, node, device)
+            if blame_receiver:
+                flows = ", ".join(f"{n} {g:.1f}" if g is not None else f"{n} -" for n, g, _ in bad)
+                msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
+                       f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
+                       + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
+                code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
+            elif gbps < threshold:
+                code = "INCAST_GOODPUT_LOW"
+                msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
+                       f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
+            else:
+                code = "INCAST_NO_PAUSE"
+                msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
+                       "although the intent declares it lossless")
+            out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
+                                                                    "pause": rail["pause"]}, **where))
+        rails.append(rail)
+    return out, rails
