@@ -734,13 +734,16 @@ def incast_findings(phase, fabric, cabling):
     roce = (fabric or {}).get("transport", "roce") == "roce"
     prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
     threshold = incast_threshold_gbps(fabric, k)
-    devices = [d for d in ((phase.get(receiver) or {}).get("counters") or {})]
+    devices = list(any_node.get("devices") or ((phase.get(receiver) or {}).get("counters") or {}))
     for device in devices:
         rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
                 "flows": {}, "pause": {}, "discards": {}, "missing": []}
         deltas = {}
         for node in [receiver] + senders:
-            pair = ((phase.get(node) or {}).get("counters") or {}).get(device) or ["", ""]
+            pair = ((phase.get(node) or {}).get("counters") or {}).get(device)
+            if pair is None and not roce:
+                continue  # InfiniBand: credit-based, no PFC; its counters (perfquery) are not read here yet
+            pair = pair or ["", ""]
             d, why = counter_deltas(pair[0], pair[1])
             if d is None:
                 out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "

@@ -95,3 +95,13 @@ def test_incast_test_plan_ports_never_collide():
     assert [(t["device"], t["tcp_port"], t["server"]) for t in tx] == [("mlx5_0", 18631, "10.0.0.1"),
                                                                          ("mlx5_1", 18632, "10.0.0.1")]
     assert verify_incast_tests(PORTS, 18615, senders, "node9", "10.0.0.1") == []
+
+
+def test_infiniband_incast_checks_goodput_without_pfc_counters():
+    ib = dict(FABRIC, transport="infiniband")
+    ph = phase(gbps={("node2", "mlx5_1"): 40.0})
+    for n in ph.values():
+        n["counters"], n["devices"] = {}, ["mlx5_0", "mlx5_1"]
+    f, rails = verify.incast_findings(ph, ib, CABLING)
+    assert [(x["code"], x["node"], x["device"]) for x in f] == [("INCAST_GOODPUT_LOW", "node2", "mlx5_1")]
+    assert len(rails) == 2
