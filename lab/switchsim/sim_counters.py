@@ -57,6 +57,9 @@ def port_counters(switch, port, m=None):
         out[key] = per
     for k in ("ecn_marked", "cnp_tx", "roce_tx_packets", "roce_tx_bytes", "rx_roce_discards"):
         out[k] = _total(raw.get(k))
+    # per-priority ECN marks where the physics keeps them per priority (None: only a total)
+    out["ecn_marked_prio"] = _per_prio(raw.get("ecn_marked")) if isinstance(raw.get("ecn_marked"), (dict, list)) \
+        else None
     return out
 
 
@@ -80,6 +83,21 @@ def render_sonic_pfc_counters(switch, ports, m=None):
         out += _simple_table([f"Port {direction}"] + [f"PFC{i}" for i in range(8)], rows)
         out.append("")
     return "\n".join(out).rstrip("\n")
+
+
+def render_sonic_queue_counters(switch, ports, m=None):
+    """``show queue counters`` of a platform with ECN statistics (EcnMarked columns), unicast
+    queues UC0..UC7 (the lab's TC_TO_QUEUE map is the identity: queue n carries priority n)."""
+    headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes",
+               "EcnMarked/pkts", "EcnMarked/bytes"]
+    rows = []
+    for p in ports:
+        c = port_counters(switch, p, m)
+        ecn = c["ecn_marked_prio"] or [0] * 8
+        for q in range(8):
+            rows.append([p, f"UC{q}", _comma(0), _comma(0), _comma(c["drops"][q]), _comma(c["drops"][q] * 4160),
+                         _comma(ecn[q]), _comma(ecn[q] * 4160)])
+    return "\n".join(_simple_table(headers, rows))
 
 
 def _bytes(n):

@@ -37,6 +37,50 @@ def _count(value, tool, n, line, text):
         raise ParseError(tool, f"line {n}: {line.strip()!r}: {value!r} is not a counter", text) from None
 
 
+_QUEUE_COLS = {"Counter/pkts": "pkts", "Counter/bytes": "bytes", "Drop/pkts": "drop_pkts",
+               "Drop/bytes": "drop_bytes", "EcnMarked/pkts": "ecn_marked_pkts",
+               "EcnMarked/bytes": "ecn_marked_bytes", "Trim/pkts": "trim_pkts",
+               "TrimSent/pkts": "trim_sent_pkts", "TrimDrop/pkts": "trim_drop_pkts"}
+
+
+def parse_sonic_queue_counters(text):
+    """``show queue counters [PORT] [--all]`` -> {"ports": {port: {queue: {"type": "UC"|"MC"|"ALL",
+    "index": n, "pkts", "bytes", "drop_pkts", "drop_bytes", ["ecn_marked_pkts", ...]}}}, "columns": [...]}.
+
+    Columns come from the header (platforms with ECN statistics add EcnMarked/pkts,
+    EcnMarked/bytes; --all adds the trimming columns); ``N/A`` -> None.
+    """
+    if text is None or not text.strip():
+        raise ParseError("show queue counters", "no output", text)
+    ports, columns = {}, None
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("For namespace") or s.startswith("Last cached time") or _DASH_RE.match(line):
+            continue
+        words = s.split()
+        if words[:2] == ["Port", "TxQ"]:
+            unknown = [w for w in words[2:] if w not in _QUEUE_COLS]
+            if unknown:
+                raise ParseError("show queue counters", f"line {n}: unknown column {unknown[0]!r}", text)
+            columns = [_QUEUE_COLS[w] for w in words[2:]]
+            continue
+        if columns is None:
+            raise ParseError("show queue counters", f"line {n}: {s!r} before the 'Port TxQ ...' header", text)
+        if len(words) != len(columns) + 2:
+            raise ParseError("show queue counters", f"line {n}: {s!r}: {len(words) - 2} values for "
+                                                    f"{len(columns)} columns", text)
+        port, queue = words[0], words[1]
+        kind = queue.rstrip("0123456789")
+        if kind not in ("UC", "MC", "ALL") or not queue[len(kind):].isdigit():
+            raise ParseError("show queue counters", f"line {n}: {queue!r} is not a queue (UCn, MCn, ALLn)", text)
+        row = {"type": kind, "index": int(queue[len(kind):])}
+        row.update({c: _count(v, "show queue counters", n, line, text) for c, v in zip(columns, words[2:])})
+        ports.setdefault(port, {})[queue] = row
+    if columns is None:
+        raise ParseError("show queue counters", "no 'Port TxQ' header", text)
+    return {"ports": ports, "columns": columns}
+
+
 def parse_sonic_pfc_counters(text):
     """``show pfc counters`` -> {"rx": {port: {prio: n}}, "tx": {port: {prio: n}}}."""
     if text is None or not text.strip():

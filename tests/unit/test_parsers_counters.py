@@ -9,7 +9,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
 from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import (
     IB_ERROR_COUNTERS, ber_value, parse_mlxlink, parse_perfquery)
 from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
-    parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters)
+    parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters, parse_sonic_queue_counters)
 
 
 def fx(name):
@@ -181,3 +181,33 @@ def test_eos_pfc_counters_eapi_revision3():
         parse_eos_pfc_counters({"interfaceCounters": {"Ethernet1": {"rxFrames": 1}}})
     with pytest.raises(ParseError, match="not JSON"):
         parse_eos_pfc_counters("% Invalid input")
+
+
+def test_sonic_queue_counters_unit_test_output():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_unittest.txt"))
+    e0 = q["ports"]["Ethernet0"]
+    assert e0["UC3"] == {"type": "UC", "index": 3, "pkts": 71, "bytes": 33, "drop_pkts": 53, "drop_bytes": 71}
+    assert e0["MC9"]["type"] == "MC" and "ecn_marked_pkts" not in q["columns"]
+
+
+def test_sonic_queue_counters_with_ecn_statistics():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_ecn_hld.txt"))
+    assert q["ports"]["Ethernet16"]["UC1"]["ecn_marked_pkts"] == 1
+    assert q["ports"]["Ethernet16"]["UC1"]["ecn_marked_bytes"] == 120
+
+
+def test_sonic_queue_counters_all_with_na():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_trim_all.txt"))
+    e0 = q["ports"]["Ethernet0"]
+    assert e0["UC0"]["drop_pkts"] is None and e0["UC1"]["drop_pkts"] == 100 and e0["UC1"]["trim_sent_pkts"] == 50
+
+
+@pytest.mark.parametrize("text, match", [
+    ("     Port    TxQ    Counter/pkts    Bogus/pkts\n", "unknown column 'Bogus/pkts'"),
+    ("Ethernet0    UC0     1\n", "before the 'Port TxQ"),
+    ("     Port    TxQ    Counter/pkts\nEthernet0    XX0     1\n", "is not a queue"),
+    ("     Port    TxQ    Counter/pkts\nEthernet0    UC0     1  2\n", "2 values for 1 columns"),
+])
+def test_sonic_queue_counters_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_sonic_queue_counters(text)

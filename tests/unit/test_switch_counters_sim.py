@@ -41,13 +41,14 @@ def test_counters_from_the_model_come_back_through_the_real_format(tmp_path, mon
     pfc_on(d, platform, PORTS[platform])
     port = PORTS[platform][1]
     put_counters(port, {"rx_pause": [0, 0, 0, 1234, 0, 0, 7, 0], "tx_pause": [0, 0, 0, 56789, 0, 0, 0, 0],
-                        "drops": [0, 0, 0, 11, 0, 0, 0, 0], "ecn_marked": 4242, "cnp_tx": 9})
+                        "drops": [0, 0, 0, 11, 0, 0, 0, 0], "ecn_marked": {"3": 4242}, "cnp_tx": 9})
     c = d.qos_counters(PORTS[platform])[port]
     other = d.qos_counters(PORTS[platform])[PORTS[platform][0]]
     assert other["rx_pause_total"] == 0
     if platform == "sonic":
         assert c["rx_pause"][3] == 1234 and c["rx_pause"][6] == 7 and c["tx_pause"][3] == 56789
-        assert c["per_priority"] and "ECN-marked packets" in c["missing"]
+        assert c["per_priority"] and c["drops"][3] == 11 and c["drops"][0] == 0
+        assert c["ecn_marked"] == 4242 and c["missing"] == ["CNPs sent"]
     elif platform == "nvue":
         assert c["rx_pause"] == {3: 1234} and c["tx_pause"] == {3: 56789}
         assert c["ecn_marked"] == 4242 and c["drops"] == {3: 11} and c["cnp_tx"] == 9
@@ -93,3 +94,16 @@ def test_the_physics_spelling_is_served_too(tmp_path, monkeypatch):
     c = port_counters("sw", "Ethernet0")
     assert c["tx_pause"][3] == 42 and c["drops"][3] == 5 and c["ecn_marked"] == 7
     assert d.qos_counters(["Ethernet0"])["Ethernet0"]["tx_pause"][3] == 42
+
+
+def test_sonic_queue_counters_carry_drops_and_ecn_per_queue(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    d, sim = sim_driver(tmp_path, "sonic", ["Ethernet0", "Ethernet8"])
+    put_counters("Ethernet8", {"queue_drop": {"3": 900}, "ecn_marked": {"3": 77}})
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import parse_sonic_queue_counters
+    q = parse_sonic_queue_counters(sim("show queue counters Ethernet8"))
+    assert q["ports"]["Ethernet8"]["UC3"]["drop_pkts"] == 900 and q["ports"]["Ethernet8"]["UC3"]["ecn_marked_pkts"] == 77
+    assert "Ethernet0" not in q["ports"]
+    assert sim("show queue counters Ethernet99") == "Cannot find interface Ethernet99"
+    c = d.qos_counters(["Ethernet8"])["Ethernet8"]
+    assert c["drops"][3] == 900 and c["ecn_marked"] == 77
