@@ -8,6 +8,9 @@ Pure functions, stdlib only, importable on its own.
 - ``parse_mlxlink(text)``: MFT ``mlxlink -d DEV [-p PORT] [-m] -c`` text output
   (sections ``Operational Info``, ``Troubleshooting Info``, ``Module Info``,
   ``Physical Counters and BER Info`` ... of ``Key  : value`` lines).
+- ``parse_ibqueryerrors(text)``: infiniband-diags ``ibqueryerrors`` (the fabric-wide
+  error sweep: ``Errors for 0xGUID "name"`` / ``GUID 0x.. port N: [Counter == v] ...``
+  and the ``## Summary`` lines).
 - ``ber_value("15E-255")`` -> 1.5e-254: mlxlink prints BER as ``<coef>E-<magnitude>``.
 """
 
@@ -147,3 +150,62 @@ def parse_mlxlink(text):
         "time_since_clear_min": (_num(ctr["Time Since Last Clear [Min]"])
                                  if "Time Since Last Clear [Min]" in ctr else None),
     }
+
+
+_IQE_NODE_RE = re.compile(r'^Errors for (?:(?P<guid>0x[0-9a-fA-F]+) )?"(?P<name>.*)"\s*$')
+_IQE_PORT_RE = re.compile(r"^GUID (?P<guid>0x[0-9a-fA-F]+) port (?P<port>ALL|\d+):(?P<rest>.*)$")
+_IQE_COUNTER_RE = re.compile(r"\[(?P<name>[A-Za-z0-9_]+) == (?P<value>\d+)\]")
+_IQE_SUMMARY_RE = re.compile(r"^## Summary: (?P<nodes>\d+) nodes checked, (?P<bad_nodes>\d+) bad nodes found$")
+_IQE_PORTS_RE = re.compile(r"^##\s+(?P<ports>\d+) ports checked, (?P<bad_ports>\d+) ports have errors beyond threshold$")
+
+
+def parse_ibqueryerrors(text):
+    """ibqueryerrors -> {"nodes": [{"guid", "name", "ports": {port (int or "ALL"): {counter: int}}}],
+    "summary": {nodes_checked, bad_nodes, ports_checked, bad_ports} or None, "thresholds", "suppressed"}."""
+    if text is None or not text.strip():
+        raise ParseError("ibqueryerrors", "no output", text)
+    for line in text.splitlines():
+        if "ibwarn" in line or "iberror" in line or "can't open" in line:
+            raise ParseError("ibqueryerrors", line.strip(), text)
+    nodes, current, summary = [], None, None
+    thresholds, suppressed = None, []
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s:
+            continue
+        m = _IQE_NODE_RE.match(s)
+        if m:
+            current = {"guid": m.group("guid"), "name": m.group("name"), "ports": {}}
+            nodes.append(current)
+            continue
+        m = _IQE_PORT_RE.match(s)
+        if m:
+            if current is None:
+                raise ParseError("ibqueryerrors", f"line {n}: {s!r} before an 'Errors for' line", text)
+            counters = {c.group("name"): int(c.group("value")) for c in _IQE_COUNTER_RE.finditer(m.group("rest"))}
+            if not counters and m.group("rest").strip():
+                raise ParseError("ibqueryerrors", f"line {n}: {s!r}: no '[Counter == value]'", text)
+            port = m.group("port")
+            current["ports"][port if port == "ALL" else int(port)] = counters
+            continue
+        m = _IQE_SUMMARY_RE.match(s)
+        if m:
+            summary = {"nodes_checked": int(m.group("nodes")), "bad_nodes": int(m.group("bad_nodes")),
+                       "ports_checked": None, "bad_ports": None}
+            continue
+        m = _IQE_PORTS_RE.match(s)
+        if m and summary is not None:
+            summary.update(ports_checked=int(m.group("ports")), bad_ports=int(m.group("bad_ports")))
+            continue
+        if s.startswith("## Thresholds:"):
+            thresholds = s[len("## Thresholds:"):].strip()
+            continue
+        if s.startswith("## Suppressed:"):
+            suppressed = s[len("## Suppressed:"):].split()
+            continue
+        if s.startswith("##"):
+            continue  # e.g. "##          3 PMA query failures" is kept in the text only
+        raise ParseError("ibqueryerrors", f"line {n}: {s!r} is not an ibqueryerrors line", text)
+    if not nodes and summary is None:
+        raise ParseError("ibqueryerrors", "neither errors nor a summary", text)
+    return {"nodes": nodes, "summary": summary, "thresholds": thresholds, "suppressed": suppressed}

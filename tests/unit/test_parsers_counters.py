@@ -7,7 +7,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
     RDMA_COUNTERS, missing_counters, mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats,
     parse_hw_counters, parse_rdma_statistic)
 from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import (
-    IB_ERROR_COUNTERS, ber_value, parse_mlxlink, parse_perfquery)
+    IB_ERROR_COUNTERS, ber_value, parse_ibqueryerrors, parse_mlxlink, parse_perfquery)
 from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
     parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters, parse_sonic_queue_counters)
 
@@ -211,3 +211,36 @@ def test_sonic_queue_counters_all_with_na():
 def test_sonic_queue_counters_errors(text, match):
     with pytest.raises(ParseError, match=match):
         parse_sonic_queue_counters(text)
+
+
+def test_ibqueryerrors_ca():
+    r = parse_ibqueryerrors(fx("ibqueryerrors_ca_mailinglist.txt"))
+    assert r["nodes"] == [{"guid": None, "name": "rd240 mlx4_0",
+                           "ports": {1: {"PortXmitWait": 4294967295}, 2: {"PortXmitWait": 1}}}]
+    assert r["summary"] == {"nodes_checked": 4, "bad_nodes": 4, "ports_checked": 43, "bad_ports": 14}
+    assert r["thresholds"] == "" and r["suppressed"] == []
+
+
+def test_ibqueryerrors_switch_port_and_all():
+    r = parse_ibqueryerrors(fx("ibqueryerrors_switch_ibsim.txt"))
+    sw = r["nodes"][0]
+    assert sw["guid"] == "0x200002" and sw["name"] == "hxa-su1-leaf-r1"
+    assert sw["ports"][33] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3} and "ALL" in sw["ports"]
+    assert r["summary"]["bad_ports"] == 1
+
+
+def test_ibqueryerrors_clean_fabric_has_only_a_summary():
+    r = parse_ibqueryerrors("\n## Summary: 5 nodes checked, 0 bad nodes found\n"
+                            "##          42 ports checked, 0 ports have errors beyond threshold\n")
+    assert r["nodes"] == [] and r["summary"]["bad_ports"] == 0
+
+
+@pytest.mark.parametrize("text, match", [
+    ("ibwarn: [123] mad_rpc_open_port: can't open UMAD port\n", "can't open"),
+    ("   GUID 0x1 port 1: [PortRcvErrors == 5]\n", "before an 'Errors for' line"),
+    ('Errors for "x"\n   GUID 0x1 port 1: PortRcvErrors 5\n', "no '\\[Counter == value\\]'"),
+    ('Errors for "x"\nsomething else\n', "not an ibqueryerrors line"),
+])
+def test_ibqueryerrors_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_ibqueryerrors(text)
