@@ -301,11 +301,12 @@ def ofed_packages(stack, kernels):
         "/usr/bin/mlxfwreset": ("mlxfwreset", "mlxfwreset", {}),
         "/usr/bin/mlxfwmanager": ("mlxfwmanager", "mlxfwmanager", {}),
         "/usr/bin/flint": ("flint", "flint", {}),
+        "/usr/bin/mlxlink": ("mlxlink", "mlxlink", {}),
         "/usr/bin/mst": ("mst", "mst", {"mft": s["mft"]}),
     }
     pkgs.append(Package(
         mft, s["mft"], "NVIDIA Firmware Tools (MFT)\n"
-        "mst, mlxconfig, mlxfwreset, mlxfwmanager and flint.",
+        "mst, mlxconfig, mlxfwreset, mlxfwmanager, flint and mlxlink.",
         files={p: (0o755, launcher(t, m, mft, **kw)) for p, (t, m, kw) in mft_tools.items()},
         maintainer="NVIDIA Networking <support@nvidia.com>", section="utils"))
     fw_dir = "/opt/mellanox/mlnx-fw-updater/firmware"

@@ -2,7 +2,7 @@
 group with the unit tests that cover it; prints the figures and fails below
 the threshold. Slow (minutes per group), so it is not part of `make test`.
 
-Usage: python tests/mutation.py [--min 90] [group ...]   (groups: intent, switch)
+Usage: python tests/mutation.py [--min 90] [group ...]   (groups: intent, switch, counters)
 """
 import argparse
 import os
@@ -26,7 +26,13 @@ GROUPS = {
     "switch": {
         "paths": ["plugins/module_utils/switch/"],
         "tests": ["tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
-                  "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py"],
+                  "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py",
+                  "tests/unit/test_switch_counters_sim.py"],
+    },
+    "counters": {
+        "paths": ["plugins/module_utils/counters.py", "plugins/module_utils/linkhealth.py",
+                  "plugins/module_utils/switch_counters.py"],
+        "tests": ["tests/unit/test_parsers_counters.py"],
     },
 }
 STATES = ("killed", "survived", "timeout", "suspicious", "untested", "skipped")

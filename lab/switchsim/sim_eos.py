@@ -15,6 +15,7 @@ import copy
 import difflib
 import re
 
+import sim_counters
 from simcore import Exit, Platform, natural_key
 
 SPEEDS = ("1g", "10g", "25g", "40g", "50g", "100g", "200g", "400g", "800g", "auto")
@@ -116,6 +117,8 @@ class Eos(Platform):
             if not ctx["session"]:
                 return "% Not in a configuration session"
             return self.session_diff(ctx["session"])
+        if line == "show priority-flow-control counters | json":  # eAPI revision 3 shape (counters.py)
+            return sim_counters.render_eos_pfc_counters_json(self.name, self.ports)
         if line == "show version":
             return ("Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\n"
                     "Software image version: 4.32.0F\nArchitecture: x86_64\n")

@@ -10,6 +10,7 @@ import datetime
 import re
 import shlex
 
+import sim_counters
 from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G", "auto")
@@ -293,6 +294,11 @@ class Nvue(Platform):
             if args[1] not in self.ports:
                 return f"Error: The requested item does not exist: interface {args[1]}"
             return self.show_roce_status(args[1])
+        if len(args) == 5 and args[0] == "interface" and args[2:] == ["qos", "roce", "counters"]:
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            pfc = self.port_config()[args[1]]["pfc"]
+            return sim_counters.render_nvue_roce_counters(self.name, args[1], pfc[0] if pfc else 3)
         return "Error: The requested item does not exist."
 
     def show_interfaces(self):

@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 
+import sim_counters
 from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
@@ -111,6 +112,13 @@ class Sonic(Platform):
             return self.show_pfc_priority(args[2] if len(args) > 2 else None)
         if args == ["ecn"]:
             return self.show_ecn()
+        if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
+            return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
+        if args[:2] == ["queue", "counters"] and len(args) <= 3:
+            if len(args) == 3 and args[2] not in self.db["PORT"]:
+                return f"Cannot find interface {args[2]}"
+            ports = [args[2]] if len(args) == 3 else sorted(self.db["PORT"], key=natural_key)
+            return sim_counters.render_sonic_queue_counters(self.name, ports)
         if not args:
             return click_usage("show", "COMMAND [ARGS]...")
         return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."

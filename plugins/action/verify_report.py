@@ -16,13 +16,15 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches"))
+                             "ib_fabric", "ib_switches", "sl"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -34,7 +36,9 @@ class ActionModule(ActionBase):
             fabric = self._templar.template(args["fabric"])
             nccl_runs = self._templar.template(args.get("nccl") or [])
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
-                        ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log") if k in hostvars[n]}
+                        ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
+                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast")
+                        if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
             result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
@@ -60,6 +64,15 @@ class ActionModule(ActionBase):
                                "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
         hints = [(x["node"], x["device"]) for x in findings if x.get("device")]
 
+        # NCCL's configuration read back from each node
+        sl = self._templar.template(args.get("sl"))
+        f, cases = self._nccl_conf(nodes, data, fabric, cabling, None if sl in (None, "") else int(sl))
+        if cases:
+            findings += f
+            checks["nccl_conf"] = {"passed": not f, "cases": cases,
+                                   "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} nodes' NCCL_IB_TC / "
+                                             "NCCL_IB_GID_INDEX / NCCL_IB_HCA agree with the intent and facts"}
+
         # ib_write_bw
         logs = {n: data[n].get("verify_fabric_rdma_log") or [] for n in nodes}
         tests = verify_tests(logs)
@@ -75,6 +88,22 @@ class ActionModule(ActionBase):
             checks["ib_write_bw"] = {"passed": not f, "threshold_gbps": threshold,
                                      "detail": f"{sum(t['ok'] for t in evaluated)}/{len(evaluated)} links >= {threshold:g} Gb/s",
                                      "tests": evaluated, "matrix": verify.bandwidth_matrix(evaluated), "cases": tcases}
+
+        # incast: lossless proof by counters
+        phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}
+        if phase:
+            f, rails = verify.incast_findings(phase, fabric, cabling)
+            findings += f
+            errors = [x for x in f if x["severity"] == "error"]
+            checks["incast"] = {"passed": not errors, "rails": rails,
+                                "detail": f"{len(rails)} rail(s), k={rails[0]['k'] if rails else 0} senders into "
+                                          f"{rails[0]['receiver'] if rails else '-'}; {len(errors)} error(s)",
+                                "cases": [{"name": f"incast {r['device']} -> {r['receiver']}",
+                                           "ok": not [x for x in errors if x.get("device") == r["device"]],
+                                           "code": next((x["code"] for x in errors if x.get("device") == r["device"]), None),
+                                           "message": "; ".join(x["message"] for x in errors
+                                                                if x.get("device") == r["device"]) or None}
+                                          for r in rails]}
 
         # nccl-tests
         for run in nccl_runs:
@@ -124,3 +153,31 @@ class ActionModule(ActionBase):
         else:
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
+
+    @staticmethod
+    def _nccl_conf(nodes, data, fabric, cabling, sl=None):
+        """Findings and report cases of the NCCL configuration read back (role task ports.yml)."""
+        findings, cases = [], []
+        for n in nodes:
+            raw = data[n].get("verify_fabric_nccl_conf")
+            if not raw:
+                continue
+            conf = {"path": raw.get("path")}
+            if raw.get("error"):
+                conf["error"] = raw["error"]
+            else:
+                try:
+                    conf["settings"] = parse_nccl_conf(raw.get("text") or "")
+                except ParseError as e:
+                    conf["invalid"] = str(e)
+            expected = data[n].get("verify_fabric_nccl_expected") or {}
+            f = verify.nccl_conf_findings(n, conf, expected.get("settings") or {}, expected.get("gids") or {}, fabric, sl)
+            for x in f:
+                if x.get("device"):
+                    where = verify._where(cabling, n, x["device"])
+                    x["switch"] = where["switch"]
+                    x["switch_port"] = None if where["switch_port"] is None else str(where["switch_port"])
+            findings += f
+            cases.append({"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None,
+                          "message": "; ".join(x["message"] for x in f) or None, "findings": f})
+        return findings, cases

@@ -67,7 +67,23 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done):
     return verify.retest_plan(sorted(bad), good, done)
 
 
+def verify_incast_tests(ports, base_port, senders, me, server=None):
+    """The incast phase's ib_write_bw tests of one host, one per rail and sender.
+
+    Sender i (its place in ``senders``) writes rail r on TCP port base + 16 i + r.
+    The receiver (``me`` not in ``senders``, no ``server``) serves every sender;
+    a sender (``me`` in ``senders``) runs its own tests against ``server``.
+    """
+    senders = list(senders or [])
+    if server is None and me not in senders:
+        return [t for i in range(len(senders)) for t in verify_rail_tests(ports, int(base_port) + 16 * i)]
+    if me not in senders:
+        return []
+    return verify_rail_tests(ports, int(base_port) + 16 * senders.index(me), server)
+
+
 class FilterModule:
     def filters(self):
         return {"verify_rounds": verify_rounds, "verify_round_role": verify_round_role,
-                "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds}
+                "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
+                "verify_incast_tests": verify_incast_tests}

@@ -37,6 +37,20 @@ FAULT_CODES = {
     "NCCL_QP_FAILED": ("error", "gid", "NCCL could not connect its queue pairs (GID index)"),
     "NCCL_TRANSPORT_RETRY": ("error", "mtu", "NCCL completion error 12: frames dropped on the path"),
     "NCCL_FAILED": ("error", "host", "nccl-tests failed"),
+    # NCCL's own configuration read back from each node (nccl_conf_findings)
+    "NCCL_CONF_MISSING": ("error", "hca_selection", "NCCL's configuration file is absent or unreadable"),
+    "NCCL_CONF_INVALID": ("error", "hca_selection", "a line of NCCL's configuration file NCCL would not apply as meant"),
+    "NCCL_TC_MISMATCH": ("error", "pfc", "NCCL_IB_TC differs from the intent's data class (DSCP << 2)"),
+    "NCCL_SL_MISMATCH": ("error", "pfc", "NCCL_IB_SL differs from the service level the benchmarks ran on"),
+    "NCCL_GID_INDEX_MISMATCH": ("error", "gid", "NCCL_IB_GID_INDEX differs from the port's RoCE v2 IPv4 GID index"),
+    "NCCL_HCA_MISMATCH": ("error", "hca_selection", "NCCL_IB_HCA differs from the cabled, active ports"),
+    # Lossless proof under incast (incast_findings): counters and goodput of k senders into one receiver
+    "INCAST_NO_PAUSE": ("error", "pfc", "no PFC pause on the no-drop priority under incast on a lossless intent"),
+    "INCAST_PAUSE_WRONG_PRIORITY": ("error", "pfc", "pause frames on a priority other than the no-drop one"),
+    "INCAST_DROPS": ("error", "pfc", "drops on the no-drop priority under incast"),
+    "INCAST_GOODPUT_LOW": ("error", "pfc", "an incast flow kept far less than its fair share (drops, go-back-N)"),
+    "INCAST_FAILED": ("error", "host", "an incast flow did not run"),
+    "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
@@ -600,3 +614,197 @@ def summarize(findings):
         counts[f["code"]] = counts.get(f["code"], 0) + 1
     errors = [f for f in findings if f["severity"] == "error"]
     return {"passed": not errors, "errors": len(errors), "warnings": len(findings) - len(errors), "codes": counts}
+
+
+# ---------------------------------------------------------------- NCCL's configuration, read back
+
+def _hca_list(value):
+    """``=mlx5_0:1,mlx5_1`` -> ['mlx5_0:1', 'mlx5_1:1'] (NCCL's '=' exact-match prefix dropped, port 1 implied)."""
+    v = str(value or "").strip()
+    return [x if ":" in x else f"{x}:1" for x in (y.strip() for y in v.lstrip("^=").split(",")) if x]
+
+
+def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
+    """Compare a node's NCCL configuration with what the intent and the facts say it must be.
+
+    ``conf``: ``{"path", "settings"}`` (settings from parse_nccl_conf) or ``{"path", "error"}``;
+    ``expected``: nccl_env_settings' ``settings`` for this node (the one derivation both
+    role nccl_env and the benchmarks use); ``gid_by_device``: ``{device: discovered RoCE v2
+    IPv4 GID index}``. The traffic class is checked against the intent itself
+    (data_dscp << 2), not against the derivation, so a wrong derivation cannot hide;
+    ``conf["invalid"]``: the parse error of a file NCCL would mis-read; ``sl``: the
+    InfiniBand service level the benchmarks ran on (None: not checked).
+    """
+    path = (conf or {}).get("path") or "/etc/nccl.conf"
+    if (conf or {}).get("invalid"):
+        return [finding("NCCL_CONF_INVALID", f"{node}: {path}: {conf['invalid']}", node=node, check="nccl_conf")]
+    if not conf or conf.get("error") or conf.get("settings") is None:
+        return [finding("NCCL_CONF_MISSING", f"{node}: {path}: {(conf or {}).get('error') or 'not read'}",
+                        node=node, check="nccl_conf")]
+    got = conf["settings"]
+    out = []
+    transport = (fabric or {}).get("transport", "roce")
+    if transport == "roce":
+        dscp = int(((fabric or {}).get("roce") or {}).get("data_dscp", 0))
+        want_tc = dscp << 2
+        tc = got.get("NCCL_IB_TC")
+        if tc is None or not str(tc).isdigit() or int(tc) != want_tc:
+            out.append(finding(
+                "NCCL_TC_MISMATCH",
+                f"{node}: {path} has " + ("no NCCL_IB_TC (NCCL's default class 0)" if tc is None else f"NCCL_IB_TC={tc}")
+                + f"; the intent's data DSCP "
+                f"{dscp} needs {want_tc} (DSCP << 2) - NCCL's traffic would ride another class than the "
+                "no-drop one the benchmarks prove", node=node, check="nccl_conf",
+                evidence={"path": path, "NCCL_IB_TC": tc, "expected": want_tc}))
+        gid = got.get("NCCL_IB_GID_INDEX")
+        for device, index in sorted((gid_by_device or {}).items()):
+            if index is None:
+                continue  # no RoCE v2 GID at all: GID_MISSING from the port check says so
+            if gid is None or not str(gid).isdigit() or int(gid) != int(index):
+                out.append(finding(
+                    "NCCL_GID_INDEX_MISMATCH",
+                    f"{node} {device}: {path} has NCCL_IB_GID_INDEX={'(unset)' if gid is None else gid}; the "
+                    f"port's RoCE v2 IPv4 GID is at index {index}", node=node, device=device, check="nccl_conf",
+                    evidence={"path": path, "NCCL_IB_GID_INDEX": gid, "discovered": index}))
+    if transport == "infiniband" and sl is not None:
+        used = got.get("NCCL_IB_SL", "0")  # NCCL's default service level is 0
+        if str(used) != str(sl):
+            out.append(finding("NCCL_SL_MISMATCH", f"{node}: {path} has NCCL_IB_SL={used}; the benchmarks ran on SL {sl}",
+                               node=node, check="nccl_conf", evidence={"path": path, "NCCL_IB_SL": used, "expected": sl}))
+    want_hca = _hca_list((expected or {}).get("NCCL_IB_HCA"))
+    have_hca = _hca_list(got.get("NCCL_IB_HCA"))
+    if want_hca and sorted(want_hca) != sorted(have_hca):
+        missing = [h for h in want_hca if h not in have_hca]
+        extra = [h for h in have_hca if h not in want_hca]
+        out.append(finding(
+            "NCCL_HCA_MISMATCH",
+            f"{node}: {path} has NCCL_IB_HCA={got.get('NCCL_IB_HCA', '(unset)')}; the cabled active ports are "
+            f"{','.join(want_hca)}" + (f" (missing {','.join(missing)})" if missing else "")
+            + (f" (not cabled/active {','.join(extra)})" if extra else ""),
+            node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
+            evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
+    return out
+
+
+# ---------------------------------------------------------------- incast: lossless proof by counters
+
+def _stats(text):
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+        from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
+    except ImportError:  # loaded standalone, with module_utils on sys.path
+        from common import ParseError
+        from counters import parse_ethtool_stats
+    try:
+        return parse_ethtool_stats(text)["stats"], None
+    except ParseError as e:
+        return None, str(e)
+
+
+def counter_deltas(before, after):
+    """{counter: after - before} of two ``ethtool -S`` listings, or (None, why)."""
+    b, why = _stats(before)
+    a, why_a = _stats(after)
+    if b is None or a is None:
+        return None, why or why_a
+    return {k: a[k] - b.get(k, 0) for k in a}, None
+
+
+def incast_threshold_gbps(fabric, k):
+    """What each of k flows into one port must keep: its fair share x the ib_write_bw fraction."""
+    return rdma_threshold_gbps(fabric) / max(1, int(k))
+
+
+def incast_findings(phase, fabric, cabling):
+    """Findings of the incast phase.
+
+    ``phase``: {node: {"receiver", "senders", "results": [ib_write_bw results],
+    "counters": {device: [ethtool -S before, after]}}}. Per rail (device), each
+    sender's flow must keep its fair share, and on a lossless (RoCE) intent the
+    senders must see PFC pauses on the no-drop priority only, the receiver no
+    discards on it. Returns (findings, rails) - rails is the per-rail evidence
+    (k, goodput, pause / discard deltas) for the report.
+    """
+    out, rails = [], []
+    if not phase:
+        return out, rails
+    any_node = next(iter(phase.values()))
+    receiver, senders = any_node.get("receiver"), list(any_node.get("senders") or [])
+    k = len(senders)
+    roce = (fabric or {}).get("transport", "roce") == "roce"
+    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
+    threshold = incast_threshold_gbps(fabric, k)
+    devices = list(any_node.get("devices") or ((phase.get(receiver) or {}).get("counters") or {}))
+    for device in devices:
+        rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
+                "flows": {}, "pause": {}, "discards": {}, "missing": []}
+        deltas = {}
+        for node in [receiver] + senders:
+            pair = ((phase.get(node) or {}).get("counters") or {}).get(device)
+            if pair is None and not roce:
+                continue  # InfiniBand: credit-based, no PFC; its counters (perfquery) are not read here yet
+            pair = pair or ["", ""]
+            d, why = counter_deltas(pair[0], pair[1])
+            if d is None:
+                out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
+                                   "PFC under incast cannot be proven on this port", check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            deltas[node] = d
+        for node, d in deltas.items():
+            for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
+                if name not in d:
+                    rail["missing"].append(f"{node}:{name}")
+                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
+                                       + ("PFC pauses" if "pause" in name else "drops")
+                                       + f" on priority {prio} cannot be proven", check="incast",
+                                       counter=name, **_where(cabling, node, device)))
+            rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
+            rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
+            wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
+                     and n[7] != str(prio)}
+            if roce and wrong:
+                out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
+                                   f"{node} {device}: pause frames on "
+                                   + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
+                                   + f"; only the no-drop priority {prio} may pause", check="incast",
+                                   evidence={"deltas": wrong}, **_where(cabling, node, device)))
+            if roce and rail["discards"][node] > 0:
+                out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
+                                   f"on the no-drop priority under incast", check="incast",
+                                   **_where(cabling, node, device)))
+        bad = []
+        for node in senders:
+            res = next((r for r in (phase.get(node) or {}).get("results") or [] if r.get("device") == device), None)
+            gbps = (res or {}).get("gbps")
+            rail["flows"][node] = gbps
+            if res is None or res.get("error") or gbps is None:
+                out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
+                                   + ((res or {}).get("error") or "no result"), check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
+            if gbps < threshold or no_pause:
+                bad.append((node, gbps, no_pause))
+        # every flow into the receiver suffers: the receiver's port (or its switch port) is the suspect
+        blame_receiver = len(bad) == len(senders) and len(senders) >= 2
+        for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
+            where = _where(cabling, node, device)
+            if blame_receiver:
+                flows = ", ".join(f"{n} {g:.1f}" if g is not None else f"{n} -" for n, g, _ in bad)
+                msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
+                       f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
+                       + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
+                code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
+            elif gbps < threshold:
+                code = "INCAST_GOODPUT_LOW"
+                msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
+                       f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
+            else:
+                code = "INCAST_NO_PAUSE"
+                msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
+                       "although the intent declares it lossless")
+            out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
+                                                                    "pause": rail["pause"]}, **where))
+        rails.append(rail)
+    return out, rails

@@ -55,6 +55,16 @@ options:
   gid_index:
     description: RoCE GID index (C(-x)); omit on InfiniBand.
     type: int
+  tclass:
+    description:
+      - RoCE traffic class of the test's QPs (C(--tclass), the GRH traffic class = IP ToS byte,
+        DSCP << 2). Without it the QPs ride class 0, the lossy class on a DSCP-trusting
+        fabric - pass the class NCCL uses (NCCL_IB_TC). C(-T) is not used (real perftest
+        accepts it only with C(-R)).
+    type: int
+  sl:
+    description: InfiniBand service level of the test's QPs (C(-S)), the one NCCL uses (NCCL_IB_SL).
+    type: int
   use_cuda:
     description: Measure GPU memory to GPU memory (C(--use_cuda=<gpu>)), GPUDirect RDMA.
     type: bool
@@ -148,6 +158,10 @@ def build_argv(binary, p, test, index, json_path=None):
         argv += ["-n", str(p["iterations"])]
     if p["gid_index"] is not None:
         argv += ["-x", str(p["gid_index"])]
+    if p["tclass"] is not None:
+        argv += [f"--tclass={p['tclass']}"]
+    if p["sl"] is not None:
+        argv += ["-S", str(p["sl"])]
     if p["use_cuda"]:
         argv += [f"--use_cuda={test.get('gpu', index)}"]
     if json_path:
@@ -231,6 +245,8 @@ def main():
             duration=dict(type="int", default=10),
             iterations=dict(type="int", default=5000),
             gid_index=dict(type="int"),
+            tclass=dict(type="int"),
+            sl=dict(type="int"),
             use_cuda=dict(type="bool", default=False),
             out_json=dict(type="bool", default=False),
             extra_args=dict(type="list", elements="str", default=[]),
@@ -238,6 +254,9 @@ def main():
             connect_timeout=dict(type="int", default=30)),
         supports_check_mode=True)
     p = module.params
+    for key, top in (("tclass", 255), ("sl", 15), ("gid_index", 255)):
+        if p[key] is not None and not 0 <= p[key] <= top:
+            module.fail_json(msg=f"{key}: {p[key]} is out of range; allowed: 0..{top}")
     for i, t in enumerate(p["tests"]):
         missing = [k for k in ("device", "tcp_port") + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
         if missing:

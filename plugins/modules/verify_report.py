@@ -60,6 +60,11 @@ options:
     description: Names of the InfiniBand switches, to tell switch-side findings from host-side ones.
     type: list
     elements: str
+  sl:
+    description:
+      - InfiniBand service level the benchmarks ran on; each node's NCCL_IB_SL (unset = NCCL's 0) must
+        match (NCCL_SL_MISMATCH). On RoCE NCCL_IB_TC is checked against the intent (data DSCP << 2).
+    type: raw
 attributes:
   check_mode:
     support: full

@@ -62,6 +62,15 @@ def test_healthy_lab_passes(converged):
     pairs = {(frozenset((t["client"][0], t["server"][0])), t["client"][1]) for t in checks["ib_write_bw"]["tests"]}
     n = len(converged["nodes"])
     assert len(pairs) == n * (n - 1) // 2 * 2
+    # incast: k = 3 senders into node1 on both rails; PFC pauses on the no-drop priority prove the class
+    incast = checks["incast"]
+    assert incast["passed"] and len(incast["rails"]) == 2
+    for rail in incast["rails"]:
+        assert rail["k"] == 3 and rail["receiver"] == "node1" and not rail["missing"]
+        assert all(rail["pause"][s] > 0 for s in rail["senders"]), rail
+        assert all(g >= rail["threshold_gbps"] for g in rail["flows"].values()), rail
+    # NCCL's own configuration agrees with the intent and the facts on every node
+    assert checks["nccl_conf"]["passed"] and len(checks["nccl_conf"]["cases"]) == n
     for name in ("nccl:all_reduce_perf", "nccl:all_gather_perf"):
         assert checks[name]["passed"]
         assert set(checks[name]["transports"].values()) == {"IB"}
@@ -104,28 +113,69 @@ def test_link_at_reduced_speed(converged):
 
 
 def test_pfc_off_on_a_switch_port(converged):
+    """A single pair runs at line rate without PFC; only the incast shows the lost class."""
     switch, port = port_of(converged, "node4", "mlx5_0")
     fault("switch-pfc-off", switch, port)
     try:
         report = verify(expect_ok=False)
     finally:
         fault("switch-pfc-restore", switch, port)
-    f = find(report, "RDMA_BW_LOW", "node4", "mlx5_0")[0]
-    assert f["layer"] == "pfc" and (f["switch"], f["switch_port"]) == (switch, port)
-    assert {(x["node"], x["device"]) for x in report["findings"] if x["check"] == "ib_write_bw"} == {("node4", "mlx5_0")}
-    nccl = find(report, "NCCL_BUSBW_LOW")[0]
-    assert nccl["layer"] == "pfc"
+    assert report["checks"]["ib_write_bw"]["passed"]
+    f = [x for x in report["findings"] if x["check"] == "incast"]
+    assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [
+        ("INCAST_GOODPUT_LOW", "node4", "mlx5_0", switch, port)]
+    assert f[0]["layer"] == "pfc"
     assert not [x for x in report["findings"] if x["check"] == "ports"]
 
 
 def test_pfc_off_on_a_host_port(converged):
+    """node1 is the incast's receiver: every flow into its rail loses the class, so its port is named."""
     fault("pfc-off", "node1", "mlx5_1")
     try:
         report = verify(expect_ok=False)
     finally:
         fault("pfc-restore", "node1", "mlx5_1")
-    f = find(report, "RDMA_BW_LOW", "node1", "mlx5_1")[0]
-    assert f["layer"] == "pfc"
+    switch, port = port_of(converged, "node1", "mlx5_1")
+    f = [x for x in report["findings"] if x["check"] == "incast"]
+    assert [(x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [("node1", "mlx5_1", switch, port)]
+    assert f[0]["code"] in ("INCAST_NO_PAUSE", "INCAST_GOODPUT_LOW") and f[0]["layer"] == "pfc"
+
+
+def test_pfc_on_the_wrong_priority(converged):
+    switch, port = port_of(converged, "node3", "mlx5_1")
+    fault("pfc-wrong-prio", "node3", "mlx5_1")
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["ports", "incast"]}', expect_ok=False)
+    finally:
+        fault("pfc-wrong-prio-restore", "node3", "mlx5_1")
+    f = [x for x in report["findings"] if x["check"] == "incast"]
+    assert [(x["node"], x["device"], x["switch_port"]) for x in f] == [("node3", "mlx5_1", port)]
+
+
+def test_nccl_traffic_class_differs_from_the_intent(converged):
+    fault("tc-mismatch", "node2")
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["ports"]}', expect_ok=False)
+    finally:
+        fault("tc-restore", "node2")
+    f = find(report, "NCCL_TC_MISMATCH", "node2")[0]
+    assert f["evidence"]["NCCL_IB_TC"] == "0" and f["evidence"]["expected"] == 104
+
+
+def test_three_faults_at_once_are_all_named(converged):
+    switch, port = port_of(converged, "node3", "mlx5_0")
+    fault("switch-pfc-off", switch, port)
+    fault("tc-mismatch", "node4")
+    fault("speed", "node2", "mlx5_1", "200")
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["ports", "ib_write_bw", "incast"]}', expect_ok=False)
+    finally:
+        fault("switch-pfc-restore", switch, port)
+        fault("tc-restore", "node4")
+        fault("speed", "node2", "mlx5_1", "400")
+    find(report, "INCAST_GOODPUT_LOW", "node3", "mlx5_0")
+    find(report, "NCCL_TC_MISMATCH", "node4")
+    find(report, "PORT_SPEED", "node2", "mlx5_1")
 
 
 def test_mtu_mismatch(converged):

@@ -145,9 +145,23 @@ def test_ethtool_delegates_everything_else(lab):
     calls = []
     lab.mp.setattr(ethtool.os, "execv", lambda path, argv: calls.append((path, argv)))
     lab.run(ethtool, ["eth0"])
-    lab.run(ethtool, ["-S", "enp65s0f0np0"])
+    lab.run(ethtool, ["-k", "enp65s0f0np0"])
+    lab.run(ethtool, ["-S", "eth0"])
     assert calls == [("/sbin/ethtool.distrib", ["ethtool", "eth0"]),
-                     ("/sbin/ethtool.distrib", ["ethtool", "-S", "enp65s0f0np0"])]
+                     ("/sbin/ethtool.distrib", ["ethtool", "-k", "enp65s0f0np0"]),
+                     ("/sbin/ethtool.distrib", ["ethtool", "-S", "eth0"])]
+
+
+def test_ethtool_statistics_in_mlx5_format_read_by_the_parser(lab):
+    from ansible_collections.linerate.fabric.plugins.module_utils.counters import (mlx5_phy_counters,
+                                                                                   mlx5_priority_counters,
+                                                                                   parse_ethtool_stats)
+    lab.update(lambda n: n["nics"][0].update(counters={"rx_prio3_pause": 42, "rx_crc_errors_phy": 7,
+                                                       "tx_prio3_packets": 5}))
+    out = lab.run(ethtool, ["-S", "enp65s0f0np0"])[1]
+    stats = parse_ethtool_stats(out)["stats"]
+    assert mlx5_priority_counters(stats)[3]["rx_pause"] == 42 and stats["tx_packets"] == 5
+    assert mlx5_phy_counters(stats)["rx_crc_errors_phy"] == 7 and stats["rx_prio0_pause"] == 0
 
 
 def test_nvidia_smi_topo_places_nics_by_numa(lab):

@@ -59,3 +59,35 @@ def test_switch_info_reports_ports(monkeypatch, capsys):
     assert res["ports"] == {"swp1": {"up": True, "pfc": [3], "ecn": True},
                             "swp2": {"up": False, "pfc": [], "ecn": False}}
     assert res["ports_down"] == ["swp2"] and "running_config" not in res
+
+
+def test_switch_counters_reads_the_roce_class_and_names_what_nvue_lacks(monkeypatch, capsys):
+    from ansible_collections.linerate.fabric.plugins.modules import switch_counters
+    counters = fixture_counters("nvue_roce_counters_cl512.txt")
+    res, fake = run_module(switch_counters, ARGS, monkeypatch, capsys, {
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+        "nv show interface swp1 qos roce counters": counters,
+        "nv show interface swp2 qos roce counters": counters})
+    assert res["changed"] is False and res["ports_missing"] == []
+    swp1 = res["ports"]["swp1"]
+    assert swp1["ecn_marked"] == 693777677344 and swp1["drops"] == {"3": 663060754115}
+    assert swp1["tx_pause"] == {"3": 0} and not swp1["per_priority"] and swp1["missing"]
+    assert res["ports"]["swp2"]["tx_pause"] == {"roce": 0}  # PFC off: the RoCE class has no priority
+    assert not [c for c in fake.sent if c.startswith("nv set") or "apply" in c]
+
+
+def test_switch_counters_bad_output_fails_naming_the_switch(monkeypatch, capsys):
+    from ansible_collections.linerate.fabric.plugins.modules import switch_counters
+    res, _ = run_module(switch_counters, dict(ARGS, fabric_ports=["swp1"]), monkeypatch, capsys, {
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp1 qos roce counters": "operational applied\nrx-stats\n"})
+    assert res["failed"] and res["msg"].startswith("leaf1: nv show qos roce counters: no table")
+
+
+def fixture_counters(name):
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "fixtures", "counters", name), encoding="utf-8") as f:
+        return f.read()

@@ -7,21 +7,22 @@ from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw, ncc
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 
 PARAMS = {"mode": "client", "tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": 10, "iterations": 5000,
-          "gid_index": 3, "use_cuda": False, "out_json": False, "extra_args": [], "timeout": None, "connect_timeout": 5}
+          "gid_index": 3, "tclass": 104, "sl": None, "use_cuda": False, "out_json": False, "extra_args": [], "timeout": None, "connect_timeout": 5}
 
 
 def test_ib_write_bw_client_argv():
     argv = ib_write_bw.build_argv("/usr/bin/ib_write_bw", PARAMS, {"device": "mlx5_1", "tcp_port": 18516,
                                                                    "server": "10.0.0.2"}, 1)
     assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "--report_gbits",
-                    "-q", "4", "-s", "1048576", "-D", "10", "-x", "3", "10.0.0.2"]
+                    "-q", "4", "-s", "1048576", "-D", "10", "-x", "3", "--tclass=104", "10.0.0.2"]
 
 
 def test_ib_write_bw_server_argv_cuda_json_iterations():
-    p = dict(PARAMS, mode="server", duration=0, gid_index=None, use_cuda=True, extra_args=["--tclass=106"])
+    p = dict(PARAMS, mode="server", duration=0, gid_index=None, tclass=None, sl=5, use_cuda=True,
+             extra_args=["--tclass=106"])
     argv = ib_write_bw.build_argv("ib_write_bw", p, {"device": "mlx5_0", "tcp_port": 18515, "gpu": 2}, 0, "/tmp/x.json")
     assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "-F", "--report_gbits", "-q", "4",
-                    "-s", "1048576", "-n", "5000", "--use_cuda=2", "--out_json", "--out_json_file=/tmp/x.json",
+                    "-s", "1048576", "-n", "5000", "-S", "5", "--use_cuda=2", "--out_json", "--out_json_file=/tmp/x.json",
                     "--tclass=106"]
 
 

@@ -75,7 +75,7 @@ def free_port():
 
 def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1"):
     port = str(free_port())
-    args = ["-d", "mlx5_0", "-x", "3", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
+    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
     srv = lab.start(server_node, tool, *args)
     time.sleep(0.4)
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
@@ -133,15 +133,39 @@ def test_lower_speed_lowers_bandwidth(lab):
     assert crc == 0 and 180 < parse_ib_write_bw(cout)["bw_average_gbps"] < 200
 
 
-@pytest.mark.parametrize("where", ["host", "switch"])
-def test_pfc_off_is_a_fraction_of_line_rate(lab, where):
+@pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
+def test_one_uncongested_pair_runs_at_line_rate_whatever_pfc_is(lab, where):
+    """Hardware: a single pair never congests a non-blocking fabric; PFC shows only under incast."""
+    extra = ()
     if where == "host":
         lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
-    else:
+    elif where == "switch":
         lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
-    (crc, cout), _ = pair(lab)
+    else:
+        extra = ("--tclass=0",)
+    (crc, cout), _ = pair(lab, *extra)
     bw = parse_ib_write_bw(cout)["bw_average_gbps"]
-    assert crc == 0 and 0.2 * 400 < bw < 0.6 * 400
+    assert crc == 0 and 370 < bw < 400
+
+
+def test_traffic_class_comes_only_from_the_programs_own_argv(lab, monkeypatch):
+    """Real perftest: --tclass sets the GRH class of a verbs QP; -T only with -R; nothing -> class 0."""
+    lab.save()
+    monkeypatch.setenv("LINERATE_LAB_STATE", lab.env("node1")["LINERATE_LAB_STATE"])
+    monkeypatch.setenv("LINERATE_LAB_NODE", "node1")
+    monkeypatch.setattr(rdma, "netdev_state", lambda name: lab.nets["node1"].get(name, {"exists": False}))
+    monkeypatch.setattr(rdma.subnet, "refresh_nic", lambda *a, **k: None)
+    # the node's RDMA-CM default ToS (104 -> DSCP 26 -> priority 3) is NOT applied to a verbs QP
+    assert rdma.local_port("mlx5_0", 1, 3)["priority"] == 0
+    assert rdma.local_port("mlx5_0", 1, 3, 104)["priority"] == 3
+    assert rdma.local_port("mlx5_0", 1, 3, None, rdma_cm=True)["priority"] == 3
+    assert rdma.local_port("mlx5_0", 1, 3, 0, rdma_cm=True)["priority"] == 0
+
+
+def test_tos_without_rdma_cm_is_refused_like_perftest(lab):
+    proc = lab.start("node1", "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-T", "104", "-p", str(free_port()))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "TOS only valid for rdma_cm based QP" in out
 
 
 def test_frames_above_the_receivers_mtu_are_retry_exceeded(lab):
@@ -242,3 +266,57 @@ def test_nccl_single_process_and_all_gather(lab):
     assert parse_nccl_tests(res.stdout)["avg_bus_bandwidth"] > 100
     rcs, out = nccl_job(lab, test="all_gather_perf")
     assert rcs == [0, 0]
+
+
+def incast(lab, senders=("node1", "node3"), receiver="node2", *extra):
+    """k clients write into one receiver port at once, each to its own server process."""
+    lab.model["nodes"]["node3"] = {"gpus": 8, "modules": ["nvidia_peermem"], "nics": [nic(3, 0), nic(3, 1)]}
+    for r in (0, 1):
+        lab.model["switches"][f"leaf{r + 1}"]["ports"]["swp3"] = {"up": True, "mtu": 9216, "pfc": [3], "speed_gbps": 400}
+    lab.nets["node3"] = netdevs(3)
+    ports = [str(free_port()) for _ in senders]
+    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", *extra]
+    servers = [lab.start(receiver, "ib_write_bw", *args, "-p", p) for p in ports]
+    time.sleep(0.4)
+    clients = [lab.start(s, "ib_write_bw", *args, "-p", p, "127.0.0.1") for s, p in zip(senders, ports)]
+    outs = [c.communicate(timeout=30) for c in clients]
+    for s in servers:
+        s.communicate(timeout=30)
+    with open(os.path.join(lab.env("node1")["LINERATE_LAB_STATE"], "fabric.json")) as f:
+        m = json.load(f)
+    bws = [parse_ib_write_bw(o)["bw_average_gbps"] for o, _ in outs]
+    return bws, m
+
+
+def counters(m, node, device="mlx5_0"):
+    return next(n for n in m["nodes"][node]["nics"] if n["device"] == device).get("counters") or {}
+
+
+def test_incast_on_a_lossless_class_pauses_the_senders_and_marks_ecn(lab):
+    bws, m = incast(lab)
+    assert all(180 < b < 200 for b in bws), bws  # two flows share the receiver's line rate
+    for s in ("node1", "node3"):
+        assert counters(m, s)["rx_prio3_pause"] > 0 and counters(m, s)["rp_cnp_handled"] > 0
+        assert not [k for k in counters(m, s) if "pause" in k and "prio3" not in k]
+    r = counters(m, "node2")
+    assert r["np_ecn_marked_roce_packets"] > 0 and r["np_cnp_sent"] > 0 and "out_of_sequence" not in r
+    sw = m["switches"]["leaf1"]["ports"]
+    # pauses leave the senders' switch ports; marking happens on the receiver's egress port
+    assert sw["swp1"]["counters"]["pfc_tx"]["3"] > 0 and sw["swp3"]["counters"]["pfc_tx"]["3"] > 0
+    assert sw["swp2"]["counters"]["ecn_marked"]["3"] > 0 and "queue_drop" not in sw["swp2"]["counters"]
+
+
+@pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
+def test_incast_without_pfc_on_the_class_drops(lab, where):
+    extra = ()
+    if where == "host":
+        lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
+    elif where == "switch":
+        lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
+    else:
+        extra = ("--tclass=0",)  # class 0: the lossy one
+    bws, m = incast(lab, ("node1", "node3"), "node2", *extra)
+    assert min(bws) < 0.5 * 200, bws
+    assert counters(m, "node2")["out_of_sequence"] > 0
+    assert m["switches"]["leaf1"]["ports"]["swp2"]["counters"]["queue_drop"]
+

@@ -157,6 +157,40 @@ def pfc_restore(lab, m, node, device):
     return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
 
 
+@fault("pfc-wrong-prio", "pfc-wrong-prio NODE DEVICE  PFC on priority 4 instead of the no-drop one (host port)")
+def pfc_wrong_prio(lab, m, node, device):
+    nic = _nic(m, node, device)
+    qos = nic.setdefault("qos", {})
+    _record(m, "pfc-wrong-prio", [node, device, list(qos.get("pfc") or [0] * 8)])
+    qos["pfc"] = [1 if i == 4 else 0 for i in range(8)]
+    return f"{node} {device}: PFC on priority 4 only"
+
+
+@fault("pfc-wrong-prio-restore", "pfc-wrong-prio-restore NODE DEVICE  undo pfc-wrong-prio")
+def pfc_wrong_prio_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    for f in m.get("faults", []):
+        if f["kind"] == "pfc-wrong-prio" and f["args"][:2] == [node, device]:
+            nic.setdefault("qos", {})["pfc"] = f["args"][2]
+    _untrack(m, "pfc-wrong-prio", [node, device])
+    return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
+
+
+@fault("tc-mismatch", "tc-mismatch NODE        NCCL_IB_TC=0 in the node's /etc/nccl.conf (NCCL off the intent's class)")
+def tc_mismatch(lab, m, node):
+    _exec(lab, node, "sh", "-c", "cp -n /etc/nccl.conf /etc/nccl.conf.linerate-tc 2>/dev/null || true; "
+          "grep -v '^NCCL_IB_TC=' /etc/nccl.conf.linerate-tc > /etc/nccl.conf; echo 'NCCL_IB_TC=0' >> /etc/nccl.conf")
+    _record(m, "tc-mismatch", [node])
+    return f"{node}: /etc/nccl.conf NCCL_IB_TC=0"
+
+
+@fault("tc-restore", "tc-restore NODE         undo tc-mismatch")
+def tc_restore(lab, m, node):
+    _exec(lab, node, "sh", "-c", "if [ -f /etc/nccl.conf.linerate-tc ]; then mv /etc/nccl.conf.linerate-tc /etc/nccl.conf; fi")
+    _untrack(m, "tc-mismatch", [node])
+    return f"{node}: /etc/nccl.conf restored"
+
+
 @fault("switch-pfc-off", "switch-pfc-off SWITCH PORT  PFC off on one switch port (operational state)")
 def switch_pfc_off(lab, m, switch, port):
     # The switch simulators publish ports.*.pfc from their running config; this

@@ -32,10 +32,9 @@ ROCE_WIRE_OVERHEAD = 82
 # (IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4); 4096 + 60 fits a 4200 MTU.
 ROCE_MTU_OVERHEAD = 60
 IB_MTUS = (256, 512, 1024, 2048, 4096)
-# What a lossy (no PFC) RoCE link delivers under sustained many-QP load:
-# go-back-N retransmissions after tail drops (measured on real fabrics
-# somewhere between a quarter and a half of line rate).
-LOSSY_FRACTION = 0.38
+# An uncongested pair on a non-blocking fabric never fills a queue: it runs at
+# line rate whatever PFC/ECN are (nothing pauses, nothing drops). What a lossy
+# class costs shows only under incast (linerate_lab.congestion).
 # DMA/PCIe and verbs efficiency of a healthy ConnectX port at large messages.
 HCA_EFFICIENCY = 0.985
 
@@ -107,11 +106,15 @@ def perftest_gid(gid):
     return ":".join(f"{b:02d}" if b < 100 else str(b) for b in raw)
 
 
-def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
+def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=False, sl=0):
     """Everything the other end of a test needs to know about this port (JSON-safe).
 
     ``error`` is set when the port cannot be used at all (no such device, port not
     active); ``gid`` is None when ``gid_index`` is not a RoCE v2 IPv4 GID.
+    ``tos`` is the traffic class the program itself sets on its QPs (perftest
+    ``--tclass``, NCCL ``NCCL_IB_TC``); None means class 0, as for a real verbs
+    QP. Only an RDMA-CM QP (``rdma_cm=True``, perftest ``-R``) without an explicit
+    ToS inherits the node's RDMA-CM default ToS (cma_roce_tos).
     """
     m = model.load()
     n = model.node(m, node)
@@ -131,7 +134,7 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
         gid = {"index": gid_index, "gid": entry[1], "type": entry[2], "ipv4": entry[3]} if entry else None
     qos = nic.get("qos") or {}
     if tos is None:
-        tos = int((nic.get("cma") or {}).get("tos") or 0)
+        tos = int((nic.get("cma") or {}).get("tos") or 0) if rdma_cm else 0
     dscp = tos >> 2
     trust = qos.get("trust", "pcp")
     prio = int((qos.get("dscp2prio") or {}).get(str(dscp), 0)) if trust == "dscp" else 0
@@ -143,10 +146,11 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None):
         "speed_gbps": nic.get("speed_gbps", 0), "width": nic.get("width", 4),
         "netdev_mtu": state["mtu"], "active_mtu": active_mtu(state["mtu"], nic.get("link_layer", "Ethernet")),
         "ipv4": state["ipv4"], "gid_index": gid_index, "gid": gid, "gids": [list(e) for e in table],
-        "tos": tos, "priority": prio, "host_pfc": bool(pfc[prio]) if 0 <= prio < 8 else False,
+        "tos": tos, "sl": sl, "priority": prio, "host_pfc": bool(pfc[prio]) if 0 <= prio < 8 else False,
         "switch": nic.get("switch"), "switch_port": nic.get("switch_port"),
         "switch_up": sw.get("up", True) is not False, "switch_mtu": sw.get("mtu"),
         "switch_pfc": list(sw.get("pfc") or []), "switch_speed_gbps": sw.get("speed_gbps"),
+        "switch_ecn": sw.get("ecn", True) is not False,
         "transport": m.get("transport", "roce"),
     }
 
@@ -187,8 +191,7 @@ def path(a, b, requested_mtu=4096):
         eff *= mtu / (mtu + ROCE_WIRE_OVERHEAD)
         lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] for s in (a, b))
         if not lossless:
-            eff *= LOSSY_FRACTION
-            notes.append("lossy")
+            notes.append("lossy")  # same rate for one pair; incast drops (congestion.py)
     return {"ok": True, "error": None, "gbps": speed * eff, "mtu": mtu, "notes": notes}
 
 

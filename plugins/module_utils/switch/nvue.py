@@ -290,3 +290,35 @@ class NvueDriver(Driver):
             st["up"] = summary[p]["up"]
             res[p] = st
         return res
+
+    def qos_counters(self, ports):
+        """{port: counters} from ``nv show interface <p> qos roce counters`` (read-only).
+
+        NVUE reports the RoCE class only (no per-priority split): pause counts are
+        given for the port's RoCE (PFC) priority and ``missing`` says so.
+        """
+        from_sc = _switch_counters()
+        summary = parse_interface_summary(self.run("nv show interface"))
+        res = {}
+        for p in ports:
+            if p not in summary:
+                continue
+            st = parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
+            prio = (st.get("pfc") or [None])[0]
+            c = from_sc.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
+            key = prio if prio is not None else "roce"
+            res[p] = {"rx_pause": {key: c["rx_pause"]}, "tx_pause": {key: c["tx_pause"]},
+                      "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
+                      "ecn_marked": c["ecn_marked"], "drops": {key: c["tx_roce_discards"]},
+                      "cnp_tx": c["cnp_tx"], "per_priority": False,
+                      "missing": ["pause frames on priorities other than the RoCE one"]}
+        return res
+
+
+def _switch_counters():
+    """The switch counter parsers (module_utils/switch_counters.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils import switch_counters
+    except ImportError:  # standalone (tests, corpus checks)
+        import switch_counters  # type: ignore
+    return switch_counters

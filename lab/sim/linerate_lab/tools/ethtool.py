@@ -1,6 +1,10 @@
 """ethtool 6.1 (Debian bookworm) for the simulated ConnectX-7 netdevs:
 ``ethtool <dev>`` (link settings: speed, duplex, link from the fabric
-model) and ``ethtool -i <dev>`` (driver info). Every other netdev and
+model), ``ethtool -i <dev>`` (driver info) and ``ethtool -S <dev>`` (mlx5
+statistics: the per-priority and PHY counters, accumulated by the lab's
+physics in the model's ``counters``; names and layout of mlx5_core's
+``NIC statistics:`` listing, Documentation/networking/device_drivers/
+ethernet/mellanox/mlx5/counters.rst). Every other netdev and
 option runs Debian's ethtool, diverted to /sbin/ethtool.distrib.
 """
 import os
@@ -69,11 +73,29 @@ def driver_info(node, nic):
             "supports-priv-flags: yes\n")
 
 
+PHY = ("rx_crc_errors_phy", "rx_symbol_err_phy", "link_down_events_phy", "rx_corrected_bits_phy",
+       "rx_pcs_symbol_err_phy", "rx_fec_uncorrectable_phy", "rx_discards_phy", "tx_discards_phy")
+PRIO = ("bytes", "packets", "pause", "pause_duration", "pause_transition")
+
+
+def statistics(nic, nd):
+    c = nic.get("counters") or {}
+    names = ["rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_out_of_buffer", *PHY]
+    for prio in range(8):
+        names += [f"rx_prio{prio}_{w}" for w in PRIO] + [f"rx_prio{prio}_discards"]
+        names += [f"tx_prio{prio}_{w}" for w in PRIO]
+    totals = {"rx_packets": sum(int(c.get(f"rx_prio{p}_packets", 0)) for p in range(8)),
+              "tx_packets": sum(int(c.get(f"tx_prio{p}_packets", 0)) for p in range(8)),
+              "rx_bytes": sum(int(c.get(f"rx_prio{p}_bytes", 0)) for p in range(8)),
+              "tx_bytes": sum(int(c.get(f"tx_prio{p}_bytes", 0)) for p in range(8))}
+    return "NIC statistics:\n" + "".join(f"     {n}: {int(totals.get(n, c.get(n, 0)))}\n" for n in names)
+
+
 def main(argv):
     if len(argv) == 1 and not argv[0].startswith("-"):
         opt, dev = None, argv[0]
-    elif len(argv) == 2 and argv[0] in ("-i", "--driver"):
-        opt, dev = "-i", argv[1]
+    elif len(argv) == 2 and argv[0] in ("-i", "--driver", "-S", "--statistics"):
+        opt, dev = ("-S" if argv[0] in ("-S", "--statistics") else "-i"), argv[1]
     else:
         return delegate(argv)
     _, node = common.load_node()
@@ -81,5 +103,5 @@ def main(argv):
     nd = common.read_netdev(dev) if nic else None
     if nic is None or nd is None or not common.loaded(node, "mlx5_core"):
         return delegate(argv)
-    common.out(driver_info(node, nic) if opt else settings(nic, nd))
+    common.out(statistics(nic, nd) if opt == "-S" else driver_info(node, nic) if opt else settings(nic, nd))
     return 0

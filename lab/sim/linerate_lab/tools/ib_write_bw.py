@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 
-from linerate_lab import rdma
+from linerate_lab import congestion, rdma
 
 DASHES = "-" * 87
 DEFAULT_PORT = 18515
@@ -49,6 +49,8 @@ def build_parser(prog):
     ap.add_argument("-F", "--CPU-freq", dest="cpu_freq", action="store_true")
     ap.add_argument("-R", "--rdma_cm", dest="rdma_cm", action="store_true")
     ap.add_argument("-T", "--tos", dest="tos", type=int)
+    ap.add_argument("--tclass", dest="tclass", type=int)
+    ap.add_argument("-S", "--sl", dest="sl", type=int, default=0)
     ap.add_argument("-b", "--bidirectional", dest="bidir", action="store_true")
     ap.add_argument("--report_gbits", action="store_true")
     ap.add_argument("--use_cuda", nargs="?", const="0", default=None)
@@ -175,7 +177,11 @@ def cuda_lines(args):
 
 
 def check_local(args):
-    me = rdma.local_port(args.ib_dev, args.ib_port, args.gid_index if args.gid_index is not None else 0, args.tos)
+    # Like real perftest: the traffic class is what its own argv says (--tclass on a
+    # verbs QP; -T, or the node's RDMA-CM default ToS, only with -R); nothing -> class 0.
+    tos = args.tos if args.rdma_cm else args.tclass
+    me = rdma.local_port(args.ib_dev, args.ib_port, args.gid_index if args.gid_index is not None else 0, tos,
+                         rdma_cm=args.rdma_cm, sl=args.sl)
     if me.get("error") == "no_device":
         raise Fail(f"IB device {args.ib_dev} not found", " Unable to find the Infiniband/RoCE device")
     if me.get("error") == "port_down":
@@ -286,7 +292,16 @@ def run_client(prog, args):
     if link["error"]:
         send(conn, {"ok": False})
         raise Fail(" Failed to exchange data between server and clients")
-    time.sleep(args.duration if args.duration else min(3.0, args.iters * args.size * 8 / (link["gbps"] * 1e9)))
+    seconds = args.duration if args.duration else min(3.0, args.iters * args.size * 8 / (link["gbps"] * 1e9))
+    # other writers into the same receiver port at the same time make an incast (congestion.py)
+    flow = congestion.register(reader["node"], reader["device"], writer["node"], seconds + 0.5)
+    try:
+        k = congestion.overlap(reader["node"], reader["device"], seconds)
+        gbps, d_w, d_r, sw = congestion.outcome(writer, reader, k, link["gbps"], seconds)
+        congestion.account(writer, reader, d_w, d_r, sw)
+    finally:
+        congestion.unregister(flow)
+    link = dict(link, gbps=gbps)
     size = SWEEP_SIZES[-1] if args.all else args.size
     send(conn, {"ok": True, "gbps": link["gbps"], "size": size})
     for line in result_rows(args, link["gbps"], bool(args.duration), rng):
@@ -306,6 +321,10 @@ def main(argv=None, prog="ib_write_bw"):
         return 0
     if unknown:
         err(f"{prog}: unrecognized option '{unknown[0]}'", " Invalid command line. Please check command rerun ")
+        return 1
+    if args.tos is not None and not args.rdma_cm:
+        # perftest_parameters.c: -T is refused on a verbs (non rdma_cm) QP; --tclass is the way there
+        print(" TOS only valid for rdma_cm based QP and RawEth QP ", flush=True)
         return 1
     if not args.ib_dev:
         from linerate_lab import model

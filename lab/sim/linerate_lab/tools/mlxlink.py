@@ -1,0 +1,128 @@
+"""mlxlink of MFT 4.26-4.30 (text output): ``mlxlink -d DEV [-p PORT] [-m] [-c]``.
+
+Layout as MFT 4.30.1 prints it (BlueField-3 capture in
+tests/unit/fixtures/counters/mlxlink_bf3_mft4.30.txt): sections titled and
+underlined with dashes, ``Key<pad to 35>: value`` lines. The link state comes
+from the NIC as the other tools see it; the physical counters from the NIC's
+counters in the model (the mlx5 ethtool names: ``link_down_events_phy``,
+``rx_symbol_err_phy`` = errors left after FEC, ``rx_corrected_bits_phy``,
+``rx_err_lane_N_phy``), counted since the node started (the driver clears
+them at load), so the BER is errors over the bits the link carried since.
+The recommendation text for a link with errors is this simulator's wording,
+not taken from a capture.
+"""
+import argparse
+import math
+
+from . import common
+from .. import model
+
+TITLE_W = 35
+
+
+def ber_text(errors, bits):
+    """mlxlink prints BER as <2-digit coefficient>E-<magnitude>; no error at all is 15E-255."""
+    if errors <= 0 or bits <= 0:
+        return "15E-255"
+    ber = errors / bits
+    exp = math.floor(math.log10(ber)) - 1
+    coef = int(round(ber / 10 ** exp))
+    if coef >= 100:
+        coef, exp = coef // 10, exp + 1
+    return f"{coef}E{exp}"
+
+
+def uptime_s():
+    try:
+        with open("/proc/uptime") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError):
+        return 0.0
+
+
+def section(title, rows):
+    lines = [title, "-" * len(title)]
+    lines += [f"{k:<{TITLE_W}}: {v}" for k, v in rows]
+    return "\n".join(lines) + "\n"
+
+
+def fec_name(speed_gbps):
+    if speed_gbps >= 200:
+        return "Standard_RS-FEC (544,514)"
+    if speed_gbps >= 100:
+        return "Standard RS-FEC - RS(528,514)"
+    return "No FEC"
+
+
+def render(nic, module, counters, uptime):
+    state, phys = common.port_state(nic)
+    up = state == 4 or (common.is_ib(nic) and phys == 5)
+    lanes = max(1, int(nic.get("width", 4)))
+    speed = int(nic.get("speed_gbps", 0))
+    c = nic.get("counters") or {}
+    eff = int(c.get("rx_symbol_err_phy", 0))
+    per_lane = [int(c.get(f"rx_err_lane_{i}_phy", 0)) for i in range(lanes)]
+    raw = sum(per_lane) + int(c.get("rx_corrected_bits_phy", 0))
+    link_down = int(c.get("link_down_events_phy", 0))
+    bits = speed * 1e9 * uptime
+    healthy = eff == 0 and link_down == 0 and up
+    out = "\n" + section("Operational Info", [
+        ("State", "Active" if up else "Polling"),
+        ("Physical state", "LinkUp" if up else "Polling"),
+        ("Speed", f"{speed}G" if up else "N/A"),
+        ("Width", f"{lanes}x" if up else "N/A"),
+        ("FEC", fec_name(speed) if up else "N/A"),
+        ("Loopback Mode", "No Loopback"),
+        ("Auto Negotiation", "ON")])
+    out += "\n" + section("Supported Info", [
+        ("Enabled Link Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)"),
+        ("Supported Cable Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)")])
+    out += "\n" + section("Troubleshooting Info", [
+        ("Status Opcode", "0" if healthy else "1"),
+        ("Group Opcode", "N/A"),
+        ("Recommendation", "No issue was observed" if healthy else
+         "Physical layer errors on the link: check the cable, clean or replace the module")])
+    out += "\n" + section("Tool Information", [
+        ("Firmware Version", nic.get("fw_version", "28.39.1002")),
+        ("amBER Version", "3.6"),
+        ("MFT Version", "mft 4.30.0-139")])
+    if module:
+        out += "\n" + section("Module Info", [
+            ("Temperature [C]", "52"), ("Identifier", "OSFP" if speed >= 400 else "QSFP28"),
+            ("Cable Technology", "Optical Module (separated)"),
+            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS" if speed >= 400 else "MMA1B00-C100D")])
+    if counters:
+        out += "\n" + section("Physical Counters and BER Info", [
+            ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
+            ("Effective Physical Errors", str(eff)),
+            ("Effective Physical BER", ber_text(eff, bits)),
+            ("Raw Physical Errors Per Lane", ",".join(map(str, per_lane))),
+            ("Link Down Counter", str(link_down)),
+            ("Link Error Recovery Counter", str(int(c.get("link_error_recovery_phy", 0)))),
+            ("Raw Physical BER", ber_text(raw, bits))])
+    return out
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="mlxlink", add_help=True)
+    p.add_argument("-d", "--device", required=True)
+    p.add_argument("-p", "--port", type=int, default=1)
+    p.add_argument("-m", "--show_module", action="store_true")
+    p.add_argument("-c", "--show_counters", action="store_true")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 2
+    if not common.is_root():
+        common.out("-E- Permission denied: need root privileges\n")
+        return 1
+    node = model.node(model.load())
+    nic = common.resolve_mft_device(node, args.device)
+    if nic is None:
+        common.out(f"-E- Failed to open device: {args.device}\n")
+        return 1
+    if args.port != 1:
+        common.out(f"-E- Invalid port number: {args.port}\n")
+        return 1
+    common.out(render(nic, args.show_module, args.show_counters, uptime_s()))
+    return 0

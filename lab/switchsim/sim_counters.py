@@ -1,0 +1,173 @@
+"""Congestion counters of the simulated switches, served in each platform's real format.
+
+The counters live in the fabric model, per switch port:
+``switches.<sw>.ports.<port>.counters`` =
+``{"rx_pause"|"pfc_rx": per-priority, "tx_pause"|"pfc_tx": per-priority,
+"drops"|"queue_drop": per-priority, "ecn_marked": int or per-priority, "cnp_tx": int, ...}``
+where per-priority is a list of 8 ints or ``{"<prio>": int}`` (missing keys are zero). The lab's data-path physics adds to them (an incast on a rail pauses,
+marks or drops at the receiver's switch port); the switch only reports them,
+as a real switch's CLI reports its hardware counters.
+
+- SONiC ``show pfc counters`` (sonic-utilities pfcstat: an Rx and a Tx table,
+  tabulate "simple" layout, thousands separators);
+- NVUE ``nv show interface <swp> qos roce counters`` (Cumulus Linux 5.x layout;
+  the RoCE class only: NVUE has no per-priority split there);
+- EOS ``show priority-flow-control counters | json`` (eAPI revision 3 shape:
+  rxFrames / txFrames per interface).
+"""
+import json
+
+from simcore import model
+
+
+
+# Either spelling the data-path physics may use: a list of 8 per-priority values,
+# or {"<prio>": n}; pfc_tx / pfc_rx / queue_drop are the physics' names.
+ALIASES = {"tx_pause": ("tx_pause", "pfc_tx"), "rx_pause": ("rx_pause", "pfc_rx"), "drops": ("drops", "queue_drop")}
+
+
+def _per_prio(value):
+    if isinstance(value, dict):
+        out = [0] * 8
+        for prio, n in value.items():
+            if str(prio).isdigit() and 0 <= int(prio) < 8:
+                out[int(prio)] += int(n or 0)
+        return out
+    vals = [int(x or 0) for x in (value or [])][:8]
+    return vals + [0] * (8 - len(vals))
+
+
+def _total(value):
+    return sum(_per_prio(value)) if isinstance(value, (dict, list)) else int(value or 0)
+
+
+def port_counters(switch, port, m=None):
+    """The counters of one switch port from the model (zeros where none were counted)."""
+    if m is None:
+        try:
+            m = model.load()
+        except model.ModelMissing:
+            m = {}
+    raw = ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
+    out = {}
+    for key, names in ALIASES.items():
+        per = [0] * 8
+        for name in names:
+            per = [a + b for a, b in zip(per, _per_prio(raw.get(name)))]
+        out[key] = per
+    for k in ("ecn_marked", "cnp_tx", "roce_tx_packets", "roce_tx_bytes", "rx_roce_discards"):
+        out[k] = _total(raw.get(k))
+    # per-priority ECN marks where the physics keeps them per priority (None: only a total)
+    out["ecn_marked_prio"] = _per_prio(raw.get("ecn_marked")) if isinstance(raw.get("ecn_marked"), (dict, list)) \
+        else None
+    return out
+
+
+def _comma(n):
+    return f"{n:,}"
+
+
+def _simple_table(headers, rows):
+    """tabulate(tablefmt="simple", numalign="right", stralign="right") as pfcstat prints it."""
+    widths = [max([len(h) + 2] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return lines
+
+
+def render_sonic_pfc_counters(switch, ports, m=None):
+    out = []
+    for direction, key in (("Rx", "rx_pause"), ("Tx", "tx_pause")):
+        rows = [[p] + [_comma(v) for v in port_counters(switch, p, m)[key]] for p in ports]
+        out += _simple_table([f"Port {direction}"] + [f"PFC{i}" for i in range(8)], rows)
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def render_sonic_queue_counters(switch, ports, m=None):
+    """``show queue counters`` of a platform with ECN statistics (EcnMarked columns), unicast
+    queues UC0..UC7 (the lab's TC_TO_QUEUE map is the identity: queue n carries priority n)."""
+    headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes",
+               "EcnMarked/pkts", "EcnMarked/bytes"]
+    rows = []
+    for p in ports:
+        c = port_counters(switch, p, m)
+        ecn = c["ecn_marked_prio"] or [0] * 8
+        for q in range(8):
+            rows.append([p, f"UC{q}", _comma(0), _comma(0), _comma(c["drops"][q]), _comma(c["drops"][q] * 4160),
+                         _comma(ecn[q]), _comma(ecn[q] * 4160)])
+    return "\n".join(_simple_table(headers, rows))
+
+
+def _bytes(n):
+    """NVUE's human sizes: '0 Bytes', '144 Bytes', '56.52 MB', '92824.38 GB'."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} Bytes"
+
+
+def render_nvue_roce_counters(switch, port, roce_prio, m=None):
+    c = port_counters(switch, port, m)
+    p = roce_prio
+    rows = [
+        ("rx-stats", None, None),
+        ("  rx-non-roce-stats", None, None),
+        ("    buffer-max-usage", _bytes(0), "Max Ingress Pool-buffer usage for non-RoCE traffic"),
+        ("    buffer-usage", _bytes(0), "Current Ingress Pool-buffer usage for non-RoCE traffic"),
+        ("    no-buffer-discard", str(sum(c["drops"]) - c["drops"][p]), "Rx buffer discards for non-RoCE traffic"),
+        ("    non-roce-bytes", _bytes(0), "non-roce rx bytes"),
+        ("    non-roce-packets", "0", "non-roce rx packets"),
+        ("    pg-max-usage", _bytes(0), "Max PG-buffer usage for non-RoCE traffic"),
+        ("    pg-usage", _bytes(0), "Current PG-buffer usage for non-RoCE traffic"),
+        ("  rx-pfc-stats", None, None),
+        ("    pause-duration", "0", "Rx PFC pause duration for RoCE traffic"),
+        ("    pause-packets", str(c["rx_pause"][p]), "Rx PFC pause packets for RoCE traffic"),
+        ("  rx-roce-stats", None, None),
+        ("    buffer-max-usage", _bytes(0), "Max Ingress Pool-buffer usage for RoCE traffic"),
+        ("    buffer-usage", _bytes(0), "Current Ingress Pool-buffer usage for RoCE traffic"),
+        ("    no-buffer-discard", str(c["rx_roce_discards"]), "Rx buffer discards for RoCE traffic"),
+        ("    pg-max-usage", _bytes(0), "Max PG-buffer usage for RoCE traffic"),
+        ("    pg-usage", _bytes(0), "Current PG-buffer usage for RoCE traffic"),
+        ("    roce-bytes", _bytes(0), "Rx RoCE Bytes"),
+        ("    roce-packets", "0", "Rx RoCE Packets"),
+        ("tx-stats", None, None),
+        ("  tx-cnp-stats", None, None),
+        ("    buffer-max-usage", _bytes(0), "Max Egress Pool-buffer usage for CNP traffic"),
+        ("    buffer-usage", _bytes(0), "Current Egress Pool-buffer usage for CNP traffic"),
+        ("    cnp-bytes", _bytes(c["cnp_tx"] * 64), "Tx CNP Packet Bytes"),
+        ("    cnp-packets", str(c["cnp_tx"]), "Tx CNP Packets"),
+        ("    tc-max-usage", _bytes(0), "Max TC-buffer usage for CNP traffic"),
+        ("    tc-usage", _bytes(0), "Current TC-buffer usage for CNP traffic"),
+        ("    unicast-no-buffer-discard", "0", "Tx buffer discards for CNP traffic"),
+        ("  tx-ecn-stats", None, None),
+        ("    ecn-marked-packets", str(c["ecn_marked"]), "Tx ECN marked packets"),
+        ("  tx-pfc-stats", None, None),
+        ("    pause-duration", "0", "Tx PFC pause duration for RoCE traffic"),
+        ("    pause-packets", str(c["tx_pause"][p]), "Tx PFC pause packets for RoCE traffic"),
+        ("  tx-roce-stats", None, None),
+        ("    buffer-max-usage", _bytes(0), "Max Egress Pool-buffer usage for RoCE traffic"),
+        ("    buffer-usage", _bytes(0), "Current Egress Pool-buffer usage for RoCE traffic"),
+        ("    roce-bytes", _bytes(c["roce_tx_bytes"]), "Tx RoCE Packet bytes"),
+        ("    roce-packets", str(c["roce_tx_packets"]), "Tx RoCE Packets"),
+        ("    tc-max-usage", _bytes(0), "Max TC-buffer usage for RoCE traffic"),
+        ("    tc-usage", _bytes(0), "Current TC-buffer usage for RoCE traffic"),
+        ("    unicast-no-buffer-discard", str(c["drops"][p]), "Tx buffer discards for RoCE traffic"),
+    ]
+    lines = ["                               operational   applied  description",
+             "-----------------------------  ------------  -------  ------------------------------------------------------"]
+    for key, value, desc in rows:
+        if value is None:
+            lines.append(key)
+        else:
+            lines.append(f"{key:<29}  {value:<12}  {'':<7}  {desc}")
+    return "\n".join(lines)
+
+
+def render_eos_pfc_counters_json(switch, ports, m=None):
+    doc = {"interfaceCounters": {}}
+    for p in ports:
+        c = port_counters(switch, p, m)
+        doc["interfaceCounters"][p] = {"rxFrames": sum(c["rx_pause"]), "txFrames": sum(c["tx_pause"])}
+    return json.dumps(doc, indent=2)

@@ -1,0 +1,108 @@
+#!/usr/bin/python
+"""Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops) per fabric port."""
+DOCUMENTATION = r"""
+---
+module: switch_counters
+short_description: Read PFC pause, ECN-marking and RoCE drop counters of a switch's fabric ports
+description:
+  - Connects over SSH (netmiko) and reads, without changing anything, the congestion
+    counters of each of O(fabric_ports) in the platform's own CLI format - SONiC
+    C(show pfc counters), NVUE C(nv show interface <swp> qos roce counters), EOS
+    C(show priority-flow-control counters | json) - parsed by module_utils/switch_counters.py.
+  - Verification takes a snapshot before and after each benchmark phase and judges the
+    deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
+    marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
+    caller can say what it cannot prove; it is never reported as zero.
+  - "Connects from the controller; run it with C(connection: local)."
+version_added: "0.1.0"
+author: linerate developers
+extends_documentation_fragment:
+  - linerate.fabric.switch_connection
+options:
+  name:
+    description: Switch name used in messages (the inventory name).
+    type: str
+    required: true
+  password:
+    description: Login password. Either this or O(private_key_file).
+    type: str
+  host_key_checking:
+    description: Reject a switch whose host key is not in O(known_hosts).
+    type: bool
+    default: true
+  profile:
+    description: Name of the QoS objects the intent owns (unused here; accepted for symmetry with switch_config).
+    type: str
+    default: linerate
+  fabric_ports:
+    description: Ports whose counters to read.
+    type: list
+    elements: str
+    default: []
+notes:
+  - Read-only; check mode is supported and changes nothing either way.
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Nothing to diff.
+    support: none
+"""
+EXAMPLES = r"""
+- name: Snapshot the switch's congestion counters before the incast phase
+  linerate.fabric.switch_counters:
+    name: "{{ inventory_hostname }}"
+    platform: "{{ switch_platform }}"
+    host: "{{ ansible_host }}"
+    username: "{{ switch_username }}"
+    password: "{{ switch_password }}"
+    known_hosts: "{{ switch_known_hosts }}"
+    fabric_ports: [swp1, swp2]
+  register: before
+"""
+RETURN = r"""
+ports:
+  description:
+    - Per fabric port - C(rx_pause) / C(tx_pause) ({priority - frames}, or null where the
+      platform has no per-priority split), C(rx_pause_total), C(tx_pause_total),
+      C(ecn_marked), C(drops) ({priority - packets}), C(cnp_tx) (null where not exposed),
+      C(per_priority), C(missing) (what this platform does not report).
+  returned: always
+  type: dict
+  sample: {"Ethernet0": {"rx_pause": {"3": 12}, "tx_pause": {"3": 4012}, "rx_pause_total": 12,
+           "tx_pause_total": 4012, "ecn_marked": null, "drops": null, "cnp_tx": null,
+           "per_priority": true, "missing": ["ECN-marked packets", "queue drops"]}}
+ports_missing:
+  description: Fabric ports the switch does not report.
+  returned: always
+  type: list
+  elements: str
+"""
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
+    CONNECTION_ARGS, make_driver)
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(CONNECTION_ARGS), supports_check_mode=True)
+    p = module.params
+    try:
+        driver = make_driver(p)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    try:
+        ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
+    except SwitchError as exc:
+        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
+    except ParseError as exc:
+        module.fail_json(msg=f"{p['name']}: {exc}", switch=p["name"])
+    finally:
+        driver.close()
+    module.exit_json(changed=False, ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Counter and link-health parsers on published real outputs (tests/unit/fixtures/counters/SOURCES.md)."""
+import pytest
+
+from conftest import fixture
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
+    RDMA_COUNTERS, missing_counters, mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats,
+    parse_hw_counters, parse_rdma_statistic)
+from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import (
+    IB_ERROR_COUNTERS, ber_value, parse_ibqueryerrors, parse_mlxlink, parse_perfquery)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
+    parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters, parse_sonic_queue_counters)
+
+
+def fx(name):
+    return fixture("counters", name)
+
+
+# ---------------------------------------------------------------- ethtool -S
+def test_ethtool_mlx5_priority_and_phy_counters():
+    stats = parse_ethtool_stats(fx("ethtool_mlx5_composed.txt"))["stats"]
+    prio = mlx5_priority_counters(stats)
+    assert prio[3] == {"rx_bytes": 5849302847, "rx_packets": 1411999, "rx_discards": 0, "tx_bytes": 4928100234,
+                       "tx_packets": 1203145, "rx_pause": 142, "rx_pause_duration": 1247, "tx_pause": 87,
+                       "tx_pause_duration": 512, "rx_pause_transition": 71}
+    assert prio[0]["rx_pause"] == 0 and set(prio) == {0, 3}
+    phy = mlx5_phy_counters(stats)
+    assert phy["rx_corrected_bits_phy"] == 14648 and phy["link_down_events_phy"] == 0
+    assert "rx_fec_uncorrectable_phy" not in phy  # not exposed by this driver: absent, not zero
+
+
+@pytest.mark.parametrize("text, match", [
+    ("no stats available\n", "no stats available"),
+    ("Cannot get stats strings information: Operation not supported\n", "Cannot get stats"),
+    ("NIC statistics:\n     rx_packets: many\n", "line 2: .*not an integer"),
+    ("NIC statistics:\n     rx_packets 12\n", "line 2: .*not 'name: value'"),
+    ("     rx_packets: 12\n", "before the 'NIC statistics:' header"),
+    ("", "no output"),
+])
+def test_ethtool_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_ethtool_stats(text)
+
+
+# ---------------------------------------------------------------- rdma statistic / hw_counters
+def test_rdma_statistic_mofed_one_line_per_link():
+    links = parse_rdma_statistic(fx("rdma_statistic_mofed.txt"))["links"]
+    assert set(links) == {"mlx5_0/1", "mlx5_1/1"}
+    l0 = links["mlx5_0/1"]
+    assert l0["out_of_buffer"] == 135 and l0["resp_cqe_error"] == 1009 and l0["np_cnp_sent"] == 0
+    assert missing_counters(l0) == []
+
+
+def test_rdma_statistic_pretty_form_and_old_kernel_lacks_counters():
+    links = parse_rdma_statistic(fx("rdma_statistic_pretty_2019.txt"))["links"]
+    l0 = links["mlx5_0/1"]
+    assert l0["local_ack_timeout_err"] == 0 and len(l0) == 10
+    # a 2019 kernel/firmware without out_of_sequence / CNP counters: named, never taken as zero
+    assert {"out_of_sequence", "np_cnp_sent", "rp_cnp_handled"} <= set(missing_counters(l0))
+
+
+@pytest.mark.parametrize("text, match", [
+    ("link mlx5_0/1 rx_write_requests\n", "do not pair up"),
+    ("link mlx5_0/1 rx_write_requests x\n", "not an integer"),
+    ("link mlx5_0 rx_write_requests 0\n", "no DEV/PORT"),
+    ("error: unknown option\n", "unknown option"),
+    ("rx_write_requests 0\n", "does not start with 'link"),
+])
+def test_rdma_statistic_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_rdma_statistic(text)
+
+
+def test_hw_counters_grep_form():
+    text = ("/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent:1052612505\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence:1811101\n")
+    c = parse_hw_counters(text)["counters"]
+    assert c == {"np_cnp_sent": 1052612505, "out_of_sequence": 1811101}
+    assert "rp_cnp_handled" in missing_counters(c, RDMA_COUNTERS)
+    with pytest.raises(ParseError, match="not an integer"):
+        parse_hw_counters("/sys/x/np_cnp_sent:abc\n")
+
+
+# ---------------------------------------------------------------- perfquery
+def test_perfquery_extended_hca():
+    p = parse_perfquery(fx("perfquery_extended_pcx.txt"))["ports"]
+    assert len(p) == 1 and p[0]["lid"] == 1719 and p[0]["port"] == 1 and p[0]["extended"]
+    c = p[0]["counters"]
+    assert c["PortXmitData"] == 36298026860928 and c["PortXmitWait"] == 22730501 and c["CounterSelect"] == 0
+    assert all(c[k] == 0 for k in IB_ERROR_COUNTERS)
+
+
+def test_perfquery_basic_switch_port():
+    p = parse_perfquery(fx("perfquery_basic_switch.txt"))["ports"][0]
+    assert p["lid"] == 3 and not p["extended"] and p["capmask"] == "0x1B01"
+    assert p["counters"]["SymbolErrorCounter"] == 0 and p["counters"]["CounterSelect2"] == 0
+
+
+@pytest.mark.parametrize("text, match", [
+    ("ibwarn: [1234] mad_rpc_open_port: can't open UMAD port ((null):0)\n", "can't open"),
+    ("SymbolErrorCounter:..............0\n", "not a perfquery counter line"),
+    ("# Port counters: Lid 3 port 1\nSymbolErrorCounter:........x\n", "not a number"),
+    ("# Port counters: Lid 3 port 1\nthis is not it\n", "line 2"),
+])
+def test_perfquery_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_perfquery(text)
+
+
+# ---------------------------------------------------------------- mlxlink
+def test_mlxlink_mft_4_30_bluefield3():
+    r = parse_mlxlink(fx("mlxlink_bf3_mft4.30.txt"))
+    assert r["state"] == "Active" and r["physical_state"] == "LinkUp" and r["speed"] == "100G"
+    assert r["fec"] == "Standard RS-FEC - RS(528,514)" and r["recommendation"] == "No issue was observed"
+    assert r["effective_errors"] == 0 and r["raw_errors_per_lane"] == [0, 0, 0, 0]
+    assert r["effective_ber"] == pytest.approx(1.5e-254) and r["link_down"] == 0
+    assert r["time_since_clear_min"] == pytest.approx(25074.8)
+    assert r["sections"]["Tool Information"]["MFT Version"] == "mft 4.30.1-8"
+    assert r["sections"]["Module Info"]["Attenuation (5g,7g,12g)[dB]"] == "0,0,0"
+
+
+def test_ber_values():
+    assert ber_value("15E-255") == pytest.approx(1.5e-254)
+    assert ber_value("1E-13") == pytest.approx(1e-13) and ber_value("N/A") is None
+    with pytest.raises(ValueError):
+        ber_value("high")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("-E- Failed to open device: mlx5_9\n", "Failed to open device"),
+    ("State : Active\n", "inside a section"),
+    ("Physical Counters and BER Info\n------\nEffective Physical BER : lots\n", "not an mlxlink BER"),
+    ("Physical Counters and BER Info\n------\nRaw Physical Errors Per Lane : 0,x\n", "not a list of numbers"),
+])
+def test_mlxlink_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_mlxlink(text)
+
+
+# ---------------------------------------------------------------- switches
+def test_sonic_pfc_counters_unit_test_output():
+    r = parse_sonic_pfc_counters(fx("sonic_pfc_counters_unittest.txt"))
+    assert r["rx"]["Ethernet0"][0] == 1200 and r["rx"]["Ethernet8"][7] == 807
+    assert r["tx"]["Ethernet4"][3] == 413 and set(r["tx"]) == {"Ethernet0", "Ethernet4", "Ethernet8"}
+
+
+def test_sonic_pfc_counters_docs_indented():
+    r = parse_sonic_pfc_counters(fx("sonic_pfc_counters_docs.txt"))
+    assert set(r["rx"]) == {"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}
+    assert r["tx"]["Ethernet12"] == {p: 0 for p in range(8)}
+
+
+def test_sonic_pfc_counters_errors():
+    with pytest.raises(ParseError, match="counters for 8 priorities"):
+        parse_sonic_pfc_counters("  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
+                                 "Ethernet0 1 2\n")
+    with pytest.raises(ParseError, match="before a 'Port Rx/Tx"):
+        parse_sonic_pfc_counters("Ethernet0 1 2 3 4 5 6 7 8\n")
+
+
+def test_nvue_roce_counters_cl512():
+    r = parse_nvue_roce_counters(fx("nvue_roce_counters_cl512.txt"))
+    assert r["rx_pause"] == 0 and r["tx_pause"] == 0 and r["ecn_marked"] == 693777677344
+    assert r["rx_roce_discards"] == 0 and r["tx_roce_discards"] == 663060754115 and r["cnp_tx"] == 0
+    assert r["tree"]["rx-stats"]["rx-non-roce-stats"]["non-roce-bytes"] == 56520000
+    assert r["tree"]["tx-stats"]["tx-roce-stats"]["buffer-usage"] == 7290000
+
+
+def test_nvue_errors():
+    with pytest.raises(ParseError, match="No Data"):
+        parse_nvue_roce_counters("No Data\n")
+    with pytest.raises(ParseError, match="no table"):
+        parse_nvue_roce_counters("operational applied\nrx-stats\n")
+
+
+def test_eos_pfc_counters_eapi_revision3():
+    doc = {"interfaceCounters": {"Ethernet3/1/1": {"rxFrames": 1, "txFrames": 0},
+                                 "Ethernet3/2/1": {"rxFrames": 0, "txFrames": 2}}}
+    assert parse_eos_pfc_counters(doc)["ports"]["Ethernet3/2/1"] == {"rx": 0, "tx": 2}
+    with pytest.raises(ParseError, match="rxFrames/txFrames missing"):
+        parse_eos_pfc_counters({"interfaceCounters": {"Ethernet1": {"rxFrames": 1}}})
+    with pytest.raises(ParseError, match="not JSON"):
+        parse_eos_pfc_counters("% Invalid input")
+
+
+def test_sonic_queue_counters_unit_test_output():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_unittest.txt"))
+    e0 = q["ports"]["Ethernet0"]
+    assert e0["UC3"] == {"type": "UC", "index": 3, "pkts": 71, "bytes": 33, "drop_pkts": 53, "drop_bytes": 71}
+    assert e0["MC9"]["type"] == "MC" and "ecn_marked_pkts" not in q["columns"]
+
+
+def test_sonic_queue_counters_with_ecn_statistics():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_ecn_hld.txt"))
+    assert q["ports"]["Ethernet16"]["UC1"]["ecn_marked_pkts"] == 1
+    assert q["ports"]["Ethernet16"]["UC1"]["ecn_marked_bytes"] == 120
+
+
+def test_sonic_queue_counters_all_with_na():
+    q = parse_sonic_queue_counters(fx("sonic_queue_counters_trim_all.txt"))
+    e0 = q["ports"]["Ethernet0"]
+    assert e0["UC0"]["drop_pkts"] is None and e0["UC1"]["drop_pkts"] == 100 and e0["UC1"]["trim_sent_pkts"] == 50
+
+
+@pytest.mark.parametrize("text, match", [
+    ("     Port    TxQ    Counter/pkts    Bogus/pkts\n", "unknown column 'Bogus/pkts'"),
+    ("Ethernet0    UC0     1\n", "before the 'Port TxQ"),
+    ("     Port    TxQ    Counter/pkts\nEthernet0    XX0     1\n", "is not a queue"),
+    ("     Port    TxQ    Counter/pkts\nEthernet0    UC0     1  2\n", "2 values for 1 columns"),
+])
+def test_sonic_queue_counters_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_sonic_queue_counters(text)
+
+
+def test_ibqueryerrors_ca():
+    r = parse_ibqueryerrors(fx("ibqueryerrors_ca_mailinglist.txt"))
+    assert r["nodes"] == [{"guid": None, "name": "rd240 mlx4_0",
+                           "ports": {1: {"PortXmitWait": 4294967295}, 2: {"PortXmitWait": 1}}}]
+    assert r["summary"] == {"nodes_checked": 4, "bad_nodes": 4, "ports_checked": 43, "bad_ports": 14}
+    assert r["thresholds"] == "" and r["suppressed"] == []
+
+
+def test_ibqueryerrors_switch_port_and_all():
+    r = parse_ibqueryerrors(fx("ibqueryerrors_switch_ibsim.txt"))
+    sw = r["nodes"][0]
+    assert sw["guid"] == "0x200002" and sw["name"] == "hxa-su1-leaf-r1"
+    assert sw["ports"][33] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3} and "ALL" in sw["ports"]
+    assert r["summary"]["bad_ports"] == 1
+
+
+def test_ibqueryerrors_clean_fabric_has_only_a_summary():
+    r = parse_ibqueryerrors("\n## Summary: 5 nodes checked, 0 bad nodes found\n"
+                            "##          42 ports checked, 0 ports have errors beyond threshold\n")
+    assert r["nodes"] == [] and r["summary"]["bad_ports"] == 0
+
+
+@pytest.mark.parametrize("text, match", [
+    ("ibwarn: [123] mad_rpc_open_port: can't open UMAD port\n", "can't open"),
+    ("   GUID 0x1 port 1: [PortRcvErrors == 5]\n", "before an 'Errors for' line"),
+    ('Errors for "x"\n   GUID 0x1 port 1: PortRcvErrors 5\n', "no '\\[Counter == value\\]'"),
+    ('Errors for "x"\nsomething else\n', "not an ibqueryerrors line"),
+])
+def test_ibqueryerrors_errors(text, match):
+    with pytest.raises(ParseError, match=match):
+        parse_ibqueryerrors(text)
