@@ -37,8 +37,9 @@ SWITCH_TESTS = ["tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.
 GROUPS = {
     "intent": {
         "plugins/module_utils/intent.py": ([f"{PKG}.plugins.module_utils.intent"],
-                                           ["tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
-                                            "tests/unit/test_intent_tables.py", "tests/unit/test_validate_action.py"]),
+                                           ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
+                                            "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
+                                            "tests/unit/test_validate_action.py"]),
         # test_intent_ib.py loads it standalone (beside intent.py), the rest through the collection.
         "plugins/module_utils/intent_ib.py": ([f"{PKG}.plugins.module_utils.intent_ib", "intent_ib"],
                                               ["tests/unit/test_intent_ib.py", "tests/unit/test_intent_strict.py",

@@ -110,9 +110,6 @@ class Problems:
     def note(self, message):
         self.items.append(message)
 
-    def __bool__(self):
-        return bool(self.items)
-
 
 def show(value):
     """repr() of a value, cut to REPR_MAX characters (a 2,000-character name
