@@ -86,19 +86,20 @@ notes:
 
 EXAMPLES = r"""
 # group_vars/gpu_nodes/rails.yml: 8 rails, leaf per rail, port per node
-rail_plan:
-  device: [mlx5_0, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, mlx5_10, mlx5_11]
-  netdev: "enp{rail}s0f0np0"
-  switch: "leaf{rail1:02d}"
-  switch_port: "swp{port}"
-  subnet: "10.{rail}.0.0/16"
-rdma_ports: "{{ inventory_hostname | linerate.fabric.rail_ports(rail_plan) }}"
+#   rail_plan:
+#     device: [mlx5_0, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, mlx5_10, mlx5_11]
+#     netdev: "enp{rail}s0f0np0"
+#     switch: "leaf{rail1:02d}"
+#     switch_port: "swp{port}"
+#     subnet: "10.{rail}.0.0/16"
+#   rdma_ports: "{{ inventory_hostname | linerate.fabric.rail_ports(rail_plan) }}"
 
-# 256 nodes in units of 32: leaf su<unit>-r<rail>, SONiC ports Ethernet0, Ethernet8, ...
-rdma_ports: >-
-  {{ inventory_hostname | linerate.fabric.rail_ports({'device': 'mlx5_{rail}', 'netdev': 'eth{rail1}',
-     'switch': 'su{su}-r{rail}', 'switch_port': 'Ethernet{port}', 'port_base': 0, 'port_step': 8,
-     'nodes_per_leaf': 32, 'subnet': '10.{rail}.0.0/16'}) }}
+- name: Show the ports of gpu042 in 256 nodes of units of 32 (leaf su<unit>-r<rail>, SONiC ports Ethernet0, 8, ...)
+  ansible.builtin.debug:
+    msg: >-
+      {{ 'gpu042' | linerate.fabric.rail_ports({'device': 'mlx5_{rail}', 'rails': 8, 'netdev': 'eth{rail1}',
+         'switch': 'su{su}-r{rail}', 'switch_port': 'Ethernet{port}', 'port_base': 0, 'port_step': 8,
+         'nodes_per_leaf': 32, 'subnet': '10.{rail}.0.0/16'}) }}
 """
 
 RETURN = r"""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 # `make mutation` runs these once per mutant: fewer random examples there.
 settings.register_profile("linerate", max_examples=300, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("mutation", max_examples=25, deadline=None,
+settings.register_profile("mutation", max_examples=10, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 

@@ -8,6 +8,7 @@ import jinja2
 from ansible.plugins.filter.core import FilterModule
 
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FABRIC = {"name": "t", "transport": "roce"}
@@ -118,3 +119,63 @@ def test_a_value_that_cannot_be_read_is_one_problem_among_the_others():
     assert res["problems"][0] == ("node1: rdma_ports: could not be read: "
                                   "rail_ports: rails: 33 is not allowed (allowed: an integer 1..32)")
     assert any(p.startswith("node2: rdma_ports[0].switch_port: 'swp 2'") for p in res["problems"])
+
+
+def _run(groups, hostvars, fabric=FABRIC, template=None, **args):
+    task = mock.MagicMock()
+    task.args = {"fabric": fabric, **args}
+    templar = mock.MagicMock()
+    templar.template.side_effect = template or (lambda v: v)
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        return action.run(task_vars={"groups": groups, "hostvars": hostvars})
+
+
+def test_every_variable_of_hosts_and_switches_is_read():
+    groups = {"all": ["node1", "node2", "leaf1"], "gpu_nodes": ["node1", "node2"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"mofed_source": "inbox"},
+                "node2": {"rdma_ports": [dict(PORT, address="192.168.100.2/24")]},
+                "leaf1": {"switch_platform": "nvue", "switch_role": "core", "ib_switch_guid": "0xzz",
+                          "switch_uplinks": "swp31"}}
+    res = _run(groups, hostvars)
+    assert res["msg"] == (
+        "the fabric intent has 5 problem(s); nothing was changed:\n"
+        "- leaf1: switch_role: 'core' is not allowed (allowed: leaf | spine)\n"
+        "- leaf1: ib_switch_guid: '0xzz' is not allowed (allowed: a port GUID such as 0xa088c20300000101)\n"
+        "- leaf1: switch_uplinks: 'swp31' is not allowed (allowed: a list of {port, peer, peer_port})\n"
+        "- node1: mofed_source: 'inbox' is rejected: " + intent.INBOX_REASON + "\n"
+        "- node1: rdma_ports: None is not allowed (allowed: a list of the host's cabled RDMA ports)")
+    assert res["failed"] is True and res["changed"] is False
+
+
+def test_groups_can_be_renamed():
+    groups = {"all": ["a1", "s1", "i1", "m1"], "gpus": ["a1"], "tor": ["s1"], "ib": ["i1"], "sms": ["m1"]}
+    hostvars = {"a1": {"rdma_ports": [dict(PORT, switch="s1")]}, "s1": {"switch_platform": "nvue"}, "i1": {}, "m1": {}}
+    res = _run(groups, hostvars, host_group="gpus", switch_group="tor", ib_switch_group="ib", sm_group="sms")
+    # i1 comes from the IB switch group, so it is an infiniband switch, refused on RoCE.
+    assert res["problems"] == ["i1: switch_platform: 'infiniband' is not allowed (allowed: nvue | sonic | eos)"]
+    res = _run(groups, hostvars)
+    # Default group names: a1 is not in gpu_nodes but feeds a port, so it is validated; s1 is no switch.
+    assert res["problems"] == ["a1: rdma_ports[0].switch: 's1' is not allowed (allowed: a host of group switches: "
+                               "(the inventory has none))"]
+
+
+def test_a_fabric_that_cannot_be_templated():
+    from ansible.errors import AnsibleUndefinedVariable
+
+    def template(v):
+        if v is FABRIC:
+            raise AnsibleUndefinedVariable("'site_speed' is undefined")
+        return v
+    res = _run({"all": [], "gpu_nodes": []}, {}, template=template)
+    assert res["failed"] is True
+    assert res["msg"].startswith("the inventory could not be read: 'site_speed' is undefined")
+    assert "ansible_facts" not in res
+
+
+def test_no_fabric_at_all():
+    res = _run({"all": []}, {}, fabric=None)
+    assert res["failed"] is True
+    assert res["problems"] == ["fabric: the variable is not defined (set it in group_vars/all; "
+                               "see inventory/example-roce)"]

@@ -1,0 +1,82 @@
+"""The tables the validator checks against, asserted exactly: every allowed
+value passes, the message lists exactly the allowed values, and the defaults
+are the documented ones."""
+import copy
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
+
+HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}]}}
+SWITCHES = {"sw1": {"switch_platform": "nvue"}}
+
+
+def problems(fabric, hosts=HOSTS, switches=SWITCHES):
+    return intent.validate(fabric, hosts, switches)
+
+
+@pytest.mark.parametrize("key,values,allowed", [
+    ("link_speed_gbps", (10, 20, 25, 40, 50, 56, 100, 200, 400, 800),
+     "10 | 20 | 25 | 40 | 50 | 56 | 100 | 200 | 400 | 800"),
+    ("link_width", (1, 2, 4, 8), "1 | 2 | 4 | 8"),
+])
+def test_every_allowed_number_passes_and_the_message_lists_them(key, values, allowed):
+    for v in values:
+        assert problems({"transport": "roce", key: v}) == [], v
+    assert problems({"transport": "roce", key: 3}) == [f"fabric.{key}: 3 is not allowed (allowed: {allowed})"]
+
+
+@pytest.mark.parametrize("path,values,allowed", [
+    (("nccl", "gdr_level"), ("LOC", "PIX", "PXB", "PHB", "SYS"), "LOC | PIX | PXB | PHB | SYS"),
+    (("roce", "trust"), ("dscp", "pcp"), "dscp | pcp"),
+    (("roce", "gid_type"), ("v2",), "v2"),
+])
+def test_every_allowed_word_passes_and_the_message_lists_them(path, values, allowed):
+    block, key = path
+    for v in values:
+        assert problems({"transport": "roce", block: {key: v}}) == [], v
+    assert problems({"transport": "roce", block: {key: "x"}}) == [
+        f"fabric.{block}.{key}: 'x' is not allowed (allowed: {allowed})"]
+
+
+def test_transports():
+    assert problems({"transport": "x"}) == ["fabric.transport: 'x' is not allowed (allowed: roce | infiniband)"]
+
+
+def test_switch_platforms_and_roles():
+    for platform in ("nvue", "sonic", "eos"):
+        for role in ("leaf", "spine"):
+            assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": platform,
+                                                                     "switch_role": role}}) == []
+    assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": "x", "switch_role": "x"}}) == [
+        "sw1: switch_platform: 'x' is not allowed (allowed: nvue | sonic | eos)",
+        "sw1: switch_role: 'x' is not allowed (allowed: leaf | spine)"]
+
+
+def test_host_mtu_bounds():
+    assert problems({"transport": "roce", "mtu": {"host": 1280, "switch": 9216}}) == []
+    assert problems({"transport": "roce", "mtu": {"host": 9216, "switch": 9216}}) == []
+    assert problems({"transport": "roce", "mtu": {"host": 1279, "switch": 9217}}) == [
+        "fabric.mtu.host: 1279 is not allowed (allowed: an integer 1280..9216)",
+        "fabric.mtu.switch: 9217 is not allowed (allowed: an integer 1280..9216)"]
+
+
+def test_the_defaults_are_the_documented_ones():
+    assert intent.effective({}) == {
+        "name": "fabric", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
+        "mtu": {"host": 4200, "switch": 9216},
+        "roce": {"trust": "dscp", "no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
+                 "gid_type": "v2",
+                 "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500,
+                         "probability_percent": 100}},
+        "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {}},
+        "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80},
+    }
+
+
+def test_effective_leaves_the_input_alone():
+    given = {"transport": "roce", "roce": {"ecn": {"enabled": False}}}
+    before = copy.deepcopy(given)
+    eff = intent.effective(given)
+    eff["roce"]["ecn"]["enabled"] = True
+    assert given == before and intent.DEFAULTS["roce"]["ecn"]["enabled"] is True
