@@ -8,6 +8,17 @@ tests/unit/fixtures/ and may list several (a tool read in text and JSON).
 """
 
 PARSERS = [
+    ("ncclconf", "parse_nccl_conf", "ncclconf/*.txt"),
+    ("counters", "parse_ethtool_stats", "counters/ethtool_*.txt"),
+    ("counters", "parse_rdma_statistic", "counters/rdma_statistic_*.txt"),
+    ("counters", "parse_hw_counters", "counters/hw_counters_*.txt", "counters/rdma_statistic_*.txt"),
+    ("linkhealth", "parse_perfquery", "counters/perfquery_*.txt"),
+    ("linkhealth", "parse_ibqueryerrors", "counters/ibqueryerrors_*.txt"),
+    ("linkhealth", "parse_mlxlink", "counters/mlxlink_*.txt"),
+    ("switch_counters", "parse_sonic_pfc_counters", "counters/sonic_pfc_counters_*.txt"),
+    ("switch_counters", "parse_sonic_queue_counters", "counters/sonic_queue_counters_*.txt"),
+    ("switch_counters", "parse_nvue_roce_counters", "counters/nvue_roce_counters_*.txt"),
+    ("switch_counters", "parse_eos_pfc_counters", "counters/eos_pfc_*"),
     ("dpkg", "parse_dpkg_query", "dpkg/*.txt"),
     ("ibtools", "parse_ibstat", "ibstat/*.txt", "rdma_facts/ibstat.txt"),
     ("ibtools", "parse_ibv_devinfo", "ibv_devinfo/*.txt", "rdma_facts/ibv_devinfo_v.txt"),
