@@ -356,7 +356,7 @@ class _DevinfoReader:
 
     def _block_line(self, line, indent):
         """A line inside the block of the ``key:`` line above it."""
-        _, path, is_flag_list = self.blocks[-1]
+        path, is_flag_list = self.blocks[-1][1:]
         kv = _DEVINFO_KV_RE.match(line)
         if is_flag_list or not kv or line.lower().startswith("unknown flags"):
             self.device["flags"].setdefault(path, []).append(line)

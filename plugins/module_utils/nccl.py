@@ -64,14 +64,14 @@ def _table_layout(header, order=("out_of_place", "in_place")):
     prints in-place first).
     """
     spans = [(m.group(0), m.end()) for m in re.finditer(r"[^\s#]\S*", header)]
-    columns = [name for name, _ in spans]
+    columns = [span[0] for span in spans]
     starts = [i for i, column in enumerate(columns) if column in _TIME_COLUMNS]
     if len(starts) < 2:
         raise ParseError("nccl-tests", "unrecognized result table header: %r" % header.strip())
     group_len = starts[1] - starts[0]
     return {
         "columns": columns,
-        "ends": [end for _, end in spans],
+        "ends": [span[1] for span in spans],
         "prefix": columns[:starts[0]],
         "group": columns[starts[0]:starts[1]],
         "groups": ((order[0], starts[0]), (order[1], starts[1])),
@@ -107,9 +107,9 @@ def _row_cells(line, layout):
     cells = [(m.group(0), m.end()) for m in re.finditer(r"\S+", line)]
     ncols = len(layout["columns"])
     if len(cells) == ncols or (layout["trailing"] and len(cells) > ncols):
-        mapped = {i: cell for i, (cell, _) in enumerate(cells[:ncols])}
+        mapped = {i: cell[0] for i, cell in enumerate(cells[:ncols])}
         if len(cells) > ncols:  # a timestamp with spaces
-            mapped[ncols - 1] = " ".join(cell for cell, _ in cells[ncols - 1:])
+            mapped[ncols - 1] = " ".join(cell[0] for cell in cells[ncols - 1:])
         return mapped
     if len(cells) > ncols:
         return None
