@@ -42,7 +42,8 @@ GROUPS = {
                                             "tests/unit/test_validate_action.py"]),
         # test_intent_ib.py loads it standalone (beside intent.py), the rest through the collection.
         "plugins/module_utils/intent_ib.py": ([f"{PKG}.plugins.module_utils.intent_ib", "intent_ib"],
-                                              ["tests/unit/test_intent_ib.py", "tests/unit/test_intent_strict.py",
+                                              ["tests/unit/test_intent_ib_exact.py", "tests/unit/test_intent_ib.py",
+                                               "tests/unit/test_intent_strict.py",
                                                "tests/unit/test_intent.py"]),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py"]),

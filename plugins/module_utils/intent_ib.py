@@ -51,7 +51,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 # An integer written as a string: decimal or 0x hex, nothing around it.
 _INT_RE = re.compile(r"0x[0-9a-fA-F]{1,8}|[0-9]{1,10}", re.ASCII)
 # OpenSM paths (log file): an absolute path from a safe character set, no "..".
-PATH_RE = r"/(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_.+/-]{0,254}"
+PATH_RE = r"(?!.*(?:^|/)\.\.(?:/|$))/[A-Za-z0-9_.+/-]{0,254}"
 
 
 def norm_guid(value):

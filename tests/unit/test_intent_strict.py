@@ -248,6 +248,7 @@ IB_CASES = [
     ("fabric.roce", {}, "fabric.roce: '...' is not allowed (only with fabric.transport: roce"),
     (SM + "log", {"file": "/var/log/opensm.log\nx"}, "subnet_manager.log.file: '/var/log/opensm.log\\nx' is not allowed (allowed: an absolute path"),
     (SM + "log", {"file": "/var/log/../../etc/shadow"}, "subnet_manager.log.file: '/var/log/../../etc/shadow' is not allowed"),
+    (SM + "log", {"file": "/../etc/shadow"}, "subnet_manager.log.file: '/../etc/shadow' is not allowed"),
     (SM + "log", {"file": "/var/log/opensm log"}, "subnet_manager.log.file: '/var/log/opensm log' is not allowed"),
     (SM + "log", {"file": "/var/log/" + "o" * 300}, "(309 characters) is not allowed"),
     (SM + "log", [], "subnet_manager.log: [] is not allowed (allowed: a mapping"),

@@ -179,3 +179,20 @@ def test_no_fabric_at_all():
     assert res["failed"] is True
     assert res["problems"] == ["fabric: the variable is not defined (set it in group_vars/all; "
                                "see inventory/example-roce)"]
+
+
+def test_renamed_host_group_is_read_and_fabric_comes_from_the_inventory_by_default():
+    groups = {"all": ["a1", "a2", "s1"], "gpus": ["a1", "a2"], "switches": ["s1"]}
+    hostvars = {"a1": {"rdma_ports": [dict(PORT, switch="s1")]}, "a2": {}, "s1": {"switch_platform": "nvue"}}
+    task = mock.MagicMock()
+    task.args = {"host_group": "gpus"}
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda v: v
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        res = action.run(task_vars={"groups": groups, "hostvars": hostvars, "fabric": {"transport": "roce", "name": "inv"}})
+    # a2 is in the host group without cabling; the fabric is the inventory's.
+    assert res["problems"] == ["a2: rdma_ports: None is not allowed (allowed: a list of the host's cabled RDMA ports)"]
+    assert ActionModule._VALID_ARGS == frozenset(("fabric", "host_group", "switch_group", "ib_switch_group", "sm_group"))
+    assert ActionModule.TRANSFERS_FILES is False
