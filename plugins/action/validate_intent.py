@@ -24,6 +24,10 @@ class ActionModule(ActionBase):
         switch_group = args.get("switch_group", "switches")
         ib_switch_group = args.get("ib_switch_group", "ib_switches")
         sm_group = args.get("sm_group", "subnet_managers")
+        check_cabling = args.get("check_cabling", True)
+        if not isinstance(check_cabling, bool):
+            result.update(failed=True, msg=f"check_cabling: {check_cabling!r} is not allowed (allowed: true, false)")
+            return result
         groups = task_vars.get("groups", {})
         hostvars = task_vars.get("hostvars", {})
 
@@ -53,12 +57,12 @@ class ActionModule(ActionBase):
             # Every RDMA host, and every other host that feeds a switch port
             # (rdma_ports set outside the host group) is validated too.
             feeding = [h for h in groups.get("all", []) if "rdma_ports" in hostvars[h]]
-            names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding))
+            names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding)) if check_cabling else []
             hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
-            switches = pick(switch_group, keys)
+            switches = pick(switch_group, keys) if check_cabling else {}
             # InfiniBand switches are managed in-band by the SM, never over SSH.
-            for name, sv in pick(ib_switch_group, keys).items():
+            for name, sv in (pick(ib_switch_group, keys) if check_cabling else {}).items():
                 switches[name] = {"switch_platform": "infiniband", **sv}
             fabric = self._templar.template(fabric) if fabric is not None else None
         except AnsibleError as e:

@@ -151,6 +151,13 @@ options:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str
     default: gpu_nodes
+  check_cabling:
+    description:
+      - Whether the cabling (every host's C(rdma_ports), the switches and their uplinks) is
+        checked against the inventory. V(false) validates the O(fabric) tree alone, for a
+        run whose inventory describes no fabric (a role scenario in one container).
+    type: bool
+    default: true
   switch_group:
     description: The group of Ethernet switches.
     type: str

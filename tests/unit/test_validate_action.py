@@ -16,9 +16,9 @@ PORT = {"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.1/
         "switch": "leaf1", "switch_port": "swp1"}
 
 
-def run_action(groups, hostvars, fabric=FABRIC):
+def run_action(groups, hostvars, fabric=FABRIC, **args):
     task = mock.MagicMock()
-    task.args = {"fabric": fabric}
+    task.args = {"fabric": fabric, **args}
     task.async_val = 0
     task.check_mode = False
     templar = mock.MagicMock()
@@ -49,6 +49,21 @@ def test_a_host_outside_gpu_nodes_that_feeds_a_switch_port_is_validated():
     assert "stray: rdma_ports[0].switch_port: 'swp2\\nreboot' is not allowed" in res["msg"]
     assert res["msg"].startswith("the fabric intent has 1 problem(s); nothing was changed:")
     assert "ansible_facts" not in res
+
+
+def test_check_cabling_false_validates_the_tree_alone():
+    # A role scenario: one container with rdma_ports, no switches in its inventory.
+    groups = {"all": ["node1"], "gpu_nodes": ["node1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT]}}
+    res = run_action(groups, hostvars)
+    assert res["failed"] is True and "rdma_ports[0].switch: 'leaf1' is not allowed" in res["msg"]
+    res = run_action(groups, hostvars, check_cabling=False)
+    assert not res.get("failed"), res
+    assert res["msg"] == "fabric 't' (roce, 400 Gb/s): 0 RDMA host(s), 0 switch(es), intent valid"
+    res = run_action(groups, hostvars, fabric=dict(FABRIC, mtu={"host": 99999}), check_cabling=False)
+    assert res["failed"] is True and "fabric.mtu.host: 99999 is not allowed" in res["msg"]
+    res = run_action(groups, hostvars, check_cabling="no")
+    assert res["failed"] is True and res["msg"] == "check_cabling: 'no' is not allowed (allowed: true, false)"
 
 
 def test_mofed_source_of_a_host_is_read():
