@@ -13,7 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("fabric", "host_group", "switch_group", "ib_switch_group", "sm_group"))
+    _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
