@@ -111,11 +111,11 @@ EXAMPLES = r"""
 - name: Push the RoCE fabric intent to the switch
   linerate.fabric.switch_config:
     name: "{{ inventory_hostname }}"
-    platform: "{{ switch_platform }}"
+    platform: "{{ ansible_network_os }}"   # nvue, sonic, eos or e.g. arista.eos.eos
     host: "{{ ansible_host }}"
     port: "{{ ansible_port | default(22) }}"
-    username: "{{ switch_username }}"
-    password: "{{ switch_password }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
     known_hosts: "{{ switch_known_hosts }}"
     fabric_ports: [swp1, swp2]
     config: "{{ lookup('ansible.builtin.template', 'switch_configs/nvue/fabric.j2') }}"
@@ -128,8 +128,8 @@ EXAMPLES = r"""
     name: leaf1
     platform: nvue
     host: 127.0.1.1
-    username: "{{ switch_username }}"
-    password: "{{ switch_password }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
     known_hosts: "{{ switch_known_hosts }}"
     backup_file: /srv/backups/switches/leaf1/20261122T040000Z.nvue.cfg
 """
