@@ -399,7 +399,8 @@ def test_jump_host_through_an_ssh_config_file_with_host_keys_checked(lab):
         f.write(RELAY)
     cfg = os.path.join(lab.tmp, "ssh_config")
     with open(cfg, "w") as f:
-        f.write(f"Host 127.0.1.*\n  ProxyCommand {sys.executable} {relay} %h %p {mark}\n")
+        # %p is the config's Port (paramiko expands it from the config, not from ansible_port)
+        f.write(f"Host 127.0.1.*\n  Port {lab.port}\n  ProxyCommand {sys.executable} {relay} %h %p {mark}\n")
     inv = lab.write_inventory("inv-jump", {n: {"switch_ssh_config_file": cfg} for n in SWITCHES})
     rc, out = lab.play("switches.yml", "--tags", "precheck", inventory=inv)
     assert rc == 0, out
