@@ -162,6 +162,11 @@ rolled_back:
       V(false) then). When V(false) after a change, C(changed) is V(true) and the message says what is left.
   returned: failure
   type: bool
+cleared:
+  description: When restoring a backup, the pending state a failed window had left and that was cleared first.
+  returned: when something was cleared
+  type: list
+  elements: str
 switch:
   description: The switch's inventory name (on failure and when unreachable).
   returned: failure
