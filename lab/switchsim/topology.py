@@ -75,7 +75,7 @@ def topology(nodes=2, base="127.0.1.", port=22, speed=400):
     return model, uplinks
 
 
-def inventory(model, uplinks, known_hosts, username="admin", password_var="switch_password"):
+def inventory(model, uplinks, known_hosts, username="admin", password_var="ansible_password"):
     """An Ansible YAML inventory (dict) for the topology: switches + nodes' cabling."""
     switches = {}
     for name, s in model["switches"].items():
@@ -91,7 +91,7 @@ def inventory(model, uplinks, known_hosts, username="admin", password_var="switc
                                    for nic in spec["nics"]]}
     return {"all": {"children": {
         "switches": {"hosts": switches, "vars": {
-            "switch_known_hosts": known_hosts, "switch_username": username}},
+            "switch_known_hosts": known_hosts, "ansible_user": username}},
         "gpu_nodes": {"hosts": nodes}}}}
 
 

@@ -111,11 +111,11 @@ EXAMPLES = r"""
 - name: Push the RoCE fabric intent to the switch
   linerate.fabric.switch_config:
     name: "{{ inventory_hostname }}"
-    platform: "{{ switch_platform }}"
+    platform: "{{ ansible_network_os }}"   # nvue, sonic, eos or e.g. arista.eos.eos
     host: "{{ ansible_host }}"
     port: "{{ ansible_port | default(22) }}"
-    username: "{{ switch_username }}"
-    password: "{{ switch_password }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
     known_hosts: "{{ switch_known_hosts }}"
     fabric_ports: [swp1, swp2]
     config: "{{ lookup('ansible.builtin.template', 'switch_configs/nvue/fabric.j2') }}"
@@ -128,8 +128,8 @@ EXAMPLES = r"""
     name: leaf1
     platform: nvue
     host: 127.0.1.1
-    username: "{{ switch_username }}"
-    password: "{{ switch_password }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
     known_hosts: "{{ switch_known_hosts }}"
     backup_file: /srv/backups/switches/leaf1/20261122T040000Z.nvue.cfg
 """
@@ -162,6 +162,11 @@ rolled_back:
       V(false) then). When V(false) after a change, C(changed) is V(true) and the message says what is left.
   returned: failure
   type: bool
+cleared:
+  description: When restoring a backup, the pending state a failed window had left and that was cleared first.
+  returned: when something was cleared
+  type: list
+  elements: str
 switch:
   description: The switch's inventory name (on failure and when unreachable).
   returned: failure

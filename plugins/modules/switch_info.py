@@ -57,10 +57,10 @@ EXAMPLES = r"""
 - name: Read the switch before the change window
   linerate.fabric.switch_info:
     name: "{{ inventory_hostname }}"
-    platform: "{{ switch_platform }}"
+    platform: "{{ ansible_network_os }}"
     host: "{{ ansible_host }}"
-    username: "{{ switch_username }}"
-    password: "{{ switch_password }}"
+    username: "{{ ansible_user }}"
+    password: "{{ ansible_password }}"
     known_hosts: "{{ switch_known_hosts }}"
     fabric_ports: [swp1, swp2]
   register: pre
