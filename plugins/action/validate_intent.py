@@ -9,6 +9,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import ALIASES as PLATFORM_ALIASES
 
 
 class ActionModule(ActionBase):
@@ -60,7 +61,14 @@ class ActionModule(ActionBase):
             names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding)) if check_cabling else []
             hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
-            switches = pick(switch_group, keys) if check_cabling else {}
+            switches = pick(switch_group, keys + ("ansible_network_os",)) if check_cabling else {}
+            for name, sv in switches.items():
+                # Ansible's convention names the platform as the switch role does:
+                # switch_platform wins, else ansible_network_os (arista.eos.eos -> eos).
+                network_os = sv.pop("ansible_network_os", None)
+                if "switch_platform" not in sv and network_os is not None:
+                    short = str(network_os).rsplit(".", 1)[-1].strip().lower()
+                    sv["switch_platform"] = PLATFORM_ALIASES.get(short, network_os)
             # InfiniBand switches are managed in-band by the SM, never over SSH.
             for name, sv in (pick(ib_switch_group, keys) if check_cabling else {}).items():
                 switches[name] = {"switch_platform": "infiniband", **sv}

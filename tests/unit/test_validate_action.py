@@ -5,6 +5,7 @@ import subprocess
 from unittest import mock
 
 import jinja2
+import pytest
 from ansible.plugins.filter.core import FilterModule
 
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
@@ -64,6 +65,17 @@ def test_check_cabling_false_validates_the_tree_alone():
     assert res["failed"] is True and "fabric.mtu.host: 99999 is not allowed" in res["msg"]
     res = run_action(groups, hostvars, check_cabling="no")
     assert res["failed"] is True and res["msg"] == "check_cabling: 'no' is not allowed (allowed: true, false)"
+
+
+@pytest.mark.parametrize("network_os,ok", [("arista.eos.eos", True), ("nvidia.nvue.nvue", True), ("cumulus", True),
+                                           ("dellemc.enterprise_sonic.sonic", True), ("cisco.ios.ios", False)])
+def test_ansible_network_os_names_the_platform(network_os, ok):
+    groups = {"all": ["node1", "leaf1"], "gpu_nodes": ["node1"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT]}, "leaf1": {"ansible_network_os": network_os}}
+    res = run_action(groups, hostvars)
+    assert bool(res.get("failed")) is not ok, res
+    if not ok:
+        assert f"leaf1: switch_platform: '{network_os}' is not allowed" in res["msg"]
 
 
 def test_mofed_source_of_a_host_is_read():
