@@ -119,12 +119,25 @@ def image_exists(tag):
     return podman("image", "exists", tag, check=False).returncode == 0
 
 
+def release_mounts(root):
+    """Unmount whatever is mounted under root (deepest first): debootstrap mounts
+    /proc and /sys in its target, and a build that was interrupted leaves them,
+    which would make anything that walks the lab state (a copy, rm -rf) read
+    /proc/kmsg forever."""
+    root = os.path.realpath(root)
+    with open("/proc/self/mounts") as f:
+        points = [line.split()[1].replace("\\040", " ") for line in f]
+    for point in sorted((p for p in points if p == root or p.startswith(root + os.sep)), key=len, reverse=True):
+        run(["umount", "-l", point], check=False, capture=True)
+
+
 def build_image(force=False):
     tag = image_tag()
     if image_exists(tag) and not force:
         log(f"image {tag} is built")
         return tag
     rootfs = os.path.join(STATE, "build", "rootfs")
+    release_mounts(os.path.join(STATE, "build"))
     shutil.rmtree(rootfs, ignore_errors=True)
     os.makedirs(rootfs)
     t0 = time.monotonic()
@@ -141,6 +154,7 @@ def build_image(force=False):
                    stdin=tar.stdout, check=True, env=env, stdout=subprocess.DEVNULL)
     tar.wait()
     podman("tag", tag, f"{IMAGE}:latest")  # what molecule scenarios name
+    release_mounts(os.path.join(STATE, "build"))
     shutil.rmtree(os.path.join(STATE, "build"), ignore_errors=True)
     log(f"image {tag} built in {time.monotonic() - t0:.0f} s")
     return tag
@@ -656,6 +670,7 @@ def cmd_down(args):
         for ref in res.stdout.split():
             if ref.startswith(IMAGE + ":"):
                 podman("rmi", "-f", ref, capture=True, check=False)
+    release_mounts(STATE)
     shutil.rmtree(STATE, ignore_errors=True)
     for inv in ("lab", "lab-ib"):
         for name in ("hosts.yml", IB_CONNECTION_FILE):
