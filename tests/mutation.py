@@ -32,7 +32,7 @@ GROUPS = {
     "counters": {
         "paths": ["plugins/module_utils/counters.py", "plugins/module_utils/linkhealth.py",
                   "plugins/module_utils/switch_counters.py"],
-        "tests": ["tests/unit/test_parsers_counters.py"],
+        "tests": ["tests/unit/test_parsers_counters.py", "tests/unit/test_parsers_counters_errors.py"],
     },
 }
 STATES = ("killed", "survived", "timeout", "suspicious", "untested", "skipped")
