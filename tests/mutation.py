@@ -33,7 +33,8 @@ PKG = "ansible_collections.linerate.fabric"
 # Per file: the module names it is imported under, and the unit tests that
 # exercise it (fastest-failing first; each mutant runs only its file's tests).
 SWITCH_TESTS = ["tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
-                "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py"]
+                "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
+                "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py"]
 GROUPS = {
     "intent": {
         "plugins/module_utils/intent.py": ([f"{PKG}.plugins.module_utils.intent"],

@@ -50,6 +50,7 @@ FAULT_CODES = {
     "INCAST_DROPS": ("error", "pfc", "drops on the no-drop priority under incast"),
     "INCAST_GOODPUT_LOW": ("error", "pfc", "an incast flow kept far less than its fair share (drops, go-back-N)"),
     "INCAST_FAILED": ("error", "host", "an incast flow did not run"),
+    "INCAST_INCONCLUSIVE": ("warning", "pfc", "an incast flow ran alone (the others had finished): no proof for its port"),
     "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
@@ -783,11 +784,20 @@ def incast_findings(phase, fabric, cabling):
                                    + ((res or {}).get("error") or "no result"), check="incast",
                                    **_where(cabling, node, device)))
                 continue
+            if k >= 2 and gbps > 1.5 * float((fabric or {}).get("link_speed_gbps", 400)) / k:
+                # far above its fair share: it never shared the receiver's port, so it proves nothing
+                out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
+                                   f"the fair share of {k} flows - it ran alone (the others had not started or had "
+                                   "finished); its port's lossless class is not proven", check="incast",
+                                   evidence={"k": k, "gbps": gbps}, **_where(cabling, node, device)))
+                rail.setdefault("inconclusive", []).append(node)
+                continue
             no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
             if gbps < threshold or no_pause:
                 bad.append((node, gbps, no_pause))
         # every flow into the receiver suffers: the receiver's port (or its switch port) is the suspect
-        blame_receiver = len(bad) == len(senders) and len(senders) >= 2
+        counted = [n for n in senders if n not in rail.get("inconclusive", [])]
+        blame_receiver = len(bad) == len(counted) and len(counted) >= 2
         for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
             where = _where(cabling, node, device)
             if blame_receiver:

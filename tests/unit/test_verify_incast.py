@@ -105,3 +105,18 @@ def test_infiniband_incast_checks_goodput_without_pfc_counters():
     f, rails = verify.incast_findings(ph, ib, CABLING)
     assert [(x["code"], x["node"], x["device"]) for x in f] == [("INCAST_GOODPUT_LOW", "node2", "mlx5_1")]
     assert len(rails) == 2
+
+
+def test_a_flow_that_ran_alone_is_inconclusive_not_a_fault():
+    """Seen on the lab under load: one client started after the others had finished (385 Gb/s, no pauses)."""
+    ph = phase(gbps={("node4", "mlx5_1"): 385.7, ("node2", "mlx5_1"): 192.8, ("node3", "mlx5_1"): 192.5},
+               pauses={("node4", "mlx5_1"): 0})
+    f, rails = verify.incast_findings(ph, FABRIC, CABLING)
+    assert [(x["code"], x["severity"], x["node"], x["device"]) for x in f] == [
+        ("INCAST_INCONCLUSIVE", "warning", "node4", "mlx5_1")]
+    assert rails[1]["inconclusive"] == ["node4"]
+    # the two flows that did share the port and lost the class still blame the receiver
+    ph = phase(gbps={("node4", "mlx5_1"): 385.7, ("node2", "mlx5_1"): 60.0, ("node3", "mlx5_1"): 60.0},
+               pauses={(n, "mlx5_1"): 0 for n in NODES})
+    f, _ = verify.incast_findings(ph, FABRIC, CABLING)
+    assert sorted((x["code"], x["node"]) for x in f) == [("INCAST_INCONCLUSIVE", "node4"), ("INCAST_NO_PAUSE", "node1")]
