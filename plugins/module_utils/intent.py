@@ -445,8 +445,8 @@ def _rail_address(p, key, value, seen, who):
               "ib_write_bw use is the IPv4-mapped one")
         return
     net = iface.network
-    if net.prefixlen == 32 or (net.prefixlen <= 30 and iface.ip in (net.network_address,
-                                                                      net.broadcast_address)):
+    edges = (net.network_address, net.broadcast_address)
+    if net.prefixlen == 32 or (net.prefixlen <= 30 and iface.ip in edges):
         p.add(key, value, allowed + f"; {iface.ip} is the network or broadcast address of {net}"
               if net.prefixlen != 32 else allowed + "; a /32 has no neighbours on the rail")
         return

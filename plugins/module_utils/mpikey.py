@@ -42,4 +42,3 @@ def from_patterns(addresses):
 def key_options(addresses):
     """'from="10.0.0.1,10.0.0.2",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty'"""
     return ",".join([f'from="{",".join(from_patterns(addresses))}"', *RESTRICTIONS])
-

@@ -89,8 +89,8 @@ def expand(node, plan):
                    "unknown key; allowed keys: " + ", ".join(PLAN_KEYS))
     for key in ("device", "netdev", "switch", "switch_port"):
         if key not in plan:
-            raise _bad(key, None, "required: a pattern" + (" or a list per rail" if key in ("device", "netdev")
-                                                            else ""))
+            per_rail = " or a list per rail" if key in ("device", "netdev") else ""
+            raise _bad(key, None, "required: a pattern" + per_rail)
     lists = [len(plan[k]) for k in ("device", "netdev", "pci") if isinstance(plan.get(k), list)]
     rails = _int(plan, "rails", lists[0] if lists else None, 1, MAX_RAILS)
     number = node_number(node)

@@ -801,7 +801,7 @@ def incast_findings(phase, fabric, cabling):
         for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
             where = _where(cabling, node, device)
             if blame_receiver:
-                flows = ", ".join(f"{n} {g:.1f}" if g is not None else f"{n} -" for n, g, _ in bad)
+                flows = ", ".join(f"{flow[0]} {flow[1]:.1f}" if flow[1] is not None else f"{flow[0]} -" for flow in bad)
                 msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
                        f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
                        + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")

@@ -181,7 +181,7 @@ class Driver(abc.ABC):
             raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: "
                                          f"{_first_line(exc)}", command=command) from exc
         except Exception as exc:  # paramiko.SSHException and kin
-            if type(exc).__module__.split(".")[0] not in ("paramiko", "socket", "netmiko"):
+            if type(exc).__module__.split(".", maxsplit=1)[0] not in ("paramiko", "socket", "netmiko"):
                 raise
             self.close()
             raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: "
@@ -467,7 +467,7 @@ def recover(driver, backup_text, nested=False, attempts=2):
     running config and no pending revision, session or checkpoint.
     """
     notes = []
-    for _ in range(attempts):
+    for _attempt in range(attempts):
         try:
             driver.undo()
             text = driver.get_running()

@@ -183,7 +183,7 @@ def parse_interfaces_status(text):
         if spans is None:
             if line.startswith("Port") and "Status" in line:
                 spans = column_spans(line, words=True)
-                if not {"Port", "Status"} <= {name for name, _ in spans}:
+                if not {"Port", "Status"} <= {span[0] for span in spans}:
                     raise ParseError("eos", "line %d: no Port and Status columns in the header: %r"
                                      % (number, line), text)
             continue

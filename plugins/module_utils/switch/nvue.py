@@ -104,7 +104,7 @@ def parse_interface_summary(text):
     rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
     rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
-    names = [name for name, _ in spans]
+    names = [span[0] for span in spans]
     if "Interface" not in names or "State" not in names:
         raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
                          % (header_at + 1, lines[header_at]), text)

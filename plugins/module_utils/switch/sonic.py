@@ -338,6 +338,7 @@ class SonicDriver(Driver):
                       "missing": missing + ["CNPs sent"]}
         return res
 
+
 def _switch_counters():
     """The switch counter parsers (module_utils/switch_counters.py)."""
     try:
