@@ -15,7 +15,7 @@ description:
     caller can say what it cannot prove; it is never reported as zero.
   - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
-author: linerate developers
+author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
 options:
