@@ -1,4 +1,5 @@
-"""Incast physics: what k senders into one receiver port do to a RoCE fabric.
+"""Incast physics: what k senders into one receiver port do to a RoCE fabric
+(and to an InfiniBand one: credit-based, lossless, the flows share the line rate).
 
 A single uncongested pair never fills a queue (rdma.path: line rate whatever
 PFC is). When k >= 2 senders write to one receiver port at once, the egress
@@ -85,6 +86,11 @@ def outcome(writer, reader, k, line_gbps, seconds):
     d_w, d_r = {}, {}
     if k < 2:
         return line_gbps, d_w, d_r, {}
+    if "InfiniBand" in (writer.get("link_layer"), reader.get("link_layer")):
+        # InfiniBand is lossless by its link-level credit flow control, in
+        # hardware and on every VL: a full queue withholds credits, nothing is
+        # dropped and no PFC counter exists; the k flows share the line rate.
+        return share, d_w, d_r, {}
     excess_pkts = int((k - 1) * share * seconds * PKTS_PER_GBIT)
     if lossless:
         gbps = share

@@ -1,0 +1,39 @@
+"""The lab's incast physics, per transport: RoCE without PFC on the class drops
+and loses goodput, with PFC pauses the senders; InfiniBand is lossless by
+credit flow control whatever PFC says (it has none): the flows share the
+line rate and no PFC counter moves."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lab", "sim"))
+from linerate_lab import congestion  # noqa: E402
+
+
+def end(node, link_layer, host_pfc, switch_pfc=(3,)):
+    return {"node": node, "device": "mlx5_0", "priority": 3, "host_pfc": host_pfc, "switch_pfc": list(switch_pfc),
+            "link_layer": link_layer, "switch_ecn": False, "switch_up": True}
+
+
+def test_infiniband_incast_shares_the_line_rate_without_pfc_counters():
+    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "InfiniBand", False, ()), end("node1", "InfiniBand", False, ()),
+                                            3, 40.0, 2.0)
+    assert gbps == 40.0 / 3
+    assert d_w == {} and d_r == {} and sw == {}
+
+
+def test_roce_incast_without_pfc_drops_and_loses_goodput():
+    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "Ethernet", False), end("node1", "Ethernet", True), 3, 400.0, 2.0)
+    assert gbps == 400.0 / 3 * congestion.LOSSY_INCAST_FRACTION
+    assert d_r["out_of_sequence"] > 0 and "rx_prio3_pause" not in d_w
+    assert sw["receiver"]["queue_drop"][3] > 0
+
+
+def test_roce_incast_with_pfc_pauses_the_senders():
+    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "Ethernet", True), end("node1", "Ethernet", True), 3, 400.0, 2.0)
+    assert gbps == 400.0 / 3
+    assert d_w["rx_prio3_pause"] > 0 and "out_of_sequence" not in d_r
+
+
+def test_one_pair_is_never_congested():
+    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "Ethernet", False), end("node1", "Ethernet", False), 1, 400.0, 2.0)
+    assert gbps == 400.0 and not d_w and not d_r
