@@ -21,7 +21,10 @@ def ansible(*argv):
 
 @pytest.mark.parametrize("example,transport,switches", [("example-roce", "roce", 10), ("example-ib", "infiniband", 10)])
 def test_example_passes_validation(example, transport, switches):
-    res = ansible(os.path.join(BIN, "ansible-playbook"), "-i", f"inventory/{example}", "playbooks/validate.yml")
+    # The switches' vault (group_vars/switches/vault.yml, encrypted by the
+    # operator from vault.yml.example) stands in as extra vars.
+    res = ansible(os.path.join(BIN, "ansible-playbook"), "-i", f"inventory/{example}", "playbooks/validate.yml",
+                  "-e", "vault_switch_user=admin", "-e", "vault_switch_password=x")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert f"({transport}, 400 Gb/s): 4 RDMA host(s), {switches} switch(es), intent valid" in " ".join(res.stdout.split())
 
@@ -60,3 +63,13 @@ def test_every_variable_an_example_sets_is_read(example):
         readers = [p for p, text in sources
                    if re.search(rf"(\{{\{{[^}}]*\b{name}\b|['\"]{name}['\"]|\.{name}\b|\b{name}\s*\|)", text)]
         assert readers, f"{example} sets {name}, which nothing reads"
+
+
+def test_example_switch_credentials_come_from_the_vault_template():
+    creds = os.path.join(ROOT, "inventory", "example-roce", "group_vars", "switches")
+    text = open(os.path.join(creds, "credentials.yml")).read()
+    assert 'ansible_user: "{{ vault_switch_user }}"' in text
+    assert 'ansible_password: "{{ vault_switch_password }}"' in text
+    template = open(os.path.join(creds, "vault.yml.example")).read()
+    assert "vault_switch_user:" in template and "vault_switch_password:" in template
+    assert not os.path.exists(os.path.join(creds, "vault.yml"))  # never a plaintext vault in the repo
