@@ -53,7 +53,11 @@ def test_good_intent_validates(lab):
 def test_fabric_effective_without_injected_facts():
     # inject_facts_as_vars = false: facts live only under ansible_facts; the
     # validated intent must still reach every host as fabric_effective.
-    res = run_playbook("tests/integration/playbooks/fabric_effective.yml", inventory="inventory/example-roce",
+    # example-roce reads the switch logins from a vault (credentials.yml); the
+    # test stands the vault in with extra vars, as test_examples.py does.
+    res = run_playbook("tests/integration/playbooks/fabric_effective.yml",
+                       "-e", "vault_switch_user=admin", "-e", "vault_switch_password=x",
+                       inventory="inventory/example-roce",
                        env=ansible_env(ANSIBLE_INJECT_FACT_VARS="False"))
     assert res.returncode == 0, res.stdout[-4000:]
     recap = res.stdout.split("PLAY RECAP", 1)[1]
