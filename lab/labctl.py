@@ -72,7 +72,8 @@ def run(argv, check=True, capture=False, input=None, env=None):
                          stdout=subprocess.PIPE if capture else None,
                          stderr=subprocess.PIPE if capture else None)
     if check and res.returncode != 0:
-        err = (res.stderr or "").strip() if capture else ""
+        # debootstrap and apt say what went wrong on stdout, not stderr.
+        err = "\n".join(((res.stdout or "") + (res.stderr or "")).strip().splitlines()[-20:]) if capture else ""
         raise SystemExit(f"lab: command failed ({res.returncode}): {' '.join(argv)}\n{err}")
     return res
 
@@ -142,8 +143,7 @@ def build_image(force=False):
     os.makedirs(rootfs)
     t0 = time.monotonic()
     log(f"building {tag} with debootstrap from {apt_mirror()} (about a minute)")
-    run(["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES),
-         "bookworm", rootfs, apt_mirror()], capture=True)
+    debootstrap(rootfs)
     customize_rootfs(rootfs)
     stash_ib_diags(rootfs)
     install_image_debs(rootfs, build_repo())
@@ -158,6 +158,31 @@ def build_image(force=False):
     shutil.rmtree(os.path.join(STATE, "build"), ignore_errors=True)
     log(f"image {tag} built in {time.monotonic() - t0:.0f} s")
     return tag
+
+
+def debootstrap(rootfs, tries=2):
+    """debootstrap the node's root file system; a mirror that fails mid-download
+    (seen here: exit 2 after 20 s on a fresh machine) gets one more try on a
+    clean tree, and a second failure shows what debootstrap logged."""
+    argv = ["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES),
+            "bookworm", rootfs, apt_mirror()]
+    for attempt in range(1, tries + 1):
+        res = run(argv, check=False, capture=True)
+        if res.returncode == 0:
+            return
+        logfile = os.path.join(rootfs, "debootstrap", "debootstrap.log")
+        tail = ""
+        if os.path.exists(logfile):
+            with open(logfile, errors="replace") as f:
+                tail = "".join(f.readlines()[-15:])
+        out = "\n".join(((res.stdout or "") + (res.stderr or "")).strip().splitlines()[-15:])
+        if attempt == tries:
+            raise SystemExit(f"lab: debootstrap failed ({res.returncode}) {tries} times: {' '.join(argv)}\n"
+                             f"{out}\n--- {logfile}:\n{tail}")
+        log(f"debootstrap failed ({res.returncode}), trying again on a clean tree:\n{out}")
+        release_mounts(os.path.dirname(rootfs))
+        shutil.rmtree(rootfs, ignore_errors=True)
+        os.makedirs(rootfs)
 
 
 def stash_ib_diags(root):
