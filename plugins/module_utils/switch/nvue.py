@@ -21,7 +21,12 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
         ParseError, column_spans, split_columns)
 except ImportError:  # standalone (tests, corpus checks)
-    from base import Driver, SwitchError  # type: ignore
+    # Standalone: either switch/ itself or module_utils/ is on sys.path (the
+    # corpus check and the parser tests put module_utils/ there).
+    try:
+        from base import Driver, SwitchError  # type: ignore
+    except ImportError:
+        from switch.base import Driver, SwitchError  # type: ignore
     from common import ParseError, column_spans, split_columns  # type: ignore
 
 
