@@ -74,6 +74,13 @@ def to_markdown(report):
             lines.append("| " + " | ".join(_cell(x.get(k)) for k in
                                            ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
         lines.append("")
+    rails = (checks.get("readiness") or {}).get("rails") or {}
+    if rails:
+        lines += ["### Rails (NIC -> nearest GPU, nvidia-smi topo -m)", "", "| node | device | PCI | GPU | GPU PCI | link |",
+                  "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(_cell(x) for x in (n, r.get("device"), r.get("pci"), r.get("gpu"), r.get("gpu_pci"),
+                                                     r.get("link"))) + " |" for n, rs in rails.items() for r in rs]
+        lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():
         nodes = m["nodes"]
