@@ -96,6 +96,7 @@ def main(argv):
     for f in pcie.functions(node):
         if slot and not _slot_match(slot, f["address"]):
             continue
-        blocks.append("\n".join(render(f, verbose, domain)) + ("\n" if verbose else ""))
-    common.out("\n".join(blocks) + ("\n" if blocks and not verbose else ""))
+        # -v and more: a blank line after every device, as pciutils prints
+        blocks.append("\n".join(render(f, verbose, domain)) + ("\n\n" if verbose else "\n"))
+    common.out("".join(blocks))
     return 0
