@@ -66,22 +66,11 @@ class ActionModule(ActionBase):
         hints = [(x["node"], x["device"]) for x in findings if x.get("device")]
 
         # host readiness below the fabric: per node, then parity across nodes
-        ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
-                 if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
-        if ready:
-            limits = {k: int(v) for k, v in (self._templar.template(args.get("readiness") or {})).items()}
-            f = [x for n, fx in ready.items() for x in readiness.host_findings(n, fx, **limits)]
-            f += readiness.parity_findings(ready)
+        limits = {k: int(v) for k, v in (self._templar.template(args.get("readiness") or {})).items()}
+        f, check = self._readiness(nodes, data, limits)
+        if check:
             findings += f
-            bad = {x["node"] for x in f if x["severity"] == "error"}
-            checks["readiness"] = {"passed": not bad, "rails": readiness.rail_summary(ready),
-                                   "versions": {n: fx.get("versions") for n, fx in ready.items()},
-                                   "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); "
-                                             f"{len(f)} finding(s)",
-                                   "cases": [{"name": f"{n} readiness", "ok": n not in bad,
-                                              "code": next((x["code"] for x in f if x["node"] == n and x["severity"] == "error"), None),
-                                              "message": "; ".join(x["message"] for x in f if x["node"] == n) or None,
-                                              "findings": [x for x in f if x["node"] == n]} for n in ready]}
+            checks["readiness"] = check
 
         # NCCL's configuration read back from each node
         sl = self._templar.template(args.get("sl"))
@@ -200,3 +189,22 @@ class ActionModule(ActionBase):
             cases.append({"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None,
                           "message": "; ".join(x["message"] for x in f) or None, "findings": f})
         return findings, cases
+
+    @staticmethod
+    def _readiness(nodes, data, limits):
+        """Findings and the report check of the host readiness facts (role task readiness.yml)."""
+        ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
+                 if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
+        if not ready:
+            return [], None
+        f = [x for n, fx in ready.items() for x in readiness.host_findings(n, fx, **limits)]
+        f += readiness.parity_findings(ready)
+        bad = {x["node"] for x in f if x["severity"] == "error"}
+        cases = [{"name": f"{n} readiness", "ok": n not in bad,
+                  "code": next((x["code"] for x in f if x["node"] == n and x["severity"] == "error"), None),
+                  "message": "; ".join(x["message"] for x in f if x["node"] == n) or None,
+                  "findings": [x for x in f if x["node"] == n]} for n in ready]
+        return f, {"passed": not bad, "rails": readiness.rail_summary(ready),
+                   "versions": {n: fx.get("versions") for n, fx in ready.items()},
+                   "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); "
+                             f"{len(f)} finding(s)", "cases": cases}

@@ -223,13 +223,13 @@ def host_findings(node, facts, min_max_read_req=4096, min_memlock_kb=-1, min_shm
             out.append(_f("GPU_NIC_AFFINITY", f"rail {d} ({pci}) has no GPU behind its PCIe switch: nearest is GPU"
                                               f"{gpu['index']} at {gpu['link']} (needs PIX or PXB for GPUDirect RDMA "
                                               "at line rate)", node, d, pci, gpu=gpu["index"]))
-        for b in nic.get("path") or []:
-            on = [k for k in ACS_REDIRECT if (b.get("acs_ctl") or {}).get(k)]
-            if on:
-                out.append(_f("ACS_ENABLED", f"ACS redirect ({' '.join(k + '+' for k in on)}) on bridge {b['address']} "
-                                             f"between {d} ({pci}) and GPU{gpu['index']} ({gpu.get('pci')}): "
-                                             "peer-to-peer traffic goes through the root complex", node, d, pci,
-                              bridge=b["address"]))
+        acs = {b["address"]: [k for k in ACS_REDIRECT if (b.get("acs_ctl") or {}).get(k)] for b in nic.get("path") or []}
+        acs = {a: on for a, on in acs.items() if on}
+        if acs:
+            where = "; ".join(f"{a} {' '.join(k + '+' for k in on)}" for a, on in acs.items())
+            out.append(_f("ACS_ENABLED", f"ACS redirect on the bridge(s) between {d} ({pci}) and GPU{gpu['index']} "
+                                         f"({gpu.get('pci')}): {where}; peer-to-peer traffic goes through the root complex",
+                          node, d, pci, bridge=next(iter(acs)), bridges=sorted(acs)))
     iommu = facts.get("iommu") or {}
     if iommu.get("mode") == "translated":
         out.append(_f("IOMMU_NOT_PASSTHROUGH", "the IOMMU translates DMA (units: " + ", ".join(iommu.get("units") or [])

@@ -6,7 +6,9 @@ import pytest
 from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture, fixture_source
 
+from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.report import build_report, to_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
     nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
@@ -211,7 +213,7 @@ def test_healthy_facts_no_findings():
     (_facts(nics=[_nic(lnksta={"speed_gts": 32.0, "gen": 5, "width": 8})]), "PCIE_DEGRADED", "x8"),
     (_facts(nics=[_nic(lnksta={"speed_gts": 8.0, "gen": 3, "width": 16})]), "PCIE_DEGRADED", "Gen3 x16"),
     (_facts(nics=[_nic(path=[{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": True, "ReqRedir": True}}])],),
-     "ACS_ENABLED", "bridge 0000:c0:00.0"),
+     "ACS_ENABLED", "between mlx5_1 (0000:c1:00.0) and GPU4 (0000:c2:00.0): 0000:c0:00.0 SrcValid+ ReqRedir+"),
     (_facts(nics=[_nic(max_read_req=512)]), "MAX_READ_REQ_LOW", "MaxReadReq 512 bytes"),
     (_facts(nics=[_nic(gpu={"index": 3, "link": "SYS", "pci": "0000:5d:00.0"})]), "GPU_NIC_AFFINITY", "GPU3 at SYS"),
 ])
@@ -221,6 +223,16 @@ def test_nic_findings_name_node_device_pci(facts, code, extra):
     x = f[0]
     assert (x["node"], x["device"], x["pci_address"], x["check"]) == ("node2", "mlx5_1", "0000:c1:00.0", "readiness")
     assert extra in x["message"] and x["severity"] == FAULT_CODES[code][0]
+
+
+def test_acs_one_finding_per_nic_naming_every_redirecting_bridge():
+    path = [{"address": "0000:c0:00.0", "acs_ctl": {"ReqRedir": True, "CmpltRedir": True}},
+            {"address": "0000:c0:01.0", "acs_ctl": {"SrcValid": False, "TransBlk": True}},
+            {"address": "0000:bf:00.0", "acs_ctl": {"UpstreamFwd": True}}]
+    f = readiness.host_findings("n", _facts(nics=[_nic(path=path)]))
+    assert [(x["code"], x["bridge"], x["bridges"]) for x in f] == [
+        ("ACS_ENABLED", "0000:c0:00.0", ["0000:bf:00.0", "0000:c0:00.0"])]
+    assert "0000:c0:00.0 ReqRedir+ CmpltRedir+" in f[0]["message"] and "0000:c0:01.0" not in f[0]["message"]
 
 
 def test_acs_only_on_the_path_of_a_near_gpu_and_pxb_is_near():
@@ -272,6 +284,23 @@ def test_parity_ignores_unread_values_and_compares_firmware_per_psid():
     a = {"versions": {"nccl": None}, "nics": [{"device": "mlx5_0", "fw_ver": "22.1", "psid": "MT_A"}]}
     b = {"versions": {"nccl": "2.21.5"}, "nics": [{"device": "mlx5_0", "fw_ver": "28.1", "psid": "MT_B"}]}
     assert readiness.parity_findings({"a": a, "b": b}) == []
+
+
+def test_report_action_check_rails_and_markdown():
+    def node(fw):
+        f = _facts()
+        f["nics"] = [dict(_nic(), fw_ver=fw, psid="MT_0000000838")]
+        f["rails"] = [{"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
+        f["versions"] = {"kernel": "6.1"}
+        return {"verify_fabric_readiness": {"changed": False, "facts": f}}
+    data = {"node1": node("28.39.2048"), "node2": node("28.39.2048"), "node3": node("28.38.1002"), "node4": {}}
+    f, check = ActionModule._readiness(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
+    assert [(x["code"], x["node"], x["device"]) for x in f] == [("VERSION_SKEW", "node3", "mlx5_1")]
+    assert check["passed"] is False and [c["ok"] for c in check["cases"]] == [True, True, False]
+    assert check["cases"][2]["code"] == "VERSION_SKEW" and set(check["rails"]) == {"node1", "node2", "node3"}
+    md = to_markdown(build_report(f, {"passed": False, "errors": 1, "warnings": 0}, {"readiness": check}, {}))
+    assert "| node3 | mlx5_1 | 0000:c1:00.0 | 4 | 0000:c2:00.0 | PIX |" in md
+    assert ActionModule._readiness(["node4"], data, {}) == ([], None)
 
 
 # ---------------------------------------------------------------- the lab's lspci and faults
