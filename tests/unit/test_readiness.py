@@ -101,6 +101,13 @@ def test_topo_real_old_layout_partial_rows_warn():
     assert t["warnings"][1].startswith("no NIC Legend entry for: NIC0")
 
 
+def test_topo_real_tab_separated_pxb_rails():
+    t = parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "real_h100_12nic_tabs_pxb.txt"))
+    assert len(t["devices"]) == 20 and t["affinity"]["GPU1"] == {"cpu": "0-55,112-167", "numa": 0}
+    near = nearest_gpus(t)
+    assert near["NIC0"][0] == (0, "PXB") and near["NIC3"][0] == (1, "PXB") and near["NIC6"][0] == (0, "SYS")
+
+
 def test_topo_lab_rail_aligned_gpus_are_pix():
     near = nearest_gpus(parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "lab_h100_2nic.txt")))
     assert near["mlx5_0"][0] == (0, "PIX") and near["mlx5_1"][0] == (4, "PIX")
