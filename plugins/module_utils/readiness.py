@@ -281,4 +281,3 @@ def parity_findings(facts_by_node):
 def rail_summary(facts_by_node):
     """{node: [{device, pci, gpu, gpu_pci, link}]}: the rail-aligned GPU of each NIC."""
     return {n: f.get("rails") or [] for n, f in facts_by_node.items()}
-

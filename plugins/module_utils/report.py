@@ -78,8 +78,9 @@ def to_markdown(report):
     if rails:
         lines += ["### Rails (NIC -> nearest GPU, nvidia-smi topo -m)", "", "| node | device | PCI | GPU | GPU PCI | link |",
                   "|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(_cell(x) for x in (n, r.get("device"), r.get("pci"), r.get("gpu"), r.get("gpu_pci"),
-                                                     r.get("link"))) + " |" for n, rs in rails.items() for r in rs]
+        keys = ("device", "pci", "gpu", "gpu_pci", "link")
+        lines += ["| " + " | ".join(_cell(x) for x in (n, *(r.get(k) for k in keys))) + " |"
+                  for n, rs in rails.items() for r in rs]
         lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():
