@@ -358,6 +358,8 @@ def start_node(name, node, tag):
     podman("run", "-d", "--name", cname, "--hostname", name,
            "--label", "linerate-lab=1", "--label", f"linerate-lab-id={LAB_ID or 'default'}", "--network", NETWORK, "--ip", node["mgmt_ip"],
            "--systemd=always", "--cap-add", "NET_ADMIN",
+           # /dev/shm as a host has it (tmpfs, half the memory), not podman's 64 MiB
+           "--shm-size", "8g",
            "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
            "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
            "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",

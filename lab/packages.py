@@ -338,6 +338,16 @@ def ofed_packages(stack, kernels):
 
 
 NCCL_TESTS_VERSION = "2.13.11-1"
+# NCCL as NVIDIA's CUDA repository packages it (the version the lab's
+# nccl-tests print: linerate_lab.tools.nccl_tests.NCCL_VERSION).
+NCCL_VERSION = "2.21.5-1+cuda12.4"
+
+
+def nccl_package():
+    return Package("libnccl2", NCCL_VERSION, "NVIDIA Collective Communication Library (NCCL) Runtime\n"
+                   "NCCL (pronounced \"Nickel\") is a stand-alone library of standard collective communication\n"
+                   "routines for GPUs.", files={"/usr/share/doc/libnccl2/README": (0o644, "NCCL runtime (linerate lab)\n")},
+                   maintainer="cudatools <cudatools@nvidia.com>", section="libs")
 
 
 def nccl_tests_package():
@@ -347,7 +357,7 @@ def nccl_tests_package():
     return Package("nccl-tests", NCCL_TESTS_VERSION,
                    "NCCL performance tests (MPI build)\n"
                    "all_reduce_perf and all_gather_perf, built with MPI=1.",
-                   depends=["openmpi-bin"], files=files,
+                   depends=["openmpi-bin", "libnccl2"], files=files,
                    maintainer="linerate <linerate@localhost>", section="utils")
 
 
@@ -393,7 +403,7 @@ def gpu_packages(version):
 
 
 HW_DIVERTS = ["/sbin/ethtool", "/sbin/modprobe", "/sbin/lsmod", "/bin/lsmod",
-              "/sbin/modinfo", "/sbin/rmmod"]
+              "/sbin/modinfo", "/sbin/rmmod", "/usr/bin/lspci"]
 
 
 def hw_package():
@@ -417,10 +427,12 @@ def hw_package():
         "/bin/lsmod": (0o755, launcher("lsmod", "kmod", name, prog="lsmod")),
         "/sbin/modinfo": (0o755, launcher("modinfo", "kmod", name, prog="modinfo")),
         "/sbin/rmmod": (0o755, launcher("rmmod", "kmod", name, prog="rmmod")),
+        # pciutils' lspci over the node's PCIe tree (GPUs, NICs, switch and root ports)
+        "/usr/bin/lspci": (0o755, launcher("lspci", "lspci", name)),
         "/usr/lib/linerate-lab-hw/boot": (0o755, launcher("boot", "boot", name)),
     }
     return Package(name, "1.0", "linerate lab: simulated node hardware\n"
-                   "Diverts ethtool and kmod's modprobe/lsmod/modinfo/rmmod to the\n"
+                   "Diverts ethtool, lspci and kmod's modprobe/lsmod/modinfo/rmmod to the\n"
                    "simulators, installs the inbox driver modules of the running kernel\n"
                    "and the boot hook that power-cycles the node in the fabric model.",
                    depends=["python3", "kmod", "ethtool"], files=files,
@@ -436,6 +448,7 @@ def package_set(kernels=None):
         pkgs += ofed_packages(stack, kernels)
     for version in GPU_DRIVERS:
         pkgs += gpu_packages(version)
+    pkgs.append(nccl_package())
     pkgs.append(nccl_tests_package())
     pkgs.append(hw_package())
     return pkgs

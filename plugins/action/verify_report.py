@@ -18,13 +18,13 @@ from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tes
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import readiness, verify
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches", "sl"))
+                             "ib_fabric", "ib_switches", "sl", "readiness"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -37,7 +37,8 @@ class ActionModule(ActionBase):
             nccl_runs = self._templar.template(args.get("nccl") or [])
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
-                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast")
+                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast",
+                         "verify_fabric_readiness")
                         if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
@@ -63,6 +64,13 @@ class ActionModule(ActionBase):
             checks["ports"] = {"passed": all(c["ok"] for c in cases), "cases": cases,
                                "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
         hints = [(x["node"], x["device"]) for x in findings if x.get("device")]
+
+        # host readiness below the fabric: per node, then parity across nodes
+        limits = {k: int(v) for k, v in (self._templar.template(args.get("readiness") or {})).items()}
+        f, check = self._readiness(nodes, data, limits)
+        if check:
+            findings += f
+            checks["readiness"] = check
 
         # NCCL's configuration read back from each node
         sl = self._templar.template(args.get("sl"))
@@ -181,3 +189,22 @@ class ActionModule(ActionBase):
             cases.append({"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None,
                           "message": "; ".join(x["message"] for x in f) or None, "findings": f})
         return findings, cases
+
+    @staticmethod
+    def _readiness(nodes, data, limits):
+        """Findings and the report check of the host readiness facts (role task readiness.yml)."""
+        ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
+                 if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
+        if not ready:
+            return [], None
+        f = [x for n, fx in ready.items() for x in readiness.host_findings(n, fx, **limits)]
+        f += readiness.parity_findings(ready)
+        bad = {x["node"] for x in f if x["severity"] == "error"}
+        cases = [{"name": f"{n} readiness", "ok": n not in bad,
+                  "code": next((x["code"] for x in f if x["node"] == n and x["severity"] == "error"), None),
+                  "message": "; ".join(x["message"] for x in f if x["node"] == n) or None,
+                  "findings": [x for x in f if x["node"] == n]} for n in ready]
+        return f, {"passed": not bad, "rails": readiness.rail_summary(ready),
+                   "versions": {n: fx.get("versions") for n, fx in ready.items()},
+                   "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); "
+                             f"{len(f)} finding(s)", "cases": cases}

@@ -74,6 +74,14 @@ def to_markdown(report):
             lines.append("| " + " | ".join(_cell(x.get(k)) for k in
                                            ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
         lines.append("")
+    rails = (checks.get("readiness") or {}).get("rails") or {}
+    if rails:
+        lines += ["### Rails (NIC -> nearest GPU, nvidia-smi topo -m)", "", "| node | device | PCI | GPU | GPU PCI | link |",
+                  "|---|---|---|---|---|---|"]
+        keys = ("device", "pci", "gpu", "gpu_pci", "link")
+        lines += ["| " + " | ".join(_cell(x) for x in (n, *(r.get(k) for k in keys))) + " |"
+                  for n, rs in rails.items() for r in rs]
+        lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():
         nodes = m["nodes"]

@@ -52,6 +52,16 @@ FAULT_CODES = {
     "INCAST_FAILED": ("error", "host", "an incast flow did not run"),
     "INCAST_INCONCLUSIVE": ("warning", "pfc", "an incast flow ran alone (the others had finished): no proof for its port"),
     "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
+    # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
+    "PCIE_DEGRADED": ("error", "pcie", "a NIC's PCIe link trained below its capability (width or generation)"),
+    "ACS_ENABLED": ("error", "pcie", "ACS redirects peer-to-peer traffic on a bridge between a NIC and its GPU"),
+    "IOMMU_NOT_PASSTHROUGH": ("warning", "pcie", "the IOMMU translates DMA (no iommu=pt): GPUDirect RDMA pays for it"),
+    "MAX_READ_REQ_LOW": ("warning", "pcie", "a NIC's PCIe MaxReadReq is below 4096 bytes"),
+    "GPU_NIC_AFFINITY": ("warning", "pcie", "a rail has no GPU behind its PCIe switch (PIX/PXB)"),
+    "VERSION_SKEW": ("error", "host", "nodes run different kernel/OFED/firmware/GPU driver/peermem/NCCL versions"),
+    "MEMLOCK_LIMITED": ("error", "host", "RLIMIT_MEMLOCK is not unlimited: RDMA memory registration fails"),
+    "SHM_SMALL": ("warning", "host", "/dev/shm is smaller than NCCL's shared-memory transport needs"),
+    "READINESS_UNPROVEN": ("warning", "host", "a readiness source could not be read: what it proves is not proven"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
@@ -65,7 +75,7 @@ FAULT_CODES = {
     "IB_PARTITION_NOT_IN_FORCE": ("error", "partition", "a member port lacks its partition key or membership"),
 }
 
-LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
+LAYERS = ("link", "pcie", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
           "host", "fabric", "subnet_manager", "cabling", "partition")
 
 # Which report check an InfiniBand finding belongs to.

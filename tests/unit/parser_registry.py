@@ -20,6 +20,8 @@ PARSERS = [
     ("switch_counters", "parse_nvue_roce_counters", "counters/nvue_roce_counters_*.txt"),
     ("switch_counters", "parse_eos_pfc_counters", "counters/eos_pfc_*"),
     ("dpkg", "parse_dpkg_query", "dpkg/*.txt"),
+    ("pcie", "parse_lspci", "pcie/*.txt"),
+    ("pcie", "parse_nvidia_smi_topo", "nvidia_smi_topo/*.txt"),
     ("ibtools", "parse_ibstat", "ibstat/*.txt", "rdma_facts/ibstat.txt"),
     ("ibtools", "parse_ibv_devinfo", "ibv_devinfo/*.txt", "rdma_facts/ibv_devinfo_v.txt"),
     ("ibtools", "parse_ibdev2netdev", "ibdev2netdev/*.txt", "rdma_facts/ibdev2netdev_v.txt"),

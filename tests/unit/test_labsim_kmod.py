@@ -75,7 +75,8 @@ def test_nvidia_smi_outputs(lab):
     out = lab.run(nvidia_smi, [])[1].splitlines()
     assert out[1] == "+" + "-" * 89 + "+"
     assert out[2] == "| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |"
-    assert out[8] == "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |"
+    # GPU0 sits behind rail 0's PCIe switch, beside mlx5_0 (41:00.0): bus 42 (linerate_lab.pcie)
+    assert out[8] == "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:42:00.0 Off |                    0 |"
     assert out[9] == "| N/A   30C    P0             72W /  700W |       0MiB /  81559MiB |      0%      Default |"
     assert out[10] == "|                                         |                        |             Disabled |"
     assert "|  No running processes found                                                             |" in out
@@ -170,9 +171,10 @@ def test_nvidia_smi_topo_places_nics_by_numa(lab):
     out = lab.run(nvidia_smi, ["topo", "-m"])[1].splitlines()
     assert out[0] == ("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1"
                       "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID")
-    assert out[1] == "GPU0\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNODE\tSYS\t0-55,112-167\t0\t\tN/A"
-    assert out[9] == "NIC0\tNODE\tNODE\tNODE\tNODE\tSYS\tSYS\tSYS\tSYS\t X \tSYS"
-    assert out[10] == "NIC1\tSYS\tSYS\tSYS\tSYS\tNODE\tNODE\tNODE\tNODE\tSYS\t X "
+    # each NIC shares a PCIe switch with its rail GPU (GPU 0 and GPU 4 on a 2-rail node): PIX
+    assert out[1] == "GPU0\t X \tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tPIX\tSYS\t0-55,112-167\t0\t\tN/A"
+    assert out[9] == "NIC0\tPIX\tNODE\tNODE\tNODE\tSYS\tSYS\tSYS\tSYS\t X \tSYS"
+    assert out[10] == "NIC1\tSYS\tSYS\tSYS\tSYS\tPIX\tNODE\tNODE\tNODE\tSYS\t X "
     assert out[-5:] == ["NIC Legend:", "", "  NIC0: mlx5_0", "  NIC1: mlx5_1", ""]
     assert "  PIX  = Connection traversing at most a single PCIe bridge" in out
 

@@ -221,6 +221,72 @@ def peermem_restore(lab, m, node):
     return f"{node}: nvidia-peermem loaded"
 
 
+# ---------------------------------------------------------------- below the fabric (host readiness)
+
+@fault("pcie-degrade", "pcie-degrade NODE DEVICE HOW  the NIC's PCIe link trains lower: x8 (width) or gen3/gen4 (speed)")
+def pcie_degrade(lab, m, node, device, how):
+    nic = _nic(m, node, device)
+    how = how.lower()
+    link = dict(nic.get("pcie") or {})
+    if how in ("x1", "x2", "x4", "x8"):
+        link["width"] = int(how[1:])
+    elif how in ("gen1", "gen2", "gen3", "gen4"):
+        link["gen"] = int(how[3:])
+    else:
+        raise FaultError(f"fault: pcie-degrade {how!r} is not allowed (allowed: x1, x2, x4, x8, gen1..gen4)")
+    _untrack(m, "pcie-degrade", [node, device])
+    nic["pcie"] = link
+    _record(m, "pcie-degrade", [node, device, how])
+    return f"{node} {device}: PCIe link of {nic['pci']} trained at {how} (lspci LnkSta downgraded)"
+
+
+@fault("pcie-restore", "pcie-restore NODE DEVICE  undo pcie-degrade (full width and speed)")
+def pcie_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("pcie", None)
+    _untrack(m, "pcie-degrade", [node, device])
+    return f"{node} {device}: PCIe link of {nic['pci']} at full width and speed"
+
+
+@fault("acs-on", "acs-on NODE              the BIOS leaves ACS on: the PCIe switch ports redirect peer-to-peer traffic")
+def acs_on(lab, m, node):
+    m["nodes"][node]["pcie_acs"] = True
+    _untrack(m, "acs-on", [node])
+    _record(m, "acs-on", [node])
+    return f"{node}: ACS request/completion redirect on every PCIe switch downstream port"
+
+
+@fault("acs-off", "acs-off NODE             undo acs-on")
+def acs_off(lab, m, node):
+    m["nodes"][node]["pcie_acs"] = False
+    _untrack(m, "acs-on", [node])
+    return f"{node}: ACS off on the PCIe switch ports"
+
+
+SKEW_FW = "28.38.1002"
+
+
+@fault("version-skew", "version-skew NODE        the node's ConnectX cards run another firmware (28.38.1002)")
+def version_skew(lab, m, node):
+    nics = m["nodes"][node]["nics"]
+    if not any(f["kind"] == "version-skew" and f["args"][:1] == [node] for f in m.get("faults", [])):
+        _record(m, "version-skew", [node, [n["fw_version"] for n in nics]])
+    for n in nics:
+        n["fw_version"] = SKEW_FW
+    return f"{node}: ConnectX firmware {SKEW_FW} on {', '.join(n['device'] for n in nics)}"
+
+
+@fault("version-restore", "version-restore NODE     undo version-skew (the firmware the cards ran before)")
+def version_restore(lab, m, node):
+    nics = m["nodes"][node]["nics"]
+    for f in m.get("faults", []):
+        if f["kind"] == "version-skew" and f["args"][:1] == [node]:
+            for n, fw in zip(nics, f["args"][1]):
+                n["fw_version"] = fw
+    _untrack(m, "version-skew", [node])
+    return f"{node}: ConnectX firmware {', '.join(n['fw_version'] for n in nics)}"
+
+
 def _ib(lab, m, kind, switch, ports, **kw):
     """InfiniBand faults happen in the subnet (ibsim), under the running SM."""
     if m.get("transport") != "infiniband":

@@ -10,10 +10,10 @@ import hashlib
 import time
 
 from . import common
+from .. import pcie
 
 FAILED = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
           "Make sure that the latest NVIDIA driver is installed and running.\n")
-BUS_IDS = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"]
 CUDA = {"550": "12.4", "535": "12.2", "555": "12.5", "560": "12.6", "565": "12.7"}
 MEM_TOTAL = 81559
 SEP = "+-----------------------------------------+------------------------+----------------------+"
@@ -23,10 +23,11 @@ WIDE = "+-----------------------------------------------------------------------
 def gpu_list(node):
     name = node.get("gpu_model", "NVIDIA H100 80GB HBM3")
     gpus = []
+    buses = pcie.gpu_buses(node)
     for i in range(node.get("gpus", 0)):
         seed = hashlib.sha1(f"{node.get('name', '')}{node.get('index', 0)}/{i}".encode()).hexdigest()
         gpus.append({
-            "index": i, "name": name, "bus_id": f"00000000:{BUS_IDS[i % 8]}:00.0",
+            "index": i, "name": name, "bus_id": f"00000000:{buses[i]:02X}:00.0",
             "uuid": f"GPU-{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}",
             "serial": str(1654423000000 + int(seed[:6], 16) % 999999),
         })
@@ -146,7 +147,8 @@ Legend:
 def topo(node):
     """``nvidia-smi topo -m``: HGX H100 — GPUs 0-3 on NUMA 0, 4-7 on NUMA 1,
     NVLink (NV18) between GPUs; a NIC behind the same PCIe switch as a GPU
-    (one NIC per GPU, 8-rail nodes) is PIX, same NUMA node NODE, else SYS."""
+    (linerate_lab.pcie: its rail-aligned GPU) is PIX, same NUMA node NODE,
+    else SYS."""
     gpus = gpu_list(node)
     nics = sorted(node["nics"], key=lambda n: int(n["device"].rsplit("_", 1)[1]))
     gpu_numa = [0 if g["index"] < max(1, len(gpus) // 2) else 1 for g in gpus]
@@ -158,7 +160,8 @@ def topo(node):
             return " X "
         if a < len(gpus) and b < len(gpus):
             return "NV18"
-        if len(nics) == len(gpus) and {a, b} == {min(a, b), min(a, b) + len(gpus)} and min(a, b) < len(gpus):
+        g, n = min(a, b), max(a, b) - len(gpus)
+        if g < len(gpus) <= max(a, b) and pcie.paired_nic(node, g) is nics[n]:
             return "PIX"
         return "NODE" if numa[a] == numa[b] else "SYS"
 

@@ -1,0 +1,85 @@
+"""Host readiness against the lab: the healthy lab is ready (rails PIX, versions agree);
+each fault below the fabric is caught with its code, node, device and PCI address,
+then put back."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, ansible_env, run_playbook
+
+REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
+ONLY = ["-e", '{"verify_fabric_checks": ["readiness"]}']
+
+
+def fault(*args):
+    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
+                         env=ansible_env(), text=True, capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr + res.stdout
+
+
+@pytest.fixture(scope="module")
+def converged(lab):
+    """The host stack and the GPU driver as site.yml installs them (switches are not needed)."""
+    run_playbook("playbooks/site.yml", "--skip-tags", "verify,switches", check=True)
+    return lab
+
+
+def verify(expect_ok):
+    res = run_playbook("playbooks/verify.yml", *ONLY, timeout=600)
+    assert (res.returncode == 0) == expect_ok, res.stdout[-5000:]
+    with open(REPORT) as f:
+        return json.load(f)
+
+
+def readiness(report):
+    return [f for f in report["findings"] if f.get("check") == "readiness"]
+
+
+def nic(lab, node, device):
+    return next(n for n in lab["nodes"][node]["nics"] if n["device"] == device)
+
+
+def test_healthy_lab_is_ready(converged):
+    report = verify(expect_ok=True)
+    assert readiness(report) == []
+    check = report["checks"]["readiness"]
+    assert check["passed"] and len(check["cases"]) == len(converged["nodes"])
+    for node, rails in check["rails"].items():
+        assert [(r["device"], r["gpu"], r["link"]) for r in rails] == [("mlx5_0", 0, "PIX"), ("mlx5_1", 4, "PIX")], node
+        assert rails[0]["pci"] == nic(converged, node, "mlx5_0")["pci"]
+    versions = check["versions"]
+    assert len({json.dumps(v, sort_keys=True) for v in versions.values()}) == 1
+    assert set(next(iter(versions.values()))) == {"kernel", "ofed", "gpu_driver", "nvidia_peermem", "nccl"}
+    with open(os.path.join(os.path.dirname(REPORT), "summary.md")) as f:
+        assert "### Rails (NIC -> nearest GPU, nvidia-smi topo -m)" in f.read()
+
+
+def test_faults_below_the_fabric_are_caught(converged):
+    pci = nic(converged, "node2", "mlx5_1")["pci"]
+    fault("pcie-degrade", "node2", "mlx5_1", "x8")
+    fault("acs-on", "node3")
+    fault("version-skew", "node1")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pcie-restore", "node2", "mlx5_1")
+        fault("acs-off", "node3")
+        fault("version-restore", "node1")
+    got = {(f["code"], f["node"], f["device"]) for f in readiness(report)}
+    assert got == {("PCIE_DEGRADED", "node2", "mlx5_1"),
+                   ("ACS_ENABLED", "node3", "mlx5_0"), ("ACS_ENABLED", "node3", "mlx5_1"),
+                   ("VERSION_SKEW", "node1", "mlx5_0"), ("VERSION_SKEW", "node1", "mlx5_1")}, got
+    degraded = next(f for f in readiness(report) if f["code"] == "PCIE_DEGRADED")
+    assert degraded["pci_address"] == pci and "x8" in degraded["message"] and degraded["layer"] == "pcie"
+    acs = [f for f in readiness(report) if f["code"] == "ACS_ENABLED"]
+    assert all(f["pci_address"] == nic(converged, "node3", f["device"])["pci"] and f["bridge"] for f in acs)
+    assert len(acs) == 2  # one per rail: the first bridge on the path that redirects is named
+    skew = [f for f in readiness(report) if f["code"] == "VERSION_SKEW"]
+    assert {(f["component"], f["value"]) for f in skew} == {("connectx_firmware", "28.38.1002")}
+    assert {f["pci_address"] for f in skew} == {nic(converged, "node1", d)["pci"] for d in ("mlx5_0", "mlx5_1")}
+    assert report["checks"]["readiness"]["passed"] is False
+    # put back: ready again
+    assert readiness(verify(expect_ok=True)) == []

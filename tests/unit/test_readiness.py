@@ -1,0 +1,348 @@
+"""Host readiness: the lspci / nvidia-smi topo parsers on real outputs, the node
+collector over the lab's simulated tools, the findings and fleet parity, and
+the lab's PCIe faults."""
+import pytest
+
+from labsim import lab  # noqa: F401  (fixture)
+from parser_fixtures import fixture, fixture_source
+
+from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.report import build_report, to_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
+    nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
+from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
+from linerate_lab import faults, model
+from linerate_lab.tools import ibdev2netdev, ibv_devinfo, lspci, nvidia_smi, ofed_info
+
+
+# ---------------------------------------------------------------- lspci
+
+def test_lspci_real_connectx6dx_endpoint():
+    assert fixture_source("pcie", "real_lspci_cx6dx.txt").startswith("https://github.com/NVIDIA/l2fwd-nv/issues/6")
+    dev = parse_lspci(fixture("pcie", "real_lspci_cx6dx.txt"))["devices"]["0000:b3:00.0"]
+    assert dev["class"] == "Ethernet controller" and dev["port_type"] == "Endpoint"
+    assert dev["lnkcap"] == {"speed_gts": 16.0, "gen": 4, "width": 16}
+    assert dev["max_read_req"] == 4096 and dev["numa_node"] == 0
+    assert "lnksta" not in dev
+
+
+def test_lspci_real_numeric_ids_domain_and_bridge_ranges():
+    a100 = parse_lspci(fixture("pcie", "real_lspci_a100.txt"))["devices"]["0000:da:00.0"]
+    assert (a100["class"], a100["numa_node"], a100["max_read_req"]) == ("3D controller", 5, 512)
+    rp = parse_lspci(fixture("pcie", "real_lspci_domain_rootport.txt"))["devices"]
+    assert list(rp) == ["0001:00:00.0"]
+    assert rp["0001:00:00.0"]["port_type"] == "Root Port"
+    assert rp["0001:00:00.0"]["bus"] == {"primary": 0, "secondary": 1, "subordinate": 1}
+    plx = parse_lspci(fixture("pcie", "real_lspci_plx_bridge.txt"))["devices"]["0000:02:08.0"]
+    assert plx["bus"] == {"primary": 2, "secondary": 0x82, "subordinate": 0x82}
+
+
+def test_lspci_lab_tree_acs_and_downgrade():
+    devs = parse_lspci(fixture("pcie", "lab_h100_2nic_acs_x8.txt"))["devices"]
+    nic = devs["0000:c1:00.0"]
+    assert nic["lnkcap"] == {"speed_gts": 32.0, "gen": 5, "width": 16}
+    assert nic["lnksta"] == {"speed_gts": 32.0, "gen": 5, "width": 8, "downgraded": True}
+    assert devs["0000:41:00.0"]["lnksta"]["downgraded"] is False
+    path = path_between(devs, "0000:41:00.0", "0000:42:00.0")
+    assert [b["address"] for b in path] == ["0000:40:00.0", "0000:40:01.0"]
+    assert all(b["acs_ctl"]["ReqRedir"] and b["acs_ctl"]["SrcValid"] and not b["acs_ctl"]["TransBlk"] for b in path)
+    # the root port above the switch keeps ACS but is not between the NIC and its GPU
+    assert devs["0000:3e:01.0"]["acs_ctl"]["ReqRedir"] and "0000:3e:01.0" not in [b["address"] for b in path]
+
+
+def test_lspci_old_format_without_annotations_and_access_denied():
+    text = ("41:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n"
+            "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+            "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
+            "\t\tLnkSta:\tSpeed 8GT/s, Width x8, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+            "42:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n"
+            "\tCapabilities: <access denied>\n")
+    out = parse_lspci(text)
+    assert out["devices"]["0000:41:00.0"]["lnksta"] == {"speed_gts": 8.0, "gen": 3, "width": 8, "downgraded": False}
+    assert out["warnings"] == ["capabilities not readable (lspci needs root) for: 0000:42:00.0"]
+
+
+@pytest.mark.parametrize("text, where", [
+    (fixture("pcie", "error_no_access.txt"), "line 1: pcilib: Cannot open /proc/bus/pci"),
+    ("\tNUMA node: 0\n", "line 1: detail line before any device header"),
+    ("", "no PCI device"),
+])
+def test_lspci_errors(text, where):
+    with pytest.raises(ParseError, match=where):
+        parse_lspci(text)
+
+
+def test_pci_address_forms():
+    assert pci_address("00000000:18:00.0") == "0000:18:00.0"
+    assert pci_address("C1:00.0") == "0000:c1:00.0"
+    assert pci_address("garbage") is None
+
+
+# ---------------------------------------------------------------- nvidia-smi topo -m
+
+def test_topo_real_4nic_layout_with_gpu_numa_id():
+    t = parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "real_rtx6000_4nic.txt"))
+    assert t["devices"] == ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1", "NIC2", "NIC3"]
+    assert t["nic_names"] == {"NIC0": "mlx5_0", "NIC1": "mlx5_1", "NIC2": "mlx5_2", "NIC3": "mlx5_3"}
+    assert t["affinity"]["GPU2"] == {"cpu": "32-63", "numa": 1}
+    assert t["links"]["NIC0"]["NIC1"] == "PIX" and t["links"]["GPU0"]["NIC0"] == "NODE"
+    near = nearest_gpus(t)
+    assert near["mlx5_2"][0] == (2, "NODE") and near["mlx5_0"][-1] == (3, "SYS")
+    assert t["warnings"] == []
+
+
+def test_topo_real_old_layout_partial_rows_warn():
+    t = parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "real_nccl933_no_gpu_numa_id.txt"))
+    assert t["affinity"]["GPU4"] == {"cpu": "48-95,144-191", "numa": 1}
+    assert nearest_gpus(t)["NIC2"][0] == (0, "PIX")
+    assert t["warnings"][0].startswith("matrix rows missing for: GPU7, NIC0")
+    assert t["warnings"][1].startswith("no NIC Legend entry for: NIC0")
+
+
+def test_topo_real_tab_separated_pxb_rails():
+    t = parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "real_h100_12nic_tabs_pxb.txt"))
+    assert len(t["devices"]) == 20 and t["affinity"]["GPU1"] == {"cpu": "0-55,112-167", "numa": 0}
+    near = nearest_gpus(t)
+    assert near["NIC0"][0] == (0, "PXB") and near["NIC3"][0] == (1, "PXB") and near["NIC6"][0] == (0, "SYS")
+
+
+def test_topo_lab_rail_aligned_gpus_are_pix():
+    near = nearest_gpus(parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "lab_h100_2nic.txt")))
+    assert near["mlx5_0"][0] == (0, "PIX") and near["mlx5_1"][0] == (4, "PIX")
+    assert near["mlx5_0"][1] == (1, "NODE")
+
+
+@pytest.mark.parametrize("text, where", [
+    (fixture("nvidia_smi_topo", "error_no_driver.txt"), "NVIDIA-SMI has failed"),
+    ("nothing here\n", "no topology matrix"),
+    ("\tGPU0\tNIC0\nGPU0\t X \tWAT\n", "line 2: GPU0: expected 2 link cells"),
+    ("\tGPU0\tNIC0\nGPU9\t X \tPIX\n", "line 2: row 'GPU9' is not a device"),
+])
+def test_topo_errors(text, where):
+    with pytest.raises(ParseError, match=where):
+        parse_nvidia_smi_topo(text)
+
+
+# ---------------------------------------------------------------- the collector, over the lab's tools
+
+def _fake_run(lab, missing=()):
+    tools = {"ibdev2netdev": ibdev2netdev, "ibv_devinfo": ibv_devinfo, "lspci": lspci, "nvidia-smi": nvidia_smi,
+             "ofed_info": ofed_info}
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        if argv[0] in missing:
+            raise OSError(f"{argv[0]} not found")
+        if argv[0] == "modinfo":
+            return 0, "550.54.15\n", ""
+        if argv[0] == "dpkg-query":
+            return 0, "libnccl2 2.21.5-1+cuda12.4 ii \n", ""
+        return lab.run(tools[argv[0]], argv[1:])
+    run.calls = calls
+    return run
+
+
+def _gpu_node(lab):
+    def up(n):
+        n["gpu_driver"] = "550.54.15"
+        n["modules"] += ["nvidia", "nvidia_peermem"]
+    lab.update(up)
+
+
+def test_collect_healthy_lab_node(lab, tmp_path):
+    _gpu_node(lab)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cmdline").write_text("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro\n")
+    run = _fake_run(lab)
+    facts = readiness.collect(run, ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path / "sys"), proc_root=str(tmp_path / "proc"),
+                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64")
+    assert ["lspci", "-D", "-vvv"] in run.calls and ["nvidia-smi", "topo", "-m"] in run.calls
+    assert facts["unread"] == []
+    assert facts["rails"] == [
+        {"device": "mlx5_0", "pci": "0000:41:00.0", "gpu": 0, "gpu_pci": "0000:42:00.0", "link": "PIX"},
+        {"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
+    nic = facts["nics"][0]
+    assert nic["lnksta"]["width"] == 16 and nic["max_read_req"] == 4096 and nic["fw_ver"] == "28.39.2048"
+    assert [b["address"] for b in nic["path"]] == ["0000:40:00.0", "0000:40:01.0"]
+    assert facts["versions"] == {"kernel": "6.1.0-25-amd64", "gpu_driver": "550.54.15", "ofed": "MLNX_OFED_LINUX-24.10-1.1.4.0",
+                                 "nvidia_peermem": "550.54.15", "nccl": "2.21.5-1+cuda12.4"}
+    assert facts["iommu"]["mode"] == "off"
+    assert readiness.host_findings("node1", facts, min_shm_bytes=0) == []
+
+
+def test_collect_missing_tools_warn_what_stays_unproven(lab, tmp_path):
+    run = _fake_run(lab, missing=("lspci", "nvidia-smi"))
+    facts = readiness.collect(run, ["mlx5_0"], proc_root=str(tmp_path), shm_path=str(tmp_path), memlock=-1)
+    what = {u["what"]: u for u in facts["unread"]}
+    assert set(what) == {"lspci", "nvidia-smi", "iommu"}
+    assert what["lspci"]["error"] == "lspci not found (lspci not found)"
+    f = readiness.host_findings("node1", facts, min_shm_bytes=0)
+    assert {(x["code"], x["severity"], x["what"]) for x in f} == {
+        ("READINESS_UNPROVEN", "warning", "lspci"), ("READINESS_UNPROVEN", "warning", "nvidia-smi"),
+        ("READINESS_UNPROVEN", "warning", "iommu")}
+    msg = next(x["message"] for x in f if x["what"] == "nvidia-smi")
+    assert "GPU<->NIC affinity" in msg and "not proven" in msg
+    assert "lnksta" not in facts["nics"][0] and "gpu" not in facts["nics"][0]
+
+
+def test_collect_driver_not_loaded_is_unproven_not_a_crash(lab, tmp_path):
+    facts = readiness.collect(_fake_run(lab), ["mlx5_0"], proc_root=str(tmp_path), shm_path=str(tmp_path), memlock=-1)
+    nv = next(u for u in facts["unread"] if u["what"] == "nvidia-smi")
+    assert "exited 9" in nv["error"] and facts["gpus"] == []
+
+
+# ---------------------------------------------------------------- findings
+
+def _nic(**kw):
+    base = {"device": "mlx5_1", "pci": "0000:c1:00.0", "lnkcap": {"speed_gts": 32.0, "gen": 5, "width": 16},
+            "lnksta": {"speed_gts": 32.0, "gen": 5, "width": 16}, "max_read_req": 4096,
+            "gpu": {"index": 4, "link": "PIX", "pci": "0000:c2:00.0"},
+            "path": [{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": False, "ReqRedir": False, "CmpltRedir": False}}]}
+    base.update(kw)
+    return base
+
+
+def _facts(**kw):
+    f = {"nics": [_nic()], "iommu": {"mode": "passthrough", "units": ["dmar0"]}, "memlock_kb": -1, "shm_bytes": 8 << 30,
+         "unread": []}
+    f.update(kw)
+    return f
+
+
+def test_healthy_facts_no_findings():
+    assert readiness.host_findings("node2", _facts()) == []
+
+
+@pytest.mark.parametrize("facts, code, extra", [
+    (_facts(nics=[_nic(lnksta={"speed_gts": 32.0, "gen": 5, "width": 8})]), "PCIE_DEGRADED", "x8"),
+    (_facts(nics=[_nic(lnksta={"speed_gts": 8.0, "gen": 3, "width": 16})]), "PCIE_DEGRADED", "Gen3 x16"),
+    (_facts(nics=[_nic(path=[{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": True, "ReqRedir": True}}])],),
+     "ACS_ENABLED", "between mlx5_1 (0000:c1:00.0) and GPU4 (0000:c2:00.0): 0000:c0:00.0 SrcValid+ ReqRedir+"),
+    (_facts(nics=[_nic(max_read_req=512)]), "MAX_READ_REQ_LOW", "MaxReadReq 512 bytes"),
+    (_facts(nics=[_nic(gpu={"index": 3, "link": "SYS", "pci": "0000:5d:00.0"})]), "GPU_NIC_AFFINITY", "GPU3 at SYS"),
+])
+def test_nic_findings_name_node_device_pci(facts, code, extra):
+    f = readiness.host_findings("node2", facts)
+    assert [x["code"] for x in f] == [code]
+    x = f[0]
+    assert (x["node"], x["device"], x["pci_address"], x["check"]) == ("node2", "mlx5_1", "0000:c1:00.0", "readiness")
+    assert extra in x["message"] and x["severity"] == FAULT_CODES[code][0]
+
+
+def test_acs_one_finding_per_nic_naming_every_redirecting_bridge():
+    path = [{"address": "0000:c0:00.0", "acs_ctl": {"ReqRedir": True, "CmpltRedir": True}},
+            {"address": "0000:c0:01.0", "acs_ctl": {"SrcValid": False, "TransBlk": True}},
+            {"address": "0000:bf:00.0", "acs_ctl": {"UpstreamFwd": True}}]
+    f = readiness.host_findings("n", _facts(nics=[_nic(path=path)]))
+    assert [(x["code"], x["bridge"], x["bridges"]) for x in f] == [
+        ("ACS_ENABLED", "0000:c0:00.0", ["0000:bf:00.0", "0000:c0:00.0"])]
+    assert "0000:c0:00.0 ReqRedir+ CmpltRedir+" in f[0]["message"] and "0000:c0:01.0" not in f[0]["message"]
+
+
+def test_acs_only_on_the_path_of_a_near_gpu_and_pxb_is_near():
+    nic = _nic(gpu={"index": 4, "link": "PXB", "pci": "0000:c2:00.0"})
+    assert readiness.host_findings("n", _facts(nics=[nic])) == []
+
+
+@pytest.mark.parametrize("facts, code", [
+    (_facts(iommu={"mode": "translated", "units": ["dmar0", "dmar1"]}), "IOMMU_NOT_PASSTHROUGH"),
+    (_facts(memlock_kb=65536), "MEMLOCK_LIMITED"),
+    (_facts(shm_bytes=64 << 20), "SHM_SMALL"),
+])
+def test_host_findings(facts, code):
+    f = readiness.host_findings("node3", facts)
+    assert [(x["code"], x["node"]) for x in f] == [(code, "node3")]
+
+
+def test_limits_are_thresholds():
+    assert readiness.host_findings("n", _facts(memlock_kb=8192), min_memlock_kb=8192) == []
+    assert [x["code"] for x in readiness.host_findings("n", _facts(memlock_kb=8191), min_memlock_kb=8192)] == ["MEMLOCK_LIMITED"]
+    assert readiness.host_findings("n", _facts(shm_bytes=1 << 30)) == []
+    assert readiness.host_findings("n", _facts(nics=[_nic(max_read_req=512)]), min_max_read_req=512) == []
+
+
+def test_iommu_mode_from_cmdline(tmp_path):
+    (tmp_path / "class" / "iommu" / "dmar0").mkdir(parents=True)
+    (tmp_path / "cmdline").write_text("ro intel_iommu=on iommu=pt\n")
+    assert readiness._iommu(str(tmp_path), str(tmp_path))[0]["mode"] == "passthrough"
+    (tmp_path / "cmdline").write_text("ro intel_iommu=on\n")
+    assert readiness._iommu(str(tmp_path), str(tmp_path))[0]["mode"] == "translated"
+    (tmp_path / "cmdline").write_text("ro intel_iommu=off\n")
+    assert readiness._iommu(str(tmp_path), str(tmp_path))[0]["mode"] == "off"
+
+
+def test_parity_names_the_odd_node_component_and_majority():
+    def node(nccl, fw):
+        return {"versions": {"kernel": "6.1", "nccl": nccl},
+                "nics": [{"device": "mlx5_0", "pci": "0000:41:00.0", "fw_ver": fw, "psid": "MT_0000000838"}]}
+    f = readiness.parity_findings({"node1": node("2.21.5", "28.39.2048"), "node2": node("2.21.5", "28.39.2048"),
+                                   "node3": node("2.18.3", "28.38.1002")})
+    assert [(x["code"], x["node"], x["device"], x["component"], x["value"], x["majority"]) for x in f] == [
+        ("VERSION_SKEW", "node3", None, "nccl", "2.18.3", "2.21.5"),
+        ("VERSION_SKEW", "node3", "mlx5_0", "connectx_firmware", "28.38.1002", "28.39.2048")]
+    assert f[1]["pci_address"] == "0000:41:00.0"
+    assert readiness.parity_findings({"a": node("2.21.5", "1"), "b": node("2.21.5", "1")}) == []
+
+
+def test_parity_ignores_unread_values_and_compares_firmware_per_psid():
+    a = {"versions": {"nccl": None}, "nics": [{"device": "mlx5_0", "fw_ver": "22.1", "psid": "MT_A"}]}
+    b = {"versions": {"nccl": "2.21.5"}, "nics": [{"device": "mlx5_0", "fw_ver": "28.1", "psid": "MT_B"}]}
+    assert readiness.parity_findings({"a": a, "b": b}) == []
+
+
+def test_report_action_check_rails_and_markdown():
+    def node(fw):
+        f = _facts()
+        f["nics"] = [dict(_nic(), fw_ver=fw, psid="MT_0000000838")]
+        f["rails"] = [{"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
+        f["versions"] = {"kernel": "6.1"}
+        return {"verify_fabric_readiness": {"changed": False, "facts": f}}
+    data = {"node1": node("28.39.2048"), "node2": node("28.39.2048"), "node3": node("28.38.1002"), "node4": {}}
+    f, check = ActionModule._readiness(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
+    assert [(x["code"], x["node"], x["device"]) for x in f] == [("VERSION_SKEW", "node3", "mlx5_1")]
+    assert check["passed"] is False and [c["ok"] for c in check["cases"]] == [True, True, False]
+    assert check["cases"][2]["code"] == "VERSION_SKEW" and set(check["rails"]) == {"node1", "node2", "node3"}
+    md = to_markdown(build_report(f, {"passed": False, "errors": 1, "warnings": 0}, {"readiness": check}, {}))
+    assert "| node3 | mlx5_1 | 0000:c1:00.0 | 4 | 0000:c2:00.0 | PIX |" in md
+    assert ActionModule._readiness(["node4"], data, {}) == ([], None)
+
+
+# ---------------------------------------------------------------- the lab's lspci and faults
+
+def test_lab_lspci_slot_filter_and_bad_option(lab):
+    rc, out, _ = lab.run(lspci, ["-D", "-vvv", "-s", "41:00.0"])
+    assert rc == 0 and out.startswith("0000:41:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n")
+    assert "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n" in out and out.count("\n\n") == 1
+    rc, out, _ = lab.run(lspci, [])
+    assert rc == 0 and out.splitlines()[0].startswith("18:00.0 3D controller: NVIDIA") is False
+    assert all(not line.startswith("0000:") for line in out.splitlines())
+    assert lab.run(lspci, ["-x"])[0] == 2
+
+
+def test_lab_faults_pcie_acs_version(lab):
+    faults.apply("pcie-degrade", ["node1", "mlx5_1", "x8"], None)
+    out = lab.run(lspci, ["-vvv", "-s", "c1:00.0"])[1]
+    assert "LnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)" in out
+    faults.apply("pcie-degrade", ["node1", "mlx5_1", "gen3"], None)
+    out = lab.run(lspci, ["-vvv", "-s", "c1:00.0"])[1]
+    assert "LnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)" in out
+    assert [f["kind"] for f in model.load()["faults"]] == ["pcie-degrade"]
+    faults.apply("pcie-restore", ["node1", "mlx5_1"], None)
+    assert "Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "c1:00.0"])[1]
+    with pytest.raises(SystemExit, match="allowed: x1, x2, x4, x8, gen1..gen4"):
+        faults.apply("pcie-degrade", ["node1", "mlx5_1", "x32"], None)
+
+    faults.apply("acs-on", ["node1"], None)
+    assert "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+" in lab.run(lspci, ["-vvv", "-s", "40:00.0"])[1]
+    faults.apply("acs-off", ["node1"], None)
+    assert "ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir-" in lab.run(lspci, ["-vvv", "-s", "40:00.0"])[1]
+
+    faults.apply("version-skew", ["node1"], None)
+    assert {n["fw_version"] for n in lab.node()["nics"]} == {faults.SKEW_FW}
+    faults.apply("version-skew", ["node1"], None)  # twice: the first record keeps what to restore
+    faults.apply("version-restore", ["node1"], None)
+    assert {n["fw_version"] for n in lab.node()["nics"]} == {"28.39.2048"}
+    assert model.load()["faults"] == []
