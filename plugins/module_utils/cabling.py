@@ -261,6 +261,8 @@ def _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp):
         return out
     for node, ports in sorted((hosts or {}).items()):
         read = host_reads.get(node)
+        if read is not None and read.get("host_lldp") is False:   # the inventory reads the switch side only here
+            continue
         if not read or not read.get("lldpctl"):
             why = (read or {}).get("error") or "not read"
             out.append(finding("CABLE_UNVERIFIED", f"{node}: lldpctl could not be read ({why}): the host side of its "

@@ -74,6 +74,12 @@ def to_markdown(report):
             lines.append("| " + " | ".join(_cell(x.get(k)) for k in
                                            ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
         lines.append("")
+    cab = checks.get("cabling") or {}
+    if cab.get("cases"):
+        lines += ["### Cabling (LLDP)", "", "| link | result | code |", "|---|---|---|"]
+        lines += [f"| {_cell(c['name'])} | {'skipped' if c.get('skipped') else 'ok' if c.get('ok') else 'FAIL'} "
+                  f"| {_cell(c.get('code'))} |" for c in cab["cases"]]
+        lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():
         nodes = m["nodes"]

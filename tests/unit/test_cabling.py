@@ -244,3 +244,24 @@ def test_host_side_unreadable_lldpctl_is_a_warning_not_a_crash():
     findings, _ = run(healthy(), r, host_lldp=True)
     assert codes(findings) == ["CABLE_UNVERIFIED"]
     assert findings[0]["node"] == "node1" and "unreadable" in findings[0]["message"]
+
+
+def test_host_reads_off_for_a_node_skip_its_host_side():
+    r = reads()
+    for n in r:
+        r[n]["host_lldp"] = False
+    assert run(healthy(), r, host_lldp=True)[0] == []
+
+
+def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
+    from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+    sw = healthy()
+    l1 = sw["leaf1"]["neighbors"]
+    l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
+    findings, cases = run(sw)
+    doc = report.build_report(findings, verify.summarize(findings), {"cabling": cabling.summary(findings, cases)},
+                              {"name": "lab", "transport": "roce"})
+    md = report.to_markdown(doc)
+    assert "### Cabling (LLDP)" in md
+    assert "| leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0) | FAIL | CABLE_SWAPPED |" in md
+    assert "| CABLE_SWAPPED | cabling | node1 | mlx5_0 | leaf1 | swp1 |" in md
