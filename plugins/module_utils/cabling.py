@@ -66,17 +66,21 @@ def _label(end):
 
 
 def expected_ends(hosts, uplinks):
-    """{(switch, port_key): end}; end = ("host", node, device, netdev) | ("switch", name, port, None)."""
-    exp = {}
+    """({(switch, port_key): end}, {(switch, port_key): port name as the inventory writes it});
+    end = ("host", node, device, netdev) | ("switch", name, port, None)."""
+    exp, names = {}, {}
     for node, ports in (hosts or {}).items():
         for p in ports or []:
             if p.get("switch") and p.get("switch_port") not in (None, ""):
-                exp[(p["switch"], port_key(p["switch_port"]))] = ("host", node, p["device"], p.get("netdev"))
+                key = (p["switch"], port_key(p["switch_port"]))
+                exp[key], names[key] = ("host", node, p["device"], p.get("netdev")), str(p["switch_port"])
     for sw, ups in (uplinks or {}).items():
         for u in ups or []:
-            exp[(sw, port_key(u["port"]))] = ("switch", u["peer"], str(u["peer_port"]), None)
-            exp.setdefault((u["peer"], port_key(u["peer_port"])), ("switch", sw, str(u["port"]), None))
-    return exp
+            key, back = (sw, port_key(u["port"])), (u["peer"], port_key(u["peer_port"]))
+            exp[key], names[key] = ("switch", u["peer"], str(u["peer_port"]), None), str(u["port"])
+            if back not in exp:
+                exp[back], names[back] = ("switch", sw, str(u["port"]), None), str(u["peer_port"])
+    return exp, names
 
 
 class _Identify:
@@ -150,7 +154,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
     switches = set(uplinks or {}) | {p["switch"] for ps in (hosts or {}).values() for p in ps or [] if p.get("switch")}
     switches |= {u["peer"] for ups in (uplinks or {}).values() for u in ups or []}
     ident = _Identify(hosts, switches, host_reads)
-    exp = expected_ends(hosts, uplinks)
+    exp, names = expected_ends(hosts, uplinks)
     findings = []
     readable = {}
     observed = {}    # (switch, port_key) -> [(end, local port name)]
@@ -183,7 +187,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
             obs2 = [o for o, _ in observed.get((sw2, pk2), [])]
             if any(_same(e2, o) for o in obs) and any(_same(e, o) for o in obs2) \
                     and not any(_same(e2, o) for o in obs2):
-                p1, p2 = _port_name(exp, observed, sw, pk, e), _port_name(exp, observed, sw2, pk2, e2)
+                p1, p2 = _port_name(observed, sw, pk, names), _port_name(observed, sw2, pk2, names)
                 findings.append(_f("CABLE_SWAPPED",
                                    f"{sw} {p1} and {p2}: cables swapped: {p1} should have {_label(e)} and sees "
                                    f"{_label(e2)}; {p2} should have {_label(e2)} and sees {_label(e)}",
@@ -194,7 +198,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
 
     cases = []
     for (sw, pk), e in sorted(exp.items()):
-        port = _port_name(exp, observed, sw, pk, e)
+        port = _port_name(observed, sw, pk, names)
         name = f"{sw} {port} <- {_label(e)}"
         if sw not in readable:
             cases.append({"name": name, "skipped": True, "message": f"{sw} not read"})
@@ -237,7 +241,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
                     if _same(e, o):
                         where = key
                 findings.append(_f("CABLE_MISWIRED", f"{sw} {port}: LLDP shows {_label(o)}, which the inventory "
-                                   f"cables to {where[0] + ' ' + _port_name(exp, observed, *where, o) if where else 'no port'}",
+                                   f"cables to {where[0] + ' ' + _port_name(observed, *where, names) if where else 'no port'}",
                                    o if o[0] == "host" else None, sw, port, **_peer(o)))
                 endpoints_reported.add(o[:3])
             else:
@@ -248,10 +252,11 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
     return findings, cases
 
 
-def _port_name(exp, observed, sw, pk, end):
+def _port_name(observed, sw, pk, intended=None):
+    """The port's name as the switch prints it (else as the inventory writes it)."""
     for _o, port in observed.get((sw, pk), []):
         return port
-    return pk if not pk.startswith("ethernet") else "Ethernet" + pk[len("ethernet"):]
+    return (intended or {}).get((sw, pk), pk)
 
 
 def _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp):
