@@ -15,7 +15,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
-from ansible_collections.linerate.fabric.plugins.module_utils import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -70,7 +70,7 @@ class ActionModule(ActionBase):
         if any(data[n].get("verify_fabric_cabling") for n in nodes):
             f, cases = self._cabling(nodes, data, hosts, hostvars)
             findings += f
-            checks["cabling"] = cabling.summary(f, cases)
+            checks["cabling"] = cabling_check.summary(f, cases)
 
         # NCCL's configuration read back from each node
         sl = self._templar.template(args.get("sl"))
@@ -172,7 +172,7 @@ class ActionModule(ActionBase):
             if "switch_fabric_lldp" in hv:
                 reads[s] = self._templar.template(hv["switch_fabric_lldp"])
         host_reads = {n: data[n].get("verify_fabric_cabling") or {} for n in nodes}
-        return cabling.check_cabling(hosts, uplinks, reads, host_reads)
+        return cabling_check.check_cabling(hosts, uplinks, reads, host_reads)
 
     @staticmethod
     def _nccl_conf(nodes, data, fabric, cabling, sl=None):
