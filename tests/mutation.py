@@ -34,7 +34,8 @@ PKG = "ansible_collections.linerate.fabric"
 # exercise it (fastest-failing first; each mutant runs only its file's tests).
 SWITCH_TESTS = ["tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
                 "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
-                "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py"]
+                "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py",
+                "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
 GROUPS = {
     "intent": {
         "plugins/module_utils/intent.py": ([f"{PKG}.plugins.module_utils.intent"],
@@ -58,6 +59,12 @@ GROUPS = {
         f"plugins/module_utils/{name}.py": ([f"{PKG}.plugins.module_utils.{name}"],
                                             ["tests/unit/test_parsers_counters.py"])
         for name in ("counters", "linkhealth", "switch_counters")
+    },
+    # RoCE cabling by LLDP: the parsers and the comparison.
+    "cabling": {
+        f"plugins/module_utils/{name}.py": ([f"{PKG}.plugins.module_utils.{name}"],
+                                            ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py"])
+        for name in ("lldp", "cabling")
     },
 }
 

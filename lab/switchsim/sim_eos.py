@@ -13,6 +13,7 @@ maximum-threshold <n> kbytes [max-mark-probability <p>].
 """
 import copy
 import difflib
+import json
 import re
 
 import sim_counters
@@ -119,6 +120,8 @@ class Eos(Platform):
             return self.session_diff(ctx["session"])
         if line == "show priority-flow-control counters | json":  # eAPI revision 3 shape (counters.py)
             return sim_counters.render_eos_pfc_counters_json(self.name, self.ports)
+        if line == "show lldp neighbors | json":
+            return self.show_lldp_neighbors_json()
         if line == "show version":
             return ("Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\n"
                     "Software image version: 4.32.0F\nArchitecture: x86_64\n")
@@ -372,6 +375,13 @@ class Eos(Platform):
             mark = "*" if ctx.get("session") == n else " "
             rows.append(f"{mark} {n:<30} {s['state']:<20} {s.get('user', ''):<10} vty")
         return "\n".join(rows)
+
+    def show_lldp_neighbors_json(self):
+        """``show lldp neighbors | json`` (eAPI): port, neighborDevice, neighborPort, ttl."""
+        rows = [{"ttl": 120, "neighborDevice": nb["system_name"], "neighborPort": nb["port_id"], "port": p}
+                for p, nb in self.lldp_neighbors()]
+        return json.dumps({"tablesLastChangeTime": 0.0, "tablesAgeOuts": 0, "tablesInserts": len(rows),
+                           "lldpNeighbors": rows, "tablesDeletes": 0, "tablesDrops": 0}, indent=2)
 
     def show_interfaces_status(self):
         head = f"{'Port':<10} {'Name':<18} {'Status':<12} {'Vlan':<8} {'Duplex':<6} {'Speed':<6} {'Type':<15} {'Flags':<5} Encapsulation"

@@ -290,6 +290,8 @@ class Nvue(Platform):
     def nv_show(self, args):
         if args == ["interface"]:
             return self.show_interfaces()
+        if args == ["interface", "lldp"]:
+            return self.show_interface_lldp()
         if len(args) == 5 and args[0] == "interface" and args[2:] == ["qos", "roce", "status"]:
             if args[1] not in self.ports:
                 return f"Error: The requested item does not exist: interface {args[1]}"
@@ -319,6 +321,23 @@ class Nvue(Platform):
             out.append(prefix + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
             if n == 0:
                 out.append("  " + "  ".join("-" * w for w in widths))
+        return "\n".join(out)
+
+    def show_interface_lldp(self):
+        """``nv show interface lldp`` (Cumulus Linux 5.x): one row per interface, blank remote when none."""
+        cfg = self.port_config()
+        seen = {}
+        for port, nb in self.lldp_neighbors():
+            seen.setdefault(port, nb)
+        rows = [("Interface", "Speed", "Type", "Remote Host", "Remote Port"), ("eth0", "1G", "eth", "", "")]
+        for p in self.ports:
+            up = self.port_oper_up(p, cfg[p]["admin_up"])
+            nb = seen.get(p) or {}
+            rows.append((p, f"{cfg[p]['speed_gbps']}G" if up else "", "swp", nb.get("system_name") or "",
+                         nb.get("port_id") or ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        out.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(out)
 
     def show_roce_status(self, port):

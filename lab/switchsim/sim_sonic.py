@@ -112,6 +112,8 @@ class Sonic(Platform):
             return self.show_pfc_priority(args[2] if len(args) > 2 else None)
         if args == ["ecn"]:
             return self.show_ecn()
+        if args == ["lldp", "table"]:
+            return self.show_lldp_table()
         if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
             return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
         if args[:2] == ["queue", "counters"] and len(args) <= 3:
@@ -122,6 +124,19 @@ class Sonic(Platform):
         if not args:
             return click_usage("show", "COMMAND [ARGS]...")
         return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."
+
+    def show_lldp_table(self):
+        """``show lldp table`` (lldpshow): neighbours, then the entry count."""
+        head = ("LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr")
+        rows = [(p, nb["system_name"] or "", nb["port_id"] or "", "BR" if nb["port_id_type"] == "ifname" else "O",
+                 nb["port_descr"] or "") for p, nb in self.lldp_neighbors()]
+        widths = [max([len(head[i]) + 2] + [len(r[i]) for r in rows]) for i in range(len(head))]
+        out = ["Capability codes: (R) Router, (B) Bridge, (O) Other",
+               "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
+               "  ".join("-" * w for w in widths)]
+        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        out += ["-" * 50, f"Total entries displayed:  {len(rows)}"]
+        return "\n".join(out)
 
     def show_interfaces_status(self):
         head = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]

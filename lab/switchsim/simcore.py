@@ -128,10 +128,50 @@ class Platform(abc.ABC):
         peer = self.spec.get("ports", {}).get(port, {}).get("peer", "")
         return self.store.peer_cable_up(peer)
 
+    # LLDP ----------------------------------------------------------------
+    def lldp_neighbors(self):
+        """[(port, neighbour)] this switch's LLDP agent has learnt, from the live model's cabling.
+
+        A port whose cable is pulled (node side) or whose link is down shows
+        nothing. A host's lldpd sends its host name as system name, the
+        netdev's MAC as port ID and the netdev's name as port description
+        (lldpd's default when the interface has no alias); a switch sends
+        its name and the port's name. ``lab fault cable-swap`` changes the
+        model's ``peer`` of two ports, so the table follows the cables.
+        """
+        try:
+            m = model.load()
+        except model.ModelMissing:
+            return []
+        ports = (m.get("switches", {}).get(self.name) or {}).get("ports") or self.spec.get("ports", {})
+        out = []
+        for port in sorted(ports, key=natural_key):
+            peer = (ports[port] or {}).get("peer") or ""
+            if ":" not in peer or port in self.link_down:
+                continue
+            name, rport = peer.split(":", 1)
+            node = m.get("nodes", {}).get(name)
+            if node is not None:
+                nic = next((n for n in node.get("nics", []) if n.get("device") == rport), None)
+                if nic is None or nic.get("cable", "up") == "down":
+                    continue
+                out.append((port, {"system_name": name, "chassis_id": (node.get("nics") or [nic])[0].get("mac"),
+                                   "port_id": nic.get("mac"), "port_id_type": "mac", "port_descr": nic.get("netdev")}))
+            elif name in m.get("switches", {}):
+                out.append((port, {"system_name": name, "chassis_id": switch_mac(name), "port_id": rport,
+                                   "port_id_type": "ifname", "port_descr": rport}))
+        return out
+
     # faults --------------------------------------------------------------
     @abc.abstractmethod
     def fault_pfc_off(self, port):
         """Platform-specific."""
+
+
+def switch_mac(name):
+    """A stable base MAC for a simulated switch (locally administered)."""
+    h = sum((i + 1) * ord(c) for i, c in enumerate(name)) & 0xFFFFFF
+    return "02:1c:73:%02x:%02x:%02x" % (h >> 16, (h >> 8) & 0xFF, h & 0xFF)
 
 
 def data_dir(state_dir):

@@ -15,6 +15,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
+from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -24,7 +25,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils import readiness, 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches", "sl", "readiness"))
+                             "ib_fabric", "ib_switches", "sl", "readiness", "switches"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -38,7 +39,7 @@ class ActionModule(ActionBase):
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
                          "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast",
-                         "verify_fabric_readiness")
+                         "verify_fabric_readiness", "verify_fabric_cabling")
                         if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
@@ -71,6 +72,11 @@ class ActionModule(ActionBase):
         if check:
             findings += f
             checks["readiness"] = check
+        # RoCE cabling by LLDP (switch tables + lldpd on the nodes)
+        if any(data[n].get("verify_fabric_cabling") for n in nodes):
+            f, cases = self._cabling(nodes, data, hosts, hostvars)
+            findings += f
+            checks["cabling"] = cabling_check.summary(f, cases)
 
         # NCCL's configuration read back from each node
         sl = self._templar.template(args.get("sl"))
@@ -161,6 +167,18 @@ class ActionModule(ActionBase):
         else:
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
+
+    def _cabling(self, nodes, data, hosts, hostvars):
+        """Findings and cases of the cabling check (module_utils/cabling.py)."""
+        switches = [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
+        uplinks, reads = {}, {}
+        for s in switches:
+            hv = hostvars[s]
+            uplinks[s] = self._templar.template(hv.get("switch_uplinks") or [])
+            if "switch_fabric_lldp" in hv:
+                reads[s] = self._templar.template(hv["switch_fabric_lldp"])
+        host_reads = {n: data[n].get("verify_fabric_cabling") or {} for n in nodes}
+        return cabling_check.check_cabling(hosts, uplinks, reads, host_reads)
 
     @staticmethod
     def _nccl_conf(nodes, data, fabric, cabling, sl=None):

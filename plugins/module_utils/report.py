@@ -81,6 +81,11 @@ def to_markdown(report):
         keys = ("device", "pci", "gpu", "gpu_pci", "link")
         lines += ["| " + " | ".join(_cell(x) for x in (n, *(r.get(k) for k in keys))) + " |"
                   for n, rs in rails.items() for r in rs]
+    cab = checks.get("cabling") or {}
+    if cab.get("cases"):
+        lines += ["### Cabling (LLDP)", "", "| link | result | code |", "|---|---|---|"]
+        lines += [f"| {_cell(c['name'])} | {'skipped' if c.get('skipped') else 'ok' if c.get('ok') else 'FAIL'} "
+                  f"| {_cell(c.get('code'))} |" for c in cab["cases"]]
         lines.append("")
     rdma = checks.get("ib_write_bw") or {}
     for dev, m in (rdma.get("matrix") or {}).items():

@@ -73,6 +73,12 @@ FAULT_CODES = {
     "IB_UNEXPECTED_DEVICE": ("warning", "cabling", "a switch or CA the inventory does not know"),
     "IB_LINK_DEGRADED": ("error", "link", "a link trained below the intended width or speed"),
     "IB_PARTITION_NOT_IN_FORCE": ("error", "partition", "a member port lacks its partition key or membership"),
+    # RoCE: cabling by LLDP (cabling.py), switch neighbour tables and lldpd on hosts vs the inventory
+    "CABLE_SWAPPED": ("error", "cabling", "two ports of a switch see each other's intended neighbour (cables swapped)"),
+    "CABLE_MISWIRED": ("error", "cabling", "a port sees another endpoint than the inventory cables there"),
+    "CABLE_MISSING": ("error", "cabling", "no LLDP neighbour on an intended switch-to-switch link"),
+    "CABLE_UNEXPECTED": ("warning", "cabling", "a neighbour the inventory does not know, on a port it does not cable"),
+    "CABLE_UNVERIFIED": ("warning", "cabling", "LLDP could not be read (switch, lldpd on a host, silent host port): cabling unproven"),
 }
 
 LAYERS = ("link", "pcie", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",

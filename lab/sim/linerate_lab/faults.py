@@ -322,6 +322,52 @@ def ib_swap(lab, m, switch, a, b):
     return f"{switch} ports {a} and {b}: cables swapped"
 
 
+def _swap_cables(m, switch, a, b):
+    """Exchange the cables of two ports of one switch: both ends of each cable move."""
+    pa, pb = _switch_port(m, switch, a), _switch_port(m, switch, b)
+    pa["peer"], pb["peer"] = pb.get("peer"), pa.get("peer")
+    for port, p in ((str(a), pa), (str(b), pb)):
+        name, _, rport = (p.get("peer") or "").partition(":")
+        if name in m.get("nodes", {}):
+            nic = model.nic(m, rport, name)
+            if nic is not None:
+                nic["switch_port"] = port          # the data path follows the cable (rdma.py)
+        elif name in m.get("switches", {}) and rport in m["switches"][name].get("ports", {}):
+            m["switches"][name]["ports"][rport]["peer"] = f"{switch}:{port}"
+    return pa, pb
+
+
+def _cable_ports(m, switch, a, b):
+    if m.get("transport") != "roce":
+        raise FaultError(f"fault: cable-swap needs the RoCE lab (this one is {m.get('transport')}; "
+                         "InfiniBand: ib-swap)")
+    if str(a) == str(b):
+        raise FaultError(f"fault: cable-swap needs two different ports (got {a} twice)")
+
+
+@fault("cable-swap", "cable-swap SWITCH PORT_A PORT_B  RoCE: two cables of a switch on each other's ports")
+def cable_swap(lab, m, switch, a, b):
+    _cable_ports(m, switch, a, b)
+    if any(f["kind"] == "cable-swap" and f["args"][0] == switch and {str(a), str(b)} & set(f["args"][1:])
+           for f in m.get("faults", [])):
+        raise FaultError(f"fault: {switch} {a}/{b}: a cable-swap there is in force (undo: cable-swap-restore)")
+    pa, pb = _swap_cables(m, switch, a, b)
+    _record(m, "cable-swap", [switch, str(a), str(b)])
+    return f"{switch} ports {a} and {b}: cables swapped ({a} -> {pa.get('peer')}, {b} -> {pb.get('peer')})"
+
+
+@fault("cable-swap-restore", "cable-swap-restore SWITCH PORT_A PORT_B  undo cable-swap")
+def cable_swap_restore(lab, m, switch, a, b):
+    _cable_ports(m, switch, a, b)
+    recorded = [f for f in m.get("faults", []) if f["kind"] == "cable-swap" and f["args"][0] == switch
+                and set(f["args"][1:]) == {str(a), str(b)}]
+    if not recorded:
+        raise FaultError(f"fault: no cable-swap of {switch} {a} {b} is in force")
+    pa, pb = _swap_cables(m, switch, a, b)
+    m["faults"] = [f for f in m["faults"] if f not in recorded]
+    return f"{switch} ports {a} and {b}: cables back ({a} -> {pa.get('peer')}, {b} -> {pb.get('peer')})"
+
+
 def _switch_port(m, switch, port):
     sw = m.get("switches", {}).get(switch)
     if sw is None:
@@ -342,6 +388,6 @@ def apply(kind, args, lab):
     if len(args) != nargs:
         raise FaultError(f"fault: usage: {fn.usage}")
     with model.locked() as m:
-        if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-")):
+        if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-", "cable-")):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
         return fn(lab, m, *args)

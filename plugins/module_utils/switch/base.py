@@ -279,9 +279,28 @@ class Driver(abc.ABC):
         window's own pending state. Must be safe to run twice.
         """
 
+    # LLDP: the command that prints the neighbour table and the parser of
+    # module_utils/lldp.py that reads it (set by each platform)
+    lldp_command = None
+    lldp_parser = None
+
+    def lldp_neighbors(self):
+        """The switch's LLDP neighbour table (read-only): module_utils/lldp.py's
+        ``{"neighbors": {port: [neighbour...]}, "ports": [...], "warnings": [...]}``."""
+        return getattr(_lldp(), self.lldp_parser)(self.run(self.lldp_command))
+
     @abc.abstractmethod
     def oper(self, ports):
         """{port: {"up": bool, "pfc": [prio...], "ecn": bool}} read from the switch."""
+
+
+def _lldp():
+    """The LLDP parsers (module_utils/lldp.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils import lldp
+    except ImportError:  # standalone (tests, corpus checks)
+        import lldp  # type: ignore
+    return lldp
 
 
 def _first_line(exc):

@@ -217,6 +217,8 @@ def qos_from_tree(tree, port):
 class EosDriver(Driver):
     platform = "eos"
     device_type = "arista_eos"
+    lldp_command = "show lldp neighbors | json"
+    lldp_parser = "parse_eos_lldp_neighbors"
     error_patterns = (r"^% .*$",)
 
     def __init__(self, *a, **kw):

@@ -199,6 +199,8 @@ def parse_revisions(text):
 class NvueDriver(Driver):
     platform = "nvue"
     device_type = "cumulus_linux"
+    lldp_command = "nv show interface lldp"
+    lldp_parser = "parse_nvue_lldp"
     error_patterns = (r"^Error:.*$", r"^Invalid .*$", r"^-bash: .*$")
 
     def __init__(self, *a, **kw):

@@ -193,6 +193,8 @@ class SonicDriver(Driver):
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
+    lldp_command = "show lldp table"
+    lldp_parser = "parse_sonic_lldp_table"
     error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
                       r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$")
 

@@ -1,0 +1,210 @@
+"""Parsers for LLDP neighbour tables: the three switch platforms and lldpd on hosts.
+
+Pure functions, stdlib only, importable on their own. Every parser returns
+``{"neighbors": {local_port: [neighbour, ...]}, "ports": [...], "warnings": [...]}``
+where a neighbour is ``{"system_name", "port_id", "port_id_type", "port_descr",
+"chassis_id"}`` (None where the format does not carry the field) and
+``ports`` lists every local port the table shows, with or without a neighbour.
+
+- ``parse_nvue_lldp(text)``: Cumulus Linux NVUE ``nv show interface lldp``
+  (5.0 and later): columns Interface, Speed, Type, Remote Host, Remote Port;
+  a port without a neighbour has blank Remote Host / Remote Port.
+- ``parse_sonic_lldp_table(text)``: SONiC ``show lldp table`` (lldpshow):
+  LocalPort, RemoteDevice, RemotePortID, Capability, RemotePortDescr, then
+  ``Total entries displayed:  N``. A port may show several neighbours.
+- ``parse_eos_lldp_neighbors(doc)``: Arista EOS ``show lldp neighbors | json``
+  (``lldpNeighbors``: port, neighborDevice, neighborPort, ttl).
+- ``parse_lldpctl_json(text)``: lldpd's ``lldpctl -f json`` (1.0 and later).
+  lldpd collapses one-element lists: ``interface`` is an object
+  ``{ifname: {...}}`` for one interface and a list of such objects for
+  several; ``chassis`` is keyed by the system name (``{"id": ...}`` directly
+  when the neighbour sends none).
+
+How a host appears to a switch: lldpd sends the interface's MAC address as
+port ID and the interface name as port description unless the interface has
+an alias or ``configure lldp portidsubtype ifname`` is set; so a host port
+id is a MAC or an interface name, and the system name is the host name,
+short or fully qualified.
+"""
+
+import json
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
+        ParseError, column_spans, split_columns)
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError, column_spans, split_columns
+
+_RULE_RE = re.compile(r"^\s*-{2,}(\s+-{2,})*\s*$")
+_MAC_RE = re.compile(r"^[0-9a-f]{2}([:.-]?[0-9a-f]{2}){5}$", re.I)
+
+
+def normalize_mac(value):
+    """'48:B0:2D:76:EE:8E' / '48b0.2d76.ee8e' / '48-b0-2d-76-ee-8e' -> '48:b0:2d:76:ee:8e'; None if not a MAC."""
+    s = str(value or "").strip().lower()
+    if not _MAC_RE.match(s) and not re.fullmatch(r"[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}", s):
+        return None
+    digits = re.sub(r"[^0-9a-f]", "", s)
+    if len(digits) != 12:
+        return None
+    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+
+
+def _neighbor(system_name=None, port_id=None, port_id_type=None, port_descr=None, chassis_id=None):
+    port_id = (port_id or None) and str(port_id)
+    if port_id and port_id_type is None:
+        port_id_type = "mac" if normalize_mac(port_id) else "ifname"
+    return {"system_name": system_name or None, "port_id": port_id, "port_id_type": port_id_type,
+            "port_descr": port_descr or None, "chassis_id": chassis_id or None}
+
+
+def _table(text, tool, first_col, columns):
+    """Rows of an aligned table whose header starts with ``first_col``: [(n, line, cells)]."""
+    if text is None or not text.strip():
+        raise ParseError(tool, "no output", text)
+    lines = text.splitlines()
+    head = None
+    for i, line in enumerate(lines):
+        if line.split()[:1] == [first_col]:
+            head = i
+            break
+    if head is None:
+        first = next(ln.strip() for ln in lines if ln.strip())
+        raise ParseError(tool, f"line 1: {first!r}: no '{first_col} ...' table header", text)
+    missing = [c for c in columns if c not in lines[head]]
+    if missing:
+        raise ParseError(tool, f"line {head + 1}: header lacks column {missing[0]!r}", text)
+    rule = lines[head + 1] if head + 1 < len(lines) and _RULE_RE.match(lines[head + 1]) else None
+    spans = column_spans(lines[head], rule)
+    rows = []
+    for n, line in enumerate(lines[head + (2 if rule else 1):], head + (3 if rule else 2)):
+        if not line.strip():
+            continue
+        if _RULE_RE.match(line) or line.strip().startswith("Total entries displayed"):
+            break
+        cells = split_columns(line, spans)
+        if cells is None:
+            raise ParseError(tool, f"line {n}: {line.strip()!r} does not fit the table's columns", text)
+        rows.append((n, line, cells))
+    return rows
+
+
+def parse_nvue_lldp(text):
+    """``nv show interface lldp`` -> neighbours per port (Remote Host = system name, Remote Port = port id)."""
+    tool = "nv show interface lldp"
+    if text and text.lstrip().startswith("Error"):
+        raise ParseError(tool, text.strip().splitlines()[0], text)
+    rows = _table(text, tool, "Interface", ("Remote Host", "Remote Port"))
+    out = {"neighbors": {}, "ports": [], "warnings": []}
+    for _n, _line, c in rows:
+        port = c.get("Interface")
+        out["ports"].append(port)
+        host, rport = c.get("Remote Host", ""), c.get("Remote Port", "")
+        if host or rport:
+            out["neighbors"].setdefault(port, []).append(_neighbor(host, rport))
+    return out
+
+
+def parse_sonic_lldp_table(text):
+    """``show lldp table`` -> neighbours per port (several per port where the table lists several)."""
+    tool = "show lldp table"
+    rows = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"))
+    out = {"neighbors": {}, "ports": [], "warnings": []}
+    for n, line, c in rows:
+        port = c.get("LocalPort")
+        if not port:
+            raise ParseError(tool, f"line {n}: {line.strip()!r} has no LocalPort", text)
+        if port not in out["ports"]:
+            out["ports"].append(port)
+        out["neighbors"].setdefault(port, []).append(
+            _neighbor(c.get("RemoteDevice"), c.get("RemotePortID"), None, c.get("RemotePortDescr")))
+    m = re.search(r"Total entries displayed:\s+(\d+)", text)
+    if m and int(m.group(1)) != len(rows):
+        out["warnings"].append(f"the table says {m.group(1)} entries, {len(rows)} were read")
+    return out
+
+
+def parse_eos_lldp_neighbors(doc):
+    """``show lldp neighbors | json`` (text or parsed) -> neighbours per port."""
+    tool = "show lldp neighbors"
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError as e:
+            raise ParseError(tool, f"not JSON: {e}", doc) from None
+    if not isinstance(doc, dict):
+        raise ParseError(tool, "not a JSON object", None)
+    if "errors" in doc or "error" in doc:
+        raise ParseError(tool, str(doc.get("errors") or doc.get("error")), None)
+    rows = doc.get("lldpNeighbors")
+    if not isinstance(rows, list):
+        raise ParseError(tool, "no lldpNeighbors list", None)
+    out = {"neighbors": {}, "ports": [], "warnings": []}
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("port"), str):
+            raise ParseError(tool, f"lldpNeighbors[{i}]: no port", None)
+        if r["port"] not in out["ports"]:
+            out["ports"].append(r["port"])
+        dev, rport = r.get("neighborDevice"), r.get("neighborPort")
+        if not isinstance(dev, (str, type(None))) or not isinstance(rport, (str, type(None))):
+            raise ParseError(tool, f"lldpNeighbors[{i}] ({r['port']}): neighborDevice/neighborPort is not text", None)
+        out["neighbors"].setdefault(r["port"], []).append(_neighbor(dev, rport))
+    return out
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def _value(node, key):
+    """lldpd JSON leaf: 'x', {"value": 'x'} or [{"value": 'x'}] -> 'x'."""
+    v = node.get(key) if isinstance(node, dict) else None
+    if isinstance(v, list):
+        v = v[0] if v else None
+    if isinstance(v, dict):
+        v = v.get("value")
+    return v if isinstance(v, (str, int)) else None
+
+
+def parse_lldpctl_json(text):
+    """``lldpctl -f json`` -> neighbours per local interface (one object or a list of them)."""
+    tool = "lldpctl -f json"
+    if text is None or not text.strip():
+        raise ParseError(tool, "no output", text)
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ParseError(tool, f"not JSON: {e}", text) from None
+    if not isinstance(doc, dict) or "lldp" not in doc:
+        raise ParseError(tool, "no 'lldp' object", text)
+    lldp = doc["lldp"]
+    if isinstance(lldp, list):          # json0-like wrapping of the top object
+        lldp = lldp[0] if lldp else {}
+    if not isinstance(lldp, dict):
+        raise ParseError(tool, "'lldp' is not an object", text)
+    out = {"neighbors": {}, "ports": [], "warnings": []}
+    for entry in _as_list(lldp.get("interface") or []):
+        if not isinstance(entry, dict) or not entry:
+            raise ParseError(tool, f"interface entry {entry!r} is not an object", text)
+        for ifname, data in entry.items():
+            if not isinstance(data, dict):
+                raise ParseError(tool, f"interface {ifname}: not an object", text)
+            if ifname not in out["ports"]:
+                out["ports"].append(ifname)
+            chassis = data.get("chassis") or {}
+            if not isinstance(chassis, dict):
+                raise ParseError(tool, f"interface {ifname}: chassis is not an object", text)
+            if isinstance(chassis.get("id"), dict) and "value" in chassis["id"]:
+                name, ch = None, chassis          # the neighbour sent no system name
+            else:
+                name, ch = next(iter(chassis.items()), (None, {}))
+            port = data.get("port") or {}
+            if not isinstance(port, dict) or not isinstance(ch, dict):
+                raise ParseError(tool, f"interface {ifname}: port/chassis is not an object", text)
+            pid = port.get("id")
+            pid = pid[0] if isinstance(pid, list) and pid else pid
+            pid_type = pid.get("type") if isinstance(pid, dict) else None
+            out["neighbors"].setdefault(ifname, []).append(
+                _neighbor(name, _value(port, "id"), pid_type, _value(port, "descr"), _value(ch, "id")))
+    return out

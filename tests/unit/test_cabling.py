@@ -1,0 +1,267 @@
+"""RoCE cabling by LLDP: the parsers of module_utils/lldp.py and the comparison of cabling.py."""
+import json
+
+import pytest
+
+from parser_fixtures import fixture, fixture_source
+from ansible_collections.linerate.fabric.plugins.module_utils import cabling, lldp
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+
+HOSTS = {
+    "node1": [{"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"},
+              {"device": "mlx5_1", "netdev": "enp66s0f0np0", "switch": "leaf2", "switch_port": "Ethernet0"}],
+    "node2": [{"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp2"},
+              {"device": "mlx5_1", "netdev": "enp66s0f0np0", "switch": "leaf2", "switch_port": "Ethernet8"}],
+}
+UPLINKS = {"leaf1": [{"port": "swp3", "peer": "spine1", "peer_port": "Ethernet1/1"}],
+           "leaf2": [{"port": "Ethernet16", "peer": "spine1", "peer_port": "Ethernet2/1"}]}
+MACS = {"node1": {"enp65s0f0np0": "0c:42:a1:01:00:00", "enp66s0f0np0": "0c:42:a1:01:00:01"},
+        "node2": {"enp65s0f0np0": "0c:42:a1:02:00:00", "enp66s0f0np0": "0c:42:a1:02:00:01"}}
+
+
+def nb(name, port, descr=None):
+    return {"system_name": name, "port_id": port, "port_id_type": None, "port_descr": descr, "chassis_id": None}
+
+
+def healthy():
+    return {
+        "leaf1": {"neighbors": {"swp1": [nb("node1", "0c:42:a1:01:00:00", "enp65s0f0np0")],
+                                "swp2": [nb("node2", "0c:42:a1:02:00:00", "enp65s0f0np0")],
+                                "swp3": [nb("spine1", "Ethernet1/1")],
+                                "eth0": [nb("oob-mgmt", "swp10")]}},
+        "leaf2": {"neighbors": {"Ethernet0": [nb("node1", "0c:42:a1:01:00:01")],
+                                "Ethernet8": [nb("node2", "0c:42:a1:02:00:01")],
+                                "Ethernet16": [nb("spine1", "Ethernet2/1")]}},
+        "spine1": {"neighbors": {"Ethernet1/1": [nb("leaf1", "swp3")], "Ethernet2/1": [nb("leaf2", "Ethernet16")]}},
+    }
+
+
+def reads(**kw):
+    return {n: {"macs": MACS[n], "names": [n], "lldpctl": None, "error": "lldpctl: command not found"} for n in HOSTS}
+
+
+def run(sw, host_reads=None, host_lldp=False):
+    return cabling.check_cabling(HOSTS, UPLINKS, sw, host_reads if host_reads is not None else reads(), host_lldp)
+
+
+def codes(findings):
+    return sorted(f["code"] for f in findings)
+
+
+# ---------------------------------------------------------------- parsers
+
+def test_fixtures_of_published_outputs_name_their_source():
+    for name in ("nvue_interface_lldp_cl5.txt", "sonic_lldp_table_2macs.txt", "eos_lldp_neighbors_sonic_mgmt.json",
+                 "lldpctl_json_one_interface.json"):
+        assert fixture_source("lldp", name).startswith("https://")
+
+
+def test_nvue_table_host_by_mac_switch_by_port_and_ports_without_neighbour():
+    t = lldp.parse_nvue_lldp(fixture("lldp", "nvue_interface_lldp_cl5.txt"))
+    assert t["neighbors"]["swp1"] == [{"system_name": "server01", "port_id": "48:b0:2d:76:ee:8e", "port_id_type": "mac",
+                                       "port_descr": None, "chassis_id": None}]
+    assert t["neighbors"]["swp51"][0]["port_id"] == "swp1" and t["neighbors"]["swp51"][0]["port_id_type"] == "ifname"
+    assert len(t["ports"]) == 10
+    quiet = "Interface  Speed  Type  Remote Host  Remote Port\n---------  -----  ----  -----------  -----------\nswp9       400G   swp\n"
+    assert lldp.parse_nvue_lldp(quiet) == {"neighbors": {}, "ports": ["swp9"], "warnings": []}
+
+
+def test_sonic_table_keeps_two_neighbours_on_one_port_and_a_blank_system_name():
+    t = lldp.parse_sonic_lldp_table(fixture("lldp", "sonic_lldp_table_2macs.txt"))
+    assert [n["port_id"] for n in t["neighbors"]["Ethernet0"]] == ["00:00:00:00:00:01", "00:00:00:00:00:02"]
+    assert t["neighbors"]["Ethernet0"][1]["port_descr"] == "Second MAC"
+    t = lldp.parse_sonic_lldp_table(fixture("lldp", "sonic_lldp_table_composed_no_sysname.txt"))
+    assert t["neighbors"]["eth0"][1] == {"system_name": None, "port_id": "a8:a1:59:45:23:3e", "port_id_type": "mac",
+                                         "port_descr": None, "chassis_id": None}
+    assert t["warnings"] == []
+
+
+def test_sonic_table_count_disagreeing_is_a_warning():
+    text = fixture("lldp", "sonic_lldp_table_2macs.txt").replace("displayed:  2", "displayed:  3")
+    assert lldp.parse_sonic_lldp_table(text)["warnings"] == ["the table says 3 entries, 2 were read"]
+
+
+def test_eos_json_and_empty_table():
+    t = lldp.parse_eos_lldp_neighbors(fixture("lldp", "eos_lldp_neighbors_sonic_mgmt.json"))
+    assert t["neighbors"]["Ethernet4"][0]["system_name"] == "vlab-03"
+    assert t["neighbors"]["Ethernet7"][0]["port_id"] == "fortyGigE0/0"
+    assert lldp.parse_eos_lldp_neighbors(fixture("lldp", "eos_lldp_neighbors_empty.json"))["neighbors"] == {}
+
+
+def test_lldpctl_one_interface_object_and_many_interfaces_list():
+    one = lldp.parse_lldpctl_json(fixture("lldp", "lldpctl_json_one_interface.json"))
+    assert one["neighbors"]["eth0"] == [{"system_name": "ns-2.example.com", "port_id": "00:00:00:00:00:02",
+                                         "port_id_type": "mac", "port_descr": "eth1", "chassis_id": "00:00:00:00:00:02"}]
+    many = lldp.parse_lldpctl_json(fixture("lldp", "lldpctl_json_composed_many.json"))
+    assert many["ports"] == ["eth0", "enp65s0f0np0", "enp66s0f0np0"]
+    assert many["neighbors"]["enp65s0f0np0"][0]["system_name"] == "leaf01"
+    assert many["neighbors"]["enp66s0f0np0"][0]["system_name"] is None
+    assert many["neighbors"]["enp66s0f0np0"][0]["port_id_type"] == "local"
+    assert lldp.parse_lldpctl_json('{"lldp": {}}')["neighbors"] == {}
+
+
+@pytest.mark.parametrize("parser,text,where", [
+    (lldp.parse_nvue_lldp, "Error: The requested item does not exist.", "Error"),
+    (lldp.parse_sonic_lldp_table, "Usage: show [OPTIONS] COMMAND\n", "line 1"),
+    (lldp.parse_eos_lldp_neighbors, '{"errors": ["Invalid input"]}', "Invalid input"),
+    (lldp.parse_eos_lldp_neighbors, "% Invalid input", "not JSON"),
+    (lldp.parse_lldpctl_json, "lldpctl: unable to connect to socket /run/lldpd.socket", "not JSON"),
+    (lldp.parse_lldpctl_json, '{"lldp": {"interface": ["eth0"]}}', "not an object"),
+])
+def test_errors_raise_parse_error(parser, text, where):
+    with pytest.raises(ParseError, match=where):
+        parser(text)
+
+
+def test_normalize_mac_forms():
+    assert lldp.normalize_mac("0C-42-A1-01-00-00") == "0c:42:a1:01:00:00"
+    assert lldp.normalize_mac("0c42.a101.0000") == "0c:42:a1:01:00:00"
+    assert lldp.normalize_mac("swp1") is None
+
+
+# ---------------------------------------------------------------- comparison
+
+def test_healthy_fabric_has_no_findings_and_every_link_passes():
+    findings, cases = run(healthy())
+    assert findings == []
+    assert len(cases) == 8 and all(c["ok"] for c in cases)
+    assert cabling.summary(findings, cases)["passed"]
+
+
+def test_swap_of_two_host_cables_names_both_nodes_devices_and_ports():
+    sw = healthy()
+    l1 = sw["leaf1"]["neighbors"]
+    l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
+    findings, cases = run(sw)
+    assert codes(findings) == ["CABLE_SWAPPED"]
+    f = findings[0]
+    assert (f["node"], f["device"], f["switch"], f["switch_port"]) == ("node1", "mlx5_0", "leaf1", "swp1")
+    assert (f["peer_node"], f["peer_device"], f["other_switch_port"]) == ("node2", "mlx5_0", "swp2")
+    assert f["severity"] == "error" and f["check"] == "cabling"
+    assert "node1 mlx5_0" in f["message"] and "node2 mlx5_0" in f["message"]
+    assert [c["code"] for c in cases if not c["ok"]] == ["CABLE_SWAPPED", "CABLE_SWAPPED"]
+    assert not cabling.summary(findings, cases)["passed"]
+
+
+def test_another_node_on_a_port_is_miswired_naming_both_ends():
+    sw = healthy()
+    sw["leaf2"]["neighbors"]["Ethernet0"] = [nb("node2", "0c:42:a1:02:00:00")]   # node2's rail-0 netdev
+    findings, _ = run(sw)
+    f = [x for x in findings if x["code"] == "CABLE_MISWIRED"][0]
+    assert (f["node"], f["device"], f["switch"], f["switch_port"]) == ("node1", "mlx5_1", "leaf2", "Ethernet0")
+    assert (f["peer_node"], f["peer_device"]) == ("node2", "mlx5_0")
+
+
+def test_known_endpoint_on_an_uncabled_port_is_miswired():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp7"] = sw["leaf1"]["neighbors"].pop("swp2")
+    findings, _ = run(sw)
+    assert codes(findings) == ["CABLE_MISWIRED", "CABLE_UNVERIFIED"]
+    moved = [x for x in findings if x["code"] == "CABLE_MISWIRED"][0]
+    assert (moved["node"], moved["device"], moved["switch_port"]) == ("node2", "mlx5_0", "swp7")
+    assert "leaf1 swp2" in moved["message"]
+
+
+def test_fqdn_system_name_uppercase_mac_and_ifname_port_id_match():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("NODE1.cluster.example.com", "0C:42:A1:01:00:00")]
+    sw["leaf1"]["neighbors"]["swp2"] = [nb("node2.cluster.example.com", "enp65s0f0np0")]
+    sw["spine1"]["neighbors"]["Ethernet1/1"] = [nb("leaf1.example.com", "swp3")]
+    sw["leaf1"]["neighbors"]["swp3"] = [nb("spine1", "Et1/1")]
+    assert run(sw)[0] == []
+
+
+def test_host_mac_unknown_still_matches_on_the_node_but_a_wrong_mac_of_the_node_does_not():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("node1", "aa:bb:cc:dd:ee:ff")]      # MAC not read: node matches
+    assert run(sw)[0] == []
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("node1", "0c:42:a1:01:00:01")]      # node1's other rail
+    assert codes(run(sw)[0]) == ["CABLE_MISWIRED"]
+
+
+def test_missing_uplink_is_an_error_and_a_silent_host_port_a_warning():
+    sw = healthy()
+    del sw["leaf1"]["neighbors"]["swp3"]
+    del sw["spine1"]["neighbors"]["Ethernet1/1"]
+    del sw["leaf2"]["neighbors"]["Ethernet8"]
+    findings, _ = run(sw)
+    assert codes(findings) == ["CABLE_MISSING", "CABLE_MISSING", "CABLE_UNVERIFIED"]
+    host = [x for x in findings if x["code"] == "CABLE_UNVERIFIED"][0]
+    assert (host["node"], host["device"], host["switch"], host["switch_port"]) == ("node2", "mlx5_1", "leaf2", "Ethernet8")
+    assert host["severity"] == "warning" and "unproven" in host["message"]
+    up = [x for x in findings if x["code"] == "CABLE_MISSING" and x["switch"] == "leaf1"][0]
+    assert (up["switch_port"], up["peer_switch"], up["peer_port"]) == ("swp3", "spine1", "Ethernet1/1")
+
+
+def test_unknown_neighbour_on_uncabled_port_is_unexpected_but_management_port_is_not():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp9"] = [nb("storage7", "ens1f0")]
+    findings, _ = run(sw)
+    assert codes(findings) == ["CABLE_UNEXPECTED"]
+    assert findings[0]["switch_port"] == "swp9" and findings[0]["peer_system_name"] == "storage7"
+
+
+def test_unreachable_switch_is_a_warning_naming_what_is_unproven():
+    sw = healthy()
+    sw["leaf2"] = {"unreadable": True, "msg": "switch leaf2: unreachable at 127.0.1.2:22: timed out"}
+    findings, cases = run(sw)
+    assert codes(findings) == ["CABLE_UNVERIFIED"]
+    f = findings[0]
+    assert f["switch"] == "leaf2" and "unreachable" in f["message"]
+    assert "node1 mlx5_1 (enp66s0f0np0)" in f["unproven"]
+    assert sum(1 for c in cases if c.get("skipped")) == 3   # its 2 host ports and its uplink end
+
+
+def test_host_without_lldpd_is_a_warning_when_host_reads_are_on():
+    findings, _ = run(healthy(), host_lldp=True)
+    assert codes(findings) == ["CABLE_UNVERIFIED", "CABLE_UNVERIFIED"]
+    assert {f["node"] for f in findings} == {"node1", "node2"}
+    assert all("lldpctl: command not found" in f["message"] for f in findings)
+
+
+def _lldpctl(ifaces):
+    return json.dumps({"lldp": {"interface": [{i: {"chassis": {s: {"id": {"type": "mac", "value": "44:38:39:00:00:01"}}},
+                                                   "port": {"id": {"type": "ifname", "value": p}}}}
+                                              for i, (s, p) in ifaces.items()]}})
+
+
+def test_host_side_lldpctl_agrees_or_names_the_miswire():
+    r = reads()
+    r["node1"]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1.example.com", "swp1"),
+                                      "enp66s0f0np0": ("leaf2", "Ethernet0")})
+    r["node2"]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1", "swp2"), "enp66s0f0np0": ("leaf2", "Ethernet4")})
+    findings, _ = run(healthy(), r, host_lldp=True)
+    assert codes(findings) == ["CABLE_MISWIRED"]
+    f = findings[0]
+    assert (f["node"], f["device"], f["switch"], f["switch_port"]) == ("node2", "mlx5_1", "leaf2", "Ethernet8")
+    assert f["seen"] == ["leaf2 Ethernet4"]
+
+
+def test_host_side_unreadable_lldpctl_is_a_warning_not_a_crash():
+    r = reads()
+    r["node1"]["lldpctl"] = "not json"
+    r["node2"]["lldpctl"] = _lldpctl({})
+    findings, _ = run(healthy(), r, host_lldp=True)
+    assert codes(findings) == ["CABLE_UNVERIFIED"]
+    assert findings[0]["node"] == "node1" and "unreadable" in findings[0]["message"]
+
+
+def test_host_reads_off_for_a_node_skip_its_host_side():
+    r = reads()
+    for n in r:
+        r[n]["host_lldp"] = False
+    assert run(healthy(), r, host_lldp=True)[0] == []
+
+
+def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
+    from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+    sw = healthy()
+    l1 = sw["leaf1"]["neighbors"]
+    l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
+    findings, cases = run(sw)
+    doc = report.build_report(findings, verify.summarize(findings), {"cabling": cabling.summary(findings, cases)},
+                              {"name": "lab", "transport": "roce"})
+    md = report.to_markdown(doc)
+    assert "### Cabling (LLDP)" in md
+    assert "| leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0) | FAIL | CABLE_SWAPPED |" in md
+    assert "| CABLE_SWAPPED | cabling | node1 | mlx5_0 | leaf1 | swp1 |" in md
