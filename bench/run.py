@@ -175,7 +175,23 @@ def section_tuning(sizes, rows):
         print(json.dumps(rows[-1]), flush=True)
 
 
-SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify}
+def section_report(sizes, rows):
+    """The report (diagnosis, JSON, Markdown, JUnit, SVG heat map) of a synthetic fleet, no lab:
+    64 and 256 nodes x 8 rails, full and sampled plans (bench/report_scale.py, one process each,
+    so the peak memory is that run's own)."""
+    for n, plan in ((64, "full"), (256, "sampled"), (256, "full")):
+        _dt, res = timed([os.path.join(VENV_BIN, "python"), os.path.join(HERE, "report_scale.py"),
+                          "--nodes", str(n), "--rails", "8", "--plan", plan])
+        if res.returncode != 0:
+            raise SystemExit(f"bench: report_scale.py failed:\n{res.stdout[-3000:]}")
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        row["named"] = ", ".join(row["named"])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
+SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify,
+            "report": section_report}
 
 
 def print_table(rows):

@@ -4,7 +4,15 @@ Runs before any host or switch is touched: it reads the inventory (the
 ``fabric`` tree, every RDMA host's ``rdma_ports`` and every switch's
 variables), reports every problem at once and fails if there is one. It
 never opens a connection.
+
+``digest`` is a SHA-256 of everything it read; given back as
+``validated_digest`` (playbooks/validate.yml keeps it on localhost), the
+same inputs are not validated again in the same run: site.yml imports
+validate.yml through every playbook it imports.
 """
+import hashlib
+import json
+
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
@@ -14,7 +22,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers imp
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group"))
+    _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
+                             "validated_digest"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -77,6 +86,16 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
+        # Everything the validation reads, as read: a different intent, cabling, switch or SM group
+        # (an -e override, an import's vars) is a different digest and is validated in full.
+        digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable],
+                                           sort_keys=True, default=str).encode()).hexdigest()
+        result["digest"] = digest
+        result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
+        if result["reused"]:
+            result.update(changed=False, problems=[],
+                          msg="the same intent and cabling were validated earlier in this run: not checked again")
+            return result
         problems = unreadable + intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
         result["problems"] = problems
         result["changed"] = False

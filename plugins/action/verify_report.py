@@ -5,11 +5,12 @@ Reads what the verify_fabric role's checks left in each node's host variables
 runs passed in ``nccl`` and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
-(module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the PNG
+(module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the SVG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
 Fails when a finding is an error, unless ``fail: false``.
 """
 import os
+import time
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
@@ -29,6 +30,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
+        started = time.time()
         task_vars = task_vars or {}
         args = self._task.args
         hostvars = task_vars.get("hostvars", {})
@@ -146,7 +148,11 @@ class ActionModule(ActionBase):
 
         findings = verify.correlate(findings)
         summary = verify.summarize(findings)
-        doc = rep.build_report(findings, summary, checks, fabric, self._templar.template(args.get("meta") or {}))
+        meta = dict(self._templar.template(args.get("meta") or {}))
+        if "phase_marks" in meta:
+            # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
+            meta["phases"] = verify.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
+        doc = rep.build_report(findings, summary, checks, fabric, meta)
         result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
         if args.get("write", True):
             reports_dir = self._templar.template(args.get("reports_dir") or "reports")

@@ -1,4 +1,5 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
+import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
@@ -16,6 +17,11 @@ def verify_rounds(nodes, plan="full", sample_rounds=2):
 def verify_round_role(rounds, node, index):
     """{"role": server|client|idle, "peer"} of ``node`` in round ``index``."""
     return verify.round_roles(rounds, node)[int(index)]
+
+
+def verify_round_progress(rounds, index, started=None, rails=1, label="round", now=None):
+    """``round k/N: P pairs x R rails; ... ETA ...`` for round ``index`` (0-based); ``now`` defaults to the clock."""
+    return verify.round_progress(rounds, index, started, time.time() if now is None else now, rails, label)
 
 
 def verify_rail_tests(ports, base_port, server=None):
@@ -85,5 +91,6 @@ def verify_incast_tests(ports, base_port, senders, me, server=None):
 class FilterModule:
     def filters(self):
         return {"verify_rounds": verify_rounds, "verify_round_role": verify_round_role,
+                "verify_round_progress": verify_round_progress,
                 "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
                 "verify_incast_tests": verify_incast_tests}

@@ -174,6 +174,51 @@ def round_roles(rounds, node):
     return out
 
 
+def duration_text(seconds):
+    """41 s, 6 min 32 s, 1 h 02 min: how long, for people."""
+    s = max(0, int(round(float(seconds))))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def round_progress(rounds, index, started=None, now=None, rails=1, label="round"):
+    """One short progress line for round ``index`` (0-based) of ``rounds``, whatever the fleet's size.
+
+    ``round 3/31: 16 pairs x 8 rails; 2 done in 26 s (13.0 s a round), ETA 6 min 29 s``: the
+    ETA is the rounds left times the mean measured time of the rounds done since ``started``
+    (epoch seconds) until ``now``; the first round has none yet. The pairs are counted, never
+    listed (at 256 nodes a round has 128).
+    """
+    total, k = len(rounds or []), int(index)
+    pairs = len(rounds[k]) if 0 <= k < total else 0
+    line = f"{label} {k + 1}/{total}: {pairs} pair{'' if pairs == 1 else 's'} x {rails} rail{'' if int(rails) == 1 else 's'}"
+    if k > 0 and started not in (None, "") and now not in (None, ""):
+        elapsed = max(0.0, float(now) - float(started))
+        per = elapsed / k
+        line += f"; {k} done in {duration_text(elapsed)} ({per:.1f} s a round), ETA {duration_text(per * (total - k))}"
+    return line
+
+
+def phase_timings(marks, end, report_seconds=None):
+    """Per-phase wall times from the start marks the role leaves (``{phase: epoch seconds}``).
+
+    Each phase lasts until the next mark, the last one until ``end``; ``report_seconds`` (the
+    report's own time) is appended as phase ``report``. Returns ``[{"phase", "seconds"}]`` in
+    the order the phases ran.
+    """
+    order = sorted(((float(t), p) for p, t in (marks or {}).items() if t not in (None, "")))
+    out = []
+    for i, (t, phase) in enumerate(order):
+        stop = order[i + 1][0] if i + 1 < len(order) else float(end)
+        out.append({"phase": phase, "seconds": round(max(0.0, stop - t), 1)})
+    if report_seconds is not None:
+        out.append({"phase": "report", "seconds": round(float(report_seconds), 1)})
+    return out
+
+
 # ---------------------------------------------------------------- thresholds
 
 def rdma_threshold_gbps(fabric):

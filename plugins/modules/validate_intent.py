@@ -170,6 +170,15 @@ options:
     description: The group of subnet manager hosts.
     type: str
     default: subnet_managers
+  validated_digest:
+    description:
+      - The RV(digest) of an earlier successful validation in the same run. When everything read now
+        (the O(fabric) tree, every host's C(rdma_ports) and C(mofed_source), the switches' variables,
+        the SM group) has the same digest, nothing is validated again and RV(reused) is true (no
+        RV(ansible_facts)). Any difference (an C(-e) override, an import's vars) validates in full.
+      - playbooks/validate.yml passes the digest it kept on localhost, so site.yml, which imports
+        validate.yml through each playbook, validates once.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -192,6 +201,12 @@ EXAMPLES = r"""
   linerate.fabric.validate_intent:
     fabric: "{{ fabric | default(omit) }}"
   register: linerate_validation
+
+- name: Validate again only if the intent or the cabling changed since the last validation of this run
+  linerate.fabric.validate_intent:
+    fabric: "{{ fabric | default(omit) }}"
+    validated_digest: "{{ linerate_validated_digest | default(omit) }}"
+  register: linerate_validation
 """
 
 RETURN = r"""
@@ -205,9 +220,17 @@ msg:
   description: A one-line summary, or every problem.
   returned: always
   type: str
+digest:
+  description: SHA-256 of everything the validation read (see O(validated_digest)).
+  returned: unless the inventory could not be read
+  type: str
+reused:
+  description: True when O(validated_digest) matched and nothing was validated again.
+  returned: unless the inventory could not be read
+  type: bool
 ansible_facts:
   description: The validated intent.
-  returned: success
+  returned: success, when not RV(reused)
   type: dict
   contains:
     fabric_effective:

@@ -12,7 +12,7 @@ description:
   - Turns them into findings with stable fault codes, each naming node, device, switch and
     switch port and the suspect layer (see docs/verification.md), localising a failing
     ib_write_bw pair to the endpoint the failures have in common.
-  - Writes C(report.json), C(summary.md), C(junit.xml) and C(heatmap.png) to
+  - Writes C(report.json), C(summary.md), C(junit.xml) and C(heatmap.svg) to
     C(<reports_dir>/<UTC timestamp>/) and points C(<reports_dir>/latest) at it. In check
     mode nothing is written.
 options:
@@ -47,7 +47,11 @@ options:
     type: bool
     default: true
   meta:
-    description: Free-form data stored in the report (plan, rounds, ...).
+    description:
+      - Free-form data stored in the report (plan, rounds, ...).
+      - "C(phase_marks): C({phase: start time}) in epoch seconds, the verify_fabric role's marks; they become
+        C(meta.phases), C([{phase, seconds}]) in the order the phases ran, each lasting until the next mark,
+        the last until this action started, then C(report): this action's time before writing the files."
     type: dict
   ib_fabric:
     description:

@@ -65,3 +65,26 @@ def test_fabric_effective_without_injected_facts():
     assert len(hosts) >= 2, recap
     for h in hosts:
         assert re.search(rf"^{h}\s+: ok=2 .* failed=0 ", recap, re.M), recap
+
+
+@pytest.mark.parametrize("inject", ["True", "False"])
+def test_validated_once_per_run_and_the_hosts_keep_the_intent(lab, inject):
+    # site.yml imports validate.yml through each playbook: the second import
+    # reads the same intent and cabling, validates nothing again and ends its
+    # plays; every host still has fabric_effective (with or without injected facts).
+    res = run_playbook("tests/integration/playbooks/validate_twice.yml",
+                       env=ansible_env(ANSIBLE_INJECT_FACT_VARS=inject))
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert res.stdout.count("TASK [Check the intent, the cabling and every cross-layer constraint]") == 2
+    assert res.stdout.count("TASK [Show what was validated]") == 1
+    assert res.stdout.count("TASK [Set fabric_effective from the validated intent]") == 1
+    assert "intent valid" in res.stdout
+
+
+def test_site_validates_once(lab):
+    # one validation per run, not one per imported playbook (a bad -e override still
+    # fails the first one before any host: test_bad_intent_fails_before_any_host).
+    res = run_playbook("playbooks/site.yml", "--check", "--tags", "validate")
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert res.stdout.count("TASK [Show what was validated]") == 1
+    assert res.stdout.count("TASK [Check the intent, the cabling and every cross-layer constraint]") >= 4

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -76,10 +77,11 @@ def test_healthy_lab_passes(converged):
         assert set(checks[name]["transports"].values()) == {"IB"}
         assert all(checks[name]["gdr"].values())
     latest = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
-    for name in ("summary.md", "junit.xml", "heatmap.png"):
+    for name in ("summary.md", "junit.xml", "heatmap.svg"):
         assert os.path.getsize(os.path.join(latest, name)) > 0
-    with open(os.path.join(latest, "heatmap.png"), "rb") as f:
-        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    svg = ET.parse(os.path.join(latest, "heatmap.svg")).getroot()
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    assert set(converged["nodes"]) <= {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
 
 
 def test_port_down(converged):

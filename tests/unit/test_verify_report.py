@@ -1,8 +1,6 @@
-"""Report writers: JSON, Markdown, JUnit XML and the PNG heat map."""
+"""Report writers: JSON, Markdown, JUnit XML and the SVG heat map."""
 import json
 import os
-import struct
-import zlib
 from xml.etree import ElementTree as ET
 
 from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
@@ -21,23 +19,42 @@ def make_report():
     return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="lab"))
 
 
-def decode_png(data):
-    """Minimal PNG decoder (8-bit RGB, filter 0) - enough to prove the file is valid."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, {}
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        crc = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
-        assert zlib.crc32(kind + body) & 0xffffffff == crc
-        chunks.setdefault(kind, b"")
-        chunks[kind] += body
-        pos += 12 + length
-    w, h, depth, ctype = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    raw = zlib.decompress(chunks[b"IDAT"])
-    assert (depth, ctype) == (8, 2) and len(raw) == h * (1 + 3 * w)
-    rows = [raw[y * (1 + 3 * w) + 1:(y + 1) * (1 + 3 * w)] for y in range(h)]
-    return w, h, rows
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse_svg(text):
+    """The heat map as an XML tree (fails unless it is well-formed SVG)."""
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    root = ET.fromstring(text.split("\n", 1)[1])
+    assert root.tag == SVG + "svg" and int(root.get("width")) > 0 and int(root.get("height")) > 0
+    return root
+
+
+def cells(root, **attrs):
+    """The heat map's cells (rects of class cell) whose data-* attributes match."""
+    return [r for r in root.iter(SVG + "rect") if (r.get("class") or "").startswith("cell ")
+            and all(r.get(f"data-{k}") == v for k, v in attrs.items())]
+
+
+def texts(root):
+    return [t.text for t in root.iter(SVG + "text")]
+
+
+def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
+    """A report of every pair of ``names`` on every rail; tests touching ``bad`` = (node, rail) get gbps_bad."""
+    tests = []
+    for k, rnd in enumerate(verify.round_robin(names)):
+        for server, client in rnd:
+            for i, rail in enumerate(rails):
+                g = 380.0 + i + k / 10
+                if bad and rail == bad[1] and bad[0] in (server, client):
+                    g = gbps_bad
+                tests.append({"round": k, "server": [server, rail], "client": [client, rail], "gbps": g,
+                              "client_error": None, "server_error": None})
+    found, evaluated = verify.rdma_findings(tests, FABRIC, {})
+    checks = {"ib_write_bw": {"passed": not found, "threshold_gbps": 360.0, "detail": "x", "tests": evaluated,
+                              "matrix": verify.bandwidth_matrix(evaluated)}}
+    return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="dc1"))
 
 
 def test_json_has_stable_codes_and_locations(tmp_path):
@@ -74,22 +91,109 @@ def test_junit_xml_shape():
     assert {f.get("type") for f in suites["ib_write_bw"].findall("testcase/failure")} == {"RDMA_BW_LOW"}
 
 
-def test_png_heat_map_decodes_and_marks_failing_links():
+def test_svg_heat_map_names_hosts_as_written_and_marks_the_failing_pair():
+    names = ["DGX-H100-Rack12-Node07", "dgx-h100-rack12-node08", "gpu_a.example.com", "dgx-h100-rack13-node01"]
+    doc = named_report(names, bad=("gpu_a.example.com", "mlx5_1"))
+    root = parse_svg(report.heatmap_svg(doc))
+    labels = texts(root)
+    for n in names:
+        assert n in labels  # as the inventory writes it: case, dots and underscores kept
+    # the legend explains the colours, the failing mark and untested cells
+    legend = next(g for g in root.iter(SVG + "g") if g.get("class") == "legend")
+    assert any("failing" in (t.text or "") for t in legend.iter(SVG + "text"))
+    assert any("not tested" in (t.text or "") for t in legend.iter(SVG + "text"))
+    assert root.find(f"{SVG}defs/{SVG}pattern[@id='lr-fail']") is not None
+    # the failing pair's cell (both triangles) is failing: hatched red, and titled with the code
+    for row, col in (("gpu_a.example.com", "DGX-H100-Rack12-Node07"), ("DGX-H100-Rack12-Node07", "gpu_a.example.com")):
+        (cell,) = cells(root, rail="mlx5_1", row=row, col=col)
+        assert cell.get("class") == "cell fail" and cell.get("fill") == "url(#lr-fail)"
+        assert "150.0 Gb/s (RDMA_BW_LOW)" in cell.find(SVG + "title").text
+        (ok,) = cells(root, rail="mlx5_0", row=row, col=col)  # the other rail of the same pair passed
+        assert ok.get("class") == "cell ok" and ok.get("fill").startswith("#")
+    failing = cells(root, rail="mlx5_1")
+    assert {(c.get("data-row"), c.get("data-col")) for c in failing
+            if c.get("class") == "cell fail" and c.get("data-row")} == \
+        {(a, b) for a in names for b in names if a != b and "gpu_a.example.com" in (a, b)}
+    # a cross over each failing cell, so the failure reads without colour
+    marks = [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
+    assert len(marks) == len([c for c in cells(root) if c.get("class") == "cell fail"])
+    assert not cells(root, rail="mlx5_1", row=names[0], col=names[0])[0].get("class").endswith("fail")
+
+
+def test_svg_of_a_healthy_fabric_has_no_failing_cell():
+    root = parse_svg(report.heatmap_svg(named_report(["a1", "a2", "a3"])))
+    assert {c.get("class") for c in cells(root)} == {"cell ok", "cell none"}
+    assert not [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
+
+
+def test_worst_link_grid_names_each_endpoints_worst_test():
+    matrix = {"mlx5_0": {"nodes": ["n1", "n2", "n3", "n4"], "cells": {
+        "n1|n2": {"gbps": 385.0, "ok": True}, "n3|n1": {"gbps": 370.0, "ok": True},
+        "n1|n4": {"gbps": 150.0, "ok": False, "code": "RDMA_BW_LOW"}, "n2|n3": {"gbps": 381.0, "ok": True},
+        "n4|n2": {"gbps": None, "ok": False, "code": "RDMA_QP_FAILED"}}},
+        "mlx5_1": {"nodes": ["n1", "n2"], "cells": {"n2|n1": {"gbps": 390.0, "ok": True}}}}
+    grid = report.worst_links(matrix)
+    assert grid["rails"] == ["mlx5_0", "mlx5_1"] and grid["nodes"] == ["n1", "n2", "n3", "n4"]
+    c = grid["cells"]
+    assert c["n1"]["mlx5_0"] == {"gbps": 150.0, "ok": False, "code": "RDMA_BW_LOW", "peer": "n4", "tests": 3, "failing": 1}
+    # no result is worse than low bandwidth
+    assert (c["n4"]["mlx5_0"]["peer"], c["n4"]["mlx5_0"]["gbps"], c["n4"]["mlx5_0"]["failing"]) == ("n2", None, 2)
+    # all passing: the lowest bandwidth
+    assert (c["n3"]["mlx5_0"]["peer"], c["n3"]["mlx5_0"]["gbps"], c["n3"]["mlx5_0"]["ok"]) == ("n1", 370.0, True)
+    assert c["n1"]["mlx5_1"]["peer"] == "n2" and "mlx5_1" not in c["n3"]
+    root = parse_svg(report.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": {"matrix": matrix,
+                                                                                      "threshold_gbps": 360}}}))
+    (cell,) = cells(root, node="n1", rail="mlx5_0")
+    assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
+    assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
+    md = report.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
+                             "summary": {"passed": False, "errors": 1, "warnings": 0},
+                             "checks": {"ib_write_bw": {"matrix": matrix, "threshold_gbps": 360}}})
+    assert "| n1 | FAIL 150.0 (n4, 1/3 failing) | 390.0 (n2) |" in md
+    assert "| n3 | 370.0 (n1) |  |" in md
+
+
+def test_large_fabric_shows_the_grid_and_the_failing_links_not_the_matrix(monkeypatch):
+    names = [f"dgx-a100-rack{i // 8 + 1:02d}-node{i % 8 + 1:02d}" for i in range(12)]
+    doc = named_report(names, bad=(names[5], "mlx5_1"))
+    small_md, small_svg = report.to_markdown(doc), parse_svg(report.heatmap_svg(doc))
+    assert "### ib_write_bw mlx5_1 (Gb/s, client row" in small_md and "failing links" not in small_md
+    assert cells(small_svg, rail="mlx5_1", row=names[5], col=names[0])
+    monkeypatch.setattr(report, "MATRIX_MAX_NODES", 8)
+    monkeypatch.setattr(report, "FAILING_LINKS_MAX", 4)
+    md = report.to_markdown(doc)
+    assert "client row" not in md and "### ib_write_bw worst link per node and rail" in md
+    assert f"| {names[5]} | 380.0 (" in md and "| FAIL 150.0 (" in md
+    assert "### ib_write_bw failing links (11; the pair matrix is shown up to 8 nodes, this fabric has 12)" in md
+    listed = [line for line in md.splitlines() if line.startswith("- ") and "RDMA_BW_LOW" in line]
+    assert len(listed) == 4 and all(names[5] in line and "mlx5_1: 150.0 Gb/s" in line for line in listed)
+    assert "- ... and 7 more (report.json: checks.ib_write_bw.tests)" in md
+    root = parse_svg(report.heatmap_svg(doc))
+    assert not cells(root, row=names[5]) and not [g for g in root.iter(SVG + "g") if g.get("class") == "matrix"]
+    grid = {(c.get("data-node"), c.get("data-rail")): c.get("class") for c in cells(root)}
+    assert grid[(names[5], "mlx5_1")] == "cell fail" and grid[(names[5], "mlx5_0")] == "cell ok"
+    # on the bad rail every endpoint's worst link is the one with the bad node; the bad node fails with every peer
+    assert sorted(k for k, v in grid.items() if v == "cell fail") == [(n, "mlx5_1") for n in names]
+    failing = {c.get("data-node"): (c.get("data-failing"), c.get("data-tests")) for c in cells(root, rail="mlx5_1")}
+    assert failing.pop(names[5]) == ("11", "11") and set(failing.values()) == {("1", "11")}
+    assert "150 11/11" in texts(root) and "150 1/11" in texts(root)
+    # every host named, as written
+    assert set(names) <= set(texts(root))
+
+
+def test_report_json_is_indented_only_while_small(tmp_path, monkeypatch):
     doc = make_report()
-    w, h, rows = decode_png(report.heatmap_png(doc))
-    assert w > 200 and h > 200
-    dark_red = bytes((160, 0, 0))
-    assert any(dark_red in row for row in rows)  # failing cells are framed and crossed
-    healthy = make_report()
-    for c in healthy["checks"]["ib_write_bw"]["matrix"]["mlx5_0"]["cells"].values():
-        c.update(ok=True, gbps=385.0)
-    _, _, rows = decode_png(report.heatmap_png(healthy))
-    assert not any(dark_red in row for row in rows)
+    small = open(report.write_reports(doc, str(tmp_path))["json"]).read()
+    monkeypatch.setattr(report, "JSON_INDENT_MAX", 100)
+    big = open(report.write_reports(doc, str(tmp_path))["json"]).read()
+    assert small.count("\n") > 50 and big.count("\n") == 1
+    assert json.loads(small) == json.loads(big) == json.loads(json.dumps(doc))
 
 
 def test_empty_report_still_renders():
     doc = report.build_report([], verify.summarize([]), {}, dict(FABRIC, name="lab"))
-    decode_png(report.heatmap_png(doc))
+    root = parse_svg(report.heatmap_svg(doc))
+    assert "no ib_write_bw tests in this report" in texts(root)
     assert "PASSED" in report.to_markdown(doc)
     ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
 
