@@ -74,6 +74,15 @@ def _mlxlink(text, err):
         return None, str(e)
 
 
+def _one(snap, device):
+    """The snapshot of one device: every list cut down to its entry (empty where it is not there)."""
+    devices = list(snap.get("devices") or [])
+    if device not in devices:
+        return {}
+    i = devices.index(device)
+    return {k: ([v[i]] if i < len(v) else []) if isinstance(v, list) else v for k, v in snap.items()}
+
+
 def port_health(node, device, transport, start, end, i, limits):
     """One port: (row, problems) - problems are (code, message, evidence, counter) tuples."""
     tool = "perfquery" if transport == "infiniband" else "ethtool -S"
@@ -146,14 +155,8 @@ def link_health_findings(data, fabric, cabling, finding, where):
                                    "and flaps over the window are not proven", check="link_health",
                                    **where(cabling, node, device)))
             continue
-        for i, device in enumerate(devices):
-            s_i = (start.get("devices") or []).index(device) if device in (start.get("devices") or []) else None
-            if s_i is None:
-                start_i = {}
-            else:
-                start_i = {k: [v[s_i]] if isinstance(v, list) and s_i < len(v) else v for k, v in start.items()}
-            end_i = {k: [v[i]] if isinstance(v, list) and i < len(v) else v for k, v in end.items()}
-            row, problems = port_health(node, device, transport, start_i, end_i, 0, limits)
+        for device in devices:
+            row, problems = port_health(node, device, transport, _one(start, device), _one(end, device), 0, limits)
             loc = where(cabling, node, device)
             row.update(switch=loc["switch"], switch_port=None if loc["switch_port"] is None else str(loc["switch_port"]),
                        netdev=(cabling.get((node, device)) or {}).get("netdev"))
