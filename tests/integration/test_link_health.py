@@ -70,7 +70,8 @@ def test_ecn_off_on_the_receivers_switch_port(converged):
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
         fault("switch-ecn-restore", switch, port)
-    errors = [x for x in report["findings"] if x["severity"] == "error"]
+    # incast only: mlxlink's BER counts since boot, so a port an earlier crc-errors test damaged keeps it
+    errors = [x for x in report["findings"] if x["severity"] == "error" and x["check"] == "incast"]
     assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in errors] == [
         ("INCAST_NO_ECN", "node1", "mlx5_0", switch, port)]
     rail = next(r for r in report["checks"]["incast"]["rails"] if r["device"] == "mlx5_0")
