@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What issue #12's verification additions cost on the running lab: playbooks/verify.yml
-with the old checks (ports, ib_write_bw, nccl) against the default checks (+ incast phase,
+with the old checks (ports, ib_write_bw, nccl) against the default checks (+ link_health, + incast phase,
 + NCCL read-back, + counter snapshots), alternating, same short durations as the tests.
 
     .venv/bin/python bench/verify_overhead.py [--runs 2] [--duration 2]

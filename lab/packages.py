@@ -402,7 +402,7 @@ def gpu_packages(version):
     ]
 
 
-HW_DIVERTS = ["/sbin/ethtool", "/sbin/modprobe", "/sbin/lsmod", "/bin/lsmod",
+HW_DIVERTS = ["/sbin/ethtool", "/bin/rdma", "/sbin/modprobe", "/sbin/lsmod", "/bin/lsmod",
               "/sbin/modinfo", "/sbin/rmmod", "/usr/bin/lspci"]
 
 
@@ -422,6 +422,7 @@ def hw_package():
         inbox += _ko_install_script([module], "", d, f'mkdir -p "{d}"', inbox=True)
     files = {
         "/sbin/ethtool": (0o755, launcher("ethtool", "ethtool", name)),
+        "/bin/rdma": (0o755, launcher("rdma", "rdma", name)),
         "/sbin/modprobe": (0o755, launcher("modprobe", "kmod", name, prog="modprobe")),
         "/sbin/lsmod": (0o755, launcher("lsmod", "kmod", name, prog="lsmod")),
         "/bin/lsmod": (0o755, launcher("lsmod", "kmod", name, prog="lsmod")),
@@ -432,10 +433,10 @@ def hw_package():
         "/usr/lib/linerate-lab-hw/boot": (0o755, launcher("boot", "boot", name)),
     }
     return Package(name, "1.0", "linerate lab: simulated node hardware\n"
-                   "Diverts ethtool, lspci and kmod's modprobe/lsmod/modinfo/rmmod to the\n"
+                   "Diverts ethtool, lspci, iproute2's rdma and kmod's modprobe/lsmod/modinfo/rmmod to the\n"
                    "simulators, installs the inbox driver modules of the running kernel\n"
                    "and the boot hook that power-cycles the node in the fabric model.",
-                   depends=["python3", "kmod", "ethtool"], files=files,
+                   depends=["python3", "kmod", "ethtool", "iproute2"], files=files,
                    scripts={"preinst": preinst, "postrm": postrm, "postinst": inbox},
                    maintainer="linerate <linerate@localhost>", section="admin")
 

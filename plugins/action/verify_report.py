@@ -17,6 +17,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
+from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -41,7 +42,7 @@ class ActionModule(ActionBase):
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
                          "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast",
-                         "verify_fabric_readiness", "verify_fabric_cabling")
+                         "verify_fabric_readiness", "verify_fabric_cabling", "verify_fabric_link_health")
                         if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
@@ -109,6 +110,7 @@ class ActionModule(ActionBase):
         phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}
         if phase:
             f, rails = verify.incast_findings(phase, fabric, cabling)
+            f += incastcheck.hw_findings(phase, fabric, cabling, rails, verify.finding, verify._where, f)
             findings += f
             errors = [x for x in f if x["severity"] == "error"]
             checks["incast"] = {"passed": not errors, "rails": rails,
@@ -120,6 +122,13 @@ class ActionModule(ActionBase):
                                            "message": "; ".join(x["message"] for x in errors
                                                                 if x.get("device") == r["device"]) or None}
                                           for r in rails]}
+
+        # link health: error counters and flaps over the window, BER
+        snaps = {n: data[n]["verify_fabric_link_health"] for n in nodes if data[n].get("verify_fabric_link_health")}
+        if snaps:
+            f, rows = linkcheck.link_health_findings(snaps, fabric, cabling, verify.finding, verify._where)
+            findings += f
+            checks["link_health"] = linkcheck.check(f, rows)
 
         # nccl-tests
         for run in nccl_runs:

@@ -55,6 +55,11 @@ DEFAULTS = {
     "verify": {
         "ib_write_bw_fraction": 0.90,
         "nccl_busbw_fraction": 0.80,
+        # link health over the verification window (module_utils/linkcheck.py)
+        "link_errors_max": 0,
+        "link_flaps_max": 0,
+        "effective_ber_max": 1e-12,
+        "raw_ber_max": 2.4e-4,
     },
 }
 
@@ -314,6 +319,13 @@ def _validate_verify(p, given, v, speed):
             p.add(f"fabric.verify.{key}", value,
                   f"allowed: at most 1.0; {value} x {speed} Gb/s = {value * speed:g} Gb/s "
                   f"is above the line rate of {speed} Gb/s, so the check could never pass")
+    for key in ("link_errors_max", "link_flaps_max"):
+        if not _is_int(v.get(key)) or v[key] < 0:
+            p.add(f"fabric.verify.{key}", v.get(key), "allowed: an integer >= 0 (counts over the verification window)")
+    for key in ("effective_ber_max", "raw_ber_max"):
+        value = v.get(key)
+        if not _is_num(value) or not 0 <= value < 1:
+            p.add(f"fabric.verify.{key}", value, "allowed: a finite bit error rate, 0 <= x < 1, written 1.0e-12 (YAML reads 1e-12 as a string)")
 
 
 def _switch_port(p, key, value, transport, switch):

@@ -102,7 +102,31 @@ def to_markdown(report, grid=None):
                            ("-" if c.get("gbps") is None else f"{c['gbps']:.1f}"))
             lines.append(f"| {a} | " + " | ".join(row) + " |")
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _evidence(checks)) + "\n"
+
+
+def _evidence(checks):
+    """Per-rail incast counters and per-port link health, as tables."""
+    lines = []
+    for r in (checks.get("incast") or {}).get("rails") or []:
+        cols = [k for k in ("pause", "discards", "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence") if k in r]
+        lines += [f"### incast {r['device']}: {r['k']} senders into {r['receiver']} (counter deltas)", "",
+                  "| node | Gb/s | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+        for n in [r["receiver"]] + list(r.get("senders") or []):
+            g = (r.get("flows") or {}).get(n)
+            lines.append(f"| {n} | {'' if g is None else f'{g:.1f}'} | "
+                         + " | ".join(_cell((r.get(k) or {}).get(n)) for k in cols) + " |")
+        lines.append("")
+    ports = (checks.get("link_health") or {}).get("ports") or []
+    if ports:
+        lines += ["### link health over the verification window", "",
+                  "| node | device | switch port | errors | flaps | effective BER | raw BER | FEC |", "|---" * 8 + "|"]
+        for p in ports:
+            ber = ["" if p.get(k) is None else f"{p[k]:.1e}" for k in ("effective_ber", "raw_ber")]
+            lines.append(f"| {p['node']} | {p['device']} | {_cell(p.get('switch'))} {_cell(p.get('switch_port'))} | "
+                         f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
+        lines.append("")
+    return lines
 
 
 def _markdown_links(matrix, threshold, grid=None):

@@ -51,6 +51,9 @@ FAULT_CODES = {
     "INCAST_GOODPUT_LOW": ("error", "pfc", "an incast flow kept far less than its fair share (drops, go-back-N)"),
     "INCAST_FAILED": ("error", "host", "an incast flow did not run"),
     "INCAST_INCONCLUSIVE": ("warning", "pfc", "an incast flow ran alone (the others had finished): no proof for its port"),
+    "INCAST_OUT_OF_SEQUENCE": ("error", "pfc", "out-of-sequence / sequence errors at the receiver: loss on the no-drop class"),
+    "INCAST_ECN_NO_CNP": ("error", "pfc", "ECN marks not answered by CNPs, or CNPs a sender does not handle"),
+    "INCAST_NO_ECN": ("error", "pfc", "no ECN mark and no CNP under incast although the intent enables ECN"),
     "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
     # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
     "PCIE_DEGRADED": ("error", "pcie", "a NIC's PCIe link trained below its capability (width or generation)"),
@@ -62,6 +65,10 @@ FAULT_CODES = {
     "MEMLOCK_LIMITED": ("error", "host", "RLIMIT_MEMLOCK is not unlimited: RDMA memory registration fails"),
     "SHM_SMALL": ("warning", "host", "/dev/shm is smaller than NCCL's shared-memory transport needs"),
     "READINESS_UNPROVEN": ("warning", "host", "a readiness source could not be read: what it proves is not proven"),
+    # Link health over the verification window (linkcheck.py): ethtool -S / perfquery deltas, mlxlink BER
+    "LINK_ERRORS": ("error", "link", "physical errors (CRC, symbol, uncorrectable FEC) over the threshold in the window"),
+    "LINK_FLAP": ("error", "link", "the link went down and came back during verification"),
+    "LINK_BER_HIGH": ("error", "link", "mlxlink's effective or raw bit error rate above the threshold"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),

@@ -136,7 +136,7 @@ options:
             type: dict
             default: {}
       verify:
-        description: Pass thresholds of the verification, fractions of line rate (0 < x <= 1).
+        description: Pass thresholds of the verification - bandwidth as fractions of line rate (0 < x <= 1), link health as counts and bit error rates.
         type: dict
         suboptions:
           ib_write_bw_fraction:
@@ -147,6 +147,22 @@ options:
             description: Least nccl-tests bus bandwidth.
             type: float
             default: 0.8
+          link_errors_max:
+            description: Physical errors (CRC, symbol, uncorrectable FEC) a port may count during verification (check link_health).
+            type: int
+            default: 0
+          link_flaps_max:
+            description: Link-down events a port may count during verification.
+            type: int
+            default: 0
+          effective_ber_max:
+            description: Highest effective (post-FEC) bit error rate mlxlink may report; write 1.0e-12 (YAML reads 1e-12 as a string).
+            type: float
+            default: 1.0e-12
+          raw_ber_max:
+            description: Highest raw (pre-FEC) bit error rate mlxlink may report.
+            type: float
+            default: 2.4e-4
   host_group:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str

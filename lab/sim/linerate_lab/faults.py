@@ -4,7 +4,7 @@ Each fault changes the physics (the fabric model, a veth's carrier) the way
 the real failure would, and is recorded under ``faults`` in the model so a
 report can say what was injected. ``clear`` undoes every recorded fault.
 """
-from linerate_lab import model
+from linerate_lab import linkphys, model
 
 FAULTS = {}
 
@@ -285,6 +285,89 @@ def version_restore(lab, m, node):
                 n["fw_version"] = fw
     _untrack(m, "version-skew", [node])
     return f"{node}: ConnectX firmware {', '.join(n['fw_version'] for n in nics)}"
+@fault("crc-errors", "crc-errors NODE DEVICE   a damaged cable/optic: CRC, symbol and corrected-bit counters keep rising")
+def crc_errors(lab, m, node, device):
+    nic = _nic(m, node, device)
+    linkphys.start(nic, "crc", rate=linkphys.CRC_ERRORS_PER_S)
+    _untrack(m, "crc-errors", [node, device])
+    _record(m, "crc-errors", [node, device])
+    return (f"{node} {device}: {linkphys.CRC_ERRORS_PER_S} CRC/symbol errors per second on {nic['netdev']} "
+            "(ethtool -S rx_crc_errors_phy, mlxlink BER) until crc-errors-restore")
+
+
+@fault("crc-errors-restore", "crc-errors-restore NODE DEVICE  undo crc-errors (the counters keep what they counted)")
+def crc_errors_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    linkphys.stop(nic, "crc")
+    # A technician who replaces the cable clears the port's physical counters
+    # (mlxlink --pc: the PPCNT group ethtool's *_phy counters read too), so the
+    # BER mlxlink reports starts again from the new cable.
+    linkphys.clear(nic)
+    _untrack(m, "crc-errors", [node, device])
+    return f"{node} {device}: cable replaced, physical counters cleared (mlxlink --pc), no new errors"
+
+
+@fault("flap", "flap NODE DEVICE         the link flaps: it goes down and retrains every few seconds until flap-stop")
+def flap(lab, m, node, device):
+    nic = _nic(m, node, device)
+    linkphys.start(nic, "flap", period=linkphys.FLAP_PERIOD_S)
+    # the first bounce now, on the wire (carrier off and on); link_down_events_phy counts every one
+    lab.set_cable(node, _rail(m, node, device), False)
+    lab.set_cable(node, _rail(m, node, device), nic.get("cable", "up") == "up")
+    _untrack(m, "flap", [node, device])
+    _record(m, "flap", [node, device])
+    return f"{node} {device}: link flapping every {linkphys.FLAP_PERIOD_S:g} s (link_down_events_phy rises)"
+
+
+@fault("flap-stop", "flap-stop NODE DEVICE    undo flap (the link stays up)")
+def flap_stop(lab, m, node, device):
+    linkphys.stop(_nic(m, node, device), "flap")
+    _untrack(m, "flap", [node, device])
+    return f"{node} {device}: link stable"
+
+
+@fault("gid-index-moved", "gid-index-moved NODE DEVICE  an IPv6 address came up on the rail first: "
+       "the RoCE v2 IPv4 GID moves from index 3 to 5")
+def gid_index_moved(lab, m, node, device):
+    nic = _nic(m, node, device)
+    addr = f"fd00:5ca1:{_rail(m, node, device)}::{list(m['nodes']).index(node) + 1}"
+    have = _exec(lab, node, "ip", "-6", "-o", "addr", "show", "dev", nic["netdev"])
+    if addr + "/" not in have:
+        _exec(lab, node, "ip", "-6", "addr", "add", f"{addr}/64", "dev", nic["netdev"], "nodad")
+    nic["gids_first"] = [addr]
+    _untrack(m, "gid-index-moved", [node, device])
+    _record(m, "gid-index-moved", [node, device, addr])
+    return f"{node} {device}: {addr} on {nic['netdev']} holds GID 2/3; the RoCE v2 IPv4 GID is now at index 5"
+
+
+@fault("gid-index-restore", "gid-index-restore NODE DEVICE  undo gid-index-moved (the IPv4 GID back at 3)")
+def gid_index_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    for addr in nic.pop("gids_first", None) or []:
+        have = _exec(lab, node, "ip", "-6", "-o", "addr", "show", "dev", nic["netdev"])
+        if addr + "/" in have:
+            _exec(lab, node, "ip", "-6", "addr", "del", f"{addr}/64", "dev", nic["netdev"])
+    _untrack(m, "gid-index-moved", [node, device])
+    return f"{node} {device}: the RoCE v2 IPv4 GID back at index 3"
+
+
+@fault("switch-ecn-off", "switch-ecn-off SWITCH PORT  ECN marking off on one switch port (operational state; PFC stays)")
+def switch_ecn_off(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    _untrack(m, "switch-ecn-off", [switch, str(port)])
+    _record(m, "switch-ecn-off", [switch, str(port), p.get("ecn", True)])
+    p["ecn"] = False
+    return f"{switch} {port}: ECN marking off (no CE marks, so no CNPs under congestion)"
+
+
+@fault("switch-ecn-restore", "switch-ecn-restore SWITCH PORT  undo switch-ecn-off")
+def switch_ecn_restore(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    for f in m.get("faults", []):
+        if f["kind"] == "switch-ecn-off" and f["args"][:2] == [switch, str(port)]:
+            p["ecn"] = f["args"][2]
+    _untrack(m, "switch-ecn-off", [switch, str(port)])
+    return f"{switch} {port}: ECN marking as configured"
 
 
 def _ib(lab, m, kind, switch, ports, **kw):

@@ -116,7 +116,10 @@ def gids(nic, nd=None):
 
     [(index, gid_sysfs_string, type 'v1'|'v2', ipv4 or None)]: the default
     GID (fe80::EUI-64 of the MAC) at 0/1, then v1/v2 for each IPv4 address
-    (IPv4-mapped), then for each non-link-local IPv6 address.
+    (IPv4-mapped), then for each non-link-local IPv6 address. The kernel
+    fills the table in the order the addresses came up: an IPv6 address
+    configured before the IPv4 one (the NIC's ``gids_first``, set by the
+    gid-index-moved fault) takes 2/3 and pushes the IPv4 GIDs to 4/5.
     """
     if is_ib(nic):
         guid = nic["port_guid"][2:]
@@ -127,6 +130,11 @@ def gids(nic, nd=None):
     default = _sysfs_gid("fe80" + "0" * 12 + eui)
     table += [(0, default, "v1", None), (1, default, "v2", None)]
     idx = 2
+    first = [a for a in (nd or {}).get("ipv6", []) if a in (nic.get("gids_first") or [])]
+    for addr in first:
+        g = _sysfs_gid(ipaddress.IPv6Address(addr).exploded.replace(":", ""))
+        table += [(idx, g, "v1", None), (idx + 1, g, "v2", None)]
+        idx += 2
     for addr in (nd or {}).get("ipv4", []):
         mapped = ipaddress.IPv6Address("::ffff:" + addr)
         g = _sysfs_gid(mapped.exploded.replace(":", ""))
@@ -134,7 +142,7 @@ def gids(nic, nd=None):
         idx += 2
     for addr in (nd or {}).get("ipv6", []):
         ip = ipaddress.IPv6Address(addr)
-        if ip.is_link_local:
+        if ip.is_link_local or addr in first:
             continue
         g = _sysfs_gid(ip.exploded.replace(":", ""))
         table += [(idx, g, "v1", None), (idx + 1, g, "v2", None)]

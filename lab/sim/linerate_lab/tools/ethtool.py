@@ -10,7 +10,7 @@ option runs Debian's ethtool, diverted to /sbin/ethtool.distrib.
 import os
 
 from . import common
-from .. import kmods
+from .. import kmods, linkphys
 
 REAL = "/sbin/ethtool.distrib"
 
@@ -79,7 +79,7 @@ PRIO = ("bytes", "packets", "pause", "pause_duration", "pause_transition")
 
 
 def statistics(nic, nd):
-    c = nic.get("counters") or {}
+    c = linkphys.counters(nic)
     names = ["rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_out_of_buffer", *PHY]
     for prio in range(8):
         names += [f"rx_prio{prio}_{w}" for w in PRIO] + [f"rx_prio{prio}_discards"]

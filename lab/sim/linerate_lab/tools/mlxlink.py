@@ -15,7 +15,7 @@ import argparse
 import math
 
 from . import common
-from .. import model
+from .. import linkphys, model
 
 TITLE_W = 35
 
@@ -59,7 +59,7 @@ def render(nic, module, counters, uptime):
     up = state == 4 or (common.is_ib(nic) and phys == 5)
     lanes = max(1, int(nic.get("width", 4)))
     speed = int(nic.get("speed_gbps", 0))
-    c = nic.get("counters") or {}
+    c = linkphys.counters(nic)
     eff = int(c.get("rx_symbol_err_phy", 0))
     per_lane = [int(c.get(f"rx_err_lane_{i}_phy", 0)) for i in range(lanes)]
     raw = sum(per_lane) + int(c.get("rx_corrected_bits_phy", 0))
@@ -124,5 +124,5 @@ def main(argv):
     if args.port != 1:
         common.out(f"-E- Invalid port number: {args.port}\n")
         return 1
-    common.out(render(nic, args.show_module, args.show_counters, uptime_s()))
+    common.out(render(nic, args.show_module, args.show_counters, linkphys.seconds_since_clear(nic, uptime_s())))
     return 0

@@ -1,0 +1,114 @@
+"""Incast phase, RDMA side: ECN marks, CNPs and loss from the RDMA hw_counters.
+
+Pure functions over plain data (stdlib only), used by the verify_report action
+after verify.incast_findings (which judges PFC pauses and goodput from
+``ethtool -S``). Role task ``incast.yml`` reads ``rdma statistic show link
+DEV/PORT`` (the mlx5 hw_counters) on every node before and after the incast;
+``phase[node]["hw"] = {device: [before, after]}``.
+
+What congestion looks like on a healthy lossless RoCE class with ECN: the
+receiver's switch port marks (receiver ``np_ecn_marked_roce_packets`` rises),
+the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
+(``rp_cnp_handled``); nothing is lost (no ``out_of_sequence`` /
+``packet_seq_err`` on the receiver).
+"""
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_rdma_statistic
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
+    from counters import parse_rdma_statistic
+
+# counter -> what it proves (for the COUNTER_MISSING warning); receiver or sender side
+RECEIVER = {"np_ecn_marked_roce_packets": "ECN marking by the switch", "np_cnp_sent": "CNPs answering ECN marks",
+            "out_of_sequence": "loss on the no-drop class", "packet_seq_err": "loss on the no-drop class"}
+SENDER = {"rp_cnp_handled": "the senders slowing down on CNPs"}
+# rail keys of the report (per node)
+REPORT = {"ecn_marked": "np_ecn_marked_roce_packets", "cnp_sent": "np_cnp_sent", "cnp_handled": "rp_cnp_handled",
+          "out_of_sequence": "out_of_sequence"}
+
+
+def _link(text, device, port=1):
+    """{counter: int} of DEV/PORT from ``rdma statistic`` text, or (None, why)."""
+    try:
+        links = parse_rdma_statistic(text)["links"]
+    except ParseError as e:
+        return None, str(e)
+    got = links.get(f"{device}/{port}")
+    if got is None:
+        return None, f"no link {device}/{port} in the output (has: {', '.join(sorted(links)) or 'none'})"
+    return got, None
+
+
+def hw_findings(phase, fabric, cabling, rails, finding, where, prior=()):
+    """Findings of the RDMA counters under incast; adds the per-node deltas to each rail of ``rails``.
+
+    Loss at the receiver is counted per device, not per flow: where ``prior``
+    (verify.incast_findings) already names the culprit of that rail (a sender's
+    port without pauses, low goodput), the loss goes into its evidence instead
+    of blaming the receiver.
+    """
+    out = []
+    if (fabric or {}).get("transport", "roce") != "roce":
+        return out
+    ecn_on = bool((((fabric or {}).get("roce") or {}).get("ecn") or {}).get("enabled", True))
+    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
+    for rail in rails:
+        device, receiver, senders = rail["device"], rail["receiver"], list(rail.get("senders") or [])
+        deltas = {}
+        for node in [receiver] + senders:
+            pair = (((phase.get(node) or {}).get("hw") or {}).get(device)) or ["", ""]
+            b, why_b = _link(pair[0], device)
+            a, why_a = _link(pair[1], device)
+            if a is None or b is None:
+                out.append(finding("COUNTER_MISSING", f"{node} {device}: RDMA hw_counters unreadable "
+                                   f"({why_a or why_b}); ECN marking, CNPs and loss under incast are not proven "
+                                   "on this port", check="incast", counter="hw_counters", **where(cabling, node, device)))
+                continue
+            wanted = RECEIVER if node == receiver else SENDER
+            for name, proves in wanted.items():
+                if name not in a:
+                    rail["missing"].append(f"{node}:{name}")
+                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver/firmware does not expose "
+                                       f"{name}; {proves} under incast is not proven", check="incast",
+                                       counter=name, **where(cabling, node, device)))
+            deltas[node] = {k: v - b.get(k, 0) if v >= b.get(k, 0) else v for k, v in a.items()}
+        for key, name in REPORT.items():
+            rail[key] = {n: d.get(name) for n, d in deltas.items()}
+        r = deltas.get(receiver)
+        if r is None:
+            continue
+        loc = where(cabling, receiver, device)
+        lost = {k: r[k] for k in ("out_of_sequence", "packet_seq_err") if r.get(k)}
+        named = [x for x in prior if x.get("device") == device and x["severity"] == "error" and x.get("check") == "incast"]
+        for x in named if lost else ():
+            x.setdefault("evidence", {})["receiver_loss"] = {receiver: lost}
+        if lost and not named:
+            timeouts = {s: deltas[s].get("local_ack_timeout_err") for s in senders if s in deltas}
+            out.append(finding("INCAST_OUT_OF_SEQUENCE", f"{receiver} {device}: "
+                               + ", ".join(f"{k} +{v}" for k, v in sorted(lost.items()))
+                               + f" under incast: packets of the no-drop priority {prio} were lost on the way in "
+                               f"(senders' local_ack_timeout_err: {timeouts})", check="incast",
+                               evidence={"deltas": lost, "local_ack_timeout_err": timeouts}, **loc))
+        marked, cnps = r.get("np_ecn_marked_roce_packets"), r.get("np_cnp_sent")
+        if marked and not cnps and "np_cnp_sent" in r:
+            out.append(finding("INCAST_ECN_NO_CNP", f"{receiver} {device}: np_ecn_marked_roce_packets +{marked} but "
+                               "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification "
+                               "point off?)", check="incast", evidence={"marked": marked, "cnp_sent": cnps}, **loc))
+        elif cnps:
+            for s in senders:
+                handled = (deltas.get(s) or {}).get("rp_cnp_handled")
+                if s in deltas and "rp_cnp_handled" in deltas[s] and not handled:
+                    out.append(finding("INCAST_ECN_NO_CNP", f"{s} {device}: rp_cnp_handled +0 although {receiver} "
+                                       f"sent {cnps} CNPs: this sender does not slow down on CNPs (DCQCN reaction "
+                                       "point off, or the CNPs do not reach it)", check="incast",
+                                       evidence={"cnp_sent": cnps, "cnp_handled": handled}, **where(cabling, s, device)))
+        measured = [g for g in (rail.get("flows") or {}).values() if g is not None]
+        if (ecn_on and not marked and not cnps and "np_ecn_marked_roce_packets" in r
+                and len(measured) >= 2 and not rail.get("inconclusive")):
+            out.append(finding("INCAST_NO_ECN", f"{receiver} {device}: no ECN mark and no CNP under incast of "
+                               f"{len(measured)} although the intent enables ECN (fabric.roce.ecn): the switch port "
+                               f"{loc['switch']} {loc['switch_port']} towards the receiver does not mark",
+                               check="incast", evidence={"ecn_marked": marked, "cnp_sent": cnps}, **loc))
+    return out

@@ -1,0 +1,112 @@
+"""Counter evidence against the lab (issue 12): link health over the verification window and the
+RDMA/ECN side of the incast. Each fault is injected, caught with its code, node, device and switch
+port, then undone; a healthy lab has no counter finding at all."""
+import os
+
+import pytest
+
+from conftest import REPO, run_playbook
+from test_verify import converged, fault, find, port_of, verify  # noqa: F401  (converged: the shared fixture)
+
+LATEST = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
+# link health and the incast only: the faults here do not need NCCL to show
+FAST_CHECKS = ["-e", '{"verify_fabric_checks": ["ports", "link_health", "ib_write_bw", "incast"]}']
+
+
+def located(report, code):
+    return {(f["node"], f["device"], f["switch"], f["switch_port"]) for f in report["findings"] if f["code"] == code}
+
+
+def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged):
+    report = verify(expect_ok=True)
+    assert report["findings"] == []
+    n = len(converged["nodes"])
+    health = report["checks"]["link_health"]
+    assert health["passed"] and len(health["ports"]) == 2 * n
+    for p in health["ports"]:
+        assert (p["errors"], p["flaps"], p["missing"]) == (0, 0, []), p
+        assert p["effective_ber"] is not None and p["fec"] and p["switch_port"]
+    for rail in report["checks"]["incast"]["rails"]:
+        rx, senders = rail["receiver"], rail["senders"]
+        assert rail["ecn_marked"][rx] > 0 and rail["cnp_sent"][rx] > 0 and rail["out_of_sequence"][rx] == 0
+        assert all(rail["cnp_handled"][s] > 0 and rail["pause"][s] > 0 for s in senders), rail
+    with open(os.path.join(LATEST, "summary.md")) as f:
+        md = f.read()
+    assert "### incast mlx5_0:" in md and "| ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
+    assert "### link health over the verification window" in md
+
+
+def test_crc_errors_on_a_cable(converged):
+    fault("crc-errors", "node2", "mlx5_1")
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        fault("crc-errors-restore", "node2", "mlx5_1")
+    switch, port = port_of(converged, "node2", "mlx5_1")
+    assert located(report, "LINK_ERRORS") == {("node2", "mlx5_1", switch, port)}
+    f = find(report, "LINK_ERRORS", "node2", "mlx5_1")[0]
+    assert f["evidence"]["deltas"]["rx_crc_errors_phy"] > 0 and f["layer"] == "link"
+    # the damaged cable's errors also lift its BER (mlxlink counts since boot): same port, nothing else
+    assert {(x["code"], x["node"], x["device"]) for x in report["findings"] if x["severity"] == "error"} <= {
+        ("LINK_ERRORS", "node2", "mlx5_1"), ("LINK_BER_HIGH", "node2", "mlx5_1")}
+
+
+def test_a_flapping_link(converged):
+    fault("flap", "node3", "mlx5_0")
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        fault("flap-stop", "node3", "mlx5_0")
+    switch, port = port_of(converged, "node3", "mlx5_0")
+    assert located(report, "LINK_FLAP") == {("node3", "mlx5_0", switch, port)}
+    assert find(report, "LINK_FLAP", "node3", "mlx5_0")[0]["evidence"]["link_down_events_phy"] >= 1
+
+
+def test_ecn_off_on_the_receivers_switch_port(converged):
+    """PFC still holds the class (no loss), but nothing is marked and no CNP flows."""
+    switch, port = port_of(converged, "node1", "mlx5_0")
+    fault("switch-ecn-off", switch, port)
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        fault("switch-ecn-restore", switch, port)
+    # incast only: mlxlink's BER counts since boot, so a port an earlier crc-errors test damaged keeps it
+    errors = [x for x in report["findings"] if x["severity"] == "error" and x["check"] == "incast"]
+    assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in errors] == [
+        ("INCAST_NO_ECN", "node1", "mlx5_0", switch, port)]
+    rail = next(r for r in report["checks"]["incast"]["rails"] if r["device"] == "mlx5_0")
+    assert rail["ecn_marked"]["node1"] == 0 and rail["out_of_sequence"]["node1"] == 0
+
+
+@pytest.mark.parametrize("where", ["switch", "host"])
+def test_pfc_off_shows_loss_as_evidence(converged, where):
+    """The old faults, with the new counter evidence: the receiver's out-of-sequence count."""
+    switch, port = port_of(converged, "node3", "mlx5_1")
+    undo = ("switch-pfc-restore", switch, port) if where == "switch" else ("pfc-restore", "node3", "mlx5_1")
+    fault(*(("switch-pfc-off", switch, port) if where == "switch" else ("pfc-off", "node3", "mlx5_1")))
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        fault(*undo)
+    f = [x for x in report["findings"] if x["check"] == "incast" and x["severity"] == "error"]
+    assert [(x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [("node3", "mlx5_1", switch, port)]
+    assert f[0]["code"] in ("INCAST_NO_PAUSE", "INCAST_GOODPUT_LOW")
+    assert f[0]["evidence"]["receiver_loss"]["node1"]["out_of_sequence"] > 0
+
+
+def test_gid_index_moved_is_flagged_until_the_next_converge(converged):
+    for dev in ("mlx5_0", "mlx5_1"):
+        fault("gid-index-moved", "node2", dev)
+    try:
+        report = verify("-e", '{"verify_fabric_checks": ["ports"]}', expect_ok=False)
+        f = find(report, "NCCL_GID_INDEX_MISMATCH", "node2")
+        assert {x["node"] for x in report["findings"] if x["severity"] == "error"} == {"node2"}
+        assert "5" in f[0]["message"]
+        # nccl_env's discovery follows on the next converge, and verification with it
+        run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True)
+        report = verify("-e", '{"verify_fabric_checks": ["ports", "ib_write_bw"]}', expect_ok=True)
+        assert report["findings"] == []
+    finally:
+        for dev in ("mlx5_0", "mlx5_1"):
+            fault("gid-index-restore", "node2", dev)
+        run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True)
