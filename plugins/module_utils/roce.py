@@ -16,6 +16,7 @@ import os
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import pfc_vector
 from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
@@ -54,11 +55,6 @@ class Sysfs:
                 f.write(f"{value}\n")
         except OSError as e:
             raise Failure(f"cannot write {value} to {path} ({e.strerror})") from None
-
-
-def pfc_vector(priorities):
-    prios = set(priorities or [])
-    return [1 if p in prios else 0 for p in range(8)]
 
 
 def read_roce_mode(text):

@@ -32,8 +32,6 @@ PARSERS = [
     ("mlnx_qos", "parse_mlnx_qos", "mlnx_qos/*.txt"),
     ("mlxconfig", "parse_mlxconfig", "mlxconfig/query_*.txt", "mlxconfig/real_q*.txt", "mlxconfig/real_e_*.txt",
      "connectx/query_*.txt"),
-    ("mlxconfig", "parse_mlxconfig_set", "mlxconfig/set_*.txt", "mlxconfig/error_*.txt", "mlxconfig/real_set_*.txt",
-     "connectx/set_*.txt"),
     ("mlxconfig", "parse_mlxfwreset_query", "mlxfwreset/query_*.txt", "connectx/fwreset_query_*.txt"),
     ("mlxconfig", "parse_mlxfwreset", "mlxfwreset/*.txt", "connectx/fwreset_cx7_ok.txt"),
     ("nccl", "parse_nccl_tests", "nccl_tests/*.txt", "nccl_tests/*.json"),
