@@ -16,7 +16,7 @@ import os
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import pfc_vector
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
 from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
@@ -204,7 +204,7 @@ def desired(params):
     if params.get("trust") is not None:
         want["trust"] = params["trust"]
     if params.get("pfc_priorities") is not None:
-        want["pfc"] = pfc_vector(params["pfc_priorities"])
+        want["pfc"] = intent.pfc_vector(params["pfc_priorities"])
     if params.get("dscp2prio"):
         if want.get("trust", "dscp") != "dscp":
             raise Failure("dscp2prio: only with trust: dscp (in pcp trust the DSCP map is not used)")
