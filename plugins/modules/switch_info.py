@@ -77,13 +77,12 @@ EXAMPLES = r"""
     fabric_ports: [swp1, swp2]
   register: pre
 
+# The connection options once, for every switch module (action group linerate.fabric.switch),
+# here a dict with name, platform, host, username, password, known_hosts.
 - name: Post-check - PFC only on priority 3, ECN on, every fabric port up
+  module_defaults:
+    group/linerate.fabric.switch: "{{ my_switch_connection }}"
   linerate.fabric.switch_info:
-    name: "{{ inventory_hostname }}"
-    platform: "{{ ansible_network_os }}"
-    host: "{{ ansible_host }}"
-    username: "{{ ansible_user }}"
-    password: "{{ ansible_password }}"
     fabric_ports: [swp1, swp2]
     no_drop_priority: 3
     ecn: true
