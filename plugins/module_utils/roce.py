@@ -15,7 +15,7 @@ import json
 import os
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
 
@@ -25,11 +25,8 @@ ECN_POINTS = ("np", "rp")
 SYSFS_NET = "/sys/class/net"
 
 
-class Failure(Exception):
-    def __init__(self, msg, **kw):
-        super().__init__(msg)
-        self.msg = msg
-        self.kw = kw
+# The name this module's callers catch: the shared host-tool error.
+Failure = ToolFailure
 
 
 class Sysfs:
