@@ -104,7 +104,7 @@ class ActionModule(ActionBase):
             result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
                              + "\n- ".join(problems))
             return result
-        eff = intent.effective(fabric, groups.get(sm_group, []))
+        eff = intent.published(fabric, groups.get(sm_group, []))
         result["ansible_facts"] = {"fabric_effective": eff}
         result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
                          f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")

@@ -2,7 +2,7 @@
 
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
 
-# Documentation: rdma_summary.yml, roce_tos.yml, pfc_vector.yml beside this file
+# Documentation: rdma_summary.yml, pfc_vector.yml beside this file
 # (one file documents one filter).
 
 
@@ -19,14 +19,11 @@ def rdma_summary(ports):
     return lines
 
 
-def roce_tos(dscp):
-    return intent.roce_tos(int(dscp))
-
-
-def pfc_vector(priority):
-    return intent.priority_mask([int(priority)])
+def pfc_vector(priorities):
+    """The one PFC vector implementation (intent.pfc_vector), for the boot unit of role roce_qos."""
+    return intent.pfc_vector(priorities)
 
 
 class FilterModule:
     def filters(self):
-        return {"rdma_summary": rdma_summary, "roce_tos": roce_tos, "pfc_vector": pfc_vector}
+        return {"rdma_summary": rdma_summary, "pfc_vector": pfc_vector}

@@ -3,6 +3,18 @@
 import re
 
 
+class ToolFailure(Exception):
+    """The one error of the host modules' logic: a tool failed, or the host is
+    not in a state the module can work with. ``msg`` plus what ``fail_json``
+    should show beside it (``rc``, ``stdout``, ``stderr``, ``cmd``, ...) in ``kw``;
+    a module ends with ``module.fail_json(msg=e.msg, **e.kw)``."""
+
+    def __init__(self, msg, **kw):
+        super().__init__(msg)
+        self.msg = msg
+        self.kw = kw
+
+
 class ParseError(ValueError):
     """A tool printed an error, or output that is not the format it should be.
 

@@ -15,7 +15,7 @@ Parsing is done by the parsers in ``mlxconfig.py`` (``parse_mlxconfig``,
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     parse_mlxconfig, parse_mlxfwreset, parse_mlxfwreset_query)
 
@@ -26,13 +26,8 @@ _ENUM_RE = re.compile(r"^(?P<label>.+?)\((?P<code>-?\d+)\)$")
 RESET_KINDS = ("mlxfwreset_level_3", "mlxfwreset_level_4", "reboot", "cold_reboot")
 
 
-class Failure(Exception):
-    """A failure for fail_json: message plus whatever the caller should see."""
-
-    def __init__(self, msg, **kw):
-        super().__init__(msg)
-        self.msg = msg
-        self.kw = kw
+# The name this module's callers catch: the shared host-tool error.
+Failure = ToolFailure
 
 
 def want_token(value):

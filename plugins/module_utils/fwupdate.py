@@ -14,12 +14,11 @@ of the parsers' contract).
 """
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
-class Failure(Exception):
-    def __init__(self, msg, **kw):
-        super().__init__(msg)
-        self.msg = msg
-        self.kw = kw
+
+# The name this module's callers catch: the shared host-tool error.
+Failure = ToolFailure
 
 
 def read_mlxfwmanager_query(text):

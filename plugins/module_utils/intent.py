@@ -510,16 +510,67 @@ def validate_infiniband(fabric, hosts, switches, sm_hosts=()):
     return intent_ib.validate_subnet_manager(ib.get("subnet_manager"), known, sm_hosts)
 
 
-def line_rate_gbps(fabric):
-    """The data rate one port should reach, from the intent."""
-    return effective(fabric)["link_speed_gbps"]
+def pfc_vector(priorities):
+    """The PFC enable vector (eight ints, priority 0 first, as ``mlnx_qos --pfc``
+    takes it) with the given priorities on and every other one off."""
+    on = {int(p) for p in priorities or []}
+    return [1 if p in on else 0 for p in range(8)]
 
 
-def priority_mask(priorities):
-    """PFC enable vector for mlnx_qos (list of 8 ints) from a priority list."""
-    return [1 if i in set(priorities) else 0 for i in range(8)]
+def derive(eff):
+    """Every value computed from the intent, in one place.
+
+    ``eff``: the output of ``effective()`` (a validated intent). Pure; the
+    validate action plugin publishes the result as ``fabric_effective.derived``
+    and every role default, template and module reads it from there, so no
+    layer computes a value of its own. The keys are the same on both
+    transports; the RoCE-only ones are None (lists and maps empty) on
+    InfiniBand.
+
+    - ``tos``: the IP ToS byte of RDMA data, ``data_dscp << 2`` (the ECN bits
+      are the NIC's): RDMA-CM's default ToS, NCCL_IB_TC, perftest --tclass.
+    - ``pfc_priorities`` / ``pfc_vector``: the one lossless priority, and the
+      eight-entry enable vector of ``mlnx_qos --pfc``.
+    - ``dscp2prio``: {DSCP (str): priority} - data to the no-drop priority,
+      CNPs to the CNP priority (dscp trust).
+    - ``cc_prio_mask``: the firmware's DCQCN priority mask (ROCE_CC_PRIO_MASK):
+      all eight priorities, or without the no-drop priority's bit when ECN is
+      off; ``cnp_dscp`` / ``cnp_priority``: the CNPs the NIC sends.
+    - ``gid_policy``: which GID NCCL and the benchmarks use (the port's RoCE
+      v2 GID of its IPv4 rail address, ``roce_v2_ipv4``).
+    - ``line_rate_gbps``, ``ib_write_bw_min_gbps`` (Gb/s one port must reach)
+      and ``nccl_busbw_min_gbytes_per_nic`` (GB/s of nccl-tests bus bandwidth
+      per NIC of a node).
+    """
+    speed = eff["link_speed_gbps"]
+    v = eff["verify"]
+    out = {
+        "line_rate_gbps": speed,
+        "ib_write_bw_min_gbps": round(float(v["ib_write_bw_fraction"]) * speed, 3),
+        "nccl_busbw_min_gbytes_per_nic": round(float(v["nccl_busbw_fraction"]) * speed / 8, 3),
+        "tos": None, "pfc_priorities": [], "pfc_vector": pfc_vector([]), "dscp2prio": {},
+        "cc_prio_mask": None, "cnp_dscp": None, "cnp_priority": None, "gid_policy": None,
+    }
+    if eff["transport"] != "roce":
+        return out
+    r = eff["roce"]
+    prio = r["no_drop_priority"]
+    out.update(
+        tos=r["data_dscp"] << 2,
+        pfc_priorities=[prio],
+        pfc_vector=pfc_vector([prio]),
+        dscp2prio={str(r["data_dscp"]): prio, str(r["cnp_dscp"]): r["cnp_priority"]},
+        cc_prio_mask=255 if r["ecn"]["enabled"] else 255 - (1 << prio),
+        cnp_dscp=r["cnp_dscp"],
+        cnp_priority=r["cnp_priority"],
+        gid_policy=f"roce_{r['gid_type']}_ipv4",
+    )
+    return out
 
 
-def roce_tos(dscp):
-    """The IP TOS byte RDMA-CM should use for a DSCP (ECN bits left to the NIC)."""
-    return dscp << 2
+def published(fabric, sm_hosts=()):
+    """What the validate action plugin hands every host as ``fabric_effective``:
+    the effective intent with ``derived`` (``derive()``) beside its keys."""
+    eff = effective(fabric, sm_hosts)
+    eff["derived"] = derive(eff)
+    return eff

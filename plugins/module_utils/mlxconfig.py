@@ -202,36 +202,6 @@ def parse_mlxconfig(text):
     return {"devices": devices, "warnings": warnings}
 
 
-def parse_mlxconfig_set(text):
-    """Parse ``mlxconfig -d <dev> [-y] set NAME=VALUE ...`` (and ``mstconfig``) output.
-
-    The layout is the query header followed by a ``Configurations:  Next
-    Boot  New`` table, the prompt ``Apply new Configuration? (y/n) [n] :
-    y`` (older MFT: ``Apply new Configuration? ?``), ``Applying... Done!``
-    and ``-I- Please reboot machine to load new configurations.``.
-
-    Returns ``{"devices": [... as parse_mlxconfig, params carry
-    "next_boot" (before) and "new"], "applied": bool, "aborted": bool,
-    "reboot_required": bool, "messages": ["Please reboot ..."]}``.
-
-    Raises ParseError on ``-E-`` lines (e.g. an unknown parameter or a
-    failed write) and on output without a parameter table.
-    """
-    _raise_on_tool_errors("mlxconfig", text)
-    devices, warnings = _parse_devices(text)
-    if not any(device["params"] for device in devices):
-        _raise_empty("mlxconfig", text, warnings)
-    messages = [m.group(1) for m in re.finditer(r"^\s*-I-\s*(.*?)\s*$", text, re.MULTILINE)]
-    return {
-        "devices": devices,
-        "applied": bool(re.search(r"Applying\.\.\.\s*Done", text)),
-        "aborted": bool(re.search(r"Aborted by user", text, re.IGNORECASE)),
-        "reboot_required": any("reboot" in message.lower() for message in messages),
-        "messages": messages,
-        "warnings": warnings,
-    }
-
-
 def _raise_empty(tool, text, warnings=()):
     if not (text or "").strip():
         raise ParseError(tool, "empty output", text)

@@ -16,16 +16,15 @@ Tools through ``run(argv) -> (rc, out, err)``; files through ``read_file``.
 """
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+
 MODULE = "nvidia_peermem"
 DMABUF_MIN_KERNEL = (5, 12)
 DMABUF_MIN_DRIVER = 515
 
 
-class Failure(Exception):
-    def __init__(self, msg, **kw):
-        super().__init__(msg)
-        self.msg = msg
-        self.kw = kw
+# The name this module's callers catch: the shared host-tool error.
+Failure = ToolFailure
 
 
 def read_lsmod(text):

@@ -8,17 +8,19 @@ returned as a success.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import (
     parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "ibstat", "show_gids")
 
 
-class ToolError(Exception):
+class ToolError(ToolFailure):
+    """The shared host-tool error, with the failed command's argv and output as attributes too."""
+
     def __init__(self, argv, rc, stdout, stderr, msg):
+        super().__init__(msg, cmd=argv, rc=rc, stdout=stdout, stderr=stderr)
         self.argv, self.rc, self.stdout, self.stderr = argv, rc, stdout, stderr
-        super().__init__(msg)
 
 
 def _call(run, argv, parser):

@@ -15,7 +15,8 @@ import json
 import os
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils import intent
 from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
@@ -24,11 +25,8 @@ ECN_POINTS = ("np", "rp")
 SYSFS_NET = "/sys/class/net"
 
 
-class Failure(Exception):
-    def __init__(self, msg, **kw):
-        super().__init__(msg)
-        self.msg = msg
-        self.kw = kw
+# The name this module's callers catch: the shared host-tool error.
+Failure = ToolFailure
 
 
 class Sysfs:
@@ -54,11 +52,6 @@ class Sysfs:
                 f.write(f"{value}\n")
         except OSError as e:
             raise Failure(f"cannot write {value} to {path} ({e.strerror})") from None
-
-
-def pfc_vector(priorities):
-    prios = set(priorities or [])
-    return [1 if p in prios else 0 for p in range(8)]
 
 
 def read_roce_mode(text):
@@ -208,7 +201,7 @@ def desired(params):
     if params.get("trust") is not None:
         want["trust"] = params["trust"]
     if params.get("pfc_priorities") is not None:
-        want["pfc"] = pfc_vector(params["pfc_priorities"])
+        want["pfc"] = intent.pfc_vector(params["pfc_priorities"])
     if params.get("dscp2prio"):
         if want.get("trust", "dscp") != "dscp":
             raise Failure("dscp2prio: only with trust: dscp (in pcp trust the DSCP map is not used)")

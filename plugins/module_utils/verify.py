@@ -15,6 +15,11 @@ Vocabulary:
 """
 import re
 
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils import intent
+except ImportError:  # loaded on its own, beside intent.py
+    import intent
+
 # code -> (severity, suspect layer, what it means). Codes are stable: reports,
 # dashboards and CI key on them; add new ones, never rename.
 FAULT_CODES = {
@@ -155,18 +160,6 @@ def retest_plan(suspects, good, tested=()):
     return rounds
 
 
-def plan_covers(rounds, nodes):
-    """Every unordered pair of ``nodes`` appears exactly once and rounds are disjoint."""
-    seen = []
-    for rnd in rounds:
-        used = [n for p in rnd for n in p]
-        if len(used) != len(set(used)):
-            return False
-        seen += [frozenset(p) for p in rnd]
-    want = {frozenset((a, b)) for i, a in enumerate(nodes) for b in nodes[i + 1:]}
-    return len(seen) == len(set(seen)) and set(seen) == want
-
-
 def round_roles(rounds, node):
     """For one node: [{"round", "role": server|client|idle, "peer"}] per round."""
     out = []
@@ -228,15 +221,24 @@ def phase_timings(marks, end, report_seconds=None):
 
 # ---------------------------------------------------------------- thresholds
 
+def derived(fabric):
+    """The intent's derived values (``intent.derive``): the ones the validation
+    published with it (``fabric_effective.derived``), else derived here from
+    the same function over the intent with its defaults."""
+    fabric = fabric or {}
+    if isinstance(fabric.get("derived"), dict):
+        return fabric["derived"]
+    return intent.derive(intent.effective({k: v for k, v in fabric.items() if k in intent.DEFAULTS}))
+
+
 def rdma_threshold_gbps(fabric):
-    v = fabric.get("verify") or {}
-    return round(float(v.get("ib_write_bw_fraction", 0.9)) * float(fabric.get("link_speed_gbps", 400)), 3)
+    """ib_write_bw bandwidth (Gb/s) one port should reach."""
+    return derived(fabric)["ib_write_bw_min_gbps"]
 
 
 def nccl_threshold_gbytes(fabric, nics):
     """nccl-tests bus bandwidth (GB/s) one node's NICs should reach."""
-    v = fabric.get("verify") or {}
-    return round(float(v.get("nccl_busbw_fraction", 0.8)) * nics * float(fabric.get("link_speed_gbps", 400)) / 8, 3)
+    return round(derived(fabric)["nccl_busbw_min_gbytes_per_nic"] * nics, 3)
 
 
 # ---------------------------------------------------------------- findings
@@ -452,7 +454,7 @@ def rdma_findings(tests, fabric, cabling, hints=()):
         peers = [f"{t['client' if list(t['server']) == [node, device] else 'server'][0]}" for t in s["tests"]]
         layer, hint = None, None
         if code == "RDMA_BW_LOW":
-            layer, hint = _bw_layer(s["tests"], fabric.get("link_speed_gbps", 400))
+            layer, hint = _bw_layer(s["tests"], derived(fabric)["line_rate_gbps"])
         rates = ", ".join(f"{t['gbps']:.1f}" for t in s["tests"] if t.get("gbps") is not None)
         first_err = None
         for t in s["tests"]:
@@ -575,8 +577,7 @@ def nccl_findings(run, fabric, hosts, expect_gdr=True):
                  else "hca_selection" if "NCCL_FEW_NICS" in suspects else "pfc")
         got = "no result" if busbw is None else f"{busbw:.2f} GB/s"
         out.append(finding("NCCL_BUSBW_LOW", f"{test}: bus bandwidth {got} < {threshold:g} GB/s "
-                           f"({fabric.get('verify', {}).get('nccl_busbw_fraction', 0.8)} x {nics_min} NICs x "
-                           f"{fabric.get('link_speed_gbps')} Gb/s)", layer=layer, check=check,
+                           f"({derived(fabric)['nccl_busbw_min_gbytes_per_nic']:g} GB/s x {nics_min} NICs)", layer=layer, check=check,
                            actual=busbw, expected=threshold))
     return out
 
@@ -699,8 +700,9 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
     ``conf``: ``{"path", "settings"}`` (settings from parse_nccl_conf) or ``{"path", "error"}``;
     ``expected``: nccl_env_settings' ``settings`` for this node (the one derivation both
     role nccl_env and the benchmarks use); ``gid_by_device``: ``{device: discovered RoCE v2
-    IPv4 GID index}``. The traffic class is checked against the intent itself
-    (data_dscp << 2), not against the derivation, so a wrong derivation cannot hide;
+    IPv4 GID index}``. The traffic class is checked against the intent's derived
+    ToS (``derived()``, data_dscp << 2), not against nccl_env_settings' output, so a
+    wrong NCCL derivation cannot hide;
     ``conf["invalid"]``: the parse error of a file NCCL would mis-read; ``sl``: the
     InfiniBand service level the benchmarks ran on (None: not checked).
     """
@@ -714,8 +716,8 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
     out = []
     transport = (fabric or {}).get("transport", "roce")
     if transport == "roce":
-        dscp = int(((fabric or {}).get("roce") or {}).get("data_dscp", 0))
-        want_tc = dscp << 2
+        dscp = ((fabric or {}).get("roce") or {}).get("data_dscp", intent.DEFAULTS["roce"]["data_dscp"])
+        want_tc = derived(fabric)["tos"]
         tc = got.get("NCCL_IB_TC")
         if tc is None or not str(tc).isdigit() or int(tc) != want_tc:
             out.append(finding(
@@ -852,7 +854,7 @@ def incast_findings(phase, fabric, cabling):
                                    + ((res or {}).get("error") or "no result"), check="incast",
                                    **_where(cabling, node, device)))
                 continue
-            if k >= 2 and gbps > 1.5 * float((fabric or {}).get("link_speed_gbps", 400)) / k:
+            if k >= 2 and gbps > 1.5 * derived(fabric)["line_rate_gbps"] / k:
                 # far above its fair share: it never shared the receiver's port, so it proves nothing
                 out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
                                    f"the fair share of {k} flows - it ran alone (the others had not started or had "

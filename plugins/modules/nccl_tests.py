@@ -130,7 +130,8 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl import parse_nccl_log, parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.verify import split_log_by_host
 
 

@@ -83,6 +83,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.rdma import ToolError, collect
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -90,23 +91,11 @@ def main():
         argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []}},
         supports_check_mode=True,
     )
-    env = {"LANG": "C", "LC_ALL": "C"}
-    bins = {}
-
-    def run(argv):
-        tool = argv[0]
-        if tool not in bins:
-            required = tool != "mst"
-            bins[tool] = module.get_bin_path(tool, required=required,
-                                             opt_dirs=["/usr/sbin", "/sbin", "/usr/bin"])
-            if bins[tool] is None:
-                raise OSError(f"{tool} not found")
-        return module.run_command([bins[tool], *argv[1:]], environ_update=env)
-
     try:
-        facts = collect(run)
+        # mst (MFT) is optional: without it the PCI addresses come from sysfs.
+        facts = collect(Runner(module, optional=("mst",)))
     except ToolError as e:
-        module.fail_json(msg=str(e), rc=e.rc, stdout=e.stdout, stderr=e.stderr, cmd=e.argv)
+        module.fail_json(msg=e.msg, **e.kw)
     missing = [d for d in module.params["expect_devices"] if d not in facts["devices"]]
     if missing:
         module.fail_json(msg=f"RDMA device(s) {', '.join(missing)} not found on this host "

@@ -42,6 +42,18 @@ options:
     description: Also return the whole running configuration (it may hold hashed secrets; off by default).
     type: bool
     default: false
+  require_ports_up:
+    description: Whether a fabric port that is down is one of RV(problems).
+    type: bool
+    default: true
+  no_drop_priority:
+    description:
+      - The PFC priority every fabric port must have, alone (omit to leave PFC out of RV(problems)).
+      - The same post-check M(linerate.fabric.switch_config) runs inside its change window.
+    type: int
+  ecn:
+    description: Whether every fabric port must have ECN marking on (omit to leave ECN out of RV(problems)).
+    type: bool
 notes:
   - Read-only; check mode is supported and changes nothing either way.
 attributes:
@@ -64,6 +76,18 @@ EXAMPLES = r"""
     known_hosts: "{{ switch_known_hosts }}"
     fabric_ports: [swp1, swp2]
   register: pre
+
+# The connection options once, for every switch module (action group linerate.fabric.switch),
+# here a dict with name, platform, host, username, password, known_hosts.
+- name: Post-check - PFC only on priority 3, ECN on, every fabric port up
+  module_defaults:
+    group/linerate.fabric.switch: "{{ my_switch_connection }}"
+  linerate.fabric.switch_info:
+    fabric_ports: [swp1, swp2]
+    no_drop_priority: 3
+    ecn: true
+  register: post
+  failed_when: post.problems | length > 0
 """
 
 RETURN = r"""
@@ -91,17 +115,28 @@ ports_down:
   returned: always
   type: list
   elements: str
+problems:
+  description:
+    - The post-check of the fabric ports, one message per fault - missing, down (with O(require_ports_up)),
+      PFC not exactly on O(no_drop_priority), ECN not as O(ecn); the check switch_config runs before it
+      confirms a push. Empty when every port passes.
+  returned: always
+  type: list
+  elements: str
+  sample: ["swp2: link is down", "swp1: PFC on priorities [3, 4] (want [3])"]
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, make_driver)
 
 
 def main():
-    spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False))
+    spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False),
+                require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
+                ecn=dict(type="bool"))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     p = module.params
     try:
@@ -124,7 +159,10 @@ def main():
         changed=False, pending=pending, **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
         ports_missing=[x for x in p["fabric_ports"] if x not in ports],
-        ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]])
+        ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]],
+        problems=oper_problems(ports, p["fabric_ports"],
+                               None if p["no_drop_priority"] is None else [p["no_drop_priority"]],
+                               p["ecn"], p["require_ports_up"]))
 
 
 if __name__ == "__main__":

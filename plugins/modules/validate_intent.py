@@ -250,6 +250,9 @@ ansible_facts:
   type: dict
   contains:
     fabric_effective:
-      description: The intent with its defaults filled in; only the chosen transport's block is kept.
+      description:
+        - The intent with its defaults filled in; only the chosen transport's block is kept.
+        - Its key C(derived) holds every value computed from the intent (module_utils/intent.py C(derive()));
+          roles read those instead of computing their own (docs/intent.md lists them).
       type: dict
 """

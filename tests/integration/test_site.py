@@ -16,6 +16,8 @@ import pytest
 from conftest import REPO, ansible_env, run_playbook
 
 NODE = "node2"
+# Container names of the lab under test: LINERATE_LAB_ID names one (lab/labctl.py's PREFIX).
+PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERATE_LAB_ID") else "linerate-"
 
 
 def labctl(*args, timeout=900):
@@ -26,7 +28,7 @@ def labctl(*args, timeout=900):
 
 
 def on(node, *argv, check=True):
-    res = subprocess.run(["podman", "exec", f"linerate-{node}", *argv], env=ansible_env(), text=True,
+    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True,
                          capture_output=True, timeout=60)
     if check:
         assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"

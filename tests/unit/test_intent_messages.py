@@ -132,6 +132,21 @@ def test_effective_on_infiniband_keeps_a_chosen_master_and_the_roce_block_only_w
 
 
 def test_derived_helpers():
-    assert intent.line_rate_gbps({"link_speed_gbps": 200}) == 200
-    assert intent.priority_mask([0, 7]) == [1, 0, 0, 0, 0, 0, 0, 1]
-    assert intent.roce_tos(48) == 192
+    assert intent.pfc_vector([0, 7]) == [1, 0, 0, 0, 0, 0, 0, 1]
+    assert intent.pfc_vector([]) == [0] * 8
+    eff = intent.effective({"link_speed_gbps": 200, "verify": {"ib_write_bw_fraction": 0.95},
+                            "roce": {"data_dscp": 48, "cnp_dscp": 46, "no_drop_priority": 5,
+                                     "ecn": {"enabled": False}}})
+    d = intent.derive(eff)
+    assert d["tos"] == 192 and d["pfc_vector"] == [0, 0, 0, 0, 0, 1, 0, 0]
+    assert d["dscp2prio"] == {"48": 5, "46": 6}
+    assert d["cc_prio_mask"] == 255 - 32  # ECN off: the no-drop priority's bit cleared
+    assert d["ib_write_bw_min_gbps"] == 190 and d["nccl_busbw_min_gbytes_per_nic"] == 20
+    assert intent.published({"link_speed_gbps": 200})["derived"]["line_rate_gbps"] == 200
+
+
+def test_derived_infiniband_has_the_same_keys_without_roce_values():
+    ib = intent.derive(intent.effective({"transport": "infiniband"}))
+    assert set(ib) == set(intent.derive(intent.effective({})))
+    assert ib["tos"] is None and ib["cc_prio_mask"] is None and ib["gid_policy"] is None
+    assert ib["pfc_vector"] == [0] * 8 and ib["dscp2prio"] == {} and ib["pfc_priorities"] == []

@@ -6,7 +6,6 @@ from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     parse_mlxconfig,
-    parse_mlxconfig_set,
     parse_mlxfwreset,
     parse_mlxfwreset_query,
     normalize_value,
@@ -59,32 +58,9 @@ def test_filtered_query_rows_are_next_boot():
     assert device["params"]["LINK_TYPE_P2"]["next_boot"]["value"] == 2
 
 
-def test_set_output_applied_with_reboot_notice():
-    result = parse_mlxconfig_set(fixture("mlxconfig", "set_cx6dx.txt"))
-    assert result["applied"] is True
-    assert result["aborted"] is False
-    assert result["reboot_required"] is True
-    assert result["messages"] == ["Please reboot machine to load new configurations."]
-    params = result["devices"][0]["params"]
-    assert params["CNP_DSCP_P1"]["next_boot"]["value"] == 0
-    assert params["CNP_DSCP_P1"]["new"]["value"] == 48
-    assert params["ADVANCED_PCI_SETTINGS"]["new"]["raw"] == "True(1)"
-
-
-def test_set_output_old_mft_aborted():
-    result = parse_mlxconfig_set(fixture("mlxconfig", "set_old_mft_aborted.txt"))
-    assert result["applied"] is False
-    assert result["aborted"] is True
-    device = result["devices"][0]
-    assert device["device_type"] == "ConnectX3Pro"
-    assert device["device"] == "/dev/mst/mt4103_pciconf0"
-    assert device["pci"] is None
-    assert device["params"]["LINK_TYPE_P1"]["new"]["label"] == "ETH"
-
-
 @pytest.mark.parametrize("parser, name, message", [
     (parse_mlxconfig, "error_open_device.txt", "Failed to open device: 0000:c2:00.0"),
-    (parse_mlxconfig_set, "error_set_unsupported.txt", "doesn't support LINK_TYPE_P1"),
+    (parse_mlxconfig, "error_set_unsupported.txt", "doesn't support LINK_TYPE_P1"),
 ])
 def test_mlxconfig_errors_raise(parser, name, message):
     with pytest.raises(ParseError, match=message):

@@ -115,3 +115,13 @@ def test_module_reports_tool_error_with_rc(capsys):
     out = run_module({}, tools, capsys)
     assert out["failed"] is True and out["rc"] == 255
     assert "ibv_devinfo -v" in out["msg"]
+
+
+def test_host_tool_errors_are_one_type():
+    """Every host module fails through one error type, with what fail_json shows in kw."""
+    from ansible_collections.linerate.fabric.plugins.module_utils import common, connectx, fwupdate, peermem, rdma, roce
+    assert connectx.Failure is fwupdate.Failure is peermem.Failure is roce.Failure is common.ToolFailure
+    err = rdma.ToolError(["ibv_devinfo"], 2, "out", "err", "ibv_devinfo exited 2: err")
+    assert isinstance(err, common.ToolFailure)
+    assert err.msg == "ibv_devinfo exited 2: err"
+    assert err.kw == {"cmd": ["ibv_devinfo"], "rc": 2, "stdout": "out", "stderr": "err"}

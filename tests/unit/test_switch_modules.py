@@ -59,6 +59,20 @@ def test_switch_info_reports_ports(monkeypatch, capsys):
     assert res["ports"] == {"swp1": {"up": True, "pfc": [3], "ecn": True},
                             "swp2": {"up": False, "pfc": [], "ecn": False}}
     assert res["ports_down"] == ["swp2"] and "running_config" not in res
+    assert res["problems"] == ["swp2: link is down"]  # PFC and ECN are not judged unless asked
+
+
+def test_switch_info_post_check_is_the_one_switch_config_runs(monkeypatch, capsys):
+    answers = {"nv config show -o commands": fixture("nvue_config_show_commands.txt"),
+               "nv show interface": fixture("nvue_show_interface.txt"),
+               "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+               "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")}
+    res, _ = run_module(switch_info, dict(ARGS, no_drop_priority=3, ecn=True), monkeypatch, capsys, answers)
+    assert res["problems"] == ["swp2: link is down", "swp2: PFC on priorities [] (want [3])", "swp2: ECN off (want on)"]
+    res, _ = run_module(switch_info, dict(ARGS, no_drop_priority=4, ecn=False, require_ports_up=False),
+                        monkeypatch, capsys, answers)
+    assert res["problems"] == ["swp1: PFC on priorities [3] (want [4])", "swp1: ECN on (want off)",
+                               "swp2: PFC on priorities [] (want [4])"]
 
 
 def test_switch_counters_reads_the_roce_class_and_names_what_nvue_lacks(monkeypatch, capsys):

@@ -2,7 +2,7 @@
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 
 from test_verify_plans import FABRIC
 

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl import parse_nccl_log, parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,0 +1,405 @@
+"""Parser for nccl-tests results (all_reduce_perf & co, text and JSON): ``parse_nccl_tests``.
+
+Pure functions, stdlib only, importable on their own. Reads output captured
+through ``mpirun --tag-output`` and output where nccl-tests tables and NCCL
+log lines are interleaved (the line handling is nccl_log's).
+"""
+
+import json
+import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import (
+        _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines)
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines
+
+
+def _number(cell):
+    """``'12.5'`` -> 12.5, ``'3'`` -> 3, ``'N/A'`` -> None."""
+    try:
+        return int(cell)
+    except ValueError:
+        pass
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+_TEST_FAILURE_RE = re.compile(r"Test (?:NCCL|CUDA) failure|: Test failure |Test timeout|Invalid number of GPUs")
+_DEVICE_RE = re.compile(
+    r"^#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
+    r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<name>.+?)\s*$"
+)
+_CONFIG_RE = re.compile(r"^#\s*nThread\s")
+_TIME_COLUMNS = ("time", "cputime")
+_PREFIX_KEYS = {"size": "size", "count": "count", "type": "type", "redop": "redop", "root": "root"}
+_GROUP_KEYS = {"time": "time_us", "cputime": "cputime_us", "algbw": "algbw", "busbw": "busbw",
+               "copybw": "copybw", "#wrong": "wrong", "error": "error"}
+
+
+def _table_layout(header, order=("out_of_place", "in_place")):
+    """Read the column header: names, where each ends, and the two placement groups.
+
+    Handles ``size count type redop root time algbw busbw #wrong time ...``
+    (nccl-tests >= 2.13), ``... redop time algbw busbw error ...`` (older),
+    all_gather without ``redop`` (older), ``copybw`` columns, per-iteration
+    ``i_min i_max i_p99 i_cv%`` columns and a trailing ``timestamp``.
+    ``order`` is the placement of the first and second group, as the
+    ``out-of-place  in-place`` line above the header says (mscclpp-test
+    prints in-place first).
+    """
+    spans = [(m.group(0), m.end()) for m in re.finditer(r"[^\s#]\S*", header)]
+    columns = [span[0] for span in spans]
+    starts = [i for i, column in enumerate(columns) if column in _TIME_COLUMNS]
+    if len(starts) < 2:
+        raise ParseError("nccl-tests", "unrecognized result table header: %r" % header.strip())
+    group_len = starts[1] - starts[0]
+    return {
+        "columns": columns,
+        "ends": [span[1] for span in spans],
+        "prefix": columns[:starts[0]],
+        "group": columns[starts[0]:starts[1]],
+        "groups": ((order[0], starts[0]), (order[1], starts[1])),
+        "trailing": columns[starts[1] + group_len:],
+        "width": len(header.rstrip()),
+    }
+
+
+def _placement(names, cells):
+    """Values of one placement (out-of-place or in-place) keyed by normalized column names."""
+    values = {}
+    for name, cell in zip(names, cells):
+        key = _GROUP_KEYS.get(name, name.replace("%", "_pct"))
+        number = _number(cell) if cell is not None else None
+        if key == "wrong" or number is None:
+            values[key] = number
+        else:
+            values[key] = float(number)
+    return values
+
+
+def _row_cells(line, layout):
+    """Map the cells of a row to header columns: {column index: text}, or None.
+
+    nccl-tests prints every column right-aligned under its header name, so a
+    row with as many cells as the header has columns is read in order; a row
+    with fewer cells (a column left blank: ``redop`` of alltoall in old
+    versions, a placement not run) is read by where each cell ends, which
+    must be the end of a header column (give or take 2 characters, for
+    numbers wider than their column) in left-to-right order. A row that fits
+    neither is not read (None).
+    """
+    cells = [(m.group(0), m.end()) for m in re.finditer(r"\S+", line)]
+    ncols = len(layout["columns"])
+    if len(cells) == ncols or (layout["trailing"] and len(cells) > ncols):
+        mapped = {i: cell[0] for i, cell in enumerate(cells[:ncols])}
+        if len(cells) > ncols:  # a timestamp with spaces
+            mapped[ncols - 1] = " ".join(cell[0] for cell in cells[ncols - 1:])
+        return mapped
+    if len(cells) > ncols:
+        return None
+    mapped, next_column = {}, 0
+    for cell, end in cells:
+        best = None
+        for index in range(next_column, ncols):
+            distance = abs(layout["ends"][index] - end)
+            if distance <= 2 and (best is None or distance < best[1]):
+                best = (index, distance)
+        if best is None:
+            return None
+        mapped[best[0]] = cell
+        next_column = best[0] + 1
+    return mapped
+
+
+def _parse_row(line, layout):
+    """One result row -> dict (size, count, type, redop, root, out_of_place, in_place), or None."""
+    mapped = _row_cells(line, layout)
+    if mapped is None or 0 not in mapped:
+        return None
+    row = {}
+    for index, name in enumerate(layout["prefix"]):
+        key = _PREFIX_KEYS.get(name, name)
+        cell = mapped.get(index)
+        row[key] = cell if key in ("type", "redop") or cell is None else _number(cell)
+    group = layout["group"]
+    for placement, first in layout["groups"]:
+        cells = [mapped.get(first + k) for k in range(len(group))]
+        row[placement] = None if all(c is None for c in cells) else _placement(group, cells)
+    if layout["trailing"] and mapped.get(len(layout["columns"]) - 1) is not None:
+        row["timestamp"] = mapped[len(layout["columns"]) - 1]
+    return row
+
+
+def _parse_config(line):
+    """``# nThread 1 nGpus 8 minBytes 8 maxBytes ... validation: 1 graph: 0`` -> dict."""
+    config = {}
+    for key, value in re.findall(r"([A-Za-z][A-Za-z ]*?):?\s+(-?\d+)(?:\((?:factor|bytes)\))?", line.lstrip("# ")):
+        config[key.strip().replace(" ", "_").lower()] = int(value)
+    step = re.search(r"step:\s*(\d+)\((factor|bytes)\)", line)
+    if step:
+        config["step_" + step.group(2)] = int(step.group(1))
+        config.pop("step", None)
+    return config
+
+
+def _new_tests_result():
+    return {
+        "test": None,
+        "nccl_tests_version": None,
+        "nccl_version": None,
+        "config": {},
+        "devices": [],
+        "columns": None,
+        "rows": [],
+        "out_of_bounds": None,
+        "out_of_bounds_ok": None,
+        "avg_bus_bandwidth": None,
+        "avg_bus_bandwidth_ok": None,
+        "nccl_last_error": None,
+        "nccl_warnings": [],
+        "warnings": [],
+        "format": "text",
+    }
+
+
+def _handle_summary_line(line, result):
+    """``# Out of bounds values : 0 OK`` / ``# Avg bus bandwidth : 232.167 [OK|FAILED]``."""
+    oob = re.match(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", line)
+    avg = re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.eE+-]+|nan)\s*(OK|FAILED)?", line)
+    if oob:
+        result["out_of_bounds"] = int(oob.group(1))
+        result["out_of_bounds_ok"] = result["out_of_bounds"] == 0
+    elif avg:
+        result["avg_bus_bandwidth"] = _number(avg.group(1))
+        result["avg_bus_bandwidth_ok"] = None if not avg.group(2) else avg.group(2) == "OK"
+    else:
+        return False
+    return True
+
+
+def _handle_comment_line(line, result):
+    """Lines starting with ``#``: version, test name, config, devices, table header, summary."""
+    if _handle_summary_line(line, result):
+        return
+    version = re.match(r"^#\s*nccl-tests version (\S+)", line)
+    starting = re.match(r"^#\s*Collective test starting:\s*(\S+)", line)
+    device = _DEVICE_RE.match(line)
+    error = re.match(r"^#\s*error:\s*(.+)$", line)
+    if version:
+        result["nccl_tests_version"] = version.group(1)
+    elif starting:
+        result["test"] = starting.group(1)
+    elif _CONFIG_RE.match(line):
+        result["config"] = _parse_config(line)
+    elif device:
+        result["devices"].append({
+            "rank": int(device.group("rank")),
+            "group": int(device.group("group")) if device.group("group") else None,
+            "pid": int(device.group("pid")),
+            "host": device.group("host"),
+            "device": int(device.group("device")),
+            "bus_id": device.group("bus"),
+            "name": device.group("name"),
+        })
+    elif error:
+        result["nccl_last_error"] = error.group(1).strip()
+
+
+def _failures(result):
+    """Human-readable reasons why a completed run did not pass."""
+    reasons = []
+    wrong_rows = [row["size"] for row in result["rows"]
+                  for place in ("out_of_place", "in_place")
+                  if row.get(place) and (row[place].get("wrong") or 0) > 0]
+    if wrong_rows:
+        reasons.append("#wrong elements at sizes %s" % sorted(set(wrong_rows)))
+    if result["out_of_bounds"]:
+        reasons.append("%d out-of-bounds values" % result["out_of_bounds"])
+    no_bw = [row.get("size") for row in result["rows"]
+             if not any(row.get(p) and row[p].get("busbw") is not None for p in ("out_of_place", "in_place"))]
+    if no_bw:
+        reasons.append("no bus bandwidth read at sizes %s" % no_bw)
+    if result["warnings"]:
+        reasons.append("%d result row(s) could not be read" % len(result["warnings"]))
+    if result["avg_bus_bandwidth_ok"] is False:
+        reasons.append("average bus bandwidth %s below NCCL_TESTS_MIN_BW" % result["avg_bus_bandwidth"])
+    return reasons
+
+
+def _finish_tests_result(result):
+    rows = result["rows"]
+    busbws = [row[p]["busbw"] for row in rows for p in ("out_of_place", "in_place")
+              if row.get(p) and row[p].get("busbw") is not None]
+    result["max_busbw"] = max(busbws) if busbws else None
+    if result["avg_bus_bandwidth"] is not None:
+        result["avg_bus_bandwidth_gbits"] = round(result["avg_bus_bandwidth"] * 8, 6)
+    else:
+        result["avg_bus_bandwidth_gbits"] = None
+    result["failures"] = _failures(result)
+    result["passed"] = not result["failures"]
+    return result
+
+
+def parse_nccl_tests(text):
+    """Parse nccl-tests output (all_reduce_perf, all_gather_perf, ... ; text or ``-J`` JSON).
+
+    Text layouts: nccl-tests 2.0 .. 2.12 (``redop  time algbw busbw error``,
+    max-error floats such as ``5e-07``, ``Rank N Pid`` device lines, and no
+    ``redop`` column for all_gather), 2.13+ (``redop root ... #wrong``,
+    ``Rank N Group G Pid``), 2.17+ (``# nccl-tests version``, ``#
+    Collective test starting/concluded``), optional ``copybw``,
+    per-iteration ``i_*`` and timestamp columns; ``#wrong``/``error`` of
+    ``N/A`` (``-c 0``) become None. Table columns are read from the header;
+    a row with a cell for every column is read in order, a row with blank
+    cells (old alltoall ``redop``, a placement not run) by the header's
+    character positions, the placement order from the ``out-of-place
+    in-place`` line; a row that fits neither goes to ``warnings`` and fails
+    the result, as does a row without any bus bandwidth; NCCL INFO lines inside the table, ``...``
+    elisions and MPI/ssh noise are skipped. A JSON document (``-J
+    file.json``, format version 3) is recognized by its leading ``{``.
+
+    Bandwidths are GB/s (10^9 bytes/s) as nccl-tests prints them;
+    ``avg_bus_bandwidth_gbits`` is the average in Gb/s for comparing with
+    NIC line rates.
+
+    Returns ``{"test", "nccl_tests_version", "nccl_version", "config",
+    "devices": [{"rank", "group", "pid", "host", "device", "bus_id",
+    "name"}], "columns", "rows": [{"size", "count", "type", "redop",
+    "root", "out_of_place": {"time_us", "algbw", "busbw", "wrong"|"error",
+    ...}, "in_place": {...}}], "out_of_bounds", "out_of_bounds_ok",
+    "avg_bus_bandwidth", "avg_bus_bandwidth_ok" (None when unchecked),
+    "avg_bus_bandwidth_gbits", "max_busbw", "nccl_last_error",
+    "nccl_warnings" (NCCL WARN lines interleaved with the table),
+    "failures": [str], "passed": bool, "format": "text"|"json"}``.
+
+    Raises ParseError when the test aborted (``<host>: Test NCCL failure
+    common.cu:NNN '<reason>'``, ``Test CUDA failure``, timeouts), and on
+    output without any result row; NCCL WARN lines in the output are
+    appended to the message.
+    """
+    stripped = (text or "").strip()
+    if stripped.startswith("{"):
+        return _parse_nccl_tests_json(stripped, text)
+
+    result = _new_tests_result()
+    layout = None
+    order = ("out_of_place", "in_place")
+    failures, nccl_warnings = [], []
+    for number, line in enumerate(_lines(text), 1):
+        content = line.strip()
+        if not content or content == "...":
+            continue
+        nccl_line = _NCCL_LINE_RE.search(content)
+        if _TEST_FAILURE_RE.search(content):
+            failures.append(content)
+        elif nccl_line:
+            if nccl_line.group("level") == "WARN":
+                nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
+        elif content.startswith("#"):
+            if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
+                layout = _table_layout(line.rstrip(), order)
+                result["columns"] = layout["columns"]
+            elif "out-of-place" in content and "in-place" in content:
+                order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
+                         else ("out_of_place", "in_place"))
+            else:
+                _handle_comment_line(content, result)
+        elif _VERSION_RE.match(content):
+            result["nccl_version"] = _VERSION_RE.match(content).group("version")
+        elif layout and re.match(r"^\d+\s", content):
+            row = _parse_row(line.rstrip(), layout)
+            if row:
+                result["rows"].append(row)
+            else:
+                result["warnings"].append("line %d: result row does not fit the header's columns: %r"
+                                          % (number, content))
+
+    if failures:
+        raise ParseError("nccl-tests", "; ".join(_dedupe(failures + nccl_warnings)), text)
+    if not result["rows"]:
+        reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + _dedupe(nccl_warnings))
+        raise ParseError("nccl-tests", reason, text)
+    result["nccl_warnings"] = _dedupe(nccl_warnings)
+    return _finish_tests_result(result)
+
+
+def _json_placement(values):
+    if values is None:
+        return None
+    time_key = "cpu_time" if "cpu_time" in values else "time"
+    return {
+        "time_us" if time_key == "time" else "cputime_us": values.get(time_key),
+        "algbw": values.get("alg_bw"),
+        "busbw": values.get("bus_bw"),
+        "wrong": None if values.get("nwrong") is None else int(values["nwrong"]),
+    }
+
+
+def _parse_nccl_tests_json(document, text):
+    """The ``-J`` JSON file of nccl-tests >= 2.17 (``"version": 3``)."""
+    try:
+        data = json.loads(document)
+    except ValueError as err:
+        raise ParseError("nccl-tests", "invalid JSON output: %s" % err, text)
+    if not isinstance(data, dict):
+        raise ParseError("nccl-tests", "JSON output is not an object", text)
+    try:
+        result = _read_nccl_tests_json(data)
+    except (AttributeError, TypeError, ValueError, OverflowError) as err:
+        # a key of the -J format holding the wrong kind of value
+        raise ParseError("nccl-tests", "JSON output not in the -J format (%s: %s)"
+                         % (type(err).__name__, err), text)
+    if not result["rows"]:
+        errors = result.pop("_errors")
+        reason = "; ".join(map(str, errors)) if errors else "no results in JSON output"
+        raise ParseError("nccl-tests", reason, text)
+    result.pop("_errors")
+    return _finish_tests_result(result)
+
+
+def _read_nccl_tests_json(data):
+    result = _new_tests_result()
+    result["format"] = "json"
+    config = dict(data.get("config") or {})
+    devices = config.pop("devices", [])
+    result["config"] = config
+    result["nccl_version"] = _nccl_version_from_code(data.get("nccl_version"))
+    result["devices"] = [{"rank": d.get("rank"), "group": d.get("group"), "pid": d.get("pid"),
+                          "host": d.get("hostname"), "device": d.get("device"),
+                          "bus_id": d.get("device_hex"), "name": d.get("device_info")} for d in devices]
+    for entry in data.get("results") or []:
+        root = str(entry.get("root", "")).strip()
+        result["rows"].append({
+            "size": entry.get("size"), "count": entry.get("count"), "type": entry.get("type"),
+            "redop": entry.get("redop"), "root": int(root) if re.fullmatch(r"-?\d+", root) else root,
+            "out_of_place": _json_placement(entry.get("out_of_place")),
+            "in_place": _json_placement(entry.get("in_place")),
+        })
+    oob = data.get("out_of_bounds") or {}
+    avg = data.get("average_bus_bandwidth") or {}
+    result["out_of_bounds"] = oob.get("count")
+    result["out_of_bounds_ok"] = oob.get("okay")
+    result["avg_bus_bandwidth"] = _number(str(avg.get("bandwidth"))) if avg else None
+    result["avg_bus_bandwidth_ok"] = avg.get("okay") if isinstance(avg.get("okay"), bool) else None
+    errors = data.get("errors") or []
+    result["nccl_last_error"] = errors[0] if errors else None
+    names = [entry.get("experiment_name") for entry in data.get("results") or [] if entry.get("experiment_name")]
+    result["test"] = names[0] if names else None
+    result["_errors"] = errors
+    return result
+
+
+def _nccl_version_from_code(code):
+    """NCCL_VERSION_CODE 22803 -> '2.28.3' (codes >= 2.9 are major*10000 + minor*100 + patch)."""
+    if not isinstance(code, int) or code <= 0:
+        return None
+    if code >= 10000:
+        return "%d.%d.%d" % (code // 10000, code // 100 % 100, code % 100)
+    return "%d.%d.%d" % (code // 1000, code // 100 % 10, code % 100)
