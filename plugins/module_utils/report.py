@@ -37,10 +37,13 @@ FONT = {
 
 # ---------------------------------------------------------------- the report document
 
-def build_report(findings, summary, checks, fabric, meta=None):
-    """The JSON document: what ran, what was found, with stable codes."""
+def build_report(findings, summary, checks, fabric, meta=None, mode=None):
+    """The JSON document: what ran, what was found, with stable codes.
+
+    ``mode``: how it ran, e.g. the audit's "audit: read-only, nothing was changed"
+    (absent for a verification)."""
     now = datetime.datetime.now(datetime.timezone.utc)
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "fabric": {k: fabric.get(k) for k in ("name", "transport", "link_speed_gbps", "link_width", "mtu", "verify")},
@@ -49,6 +52,9 @@ def build_report(findings, summary, checks, fabric, meta=None):
         "findings": findings,
         "meta": meta or {},
     }
+    if mode:
+        doc["mode"] = mode
+    return doc
 
 
 def _cell(v):
@@ -61,6 +67,9 @@ def to_markdown(report):
     lines = [f"# Fabric verification: {'PASSED' if s['passed'] else 'FAILED'}", "",
              f"Fabric **{f.get('name')}** ({f.get('transport')}, {f.get('link_speed_gbps')} Gb/s x{f.get('link_width')}), "
              f"{report['generated_at']}: {s['errors']} error(s), {s['warnings']} warning(s).", ""]
+    if report.get("mode"):
+        lines[0] = f"# Fabric audit: {'PASSED' if s['passed'] else 'FAILED'}"
+        lines += [f"Mode: **{report['mode']}**.", ""]
     checks = report.get("checks", {})
     lines += ["| check | result | detail |", "|---|---|---|"]
     for name, c in checks.items():
@@ -92,11 +101,14 @@ def to_markdown(report):
 
 def to_junit(report):
     """JUnit XML: one testsuite per check, one testcase per test, failures carry the fault code."""
-    suites = ET.Element("testsuites", name="linerate-verify")
+    suites = ET.Element("testsuites", name="linerate-audit" if report.get("mode") else "linerate-verify")
     total_t = total_f = 0
     for name, c in report.get("checks", {}).items():
         cases = c.get("cases") or [{"name": name, "ok": c.get("passed", False), "message": c.get("detail")}]
         suite = ET.SubElement(suites, "testsuite", name=name, tests=str(len(cases)))
+        if report.get("mode"):
+            props = ET.SubElement(suite, "properties")
+            ET.SubElement(props, "property", name="mode", value=str(report["mode"]))
         fails = 0
         for case in cases:
             tc = ET.SubElement(suite, "testcase", classname=f"linerate.verify.{name}", name=str(case["name"]),

@@ -63,10 +63,18 @@ FAULT_CODES = {
     "IB_UNEXPECTED_DEVICE": ("warning", "cabling", "a switch or CA the inventory does not know"),
     "IB_LINK_DEGRADED": ("error", "link", "a link trained below the intended width or speed"),
     "IB_PARTITION_NOT_IN_FORCE": ("error", "partition", "a member port lacks its partition key or membership"),
+    # The read-only audit (playbooks/audit.yml, module_utils/audit.py): what a role would change in check mode
+    "DRIFT_FIRMWARE": ("error", "firmware", "a NIC firmware (mlxconfig Next Boot) value differs from the intent"),
+    "DRIFT_ROCE_QOS": ("error", "pfc", "a port's trust, PFC, DSCP map, ECN, RDMA-CM ToS or MTU differs from the intent"),
+    "DRIFT_NCCL_CONF": ("error", "hca_selection", "a NCCL_* line of NCCL's configuration differs from the intent"),
+    "DRIFT_HOST": ("error", "host", "another host setting (packages, netdevs, peermem, boot units) differs from the intent"),
+    "DRIFT_SUBNET_MANAGER": ("error", "subnet_manager", "the subnet manager's configuration differs from the intent"),
+    "DRIFT_SWITCH": ("error", "switch", "a switch's running config differs from the intent"),
+    "FIRMWARE_PENDING": ("warning", "firmware", "a firmware value is set for the next boot but not running yet"),
 }
 
 LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
-          "host", "fabric", "subnet_manager", "cabling", "partition")
+          "host", "fabric", "subnet_manager", "cabling", "partition", "firmware", "switch")
 
 # Which report check an InfiniBand finding belongs to.
 IB_CHECK_OF = {"IB_CHECK_FAILED": "subnet_manager", "IB_SM_NOT_MASTER": "subnet_manager",
