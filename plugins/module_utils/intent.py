@@ -25,6 +25,8 @@ LINK_WIDTHS = (1, 2, 4, 8)
 TRUST_MODES = ("dscp", "pcp")
 GID_TYPES = ("v2",)
 NCCL_GDR_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
+# NIC firmware profiles (module_utils/fwprofile.py holds their parameters).
+FIRMWARE_PROFILES = ("gpudirect", "default", "none")
 
 DEFAULTS = {
     "name": "fabric",
@@ -55,6 +57,9 @@ DEFAULTS = {
     "verify": {
         "ib_write_bw_fraction": 0.90,
         "nccl_busbw_fraction": 0.80,
+    },
+    "firmware": {
+        "profile": "default",
     },
 }
 
@@ -232,7 +237,7 @@ def validate_fabric(fabric):
     # Every block is a mapping; one that is not is reported and left at its
     # defaults so the rest is still checked (every problem at once).
     clean = {k: v for k, v in fabric.items() if k in DEFAULTS}
-    for block in ("mtu", "roce", "infiniband", "nccl", "verify"):
+    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware"):
         if block in clean and _mapping(p, f"fabric.{block}", clean[block]) is None:
             del clean[block]
     for block, inner in (("roce", "ecn"), ("nccl", "overrides")):
@@ -260,6 +265,8 @@ def validate_fabric(fabric):
         _unknown_keys(p, "fabric.infiniband", clean.get("infiniband", {}), INFINIBAND_KEYS)
     _validate_nccl(p, clean.get("nccl", {}), f["nccl"])
     _validate_verify(p, clean.get("verify", {}), f["verify"], f["link_speed_gbps"])
+    _unknown_keys(p, "fabric.firmware", clean.get("firmware", {}), DEFAULTS["firmware"])
+    _one_of(p, "fabric.firmware.profile", f["firmware"].get("profile"), FIRMWARE_PROFILES)
     return p.items
 
 

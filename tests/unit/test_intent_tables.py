@@ -71,6 +71,7 @@ def test_the_defaults_are_the_documented_ones():
                          "probability_percent": 100}},
         "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {}},
         "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80},
+        "firmware": {"profile": "default"},
     }
 
 
