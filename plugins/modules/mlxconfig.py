@@ -39,10 +39,10 @@ options:
     description:
       - A firmware profile whose parameters are desired too, per the NIC generation C(mlxconfig q)
         reports (C(Device type)); O(params) win over them. The table is module_utils/fwprofile.py.
-      - C(gpudirect) - NVIDIA nic-configuration-operator's PCI performance and GPUDirect settings:
+      - C(gpudirect) - NVIDIA nic-configuration-operator's PCI performance and GPUDirect settings,
         C(ADVANCED_PCI_SETTINGS=1), C(MAX_ACC_OUT_READ) (44 on PCIe Gen4 cards such as ConnectX-6 Dx and
         BlueField-2, 0 = auto on ConnectX-7, BlueField-3 and later), C(ATS_ENABLED=0).
-        C(MAX_ACC_OUT_READ) is hidden until C(ADVANCED_PCI_SETTINGS=1) runs in the firmware: until then it
+        C(MAX_ACC_OUT_READ) is hidden until C(ADVANCED_PCI_SETTINGS=1) runs in the firmware; until then it
         is skipped and named in C(profile_skipped) and C(warnings); the run after the reset sets it.
       - C(default) - C(ADVANCED_PCI_SETTINGS=0), C(ATS_ENABLED=0) (the factory defaults).
       - C(none) or omitted - no parameter of its own.
