@@ -1,7 +1,7 @@
 """Firmware profiles (module_utils/fwprofile.py), their intent key and module mlxconfig's profile option."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import fwprofile, intent
+from ansible_collections.linerate.fabric.plugins.module_utils import connectx, fwprofile, intent
 from ansible_collections.linerate.fabric.plugins.modules import mlxconfig
 
 from module_harness import Tools, fixture, run_module
@@ -82,8 +82,12 @@ def test_gpudirect_skips_the_hidden_parameter_and_names_it(capsys):
     assert out["changed"] is False
     assert out["profile_params"] == {"ADVANCED_PCI_SETTINGS": True, "ATS_ENABLED": False}
     assert out["profile_skipped"] == ["MAX_ACC_OUT_READ"]
-    warnings = [str(w) for w in out.get("warnings", [])]  # ansible-core 2.19: WarningSummary objects
-    assert any("MAX_ACC_OUT_READ skipped" in w and "ADVANCED_PCI_SETTINGS=1" in w for w in warnings), warnings
+    # the warning the module emits (module.warn) for it
+    dev = {"device_type": "ConnectX7", "params": {"ADVANCED_PCI_SETTINGS": {}, "ATS_ENABLED": {}}}
+    desired, used, skipped, notes = connectx.with_profile(dev, {"LINK_TYPE_P1": "ETH"}, "gpudirect")
+    assert skipped == ["MAX_ACC_OUT_READ"] and "MAX_ACC_OUT_READ" not in desired
+    assert desired == {"ADVANCED_PCI_SETTINGS": True, "ATS_ENABLED": False, "LINK_TYPE_P1": "ETH"}
+    assert len(notes) == 1 and "MAX_ACC_OUT_READ skipped" in notes[0] and "ADVANCED_PCI_SETTINGS=1" in notes[0]
 
 
 def test_gpudirect_sets_max_acc_out_read_once_visible(capsys):
