@@ -3,6 +3,7 @@ drift, PASSED); drift injected on every layer plus faults is all named, and
 the audit changes nothing on the nodes or the switches. The lab is put back
 (re-converged) at the end.
 """
+import hashlib
 import json
 import os
 import re
@@ -54,8 +55,8 @@ def switch_configs():
     out = {}
     for f in sorted(os.listdir(d)):
         if f.endswith(".json") and f != "credentials.json":
-            with open(os.path.join(d, f)) as fh:
-                out[f] = json.load(fh)["applied"]
+            with open(os.path.join(d, f), "rb") as fh:
+                out[f] = hashlib.sha256(fh.read()).hexdigest()
     return out
 
 
