@@ -128,7 +128,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
     on(NODE, "sed", "-i", "s/^NCCL_IB_TC=.*/NCCL_IB_TC=0/", "/etc/nccl.conf")
     on(NODE, "mlxconfig", "-d", PCI, "-y", "set", "CNP_DSCP_P1=10")
     switch_fault("leaf1", "pfc_off", "swp3")
-    labctl_fault("port-down", "node3", "mlx5_1")
+    labctl_fault("speed", "node3", "mlx5_1", "200")
     try:
         nodes_before = {n: node_state(n) for n in converged["nodes"]}
         switches_before = switch_configs()
@@ -137,7 +137,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
         assert {n: node_state(n) for n in converged["nodes"]} == nodes_before
         assert switch_configs() == switches_before
     finally:
-        labctl_fault("port-up", "node3", "mlx5_1")
+        labctl_fault("speed", "node3", "mlx5_1", "400")
     assert report["mode"] == MODE and report["summary"]["passed"] is False
     assert "nothing was changed" in res.stdout or MODE in json.dumps(report)
     trust = find(report, "DRIFT_ROCE_QOS", node=NODE, device="mlx5_0", key="trust")[0]
@@ -149,7 +149,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
     assert (fw["current"], fw["intended"], fw["pci"]) == ("10", "48", PCI)
     sw = find(report, "DRIFT_SWITCH", switch="leaf1")[0]
     assert any("swp3" in c for c in sw["commands"]), sw["commands"]
-    find(report, "PORT_DOWN", node="node3", device="mlx5_1")
+    find(report, "PORT_SPEED", node="node3", device="mlx5_1")
     # only what was broken drifted
     assert {f.get("node") or f.get("switch") for f in drift_of(report) if f["severity"] == "error"} <= {NODE, "node3", "leaf1"}
     assert not [f for f in drift_of(report) if f.get("node") == "node1"]
