@@ -8,6 +8,12 @@ switches), turns them into findings with stable fault codes
 (module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the SVG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
 Fails when a finding is an error, unless ``fail: false``.
+
+The read-only audit (playbooks/audit.yml) passes ``mode`` (written into the
+report) and ``drift``: ``{"hosts": {node: {"layers": {layer: [registered
+results]}, "pci": {pci: device}}}, "switches": {switch: registered result}}``,
+the check-mode results of every role, which module_utils/audit.py turns into
+``DRIFT_*`` findings (check ``drift``).
 """
 import os
 import time
@@ -18,6 +24,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils import audit
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -27,7 +34,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils import readiness, 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches", "sl", "readiness", "switches"))
+                             "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -155,13 +162,26 @@ class ActionModule(ActionBase):
             findings += f
             checks.update(verify.ib_checks(ib, f))
 
+        # The audit: what every role would change in check mode
+        drift = self._templar.template(args.get("drift")) if args.get("drift") is not None else None
+        if drift is not None:
+            try:
+                f = audit.drift_findings((drift or {}).get("hosts") or {}, (drift or {}).get("switches") or {})
+            except (ValueError, TypeError, AttributeError) as e:
+                result.update(failed=True, msg=f"verify_report: the audit's drift results could not be read: {e}")
+                return result
+            findings += f
+            checks["drift"] = audit.drift_check(f, sorted(((drift or {}).get("hosts") or {}), key=str),
+                                                sorted(((drift or {}).get("switches") or {}), key=str))
+
         findings = verify.correlate(findings)
         summary = verify.summarize(findings)
         meta = dict(self._templar.template(args.get("meta") or {}))
         if "phase_marks" in meta:
             # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
             meta["phases"] = verify.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
-        doc = rep.build_report(findings, summary, checks, fabric, meta)
+        doc = rep.build_report(findings, summary, checks, fabric, meta,
+                               mode=self._templar.template(args.get("mode")) or None)
         result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
         if args.get("write", True):
             reports_dir = self._templar.template(args.get("reports_dir") or "reports")

@@ -16,6 +16,7 @@ Parsing is done by the parsers in ``mlxconfig.py`` (``parse_mlxconfig``,
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.fwprofile import profile_params
 from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
     parse_mlxconfig, parse_mlxfwreset, parse_mlxfwreset_query)
 
@@ -182,13 +183,39 @@ def _check_known(dev, desired, device):
     return params
 
 
-def configure(cx, desired, check_mode, state="present", force=False):
-    """Bring Next Boot to ``desired``; with state=reset also apply it; state=verified only checks.
+def with_profile(dev, desired, profile):
+    """``desired`` over the firmware profile's parameters for this device's generation.
+
+    A profile parameter the device does not report is skipped (MAX_ACC_OUT_READ
+    stays hidden until ADVANCED_PCI_SETTINGS is on in the running firmware);
+    explicitly desired parameters win over the profile's. Returns
+    ``(desired, profile_params, skipped, notes)``.
+    """
+    if not profile:
+        return desired, {}, [], []
+    try:
+        wanted, notes = profile_params(profile, dev.get("device_type"))
+    except ValueError as e:
+        raise Failure(str(e)) from None
+    skipped = sorted(n for n in wanted if n not in dev["params"] and n not in desired)
+    for name in skipped:
+        notes.append(f"{name} skipped: not reported by this {dev.get('device_type') or 'device'} "
+                     "(hidden until ADVANCED_PCI_SETTINGS=1 runs in the firmware; a run after the reset sets it)")
+    used = {n: v for n, v in wanted.items() if n not in skipped}
+    return dict(used, **desired), used, skipped, notes
+
+
+def configure(cx, desired, check_mode, state="present", force=False, profile=None):
+    """Bring Next Boot to ``desired`` (over ``profile``'s parameters, module_utils/fwprofile.py);
+    with state=reset also apply it; state=verified only checks.
 
     Returns the module result (without ``failed``); raises Failure.
     """
     desired = {str(k).upper(): v for k, v in (desired or {}).items()}
     dev = cx.query()
+    desired, from_profile, skipped, notes = with_profile(dev, desired, profile)
+    extra = {"profile": profile, "profile_params": from_profile, "profile_skipped": skipped, "warnings": notes} \
+        if profile else {}
     params = _check_known(dev, desired, cx.device)
     before = _view(params, desired)
     delta = {n: v for n, v in desired.items() if not matches(v, params[n].get("next_boot"))}
@@ -199,8 +226,8 @@ def configure(cx, desired, check_mode, state="present", force=False):
             raise Failure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
                           "are not at the desired value in the running firmware",
                           before=before, pending_params=still)
-        return {"changed": False, "device": cx.device, "before": before, "after": before,
-                "pending_reset": False, "reset_kind": None, "pending_params": [], "commands": []}
+        return dict(extra, changed=False, device=cx.device, before=before, after=before,
+                    pending_reset=False, reset_kind=None, pending_params=[], commands=[])
 
     if delta:
         if check_mode:
@@ -256,7 +283,7 @@ def configure(cx, desired, check_mode, state="present", force=False):
                               before=before, after=after, pending_params=still, commands=cx.commands)
             pending, kind, reason = [], None, None
 
-    return {"changed": changed, "device": cx.device, "before": before, "after": after,
-            "pending_reset": bool(pending), "reset_kind": kind, "reset_reason": reason,
-            "pending_params": pending, "reset_applied": applied, "commands": cx.commands,
-            "diff": _diff(cx.device, before, after)}
+    return dict(extra, changed=changed, device=cx.device, before=before, after=after,
+                pending_reset=bool(pending), reset_kind=kind, reset_reason=reason,
+                pending_params=pending, reset_applied=applied, commands=cx.commands,
+                diff=_diff(cx.device, before, after))

@@ -25,6 +25,8 @@ LINK_WIDTHS = (1, 2, 4, 8)
 TRUST_MODES = ("dscp", "pcp")
 GID_TYPES = ("v2",)
 NCCL_GDR_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
+# NIC firmware profiles (module_utils/fwprofile.py holds their parameters).
+FIRMWARE_PROFILES = ("gpudirect", "default", "none")
 
 DEFAULTS = {
     "name": "fabric",
@@ -60,6 +62,9 @@ DEFAULTS = {
         "link_flaps_max": 0,
         "effective_ber_max": 1e-12,
         "raw_ber_max": 2.4e-4,
+    },
+    "firmware": {
+        "profile": "default",
     },
 }
 
@@ -237,7 +242,7 @@ def validate_fabric(fabric):
     # Every block is a mapping; one that is not is reported and left at its
     # defaults so the rest is still checked (every problem at once).
     clean = {k: v for k, v in fabric.items() if k in DEFAULTS}
-    for block in ("mtu", "roce", "infiniband", "nccl", "verify"):
+    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware"):
         if block in clean and _mapping(p, f"fabric.{block}", clean[block]) is None:
             del clean[block]
     for block, inner in (("roce", "ecn"), ("nccl", "overrides")):
@@ -265,6 +270,8 @@ def validate_fabric(fabric):
         _unknown_keys(p, "fabric.infiniband", clean.get("infiniband", {}), INFINIBAND_KEYS)
     _validate_nccl(p, clean.get("nccl", {}), f["nccl"])
     _validate_verify(p, clean.get("verify", {}), f["verify"], f["link_speed_gbps"])
+    _unknown_keys(p, "fabric.firmware", clean.get("firmware", {}), DEFAULTS["firmware"])
+    _one_of(p, "fabric.firmware.profile", f["firmware"].get("profile"), FIRMWARE_PROFILES)
     return p.items
 
 

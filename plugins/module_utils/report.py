@@ -30,10 +30,13 @@ JSON_INDENT_MAX = 1 << 20
 
 # ---------------------------------------------------------------- the report document
 
-def build_report(findings, summary, checks, fabric, meta=None):
-    """The JSON document: what ran, what was found, with stable codes."""
+def build_report(findings, summary, checks, fabric, meta=None, mode=None):
+    """The JSON document: what ran, what was found, with stable codes.
+
+    ``mode``: how it ran, e.g. the audit's "audit: read-only, nothing was changed"
+    (absent for a verification)."""
     now = datetime.datetime.now(datetime.timezone.utc)
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "fabric": {k: fabric.get(k) for k in ("name", "transport", "link_speed_gbps", "link_width", "mtu", "verify")},
@@ -42,6 +45,9 @@ def build_report(findings, summary, checks, fabric, meta=None):
         "findings": findings,
         "meta": meta or {},
     }
+    if mode:
+        doc["mode"] = mode
+    return doc
 
 
 def _cell(v):
@@ -58,6 +64,9 @@ def to_markdown(report, grid=None):
     if phases:
         lines += ["Phases: " + ", ".join(f"{p['phase']} {p['seconds']:g} s" for p in phases)
                   + f"; {sum(p['seconds'] for p in phases):.1f} s in all.", ""]
+    if report.get("mode"):
+        lines[0] = f"# Fabric audit: {'PASSED' if s['passed'] else 'FAILED'}"
+        lines += [f"Mode: **{report['mode']}**.", ""]
     checks = report.get("checks", {})
     lines += ["| check | result | detail |", "|---|---|---|"]
     for name, c in checks.items():
@@ -156,16 +165,19 @@ def _markdown_links(matrix, threshold, grid=None):
 
 
 def to_junit(report):
-    """JUnit XML: one testsuite per check, one testcase per test, failures carry the fault code.
+    """JUnit XML: one testsuite per check, one testcase per test, failures carry the fault code;
+    an audit's suites carry its mode as a property.
 
     Written as text (ElementTree costs seconds for the 261,120 tests of a full 256-node x 8-rail plan).
     """
     suites = []
     total_t = total_f = 0
+    mode = report.get("mode")
+    props = f'<properties><property name="mode" value={quoteattr(str(mode))} /></properties>' if mode else ""
     for name, c in report.get("checks", {}).items():
         cases = c.get("cases") or [{"name": name, "ok": c.get("passed", False), "message": c.get("detail")}]
         classname = quoteattr(f"linerate.verify.{name}")
-        body, fails = [], 0
+        body, fails = [props] if props else [], 0
         for case in cases:
             head = f'<testcase classname={classname} name={quoteattr(str(case["name"]))} time="{case.get("time", 0)}"'
             if case.get("skipped"):
@@ -182,7 +194,8 @@ def to_junit(report):
         total_t += len(cases)
         total_f += fails
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="linerate-verify" tests="{total_t}" failures="{total_f}">' + "".join(suites)
+            + f'<testsuites name="{"linerate-audit" if mode else "linerate-verify"}" tests="{total_t}" failures="{total_f}">'
+            + "".join(suites)
             + "</testsuites>\n")
 
 

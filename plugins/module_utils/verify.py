@@ -91,10 +91,19 @@ FAULT_CODES = {
     "CABLE_MISSING": ("error", "cabling", "no LLDP neighbour on an intended switch-to-switch link"),
     "CABLE_UNEXPECTED": ("warning", "cabling", "a neighbour the inventory does not know, on a port it does not cable"),
     "CABLE_UNVERIFIED": ("warning", "cabling", "LLDP could not be read (switch, lldpd on a host, silent host port): cabling unproven"),
+
+    # The read-only audit (playbooks/audit.yml, module_utils/audit.py): what a role would change in check mode
+    "DRIFT_FIRMWARE": ("error", "firmware", "a NIC firmware (mlxconfig Next Boot) value differs from the intent"),
+    "DRIFT_ROCE_QOS": ("error", "pfc", "a port's trust, PFC, DSCP map, ECN, RDMA-CM ToS or MTU differs from the intent"),
+    "DRIFT_NCCL_CONF": ("error", "hca_selection", "a NCCL_* line of NCCL's configuration differs from the intent"),
+    "DRIFT_HOST": ("error", "host", "another host setting (packages, netdevs, peermem, boot units) differs from the intent"),
+    "DRIFT_SUBNET_MANAGER": ("error", "subnet_manager", "the subnet manager's configuration differs from the intent"),
+    "DRIFT_SWITCH": ("error", "switch", "a switch's running config differs from the intent"),
+    "FIRMWARE_PENDING": ("warning", "firmware", "a firmware value is set for the next boot but not running yet"),
 }
 
-LAYERS = ("link", "pcie", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
-          "host", "fabric", "subnet_manager", "cabling", "partition")
+LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
+          "host", "fabric", "subnet_manager", "cabling", "partition", "firmware", "switch", "pcie")
 
 # Which report check an InfiniBand finding belongs to.
 IB_CHECK_OF = {"IB_CHECK_FAILED": "subnet_manager", "IB_SM_NOT_MASTER": "subnet_manager",

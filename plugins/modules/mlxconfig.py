@@ -35,6 +35,19 @@ options:
         prints, numbers with its code.
     type: dict
     required: true
+  profile:
+    description:
+      - A firmware profile whose parameters are desired too, per the NIC generation C(mlxconfig q)
+        reports (C(Device type)); O(params) win over them. The table is module_utils/fwprofile.py.
+      - C(gpudirect) - NVIDIA nic-configuration-operator's PCI performance and GPUDirect settings,
+        C(ADVANCED_PCI_SETTINGS=1), C(MAX_ACC_OUT_READ) (44 on PCIe Gen4 cards such as ConnectX-6 Dx and
+        BlueField-2, 0 = auto on ConnectX-7, BlueField-3 and later), C(ATS_ENABLED=0).
+        C(MAX_ACC_OUT_READ) is hidden until C(ADVANCED_PCI_SETTINGS=1) runs in the firmware; until then it
+        is skipped and named in C(profile_skipped) and C(warnings); the run after the reset sets it.
+      - C(default) - C(ADVANCED_PCI_SETTINGS=0), C(ATS_ENABLED=0) (the factory defaults).
+      - C(none) or omitted - no parameter of its own.
+    type: str
+    choices: [gpudirect, default, none]
   state:
     description:
       - C(present) sets Next Boot; C(reset) sets and then applies pending changes with mlxfwreset;
@@ -125,6 +138,20 @@ reset_applied:
   description: With state=reset, the reset that was run (or would run in check mode); null otherwise.
   returned: always
   type: str
+profile:
+  description: The firmware profile applied (only with O(profile)).
+  returned: when profile is given
+  type: str
+profile_params:
+  description: The parameters the profile desired on this device (only with O(profile)).
+  returned: when profile is given
+  type: dict
+  sample: {ADVANCED_PCI_SETTINGS: true, ATS_ENABLED: false, MAX_ACC_OUT_READ: 0}
+profile_skipped:
+  description: Profile parameters the device does not report (yet) and that were left out.
+  returned: when profile is given
+  type: list
+  elements: str
 commands:
   description: The changing commands run (in check mode, that would run), as argv lists.
   returned: always
@@ -148,6 +175,7 @@ def main():
             "force": {"type": "bool", "default": False},
             "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
             "reboot_params": {"type": "list", "elements": "str", "default": []},
+            "profile": {"type": "str", "choices": ["gpudirect", "default", "none"]},
         },
         supports_check_mode=True,
     )
@@ -155,9 +183,11 @@ def main():
     try:
         cx = ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
                       p["cold_reboot_params"], p["reboot_params"])
-        result = configure(cx, p["params"], module.check_mode, p["state"], p["force"])
+        result = configure(cx, p["params"], module.check_mode, p["state"], p["force"], p["profile"])
     except Failure as e:
         module.fail_json(msg=e.msg, **e.kw)
+    for note in result.pop("warnings", None) or []:
+        module.warn(note)
     if not module._diff:
         result.pop("diff", None)
     module.exit_json(**result)

@@ -163,6 +163,18 @@ options:
             description: Highest raw (pre-FEC) bit error rate mlxlink may report.
             type: float
             default: 2.4e-4
+      firmware:
+        description: The NIC firmware (role connectx_firmware).
+        type: dict
+        suboptions:
+          profile:
+            description:
+              - The PCI performance / GPUDirect profile, per NIC generation (module_utils/fwprofile.py).
+              - V(gpudirect) sets ADVANCED_PCI_SETTINGS, MAX_ACC_OUT_READ and ATS_ENABLED as NVIDIA's
+                nic-configuration-operator does; V(default) keeps them at the factory values; V(none) leaves them alone.
+            type: str
+            choices: [gpudirect, default, none]
+            default: default
   host_group:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str

@@ -69,6 +69,20 @@ options:
       - InfiniBand service level the benchmarks ran on; each node's NCCL_IB_SL (unset = NCCL's 0) must
         match (NCCL_SL_MISMATCH). On RoCE NCCL_IB_TC is checked against the intent (data DSCP << 2).
     type: raw
+  mode:
+    description:
+      - "How the run went, written into the report as C(mode) (JSON), a C(Mode:) line under a C(Fabric audit)
+        title (Markdown) and a C(mode) property of every JUnit test suite. playbooks/audit.yml passes
+        C(audit: read-only, nothing was changed)."
+    type: str
+  drift:
+    description:
+      - "The audit's check-mode results of every role: C({hosts: {node: {layers: {layer: [registered results]},
+        devices: RDMA facts' devices}}, switches: {switch: switch_config result}}). Layers are C(firmware),
+        C(roce_qos), C(nccl_conf), C(rdma_netdev), C(peermem), C(mofed), C(host), C(subnet_manager)."
+      - They become the check C(drift) and its C(DRIFT_*) / C(FIRMWARE_PENDING) findings, each naming the node or
+        switch, the device, the key, the current and the intended value (module_utils/audit.py).
+    type: dict
 attributes:
   check_mode:
     support: full

@@ -100,7 +100,7 @@ ROCE_CASES = [
     ("fabric.roce.ecn", True, "fabric.roce.ecn: True is not allowed (allowed: a mapping)"),
     ("fabric.nccl.overrides", ["NCCL_X"], "fabric.nccl.overrides: ['NCCL_X'] is not allowed (allowed: a mapping)"),
     # unknown keys at every level
-    ("fabric.bogus", 1, "fabric.bogus: 1 is not allowed (unknown key; allowed keys: infiniband, link_speed_gbps"),
+    ("fabric.bogus", 1, "fabric.bogus: 1 is not allowed (unknown key; allowed keys: firmware, infiniband, link_speed_gbps"),
     (("fabric", 7), 2, "fabric.7: 2 is not allowed (unknown key"),
     ("fabric.mtu.jumbo", 1, "fabric.mtu.jumbo: 1 is not allowed (unknown key; allowed keys: host, switch)"),
     ("fabric.roce.ecn.mode", "red", "fabric.roce.ecn.mode: 'red' is not allowed (unknown key"),

@@ -1,5 +1,6 @@
 """mlxconfig, mlxfwreset, mlxfwmanager, flint, mst against the model."""
 from labsim import lab  # noqa: F401
+from linerate_lab import hardware
 from linerate_lab.tools import flint, fwimage, mlxconfig, mlxfwmanager, mlxfwreset, mlnx_qos, mst
 
 HEADER = ("\nDevice #1:\n----------\n\n"
@@ -157,3 +158,20 @@ def test_flint_query_and_missing_device(lab):
     assert "PSID:                  MT_0000000838\n" in out
     assert lab.run(flint, ["-d", "0000:99:00.0", "q"])[:2] == (
         1, "-E- Cannot open Device: 0000:99:00.0. No such file or directory\n")
+
+
+def test_max_acc_out_read_is_hidden_until_advanced_pci_settings_runs(lab):
+    """As on real firmware: listed and settable only while ADVANCED_PCI_SETTINGS is on in Current."""
+    rows = [line.split()[0] for line in lab.run(mlxconfig, ["-d", "mlx5_0", "q"])[1].splitlines()[10:]]
+    assert "MAX_ACC_OUT_READ" not in rows and "ADVANCED_PCI_SETTINGS" in rows
+    rc, out, _ = lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "set", "MAX_ACC_OUT_READ=44"])
+    assert rc != 0 and "-E- The Device doesn't support MAX_ACC_OUT_READ parameter" in out
+    assert lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "set", "ADVANCED_PCI_SETTINGS=1"])[0] == 0
+    # set for the next boot only: still hidden
+    assert "MAX_ACC_OUT_READ" not in lab.run(mlxconfig, ["-d", "mlx5_0", "-e", "q"])[1]
+    assert lab.nic()["firmware"]["current"]["ADVANCED_PCI_SETTINGS"] == "False(0)"
+    lab.update(hardware.boot)   # the power cycle it needs
+    out = lab.run(mlxconfig, ["-d", "mlx5_0", "-e", "q", "MAX_ACC_OUT_READ"])[1]
+    assert out.endswith("        MAX_ACC_OUT_READ                            0                    0                    0                   \n")
+    rc, _, _ = lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "set", "MAX_ACC_OUT_READ=44"])
+    assert rc == 0 and lab.nic()["firmware"]["next_boot"]["MAX_ACC_OUT_READ"] == "44"

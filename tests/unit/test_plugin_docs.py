@@ -130,6 +130,7 @@ def test_documented_intent_is_the_validators():
     assert fabric["roce"]["suboptions"]["trust"]["choices"] == list(intent.TRUST_MODES)
     assert fabric["roce"]["suboptions"]["gid_type"]["choices"] == list(intent.GID_TYPES)
     assert fabric["nccl"]["suboptions"]["gdr_level"]["choices"] == list(intent.NCCL_GDR_LEVELS)
+    assert fabric["firmware"]["suboptions"]["profile"]["choices"] == list(intent.FIRMWARE_PROFILES)
 
 
 def test_documented_action_arguments_are_the_accepted_ones():

@@ -82,7 +82,7 @@ def ordered(params):
 
 def check_params(fw, names):
     for name in names:
-        if name not in fw["next_boot"]:
+        if name not in fw["next_boot"] or not hardware.visible(fw, name):
             raise CfgError(f"The Device doesn't support {name} parameter")
 
 
@@ -94,7 +94,7 @@ def query(nic, dev, index, names, extended):
     except CfgError as e:
         return text, str(e)
     differ = False
-    for name in names or ordered(fw["next_boot"]):
+    for name in names or [n for n in ordered(fw["next_boot"]) if hardware.visible(fw, n)]:
         nxt = fw["next_boot"][name]
         if extended:
             d, c = fw["default"].get(name, nxt), fw["current"].get(name, nxt)
