@@ -178,13 +178,13 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
     for (sw, pk), e in sorted(exp.items()):
         if sw not in readable or (sw, pk) in reported:
             continue
-        obs = [o for o, _ in observed.get((sw, pk), [])]
+        obs = [pair[0] for pair in observed.get((sw, pk), [])]
         if any(_same(e, o) for o in obs):
             continue
         for (sw2, pk2), e2 in sorted(exp.items()):
             if sw2 != sw or pk2 == pk or (sw2, pk2) in reported:
                 continue
-            obs2 = [o for o, _ in observed.get((sw2, pk2), [])]
+            obs2 = [pair[0] for pair in observed.get((sw2, pk2), [])]
             if any(_same(e2, o) for o in obs) and any(_same(e, o) for o in obs2) \
                     and not any(_same(e2, o) for o in obs2):
                 p1, p2 = _port_name(observed, sw, pk, names), _port_name(observed, sw2, pk2, names)
@@ -208,16 +208,16 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
         if (sw, pk) in reported:
             mine = [f for f in findings if f["code"] == "CABLE_SWAPPED" and f["switch"] == sw
                     and port_key(port) in (port_key(f["switch_port"]), port_key(f.get("other_switch_port")))]
-        elif any(_same(e, o) for o, _ in obs):
+        elif any(_same(e, pair[0]) for pair in obs):
             pass
         elif not obs:
             if e[0] == "switch":
                 mine = [_f("CABLE_MISSING", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be "
-                        "(switches run LLDP: no cable, or the link is down)", e, sw, port, **_peer(e))]
+                           "(switches run LLDP: no cable, or the link is down)", e, sw, port, **_peer(e))]
             else:
                 mine = [_f("CABLE_UNVERIFIED", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be: "
-                        f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
-                        "unproven", e, sw, port)]
+                           f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
+                           "unproven", e, sw, port)]
         else:
             o = obs[0][0]
             mine = [_f("CABLE_MISWIRED", f"{sw} {port}: should have {_label(e)}, LLDP shows {_label(o)}",

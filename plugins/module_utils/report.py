@@ -415,6 +415,7 @@ def heatmap_svg(report, matrix_max_nodes=None, grid=None):
             '<rect width="100%" height="100%" fill="#ffffff"/>')
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + head + "\n".join(out) + "</svg>\n"
 
+
 # ---------------------------------------------------------------- files
 
 def write_reports(report, reports_dir, stamp=None):
