@@ -24,11 +24,17 @@ def verify_round_progress(rounds, index, started=None, rails=1, label="round", n
     return verify.round_progress(rounds, index, started, time.time() if now is None else now, rails, label)
 
 
-def verify_rail_tests(ports, base_port, server=None):
-    """ib_write_bw tests of one host: one per rail, HCA i on TCP port base+i (and the peer's address)."""
+def verify_rail_tests(ports, base_port, server=None, rails=None):
+    """ib_write_bw tests of one host: one per rail, HCA i on TCP port base+i (and the peer's address).
+
+    ``rails``: the readiness check's rail-aligned pairing ([{device, gpu}], host_readiness); a
+    device's ``gpu`` (its --use_cuda device) is the GPU nearest to it there, else the rail index.
+    """
+    nearest = {r.get("device"): r.get("gpu") for r in rails or [] if isinstance(r, dict) and r.get("gpu") is not None}
     out = []
     for i, p in enumerate(ports or []):
-        t = {"device": p["device"], "tcp_port": int(base_port) + i, "ib_port": int(p.get("ib_port", 1)), "gpu": i}
+        t = {"device": p["device"], "tcp_port": int(base_port) + i, "ib_port": int(p.get("ib_port", 1)),
+             "gpu": int(nearest.get(p["device"], i))}
         if server:
             t["server"] = server
         out.append(t)

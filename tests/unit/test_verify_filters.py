@@ -15,6 +15,16 @@ def test_rail_tests_use_one_tcp_port_per_rail():
     assert {t["server"] for t in f.verify_rail_tests(PORTS, 18515, "10.0.0.2")} == {"10.0.0.2"}
 
 
+def test_rail_tests_take_the_gpu_nearest_to_each_nic():
+    # readiness found GPU 5 behind mlx5_0's PCIe switch and nothing for mlx5_1:
+    # mlx5_0 measures with --use_cuda=5, mlx5_1 falls back to its rail index
+    rails = [{"device": "mlx5_0", "gpu": 5, "link": "PIX"}, {"device": "mlx5_1", "gpu": None}, "junk"]
+    tests = f.verify_rail_tests(PORTS, 18515, None, rails)
+    assert [(t["device"], t["gpu"]) for t in tests] == [("mlx5_0", 5), ("mlx5_1", 1)]
+    assert "server" not in tests[0]
+    assert [t["gpu"] for t in f.verify_rail_tests(PORTS, 18515, "10.0.0.2", rails)] == [5, 1]
+
+
 def test_rounds_filter():
     nodes = ["a", "b", "c", "d"]
     assert len(f.verify_rounds(nodes)) == 3
