@@ -220,6 +220,21 @@ def host_drift(node, collected, pci_to_device=None):
     return out
 
 
+def layer_errors(node, errors):
+    """AUDIT_LAYER_FAILED per layer whose role failed on the node (playbooks/tasks/audit_layer.yml):
+    its drift is not known, so the audit cannot pass on it."""
+    out = []
+    for e in errors or []:
+        if not isinstance(e, dict):
+            continue
+        layer = str(e.get("layer") or e.get("role") or "?")
+        task = f" at '{e['task']}'" if e.get("task") else ""
+        out.append(verify.finding("AUDIT_LAYER_FAILED",
+                                  f"{node}: the {layer} layer could not be audited (role {e.get('role') or layer}{task}: "
+                                  f"{e.get('msg') or 'failed'}); its drift is unproven", node=node, check="drift"))
+    return out
+
+
 def pci_names(devices):
     """{pci: device} from the RDMA facts' ``devices`` ({device: {"pci": ...}})."""
     return {d["pci"]: name for name, d in (devices or {}).items() if isinstance(d, dict) and d.get("pci")}
@@ -232,6 +247,7 @@ def drift_findings(hosts, switches=None):
     for node in sorted(hosts or {}, key=str):
         h = hosts[node] or {}
         out += host_drift(node, h.get("layers") or {}, pci_names(h.get("devices")))
+        out += layer_errors(node, h.get("errors"))
     for sw in sorted(switches or {}, key=str):
         out += switch_drift(sw, switches[sw])
     return out

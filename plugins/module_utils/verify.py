@@ -99,6 +99,7 @@ FAULT_CODES = {
     "DRIFT_HOST": ("error", "host", "another host setting (packages, netdevs, peermem, boot units) differs from the intent"),
     "DRIFT_SUBNET_MANAGER": ("error", "subnet_manager", "the subnet manager's configuration differs from the intent"),
     "DRIFT_SWITCH": ("error", "switch", "a switch's running config differs from the intent"),
+    "AUDIT_LAYER_FAILED": ("error", "host", "the audit could not run a layer's role on the node: its drift is unproven"),
     "FIRMWARE_PENDING": ("warning", "firmware", "a firmware value is set for the next boot but not running yet"),
 }
 

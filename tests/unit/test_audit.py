@@ -200,11 +200,38 @@ def test_every_task_that_escapes_check_mode_only_reads():
     assert seen >= 5
 
 
+def test_a_layer_that_failed_is_an_error_naming_the_node_layer_and_cause():
+    hosts = {"node3": {"layers": {}, "errors": [
+        {"layer": "firmware", "role": "connectx_firmware", "task": "Query the firmware", "msg": "mlxconfig: -E- no device"},
+        "junk"]}, "node1": {"layers": {}}}
+    f = audit.drift_findings(hosts)
+    assert [(x["code"], x["severity"], x["node"], x["check"]) for x in f] == [("AUDIT_LAYER_FAILED", "error", "node3", "drift")]
+    assert "firmware layer could not be audited (role connectx_firmware at 'Query the firmware': mlxconfig: -E- no device)" \
+        in f[0]["message"]
+    check = audit.drift_check(f, ["node1", "node3"])
+    assert not check["passed"] and [c["ok"] for c in check["cases"]] == [True, False]
+
+
+def test_audit_layers_run_one_by_one_with_a_rescue_each():
+    with open(os.path.join(REPO, "playbooks", "audit.yml")) as fh:
+        plays = yaml.safe_load(fh)
+    host_play = next(p for p in plays if p.get("hosts") == "gpu_nodes" and p.get("check_mode") is True)
+    layers = next(t for t in host_play["tasks"] if "audit_layer.yml" in str(t))
+    assert [x["role"] for x in layers["loop"]] == ["mofed", "rdma_netdev", "connectx_firmware", "roce_qos",
+                                                    "nvidia_peermem", "nccl_env"]
+    assert set(x["layer"] for x in layers["loop"]) <= set(audit.HOST_LAYERS)
+    with open(os.path.join(REPO, "playbooks", "tasks", "audit_layer.yml")) as fh:
+        block = yaml.safe_load(fh)[0]
+    assert block["block"][0]["ansible.builtin.include_role"]["name"] == "{{ audit_layer.role }}"
+    assert "audit_host_errors" in str(block["rescue"])
+
+
 def test_audit_playbook_forces_check_mode_on_every_role_play():
     with open(os.path.join(REPO, "playbooks", "audit.yml")) as f:
         plays = yaml.safe_load(f)
     role_plays = [p for p in plays if "hosts" in p and (p.get("roles") or any(
-        "include_role" in str(t) and "verify_fabric" not in str(t) for t in p.get("tasks") or []))]
+        ("include_role" in str(t) or "audit_layer.yml" in str(t)) and "verify_fabric" not in str(t)
+        for t in p.get("tasks") or []))]
     assert len(role_plays) >= 3
     assert all(p.get("check_mode") is True for p in role_plays), [p["name"] for p in role_plays]
     verify_play = next(p for p in plays if any((t.get("ansible.builtin.include_role") or {}).get("name") == "verify_fabric"
