@@ -158,3 +158,22 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
                  timeout=1500)
     _, again = audit(expect_ok=True)
     assert drift_of(again) == [] and again["summary"]["passed"]
+
+
+def test_a_host_whose_role_fails_stays_in_the_audit(converged):
+    # A pulled cable stops a host role in check mode (a port that is down):
+    # the audit records the layer and still runs node3's read-only checks.
+    labctl_fault("port-down", "node3", "mlx5_1")
+    try:
+        before = node_state("node3")
+        res, report = audit(expect_ok=False)
+        assert node_state("node3") == before
+    finally:
+        labctl_fault("port-up", "node3", "mlx5_1")
+    assert recap(res.stdout)["node3"]["failed"] == 0, res.stdout[-4000:]
+    find(report, "PORT_DOWN", node="node3", device="mlx5_1")
+    ports = {c["name"] for c in report["checks"]["ports"]["cases"]}
+    assert any("node3" in name for name in ports), ports
+    for f in report["findings"]:
+        if f["code"] == "AUDIT_LAYER_FAILED":
+            assert f["node"] == "node3" and "could not be audited" in f["message"]
