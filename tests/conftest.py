@@ -31,6 +31,13 @@ def run_playbook(playbook, *args, inventory="inventory/lab", check=False, timeou
     return res
 
 
+def lab_fault(*args):
+    """labctl.py fault ARGS against the lab this session's environment names; fails the test on error."""
+    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
+                         env=ansible_env(), text=True, capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr + res.stdout
+
+
 @pytest.fixture(scope="session")
 def lab():
     """The lab, up (idempotent). Tests that change it put it back."""

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, ansible_env, run_playbook, lab_fault as labctl_fault
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 NODE = "node2"
@@ -35,11 +35,6 @@ def on(node, *argv):
     assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
     return res.stdout
 
-
-def labctl_fault(*args):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=60)
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 def switch_fault(*args):

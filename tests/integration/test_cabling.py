@@ -3,22 +3,15 @@ on a leaf (NVUE and SONiC) are caught as CABLE_SWAPPED naming both nodes, device
 after the undo the check is clean again."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, lab_fault as fault, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY_CABLING = ["-e", '{"verify_fabric_checks": ["cabling"]}']
 SWAPS = [("leaf1", "swp1", "swp2"), ("leaf2", "Ethernet8", "Ethernet16")]
 
-
-def fault(*args):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=60)
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 @pytest.fixture(scope="module")

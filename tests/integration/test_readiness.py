@@ -3,21 +3,14 @@ each fault below the fabric is caught with its code, node, device and PCI addres
 then put back."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, lab_fault as fault, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY = ["-e", '{"verify_fabric_checks": ["readiness"]}']
 
-
-def fault(*args):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=60)
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 @pytest.fixture(scope="module")

@@ -2,24 +2,17 @@
 with the right fault code, naming the node, device and switch port, then put back."""
 import json
 import os
-import subprocess
-import sys
 from xml.etree import ElementTree as ET
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, lab_fault as fault, run_playbook
 
 # Short tests: the simulated links need no warm-up; every wait is bounded.
 FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
         "-e", "verify_fabric_nccl_timeout=120"]
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 
-
-def fault(*args):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=60)
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 @pytest.fixture(scope="module")
