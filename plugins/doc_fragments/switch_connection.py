@@ -4,6 +4,24 @@
 class ModuleDocFragment:
     DOCUMENTATION = r"""
 options:
+  name:
+    description: Switch name used in messages (and backup paths) - the inventory name.
+    type: str
+    required: true
+  password:
+    description: Login password (keep it in vault). Either this or O(private_key_file).
+    type: str
+  host_key_checking:
+    description: Reject a switch whose host key is not in O(known_hosts). Turn off only for a first contact you verify otherwise.
+    type: bool
+    default: true
+  profile:
+    description:
+      - Name of the QoS objects the intent owns (NVUE profiles; SONiC map C(<PROFILE>) and WRED profile
+        C(<PROFILE>_LOSSLESS)); only the C(switch_config) module writes them, the read-only modules accept it so
+        one connection block (module_defaults group C(linerate.fabric.switch)) serves all.
+    type: str
+    default: linerate
   platform:
     description:
       - Switch operating system, V(nvue), V(sonic) or V(eos); an C(ansible_network_os) value is accepted too,

@@ -31,21 +31,6 @@ author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
 options:
-  name:
-    description: Switch name used in messages and backup paths (the inventory name).
-    type: str
-    required: true
-  password:
-    description: Login password (keep it in vault). Either this or O(private_key_file).
-    type: str
-  host_key_checking:
-    description: Reject a switch whose host key is not in O(known_hosts). Turn off only for a first contact you verify otherwise.
-    type: bool
-    default: true
-  profile:
-    description: Name of the QoS objects (NVUE profiles; SONiC map C(<PROFILE>) and WRED profile C(<PROFILE>_LOSSLESS)) the intent owns.
-    type: str
-    default: linerate
   fabric_ports:
     description: The switch's fabric ports (from the cabling); the managed scope and the ports post-checked.
     type: list

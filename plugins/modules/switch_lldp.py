@@ -19,21 +19,6 @@ author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
 options:
-  name:
-    description: Switch name used in messages (the inventory name).
-    type: str
-    required: true
-  password:
-    description: Login password. Either this or O(private_key_file).
-    type: str
-  host_key_checking:
-    description: Reject a switch whose host key is not in O(known_hosts).
-    type: bool
-    default: true
-  profile:
-    description: Name of the QoS objects the intent owns (unused here; accepted for symmetry with switch_config).
-    type: str
-    default: linerate
   fabric_ports:
     description: Unused here (every port's neighbours are returned); accepted for symmetry with switch_info.
     type: list
