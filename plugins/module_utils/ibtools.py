@@ -557,49 +557,76 @@ _RDMA_LINK_RE = re.compile(r"^(?:link |\d+/\d+: )(?P<device>[^/\s]+)/(?P<port>\d
 _RDMA_ERROR_RE = re.compile(r"^(?:Error|error)|Failed|command not found|Operation not supported|"
                             r"No such file|Wrong device name|Permission denied")
 _RDMA_INT_KEYS = ("lid", "sm_lid", "lmc", "netdev_index", "ifindex")
+_RDMA_LINK_KEYS = ("state", "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid", "sm_lid", "lmc")
 
 
 def parse_rdma_link(text):
     """Parse ``rdma link show`` (iproute2), text or ``rdma -j link show`` JSON.
 
     JSON (preferred; a list of ``{"ifindex", "ifname", "port", "state",
-    "physical_state", "netdev", ...}``) is recognized by its leading ``[``.
+    "physical_state", "netdev", ...}``) is recognized by its leading ``[{``.
     Text: ``link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev
     ens1f0np0`` (iproute2 >= 5.x), ``1/1: mlx5_0/1: state ...`` (older), IB
     ports with ``subnet_prefix .. lid .. sm_lid .. lmc ..``; the words after
     the port are read as ``key value`` pairs, a word without a value goes to
-    ``warnings`` with its line.
+    ``warnings`` with its line. ``-d`` output: an indented line that goes on
+    with ``state ..`` belongs to the link above (older iproute2 wraps there),
+    ``caps: <A, B, ...>`` (wrapped or not) gives ``caps`` as a list. JSON of
+    the first layout (2017) names the port in ``ifname`` (``mlx5_0/1``);
+    ``device`` is the name without it.
 
     Returns ``{"links": [{"device", "port", "state", "physical_state",
     "netdev", ...}], "warnings": [str]}``. Raises ParseError on error output
     (``Error: ...``, unknown device, tool missing) or output without a link.
     """
     stripped = (text or "").strip()
-    if stripped.startswith("["):
+    if re.match(r"\[\s*[{\]]", stripped):   # not a "[root@host ~]#" prompt line
         return _rdma_link_json(stripped, text)
     links, warnings = [], []
+    caps = None   # the caps list being read while a '<...' spans lines
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
             continue
         if _RDMA_ERROR_RE.search(line):
             raise ParseError("rdma", "line %d: %s" % (number, line), text)
+        if caps is not None:
+            caps.extend(_rdma_caps(line))
+            caps = None if ">" in line else caps
+            continue
         match = _RDMA_LINK_RE.match(line)
-        if not match:
-            continue   # echoed command lines, prompts
-        link = {"device": match.group("device"), "port": int(match.group("port"))}
-        words = match.group("rest").split()
-        while words:
-            key = words.pop(0)
-            if not words:
-                warnings.append("line %d: %r without a value" % (number, key))
-                break
-            value = words.pop(0)
-            link[key] = int(value) if key in _RDMA_INT_KEYS and value.isdigit() else value
-        links.append(link)
+        if match:
+            link = {"device": match.group("device"), "port": int(match.group("port"))}
+            links.append(link)
+            _rdma_pairs(match.group("rest").split(), link, number, warnings)
+        elif links and line.startswith("caps:"):
+            # -d: "caps: <SM, TRAP, ...>", wrapped over several lines
+            caps = links[-1].setdefault("caps", [])
+            caps.extend(_rdma_caps(line[len("caps:"):]))
+            caps = None if ">" in line else caps
+        elif links and raw[:1] in (" ", "\t") and line.split()[0] in _RDMA_LINK_KEYS:
+            # -d on older iproute2 wraps "state .. physical_state .." to an indented line
+            _rdma_pairs(line.split(), links[-1], number, warnings)
+        # anything else: echoed command lines, prompts
     if not links:
         _raise_no_data("rdma", text, "'link <dev>/<port>' line")
     return {"links": links, "warnings": warnings}
+
+
+def _rdma_pairs(words, link, number, warnings):
+    """Read ``key value`` words into ``link``; a key without a value is a warning."""
+    while words:
+        key = words.pop(0)
+        if not words:
+            warnings.append("line %d: %r without a value" % (number, key))
+            break
+        value = words.pop(0)
+        link[key] = int(value) if key in _RDMA_INT_KEYS and value.isdigit() else value
+
+
+def _rdma_caps(fragment):
+    """Capability names of one line of ``caps: <A, B, ...>``."""
+    return [word for word in re.split(r"[<>,\s]+", fragment) if word]
 
 
 def _rdma_link_json(document, text):
@@ -616,7 +643,12 @@ def _rdma_link_json(document, text):
                 or not isinstance(entry.get("port"), int) or isinstance(entry.get("port"), bool):
             raise ParseError("rdma", "rdma -j link show: entry %d has no ifname and port: %r"
                              % (index, entry), text)
-        link = {"device": entry["ifname"], "port": entry["port"]}
+        device = entry["ifname"]
+        # the first JSON layout (iproute2 2017) names the port too: "mlx5_0/1"
+        suffix = "/%d" % entry["port"]
+        if device.endswith(suffix):
+            device = device[:-len(suffix)]
+        link = {"device": device, "port": entry["port"]}
         link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
         links.append(link)
     return {"links": links, "warnings": []}

@@ -152,6 +152,22 @@ def test_ibnetdiscover_grouped_non_chassis_heading_man_page_example():
     assert ca["ports"][1]["width"] == 1 and ca["ports"][2]["width"] == 4
 
 
+def test_ibnetdiscover_real_cluster_x5_voltaire_and_infiniscale():
+    # a whole fabric (2020): 11 switches, 89 CAs, every port line read once per end
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "real_x5_voltaire_qdr_2020.txt"))
+    nodes = topo["nodes"]
+    assert sum(n["type"] == "switch" for n in nodes.values()) == 11 and len(nodes) == 100
+    assert len(topo["links"]) == 159
+    volt = nodes["0x0008f10500200b50"]
+    assert (volt["desc"], volt["lid"], volt["nports"], volt["enhanced_port0"]) == (
+        "Voltaire 4036 - 36 QDR ports switch", 9, 36, True)
+    assert (volt["ports"][4]["speed"], volt["ports"][4]["peer_lid"], volt["ports"][1]["speed"]) == ("DDR", 72, "QDR")
+    assert nodes["0x0002c90200417670"]["enhanced_port0"] is False
+    ca = nodes["0x0002c90300080e84"]
+    assert (ca["type"], ca["lid"], ca["ports"][1]["port_guid"], ca["ports"][1]["peer_port"]) == (
+        "ca", 17, "0x0002c90300080e85", 27)
+
+
 def test_ibnetdiscover_grouped_chassis_sections_and_external_ports():
     topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "grouped_chassis.txt"))
     spine, line, ca = (topo["nodes"][g] for g in

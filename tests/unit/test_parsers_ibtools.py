@@ -264,6 +264,39 @@ def test_rdma_link_json_first():
                         "physical_state": "DISABLED", "netdev": "ens1f1np1", "netdev_index": 5}
 
 
+def test_rdma_link_detail_state_on_continuation_line_and_wrapped_caps():
+    # iproute2 2018 'rdma -d link' on IB: state/physical_state on an indented
+    # line under the link, caps wrapped over three lines
+    links = parse_rdma_link(fixture("rdma_link", "real_ib_detail_caps2.txt"))["links"]
+    assert len(links) == 1
+    link = links[0]
+    assert (link["device"], link["port"], link["lid"], link["sm_lid"], link["lmc"]) == ("mlx5_0", 1, 2, 2, 0)
+    assert (link["state"], link["physical_state"]) == ("ACTIVE", "LINK_UP")
+    assert link["caps"][:2] == ["SM", "TRAP"] and link["caps"][-1] == "EXT_INFO" and len(link["caps"]) == 15
+    assert "CAP_MASK2" in link["caps"] and "CLIENT_REG" in link["caps"]
+
+
+def test_rdma_link_old_layout_behind_a_bracket_prompt_is_text():
+    # the capture starts with '[root@nps ~]#': text, not JSON
+    links = parse_rdma_link(fixture("rdma_link", "real_old_layout_roce_detail.txt"))["links"]
+    assert [(l["device"], l["port"], l["state"], l["netdev"]) for l in links] == [("mlx5_3", 1, "ACTIVE", "ens7")] * 2
+    assert links[1]["netdev_index"] == 7 and links[1]["caps"] == ["CM", "IP_BASED_GIDS"]
+    assert "caps" not in links[0]
+
+
+def test_rdma_link_indented_line_that_is_not_link_data_is_ignored():
+    text = "    link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth0\n    $ ibdev2netdev\n"
+    assert parse_rdma_link(text) == {"links": [{"device": "mlx5_0", "port": 1, "state": "ACTIVE",
+                                                "physical_state": "LINK_UP", "netdev": "eth0"}], "warnings": []}
+
+
+def test_rdma_link_json_2017_ifname_with_port():
+    links = parse_rdma_link(fixture("rdma_link", "real_json_2017_ib.json"))["links"]
+    assert [(l["device"], l["port"], l["lid"], l["state"]) for l in links] == [
+        ("mlx5_0", 1, 13399, "ACTIVE"), ("mlx5_1", 1, 13400, "ACTIVE")]
+    assert links[0]["caps"] == ["AUTO_MIG"]
+
+
 @pytest.mark.parametrize("text, message", [
     ("Error: Failed to get device mlx5_9\n", "line 1: Error: Failed to get device mlx5_9"),
     ("", "empty output"),

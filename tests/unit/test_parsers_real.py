@@ -51,8 +51,7 @@ def test_real_output_is_read(module, name, path):
 # Tools for which fewer than three published outputs have been found so far,
 # with how many there are: the gap stays visible here (docs/parsers.md
 # lists it too) and a count may only go up.
-KNOWN_THIN = {"ibnetdiscover": 1, "rdma_link": 1, "parse_roce_status": 1, "parse_revisions": 1,
-              "parse_pfc_priority": 1, "parse_show_ecn": 2}
+KNOWN_THIN = {"ibnetdiscover": 2, "parse_revisions": 1}
 
 
 def test_at_least_three_real_outputs_per_tool():

@@ -81,6 +81,14 @@ def test_oper_parsers():
     assert nvue.parse_revisions(fixture("nvue_revision.txt"))[-1] == ("2", "applied_and_saved")
 
 
+def test_roce_status_real_global_outputs_cl50_and_cl512():
+    # 'nv show qos roce' as the 5.0 docs print it (description column) and as
+    # the 5.12 docs print it (no description; mode lossless-single-ipool)
+    want = {"pfc": [3], "trust": "pcp,dscp", "ecn": True, "min_threshold": "146.48 KB", "max_threshold": "1.43 MB"}
+    assert nvue.parse_roce_status(fixture("real_nvue_roce_status_global_cl50.txt")) == want
+    assert nvue.parse_roce_status(fixture("real_nvue_roce_status_global_cl512.txt")) == want
+
+
 def test_check_mode_only_reads():
     d, fake = make("nvue", answers={"nv config show -o commands": fixture("nvue_config_show_commands.txt")})
     res = run_apply(d, render("nvue", PORTS), ports=PORTS, check_mode=True)

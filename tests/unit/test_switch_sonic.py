@@ -56,6 +56,28 @@ def test_oper_parsers():
         sonic.parse_pfc_priority("Cannot find interface Ethernet1234")
 
 
+def test_real_docs_outputs_read_first_table_and_misaligned_rows():
+    # Command Reference: two commands in one capture; only the first table's
+    # ports, not the second prompt and header as rows
+    assert sonic.parse_pfc_priority(fixture("real_sonic_pfc_priority_docs.txt")) == {
+        port: [3, 4] for port in ("Ethernet0", "Ethernet2", "Ethernet8", "Ethernet10", "Ethernet16")}
+    # rows printed one character left of their rule: MTU 9100 is MTU, not Speed "100G   9"
+    st = sonic.parse_interfaces_status(fixture("real_sonic_interfaces_status_docs.txt"))
+    assert sorted(st) == ["Ethernet0", "Ethernet4", "Ethernet8"]
+    assert st["Ethernet8"] == {"up": False, "admin_up": False, "mtu": 9100, "speed": "100G"}
+    assert st["Ethernet0"]["admin_up"] is True
+
+
+def test_real_unittest_outputs_pfc_priority_and_ecn():
+    assert sonic.parse_pfc_priority(fixture("real_sonic_pfc_priority_all_unittest.txt")) == {
+        "Ethernet0": [3, 4], "Ethernet4": [3, 4]}
+    assert sonic.parse_pfc_priority(fixture("real_sonic_pfc_priority_after_config_on.txt")) == {"Ethernet0": [3, 4, 5]}
+    ecn = sonic.parse_show_ecn(fixture("real_sonic_show_ecn_one_profile_msft.txt"))
+    assert list(ecn) == ["AZURE_LOSSLESS"] and len(ecn["AZURE_LOSSLESS"]) == 13
+    assert (ecn["AZURE_LOSSLESS"]["ecn"], ecn["AZURE_LOSSLESS"]["green_min_threshold"],
+            ecn["AZURE_LOSSLESS"]["wred_red_enable"]) == ("ecn_all", "1048576", "true")
+
+
 def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
     running = fixture("sonic_running.json")
     d, fake = make("sonic", answers={

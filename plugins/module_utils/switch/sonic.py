@@ -126,27 +126,34 @@ def sonic_commands(want, have, scope):
 def parse_table(text):
     """A sonic-utilities (tabulate) table -> list of row dicts keyed by header.
 
-    Column boundaries come from the dashed rule under the header; a cell runs
-    from the end of the previous column's dashes to the start of the next
-    one's, so left- and right-aligned cells both land in their column.
+    Columns come from the dashed rule under the header; each cell's text goes
+    to the column it overlaps most (or the nearest), so left- and
+    right-aligned cells both land in their column. The
+    first table only: it ends at a blank line (tabulate prints none inside a
+    table), so a capture of two commands does not read the second prompt and
+    header as rows.
     """
-    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    lines = (text or "").splitlines()
     for i in range(1, len(lines)):
-        if not re.match(r"^\s*-{2,}(\s+-{2,})+\s*$", lines[i]):
+        if not re.match(r"^\s*-{2,}(\s+-{2,})+\s*$", lines[i]) or not lines[i - 1].strip():
             continue
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i])]
 
         def cells(row):
-            out = []
-            for j in range(len(spans)):
-                start = spans[j - 1][1] if j else 0
-                end = spans[j + 1][0] if j + 1 < len(spans) else len(row)
-                out.append(row[start:end].strip())
-            return out
+            # a cell is a run of words with single spaces (tabulate puts two
+            # or more between columns); it belongs to the column its text
+            # overlaps most, or the nearest one, so a row printed a character
+            # off its rule (the Command Reference's examples) still lands
+            out = [[] for _ in spans]
+            for word in re.finditer(r"\S+(?: \S+)*", row):
+                j = max(range(len(spans)),
+                        key=lambda k: min(word.end(), spans[k][1]) - max(word.start(), spans[k][0]))
+                out[j].append(word.group(0))
+            return [" ".join(words) for words in out]
         heads = cells(lines[i - 1])
         rows = []
         for row in lines[i + 1:]:
-            if re.match(r"^\s*-{2,}", row):
+            if not row.strip() or re.match(r"^\s*-{2,}", row):
                 break
             rows.append(dict(zip(heads, cells(row))))
         return rows
