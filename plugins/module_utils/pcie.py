@@ -16,7 +16,10 @@ what they read only in part.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError  # type: ignore
 
 # ---------------------------------------------------------------- lspci -vvv
 
