@@ -97,9 +97,12 @@ def hw_findings(phase, fabric, cabling, rails, finding, where, prior=()):
                                "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification "
                                "point off?)", check="incast", evidence={"marked": marked, "cnp_sent": cnps}, **loc))
         elif cnps:
+            # A flow that ran alone (INCAST_INCONCLUSIVE: a late client, the others done) met no
+            # congestion: no CNP was meant for it, so +0 handled proves nothing about its port.
+            alone = set(rail.get("inconclusive") or [])
             for s in senders:
                 handled = (deltas.get(s) or {}).get("rp_cnp_handled")
-                if s in deltas and "rp_cnp_handled" in deltas[s] and not handled:
+                if s in deltas and s not in alone and "rp_cnp_handled" in deltas[s] and not handled:
                     out.append(finding("INCAST_ECN_NO_CNP", f"{s} {device}: rp_cnp_handled +0 although {receiver} "
                                        f"sent {cnps} CNPs: this sender does not slow down on CNPs (DCQCN reaction "
                                        "point off, or the CNPs do not reach it)", check="incast",
