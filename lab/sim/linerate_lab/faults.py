@@ -4,6 +4,8 @@ Each fault changes the physics (the fabric model, a veth's carrier) the way
 the real failure would, and is recorded under ``faults`` in the model so a
 report can say what was injected. ``clear`` undoes every recorded fault.
 """
+import ipaddress
+
 from linerate_lab import linkphys, model
 
 FAULTS = {}
@@ -330,7 +332,8 @@ def flap_stop(lab, m, node, device):
        "the RoCE v2 IPv4 GID moves from index 3 to 5")
 def gid_index_moved(lab, m, node, device):
     nic = _nic(m, node, device)
-    addr = f"fd00:5ca1:{_rail(m, node, device)}::{list(m['nodes']).index(node) + 1}"
+    # canonical form: the kernel prints fd00:5ca1::2 for rail 0, and show_gids matches it as printed
+    addr = str(ipaddress.IPv6Address(f"fd00:5ca1:{_rail(m, node, device)}::{list(m['nodes']).index(node) + 1}"))
     have = _exec(lab, node, "ip", "-6", "-o", "addr", "show", "dev", nic["netdev"])
     if addr + "/" not in have:
         _exec(lab, node, "ip", "-6", "addr", "add", f"{addr}/64", "dev", nic["netdev"], "nodad")
