@@ -144,7 +144,7 @@ def parse_table(text):
             # or more between columns); it belongs to the column its text
             # overlaps most, or the nearest one, so a row printed a character
             # off its rule (the Command Reference's examples) still lands
-            out = [[] for _ in spans]
+            out = [[] for span in spans]
             for word in re.finditer(r"\S+(?: \S+)*", row):
                 j = max(range(len(spans)),
                         key=lambda k: min(word.end(), spans[k][1]) - max(word.start(), spans[k][0]))
