@@ -50,6 +50,29 @@ def lab():
     return model.load()
 
 
+@pytest.fixture(scope="session")
+def converged(lab):
+    """The lab as site.yml leaves it (hosts and switches), converged once a session.
+
+    Every test that changes the lab (a fault, drift, a re-converge) puts it back
+    in a finally, so the integration files share one converge instead of
+    paying for one each. test_site.py tears the lab down for its fresh-machine
+    tests; it runs first (pytest_collection_modifyitems) and leaves the lab
+    converged, so this run is then the idempotent one.
+    """
+    run_playbook("playbooks/site.yml", "--skip-tags", "verify", check=True, timeout=1500)
+    return lab
+
+
+# Files that bring the lab down and up again (a fresh machine) run before the
+# files that share the converged lab.
+FIRST = ("test_site.py",)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: 0 if os.path.basename(str(item.fspath)) in FIRST else 1)
+
+
 def _labctl(*args):
     return subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
                           env=dict(os.environ, CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf")),

@@ -10,8 +10,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from conftest import REPO, ansible_env, run_playbook, lab_fault as labctl_fault
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
@@ -34,7 +32,6 @@ def on(node, *argv):
                          capture_output=True, timeout=60)
     assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
     return res.stdout
-
 
 
 def switch_fault(*args):
@@ -82,12 +79,6 @@ def find(report, code, **match):
     hits = [f for f in report["findings"] if f["code"] == code and all(f.get(k) == v for k, v in match.items())]
     assert hits, f"no {code} {match} in {sorted((f['code'], f.get('node') or f.get('switch'), f.get('key')) for f in report['findings'])}"
     return hits
-
-
-@pytest.fixture(scope="module")
-def converged(lab):
-    run_playbook("playbooks/site.yml", "--skip-tags", "verify", check=True, timeout=1500)
-    return lab
 
 
 def test_converged_lab_audits_clean(converged):

@@ -4,20 +4,11 @@ after the undo the check is clean again."""
 import json
 import os
 
-import pytest
-
 from conftest import REPO, lab_fault as fault, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY_CABLING = ["-e", '{"verify_fabric_checks": ["cabling"]}']
 SWAPS = [("leaf1", "swp1", "swp2"), ("leaf2", "Ethernet8", "Ethernet16")]
-
-
-
-@pytest.fixture(scope="module")
-def converged(lab):
-    run_playbook("playbooks/site.yml", "--skip-tags", "verify", check=True)
-    return lab
 
 
 def verify(expect_ok):

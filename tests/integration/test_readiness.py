@@ -4,20 +4,10 @@ then put back."""
 import json
 import os
 
-import pytest
-
 from conftest import REPO, lab_fault as fault, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY = ["-e", '{"verify_fabric_checks": ["readiness"]}']
-
-
-
-@pytest.fixture(scope="module")
-def converged(lab):
-    """The host stack and the GPU driver as site.yml installs them (switches are not needed)."""
-    run_playbook("playbooks/site.yml", "--skip-tags", "verify,switches", check=True)
-    return lab
 
 
 def verify(expect_ok):

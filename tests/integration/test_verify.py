@@ -4,22 +4,12 @@ import json
 import os
 from xml.etree import ElementTree as ET
 
-import pytest
-
 from conftest import REPO, lab_fault as fault, run_playbook
 
 # Short tests: the simulated links need no warm-up; every wait is bounded.
 FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
         "-e", "verify_fabric_nccl_timeout=120"]
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
-
-
-
-@pytest.fixture(scope="module")
-def converged(lab):
-    """The lab as site.yml leaves it (hosts and switches); verification is what the tests run."""
-    run_playbook("playbooks/site.yml", "--skip-tags", "verify", check=True)
-    return lab
 
 
 def verify(*extra, expect_ok):

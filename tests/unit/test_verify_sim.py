@@ -17,6 +17,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.perftest import pa
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "lab", "sim"))
 from linerate_lab import rdma  # noqa: E402
+from linerate_lab.tools import common  # noqa: E402
 
 RUNNER = os.path.join(HERE, "sim_runner.py")
 
@@ -74,10 +75,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1"):
+def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1", server_args=()):
     port = str(free_port())
     args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
-    srv = lab.start(server_node, tool, *args)
+    srv = lab.start(server_node, tool, *args, *server_args)
     time.sleep(0.4)
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
     c_out, c_err = cli.communicate(timeout=30)
@@ -189,13 +190,41 @@ def test_missing_rocev2_gid_fails_to_rtr(lab):
 
 
 def test_gid_table_and_active_mtu():
+    # perftest and NCCL read the one GID table show_gids prints (tools/common.gids)
     st = {"exists": True, "carrier": True, "mtu": 4200, "mac": "a0:88:c2:01:00:01", "ipv4": ["192.168.100.11"]}
-    table = rdma.gid_table(st)
+    table = common.gids(nic(1, 0), st)
     assert [(i, t, ip) for i, _, t, ip in table] == [(0, "v1", None), (1, "v2", None), (2, "v1", "192.168.100.11"),
                                                      (3, "v2", "192.168.100.11")]
     assert table[3][1] == "0000:0000:0000:0000:0000:ffff:c0a8:640b"
     assert rdma.perftest_gid(table[3][1]) == "00:00:00:00:00:00:00:00:00:00:255:255:192:168:100:11"
     assert [rdma.active_mtu(m) for m in (1500, 4200, 9000, 1000, 300)] == [1024, 4096, 4096, 512, 256]
+
+
+def moved_gid(lab, node):
+    """An IPv6 address came up on node's rail 0 first (lab fault gid-index-moved): RoCE v2 IPv4 at 5."""
+    lab.model["nodes"][node]["nics"][0]["gids_first"] = ["fd00:5ca1::2"]
+    lab.nets[node]["enp65s0f0np0"]["ipv6"] = ["fd00:5ca1::2"]
+
+
+def test_gid_index_is_each_sides_own(lab):
+    # perftest's -x names the local GID; the remote one comes over the out-of-band exchange,
+    # so node2 at index 5 and node1 at 3 connect, as on hardware
+    moved_gid(lab, "node2")
+    assert [g[0] for g in common.gids(
+        lab.model["nodes"]["node2"]["nics"][0], lab.nets["node2"]["enp65s0f0np0"]) if g[2] == "v2" and g[3]] == [5]
+    (crc, cout), (src, sout) = pair(lab, server_args=["-x", "5"])
+    assert crc == 0 and src == 0, cout + sout
+    c, s = parse_ib_write_bw(cout), parse_ib_write_bw(sout)
+    assert c["gid_index"] == 3 and s["gid_index"] == 5
+    assert c["remote"][0]["ipv4"] == "192.168.100.12" and s["local"][0]["ipv4"] == "192.168.100.12"
+
+
+def test_stale_gid_index_after_the_move_fails_to_rtr(lab):
+    # node2's index 3 now holds the IPv6 GID (no IPv4): its QP cannot reach RTR on a RoCE v2 IPv4 fabric
+    moved_gid(lab, "node2")
+    (crc, cout), (src, sout) = pair(lab)
+    assert src == 1 and "to RTR" in sout, sout
+    assert crc == 1, cout
 
 
 # ---------------------------------------------------------------- nccl-tests

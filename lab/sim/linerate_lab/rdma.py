@@ -24,6 +24,7 @@ import os
 import subprocess
 
 from linerate_lab import model, subnet
+from linerate_lab.tools import common
 
 # RoCE v2 bytes on the wire per packet besides the payload: preamble+IFG 20,
 # Ethernet 14 + FCS 4, IPv4 20, UDP 8, BTH 12, ICRC 4.
@@ -52,7 +53,7 @@ def netdev_state(netdev):
     """Carrier, MTU and addresses of a netdev, from the kernel."""
     base = f"/sys/class/net/{netdev}"
     if not os.path.isdir(base):
-        return {"exists": False, "carrier": False, "mtu": 0, "ipv4": [], "mac": None}
+        return {"exists": False, "carrier": False, "mtu": 0, "ipv4": [], "ipv6": [], "mac": None}
 
     def read(name, default=""):
         try:
@@ -65,9 +66,11 @@ def netdev_state(netdev):
         addrs = json.loads(sh(["ip", "-j", "addr", "show", "dev", netdev]) or "[]")
     except ValueError:
         addrs = []
-    ipv4 = [a["local"] for entry in addrs for a in entry.get("addr_info", []) if a.get("family") == "inet"]
+    def family(name):
+        return [a["local"] for entry in addrs for a in entry.get("addr_info", []) if a.get("family") == name]
     return {"exists": True, "carrier": read("carrier", "0") == "1" and read("operstate") in ("up", "unknown"),
-            "mtu": int(read("mtu", "0") or 0), "ipv4": ipv4, "mac": read("address")}
+            "mtu": int(read("mtu", "0") or 0), "ipv4": family("inet"), "ipv6": family("inet6"),
+            "mac": read("address")}
 
 
 def active_mtu(netdev_mtu, link_layer="Ethernet"):
@@ -76,28 +79,6 @@ def active_mtu(netdev_mtu, link_layer="Ethernet"):
         return 4096
     fits = [m for m in IB_MTUS if m + ROCE_MTU_OVERHEAD <= netdev_mtu]
     return fits[-1] if fits else 256
-
-
-def link_local_gid(mac):
-    parts = [int(x, 16) for x in (mac or "00:00:00:00:00:00").split(":")]
-    eui = [parts[0] ^ 2] + parts[1:3] + [0xff, 0xfe] + parts[3:6]
-    return "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
-
-
-def ipv4_gid(ip):
-    return "0000:0000:0000:0000:0000:ffff:" + "{:02x}{:02x}:{:02x}{:02x}".format(*ipaddress.IPv4Address(ip).packed)
-
-
-def gid_table(state):
-    """[(index, gid, type, ipv4-or-None)] as show_gids lists them for a RoCE port."""
-    table = []
-    if not state["exists"]:
-        return table
-    ll = link_local_gid(state["mac"])
-    table += [(0, ll, "v1", None), (1, ll, "v2", None)]
-    for n, ip in enumerate(state["ipv4"]):
-        table += [(2 + 2 * n, ipv4_gid(ip), "v1", ip), (3 + 2 * n, ipv4_gid(ip), "v2", ip)]
-    return table
 
 
 def perftest_gid(gid):
@@ -127,7 +108,9 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
     up = (nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False)
     if "subnet_state" in nic and nic["subnet_state"][0] != 4:
         up = False  # an IB port the SM has not made ACTIVE carries no RDMA traffic
-    table = gid_table(state)
+    # the table show_gids prints (one GID table in the lab: an IPv6 address that came up
+    # first moves the RoCE v2 IPv4 GID, and perftest/NCCL see it where show_gids does)
+    table = common.gids(nic, state) if state["exists"] else []
     gid = None
     if gid_index is not None:
         entry = next((e for e in table if e[0] == gid_index), None)

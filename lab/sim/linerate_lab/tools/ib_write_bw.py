@@ -228,7 +228,9 @@ def run_server(prog, args):
         if args.rdma_cm:
             print(" Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP")
             print(DASHES)
-        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2"):
+        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2"
+                                                   or not me["gid"]["ipv4"]):
+            # no RoCE v2 IPv4 GID at -x (rdma.path's rule): no route to the peer's IPv4-mapped GID
             conn.close()
             raise Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
         for line in address_lines(args.qps, "local", (me.get("gid") or {}).get("gid"), rng, 0x128) + \
