@@ -118,9 +118,12 @@ class ActionModule(ActionBase):
         if phase:
             f, rails = verify.incast_findings(phase, fabric, cabling)
             f += incastcheck.hw_findings(phase, fabric, cabling, rails, verify.finding, verify._where, f)
+            sw, unproven = incastcheck.switch_findings(self._switch_counters(hostvars), fabric, cabling, rails,
+                                                       verify.finding, f)
+            f += sw
             findings += f
             errors = [x for x in f if x["severity"] == "error"]
-            checks["incast"] = {"passed": not errors, "rails": rails,
+            checks["incast"] = {"passed": not errors, "rails": rails, "switch_unproven": unproven,
                                 "detail": f"{len(rails)} rail(s), k={rails[0]['k'] if rails else 0} senders into "
                                           f"{rails[0]['receiver'] if rails else '-'}; {len(errors)} error(s)",
                                 "cases": [{"name": f"incast {r['device']} -> {r['receiver']}",
@@ -202,6 +205,12 @@ class ActionModule(ActionBase):
         else:
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
+
+    def _switch_counters(self, hostvars):
+        """{switch: {"before", "after"}}: the congestion-counter snapshots of playbooks/verify.yml's switch plays."""
+        switches = [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
+        return {s: self._templar.template(hostvars[s]["switch_fabric_counters"]) for s in switches
+                if "switch_fabric_counters" in hostvars[s]}
 
     def _cabling(self, nodes, data, hosts, hostvars):
         """Findings and cases of the cabling check (module_utils/cabling.py)."""

@@ -115,3 +115,119 @@ def hw_findings(phase, fabric, cabling, rails, finding, where, prior=()):
                                f"{loc['switch']} {loc['switch_port']} towards the receiver does not mark",
                                check="incast", evidence={"ecn_marked": marked, "cnp_sent": cnps}, **loc))
     return out
+
+
+# ---------------------------------------------------------------- the switches' side
+
+def _delta(before, after):
+    """after - before of a counter (int or {priority: int}); a counter that went back (cleared) counts from 0."""
+    if after is None:
+        return None
+    if isinstance(after, dict):
+        before = before if isinstance(before, dict) else {}
+        return {str(k): _delta(before.get(k, before.get(str(k))), v) for k, v in after.items()}
+    b = before if isinstance(before, int) else 0
+    return after - b if after >= b else after
+
+
+def switch_deltas(before, after):
+    """{port: deltas} of two switch_counters snapshots (ports in both); pause/drops stay per priority."""
+    out = {}
+    for port, a in ((after or {}).get("ports") or {}).items():
+        b = ((before or {}).get("ports") or {}).get(port)
+        if b is None:
+            continue
+        d = {k: _delta(b.get(k), a.get(k)) for k in ("rx_pause", "tx_pause", "rx_pause_total", "tx_pause_total",
+                                                     "drops", "ecn_marked", "cnp_tx")}
+        d["per_priority"] = bool(a.get("per_priority"))
+        d["missing"] = list(a.get("missing") or [])
+        out[port] = d
+    return out
+
+
+def _on(per_prio, prio):
+    """The count of the no-drop priority in a per-priority delta ('roce': a platform's RoCE class, same thing)."""
+    if not per_prio:
+        return 0
+    return sum(v or 0 for k, v in per_prio.items() if str(k) in (prio, "roce"))
+
+
+def switch_findings(reads, fabric, cabling, rails, finding, prior=()):
+    """Findings of the switches' own counters over the benchmarks; adds their evidence to ``rails``.
+
+    ``reads``: {switch: {"before": snapshot, "after": snapshot}}, each snapshot
+    what role task switch_fabric/counters.yml keeps ({failed, msg, platform,
+    ports: switch_counters' ports, ports_missing}). Judged on every fabric
+    port the cabling names: pause frames on a priority other than the no-drop
+    one (where the platform splits pauses per priority) and drops of the
+    no-drop priority. Drops where ``prior`` already names that rail's culprit
+    go into its evidence instead. What a platform does not expose is listed in
+    the returned ``unproven`` ({switch: [what]}), not raised as a finding: it is
+    a property of the platform, the same on every run.
+    """
+    out, unproven = [], {}
+    if (fabric or {}).get("transport", "roce") != "roce" or not reads:
+        return out, unproven
+    prio = str(int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3)))
+    owner = {}
+    for (node, device), p in (cabling or {}).items():
+        if p.get("switch") and p.get("switch_port") is not None:
+            owner[(str(p["switch"]), str(p["switch_port"]))] = (node, device)
+    evidence = {}  # (node, device) -> {switch, port, pause, ecn_marked, drops}
+    for sw in sorted({s for s, _ in owner}):
+        read = reads.get(sw) or {}
+        before, after = read.get("before"), read.get("after")
+        if not before or not after or before.get("failed") or after.get("failed"):
+            failed = next((x for x in (before, after) if x and x.get("failed")), None)
+            why = ((failed or {}).get("msg")
+                   or "no snapshot " + ("before" if not before else "after") + " the benchmarks")
+            out.append(finding("COUNTER_MISSING", f"{sw}: the switch's congestion counters could not be read ({why}); "
+                               "pause frames, ECN marks and drops on its ports are not proven", check="incast",
+                               switch=sw, counter="switch_counters"))
+            continue
+        deltas = switch_deltas(before, after)
+        for port in sorted(p for s, p in owner if s == sw):
+            node, device = owner[(sw, port)]
+            where = {"node": node, "device": device, "switch": sw, "switch_port": port}
+            d = deltas.get(port)
+            if d is None:
+                out.append(finding("COUNTER_MISSING", f"{sw} {port}: the switch does not report this port's congestion "
+                                   "counters; pause frames and drops on it are not proven", check="incast",
+                                   counter="switch_counters", **where))
+                continue
+            for what in d["missing"]:
+                unproven.setdefault(sw, [])
+                if what not in unproven[sw]:
+                    unproven[sw].append(what)
+            pause = {k: ((d["rx_pause"] or {}).get(k) or 0) + ((d["tx_pause"] or {}).get(k) or 0)
+                     for k in set(d["rx_pause"] or {}) | set(d["tx_pause"] or {})}
+            # a platform without the per-priority split (EOS) still shows that the port paused
+            shown = (_on(pause, prio) if pause or d["per_priority"] else
+                     None if d["rx_pause_total"] is None and d["tx_pause_total"] is None
+                     else (d["rx_pause_total"] or 0) + (d["tx_pause_total"] or 0))
+            evidence[(node, device)] = {"switch_port": f"{sw} {port}", "pause": shown,
+                                        "ecn_marked": d["ecn_marked"], "drops": _on(d["drops"], prio)}
+            wrong = {k: v for k, v in pause.items() if d["per_priority"] and k.isdigit() and k != prio and v}
+            if wrong:
+                out.append(finding("SWITCH_PAUSE_WRONG_PRIORITY", f"{sw} {port} (towards {node} {device}): pause frames "
+                                   + ", ".join(f"+{v} on priority {k}" for k, v in sorted(wrong.items()))
+                                   + f" during the benchmarks; only the no-drop priority {prio} may pause (PFC enabled "
+                                   "on another priority, or traffic classified into the wrong one)", check="incast",
+                                   evidence={"pause": pause}, **where))
+            drops = _on(d["drops"], prio)
+            if not drops:
+                continue
+            named = [x for x in prior if x.get("device") == device and x["severity"] == "error"
+                     and x.get("check") == "incast"]
+            for x in named:
+                x.setdefault("evidence", {}).setdefault("switch_drops", {})[f"{sw} {port}"] = drops
+            if not named:
+                out.append(finding("SWITCH_DROPS_NO_DROP", f"{sw} {port} (towards {node} {device}): +{drops} packets of the "
+                                   f"no-drop priority {prio} dropped during the benchmarks: the class is not lossless "
+                                   "on this port (PFC off or not honoured on the path)", check="incast",
+                                   evidence={"drops": d["drops"]}, **where))
+    for rail in rails:
+        for key in ("pause", "ecn_marked", "drops"):
+            rail["switch_" + key] = {n: (evidence.get((n, rail["device"])) or {}).get(key)
+                                     for n in [rail["receiver"]] + list(rail.get("senders") or [])}
+    return out, unproven

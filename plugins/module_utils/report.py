@@ -118,13 +118,21 @@ def _evidence(checks):
     """Per-rail incast counters and per-port link health, as tables."""
     lines = []
     for r in (checks.get("incast") or {}).get("rails") or []:
-        cols = [k for k in ("pause", "discards", "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence") if k in r]
+        cols = [k for k in ("pause", "discards", "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence",
+                            "switch_pause", "switch_ecn_marked", "switch_drops") if k in r]
         lines += [f"### incast {r['device']}: {r['k']} senders into {r['receiver']} (counter deltas)", "",
                   "| node | Gb/s | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
         for n in [r["receiver"]] + list(r.get("senders") or []):
             g = (r.get("flows") or {}).get(n)
             lines.append(f"| {n} | {'' if g is None else f'{g:.1f}'} | "
                          + " | ".join(_cell((r.get(k) or {}).get(n)) for k in cols) + " |")
+        lines.append("")
+    if any(k.startswith("switch_") for r in (checks.get("incast") or {}).get("rails") or [] for k in r):
+        lines += ["switch_* columns: the node's switch port, counted by the switch over all the benchmarks "
+                  "(pause on the no-drop priority, ECN marks, drops of the no-drop priority).", ""]
+    for sw, what in sorted(((checks.get("incast") or {}).get("switch_unproven") or {}).items()):
+        lines += [f"- not proven on {sw} (the platform does not report them): {', '.join(what)}"]
+    if (checks.get("incast") or {}).get("switch_unproven"):
         lines.append("")
     ports = (checks.get("link_health") or {}).get("ports") or []
     if ports:

@@ -60,6 +60,9 @@ FAULT_CODES = {
     "INCAST_ECN_NO_CNP": ("error", "pfc", "ECN marks not answered by CNPs, or CNPs a sender does not handle"),
     "INCAST_NO_ECN": ("error", "pfc", "no ECN mark and no CNP under incast although the intent enables ECN"),
     "COUNTER_MISSING": ("warning", "hca", "a counter this driver/firmware does not expose: what it proves is not proven"),
+    # the switches' own counters over the benchmarks (incastcheck.switch_findings)
+    "SWITCH_PAUSE_WRONG_PRIORITY": ("error", "pfc", "a switch port sent or received pause frames on a priority other than the no-drop one"),
+    "SWITCH_DROPS_NO_DROP": ("error", "pfc", "a switch port dropped packets of the no-drop priority"),
     # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
     "PCIE_DEGRADED": ("error", "pcie", "a NIC's PCIe link trained below its capability (width or generation)"),
     "ACS_ENABLED": ("error", "pcie", "ACS redirects peer-to-peer traffic on a bridge between a NIC and its GPU"),

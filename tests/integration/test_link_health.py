@@ -34,9 +34,16 @@ def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged
         assert rail["ecn_marked"][rx] > 0 and rail["cnp_sent"][rx] > 0 and rail["out_of_sequence"][rx] == 0
         judged = [s for s in senders if (s, rail["device"]) not in alone]
         assert judged and all(rail["cnp_handled"][s] > 0 and rail["pause"][s] > 0 for s in judged), rail
+        # the switches counted the same congestion: pauses sent towards the senders, marks towards the receiver
+        assert all(rail["switch_pause"][s] > 0 for s in judged), rail
+        assert rail["switch_ecn_marked"][rx] > 0 and rail["switch_drops"][rx] == 0, rail
+    # each lab switch lacks something its real platform lacks (NVUE: per-priority pauses, SONiC: CNPs)
+    leaves = {name for name, sw in converged["switches"].items() if sw["role"] == "leaf"}
+    assert set(report["checks"]["incast"]["switch_unproven"]) == leaves
     with open(os.path.join(LATEST, "summary.md")) as f:
         md = f.read()
     assert "### incast mlx5_0:" in md and "| ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
+    assert "| switch_pause | switch_ecn_marked | switch_drops |" in md and "not proven on " in md
     assert "### link health over the verification window" in md
 
 
