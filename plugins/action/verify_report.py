@@ -118,8 +118,8 @@ class ActionModule(ActionBase):
         if phase:
             f, rails = verify.incast_findings(phase, fabric, cabling)
             f += incastcheck.hw_findings(phase, fabric, cabling, rails, verify.finding, verify._where, f)
-            sw, unproven = incastcheck.switch_findings(self._switch_counters(hostvars), fabric, cabling, rails,
-                                                       verify.finding, f)
+            sw, unproven = incastcheck.switch_findings(self._switch_reads(hostvars, "switch_fabric_counters"), fabric,
+                                                       hosts, self._uplinks(hostvars), rails, verify.finding, f)
             f += sw
             findings += f
             errors = [x for x in f if x["severity"] == "error"]
@@ -206,23 +206,21 @@ class ActionModule(ActionBase):
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
 
-    def _switch_counters(self, hostvars):
-        """{switch: {"before", "after"}}: the congestion-counter snapshots of playbooks/verify.yml's switch plays."""
-        switches = [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
-        return {s: self._templar.template(hostvars[s]["switch_fabric_counters"]) for s in switches
-                if "switch_fabric_counters" in hostvars[s]}
+    def _switches(self, hostvars):
+        return [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
+
+    def _switch_reads(self, hostvars, name):
+        """{switch: what the switch plays of playbooks/verify.yml registered as ``name``}."""
+        return {s: self._templar.template(hostvars[s][name]) for s in self._switches(hostvars) if name in hostvars[s]}
+
+    def _uplinks(self, hostvars):
+        return {s: self._templar.template(hostvars[s].get("switch_uplinks") or []) for s in self._switches(hostvars)}
 
     def _cabling(self, nodes, data, hosts, hostvars):
         """Findings and cases of the cabling check (module_utils/cabling.py)."""
-        switches = [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
-        uplinks, reads = {}, {}
-        for s in switches:
-            hv = hostvars[s]
-            uplinks[s] = self._templar.template(hv.get("switch_uplinks") or [])
-            if "switch_fabric_lldp" in hv:
-                reads[s] = self._templar.template(hv["switch_fabric_lldp"])
         host_reads = {n: data[n].get("verify_fabric_cabling") or {} for n in nodes}
-        return cabling_check.check_cabling(hosts, uplinks, reads, host_reads)
+        return cabling_check.check_cabling(hosts, self._uplinks(hostvars), self._switch_reads(hostvars, "switch_fabric_lldp"),
+                                           host_reads)
 
     @staticmethod
     def _nccl_conf(nodes, data, fabric, cabling, sl=None):

@@ -14,9 +14,11 @@ the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 """
 
 try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.cabling import expected_ends
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_rdma_statistic
 except ImportError:  # loaded standalone, with module_utils on sys.path
+    from cabling import expected_ends
     from common import ParseError
     from counters import parse_rdma_statistic
 
@@ -152,29 +154,27 @@ def _on(per_prio, prio):
     return sum(v or 0 for k, v in per_prio.items() if str(k) in (prio, "roce"))
 
 
-def switch_findings(reads, fabric, cabling, rails, finding, prior=()):
+def switch_findings(reads, fabric, hosts, uplinks, rails, finding, prior=()):
     """Findings of the switches' own counters over the benchmarks; adds their evidence to ``rails``.
 
     ``reads``: {switch: {"before": snapshot, "after": snapshot}}, each snapshot
     what role task switch_fabric/counters.yml keeps ({failed, msg, platform,
-    ports: switch_counters' ports, ports_missing}). Judged on every fabric
-    port the cabling names: pause frames on a priority other than the no-drop
-    one (where the platform splits pauses per priority) and drops of the
-    no-drop priority. Drops where ``prior`` already names that rail's culprit
-    go into its evidence instead. What a platform does not expose is listed in
-    the returned ``unproven`` ({switch: [what]}), not raised as a finding: it is
-    a property of the platform, the same on every run.
+    ports: switch_counters' ports, ports_missing}). ``hosts`` ({node:
+    rdma_ports}) and ``uplinks`` ({switch: switch_uplinks}) say what is cabled
+    to each port (cabling.expected_ends, the cabling check's own map). Judged
+    on every such port, host-facing and uplink: pause frames on a priority
+    other than the no-drop one (where the platform splits pauses per priority)
+    and drops of the no-drop priority. Drops where ``prior`` already names that
+    rail's culprit go into its evidence instead. What a platform does not
+    expose is listed in the returned ``unproven`` ({switch: [what]}), not
+    raised as a finding: it is a property of the platform, the same on every run.
     """
-    out, unproven = [], {}
+    out, unproven, evidence = [], {}, {}
     if (fabric or {}).get("transport", "roce") != "roce" or not reads:
         return out, unproven
     prio = str(int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3)))
-    owner = {}
-    for (node, device), p in (cabling or {}).items():
-        if p.get("switch") and p.get("switch_port") is not None:
-            owner[(str(p["switch"]), str(p["switch_port"]))] = (node, device)
-    evidence = {}  # (node, device) -> {switch, port, pause, ecn_marked, drops}
-    for sw in sorted({s for s, _ in owner}):
+    ends, names = expected_ends(hosts, uplinks)
+    for sw in sorted({s for s, _ in ends}):
         read = reads.get(sw) or {}
         before, after = read.get("before"), read.get("after")
         if not before or not after or before.get("failed") or after.get("failed"):
@@ -186,48 +186,52 @@ def switch_findings(reads, fabric, cabling, rails, finding, prior=()):
                                switch=sw, counter="switch_counters"))
             continue
         deltas = switch_deltas(before, after)
-        for port in sorted(p for s, p in owner if s == sw):
-            node, device = owner[(sw, port)]
-            where = {"node": node, "device": device, "switch": sw, "switch_port": port}
+        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
+            port, end = names[key], ends[key]
+            where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
+                     {"peer_switch": end[1], "peer_port": end[2]})
+            where.update(switch=sw, switch_port=port)
             d = deltas.get(port)
             if d is None:
                 out.append(finding("COUNTER_MISSING", f"{sw} {port}: the switch does not report this port's congestion "
                                    "counters; pause frames and drops on it are not proven", check="incast",
                                    counter="switch_counters", **where))
                 continue
-            for what in d["missing"]:
-                unproven.setdefault(sw, [])
-                if what not in unproven[sw]:
-                    unproven[sw].append(what)
-            pause = {k: ((d["rx_pause"] or {}).get(k) or 0) + ((d["tx_pause"] or {}).get(k) or 0)
-                     for k in set(d["rx_pause"] or {}) | set(d["tx_pause"] or {})}
-            # a platform without the per-priority split (EOS) still shows that the port paused
-            shown = (_on(pause, prio) if pause or d["per_priority"] else
-                     None if d["rx_pause_total"] is None and d["tx_pause_total"] is None
-                     else (d["rx_pause_total"] or 0) + (d["tx_pause_total"] or 0))
-            evidence[(node, device)] = {"switch_port": f"{sw} {port}", "pause": shown,
-                                        "ecn_marked": d["ecn_marked"], "drops": _on(d["drops"], prio)}
-            wrong = {k: v for k, v in pause.items() if d["per_priority"] and k.isdigit() and k != prio and v}
-            if wrong:
-                out.append(finding("SWITCH_PAUSE_WRONG_PRIORITY", f"{sw} {port} (towards {node} {device}): pause frames "
-                                   + ", ".join(f"+{v} on priority {k}" for k, v in sorted(wrong.items()))
-                                   + f" during the benchmarks; only the no-drop priority {prio} may pause (PFC enabled "
-                                   "on another priority, or traffic classified into the wrong one)", check="incast",
-                                   evidence={"pause": pause}, **where))
-            drops = _on(d["drops"], prio)
-            if not drops:
-                continue
-            named = [x for x in prior if x.get("device") == device and x["severity"] == "error"
-                     and x.get("check") == "incast"]
-            for x in named:
-                x.setdefault("evidence", {}).setdefault("switch_drops", {})[f"{sw} {port}"] = drops
-            if not named:
-                out.append(finding("SWITCH_DROPS_NO_DROP", f"{sw} {port} (towards {node} {device}): +{drops} packets of the "
-                                   f"no-drop priority {prio} dropped during the benchmarks: the class is not lossless "
-                                   "on this port (PFC off or not honoured on the path)", check="incast",
-                                   evidence={"drops": d["drops"]}, **where))
+            unproven.setdefault(sw, []).extend(w for w in d["missing"] if w not in unproven[sw])
+            f, shown = _judge_port(d, prio, f"{sw} {port} (towards {end[1]} {end[2]})", where, finding, prior)
+            out += f
+            if end[0] == "host":
+                evidence[(end[1], end[2])] = shown
     for rail in rails:
         for key in ("pause", "ecn_marked", "drops"):
             rail["switch_" + key] = {n: (evidence.get((n, rail["device"])) or {}).get(key)
                                      for n in [rail["receiver"]] + list(rail.get("senders") or [])}
-    return out, unproven
+    return out, {sw: what for sw, what in unproven.items() if what}
+
+
+def _judge_port(d, prio, label, where, finding, prior):
+    """(findings, evidence) of one switch port's counter deltas ``d`` (switch_deltas)."""
+    out = []
+    pause = {k: ((d["rx_pause"] or {}).get(k) or 0) + ((d["tx_pause"] or {}).get(k) or 0)
+             for k in set(d["rx_pause"] or {}) | set(d["tx_pause"] or {})}
+    # a platform without the per-priority split (EOS) still shows that the port paused
+    shown = (_on(pause, prio) if pause or d["per_priority"] else
+             None if d["rx_pause_total"] is None and d["tx_pause_total"] is None
+             else (d["rx_pause_total"] or 0) + (d["tx_pause_total"] or 0))
+    drops = _on(d["drops"], prio)
+    wrong = {k: v for k, v in pause.items() if d["per_priority"] and k.isdigit() and k != prio and v}
+    if wrong:
+        out.append(finding("SWITCH_PAUSE_WRONG_PRIORITY", f"{label}: pause frames "
+                           + ", ".join(f"+{v} on priority {k}" for k, v in sorted(wrong.items()))
+                           + f" during the benchmarks; only the no-drop priority {prio} may pause (PFC enabled "
+                           "on another priority, or traffic classified into the wrong one)", check="incast",
+                           evidence={"pause": pause}, **where))
+    named = [x for x in prior if drops and where.get("device") and x.get("device") == where["device"]
+             and x["severity"] == "error" and x.get("check") == "incast"]
+    for x in named:
+        x.setdefault("evidence", {}).setdefault("switch_drops", {})[f"{where['switch']} {where['switch_port']}"] = drops
+    if drops and not named:
+        out.append(finding("SWITCH_DROPS_NO_DROP", f"{label}: +{drops} packets of the no-drop priority {prio} dropped "
+                           "during the benchmarks: the class is not lossless on this port (PFC off or not honoured "
+                           "on the path)", check="incast", evidence={"drops": d["drops"]}, **where))
+    return out, {"pause": shown, "ecn_marked": d["ecn_marked"], "drops": drops}

@@ -13,10 +13,11 @@ from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck
 FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
 
 
-def cabling(platform):
-    """node1 mlx5_0 on the first port, node2 mlx5_0 on the second, both on switch sw."""
+def hosts(platform):
+    """node1 mlx5_0 on the first port, node2 mlx5_0 on the second, both on switch sw (rdma_ports)."""
     a, b = PORTS[platform]
-    return {("node1", "mlx5_0"): {"switch": "sw", "switch_port": a}, ("node2", "mlx5_0"): {"switch": "sw", "switch_port": b}}
+    return {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": a}],
+            "node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": b}]}
 
 
 def snapshot(d, platform):
@@ -39,7 +40,7 @@ def window(tmp_path, monkeypatch, platform, before_counters, after_counters):
     put_counters(port, after_counters)
     after = snapshot(d, platform)
     r = rails()
-    f, unproven = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC, cabling(platform),
+    f, unproven = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts(platform), {},
                                               r, verify.finding)
     return f, unproven, r
 
@@ -93,8 +94,8 @@ def test_drops_go_into_the_evidence_of_the_incast_finding_that_names_the_rail():
     after = {"failed": False, "ports": {"Ethernet8": {"drops": {"3": 41}, "per_priority": True, "missing": []}}}
     prior = [verify.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
     f, _ = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC,
-                                       {("node2", "mlx5_0"): {"switch": "sw", "switch_port": "Ethernet8"}}, [],
-                                       verify.finding, prior)
+                                       {"node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet8"}]}, {},
+                                       [], verify.finding, prior)
     assert f == [] and prior[0]["evidence"]["switch_drops"] == {"sw Ethernet8": 40}
 
 
@@ -105,26 +106,42 @@ def test_a_cleared_counter_counts_from_zero():
 
 
 def test_an_unreadable_switch_or_port_is_a_warning_naming_it():
-    cab = {("node1", "mlx5_0"): {"switch": "sw", "switch_port": "swp1"},
-           ("node2", "mlx5_0"): {"switch": "sw2", "switch_port": "swp2"}}
+    cab = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "swp1"}],
+           "node2": [{"device": "mlx5_0", "switch": "sw2", "switch_port": "swp2"}]}
     good = {"failed": False, "ports": {"swp9": {"per_priority": True, "missing": []}}}
     reads = {"sw": {"before": good, "after": {"failed": True, "msg": "sw: authentication failed"}},
              "sw2": {"before": good, "after": good}}
-    f, _ = incastcheck.switch_findings(reads, FABRIC, cab, [], verify.finding)
+    f, _ = incastcheck.switch_findings(reads, FABRIC, cab, {}, [], verify.finding)
     assert [(x["code"], x["severity"], x["switch"], x.get("switch_port")) for x in f] == [
         ("COUNTER_MISSING", "warning", "sw", None), ("COUNTER_MISSING", "warning", "sw2", "swp2")]
     assert "authentication failed" in f[0]["message"] and "not proven" in f[0]["message"]
     # one snapshot only (the second play never ran)
-    f, _ = incastcheck.switch_findings({"sw": {"before": good}}, FABRIC, {("n", "d"): cab[("node1", "mlx5_0")]}, [],
-                                       verify.finding)
+    f, _ = incastcheck.switch_findings({"sw": {"before": good}}, FABRIC, {"n": cab["node1"]}, {}, [], verify.finding)
     assert "no snapshot after the benchmarks" in f[0]["message"]
 
 
 def test_nothing_without_reads_or_on_infiniband():
-    assert incastcheck.switch_findings({}, FABRIC, {}, [], verify.finding) == ([], {})
+    assert incastcheck.switch_findings({}, FABRIC, {}, {}, [], verify.finding) == ([], {})
     reads = {"sw": {"before": {"failed": True, "msg": "x"}}}
-    cab = {("n", "d"): {"switch": "sw", "switch_port": "p"}}
-    assert incastcheck.switch_findings(reads, {"transport": "infiniband"}, cab, [], verify.finding) == ([], {})
+    cab = {"n": [{"device": "d", "switch": "sw", "switch_port": "p"}]}
+    assert incastcheck.switch_findings(reads, {"transport": "infiniband"}, cab, {}, [], verify.finding) == ([], {})
+
+
+def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
+    # leaf1 swp5 <-> spine1 Ethernet1/1: a SONiC-style per-priority split on both ends
+    def snap(drops, rx):
+        return {"failed": False, "ports": {p: {"drops": drops, "rx_pause": rx, "tx_pause": {}, "per_priority": True,
+                                               "missing": []} for p in ("swp5", "Ethernet1/1")}}
+    reads = {"leaf1": {"before": snap({"3": 0}, {"3": 0}), "after": snap({"3": 0}, {"3": 10, "5": 2})},
+             "spine1": {"before": snap({"3": 0}, {}), "after": snap({"3": 77}, {})}}
+    uplinks = {"leaf1": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}]}
+    f, _ = incastcheck.switch_findings(reads, FABRIC, {}, uplinks, [], verify.finding)
+    got = {(x["code"], x["switch"], x["switch_port"], x["peer_switch"], x["peer_port"]) for x in f}
+    assert got == {("SWITCH_PAUSE_WRONG_PRIORITY", "leaf1", "swp5", "spine1", "Ethernet1/1"),
+                   ("SWITCH_DROPS_NO_DROP", "spine1", "Ethernet1/1", "leaf1", "swp5")}
+    assert all(x["node"] is None for x in f)
+    assert "spine1 Ethernet1/1 (towards leaf1 swp5): +77 packets" in next(
+        x["message"] for x in f if x["code"] == "SWITCH_DROPS_NO_DROP")
 
 
 def test_the_report_shows_the_switch_columns_and_what_is_not_proven():
