@@ -174,7 +174,7 @@ def switch_findings(reads, fabric, cabling, rails, finding, prior=()):
         if p.get("switch") and p.get("switch_port") is not None:
             owner[(str(p["switch"]), str(p["switch_port"]))] = (node, device)
     evidence = {}  # (node, device) -> {switch, port, pause, ecn_marked, drops}
-    for sw in sorted({s for s, _ in owner}):
+    for sw in sorted({s for s, _port in owner}):
         read = reads.get(sw) or {}
         before, after = read.get("before"), read.get("after")
         if not before or not after or before.get("failed") or after.get("failed"):

@@ -11,8 +11,12 @@ import re
 import shutil
 import tempfile
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import ParseError, installed_versions as dpkg_installed
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+    from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import installed_versions as dpkg_installed
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError, ToolFailure
+    from dpkg import installed_versions as dpkg_installed
 
 
 def version_matches(version, pin):
