@@ -5,7 +5,8 @@ Reads what the verify_fabric role's checks left in each node's host variables
 runs passed in ``nccl`` and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
-(module_utils/verify.py) and writes JSON, Markdown, JUnit XML and the SVG
+(module_utils/verify.py; the port findings are the ones rdma_port_check
+computed on each node, taken as they are) and writes JSON, Markdown, JUnit XML and the SVG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
 Fails when a finding is an error, unless ``fail: false``.
 
@@ -21,7 +22,6 @@ import time
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.filter.verify import verify_tests
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import audit
@@ -59,21 +59,15 @@ class ActionModule(ActionBase):
         cabling = verify.cabling_index(hosts)
         findings, checks = [], {}
 
-        # ports
-        cases = []
-        for n in nodes:
-            pr = data[n].get("verify_fabric_port_result")
-            if not pr or pr.get("skipped"):
-                continue
-            f = verify.port_findings(n, pr.get("ports"), hosts[n], fabric)
-            findings += f
-            for p in hosts[n]:
-                mine = [x for x in f if x["device"] == p["device"]]
-                cases.append({"name": f"{n} {p['device']}", "ok": not mine, "code": mine[0]["code"] if mine else None,
-                              "message": "; ".join(x["message"] for x in mine) or None, "findings": mine})
-        if cases:
-            checks["ports"] = {"passed": all(c["ok"] for c in cases), "cases": cases,
-                               "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
+        # ports: the findings rdma_port_check computed on each node
+        try:
+            port_found, port_check = verify.port_check({n: data[n].get("verify_fabric_port_result") for n in nodes}, hosts)
+        except KeyError as e:
+            result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
+            return result
+        findings += port_found
+        if port_check:
+            checks["ports"] = port_check
         hints = [(x["node"], x["device"]) for x in findings if x.get("device")]
 
         # host readiness below the fabric: per node, then parity across nodes
@@ -99,7 +93,7 @@ class ActionModule(ActionBase):
 
         # ib_write_bw
         logs = {n: data[n].get("verify_fabric_rdma_log") or [] for n in nodes}
-        tests = verify_tests(logs)
+        tests = verify.round_tests(logs)
         if tests:
             f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints)
             findings += f

@@ -42,32 +42,8 @@ def verify_rail_tests(ports, base_port, server=None, rails=None):
 
 
 def verify_tests(logs):
-    """Tests from the per-host round logs ({node: [entries]}) -> [{server, client, gbps, errors}].
-
-    A client entry {round, role: client, peer, results: [...]} is matched with its
-    server's entry of the same round, rail by rail (device).
-    """
-    servers = {}
-    for node, entries in (logs or {}).items():
-        for e in entries or []:
-            if e.get("role") == "server":
-                for r in e.get("results") or []:
-                    servers[(e["round"], node, r["device"])] = r
-    tests = []
-    for node, entries in sorted((logs or {}).items()):
-        for e in entries or []:
-            if e.get("role") != "client":
-                continue
-            for r in e.get("results") or []:
-                s = servers.get((e["round"], e["peer"], r["device"]), {})
-                tests.append({"round": e["round"], "client": [node, r["device"]], "server": [e["peer"], r["device"]],
-                              "gbps": r.get("gbps"), "client_error": r.get("error") and _err(r),
-                              "server_error": s.get("error") and _err(s)})
-    return tests
-
-
-def _err(r):
-    return r["error"]
+    """Tests from the per-host round logs ({node: [entries]}): ``module_utils.verify.round_tests``."""
+    return verify.round_tests(logs)
 
 
 def verify_retest_rounds(logs, nodes, fabric, rounds_done):

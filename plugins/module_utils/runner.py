@@ -3,10 +3,17 @@
 ``Runner(module)(argv)`` maps ``argv[0]`` (a tool name) to the binary found
 with ``module.get_bin_path`` (``/usr/sbin`` and ``/sbin`` included), runs it
 as an argv list (never through a shell) with the locale pinned to C, and
-returns ``(rc, stdout, stderr)``. A tool that is missing fails the module
-with its name, unless it is listed in ``optional``: then ``OSError`` is
-raised for the caller to handle.
+returns ``(rc, stdout, stderr)``; ``env`` adds variables (the locale stays C).
+A tool that is missing fails the module with its name, unless it is listed in
+``optional``: then ``OSError`` is raised for the caller to handle.
+
+``Runner.start(argv)`` starts the same command in the background (a
+``subprocess.Popen``, for tools that run in parallel or under a deadline);
+``finish(proc, deadline)`` collects it and kills it at the deadline.
 """
+import os
+import subprocess
+import time
 
 C_LOCALE = {"LANG": "C", "LC_ALL": "C"}
 SBIN_DIRS = ["/usr/sbin", "/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
@@ -23,12 +30,38 @@ class Runner:
             self.bins[tool] = self.module.get_bin_path(tool, required=False, opt_dirs=SBIN_DIRS)
         return self.bins[tool]
 
-    def __call__(self, argv):
-        path = self.which(argv[0])
+    def path(self, tool, argv=None):
+        """The binary of ``tool``; a missing one fails the module (``OSError`` when optional)."""
+        path = self.which(tool)
         if path is None:
-            if argv[0] in self.optional:
-                raise OSError(f"{argv[0]} not found")
-            self.module.fail_json(msg=f"{argv[0]}: command not found (looked in PATH and "
+            if tool in self.optional:
+                raise OSError(f"{tool} not found")
+            self.module.fail_json(msg=f"{tool}: command not found (looked in PATH and "
                                       f"{', '.join(SBIN_DIRS)}); is its package installed?",
-                                  cmd=argv)
-        return self.module.run_command([path, *argv[1:]], environ_update=C_LOCALE)
+                                  cmd=argv or [tool])
+        return path
+
+    def __call__(self, argv, env=None):
+        path = self.path(argv[0], argv)
+        return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE))
+
+    def start(self, argv, merge_stderr=False):
+        """Start ``argv`` without waiting: a Popen with text stdout/stderr (stderr into stdout with ``merge_stderr``)."""
+        path = self.path(argv[0], argv)
+        return subprocess.Popen([path, *argv[1:]], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+                                text=True, env=dict(os.environ, **C_LOCALE))
+
+
+def finish(proc, deadline):
+    """Wait for ``proc`` until ``deadline`` (time.monotonic()): ``(rc, stdout, stderr, killed)``.
+
+    At the deadline the process is killed and what it printed so far is kept; ``rc`` is then None.
+    """
+    try:
+        out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return None, out, err, True

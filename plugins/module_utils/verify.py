@@ -331,6 +331,33 @@ def port_findings(node, ports, expected, fabric):
     return out
 
 
+def port_check(results, hosts):
+    """The ``ports`` check of the report from what rdma_port_check returned on each node.
+
+    ``results``: {node: the module's result}; the findings are the node's own
+    (rdma_port_check computes them with ``port_findings``), never computed again.
+    ``hosts``: {node: rdma_ports}, one case per cabled port. A skipped result
+    gives no cases; a result without ``findings`` raises KeyError naming the node.
+    Returns ``(findings, check or None)``.
+    """
+    findings, cases = [], []
+    for node, result in results.items():
+        if not result or result.get("skipped"):
+            continue
+        if "findings" not in result:
+            raise KeyError(f"{node}: the rdma_port_check result has no findings ({result.get('msg') or 'not run'})")
+        mine_all = list(result["findings"])
+        findings += mine_all
+        for p in hosts.get(node) or []:
+            mine = [x for x in mine_all if x["device"] == p["device"]]
+            cases.append({"name": f"{node} {p['device']}", "ok": not mine, "code": mine[0]["code"] if mine else None,
+                          "message": "; ".join(x["message"] for x in mine) or None, "findings": mine})
+    if not cases:
+        return findings, None
+    return findings, {"passed": all(c["ok"] for c in cases), "cases": cases,
+                      "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
+
+
 # ---------------------------------------------------------------- ib_write_bw
 
 _ERR_CLASSES = (
@@ -365,6 +392,31 @@ def _test_error_code(t):
     if server_code:
         return server_code, "server"
     return "RDMA_BW_LOW", None
+
+
+def round_tests(logs):
+    """Tests from the per-host round logs ({node: [entries]}) -> [{server, client, gbps, errors}].
+
+    A client entry {round, role: client, peer, results: [...]} is matched with its
+    server's entry of the same round, rail by rail (device).
+    """
+    servers = {}
+    for node, entries in (logs or {}).items():
+        for e in entries or []:
+            if e.get("role") == "server":
+                for r in e.get("results") or []:
+                    servers[(e["round"], node, r["device"])] = r
+    tests = []
+    for node, entries in sorted((logs or {}).items()):
+        for e in entries or []:
+            if e.get("role") != "client":
+                continue
+            for r in e.get("results") or []:
+                s = servers.get((e["round"], e["peer"], r["device"]), {})
+                tests.append({"round": e["round"], "client": [node, r["device"]], "server": [e["peer"], r["device"]],
+                              "gbps": r.get("gbps"), "client_error": r.get("error"),
+                              "server_error": s.get("error")})
+    return tests
 
 
 def evaluate_tests(tests, threshold):

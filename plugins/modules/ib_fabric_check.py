@@ -11,6 +11,7 @@ description:
     (IB_SM_NOT_MASTER, IB_SM_PRIORITY_MISMATCH, IB_LINK_MISSING, IB_PORTS_SWAPPED,
     IB_LINK_MISWIRED, IB_UNEXPECTED_LINK, IB_UNEXPECTED_DEVICE, IB_LINK_DEGRADED,
     IB_PARTITION_NOT_IN_FORCE).
+  - Each tool runs under C(timeout) with the locale pinned to C.
   - Read-only; never changes the fabric.
 version_added: 0.1.0
 author: linerate developers (@linerate)
@@ -89,6 +90,14 @@ sminfo:
   description: The parsed sminfo answer.
   type: dict
   returned: when the sm check ran and an SM answered
+sminfo_error:
+  description: Why no SM answered (the sminfo error), instead of RV(sminfo).
+  type: str
+  returned: when the sm check ran and no SM answered
+pkey_tables:
+  description: Port GUID -> the pkeys in its table (C(0x8010)), for the partition members that could be read.
+  type: dict
+  returned: when the partitions check ran with partitions
 summary:
   description: Counts of discovered switches, CAs and links.
   type: dict
@@ -96,17 +105,9 @@ summary:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils import ibcheck, ibdiag
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-
-
-def run(module, args, env):
-    rc, out, err = module.run_command(["timeout", str(module.params["timeout"])] + args,
-                                      environ_update=env)
-    text = out + (("\n" + err) if err.strip() else "")
-    if rc != 0:
-        raise ParseError(args[0], f"exit {rc}: {err.strip() or out.strip()}", text)
-    return text
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.ibfabric import fabric_check, findings_message
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -129,65 +130,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    env = {k: str(v) for k, v in p["environment"].items()}
-    findings, result = [], {"changed": False}
-    if "sm" in p["checks"]:
-        try:
-            sm = ibdiag.parse_sminfo(run(module, ["sminfo"], env))
-            result["sminfo"] = sm
-        except ParseError as e:
-            sm = None
-            result["sminfo_error"] = str(e)
-        findings += ibcheck.check_sm(sm, p["expected_sm_guid"] or None,
-                                     p["expected_sm_priority"], p["expected_sm_node"])
-    nd = None
-    if "topology" in p["checks"] or "partitions" in p["checks"]:
-        try:
-            nd = ibdiag.parse_ibnetdiscover(run(module, ["ibnetdiscover"], env))
-        except ParseError as e:
-            module.fail_json(msg=f"cannot discover the subnet: {e}", findings=findings, **result)
-    if "topology" in p["checks"]:
-        try:
-            li = ibdiag.parse_iblinkinfo(run(module, ["iblinkinfo"], env))
-        except ParseError as e:
-            module.fail_json(msg=f"iblinkinfo failed: {e}", findings=findings, **result)
-        findings += ibcheck.check_topology(nd, li, p["expected_links"], p["switch_links"],
-                                           p["switches"], p["link_width"], p["link_speed_gbps"])
-        result["summary"] = {
-            "switches": sum(1 for n in nd["nodes"].values() if n["type"] == "switch"),
-            "cas": sum(1 for n in nd["nodes"].values() if n["type"] == "ca"),
-            "links": len(nd["links"]),
-        }
-    if "partitions" in p["checks"] and p["partitions"]:
-        lids = {}
-        names = {ibdiag.norm_guid(e["guid"]): f"{e['host']} {e['device']}"
-                 for e in p["expected_links"] if e.get("guid")}
-        for n in nd["nodes"].values():
-            if n["type"] != "ca":
-                continue
-            for pnum, port in n["ports"].items():
-                if port.get("port_guid") and port.get("lid"):
-                    lids[port["port_guid"]] = (port["lid"], pnum)
-                    names.setdefault(port["port_guid"], n["desc"])
-        tables = {}
-        for part in p["partitions"]:
-            for g in part["guids"]:
-                g = ibdiag.norm_guid(g)
-                if g in tables or g not in lids:
-                    continue
-                try:
-                    tables[g] = ibdiag.parse_smpquery_pkeys(
-                        run(module, ["smpquery", "pkeys", str(lids[g][0])], env))["pkeys"]
-                except ParseError:
-                    tables[g] = None
-        findings += ibcheck.check_partitions(p["partitions"], tables, names)
-        result["pkey_tables"] = {g: ["0x%04x" % k for k in v] for g, v in tables.items() if v}
-    result["findings"] = findings
-    if findings and p["fail_on_findings"]:
-        module.fail_json(msg="InfiniBand fabric check: " + "; ".join(
-            f"{f['code']} {f['node']}" + (f" port {f['port']}" if f["port"] is not None else "")
-            for f in findings), **result)
+    try:
+        result = fabric_check(Runner(module), module.params)
+    except ToolFailure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    if result["findings"] and module.params["fail_on_findings"]:
+        module.fail_json(msg=findings_message(result["findings"]), **result)
     module.exit_json(**result)
 
 

@@ -135,103 +135,9 @@ passed:
   type: bool
 """
 
-import json
-import os
-import shutil
-import subprocess
-import tempfile
-import time
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
-
-CONNECT_RETRY = ("Couldn't connect to", "Unable to init the socket connection")
-
-
-def build_argv(binary, p, test, index, json_path=None):
-    argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
-            "-F", "--report_gbits", "-q", str(p["qps"]), "-s", str(p["size"])]
-    if p["duration"]:
-        argv += ["-D", str(p["duration"])]
-    else:
-        argv += ["-n", str(p["iterations"])]
-    if p["gid_index"] is not None:
-        argv += ["-x", str(p["gid_index"])]
-    if p["tclass"] is not None:
-        argv += [f"--tclass={p['tclass']}"]
-    if p["sl"] is not None:
-        argv += ["-S", str(p["sl"])]
-    if p["use_cuda"]:
-        argv += [f"--use_cuda={test.get('gpu', index)}"]
-    if json_path:
-        argv += ["--out_json", f"--out_json_file={json_path}"]
-    argv += list(p["extra_args"])
-    if p["mode"] == "client":
-        argv.append(test["server"])
-    return argv
-
-
-def finish(proc, deadline):
-    try:
-        out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return None, out, err, True
-
-
-def run_all(module, binary, p):
-    """Start every rail's process at once; clients retry until their server listens."""
-    timeout = p["timeout"] or (p["duration"] or 10) + 60
-    deadline = time.monotonic() + timeout
-    connect_deadline = time.monotonic() + p["connect_timeout"]
-    env = dict(os.environ, LC_ALL="C")
-    tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
-    jobs = []
-    for i, test in enumerate(p["tests"]):
-        jpath = os.path.join(tmp, f"{test['device']}.json") if p["out_json"] else None
-        argv = build_argv(binary, p, test, i, jpath)
-        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
-                     "proc": subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)})
-    results = []
-    pending = list(jobs)
-    while pending:
-        job = pending.pop(0)
-        rc, out, err, killed = finish(job["proc"], deadline)
-        job["attempts"] += 1
-        retry = (p["mode"] == "client" and rc not in (0, None) and any(s in (out + err) for s in CONNECT_RETRY)
-                 and time.monotonic() < connect_deadline)
-        if retry:
-            time.sleep(0.5)
-            job["proc"] = subprocess.Popen(job["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            pending.append(job)
-            continue
-        res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
-               "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
-               "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
-        if killed:
-            res["error"] = f"killed after {timeout} s" + (" (no client connected)" if p["mode"] == "server" else "")
-        try:
-            parsed = parse_ib_write_bw(out + "\n" + err)
-            res["parsed"] = parsed
-            res["gbps"] = parsed["bw_average_gbps"]
-            if rc not in (0, None):
-                res["error"] = f"exit status {rc}"
-        except ParseError as e:
-            res["error"] = res["error"] or str(e).split(": ", 1)[-1]
-        if job["json_path"] and os.path.exists(job["json_path"]):
-            try:
-                with open(job["json_path"]) as f:
-                    res["json"] = json.load(f)
-            except ValueError as e:
-                res["json_error"] = str(e)
-            os.remove(job["json_path"])
-        results.append(res)
-    shutil.rmtree(tmp, ignore_errors=True)
-    order = {t["device"]: i for i, t in enumerate(p["tests"])}
-    return sorted(results, key=lambda r: order[r["device"]])
+from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv, run_perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -261,14 +167,14 @@ def main():
         missing = [k for k in ("device", "tcp_port") + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
         if missing:
             module.fail_json(msg=f"tests[{i}]: missing {', '.join(missing)}")
+    run = Runner(module)
     if module.check_mode:
-        binary = module.get_bin_path(p["tool"]) or p["tool"]
-        argvs = [build_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
+        binary = run.which(p["tool"]) or p["tool"]
+        argvs = [perftest_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
         module.exit_json(changed=False, passed=True, skipped_run=True,
                          tests=[{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None}
                                 for t, a in zip(p["tests"], argvs)])
-    binary = module.get_bin_path(p["tool"], required=True)
-    results = run_all(module, binary, p)
+    results = run_perftest(run, p)
     module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))
 
 

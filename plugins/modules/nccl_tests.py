@@ -124,38 +124,9 @@ stdout:
   type: str
 """
 
-import os
-import subprocess
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import split_log_by_host
-
-
-def build_argv(p, mpirun, json_path=None):
-    argv = [mpirun, "--allow-run-as-root", "-np", str(len(p["hosts"])),
-            "-H", ",".join(f"{h}:1" for h in p["hosts"]), "--bind-to", "none", "--map-by", "slot"]
-    if p["ssh_args"]:
-        argv += ["--mca", "plm_rsh_args", p["ssh_args"]]
-    argv += list(p["mpirun_args"])
-    for key, value in sorted((p["env"] or {}).items()):
-        argv += ["-x", f"{key}={value}"]
-    argv += [p["test"], "-b", p["min_bytes"], "-e", p["max_bytes"], "-f", str(p["step_factor"]),
-             "-g", str(p["gpus"]), "-n", str(p["iterations"])]
-    if json_path:
-        argv += ["-J", json_path]
-    return argv
-
-
-def largest_busbw(results):
-    rows = [r for r in results.get("rows") or [] if (r.get("out_of_place") or {}).get("busbw") is not None]
-    if not rows:
-        return None
-    last = max(rows, key=lambda r: r["size"])
-    return max(last["out_of_place"]["busbw"], (last.get("in_place") or {}).get("busbw") or 0)
+from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import nccl_argv, run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -177,47 +148,8 @@ def main():
         supports_check_mode=True)
     p = module.params
     if module.check_mode:
-        module.exit_json(changed=False, test=p["test"], argv=build_argv(p, p["mpirun"]), skipped_run=True)
-    mpirun = module.get_bin_path(p["mpirun"], required=True)
-    module.get_bin_path(p["test"], required=True)
-    json_path = None
-    if p["json"]:
-        fd, json_path = tempfile.mkstemp(prefix="linerate-nccl-", suffix=".json")
-        os.close(fd)
-    argv = build_argv(p, mpirun, json_path)
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=p["timeout"], env=dict(os.environ, LC_ALL="C"), check=False)
-        rc, out = proc.returncode, proc.stdout
-    except subprocess.TimeoutExpired as e:
-        rc, out = None, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-    result = dict(changed=False, test=p["test"], argv=argv, exit_status=rc, stdout=out, busbw=None, avg_busbw=None,
-                  error=None, parsed=None, logs={})
-    try:
-        if json_path and os.path.getsize(json_path) > 0:
-            with open(json_path) as f:
-                parsed = parse_nccl_tests(f.read())
-        else:
-            parsed = parse_nccl_tests(out)
-        result.update(parsed=parsed, busbw=largest_busbw(parsed), avg_busbw=parsed.get("avg_bus_bandwidth"))
-        if parsed.get("failures"):
-            result["error"] = "; ".join(parsed["failures"])
-    except ParseError as e:
-        result["error"] = str(e).split(": ", 1)[-1]
-    finally:
-        if json_path and os.path.exists(json_path):
-            os.remove(json_path)
-    if rc is None:
-        result["error"] = f"killed after {p['timeout']} s" + (f"; {result['error']}" if result["error"] else "")
-    elif rc != 0 and not result["error"]:
-        result["error"] = f"mpirun exit status {rc}"
-    for host, text in split_log_by_host(out).items():
-        try:
-            result["logs"][host] = parse_nccl_log(text)
-        except ParseError as e:
-            result["logs"][host] = {"transport": None, "error": str(e)}
-    result["passed"] = result["error"] is None
-    module.exit_json(**result)
+        module.exit_json(changed=False, test=p["test"], argv=nccl_argv(p, p["mpirun"]), skipped_run=True)
+    module.exit_json(**run_nccl_tests(Runner(module), p))
 
 
 if __name__ == "__main__":

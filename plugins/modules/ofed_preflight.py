@@ -72,6 +72,11 @@ pending:
   returned: success
   type: dict
   sample: {mlnx-ofed-all: 24.10-1.1.4.0}
+installed:
+  description: The version dpkg has installed now of each resolved package (null when not installed).
+  returned: success
+  type: dict
+  sample: {mlnx-ofed-all: null}
 kernels:
   description: Kernel releases the repository has driver builds of the pinned version for.
   returned: always
@@ -79,67 +84,10 @@ kernels:
   elements: str
 """
 
-import os
-import re
-import shutil
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import ParseError, installed_versions as dpkg_installed
-
-
-def version_matches(version, pin):
-    """``24.10-1.1.4`` matches ``24.10-1.1.4.0``, ``24.10-1.1.4-1`` and
-    ``24.10.OFED.24.10.1.1.4.1.kver...``, but not ``24.10-1.1.40``."""
-    if not pin or version == pin or version.startswith(pin + "-") or version.startswith(pin + "."):
-        return True
-    dotted = pin.replace("-", ".")
-    major = pin.split("-")[0]
-    ofed = f"{major}.OFED.{dotted}"
-    return version == ofed or version.startswith(ofed + ".") or version.startswith(ofed + "-")
-
-
-def kernel_of(version):
-    m = re.search(r"\.kver\.(.+)$", version)
-    return m.group(1) if m else None
-
-
-def parse_madison(text):
-    """``apt-cache madison`` rows -> {package: [versions]} (newest first, as apt prints)."""
-    out = {}
-    for line in text.splitlines():
-        cols = [c.strip() for c in line.split("|")]
-        if len(cols) >= 3 and cols[0]:
-            out.setdefault(cols[0], []).append(cols[1])
-    return out
-
-
-class Sandbox:
-    """A private apt state: the host's own sources and lists stay as they are."""
-
-    def __init__(self, module, repo_line):
-        self.module = module
-        self.dir = tempfile.mkdtemp(prefix="linerate-ofed-")
-        for d in ("lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
-            os.makedirs(os.path.join(self.dir, d))
-        with open(os.path.join(self.dir, "etc", "sources.list"), "w") as f:
-            f.write(repo_line.strip() + "\n")
-        self.opts = [
-            "-o", f"Dir::Etc::SourceList={self.dir}/etc/sources.list",
-            "-o", f"Dir::Etc::SourceParts={self.dir}/etc/sources.list.d",
-            "-o", f"Dir::Etc::PreferencesParts={self.dir}/etc/preferences.d",
-            "-o", f"Dir::State::Lists={self.dir}/lists",
-            "-o", f"Dir::Cache={self.dir}/cache",
-            "-o", "Debug::NoLocking=1",
-        ]
-
-    def run(self, tool, *args):
-        exe = self.module.get_bin_path(tool, required=True)
-        return self.module.run_command([exe, *self.opts, *args],
-                                       environ_update={"LANG": "C", "LC_ALL": "C"})
-
-    def close(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.ofed import preflight
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -153,59 +101,11 @@ def main():
         },
         supports_check_mode=True,
     )
-    p = module.params
-    box = Sandbox(module, p["repo_line"])
     try:
-        rc, out, err = box.run("apt-get", "update", "-q")
-        if rc != 0 or re.search(r"^(E:|Err:)", out + err, re.M):
-            module.fail_json(msg=f"the OFED repository could not be read ({p['repo_line']}): "
-                                 f"{(err or out).strip()[-600:]}", rc=rc, stdout=out, stderr=err)
-        names = list(dict.fromkeys(list(p["packages"])
-                                   + ([p["kernel_package"]] if p["kernel_package"] else [])))
-        rc, out, err = box.run("apt-cache", "madison", *names)
-        available = parse_madison(out)
-    finally:
-        box.close()
-
-    versions, problems = {}, []
-    for name, pin in p["packages"].items():
-        pin = str(pin or "")
-        found = [v for v in available.get(name, []) if version_matches(v, pin)]
-        if found:
-            versions[name] = found[0]
-        else:
-            have = ", ".join(available.get(name, [])) or "none"
-            problems.append(f"{name}: no version {pin or '(any)'} in the repository (it has: {have})")
-    kernels = []
-    if p["kernel_package"]:
-        builds = [v for v in available.get(p["kernel_package"], []) if version_matches(v, p["version"])]
-        kernels = sorted({kernel_of(v) for v in builds if kernel_of(v)})
-        match = [v for v in builds if kernel_of(v) == p["kernel"]]
-        if match:
-            versions[p["kernel_package"]] = match[0]
-        else:
-            problems.append(
-                f"{p['kernel_package']}: no driver build of OFED {p['version']} for the running kernel "
-                f"{p['kernel']} (builds exist for: {', '.join(kernels) or 'no kernel'}); install a "
-                "matching kernel or pin an OFED release built for this one. Nothing was changed.")
-    if problems:
-        module.fail_json(msg="; ".join(problems), kernels=kernels, available=available)
-    installed = installed_versions(module, list(versions))
-    pending = {name: v for name, v in versions.items() if installed.get(name) != v}
-    module.exit_json(changed=False, versions=versions, kernels=kernels, pending=pending,
-                     installed={n: installed.get(n) for n in versions})
-
-
-def installed_versions(module, names):
-    """{package: version} of what dpkg has installed now (read-only); held packages
-    (status `hi`, the mofed role's own hold) are installed."""
-    rc, out, err = module.run_command([module.get_bin_path("dpkg-query", required=True), "-W",
-                                       "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names],
-                                      environ_update={"LANG": "C", "LC_ALL": "C"})
-    try:
-        return dpkg_installed(out)
-    except ParseError as exc:
-        module.fail_json(msg=f"dpkg-query printed what dpkg does not: {exc}", rc=rc, stdout=out, stderr=err)
+        result = preflight(Runner(module), module.params)
+    except ToolFailure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

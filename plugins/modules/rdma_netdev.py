@@ -61,36 +61,11 @@ commands:
 """
 
 import ipaddress
-import json
 
 from ansible.module_utils.basic import AnsibleModule
-
-
-def read(module, ip, name):
-    rc, out, err = module.run_command([ip, "-json", "addr", "show", "dev", name],
-                                      environ_update={"LANG": "C", "LC_ALL": "C"})
-    if rc != 0:
-        module.fail_json(msg=f"netdev {name}: {err.strip() or 'not found'}", rc=rc, stdout=out, stderr=err)
-    data = json.loads(out)[0]
-    addrs = [f"{a['local']}/{a['prefixlen']}" for a in data.get("addr_info", [])
-             if a.get("family") == "inet" and a.get("scope") == "global"]
-    return {"up": "UP" in data.get("flags", []), "addresses": sorted(addrs)}
-
-
-def plan(name, have, address, exclusive):
-    cmds = []
-    want_addrs = list(have["addresses"])
-    if exclusive:
-        for a in have["addresses"]:
-            if a != address:
-                cmds.append(["addr", "del", a, "dev", name])
-                want_addrs.remove(a)
-    if address and address not in have["addresses"]:
-        cmds.append(["addr", "add", address, "dev", name])
-        want_addrs.append(address)
-    if not have["up"]:
-        cmds.append(["link", "set", "dev", name, "up"])
-    return cmds, {"up": True, "addresses": sorted(want_addrs)}
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.netdev import ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -110,22 +85,10 @@ def main():
             module.fail_json(msg=f"address: {p['address']!r} is not allowed "
                                  "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
         p["address"] = f"{iface.ip}/{iface.network.prefixlen}"
-    ip = module.get_bin_path("ip", required=True)
-    before = read(module, ip, p["name"])
-    cmds, after = plan(p["name"], before, p["address"], p["exclusive"])
-    result = {"changed": bool(cmds), "before": before, "after": after,
-              "commands": [["ip", *c] for c in cmds]}
-    if module._diff:
-        result["diff"] = {"before": json.dumps(before, indent=1) + "\n",
-                          "after": json.dumps(after, indent=1) + "\n",
-                          "before_header": p["name"], "after_header": p["name"]}
-    if cmds and not module.check_mode:
-        for c in cmds:
-            rc, out, err = module.run_command([ip, *c], environ_update={"LANG": "C", "LC_ALL": "C"})
-            if rc != 0:
-                module.fail_json(msg=f"ip {' '.join(c)}: {err.strip()}", rc=rc, stdout=out, stderr=err,
-                                 **result)
-        result["after"] = read(module, ip, p["name"])
+    try:
+        result = ensure(Runner(module), p["name"], p["address"], p["exclusive"], module.check_mode, module._diff)
+    except ToolFailure as e:
+        module.fail_json(msg=e.msg, **e.kw)
     module.exit_json(**result)
 
 

@@ -10,7 +10,8 @@ description:
     netdev's MTU and IPv4 addresses from the kernel.
   - Compares with the fabric intent and returns one finding per problem, each naming the
     node's device and the switch port it is cabled to (stable codes PORT_MISSING,
-    PORT_DOWN, PORT_SPEED, PORT_WIDTH, MTU_MISMATCH, GID_MISSING).
+    PORT_DOWN, PORT_SPEED, PORT_WIDTH, MTU_MISMATCH, GID_MISSING). These findings are the
+    ones the C(verify_report) action shows; it does not compute them again.
   - Read-only; never reports C(changed). Runs the same in check mode.
 options:
   ports:
@@ -69,66 +70,9 @@ passed:
   type: bool
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_ibv_devinfo
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import port_findings
-
-STATES = {"PORT_ACTIVE": "ACTIVE", "PORT_DOWN": "DOWN", "PORT_INIT": "INIT", "PORT_ARMED": "ARMED"}
-PHYS = {"LINK_UP": "LinkUp", "DISABLED": "Disabled", "POLLING": "Polling", "SLEEP": "Sleep"}
-
-
-def read_sys(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def gid_info(gids, index):
-    for g in gids or []:
-        if g.get("index") == index:
-            text = g.get("gid", "")
-            ipv4 = text.split("ffff:")[-1] if text.startswith("::ffff:") and "." in text else None
-            return {"index": index, "type": g.get("type"), "gid": text, "ipv4": ipv4}
-    return None
-
-
-def check_port(module, devinfo, ip, port, gid_index):
-    dev, netdev, ib_port = port["device"], port.get("netdev"), int(port.get("ib_port", 1))
-    out = {"device": dev, "netdev": netdev, "port": ib_port, "present": False}
-    rc, stdout, stderr = module.run_command([devinfo, "-v", "-d", dev, "-i", str(ib_port)],
-                                            environ_update={"LC_ALL": "C"})
-    try:
-        if rc != 0:
-            raise ParseError("ibv_devinfo", (stderr or stdout).strip() or f"exit status {rc}")
-        data = parse_ibv_devinfo(stdout)
-        hca = next(d for d in data["devices"] if d.get("hca_id") == dev)
-        p = next(x for x in hca["ports"] if x.get("port") == ib_port)
-    except (ParseError, StopIteration) as e:
-        out["error"] = str(e) or f"{dev} port {ib_port} not listed"
-        return out
-    out.update(present=True, state=STATES.get(p.get("state"), p.get("state")),
-               phys_state=PHYS.get(p.get("phys_state"), p.get("phys_state")),
-               speed_gbps=p.get("rate_gbps"), width=p.get("active_width_lanes"),
-               active_mtu=p.get("active_mtu"), link_layer=p.get("link_layer"),
-               gid=gid_info(p.get("gids"), gid_index))
-    if netdev:
-        mtu = read_sys(f"/sys/class/net/{netdev}/mtu")
-        out["mtu"] = int(mtu) if mtu and mtu.isdigit() else None
-        out["carrier"] = read_sys(f"/sys/class/net/{netdev}/carrier") == "1"
-        rc, stdout, _err = module.run_command([ip, "-j", "-4", "addr", "show", "dev", netdev],
-                                              environ_update={"LC_ALL": "C"})
-        try:
-            out["ipv4"] = [a["local"] for e in json.loads(stdout or "[]") for a in e.get("addr_info", [])]
-        except ValueError:
-            out["ipv4"] = []
-    out["gid_table"] = bool(p.get("gids"))
-    out["gid_index"] = gid_index
-    return out
+from ansible_collections.linerate.fabric.plugins.module_utils.portcheck import check_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
@@ -139,13 +83,10 @@ def main():
                            node=dict(type="str", required=True),
                            fail_on_findings=dict(type="bool", default=False)),
         supports_check_mode=True)
-    devinfo = module.get_bin_path("ibv_devinfo", required=True)
-    ip = module.get_bin_path("ip", required=True, opt_dirs=["/usr/sbin", "/sbin"])
-    ports = [check_port(module, devinfo, ip, p, module.params["gid_index"]) for p in module.params["ports"]]
-    findings = port_findings(module.params["node"], ports, module.params["ports"], module.params["fabric"])
-    result = dict(changed=False, ports=ports, findings=findings, passed=not findings)
-    if findings and module.params["fail_on_findings"]:
-        module.fail_json(msg="; ".join(f["message"] for f in findings), **result)
+    p = module.params
+    result = check_ports(Runner(module), p["node"], p["ports"], p["fabric"], p["gid_index"])
+    if result["findings"] and p["fail_on_findings"]:
+        module.fail_json(msg="; ".join(f["message"] for f in result["findings"]), **result)
     module.exit_json(**result)
 
 

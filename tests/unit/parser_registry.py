@@ -24,6 +24,7 @@ PARSERS = [
     ("lldp", "parse_eos_lldp_neighbors", "lldp/eos_*.json"),
     ("lldp", "parse_lldpctl_json", "lldp/lldpctl_*.json"),
     ("dpkg", "parse_dpkg_query", "dpkg/*.txt"),
+    ("ofed", "parse_madison", "apt_madison/*.txt"),
     ("pcie", "parse_lspci", "pcie/*.txt"),
     ("pcie", "parse_nvidia_smi_topo", "nvidia_smi_topo/*.txt"),
     ("ibtools", "parse_ibstat", "ibstat/*.txt", "rdma_facts/ibstat.txt"),

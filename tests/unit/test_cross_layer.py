@@ -3,7 +3,7 @@ carry the same DSCP, ToS and priority, and all follow when the intent changes.
 
 Each layer is rendered the way a run renders it, from the real files: the role defaults
 (resolved lazily, as Ansible does), the task arguments of the roles, the templates, and
-the Python they feed (roce.desired, nccl_env_settings, ib_write_bw's build_argv). The
+the Python they feed (roce.desired, nccl_env_settings, benchmarks.perftest_argv, the ib_write_bw module's). The
 only input is the validated intent as the validate action publishes it
 (intent.published: fabric_effective with its ``derived`` values).
 
@@ -25,7 +25,7 @@ from ansible_collections.linerate.fabric.plugins.filter.fabric import FilterModu
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import FilterModule as NcclFilters
 from ansible_collections.linerate.fabric.plugins.module_utils import intent, roce, verify
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
+from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"
@@ -148,7 +148,7 @@ def layers(eff):
     args = module_args(v, {"m": {k: task["linerate.fabric.ib_write_bw"][k] for k in ("tclass", "qps", "size")}}, "m")
     params = dict(qps=args["qps"], size=args["size"], duration=10, iterations=0, gid_index=3,
                   tclass=args.get("tclass"), sl=None, use_cuda=False, extra_args=[], mode="server")
-    out["argv"] = ib_write_bw.build_argv("ib_write_bw", params, {"device": "mlx5_0", "tcp_port": 18515}, 0)
+    out["argv"] = perftest_argv("ib_write_bw", params, {"device": "mlx5_0", "tcp_port": 18515}, 0)
     # Firmware: the DCQCN parameters of role connectx_firmware.
     out["firmware"] = v["connectx_firmware_roce_params"]
     # Verification: what the report checks NCCL_IB_TC against.

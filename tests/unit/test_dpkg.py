@@ -4,7 +4,8 @@ ones are not, and what dpkg would not print is an error naming the line."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils import dpkg
-from ansible_collections.linerate.fabric.plugins.modules import ofed_preflight
+from ansible_collections.linerate.fabric.plugins.module_utils import ofed
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
 # dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' on a node the
 # mofed role converged (it holds what it pins), with one package removed but
@@ -52,33 +53,26 @@ def test_what_dpkg_does_not_print_is_named(text):
         dpkg.parse_dpkg_query(text)
 
 
-class FakeModule:
+class Dpkg:
+    """dpkg-query as the shared Runner calls it: argv with the tool name first."""
+
     def __init__(self, out):
-        self.out, self.argv, self.failed = out, None, None
+        self.out, self.argv = out, None
 
-    def get_bin_path(self, name, required=False):
-        return f"/usr/bin/{name}"
-
-    def run_command(self, argv, environ_update=None):
+    def __call__(self, argv):
         self.argv = argv
-        assert environ_update == {"LANG": "C", "LC_ALL": "C"}
         return 0, self.out, ""
-
-    def fail_json(self, **kw):
-        self.failed = kw
-        raise SystemExit(1)
 
 
 def test_preflight_counts_the_roles_own_hold_as_installed():
-    m = FakeModule(CONVERGED)
-    got = ofed_preflight.installed_versions(m, ["mlnx-ofed-all", "mft"])
-    assert m.argv == ["/usr/bin/dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n",
-                      "mlnx-ofed-all", "mft"]
+    run = Dpkg(CONVERGED)
+    got = ofed.installed_versions(run, ["mlnx-ofed-all", "mft"])
+    assert run.argv == ["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n", "mlnx-ofed-all", "mft"]
     assert got["mlnx-ofed-all"] == "24.10-1.1.4.0" and "mft" not in got
 
 
 def test_preflight_fails_on_output_dpkg_would_not_print():
-    m = FakeModule("garbage\n")
-    with pytest.raises(SystemExit):
-        ofed_preflight.installed_versions(m, ["x"])
-    assert "dpkg-query printed what dpkg does not" in m.failed["msg"]
+    with pytest.raises(ToolFailure) as e:
+        ofed.installed_versions(Dpkg("garbage\n"), ["x"])
+    assert e.value.msg.startswith("dpkg-query printed what dpkg does not: dpkg-query: line 1")
+    assert e.value.kw == {"rc": 0, "stdout": "garbage\n", "stderr": ""}

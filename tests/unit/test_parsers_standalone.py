@@ -26,7 +26,7 @@ print(",".join(parsers))
 """
 
 
-@pytest.mark.parametrize("name", ["ibtools", "mlxconfig", "mlnx_qos", "perftest", "nccl_tests", "nccl_log"])
+@pytest.mark.parametrize("name", ["ibtools", "mlxconfig", "mlnx_qos", "perftest", "nccl_tests", "nccl_log", "ofed"])
 def test_parser_module_imports_standalone(name, tmp_path):
     completed = subprocess.run(
         [sys.executable, "-c", SCRIPT.format(path=str(MODULE_UTILS), name=name)],

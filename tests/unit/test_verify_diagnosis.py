@@ -223,3 +223,41 @@ def test_split_log_by_host_handles_mpirun_tags():
             "node2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n")
     out = verify.split_log_by_host(text)
     assert set(out) == {"node1", "node2"} and "NET/Socket" in out["node2"]
+
+
+def test_port_check_takes_the_nodes_findings_as_they_are():
+    node1 = verify.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1", state="DOWN")], PORTS["node1"], FABRIC)
+    results = {"node1": {"ports": [], "findings": node1}, "node2": {"skipped": True},
+               "node3": {"ports": [], "findings": []}}
+    found, check = verify.port_check(results, PORTS)
+    assert found == node1 and [f["code"] for f in found] == ["PORT_DOWN"]
+    assert [c["name"] for c in check["cases"]] == ["node1 mlx5_0", "node1 mlx5_1", "node3 mlx5_0", "node3 mlx5_1"]
+    down = check["cases"][1]
+    assert down == {"name": "node1 mlx5_1", "ok": False, "code": "PORT_DOWN", "message": node1[0]["message"],
+                    "findings": node1}
+    assert check["cases"][0] == {"name": "node1 mlx5_0", "ok": True, "code": None, "message": None, "findings": []}
+    assert check["passed"] is False and check["detail"] == "3/4 ports OK"
+
+
+def test_port_check_without_results_has_no_check_and_a_result_without_findings_is_unreadable():
+    assert verify.port_check({"node1": None, "node2": {"skipped": True}}, PORTS) == ([], None)
+    assert verify.port_check({"node1": {"findings": []}}, PORTS)[1]["passed"] is True
+    try:
+        verify.port_check({"node2": {"failed": True, "msg": "ibv_devinfo: command not found"}}, PORTS)
+    except KeyError as e:
+        assert "node2: the rdma_port_check result has no findings (ibv_devinfo: command not found)" in str(e)
+    else:
+        raise AssertionError("a port result without findings must not pass silently")
+
+
+def test_round_tests_pair_each_client_with_its_servers_rail():
+    logs = {"node1": [{"round": 0, "role": "client", "peer": "node2",
+                       "results": [{"device": "mlx5_0", "gbps": 390.0, "error": None},
+                                   {"device": "mlx5_1", "gbps": None, "error": "exit status 1"}]}],
+            "node2": [{"round": 0, "role": "server", "results": [{"device": "mlx5_1", "error": "Port number 1 state is Down"}]},
+                      {"round": 1, "role": "server", "results": [{"device": "mlx5_0", "error": "other round"}]}]}
+    assert verify.round_tests(logs) == [
+        {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 390.0,
+         "client_error": None, "server_error": None},
+        {"round": 0, "client": ["node1", "mlx5_1"], "server": ["node2", "mlx5_1"], "gbps": None,
+         "client_error": "exit status 1", "server_error": "Port number 1 state is Down"}]

@@ -1,38 +1,76 @@
-"""rdma_port_check: exact ibv_devinfo argv, port state/speed/width/GID from its real output format."""
+"""rdma_port_check (module_utils/portcheck.py): exact argv through the shared Runner (locale C), port
+state/speed/width/GID from ibv_devinfo's real output format, and the findings computed on the node."""
 import os
 
+from ansible_collections.linerate.fabric.plugins.module_utils import portcheck
 from ansible_collections.linerate.fabric.plugins.modules import rdma_port_check
+from module_harness import Tools, run_module
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "ibv_devinfo")
+DEVINFO = open(os.path.join(FIX, "cx6dx_verbose_tabs.txt")).read()
+IP = '[{"addr_info": [{"family": "inet", "local": "10.60.0.21"}]}]'
+PORT = {"device": "mlx5_3", "netdev": "no-such-netdev0", "switch": "leaf1", "switch_port": "swp3",
+        "address": "10.60.0.21/24"}
+FABRIC = {"transport": "roce", "link_speed_gbps": 200, "link_width": 4}
 
 
-class FakeModule:
-    def __init__(self, outputs):
-        self.outputs = outputs
-        self.calls = []
-
-    def run_command(self, argv, environ_update=None):
-        self.calls.append(argv)
-        assert environ_update == {"LC_ALL": "C"}
-        return self.outputs.get(argv[0], (0, "[]", ""))
+def tools(devinfo=(0, DEVINFO, ""), ip=(0, IP, "")):
+    return Tools({"ibv_devinfo": lambda args: devinfo, "ip": lambda args: ip})
 
 
-def test_reads_state_speed_width_and_gid_from_ibv_devinfo():
-    text = open(os.path.join(FIX, "cx6dx_verbose_tabs.txt")).read()
-    mod = FakeModule({"ibv_devinfo": (0, text, ""),
-                      "ip": (0, '[{"addr_info": [{"family": "inet", "local": "10.60.0.21"}]}]', "")})
-    port = {"device": "mlx5_3", "netdev": "no-such-netdev0"}
-    out = rdma_port_check.check_port(mod, "ibv_devinfo", "ip", port, 3)
-    assert mod.calls[0] == ["ibv_devinfo", "-v", "-d", "mlx5_3", "-i", "1"]
-    assert mod.calls[1] == ["ip", "-j", "-4", "addr", "show", "dev", "no-such-netdev0"]
+def test_reads_state_speed_width_and_gid_from_ibv_devinfo(capsys):
+    t = tools()
+    res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": FABRIC, "node": "node1"}, t, capsys)
+    assert t.calls == [["ibv_devinfo", "-v", "-d", "mlx5_3", "-i", "1"],
+                       ["ip", "-j", "-4", "addr", "show", "dev", "no-such-netdev0"]]
+    [out] = res["ports"]
     assert out["present"] and out["state"] == "ACTIVE" and out["phys_state"] == "LinkUp"
     assert out["speed_gbps"] == 200.0 and out["width"] == 4
     assert out["gid"] == {"index": 3, "type": "RoCE v2", "gid": "::ffff:10.60.0.21", "ipv4": "10.60.0.21"}
-    assert out["ipv4"] == ["10.60.0.21"] and out["gid_table"]
+    assert out["ipv4"] == ["10.60.0.21"] and out["gid_table"] and out["gid_index"] == 3
+    assert res["findings"] == [] and res["passed"] is True and res["changed"] is False
 
 
-def test_missing_device_is_reported_not_raised():
+def test_check_mode_reads_and_reports_the_same(capsys):
+    args = {"ports": [PORT], "fabric": dict(FABRIC, link_speed_gbps=400), "node": "node1"}
+    t1, t2 = tools(), tools()
+    normal, check = run_module(rdma_port_check.main, args, t1, capsys), run_module(rdma_port_check.main, args, t2, capsys,
+                                                                                    check=True)
+    assert t1.calls == t2.calls and normal == check and [f["code"] for f in check["findings"]] == ["PORT_SPEED"]
+
+
+def test_missing_device_is_a_finding_not_a_crash(capsys):
     text = open(os.path.join(FIX, "error_no_devices.txt")).read()
-    mod = FakeModule({"ibv_devinfo": (255, "", text)})
-    out = rdma_port_check.check_port(mod, "ibv_devinfo", "ip", {"device": "mlx5_9", "netdev": "x"}, 3)
-    assert out["present"] is False and out["error"]
+    res = run_module(rdma_port_check.main, {"ports": [dict(PORT, device="mlx5_9")], "fabric": FABRIC, "node": "node1"},
+                     tools(devinfo=(255, "", text)), capsys, check=True)
+    [out] = res["ports"]
+    assert out["present"] is False and out["error"].startswith("ibv_devinfo: ")
+    [f] = res["findings"]
+    assert f["code"] == "PORT_MISSING" and f["node"] == "node1" and f["device"] == "mlx5_9"
+    assert f["switch"] == "leaf1" and f["switch_port"] == "swp3" and res["passed"] is False
+    assert not res.get("failed")
+
+
+def test_fail_on_findings_fails_with_their_messages(capsys):
+    res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": dict(FABRIC, link_speed_gbps=400),
+                                            "node": "node1", "fail_on_findings": True}, tools(), capsys)
+    assert res["failed"] and res["msg"] == "node1 mlx5_3: link at 200 Gb/s, expected 400 Gb/s"
+    assert [f["code"] for f in res["findings"]] == ["PORT_SPEED"]
+
+
+def test_netdev_mtu_and_carrier_come_from_sysfs():
+    sysfs = {"/sys/class/net/no-such-netdev0/mtu": "1500", "/sys/class/net/no-such-netdev0/carrier": "1"}
+    res = portcheck.check_ports(lambda argv: {"ibv_devinfo": (0, DEVINFO, ""), "ip": (0, IP, "")}[argv[0]],
+                                "node1", [PORT], dict(FABRIC, mtu={"host": 9000}), 3, read=sysfs.get)
+    [out] = res["ports"]
+    assert out["mtu"] == 1500 and out["carrier"] is True
+    assert [f["code"] for f in res["findings"]] == ["MTU_MISMATCH"]
+
+
+def test_an_empty_gid_index_and_unreadable_ip_output():
+    res = portcheck.check_ports(lambda argv: {"ibv_devinfo": (0, DEVINFO, ""), "ip": (1, "not json", "")}[argv[0]],
+                                "node1", [PORT], FABRIC, 42, read=lambda path: None)
+    [out] = res["ports"]
+    assert out["gid"] is None and out["ipv4"] == [] and out["mtu"] is None and out["carrier"] is False
+    [f] = res["findings"]
+    assert f["code"] == "GID_MISSING" and "GID index 42 is empty" in f["message"]

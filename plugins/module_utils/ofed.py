@@ -1,0 +1,139 @@
+"""Resolve a pinned OFED stack against its repository without changing the host (module ofed_preflight).
+
+The repository is read into a private, temporary apt state (``Sandbox``);
+each requested package resolves to the newest version that starts with its
+pin, and the prebuilt driver package must have a build for the running
+kernel. Tools run through a ``Runner``; what stops the check raises
+``ToolFailure`` with the message the module fails with.
+"""
+import os
+import re
+import shutil
+import tempfile
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+    from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import installed_versions as dpkg_installed
+except ImportError:  # loaded standalone, with module_utils on sys.path
+    from common import ParseError, ToolFailure
+    from dpkg import installed_versions as dpkg_installed
+
+
+def version_matches(version, pin):
+    """``24.10-1.1.4`` matches ``24.10-1.1.4.0``, ``24.10-1.1.4-1`` and
+    ``24.10.OFED.24.10.1.1.4.1.kver...``, but not ``24.10-1.1.40``."""
+    if not pin or version == pin or version.startswith(pin + "-") or version.startswith(pin + "."):
+        return True
+    dotted = pin.replace("-", ".")
+    major = pin.split("-")[0]
+    ofed = f"{major}.OFED.{dotted}"
+    return version == ofed or version.startswith(ofed + ".") or version.startswith(ofed + "-")
+
+
+def kernel_of(version):
+    m = re.search(r"\.kver\.(.+)$", version)
+    return m.group(1) if m else None
+
+
+def parse_madison(text):
+    """``apt-cache madison`` rows -> {package: [versions]} (newest first, as apt prints).
+
+    Lines that are not ``package | version | source`` rows (apt's notes) are skipped.
+    """
+    if not isinstance(text, str):
+        raise ParseError("apt-cache madison", f"no output text ({type(text).__name__})")
+    out = {}
+    for line in text.splitlines():
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) >= 3 and cols[0]:
+            out.setdefault(cols[0], []).append(cols[1])
+    return out
+
+
+class Sandbox:
+    """A private apt state: the host's own sources and lists stay as they are."""
+
+    def __init__(self, run, repo_line):
+        self.runner = run
+        self.dir = tempfile.mkdtemp(prefix="linerate-ofed-")
+        for d in ("lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
+            os.makedirs(os.path.join(self.dir, d))
+        with open(os.path.join(self.dir, "etc", "sources.list"), "w") as f:
+            f.write(repo_line.strip() + "\n")
+        self.opts = [
+            "-o", f"Dir::Etc::SourceList={self.dir}/etc/sources.list",
+            "-o", f"Dir::Etc::SourceParts={self.dir}/etc/sources.list.d",
+            "-o", f"Dir::Etc::PreferencesParts={self.dir}/etc/preferences.d",
+            "-o", f"Dir::State::Lists={self.dir}/lists",
+            "-o", f"Dir::Cache={self.dir}/cache",
+            "-o", "Debug::NoLocking=1",
+        ]
+
+    def run(self, tool, *args):
+        return self.runner([tool, *self.opts, *args])
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def available_versions(run, repo_line, names):
+    """{package: [versions]} the repository offers for ``names`` (apt-get update + apt-cache madison in a Sandbox)."""
+    box = Sandbox(run, repo_line)
+    try:
+        rc, out, err = box.run("apt-get", "update", "-q")
+        if rc != 0 or re.search(r"^(E:|Err:)", out + err, re.M):
+            raise ToolFailure(f"the OFED repository could not be read ({repo_line}): {(err or out).strip()[-600:]}",
+                              rc=rc, stdout=out, stderr=err)
+        rc, out, err = box.run("apt-cache", "madison", *names)
+        return parse_madison(out)
+    finally:
+        box.close()
+
+
+def resolve(available, packages, version, kernel_package, kernel):
+    """``(versions, kernels, problems)``: the version per package, the kernels with driver builds, what is missing."""
+    versions, problems = {}, []
+    for name, pin in packages.items():
+        pin = str(pin or "")
+        found = [v for v in available.get(name, []) if version_matches(v, pin)]
+        if found:
+            versions[name] = found[0]
+        else:
+            have = ", ".join(available.get(name, [])) or "none"
+            problems.append(f"{name}: no version {pin or '(any)'} in the repository (it has: {have})")
+    kernels = []
+    if kernel_package:
+        builds = [v for v in available.get(kernel_package, []) if version_matches(v, version)]
+        kernels = sorted({kernel_of(v) for v in builds if kernel_of(v)})
+        match = [v for v in builds if kernel_of(v) == kernel]
+        if match:
+            versions[kernel_package] = match[0]
+        else:
+            problems.append(
+                f"{kernel_package}: no driver build of OFED {version} for the running kernel "
+                f"{kernel} (builds exist for: {', '.join(kernels) or 'no kernel'}); install a "
+                "matching kernel or pin an OFED release built for this one. Nothing was changed.")
+    return versions, kernels, problems
+
+
+def installed_versions(run, names):
+    """{package: version} of what dpkg has installed now (read-only); held packages
+    (status `hi`, the mofed role's own hold) are installed."""
+    rc, out, err = run(["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *names])
+    try:
+        return dpkg_installed(out)
+    except ParseError as exc:
+        raise ToolFailure(f"dpkg-query printed what dpkg does not: {exc}", rc=rc, stdout=out, stderr=err) from exc
+
+
+def preflight(run, p):
+    """ofed_preflight's result from its parameters ``p``; ToolFailure when something pinned is missing."""
+    names = list(dict.fromkeys(list(p["packages"]) + ([p["kernel_package"]] if p["kernel_package"] else [])))
+    available = available_versions(run, p["repo_line"], names)
+    versions, kernels, problems = resolve(available, p["packages"], p["version"], p["kernel_package"], p["kernel"])
+    if problems:
+        raise ToolFailure("; ".join(problems), kernels=kernels, available=available)
+    installed = installed_versions(run, list(versions))
+    pending = {name: v for name, v in versions.items() if installed.get(name) != v}
+    return {"changed": False, "versions": versions, "kernels": kernels, "pending": pending,
+            "installed": {n: installed.get(n) for n in versions}}

@@ -1,0 +1,80 @@
+"""ofed_preflight (module_utils/ofed.py): the repository read in a private apt state through the shared
+Runner (locale C), the pinned versions resolved, the kernel build found or its absence named."""
+import os
+
+from ansible_collections.linerate.fabric.plugins.module_utils import ofed
+from ansible_collections.linerate.fabric.plugins.modules import ofed_preflight
+from module_harness import FIXTURES, Tools, run_module
+
+MADISON = open(os.path.join(FIXTURES, "apt_madison", "doca_flat_repo.txt")).read()
+ARGS = {"repo_line": "deb [trusted=yes] file:/srv/linerate-apt ./", "version": "24.10-1.1.4",
+        "packages": {"mlnx-ofed-all": "24.10-1.1.4", "doca-ofed": ""}, "kernel": "5.15.0-125-generic"}
+
+
+def tools(update=(0, "Get:1 file:/srv/linerate-apt ./ InRelease\n", ""), dpkg="mlnx-ofed-all 24.10-1.1.4.0 hi \n"):
+    return Tools({"apt-get": lambda args: update, "apt-cache": lambda args: (0, MADISON, ""),
+                  "dpkg-query": lambda args: (0, dpkg, "")})
+
+
+def test_resolves_the_pins_and_the_kernel_build_and_names_what_would_change(capsys):
+    t = tools()
+    res = run_module(ofed_preflight.main, ARGS, t, capsys, check=True)
+    assert res["versions"] == {"mlnx-ofed-all": "24.10-1.1.4.0", "doca-ofed": "2.9.1-0.4.5",
+                               "mlnx-ofed-kernel-modules": "24.10.OFED.24.10.1.1.4.1.kver.5.15.0-125-generic"}
+    assert res["kernels"] == ["5.15.0-122-generic", "5.15.0-125-generic"] and res["changed"] is False
+    assert res["pending"] == {"doca-ofed": "2.9.1-0.4.5",
+                              "mlnx-ofed-kernel-modules": "24.10.OFED.24.10.1.1.4.1.kver.5.15.0-125-generic"}
+    assert res["installed"] == {"mlnx-ofed-all": "24.10-1.1.4.0", "doca-ofed": None, "mlnx-ofed-kernel-modules": None}
+    update, madison, dpkg = t.calls
+    assert update[0] == "apt-get" and update[-2:] == ["update", "-q"] and "Debug::NoLocking=1" in update
+    assert update[1:3] == ["-o", update[2]] and update[2].startswith("Dir::Etc::SourceList=/")
+    assert madison[0] == "apt-cache" and madison[-4:] == ["madison", "mlnx-ofed-all", "doca-ofed", "mlnx-ofed-kernel-modules"]
+    assert dpkg == ["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n", "mlnx-ofed-all", "doca-ofed",
+                    "mlnx-ofed-kernel-modules"]
+    assert not os.path.exists(update[2].split("=", 1)[1]), "the private apt state is removed"
+
+
+def test_no_build_for_the_running_kernel_fails_naming_it_before_dpkg(capsys):
+    t = tools()
+    res = run_module(ofed_preflight.main, dict(ARGS, kernel="6.8.0-31-generic"), t, capsys)
+    assert res["failed"] and res["msg"] == (
+        "mlnx-ofed-kernel-modules: no driver build of OFED 24.10-1.1.4 for the running kernel 6.8.0-31-generic "
+        "(builds exist for: 5.15.0-122-generic, 5.15.0-125-generic); install a matching kernel or pin an OFED "
+        "release built for this one. Nothing was changed.")
+    assert res["kernels"] == ["5.15.0-122-generic", "5.15.0-125-generic"] and [c[0] for c in t.calls] == ["apt-get", "apt-cache"]
+
+
+def test_a_missing_pin_is_named_with_what_the_repository_has():
+    versions, _kernels, problems = ofed.resolve(ofed.parse_madison(MADISON), {"mlnx-ofed-all": "24.07-0.6.1"},
+                                                "24.10-1.1.4", "", "x")
+    assert versions == {} and problems == [
+        "mlnx-ofed-all: no version 24.07-0.6.1 in the repository (it has: 24.10-1.1.4.0, 24.10-0.7.0.0)"]
+
+
+def test_an_unreadable_repository_fails_with_apts_error(capsys):
+    res = run_module(ofed_preflight.main, ARGS, tools(update=(0, "Err:1 file:/srv/linerate-apt ./ Release\n",
+                                                               "E: The repository does not have a Release file.\n")),
+                     capsys)
+    assert res["failed"] and res["msg"] == ("the OFED repository could not be read (deb [trusted=yes] "
+                                            "file:/srv/linerate-apt ./): E: The repository does not have a Release file.")
+
+
+def test_version_matches_pins_not_prefixes():
+    assert ofed.version_matches("24.10-1.1.4.0", "24.10-1.1.4")
+    assert ofed.version_matches("24.10-1.1.4-1", "24.10-1.1.4")
+    assert ofed.version_matches("24.10.OFED.24.10.1.1.4.1.kver.6.1.0-18-amd64", "24.10-1.1.4")
+    assert not ofed.version_matches("24.10-1.1.40", "24.10-1.1.4")
+    assert ofed.version_matches("anything", "")
+    assert ofed.kernel_of("24.10.OFED.24.10.1.1.4.1.kver.6.1.0-18-amd64") == "6.1.0-18-amd64"
+    assert ofed.kernel_of("24.10-1.1.4.0") is None
+
+
+def test_madison_rows_and_no_text():
+    assert ofed.parse_madison("N: Unable to locate package x\n  a | 1.0 | src ./ Packages\n a | 0.9 | src\n") == {
+        "a": ["1.0", "0.9"]}
+    try:
+        ofed.parse_madison(None)
+    except ofed.ParseError as e:
+        assert str(e) == "apt-cache madison: no output text (NoneType)"
+    else:
+        raise AssertionError("None is not apt-cache output")
