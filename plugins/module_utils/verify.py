@@ -496,21 +496,6 @@ def rdma_findings(tests, fabric, cabling, hints=()):
     return out, evaluated
 
 
-def bandwidth_matrix(evaluated):
-    """{device: {"nodes": [...], "cells": {"client|server": {"gbps", "ok"}}}} for the heat map."""
-    rails = {}
-    for t in evaluated:
-        dev = t["client"][1]
-        r = rails.setdefault(dev, {"nodes": set(), "cells": {}})
-        r["nodes"].update([t["client"][0], t["server"][0]])
-        r["cells"][f"{t['client'][0]}|{t['server'][0]}"] = {"gbps": t.get("gbps"), "ok": t["ok"], "code": t.get("code")}
-    return {dev: {"nodes": sorted(r["nodes"], key=_natural), "cells": r["cells"]} for dev, r in sorted(rails.items())}
-
-
-def _natural(s):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", str(s))]
-
-
 # ---------------------------------------------------------------- nccl
 
 _HOST_LINE_RE = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
