@@ -213,13 +213,11 @@ def _rdma_testcases(check, classname):
     A passing test is written straight from its row (261,120 of them in a 256-node x 8-rail full plan)."""
     threshold = float(check.get("threshold_gbps") or 0)
     text = _XmlTexts()
-    for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check):
-        if code is None:
-            yield (f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[rail]} '
-                   f'(round {rnd})" time="0" />')
-        else:
-            yield _testcase(classname, {"name": f"{client}:{rail} -> {server}:{rail} (round {rnd})", "ok": False,
-                                        "code": code, "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
+    return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[rail]} '
+            f'(round {rnd})" time="0" />' if code is None else
+            _testcase(classname, {"name": f"{client}:{rail} -> {server}:{rail} (round {rnd})", "ok": False, "code": code,
+                                  "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
+            for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
 
 
 def _suite_cases(name, check, classname):
@@ -227,7 +225,7 @@ def _suite_cases(name, check, classname):
     if check.get("cases"):
         return [_testcase(classname, case) for case in check["cases"]]
     if check.get("tests"):
-        return list(_rdma_testcases(check, classname))
+        return _rdma_testcases(check, classname)
     return [_testcase(classname, {"name": name, "ok": check.get("passed", False), "message": check.get("detail")})]
 
 
@@ -242,11 +240,12 @@ def to_junit(report):
     mode = report.get("mode")
     props = f'<properties><property name="mode" value={_attr(mode)} /></properties>' if mode else ""
     for name, c in report.get("checks", {}).items():
-        body = _suite_cases(name, c, _attr(f"linerate.verify.{name}"))
-        fails = sum("><failure message=" in x for x in body)
-        suites.append(f'<testsuite name={_attr(name)} tests="{len(body)}" failures="{fails}" errors="0">'
-                      + props + "".join(body) + "</testsuite>")
-        total_t += len(body)
+        cases = _suite_cases(name, c, _attr(f"linerate.verify.{name}"))
+        body = "".join(cases)
+        fails = body.count("><failure message=")  # names and messages are escaped: '<' is never theirs
+        suites.append(f'<testsuite name={_attr(name)} tests="{len(cases)}" failures="{fails}" errors="0">'
+                      + props + body + "</testsuite>")
+        total_t += len(cases)
         total_f += fails
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             + f'<testsuites name="{"linerate-audit" if mode else "linerate-verify"}" tests="{total_t}" failures="{total_f}">'
