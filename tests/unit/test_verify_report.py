@@ -280,3 +280,25 @@ def test_worst_link_ties_and_failures_rank():
     assert (c["f"]["mlx5_0"]["peer"], c["f"]["mlx5_0"]["code"], c["f"]["mlx5_0"]["failing"]) == ("g", "RDMA_TEST_ERROR", 2)
     assert (c["h"]["mlx5_0"]["gbps"], c["h"]["mlx5_0"]["ok"]) == (50.0, True)
     assert report.failing_links(rows) == [rows[4], rows[3]]
+
+
+def test_written_files_are_the_texts_rendered_once(tmp_path):
+    doc = make_report()
+    rendered = report.render_reports(doc)
+    assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg"}
+    assert rendered["summary.md"] == report.to_markdown(doc) and rendered["junit.xml"] == report.to_junit(doc)
+    assert rendered["heatmap.svg"] == report.heatmap_svg(doc)
+    given = report.write_reports(doc, str(tmp_path), rendered=rendered)
+    own = report.write_reports(doc, str(tmp_path))
+    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg")):
+        assert open(given[key]).read() == open(own[key]).read() == rendered[name]
+
+
+def test_pair_matrices_stop_at_the_limit_given():
+    doc = named_report(["a1", "a2", "a3"], bad=("a2", "mlx5_0"))
+    drawn = parse_svg(report.heatmap_svg(doc, matrix_max_nodes=3))
+    assert len([g for g in drawn.iter(SVG + "g") if g.get("class") == "matrix"]) == 2
+    grid_only = parse_svg(report.heatmap_svg(doc, matrix_max_nodes=2))
+    assert not [g for g in grid_only.iter(SVG + "g") if g.get("class") == "matrix"]
+    assert cells(grid_only, node="a2", rail="mlx5_0")[0].get("class") == "cell fail"
+    assert any("pair matrices are drawn up to 2 nodes" in (t or "") for t in texts(grid_only))
