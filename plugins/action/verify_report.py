@@ -97,15 +97,7 @@ class ActionModule(ActionBase):
         if tests:
             f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints)
             findings += f
-            threshold = verify.rdma_threshold_gbps(fabric)
-            tcases = [{"name": f"{t['client'][0]}:{t['client'][1]} -> {t['server'][0]}:{t['server'][1]} (round {t['round']})",
-                       "ok": t["ok"], "code": t["code"],
-                       "message": None if t["ok"] else (t.get("client_error") or t.get("server_error") or
-                                                        f"{t['gbps']:.1f} Gb/s < {threshold:g} Gb/s")}
-                      for t in evaluated]
-            checks["ib_write_bw"] = {"passed": not f, "threshold_gbps": threshold,
-                                     "detail": f"{sum(t['ok'] for t in evaluated)}/{len(evaluated)} links >= {threshold:g} Gb/s",
-                                     "tests": evaluated, "matrix": verify.bandwidth_matrix(evaluated), "cases": tcases}
+            checks["ib_write_bw"] = rep.rdma_check(evaluated, verify.rdma_threshold_gbps(fabric), f)
 
         # incast: lossless proof by counters
         phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}
@@ -180,6 +172,7 @@ class ActionModule(ActionBase):
         doc = rep.build_report(findings, summary, checks, fabric, meta,
                                mode=self._templar.template(args.get("mode")) or None)
         result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
+        rendered = None  # the four report files' text, when written
         if args.get("write", True):
             reports_dir = self._templar.template(args.get("reports_dir") or "reports")
             if not os.path.isabs(reports_dir):
@@ -189,8 +182,9 @@ class ActionModule(ActionBase):
                 result["msg"] = "check mode: reports not written"
             else:
                 os.makedirs(reports_dir, exist_ok=True)
-                result["report_files"] = rep.write_reports(doc, reports_dir)
-        result["summary_markdown"] = rep.to_markdown(doc)
+                rendered = rep.render_reports(doc)
+                result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
+        result["summary_markdown"] = rendered["summary.md"] if rendered else rep.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):
             result["failed"] = True
             result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "

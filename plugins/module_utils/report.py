@@ -14,9 +14,14 @@ import json
 import os
 import re
 import sys
+from collections import Counter
+from operator import itemgetter
 from xml.sax.saxutils import escape, quoteattr
 
-SCHEMA_VERSION = 1
+# 2: checks.ib_write_bw stores each test once, as a row of RDMA_TEST_FIELDS (its matrix and JUnit cases
+# are derived on read); 1 stored every test three times (tests, matrix, cases).
+SCHEMA_VERSION = 2
+RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error")
 
 # The full pair matrix (client row x server column, per rail) is drawn up to
 # this many nodes; above it the report shows the node x rail worst-link grid
@@ -54,7 +59,8 @@ def _cell(v):
     return "" if v is None else str(v).replace("|", "\\|")
 
 
-def to_markdown(report, grid=None):
+def to_markdown(report, view=None):
+    """summary.md; ``view``: rdma_view(report) when the caller has it already."""
     s = report["summary"]
     f = report["fabric"]
     lines = [f"# Fabric verification: {'PASSED' if s['passed'] else 'FAILED'}", "",
@@ -93,20 +99,18 @@ def to_markdown(report, grid=None):
         lines += [f"| {_cell(c['name'])} | {'skipped' if c.get('skipped') else 'ok' if c.get('ok') else 'FAIL'} "
                   f"| {_cell(c.get('code'))} |" for c in cab["cases"]]
         lines.append("")
-    rdma = checks.get("ib_write_bw") or {}
-    matrix = rdma.get("matrix") or {}
-    if matrix:
-        lines += _markdown_links(matrix, rdma.get("threshold_gbps"), grid)
-    for dev, m in matrix.items():
+    view = view or rdma_view(report)
+    threshold = view["check"].get("threshold_gbps")
+    if view["grid"]["nodes"]:
+        lines += _markdown_links(view, threshold)
+    for dev, m in view["matrix"].items():
         nodes = m["nodes"]
-        if len(nodes) > MATRIX_MAX_NODES:
-            continue
-        lines += [f"### ib_write_bw {dev} (Gb/s, client row -> server column; threshold {rdma.get('threshold_gbps')})", "",
+        lines += [f"### ib_write_bw {dev} (Gb/s, client row -> server column; threshold {threshold})", "",
                   "| client \\ server | " + " | ".join(nodes) + " |", "|---" * (len(nodes) + 1) + "|"]
         for a in nodes:
             row = []
             for b in nodes:
-                c = m["cells"].get(f"{a}|{b}")
+                c = m["cells"].get((a, b))
                 row.append("" if c is None else ("FAIL " if not c["ok"] else "") +
                            ("-" if c.get("gbps") is None else f"{c['gbps']:.1f}"))
             lines.append(f"| {a} | " + " | ".join(row) + " |")
@@ -146,9 +150,9 @@ def _evidence(checks):
     return lines
 
 
-def _markdown_links(matrix, threshold, grid=None):
-    """The node x rail worst-link grid and, above MATRIX_MAX_NODES, the failing links one by one."""
-    grid = grid or worst_links(matrix)
+def _markdown_links(view, threshold):
+    """The node x rail worst-link grid and, above the matrix limit, the failing links one by one."""
+    grid = view["grid"]
     lines = [f"### ib_write_bw worst link per node and rail (Gb/s, with its peer; threshold {threshold})", "",
              "| node | " + " | ".join(grid["rails"]) + " |", "|---" * (len(grid["rails"]) + 1) + "|"]
     for node in grid["nodes"]:
@@ -160,16 +164,69 @@ def _markdown_links(matrix, threshold, grid=None):
                        + (f", {c['failing']}/{c['tests']} failing)" if c["failing"] else ")"))
         lines.append(f"| {_cell(node)} | " + " | ".join(row) + " |")
     lines.append("")
-    if len(grid["nodes"]) > MATRIX_MAX_NODES:
-        bad = failing_links(matrix)
+    if len(grid["nodes"]) > view["limit"]:
+        bad = failing_links(view["rows"])
         lines += [f"### ib_write_bw failing links ({len(bad)}; the pair matrix is shown up to "
-                  f"{MATRIX_MAX_NODES} nodes, this fabric has {len(grid['nodes'])})", ""]
-        lines += [f"- {client} -> {server} {rail}: {_gbps(c.get('gbps'))} Gb/s {c.get('code') or 'FAIL'}"
-                  for rail, client, server, c in bad[:FAILING_LINKS_MAX]]
+                  f"{view['limit']} nodes, this fabric has {len(grid['nodes'])})", ""]
+        lines += [f"- {client} -> {server} {rail}: {_gbps(gbps)} Gb/s {code}"
+                  for _rnd, client, server, rail, gbps, code, _cerr, _serr in bad[:FAILING_LINKS_MAX]]
         if len(bad) > FAILING_LINKS_MAX:
             lines.append(f"- ... and {len(bad) - FAILING_LINKS_MAX} more (report.json: checks.ib_write_bw.tests)")
         lines += ([] if bad else ["none"]) + [""]
     return lines
+
+
+# what needs escaping in a double-quoted attribute value ('>' is legal there)
+_XML_SPECIAL = re.compile(r'[&<"\n\r\t]')
+_ATTR_ENTITIES = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+
+
+def _xml_text(value):
+    """``value`` as the text of a double-quoted XML attribute (escaped only where it needs it)."""
+    s = str(value)
+    return s if _XML_SPECIAL.search(s) is None else escape(s, _ATTR_ENTITIES)
+
+
+def _attr(value):
+    return f'"{_xml_text(value)}"'
+
+
+class _XmlTexts(dict):
+    """_xml_text of each key, computed once (the host and rail names repeat in every ib_write_bw test)."""
+    def __missing__(self, key):
+        self[key] = _xml_text(key)
+        return self[key]
+
+
+def _testcase(classname, case):
+    head = f'<testcase classname={classname} name={_attr(case["name"])} time="{case.get("time", 0)}"'
+    if case.get("skipped"):
+        return f'{head}><skipped message={_attr(case.get("message") or "skipped")} /></testcase>'
+    if not case.get("ok"):
+        return (f'{head}><failure message={_attr(case.get("message") or "failed")} type={_attr(case.get("code") or "FAILED")}>'
+                f'{escape(json.dumps(case.get("findings") or [], indent=1))}</failure></testcase>')
+    return f"{head} />"
+
+
+def _rdma_testcases(check, classname):
+    """ib_write_bw's testcases, derived from its stored tests: one per test, named by its ends and round.
+    A passing test is written straight from its row (261,120 of them in a 256-node x 8-rail full plan)."""
+    threshold = float(check.get("threshold_gbps") or 0)
+    text = _XmlTexts()
+    return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[rail]} '
+            f'(round {rnd})" time="0" />' if code is None else
+            _testcase(classname, {"name": f"{client}:{rail} -> {server}:{rail} (round {rnd})", "ok": False, "code": code,
+                                  "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
+            for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
+
+
+def _suite_cases(name, check, classname):
+    """The testcase elements of one check: its cases, ib_write_bw's from its tests, else the check as one case."""
+    if check.get("cases"):
+        return [_testcase(classname, case) for case in check["cases"]]
+    if check.get("tests"):
+        return _rdma_testcases(check, classname)
+    return [_testcase(classname, {"name": name, "ok": check.get("passed", False), "message": check.get("detail")})]
 
 
 def to_junit(report):
@@ -181,24 +238,13 @@ def to_junit(report):
     suites = []
     total_t = total_f = 0
     mode = report.get("mode")
-    props = f'<properties><property name="mode" value={quoteattr(str(mode))} /></properties>' if mode else ""
+    props = f'<properties><property name="mode" value={_attr(mode)} /></properties>' if mode else ""
     for name, c in report.get("checks", {}).items():
-        cases = c.get("cases") or [{"name": name, "ok": c.get("passed", False), "message": c.get("detail")}]
-        classname = quoteattr(f"linerate.verify.{name}")
-        body, fails = [props] if props else [], 0
-        for case in cases:
-            head = f'<testcase classname={classname} name={quoteattr(str(case["name"]))} time="{case.get("time", 0)}"'
-            if case.get("skipped"):
-                body.append(f'{head}><skipped message={quoteattr(str(case.get("message") or "skipped"))} /></testcase>')
-            elif not case.get("ok"):
-                fails += 1
-                body.append(f'{head}><failure message={quoteattr(str(case.get("message") or "failed"))} '
-                            f'type={quoteattr(str(case.get("code") or "FAILED"))}>'
-                            f'{escape(json.dumps(case.get("findings") or [], indent=1))}</failure></testcase>')
-            else:
-                body.append(f"{head} />")
-        suites.append(f'<testsuite name={quoteattr(str(name))} tests="{len(cases)}" failures="{fails}" errors="0">'
-                      + "".join(body) + "</testsuite>")
+        cases = _suite_cases(name, c, _attr(f"linerate.verify.{name}"))
+        body = "".join(cases)
+        fails = body.count("><failure message=")  # names and messages are escaped: '<' is never theirs
+        suites.append(f'<testsuite name={_attr(name)} tests="{len(cases)}" failures="{fails}" errors="0">'
+                      + props + body + "</testsuite>")
         total_t += len(cases)
         total_f += fails
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -207,52 +253,117 @@ def to_junit(report):
             + "</testsuites>\n")
 
 
-# ---------------------------------------------------------------- worst links, failing links
+# ---------------------------------------------------------------- ib_write_bw: each test stored once
+
+def rdma_rows(evaluated):
+    """Evaluated ib_write_bw tests (dicts with client/server = [node, device]) as rows of RDMA_TEST_FIELDS."""
+    return [[t["round"], t["client"][0], t["server"][0], t["client"][1], t.get("gbps"), t.get("code"),
+             t.get("client_error"), t.get("server_error")] for t in evaluated]
+
+
+def rdma_check(evaluated, threshold, findings):
+    """``checks.ib_write_bw``: each test once, as a row of ``test_fields``; a test passed when its code is null.
+
+    The worst-link grid, the pair matrices, the failing links and the JUnit cases are derived from these
+    rows when the report is rendered or read (rdma_tests, worst_links, bandwidth_matrix, to_junit).
+    """
+    rows = rdma_rows(evaluated)
+    ok = sum(r[5] is None for r in rows)
+    return {"passed": not findings, "threshold_gbps": threshold,
+            "detail": f"{ok}/{len(rows)} links >= {threshold:g} Gb/s",
+            "test_fields": list(RDMA_TEST_FIELDS), "tests": rows}
+
+
+def _rows(check):
+    """The rows of ``checks.ib_write_bw.tests`` (a schema-1 report's test dicts converted)."""
+    tests = (check or {}).get("tests") or []
+    return rdma_rows(tests) if isinstance(tests[0] if tests else None, dict) else tests
+
+
+def rdma_tests(check):
+    """The tests of ``checks.ib_write_bw`` as dicts, for readers of report.json:
+    {round, client: [node, device], server: [node, device], gbps, ok, code, client_error, server_error}."""
+    return [{"round": rnd, "client": [client, rail], "server": [server, rail], "gbps": gbps, "ok": code is None,
+             "code": code, "client_error": cerr, "server_error": serr}
+            for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
+
 
 def _natural(s):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", str(s))]
 
 
-def _worse(a, b):
-    """True when cell a is a worse link than cell b: failing first, then lower bandwidth (no result lowest)."""
-    if a["ok"] != b["ok"]:
-        return not a["ok"]
-    ga, gb = a.get("gbps"), b.get("gbps")
-    return (-1.0 if ga is None else float(ga)) < (-1.0 if gb is None else float(gb))
+def _low_first(row):
+    """Sort key of a test: no result lowest, then the lower Gb/s."""
+    return -1.0 if row[4] is None else float(row[4])
 
 
-def worst_links(matrix):
-    """The node x rail grid of the ib_write_bw matrix: each endpoint's worst link.
+def _worst_passing(passing):
+    """{(node, rail): (row, peer)}: each endpoint's lowest passing test (the first of equals).
 
-    ``matrix``: ``checks.ib_write_bw.matrix`` ({rail: {"nodes", "cells": {"client|server": {gbps, ok, code}}}}).
+    The dicts are built by C loops: sorted highest first, a later (lower) row overwrites an earlier one."""
+    ordered = sorted(reversed(passing), key=itemgetter(4), reverse=True)
+    worst = {}
+    for end, peer in ((1, 2), (2, 1)):
+        side = dict(zip(zip(map(itemgetter(end), ordered), map(itemgetter(3), ordered)), ordered))
+        for key, row in side.items():
+            cur = worst.get(key)
+            if cur is None or row[4] < cur[0][4]:
+                worst[key] = (row, row[peer])
+    return worst
+
+
+def worst_links(rows):
+    """The node x rail grid of the ib_write_bw tests (rows of RDMA_TEST_FIELDS): each endpoint's worst link.
+
     Returns ``{"rails": [...], "nodes": [...], "cells": {node: {rail: {gbps, ok, code, peer, tests, failing}}}}``:
     per node and rail the worst test the endpoint took part in (failing before passing, then the lowest
-    Gb/s), its peer, how many tests it was in and how many of them failed.
+    Gb/s, no result lowest), its peer, how many tests it was in and how many of them failed.
     """
-    cells, nodes = {}, set()
-    for rail, m in (matrix or {}).items():
-        nodes.update(m.get("nodes") or [])
-        for key, c in (m.get("cells") or {}).items():
-            client, _sep, server = key.partition("|")
-            for node, peer in ((client, server), (server, client)):
-                mine = cells.setdefault(node, {})
-                cur = mine.get(rail)
-                if cur is None:
-                    cur = mine[rail] = {"gbps": c.get("gbps"), "ok": bool(c.get("ok")), "code": c.get("code"),
-                                        "peer": peer, "tests": 0, "failing": 0}
-                elif _worse(c, cur):
-                    cur.update(gbps=c.get("gbps"), ok=bool(c.get("ok")), code=c.get("code"), peer=peer)
-                cur["tests"] += 1
-                cur["failing"] += not c.get("ok")
-    return {"rails": list(matrix or {}), "nodes": sorted(nodes, key=_natural), "cells": cells}
+    rail_of = itemgetter(3)
+    tests = Counter(zip(map(itemgetter(1), rows), map(rail_of, rows)))
+    tests.update(zip(map(itemgetter(2), rows), map(rail_of, rows)))
+    failing = [r for r in rows if r[5] is not None]
+    fails = Counter((end, r[3]) for r in failing for end in (r[1], r[2]))
+    worst = _worst_passing([r for r in rows if r[5] is None])
+    for r in failing:
+        for key, peer in (((r[1], r[3]), r[2]), ((r[2], r[3]), r[1])):
+            cur = worst.get(key)
+            if cur is None or cur[0][5] is None or _low_first(r) < _low_first(cur[0]):
+                worst[key] = (r, peer)
+    cells = {}
+    for (node, rail), (row, peer) in worst.items():
+        cells.setdefault(node, {})[rail] = {"gbps": row[4], "ok": row[5] is None, "code": row[5], "peer": peer,
+                                            "tests": tests[(node, rail)], "failing": fails[(node, rail)]}
+    return {"rails": sorted({rail for _node, rail in worst}, key=_natural), "nodes": sorted(cells, key=_natural),
+            "cells": cells}
 
 
-def failing_links(matrix):
-    """Every failing test of the matrix: [(rail, client, server, cell)], the worst first."""
-    out = [(rail, *key.partition("|")[::2], c) for rail, m in (matrix or {}).items()
-           for key, c in (m.get("cells") or {}).items() if not c.get("ok")]
-    return sorted(out, key=lambda x: (-1.0 if x[3].get("gbps") is None else float(x[3]["gbps"]),
-                                      _natural(x[0]), _natural(x[1]), _natural(x[2])))
+def bandwidth_matrix(rows):
+    """{rail: {"nodes": [...], "cells": {(client, server): {gbps, ok, code}}}}: the pair matrix per rail."""
+    rails = {}
+    for _rnd, client, server, rail, gbps, code, _cerr, _serr in rows:
+        r = rails.setdefault(rail, {"nodes": set(), "cells": {}})
+        r["nodes"].update((client, server))
+        r["cells"][(client, server)] = {"gbps": gbps, "ok": code is None, "code": code}
+    return {rail: {"nodes": sorted(r["nodes"], key=_natural), "cells": r["cells"]}
+            for rail, r in sorted(rails.items(), key=lambda x: _natural(x[0]))}
+
+
+def failing_links(rows):
+    """Every failing test (rows of RDMA_TEST_FIELDS), the worst first."""
+    return sorted((r for r in rows if r[5] is not None),
+                  key=lambda r: (_low_first(r), _natural(r[3]), _natural(r[1]), _natural(r[2])))
+
+
+def rdma_view(report, limit=None):
+    """What summary.md and heatmap.svg show of ib_write_bw, derived once from the stored tests:
+    {"check", "rows", "grid" (worst_links), "limit", "matrix" (bandwidth_matrix, only up to ``limit`` nodes)}."""
+    check = (report.get("checks") or {}).get("ib_write_bw") or {}
+    rows = _rows(check)
+    grid = worst_links(rows)
+    limit = MATRIX_MAX_NODES if limit is None else limit
+    return {"check": check, "rows": rows, "grid": grid, "limit": limit,
+            "matrix": bandwidth_matrix(rows) if len(grid["nodes"]) <= limit else {}}
 
 
 def _gbps(v):
@@ -321,21 +432,19 @@ def _legend(out, x, y, threshold, line_rate):
     return round(x) + 46 + CHAR_W * 12
 
 
-def heatmap_svg(report, matrix_max_nodes=None, grid=None):
+def heatmap_svg(report, matrix_max_nodes=None, view=None):
     """The ib_write_bw heat map as SVG: legend, node x rail worst-link grid, and per rail the pair matrix.
 
     Host names are written as the inventory has them. Passing links are green (darker nearer line rate);
     failing links are red with a white hatch, a dark edge and a cross, so they read without colour too.
     Every cell carries a ``<title>`` (tooltip) with the endpoints, Gb/s and fault code. The pair matrices
-    are drawn up to ``matrix_max_nodes`` (MATRIX_MAX_NODES) nodes; the grid at any size. ``grid``:
-    worst_links() of the report's matrix when the caller has it already.
+    are drawn up to ``matrix_max_nodes`` (MATRIX_MAX_NODES) nodes; the grid at any size. ``view``:
+    rdma_view(report) when the caller has it already.
     """
-    limit = MATRIX_MAX_NODES if matrix_max_nodes is None else matrix_max_nodes
-    rdma = (report.get("checks") or {}).get("ib_write_bw") or {}
-    matrix = rdma.get("matrix") or {}
+    view = view or rdma_view(report, matrix_max_nodes)
+    rdma, grid, matrix, limit = view["check"], view["grid"], view["matrix"], view["limit"]
     line_rate = float((report.get("fabric") or {}).get("link_speed_gbps") or 1)
     threshold = float(rdma.get("threshold_gbps") or line_rate)
-    grid = grid or worst_links(matrix)
     nodes, rails = grid["nodes"], grid["rails"]
     label_w = round(CHAR_W * max([len(str(n)) for n in nodes] + [8]) + 12)
     out = []
@@ -380,8 +489,8 @@ def heatmap_svg(report, matrix_max_nodes=None, grid=None):
         width = max(width, x0)
         y += 18 + ch * min(len(nodes), per_block) + 24
         # per rail, the pair matrix (one test per pair, shown in both triangles)
-        drawn = [(rail, m) for rail, m in matrix.items() if len(m.get("nodes") or []) <= limit]
-        if len(drawn) < len(matrix):
+        drawn = list(matrix.items())
+        if len(nodes) > limit:
             out.append(f'<text x="16" y="{y}">pair matrices are drawn up to {limit} nodes; this fabric has '
                        f'{len(nodes)}: the grid above and summary.md\'s failing links tell which pairs failed</text>')
             y += 20
@@ -402,7 +511,7 @@ def heatmap_svg(report, matrix_max_nodes=None, grid=None):
                 yy = y + 24 + top + i * cell
                 out.append(f'<text x="{x0}" y="{yy + 16}">{escape(str(a))}</text>')
                 for j, b in enumerate(mn):
-                    c = None if a == b else (m["cells"].get(f"{a}|{b}") or m["cells"].get(f"{b}|{a}"))
+                    c = None if a == b else (m["cells"].get((a, b)) or m["cells"].get((b, a)))
                     title = (f"{a} {rail}" if a == b else
                              f"{a} <-> {b} {rail}: not tested" if c is None else
                              f"{a} <-> {b} {rail}: {_gbps(c.get('gbps'))} Gb/s" + (f" ({c['code']})" if c.get("code") else ""))
@@ -426,7 +535,23 @@ def heatmap_svg(report, matrix_max_nodes=None, grid=None):
 
 # ---------------------------------------------------------------- files
 
-def write_reports(report, reports_dir, stamp=None):
+def render_reports(report):
+    """{file name: text} of the four report files; the ib_write_bw view is derived once for all of them."""
+    # json.dumps without indent or sorting is the C encoder at its fastest (json.dump and indent are pure
+    # Python: many seconds for a 256-node full plan); a report small enough to read in an editor is
+    # indented and sorted again for people.
+    text = json.dumps(report)
+    if len(text) < JSON_INDENT_MAX:
+        text = json.dumps(report, indent=1, sort_keys=True)
+    view = rdma_view(report)
+    return {"report.json": text + "\n", "summary.md": to_markdown(report, view), "junit.xml": to_junit(report),
+            "heatmap.svg": heatmap_svg(report, view=view)}
+
+
+def write_reports(report, reports_dir, stamp=None, rendered=None):
+    """Write the report files to ``<reports_dir>/<stamp>/`` and point ``latest`` at it;
+    ``rendered``: render_reports(report) when the caller has it already."""
+    rendered = rendered or render_reports(report)
     stamp = stamp or report["generated_at"].replace(":", "").replace("-", "")
     out = os.path.join(reports_dir, stamp)
     n = 1
@@ -435,21 +560,9 @@ def write_reports(report, reports_dir, stamp=None):
         out = os.path.join(reports_dir, f"{stamp}-{n}")
     os.makedirs(out)
     files = {"json": "report.json", "markdown": "summary.md", "junit": "junit.xml", "heatmap": "heatmap.svg"}
-    # json.dumps without indent or sorting is the C encoder at its fastest (json.dump and indent are pure
-    # Python: many seconds for a 256-node full plan); a report small enough to read in an editor is
-    # indented and sorted again for people.
-    text = json.dumps(report)
-    if len(text) < JSON_INDENT_MAX:
-        text = json.dumps(report, indent=1, sort_keys=True)
-    with open(os.path.join(out, files["json"]), "w") as f:
-        f.write(text + "\n")
-    grid = worst_links(((report.get("checks") or {}).get("ib_write_bw") or {}).get("matrix"))
-    with open(os.path.join(out, files["markdown"]), "w") as f:
-        f.write(to_markdown(report, grid))
-    with open(os.path.join(out, files["junit"]), "w") as f:
-        f.write(to_junit(report))
-    with open(os.path.join(out, files["heatmap"]), "w") as f:
-        f.write(heatmap_svg(report, grid=grid))
+    for name in files.values():
+        with open(os.path.join(out, name), "w") as f:
+            f.write(rendered[name])
     latest = os.path.join(reports_dir, "latest")
     tmp = latest + ".tmp"
     if os.path.lexists(tmp):

@@ -14,6 +14,8 @@ Vocabulary:
   ``layer``, and where: ``node``, ``device``, ``switch``, ``switch_port``.
 """
 import re
+from collections import Counter
+from operator import itemgetter
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils import intent
@@ -419,21 +421,29 @@ def round_tests(logs):
     return tests
 
 
+_PASSED = {"ok": True, "code": None, "blame": None}
+
+
+def _evaluate(t, threshold):
+    """``ok``, ``code`` and ``blame`` of one test."""
+    if t.get("client_error") or t.get("server_error") or t.get("gbps") is None:
+        code, blame = _test_error_code(t)
+        return {"ok": False, "code": code, "blame": blame}
+    if float(t["gbps"]) < threshold:
+        return {"ok": False, "code": "RDMA_BW_LOW", "blame": None}
+    return _PASSED
+
+
 def evaluate_tests(tests, threshold):
-    """Mark each test ok / failing; returns the tests with ``ok``, ``code``, ``blame``."""
-    out = []
-    for t in tests:
-        t = dict(t)
-        failed = bool(t.get("client_error") or t.get("server_error")) or t.get("gbps") is None
-        if not failed and float(t["gbps"]) < threshold:
-            t.update(ok=False, code="RDMA_BW_LOW", blame=None)
-        elif failed:
-            code, blame = _test_error_code(t)
-            t.update(ok=False, code=code, blame=blame)
-        else:
-            t.update(ok=True, code=None, blame=None)
-        out.append(t)
-    return out
+    """Mark each test ok / failing; returns copies of the tests with ``ok``, ``code``, ``blame``."""
+    return [{**t, **_evaluate(t, threshold)} for t in tests]
+
+
+def _end_counts(tests):
+    """How many of ``tests`` each (node, device) endpoint took part in, either side (C-level passes)."""
+    counts = Counter(map(tuple, map(itemgetter("server"), tests)))
+    counts.update(map(tuple, map(itemgetter("client"), tests)))
+    return counts
 
 
 def localise(tests, hints=()):
@@ -450,11 +460,8 @@ def localise(tests, hints=()):
     def ep(x):
         return tuple(x)
     failing = [t for t in tests if not t["ok"]]
-    stats = {}
-    for t in tests:
-        for side in ("server", "client"):
-            s = stats.setdefault(ep(t[side]), {"fail": 0, "pass": 0})
-            s["fail" if not t["ok"] else "pass"] += 1
+    seen, fails = _end_counts(tests), _end_counts(failing)
+    stats = {e: {"fail": fails[e], "pass": n - fails[e]} for e, n in seen.items()}
     hints = {tuple(h) for h in hints}
     explained, suspects = set(), {}
     for i, t in enumerate(failing):
@@ -546,21 +553,6 @@ def rdma_findings(tests, fabric, cabling, hints=()):
                            node=a[0], device=a[1], peer={"node": b[0], "device": b[1]},
                            switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"]))
     return out, evaluated
-
-
-def bandwidth_matrix(evaluated):
-    """{device: {"nodes": [...], "cells": {"client|server": {"gbps", "ok"}}}} for the heat map."""
-    rails = {}
-    for t in evaluated:
-        dev = t["client"][1]
-        r = rails.setdefault(dev, {"nodes": set(), "cells": {}})
-        r["nodes"].update([t["client"][0], t["server"][0]])
-        r["cells"][f"{t['client'][0]}|{t['server'][0]}"] = {"gbps": t.get("gbps"), "ok": t["ok"], "code": t.get("code")}
-    return {dev: {"nodes": sorted(r["nodes"], key=_natural), "cells": r["cells"]} for dev, r in sorted(rails.items())}
-
-
-def _natural(s):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", str(s))]
 
 
 # ---------------------------------------------------------------- nccl

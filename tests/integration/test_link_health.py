@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma_tests
 from conftest import REPO, run_playbook
 from test_verify import fault, find, port_of, verify
 
@@ -118,7 +119,7 @@ def test_gid_index_moved_is_flagged(converged):
         run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True)
         report = verify("-e", '{"verify_fabric_checks": ["ports", "ib_write_bw"]}', expect_ok=True)
         assert not [x for x in report["findings"] if x["severity"] == "error"], report["findings"]
-        tests = report["checks"]["ib_write_bw"]["tests"]
+        tests = rdma_tests(report["checks"]["ib_write_bw"])
         assert any("node2" in (t["client"][0], t["server"][0]) and t["ok"] for t in tests)
     finally:
         for dev in ("mlx5_0", "mlx5_1"):

@@ -4,6 +4,7 @@ import json
 import os
 from xml.etree import ElementTree as ET
 
+from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma_tests
 from conftest import REPO, lab_fault as fault, run_playbook
 
 # Short tests: the simulated links need no warm-up; every wait is bounded.
@@ -44,9 +45,9 @@ def test_healthy_lab_passes(converged):
     assert [f for f in report["findings"] if f["code"] != "INCAST_INCONCLUSIVE"] == []
     checks = report["checks"]
     assert checks["ports"]["passed"] and checks["ib_write_bw"]["passed"]
-    assert all(t["ok"] and t["gbps"] >= 360 for t in checks["ib_write_bw"]["tests"])
+    assert all(t["ok"] and t["gbps"] >= 360 for t in rdma_tests(checks["ib_write_bw"]))
     # every pair of nodes on every rail was measured
-    pairs = {(frozenset((t["client"][0], t["server"][0])), t["client"][1]) for t in checks["ib_write_bw"]["tests"]}
+    pairs = {(frozenset((t["client"][0], t["server"][0])), t["client"][1]) for t in rdma_tests(checks["ib_write_bw"])}
     n = len(converged["nodes"])
     assert len(pairs) == n * (n - 1) // 2 * 2
     # incast: k = 3 senders into node1 on both rails; PFC pauses on the no-drop priority prove the class
@@ -250,7 +251,7 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
                         "-e", '{"verify_fabric_checks": ["ib_write_bw"]}', expect_ok=False)
     finally:
         fault("speed", "node3", "mlx5_0", "400")
-    tests = report["checks"]["ib_write_bw"]["tests"]
+    tests = rdma_tests(report["checks"]["ib_write_bw"])
     first = [t for t in tests if t["round"] == 0]
     assert len(first) == 4  # one pairing: two pairs x two rails
     suspects = {n for t in first if not t["ok"] for n in (t["client"][0], t["server"][0])}

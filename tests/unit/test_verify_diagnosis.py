@@ -146,14 +146,6 @@ def test_classify_real_perftest_errors():
     assert verify.classify_rdma_error("something else broke") == "RDMA_TEST_ERROR"
 
 
-def test_bandwidth_matrix():
-    _, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
-    m = verify.bandwidth_matrix(evaluated)
-    assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
-    assert len(m["mlx5_0"]["cells"]) == 6
-    assert sum(not c["ok"] for c in m["mlx5_0"]["cells"].values()) == 3
-
-
 # ---------------------------------------------------------------- nccl (real NCCL logs)
 
 def run_from_logs(logs, busbw=95.0, error=None, test="all_reduce_perf"):

@@ -5,17 +5,14 @@ from xml.etree import ElementTree as ET
 
 from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
 
-from test_verify_diagnosis import CABLING, rounds_tests
+from test_verify_diagnosis import CABLING, NODES, rounds_tests
 from test_verify_plans import FABRIC
 
 
 def make_report():
     found, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
     checks = {"ports": {"passed": True, "detail": "8/8", "cases": [{"name": "node1 mlx5_0", "ok": True}]},
-              "ib_write_bw": {"passed": False, "threshold_gbps": 360.0, "detail": "3/6", "tests": evaluated,
-                              "matrix": verify.bandwidth_matrix(evaluated),
-                              "cases": [{"name": f"t{i}", "ok": t["ok"], "code": t["code"], "message": "low"}
-                                        for i, t in enumerate(evaluated)]}}
+              "ib_write_bw": report.rdma_check(evaluated, 360.0, found)}
     return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="lab"))
 
 
@@ -51,17 +48,25 @@ def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
                     g = gbps_bad
                 tests.append({"round": k, "server": [server, rail], "client": [client, rail], "gbps": g,
                               "client_error": None, "server_error": None})
+    return report_of(tests)
+
+
+def report_of(tests):
     found, evaluated = verify.rdma_findings(tests, FABRIC, {})
-    checks = {"ib_write_bw": {"passed": not found, "threshold_gbps": 360.0, "detail": "x", "tests": evaluated,
-                              "matrix": verify.bandwidth_matrix(evaluated)}}
+    checks = {"ib_write_bw": report.rdma_check(evaluated, 360.0, found)}
     return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="dc1"))
+
+
+def row(client, server, gbps, code=None, rail="mlx5_0", rnd=0, error=None):
+    """One stored ib_write_bw test (a row of report.RDMA_TEST_FIELDS)."""
+    return [rnd, client, server, rail, gbps, code, error, None]
 
 
 def test_json_has_stable_codes_and_locations(tmp_path):
     doc = make_report()
     files = report.write_reports(doc, str(tmp_path))
     data = json.load(open(files["json"]))
-    assert data["schema_version"] == 1 and data["summary"]["passed"] is False
+    assert data["schema_version"] == 2 and data["summary"]["passed"] is False
     f = data["findings"][0]
     assert (f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) == \
         ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")
@@ -127,12 +132,9 @@ def test_svg_of_a_healthy_fabric_has_no_failing_cell():
 
 
 def test_worst_link_grid_names_each_endpoints_worst_test():
-    matrix = {"mlx5_0": {"nodes": ["n1", "n2", "n3", "n4"], "cells": {
-        "n1|n2": {"gbps": 385.0, "ok": True}, "n3|n1": {"gbps": 370.0, "ok": True},
-        "n1|n4": {"gbps": 150.0, "ok": False, "code": "RDMA_BW_LOW"}, "n2|n3": {"gbps": 381.0, "ok": True},
-        "n4|n2": {"gbps": None, "ok": False, "code": "RDMA_QP_FAILED"}}},
-        "mlx5_1": {"nodes": ["n1", "n2"], "cells": {"n2|n1": {"gbps": 390.0, "ok": True}}}}
-    grid = report.worst_links(matrix)
+    rows = [row("n1", "n2", 385.0), row("n3", "n1", 370.0), row("n1", "n4", 150.0, "RDMA_BW_LOW"),
+            row("n2", "n3", 381.0), row("n4", "n2", None, "RDMA_QP_FAILED"), row("n2", "n1", 390.0, rail="mlx5_1")]
+    grid = report.worst_links(rows)
     assert grid["rails"] == ["mlx5_0", "mlx5_1"] and grid["nodes"] == ["n1", "n2", "n3", "n4"]
     c = grid["cells"]
     assert c["n1"]["mlx5_0"] == {"gbps": 150.0, "ok": False, "code": "RDMA_BW_LOW", "peer": "n4", "tests": 3, "failing": 1}
@@ -141,14 +143,14 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
     # all passing: the lowest bandwidth
     assert (c["n3"]["mlx5_0"]["peer"], c["n3"]["mlx5_0"]["gbps"], c["n3"]["mlx5_0"]["ok"]) == ("n1", 370.0, True)
     assert c["n1"]["mlx5_1"]["peer"] == "n2" and "mlx5_1" not in c["n3"]
-    root = parse_svg(report.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": {"matrix": matrix,
-                                                                                      "threshold_gbps": 360}}}))
+    check = {"tests": rows, "threshold_gbps": 360}
+    root = parse_svg(report.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": check}}))
     (cell,) = cells(root, node="n1", rail="mlx5_0")
     assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
     assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
     md = report.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
                              "summary": {"passed": False, "errors": 1, "warnings": 0},
-                             "checks": {"ib_write_bw": {"matrix": matrix, "threshold_gbps": 360}}})
+                             "checks": {"ib_write_bw": check}})
     assert "| n1 | FAIL 150.0 (n4, 1/3 failing) | 390.0 (n2) |" in md
     assert "| n3 | 370.0 (n1) |  |" in md
 
@@ -204,3 +206,99 @@ def test_summary_printer(tmp_path, capsys):
     assert "Fabric verification: FAILED" in capsys.readouterr().out
     assert report.main([str(tmp_path / "nothing")]) == 2
     assert os.path.exists(files["markdown"])
+
+
+# ---------------------------------------------------------------- each ib_write_bw test stored once
+
+def test_bandwidth_matrix_is_derived_from_the_stored_tests():
+    _, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    m = report.bandwidth_matrix(report.rdma_rows(evaluated))
+    assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
+    assert len(m["mlx5_0"]["cells"]) == 6
+    assert sum(not c["ok"] for c in m["mlx5_0"]["cells"].values()) == 3
+    (bad,) = [t for t in evaluated if not t["ok"] and t["client"][0] == "node1"]
+    assert m["mlx5_0"]["cells"][("node1", bad["server"][0])] == {"gbps": bad["gbps"], "ok": False, "code": "RDMA_BW_LOW"}
+
+
+def test_report_json_stores_each_test_once(tmp_path):
+    tests = rounds_tests("node3")
+    tests[0]["gbps"] = 387.123  # a passing test's one-off figure: it must appear once in report.json
+    found, evaluated = verify.rdma_findings(tests, FABRIC, CABLING)
+    doc = report.build_report(found, verify.summarize(found), {"ib_write_bw": report.rdma_check(evaluated, 360.0, found)},
+                              dict(FABRIC, name="lab"))
+    text = open(report.write_reports(doc, str(tmp_path))["json"]).read()
+    assert text.count("387.123") == 1
+    check = json.loads(text)["checks"]["ib_write_bw"]
+    assert set(check) == {"passed", "threshold_gbps", "detail", "test_fields", "tests"}
+    assert check["test_fields"] == list(report.RDMA_TEST_FIELDS) and len(check["tests"]) == len(tests) == 6
+    assert check["detail"] == "3/6 links >= 360 Gb/s" and check["passed"] is False
+    # read back as dicts, every test is what the diagnosis evaluated
+    keys = ("round", "client", "server", "gbps", "ok", "code", "client_error", "server_error")
+    assert report.rdma_tests(check) == [{k: t[k] for k in keys} for t in evaluated]
+
+
+def test_schema_1_reports_render_as_schema_2():
+    """A report.json written before the rows (tests as dicts, with matrix and cases) still reads the same."""
+    doc = make_report()
+    old = json.loads(json.dumps(doc))
+    old["checks"]["ib_write_bw"]["tests"] = report.rdma_tests(doc["checks"]["ib_write_bw"])
+    del old["checks"]["ib_write_bw"]["test_fields"]
+    assert report.rdma_tests(old["checks"]["ib_write_bw"]) == report.rdma_tests(doc["checks"]["ib_write_bw"])
+    assert report.to_markdown(old) == report.to_markdown(doc) and report.to_junit(old) == report.to_junit(doc)
+
+
+def test_junit_cases_are_derived_from_the_tests():
+    doc = make_report()
+    suite = ET.fromstring(report.to_junit(doc).split("\n", 1)[1]).find("testsuite[@name='ib_write_bw']")
+    rows = doc["checks"]["ib_write_bw"]["tests"]
+    names = [tc.get("name") for tc in suite.findall("testcase")]
+    assert names == [f"{c}:{d} -> {s}:{d} (round {k})" for k, c, s, d, *_ in rows]
+    failed = {tc.get("name"): tc.find("failure") for tc in suite.findall("testcase") if tc.find("failure") is not None}
+    assert len(failed) == 3 and all("node3" in n for n in failed)
+    assert {(f.get("type"), f.get("message")) for f in failed.values()} == {("RDMA_BW_LOW", "150.0 Gb/s < 360 Gb/s")}
+
+
+def test_junit_error_message_and_escaped_host_names():
+    names = ['rack&1-"a"', "r<2>", "plain-3"]
+    tests = [{"round": 0, "client": [names[0], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": None,
+              "client_error": "Couldn't connect to r<2>:18515", "server_error": None},
+             {"round": 0, "client": [names[2], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": 385.0,
+              "client_error": None, "server_error": None}]
+    root = ET.fromstring(report.to_junit(report_of(tests)).split("\n", 1)[1])
+    cases = {tc.get("name"): tc for tc in root.iter("testcase")}
+    assert set(cases) == {f"{names[0]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)", f"{names[2]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)"}
+    failure = cases[f"{names[0]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)"].find("failure")
+    assert (failure.get("type"), failure.get("message")) == ("RDMA_CONNECT_FAILED", "Couldn't connect to r<2>:18515")
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+
+
+def test_worst_link_ties_and_failures_rank():
+    rows = [row("a", "b", 380.0), row("c", "a", 380.0), row("a", "d", 390.0),
+            row("e", "f", 100.0, "RDMA_BW_LOW"), row("f", "g", None, "RDMA_TEST_ERROR"), row("f", "h", 50.0)]
+    c = report.worst_links(rows)["cells"]
+    assert c["a"]["mlx5_0"]["peer"] == "b" and c["a"]["mlx5_0"]["tests"] == 3  # the first of equals
+    assert (c["f"]["mlx5_0"]["peer"], c["f"]["mlx5_0"]["code"], c["f"]["mlx5_0"]["failing"]) == ("g", "RDMA_TEST_ERROR", 2)
+    assert (c["h"]["mlx5_0"]["gbps"], c["h"]["mlx5_0"]["ok"]) == (50.0, True)
+    assert report.failing_links(rows) == [rows[4], rows[3]]
+
+
+def test_written_files_are_the_texts_rendered_once(tmp_path):
+    doc = make_report()
+    rendered = report.render_reports(doc)
+    assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg"}
+    assert rendered["summary.md"] == report.to_markdown(doc) and rendered["junit.xml"] == report.to_junit(doc)
+    assert rendered["heatmap.svg"] == report.heatmap_svg(doc)
+    given = report.write_reports(doc, str(tmp_path), rendered=rendered)
+    own = report.write_reports(doc, str(tmp_path))
+    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg")):
+        assert open(given[key]).read() == open(own[key]).read() == rendered[name]
+
+
+def test_pair_matrices_stop_at_the_limit_given():
+    doc = named_report(["a1", "a2", "a3"], bad=("a2", "mlx5_0"))
+    drawn = parse_svg(report.heatmap_svg(doc, matrix_max_nodes=3))
+    assert len([g for g in drawn.iter(SVG + "g") if g.get("class") == "matrix"]) == 2
+    grid_only = parse_svg(report.heatmap_svg(doc, matrix_max_nodes=2))
+    assert not [g for g in grid_only.iter(SVG + "g") if g.get("class") == "matrix"]
+    assert cells(grid_only, node="a2", rail="mlx5_0")[0].get("class") == "cell fail"
+    assert any("pair matrices are drawn up to 2 nodes" in (t or "") for t in texts(grid_only))
