@@ -252,7 +252,7 @@ def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
         return out, unproven, shown
     limits = thresholds(fabric)
     ends, names = expected_ends(hosts, uplinks)
-    for sw in sorted({s for s, _ in ends}):
+    for sw in sorted({key[0] for key in ends}):
         why = _switch_unreadable(reads.get(sw))
         if why:
             out.append(finding("COUNTER_MISSING", f"{sw}: the switch's interface error counters could not be read "
