@@ -14,10 +14,24 @@ as a real switch's CLI reports its hardware counters.
   the RoCE class only: NVUE has no per-priority split there);
 - EOS ``show priority-flow-control counters | json`` (eAPI revision 3 shape:
   rxFrames / txFrames per interface).
+
+Interface error counters (link health) come from the same port ``counters``
+(``rx_errors``, ``tx_errors``, ``link_down``: what the port has counted so far)
+plus the physical faults of the cable on the port, live: a damaged cable
+(lab fault ``crc-errors`` on the NIC at its other end) corrupts frames in both
+directions, so the switch port's receiver counts FCS/symbol errors at the same
+rate the NIC does; a flapping link (``flap``) goes down on both ends. Served as
+
+- SONiC ``show interfaces counters`` (portstat: RX_ERR, RX_DRP, RX_OVR, TX_ERR ...);
+- NVUE ``nv show interface <swp> link stats`` (in-errors, out-errors,
+  carrier-transitions: two per flap, down and up);
+- EOS ``show interfaces counters errors | json`` (fcsErrors, symbolErrors,
+  inErrors, outErrors ...).
 """
 import json
 
 from simcore import model
+from linerate_lab import linkphys
 
 
 
@@ -170,4 +184,69 @@ def render_eos_pfc_counters_json(switch, ports, m=None):
     for p in ports:
         c = port_counters(switch, p, m)
         doc["interfaceCounters"][p] = {"rxFrames": sum(c["rx_pause"]), "txFrames": sum(c["tx_pause"])}
+    return json.dumps(doc, indent=2)
+
+
+def _cable_nic(m, switch, port):
+    """The NIC at the other end of a switch port's cable (None: an uplink or nothing)."""
+    peer = ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("peer") or ""
+    name, _, dev = peer.partition(":")
+    for nic in ((m.get("nodes") or {}).get(name) or {}).get("nics") or []:
+        if dev in (nic.get("device"), nic.get("netdev")):
+            return nic
+    return None
+
+
+def error_counters(switch, port, m=None):
+    """{rx_errors, tx_errors, rx_drops, tx_drops, link_down} of one switch port: what the model has
+    counted plus what a live physical fault on the port's cable adds now (linkphys)."""
+    if m is None:
+        try:
+            m = model.load()
+        except model.ModelMissing:
+            m = {}
+    raw = ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
+    out = {k: int(raw.get(k) or 0) for k in ("rx_errors", "tx_errors", "rx_drops", "tx_drops", "link_down")}
+    nic = _cable_nic(m, switch, port)
+    if nic is not None:
+        live = linkphys.accrued(nic)
+        out["rx_errors"] += live.get("rx_crc_errors_phy", 0)
+        out["link_down"] += live.get("link_down_events_phy", 0)
+    return out
+
+
+def render_sonic_intf_counters(switch, ports, m=None):
+    """``show interfaces counters`` (portstat, STATE and RX_BPS columns) of ``ports``."""
+    headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR",
+               "TX_OK", "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
+    rows = []
+    for p in ports:
+        c = error_counters(switch, p, m)
+        rows.append([p, "U", "0", "0.00 B/s", "0.00%", _comma(c["rx_errors"]), _comma(c["rx_drops"]), "0",
+                     "0", "0.00 B/s", "0.00%", _comma(c["tx_errors"]), _comma(c["tx_drops"]), "0"])
+    return "\n".join(_simple_table(headers, rows))
+
+
+def render_nvue_link_stats(switch, port, m=None):
+    """``nv show interface <swp> link stats`` (Cumulus Linux 5.x reference layout)."""
+    c = error_counters(switch, port, m)
+    rows = [("carrier-transitions", str(2 * c["link_down"])), ("in-bytes", _bytes(0)),
+            ("in-drops", str(c["rx_drops"])), ("in-errors", str(c["rx_errors"])), ("in-pkts", "0"),
+            ("out-bytes", _bytes(0)), ("out-drops", str(c["tx_drops"])), ("out-errors", str(c["tx_errors"])),
+            ("out-pkts", "0")]
+    lines = ["                     operational  applied  pending",
+             "-------------------  -----------  -------  -------"]
+    lines += [f"{k:<19}  {v:<11}  {'':<7}  " for k, v in rows]
+    return "\n".join(line.rstrip() if i == len(lines) - 1 else line for i, line in enumerate(lines))
+
+
+def render_eos_intf_errors_json(switch, ports, m=None):
+    """``show interfaces counters errors | json``: a damaged cable's corrupted frames fail the FCS
+    check and carry bad symbols; inErrors counts every errored input frame."""
+    doc = {"interfaceErrorCounters": {}}
+    for p in ports:
+        c = error_counters(switch, p, m)
+        doc["interfaceErrorCounters"][p] = {"inErrors": c["rx_errors"], "frameTooLongs": 0, "outErrors": c["tx_errors"],
+                                            "frameTooShorts": 0, "fcsErrors": c["rx_errors"], "alignmentErrors": 0,
+                                            "symbolErrors": c["rx_errors"]}
     return json.dumps(doc, indent=2)

@@ -120,6 +120,8 @@ class Eos(Platform):
             return self.session_diff(ctx["session"])
         if line == "show priority-flow-control counters | json":  # eAPI revision 3 shape (counters.py)
             return sim_counters.render_eos_pfc_counters_json(self.name, self.ports)
+        if line == "show interfaces counters errors | json":
+            return sim_counters.render_eos_intf_errors_json(self.name, self.ports)
         if line == "show lldp neighbors | json":
             return self.show_lldp_neighbors_json()
         if line == "show version":

@@ -301,6 +301,10 @@ class Nvue(Platform):
                 return f"Error: The requested item does not exist: interface {args[1]}"
             pfc = self.port_config()[args[1]]["pfc"]
             return sim_counters.render_nvue_roce_counters(self.name, args[1], pfc[0] if pfc else 3)
+        if len(args) == 4 and args[0] == "interface" and args[2:] == ["link", "stats"]:
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            return sim_counters.render_nvue_link_stats(self.name, args[1])
         return "Error: The requested item does not exist."
 
     def show_interfaces(self):

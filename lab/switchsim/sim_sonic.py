@@ -116,6 +116,8 @@ class Sonic(Platform):
             return self.show_lldp_table()
         if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
             return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
+        if args == ["interfaces", "counters"]:  # portstat: per-port error counters (counters.py)
+            return sim_counters.render_sonic_intf_counters(self.name, sorted(self.db["PORT"], key=natural_key))
         if args[:2] == ["queue", "counters"] and len(args) <= 3:
             if len(args) == 3 and args[2] not in self.db["PORT"]:
                 return f"Cannot find interface {args[2]}"

@@ -123,8 +123,13 @@ class ActionModule(ActionBase):
         snaps = {n: data[n]["verify_fabric_link_health"] for n in nodes if data[n].get("verify_fabric_link_health")}
         if snaps:
             f, rows = linkcheck.link_health_findings(snaps, fabric, cabling, verify.finding, verify._where)
+            sw, unproven, shown = linkcheck.switch_link_findings(self._switch_reads(hostvars, "switch_fabric_counters"),
+                                                                 fabric, hosts, self._uplinks(hostvars), verify.finding, f)
+            f += sw
+            for row in rows:
+                row.update(shown.get((row["node"], row["device"])) or {"switch_errors": None, "switch_flaps": None})
             findings += f
-            checks["link_health"] = linkcheck.check(f, rows)
+            checks["link_health"] = dict(linkcheck.check(f, rows), switch_unproven=unproven)
 
         # nccl-tests
         for run in nccl_runs:

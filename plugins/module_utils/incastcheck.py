@@ -174,7 +174,7 @@ def switch_findings(reads, fabric, hosts, uplinks, rails, finding, prior=()):
         return out, unproven
     prio = str(int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3)))
     ends, names = expected_ends(hosts, uplinks)
-    for sw in sorted({s for s, _port in ends}):
+    for sw in sorted({key[0] for key in ends}):
         read = reads.get(sw) or {}
         before, after = read.get("before"), read.get("after")
         if not before or not after or before.get("failed") or after.get("failed"):

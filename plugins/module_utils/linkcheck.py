@@ -14,13 +14,20 @@ covers every benchmark), per cabled port:
 A snapshot per node: ``{"transport", "start": SNAP, "end": SNAP}`` with
 ``SNAP = {"devices": [...], "phy": [text per device], "phy_err": [...],
 "mlxlink": [...], "mlxlink_err": [...]}`` (lists aligned with ``devices``).
+
+The switches' side (RoCE): the interface error counters the switch_counters
+module reads in the snapshots playbooks/verify.yml takes before and after the
+benchmarks (``switch_fabric_counters``), judged by ``switch_link_findings`` on
+every port the inventory cables, against the same thresholds.
 """
 
 try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.cabling import expected_ends
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
     from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_mlxlink, parse_perfquery
 except ImportError:  # loaded standalone, with module_utils on sys.path
+    from cabling import expected_ends
     from common import ParseError
     from counters import parse_ethtool_stats
     from linkhealth import parse_mlxlink, parse_perfquery
@@ -182,3 +189,116 @@ def check(findings, rows):
     return {"passed": not errors, "ports": rows, "cases": cases,
             "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports without physical errors, flaps or high BER "
                       f"over the window; {len(findings) - len(errors)} warning(s)"}
+
+
+# ---------------------------------------------------------------- the switches' side
+
+def _switch_unreadable(read):
+    """Why a switch's error counters cannot be judged (None: they can)."""
+    before, after = (read or {}).get("before"), (read or {}).get("after")
+    if not before or not after:
+        return "no snapshot " + ("before" if not before else "after") + " the benchmarks"
+    for snap in (before, after):
+        if snap.get("failed"):
+            return snap.get("msg") or "the switch could not be read"
+        if snap.get("errors_msg"):
+            return snap["errors_msg"]
+        if "errors" not in snap:
+            return "the snapshot has no interface error counters"
+    return None
+
+
+def _port_delta(b, a):
+    """({counter: delta}, flaps or None) of one switch port's error counters between two snapshots."""
+    errs = {k: _delta(int((b.get("errors") or {}).get(k) or 0), v)
+            for k, v in (a.get("errors") or {}).items() if isinstance(v, int)}
+    flaps = None
+    if isinstance(a.get("link_down"), int):
+        d = _delta(int(b.get("link_down") or 0), a["link_down"])
+        # NVUE carrier-transitions counts down and up: a flap is two (one if it is still down)
+        flaps = (d + 1) // 2 if a.get("link_down_unit") == "transitions" else d
+    return errs, flaps
+
+
+def _merge(prior, code, node, device, label, evidence):
+    """Add the switch's count to the host side's finding of the same port and code; True if there was one."""
+    hit = False
+    for x in prior:
+        if x.get("code") == code and x.get("node") == node and x.get("device") == device:
+            x.setdefault("evidence", {})["switch_counted"] = evidence
+            x["message"] += f"; the switch counted it too: {label}"
+            hit = True
+    return hit
+
+
+def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
+    """Findings of the switches' interface error counters over the window: (findings, unproven, shown).
+
+    ``reads``: {switch: {"before", "after"}} (role task switch_fabric/counters.yml:
+    ``errors`` per port as the switch_counters module returns them, ``errors_msg``).
+    ``hosts`` ({node: rdma_ports}) and ``uplinks`` ({switch: switch_uplinks}) say
+    what is cabled to each port (cabling.expected_ends). Errors above
+    ``fabric.verify.link_errors_max`` -> LINK_ERRORS, link-downs above
+    ``link_flaps_max`` -> LINK_FLAP, named by node and device (or peer switch and
+    port) with switch and switch_port; where ``prior`` (the host side's findings)
+    already has that code on that node and device, the switch's count goes into
+    its evidence (``switch_counted``) instead. An unreadable switch, an unreported
+    port or counter: COUNTER_MISSING. What a platform never reports (link-down
+    events on SONiC portstat and EOS) is returned in ``unproven`` ({switch: [what]}).
+    ``shown``: {(node, device): {"switch_errors", "switch_flaps"}} for the report's table.
+    """
+    out, unproven, shown = [], {}, {}
+    if (fabric or {}).get("transport", "roce") != "roce" or not reads:
+        return out, unproven, shown
+    limits = thresholds(fabric)
+    ends, names = expected_ends(hosts, uplinks)
+    for sw in sorted({key[0] for key in ends}):
+        why = _switch_unreadable(reads.get(sw))
+        if why:
+            out.append(finding("COUNTER_MISSING", f"{sw}: the switch's interface error counters could not be read "
+                               f"({why}); errors and flaps counted by the switch on its ports are not proven",
+                               check="link_health", switch=sw, counter="switch interface error counters"))
+            continue
+        before, after = reads[sw]["before"]["errors"] or {}, reads[sw]["after"]["errors"] or {}
+        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
+            port, end = names[key], ends[key]
+            host = end[0] == "host"
+            where = {"node": end[1], "device": end[2]} if host else {"peer_switch": end[1], "peer_port": end[2]}
+            where.update(switch=sw, switch_port=port)
+            label = f"{sw} {port} (towards {end[1]} {end[2]})"
+            b, a = before.get(port), after.get(port)
+            if b is None or a is None:
+                out.append(finding("COUNTER_MISSING", f"{label}: the switch does not report this port's interface "
+                                   "error counters; errors and flaps counted by the switch on it are not proven",
+                                   check="link_health", counter="switch interface error counters", **where))
+                continue
+            for what in a.get("missing") or []:
+                if what == "link down events":
+                    unproven.setdefault(sw, [])
+                    if what not in unproven[sw]:
+                        unproven[sw].append(what)
+                    continue
+                out.append(finding("COUNTER_MISSING", f"{label}: the switch does not report {what} on this port; "
+                                   "errors it would count are not proven", check="link_health", counter=what, **where))
+            errs, flaps = _port_delta(b, a)
+            total = sum(errs.values())
+            if host:
+                shown[(end[1], end[2])] = {"switch_errors": total, "switch_flaps": flaps}
+            nonzero = {k: v for k, v in sorted(errs.items()) if v}
+            if total > limits["link_errors_max"]:
+                text = ", ".join(f"{k} +{v}" for k, v in nonzero.items())
+                evidence = {"counted_by": "switch", "switch": sw, "switch_port": port, "deltas": nonzero,
+                            "threshold": limits["link_errors_max"]}
+                if not (host and _merge(prior, "LINK_ERRORS", end[1], end[2], f"{sw} {port} {text}", evidence)):
+                    out.append(finding("LINK_ERRORS", f"{label}: {text} counted by the switch over the verification "
+                                       f"window (threshold {limits['link_errors_max']}): the cable, optic or port "
+                                       "corrupts frames", check="link_health", evidence=evidence, **where))
+            if (flaps or 0) > limits["link_flaps_max"]:
+                evidence = {"counted_by": "switch", "switch": sw, "switch_port": port, "link_down": flaps,
+                            "threshold": limits["link_flaps_max"]}
+                if not (host and _merge(prior, "LINK_FLAP", end[1], end[2], f"{sw} {port} link down +{flaps}",
+                                        evidence)):
+                    out.append(finding("LINK_FLAP", f"{label}: the switch saw the link go down {flaps} time(s) "
+                                       f"during verification (threshold {limits['link_flaps_max']})",
+                                       check="link_health", evidence=evidence, **where))
+    return out, unproven, shown

@@ -141,12 +141,19 @@ def _evidence(checks):
     ports = (checks.get("link_health") or {}).get("ports") or []
     if ports:
         lines += ["### link health over the verification window", "",
-                  "| node | device | switch port | errors | flaps | effective BER | raw BER | FEC |", "|---" * 8 + "|"]
+                  "| node | device | switch port | errors | flaps | switch errors | switch flaps | effective BER | raw BER "
+                  "| FEC |", "|---" * 10 + "|"]
         for p in ports:
             ber = ["" if p.get(k) is None else f"{p[k]:.1e}" for k in ("effective_ber", "raw_ber")]
             lines.append(f"| {p['node']} | {p['device']} | {_cell(p.get('switch'))} {_cell(p.get('switch_port'))} | "
-                         f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
-        lines.append("")
+                         f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {_cell(p.get('switch_errors'))} | "
+                         f"{_cell(p.get('switch_flaps'))} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
+        lines += ["", "errors, flaps: counted by the host's port; switch errors, switch flaps: counted by the switch "
+                  "port at the other end of the cable (empty: not read or not reported by the platform).", ""]
+        for sw, what in sorted(((checks.get("link_health") or {}).get("switch_unproven") or {}).items()):
+            lines += [f"- not proven on {sw} (the platform does not report them): {', '.join(what)}"]
+        if (checks.get("link_health") or {}).get("switch_unproven"):
+            lines.append("")
     return lines
 
 

@@ -10,6 +10,16 @@ Pure functions, stdlib only, importable on its own.
 - ``parse_eos_pfc_counters(doc)``: Arista EOS ``show priority-flow-control
   counters | json`` (eAPI, revision 3): rx/tx PFC frames per interface.
 
+Per-interface error counters (link health, read in the same snapshots):
+
+- ``parse_sonic_intf_counters(text)``: SONiC ``show interfaces counters``
+  (portstat: RX_ERR, RX_DRP, RX_OVR, TX_ERR ... per port; ``N/A`` -> None).
+- ``parse_nvue_link_stats(text)``: NVUE ``nv show interface <swp> link stats``
+  (in-errors, in-drops, out-errors, out-drops, carrier-transitions).
+- ``parse_eos_intf_errors(doc)``: EOS ``show interfaces counters errors | json``
+  (fcsErrors, alignmentErrors, symbolErrors, inErrors, outErrors, frameTooLongs,
+  frameTooShorts per interface).
+
 A counter the platform does not expose (NVUE has no per-priority split, EOS
 revision 3 no per-priority split) is simply absent: the caller says what it
 cannot prove.
@@ -125,35 +135,7 @@ def _nvue_value(raw):
 def parse_nvue_roce_counters(text):
     """``nv show interface <swp> qos roce counters`` -> {"tree": {...}, "rx_pause", "tx_pause",
     "ecn_marked", "rx_roce_discards", "tx_roce_discards", "cnp_tx"} (None where absent)."""
-    if text is None or not text.strip():
-        raise ParseError("nv show qos roce counters", "no output", text)
-    lines = text.splitlines()
-    if any(x in lines[0] for x in ("Error", "No Data", "not found", "Invalid")):
-        raise ParseError("nv show qos roce counters", lines[0].strip(), text)
-    tree = {}
-    stack = [(-1, tree)]  # (indent, node) of the open parents
-    started = False
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if not started:
-            if _DASH_RE.match(line):
-                started = True
-            continue
-        m = _NVUE_ROW_RE.match(line)
-        if not m:
-            raise ParseError("nv show qos roce counters", f"line {n}: {line.strip()!r} is not 'key  value'", text)
-        depth = len(m.group("indent"))
-        while stack[-1][0] >= depth:
-            stack.pop()
-        parent = stack[-1][1]
-        if m.group("value") is None:
-            node = parent.setdefault(m.group("key"), {})
-            stack.append((depth, node))
-        else:
-            parent[m.group("key")] = _nvue_value(m.group("value"))
-    if not started:
-        raise ParseError("nv show qos roce counters", "no table under a '----' rule", text)
+    tree = _nvue_tree(text, "nv show qos roce counters")
 
     def get(*path):
         node = tree
@@ -190,4 +172,129 @@ def parse_eos_pfc_counters(doc):
         if not isinstance(c, dict) or not isinstance(c.get("rxFrames"), int) or not isinstance(c.get("txFrames"), int):
             raise ParseError("show priority-flow-control counters", f"{intf}: rxFrames/txFrames missing", None)
         ports[intf] = {"rx": c["rxFrames"], "tx": c["txFrames"]}
+    return {"ports": ports}
+
+
+# ---------------------------------------------------------------- per-interface error counters
+
+_RATE_UNITS = ("B/s", "KB/s", "MB/s", "GB/s", "Mb/s", "Kb/s", "Gb/s")
+_SONIC_INTF_COUNTS = ("RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR")
+
+
+def parse_sonic_intf_counters(text):
+    """``show interfaces counters`` (portstat) -> {"ports": {port: {"state": str or None, "RX_ERR": n or None, ...}},
+    "columns": [...]}: the packet counters RX_OK, RX_ERR, RX_DRP, RX_OVR, TX_OK, TX_ERR, TX_DRP, TX_OVR
+    (``N/A`` -> None); rates and utilisation are skipped. Layouts with and without the STATE column."""
+    tool = "show interfaces counters"
+    if text is None or not text.strip():
+        raise ParseError(tool, "no output", text)
+    ports, header = {}, None
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or _DASH_RE.match(line) or s.startswith(("Last cached time", "For namespace", "Reminder:")):
+            continue
+        words = s.split()
+        if words[0].upper() == "IFACE":
+            header = [w.upper() for w in words]
+            if not all(c in header for c in ("RX_ERR", "TX_ERR")):
+                raise ParseError(tool, f"line {n}: {s!r}: no RX_ERR/TX_ERR column", text)
+            continue
+        if header is None:
+            raise ParseError(tool, f"line {n}: {s!r} before the 'IFACE ...' header", text)
+        cells = []
+        for w in words:  # a rate is two words: '653.87 MB/s'
+            if w in _RATE_UNITS and cells:
+                cells[-1] += " " + w
+            else:
+                cells.append(w)
+        if len(cells) != len(header):
+            raise ParseError(tool, f"line {n}: {s!r}: {len(cells)} values for {len(header)} columns", text)
+        row = dict(zip(header, cells))
+        out = {"state": None if row.get("STATE") in (None, "N/A") else row["STATE"]}
+        for col in _SONIC_INTF_COUNTS:
+            if col in row:
+                out[col] = _count(row[col], tool, n, line, text)
+        ports[cells[0]] = out
+    if header is None:
+        raise ParseError(tool, "no 'IFACE ...' header", text)
+    return {"ports": ports, "columns": [c for c in header if c in _SONIC_INTF_COUNTS]}
+
+
+def _nvue_tree(text, tool):
+    """The ``key  value`` tree under the '----' rule of an NVUE show command (first column: operational)."""
+    if text is None or not text.strip():
+        raise ParseError(tool, "no output", text)
+    lines = text.splitlines()
+    if any(x in lines[0] for x in ("Error", "No Data", "not found", "Invalid")):
+        raise ParseError(tool, lines[0].strip(), text)
+    tree, started = {}, False
+    stack = [(-1, tree)]  # (indent, node) of the open parents
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        if not started:
+            if _DASH_RE.match(line):
+                started = True
+            continue
+        m = _NVUE_ROW_RE.match(line)
+        if not m:
+            raise ParseError(tool, f"line {n}: {line.strip()!r} is not 'key  value'", text)
+        depth = len(m.group("indent"))
+        while stack[-1][0] >= depth:
+            stack.pop()
+        parent = stack[-1][1]
+        if m.group("value") is None:
+            stack.append((depth, parent.setdefault(m.group("key"), {})))
+        else:
+            parent[m.group("key")] = _nvue_value(m.group("value"))
+    if not started:
+        raise ParseError(tool, "no table under a '----' rule", text)
+    return tree
+
+
+NVUE_LINK_STATS = ("in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions")
+
+
+def parse_nvue_link_stats(text):
+    """``nv show interface <swp> link stats`` -> {"stats": {key: value}, "in-errors": n or None, "in-drops",
+    "out-errors", "out-drops", "carrier-transitions"} (None where the output lacks it)."""
+    tool = "nv show interface link stats"
+    tree = _nvue_tree(text, tool)
+    out = {"stats": tree}
+    for key in NVUE_LINK_STATS:
+        v = tree.get(key)
+        if v is not None and not isinstance(v, int):
+            raise ParseError(tool, f"{key}: {v!r} is not a counter", text)
+        out[key] = v
+    return out
+
+
+EOS_ERRORS = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "outErrors", "frameTooLongs",
+              "frameTooShorts")
+
+
+def parse_eos_intf_errors(doc):
+    """``show interfaces counters errors | json`` (text or parsed) -> {"ports": {intf: {counter: int}}}
+    (the counters of EOS_ERRORS the interface reports; an absent one is left out)."""
+    tool = "show interfaces counters errors"
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError as e:
+            raise ParseError(tool, f"not JSON: {e}", doc) from None
+    if not isinstance(doc, dict):
+        raise ParseError(tool, "not a JSON object", None)
+    if "errors" in doc or "error" in doc:
+        raise ParseError(tool, str(doc.get("errors") or doc.get("error")), None)
+    counters = doc.get("interfaceErrorCounters")
+    if not isinstance(counters, dict):
+        raise ParseError(tool, "no interfaceErrorCounters", None)
+    ports = {}
+    for intf, c in counters.items():
+        if not isinstance(c, dict):
+            raise ParseError(tool, f"{intf}: not an object", None)
+        bad = [k for k in EOS_ERRORS if k in c and (not isinstance(c[k], int) or isinstance(c[k], bool))]
+        if bad:
+            raise ParseError(tool, f"{intf}: {bad[0]} {c[bad[0]]!r} is not a counter", None)
+        ports[intf] = {k: c[k] for k in EOS_ERRORS if k in c}
     return {"ports": ports}

@@ -1,14 +1,20 @@
 #!/usr/bin/python
-"""Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops) per fabric port."""
+"""Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops) and interface
+error counters per fabric port."""
 DOCUMENTATION = r"""
 ---
 module: switch_counters
-short_description: Read PFC pause, ECN-marking and RoCE drop counters of a switch's fabric ports
+short_description: Read PFC pause, ECN-marking, drop and interface error counters of a switch's fabric ports
 description:
   - Connects over SSH (netmiko) and reads, without changing anything, the congestion
     counters of each of O(fabric_ports) in the platform's own CLI format - SONiC
     C(show pfc counters), NVUE C(nv show interface <swp> qos roce counters), EOS
     C(show priority-flow-control counters | json) - parsed by module_utils/switch_counters.py.
+  - In the same read, the interface error counters of each port (link health) - SONiC
+    C(show interfaces counters) (RX_ERR, TX_ERR), NVUE C(nv show interface <swp> link stats)
+    (in-errors, out-errors, carrier-transitions), EOS C(show interfaces counters errors | json)
+    (fcsErrors, symbolErrors, inErrors ...). When they cannot be read, the congestion
+    counters are still returned and C(errors_msg) says why.
   - Verification takes a snapshot before and after each benchmark phase and judges the
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
     marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
@@ -63,6 +69,21 @@ ports_missing:
   returned: always
   type: list
   elements: str
+errors:
+  description:
+    - Per fabric port - C(errors) ({counter - count} as the platform names them), C(link_down)
+      (the port's link-down counter, null where the platform's command has none),
+      C(link_down_unit) (C(transitions) where it counts down and up, as NVUE
+      carrier-transitions does; C(events) where it counts downs), C(missing) (the error
+      counters the platform does not report for the port). Empty when C(errors_msg) is set.
+  returned: always
+  type: dict
+  sample: {"swp1": {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6,
+           "link_down_unit": "transitions", "missing": []}}
+errors_msg:
+  description: Why the interface error counters could not be read (empty when they were).
+  returned: always
+  type: str
 """
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -78,15 +99,25 @@ def main():
         driver = make_driver(p)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
+    errors, errors_msg = {}, ""
     try:
-        ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
-    except SwitchError as exc:
-        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
-    except ParseError as exc:
-        module.fail_json(msg=f"{p['name']}: {exc}", switch=p["name"])
+        try:
+            ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
+        except SwitchError as exc:
+            module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
+        except ParseError as exc:
+            module.fail_json(msg=f"{p['name']}: {exc}", switch=p["name"])
+        try:
+            errors = driver.error_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
+        except SwitchError as exc:
+            # the congestion counters still stand; the report says what this leaves unproven
+            errors_msg = str(exc)
+        except ParseError as exc:
+            errors_msg = f"{p['name']}: {exc}"
     finally:
         driver.close()
-    module.exit_json(changed=False, ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports])
+    module.exit_json(changed=False, ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
+                     errors=errors, errors_msg=errors_msg)
 
 
 if __name__ == "__main__":

@@ -83,8 +83,14 @@ def test_switch_counters_reads_the_roce_class_and_names_what_nvue_lacks(monkeypa
         "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
         "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
         "nv show interface swp1 qos roce counters": counters,
-        "nv show interface swp2 qos roce counters": counters})
+        "nv show interface swp2 qos roce counters": counters,
+        "nv show interface swp1 link stats": link_stats("nvue_link_stats_reference.txt"),
+        "nv show interface swp2 link stats": link_stats("nvue_link_stats_described.txt")})
     assert res["changed"] is False and res["ports_missing"] == []
+    assert res["errors_msg"] == ""
+    assert res["errors"]["swp1"] == {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6,
+                                     "link_down_unit": "transitions", "missing": []}
+    assert res["errors"]["swp2"]["missing"] == ["out-errors"]
     swp1 = res["ports"]["swp1"]
     assert swp1["ecn_marked"] == 693777677344 and swp1["drops"] == {"3": 663060754115}
     assert swp1["tx_pause"] == {"3": 0} and not swp1["per_priority"] and swp1["missing"]
@@ -99,6 +105,23 @@ def test_switch_counters_bad_output_fails_naming_the_switch(monkeypatch, capsys)
         "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
         "nv show interface swp1 qos roce counters": "operational applied\nrx-stats\n"})
     assert res["failed"] and res["msg"].startswith("leaf1: nv show qos roce counters: no table")
+
+
+def test_switch_counters_unreadable_error_counters_keep_the_congestion_counters(monkeypatch, capsys):
+    from ansible_collections.linerate.fabric.plugins.modules import switch_counters
+    res, _ = run_module(switch_counters, dict(ARGS, fabric_ports=["swp1"]), monkeypatch, capsys, {
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp1 qos roce counters": fixture_counters("nvue_roce_counters_cl512.txt"),
+        "nv show interface swp1 link stats": "Error: The requested item does not exist."})
+    assert not res.get("failed") and res["ports"]["swp1"]["ecn_marked"] == 693777677344
+    assert res["errors"] == {} and "leaf1" in res["errors_msg"]
+    assert "nv show interface swp1 link stats" in res["errors_msg"] and "does not exist" in res["errors_msg"]
+
+
+def link_stats(name):
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
 
 
 def fixture_counters(name):

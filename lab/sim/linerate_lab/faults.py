@@ -300,6 +300,7 @@ def crc_errors(lab, m, node, device):
 @fault("crc-errors-restore", "crc-errors-restore NODE DEVICE  undo crc-errors (the counters keep what they counted)")
 def crc_errors_restore(lab, m, node, device):
     nic = _nic(m, node, device)
+    _fold_switch_side(m, nic, "crc")
     linkphys.stop(nic, "crc")
     # A technician who replaces the cable clears the port's physical counters
     # (mlxlink --pc: the PPCNT group ethtool's *_phy counters read too), so the
@@ -323,7 +324,9 @@ def flap(lab, m, node, device):
 
 @fault("flap-stop", "flap-stop NODE DEVICE    undo flap (the link stays up)")
 def flap_stop(lab, m, node, device):
-    linkphys.stop(_nic(m, node, device), "flap")
+    nic = _nic(m, node, device)
+    _fold_switch_side(m, nic, "flap")
+    linkphys.stop(nic, "flap")
     _untrack(m, "flap", [node, device])
     return f"{node} {device}: link stable"
 
@@ -452,6 +455,21 @@ def cable_swap_restore(lab, m, switch, a, b):
     pa, pb = _swap_cables(m, switch, a, b)
     m["faults"] = [f for f in m["faults"] if f not in recorded]
     return f"{switch} ports {a} and {b}: cables back ({a} -> {pa.get('peer')}, {b} -> {pb.get('peer')})"
+
+
+def _fold_switch_side(m, nic, kind):
+    """A physical fault counts at both ends of the cable: the switch simulators add what it
+    accrues live to the switch port's error counters (switchsim/sim_counters.py); when it
+    ends, that count stays in the port's ``counters`` (hardware counters never go back)."""
+    port = ((m.get("switches", {}).get(nic.get("switch")) or {}).get("ports") or {}).get(str(nic.get("switch_port")))
+    if port is None:
+        return
+    live = linkphys.accrued(nic, kinds=(kind,))
+    c = port.setdefault("counters", {})
+    if kind == "crc":
+        c["rx_errors"] = int(c.get("rx_errors") or 0) + live.get("rx_crc_errors_phy", 0)
+    elif kind == "flap":
+        c["link_down"] = int(c.get("link_down") or 0) + live.get("link_down_events_phy", 0)
 
 
 def _switch_port(m, switch, port):

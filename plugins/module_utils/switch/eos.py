@@ -324,6 +324,22 @@ class EosDriver(Driver):
                       "missing": ["pause frames per priority", "ECN-marked packets", "queue drops"]}
         return res
 
+    def error_counters(self, ports):
+        """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``show interfaces
+        counters errors | json`` (read-only): fcsErrors, alignmentErrors, symbolErrors,
+        inErrors, outErrors, frameTooLongs, frameTooShorts. Link status changes are not
+        read: ``link_down`` is None."""
+        sc = _switch_counters()
+        c = sc.parse_eos_intf_errors(self.run("show interfaces counters errors | json"))
+        res = {}
+        for p in ports:
+            if p not in c["ports"]:
+                continue
+            errors = c["ports"][p]
+            res[p] = {"errors": dict(errors), "link_down": None, "link_down_unit": None,
+                      "missing": [k for k in sc.EOS_ERRORS if k not in errors] + ["link down events"]}
+        return res
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch_counters.py)."""

@@ -321,6 +321,22 @@ class NvueDriver(Driver):
                       "missing": ["pause frames on priorities other than the RoCE one"]}
         return res
 
+    def error_counters(self, ports):
+        """{port: {"errors", "link_down", "link_down_unit", "missing"}} from
+        ``nv show interface <p> link stats`` (read-only): in-errors / out-errors, and
+        carrier-transitions (two per flap: down and up)."""
+        sc = _switch_counters()
+        summary = parse_interface_summary(self.run("nv show interface"))
+        res = {}
+        for p in ports:
+            if p not in summary:
+                continue
+            st = sc.parse_nvue_link_stats(self.run(f"nv show interface {p} link stats"))
+            errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
+            res[p] = {"errors": errors, "link_down": st["carrier-transitions"], "link_down_unit": "transitions",
+                      "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
+        return res
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch_counters.py)."""

@@ -352,6 +352,21 @@ class SonicDriver(Driver):
                       "missing": missing + ["CNPs sent"]}
         return res
 
+    def error_counters(self, ports):
+        """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``show interfaces
+        counters`` (portstat, read-only): RX_ERR / TX_ERR; an ``N/A`` column is named in
+        ``missing``. portstat counts no link-down events: ``link_down`` is None."""
+        c = _switch_counters().parse_sonic_intf_counters(self.run("show interfaces counters"))
+        res = {}
+        for p in ports:
+            row = c["ports"].get(p)
+            if row is None:
+                continue
+            errors = {k: row[k] for k in ("RX_ERR", "TX_ERR") if row.get(k) is not None}
+            res[p] = {"errors": errors, "link_down": None, "link_down_unit": None,
+                      "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None] + ["link down events"]}
+        return res
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch_counters.py)."""
