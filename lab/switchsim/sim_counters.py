@@ -55,14 +55,19 @@ def _total(value):
     return sum(_per_prio(value)) if isinstance(value, (dict, list)) else int(value or 0)
 
 
-def port_counters(switch, port, m=None):
-    """The counters of one switch port from the model (zeros where none were counted)."""
+def _raw(switch, port, m=None):
+    """(model, the counters the model keeps for one switch port)."""
     if m is None:
         try:
             m = model.load()
         except model.ModelMissing:
             m = {}
-    raw = ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
+    return m, ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
+
+
+def port_counters(switch, port, m=None):
+    """The counters of one switch port from the model (zeros where none were counted)."""
+    raw = _raw(switch, port, m)[1]
     out = {}
     for key, names in ALIASES.items():
         per = [0] * 8
@@ -200,12 +205,7 @@ def _cable_nic(m, switch, port):
 def error_counters(switch, port, m=None):
     """{rx_errors, tx_errors, rx_drops, tx_drops, link_down} of one switch port: what the model has
     counted plus what a live physical fault on the port's cable adds now (linkphys)."""
-    if m is None:
-        try:
-            m = model.load()
-        except model.ModelMissing:
-            m = {}
-    raw = ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
+    m, raw = _raw(switch, port, m)
     out = {k: int(raw.get(k) or 0) for k in ("rx_errors", "tx_errors", "rx_drops", "tx_drops", "link_down")}
     nic = _cable_nic(m, switch, port)
     if nic is not None:

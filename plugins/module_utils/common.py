@@ -1,5 +1,6 @@
 """Shared pieces of linerate's module_utils (stdlib only)."""
 
+import json
 import re
 
 
@@ -26,6 +27,27 @@ class ParseError(ValueError):
         self.tool = tool
         self.text = text
         super().__init__(f"{tool}: {message}")
+
+
+def eos_json(tool, doc, key, kind=dict):
+    """``doc[key]`` of an EOS ``<command> | json`` answer (text or parsed), checked to be a ``kind``.
+
+    ParseError (naming ``tool``) for what is not JSON, not an object, an eAPI
+    error answer (``errors`` / ``error``), or no ``key`` of that kind.
+    """
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError as e:
+            raise ParseError(tool, f"not JSON: {e}", doc) from None
+    if not isinstance(doc, dict):
+        raise ParseError(tool, "not a JSON object", None)
+    if "errors" in doc or "error" in doc:
+        raise ParseError(tool, str(doc.get("errors") or doc.get("error")), None)
+    value = doc.get(key)
+    if not isinstance(value, kind):
+        raise ParseError(tool, f"no {key}" + (" list" if kind is list else ""), None)
+    return value
 
 
 def column_spans(header, rule=None, words=False):

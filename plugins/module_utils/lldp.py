@@ -32,9 +32,9 @@ import re
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-        ParseError, column_spans, split_columns)
+        ParseError, column_spans, eos_json, split_columns)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, column_spans, split_columns
+    from common import ParseError, column_spans, eos_json, split_columns
 
 _RULE_RE = re.compile(r"^\s*-{2,}(\s+-{2,})*\s*$")
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:.-]?[0-9a-f]{2}){5}$", re.I)
@@ -128,18 +128,7 @@ def parse_sonic_lldp_table(text):
 def parse_eos_lldp_neighbors(doc):
     """``show lldp neighbors | json`` (text or parsed) -> neighbours per port."""
     tool = "show lldp neighbors"
-    if isinstance(doc, str):
-        try:
-            doc = json.loads(doc)
-        except ValueError as e:
-            raise ParseError(tool, f"not JSON: {e}", doc) from None
-    if not isinstance(doc, dict):
-        raise ParseError(tool, "not a JSON object", None)
-    if "errors" in doc or "error" in doc:
-        raise ParseError(tool, str(doc.get("errors") or doc.get("error")), None)
-    rows = doc.get("lldpNeighbors")
-    if not isinstance(rows, list):
-        raise ParseError(tool, "no lldpNeighbors list", None)
+    rows = eos_json(tool, doc, "lldpNeighbors", list)
     out = {"neighbors": {}, "ports": [], "warnings": []}
     for i, r in enumerate(rows):
         if not isinstance(r, dict) or not isinstance(r.get("port"), str):

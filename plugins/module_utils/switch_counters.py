@@ -25,13 +25,12 @@ revision 3 no per-priority split) is simply absent: the caller says what it
 cannot prove.
 """
 
-import json
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError, eos_json
 
 _SONIC_HEAD_RE = re.compile(r"^\s*Port (?P<dir>Rx|Tx)\s+(?P<prios>(?:PFC[0-7]\s*)+)$")
 _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
@@ -155,18 +154,7 @@ def parse_nvue_roce_counters(text):
 
 def parse_eos_pfc_counters(doc):
     """``show priority-flow-control counters | json`` (text or parsed) -> {"ports": {intf: {"rx", "tx"}}}."""
-    if isinstance(doc, str):
-        try:
-            doc = json.loads(doc)
-        except ValueError as e:
-            raise ParseError("show priority-flow-control counters", f"not JSON: {e}", doc) from None
-    if not isinstance(doc, dict):
-        raise ParseError("show priority-flow-control counters", "not a JSON object", None)
-    if "errors" in doc or "error" in doc:
-        raise ParseError("show priority-flow-control counters", str(doc.get("errors") or doc.get("error")), None)
-    counters = doc.get("interfaceCounters")
-    if not isinstance(counters, dict):
-        raise ParseError("show priority-flow-control counters", "no interfaceCounters", None)
+    counters = eos_json("show priority-flow-control counters", doc, "interfaceCounters")
     ports = {}
     for intf, c in counters.items():
         if not isinstance(c, dict) or not isinstance(c.get("rxFrames"), int) or not isinstance(c.get("txFrames"), int):
@@ -277,18 +265,7 @@ def parse_eos_intf_errors(doc):
     """``show interfaces counters errors | json`` (text or parsed) -> {"ports": {intf: {counter: int}}}
     (the counters of EOS_ERRORS the interface reports; an absent one is left out)."""
     tool = "show interfaces counters errors"
-    if isinstance(doc, str):
-        try:
-            doc = json.loads(doc)
-        except ValueError as e:
-            raise ParseError(tool, f"not JSON: {e}", doc) from None
-    if not isinstance(doc, dict):
-        raise ParseError(tool, "not a JSON object", None)
-    if "errors" in doc or "error" in doc:
-        raise ParseError(tool, str(doc.get("errors") or doc.get("error")), None)
-    counters = doc.get("interfaceErrorCounters")
-    if not isinstance(counters, dict):
-        raise ParseError(tool, "no interfaceErrorCounters", None)
+    counters = eos_json(tool, doc, "interfaceErrorCounters")
     ports = {}
     for intf, c in counters.items():
         if not isinstance(c, dict):
