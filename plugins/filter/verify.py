@@ -14,6 +14,11 @@ def verify_rounds(nodes, plan="full", sample_rounds=2):
     raise ValueError(f"verify_rounds: plan {plan!r} is not allowed (allowed: full | sampled)")
 
 
+def verify_plan(plan, nodes, full_max):
+    """The plan that runs for ``nodes`` nodes (``module_utils.verify.resolve_plan``)."""
+    return verify.resolve_plan(plan, nodes, full_max)
+
+
 def verify_round_role(rounds, node, index):
     """{"role": server|client|idle, "peer"} of ``node`` in round ``index``."""
     return verify.round_roles(rounds, node)[int(index)]
@@ -72,7 +77,7 @@ def verify_incast_tests(ports, base_port, senders, me, server=None):
 
 class FilterModule:
     def filters(self):
-        return {"verify_rounds": verify_rounds, "verify_round_role": verify_round_role,
+        return {"verify_rounds": verify_rounds, "verify_plan": verify_plan, "verify_round_role": verify_round_role,
                 "verify_round_progress": verify_round_progress,
                 "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
                 "verify_incast_tests": verify_incast_tests}

@@ -62,6 +62,8 @@ DEFAULTS = {
         "link_flaps_max": 0,
         "effective_ber_max": 1e-12,
         "raw_ber_max": 2.4e-4,
+        # ib_write_bw plan "auto": every pair up to this many nodes, the sampled plan above
+        "full_plan_max_nodes": 16,
     },
     "firmware": {
         "profile": "default",
@@ -329,6 +331,9 @@ def _validate_verify(p, given, v, speed):
     for key in ("link_errors_max", "link_flaps_max"):
         if not _is_int(v.get(key)) or v[key] < 0:
             p.add(f"fabric.verify.{key}", v.get(key), "allowed: an integer >= 0 (counts over the verification window)")
+    if not _is_int(v.get("full_plan_max_nodes")) or v["full_plan_max_nodes"] < 2:
+        p.add("fabric.verify.full_plan_max_nodes", v.get("full_plan_max_nodes"),
+              "allowed: an integer >= 2 (nodes up to which ib_write_bw tests every pair; the sampled plan above)")
     for key in ("effective_ber_max", "raw_ber_max"):
         value = v.get(key)
         if not _is_num(value) or not 0 <= value < 1:

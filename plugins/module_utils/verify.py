@@ -146,6 +146,18 @@ def round_robin(nodes):
     return rounds
 
 
+PLANS = ("auto", "full", "sampled")
+
+
+def resolve_plan(plan, n_nodes, full_max):
+    """The ib_write_bw plan that runs: ``auto`` is ``full`` up to ``full_max`` nodes, ``sampled`` above."""
+    if plan not in PLANS:
+        raise ValueError(f"ib_write_bw plan {plan!r} is not allowed (allowed: {' | '.join(PLANS)})")
+    if plan != "auto":
+        return plan
+    return "full" if int(n_nodes) <= int(full_max) else "sampled"
+
+
 def sampled_plan(nodes, rounds=2):
     """The cheaper plan's first phase: a few disjoint pairings (rounds of the circle)."""
     full = round_robin(nodes)

@@ -163,6 +163,12 @@ options:
             description: Highest raw (pre-FEC) bit error rate mlxlink may report.
             type: float
             default: 2.4e-4
+          full_plan_max_nodes:
+            description:
+              - With the ib_write_bw plan C(auto) (verify_fabric_ib_write_bw_plan, the default), every pair is tested
+                up to this many nodes (N-1 rounds) and the sampled plan runs above it.
+            type: int
+            default: 16
       firmware:
         description: The NIC firmware (role connectx_firmware).
         type: dict

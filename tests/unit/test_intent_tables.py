@@ -71,7 +71,8 @@ def test_the_defaults_are_the_documented_ones():
                          "probability_percent": 100}},
         "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {}},
         "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80, "link_errors_max": 0,
-                   "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4},
+                   "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
+                   "full_plan_max_nodes": 16},
         "firmware": {"profile": "default"},
     }
 

@@ -152,7 +152,8 @@ def test_the_perfquery_fixture_parses_as_a_healthy_port():
 
 @pytest.mark.parametrize("key, value", [("link_errors_max", -1), ("link_flaps_max", 1.5), ("link_errors_max", True),
                                         ("effective_ber_max", float("nan")), ("raw_ber_max", 1.0),
-                                        ("effective_ber_max", "1e-12")])
+                                        ("effective_ber_max", "1e-12"), ("full_plan_max_nodes", 1),
+                                        ("full_plan_max_nodes", 16.0), ("full_plan_max_nodes", True)])
 def test_intent_thresholds_are_validated_with_key_and_value(key, value):
     problems = intent.validate_fabric({"name": "t", "transport": "roce", "verify": {key: value}})
     assert [p for p in problems if p.startswith("fabric.verify.")] == [

@@ -1,9 +1,13 @@
 """Pairing plans and thresholds (module_utils/verify.py)."""
 import itertools
+import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 FABRIC = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
           "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8}}
@@ -101,3 +105,23 @@ def test_fault_codes_are_stable_and_complete():
     for code in ("PORT_DOWN", "PORT_SPEED", "PORT_WIDTH", "RDMA_BW_LOW", "RDMA_CONNECT_FAILED",
                  "NCCL_NET_SOCKET", "NCCL_NO_GDR", "NCCL_FEW_NICS", "NCCL_BUSBW_LOW"):
         assert code in verify.FAULT_CODES
+
+
+@pytest.mark.parametrize("plan, nodes, full_max, want", [
+    ("auto", 16, 16, "full"), ("auto", 17, 16, "sampled"), ("auto", 2, 2, "full"), ("auto", 3, 2, "sampled"),
+    ("full", 256, 16, "full"), ("sampled", 4, 16, "sampled")])
+def test_auto_plan_is_full_up_to_the_intents_size_and_sampled_above(plan, nodes, full_max, want):
+    assert verify.resolve_plan(plan, nodes, full_max) == want
+    assert verify_filters.FilterModule().filters()["verify_plan"](plan, str(nodes), str(full_max)) == want
+
+
+def test_an_unknown_plan_names_what_is_allowed():
+    with pytest.raises(ValueError, match=r"plan 'every' is not allowed \(allowed: auto \| full \| sampled\)"):
+        verify.resolve_plan("every", 4, 16)
+
+
+def test_the_role_default_is_auto_and_the_intent_default_16():
+    import yaml
+    with open(os.path.join(REPO, "roles", "verify_fabric", "defaults", "main.yml")) as f:
+        assert yaml.safe_load(f)["verify_fabric_ib_write_bw_plan"] == "auto"
+    assert intent.DEFAULTS["verify"]["full_plan_max_nodes"] == 16
