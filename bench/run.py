@@ -144,7 +144,9 @@ def section_verify(sizes, rows):
     for n in sizes:
         ensure_lab(n)
         playbook("playbooks/site.yml", "--skip-tags", "verify")
-        dt, _ = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}")
+        # the full plan at every size (the default 'auto' samples above fabric.verify.full_plan_max_nodes)
+        dt, _ = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}",
+                         "-e", "verify_fabric_ib_write_bw_plan=full")
         with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
             report = json.load(f)
         rounds = len(report["meta"]["rounds"])
