@@ -17,12 +17,18 @@ when they pass, and counts as killed on a timeout (the tests did not pass).
 Prints every survivor as a diff and the figure per group; exits 1 below
 --min (percent killed). Not part of `make test`: minutes per group.
 
-Usage: python tests/mutation.py [--min 90] [--timeout 60] [--only SUBSTR] [group ...]
+With --sample N only N mutants of the group, drawn at random (--seed), are
+tested: the figure is then an estimate, printed with its 95 % Wilson interval,
+and --min applies to the estimate.
+
+Usage: python tests/mutation.py [--min 90] [--timeout 60] [--only SUBSTR] [--sample N [--seed S]] [group ...]
 """
 import argparse
 import difflib
 import importlib
+import math
 import os
+import random
 import signal
 import sys
 import time
@@ -129,7 +135,29 @@ def test_mutant(path, modules, mutated, tests, timeout):
         time.sleep(0.02)
 
 
-def run_group(name, timeout, only=None):
+def wilson(caught, total, z=1.96):
+    """The 95 % Wilson score interval (percent) of a killed fraction measured on a sample."""
+    if not total:
+        return 0.0, 0.0
+    p = caught / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return 100.0 * (centre - half), 100.0 * (centre + half)
+
+
+def planned(files, only=None, sample=None, seed=0):
+    """[(path, modules, tests, mid, source, mutated)]: every mutant of the group, or ``sample`` of them at random."""
+    plan = []
+    for path, (modules, tests) in files.items():
+        if only and only not in path:
+            continue
+        plan += [(path, modules, tests, mid, source, mutated) for mid, source, mutated in mutants(path)]
+    if sample and sample < len(plan):
+        plan = random.Random(seed).sample(plan, sample)
+    return plan
+
+
+def run_group(name, timeout, only=None, sample=None, seed=0):
     files = GROUPS[name]
     os.chdir(ROOT)
     import pytest
@@ -140,21 +168,17 @@ def run_group(name, timeout, only=None):
     counts = {"killed": 0, "survived": 0, "timeout": 0}
     survivors = []
     start = time.monotonic()
-    for path, (modules, tests) in files.items():
-        if only and only not in path:
-            continue
+    for path, modules, tests, mid, source, mutated in planned(files, only, sample, seed):
         for m in modules:
             importlib.import_module(m)
-        tests = [os.path.join(ROOT, t) for t in tests]
-        for mid, source, mutated in mutants(path):
-            result = test_mutant(path, modules, mutated, tests, timeout)
-            counts[result] += 1
-            if result == "survived":
-                diff = "".join(l for l in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),
-                                                                 path, path, n=0) if l[0] in "-+" and l[:3] not in ("---", "+++"))
-                survivors.append(f"{path}:{mid.line_number + 1}\n{diff}")
-            print(f"\r{name}: {sum(counts.values())} mutants, {counts['survived']} survived", end="",
-                  file=sys.stderr, flush=True)
+        result = test_mutant(path, modules, mutated, [os.path.join(ROOT, t) for t in tests], timeout)
+        counts[result] += 1
+        if result == "survived":
+            diff = "".join(l for l in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),
+                                                             path, path, n=0) if l[0] in "-+" and l[:3] not in ("---", "+++"))
+            survivors.append(f"{path}:{mid.line_number + 1}\n{diff}")
+        print(f"\r{name}: {sum(counts.values())} mutants, {counts['survived']} survived", end="",
+              file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return counts, time.monotonic() - start, survivors
 
@@ -164,17 +188,21 @@ def main():
     ap.add_argument("--min", type=float, default=90.0)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     ap.add_argument("--only", help="mutate only files whose path contains this")
+    ap.add_argument("--sample", type=int, help="test only this many mutants of each group, drawn at random")
+    ap.add_argument("--seed", type=int, default=0, help="the draw of --sample")
     ap.add_argument("groups", nargs="*", default=list(GROUPS))
     a = ap.parse_args()
     setup_paths()
     ok = True
     for name in a.groups:
-        counts, took, survivors = run_group(name, a.timeout, a.only)
+        counts, took, survivors = run_group(name, a.timeout, a.only, a.sample, a.seed)
         total = sum(counts.values())
         caught = counts["killed"] + counts["timeout"]
         score = 100.0 * caught / total if total else 0.0
         print("\n".join(survivors))
-        print(f"mutation {name}: {caught}/{total} mutants killed ({score:.1f} %): killed {counts['killed']}, "
+        sampled = (f" (a random sample, seed {a.seed}; 95 % interval {wilson(caught, total)[0]:.1f}-"
+                   f"{wilson(caught, total)[1]:.1f} %)" if a.sample else "")
+        print(f"mutation {name}: {caught}/{total} mutants killed ({score:.1f} %){sampled}: killed {counts['killed']}, "
               f"timeout {counts['timeout']}, survived {counts['survived']}; {took / 60:.1f} min", flush=True)
         ok &= score >= a.min
     return 0 if ok else 1
