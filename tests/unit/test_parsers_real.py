@@ -70,7 +70,6 @@ KNOWN_THIN = {
     "ibdiag.parse_smpquery_pkeys": 0,
     "linkhealth.parse_ibqueryerrors": 0,
     "linkhealth.parse_mlxlink": 0,
-    "linkhealth.parse_perfquery": 0,
     "lldp.parse_eos_lldp_neighbors": 2,
     "lldp.parse_lldpctl_json": 1,
     "lldp.parse_nvue_lldp": 2,
