@@ -105,3 +105,72 @@ def test_at_least_three_real_outputs_per_parser():
     assert not lower, "a parser's real outputs went down (now, listed): %s" % lower
     stale = [key for key, n in KNOWN_THIN.items() if counts.get(key, 0) >= 3 or counts.get(key, 0) > n]
     assert not stale, "KNOWN_THIN entries to lower or remove: %s" % stale
+
+
+# Values read from the published outputs added for issue #15 item 3 (one
+# layout quirk each: what the per-parser count alone would not check).
+
+def _read(parser, tool, name):
+    module, func = parser
+    return _function(module, func)(fixture(tool, name))
+
+
+def test_sonic_interface_counters_published_layouts():
+    sic = ("switch_counters", "parse_sonic_intf_counters")
+    r = _read(sic, "counters", "sonic_intf_counters_cmdref.txt")
+    assert r["ports"]["Ethernet0"]["RX_OK"] == 471729839997 and r["ports"]["Ethernet0"]["RX_DRP"] == 18682
+    assert r["ports"]["Ethernet24"]["TX_OK"] == 43066076370 and len(r["ports"]) == 7
+    r = _read(sic, "counters", "sonic_intf_counters_errors_s6000.txt")  # 'errors' subcommand: no RX_OK/TX_OK
+    assert r["columns"] == ["RX_ERR", "RX_DRP", "RX_OVR", "TX_ERR", "TX_DRP", "TX_OVR"]
+    assert r["ports"]["Ethernet8"] == {"state": "U", "RX_ERR": 0, "RX_DRP": 1, "RX_OVR": 0, "TX_ERR": 0,
+                                       "TX_DRP": 0, "TX_OVR": 0}
+    r = _read(sic, "counters", "sonic_intf_counters_period_cmdref.txt")  # rows left-aligned, a B/s rate
+    assert (r["ports"]["Ethernet20"]["TX_OK"], r["ports"]["Ethernet0"]["TX_OK"]) == (138, 1305)
+    r = _read(sic, "counters", "sonic_intf_counters_printall.txt")  # -a: PPS and TRIM columns, N/A
+    assert r["ports"]["Ethernet4"]["RX_DRP"] == 1000 and r["ports"]["Ethernet4"]["TX_ERR"] is None
+    assert r["ports"]["Ethernet0"]["state"] == "D" and r["ports"]["Ethernet9"]["state"] is None
+
+
+def test_sonic_pfc_and_queue_counters_published_layouts():
+    r = _read(("switch_counters", "parse_sonic_pfc_counters"), "counters", "sonic_pfc_counters_multiasic_all.txt")
+    assert r["rx"]["Ethernet0"][0] == 1200 and r["tx"]["Ethernet-BP4"][7] == 817
+    assert r["rx"]["Ethernet-BP256"] == {p: None for p in range(8)}
+    sq = ("switch_counters", "parse_sonic_queue_counters")
+    r = _read(sq, "counters", "sonic_queue_counters_cmdref.txt")  # two port blocks, a header each
+    assert sorted(r["ports"]) == ["Ethernet0", "Ethernet4"] and len(r["ports"]["Ethernet4"]) == 20
+    r = _read(sq, "counters", "sonic_queue_counters_port_alltypes.txt")  # 'For namespace :', ALL queues
+    q = r["ports"]["Ethernet8"]
+    assert len(q) == 30 and q["MC10"]["pkts"] == 81 and q["ALL29"]["type"] == "ALL" and q["ALL29"]["pkts"] is None
+
+
+def test_eos_interfaces_status_published_captures():
+    eos = ("switch.eos", "parse_interfaces_status")
+    r = _read(eos, "switch", "real_eos_interfaces_status_7280sr_4273f.txt")  # names with spaces, parentheses
+    assert r["Ethernet45"] == {"up": True, "status": "connected"} and r["Ethernet2"]["status"] == "disabled"
+    assert len(r) == 73
+    r = _read(eos, "switch", "real_eos_interfaces_status_7280sr3k_4292f.txt")  # '! *' note line, subinterface
+    assert len(r) == 59 and r["Ethernet5.2311"] == {"up": True, "status": "connected"}
+    assert not any(k.startswith("!") for k in r)
+    r = _read(eos, "switch", "real_eos_interfaces_status_7050sx3_4312f.txt")
+    assert r["Ethernet60/1"] == {"up": False, "status": "notconnect"} and r["Ethernet1"]["status"] == "disabled"
+
+
+def test_lldp_tables_published_captures():
+    r = _read(("lldp", "parse_nvue_lldp"), "lldp", "nvue_interface_lldp_cl516_vx.txt")  # blank Speed column
+    assert r["ports"] == ["swp1", "swp2", "swp65"]
+    assert (r["neighbors"]["swp65"][0]["port_id"], r["neighbors"]["swp65"][0]["port_id_type"]) == (
+        "48:b0:2d:27:5f:50", "mac")
+    r = _read(("lldp", "parse_sonic_lldp_table"), "lldp", "sonic_lldp_table_cmdref.txt")
+    eth0 = r["neighbors"]["eth0"][0]
+    assert (eth0["system_name"], eth0["port_id"], eth0["port_descr"]) == ("swtor-b2lab2-1610", "GigabitEthernet 0/2", None)
+    assert r["neighbors"]["Ethernet116"][0]["port_descr"] == "T0-2:hundredGigE1/30"
+
+
+def test_perfquery_published_captures():
+    pq = ("linkhealth", "parse_perfquery")
+    ports = _read(pq, "counters", "perfquery_extended_dualport.txt")["ports"]
+    assert [(p["lid"], p["port"]) for p in ports] == [(1719, 1), (1719, 2)]
+    assert ports[1]["counters"]["PortXmitWait"] == 36510964
+    port = _read(pq, "counters", "perfquery_extended_capmask5a00.txt")["ports"][0]
+    assert (port["capmask"], port["counters"]["PortRcvData"], port["counters"]["SymbolErrorCounter"]) == (
+        "0x5A00", 37225401952885, 0)
