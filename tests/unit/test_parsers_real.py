@@ -14,7 +14,6 @@ from test_parsers_fuzz import _fixtures, _function
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 
-
 def _is_real(path):
     """A published real output: named ``real_*`` or carrying a ``#source:`` first line."""
     tool, fname = path.split("/", 1)
