@@ -125,6 +125,13 @@ def _parse_nd_comment(comment):
     return out
 
 
+# libibmad / libibnetdisc report a failed SMP query on stderr as '<source>.c:<line>; <message>'
+# ('src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110;
+# Connection timed out') and go on: the topology is still printed, but what lies behind that
+# directed route may be missing from it.
+_ND_LIBDIAG_RE = re.compile(r"^[\w./-]+\.c:\d+;\s*(?P<msg>.+)$")
+
+
 def parse_ibnetdiscover(text):
     """ibnetdiscover topology (plain or ``-g`` grouped) -> {"nodes": {guid: node}, "links": [link]}.
 
@@ -137,6 +144,9 @@ def parse_ibnetdiscover(text):
     {n: {peer_guid, peer_port, peer_desc, port_guid, width, speed, lid}}}.
     links: each cabled pair once, as {a_guid, a_port, b_guid, b_port,
     width, speed}.
+    warnings: one line per failed query the tool reported
+    (``src/query_smp.c:195; ... Connection timed out``): the rest of the
+    topology is read, but nodes behind that route may be missing.
     """
     _check_error("ibnetdiscover", text)
     nodes = {}
@@ -144,6 +154,7 @@ def parse_ibnetdiscover(text):
     saw_header = False
     chassis = None        # the -g section we are in (None: ungrouped or Non-Chassis)
     node_chassis = None   # "# Chassis N" on the sysimgguid= line of the next node
+    warnings = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -221,6 +232,11 @@ def parse_ibnetdiscover(text):
             if ids_chassis:
                 node_chassis = int(ids_chassis["num"])
             continue
+        diag = _ND_LIBDIAG_RE.match(line)
+        if diag:
+            warnings.append(f"ibnetdiscover reported a failed query ({diag['msg']}): "
+                            "nodes behind that route may be missing from the topology")
+            continue
         raise ParseError("ibnetdiscover", f"unexpected line: {line}", text)
     if not nodes:
         raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header
@@ -236,7 +252,7 @@ def parse_ibnetdiscover(text):
             links.append({"a_guid": guid, "a_port": pnum, "b_guid": p["peer_guid"],
                           "b_port": p["peer_port"], "width": p["width"],
                           "speed": p["speed"]})
-    return {"nodes": nodes, "links": links}
+    return {"nodes": nodes, "links": links, "warnings": warnings}
 
 
 # ----------------------------------------------------------------- iblinkinfo

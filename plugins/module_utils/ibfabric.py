@@ -68,6 +68,8 @@ def fabric_check(run, p):
             nd = ibdiag.parse_ibnetdiscover(tool(["ibnetdiscover"]))
         except ParseError as e:
             raise ToolFailure(f"cannot discover the subnet: {e}", findings=findings, **result) from e
+        if nd["warnings"]:
+            result["discovery_warnings"] = list(nd["warnings"])
     if "topology" in p["checks"]:
         try:
             li = ibdiag.parse_iblinkinfo(tool(["iblinkinfo"]))

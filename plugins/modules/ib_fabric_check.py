@@ -98,6 +98,13 @@ pkey_tables:
   description: Port GUID -> the pkeys in its table (C(0x8010)), for the partition members that could be read.
   type: dict
   returned: when the partitions check ran with partitions
+discovery_warnings:
+  description:
+    - Failed queries ibnetdiscover reported while it went on discovering (each also a task warning);
+      nodes behind those routes may be missing from the topology the checks saw.
+  type: list
+  elements: str
+  returned: when ibnetdiscover reported a failed query
 summary:
   description: Counts of discovered switches, CAs and links.
   type: dict
@@ -134,6 +141,8 @@ def main():
         result = fabric_check(Runner(module), module.params)
     except ToolFailure as e:
         module.fail_json(msg=e.msg, **e.kw)
+    for warning in result.get("discovery_warnings", []):
+        module.warn(warning)
     if result["findings"] and module.params["fail_on_findings"]:
         module.fail_json(msg=findings_message(result["findings"]), **result)
     module.exit_json(**result)

@@ -94,3 +94,19 @@ def test_an_unreadable_pkey_table_is_a_partition_finding(capsys):
     res, calls = run(capsys, Diag(), checks=["partitions"], partitions=parts, fail_on_findings=False)
     assert calls[-1] == ["timeout", "7", "smpquery", "pkeys", "3"] and res["pkey_tables"] == {}
     assert [(f["code"], f["node"]) for f in res["findings"]] == [("IB_PARTITION_NOT_IN_FORCE", "node2 mlx5_0")]
+
+
+def test_a_failed_discovery_query_reaches_the_task_as_a_warning(capsys, monkeypatch):
+    from ansible.module_utils import basic
+    warned = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warned.append(msg))
+    text = "src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110; " \
+           "Connection timed out\n" + fixture("ibnetdiscover", "lab-ib.txt")
+    res, _ = run(capsys, Diag(netdiscover=(0, text, "")), partitions=PARTS[:1])
+    assert res["summary"] == {"switches": 3, "cas": 4, "links": 6}
+    assert len(res["discovery_warnings"]) == 1
+    assert "Connection timed out" in res["discovery_warnings"][0] and "may be missing" in res["discovery_warnings"][0]
+    assert warned == res["discovery_warnings"]
+    warned.clear()
+    res, _ = run(capsys, Diag(), partitions=PARTS[:1])
+    assert "discovery_warnings" not in res and warned == []

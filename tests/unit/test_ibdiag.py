@@ -182,3 +182,47 @@ def test_ibnetdiscover_still_rejects_a_stray_line_in_grouped_output():
     text = _sourced("ibnetdiscover", "grouped_chassis.txt").replace("Non-Chassis Nodes", "Non-Chassis Nodez")
     with pytest.raises(ParseError, match="unexpected line: Non-Chassis Nodez"):
         ibdiag.parse_ibnetdiscover(text)
+
+
+# ------------------------------------------- ibnetdiscover: published outputs of three eras
+
+def test_ibnetdiscover_real_sdr_2009_switch_without_sysimgguid():
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "real_ibm_pcm_sdr_2009.txt"))
+    sw = topo["nodes"]["0x000b8cffff0053ee"]
+    assert (sw["type"], sw["desc"], sw["lid"], sw["nports"]) == ("switch", "MT43132 Mellanox Technologies", 3, 8)
+    assert sw["ports"][2]["peer_guid"] == "0x0002c9030002847c" and sw["ports"][2]["speed"] == "SDR"
+    assert len(topo["links"]) == 2 and topo["warnings"] == []
+
+
+def test_ibnetdiscover_real_sun_dcs36_whitespace_separator_line():
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "real_oracle_sun_dcs36_qdr.txt"))
+    ca = topo["nodes"]["0x0003ba000100e388"]
+    assert (ca["desc"], ca["ports"][2]["peer_port"], ca["ports"][2]["speed"]) == ("nsn33-43 HCA-1", 23, "QDR")
+    assert topo["nodes"]["0x0021283a8389a0a0"]["enhanced_port0"] is True
+    assert topo["links"] == [{"a_guid": "0x0021283a8389a0a0", "a_port": 23, "b_guid": "0x0003ba000100e388",
+                              "b_port": 2, "width": 4, "speed": "QDR"}]
+
+
+def test_ibnetdiscover_failed_query_line_is_a_warning_not_a_failure():
+    # NVIDIA's published capture starts with libibmad's report of a timed-out SMP
+    topo = ibdiag.parse_ibnetdiscover(_sourced("ibnetdiscover", "real_nvidia_switchib_edr_2016.txt"))
+    assert len(topo["nodes"]) == 8 and len(topo["links"]) == 10
+    assert topo["warnings"] == [
+        "ibnetdiscover reported a failed query (umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110;"
+        " Connection timed out): nodes behind that route may be missing from the topology"]
+    sib = topo["nodes"]["0xe41d2d030003e470"]
+    assert sib["ports"][3]["speed"] == "FDR" and sib["ports"][34]["speed"] == "EDR"
+    assert sib["ports"][1]["peer_guid"] == sib["guid"] and sib["ports"][1]["peer_port"] == 2  # loopback cable
+
+
+def test_ibnetdiscover_failed_query_line_anywhere_keeps_every_node():
+    clean = ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib.txt"))
+    lines = fixture("ibnetdiscover", "lab-ib.txt").splitlines()
+    lines.insert(len(lines) // 2, "src/ibnetdisc.c:391; Query remote node (0x0000000000000000) failed, skipping port")
+    topo = ibdiag.parse_ibnetdiscover("\n".join(lines))
+    assert topo["nodes"] == clean["nodes"] and topo["links"] == clean["links"]
+    assert topo["warnings"] == ["ibnetdiscover reported a failed query (Query remote node (0x0000000000000000) failed,"
+                                " skipping port): nodes behind that route may be missing from the topology"]
+    assert clean["warnings"] == []
+    with pytest.raises(ParseError, match="unexpected line: query_smp.c 195 umad"):
+        ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib.txt") + "\nquery_smp.c 195 umad\n")

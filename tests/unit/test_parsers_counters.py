@@ -1,7 +1,7 @@
 """Counter and link-health parsers on published real outputs (tests/unit/fixtures/counters/SOURCES.md)."""
 import pytest
 
-from conftest import fixture
+from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
     RDMA_COUNTERS, missing_counters, mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats,

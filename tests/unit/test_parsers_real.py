@@ -1,4 +1,4 @@
-"""Every published real output (fixtures named real_*, source on their first line) is read.
+"""Every published real output (a fixture named real_* or whose first line is ``#source: <URL>``) is read.
 
 A ``real_error_*`` fixture is a failure the tool printed: the parser must
 raise ParseError, or (NCCL logs, whose failures are data) return ``error``.
@@ -13,8 +13,15 @@ from parser_registry import PARSERS
 from test_parsers_fuzz import _fixtures, _function
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
+
+def _is_real(path):
+    """A published real output: named ``real_*`` or carrying a ``#source:`` first line."""
+    tool, fname = path.split("/", 1)
+    return fname.startswith("real_") or fixture_source(tool, fname) is not None
+
+
 CASES = [(module, name, path) for module, name, *globs in PARSERS
-         for path in _fixtures(globs) if path.split("/")[-1].startswith("real_")]
+         for path in _fixtures(globs) if _is_real(path)]
 
 
 def _warnings(result):
@@ -48,17 +55,121 @@ def test_real_output_is_read(module, name, path):
     assert _warnings(result) == [], "lines the parser could not read"
 
 
-# Tools for which fewer than three published outputs have been found so far,
-# with how many there are: the gap stays visible here (docs/parsers.md
-# lists it too) and a count may only go up.
-KNOWN_THIN = {"ibnetdiscover": 2, "parse_revisions": 1}
+# Parsers for which fewer than three published outputs have been found so
+# far, keyed "<module>.<function>" (two modules have a parse_interfaces_status),
+# with how many there are: the gap stays visible here (docs/parsers.md lists
+# it too, with what was searched) and a count may only go up.
+KNOWN_THIN = {
+    "counters.parse_ethtool_stats": 0,
+    "counters.parse_hw_counters": 0,
+    "counters.parse_rdma_statistic": 0,
+    "dpkg.parse_dpkg_query": 0,
+    "ibdiag.parse_iblinkinfo": 0,
+    "ibdiag.parse_sminfo": 0,
+    "ibdiag.parse_smpquery_pkeys": 0,
+    "linkhealth.parse_ibqueryerrors": 0,
+    "linkhealth.parse_mlxlink": 0,
+    "lldp.parse_eos_lldp_neighbors": 2,
+    "lldp.parse_lldpctl_json": 1,
+    "lldp.parse_nvue_lldp": 2,
+    "lldp.parse_sonic_lldp_table": 2,
+    "mlxconfig.parse_mlxfwreset": 0,
+    "mlxconfig.parse_mlxfwreset_query": 0,
+    "ncclconf.parse_nccl_conf": 0,
+    "ofed.parse_madison": 0,
+    "switch.eos.parse_sessions": 0,
+    "switch.nvue.parse_nvue_commands": 0,
+    "switch.nvue.parse_revisions": 1,
+    "switch.sonic.parse_config_db": 0,
+    "switch_counters.parse_eos_intf_errors": 1,
+    "switch_counters.parse_eos_pfc_counters": 0,
+    "switch_counters.parse_nvue_link_stats": 2,
+    "switch_counters.parse_nvue_roce_counters": 1,
+}
 
 
-def test_at_least_three_real_outputs_per_tool():
-    per_tool = {}
-    for module, name, path in CASES:
-        per_tool.setdefault(path.split("/")[0] if not path.startswith("switch/") else name, set()).add(path)
-    counts = {tool: len(paths) for tool, paths in per_tool.items()}
-    thin = {tool: n for tool, n in counts.items() if n < 3 and n < KNOWN_THIN.get(tool, 3)}
-    assert not thin, "tools with fewer than 3 published real outputs: %s" % thin
-    assert all(counts.get(tool, 0) >= n for tool, n in KNOWN_THIN.items())
+def real_outputs_per_parser():
+    """{"<module>.<function>": number of published real outputs that parser reads}, every registered parser."""
+    counts = {"%s.%s" % (module, name): 0 for module, name, *_ in PARSERS}
+    for key in counts:
+        counts[key] = len({path for module, name, path in CASES if "%s.%s" % (module, name) == key})
+    return counts
+
+
+def test_at_least_three_real_outputs_per_parser():
+    counts = real_outputs_per_parser()
+    thin = {key: n for key, n in counts.items() if n < 3 and key not in KNOWN_THIN}
+    assert not thin, "parsers with fewer than 3 published real outputs, not in KNOWN_THIN: %s" % thin
+    lower = {key: (counts.get(key), n) for key, n in KNOWN_THIN.items() if counts.get(key, 0) < n}
+    assert not lower, "a parser's real outputs went down (now, listed): %s" % lower
+    stale = [key for key, n in KNOWN_THIN.items() if counts.get(key, 0) >= 3 or counts.get(key, 0) > n]
+    assert not stale, "KNOWN_THIN entries to lower or remove: %s" % stale
+
+
+# Values read from the published outputs added for issue #15 item 3 (one
+# layout quirk each: what the per-parser count alone would not check).
+
+def _read(parser, tool, name):
+    module, func = parser
+    return _function(module, func)(fixture(tool, name))
+
+
+def test_sonic_interface_counters_published_layouts():
+    sic = ("switch_counters", "parse_sonic_intf_counters")
+    r = _read(sic, "counters", "sonic_intf_counters_cmdref.txt")
+    assert r["ports"]["Ethernet0"]["RX_OK"] == 471729839997 and r["ports"]["Ethernet0"]["RX_DRP"] == 18682
+    assert r["ports"]["Ethernet24"]["TX_OK"] == 43066076370 and len(r["ports"]) == 7
+    r = _read(sic, "counters", "sonic_intf_counters_errors_s6000.txt")  # 'errors' subcommand: no RX_OK/TX_OK
+    assert r["columns"] == ["RX_ERR", "RX_DRP", "RX_OVR", "TX_ERR", "TX_DRP", "TX_OVR"]
+    assert r["ports"]["Ethernet8"] == {"state": "U", "RX_ERR": 0, "RX_DRP": 1, "RX_OVR": 0, "TX_ERR": 0,
+                                       "TX_DRP": 0, "TX_OVR": 0}
+    r = _read(sic, "counters", "sonic_intf_counters_period_cmdref.txt")  # rows left-aligned, a B/s rate
+    assert (r["ports"]["Ethernet20"]["TX_OK"], r["ports"]["Ethernet0"]["TX_OK"]) == (138, 1305)
+    r = _read(sic, "counters", "sonic_intf_counters_printall.txt")  # -a: PPS and TRIM columns, N/A
+    assert r["ports"]["Ethernet4"]["RX_DRP"] == 1000 and r["ports"]["Ethernet4"]["TX_ERR"] is None
+    assert r["ports"]["Ethernet0"]["state"] == "D" and r["ports"]["Ethernet9"]["state"] is None
+
+
+def test_sonic_pfc_and_queue_counters_published_layouts():
+    r = _read(("switch_counters", "parse_sonic_pfc_counters"), "counters", "sonic_pfc_counters_multiasic_all.txt")
+    assert r["rx"]["Ethernet0"][0] == 1200 and r["tx"]["Ethernet-BP4"][7] == 817
+    assert r["rx"]["Ethernet-BP256"] == {p: None for p in range(8)}
+    sq = ("switch_counters", "parse_sonic_queue_counters")
+    r = _read(sq, "counters", "sonic_queue_counters_cmdref.txt")  # two port blocks, a header each
+    assert sorted(r["ports"]) == ["Ethernet0", "Ethernet4"] and len(r["ports"]["Ethernet4"]) == 20
+    r = _read(sq, "counters", "sonic_queue_counters_port_alltypes.txt")  # 'For namespace :', ALL queues
+    q = r["ports"]["Ethernet8"]
+    assert len(q) == 30 and q["MC10"]["pkts"] == 81 and q["ALL29"]["type"] == "ALL" and q["ALL29"]["pkts"] is None
+
+
+def test_eos_interfaces_status_published_captures():
+    eos = ("switch.eos", "parse_interfaces_status")
+    r = _read(eos, "switch", "real_eos_interfaces_status_7280sr_4273f.txt")  # names with spaces, parentheses
+    assert r["Ethernet45"] == {"up": True, "status": "connected"} and r["Ethernet2"]["status"] == "disabled"
+    assert len(r) == 73
+    r = _read(eos, "switch", "real_eos_interfaces_status_7280sr3k_4292f.txt")  # '! *' note line, subinterface
+    assert len(r) == 59 and r["Ethernet5.2311"] == {"up": True, "status": "connected"}
+    assert not any(k.startswith("!") for k in r)
+    r = _read(eos, "switch", "real_eos_interfaces_status_7050sx3_4312f.txt")
+    assert r["Ethernet60/1"] == {"up": False, "status": "notconnect"} and r["Ethernet1"]["status"] == "disabled"
+
+
+def test_lldp_tables_published_captures():
+    r = _read(("lldp", "parse_nvue_lldp"), "lldp", "nvue_interface_lldp_cl516_vx.txt")  # blank Speed column
+    assert r["ports"] == ["swp1", "swp2", "swp65"]
+    assert (r["neighbors"]["swp65"][0]["port_id"], r["neighbors"]["swp65"][0]["port_id_type"]) == (
+        "48:b0:2d:27:5f:50", "mac")
+    r = _read(("lldp", "parse_sonic_lldp_table"), "lldp", "sonic_lldp_table_cmdref.txt")
+    eth0 = r["neighbors"]["eth0"][0]
+    assert (eth0["system_name"], eth0["port_id"], eth0["port_descr"]) == ("swtor-b2lab2-1610", "GigabitEthernet 0/2", None)
+    assert r["neighbors"]["Ethernet116"][0]["port_descr"] == "T0-2:hundredGigE1/30"
+
+
+def test_perfquery_published_captures():
+    pq = ("linkhealth", "parse_perfquery")
+    ports = _read(pq, "counters", "perfquery_extended_dualport.txt")["ports"]
+    assert [(p["lid"], p["port"]) for p in ports] == [(1719, 1), (1719, 2)]
+    assert ports[1]["counters"]["PortXmitWait"] == 36510964
+    port = _read(pq, "counters", "perfquery_extended_capmask5a00.txt")["ports"][0]
+    assert (port["capmask"], port["counters"]["PortRcvData"], port["counters"]["SymbolErrorCounter"]) == (
+        "0x5A00", 37225401952885, 0)

@@ -74,7 +74,7 @@ def test_nvue_unknown_port_and_layout(tmp_path, monkeypatch):
     assert sim("nv show interface swp9 qos roce counters").startswith("Error: The requested item does not exist")
     out = sim("nv show interface swp1 qos roce counters")
     # row for row the layout of the Cumulus Linux 5.12 documentation capture (fixtures/counters)
-    from conftest import fixture
+    from parser_fixtures import fixture
     real = fixture("counters", "nvue_roce_counters_cl512.txt").splitlines()
     mine = out.splitlines()
     assert [ln.split("  ")[0] for ln in mine] == [ln.split("  ")[0] for ln in real]

@@ -125,6 +125,6 @@ def link_stats(name):
 
 
 def fixture_counters(name):
-    import os
-    with open(os.path.join(os.path.dirname(__file__), "fixtures", "counters", name), encoding="utf-8") as f:
-        return f.read()
+    """A counters fixture as the switch printed it (without its ``#source:`` line)."""
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
