@@ -192,8 +192,51 @@ def section_report(sizes, rows):
         print(json.dumps(row), flush=True)
 
 
+def section_check(sizes, rows):
+    """`site.yml --check --diff` on a converged lab (the drift preview) against the floor."""
+    for n in sizes:
+        ensure_lab(n)
+        playbook("playbooks/site.yml")  # converged
+        dt, r = playbook("playbooks/site.yml", "--check", "--diff")
+        fl = floor()
+        rows.append({"section": "check", "nodes": n, "check_diff_s": round(dt, 1), "changed": r["changed"],
+                     "floor_s": round(fl, 1), "check_over_floor": round(dt / fl, 2)})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+def mitogen_env():
+    """ANSIBLE_STRATEGY=mitogen_linear from the venv's mitogen (requirements-dev.txt), or None."""
+    res = subprocess.run([os.path.join(VENV_BIN, "python"), "-c",
+                          "import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))"],
+                         capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        return None
+    return {"ANSIBLE_STRATEGY_PLUGINS": os.path.join(res.stdout.strip(), "plugins", "strategy"),
+            "ANSIBLE_STRATEGY": "mitogen_linear"}
+
+
+def section_mitogen(sizes, rows):
+    """The second (changed=0) run and the floor with mitogen's strategy against plain Ansible
+    (same ansible.cfg otherwise): measured, not adopted (docs/benchmarks.md)."""
+    extra = mitogen_env()
+    if extra is None:
+        raise SystemExit("bench: mitogen is not installed in .venv (make venv installs requirements-dev.txt)")
+    for n in sizes:
+        ensure_lab(n)
+        playbook("playbooks/site.yml")  # converged
+        plain, r1 = playbook("playbooks/site.yml")
+        fast, r2 = playbook("playbooks/site.yml", extra_env=extra)
+        fl = floor()
+        fl_m = statistics.median(playbook(os.path.join(HERE, "floor.yml"), extra_env=extra)[0] for _ in range(3))
+        rows.append({"section": "mitogen", "nodes": n, "plain_s": round(plain, 1), "mitogen_s": round(fast, 1),
+                     "speedup": round(plain / fast, 2), "changed": r1["changed"] + r2["changed"],
+                     "floor_s": round(fl, 1), "mitogen_floor_s": round(fl_m, 1),
+                     "plain_over_floor": round(plain / fl, 2), "mitogen_over_floor": round(fast / fl, 2)})
+        print(json.dumps(rows[-1]), flush=True)
+
+
 SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify,
-            "report": section_report}
+            "report": section_report, "check": section_check, "mitogen": section_mitogen}
 
 
 def print_table(rows):
