@@ -67,7 +67,7 @@ KNOWN_THIN = {
     "ibdiag.parse_sminfo": 0,
     "ibdiag.parse_smpquery_pkeys": 0,
     "linkhealth.parse_ibqueryerrors": 0,
-    "linkhealth.parse_mlxlink": 0,
+    "linkhealth.parse_mlxlink": 2,
     "lldp.parse_eos_lldp_neighbors": 2,
     "lldp.parse_lldpctl_json": 1,
     "lldp.parse_nvue_lldp": 2,
@@ -193,3 +193,14 @@ def test_ethtool_stats_published_mlx5_captures():
     assert mlx5_phy_counters(stats) == {} and mlx5_priority_counters(stats) == {}
     stats = _read(es, "counters", "ethtool_mlx5_cx4lx_k4.15.txt")["stats"]
     assert stats["rx_csum_complete"] == 845270822 and len(stats) == 23
+
+
+def test_mlxlink_published_connectx4_captures():
+    ml = ("linkhealth", "parse_mlxlink")
+    r = _read(ml, "counters", "mlxlink_cx4_c_forum2022.txt")  # older -c: no Link Down / Recovery lines
+    assert (r["speed"], r["fec"], r["raw_ber"]) == ("100GbE", "Standard RS-FEC - RS(528,514)", 3e-12)
+    assert r["raw_errors_per_lane"] == [26711, 0, 0, 9108] and r["link_down"] is None
+    assert r["recommendation"] == "No issue was observed." and r["time_since_clear_min"] == 1715.4
+    r = _read(ml, "counters", "mlxlink_cx4_e_forum2022.txt")  # -e: eye opening, no counters section
+    assert r["sections"]["EYE Opening Info"]["Height Eye Opening [mV]"] == "48, 53, 57, 37"
+    assert r["effective_ber"] is None and r["state"] == "Active"
