@@ -35,6 +35,11 @@ _PQ_ERRORS = ("ibwarn", "perfquery: iberror", "failed", "Failed", "can't open", 
 _ML_KV_RE = re.compile(r"^(?P<key>\S.*?)\s*:\s?(?P<value>.*)$")
 _ML_ERRORS = ("-E-", "Failed to open device", "No such device", "mlxlink: command not found")
 _BER_RE = re.compile(r"^(?P<coef>\d+(?:\.\d+)?)E(?P<exp>[-+]?\d+)$")
+# mlxlink colours values on Linux whether or not stdout is a terminal: the
+# colour code before the value, the reset after the newline, so a captured
+# line reads "\x1b[0mPhysical state ... : \x1b[32mLinkUp" and a section ends
+# on a line holding only "\x1b[0m" (mstflint mlxlink_record.cpp, changeColorOS).
+_ANSI_SGR_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def parse_perfquery(text):
@@ -96,11 +101,12 @@ def parse_mlxlink(text):
     raw_ber, raw_errors_per_lane, link_down, link_error_recovery, time_since_clear_min}.
 
     Absent fields are None (older MFT lacks some); a section line outside a
-    section or a malformed line is a ParseError naming the line.
+    section or a malformed line is a ParseError naming the line. The colour
+    codes mlxlink writes into captured output are dropped first.
     """
     if text is None or not text.strip():
         raise ParseError("mlxlink", "no output", text)
-    lines = text.splitlines()
+    lines = _ANSI_SGR_RE.sub("", text).splitlines()
     for line in lines:
         if any(e in line for e in _ML_ERRORS):
             raise ParseError("mlxlink", line.strip(), text)

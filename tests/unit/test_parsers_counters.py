@@ -126,6 +126,36 @@ def test_ber_values():
         ber_value("high")
 
 
+def _mlxlink_coloured(text, coloured):
+    """``text`` as mlxlink writes it to a pipe on Linux (mstflint mlxlink_record.cpp): a coloured
+    record gets the colour code before its value and the reset after its newline, i.e. at the
+    start of the next line (a section's last record leaves a line holding only the reset)."""
+    out, pending = [], ""
+    for line in text.splitlines():
+        key, sep, value = line.partition(" : ")
+        if sep and key.strip() in coloured:
+            out.append(pending + key + sep + "\x1b[32m" + value.lstrip())
+            pending = "\x1b[0m"
+        else:
+            out.append(pending + line)
+            pending = ""
+    return "\n".join(out) + "\n" + pending
+
+
+def test_mlxlink_colour_codes_in_captured_output():
+    coloured = {"State", "Physical state", "Recommendation", "Effective Physical BER", "Raw Physical BER",
+                "Effective Physical Errors", "Link Down Counter"}
+    text = _mlxlink_coloured(fx("mlxlink_bf3_mft4.30.txt"), coloured)
+    assert "\x1b[0mPhysical state" in text and "\n\x1b[0m\n" in text
+    r = parse_mlxlink(text)
+    plain = parse_mlxlink(fx("mlxlink_bf3_mft4.30.txt"))
+    assert r == plain
+    assert r["physical_state"] == "LinkUp" and r["effective_ber"] == pytest.approx(1.5e-254)
+    assert "\x1b[0mPhysical state" not in r["sections"]["Operational Info"]
+    with pytest.raises(ParseError, match="not an mlxlink BER"):  # what a colour code hides stays an error
+        parse_mlxlink("\x1b[31mPhysical Counters and BER Info\n---\nRaw Physical BER : \x1b[31mhigh\n\x1b[0m")
+
+
 @pytest.mark.parametrize("text, match", [
     ("-E- Failed to open device: mlx5_9\n", "Failed to open device"),
     ("State : Active\n", "inside a section"),

@@ -60,7 +60,6 @@ def test_real_output_is_read(module, name, path):
 # with how many there are: the gap stays visible here (docs/parsers.md lists
 # it too, with what was searched) and a count may only go up.
 KNOWN_THIN = {
-    "counters.parse_ethtool_stats": 0,
     "counters.parse_hw_counters": 0,
     "counters.parse_rdma_statistic": 0,
     "dpkg.parse_dpkg_query": 0,
@@ -68,7 +67,7 @@ KNOWN_THIN = {
     "ibdiag.parse_sminfo": 0,
     "ibdiag.parse_smpquery_pkeys": 0,
     "linkhealth.parse_ibqueryerrors": 0,
-    "linkhealth.parse_mlxlink": 0,
+    "linkhealth.parse_mlxlink": 2,
     "lldp.parse_eos_lldp_neighbors": 2,
     "lldp.parse_lldpctl_json": 1,
     "lldp.parse_nvue_lldp": 2,
@@ -173,3 +172,35 @@ def test_perfquery_published_captures():
     port = _read(pq, "counters", "perfquery_extended_capmask5a00.txt")["ports"][0]
     assert (port["capmask"], port["counters"]["PortRcvData"], port["counters"]["SymbolErrorCounter"]) == (
         "0x5A00", 37225401952885, 0)
+
+
+def test_ethtool_stats_published_mlx5_captures():
+    from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
+        mlx5_phy_counters, mlx5_priority_counters)
+    es = ("counters", "parse_ethtool_stats")
+    stats = _read(es, "counters", "ethtool_mlx5_cx6dx_k5.15.txt")["stats"]  # ConnectX-6 Dx, kernel 5.15
+    assert stats["rx_discards_phy"] == 58591428329 and stats["tx_pause_ctrl_phy"] == 5745055
+    assert mlx5_priority_counters(stats) == {0: {"rx_bytes": 6211318150440, "rx_packets": 38460533605,
+                                                 "rx_discards": 58591314012, "tx_bytes": 357288052986,
+                                                 "tx_packets": 5582625883}}
+    assert mlx5_phy_counters(stats) == {"rx_discards_phy": 58591428329, "tx_discards_phy": 0,
+                                        "rx_out_of_buffer": 990473555, "rx_undersize_pkts_phy": 0}
+    stats = _read(es, "counters", "ethtool_mlx5_cx6dx_k6.5.txt")["stats"]  # same port, kernel 6.5 (page pool)
+    assert stats["rx_pp_recycle_cached"] == 3641280 and stats["rx_prio0_discards"] == 441063206498
+    assert len(stats) == 108
+    stats = _read(es, "counters", "ethtool_mlx5_cx4lx_mlx5core3.0.txt")["stats"]  # 2015 driver: no _phy names
+    assert stats["symbol_err"] == 0 and stats["octets_received"] == 1084993260
+    assert mlx5_phy_counters(stats) == {} and mlx5_priority_counters(stats) == {}
+    stats = _read(es, "counters", "ethtool_mlx5_cx4lx_k4.15.txt")["stats"]
+    assert stats["rx_csum_complete"] == 845270822 and len(stats) == 23
+
+
+def test_mlxlink_published_connectx4_captures():
+    ml = ("linkhealth", "parse_mlxlink")
+    r = _read(ml, "counters", "mlxlink_cx4_c_forum2022.txt")  # older -c: no Link Down / Recovery lines
+    assert (r["speed"], r["fec"], r["raw_ber"]) == ("100GbE", "Standard RS-FEC - RS(528,514)", 3e-12)
+    assert r["raw_errors_per_lane"] == [26711, 0, 0, 9108] and r["link_down"] is None
+    assert r["recommendation"] == "No issue was observed." and r["time_since_clear_min"] == 1715.4
+    r = _read(ml, "counters", "mlxlink_cx4_e_forum2022.txt")  # -e: eye opening, no counters section
+    assert r["sections"]["EYE Opening Info"]["Height Eye Opening [mV]"] == "48, 53, 57, 37"
+    assert r["effective_ber"] is None and r["state"] == "Active"
