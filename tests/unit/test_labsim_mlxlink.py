@@ -23,7 +23,10 @@ def test_healthy_link_reads_like_mft(lab, up_1h):
     assert r["effective_ber"] == pytest.approx(1.5e-254) and r["raw_errors_per_lane"] == [0, 0, 0, 0]
     assert r["link_down"] == 0 and r["time_since_clear_min"] == pytest.approx(60.0)
     assert "Module Info" in r["sections"]
-    assert "State                              : Active\n" in out  # the 35-column key field of MFT 4.30
+    # the 35-column key field of MFT 4.30, and its colours on a pipe: the value's colour before it,
+    # the reset after the newline (mstflint mlxlink_record.cpp)
+    assert "State                              : \x1b[32mActive\n\x1b[0mPhysical state" in out
+    assert "Loopback Mode                      : No Loopback\n" in out  # an uncoloured record
 
 
 def test_errors_and_flaps_show_with_their_ber(lab, up_1h):

@@ -1,6 +1,6 @@
 """mlxlink of MFT 4.26-4.30 (text output): ``mlxlink -d DEV [-p PORT] [-m] [-c]``.
 
-Layout as MFT 4.30.1 prints it (BlueField-3 capture in
+Layout as MFT 4.30.1 prints it, colour codes included, (BlueField-3 capture in
 tests/unit/fixtures/counters/mlxlink_bf3_mft4.30.txt): sections titled and
 underlined with dashes, ``Key<pad to 35>: value`` lines. The link state comes
 from the NIC as the other tools see it; the physical counters from the NIC's
@@ -40,10 +40,26 @@ def uptime_s():
         return 0.0
 
 
+# mlxlink writes ANSI colours on Linux whether or not stdout is a terminal
+# (mstflint mlxlink_record.cpp: changeColorOS): a coloured record's value is
+# preceded by its colour and followed, after the newline, by the reset, so a
+# captured record ends at the start of the next line.
+GREEN, RED, RESET = "\x1b[32m", "\x1b[31m", "\x1b[0m"
+
+
 def section(title, rows):
-    lines = [title, "-" * len(title)]
-    lines += [f"{k:<{TITLE_W}}: {v}" for k, v in rows]
-    return "\n".join(lines) + "\n"
+    """``rows``: (key, value) or (key, value, colour) as mlxlink prints its records."""
+    out = f"{title}\n{'-' * len(title)}\n"
+    for key, value, *colour in rows:
+        if colour:
+            out += f"{key:<{TITLE_W}}: {colour[0]}{value}\n{RESET}"
+        else:
+            out += f"{key:<{TITLE_W}}: {value}\n"
+    return out
+
+
+def health_colour(good):
+    return GREEN if good else RED
 
 
 def fec_name(speed_gbps):
@@ -67,9 +83,9 @@ def render(nic, module, counters, uptime):
     bits = speed * 1e9 * uptime
     healthy = eff == 0 and link_down == 0 and up
     out = "\n" + section("Operational Info", [
-        ("State", "Active" if up else "Polling"),
-        ("Physical state", "LinkUp" if up else "Polling"),
-        ("Speed", f"{speed}G" if up else "N/A"),
+        ("State", "Active" if up else "Polling", health_colour(up)),
+        ("Physical state", "LinkUp" if up else "Polling", health_colour(up)),
+        ("Speed", f"{speed}G" if up else "N/A", health_colour(up)),
         ("Width", f"{lanes}x" if up else "N/A"),
         ("FEC", fec_name(speed) if up else "N/A"),
         ("Loopback Mode", "No Loopback"),
@@ -81,7 +97,7 @@ def render(nic, module, counters, uptime):
         ("Status Opcode", "0" if healthy else "1"),
         ("Group Opcode", "N/A"),
         ("Recommendation", "No issue was observed" if healthy else
-         "Physical layer errors on the link: check the cable, clean or replace the module")])
+         "Physical layer errors on the link: check the cable, clean or replace the module", health_colour(healthy))])
     out += "\n" + section("Tool Information", [
         ("Firmware Version", nic.get("fw_version", "28.39.1002")),
         ("amBER Version", "3.6"),
@@ -94,12 +110,12 @@ def render(nic, module, counters, uptime):
     if counters:
         out += "\n" + section("Physical Counters and BER Info", [
             ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
-            ("Effective Physical Errors", str(eff)),
-            ("Effective Physical BER", ber_text(eff, bits)),
+            ("Effective Physical Errors", str(eff), health_colour(eff == 0)),
+            ("Effective Physical BER", ber_text(eff, bits), health_colour(eff == 0)),
             ("Raw Physical Errors Per Lane", ",".join(map(str, per_lane))),
-            ("Link Down Counter", str(link_down)),
+            ("Link Down Counter", str(link_down), health_colour(link_down == 0)),
             ("Link Error Recovery Counter", str(int(c.get("link_error_recovery_phy", 0)))),
-            ("Raw Physical BER", ber_text(raw, bits))])
+            ("Raw Physical BER", ber_text(raw, bits), GREEN)])
     return out
 
 
