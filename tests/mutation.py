@@ -32,6 +32,7 @@ import random
 import signal
 import sys
 import time
+import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = "ansible_collections.linerate.fabric"
@@ -95,13 +96,69 @@ def mutants(path):
             yield mid, source, mutated
 
 
+def _graft_function(old, new):
+    """Give ``old`` the mutant's code, keeping the function object (and so every reference to it)."""
+    if len(old.__code__.co_freevars) != len(new.__code__.co_freevars):
+        return False
+    old.__code__, old.__defaults__, old.__kwdefaults__ = new.__code__, new.__defaults__, new.__kwdefaults__
+    return True
+
+
+def _graft_class(old, new):
+    """Give the class ``old`` the mutant's methods and attributes, in place: subclasses (a
+    platform driver of base.SwitchDriver), other modules' imports and registries keep the old
+    class object, so a mutant rebound only in its own module would never run."""
+    for attr, value in new.__dict__.items():
+        if attr in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
+            continue
+        current = old.__dict__.get(attr)
+        if isinstance(current, types.FunctionType) and isinstance(value, types.FunctionType) \
+                and _graft_function(current, value):
+            continue
+        setattr(old, attr, value)
+
+
+_SHARED_SCALARS = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
+
+
+def _rebind_elsewhere(name, old_value, new_value, skip):
+    """Other loaded modules that imported ``old_value`` (``from .x import CONST``) see the mutant's.
+    A scalar (an int or a string may be the same object as an unrelated one) only under its own name."""
+    scalar = isinstance(old_value, _SHARED_SCALARS)
+    for mod in list(sys.modules.values()):
+        namespace = getattr(mod, "__dict__", None)
+        if mod is skip or not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            if value is old_value and (key == name or not scalar):
+                namespace[key] = new_value
+
+
+def install_mutant(module, code):
+    """Execute the mutant into ``module`` and carry every changed function, class and constant
+    to the objects the rest of the process already holds."""
+    before = dict(module.__dict__)
+    exec(code, module.__dict__)  # noqa: S102 - the point of mutation testing
+    for key, new in list(module.__dict__.items()):
+        old = before.get(key)
+        if old is None or old is new or getattr(new, "__module__", module.__name__) != module.__name__:
+            continue
+        if isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) and _graft_function(old, new):
+            module.__dict__[key] = old
+        elif isinstance(old, type) and isinstance(new, type):
+            _graft_class(old, new)
+            module.__dict__[key] = old
+        elif not isinstance(old, types.ModuleType):
+            _rebind_elsewhere(key, old, new, module)
+
+
 def run_child(path, modules, mutated, tests):
     """In the forked child: the mutant in place of the module(s), then pytest."""
     import pytest
     try:
         code = compile(mutated, os.path.join(ROOT, path), "exec")
         for name in modules:
-            exec(code, sys.modules[name].__dict__)  # noqa: S102 - the point of mutation testing
+            install_mutant(sys.modules[name], code)
     except Exception:  # a mutant that does not compile or import is killed
         os._exit(3)
     # Test modules bound names at import (from ... import ActionModule): import them again.
