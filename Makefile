@@ -40,7 +40,8 @@ MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wi
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
 	@echo "                 (TRANSPORT=infiniband: the InfiniBand lab, OpenSM on ibsim)"
-	@echo "make test        the whole test suite (unit, lint, integration against the lab)"
+	@echo "make test        the whole test suite (unit, lint, sanity, molecule, core integration against the lab)"
+	@echo "make test-integration  every integration test, the fault matrix included (longer)"
 	@echo "make sanity      ansible-test sanity of the collection (docs-check: ansible-doc of every plugin)"
 	@echo "make lab-down    remove everything the lab made"
 	@echo "make bench       benchmarks (bench/)"
@@ -105,8 +106,10 @@ sanity: venv
 docs-check: venv
 	$(VPY) -m pytest -q tests/unit/test_plugin_docs.py
 
+# Every integration test, the fault matrix included (tests marked `matrix`:
+# one more fault of a class a core test already proves). Slowest tests listed.
 test-integration: deps venv
-	$(VPY) -m pytest -q tests/integration
+	$(VPY) -m pytest -q --durations=15 tests/integration
 
 lab-image: deps venv
 	$(VPY) lab/labctl.py image
@@ -122,7 +125,7 @@ test: deps venv
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory sanity
 	$(MAKE) --no-print-directory molecule
-	$(VPY) -m pytest -q tests/integration
+	$(VPY) -m pytest -q --durations=15 -m "not matrix" tests/integration
 
 bench: deps venv
 	$(VPY) bench/run.py

@@ -64,6 +64,13 @@ def converged(lab):
     return lab
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "matrix: one more fault or case of a class that a core integration test already proves "
+        "(make test-integration runs them; make test, and so CI, leaves them out to stay within its time)")
+
+
 # Files that bring the lab down and up again (a fresh machine) run before the
 # files that share the converged lab.
 FIRST = ("test_site.py",)

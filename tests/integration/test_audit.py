@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, ansible_env, run_playbook, lab_fault as labctl_fault
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
@@ -146,6 +148,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
     assert drift_of(again) == [] and again["summary"]["passed"]
 
 
+@pytest.mark.matrix
 def test_a_host_whose_role_fails_stays_in_the_audit(converged):
     # A pulled cable stops a host role in check mode (a port that is down):
     # the audit records the layer and still runs node3's read-only checks.

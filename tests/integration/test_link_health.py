@@ -63,6 +63,7 @@ def test_crc_errors_on_a_cable(converged):
         ("LINK_ERRORS", "node2", "mlx5_1"), ("LINK_BER_HIGH", "node2", "mlx5_1")}
 
 
+@pytest.mark.matrix
 def test_a_flapping_link(converged):
     fault("flap", "node3", "mlx5_0")
     try:
@@ -74,6 +75,7 @@ def test_a_flapping_link(converged):
     assert find(report, "LINK_FLAP", "node3", "mlx5_0")[0]["evidence"]["link_down_events_phy"] >= 1
 
 
+@pytest.mark.matrix
 def test_ecn_off_on_the_receivers_switch_port(converged):
     """PFC still holds the class (no loss), but nothing is marked and no CNP flows."""
     switch, port = port_of(converged, "node1", "mlx5_0")
@@ -90,6 +92,7 @@ def test_ecn_off_on_the_receivers_switch_port(converged):
     assert rail["ecn_marked"]["node1"] == 0 and rail["out_of_sequence"]["node1"] == 0
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("where", ["switch", "host"])
 def test_pfc_off_shows_loss_as_evidence(converged, where):
     """The old faults, with the new counter evidence: the receiver's out-of-sequence count."""
@@ -106,6 +109,7 @@ def test_pfc_off_shows_loss_as_evidence(converged, where):
     assert f[0]["evidence"]["receiver_loss"]["node1"]["out_of_sequence"] > 0
 
 
+@pytest.mark.matrix
 def test_gid_index_moved_is_flagged(converged):
     for dev in ("mlx5_0", "mlx5_1"):
         fault("gid-index-moved", "node2", dev)

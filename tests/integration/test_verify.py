@@ -4,6 +4,8 @@ import json
 import os
 from xml.etree import ElementTree as ET
 
+import pytest
+
 from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma_tests
 from conftest import REPO, lab_fault as fault, run_playbook
 
@@ -72,6 +74,7 @@ def test_healthy_lab_passes(converged):
     assert set(converged["nodes"]) <= {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
 
 
+@pytest.mark.matrix
 def test_port_down(converged):
     fault("port-down", "node3", "mlx5_0")
     try:
@@ -87,6 +90,7 @@ def test_port_down(converged):
     find(report, "NCCL_FEW_NICS", "node3", "mlx5_0")
 
 
+@pytest.mark.matrix
 def test_link_at_reduced_speed(converged):
     fault("speed", "node2", "mlx5_1", "200")
     try:
@@ -102,6 +106,7 @@ def test_link_at_reduced_speed(converged):
     find(report, "NCCL_BUSBW_LOW")
 
 
+@pytest.mark.matrix
 def test_pfc_off_on_a_switch_port(converged):
     """A single pair runs at line rate without PFC; only the incast shows the lost class."""
     switch, port = port_of(converged, "node4", "mlx5_0")
@@ -118,6 +123,7 @@ def test_pfc_off_on_a_switch_port(converged):
     assert not [x for x in report["findings"] if x["check"] == "ports"]
 
 
+@pytest.mark.matrix
 def test_pfc_off_on_a_host_port(converged):
     """node1 is the incast's receiver: every flow into its rail loses the class, so its port is named."""
     fault("pfc-off", "node1", "mlx5_1")
@@ -131,6 +137,7 @@ def test_pfc_off_on_a_host_port(converged):
     assert f[0]["code"] in ("INCAST_NO_PAUSE", "INCAST_GOODPUT_LOW") and f[0]["layer"] == "pfc"
 
 
+@pytest.mark.matrix
 def test_pfc_on_the_wrong_priority(converged):
     switch, port = port_of(converged, "node3", "mlx5_1")
     fault("pfc-wrong-prio", "node3", "mlx5_1")
@@ -142,6 +149,7 @@ def test_pfc_on_the_wrong_priority(converged):
     assert [(x["node"], x["device"], x["switch_port"]) for x in f] == [("node3", "mlx5_1", port)]
 
 
+@pytest.mark.matrix
 def test_nccl_traffic_class_differs_from_the_intent(converged):
     fault("tc-mismatch", "node2")
     try:
@@ -168,6 +176,7 @@ def test_three_faults_at_once_are_all_named(converged):
     find(report, "PORT_SPEED", "node2", "mlx5_1")
 
 
+@pytest.mark.matrix
 def test_mtu_mismatch(converged):
     fault("mtu", "node2", "mlx5_1", "1500")
     try:
@@ -182,6 +191,7 @@ def test_mtu_mismatch(converged):
     assert r["layer"] == "mtu"
 
 
+@pytest.mark.matrix
 def test_wrong_gid_index(converged):
     fault("gid-remove", "node4", "mlx5_1")
     try:
@@ -209,6 +219,7 @@ def test_nccl_wrong_hca_falls_back_to_socket(converged):
     assert low["actual"] < 10 and low["layer"] == "hca_selection"
 
 
+@pytest.mark.matrix
 def test_peermem_missing_no_gdr(converged):
     fault("no-peermem", "node1")
     try:
@@ -244,6 +255,7 @@ def test_handler_runs_verification_only_after_a_change(converged):
     assert os.path.realpath(marker) == after
 
 
+@pytest.mark.matrix
 def test_sampled_plan_retests_suspects_against_good_peers(converged):
     fault("speed", "node3", "mlx5_0", "200")
     try:
