@@ -422,3 +422,21 @@ def test_command_log_summarises_whole_configs_only():
         {"command": "show runningconfiguration all", "output": "<running configuration, 0 lines, not shown>"},
         {"command": "cat /etc/sonic/config_db.json", "output": "<running configuration, 2 lines, not shown>"},
         {"command": "show configuration sessions", "output": "s1 pending"}]
+
+
+def test_unknown_platform_message_is_exact():
+    with pytest.raises(ValueError) as err:
+        platform_of("leaf1", "junos")
+    assert str(err.value) == ("switch leaf1: unknown platform 'junos' (switch_platform or ansible_network_os; "
+                              "allowed: cumulus, enterprise_sonic, eos, nvue, sonic, also collection-qualified "
+                              "like arista.eos.eos)")
+
+
+def test_driver_for_builds_the_platform_class_or_names_the_switch():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
+    for platform in ("nvue", "sonic", "eos"):
+        d = driver_for(platform, "leaf1", host="10.0.0.7", profile="rdma")
+        assert (d.platform, d.name, d.host, d.profile) == (platform, "leaf1", "10.0.0.7", "rdma")
+    with pytest.raises(ValueError) as err:
+        driver_for("junos", "leaf1")
+    assert str(err.value) == "switch leaf1: unknown switch_platform 'junos' (allowed: eos, nvue, sonic)"

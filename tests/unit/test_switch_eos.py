@@ -240,3 +240,64 @@ def test_error_counters_skip_ports_the_switch_does_not_have():
     assert list(res) == ["Ethernet1", "Ethernet6"]
     assert res["Ethernet6"] == {"errors": zero, "link_down": None, "link_down_unit": None,
                                 "missing": ["link down events"]}
+
+
+# ---------------------------------------------------------------- scope, delta and view of the config tree
+
+def test_line_keys():
+    assert [eos.line_key(x) for x in ("mtu 9216", "mtu", "mtus 3", "l2 mtu 9000", "speed forced 100gfull",
+                                      "priority-flow-control priority 3 no-drop", "priority-flow-control on",
+                                      "random-detect ecn minimum-threshold 1 kbytes", "description a b")] == [
+        "mtu", "mtu", "mtus 3", "l2 mtu", "speed", "priority-flow-control priority 3",
+        "priority-flow-control on", "random-detect ecn", "description"]
+
+
+def test_scope_and_out_of_scope_of_an_intent():
+    want = eos.parse_eos_config(
+        "hostname x\n"
+        "qos map dscp 26 to traffic-class 3\n"
+        "interface Ethernet1/1\n"
+        "   mtu 9216\n"
+        "   description fabric\n"
+        "   tx-queue 3\n"
+        "      random-detect ecn minimum-threshold 1 kbytes\n"
+        "      bandwidth percent 50\n"
+        "interface Ethernet9/1\n"
+        "   mtu 9216\n")
+    scope = eos.eos_scope(want, ["Ethernet1/1"])
+    assert scope((), "qos map dscp 26") and not scope((), "qos map dscp 27") and not scope((), "hostname")
+    port = ("interface Ethernet1/1",)
+    assert [scope(port, k) for k in ("mtu", "speed", "qos trust", "priority-flow-control on", "tx-queue 3",
+                                     "description", "shutdown")] == [True] * 5 + [False] * 2
+    assert scope(port + ("tx-queue 3",), "random-detect ecn") and not scope(port + ("tx-queue 3",), "bandwidth percent")
+    assert not scope(("interface Ethernet9/1",), "mtu") and not scope(("interface Ethernet9/1", "tx-queue 3"),
+                                                                      "random-detect ecn")
+    d, _ = make("eos")
+    assert d.out_of_scope(want, scope, ["Ethernet1/1"]) == [
+        "hostname x", "interface Ethernet1/1 / description fabric",
+        "interface Ethernet1/1 / tx-queue 3 / bandwidth percent 50", "interface Ethernet9/1"]
+    assert d.view(want, scope) == ("qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n"
+                                   "   tx-queue 3\n      random-detect ecn minimum-threshold 1 kbytes\n")
+    assert d.view({}, scope) == ""
+    assert d.full_scope()(("a",), "b") is True
+
+
+def test_delta_removes_in_scope_lines_never_a_physical_interface():
+    have = eos.parse_eos_config("qos map dscp 27 to traffic-class 2\ninterface Ethernet1/1\n   mtu 9000\n"
+                                "   qos trust cos\n   description keep\n   tx-queue 3\n      random-detect ecn x\n")
+    want = eos.parse_eos_config("interface Ethernet1/1\n   mtu 9216\n   tx-queue 3\n")
+    scope = eos.eos_scope(eos.parse_eos_config("qos map dscp 27 to traffic-class 3\n"), ["Ethernet1/1"])
+    assert eos.eos_commands(want, have, scope) == [
+        "no qos map dscp 27 to traffic-class 2", "interface Ethernet1/1", "no qos trust cos", "mtu 9216",
+        "tx-queue 3", "no random-detect ecn x", "exit", "exit"]
+    assert eos.eos_commands({}, have, lambda path, key: True) == ["no qos map dscp 27 to traffic-class 2"]
+
+
+def test_qos_from_tree_needs_pfc_on():
+    tree = eos.parse_eos_config("interface Et1\n   priority-flow-control priority 3 no-drop\n"
+                                "   priority-flow-control priority 4 drop\n")
+    assert eos.qos_from_tree(tree, "Et1") == {"pfc": [], "ecn": False}
+    tree = eos.parse_eos_config("interface Et1\n   priority-flow-control on\n"
+                                "   priority-flow-control priority 4 drop\n   priority-flow-control priority 3 no-drop\n")
+    assert eos.qos_from_tree(tree, "Et1") == {"pfc": [3], "ecn": False}
+    assert eos.qos_from_tree(tree, "Et2") == {"pfc": [], "ecn": False}

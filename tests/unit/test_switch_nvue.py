@@ -358,3 +358,36 @@ def test_oper_skips_ports_the_switch_does_not_have():
         "swp2": dict(nvue.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False)}
     assert fake.sent == ["nv show interface", "nv show interface swp1 qos roce status",
                          "nv show interface swp2 qos roce status"]
+
+
+# ---------------------------------------------------------------- counters on ports the switch lacks
+
+def counter_fixture(name):
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
+
+
+def test_qos_and_error_counters_skip_ports_the_switch_does_not_have():
+    roce = counter_fixture("nvue_roce_counters_cl512.txt")
+    d, fake = make("nvue", answers={
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+        "nv show interface swp1 qos roce counters": roce, "nv show interface swp2 qos roce counters": roce,
+        "nv show interface swp1 link stats": counter_fixture("nvue_link_stats_reference.txt"),
+        "nv show interface swp2 link stats": counter_fixture("nvue_link_stats_described.txt")})
+    c = nvue._switch_counters().parse_nvue_roce_counters(roce)
+    res = d.qos_counters(["swp9", "swp1", "swp2"])
+    assert list(res) == ["swp1", "swp2"]
+    assert res["swp1"] == {"rx_pause": {3: c["rx_pause"]}, "tx_pause": {3: c["tx_pause"]},
+                           "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
+                           "ecn_marked": c["ecn_marked"], "drops": {3: c["tx_roce_discards"]},
+                           "cnp_tx": c["cnp_tx"], "per_priority": False,
+                           "missing": ["pause frames on priorities other than the RoCE one"]}
+    assert res["swp2"]["rx_pause"] == {"roce": c["rx_pause"]} and res["swp2"]["drops"] == {"roce": c["tx_roce_discards"]}
+    errs = d.error_counters(["swp9", "swp1", "swp2"])
+    assert list(errs) == ["swp1", "swp2"]
+    assert errs["swp1"] == {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6,
+                            "link_down_unit": "transitions", "missing": []}
+    assert errs["swp2"]["missing"] == ["out-errors"] and "out-errors" not in errs["swp2"]["errors"]
+    assert not any(cmd.startswith("nv show interface swp9") for cmd in fake.sent)

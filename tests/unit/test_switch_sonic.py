@@ -360,3 +360,17 @@ def test_error_counters_skip_ports_the_switch_does_not_have():
                              "link_down": None, "link_down_unit": None,
                              "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None]
                              + ["link down events"]}
+
+
+def test_show_ecn_profiles_and_status_fields():
+    text = ("Profile: **AZURE_LOSSLESS**\n-----  ---\necn    ecn_all\nwred_green_enable   true\n"
+            "not a field line here\n\nProfile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n")
+    assert sonic.parse_show_ecn("ecn ecn_all\n" + text) == {
+        "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true"}, "LINERATE_LOSSLESS": {"ecn": "ecn_none"}}
+    status = ("  Interface  Speed    MTU  Oper  Admin\n"
+              "-----------  -----  -----  ----  -----\n"
+              "  Ethernet0   400G   9216    up   down\n"
+              "  Ethernet4   100G    N/A  down     up\n")
+    assert sonic.parse_interfaces_status(status) == {
+        "Ethernet0": {"up": True, "admin_up": False, "mtu": 9216, "speed": "400G"},
+        "Ethernet4": {"up": False, "admin_up": True, "mtu": None, "speed": "100G"}}
