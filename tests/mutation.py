@@ -39,7 +39,7 @@ PKG = "ansible_collections.linerate.fabric"
 
 # Per file: the module names it is imported under, and the unit tests that
 # exercise it (fastest-failing first; each mutant runs only its file's tests).
-SWITCH_TESTS = ["tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
+SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
                 "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
                 "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py",
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]

@@ -105,3 +105,199 @@ def test_apply_confirm_and_idempotence_on_the_simulator(tmp_path, monkeypatch):
     assert res["changed"] and sim.sent[-2:] == ["configure session linerate_T3 commit", "write memory"]
     assert sim.sw.sessions["linerate_T3"]["state"] == "completed"
     assert run_apply(d, render("eos", PORTS), ports=PORTS)["commands"] == []
+
+
+# ---------------------------------------------------------------- parsers: headers, rows, JSON, messages
+
+def test_interfaces_status_json():
+    assert eos.parse_interfaces_status(fixture("eos_interfaces_status.json")) == {
+        "Ethernet1/1": {"up": True, "status": "connected"}, "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+@pytest.mark.parametrize("text,message", [
+    ('{"interfaceStatuses": []}', "eos: show interfaces status | json: no interfaceStatuses object"),
+    ('{"interfaces": {}}', "eos: show interfaces status | json: no interfaceStatuses object"),
+    ('{"interfaceStatuses": {"Et1": {}}}', "eos: show interfaces status | json: 'Et1' has no linkStatus"),
+    ("Port-Channel10   uplink   connected   routed\n", "eos: show interfaces status: no 'Port ... Status' header line"),
+    ("", "eos: show interfaces status: no 'Port ... Status' header line"),
+    ("% Invalid input\n", "eos: line 1: % Invalid input"),
+    ("Port   Name   LinkStatus\n", "eos: line 1: no Port and Status columns in the header: "
+                                 "'Port   Name   LinkStatus'"),
+    ("Port   Name   Status\nEt1    x    connected\n",
+     "eos: line 2 does not fit the header's columns: 'Et1    x    connected'"),
+])
+def test_interfaces_status_errors(text, message):
+    with pytest.raises(eos.ParseError) as err:
+        eos.parse_interfaces_status(text)
+    assert str(err.value) == message and err.value.tool == "eos"
+
+
+def test_interfaces_status_text_after_a_preamble():
+    text = ("Load interval: 5 min\nInterface Status summary follows\n\n" + fixture("eos_interfaces_status.txt").replace("\n", "\n\n", 1))
+    assert eos.parse_interfaces_status(text) == {
+        "Ethernet1/1": {"up": True, "status": "connected"}, "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+def test_sessions_rows_without_user_or_terminal():
+    text = ("  Name      State         User    Terminal\n"
+            "  --------- ------------- ------- --------\n"
+            "  s1        completed\n"
+            "* s2        pending       admin   vty3\n"
+            "  lonely\n")
+    assert eos.parse_sessions(text) == [("s1", "completed"), ("s2", "pending")]
+    assert eos.parse_sessions("s1 pending\n") == []   # no table rule: no rows
+
+
+def test_parse_errors_name_eos():
+    with pytest.raises(eos.ParseError) as err:
+        eos.parse_eos_config("% Invalid input (at token 1)\n")
+    assert str(err.value) == "eos: % Invalid input (at token 1)" and err.value.tool == "eos"
+    d, _ = make("eos", "spine1")
+    with pytest.raises(SwitchError) as err:
+        d.parse("% Invalid input\n")
+    assert str(err.value) == "switch spine1: eos: % Invalid input"
+
+
+# ---------------------------------------------------------------- pending state and the session steps
+
+def test_pending_names_each_unfinished_session():
+    text = fixture("eos_sessions.txt") + "  other                          pendingCommitTimer   ops   vty\n"
+    d, fake = make("eos", answers={"show configuration sessions": text})
+    assert d.pending() == ["configure session maint is pending", "configure session other is pendingCommitTimer"]
+    assert fake.sent == ["show configuration sessions"]
+
+
+def test_session_window_commands():
+    d, fake = make("eos", answers={"abort": "% Not in a session"})
+    d.begin("T1")
+    d.commit(59)
+    d.commit(3600 * 25 + 61)
+    d.confirm()
+    d.begin("T2")
+    d.rollback()
+    d.begin("T3")
+    d.abort()            # never fails
+    assert fake.sent == ["configure session linerate_T1", "commit timer 00:00:59", "commit timer 25:01:01",
+                         "configure session linerate_T1 commit", "write memory",
+                         "configure session linerate_T2", "configure session linerate_T2 abort",
+                         "configure session linerate_T3", "abort"]
+    assert d._session is None
+
+
+@pytest.mark.parametrize("state,aborts", [("pending", True), ("pendingCommitTimer", True),
+                                          ("completed", False), (None, False)])
+def test_undo_aborts_the_window_session_unless_completed(state, aborts):
+    row = f"  linerate_T1    {state}    admin   vty\n" if state else ""
+    listing = "  Name   State   User   Terminal\n  -----  -----  -----  -----\n" + row
+    d, fake = make("eos", answers={"show configuration sessions": listing, "end": "% Invalid input"})
+    d.begin("T1")
+    d.undo()
+    assert fake.sent == ["configure session linerate_T1", "end", "show configuration sessions"] + (
+        ["configure session linerate_T1 abort"] if aborts else [])
+    assert d._session is None
+    fake.sent.clear()
+    d.undo()
+    assert fake.sent == ["end"]
+
+
+def test_clear_pending_aborts_every_unfinished_session():
+    text = fixture("eos_sessions.txt") + "  other                          pendingCommitTimer   ops   vty\n"
+    d, fake = make("eos", answers={"show configuration sessions": text, "end": "% Invalid input"})
+    assert d.clear_pending("x") == ["configure session maint abort (was pending)",
+                                    "configure session other abort (was pendingCommitTimer)"]
+    assert fake.sent == ["end", "show configuration sessions", "configure session maint abort",
+                         "configure session other abort"]
+
+
+# ---------------------------------------------------------------- read-only reads, ports the switch lacks
+
+def test_oper_skips_ports_the_switch_does_not_have():
+    d, fake = make("eos", answers={"show interfaces status": fixture("eos_interfaces_status.txt"),
+                                   "show running-config": fixture("eos_running.txt")})
+    assert d.oper(["Ethernet9/1", "Ethernet1/1", "Ethernet2/1"]) == {
+        "Ethernet1/1": {"pfc": [3, 4], "ecn": False, "up": True}, "Ethernet2/1": {"pfc": [], "ecn": True, "up": False}}
+
+
+def counters(name):
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
+
+
+def test_qos_counters_totals_and_what_eos_lacks():
+    d, _ = make("eos", answers={"show priority-flow-control counters | json": counters("eos_pfc_counters_eapi_r3.json")})
+    assert d.qos_counters(["Ethernet9", "Ethernet3/1/1", "Ethernet3/2/1"]) == {
+        p: {"rx_pause": None, "tx_pause": None, "rx_pause_total": rx, "tx_pause_total": tx, "ecn_marked": None,
+            "drops": None, "cnp_tx": None, "per_priority": False,
+            "missing": ["pause frames per priority", "ECN-marked packets", "queue drops"]}
+        for p, rx, tx in (("Ethernet3/1/1", 1, 0), ("Ethernet3/2/1", 0, 2))}
+
+
+def test_error_counters_skip_ports_the_switch_does_not_have():
+    d, _ = make("eos", answers={"show interfaces counters errors | json": counters("eos_intf_errors_anta.json")})
+    zero = {k: 0 for k in ("inErrors", "frameTooLongs", "outErrors", "frameTooShorts", "fcsErrors",
+                           "alignmentErrors", "symbolErrors")}
+    res = d.error_counters(["Ethernet9", "Ethernet1", "Ethernet6"])
+    assert list(res) == ["Ethernet1", "Ethernet6"]
+    assert res["Ethernet6"] == {"errors": zero, "link_down": None, "link_down_unit": None,
+                                "missing": ["link down events"]}
+
+
+# ---------------------------------------------------------------- scope, delta and view of the config tree
+
+def test_line_keys():
+    assert [eos.line_key(x) for x in ("mtu 9216", "mtu", "mtus 3", "l2 mtu 9000", "speed forced 100gfull",
+                                      "priority-flow-control priority 3 no-drop", "priority-flow-control on",
+                                      "random-detect ecn minimum-threshold 1 kbytes", "description a b")] == [
+        "mtu", "mtu", "mtus 3", "l2 mtu", "speed", "priority-flow-control priority 3",
+        "priority-flow-control on", "random-detect ecn", "description"]
+
+
+def test_scope_and_out_of_scope_of_an_intent():
+    want = eos.parse_eos_config(
+        "hostname x\n"
+        "qos map dscp 26 to traffic-class 3\n"
+        "interface Ethernet1/1\n"
+        "   mtu 9216\n"
+        "   description fabric\n"
+        "   tx-queue 3\n"
+        "      random-detect ecn minimum-threshold 1 kbytes\n"
+        "      bandwidth percent 50\n"
+        "interface Ethernet9/1\n"
+        "   mtu 9216\n")
+    scope = eos.eos_scope(want, ["Ethernet1/1"])
+    assert scope((), "qos map dscp 26") and not scope((), "qos map dscp 27") and not scope((), "hostname")
+    port = ("interface Ethernet1/1",)
+    assert [scope(port, k) for k in ("mtu", "speed", "qos trust", "priority-flow-control on", "tx-queue 3",
+                                     "description", "shutdown")] == [True] * 5 + [False] * 2
+    assert scope(port + ("tx-queue 3",), "random-detect ecn") and not scope(port + ("tx-queue 3",), "bandwidth percent")
+    assert not scope(("interface Ethernet9/1",), "mtu") and not scope(("interface Ethernet9/1", "tx-queue 3"),
+                                                                      "random-detect ecn")
+    d, _ = make("eos")
+    assert d.out_of_scope(want, scope, ["Ethernet1/1"]) == [
+        "hostname x", "interface Ethernet1/1 / description fabric",
+        "interface Ethernet1/1 / tx-queue 3 / bandwidth percent 50", "interface Ethernet9/1"]
+    assert d.view(want, scope) == ("qos map dscp 26 to traffic-class 3\ninterface Ethernet1/1\n   mtu 9216\n"
+                                   "   tx-queue 3\n      random-detect ecn minimum-threshold 1 kbytes\n")
+    assert d.view({}, scope) == ""
+    assert d.full_scope()(("a",), "b") is True
+
+
+def test_delta_removes_in_scope_lines_never_a_physical_interface():
+    have = eos.parse_eos_config("qos map dscp 27 to traffic-class 2\ninterface Ethernet1/1\n   mtu 9000\n"
+                                "   qos trust cos\n   description keep\n   tx-queue 3\n      random-detect ecn x\n")
+    want = eos.parse_eos_config("interface Ethernet1/1\n   mtu 9216\n   tx-queue 3\n")
+    scope = eos.eos_scope(eos.parse_eos_config("qos map dscp 27 to traffic-class 3\n"), ["Ethernet1/1"])
+    assert eos.eos_commands(want, have, scope) == [
+        "no qos map dscp 27 to traffic-class 2", "interface Ethernet1/1", "no qos trust cos", "mtu 9216",
+        "tx-queue 3", "no random-detect ecn x", "exit", "exit"]
+    assert eos.eos_commands({}, have, lambda path, key: True) == ["no qos map dscp 27 to traffic-class 2"]
+
+
+def test_qos_from_tree_needs_pfc_on():
+    tree = eos.parse_eos_config("interface Et1\n   priority-flow-control priority 3 no-drop\n"
+                                "   priority-flow-control priority 4 drop\n")
+    assert eos.qos_from_tree(tree, "Et1") == {"pfc": [], "ecn": False}
+    tree = eos.parse_eos_config("interface Et1\n   priority-flow-control on\n"
+                                "   priority-flow-control priority 4 drop\n   priority-flow-control priority 3 no-drop\n")
+    assert eos.qos_from_tree(tree, "Et1") == {"pfc": [3], "ecn": False}
+    assert eos.qos_from_tree(tree, "Et2") == {"pfc": [], "ecn": False}

@@ -148,3 +148,246 @@ def test_apply_then_second_run_is_idempotent_on_the_simulator(tmp_path, monkeypa
     again = run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"))
     assert again["changed"] is False and again["commands"] == []
     assert sim.sw.port_config()["swp1"]["pfc"] == [3]
+
+
+# ---------------------------------------------------------------- parser messages
+
+@pytest.mark.parametrize("text,message", [
+    ("nv unset system hostname", "nvue: not an 'nv set' line: 'nv unset system hostname'"),
+    ("hello", "nvue: unexpected output line: 'hello'"),
+    ('nv set system hostname "x', "nvue: No closing quotation: 'nv set system hostname \"x'"),
+    ("nv set system", "nvue: 'nv set' line without a value: 'nv set system'"),
+])
+def test_parse_errors_name_the_line(text, message):
+    with pytest.raises(nvue.ParseError) as err:
+        nvue.parse_nvue_commands(text)
+    assert str(err.value) == message and err.value.tool == "nvue"
+
+
+def test_parse_quoted_values_and_driver_wraps_errors():
+    assert nvue.parse_nvue_commands("  nv set interface swp1 description 'a b'  \n") == {
+        "interface swp1 description": "a b"}
+    d, _ = make("nvue", "leaf3")
+    with pytest.raises(SwitchError) as err:
+        d.parse("hello")
+    assert str(err.value) == "switch leaf3: nvue: unexpected output line: 'hello'"
+
+
+def test_commands_quote_what_the_shell_would_split():
+    d, _ = make("nvue")
+    want = {"interface swp1 description": "a b", "qos pfc linerate switch-priority": "3,4"}
+    assert d.commands(want, {}, lambda k: True) == [
+        "nv set interface swp1 description 'a b'", "nv set qos pfc linerate switch-priority 3,4"]
+    assert d.view(want, lambda k: k.startswith("interface")) == "nv set interface swp1 description 'a b'\n"
+    assert d.out_of_scope(want, lambda k: k.startswith("qos"), []) == ["nv set interface swp1 description 'a b'"]
+
+
+def test_scope_is_the_profile_and_the_fabric_ports():
+    scope = nvue.nvue_scope("linerate", ["swp1"])
+    inside = ["qos pfc linerate switch-priority", "qos mapping linerate trust", "qos congestion-control linerate",
+              "interface swp1 link mtu", "interface swp1 link speed", "interface swp1 qos pfc profile"]
+    outside = ["qos pfc other switch-priority", "qos pfc linerate2 x", "qos roce mode", "interface swp2 link mtu",
+               "interface swp1 link mtu2", "interface swp1 description", "system hostname"]
+    assert [scope(k) for k in inside] == [True] * len(inside)
+    assert [scope(k) for k in outside] == [False] * len(outside)
+
+
+HEADER = ("  Interface  MTU    Speed  State  Remote Host  Remote Port  Type  Summary\n"
+          "  ---------  -----  -----  -----  -----------  -----------  ----  -------------------------\n")
+
+
+def test_show_interface_repeated_rows_of_one_interface_are_its_summary_lines():
+    text = HEADER + ("+ eth0       1500   1G     up                               eth   IP Address: 10.0.0.1/24\n"
+                     "+ eth0                                                            IP Address: fe80::1/64\n"
+                     "\n"
+                     "+ swp1       9216   400G   down   node1        mlx5_0       swp\n"
+                     "                                                                  continued summary\n")
+    assert nvue.parse_interface_summary(text) == {
+        "eth0": {"up": True, "mtu": 1500, "speed": "1G"}, "swp1": {"up": False, "mtu": 9216, "speed": "400G"}}
+
+
+def test_show_interface_real_cl5x_blank_speed_and_wrapped_summary():
+    res = nvue.parse_interface_summary(fixture("real_nvue_show_interface_cl5x.txt"))
+    assert res["BLUE"] == {"up": True, "mtu": 65575, "speed": ""}
+    assert res["eth0"] == {"up": True, "mtu": 1500, "speed": "1G"}
+
+
+@pytest.mark.parametrize("rows,message", [
+    ("+ swp9                                                            only a summary\n",
+     "nvue: line 3: no State for 'swp9': '+ swp9                                                            "
+     "only a summary'"),
+    ("+ swp1       9216   400G   up x   node1        mlx5_0       swp\n",
+     "nvue: line 3: no State for 'swp1': '+ swp1       9216   400G   up x   node1        mlx5_0       swp'"),
+    ("+ swp1       9216   400G   upper_state node1\n",
+     "nvue: line 3 does not fit the header's columns: '+ swp1       9216   400G   upper_state node1'"),
+])
+def test_show_interface_bad_rows_are_named(rows, message):
+    with pytest.raises(nvue.ParseError) as err:
+        nvue.parse_interface_summary(HEADER + rows)
+    assert str(err.value) == message and err.value.tool == "nvue"
+
+
+def test_show_interface_without_a_rule_counts_lines_from_the_header():
+    text = "Interface  State  MTU\nswp1       up     9216\nswp2\n"
+    with pytest.raises(nvue.ParseError) as err:
+        nvue.parse_interface_summary(text)
+    assert str(err.value) == "nvue: line 3: no State for 'swp2': 'swp2'"
+    assert nvue.parse_interface_summary(text.replace("swp2\n", "")) == {
+        "swp1": {"up": True, "mtu": 9216, "speed": ""}}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("Error: The requested item does not exist.\nmore", "nvue: Error: The requested item does not exist."),
+    ("swp1 up\n", "nvue: nv show interface: no 'Interface ... State' header line"),
+    ("Interface  MTU\n", "nvue: nv show interface: no 'Interface ... State' header line"),
+    ('{"swp1": {"link": {}}}', "nvue: nv show interface -o json: 'swp1' has no link state"),
+    ('{"swp1": 3}', "nvue: nv show interface -o json: 'swp1' has no link object"),
+    ('{"swp1": ', "nvue: nv show interface -o json: invalid JSON: Expecting value: line 1 column 9 (char 8)"),
+])
+def test_show_interface_errors(text, message):
+    with pytest.raises(nvue.ParseError) as err:
+        nvue.parse_interface_summary(text)
+    assert str(err.value) == message and err.value.tool == "nvue"
+
+
+def test_show_interface_json():
+    assert nvue.parse_interface_summary(
+        '{"swp1": {"link": {"oper-status": {"up": {}}, "mtu": 9216, "speed": "400G"}},'
+        ' "swp2": {"link": {"state": "down", "mtu": "x"}}}') == {
+        "swp1": {"up": True, "mtu": 9216, "speed": "400G"}, "swp2": {"up": False, "mtu": None, "speed": ""}}
+
+
+def test_roce_status_whole_result_and_errors():
+    assert nvue.parse_roce_status(fixture("nvue_roce_status_on.txt")) == {
+        "pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB", "max_threshold": "1.46 MB"}
+    assert nvue.parse_roce_status("") == {"pfc": [], "trust": "", "ecn": False, "min_threshold": "",
+                                          "max_threshold": ""}
+    with pytest.raises(nvue.ParseError) as err:
+        nvue.parse_roce_status("Error: The requested item does not exist.\n")
+    assert str(err.value) == "nvue: Error: The requested item does not exist."
+
+
+def test_revisions_rows_with_only_id_and_state():
+    text = "Rev ID  State\n------  -----\n1       applied\n2       confirm_pending\nx y\n\n3\n"
+    assert nvue.parse_revisions(text) == [("1", "applied"), ("2", "confirm_pending")]
+
+
+# ---------------------------------------------------------------- pending state and the revision steps
+
+REVS = ("Rev ID  State\n"
+        "1       applied_and_saved\n"
+        "2       applied\n"
+        "3       rolled_back\n")
+
+
+def test_pending_names_the_diff_and_each_revision_awaiting_confirmation():
+    d, fake = make("nvue", answers={"nv config diff": "  - set: x\n",
+                                    "nv config revision": REVS + "4  confirm_pending\n5  confirm_pending\n"})
+    assert d.pending() == ["pending NVUE revision:\n- set: x",
+                           "applied revision(s) awaiting confirmation: 4, 5"]
+    assert fake.sent == ["nv config diff", "nv config revision"]
+    d, _ = make("nvue", answers={"nv config revision": REVS})
+    assert d.pending() == []
+
+
+def test_begin_remembers_the_last_applied_revision_for_rollback():
+    d, fake = make("nvue", answers={"nv config revision": REVS, "nv config apply 2 -y": "applied [rev_id: 6]"})
+    d.begin("T1")
+    d.rollback()
+    d.rollback()
+    assert fake.sent == ["nv config revision", "nv config apply 2 -y", "nv config apply 6 -y"]
+
+
+def test_rollback_without_an_earlier_revision_is_refused():
+    d, fake = make("nvue", "leaf3", {"nv config revision": "1  confirm_pending\n"})
+    d.begin("T1")
+    with pytest.raises(SwitchError) as err:
+        d.rollback()
+    assert str(err.value) == "switch leaf3: no earlier applied revision to roll back to"
+    d.undo()   # begin found nothing applied: only the pending revision is discarded
+    assert fake.sent == ["nv config revision", "nv config detach"]
+
+
+def test_commit_confirm_and_abort_commands():
+    d, fake = make("nvue", answers={"nv config detach": "Error: nothing to detach"})
+    d.commit(125.7)
+    d.confirm()
+    d.abort()   # never fails: the pending revision may already be gone
+    assert fake.sent == ["nv config apply --confirm 125s -y", "nv config confirm -y", "nv config detach"]
+
+
+@pytest.mark.parametrize("revs,committed,rolls_back", [
+    (REVS, False, False),                                 # nothing happened after begin
+    (REVS, True, True),                                   # the apply was sent
+    (REVS + "4  confirm_pending\n", False, True),         # a revision awaits confirmation
+    (REVS + "4  applied_and_saved\n", False, True),       # a later revision is applied
+])
+def test_undo_reapplies_the_revision_from_before_the_window(revs, committed, rolls_back):
+    d, fake = make("nvue", answers={"nv config revision": [REVS, revs]})
+    d.begin("T1")
+    d._committed = committed
+    d.undo()
+    tail = ["nv config apply 2 -y"] if rolls_back else []
+    assert fake.sent == ["nv config revision", "nv config detach", "nv config revision"] + tail
+    assert d._committed is False
+
+
+def test_clear_pending_detaches_and_confirms_a_revision_that_is_the_backup():
+    d, fake = make("nvue", answers={"nv config diff": "- x", "nv config show -o commands": "backup",
+                                    "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"})
+    assert d.clear_pending("backup") == ["nv config detach (discarded a pending revision)",
+                                         "nv config confirm -y (revision 7 already is the backup)"]
+    assert fake.sent == ["nv config diff", "nv config detach", "nv config revision",
+                         "nv config show -o commands", "nv config confirm -y"]
+    d, fake = make("nvue", answers={"nv config show -o commands": "other",
+                                    "nv config revision": REVS + "4  confirm_pending\n"})
+    assert d.clear_pending("backup") == []
+    assert fake.sent == ["nv config diff", "nv config revision", "nv config show -o commands"]
+
+
+# ---------------------------------------------------------------- read-only reads, ports the switch lacks
+
+def test_oper_skips_ports_the_switch_does_not_have():
+    d, fake = make("nvue", answers={"nv show interface": fixture("nvue_show_interface.txt"),
+                                    "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+                                    "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")})
+    res = d.oper(["swp9", "swp1", "swp2"])
+    assert res == {
+        "swp1": {"pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB",
+                 "max_threshold": "1.46 MB", "up": True},
+        "swp2": dict(nvue.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False)}
+    assert fake.sent == ["nv show interface", "nv show interface swp1 qos roce status",
+                         "nv show interface swp2 qos roce status"]
+
+
+# ---------------------------------------------------------------- counters on ports the switch lacks
+
+def counter_fixture(name):
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
+
+
+def test_qos_and_error_counters_skip_ports_the_switch_does_not_have():
+    roce = counter_fixture("nvue_roce_counters_cl512.txt")
+    d, fake = make("nvue", answers={
+        "nv show interface": fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+        "nv show interface swp1 qos roce counters": roce, "nv show interface swp2 qos roce counters": roce,
+        "nv show interface swp1 link stats": counter_fixture("nvue_link_stats_reference.txt"),
+        "nv show interface swp2 link stats": counter_fixture("nvue_link_stats_described.txt")})
+    c = nvue._switch_counters().parse_nvue_roce_counters(roce)
+    res = d.qos_counters(["swp9", "swp1", "swp2"])
+    assert list(res) == ["swp1", "swp2"]
+    assert res["swp1"] == {"rx_pause": {3: c["rx_pause"]}, "tx_pause": {3: c["tx_pause"]},
+                           "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
+                           "ecn_marked": c["ecn_marked"], "drops": {3: c["tx_roce_discards"]},
+                           "cnp_tx": c["cnp_tx"], "per_priority": False,
+                           "missing": ["pause frames on priorities other than the RoCE one"]}
+    assert res["swp2"]["rx_pause"] == {"roce": c["rx_pause"]} and res["swp2"]["drops"] == {"roce": c["tx_roce_discards"]}
+    errs = d.error_counters(["swp9", "swp1", "swp2"])
+    assert list(errs) == ["swp1", "swp2"]
+    assert errs["swp1"] == {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6,
+                            "link_down_unit": "transitions", "missing": []}
+    assert errs["swp2"]["missing"] == ["out-errors"] and "out-errors" not in errs["swp2"]["errors"]
+    assert not any(cmd.startswith("nv show interface swp9") for cmd in fake.sent)

@@ -124,3 +124,253 @@ def test_apply_round_trip_on_the_simulator(tmp_path, monkeypatch):
     assert run_apply(d, render("sonic", PORTS), ports=PORTS)["commands"] == []
     restore = run_apply(d, open(res["backup_path"]).read(), full=True, backup_dir=str(tmp_path / "b"))
     assert restore["changed"] and d.get_running() == before
+
+
+# ---------------------------------------------------------------- scope and delta, field by field
+
+def test_scope_field_by_field():
+    scope = sonic.sonic_scope("linerate", ["Ethernet0"])
+    inside = [("PORT", "Ethernet0", "mtu"), ("PORT", "Ethernet0", "speed"),
+              ("PORT_QOS_MAP", "Ethernet0", "pfc_enable"), ("PORT_QOS_MAP", "Ethernet0", "dscp_to_tc_map"),
+              ("DSCP_TO_TC_MAP", "LINERATE", "26"), ("WRED_PROFILE", "LINERATE_LOSSLESS", "ecn"),
+              ("QUEUE", "Ethernet0|3", "wred_profile")]
+    outside = [("PORT", "Ethernet0", "admin_status"), ("PORT", "Ethernet4", "mtu"),
+               ("PORT_QOS_MAP", "Ethernet4", "pfc_enable"), ("PORT_QOS_MAP", "Ethernet4", "dscp_to_tc_map"),
+               ("PORT_QOS_MAP", "Ethernet0", "tc_to_queue_map"), ("DSCP_TO_TC_MAP", "AZURE", "26"),
+               ("WRED_PROFILE", "AZURE_LOSSLESS", "ecn"), ("QUEUE", "Ethernet4|3", "wred_profile"),
+               ("QUEUE", "Ethernet0|3", "scheduler"), ("DEVICE_METADATA", "localhost", "hostname")]
+    assert [scope(*k) for k in inside] == [True] * len(inside)
+    assert [scope(*k) for k in outside] == [False] * len(outside)
+
+
+def test_removals_pfc_off_per_priority_and_hdel_for_other_fields():
+    have = {"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "4,3", "dscp_to_tc_map": "AZURE"}},
+            "QUEUE": {"Ethernet0|3": {"wred_profile": "AZURE_LOSSLESS"}},
+            "PORT": {"Ethernet0": {"mtu": "9100", "admin_status": "up"}}}
+    scope = sonic.sonic_scope("linerate", ["Ethernet0"])
+    assert sonic.sonic_commands({}, have, scope) == [
+        "sudo config interface pfc priority Ethernet0 3 off", "sudo config interface pfc priority Ethernet0 4 off",
+        "sudo sonic-db-cli CONFIG_DB hdel 'PORT_QOS_MAP|Ethernet0' dscp_to_tc_map",
+        "sudo sonic-db-cli CONFIG_DB hdel 'QUEUE|Ethernet0|3' wred_profile",
+        "sudo sonic-db-cli CONFIG_DB hdel 'PORT|Ethernet0' mtu"]
+
+
+def test_sets_use_the_cli_for_mtu_speed_and_pfc():
+    scope = sonic.sonic_scope("linerate", ["Ethernet0", "Ethernet8"])
+    have = {"PORT": {"Ethernet0": {"mtu": "9100", "speed": "100000"}},
+            "PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3,4"}, "Ethernet8": {"pfc_enable": "3"}}}
+    want = {"PORT": {"Ethernet0": {"mtu": "9216", "speed": "400000"}},
+            "PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3,6"}, "Ethernet8": {"pfc_enable": "4,3"}}}
+    assert sonic.sonic_commands(want, have, scope) == [
+        "sudo config interface mtu Ethernet0 9216", "sudo config interface speed Ethernet0 400000",
+        "sudo config interface pfc priority Ethernet0 4 off", "sudo config interface pfc priority Ethernet0 6 on",
+        # an order the CLI would not write: the field as given
+        "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet8' pfc_enable 4,3"]
+
+
+def test_view_and_out_of_scope():
+    d, _ = make("sonic")
+    facts = {"PORT": {"Ethernet0": {"mtu": "9216", "admin_status": "up"}}, "DEVICE_METADATA": {"localhost": {}}}
+    scope = d.managed_scope(facts, ["Ethernet0"])
+    assert d.view(facts, scope) == '{\n    "PORT": {\n        "Ethernet0": {\n            "mtu": "9216"\n' \
+                                   '        }\n    }\n}\n'
+    assert d.out_of_scope(facts, scope, ["Ethernet0"]) == ["PORT|Ethernet0 admin_status=up"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("not json\nsecond", "sonic: running configuration is not JSON: 'not json'"),
+    ("[1]", "sonic: running configuration is not a JSON object"),
+    ('{"PORT": {"Ethernet0": 3}}', "sonic: running configuration: PORT|Ethernet0 is not an object of fields: 3"),
+])
+def test_config_db_errors(text, message):
+    with pytest.raises(sonic.ParseError) as err:
+        sonic.parse_config_db(text)
+    assert str(err.value) == message and err.value.tool == "sonic"
+    d, _ = make("sonic", "leaf5")
+    with pytest.raises(SwitchError) as err:
+        d.parse(text)
+    assert str(err.value) == f"switch leaf5: {message}"
+
+
+def test_config_db_values_as_strings():
+    assert sonic.parse_config_db('{"A": {"k": {"n": 3, "l": [1, 2]}, "e": null}, "B": "x"}') == {
+        "A": {"k": {"n": "3", "l": "1,2"}, "e": {}}}
+    assert sonic.parse_config_db("  ") == {}
+
+
+def test_parse_table_cells_of_several_words():
+    text = ("Name    Description              Type\n"
+            "------  -----------------------  ------\n"
+            "a       two  runs                x\n"
+            "b                                y z\n")
+    assert sonic.parse_table(text) == [{"Name": "a", "Description": "two runs", "Type": "x"},
+                                       {"Name": "b", "Description": "", "Type": "y z"}]
+
+
+def test_pfc_priority_error_names_sonic():
+    with pytest.raises(sonic.ParseError) as err:
+        sonic.parse_pfc_priority("Cannot find interface Ethernet1234\n")
+    assert str(err.value) == "sonic: Cannot find interface Ethernet1234" and err.value.tool == "sonic"
+
+
+# ---------------------------------------------------------------- pending state and the checkpoint steps
+
+def test_pending_exact_messages():
+    saved = '{"PORT": {"Ethernet0": {"mtu": "9100"}}, "QUEUE": {}, "VLAN": {"Vlan1": {}}}'
+    running = '{"PORT": {"Ethernet0": {"mtu": "9216"}}, "QUEUE": {"Ethernet0|3": {}}, "VLAN": {"Vlan1": {}}}'
+    d, fake = make("sonic", answers={
+        "sudo config list-checkpoints": '["linerate-T1", "manual", "linerate-T2"]',
+        "show runningconfiguration all": running, "cat /etc/sonic/config_db.json": saved})
+    assert d.pending() == [
+        "checkpoints of an unfinished change window: linerate-T1, linerate-T2",
+        "running configuration is not saved (differs from /etc/sonic/config_db.json in PORT, QUEUE)"]
+    assert fake.sent == ["sudo config list-checkpoints", "show runningconfiguration all",
+                         "cat /etc/sonic/config_db.json"]
+    d, _ = make("sonic", answers={"sudo config list-checkpoints": '["manual"]',
+                                  "show runningconfiguration all": saved, "cat /etc/sonic/config_db.json": saved})
+    assert d.pending() == []
+
+
+@pytest.mark.parametrize("listing,names", [
+    ("", []), ("[]", []), ('[\n  "a",\n  "linerate-T1"\n]', ["a", "linerate-T1"]),
+    ('checkpoints: "a" "linerate-T1"', ["a", "linerate-T1"])])
+def test_checkpoints_listing(listing, names):
+    d, _ = make("sonic", answers={"sudo config list-checkpoints": listing})
+    assert d.checkpoints() == names
+
+
+class Timed:
+    """Records (command, timeout) of each send."""
+
+    def __init__(self, answers):
+        self.answers, self.sent = answers, []
+
+    def __call__(self, command, timeout=None):
+        self.sent.append((command, timeout))
+        return self.answers.get(command, "")
+
+
+def test_checkpoint_window_commands():
+    d, _ = make("sonic")
+    d.command_timeout = 90
+    d.send = fake = Timed({"sudo config delete-checkpoint linerate-T1": "Error: no such checkpoint"})
+    d.begin("T1")
+    d.commit(300)
+    d.rollback()      # the checkpoint may already be gone: its deletion is not checked
+    d.rollback()      # nothing left to roll back
+    d.begin("T2")
+    d.abort()
+    d.begin("T3")
+    d.confirm()
+    assert fake.sent == [("sudo config checkpoint linerate-T1", None),
+                         ("sudo config rollback linerate-T1", 90),
+                         ("sudo config delete-checkpoint linerate-T1", None),
+                         ("sudo config checkpoint linerate-T2", None),
+                         ("sudo config rollback linerate-T2", 90),
+                         ("sudo config delete-checkpoint linerate-T2", None),
+                         ("sudo config checkpoint linerate-T3", None),
+                         ("sudo config save -y", None), ("sudo config delete-checkpoint linerate-T3", None)]
+    assert d._cp is None
+    d.command_timeout = 20
+    d.begin("T4")
+    d.rollback()
+    assert fake.sent[-2] == ("sudo config rollback linerate-T4", 60)
+
+
+def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
+    d, _ = make("sonic")
+    d.send = fake = Timed({"sudo config list-checkpoints": '["linerate-T1"]',
+                           "show runningconfiguration all": '{"A": {}}', "cat /etc/sonic/config_db.json": "{}"})
+    d.undo()                     # never began: nothing
+    assert fake.sent == []
+    d.begin("T1")
+    d.undo()
+    assert [c for c, _ in fake.sent] == [
+        "sudo config checkpoint linerate-T1", "sudo config list-checkpoints", "sudo config rollback linerate-T1",
+        "show runningconfiguration all", "cat /etc/sonic/config_db.json", "sudo config save -y",
+        "sudo config delete-checkpoint linerate-T1"]
+    assert d._cp is None
+    fake.sent.clear()
+    fake.answers["cat /etc/sonic/config_db.json"] = '{"A": {}}'
+    d.begin("T1")
+    d.undo()
+    assert "sudo config save -y" not in [c for c, _ in fake.sent]
+    fake.sent.clear()
+    d.begin("T2")                # its checkpoint is gone already
+    d.undo()
+    assert [c for c, _ in fake.sent] == ["sudo config checkpoint linerate-T2", "sudo config list-checkpoints"]
+    assert d._cp is None
+
+
+def test_clear_pending_deletes_window_checkpoints_and_saves_a_running_backup():
+    d, fake = make("sonic", answers={"sudo config list-checkpoints": '["linerate-T1", "manual", "linerate-T2"]',
+                                     "show runningconfiguration all": '{"A": {"k": {"f": "1"}}}',
+                                     "cat /etc/sonic/config_db.json": "{}"})
+    assert d.clear_pending('{"A": {"k": {"f": 1}}}') == [
+        "config delete-checkpoint linerate-T1", "config delete-checkpoint linerate-T2",
+        "config save -y (the running config is the backup)"]
+    assert fake.sent == ["sudo config list-checkpoints", "sudo config delete-checkpoint linerate-T1",
+                         "sudo config delete-checkpoint linerate-T2", "show runningconfiguration all",
+                         "cat /etc/sonic/config_db.json", "sudo config save -y"]
+    assert d.clear_pending("{}") == ["config delete-checkpoint linerate-T1", "config delete-checkpoint linerate-T2"]
+
+
+# ---------------------------------------------------------------- read-only reads, ports the switch lacks
+
+def test_oper_skips_ports_the_switch_does_not_have():
+    running = ('{"QUEUE": {"Ethernet0|3": {"wred_profile": "LINERATE_LOSSLESS"}, '
+               '"Ethernet8|3": {"wred_profile": "AZURE_LOSSLESS"}, "Ethernet8|4": {"wred_profile": "NONE"}}}')
+    ecn = "Profile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n\nProfile: AZURE_LOSSLESS\n-----  ---\necn  ecn_all\n"
+    d, fake = make("sonic", answers={"show interfaces status": fixture("sonic_interfaces_status.txt"),
+                                     "show pfc priority": fixture("sonic_pfc_priority.txt"),
+                                     "show ecn": ecn, "show runningconfiguration all": running})
+    assert d.oper(["Ethernet4", "Ethernet0", "Ethernet8"]) == {
+        "Ethernet0": {"up": True, "pfc": [3], "ecn": False}, "Ethernet8": {"up": False, "pfc": [3, 4], "ecn": True}}
+
+
+def counters(name):
+    from parser_fixtures import fixture as source_fixture
+    return source_fixture("counters", name)
+
+
+def test_qos_counters_unicast_queues_0_to_7_and_what_is_missing():
+    d, _ = make("sonic", answers={"show pfc counters": counters("sonic_pfc_counters_unittest.txt"),
+                                  "show queue counters": counters("sonic_queue_counters_port_alltypes.txt")})
+    res = d.qos_counters(["Ethernet12", "Ethernet8", "Ethernet0"])
+    assert list(res) == ["Ethernet8", "Ethernet0"]
+    e8 = res["Ethernet8"]
+    assert e8["drops"] == {0: 0, 1: 68, 2: 79, 3: 63, 4: 62, 5: 30, 6: 99, 7: 38}
+    assert e8["rx_pause"] == {0: 1800, 1: 801, 2: 802, 3: 803, 4: 804, 5: 805, 6: 806, 7: 807}
+    assert e8["rx_pause_total"] == 1800 + sum(range(801, 808))
+    assert e8["tx_pause_total"] == 1810 + sum(range(811, 818))
+    assert (e8["ecn_marked"], e8["cnp_tx"], e8["per_priority"]) == (None, None, True)
+    assert e8["missing"] == ["ECN-marked packets", "CNPs sent"]
+    assert res["Ethernet0"]["drops"] is None
+    assert res["Ethernet0"]["missing"] == ["queue drops", "ECN-marked packets", "CNPs sent"]
+
+
+def test_error_counters_skip_ports_the_switch_does_not_have():
+    d, _ = make("sonic", answers={"show interfaces counters": counters("sonic_intf_counters_unittest.txt")})
+    c = sonic._switch_counters().parse_sonic_intf_counters(counters("sonic_intf_counters_unittest.txt"))
+    ports = list(c["ports"])
+    res = d.error_counters(["Ethernet999"] + ports[:2])
+    assert list(res) == ports[:2]
+    row = c["ports"][ports[0]]
+    assert res[ports[0]] == {"errors": {k: row[k] for k in ("RX_ERR", "TX_ERR") if row.get(k) is not None},
+                             "link_down": None, "link_down_unit": None,
+                             "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None]
+                             + ["link down events"]}
+
+
+def test_show_ecn_profiles_and_status_fields():
+    text = ("Profile: **AZURE_LOSSLESS**\n-----  ---\necn    ecn_all\nwred_green_enable   true\n"
+            "not a field line here\n\nProfile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n")
+    assert sonic.parse_show_ecn("ecn ecn_all\n" + text) == {
+        "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true"}, "LINERATE_LOSSLESS": {"ecn": "ecn_none"}}
+    status = ("  Interface  Speed    MTU  Oper  Admin\n"
+              "-----------  -----  -----  ----  -----\n"
+              "  Ethernet0   400G   9216    up   down\n"
+              "  Ethernet4   100G    N/A  down     up\n")
+    assert sonic.parse_interfaces_status(status) == {
+        "Ethernet0": {"up": True, "admin_up": False, "mtu": 9216, "speed": "400G"},
+        "Ethernet4": {"up": False, "admin_up": True, "mtu": None, "speed": "100G"}}

@@ -1,0 +1,284 @@
+"""The change window of base.py on its own: result fields, refusals and their messages, the
+post-check's problems, backups, the platform interface, recovery's report."""
+import datetime
+import os
+
+import pytest
+
+from switch_testlib import make
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+
+RUNNING = "nv set interface swp1 link mtu 9000\nnv set system hostname leaf1\n"
+WANT = "nv set interface swp1 link mtu 9216\n"
+
+
+def test_check_mode_result_fields_and_diff_headers():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING})
+    res = run_apply(d, WANT, ports=["swp1"], check_mode=True)
+    assert res == {"changed": True, "commands": ["nv set interface swp1 link mtu 9216"],
+                   "before": "nv set interface swp1 link mtu 9000\n",
+                   "after": "nv set interface swp1 link mtu 9216\n", "backup_path": None, "rolled_back": False,
+                   "diff": {"before": "nv set interface swp1 link mtu 9000\n",
+                            "after": "nv set interface swp1 link mtu 9216\n",
+                            "before_header": "leaf7 (running)", "after_header": "leaf7 (intent)"}}
+    assert fake.sent == ["nv config show -o commands"]
+
+
+def test_at_intent_result_is_unchanged():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING})
+    res = run_apply(d, "nv set interface swp1 link mtu 9000\n", ports=["swp1"])
+    assert res["changed"] is False and res["commands"] == [] and res["before"] == res["after"]
+    assert res["diff"]["before"] == res["diff"]["after"] == "nv set interface swp1 link mtu 9000\n"
+    assert fake.sent == ["nv config show -o commands"]
+
+
+def test_successful_window_result(tmp_path):
+    after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
+                                     "nv config revision": "1  applied_and_saved\n"})
+    res = run_apply(d, WANT, ports=["swp1"], backup_dir=str(tmp_path), post_check=False, stamp="T9",
+                    confirm_timeout=90)
+    assert res["changed"] is True and res["after"] == "nv set interface swp1 link mtu 9216\n"
+    assert res["before"] == "nv set interface swp1 link mtu 9000\n" and res["rolled_back"] is False
+    assert res["backup_path"] == str(tmp_path / "leaf7" / "T9.nvue.cfg")
+    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision",
+                         "nv config revision", "nv set interface swp1 link mtu 9216",
+                         "nv config apply --confirm 90s -y", "nv config show -o commands", "nv config confirm -y"]
+
+
+@pytest.mark.parametrize("ports", [["swp 1"], ["swp1", 7], ["x" * 65], ["-swp1"]])
+def test_bad_port_names_are_refused_before_anything_is_sent(ports):
+    d, fake = make("nvue", "leaf7")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=ports)
+    bad = [p for p in ports if p != "swp1"]
+    assert str(err.value) == (f"switch leaf7: fabric port name(s) {bad!r} refused: allowed are letters, digits "
+                              "and _ . / : - (at most 64), nothing is sent")
+    assert err.value.rolled_back is False and err.value.changed is False and fake.sent == []
+
+
+def test_port_names_of_the_three_platforms_are_accepted():
+    d, fake = make("eos", "leaf7", {"show running-config": ""})
+    ports = ["Ethernet1/1", "Port-Channel10", "Ethernet1/1.100", "x" * 64, "Eth_1:2"]
+    assert run_apply(d, "", ports=ports)["commands"] == []
+
+
+def test_intent_outside_the_scope_is_refused_naming_the_ports():
+    d, fake = make("nvue", "leaf7")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "nv set system hostname x\n" + WANT, ports=["swp1", "swp2"])
+    assert str(err.value) == ("switch leaf7: refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
+                              "speed of the fabric ports swp1, swp2 and uplinks), nothing is sent: "
+                              "nv set system hostname x")
+    assert err.value.rolled_back is False and fake.sent == []
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=[])
+    assert "speed of the fabric ports (none) and uplinks), nothing is sent: " \
+           "nv set interface swp1 link mtu 9216" in str(err.value)
+
+
+def test_out_of_scope_lists_ten_lines_then_counts():
+    d, _ = make("nvue", "leaf7")
+    lines = [f"nv set system h{n} x" for n in range(12)]
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "\n".join(lines), ports=["swp1"])
+    assert err.value.reason.endswith("nothing is sent: " + "; ".join(lines[:10]) + " (and 2 more)")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "\n".join(lines[:10]), ports=["swp1"])
+    assert err.value.reason.endswith("nothing is sent: " + "; ".join(lines[:10]))
+
+
+def test_pending_config_refuses_the_push():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING, "nv config diff": "- x: 1",
+                                     "nv config revision": "5  confirm_pending\n"})
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=["swp1"])
+    assert str(err.value) == ("switch leaf7: uncommitted configuration is pending, refusing to push: "
+                              "pending NVUE revision:\n- x: 1; applied revision(s) awaiting confirmation: 5")
+    assert err.value.rolled_back is False and err.value.changed is False
+    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision"]
+
+
+def test_restore_matching_the_backup_still_reports_what_is_pending():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING,
+                                     "nv config revision": "5  confirm_pending\n"})
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, RUNNING, full=True)
+    assert str(err.value) == ("switch leaf7: the running config matches the backup but configuration is still "
+                              "pending: applied revision(s) awaiting confirmation: 5")
+    assert err.value.rolled_back is False and err.value.changed is True   # it confirmed one
+    # the restore first confirmed the revision that already is the backup
+    assert fake.sent[:4] == ["nv config diff", "nv config revision", "nv config show -o commands",
+                             "nv config confirm -y"]
+
+
+def test_restore_matching_the_backup_with_nothing_pending_is_unchanged():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING})
+    res = run_apply(d, RUNNING, full=True)
+    assert res["changed"] is False and "cleared" not in res and res["commands"] == []
+    assert fake.sent == ["nv config diff", "nv config revision", "nv config show -o commands",
+                         "nv config diff", "nv config revision"]
+    res = run_apply(d, RUNNING, full=True, check_mode=True)
+    assert res["changed"] is False
+
+
+def test_restore_reports_what_it_cleared():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING, "nv config diff": ["- x: 1", ""]})
+    res = run_apply(d, RUNNING, full=True)
+    assert res["changed"] is True and res["cleared"] == ["nv config detach (discarded a pending revision)"]
+
+
+def test_failure_after_the_backup_names_step_and_backup(tmp_path):
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING,
+                                     "nv config revision": "1  applied_and_saved\n",
+                                     "nv set interface swp1 link mtu 9216": "Error: mtu out of range"})
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=["swp1"], backup_dir=str(tmp_path), stamp="T4")
+    backup = tmp_path / "leaf7" / "T4.nvue.cfg"
+    assert str(err.value) == ("switch leaf7: push failed: rejected command 'nv set interface swp1 link mtu 9216': "
+                              "Error: mtu out of range; rolled back: the running config is byte-identical to the "
+                              f"pre-window backup and nothing is pending (backup {backup})")
+    assert (err.value.rolled_back, err.value.changed) == (True, False)
+    assert err.value.command == "nv set interface swp1 link mtu 9216"
+    assert err.value.output == "Error: mtu out of range"
+
+
+def test_failure_that_cannot_be_undone_says_so():
+    after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
+                                     "nv config revision": "1  applied_and_saved\n",
+                                     "nv config apply 1 -y": "Error: cannot apply"})
+    d.oper = lambda ports: {"swp1": {"up": False, "pfc": [], "ecn": False}}
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=["swp1"])
+    assert str(err.value) == (
+        "switch leaf7: post-check failed: swp1: link is down; ROLLBACK INCOMPLETE, the switch may be modified: "
+        "rejected command 'nv config apply 1 -y': Error: cannot apply; "
+        "rejected command 'nv config apply 1 -y': Error: cannot apply")
+    assert (err.value.rolled_back, err.value.changed) == (False, True)
+
+
+def test_non_switch_failures_in_the_window_are_named_by_type():
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING,
+                                     "nv config revision": "1  applied_and_saved\n"})
+
+    def broken(cmds):
+        raise KeyError("boom")
+    d.push = broken
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, WANT, ports=["swp1"])
+    assert err.value.reason.startswith("push failed: KeyError: 'boom'; rolled back: ")
+    assert err.value.command is None and err.value.output is None
+
+
+def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
+    after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
+    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
+                                  "nv config revision": "1  applied_and_saved\n"})
+    d.oper = lambda ports: pytest.fail("no post-check in a restore")
+    assert run_apply(d, after, ports=["swp1"], full=True)["changed"] is True
+    qos = "nv set qos pfc linerate switch-priority 3\n"
+    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING + qos],
+                                  "nv config revision": "1  applied_and_saved\n"})
+    d.oper = lambda ports: pytest.fail("no post-check without ports")
+    assert run_apply(d, qos, ports=[])["changed"] is True
+
+
+# ---------------------------------------------------------------- post-check problems
+
+def test_oper_problems_every_kind_in_port_order():
+    oper = {"p2": {"up": False, "pfc": [4, 3], "ecn": False}, "p4": {"up": True, "pfc": [3], "ecn": True},
+            "p5": {"up": True, "pfc": [4, 3], "ecn": True}}
+    assert base.oper_problems(oper, ["p1", "p2", "p3", "p4", "p5"], [3], True) == [
+        "p1: not reported by the switch", "p2: link is down", "p2: PFC on priorities [4, 3] (want [3])",
+        "p2: ECN off (want on)", "p3: not reported by the switch", "p5: PFC on priorities [4, 3] (want [3])"]
+    assert base.oper_problems(oper, ["p5"], [3, 4], False) == ["p5: ECN on (want off)"]
+    assert base.oper_problems(oper, ["p2", "p4"], None, None) == ["p2: link is down"]
+    assert base.oper_problems(oper, ["p2", "p4"], None, None, require_up=False) == []
+    assert base.oper_problems({"p": {"up": True, "pfc": None}}, ["p"], [], False) == []
+    assert base.oper_problems({"p": {"up": True}}, ["p"], [3], None) == ["p: PFC on priorities None (want [3])"]
+
+
+# ---------------------------------------------------------------- backups and stamps
+
+def test_timestamp_is_utc_compact():
+    t = datetime.datetime(2026, 11, 22, 4, 5, 6, tzinfo=datetime.timezone.utc)
+    assert base.timestamp(t) == "20261122T040506Z"
+    assert len(base.timestamp()) == 16 and base.timestamp().endswith("Z")
+
+
+def test_backups_never_overwrite_and_restores_are_marked(tmp_path):
+    paths = [base.write_backup(str(tmp_path), "leaf1", "eos", f"cfg{n}\n", "T1") for n in range(3)]
+    assert paths == [str(tmp_path / "leaf1" / name) for name in ("T1.eos.cfg", "T1-1.eos.cfg", "T1-2.eos.cfg")]
+    assert [open(p).read() for p in paths] == ["cfg0\n", "cfg1\n", "cfg2\n"]
+    r = base.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="restore")
+    assert r == str(tmp_path / "leaf1" / "T1.before-restore.eos.cfg")
+    assert oct(os.stat(r).st_mode & 0o777) == "0o600"
+    assert oct(os.stat(tmp_path / "leaf1").st_mode & 0o777) == "0o700"
+    with pytest.raises(ValueError) as err:
+        base.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="other")
+    assert str(err.value) == "backup label 'other' (allowed: window, restore)"
+
+
+# ---------------------------------------------------------------- the platform interface
+
+ABSTRACT = ["get_running", "parse", "commands", "managed_scope", "out_of_scope", "view", "pending", "begin",
+            "abort", "commit", "confirm", "rollback", "undo", "oper"]
+
+
+@pytest.mark.parametrize("missing", ABSTRACT)
+def test_a_platform_must_implement_every_step(missing):
+    cls = type("Partial", (base.Driver,), {m: (lambda self, *a: None) for m in ABSTRACT if m != missing})
+    with pytest.raises(TypeError, match=missing):
+        cls("sw")
+    full = type("Full", (base.Driver,), {m: (lambda self, *a: None) for m in ABSTRACT})("sw")
+    assert full.full_scope()("any", "key") is True and full.clear_pending("x") == []
+    assert (full.port, full.connect_timeout, full.command_timeout, full.profile) == (22, 10, 30, "linerate")
+
+
+# ---------------------------------------------------------------- recovery's report
+
+class Toy(base.Driver):
+    """A switch whose undo and read-back are scripted."""
+    platform = "toy"
+
+    def __init__(self, texts, pend=(), undo_errors=()):
+        super().__init__("toy1")
+        self.texts, self.pend, self.undo_errors, self.calls = list(texts), list(pend), list(undo_errors), []
+
+    def undo(self):
+        self.calls.append("undo")
+        if self.undo_errors:
+            raise SwitchError(self.name, self.undo_errors.pop(0))
+
+    def get_running(self):
+        return self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
+
+    def pending(self):
+        return self.pend.pop(0) if self.pend else []
+
+    parse = commands = managed_scope = out_of_scope = view = begin = abort = commit = confirm = \
+        rollback = oper = lambda self, *a: None
+
+
+def test_recover_restored_at_once():
+    assert base.recover(Toy(["backup"]), "backup") == (True, "")
+
+
+def test_recover_reports_every_attempt():
+    d = Toy(["other"], pend=[["rev 5"], ["rev 5"]])
+    assert base.recover(d, "backup", nested=True) == (
+        False, "running config differs from the backup; still pending: rev 5; "
+               "running config differs from the backup; still pending: rev 5")
+    assert d.calls == ["undo", "undo"]
+
+
+def test_recover_second_attempt_after_a_failed_undo():
+    d = Toy(["backup"], undo_errors=["session lost"])
+    assert base.recover(d, "backup") == (True, "")
+    assert d.calls == ["undo", "undo"]
+    d = Toy(["backup"], undo_errors=["a", "b"])
+    assert base.recover(d, "backup") == (False, "a; b")
+    assert base.recover(Toy(["backup"], undo_errors=["a"]), "backup", attempts=1) == (False, "a")
