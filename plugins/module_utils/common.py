@@ -16,6 +16,21 @@ class ToolFailure(Exception):
         self.kw = kw
 
 
+def exit_module(module, compute):
+    """End an Ansible module with ``compute()``'s result: a ToolFailure fails it with its
+    message and fields, the result's ``warnings`` become the module's warnings, and its
+    ``diff`` is returned only under --diff. The one ending of every host module."""
+    try:
+        result = compute()
+    except ToolFailure as e:
+        module.fail_json(msg=e.msg, **e.kw)
+    for note in result.pop("warnings", None) or []:
+        module.warn(note)
+    if not module._diff:
+        result.pop("diff", None)
+    module.exit_json(**result)
+
+
 class ParseError(ValueError):
     """A tool printed an error, or output that is not the format it should be.
 

@@ -161,7 +161,8 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.connectx import ConnectX, Failure, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.connectx import ConnectX, configure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -180,17 +181,10 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    try:
-        cx = ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
-                      p["cold_reboot_params"], p["reboot_params"])
-        result = configure(cx, p["params"], module.check_mode, p["state"], p["force"], p["profile"])
-    except Failure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    for note in result.pop("warnings", None) or []:
-        module.warn(note)
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+    exit_module(module, lambda: configure(
+        ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
+                 p["cold_reboot_params"], p["reboot_params"]),
+        p["params"], module.check_mode, p["state"], p["force"], p["profile"]))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,8 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.connectx import PCI_RE
-from ansible_collections.linerate.fabric.plugins.module_utils.fwupdate import Failure, FwManager, ensure_image
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.fwupdate import FwManager, ensure_image
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -98,14 +99,8 @@ def main():
     p = module.params
     if not PCI_RE.match(p["device"]):
         module.fail_json(msg=f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
-    try:
-        result = ensure_image(FwManager(Runner(module), p["device"]), p["image"], p["psid"],
-                              p["allow_downgrade"], module.check_mode)
-    except Failure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+    exit_module(module, lambda: ensure_image(FwManager(Runner(module), p["device"]), p["image"], p["psid"],
+                                             p["allow_downgrade"], module.check_mode))
 
 
 if __name__ == "__main__":

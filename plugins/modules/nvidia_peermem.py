@@ -78,7 +78,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.peermem import Failure, Host, ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.peermem import Host, ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -96,13 +97,7 @@ def main():
         supports_check_mode=True,
     )
     runner = Runner(module, optional=("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname"))
-    try:
-        result = ensure(Host(runner, read_file), module.params["state"], module.check_mode)
-    except Failure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+    exit_module(module, lambda: ensure(Host(runner, read_file), module.params["state"], module.check_mode))
 
 
 if __name__ == "__main__":

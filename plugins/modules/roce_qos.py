@@ -129,7 +129,8 @@ netdev:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.roce import Port, Sysfs, configure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -162,14 +163,8 @@ def main():
         bad = [x for x in p[key] or [] if not 0 <= x <= 7]
         if bad:
             module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
-    try:
-        port = Port(Runner(module), p["netdev"], p["device"], p["port"], Sysfs(p["sysfs_net"]))
-        result = configure(port, p, module.check_mode)
-    except Failure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    if not module._diff:
-        result.pop("diff", None)
-    module.exit_json(**result)
+    exit_module(module, lambda: configure(Port(Runner(module), p["netdev"], p["device"], p["port"],
+                                               Sysfs(p["sysfs_net"])), p, module.check_mode))
 
 
 if __name__ == "__main__":
