@@ -38,9 +38,15 @@ def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged
         # the switches counted the same congestion: pauses sent towards the senders, marks towards the receiver
         assert all(rail["switch_pause"][s] > 0 for s in judged), rail
         assert rail["switch_ecn_marked"][rx] > 0 and rail["switch_drops"][rx] == 0, rail
-    # each lab switch lacks something its real platform lacks (NVUE: per-priority pauses, SONiC: CNPs)
-    leaves = {name for name, sw in converged["switches"].items() if sw["role"] == "leaf"}
-    assert set(report["checks"]["incast"]["switch_unproven"]) == leaves
+    # every lab switch lacks something its real platform lacks, and says so: NVUE pauses on the other
+    # priorities, SONiC CNPs, EOS (the spine, read through its uplinks) per-priority pauses, ECN marks
+    # and queue drops
+    unproven = report["checks"]["incast"]["switch_unproven"]
+    assert set(unproven) == set(converged["switches"])
+    lacks = {"nvue": "pause frames on priorities other than the RoCE one", "sonic": "CNPs sent",
+             "eos": "pause frames per priority"}
+    for name, sw in converged["switches"].items():
+        assert lacks[sw["platform"]] in unproven[name], (name, unproven[name])
     with open(os.path.join(LATEST, "summary.md")) as f:
         md = f.read()
     assert "### incast mlx5_0:" in md and "| ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
