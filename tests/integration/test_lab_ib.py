@@ -95,6 +95,7 @@ def test_second_run_changes_nothing(ib_lab):
     assert all(c == 0 for c in counts.values()), counts
 
 
+@pytest.mark.matrix
 def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
     ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
     try:
