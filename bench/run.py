@@ -82,9 +82,9 @@ def ensure_lab(n, fresh=False):
     return 0.0
 
 
-def floor(repeats=3):
-    """Ansible's own floor: one no-op task per host, same forks and connection."""
-    times = [playbook(os.path.join(HERE, "floor.yml"))[0] for _ in range(repeats)]
+def floor(repeats=3, extra_env=None):
+    """Ansible's own floor: one no-op task per host, same forks and connection (and strategy)."""
+    times = [playbook(os.path.join(HERE, "floor.yml"), extra_env=extra_env)[0] for _ in range(repeats)]
     return statistics.median(times)
 
 
@@ -227,7 +227,7 @@ def section_mitogen(sizes, rows):
         plain, r1 = playbook("playbooks/site.yml")
         fast, r2 = playbook("playbooks/site.yml", extra_env=extra)
         fl = floor()
-        fl_m = statistics.median(playbook(os.path.join(HERE, "floor.yml"), extra_env=extra)[0] for _ in range(3))
+        fl_m = floor(extra_env=extra)
         rows.append({"section": "mitogen", "nodes": n, "plain_s": round(plain, 1), "mitogen_s": round(fast, 1),
                      "speedup": round(plain / fast, 2), "changed": r1["changed"] + r2["changed"],
                      "floor_s": round(fl, 1), "mitogen_floor_s": round(fl_m, 1),
