@@ -85,7 +85,7 @@ kernels:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.ofed import preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -101,11 +101,7 @@ def main():
         },
         supports_check_mode=True,
     )
-    try:
-        result = preflight(Runner(module), module.params)
-    except ToolFailure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    module.exit_json(**result)
+    exit_module(module, lambda: preflight(Runner(module), module.params))
 
 
 if __name__ == "__main__":

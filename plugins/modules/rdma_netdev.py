@@ -63,7 +63,7 @@ commands:
 import ipaddress
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.netdev import ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -85,11 +85,8 @@ def main():
             module.fail_json(msg=f"address: {p['address']!r} is not allowed "
                                  "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
         p["address"] = f"{iface.ip}/{iface.network.prefixlen}"
-    try:
-        result = ensure(Runner(module), p["name"], p["address"], p["exclusive"], module.check_mode, module._diff)
-    except ToolFailure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    module.exit_json(**result)
+    exit_module(module, lambda: ensure(Runner(module), p["name"], p["address"], p["exclusive"], module.check_mode,
+                                       module._diff))
 
 
 if __name__ == "__main__":
