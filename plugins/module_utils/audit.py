@@ -139,8 +139,8 @@ def _conf_lines(text):
 
 
 def file_drift(layer, node, registered):
-    """File results (template/copy with diff): one finding per NAME=value that differs,
-    or one for the file when it is absent or only its comments/attributes differ."""
+    """File results (template/copy with diff, or host_files with one diff per file): one finding per
+    NAME=value that differs, or one for the file when it is absent or only its comments/attributes differ."""
     out = []
     for r in _results(registered):
         if not _would_change(r):
@@ -162,7 +162,15 @@ def file_drift(layer, node, registered):
                     new = "absent" if key not in want else want[key]
                     out.append(_drift(layer, f"{node} {path}: {key} is {_show(cur)}, the intent makes it "
                                       f"{_show(new)}", node, None, key, cur, new, path=path))
-        if not found:
+        files = r.get("files") if isinstance(r.get("files"), list) else None
+        if files is not None:
+            # host_files: each file that would change without a NAME=value difference
+            # (created empty, removed, comments or mode only) is a finding of its own.
+            named = {f["path"] for f in out if f.get("path")}
+            for entry in files:
+                if isinstance(entry, dict) and entry.get("path") not in named:
+                    out.append(_changed(layer, node, r, None, what=f"{entry.get('path')} ({entry.get('action')})"))
+        elif not found:
             out.append(_changed(layer, node, r, None, what=path))
     return out
 
