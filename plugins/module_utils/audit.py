@@ -177,7 +177,8 @@ def file_drift(layer, node, registered):
 
 def _changed(layer, node, r, dev, what=None):
     """A result that would change without a readable before/after."""
-    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or r.get("msg") or "state"
+    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or \
+        ", ".join(r.get("changed_paths") or []) or r.get("msg") or "state"
     cmds = r.get("commands") or []
     detail = f"; would run: {'; '.join(' '.join(map(str, c)) if isinstance(c, list) else str(c) for c in cmds[:3])}" \
         if cmds else ""
