@@ -109,6 +109,33 @@ def test_a_result_without_before_after_still_is_named():
     assert codes(found) == [("DRIFT_HOST", "node2", None, "perftest")]
 
 
+def test_host_files_result_one_finding_per_line_and_per_file_without_lines():
+    # host_files (nccl_env's three files in one call): nccl.conf has a NAME=value delta, the profile
+    # script changed only in its mode, the env file is missing (created): each file is named once.
+    r = {"changed": True, "changed_paths": ["/etc/nccl.conf", "/etc/profile.d/nccl.sh", "/etc/default/nccl"],
+         "files": [{"path": "/etc/nccl.conf", "action": "updated"},
+                   {"path": "/etc/profile.d/nccl.sh", "action": "attributes"},
+                   {"path": "/etc/default/nccl", "action": "created"}],
+         "diff": [NCCL_CONF_DRIFT["diff"],
+                  {"before_header": "/dev/null", "after_header": "/etc/default/nccl", "before": "",
+                   "after": "NCCL_IB_TC='104'\n"}]}
+    found = audit.file_drift("nccl_conf", "node1", r)
+    assert codes(found) == [("DRIFT_NCCL_CONF", "node1", None, "/etc/profile.d/nccl.sh (attributes)"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_HCA"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC")]
+    assert sorted(f["path"] for f in found if f["key"] == "NCCL_IB_TC") == ["/etc/default/nccl", "/etc/nccl.conf"]
+    assert audit.file_drift("nccl_conf", "node1", dict(r, changed=False)) == []
+
+
+def test_a_boot_unit_that_would_change_is_named_by_its_path_and_commands():
+    unit = {"changed": True, "changed_paths": ["/etc/systemd/system/linerate-roce-qos.service"],
+            "commands": [["systemctl", "daemon-reload"], ["systemctl", "enable", "linerate-roce-qos.service"]]}
+    found = audit.state_drift("roce_qos", "node2", unit)
+    assert codes(found) == [("DRIFT_ROCE_QOS", "node2", None, "/etc/systemd/system/linerate-roce-qos.service")]
+    assert "would run: systemctl daemon-reload; systemctl enable linerate-roce-qos.service" in found[0]["message"]
+
+
 def test_switch_drift_lists_the_commands():
     r = {"changed": True, "commands": [f"nv set interface swp{i} qos pfc profile linerate" for i in range(7)],
          "before": "a", "after": "b"}
