@@ -7,7 +7,7 @@ module: host_files
 short_description: Write a role's files and enable its boot units in one call, only where they differ
 description:
   - The persistence half of a linerate role (boot scripts, systemd units, C(/etc/nccl.conf), modules-load.d
-    entries) as one module call instead of a task per file: reads every file once, writes only those whose
+    entries) as one module call instead of a task per file; it reads every file once, writes only those whose
     content, mode, owner or group differ (atomically, through a temporary file in the same directory), then
     runs C(systemctl daemon-reload) when a unit file changed and enables or starts each unit that is not.
   - A file with O(files[].validate) is checked on its new content before it replaces the old one; a failing
@@ -33,7 +33,9 @@ options:
     default: []
     suboptions:
       path: {description: Absolute path; its directory must exist (or be in O(directories))., type: path, required: true}
-      content: {description: The content; required unless O(files[].state=absent)., type: str}
+      content:
+        description: The content; required unless O(files[].state=absent).
+        type: str
       state: {description: Whether the file should exist., type: str, choices: [present, absent], default: present}
       mode: {description: Mode (octal string)., type: raw, default: "0644"}
       owner: {description: Owner., type: str, default: root}
