@@ -129,10 +129,10 @@ def ensure_units(runner, units, reload_needed, check):
     states = {}
     for unit in units:
         name = unit["name"]
-        rc, out, _ = _systemctl(runner, "is-enabled", name)
+        rc, out, _err = _systemctl(runner, "is-enabled", name)
         enabled = rc == 0 and out.strip() in ("enabled", "enabled-runtime", "static", "alias", "indirect",
                                               "generated")
-        rc, out, _ = _systemctl(runner, "is-active", name)
+        _rc, out, _err = _systemctl(runner, "is-active", name)
         active = out.strip() == "active"
         want = []
         if unit.get("enabled", True) and not enabled:
