@@ -40,12 +40,28 @@ def _show(value):
 
 
 def _results(registered):
-    """The list of module results in a registered variable (a loop's ``results`` or one result)."""
+    """The list of module results in a registered variable (a loop's ``results`` or one result).
+
+    A result with a ``ports`` list (rdma_netdev, roce_qos: every port in one
+    execution) is one result per port, as a loop over the ports would have
+    registered; each names its port (``device``/``netdev``; rdma_netdev's
+    ``name`` is the netdev).
+    """
     if not isinstance(registered, dict):
         return []
     if isinstance(registered.get("results"), list):
-        return [r for r in registered["results"] if isinstance(r, dict)]
-    return [registered]
+        results = [r for r in registered["results"] if isinstance(r, dict)]
+    else:
+        results = [registered]
+    out = []
+    for r in results:
+        if isinstance(r.get("ports"), list) and not r.get("skipped"):
+            for port in r["ports"]:
+                if isinstance(port, dict):
+                    out.append(dict(port, netdev=port.get("netdev") or port.get("name")))
+        else:
+            out.append(r)
+    return out
 
 
 def _would_change(result):
