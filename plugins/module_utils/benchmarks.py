@@ -90,7 +90,7 @@ def run_perftest(run, p):
 PRE_CONNECT = re.compile(r"Port number \d+ state is|Couldn't set the link layer|IB device \S+ not found|"
                          r"No IB devices found|Did not detect devices|Unable to create the needed resources|"
                          r"Couldn't allocate MR")
-RETRY_DELAY = 0.5
+RETRY_DELAY = 0.2
 POLL = 0.05
 
 
