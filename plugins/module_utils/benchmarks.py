@@ -103,12 +103,16 @@ def _poke(address, port):
         return False
 
 
-def _listen(port):
-    """A listening socket on ``port`` standing in for a server that could not start, or None."""
+def _listen(port, address="0.0.0.0"):
+    """A listening socket on ``port`` standing in for a server that could not start, or None.
+
+    Every address, as perftest's server listens (``address``: the loopback tests' simulated
+    nodes share one host, each its own 127.0.0.x, where a wildcard bind would take the port
+    from the other nodes' servers of the same round)."""
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("0.0.0.0", port))
+        sock.bind((address, port))
         sock.listen(1)
         sock.setblocking(False)
         return sock

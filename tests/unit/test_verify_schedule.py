@@ -230,6 +230,10 @@ def play(tmp_path, nodes, monkeypatch, absent=(), down=None, start_delay=None, *
     def node_popen(argv, **pkw):
         return popen(argv, **dict(pkw, env=envs[local.node]))
     monkeypatch.setattr(runner_mod.subprocess, "Popen", node_popen)
+    # a server's stand-in (a rail down) listens on its node's address only, as the fake perftest
+    # does: on the wildcard it would take the port from another pair's server of the same round
+    listen = benchmarks._listen
+    monkeypatch.setattr(benchmarks, "_listen", lambda port: listen(port, addresses[local.node]))
 
     def one(n):
         local.node = n
