@@ -125,8 +125,7 @@ def _accept_one(sock):
     if not select.select([sock], [], [], 0)[0]:
         return False
     try:
-        conn, _ = sock.accept()
-        conn.close()
+        sock.accept()[0].close()
         return True
     except OSError:
         return False

@@ -206,8 +206,8 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import (perftest_argv, run_perftest,
-                                                                                run_schedule, schedule_port)
+from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import (
+    perftest_argv, run_perftest, run_schedule, schedule_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
