@@ -33,11 +33,23 @@ def env(**extra):
     return e
 
 
+class Ran:
+    """A finished command: returncode, stdout (with stderr) and the peak resident memory of its
+    process tree's largest process (``wait4``: the command and every child it waited for), in MiB."""
+
+    def __init__(self, returncode, stdout, peak_rss_mib):
+        self.returncode, self.stdout, self.peak_rss_mib = returncode, stdout, peak_rss_mib
+
+
 def timed(argv, **kw):
     t0 = time.monotonic()
-    res = subprocess.run(argv, cwd=REPO, env=kw.pop("env", env()), text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
-    return time.monotonic() - t0, res
+    proc = subprocess.Popen(argv, cwd=REPO, env=kw.pop("env", env()), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+    out = proc.stdout.read()
+    proc.stdout.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.monotonic() - t0, Ran(proc.returncode, out, round(usage.ru_maxrss / 1024, 1))
 
 
 def playbook(path, *args, extra_env=None):
@@ -45,7 +57,7 @@ def playbook(path, *args, extra_env=None):
                     env=env(**(extra_env or {})))
     if res.returncode != 0:
         raise SystemExit(f"bench: {path} failed ({res.returncode}):\n{res.stdout[-4000:]}")
-    return dt, recap(res.stdout)
+    return dt, dict(recap(res.stdout), peak_rss_mib=res.peak_rss_mib)
 
 
 def recap(output):
@@ -98,7 +110,8 @@ def section_converge(sizes, rows):
         row = {"section": "converge", "nodes": n, "lab_up_s": round(up, 1),
                "first_s": round(first, 1), "first_changed": r1["changed"],
                "second_s": round(second, 1), "second_changed": r2["changed"],
-               "floor_s": round(fl, 1), "second_over_floor": round(second / fl, 2)}
+               "floor_s": round(fl, 1), "second_over_floor": round(second / fl, 2),
+               "peak_rss_mib": max(r1["peak_rss_mib"], r2["peak_rss_mib"])}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -145,7 +158,7 @@ def section_verify(sizes, rows):
         ensure_lab(n)
         playbook("playbooks/site.yml", "--skip-tags", "verify")
         # the full plan at every size (the default 'auto' samples above fabric.verify.full_plan_max_nodes)
-        dt, _ = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}",
+        dt, rv = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}",
                          "-e", "verify_fabric_ib_write_bw_plan=full")
         with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
             report = json.load(f)
@@ -154,7 +167,7 @@ def section_verify(sizes, rows):
         floor_s = rounds * duration
         rows.append({"section": "verify", "nodes": n, "rounds": rounds, "pairs": tests,
                      "wall_s": round(dt, 1), "floor_s": floor_s, "wall_over_floor": round(dt / floor_s, 1),
-                     "passed": report["summary"]["passed"]})
+                     "passed": report["summary"]["passed"], "peak_rss_mib": rv["peak_rss_mib"]})
         print(json.dumps(rows[-1]), flush=True)
 
 
@@ -200,7 +213,8 @@ def section_check(sizes, rows):
         dt, r = playbook("playbooks/site.yml", "--check", "--diff")
         fl = floor()
         rows.append({"section": "check", "nodes": n, "check_diff_s": round(dt, 1), "changed": r["changed"],
-                     "floor_s": round(fl, 1), "check_over_floor": round(dt / fl, 2)})
+                     "floor_s": round(fl, 1), "check_over_floor": round(dt / fl, 2),
+                     "peak_rss_mib": r["peak_rss_mib"]})
         print(json.dumps(rows[-1]), flush=True)
 
 

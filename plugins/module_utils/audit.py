@@ -40,12 +40,28 @@ def _show(value):
 
 
 def _results(registered):
-    """The list of module results in a registered variable (a loop's ``results`` or one result)."""
+    """The list of module results in a registered variable (a loop's ``results`` or one result).
+
+    A result with a ``ports`` list (rdma_netdev, roce_qos: every port in one
+    execution) is one result per port, as a loop over the ports would have
+    registered; each names its port (``device``/``netdev``; rdma_netdev's
+    ``name`` is the netdev).
+    """
     if not isinstance(registered, dict):
         return []
     if isinstance(registered.get("results"), list):
-        return [r for r in registered["results"] if isinstance(r, dict)]
-    return [registered]
+        results = [r for r in registered["results"] if isinstance(r, dict)]
+    else:
+        results = [registered]
+    out = []
+    for r in results:
+        if isinstance(r.get("ports"), list) and not r.get("skipped"):
+            for port in r["ports"]:
+                if isinstance(port, dict):
+                    out.append(dict(port, netdev=port.get("netdev") or port.get("name")))
+        else:
+            out.append(r)
+    return out
 
 
 def _would_change(result):
@@ -139,8 +155,8 @@ def _conf_lines(text):
 
 
 def file_drift(layer, node, registered):
-    """File results (template/copy with diff): one finding per NAME=value that differs,
-    or one for the file when it is absent or only its comments/attributes differ."""
+    """File results (template/copy with diff, or host_files with one diff per file): one finding per
+    NAME=value that differs, or one for the file when it is absent or only its comments/attributes differ."""
     out = []
     for r in _results(registered):
         if not _would_change(r):
@@ -162,14 +178,23 @@ def file_drift(layer, node, registered):
                     new = "absent" if key not in want else want[key]
                     out.append(_drift(layer, f"{node} {path}: {key} is {_show(cur)}, the intent makes it "
                                       f"{_show(new)}", node, None, key, cur, new, path=path))
-        if not found:
+        files = r.get("files") if isinstance(r.get("files"), list) else None
+        if files is not None:
+            # host_files: each file that would change without a NAME=value difference
+            # (created empty, removed, comments or mode only) is a finding of its own.
+            named = {f["path"] for f in out if f.get("path")}
+            for entry in files:
+                if isinstance(entry, dict) and entry.get("path") not in named:
+                    out.append(_changed(layer, node, r, None, what=f"{entry.get('path')} ({entry.get('action')})"))
+        elif not found:
             out.append(_changed(layer, node, r, None, what=path))
     return out
 
 
 def _changed(layer, node, r, dev, what=None):
     """A result that would change without a readable before/after."""
-    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or r.get("msg") or "state"
+    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or \
+        ", ".join(r.get("changed_paths") or []) or r.get("msg") or "state"
     cmds = r.get("commands") or []
     detail = f"; would run: {'; '.join(' '.join(map(str, c)) if isinstance(c, list) else str(c) for c in cmds[:3])}" \
         if cmds else ""

@@ -23,12 +23,49 @@ def exit_module(module, compute):
     try:
         result = compute()
     except ToolFailure as e:
+        if not module._diff:
+            e.kw.pop("diff", None)
         module.fail_json(msg=e.msg, **e.kw)
     for note in result.pop("warnings", None) or []:
         module.warn(note)
     if not module._diff:
         result.pop("diff", None)
     module.exit_json(**result)
+
+
+def each_port(ports, apply, ident, label):
+    """One module execution over several ports, as a loop over them would be.
+
+    ``apply(port)`` configures one port and returns its result (``changed``,
+    ``commands`` and, optionally, ``diff``); a ToolFailure fails only that
+    port: the others are still applied. Returns ``{changed, commands, ports[,
+    diff]}``: ``ports`` one result per port, in order, each starting with
+    ``ident(port)`` (the fields naming the port; a failed port: those,
+    ``failed``, ``msg`` and the failure's fields), ``changed`` any port's,
+    ``commands`` every port's and ``diff`` the list of the ports' diffs.
+    When a port failed, raises ToolFailure with that result and a message
+    naming each failed port (``label(port)``) with its error.
+    """
+    results, diffs, failures = [], [], []
+    for port in ports:
+        try:
+            result = {**ident(port), **apply(port)}
+        except ToolFailure as e:
+            result = {**ident(port), **e.kw, "failed": True, "msg": e.msg}
+            failures.append(f"{label(port)}: {e.msg}")
+        diff = result.pop("diff", None)
+        if diff:
+            diffs.append(diff)
+        results.append(result)
+    combined = {"changed": any(r.get("changed") for r in results),
+                "commands": [c for r in results for c in r.get("commands") or []],
+                "ports": results}
+    if diffs:
+        combined["diff"] = diffs
+    if failures:
+        raise ToolFailure(f"{len(failures)} of {len(results)} ports failed (the others were done): "
+                          + "; ".join(failures), **combined)
+    return combined
 
 
 class ParseError(ValueError):

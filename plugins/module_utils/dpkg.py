@@ -75,3 +75,36 @@ def parse_dpkg_query(text):
 def installed_versions(text):
     """{package: version} of the packages dpkg-query reports as installed (held ones included)."""
     return {name: st["version"] for name, st in parse_dpkg_query(text).items() if st["installed"]}
+
+
+QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\n"
+
+
+def hold(run, names, check):
+    """Put ``names`` on hold with one ``dpkg-query`` and (only for those not held yet) one
+    ``dpkg --set-selections``; ``run(argv, data=None) -> (rc, out, err)``.
+
+    Returns ``{"changed", "held" (the names this call put on hold), "before" ({name: selection}),
+    "commands"}``. A package dpkg does not know (not installed, never was) is still held, as
+    ``dpkg_selections`` does: ``apt`` will not install it at another version later.
+    """
+    names = list(dict.fromkeys(names))
+    if not names:
+        return {"changed": False, "held": [], "before": {}, "commands": []}
+    rc, out, err = run(["dpkg-query", "-W", "-f", QUERY_FORMAT, *names])
+    # rc 1 with "no packages found matching" on stderr names unknown packages; anything else is an error.
+    unknown_only = all("no packages found matching" in line for line in err.splitlines() if line.strip())
+    if rc not in (0, 1) or (rc == 1 and not unknown_only):
+        raise ParseError("dpkg-query", f"failed (rc {rc}): {err.strip() or out.strip()}", err)
+    state = parse_dpkg_query(out)
+    before = {name: state[name]["selection"] if name in state else "not present" for name in names}
+    todo = [name for name in names if before[name] != "hold"]
+    commands = []
+    if todo:
+        argv = ["dpkg", "--set-selections"]
+        commands.append(argv)
+        if not check:
+            rc, out, err = run(argv, data="".join(f"{name} hold\n" for name in todo))
+            if rc != 0:
+                raise ParseError("dpkg", f"--set-selections failed (rc {rc}): {err.strip() or out.strip()}", err)
+    return {"changed": bool(todo), "held": todo, "before": before, "commands": commands}

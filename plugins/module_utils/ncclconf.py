@@ -32,3 +32,19 @@ def parse_nccl_conf(text):
             raise ParseError("nccl.conf", "line %d is not KEY=VALUE: %r" % (number, line.strip()[:120]))
         settings.setdefault(match.group("key"), match.group("value"))
     return settings
+
+
+def missing_socket_ifnames(value, interfaces):
+    """The items of an ``NCCL_SOCKET_IFNAME`` value that match none of ``interfaces`` (names in /sys/class/net).
+
+    NCCL's reading (src/misc/socket.cc ``matchIfList``): a comma-separated list of name prefixes, or of
+    exact names after a leading ``=``; a leading ``^`` makes it an exclude list, which names no interface
+    NCCL must find (nothing is missing). ``lo`` is an interface like any other.
+    """
+    value = (value or "").strip()
+    if not value or value.startswith("^"):
+        return []
+    exact = value.startswith("=")
+    items = [item.strip() for item in value.lstrip("=").split(",") if item.strip()]
+    return [item for item in items
+            if not any(name == item if exact else name.startswith(item) for name in interfaces)]

@@ -156,7 +156,38 @@ class Host:
                           rc=rc, stdout=out, stderr=err, cmd=argv)
 
 
-def ensure(host, state, check_mode):
+DKMS_INSTALLED = re.compile(r"^(install|hold) ok (installed|triggers-pending|triggers-awaited)", re.M)
+
+
+def rebuild_if_missing(host, package, check_mode):
+    """nvidia-peermem is built by the GPU driver's DKMS package, and only when the OFED kernel
+    sources are there: a driver installed before OFED has none. When ``modinfo nvidia_peermem``
+    finds no module for the running kernel and ``package`` is installed, rebuild its DKMS modules
+    (``dpkg-reconfigure``, what its postinst does). True when it ran (or would, in check mode)."""
+    try:
+        rc, _out, _err = host.run(["modinfo", MODULE])
+    except OSError:
+        raise Failure("modinfo not found (package kmod)", cmd=["modinfo", MODULE]) from None
+    if rc == 0:
+        return False
+    try:
+        rc, out, _err = host.run(["dpkg-query", "-W", "-f=${Status}", package])
+    except OSError:
+        return False
+    if rc != 0 or not DKMS_INSTALLED.search(out):
+        return False
+    argv = ["dpkg-reconfigure", "-fnoninteractive", package]
+    host.commands.append(argv)
+    if not check_mode:
+        rc, out, err = host.run(argv)
+        if rc != 0:
+            raise Failure(f"{' '.join(argv)} exited {rc} rebuilding {MODULE}: {(err or out).strip()[:400]}",
+                          rc=rc, stdout=out, stderr=err, cmd=argv)
+    return True
+
+
+def ensure(host, state, check_mode, rebuild_package=None):
+    rebuilt = bool(rebuild_package) and state == "present" and rebuild_if_missing(host, rebuild_package, check_mode)
     driver = host.gpu_driver()
     ofed = host.ofed()
     kernel = host.kernel()
@@ -178,6 +209,6 @@ def ensure(host, state, check_mode):
         after = want
     facts = {"loaded": after, "driver_version": driver, "ofed_version": ofed, "kernel": kernel,
              "kernel_module_flavor": flavor, "dmabuf_supported": supported, "dmabuf_reason": reason}
-    return {"changed": changed, "before": {"loaded": before}, "after": {"loaded": after},
+    return {"changed": changed or rebuilt, "rebuilt": rebuilt, "before": {"loaded": before}, "after": {"loaded": after},
             "commands": host.commands, "ansible_facts": {"nvidia_peermem": facts},
             "diff": {"before": f"{MODULE} loaded: {before}\n", "after": f"{MODULE} loaded: {after}\n"}}

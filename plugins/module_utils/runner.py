@@ -41,9 +41,13 @@ class Runner:
                                   cmd=argv or [tool])
         return path
 
-    def __call__(self, argv, env=None):
+    def __call__(self, argv, env=None, data=None):
+        """Run ``argv``; ``data`` is written to its standard input (no newline added)."""
         path = self.path(argv[0], argv)
-        return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE))
+        if data is None:
+            return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE))
+        return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE),
+                                       data=data, binary_data=True)
 
     def start(self, argv, merge_stderr=False):
         """Start ``argv`` without waiting: a Popen with text stdout/stderr (stderr into stdout with ``merge_stderr``)."""

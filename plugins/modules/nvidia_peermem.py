@@ -24,6 +24,13 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  rebuild_dkms_package:
+    description:
+      - With O(state=present), the GPU driver's DKMS package (for example C(nvidia-kernel-open-dkms)) to rebuild
+        when C(modinfo nvidia_peermem) finds no module for the running kernel and the package is installed - a
+        driver installed before OFED built none (C(dpkg-reconfigure -fnoninteractive PACKAGE), what its postinst
+        does). Omit to never rebuild.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -47,6 +54,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+rebuilt:
+  description: Whether the GPU driver's DKMS modules were rebuilt (O(rebuild_dkms_package)); in check mode, would be.
+  returned: success
+  type: bool
 before:
   description: "C({loaded: bool}) before the run."
   returned: success
@@ -93,11 +104,14 @@ def read_file(path):
 
 def main():
     module = AnsibleModule(
-        argument_spec={"state": {"type": "str", "choices": ["present", "absent"], "default": "present"}},
+        argument_spec={"state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+                       "rebuild_dkms_package": {"type": "str"}},
         supports_check_mode=True,
     )
-    runner = Runner(module, optional=("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname"))
-    exit_module(module, lambda: ensure(Host(runner, read_file), module.params["state"], module.check_mode))
+    runner = Runner(module, optional=("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname",
+                                      "dpkg-query", "dpkg-reconfigure"))
+    exit_module(module, lambda: ensure(Host(runner, read_file), module.params["state"], module.check_mode,
+                                       module.params["rebuild_dkms_package"]))
 
 
 if __name__ == "__main__":

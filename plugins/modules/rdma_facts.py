@@ -24,6 +24,12 @@ options:
     type: list
     elements: str
     default: []
+  expect_socket_ifname:
+    description:
+      - A value of C(NCCL_SOCKET_IFNAME) whose interfaces must exist, read as NCCL reads it - a comma-separated
+        list of name prefixes (C(eth) matches C(eth0)), exact names after C(=); a C(^) (exclude) list names no
+        interface and is not checked. No matching interface in C(/sys/class/net) fails the task, naming it.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -80,15 +86,20 @@ ansible_facts:
             psid: MT_0000000838
 """
 
-from ansible.module_utils.basic import AnsibleModule
+import os
 
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import missing_socket_ifnames
 from ansible_collections.linerate.fabric.plugins.module_utils.rdma import ToolError, collect
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+SYS_NET = "/sys/class/net"
 
 
 def main():
     module = AnsibleModule(
-        argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []}},
+        argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []},
+                       "expect_socket_ifname": {"type": "str"}},
         supports_check_mode=True,
     )
     try:
@@ -100,6 +111,13 @@ def main():
     if missing:
         module.fail_json(msg=f"RDMA device(s) {', '.join(missing)} not found on this host "
                              f"(found: {', '.join(sorted(facts['devices'])) or 'none'})",
+                         ansible_facts={"rdma": facts})
+    ifname = module.params["expect_socket_ifname"]
+    absent = missing_socket_ifnames(ifname, os.listdir(SYS_NET)) if ifname else []
+    if absent:
+        module.fail_json(msg=f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
+                             f"(interfaces: {', '.join(sorted(os.listdir(SYS_NET)))}; "
+                             "fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
                          ansible_facts={"rdma": facts})
     module.exit_json(changed=False, ansible_facts={"rdma": facts})
 

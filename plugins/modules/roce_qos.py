@@ -18,13 +18,17 @@ description:
     (for example DSCP values not named in O(dscp2prio)).
   - These settings do not survive a reboot or driver restart by themselves; the C(roce_qos) role
     installs a systemd unit that re-applies them at boot.
+  - With O(ports), the same settings are applied to every port of the list in one module execution, one
+    port after the other, as a loop over them would do; a port that fails does not stop the others, and
+    the module fails afterwards naming each failed port.
 version_added: 0.1.0
 author: linerate developers (@linerate)
 options:
   netdev:
-    description: The port's network interface (for example C(enp65s0f0np0)).
+    description:
+      - The port's network interface (for example C(enp65s0f0np0)).
+      - Exactly one of O(netdev) and O(ports) is required.
     type: str
-    required: true
   device:
     description: The RDMA device of the port (for example C(mlx5_0)); required with O(roce_mode) or O(roce_tos).
     type: str
@@ -32,6 +36,25 @@ options:
     description: The port number on O(device).
     type: int
     default: 1
+  ports:
+    description:
+      - Several ports in one execution, instead of O(netdev), O(device) and O(port); every other option
+        applies to each of them.
+      - Every port is checked (O(ports[].device) with O(roce_mode) or O(roce_tos)) before any is read or changed.
+    type: list
+    elements: dict
+    suboptions:
+      netdev:
+        description: The port's network interface.
+        type: str
+        required: true
+      device:
+        description: The RDMA device of the port; required with O(roce_mode) or O(roce_tos).
+        type: str
+      port:
+        description: The port number on O(ports[].device).
+        type: int
+        default: 1
   trust:
     description: Priority trust mode.
     type: str
@@ -83,7 +106,7 @@ attributes:
     description: Only reads; C(commands) lists what would run, C(after) what would result.
   diff_mode:
     support: full
-    description: One line per managed setting, before and after.
+    description: One line per managed setting, before and after; with O(ports), one diff per port.
 notes:
   - Needs C(mlnx_qos), C(cma_roce_mode) and C(cma_roce_tos) (mlnx-tools, part of MLNX_OFED / DOCA-OFED)
     and the mlx5 ECN sysfs controls; runs as root.
@@ -103,43 +126,100 @@ EXAMPLES = r"""
     roce_mode: v2
     roce_tos: 104
     mtu: 4200
+
+- name: The same on both rails in one call
+  linerate.fabric.roce_qos:
+    ports:
+      - {netdev: enp65s0f0np0, device: mlx5_0}
+      - {netdev: enp193s0f0np0, device: mlx5_1}
+    trust: dscp
+    pfc_priorities: [3]
+    roce_mode: v2
+    mtu: 4200
 """
 
 RETURN = r"""
 before:
   description: Each managed setting as read before the run.
-  returned: always
+  returned: without O(ports)
   type: dict
   sample: {trust: pcp, pfc: [0, 0, 0, 0, 0, 0, 0, 0], dscp2prio: {"26": 3}, ecn: {np: {"3": 0}, rp: {"3": 0}},
            roce_mode: v1, roce_tos: 0, mtu: 1500}
 after:
   description: Each managed setting as read after the run (in check mode, as it would be).
-  returned: always
+  returned: without O(ports)
   type: dict
 commands:
-  description: The changing commands run (in check mode, that would run); sysfs writes appear as C([write, path, value]).
+  description:
+    - The changing commands run (in check mode, that would run); sysfs writes appear as C([write, path, value]).
+    - With O(ports), every port's, in order.
   returned: always
   type: list
   elements: list
 netdev:
   description: The netdev.
-  returned: always
+  returned: without O(ports)
   type: str
+device:
+  description: The RDMA device.
+  returned: without O(ports)
+  type: str
+ports:
+  description:
+    - With O(ports), one result per port, in the order given, with the fields a result without O(ports) has.
+      A port that failed has C(failed) and C(msg) (and what the failure read) instead.
+  returned: with O(ports)
+  type: list
+  elements: dict
+  contains:
+    netdev:
+      description: The netdev.
+      type: str
+      returned: always
+    device:
+      description: The RDMA device.
+      type: str
+      returned: always
+    port:
+      description: The port number on the device.
+      type: int
+      returned: always
+    changed:
+      description: Whether the port was (or in check mode would be) changed.
+      type: bool
+      returned: success
+    before:
+      description: Each managed setting as read before the run.
+      type: dict
+      returned: success
+    after:
+      description: Each managed setting as read after the run (in check mode, as it would be).
+      type: dict
+      returned: success
+    commands:
+      description: The changing commands of this port.
+      type: list
+      elements: list
+      returned: success
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.roce import Port, Sysfs, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import each_port, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure, desired
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "netdev": {"type": "str", "required": True},
+            "netdev": {"type": "str"},
             "device": {"type": "str"},
             "port": {"type": "int", "default": 1},
+            "ports": {"type": "list", "elements": "dict",
+                      "options": {"netdev": {"type": "str", "required": True},
+                                  "device": {"type": "str"},
+                                  "port": {"type": "int", "default": 1}}},
             "trust": {"type": "str", "choices": ["dscp", "pcp"]},
             "pfc_priorities": {"type": "list", "elements": "int"},
             "dscp2prio": {"type": "dict"},
@@ -153,6 +233,8 @@ def main():
             "mtu": {"type": "int"},
             "sysfs_net": {"type": "path", "default": "/sys/class/net"},
         },
+        mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
+        required_one_of=[["netdev", "ports"]],
         supports_check_mode=True,
     )
     p = module.params
@@ -163,8 +245,34 @@ def main():
         bad = [x for x in p[key] or [] if not 0 <= x <= 7]
         if bad:
             module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
-    exit_module(module, lambda: configure(Port(Runner(module), p["netdev"], p["device"], p["port"],
-                                               Sysfs(p["sysfs_net"])), p, module.check_mode))
+    if p["ports"] is None:
+        exit_module(module, lambda: configure(Port(Runner(module), p["netdev"], p["device"], p["port"],
+                                                   Sysfs(p["sysfs_net"])), p, module.check_mode))
+        return
+    # Every port is checked before any is touched.
+    seen = {}
+    for i, port in enumerate(p["ports"]):
+        if port["netdev"] in seen:
+            module.fail_json(msg=f"ports[{i}].netdev: {port['netdev']!r} is already ports[{seen[port['netdev']]}]")
+        seen[port["netdev"]] = i
+        try:
+            desired(dict(p, **port))
+        except Failure as e:
+            module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
+    run, sysfs = Runner(module), Sysfs(p["sysfs_net"])
+
+    def apply(port):
+        one = Port(run, port["netdev"], port["device"], port["port"], sysfs)
+        try:
+            return configure(one, dict(p, **port), module.check_mode)
+        except Failure as e:
+            # what already ran on this port before it failed
+            e.kw.setdefault("commands", one.commands)
+            raise
+
+    exit_module(module, lambda: each_port(
+        p["ports"], apply, lambda port: {"netdev": port["netdev"], "device": port["device"], "port": port["port"]},
+        lambda port: port["netdev"]))
 
 
 if __name__ == "__main__":

@@ -80,6 +80,62 @@ def test_nested_state_keys_are_flattened():
     assert [(f["key"], f["current"], f["intended"]) for f in found] == [("dscp2prio.26", 0, 3)]
 
 
+# One module execution for every port (roce_qos / rdma_netdev with ``ports``), as they return it in check mode.
+ROCE_QOS_PORTS = {
+    "changed": True, "commands": ROCE_QOS_DRIFT["commands"],
+    "ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1, "changed": True,
+               "before": ROCE_QOS_DRIFT["before"], "after": ROCE_QOS_DRIFT["after"], "commands": ROCE_QOS_DRIFT["commands"]},
+              {"netdev": "enp193s0f0np0", "device": "mlx5_1", "port": 1, "changed": True,
+               "before": dict(ROCE_QOS_DRIFT["after"], mtu=1500), "after": ROCE_QOS_DRIFT["after"],
+               "commands": [["ip", "link", "set", "dev", "enp193s0f0np0", "mtu", "4200"]]},
+              {"netdev": "enp66s0f0np0", "device": "mlx5_2", "port": 1, "changed": False,
+               "before": ROCE_QOS_DRIFT["after"], "after": ROCE_QOS_DRIFT["after"], "commands": []}],
+    "diff": [{"before": "", "after": ""}] * 3,
+}
+RDMA_NETDEV_PORTS = {
+    "changed": True, "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]],
+    "ports": [{"name": "enp65s0f0np0", "device": "mlx5_0", "changed": False,
+               "before": {"up": True, "addresses": ["192.168.100.11/24"]},
+               "after": {"up": True, "addresses": ["192.168.100.11/24"]}, "commands": []},
+              {"name": "enp193s0f0np0", "device": None, "changed": True,
+               "before": {"up": True, "addresses": []}, "after": {"up": True, "addresses": ["192.168.101.11/24"]},
+               "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]]}],
+}
+
+
+def test_a_result_with_ports_is_one_result_per_port():
+    found = audit.state_drift("roce_qos", "node3", ROCE_QOS_PORTS)
+    assert codes(found) == [("DRIFT_ROCE_QOS", "node3", "mlx5_0", "pfc"), ("DRIFT_ROCE_QOS", "node3", "mlx5_0", "trust"),
+                            ("DRIFT_ROCE_QOS", "node3", "mlx5_1", "mtu")]
+    mtu = next(f for f in found if f["key"] == "mtu")
+    assert (mtu["current"], mtu["intended"]) == (1500, 4200) and mtu["message"].startswith("node3 mlx5_1: mtu is 1500")
+    # the same as a loop over the ports registers
+    loop = {"results": [dict(p, item={"device": p["device"], "netdev": p["netdev"]}) for p in ROCE_QOS_PORTS["ports"]]}
+    assert audit.state_drift("roce_qos", "node3", loop) == found
+    assert [r["netdev"] for r in audit._results(ROCE_QOS_PORTS)] == ["enp65s0f0np0", "enp193s0f0np0", "enp66s0f0np0"]
+
+
+def test_rdma_netdev_ports_are_named_by_device_or_netdev():
+    found = audit.state_drift("rdma_netdev", "node2", RDMA_NETDEV_PORTS)
+    assert codes(found) == [("DRIFT_HOST", "node2", "enp193s0f0np0", "addresses")]
+    assert found[0]["intended"] == ["192.168.101.11/24"] and found[0]["layer"] == "interface_selection"
+    named = dict(RDMA_NETDEV_PORTS, ports=[RDMA_NETDEV_PORTS["ports"][0], dict(RDMA_NETDEV_PORTS["ports"][1], device="mlx5_1")])
+    assert codes(audit.state_drift("rdma_netdev", "node2", named)) == [("DRIFT_HOST", "node2", "mlx5_1", "addresses")]
+    found = audit.drift_findings({"node2": {"layers": {"rdma_netdev": [RDMA_NETDEV_PORTS], "roce_qos": [ROCE_QOS_PORTS]}}})
+    assert {(f["code"], f["device"]) for f in found} == {("DRIFT_HOST", "enp193s0f0np0"), ("DRIFT_ROCE_QOS", "mlx5_0"),
+                                                        ("DRIFT_ROCE_QOS", "mlx5_1")}
+
+
+def test_a_failed_port_is_no_drift_the_others_still_are():
+    failed = dict(ROCE_QOS_PORTS, failed=True, msg="1 of 3 ports failed (the others were done): enp65s0f0np0: ...",
+                  ports=[{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1, "failed": True, "msg": "mlnx_qos ...",
+                          "rc": 1}] + ROCE_QOS_PORTS["ports"][1:])
+    assert codes(audit.state_drift("roce_qos", "node3", failed)) == [("DRIFT_ROCE_QOS", "node3", "mlx5_1", "mtu")]
+    skipped = dict(SKIPPED, ports=ROCE_QOS_PORTS["ports"])
+    assert audit.state_drift("roce_qos", "node3", skipped) == []
+    assert audit.state_drift("roce_qos", "node3", dict(ROCE_QOS_PORTS, changed=False, ports=[])) == []
+
+
 def test_unchanged_failed_and_skipped_results_are_no_drift():
     quiet = [dict(ROCE_QOS_DRIFT, changed=False), dict(ROCE_QOS_DRIFT, failed=True), SKIPPED]
     assert audit.state_drift("roce_qos", "node1", {"results": quiet}) == []
@@ -107,6 +163,33 @@ def test_a_result_without_before_after_still_is_named():
     apt = {"changed": True, "msg": "", "item": "perftest"}
     found = audit.state_drift("mofed", "node2", apt)
     assert codes(found) == [("DRIFT_HOST", "node2", None, "perftest")]
+
+
+def test_host_files_result_one_finding_per_line_and_per_file_without_lines():
+    # host_files (nccl_env's three files in one call): nccl.conf has a NAME=value delta, the profile
+    # script changed only in its mode, the env file is missing (created): each file is named once.
+    r = {"changed": True, "changed_paths": ["/etc/nccl.conf", "/etc/profile.d/nccl.sh", "/etc/default/nccl"],
+         "files": [{"path": "/etc/nccl.conf", "action": "updated"},
+                   {"path": "/etc/profile.d/nccl.sh", "action": "attributes"},
+                   {"path": "/etc/default/nccl", "action": "created"}],
+         "diff": [NCCL_CONF_DRIFT["diff"],
+                  {"before_header": "/dev/null", "after_header": "/etc/default/nccl", "before": "",
+                   "after": "NCCL_IB_TC='104'\n"}]}
+    found = audit.file_drift("nccl_conf", "node1", r)
+    assert codes(found) == [("DRIFT_NCCL_CONF", "node1", None, "/etc/profile.d/nccl.sh (attributes)"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_HCA"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC"),
+                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC")]
+    assert sorted(f["path"] for f in found if f["key"] == "NCCL_IB_TC") == ["/etc/default/nccl", "/etc/nccl.conf"]
+    assert audit.file_drift("nccl_conf", "node1", dict(r, changed=False)) == []
+
+
+def test_a_boot_unit_that_would_change_is_named_by_its_path_and_commands():
+    unit = {"changed": True, "changed_paths": ["/etc/systemd/system/linerate-roce-qos.service"],
+            "commands": [["systemctl", "daemon-reload"], ["systemctl", "enable", "linerate-roce-qos.service"]]}
+    found = audit.state_drift("roce_qos", "node2", unit)
+    assert codes(found) == [("DRIFT_ROCE_QOS", "node2", None, "/etc/systemd/system/linerate-roce-qos.service")]
+    assert "would run: systemctl daemon-reload; systemctl enable linerate-roce-qos.service" in found[0]["message"]
 
 
 def test_switch_drift_lists_the_commands():

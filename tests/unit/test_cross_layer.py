@@ -130,9 +130,11 @@ def layers(eff):
     eos = v.render_file("switch_configs/eos/fabric.j2")
     out["eos"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"qos map dscp (\d+) to traffic-class (\d+)", eos)},
                   "pfc": [int(p) for p in re.findall(r"priority-flow-control priority (\d+) no-drop", eos)]}
-    # Host QoS: the roce_qos task's arguments per port, through the module's own plan.
+    # Host QoS: the roce_qos task's arguments (every port in one call), per port through the module's own plan.
     task = _task("roce_qos", "configure.yml", "Configure RoCE QoS on each cabled port")
-    out["roce_qos"] = [roce.desired(module_args(v, task, "linerate.fabric.roce_qos", item=p)) for p in PORTS]
+    args = module_args(v, task, "linerate.fabric.roce_qos")
+    assert args["ports"] == [{"netdev": p["netdev"], "device": p["device"], "port": 1} for p in PORTS]
+    out["roce_qos"] = [roce.desired(dict(args, **port)) for port in args["ports"]]
     # Its boot unit.
     unit = v.render_file("roles/roce_qos/templates/etc/systemd/system/linerate-roce-qos.service.j2")
     out["unit"] = {

@@ -125,3 +125,79 @@ def test_readers():
     assert peermem.read_ofed_version("OFED-internal-5.0-1.0.0.0:\n") == "OFED-internal-5.0-1.0.0.0"
     with pytest.raises(ValueError):
         peermem.read_ofed_version("bash: ofed_info: command not found\n")
+
+
+DKMS = "nvidia-kernel-open-dkms"
+
+
+def dkms_node(built, status, reconfigure_rc=0):
+    """A node whose nvidia_peermem is (not) built; the DKMS package in ``status`` (dpkg ${Status})."""
+    node = Node()
+    node.reconfigured = False
+
+    def modinfo(args):
+        if args == ["nvidia_peermem"]:
+            return (0, "filename: /lib/modules/6.1.0-18-amd64/updates/dkms/nvidia-peermem.ko\n", "") \
+                if built or node.reconfigured else (1, "", "modinfo: ERROR: Module nvidia_peermem not found.\n")
+        return 1, "", "modinfo: ERROR: Module nvidia not found.\n"
+
+    def reconfigure(args):
+        assert args == ["-fnoninteractive", DKMS]
+        node.reconfigured = reconfigure_rc == 0
+        return reconfigure_rc, "", "" if reconfigure_rc == 0 else "Error! Bad return status for module build on kernel\n"
+
+    node.tools.handlers.update({"modinfo": modinfo, "dpkg-reconfigure": reconfigure,
+                                "dpkg-query": lambda a: (0, status, "") if status else
+                                (1, "", f"dpkg-query: no packages found matching {DKMS}\n")})
+    return node
+
+
+def test_rebuilds_peermem_when_not_built_and_the_dkms_package_is_installed(capsys, monkeypatch):
+    node = dkms_node(built=False, status="install ok installed")
+    out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
+    assert node.tools.calls[:3] == [["modinfo", "nvidia_peermem"], ["dpkg-query", "-W", "-f=${Status}", DKMS],
+                                    ["dpkg-reconfigure", "-fnoninteractive", DKMS]]
+    assert out["rebuilt"] is True and out["changed"] is True
+    assert out["commands"][0] == ["dpkg-reconfigure", "-fnoninteractive", DKMS]
+    assert ["modprobe", "nvidia_peermem"] in node.tools.calls
+
+
+def test_built_peermem_is_not_rebuilt(capsys, monkeypatch):
+    node = dkms_node(built=True, status="install ok installed")
+    node.loaded = True
+    out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
+    assert node.tools.calls == [["modinfo", "nvidia_peermem"]] + READS
+    assert out["rebuilt"] is False and out["changed"] is False
+
+
+@pytest.mark.parametrize("status", ["", "deinstall ok config-files", "install ok half-configured"])
+def test_no_rebuild_without_the_installed_dkms_package(capsys, monkeypatch, status):
+    node = dkms_node(built=False, status=status)
+    node.loaded = True
+    out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
+    assert not [c for c in node.tools.calls if c[0] == "dpkg-reconfigure"]
+    assert out["rebuilt"] is False and out["changed"] is False
+
+
+def test_rebuild_in_check_mode_is_reported_not_run(capsys, monkeypatch):
+    node = dkms_node(built=False, status="hold ok installed")
+    node.loaded = True
+    out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS}, check=True)
+    assert not [c for c in node.tools.calls if c[0] == "dpkg-reconfigure"]
+    assert out["rebuilt"] is True and out["changed"] is True
+    assert out["commands"] == [["dpkg-reconfigure", "-fnoninteractive", DKMS]]
+
+
+def test_failed_rebuild_fails_naming_it(capsys, monkeypatch):
+    node = dkms_node(built=False, status="install ok installed", reconfigure_rc=10)
+    out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
+    assert out["failed"] is True
+    assert out["msg"] == (f"dpkg-reconfigure -fnoninteractive {DKMS} exited 10 rebuilding nvidia_peermem: "
+                          "Error! Bad return status for module build on kernel")
+    assert ["modprobe", "nvidia_peermem"] not in node.tools.calls
+
+
+def test_absent_never_rebuilds(capsys, monkeypatch):
+    node = dkms_node(built=False, status="install ok installed")
+    run(node, capsys, monkeypatch, args={"state": "absent", "rebuild_dkms_package": DKMS})
+    assert ["modinfo", "nvidia_peermem"] not in node.tools.calls

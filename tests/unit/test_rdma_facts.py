@@ -125,3 +125,29 @@ def test_host_tool_errors_are_one_type():
     assert isinstance(err, common.ToolFailure)
     assert err.msg == "ibv_devinfo exited 2: err"
     assert err.kw == {"cmd": ["ibv_devinfo"], "rc": 2, "stdout": "out", "stderr": "err"}
+
+
+@pytest.mark.parametrize("value, missing", [
+    ("eth0", []),                     # an exact name is a prefix of itself
+    ("eth", []),                      # NCCL: a prefix matches eth0
+    ("ens", ["ens"]),
+    ("=eth", ["eth"]),                # = : exact names only
+    ("=eth0,lo", []),
+    ("eth0,ib", ["ib"]),              # each item of the list must match something
+    ("^docker,lo", []),               # an exclude list names no interface to find
+    ("", []),
+    (" eth1 ", ["eth1"]),
+])
+def test_missing_socket_ifnames_reads_nccls_syntax(value, missing):
+    from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import missing_socket_ifnames
+    assert missing_socket_ifnames(value, ["lo", "eth0", "enp65s0f0np0"]) == missing
+
+
+def test_module_fails_naming_a_socket_ifname_that_matches_no_interface(capsys, monkeypatch):
+    monkeypatch.setattr(os, "listdir", lambda path: ["lo", "eth0"] if path == "/sys/class/net" else [])
+    out = run_module({"expect_devices": ["mlx5_0"], "expect_socket_ifname": "bond0"}, FakeTools(), capsys)
+    assert out["failed"] is True
+    assert out["msg"] == ("NCCL_SOCKET_IFNAME bond0: no interface matches bond0 on this host (interfaces: eth0, lo; "
+                          "fabric.nccl.socket_ifname / nccl_env_socket_ifname)")
+    ok = run_module({"expect_devices": ["mlx5_0"], "expect_socket_ifname": "eth"}, FakeTools(), capsys)
+    assert "failed" not in ok and ok["ansible_facts"]["rdma"]["devices"]

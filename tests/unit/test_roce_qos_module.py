@@ -21,12 +21,13 @@ class Nic:
     """A ConnectX port: mlnx_qos, cma_roce_* and ip answer from (and change) its state."""
 
     def __init__(self, sysfs_root, trust="pcp", pfc=None, mode="IB/RoCE v1", tos=0, mtu=1500,
-                 dscp2prio=None, sticky=()):
+                 dscp2prio=None, sticky=(), netdev=NETDEV, device="mlx5_0"):
+        self.netdev, self.device = netdev, device
         self.trust, self.pfc = trust, list(pfc or [0] * 8)
         self.dscp2prio = dict(dscp2prio or {d: d >> 3 for d in range(64)})
         self.mode, self.tos, self.mtu = mode, tos, mtu
         self.sticky = set(sticky)  # settings that ignore writes (a broken driver)
-        self.ecn = os.path.join(sysfs_root, NETDEV, "ecn")
+        self.ecn = os.path.join(sysfs_root, netdev, "ecn")
         for point in ("roce_np", "roce_rp"):
             os.makedirs(os.path.join(self.ecn, point, "enable"))
             for p in range(8):
@@ -60,7 +61,7 @@ class Nic:
         return "\n".join(lines) + "\n"
 
     def mlnx_qos(self, args):
-        assert args[:2] == ["-i", NETDEV]
+        assert args[:2] == ["-i", self.netdev]
         opts = dict(zip(args[2::2], args[3::2]))
         if "--trust" in opts and "trust" not in self.sticky:
             self.trust = opts["--trust"]
@@ -73,23 +74,23 @@ class Nic:
         return 0, self.dump(), ""
 
     def cma_roce_mode(self, args):
-        assert args[:4] == ["-d", "mlx5_0", "-p", "1"]
+        assert args[:4] == ["-d", self.device, "-p", "1"]
         if args[4:] == ["-m", "2"]:
             self.mode = "RoCE v2"
         return 0, self.mode + "\n", ""
 
     def cma_roce_tos(self, args):
-        assert args[:4] == ["-d", "mlx5_0", "-p", "1"]
+        assert args[:4] == ["-d", self.device, "-p", "1"]
         if args[4:5] == ["-t"]:
             self.tos = int(args[5])
         return 0, f"{self.tos}\n", ""
 
     def ip(self, args):
-        if args == ["-j", "link", "show", "dev", NETDEV]:
+        if args == ["-j", "link", "show", "dev", self.netdev]:
             link = json.loads(fixture("roce_qos", "ip_link_show.json"))
             link[0]["mtu"] = self.mtu
             return 0, json.dumps(link), ""
-        if args[:4] == ["link", "set", "dev", NETDEV] and args[4] == "mtu":
+        if args[:4] == ["link", "set", "dev", self.netdev] and args[4] == "mtu":
             self.mtu = int(args[5])
             return 0, "", ""
         raise AssertionError(args)
@@ -212,3 +213,179 @@ def test_read_roce_mode(text, mode):
 
 def test_read_roce_tos_as_printed_after_a_set():
     assert roce.read_roce_tos("106\n") == 106
+
+
+# ---------------------------------------------------------------- ports: several ports in one execution
+
+NETDEV2 = "enp193s0f0np0"
+SHARED = {k: v for k, v in ARGS.items() if k not in ("netdev", "device")}
+PORTS = [{"netdev": NETDEV, "device": "mlx5_0"}, {"netdev": NETDEV2, "device": "mlx5_1"}]
+
+
+class Nics:
+    """Several ConnectX ports on one host: each tool call goes to the port it names; one list of calls."""
+
+    def __init__(self, *nics):
+        self.nics = {n.netdev: n for n in nics}
+        self.nics.update({n.device: n for n in nics})
+        self.tools = Tools({"mlnx_qos": lambda a: self.nics[a[1]].mlnx_qos(a),
+                            "cma_roce_mode": lambda a: self.nics[a[1]].cma_roce_mode(a),
+                            "cma_roce_tos": lambda a: self.nics[a[1]].cma_roce_tos(a),
+                            "ip": lambda a: self.nics[a[a.index("dev") + 1]].ip(a)})
+
+
+def fresh_commands(sysfs, netdev, device):
+    return [["mlnx_qos", "-i", netdev, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
+            ["write", f"{sysfs}/{netdev}/ecn/roce_np/enable/3", "1"],
+            ["write", f"{sysfs}/{netdev}/ecn/roce_rp/enable/3", "1"],
+            ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_dscp", "48"],
+            ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_802p_prio", "6"],
+            ["cma_roce_mode", "-d", device, "-p", "1", "-m", "2"],
+            ["cma_roce_tos", "-d", device, "-p", "1", "-t", "104"],
+            ["ip", "link", "set", "dev", netdev, "mtu", "4200"]]
+
+
+def reads(netdev, device):
+    return [["mlnx_qos", "-i", netdev], ["cma_roce_mode", "-d", device, "-p", "1"],
+            ["cma_roce_tos", "-d", device, "-p", "1"], ["ip", "-j", "link", "show", "dev", netdev]]
+
+
+def configured(sysfs, netdev, device, **state):
+    """A port as the intent makes it, but for what ``state`` says."""
+    nic = Nic(sysfs, **dict({"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "mode": "RoCE v2", "tos": 104,
+                             "mtu": 4200, "netdev": netdev, "device": device}, **state))
+    for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48),
+                   ("roce_np/cnp_802p_prio", 6)):
+        nic._w(rel, v)
+    return nic
+
+
+def test_ports_configures_each_port_in_one_execution_only_the_delta(sysfs, capsys):
+    fresh = Nic(sysfs)
+    almost = configured(sysfs, NETDEV2, "mlx5_1", mtu=1500)
+    nics = Nics(fresh, almost)
+    out = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys)
+    assert out["changed"] is True
+    first, second = out["ports"]
+    assert (first["netdev"], first["device"], first["port"], first["changed"]) == (NETDEV, "mlx5_0", 1, True)
+    assert first["commands"] == fresh_commands(sysfs, NETDEV, "mlx5_0")
+    # the second port differs only in its MTU: that is all it gets
+    assert (second["netdev"], second["device"], second["port"], second["changed"]) == (NETDEV2, "mlx5_1", 1, True)
+    assert second["commands"] == [["ip", "link", "set", "dev", NETDEV2, "mtu", "4200"]]
+    assert second["before"]["mtu"] == 1500 and second["after"]["mtu"] == 4200
+    assert second["before"]["trust"] == second["after"]["trust"] == "dscp"
+    assert out["commands"] == first["commands"] + second["commands"]
+    # port after port: the first is read, changed and read back before the second is read
+    calls = nics.tools.calls
+    assert calls.index(["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]) < calls.index(["mlnx_qos", "-i", NETDEV2])
+    assert fresh.trust == "dscp" and fresh.mtu == 4200 and fresh.mode == "RoCE v2" and almost.mtu == 4200
+    assert fresh.ecn_value("roce_np/enable/3") == 1
+    assert "diff" not in out and "before" not in out
+
+    nics.tools.calls.clear()
+    again = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys)
+    assert again["changed"] is False and again["commands"] == []
+    assert [p["changed"] for p in again["ports"]] == [False, False]
+    assert nics.tools.calls == reads(NETDEV, "mlx5_0") + reads(NETDEV2, "mlx5_1")
+
+
+def test_ports_port_number_goes_to_rdma_cm(sysfs, capsys):
+    calls = []
+
+    def cma(args):
+        calls.append(args)
+        return 0, "RoCE v2\n" if len(args) == 4 else "", ""
+    tools = Tools({"cma_roce_mode": cma})
+    out = run_module(roce_qos.main, {"ports": [{"netdev": NETDEV, "device": "mlx5_0", "port": 2}], "roce_mode": "v2"},
+                     tools, capsys)
+    assert calls == [["-d", "mlx5_0", "-p", "2"]] and out["ports"][0]["port"] == 2 and out["changed"] is False
+
+
+def test_ports_check_mode_changes_nothing_and_diffs_each_port(sysfs, capsys):
+    fresh, almost = Nic(sysfs), configured(sysfs, NETDEV2, "mlx5_1", trust="pcp")
+    nics = Nics(fresh, almost)
+    out = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys,
+                     check=True, diff=True)
+    assert nics.tools.calls == reads(NETDEV, "mlx5_0") + reads(NETDEV2, "mlx5_1")  # only reads ran
+    assert fresh.trust == "pcp" and fresh.mtu == 1500 and almost.trust == "pcp"
+    assert fresh.ecn_value("roce_np/enable/3") == 0
+    first, second = out["ports"]
+    # in pcp trust mlnx_qos shows no DSCP map: check mode lists the entries (the run reads the map again first)
+    dscp_map = [["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"], ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,48,6"]]
+    fresh_cmds = fresh_commands(sysfs, NETDEV, "mlx5_0")
+    assert first["commands"] == fresh_cmds[:1] + dscp_map + fresh_cmds[1:]
+    # the second port: its trust mode and nothing else
+    assert second["commands"] == [["mlnx_qos", "-i", NETDEV2, "--trust", "dscp"],
+                                  *([c[0], c[1], NETDEV2, *c[3:]] for c in dscp_map)]
+    assert out["changed"] is True and out["commands"] == first["commands"] + second["commands"]
+    assert [d["before_header"] for d in out["diff"]] == [NETDEV, NETDEV2]
+    assert 'trust = "pcp"' in out["diff"][1]["before"] and 'trust = "dscp"' in out["diff"][1]["after"]
+    assert "mtu = 1500" in out["diff"][0]["before"] and "mtu = 4200" in out["diff"][0]["after"]
+    assert "mtu = 4200" in out["diff"][1]["before"]
+
+
+def test_ports_a_failing_port_does_not_stop_the_others(sysfs, capsys):
+    broken = Nic(sysfs, sticky={"trust"})  # a driver that ignores the trust mode
+    fresh = Nic(sysfs, netdev=NETDEV2, device="mlx5_1")
+    nics = Nics(broken, fresh)
+    out = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys)
+    assert out["failed"] is True
+    assert out["msg"].startswith(f"1 of 2 ports failed (the others were done): {NETDEV}: {NETDEV}: settings did not take")
+    assert "--trust dscp" in out["msg"] and NETDEV2 not in out["msg"]
+    first, second = out["ports"]
+    assert first["failed"] is True and first["netdev"] == NETDEV and first["device"] == "mlx5_0"
+    assert first["commands"][0] == ["mlnx_qos", "-i", NETDEV, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]
+    # the second port was still configured, completely
+    assert "failed" not in second and second["changed"] is True
+    assert second["commands"] == fresh_commands(sysfs, NETDEV2, "mlx5_1")
+    assert fresh.trust == "dscp" and fresh.mtu == 4200 and fresh.mode == "RoCE v2"
+    assert out["commands"] == first["commands"] + second["commands"] and out["changed"] is True
+    assert "diff" not in out  # without --diff, not even on failure
+
+
+def test_ports_a_port_whose_tool_fails_is_named_with_the_error(sysfs, capsys):
+    gone = fixture("mlnx_qos", "error_no_device.txt")
+    nic2 = Nic(sysfs, netdev=NETDEV2, device="mlx5_1")
+
+    def mlnx_qos(args):
+        return (1, gone, "") if args[1] == NETDEV else nic2.mlnx_qos(args)
+    tools = Tools({"mlnx_qos": mlnx_qos})
+    out = run_module(roce_qos.main, {"ports": PORTS, "trust": "dscp", "pfc_priorities": [3]}, tools, capsys)
+    assert out["failed"] is True and out["msg"].startswith(f"1 of 2 ports failed (the others were done): {NETDEV}: mlnx_qos -i {NETDEV} exited 1")
+    assert "No such device" in out["msg"]
+    first, second = out["ports"]
+    assert first["failed"] is True and first["rc"] == 1 and first["commands"] == []
+    assert second["commands"] == [["mlnx_qos", "-i", NETDEV2, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]]
+    assert nic2.trust == "dscp" and out["commands"] == second["commands"]
+
+
+def test_ports_are_checked_before_any_is_touched(sysfs, capsys):
+    tools = Tools({})
+    bad = [{"netdev": NETDEV, "device": "mlx5_0"}, {"netdev": NETDEV2}]
+    out = run_module(roce_qos.main, {"ports": bad, "roce_tos": 104, "mtu": 4200}, tools, capsys)
+    assert out["failed"] is True and tools.calls == []
+    assert out["msg"] == "ports[1].device: required with roce_mode or roce_tos (RDMA-CM defaults are per RDMA device)"
+    out = run_module(roce_qos.main, {"ports": [PORTS[0], dict(PORTS[0], device="mlx5_1")], "mtu": 4200}, tools, capsys)
+    assert out["failed"] is True and tools.calls == []
+    assert out["msg"] == f"ports[1].netdev: {NETDEV!r} is already ports[0]"
+    out = run_module(roce_qos.main, {"ports": PORTS, "trust": "pcp", "dscp2prio": {"26": 3}}, tools, capsys)
+    assert out["failed"] is True and tools.calls == [] and out["msg"].startswith("dscp2prio: only with trust: dscp")
+
+
+@pytest.mark.parametrize("extra", [{"netdev": NETDEV}, {"device": "mlx5_0"}, {"port": 1}])
+def test_ports_excludes_the_single_port_options(sysfs, capsys, extra):
+    tools = Tools({})
+    out = run_module(roce_qos.main, dict({"ports": PORTS, "mtu": 4200}, **extra), tools, capsys)
+    assert out["failed"] is True and tools.calls == []
+    assert out["msg"] == f"parameters are mutually exclusive: {next(iter(extra))}|ports"
+
+
+def test_netdev_or_ports_is_required(capsys):
+    out = run_module(roce_qos.main, {"mtu": 4200}, Tools({}), capsys)
+    assert out["failed"] is True and out["msg"] == "one of the following is required: netdev, ports"
+
+
+def test_an_empty_ports_list_does_nothing(capsys):
+    tools = Tools({})
+    out = run_module(roce_qos.main, {"ports": [], "mtu": 4200}, tools, capsys)
+    assert out["changed"] is False and out["ports"] == [] and out["commands"] == [] and tools.calls == []

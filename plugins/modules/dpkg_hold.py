@@ -1,0 +1,78 @@
+#!/usr/bin/python
+"""Hold packages at their installed versions, in one read and at most one write."""
+
+DOCUMENTATION = r"""
+---
+module: dpkg_hold
+short_description: Put Debian packages on hold with one dpkg-query and at most one dpkg --set-selections
+description:
+  - Reads the selection of every package in O(names) with one C(dpkg-query -W) and sets C(hold) with one
+    C(dpkg --set-selections) for those not held yet (the C(mofed) role's pinned OFED packages), instead of a
+    C(dpkg_selections) call per package. C(changed) comes from the packages that were not on hold.
+  - A package dpkg does not know is held too (as C(ansible.builtin.dpkg_selections) does), so apt will not
+    bring it in at another version later.
+version_added: 0.2.0
+author: linerate developers (@linerate)
+options:
+  names:
+    description: The packages to hold.
+    type: list
+    elements: str
+    required: true
+attributes:
+  check_mode:
+    support: full
+    description: Reads the selections; reports the packages it would hold.
+  diff_mode:
+    support: full
+    description: The selections before and after.
+"""
+
+EXAMPLES = r"""
+- name: Hold the OFED packages
+  linerate.fabric.dpkg_hold:
+    names: [mlnx-ofed-kernel-modules, rdma-core, perftest]
+"""
+
+RETURN = r"""
+held:
+  description: The packages this run put on hold (or would, in check mode).
+  returned: always
+  type: list
+  elements: str
+before:
+  description: Each package's selection before (C(install), C(hold), ..., C(not present)).
+  returned: always
+  type: dict
+commands:
+  description: The dpkg command run (or that would run), as argv lists.
+  returned: always
+  type: list
+  elements: list
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import hold
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def main():
+    module = AnsibleModule(argument_spec={"names": {"type": "list", "elements": "str", "required": True}},
+                           supports_check_mode=True)
+
+    def compute():
+        try:
+            result = hold(Runner(module), module.params["names"], module.check_mode)
+        except ParseError as e:
+            raise ToolFailure(str(e), stderr=e.text or "") from None
+        after = dict(result["before"], **{name: "hold" for name in result["held"]})
+        result["diff"] = {"before": "".join(f"{n} {s}\n" for n, s in sorted(result["before"].items())),
+                          "after": "".join(f"{n} {s}\n" for n, s in sorted(after.items()))}
+        return result
+
+    exit_module(module, compute)
+
+
+if __name__ == "__main__":
+    main()
