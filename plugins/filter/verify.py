@@ -29,6 +29,20 @@ def verify_round_progress(rounds, index, started=None, rails=1, label="round", n
     return verify.round_progress(rounds, index, started, time.time() if now is None else now, rails, label)
 
 
+def verify_schedule(rounds, node, offset=0, addresses=None):
+    """``node``'s part in every round, in order (the ib_write_bw module's ``parts``, mode schedule).
+
+    ``offset``: the rounds run before (round ids go on from there); ``addresses``: {node: address
+    its clients connect to} (ansible_host), a node missing there is reached by its name.
+    """
+    return verify.schedule_parts(rounds, node, int(offset or 0), dict(addresses or {}))
+
+
+def verify_schedule_summary(rounds, duration, rails=1, label="rounds"):
+    """``3 rounds, 6 pairs x 2 rails, one task per node; expected ~6 s (3 x 2 s)``: printed before a schedule."""
+    return verify.schedule_summary(rounds, duration, rails, label)
+
+
 def verify_rail_tests(ports, base_port, server=None, rails=None):
     """ib_write_bw tests of one host: one per rail, HCA i on TCP port base+i (and the peer's address).
 
@@ -80,4 +94,5 @@ class FilterModule:
         return {"verify_rounds": verify_rounds, "verify_plan": verify_plan, "verify_round_role": verify_round_role,
                 "verify_round_progress": verify_round_progress,
                 "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
-                "verify_incast_tests": verify_incast_tests}
+                "verify_incast_tests": verify_incast_tests, "verify_schedule": verify_schedule,
+                "verify_schedule_summary": verify_schedule_summary}

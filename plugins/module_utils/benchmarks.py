@@ -6,7 +6,10 @@ deadlines, and the parsed result. ``p`` is the module's parameters.
 """
 import json
 import os
+import re
+import select
 import shutil
+import socket
 import tempfile
 import time
 
@@ -77,33 +80,217 @@ def run_perftest(run, p):
     ``run``: a Runner. Every process is killed at ``p["timeout"]`` (default duration + 60 s);
     returns one result per test, in the order of ``p["tests"]``.
     """
-    binary = run.path(p["tool"])
-    timeout = p["timeout"] or (p["duration"] or 10) + 60
-    deadline = time.monotonic() + timeout
-    connect_deadline = time.monotonic() + p["connect_timeout"]
-    tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
-    jobs = []
-    for i, test in enumerate(p["tests"]):
-        jpath = os.path.join(tmp, f"{test['device']}.json") if p["out_json"] else None
-        argv = perftest_argv(binary, p, test, i, jpath)
-        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0, "proc": run.start(argv)})
-    results = []
-    pending = list(jobs)
-    while pending:
-        job = pending.pop(0)
-        rc, out, err, killed = finish(job["proc"], deadline)
-        job["attempts"] += 1
-        retry = (p["mode"] == "client" and rc not in (0, None) and any(s in (out + err) for s in CONNECT_RETRY)
-                 and time.monotonic() < connect_deadline)
-        if retry:
-            time.sleep(0.5)
-            job["proc"] = run.start(job["argv"])
-            pending.append(job)
-            continue
-        results.append(_perftest_result(job, rc, out, err, killed, p, timeout))
-    shutil.rmtree(tmp, ignore_errors=True)
+    results = _run_rails(run, p, p["tests"])
     order = {t["device"]: i for i, t in enumerate(p["tests"])}
     return sorted(results, key=lambda r: order[r["device"]])
+
+
+# a perftest that printed one of these failed on its own host before any TCP connection:
+# its peer would wait for it until a timeout (see _run_rails' ``release``)
+PRE_CONNECT = re.compile(r"Port number \d+ state is|Couldn't set the link layer|IB device \S+ not found|"
+                         r"No IB devices found|Did not detect devices|Unable to create the needed resources|"
+                         r"Couldn't allocate MR")
+RETRY_DELAY = 0.2
+POLL = 0.05
+
+
+def _poke(address, port):
+    """One TCP connection to a perftest server, closed at once (its handshake fails, it exits)."""
+    try:
+        socket.create_connection((address, port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def _listen(port, address="0.0.0.0"):
+    """A listening socket on ``port`` standing in for a server that could not start, or None.
+
+    Every address, as perftest's server listens (``address``: the loopback tests' simulated
+    nodes share one host, each its own 127.0.0.x, where a wildcard bind would take the port
+    from the other nodes' servers of the same round)."""
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(1)
+        sock.setblocking(False)
+        return sock
+    except OSError:
+        return None
+
+
+def _accept_one(sock):
+    """True once a client connected to a stand-in socket (the connection is closed at once)."""
+    if not select.select([sock], [], [], 0)[0]:
+        return False
+    try:
+        sock.accept()[0].close()
+        return True
+    except OSError:
+        return False
+
+
+def _run_rails(run, p, tests, release=False):
+    """Every rail's process at once, polled: ``p["mode"]`` server or client; one result per test.
+
+    A client whose server does not listen yet is started again every RETRY_DELAY s until
+    ``connect_timeout``; every process is killed at ``timeout``. With ``release`` (the
+    schedule: the peer goes on to its next round), a rail that failed on this host before
+    any connection (PRE_CONNECT) does not leave its peer waiting for a timeout: a client
+    connects once to its server and closes (the server's handshake fails, it exits); a
+    server listens in its place and closes the client's connection (the client's handshake
+    fails instead of retrying). Both sides then record an error, the failing side's names it.
+    """
+    binary = run.path(p["tool"])
+    timeout = p["timeout"] or (p["duration"] or 10) + 60
+    now = time.monotonic()
+    deadline, connect_deadline = now + timeout, now + p["connect_timeout"]
+    tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
+    jobs = []
+    for i, test in enumerate(tests):
+        jpath = os.path.join(tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
+        argv = perftest_argv(binary, p, test, i, jpath)
+        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0, "proc": run.start(argv),
+                     "restart_at": None, "result": None, "stand_in": None, "poke": False})
+    try:
+        while True:
+            now = time.monotonic()
+            busy = False
+            for job in jobs:
+                if job["stand_in"] is not None:          # a server's stand-in waits for its client
+                    if _accept_one(job["stand_in"]) or now >= deadline:
+                        job["stand_in"].close()
+                        job["stand_in"] = None
+                    else:
+                        busy = True
+                    continue
+                if job["poke"]:                          # a client tells its server not to wait
+                    if now >= job["restart_at"]:
+                        done = _poke(job["test"]["server"], job["test"]["tcp_port"])
+                        job["poke"], job["restart_at"] = not done and now < connect_deadline, now + RETRY_DELAY
+                    busy = busy or job["poke"]
+                    continue
+                if job["result"] is not None:
+                    continue
+                busy = True
+                if job["proc"] is None:
+                    if now >= job["restart_at"]:
+                        job["proc"] = run.start(job["argv"])
+                    continue
+                if job["proc"].poll() is None:
+                    if now < deadline:
+                        continue
+                    job["proc"].kill()                   # each rail at the deadline, none waited for
+                out, err = job["proc"].communicate()
+                rc, killed = job["proc"].returncode, job["proc"].returncode < 0 and now >= deadline
+                rc = None if killed else rc
+                job["attempts"] += 1
+                text = out + err
+                if (p["mode"] == "client" and rc not in (0, None) and any(s in text for s in CONNECT_RETRY)
+                        and now < connect_deadline):
+                    job["proc"], job["restart_at"] = None, now + RETRY_DELAY
+                    continue
+                job["result"] = _perftest_result(job, rc, out, err, killed, p, timeout)
+                if release and rc not in (0, None) and PRE_CONNECT.search(text):
+                    if p["mode"] == "client":
+                        job["poke"], job["restart_at"] = True, now
+                    else:
+                        job["stand_in"] = _listen(job["test"]["tcp_port"])
+            if not busy:
+                break
+            time.sleep(POLL)
+    finally:
+        for job in jobs:
+            if job["stand_in"] is not None:
+                job["stand_in"].close()
+            if job["proc"] is not None and job["proc"].poll() is None:
+                job["proc"].kill()
+                job["proc"].communicate()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [job["result"] for job in jobs]
+
+
+# ---------------------------------------------------------------- the schedule
+
+# TCP ports of a schedule: round r's rail i listens on base + (r mod PORT_ROUNDS) x PORT_STRIDE + i,
+# so a client of round r can only reach its peer's server of round r, never one still
+# listening for an earlier round (the rounds are not in lock-step).
+PORT_STRIDE = 16
+PORT_ROUNDS = 64
+
+
+def schedule_port(base_port, round_id, rail, stride=PORT_STRIDE, port_rounds=PORT_ROUNDS):
+    """TCP port of ``rail`` in round ``round_id``: ``base + (round mod port_rounds) x stride + rail``.
+
+    Raises ValueError when the rail does not fit the stride, when fewer than two rounds
+    have their own ports, or when the range base .. base + port_rounds x stride - 1 leaves 1..65535.
+    """
+    base_port, round_id, rail, stride, port_rounds = map(int, (base_port, round_id, rail, stride, port_rounds))
+    if stride < 1 or not 0 <= rail < stride:
+        raise ValueError(f"rail {rail} does not fit {stride} TCP ports a round (port_stride)")
+    if port_rounds < 2:
+        raise ValueError(f"port_rounds {port_rounds}: consecutive rounds need their own ports (at least 2)")
+    top = base_port + port_rounds * stride - 1
+    if base_port < 1 or top > 65535:
+        raise ValueError(f"TCP ports {base_port}..{top} (base_port + port_rounds x port_stride) "
+                         f"must stay within 1..65535")
+    if round_id < 0:
+        raise ValueError(f"round {round_id} is negative")
+    return base_port + (round_id % port_rounds) * stride + rail
+
+
+def part_tests(tests, part, base_port, stride=PORT_STRIDE, port_rounds=PORT_ROUNDS):
+    """The rails' tests of one part: the round's TCP port and, on a client, the peer's address."""
+    out = []
+    for rail, t in enumerate(tests):
+        t = dict(t, tcp_port=schedule_port(base_port, part["round"], rail, stride, port_rounds))
+        t.pop("server", None)
+        if part["role"] == "client":
+            t["server"] = part.get("peer_address") or part["peer"]
+        out.append(t)
+    return out
+
+
+def _part_failed(tests, msg):
+    return [{"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"), "argv": None,
+             "exit_status": None, "attempts": 0, "gbps": None, "error": msg, "parsed": None} for t in tests]
+
+
+def run_schedule(run, p, check=False):
+    """Play this node's parts in order (``p["parts"]``, see ``verify.schedule_parts``).
+
+    server: one server per rail, each waited for until ``timeout`` (killed when its client
+    never comes); client: the clients, each retrying until ``connect_timeout`` while its
+    server does not listen yet; idle: nothing. The rounds synchronise through the servers:
+    a client's retries wait for its peer to reach the round. A part that fails or times
+    out is that part's errors and the next part starts (a dead peer costs its rounds, no
+    more). Returns ``[{"round", "role", "peer", "results", "seconds"}]`` for the server and
+    client parts (the records of ``verify_fabric_rdma_log``); with ``check``, each rail's
+    argv and nothing run.
+    """
+    binary = (run.which(p["tool"]) or p["tool"]) if check else run.path(p["tool"])
+    records = []
+    for part in p["parts"]:
+        if part["role"] not in ("server", "client"):
+            continue
+        tests = part_tests(p["tests"], part, p["base_port"], p["port_stride"], p["port_rounds"])
+        pp = dict(p, mode=part["role"], tests=tests)
+        started = time.monotonic()
+        record = {"round": int(part["round"]), "role": part["role"], "peer": part["peer"]}
+        if check:
+            record["results"] = [{"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
+                                  "argv": perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
+                                  "error": None} for i, t in enumerate(tests)]
+        else:
+            try:
+                record["results"] = _run_rails(run, pp, tests, release=True)
+            except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
+                record["error"] = f"{type(e).__name__}: {e}"
+                record["results"] = _part_failed(tests, f"part failed: {record['error']}")
+        record["seconds"] = round(time.monotonic() - started, 1)
+        records.append(record)
+    return records
 
 
 # ---------------------------------------------------------------- nccl-tests

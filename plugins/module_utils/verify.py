@@ -201,6 +201,38 @@ def round_roles(rounds, node):
     return out
 
 
+def schedule_parts(rounds, node, offset=0, addresses=None):
+    """One node's whole ib_write_bw schedule: its part in every round, in order.
+
+    ``[{"round": offset + i, "role": server|client|idle, "peer", "peer_address"}]`` (``round_roles``
+    with the round ids the report uses, ``offset`` the rounds run before: the sampled plan's
+    re-test rounds follow its first rounds). ``peer_address`` is ``addresses[peer]`` (the
+    peer's ``ansible_host``), else the peer's name; null when idle.
+    """
+    addresses = addresses or {}
+    out = []
+    for part in round_roles(rounds, node):
+        peer = part["peer"]
+        out.append({"round": int(offset) + part["round"], "role": part["role"], "peer": peer,
+                    "peer_address": (addresses.get(peer) or peer) if peer is not None else None})
+    return out
+
+
+def schedule_summary(rounds, duration, rails=1, label="rounds"):
+    """The line printed before a schedule starts: ``3 rounds, 6 pairs x 2 rails; expected ~6 s``.
+
+    The expectation is the measuring floor, rounds x one test's ``duration``: every node
+    plays all its rounds in one task, so the floor is what the schedule should take.
+    """
+    n = len(rounds or [])
+    pairs = sum(len(r) for r in rounds or [])
+    rails = int(rails)
+    floor = n * float(duration or 0)
+    return (f"{n} {label if n != 1 else label.rstrip('s')}, {pairs} pair{'' if pairs == 1 else 's'} x "
+            f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(floor)} "
+            f"({n} x {duration_text(duration or 0)})")
+
+
 def duration_text(seconds):
     """41 s, 6 min 32 s, 1 h 02 min: how long, for people."""
     s = max(0, int(round(float(seconds))))

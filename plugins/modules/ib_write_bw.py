@@ -14,23 +14,59 @@ description:
     (C(-x)), optionally C(--use_cuda) and C(--out_json).
   - A client whose server is not listening yet (C(Couldn't connect to host:port)) is
     retried until I(connect_timeout); every process is killed at I(timeout).
+  - C(schedule) plays this host's whole ib_write_bw schedule in one call (run it with C(async)),
+    its part in every round (I(parts)), in order. A server part starts one server per rail and
+    waits for them (each killed at I(timeout) when its client never comes); a client part runs
+    the clients, each retrying while its server does not listen yet, up to I(connect_timeout);
+    an idle part does nothing. The rounds synchronise through the servers, so no host waits for
+    the controller between rounds. Round r's rail i uses TCP port
+    I(base_port) + (r mod I(port_rounds)) x I(port_stride) + i, so a client can only reach the
+    server of its own round. A rail that fails on its host before connecting (port down, no
+    device) releases its peer at once (the client connects once and closes, the server listens
+    in its place), so the peer goes on to its next round instead of waiting for a timeout.
+    A failed or timed-out part is recorded as that part's errors and the schedule goes on.
   - Output is parsed with the perftest parser (real perftest 4.x..25.x formats, error
     outputs included). The module changes nothing on the host, so C(changed) is always
     false; in check mode it only returns the commands it would run.
 options:
   mode:
-    description: Which side this host runs.
+    description: Which side this host runs, or its whole schedule of rounds (C(schedule)).
     type: str
-    choices: [server, client]
+    choices: [server, client, schedule]
     required: true
   tests:
     description:
       - One entry per rail. C(device) RDMA device, C(tcp_port) the out-of-band port,
         C(server) the server's address (client side only), C(ib_port) (default 1),
         C(gpu) the CUDA device for C(--use_cuda) (default the rail index).
+      - With I(mode=schedule) C(tcp_port) and C(server) are not used (each part derives them).
     type: list
     elements: dict
     required: true
+  parts:
+    description:
+      - I(mode=schedule) only, required there. This host's part in every round, in the order
+        they run (filter C(linerate.fabric.verify_schedule)).
+      - C(round) the round's id (the report's round number; it picks the TCP ports),
+        C(role) C(server), C(client) or C(idle), C(peer) the peer's inventory name,
+        C(peer_address) the address its clients connect to (default C(peer)).
+    type: list
+    elements: dict
+  base_port:
+    description: I(mode=schedule) - TCP port of rail 0 in round 0.
+    type: int
+    default: 18515
+  port_stride:
+    description: I(mode=schedule) - TCP ports each round may use (at least the rails).
+    type: int
+    default: 16
+  port_rounds:
+    description:
+      - I(mode=schedule) - consecutive rounds with their own TCP ports (at least 2); round r
+        uses those of round r mod I(port_rounds).
+      - I(base_port) + I(port_rounds) x I(port_stride) - 1 must stay below 65536.
+    type: int
+    default: 64
   tool:
     description: The perftest binary.
     type: str
@@ -79,7 +115,9 @@ options:
     elements: str
     default: []
   timeout:
-    description: Seconds after which a test process is killed (default duration + 60).
+    description:
+      - Seconds after which a test process is killed (default duration + 60).
+      - With I(mode=schedule) counted from the start of each part.
     type: int
   connect_timeout:
     description: Seconds a client keeps retrying while its server is not listening yet.
@@ -88,7 +126,7 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Runs no benchmark; returns the argv of every test it would run (C(skipped_run)).
+    description: Runs no benchmark; returns the argv of every test it would run (C(skipped_run)), in every part with I(mode=schedule).
 author: linerate developers (@linerate)
 """
 
@@ -111,11 +149,29 @@ EXAMPLES = r"""
       - {device: mlx5_0, tcp_port: 18515, server: 10.0.0.12}
       - {device: mlx5_1, tcp_port: 18516, server: 10.0.0.12}
     gid_index: 3
+
+- name: Play this node's whole schedule (every round) in one task
+  linerate.fabric.ib_write_bw:
+    mode: schedule
+    parts:
+      - {round: 0, role: server, peer: node2, peer_address: 10.0.0.12}
+      - {round: 1, role: client, peer: node3, peer_address: 10.0.0.13}
+      - {round: 2, role: idle, peer: null}
+    tests:
+      - {device: mlx5_0}
+      - {device: mlx5_1}
+    gid_index: 3
+    duration: 10
+    connect_timeout: 15
+    timeout: 30
+  async: 200
+  poll: 0
+  register: schedule
 """
 
 RETURN = r"""
 tests:
-  description: One entry per test (rail).
+  description: One entry per test (rail); empty with I(mode=schedule) (see I(parts)).
   returned: always
   type: list
   elements: dict
@@ -129,6 +185,20 @@ tests:
     json: {description: perftest's --out_json document when asked for and written, type: dict}
     stdout: {description: Raw output, type: str}
     stderr: {description: Raw error output, type: str}
+parts:
+  description:
+    - I(mode=schedule) - one record per server or client part, in the order played (idle parts
+      have none); the records the verify_fabric role keeps in C(verify_fabric_rdma_log).
+  returned: when mode is schedule
+  type: list
+  elements: dict
+  contains:
+    round: {description: The round's id, type: int}
+    role: {description: server or client, type: str}
+    peer: {description: The peer's inventory name, type: str}
+    results: {description: One entry per rail as in I(tests) (with its C(tcp_port)), type: list}
+    seconds: {description: How long the part took, type: float}
+    error: {description: Why the whole part failed (each rail's C(error) says it too), type: str}
 passed:
   description: True when every test produced a result.
   returned: always
@@ -136,15 +206,37 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv, run_perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import (
+    perftest_argv, run_perftest, run_schedule, schedule_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def _check_schedule(module, p):
+    """The schedule's arguments: parts, roles, peers and the port range (fails the module)."""
+    for i, part in enumerate(p["parts"]):
+        if part.get("role") not in ("server", "client", "idle"):
+            module.fail_json(msg=f"parts[{i}]: role {part.get('role')!r} is not allowed (server | client | idle)")
+        if part.get("round") is None or not str(part["round"]).lstrip("-").isdigit():
+            module.fail_json(msg=f"parts[{i}]: round must be an integer")
+        if part["role"] != "idle" and not part.get("peer"):
+            module.fail_json(msg=f"parts[{i}]: missing peer")
+    try:
+        # the last rail of any round: validates the stride and the whole port range
+        schedule_port(p["base_port"], 0, max(len(p["tests"]) - 1, 0), p["port_stride"], p["port_rounds"])
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    p["parts"] = [dict(part, round=int(part["round"])) for part in p["parts"]]
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            mode=dict(type="str", choices=["server", "client"], required=True),
+            mode=dict(type="str", choices=["server", "client", "schedule"], required=True),
             tests=dict(type="list", elements="dict", required=True),
+            parts=dict(type="list", elements="dict"),
+            base_port=dict(type="int", default=18515),
+            port_stride=dict(type="int", default=16),
+            port_rounds=dict(type="int", default=64),
             tool=dict(type="str", choices=["ib_write_bw", "ib_read_bw"], default="ib_write_bw"),
             size=dict(type="int", default=1048576),
             qps=dict(type="int", default=4),
@@ -158,16 +250,24 @@ def main():
             extra_args=dict(type="list", elements="str", default=[]),
             timeout=dict(type="int"),
             connect_timeout=dict(type="int", default=30)),
+        required_if=[("mode", "schedule", ["parts"])],
         supports_check_mode=True)
     p = module.params
     for key, top in (("tclass", 255), ("sl", 15), ("gid_index", 255)):
         if p[key] is not None and not 0 <= p[key] <= top:
             module.fail_json(msg=f"{key}: {p[key]} is out of range; allowed: 0..{top}")
+    needed = ("device",) if p["mode"] == "schedule" else ("device", "tcp_port")
     for i, t in enumerate(p["tests"]):
-        missing = [k for k in ("device", "tcp_port") + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
+        missing = [k for k in needed + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
         if missing:
             module.fail_json(msg=f"tests[{i}]: missing {', '.join(missing)}")
     run = Runner(module)
+    if p["mode"] == "schedule":
+        _check_schedule(module, p)
+        parts = run_schedule(run, p, check=module.check_mode)
+        ok = all(r["error"] is None for part in parts for r in part["results"])
+        module.exit_json(changed=False, parts=parts, tests=[], passed=ok,
+                         **({"skipped_run": True} if module.check_mode else {}))
     if module.check_mode:
         binary = run.which(p["tool"]) or p["tool"]
         argvs = [perftest_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]

@@ -146,7 +146,8 @@ def layers(eff):
     dict.update(v, nccl_env_result=v.resolve(task["ansible.builtin.set_fact"]["nccl_env_result"].strip()))
     out["nccl"] = parse_nccl_conf(v.render_file("roles/nccl_env/templates/etc/nccl.conf.j2"))
     # Benchmarks: the ib_write_bw client task's arguments through the module's argv builder.
-    task = _task("verify_fabric", "rdma_round.yml", "Start the ib_write_bw servers, one per rail")
+    task = _task("verify_fabric", "rdma_schedule.yml",
+                 "Play this node's rounds (one task; in check mode only the commands, nothing runs)")
     args = module_args(v, {"m": {k: task["linerate.fabric.ib_write_bw"][k] for k in ("tclass", "qps", "size")}}, "m")
     params = dict(qps=args["qps"], size=args["size"], duration=10, iterations=0, gid_index=3,
                   tclass=args.get("tclass"), sl=None, use_cuda=False, extra_args=[], mode="server")

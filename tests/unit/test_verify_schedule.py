@@ -1,0 +1,330 @@
+"""The ib_write_bw schedule (mode=schedule): one node plays its part in every round in one call.
+
+Pure parts: the TCP port of each round and rail (``benchmarks.schedule_port``), each node's
+parts (``verify.schedule_parts``, filter ``verify_schedule``) and the summary line. Then the
+schedule itself (``benchmarks.run_schedule``) on loopback: each simulated node is a thread with
+its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP, so
+the rounds synchronise through the servers as on a fabric.
+"""
+import os
+import stat
+import sys
+import threading
+import time
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
+from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
+from module_harness import Tools, run_module
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
+
+
+# ---------------------------------------------------------------- ports
+
+def test_round_ports_are_base_plus_round_times_stride_plus_rail():
+    assert [benchmarks.schedule_port(18515, r, i) for r in (0, 1, 2) for i in (0, 1)] == [
+        18515, 18516, 18531, 18532, 18547, 18548]
+    # round 64 reuses round 0's ports (64 rounds apart), 65 round 1's
+    assert benchmarks.schedule_port(18515, 64, 3) == 18518 and benchmarks.schedule_port(18515, 65, 0) == 18531
+    assert benchmarks.schedule_port(20000, 5, 2, stride=8, port_rounds=4) == 20000 + 1 * 8 + 2
+
+
+@pytest.mark.parametrize("rails,stride,k", [(1, 16, 64), (8, 16, 64), (16, 16, 64), (2, 2, 2), (4, 4, 3)])
+def test_rounds_closer_than_k_never_share_a_port(rails, stride, k):
+    ports = {r: {benchmarks.schedule_port(18515, r, i, stride, k) for i in range(rails)} for r in range(3 * k)}
+    for r in range(3 * k):
+        for d in range(1, k):
+            assert not ports[r] & ports[r + d] if r + d in ports else True
+        assert len(ports[r]) == rails
+
+
+def test_port_range_is_validated():
+    assert benchmarks.schedule_port(65536 - 64 * 16, 63, 15) == 65535
+    with pytest.raises(ValueError, match=r"TCP ports 64513\.\.65536 .*1\.\.65535"):
+        benchmarks.schedule_port(65536 - 64 * 16 + 1, 0, 0)
+    with pytest.raises(ValueError, match="rail 16 does not fit 16"):
+        benchmarks.schedule_port(18515, 0, 16)
+    with pytest.raises(ValueError, match="at least 2"):
+        benchmarks.schedule_port(18515, 0, 0, port_rounds=1)
+    with pytest.raises(ValueError, match="negative"):
+        benchmarks.schedule_port(18515, -1, 0)
+
+
+def test_part_tests_derive_port_and_server():
+    tests = [{"device": "mlx5_0", "ib_port": 1, "gpu": 0, "tcp_port": 1}, {"device": "mlx5_1", "ib_port": 1, "gpu": 1}]
+    client = benchmarks.part_tests(tests, {"round": 2, "role": "client", "peer": "n2", "peer_address": "10.0.0.2"}, 18515)
+    assert client == [{"device": "mlx5_0", "ib_port": 1, "gpu": 0, "tcp_port": 18547, "server": "10.0.0.2"},
+                      {"device": "mlx5_1", "ib_port": 1, "gpu": 1, "tcp_port": 18548, "server": "10.0.0.2"}]
+    server = benchmarks.part_tests(tests, {"round": 2, "role": "server", "peer": "n2"}, 18515)
+    assert [t["tcp_port"] for t in server] == [18547, 18548] and all("server" not in t for t in server)
+    assert benchmarks.part_tests(tests[:1], {"round": 0, "role": "client", "peer": "n3"}, 18515)[0]["server"] == "n3"
+
+
+# ---------------------------------------------------------------- parts
+
+def test_each_node_gets_its_part_in_every_round_in_order():
+    nodes = ["a", "b", "c", "d", "e"]                 # odd: one idle node a round
+    rounds = verify.round_robin(nodes)
+    addresses = {"a": "10.0.0.1", "b": "10.0.0.2", "c": "", "d": None}
+    parts = {n: verify_filters.verify_schedule(rounds, n, 0, addresses) for n in nodes}
+    for n in nodes:
+        assert [p["round"] for p in parts[n]] == list(range(len(rounds)))
+        assert sum(p["role"] == "idle" for p in parts[n]) == 1
+        assert {p["peer"] for p in parts[n] if p["role"] != "idle"} == set(nodes) - {n}
+    for r, rnd in enumerate(rounds):
+        for server, client in rnd:
+            assert parts[server][r] == {"round": r, "role": "server", "peer": client,
+                                        "peer_address": addresses.get(client) or client}
+            assert parts[client][r] == {"round": r, "role": "client", "peer": server,
+                                        "peer_address": addresses.get(server) or server}
+    idle = next(p for p in parts["a"] if p["role"] == "idle")
+    assert idle["peer"] is None and idle["peer_address"] is None
+
+
+def test_retest_rounds_go_on_from_the_offset():
+    parts = verify_filters.verify_schedule([[["x", "y"]], [["z", "x"]]], "x", "2")
+    assert parts == [{"round": 2, "role": "server", "peer": "y", "peer_address": "y"},
+                     {"round": 3, "role": "client", "peer": "z", "peer_address": "z"}]
+
+
+def test_summary_line():
+    rounds = verify.round_robin([f"n{i}" for i in range(32)])
+    assert verify_filters.verify_schedule_summary(rounds, 2, 8) == \
+        "31 rounds, 496 pairs x 8 rails, one task per node; expected ~1 min 02 s (31 x 2 s)"
+    assert verify_filters.verify_schedule_summary([[["a", "b"]]], "10", 1, "re-test rounds") == \
+        "1 re-test round, 1 pair x 1 rail, one task per node; expected ~10 s (1 x 10 s)"
+
+
+# ---------------------------------------------------------------- the module: arguments, check mode
+
+PARTS = [{"round": 0, "role": "server", "peer": "n2", "peer_address": "10.0.0.2"},
+         {"round": 1, "role": "idle", "peer": None},
+         {"round": 2, "role": "client", "peer": "n3", "peer_address": "10.0.0.3"}]
+
+
+def test_check_mode_returns_every_parts_argv_and_runs_nothing(capsys):
+    tools = Tools({})
+    res = run_module(ib_write_bw.main, {"mode": "schedule", "parts": PARTS, "gid_index": 3, "tclass": 104,
+                                        "duration": 2, "tests": [{"device": "mlx5_0"}, {"device": "mlx5_1"}]},
+                     tools, capsys, check=True)
+    assert tools.calls == [] and res["skipped_run"] is True and res["changed"] is False and res["passed"] is True
+    assert [(p["round"], p["role"], p["peer"]) for p in res["parts"]] == [(0, "server", "n2"), (2, "client", "n3")]
+    common = ["-F", "--report_gbits", "-q", "4", "-s", "1048576", "-D", "2", "-x", "3", "--tclass=104"]
+    assert [r["argv"] for r in res["parts"][0]["results"]] == [
+        ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", *common],
+        ["/usr/bin/ib_write_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", *common]]
+    assert [r["argv"] for r in res["parts"][1]["results"]] == [
+        ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18547", *common, "10.0.0.3"],
+        ["/usr/bin/ib_write_bw", "-d", "mlx5_1", "-i", "1", "-p", "18548", *common, "10.0.0.3"]]
+
+
+@pytest.mark.parametrize("args,msg", [
+    ({"parts": [{"round": 0, "role": "listener", "peer": "n2"}]}, "parts[0]: role 'listener' is not allowed"),
+    ({"parts": [{"round": 0, "role": "client"}]}, "parts[0]: missing peer"),
+    ({"parts": [{"round": "x", "role": "idle"}]}, "parts[0]: round must be an integer"),
+    ({"parts": [], "base_port": 65000}, "TCP ports 65000..66023"),
+    ({"parts": [], "tests": [{"device": f"mlx5_{i}"} for i in range(3)], "port_stride": 2}, "rail 2 does not fit 2"),
+    ({}, "mode is schedule but all of the following are missing: parts"),
+])
+def test_schedule_arguments_are_checked(capsys, args, msg):
+    res = run_module(ib_write_bw.main, dict({"mode": "schedule", "tests": [{"device": "mlx5_0"}]}, **args),
+                     Tools({}), capsys, check=True)
+    assert res["failed"] and msg in res["msg"]
+
+
+# ---------------------------------------------------------------- the schedule on loopback
+
+# A stand-in perftest that really talks TCP: the server binds its node's 127.0.0.x address and
+# waits for one client, the client connects (refused: perftest's "Couldn't connect" text) and
+# both exchange their node names; a device listed in $DOWN fails before any connection, as a
+# port that is not ACTIVE does. Each side appends "role node device port peer" to $LOG.
+FAKE = r'''#!{python}
+import os, socket, sys, time
+a = sys.argv[1:]
+dev, port, dur = a[a.index("-d") + 1], int(a[a.index("-p") + 1]), int(a[a.index("-D") + 1])
+server = a[-1] if a[-1].count(".") == 3 else None  # a client's last argument: its server's address
+me, addr, log = os.environ["NODE"], os.environ["ADDR"], os.environ["LOG"]
+if dev in os.environ.get("DOWN", "").split():
+    print(" Port number 1 state is Down\n Couldn't set the link layer", file=sys.stderr)
+    sys.exit(1)
+def note(role, peer):
+    with open(log, "a") as f:
+        f.write(f"{{role}} {{me}} {{dev}} {{port}} {{peer}}\n")
+if server is None:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(1)
+    print("* Waiting for client to connect... *", flush=True)
+    c, _ = s.accept(); s.close()
+    peer = c.recv(100).decode()
+    if not peer:
+        print(" Failed to exchange data between server and clients", file=sys.stderr); sys.exit(1)
+    c.sendall(me.encode()); c.recv(10)
+    note("server", peer)
+    print(open(os.path.join("{fix}", "server_duration_no_banner.txt")).read())
+    sys.exit(0)
+try:
+    c = socket.create_connection((server, port), timeout=2)
+except OSError:
+    print(f"Couldn't connect to {{server}}:{{port}}\n Unable to init the socket connection", file=sys.stderr)
+    sys.exit(1)
+c.sendall(me.encode())
+peer = c.recv(100).decode()
+if not peer:
+    print(" Failed to exchange data between server and clients", file=sys.stderr); sys.exit(1)
+time.sleep(dur * 0.2)
+c.sendall(b"done")
+note("client", peer)
+print(open(os.path.join("{fix}", "client_ib_sweep_gbits_25x.txt")).read())
+'''
+
+
+class NodeModule:
+    """What Runner needs of AnsibleModule, for one simulated node: its own perftest and environment."""
+
+    def __init__(self, binary):
+        self.binary = binary
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        return self.binary
+
+    def fail_json(self, **kw):
+        raise AssertionError(kw)
+
+
+def fake_perftest(tmp_path):
+    path = tmp_path / "ib_write_bw"
+    path.write_text(FAKE.format(python=sys.executable, fix=FIX))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def params(parts, **kw):
+    p = {"tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": 1, "iterations": 5000, "gid_index": 3,
+         "tclass": None, "sl": None, "use_cuda": False, "out_json": False, "extra_args": [],
+         "timeout": 20, "connect_timeout": 15, "base_port": 0, "port_stride": 16, "port_rounds": 64,
+         "parts": parts, "tests": [{"device": "mlx5_0"}, {"device": "mlx5_1"}]}
+    p.update(kw)
+    return p
+
+
+def play(tmp_path, nodes, monkeypatch, absent=(), down=None, start_delay=None, **kw):
+    """Run every node's schedule at once (threads); returns ({node: records}, log lines, seconds)."""
+    import random
+    binary = fake_perftest(tmp_path)
+    log = tmp_path / "log"
+    log.write_text("")
+    base = random.Random().randrange(20000, 40000)
+    addresses = {n: f"127.0.0.{i + 2}" for i, n in enumerate(nodes)}
+    rounds = verify.round_robin(nodes)
+    out, errors = {}, []
+    envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=str(log), DOWN=" ".join((down or {}).get(n, ())))
+            for n in nodes}
+    from ansible_collections.linerate.fabric.plugins.module_utils import runner as runner_mod
+    local = threading.local()
+    popen = runner_mod.subprocess.Popen
+
+    def node_popen(argv, **pkw):
+        return popen(argv, **dict(pkw, env=envs[local.node]))
+    monkeypatch.setattr(runner_mod.subprocess, "Popen", node_popen)
+    # a server's stand-in (a rail down) listens on its node's address only, as the fake perftest
+    # does: on the wildcard it would take the port from another pair's server of the same round
+    listen = benchmarks._listen
+    monkeypatch.setattr(benchmarks, "_listen", lambda port: listen(port, addresses[local.node]))
+
+    def one(n):
+        local.node = n
+        time.sleep((start_delay or {}).get(n, 0))
+        try:
+            parts = verify.schedule_parts(rounds, n, 0, addresses)
+            out[n] = benchmarks.run_schedule(Runner(NodeModule(binary)), params(parts, base_port=base, **kw))
+        except Exception as e:  # pragma: no cover - shown by the assertion below
+            errors.append((n, e))
+    threads = [threading.Thread(target=one, args=(n,)) for n in nodes if n not in absent]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    return out, [line.split() for line in log.read_text().splitlines()], time.monotonic() - t0, base, rounds
+
+
+def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(tmp_path, monkeypatch):
+    nodes = ["n1", "n2", "n3", "n4"]
+    # n4 starts late: the others' rounds wait for it through their servers, nobody fails
+    out, log, seconds, base, rounds = play(tmp_path, nodes, monkeypatch, start_delay={"n4": 1.5})
+    for n in nodes:
+        assert [(r["round"], r["role"]) for r in out[n]] == [
+            (p["round"], p["role"]) for p in verify.schedule_parts(rounds, n)]
+        for rec in out[n]:
+            assert set(rec) == {"round", "role", "peer", "results", "seconds"}
+            assert [r["tcp_port"] for r in rec["results"]] == [base + 16 * rec["round"], base + 16 * rec["round"] + 1]
+            assert all(r["error"] is None and r["gbps"] > 0 for r in rec["results"])
+    # every connection was the one its round planned: server node, rail and port agree with the plan
+    want = {("server", s, f"mlx5_{i}", str(base + 16 * r + i), c) for r, rnd in enumerate(rounds)
+            for s, c in rnd for i in range(2)}
+    want |= {("client", c, d, port, s) for _, s, d, port, c in want}
+    assert set(map(tuple, log)) == want and len(log) == len(want)
+    tests = verify.evaluate_tests(verify.round_tests(out), 100)
+    assert len(tests) == 6 * 2 and all(t["ok"] for t in tests)
+
+
+def test_a_port_down_fails_its_tests_fast_and_is_named(tmp_path, monkeypatch):
+    nodes = ["n1", "n2", "n3", "n4"]
+    # timeouts far above the run: a peer left waiting for them would show in the time
+    out, log, seconds, base, rounds = play(tmp_path, nodes, monkeypatch, down={"n2": ["mlx5_1"]},
+                                           timeout=40, connect_timeout=30)
+    assert seconds < 15
+    tests = verify.evaluate_tests(verify.round_tests(out), 100)
+    bad = [t for t in tests if not t["ok"]]
+    assert len(bad) == 3 and all(["n2", "mlx5_1"] in (t["server"], t["client"]) for t in bad)
+    assert {t["code"] for t in bad} == {"PORT_DOWN"}
+    assert all(t["ok"] for t in tests if ["n2", "mlx5_1"] not in (t["server"], t["client"]))
+    suspects, inconclusive = verify.localise(tests)
+    assert [s["endpoint"] for s in suspects] == [["n2", "mlx5_1"]] and inconclusive == []
+
+
+def test_a_dead_peer_costs_its_rounds_and_the_schedule_goes_on(tmp_path, monkeypatch):
+    nodes = ["n1", "n2", "n3", "n4"]
+    out, log, seconds, base, rounds = play(tmp_path, nodes, monkeypatch, absent={"n3"}, timeout=4, connect_timeout=3)
+    assert "n3" not in out
+    for n in ("n1", "n2", "n4"):
+        assert len(out[n]) == 3                       # every part recorded, the dead one's too
+        for rec in out[n]:
+            errors = [r["error"] for r in rec["results"]]
+            if rec["peer"] == "n3":
+                if rec["role"] == "server":
+                    assert errors == ["killed after 4 s (no client connected)"] * 2
+                else:                                 # retried until connect_timeout
+                    assert all(e.startswith(f"Couldn't connect to 127.0.0.4:{base + 16 * rec['round'] + i};")
+                               for i, e in enumerate(errors)), errors
+                    assert all(r["attempts"] > 1 for r in rec["results"])
+            else:
+                assert errors == [None, None], rec
+    assert seconds < 3 * 4 + 6
+
+
+def test_a_failing_part_is_recorded_and_the_next_part_runs(monkeypatch):
+    calls = []
+
+    def rails(run, p, tests, release=False):
+        calls.append(p["mode"])
+        if len(calls) == 1:
+            raise OSError("Too many open files")
+        return [{"device": t["device"], "tcp_port": t["tcp_port"], "error": None, "gbps": 390.0} for t in tests]
+    monkeypatch.setattr(benchmarks, "_run_rails", rails)
+
+    class Run:
+        def path(self, tool):
+            return "/usr/bin/" + tool
+    recs = benchmarks.run_schedule(Run(), params(PARTS, base_port=18515))
+    assert calls == ["server", "client"]
+    assert recs[0]["error"] == "OSError: Too many open files"
+    assert [(r["device"], r["tcp_port"], r["error"]) for r in recs[0]["results"]] == [
+        ("mlx5_0", 18515, "part failed: OSError: Too many open files"),
+        ("mlx5_1", 18516, "part failed: OSError: Too many open files")]
+    assert "error" not in recs[1] and [r["tcp_port"] for r in recs[1]["results"]] == [18547, 18548]
