@@ -33,6 +33,17 @@ def exit_module(module, compute):
     module.exit_json(**result)
 
 
+def duplicate_port(ports, key):
+    """The error for the first of ``ports`` whose ``key`` (its netdev) repeats an earlier port's, or None:
+    one port listed twice would be configured twice in one execution."""
+    seen = {}
+    for i, port in enumerate(ports):
+        if port[key] in seen:
+            return f"ports[{i}].{key}: {port[key]!r} is already ports[{seen[port[key]]}]"
+        seen[port[key]] = i
+    return None
+
+
 def each_port(ports, apply, ident, label):
     """One module execution over several ports, as a loop over them would be.
 

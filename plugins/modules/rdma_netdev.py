@@ -124,7 +124,7 @@ ports:
 import ipaddress
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import each_port, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.netdev import ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -164,11 +164,10 @@ def main():
                                            module.check_mode, module._diff))
         return
     # Every port is checked before any is touched.
-    seen = {}
+    error = duplicate_port(p["ports"], "name")
+    if error:
+        module.fail_json(msg=error)
     for i, port in enumerate(p["ports"]):
-        if port["name"] in seen:
-            module.fail_json(msg=f"ports[{i}].name: {port['name']!r} is already ports[{seen[port['name']]}]")
-        seen[port["name"]] = i
         if port["address"]:
             port["address"], error = rail_address(port["address"], f"ports[{i}].address")
             if error:

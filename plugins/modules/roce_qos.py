@@ -205,7 +205,7 @@ ports:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import each_port, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure, desired
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -250,11 +250,10 @@ def main():
                                                    Sysfs(p["sysfs_net"])), p, module.check_mode))
         return
     # Every port is checked before any is touched.
-    seen = {}
+    error = duplicate_port(p["ports"], "netdev")
+    if error:
+        module.fail_json(msg=error)
     for i, port in enumerate(p["ports"]):
-        if port["netdev"] in seen:
-            module.fail_json(msg=f"ports[{i}].netdev: {port['netdev']!r} is already ports[{seen[port['netdev']]}]")
-        seen[port["netdev"]] = i
         try:
             desired(dict(p, **port))
         except Failure as e:
