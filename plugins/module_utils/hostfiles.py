@@ -35,12 +35,18 @@ def _attrs(module, spec):
         {"mode": spec.get("mode"), "owner": spec.get("owner"), "group": spec.get("group")}, path=spec["path"])
 
 
+def _temp_file(directory, prefix, data):
+    """A new temporary file holding ``data`` in ``directory``: its path."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return tmp
+
+
 def _validate(runner, spec, data):
     """Run the file's validate command on its new content in a temporary file; fail naming it."""
-    fd, tmp = tempfile.mkstemp(prefix=".linerate-validate-", dir=os.path.dirname(spec["path"]) or None)
+    tmp = _temp_file(os.path.dirname(spec["path"]) or None, ".linerate-validate-", data)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
         argv = [tmp if word == "%s" else word for word in shlex.split(spec["validate"])]
         if tmp not in argv:
             raise ToolFailure(f"files[{spec['path']}].validate: {spec['validate']!r} is not allowed "
@@ -54,11 +60,7 @@ def _validate(runner, spec, data):
 
 
 def _write(module, spec, data):
-    directory = os.path.dirname(spec["path"])
-    fd, tmp = tempfile.mkstemp(prefix=".linerate-", dir=directory)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    module.atomic_move(tmp, spec["path"])
+    module.atomic_move(_temp_file(os.path.dirname(spec["path"]), ".linerate-", data), spec["path"])
 
 
 def ensure_directories(module, directories, check):
@@ -77,7 +79,7 @@ def ensure_directories(module, directories, check):
     return done
 
 
-def ensure_files(module, runner, files, check, diff):
+def ensure_files(module, runner, files, check):
     """Each file's delta; returns ``(changes, diffs)``."""
     changes, diffs = [], []
     for spec in files:
@@ -112,27 +114,23 @@ def ensure_files(module, runner, files, check, diff):
     return changes, diffs
 
 
-def _systemctl(runner, *args):
-    return runner(["systemctl", *args])
-
-
 def ensure_units(runner, units, reload_needed, check):
     """Enable and start each unit that is not; ``daemon-reload`` first when a unit file changed."""
     commands = []
     if reload_needed and units:
         commands.append(["systemctl", "daemon-reload"])
         if not check:
-            rc, out, err = _systemctl(runner, "daemon-reload")
+            rc, out, err = runner(["systemctl", "daemon-reload"])
             if rc != 0:
                 raise ToolFailure(f"systemctl daemon-reload failed: {err.strip() or out.strip()}",
                                   rc=rc, stdout=out, stderr=err)
     states = {}
     for unit in units:
         name = unit["name"]
-        rc, out, _err = _systemctl(runner, "is-enabled", name)
+        rc, out, _err = runner(["systemctl", "is-enabled", name])
         enabled = rc == 0 and out.strip() in ("enabled", "enabled-runtime", "static", "alias", "indirect",
                                               "generated")
-        rc, out, _err = _systemctl(runner, "is-active", name)
+        rc, out, _err = runner(["systemctl", "is-active", name])
         active = out.strip() == "active"
         want = []
         if unit.get("enabled", True) and not enabled:
@@ -143,7 +141,7 @@ def ensure_units(runner, units, reload_needed, check):
             commands.append(["systemctl", *args])
             if check:
                 continue
-            rc, out, err = _systemctl(runner, *args)
+            rc, out, err = runner(["systemctl", *args])
             if rc != 0:
                 raise ToolFailure(f"systemctl {' '.join(args)} failed: {err.strip() or out.strip()}",
                                   rc=rc, stdout=out, stderr=err, cmd=["systemctl", *args])
@@ -154,9 +152,9 @@ def ensure_units(runner, units, reload_needed, check):
 
 
 def ensure(module, runner, directories, files, units):
-    check, diff = module.check_mode, module._diff
+    check = module.check_mode
     dirs = ensure_directories(module, directories or [], check)
-    changes, diffs = ensure_files(module, runner, files or [], check, diff)
+    changes, diffs = ensure_files(module, runner, files or [], check)
     reload_needed = any(c["path"].startswith(UNIT_DIRS) and c["action"] != "attributes" for c in changes)
     commands, states = ensure_units(runner, units or [], reload_needed, check)
     changed = bool(dirs or changes or commands)

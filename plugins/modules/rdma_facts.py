@@ -113,10 +113,11 @@ def main():
                              f"(found: {', '.join(sorted(facts['devices'])) or 'none'})",
                          ansible_facts={"rdma": facts})
     ifname = module.params["expect_socket_ifname"]
-    absent = missing_socket_ifnames(ifname, os.listdir(SYS_NET)) if ifname else []
+    interfaces = sorted(os.listdir(SYS_NET)) if ifname else []
+    absent = missing_socket_ifnames(ifname, interfaces) if ifname else []
     if absent:
         module.fail_json(msg=f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
-                             f"(interfaces: {', '.join(sorted(os.listdir(SYS_NET)))}; "
+                             f"(interfaces: {', '.join(interfaces)}; "
                              "fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
                          ansible_facts={"rdma": facts})
     module.exit_json(changed=False, ansible_facts={"rdma": facts})
