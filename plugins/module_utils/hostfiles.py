@@ -45,7 +45,9 @@ def _temp_file(directory, prefix, data):
 
 def _validate(runner, spec, data):
     """Run the file's validate command on its new content in a temporary file; fail naming it."""
-    tmp = _temp_file(os.path.dirname(spec["path"]) or None, ".linerate-validate-", data)
+    # Beside the file, where it will live; in check mode its directory may not exist yet.
+    directory = os.path.dirname(spec["path"])
+    tmp = _temp_file(directory if os.path.isdir(directory) else None, ".linerate-validate-", data)
     try:
         argv = [tmp if word == "%s" else word for word in shlex.split(spec["validate"])]
         if tmp not in argv:

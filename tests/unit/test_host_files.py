@@ -183,3 +183,14 @@ def test_relative_path_is_refused(capsys):
 def test_missing_directory_fails_clearly(tmp_path, capsys):
     result, _ = run(capsys, {"files": [{"path": str(tmp_path / "no" / "f"), "content": "x"}]})
     assert result["failed"] is True and result["msg"] == f"{tmp_path / 'no' / 'f'}: its directory {tmp_path / 'no'} does not exist"
+
+
+def test_check_mode_validates_a_file_whose_directory_the_run_would_create(tmp_path, capsys):
+    # Preview of a fresh host: the script's directory is created by the same call in a real run.
+    script = tmp_path / "linerate" / "rdma-netdev.sh"
+    args = {"directories": [{"path": str(tmp_path / "linerate")}],
+            "files": [{"path": str(script), "content": "ip link set dev x up\n", "validate": "sh -n %s"}]}
+    result, calls = run(capsys, args, check=True)
+    assert result["changed"] is True and result["created"] == [str(script)]
+    assert [c[:2] for c in calls] == [["sh", "-n"]]
+    assert not (tmp_path / "linerate").exists()
