@@ -165,6 +165,8 @@ def ensure(module, runner, directories, files, units):
         "directories": dirs,
         "files": changes,
         "changed_paths": [c["path"] for c in changes],
+        # every path this call manages, changed or not (the converge stamp reads them back)
+        "paths": [d["path"] for d in directories or []] + [f["path"] for f in files or []],
         "created": [c["path"] for c in changes if c["action"] == "created"],
         "units": states,
         "commands": commands,

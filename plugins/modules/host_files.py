@@ -127,6 +127,11 @@ changed_paths:
   returned: always
   type: list
   elements: str
+paths:
+  description: Every path of O(directories) and O(files), changed or not (what the call manages).
+  returned: always
+  type: list
+  elements: str
 created:
   description: The paths of O(files) that did not exist before.
   returned: always

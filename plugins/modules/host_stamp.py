@@ -1,0 +1,157 @@
+#!/usr/bin/python
+"""Record, or compare with, what a host looked like at the end of its last converge."""
+
+DOCUMENTATION = r"""
+---
+module: host_stamp
+short_description: The converge stamp - skip the host stack of a host its last converge left as it is
+description:
+  - With O(state=write) (the end of a converge that ran every host role and left nothing pending), reads
+    every probe once and writes the inputs' digest, the probes and the digest of each answer to O(path)
+    (mode C(0600)). The file is rewritten only when one of them differs, and C(changed) says so.
+  - With O(state=check) (the first task of the next run), reads the probes the stamp lists, once, and
+    returns C(converged=true) only when O(inputs) and every answer are as recorded; C(reason) names what
+    differs. Nothing is written.
+  - Probes are reads only; see the action plugin of the same name for the probes of the host stack and
+    how the inputs' digest is made (docs/host-stack.md, "The converge stamp").
+version_added: 0.3.0
+author: linerate developers (@linerate)
+options:
+  state:
+    description: C(check) compares, C(write) records.
+    type: str
+    choices: [check, write]
+    default: check
+  inputs:
+    description: The digest of the host's inputs (intent, role variables, linerate's code).
+    type: str
+    required: true
+  probes:
+    description: With O(state=write), what to read.
+    type: dict
+    suboptions:
+      commands:
+        description: Commands, as argv lists (no shell); their exit status and standard output are recorded.
+        type: list
+        elements: list
+      files:
+        description: Paths or glob patterns; content, mode, owner and group are recorded.
+        type: list
+        elements: str
+  path:
+    description: The stamp file.
+    type: path
+    default: /var/lib/linerate/converged.json
+attributes:
+  check_mode:
+    support: full
+    description: O(state=check) is a read anyway; O(state=write) reports whether it would write.
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Compare the host with its last converge
+  linerate.fabric.host_stamp:
+    state: check
+  register: linerate_host_stamp
+"""
+
+RETURN = r"""
+converged:
+  description: Whether the inputs and every probe answer are as the stamp records (O(state=check)).
+  returned: always
+  type: bool
+reason:
+  description: What differs, or that nothing does.
+  returned: always
+  type: str
+differ:
+  description: The keys of the probes whose answer differs (for example C(cmd: mlnx_qos -i enp65s0f0np0)).
+  returned: always
+  type: list
+  elements: str
+probes:
+  description: How many probes were read.
+  returned: always
+  type: int
+inputs:
+  description: The inputs' digest this run compared with or wrote.
+  returned: always
+  type: str
+"""
+
+import json
+import os
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils import stamp
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+class _OptionalRunner(Runner):
+    """Every tool optional: a probe of a tool that is missing records that answer."""
+
+    def path(self, tool, argv=None):
+        found = self.which(tool)
+        if found is None:
+            raise OSError(f"{tool} not found")
+        return found
+
+
+def _load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "state": {"type": "str", "choices": ["check", "write"], "default": "check"},
+            "inputs": {"type": "str", "required": True},
+            "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"},
+                                                   "files": {"type": "list", "elements": "str"}}},
+            "path": {"type": "path", "default": "/var/lib/linerate/converged.json"},
+        },
+        required_if=[("state", "write", ["probes"])],
+        supports_check_mode=True,
+    )
+    p = module.params
+    run = _OptionalRunner(module)
+    recorded = _load(p["path"])
+    if p["state"] == "check":
+        if recorded is None:
+            module.exit_json(changed=False, converged=False, reason=f"no converge stamp on the host ({p['path']})",
+                             differ=[], probes=0, inputs=p["inputs"])
+        probes = recorded.get("probes") or {} if isinstance(recorded, dict) else {}
+        observed = stamp.observe(run, probes)
+        converged, reason, differ = stamp.compare(recorded, p["inputs"], observed)
+        module.exit_json(changed=False, converged=converged, reason=reason, differ=differ,
+                         probes=len(observed), inputs=p["inputs"])
+
+    probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])]
+              for k in ("commands", "files")}
+    new = stamp.stamp(p["inputs"], probes, stamp.observe(run, probes))
+    old = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
+    changed = old != new
+    if changed and not module.check_mode:
+        directory = os.path.dirname(p["path"])
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        data = json.dumps(dict(new, written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                          sort_keys=True, indent=1).encode()
+        fd, tmp = tempfile.mkstemp(prefix=".linerate-", dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o600)
+        module.atomic_move(tmp, p["path"])
+    module.exit_json(changed=changed, converged=True, reason="recorded" if changed else "unchanged",
+                     differ=[], probes=len(new["observed"]), inputs=p["inputs"])
+
+
+if __name__ == "__main__":
+    main()
