@@ -39,6 +39,13 @@ options:
   ecn:
     description: Whether every fabric port must have ECN marking on (omit to leave ECN out of RV(problems)).
     type: bool
+  config:
+    description:
+      - The intent in the platform's configuration language, as M(linerate.fabric.switch_config) takes it;
+        when given, RV(commands) is the delta that module would push, computed from the same read (the
+        change window's pre-check leaves a switch with no delta out of the rollout).
+      - An intent outside the managed scope fails, as it does in M(linerate.fabric.switch_config).
+    type: str
 notes:
   - Read-only; check mode is supported and changes nothing either way.
 attributes:
@@ -76,6 +83,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+commands:
+  description: The commands M(linerate.fabric.switch_config) would push for O(config) (empty when none).
+  returned: when O(config) is given
+  type: list
+  elements: str
 running_config:
   description: The running configuration as the switch prints it.
   returned: when O(return_running_config=true)
@@ -113,7 +125,8 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
+    SwitchError, Unreachable, delta, oper_problems)
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, make_driver)
 
@@ -121,25 +134,29 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_comm
 def main():
     spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False),
                 require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
-                ecn=dict(type="bool"))
+                ecn=dict(type="bool"), config=dict(type="str"))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     p = module.params
     try:
         driver = make_driver(p)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
+    extra = {}
     try:
         running = driver.get_running()
         driver.parse(running)   # fails on output that is not a config
         pending = driver.pending()
         ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
+        if p["config"] is not None:
+            extra = {"commands": delta(driver, p["config"], p["fabric_ports"], running)}
     except Unreachable as exc:   # shown as UNREACHABLE in the recap, not FAILED
         module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"])
     except SwitchError as exc:
         module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
     finally:
         driver.close()
-    extra = {"running_config": running} if p["return_running_config"] else {}
+    if p["return_running_config"]:
+        extra["running_config"] = running
     module.exit_json(
         changed=False, pending=pending, **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},

@@ -385,26 +385,35 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
         raise
 
 
+def managed_scope(driver, want, ports):
+    """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
+    (SwitchError) before anything is sent."""
+    bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
+    if bad_ports:
+        raise SwitchError(driver.name, f"fabric port name(s) {bad_ports!r} refused: allowed are letters, "
+                                       "digits and _ . / : - (at most 64), nothing is sent", rolled_back=False)
+    scope = driver.managed_scope(want, ports)
+    outside = driver.out_of_scope(want, scope, ports)
+    if outside:
+        raise SwitchError(driver.name, "refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
+                                       f"speed of the fabric ports {', '.join(ports) or '(none)'} and uplinks), "
+                                       "nothing is sent: " + "; ".join(outside[:10])
+                                       + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else ""),
+                          rolled_back=False)
+    return scope
+
+
+def delta(driver, want_text, ports, running):
+    """The commands that would take ``running`` to the intent ``want_text`` on ``ports`` (read-only)."""
+    want = driver.parse(want_text)
+    return driver.commands(want, driver.parse(running), managed_scope(driver, want, ports))
+
+
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
                 require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label):
     cleared = []
     want = driver.parse(want_text)
-    if full:
-        scope = driver.full_scope()
-    else:
-        # nothing is sent before the intent is known to stay inside the managed scope
-        bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
-        if bad_ports:
-            raise SwitchError(driver.name, f"fabric port name(s) {bad_ports!r} refused: allowed are letters, "
-                                           "digits and _ . / : - (at most 64), nothing is sent", rolled_back=False)
-        scope = driver.managed_scope(want, ports)
-        outside = driver.out_of_scope(want, scope, ports)
-        if outside:
-            raise SwitchError(driver.name, "refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
-                                           f"speed of the fabric ports {', '.join(ports) or '(none)'} and uplinks), "
-                                           "nothing is sent: " + "; ".join(outside[:10])
-                                           + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else ""),
-                              rolled_back=False)
+    scope = driver.full_scope() if full else managed_scope(driver, want, ports)
     if full and not check_mode and not _nested:
         # an emergency restore first discards what a failed window left pending
         cleared = driver.clear_pending(want_text)
