@@ -67,7 +67,7 @@ reason:
   returned: always
   type: str
 differ:
-  description: The keys of the probes whose answer differs (for example C(cmd: mlnx_qos -i enp65s0f0np0)).
+  description: "The keys of the probes whose answer differs (for example C(cmd: mlnx_qos -i enp65s0f0np0))."
   returned: always
   type: list
   elements: str
@@ -148,7 +148,7 @@ def main():
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.chmod(tmp, 0o600)
-        module.atomic_move(tmp, p["path"])
+        os.replace(tmp, p["path"])   # same directory: atomic, and the mode stays 0600
     module.exit_json(changed=changed, converged=True, reason="recorded" if changed else "unchanged",
                      differ=[], probes=len(new["observed"]), inputs=p["inputs"])
 

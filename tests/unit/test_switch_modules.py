@@ -128,3 +128,32 @@ def fixture_counters(name):
     """A counters fixture as the switch printed it (without its ``#source:`` line)."""
     from parser_fixtures import fixture as source_fixture
     return source_fixture("counters", name)
+
+
+def test_switch_info_config_returns_the_delta_switch_config_would_push(monkeypatch, capsys, tmp_path):
+    """The pre-check's delta is the window's: same read, same commands, nothing sent beyond reads."""
+    answers = {"nv config show -o commands": fixture("nvue_config_show_commands.txt"),
+               "nv show interface": fixture("nvue_show_interface.txt"),
+               "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+               "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")}
+    text = render("nvue", PORTS)
+    info, fake = run_module(switch_info, dict(ARGS, config=text), monkeypatch, capsys, answers)
+    window, _ = run_module(switch_config, dict(ARGS, config=text, backup_dir=str(tmp_path)), monkeypatch, capsys,
+                           answers, check=True)
+    assert info["commands"] and info["commands"] == window["commands"]
+    assert not [c for c in fake.sent if c.startswith("nv set") or "apply" in c]
+    at_intent, _ = run_module(switch_info, dict(ARGS, config=text), monkeypatch, capsys,
+                              dict(answers, **{"nv config show -o commands": text}))
+    assert at_intent["commands"] == []
+    plain, _ = run_module(switch_info, ARGS, monkeypatch, capsys, answers)
+    assert "commands" not in plain
+
+
+def test_switch_info_config_outside_the_managed_scope_fails(monkeypatch, capsys):
+    answers = {"nv config show -o commands": fixture("nvue_config_show_commands.txt"),
+               "nv show interface": fixture("nvue_show_interface.txt"),
+               "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+               "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")}
+    res, _ = run_module(switch_info, dict(ARGS, config="nv set system hostname evil\n"), monkeypatch, capsys,
+                        answers)
+    assert res["failed"] and "outside the managed scope" in res["msg"]
