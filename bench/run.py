@@ -101,17 +101,25 @@ def floor(repeats=3, extra_env=None):
 
 
 def section_converge(sizes, rows):
-    """site.yml first converge, second run and the floor, per lab size."""
+    """site.yml first converge, second run (converged nodes skipped by their stamp, switches with no
+    delta left out), --check --diff, a full run of every role (linerate_full_run=true) and the floor,
+    per lab size."""
     for n in sizes:
         up = ensure_lab(n, fresh=True)
         first, r1 = playbook("playbooks/site.yml")
         second, r2 = playbook("playbooks/site.yml")
+        # the drift preview of the same converged lab, and every role run anyway (the roles' own cost)
+        check, r3 = playbook("playbooks/site.yml", "--check", "--diff")
+        full, r4 = playbook("playbooks/site.yml", "-e", "linerate_full_run=true")
         fl = floor()
         row = {"section": "converge", "nodes": n, "lab_up_s": round(up, 1),
                "first_s": round(first, 1), "first_changed": r1["changed"],
                "second_s": round(second, 1), "second_changed": r2["changed"],
+               "check_s": round(check, 1), "check_changed": r3["changed"],
+               "full_run_s": round(full, 1), "full_run_changed": r4["changed"],
                "floor_s": round(fl, 1), "second_over_floor": round(second / fl, 2),
-               "peak_rss_mib": max(r1["peak_rss_mib"], r2["peak_rss_mib"])}
+               "check_over_floor": round(check / fl, 2), "full_run_over_floor": round(full / fl, 2),
+               "peak_rss_mib": max(r["peak_rss_mib"] for r in (r1, r2, r3, r4))}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -168,6 +176,35 @@ def section_verify(sizes, rows):
         rows.append({"section": "verify", "nodes": n, "rounds": rounds, "pairs": tests,
                      "wall_s": round(dt, 1), "floor_s": floor_s, "wall_over_floor": round(dt / floor_s, 1),
                      "passed": report["summary"]["passed"], "peak_rss_mib": rv["peak_rss_mib"]})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+def section_sampled(sizes, rows):
+    """The sampled ib_write_bw plan with one injected bad link (the last node's second rail trained at a
+    quarter of its speed): the rounds it ran, whether ib_write_bw named that port, and the wall time."""
+    duration = 2
+    for n in sizes:
+        ensure_lab(n)
+        playbook("playbooks/site.yml", "--skip-tags", "verify")
+        node, device = f"node{n}", "mlx5_1"
+        lab("fault", "speed", node, device, "100")
+        try:
+            dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/verify.yml",
+                             "-e", f"verify_fabric_ib_write_bw_duration={duration}",
+                             "-e", "verify_fabric_ib_write_bw_plan=sampled"])
+        finally:
+            lab("fault", "speed", node, device, "400")
+        with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
+            report = json.load(f)
+        rounds = len(report["meta"]["rounds"])
+        named = sorted({f"{f['node']} {f['device']}" for f in report["findings"]
+                        if f.get("check") == "ib_write_bw" and f.get("node") and f.get("device")})
+        rows.append({"section": "sampled", "nodes": n, "plan": report["meta"].get("plan"), "rounds": rounds,
+                     "tests": sum(len(r) for r in report["meta"]["rounds"]), "injected": f"{node} {device}",
+                     "named_by_ib_write_bw": ", ".join(named) or "-",
+                     "found": f"{node} {device}" in named, "verify_rc": res.returncode,
+                     "wall_s": round(dt, 1), "floor_s": rounds * duration,
+                     "wall_over_floor": round(dt / (rounds * duration), 1), "peak_rss_mib": res.peak_rss_mib})
         print(json.dumps(rows[-1]), flush=True)
 
 
@@ -250,7 +287,8 @@ def section_mitogen(sizes, rows):
 
 
 SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify,
-            "report": section_report, "check": section_check, "mitogen": section_mitogen}
+            "report": section_report, "check": section_check, "mitogen": section_mitogen,
+            "sampled": section_sampled}
 
 
 def print_table(rows):

@@ -102,6 +102,25 @@ def test_second_run_changes_nothing(fresh_lab):
     assert res.returncode == 0, res.stdout[-4000:]
     counts = recap(res.stdout)
     assert {h: c["changed"] for h, c in counts.items()} == {h: 0 for h in counts}, counts
+    # Every node reads as its last converge left it (converge stamp) and every switch is at its
+    # intent (pre-check delta): the host stack and the rollout run on nobody.
+    for play in ("Install and configure the RDMA host stack", "Write NCCL's environment from the ports as they are now",
+                 "Roll out the fabric config, one batch at a time"):
+        assert re.search(rf"PLAY \[{re.escape(play)}\] \**\nskipping: no hosts matched", res.stdout), play
+    assert "as the last converge left it" in run_playbook("playbooks/hosts.yml", "-v").stdout
+
+
+def test_every_role_run_anyway_changes_nothing(fresh_lab):
+    """The stamp only skips what would change nothing: run every role on every node (the roles'
+    own idempotence) and the stamps stay as they were."""
+    before = {n: on(n, "cat", "/var/lib/linerate/converged.json").stdout for n in fresh_lab["nodes"]}
+    res = run_playbook("playbooks/hosts.yml", "-e", "linerate_full_run=true")
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "TASK [nccl_env : Write /etc/nccl.conf" in res.stdout and "TASK [mofed : " in res.stdout
+    counts = recap(res.stdout)
+    assert {h: c["changed"] for h, c in counts.items()} == {h: 0 for h in counts}, counts
+    assert {n: on(n, "cat", "/var/lib/linerate/converged.json").stdout for n in fresh_lab["nodes"]} == before
+    assert on(NODE, "stat", "-c", "%a", "/var/lib/linerate/converged.json").stdout.strip() == "600"
 
 
 def drift(node):

@@ -1,10 +1,12 @@
 """Bad intent is rejected on the controller before any host or switch is touched."""
 import json
+import os
 import re
 
 import pytest
+import yaml
 
-from conftest import ansible_env, run_playbook
+from conftest import REPO, ansible_env, run_playbook
 
 BAD = [
     ({"roce": {"no_drop_priority": 9}}, "fabric.roce.no_drop_priority: 9 is not allowed (allowed: an integer 0..7)"),
@@ -69,7 +71,7 @@ def test_fabric_effective_without_injected_facts():
 
 @pytest.mark.parametrize("inject", ["True", "False"])
 def test_validated_once_per_run_and_the_hosts_keep_the_intent(lab, inject):
-    # site.yml imports validate.yml through each playbook: the second import
+    # A playbook that imports validate.yml twice (two playbooks in one run): the second import
     # reads the same intent and cabling, validates nothing again and ends its
     # plays; every host still has fabric_effective (with or without injected facts).
     res = run_playbook("tests/integration/playbooks/validate_twice.yml",
@@ -82,9 +84,15 @@ def test_validated_once_per_run_and_the_hosts_keep_the_intent(lab, inject):
 
 
 def test_site_validates_once(lab):
-    # one validation per run, not one per imported playbook (a bad -e override still
-    # fails the first one before any host: test_bad_intent_fails_before_any_host).
+    # one validation per run: site.yml imports validate.yml once and then the stages, which
+    # import no validation of their own (a bad -e override fails it before any host:
+    # test_bad_intent_fails_before_any_host); each playbook alone still starts with it.
     res = run_playbook("playbooks/site.yml", "--check", "--tags", "validate")
     assert res.returncode == 0, res.stdout[-4000:]
     assert res.stdout.count("TASK [Show what was validated]") == 1
-    assert res.stdout.count("TASK [Check the intent, the cabling and every cross-layer constraint]") >= 4
+    assert res.stdout.count("TASK [Check the intent, the cabling and every cross-layer constraint]") == 1
+    for playbook in ("hosts", "switches", "verify", "subnet_manager"):
+        with open(os.path.join(REPO, "playbooks", f"{playbook}.yml"), encoding="utf-8") as f:
+            plays = yaml.safe_load(f)
+        assert plays[0]["ansible.builtin.import_playbook"] == "validate.yml", playbook
+        assert plays[1]["ansible.builtin.import_playbook"] == f"stages/{playbook}.yml", playbook
