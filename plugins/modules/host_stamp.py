@@ -48,6 +48,7 @@ attributes:
     description: O(state=check) is a read anyway; O(state=write) reports whether it would write.
   diff_mode:
     support: none
+    description: The stamp is linerate's record of the node, not configuration; nothing to diff.
 """
 
 EXAMPLES = r"""
