@@ -30,6 +30,14 @@ options:
         list of name prefixes (C(eth) matches C(eth0)), exact names after C(=); a C(^) (exclude) list names no
         interface and is not checked. No matching interface in C(/sys/class/net) fails the task, naming it.
     type: str
+  wait_up:
+    description:
+      - Seconds to wait, reading again every second, while a port of O(expect_devices) is not up (C(ACTIVE) and
+        C(LinkUp)): right after a subnet manager starts (its first sweep brings InfiniBand ports to C(ACTIVE)) or
+        a firmware reset restarts the driver. The facts are then the last read; a port still down is reported
+        as it is. C(0) reads once. Not in check mode (nothing was started or reset to wait for).
+    type: int
+    default: 0
 attributes:
   check_mode:
     support: full
@@ -87,6 +95,7 @@ ansible_facts:
 """
 
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import missing_socket_ifnames
@@ -99,12 +108,22 @@ SYS_NET = "/sys/class/net"
 def main():
     module = AnsibleModule(
         argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []},
-                       "expect_socket_ifname": {"type": "str"}},
+                       "expect_socket_ifname": {"type": "str"},
+                       "wait_up": {"type": "int", "default": 0}},
         supports_check_mode=True,
     )
+    if module.params["wait_up"] < 0:
+        module.fail_json(msg=f"wait_up: {module.params['wait_up']} is not allowed (allowed: seconds, 0 or more)")
+    deadline = time.monotonic() + (0 if module.check_mode else module.params["wait_up"])
+    expect = set(module.params["expect_devices"])
     try:
-        # mst (MFT) is optional: without it the PCI addresses come from sysfs.
-        facts = collect(Runner(module, optional=("mst",)))
+        while True:
+            # mst (MFT) is optional: without it the PCI addresses come from sysfs.
+            facts = collect(Runner(module, optional=("mst",)))
+            down = [p for p in facts["ports"] if p["device"] in expect and not p.get("up")]
+            if not down or time.monotonic() >= deadline:
+                break
+            time.sleep(1)
     except ToolError as e:
         module.fail_json(msg=e.msg, **e.kw)
     missing = [d for d in module.params["expect_devices"] if d not in facts["devices"]]

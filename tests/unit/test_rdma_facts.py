@@ -151,3 +151,60 @@ def test_module_fails_naming_a_socket_ifname_that_matches_no_interface(capsys, m
                           "fabric.nccl.socket_ifname / nccl_env_socket_ifname)")
     ok = run_module({"expect_devices": ["mlx5_0"], "expect_socket_ifname": "eth"}, FakeTools(), capsys)
     assert "failed" not in ok and ok["ansible_facts"]["rdma"]["devices"]
+
+
+class ComingUp(FakeTools):
+    """mlx5_1 (down in the fixtures) comes up after ``after`` reads, as a port does after the SM's sweep."""
+
+    def __init__(self, after):
+        super().__init__()
+        self.after = after
+
+    def __call__(self, argv):
+        rc, out, err = super().__call__(argv)
+        tool = os.path.basename(argv[0])
+        if sum(1 for c in self.calls if c[0] == tool) > self.after:
+            if tool == "ibv_devinfo":
+                out = out.replace("PORT_DOWN (1)", "PORT_ACTIVE (4)").replace("DISABLED (3)", "LINK_UP (5)")
+            if tool == "ibstat":
+                out = out.replace("State: Down", "State: Active").replace("Physical state: Disabled",
+                                                                          "Physical state: LinkUp")
+        return rc, out, err
+
+
+def test_module_waits_for_an_expected_port_to_come_up(capsys, monkeypatch):
+    monkeypatch.setattr(rdma_facts.time, "sleep", lambda s: None)
+    tools = ComingUp(after=2)
+    out = run_module({"expect_devices": ["mlx5_0", "mlx5_1"], "wait_up": 30}, tools, capsys)
+    assert [p["up"] for p in out["ansible_facts"]["rdma"]["ports"]] == [True, True]
+    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 3
+
+
+def test_module_reads_once_without_wait_or_when_the_port_is_not_expected(capsys, monkeypatch):
+    monkeypatch.setattr(rdma_facts.time, "sleep", lambda s: None)
+    tools = ComingUp(after=2)
+    out = run_module({"expect_devices": ["mlx5_0", "mlx5_1"]}, tools, capsys)
+    assert [p["up"] for p in out["ansible_facts"]["rdma"]["ports"]] == [True, False]
+    tools = ComingUp(after=2)
+    run_module({"expect_devices": ["mlx5_0"], "wait_up": 30}, tools, capsys)
+    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 1
+
+
+def test_module_gives_up_at_the_deadline_with_the_port_as_it_is(capsys, monkeypatch):
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(rdma_facts.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(rdma_facts.time, "sleep", lambda s: None)
+    tools = ComingUp(after=100)
+    out = run_module({"expect_devices": ["mlx5_1"], "wait_up": 25}, tools, capsys)
+    assert out["changed"] is False and out["ansible_facts"]["rdma"]["ports"][1]["up"] is False
+    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 3   # read at 10, 20, 30 s (deadline 25)
+    bad = run_module({"expect_devices": ["mlx5_1"], "wait_up": -1}, FakeTools(), capsys)
+    assert bad["failed"] and bad["msg"] == "wait_up: -1 is not allowed (allowed: seconds, 0 or more)"
+
+
+def test_module_does_not_wait_in_check_mode(capsys, monkeypatch):
+    monkeypatch.setattr(rdma_facts.time, "sleep", lambda s: None)
+    tools = ComingUp(after=2)
+    out = run_module({"expect_devices": ["mlx5_1"], "wait_up": 30, "_ansible_check_mode": True}, tools, capsys)
+    assert out["ansible_facts"]["rdma"]["ports"][1]["up"] is False
+    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 1
