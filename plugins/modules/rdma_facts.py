@@ -33,8 +33,8 @@ options:
   wait_up:
     description:
       - Seconds to wait, reading again every second, while a port of O(expect_devices) is not up (C(ACTIVE) and
-        C(LinkUp)): right after a subnet manager starts (its first sweep brings InfiniBand ports to C(ACTIVE)) or
-        a firmware reset restarts the driver. The facts are then the last read; a port still down is reported
+        C(LinkUp)), as right after a subnet manager starts (its first sweep brings InfiniBand ports to C(ACTIVE))
+        or a firmware reset restarts the driver. The facts are then the last read; a port still down is reported
         as it is. C(0) reads once. Not in check mode (nothing was started or reset to wait for).
     type: int
     default: 0
