@@ -67,7 +67,7 @@ def host_probes(ports, transport, firmware_devices=(), managed=(), files=(), sys
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("state", "inputs", "path", "ports", "transport", "firmware_devices", "managed", "files",
+    _VALID_ARGS = frozenset(("state", "inputs", "keys", "path", "ports", "transport", "firmware_devices", "managed", "files",
                              "sysfs_net"))
 
     def run(self, tmp=None, task_vars=None):
@@ -89,8 +89,12 @@ class ActionModule(ActionBase):
                 module_args["probes"] = host_probes(
                     args.get("ports") or [], args.get("transport"), args.get("firmware_devices") or [],
                     args.get("managed") or [], args.get("files") or [], args.get("sysfs_net") or "/sys/class/net")
+            elif state == "refresh":
+                if not args.get("inputs"):
+                    raise AnsibleError("inputs: missing (allowed: the inputs digest of this run's state=check)")
+                module_args.update(inputs=args["inputs"], keys=list(args.get("keys") or []))
             else:
-                raise AnsibleError(f"state: {state!r} is not allowed (allowed: check, write)")
+                raise AnsibleError(f"state: {state!r} is not allowed (allowed: check, write, refresh)")
         except (AnsibleError, KeyError, TypeError) as e:
             result.update(failed=True, msg=f"host_stamp: {e}")
             return result

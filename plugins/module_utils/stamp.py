@@ -110,6 +110,21 @@ def compare(recorded, inputs, observed):
     return True, f"as the last converge left it ({len(observed)} probes read)", []
 
 
+def refresh(recorded, inputs, observed, keys):
+    """A stamp with the answers of the probes named by ``keys`` (key prefixes) taken as they are now, or
+    ``(None, reason)`` when the inputs differ or a probe outside ``keys`` changed too (that is drift the
+    next run must see)."""
+    if not isinstance(recorded, dict) or recorded.get("version") != VERSION or recorded.get("inputs") != inputs:
+        return None, "no stamp of this run's inputs to refresh"
+    before = recorded.get("observed") or {}
+    differ = sorted(k for k in set(before) | set(observed) if before.get(k) != observed.get(k))
+    other = [k for k in differ if not k.startswith(tuple(keys))]
+    if other:
+        return None, "not refreshed, changed outside " + ", ".join(keys) + ": " + "; ".join(other[:3])
+    return stamp(inputs, recorded.get("probes") or {}, observed), ("refreshed: " + "; ".join(differ) if differ
+                                                                    else "nothing to refresh")
+
+
 def inputs_digest(values, code):
     """The digest of a host's inputs: its role variables (a JSON-able dict) and the code's digest."""
     return _digest(json.dumps({"vars": values, "code": code}, sort_keys=True, default=str))

@@ -12,15 +12,18 @@ description:
   - With O(state=check) (the first task of the next run), reads the probes the stamp lists, once, and
     returns C(converged=true) only when O(inputs) and every answer are as recorded; C(reason) names what
     differs. Nothing is written.
+  - With O(state=refresh), re-reads the probes of the stamp and records the answers of those named by O(keys)
+    anew, only when the stamp has these O(inputs) and no other probe changed (the verification installs its
+    benchmark packages after the host stack wrote the stamp; C(keys=["cmd: dpkg-query"]) takes them in).
   - Probes are reads only; see the action plugin of the same name for the probes of the host stack and
     how the inputs' digest is made (docs/host-stack.md, "The converge stamp").
 version_added: 0.3.0
 author: linerate developers (@linerate)
 options:
   state:
-    description: C(check) compares, C(write) records.
+    description: C(check) compares, C(write) records, C(refresh) records some probes anew.
     type: str
-    choices: [check, write]
+    choices: [check, write, refresh]
     default: check
   inputs:
     description: The digest of the host's inputs (intent, role variables, linerate's code).
@@ -38,6 +41,12 @@ options:
         description: Paths or glob patterns; content, mode, owner and group are recorded.
         type: list
         elements: str
+  keys:
+    description: With O(state=refresh), the probe keys (prefixes, for example C(cmd: dpkg-query)) whose answers may be
+      recorded anew.
+    type: list
+    elements: str
+    default: []
   path:
     description: The stamp file.
     type: path
@@ -110,10 +119,24 @@ def _load(path):
         return None
 
 
+def _write(path, content):
+    """Write the stamp atomically, mode 0600 in a 0700 directory."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    data = json.dumps(dict(content, written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                      sort_keys=True, indent=1).encode()
+    fd, tmp = tempfile.mkstemp(prefix=".linerate-", dir=directory)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)   # same directory: atomic, and the mode stays 0600
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
-            "state": {"type": "str", "choices": ["check", "write"], "default": "check"},
+            "state": {"type": "str", "choices": ["check", "write", "refresh"], "default": "check"},
+            "keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
             "inputs": {"type": "str", "required": True},
             "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"},
                                                    "files": {"type": "list", "elements": "str"}}},
@@ -135,21 +158,22 @@ def main():
         module.exit_json(changed=False, converged=converged, reason=reason, differ=differ,
                          probes=len(observed), inputs=p["inputs"])
 
+    if p["state"] == "refresh":
+        observed = stamp.observe(run, (recorded.get("probes") or {}) if isinstance(recorded, dict) else {})
+        new, reason = stamp.refresh(recorded, p["inputs"], observed, p["keys"])
+        changed = new is not None and new != {k: v for k, v in recorded.items() if k != "written_at"}
+        if changed and not module.check_mode:
+            _write(p["path"], new)
+        module.exit_json(changed=changed, converged=new is not None, reason=reason, differ=[],
+                         probes=len(observed), inputs=p["inputs"])
+
     probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])]
               for k in ("commands", "files")}
     new = stamp.stamp(p["inputs"], probes, stamp.observe(run, probes))
     old = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
     changed = old != new
     if changed and not module.check_mode:
-        directory = os.path.dirname(p["path"])
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        data = json.dumps(dict(new, written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-                          sort_keys=True, indent=1).encode()
-        fd, tmp = tempfile.mkstemp(prefix=".linerate-", dir=directory)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, p["path"])   # same directory: atomic, and the mode stays 0600
+        _write(p["path"], new)
     module.exit_json(changed=changed, converged=True, reason="recorded" if changed else "unchanged",
                      differ=[], probes=len(new["observed"]), inputs=p["inputs"])
 

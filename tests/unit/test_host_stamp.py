@@ -189,3 +189,26 @@ def test_code_digest_follows_roles_plugins_and_playbooks(tmp_path):
     assert stamp.tree_digest(str(tmp_path), ("roles", "plugins", "playbooks")) == before
     (tmp_path / "roles/r/tasks/main.yml").write_text("- debug: msg=b\n")
     assert stamp.tree_digest(str(tmp_path), ("roles", "plugins", "playbooks")) != before
+
+
+def test_refresh_takes_only_the_named_probes_and_never_hides_other_drift(capsys, tmp_path):
+    host, path = Host(), tmp_path / "converged.json"
+    run(capsys, host, {"state": "write", "inputs": "in", "probes": PROBES, "path": str(path)})
+    recorded = path.read_text()
+    addr = ("ip", "-json", "addr", "show", "dev", "enp65s0f0np0")
+    moved = json.loads(json.dumps(ADDR))
+    moved[0]["addr_info"][0]["local"] = "192.168.100.99"
+    host.answers[addr] = (0, json.dumps(moved), "")
+    res = run(capsys, host, {"state": "refresh", "inputs": "in", "keys": ["cmd: mlnx_qos"], "path": str(path)})
+    assert res["changed"] is False and res["converged"] is False and "cmd: ip -json" in res["reason"]
+    assert path.read_text() == recorded
+    res = run(capsys, host, {"state": "refresh", "inputs": "other", "keys": ["cmd: ip"], "path": str(path)})
+    assert res["changed"] is False and path.read_text() == recorded
+    res = run(capsys, host, {"state": "refresh", "inputs": "in", "keys": ["cmd: ip"], "path": str(path)}, check=True)
+    assert res["changed"] is True and path.read_text() == recorded
+    res = run(capsys, host, {"state": "refresh", "inputs": "in", "keys": ["cmd: ip"], "path": str(path)})
+    assert res["changed"] is True and res["reason"].startswith("refreshed: cmd: ip -json")
+    assert run(capsys, host, {"state": "check", "inputs": "in", "path": str(path)})["converged"] is True
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    res = run(capsys, host, {"state": "refresh", "inputs": "in", "keys": ["cmd: ip"], "path": str(path)})
+    assert res["changed"] is False and res["reason"] == "nothing to refresh"
