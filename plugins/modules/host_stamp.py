@@ -14,7 +14,7 @@ description:
     differs. Nothing is written.
   - With O(state=refresh), re-reads the probes of the stamp and records the answers of those named by O(keys)
     anew, only when the stamp has these O(inputs) and no other probe changed (the verification installs its
-    benchmark packages after the host stack wrote the stamp; O(keys) C(["cmd: dpkg-query"]) takes them in).
+    benchmark packages after the host stack wrote the stamp, and O(keys) naming the C(dpkg-query) probe takes them in).
   - Probes are reads only; see the action plugin of the same name for the probes of the host stack and
     how the inputs' digest is made (docs/host-stack.md, "The converge stamp").
 version_added: 0.3.0
