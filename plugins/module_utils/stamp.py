@@ -121,8 +121,8 @@ def refresh(recorded, inputs, observed, keys):
     other = [k for k in differ if not k.startswith(tuple(keys))]
     if other:
         return None, "not refreshed, changed outside " + ", ".join(keys) + ": " + "; ".join(other[:3])
-    return stamp(inputs, recorded.get("probes") or {}, observed), ("refreshed: " + "; ".join(differ) if differ
-                                                                    else "nothing to refresh")
+    reason = "refreshed: " + "; ".join(differ) if differ else "nothing to refresh"
+    return stamp(inputs, recorded.get("probes") or {}, observed), reason
 
 
 def inputs_digest(values, code):
