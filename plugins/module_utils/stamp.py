@@ -90,6 +90,12 @@ def observe(run, probes):
     return seen
 
 
+def _differ(recorded, observed):
+    """The probe keys whose answer now differs from the recorded one, sorted."""
+    before = recorded.get("observed") or {}
+    return sorted(k for k in set(before) | set(observed) if before.get(k) != observed.get(k))
+
+
 def stamp(inputs, probes, observed):
     """The stamp's content (what the next run compares with)."""
     return {"version": VERSION, "inputs": inputs, "probes": probes, "observed": observed}
@@ -102,8 +108,7 @@ def compare(recorded, inputs, observed):
         return False, "no converge stamp of this version on the host", []
     if recorded.get("inputs") != inputs:
         return False, "the intent, a role variable or linerate's code changed since the last converge", []
-    before = recorded.get("observed") or {}
-    differ = sorted(k for k in set(before) | set(observed) if before.get(k) != observed.get(k))
+    differ = _differ(recorded, observed)
     if differ:
         more = f" (and {len(differ) - 3} more)" if len(differ) > 3 else ""
         return False, "changed since the last converge: " + "; ".join(differ[:3]) + more, differ
@@ -116,8 +121,7 @@ def refresh(recorded, inputs, observed, keys):
     next run must see)."""
     if not isinstance(recorded, dict) or recorded.get("version") != VERSION or recorded.get("inputs") != inputs:
         return None, "no stamp of this run's inputs to refresh"
-    before = recorded.get("observed") or {}
-    differ = sorted(k for k in set(before) | set(observed) if before.get(k) != observed.get(k))
+    differ = _differ(recorded, observed)
     other = [k for k in differ if not k.startswith(tuple(keys))]
     if other:
         return None, "not refreshed, changed outside " + ", ".join(keys) + ": " + "; ".join(other[:3])

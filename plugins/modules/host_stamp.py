@@ -101,14 +101,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils import stamp
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
-class _OptionalRunner(Runner):
-    """Every tool optional: a probe of a tool that is missing records that answer."""
-
-    def path(self, tool, argv=None):
-        found = self.which(tool)
-        if found is None:
-            raise OSError(f"{tool} not found")
-        return found
+def _runner(module, probes):
+    """Runner with every probed tool optional: a probe of a tool that is missing records that answer."""
+    return Runner(module, optional={argv[0] for argv in probes.get("commands") or []})
 
 
 def _load(path):
@@ -146,22 +141,23 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    run = _OptionalRunner(module)
     recorded = _load(p["path"])
+    previous = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
     if p["state"] == "check":
         if recorded is None:
             module.exit_json(changed=False, converged=False, reason=f"no converge stamp on the host ({p['path']})",
                              differ=[], probes=0, inputs=p["inputs"])
         probes = recorded.get("probes") or {} if isinstance(recorded, dict) else {}
-        observed = stamp.observe(run, probes)
+        observed = stamp.observe(_runner(module, probes), probes)
         converged, reason, differ = stamp.compare(recorded, p["inputs"], observed)
         module.exit_json(changed=False, converged=converged, reason=reason, differ=differ,
                          probes=len(observed), inputs=p["inputs"])
 
     if p["state"] == "refresh":
-        observed = stamp.observe(run, (recorded.get("probes") or {}) if isinstance(recorded, dict) else {})
+        probes = (recorded.get("probes") or {}) if isinstance(recorded, dict) else {}
+        observed = stamp.observe(_runner(module, probes), probes)
         new, reason = stamp.refresh(recorded, p["inputs"], observed, p["keys"])
-        changed = new is not None and new != {k: v for k, v in recorded.items() if k != "written_at"}
+        changed = new is not None and new != previous
         if changed and not module.check_mode:
             _write(p["path"], new)
         module.exit_json(changed=changed, converged=new is not None, reason=reason, differ=[],
@@ -169,9 +165,8 @@ def main():
 
     probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])]
               for k in ("commands", "files")}
-    new = stamp.stamp(p["inputs"], probes, stamp.observe(run, probes))
-    old = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
-    changed = old != new
+    new = stamp.stamp(p["inputs"], probes, stamp.observe(_runner(module, probes), probes))
+    changed = previous != new
     if changed and not module.check_mode:
         _write(p["path"], new)
     module.exit_json(changed=changed, converged=True, reason="recorded" if changed else "unchanged",
