@@ -18,6 +18,46 @@ _NCCL_LINE_RE = re.compile(r"\bNCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>
 _VERSION_RE = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+cuda(?P<cuda>[\d.]+))?")
 
 
+# Anywhere in a line: Open MPI 4 tags each chunk it forwards, not each line.
+_STREAMS = ("stdout", "stderr", "diag")
+_ANY_TAG_RE = re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|diag)>:")
+
+
+def untangle_tagged(text):
+    """mpirun ``--tag-output`` output with each rank's lines whole again, rank by rank.
+
+    A rank's stdout is block-buffered into a pipe (NCCL ``fwrite``s its log
+    lines to stdout without a flush), so mpirun forwards chunks that end
+    mid-line, and another rank's chunk lands in the middle of the line:
+    ``[1,0]<stdout>:node1:1:2 [0] NCCL INFO NET/IB : Us[1,3]<stdout>:node4:...``.
+    Untagged, such a line is lost. Open MPI tags the start of every chunk, so
+    the pieces of each ``(job, rank, stream)`` joined in order give back that
+    rank's own stream. Text outside any tag (mpirun's own messages) follows
+    the ranks. Text without a tag is returned as it is.
+    """
+    text = (text or "").replace("\r\n", "\n")
+    if not _ANY_TAG_RE.search(text):
+        return text
+    streams, loose = {}, []
+    key, pos = None, 0
+    for m in list(_ANY_TAG_RE.finditer(text)) + [None]:
+        piece = text[pos:m.start() if m else len(text)]
+        if key is not None:
+            # the rank's piece runs to the end of its line; whole lines after it carry no tag
+            head, newline, rest = piece.partition("\n")
+            streams.setdefault(key, []).append(head + newline)
+            piece = rest
+        loose.append(piece)
+        if m is None:
+            break
+        key, pos = (int(m.group("job")), int(m.group("rank")), _STREAMS.index(m.group("stream"))), m.end()
+    out = []
+    for k in sorted(streams):
+        body = "".join(streams[k])
+        out.append(body if body.endswith("\n") else body + "\n")
+    return "".join(out) + "".join(loose)
+
+
 def _lines(text):
     """Lines of ``text`` without CRLF and without mpirun ``--tag-output`` prefixes."""
     return [_TAG_RE.sub("", line) for line in (text or "").replace("\r\n", "\n").split("\n")]

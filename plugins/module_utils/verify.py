@@ -19,8 +19,10 @@ from operator import itemgetter
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils import intent
+    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import untangle_tagged
 except ImportError:  # loaded on its own, beside intent.py
     import intent
+    from nccl_log import untangle_tagged
 
 # code -> (severity, suspect layer, what it means). Codes are stable: reports,
 # dashboards and CI key on them; add new ones, never rename.
@@ -605,9 +607,13 @@ _HOST_LINE_RE = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?\s*(?P<host>[\w.-
 
 
 def split_log_by_host(text):
-    """NCCL log lines grouped by the host that printed them (``host:pid:tid [dev]``)."""
+    """NCCL log lines grouped by the host that printed them (``host:pid:tid [dev]``).
+
+    mpirun ``--tag-output`` output is untangled first (lines split by another
+    rank's chunk are whole again, see ``nccl_log.untangle_tagged``).
+    """
     out = {}
-    for line in (text or "").splitlines():
+    for line in untangle_tagged(text).splitlines():
         m = _HOST_LINE_RE.match(line)
         if m:
             out.setdefault(m.group("host"), []).append(line)

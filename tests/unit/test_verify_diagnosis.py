@@ -2,6 +2,7 @@
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 
 from test_verify_plans import FABRIC
@@ -215,6 +216,55 @@ def test_split_log_by_host_handles_mpirun_tags():
             "node2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n")
     out = verify.split_log_by_host(text)
     assert set(out) == {"node1", "node2"} and "NET/Socket" in out["node2"]
+
+
+# What Open MPI 4.1 printed in the lab under load: node1's chunk ended mid-line, node4's chunk came in
+# between (each chunk tagged, not each line); node1's block ended in its trailing blanks and went on
+# with the newline in its next chunk; mpirun's own message carries no tag.
+TANGLED = (
+    "[1,3]<stdout>:node4:829:829 [0] NCCL INFO Bootstrap : Using eth0:10.89.240.14<0>\n"
+    "[1,0]<stdout>:node1:879:920 [0] NCCL INFO NET/IB : Us"
+    "[1,3]<stdout>:node4:829:870 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.89.240.14<0>\n"
+    "[1,3]<stdout>:node4:829:870 [0] NCCL INFO Using network IB\n"
+    "[1,0]<stdout>:ing [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.89.240.11<0>\n"
+    "[1,0]<stdout>:node1:879:920 [0] NCCL INFO Using network IB\n"
+    "[1,0]<stdout>:#   in-place          [1,0]<stdout>:\n"
+    "[1,0]<stdout>:# done\n"
+    "[1,3]<stderr>:warn: late\n"
+    "--------------------------------------------------------------------------\n"
+    "mpirun noticed nothing\n")
+
+
+def test_untangle_gives_each_rank_its_own_lines_back():
+    out = nccl_log.untangle_tagged(TANGLED)
+    assert out.splitlines() == [
+        "node1:879:920 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.89.240.11<0>",
+        "node1:879:920 [0] NCCL INFO Using network IB",
+        "#   in-place          ",
+        "# done",
+        "node4:829:829 [0] NCCL INFO Bootstrap : Using eth0:10.89.240.14<0>",
+        "node4:829:870 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.89.240.14<0>",
+        "node4:829:870 [0] NCCL INFO Using network IB",
+        "warn: late",
+        "--------------------------------------------------------------------------",
+        "mpirun noticed nothing"]
+    # untagged text is left as it is (a line another process cut is lost there: nothing says whose it was)
+    plain = "node1:1:2 [0] NCCL INFO Using network IB\r\nnoise\n"
+    assert nccl_log.untangle_tagged(plain) == plain.replace("\r\n", "\n")
+    assert nccl_log.untangle_tagged("") == "" and nccl_log.untangle_tagged(None) == ""
+    # a last piece without its newline still ends its line
+    assert nccl_log.untangle_tagged("[1,1]<stdout>:a\n[1,0]<stdout>:b") == "b\na\n"
+
+
+def test_a_log_line_cut_by_another_ranks_chunk_still_counts_its_nics():
+    logs = {h: nccl_log.parse_nccl_log(t) for h, t in verify.split_log_by_host(TANGLED).items()}
+    assert set(logs) == {"node1", "node4"}
+    assert [d["device"] for d in logs["node1"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
+    assert [d["device"] for d in logs["node4"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
+    hosts = {n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"},
+                 {"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}] for n in logs}
+    run = {"test": "all_gather_perf", "busbw": 90.0, "logs": logs}
+    assert [f["code"] for f in verify.nccl_findings(run, FABRIC, hosts, expect_gdr=False)] == []
 
 
 def test_port_check_takes_the_nodes_findings_as_they_are():

@@ -95,7 +95,7 @@ NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8,
 def test_nccl_tests_argv():
     assert benchmarks.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json") == [
         "/usr/bin/mpirun", "--allow-run-as-root", "-np", "2", "-H", "10.0.0.1:1,10.0.0.2:1", "--bind-to", "none",
-        "--map-by", "slot", "--mca", "plm_rsh_args", "-i /root/.ssh/k", "--mca", "btl_tcp_if_include", "eth0",
+        "--map-by", "slot", "--tag-output", "--mca", "plm_rsh_args", "-i /root/.ssh/k", "--mca", "btl_tcp_if_include", "eth0",
         "-x", "NCCL_ALGO=Ring", "-x", "NCCL_DEBUG=INFO", "all_reduce_perf", "-b", "1G", "-e", "4G", "-f", "2",
         "-g", "8", "-n", "20", "-J", "/tmp/r.json"]
 
