@@ -36,6 +36,7 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 
 .PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench clean fuzz mutation
+.PHONY: $(addprefix molecule-,$(MOLECULE_ROLES))
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
@@ -114,11 +115,16 @@ test-integration: deps venv
 lab-image: deps venv
 	$(VPY) lab/labctl.py image
 
+# The scenarios are independent (a container, an ephemeral directory and
+# veth names of their own), so MOLECULE_JOBS of them run side by side; each
+# one's output is printed whole when it ends (--output-sync).
+MOLECULE_JOBS ?= 3
 molecule: lab-image
-	@for role in $(MOLECULE_ROLES); do \
-	  echo "molecule: $$role"; \
-	  (cd roles/$$role && $(CURDIR)/$(VENV)/bin/molecule test) || exit 1; \
-	done
+	@$(MAKE) --no-print-directory -j$(MOLECULE_JOBS) --output-sync=target $(addprefix molecule-,$(MOLECULE_ROLES))
+
+$(addprefix molecule-,$(MOLECULE_ROLES)): molecule-%:
+	@echo "molecule: $*"
+	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule test
 
 test: deps venv
 	$(VPY) -m pytest -q tests/unit

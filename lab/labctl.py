@@ -655,7 +655,10 @@ def cmd_molecule_prepare(args):
     m = model.load()
     netns = "linerate-molecule"
     if netns not in run(["ip", "netns", "list"], capture=True).stdout.split():
-        run(["ip", "netns", "add", netns])
+        # scenarios run side by side (make molecule): another may add it between the look and the add
+        res = run(["ip", "netns", "add", netns], check=False, capture=True)
+        if res.returncode != 0 and netns not in run(["ip", "netns", "list"], capture=True).stdout.split():
+            raise SystemExit(f"lab: cannot add network namespace {netns}: {res.stderr.strip()}")
     ensure_nics(hostname, m["nodes"][hostname], container=args.container, netns=netns,
                 peer_prefix=f"m{pid_of(args.container)}")
     log(f"molecule instance {args.container} ({hostname}) cabled; model in {state}")
