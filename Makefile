@@ -9,6 +9,8 @@ VENV     := .venv
 VPY      := $(VENV)/bin/python
 ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
 LAB_NODES ?= 4
+# Unit tests in parallel workers (pytest-xdist): many wait on simulated tools, not the CPU.
+UNIT_JOBS ?= 4
 # roce (default) or infiniband: which lab `make lab` builds and converges.
 TRANSPORT ?= roce
 ifeq ($(TRANSPORT),infiniband)
@@ -85,7 +87,7 @@ lab-down:
 	rm -rf .make
 
 test-unit: venv
-	$(VPY) -m pytest -q tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 
 # Parser fuzzing: 20,000 random mutated inputs per parse_* (make test runs 1,000, derandomized).
 FUZZ_EXAMPLES ?= 20000
@@ -127,7 +129,7 @@ $(addprefix molecule-,$(MOLECULE_ROLES)): molecule-%:
 	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule test
 
 test: deps venv
-	$(VPY) -m pytest -q tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory sanity
 	$(MAKE) --no-print-directory molecule

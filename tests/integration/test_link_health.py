@@ -6,10 +6,8 @@ import os
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma_tests
-from conftest import REPO, run_playbook
-from test_verify import fault, find, port_of, verify
-
-LATEST = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
+from conftest import run_playbook
+from test_verify import fault, find, healthy, port_of, verify  # noqa: F401 (healthy: a fixture)
 # link health and the incast only: the faults here do not need NCCL to show
 FAST_CHECKS = ["-e", '{"verify_fabric_checks": ["ports", "link_health", "ib_write_bw", "incast"]}']
 
@@ -18,8 +16,8 @@ def located(report, code):
     return {(f["node"], f["device"], f["switch"], f["switch_port"]) for f in report["findings"] if f["code"] == code}
 
 
-def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged):
-    report = verify(expect_ok=True)
+def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged, healthy):
+    report, latest = healthy
     # A late incast client that ran alone (INCAST_INCONCLUSIVE, seen on a loaded machine) is a
     # warning about the lab's start skew, not a counter finding; nothing else may be reported.
     alone = {(f["node"], f["device"]) for f in report["findings"] if f["code"] == "INCAST_INCONCLUSIVE"}
@@ -47,7 +45,7 @@ def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged
              "eos": "pause frames per priority"}
     for name, sw in converged["switches"].items():
         assert lacks[sw["platform"]] in unproven[name], (name, unproven[name])
-    with open(os.path.join(LATEST, "summary.md")) as f:
+    with open(os.path.join(latest, "summary.md")) as f:
         md = f.read()
     assert "### incast mlx5_0:" in md and "| ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
     assert "| switch_pause | switch_ecn_marked | switch_drops |" in md and "not proven on " in md

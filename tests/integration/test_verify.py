@@ -12,7 +12,9 @@ from conftest import REPO, lab_fault as fault, run_playbook
 # Short tests: the simulated links need no warm-up; every wait is bounded.
 FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
         "-e", "verify_fabric_nccl_timeout=120"]
-REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
+LATEST = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
+REPORT = os.path.join(LATEST, "report.json")
+_HEALTHY = {}
 
 
 def verify(*extra, expect_ok):
@@ -45,8 +47,18 @@ def port_of(lab, node, device):
     return nic["switch"], str(nic["switch_port"])
 
 
-def test_healthy_lab_passes(converged):
-    report = verify(expect_ok=True)
+@pytest.fixture
+def healthy(converged):
+    """One full verification of the healthy lab, shared by the tests that read it (test_link_health
+    too): (report, its directory). The run costs minutes and the lab is the same converged lab."""
+    if not _HEALTHY:
+        report = verify(expect_ok=True)
+        _HEALTHY.update(report=report, dir=os.path.realpath(LATEST))
+    return _HEALTHY["report"], _HEALTHY["dir"]
+
+
+def test_healthy_lab_passes(converged, healthy):
+    report, latest = healthy
     assert report["summary"]["passed"], report["findings"]
     # only a late incast client that ran alone (INCAST_INCONCLUSIVE, the lab's start skew on a
     # loaded machine) may be reported, as a warning; its flow is not judged below
@@ -73,7 +85,6 @@ def test_healthy_lab_passes(converged):
         assert checks[name]["passed"]
         assert set(checks[name]["transports"].values()) == {"IB"}
         assert all(checks[name]["gdr"].values())
-    latest = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
     for name in ("summary.md", "junit.xml", "heatmap.svg"):
         assert os.path.getsize(os.path.join(latest, name)) > 0
     svg = ET.parse(os.path.join(latest, "heatmap.svg")).getroot()

@@ -75,11 +75,33 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_listening(servers, ports, timeout=20):
+    """Until a server listens on each TCP port (as the operator's script waits for the server before
+    starting the client: a client started earlier fails to connect, as perftest's does), or a server
+    has ended (a server that refuses to start, e.g. on a port that is down)."""
+    want = {f":{int(p):04X}" for p in ports}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(srv.poll() is None for srv in servers):
+        listening = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if os.path.exists(table):
+                with open(table) as f:
+                    for row in f.read().splitlines()[1:]:
+                        local, state = row.split()[1], row.split()[3]
+                        if state == "0A":
+                            listening.add(local[local.rindex(":"):])
+        if want <= listening:
+            return
+        time.sleep(0.02)
+    if all(srv.poll() is None for srv in servers):
+        raise AssertionError(f"no server listening on {sorted(ports)} after {timeout} s")
+
+
 def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1", server_args=()):
     port = str(free_port())
     args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
     srv = lab.start(server_node, tool, *args, *server_args)
-    time.sleep(0.4)
+    wait_listening([srv], [port])
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
     c_out, c_err = cli.communicate(timeout=30)
     s_out, s_err = srv.communicate(timeout=30)
@@ -102,7 +124,7 @@ def test_healthy_pair_near_line_rate_in_real_format(lab):
 def test_read_bw_and_mib_units(lab):
     port = str(free_port())
     srv = lab.start("node2", "ib_read_bw", "-d", "mlx5_1", "-x", "3", "-s", "65536", "-n", "1000", "-p", port)
-    time.sleep(0.4)
+    wait_listening([srv], [port])
     cli = lab.start("node1", "ib_read_bw", "-d", "mlx5_1", "-x", "3", "-s", "65536", "-n", "1000", "-p", port, "127.0.0.1")
     out = cli.communicate(timeout=30)[0]
     srv.communicate(timeout=30)
@@ -307,7 +329,7 @@ def incast(lab, senders=("node1", "node3"), receiver="node2", *extra):
     ports = [str(free_port()) for _ in senders]
     args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", *extra]
     servers = [lab.start(receiver, "ib_write_bw", *args, "-p", p) for p in ports]
-    time.sleep(0.4)
+    wait_listening(servers, ports)
     clients = [lab.start(s, "ib_write_bw", *args, "-p", p, "127.0.0.1") for s, p in zip(senders, ports)]
     outs = [c.communicate(timeout=30) for c in clients]
     for s in servers:
