@@ -131,8 +131,9 @@ $(addprefix molecule-,$(MOLECULE_ROLES)): molecule-%:
 test: deps venv
 	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory sanity
-	$(MAKE) --no-print-directory molecule
+	$(MAKE) --no-print-directory lab-image
+	@# sanity beside the molecule scenarios: both wait on much besides the CPU
+	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(addprefix molecule-,$(MOLECULE_ROLES))
 	$(VPY) -m pytest -q --durations=15 -m "not matrix" tests/integration
 
 bench: deps venv
