@@ -36,9 +36,10 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 # Every role with a molecule scenario; each converges in a container of the
 # lab's node image (podman), checks idempotence and verifies real state.
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
+MOLECULE_TARGETS := $(addprefix molecule-,$(MOLECULE_ROLES))
 
 .PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench clean fuzz mutation
-.PHONY: $(addprefix molecule-,$(MOLECULE_ROLES))
+.PHONY: $(MOLECULE_TARGETS)
 
 help:
 	@echo "make lab         bring the lab up, run playbooks/site.yml on it, print the report"
@@ -122,9 +123,9 @@ lab-image: deps venv
 # one's output is printed whole when it ends (--output-sync).
 MOLECULE_JOBS ?= 3
 molecule: lab-image
-	@$(MAKE) --no-print-directory -j$(MOLECULE_JOBS) --output-sync=target $(addprefix molecule-,$(MOLECULE_ROLES))
+	@$(MAKE) --no-print-directory -j$(MOLECULE_JOBS) --output-sync=target $(MOLECULE_TARGETS)
 
-$(addprefix molecule-,$(MOLECULE_ROLES)): molecule-%:
+$(MOLECULE_TARGETS): molecule-%:
 	@echo "molecule: $*"
 	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule test
 
@@ -133,7 +134,7 @@ test: deps venv
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory lab-image
 	@# sanity beside the molecule scenarios: both wait on much besides the CPU
-	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(addprefix molecule-,$(MOLECULE_ROLES))
+	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(MOLECULE_TARGETS)
 	$(VPY) -m pytest -q --durations=15 -m "not matrix" tests/integration
 
 bench: deps venv

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log, untangle_tagged
+from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import finish
@@ -297,8 +297,8 @@ def run_schedule(run, p, check=False):
 
 def nccl_argv(p, mpirun, json_path=None):
     """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x."""
-    # --tag-output: each rank's chunks are tagged, so a log line another rank's output cut in two
-    # is joined again (nccl_log.untangle_tagged) instead of lost
+    # --tag-output: each rank's chunks are tagged, so the parsers join a log line another rank's
+    # output cut in two (nccl_log.untangle_tagged) instead of losing it
     argv = [mpirun, "--allow-run-as-root", "-np", str(len(p["hosts"])),
             "-H", ",".join(f"{h}:1" for h in p["hosts"]), "--bind-to", "none", "--map-by", "slot", "--tag-output"]
     if p["ssh_args"]:
@@ -340,7 +340,7 @@ def run_nccl_tests(run, p):
             with open(json_path) as f:
                 parsed = parse_nccl_tests(f.read())
         else:
-            parsed = parse_nccl_tests(untangle_tagged(out))
+            parsed = parse_nccl_tests(out)
         result.update(parsed=parsed, busbw=largest_busbw(parsed), avg_busbw=parsed.get("avg_bus_bandwidth"))
         if parsed.get("failures"):
             result["error"] = "; ".join(parsed["failures"])

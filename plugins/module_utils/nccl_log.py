@@ -13,14 +13,13 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
 
 
-_TAG_RE = re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:")
 _NCCL_LINE_RE = re.compile(r"\bNCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>.*)$")
 _VERSION_RE = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+cuda(?P<cuda>[\d.]+))?")
 
 
 # Anywhere in a line: Open MPI 4 tags each chunk it forwards, not each line.
 _STREAMS = ("stdout", "stderr", "diag")
-_ANY_TAG_RE = re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|diag)>:")
+_TAG_RE = re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|diag)>:")
 
 
 def untangle_tagged(text):
@@ -36,11 +35,11 @@ def untangle_tagged(text):
     the ranks. Text without a tag is returned as it is.
     """
     text = (text or "").replace("\r\n", "\n")
-    if not _ANY_TAG_RE.search(text):
+    if not _TAG_RE.search(text):
         return text
     streams, loose = {}, []
     key, pos = None, 0
-    for m in list(_ANY_TAG_RE.finditer(text)) + [None]:
+    for m in list(_TAG_RE.finditer(text)) + [None]:
         piece = text[pos:m.start() if m else len(text)]
         if key is not None:
             # the rank's piece runs to the end of its line; whole lines after it carry no tag
@@ -59,8 +58,8 @@ def untangle_tagged(text):
 
 
 def _lines(text):
-    """Lines of ``text`` without CRLF and without mpirun ``--tag-output`` prefixes."""
-    return [_TAG_RE.sub("", line) for line in (text or "").replace("\r\n", "\n").split("\n")]
+    """Lines of ``text`` without CRLF; mpirun ``--tag-output`` output untangled (``untangle_tagged``)."""
+    return untangle_tagged(text).split("\n")
 
 
 def _dedupe(items):

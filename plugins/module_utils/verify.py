@@ -603,7 +603,7 @@ def rdma_findings(tests, fabric, cabling, hints=()):
 
 # ---------------------------------------------------------------- nccl
 
-_HOST_LINE_RE = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
+_HOST_LINE_RE = re.compile(r"^\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
 
 
 def split_log_by_host(text):

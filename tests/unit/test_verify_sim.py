@@ -87,9 +87,9 @@ def wait_listening(servers, ports, timeout=20):
             if os.path.exists(table):
                 with open(table) as f:
                     for row in f.read().splitlines()[1:]:
-                        local, state = row.split()[1], row.split()[3]
-                        if state == "0A":
-                            listening.add(local[local.rindex(":"):])
+                        fields = row.split()
+                        if fields[3] == "0A":  # LISTEN
+                            listening.add(fields[1][fields[1].rindex(":"):])
         if want <= listening:
             return
         time.sleep(0.02)
