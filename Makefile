@@ -122,17 +122,18 @@ lab-image: deps venv
 # veth names of their own), so MOLECULE_JOBS of them run side by side; each
 # one's output is printed whole when it ends (--output-sync).
 MOLECULE_JOBS ?= 3
-molecule: lab-image
+molecule:
 	@$(MAKE) --no-print-directory -j$(MOLECULE_JOBS) --output-sync=target $(MOLECULE_TARGETS)
 
-$(MOLECULE_TARGETS): molecule-%:
+# lab-image: the node image and the lab's apt repository the scenarios mount
+# (built once per make run, before any scenario starts).
+$(MOLECULE_TARGETS): molecule-%: lab-image
 	@echo "molecule: $*"
 	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule test
 
 test: deps venv
 	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory lab-image
 	@# sanity beside the molecule scenarios: both wait on much besides the CPU
 	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(MOLECULE_TARGETS)
 	$(VPY) -m pytest -q --durations=15 -m "not matrix" tests/integration
