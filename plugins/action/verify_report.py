@@ -98,6 +98,7 @@ class ActionModule(ActionBase):
             f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints)
             findings += f
             checks["ib_write_bw"] = rep.rdma_check(evaluated, verify.rdma_threshold_gbps(fabric), f)
+            checks["ib_write_bw"]["schedule"] = verify.schedule_timing(logs)
 
         # incast: lossless proof by counters
         phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}

@@ -131,8 +131,57 @@ def _accept_one(sock):
         return False
 
 
-def _run_rails(run, p, tests, release=False):
+WILDCARD = ("00000000", "00000000000000000000000000000000")
+
+
+def listening_ports(address=None):
+    """The TCP ports something listens on in this network namespace (/proc/net/tcp, tcp6), or
+    None when the kernel's tables cannot be read. ``address`` (an IPv4 address): only the
+    sockets bound to it or to every address (the loopback tests' nodes share one host)."""
+    mine = set(WILDCARD)
+    if address:
+        mine.add("%08X" % int.from_bytes(socket.inet_aton(address), "little"))
+    ports, read = set(), False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        read = True
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 3 and cols[3] == "0A":              # TCP_LISTEN
+                local, port = cols[1].rsplit(":", 1)
+                if address is None or local in mine:
+                    ports.add(int(port, 16))
+    return ports if read else None
+
+
+def _meet(address, port):
+    """True once the peer's meeting socket (its servers of this round listen) took a connection."""
+    try:
+        socket.create_connection((address, port), timeout=MEET_CONNECT).close()
+        return True
+    except OSError:
+        return False
+
+
+# the meeting point: a server opens it when its rails listen, a client waits for it before
+# starting its rails (instead of starting them again every RETRY_DELAY while the server is
+# not there yet: a perftest start opens the device, registers its memory and, with
+# --use_cuda, makes a CUDA context)
+MEET_CONNECT = 0.5
+MEET_GRACE = 5.0    # a server whose ports never show in /proc/net/tcp opens the meeting anyway
+
+
+def _run_rails(run, p, tests, release=False, meet=None):
     """Every rail's process at once, polled: ``p["mode"]`` server or client; one result per test.
+
+    ``meet`` (the schedule): the round's meeting port. A server opens it once every rail's
+    server listens (or failed); a client connects to it on its server's address and starts
+    its rails only then, or at ``connect_timeout`` (then once: a dead peer costs what it cost
+    without the meeting).
 
     A client whose server does not listen yet is started again every RETRY_DELAY s until
     ``connect_timeout``; every process is killed at ``timeout``. With ``release`` (the
@@ -147,15 +196,33 @@ def _run_rails(run, p, tests, release=False):
     now = time.monotonic()
     deadline, connect_deadline = now + timeout, now + p["connect_timeout"]
     tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
+    serving = p["mode"] == "server"
+    # a client behind a meeting starts nothing until its server's node opens it
+    gate = meet is not None and not serving and bool(tests)
+    meeting, meet_at = None, now + (MEET_GRACE if serving and meet is not None else 0)
     jobs = []
     for i, test in enumerate(tests):
         jpath = os.path.join(tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
         argv = perftest_argv(binary, p, test, i, jpath)
-        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0, "proc": run.start(argv),
-                     "restart_at": None, "result": None, "stand_in": None, "poke": False})
+        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
+                     "proc": None if gate else run.start(argv),
+                     "restart_at": now, "result": None, "stand_in": None, "poke": False})
     try:
         while True:
             now = time.monotonic()
+            if gate:
+                if not _meet(tests[0]["server"], meet) and now < connect_deadline:
+                    time.sleep(POLL)
+                    continue
+                gate = False                              # met, or out of time: the rails start below
+            if serving and meet is not None and meet_at is not None:
+                listening = listening_ports() if now < meet_at else None
+                if listening is None or all(job["result"] is not None or job["stand_in"] is not None
+                                            or job["test"]["tcp_port"] in listening for job in jobs):
+                    meeting, meet_at = _listen(meet), None
+            if meeting is not None and _accept_one(meeting):
+                meeting.close()
+                meeting = None
             busy = False
             for job in jobs:
                 if job["stand_in"] is not None:          # a server's stand-in waits for its client
@@ -201,6 +268,8 @@ def _run_rails(run, p, tests, release=False):
                 break
             time.sleep(POLL)
     finally:
+        if meeting is not None:
+            meeting.close()
         for job in jobs:
             if job["stand_in"] is not None:
                 job["stand_in"].close()
@@ -252,6 +321,15 @@ def part_tests(tests, part, base_port, stride=PORT_STRIDE, port_rounds=PORT_ROUN
     return out
 
 
+def meet_port(p, part):
+    """The round's meeting port: the first port of its stride after the rails, None when the
+    rails fill the stride (the clients then start again until their servers listen)."""
+    rails = len(p["tests"])
+    if rails >= int(p["port_stride"]):
+        return None
+    return schedule_port(p["base_port"], part["round"], rails, p["port_stride"], p["port_rounds"])
+
+
 def _part_failed(tests, msg):
     return [{"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"), "argv": None,
              "exit_status": None, "attempts": 0, "gbps": None, "error": msg, "parsed": None} for t in tests]
@@ -284,7 +362,7 @@ def run_schedule(run, p, check=False):
                                   "error": None} for i, t in enumerate(tests)]
         else:
             try:
-                record["results"] = _run_rails(run, pp, tests, release=True)
+                record["results"] = _run_rails(run, pp, tests, release=True, meet=meet_port(p, part))
             except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
                 record["error"] = f"{type(e).__name__}: {e}"
                 record["results"] = _part_failed(tests, f"part failed: {record['error']}")

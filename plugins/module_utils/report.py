@@ -70,6 +70,12 @@ def to_markdown(report, view=None):
     if phases:
         lines += ["Phases: " + ", ".join(f"{p['phase']} {p['seconds']:g} s" for p in phases)
                   + f"; {sum(p['seconds'] for p in phases):.1f} s in all.", ""]
+    sched = ((report.get("checks") or {}).get("ib_write_bw") or {}).get("schedule") or {}
+    if sched.get("rounds"):
+        slow = max(sched["rounds"], key=lambda r: r["seconds"])
+        lines += [f"ib_write_bw rounds: {len(sched['rounds'])}, the slowest round {slow['round']} "
+                  f"({slow['seconds']:g} s); {sched.get('client_retries', 0)} client start(s) again while "
+                  "a server was not listening yet.", ""]
     if report.get("mode"):
         lines[0] = f"# Fabric audit: {'PASSED' if s['passed'] else 'FAILED'}"
         lines += [f"Mode: **{report['mode']}**.", ""]

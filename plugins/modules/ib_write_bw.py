@@ -14,14 +14,17 @@ description:
     (C(-x)), optionally C(--use_cuda) and C(--out_json).
   - A client whose server is not listening yet (C(Couldn't connect to host:port)) is
     retried until I(connect_timeout); every process is killed at I(timeout).
-  - C(schedule) plays this host's whole ib_write_bw schedule in one call (run it with C(async)),
-    its part in every round (I(parts)), in order. A server part starts one server per rail and
-    waits for them (each killed at I(timeout) when its client never comes); a client part runs
-    the clients, each retrying while its server does not listen yet, up to I(connect_timeout);
-    an idle part does nothing. The rounds synchronise through the servers, so no host waits for
-    the controller between rounds. Round r's rail i uses TCP port
-    I(base_port) + (r mod I(port_rounds)) x I(port_stride) + i, so a client can only reach the
-    server of its own round. A rail that fails on its host before connecting (port down, no
+  - C(schedule) plays this host's whole ib_write_bw schedule in one call (every host at the same
+    time: a plain task when the forks hold them all, else C(async)), its part in every round
+    (I(parts)), in order. A server part starts one server per rail and waits for them (each
+    killed at I(timeout) when its client never comes); once they listen, the host opens the
+    round's meeting port. A client part connects to its server's meeting port until it
+    answers (or I(connect_timeout) passes), then runs the clients, each retrying while its
+    server does not listen yet, up to I(connect_timeout); an idle part does nothing. The rounds
+    synchronise through the servers, so no host waits for the controller between rounds. Round
+    r's rail i uses TCP port I(base_port) + (r mod I(port_rounds)) x I(port_stride) + i, so a
+    client can only reach the server of its own round; the meeting port is the next one after
+    the rails (none when the rails fill I(port_stride)). A rail that fails on its host before connecting (port down, no
     device) releases its peer at once (the client connects once and closes, the server listens
     in its place), so the peer goes on to its next round instead of waiting for a timeout.
     A failed or timed-out part is recorded as that part's errors and the schedule goes on.

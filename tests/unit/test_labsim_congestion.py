@@ -37,3 +37,24 @@ def test_roce_incast_with_pfc_pauses_the_senders():
 def test_one_pair_is_never_congested():
     gbps, d_w, d_r, sw = congestion.outcome(end("node2", "Ethernet", False), end("node1", "Ethernet", False), 1, 400.0, 2.0)
     assert gbps == 400.0 and not d_w and not d_r
+
+
+def test_a_flow_sees_a_sender_that_starts_after_it_and_lasts_its_duration(tmp_path, monkeypatch):
+    """Incast clients start a fraction of a second apart: the first one still counts the
+    second (sampled while it runs), and a flow takes its -D seconds, no start-up window on top."""
+    import threading
+    import time
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    first = congestion.register("node1", "mlx5_0", "node2", 5)
+    later = []
+    timer = threading.Timer(0.3, lambda: later.append(congestion.register("node1", "mlx5_0", "node3", 5)))
+    timer.start()
+    started = time.monotonic()
+    k = congestion.overlap("node1", "mlx5_0", 0.8, step=0.1)
+    took = time.monotonic() - started
+    timer.join()
+    assert k == 2
+    assert 0.8 <= took < 1.1
+    for path in [first] + later:
+        congestion.unregister(path)
+    assert congestion.senders("node1", "mlx5_0") == 1  # nobody left: one is the caller itself

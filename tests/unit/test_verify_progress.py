@@ -56,3 +56,14 @@ def test_markdown_shows_the_phases():
     md = report.to_markdown(doc)
     assert "Phases: ports 1.5 s, ib_write_bw 40 s, report 0.3 s; 41.8 s in all." in md
     assert "Phases" not in report.to_markdown(report.build_report([], verify.summarize([]), {}, FABRIC))
+
+
+def test_markdown_names_the_slowest_round_and_the_client_restarts():
+    sched = {"rounds": [{"round": 0, "seconds": 2.6, "client_starts": 3, "rails": 2},
+                        {"round": 1, "seconds": 4.1, "client_starts": 5, "rails": 2}], "client_retries": 4}
+    doc = report.build_report([], verify.summarize([]), {"ib_write_bw": {"passed": True, "schedule": sched}},
+                              dict(FABRIC, name="lab"))
+    assert ("ib_write_bw rounds: 2, the slowest round 1 (4.1 s); 4 client start(s) again while a server "
+            "was not listening yet.") in report.to_markdown(doc)
+    doc["checks"]["ib_write_bw"]["schedule"] = {"rounds": [], "client_retries": 0}
+    assert "ib_write_bw rounds" not in report.to_markdown(doc)

@@ -47,10 +47,11 @@ def register(receiver_node, device, sender, seconds):
     return path
 
 
-def overlap(receiver_node, device, seconds, window=0.5, step=0.25):
-    """Run a flow of ``seconds`` (after a start-up ``window``) and return the most flows that wrote
-    into that receiver port at once meanwhile (this one included)."""
-    time.sleep(window)  # the other clients of the same incast start within it
+def overlap(receiver_node, device, seconds, step=0.25):
+    """Run a flow of ``seconds`` and return the most flows that wrote into that receiver port at
+    once meanwhile (this one included), sampled while it runs: the flows of one incast start
+    within a fraction of a second of each other and each sees the others while they overlap.
+    The flow takes its ``seconds`` (perftest's ``-D``), no start-up window on top."""
     k, end = senders(receiver_node, device), time.time() + seconds
     while time.time() < end:
         time.sleep(max(0.0, min(step, end - time.time())))
