@@ -37,8 +37,8 @@ class Ran:
     """A finished command: returncode, stdout (with stderr) and the peak resident memory of its
     process tree's largest process (``wait4``: the command and every child it waited for), in MiB."""
 
-    def __init__(self, returncode, stdout, peak_rss_mib):
-        self.returncode, self.stdout, self.peak_rss_mib = returncode, stdout, peak_rss_mib
+    def __init__(self, returncode, stdout, peak_rss_mib, cpu_s=None):
+        self.returncode, self.stdout, self.peak_rss_mib, self.cpu_s = returncode, stdout, peak_rss_mib, cpu_s
 
 
 def timed(argv, **kw):
@@ -49,15 +49,38 @@ def timed(argv, **kw):
     proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.monotonic() - t0, Ran(proc.returncode, out, round(usage.ru_maxrss / 1024, 1))
+    return time.monotonic() - t0, Ran(proc.returncode, out, round(usage.ru_maxrss / 1024, 1),
+                                      round(usage.ru_utime + usage.ru_stime, 1))
+
+
+# podman's cgroup of the lab's containers (cgroupfs manager): the CPU the simulated nodes and
+# switches used (their sshd, the modules Ansible runs there, the simulated tools)
+LAB_CGROUP = ("/sys/fs/cgroup/cpuacct/libpod_parent/cpuacct.usage", "/sys/fs/cgroup/libpod_parent/cpu.stat")
+
+
+def lab_cpu_s():
+    """CPU seconds the lab's containers have used so far, None where the cgroup is not found."""
+    for path in LAB_CGROUP:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if path.endswith("cpu.stat"):
+            return int(re.search(r"usage_usec (\d+)", text).group(1)) / 1e6
+        return int(text) / 1e9
+    return None
 
 
 def playbook(path, *args, extra_env=None):
+    lab0 = lab_cpu_s()
     dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", path, *args],
                     env=env(**(extra_env or {})))
+    lab1 = lab_cpu_s()
     if res.returncode != 0:
         raise SystemExit(f"bench: {path} failed ({res.returncode}):\n{res.stdout[-4000:]}")
-    return dt, dict(recap(res.stdout), peak_rss_mib=res.peak_rss_mib)
+    return dt, dict(recap(res.stdout), peak_rss_mib=res.peak_rss_mib, controller_cpu_s=res.cpu_s,
+                    lab_cpu_s=None if lab0 is None or lab1 is None else round(lab1 - lab0, 1))
 
 
 def recap(output):
@@ -186,6 +209,9 @@ def section_verify(sizes, rows):
                          "floor_s": floor_s, "phase_s": phase,
                          "phase_over_floor": round(phase / floor_s, 2) if phase else None,
                          "wall_s": round(dt, 1), "wall_over_floor": round(dt / floor_s, 2),
+                         # the machine's own floor: the CPU the run needed, spread over every core
+                         "controller_cpu_s": rv["controller_cpu_s"], "lab_cpu_s": rv["lab_cpu_s"],
+                         "cpu_floor_s": round((rv["controller_cpu_s"] + (rv["lab_cpu_s"] or 0)) / os.cpu_count(), 1),
                          "slowest_round_s": max((r["seconds"] for r in sched.get("rounds") or []), default=None),
                          "client_retries": sched.get("client_retries"),
                          "passed": report["summary"]["passed"], "peak_rss_mib": rv["peak_rss_mib"]})
