@@ -15,7 +15,7 @@ description:
   - A client whose server is not listening yet (C(Couldn't connect to host:port)) is
     retried until I(connect_timeout); every process is killed at I(timeout).
   - C(schedule) plays this host's whole ib_write_bw schedule in one call (every host at the same
-    time: a plain task when the forks hold them all, else C(async)), its part in every round
+    time, a plain task when the forks hold them all, else C(async)), its part in every round
     (I(parts)), in order. A server part starts one server per rail and waits for them (each
     killed at I(timeout) when its client never comes); once they listen, the host opens the
     round's meeting port. A client part connects to its server's meeting port until it
