@@ -350,6 +350,15 @@ def container_running(name):
     return res.returncode == 0 and res.stdout.strip() == "true"
 
 
+def compile_sim(tag):
+    """Byte-compile the simulator with the image's own Python. The nodes mount lab/sim read-only,
+    so a module without a current .pyc is compiled again at every start of every simulated tool
+    (measured in a node: 0.27 s of CPU a perftest start instead of 0.08 s); compileall skips the
+    modules that are current."""
+    podman("run", "--rm", "--network", "none", "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab",
+           tag, "python3", "-m", "compileall", "-q", "/usr/lib/linerate-lab", capture=True)
+
+
 def start_node(name, node, tag):
     cname = PREFIX + name
     if container_running(name):
@@ -613,6 +622,7 @@ def cmd_up(args):
         model.save_unlocked(m, path)
     ensure_network()
     ensure_host_limits(len(m["nodes"]))
+    compile_sim(tag)
     started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
     for name, node in sorted(m["nodes"].items()):
         ensure_nics(name, node)

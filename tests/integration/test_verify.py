@@ -290,3 +290,36 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
     assert later and all({t["client"][0], t["server"][0]} & suspects for t in later)
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
     assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]
+
+
+# each simulated tool is a Python program started from lab/sim, which the nodes mount read-only:
+# every module it imports must have a current .pyc for the node's own Python, or each start
+# compiles the simulator again (lab/labctl.py compile_sim)
+STALE_PYC = r"""
+import importlib.util, os
+stale = []
+for root, _, files in os.walk("/usr/lib/linerate-lab"):
+    for name in files:
+        if not name.endswith(".py"):
+            continue
+        src = os.path.join(root, name)
+        st, cache = os.stat(src), importlib.util.cache_from_source(src)
+        try:
+            head = open(cache, "rb").read(16)
+        except OSError:
+            head = b""
+        if (head[:4] != importlib.util.MAGIC_NUMBER or int.from_bytes(head[8:12], "little") != int(st.st_mtime) & 0xFFFFFFFF
+                or int.from_bytes(head[12:16], "little") != st.st_size & 0xFFFFFFFF):
+            stale.append(src)
+print("\n".join(sorted(stale)))
+"""
+
+
+def test_the_nodes_run_the_simulator_from_current_bytecode(lab):
+    import subprocess
+    from conftest import ansible_env
+    lab_id = os.environ.get("LINERATE_LAB_ID", "")
+    node = f"linerate-{lab_id + '-' if lab_id else ''}{sorted(lab['nodes'])[0]}"
+    res = subprocess.run(["podman", "exec", node, "python3", "-c", STALE_PYC], env=ansible_env(), text=True,
+                         capture_output=True, timeout=60, check=True)
+    assert res.stdout.strip() == "", f"modules without a current .pyc in {node}:\n{res.stdout}"
