@@ -66,12 +66,20 @@ def verify_tests(logs):
 
 
 def verify_retest_rounds(logs, nodes, fabric, rounds_done):
-    """The cheaper plan's second phase: suspect nodes against known-good peers."""
+    """The cheaper plan's second phase: suspect nodes against known-good peers.
+
+    A failing test that an endpoint the first phase already convicts explains (``verify.convicted``:
+    it failed against two peers that passed with others) needs no re-test; the nodes of every
+    other failing test are re-tested, each against up to two nodes that failed nothing."""
     tests = verify.evaluate_tests(verify_tests(logs), verify.rdma_threshold_gbps(fabric))
-    bad = {n for t in tests if not t["ok"] for n in (t["server"][0], t["client"][0])}
+    failing = [t for t in tests if not t["ok"]]
+    bad = {n for t in failing for n in (t["server"][0], t["client"][0])}
+    known = verify.convicted(tests)
+    open_ = {n for t in failing if not ({tuple(t["server"]), tuple(t["client"])} & known)
+             for n in (t["server"][0], t["client"][0])}
     good = [n for n in nodes if n not in bad]
     done = [p for rnd in rounds_done for p in rnd]
-    return verify.retest_plan(sorted(bad), good, done)
+    return verify.retest_plan(sorted(open_), good, done)
 
 
 def verify_incast_tests(ports, base_port, senders, me, server=None):

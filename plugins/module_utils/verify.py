@@ -175,9 +175,11 @@ def retest_plan(suspects, good, tested=()):
     """
     seen = {frozenset(p) for p in tested}
     wanted = []
-    for s in suspects:
-        peers = [g for g in good if g != s and frozenset((s, g)) not in seen][:2]
-        wanted += [[g, s] for g in peers]
+    for i, s in enumerate(suspects):
+        # each suspect starts further along the good nodes, so suspects share rounds
+        candidates = [g for g in good if g != s and frozenset((s, g)) not in seen]
+        k = (2 * i) % len(candidates) if candidates else 0
+        wanted += [[g, s] for g in (candidates[k:] + candidates[:k])[:2]]
     rounds = []
     for pair in wanted:
         for rnd in rounds:
@@ -187,6 +189,24 @@ def retest_plan(suspects, good, tested=()):
         else:
             rounds.append([pair])
     return rounds
+
+
+def convicted(tests):
+    """The endpoints a phase's tests already convict, which a re-test would only confirm: each
+    failed against at least two peer nodes whose same rail passed a test with another node
+    (a bad link at one end fails whoever meets it), or a failing test's own error names it
+    (``blame``: its port is down, its device missing). ``tests``: evaluated tests."""
+    passed = {tuple(t[side]) for t in tests if t["ok"] for side in ("server", "client")}
+    peers, out = {}, set()
+    for t in tests:
+        if t["ok"]:
+            continue
+        if t.get("blame"):
+            out.add(tuple(t[t["blame"]]))
+        for me, other in (("server", "client"), ("client", "server")):
+            if tuple(t[other]) in passed:
+                peers.setdefault(tuple(t[me]), set()).add(t[other][0])
+    return out | {e for e, nodes in peers.items() if len(nodes) >= 2}
 
 
 def round_roles(rounds, node):

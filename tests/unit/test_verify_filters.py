@@ -2,6 +2,7 @@
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as f
+from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
 from test_verify_plans import FABRIC
 
@@ -59,3 +60,43 @@ def test_retest_rounds_pair_suspects_with_good_nodes():
     for rnd in retest:
         used = [n for p in rnd for n in p]
         assert len(used) == len(set(used))
+
+
+def two_round_logs(bad_rail_of=None, second_round=True):
+    """A sampled first phase on six nodes: round 0 x-a, b-c, d-e; round 1 x-b, a-d, c-e (server
+    first). ``bad_rail_of``: (node, gbps) whose mlx5_1 runs slow in every test it takes."""
+    rounds = [[["x", "a"], ["b", "c"], ["d", "e"]]] + ([[["x", "b"], ["a", "d"], ["c", "e"]]] if second_round else [])
+    logs = {n: [] for n in "xabcde"}
+    for i, rnd in enumerate(rounds):
+        for server, client in rnd:
+            for node, role, peer in ((server, "server", client), (client, "client", server)):
+                e = entry(i, role, peer)
+                if bad_rail_of and bad_rail_of[0] in (server, client) and role == "client":
+                    e["results"][1]["gbps"] = bad_rail_of[1]
+                logs[node].append(e)
+    return logs, rounds
+
+
+def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
+    # x's mlx5_1 fails against a and against b, whose mlx5_1 passed with d and with c:
+    # the first phase already names x mlx5_1; re-tests would only confirm it
+    logs, rounds = two_round_logs(("x", 96.0))
+    assert f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds) == []
+    # one round: x failed against a alone; x and a are each re-tested against good nodes
+    logs, rounds = two_round_logs(("x", 96.0), second_round=False)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds)
+    pairs = [set(p) for rnd in retest for p in rnd]
+    assert sorted(n for p in pairs for n in p if n in "xa") == ["a", "a", "x", "x"]
+    assert all(len(p & {"x", "a"}) == 1 and p - {"x", "a"} <= set("bcde") for p in pairs)
+    assert len(retest) == 2   # the suspects take different good peers: two rounds, not four
+
+
+def test_convicted_needs_two_peers_that_passed_elsewhere_or_a_test_naming_the_end():
+    def t(server, client, ok, blame=None):
+        return {"server": list(server), "client": list(client), "ok": ok, "blame": blame}
+    x, a, b = ("x", "mlx5_1"), ("a", "mlx5_1"), ("b", "mlx5_1")
+    good_a, good_b = t(a, ("c", "mlx5_1"), True), t(("d", "mlx5_1"), b, True)
+    assert verify.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
+    assert verify.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
+    assert verify.convicted([t(x, a, False), good_a]) == set()                       # one peer only
+    assert verify.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
