@@ -292,6 +292,22 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
     assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]
 
 
+def test_more_nodes_than_forks_run_the_schedule_as_async_jobs(converged):
+    """With fewer forks than nodes the schedule cannot be one plain task (the nodes beyond the
+    forks would start only after the others had given up on them): it runs as async jobs,
+    collected once, and every client still meets its round's server at its first start."""
+    res = run_playbook("playbooks/verify.yml", *FAST, "-f", "3", "-e", '{"verify_fabric_checks": ["ib_write_bw"]}',
+                       timeout=600)
+    assert res.returncode == 0, res.stdout[-4000:]
+    collect = res.stdout.split("Collect every node's rounds]", 1)[1].split("TASK [", 1)[0]
+    assert "skipping" not in collect and all(f"ok: [node{i}]" in collect for i in range(1, 5)), collect
+    with open(REPORT) as f:
+        check = json.load(f)["checks"]["ib_write_bw"]
+    tests = rdma_tests(check)
+    assert len(tests) == 6 * 2 and all(t["ok"] for t in tests)
+    assert check["schedule"]["client_retries"] == 0
+
+
 # each simulated tool is a Python program started from lab/sim, which the nodes mount read-only:
 # every module it imports must have a current .pyc for the node's own Python, or each start
 # compiles the simulator again (lab/labctl.py compile_sim)
