@@ -94,10 +94,11 @@ RETRY_DELAY = 0.2
 POLL = 0.05
 
 
-def _poke(address, port):
-    """One TCP connection to a perftest server, closed at once (its handshake fails, it exits)."""
+def _poke(address, port, timeout=1.0):
+    """One TCP connection, closed at once: to a perftest server (its handshake fails, it exits),
+    or to a round's meeting port (the peer's servers listen)."""
     try:
-        socket.create_connection((address, port), timeout=1).close()
+        socket.create_connection((address, port), timeout=timeout).close()
         return True
     except OSError:
         return False
@@ -158,15 +159,6 @@ def listening_ports(address=None):
     return ports if read else None
 
 
-def _meet(address, port):
-    """True once the peer's meeting socket (its servers of this round listen) took a connection."""
-    try:
-        socket.create_connection((address, port), timeout=MEET_CONNECT).close()
-        return True
-    except OSError:
-        return False
-
-
 # the meeting point: a server opens it when its rails listen, a client waits for it before
 # starting its rails (instead of starting them again every RETRY_DELAY while the server is
 # not there yet: a perftest start opens the device, registers its memory and, with
@@ -199,7 +191,7 @@ def _run_rails(run, p, tests, release=False, meet=None):
     serving = p["mode"] == "server"
     # a client behind a meeting starts nothing until its server's node opens it
     gate = meet is not None and not serving and bool(tests)
-    meeting, meet_at = None, now + (MEET_GRACE if serving and meet is not None else 0)
+    meeting, meet_at = None, now + MEET_GRACE   # meet_at: the server's meeting not opened yet
     jobs = []
     for i, test in enumerate(tests):
         jpath = os.path.join(tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
@@ -211,7 +203,7 @@ def _run_rails(run, p, tests, release=False, meet=None):
         while True:
             now = time.monotonic()
             if gate:
-                if not _meet(tests[0]["server"], meet) and now < connect_deadline:
+                if not _poke(tests[0]["server"], meet, MEET_CONNECT) and now < connect_deadline:
                     time.sleep(POLL)
                     continue
                 gate = False                              # met, or out of time: the rails start below

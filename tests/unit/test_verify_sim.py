@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
@@ -79,17 +80,10 @@ def wait_listening(servers, ports, timeout=20):
     """Until a server listens on each TCP port (as the operator's script waits for the server before
     starting the client: a client started earlier fails to connect, as perftest's does), or a server
     has ended (a server that refuses to start, e.g. on a port that is down)."""
-    want = {f":{int(p):04X}" for p in ports}
+    want = {int(p) for p in ports}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and all(srv.poll() is None for srv in servers):
-        listening = set()
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            if os.path.exists(table):
-                with open(table) as f:
-                    for row in f.read().splitlines()[1:]:
-                        fields = row.split()
-                        if fields[3] == "0A":  # LISTEN
-                            listening.add(fields[1][fields[1].rindex(":"):])
+        listening = benchmarks.listening_ports() or set()
         if want <= listening:
             return
         time.sleep(0.02)
