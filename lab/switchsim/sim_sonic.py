@@ -14,6 +14,7 @@ import re
 import shlex
 
 import sim_counters
+import sonic_yang
 from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
@@ -186,6 +187,14 @@ class Sonic(Platform):
             self.store.save(self)
             return "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json"
         if sub == "checkpoint" and len(args) == 2:
+            # generic_config_updater ConfigRollbacker.checkpoint: the running config must pass YANG
+            # validation (sonic_yang.py) before it is saved as a checkpoint
+            if sonic_yang.validate(self.db):
+                return (f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
+                        "Getting current config db.\n"
+                        "Config Rollback: Config checkpoint failed due to Running configs on the device are not valid.\n"
+                        + click_usage("config checkpoint", "CHECKPOINT_NAME")
+                        + "\nError: Running configs on the device are not valid.")
             self.checkpoints[args[1]] = copy.deepcopy(self.db)
             self.store.save(self)
             return (f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
@@ -195,6 +204,14 @@ class Sonic(Platform):
         if sub == "rollback" and len(args) == 2:
             if args[1] not in self.checkpoints:
                 return f"Error: Checkpoint '{args[1]}' does not exist."
+            # ConfigReplacer.replace: the checkpoint (the target) must pass YANG validation
+            if sonic_yang.validate(self.checkpoints[args[1]]):
+                return (f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
+                        f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
+                        "Replacing config using 'Config Replacer'.\n"
+                        "Config Rollback: Config rollback failed due to The given target config is not valid\n"
+                        + click_usage("config rollback", "CHECKPOINT_NAME")
+                        + "\nError: The given target config is not valid")
             self.db = copy.deepcopy(self.checkpoints[args[1]])
             self.changed()
             return (f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"

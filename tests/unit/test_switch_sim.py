@@ -1,6 +1,8 @@
 """The switch simulators' own semantics: confirm/commit timers, paging, errors in the platform's words."""
 import asyncio
 
+import pytest
+
 from switch_testlib import SimSwitch
 
 
@@ -93,3 +95,98 @@ def test_eos_pages_long_output_until_terminal_length_0(tmp_path, monkeypatch):
     s.chan.out = ""
     s.data_received("show running-config\n", None)
     assert "--More--" not in s.chan.out and s.chan.out.endswith("end\r\nsw#")
+
+
+# ------------------------------------------------ SONiC: CONFIG_DB against the YANG constraints
+def test_sonic_factory_config_db_is_valid(tmp_path, monkeypatch):
+    import sonic_yang
+    sim = _sim(tmp_path, monkeypatch, "sonic", ["Ethernet0", "Ethernet8"])
+    assert sonic_yang.validate(sim.sw.db) == []
+
+
+def test_sonic_db_cli_writes_a_bad_name_and_the_next_checkpoint_refuses_it(tmp_path, monkeypatch):
+    """sonic-db-cli writes anything (it is redis); config checkpoint validates the running config."""
+    sim = _sim(tmp_path, monkeypatch, "sonic", ["Ethernet0"])
+    assert sim("sudo sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|my map' 26 3") == "1"
+    assert sim.sw.db["DSCP_TO_TC_MAP"]["my map"] == {"26": "3"}
+    out = sim("sudo config checkpoint cp1")
+    assert "Config Rollback: Config checkpoint failed due to Running configs on the device are not valid." in out
+    assert out.endswith("Error: Running configs on the device are not valid.")
+    assert sim.sw.checkpoints == {}
+    assert sim("sudo sonic-db-cli CONFIG_DB hdel 'DSCP_TO_TC_MAP|my map' 26") == "1"
+    assert sim("sudo config checkpoint cp1").endswith("Checkpoint created successfully.\n")
+
+
+def test_sonic_rollback_refuses_an_invalid_checkpoint(tmp_path, monkeypatch):
+    sim = _sim(tmp_path, monkeypatch, "sonic", ["Ethernet0"])
+    sim("sudo config checkpoint cp1")
+    sim.sw.checkpoints["cp1"]["PORT"]["Ethernet0"]["mtu"] = "9300"     # a checkpoint file edited by hand
+    sim("sudo config interface mtu Ethernet0 9000")
+    out = sim("sudo config rollback cp1")
+    assert out.endswith("Error: The given target config is not valid")
+    assert sim.sw.db["PORT"]["Ethernet0"]["mtu"] == "9000"                # nothing replaced
+
+
+@pytest.mark.parametrize("table, key, fields, why", [
+    # invented forms the models refuse
+    ("DSCP_TO_TC_MAP", "linerate.v2", {"26": "3"}, "key name 'linerate.v2': does not match the pattern"),
+    ("DSCP_TO_TC_MAP", "A" * 33, {"26": "3"}, "length 33 outside 1..32"),
+    ("DSCP_TO_TC_MAP", "RDMA", {"64": "3"}, "dscp '64': does not match the pattern"),
+    ("DSCP_TO_TC_MAP", "RDMA", {"26": "16"}, "tc of 26: '16': out of range 0..15"),
+    ("WRED_PROFILE", "RDMA", {"ecn": "ecn_on"}, "ecn: 'ecn_on': not one of ecn_none"),
+    ("WRED_PROFILE", "RDMA", {"green_min_threshold": "2000", "green_max_threshold": "1000"},
+     "green_max_threshold: '1000': below green_min_threshold 2000 (must)"),
+    ("WRED_PROFILE", "RDMA", {"green_drop_probability": "101"}, "out of range 0..100"),
+    ("WRED_PROFILE", "RDMA", {"wred_green_enable": "yes"}, "not one of true | false"),
+    ("WRED_PROFILE", "RDMA", {"green_threshold": "1"}, "green_threshold: not a leaf of the model"),
+    ("QUEUE", "Ethernet0|3", {"wred_profile": "NOPE"}, "no WRED_PROFILE entry named 'NOPE' (leafref)"),
+    ("QUEUE", "Ethernet99|3", {}, "key ifname 'Ethernet99'"),
+    ("QUEUE", "Ethernet0", {}, "key has 1 part(s), the model 2"),
+    ("PORT_QOS_MAP", "Ethernet0", {"pfc_enable": "3,8"}, "does not match the pattern ([0-7](,[0-7])*)?"),
+    ("PORT_QOS_MAP", "Ethernet0", {"dscp_to_tc_map": "NOPE"}, "no DSCP_TO_TC_MAP entry named 'NOPE'"),
+    ("PORT_QOS_MAP", "Ethernet0", {"tc_to_pg_map": "NOPE"}, "no TC_TO_PRIORITY_GROUP_MAP entry"),
+    ("CABLE_LENGTH", "AZURE", {"Ethernet0": "5"}, "length of Ethernet0: '5': does not match the pattern [0-9]+m"),
+    ("BUFFER_PG", "Ethernet0|3-4", {"profile": "pg_lossless_400000_5m_profile"}, "no BUFFER_PROFILE entry"),
+    ("BUFFER_PG", "Ethernet0|8", {"profile": "NULL"}, "key pg_num '8'"),
+    ("PFC_WD", "Ethernet0", {"detection_time": "50"}, "out of range 100..5000"),
+    ("PFC_WD", "GLOBAL", {"action": "drop"}, "action: not allowed on this key (must)"),
+])
+def test_sonic_yang_refuses_invented_forms(tmp_path, monkeypatch, table, key, fields, why):
+    import sonic_yang
+    sim = _sim(tmp_path, monkeypatch, "sonic", ["Ethernet0"])
+    db = sim.sw.db
+    db.setdefault(table, {})[key] = fields
+    problems = sonic_yang.validate(db)
+    assert len(problems) == 1 and why in problems[0], problems
+    assert problems[0].startswith(f"{table}|{key}: ") and problems[0].endswith(")")
+
+
+def test_sonic_yang_accepts_real_but_rare_forms(tmp_path, monkeypatch):
+    """Forms the models allow that the fabric template does not write."""
+    import sonic_yang
+    sim = _sim(tmp_path, monkeypatch, "sonic", ["Ethernet0"])
+    db = sim.sw.db
+    db["DSCP_TO_TC_MAP"]["a-b_C9"] = {"0": "15", "63": "0"}                       # tc up to 15, dscp 0 and 63
+    db["DSCP_TO_TC_MAP"]["X" * 32] = {"9": "1"}                                   # 32 characters
+    db["WRED_PROFILE"]["w"] = {"ecn": "ecn_green_yellow", "green_min_threshold": "5", "green_max_threshold": "5"}
+    db["QUEUE"] = {"Ethernet0|3-4": {"wred_profile": "w"}, "CPU|0": {}}           # a qindex range; the CPU port
+    db["PORT_QOS_MAP"] = {"global": {"dscp_to_tc_map": "a-b_C9"}, "Ethernet0": {"pfc_enable": ""}}
+    db["BUFFER_POOL"] = {"ingress_lossless_pool": {"size": "1"}}                 # not modelled: not checked
+    db["BUFFER_PROFILE"] = {"pg_lossless_400000_5m_profile": {"pool": "ingress_lossless_pool", "size": "1",
+                                                               "dynamic_th": "-8", "xon": "0", "xoff": "1"}}
+    db["BUFFER_PG"] = {"Ethernet0|3-4": {"profile": "pg_lossless_400000_5m_profile"}, "Ethernet0|0": {"profile": "NULL"}}
+    db["CABLE_LENGTH"] = {"AZURE": {"Ethernet0": "300m"}}
+    db["PFC_WD"] = {"GLOBAL": {"POLL_INTERVAL": "200"}, "Ethernet0": {"action": "alert", "detection_time": "200",
+                                                                        "restoration_time": "60000"}}
+    assert sonic_yang.validate(db) == []
+
+
+def test_sonic_yang_every_constraint_names_its_source_line():
+    import sonic_yang
+    c = sonic_yang.CONSTRAINTS
+    assert c["_source"]["commit"] and "Apache-2.0" in c["_source"]["licence"]
+    for table, model in c["tables"].items():
+        assert model["file"].startswith("sonic-") and model["file"].endswith(".yang"), table
+        specs = model["keys"] + list(model.get("fields", {}).values()) + list(model.get("map", {}).values())
+        assert specs and all(isinstance(s["line"], int) and s["line"] > 0 for s in specs), table
+    assert sonic_yang.object_name_ok("LINERATE_LOSSLESS") and not sonic_yang.object_name_ok("_x")
