@@ -114,39 +114,71 @@ def eos_json(tool, doc, key, kind=dict):
 
 
 def column_spans(header, rule=None, words=False):
-    """Where the columns of an aligned text table are: ``[(name, start)]``.
+    """Where the columns of an aligned text table are: ``[(name, start, end)]``.
 
     With the dashed ``rule`` line under the header (``-----  -----…``), each
     run of dashes is one column; without it, a column starts at a header
     word preceded by two or more spaces (so ``Remote Host`` is one column),
     or, with ``words``, at every header word (EOS: ``Duplex Speed``).
-    Column names are the header text over each span, stripped.
+    ``start`` is where the column's header text (or dash run) begins, ``end``
+    where it ends: a left-aligned cell starts at or after ``start``, a
+    right-aligned one (EOS numbers, ``unconf`` under ``Speed``) ends at ``end``.
+    Column names are the header text from each start to the next, stripped.
     """
     if words:
-        starts = [m.start() for m in re.finditer(r"\S+", header)]
+        found = list(re.finditer(r"\S+", header))
     elif rule:
-        starts = [m.start() for m in re.finditer(r"[-\u2026=]+", rule)]
+        found = list(re.finditer(r"[-\u2026=]+", rule))
     else:
-        starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
+        found = list(re.finditer(r"\S+(?: \S+)*", header))
     spans = []
-    for index, start in enumerate(starts):
-        end = starts[index + 1] if index + 1 < len(starts) else None
-        spans.append((header[start:end].strip(), start))
+    for index, m in enumerate(found):
+        nxt = found[index + 1].start() if index + 1 < len(found) else None
+        spans.append((header[m.start():nxt].strip(), m.start(), m.end()))
     return spans
+
+
+def _span(span):
+    """``(name, start, end)``; a ``(name, start)`` pair (older callers) ends where it starts."""
+    return (span[0], span[1], span[2] if len(span) > 2 else span[1])
 
 
 def split_columns(line, spans):
     """Cells of ``line`` by the header's ``spans``: ``{name: text}``, or None.
 
-    A blank cell is ``""``. A row whose text runs across a column boundary
-    (a non-blank character on both sides of where the next column starts)
-    does not fit the header and gives None: the caller reports it rather
+    Each whitespace-delimited word of the row goes to one column, in order:
+    the column whose span (from its start to the next column's start) the
+    word starts in, when it ends before the next column starts (left-aligned
+    text, and text under a right-aligned header); else the column whose
+    header it ends with (a right-aligned cell wider than its header word
+    starts before it: EOS numbers, ``unconf`` under ``Speed``). A cell is the
+    row's text from its first word to its last; a blank cell is ``""``.
+
+    A word that runs into the next column's header without ending with any
+    header, or that would go to a column left of the word before it, does
+    not fit the header and gives None: the caller reports the row rather
     than guessing which cell is which.
     """
-    cells = {}
-    for index, (name, start) in enumerate(spans):
-        end = spans[index + 1][1] if index + 1 < len(spans) else None
-        if end is not None and 0 < end < len(line) and not line[end - 1].isspace() and not line[end].isspace():
+    cols = [_span(s) for s in spans]
+    if not cols:
+        return None
+    placed = [[] for _ in cols]
+    last = 0
+    for m in re.finditer(r"\S+", line):
+        begin, end = m.start(), m.end()
+        k = 0
+        while k + 1 < len(cols) and cols[k + 1][1] <= begin:
+            k += 1
+        nxt = cols[k + 1][1] if k + 1 < len(cols) else None
+        if nxt is None or end <= nxt:
+            col = k
+        else:
+            col = next((j for j in range(k + 1, len(cols)) if cols[j][2] == end), None)
+            if col is None:
+                return None
+        if col < last:
             return None
-        cells[name] = line[start:end].strip() if start < len(line) else ""
-    return cells
+        last = col
+        placed[col].append((begin, end))
+    return {name: (line[placed[i][0][0]:placed[i][-1][1]] if placed[i] else "")
+            for i, (name, _start, _end) in enumerate(cols)}

@@ -46,33 +46,37 @@ def _int(value, tool, n, line, text):
 
 
 def parse_ethtool_stats(text):
-    """``ethtool -S`` -> {"stats": {name: int}}.
+    """``ethtool -S`` -> {"stats": {name: int}, "warnings": [...]}.
 
-    Raises ParseError on the tool's error lines (no stats, no device) and on a
-    line that is not ``name: integer`` after the ``NIC statistics:`` header.
+    The ``NIC statistics:`` banner is optional: a filtered listing
+    (``ethtool -S eth0 | grep prio``) has none. A line that is not
+    ``name: integer`` is named in ``warnings`` and skipped. Raises ParseError
+    on the tool's error lines (no stats, no device) and when no counter line
+    is there at all.
     """
+    tool = "ethtool -S"
     if text is None or not text.strip():
-        raise ParseError("ethtool -S", "no output", text)
+        raise ParseError(tool, "no output", text)
     lines = text.splitlines()
     for line in lines:
         if any(e in line for e in _ETHTOOL_ERRORS):
-            raise ParseError("ethtool -S", line.strip(), text)
-    stats, seen_header = {}, False
+            raise ParseError(tool, line.strip(), text)
+    stats, warnings = {}, []
     for n, line in enumerate(lines, 1):
-        if not line.strip():
+        s = line.strip()
+        if not s or s == "NIC statistics:":
             continue
-        if line.strip() == "NIC statistics:":
-            seen_header = True
-            continue
-        if not seen_header:
-            raise ParseError("ethtool -S", f"line {n}: {line.strip()!r} before the 'NIC statistics:' header", text)
-        name, sep, value = line.strip().rpartition(":")
-        if not sep or not name:
-            raise ParseError("ethtool -S", f"line {n}: {line.strip()!r} is not 'name: value'", text)
-        stats[name.strip()] = _int(value.strip(), "ethtool -S", n, line, text)
-    if not seen_header:
-        raise ParseError("ethtool -S", "no 'NIC statistics:' header", text)
-    return {"stats": stats}
+        name, sep, value = s.rpartition(":")
+        name, value = name.strip(), value.strip()
+        if sep and name and re.fullmatch(r"-?\d+", value):
+            stats[name] = int(value)
+        elif sep and name:
+            warnings.append(f"line {n}: {s!r}: counter value is not an integer")
+        else:
+            warnings.append(f"line {n}: {s!r} is not 'name: value'")
+    if not stats:
+        raise ParseError(tool, warnings[0] if warnings else "no 'name: value' counter lines", text)
+    return {"stats": stats, "warnings": warnings}
 
 
 def mlx5_priority_counters(stats):

@@ -13,7 +13,8 @@ where a neighbour is ``{"system_name", "port_id", "port_id_type", "port_descr",
   LocalPort, RemoteDevice, RemotePortID, Capability, RemotePortDescr, then
   ``Total entries displayed:  N``. A port may show several neighbours.
 - ``parse_eos_lldp_neighbors(doc)``: Arista EOS ``show lldp neighbors | json``
-  (``lldpNeighbors``: port, neighborDevice, neighborPort, ttl).
+  (``lldpNeighbors``: port, neighborDevice, neighborPort, ttl); the text of
+  ``show lldp neighbors`` and ``show lldp neighbors detail`` as a fallback.
 - ``parse_lldpctl_json(text)``: lldpd's ``lldpctl -f json`` (1.0 and later).
   lldpd collapses one-element lists: ``interface`` is an object
   ``{ifname: {...}}`` for one interface and a list of such objects for
@@ -59,14 +60,20 @@ def _neighbor(system_name=None, port_id=None, port_id_type=None, port_descr=None
             "port_descr": port_descr or None, "chassis_id": chassis_id or None}
 
 
-def _table(text, tool, first_col, columns):
-    """Rows of an aligned table whose header starts with ``first_col``: [(n, line, cells)]."""
+def _table(text, tool, first_col, columns, known=(), header_re=None):
+    """Rows of an aligned table whose header starts with ``first_col``: ([(n, line, cells)], warnings).
+
+    ``columns`` must be in the header (else nothing usable: ParseError);
+    header columns outside ``columns`` and ``known`` are named in a warning
+    and not read. A row that does not fit the header's columns is left out
+    with a warning naming its line; ParseError when no row fits at all.
+    """
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
     lines = text.splitlines()
     head = None
     for i, line in enumerate(lines):
-        if line.split()[:1] == [first_col]:
+        if line.split()[:1] == [first_col] and (header_re is None or re.search(header_re, line)):
             head = i
             break
     if head is None:
@@ -77,7 +84,10 @@ def _table(text, tool, first_col, columns):
         raise ParseError(tool, f"line {head + 1}: header lacks column {missing[0]!r}", text)
     rule = lines[head + 1] if head + 1 < len(lines) and _RULE_RE.match(lines[head + 1]) else None
     spans = column_spans(lines[head], rule)
-    rows = []
+    warnings = [f"column {name!r} is not read (unknown to this parser)"
+                for name, *_pos in spans if name and name not in columns and name not in known
+                and name != first_col]
+    rows, misfits = [], []
     for n, line in enumerate(lines[head + (2 if rule else 1):], head + (3 if rule else 2)):
         if not line.strip():
             continue
@@ -85,9 +95,12 @@ def _table(text, tool, first_col, columns):
             break
         cells = split_columns(line, spans)
         if cells is None:
-            raise ParseError(tool, f"line {n}: {line.strip()!r} does not fit the table's columns", text)
+            misfits.append(f"line {n}: {line.strip()!r} does not fit the table's columns")
+            continue
         rows.append((n, line, cells))
-    return rows
+    if misfits and not rows:
+        raise ParseError(tool, misfits[0], text)
+    return rows, warnings + [f"{m}: not read" for m in misfits]
 
 
 def parse_nvue_lldp(text):
@@ -95,8 +108,8 @@ def parse_nvue_lldp(text):
     tool = "nv show interface lldp"
     if text and text.lstrip().startswith("Error"):
         raise ParseError(tool, text.strip().splitlines()[0], text)
-    rows = _table(text, tool, "Interface", ("Remote Host", "Remote Port"))
-    out = {"neighbors": {}, "ports": [], "warnings": []}
+    rows, warnings = _table(text, tool, "Interface", ("Remote Host", "Remote Port"), ("Speed", "Type"))
+    out = {"neighbors": {}, "ports": [], "warnings": warnings}
     for _n, _line, c in rows:
         port = c.get("Interface")
         out["ports"].append(port)
@@ -109,8 +122,9 @@ def parse_nvue_lldp(text):
 def parse_sonic_lldp_table(text):
     """``show lldp table`` -> neighbours per port (several per port where the table lists several)."""
     tool = "show lldp table"
-    rows = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"))
-    out = {"neighbors": {}, "ports": [], "warnings": []}
+    rows, warnings = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"),
+                            ("Capability",))
+    out = {"neighbors": {}, "ports": [], "warnings": warnings}
     for n, line, c in rows:
         port = c.get("LocalPort")
         if not port:
@@ -126,8 +140,19 @@ def parse_sonic_lldp_table(text):
 
 
 def parse_eos_lldp_neighbors(doc):
-    """``show lldp neighbors | json`` (text or parsed) -> neighbours per port."""
+    """``show lldp neighbors | json`` (text or parsed), or the plain text of ``show lldp neighbors``
+    or ``show lldp neighbors detail`` -> neighbours per port.
+
+    JSON first (what the driver asks for); text that does not start with ``{``
+    is the CLI's table (``Port  Neighbor Device ID  Neighbor Port ID  TTL``
+    after the table-change counters) or its detail blocks (``Interface EtN
+    detected N LLDP neighbors:``). ``Et1`` in the text is ``Ethernet1`` as in JSON.
+    """
     tool = "show lldp neighbors"
+    if isinstance(doc, str) and not doc.lstrip().startswith("{"):
+        if re.search(r"^Interface \S+ detected \d+ LLDP neighbors?:", doc, re.M):
+            return _eos_lldp_detail(doc)
+        return _eos_lldp_text(doc)
     rows = eos_json(tool, doc, "lldpNeighbors", list)
     out = {"neighbors": {}, "ports": [], "warnings": []}
     for i, r in enumerate(rows):
@@ -139,6 +164,86 @@ def parse_eos_lldp_neighbors(doc):
         if not isinstance(dev, (str, type(None))) or not isinstance(rport, (str, type(None))):
             raise ParseError(tool, f"lldpNeighbors[{i}] ({r['port']}): neighborDevice/neighborPort is not text", None)
         out["neighbors"].setdefault(r["port"], []).append(_neighbor(dev, rport))
+    return out
+
+
+def _eos_port(name):
+    """EOS text abbreviates interface names: ``Et3/1`` -> ``Ethernet3/1``, ``Ma1`` -> ``Management1``."""
+    return re.sub(r"^Ma(?=\d)", "Management", re.sub(r"^Et(?=\d)", "Ethernet", name))
+
+
+def _eos_error(tool, text):
+    first = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    if first.startswith("%"):
+        raise ParseError(tool, first, text)
+
+
+def _eos_lldp_text(text):
+    """``show lldp neighbors`` as text (EOS 4.x; source in docs/parsers.md)."""
+    tool = "show lldp neighbors"
+    _eos_error(tool, text)
+    rows, warnings = _table(text, tool, "Port", ("Neighbor Device ID", "Neighbor Port ID"), ("TTL",),
+                            header_re=r"Neighbor Device ID")
+    out = {"neighbors": {}, "ports": [], "warnings": warnings}
+    for n, line, c in rows:
+        port = c.get("Port")
+        if not port:
+            out["warnings"].append(f"line {n}: {line.strip()!r} has no Port: not read")
+            continue
+        port = _eos_port(port)
+        if port not in out["ports"]:
+            out["ports"].append(port)
+        out["neighbors"].setdefault(port, []).append(
+            _neighbor(c.get("Neighbor Device ID"), c.get("Neighbor Port ID")))
+    return out
+
+
+_EOS_DETAIL_RE = {
+    "chassis_id": re.compile(r"^\s*Chassis ID\s*:\s*(?P<v>.*?)\s*$"),
+    "port_id": re.compile(r"^\s*Port ID\s*:\s*(?P<v>.*?)\s*$"),
+    "system_name": re.compile(r"^\s*- System Name:\s*(?P<v>.*?)\s*$"),
+    "port_descr": re.compile(r"^\s*- Port Description:\s*(?P<v>.*?)\s*$"),
+}
+
+
+def _unquote(value):
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+
+
+def _eos_lldp_detail(text):
+    """``show lldp neighbors detail``: one ``Interface X detected N LLDP neighbors:`` block per port,
+    one ``Neighbor <chassis>/<port>, age ..`` sub-block per neighbour."""
+    tool = "show lldp neighbors detail"
+    _eos_error(tool, text)
+    out = {"neighbors": {}, "ports": [], "warnings": []}
+    port, current, in_lag = None, None, False
+    for n, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^Interface (\S+) detected (\d+) LLDP neighbors?:", line)
+        if m:
+            port, current = _eos_port(m.group(1)), None
+            if port not in out["ports"]:
+                out["ports"].append(port)
+            continue
+        if port is None or not line.strip():
+            continue
+        if re.match(r"^\s*Neighbor \S", line):
+            current = {}
+            out["neighbors"].setdefault(port, []).append(current)
+            in_lag = False
+            continue
+        if current is None:
+            continue
+        if line.strip().startswith("- "):
+            in_lag = "Link Aggregation" in line   # its 'Port ID' is the aggregation port, not the neighbour's
+        for key, rx in _EOS_DETAIL_RE.items():
+            m = rx.match(line)
+            if m and key not in current and not (key == "port_id" and in_lag):
+                current[key] = _unquote(m.group("v"))
+    for p, found in out["neighbors"].items():
+        out["neighbors"][p] = [_neighbor(f.get("system_name"), f.get("port_id"), None, f.get("port_descr"),
+                                         f.get("chassis_id")) for f in found]
+    if not out["ports"]:
+        raise ParseError(tool, "no 'Interface ... detected N LLDP neighbors:' block", text)
     return out
 
 

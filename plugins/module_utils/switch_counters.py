@@ -49,45 +49,54 @@ def _count(value, tool, n, line, text):
 _QUEUE_COLS = {"Counter/pkts": "pkts", "Counter/bytes": "bytes", "Drop/pkts": "drop_pkts",
                "Drop/bytes": "drop_bytes", "EcnMarked/pkts": "ecn_marked_pkts",
                "EcnMarked/bytes": "ecn_marked_bytes", "Trim/pkts": "trim_pkts",
-               "TrimSent/pkts": "trim_sent_pkts", "TrimDrop/pkts": "trim_drop_pkts"}
+               "TrimSent/pkts": "trim_sent_pkts", "TrimDrop/pkts": "trim_drop_pkts",
+               # show queue wredcounters (sonic-utilities scripts/queuestat, tests/wred_queue_counter_test.py)
+               "WredDrp/pkts": "wred_drop_pkts", "WredDrp/bytes": "wred_drop_bytes"}
 
 
 def parse_sonic_queue_counters(text):
-    """``show queue counters [PORT] [--all]`` -> {"ports": {port: {queue: {"type": "UC"|"MC"|"ALL",
-    "index": n, "pkts", "bytes", "drop_pkts", "drop_bytes", ["ecn_marked_pkts", ...]}}}, "columns": [...]}.
+    """``show queue counters [PORT] [--all]`` or ``show queue wredcounters [PORT]`` -> {"ports": {port: {queue:
+    {"type": "UC"|"MC"|"ALL", "index": n, "pkts", "bytes", "drop_pkts", "drop_bytes", ["ecn_marked_pkts",
+    "wred_drop_pkts", ...]}}}, "columns": [...], "warnings": [...]}.
 
     Columns come from the header (platforms with ECN statistics add EcnMarked/pkts,
-    EcnMarked/bytes; --all adds the trimming columns); ``N/A`` -> None.
+    EcnMarked/bytes; --all adds the trimming columns; wredcounters prints WredDrp and
+    EcnMarked); ``N/A`` -> None. A column this parser does not know is named in
+    ``warnings`` and not read; ParseError when the header has no known counter column.
     """
+    tool = "show queue counters"
     if text is None or not text.strip():
-        raise ParseError("show queue counters", "no output", text)
-    ports, columns = {}, None
+        raise ParseError(tool, "no output", text)
+    ports, columns, warnings = {}, None, []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("For namespace") or s.startswith("Last cached time") or _DASH_RE.match(line):
             continue
         words = s.split()
         if words[:2] == ["Port", "TxQ"]:
-            unknown = [w for w in words[2:] if w not in _QUEUE_COLS]
-            if unknown:
-                raise ParseError("show queue counters", f"line {n}: unknown column {unknown[0]!r}", text)
-            columns = [_QUEUE_COLS[w] for w in words[2:]]
+            columns = [_QUEUE_COLS.get(w) for w in words[2:]]
+            if not any(columns):
+                raise ParseError(tool, f"line {n}: {s!r}: no counter column this parser knows "
+                                       f"(known: {', '.join(_QUEUE_COLS)})", text)
+            for w in words[2:]:
+                note = f"column {w!r} is not read (unknown to this parser)"
+                if w not in _QUEUE_COLS and note not in warnings:
+                    warnings.append(note)
             continue
         if columns is None:
-            raise ParseError("show queue counters", f"line {n}: {s!r} before the 'Port TxQ ...' header", text)
+            raise ParseError(tool, f"line {n}: {s!r} before the 'Port TxQ ...' header", text)
         if len(words) != len(columns) + 2:
-            raise ParseError("show queue counters", f"line {n}: {s!r}: {len(words) - 2} values for "
-                                                    f"{len(columns)} columns", text)
+            raise ParseError(tool, f"line {n}: {s!r}: {len(words) - 2} values for "
+                                   f"{len(columns)} columns", text)
         port, queue = words[0], words[1]
         kind = queue.rstrip("0123456789")
         if kind not in ("UC", "MC", "ALL") or not queue[len(kind):].isdigit():
-            raise ParseError("show queue counters", f"line {n}: {queue!r} is not a queue (UCn, MCn, ALLn)", text)
-        row = {"type": kind, "index": int(queue[len(kind):])}
-        row.update({c: _count(v, "show queue counters", n, line, text) for c, v in zip(columns, words[2:])})
-        ports.setdefault(port, {})[queue] = row
+            raise ParseError(tool, f"line {n}: {queue!r} is not a queue (UCn, MCn, ALLn)", text)
+        row = ports.setdefault(port, {}).setdefault(queue, {"type": kind, "index": int(queue[len(kind):])})
+        row.update({c: _count(v, tool, n, line, text) for c, v in zip(columns, words[2:]) if c})
     if columns is None:
-        raise ParseError("show queue counters", "no 'Port TxQ' header", text)
-    return {"ports": ports, "columns": columns}
+        raise ParseError(tool, "no 'Port TxQ' header", text)
+    return {"ports": ports, "columns": [c for c in columns if c], "warnings": warnings}
 
 
 def parse_sonic_pfc_counters(text):

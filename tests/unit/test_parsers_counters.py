@@ -34,7 +34,6 @@ def test_ethtool_mlx5_priority_and_phy_counters():
     ("Cannot get stats strings information: Operation not supported\n", "Cannot get stats"),
     ("NIC statistics:\n     rx_packets: many\n", "line 2: .*not an integer"),
     ("NIC statistics:\n     rx_packets 12\n", "line 2: .*not 'name: value'"),
-    ("     rx_packets: 12\n", "before the 'NIC statistics:' header"),
     ("", "no output"),
 ])
 def test_ethtool_errors(text, match):
@@ -233,7 +232,7 @@ def test_sonic_queue_counters_all_with_na():
 
 
 @pytest.mark.parametrize("text, match", [
-    ("     Port    TxQ    Counter/pkts    Bogus/pkts\n", "unknown column 'Bogus/pkts'"),
+    ("     Port    TxQ    Bogus/pkts\n", "line 1: .*no counter column this parser knows"),
     ("Ethernet0    UC0     1\n", "before the 'Port TxQ"),
     ("     Port    TxQ    Counter/pkts\nEthernet0    XX0     1\n", "is not a queue"),
     ("     Port    TxQ    Counter/pkts\nEthernet0    UC0     1  2\n", "2 values for 1 columns"),
