@@ -24,7 +24,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils import audit
+from ansible_collections.linerate.fabric.plugins.module_utils import accounting, audit
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -34,7 +34,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils import readiness, 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift"))
+                             "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
+                             "scope", "probes", "switch_scope", "switches_left"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -58,6 +59,17 @@ class ActionModule(ActionBase):
         hosts = {n: d.get("rdma_ports") or [] for n, d in data.items()}
         cabling = verify.cabling_index(hosts)
         findings, checks = [], {}
+
+        # every node and switch in scope accounted for: what did not finish is not verified
+        try:
+            accounted = self._accounting(nodes, hostvars)
+        except (AnsibleError, TypeError, ValueError, AttributeError) as e:
+            result.update(failed=True, msg=f"verify_report: the scope could not be read: {e}")
+            return result
+        for name, (found, c) in accounted.items():
+            if c:
+                findings += found
+                checks[name] = c
 
         # ports: the findings rdma_port_check computed on each node
         try:
@@ -200,6 +212,43 @@ class ActionModule(ActionBase):
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
 
+    def _accounting(self, nodes, hostvars):
+        """{"nodes": (findings, check), "switches": (findings, check)}: NODE_NOT_VERIFIED for each node in
+        ``scope`` (ansible_play_hosts_all) that is not in ``nodes`` (the hosts still in the play), with the
+        reason the verification's rescue recorded (``verify_fabric_not_verified``) or the controller's
+        probe (``probes``: the registered loop of report.yml's ping); SWITCH_UNREACHABLE for each switch in
+        ``switch_scope`` that left the switch plays (``switches_left``) or whose reads failed."""
+        args, out = self._task.args, {}
+        scope = args.get("scope")
+        if scope is not None:
+            scope = [str(n) for n in self._list("scope", self._templar.template(scope))]
+            missing = [n for n in scope if n not in nodes]
+            records = {n: self._templar.template(hostvars[n]["verify_fabric_not_verified"]) for n in missing
+                       if n in hostvars and "verify_fabric_not_verified" in hostvars[n]}
+            probes = {}
+            for r in (self._templar.template(args.get("probes") or {}) or {}).get("results") or []:
+                if isinstance(r, dict) and r.get("item") is not None:
+                    probes[str(r["item"])] = r
+            out["nodes"] = accounting.node_findings(scope, nodes, records, probes)
+        sw_scope = args.get("switch_scope")
+        if sw_scope is not None:
+            sw_scope = [str(s) for s in self._list("switch_scope", self._templar.template(sw_scope))]
+            present = [s for s in sw_scope if s in hostvars]
+            lldp = {s: self._templar.template(hostvars[s]["switch_fabric_lldp"]) for s in present
+                    if "switch_fabric_lldp" in hostvars[s]}
+            counters = {s: self._templar.template(hostvars[s]["switch_fabric_counters"]) for s in present
+                        if "switch_fabric_counters" in hostvars[s]}
+            left = [str(s) for s in self._list("switches_left", self._templar.template(args.get("switches_left") or []))]
+            out["switches"] = accounting.switch_findings(sw_scope, lldp, counters, left)
+        return out
+
+    @staticmethod
+    def _list(key, value):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{key} must be a list of inventory host names (ansible_play_hosts_all), "
+                             f"got {type(value).__name__} {str(value)[:80]!r}")
+        return value
+
     def _switches(self, hostvars):
         return [s for s in self._templar.template(self._task.args.get("switches") or []) if s in hostvars]
 
@@ -213,8 +262,10 @@ class ActionModule(ActionBase):
     def _cabling(self, nodes, data, hosts, hostvars):
         """Findings and cases of the cabling check (module_utils/cabling.py)."""
         host_reads = {n: data[n].get("verify_fabric_cabling") or {} for n in nodes}
-        return cabling_check.check_cabling(hosts, self._uplinks(hostvars), self._switch_reads(hostvars, "switch_fabric_lldp"),
-                                           host_reads)
+        # the role reads with failed_when: false (which clears ``failed``): a read without a neighbour table failed
+        reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
+                 for s, r in self._switch_reads(hostvars, "switch_fabric_lldp").items()}
+        return cabling_check.check_cabling(hosts, self._uplinks(hostvars), reads, host_reads)
 
     @staticmethod
     def _nccl_conf(nodes, data, fabric, cabling, sl=None):

@@ -68,7 +68,8 @@ FAULT_CODES = {
     "SWITCH_PAUSE_WRONG_PRIORITY": ("error", "pfc", "a switch port sent or received pause frames on a priority other than the no-drop one"),
     "SWITCH_DROPS_NO_DROP": ("error", "pfc", "a switch port dropped packets of the no-drop priority"),
     # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
-    "PCIE_DEGRADED": ("error", "pcie", "a NIC's PCIe link trained below its capability (width or generation)"),
+    "PCIE_DEGRADED": ("error", "pcie", "a NIC's or GPU's PCIe link trained below what both its ends can do (width or generation)"),
+    "PCIE_SLOT_LIMITED": ("warning", "pcie", "a NIC's or GPU's PCIe link runs at its slot's (upstream port's) capability, below its own"),
     "ACS_ENABLED": ("error", "pcie", "ACS redirects peer-to-peer traffic on a bridge between a NIC and its GPU"),
     "IOMMU_NOT_PASSTHROUGH": ("warning", "pcie", "the IOMMU translates DMA (no iommu=pt): GPUDirect RDMA pays for it"),
     "MAX_READ_REQ_LOW": ("warning", "pcie", "a NIC's PCIe MaxReadReq is below 4096 bytes"),
@@ -107,6 +108,9 @@ FAULT_CODES = {
     "DRIFT_SUBNET_MANAGER": ("error", "subnet_manager", "the subnet manager's configuration differs from the intent"),
     "DRIFT_SWITCH": ("error", "switch", "a switch's running config differs from the intent"),
     "AUDIT_LAYER_FAILED": ("error", "host", "the audit could not run a layer's role on the node: its drift is unproven"),
+    # Every node and switch in scope accounted for (accounting.py): what did not finish is not verified
+    "NODE_NOT_VERIFIED": ("error", "host", "a node in scope did not finish the verification (unreachable or failed)"),
+    "SWITCH_UNREACHABLE": ("error", "switch", "a switch in scope could not be read (unreachable, login refused, or left the run)"),
     "FIRMWARE_PENDING": ("warning", "firmware", "a firmware value is set for the next boot but not running yet"),
 }
 

@@ -1,11 +1,15 @@
 """Report writers: JSON, Markdown, JUnit XML and the SVG heat map."""
 import json
 import os
+from unittest import mock
 from xml.etree import ElementTree as ET
 
-from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+import pytest
 
-from test_verify_diagnosis import CABLING, NODES, rounds_tests
+from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
+from ansible_collections.linerate.fabric.plugins.module_utils import accounting, report, verify
+
+from test_verify_diagnosis import CABLING, NODES, PORTS, rounds_tests
 from test_verify_plans import FABRIC
 
 
@@ -302,3 +306,143 @@ def test_pair_matrices_stop_at_the_limit_given():
     assert not [g for g in grid_only.iter(SVG + "g") if g.get("class") == "matrix"]
     assert cells(grid_only, node="a2", rail="mlx5_0")[0].get("class") == "cell fail"
     assert any("pair matrices are drawn up to 2 nodes" in (t or "") for t in texts(grid_only))
+
+
+# ---------------------------------------------------------------- every node and switch accounted for
+
+
+
+def run_report(nodes, hostvars, **args):
+    """The verify_report action on the controller, nothing written: its result."""
+    task = mock.MagicMock()
+    task.args = {"nodes": nodes, "fabric": FABRIC, "write": False, **args}
+    task.async_val = 0
+    task.check_mode = False
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda v: v
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        return action.run(task_vars={"hostvars": hostvars})
+
+
+def node_hostvars(extra=None):
+    hv = {n: {"rdma_ports": PORTS[n]} for n in NODES}
+    for n, v in (extra or {}).items():
+        hv.setdefault(n, {}).update(v)
+    return hv
+
+
+UNREACHABLE = {"item": "node3", "unreachable": True, "changed": False,
+               "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.89.0.13 port 22: No route to host"}
+
+
+def test_every_node_in_scope_verified_passes_with_one_case_each():
+    res = run_report(NODES, node_hostvars(), scope=NODES)
+    assert res["passed"] is True and res["findings"] == []
+    f, check = accounting.node_findings(NODES, NODES)
+    assert f == [] and check["passed"] and check["detail"] == "4/4 nodes in scope verified"
+    assert [c["name"] for c in check["cases"]] == [f"{n} verified" for n in NODES]
+
+
+def test_an_unreachable_node_is_not_verified_and_the_summary_fails():
+    nodes = ["node1", "node2", "node4"]
+    res = run_report(nodes, node_hostvars(), scope=NODES, probes={"results": [UNREACHABLE]})
+    assert res["passed"] is False and res["summary"]["codes"] == {"NODE_NOT_VERIFIED": 1}
+    (f,) = res["findings"]
+    assert (f["code"], f["severity"], f["node"], f["reason"], f["check"]) == \
+        ("NODE_NOT_VERIFIED", "error", "node3", "unreachable", "nodes")
+    assert "No route to host" in f["message"] and f["message"].startswith("node3: not verified: unreachable")
+    assert "FAILED" in res["summary_markdown"].splitlines()[0]
+    assert "| nodes | FAIL | 3/4 nodes in scope verified; not verified: node3 |" in res["summary_markdown"]
+
+
+def test_a_node_that_failed_names_the_task_and_its_message():
+    rec = {"verify_fabric_not_verified": {"task": "Check the RDMA ports", "msg": "rdma: command not found"}}
+    res = run_report(["node1", "node2", "node4"], node_hostvars({"node3": rec}), scope=NODES,
+                     probes={"results": []})
+    (f,) = res["findings"]
+    assert (f["node"], f["reason"], f["task"]) == ("node3", "failed", "Check the RDMA ports")
+    assert f["message"] == "node3: not verified: failed at task 'Check the RDMA ports': rdma: command not found"
+
+
+@pytest.mark.parametrize("probe, reason, text", [
+    (UNREACHABLE, "unreachable", "unreachable (Failed to connect"),
+    ({"item": "node3", "ping": "pong", "changed": False}, "left_play", "it answers now"),
+    ({"item": "node3", "failed": False, "msg": "python3: not found"}, "unreachable", "does not answer (python3: not found)"),
+    ({"item": "node3", "skipped": True}, "unknown", "left no result"),
+    (None, "unknown", "left no result"),
+])
+def test_each_reason_a_node_did_not_finish(probe, reason, text):
+    got, msg = accounting.node_reason("node3", None, probe)
+    assert got == reason and text in msg and msg.startswith("node3: not verified")
+
+
+def test_a_recorded_failure_wins_over_the_probe():
+    assert accounting.node_reason("node3", {"task": "T", "msg": "m"}, UNREACHABLE)[0] == "failed"
+
+
+def test_without_scope_nothing_is_accounted_for_the_old_way():
+    res = run_report(["node1", "node2"], node_hostvars())
+    assert res["passed"] is True and "nodes" not in res["summary_markdown"].split("| check |")[1].split("\n\n")[0]
+
+
+def test_junit_shows_a_node_not_verified_as_a_failure(tmp_path):
+    f, check = accounting.node_findings(NODES, ["node1", "node2", "node4"], probes={"node3": UNREACHABLE})
+    doc = report.build_report(f, verify.summarize(f), {"nodes": check}, dict(FABRIC, name="lab"))
+    root = ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
+    suite = root.find("testsuite[@name='nodes']")
+    assert (suite.get("tests"), suite.get("failures")) == ("4", "1")
+    failure = suite.find("testcase[@name='node3 verified']/failure")
+    assert failure.get("type") == "NODE_NOT_VERIFIED" and "No route to host" in failure.get("message")
+    assert suite.find("testcase[@name='node1 verified']/failure") is None
+    assert not doc["summary"]["passed"] and report.to_markdown(doc).startswith("# Fabric verification: FAILED")
+
+
+SNAP = {"failed": False, "msg": "", "platform": "cumulus", "ports": {"swp1": {}}, "errors": {}}
+
+
+def test_switches_read_are_accounted_for():
+    lldp = {"leaf1": {"neighbors": {"swp1": []}, "changed": False}, "leaf2": {"neighbors": {}}}
+    f, check = accounting.switch_findings(["leaf1", "leaf2"], lldp, {"leaf1": {"before": SNAP, "after": SNAP}})
+    assert f == [] and check["passed"] and check["detail"] == "2/2 switches in scope read"
+
+
+def test_an_unreachable_switch_is_an_error_naming_each_failed_read():
+    # what the role's failed_when: false leaves of a failed read: failed cleared, msg kept, no table
+    lldp = {"leaf1": {"failed": False, "failed_when_result": False, "msg": "TCP connection to device failed"},
+            "leaf2": {"neighbors": {}}}
+    counters = {"leaf1": {"before": dict(SNAP, failed=True, msg="timed out"), "after": SNAP}}
+    f, check = accounting.switch_findings(["leaf1", "leaf2"], lldp, counters)
+    (x,) = f
+    assert (x["code"], x["severity"], x["switch"], x["node"]) == ("SWITCH_UNREACHABLE", "error", "leaf1", None)
+    assert x["message"] == ("leaf1: not verified: LLDP neighbours: TCP connection to device failed; "
+                            "counters (before): timed out")
+    assert not check["passed"] and check["unreachable"] == ["leaf1"]
+    assert [c["ok"] for c in check["cases"]] == [False, True]
+
+
+def test_a_switch_that_left_the_run_and_a_skipped_read():
+    f, _check = accounting.switch_findings(["leaf1", "leaf2"], {"leaf2": {"skipped": True}}, {}, left=["leaf1"])
+    assert [x["switch"] for x in f] == ["leaf1"] and "left the play" in f[0]["message"]
+    assert accounting.switch_findings([], {}, {}) == ([], None)
+
+
+def test_the_action_reports_an_unreachable_switch_and_the_cabling_sees_it_unread():
+    hv = node_hostvars({"leaf1": {"switch_fabric_lldp": {"failed": False, "msg": "Authentication failed."}},
+                        "leaf2": {"switch_fabric_lldp": {"neighbors": {}}}})
+    for n in NODES:
+        hv[n]["verify_fabric_cabling"] = {"skipped": True}
+    res = run_report(NODES, hv, scope=NODES, switches=["leaf1", "leaf2"], switch_scope=["leaf1", "leaf2"],
+                     switches_left=[])
+    sw = [x for x in res["findings"] if x["code"] == "SWITCH_UNREACHABLE"]
+    assert [x["switch"] for x in sw] == ["leaf1"] and "Authentication failed." in sw[0]["message"]
+    unverified = [x for x in res["findings"] if x["code"] == "CABLE_UNVERIFIED" and x.get("switch") == "leaf1"]
+    assert unverified and "Authentication failed." in unverified[0]["message"]
+    assert res["passed"] is False
+
+
+@pytest.mark.parametrize("key", ["scope", "switch_scope"])
+def test_a_scope_that_is_not_a_list_is_refused_naming_the_key(key):
+    res = run_report(NODES, node_hostvars(), **{key: "node1,node2"})
+    assert res["failed"] and f"{key} must be a list of inventory host names" in res["msg"] and "'node1,node2'" in res["msg"]
