@@ -109,16 +109,17 @@ def test_restore_matching_the_backup_still_reports_what_is_pending():
     assert str(err.value) == ("switch leaf7: the running config matches the backup but configuration is still "
                               "pending: applied revision(s) awaiting confirmation: 5")
     assert err.value.rolled_back is False and err.value.changed is True   # it confirmed one
-    # the restore first confirmed the revision that already is the backup
-    assert fake.sent[:4] == ["nv config diff", "nv config revision", "nv config show -o commands",
-                             "nv config confirm -y"]
+    # the restore read the running config (nothing outside the scope deleted), then confirmed the revision
+    # that already is the backup
+    assert fake.sent[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
+                             "nv config show -o commands", "nv config confirm -y"]
 
 
 def test_restore_matching_the_backup_with_nothing_pending_is_unchanged():
     d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING})
     res = run_apply(d, RUNNING, full=True)
     assert res["changed"] is False and "cleared" not in res and res["commands"] == []
-    assert fake.sent == ["nv config diff", "nv config revision", "nv config show -o commands",
+    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision",
                          "nv config diff", "nv config revision"]
     res = run_apply(d, RUNNING, full=True, check_mode=True)
     assert res["changed"] is False

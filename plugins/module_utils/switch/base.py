@@ -15,6 +15,20 @@ import abc
 import datetime
 import os
 import re
+import signal
+import threading
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import (
+        LABELS, BackupError, write_backup as _write_backup)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
+except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
+    try:
+        from backups import LABELS, BackupError, write_backup as _write_backup  # type: ignore
+        from redact import Redactor  # type: ignore
+    except ImportError:
+        from switch.backups import LABELS, BackupError, write_backup as _write_backup  # type: ignore
+        from switch.redact import Redactor  # type: ignore
 
 
 class SwitchError(Exception):
@@ -318,36 +332,21 @@ def timestamp(now=None):
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
-BACKUP_LABELS = ("window", "restore")
+BACKUP_LABELS = LABELS
 # what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
 PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
 
 
 def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
-    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600.
+    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600, with its
+    ``.sha256`` digest beside it: temporary file, fsync, atomic publish (module_utils/switch/backups.py).
 
     A restore's own backup (``label="restore"``) is
     ``<stamp>.before-restore.<platform>.cfg``: it never counts as a
     pre-window backup, so restoring ``latest`` twice cannot put back the
     config a restore replaced.
     """
-    if label not in BACKUP_LABELS:
-        raise ValueError(f"backup label {label!r} (allowed: {', '.join(BACKUP_LABELS)})")
-    mid = ".before-restore" if label == "restore" else ""
-    d = os.path.join(os.path.expanduser(backup_dir), switch)
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    n = 0
-    while True:
-        path = os.path.join(d, f"{stamp}{'-%d' % n if n else ''}{mid}.{platform}.cfg")
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            break
-        except FileExistsError:  # two changes within one second: never overwrite a backup
-            n += 1
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(path, 0o600)
-    return path
+    return _write_backup(backup_dir, switch, platform, text, stamp, label)
 
 
 def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
@@ -369,20 +368,109 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
 
 def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
               confirm_timeout=300, post_check=True, require_up=True, full=False,
-              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window"):
+              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False):
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
     backup); otherwise only the managed scope (QoS objects of the intent and
-    the fabric ports) is compared and changed.
+    the fabric ports) is compared and changed. A restore that would delete
+    configuration outside the managed scope is refused unless ``force``; its
+    result and errors have the config's secrets masked (:mod:`redact`).
+
+    SIGINT and SIGTERM are handled for the whole call like any failure (see
+    :class:`SignalGuard`): during the change they run the recovery, a second
+    signal waits until the recovery has ended, and the error says the run was
+    interrupted and where the switch is.
     """
+    args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
+            want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label, force)
+    if _nested:   # recovery's own restore: the outer call holds the guard
+        return _run_window(*args, progress={"step": "read", "changed": False}, guard=None)
+    redactor = Redactor(driver.platform) if full and driver.platform in ("nvue", "sonic", "eos") else None
+    progress = {"step": "read", "changed": False}
     try:
-        return _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
-                           require_up, full, want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label)
+        with SignalGuard() as guard:
+            try:
+                result = _run_window(*args, progress=progress, guard=guard)
+            except Interrupted as exc:   # outside the guarded change: before the first change
+                guard.defer()
+                raise SwitchError(
+                    driver.name, f"interrupted by {exc.name} during {progress['step']}, before the first change: "
+                    + ("pending state left by an earlier window was cleared, the running config was not changed"
+                       if progress["changed"] else "the switch was not touched"),
+                    rolled_back=False, changed=progress["changed"]) from None
+            if guard.received:   # a signal after the confirm: the change is complete
+                raise SwitchError(
+                    driver.name, f"interrupted by {signal_name(guard.received[0])} after the change was confirmed: "
+                    "the switch is at the intent with nothing pending", rolled_back=False,
+                    changed=result["changed"])
     except SwitchError as exc:
         if exc.rolled_back is None:   # failed before the first change: the switch was not touched
             exc.rolled_back = False
+        if redactor is not None:
+            raise _redacted(exc, redactor) from exc.__cause__
         raise
+    if redactor is not None:
+        redactor.result(result)
+    return result
+
+
+def _redacted(exc, redactor):
+    new = type(exc)(exc.switch, redactor.text(exc.reason), output=redactor.text(exc.output),
+                    command=redactor.text(exc.command), rolled_back=exc.rolled_back, changed=exc.changed)
+    return new
+
+
+def signal_name(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM received while a window runs (a KeyboardInterrupt, so Ctrl-C code paths agree)."""
+
+    def __init__(self, signum):
+        self.signum = signum
+        self.name = signal_name(signum)
+        super().__init__(self.name)
+
+
+class SignalGuard:
+    """For the duration of a window: SIGINT and SIGTERM raise :class:`Interrupted` (SIGTERM would
+    otherwise end the process with no recovery at all). After :meth:`defer` - the recovery, or once the
+    change is confirmed - a signal is only recorded in ``received``. The previous handlers come back on
+    exit. Outside the main thread (where Python delivers no signals) nothing is installed."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.previous = {}
+        self.deferring = False
+        self.received = []
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in self.SIGNALS:
+                self.previous[s] = signal.signal(s, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        self.received.append(signum)
+        if self.deferring:
+            return
+        self.deferring = True   # from here a second signal waits: the recovery must not be interrupted
+        raise Interrupted(signum)
+
+    def defer(self):
+        self.deferring = True
+
+    def __exit__(self, *exc):
+        for s, h in self.previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        self.previous = {}
+        return False
 
 
 def managed_scope(driver, want, ports):
@@ -409,15 +497,85 @@ def delta(driver, want_text, ports, running):
     return driver.commands(want, driver.parse(running), managed_scope(driver, want, ports))
 
 
+# data ports of each platform: a restore's managed scope covers the QoS, MTU and speed settings of all of
+# them (not only the fabric ports, which a rollback does not derive); management ports (eth0, Management1,
+# MGMT_INTERFACE) never match
+DATA_PORT = {"nvue": re.compile(r"swp\d+(s\d+)?"), "sonic": re.compile(r"Ethernet\d+"),
+             "eos": re.compile(r"Ethernet\d+(/\d+)*")}
+
+
+def restore_deletions(driver, want, have):
+    """What restoring ``want`` over ``have`` would delete outside the managed scope, in the platform's words.
+
+    The managed scope is the platform's own (QoS objects named after the
+    profile; QoS, PFC, ECN, MTU and speed of the data ports), so a restore
+    may put back any QoS change but not silently delete a hostname, a
+    management address, device metadata, a user or an SNMP/AAA setting that
+    was added after the backup. Values changed outside the scope are not
+    deletions (the backup's value is restored).
+    """
+    platform = driver.platform
+    pat = DATA_PORT.get(platform)
+    out = []
+    if platform == "nvue":
+        names = {k.split(" ")[1] for k in list(have) + list(want) if k.startswith("interface ") and " " in k[10:]}
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+        out = [f"nv set {k} {v}" for k, v in have.items() if k not in want and not scope(k)]
+    elif platform == "sonic":
+        names = set(have.get("PORT", {})) | set(want.get("PORT", {}))
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+        for t, keys in have.items():
+            for k, fields in keys.items():
+                for f, v in fields.items():
+                    if f not in want.get(t, {}).get(k, {}) and not scope(t, k, f):
+                        out.append(f"{t}|{k} {f}={v}")
+    elif platform == "eos":
+        names = {k.split(" ", 1)[1] for k in list(have) + list(want) if k.startswith("interface ")}
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+
+        def walk(w, h, path):
+            for key, (line, children) in h.items():
+                if key in w:
+                    walk(w[key][1], children, path + (line,))
+                elif not path and key.startswith("interface Ethernet"):
+                    continue   # a physical interface is never removed (eos_commands)
+                elif not scope(path, key):
+                    out.append(" / ".join(path + (line,)))
+        walk(want, have, ())
+    return out
+
+
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
-                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label):
+                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard):
     cleared = []
+    warnings = []
     want = driver.parse(want_text)
     scope = driver.full_scope() if full else managed_scope(driver, want, ports)
-    if full and not check_mode and not _nested:
-        # an emergency restore first discards what a failed window left pending
-        cleared = driver.clear_pending(want_text)
-    running = driver.get_running()
+    running = None
+    if full and not _nested:
+        # a restore reads first and refuses, before anything is sent, to delete what it does not manage
+        running = driver.get_running()
+        outside = restore_deletions(driver, want, driver.parse(running))
+        if outside and not force:
+            raise SwitchError(driver.name, f"restoring this backup would delete {len(outside)} setting(s) outside "
+                                           "the managed scope (QoS, PFC, ECN, MTU and speed of the data ports): "
+                              + "; ".join(outside[:10]) + (f" (and {len(outside) - 10} more)" if len(outside) > 10
+                                                           else "")
+                              + "; nothing is sent. If that is intended, restore with "
+                                "switch_fabric_restore_force=true", rolled_back=False)
+        if outside:
+            warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
+                            + "; ".join(outside))
+        if not check_mode:
+            # an emergency restore first discards what a failed window left pending
+            progress["step"] = "clear-pending"
+            cleared = driver.clear_pending(want_text)
+            progress["changed"] = bool(cleared)
+            if cleared:
+                running = None
+            progress["step"] = "read"
+    if running is None:
+        running = driver.get_running()
     have = driver.parse(running)
     cmds = driver.commands(want, have, scope)
     result = {
@@ -426,6 +584,8 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
                  "before_header": f"{driver.name} (running)", "after_header": f"{driver.name} (intent)"},
     }
+    if warnings:
+        result["warnings"] = warnings
     if cleared:
         result["changed"] = True
         result["cleared"] = cleared
@@ -441,21 +601,27 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         result["changed"] = True
         result["after"] = driver.view(want, scope)
         return result
+    progress["step"] = "pending-check"
     pend = driver.pending()
     if pend:
         raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: "
-                                       + "; ".join(pend), rolled_back=False)
+                                       + "; ".join(pend), rolled_back=False, changed=bool(cleared))
     if backup_dir:
-        result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp,
-                                             backup_label)
-    step = "begin"
+        progress["step"] = "backup"
+        try:
+            result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp,
+                                                 backup_label)
+        except BackupError as exc:   # a full disk, a read-only directory: stop before any change
+            raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
+                              rolled_back=False, changed=bool(cleared)) from exc
+    step = progress["step"] = "begin"
     try:
         driver.begin(stamp)
-        step = "push"
+        step = progress["step"] = "push"
         driver.push(cmds)
-        step = "commit"
+        step = progress["step"] = "commit"
         driver.commit(confirm_timeout)
-        step = "read-back"
+        step = progress["step"] = "read-back"
         after_text = driver.get_running()
         after = driver.parse(after_text)
         left = driver.commands(want, after, scope)
@@ -463,23 +629,39 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         if left:
             problems.append("config not at intent after push, still to do: " + "; ".join(left))
         if post_check and not full and ports:
-            step = "post-check"
+            step = progress["step"] = "post-check"
             problems += oper_problems(driver.oper(ports), ports, want_pfc, want_ecn, require_up)
         if problems:
             raise SwitchError(driver.name, "; ".join(problems))
-        step = "confirm"
+        step = progress["step"] = "confirm"
         driver.confirm()
-    except Exception as exc:  # noqa: BLE001 - every failure after the backup ends at the backup
-        reason = exc.reason if isinstance(exc, SwitchError) else f"{type(exc).__name__}: {exc}"
+        if guard is not None:
+            guard.defer()   # confirmed: a signal from here on cannot undo it, it is reported after
+        progress["step"] = "done"
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every failure after the backup ends at the backup
+        if guard is not None:
+            guard.defer()   # a second signal waits until the recovery has ended
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if interrupted:
+            # the interrupted command's answer may still be on its way: recover on a new session
+            driver.close()
+            name = exc.name if isinstance(exc, Interrupted) else "SIGINT (KeyboardInterrupt)"
+            what = f"interrupted by {name} during {step}"
+        else:
+            reason = exc.reason if isinstance(exc, SwitchError) else f"{type(exc).__name__}: {exc}"
+            what = f"{step} failed: {reason}"
+        seen = len(guard.received) if guard is not None else 0
         restored, how = recover(driver, running, _nested)
+        late = guard.received[seen:] if guard is not None else []
         raise SwitchError(
             driver.name,
-            f"{step} failed: {reason}; " + (
+            what + "; " + (
                 "rolled back: the running config is byte-identical to the pre-window backup and nothing is "
                 "pending" if restored else "ROLLBACK INCOMPLETE, the switch may be modified: " + how)
-            + (f" (backup {result['backup_path']})" if result["backup_path"] else ""),
+            + (f" (backup {result['backup_path']})" if result["backup_path"] else "")
+            + (f"; {signal_name(late[0])} received during the recovery was held until it ended" if late else ""),
             output=getattr(exc, "output", None), command=getattr(exc, "command", None),
-            rolled_back=restored, changed=not restored) from exc
+            rolled_back=restored, changed=not restored) from (None if interrupted else exc)
     result["changed"] = True
     result["after"] = driver.view(after, scope)
     return result
