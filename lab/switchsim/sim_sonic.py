@@ -7,6 +7,11 @@ mtu|speed <port> <v>; sudo config interface pfc priority <port> <p> on|off;
 sudo config save -y; sudo config checkpoint|rollback|delete-checkpoint <name>;
 sudo config list-checkpoints; sudo sonic-db-cli CONFIG_DB hset|hdel|hgetall;
 cat /etc/sonic/config_db.json.
+
+YANG: config checkpoint refuses a running config, and config rollback a
+checkpoint, that fails the constraints in sonic_yang_constraints.json
+(sonic_yang.py), as generic_config_updater does with libyang; sonic-db-cli
+writes anything, as redis does.
 """
 import copy
 import json

@@ -70,7 +70,9 @@ class ActionModule(ActionBase):
             names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding)) if check_cabling else []
             hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
-            switches = pick(switch_group, keys + ("ansible_network_os",)) if check_cabling else {}
+            # the platform's own limits (module_utils/switch_profiles.py): SONiC object names, EOS family
+            switches = pick(switch_group, keys + ("ansible_network_os", "switch_fabric_profile", "switch_eos_family")) \
+                if check_cabling else {}
             for name, sv in switches.items():
                 # Ansible's convention names the platform as the switch role does:
                 # switch_platform wins, else ansible_network_os (arista.eos.eos -> eos).

@@ -13,6 +13,11 @@ import ipaddress
 import math
 import re
 
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils import switch_profiles
+except ImportError:  # loaded on its own, beside switch_profiles.py
+    import switch_profiles
+
 TRANSPORTS = ("roce", "infiniband")
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
 # InfiniBand switches are managed by the subnet manager, not over SSH.
@@ -375,6 +380,9 @@ def validate_cabling(fabric, hosts, switches):
         platform = sv.get("switch_platform")
         _one_of(p, f"{sw}: switch_platform", platform,
                 IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS)
+        # the platform's own limits: SONiC object names, EOS family (MTU, speed forms)
+        for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric):
+            p.add(key, value, allowed)
         _one_of(p, f"{sw}: switch_role", sv.get("switch_role", "leaf"), SWITCH_ROLES)
         if "ib_switch_guid" in sv:
             _format(p, f"{sw}: ib_switch_guid", sv["ib_switch_guid"], "guid")

@@ -1,0 +1,127 @@
+"""What each switch platform's own definition allows, for the intent to check
+before any switch is contacted and for the templates to render from.
+
+SONiC: the names of the QoS objects linerate writes (DSCP_TO_TC_MAP,
+WRED_PROFILE, ...) follow the YANG models' name pattern.
+
+EOS: a platform family profile (``switch_eos_family`` per switch): the
+largest interface MTU, the transmit-queue keyword and the lane-qualified
+``speed`` forms. Sources in docs/conformance.md (Arista EOS).
+
+Stdlib only: imported by intent.py (validation), the switch_fabric filter
+(templates) and the SONiC driver.
+"""
+import re
+
+# sonic-buildimage src/sonic-yang-models/yang-models/sonic-dscp-tc-map.yang:41-42 (the same pattern
+# and length in sonic-wred-profile.yang:37-38, sonic-tc-priority-group-map.yang:41-42,
+# sonic-cable-length.yang:30-34); commit 086b03bd70f9. YANG patterns are anchored.
+SONIC_OBJECT_NAME = r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}"
+SONIC_OBJECT_NAME_ALLOWED = ("1-32 of letters, digits, - and _, starting with a letter or digit "
+                             "(the name pattern of SONiC's YANG models, e.g. sonic-dscp-tc-map.yang)")
+
+
+def sonic_object_names(profile):
+    """{CONFIG_DB table: object name} for the QoS objects the SONiC template writes."""
+    base = str(profile).upper()
+    return {"DSCP_TO_TC_MAP": base, "WRED_PROFILE": base + "_LOSSLESS"}
+
+
+def sonic_name_problems(profile):
+    """Why ``profile`` cannot name SONiC objects (one message per bad derived name), or []."""
+    if not isinstance(profile, str):
+        return [f"{profile!r} is not a string"]
+    return [f"{table} name {name!r} does not match {SONIC_OBJECT_NAME} (allowed: {SONIC_OBJECT_NAME_ALLOWED})"
+            for table, name in sonic_object_names(profile).items()
+            if not re.fullmatch(SONIC_OBJECT_NAME, name, re.ASCII)]
+
+
+# ------------------------------------------------------------------ EOS
+# Ethernet speed -> lane counts with a standard PMD (gbps/lanes is the lane rate); EOS names
+# them <speed>g-<lanes> (Arista EOS User Manual, "Octal Port Renumber to Four Interfaces":
+# 400G-8, 200G-4, 100G-2, 100G-4). At 10/25/40G the form has no lane suffix.
+EOS_LANE_FORMS = {50: (1, 2), 100: (1, 2, 4), 200: (2, 4, 8), 400: (4, 8), 800: (8,)}
+EOS_PLAIN_SPEEDS = (10, 25, 40)
+
+# family -> mtu_max (largest `mtu`), queue (the interface transmit-queue keyword for unicast
+# RoCE traffic), lane_gbps (the fastest SerDes lane: the speed form uses the fewest lanes).
+EOS_FAMILIES = {
+    "7050x3": {"asic": "Trident3", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
+    "7050x4": {"asic": "Trident4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x4": {"asic": "Tomahawk4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x5": {"asic": "Tomahawk5", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},
+    "7280r3": {"asic": "Jericho2", "mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+    "7388x5": {"asic": "7388X5 line cards", "mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+}
+EOS_DEFAULT_FAMILY = "7050x4"
+
+
+def eos_speed_form(family, gbps):
+    """The ``speed`` argument for ``gbps`` on ``family`` (e.g. 400g-8), or None when none exists."""
+    prof = EOS_FAMILIES.get(family)
+    try:
+        gbps = int(gbps)
+    except (TypeError, ValueError):
+        return None
+    if prof is None:
+        return None
+    if gbps in EOS_PLAIN_SPEEDS:
+        return f"{gbps}g"
+    for lanes in EOS_LANE_FORMS.get(gbps, ()):
+        if gbps // lanes <= prof["lane_gbps"]:
+            return f"{gbps}g-{lanes}"
+    return None
+
+
+def eos_profile(family=None):
+    """The profile of ``family`` (the default family when None) with its name and speed forms;
+    ValueError naming the family and the allowed ones otherwise."""
+    family = EOS_DEFAULT_FAMILY if family in (None, "") else family
+    if family not in EOS_FAMILIES:
+        raise ValueError(f"switch_eos_family: {family!r} is not allowed (allowed: {' | '.join(EOS_FAMILIES)})")
+    speeds = {g: eos_speed_form(family, g) for g in sorted(EOS_PLAIN_SPEEDS + tuple(EOS_LANE_FORMS))}
+    return dict(EOS_FAMILIES[family], family=family,
+                speeds={g: f for g, f in speeds.items() if f is not None})
+
+
+def switch_mtu(platform, fabric_mtu, family=None):
+    """The MTU a switch of ``platform`` gets for the intent's ``fabric.mtu.switch``: the
+    platform's own maximum where that is lower (EOS 9214)."""
+    if platform == "eos":
+        return min(int(fabric_mtu), eos_profile(family)["mtu_max"])
+    return int(fabric_mtu)
+
+
+def switch_problems(switch, sv, platform, fabric):
+    """Problems of one switch's platform settings against the intent, as (key, value, allowed):
+    a SONiC object name outside the YANG pattern; an unknown EOS family; a host MTU above what
+    an EOS family's interfaces take; a link speed the family has no ``speed`` form for."""
+    out = []
+    fabric = fabric if isinstance(fabric, dict) else {}
+    if platform == "sonic" and "switch_fabric_profile" in sv:
+        for why in sonic_name_problems(sv["switch_fabric_profile"]):
+            out.append((f"{switch}: switch_fabric_profile", sv["switch_fabric_profile"],
+                        f"allowed: a name whose SONiC objects pass the YANG models: {why}; "
+                        "SONiC's config checkpoint/rollback refuse such a CONFIG_DB"))
+    if platform != "eos":
+        return out
+    family = sv.get("switch_eos_family")
+    try:
+        prof = eos_profile(family)
+    except ValueError:
+        return out + [(f"{switch}: switch_eos_family", family, "allowed: " + " | ".join(EOS_FAMILIES))]
+    mtu = fabric.get("mtu") if isinstance(fabric.get("mtu"), dict) else {}
+    host, sw_mtu = mtu.get("host", 4200), mtu.get("switch", 9216)
+    if isinstance(host, int) and isinstance(sw_mtu, int) and not isinstance(host, bool):
+        limit = min(sw_mtu, prof["mtu_max"])
+        if host > limit:
+            out.append(("fabric.mtu.host", host,
+                        f"allowed: at most {limit}, the MTU {switch} ({prof['family']}) takes: EOS {prof['family']} "
+                        f"interfaces accept mtu up to {prof['mtu_max']}; a host MTU above the switch MTU "
+                        "drops every full-size frame"))
+    speed = fabric.get("link_speed_gbps", 400)
+    if isinstance(speed, int) and not isinstance(speed, bool) and speed not in prof["speeds"]:
+        out.append((f"{switch}: switch_eos_family", prof["family"],
+                    f"allowed: a family with a speed form for fabric.link_speed_gbps {speed} "
+                    f"({prof['family']} has {', '.join(prof['speeds'].values())}), or another link speed"))
+    return out
