@@ -18,7 +18,7 @@ import re
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.fwprofile import profile_params
 from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
-    parse_mlxconfig, parse_mlxfwreset, parse_mlxfwreset_query)
+    parse_mlxconfig, parse_mlxconfig_set, parse_mlxfwreset, parse_mlxfwreset_query)
 
 PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 _ENUM_RE = re.compile(r"^(?P<label>.+?)\((?P<code>-?\d+)\)$")
@@ -115,9 +115,15 @@ class ConnectX:
         argv += [f"{name}={set_arg(value)}" for name, value in sorted(delta.items())]
         self.commands.append(argv)
         rc, out, err = self.run(argv)
-        if rc != 0 or re.search(r"^\s*-E-", out + "\n" + err, re.MULTILINE):
+        # the outcome as mlxconfig prints it (applied / aborted / -E- / Applying... Failed!; reboot needed)
+        try:
+            outcome = parse_mlxconfig_set(out + "\n" + err)
+        except ParseError as e:
+            raise Failure(f"{' '.join(argv)} failed (rc {rc}): {e}", rc=rc, stdout=out, stderr=err, cmd=argv) from None
+        if rc != 0:
             raise Failure(f"{' '.join(argv)} failed (rc {rc}): {(err or out).strip()[-400:]}",
                           rc=rc, stdout=out, stderr=err, cmd=argv)
+        return outcome
 
     def reset_kind(self, pending):
         """(kind, reason) of the reset that applies the pending parameters."""
@@ -237,7 +243,8 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
                 params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None,
                                                              "value": want_token(value)[1]})
         else:
-            cx.set(delta)
+            outcome = cx.set(delta)
+            extra = dict(extra, mlxconfig_reboot_required=outcome["reboot_required"])
             dev = cx.query()
             params = dev["params"]
             unset = sorted(n for n, v in delta.items() if not matches(v, params[n].get("next_boot")))

@@ -202,6 +202,57 @@ def parse_mlxconfig(text):
     return {"devices": devices, "warnings": warnings}
 
 
+_SET_PROMPT_RE = re.compile(r"Apply new Configuration\?\s*\?*\s*\(y/n\)\s*\[n\]\s*:\s*(?P<answer>\S*)", re.IGNORECASE)
+
+
+def parse_mlxconfig_set(text):
+    """Parse ``mlxconfig -d <dev> [-y] set NAME=VALUE ...`` (and ``mstconfig``) output: the outcome.
+
+    The device block and its ``Configurations:  Next Boot  New`` table are
+    read as in ``parse_mlxconfig``; then the answer to ``Apply new
+    Configuration? (y/n) [n] :`` (``-y`` answers ``y``; older MFT prints
+    ``Apply new Configuration? ?``), ``Applying... Done!`` or ``Applying...
+    Failed!`` and ``-I- Please reboot machine to load new configurations.``
+    (mstflint mlxconfig/mlxcfg_ui.cpp; published captures in docs/parsers.md).
+
+    Returns ``{"devices": [... as parse_mlxconfig, params with "next_boot"
+    and "new"], "changes": {NAME: {"from": raw, "to": raw}} (all devices),
+    "applied": bool, "reboot_required": bool, "warnings": [str]}``.
+
+    Raises ParseError when nothing was applied: ``-E-`` lines (an unknown
+    or unsupported parameter, ``Failed to set configuration``), ``Applying...
+    Failed!``, a prompt answered ``n`` or an ``Aborted by user`` line, or
+    output without the ``Applying... Done!`` line.
+    """
+    tool = "mlxconfig set"
+    if not (text or "").strip():
+        raise ParseError(tool, "empty output", text)
+    _raise_on_tool_errors(tool, text)
+    if re.search(r"^\s*Applying\.\.\.\s*Failed", text, re.MULTILINE):
+        raise ParseError(tool, "Applying... Failed!: the new configuration was not written", text)
+    prompt = _SET_PROMPT_RE.search(text)
+    if (prompt and prompt.group("answer") and prompt.group("answer").lower() not in ("y", "yes")) \
+            or re.search(r"aborted by user", text, re.IGNORECASE):
+        raise ParseError(tool, "aborted by the user at 'Apply new Configuration?': nothing was written", text)
+    devices, warnings = _parse_devices(text)
+    applied = bool(re.search(r"^\s*Applying\.\.\.\s*Done", text, re.MULTILINE))
+    if not applied:
+        if prompt and not prompt.group("answer"):
+            raise ParseError(tool, "the output ends at the 'Apply new Configuration?' prompt (run with -y): "
+                                   "nothing was written", text)
+        first = next(line.strip() for line in _lines(text) if line.strip())
+        raise ParseError(tool, "no 'Applying... Done!' line: the outcome is unknown (first line: %r)" % first,
+                         text)
+    changes = {}
+    for device in devices:
+        for name, param in device["params"].items():
+            if "new" in param:
+                changes[name] = {"from": param.get("next_boot", {}).get("raw"), "to": param["new"]["raw"]}
+    return {"devices": devices, "changes": changes, "applied": True,
+            "reboot_required": bool(re.search(r"Please reboot machine to load new configurations", text)),
+            "warnings": warnings}
+
+
 def _raise_empty(tool, text, warnings=()):
     if not (text or "").strip():
         raise ParseError(tool, "empty output", text)
