@@ -40,8 +40,30 @@ options:
     description: The rendered intent (C(switch_configs/<platform>/fabric.j2)). Mutually exclusive with O(backup_file).
     type: str
   backup_file:
-    description: A backup written by this module; the switch's whole running configuration is made identical to it.
+    description:
+      - A backup written by this module; the switch's whole running configuration is made identical to it.
+      - Checked before the switch is contacted, see O(restore_backup).
     type: path
+  restore_backup:
+    description:
+      - The backup to restore, chosen in O(backup_dir)/O(name) - a UTC timestamp (V(20261122T040000Z),
+        V(20261122T040000Z-1)), V(latest) (the newest pre-window backup; a restore's own
+        C(.before-restore.) backups never count), or the path of a backup file.
+      - Refused, naming the file and the reason, with nothing sent to the switch - an empty file, a file
+        whose C(<name>.sha256) digest does not match (truncated or modified), a malformed digest, a file the
+        platform's parser cannot read or that holds no configuration, and, unless O(force), a file without
+        a digest. An invalid V(latest) is refused; an older backup is never taken instead.
+      - Also refused unless O(force) - a restore that would delete settings outside the managed scope
+        (hostname, management address, device metadata, users, SNMP/AAA); values it changes are restored.
+      - The result (C(commands), C(before), C(after), C(diff), C(command_log), messages) has the
+        configuration's secrets masked as C(<redacted-N>); the backups on disk keep them (mode 0600).
+    type: str
+  force:
+    description:
+      - Restore a backup that has no digest file, and allow a restore to delete settings outside the
+        managed scope. Never allows an empty, unparseable or digest-mismatching backup.
+    type: bool
+    default: false
   backup:
     description: Write the running configuration to O(backup_dir) before changing anything.
     type: bool
@@ -83,6 +105,9 @@ notes:
   - Diff mode is supported - the diff is the managed part of the running
     configuration against the intent, in the platform's own form.
   - C(changed) is true only when commands were applied (or, in check mode, would be).
+  - SIGINT (Ctrl-C) and SIGTERM (a cancelled AWX job) during the change run the same recovery as any failure
+    (back to the backup byte for byte, nothing pending); a second signal waits until the recovery has ended;
+    the module then fails saying it was interrupted and where the switch is.
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying the switch.
@@ -134,8 +159,15 @@ after:
   description: The managed part after the change (re-read from the switch; in check mode, the intent).
   returned: always
   type: str
+restored_from:
+  description: The backup file a restore used (after O(restore_backup) was resolved and checked).
+  returned: when restoring
+  type: str
 backup_path:
-  description: Path of the backup written before the push; null when nothing was pushed.
+  description:
+    - Path of the backup written before the push; null when nothing was pushed. Its digest is
+      C(<backup_path>.sha256) (C(sha256sum -c) format), both mode 0600, written through a temporary file,
+      fsync and an atomic rename; a backup that cannot be written completely stops the window before any change.
   returned: always
   type: str
 rolled_back:
@@ -165,7 +197,9 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, command_log, make_driver)
 
@@ -175,6 +209,8 @@ def main():
     spec.update(
         config=dict(type="str"),
         backup_file=dict(type="path"),
+        restore_backup=dict(type="str"),
+        force=dict(type="bool", default=False),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path", default="backups/switches"),
         backup_label=dict(type="str", default="window", choices=["window", "restore"]),
@@ -185,31 +221,36 @@ def main():
         ecn=dict(type="bool"),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
-                           mutually_exclusive=[("config", "backup_file")],
-                           required_one_of=[("config", "backup_file")])
+                           mutually_exclusive=[("config", "backup_file", "restore_backup")],
+                           required_one_of=[("config", "backup_file", "restore_backup")])
     p = module.params
-    full = bool(p["backup_file"])
-    if full:
-        try:
-            with open(p["backup_file"], encoding="utf-8") as f:
-                want_text = f.read()
-        except OSError as exc:
-            module.fail_json(msg=f"switch {p['name']}: cannot read backup {p['backup_file']}: {exc}")
-        if f".{p['platform']}." not in p["backup_file"].rsplit("/", 1)[-1]:
-            module.fail_json(msg=f"switch {p['name']}: {p['backup_file']} is not a {p['platform']} backup")
-    else:
-        want_text = p["config"]
+    full = bool(p["backup_file"] or p["restore_backup"])
     try:
         driver = make_driver(p)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
+    restored_from = None
+    if full:
+        # the file is chosen and checked (not empty, digest, parser) before the switch is contacted
+        try:
+            restored_from, want_text, warnings = load_restore(
+                p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"], driver.parse,
+                force=p["force"])
+        except BackupError as exc:
+            module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
+                             backup=exc.path, rolled_back=False, changed=False)
+        for w in warnings:
+            module.warn(f"switch {p['name']}: {w}")
+    else:
+        want_text = p["config"]
+    redactor = Redactor(driver.platform) if full else None
     try:
         result = run_apply(
             driver, want_text, ports=p["fabric_ports"], check_mode=module.check_mode,
             backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
             post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
             want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
-            want_ecn=p["ecn"], backup_label=p["backup_label"])
+            want_ecn=p["ecn"], backup_label=p["backup_label"], force=p["force"], redactor=redactor)
     except Unreachable as exc:   # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
         module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"], rolled_back=False)
     except SwitchError as exc:
@@ -217,13 +258,17 @@ def main():
         # unchanged); after it, true only when read back byte-identical to the backup with nothing pending
         module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output,
                          rolled_back=bool(exc.rolled_back), changed=bool(exc.changed),
-                         command_log=command_log(driver))
+                         command_log=command_log(driver, redactor), restored_from=restored_from)
     finally:
         driver.close()
+    for w in result.pop("warnings", []):
+        module.warn(f"switch {p['name']}: {w}")
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff
-    module.exit_json(command_log=command_log(driver), **result)
+    if full:
+        result["restored_from"] = restored_from
+    module.exit_json(command_log=command_log(driver, redactor), **result)
 
 
 if __name__ == "__main__":

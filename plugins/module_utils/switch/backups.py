@@ -262,3 +262,18 @@ def verify_backup(path, platform, parse, force=False):
         raise BackupError(path, f"holds no {platform} configuration (only comments or blank lines): restoring "
                                 "it would erase the switch's configuration; refused")
     return text, warnings
+
+
+def load_restore(backup_dir, switch, platform, selector, parse, force=False):
+    """The backup a restore uses: (path, text, warnings). :func:`choose_backup` then :func:`verify_backup`;
+    an invalid ``latest`` is refused naming it, never replaced by an older backup."""
+    path = choose_backup(backup_dir, switch, platform, selector)
+    try:
+        text, warnings = verify_backup(path, platform, parse, force)
+    except BackupError as exc:
+        if str(selector).strip() == "latest":
+            raise BackupError(exc.path, exc.reason + " (it is the latest pre-window backup; an older one is never "
+                                        "taken instead: name the backup to restore with "
+                                        "switch_fabric_restore_backup=<UTC timestamp or path>)") from exc
+        raise
+    return path, text, warnings

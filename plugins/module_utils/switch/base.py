@@ -368,7 +368,8 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
 
 def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
               confirm_timeout=300, post_check=True, require_up=True, full=False,
-              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False):
+              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False,
+              redactor=None):
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
@@ -386,7 +387,10 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
             want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label, force)
     if _nested:   # recovery's own restore: the outer call holds the guard
         return _run_window(*args, progress={"step": "read", "changed": False}, guard=None)
-    redactor = Redactor(driver.platform) if full and driver.platform in ("nvue", "sonic", "eos") else None
+    if not full:
+        redactor = None   # the window's results hold QoS only: left as they are
+    elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
+        redactor = Redactor(driver.platform)
     progress = {"step": "read", "changed": False}
     try:
         with SignalGuard() as guard:

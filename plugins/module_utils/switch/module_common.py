@@ -38,10 +38,14 @@ _CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", 
                  "show running-config")
 
 
-def command_log(driver):
+def command_log(driver, redactor=None):
+    """Every command sent with its output; whole configurations summarised, and with ``redactor`` (a restore,
+    whose commands are the whole config) every secret masked in commands and outputs."""
     log = []
     for c, o in driver.log:
         if c in _CONFIG_READS:
             o = f"<running configuration, {len(o.splitlines())} lines, not shown>"
-        log.append({"command": c, "output": o})
+        elif redactor is not None:
+            o = redactor.text(o)
+        log.append({"command": redactor.text(c) if redactor is not None else c, "output": o})
     return log
