@@ -127,6 +127,14 @@ def bridges_above(devices, address):
     return sorted(above, key=lambda d: d["bus"]["subordinate"] - d["bus"]["secondary"], reverse=True)
 
 
+def upstream_port(devices, address):
+    """The port directly above ``address`` - the other end of its PCIe link (its slot): the bridge whose
+    secondary bus is ``address``'s bus (a root port or a switch downstream port). None when lspci did not list it."""
+    dom, bus = address[:4], int(address[5:7], 16)
+    return next((d for a, d in sorted(devices.items()) if a[:4] == dom and d.get("bus")
+                 and d["bus"]["secondary"] == bus), None)
+
+
 def path_between(devices, a, b):
     """The bridges on the PCIe path between functions ``a`` and ``b`` below their common ancestor.
 

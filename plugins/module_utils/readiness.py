@@ -16,7 +16,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import parse_dpkg_query
 from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_ibdev2netdev, parse_ibv_devinfo
 from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
-    nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
+    nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.verify import finding
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
@@ -55,6 +55,24 @@ def _gpus_csv(text):
         if len(cols) >= 3 and cols[0].isdigit():
             gpus.append({"index": int(cols[0]), "pci": pci_address(cols[1]), "driver": cols[2]})
     return gpus
+
+
+def _is_nvidia_gpu(dev):
+    """A GPU as lspci names it: an NVIDIA 3D or VGA controller (PCI vendor 10de)."""
+    return (dev.get("class") in ("3D controller", "VGA compatible controller")
+            and str(dev.get("description", "")).startswith("NVIDIA"))
+
+
+def _link_facts(fn, pci):
+    """Add a function's own link (LnkCap, LnkSta) and its upstream port's (the slot: the bridge above it)."""
+    dev = pci.get(fn.get("pci")) or {}
+    for k in ("lnkcap", "lnksta"):
+        if k in dev:
+            fn[k] = dev[k]
+    up = upstream_port(pci, fn["pci"]) if fn.get("pci") in pci else None
+    if up:
+        fn["upstream"] = {"address": up["address"], "port_type": up.get("port_type"),
+                          "lnkcap": up.get("lnkcap"), "lnksta": up.get("lnksta")}
 
 
 def _iommu(sys_root, proc_root):
@@ -138,13 +156,20 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
     if why:
         miss("nvidia-smi", why)
 
+    if not facts["gpus"] and pci:
+        # no nvidia-smi: the GPUs lspci lists (NVIDIA 3D / VGA controllers), so their PCIe links are still judged
+        facts["gpus"] = [{"index": i, "pci": a, "driver": None, "source": "lspci"} for i, a in
+                         enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
+    for g in facts["gpus"]:
+        _link_facts(g, pci)
     near = nearest_gpus(topo) if topo else {}
     gpu_pci = {g["index"]: g["pci"] for g in facts["gpus"]}
     for d, nic in nics.items():
         dev = pci.get(nic.get("pci")) or {}
-        for k in ("lnkcap", "lnksta", "max_read_req", "numa_node"):
+        for k in ("max_read_req", "numa_node"):
             if k in dev:
                 nic[k] = dev[k]
+        _link_facts(nic, pci)
         if near.get(d):
             g, link = near[d][0]
             nic["gpu"] = {"index": g, "link": link, "pci": gpu_pci.get(g)}
@@ -205,15 +230,11 @@ def host_findings(node, facts, min_max_read_req=4096, min_memlock_kb=-1, min_shm
     out = []
     for u in facts.get("unread") or []:
         out.append(_f("READINESS_UNPROVEN", f"{u['what']}: {u['error']}; {u['unproven']}", node, what=u["what"]))
+    for g in facts.get("gpus") or []:
+        out += link_findings(node, f"GPU{g['index']}", g, gpu=g["index"])
     for nic in facts.get("nics") or []:
         d, pci = nic["device"], nic.get("pci")
-        cap, sta = nic.get("lnkcap"), nic.get("lnksta")
-        if cap and sta and ((sta.get("width") or 0) < cap["width"] or
-                            (cap.get("speed_gts") and (sta.get("speed_gts") or 0) < cap["speed_gts"])):
-            out.append(_f("PCIE_DEGRADED", f"{d} ({pci}) trained at PCIe Gen{sta.get('gen') or '?'} x{sta['width']} "
-                                           f"({sta.get('speed_gts')} GT/s); capable of Gen{cap.get('gen') or '?'} "
-                                           f"x{cap['width']} ({cap.get('speed_gts')} GT/s)", node, d, pci,
-                          evidence={"lnkcap": cap, "lnksta": sta}))
+        out += link_findings(node, d, nic)
         mrr = nic.get("max_read_req")
         if mrr is not None and mrr < min_max_read_req:
             out.append(_f("MAX_READ_REQ_LOW", f"{d} ({pci}) DevCtl MaxReadReq {mrr} bytes < {min_max_read_req}",
@@ -243,6 +264,48 @@ def host_findings(node, facts, min_max_read_req=4096, min_memlock_kb=-1, min_shm
         out.append(_f("SHM_SMALL", f"/dev/shm is {shm >> 20} MiB < {min_shm_bytes >> 20} MiB (NCCL's shared-memory "
                                    "transport between local ranks)", node))
     return out
+
+
+def _link(x):
+    return f"Gen{x.get('gen') or '?'} x{x.get('width')} ({x.get('speed_gts')} GT/s)"
+
+
+def link_findings(node, name, fn, **kw):
+    """The PCIe link of one NIC or GPU against the right reference: the lower of its own capability
+    (LnkCap) and its upstream port's (the slot: root port or switch downstream port, LnkCap of the bridge
+    above it). A link runs at most at what both ends can do (link training), so:
+
+    - below that reference: ``PCIE_DEGRADED`` (error) - a bad riser, slot, retimer or BIOS setting;
+    - at it, but below the device's own capability: ``PCIE_SLOT_LIMITED`` (warning) naming the slot -
+      e.g. a Gen5 ConnectX-7 in a Gen4 slot: full speed for that slot (lspci says "downgraded" for it,
+      comparing with the device's own LnkCap only).
+
+    Without the upstream port (not in lspci's output) the reference is the device's own capability."""
+    cap, sta, up = fn.get("lnkcap"), fn.get("lnksta"), fn.get("upstream") or {}
+    if not cap or not sta:
+        return []
+    pci = fn.get("pci")
+    ucap = up.get("lnkcap") or {}
+    ref_w = min(cap["width"], ucap["width"]) if ucap.get("width") else cap["width"]
+    speeds = [v for v in (cap.get("speed_gts"), ucap.get("speed_gts")) if v]
+    ref_s = min(speeds) if speeds else None
+    ref = {"width": ref_w, "speed_gts": ref_s,
+           "gen": min([g for g in (cap.get("gen"), ucap.get("gen")) if g] or [None]) if speeds else None}
+    slot = (f"upstream port {up['address']} ({up.get('port_type') or 'bridge'}) capable of {_link(ucap)}"
+            if ucap else "upstream port not seen by lspci")
+    evidence = {"lnkcap": cap, "lnksta": sta, "upstream": up or None, "reference": ref}
+    width, speed = sta.get("width") or 0, sta.get("speed_gts") or 0
+    if width < ref_w or (ref_s and speed < ref_s):
+        return [_f("PCIE_DEGRADED", f"{name} ({pci}) trained at PCIe {_link(sta)}, below what both ends can do: "
+                                    f"{_link(ref)} (the device capable of {_link(cap)}; {slot})", node,
+                   name, pci,
+                   upstream=up.get("address"), evidence=evidence, **kw)]
+    if ref_w < cap["width"] or (ref_s and cap.get("speed_gts") and ref_s < cap["speed_gts"]):
+        return [_f("PCIE_SLOT_LIMITED", f"{name} ({pci}) runs at PCIe {_link(sta)}, the limit of its slot: {slot}; "
+                                        f"the device is capable of {_link(cap)}: full speed for this slot, a "
+                                        f"{_link(cap)} slot would give it more", node, name, pci,
+                   upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
+    return []
 
 
 def _majority(values):

@@ -191,7 +191,11 @@ def test_collect_missing_tools_warn_what_stays_unproven(lab, tmp_path):
 def test_collect_driver_not_loaded_is_unproven_not_a_crash(lab, tmp_path):
     facts = readiness.collect(_fake_run(lab), ["mlx5_0"], proc_root=str(tmp_path), shm_path=str(tmp_path), memlock=-1)
     nv = next(u for u in facts["unread"] if u["what"] == "nvidia-smi")
-    assert "exited 9" in nv["error"] and facts["gpus"] == []
+    assert "exited 9" in nv["error"]
+    # without nvidia-smi the GPUs come from lspci (NVIDIA 3D controllers), so their PCIe links are still judged
+    assert facts["gpus"] and {(g["source"], g["driver"]) for g in facts["gpus"]} == {("lspci", None)}
+    assert all(g["lnkcap"]["gen"] == 5 and g["upstream"]["lnkcap"] for g in facts["gpus"])
+    assert "gpu_driver" not in facts["versions"]
 
 
 # ---------------------------------------------------------------- findings
@@ -346,3 +350,119 @@ def test_lab_faults_pcie_acs_version(lab):
     faults.apply("version-restore", ["node1"], None)
     assert {n["fw_version"] for n in lab.node()["nics"]} == {"28.39.2048"}
     assert model.load()["faults"] == []
+
+
+# ---------------------------------------------------------------- PCIe links against the right reference
+
+GEN5, GEN4, GEN3 = ({"speed_gts": 32.0, "gen": 5}, {"speed_gts": 16.0, "gen": 4}, {"speed_gts": 8.0, "gen": 3})
+
+
+def _up(cap, sta=None, address="0000:c0:00.0"):
+    return {"address": address, "port_type": "Downstream Port", "lnkcap": cap, "lnksta": sta or cap}
+
+
+@pytest.mark.parametrize("own, slot, sta, want", [
+    # healthy: trained at what both ends can do
+    (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN5, width=16), []),
+    # a Gen5 NIC in a Gen4 slot at Gen4 x16: full speed for the slot - a warning naming the slot
+    (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN4, width=16), ["PCIE_SLOT_LIMITED"]),
+    # an x8 slot at x8
+    (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=8), ["PCIE_SLOT_LIMITED"]),
+    # below both ends: the error, whatever the slot
+    (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
+    (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN4, width=16), ["PCIE_DEGRADED"]),
+    (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=4), ["PCIE_DEGRADED"]),
+    # an older NIC in a newer slot: its own capability is the reference
+    (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN4, width=16), []),
+    (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
+])
+def test_pcie_link_against_the_lower_of_both_ends(own, slot, sta, want):
+    nic = _nic(lnkcap=own, lnksta=dict(sta, downgraded=sta != own), upstream=_up(slot))
+    f = [x for x in readiness.host_findings("node1", _facts(nics=[nic])) if x["code"].startswith("PCIE")]
+    assert [x["code"] for x in f] == want
+    for x in f:
+        assert x["severity"] == FAULT_CODES[x["code"]][0] and x["upstream"] == "0000:c0:00.0"
+        assert x["device"] == "mlx5_1" and x["pci_address"] == "0000:c1:00.0"
+        assert "upstream port 0000:c0:00.0 (Downstream Port)" in x["message"]
+    if want == ["PCIE_SLOT_LIMITED"]:
+        assert f[0]["severity"] == "warning" and f[0]["slot"] == "0000:c0:00.0" and "limit of its slot" in f[0]["message"]
+    if want == ["PCIE_DEGRADED"]:
+        assert "below what both ends can do" in f[0]["message"]
+
+
+def test_pcie_without_the_upstream_port_falls_back_to_the_devices_own_capability():
+    nic = _nic(lnkcap=dict(GEN5, width=16), lnksta=dict(GEN4, width=16))
+    (x,) = [x for x in readiness.host_findings("node1", _facts(nics=[nic])) if x["code"].startswith("PCIE")]
+    assert x["code"] == "PCIE_DEGRADED" and "upstream port not seen by lspci" in x["message"]
+
+
+def test_gpu_pcie_links_are_judged_too():
+    gpus = [{"index": 0, "pci": "0000:42:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN4, width=16),
+             "upstream": _up(dict(GEN4, width=16), address="0000:40:01.0")},
+            {"index": 4, "pci": "0000:c2:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN5, width=8),
+             "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0")},
+            {"index": 5, "pci": "0000:d2:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN5, width=16),
+             "upstream": _up(dict(GEN5, width=16), address="0000:d0:01.0")}]
+    f = [x for x in readiness.host_findings("node1", _facts(gpus=gpus)) if x["code"].startswith("PCIE")]
+    assert [(x["code"], x["device"], x["gpu"], x["upstream"]) for x in f] == [
+        ("PCIE_SLOT_LIMITED", "GPU0", 0, "0000:40:01.0"), ("PCIE_DEGRADED", "GPU4", 4, "0000:c0:01.0")]
+
+
+def test_upstream_port_is_the_bridge_whose_secondary_bus_holds_the_device():
+    from ansible_collections.linerate.fabric.plugins.module_utils.pcie import upstream_port
+    devs = parse_lspci(fixture("pcie", "lab_h100_2nic_acs_x8.txt"))["devices"]
+    assert upstream_port(devs, "0000:41:00.0")["address"] == "0000:40:00.0"
+    assert upstream_port(devs, "0000:42:00.0")["address"] == "0000:40:01.0"
+    assert upstream_port(devs, "0000:40:00.0")["address"] == "0000:3f:00.0"   # the switch's upstream port
+    assert upstream_port(devs, "0000:99:00.0") is None
+
+
+def _lab_pcie_findings(lab, tmp_path):
+    _gpu_node(lab)
+    facts = readiness.collect(_fake_run(lab), ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path), proc_root=str(tmp_path),
+                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64")
+    return [(x["code"], x["device"], x.get("upstream")) for x in readiness.host_findings("node1", facts, min_shm_bytes=0)
+            if x["code"].startswith("PCIE")], facts
+
+
+def test_lab_presents_both_ends_of_each_link(lab, tmp_path):
+    found, facts = _lab_pcie_findings(lab, tmp_path)
+    assert found == []
+    nic = facts["nics"][1]
+    assert nic["upstream"]["address"] == "0000:c0:00.0" and nic["upstream"]["port_type"] == "Downstream Port"
+    assert nic["upstream"]["lnkcap"] == {"speed_gts": 32.0, "gen": 5, "width": 16}
+    assert {g["index"]: g["upstream"]["address"] for g in facts["gpus"]}[4] == "0000:c0:01.0"
+
+
+def test_lab_fault_slot_gen4_is_a_warning_and_a_degraded_link_below_both_is_the_error(lab, tmp_path):
+    faults.apply("pcie-slot", ["node1", "mlx5_1", "gen4"], None)
+    # the NIC compares with its own LnkCap (pciutils: downgraded), the slot with its own (ok): both ends shown
+    assert "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "c1:00.0"])[1]
+    slot = lab.run(lspci, ["-vvv", "-s", "c0:00.0"])[1]
+    assert "LnkCap:\tPort #0, Speed 16GT/s, Width x16" in slot and "LnkSta:\tSpeed 16GT/s (ok), Width x16 (ok)" in slot
+    found, _ = _lab_pcie_findings(lab, tmp_path)
+    assert found == [("PCIE_SLOT_LIMITED", "mlx5_1", "0000:c0:00.0")]
+    faults.apply("pcie-degrade", ["node1", "mlx5_1", "gen3"], None)
+    assert "LnkSta:\tSpeed 8GT/s (downgraded)" in lab.run(lspci, ["-vvv", "-s", "c0:00.0"])[1]
+    found, _ = _lab_pcie_findings(lab, tmp_path)
+    assert found == [("PCIE_DEGRADED", "mlx5_1", "0000:c0:00.0")]
+    assert sorted(f["kind"] for f in model.load()["faults"]) == ["pcie-degrade", "pcie-slot"]
+    faults.apply("pcie-restore", ["node1", "mlx5_1"], None)
+    faults.apply("pcie-slot-restore", ["node1", "mlx5_1"], None)
+    assert model.load()["faults"] == [] and _lab_pcie_findings(lab, tmp_path)[0] == []
+    assert "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "c1:00.0"])[1]
+
+
+def test_lab_fault_gpu_slot_and_bad_input_changes_nothing(lab, tmp_path):
+    faults.apply("pcie-slot", ["node1", "GPU4", "x8"], None)
+    found, _ = _lab_pcie_findings(lab, tmp_path)
+    assert found == [("PCIE_SLOT_LIMITED", "GPU4", "0000:c0:01.0")]
+    faults.apply("pcie-slot-restore", ["node1", "GPU4"], None)
+    before = model.load()
+    with pytest.raises(SystemExit, match=r"pcie-slot 'gen5' is not allowed \(allowed: gen1..gen4, x1, x2, x4, x8\)"):
+        faults.apply("pcie-slot", ["node1", "mlx5_1", "gen5"], None)
+    with pytest.raises(SystemExit, match="has no GPU 'GPU99'"):
+        faults.apply("pcie-slot", ["node1", "GPU99", "gen4"], None)
+    with pytest.raises(SystemExit, match="has no device 'mlx5_9'"):
+        faults.apply("pcie-slot", ["node1", "mlx5_9", "gen4"], None)
+    assert model.load() == before

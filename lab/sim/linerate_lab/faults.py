@@ -250,6 +250,44 @@ def pcie_restore(lab, m, node, device):
     return f"{node} {device}: PCIe link of {nic['pci']} at full width and speed"
 
 
+def _slot_target(m, node, device):
+    """(holder dict, key, label) of the slot spec of a NIC (``mlx5_N``) or a GPU (``GPU<i>``)."""
+    if str(device).upper().startswith("GPU"):
+        n = m["nodes"][node]
+        idx = str(device)[3:]
+        if not idx.isdigit() or int(idx) >= n.get("gpus", 0):
+            raise FaultError(f"fault: node {node} has no GPU {device!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})"
+                             if n.get("gpus") else f"fault: node {node} has no GPU")
+        return n.setdefault("gpu_pcie_slot", {}), idx, f"GPU{idx}"
+    nic = _nic(m, node, device)
+    return nic, "pcie_slot", f"{device} ({nic['pci']})"
+
+
+@fault("pcie-slot", "pcie-slot NODE DEVICE HOW  the slot (upstream port) of a NIC or GPU<i> is older or narrower: "
+                    "gen3/gen4 or x8 (the link trains at the slot's limit)")
+def pcie_slot(lab, m, node, device, how):
+    how = str(how).lower()
+    if how in ("gen1", "gen2", "gen3", "gen4"):
+        spec = {"gen": int(how[3:])}
+    elif how in ("x1", "x2", "x4", "x8"):
+        spec = {"width": int(how[1:])}
+    else:
+        raise FaultError(f"fault: pcie-slot {how!r} is not allowed (allowed: gen1..gen4, x1, x2, x4, x8)")
+    holder, key, label = _slot_target(m, node, device)
+    _untrack(m, "pcie-slot", [node, device])
+    holder[key] = spec
+    _record(m, "pcie-slot", [node, device, how])
+    return f"{node} {label}: its slot (upstream port) is capable of {how} only; the link trains there"
+
+
+@fault("pcie-slot-restore", "pcie-slot-restore NODE DEVICE  undo pcie-slot (a Gen5 x16 slot again)")
+def pcie_slot_restore(lab, m, node, device):
+    holder, key, label = _slot_target(m, node, device)
+    holder.pop(key, None)
+    _untrack(m, "pcie-slot", [node, device])
+    return f"{node} {label}: in a Gen5 x16 slot"
+
+
 @fault("acs-on", "acs-on NODE              the BIOS leaves ACS on: the PCIe switch ports redirect peer-to-peer traffic")
 def acs_on(lab, m, node):
     m["nodes"][node]["pcie_acs"] = True

@@ -16,8 +16,16 @@ BIOS turned it on; the root ports keep theirs (the kernel enables ACS on
 root ports; peer traffic inside a switch never reaches them).
 
 Link state: ConnectX-7 is PCIe Gen5 x16, ConnectX-6 Gen4 x16, H100 SXM
-Gen5 x16; ``nic["pcie"]`` (set by the pcie-degrade fault) holds what the
-NIC's link trained at when it is less.
+Gen5 x16. Each link has two ends: the endpoint and the port above it (its
+slot: the switch downstream port, or the root port), each with its own LnkCap,
+and one LnkSta shown by both. A link trains at the lower of the two ends'
+capabilities (PCIe base spec, link training): a Gen5 NIC in a Gen4 slot runs
+Gen4 x16, which lspci shows as ``Speed 16GT/s (downgraded)`` on the NIC -
+pciutils compares LnkSta with the function's own LnkCap only (ls-caps.c,
+cap_express_link) - and ``(ok)`` on the slot. ``nic["pcie_slot"]`` /
+``node["gpu_pcie_slot"][index]`` (the pcie-slot fault) hold a slot's
+capability when it is less than Gen5 x16; ``nic["pcie"]`` (the pcie-degrade
+fault) what the NIC's link trained at when it is less than both ends allow.
 """
 
 GPU_BUS_IDS = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB]
@@ -55,6 +63,22 @@ def paired_nic(node, gpu_index):
     return _rails(node)[1].get(gpu_index)
 
 
+SLOT = (5, 16)  # the PEX890xx switch's downstream ports and the CPU root ports: Gen5 x16
+
+
+def slot_cap(spec):
+    """(gen, width) of a slot from a pcie-slot fault's ``{"gen", "width"}`` (Gen5 x16 when absent)."""
+    spec = spec or {}
+    return spec.get("gen", SLOT[0]), spec.get("width", SLOT[1])
+
+
+def trained(cap, slot, degraded=None):
+    """(gen, width) a link trains at: the lower of both ends, or what a pcie-degrade fault forces."""
+    gen, width = min(cap[0], slot[0]), min(cap[1], slot[1])
+    degraded = degraded or {}
+    return degraded.get("gen", gen), degraded.get("width", width)
+
+
 def _addr(bus, dev=0, fn=0):
     return f"0000:{bus:02x}:{dev:02x}.{fn}"
 
@@ -69,41 +93,60 @@ def functions(node):
         numa_of_gpu[i] = 0 if i < max(1, node.get("gpus", 0) // 2) else 1
     buses = gpu_buses(node)
 
-    def bridge(addr, kind, prim, sec, sub, numa, acs_on, gen=5):
+    gpu_slots = node.get("gpu_pcie_slot") or {}
+
+    def bridge(addr, kind, prim, sec, sub, numa, acs_on, cap=SLOT, sta=SLOT):
+        # a slot (the port above an endpoint) shows its own capability and the link it shares with the endpoint
         out.append({"address": addr, "class": "PCI bridge", "name": ROOT if kind == "Root Port" else SWITCH,
                     "kind": kind, "bus": (prim, sec, sub), "numa": numa, "acs": acs_on,
-                    "cap": (gen, 16), "sta": (gen, 16), "driver": "pcieport"})
+                    "cap": cap, "sta": sta, "driver": "pcieport"})
+
+    def gpu_link(i):
+        slot = slot_cap(gpu_slots.get(str(i)) or gpu_slots.get(i))
+        return slot, trained((5, 16), slot)
 
     def gpu(i, bus):
         out.append({"address": _addr(bus), "class": "3D controller", "name": GPU_NAME, "kind": "Endpoint",
-                    "numa": numa_of_gpu[i], "cap": (5, 16), "sta": (5, 16), "mrr": 512, "driver": "nvidia"})
+                    "numa": numa_of_gpu[i], "cap": (5, 16), "sta": gpu_link(i)[1], "mrr": 512, "driver": "nvidia"})
+
+    def nic_link(nic):
+        cap = (NIC_GEN.get(nic.get("ca_type"), 5), 16)
+        slot = slot_cap(nic.get("pcie_slot"))
+        return cap, slot, trained(cap, slot, nic.get("pcie"))
 
     for gi, nic in paired.items():
         b = _bus(nic)
         numa = nic.get("numa_node", 0)
         bridge(_addr(b - 3, 1), "Root Port", b - 3, b - 2, b + 1, numa, True)
         bridge(_addr(b - 2), "Upstream Port", b - 2, b - 1, b + 1, numa, False)
-        bridge(_addr(b - 1, 0), "Downstream Port", b - 1, b, b, numa, acs)
-        bridge(_addr(b - 1, 1), "Downstream Port", b - 1, b + 1, b + 1, numa, acs)
+        _cap, slot, sta = nic_link(nic)
+        bridge(_addr(b - 1, 0), "Downstream Port", b - 1, b, b, numa, acs, slot, sta)
+        bridge(_addr(b - 1, 1), "Downstream Port", b - 1, b + 1, b + 1, numa, acs, *gpu_link(gi))
         gpu(gi, b + 1)
     for nic in nics:
         if nic in paired.values():
             continue
         b = _bus(nic)
-        bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, nic.get("numa_node", 0), True)
+        _cap, slot, sta = nic_link(nic)
+        bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, nic.get("numa_node", 0), True, slot, sta)
     for i, b in enumerate(buses):
         if i not in paired:
-            bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, numa_of_gpu[i], True)
+            bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, numa_of_gpu[i], True, *gpu_link(i))
             gpu(i, b)
     for nic in nics:
-        cap_gen = NIC_GEN.get(nic.get("ca_type"), 5)
-        link = nic.get("pcie") or {}
+        cap, _slot, sta = nic_link(nic)
         out.append({"address": nic["pci"], "class": "Ethernet controller" if nic.get("link_layer") != "InfiniBand"
                     else "Infiniband controller", "name": NIC_NAMES.get(nic.get("ca_type"), NIC_NAMES["MT4129"]),
-                    "kind": "Endpoint", "numa": nic.get("numa_node", 0), "cap": (cap_gen, 16),
-                    "sta": (link.get("gen", cap_gen), link.get("width", 16)), "mrr": link.get("max_read_req", 4096),
+                    "kind": "Endpoint", "numa": nic.get("numa_node", 0), "cap": cap,
+                    "sta": sta, "mrr": (nic.get("pcie") or {}).get("max_read_req", 4096),
                     "driver": "mlx5_core"})
     return sorted(out, key=lambda f: f["address"])
+
+
+def upstream_of(node, address):
+    """The function of the port directly above ``address`` (the bridge whose secondary bus is its bus)."""
+    bus = int(address.split(":")[1], 16)
+    return next((f for f in functions(node) if f["class"] == "PCI bridge" and f["bus"][1] == bus), None)
 
 
 def gt(gen):
