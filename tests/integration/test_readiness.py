@@ -66,3 +66,23 @@ def test_faults_below_the_fabric_are_caught(converged):
     assert report["checks"]["readiness"]["passed"] is False
     # put back: ready again
     assert readiness(verify(expect_ok=True)) == []
+
+
+def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(converged):
+    """A slot-limited link (negotiated = the slot's capability < the NIC's) warns, naming the slot, and the
+    verification passes; a link trained below both ends is PCIE_DEGRADED and fails it."""
+    pci = nic(converged, "node2", "mlx5_1")["pci"]
+    fault("pcie-slot", "node2", "mlx5_1", "gen4")
+    try:
+        report = verify(expect_ok=True)
+        got = [(f["code"], f["node"], f["device"], f["severity"]) for f in readiness(report)]
+        assert got == [("PCIE_SLOT_LIMITED", "node2", "mlx5_1", "warning")], got
+        limited = readiness(report)[0]
+        assert limited["pci_address"] == pci and limited["slot"] and limited["slot"] in limited["message"]
+        fault("pcie-degrade", "node2", "mlx5_1", "gen3")
+        report = verify(expect_ok=False)
+        got = [(f["code"], f["node"], f["device"]) for f in readiness(report)]
+        assert got == [("PCIE_DEGRADED", "node2", "mlx5_1")], got
+    finally:
+        fault("pcie-restore", "node2", "mlx5_1")
+        fault("pcie-slot-restore", "node2", "mlx5_1")

@@ -339,3 +339,53 @@ def test_the_nodes_run_the_simulator_from_current_bytecode(lab):
     res = subprocess.run(["podman", "exec", node, "python3", "-c", STALE_PYC], env=ansible_env(), text=True,
                          capture_output=True, timeout=60, check=True)
     assert res.stdout.strip() == "", f"modules without a current .pyc in {node}:\n{res.stdout}"
+
+
+def test_a_node_unreachable_during_verification_is_not_verified(converged):
+    """node4's container stops once the port check has started: Ansible removes it from the play as
+    unreachable; the report still accounts for it (NODE_NOT_VERIFIED with the reason), never PASSED,
+    and junit.xml shows it as a failure."""
+    import subprocess
+    import sys
+    import time
+    from conftest import VENV_BIN, ansible_env
+    lab_id = os.environ.get("LINERATE_LAB_ID", "")
+    container = f"linerate-{lab_id + '-' if lab_id else ''}node4"
+    only = ["-e", '{"verify_fabric_checks": ["ports", "readiness"]}']
+    argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/verify.yml", *FAST, *only]
+    before = os.stat(REPORT).st_mtime_ns if os.path.exists(REPORT) else None
+    proc = subprocess.Popen(argv, cwd=REPO, env=ansible_env(), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    out, stopped = [], False
+    try:
+        deadline = time.time() + 600
+        for line in proc.stdout:
+            out.append(line)
+            if not stopped and "TASK [verify_fabric : Check the RDMA ports]" in line:
+                subprocess.run(["podman", "stop", "-t", "0", container], env=ansible_env(), check=True,
+                               capture_output=True, timeout=60)
+                stopped = True
+            assert time.time() < deadline, "".join(out[-50:])
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        # bring node4 back (labctl up restarts a stopped node) and converge it again
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up"], cwd=REPO, env=ansible_env(),
+                       check=True, timeout=900)
+        run_playbook("playbooks/site.yml", "--skip-tags", "verify", "--limit", "node4", check=True, timeout=1500)
+    assert stopped, "".join(out[-50:])
+    assert rc != 0, "".join(out[-50:])
+    assert os.path.exists(REPORT) and os.stat(REPORT).st_mtime_ns != before, "".join(out[-50:])
+    with open(REPORT) as f:
+        report = json.load(f)
+    assert report["summary"]["passed"] is False
+    (nv,) = find(report, "NODE_NOT_VERIFIED", node="node4")
+    assert nv["severity"] == "error" and nv["reason"] in ("unreachable", "left_play"), nv
+    assert report["checks"]["nodes"]["not_verified"] == ["node4"]
+    assert [c["name"] for c in report["checks"]["nodes"]["cases"] if not c["ok"]] == ["node4 verified"]
+    # the other nodes were verified
+    assert {f["node"] for f in report["findings"] if f["code"] == "NODE_NOT_VERIFIED"} == {"node4"}
+    root = ET.parse(os.path.join(LATEST, "junit.xml")).getroot()
+    failure = root.find("testsuite[@name='nodes']/testcase[@name='node4 verified']/failure")
+    assert failure is not None and failure.get("type") == "NODE_NOT_VERIFIED"
