@@ -5,6 +5,13 @@ Runs before any host or switch is touched: it reads the inventory (the
 variables), reports every problem at once and fails if there is one. It
 never opens a connection.
 
+It also checks every role and connection variable the operator set on any
+host (module_utils/intent_vars.py: a rule per variable that reaches a file, a
+command or a connection) and the play's switches (-e audit_benchmarks=...).
+The intent is read as written (the task gets no templated ``fabric``
+argument) and templated value by value, so a template or YAML alias that
+refers to itself is reported under its own key instead of failing the task.
+
 ``digest`` is a SHA-256 of everything it read; given back as
 ``validated_digest`` (playbooks/validate.yml keeps it on localhost), the
 same inputs are not validated again in the same run: site.yml imports
@@ -12,12 +19,18 @@ validate.yml through every playbook it imports.
 """
 import hashlib
 import json
+import re
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import ALIASES as PLATFORM_ALIASES
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars
+
+# A value that names one of these is complete only at run time (the validated
+# intent, facts, a role's own defaults): it is checked by the role then.
+_RUNTIME = re.compile(r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory_dir|role_path|rdma_ports"
+                      r"|(?:mofed|nccl_env|ib_subnet_manager|connectx_firmware|nvidia_peermem|rdma_netdev|roce_qos"
+                      r"|switch_fabric|verify_fabric)_\w+)' is undefined")
 
 
 class ActionModule(ActionBase):
@@ -43,10 +56,30 @@ class ActionModule(ActionBase):
 
         unreadable = []
 
+        def read(value, key, stack=()):
+            # Leaf by leaf, so a problem names its key; a mapping or list that
+            # contains itself (a YAML alias inside its own anchor) is one problem.
+            if isinstance(value, (dict, list)):
+                if id(value) in stack:
+                    unreadable.append(f"{key}: could not be read: it contains itself (a YAML alias inside its "
+                                      "own anchor); allowed: a value that does not refer to itself")
+                    return None
+                stack += (id(value),)
+                if isinstance(value, dict):
+                    return {k: read(v, f"{key}.{k}", stack) for k, v in value.items()}
+                return [read(v, f"{key}[{i}]", stack) for i, v in enumerate(value)]
+            if isinstance(value, str):
+                try:
+                    return self._templar.template(value)
+                except AnsibleError as e:
+                    unreadable.append(f"{key}: could not be read: {e.message}")
+                    return None
+            return value
+
         def pick_hosts(names, keys):
             # A value that cannot be templated (a rail_ports plan that does not
-            # expand, an undefined variable) is one problem of that host; the
-            # rest is still checked.
+            # expand, an undefined variable, a template that refers to itself) is
+            # one problem of that host and key; the rest is still checked.
             out = {}
             for name in names:
                 hv = hostvars[name]
@@ -63,6 +96,24 @@ class ActionModule(ActionBase):
         def pick(group, keys):
             return pick_hosts(groups.get(group, []), keys)
 
+        def role_vars(names):
+            # Only what the operator set (inventory, -e): role defaults are not hostvars.
+            out, per_host = {}, []
+            for name in names:
+                hv = hostvars.get(name, {})
+                present = set(hv.keys()) & set(intent_vars.RULES) - set(intent_vars.PLAY_VARS)
+                values = {}
+                for k in sorted(present):
+                    try:
+                        values[k] = self._templar.template(hv[k])
+                    except AnsibleError as e:
+                        if not _RUNTIME.search(str(e.message)):
+                            per_host.append((name, f"{k}: could not be read: {e.message}"))
+                out[name] = values
+                per_host += [(name, m) for m in intent_vars.validate_host(values)]
+            return out, per_host
+
+        fabric_unreadable = 0
         try:
             # Every RDMA host, and every other host that feeds a switch port
             # (rdma_ports set outside the host group) is validated too.
@@ -70,35 +121,35 @@ class ActionModule(ActionBase):
             names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding)) if check_cabling else []
             hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
-            # the platform's own limits (module_utils/switch_profiles.py): SONiC object names, EOS family
-            switches = pick(switch_group, keys + ("ansible_network_os", "switch_fabric_profile", "switch_eos_family")) \
-                if check_cabling else {}
-            for name, sv in switches.items():
-                # Ansible's convention names the platform as the switch role does:
-                # switch_platform wins, else ansible_network_os (arista.eos.eos -> eos).
-                network_os = sv.pop("ansible_network_os", None)
-                if "switch_platform" not in sv and network_os is not None:
-                    short = str(network_os).rsplit(".", 1)[-1].strip().lower()
-                    sv["switch_platform"] = PLATFORM_ALIASES.get(short, network_os)
+            # ansible_network_os names the platform when switch_platform is not set
+            # (arista.eos.eos -> eos); a wrong one is reported under its own name.
+            switches = pick(switch_group, keys + ("ansible_network_os",)) if check_cabling else {}
             # InfiniBand switches are managed in-band by the SM, never over SSH.
             for name, sv in (pick(ib_switch_group, keys) if check_cabling else {}).items():
                 switches[name] = {"switch_platform": "infiniband", **sv}
-            fabric = self._templar.template(fabric) if fabric is not None else None
+            before = len(unreadable)
+            fabric = read(fabric, "fabric") if fabric is not None else None
+            fabric_unreadable = len(unreadable) - before
+            variables, per_host = role_vars(list(groups.get("all", [])))
+            play = {k: read(task_vars[k], k) for k in intent_vars.PLAY_VARS if k in task_vars}
+            per_host_problems = intent_vars.merge_hosts(per_host) + intent_vars.validate_host(play)
         except AnsibleError as e:
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
         # Everything the validation reads, as read: a different intent, cabling, switch or SM group
         # (an -e override, an import's vars) is a different digest and is validated in full.
-        digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable],
-                                           sort_keys=True, default=str).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable,
+                                            variables, play], sort_keys=True, default=str).encode()).hexdigest()
         result["digest"] = digest
         result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
         if result["reused"]:
             result.update(changed=False, problems=[],
                           msg="the same intent and cabling were validated earlier in this run: not checked again")
             return result
-        problems = unreadable + intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
+        # A fabric that could not be read in full is reported as such, not checked half-read.
+        checked = [] if fabric_unreadable else intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
+        problems = unreadable + checked + per_host_problems
         result["problems"] = problems
         result["changed"] = False
         if problems:

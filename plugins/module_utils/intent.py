@@ -23,6 +23,12 @@ SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
 # InfiniBand switches are managed by the subnet manager, not over SSH.
 IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
+# ansible_network_os, bare or collection-qualified (arista.eos.eos,
+# nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
+# platform (module_utils/switch/drivers.py ALIASES, the same table).
+NETWORK_OS_ALIASES = {"nvue": "nvue", "cumulus": "nvue", "eos": "eos", "sonic": "sonic", "enterprise_sonic": "sonic"}
+NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
+                      "or set switch_platform: nvue | sonic | eos")
 # Ethernet rates and InfiniBand 4X rates (SDR 10, DDR 20, QDR 40, FDR 56,
 # EDR 100, HDR 200, NDR 400, XDR 800).
 LINK_SPEEDS_GBPS = (10, 20, 25, 40, 50, 56, 100, 200, 400, 800)
@@ -377,9 +383,19 @@ def validate_cabling(fabric, hosts, switches):
     seen_switch_ports = {}
     for sw, sv in sorted(switches.items(), key=lambda kv: str(kv[0])):
         sv = sv if isinstance(sv, dict) else {}
-        platform = sv.get("switch_platform")
-        _one_of(p, f"{sw}: switch_platform", platform,
-                IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS)
+        allowed_platforms = IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS
+        if "switch_platform" not in sv and "ansible_network_os" in sv:
+            # Reported under the key the operator wrote, not under switch_platform.
+            network_os = sv["ansible_network_os"]
+            short = network_os.rsplit(".", 1)[-1].strip().lower() if isinstance(network_os, str) else None
+            platform = NETWORK_OS_ALIASES.get(short)
+            if platform not in allowed_platforms:
+                p.add(f"{sw}: ansible_network_os", network_os, "allowed: " + NETWORK_OS_ALLOWED
+                      if transport != "infiniband" else "allowed: none on InfiniBand (the subnet manager "
+                      "manages its switches, not SSH); remove it or the switch from the group")
+        else:
+            platform = sv.get("switch_platform")
+            _one_of(p, f"{sw}: switch_platform", platform, allowed_platforms)
         # the platform's own limits: SONiC object names, EOS family (MTU, speed forms)
         for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric):
             p.add(key, value, allowed)

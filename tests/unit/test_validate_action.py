@@ -75,7 +75,10 @@ def test_ansible_network_os_names_the_platform(network_os, ok):
     res = run_action(groups, hostvars)
     assert bool(res.get("failed")) is not ok, res
     if not ok:
-        assert f"leaf1: switch_platform: '{network_os}' is not allowed" in res["msg"]
+        # under the key the operator wrote, with the values it takes
+        assert res["problems"] == [f"leaf1: ansible_network_os: '{network_os}' is not allowed (allowed: "
+                                   + intent.NETWORK_OS_ALLOWED + ")"]
+        assert "leaf1: switch_platform" not in res["msg"]
 
 
 def test_mofed_source_of_a_host_is_read():
@@ -188,16 +191,18 @@ def test_groups_can_be_renamed():
                                "(the inventory has none))"]
 
 
-def test_a_fabric_that_cannot_be_templated():
+def test_a_fabric_value_that_cannot_be_templated_is_named_by_its_key():
     from ansible.errors import AnsibleUndefinedVariable
 
     def template(v):
-        if v is FABRIC:
+        if v == "{{ site_speed }}":
             raise AnsibleUndefinedVariable("'site_speed' is undefined")
         return v
-    res = _run({"all": [], "gpu_nodes": []}, {}, template=template)
+    res = _run({"all": [], "gpu_nodes": []}, {}, fabric={"name": "t", "link_speed_gbps": "{{ site_speed }}"},
+               template=template)
     assert res["failed"] is True
-    assert res["msg"].startswith("the inventory could not be read: 'site_speed' is undefined")
+    # only the read problem: a half-read intent is not checked further
+    assert res["problems"] == ["fabric.link_speed_gbps: could not be read: 'site_speed' is undefined"]
     assert "ansible_facts" not in res
 
 
