@@ -220,7 +220,7 @@ def ofed_packages(stack, kernels):
         "cma_roce_mode, cma_roce_tos, show_gids.",
         depends=["python3"],
         files={
-            "/usr/bin/mlnx_qos": (0o755, launcher("mlnx_qos", "mlnx_qos", tools)),
+            "/usr/bin/mlnx_qos": (0o755, launcher("mlnx_qos", "mlnx_qos", tools, tools=s["tools"])),
             "/usr/sbin/cma_roce_mode": (0o755, launcher("cma_roce_mode", "cma_roce", tools, what="mode")),
             "/usr/sbin/cma_roce_tos": (0o755, launcher("cma_roce_tos", "cma_roce", tools, what="tos")),
             "/usr/sbin/show_gids": (0o755, launcher("show_gids", "show_gids", tools)),
@@ -293,15 +293,18 @@ def ofed_packages(stack, kernels):
         "perftest", s["perftest"], "Infiniband verbs performance tests\n"
         "ib_write_bw, ib_read_bw and the other perftest programs.",
         depends=[f"ibverbs-utils (>= {rdma})"],
-        files={"/usr/bin/ib_write_bw": (0o755, launcher("ib_write_bw", "ib_write_bw", "perftest")),
-               "/usr/bin/ib_read_bw": (0o755, launcher("ib_read_bw", "ib_read_bw", "perftest"))}))
+        # the version picks the grammar the simulator parses argv with (linerate_lab/grammar)
+        files={"/usr/bin/ib_write_bw": (0o755, launcher("ib_write_bw", "ib_write_bw", "perftest",
+                                                        perftest=s["perftest"])),
+               "/usr/bin/ib_read_bw": (0o755, launcher("ib_read_bw", "ib_read_bw", "perftest",
+                                                       perftest=s["perftest"]))}))
     mft = "mft"
     mft_tools = {
-        "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {}),
-        "/usr/bin/mlxfwreset": ("mlxfwreset", "mlxfwreset", {}),
+        "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {"mft": s["mft"]}),
+        "/usr/bin/mlxfwreset": ("mlxfwreset", "mlxfwreset", {"mft": s["mft"]}),
         "/usr/bin/mlxfwmanager": ("mlxfwmanager", "mlxfwmanager", {}),
         "/usr/bin/flint": ("flint", "flint", {}),
-        "/usr/bin/mlxlink": ("mlxlink", "mlxlink", {}),
+        "/usr/bin/mlxlink": ("mlxlink", "mlxlink", {"mft": s["mft"]}),
         "/usr/bin/mst": ("mst", "mst", {"mft": s["mft"]}),
     }
     pkgs.append(Package(
@@ -352,7 +355,7 @@ def nccl_package():
 
 def nccl_tests_package():
     """nccl-tests as a site would package its own build (NVIDIA ships no .deb)."""
-    files = {f"/usr/bin/{t}": (0o755, launcher(t, t, "nccl-tests"))
+    files = {f"/usr/bin/{t}": (0o755, launcher(t, t, "nccl-tests", version=NCCL_TESTS_VERSION))
              for t in ("all_reduce_perf", "all_gather_perf")}
     return Package("nccl-tests", NCCL_TESTS_VERSION,
                    "NCCL performance tests (MPI build)\n"

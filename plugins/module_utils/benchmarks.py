@@ -383,6 +383,28 @@ def nccl_argv(p, mpirun, json_path=None):
     return argv
 
 
+# nccl-tests has -J/--output_file (a JSON result file) only from release 2.17.3 on (NVIDIA/nccl-tests
+# src/common.cu longopts, tag v2.17.3); an older binary given -J prints its usage, exits 0 and runs nothing.
+# Its own usage (-h, printed before MPI_Init or any GPU work) says which it is.
+NCCL_JSON_OPTION = "--output_file"
+NCCL_TESTS_HEADER = re.compile(r"^(?:\[[^\]]*\]<std\w+>:)?#\s*nccl-tests version (\S+)", re.M)
+
+
+def nccl_json_supported(run, test):
+    """(True, None) when the installed nccl-tests takes -J; else (False, why): the text table is read instead."""
+    try:
+        rc, out, err = run([test, "-h"])
+    except OSError as e:
+        return False, f"{test} -h could not run ({e}); reading the text table"
+    text = (out or "") + (err or "")
+    if NCCL_JSON_OPTION in text:
+        return True, None
+    if "USAGE:" in text:
+        return False, (f"{test} lists no -J,{NCCL_JSON_OPTION} in its usage (nccl-tests before 2.17.3); "
+                       "reading the text table")
+    return False, f"{test} -h printed no usage (exit status {rc}); reading the text table"
+
+
 def largest_busbw(results):
     """Bus bandwidth at the largest size (the better of out-of-place and in-place), None without rows."""
     rows = [r for r in results.get("rows") or [] if (r.get("out_of_place") or {}).get("busbw") is not None]
@@ -396,15 +418,19 @@ def run_nccl_tests(run, p):
     """Run nccl-tests through mpirun (killed at ``p["timeout"]``) and parse its table and NCCL's logs."""
     mpirun = run.path(p["mpirun"])
     run.path(p["test"])
-    json_path = None
+    json_path, json_note = None, None
     if p["json"]:
-        fd, json_path = tempfile.mkstemp(prefix="linerate-nccl-", suffix=".json")
-        os.close(fd)
+        supported, json_note = nccl_json_supported(run, p["test"])
+        if supported:
+            fd, json_path = tempfile.mkstemp(prefix="linerate-nccl-", suffix=".json")
+            os.close(fd)
     argv = nccl_argv(p, mpirun, json_path)
     rc, out, _err, _killed = finish(run.start(argv, merge_stderr=True), time.monotonic() + p["timeout"])
     out = out or ""
+    version = NCCL_TESTS_HEADER.search(out)
     result = dict(changed=False, test=p["test"], argv=argv, exit_status=rc, stdout=out, busbw=None, avg_busbw=None,
-                  error=None, parsed=None, logs={})
+                  error=None, parsed=None, logs={}, json_used=json_path is not None, json_note=json_note,
+                  nccl_tests_version=version.group(1) if version else None)
     try:
         if json_path and os.path.getsize(json_path) > 0:
             with open(json_path) as f:

@@ -91,10 +91,13 @@ def wait_listening(servers, ports, timeout=20):
         raise AssertionError(f"no server listening on {sorted(ports)} after {timeout} s")
 
 
-def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1", server_args=()):
+def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node1", server_gid="3", tclass="104"):
+    # perftest refuses an option given twice (" Duplicated argument"), so each side's values are set, not appended
     port = str(free_port())
-    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
-    srv = lab.start(server_node, tool, *args, *server_args)
+    args = ["-d", "mlx5_0", "-x", "3", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
+    args += [f"--tclass={tclass}"] if tclass is not None else []
+    srv = lab.start(server_node, tool, *[server_gid if a == "3" and args[i - 1] == "-x" else a
+                                         for i, a in enumerate(args)])
     wait_listening([srv], [port])
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
     c_out, c_err = cli.communicate(timeout=30)
@@ -154,14 +157,14 @@ def test_lower_speed_lowers_bandwidth(lab):
 @pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
 def test_one_uncongested_pair_runs_at_line_rate_whatever_pfc_is(lab, where):
     """Hardware: a single pair never congests a non-blocking fabric; PFC shows only under incast."""
-    extra = ()
+    tclass = "104"
     if where == "host":
         lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
     elif where == "switch":
         lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
     else:
-        extra = ("--tclass=0",)
-    (crc, cout), _ = pair(lab, *extra)
+        tclass = "0"
+    (crc, cout), _ = pair(lab, tclass=tclass)
     bw = parse_ib_write_bw(cout)["bw_average_gbps"]
     assert crc == 0 and 370 < bw < 400
 
@@ -228,7 +231,7 @@ def test_gid_index_is_each_sides_own(lab):
     moved_gid(lab, "node2")
     assert [g[0] for g in common.gids(
         lab.model["nodes"]["node2"]["nics"][0], lab.nets["node2"]["enp65s0f0np0"]) if g[2] == "v2" and g[3]] == [5]
-    (crc, cout), (src, sout) = pair(lab, server_args=["-x", "5"])
+    (crc, cout), (src, sout) = pair(lab, server_gid="5")
     assert crc == 0 and src == 0, cout + sout
     c, s = parse_ib_write_bw(cout), parse_ib_write_bw(sout)
     assert c["gid_index"] == 3 and s["gid_index"] == 5
@@ -314,14 +317,14 @@ def test_nccl_single_process_and_all_gather(lab):
     assert rcs == [0, 0]
 
 
-def incast(lab, senders=("node1", "node3"), receiver="node2", *extra):
+def incast(lab, senders=("node1", "node3"), receiver="node2", tclass="104"):
     """k clients write into one receiver port at once, each to its own server process."""
     lab.model["nodes"]["node3"] = {"gpus": 8, "modules": ["nvidia_peermem"], "nics": [nic(3, 0), nic(3, 1)]}
     for r in (0, 1):
         lab.model["switches"][f"leaf{r + 1}"]["ports"]["swp3"] = {"up": True, "mtu": 9216, "pfc": [3], "speed_gbps": 400}
     lab.nets["node3"] = netdevs(3)
     ports = [str(free_port()) for _ in senders]
-    args = ["-d", "mlx5_0", "-x", "3", "--tclass=104", "-F", "--report_gbits", "-q", "4", "-D", "1", *extra]
+    args = ["-d", "mlx5_0", "-x", "3", f"--tclass={tclass}", "-F", "--report_gbits", "-q", "4", "-D", "1"]
     servers = [lab.start(receiver, "ib_write_bw", *args, "-p", p) for p in ports]
     wait_listening(servers, ports)
     clients = [lab.start(s, "ib_write_bw", *args, "-p", p, "127.0.0.1") for s, p in zip(senders, ports)]
@@ -354,14 +357,14 @@ def test_incast_on_a_lossless_class_pauses_the_senders_and_marks_ecn(lab):
 
 @pytest.mark.parametrize("where", ["host", "switch", "no-tclass"])
 def test_incast_without_pfc_on_the_class_drops(lab, where):
-    extra = ()
+    tclass = "104"
     if where == "host":
         lab.model["nodes"]["node1"]["nics"][0]["qos"]["pfc"] = [0] * 8
     elif where == "switch":
         lab.model["switches"]["leaf1"]["ports"]["swp2"]["pfc"] = []
     else:
-        extra = ("--tclass=0",)  # class 0: the lossy one
-    bws, m = incast(lab, ("node1", "node3"), "node2", *extra)
+        tclass = "0"  # class 0: the lossy one
+    bws, m = incast(lab, ("node1", "node3"), "node2", tclass=tclass)
     assert min(bws) < 0.5 * 200, bws
     assert counters(m, "node2")["out_of_sequence"] > 0
     assert m["switches"]["leaf1"]["ports"]["swp2"]["counters"]["queue_drop"]

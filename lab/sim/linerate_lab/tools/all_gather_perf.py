@@ -4,8 +4,8 @@ import sys
 from linerate_lab.tools import nccl_tests
 
 
-def main(argv=None):
-    return nccl_tests.main(argv, prog="all_gather_perf")
+def main(argv=None, version=nccl_tests.NCCL_TESTS_VERSION):
+    return nccl_tests.main(argv, prog="all_gather_perf", version=version)
 
 
 if __name__ == "__main__":

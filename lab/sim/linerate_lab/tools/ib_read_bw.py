@@ -4,8 +4,8 @@ import sys
 from linerate_lab.tools import ib_write_bw
 
 
-def main(argv=None):
-    return ib_write_bw.main(argv, prog="ib_read_bw")
+def main(argv=None, perftest=ib_write_bw.PERFTEST_VERSION):
+    return ib_write_bw.main(argv, prog="ib_read_bw", perftest=perftest)
 
 
 if __name__ == "__main__":

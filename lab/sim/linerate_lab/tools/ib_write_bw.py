@@ -18,9 +18,11 @@ import socket
 import sys
 import time
 
-from linerate_lab import congestion, rdma
+from linerate_lab import congestion, grammar, rdma
 
 DASHES = "-" * 87
+# the perftest release whose grammar applies when the launcher names none (lab/packages.py passes the package's)
+PERFTEST_VERSION = "24.10.0-0.65"
 DEFAULT_PORT = 18515
 SWEEP_SIZES = [2 ** i for i in range(1, 24)]
 PORT_STATES = {"port_down": "Down"}
@@ -35,7 +37,7 @@ class Fail(Exception):
 
 
 def build_parser(prog):
-    ap = argparse.ArgumentParser(prog=prog, add_help=False)
+    ap = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False)
     ap.add_argument("-d", "--ib-dev", dest="ib_dev")
     ap.add_argument("-i", "--ib-port", dest="ib_port", type=int, default=1)
     ap.add_argument("-p", "--port", dest="port", type=int, default=DEFAULT_PORT)
@@ -315,15 +317,28 @@ def run_client(prog, args):
     return 0
 
 
-def main(argv=None, prog="ib_write_bw"):
-    args, unknown = build_parser(prog).parse_known_args(argv)
-    if args.help:
+def modelled_argv(opts, operands, longopts):
+    """The options the gate accepted, spelled ``--<long name>[=value]`` for build_parser (which reads the
+    ones this simulator models; the others are accepted and have no effect here)."""
+    argv = []
+    for key, value in grammar.canonical(opts, longopts):
+        argv.append(key if value is None else (f"{key}={value}" if key.startswith("--") else f"{key}{value}"))
+    return argv + operands
+
+
+def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts, operands = grammar.perftest_parse(prog, argv, perftest, kind="bw")
+    except grammar.PerftestRefused as e:
+        err(*e.lines)
+        return 1
+    if any(k == "h" for k, _ in opts):
         print(f" Usage:\n  {prog}            start a server and wait for connection\n"
               f"  {prog} <host>     connect to server at <host>")
         return 0
-    if unknown:
-        err(f"{prog}: unrecognized option '{unknown[0]}'", " Invalid command line. Please check command rerun ")
-        return 1
+    ap = build_parser(prog)
+    args, _unmodelled = ap.parse_known_args(modelled_argv(opts, operands, grammar.perftest_grammar(perftest)["long"]))
     if args.tos is not None and not args.rdma_cm:
         # perftest_parameters.c: -T is refused on a verbs (non rdma_cm) QP; --tclass is the way there
         print(" TOS only valid for rdma_cm based QP and RawEth QP ", flush=True)

@@ -28,10 +28,13 @@ import socket
 import sys
 import time
 
-from linerate_lab import model, rdma
+from linerate_lab import grammar, model, rdma
 
 NCCL_VERSION = "2.21.5+cuda12.4"
-NCCL_TESTS_VERSION = "2.13.9"
+NCCL_VERSION_CODE = 22105
+# the nccl-tests release when the launcher names none (lab/packages.py passes the package's version):
+# it picks the option table (linerate_lab/grammar/nccl_tests.json) and whether the header names the version
+NCCL_TESTS_VERSION = "2.13.11"
 GPU_NAME = "NVIDIA H100 80GB HBM3"
 GPU_BUSES = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
 SOCKET_GBYTES = 2.9  # what NET/Socket reaches over a host TCP stack, GB/s per node
@@ -48,7 +51,7 @@ def parse_size(text):
 
 
 def build_parser(prog):
-    ap = argparse.ArgumentParser(prog=prog, add_help=False)
+    ap = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False)
     ap.add_argument("-t", "--nthreads", type=int, default=1)
     ap.add_argument("-g", "--ngpus", type=int, default=1)
     ap.add_argument("-b", "--minbytes", default="32M")
@@ -344,6 +347,11 @@ def sizes(args):
 
 
 def print_header(args, infos_hosts):
+    fmt = grammar.nccl_tests_header(args.version)
+    if fmt:   # util.cu PRINT (from 2.17.4): the release, NCCL_VERSION_CODE of the headers and of the library
+        code = NCCL_VERSION_CODE
+        print(fmt.replace("%s", grammar.pick(grammar.table("nccl_tests")["versions"], args.version), 1)
+              .replace("%d", str(code), 1).replace("%d", str(code), 1))
     step = f"{args.stepfactor}(factor)" if args.stepfactor else f"{parse_size(args.stepbytes or '1M')}(bytes)"
     print(f"# nThread {args.nthreads} nGpus {args.ngpus} minBytes {parse_size(args.minbytes)} maxBytes "
           f"{parse_size(args.maxbytes)} step: {step} warmup iters: {args.warmup_iters} iters: {args.iters} "
@@ -390,19 +398,30 @@ def print_table(prog, args, verdict, nranks, jfile):
     print(f"# Avg bus bandwidth    : {avg:g} ")
     print("#")
     if jfile:
-        doc = {"version": 3, "nccl_version": 22105, "config": {"nThread": args.nthreads, "nGpus": args.ngpus},
+        doc = {"version": 3, "nccl_version": NCCL_VERSION_CODE, "config": {"nThread": args.nthreads, "nGpus": args.ngpus},
                "results": rows, "out_of_bounds": {"count": 0, "okay": True},
                "average_bus_bandwidth": {"bandwidth": round(avg, 4), "okay": "unchecked"}, "errors": []}
         with open(jfile, "w") as f:
             json.dump(doc, f, indent=1)
 
 
-def main(argv=None, prog="all_reduce_perf"):
-    args, unknown = build_parser(prog).parse_known_args(argv)
-    if args.help or unknown:
-        print(f"USAGE: {prog} \n\t[-t,--nthreads <num threads>] \n\t[-g,--ngpus <gpus per thread>] \n\t"
-              "[-b,--minbytes <min size in bytes>] \n\t[-e,--maxbytes <max size in bytes>] \n\t[-f,--stepfactor <increment factor>]")
-        return 0 if args.help else 1
+def main(argv=None, prog="all_reduce_perf", version=NCCL_TESTS_VERSION):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        # the release's own getopt_long table: an option it lacks (-J before 2.17.3) prints glibc's
+        # message, "invalid option '?'" and the usage, and main() returns 0 - no test runs
+        opts, _operands = grammar.nccl_tests_parse(prog, argv, version)
+    except grammar.NcclTestsUsage as e:
+        if e.stderr:
+            print(e.stderr, file=sys.stderr, flush=True)
+        sys.stdout.write(e.stdout)
+        sys.stdout.flush()
+        return 0
+    modelled = []
+    for key, value in grammar.canonical(opts, grammar.nccl_tests_grammar(version)[1]["long"]):
+        modelled.append(f"{key}={value}" if value is not None else key)
+    args, _unmodelled = build_parser(prog).parse_known_args(modelled)
+    args.version = version
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
     size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
     nodename = socket.gethostname().split(".")[0]
