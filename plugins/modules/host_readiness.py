@@ -10,10 +10,14 @@ description:
     and PSID (C(ibv_devinfo)), its negotiated and capable PCIe link, MaxReadReq and NUMA node
     (C(lspci -D -vvv) LnkCap/LnkSta/DevCtl), the nearest GPU (C(nvidia-smi topo -m)) and the ACS
     control of every bridge between the two.
+  - For each NIC and each GPU (C(nvidia-smi --query-gpu), or lspci's NVIDIA 3D/VGA controllers when
+    nvidia-smi cannot run) also the other end of its PCIe link, C(upstream) - the port above it (its
+    slot: switch downstream port or root port) with its own LnkCap - so the controller judges the link
+    against the lower of both ends (PCIE_SLOT_LIMITED, PCIE_DEGRADED).
   - Also reads the IOMMU mode (C(/sys/class/iommu), the kernel command line), RLIMIT_MEMLOCK of the
     session, the size of C(/dev/shm) and the versions fleet parity compares (kernel, C(ofed_info -s),
     GPU driver, C(modinfo -F version nvidia_peermem), the NCCL package).
-  - Returns facts only; the findings (PCIE_DEGRADED, ACS_ENABLED, GPU_NIC_AFFINITY, VERSION_SKEW ...)
+  - Returns facts only; the findings (PCIE_DEGRADED, PCIE_SLOT_LIMITED, ACS_ENABLED, GPU_NIC_AFFINITY, VERSION_SKEW ...)
     are made on the controller by the verify_report action. A tool that is missing or fails is
     listed in C(facts.unread) with what stays unproven; it never fails the module.
   - Read-only; never reports C(changed). Runs the same in check mode.

@@ -83,6 +83,30 @@ options:
       - They become the check C(drift) and its C(DRIFT_*) / C(FIRMWARE_PENDING) findings, each naming the node or
         switch, the device, the key, the current and the intended value (module_utils/audit.py).
     type: dict
+  scope:
+    description:
+      - Every node the verification is meant for (C(ansible_play_hosts_all)); each one not in O(nodes) is
+        C(NODE_NOT_VERIFIED) (an error) with its reason - the task and message the verification's rescue kept
+        in C(verify_fabric_not_verified), else the O(probes) result - and the check C(nodes) has a case per node.
+      - Omitted, nodes are not accounted for (the report covers O(nodes) only).
+    type: list
+    elements: str
+  probes:
+    description:
+      - The registered loop of the controller's C(ansible.builtin.ping) of the nodes that left the play without
+        a record (C(item) = node; C(unreachable) and C(msg) say why).
+    type: dict
+  switch_scope:
+    description:
+      - Every switch the verification is meant for (the switch plays' C(ansible_play_hosts_all)); each one whose
+        LLDP or counter read failed, or that is in O(switches_left), is C(SWITCH_UNREACHABLE) (an error), and the
+        check C(switches) has a case per switch. Omitted, switches are not accounted for.
+    type: list
+    elements: str
+  switches_left:
+    description: The switches of O(switch_scope) no longer in the switch plays (they failed earlier in the run).
+    type: list
+    elements: str
 attributes:
   check_mode:
     support: full
