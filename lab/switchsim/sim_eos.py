@@ -7,7 +7,9 @@ session-config diffs; configure [terminal]; configure session <name>
 Config: hostname; [no] qos map dscp <d..> to traffic-class <tc>;
 interface <name>; commit; commit timer hh:mm:ss; abort; end; exit.
 Interface: [no] description|mtu|speed|qos trust|priority-flow-control on|
-priority-flow-control priority <p> drop|no-drop|shutdown; [no] tx-queue <n>.
+priority-flow-control priority <p> drop|no-drop|shutdown; [no] tx-queue|uc-tx-queue <n>
+(the one the family has). The family (topology eos_family, default 7050x4) sets
+the largest mtu and the speed forms (lane-qualified: 400g-8, 100g-2, ...).
 Tx-queue: [no] random-detect ecn minimum-threshold <n> kbytes
 maximum-threshold <n> kbytes [max-mark-probability <p>].
 """
@@ -19,7 +21,28 @@ import re
 import sim_counters
 from simcore import Exit, Platform, natural_key
 
-SPEEDS = ("1g", "10g", "25g", "40g", "50g", "100g", "200g", "400g", "800g", "auto")
+# Platform families the lab simulates: the largest interface mtu, the transmit-queue keyword and
+# the SerDes lane rate that bounds the lane-qualified speed forms. The lab's own model of the
+# switch (sources in docs/conformance.md, Arista EOS): the EOS User Manual's QoS chapter has
+# tx-queue on Trident/Tomahawk switches and uc-tx-queue / mc-tx-queue on Arad/Jericho switches;
+# "Octal Port Renumber to Four Interfaces" names the speeds 400G-8, 200G-4, 100G-2, 100G-4.
+FAMILIES = {
+    "7050x3": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
+    "7050x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x5": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},
+    "7280r3": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+    "7388x5": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+}
+DEFAULT_FAMILY = "7050x4"
+# speed -> lane counts of a standard PMD; 10/25/40G have no lane suffix
+LANE_FORMS = {50: (1, 2), 100: (1, 2, 4), 200: (2, 4, 8), 400: (4, 8), 800: (8,)}
+
+
+def speed_forms(family):
+    """The ``speed`` arguments an interface of ``family`` takes."""
+    lane = FAMILIES[family]["lane_gbps"]
+    return {"auto", "10g", "25g", "40g"} | {f"{g}g-{n}" for g, ns in LANE_FORMS.items() for n in ns if g // n <= lane}
 
 
 def invalid(line, token=0):
@@ -30,6 +53,11 @@ def invalid(line, token=0):
 
 class Eos(Platform):
     platform = "eos"
+
+    @property
+    def family(self):
+        """The platform family this switch simulates (the topology's eos_family; default 7050x4)."""
+        return self.spec.get("eos_family", DEFAULT_FAMILY)
 
     def factory(self):
         self.cfg = {"hostname": self.name, "dscp_map": {},
@@ -109,7 +137,7 @@ class Eos(Platform):
             self.cfg_saved = copy.deepcopy(self.cfg)
             return "Copy completed successfully."
         if line == "show running-config":
-            return render(self.cfg, self.device_line())
+            return render(self.cfg, self.device_line(), FAMILIES[self.family]["queue"])
         if line == "show interfaces status":
             return self.show_interfaces_status()
         if line == "show configuration sessions":
@@ -277,7 +305,7 @@ class Eos(Platform):
             if toks[:1] == ["mtu"]:
                 if no:
                     intf.pop("mtu", None)
-                elif len(toks) != 2 or not toks[1].isdigit() or not 68 <= int(toks[1]) <= 9216:
+                elif len(toks) != 2 or not toks[1].isdigit() or not 68 <= int(toks[1]) <= FAMILIES[self.family]["mtu_max"]:
                     return invalid(line, 1)
                 else:
                     intf["mtu"] = int(toks[1])
@@ -285,7 +313,7 @@ class Eos(Platform):
             if toks[:1] == ["speed"]:
                 if no:
                     intf.pop("speed", None)
-                elif len(toks) != 2 or toks[1] not in SPEEDS:
+                elif len(toks) != 2 or toks[1] not in speed_forms(self.family):
                     return invalid(line, 1)
                 else:
                     intf["speed"] = toks[1]
@@ -318,9 +346,11 @@ class Eos(Platform):
                 if not pr:
                     intf.pop("pfc")
                 return self._edited(ctx)
-            m = re.fullmatch(r"tx-queue (\d+)", body)
+            m = re.fullmatch(r"(uc-tx-queue|tx-queue) (\d+)", body)
+            if m and m.group(1) != FAMILIES[self.family]["queue"]:
+                return invalid(line, 1 if no else 0)     # this family has no such queue keyword
             if m:
-                q = m.group(1)
+                q = m.group(2)
                 if not 0 <= int(q) <= 7:
                     return invalid(line, 1)
                 if no:
@@ -332,7 +362,7 @@ class Eos(Platform):
                 ctx["mode"] = mode + [("txq", q, mode[-1][1])]
                 return self._edited(ctx)
             return None
-        if kind == "txq":
+        if kind == "txq":  # a tx-queue or uc-tx-queue block
             _, q, port = mode[-1]
             tq = cfg["interfaces"][port].setdefault("txq", {}).setdefault(q, {})
             if line == "exit":
@@ -364,8 +394,8 @@ class Eos(Platform):
         return ""
 
     def session_diff(self, name):
-        a = render(self.cfg, self.device_line()).splitlines()
-        b = render(self.sessions[name]["cfg"], self.device_line()).splitlines()
+        a = render(self.cfg, self.device_line(), FAMILIES[self.family]["queue"]).splitlines()
+        b = render(self.sessions[name]["cfg"], self.device_line(), FAMILIES[self.family]["queue"]).splitlines()
         return "\n".join(difflib.unified_diff(a, b, "system:/running-config", f"session:/{name}-session-config",
                                               lineterm=""))
 
@@ -393,7 +423,7 @@ class Eos(Platform):
             admin = not i.get("shutdown")
             up = self.port_oper_up(p, admin)
             status = "connected" if up else ("disabled" if not admin else "notconnect")
-            speed = i.get("speed", f"{self.spec['ports'].get(p, {}).get('speed_gbps', 400)}g").upper()
+            speed = f"{_gbps(i.get('speed')) or self.spec['ports'].get(p, {}).get('speed_gbps', 400)}G"
             rows.append(f"{re.sub(r'^Ethernet', 'Et', p):<10} {i.get('description', '')[:18]:<18} {status:<12} "
                         f"{'routed':<8} {'full':<6} {speed:<6} {'400GBASE-DR4':<15}")
         return "\n".join(r.rstrip() for r in rows)
@@ -414,7 +444,7 @@ class Eos(Platform):
                     break
             speed = i.get("speed")
             res[p] = {"mtu": i.get("mtu", 1500),
-                      "speed_gbps": int(speed[:-1]) if speed and speed != "auto" else self.spec["ports"][p].get("speed_gbps", 400),
+                      "speed_gbps": _gbps(speed) or self.spec["ports"][p].get("speed_gbps", 400),
                       "pfc": pfc, "trust": {"dscp": "dscp", "cos": "pcp"}.get(i.get("trust"), "pcp"),
                       "ecn": ecn, "admin_up": not i.get("shutdown")}
         return res
@@ -425,7 +455,13 @@ class Eos(Platform):
         self.changed()
 
 
-def render(cfg, device_line):
+def _gbps(speed):
+    """400 for 400g-8 / 400g; None for auto or unset."""
+    m = re.match(r"(\d+)g", speed or "")
+    return int(m.group(1)) if m else None
+
+
+def render(cfg, device_line, queue="tx-queue"):
     out = ["! Command: show running-config", device_line, "!", f"hostname {cfg['hostname']}", "!"]
     by_tc = {}
     for d, tc in cfg["dscp_map"].items():
@@ -453,7 +489,7 @@ def render(cfg, device_line):
             out.append(f"   priority-flow-control priority {pr} {i['pfc'][pr]}")
         for q in sorted(i.get("txq", {}), key=int):
             tq = i["txq"][q]
-            out += ["   !", f"   tx-queue {q}"]
+            out += ["   !", f"   {queue} {q}"]
             if tq.get("ecn"):
                 e = tq["ecn"]
                 prob = f" max-mark-probability {e['prob']}" if e.get("prob_set") else ""

@@ -1,4 +1,8 @@
-"""Filters deriving a switch's fabric ports from the inventory's cabling."""
+"""Filters deriving a switch's fabric ports from the inventory's cabling, and an EOS
+switch's platform profile (module_utils/switch_profiles.py)."""
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.linerate.fabric.plugins.module_utils import switch_profiles
 
 
 def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
@@ -36,6 +40,27 @@ def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
     return sorted(ports.values(), key=key)
 
 
+def eos_profile(family=None):
+    """The EOS platform profile of ``family`` (None or '': the default family): family, mtu_max,
+    queue (tx-queue | uc-tx-queue), lane_gbps, speeds {gbps: speed form}."""
+    try:
+        return switch_profiles.eos_profile(family)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def eos_speed(profile, gbps, port=""):
+    """The ``speed`` form for ``gbps`` in an EOS profile (from switch_eos_profile), e.g. 400g-8;
+    fails naming the port, the family and the forms it has when there is none."""
+    speeds = {str(k): v for k, v in (profile.get("speeds") or {}).items()}
+    form = speeds.get(str(gbps))
+    if form is None:
+        raise AnsibleFilterError(f"EOS {profile.get('family')} has no speed form for {gbps} Gb/s on {port} "
+                                 f"(it has {', '.join(speeds.values())}): set switch_eos_family or the port speed")
+    return form
+
+
 class FilterModule:
     def filters(self):
-        return {"switch_fabric_ports": fabric_ports}
+        return {"switch_fabric_ports": fabric_ports, "switch_eos_profile": eos_profile,
+                "switch_eos_speed": eos_speed}

@@ -10,8 +10,10 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
 
 from ansible.plugins.filter.core import FilterModule  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402,F401
+from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile  # noqa: E402
 
 INTENT = {
     "switch_fabric_profile": "linerate",
@@ -27,6 +29,8 @@ INTENT = {
     "switch_fabric_ecn_max_threshold_kb": 1500,
     "switch_fabric_ecn_probability_percent": 100,
     "inventory_hostname": "sw",
+    # the role default: the profile of switch_eos_family (unset: 7050x4)
+    "switch_fabric_eos_profile": eos_profile(None),
     "ansible_managed": "Ansible managed",
 }
 
@@ -40,8 +44,9 @@ def render(platform, ports, **overrides):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "switch_configs")),
                              trim_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(FilterModule().filters())
+    env.filters.update({f"linerate.fabric.{k}": v for k, v in SwitchFilters().filters().items()})
     v = dict(INTENT, **overrides)
-    v["switch_fabric_ports_effective"] = [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports]
+    v.setdefault("switch_fabric_ports_effective", [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports])
     return env.get_template(f"{platform}/fabric.j2").render(**v)
 
 

@@ -14,13 +14,13 @@ EXPECTED = [
     "qos map dscp 48 to traffic-class 6",
     "interface Ethernet1/1",
     "no priority-flow-control priority 4 no-drop",
-    "mtu 9216",
-    "speed 400g",
+    "mtu 9214",
+    "speed 400g-8",
     "tx-queue 3", ECN, "exit",
     "exit",
     "interface Ethernet2/1",
-    "mtu 9216",
-    "speed 400g",
+    "mtu 9214",
+    "speed 400g-8",
     "qos trust dscp",
     "priority-flow-control on",
     "priority-flow-control priority 3 no-drop",
@@ -72,13 +72,13 @@ def test_rejected_line_aborts_the_session(tmp_path):
                                                   "  linerate_T1                    pending   ")
     d, fake = make("eos", answers={
         "show running-config": fixture("eos_running.txt"),
-        "speed 400g": "% Invalid input (at token 1: '400g')",
+        "speed 400g-8": "% Invalid input (at token 1: '400g-8')",
         "show configuration sessions": ["", listing, ""],
     })
-    with pytest.raises(SwitchError, match="switch sw: push failed: rejected command 'speed 400g'") as err:
+    with pytest.raises(SwitchError, match="switch sw: push failed: rejected command 'speed 400g-8'") as err:
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert fake.sent[2] == "configure session linerate_T1"
-    i = fake.sent.index("speed 400g")
+    i = fake.sent.index("speed 400g-8")
     assert fake.sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate_T1 abort",
                                  "show running-config", "show configuration sessions"]
     assert err.value.rolled_back is True
@@ -301,3 +301,33 @@ def test_qos_from_tree_needs_pfc_on():
                                 "   priority-flow-control priority 4 drop\n   priority-flow-control priority 3 no-drop\n")
     assert eos.qos_from_tree(tree, "Et1") == {"pfc": [3], "ecn": False}
     assert eos.qos_from_tree(tree, "Et2") == {"pfc": [], "ecn": False}
+
+
+def test_template_renders_the_family_profile_and_the_driver_diffs_uc_tx_queue():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile
+    d, _ = make("eos")
+    text = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=eos_profile("7280r3"), switch_fabric_mtu=9000)
+    want = d.parse(text)
+    blk = want["interface Ethernet1/1"][1]
+    assert [ln for ln, _ in blk.values()][:2] == ["mtu 9000", "speed 400g-8"]    # below the limit: the intent's
+    assert "uc-tx-queue 3" in blk and "tx-queue 3" not in blk
+    assert blk["uc-tx-queue 3"][1]["random-detect ecn"][0] == ECN
+    assert d.commands(want, {}, d.managed_scope(want, ["Ethernet1/1"]))[-4:] == ["uc-tx-queue 3", ECN, "exit", "exit"]
+    assert d.commands(want, want, d.managed_scope(want, ["Ethernet1/1"])) == []
+    assert d.out_of_scope(want, d.managed_scope(want, ["Ethernet1/1"]), ["Ethernet1/1"]) == []
+    assert eos.qos_from_tree(want, "Ethernet1/1") == {"pfc": [3], "ecn": True}
+    # a queue block of the other keyword on the switch is in scope: removed
+    have = d.parse(text.replace("uc-tx-queue 3", "uc-tx-queue 5"))
+    assert "no uc-tx-queue 5" in d.commands(want, have, d.managed_scope(want, ["Ethernet1/1"]))
+    wide = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=eos_profile("7060x5"))
+    assert "   speed 400g-4\n" in wide and "   tx-queue 3\n" in wide and "   mtu 9214\n" in wide
+
+
+def test_template_refuses_a_port_speed_the_family_has_no_form_for():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile
+    with pytest.raises(AnsibleFilterError,
+                       match=r"EOS 7050x4 has no speed form for 800 Gb/s on Ethernet1/1 \(it has 10g, 25g, 40g, "
+                             r"50g-1, 100g-2, 200g-4, 400g-8\): set switch_eos_family or the port speed"):
+        render("eos", [], switch_fabric_eos_profile=eos_profile("7050x4"),
+               switch_fabric_ports_effective=[{"name": "Ethernet1/1", "speed_gbps": 800, "peer": ""}])

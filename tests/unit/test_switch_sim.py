@@ -51,8 +51,9 @@ def test_eos_errors_and_mode_fallback(tmp_path, monkeypatch):
     assert sim("interface Ethernet2/1") == ""          # a parent-mode command from interface mode
     assert sim.sw.prompt(sim.ctx) == "sw(config-s-s2-if-Et2/1)#"
     assert "+   mtu" not in sim("show session-config diffs")
-    sim("mtu 9216")
-    assert "+   mtu 9216" in sim("show session-config diffs")
+    assert sim("mtu 9216") == "% Invalid input (at token 1: '9216')"      # 7050x4: at most 9214
+    sim("mtu 9214")
+    assert "+   mtu 9214" in sim("show session-config diffs")
     assert sim("abort") == "" and sim.sw.sessions == {}
 
 
@@ -190,3 +191,60 @@ def test_sonic_yang_every_constraint_names_its_source_line():
         specs = model["keys"] + list(model.get("fields", {}).values()) + list(model.get("map", {}).values())
         assert specs and all(isinstance(s["line"], int) and s["line"] > 0 for s in specs), table
     assert sonic_yang.object_name_ok("LINERATE_LOSSLESS") and not sonic_yang.object_name_ok("_x")
+
+
+# ------------------------------------------------ EOS: the platform family's own limits
+def _eos(tmp_path, monkeypatch, family=None):
+    sim = _sim(tmp_path, monkeypatch, "eos", ["Ethernet1/1"])
+    if family:
+        sim.sw.spec["eos_family"] = family
+    for c in ("configure session s", "interface Ethernet1/1"):
+        assert sim(c) == ""
+    return sim
+
+
+@pytest.mark.parametrize("family, mtu_ok, mtu_bad", [("7050x4", "9214", "9216"), ("7280r3", "9214", "9215")])
+def test_eos_mtu_limit_of_the_family(tmp_path, monkeypatch, family, mtu_ok, mtu_bad):
+    sim = _eos(tmp_path, monkeypatch, family)
+    assert sim(f"mtu {mtu_bad}") == f"% Invalid input (at token 1: '{mtu_bad}')"
+    assert sim("mtu 68") == "" and sim(f"mtu {mtu_ok}") == ""
+    assert sim("mtu 67") == "% Invalid input (at token 1: '67')"
+
+
+@pytest.mark.parametrize("family, ok, bad", [
+    # a bare multi-lane speed is not an EOS form; lane counts follow the SerDes lane rate
+    ("7050x4", ["400g-8", "200g-4", "100g-2", "100g-4", "50g-1", "25g", "10g", "auto"],
+     ["400g", "100g", "400g-4", "100g-1", "800g-8", "400gfull", "1g"]),
+    ("7060x5", ["800g-8", "400g-4", "400g-8", "100g-1"], ["800g", "800g-4"]),
+    ("7050x3", ["100g-4", "40g", "25g"], ["100g-2", "400g-8"]),
+])
+def test_eos_speed_forms_of_the_family(tmp_path, monkeypatch, family, ok, bad):
+    sim = _eos(tmp_path, monkeypatch, family)
+    for form in ok:
+        assert sim(f"speed {form}") == "", form
+    for form in bad:
+        assert sim(f"speed {form}") == f"% Invalid input (at token 1: '{form}')", form
+
+
+def test_eos_queue_keyword_of_the_family(tmp_path, monkeypatch):
+    sim = _eos(tmp_path, monkeypatch, "7280r3")
+    assert sim("tx-queue 3") == "% Invalid input (at token 0: 'tx-queue')"
+    assert sim("uc-tx-queue 3") == "" and sim.sw.prompt(sim.ctx) == "sw(config-s-s-if-Et1/1-txq-3)#"
+    assert sim("random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes") == ""
+    assert sim("commit") == ""
+    run = sim("show running-config")
+    assert "   uc-tx-queue 3\n      random-detect ecn minimum-threshold 150 kbytes" in run
+    assert "   tx-queue" not in run
+    (tmp_path / "b").mkdir()
+    sim2 = _eos(tmp_path / "b", monkeypatch, "7050x4")
+    assert sim2("uc-tx-queue 3") == "% Invalid input (at token 0: 'uc-tx-queue')"
+    assert sim2("tx-queue 3") == ""
+
+
+def test_eos_lane_qualified_speed_reads_back_as_its_rate(tmp_path, monkeypatch):
+    sim = _eos(tmp_path, monkeypatch)
+    sim("speed 100g-2")
+    assert sim("commit") == ""
+    assert "   speed 100g-2" in sim("show running-config")
+    assert sim.sw.port_config()["Ethernet1/1"]["speed_gbps"] == 100
+    assert "100G" in sim("show interfaces status").splitlines()[1]

@@ -33,6 +33,9 @@ INDENT = 3
 _KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
                  "random-detect ecn", "ip address", "shape rate", "bandwidth percent")
 _DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
+# transmit-queue blocks: tx-queue (Trident/Tomahawk), uc-tx-queue (Jericho-class; the platform
+# profile, module_utils/switch_profiles.py, names which one a family has)
+QUEUE_BLOCKS = ("tx-queue ", "uc-tx-queue ")
 
 
 def line_key(line):
@@ -85,8 +88,8 @@ def eos_scope(want, ports):
             return key in dscps
         if len(path) == 1 and path[0] in ports:
             return key in ("mtu", "speed", "qos trust") or key.startswith("priority-flow-control") \
-                or key.startswith("tx-queue ")
-        if len(path) == 2 and path[0] in ports and path[1].startswith("tx-queue "):
+                or key.startswith(QUEUE_BLOCKS)
+        if len(path) == 2 and path[0] in ports and path[1].startswith(QUEUE_BLOCKS):
             return key == "random-detect ecn"
         return False
     return scope
@@ -102,7 +105,7 @@ def eos_commands(want, have, scope, path=()):
         cmds.append("no " + hline)
     for key, (wline, wch) in want.items():
         h = have.get(key)
-        if wch or (h and h[1]) or key.startswith(("interface ", "tx-queue ")):
+        if wch or (h and h[1]) or key.startswith(("interface ",) + QUEUE_BLOCKS):
             sub = eos_commands(wch, h[1] if h else {}, scope, path + (wline,))
             if sub or h is None:
                 cmds += [wline] + sub + ["exit"]
@@ -112,7 +115,7 @@ def eos_commands(want, have, scope, path=()):
 
 
 def eos_out_of_scope(tree, scope, port_blocks, path=()):
-    """Lines of the intent tree outside the scope: a block must be a fabric port (or a tx-queue of one)."""
+    """Lines of the intent tree outside the scope: a block must be a fabric port (or a [uc-]tx-queue of one)."""
     bad = []
     for key, (line, ch) in tree.items():
         where = " / ".join(path + (line,))
@@ -210,7 +213,7 @@ def qos_from_tree(tree, port):
     on = "priority-flow-control on" in blk
     pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _children) in blk.items()
                  if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
-    ecn = any("random-detect ecn" in ch for k, (_line, ch) in blk.items() if k.startswith("tx-queue "))
+    ecn = any("random-detect ecn" in ch for k, (_line, ch) in blk.items() if k.startswith(QUEUE_BLOCKS))
     return {"pfc": pfc if on else [], "ecn": ecn}
 
 
