@@ -281,7 +281,7 @@ def mlxconfig(repo):
             rows = db.execute("SELECT p.mlxconfig_name, p.type, p.textual_values, p.size, p.min_val, p.max_val, "
                               "p.array_length, t.class, t.mlxconfig_name FROM params p JOIN tlvs t "
                               "ON p.tlv_name = t.name WHERE p.mlxconfig_name IS NOT NULL AND p.mlxconfig_name != '' "
-                              "AND t.target IN ('NIC', 'NIC-internal') ORDER BY p.mlxconfig_name").fetchall()
+                              "AND t.target IN ('NIC', 'NIC-internal', 'EXP_ROM') ORDER BY p.mlxconfig_name").fetchall()
             db.close()
         params = {}
         for name, typ, tv, size, lo, hi, arr, cls, tlv in rows:

@@ -61,8 +61,14 @@ def test_set_prompt_and_errors(lab):
     assert rc == 0 and lab.nic()["firmware"]["next_boot"]["SRIOV_EN"] == "True(1)"
     rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "LINK_TYPE_P1=FOO"])
     assert rc == 3 and out.endswith("-E- Unknown value FOO\n")
+    # a name mstflint's parameter database lacks (mlxcfg_db_manager.cpp) vs one it knows that this card's
+    # firmware does not expose (mlxcfg_generic_commander.cpp)
     rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "NO_SUCH_PARAM=1"])
-    assert rc == 3 and out.endswith("-E- The Device doesn't support NO_SUCH_PARAM parameter\n")
+    assert rc == 3 and out.endswith("-E- Unknown Parameter: NO_SUCH_PARAM\n")
+    rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "LINK_TYPE_P9=ETH"])
+    assert rc == 3 and out.endswith("-E- The Device doesn't support LINK_TYPE_P9 parameter\n")
+    rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "PCI_WR_ORDERING=relaxed"])
+    assert rc == 3 and out.endswith("-E- Unknown value relaxed\n")
     assert lab.run(mlxconfig, ["-d", "99:00.0", "q"])[:2] == (3, "-E- Failed to open the device\n")
     assert lab.run(mlxconfig, ["-y", "set", "SRIOV_EN=1"])[:2] == (
         3, "-E- set command expects device to be specified.\n")

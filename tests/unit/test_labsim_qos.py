@@ -75,9 +75,12 @@ def test_mlnx_qos_errors(lab):
 
 
 def test_get_and_specific_pfc(lab):
-    lab.run(mlnx_qos, ["-i", IF, "-F", "x,x,x,1,x,x,x,x"])
-    assert lab.run(mlnx_qos, ["-i", IF, "-P", "3"])[:2] == (0, "1\n")
+    # -F/--specific_pfc and -P/--get_pfc are in mlnx-tools v2607.0.6's option table, not in 23.10/24.10's
+    lab.run(mlnx_qos, ["-i", IF, "-F", "x,x,x,1,x,x,x,x"], tools="2607.0.6")
+    assert lab.run(mlnx_qos, ["-i", IF, "-P", "3"], tools="2607.0.6")[:2] == (0, "1\n")
     assert lab.nic()["qos"]["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    rc, out, err = lab.run(mlnx_qos, ["-i", IF, "-P", "3"], tools="24.10.0-1.2410114")
+    assert rc == 2 and err.endswith("mlnx_qos: error: no such option: -P\n")
 
 
 def test_cma_roce_mode_and_tos(lab):

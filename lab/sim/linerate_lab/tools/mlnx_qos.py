@@ -12,7 +12,7 @@ ends with that full dump, as the real tool does.
 import optparse
 
 from . import common
-from .. import model
+from .. import grammar, model
 
 
 class Exit(Exception):
@@ -21,24 +21,22 @@ class Exit(Exception):
         self.code = code
 
 
-def parser():
-    p = optparse.OptionParser(usage="%prog -i <interface> [options]", version="%prog 1.2",
-                              prog="mlnx_qos")
-    p.add_option("-f", "--pfc", dest="pfc", metavar="LIST")
-    p.add_option("-F", "--specific_pfc", dest="specific_pfc", metavar="LIST")
-    p.add_option("-P", "--get_pfc", dest="get_pfc")
-    p.add_option("-p", "--prio_tc", dest="prio_tc", metavar="LIST")
-    p.add_option("-s", "--tsa", dest="tsa", metavar="LIST")
-    p.add_option("-t", "--tcbw", dest="tc_bw", metavar="LIST")
-    p.add_option("-r", "--ratelimit", dest="ratelimit", metavar="LIST")
-    p.add_option("-d", "--dcbx", dest="dcbx")
-    p.add_option("--trust", dest="trust")
-    p.add_option("--dscp2prio", dest="dscp2prio", action="append")
-    p.add_option("--cable_len", dest="cable_len")
-    p.add_option("--prio2buffer", dest="prio2buffer", metavar="LIST")
-    p.add_option("--buffer_size", dest="buffer_size", metavar="LIST")
-    p.add_option("-i", "--interface", dest="intf")
-    p.add_option("-a", action="store_true", dest="printall", default=False)
+# the mlnx-tools release whose option table applies when the launcher names none (lab/packages.py passes it)
+MLNX_TOOLS_VERSION = "24.10.0"
+# what apply() reads; an option the installed release lacks stays None (optparse refuses it on the command line)
+SIM_DESTS = ("pfc", "specific_pfc", "get_pfc", "prio_tc", "tsa", "tc_bw", "ratelimit", "dcbx", "trust",
+             "dscp2prio", "cable_len", "prio2buffer", "buffer_size", "intf")
+
+
+def parser(version=MLNX_TOOLS_VERSION):
+    """The real script's OptionParser, built from its add_option() table for that release
+    (linerate_lab/grammar/mlnx_qos.json, python/mlnx_qos of Mellanox/mlnx-tools): optparse itself
+    refuses what the release does not have ("no such option", exit 2)."""
+    p = optparse.OptionParser(usage="%prog -i <interface> [options]", version="%prog 1.2", prog="mlnx_qos")
+    for o in grammar.mlnx_qos_options(version)["options"]:
+        kw = {k: o[k] for k in ("dest", "action", "metavar", "default") if k in o}
+        p.add_option(*o["flags"], **kw)
+    p.set_defaults(**{d: None for d in SIM_DESTS if d not in p.defaults})
     return p
 
 
@@ -120,8 +118,8 @@ def not_supported():
     return 1
 
 
-def main(argv):
-    p = parser()
+def main(argv, tools=MLNX_TOOLS_VERSION):
+    p = parser(tools)
     try:
         options, args = p.parse_args(argv)
     except SystemExit as e:

@@ -13,9 +13,12 @@ Exit codes are mlxCfgStatus: 0 ok, 2 aborted, 3 error.
 import sys
 
 from . import common
-from .. import hardware, model
+from .. import grammar, hardware, model
 
 OK, ABORTED, ERROR = 0, 2, 3
+# the MFT release whose parameter database applies when the launcher names none (lab/packages.py passes it)
+MFT_VERSION = "4.30.0-139"
+_mft = [MFT_VERSION]
 NEXT_BOOT = "Next Boot"
 
 
@@ -82,6 +85,10 @@ def ordered(params):
 
 def check_params(fw, names):
     for name in names:
+        # mstflint's parameter database first (mlxcfg_db_manager.cpp): a name it lacks is unknown to the
+        # tool whatever the card; a known one the firmware does not expose is the device's refusal
+        if grammar.mlxconfig_param(name, _mft[0]) is None:
+            raise CfgError(f"Unknown Parameter: {name}")
         if name not in fw["next_boot"] or not hardware.visible(fw, name):
             raise CfgError(f"The Device doesn't support {name} parameter")
 
@@ -164,7 +171,8 @@ def parse_set(args):
     return pairs
 
 
-def main(argv):
+def main(argv, mft=MFT_VERSION):
+    _mft[0] = mft
     try:
         opts = parse_args(argv)
         pairs = parse_set(opts["args"]) if opts["cmd"] == "set" else {}
@@ -213,6 +221,10 @@ def do_set(opts, pairs):
         common.out(header(nic, opts["dev"], 1) + conf_header(new=True))
         try:
             check_params(fw, pairs)
+            for p, v in pairs.items():
+                entry, _port = grammar.mlxconfig_param(p, _mft[0])
+                if not grammar.mlxconfig_value_ok(entry, v):   # mlxcfg_param.cpp parseValue
+                    raise CfgError(f"Unknown value {v}")
             new = {p: parse_value(p, v, fw["next_boot"][p]) for p, v in pairs.items()}
         except CfgError as e:
             common.out(f"-E- {e}\n")

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from . import common
-from .. import hardware, model
+from .. import grammar, hardware, model
 
 LEVELS = [
     (0, 'Driver, PCI link, network link will remain up ("live-Patch")', False),
@@ -70,22 +70,35 @@ def apply_reset(nic, level):
     nic["cma"] = hardware.fresh_cma()
 
 
-def parser():
-    p = argparse.ArgumentParser(prog="mlxfwreset", add_help=True)
-    p.add_argument("--device", "-d", required=True)
-    p.add_argument("--level", "-l", type=int, choices=[0, 1, 3, 4])
-    p.add_argument("--type", "-t", type=int, choices=[0, 1, 2, 3, 4])
-    p.add_argument("--yes", "-y", action="store_true")
-    p.add_argument("--skip_driver", "-s", action="store_true")
-    p.add_argument("command", choices=["q", "query", "r", "reset", "reset_fsm_register"])
+# the MFT release whose option table applies when the launcher names none (lab/packages.py passes it)
+MFT_VERSION = "4.30.0-139"
+ARG_TYPES = {"int": int, "check_positive_float": float}
+
+
+def parser(version=MFT_VERSION):
+    """The real tool's argparse parser, built from its add_argument() table for that release
+    (linerate_lab/grammar/mlxfwreset.json: mstflint small_utils/mstfwreset.py, reset levels and types
+    from cmd_reg_mfrl.py): argparse refuses what the release does not have, exit 2."""
+    p = argparse.ArgumentParser(prog="mlxfwreset", add_help=False)
+    for o in grammar.mlxfwreset_options(version)["options"]:
+        kw = {k: o[k] for k in ("dest", "nargs", "required", "choices") if k in o}
+        if o.get("type") in ARG_TYPES:
+            kw["type"] = ARG_TYPES[o["type"]]
+        if o.get("action") in ("store_true", "help"):
+            kw["action"] = o["action"]
+        elif o.get("action") == "version":
+            kw["action"] = "store_true"
+        p.add_argument(*o["flags"], **kw)
     return p
 
 
-def main(argv):
+def main(argv, mft=MFT_VERSION):
     try:
-        args = parser().parse_args(argv)
+        args = parser(mft).parse_args(argv)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 2
+    args.level, args.type = args.reset_level, args.reset_type
+    args.command = args.command[0]
     try:
         return run(args)
     except ResetError as e:

@@ -15,7 +15,7 @@ import argparse
 import math
 
 from . import common
-from .. import linkphys, model
+from .. import grammar, linkphys, model
 
 TITLE_W = 35
 
@@ -119,14 +119,28 @@ def render(nic, module, counters, uptime):
     return out
 
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="mlxlink", add_help=True)
+# the MFT release whose option table applies when the launcher names none (lab/packages.py passes it)
+MFT_VERSION = "4.30.0-139"
+
+
+def main(argv, mft=MFT_VERSION):
+    # the release's own option table first (linerate_lab/grammar/mlxlink.json): an option mlxlink lacks
+    # is refused as cmdparser does; the ones it has and this simulator does not model are accepted, no effect
+    try:
+        opts, operands = grammar.mlxlink_parse(argv, mft)
+    except grammar.MlxlinkRefused as e:
+        common.err(e.lines[0] + "\n")
+        common.out(e.lines[1] + "\n")
+        return 1
+    p = argparse.ArgumentParser(prog="mlxlink", add_help=True, allow_abbrev=False)
     p.add_argument("-d", "--device", required=True)
     p.add_argument("-p", "--port", type=int, default=1)
     p.add_argument("-m", "--show_module", action="store_true")
     p.add_argument("-c", "--show_counters", action="store_true")
+    longs = grammar.table("mlxlink")["versions"][grammar.pick(grammar.table("mlxlink")["versions"], mft)]["options"]
+    modelled = [f"{k}={v}" if v is not None else k for k, v in grammar.canonical(opts, longs)]
     try:
-        args = p.parse_args(argv)
+        args, _unmodelled = p.parse_known_args(modelled + operands)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 2
     if not common.is_root():
