@@ -210,8 +210,9 @@ def url(schemes, empty=False):
         if not isinstance(value, str) or not _URL_CHARS.fullmatch(value):
             return c.bad(key, value if not isinstance(value, str) else _redacted(value), allowed)
         parts = urlsplit(value)
-        if parts.scheme.lower() not in schemes or (parts.scheme.lower() != "file" and not parts.netloc) \
-                or (parts.scheme.lower() == "file" and not parts.path.startswith("/")):
+        scheme = parts.scheme.lower()
+        local = scheme.endswith("file") or scheme == "copy"
+        if scheme not in schemes or (not local and not parts.netloc) or (local and not parts.path.startswith("/")):
             return c.bad(key, _redacted(value), allowed)
         if "@" in parts.netloc:
             return c.bad(key, _redacted(value), "a URL without credentials: user:password@ would be written into "
@@ -515,6 +516,8 @@ RULES = {
     "switch_fabric_extra_ports": extra_ports,
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
+    "switch_fabric_restore_force": boolean,
+    "switch_fabric_eos_profile": ANY_DICT,   # derived from switch_eos_family (module_utils/switch_profiles.py)
     # role verify_fabric
     "verify_fabric_fabric": ANY_DICT,
     "verify_fabric_ib_sm_host": text(253),

@@ -9,7 +9,7 @@ import pytest
 from ansible.plugins.filter.core import FilterModule
 
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FABRIC = {"name": "t", "transport": "roce"}
@@ -229,3 +229,143 @@ def test_renamed_host_group_is_read_and_fabric_comes_from_the_inventory_by_defau
     assert ActionModule._VALID_ARGS == frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
                                                   "validated_digest"))
     assert ActionModule.TRANSFERS_FILES is False
+
+
+# --- role and connection variables, before any contact ------------------------
+
+SW_OK = {"switch_platform": "nvue"}
+
+
+def _contactless(groups, hostvars, fabric=FABRIC, template=None, extra=None, **args):
+    """Run the action with every way to reach a host replaced by a failure."""
+    task = mock.MagicMock()
+    task.args = {"fabric": fabric, **args} if fabric is not None else dict(args)
+    templar = mock.MagicMock()
+    templar.template.side_effect = template or (lambda v: v)
+    connection = mock.MagicMock()
+    action = ActionModule(task, connection, mock.MagicMock(), loader=None, templar=templar, shared_loader_obj=None)
+    boom = AssertionError("contacted")
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+            mock.patch.object(ActionModule, "_execute_module", side_effect=boom), \
+            mock.patch.object(ActionModule, "_low_level_execute_command", side_effect=boom), \
+            mock.patch.object(ActionModule, "_transfer_data", side_effect=boom):
+        res = action.run(task_vars={"groups": groups, "hostvars": hostvars, **(extra or {})})
+    assert connection.method_calls == [] and connection.mock_calls == []
+    return res
+
+
+def _inv(node=None, leaf=None, **more):
+    groups = {"all": ["node1", "leaf1", *more], "gpu_nodes": ["node1"], "switches": ["leaf1", *more]}
+    hostvars = {"node1": {"rdma_ports": [PORT], **(node or {})}, "leaf1": {**SW_OK, **(leaf or {})},
+                **{k: {**SW_OK, **v} for k, v in more.items()}}
+    return groups, hostvars
+
+
+def test_bad_role_and_connection_variables_fail_before_any_contact():
+    groups, hostvars = _inv(node={"mofed_repo_url": "https://r.example.org/doca\nTrusted: yes",
+                                  "verify_fabric_incast_max_senders": 1, "audit_benchmarks": "maybe"},
+                            leaf={"ansible_port": "22a", "ansible_host": "leaf 1"},
+                            leaf2={"ansible_port": 70000})
+    res = _contactless(groups, hostvars, extra={"audit_benchmarks": "maybe"})
+    assert res["failed"] is True and res["changed"] is False and "ansible_facts" not in res
+    assert res["problems"] == [
+        "node1: mofed_repo_url: 'https://r.example.org/doca\\nTrusted: yes' is not allowed (allowed: a URL of scheme "
+        + " | ".join(intent_vars.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control character, quote, "
+        "bracket or backslash)",
+        "node1: verify_fabric_incast_max_senders: 1 is not allowed (allowed: an integer 2..1023: incast needs at "
+        "least 2 senders to congest a port)",
+        "leaf1: ansible_host: 'leaf 1' is not allowed (allowed: an IP address or a DNS name (labels of letters, "
+        "digits, _ -, at most 253))",
+        "leaf1: ansible_port: '22a' is not allowed (allowed: an integer 1..65535 (a TCP port))",
+        "leaf2: ansible_port: 70000 is not allowed (allowed: an integer 1..65535 (a TCP port))",
+        "audit_benchmarks: 'maybe' is not allowed (allowed: " + intent_vars.BOOL_ALLOWED + ")",
+    ]
+    assert res["msg"].startswith("the fabric intent has 6 problem(s); nothing was changed:\n- node1: mofed_repo_url")
+
+
+def test_good_role_variables_pass_and_change_the_digest():
+    groups, hostvars = _inv(node={"mofed_repo_url": "file:/srv/linerate-apt", "mofed_hold": "yes"},
+                            leaf={"ansible_port": 2201, "ansible_host": "127.0.1.1"})
+    res = _contactless(groups, hostvars, extra={"audit_benchmarks": "true"})
+    assert not res.get("failed"), res
+    hostvars["node1"]["mofed_hold"] = "no"
+    assert _contactless(groups, hostvars, extra={"audit_benchmarks": "true"})["digest"] != res["digest"]
+
+
+def test_a_group_vars_mistake_is_one_line_naming_the_hosts():
+    groups = {"all": ["n1", "n2", "n3", "n4", "n5"], "gpu_nodes": []}
+    hostvars = {h: {"nccl_env_overrides": {"NCCL_IB_HCA": "mlx5_0\nNCCL_NET=Socket"}} for h in groups["all"]}
+    res = _contactless(groups, hostvars, check_cabling=False)
+    assert res["problems"] == ["n1, n2, n3 and 2 more host(s): nccl_env_overrides.NCCL_IB_HCA: "
+                               "'mlx5_0\\nNCCL_NET=Socket' is not allowed (allowed: "
+                               + intent.FORMATS["nccl_value"][1] + ")"]
+
+
+def test_a_secret_in_a_variable_is_not_shown():
+    groups, hostvars = _inv(leaf={"ansible_password": "hunter2\nx",
+                                  "mofed_repo_url": "https://bob:hunter2@r.example.org/doca/"})
+    res = _contactless(groups, hostvars)
+    assert "hunter2" not in res["msg"] and "hunter2" not in repr(res["problems"])
+    assert "leaf1: ansible_password: '********' is not allowed" in res["msg"]
+    assert "leaf1: mofed_repo_url: 'https://***@r.example.org/doca/' is not allowed (allowed: a URL without " \
+           "credentials" in res["msg"]
+
+
+def test_a_value_complete_only_at_run_time_is_left_to_the_role():
+    from ansible.errors import AnsibleUndefinedVariable
+
+    def template(v):
+        if v == "{{ fabric_effective.nccl.gdr_level }}":
+            raise AnsibleUndefinedVariable("'fabric_effective' is undefined")
+        if v == "{{ site_repo }}":
+            raise AnsibleUndefinedVariable("'site_repo' is undefined")
+        return v
+    groups, hostvars = _inv(node={"nccl_env_gdr_level": "{{ fabric_effective.nccl.gdr_level }}",
+                                  "mofed_repo_url": "{{ site_repo }}"})
+    res = _contactless(groups, hostvars, template=template)
+    assert res["problems"] == ["node1: mofed_repo_url: could not be read: 'site_repo' is undefined"]
+
+
+def test_a_template_that_refers_to_itself_is_named_by_its_key():
+    from ansible.errors import AnsibleTemplateError
+    loop = "Recursive loop detected in template: maximum recursion depth exceeded"
+
+    def template(v):
+        if isinstance(v, str) and "{{" in v:
+            raise AnsibleTemplateError(loop)
+        return v
+    groups, hostvars = _inv(node={"mofed_repo_url": "{{ mofed_repo_url }}"})
+    fabric = {"name": "t", "mtu": {"host": "{{ fabric.mtu.host }}", "switch": 9216}}
+    res = _contactless(groups, hostvars, fabric=fabric, template=template)
+    assert res["problems"] == [f"fabric.mtu.host: could not be read: {loop}",
+                               f"node1: mofed_repo_url: could not be read: {loop}"]
+    # the whole intent as one template
+    res = _contactless(groups, {**hostvars, "node1": {"rdma_ports": [PORT]}}, fabric="{{ fabric }}", template=template)
+    assert res["problems"] == [f"fabric: could not be read: {loop}"]
+
+
+def test_a_yaml_alias_loop_in_the_intent_is_named():
+    fabric = {"name": "t", "nccl": {"overrides": {}}}
+    fabric["nccl"]["overrides"]["NCCL_X"] = fabric["nccl"]        # &a ... *a
+    lst = [1]
+    lst.append(lst)
+    fabric["verify"] = {"x": lst}
+    groups, hostvars = _inv()
+    res = _contactless(groups, hostvars, fabric=fabric)
+    tail = ("could not be read: it contains itself (a YAML alias inside its own anchor); allowed: a value that "
+            "does not refer to itself")
+    assert res["problems"] == [f"fabric.nccl.overrides.NCCL_X: {tail}", f"fabric.verify.x[1]: {tail}"]
+    assert res["failed"] is True
+
+
+def test_the_intent_is_read_from_the_play_when_no_argument_is_given():
+    groups, hostvars = _inv()
+    res = _contactless(groups, hostvars, fabric=None, extra={"fabric": {"name": "from-vars"}})
+    assert not res.get("failed"), res
+    assert res["ansible_facts"]["fabric_effective"]["name"] == "from-vars"
+
+
+def test_validate_yml_passes_no_templated_fabric():
+    with open(os.path.join(ROOT, "playbooks", "validate.yml"), encoding="utf-8") as f:
+        text = f.read()
+    assert "fabric: \"{{ fabric" not in text and text.count("linerate.fabric.validate_intent:") == 2

@@ -1,0 +1,317 @@
+"""Every variable that reaches a file, a command or a connection has a rule
+(module_utils/intent_vars.py), checked before any contact: malformed values
+named by their key with the exact message, good ones passing, every option
+of every role's argument_specs covered."""
+import glob
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars as iv
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CTRL = "without control characters (newline, carriage return, tab, NUL)"
+PATH = "an absolute path of at most 255 letters, digits and _ . + / -, without .."
+APT_URL = ("a URL of scheme " + " | ".join(iv.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control "
+           "character, quote, bracket or backslash")
+CREDS = ("a URL without credentials: user:password@ would be written into a world-readable (0644) apt sources file "
+         "and shown by --diff; put them in /etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, "
+         "apt_auth.conf(5))")
+
+
+def msg(key, shown, allowed):
+    return f"{key}: {shown} is not allowed (allowed: {allowed})"
+
+
+# (variable, value, the exact problems)
+CASES = [
+    # the apt sources file: a newline would add "Trusted: yes"; credentials stay out of a 0644 file
+    ("mofed_repo_url", "https://r.example.org/doca\nTrusted: yes",
+     [msg("mofed_repo_url", "'https://r.example.org/doca\\nTrusted: yes'", APT_URL)]),
+    ("mofed_repo_url", "https://r.example.org/a b", [msg("mofed_repo_url", "'https://r.example.org/a b'", APT_URL)]),
+    ("mofed_repo_url", "https://r.example.org/]", [msg("mofed_repo_url", "'https://r.example.org/]'", APT_URL)]),
+    ("mofed_repo_url", "ftp://r.example.org/", [msg("mofed_repo_url", "'ftp://r.example.org/'", APT_URL)]),
+    ("mofed_repo_url", "https:///doca", [msg("mofed_repo_url", "'https:///doca'", APT_URL)]),
+    ("mofed_repo_url", "file:srv/repo", [msg("mofed_repo_url", "'file:srv/repo'", APT_URL)]),
+    ("mofed_repo_url", "", [msg("mofed_repo_url", "''", APT_URL)]),
+    ("mofed_repo_url", ["https://r/"], [msg("mofed_repo_url", "['https://r/']", APT_URL)]),
+    ("mofed_repo_url", "https://bob:s3cret@r.example.org/doca/",
+     [msg("mofed_repo_url", "'https://***@r.example.org/doca/'", CREDS)]),
+    ("mofed_repo_url", "https://bob:s3cret@r.example.org/x y",
+     [msg("mofed_repo_url", "'https://***@r.example.org/x y'", APT_URL)]),
+    ("mofed_repo_key_url", "file:/k.gpg", [msg("mofed_repo_key_url", "'file:/k.gpg'", "a URL of scheme http | https: "
+                                            "at most 2048 characters, no whitespace, control character, quote, "
+                                            "bracket or backslash, or empty")]),
+    ("mofed_repo_suite", "./\nTrusted: yes", [msg("mofed_repo_suite", "'./\\nTrusted: yes'", iv._SUITE[1])]),
+    ("mofed_repo_signed_by", "/usr/share/keyrings/a b.gpg",
+     [msg("mofed_repo_signed_by", "'/usr/share/keyrings/a b.gpg'", PATH)]),
+    ("mofed_repo_signed_by", "keyrings/x.gpg", [msg("mofed_repo_signed_by", "'keyrings/x.gpg'", PATH)]),
+    ("mofed_version", "24.10;reboot", [msg("mofed_version", "'24.10;reboot'", iv._VERSION[1])]),
+    ("mofed_version", "v24.10", [msg("mofed_version", "'v24.10'", iv._VERSION[1])]),
+    ("mofed_hold_packages", ["mft", "Bad_Name"],
+     [msg("mofed_hold_packages[1]", "'Bad_Name'", iv._PACKAGE[1])]),
+    ("mofed_driver_restart_command", ["openibd", "restart"],
+     [msg("mofed_driver_restart_command[0]", "'openibd'", PATH)]),
+    ("mofed_driver_restart_command", [], [msg("mofed_driver_restart_command", "[]",
+                                              "a non-empty argv list, the program an absolute path")]),
+    ("mofed_driver_restart_command", ["/etc/init.d/openibd", "re\nstart"],
+     [msg("mofed_driver_restart_command[1]", "'re\\nstart'", f"a string of at most 256 characters {CTRL}, not empty")]),
+    ("mofed_meta_package_by_source", {"doca": {"name": "doca-ofed", "version": "2.9.1\n"}},
+     [msg("mofed_meta_package_by_source.doca.version", "'2.9.1\\n'", iv._VERSION[1])]),
+    ("mofed_meta_package_by_source", {"inbox": {"name": "rdma-core", "version": "44"}},
+     [msg("mofed_meta_package_by_source.inbox", "'(key)'", "doca | mlnx_ofed")]),
+    ("mofed_reachability_timeout", 0, [msg("mofed_reachability_timeout", "0", "an integer 1..3600 seconds")]),
+    # NCCL overrides: the same rules as the intent's fabric.nccl.overrides (nccl.conf is KEY=VALUE per line)
+    ("nccl_env_overrides", {"NCCL_IB_HCA": "mlx5_0\nNCCL_NET=Socket"},
+     [msg("nccl_env_overrides.NCCL_IB_HCA", "'mlx5_0\\nNCCL_NET=Socket'", intent.FORMATS["nccl_value"][1])]),
+    ("nccl_env_overrides", {"NCCL_X": "a b"}, [msg("nccl_env_overrides.NCCL_X", "'a b'",
+                                                   intent.FORMATS["nccl_value"][1])]),
+    ("nccl_env_overrides", {"NCCL_X\nY": 1}, [msg("nccl_env_overrides.NCCL_X\nY", "'(key)'", iv._NCCL_NAME[1])]),
+    ("nccl_env_overrides", {"LD_PRELOAD": "/x.so"}, [msg("nccl_env_overrides.LD_PRELOAD", "'(key)'",
+                                                         iv._NCCL_NAME[1])]),
+    ("nccl_env_overrides", {"NCCL_X": True}, [msg("nccl_env_overrides.NCCL_X", "True",
+                                                  intent.FORMATS["nccl_value"][1])]),
+    ("nccl_env_overrides", ["NCCL_X=1"], [msg("nccl_env_overrides", "['NCCL_X=1']", "a mapping")]),
+    ("nccl_env_gid_index", "3a", [msg("nccl_env_gid_index", "'3a'", "empty (discovered) or a GID index 0..255")]),
+    ("nccl_env_gid_index", 256, [msg("nccl_env_gid_index", "256", "empty (discovered) or a GID index 0..255")]),
+    ("nccl_env_conf_path", "/etc/../root/nccl.conf", [msg("nccl_env_conf_path", "'/etc/../root/nccl.conf'", PATH)]),
+    ("nccl_env_down_ports", "ignore", [msg("nccl_env_down_ports", "'ignore'", "fail | exclude")]),
+    # the OpenSM environment file is sourced by sh: a key is a shell name, a value has no line break
+    ("ib_subnet_manager_environment", {"A;reboot": "x"},
+     [msg("ib_subnet_manager_environment.A;reboot", "'(key)'", iv._ENV_NAME[1])]),
+    ("ib_subnet_manager_environment", {"1A": "x"}, [msg("ib_subnet_manager_environment.1A", "'(key)'",
+                                                        iv._ENV_NAME[1])]),
+    ("ib_subnet_manager_environment", {"SIM_HOST": "n1\nLD_PRELOAD=/tmp/x.so"},
+     [msg("ib_subnet_manager_environment.SIM_HOST", "'n1\\nLD_PRELOAD=/tmp/x.so'",
+          f"a string of at most 4096 characters {CTRL}")]),
+    ("ib_subnet_manager_environment", {"X": None}, [msg("ib_subnet_manager_environment.X", "None",
+                                                        f"a string of at most 4096 characters {CTRL}")]),
+    ("ib_subnet_manager_port_guid", "0x1 ", [msg("ib_subnet_manager_port_guid", "'0x1 '",
+                                                 intent.FORMATS["guid"][1])]),
+    ("ib_subnet_manager_service_name", "x y", [msg("ib_subnet_manager_service_name", "'x y'", iv._UNIT[1])]),
+    ("ib_subnet_manager_wait_timeout", -5, [msg("ib_subnet_manager_wait_timeout", "-5", "an integer 1..3600 seconds")]),
+    # switch connections under their own names
+    ("ansible_port", 0, [msg("ansible_port", "0", "an integer 1..65535 (a TCP port)")]),
+    ("ansible_port", 70000, [msg("ansible_port", "70000", "an integer 1..65535 (a TCP port)")]),
+    ("ansible_port", "22a", [msg("ansible_port", "'22a'", "an integer 1..65535 (a TCP port)")]),
+    ("ansible_port", 22.5, [msg("ansible_port", "22.5", "an integer 1..65535 (a TCP port)")]),
+    ("ansible_port", True, [msg("ansible_port", "True", "an integer 1..65535 (a TCP port)")]),
+    ("ansible_host", "leaf1 -oProxyCommand=x", [msg("ansible_host", "'leaf1 -oProxyCommand=x'", "an IP address or a DNS "
+                                                    "name (labels of letters, digits, _ -, at most 253)")]),
+    ("ansible_host", "10.0.0.300", [msg("ansible_host", "'10.0.0.300'", "an IP address or a DNS name (labels of "
+                                        "letters, digits, _ -, at most 253)")]),
+    ("ansible_host", "-leaf", [msg("ansible_host", "'-leaf'", "an IP address or a DNS name (labels of letters, "
+                                   "digits, _ -, at most 253)")]),
+    ("ansible_user", "admin\n", [msg("ansible_user", "'admin\\n'", iv._USER[1])]),
+    ("ansible_password", "pa\nss", [msg("ansible_password", "'********'", f"a string of at most 1024 characters {CTRL}")]),
+    ("switch_password", ["x"], [msg("switch_password", "'********'", f"a string of at most 1024 characters {CTRL}")]),
+    # role knobs by range
+    ("verify_fabric_incast_max_senders", 1, [msg("verify_fabric_incast_max_senders", "1", "an integer 2..1023: incast "
+                                                 "needs at least 2 senders to congest a port")]),
+    ("verify_fabric_incast_senders", ["n2"], [msg("verify_fabric_incast_senders", "['n2']", "a list of sender hosts "
+                                                  "(incast needs at least 2) of 2..1023 entries")]),
+    ("verify_fabric_ib_write_bw_duration", -1, [msg("verify_fabric_ib_write_bw_duration", "-1",
+                                                    "an integer 1..3600 seconds")]),
+    ("verify_fabric_ib_write_bw_duration", 31536000, [msg("verify_fabric_ib_write_bw_duration", "31536000",
+                                                          "an integer 1..3600 seconds")]),
+    ("verify_fabric_ib_write_bw_duration", 0, [msg("verify_fabric_ib_write_bw_duration", "0",
+                                                   "an integer 1..3600 seconds")]),
+    ("verify_fabric_incast_duration", "10s", [msg("verify_fabric_incast_duration", "'10s'",
+                                                  "an integer 1..3600 seconds")]),
+    ("verify_fabric_ib_write_bw_base_port", 65536, [msg("verify_fabric_ib_write_bw_base_port", "65536",
+                                                        "an integer 1..65535 (a TCP port)")]),
+    ("verify_fabric_incast_base_port", 0, [msg("verify_fabric_incast_base_port", "0",
+                                               "an integer 1..65535 (a TCP port)")]),
+    ("verify_fabric_ib_write_bw_qps", 0, [msg("verify_fabric_ib_write_bw_qps", "0", "an integer 1..1024")]),
+    ("verify_fabric_ib_write_bw_sample_rounds", 0, [msg("verify_fabric_ib_write_bw_sample_rounds", "0",
+                                                        "an integer 1..64")]),
+    ("verify_fabric_nccl_gpus", 0, [msg("verify_fabric_nccl_gpus", "0", "an integer 1..64 GPUs per node")]),
+    ("verify_fabric_nccl_iterations", 0, [msg("verify_fabric_nccl_iterations", "0", "an integer 1..100000")]),
+    ("verify_fabric_nccl_timeout", 0, [msg("verify_fabric_nccl_timeout", "0", "an integer 1..86400 seconds")]),
+    ("verify_fabric_nccl_min_bytes", "1 G", [msg("verify_fabric_nccl_min_bytes", "'1 G'", iv._NCCL_SIZE[1])]),
+    ("verify_fabric_nccl_min_bytes", "8G", [msg("verify_fabric_nccl_min_bytes", "'8G'",
+                                                "at most verify_fabric_nccl_max_bytes (4G)")]),
+    ("verify_fabric_checks", ["ports", "pingpong"], [msg("verify_fabric_checks[1]", "'pingpong'",
+                                                         " | ".join(iv.VERIFY_CHECKS))]),
+    ("verify_fabric_checks", [], [msg("verify_fabric_checks", "[]", "a list of checks of 1..4096 entries")]),
+    ("verify_fabric_nccl_env", {"NCCL DEBUG": "INFO"}, [msg("verify_fabric_nccl_env.NCCL DEBUG", "'(key)'",
+                                                            iv._ENV_NAME[1])]),
+    ("verify_fabric_mpirun_args", ["--mca", "x\ny"], [msg("verify_fabric_mpirun_args[1]", "'x\\ny'",
+                                                          f"a string of at most 256 characters {CTRL}, not empty")]),
+    ("verify_fabric_mpi_key_from", ["10.0.0.1,10.0.0.2"],
+     [msg("verify_fabric_mpi_key_from", "['10.0.0.1,10.0.0.2']", "an IP address, a CIDR network or a host name "
+          "(letters, digits, . -); sshd matches name patterns only with UseDNS yes")]),
+    ("verify_fabric_readiness_min_max_read_req", 300, [msg("verify_fabric_readiness_min_max_read_req", "300",
+                                                           "128 | 256 | 512 | 1024 | 2048 | 4096")]),
+    ("connectx_firmware_reset_level", 1, [msg("connectx_firmware_reset_level", "1", "3 | 4")]),
+    ("connectx_firmware_reset_level", "3", []),
+    ("connectx_firmware_extra_params", {"LINK_TYPE_P1": "ETH;x"}, [msg("connectx_firmware_extra_params.LINK_TYPE_P1",
+                                                                      "'ETH;x'", iv._MLX_VALUE[1] + ", a number or a "
+                                                                      "boolean")]),
+    ("connectx_firmware_extra_params", {"link_type": "ETH"}, [msg("connectx_firmware_extra_params.link_type",
+                                                                 "'(key)'", iv._MLX_NAME[1])]),
+    ("connectx_firmware_devices", [{"pci": "41:00.0 ", "x": 1}],
+     [msg("connectx_firmware_devices[0].x", "1", "unknown key; allowed keys: params, pci"),
+      msg("connectx_firmware_devices[0].pci", "'41:00.0 '", intent.FORMATS["pci"][1])]),
+    ("connectx_firmware_image_psid", "MT 1", [msg("connectx_firmware_image_psid", "'MT 1'", iv._PSID[1] + ", or empty")]),
+    ("switch_fabric_confirm_timeout", 30, [msg("switch_fabric_confirm_timeout", "30", "an integer 60..3600 seconds")]),
+    ("switch_fabric_confirm_timeout", 86400, [msg("switch_fabric_confirm_timeout", "86400",
+                                                  "an integer 60..3600 seconds")]),
+    ("switch_fabric_connect_timeout", 0, [msg("switch_fabric_connect_timeout", "0", "an integer 1..300 seconds")]),
+    ("switch_fabric_profile", "linerate qos", [msg("switch_fabric_profile", "'linerate qos'", iv._PROFILE[1])]),
+    ("switch_fabric_extra_ports", [{"name": "swp9\n", "speed_gbps": 300}],
+     [msg("switch_fabric_extra_ports[0].name", "'swp9\\n'", intent.FORMATS["port"][1]),
+      msg("switch_fabric_extra_ports[0].speed_gbps", "300", " | ".join(map(str, intent.LINK_SPEEDS_GBPS)))]),
+    ("switch_fabric_backup_dir", "/x\n", [msg("switch_fabric_backup_dir", "'/x\\n'",
+                                              f"a string of at most 4096 characters {CTRL}, not empty")]),
+    ("switch_fabric_backup_dir", "", [msg("switch_fabric_backup_dir", "''",
+                                          f"a string of at most 4096 characters {CTRL}, not empty")]),
+    ("nvidia_peermem_state", "loaded", [msg("nvidia_peermem_state", "'loaded'", "present | absent")]),
+    ("roce_qos_mtu", 9217, [msg("roce_qos_mtu", "9217", "an integer 1280..9216")]),
+    ("roce_qos_unit_name", "a\nb.service", [msg("roce_qos_unit_name", "'a\\nb.service'", iv._UNIT[1])]),
+    ("rdma_netdev_script", "/etc/linerate/x;y", [msg("rdma_netdev_script", "'/etc/linerate/x;y'", PATH)]),
+    # booleans, strictly
+    ("mofed_repo_trusted", "maybe", [msg("mofed_repo_trusted", "'maybe'", iv.BOOL_ALLOWED)]),
+    ("mofed_hold", "", [msg("mofed_hold", "''", iv.BOOL_ALLOWED)]),
+    ("mofed_hold", 2, [msg("mofed_hold", "2", iv.BOOL_ALLOWED)]),
+    ("mofed_hold", "y", [msg("mofed_hold", "'y'", iv.BOOL_ALLOWED)]),
+    ("mofed_hold", None, [msg("mofed_hold", "None", iv.BOOL_ALLOWED)]),
+    ("verify_fabric_keep_mpi_key", [True], [msg("verify_fabric_keep_mpi_key", "[True]", iv.BOOL_ALLOWED)]),
+    ("switch_fabric_host_key_checking", "disabled", [msg("switch_fabric_host_key_checking", "'disabled'",
+                                                         iv.BOOL_ALLOWED)]),
+    ("audit_benchmarks", "maybe", [msg("audit_benchmarks", "'maybe'", iv.BOOL_ALLOWED)]),
+]
+
+GOOD = [
+    ("mofed_repo_url", "https://linux.mellanox.com/public/repo/doca/2.9.1/ubuntu22.04/x86_64/"),
+    ("mofed_repo_url", "file:/srv/linerate-apt"),
+    ("mofed_repo_url", "mirror+file:/etc/apt/mirrors.txt"),
+    ("mofed_repo_key_url", ""),
+    ("mofed_repo_suite", "./"),
+    ("mofed_version", "24.10-1.1.4"),
+    ("mofed_version", "1:2.9.1~rc1+dfsg"),
+    ("nccl_env_overrides", {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_3:1", "NCCL_IB_QPS_PER_CONNECTION": 4}),
+    ("ib_subnet_manager_environment", {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",
+                                       "SIM_HOST": "n1 mlx5_0", "IBSIM_SERVER_PORT": 7070, "_X": "a'b\"c $d"}),
+    ("ansible_port", 22), ("ansible_port", "2201"), ("ansible_port", 65535), ("ansible_port", 1),
+    ("ansible_host", "10.0.0.1"), ("ansible_host", "fd00::1"), ("ansible_host", "gpu001.mgmt.example.org"),
+    ("ansible_host", "leaf_1"),
+    ("ansible_password", "p@ss w0rd!"),
+    ("verify_fabric_incast_max_senders", 2), ("verify_fabric_incast_max_senders", "7"),
+    ("verify_fabric_ib_write_bw_duration", 3600), ("verify_fabric_ib_write_bw_duration", 1),
+    ("switch_fabric_confirm_timeout", 180), ("switch_fabric_confirm_timeout", 3600),
+    ("verify_fabric_nccl_min_bytes", "4G"), ("verify_fabric_mpi_key_from", ["gpu001.mgmt.example.org", "10.0.0.0/24"]),
+    ("connectx_firmware_extra_params", {"NUM_OF_VFS": 0, "SRIOV_EN": False, "LINK_TYPE_P1": "ETH"}),
+    ("nccl_env_gid_index", ""), ("nccl_env_gid_index", 3), ("nccl_env_gid_index", "3"),
+    ("switch_fabric_backup_dir", "/home/j.doe@corp/linerate output/backups"),
+    ("verify_fabric_checks", ["ports", "nccl"]),
+]
+
+
+@pytest.mark.parametrize("key,value,expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_malformed_variable_is_named_exactly(key, value, expected):
+    assert iv.validate_host({key: value}) == expected
+
+
+@pytest.mark.parametrize("key,value", GOOD, ids=[f"{g[0]}-{i}" for i, g in enumerate(GOOD)])
+def test_good_values_pass(key, value):
+    assert iv.validate_host({key: value}) == []
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, "true", "False", "YES", "no", "On", "off", "1", "0"])
+def test_booleans_ansible_writes_pass(value):
+    assert iv.validate_host({"mofed_hold": value}) == []
+    assert iv.as_bool(value) is (str(value).lower() in ("true", "yes", "on", "1"))
+
+
+def test_a_secret_is_never_shown():
+    problems = iv.validate_host({"ansible_password": "hunter2\n", "switch_password": "s3cret\r",
+                                 "mofed_repo_url": "https://bob:hunter2@r.example.org/x\n"})
+    text = "\n".join(problems)
+    assert "hunter2" not in text and "s3cret" not in text and len(problems) == 3
+
+
+@pytest.mark.parametrize("confirm,command,post,expected", [
+    (300, 60, True, []),
+    (180, 60, True, []),
+    (179, 60, True, ["switch_fabric_confirm_timeout: 179 is not allowed (allowed: at least 3 x "
+                     "switch_fabric_command_timeout (60) = 180 seconds: after the commit the window reads the config "
+                     "back, runs the post-checks and confirms, each allowed switch_fabric_command_timeout, before "
+                     "the switch's timer reverts the change)"]),
+    (119, 60, False, ["switch_fabric_confirm_timeout: 119 is not allowed (allowed: at least 2 x "
+                      "switch_fabric_command_timeout (60) = 120 seconds: after the commit the window reads the config "
+                      "back and confirms, each allowed switch_fabric_command_timeout, before the switch's timer "
+                      "reverts the change)"]),
+    (120, 60, "no", []),
+])
+def test_the_confirm_timer_must_outlast_the_post_checks(confirm, command, post, expected):
+    values = {"switch_fabric_confirm_timeout": confirm, "switch_fabric_command_timeout": command,
+              "switch_fabric_post_checks": post}
+    assert iv.validate_host(values) == expected
+
+
+def test_the_default_command_timeout_counts_in_the_budget():
+    assert iv.validate_host({"switch_fabric_confirm_timeout": 179}) != []
+    assert iv.validate_host({"switch_fabric_confirm_timeout": 180}) == []
+    assert iv.validate_host({"switch_fabric_command_timeout": 101}) != []   # 303 > the default 300
+    assert iv.validate_host({"switch_fabric_command_timeout": 100}) == []
+
+
+@pytest.mark.parametrize("lo,hi,ok", [("1G", "4G", True), ("4G", "4G", True), ("1025M", "1G", False),
+                                      ("512", "1K", True), ("2K", "1025", False)])
+def test_nccl_sizes_in_order(lo, hi, ok):
+    problems = iv.validate_host({"verify_fabric_nccl_min_bytes": lo, "verify_fabric_nccl_max_bytes": hi})
+    assert (problems == []) is ok
+    if not ok:
+        assert problems == [f"verify_fabric_nccl_min_bytes: {lo!r} is not allowed (allowed: at most "
+                            f"verify_fabric_nccl_max_bytes ({hi}))"]
+
+
+def test_every_problem_at_once_sorted_by_key():
+    problems = iv.validate_host({"mofed_hold": "maybe", "ansible_port": 0, "verify_fabric_incast_max_senders": 1})
+    assert [p.split(":")[0] for p in problems] == ["ansible_port", "mofed_hold", "verify_fabric_incast_max_senders"]
+
+
+def test_a_mistake_of_many_hosts_is_one_line():
+    per_host = [(f"gpu{i:03d}", "mofed_hold: 'maybe' is not allowed") for i in range(1, 6)] + [("gpu009", "x")]
+    assert iv.merge_hosts(per_host) == ["gpu001, gpu002, gpu003 and 2 more host(s): mofed_hold: 'maybe' is not allowed",
+                                        "gpu009: x"]
+    assert iv.merge_hosts(per_host[:3]) == ["gpu001, gpu002, gpu003: mofed_hold: 'maybe' is not allowed"]
+
+
+def test_variables_without_a_rule_are_not_read():
+    assert iv.validate_host({"some_site_variable": "x\ny", "ansible_connection": "local"}) == []
+
+
+def _spec_options():
+    names = set()
+    for f in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")):
+        with open(f, encoding="utf-8") as fh:
+            for spec in yaml.safe_load(fh)["argument_specs"].values():
+                names.update((spec.get("options") or {}))
+    return names
+
+
+def _default_names():
+    names = set()
+    for f in glob.glob(os.path.join(ROOT, "roles", "*", "defaults", "main.yml")):
+        with open(f, encoding="utf-8") as fh:
+            names.update(yaml.safe_load(fh) or {})
+    return names
+
+
+def test_every_role_variable_has_a_rule():
+    missing = sorted((_spec_options() | _default_names()) - set(iv.RULES) - iv.BY_INTENT)
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", ["mofed_repo_url", "ansible_port", "verify_fabric_incast_max_senders",
+                                  "nccl_env_overrides", "ib_subnet_manager_environment", "audit_benchmarks"])
+def test_the_rules_the_issue_names_exist(name):
+    assert name in iv.RULES
+
+
+def test_network_os_aliases_are_the_drivers():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import ALIASES
+    assert intent.NETWORK_OS_ALIASES == ALIASES
