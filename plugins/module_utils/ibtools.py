@@ -652,3 +652,79 @@ def _rdma_link_json(document, text):
         link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
         links.append(link)
     return {"links": links, "warnings": []}
+
+
+# --------------------------------------------------------------------------
+# ibstatus
+# --------------------------------------------------------------------------
+
+_IBSTATUS_PORT_RE = re.compile(r"^Infiniband device '(?P<device>[^']+)' port (?P<port>\d+) status:\s*$")
+_IBSTATUS_KV_RE = re.compile(r"^\s+(?P<key>[a-z_][a-z_ ]*?):\s*(?P<value>.*?)\s*$")
+_IBSTATUS_FIELDS = {"default gid": "default_gid", "base lid": "base_lid", "sm lid": "sm_lid",
+                    "state": "state", "phys state": "physical_state", "rate": "rate", "link_layer": "link_layer"}
+
+
+def _ibstatus_value(field, value, port):
+    if field in ("base_lid", "sm_lid"):
+        port[field] = int(value, 16) if re.fullmatch(r"0x[0-9a-fA-F]+", value) else _int_or_text(value)
+    elif field in ("state", "physical_state"):
+        # sysfs text: "4: ACTIVE", "5: LinkUp"
+        match = re.fullmatch(r"(\d+):\s*(.+)", value)
+        port[field] = match.group(2) if match else value
+        port[field + "_code"] = int(match.group(1)) if match else None
+    elif field == "rate":
+        # "400 Gb/sec (4X NDR)", "56 Gb/sec (4X FDR)", "10 Gb/sec (1X QDR)"
+        match = re.match(r"([\d.]+)\s*Gb/sec(?:\s*\((.*)\))?", value)
+        port["rate_text"] = value
+        port["rate_gbps"] = _to_number(match.group(1)) if match else None
+        if match and match.group(2):
+            port["rate_note"] = match.group(2)
+    else:
+        port[field] = value
+
+
+def parse_ibstatus(text):
+    """Parse ``ibstatus [dev[:port]]`` (infiniband-diags' script over sysfs) output.
+
+    One block per port: ``Infiniband device 'mlx5_0' port 1 status:`` then
+    tab-indented ``default gid``, ``base lid`` (hex), ``sm lid``, ``state``
+    (``4: ACTIVE``), ``phys state`` (``5: LinkUp``), ``rate`` (``400 Gb/sec
+    (4X NDR)``) and ``link_layer`` (``InfiniBand`` / ``Ethernet``). An echoed
+    prompt line (``# ibstatus``) before the first block is skipped.
+
+    Returns ``{"ports": [{"device", "port", "default_gid", "base_lid",
+    "sm_lid" (ints), "state" ("ACTIVE"), "state_code" (4),
+    "physical_state" ("LinkUp"), "physical_state_code" (5), "rate_gbps",
+    "rate_text", "rate_note"?, "link_layer"}], "warnings": [str]}``; a line
+    inside a block that is not a known field goes to ``warnings``.
+
+    Raises ParseError on the tool's error lines (no device, no sysfs
+    directory) and on output without any port block.
+    """
+    tool = "ibstatus"
+    ports, warnings, port = [], [], None
+    errors = []
+    for number, raw in enumerate(_lines(text), 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        head = _IBSTATUS_PORT_RE.match(line.strip())
+        if head:
+            port = {"device": head.group("device"), "port": int(head.group("port"))}
+            ports.append(port)
+            continue
+        kv = _IBSTATUS_KV_RE.match(line) if port is not None else None
+        if kv and kv.group("key") in _IBSTATUS_FIELDS:
+            _ibstatus_value(_IBSTATUS_FIELDS[kv.group("key")], kv.group("value"), port)
+        elif _GENERIC_ERROR_RE.search(line) or re.search(r"\bnot found\b|No such|does not exist", line):
+            errors.append(line.strip())
+        elif port is None and re.match(r"^\s*\S*[#$]\s*ibstatus\b", line):
+            continue   # the echoed command
+        else:
+            warnings.append("line %d: %r is not an ibstatus field: not read" % (number, line.strip()))
+    if errors and not ports:
+        raise ParseError(tool, "; ".join(errors), text)
+    if not ports:
+        _raise_no_data(tool, text, "'Infiniband device ... port N status:' block")
+    warnings += ["tool error: %s" % e for e in errors]
+    return {"ports": ports, "warnings": warnings}

@@ -101,7 +101,12 @@ _FALLBACK_SIGNALS = (
     ("no_ib_device", re.compile(r"NET/IB : No device found|No IB device found|NET/IB : Using \[\]|no IB devices")),
     ("ibverbs_unavailable",
      re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
-    ("no_external_net_plugin", re.compile(r"NET/Plugin\s*: (?:Could not find|No plugin found|Plugin load returned)")),
+    ("no_external_net_plugin", re.compile(r"NET/Plugin\s*: ?(?:Could not find|No plugin found|Plugin load returned|"
+                                          r"Failed to find ncclNetPlugin)")),
+    # CollNet (SHARP) is optional: NCCL prints the WARN and goes on over the point-to-point network
+    # (src/transport.cc ncclTransportCollNetCheck: "Cannot initialize CollNet, using point-to-point network instead")
+    ("collnet_unavailable", re.compile(r"Cannot initialize CollNet|SHARP coll init error|SHARP group create|"
+                                       r"CollNet.*(?:fail|error|not supported)", re.IGNORECASE)),
     ("gdr_disabled", re.compile(r"GPU Direct RDMA Disabled")),
     ("net_not_found", re.compile(r"network .+ not found")),
 )
@@ -157,6 +162,9 @@ class _LogState:
         self.error_chain = []
         self.fatal_lines = []
         self.complete_ranks = set()
+        self.start_ranks = set()
+        self.last_warn_noise = False
+        self.fallback_chain = []
 
 
 def _net_device(match, vnic=None):
@@ -226,8 +234,13 @@ def _handle_info(message, result, state):
         result["nranks"] = int(init.group("nranks"))
         if init.group("state") == "COMPLETE":
             state.complete_ranks.add(int(init.group("rank")))
+        else:
+            state.start_ranks.add(int(init.group("rank")))
     elif chain and chain.group("code") != "0":
-        state.error_chain.append((message, int(chain.group("code"))))
+        # an error return right after a fallback WARN (CollNet setup returning ncclSystemError
+        # before NCCL goes on without it) belongs to that fallback, unless the run never went on
+        (state.fallback_chain if state.last_warn_noise else state.error_chain).append(
+            (message, int(chain.group("code"))))
     else:
         _handle_info_misc(message, result, state)
 
@@ -304,7 +317,9 @@ def _resolve_fallbacks(result, messages):
 # libibverbs missing on a host that runs over sockets. They are noise unless
 # the log shows nothing else went wrong AND no network was ever used.
 _NOISE_WARN_RE = re.compile(
-    r"falling back|Could not find a path for pattern|"
+    r"falling back|Could not find a path for pattern|using point-to-point network instead|"
+    r"Cannot initialize CollNet|SHARP coll init error|SHARP group create|\bCollNet\b|NCCL_COLLNET_ENABLE|"
+    r"Failed to find nccl(?:Coll)?NetPlugin|Using internal (?:net(?:work)? )?plugin|"
     r"(?:NET|TUNER|PROFILER|COLLNET)/Plugin\s*:|Plugin load (?:\(\S+\) )?returned|No plugin found|"
     r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|NET/IB : No device found|"
     r"Could not find real path|Could not find NET with id",
@@ -318,6 +333,12 @@ _NEVER_NOISE_RE = re.compile(r"Failed to initialize any|network .+ not found|Cud
 
 def _is_noise(warning):
     return bool(_NOISE_WARN_RE.search(warning)) and not _NEVER_NOISE_RE.search(warning)
+
+
+def is_fallback_warning(warning):
+    """A WARN of an optional feature that NCCL falls back from (CollNet/SHARP, an external net
+    plugin, a topology search order): not by itself the cause of a failed job."""
+    return _is_noise(warning)
 
 
 def _resolve_error(result, state):
@@ -335,6 +356,14 @@ def _resolve_error(result, state):
     fatal_warns = [w for w in failing if not _is_noise(w)]
     noise = [w for w in failing if _is_noise(w)]
     went_on = bool(result["transport"]) or result["init_complete"]
+    stuck = sorted(state.start_ranks - state.complete_ranks)
+    if state.fallback_chain and not (result["init_complete"] and not stuck):
+        state.error_chain = state.fallback_chain + state.error_chain   # the fallback did not let it go on
+    result["ranks_without_init_complete"] = stuck if result["init_complete"] else []
+    if result["init_complete"] and stuck and not fatal_warns and not state.fatal_lines and not state.error_chain:
+        result["error"] = ("rank(s) %s printed Init START but never Init COMPLETE"
+                           % ", ".join(str(r) for r in stuck))
+        return
     if fatal_warns:
         result["error"] = fatal_warns[0]
     elif state.fatal_lines or state.error_chain:
@@ -367,6 +396,7 @@ def _collect_log_lines(text, result, state):
             if match.group("level") == "WARN":
                 result["warnings"].append(message)
                 last_warn = len(result["warnings"]) - 1
+                state.last_warn_noise = _is_noise(message)
             else:
                 last_warn = None
                 _handle_info(message, result, state)

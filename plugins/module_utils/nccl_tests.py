@@ -13,10 +13,11 @@ try:
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
 try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import is_fallback_warning
     from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import (
         _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines
+    from nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning
 
 
 def _number(cell):
@@ -321,12 +322,18 @@ def parse_nccl_tests(text):
                 result["warnings"].append("line %d: result row does not fit the header's columns: %r"
                                           % (number, content))
 
+    # a WARN of an optional feature NCCL fell back from (CollNet/SHARP, a net plugin) is not the
+    # cause of a failure: the causes first, the fallbacks after, labelled as such
+    causes = [w for w in _dedupe(nccl_warnings) if not is_fallback_warning(w)]
+    fallbacks = [w for w in _dedupe(nccl_warnings) if is_fallback_warning(w)]
+    explained = causes + ["fallback, not the cause: " + w for w in fallbacks]
     if failures:
-        raise ParseError("nccl-tests", "; ".join(_dedupe(failures + nccl_warnings)), text)
+        raise ParseError("nccl-tests", "; ".join(_dedupe(failures) + explained), text)
     if not result["rows"]:
-        reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + _dedupe(nccl_warnings))
+        reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + explained)
         raise ParseError("nccl-tests", reason, text)
     result["nccl_warnings"] = _dedupe(nccl_warnings)
+    result["nccl_fallbacks"] = fallbacks
     return _finish_tests_result(result)
 
 

@@ -42,7 +42,9 @@ _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting
 
 _VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
 
-_COMMAND_RE = re.compile(r"(?:^|[\s/])(?P<tool>ib_(?:write|read|send|atomic)_bw)(?P<args>(?:\s.*)?)$")
+_COMMAND_RE = re.compile(r"(?:^|[\s/\"'])(?P<tool>ib_(?:write|read|send|atomic)_(?:bw|lat))(?P<args>(?:\s.*)?)$")
+# ``<server_ip>``, ``<mlx5_X>``: a placeholder in a documented command line, not a shell redirection
+_PLACEHOLDER_RE = re.compile(r"^<[^<>\s]+>$")
 # Short options that take a value (perftest's getopt string), and the long
 # options we report, with the key they get in "command".
 _SHORT_WITH_VALUE = set("wypdimsntuSxcqIoMrQAlDfBTLEJjKkXW")
@@ -158,15 +160,24 @@ def _parse_command(line):
     if not match:
         return None
     try:
-        argv = shlex.split(match.group("args"))
+        argv, shlex_ok = shlex.split(match.group("args")), True
     except ValueError:
-        argv = match.group("args").split()
-    # stop at shell redirections / pipes / separators: "> log 2>&1", "| tee", "&", ";"
+        argv, shlex_ok = match.group("args").split(), False
+    # stop at shell redirections / pipes / separators: "> log 2>&1", "| tee", "&", ";" -- but a
+    # documentation placeholder (``<server_ip>``, ``<dev>``) is an argument, not a redirection
+    placeholders = []
     for position, token in enumerate(argv):
+        if _PLACEHOLDER_RE.match(token):
+            placeholders.append(token)
+            continue
         if re.match(r"^(?:\d*>|<|\||&|;)", token):
             argv = argv[:position]
             break
+        if token.endswith(('"', "'")) and not shlex_ok:
+            argv[position] = token.rstrip("\"'")   # the end of a quoted remote command (ssh host "...")
     command = {"tool": match.group("tool"), "argv": argv, "server": None}
+    if placeholders:
+        command["placeholders"] = placeholders
     index = 0
     while index < len(argv):
         arg = argv[index]
@@ -481,3 +492,132 @@ def _raise_no_results(text, lines, result):
 
 # ib_read_bw / ib_send_bw print the same layout: a neutral name for their callers.
 parse_perftest = parse_ib_write_bw
+
+
+def parse_ib_send_bw(text, units=None):
+    """``ib_send_bw`` output: the same header and ``#bytes #iterations BW peak ...`` table as
+    ``ib_write_bw`` (perftest src/send_bw.c prints through the same report functions), so the
+    same result; ParseError if the output is another test's (its title or echoed command)."""
+    result = parse_ib_write_bw(text, units)
+    tool = (result.get("command") or {}).get("tool")
+    if (result.get("verb") not in (None, "send")) or (tool and tool != "ib_send_bw"):
+        raise ParseError("ib_send_bw", "output of %s, not ib_send_bw" % (tool or result.get("test")), text)
+    return result
+
+
+# ---------------------------------------------------------------- latency tests
+
+_LAT_TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?Latency Test)$")
+# Column names of the latency table (perftest src/perftest_parameters.h RESULT_FMT_LAT since
+# commit 1ccb3fd "Extra measurements in latency tests" (2016, v3.x): t_avg, t_stdev and the two
+# percentiles; before it only t_min, t_max, t_typical. RESULT_FMT_LAT_DUR (-D): t_avg, tps average.)
+_LAT_COLUMNS = (("#bytes", "bytes"), ("#iterations", "iterations"), ("t_min[usec]", "t_min_usec"),
+                ("t_max[usec]", "t_max_usec"), ("t_typical[usec]", "t_typical_usec"),
+                ("t_avg[usec]", "t_avg_usec"), ("t_stdev[usec]", "t_stdev_usec"),
+                ("99% percentile[usec]", "p99_usec"), ("99.9% percentile[usec]", "p99_9_usec"),
+                ("tps average", "tps_average"))
+_LAT_COLUMN_RE = re.compile("|".join(re.escape(name) for name, _key in _LAT_COLUMNS))
+_LAT_KEYS = dict(_LAT_COLUMNS)
+
+
+class _LatReader(_Reader):
+    """A latency test's run: the same header, addresses and command echo; its own title and table."""
+
+    def __init__(self):
+        super().__init__()
+        self.columns = None
+        self.result.pop("units", None)
+        self.result.pop("duration_mode", None)
+
+    def _title(self, line):
+        title = _LAT_TITLE_RE.match(line)
+        if title:
+            self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
+            self.in_header = True
+        elif _DASHES_RE.match(line):
+            self.in_header = False
+        return bool(title) or bool(_DASHES_RE.match(line))
+
+    def _banner(self, line):
+        if "Waiting for client" in line:
+            self.result["role"] = "server"
+        elif _RUN_WARNING_RE.match(line):
+            self.result["warnings"].append(line)
+        else:
+            return False
+        return True
+
+    def _table(self, line):
+        if line.startswith("#bytes"):
+            names = _LAT_COLUMN_RE.findall(line)
+            rest = _LAT_COLUMN_RE.sub("", line).split()
+            if names[:2] != ["#bytes", "#iterations"] or len(names) < 3:
+                return False
+            self.columns = [_LAT_KEYS[n] for n in names]
+            if rest:
+                self.result["warnings"].append("latency table columns not read (unknown): %s" % " ".join(rest))
+            return True
+        if self.columns and re.match(r"^\d+\s+\d+\s+[\d.]+", line):
+            cells = line.split()
+            try:
+                numbers = [float(c) for c in cells]
+            except ValueError:
+                numbers = None
+            if numbers is None or len(numbers) != len(self.columns):
+                self.result["warnings"].append("result row not read (%s cells for %d columns): %r"
+                                               % (len(cells), len(self.columns), line))
+                return True
+            row = {key: (int(v) if key in ("bytes", "iterations") else v) for key, v in zip(self.columns, numbers)}
+            self.result["results"].append(row)
+            return True
+        return False
+
+
+def parse_perftest_lat(text):
+    """Parse a perftest latency test: ``ib_write_lat``, ``ib_send_lat``, ``ib_read_lat``, ``ib_atomic_lat``.
+
+    The header block, addresses and an echoed command line read as in
+    ``parse_ib_write_bw``; the title is ``<Verb> Latency Test``. The table's
+    columns come from its header (perftest ``RESULT_FMT_LAT``): ``#bytes
+    #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]
+    t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]`` (perftest
+    since 2016), ``... t_min t_max t_typical`` only (older builds), or ``#bytes
+    #iterations t_avg[usec] tps average`` in duration mode (``-D``). A row
+    whose cell count does not match the header goes to ``warnings``.
+
+    Returns ``{"test", "verb", "role", header fields as parse_ib_write_bw,
+    "local", "remote", "command", "columns": [key, ...], "results": [{"bytes",
+    "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec",
+    "t_stdev_usec", "p99_usec", "p99_9_usec" | "tps_average"} (the columns
+    printed)], the last row's figures at the top level (absent ones None),
+    "warnings"}``.
+
+    Raises ParseError when there is no result row (connection failures, no
+    device, a server still waiting), with the tool's error lines as the message.
+    """
+    lines = [line.strip() for line in _lines(text)]
+    reader = _LatReader()
+    for line in lines:
+        if line:
+            reader.feed(line)
+    result = reader.result
+    if not result["results"]:
+        tool = (result["command"] or {}).get("tool") or "ib_%s_lat" % (result["verb"] or "write")
+        errors = _collect_errors(lines)
+        if errors:
+            raise ParseError(tool, "; ".join(errors), text)
+        if not (text or "").strip():
+            raise ParseError(tool, "empty output", text)
+        if result["role"] == "server":
+            raise ParseError(tool, "server output without results (no client connected)", text)
+        raise ParseError(tool, "no latency table (#bytes #iterations t_...) in output", text)
+    result["columns"] = list(reader.columns)
+    result["warnings"].extend(_collect_errors(lines))
+    last = result["results"][-1]
+    for _name, key in _LAT_COLUMNS:
+        result[key] = last.get(key)
+    return result
+
+
+parse_ib_write_lat = parse_perftest_lat
+parse_ib_send_lat = parse_perftest_lat
