@@ -159,6 +159,11 @@ after:
   description: The managed part after the change (re-read from the switch; in check mode, the intent).
   returned: always
   type: str
+restore_warnings:
+  description: What a forced restore allowed (no digest, settings deleted outside the managed scope); also shown as warnings.
+  returned: when restoring
+  type: list
+  elements: str
 restored_from:
   description: The backup file a restore used (after O(restore_backup) was resolved and checked).
   returned: when restoring
@@ -239,10 +244,9 @@ def main():
         except BackupError as exc:
             module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
                              backup=exc.path, rolled_back=False, changed=False)
-        for w in warnings:
-            module.warn(f"switch {p['name']}: {w}")
     else:
         want_text = p["config"]
+        warnings = []
     redactor = Redactor(driver.platform) if full else None
     try:
         result = run_apply(
@@ -261,8 +265,11 @@ def main():
                          command_log=command_log(driver, redactor), restored_from=restored_from)
     finally:
         driver.close()
-    for w in result.pop("warnings", []):
+    warnings += result.pop("warnings", [])
+    for w in warnings:
         module.warn(f"switch {p['name']}: {w}")
+    if full:
+        result["restore_warnings"] = warnings
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

@@ -386,7 +386,7 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
             want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label, force)
     if _nested:   # recovery's own restore: the outer call holds the guard
-        return _run_window(*args, progress={"step": "read", "changed": False}, guard=None)
+        return _run_window(*args, progress={"step": "read", "changed": False}, guard=None, redactor=None)
     if not full:
         redactor = None   # the window's results hold QoS only: left as they are
     elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
@@ -395,7 +395,7 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     try:
         with SignalGuard() as guard:
             try:
-                result = _run_window(*args, progress=progress, guard=guard)
+                result = _run_window(*args, progress=progress, guard=guard, redactor=redactor)
             except Interrupted as exc:   # outside the guarded change: before the first change
                 guard.defer()
                 raise SwitchError(
@@ -550,7 +550,8 @@ def restore_deletions(driver, want, have):
 
 
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
-                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard):
+                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard,
+                redactor):
     cleared = []
     warnings = []
     want = driver.parse(want_text)
@@ -560,6 +561,8 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         # a restore reads first and refuses, before anything is sent, to delete what it does not manage
         running = driver.get_running()
         outside = restore_deletions(driver, want, driver.parse(running))
+        if redactor is not None:   # each item masked on its own, before they are joined
+            outside = redactor.lines(outside)
         if outside and not force:
             raise SwitchError(driver.name, f"restoring this backup would delete {len(outside)} setting(s) outside "
                                            "the managed scope (QoS, PFC, ECN, MTU and speed of the data ports): "

@@ -41,7 +41,7 @@ _LINE_RULES = {
                    r"|encrypt-aes|encrypt-des|readonly-community(?:-v6)?)\s+" + _VALUE),
     ],
     "eos": [
-        re.compile(r"\b(?:secret|password|key)(?:\s+(?:0|5|7|8a|sha512|md5))?\s+" + _VALUE),
+        re.compile(r"(?<![\w-])(?:secret|password|key)(?:\s+(?:0|5|7|8a|sha512|md5))?\s+" + _VALUE),
         re.compile(r"\bsnmp-server\s+community\s+" + _VALUE),
         re.compile(r"\b(?:auth|priv)\s+(?:md5|sha\d*|des|3des|aes\d*)\s+" + _VALUE),
         re.compile(r"\bauthentication-key\s+\d+\s+\S+(?:\s+[07])?\s+" + _VALUE),
@@ -85,7 +85,10 @@ class Redactor:
         start, end = m.span(1)
         base = m.start(0)
         whole = m.group(0)
-        return whole[:start - base] + self.mask(m.group(1)) + whole[end - base:]
+        value, tail = m.group(1), ""
+        if value.endswith(";") and len(value) > 1:   # a message's "; " separator, not part of the value
+            value, tail = value[:-1], ";"
+        return whole[:start - base] + self.mask(value) + tail + whole[end - base:]
 
     def _sonic_json(self, text):
         try:
