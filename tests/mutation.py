@@ -56,6 +56,9 @@ GROUPS = {
                                                "tests/unit/test_intent.py"]),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py"]),
+        "plugins/module_utils/intent_vars.py": ([f"{PKG}.plugins.module_utils.intent_vars"],
+                                                ["tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"]),
+        "plugins/module_utils/mpikey.py": ([f"{PKG}.plugins.module_utils.mpikey"], ["tests/unit/test_mpi_key.py"]),
     },
     "switch": {
         f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
