@@ -413,3 +413,116 @@ def test_jump_host_through_an_ssh_config_file_with_host_keys_checked(lab):
                                                            "switch_known_hosts": empty}})
     rc, out = lab.play("switches.yml", "--tags", "precheck", "--limit", "leaf1", inventory=inv)
     assert rc != 0 and "switch leaf1: SSH host key of 127.0.1.1" in out, out
+
+
+# ---------------------------------------------------------------- issue 25: backups that cannot hurt, signals
+
+
+def test_a_backup_that_cannot_be_written_stops_the_window_before_any_change(lab):
+    """The disk-full class: the backup cannot be written completely (here the switch's backup directory is a
+    file, so the temporary file cannot be created; the unit tests inject ENOSPC at write, fsync and rename).
+    The window stops before any change, no .cfg is left, nothing is pending."""
+    before = {n: lab.running(n) for n in SWITCHES}
+    broken = os.path.join(lab.tmp, "backups-broken")
+    os.makedirs(broken, exist_ok=True)
+    for n in SWITCHES:
+        with open(os.path.join(broken, n), "w") as f:
+            f.write("not a directory\n")
+    rc, out = lab.play("switches.yml", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8700",
+                       "-e", f"switch_fabric_backup_dir={broken}", "-e", "switch_fabric_serial=3",
+                       "-e", "switch_fabric_max_fail_percentage=100")
+    assert rc != 0, out
+    r = recap(out)
+    for n in SWITCHES:
+        assert r[n]["failed"] == 1 and r[n]["changed"] == 0, (n, out)
+        assert re.search(rf"switch {n}: backup \S+/{n}/\S+\.cfg: cannot be written .*the change window stops "
+                         "before any change, nothing is sent", out), (n, out)
+        assert lab.running(n) == before[n] and lab.pending(n) == []
+    assert not glob.glob(os.path.join(broken, "**", "*.cfg*"), recursive=True)
+
+
+def test_rollback_refuses_an_empty_or_truncated_latest_and_names_it(lab):
+    good = {n: lab.running(n) for n in SWITCHES}
+    rc, out = lab.play("switches.yml", "-e", "switch_fabric_mtu=4300", *FAST)
+    assert rc == 0, out
+    changed = {n: lab.running(n) for n in SWITCHES}
+    for n in SWITCHES:
+        latest = lab.backups_of(n)[-1]
+        assert open(latest).read() == good[n] and os.path.exists(latest + ".sha256")
+        oct_mode = oct(os.stat(latest + ".sha256").st_mode & 0o777)
+        assert oct_mode == "0o600", oct_mode
+    # leaf1: emptied (the full disk of the issue); leaf2, spine1: truncated
+    for n in SWITCHES:
+        latest = lab.backups_of(n)[-1]
+        text = open(latest).read()
+        with open(latest, "w") as f:
+            f.write("" if n == "leaf1" else text[:len(text) // 2])
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest", *FAST,
+                       "-e", "switch_fabric_max_fail_percentage=100")
+    assert rc != 0, out
+    for n in SWITCHES:
+        latest = lab.backups_of(n)[-1]
+        reason = "is empty" if n == "leaf1" else "does not match its digest"
+        assert f"switch {n}: backup {latest}: {reason}" in out, (n, out)
+        assert "an older one is never taken instead" in out
+        assert lab.running(n) == changed[n] and lab.pending(n) == []   # nothing was sent
+    # even forced, an empty or mismatching backup is never restored
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest",
+                       "-e", "switch_fabric_restore_force=true", *FAST, "-e", "switch_fabric_max_fail_percentage=100")
+    assert rc != 0 and all(lab.running(n) == changed[n] for n in SWITCHES), out
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest",
+                       "-e", "switch_fabric_restore_force=maybe", *FAST)
+    assert rc != 0 and "switch_fabric_restore_force" in out, out
+    # put the switches back for the tests after this one (the backups before this test's window)
+    for n in SWITCHES:
+        d = driver_for(SWITCHES[n], n, host=ADDR[n], port=lab.port, username=lab.creds["username"],
+                       known_hosts=lab.known_hosts, password=lab.creds["password"])
+        try:
+            from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import run_apply
+            run_apply(d, good[n], full=True)
+        finally:
+            d.close()
+        assert lab.running(n) == good[n]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_cancelled_run_ends_at_the_backup_with_nothing_pending(lab, sig):
+    """Ctrl-C (SIGINT to the process group) or an AWX cancel (SIGTERM) mid-window: every switch ends
+    byte-identical to its backup with nothing pending, within the confirm time."""
+    before = {n: lab.running(n) for n in SWITCHES}
+    for n in SWITCHES:   # the second push command hangs: the window is mid-push when the signal comes
+        lab.fault(n, "hang", PUSH[n], "1", "--skip", "1")
+    known = {n: set(lab.backups_of(n)) for n in SWITCHES}
+    cmd = [PLAYBOOK, "-i", lab.inventory, os.path.join(ROOT, "playbooks", "switches.yml"),
+           "-e", f"switch_fabric_backup_dir={lab.backups}", "--skip-tags", "precheck",
+           "-e", "switch_fabric_mtu=8600", "-e", "switch_fabric_serial=3",
+           "-e", "switch_fabric_command_timeout=90", "-e", "switch_fabric_confirm_timeout=120"]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not all(set(lab.backups_of(n)) - known[n] for n in SWITCHES):
+            assert time.time() < deadline and p.poll() is None, "the window never started"
+            time.sleep(0.5)
+        time.sleep(2)   # every switch is now in its hanging push
+        os.killpg(p.pid, sig)
+        out, _ = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        for n in SWITCHES:
+            lab.fault(n, "clear")
+    assert p.returncode != 0, out
+    # the modules may outlive ansible-playbook for their recovery: within the confirm time, all are back
+    deadline = time.time() + 120
+    while time.time() < deadline and not all(lab.running(n) == before[n] and lab.pending(n) == []
+                                              for n in SWITCHES):
+        time.sleep(2)
+    for n in SWITCHES:
+        assert lab.running(n) == before[n], (n, out)
+        assert lab.pending(n) == [], (n, out)
+        new = sorted(set(lab.backups_of(n)) - known[n])
+        assert len(new) == 1 and open(new[0]).read() == before[n]
+    if "interrupted by" in out:   # where ansible-playbook still printed the module's result
+        assert f"interrupted by {signal.Signals(sig).name} during push; rolled back" in out, out
