@@ -104,9 +104,10 @@ def getopt_long(prog, argv, optstring, longopts, long_only=False):
             try:
                 o = _long_match(name, longopts)
             except GetoptError as e:
-                raise GetoptError(e.message.format(prog=prog, dashes=dashes)) from None
+                raise GetoptError(e.message.format(prog=prog, dashes=dashes, text=a[len(dashes):])) from None
             if o is None and not (single and name[:1] in shorts):
-                raise GetoptError(f"{prog}: unrecognized option '{dashes}{name}'")
+                # glibc names what followed the dashes, '=value' included
+                raise GetoptError(f"{prog}: unrecognized option '{a}'")
             if o is not None:
                 if eq and o["has_arg"] == 0:
                     raise GetoptError(f"{prog}: option '{dashes}{o['name']}' doesn't allow an argument")
@@ -160,7 +161,7 @@ def _long_match(name, longopts):
         if len({(o["has_arg"], o.get("short"), o["name"] if not o.get("short") else "") for o in pref}) == 1:
             return pref[0]
         names = " ".join(f"'{{dashes}}{o['name']}'" for o in pref)
-        raise GetoptError(f"{{prog}}: option '{{dashes}}{name}' is ambiguous; possibilities: {names}")
+        raise GetoptError(f"{{prog}}: option '{{dashes}}{{text}}' is ambiguous; possibilities: {names}")
     return None
 
 
