@@ -23,6 +23,7 @@ from ansible.plugins.filter.core import FilterModule as CoreFilters
 
 from ansible_collections.linerate.fabric.plugins.filter.fabric import FilterModule as FabricFilters
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import FilterModule as NcclFilters
+from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters
 from ansible_collections.linerate.fabric.plugins.module_utils import intent, roce, verify
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv
@@ -42,7 +43,7 @@ OTHER = {"name": "xl", "transport": "roce",
 def _filters():
     # Ansible's own default filter needs its templar; Jinja's does the same here.
     out = {k: v for k, v in CoreFilters().filters().items() if k not in ("default", "d")}
-    for module in (FabricFilters(), NcclFilters()):
+    for module in (FabricFilters(), NcclFilters(), SwitchFilters()):
         for name, fn in module.filters().items():
             out[f"linerate.fabric.{name}"] = fn
     return out
