@@ -104,7 +104,7 @@ def test_lldpctl_one_interface_object_and_many_interfaces_list():
     (lldp.parse_nvue_lldp, "Error: The requested item does not exist.", "Error"),
     (lldp.parse_sonic_lldp_table, "Usage: show [OPTIONS] COMMAND\n", "line 1"),
     (lldp.parse_eos_lldp_neighbors, '{"errors": ["Invalid input"]}', "Invalid input"),
-    (lldp.parse_eos_lldp_neighbors, "% Invalid input", "not JSON"),
+    (lldp.parse_eos_lldp_neighbors, "% Invalid input", "% Invalid input"),
     (lldp.parse_lldpctl_json, "lldpctl: unable to connect to socket /run/lldpd.socket", "not JSON"),
     (lldp.parse_lldpctl_json, '{"lldp": {"interface": ["eth0"]}}', "not an object"),
 ])
