@@ -12,7 +12,7 @@ description:
     control of every bridge between the two.
   - For each NIC and each GPU (C(nvidia-smi --query-gpu), or lspci's NVIDIA 3D/VGA controllers when
     nvidia-smi cannot run) also the other end of its PCIe link, C(upstream) - the port above it (its
-    slot: switch downstream port or root port) with its own LnkCap - so the controller judges the link
+    slot, a switch downstream port or a root port) with its own LnkCap - so the controller judges the link
     against the lower of both ends (PCIE_SLOT_LIMITED, PCIE_DEGRADED).
   - Also reads the IOMMU mode (C(/sys/class/iommu), the kernel command line), RLIMIT_MEMLOCK of the
     session, the size of C(/dev/shm) and the versions fleet parity compares (kernel, C(ofed_info -s),
