@@ -1,14 +1,24 @@
 """NVIDIA Cumulus Linux (NVUE) simulator: a bash-like shell with the `nv` CLI.
 
 Grammar: nv set|unset <path> [value] into the pending revision; nv config
-diff|apply [rev] [--confirm Ns] [-y]|confirm|detach|revision|show -o commands;
+diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
+[-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
 nv show interface [<swp> qos roce status]. Revisions and the confirm timer
 behave as on a switch: an unconfirmed apply rolls back when the timer fires.
+
+``nv config apply`` follows the NVUE command reference (Config Commands,
+Cumulus Linux 5.x): a bare ``--confirm`` number is minutes (``--confirm 60``
+is one hour), ``--confirm`` alone is ten minutes, and there is no
+``nv config confirm`` verb: the wait ends with ``nv config apply
+--confirm-yes`` (the form the napalm Cumulus driver sends). A number with a
+unit suffix (``300s``, the napalm driver's timer form) is accepted with that
+unit; docs/conformance.md marks that form unsettled.
 """
 import copy
 import datetime
 import re
 import shlex
+import time
 
 import sim_counters
 from simcore import Exit, Platform, kb, natural_key
@@ -174,25 +184,16 @@ class Nvue(Platform):
             return ""
         if sub == "revision":
             return self.render_revisions()
-        if sub == "confirm":
-            if not self.confirm:
-                return "Error: There is no pending apply waiting for confirmation"
-            self._cancel_timer()
-            rev = self.confirm["rev"]
-            self.confirm = None
-            for r in self.revisions:
-                if r["id"] == rev:
-                    r["state"] = "applied_and_saved"
-            self.store.save(self)
-            return f"confirmed [rev_id: {rev}]"
         if sub == "apply":
             return self.nv_apply(ctx, rest)
         return f"Error: Invalid command: nv config {sub}"
 
     def nv_apply(self, ctx, rest):
         yes = any(a in ("-y", "--y", "--assume-yes") for a in rest)
+        no = "--assume-no" in rest
         confirm = None
         rev = None
+        keep = status = False
         i = 0
         while i < len(rest):
             a = rest[i]
@@ -201,12 +202,25 @@ class Nvue(Platform):
                     confirm = _seconds(rest[i + 1])
                     i += 1
                 else:
-                    confirm = 600
-            elif a.isdigit():
-                rev = int(a)
-            elif a not in ("-y", "--y", "--assume-yes"):
+                    confirm = 600   # the reference: "If you do not confirm within ten minutes"
+                if confirm <= 0:
+                    return f"Error: Invalid value for --confirm: {rest[i]}"
+            elif a == "--confirm-yes":
+                keep = True
+            elif a == "--confirm-status":
+                status = True
+            elif re.fullmatch(r"\d+|applied|startup|empty", a) and rev is None:
+                rev = a
+            elif a not in ("-y", "--y", "--assume-yes", "--assume-no"):
                 return f"Error: Invalid option: {a}"
             i += 1
+        if keep or status:
+            if confirm is not None:
+                return "Error: --confirm cannot be combined with --confirm-yes or --confirm-status"
+            return self._confirm_status() if status else self._confirm_keep(rev)
+        if rev is not None and not rev.isdigit():
+            return f"Error: Revision {rev} cannot be applied in this simulator"
+        rev = int(rev) if rev is not None else None
         if rev is not None:
             target = next((r for r in self.revisions if r["id"] == rev), None)
             if target is None:
@@ -239,7 +253,7 @@ class Nvue(Platform):
                                    "date": _now(), "user": ctx["user"],
                                    "message": f"Config update by {ctx['user']}"})
             if confirm:
-                self.confirm = {"rev": rid, "prev": prev}
+                self.confirm = {"rev": rid, "prev": prev, "deadline": time.time() + confirm}
                 if self.loop:
                     self._timer = self.loop.call_later(confirm, self._confirm_expired)
             self.changed()
@@ -247,6 +261,8 @@ class Nvue(Platform):
 
         if yes:
             return do_apply()
+        if no:
+            return "Aborted."
 
         def answer(a):
             if a.lower() in ("y", "yes"):
@@ -255,6 +271,27 @@ class Nvue(Platform):
         ctx["ask"] = answer
         return ("Warning: The following files will be applied:\n  /etc/nvue.d/startup.yaml\n"
                 "Are you sure? [y/N] ", "noeol")
+
+    def _confirm_keep(self, rev):
+        """``nv config apply [<rev>] --confirm-yes``: keep the applied revision that awaits confirmation."""
+        if not self.confirm:
+            return "Error: There is no pending apply waiting for confirmation"
+        if rev is not None and str(rev) != str(self.confirm["rev"]):
+            return f"Error: Revision {rev} is not the revision awaiting confirmation ({self.confirm['rev']})"
+        self._cancel_timer()
+        rid = self.confirm["rev"]
+        self.confirm = None
+        for r in self.revisions:
+            if r["id"] == rid:
+                r["state"] = "applied_and_saved"
+        self.store.save(self)
+        return f"applied [rev_id: {rid}]"
+
+    def _confirm_status(self):
+        if not self.confirm:
+            return "There is no pending apply waiting for confirmation"
+        left = max(0, int(self.confirm.get("deadline", 0) - time.time()))
+        return f"Revision {self.confirm['rev']} awaits confirmation: {left} seconds left"
 
     def _cancel_timer(self):
         if self._timer:
@@ -478,8 +515,10 @@ def _size(kbv):
 
 
 def _seconds(v):
+    """A ``--confirm`` time in seconds: a bare number is minutes (the NVUE reference's own example:
+    ``--confirm 60`` is one hour); ``s``/``m``/``h`` suffixes take their unit."""
     n = int(re.match(r"\d+", v).group(0))
-    return n * {"s": 1, "m": 60, "h": 3600}.get(v[-1], 1) if not v.isdigit() else n
+    return n * {"s": 1, "m": 60, "h": 3600}[v[-1]] if not v.isdigit() else n * 60
 
 
 def _now():

@@ -21,7 +21,7 @@ description:
     an EOS C(configure session) with C(commit timer), a SONiC
     C(config checkpoint). It then re-reads the config and the ports'
     operational PFC/ECN/link state; only when these post-checks pass is the
-    change confirmed (C(nv config confirm), C(configure session <name> commit),
+    change confirmed (C(nv config apply --confirm-yes), C(configure session <name> commit),
     C(config save)). A rejected command or a failed post-check rolls back
     (C(nv config detach) or re-apply of the previous revision, session abort,
     C(config rollback)) and the module fails naming the switch.

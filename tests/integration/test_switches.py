@@ -266,7 +266,7 @@ def test_round_trip_wrong_config_then_restore_is_byte_identical(lab):
 PUSH = {"leaf1": r"^nv set ", "leaf2": r"^sudo (config interface|sonic-db-cli)",
         "spine1": r"^(interface |mtu )"}
 COMMIT = {"leaf1": r"^nv config apply --confirm", "leaf2": r"^sudo config checkpoint ", "spine1": r"^commit timer "}
-CONFIRM = {"leaf1": r"^nv config confirm", "leaf2": r"^sudo config save", "spine1": r"^configure session \S+ commit$"}
+CONFIRM = {"leaf1": r"^nv config apply --confirm-yes", "leaf2": r"^sudo config save", "spine1": r"^configure session \S+ commit$"}
 READ = {"leaf1": r"^nv config show -o commands$", "leaf2": r"^show runningconfiguration all$",
         "spine1": r"^show running-config$"}
 READS_BEFORE = {"leaf1": "1", "leaf2": "2", "spine1": "1"}   # without the precheck play

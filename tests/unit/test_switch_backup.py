@@ -347,8 +347,10 @@ def test_restore_result_has_no_secret_in_commands_before_after_or_diff(tmp_path,
     # and outside check mode: what was sent carries the secrets, the before-restore backup keeps them all
     # reads: the deletion check, (SONiC: clear_pending and the pending check), then the read-back
     answers = {READ[platform]: [running, running, running, backup] if platform == "sonic" else [running, backup]}
-    if platform == "nvue":
-        answers["nv config revision"] = "1  applied_and_saved\n"
+    if platform == "nvue":   # the confirm reads its own revision awaiting confirmation, then that it is kept
+        answers["nv config revision"] = ["1  applied_and_saved\n"] * 3 + [
+            "1  applied_and_saved\n2  confirm_pending\n", "1  applied_and_saved\n2  applied_and_saved\n"]
+        answers["nv config apply --confirm 5 -y"] = "applied [rev_id: 2]"
     if platform == "sonic":
         answers["cat /etc/sonic/config_db.json"] = running
         answers["sudo config list-checkpoints"] = "[]"

@@ -25,7 +25,7 @@ PUSH = {"nvue": r"^nv set ", "sonic": r"^sudo (config interface|sonic-db-cli)",
         "eos": r"^(qos map|interface |mtu |speed |qos trust|priority-flow-control|tx-queue|random-detect)"}
 COMMIT = {"nvue": r"^nv config apply --confirm", "sonic": r"^sudo config checkpoint ",
           "eos": r"^commit timer "}
-CONFIRM = {"nvue": r"^nv config confirm", "sonic": r"^sudo config save", "eos": r"^configure session \S+ commit$"}
+CONFIRM = {"nvue": r"^nv config apply --confirm-yes", "sonic": r"^sudo config save", "eos": r"^configure session \S+ commit$"}
 READ = {"nvue": r"^nv config show -o commands$", "sonic": r"^show runningconfiguration all$",
         "eos": r"^show running-config$"}
 # reads of the running config before the push (SONiC's pending check reads it too)

@@ -126,15 +126,15 @@ def test_failed_post_check_reapplies_previous_revision(tmp_path):
         "nv show interface": fixture("nvue_show_interface.txt"),   # swp2 is down
         "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
         "nv show interface swp2 qos roce status": fixture("nvue_roce_status_on.txt"),
-        "nv config apply --confirm 120s -y": "applied [rev_id: 3]",
+        "nv config apply --confirm 2 -y": "applied [rev_id: 3]",
     })
     with pytest.raises(SwitchError) as err:
         run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), confirm_timeout=120,
                   want_pfc=[3], want_ecn=True, stamp="T2")
     assert "switch sw: post-check failed: swp2: link is down; rolled back: the running config is " \
            "byte-identical" in str(err.value)
-    assert "nv config apply --confirm 120s -y" in fake.sent
-    assert "nv config apply 2 -y" in fake.sent and "nv config confirm -y" not in fake.sent
+    assert "nv config apply --confirm 2 -y" in fake.sent
+    assert "nv config apply 2 -y" in fake.sent and "nv config apply --confirm-yes" not in fake.sent
     assert err.value.rolled_back is True
 
 
@@ -143,7 +143,8 @@ def test_apply_then_second_run_is_idempotent_on_the_simulator(tmp_path, monkeypa
     d, sim = sim_driver(tmp_path, "nvue", PORTS)
     res = run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"),
                     want_pfc=[3], want_ecn=True)
-    assert res["changed"] and "nv config confirm -y" in sim.sent
+    assert res["changed"] and "nv config apply --confirm-yes" in sim.sent
+    assert not any(c.startswith("nv config confirm") for c in sim.sent)
     assert sim.sw.confirm is None and sim.sw.pending is None
     again = run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"))
     assert again["changed"] is False and again["commands"] == []
@@ -309,11 +310,71 @@ def test_rollback_without_an_earlier_revision_is_refused():
 
 
 def test_commit_confirm_and_abort_commands():
-    d, fake = make("nvue", answers={"nv config detach": "Error: nothing to detach"})
+    d, fake = make("nvue", answers={"nv config detach": "Error: nothing to detach",
+                                    "nv config apply --confirm 3 -y": "applied [rev_id: 4]",
+                                    "nv config revision": [REVS + "4  confirm_pending\n",
+                                                           REVS + "4  applied_and_saved\n"]})
     d.commit(125.7)
     d.confirm()
     d.abort()   # never fails: the pending revision may already be gone
-    assert fake.sent == ["nv config apply --confirm 125s -y", "nv config confirm -y", "nv config detach"]
+    # the reference has no `nv config confirm`: the timer is in minutes, the wait ends through apply
+    assert fake.sent == ["nv config apply --confirm 3 -y", "nv config revision", "nv config apply --confirm-yes",
+                         "nv config revision", "nv config detach"]
+
+
+@pytest.mark.parametrize("seconds,minutes", [(1, 1), (59, 1), (60, 1), (61, 2), (300, 5), (3600, 60)])
+def test_the_confirm_timer_is_sent_in_whole_minutes_rounded_up(seconds, minutes):
+    assert nvue.confirm_minutes(seconds) == minutes
+
+
+@pytest.mark.parametrize("seconds", [0, -5])
+def test_a_confirm_timer_that_is_not_positive_is_refused(seconds):
+    with pytest.raises(ValueError, match="must be positive"):
+        nvue.confirm_minutes(seconds)
+
+
+def test_confirm_refuses_a_revision_that_is_not_the_windows_own():
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
+                                    "nv config revision": REVS + "9  confirm_pending\n"})
+    d.commit(300)
+    with pytest.raises(SwitchError, match=r"awaiting confirmation \(9\) are not this window's revision 4"):
+        d.confirm()
+    assert "nv config apply --confirm-yes" not in fake.sent
+
+
+def test_confirm_fails_when_the_timer_already_rolled_back():
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
+                                    "nv config revision": REVS + "4  rolled_back\n"})
+    d.commit(300)
+    with pytest.raises(SwitchError, match="nothing awaits confirmation"):
+        d.confirm()
+    assert "nv config apply --confirm-yes" not in fake.sent
+
+
+def test_confirm_fails_when_the_revision_still_awaits_confirmation_after_it():
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
+                                    "nv config revision": REVS + "4  confirm_pending\n"})
+    d.commit(300)
+    with pytest.raises(SwitchError, match="did not confirm: revision\\(s\\) 4 still await"):
+        d.confirm()
+    assert fake.sent.count("nv config apply --confirm-yes") == 1
+
+
+def test_the_simulator_refuses_the_invented_confirm_verb_and_reads_bare_timers_as_minutes(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    d, sim = sim_driver(tmp_path, "nvue", PORTS)
+    sw = sim.sw
+    assert sw.execute({"user": "cumulus"}, "nv config confirm -y").startswith("Error: Invalid command")
+    assert sw.execute({"user": "cumulus"}, "nv set qos pfc p switch-priority 3") == ""
+    assert sw.execute({"user": "cumulus"}, "nv config apply --confirm 5 -y").startswith("applied [rev_id:")
+    assert sw.confirm is not None
+    status = sw.execute({"user": "cumulus"}, "nv config apply --confirm-status")
+    assert "awaits confirmation" in status
+    assert 290 < int(status.split(": ")[-1].split()[0]) <= 300   # a bare 5 is five minutes, not five seconds
+    assert sw.execute({"user": "cumulus"}, "nv config apply --confirm-yes").startswith("applied [rev_id:")
+    assert sw.confirm is None
+    assert sw.execute({"user": "cumulus"}, "nv config apply --confirm-yes").startswith("Error:")
+    assert sw.execute({"user": "cumulus"}, "nv config apply --bogus").startswith("Error: Invalid option")
 
 
 @pytest.mark.parametrize("revs,committed,rolls_back", [
@@ -336,9 +397,9 @@ def test_clear_pending_detaches_and_confirms_a_revision_that_is_the_backup():
     d, fake = make("nvue", answers={"nv config diff": "- x", "nv config show -o commands": "backup",
                                     "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"})
     assert d.clear_pending("backup") == ["nv config detach (discarded a pending revision)",
-                                         "nv config confirm -y (revision 7 already is the backup)"]
+                                         "nv config apply --confirm-yes (revision 7 already is the backup)"]
     assert fake.sent == ["nv config diff", "nv config detach", "nv config revision",
-                         "nv config show -o commands", "nv config confirm -y"]
+                         "nv config show -o commands", "nv config apply --confirm-yes"]
     d, fake = make("nvue", answers={"nv config show -o commands": "other",
                                     "nv config revision": REVS + "4  confirm_pending\n"})
     assert d.clear_pending("backup") == []

@@ -37,7 +37,10 @@ def test_at_intent_result_is_unchanged():
 def test_successful_window_result(tmp_path):
     after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
     d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
-                                     "nv config revision": "1  applied_and_saved\n"})
+                                     "nv config apply --confirm 2 -y": "applied [rev_id: 2]",
+                                     "nv config revision": ["1  applied_and_saved\n", "1  applied_and_saved\n",
+                                                            "1  applied_and_saved\n2  confirm_pending\n",
+                                                            "1  applied_and_saved\n2  applied_and_saved\n"]})
     res = run_apply(d, WANT, ports=["swp1"], backup_dir=str(tmp_path), post_check=False, stamp="T9",
                     confirm_timeout=90)
     assert res["changed"] is True and res["after"] == "nv set interface swp1 link mtu 9216\n"
@@ -45,7 +48,8 @@ def test_successful_window_result(tmp_path):
     assert res["backup_path"] == str(tmp_path / "leaf7" / "T9.nvue.cfg")
     assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision",
                          "nv config revision", "nv set interface swp1 link mtu 9216",
-                         "nv config apply --confirm 90s -y", "nv config show -o commands", "nv config confirm -y"]
+                         "nv config apply --confirm 2 -y", "nv config show -o commands", "nv config revision",
+                         "nv config apply --confirm-yes", "nv config revision"]
 
 
 @pytest.mark.parametrize("ports", [["swp 1"], ["swp1", 7], ["x" * 65], ["-swp1"]])
@@ -112,7 +116,7 @@ def test_restore_matching_the_backup_still_reports_what_is_pending():
     # the restore read the running config (nothing outside the scope deleted), then confirmed the revision
     # that already is the backup
     assert fake.sent[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
-                             "nv config show -o commands", "nv config confirm -y"]
+                             "nv config show -o commands", "nv config apply --confirm-yes"]
 
 
 def test_restore_matching_the_backup_with_nothing_pending_is_unchanged():
@@ -176,13 +180,14 @@ def test_non_switch_failures_in_the_window_are_named_by_type():
 
 def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
     after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
-    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
-                                  "nv config revision": "1  applied_and_saved\n"})
+    revs = ["1  applied_and_saved\n"] * 3 + ["1  applied_and_saved\n2  confirm_pending\n",
+                                            "1  applied_and_saved\n2  applied_and_saved\n"]
+    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after], "nv config revision": list(revs)})
     d.oper = lambda ports: pytest.fail("no post-check in a restore")
     assert run_apply(d, after, ports=["swp1"], full=True)["changed"] is True
     qos = "nv set qos pfc linerate switch-priority 3\n"
     d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING + qos],
-                                  "nv config revision": "1  applied_and_saved\n"})
+                                  "nv config revision": revs[1:]})
     d.oper = lambda ports: pytest.fail("no post-check without ports")
     assert run_apply(d, qos, ports=[])["changed"] is True
 
@@ -283,3 +288,33 @@ def test_recover_second_attempt_after_a_failed_undo():
     d = Toy(["backup"], undo_errors=["a", "b"])
     assert base.recover(d, "backup") == (False, "a; b")
     assert base.recover(Toy(["backup"], undo_errors=["a"]), "backup", attempts=1) == (False, "a")
+
+
+# ---------------------------------------------------------------- the confirm timer's budget
+
+@pytest.mark.parametrize("platform,used,confirms", [
+    ("nvue", 100.0, True),     # well inside the 120 s timer
+    ("nvue", 111.0, False),    # 9 s left: the switch may be rolling back by the time the confirm lands
+    ("eos", 111.0, False),
+    ("sonic", 111.0, True),    # no timer on a SONiC switch: nothing rolls back on its own
+])
+def test_a_confirm_is_not_sent_when_the_post_checks_used_the_confirm_timer(tmp_path, monkeypatch, platform, used,
+                                                                         confirms):
+    from switch_testlib import render, sim_driver
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    ports = ["swp1"] if platform == "nvue" else ["Ethernet0"] if platform == "sonic" else ["Ethernet1/1"]
+    d, sim = sim_driver(tmp_path, platform, ports)
+    before = d.get_running()
+    clock = iter([0.0, used])
+    monkeypatch.setattr(base.time, "monotonic", lambda: next(clock))
+    kw = dict(ports=ports, confirm_timeout=120, post_check=False)
+    if confirms:
+        res = base.run_apply(d, render(platform, ports), **kw)
+        assert res["changed"] is True and res["confirm_timer_used_s"] == used
+        return
+    with pytest.raises(SwitchError) as err:
+        base.run_apply(d, render(platform, ports), **kw)
+    assert f"used {used:.0f} s of the 120 s confirm timer" in str(err.value)
+    assert err.value.rolled_back is True and d.get_running() == before
+    assert not any(c.startswith(("nv config apply --confirm-yes", "configure session")) and c.endswith(
+        ("--confirm-yes", " commit")) for c in sim.sent)

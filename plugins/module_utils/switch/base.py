@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import threading
+import time
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import (
@@ -86,12 +87,14 @@ def _watch_channel(conn):
 class Driver(abc.ABC):
     platform = None
     device_type = None
+    # whether commit() arms a timer on the switch that rolls the change back unless confirmed in time
+    confirm_timer = True
     # regexes that mark a command's output as rejected, in the platform's words
     error_patterns = ()
 
     def __init__(self, name, host=None, port=22, username=None, password=None,
                  key_file=None, known_hosts=None, host_key_checking=True,
-                 connect_timeout=10, command_timeout=30, profile="linerate", ssh_config_file=None):
+                 connect_timeout=10, command_timeout=30, profile="linerate", ssh_config_file=None, secret=None):
         self.name = name
         self.host = host
         self.port = port
@@ -104,6 +107,7 @@ class Driver(abc.ABC):
         self.command_timeout = command_timeout
         self.profile = profile
         self.ssh_config_file = ssh_config_file
+        self.secret = secret   # EOS enable secret (netmiko's secret); never logged
         self.conn = None
         self.log = []          # (command, output) of every command sent
 
@@ -118,7 +122,7 @@ class Driver(abc.ABC):
             raise SwitchError(self.name, f"netmiko is not installed: {exc}") from exc
         params = dict(
             device_type=self.device_type, host=self.host, port=int(self.port),
-            username=self.username, password=self.password,
+            username=self.username, password=self.password, secret=self.secret or "",
             conn_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
             banner_timeout=self.connect_timeout, read_timeout_override=None,
             allow_agent=False, use_keys=bool(self.key_file),
@@ -332,6 +336,9 @@ def timestamp(now=None):
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
+# Seconds of the confirm timer that must be left when the window confirms: a confirm sent later may
+# reach a switch whose own timer has already rolled the change back.
+CONFIRM_MARGIN_S = 10
 BACKUP_LABELS = LABELS
 # what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
 PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
@@ -627,6 +634,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         step = progress["step"] = "push"
         driver.push(cmds)
         step = progress["step"] = "commit"
+        committed_at = time.monotonic()
         driver.commit(confirm_timeout)
         step = progress["step"] = "read-back"
         after_text = driver.get_running()
@@ -641,6 +649,13 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         if problems:
             raise SwitchError(driver.name, "; ".join(problems))
         step = progress["step"] = "confirm"
+        used = time.monotonic() - committed_at
+        result["confirm_timer_used_s"] = round(used, 1)
+        if driver.confirm_timer and confirm_timeout and used > confirm_timeout - CONFIRM_MARGIN_S:
+            raise SwitchError(driver.name, f"the read-back and post-checks used {used:.0f} s of the "
+                                           f"{int(confirm_timeout)} s confirm timer (less than {CONFIRM_MARGIN_S} s "
+                                           "left): the switch may be rolling back on its own, so the change is not "
+                                           "confirmed; raise confirm_timeout")
         driver.confirm()
         if guard is not None:
             guard.defer()   # confirmed: a signal from here on cannot undo it, it is reported after

@@ -8,9 +8,13 @@ that the intent does not have.
 
 Safe mechanism: the ``nv set``/``nv unset`` lines build a pending revision;
 a rejected line discards it (``nv config detach``) before anything is applied.
-``nv config apply --confirm <N>s -y`` applies with an automatic rollback
-timer; after the post-checks ``nv config confirm -y`` keeps it, or the
-previous revision is re-applied (``nv config apply <rev> -y``).
+``nv config apply --confirm <minutes> -y`` applies with an automatic rollback
+timer (the NVUE command reference reads a bare ``--confirm`` number as
+minutes: ``--confirm 60`` is one hour); after the post-checks
+``nv config apply --confirm-yes`` keeps it (the reference has no
+``nv config confirm`` verb), or the previous revision is re-applied
+(``nv config apply <rev> -y``). Whether the confirmation took is read back
+from ``nv config revision``, never from the command's own answer.
 """
 import json
 import re
@@ -196,6 +200,19 @@ def parse_revisions(text):
     return revs
 
 
+def confirm_minutes(seconds):
+    """The ``--confirm`` argument for a timer of ``seconds``: whole minutes, rounded up, at least 1.
+
+    The NVUE command reference (Config Commands, ``nv config apply``) reads a bare number as minutes
+    (``nv config apply --confirm 60`` requires a confirmation within one hour), so ``300`` would be five
+    hours, not five minutes.
+    """
+    seconds = int(seconds)
+    if seconds <= 0:
+        raise ValueError(f"confirm timer {seconds!r} s: must be positive")
+    return max(1, -(-seconds // 60))
+
+
 class NvueDriver(Driver):
     platform = "nvue"
     device_type = "cumulus_linux"
@@ -206,6 +223,7 @@ class NvueDriver(Driver):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._rev_before = None
+        self._rev_applied = None
         self._committed = False
 
     def get_running(self):
@@ -248,10 +266,29 @@ class NvueDriver(Driver):
 
     def commit(self, confirm_timeout):
         self._committed = True   # from here the apply may have happened, whatever the answer
-        self.run(f"nv config apply --confirm {int(confirm_timeout)}s -y")
+        out = self.run(f"nv config apply --confirm {confirm_minutes(confirm_timeout)} -y")
+        m = re.search(r"rev_id: (\d+)", out or "")
+        self._rev_applied = m.group(1) if m else None
 
     def confirm(self):
-        self.run("nv config confirm -y")
+        """Keep the applied revision: ``nv config apply --confirm-yes``, only when the revision awaiting
+        confirmation is this window's own; then read back that nothing awaits confirmation any more."""
+        waiting = self._awaiting()
+        if self._rev_applied and waiting and waiting != [self._rev_applied]:
+            raise SwitchError(self.name, "refusing to confirm: the revision(s) awaiting confirmation "
+                                         f"({', '.join(waiting)}) are not this window's revision "
+                                         f"{self._rev_applied}")
+        if not waiting:
+            raise SwitchError(self.name, "nothing awaits confirmation: the confirm timer already rolled the "
+                                         "change back, or another session ended the wait")
+        self.run("nv config apply --confirm-yes")
+        left = self._awaiting()
+        if left:
+            raise SwitchError(self.name, "nv config apply --confirm-yes did not confirm: revision(s) "
+                                         f"{', '.join(left)} still await confirmation")
+
+    def _awaiting(self):
+        return [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
 
     def rollback(self):
         if self._rev_before is None:
@@ -268,10 +305,10 @@ class NvueDriver(Driver):
         if self.run("nv config diff").strip():
             self.run("nv config detach")
             done.append("nv config detach (discarded a pending revision)")
-        waiting = [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
+        waiting = self._awaiting()
         if waiting and self.get_running() == target_text:
-            self.run("nv config confirm -y")
-            done.append(f"nv config confirm -y (revision {waiting[-1]} already is the backup)")
+            self.run("nv config apply --confirm-yes")
+            done.append(f"nv config apply --confirm-yes (revision {waiting[-1]} already is the backup)")
         return done
 
     def undo(self):

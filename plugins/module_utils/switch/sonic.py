@@ -197,6 +197,7 @@ def parse_show_ecn(text):
 
 class SonicDriver(Driver):
     platform = "sonic"
+    confirm_timer = False   # a checkpoint, no timer on the switch: nothing rolls back on its own
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
