@@ -4,13 +4,21 @@ import time
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
 
-def verify_rounds(nodes, plan="full", sample_rounds=2):
-    """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``."""
+def _leaf_of(ports):
+    """{(node, device): switch} from {node: rdma_ports} (None or {} -> {})."""
+    return verify.leaves_of(verify.cabling_index(dict(ports or {})))
+
+
+def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
+    """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``.
+
+    ``ports``: {node: rdma_ports}: the sampled plan adds same-leaf and cross-leaf rounds where the
+    nodes hang off two or more leaf groups (``module_utils.verify.sampled_plan``)."""
     nodes = list(nodes)
     if plan == "full":
         return verify.round_robin(nodes)
     if plan == "sampled":
-        return verify.sampled_plan(nodes, int(sample_rounds))
+        return verify.sampled_plan(nodes, int(sample_rounds), _leaf_of(ports))
     raise ValueError(f"verify_rounds: plan {plan!r} is not allowed (allowed: full | sampled)")
 
 
@@ -65,21 +73,45 @@ def verify_tests(logs):
     return verify.round_tests(logs)
 
 
-def verify_retest_rounds(logs, nodes, fabric, rounds_done):
-    """The cheaper plan's second phase: suspect nodes against known-good peers.
+def settled(tests):
+    """Endpoints the tests already name for good: convicted (``verify.convicted``), met as server and as
+    client (its direction is known), and failing every test on its bad side (not intermittent: a rate
+    needs more samples)."""
+    out = set()
+    for e in verify.convicted(tests):
+        sides = {side: [t["ok"] for t in tests if tuple(t[side]) == e] for side in ("server", "client")}
+        if all(sides.values()) and any(not any(v) for v in sides.values()):
+            out.add(e)
+    return out
 
-    A failing test that an endpoint the first phase already convicts explains (``verify.convicted``:
-    it failed against two peers that passed with others) needs no re-test; the nodes of every
-    other failing test are re-tested, each against up to two nodes that failed nothing."""
+
+def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=2):
+    """The cheaper plan's second phase: suspect nodes against known-good peers, both directions.
+
+    A failing test that an endpoint the first phase already settles explains (``settled``) needs
+    no re-test; the nodes of every other failing test are re-tested ``repeats`` times as client
+    (their send side) and ``repeats`` times as server (their receive side), each time against
+    another node that failed nothing (``verify.retest_plan``)."""
     tests = verify.evaluate_tests(verify_tests(logs), verify.rdma_threshold_gbps(fabric))
     failing = [t for t in tests if not t["ok"]]
     bad = {n for t in failing for n in (t["server"][0], t["client"][0])}
-    known = verify.convicted(tests)
-    open_ = {n for t in failing if not ({tuple(t["server"]), tuple(t["client"])} & known)
-             for n in (t["server"][0], t["client"][0])}
+    convicted = verify.convicted(tests)
+    known = settled(tests)
+    open_ = set()
+    for t in failing:
+        ends = {tuple(t["server"]), tuple(t["client"])}
+        if ends & known:
+            continue
+        # an end the phase convicts explains the test; only its other direction is still unknown
+        open_ |= {e[0] for e in (ends & convicted or ends)}
     good = [n for n in nodes if n not in bad]
     done = [p for rnd in rounds_done for p in rnd]
-    return verify.retest_plan(sorted(open_), good, done)
+    return verify.retest_plan(sorted(open_), good, done, int(repeats))
+
+
+def verify_incast_plan(nodes, k=7, ports=None):
+    """Incast rounds in which every node receives once (``module_utils.verify.incast_plan``)."""
+    return verify.incast_plan(list(nodes), int(k), _leaf_of(ports))
 
 
 def verify_incast_tests(ports, base_port, senders, me, server=None):
@@ -102,5 +134,5 @@ class FilterModule:
         return {"verify_rounds": verify_rounds, "verify_plan": verify_plan, "verify_round_role": verify_round_role,
                 "verify_round_progress": verify_round_progress,
                 "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
-                "verify_incast_tests": verify_incast_tests, "verify_schedule": verify_schedule,
+                "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan, "verify_schedule": verify_schedule,
                 "verify_schedule_summary": verify_schedule_summary}

@@ -38,7 +38,10 @@ FAULT_CODES = {
     "RDMA_TRANSPORT_RETRY": ("error", "mtu", "transport retry exceeded: frames dropped on the path"),
     "RDMA_TEST_ERROR": ("error", "host", "ib_write_bw failed"),
     "RDMA_BW_LOW": ("error", "link", "RDMA write bandwidth below the threshold"),
-    "RDMA_INCONCLUSIVE": ("warning", "link", "a failing pair whose bad end could not be isolated"),
+    # an error since issue 24: a failing test is a fault on its path whether or not its end is isolated
+    "RDMA_INCONCLUSIVE": ("error", "link", "a failing pair whose bad end could not be isolated"),
+    "RDMA_INTERMITTENT": ("error", "link", "a rail that fails a share of its tests (k of n) in one direction or both"),
+    "UPLINK_DEGRADED": ("error", "fabric", "cross-leaf tests through one leaf's uplinks fail while its same-leaf tests pass"),
     "NCCL_NET_SOCKET": ("error", "hca_selection", "NCCL fell back to NET/Socket (TCP)"),
     "NCCL_NO_GDR": ("error", "peermem", "GPUDirect RDMA expected but not used"),
     "NCCL_FEW_NICS": ("error", "hca_selection", "fewer NICs carry NCCL traffic than are cabled"),
@@ -164,35 +167,150 @@ def resolve_plan(plan, n_nodes, full_max):
     return "full" if int(n_nodes) <= int(full_max) else "sampled"
 
 
-def sampled_plan(nodes, rounds=2):
-    """The cheaper plan's first phase: a few disjoint pairings (rounds of the circle)."""
+def node_groups(nodes, leaf_of=None):
+    """Nodes grouped by the leaves their rails are cabled to, in plan order.
+
+    ``leaf_of``: {(node, device): switch} (``cabling_index``'s switch per endpoint, or a plain
+    {node: leaf}). Two nodes share a group when every rail of theirs lands on the same leaves
+    (a rail-optimised scalable unit, or one leaf per rack): HCA i against HCA i of two nodes of
+    one group stays under its leaf; of two groups it crosses the leaves' uplinks. Without
+    ``leaf_of`` every node is in one group.
+    """
+    leaf_of = leaf_of or {}
+    key = {}
+    for k, leaf in leaf_of.items():
+        node = k[0] if isinstance(k, (tuple, list)) else k
+        key.setdefault(node, set()).add(str(leaf))
+    groups = {}
+    for n in nodes:
+        groups.setdefault(tuple(sorted(key.get(n, ()))), []).append(n)
+    return list(groups.values())
+
+
+def _group_rounds(groups, count):
+    """Up to ``count`` rounds of cross-group pairs: the groups meet in circle order (group A's
+    i-th node with group B's i-th); server and client alternate so each uplink carries both
+    directions. Pairs of a round are disjoint."""
+    out = []
+    for meeting in round_robin(list(range(len(groups))))[:count]:
+        pairs = []
+        for ga, gb in meeting:
+            for i, (a, b) in enumerate(zip(groups[ga], groups[gb])):
+                pairs.append([a, b] if i % 2 == 0 else [b, a])
+        out.append(pairs)
+    return out
+
+
+def sampled_plan(nodes, rounds=2, leaf_of=None):
+    """The cheaper plan's first phase: a few disjoint pairings (rounds of the circle).
+
+    With the cabling (``leaf_of``, see ``node_groups``) and nodes under two or more leaf
+    groups, the plan is topology-aware: one round of same-leaf pairs (the circle within each
+    group), then up to two rounds of cross-leaf pairs (each group meets two others, so a
+    leaf's uplinks are told from its peers'), then circle rounds up to ``rounds`` + the
+    topology rounds. Every node is in at most one pair of a round.
+    """
+    nodes = list(nodes)
     full = round_robin(nodes)
     step = max(1, len(full) // max(1, rounds))
-    return [full[i] for i in range(0, len(full), step)][:rounds]
+    circle = [full[i] for i in range(0, len(full), step)][:rounds]
+    groups = node_groups(nodes, leaf_of)
+    if len(groups) < 2:
+        return circle
+    same = [p for g in groups for p in (round_robin(g)[:1] or [[]])[0]]
+    cross = _group_rounds(groups, 2 if len(groups) > 2 else 1)
+    return ([same] if same else []) + cross + circle
 
 
-def retest_plan(suspects, good, tested=()):
-    """Rounds pairing each suspect node with known-good peers it has not met.
+def retest_plan(suspects, good, tested=(), repeats=2):
+    """Rounds re-testing each suspect node against known-good peers, in both directions.
 
-    ``suspects``/``good``: node names; ``tested``: pairs already run. Each
-    suspect gets up to two good peers; a round never uses a node twice.
+    ib_write_bw's client writes into its server: a suspect as client proves its send side,
+    as server its receive side. Each suspect gets ``repeats`` tests as client and ``repeats``
+    as server (an intermittent rail fails k of n; more samples give its rate), each against
+    another good peer, peers it has not met first. ``suspects``/``good``: node names;
+    ``tested``: pairs already run. A round never uses a node twice; a good node serves
+    several suspects over the rounds, so the rounds stay about 2 x ``repeats`` while the
+    good nodes outnumber the suspects.
     """
     seen = {frozenset(p) for p in tested}
     wanted = []
+    repeats = max(1, int(repeats))
     for i, s in enumerate(suspects):
         # each suspect starts further along the good nodes, so suspects share rounds
-        candidates = [g for g in good if g != s and frozenset((s, g)) not in seen]
-        k = (2 * i) % len(candidates) if candidates else 0
-        wanted += [[g, s] for g in (candidates[k:] + candidates[:k])[:2]]
-    rounds = []
+        pool = [g for g in good if g != s]
+        if not pool:
+            continue
+        fresh = [g for g in pool if frozenset((s, g)) not in seen]
+        order = fresh + [g for g in pool if g not in fresh]
+        k = (2 * repeats * i) % len(fresh) if fresh else 0
+        order = fresh[k:] + fresh[:k] + order[len(fresh):]
+        peers = [order[j % len(order)] for j in range(2 * repeats)]
+        for j, g in enumerate(peers):
+            wanted.append([g, s] if j % 2 == 0 else [s, g])
+    rounds, busy = [], []
     for pair in wanted:
-        for rnd in rounds:
-            if not any(set(pair) & set(p) for p in rnd):
+        for rnd, used in zip(rounds, busy):
+            if not (set(pair) & used):
                 rnd.append(pair)
+                used.update(pair)
                 break
         else:
             rounds.append([pair])
+            busy.append(set(pair))
     return rounds
+
+
+def incast_plan(nodes, k=7, leaf_of=None):
+    """Incast rounds in which every node is the receiver once (every rail of it at once).
+
+    The nodes are interleaved across leaf groups (``node_groups``) and cut into groups of
+    k + 1: in round j the j-th member of each group receives and the others send into it,
+    so a receiver's senders sit under other leaves where there are several (the incast
+    loads the receiver leaf's uplinks towards it, and the senders' leaves' uplinks) and the
+    rounds are k + 1 (k + 2 where the last group was folded into the one before) whatever
+    the fleet's size. Returns ``[[{"receiver", "senders"}]]``, one list per round.
+    """
+    k = max(1, int(k))
+    groups = node_groups(list(nodes), leaf_of)
+    order = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        order += [g[i] for g in groups if i < len(g)]
+    chunks = [order[i:i + k + 1] for i in range(0, len(order), k + 1)]
+    if len(chunks) > 1 and len(chunks[-1]) < 2:
+        chunks[-2] += chunks.pop()
+    if not chunks or len(chunks[0]) < 2:
+        return []
+    rounds = []
+    for j in range(max(len(c) for c in chunks)):
+        rnd = [{"receiver": c[j], "senders": [n for n in c if n != c[j]]} for c in chunks if j < len(c)]
+        rounds.append(rnd)
+    return rounds
+
+
+def incast_coverage(rounds, leaf_of, uplinks=None):
+    """What an incast plan proves: host ports that were a receiver, and leaves whose uplinks
+    carried an incast towards one (a sender under another leaf), out of those in scope.
+
+    ``leaf_of``: {(node, device): leaf}; ``uplinks``: {leaf: [uplink entries]} (the switches'
+    ``switch_uplinks``), the leaves in scope for uplinks (default: every leaf with a port).
+    Returns ``{"ports": [proven, in_scope], "uplinks": [proven, in_scope]}``.
+    """
+    ports_of = {}
+    for (node, device), leaf in leaf_of.items():
+        ports_of.setdefault(node, []).append((device, leaf))
+    leaves = set(uplinks) if uplinks else {leaf for leaf in leaf_of.values()}
+    proven_ports, proven_up = set(), set()
+    for rnd in rounds:
+        for g in rnd:
+            r = g["receiver"]
+            proven_ports.update((r, d) for d, _ in ports_of.get(r, []))
+            for device, leaf in ports_of.get(r, []):
+                for s in g["senders"]:
+                    src = leaf_of.get((s, device))
+                    if src is not None and src != leaf:
+                        proven_up.update(x for x in (leaf, src) if x in leaves)
+    return {"ports": [len(proven_ports), len(leaf_of)], "uplinks": [len(proven_up), len(leaves)]}
 
 
 def convicted(tests):
@@ -537,57 +655,111 @@ def _end_counts(tests):
     return counts
 
 
-def localise(tests, hints=()):
-    """Which endpoints explain the failing tests (greedy set cover).
+DIRECTIONS = {"send": "client", "receive": "server"}
 
-    ``tests``: evaluated tests with ``server``/``client`` = [node, device].
-    An endpoint that a test's error names (``blame``) explains it alone.
-    Otherwise the endpoint covering the most failing tests wins; ties go to
-    the one with the larger failing share, then to endpoints named by
-    ``hints`` (port-check findings). Returns ``(suspects, inconclusive)``:
-    suspects = [{"endpoint", "tests", "passed", "codes"}], inconclusive =
-    failing tests whose two ends are equally likely.
+
+def _elements(t, leaf_of):
+    """What lies on the path of one test (the client writes into the server): the client's send
+    side, the server's receive side and, when the two ends hang off different leaves, the
+    uplinks of both leaves."""
+    c, sv = tuple(t["client"]), tuple(t["server"])
+    out = [("send", c), ("receive", sv)]
+    lc, ls = leaf_of.get(c), leaf_of.get(sv)
+    if lc is not None and ls is not None and lc != ls:
+        out += [("uplink", lc), ("uplink", ls)]
+    return out
+
+
+def localise(tests, hints=(), leaf_of=None):
+    """Which elements explain the failing tests (greedy set cover, then redundant ones dropped).
+
+    ``tests``: evaluated tests with ``server``/``client`` = [node, device]; the client writes
+    into the server. The elements of a test are the client's *send* side, the server's
+    *receive* side and, across leaves (``leaf_of``: {(node, device): leaf}), each leaf's
+    uplinks. An endpoint that a test's error names (``blame``: port down, device missing)
+    explains it alone, both directions. Otherwise the element covering the most failing
+    tests wins; ties go to the larger failing share, then to endpoints named by ``hints``
+    (port-check findings). An element whose tests the others chosen all explain is dropped
+    (a leaf's uplinks chosen first for the cross-leaf failures of two bad rails under it).
+    One failing test whose elements are equally likely is ``inconclusive``.
+
+    Returns ``(suspects, inconclusive)``: suspects = [{"endpoint" (or None), "uplink" (a leaf, or
+    None), "direction": send | receive | both | None, "tests", "fails", "total", "passed",
+    "codes"}], ``fails``/``total`` the element's failing / all tests (its failure rate).
     """
-    def ep(x):
-        return tuple(x)
+    leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
     failing = [t for t in tests if not t["ok"]]
-    seen, fails = _end_counts(tests), _end_counts(failing)
-    stats = {e: {"fail": fails[e], "pass": n - fails[e]} for e, n in seen.items()}
+    total, fails = Counter(), Counter()
+    for t in tests:
+        for e in _elements(t, leaf_of):
+            total[e] += 1
+            if not t["ok"]:
+                fails[e] += 1
     hints = {tuple(h) for h in hints}
-    explained, suspects = set(), {}
+    explained, chosen, blamed = set(), {}, {}
     for i, t in enumerate(failing):
         if t.get("blame"):
-            e = ep(t[t["blame"]])
-            suspects.setdefault(e, set()).add(i)
+            blamed.setdefault(tuple(t[t["blame"]]), set()).add(i)
             explained.add(i)
     inconclusive = []
     while len(explained) < len(failing):
         cover = {}
         for i, t in enumerate(failing):
-            if i in explained:
-                continue
-            for side in ("server", "client"):
-                cover.setdefault(ep(t[side]), set()).add(i)
+            if i not in explained:
+                for e in _elements(t, leaf_of):
+                    cover.setdefault(e, set()).add(i)
+
+        suspected = {e[1] for e in chosen if e[0] != "uplink"}
 
         def rank(e):
-            s = stats[e]
-            return (len(cover[e]), s["fail"] / (s["fail"] + s["pass"]), e in hints, e in suspects)
+            # one bad port explains its failures both ways before a second one is assumed
+            return (len(cover[e]), e[0] != "uplink" and e[1] in suspected, fails[e] / total[e],
+                    e[0] != "uplink" and e[1] in hints)
         best = max(cover, key=rank)
         ties = [e for e in cover if rank(e) == rank(best)]
         if len(ties) > 1 and len(cover[best]) == 1:
-            # one failing test, both ends equally likely: name the pair, not a guess
+            # one failing test, its elements equally likely: name the pair, not a guess
             i = next(iter(cover[best]))
             inconclusive.append(failing[i])
             explained.add(i)
             continue
-        suspects.setdefault(best, set()).update(cover[best])
+        chosen.setdefault(best, set()).update(cover[best])
         explained |= cover[best]
+    # a test every other chosen element explains needs no element of its own
+    full = {e: {i for i, t in enumerate(failing) if e in _elements(t, leaf_of)} for e in chosen}
+    for e in list(chosen):
+        others = set().union(*(full[o] for o in chosen if o != e)) if len(chosen) > 1 else set()
+        if chosen[e] <= others:
+            del chosen[e]
+            for o in chosen:
+                chosen[o] |= full[o] & full[e]
     out = []
-    for e, idx in sorted(suspects.items()):
-        codes = sorted({failing[i]["code"] for i in idx})
-        out.append({"endpoint": list(e), "tests": [failing[i] for i in sorted(idx)], "passed": stats[e]["pass"],
-                    "codes": codes})
-    return out, inconclusive
+    per_ep = {}
+    for (kind, what), idx in chosen.items():
+        if kind == "uplink":
+            out.append({"endpoint": None, "uplink": what, "direction": None, "idx": idx,
+                        "fails": fails[(kind, what)], "total": total[(kind, what)]})
+        else:
+            per_ep.setdefault(what, {})[kind] = idx
+    for ep, dirs in per_ep.items():
+        keys = [("send", ep), ("receive", ep)]
+        direction = "both" if len(dirs) == 2 else next(iter(dirs))
+        used = [k for k in keys if k[0] in dirs]
+        out.append({"endpoint": list(ep), "uplink": None, "direction": direction,
+                    "idx": set().union(*dirs.values()) | blamed.pop(ep, set()),
+                    "fails": sum(fails[k] for k in used), "total": sum(total[k] for k in used)})
+    for ep, idx in blamed.items():
+        n = total[("send", ep)] + total[("receive", ep)]
+        out.append({"endpoint": list(ep), "uplink": None, "direction": "both", "idx": idx,
+                    "fails": fails[("send", ep)] + fails[("receive", ep)], "total": n})
+    result = []
+    for s in sorted(out, key=lambda x: (x["endpoint"] is None, x["endpoint"] or [], str(x["uplink"]))):
+        idx = s.pop("idx")
+        s["tests"] = [failing[i] for i in sorted(idx)]
+        s["passed"] = s["total"] - s["fails"]
+        s["codes"] = sorted({failing[i]["code"] for i in idx})
+        result.append(s)
+    return result, inconclusive
 
 
 def _bw_layer(tests, speed):
@@ -602,18 +774,56 @@ def _bw_layer(tests, speed):
     return "pfc", "a fraction of line rate with the link at full speed: drops and retransmissions (PFC/ECN)"
 
 
-def rdma_findings(tests, fabric, cabling, hints=()):
-    """Findings from ib_write_bw tests: the bad link, not only the pair."""
+_CODE_ORDER = ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_CONNECT_FAILED",
+               "RDMA_BW_LOW", "RDMA_TEST_ERROR")
+
+
+def leaves_of(cabling):
+    """{(node, device): leaf switch} from ``cabling_index`` (endpoints without a switch left out)."""
+    return {k: p["switch"] for k, p in (cabling or {}).items() if p.get("switch")}
+
+
+def _evidence(tests):
+    return [{"server": t["server"], "client": t["client"], "gbps": t.get("gbps"),
+             "error": t.get("client_error") or t.get("server_error")} for t in tests]
+
+
+def rdma_findings(tests, fabric, cabling, hints=(), uplinks=None):
+    """Findings from ib_write_bw tests: the bad element and its direction, not only the pair.
+
+    Every failing test ends in an error: a rail named with its ``direction`` (send: it fails
+    as client, writing; receive: as server, written into; both) and ``failure_rate`` (its
+    failing / all tests that way; below 1 it is ``RDMA_INTERMITTENT``), a leaf's uplinks
+    (``UPLINK_DEGRADED``: cross-leaf tests through it fail, its rails' same-leaf tests pass;
+    ``uplinks``: {leaf: switch_uplinks} names the ports), or ``RDMA_INCONCLUSIVE`` naming
+    both ends where one test cannot be pinned on either.
+    """
     threshold = rdma_threshold_gbps(fabric)
     evaluated = evaluate_tests(tests, threshold)
-    suspects, inconclusive = localise(evaluated, hints)
+    suspects, inconclusive = localise(evaluated, hints, leaves_of(cabling))
     out = []
     for s in suspects:
+        rate = round(s["fails"] / s["total"], 3) if s["total"] else 1.0
+        share = f"{s['fails']} of {s['total']}"
+        if s["uplink"] is not None:
+            leaf = s["uplink"]
+            ups = (uplinks or {}).get(leaf) or []
+            ports = ", ".join(f"{u.get('port')} -> {u.get('peer')} {u.get('peer_port')}" for u in ups)
+            peers = sorted({t[side][0] for t in s["tests"] for side in ("server", "client")})
+            msg = (f"{leaf} uplinks{' (' + ports + ')' if ports else ''}: {share} cross-leaf tests through "
+                   f"{leaf} failed while the same rails' same-leaf tests pass; nodes {', '.join(peers[:6])}"
+                   f"{' ...' if len(peers) > 6 else ''}"
+                   + ("; with ECMP over several uplinks the bad one is among them: read their switch counters"
+                      if len(ups) > 1 else ""))
+            out.append(finding("UPLINK_DEGRADED", msg, switch=leaf,
+                               switch_port=ups[0].get("port") if len(ups) == 1 else None,
+                               uplinks=[dict(u) for u in ups], failure_rate=rate, fails=s["fails"],
+                               total=s["total"], check="ib_write_bw", evidence=_evidence(s["tests"][:20])))
+            continue
         node, device = s["endpoint"]
         where = _where(cabling, node, device)
-        code = s["codes"][0] if len(s["codes"]) == 1 else next(
-            c for c in ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_CONNECT_FAILED",
-                        "RDMA_BW_LOW", "RDMA_TEST_ERROR") if c in s["codes"])
+        code = s["codes"][0] if len(s["codes"]) == 1 else next(c for c in _CODE_ORDER if c in s["codes"])
+        intermittent = code in ("RDMA_BW_LOW", "RDMA_TEST_ERROR", "RDMA_TRANSPORT_RETRY") and s["fails"] < s["total"]
         peers = [f"{t['client' if list(t['server']) == [node, device] else 'server'][0]}" for t in s["tests"]]
         layer, hint = None, None
         if code == "RDMA_BW_LOW":
@@ -626,23 +836,29 @@ def rdma_findings(tests, fabric, cabling, hints=()):
                     first_err = first_err or e
         first_err = first_err or next((t.get("client_error") or t.get("server_error") for t in s["tests"]
                                        if t.get("client_error") or t.get("server_error")), None)
-        msg = (f"{node} {device} (switch {where['switch']} port {where['switch_port']}): "
-               f"{len(s['tests'])} failing test(s) against {', '.join(peers)}; passed {s['passed']}")
+        way = {"send": "as client (sending)", "receive": "as server (receiving)",
+               "both": "in both directions"}[s["direction"]]
+        msg = (f"{node} {device} (switch {where['switch']} port {where['switch_port']}): {s['direction']} side bad - "
+               f"failed {share} tests {way} against {', '.join(sorted(set(peers)))}")
+        if intermittent:
+            msg += f"; intermittent, failure rate {rate:.0%}"
         if code == "RDMA_BW_LOW":
             msg += f"; {rates} Gb/s < {threshold:g} Gb/s"
         elif first_err:
             msg += f"; {first_err.strip().splitlines()[0]}"
         if hint:
             msg += f" ({hint})"
-        out.append(finding(code, msg, layer=layer, check="ib_write_bw", evidence=[
-            {"server": t["server"], "client": t["client"], "gbps": t.get("gbps"),
-             "error": t.get("client_error") or t.get("server_error")} for t in s["tests"]], **where))
+        out.append(finding("RDMA_INTERMITTENT" if intermittent else code, msg, layer=layer, check="ib_write_bw",
+                           direction=s["direction"], failure_rate=rate, fails=s["fails"], total=s["total"],
+                           cause=code, evidence=_evidence(s["tests"]), **where))
     for t in inconclusive:
         a, b = t["server"], t["client"]
-        out.append(finding("RDMA_INCONCLUSIVE", f"{a[0]} {a[1]} <-> {b[0]} {b[1]} failed ({t['code']}); "
-                           "re-test each end against a known-good peer", check="ib_write_bw",
+        out.append(finding("RDMA_INCONCLUSIVE", f"{a[0]} {a[1]} <-> {b[0]} {b[1]} failed ({t['code']}): {b[0]} "
+                           f"{b[1]} sending or {a[0]} {a[1]} receiving; re-test each end against known-good peers "
+                           "(the sampled plan does; a two-node fabric has no third node)", check="ib_write_bw",
                            node=a[0], device=a[1], peer={"node": b[0], "device": b[1]},
-                           switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"]))
+                           switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"],
+                           evidence=_evidence([t])))
     return out, evaluated
 
 

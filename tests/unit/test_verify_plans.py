@@ -74,8 +74,10 @@ def test_retest_pairs_suspects_with_good_peers_not_yet_met():
     done = [["a", "b"], ["c", "d"]]
     rounds = verify.retest_plan(["a"], ["c", "d", "e"], done)
     pairs = [p for rnd in rounds for p in rnd]
-    assert pairs == [["c", "a"], ["d", "a"]]
-    assert len(rounds) == 2  # a cannot be in two pairs of one round
+    # twice as client (a's send side), twice as server (its receive side), fresh peers first
+    assert pairs == [["c", "a"], ["a", "d"], ["e", "a"], ["a", "c"]]
+    assert len(rounds) == 4  # a cannot be in two pairs of one round
+    assert verify.retest_plan(["a"], ["c", "d", "e"], done, repeats=1) == [[["c", "a"]], [["a", "d"]]]
     # two suspects share rounds when their peers differ
     rounds = verify.retest_plan(["a", "b"], ["c", "d"], [])
     for rnd in rounds:
