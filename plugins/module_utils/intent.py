@@ -14,8 +14,9 @@ import math
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import switch_profiles
-except ImportError:  # loaded on its own, beside switch_profiles.py
+    from ansible_collections.linerate.fabric.plugins.module_utils import network_os, switch_profiles
+except ImportError:  # loaded on its own, beside switch_profiles.py and network_os.py
+    import network_os
     import switch_profiles
 
 TRANSPORTS = ("roce", "infiniband")
@@ -25,8 +26,8 @@ IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
 # ansible_network_os, bare or collection-qualified (arista.eos.eos,
 # nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
-# platform (module_utils/switch/drivers.py ALIASES, the same table).
-NETWORK_OS_ALIASES = {"nvue": "nvue", "cumulus": "nvue", "eos": "eos", "sonic": "sonic", "enterprise_sonic": "sonic"}
+# platform (module_utils/network_os.py, the one table the drivers and the role read too).
+NETWORK_OS_ALIASES = network_os.ALIASES
 NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
                       "or set switch_platform: nvue | sonic | eos")
 # Ethernet rates and InfiniBand 4X rates (SDR 10, DDR 20, QDR 40, FDR 56,
@@ -78,6 +79,13 @@ DEFAULTS = {
     },
     "firmware": {
         "profile": "default",
+    },
+    # The host stack rolls through gpu_nodes (playbooks/stages/hosts.yml):
+    # `serial` and `max_fail_percentage` of the play. One node at a time and
+    # stop at the first failure unless the operator says otherwise.
+    "rollout": {
+        "batch": 1,
+        "max_fail_percentage": 0,
     },
 }
 
@@ -255,7 +263,7 @@ def validate_fabric(fabric):
     # Every block is a mapping; one that is not is reported and left at its
     # defaults so the rest is still checked (every problem at once).
     clean = {k: v for k, v in fabric.items() if k in DEFAULTS}
-    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware"):
+    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware", "rollout"):
         if block in clean and _mapping(p, f"fabric.{block}", clean[block]) is None:
             del clean[block]
     for block, inner in (("roce", "ecn"), ("nccl", "overrides")):
@@ -285,7 +293,24 @@ def validate_fabric(fabric):
     _validate_verify(p, clean.get("verify", {}), f["verify"], f["link_speed_gbps"])
     _unknown_keys(p, "fabric.firmware", clean.get("firmware", {}), DEFAULTS["firmware"])
     _one_of(p, "fabric.firmware.profile", f["firmware"].get("profile"), FIRMWARE_PROFILES)
+    _validate_rollout(p, clean.get("rollout", {}), f["rollout"])
     return p.items
+
+
+# fabric.rollout.batch as Ansible's `serial` takes it: a count of hosts, or a
+# percentage of the play's hosts written "N%".
+ROLLOUT_PERCENT = re.compile(r"([1-9][0-9]?|100)%", re.ASCII)
+
+
+def _validate_rollout(p, given, r):
+    _unknown_keys(p, "fabric.rollout", given, DEFAULTS["rollout"])
+    batch = r.get("batch")
+    if not ((_is_int(batch) and 1 <= batch <= 100000)
+            or (isinstance(batch, str) and ROLLOUT_PERCENT.fullmatch(batch))):
+        p.add("fabric.rollout.batch", batch,
+              "allowed: a number of nodes >= 1 or a percentage '1%'..'100%' of gpu_nodes "
+              "(the host stack's serial: nodes changed at a time)")
+    _int_in(p, "fabric.rollout.max_fail_percentage", r.get("max_fail_percentage"), 0, 100)
 
 
 def _validate_roce(p, given, r):
@@ -386,11 +411,10 @@ def validate_cabling(fabric, hosts, switches):
         allowed_platforms = IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS
         if "switch_platform" not in sv and "ansible_network_os" in sv:
             # Reported under the key the operator wrote, not under switch_platform.
-            network_os = sv["ansible_network_os"]
-            short = network_os.rsplit(".", 1)[-1].strip().lower() if isinstance(network_os, str) else None
-            platform = NETWORK_OS_ALIASES.get(short)
+            os_value = sv["ansible_network_os"]
+            platform = network_os.normalize(os_value)
             if platform not in allowed_platforms:
-                p.add(f"{sw}: ansible_network_os", network_os, "allowed: " + NETWORK_OS_ALLOWED
+                p.add(f"{sw}: ansible_network_os", os_value, "allowed: " + NETWORK_OS_ALLOWED
                       if transport != "infiniband" else "allowed: none on InfiniBand (the subnet manager "
                       "manages its switches, not SSH); remove it or the switch from the group")
         else:

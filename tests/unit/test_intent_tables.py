@@ -74,6 +74,7 @@ def test_the_defaults_are_the_documented_ones():
                    "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
                    "full_plan_max_nodes": 16},
         "firmware": {"profile": "default"},
+        "rollout": {"batch": 1, "max_fail_percentage": 0},
     }
 
 
