@@ -11,7 +11,7 @@ description:
   - B(Management path.) Finds the interfaces of the connection Ansible uses (the one holding O(local_address),
     from C(ip -json addr show); the route to O(peer_address), from C(ip -json route get)), follows each through
     its lower devices (C(/sys/class/net/<if>/lower_*), a bond's C(bonding/slaves)) to the PCI functions under it
-    (C(/sys/class/net/<if>/device), a VF's C(physfn)), and fails when the action takes one of them down:
+    (C(/sys/class/net/<if>/device), a VF's C(physfn)), and fails when the action takes one of them down -
     C(driver_restart) every function bound to an mlx driver (or of vendor 0x15b3); C(firmware_reset) every
     function of the same card as a target (mlxfwreset resets all PFs of the device); C(netdev_change) a target
     netdev that is one of the connection's devices or shares its PCI function. This refusal cannot be forced.
