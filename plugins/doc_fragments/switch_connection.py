@@ -11,6 +11,13 @@ options:
   password:
     description: Login password (keep it in vault). Either this or O(private_key_file).
     type: str
+  enable_secret:
+    description:
+      - Arista EOS only - the enable secret (netmiko's C(secret)) sent when the login lands in unprivileged
+        exec (a C(>) prompt); the role passes C(ansible_become_password). Keep it in vault; never logged.
+      - Without it, a login that is not privileged is still asked to C(enable) (no secret), and one the switch
+        refuses fails naming this option.
+    type: str
   host_key_checking:
     description: Reject a switch whose host key is not in O(known_hosts). Turn off only for a first contact you verify otherwise.
     type: bool

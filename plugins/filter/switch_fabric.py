@@ -1,8 +1,24 @@
-"""Filters deriving a switch's fabric ports from the inventory's cabling, and an EOS
-switch's platform profile (module_utils/switch_profiles.py)."""
+"""Filters deriving a switch's fabric ports from the inventory's cabling, its platform from
+switch_platform or ansible_network_os (module_utils/network_os.py), and an EOS switch's platform
+profile (module_utils/switch_profiles.py)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils import switch_profiles
+from ansible_collections.linerate.fabric.plugins.module_utils import network_os, switch_profiles
+
+
+def switch_platform(value, name="", strict=False):
+    """nvue | sonic | eos for a switch_platform or ansible_network_os value, short or collection-qualified
+    (nvidia.nvue.nvue, cumulus, arista.eos.eos, dellemc.enterprise_sonic.sonic, ...).
+
+    A value that names no platform comes back as it is (the switch modules then refuse it naming the
+    switch); with ``strict`` it fails naming the switch, the value and the allowed values."""
+    platform = network_os.normalize(value)
+    if platform is not None:
+        return platform
+    if strict:
+        raise AnsibleFilterError(f"switch {name}: ansible_network_os (or switch_platform) is {value!r}: "
+                                 f"allowed: {network_os.ALLOWED}")
+    return value
 
 
 def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
@@ -63,4 +79,4 @@ def eos_speed(profile, gbps, port=""):
 class FilterModule:
     def filters(self):
         return {"switch_fabric_ports": fabric_ports, "switch_eos_profile": eos_profile,
-                "switch_eos_speed": eos_speed}
+                "switch_eos_speed": eos_speed, "switch_platform": switch_platform}

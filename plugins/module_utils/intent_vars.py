@@ -25,7 +25,7 @@ except ImportError:  # loaded on its own, beside intent.py
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
 SECRETS = frozenset(("ansible_password", "switch_password", "switch_fabric_password", "ansible_become_password",
-                     "ansible_ssh_pass", "ansible_become_pass"))
+                     "ansible_ssh_pass", "ansible_become_pass", "switch_fabric_enable_secret"))
 # Booleans: a real one, the integers 1 and 0 (an INI inventory's x=1), or one of
 # these strings in any case (-e key=value gives strings). Anything else - 'maybe',
 # '', 'y', 2 - is refused: Ansible's `| bool` reads an unknown string as false.
@@ -487,6 +487,7 @@ RULES = {
     "switch_fabric_port": integer(1, 65535, " (a TCP port)"),
     "switch_fabric_username": fmt(_USER),
     "switch_fabric_password": text(1024),
+    "switch_fabric_enable_secret": text(1024),
     "switch_fabric_private_key_file": text(4096),
     "switch_fabric_known_hosts": text(4096),
     "switch_fabric_ssh_config_file": text(4096),
@@ -585,6 +586,7 @@ RULES = {
     "ansible_port": integer(1, 65535, " (a TCP port)"),
     "ansible_user": fmt(_USER),
     "ansible_password": text(1024),
+    "ansible_become_password": text(1024),   # the EOS enable secret (switch_fabric_enable_secret)
     "ansible_ssh_private_key_file": text(4096),
     "switch_username": fmt(_USER),
     "switch_password": text(1024),

@@ -138,6 +138,12 @@ class SimConn:
             raise ReadTimeout(f"Pattern not detected: {expect_string!r} in output.") from None
         return out[0] if isinstance(out, tuple) else out
 
+    def check_enable_mode(self):   # netmiko: privileged exec when the prompt ends in #
+        return self.sim.sw.prompt(self.ctx).rstrip().endswith("#")
+
+    def enable(self):
+        raise AssertionError("the simulators log in to privileged exec: enable() is not expected")
+
     def disconnect(self):
         self.dead = True
 

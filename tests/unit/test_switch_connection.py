@@ -75,6 +75,9 @@ def test_ssh_config_file_reaches_netmiko(tmp_path):
 class NoChannelConn:
     base_prompt = "leaf1"
 
+    def check_enable_mode(self):   # netmiko's: the login landed in privileged exec
+        return True
+
     def disconnect(self):
         pass
 
@@ -382,7 +385,7 @@ def test_connection_arguments_types_defaults_and_alias(monkeypatch, capsys):
         "host_key_checking": "no", "connect_timeout": "5", "fabric_ports": [7, "swp2"]})
     assert not res.get("failed"), res
     assert seen == [dict(platform="nvue", name="leaf1", ssh_config_file=os.path.expanduser("~/ssh_cfg"),
-                         host="10.0.0.7", port=2222, username="admin", password="pw",
+                         host="10.0.0.7", port=2222, username="admin", password="pw", secret=None,
                          key_file=os.path.expanduser("~/.ssh/id"),
                          known_hosts=os.path.expanduser("~/.ssh/known_hosts"), host_key_checking=False,
                          connect_timeout=5, command_timeout=60, profile="linerate")]
@@ -396,7 +399,7 @@ def test_connection_argument_defaults(monkeypatch, capsys):
         "profile": "rdma", "command_timeout": "90"})
     assert not res.get("failed"), res
     assert seen == [dict(platform="eos", name="leaf1", ssh_config_file=None, host="10.0.0.7", port=22,
-                         username="admin", password="pw", key_file=None,
+                         username="admin", password="pw", secret=None, key_file=None,
                          known_hosts=os.path.expanduser("~/.ssh/known_hosts"), host_key_checking=True,
                          connect_timeout=15, command_timeout=90, profile="rdma")]
     assert res["ports_missing"] == [] and res["problems"] == []

@@ -157,3 +157,164 @@ def test_switch_info_config_outside_the_managed_scope_fails(monkeypatch, capsys)
     res, _ = run_module(switch_info, dict(ARGS, config="nv set system hostname evil\n"), monkeypatch, capsys,
                         answers)
     assert res["failed"] and "outside the managed scope" in res["msg"]
+
+
+# ---------------------------------------------------------------- platforms and connections by Ansible's conventions
+# (issue 26): ansible_network_os short or fully qualified, names one platform everywhere; the switch plays run
+# on the controller whatever ansible_connection the inventory gives; the EOS enable secret.
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+import yaml  # noqa: E402
+
+from ansible.errors import AnsibleFilterError  # noqa: E402
+
+from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import switch_platform  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, network_os  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import drivers  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETWORK_OS = [("nvue", "nvue"), ("cumulus", "nvue"), ("nvidia.nvue.nvue", "nvue"), ("nvidia.nvue.httpapi", "nvue"),
+              ("eos", "eos"), ("arista.eos.eos", "eos"), ("Arista.EOS.eos ", "eos"), ("sonic", "sonic"),
+              ("dellemc.enterprise_sonic.sonic", "sonic")]
+
+
+@pytest.mark.parametrize("value,platform", NETWORK_OS)
+def test_one_table_names_the_platform_for_the_role_the_drivers_and_the_validation(value, platform):
+    assert switch_platform(value) == platform
+    assert switch_platform(value, "leaf1", True) == platform
+    assert drivers.platform_of("leaf1", value) == platform
+    assert network_os.normalize(value) == platform
+    assert intent.NETWORK_OS_ALIASES is network_os.ALIASES and drivers.ALIASES is network_os.ALIASES
+    assert os.path.isfile(os.path.join(ROOT, "switch_configs", platform, "fabric.j2"))
+
+
+@pytest.mark.parametrize("value", ["junos", "cisco.ios.ios", "nvidia.nvue.api", "", None, 7])
+def test_a_value_naming_no_platform(value):
+    assert switch_platform(value) == value   # unchanged: the module refuses it naming the switch
+    with pytest.raises(AnsibleFilterError) as err:
+        switch_platform(value, "leaf1", True)
+    assert str(err.value) == (f"switch leaf1: ansible_network_os (or switch_platform) is {value!r}: allowed: "
+                              "cumulus, enterprise_sonic, eos, nvue, sonic, also collection-qualified like "
+                              "arista.eos.eos, dellemc.enterprise_sonic.sonic, nvidia.nvue.nvue or nvidia.nvue.httpapi")
+
+
+def _plays(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return [p for p in yaml.safe_load(f) if "hosts" in p]
+
+
+SWITCH_PLAYBOOKS = ["playbooks/stages/switches.yml", "playbooks/switch_rollback.yml", "playbooks/stages/verify.yml",
+                    "playbooks/audit.yml"]
+
+
+@pytest.mark.parametrize("rel", SWITCH_PLAYBOOKS)
+def test_every_switch_play_sets_the_local_connection_as_a_play_var(rel):
+    plays = [p for p in _plays(rel) if str(p["hosts"]).startswith("switches")]
+    assert plays
+    for p in plays:
+        # a play var beats the inventory's ansible_connection; the keyword alone does not
+        assert p["vars"]["ansible_connection"] == "local", p["name"]
+        assert p["vars"]["ansible_python_interpreter"] == "{{ ansible_playbook_python }}"
+
+
+def test_switch_plays_run_on_the_controller_and_name_the_platform_whatever_the_inventory_says(tmp_path):
+    """ansible-playbook with the plays' own vars against switches the inventory gives ansible_connection
+    network_cli / httpapi and FQCN ansible_network_os: ping runs locally (network_cli would try port 1 of
+    127.0.0.1), and the role default names each switch's platform and its templates."""
+    hosts = {name: {"ansible_host": "127.0.0.1", "ansible_port": 1, "ansible_network_os": value,
+                    "ansible_connection": "network_cli" if i % 2 else "ansible.netcommon.httpapi"}
+             for i, (value, name) in enumerate([("nvidia.nvue.nvue", "leaf1"), ("arista.eos.eos", "leaf2"),
+                                                ("dellemc.enterprise_sonic.sonic", "leaf3"), ("cumulus", "leaf4"),
+                                                ("nvidia.nvue.httpapi", "leaf5"), ("eos", "spine1")])}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"switches": {"hosts": hosts}}}}))
+    play = _plays("playbooks/stages/switches.yml")[0]
+    test_play = [{
+        "name": "as the switch plays run", "hosts": "switches", "gather_facts": False,
+        "connection": play["connection"], "vars": dict(play["vars"], tdir=f"{ROOT}/switch_configs"),
+        "tasks": [
+            {"ansible.builtin.include_vars": {"file": f"{ROOT}/roles/switch_fabric/defaults/main.yml"}},
+            {"ansible.builtin.ping": {}},
+            {"ansible.builtin.assert": {"that": [
+                "(tdir ~ '/' ~ (switch_fabric_platform | linerate.fabric.switch_platform("
+                "inventory_hostname, true)) ~ '/fabric.j2') is file",
+                "switch_fabric_connection.platform == expected[inventory_hostname]"]}},
+        ], }]
+    test_play[0]["vars"]["expected"] = {"leaf1": "nvue", "leaf2": "eos", "leaf3": "sonic", "leaf4": "nvue",
+                                        "leaf5": "nvue", "spine1": "eos"}
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(test_play, sort_keys=False))
+    bin_dir = os.path.dirname(os.path.abspath(os.sys.executable))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_FACT_CACHING="memory")
+    r = subprocess.run([os.path.join(bin_dir, "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                        str(tmp_path / "play.yml")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "ok=3" in r.stdout and "unreachable=0" in r.stdout and "failed=1" not in r.stdout
+
+
+class EnableConn:
+    """netmiko's enable(): check_enable_mode() by the prompt, enable() answering Password: with the secret."""
+    base_prompt = "leaf1"
+
+    def __init__(self, privileged, refuse=False):
+        self.privileged, self.refuse, self.calls = privileged, refuse, []
+
+    def check_enable_mode(self):
+        self.calls.append("check_enable_mode")
+        return self.privileged
+
+    def enable(self):
+        self.calls.append("enable")
+        if self.refuse:
+            raise ValueError("Failed to enter enable mode. Please ensure you pass the 'secret' argument to "
+                             "ConnectHandler.")
+        self.privileged = True
+
+    def disconnect(self):
+        pass
+
+
+def eos_connect(conn, **kw):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import make_driver
+    p = dict(name="leaf1", platform="arista.eos.eos", host="127.0.1.3", port=22, username="admin", password="pw",
+             private_key_file=None, known_hosts="~/.ssh/known_hosts", ssh_config_file=None, host_key_checking=False,
+             connect_timeout=15, command_timeout=60, profile="linerate")
+    p.update(kw)
+    d = make_driver(p)
+    seen = []
+    d.open_connection = lambda params: seen.append(params) or conn
+    d.connect()
+    return d, seen
+
+
+def test_eos_enable_secret_reaches_netmiko_and_an_unprivileged_login_enters_enable():
+    conn = EnableConn(privileged=False)
+    d, seen = eos_connect(conn, enable_secret="en-s3cret")
+    assert seen[0]["secret"] == "en-s3cret" and conn.calls == ["check_enable_mode", "enable"]
+    assert d.conn is conn
+
+
+def test_eos_privileged_login_sends_no_enable_and_no_secret_when_none_is_set():
+    conn = EnableConn(privileged=True)
+    _d, seen = eos_connect(conn)
+    assert "secret" not in seen[0] and conn.calls == ["check_enable_mode"]
+
+
+@pytest.mark.parametrize("secret,hint", [("wrong", "the enable secret (ansible_become_password) was refused"),
+                                         (None, "no enable secret is set (ansible_become_password)")])
+def test_eos_enable_refused_names_the_variable_never_the_secret(secret, hint):
+    with pytest.raises(SwitchError) as err:
+        eos_connect(EnableConn(privileged=False, refuse=True), enable_secret=secret)
+    assert str(err.value) == (f"switch leaf1: could not enter privileged exec (enable): {hint}: Failed to enter "
+                              "enable mode. Please ensure you pass the 'secret' argument to ConnectHandler.")
+    assert "wrong" not in str(err.value)
+
+
+def test_enable_secret_is_no_log_in_every_switch_module():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import CONNECTION_ARGS
+    assert CONNECTION_ARGS["enable_secret"] == {"type": "str", "no_log": True}
+    with open(os.path.join(ROOT, "roles/switch_fabric/defaults/main.yml"), encoding="utf-8") as f:
+        defaults = yaml.safe_load(f)
+    assert defaults["switch_fabric_enable_secret"] == "{{ ansible_become_password | default('') }}"
+    assert defaults["switch_fabric_connection"]["enable_secret"] == "{{ switch_fabric_enable_secret | default(omit, true) }}"

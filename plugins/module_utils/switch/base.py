@@ -122,7 +122,7 @@ class Driver(abc.ABC):
             raise SwitchError(self.name, f"netmiko is not installed: {exc}") from exc
         params = dict(
             device_type=self.device_type, host=self.host, port=int(self.port),
-            username=self.username, password=self.password, secret=self.secret or "",
+            username=self.username, password=self.password,
             conn_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
             banner_timeout=self.connect_timeout, read_timeout_override=None,
             allow_agent=False, use_keys=bool(self.key_file),
@@ -133,6 +133,8 @@ class Driver(abc.ABC):
             alt_key_file=os.path.expanduser(self.known_hosts or ""),
             fast_cli=True, session_log=None,
         )
+        if self.secret:   # EOS enable secret: netmiko's enable() answers its Password: prompt with it
+            params["secret"] = self.secret
         if self.ssh_config_file:   # jump hosts (ProxyJump / ProxyCommand) as OpenSSH's config says
             path = os.path.expanduser(self.ssh_config_file)
             if not os.path.isfile(path):

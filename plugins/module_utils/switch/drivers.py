@@ -1,19 +1,20 @@
 """Platform name -> driver class."""
+from ansible_collections.linerate.fabric.plugins.module_utils import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.eos import EosDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue import NvueDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import SonicDriver
 
 DRIVERS = {"nvue": NvueDriver, "sonic": SonicDriver, "eos": EosDriver}
 # ansible_network_os values (short or fully qualified, e.g. arista.eos.eos, nvidia.nvue.nvue,
-# dellemc.enterprise_sonic.sonic) and older names -> platform
-ALIASES = {"nvue": "nvue", "cumulus": "nvue", "eos": "eos", "sonic": "sonic", "enterprise_sonic": "sonic"}
+# dellemc.enterprise_sonic.sonic) and older names -> platform: module_utils/network_os.py, the one table
+ALIASES = network_os.ALIASES
 
 
 def platform_of(name, value):
     """switch_platform or ansible_network_os -> nvue | sonic | eos (ValueError naming the switch otherwise)."""
-    short = str(value or "").rsplit(".", 1)[-1].strip().lower()
-    if short in ALIASES:
-        return ALIASES[short]
+    platform = network_os.normalize(value)
+    if platform is not None:
+        return platform
     raise ValueError(f"switch {name}: unknown platform {value!r} (switch_platform or ansible_network_os; "
                      f"allowed: {', '.join(sorted(ALIASES))}, also collection-qualified like arista.eos.eos)")
 

@@ -228,6 +228,26 @@ class EosDriver(Driver):
         super().__init__(*a, **kw)
         self._session = None
 
+    def connect(self):
+        fresh = self.conn is None
+        super().connect()
+        if fresh:
+            self.enable()
+
+    def enable(self):
+        """A login without privilege 15 lands in unprivileged exec (``switch>``), where ``configure session``
+        is refused: enter privileged exec as netmiko does (``enable``, then the secret at its ``Password:``
+        prompt; nothing when the prompt is already ``#``)."""
+        if self.conn.check_enable_mode():
+            return
+        try:
+            self.conn.enable()
+        except Exception as exc:  # netmiko: ValueError "Failed to enter enable mode", ReadTimeout
+            hint = ("the enable secret (ansible_become_password) was refused" if self.secret else
+                    "no enable secret is set (ansible_become_password)")
+            raise SwitchError(self.name, f"could not enter privileged exec (enable): {hint}: "
+                                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+
     def get_running(self):
         return self.run("show running-config")
 

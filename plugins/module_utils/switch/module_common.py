@@ -8,6 +8,7 @@ CONNECTION_ARGS = dict(
     port=dict(type="int", default=22),
     username=dict(type="str"),
     password=dict(type="str", no_log=True),
+    enable_secret=dict(type="str", no_log=True),
     private_key_file=dict(type="path"),
     known_hosts=dict(type="path", default="~/.ssh/known_hosts"),
     ssh_config_file=dict(type="path"),
@@ -27,7 +28,7 @@ def make_driver(p):
                          "private key (ansible_ssh_private_key_file or switch_private_key_file) is set")
     return driver_for(
         platform_of(p["name"], p["platform"]), p["name"], ssh_config_file=p.get("ssh_config_file"), host=p["host"], port=p["port"], username=p["username"],
-        password=p.get("password"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
+        password=p.get("password"), secret=p.get("enable_secret"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
         host_key_checking=p["host_key_checking"], connect_timeout=p["connect_timeout"],
         command_timeout=p["command_timeout"], profile=p["profile"])
 
