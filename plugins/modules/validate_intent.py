@@ -181,6 +181,20 @@ options:
             type: str
             choices: [gpudirect, default, none]
             default: default
+      rollout:
+        description: How the host stack rolls through C(gpu_nodes) (the play's C(serial) and C(max_fail_percentage)).
+        type: dict
+        suboptions:
+          batch:
+            description:
+              - Nodes changed at a time - a number >= 1 or a percentage V('1%')..V('100%') of the nodes, as Ansible's
+                C(serial) takes it. A NIC reset, driver restart or reboot within a batch still goes one node at a time.
+            type: raw
+            default: 1
+          max_fail_percentage:
+            description: The run stops when more than this percentage of a batch failed (0 - the first failed node).
+            type: int
+            default: 0
   host_group:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str
