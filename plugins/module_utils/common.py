@@ -16,6 +16,16 @@ class ToolFailure(Exception):
         self.kw = kw
 
 
+# ANSI SGR/CSI escape sequences (``ESC [ ... m`` and the like): nvidia-smi underlines the header of
+# ``topo -m`` with ESC[4m ... ESC[0m even when its output goes to a file (seen on driver 580.159.04).
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text):
+    """``text`` without terminal escape sequences; anything that is not a string is returned unchanged."""
+    return ANSI_ESCAPE.sub("", text) if isinstance(text, str) else text
+
+
 def exit_module(module, compute):
     """End an Ansible module with ``compute()``'s result: a ToolFailure fails it with its
     message and fields, the result's ``warnings`` become the module's warnings, and its

@@ -392,15 +392,27 @@ def _read_nccl_tests_json(data):
     oob = data.get("out_of_bounds") or {}
     avg = data.get("average_bus_bandwidth") or {}
     result["out_of_bounds"] = oob.get("count")
-    result["out_of_bounds_ok"] = oob.get("okay")
+    result["out_of_bounds_ok"] = _json_flag(oob.get("okay"))
     result["avg_bus_bandwidth"] = _number(str(avg.get("bandwidth"))) if avg else None
-    result["avg_bus_bandwidth_ok"] = avg.get("okay") if isinstance(avg.get("okay"), bool) else None
-    errors = data.get("errors") or []
+    result["avg_bus_bandwidth_ok"] = _json_flag(avg.get("okay"))
+    # nccl-tests 2.19.6 writes "errors": [""] when there was none (a real -J file, H100, 2026-11-26)
+    errors = [e for e in data.get("errors") or [] if isinstance(e, str) and e.strip()]
     result["nccl_last_error"] = errors[0] if errors else None
     names = [entry.get("experiment_name") for entry in data.get("results") or [] if entry.get("experiment_name")]
-    result["test"] = names[0] if names else None
+    args = data.get("args") if isinstance(data.get("args"), list) else []
+    binary = args[0].rsplit("/", 1)[-1] if args and isinstance(args[0], str) else ""
+    # experiment_name is "" unless the run names one: the test is then the binary's name (args[0])
+    result["test"] = names[0] if names else (binary if re.fullmatch(r"\w+_perf(_mpi)?", binary) else None)
     result["_errors"] = errors
     return result
+
+
+def _json_flag(value):
+    """The -J file's ``okay`` fields: true/false as booleans or as the strings nccl-tests 2.19 writes
+    (``"true"``); anything else (``"unchecked"``, absent) is None."""
+    if isinstance(value, bool):
+        return value
+    return {"true": True, "false": False}.get(str(value).strip().lower()) if value is not None else None
 
 
 def _nccl_version_from_code(code):

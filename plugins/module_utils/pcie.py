@@ -17,9 +17,9 @@ what they read only in part.
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, strip_ansi
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError  # type: ignore
+    from common import ParseError, strip_ansi  # type: ignore
 
 # ---------------------------------------------------------------- lspci -vvv
 
@@ -168,6 +168,7 @@ def parse_nvidia_smi_topo(text):
     """
     if not isinstance(text, str):
         raise ParseError("nvidia-smi", f"output must be text, not {type(text).__name__}")
+    text = strip_ansi(text)   # the header is underlined with terminal escapes, even into a file
     for e in _SMI_ERRORS:
         if e in text:
             line = next(x for x in text.splitlines() if e in x)
