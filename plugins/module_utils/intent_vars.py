@@ -455,6 +455,17 @@ RULES = {
     "connectx_firmware_image_psid": fmt(_PSID, empty=True),
     "connectx_firmware_image_dir": path(),
     "connectx_firmware_allow_downgrade": boolean,
+    # role host_disruption (drain/undrain hooks around disruptive host actions)
+    "host_disruption_drain_command": ARGV,
+    "host_disruption_drain_on": choice("controller", "node"),
+    "host_disruption_undrain_command": ARGV,
+    "host_disruption_undrain_on": choice("controller", "node"),
+    "host_disruption_drain_tasks": local_path(empty=True),
+    "host_disruption_undrain_tasks": local_path(empty=True),
+    "host_disruption_hook_timeout": integer(1, 86400, " seconds"),
+    "host_disruption_force": boolean,
+    "host_disruption_action": choice("driver_restart", "firmware_reset", "netdev_change", "reboot"),
+    "host_disruption_targets": ANY_LIST,
     # role nvidia_peermem
     "nvidia_peermem_state": choice("present", "absent"),
     "nvidia_peermem_modules_load_file": path(),

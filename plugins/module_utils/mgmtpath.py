@@ -23,7 +23,9 @@ firmware reset with mlxfwreset, a netdev change by rdma_netdev) asks
    ConnectX is ``.0`` and ``.1``), VFs of those PFs included. A netdev change
    touches the functions under that netdev, and the netdev itself when the
    connection's interfaces are named (an address on a ConnectX netdev with no
-   PCI link, such as an IPoIB child, is found by name).
+   PCI link, such as an IPoIB child, is found by name). A ``reboot`` cuts every
+   connection and ``ansible.builtin.reboot`` waits for it: no path is refused,
+   only the in-use check applies (every device).
 
 The refusal names the action, the connection's chain (``bond0 -> enp65s0f0np0
 -> 0000:41:00.0``) and how to proceed; it is not overridable: a host whose
@@ -39,7 +41,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
-ACTIONS = ("driver_restart", "firmware_reset", "netdev_change")
+ACTIONS = ("driver_restart", "firmware_reset", "netdev_change", "reboot")
 MELLANOX_VENDOR = "0x15b3"
 # Drivers openibd stops (MLNX_OFED's openibd: mlx5_ib, mlx5_core, mlx4_*).
 OFED_DRIVERS = ("mlx5_core", "mlx4_core", "mlx4_en", "mlx5_ib", "mlx4_ib")
@@ -184,6 +186,9 @@ def touched(sysfs, mgmt, action, targets):
                 continue
             shared = sorted(set(chain(sysfs, name)["functions"]) & set(mgmt["functions"]))
             hits += [f"{name} on {fn} (the connection's function)" for fn in shared]
+    elif action == "reboot":
+        # ansible.builtin.reboot expects the connection to drop and waits for it
+        hits = []
     else:
         raise ToolFailure(f"action: {action!r} is not allowed (allowed: {' | '.join(ACTIONS)})")
     return hits
@@ -238,7 +243,7 @@ def in_use(procfs, sysfs, devices=None):
 def devices_of(sysfs, action, targets):
     """The RDMA devices an action takes away: all for a driver restart, the card's for a reset,
     the netdevs' for a netdev change (None: all)."""
-    if action == "driver_restart":
+    if action in ("driver_restart", "reboot"):
         return None
     base = os.path.join(sysfs, "class", "infiniband")
     out = set()

@@ -25,11 +25,12 @@ options:
     description: What is about to happen.
     type: str
     required: true
-    choices: [driver_restart, firmware_reset, netdev_change]
+    choices: [driver_restart, firmware_reset, netdev_change, reboot]
   targets:
     description:
       - C(firmware_reset) - the PCI addresses to reset; C(netdev_change) - the netdevs to change;
-        C(driver_restart) - not used (every RDMA device goes down).
+        C(driver_restart), C(reboot) - not used (every RDMA device goes down; a reboot is expected to cut the
+        connection, so only the in-use check applies).
     type: list
     elements: str
     default: []
@@ -130,8 +131,8 @@ def guard(run, p):
         if held and not p["force"]:
             names = ", ".join(f"{h['comm']} (pid {h['pid']}) on {h['device']}" for h in held)
             raise ToolFailure(f"refusing to {p['action'].replace('_', ' ')}: RDMA devices are in use by {names}; "
-                              "drain the node first (linerate_drain_command) or force it "
-                              "(linerate_disruption_force: true)", management=mgmt, in_use=held)
+                              "drain the node first (host_disruption_drain_command) or force it "
+                              "(host_disruption_force: true)", management=mgmt, in_use=held)
     return {"changed": False, "management": mgmt, "in_use": held}
 
 

@@ -208,8 +208,8 @@ def test_devices_in_use_refuse_the_reset_of_their_card_only(capsys, host):
     res = guard(capsys, host, ip_tools("eno1"), "firmware_reset", ["0000:41:00.0"])
     assert res["failed"] and res["in_use"] == [{"pid": 4242, "comm": "ib_write_bw", "device": "mlx5_1"}]
     assert res["msg"] == ("refusing to firmware reset: RDMA devices are in use by ib_write_bw (pid 4242) on mlx5_1; "
-                          "drain the node first (linerate_drain_command) or force it "
-                          "(linerate_disruption_force: true)")
+                          "drain the node first (host_disruption_drain_command) or force it "
+                          "(host_disruption_force: true)")
     forced = guard(capsys, host, ip_tools("eno1"), "firmware_reset", ["0000:41:00.0"], force=True)
     assert not forced.get("failed") and forced["in_use"] == res["in_use"]
     # a driver restart takes every device
@@ -226,3 +226,10 @@ def test_force_never_overrides_the_management_path(capsys, host):
 def test_card_and_bdf_forms():
     assert mgmtpath.card("41:00.1") == "0000:41:00" and mgmtpath.card("0000:C1:00.0") == "0000:c1:00"
     assert mgmtpath.full_bdf("41:00.0") == "0000:41:00.0"
+
+
+def test_a_reboot_is_not_refused_by_the_path_but_by_devices_in_use(capsys, host):
+    assert not guard(capsys, host, ip_tools("enp193s0f0np0"), "reboot").get("failed")
+    host.process(77, "all_reduce_perf", "/dev/infiniband/uverbs0")
+    res = guard(capsys, host, ip_tools("enp193s0f0np0"), "reboot")
+    assert res["failed"] and res["in_use"] == [{"pid": 77, "comm": "all_reduce_perf", "device": "mlx5_0"}]
