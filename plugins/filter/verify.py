@@ -80,12 +80,15 @@ def settled(tests):
     out = set()
     for e in verify.convicted(tests):
         sides = {side: [t["ok"] for t in tests if tuple(t[side]) == e] for side in ("server", "client")}
-        if all(sides.values()) and any(not any(v) for v in sides.values()):
+        # hard: 3+ failures the bad way and none passed; the other way either as hard or 2+ passes, none failed
+        hard = [s for s, v in sides.items() if len(v) >= 3 and not any(v)]
+        rest = [s for s in sides if s not in hard]
+        if hard and all(len(sides[s]) >= 2 and all(sides[s]) for s in rest):
             out.add(e)
     return out
 
 
-def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=2):
+def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None):
     """The cheaper plan's second phase: suspect nodes against known-good peers, both directions.
 
     A failing test that an endpoint the first phase already settles explains (``settled``) needs
@@ -106,7 +109,8 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=2):
         open_ |= {e[0] for e in (ends & convicted or ends)}
     good = [n for n in nodes if n not in bad]
     done = [p for rnd in rounds_done for p in rnd]
-    return verify.retest_plan(sorted(open_), good, done, int(repeats))
+    group_of = {n: k for k, g in enumerate(verify.node_groups(list(nodes), _leaf_of(ports))) for n in g}
+    return verify.retest_plan(sorted(open_), good, done, int(repeats), group_of)
 
 
 def verify_incast_plan(nodes, k=7, ports=None):

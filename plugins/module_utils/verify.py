@@ -222,14 +222,15 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     return ([same] if same else []) + cross + circle
 
 
-def retest_plan(suspects, good, tested=(), repeats=2):
+def retest_plan(suspects, good, tested=(), repeats=1, group_of=None):
     """Rounds re-testing each suspect node against known-good peers, in both directions.
 
     ib_write_bw's client writes into its server: a suspect as client proves its send side,
     as server its receive side. Each suspect gets ``repeats`` tests as client and ``repeats``
     as server (an intermittent rail fails k of n; more samples give its rate), each against
-    another good peer, peers it has not met first. ``suspects``/``good``: node names;
-    ``tested``: pairs already run. A round never uses a node twice; a good node serves
+    another good peer, peers it has not met first and, with ``group_of`` ({node: leaf group key},
+    see ``node_groups``), peers under its own leaves first (a same-leaf test proves the rail
+    without any uplink). ``suspects``/``good``: node names; ``tested``: pairs already run. A round never uses a node twice; a good node serves
     several suspects over the rounds, so the rounds stay about 2 x ``repeats`` while the
     good nodes outnumber the suspects.
     """
@@ -239,12 +240,15 @@ def retest_plan(suspects, good, tested=(), repeats=2):
     for i, s in enumerate(suspects):
         # each suspect starts further along the good nodes, so suspects share rounds
         pool = [g for g in good if g != s]
+        if group_of:
+            pool.sort(key=lambda g: group_of.get(g) != group_of.get(s))  # stable: same leaves first
         if not pool:
             continue
         fresh = [g for g in pool if frozenset((s, g)) not in seen]
         order = fresh + [g for g in pool if g not in fresh]
-        k = (2 * repeats * i) % len(fresh) if fresh else 0
-        order = fresh[k:] + fresh[:k] + order[len(fresh):]
+        near = [g for g in fresh if not group_of or group_of.get(g) == group_of.get(s)] or fresh
+        k = (2 * repeats * i) % len(near) if near else 0
+        order = near[k:] + near[:k] + [g for g in order if g not in near]
         peers = [order[j % len(order)] for j in range(2 * repeats)]
         for j, g in enumerate(peers):
             wanted.append([g, s] if j % 2 == 0 else [s, g])
@@ -278,7 +282,8 @@ def incast_plan(nodes, k=7, leaf_of=None):
         order += [g[i] for g in groups if i < len(g)]
     chunks = [order[i:i + k + 1] for i in range(0, len(order), k + 1)]
     if len(chunks) > 1 and len(chunks[-1]) < 2:
-        chunks[-2] += chunks.pop()
+        last = chunks.pop()
+        chunks[-1] += last
     if not chunks or len(chunks[0]) < 2:
         return []
     rounds = []
@@ -658,14 +663,17 @@ def _end_counts(tests):
 DIRECTIONS = {"send": "client", "receive": "server"}
 
 
-def _elements(t, leaf_of):
+def _elements(t, leaf_of, sound=None):
     """What lies on the path of one test (the client writes into the server): the client's send
     side, the server's receive side and, when the two ends hang off different leaves, the
-    uplinks of both leaves."""
+    uplinks of both leaves. ``sound``: the (direction, endpoint) sides that passed a test: a
+    failing test blames an uplink only when both its ends passed that way elsewhere (a rail
+    that never sends right explains its own cross-leaf failures)."""
     c, sv = tuple(t["client"]), tuple(t["server"])
     out = [("send", c), ("receive", sv)]
     lc, ls = leaf_of.get(c), leaf_of.get(sv)
-    if lc is not None and ls is not None and lc != ls:
+    if lc is not None and ls is not None and lc != ls and (
+            sound is None or (("send", c) in sound and ("receive", sv) in sound)):
         out += [("uplink", lc), ("uplink", ls)]
     return out
 
@@ -695,6 +703,7 @@ def localise(tests, hints=(), leaf_of=None):
             total[e] += 1
             if not t["ok"]:
                 fails[e] += 1
+    sound = {e for e in total if e[0] != "uplink" and fails[e] < total[e]}
     hints = {tuple(h) for h in hints}
     explained, chosen, blamed = set(), {}, {}
     for i, t in enumerate(failing):
@@ -706,9 +715,14 @@ def localise(tests, hints=(), leaf_of=None):
         cover = {}
         for i, t in enumerate(failing):
             if i not in explained:
-                for e in _elements(t, leaf_of):
+                for e in _elements(t, leaf_of, sound):
                     cover.setdefault(e, set()).add(i)
 
+        for e in [e for e in cover if e[0] == "uplink"]:
+            # one endpoint in every failing test an uplink would explain: that endpoint explains them
+            common = set.intersection(*({tuple(failing[i]["server"]), tuple(failing[i]["client"])} for i in cover[e]))
+            if common:
+                del cover[e]
         suspected = {e[1] for e in chosen if e[0] != "uplink"}
 
         def rank(e):
@@ -723,10 +737,21 @@ def localise(tests, hints=(), leaf_of=None):
             inconclusive.append(failing[i])
             explained.add(i)
             continue
-        chosen.setdefault(best, set()).update(cover[best])
-        explained |= cover[best]
+        if best[0] == "uplink":
+            # two leaves whose uplinks carry exactly the same failing tests (two leaf groups): the path
+            # between them is the element, not one leaf's uplinks
+            same = tuple(sorted(e[1] for e in ties if e[0] == "uplink" and cover[e] == cover[best]))
+            if len(same) > 1:
+                fails[("uplink", same)], total[("uplink", same)] = fails[best], total[best]
+                best = ("uplink", same)
+        chosen.setdefault(best, set()).update(cover[best] if best in cover else cover[("uplink", best[1][0])])
+        explained |= chosen[best]
     # a test every other chosen element explains needs no element of its own
-    full = {e: {i for i, t in enumerate(failing) if e in _elements(t, leaf_of)} for e in chosen}
+    def on_path(e, t):
+        els = _elements(t, leaf_of, sound)
+        return all(("uplink", leaf) in els for leaf in e[1]) if e[0] == "uplink" and isinstance(e[1], tuple) \
+            else e in els
+    full = {e: {i for i, t in enumerate(failing) if on_path(e, t)} for e in chosen}
     for e in list(chosen):
         others = set().union(*(full[o] for o in chosen if o != e)) if len(chosen) > 1 else set()
         if chosen[e] <= others:
@@ -806,18 +831,21 @@ def rdma_findings(tests, fabric, cabling, hints=(), uplinks=None):
         rate = round(s["fails"] / s["total"], 3) if s["total"] else 1.0
         share = f"{s['fails']} of {s['total']}"
         if s["uplink"] is not None:
-            leaf = s["uplink"]
-            ups = (uplinks or {}).get(leaf) or []
-            ports = ", ".join(f"{u.get('port')} -> {u.get('peer')} {u.get('peer_port')}" for u in ups)
+            leaves = list(s["uplink"]) if isinstance(s["uplink"], (tuple, list)) else [s["uplink"]]
+            ups = [dict(u, leaf=leaf) for leaf in leaves for u in (uplinks or {}).get(leaf) or []]
+            ports = ", ".join(f"{u['leaf']} {u.get('port')} -> {u.get('peer')} {u.get('peer_port')}" for u in ups)
             peers = sorted({t[side][0] for t in s["tests"] for side in ("server", "client")})
-            msg = (f"{leaf} uplinks{' (' + ports + ')' if ports else ''}: {share} cross-leaf tests through "
-                   f"{leaf} failed while the same rails' same-leaf tests pass; nodes {', '.join(peers[:6])}"
+            where = leaves[0] if len(leaves) == 1 else f"the path between {' and '.join(leaves)}"
+            msg = (f"{where} uplinks{' (' + ports + ')' if ports else ''}: {share} cross-leaf tests through it "
+                   f"failed while the same rails pass elsewhere; nodes {', '.join(peers[:6])}"
                    f"{' ...' if len(peers) > 6 else ''}"
+                   + ("; two leaf groups only: which end's uplink is bad needs a third group or the switch counters"
+                      if len(leaves) > 1 else "")
                    + ("; with ECMP over several uplinks the bad one is among them: read their switch counters"
                       if len(ups) > 1 else ""))
-            out.append(finding("UPLINK_DEGRADED", msg, switch=leaf,
-                               switch_port=ups[0].get("port") if len(ups) == 1 else None,
-                               uplinks=[dict(u) for u in ups], failure_rate=rate, fails=s["fails"],
+            out.append(finding("UPLINK_DEGRADED", msg, switch=leaves[0],
+                               switch_port=ups[0].get("port") if len(ups) == 1 else None, leaves=leaves,
+                               uplinks=ups, failure_rate=rate, fails=s["fails"],
                                total=s["total"], check="ib_write_bw", evidence=_evidence(s["tests"][:20])))
             continue
         node, device = s["endpoint"]

@@ -72,14 +72,17 @@ def test_sampled_plan_is_a_few_disjoint_rounds():
 
 def test_retest_pairs_suspects_with_good_peers_not_yet_met():
     done = [["a", "b"], ["c", "d"]]
-    rounds = verify.retest_plan(["a"], ["c", "d", "e"], done)
+    rounds = verify.retest_plan(["a"], ["c", "d", "e"], done, repeats=2)
     pairs = [p for rnd in rounds for p in rnd]
     # twice as client (a's send side), twice as server (its receive side), fresh peers first
     assert pairs == [["c", "a"], ["a", "d"], ["e", "a"], ["a", "c"]]
     assert len(rounds) == 4  # a cannot be in two pairs of one round
-    assert verify.retest_plan(["a"], ["c", "d", "e"], done, repeats=1) == [[["c", "a"]], [["a", "d"]]]
+    assert verify.retest_plan(["a"], ["c", "d", "e"], done) == [[["c", "a"]], [["a", "d"]]]
+    # peers under the suspect's own leaves first: no uplink on the path of its re-tests
+    assert verify.retest_plan(["a"], ["c", "d", "e"], done, group_of={"a": 1, "e": 1, "c": 0, "d": 0}) == [
+        [["e", "a"]], [["a", "c"]]]
     # two suspects share rounds when their peers differ
-    rounds = verify.retest_plan(["a", "b"], ["c", "d"], [])
+    rounds = verify.retest_plan(["a", "b"], ["c", "d"], [], repeats=2)
     for rnd in rounds:
         used = [x for p in rnd for x in p]
         assert len(used) == len(set(used))

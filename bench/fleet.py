@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Fleet model: the REAL verification plan, evaluation, localisation and report code
+(plugins/module_utils/verify.py and the verify filters) against a simulated fabric of
+64 .. 2,000 nodes x 8 rails, with injected fault classes.
+
+    .venv/bin/python bench/fleet.py                       # 64 256 1024 2000 nodes, every class
+    .venv/bin/python bench/fleet.py --sizes 64 256 --trials 5
+
+Only the data path is simulated (which ib_write_bw test fails); everything the controller
+computes is the project's own code: ``sampled_plan`` (topology-aware first rounds),
+``verify_retest_rounds`` (re-tests in both directions), ``round_tests``, ``rdma_findings``
+(evaluation, localisation, findings), ``summarize``, ``incast_plan`` / ``incast_coverage``.
+
+The fabric: rail-optimised scalable units (SU) of 32 nodes; rail r of the nodes of SU s
+lands on leaf ``su<s>-r<r>``, each leaf has two uplinks (one per spine) and a flow between
+two leaves takes one of them by a hash of its ends (ECMP). A same-rail test between nodes
+of two SUs crosses both leaves' uplinks.
+
+Fault classes (each a separate run; ``several``: all of them at once, on ~1 % of the rails):
+send-only, receive-only, both (hard, every test that way fails), intermittent (fails 50 %
+of its tests, both ways), uplink (one uplink of one leaf degraded: every flow hashed onto it).
+Per size and class the table shows: re-test rounds until every injected fault is named
+(``-`` = not named within 3 re-test phases), faults named / injected, false positives
+(findings naming an element that is healthy), whether the summary failed, the controller's
+time for the plan + evaluation + report code, and the process's peak memory.
+Benchmarks, not tests: nothing here fails on a figure.
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import sys
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, ".collections"))
+
+
+def _imports():
+    """The collection as the tests load it (.collections/ansible_collections/linerate/fabric -> the checkout)."""
+    from ansible_collections.linerate.fabric.plugins.filter import verify as vf
+    from ansible_collections.linerate.fabric.plugins.module_utils import verify
+    return verify, vf
+
+
+SU = 32
+RAILS = 8
+GOOD_GBPS, BAD_GBPS = 385.0, 150.0
+FABRIC = {"transport": "roce", "link_speed_gbps": 400}
+CLASSES = ("send", "receive", "both", "intermittent", "uplink", "several")
+MAX_RETEST_PHASES = 3
+
+
+class Fabric:
+    """N nodes x RAILS rails; ``faults``: {(node, device): {"send": p, "receive": p}} (p: a test's failure
+    probability that way), ``uplinks``: {(leaf, index)} degraded uplinks."""
+
+    def __init__(self, n, rails=RAILS, seed=0):
+        self.nodes = [f"n{i:04d}" for i in range(n)]
+        self.devices = [f"mlx5_{r}" for r in range(rails)]
+        self.ports = {}
+        for i, node in enumerate(self.nodes):
+            s = i // SU
+            self.ports[node] = [{"device": d, "switch": f"su{s}-r{r}", "switch_port": f"swp{i % SU + 1}"}
+                                for r, d in enumerate(self.devices)]
+        self.leaves = sorted({p["switch"] for ps in self.ports.values() for p in ps})
+        self.uplinks = {leaf: [{"port": "swp33", "peer": "spine1", "peer_port": f"Ethernet{k + 1}/1"},
+                               {"port": "swp34", "peer": "spine2", "peer_port": f"Ethernet{k + 1}/1"}]
+                        for k, leaf in enumerate(self.leaves)}
+        self.leaf = {(n, p["device"]): p["switch"] for n, ps in self.ports.items() for p in ps}
+        self.faults, self.bad_uplinks = {}, set()
+        self.rng = random.Random(seed)
+
+    def inject(self, cls, count=1):
+        """Faults of one class on random rails (or one uplink); returns what must be named."""
+        want = []
+        for _ in range(count):
+            if cls == "uplink":
+                leaf = self.rng.choice(self.leaves)
+                self.bad_uplinks.add((leaf, 0))
+                want.append(("uplink", leaf))
+                continue
+            while True:
+                ep = (self.rng.choice(self.nodes), self.rng.choice(self.devices))
+                if ep not in self.faults:
+                    break
+            p = {"send": {"send": 1.0}, "receive": {"receive": 1.0}, "both": {"send": 1.0, "receive": 1.0},
+                 "intermittent": {"send": 0.5, "receive": 0.5}}[cls]
+            self.faults[ep] = p
+            want.append((ep, {"send": "send", "receive": "receive"}.get(cls, "both"), cls == "intermittent"))
+        return want
+
+    def ok(self, client, server, salt):
+        """One test's outcome: the client writes into the server; a cross-leaf flow crosses one uplink
+        of each leaf (ECMP hash of its ends)."""
+        for ep, way in ((client, "send"), (server, "receive")):
+            p = self.faults.get(ep, {}).get(way, 0.0)
+            if p and (p >= 1.0 or self.rng.random() < p):
+                return False
+        lc, ls = self.leaf[client], self.leaf[server]
+        if lc != ls and self.bad_uplinks:
+            h = zlib.crc32(f"{client}|{server}|{salt}".encode())
+            if (lc, h % 2) in self.bad_uplinks or (ls, (h >> 1) % 2) in self.bad_uplinks:
+                return False
+        return True
+
+    def run(self, rounds, first_round, logs):
+        """Play ``rounds`` (every rail of every pair) into per-node logs as the role records them."""
+        for k, rnd in enumerate(rounds):
+            r = first_round + k
+            for server, client in rnd:
+                results = []
+                for d in self.devices:
+                    good = self.ok((client, d), (server, d), r)
+                    results.append({"device": d, "gbps": GOOD_GBPS if good else BAD_GBPS, "error": None})
+                logs[client].append({"round": r, "role": "client", "peer": server, "results": results})
+                logs[server].append({"round": r, "role": "server", "peer": client,
+                                     "results": [{"device": d, "gbps": None, "error": None} for d in self.devices]})
+
+
+def named(want, findings):
+    """(named, false_positives): each injected fault matched by a finding of its element and direction."""
+    hit, used = 0, set()
+    for w in want:
+        for i, f in enumerate(findings):
+            if w[0] == "uplink":
+                match = f["code"] == "UPLINK_DEGRADED" and w[1] in f.get("leaves", [])
+            else:
+                (node, device), direction, flaky = w
+                match = (f.get("node"), f.get("device"), f.get("direction")) == (node, device, direction) and \
+                    (f["code"] == "RDMA_INTERMITTENT") == flaky
+            if match:
+                hit += 1
+                used.add(i)
+                break
+    return hit, len([f for i, f in enumerate(findings) if i not in used])
+
+
+def scenario(n, cls, seed, sample_rounds=2):
+    verify, vf = _imports()
+    fab = Fabric(n, seed=seed)
+    if cls == "several":
+        k = max(1, n * RAILS // 100 // 4)
+        want = sum((fab.inject(c, k) for c in ("send", "receive", "both", "intermittent")), []) + fab.inject("uplink")
+    elif cls == "healthy":
+        want = []
+    else:
+        want = fab.inject(cls)
+    cabling = verify.cabling_index(fab.ports)
+    logs = {node: [] for node in fab.nodes}
+    controller = 0.0
+    t0 = time.perf_counter()
+    rounds = vf.verify_rounds(fab.nodes, "sampled", sample_rounds, fab.ports)
+    controller += time.perf_counter() - t0
+    fab.run(rounds, 0, logs)
+    done, retest_rounds, named_at = list(rounds), 0, None
+    findings, phases = [], 0
+    while True:
+        t0 = time.perf_counter()
+        findings, _ = verify.rdma_findings(verify.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)
+        controller += time.perf_counter() - t0
+        hit, fp = named(want, findings)
+        if named_at is None and hit == len(want) and fp == 0:
+            named_at = retest_rounds
+        if phases >= MAX_RETEST_PHASES:
+            break
+        t0 = time.perf_counter()
+        retest = vf.verify_retest_rounds(logs, fab.nodes, FABRIC, done, 1, fab.ports)
+        controller += time.perf_counter() - t0
+        if not retest:
+            break
+        fab.run(retest, len(done), logs)
+        done += retest
+        retest_rounds += len(retest)
+        phases += 1
+    t0 = time.perf_counter()
+    summary = verify.summarize(findings)
+    incast = verify.incast_plan(fab.nodes, 7, fab.leaf)
+    cov = verify.incast_coverage(incast, fab.leaf, fab.uplinks)
+    controller += time.perf_counter() - t0
+    hit, fp = named(want, findings)
+    return {"nodes": n, "class": cls, "seed": seed, "first_rounds": len(rounds), "retest_rounds": retest_rounds,
+            "named_after": named_at, "named": hit, "injected": len(want), "false_positives": fp,
+            "passed": summary["passed"], "codes": summary["codes"], "incast_rounds": len(incast),
+            "incast_ports": cov["ports"], "incast_uplinks": cov["uplinks"], "controller_s": round(controller, 2),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def row(r):
+    named_after = "-" if r["named_after"] is None else str(r["named_after"])
+    pct = lambda a, b: f"{100 * a / b:.0f} %" if b else "n/a"  # noqa: E731
+    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {named_after:>5} | "
+            f"{r['named']}/{r['injected']} | {r['false_positives']:>3} | {'PASSED' if r['passed'] else 'FAILED':<6} | "
+            f"{r['incast_rounds']:>2} | {pct(*r['incast_ports'])} | {pct(*r['incast_uplinks'])} | "
+            f"{r['controller_s']:>6.2f} | {r['peak_rss_mib']:>6.0f} |")
+
+
+HEAD = ("| nodes | fault class  | first rounds | re-test rounds to name | named | false pos. | summary | "
+        "incast rounds | incast ports | incast uplinks | controller s | peak MiB |\n"
+        "| ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024, 2000])
+    ap.add_argument("--classes", nargs="+", default=["healthy", *CLASSES], choices=["healthy", *CLASSES])
+    ap.add_argument("--trials", type=int, default=1, help="seeds per size and class (rows aggregate nothing)")
+    ap.add_argument("--json", help="also write the rows to this file")
+    args = ap.parse_args(argv)
+    rows = []
+    print(HEAD, flush=True)
+    for n in args.sizes:
+        for cls in args.classes:
+            for seed in range(args.trials):
+                r = scenario(n, cls, seed)
+                rows.append(r)
+                print(row(r), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
