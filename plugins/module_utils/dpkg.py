@@ -22,6 +22,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 SELECTIONS = {"u": "unknown", "i": "install", "h": "hold", "r": "remove", "p": "purge"}
 STATES = {"n": "not-installed", "c": "config-files", "H": "half-installed", "U": "unpacked",
           "F": "half-configured", "W": "triggers-awaited", "t": "triggers-pending", "i": "installed"}
@@ -78,6 +80,42 @@ def installed_versions(text):
 
 
 QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\n"
+
+ADMINDIR = "/var/lib/dpkg"
+REPAIR = "dpkg --configure -a"
+
+
+def interrupted(run, admindir=ADMINDIR):
+    """What stops any package task, before it starts: an interrupted dpkg run.
+
+    - ``<admindir>/updates/`` holds a journal entry (a file whose name is all
+      digits) while dpkg runs; one left behind means dpkg was interrupted. apt
+      checks the same (apt-pkg/deb/debsystem.cc, ``CheckUpdates``) and refuses
+      with "dpkg was interrupted, you must manually run 'dpkg --configure -a'
+      to correct the problem."
+    - ``dpkg --audit`` (dpkg(1): "Performs database sanity and consistency
+      checks") lists packages half-installed, unpacked but not configured,
+      half-configured or awaiting triggers; it prints nothing on a sane system.
+
+    Returns the problems (empty: none), each a line naming what was found.
+    """
+    problems = []
+    updates = os.path.join(admindir, "updates")
+    try:
+        journal = sorted(n for n in os.listdir(updates) if n.isdigit())
+    except OSError:
+        journal = []
+    if journal:
+        problems.append(f"dpkg was interrupted: {updates} holds {len(journal)} unapplied journal "
+                        f"entr{'y' if len(journal) == 1 else 'ies'} ({', '.join(journal[:5])})")
+    argv = ["dpkg", "--audit"] if admindir == ADMINDIR else ["dpkg", f"--admindir={admindir}", "--audit"]
+    rc, out, err = run(argv)
+    if rc not in (0, 1):
+        raise ParseError("dpkg", f"--audit failed (rc {rc}): {err.strip() or out.strip()}", err)
+    lines = [line.rstrip() for line in out.splitlines() if line.strip()]
+    if lines:
+        problems.append("dpkg --audit: " + " / ".join(lines[:8]) + (" ..." if len(lines) > 8 else ""))
+    return problems
 
 
 def hold(run, names, check):

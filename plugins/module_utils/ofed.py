@@ -14,9 +14,11 @@ import tempfile
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
     from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import installed_versions as dpkg_installed
+    from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import REPAIR, interrupted
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, ToolFailure
     from dpkg import installed_versions as dpkg_installed
+    from dpkg import REPAIR, interrupted
 
 
 def version_matches(version, pin):
@@ -128,6 +130,15 @@ def installed_versions(run, names):
 
 def preflight(run, p):
     """ofed_preflight's result from its parameters ``p``; ToolFailure when something pinned is missing."""
+    # An interrupted dpkg stops every apt run after this one: say so first, with the repair.
+    try:
+        broken = interrupted(run, p.get("dpkg_admindir") or "/var/lib/dpkg")
+    except ParseError as exc:
+        raise ToolFailure(str(exc)) from exc
+    if broken:
+        raise ToolFailure("the node's package system is in an interrupted state: " + "; ".join(broken)
+                          + f". Repair it on the node with `{REPAIR}` (then `apt-get -f install` if apt still "
+                          "reports broken packages) and run again; no package task ran.", dpkg_problems=broken)
     names = list(dict.fromkeys(list(p["packages"]) + ([p["kernel_package"]] if p["kernel_package"] else [])))
     available = available_versions(run, p["repo_line"], names)
     versions, kernels, problems = resolve(available, p["packages"], p["version"], p["kernel_package"], p["kernel"])

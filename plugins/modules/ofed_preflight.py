@@ -13,6 +13,9 @@ description:
     C(.kver.<kernel release>), as NVIDIA's prebuilt C(mlnx-ofed-kernel-modules) packages do).
     When there is none, it fails naming the kernel and the kernels the repository has builds
     for, before anything on the host is changed.
+  - First of all, an interrupted dpkg (a journal entry left in C(<dpkg_admindir>/updates/), or packages
+    C(dpkg --audit) lists as half-installed or unconfigured) fails the task with the repair,
+    C(dpkg --configure -a), before the repository is read or any package task runs.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
 author: linerate developers (@linerate)
@@ -41,6 +44,10 @@ options:
     description: The running kernel release (C(ansible_kernel)).
     type: str
     required: true
+  dpkg_admindir:
+    description: dpkg's database directory (C(dpkg --admindir)).
+    type: path
+    default: /var/lib/dpkg
 attributes:
   check_mode:
     support: full
@@ -98,6 +105,7 @@ def main():
             "packages": {"type": "dict", "required": True},
             "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
             "kernel": {"type": "str", "required": True},
+            "dpkg_admindir": {"type": "path", "default": "/var/lib/dpkg"},
         },
         supports_check_mode=True,
     )

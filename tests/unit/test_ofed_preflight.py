@@ -11,9 +11,10 @@ ARGS = {"repo_line": "deb [trusted=yes] file:/srv/linerate-apt ./", "version": "
         "packages": {"mlnx-ofed-all": "24.10-1.1.4", "doca-ofed": ""}, "kernel": "5.15.0-125-generic"}
 
 
-def tools(update=(0, "Get:1 file:/srv/linerate-apt ./ InRelease\n", ""), dpkg="mlnx-ofed-all 24.10-1.1.4.0 hi \n"):
+def tools(update=(0, "Get:1 file:/srv/linerate-apt ./ InRelease\n", ""), dpkg="mlnx-ofed-all 24.10-1.1.4.0 hi \n",
+          audit=(0, "", "")):
     return Tools({"apt-get": lambda args: update, "apt-cache": lambda args: (0, MADISON, ""),
-                  "dpkg-query": lambda args: (0, dpkg, "")})
+                  "dpkg-query": lambda args: (0, dpkg, ""), "dpkg": lambda args: audit})
 
 
 def test_resolves_the_pins_and_the_kernel_build_and_names_what_would_change(capsys):
@@ -25,7 +26,8 @@ def test_resolves_the_pins_and_the_kernel_build_and_names_what_would_change(caps
     assert res["pending"] == {"doca-ofed": "2.9.1-0.4.5",
                               "mlnx-ofed-kernel-modules": "24.10.OFED.24.10.1.1.4.1.kver.5.15.0-125-generic"}
     assert res["installed"] == {"mlnx-ofed-all": "24.10-1.1.4.0", "doca-ofed": None, "mlnx-ofed-kernel-modules": None}
-    update, madison, dpkg = t.calls
+    audit, update, madison, dpkg = t.calls
+    assert audit == ["dpkg", "--audit"]
     assert update[0] == "apt-get" and update[-2:] == ["update", "-q"] and "Debug::NoLocking=1" in update
     assert update[1:3] == ["-o", update[2]] and update[2].startswith("Dir::Etc::SourceList=/")
     assert madison[0] == "apt-cache" and madison[-4:] == ["madison", "mlnx-ofed-all", "doca-ofed", "mlnx-ofed-kernel-modules"]
@@ -41,7 +43,7 @@ def test_no_build_for_the_running_kernel_fails_naming_it_before_dpkg(capsys):
         "mlnx-ofed-kernel-modules: no driver build of OFED 24.10-1.1.4 for the running kernel 6.8.0-31-generic "
         "(builds exist for: 5.15.0-122-generic, 5.15.0-125-generic); install a matching kernel or pin an OFED "
         "release built for this one. Nothing was changed.")
-    assert res["kernels"] == ["5.15.0-122-generic", "5.15.0-125-generic"] and [c[0] for c in t.calls] == ["apt-get", "apt-cache"]
+    assert res["kernels"] == ["5.15.0-122-generic", "5.15.0-125-generic"] and [c[0] for c in t.calls] == ["dpkg", "apt-get", "apt-cache"]
 
 
 def test_a_missing_pin_is_named_with_what_the_repository_has():
@@ -78,3 +80,50 @@ def test_madison_rows_and_no_text():
         assert str(e) == "apt-cache madison: no output text (NoneType)"
     else:
         raise AssertionError("None is not apt-cache output")
+
+
+# dpkg --audit's report of a package left unconfigured (dpkg src/main/enquiry.c, audit problems:
+# "The following packages have been unpacked but not yet configured. ...")
+AUDIT = ("The following packages have been unpacked but not yet configured.\n"
+         "They must be configured using dpkg --configure or the configure\n"
+         "menu option in dselect for them to work:\n"
+         " mlnx-ofed-kernel-utils Userspace tools to restart and tune mlnx-ofed kernel modules\n")
+
+
+def test_an_interrupted_dpkg_journal_fails_first_with_the_repair(capsys, tmp_path):
+    (tmp_path / "updates").mkdir()
+    (tmp_path / "updates" / "0001").write_text("")
+    (tmp_path / "updates" / "tmp.i").write_text("")  # not a journal entry
+    t = tools()
+    res = run_module(ofed_preflight.main, dict(ARGS, dpkg_admindir=str(tmp_path)), t, capsys)
+    assert t.calls == [["dpkg", f"--admindir={tmp_path}", "--audit"]], "nothing read or changed after it"
+    assert res["failed"] and res["dpkg_problems"] == [
+        f"dpkg was interrupted: {tmp_path}/updates holds 1 unapplied journal entry (0001)"]
+    assert res["msg"] == (f"the node's package system is in an interrupted state: dpkg was interrupted: {tmp_path}/"
+                          "updates holds 1 unapplied journal entry (0001). Repair it on the node with "
+                          "`dpkg --configure -a` (then `apt-get -f install` if apt still reports broken packages) "
+                          "and run again; no package task ran.")
+
+
+def test_packages_dpkg_audit_lists_fail_first(capsys, tmp_path):
+    (tmp_path / "updates").mkdir()
+    t = tools(audit=(1, AUDIT, ""))
+    res = run_module(ofed_preflight.main, dict(ARGS, dpkg_admindir=str(tmp_path)), t, capsys)
+    assert res["failed"] and len(t.calls) == 1
+    assert res["dpkg_problems"] == ["dpkg --audit: The following packages have been unpacked but not yet configured. / "
+                                    "They must be configured using dpkg --configure or the configure / menu option "
+                                    "in dselect for them to work: /  mlnx-ofed-kernel-utils Userspace tools to "
+                                    "restart and tune mlnx-ofed kernel modules"]
+    assert "`dpkg --configure -a`" in res["msg"]
+
+
+def test_a_clean_admindir_goes_on(capsys, tmp_path):
+    (tmp_path / "updates").mkdir()
+    t = tools()
+    res = run_module(ofed_preflight.main, dict(ARGS, dpkg_admindir=str(tmp_path)), t, capsys, check=True)
+    assert not res.get("failed") and [c[0] for c in t.calls] == ["dpkg", "apt-get", "apt-cache", "dpkg-query"]
+
+
+def test_a_failing_dpkg_audit_fails_naming_it(capsys):
+    res = run_module(ofed_preflight.main, ARGS, tools(audit=(2, "", "dpkg: error: cannot access archive\n")), capsys)
+    assert res["failed"] and "--audit failed (rc 2): dpkg: error: cannot access archive" in res["msg"]
