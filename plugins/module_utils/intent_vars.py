@@ -475,7 +475,7 @@ RULES = {
     "rdma_netdev_ports": ANY_LIST,
     "rdma_netdev_exclusive": boolean,
     "rdma_netdev_persist": boolean,
-    "rdma_netdev_script": path(),
+    "rdma_netdev_rail_dir": path(),
     # role roce_qos
     "roce_qos_ports": ANY_LIST,
     "roce_qos_trust": choice(*intent.TRUST_MODES),
