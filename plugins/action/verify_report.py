@@ -107,7 +107,7 @@ class ActionModule(ActionBase):
         logs = {n: data[n].get("verify_fabric_rdma_log") or [] for n in nodes}
         tests = verify.round_tests(logs)
         if tests:
-            f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints)
+            f, evaluated = verify.rdma_findings(tests, fabric, cabling, hints, self._uplinks(hostvars))
             findings += f
             checks["ib_write_bw"] = rep.rdma_check(evaluated, verify.rdma_threshold_gbps(fabric), f)
             checks["ib_write_bw"]["schedule"] = verify.schedule_timing(logs)

@@ -213,6 +213,60 @@ def switch_pfc_restore(lab, m, switch, port):
     return f"{switch} {port}: PFC on priorities {p.get('pfc')}"
 
 
+@fault("switch-headroom-zero", "switch-headroom-zero SWITCH PORT  no lossless headroom on one switch port "
+       "(operational state: PFC stays on, the port drops under incast; the switch's own config: "
+       "lab/switchsim/fault.py SWITCH headroom_zero PORT)")
+def switch_headroom_zero(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    if not any(f["kind"] == "switch-headroom-zero" and f["args"][:2] == [switch, str(port)]
+               for f in m.get("faults", [])):   # a second injection keeps the first one's state to restore
+        _record(m, "switch-headroom-zero", [switch, str(port), p.get("headroom")])
+    p["headroom"] = []
+    return f"{switch} {port}: no lossless headroom (PFC on {p.get('pfc')}, but the port drops under incast)"
+
+
+@fault("switch-headroom-restore", "switch-headroom-restore SWITCH PORT  undo switch-headroom-zero")
+def switch_headroom_restore(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    for f in m.get("faults", []):
+        if f["kind"] == "switch-headroom-zero" and f["args"][:2] == [switch, str(port)]:
+            if f["args"][2] is None:
+                p.pop("headroom", None)
+            else:
+                p["headroom"] = f["args"][2]
+    _untrack(m, "switch-headroom-zero", [switch, str(port)])
+    return f"{switch} {port}: lossless headroom on priorities {p.get('headroom', p.get('pfc'))}"
+
+
+@fault("pfc-watchdog-off", "pfc-watchdog-off SWITCH  the switch's PFC watchdog stops on every port (operational state)")
+def pfc_watchdog_off(lab, m, switch):
+    sw = m.get("switches", {}).get(switch)
+    if sw is None:
+        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
+    if not any(f["kind"] == "pfc-watchdog-off" and f["args"][:1] == [switch] for f in m.get("faults", [])):
+        _record(m, "pfc-watchdog-off", [switch, {p: v.get("pfcwd") for p, v in sw.get("ports", {}).items()}])
+    for v in sw.get("ports", {}).values():
+        v["pfcwd"] = []
+    return f"{switch}: PFC watchdog off"
+
+
+@fault("pfc-watchdog-restore", "pfc-watchdog-restore SWITCH  undo pfc-watchdog-off")
+def pfc_watchdog_restore(lab, m, switch):
+    sw = m.get("switches", {}).get(switch)
+    if sw is None:
+        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
+    for f in m.get("faults", []):
+        if f["kind"] == "pfc-watchdog-off" and f["args"][:1] == [switch]:
+            for p, old in f["args"][1].items():
+                if p in sw.get("ports", {}):
+                    if old is None:
+                        sw["ports"][p].pop("pfcwd", None)
+                    else:
+                        sw["ports"][p]["pfcwd"] = old
+    _untrack(m, "pfc-watchdog-off", [switch])
+    return f"{switch}: PFC watchdog as configured"
+
+
 @fault("peermem-restore", "peermem-restore NODE    nvidia-peermem available and loaded again")
 def peermem_restore(lab, m, node):
     n = m["nodes"][node]
@@ -495,6 +549,77 @@ def cable_swap_restore(lab, m, switch, a, b):
     return f"{switch} ports {a} and {b}: cables back ({a} -> {pa.get('peer')}, {b} -> {pb.get('peer')})"
 
 
+# ---------------------------------------------------------------- one direction, a share of tests, an uplink
+
+RX_DEGRADE_GBPS = 150
+
+
+@fault("rx-degrade", "rx-degrade NODE DEVICE   bad only when receiving: what the port takes in is limited "
+       f"to {RX_DEGRADE_GBPS} Gb/s (a dirty strand towards it), sending stays at line rate")
+def rx_degrade(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["rx_limit_gbps"] = RX_DEGRADE_GBPS
+    _untrack(m, "rx-degrade", [node, device])
+    _record(m, "rx-degrade", [node, device])
+    return f"{node} {device}: receives at most {RX_DEGRADE_GBPS} Gb/s (as ib_write_bw server), sends at line rate"
+
+
+@fault("rx-restore", "rx-restore NODE DEVICE   undo rx-degrade")
+def rx_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("rx_limit_gbps", None)
+    _untrack(m, "rx-degrade", [node, device])
+    return f"{node} {device}: receives at line rate"
+
+
+FLAKY_SHARE = 0.5
+
+
+@fault("flaky", f"flaky NODE DEVICE        fails {FLAKY_SHARE:.0%} of its tests, either way (each test's draw "
+       "fixed by its ends and TCP port: a rerun fails the same tests)")
+def flaky(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["flaky"] = FLAKY_SHARE
+    _untrack(m, "flaky", [node, device])
+    _record(m, "flaky", [node, device])
+    return f"{node} {device}: fails about {FLAKY_SHARE:.0%} of its tests"
+
+
+@fault("flaky-stop", "flaky-stop NODE DEVICE   undo flaky")
+def flaky_stop(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("flaky", None)
+    _untrack(m, "flaky", [node, device])
+    return f"{node} {device}: every test runs at line rate again"
+
+
+def _uplink(m, leaf, port):
+    ups = (m.get("switches", {}).get(leaf) or {}).get("uplinks") or []
+    if not ups:
+        raise FaultError(f"fault: {leaf!r} is not a lab switch with uplinks (allowed: "
+                         f"{', '.join(sorted(n for n, x in m.get('switches', {}).items() if x.get('uplinks')))})")
+    for u in ups:
+        if str(u["port"]) == str(port):
+            return u
+    raise FaultError(f"fault: {leaf} has no uplink {port!r} (allowed: {', '.join(str(u['port']) for u in ups)})")
+
+
+@fault("uplink-degrade", "uplink-degrade LEAF PORT  one leaf-spine uplink degraded: flows ECMP hashes onto it "
+       "(cross-leaf only) keep a fraction of line rate")
+def uplink_degrade(lab, m, leaf, port):
+    _uplink(m, leaf, port)["degraded"] = True
+    _untrack(m, "uplink-degrade", [leaf, str(port)])
+    _record(m, "uplink-degrade", [leaf, str(port)])
+    return f"{leaf} {port}: degraded (cross-leaf flows hashed onto it lose bandwidth)"
+
+
+@fault("uplink-restore", "uplink-restore LEAF PORT  undo uplink-degrade")
+def uplink_restore(lab, m, leaf, port):
+    _uplink(m, leaf, port).pop("degraded", None)
+    _untrack(m, "uplink-degrade", [leaf, str(port)])
+    return f"{leaf} {port}: uplink healthy"
+
+
 def _fold_switch_side(m, nic, kind):
     """A physical fault counts at both ends of the cable: the switch simulators add what it
     accrues live to the switch port's error counters (switchsim/sim_counters.py); when it
@@ -530,6 +655,6 @@ def apply(kind, args, lab):
     if len(args) != nargs:
         raise FaultError(f"fault: usage: {fn.usage}")
     with model.locked() as m:
-        if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-", "cable-")):
+        if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-", "cable-", "pfc-watchdog", "uplink-")):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
         return fn(lab, m, *args)

@@ -22,6 +22,7 @@ import ipaddress
 import json
 import os
 import subprocess
+import zlib
 
 from linerate_lab import model, subnet
 from linerate_lab.tools import common
@@ -133,16 +134,34 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
         "switch": nic.get("switch"), "switch_port": nic.get("switch_port"),
         "switch_up": sw.get("up", True) is not False, "switch_mtu": sw.get("mtu"),
         "switch_pfc": list(sw.get("pfc") or []), "switch_speed_gbps": sw.get("speed_gbps"),
+        # the switch simulators' buffer model (switchsim/simcore.py): priorities with lossless headroom
+        "switch_headroom": None if sw.get("headroom") is None else list(sw["headroom"]),
         "switch_ecn": sw.get("ecn", True) is not False,
         "transport": m.get("transport", "roce"),
+        # faults.py rx-degrade / flaky: what this port receives at most, the share of tests it fails
+        "rx_limit_gbps": nic.get("rx_limit_gbps"), "flaky": nic.get("flaky"),
+        # faults.py uplink-degrade: the leaf's uplinks in order (ECMP), True where degraded
+        "uplinks_degraded": [bool(u.get("degraded")) for u in
+                             (m.get("switches", {}).get(nic.get("switch")) or {}).get("uplinks") or []],
     }
 
 
-def path(a, b, requested_mtu=4096):
+# what a test through a degraded element keeps (a dirty strand, a mis-set queue: retransmissions)
+DEGRADED_FRACTION = 0.4
+
+
+def _share(salt):
+    """A test's draw in [0, 1), fixed by its identity (ends and TCP port): reproducible runs."""
+    return zlib.crc32(str(salt).encode()) / 2 ** 32
+
+
+def path(a, b, requested_mtu=4096, salt=None):
     """What the link a -> b (a writes into b) gives: {"ok", "error", "gbps", "mtu", "notes"}.
 
     ``error``: port_down | gid | mtu_drop ; ``gbps`` is the payload rate at large
-    messages with several QPs.
+    messages with several QPs. ``salt``: the test's identity (ends, TCP port): a flaky port
+    fails the tests whose draw falls below its share, and a flow between two leaves takes
+    the uplink its hash picks (ECMP), each the same for the same test.
     """
     for side in (a, b):
         if side.get("error"):
@@ -175,7 +194,22 @@ def path(a, b, requested_mtu=4096):
         lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] for s in (a, b))
         if not lossless:
             notes.append("lossy")  # same rate for one pair; incast drops (congestion.py)
-    return {"ok": True, "error": None, "gbps": speed * eff, "mtu": mtu, "notes": notes}
+    if b.get("rx_limit_gbps"):
+        speed = min(speed, float(b["rx_limit_gbps"]))  # rx-degrade: only the receiving side limits
+        notes.append("rx-degraded")
+    gbps = speed * eff
+    for side in (a, b):
+        if side.get("flaky") and salt is not None and _share(f"{salt}|{side['node']}") < float(side["flaky"]):
+            gbps *= DEGRADED_FRACTION
+            notes.append(f"flaky {side['node']} {side['device']}")
+    if a.get("switch") and b.get("switch") and a["switch"] != b["switch"]:
+        h = zlib.crc32(f"{a['node']}|{b['node']}|{a['device']}|{salt}".encode())
+        for k, side in enumerate((a, b)):
+            ups = side.get("uplinks_degraded") or []
+            if ups and ups[(h >> k) % len(ups)]:
+                gbps *= DEGRADED_FRACTION
+                notes.append(f"uplink of {side['switch']}")
+    return {"ok": True, "error": None, "gbps": gbps, "mtu": mtu, "notes": notes}
 
 
 def node_modules(node=None):

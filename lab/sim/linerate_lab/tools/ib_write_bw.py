@@ -275,7 +275,7 @@ def run_client(prog, args):
         print(line)
     # ib_read_bw: the server's HCA answers the reads, data flows server -> client.
     writer, reader = (me, peer) if prog == "ib_write_bw" else (peer, me)
-    link = rdma.path(writer, reader, mtu)
+    link = rdma.path(writer, reader, mtu, salt=f"{writer['node']}|{reader['node']}|{args.port}")
     if link["error"] == "gid" and link["side"] is me or (me.get("gid") is None and me["link_layer"] == "Ethernet"):
         send(conn, {"ok": False})
         raise Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
