@@ -5,12 +5,18 @@
     lab/switchsim/fault.py --state DIR SWITCH link_down|link_up PORT
     lab/switchsim/fault.py --state DIR SWITCH reject REGEX [COUNT] [--skip N]
     lab/switchsim/fault.py --state DIR SWITCH drop|drop_after|hang|hang_after REGEX [COUNT] [--skip N]
+    lab/switchsim/fault.py --state DIR SWITCH headroom_zero|headroom_restore PORT
+    lab/switchsim/fault.py --state DIR SWITCH pfcwd_off|pfcwd_restore
     lab/switchsim/fault.py --state DIR SWITCH clear
 
 Writes a request file into <state>/switchsim/faults/, which the simulator
 polls (every 0.2 s), and waits for its answer. pfc_off changes the switch's
 running config (drift an operator would see and a re-run repairs);
-link_down/up change only the port's operational state; reject makes the next
+link_down/up change only the port's operational state; headroom_zero leaves a port
+no lossless headroom (SONiC: its lossless BUFFER_PG entries are deleted and saved, drift a
+re-run repairs; EOS/NVUE: the buffer model's state) and headroom_restore undoes it;
+pfcwd_off stops the switch's PFC watchdog (SONiC: ``config pfcwd stop``, saved) and
+pfcwd_restore undoes it; reject makes the next
 COUNT commands matching REGEX fail with the platform's own error; drop closes
 the SSH connection when such a command arrives (drop_after: once it has
 run); hang stops the session answering (hang_after: once it has run). --skip
@@ -61,7 +67,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--state", default=os.environ.get("LINERATE_LAB_STATE"))
     ap.add_argument("switch")
-    ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "reject", "drop", "drop_after",
+    ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "headroom_zero", "headroom_restore",
+                                       "pfcwd_off", "pfcwd_restore", "reject", "drop", "drop_after",
                                        "hang", "hang_after", "clear"])
     ap.add_argument("arg", nargs="?")
     ap.add_argument("count", nargs="?", type=int, default=1)
@@ -70,11 +77,11 @@ def main(argv=None):
     if not a.state:
         ap.error("--state is required (or set LINERATE_LAB_STATE)")
     req = {"switch": a.switch, "action": a.action}
-    if a.action in ("pfc_off", "link_down", "link_up"):
+    if a.action in ("pfc_off", "link_down", "link_up", "headroom_zero", "headroom_restore"):
         if not a.arg:
             ap.error(f"{a.action} needs a PORT")
         req["port"] = a.arg
-    elif a.action != "clear":
+    elif a.action not in ("clear", "pfcwd_off", "pfcwd_restore"):
         if not a.arg:
             ap.error(f"{a.action} needs a REGEX")
         req.update(match=a.arg, count=a.count, skip=a.skip)

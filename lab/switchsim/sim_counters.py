@@ -250,3 +250,15 @@ def render_eos_intf_errors_json(switch, ports, m=None):
                                             "frameTooShorts": 0, "fcsErrors": c["rx_errors"], "alignmentErrors": 0,
                                             "symbolErrors": c["rx_errors"]}
     return json.dumps(doc, indent=2)
+
+
+def pfcwd_queue_stats(switch, port, prio, m=None):
+    """The PFC watchdog's view of one lossless queue (``show pfcwd stats``): storms it detected and
+    restored, and what it dropped meanwhile, from the port's model counters ``pfcwd``
+    (``{"<prio>": {"detected", "restored", "tx_drop", "rx_drop", "stormed"}}``); zeros where none."""
+    raw = _raw(switch, port, m)[1]
+    st = ((raw.get("pfcwd") or {}).get(str(prio))) or {}
+    return {"stormed": bool(st.get("stormed")), "detected": int(st.get("detected") or 0),
+            "restored": int(st.get("restored") or 0), "tx_ok": int(st.get("tx_ok") or 0),
+            "tx_drop": int(st.get("tx_drop") or 0), "rx_ok": int(st.get("rx_ok") or 0),
+            "rx_drop": int(st.get("rx_drop") or 0)}

@@ -262,10 +262,14 @@ class Simulator:
             return {"ok": False, "error": f"switch {req.get('switch')!r} is not served here"}
         action = req.get("action")
         port = req.get("port")
-        if action in ("pfc_off", "link_down", "link_up") and port not in sw.ports:
+        if action in ("pfc_off", "link_down", "link_up", "headroom_zero", "headroom_restore") and port not in sw.ports:
             return {"ok": False, "error": f"{sw.name} has no fabric port {port!r}"}
         if action == "pfc_off":
             sw.fault_pfc_off(port)
+        elif action in ("headroom_zero", "headroom_restore"):   # the buffer model (simcore.py)
+            getattr(sw, "fault_" + action)(port)
+        elif action in ("pfcwd_off", "pfcwd_restore"):
+            getattr(sw, "fault_" + action)()
         elif action == "link_down":
             sw.link_down.add(port)
             self.store.publish(sw)

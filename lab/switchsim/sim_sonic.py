@@ -38,6 +38,9 @@ class Sonic(Platform):
                                               "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter",
                                               "mac": "1c:34:da:00:00:02", "buffer_model": "traditional"}},
             "PORT": {},
+            # the pools SONiC's buffer templates create (buffers_defaults_*.j2: a lossless ingress pool)
+            "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
+                            "egress_lossless_pool": {"mode": "static", "type": "egress"}},
             "DSCP_TO_TC_MAP": {"AZURE": {str(d): "0" for d in range(0, 64, 8)}},
             "WRED_PROFILE": {"AZURE_LOSSLESS": {
                 "ecn": "ecn_all", "green_max_threshold": "2097152", "green_min_threshold": "1048576",
@@ -118,6 +121,8 @@ class Sonic(Platform):
             return self.show_pfc_priority(args[2] if len(args) > 2 else None)
         if args == ["ecn"]:
             return self.show_ecn()
+        if args[:1] == ["pfcwd"]:
+            return self.show_pfcwd(args[1:])
         if args == ["lldp", "table"]:
             return self.show_lldp_table()
         if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
@@ -185,6 +190,8 @@ class Sonic(Platform):
         sub = args[0]
         if sub == "interface":
             return self.config_interface(args[1:])
+        if sub == "pfcwd":
+            return self.config_pfcwd(args[1:])
         if sub == "save":
             if "-y" not in args:
                 return "Existing files will be overwritten, continue? [y/N]: \nAborted!"
@@ -336,6 +343,147 @@ class Sonic(Platform):
                     del self.db[table]
         self.changed()
         return str(n)
+
+    # ---------------------------------------------------------- PFC watchdog
+    # sonic-utilities pfcwd/main.py: `pfcwd start [--action drop|forward|alert] [--restoration-time N]
+    # PORTS... DETECTION_TIME` (the words "ports" and "detection-time" are dropped from the PORTS),
+    # `pfcwd stop [PORTS]`; ranges from sonic-pfcwd.yang (detection 100-5000 ms, restoration
+    # 100-60000 ms). `show pfcwd config` / `show pfcwd stats`: the layouts of sonic-utilities
+    # tests/pfcwd_input/pfcwd_test_vectors.py (/work/shared/real-outputs/switch_sonic.md).
+    def config_pfcwd(self, args):
+        usage = click_usage("config pfcwd start", "[PORTS]... DETECTION_TIME")
+        if args[:1] == ["stop"]:
+            ports = [p for p in args[1:] if p != "ports"] or list(self.db.get("PFC_WD", {}))
+            for p in ports:
+                if p not in self.db["PORT"] and p != "GLOBAL":
+                    return f"Error: Invalid port {p}"
+            for p in ports:
+                self.db.get("PFC_WD", {}).pop(p, None)
+            if "PFC_WD" in self.db and not self.db["PFC_WD"]:
+                del self.db["PFC_WD"]
+            self.changed()
+            return ""
+        if args[:1] != ["start"]:
+            return click_usage("config pfcwd", "COMMAND [ARGS]...") + f"\nError: No such command \"{(args or [''])[0]}\"."
+        rest, action, restore, pos = args[1:], None, None, []
+        i = 0
+        while i < len(rest):
+            tok = rest[i]
+            if tok in ("--action", "-a", "--restoration-time", "-r"):
+                if i + 1 >= len(rest):
+                    return usage + f"\nError: Option '{tok}' requires an argument."
+                if tok in ("--action", "-a"):
+                    action = rest[i + 1]
+                    if action not in ("drop", "forward", "alert"):
+                        return usage + (f"\nError: Invalid value for '--action' / '-a': '{action}' is not one of "
+                                        "'drop', 'forward', 'alert'.")
+                else:
+                    restore = rest[i + 1]
+                    if not restore.isdigit() or not 100 <= int(restore) <= 60000:
+                        return usage + (f"\nError: Invalid value for '--restoration-time' / '-r': {restore} is not "
+                                        "in the range 100<=x<=60000.")
+                i += 2
+                continue
+            if tok.startswith("-"):
+                return usage + f"\nError: No such option: {tok}"
+            pos.append(tok)
+            i += 1
+        if not pos:
+            return usage + "\nError: Missing argument 'DETECTION_TIME'."
+        detect = pos[-1]
+        if not detect.isdigit() or not 100 <= int(detect) <= 5000:
+            return usage + f"\nError: Invalid value for 'DETECTION_TIME': {detect} is not in the range 100<=x<=5000."
+        ports = [p for p in pos[:-1] if p not in ("ports", "detection-time")]
+        if ports == ["all"] or not ports:
+            ports = list(self.ports)
+        for p in ports:
+            if p not in self.db["PORT"]:
+                return f"Error: Invalid port {p}"
+        for p in ports:
+            ent = {"action": action or "drop", "detection_time": detect,
+                   "restoration_time": restore or detect}
+            self.db.setdefault("PFC_WD", {})[p] = ent
+        self.changed()
+        return ""
+
+    def show_pfcwd(self, args):
+        if args[:1] == ["config"]:
+            rows = [[p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A"),
+                     e.get("pfc_stat_history", "disable")]
+                    for p, e in sorted(self.db.get("PFC_WD", {}).items(), key=lambda kv: natural_key(kv[0]))
+                    if p != "GLOBAL" and (len(args) < 2 or p == args[1])]
+            return tabulate(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows,
+                            right={0, 1, 2, 3, 4})
+        if args[:1] == ["stats"]:
+            rows = []
+            for p, e in sorted(self.db.get("PFC_WD", {}).items(), key=lambda kv: natural_key(kv[0])):
+                for prio in self.pfc_watchdog(p, None):
+                    st = sim_counters.pfcwd_queue_stats(self.name, p, prio)
+                    rows.append([f"{p}:{prio}", "stormed" if st["stormed"] else "operational",
+                                 f"{st['detected']}/{st['restored']}", f"{st['tx_ok']}/{st['tx_drop']}",
+                                 f"{st['rx_ok']}/{st['rx_drop']}", "0/0", "0/0"])
+            return tabulate(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
+                             "TX LAST OK/DROP", "RX LAST OK/DROP"], rows, right={0, 1, 2, 3, 4, 5, 6})
+        return click_usage("show pfcwd", "COMMAND [ARGS]...") + f"\nError: No such command \"{(args or [''])[0]}\"."
+
+    # ---------------------------------------------------------- buffer model
+    def lossless_headroom(self, port, cfg):
+        """A BUFFER_PG entry of the port whose profile exists, draws from a lossless pool and has an
+        xoff: buffermgrd programs that PG with headroom; the TC->PG map is the identity."""
+        out = set()
+        for key, ent in self.db.get("BUFFER_PG", {}).items():
+            name, _, pg = key.partition("|")
+            prof = self.db.get("BUFFER_PROFILE", {}).get(ent.get("profile", ""))
+            m = re.fullmatch(r"([0-7])(?:-([0-7]))?", pg)
+            if name != port or not prof or not m or "lossless" not in prof.get("pool", ""):
+                continue
+            if str(prof.get("xoff", "0")).isdigit() and int(prof.get("xoff", "0")) > 0:
+                out |= set(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+        return sorted(out)
+
+    def pfc_watchdog(self, port, cfg):
+        """The priorities pfcwd guards on the port: a PFC_WD entry and pfcwd_sw_enable (orchagent
+        watches the lossless queues the port's PORT_QOS_MAP names)."""
+        if port not in self.db.get("PFC_WD", {}):
+            return []
+        qm = self.db.get("PORT_QOS_MAP", {}).get(port, {})
+        return sorted(int(x) for x in re.findall(r"\d", qm.get("pfcwd_sw_enable", "")))
+
+    def fault_headroom_zero(self, port):
+        """Someone deleted the port's lossless BUFFER_PG entries and ran `config save -y`."""
+        pgs = {k: v for k, v in self.db.get("BUFFER_PG", {}).items()
+               if k.partition("|")[0] == port and k.partition("|")[2] != "0"}
+        self.fault_saved = getattr(self, "fault_saved", {})
+        self.fault_saved.setdefault(f"pg:{port}", pgs)
+        for k in pgs:
+            del self.db["BUFFER_PG"][k]
+        if "BUFFER_PG" in self.db and not self.db["BUFFER_PG"]:
+            del self.db["BUFFER_PG"]
+        self.saved = copy.deepcopy(self.db)
+        self.changed()
+
+    def fault_headroom_restore(self, port):
+        pgs = getattr(self, "fault_saved", {}).pop(f"pg:{port}", {})
+        self.db.setdefault("BUFFER_PG", {}).update(pgs)
+        if not self.db["BUFFER_PG"]:
+            del self.db["BUFFER_PG"]
+        self.saved = copy.deepcopy(self.db)
+        self.changed()
+
+    def fault_pfcwd_off(self):
+        """Someone ran `config pfcwd stop` and `config save -y`."""
+        self.fault_saved = getattr(self, "fault_saved", {})
+        self.fault_saved.setdefault("pfcwd", copy.deepcopy(self.db.get("PFC_WD", {})))
+        self.db.pop("PFC_WD", None)
+        self.saved = copy.deepcopy(self.db)
+        self.changed()
+
+    def fault_pfcwd_restore(self):
+        wd = getattr(self, "fault_saved", {}).pop("pfcwd", {})
+        if wd:
+            self.db.setdefault("PFC_WD", {}).update(wd)
+        self.saved = copy.deepcopy(self.db)
+        self.changed()
 
     # ---------------------------------------------------------- state
     def port_config(self):

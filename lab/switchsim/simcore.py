@@ -52,6 +52,8 @@ class Platform(abc.ABC):
         self.link_down = set()        # fault: oper down
         self.rejects = []             # faults: [{"kind", "match": regex, "count": n, "skip": n}]
         self.loop = None              # asyncio loop (timers)
+        self.no_headroom = set()      # fault: ports whose buffer carving left no lossless headroom
+        self.pfcwd_disabled = False   # fault: the switch's PFC watchdog stopped
 
     # persistence ---------------------------------------------------------
     @abc.abstractmethod
@@ -121,6 +123,43 @@ class Platform(abc.ABC):
     @abc.abstractmethod
     def port_config(self):
         """{port: {"mtu", "speed_gbps", "pfc", "trust", "ecn"}} derived from the running config."""
+
+    # buffer model --------------------------------------------------------
+    def lossless_headroom(self, port, cfg):
+        """Hook: the priorities of ``port`` whose ingress priority group has lossless headroom, from the
+        platform's own config. Default (EOS, NVUE): the switch reserves headroom for every no-drop
+        priority it has PFC on (EOS ``priority-flow-control priority <p> no-drop``; NVUE's lossless
+        pool for the PFC priorities); SONiC overrides it (its BUFFER_PG lossless profiles)."""
+        return list(cfg.get("pfc") or [])
+
+    def pfc_watchdog(self, port, cfg):
+        """Hook: the priorities of ``port`` the PFC watchdog guards (default: none modelled)."""
+        return []
+
+    def buffer_state(self, port, cfg):
+        """{"headroom": [prio], "pfcwd": [prio]} of one port, with the lab's buffer faults applied:
+        a port without headroom on a priority is lossy there whatever PFC says (congestion.py)."""
+        head = [] if port in self.no_headroom else sorted(self.lossless_headroom(port, cfg))
+        wd = [] if self.pfcwd_disabled else sorted(self.pfc_watchdog(port, cfg))
+        return {"headroom": head, "pfcwd": wd}
+
+    def fault_headroom_zero(self, port):
+        """The port's buffer carving leaves no headroom (default: operational state only; SONiC
+        changes its BUFFER_PG, the drift an operator would see)."""
+        self.no_headroom.add(port)
+        self.store.publish(self)
+
+    def fault_headroom_restore(self, port):
+        self.no_headroom.discard(port)
+        self.store.publish(self)
+
+    def fault_pfcwd_off(self):
+        self.pfcwd_disabled = True
+        self.store.publish(self)
+
+    def fault_pfcwd_restore(self):
+        self.pfcwd_disabled = False
+        self.store.publish(self)
 
     def port_oper_up(self, port, admin_up=True):
         if port in self.link_down or not admin_up:
@@ -213,6 +252,8 @@ class Store:
 
     def publish(self, sw):
         cfg = sw.port_config()
+        for p, st in cfg.items():
+            st.update(sw.buffer_state(p, st))
         # oper state reads the model (peer cables): before taking the write lock
         ups = {p: sw.port_oper_up(p, st.get("admin_up", True)) for p, st in cfg.items()}
         with model.locked() as m:

@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
 
 from ansible.plugins.filter.core import FilterModule  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402,F401
 from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile  # noqa: E402
@@ -32,6 +33,14 @@ INTENT = {
     # the role default: the profile of switch_eos_family (unset: 7050x4)
     "switch_fabric_eos_profile": eos_profile(None),
     "ansible_managed": "Ansible managed",
+    "switch_fabric_cable_length": "5m",
+    # the lab's 400G row (inventory/lab/group_vars/switches)
+    "switch_fabric_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}},
+    "switch_fabric_pfcwd_action": "drop",
+    "switch_fabric_pfcwd_detection_ms": 200,
+    "switch_fabric_pfcwd_restoration_ms": 200,
+    # the role default: the newest Cumulus Linux release of the NVUE reference
+    "switch_fabric_nvue_release": "5.17",
 }
 
 
@@ -45,6 +54,7 @@ def render(platform, ports, **overrides):
                              trim_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(FilterModule().filters())
     env.filters.update({f"linerate.fabric.{k}": v for k, v in SwitchFilters().filters().items()})
+    env.filters.update({f"linerate.fabric.{k}": v for k, v in BufferFilters().filters().items()})
     v = dict(INTENT, **overrides)
     v.setdefault("switch_fabric_ports_effective", [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports])
     return env.get_template(f"{platform}/fabric.j2").render(**v)

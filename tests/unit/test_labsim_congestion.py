@@ -5,6 +5,8 @@ line rate and no PFC counter moves."""
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lab", "sim"))
 from linerate_lab import congestion  # noqa: E402
 
@@ -58,3 +60,25 @@ def test_a_flow_sees_a_sender_that_starts_after_it_and_lasts_its_duration(tmp_pa
     for path in [first] + later:
         congestion.unregister(path)
     assert congestion.senders("node1", "mlx5_0") == 1  # nobody left: one is the caller itself
+
+
+# ---------------------------------------------------------------- the switch buffer model (headroom)
+
+def _end(node, headroom):
+    return {"node": node, "device": "mlx5_0", "priority": 3, "host_pfc": True, "switch_pfc": [3],
+            "switch_headroom": headroom, "switch": "leaf2", "switch_port": "Ethernet0", "link_layer": "Ethernet"}
+
+
+def test_port_without_headroom_drops_under_incast_and_does_not_pause():
+    from linerate_lab import congestion
+    gbps, d_w, d_r, sw = congestion.outcome(_end("a", [3]), _end("b", []), 4, 400, 2)
+    assert d_r["out_of_sequence"] > 0 and "rx_prio3_pause" not in d_w
+    assert sw["receiver"]["queue_drop"][3] > 0 and not sw["sender"].get("pfc_tx")
+    assert gbps == pytest.approx(100 * congestion.LOSSY_INCAST_FRACTION)
+
+
+def test_port_with_headroom_pauses_and_not_modelled_means_pfc_decides():
+    from linerate_lab import congestion
+    for head in ([3], None):
+        gbps, d_w, d_r, sw = congestion.outcome(_end("a", head), _end("b", head), 4, 400, 2)
+        assert d_w["rx_prio3_pause"] > 0 and "out_of_sequence" not in d_r and gbps == pytest.approx(100)

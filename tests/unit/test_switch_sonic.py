@@ -10,22 +10,43 @@ PORTS = ["Ethernet0", "Ethernet8"]
 
 EXPECTED = [
     "sudo sonic-db-cli CONFIG_DB hdel 'DSCP_TO_TC_MAP|LINERATE' 46",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' dynamic_th 0",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' pool ingress_lossless_pool",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' size 55296",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xoff 36864",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xon 18432",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 0 0",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 1 1",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 2 2",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 3 3",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 4 4",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 5 5",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 6 6",
+    "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 7 7",
     "sudo sonic-db-cli CONFIG_DB hset 'DSCP_TO_TC_MAP|LINERATE' 48 6",
     "sudo sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|LINERATE_LOSSLESS' ecn ecn_all",
     "sudo sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|LINERATE_LOSSLESS' wred_green_enable true",
     "sudo sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|LINERATE_LOSSLESS' green_min_threshold 153600",
     "sudo sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|LINERATE_LOSSLESS' green_max_threshold 1536000",
     "sudo sonic-db-cli CONFIG_DB hset 'WRED_PROFILE|LINERATE_LOSSLESS' green_drop_probability 100",
+    "sudo sonic-db-cli CONFIG_DB hset 'CABLE_LENGTH|AZURE' Ethernet0 5m",
+    "sudo sonic-db-cli CONFIG_DB hset 'CABLE_LENGTH|AZURE' Ethernet8 5m",
+    'sudo config interface mtu Ethernet0 9216',
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PG|Ethernet0|3' profile pg_lossless_400000_5m_profile",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PG|Ethernet8|3' profile pg_lossless_400000_5m_profile",
     "sudo sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet0|3' wred_profile LINERATE_LOSSLESS",
     "sudo sonic-db-cli CONFIG_DB hset 'QUEUE|Ethernet8|3' wred_profile LINERATE_LOSSLESS",
-    "sudo config interface mtu Ethernet0 9216",
     "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet0' dscp_to_tc_map LINERATE",
-    "sudo config interface pfc priority Ethernet0 4 off",
+    'sudo config interface pfc priority Ethernet0 4 off',
+    "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet0' pfcwd_sw_enable 3",
+    "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet0' tc_to_pg_map LINERATE",
     "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet8' dscp_to_tc_map LINERATE",
-    "sudo config interface pfc priority Ethernet8 3 on",
+    'sudo config interface pfc priority Ethernet8 3 on',
+    "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet8' pfcwd_sw_enable 3",
+    "sudo sonic-db-cli CONFIG_DB hset 'PORT_QOS_MAP|Ethernet8' tc_to_pg_map LINERATE",
+    'sudo config pfcwd start --action drop ports Ethernet0 detection-time 200 --restoration-time 200',
+    'sudo config pfcwd start --action drop ports Ethernet8 detection-time 200 --restoration-time 200',
 ]
-
-
 def test_exact_delta_commands():
     d, _ = make("sonic")
     want = d.parse(render("sonic", PORTS))
@@ -35,7 +56,8 @@ def test_exact_delta_commands():
 
 def test_template_is_config_db_json():
     facts = sonic.parse_config_db(render("sonic", PORTS))
-    assert facts["PORT_QOS_MAP"]["Ethernet8"] == {"dscp_to_tc_map": "LINERATE", "pfc_enable": "3"}
+    assert facts["PORT_QOS_MAP"]["Ethernet8"] == {"dscp_to_tc_map": "LINERATE", "pfc_enable": "3",
+                                                  "pfcwd_sw_enable": "3", "tc_to_pg_map": "LINERATE"}
     assert facts["DSCP_TO_TC_MAP"]["LINERATE"] == {"26": "3", "48": "6"}
     assert facts["PORT"]["Ethernet0"] == {"speed": "400000", "mtu": "9216"}
 
@@ -325,7 +347,8 @@ def test_oper_skips_ports_the_switch_does_not_have():
                                      "show pfc priority": fixture("sonic_pfc_priority.txt"),
                                      "show ecn": ecn, "show runningconfiguration all": running})
     assert d.oper(["Ethernet4", "Ethernet0", "Ethernet8"]) == {
-        "Ethernet0": {"up": True, "pfc": [3], "ecn": False}, "Ethernet8": {"up": False, "pfc": [3, 4], "ecn": True}}
+        "Ethernet0": {"up": True, "pfc": [3], "ecn": False, "headroom": [], "pfcwd": []},
+        "Ethernet8": {"up": False, "pfc": [3, 4], "ecn": True, "headroom": [], "pfcwd": []}}
 
 
 def counters(name):
@@ -374,3 +397,85 @@ def test_show_ecn_profiles_and_status_fields():
     assert sonic.parse_interfaces_status(status) == {
         "Ethernet0": {"up": True, "admin_up": False, "mtu": 9216, "speed": "400G"},
         "Ethernet4": {"up": False, "admin_up": True, "mtu": None, "speed": "100G"}}
+
+
+# ---------------------------------------------------------------- lossless headroom and PFC watchdog
+
+def test_template_renders_lossless_buffers_and_watchdog():
+    facts = sonic.parse_config_db(render("sonic", PORTS))
+    assert facts["CABLE_LENGTH"] == {"AZURE": {"Ethernet0": "5m", "Ethernet8": "5m"}}
+    assert facts["BUFFER_PROFILE"] == {"pg_lossless_400000_5m_profile": {
+        "dynamic_th": "0", "pool": "ingress_lossless_pool", "size": "55296", "xoff": "36864", "xon": "18432"}}
+    assert facts["BUFFER_PG"] == {"Ethernet0|3": {"profile": "pg_lossless_400000_5m_profile"},
+                                  "Ethernet8|3": {"profile": "pg_lossless_400000_5m_profile"}}
+    assert facts["TC_TO_PRIORITY_GROUP_MAP"] == {"LINERATE": {str(i): str(i) for i in range(8)}}
+    assert facts["PFC_WD"]["Ethernet8"] == {"action": "drop", "detection_time": "200", "restoration_time": "200"}
+
+
+def test_template_uses_sonic_swss_lookup_rows():
+    facts = sonic.parse_config_db(render("sonic", PORTS, switch_fabric_cable_length="40m",
+                                         switch_fabric_ports_effective=[{"name": "Ethernet0", "speed_gbps": 100}]))
+    assert facts["BUFFER_PROFILE"]["pg_lossless_100000_40m_profile"]["xoff"] == "35840"
+
+
+@pytest.mark.parametrize("over, words", [
+    ({"switch_fabric_cable_length": "5 meters"}, ["switch_fabric_cable_length", "'5 meters'", "5m, 40m, 300m"]),
+    ({"switch_fabric_cable_length": "300m"}, ["speed 400000", "cable 300m", "switch_fabric_sonic_pg_lookup"]),
+    ({"switch_fabric_pfcwd_detection_ms": 50}, ["switch_fabric_pfcwd_detection_ms", "50", "100..5000"]),
+    ({"switch_fabric_pfcwd_action": "shout"}, ["switch_fabric_pfcwd_action", "'shout'", "drop, forward, alert"]),
+])
+def test_bad_lossless_intent_fails_naming_key_value_allowed(over, words):
+    from ansible.errors import AnsibleFilterError
+    with pytest.raises(AnsibleFilterError) as exc:
+        render("sonic", PORTS, **over)
+    for w in words:
+        assert w in str(exc.value)
+
+
+def test_scope_owns_lossless_pgs_not_the_lossy_pg0_nor_other_ports():
+    d, _ = make("sonic")
+    want = d.parse(render("sonic", PORTS))
+    scope = d.managed_scope(want, PORTS)
+    assert scope("BUFFER_PG", "Ethernet0|3-4", "profile") and not scope("BUFFER_PG", "Ethernet0|0", "profile")
+    assert not scope("BUFFER_PG", "Ethernet4|3", "profile")
+    assert scope("BUFFER_PROFILE", "pg_lossless_400000_5m_profile", "xoff")
+    assert not scope("BUFFER_PROFILE", "ingress_lossy_profile", "size")
+    assert scope("PFC_WD", "Ethernet0", "action") and not scope("PFC_WD", "GLOBAL", "POLL_INTERVAL")
+    assert scope("CABLE_LENGTH", "AZURE", "Ethernet8") and not scope("CABLE_LENGTH", "AZURE", "Ethernet4")
+
+
+def test_pfcwd_delta_uses_the_pfcwd_cli():
+    d, _ = make("sonic")
+    want = d.parse(render("sonic", PORTS))
+    have = d.parse(render("sonic", PORTS))
+    have["PFC_WD"]["Ethernet0"]["detection_time"] = "400"
+    del have["PFC_WD"]["Ethernet8"]
+    have["PFC_WD"]["Ethernet8x"] = {"action": "drop"}
+    assert d.commands(want, have, d.managed_scope(want, PORTS)) == [
+        "sudo config pfcwd start --action drop ports Ethernet0 detection-time 200 --restoration-time 200",
+        "sudo config pfcwd start --action drop ports Ethernet8 detection-time 200 --restoration-time 200"]
+
+
+def test_sim_push_passes_yang_and_postcheck_names_missing_headroom_and_watchdog(tmp_path):
+    d, sim = sim_driver(tmp_path, "sonic", PORTS)
+    res = run_apply(d, render("sonic", PORTS), ports=PORTS, want_pfc=[3], want_ecn=True, require_up=False)
+    assert res["changed"]
+    import sonic_yang
+    assert sonic_yang.validate(sim.sw.db) == []
+    oper = d.oper(PORTS)
+    assert oper["Ethernet0"]["headroom"] == [3] and oper["Ethernet0"]["pfcwd"] == [3]
+    assert run_apply(d, render("sonic", PORTS), ports=PORTS, want_pfc=[3], want_ecn=True,
+                     require_up=False)["commands"] == []
+    sim.sw.fault_headroom_zero("Ethernet8")
+    sim.sw.fault_pfcwd_off()
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import oper_problems
+    probs = oper_problems(d.oper(PORTS), PORTS, [3], True, require_up=False)
+    assert any(p.startswith("Ethernet8: no lossless headroom for the no-drop priority 3") for p in probs)
+    assert not any(p.startswith("Ethernet0: no lossless headroom") for p in probs)
+    assert any(p.startswith("Ethernet0: PFC watchdog off on the no-drop priority 3") for p in probs)
+    # the buffer model publishes what congestion.py reads
+    assert sim.sw.buffer_state("Ethernet8", {})["headroom"] == []
+    assert sim.sw.buffer_state("Ethernet0", {})["headroom"] == [3]
+    sim.sw.fault_headroom_restore("Ethernet8")
+    sim.sw.fault_pfcwd_restore()
+    assert oper_problems(d.oper(PORTS), PORTS, [3], True, require_up=False) == []

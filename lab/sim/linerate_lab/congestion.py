@@ -9,7 +9,8 @@ queue of the receiver's switch port fills at k x line rate and drains at 1 x:
   priority): the switch pauses the senders on that priority (rx_prioN_pause
   rises on the senders, the switch's PFC TX counters rise), nothing is dropped,
   the flows share the receiver's line rate;
-- it is not: the queue tail-drops, the receiver sees out-of-sequence packets
+- it is not (PFC off at either end, or a switch port without lossless headroom on the
+  priority: the switch simulators' buffer model): the queue tail-drops, the receiver sees out-of-sequence packets
   (out_of_sequence, packet_seq_err), the senders go back N and time out
   (local_ack_timeout_err), goodput falls well below the fair share;
 - ECN on the switch (and DCQCN on the hosts): packets beyond the threshold are
@@ -78,10 +79,19 @@ def unregister(path):
         pass
 
 
+def has_headroom(end):
+    """Whether the switch port of ``end`` has lossless headroom on its priority (the switch
+    simulators' buffer model publishes ``headroom`` per port; absent: not modelled, PFC decides).
+    PFC without headroom is lossy: what is in flight when the pause goes out has nowhere to go,
+    so the queue drops, and no pause protects the flow."""
+    head = end.get("switch_headroom")
+    return head is None or end["priority"] in head
+
+
 def outcome(writer, reader, k, line_gbps, seconds):
     """Per-flow goodput and counter deltas of one of k flows into ``reader``'s port."""
     prio = writer["priority"]
-    lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] for s in (writer, reader))
+    lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] and has_headroom(s) for s in (writer, reader))
     ecn = bool(reader.get("switch_ecn", True)) and reader.get("switch_up", True)
     share = line_gbps / k
     d_w, d_r = {}, {}

@@ -359,7 +359,9 @@ def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
 
 
 def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
-    """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended."""
+    """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended, and (where
+    the driver reads them: ``headroom``/``pfcwd`` in its oper) lossless headroom and the PFC watchdog on
+    the no-drop priority."""
     problems = []
     for p in ports:
         st = oper.get(p)
@@ -372,6 +374,14 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
             problems.append(f"{p}: PFC on priorities {st.get('pfc')} (want {want_pfc})")
         if want_ecn is not None and bool(st.get("ecn")) != bool(want_ecn):
             problems.append(f"{p}: ECN {'on' if st.get('ecn') else 'off'} (want {'on' if want_ecn else 'off'})")
+        # lossless headroom and PFC watchdog, where the platform's driver reads them back
+        for prio in want_pfc or []:
+            if "headroom" in st and prio not in (st.get("headroom") or []):
+                problems.append(f"{p}: no lossless headroom for the no-drop priority {prio} (lossless priorities "
+                                f"with headroom: {st.get('headroom')}): it drops under incast")
+            if "pfcwd" in st and prio not in (st.get("pfcwd") or []):
+                problems.append(f"{p}: PFC watchdog off on the no-drop priority {prio} (on: {st.get('pfcwd')}): a "
+                                "pause storm would stall the fabric")
     return problems
 
 

@@ -62,16 +62,36 @@ def flatten(facts):
                 yield (table, key, field), value
 
 
-def sonic_scope(profile, ports):
+LOSSLESS_PROFILE = re.compile(r"pg_lossless_\d+_\d+m_profile")
+CABLE_LENGTH_KEY = "AZURE"   # the CABLE_LENGTH object SONiC's buffer templates write (buffers_config.j2)
+
+
+def sonic_scope(profile, ports, profiles=()):
+    """The fields linerate manages: the fabric ports' MTU/speed/QoS map bindings/PFC/watchdog, their
+    lossless priority groups (every PG but the lossy PG 0) and cable length, the PFC_WD entries of
+    the fabric ports, the QoS objects the intent names and the lossless buffer profiles it writes
+    (``profiles``: a profile the intent no longer uses is left, another port may use it)."""
     ports = set(ports)
     dscp_map = profile.upper()
     wred = profile.upper() + "_LOSSLESS"
+    profiles = set(profiles)
 
     def scope(table, key, field):
         if table == "PORT":
             return key in ports and field in ("mtu", "speed")
         if table == "PORT_QOS_MAP":
-            return key in ports and field in ("pfc_enable", "dscp_to_tc_map")
+            return key in ports and field in ("pfc_enable", "dscp_to_tc_map", "pfcwd_sw_enable", "tc_to_pg_map")
+        if table == "CABLE_LENGTH":
+            return key == CABLE_LENGTH_KEY and field in ports
+        if table == "BUFFER_PROFILE":
+            return key in profiles
+        if table == "BUFFER_PG":
+            port, _, pg = key.partition("|")
+            return port in ports and pg != "0" and field == "profile"
+        if table == "TC_TO_PRIORITY_GROUP_MAP":
+            return key == dscp_map
+        if table == "PFC_WD":
+            return key in ports
         if table == "DSCP_TO_TC_MAP":
             return key == dscp_map
         if table == "WRED_PROFILE":
@@ -90,21 +110,52 @@ def _db(table, key):
     return shlex.quote(f"{table}|{key}")
 
 
+# what a write depends on comes first (a leafref's target before its user), removals the other way
+ORDER = ("BUFFER_PROFILE", "TC_TO_PRIORITY_GROUP_MAP", "DSCP_TO_TC_MAP", "WRED_PROFILE", "CABLE_LENGTH", "PORT",
+         "BUFFER_PG", "QUEUE", "PORT_QOS_MAP", "PFC_WD")
+
+
+def _ordered(items):
+    rank = {t: i for i, t in enumerate(ORDER)}
+    return sorted(items, key=lambda kv: rank.get(kv[0][0], len(ORDER)))
+
+
+def pfcwd_commands(want, have, scope):
+    """PFC_WD per port through SONiC's ``pfcwd`` CLI (sonic-utilities pfcwd/main.py):
+    ``config pfcwd start --action A ports P detection-time D --restoration-time R`` (re)writes a
+    port's entry; ``config pfcwd stop P`` removes it."""
+    cmds = []
+    w, h = want.get("PFC_WD", {}), have.get("PFC_WD", {})
+    for port in sorted(h):
+        if port not in w and scope("PFC_WD", port, "action"):
+            cmds.append(f"sudo config pfcwd stop {shlex.quote(port)}")
+    for port, ent in sorted(w.items()):
+        if not scope("PFC_WD", port, "action") or {k: v for k, v in h.get(port, {}).items()
+                                                     if scope("PFC_WD", port, k)} == ent:
+            continue
+        cmds.append(f"sudo config pfcwd start --action {shlex.quote(ent.get('action', 'drop'))} ports "
+                    f"{shlex.quote(port)} detection-time {shlex.quote(ent['detection_time'])} "
+                    f"--restoration-time {shlex.quote(ent['restoration_time'])}")
+    return cmds
+
+
 def sonic_commands(want, have, scope):
     w = dict(flatten(want))
     h = dict(flatten(have))
     cmds = []
-    # removals first (fields in scope the intent does not have)
-    for (table, key, field), value in h.items():
-        if (table, key, field) in w or not scope(table, key, field):
+    # removals first (fields in scope the intent does not have), users before what they use
+    rank = {t: i for i, t in enumerate(ORDER)}
+    for (table, key, field), value in sorted(h.items(), key=lambda kv: -rank.get(kv[0][0], len(ORDER))):
+        if table == "PFC_WD" or (table, key, field) in w or not scope(table, key, field):
             continue
         if table == "PORT_QOS_MAP" and field == "pfc_enable":
             cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(_prios(value))]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hdel {_db(table, key)} {field}")
-    for (table, key, field), value in w.items():
+    pfcwd = pfcwd_commands(want, have, scope)
+    for (table, key, field), value in _ordered(w.items()):
         old = h.get((table, key, field))
-        if old == value:
+        if old == value or table == "PFC_WD":
             continue
         if table == "PORT" and field == "mtu":
             cmds.append(f"sudo config interface mtu {shlex.quote(key)} {shlex.quote(value)}")
@@ -120,7 +171,7 @@ def sonic_commands(want, have, scope):
             cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} on" for p in sorted(new - cur)]
         else:
             cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
-    return cmds
+    return cmds + pfcwd
 
 
 def parse_table(text):
@@ -158,6 +209,33 @@ def parse_table(text):
             rows.append(dict(zip(heads, cells(row))))
         return rows
     return []
+
+
+def _pg_range(pg):
+    """'3' -> {3}; '3-4' -> {3, 4} (sonic-buffer-pg.yang pg_num pattern [0-7]((-)[0-7])?)."""
+    m = re.fullmatch(r"([0-7])(?:-([0-7]))?", pg or "")
+    if not m:
+        return set()
+    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+    return set(range(lo, hi + 1))
+
+
+def lossless_pgs(db, port):
+    """The priority groups of ``port`` with lossless headroom in CONFIG_DB: a BUFFER_PG entry whose
+    profile exists, draws from a lossless pool and has an xoff (the headroom that absorbs what is in
+    flight once the port has sent its pause). The TC->PG map is the identity (the fabric template's
+    TC_TO_PRIORITY_GROUP_MAP), so a PG number is a priority."""
+    out = set()
+    profiles = db.get("BUFFER_PROFILE", {})
+    for key, ent in db.get("BUFFER_PG", {}).items():
+        name, _, pg = key.partition("|")
+        if name != port:
+            continue
+        prof = profiles.get(ent.get("profile", ""))
+        xoff = (prof or {}).get("xoff", "0")
+        if prof and "lossless" in prof.get("pool", "") and xoff.isdigit() and int(xoff) > 0:
+            out |= _pg_range(pg)
+    return sorted(out)
 
 
 def parse_pfc_priority(text):
@@ -220,7 +298,8 @@ class SonicDriver(Driver):
             raise SwitchError(self.name, str(exc)) from exc
 
     def managed_scope(self, want, ports):
-        return sonic_scope(self.profile, ports)
+        return sonic_scope(self.profile, ports, [k for k in want.get("BUFFER_PROFILE", {})
+                                                 if LOSSLESS_PROFILE.fullmatch(k)])
 
     def commands(self, want, have, scope):
         return sonic_commands(want, have, scope)
@@ -309,6 +388,7 @@ class SonicDriver(Driver):
         status = parse_interfaces_status(self.run("show interfaces status"))
         pfc = parse_pfc_priority(self.run("show pfc priority"))
         ecn = parse_show_ecn(self.run("show ecn"))
+        wd = {r["PORT"]: r for r in parse_table(self.run("show pfcwd config")) if r.get("PORT")}
         running = self.parse(self.get_running())
         queues = running.get("QUEUE", {})
         res = {}
@@ -317,7 +397,10 @@ class SonicDriver(Driver):
                 continue
             prof = [v.get("wred_profile") for k, v in queues.items() if k.split("|")[0] == p]
             ecn_on = any(ecn.get(x, {}).get("ecn", "ecn_none") not in ("ecn_none", "") for x in prof if x)
-            res[p] = {"up": status[p]["up"], "pfc": pfc.get(p, []), "ecn": ecn_on}
+            res[p] = {"up": status[p]["up"], "pfc": pfc.get(p, []), "ecn": ecn_on,
+                      "headroom": lossless_pgs(running, p),
+                      "pfcwd": sorted(_prios(running.get("PORT_QOS_MAP", {}).get(p, {}).get("pfcwd_sw_enable")))
+                      if p in wd else []}
         return res
 
     def qos_counters(self, ports):

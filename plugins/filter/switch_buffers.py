@@ -1,0 +1,19 @@
+"""Filter for the SONiC template: the lossless buffer profile of each fabric port speed
+(module_utils/switch_buffers.py), validated (a clear error naming key, value and what is allowed)."""
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.linerate.fabric.plugins.module_utils import switch_buffers
+
+
+def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
+    """{speed_mbps (str): {"name", "size", "xon", "xoff", "dynamic_th"}}."""
+    try:
+        return {str(k): v for k, v in switch_buffers.sonic_lossless(ports, cable, extra, detection_ms,
+                                                                      restoration_ms, action).items()}
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+class FilterModule:
+    def filters(self):
+        return {"switch_sonic_lossless": sonic_lossless_profiles}

@@ -1,0 +1,92 @@
+"""Lossless headroom of a SONiC port: the buffer profile of its no-drop priority group.
+
+SONiC's traditional buffer model gives a lossless priority group a profile named
+``pg_lossless_<speed>_<cable>_profile`` whose size / xon / xoff come from the
+platform's ``pg_profile_lookup.ini`` (buffermgrd reads it per port speed and
+CABLE_LENGTH). ``SONIC_PG_LOOKUP`` is that table as sonic-swss ships it for its
+tests: sonic-net/sonic-swss ``tests/pg_profile_lookup.ini`` (commit 8f84f612fc05,
+lines 2-17; Apache-2.0, extracted data). It stops at 100G; a platform's own file
+(device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini) has its speeds: give
+those rows in ``switch_fabric_sonic_pg_lookup`` (docs/switches.md). A speed and
+cable length with no row has no lossless profile - buffermgrd logs "No PG
+profile configured for speed ... and cable ..." and the port has no headroom -
+so linerate refuses it before any switch is contacted.
+
+Stdlib only: imported by the switch_buffers filter (templates) and the tests.
+"""
+import re
+
+# speed (Mb/s) -> cable -> (size, xon, xoff, dynamic threshold)
+SONIC_PG_LOOKUP = {
+    10000: {"5m": (34816, 18432, 16384, 0), "40m": (36864, 18432, 18432, 0), "300m": (49152, 18432, 30720, 0)},
+    25000: {"5m": (34816, 18432, 16384, 0), "40m": (39936, 18432, 21504, 0), "300m": (71680, 18432, 53248, 0)},
+    40000: {"5m": (34816, 18432, 16384, 0), "40m": (41984, 18432, 23552, 0), "300m": (94208, 18432, 75776, 0)},
+    50000: {"5m": (34816, 18432, 16384, 0), "40m": (41984, 18432, 23552, 0), "300m": (94208, 18432, 75776, 0)},
+    100000: {"5m": (36864, 18432, 18432, 0), "40m": (54272, 18432, 35840, 0), "300m": (184320, 18432, 165888, 0)},
+}
+# sonic-cable-length.yang (sonic-buildimage src/sonic-yang-models, commit 086b03bd70f9): length "[0-9]+m"
+CABLE_PATTERN = r"[0-9]+m"
+# the ingress pool of lossless traffic in SONiC's buffer templates (buffers_defaults_*.j2)
+LOSSLESS_POOL = "ingress_lossless_pool"
+# sonic-pfcwd.yang: detection_time 100..5000 ms, restoration_time 100..60000 ms, action drop|forward|alert
+PFCWD_DETECTION_MS = (100, 5000)
+PFCWD_RESTORATION_MS = (100, 60000)
+PFCWD_ACTIONS = ("drop", "forward", "alert")
+
+
+def profile_name(speed_mbps, cable):
+    return f"pg_lossless_{int(speed_mbps)}_{cable}_profile"
+
+
+def lookup(extra=None):
+    """The lookup table with the operator's rows (``{"<speed>": {"<cable>": {size, xon, xoff,
+    dynamic_th}}}``) over sonic-swss's."""
+    table = {s: dict(c) for s, c in SONIC_PG_LOOKUP.items()}
+    for speed, cables in (extra or {}).items():
+        for cable, row in (cables or {}).items():
+            table.setdefault(int(speed), {})[str(cable)] = (int(row["size"]), int(row["xon"]), int(row["xoff"]),
+                                                            int(row.get("dynamic_th", 0)))
+    return table
+
+
+def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restoration_ms=None, action=None):
+    """Every reason the lossless buffer intent cannot be rendered, each naming key, value and allowed."""
+    out = []
+    if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
+        out.append(f"switch_fabric_cable_length: {cable!r} is not a cable length (allowed: digits and 'm', "
+                   "e.g. 5m, 40m, 300m: sonic-cable-length.yang)")
+        return out
+    try:
+        table = lookup(extra)
+    except (KeyError, TypeError, ValueError) as exc:
+        return [f"switch_fabric_sonic_pg_lookup: {extra!r} is not {{speed: {{cable: {{size, xon, xoff}}}}}} ({exc})"]
+    for speed in sorted(set(int(s) for s in speeds_mbps)):
+        if cable not in table.get(speed, {}):
+            known = ", ".join(f"{s}/{c}" for s in sorted(table) for c in table[s])
+            out.append(f"switch_fabric_cable_length: no lossless headroom profile for speed {speed} and cable "
+                       f"{cable} (a real switch's buffermgrd has none either: the port would have no headroom); "
+                       f"known speed/cable pairs: {known}; add the platform's row in switch_fabric_sonic_pg_lookup")
+    for key, value, (lo, hi) in (("switch_fabric_pfcwd_detection_ms", detection_ms, PFCWD_DETECTION_MS),
+                                 ("switch_fabric_pfcwd_restoration_ms", restoration_ms, PFCWD_RESTORATION_MS)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not str(value).isdigit() or not lo <= int(value) <= hi:
+            out.append(f"{key}: {value!r} is not allowed (allowed: {lo}..{hi} ms, sonic-pfcwd.yang)")
+    if action is not None and action not in PFCWD_ACTIONS:
+        out.append(f"switch_fabric_pfcwd_action: {action!r} is not allowed (allowed: {', '.join(PFCWD_ACTIONS)})")
+    return out
+
+
+def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
+    """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th"}} for the fabric ports' speeds;
+    raises ValueError naming every problem."""
+    speeds = [int(p["speed_gbps"]) * 1000 for p in ports if p.get("speed_gbps")]
+    problems = [f"switch_fabric_ports_effective: port {p.get('name')!r} has no speed_gbps (allowed: the port's "
+                "speed in Gb/s; its lossless headroom profile is chosen by speed and cable length)"
+                for p in ports if not p.get("speed_gbps")]
+    problems += headroom_problems(speeds, cable, extra, detection_ms, restoration_ms, action)
+    if problems:
+        raise ValueError("; ".join(problems))
+    table = lookup(extra)
+    return {s: dict(zip(("size", "xon", "xoff", "dynamic_th"), table[s][cable]), name=profile_name(s, cable))
+            for s in sorted(set(speeds))}
