@@ -1,0 +1,71 @@
+"""The order of disruptive host actions (issue 25 items 4-6), read from the roles as Ansible loads them."""
+import os
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def test_firmware_handler_gives_each_node_of_the_batch_its_turn():
+    (handler,) = load("roles", "connectx_firmware", "handlers", "main.yml")
+    assert handler["name"] == "Apply pending ConnectX firmware changes"
+    assert handler["ansible.builtin.include_tasks"] == "apply.yml"
+    assert handler["loop"] == "{{ ansible_play_batch }}"
+    assert handler["loop_control"] == {"loop_var": "connectx_firmware_turn"}
+    assert "listen" not in handler and "throttle" not in handler
+
+
+def test_a_turn_is_guard_reset_wait_check_undrain_on_one_node():
+    (block,) = load("roles", "connectx_firmware", "tasks", "apply.yml")
+    assert block["when"] == "inventory_hostname == connectx_firmware_turn"
+    names = [t["name"] for t in block["block"]]
+    assert names[0] == "Check the management path and running RDMA jobs, and drain the node"
+    assert block["block"][0]["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption",
+                                                                 "tasks_from": "begin"}
+    assert names.index("Apply pending firmware parameters with mlxfwreset, one device at a time") \
+        < names.index("Wait for the host to answer after the firmware reset") \
+        < names.index("Check the RDMA devices are back after the firmware change") < len(names) - 1
+    assert block["block"][-1]["ansible.builtin.include_role"]["tasks_from"] == "end"
+    assert not [t for t in block["block"] if "throttle" in t or "listen" in t]
+
+
+def test_driver_restart_turns_and_is_guarded():
+    (handler,) = load("roles", "mofed", "handlers", "main.yml")
+    assert handler["loop"] == "{{ ansible_play_batch }}" and handler["loop_control"] == {"loop_var": "mofed_turn"}
+    restart = load("roles", "mofed", "tasks", "restart.yml")[1]
+    assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart"
+    first, cmd = restart["block"][0], restart["block"][1]
+    assert first["vars"] == {"host_disruption_action": "driver_restart"}
+    assert cmd["ansible.builtin.command"] == {"argv": "{{ mofed_driver_restart_command }}"}
+
+
+def test_begin_checks_the_path_before_draining_and_use_after():
+    tasks = load("roles", "host_disruption", "tasks", "begin.yml")
+    modules = [next(k for k in t if k.startswith(("ansible.builtin.", "linerate.fabric."))) for t in tasks]
+    assert modules == ["ansible.builtin.command", "linerate.fabric.disruption_guard", "ansible.builtin.command",
+                       "ansible.builtin.include_tasks", "linerate.fabric.disruption_guard", "ansible.builtin.debug"]
+    assert tasks[0]["ansible.builtin.command"] == {"argv": ["printenv", "SSH_CONNECTION"]}
+    assert tasks[0]["become"] is False
+    assert tasks[1]["linerate.fabric.disruption_guard"]["check_in_use"] is False
+    assert tasks[4]["linerate.fabric.disruption_guard"]["check_in_use"] is True
+    assert tasks[4]["linerate.fabric.disruption_guard"]["force"] == "{{ host_disruption_force }}"
+
+
+def test_each_rail_is_its_own_unit_bound_to_its_netdev():
+    with open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system",
+                           "linerate-rail@.service.j2"), encoding="utf-8") as f:
+        lines = [ln for ln in f.read().splitlines() if ln and not ln.startswith("#")]
+    assert "BindsTo=sys-subsystem-net-devices-%i.device" in lines
+    assert "After=sys-subsystem-net-devices-%i.device network-pre.target openibd.service" in lines
+    assert "WantedBy=sys-subsystem-net-devices-%i.device" in lines
+    assert "Restart=on-failure" in lines and "ExecStart={{ rdma_netdev_rail_dir }}/%I.sh" in lines
+    tasks = load("roles", "rdma_netdev", "tasks", "main.yml")
+    persist = tasks[-1]
+    assert persist["linerate.fabric.host_files"]["units"] == "{{ rdma_netdev_units }}"
+    assert "set -e" not in open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system",
+                                             "linerate-rail@.service.j2"), encoding="utf-8").read()
