@@ -38,7 +38,7 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 MOLECULE_TARGETS := $(addprefix molecule-,$(MOLECULE_ROLES))
 
-.PHONY: help deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench clean fuzz mutation
+.PHONY: help changelog deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench bench-fleet clean fuzz mutation
 .PHONY: $(MOLECULE_TARGETS)
 
 help:
@@ -48,9 +48,11 @@ help:
 	@echo "make test-integration  every integration test, the fault matrix included (longer)"
 	@echo "make sanity      ansible-test sanity of the collection (docs-check: ansible-doc of every plugin)"
 	@echo "make lab-down    remove everything the lab made"
-	@echo "make bench       benchmarks (bench/)"
+	@echo "make bench       benchmarks (bench/): the fleet model, then the lab's"
+	@echo "make bench-fleet the fleet model alone (verification plan/report code, 64..2000 nodes, no lab)"
 	@echo "make fuzz        fuzz every parser: FUZZ_EXAMPLES (20000) mutated real outputs each"
 	@echo "make mutation    mutation testing of the intent validation and switch drivers (slow)"
+	@echo "make changelog   lint changelogs/fragments; VERSION=x.y.z releases them (changelog.yaml, CHANGELOG.md)"
 
 deps: .make/deps
 .make/deps: Makefile
@@ -75,7 +77,7 @@ lab-up: deps venv
 # target fails when the play did.
 lab: lab-up
 	@rc=0; $(ANSIBLE_PLAYBOOK) -i $(INVENTORY) playbooks/site.yml -e verify_fabric_when_requested=false || rc=$$?; \
-	$(VPY) plugins/module_utils/report.py $(INVENTORY)-output/reports/latest || true; exit $$rc
+	$(VPY) scripts/report_summary.py $(INVENTORY)-output/reports/latest || true; exit $$rc
 
 lab-ib:
 	@$(MAKE) --no-print-directory lab TRANSPORT=infiniband
@@ -89,6 +91,12 @@ lab-down:
 
 test-unit: venv
 	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
+
+# The changelog (antsibull-changelog, changelogs/config.yaml): every change adds a fragment to
+# changelogs/fragments/; a release (VERSION= galaxy.yml's version) moves them into changelog.yaml.
+changelog: venv
+	$(VENV)/bin/antsibull-changelog lint
+	@if [ -n "$(VERSION)" ]; then $(VENV)/bin/antsibull-changelog release --version $(VERSION); fi
 
 # Parser fuzzing: 20,000 random mutated inputs per parse_* (make test runs 1,000, derandomized).
 FUZZ_EXAMPLES ?= 20000
@@ -139,7 +147,12 @@ test: deps venv
 	$(VPY) -m pytest -q --durations=15 -m "not matrix" tests/integration
 
 bench: deps venv
+	$(VPY) bench/fleet.py
 	$(VPY) bench/run.py
+
+# the fleet model alone (no lab): the verification plan and report code at 64..2,000 nodes x 8 rails
+bench-fleet: venv
+	$(VPY) bench/fleet.py
 
 # Mutation testing (mutmut) of the intent validation and the switch drivers
 # with their unit tests; fails below MUTATION_MIN % killed. Slow: not in `make test`.
