@@ -11,12 +11,15 @@ Findings are dicts with a stable ``code`` and the exact ``node`` / ``port``:
 - IB_UNEXPECTED_DEVICE    a device the inventory does not know
 - IB_LINK_DEGRADED        width or speed below the intended link width / speed
 - IB_PARTITION_NOT_IN_FORCE  a member port lacks the partition's pkey (or membership)
+- IB_LINK_ERRORS          a port's error counters (ibqueryerrors) above the thresholds; both ends of the link named
 """
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.ibdiag import lane_nominal
+    from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import IB_ERROR_COUNTERS
 except ImportError:  # standalone
     from ibdiag import lane_nominal
+    from linkhealth import IB_ERROR_COUNTERS
 
 
 def _norm(g):
@@ -242,3 +245,116 @@ def check_partitions(partitions, tables, names=None):
                                    f"partition {p['name']} ({p['pkey']}, {p.get('membership', 'full')}): "
                                    f"port {g} {why}", partition=p["name"], guid=g))
     return out
+
+
+# ---------------------------------------------------------------- port error counters (ibqueryerrors)
+
+# The IBA PortCounters error counters (IBA 1.3 vol. 1, 16.1.3.5) ibqueryerrors judges, with the
+# default thresholds of fabric.verify.ib_error_thresholds: any count is a finding unless the intent
+# raises its threshold. Names as infiniband-diags prints them (ibqueryerrors.c, the PortCounters
+# field names of libibmad fields.c; the same names ibsim's PerformanceSet accepts).
+IB_PORT_ERROR_DEFAULTS = dict.fromkeys(IB_ERROR_COUNTERS, 0)
+
+
+def _node_names(nd, switches, expected_links):
+    """node GUID -> inventory name (switch name, or "host device" for a CA), and port GUID -> node GUID."""
+    names = set(switches)
+    want_switch_guid = {_norm(g): n for n, g in switches.items() if g}
+    port_guid_ca = {_norm(e["guid"]): ca_desc(e["host"], e["device"]) for e in expected_links if e.get("guid")}
+    node_name, port_owner = {}, {}
+    for guid, n in nd["nodes"].items():
+        if n["type"] == "switch":
+            node_name[guid] = want_switch_guid.get(guid) or switch_name_from_desc(n["desc"], names) or n["desc"] or guid
+        else:
+            ident = None
+            for p in n["ports"].values():
+                if p.get("port_guid"):
+                    port_owner[p["port_guid"]] = guid
+                    ident = ident or port_guid_ca.get(p["port_guid"])
+            node_name[guid] = ident or n["desc"] or guid
+    return node_name, port_owner
+
+
+def port_error_counters(iqe):
+    """parse_ibqueryerrors() -> {"<GUID>/<port>": {counter: int}} (the per-port lines; a switch's ``ALL``
+    aggregate is left out: its ports are listed one by one beside it)."""
+    out = {}
+    for node in iqe["nodes"]:
+        for port, counters in node["ports"].items():
+            if port == "ALL":
+                continue
+            # the GUID printed on the port line (a switch's node GUID, a CA's port GUID)
+            guid = (node.get("port_guids") or {}).get(port) or node["guid"]
+            out[f"{_norm(guid)}/{port}"] = dict(counters)
+    return out
+
+
+def check_port_errors(port_counters, nd, switches, expected_links, thresholds, baseline=None):
+    """Findings IB_LINK_ERRORS from the subnet's port error counters, each naming both ends of the link.
+
+    port_counters: {"<GUID>/<port>": {counter: value}} as ``port_error_counters`` returns it (GUID as
+    ibqueryerrors prints it on the port line: a switch's node GUID, a CA's port GUID);
+    nd: parse_ibnetdiscover() (who is cabled to which port); thresholds: {counter: max} (a counter
+    absent from it is not judged, e.g. PortXmitWait, a congestion count); baseline: an earlier
+    ``port_counters`` - the counts are then judged over the window since it (a counter that went
+    down was cleared: what it shows now is counted).
+
+    One finding per link: where both ends count errors, both ends' counts are in it. The finding's
+    node is the switch end (a CA end goes to peer), port its port number.
+    """
+    node_name, port_owner = _node_names(nd, switches or {}, expected_links or [])
+    nodes = nd["nodes"]
+    baseline = baseline or {}
+    over = {}  # link key -> {end: {counter: delta}}
+    for key in sorted(port_counters):
+        guid, _, port = key.rpartition("/")
+        guid = _norm(guid)
+        owner = guid if guid in nodes else port_owner.get(guid)
+        port = int(port)
+        before = baseline.get(key) or {}
+        bad = {}
+        for counter, value in sorted(port_counters[key].items()):
+            if counter not in thresholds:
+                continue
+            prior = int(before.get(counter, 0))
+            delta = value - prior if value >= prior else value
+            if delta > int(thresholds[counter]):
+                bad[counter] = delta
+        if not bad:
+            continue
+        me = (owner or guid, port)
+        peer = None
+        if owner in nodes and port in nodes[owner]["ports"]:
+            p = nodes[owner]["ports"][port]
+            peer = (p["peer_guid"], p["peer_port"])
+        link = tuple(sorted([me, peer])) if peer else (me,)
+        over.setdefault(link, {})[me] = bad
+    findings = []
+    for link, ends in over.items():
+        all_ends = list(link)
+        # the switch end first: it is where the cable is plugged in a way an operator can find
+        all_ends.sort(key=lambda e: (nodes.get(e[0], {}).get("type") != "switch", node_name.get(e[0], e[0]), e[1]))
+        a = all_ends[0]
+        b = all_ends[1] if len(all_ends) > 1 else None
+        a_name = node_name.get(a[0], a[0])
+        b_name = node_name.get(b[0], b[0]) if b else None
+        b_type = nodes.get(b[0], {}).get("type") if b else None
+        parts = []
+        for end in all_ends:
+            if end in ends:
+                name = node_name.get(end[0], end[0])
+                parts.append(f"{name} port {end[1]} counted " + ", ".join(f"{c} {v}" for c, v in ends[end].items()))
+        towards = f"{b_name} port {b[1]}" if b else "a port ibnetdiscover shows no peer on"
+        counts = {f"{node_name.get(e[0], e[0])} port {e[1]}": dict(ends[e]) for e in all_ends if e in ends}
+        limits = {c: int(thresholds[c]) for e in ends.values() for c in e}
+        kind = "inter-switch link" if b_type == "switch" and nodes.get(a[0], {}).get("type") == "switch" else "link"
+        findings.append(finding(
+            "IB_LINK_ERRORS", a_name, a[1],
+            f"{kind} {a_name} port {a[1]} <-> {towards}: " + "; ".join(parts)
+            + " (thresholds " + ", ".join(f"{c} {v}" for c, v in sorted(limits.items()))
+            + (", over the window since the baseline" if baseline else ", since the counters were last cleared")
+            + ")",
+            peer=b_name, peer_port=b[1] if b else None, peer_type=b_type, counters=counts, thresholds=limits,
+            link_kind="isl" if kind == "inter-switch link" else "host"))
+    findings.sort(key=lambda f: (str(f["node"]), f["port"]))
+    return findings

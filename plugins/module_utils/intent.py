@@ -15,9 +15,11 @@ import re
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils import network_os, switch_profiles
+    from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import IB_ERROR_COUNTERS
 except ImportError:  # loaded on its own, beside switch_profiles.py and network_os.py
     import network_os
     import switch_profiles
+    from linkhealth import IB_ERROR_COUNTERS
 
 TRANSPORTS = ("roce", "infiniband")
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
@@ -74,6 +76,13 @@ DEFAULTS = {
         "link_flaps_max": 0,
         "effective_ber_max": 1e-12,
         "raw_ber_max": 2.4e-4,
+        # optics (mlxlink -m): Rx power below the module's own low threshold + this margin (dB) and
+        # temperature above its high threshold - this margin (deg C) are findings
+        "optic_rx_power_margin_db": 0.0,
+        "optic_temp_margin_c": 0.0,
+        # InfiniBand: PortCounters error counter -> the count a port may show (ibqueryerrors over
+        # the whole subnet, module_utils/ibcheck.py); a counter not named here: 0
+        "ib_error_thresholds": {},
         # ib_write_bw plan "auto": every pair up to this many nodes, the sampled plan above
         "full_plan_max_nodes": 16,
     },
@@ -87,7 +96,19 @@ DEFAULTS = {
         "batch": 1,
         "max_fail_percentage": 0,
     },
+    # What verify.yml / audit.yml do with their findings (roles/remediate, docs/audit.md):
+    # opt-in; errors drain, warnings do not.
+    "remediation": {
+        "drain": False,
+        "scheduler": "none",
+        "drain_codes": [],
+        "drain_severities": ["error"],
+        "exempt_codes": [],
+        "return_to_service": True,
+    },
 }
+SCHEDULERS = ("none", "slurm", "kubernetes")
+SEVERITIES = ("error", "warning")
 
 # Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
 PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}
@@ -263,7 +284,7 @@ def validate_fabric(fabric):
     # Every block is a mapping; one that is not is reported and left at its
     # defaults so the rest is still checked (every problem at once).
     clean = {k: v for k, v in fabric.items() if k in DEFAULTS}
-    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware", "rollout"):
+    for block in ("mtu", "roce", "infiniband", "nccl", "verify", "firmware", "rollout", "remediation"):
         if block in clean and _mapping(p, f"fabric.{block}", clean[block]) is None:
             del clean[block]
     for block, inner in (("roce", "ecn"), ("nccl", "overrides")):
@@ -294,7 +315,36 @@ def validate_fabric(fabric):
     _unknown_keys(p, "fabric.firmware", clean.get("firmware", {}), DEFAULTS["firmware"])
     _one_of(p, "fabric.firmware.profile", f["firmware"].get("profile"), FIRMWARE_PROFILES)
     _validate_rollout(p, clean.get("rollout", {}), f["rollout"])
+    _validate_remediation(p, clean.get("remediation", {}), f["remediation"])
     return p.items
+
+
+def _validate_remediation(p, given, r):
+    _unknown_keys(p, "fabric.remediation", given, DEFAULTS["remediation"])
+    for key in ("drain", "return_to_service"):
+        if not isinstance(r.get(key), bool):
+            p.add(f"fabric.remediation.{key}", r.get(key), "allowed: true | false")
+    sched_ok = _one_of(p, "fabric.remediation.scheduler", r.get("scheduler"), SCHEDULERS)
+    if sched_ok and r.get("drain") is True and r["scheduler"] == "none":
+        p.add("fabric.remediation.scheduler", "none", "allowed: slurm | kubernetes when fabric.remediation.drain "
+              "is true (a drain needs a scheduler to take the node out of)")
+    # the fault codes are verify.FAULT_CODES (read here, not imported at the top: verify imports this module)
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
+    except ImportError:  # loaded on its own, beside verify.py
+        from verify import FAULT_CODES
+    for key in ("drain_codes", "exempt_codes"):
+        codes = r.get(key)
+        if not isinstance(codes, list):
+            p.add(f"fabric.remediation.{key}", codes, "allowed: a list of linerate fault codes")
+            continue
+        for i, code in enumerate(codes):
+            if code not in FAULT_CODES:
+                p.add(f"fabric.remediation.{key}[{i}]", code, "allowed: a linerate fault code such as LINK_FLAP, "
+                      "PORT_DOWN, PCIE_DEGRADED (docs/verification.md#fault-codes)")
+    sev = r.get("drain_severities")
+    if not isinstance(sev, list) or any(not any(_same_kind(x, c) and x == c for c in SEVERITIES) for x in sev):
+        p.add("fabric.remediation.drain_severities", sev, "allowed: a list of error | warning")
 
 
 # fabric.rollout.batch as Ansible's `serial` takes it: a count of hosts, or a
@@ -374,6 +424,20 @@ def _validate_verify(p, given, v, speed):
         value = v.get(key)
         if not _is_num(value) or not 0 <= value < 1:
             p.add(f"fabric.verify.{key}", value, "allowed: a finite bit error rate, 0 <= x < 1, written 1.0e-12 (YAML reads 1e-12 as a string)")
+    for key, hi in (("optic_rx_power_margin_db", 20), ("optic_temp_margin_c", 50)):
+        value = v.get(key)
+        if not _is_num(value) or not 0 <= value <= hi:
+            p.add(f"fabric.verify.{key}", value, f"allowed: a number 0..{hi} (a margin inside the module's own "
+                  "thresholds, which mlxlink prints beside each value)")
+    thresholds = _mapping(p, "fabric.verify.ib_error_thresholds", v.get("ib_error_thresholds"),
+                          "a mapping of PortCounters error counter -> the count a port may show")
+    for key, value in sorted((thresholds or {}).items(), key=lambda kv: str(kv[0])):
+        if key not in IB_ERROR_COUNTERS:
+            p.add(f"fabric.verify.ib_error_thresholds.{key}", value,
+                  "unknown counter; allowed: " + ", ".join(IB_ERROR_COUNTERS))
+        elif not _is_int(value) or value < 0:
+            p.add(f"fabric.verify.ib_error_thresholds.{key}", value,
+                  "allowed: an integer >= 0 (the count of this error a port may show)")
 
 
 def _switch_port(p, key, value, transport, switch):

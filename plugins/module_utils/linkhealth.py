@@ -166,7 +166,8 @@ _IQE_PORTS_RE = re.compile(r"^##\s+(?P<ports>\d+) ports checked, (?P<bad_ports>\
 
 
 def parse_ibqueryerrors(text):
-    """ibqueryerrors -> {"nodes": [{"guid", "name", "ports": {port (int or "ALL"): {counter: int}}}],
+    """ibqueryerrors -> {"nodes": [{"guid", "name", "ports": {port (int or "ALL"): {counter: int}},
+    "port_guids": {port: the GUID its line names}}],
     "summary": {nodes_checked, bad_nodes, ports_checked, bad_ports} or None, "thresholds", "suppressed"}."""
     if text is None or not text.strip():
         raise ParseError("ibqueryerrors", "no output", text)
@@ -181,7 +182,7 @@ def parse_ibqueryerrors(text):
             continue
         m = _IQE_NODE_RE.match(s)
         if m:
-            current = {"guid": m.group("guid"), "name": m.group("name"), "ports": {}}
+            current = {"guid": m.group("guid"), "name": m.group("name"), "ports": {}, "port_guids": {}}
             nodes.append(current)
             continue
         m = _IQE_PORT_RE.match(s)
@@ -192,7 +193,11 @@ def parse_ibqueryerrors(text):
             if not counters and m.group("rest").strip():
                 raise ParseError("ibqueryerrors", f"line {n}: {s!r}: no '[Counter == value]'", text)
             port = m.group("port")
-            current["ports"][port if port == "ALL" else int(port)] = counters
+            port = port if port == "ALL" else int(port)
+            current["ports"][port] = counters
+            # the GUID of the port line: a switch's node GUID, a CA's port GUID (a CA's
+            # "Errors for" line has no GUID at all)
+            current["port_guids"][port] = m.group("guid")
             continue
         m = _IQE_SUMMARY_RE.match(s)
         if m:

@@ -85,6 +85,10 @@ FAULT_CODES = {
     "LINK_ERRORS": ("error", "link", "physical errors (CRC, symbol, uncorrectable FEC) over the threshold in the window"),
     "LINK_FLAP": ("error", "link", "the link went down and came back during verification"),
     "LINK_BER_HIGH": ("error", "link", "mlxlink's effective or raw bit error rate above the threshold"),
+    # Optics (mlxlink -m Module Info) against the module's own thresholds and fabric.verify's margins
+    "OPTIC_RX_POWER_LOW": ("error", "link", "an optical module's received power on a lane below its low threshold (+ margin)"),
+    "OPTIC_TEMP_HIGH": ("error", "link", "an optical module's temperature above its high threshold (- margin)"),
+    "MLXLINK_RECOMMENDATION": ("warning", "link", "mlxlink's troubleshooting status is not 'No issue was observed'"),
     # InfiniBand: the subnet manager / topology / partition check (ibcheck.py)
     "IB_CHECK_FAILED": ("error", "subnet_manager", "the subnet could not be checked (sminfo / ibnetdiscover failed)"),
     "IB_SM_NOT_MASTER": ("error", "subnet_manager", "no SM is MASTER, or the master is not the intended port"),
@@ -96,6 +100,9 @@ FAULT_CODES = {
     "IB_UNEXPECTED_DEVICE": ("warning", "cabling", "a switch or CA the inventory does not know"),
     "IB_LINK_DEGRADED": ("error", "link", "a link trained below the intended width or speed"),
     "IB_PARTITION_NOT_IN_FORCE": ("error", "partition", "a member port lacks its partition key or membership"),
+    # InfiniBand port error counters over the whole subnet (ibqueryerrors; ibcheck.check_port_errors)
+    "IB_LINK_ERRORS": ("error", "link", "a switch port, inter-switch link or CA port counts errors above fabric.verify.ib_error_thresholds (both ends named)"),
+    "IB_COUNTERS_UNREADABLE": ("error", "subnet_manager", "ibqueryerrors could not read the subnet's port error counters: they are not proven"),
     # RoCE: cabling by LLDP (cabling.py), switch neighbour tables and lldpd on hosts vs the inventory
     "CABLE_SWAPPED": ("error", "cabling", "two ports of a switch see each other's intended neighbour (cables swapped)"),
     "CABLE_MISWIRED": ("error", "cabling", "a port sees another endpoint than the inventory cables there"),
@@ -122,7 +129,8 @@ LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc
 
 # Which report check an InfiniBand finding belongs to.
 IB_CHECK_OF = {"IB_CHECK_FAILED": "subnet_manager", "IB_SM_NOT_MASTER": "subnet_manager",
-               "IB_SM_PRIORITY_MISMATCH": "subnet_manager", "IB_PARTITION_NOT_IN_FORCE": "ib_partitions"}
+               "IB_SM_PRIORITY_MISMATCH": "subnet_manager", "IB_PARTITION_NOT_IN_FORCE": "ib_partitions",
+               "IB_LINK_ERRORS": "ib_port_errors", "IB_COUNTERS_UNREADABLE": "ib_port_errors"}
 
 
 # ---------------------------------------------------------------- plans
@@ -1008,8 +1016,11 @@ def ib_findings(result, switches):
             if f.get("switch"):
                 switch, port = f["switch"], f.get("port")
         evidence = {k: v for k, v in f.items() if k not in ("code", "node", "port", "message")}
+        # an inter-switch link's far end (IB_LINK_ERRORS names both ends)
+        extra = ({"peer_switch": f["peer"], "peer_port": None if f.get("peer_port") is None else str(f["peer_port"])}
+                 if f.get("peer_type") == "switch" and f.get("peer") else {})
         out.append(finding(code, f["message"], node=node, device=device, switch=switch, switch_port=port,
-                           check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None))
+                           check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None, **extra))
     return out
 
 
@@ -1029,6 +1040,10 @@ def ib_checks(result, findings):
                         if summ else "not discovered"),
         "ib_partitions": f"{len(result.get('pkey_tables') or {})} ports' pkey tables read",
     }
+    pe = result.get("port_errors_summary")
+    if pe or result.get("port_errors_error"):
+        details["ib_port_errors"] = (f"{pe.get('ports_checked')} ports of {pe.get('nodes_checked')} nodes read by "
+                                     f"ibqueryerrors ({pe.get('window')})" if pe else "not read")
     checks = {}
     for name, detail in details.items():
         mine = by.get(name, [])

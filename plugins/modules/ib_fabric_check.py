@@ -5,23 +5,26 @@ DOCUMENTATION = r"""
 module: ib_fabric_check
 short_description: Check the InfiniBand subnet manager, topology and partitions
 description:
-  - Runs C(sminfo), C(ibnetdiscover), C(iblinkinfo) and C(smpquery pkeys) on the target
-    and compares what they report with the intended SM, cabling and partitions.
+  - Runs C(sminfo), C(ibnetdiscover), C(iblinkinfo), C(smpquery pkeys) and C(ibqueryerrors) on the target
+    and compares what they report with the intended SM, cabling and partitions, and every port's
+    error counters (switch ports, inter-switch links and CA ports over the whole subnet) with the thresholds.
   - Each problem is a finding with a stable code and the exact node and port
     (IB_SM_NOT_MASTER, IB_SM_PRIORITY_MISMATCH, IB_LINK_MISSING, IB_PORTS_SWAPPED,
     IB_LINK_MISWIRED, IB_UNEXPECTED_LINK, IB_UNEXPECTED_DEVICE, IB_LINK_DEGRADED,
-    IB_PARTITION_NOT_IN_FORCE).
+    IB_PARTITION_NOT_IN_FORCE, IB_LINK_ERRORS naming both ends of the link, IB_COUNTERS_UNREADABLE).
   - Each tool runs under C(timeout) with the locale pinned to C.
   - Read-only; never changes the fabric.
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - ibnetdiscover, iblinkinfo, sminfo and smpquery (infiniband-diags) on the target
 options:
   checks:
     description: Which checks to run.
     type: list
     elements: str
-    choices: [sm, topology, partitions]
-    default: [sm, topology, partitions]
+    choices: [sm, topology, partitions, errors]
+    default: [sm, topology, partitions, errors]
   environment:
     description: Extra environment for the diag tools (the lab sets LD_PRELOAD, SIM_HOST, IBSIM_*).
     type: dict
@@ -60,6 +63,21 @@ options:
     type: list
     elements: dict
     default: []
+  error_thresholds:
+    description:
+      - The errors check. PortCounters error counter -> the count a port may show (above it is IB_LINK_ERRORS).
+        Counters not named keep 0. Allowed counters are SymbolErrorCounter, LinkErrorRecoveryCounter,
+        LinkDownedCounter, PortRcvErrors, PortRcvRemotePhysicalErrors, PortRcvSwitchRelayErrors,
+        PortXmitDiscards, PortXmitConstraintErrors, PortRcvConstraintErrors, LocalLinkIntegrityErrors,
+        ExcessiveBufferOverrunErrors and VL15Dropped (fabric.verify.ib_error_thresholds).
+    type: dict
+    default: {}
+  errors_baseline:
+    description:
+      - RV(port_errors) of an earlier run. The counts are then judged over the window since it,
+        otherwise as they stand (since the counters were last cleared).
+    type: dict
+    default: {}
   timeout:
     description: Seconds each diag tool may run.
     type: int
@@ -105,6 +123,18 @@ discovery_warnings:
   type: list
   elements: str
   returned: when ibnetdiscover reported a failed query
+port_errors:
+  description: C(<GUID>/<port>) (a switch's node GUID, a CA's port GUID) -> the error counters ibqueryerrors printed for it.
+  type: dict
+  returned: when the errors check ran and ibqueryerrors could be read
+port_errors_summary:
+  description: ibqueryerrors' summary (nodes and ports checked), the thresholds applied and the window.
+  type: dict
+  returned: when the errors check ran and ibqueryerrors could be read
+port_errors_error:
+  description: Why the port error counters could not be read (beside the finding IB_COUNTERS_UNREADABLE).
+  type: str
+  returned: when the errors check ran and ibqueryerrors failed
 summary:
   description: Counts of discovered switches, CAs and links.
   type: dict
@@ -120,8 +150,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runn
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            checks=dict(type="list", elements="str", choices=["sm", "topology", "partitions"],
-                        default=["sm", "topology", "partitions"]),
+            checks=dict(type="list", elements="str", choices=["sm", "topology", "partitions", "errors"],
+                        default=["sm", "topology", "partitions", "errors"]),
             environment=dict(type="dict", default={}),
             expected_sm_guid=dict(type="str"),
             expected_sm_priority=dict(type="int"),
@@ -132,6 +162,8 @@ def main():
             link_width=dict(type="int"),
             link_speed_gbps=dict(type="float"),
             partitions=dict(type="list", elements="dict", default=[]),
+            error_thresholds=dict(type="dict", default={}),
+            errors_baseline=dict(type="dict", default={}),
             timeout=dict(type="int", default=30),
             fail_on_findings=dict(type="bool", default=True),
         ),

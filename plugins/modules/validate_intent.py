@@ -163,6 +163,25 @@ options:
             description: Highest raw (pre-FEC) bit error rate mlxlink may report.
             type: float
             default: 2.4e-4
+          optic_rx_power_margin_db:
+            description:
+              - An optical module's received power on any lane below its own low threshold plus this margin (dB) is
+                OPTIC_RX_POWER_LOW (mlxlink -m prints the threshold beside the value). Copper cables are not judged.
+            type: float
+            default: 0.0
+          optic_temp_margin_c:
+            description: An optical module's temperature above its own high threshold minus this margin (degrees C) is OPTIC_TEMP_HIGH.
+            type: float
+            default: 0.0
+          ib_error_thresholds:
+            description:
+              - InfiniBand. PortCounters error counter (SymbolErrorCounter, LinkErrorRecoveryCounter, LinkDownedCounter,
+                PortRcvErrors, PortRcvRemotePhysicalErrors, PortRcvSwitchRelayErrors, PortXmitDiscards,
+                PortXmitConstraintErrors, PortRcvConstraintErrors, LocalLinkIntegrityErrors,
+                ExcessiveBufferOverrunErrors, VL15Dropped) -> the count any port of the subnet may show
+                (ibqueryerrors); above it is IB_LINK_ERRORS naming both ends of the link. A counter not named is 0.
+            type: dict
+            default: {}
           full_plan_max_nodes:
             description:
               - With the ib_write_bw plan C(auto) (verify_fabric_ib_write_bw_plan, the default), every pair is tested
@@ -195,6 +214,39 @@ options:
             description: The run stops when more than this percentage of a batch failed (0 - the first failed node).
             type: int
             default: 0
+      remediation:
+        description:
+          - What C(verify.yml) and C(audit.yml) do with their findings (role C(remediate), docs/audit.md) - opt-in.
+        type: dict
+        suboptions:
+          drain:
+            description: Drain the nodes the findings name, return them when they pass again (needs O(fabric.remediation.scheduler)).
+            type: bool
+            default: false
+          scheduler:
+            description: Where nodes are drained - Slurm (C(scontrol)) or Kubernetes (C(kubectl) cordon + taint).
+            type: str
+            choices: [none, slurm, kubernetes]
+            default: none
+          drain_codes:
+            description: Fault codes that drain whatever their severity.
+            type: list
+            elements: str
+            default: []
+          drain_severities:
+            description: Severities that drain (errors drain, warnings do not).
+            type: list
+            elements: str
+            default: [error]
+          exempt_codes:
+            description: Fault codes that never drain.
+            type: list
+            elements: str
+            default: []
+          return_to_service:
+            description: Return a node linerate drained once a re-check of it passes.
+            type: bool
+            default: true
   host_group:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str

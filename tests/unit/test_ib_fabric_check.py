@@ -1,5 +1,7 @@
 """ib_fabric_check (module_utils/ibfabric.py): the diag tools run under timeout through the shared Runner
 (locale C plus the given environment), on real captures of the lab fabric; findings, summary, pkey tables."""
+import os
+
 from ansible_collections.linerate.fabric.plugins.module_utils import ibfabric
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 from ansible_collections.linerate.fabric.plugins.modules import ib_fabric_check
@@ -15,9 +17,16 @@ ARGS = {"expected_sm_priority": 15, "expected_links": LINKS, "switch_links": UPL
         "environment": {"SIM_HOST": "node1", "IBSIM_PORT": 7070}}
 
 
+def counters(name):
+    with open(os.path.join(os.path.dirname(__file__), "fixtures", "counters", name)) as f:
+        return f.read()
+
+
 class Diag:
-    def __init__(self, topology="lab-ib.txt", sminfo=(0, fixture("sminfo", "master.txt"), ""), netdiscover=None):
+    def __init__(self, topology="lab-ib.txt", sminfo=(0, fixture("sminfo", "master.txt"), ""), netdiscover=None,
+                 queryerrors=(0, counters("ibqueryerrors_lab_ibsim_clean.txt"), "")):
         self.topology, self.sminfo, self.netdiscover = topology, sminfo, netdiscover
+        self.queryerrors = queryerrors
         self.envs = []
 
     def __call__(self, args):
@@ -29,6 +38,10 @@ class Diag:
             return self.netdiscover or (0, fixture("ibnetdiscover", self.topology), "")
         if tool == "iblinkinfo":
             return 0, fixture("iblinkinfo", self.topology), ""
+        if tool == "ibqueryerrors":
+            # every threshold zero (an empty threshold file); never -k/-K (clearing is a change)
+            assert rest == ["--threshold-file", "/dev/null"]
+            return self.queryerrors
         if tool == "smpquery" and rest[0] == "pkeys":
             pkeys = {"1": "pkeys-node1.txt", "4": "pkeys-node3.txt"}.get(rest[1])
             return (0, fixture("smpquery", pkeys), "") if pkeys else (1, "", "ibwarn: mad query failed\n")
@@ -43,7 +56,8 @@ def run(capsys, diag, **args):
 def test_clean_fabric_runs_each_tool_once_under_timeout(capsys):
     res, calls = run(capsys, Diag(), partitions=PARTS[:1])
     assert calls == [["timeout", "7", "sminfo"], ["timeout", "7", "ibnetdiscover"], ["timeout", "7", "iblinkinfo"],
-                     ["timeout", "7", "smpquery", "pkeys", "4"], ["timeout", "7", "smpquery", "pkeys", "1"]]
+                     ["timeout", "7", "smpquery", "pkeys", "4"], ["timeout", "7", "smpquery", "pkeys", "1"],
+                     ["timeout", "7", "ibqueryerrors", "--threshold-file", "/dev/null"]]
     assert res["findings"] == [] and res["changed"] is False and res["sminfo"]["priority"] == 15
     assert res["summary"] == {"switches": 3, "cas": 4, "links": 6}
     assert set(res["pkey_tables"]) == {NODE1, NODE3}

@@ -245,7 +245,9 @@ def test_sonic_queue_counters_errors(text, match):
 def test_ibqueryerrors_ca():
     r = parse_ibqueryerrors(fx("ibqueryerrors_ca_mailinglist.txt"))
     assert r["nodes"] == [{"guid": None, "name": "rd240 mlx4_0",
-                           "ports": {1: {"PortXmitWait": 4294967295}, 2: {"PortXmitWait": 1}}}]
+                           "ports": {1: {"PortXmitWait": 4294967295}, 2: {"PortXmitWait": 1}},
+                           # a CA's "Errors for" line has no GUID: its port lines name the port GUIDs
+                           "port_guids": {1: "0xe41d2d0300e0bae1", 2: "0xe41d2d0300e0bae2"}}]
     assert r["summary"] == {"nodes_checked": 4, "bad_nodes": 4, "ports_checked": 43, "bad_ports": 14}
     assert r["thresholds"] == "" and r["suppressed"] == []
 
@@ -256,6 +258,19 @@ def test_ibqueryerrors_switch_port_and_all():
     assert sw["guid"] == "0x200002" and sw["name"] == "hxa-su1-leaf-r1"
     assert sw["ports"][33] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3} and "ALL" in sw["ports"]
     assert r["summary"]["bad_ports"] == 1
+
+
+def test_ibqueryerrors_of_the_real_infiniband_diags_against_the_lab_subnet():
+    # infiniband-diags 44.0 ibqueryerrors --threshold-file /dev/null against ibsim 0.10 (the lab-ib net file)
+    r = parse_ibqueryerrors(fx("ibqueryerrors_lab_ibsim_errors.txt"))
+    assert [(n["guid"], n["name"]) for n in r["nodes"]] == [
+        ("0xe41d2d0300a00003", "spine1"), (None, "node2 mlx5_0"), ("0xe41d2d0300a00001", "leaf1")]
+    assert r["nodes"][1]["ports"] == {1: {"PortRcvErrors": 7}}
+    assert r["nodes"][1]["port_guids"] == {1: "0xa088c20300000201"}
+    assert r["nodes"][2]["ports"][7] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3}
+    assert r["summary"] == {"nodes_checked": 7, "bad_nodes": 3, "ports_checked": 112, "bad_ports": 3}
+    clean = parse_ibqueryerrors(fx("ibqueryerrors_lab_ibsim_clean.txt"))
+    assert clean["nodes"] == [] and clean["summary"]["bad_ports"] == 0 and clean["thresholds"] == ""
 
 
 def test_ibqueryerrors_clean_fabric_has_only_a_summary():
