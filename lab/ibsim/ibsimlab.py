@@ -10,6 +10,7 @@
     ibsimlab.py fault    --run-dir DIR relink  SWITCH PORT
     ibsimlab.py fault    --run-dir DIR swap    SWITCH PORT_A PORT_B
     ibsimlab.py fault    --run-dir DIR degrade SWITCH PORT [--width W] [--speed SDR|DDR|QDR]
+    ibsimlab.py fault    --run-dir DIR counters SWITCH PORT --set COUNTER=VALUE [--set ...]
 
 ibsim (Debian ibsim-utils) simulates the subnet: node records in the
 ibnetdiscover-compatible net format; real OpenSM and infiniband-diags reach it
@@ -27,11 +28,20 @@ next sweep, and are recorded in DIR/faults.json so that a regenerated net file
 keeps them. ibsim has no console command for width or speed, so degrade
 rewrites the net file (per-port w=/s= enable masks on both ends) and restarts
 ibsim; attached clients (OpenSM) must then be restarted too.
+
+counters sets a switch port's PortCounters error counters with ibsim's console
+command ``PerformanceSet "nodeid"[port] PortCounters.<field>=<value>`` (ibsim
+0.10 sim_cmd.c; its console help and replies, e.g. ``leaf1[7]
+PortCounters.SymbolErrorCounter has been set to 250``, ``# Can't set
+performance counters of base switch port 0``), so the real ibqueryerrors and
+perfquery read them; value 0 undoes it. The counters live in ibsim's memory:
+a restart (degrade) sets them again from DIR/faults.json.
 """
 import argparse
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -44,6 +54,12 @@ DEFAULT_SWITCH_PORTS = 36
 # ibsim enable masks: PortInfo LinkWidthEnabled / LinkSpeedEnabled bits
 WIDTH_MASK = {1: 1, 4: 2, 8: 4, 12: 8}
 SPEED_MASK = {"SDR": 1, "DDR": 2, "QDR": 4}
+# The PortCounters error fields ibsim's PerformanceSet sets (ibsim 0.10 ibsim/sim_cmd.c, the
+# field names it matches; the data counters PortXmitData ... are left out: not errors)
+PERF_ERROR_COUNTERS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+                       "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
+                       "PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
+                       "ExcessiveBufferOverrunErrors", "VL15Dropped")
 LANE_OF = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0}
 
 
@@ -416,6 +432,8 @@ def apply_faults(model, faults):
                     other = m["switches"].get(peer_sw, {}).get("ports", {}).get(peer_port)
                     if other is not None:
                         other["width"], other["speed_gbps"] = w, w * lane
+        elif kind == "counters":
+            pass  # PortCounters are not in the net file: set on the running ibsim (perf_set)
         else:
             raise ValueError(f"unknown fault {kind}")
     return m
@@ -434,7 +452,45 @@ def console(run_dir, *commands):
     time.sleep(0.3)  # ibsim handles console input between MADs
 
 
-def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
+def parse_counter_settings(settings):
+    """["SymbolErrorCounter=250", ...] -> {name: value}; a name ibsim does not set or a bad value exits naming it."""
+    out = {}
+    for item in settings or []:
+        name, sep, value = str(item).partition("=")
+        if not sep or name not in PERF_ERROR_COUNTERS:
+            raise SystemExit(f"counters: {item!r}: allowed: COUNTER=VALUE with COUNTER one of "
+                             + ", ".join(PERF_ERROR_COUNTERS))
+        if not value.isdigit() or int(value) > 0xFFFFFFFF:
+            raise SystemExit(f"counters: {item!r}: the value must be an integer 0..4294967295")
+        out[name] = int(value)
+    if not out:
+        raise SystemExit("counters: give at least one --set COUNTER=VALUE")
+    return out
+
+
+def perf_set(run_dir, switch, port, counters, timeout=5.0):
+    """Set a switch port's PortCounters on the running ibsim and wait for its answer (an ibsim refusal exits with it)."""
+    log = _paths(run_dir)["log"]
+    start_at = os.path.getsize(log) if os.path.exists(log) else 0
+    console(run_dir, *(f'PerformanceSet "{switch}"[{port}] PortCounters.{name}={value}'
+                       for name, value in counters.items()))
+    want = [f"{switch}[{port}] PortCounters.{name} has been set to {value}" for name, value in counters.items()]
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(log, errors="replace") as f:
+            f.seek(start_at)
+            said = f.read()
+        refused = [line.strip() for line in said.splitlines() if re.match(r"^(?:sim> )*#", line.strip())]
+        if refused:
+            raise SystemExit(f"ibsim refused PerformanceSet on {switch}[{port}]: " + "; ".join(refused))
+        if all(w in said for w in want):
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"ibsim did not confirm PerformanceSet on {switch}[{port}] within {timeout}s")
+        time.sleep(0.1)
+
+
+def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0, counters=None):
     p = _paths(run_dir)
     with open(p["model"]) as f:
         model = json.load(f)
@@ -460,6 +516,23 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
         rec = {"kind": "swap", "switch": switch, "ports": [a, b]}
     elif kind == "degrade":
         rec = {"kind": "degrade", "switch": switch, "port": ports[0], "width": width, "speed": speed}
+    elif kind == "counters":
+        nports = int((model["switches"].get(switch) or {}).get("nports", DEFAULT_SWITCH_PORTS)) \
+            if switch in model.get("switches", {}) else None
+        if nports is None:
+            raise SystemExit(f"counters: {switch!r} is not a switch of the subnet "
+                             f"(allowed: {', '.join(sorted(model.get('switches', {})))})")
+        if not 1 <= ports[0] <= nports:
+            raise SystemExit(f"counters: port {ports[0]} of {switch}: allowed 1..{nports} "
+                             "(ibsim cannot set the base switch port 0's counters)")
+        perf_set(run_dir, switch, ports[0], counters)
+        faults = [f for f in faults if not (f["kind"] == "counters" and f["switch"] == switch
+                                             and f["port"] == ports[0])]
+        kept = {k: v for k, v in counters.items() if v}
+        if kept:
+            faults.append({"kind": "counters", "switch": switch, "port": ports[0], "counters": kept})
+        _save_faults(run_dir, faults)
+        return {"kind": "counters", "switch": switch, "port": ports[0], "counters": counters}
     else:
         raise SystemExit(f"unknown fault {kind}")
     faults.append(rec)
@@ -470,6 +543,9 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0):
         stop(run_dir)
         start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout,
               sockname=conf.get("sockname"), container=conf.get("container"))
+        for f in faults:  # the restarted ibsim's counters start at 0: set the recorded ones again
+            if f["kind"] == "counters":
+                perf_set(run_dir, f["switch"], f["port"], f["counters"])
     return rec
 
 
@@ -506,11 +582,13 @@ def main(argv=None):
     e.add_argument("--device", default="mlx5_0")
     f = sub.add_parser("fault")
     f.add_argument("--run-dir", required=True)
-    f.add_argument("kind", choices=["unlink", "relink", "swap", "degrade"])
+    f.add_argument("kind", choices=["unlink", "relink", "swap", "degrade", "counters"])
     f.add_argument("switch")
     f.add_argument("ports", nargs="+", type=int)
     f.add_argument("--width", type=int, choices=sorted(WIDTH_MASK))
     f.add_argument("--speed", choices=sorted(SPEED_MASK))
+    f.add_argument("--set", action="append", dest="counters", metavar="COUNTER=VALUE",
+                   help="counters: a PortCounters error field and its value (0 undoes)")
     args = ap.parse_args(argv)
 
     if args.cmd == "netfile":
@@ -535,8 +613,9 @@ def main(argv=None):
         for k, v in client_env(args.run_dir, args.node, args.device).items():
             print(f"{k}={v}")
     elif args.cmd == "fault":
+        counters = parse_counter_settings(args.counters) if args.kind == "counters" else None
         print(json.dumps(fault(args.run_dir, args.kind, args.switch, args.ports,
-                               args.width, args.speed)))
+                               args.width, args.speed, counters=counters)))
     return 0
 
 

@@ -497,6 +497,24 @@ def ib_relink(lab, m, switch, port):
     return f"{switch} port {port}: link restored"
 
 
+@fault("ib-errors", "ib-errors SWITCH PORT COUNTER=N[,COUNTER=N]  InfiniBand: the switch port's PortCounters "
+       "error counters (ibsim PerformanceSet), e.g. SymbolErrorCounter=250,LinkDownedCounter=3")
+def ib_errors(lab, m, switch, port, settings):
+    counters = lab.ibsimlab().parse_counter_settings(settings.split(","))
+    _untrack(m, "ib-counters", [switch, str(port)])
+    _ib(lab, m, "counters", switch, [port], counters=counters)
+    return (f"{switch} port {port}: " + ", ".join(f"{k}={v}" for k, v in counters.items())
+            + " (ibqueryerrors and perfquery read them)")
+
+
+@fault("ib-errors-clear", "ib-errors-clear SWITCH PORT  undo ib-errors (every error counter of the port back to 0)")
+def ib_errors_clear(lab, m, switch, port):
+    isl = lab.ibsimlab()
+    _ib(lab, m, "counters", switch, [port], counters=dict.fromkeys(isl.PERF_ERROR_COUNTERS, 0))
+    _untrack(m, "ib-counters", [switch, str(port)])
+    return f"{switch} port {port}: error counters cleared"
+
+
 @fault("ib-swap", "ib-swap SWITCH PORT_A PORT_B  InfiniBand: two host cables on each other's ports")
 def ib_swap(lab, m, switch, a, b):
     _ib(lab, m, "swap", switch, [a, b])
