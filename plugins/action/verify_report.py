@@ -35,7 +35,8 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
                              "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
-                             "scope", "probes", "switch_scope", "switches_left"))
+                             "scope", "probes", "switch_scope", "switches_left", "history_keep",
+                             "trend_bandwidth_drop"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -195,6 +196,21 @@ class ActionModule(ActionBase):
             reports_dir = self._templar.template(args.get("reports_dir") or "reports")
             if not os.path.isabs(reports_dir):
                 reports_dir = os.path.join(self._loader.get_basedir(), reports_dir)
+            # history and trends: the previous run of the same scope (issue 27); -e / inventory
+            # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
+            try:
+                keep = int(self._templar.template(args.get("history_keep", task_vars.get("linerate_report_keep",
+                                                                                          rep.HISTORY_KEEP))))
+                drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
+                    "linerate_trend_bandwidth_drop", rep.TREND_BANDWIDTH_DROP))))
+                if keep < 1 or not 0 < drop < 1:
+                    raise ValueError(f"linerate_report_keep {keep!r} (allowed: an integer >= 1), "
+                                     f"linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)")
+            except (TypeError, ValueError) as e:
+                result.update(failed=True, msg=f"verify_report: history settings not allowed: {e}")
+                return result
+            rep.attach_history(doc, reports_dir, bandwidth_drop=drop)
+            result["trends"] = doc.get("trends")
             if self._task.check_mode:
                 result["report_files"] = {}
                 result["msg"] = "check mode: reports not written"
@@ -202,6 +218,7 @@ class ActionModule(ActionBase):
                 os.makedirs(reports_dir, exist_ok=True)
                 rendered = rep.render_reports(doc)
                 result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
+                result["history_pruned"] = rep.prune_history(reports_dir, keep)
         result["summary_markdown"] = rendered["summary.md"] if rendered else rep.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):
             result["failed"] = True

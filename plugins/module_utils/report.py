@@ -1,9 +1,10 @@
 """Verification reports: JSON, Markdown, JUnit XML and an SVG bandwidth heat map.
 
 Stdlib only, usable from the verify_report
-action on the controller and on its own::
+action on the controller and on its own (the checkout's command-line summary,
+scripts/report_summary.py, loads it so)::
 
-    python plugins/module_utils/report.py reports/latest     # print the summary
+    python scripts/report_summary.py reports/latest     # print the summary
 
 ``write_reports(report, reports_dir)`` writes ``<reports_dir>/<timestamp>/``
 {report.json, summary.md, junit.xml, heatmap.svg} and points
@@ -13,7 +14,7 @@ import datetime
 import json
 import os
 import re
-import sys
+import shutil
 from collections import Counter
 from operator import itemgetter
 from xml.sax.saxutils import escape, quoteattr
@@ -121,7 +122,7 @@ def to_markdown(report, view=None):
                            ("-" if c.get("gbps") is None else f"{c['gbps']:.1f}"))
             lines.append(f"| {a} | " + " | ".join(row) + " |")
         lines.append("")
-    return "\n".join(lines + _evidence(checks)) + "\n"
+    return "\n".join(lines + _evidence(checks) + _trend_lines(report)) + "\n"
 
 
 def _evidence(checks):
@@ -596,18 +597,150 @@ def summary_text(path):
         return to_markdown(json.load(f))
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    path = argv[0] if argv else "reports/latest"
-    if not os.path.exists(path):
-        print(f"report: no verification report at {path} (run playbooks/verify.yml)", file=sys.stderr)
-        return 2
-    print(summary_text(path), end="")
-    where = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path))
-    print(f"\nFull report: {where}/ (report.json, summary.md, junit.xml, heatmap.svg)")
-    with open(os.path.join(path, "report.json") if os.path.isdir(path) else path) as f:
-        return 0 if json.load(f)["summary"]["passed"] else 1
+# ---------------------------------------------------------------- history and trends (issue 27)
+
+# How many runs <reports_dir> keeps (the oldest beyond it are removed after a write; latest is never removed).
+HISTORY_KEEP = 30
+# A rail's worst ib_write_bw (or a nccl-tests busbw) lower than the previous run's by more than this share is a trend.
+TREND_BANDWIDTH_DROP = 0.05
+# A BER that grew by more than this factor since the previous run is a trend (a BER moves in orders of magnitude).
+TREND_BER_FACTOR = 10.0
+_RUN_DIR = re.compile(r"\d{8}T\d{6}Z(-\d+)?")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def scope_of(report):
+    """What makes two runs comparable: the mode (verification or audit) and the nodes verified."""
+    return {"mode": "audit" if report.get("mode") else "verify",
+            "nodes": sorted(str(n) for n in ((report.get("meta") or {}).get("nodes") or []))}
+
+
+def run_dirs(reports_dir):
+    """The run directories of ``reports_dir`` (``<timestamp>[-n]``), oldest first."""
+    try:
+        names = [n for n in os.listdir(reports_dir) if _RUN_DIR.fullmatch(n)
+                 and os.path.isdir(os.path.join(reports_dir, n))]
+    except FileNotFoundError:
+        return []
+    return sorted(names, key=lambda n: (n.split("-")[0], int(n.split("-")[1]) if "-" in n else 1))
+
+
+def previous_report(reports_dir, report):
+    """(directory, report) of the newest earlier run of the same scope, or (None, None)."""
+    want = scope_of(report)
+    for name in reversed(run_dirs(reports_dir)):
+        try:
+            with open(os.path.join(reports_dir, name, "report.json")) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and scope_of(doc) == want:
+            return name, doc
+    return None, None
+
+
+def _finding_key(f):
+    return (f.get("code"), f.get("node"), f.get("device"), f.get("switch"), f.get("switch_port"))
+
+
+def _rail_bandwidth(report):
+    grid = worst_links(_rows((report.get("checks") or {}).get("ib_write_bw") or {}))
+    return {(n, r): c["gbps"] for n, rails in grid["cells"].items() for r, c in rails.items() if c.get("gbps") is not None}
+
+
+def _ports(report):
+    return {(p["node"], p["device"]): p for p in ((report.get("checks") or {}).get("link_health") or {}).get("ports") or []}
+
+
+def trends(report, previous, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TREND_BER_FACTOR):
+    """What changed since ``previous`` (a report of the same scope): bandwidth down by more than
+    ``bandwidth_drop``, BER up by more than ``ber_factor``, window error counts or flaps up, findings new and gone."""
+    out = {"bandwidth_down": [], "busbw_down": [], "ber_rising": [], "errors_rising": [],
+           "findings_new": [], "findings_gone": []}
+    before, now = _rail_bandwidth(previous), _rail_bandwidth(report)
+    for key in sorted(set(before) & set(now), key=lambda k: (_natural(k[0]), _natural(k[1]))):
+        b, a = float(before[key]), float(now[key])
+        if b > 0 and (b - a) / b > bandwidth_drop:
+            out["bandwidth_down"].append({"node": key[0], "device": key[1], "before_gbps": b, "gbps": a,
+                                          "drop": round((b - a) / b, 4)})
+    for name, c in (report.get("checks") or {}).items():
+        p = ((previous.get("checks") or {}).get(name) or {})
+        if name.startswith("nccl:") and p.get("busbw_gbytes") and c.get("busbw_gbytes") is not None:
+            b, a = float(p["busbw_gbytes"]), float(c["busbw_gbytes"])
+            if b > 0 and (b - a) / b > bandwidth_drop:
+                out["busbw_down"].append({"test": name, "before_gbytes": b, "gbytes": a, "drop": round((b - a) / b, 4)})
+    pb, pa = _ports(previous), _ports(report)
+    for key in sorted(set(pb) & set(pa), key=lambda k: (_natural(k[0]), _natural(k[1]))):
+        b, a = pb[key], pa[key]
+        for ber in ("effective_ber", "raw_ber"):
+            if a.get(ber) is not None and b.get(ber) is not None and a[ber] > max(b[ber], 0) * ber_factor and a[ber] > 0:
+                out["ber_rising"].append({"node": key[0], "device": key[1], "counter": ber, "before": b[ber], "now": a[ber]})
+        for cnt in ("errors", "flaps"):
+            if (a.get(cnt) or 0) > (b.get(cnt) or 0):
+                out["errors_rising"].append({"node": key[0], "device": key[1], "counter": cnt,
+                                             "before": b.get(cnt) or 0, "now": a.get(cnt)})
+    old = {_finding_key(f): f for f in previous.get("findings") or []}
+    new = {_finding_key(f): f for f in report.get("findings") or []}
+    short = ("code", "severity", "node", "device", "switch", "switch_port")
+    out["findings_new"] = [{k: new[x].get(k) for k in short} for x in new if x not in old]
+    out["findings_gone"] = [{k: old[x].get(k) for k in short} for x in old if x not in new]
+    return out
+
+
+def last_pass(report, previous=None):
+    """{node: time of its last passing run}: this run's time for a node verified with no error finding,
+    else what the previous run of the same scope recorded (report.json history.last_pass)."""
+    out = dict(((previous or {}).get("history") or {}).get("last_pass") or {})
+    failed = {f.get("node") for f in report.get("findings") or [] if f.get("severity") == "error"}
+    for node in (report.get("meta") or {}).get("nodes") or []:
+        if node not in failed:
+            out[str(node)] = report["generated_at"]
+    return out
+
+
+def attach_history(report, reports_dir, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TREND_BER_FACTOR):
+    """Add ``history`` ({previous, last_pass}) and ``trends`` (against the previous run of the same scope) to
+    ``report`` before it is rendered; returns it."""
+    name, prev = previous_report(reports_dir, report) if reports_dir else (None, None)
+    report["history"] = {"previous": name, "previous_generated_at": (prev or {}).get("generated_at"),
+                         "last_pass": last_pass(report, prev)}
+    if prev is not None:
+        report["trends"] = trends(report, prev, bandwidth_drop, ber_factor)
+    return report
+
+
+def prune_history(reports_dir, keep=HISTORY_KEEP):
+    """Remove the oldest run directories beyond ``keep`` (never the one ``latest`` points to); returns their names."""
+    if keep < 1:
+        raise ValueError(f"history keep: {keep!r} is not allowed (allowed: an integer >= 1)")
+    latest = os.path.basename(os.path.realpath(os.path.join(reports_dir, "latest")))
+    runs = run_dirs(reports_dir)
+    gone = [n for n in runs[:max(0, len(runs) - keep)] if n != latest]
+    for name in gone:
+        shutil.rmtree(os.path.join(reports_dir, name))
+    return gone
+
+
+def _trend_lines(report):
+    """summary.md's section on what changed since the previous run of the same scope."""
+    t = report.get("trends")
+    hist = report.get("history") or {}
+    if t is None:
+        return ["## Trend", "", "No earlier run of the same scope (mode and nodes) to compare with.", ""] \
+            if "history" in report else []
+    lines = [f"## Trend since the previous run ({hist.get('previous')}, {hist.get('previous_generated_at')})", ""]
+    for x in t["bandwidth_down"]:
+        lines.append(f"- bandwidth down: {x['node']} {x['device']} {x['before_gbps']:.1f} -> {x['gbps']:.1f} Gb/s "
+                     f"(-{x['drop'] * 100:.1f} %)")
+    for x in t["busbw_down"]:
+        lines.append(f"- busbw down: {x['test']} {x['before_gbytes']:.2f} -> {x['gbytes']:.2f} GB/s (-{x['drop'] * 100:.1f} %)")
+    for x in t["ber_rising"]:
+        lines.append(f"- BER rising: {x['node']} {x['device']} {x['counter']} {x['before']:.1e} -> {x['now']:.1e}")
+    for x in t["errors_rising"]:
+        lines.append(f"- {x['counter']} rising: {x['node']} {x['device']} {x['before']} -> {x['now']} over the window")
+    for what, key in (("new", "findings_new"), ("gone", "findings_gone")):
+        for x in t[key]:
+            where = " ".join(str(x[k]) for k in ("node", "device", "switch", "switch_port") if x.get(k))
+            lines.append(f"- finding {what}: {x['code']} ({x['severity']}) {where}".rstrip())
+    if len(lines) == 2:
+        lines.append("No change: the same findings, no bandwidth drop, no rising BER or error count.")
+    return lines + [""]
