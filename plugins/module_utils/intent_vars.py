@@ -607,6 +607,19 @@ RULES = {
     # playbooks
     "audit_benchmarks": boolean,
     "linerate_output_dir": local_path(),
+    # acting on findings (roles/remediate, docs/audit.md)
+    "remediate_control_host": text(253, empty=False),
+    "remediate_scontrol": text(4096, empty=False),
+    "remediate_kubectl": text(4096, empty=False),
+    "remediate_metrics_dir": path(),
+    "remediate_metrics_file": fmt((r"[A-Za-z0-9_.-]{1,64}\.prom", "a file name ending in .prom (1-64 of letters, "
+                                   "digits, _ . -): node_exporter's textfile collector reads *.prom only")),
+    "linerate_drain": boolean,
+    "linerate_metrics": boolean,
+    "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
+    "linerate_slurm_node_name": text(253, empty=False),
+    "linerate_k8s_node_name": fmt((r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?",
+                                   "a Kubernetes node name (a DNS subdomain: a-z 0-9 - ., at most 253)")),
 }
 
 _SIZE_UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
