@@ -13,6 +13,8 @@ description:
     bring it in at another version later.
 version_added: 0.2.0
 author: linerate developers (@linerate)
+requirements:
+  - dpkg-query and dpkg (Debian/Ubuntu) on the target
 options:
   names:
     description: The packages to hold.

@@ -31,6 +31,8 @@ description:
   - Output is parsed with the perftest parser (real perftest 4.x..25.x formats, error
     outputs included). The module changes nothing on the host, so C(changed) is always
     false; in check mode it only returns the commands it would run.
+requirements:
+  - ib_write_bw / ib_read_bw (perftest) on both ends
 options:
   mode:
     description: Which side this host runs, or its whole schedule of rounds (C(schedule)).

@@ -21,6 +21,8 @@ description:
     desired value in both Next Boot and Current (use it after a reboot).
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - mlxconfig and mlxfwreset (NVIDIA MFT or mstflint's mstconfig/mstfwreset packaging) on the target
 options:
   device:
     description: PCI address of the device (C(0000:41:00.0) or C(41:00.0)).

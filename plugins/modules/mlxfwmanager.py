@@ -17,6 +17,8 @@ description:
     the C(connectx_firmware) role runs this only with C(connectx_firmware_allow_update).
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - mlxfwmanager, mlxconfig and mlxfwreset (NVIDIA MFT) on the target
 options:
   device:
     description: PCI address of the device.

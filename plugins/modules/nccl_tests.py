@@ -14,6 +14,8 @@ description:
   - Parses the result table (or the C(-J) JSON file where the build writes one) and
     the NCCL log of every host. Changes nothing on the hosts (C(changed) is always
     false); in check mode only returns the command line.
+requirements:
+  - nccl-tests binaries (all_reduce_perf, all_gather_perf) built with MPI, and mpirun, on every rank's host
 options:
   test:
     description: The nccl-tests binary.

@@ -18,6 +18,8 @@ description:
     C(/etc/modules-load.d/nvidia-peermem.conf).
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - modprobe, lsmod and modinfo (kmod), dpkg-query on the target; nvidia-smi and ofed_info where installed
 options:
   state:
     description: Whether nvidia_peermem should be loaded.

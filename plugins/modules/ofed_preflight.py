@@ -19,6 +19,8 @@ description:
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - dpkg-query (Debian/Ubuntu) on the target
 options:
   repo_line:
     description: One-line apt source of the OFED repository, for example

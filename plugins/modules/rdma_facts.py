@@ -16,6 +16,8 @@ description:
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - ibv_devinfo, ibdev2netdev, show_gids, ibstat (rdma-core / DOCA-OFED) and rdma (iproute2) on the target
 options:
   expect_devices:
     description:

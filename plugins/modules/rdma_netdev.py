@@ -17,6 +17,8 @@ description:
     naming each failed port.
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - ip (iproute2) on the target
 options:
   name:
     description:

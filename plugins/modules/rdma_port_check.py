@@ -13,6 +13,8 @@ description:
     PORT_DOWN, PORT_SPEED, PORT_WIDTH, MTU_MISMATCH, GID_MISSING). These findings are the
     ones the C(verify_report) action shows; it does not compute them again.
   - Read-only; never reports C(changed). Runs the same in check mode.
+requirements:
+  - ibv_devinfo (rdma-core) and ip (iproute2) on the target
 options:
   ports:
     description: The host's cabled RDMA ports (the inventory's C(rdma_ports)).

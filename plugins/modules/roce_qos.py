@@ -23,6 +23,8 @@ description:
     the module fails afterwards naming each failed port.
 version_added: 0.1.0
 author: linerate developers (@linerate)
+requirements:
+  - mlnx_qos, cma_roce_mode and cma_roce_tos (mlnx-tools, DOCA-OFED / MLNX_OFED) and ip (iproute2) on the target
 options:
   netdev:
     description:

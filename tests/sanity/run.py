@@ -1,11 +1,11 @@
 """ansible-test sanity on the collection as it ships (`make sanity`).
 
 ansible-test wants the collection at .../ansible_collections/linerate/fabric;
-this checkout is at any path. So the files `ansible-galaxy collection build`
-would ship (git's tracked and untracked-but-not-ignored files, less
-galaxy.yml's build_ignore), plus tests/sanity/, are copied to
+this checkout is at any path. So the collection is built (`ansible-galaxy
+collection build`: galaxy.yml's manifest allow-list, tests/sanity/ignore-*.txt
+included) and the artifact unpacked at
 <tmp>/linerate-sanity-<hash>/ansible_collections/linerate/fabric and tested
-there.
+there: sanity runs on what a user installs.
 
 ansible-test runs each test in its own virtual environment with its own
 pinned requirements, from the package index pip is configured for. Two
@@ -21,7 +21,6 @@ things make that work on a machine that reaches only a package index:
 Usage: tests/sanity/run.py [ansible-test sanity options...]
   default options: --local --python <this Python's X.Y>
 """
-import fnmatch
 import hashlib
 import os
 import shutil
@@ -30,7 +29,6 @@ import sys
 import tempfile
 import time
 
-import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Outside the checkout: inside a git work tree ansible-test lists files with
@@ -41,30 +39,18 @@ HOME = os.path.join(ROOT, ".ansible", "sanity-home")
 BIN = os.path.dirname(sys.executable)
 
 
-def shipped_files():
-    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
-        ignore = yaml.safe_load(f).get("build_ignore") or []
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                         capture_output=True).stdout.decode()
-    files = []
-    for rel in sorted(filter(None, out.split("\0"))):
-        parts = rel.split("/")
-        prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        if rel.startswith("tests/sanity/") or not any(fnmatch.fnmatch(p, pat) for p in prefixes for pat in ignore):
-            if os.path.lexists(os.path.join(ROOT, rel)):
-                files.append(rel)
-    return files
-
-
 def copy_collection():
+    """The artifact itself: `ansible-galaxy collection build` (galaxy.yml's manifest allow-list, which ships
+    tests/sanity/ignore-*.txt) unpacked at DEST, so sanity tests exactly what a user installs."""
+    import tarfile  # pylint: disable=import-outside-toplevel
     shutil.rmtree(WORK, ignore_errors=True)
-    for rel in shipped_files():
-        src, dst = os.path.join(ROOT, rel), os.path.join(DEST, rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if os.path.islink(src):
-            os.symlink(os.readlink(src), dst)
-        else:
-            shutil.copy2(src, dst)
+    out = os.path.join(WORK, "build")
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out,
+                    ROOT], check=True, stdout=subprocess.DEVNULL)
+    (artifact,) = [f for f in os.listdir(out) if f.endswith(".tar.gz")]
+    os.makedirs(DEST)
+    with tarfile.open(os.path.join(out, artifact)) as tar:
+        tar.extractall(DEST, filter="data")
 
 
 def pip_home():

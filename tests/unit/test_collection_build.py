@@ -1,7 +1,9 @@
 """The built collection: `ansible-galaxy collection build` of a used checkout
-ships the collection (plugins, roles, playbooks, switch templates, metadata)
-and nothing of the lab, the tests, the benchmarks or what a run leaves behind
-(reports, switch backups, lab state and credentials, caches)."""
+ships exactly galaxy.yml's manifest allow-list - the collection (plugins, roles,
+playbooks, switch templates, docs, metadata, LICENSE, changelog, the example
+inventories, the sanity ignore files) - and nothing of the lab, the tests, the
+benchmarks, a site's own inventory and vault, or what a run leaves behind
+(reports, switch backups, lab state and credentials, caches, *.bak)."""
 import json
 import os
 import re
@@ -18,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KNOWN = {f"{ns}.{name}" for ns in ("ansible", "community", "containers", "cisco", "arista", "nvidia")
          for name in ("posix", "general", "netcommon", "utils", "podman", "crypto", "docker", "nxos", "eos",
                       "cumulus", "windows")}
+NETWORK_OS_NAMES = re.compile(r"\b(arista\.eos\.eos|nvidia\.nvue\.(nvue|httpapi)|dellemc\.enterprise_sonic\.sonic)\b")
 GALAXY = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
 
 # What a used checkout holds beside the collection: each must stay out.
@@ -37,12 +40,36 @@ PLANTED = [
     "roles/mofed/.ansible/tmp/x",
     "bench/results/run.json",
     "linerate-fabric-0.0.9.tar.gz",
+    # a site inventory where the README once said to put it, its vault, editor backups (issue 26)
+    "inventory/mysite/hosts.yml",
+    "inventory/mysite/group_vars/all/fabric.yml",
+    "inventory/mysite/group_vars/switches/vault.yml",
+    "inventory/mysite-output/reports/latest/report.json",
+    "inventory/example-roce/group_vars/switches/vault.yml",
+    "inventory/example-roce/group_vars/all/fabric.yml.bak",
+    "roles/mofed/defaults/main.yml.bak",
+    "playbooks/site.yml.orig",
+    "plugins/modules/mlxconfig.py.rej",
+    "docs/notes.md~",
+    "tests/unit/test_planted.py",
+    "tests/sanity/run_local.py",
+    "scripts/report_summary_local.py",
+    "switch_configs/nvue/.fabric.j2.swp",
 ]
-FORBIDDEN = ("lab/", "tests/", "bench/", "backups/", "reports/", "linerate-output/", ".venv",
+# galaxy.yml's manifest allow-list, restated: the artifact holds exactly the checkout's files these match.
+SHIPS = re.compile(r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|meta/(runtime|execution-environment)\.yml"
+                   r"|changelogs/(config|changelog)\.yaml|changelogs/fragments/[^/]+\.ya?ml|docs/[^/]+\.md"
+                   r"|plugins/.+\.(py|yml)|roles/(?![^/]+/molecule/).+\.(yml|j2|md)|playbooks/.+\.yml"
+                   r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?"
+                   r"|tests/sanity/ignore-[^/]+\.txt)")
+NEVER = re.compile(r"(^|/)(\.[^/]*|__pycache__|vault\.yml)(/|$)|\.(bak|orig|rej|swp|pyc|pyo)$|~$")
+FORBIDDEN = ("lab/", "tests/unit", "tests/integration", "tests/sanity/run.py", "bench/", "scripts/",
+             "inventory/mysite", ".bak", "backups/", "reports/", "linerate-output/", ".venv",
              ".ansible", ".make", ".git", ".collections", ".ci/", ".pytest_cache", ".yamllint",
              "inventory/lab/", "inventory/lab-ib/", "inventory/lab-output/", "ansible.cfg",
              "Makefile", "requirements-dev.txt", ".tar.gz")
-REQUIRED = ("MANIFEST.json", "FILES.json", "README.md",
+REQUIRED = ("MANIFEST.json", "FILES.json", "README.md", "LICENSE", "changelogs/changelog.yaml",
+            "changelogs/config.yaml", "tests/sanity/ignore-2.19.txt", "inventory/example-ib/hosts.yml",
             "meta/runtime.yml", "meta/execution-environment.yml", "requirements.txt",
             "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
             "plugins/filter/fabric.py", "plugins/module_utils/intent.py",
@@ -51,13 +78,26 @@ REQUIRED = ("MANIFEST.json", "FILES.json", "README.md",
             "inventory/example-roce/hosts.yml")
 
 
+class Built(tuple):
+    """(member names, MANIFEST.json) with .files, .checkout and .license."""
+
+
 def _ignore(directory, names):
-    # The checkout's own copy: no venv, no git, no caches of this test run.
-    return [n for n in names if n in (".venv", ".git", "__pycache__")]
+    # The checkout's own copy: no venv, no git, no caches of this test run; not the lab's state (its
+    # debootstrap rootfs holds device nodes: copying dev/full or dev/zero as a file never ends and fills
+    # the disk) nor Ansible's (virtualenvs); nothing that is not a regular file, directory or link.
+    skip = {".venv", ".git", "__pycache__", ".ansible", "mutants", ".hypothesis"}
+    if os.path.abspath(directory) == os.path.join(ROOT, "lab"):
+        skip.add("state")
+    return [n for n in names if n in skip or not (os.path.islink(os.path.join(directory, n))
+                                                  or os.path.isfile(os.path.join(directory, n))
+                                                  or os.path.isdir(os.path.join(directory, n)))]
 
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
+    """(member names, MANIFEST.json) of the artifact built from a copy of this checkout with PLANTED files;
+    artifact.files / .checkout / .license: its files, the checkout's files the allow-list matches, LICENSE."""
     tmp = tmp_path_factory.mktemp("build")
     src = tmp / "checkout"
     shutil.copytree(ROOT, src, symlinks=True, ignore=_ignore)
@@ -76,7 +116,17 @@ def artifact(tmp_path_factory):
     with tarfile.open(path) as tar:
         names = [m.name.rstrip("/") for m in tar.getmembers()]
         manifest = json.load(tar.extractfile("MANIFEST.json"))
-    return names, manifest
+        files = {m.name for m in tar.getmembers() if m.isfile()}
+        license_text = tar.extractfile("LICENSE").read().decode()
+    checkout = set()
+    for dirpath, _dirs, fns in os.walk(src):
+        for fn in fns:
+            rel = os.path.relpath(os.path.join(dirpath, fn), src)
+            if SHIPS.fullmatch(rel) and not NEVER.search(rel):
+                checkout.add(rel)
+    built = Built((names, manifest))
+    built.files, built.checkout, built.license = files, checkout, license_text
+    return built
 
 
 def test_artifact_holds_the_collection(artifact):
@@ -101,10 +151,46 @@ def test_no_planted_file_in_artifact(artifact):
     assert not [n for n in names if "molecule" in n.split("/")], "molecule scenarios are tests"
 
 
+def test_artifact_is_exactly_the_allow_list(artifact):
+    assert artifact.files - {"MANIFEST.json", "FILES.json"} == artifact.checkout
+    assert "inventory/example-roce/group_vars/switches/vault.yml.example" in artifact.files
+    assert not [n for n in artifact.files if n.startswith("inventory/") and not n.startswith("inventory/example-")]
+    assert not [n for n in artifact.files if os.path.basename(n) == "vault.yml"]
+
+
+def test_license_is_the_one_galaxy_declares(artifact):
+    _, manifest = artifact
+    assert manifest["collection_info"]["license"] == ["Apache-2.0"]
+    assert manifest["collection_info"]["license_file"] is None
+    assert artifact.license.split()[:3] == ["Apache", "License", "Version"]
+    assert "http://www.apache.org/licenses/" in artifact.license and "END OF TERMS AND CONDITIONS" in artifact.license
+
+
+def test_metadata_names_real_project_urls(artifact):
+    _, manifest = artifact
+    info = manifest["collection_info"]
+    base = "https://github.com/linerate-fabric/linerate"
+    assert (info["repository"], info["homepage"], info["issues"], info["documentation"]) == (
+        base, base, f"{base}/issues", f"{base}/tree/main/docs")
+    assert not [k for k, v in info.items() if isinstance(v, str) and ("example" in v or "invalid" in v)]
+
+
+def test_changelog_is_antsibull_changelogs():
+    with open(os.path.join(ROOT, "changelogs", "config.yaml"), encoding="utf-8") as f:
+        config = yaml.safe_load(f)
+    assert config["changes_file"] == "changelog.yaml" and config["notesdir"] == "fragments"
+    with open(os.path.join(ROOT, "changelogs", "changelog.yaml"), encoding="utf-8") as f:
+        changes = yaml.safe_load(f)
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
+        version = yaml.safe_load(f)["version"]
+    assert changes["ancestor"] is None and version in changes["releases"]
+    assert changes["releases"][version]["changes"]["release_summary"]
+
+
 def test_manifest_declares_dependencies(artifact):
     _, manifest = artifact
     deps = manifest["collection_info"]["dependencies"]
-    assert set(deps) == {"ansible.posix", "community.general"}
+    assert set(deps) == {"ansible.posix"}
 
 
 def test_galaxy_declares_every_collection_the_roles_call():
@@ -115,9 +201,13 @@ def test_galaxy_declares_every_collection_the_roles_call():
         for dirpath, _, files in os.walk(os.path.join(ROOT, base)):
             if "molecule" in dirpath.split(os.sep):
                 continue
+            if "__pycache__" in dirpath.split(os.sep):
+                continue
             for fn in files:
                 with open(os.path.join(dirpath, fn), encoding="utf-8") as f:
                     text = f.read()
+                # ansible_network_os values (arista.eos.eos ...) name a platform, not a plugin to call
+                text = NETWORK_OS_NAMES.sub("", text)
                 if fn.endswith((".yml", ".yaml", ".j2")):
                     used |= set(re.findall(r"\b([a-z_]+\.[a-z_]+)\.[a-z_]+\b", text)) & KNOWN
                 elif fn.endswith(".py"):
@@ -125,7 +215,7 @@ def test_galaxy_declares_every_collection_the_roles_call():
     used -= {"ansible.builtin", "ansible.legacy", "linerate.fabric"}
     with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
         declared = set(yaml.safe_load(f)["dependencies"])
-    assert "ansible.posix" in used and "community.general" in used
+    assert "ansible.posix" in used
     assert used <= declared, f"used but not declared in galaxy.yml: {sorted(used - declared)}"
 
 

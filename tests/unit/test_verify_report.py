@@ -204,12 +204,24 @@ def test_empty_report_still_renders():
     ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
 
 
-def test_summary_printer(tmp_path, capsys):
+def test_summary_printer(tmp_path):
+    """scripts/report_summary.py (what make lab prints): the summary, exit 1 failed, 2 no report;
+    module_utils/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
+    import subprocess
+    import sys
     files = report.write_reports(make_report(), str(tmp_path))
-    assert report.main([str(tmp_path / "latest")]) == 1
-    assert "Fabric verification: FAILED" in capsys.readouterr().out
-    assert report.main([str(tmp_path / "nothing")]) == 2
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "scripts", "report_summary.py")
+    r = subprocess.run([sys.executable, script, str(tmp_path / "latest")], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 1 and "Fabric verification: FAILED" in r.stdout
+    assert f"Full report: {os.path.realpath(tmp_path / 'latest')}/" in r.stdout
+    r = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 2 and "no verification report at" in r.stderr
     assert os.path.exists(files["markdown"])
+    src = open(report.__file__, encoding="utf-8").read()
+    assert "print(" not in src and "sys.exit" not in src and "__main__" not in src
 
 
 # ---------------------------------------------------------------- each ib_write_bw test stored once
