@@ -2,12 +2,14 @@
 timers, paging, and the running-config subset the templates emit.
 
 Exec: show running-config | interfaces status | configuration sessions |
-session-config diffs; configure [terminal]; configure session <name>
+session-config diffs | priority-flow-control counters [watchdog] | json; configure [terminal]; configure session <name>
 [commit|abort]; terminal length|width; write memory; enable; exit.
 Config: hostname; [no] qos map dscp <d..> to traffic-class <tc>;
 interface <name>; commit; commit timer hh:mm:ss; abort; end; exit.
 Interface: [no] description|mtu|speed|qos trust|priority-flow-control on|
-priority-flow-control priority <p> drop|no-drop|shutdown; [no] tx-queue|uc-tx-queue <n>
+priority-flow-control priority <p> drop|no-drop|priority-flow-control pause watchdog [port action
+drop|notify-only | port timer timeout <s> polling-interval auto|<s> recovery-time <s> [forced]]|
+shutdown; [no] tx-queue|uc-tx-queue <n>
 (the one the family has). The family (topology eos_family, default 7050x4) sets
 the largest mtu and the speed forms (lane-qualified: 400g-8, 100g-2, ...).
 Tx-queue: [no] random-detect ecn minimum-threshold <n> kbytes
@@ -148,6 +150,8 @@ class Eos(Platform):
             return self.session_diff(ctx["session"])
         if line == "show priority-flow-control counters | json":  # eAPI revision 3 shape (counters.py)
             return sim_counters.render_eos_pfc_counters_json(self.name, self.ports)
+        if line == "show priority-flow-control counters watchdog | json":
+            return self.show_pfcwd_counters_json()
         if line == "show interfaces counters errors | json":
             return sim_counters.render_eos_intf_errors_json(self.name, self.ports)
         if line == "show lldp neighbors | json":
@@ -331,6 +335,8 @@ class Eos(Platform):
                 if no:
                     intf.pop("pfc_on")
                 return self._edited(ctx)
+            if toks[:3] == ["priority-flow-control", "pause", "watchdog"]:
+                return self.watchdog_cmd(ctx, intf, line, toks, no)
             m = re.fullmatch(r"priority-flow-control priority (\d+)(?: (drop|no-drop))?", body)
             if m:
                 p = m.group(1)
@@ -385,6 +391,61 @@ class Eos(Platform):
                 return self._edited(ctx)
             return None
         return None
+
+    def watchdog_cmd(self, ctx, intf, line, toks, no):
+        """Interface ``[no] priority-flow-control pause watchdog [port action drop|notify-only |
+        port timer timeout T polling-interval auto|P recovery-time R [forced]]`` (EOS "DCBX and Flow
+        Control"; value patterns of AVD's qos-profiles schema: T and R seconds with at most 2
+        decimals, 0.01..60; P at most 3 decimals, 0.005..30, or auto). ``no`` takes any trailing
+        arguments, as EOS does."""
+        off = 1 if no else 0
+
+        def bad(i):
+            return invalid(line, i + off)
+
+        if len(toks) == 3:
+            if no:
+                intf.pop("pfcwd", None)
+            else:
+                intf["pfcwd"] = True
+            return self._edited(ctx)
+        if toks[3] != "port":
+            return bad(3)
+        if len(toks) == 4:
+            return "% Incomplete command"
+        if toks[4] == "action":
+            if no:
+                intf.pop("pfcwd_action", None)
+                return self._edited(ctx)
+            if len(toks) == 5:
+                return "% Incomplete command"
+            if toks[5] not in ("drop", "notify-only") or len(toks) > 6:
+                return bad(5 if toks[5] not in ("drop", "notify-only") else 6)
+            intf["pfcwd_action"] = toks[5]
+            return self._edited(ctx)
+        if toks[4] != "timer":
+            return bad(4)
+        if no:
+            intf.pop("pfcwd_timer", None)
+            return self._edited(ctx)
+        words = {5: "timeout", 7: "polling-interval", 9: "recovery-time"}
+        for i, w in words.items():
+            if len(toks) <= i + 1:
+                return "% Incomplete command"
+            if toks[i] != w:
+                return bad(i)
+        t, p, r = _seconds(toks[6], 2, 0.01, 60), toks[8], _seconds(toks[10], 2, 0.01, 60)
+        if t is None:
+            return bad(6)
+        if p != "auto" and _seconds(p, 3, 0.005, 30) is None:
+            return bad(8)
+        if r is None:
+            return bad(10)
+        if len(toks) > 12 or (len(toks) == 12 and toks[11] != "forced"):
+            return bad(11 if toks[11] != "forced" else 12)
+        intf["pfcwd_timer"] = {"timeout": t, "polling": p if p == "auto" else _seconds(p, 3, 0.005, 30),
+                               "recovery": r, "forced": len(toks) == 12}
+        return self._edited(ctx)
 
     def _edited(self, ctx):
         if not ctx["session"]:
@@ -449,10 +510,57 @@ class Eos(Platform):
                       "ecn": ecn, "admin_up": not i.get("shutdown")}
         return res
 
+    def pfc_watchdog(self, port, cfg):
+        """The no-drop priorities of a port with ``priority-flow-control pause watchdog`` on it."""
+        i = self.cfg["interfaces"].get(port, {})
+        return list(cfg.get("pfc") or []) if i.get("pfcwd") else []
+
+    def fault_pfcwd_off(self):
+        """Someone ran ``no priority-flow-control pause watchdog`` on every port (and saved): drift
+        an operator sees in the running config and a re-run repairs."""
+        saved = getattr(self, "fault_saved_pfcwd", None)
+        if saved is None:
+            self.fault_saved_pfcwd = [p for p, i in self.cfg["interfaces"].items() if i.get("pfcwd")]
+        for i in self.cfg["interfaces"].values():
+            i.pop("pfcwd", None)
+        self.cfg_saved = copy.deepcopy(self.cfg)
+        self.changed()
+
+    def fault_pfcwd_restore(self):
+        for p in getattr(self, "fault_saved_pfcwd", None) or []:
+            if p in self.cfg["interfaces"]:
+                self.cfg["interfaces"][p]["pfcwd"] = True
+        self.fault_saved_pfcwd = None
+        self.changed()
+
+    def show_pfcwd_counters_json(self):
+        """``show priority-flow-control counters watchdog | json``: {"interfaces": {intf: {"txQueues":
+        {"<q>": {"stuckCount", "recoveryCount"}}}}}, an interface only once it has had a watchdog
+        event (the shape a public EOS health check reads; the lab's TC->queue map is the identity)."""
+        doc = {"interfaces": {}}
+        for p in sorted(self.ports, key=natural_key):
+            for prio in range(8):
+                st = sim_counters.pfcwd_queue_stats(self.name, p, prio)
+                if st["detected"] or st["restored"]:
+                    q = doc["interfaces"].setdefault(p, {"txQueues": {}})["txQueues"]
+                    q[str(prio)] = {"stuckCount": st["detected"], "recoveryCount": st["restored"]}
+        return json.dumps(doc, indent=2)
+
     def fault_pfc_off(self, port):
         i = self.cfg["interfaces"].get(port, {})
         i.pop("pfc_on", None)
         self.changed()
+
+
+def _seconds(text, decimals, lo, hi):
+    """'0.2' -> '0.2' (as the running config prints it back: no trailing zeros) when ``text`` is a
+    number of seconds with at most ``decimals`` decimals within lo..hi; None otherwise."""
+    if not re.fullmatch(r"\d+(\.\d{1,%d})?" % decimals, text or ""):
+        return None
+    v = float(text)
+    if not lo <= v <= hi:
+        return None
+    return f"{v:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def _gbps(speed):
@@ -487,6 +595,14 @@ def render(cfg, device_line, queue="tx-queue"):
             out.append("   priority-flow-control on")
         for pr in sorted(i.get("pfc", {}), key=int):
             out.append(f"   priority-flow-control priority {pr} {i['pfc'][pr]}")
+        if i.get("pfcwd"):
+            out.append("   priority-flow-control pause watchdog")
+        if i.get("pfcwd_action"):
+            out.append(f"   priority-flow-control pause watchdog port action {i['pfcwd_action']}")
+        if i.get("pfcwd_timer"):
+            t = i["pfcwd_timer"]
+            out.append(f"   priority-flow-control pause watchdog port timer timeout {t['timeout']} polling-interval "
+                       f"{t['polling']} recovery-time {t['recovery']}{' forced' if t.get('forced') else ''}")
         for q in sorted(i.get("txq", {}), key=int):
             tq = i["txq"][q]
             out += ["   !", f"   {queue} {q}"]

@@ -14,6 +14,14 @@ def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restorat
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def eos_pfcwd(action="drop", detection_ms=200, restoration_ms=200):
+    """EOS's per-port PFC watchdog settings {"action", "timeout", "recovery_time"} (module_utils/switch_buffers.py)."""
+    try:
+        return switch_buffers.eos_pfcwd(action, detection_ms, restoration_ms)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
 class FilterModule:
     def filters(self):
-        return {"switch_sonic_lossless": sonic_lossless_profiles}
+        return {"switch_sonic_lossless": sonic_lossless_profiles, "switch_eos_pfcwd": eos_pfcwd}

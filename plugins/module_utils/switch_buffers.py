@@ -90,3 +90,38 @@ def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=20
     table = lookup(extra)
     return {s: dict(zip(("size", "xon", "xoff", "dynamic_th"), table[s][cable]), name=profile_name(s, cable))
             for s in sorted(set(speeds))}
+
+
+# EOS PFC watchdog per port (Arista EOS User Manual, "DCBX and Flow Control", PFC Watchdog;
+# forms and value patterns from aristanetworks/avd eos_cli_config_gen docs/tables/qos-profiles.md,
+# commit 00aba0460df9, Apache-2.0: ``priority-flow-control pause watchdog port action drop|notify-only``
+# (without it a stuck queue error-disables the port), ``... port timer timeout <s> polling-interval
+# auto|<s> recovery-time <s> [forced]``, timeout and recovery-time seconds with at most 2 decimals,
+# 0.01..60). The intent's action in SONiC's words maps onto EOS's; SONiC's ``forward`` has no per-port
+# EOS equivalent.
+EOS_PFCWD_ACTIONS = {"drop": "drop", "alert": "notify-only"}
+EOS_PFCWD_MS = (10, 60000)
+
+
+def _eos_seconds(ms):
+    """200 -> '0.2', 1000 -> '1', 1250 -> '1.25' (seconds with at most 2 decimals)."""
+    return f"{int(ms) / 1000:.2f}".rstrip("0").rstrip(".")
+
+
+def eos_pfcwd(action="drop", detection_ms=200, restoration_ms=200):
+    """{"action", "timeout", "recovery_time"} of EOS's per-port watchdog; raises ValueError naming
+    every problem (key, value, allowed)."""
+    out = []
+    if action not in EOS_PFCWD_ACTIONS:
+        out.append(f"switch_fabric_pfcwd_action: {action!r} is not allowed on EOS (allowed: "
+                   f"{', '.join(EOS_PFCWD_ACTIONS)}; EOS's per-port watchdog action is drop or notify-only)")
+    for key, value in (("switch_fabric_pfcwd_detection_ms", detection_ms),
+                       ("switch_fabric_pfcwd_restoration_ms", restoration_ms)):
+        lo, hi = EOS_PFCWD_MS
+        if isinstance(value, bool) or not str(value).isdigit() or not lo <= int(value) <= hi or int(value) % 10:
+            out.append(f"{key}: {value!r} is not allowed on EOS (allowed: {lo}..{hi} ms in steps of 10 ms: "
+                       "EOS takes seconds with at most 2 decimals, 0.01..60)")
+    if out:
+        raise ValueError("; ".join(out))
+    return {"action": EOS_PFCWD_ACTIONS[action], "timeout": _eos_seconds(detection_ms),
+            "recovery_time": _eos_seconds(restoration_ms)}

@@ -8,6 +8,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import
 
 PORTS = ["Ethernet1/1", "Ethernet2/1"]
 ECN = "random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100"
+WD = ["priority-flow-control pause watchdog", "priority-flow-control pause watchdog port action drop",
+      "priority-flow-control pause watchdog port timer timeout 0.2 polling-interval auto recovery-time 0.2"]
 
 EXPECTED = [
     "qos map dscp 26 to traffic-class 3",
@@ -16,6 +18,7 @@ EXPECTED = [
     "no priority-flow-control priority 4 no-drop",
     "mtu 9214",
     "speed 400g-8",
+    *WD,
     "tx-queue 3", ECN, "exit",
     "exit",
     "interface Ethernet2/1",
@@ -24,6 +27,7 @@ EXPECTED = [
     "qos trust dscp",
     "priority-flow-control on",
     "priority-flow-control priority 3 no-drop",
+    *WD,
     "tx-queue 3", ECN, "exit",
     "exit",
 ]
@@ -215,7 +219,8 @@ def test_oper_skips_ports_the_switch_does_not_have():
     d, fake = make("eos", answers={"show interfaces status": fixture("eos_interfaces_status.txt"),
                                    "show running-config": fixture("eos_running.txt")})
     assert d.oper(["Ethernet9/1", "Ethernet1/1", "Ethernet2/1"]) == {
-        "Ethernet1/1": {"pfc": [3, 4], "ecn": False, "up": True}, "Ethernet2/1": {"pfc": [], "ecn": True, "up": False}}
+        "Ethernet1/1": {"pfc": [3, 4], "ecn": False, "up": True, "headroom": [3, 4], "pfcwd": []},
+        "Ethernet2/1": {"pfc": [], "ecn": True, "up": False, "headroom": [], "pfcwd": []}}
 
 
 def counters(name):

@@ -313,6 +313,30 @@ class Driver(abc.ABC):
     def oper(self, ports):
         """{port: {"up": bool, "pfc": [prio...], "ecn": bool}} read from the switch."""
 
+    def pfcwd_storms(self, ports):
+        """{port: {prio: {"detected": n, "stormed": bool or None}}} from the platform's PFC watchdog
+        counters, or None where this driver cannot read them (the caller says so)."""
+        return None
+
+    def lossless(self, ports):
+        """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
+        headroom and those the PFC watchdog guards (from ``oper``; None where the platform's driver
+        does not read them), the watchdog's storm counters per priority (``pfcwd_storms``; None where
+        not read) and ``missing``, what is not read and so not proven."""
+        oper = self.oper(ports)
+        storms = self.pfcwd_storms(ports)
+        res = {}
+        for p in ports:
+            st = oper.get(p)
+            if st is None:
+                continue
+            head, wd = st.get("headroom"), st.get("pfcwd")
+            s = None if storms is None else storms.get(p, {})
+            res[p] = {"pfc": st.get("pfc"), "headroom": head, "pfcwd": wd, "storms": s,
+                      "missing": [w for w, v in (("lossless headroom", head), ("PFC watchdog state", wd),
+                                                 ("PFC watchdog storm counters", s)) if v is None]}
+        return res
+
 
 def _lldp():
     """The LLDP parsers (module_utils/lldp.py)."""

@@ -31,7 +31,11 @@ except ImportError:  # standalone
 
 INDENT = 3
 _KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
-                 "random-detect ecn", "ip address", "shape rate", "bandwidth percent")
+                 "random-detect ecn", "ip address", "shape rate", "bandwidth percent",
+                 # the PFC watchdog's per-port settings: a changed value is one command
+                 "priority-flow-control pause watchdog port action",
+                 "priority-flow-control pause watchdog port timer")
+WATCHDOG = "priority-flow-control pause watchdog"
 _DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
 # transmit-queue blocks: tx-queue (Trident/Tomahawk), uc-tx-queue (Jericho-class; the platform
 # profile, module_utils/switch_profiles.py, names which one a family has)
@@ -217,6 +221,49 @@ def qos_from_tree(tree, port):
     return {"pfc": pfc if on else [], "ecn": ecn}
 
 
+def lossless_from_tree(tree, port):
+    """{"headroom": [prio], "pfcwd": [prio]} of a port as the running config states them.
+
+    EOS carves the ingress headroom of a priority itself once the priority is no-drop with PFC on
+    (no buffer profile to write, unlike SONiC), so the lossless priorities with headroom are the
+    no-drop ones. The watchdog guards the no-drop priorities of a port with
+    ``priority-flow-control pause watchdog`` on it (and PFC on)."""
+    blk = tree.get(f"interface {port}", (None, {}))[1]
+    pfc = qos_from_tree(tree, port)["pfc"]
+    return {"headroom": pfc, "pfcwd": pfc if WATCHDOG in blk else []}
+
+
+def parse_pfcwd_counters(text):
+    """``show priority-flow-control counters watchdog | json`` -> {port: {queue: {"stuck", "recovered"}}}.
+
+    The eAPI shape as a public EOS health check reads it: ``{"interfaces": {<intf>: {"txQueues":
+    {"<q>": {"stuckCount", "recoveryCount"}}}}}``; EOS leaves an interface out until its first
+    watchdog event, so an absent port or queue counts zero. Raises ParseError on anything else."""
+    stripped = (text or "").strip()
+    if stripped.startswith("%"):
+        raise ParseError("eos", stripped.splitlines()[0], text)
+    try:
+        data = json.loads(stripped)
+    except ValueError as err:
+        raise ParseError("eos", "show priority-flow-control counters watchdog | json: invalid JSON: %s" % err, text)
+    intfs = data.get("interfaces") if isinstance(data, dict) else None
+    if not isinstance(intfs, dict):
+        raise ParseError("eos", "show priority-flow-control counters watchdog | json: no interfaces object", text)
+    out = {}
+    for name, info in intfs.items():
+        queues = (info or {}).get("txQueues") if isinstance(info, dict) else None
+        if not isinstance(queues, dict):
+            raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r has no txQueues" % name,
+                             text)
+        out[name] = {}
+        for q, st in queues.items():
+            if not str(q).isdigit() or not isinstance(st, dict):
+                raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r is not "
+                                 "{stuckCount, recoveryCount}" % (name, q), text)
+            out[name][str(q)] = {"stuck": int(st.get("stuckCount") or 0), "recovered": int(st.get("recoveryCount") or 0)}
+    return out
+
+
 class EosDriver(Driver):
     platform = "eos"
     device_type = "arista_eos"
@@ -327,8 +374,17 @@ class EosDriver(Driver):
         res = {}
         for p in ports:
             if p in status:
-                res[p] = dict(qos_from_tree(tree, p), up=status[p]["up"])
+                res[p] = dict(qos_from_tree(tree, p), up=status[p]["up"], **lossless_from_tree(tree, p))
         return res
+
+    def pfcwd_storms(self, ports):
+        """{port: {prio: {"detected", "stormed"}}} from ``show priority-flow-control counters watchdog
+        | json``: stuckCount is what the watchdog detected. The lab's (and EOS's default) traffic-class
+        to tx-queue map is the identity, so queue n carries priority n. Whether a queue is stuck now
+        is not in these counters: ``stormed`` is None (a storm shows as stuckCount rising between two
+        snapshots)."""
+        c = parse_pfcwd_counters(self.run("show priority-flow-control counters watchdog | json"))
+        return {p: {q: {"detected": v["stuck"], "stormed": None} for q, v in c.get(p, {}).items()} for p in ports}
 
     def qos_counters(self, ports):
         """{port: counters} from ``show priority-flow-control counters | json`` (read-only).
