@@ -79,12 +79,39 @@ options:
       pci:
         description: PCI address per rail, a pattern or a list.
         type: raw
+      rails_per_leaf:
+        description:
+          - Rails cabled to one leaf (a divisor of O(plan.rails)); rails 0..k-1 on the first leaf, the next k on
+            the second (8-rail nodes on 4 leaves - V(2)). Patterns name the leaf with C({leaf}) (0-based) or
+            C({leaf1}).
+          - A node's rails on one leaf take neighbouring ports (node 1 rails 0 and 1 on ports 1 and 2, node 2 on
+            3 and 4), unless O(plan.rail_port_offset) puts them in blocks.
+        type: int
+        default: 1
+      rail_port_offset:
+        description: Ports between a node's two rails on one leaf (blocks - with 32 nodes per leaf, V(32) puts
+          the first rail on ports 1-32 and the second on 33-64).
+        type: int
+      port_offsets:
+        description: Added to the port on each leaf, one integer per leaf (for leaves whose first fabric port is
+          not O(plan.port_base), such as ports already used by uplinks).
+        type: list
+        elements: int
 notes:
   - A plan that cannot be expanded fails with a message naming the key, the value and what is allowed.
   - docs/intent.md in the collection describes the fabric intent, the rdma_ports keys and their formats.
 """
 
 EXAMPLES = r"""
+# 8 rails on 4 leaves (rails 0,1 on leaf1; 2,3 on leaf2; ...), a node's two rails on neighbouring ports
+#   rail_plan:
+#     device: "mlx5_{rail}"
+#     netdev: "enp{rail}s0f0np0"
+#     rails: 8
+#     rails_per_leaf: 2
+#     switch: "leaf{leaf1}"
+#     switch_port: "swp{port}"
+#     subnet: "10.{rail}.0.0/16"
 # group_vars/gpu_nodes/rails.yml: 8 rails, leaf per rail, port per node
 #   rail_plan:
 #     device: [mlx5_0, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, mlx5_10, mlx5_11]

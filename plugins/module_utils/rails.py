@@ -9,14 +9,24 @@ and goes through the same validation as entries written by hand.
 Placeholders in the patterns (``{name}`` or ``{name:03d}``):
   rail   0-based rail index         rail1  1-based rail index
   node   the node's number          su     0-based scalable unit (nodes_per_leaf)
-  port   the leaf port of the node  (port_base + position in the unit * port_step)
+  leaf   0-based leaf of the rail   leaf1  1-based leaf of the rail (rail // rails_per_leaf)
+  port   the leaf port of the node's rail:
+         port_base + port_offsets[leaf] + slot * port_step, where slot is the node's
+         position in its unit times rails_per_leaf plus the rail's place on its leaf
+         (interleaved: node 1 rails 0,1 on ports 1,2; node 2 on 3,4), or, with
+         rail_port_offset, position * port_step + place * rail_port_offset (blocks:
+         rail 0 on ports 1..32, rail 1 from 1 + rail_port_offset).
+
+Several rails per leaf (rails_per_leaf, e.g. 8-rail nodes on 4 leaves) put rails
+2k and 2k+1 on leaf k.
 """
 import ipaddress
 import re
 
 PLAN_KEYS = ("rails", "device", "netdev", "switch", "switch_port", "subnet", "address_offset",
-             "node_base", "nodes_per_leaf", "port_base", "port_step", "pci")
-PLACEHOLDERS = ("rail", "rail1", "node", "su", "port")
+             "node_base", "nodes_per_leaf", "port_base", "port_step", "pci", "rails_per_leaf",
+             "rail_port_offset", "port_offsets")
+PLACEHOLDERS = ("rail", "rail1", "node", "su", "leaf", "leaf1", "port")
 _FIELD = re.compile(r"\{([a-z0-9]+)(?::(0?[1-9]?d))?\}")
 MAX_RAILS = 32
 
@@ -101,12 +111,29 @@ def expand(node, plan):
     port_base = _int(plan, "port_base", 1, 0, 4096)
     port_step = _int(plan, "port_step", 1, 1, 64)
     offset = _int(plan, "address_offset", 0, -(1 << 24), 1 << 24)
+    per_leaf_rails = _int(plan, "rails_per_leaf", 1, 1, MAX_RAILS)
+    if rails % per_leaf_rails:
+        raise _bad("rails_per_leaf", per_leaf_rails, f"a divisor of rails ({rails}): each leaf takes as many rails")
+    leaves = rails // per_leaf_rails
+    block = plan.get("rail_port_offset")
+    if block is not None:
+        block = _int(plan, "rail_port_offset", None, 1, 4096)
+    leaf_offsets = plan.get("port_offsets", [0] * leaves)
+    if (not isinstance(leaf_offsets, list) or len(leaf_offsets) != leaves
+            or any(isinstance(o, bool) or not isinstance(o, int) or not 0 <= o <= 4096 for o in leaf_offsets)):
+        raise _bad("port_offsets", leaf_offsets, f"a list of {leaves} integers 0..4096, one per leaf "
+                   f"({rails} rails / rails_per_leaf {per_leaf_rails})")
     position = number - base
     su, in_su = divmod(position, per_leaf) if per_leaf else (0, position)
     ports = []
     for rail in range(rails):
-        values = {"rail": rail, "rail1": rail + 1, "node": number, "su": su,
-                  "port": port_base + in_su * port_step}
+        leaf, place = divmod(rail, per_leaf_rails)
+        if block is None:
+            port = port_base + leaf_offsets[leaf] + (in_su * per_leaf_rails + place) * port_step
+        else:
+            port = port_base + leaf_offsets[leaf] + in_su * port_step + place * block
+        values = {"rail": rail, "rail1": rail + 1, "node": number, "su": su, "leaf": leaf, "leaf1": leaf + 1,
+                  "port": port}
         entry = {"device": _per_rail(plan, "device", rails, values),
                  "netdev": _per_rail(plan, "netdev", rails, values),
                  "switch": render("switch", plan["switch"], values)}

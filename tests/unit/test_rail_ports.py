@@ -59,7 +59,7 @@ def test_node_number(node, number):
     (1, dict(PLAN, rails=True), "rail_ports: rails: True is not allowed"),
     (1, dict(PLAN, rails=33), "rail_ports: rails: 33 is not allowed"),
     (1, dict(PLAN, switch="leaf{rack}"), "rail_ports: switch: 'leaf{rack}' is not allowed (allowed: placeholders "
-     "{rail}, {rail1}, {node}, {su}, {port}; {rack} is not one)"),
+     "{rail}, {rail1}, {node}, {su}, {leaf}, {leaf1}, {port}; {rack} is not one)"),
     (1, dict(PLAN, switch="leaf{rail.__class__}"), "a brace is left over"),
     (1, dict(PLAN, switch_port="swp{port:x}"), "a brace is left over"),
     (1, dict(PLAN, switch=["leaf1"]), "rail_ports: switch: ['leaf1'] is not allowed (allowed: a string pattern"),
@@ -108,3 +108,48 @@ def test_generated_entries_go_through_the_same_validation():
            in problems
     assert any(p.startswith("gpu002 mlx5_0: switch_port: 'leaf01 swp0' is not allowed (allowed: a switch port "
                             "cabled once; leaf01 swp0 is already cabled to gpu001 mlx5_0)") for p in problems)
+
+
+# ---------------------------------------------------------------- several rails per leaf, per-leaf port offsets (issue 26)
+FOUR_LEAVES = {"device": DGX, "netdev": "enp{rail}s0f0np0", "rails_per_leaf": 2, "switch": "leaf{leaf1}",
+               "switch_port": "swp{port}", "subnet": "10.{rail}.0.0/16"}
+
+
+def test_eight_rails_on_four_leaves_interleaved():
+    ports = rail_ports("gpu003", FOUR_LEAVES)
+    assert [(p["device"], p["switch"], p["switch_port"]) for p in ports] == [
+        ("mlx5_0", "leaf1", "swp5"), ("mlx5_3", "leaf1", "swp6"), ("mlx5_4", "leaf2", "swp5"),
+        ("mlx5_5", "leaf2", "swp6"), ("mlx5_6", "leaf3", "swp5"), ("mlx5_9", "leaf3", "swp6"),
+        ("mlx5_10", "leaf4", "swp5"), ("mlx5_11", "leaf4", "swp6")]
+    assert ports[1]["address"] == "10.1.0.3/16"
+    assert [p["switch_port"] for p in rail_ports(1, FOUR_LEAVES)[:2]] == ["swp1", "swp2"]
+
+
+def test_rails_in_blocks_and_per_leaf_offsets():
+    plan = dict(FOUR_LEAVES, rail_port_offset=32, port_offsets=[0, 0, 64, 64], nodes_per_leaf=32)
+    first, last = rails.expand(1, plan), rails.expand(32, plan)
+    assert [p["switch_port"] for p in first] == ["swp1", "swp33", "swp1", "swp33", "swp65", "swp97", "swp65", "swp97"]
+    assert [p["switch_port"] for p in last] == ["swp32", "swp64", "swp32", "swp64", "swp96", "swp128", "swp96", "swp128"]
+    assert rails.expand(33, plan)[0]["switch_port"] == "swp1"   # the next unit starts over
+
+
+def test_several_rails_per_leaf_pass_validation_for_a_whole_unit():
+    hostvars = {f"gpu{n:03d}": {"rdma_ports": rail_ports(f"gpu{n:03d}", FOUR_LEAVES)} for n in range(1, 33)}
+    leaves = {p["switch"] for hv in hostvars.values() for p in hv["rdma_ports"]}
+    ports = [(p["switch"], p["switch_port"]) for hv in hostvars.values() for p in hv["rdma_ports"]]
+    assert leaves == {"leaf1", "leaf2", "leaf3", "leaf4"} and len(ports) == len(set(ports)) == 256
+
+
+@pytest.mark.parametrize("plan,message", [
+    (dict(FOUR_LEAVES, rails_per_leaf=3), "rail_ports: rails_per_leaf: 3 is not allowed (allowed: a divisor of rails "
+                                          "(8): each leaf takes as many rails)"),
+    (dict(FOUR_LEAVES, rails_per_leaf=0), "rail_ports: rails_per_leaf: 0 is not allowed (allowed: an integer 1..32)"),
+    (dict(FOUR_LEAVES, port_offsets=[0, 64]), "rail_ports: port_offsets: [0, 64] is not allowed (allowed: a list of 4 "
+                                              "integers 0..4096, one per leaf (8 rails / rails_per_leaf 2))"),
+    (dict(FOUR_LEAVES, port_offsets=[0, 0, True, 0]), "rail_ports: port_offsets: [0, 0, True, 0] is not allowed"),
+    (dict(FOUR_LEAVES, rail_port_offset=0), "rail_ports: rail_port_offset: 0 is not allowed (allowed: an integer 1..4096)"),
+])
+def test_bad_leaf_layouts_name_key_value_and_allowed(plan, message):
+    with pytest.raises(AnsibleFilterError) as err:
+        rail_ports("gpu001", plan)
+    assert message in str(err.value)
