@@ -150,3 +150,14 @@ def test_prune_keeps_the_newest_and_latest(tmp_path):
     assert os.path.realpath(os.path.join(tmp_path, "latest")).endswith("20261126T140000Z")
     with pytest.raises(ValueError, match="keep: 0 is not allowed"):
         rep.prune_history(str(tmp_path), keep=0)
+
+
+def test_example_alert_rules_use_only_documented_metrics():
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "examples", "prometheus", "linerate-alerts.yml")) as f:
+        rules = [r for g in yaml.safe_load(f)["groups"] for r in g["rules"]]
+    used = {m for r in rules for m in re.findall(r"\blinerate_\w+", r["expr"])}
+    assert used and used <= set(metrics.HELP), used - set(metrics.HELP)
+    doc = open(os.path.join(root, "docs", "audit.md")).read()
+    assert all(f"`{name}`" in doc for name in metrics.HELP), [n for n in metrics.HELP if f"`{n}`" not in doc]
