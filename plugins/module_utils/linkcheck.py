@@ -33,7 +33,13 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from linkhealth import parse_mlxlink, parse_perfquery
 
 # Thresholds of fabric.verify (module_utils/intent.py validates them).
-DEFAULTS = {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4}
+DEFAULTS = {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
+            "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0}
+# mlxlink's Troubleshooting Info of a healthy link (Status Opcode 0): "No issue was observed" (MFT 4.30
+# capture) or with a full stop (an older MFT, fixtures/counters/mlxlink_cx4_c_forum2022.txt)
+HEALTHY_RECOMMENDATION = "No issue was observed"
+# what warns without failing the port (verify.FAULT_CODES severity "warning")
+WARNINGS = ("COUNTER_MISSING", "MLXLINK_RECOMMENDATION")
 
 # mlx5 ethtool -S: errors a healthy link does not have after FEC, and its link-down events.
 ETH_ERRORS = ("rx_crc_errors_phy", "rx_symbol_err_phy", "rx_fec_uncorrectable_phy")
@@ -139,7 +145,65 @@ def port_health(node, device, transport, start, end, i, limits):
             problems.append(("LINK_BER_HIGH", f"{node} {device}: {label} {ml[key]:.2e} above {limits[limit]:g} "
                              f"(fabric.verify.{limit}); mlxlink: {ml.get('recommendation') or '-'}",
                              {key: ml[key], "threshold": limits[limit], "fec": ml["fec"]}, None))
+    problems += optics(node, device, ml, limits, row)
     return row, problems
+
+
+def optics(node, device, ml, limits, row):
+    """The module (mlxlink -m Module Info) and mlxlink's own verdict: problems, and row["optics"] said.
+
+    OPTIC_RX_POWER_LOW: a lane's Rx power below the module's low threshold + fabric.verify.optic_rx_power_margin_db;
+    OPTIC_TEMP_HIGH: the temperature above its high threshold - optic_temp_margin_c (the thresholds are the
+    module's own, printed beside each value); MLXLINK_RECOMMENDATION: a Status Opcode other than 0 or a
+    recommendation other than "No issue was observed". A copper cable has no light: not judged. An optical
+    module whose Rx power or temperature is N/A: COUNTER_MISSING.
+    """
+    out = []
+    rec = (ml.get("recommendation") or "").strip()
+    if (ml.get("status_opcode") not in (None, 0)) or (rec and not rec.startswith(HEALTHY_RECOMMENDATION)):
+        out.append(("MLXLINK_RECOMMENDATION", f"{node} {device}: mlxlink recommends: {rec or '-'} "
+                    f"(Status Opcode {ml.get('status_opcode')})",
+                    {"recommendation": rec, "status_opcode": ml.get("status_opcode")}, None))
+    module = ml.get("module")
+    if module is None:
+        row["optics"] = "not read"
+        out.append(("COUNTER_MISSING", f"{node} {device}: mlxlink printed no Module Info; the module's Rx power "
+                    "and temperature are not proven", None, "Module Info"))
+        return out
+    if not module["optical"]:
+        row["optics"] = f"not judged: {module.get('cable_technology') or 'no optical module'}"
+        return out
+    ddm = module["ddm"]
+    row["optics"] = {"rx_power_dbm": (ddm["rx_power_dbm"] or {}).get("values"),
+                     "temperature_c": ((ddm["temperature_c"] or {}).get("values") or [None])[0]}
+    for key, label in (("rx_power_dbm", "Rx power"), ("temperature_c", "temperature")):
+        if ddm[key] is None:
+            out.append(("COUNTER_MISSING", f"{node} {device}: the optical module ({module.get('part_number') or '?'}) "
+                        f"reports no {label} (mlxlink: N/A); it is not proven", None, f"Module Info {label}"))
+    rx = ddm["rx_power_dbm"]
+    margin = float(limits["optic_rx_power_margin_db"])
+    if rx and rx["high"] > rx["low"]:
+        floor = rx["low"] + margin
+        low = {i: v for i, v in enumerate(rx["values"]) if v < floor}
+        if low:
+            out.append(("OPTIC_RX_POWER_LOW", f"{node} {device}: optical module {module.get('vendor') or ''} "
+                        f"{module.get('part_number') or ''} receives "
+                        + ", ".join(f"lane {i} {v:g} dBm" for i, v in low.items())
+                        + f", below {floor:g} dBm (the module's low threshold {rx['low']:g} dBm + margin {margin:g} dB, "
+                        "fabric.verify.optic_rx_power_margin_db): a dirty or damaged fibre, connector or far-end "
+                        "transmitter", {"lanes": low, "rx_power_dbm": rx["values"], "low_threshold_dbm": rx["low"],
+                                        "margin_db": margin}, None))
+    temp = ddm["temperature_c"]
+    tmargin = float(limits["optic_temp_margin_c"])
+    if temp and temp["high"] > temp["low"]:
+        ceiling = temp["high"] - tmargin
+        if temp["values"][0] > ceiling:
+            out.append(("OPTIC_TEMP_HIGH", f"{node} {device}: optical module {module.get('part_number') or ''} at "
+                        f"{temp['values'][0]:g} C, above {ceiling:g} C (its high threshold {temp['high']:g} C - margin "
+                        f"{tmargin:g} C, fabric.verify.optic_temp_margin_c): airflow or a failing module",
+                        {"temperature_c": temp["values"][0], "high_threshold_c": temp["high"], "margin_c": tmargin},
+                        None))
+    return out
 
 
 def link_health_findings(data, fabric, cabling, finding, where):
@@ -172,7 +236,7 @@ def link_health_findings(data, fabric, cabling, finding, where):
                 out.append(finding(code, msg + (f" (cabled to {loc['switch']} {loc['switch_port']})"
                                                 if loc["switch"] and code != "COUNTER_MISSING" else ""),
                                    check="link_health", evidence=evidence, netdev=row["netdev"], **extra, **loc))
-            row["ok"] = not [p for p in problems if p[0] != "COUNTER_MISSING"]
+            row["ok"] = not [p for p in problems if p[0] not in WARNINGS]
             rows.append(row)
     return out, rows
 

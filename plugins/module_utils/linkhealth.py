@@ -95,9 +95,47 @@ def _num(value):
             return None
 
 
+# Module Info DDM values: mstflint mlxlink_commander.cpp getValueAndThresholdsStr prints
+# "<value or per-lane values, comma separated> [<low threshold>..<high threshold>]", or "N/A" where
+# the module has no digital diagnostics (e.g. "Rx Power Current [dBm] : 1.886,1.989,2.281,1.976 [-10.41..6]").
+_ML_DDM_RE = re.compile(r"^(?P<values>-?[\d.]+(?:,-?[\d.]+)*)\s+\[(?P<low>-?[\d.]+)\.\.(?P<high>-?[\d.]+)\]$")
+MODULE_DDM = {"temperature_c": "Temperature [C]", "voltage_mv": "Voltage [mV]", "bias_ma": "Bias Current [mA]",
+              "rx_power_dbm": "Rx Power Current [dBm]", "tx_power_dbm": "Tx Power Current [dBm]"}
+
+
+def module_value(text):
+    """A Module Info DDM value -> {"values": [float per lane], "low", "high"}; None for N/A or absent."""
+    s = (text or "").strip()
+    if s in ("", "N/A"):
+        return None
+    m = _ML_DDM_RE.match(s)
+    if not m:
+        raise ValueError(f"not an mlxlink module value 'v[,v...] [low..high]': {s!r}")
+    return {"values": [float(v) for v in m.group("values").split(",")],
+            "low": float(m.group("low")), "high": float(m.group("high"))}
+
+
+def parse_module(section):
+    """The Module Info section -> {identifier, cable_technology, cable_type, vendor, part_number, serial,
+    optical (bool), ddm: {temperature_c, voltage_mv, bias_ma, rx_power_dbm, tx_power_dbm: module_value()}}."""
+    if not section:
+        return None
+    tech = section.get("Cable Technology") or ""
+    ctype = section.get("Cable Type") or ""
+    return {
+        "identifier": section.get("Identifier"), "cable_technology": tech or None, "cable_type": ctype or None,
+        "vendor": section.get("Vendor Name"), "part_number": section.get("Vendor Part Number"),
+        "serial": section.get("Vendor Serial Number"),
+        # copper (passive or active) carries no light: its DDM reads 0 [0..0] or N/A
+        "optical": "optical" in (tech + " " + ctype).lower(),
+        "ddm": {k: module_value(section.get(label)) for k, label in MODULE_DDM.items()},
+    }
+
+
 def parse_mlxlink(text):
     """mlxlink text -> {"sections": {title: {key: value}}, plus the link-health fields decoded:
-    state, physical_state, speed, width, fec, recommendation, effective_errors, effective_ber,
+    state, physical_state, speed, width, fec, recommendation, status_opcode, module (parse_module of
+    ``Module Info``, with ``-m``; else None), effective_errors, effective_ber,
     raw_ber, raw_errors_per_lane, link_down, link_error_recovery, time_since_clear_min}.
 
     Absent fields are None (older MFT lacks some); a section line outside a
@@ -135,6 +173,7 @@ def parse_mlxlink(text):
     try:
         eff_ber = ber_value(ctr.get("Effective Physical BER"))
         raw_ber = ber_value(ctr.get("Raw Physical BER"))
+        module = parse_module(sections.get("Module Info"))
     except ValueError as e:
         raise ParseError("mlxlink", str(e), text) from None
     lanes = ctr.get("Raw Physical Errors Per Lane")
@@ -148,6 +187,8 @@ def parse_mlxlink(text):
         "state": op.get("State"), "physical_state": op.get("Physical state"), "speed": op.get("Speed"),
         "width": op.get("Width"), "fec": op.get("FEC"),
         "recommendation": ts.get("Recommendation"),
+        "status_opcode": _num(ts["Status Opcode"]) if "Status Opcode" in ts else None,
+        "module": module,
         "effective_errors": _num(ctr["Effective Physical Errors"]) if "Effective Physical Errors" in ctr else None,
         "effective_ber": eff_ber, "raw_ber": raw_ber, "raw_errors_per_lane": per_lane,
         "link_down": _num(ctr["Link Down Counter"]) if "Link Down Counter" in ctr else None,

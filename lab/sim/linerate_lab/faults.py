@@ -423,6 +423,24 @@ def flap_stop(lab, m, node, device):
     return f"{node} {device}: link stable"
 
 
+@fault("optic-degrade", "optic-degrade NODE DEVICE  the port's optical module receives -14 dBm on every lane "
+       "(below its -10.41 dBm low threshold) and runs at 78 C (above 75 C): mlxlink -m shows both")
+def optic_degrade(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["optics"] = {"rx_power_dbm": -14.0, "temperature_c": 78}
+    _untrack(m, "optic-degrade", [node, device])
+    _record(m, "optic-degrade", [node, device])
+    return f"{node} {device}: optical module Rx power -14 dBm per lane, 78 C"
+
+
+@fault("optic-restore", "optic-restore NODE DEVICE  undo optic-degrade (a healthy module)")
+def optic_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("optics", None)
+    _untrack(m, "optic-degrade", [node, device])
+    return f"{node} {device}: optical module healthy"
+
+
 @fault("gid-index-moved", "gid-index-moved NODE DEVICE  an IPv6 address came up on the rail first: "
        "the RoCE v2 IPv4 GID moves from index 3 to 5")
 def gid_index_moved(lab, m, node, device):
@@ -676,3 +694,51 @@ def apply(kind, args, lab):
         if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-", "cable-", "pfc-watchdog", "uplink-")):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
         return fn(lab, m, *args)
+
+
+def _storm_prio(nic):
+    """The priority a storming NIC pauses: the one its PFC is on (the no-drop priority), else 3."""
+    pfc = list((nic.get("qos") or {}).get("pfc") or [])
+    return next((p for p, on in enumerate(pfc) if on), 3)
+
+
+@fault("pfc-storm", "pfc-storm NODE DEVICE    the NIC keeps sending PFC pause frames on its no-drop priority "
+       "(tx_prioN_pause climbs; the switch port receives them; its PFC watchdog, where on, drops the queue)")
+def pfc_storm(lab, m, node, device):
+    nic = _nic(m, node, device)
+    prio = _storm_prio(nic)
+    linkphys.start(nic, "pfc_storm", prio=prio, rate=linkphys.PFC_STORM_FRAMES_PER_S)
+    _untrack(m, "pfc-storm", [node, device])
+    _record(m, "pfc-storm", [node, device])
+    return (f"{node} {device}: {linkphys.PFC_STORM_FRAMES_PER_S} pause frames per second on priority {prio} "
+            f"towards {nic.get('switch')} {nic.get('switch_port')} until pfc-storm-stop")
+
+
+@fault("pfc-storm-stop", "pfc-storm-stop NODE DEVICE  undo pfc-storm (the counters keep what they counted)")
+def pfc_storm_stop(lab, m, node, device):
+    nic = _nic(m, node, device)
+    storm = (nic.get("phy_faults") or {}).get("pfc_storm")
+    if storm:
+        _fold_storm_switch_side(m, nic, storm)
+    linkphys.stop(nic, "pfc_storm")
+    _untrack(m, "pfc-storm", [node, device])
+    return f"{node} {device}: no more pause frames"
+
+
+def _fold_storm_switch_side(m, nic, storm):
+    """What the storm counted at the switch end stays in the port's counters: the pause frames it
+    received, and (where the port's watchdog guarded the priority) one storm detected and restored
+    with what the watchdog dropped meanwhile (switchsim/sim_counters.py reads the live part)."""
+    port = ((m.get("switches", {}).get(nic.get("switch")) or {}).get("ports") or {}).get(str(nic.get("switch_port")))
+    if port is None:
+        return
+    prio = str(int(storm.get("prio", 3)))
+    live = linkphys.accrued(nic, kinds=("pfc_storm",))
+    c = port.setdefault("counters", {})
+    rx = c.setdefault("pfc_rx", {})   # sim_counters.ALIASES: pfc_rx is rx_pause per priority
+    rx[prio] = int(rx.get(prio, 0)) + live.get(f"tx_prio{prio}_pause", 0)
+    if int(prio) in (port.get("pfcwd") or []):
+        wd = c.setdefault("pfcwd", {}).setdefault(prio, {})
+        wd["detected"] = int(wd.get("detected") or 0) + 1
+        wd["restored"] = int(wd.get("restored") or 0) + 1
+        wd["tx_drop"] = int(wd.get("tx_drop") or 0) + live.get(f"tx_prio{prio}_pause", 0) // 10

@@ -70,6 +70,35 @@ def fec_name(speed_gbps):
     return "No FEC"
 
 
+# The optical module's digital diagnostics (DDM) and the module's own thresholds. Format: mstflint
+# mlxlink/modules/mlxlink_commander.cpp getValueAndThresholdsStr, "<value or lane values, comma
+# separated> [<low>..<high>]" (prepareDDMSection: Temperature [C], Voltage [mV], Bias Current [mA],
+# Rx Power Current [dBm], Tx Power Current [dBm], then Identifier, ... Cable Technology ...). The
+# healthy values and the thresholds are this simulator's, in the range of an SR optic; the lab fault
+# optic-degrade NODE DEVICE sets nic["optics"] (rx_power_dbm, temperature_c) in the fabric model.
+DDM_THRESHOLDS = {"temperature_c": (-5, 75), "voltage_mv": (2970, 3630), "bias_ma": (2, 15),
+                  "rx_power_dbm": (-10.41, 6), "tx_power_dbm": (-8.508, 5)}
+HEALTHY_DDM = {"temperature_c": 52, "voltage_mv": 3261.2, "bias_ma": 8.38, "rx_power_dbm": 1.9, "tx_power_dbm": 1.5}
+
+
+def _ddm(value, key):
+    low, high = DDM_THRESHOLDS[key]
+    return f"{value} [{low:g}..{high:g}]"
+
+
+def module_rows(nic, lanes, speed):
+    o = dict(HEALTHY_DDM, **(nic.get("optics") or {}))
+    per_lane = ",".join(f"{{:.3f}}".format(o["rx_power_dbm"]) for _ in range(lanes))
+    return [("Temperature [C]", _ddm(int(o["temperature_c"]), "temperature_c")),
+            ("Voltage [mV]", _ddm(o["voltage_mv"], "voltage_mv")),
+            ("Bias Current [mA]", _ddm(",".join(f"{o['bias_ma']:.3f}" for _ in range(lanes)), "bias_ma")),
+            ("Rx Power Current [dBm]", _ddm(per_lane, "rx_power_dbm")),
+            ("Tx Power Current [dBm]", _ddm(",".join(f"{o['tx_power_dbm']:.3f}" for _ in range(lanes)), "tx_power_dbm")),
+            ("Identifier", "OSFP" if speed >= 400 else "QSFP28"),
+            ("Cable Technology", "Optical Module (separated)"),
+            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS" if speed >= 400 else "MMA1B00-C100D")]
+
+
 def render(nic, module, counters, uptime):
     state, phys = common.port_state(nic)
     up = state == 4 or (common.is_ib(nic) and phys == 5)
@@ -103,10 +132,7 @@ def render(nic, module, counters, uptime):
         ("amBER Version", "3.6"),
         ("MFT Version", "mft 4.30.0-139")])
     if module:
-        out += "\n" + section("Module Info", [
-            ("Temperature [C]", "52"), ("Identifier", "OSFP" if speed >= 400 else "QSFP28"),
-            ("Cable Technology", "Optical Module (separated)"),
-            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS" if speed >= 400 else "MMA1B00-C100D")])
+        out += "\n" + section("Module Info", module_rows(nic, lanes, speed))
     if counters:
         out += "\n" + section("Physical Counters and BER Info", [
             ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
