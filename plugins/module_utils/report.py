@@ -212,13 +212,24 @@ class _XmlTexts(dict):
         return self[key]
 
 
+def _time(seconds):
+    """` time="<seconds>"` where the time was measured; nothing where it was not (never a made-up 0)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        return ""
+    return f' time="{seconds:.3f}"'
+
+
 def _testcase(classname, case):
-    head = f'<testcase classname={classname} name={_attr(case["name"])} time="{case.get("time", 0)}"'
+    head = (f'<testcase classname={classname} name={_attr(case["name"])}'
+            f'{_time(case.get("time", case.get("seconds")))}')
     if case.get("skipped"):
         return f'{head}><skipped message={_attr(case.get("message") or "skipped")} /></testcase>'
     if not case.get("ok"):
-        return (f'{head}><failure message={_attr(case.get("message") or "failed")} type={_attr(case.get("code") or "FAILED")}>'
-                f'{escape(json.dumps(case.get("findings") or [], indent=1))}</failure></testcase>')
+        failure = f'<failure message={_attr(case.get("message") or "failed")} type={_attr(case.get("code") or "FAILED")}'
+        findings = case.get("findings")
+        # the findings as the failure's text where there are any; an empty list is no body at all
+        body = f'>{escape(json.dumps(findings, indent=1))}</failure>' if findings else " />"
+        return f"{head}>{failure}{body}</testcase>"
     return f"{head} />"
 
 
@@ -228,7 +239,7 @@ def _rdma_testcases(check, classname):
     threshold = float(check.get("threshold_gbps") or 0)
     text = _XmlTexts()
     return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[rail]} '
-            f'(round {rnd})" time="0" />' if code is None else
+            f'(round {rnd})" />' if code is None else
             _testcase(classname, {"name": f"{client}:{rail} -> {server}:{rail} (round {rnd})", "ok": False, "code": code,
                                   "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
             for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
@@ -253,11 +264,15 @@ def to_junit(report):
     total_t = total_f = 0
     mode = report.get("mode")
     props = f'<properties><property name="mode" value={_attr(mode)} /></properties>' if mode else ""
+    # a suite's time: the wall time of the verification phase of the same name (meta.phases), where measured
+    phases = {p.get("phase"): p.get("seconds") for p in (report.get("meta") or {}).get("phases") or []
+              if isinstance(p, dict)}
     for name, c in report.get("checks", {}).items():
         cases = _suite_cases(name, c, _attr(f"linerate.verify.{name}"))
         body = "".join(cases)
         fails = body.count("><failure message=")  # names and messages are escaped: '<' is never theirs
-        suites.append(f'<testsuite name={_attr(name)} tests="{len(cases)}" failures="{fails}" errors="0">'
+        suites.append(f'<testsuite name={_attr(name)} tests="{len(cases)}" failures="{fails}" errors="0"'
+                      f'{_time(phases.get(name))}>'
                       + props + body + "</testsuite>")
         total_t += len(cases)
         total_f += fails
