@@ -1,5 +1,10 @@
 """Congestion counters of the simulated switches, served in each platform's real format.
 
+A NIC that keeps sending pause frames (lab fault pfc-storm) adds, live, to the switch port's
+received pauses; where the port's PFC watchdog guards that priority, its stats show the storm
+detected and the queue dropping (``pfcwd_queue_stats``; SONiC ``show pfcwd stats``, EOS
+``show priority-flow-control counters watchdog | json``).
+
 The counters live in the fabric model, per switch port:
 ``switches.<sw>.ports.<port>.counters`` =
 ``{"rx_pause"|"pfc_rx": per-priority, "tx_pause"|"pfc_tx": per-priority,
@@ -65,15 +70,31 @@ def _raw(switch, port, m=None):
     return m, ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("counters") or {}
 
 
+def storm(switch, port, m=None):
+    """(priority, pause frames so far) of a PFC storm the NIC at the other end of the port's cable
+    is sending now (lab fault pfc-storm, linkphys), or None."""
+    m = _raw(switch, port, m)[0]
+    nic = _cable_nic(m, switch, port)
+    st = ((nic or {}).get("phy_faults") or {}).get("pfc_storm")
+    if not st:
+        return None
+    prio = int(st.get("prio", 3))
+    return prio, linkphys.accrued(nic, kinds=("pfc_storm",)).get(f"tx_prio{prio}_pause", 0)
+
+
 def port_counters(switch, port, m=None):
-    """The counters of one switch port from the model (zeros where none were counted)."""
-    raw = _raw(switch, port, m)[1]
+    """The counters of one switch port from the model (zeros where none were counted), plus the
+    pause frames a storming NIC on its cable has sent it so far."""
+    m, raw = _raw(switch, port, m)
     out = {}
     for key, names in ALIASES.items():
         per = [0] * 8
         for name in names:
             per = [a + b for a, b in zip(per, _per_prio(raw.get(name)))]
         out[key] = per
+    live = storm(switch, port, m)
+    if live:
+        out["rx_pause"][live[0]] += live[1]
     for k in ("ecn_marked", "cnp_tx", "roce_tx_packets", "roce_tx_bytes", "rx_roce_discards"):
         out[k] = _total(raw.get(k))
     # per-priority ECN marks where the physics keeps them per priority (None: only a total)
@@ -256,9 +277,20 @@ def pfcwd_queue_stats(switch, port, prio, m=None):
     """The PFC watchdog's view of one lossless queue (``show pfcwd stats``): storms it detected and
     restored, and what it dropped meanwhile, from the port's model counters ``pfcwd``
     (``{"<prio>": {"detected", "restored", "tx_drop", "rx_drop", "stormed"}}``); zeros where none."""
-    raw = _raw(switch, port, m)[1]
+    m, raw = _raw(switch, port, m)
     st = ((raw.get("pfcwd") or {}).get(str(prio))) or {}
-    return {"stormed": bool(st.get("stormed")), "detected": int(st.get("detected") or 0),
-            "restored": int(st.get("restored") or 0), "tx_ok": int(st.get("tx_ok") or 0),
-            "tx_drop": int(st.get("tx_drop") or 0), "rx_ok": int(st.get("rx_ok") or 0),
-            "rx_drop": int(st.get("rx_drop") or 0)}
+    out = {"stormed": bool(st.get("stormed")), "detected": int(st.get("detected") or 0),
+           "restored": int(st.get("restored") or 0), "tx_ok": int(st.get("tx_ok") or 0),
+           "tx_drop": int(st.get("tx_drop") or 0), "rx_ok": int(st.get("rx_ok") or 0),
+           "rx_drop": int(st.get("rx_drop") or 0)}
+    # a live storm on the port's cable (lab fault pfc-storm): a watchdog that guards the priority has
+    # detected it and drops the queue (what would have waited, a tenth of the pauses' worth of packets)
+    live = storm(switch, port, m)
+    guarded = prio in ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get(
+        "pfcwd", [])
+    if live and live[0] == int(prio) and guarded:
+        out["stormed"] = True
+        out["detected"] += 1
+        out["tx_drop"] += live[1] // 10
+        out["rx_drop"] += live[1] // 10
+    return out

@@ -206,6 +206,73 @@ def switch_findings(reads, fabric, hosts, uplinks, rails, finding, prior=()):
         for key in ("pause", "ecn_marked", "drops"):
             rail["switch_" + key] = {n: (evidence.get((n, rail["device"])) or {}).get(key)
                                      for n in [rail["receiver"]] + list(rail.get("senders") or [])}
+    lf, lu = lossless_findings(reads, fabric, hosts, uplinks, finding)
+    out += lf
+    for sw, what in lu.items():
+        unproven.setdefault(sw, []).extend(w for w in what if w not in unproven[sw])
+    return out, {sw: what for sw, what in unproven.items() if what}
+
+
+def lossless_findings(reads, fabric, hosts, uplinks, finding):
+    """(findings, unproven) of the switches' lossless state as switch_counters reads it back
+    (``lossless`` of each snapshot: Driver.lossless), on every port the inventory cables:
+
+    - SWITCH_NO_HEADROOM: the no-drop priority has no lossless headroom on the port (after);
+    - PFC_WATCHDOG_OFF: the port's PFC watchdog does not guard the no-drop priority (after);
+    - PFC_STORM: the watchdog detected a storm on the port's no-drop queue between the two
+      snapshots (detected rose), or the queue is stormed now.
+
+    What a platform's driver does not read (``missing``) goes to ``unproven``, not a finding."""
+    out, unproven = [], {}
+    if (fabric or {}).get("transport", "roce") != "roce" or not reads:
+        return out, unproven
+    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
+    ends, names = expected_ends(hosts, uplinks)
+    for sw in sorted({key[0] for key in ends}):
+        read = reads.get(sw) or {}
+        after, before = read.get("after") or {}, read.get("before") or {}
+        state = after.get("lossless")
+        if after.get("failed") or not after:
+            continue   # switch_findings already says the switch could not be read
+        if "lossless" not in after:
+            continue   # a snapshot from a caller that does not read the lossless state (none judged)
+        if state is None:
+            why = after.get("lossless_msg") or "not read"
+            unproven.setdefault(sw, []).append(f"lossless headroom and PFC watchdog ({why})")
+            continue
+        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
+            port, end = names[key], ends[key]
+            st = state.get(port)
+            if st is None:
+                continue
+            where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
+                     {"peer_switch": end[1], "peer_port": end[2]})
+            where.update(switch=sw, switch_port=port)
+            label = f"{sw} {port} (towards {end[1]} {end[2]})"
+            unproven.setdefault(sw, []).extend(w for w in st.get("missing") or [] if w not in unproven[sw])
+            if st.get("headroom") is not None and prio not in st["headroom"]:
+                out.append(finding("SWITCH_NO_HEADROOM", f"{label}: no lossless headroom for the no-drop priority "
+                                   f"{prio} (priorities with headroom: {st['headroom']}): PFC is "
+                                   f"{'on' if prio in (st.get('pfc') or []) else 'off'} but what is in flight when "
+                                   "the pause goes out has nowhere to go, so the port drops under incast",
+                                   check="incast", evidence={"headroom": st["headroom"], "pfc": st.get("pfc")},
+                                   **where))
+            if st.get("pfcwd") is not None and prio not in st["pfcwd"]:
+                out.append(finding("PFC_WATCHDOG_OFF", f"{label}: the PFC watchdog does not guard the no-drop "
+                                   f"priority {prio} (guarded: {st['pfcwd']}): a NIC that keeps sending pause frames "
+                                   "would stall this queue and spread back through the fabric", check="incast",
+                                   evidence={"pfcwd": st["pfcwd"]}, **where))
+            now = (st.get("storms") or {}).get(str(prio)) or (st.get("storms") or {}).get(prio) or {}
+            was = ((((before.get("lossless") or {}).get(port) or {}).get("storms") or {}).get(str(prio)) or {})
+            detected = int(now.get("detected") or 0) - int(was.get("detected") or 0)
+            if detected > 0 or now.get("stormed"):
+                out.append(finding("PFC_STORM", f"{label}: the PFC watchdog "
+                                   + (f"detected {detected} pause storm(s)" if detected > 0 else "holds a stormed queue")
+                                   + f" on the no-drop priority {prio} during verification: "
+                                   + (f"{end[1]} {end[2]} keeps sending pause frames" if end[0] == "host" else
+                                      f"the peer {end[1]} {end[2]} keeps pausing this port")
+                                   + " (the watchdog drops the queue meanwhile)", check="incast",
+                                   evidence={"detected": detected, "stormed": now.get("stormed")}, **where))
     return out, {sw: what for sw, what in unproven.items() if what}
 
 

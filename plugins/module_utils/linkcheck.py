@@ -50,6 +50,12 @@ IB_ERRORS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "PortRcvErrors", 
              "ExcessiveBufferOverrunErrors", "PortRcvRemotePhysicalErrors")
 IB_REQUIRED = ("SymbolErrorCounter", "LinkDownedCounter", "PortRcvErrors")
 IB_FLAP = "LinkDownedCounter"
+# A NIC that keeps sending PFC pause frames (a stuck receive path: a PFC storm). Over the verification
+# window a healthy host sends few: under incast the switch is where the pause starts (it pauses the
+# senders, their rx_prioN_pause rises), not the host. linerate's line: more than this many
+# tx_prioN_pause frames from one port over the window is a storm (a storm refreshes its pause every
+# few tens of microseconds: tens of thousands of frames a second).
+PFC_STORM_TX_PAUSE_MAX = 100000
 
 
 def thresholds(fabric):
@@ -125,6 +131,15 @@ def port_health(node, device, transport, start, end, i, limits):
             problems.append(("LINK_ERRORS", f"{node} {device}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
                              + f" over the verification window (threshold {limits['link_errors_max']})",
                              {"deltas": errs, "threshold": limits["link_errors_max"]}, None))
+        storm = {k: d[k] for k in (f"tx_prio{p}_pause" for p in range(8))
+                 if transport != "infiniband" and (d.get(k) or 0) > PFC_STORM_TX_PAUSE_MAX}
+        if storm:
+            durations = {k + "_duration": d.get(k + "_duration") for k in storm}
+            problems.append(("PFC_STORM", f"{node} {device}: " + ", ".join(f"{k} +{v}" for k, v in sorted(storm.items()))
+                             + f" over the verification window (more than {PFC_STORM_TX_PAUSE_MAX}): the NIC keeps "
+                             "sending pause frames (a stuck receive path: a PFC storm)",
+                             {"deltas": storm, "pause_duration_us": durations, "threshold": PFC_STORM_TX_PAUSE_MAX},
+                             None))
         if (row["flaps"] or 0) > limits["link_flaps_max"]:
             problems.append(("LINK_FLAP", f"{node} {device}: {flap} +{row['flaps']}: the link went down and came "
                              f"back during verification (threshold {limits['link_flaps_max']})",

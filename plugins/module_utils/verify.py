@@ -70,6 +70,11 @@ FAULT_CODES = {
     # the switches' own counters over the benchmarks (incastcheck.switch_findings)
     "SWITCH_PAUSE_WRONG_PRIORITY": ("error", "pfc", "a switch port sent or received pause frames on a priority other than the no-drop one"),
     "SWITCH_DROPS_NO_DROP": ("error", "pfc", "a switch port dropped packets of the no-drop priority"),
+    # the switches' lossless state read back in the same snapshots (incastcheck.lossless_findings) and
+    # the hosts' pause counters over the verification window (linkcheck.port_health)
+    "SWITCH_NO_HEADROOM": ("error", "pfc", "a switch port has no lossless headroom for the no-drop priority: it drops under incast"),
+    "PFC_WATCHDOG_OFF": ("error", "pfc", "a switch port's PFC watchdog does not guard the no-drop priority: a pause storm would stall the fabric"),
+    "PFC_STORM": ("error", "pfc", "a NIC keeps sending pause frames (host tx pauses, or the switch's watchdog detected a storm)"),
     # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
     "PCIE_DEGRADED": ("error", "pcie", "a NIC's or GPU's PCIe link trained below what both its ends can do (width or generation)"),
     "PCIE_SLOT_LIMITED": ("warning", "pcie", "a NIC's or GPU's PCIe link runs at its slot's (upstream port's) capability, below its own"),

@@ -15,6 +15,10 @@ description:
     (in-errors, out-errors, carrier-transitions), EOS C(show interfaces counters errors | json)
     (fcsErrors, symbolErrors, inErrors ...). When they cannot be read, the congestion
     counters are still returned and C(errors_msg) says why.
+  - In the same read, the lossless state of each port (lossless headroom, the PFC watchdog and its
+    storm counters - SONiC C(show pfcwd config|stats), EOS the running config and
+    C(show priority-flow-control counters watchdog | json)), judged by verification
+    (SWITCH_NO_HEADROOM, PFC_WATCHDOG_OFF, PFC_STORM).
   - Verification takes a snapshot before and after each benchmark phase and judges the
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
     marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
@@ -86,6 +90,20 @@ errors_msg:
   description: Why the interface error counters could not be read (empty when they were).
   returned: always
   type: str
+lossless:
+  description:
+    - Per fabric port, the lossless state read back - C(pfc) (PFC priorities), C(headroom) (priorities
+      with lossless headroom), C(pfcwd) (priorities the PFC watchdog guards), C(storms) ({priority -
+      {detected, stormed}} from the watchdog's counters), each null where the platform's driver does
+      not read it, and C(missing) naming those. Null when it could not be read (C(lossless_msg)).
+  returned: always
+  type: dict
+  sample: {"Ethernet1/1": {"pfc": [3], "headroom": [3], "pfcwd": [3], "storms": {"3": {"detected": 1,
+           "stormed": null}}, "missing": []}}
+lossless_msg:
+  description: Why the lossless state could not be read (empty when it was).
+  returned: always
+  type: str
 """
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -116,10 +134,18 @@ def main():
             errors_msg = str(exc)
         except ParseError as exc:
             errors_msg = f"{p['name']}: {exc}"
+        lossless, lossless_msg = None, ""
+        try:
+            lossless = driver.lossless(p["fabric_ports"]) if p["fabric_ports"] else {}
+        except SwitchError as exc:
+            # the congestion counters still stand; verification says what this leaves unproven
+            lossless_msg = str(exc)
+        except ParseError as exc:
+            lossless_msg = f"{p['name']}: {exc}"
     finally:
         driver.close()
     module.exit_json(changed=False, ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
-                     errors=errors, errors_msg=errors_msg)
+                     errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,29 @@ def unregister(path):
         pass
 
 
+# A PFC storm the switch's watchdog does not stop (lab fault pfc-storm on a port without the
+# watchdog on the priority): the egress queue towards the storming NIC never drains, the switch's
+# shared buffer for the priority fills, and the switch pauses its other ingress ports on it in turn
+# (the storm spreads). The lab's model, kept simple: every flow on that priority with an end on that
+# switch keeps this fraction of its rate while the storm lasts; with the watchdog on, the watchdog
+# drops the stuck queue and the other flows are unaffected.
+STORM_BACKPRESSURE_FRACTION = 0.2
+
+
+def unguarded_storm(m, switch, prio):
+    """"<node> <device>" of a NIC cabled to ``switch`` that storms on ``prio`` while the switch
+    port's PFC watchdog does not guard that priority (None: no such storm)."""
+    ports = ((m.get("switches") or {}).get(switch) or {}).get("ports") or {}
+    for name, node in sorted((m.get("nodes") or {}).items()):
+        for nic in node.get("nics") or []:
+            st = (nic.get("phy_faults") or {}).get("pfc_storm")
+            if not st or nic.get("switch") != switch or int(st.get("prio", 3)) != int(prio):
+                continue
+            if int(prio) not in ((ports.get(str(nic.get("switch_port"))) or {}).get("pfcwd") or []):
+                return f"{name} {nic.get('device')}"
+    return None
+
+
 def has_headroom(end):
     """Whether the switch port of ``end`` has lossless headroom on its priority (the switch
     simulators' buffer model publishes ``headroom`` per port; absent: not modelled, PFC decides).
@@ -93,7 +116,7 @@ def outcome(writer, reader, k, line_gbps, seconds):
     prio = writer["priority"]
     lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] and has_headroom(s) for s in (writer, reader))
     ecn = bool(reader.get("switch_ecn", True)) and reader.get("switch_up", True)
-    share = line_gbps / k
+    share = line_gbps / k   # line_gbps: rdma.path's rate (an unguarded pause storm already counted there)
     d_w, d_r = {}, {}
     if k < 2:
         return line_gbps, d_w, d_r, {}

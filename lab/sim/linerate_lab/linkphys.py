@@ -1,5 +1,6 @@
 """Physical-layer faults that keep happening while they last: a dirty or
-damaged cable/optic (``crc-errors``) and a flapping link (``flap``).
+damaged cable/optic (``crc-errors``), a flapping link (``flap``) and a NIC that
+keeps sending PFC pause frames (``pfc-storm``).
 
 A link carries symbols all the time (idle symbols too), so a bad cable keeps
 producing errors whether or not a benchmark runs: the counters rise with time,
@@ -17,6 +18,11 @@ CRC_ERRORS_PER_S = 50
 CORRECTED_BITS_PER_ERROR = 20000
 # A flapping link goes down and retrains once per period.
 FLAP_PERIOD_S = 8.0
+# A PFC storm (lab fault pfc-storm): a NIC whose receive side is stuck keeps asking its switch port
+# to pause the priority, refreshing the pause before it expires: the lab's model sends one pause
+# frame per 20 us (the quanta of a full pause at 400G last ~84 us; mlx5 refreshes it early), and the
+# link stays paused the whole time (tx_prioN_pause_duration, in microseconds, grows with the clock).
+PFC_STORM_FRAMES_PER_S = 50000
 
 
 def accrued(nic, now=None, kinds=None):
@@ -31,6 +37,12 @@ def accrued(nic, now=None, kinds=None):
         out.update(rx_crc_errors_phy=n, rx_symbol_err_phy=n, rx_pcs_symbol_err_phy=n,
                    rx_corrected_bits_phy=n * CORRECTED_BITS_PER_ERROR)
         out.update({f"rx_err_lane_{i}_phy": n * CORRECTED_BITS_PER_ERROR // lanes for i in range(lanes)})
+    storm = faults.get("pfc_storm")
+    if storm and (kinds is None or "pfc_storm" in kinds):
+        dt = max(0.0, now - storm["since"])
+        prio = int(storm.get("prio", 3))
+        out.update({f"tx_prio{prio}_pause": int(dt * storm.get("rate", PFC_STORM_FRAMES_PER_S)),
+                    f"tx_prio{prio}_pause_duration": int(dt * 1e6)})
     flap = faults.get("flap")
     if flap and (kinds is None or "flap" in kinds):
         downs = 1 + int(max(0.0, now - flap["since"]) / flap.get("period", FLAP_PERIOD_S))

@@ -24,7 +24,7 @@ import os
 import subprocess
 import zlib
 
-from linerate_lab import model, subnet
+from linerate_lab import congestion, model, subnet
 from linerate_lab.tools import common
 
 # RoCE v2 bytes on the wire per packet besides the payload: preamble+IFG 20,
@@ -137,6 +137,8 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
         # the switch simulators' buffer model (switchsim/simcore.py): priorities with lossless headroom
         "switch_headroom": None if sw.get("headroom") is None else list(sw["headroom"]),
         "switch_ecn": sw.get("ecn", True) is not False,
+        # faults.py pfc-storm: a NIC on this switch storms on this priority, its watchdog off (congestion.py)
+        "switch_storm": congestion.unguarded_storm(m, nic.get("switch"), prio) if nic.get("switch") else None,
         "transport": m.get("transport", "roce"),
         # faults.py rx-degrade / flaky: what this port receives at most, the share of tests it fails
         "rx_limit_gbps": nic.get("rx_limit_gbps"), "flaky": nic.get("flaky"),
@@ -198,6 +200,11 @@ def path(a, b, requested_mtu=4096, salt=None):
         speed = min(speed, float(b["rx_limit_gbps"]))  # rx-degrade: only the receiving side limits
         notes.append("rx-degraded")
     gbps = speed * eff
+    for side in (a, b):
+        if side.get("switch_storm"):
+            gbps *= congestion.STORM_BACKPRESSURE_FRACTION
+            notes.append(f"pause storm from {side['switch_storm']} on {side['switch']}")
+            break
     for side in (a, b):
         if side.get("flaky") and salt is not None and _share(f"{salt}|{side['node']}") < float(side["flaky"]):
             gbps *= DEGRADED_FRACTION

@@ -403,6 +403,20 @@ class SonicDriver(Driver):
                       if p in wd else []}
         return res
 
+    def pfcwd_storms(self, ports):
+        """{port: {prio: {"detected", "stormed"}}} from ``show pfcwd stats`` (sonic-utilities pfcwd:
+        QUEUE ``<port>:<queue>``, STATUS stormed|operational, STORM DETECTED/RESTORED); queue n is
+        priority n (the fabric template's identity maps). A queue the watchdog has not seen is absent."""
+        res = {p: {} for p in ports}
+        for r in parse_table(self.run("show pfcwd stats")):
+            port, _, q = (r.get("QUEUE") or "").rpartition(":")
+            if port not in res or not q.isdigit():
+                continue
+            detected = (r.get("STORM DETECTED/RESTORED") or "0/0").split("/")[0]
+            res[port][q] = {"detected": int(detected.replace(",", "")) if detected.replace(",", "").isdigit() else 0,
+                            "stormed": r.get("STATUS") == "stormed"}
+        return res
+
     def qos_counters(self, ports):
         """{port: counters} from ``show pfc counters`` (per-priority Rx/Tx PFC frames) and
         ``show queue counters`` (per-queue drops; ECN marks where the platform has ECN
