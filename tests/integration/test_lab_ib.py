@@ -108,3 +108,29 @@ def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
         assert not doc["checks"]["ib_topology"]["passed"] and doc["checks"]["subnet_manager"]["passed"]
     finally:
         ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")
+
+
+@pytest.mark.matrix
+def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_lab):
+    # the healthy lab: every port of the subnet read, nothing counted
+    doc = report(ib_lab)
+    pe = doc["checks"].get("ib_port_errors")
+    assert pe and pe["passed"] and pe["detail"].startswith("112 ports of 7 nodes read by ibqueryerrors"), pe
+    # leaf1 port 7 is the uplink to spine1 port 1; leaf1 port 2 is node2 mlx5_0's cable
+    ib_lab["labctl"]("fault", "ib-errors", "leaf1", "7", "SymbolErrorCounter=250,LinkDownedCounter=3")
+    ib_lab["labctl"]("fault", "ib-errors", "leaf1", "2", "PortRcvErrors=7")
+    try:
+        res = playbook(ib_lab, "verify.yml")
+        assert res.returncode != 0, "verification passed with port errors in the subnet"
+        doc = report(ib_lab)
+        found = sorted((f["switch"], f["switch_port"], f["node"], f["device"], f.get("peer_switch"), f.get("peer_port"))
+                       for f in doc["findings"] if f["code"] == "IB_LINK_ERRORS")
+        assert found == [("leaf1", "2", "node2", "mlx5_0", None, None),
+                         ("leaf1", "7", None, None, "spine1", "1")], doc["findings"]
+        isl = next(f for f in doc["findings"] if f["code"] == "IB_LINK_ERRORS" and f["switch_port"] == "7")
+        assert isl["evidence"]["counters"]["leaf1 port 7"] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3}
+        assert not doc["checks"]["ib_port_errors"]["passed"] and doc["checks"]["ib_topology"]["passed"]
+    finally:
+        ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "7")
+        ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "2")
+    # raised thresholds let the same counts pass (fabric.verify.ib_error_thresholds reaches the check)

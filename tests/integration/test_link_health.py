@@ -67,6 +67,24 @@ def test_crc_errors_on_a_cable(converged):
         ("LINK_ERRORS", "node2", "mlx5_1"), ("LINK_BER_HIGH", "node2", "mlx5_1")}
 
 
+def test_a_degraded_optic_is_named_by_its_rx_power_and_temperature(converged):
+    fault("optic-degrade", "node3", "mlx5_1")
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        fault("optic-restore", "node3", "mlx5_1")
+    switch, port = port_of(converged, "node3", "mlx5_1")
+    assert located(report, "OPTIC_RX_POWER_LOW") == {("node3", "mlx5_1", switch, port)}
+    assert located(report, "OPTIC_TEMP_HIGH") == {("node3", "mlx5_1", switch, port)}
+    f = find(report, "OPTIC_RX_POWER_LOW", "node3", "mlx5_1")[0]
+    assert set(f["evidence"]["lanes"].values()) == {-14.0} and f["evidence"]["low_threshold_dbm"] == -10.41
+    # the other ports' optics are read and healthy: no other optics finding
+    assert {x["code"] for x in report["findings"] if x["code"].startswith("OPTIC_")} == {
+        "OPTIC_RX_POWER_LOW", "OPTIC_TEMP_HIGH"}
+    ports = {(p["node"], p["device"]): p for p in report["checks"]["link_health"]["ports"]}
+    assert ports[("node1", "mlx5_0")]["optics"]["rx_power_dbm"]
+
+
 @pytest.mark.matrix
 def test_a_flapping_link(converged):
     fault("flap", "node3", "mlx5_0")
