@@ -133,4 +133,3 @@ def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_l
     finally:
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "7")
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "2")
-    # raised thresholds let the same counts pass (fabric.verify.ib_error_thresholds reaches the check)
