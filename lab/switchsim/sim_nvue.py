@@ -16,6 +16,8 @@ unit; docs/conformance.md marks that form unsettled.
 """
 import copy
 import datetime
+import json
+import os
 import re
 import shlex
 import time
@@ -23,33 +25,69 @@ import time
 import sim_counters
 from simcore import Exit, Platform, kb, natural_key
 
-SPEEDS = ("1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G", "auto")
 NAME = r"[A-Za-z0-9_.-]+"
-PRIO_LIST = r"[0-7](,[0-7])*"
-SIZE = r"\d+(\.\d+)?(B|KB|MB)"
+REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvue_reference.json")
 
-# (path regex, value regex or callable -> error message)
-GRAMMAR = [
-    (r"system hostname", r"[A-Za-z0-9-]+"),
-    (r"interface (eth0|swp\d+) type", r"(swp|eth)"),
-    (r"interface (eth0|swp\d+) description", r".+"),
-    (r"interface eth0 ip vrf", NAME),
-    (r"interface eth0 ip address", r"dhcp|[\d.]+/\d+"),
-    (r"interface swp\d+ link mtu", "mtu"),
-    (r"interface swp\d+ link speed", "|".join(SPEEDS)),
-    (r"interface swp\d+ link state", r"up|down"),
-    (rf"interface swp\d+ qos (pfc|mapping|congestion-control) profile", NAME),
-    (rf"qos pfc {NAME} switch-priority", PRIO_LIST),
-    (rf"qos pfc {NAME} (tx|rx)", r"enable|disable"),
-    (rf"qos pfc {NAME} cable-length", r"\d+"),
-    (rf"qos mapping {NAME} trust", r"l2|l3|both"),
-    (rf"qos mapping {NAME} dscp ([0-9]|[1-5][0-9]|6[0-3]) switch-priority", r"[0-7]"),
-    (rf"qos mapping {NAME} pcp [0-7] switch-priority", r"[0-7]"),
-    (rf"qos congestion-control {NAME} traffic-class [0-7] ecn", r"enable|disable"),
-    (rf"qos congestion-control {NAME} traffic-class [0-7] red", r"enable|disable"),
-    (rf"qos congestion-control {NAME} traffic-class [0-7] (min|max)-threshold", SIZE),
-    (rf"qos congestion-control {NAME} traffic-class [0-7] probability", r"([1-9]|[1-9][0-9]|100)"),
+# The simulator's own factory config (not linerate's paths): set by factory(), kept settable.
+FACTORY_GRAMMAR = [
+    (r"system hostname", {"regex": r"[A-Za-z0-9-]+", "what": "a hostname"}),
+    (r"interface (eth0|swp\d+) type", {"enum": ["swp", "eth"]}),
+    (r"interface (eth0|swp\d+) description", {"regex": r".+", "what": "text"}),
+    (r"interface eth0 ip vrf", {"regex": NAME, "what": "a vrf name"}),
+    (r"interface eth0 ip address", {"regex": r"dhcp|[\d.]+/\d+", "what": "dhcp or an IPv4 prefix"}),
 ]
+_PLACEHOLDERS = {
+    "<profile-id>": NAME,
+    "<interface-id>": r"(eth0|swp\d+(s\d+)?)",
+    "<qos-tc-id:0-7>": r"[0-7]",
+    "<qos-pcp-id:0-7>": r"[0-7]",
+    "<qos-dscp-id:0-63>": r"([0-9]|[1-5][0-9]|6[0-3])",
+}
+
+
+def _release(v):
+    return tuple(int(x) for x in str(v).split(".")[:2])
+
+
+def load_reference(path=REFERENCE):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def grammar(release=None, ref=None):
+    """[(path regex, value spec)] for one Cumulus release, from lab/switchsim/nvue_reference.json:
+    the paths of that release only (``since`` <= release <= ``until``), then the factory paths."""
+    ref = ref or load_reference()
+    release = release or ref["default_release"]
+    if release not in ref["releases"]:
+        raise ValueError(f"nvue release {release!r}: not one of {', '.join(ref['releases'])}")
+    rel = _release(release)
+    out = []
+    for e in ref["paths"]:
+        if _release(e["since"]) > rel or ("until" in e and _release(e["until"]) < rel):
+            continue
+        pat = " ".join(_PLACEHOLDERS.get(t, re.escape(t)) for t in e["path"].split(" "))
+        spec = ref["value_types"][e["value"]] if isinstance(e["value"], str) else e["value"]
+        out.append((pat, spec))
+    return out + FACTORY_GRAMMAR
+
+
+def check_value(spec, value, leaf):
+    """None when ``value`` fits the reference's type for ``leaf``, else the error line."""
+    if "enum" in spec:
+        if value not in spec["enum"]:
+            return f"Error: '{value}' is not one of {spec['enum']} (at '{leaf}')"
+    elif "int" in spec:
+        lo, hi = spec["int"]
+        if not value.isdigit():
+            return f"Error: '{value}' is not a valid integer"
+        if int(value) > hi:
+            return f"Error: Invalid config: {value} is greater than the maximum of {hi}"
+        if int(value) < lo:
+            return f"Error: Invalid config: {value} is less than the minimum of {lo}"
+    elif not re.fullmatch(spec["regex"], value):
+        return f"Error: '{value}' is not a valid value for '{leaf}' ({spec.get('what', spec['regex'])})"
+    return None
 
 
 def q(v):
@@ -73,6 +111,15 @@ class Nvue(Platform):
                            "date": _now(), "user": "root", "message": "Initial config"}]
         self.confirm = None           # {"prev": cfg, "deadline": ts}
         self._timer = None
+
+    def release(self):
+        """The Cumulus Linux release this switch runs (topology ``nvue_release``; the reference's default)."""
+        return str(self.spec.get("nvue_release") or load_reference()["default_release"])
+
+    def grammar(self):
+        if getattr(self, "_grammar", None) is None or self._grammar[0] != self.release():
+            self._grammar = (self.release(), grammar(self.release()))
+        return self._grammar[1]
 
     def to_json(self):
         return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions,
@@ -133,21 +180,15 @@ class Nvue(Platform):
         if len(args) < 2:
             return f"Error: Incomplete command: nv set {' '.join(args)}"
         path, value = " ".join(args[:-1]), args[-1]
-        for pat, vpat in GRAMMAR:
+        for pat, spec in self.grammar():
             if re.fullmatch(pat, path):
                 if path.startswith("interface ") and not path.startswith("interface eth0"):
                     port = args[1]
                     if port not in self.ports:
                         return f"Error: Invalid interface: '{port}' does not exist on this switch"
-                if vpat == "mtu":
-                    if not value.isdigit():
-                        return f"Error: '{value}' is not a valid integer"
-                    if int(value) > 9216:
-                        return f"Error: Invalid config: {value} is greater than the maximum of 9216"
-                    if int(value) < 552:
-                        return f"Error: Invalid config: {value} is less than the minimum of 552"
-                elif not re.fullmatch(vpat, value):
-                    return f"Error: '{value}' is not a valid value for '{path.split()[-1]}'"
+                err = check_value(spec, value, path.split()[-1])
+                if err:
+                    return err
                 if self.pending is None:
                     self.pending = copy.deepcopy(self.applied)
                 self.pending[path] = value
@@ -159,6 +200,10 @@ class Nvue(Platform):
         if not args:
             return "Error: Incomplete command: nv unset"
         path = " ".join(args)
+        base = self.pending if self.pending is not None else self.applied
+        if not any(re.fullmatch(pat, path) for pat, _ in self.grammar()) \
+                and not any(k.startswith(path + " ") for k in base):
+            return f"Error: Invalid command: nv unset {path}"
         if self.pending is None:
             self.pending = copy.deepcopy(self.applied)
         for k in [k for k in self.pending if k == path or k.startswith(path + " ")]:
@@ -424,7 +469,7 @@ class Nvue(Platform):
             if cc_prof:
                 for tc in range(8):
                     base = f"qos congestion-control {cc_prof} traffic-class {tc}"
-                    if a.get(f"{base} ecn") == "enable":
+                    if a.get(f"{base} ecn") in ("enable", "enabled"):
                         ecn = {"enabled": True, "tc": tc,
                                "min_kb": kb(a.get(f"{base} min-threshold", "150KB")),
                                "max_kb": kb(a.get(f"{base} max-threshold", "1500KB"))}

@@ -71,7 +71,7 @@ def nvue_commands(want, have, scope):
 
 def nvue_scope(profile, ports):
     ports = set(ports)
-    q = re.compile(r"^qos (pfc|mapping|congestion-control) " + re.escape(profile) + r"( |$)")
+    q = re.compile(r"^qos (pfc|mapping|congestion-control|egress-scheduler) " + re.escape(profile) + r"( |$)")
     i = re.compile(r"^interface (\S+) (link (mtu|speed)$|qos )")
 
     def scope(path):
