@@ -461,3 +461,39 @@ def test_qos_and_error_counters_skip_ports_the_switch_does_not_have():
                             "link_down_unit": "transitions", "missing": []}
     assert errs["swp2"]["missing"] == ["out-errors"] and "out-errors" not in errs["swp2"]["errors"]
     assert not any(cmd.startswith("nv show interface swp9") for cmd in fake.sent)
+
+
+@pytest.mark.parametrize("release, ecn", [("5.9", "enable"), ("5.14", "enable"), ("5.15", "enabled"), ("5.17", "enabled")])
+def test_the_rendered_config_uses_the_release_form_and_the_release_simulator_takes_every_line(
+        tmp_path, monkeypatch, release, ecn):
+    from switch_testlib import SimSwitch
+    text = render("nvue", ["swp1"], switch_fabric_nvue_release=release)
+    assert f"nv set qos congestion-control linerate traffic-class 3 ecn {ecn}\n" in text
+    assert "min-threshold 153600\n" in text and "KB" not in text
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    sim = SimSwitch(tmp_path, "nvue", ["swp1"])
+    sim.sw.spec["nvue_release"] = release
+    for line in text.splitlines():
+        if line.startswith("nv "):
+            assert sim(line) == "", line
+    other = "enable" if ecn == "enabled" else "enabled"
+    assert sim(f"nv set qos congestion-control linerate traffic-class 3 ecn {other}").startswith("Error:")
+
+
+@pytest.mark.parametrize("prio, cnp, dwrr", [(3, 6, {0: 50, 3: 50}), (0, 6, {0: 100}), (3, 0, {3: 100})])
+def test_cnp_strict_priority_and_dwrr_classes(prio, cnp, dwrr):
+    d, _ = make("nvue")
+    want = d.parse(render("nvue", PORTS, switch_fabric_no_drop_priority=prio, switch_fabric_cnp_priority=cnp))
+    sched = {k: v for k, v in want.items() if k.startswith("qos egress-scheduler linerate ")}
+    assert sched[f"qos egress-scheduler linerate traffic-class {cnp} mode"] == "strict"
+    assert {int(k.split()[4]): int(v) for k, v in sched.items() if k.endswith("bw-percent")} == dwrr
+    assert all(sched[f"qos egress-scheduler linerate traffic-class {tc} mode"] == "dwrr" for tc in dwrr)
+
+
+def test_scope_covers_the_egress_scheduler_and_the_watchdog_of_fabric_ports_only():
+    scope = nvue.nvue_scope("linerate", ["swp1"])
+    assert scope("qos egress-scheduler linerate traffic-class 6 mode")
+    assert scope("interface swp1 qos pfc-watchdog state")
+    assert not scope("qos egress-scheduler default-global traffic-class 6 mode")
+    assert not scope("interface swp2 qos pfc-watchdog state")
+    assert not scope("qos roce state")

@@ -248,3 +248,85 @@ def test_eos_lane_qualified_speed_reads_back_as_its_rate(tmp_path, monkeypatch):
     assert "   speed 100g-2" in sim("show running-config")
     assert sim.sw.port_config()["Ethernet1/1"]["speed_gbps"] == 100
     assert "100G" in sim("show interfaces status").splitlines()[1]
+
+
+# --- NVUE: the command gate from the NVUE command reference (lab/switchsim/nvue_reference.json) ---
+
+def _nvue(tmp_path, monkeypatch, release=None):
+    sim = _sim(tmp_path, monkeypatch, "nvue", ["swp1"])
+    if release:
+        sim.sw.spec["nvue_release"] = release
+    return sim
+
+
+@pytest.mark.parametrize("release, line, error", [
+    # invented verbs and paths
+    ("5.17", "nv config confirm -y", "Error: Invalid command: nv config confirm"),
+    ("5.17", "nv set qos roce lossless-pool on", "Error: Invalid command"),
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 ecn-mode enabled", "Error: Invalid command"),
+    ("5.17", "nv unset qos congestion-control linerate traffic-class 3 ecn-mode", "Error: Invalid command"),
+    # the other release's form
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 ecn enable", "is not one of ['enabled', 'disabled']"),
+    ("5.14", "nv set qos congestion-control linerate traffic-class 3 ecn enabled", "is not one of ['enable', 'disable']"),
+    ("5.17", "nv set qos roce enable on", "Error: Invalid command"),
+    ("5.14", "nv set qos roce state enabled", "Error: Invalid command"),
+    ("5.11", "nv set qos roce mode lossless-single-ipool", "is not one of ['lossy', 'lossless']"),
+    # thresholds are bytes: no unit suffix
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 min-threshold 150KB", "150KB"),
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 max-threshold 1.5MB", "1.5MB"),
+    # ranges and enums
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 probability 0", "less than the minimum of 1"),
+    ("5.17", "nv set qos congestion-control linerate traffic-class 8 ecn enabled", "Error: Invalid command"),
+    ("5.17", "nv set qos mapping linerate dscp 64 switch-priority 3", "Error: Invalid command"),
+    ("5.17", "nv set qos egress-scheduler linerate traffic-class 6 mode priority", "is not one of ['dwrr', 'strict']"),
+    ("5.17", "nv set interface swp1 qos pfc-watchdog state on", "is not one of ['enable', 'disable']"),
+    ("5.17", "nv set interface swp1 link mtu 9217", "greater than the maximum of 9216"),
+])
+def test_nvue_gate_refuses_invented_and_other_release_forms(tmp_path, monkeypatch, release, line, error):
+    sim = _nvue(tmp_path, monkeypatch, release)
+    out = sim(line)
+    assert out.startswith("Error:") and error in out
+    assert sim("nv config diff") == ""   # nothing was staged
+
+
+@pytest.mark.parametrize("release, line", [
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 ecn enabled"),
+    ("5.9", "nv set qos congestion-control linerate traffic-class 3 ecn enable"),
+    ("5.17", "nv set qos congestion-control linerate traffic-class 3 min-threshold 40000"),
+    ("5.17", "nv set qos congestion-control linerate traffic-class 0 red disabled"),
+    ("5.17", "nv set qos mapping linerate trust port"),
+    ("5.17", "nv set qos mapping linerate dscp 63 switch-priority 7"),
+    ("5.17", "nv set qos pfc linerate switch-priority 3,4"),
+    ("5.17", "nv set qos pfc linerate cable-length 100000"),
+    ("5.17", "nv set qos egress-scheduler linerate traffic-class 6 mode strict"),
+    ("5.17", "nv set qos pfc-watchdog robustness 5"),
+    ("5.17", "nv set qos roce state enabled"),
+    ("5.14", "nv set qos roce enable on"),
+    ("5.12", "nv set qos roce mode lossless-single-ipool"),
+    ("5.17", "nv set interface swp1 qos pfc-watchdog state enable"),
+    ("5.17", "nv set interface swp1 qos egress-scheduler profile linerate"),
+])
+def test_nvue_gate_accepts_real_but_rare_forms(tmp_path, monkeypatch, release, line):
+    sim = _nvue(tmp_path, monkeypatch, release)
+    assert sim(line) == ""
+    assert sim("nv config diff") != ""
+
+
+def test_nvue_thresholds_print_back_as_written(tmp_path, monkeypatch):
+    """The post-check compares `nv config show -o commands` with the intent: bytes go in, bytes come back."""
+    sim = _nvue(tmp_path, monkeypatch)
+    for line in ("nv set qos congestion-control linerate traffic-class 3 ecn enabled",
+                 "nv set qos congestion-control linerate traffic-class 3 min-threshold 153600",
+                 "nv set qos congestion-control linerate traffic-class 3 max-threshold 1536000",
+                 "nv set interface swp1 qos congestion-control profile linerate"):
+        assert sim(line) == ""
+    assert "applied" in sim("nv config apply -y")
+    shown = sim("nv config show -o commands")
+    assert "nv set qos congestion-control linerate traffic-class 3 min-threshold 153600" in shown
+    assert "ecn, absolute" in sim("nv show interface swp1 qos roce status")
+
+
+def test_nvue_unknown_release_is_refused_naming_the_allowed_ones():
+    import sim_nvue
+    with pytest.raises(ValueError, match=r"'5\.8'.*5\.9, 5\.10"):
+        sim_nvue.grammar("5.8")
