@@ -102,8 +102,10 @@ def render_netdev_script(ports):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "roles", "rdma_netdev", "templates")),
                              trim_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(FilterModule().filters())
-    return env.get_template("etc/linerate/rdma-netdev.sh.j2").render(
-        rdma_netdev_ports=ports, ansible_managed="managed")
+    # one script per rail (linerate-rail@<netdev>.service runs <rdma_netdev_rail_dir>/<netdev>.sh)
+    (port,) = ports
+    return env.get_template("etc/linerate/rails/rail.sh.j2").render(
+        rdma_netdev_rail=port, ansible_managed="managed")
 
 
 def test_boot_script_lines_and_quoting():
