@@ -33,6 +33,21 @@ extends_documentation_fragment:
 requirements:
   - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
 options:
+  state:
+    description:
+      - V(replaced) - push the delta that makes the managed scope (the QoS objects the intent owns, the fabric
+        ports' QoS, PFC, ECN, MTU and speed) what O(config) says, or restore a backup; the switch is contacted.
+      - V(rendered) - the commands O(config) is made of, as the platform takes them, for a switch that has none
+        of it (netcommon's C(rendered)); nothing is contacted, no login is needed.
+      - V(parsed) - the delta O(config) would push onto the saved running configuration O(running_config)
+        (as C(show running-config), C(nv config show -o commands) or C(config_db.json) print it), and the
+        managed scope of that configuration as C(parsed); nothing is contacted.
+    type: str
+    choices: [replaced, rendered, parsed]
+    default: replaced
+  running_config:
+    description: For O(state=parsed) - the path of a saved running configuration of the switch's platform.
+    type: path
   fabric_ports:
     description: The switch's fabric ports (from the cabling); the managed scope and the ports post-checked.
     type: list
@@ -120,6 +135,24 @@ attributes:
 """
 
 EXAMPLES = r"""
+- name: Show the commands of the intent for leaf1, without a switch
+  linerate.fabric.switch_config:
+    state: rendered
+    name: leaf1
+    platform: arista.eos.eos
+    fabric_ports: [Ethernet1/1, Ethernet2/1]
+    config: "{{ lookup('ansible.builtin.template', 'switch_configs/eos/fabric.j2') }}"
+
+- name: The delta against a saved running configuration, without a switch
+  linerate.fabric.switch_config:
+    state: parsed
+    name: leaf1
+    platform: nvue
+    fabric_ports: [swp1, swp2]
+    config: "{{ lookup('ansible.builtin.template', 'switch_configs/nvue/fabric.j2') }}"
+    running_config: saved/leaf1.nv-config-commands.txt
+  register: leaf1_delta
+
 - name: Push the RoCE fabric intent to the switch
   linerate.fabric.switch_config:
     name: "{{ inventory_hostname }}"
@@ -147,6 +180,15 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+rendered:
+  description: With O(state=rendered), the commands of O(config) for a switch that has none of it.
+  returned: state is rendered
+  type: list
+  elements: str
+parsed:
+  description: With O(state=parsed), the managed scope of O(running_config) in the platform's own form.
+  returned: state is parsed
+  type: str
 commands:
   description: The exact commands computed (and, outside check mode, sent), in order.
   returned: always
@@ -205,15 +247,62 @@ command_log:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
+    SwitchError, Unreachable, managed_scope, run_apply)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
     CONNECTION_ARGS, command_log, make_driver)
 
 
+def offline(module, p):
+    """state rendered / parsed: the commands for an intent, or its delta against a saved running config,
+    computed by the same driver code a push uses (parse, managed scope, commands); no connection."""
+    state = p["state"]
+    if not p["config"] or p["backup_file"] or p["restore_backup"]:
+        module.fail_json(msg=f"switch {p['name']}: state={state} needs config (the rendered intent) and takes no "
+                             f"backup_file or restore_backup")
+    if state == "parsed" and not p["running_config"]:
+        module.fail_json(msg=f"switch {p['name']}: state=parsed needs running_config (the path of a saved "
+                             "running configuration)")
+    if state == "rendered" and p["running_config"]:
+        module.fail_json(msg=f"switch {p['name']}: running_config is for state=parsed, not state=rendered")
+    try:
+        driver = driver_for(platform_of(p["name"], p["platform"]), p["name"], profile=p["profile"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    driver.connect = lambda: module.fail_json(msg=f"switch {p['name']}: state={state} contacts no switch")
+    if state == "rendered":
+        running = "{}" if driver.platform == "sonic" else ""
+    else:
+        try:
+            with open(p["running_config"], encoding="utf-8") as f:
+                running = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            module.fail_json(msg=f"switch {p['name']}: running_config {p['running_config']} cannot be read: {exc}")
+        if not running.strip():
+            module.fail_json(msg=f"switch {p['name']}: running_config {p['running_config']} is empty")
+    try:
+        want = driver.parse(p["config"])
+        scope = managed_scope(driver, want, p["fabric_ports"])
+    except SwitchError as exc:
+        module.fail_json(msg=f"{exc} (in config)", switch=p["name"])
+    try:
+        have = driver.parse(running)
+    except SwitchError as exc:
+        module.fail_json(msg=f"{exc} (in running_config {p['running_config']})", switch=p["name"])
+    commands = driver.commands(want, have, scope)
+    if state == "rendered":
+        module.exit_json(changed=False, rendered=commands, commands=commands)
+    module.exit_json(changed=False, commands=commands, parsed=driver.view(have, scope))
+
+
 def main():
     spec = dict(CONNECTION_ARGS)
+    spec["host"] = dict(CONNECTION_ARGS["host"], required=False)   # required to reach the switch (replaced)
     spec.update(
+        state=dict(type="str", default="replaced", choices=["replaced", "rendered", "parsed"]),
+        running_config=dict(type="path"),
         config=dict(type="str"),
         backup_file=dict(type="path"),
         restore_backup=dict(type="str"),
@@ -231,6 +320,11 @@ def main():
                            mutually_exclusive=[("config", "backup_file", "restore_backup")],
                            required_one_of=[("config", "backup_file", "restore_backup")])
     p = module.params
+    if p["state"] != "replaced":
+        offline(module, p)
+    if not p["host"]:
+        module.fail_json(msg=f"switch {p['name']}: host is required to reach the switch (state=replaced); "
+                             "state=rendered or parsed needs none")
     full = bool(p["backup_file"] or p["restore_backup"])
     try:
         driver = make_driver(p)

@@ -318,3 +318,98 @@ def test_enable_secret_is_no_log_in_every_switch_module():
         defaults = yaml.safe_load(f)
     assert defaults["switch_fabric_enable_secret"] == "{{ ansible_become_password | default('') }}"
     assert defaults["switch_fabric_connection"]["enable_secret"] == "{{ switch_fabric_enable_secret | default(omit, true) }}"
+
+
+# ---------------------------------------------------------------- offline states: rendered and parsed (issue 26)
+def run_offline(args, monkeypatch, capsys):
+    """switch_config with no switch: any connection attempt fails the test."""
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+    monkeypatch.setattr(base.Driver, "open_connection", lambda self, params: pytest.fail("must not connect"))
+    monkeypatch.setattr(switch_config, "make_driver", lambda p: pytest.fail("must not build a connection"))
+    with patch_module_args(dict(args, _ansible_check_mode=False)):
+        with pytest.raises(SystemExit):
+            switch_config.main()
+    return json.loads(capsys.readouterr().out)
+
+
+OFFLINE = {"name": "leaf1", "fabric_ports": PORTS}
+EOS_PORTS = ["Ethernet1/1", "Ethernet2/1"]
+SONIC_PORTS = ["Ethernet0", "Ethernet8"]
+
+
+@pytest.mark.parametrize("platform,ports", [("nvidia.nvue.nvue", PORTS), ("arista.eos.eos", EOS_PORTS),
+                                            ("dellemc.enterprise_sonic.sonic", SONIC_PORTS)])
+def test_rendered_is_every_command_of_the_intent_without_a_switch(platform, ports, monkeypatch, capsys):
+    short = switch_platform(platform)
+    text = render(short, ports)
+    res = run_offline(dict(OFFLINE, state="rendered", platform=platform, config=text, fabric_ports=ports),
+                      monkeypatch, capsys)
+    assert res["changed"] is False and res["rendered"] == res["commands"] and res["rendered"]
+    # the same commands a push onto an empty switch computes (base.delta, the push's own code)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import delta
+    d = drivers.driver_for(short, "leaf1")
+    assert res["rendered"] == delta(d, text, ports, "{}" if short == "sonic" else "")
+    assert set(res) - {"invocation"} == {"changed", "rendered", "commands"}
+
+
+def test_rendered_nvue_commands_are_the_platforms_own(monkeypatch, capsys):
+    res = run_offline(dict(OFFLINE, state="rendered", platform="nvue", config=render("nvue", PORTS)),
+                      monkeypatch, capsys)
+    assert "nv set interface swp2 qos pfc profile linerate" in res["rendered"]
+    assert all(c.startswith("nv set ") for c in res["rendered"])
+
+
+def test_parsed_is_the_delta_against_a_saved_running_config(monkeypatch, capsys, tmp_path):
+    saved = tmp_path / "leaf1.txt"
+    saved.write_text(fixture("nvue_config_show_commands.txt"))
+    args = dict(OFFLINE, state="parsed", platform="cumulus", config=render("nvue", PORTS), running_config=str(saved))
+    res = run_offline(args, monkeypatch, capsys)
+    # exactly what switch_config's check mode computes against the same running config read from a switch
+    check, _fake = run_module(switch_config, dict(ARGS, config=render("nvue", PORTS), backup_dir=str(tmp_path)),
+                              monkeypatch, capsys,
+                              {"nv config show -o commands": fixture("nvue_config_show_commands.txt")}, check=True)
+    assert res["changed"] is False and res["commands"] == check["commands"] and res["commands"]
+    assert "nv set interface swp2 qos pfc profile linerate" in res["commands"]
+    assert isinstance(res["parsed"], str) and "swp1" in res["parsed"]
+
+
+def test_parsed_of_a_config_at_intent_is_no_commands(monkeypatch, capsys, tmp_path):
+    text = render("nvue", PORTS)
+    saved = tmp_path / "at_intent.txt"
+    saved.write_text(text)
+    res = run_offline(dict(OFFLINE, state="parsed", platform="nvue", config=text, running_config=str(saved)),
+                      monkeypatch, capsys)
+    assert res["commands"] == [] and res["changed"] is False
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"state": "parsed"}, "switch leaf1: state=parsed needs running_config (the path of a saved running configuration)"),
+    ({"state": "parsed", "running_config": "/nonexistent/leaf1.txt"},
+     "switch leaf1: running_config /nonexistent/leaf1.txt cannot be read: [Errno 2] No such file or directory: "
+     "'/nonexistent/leaf1.txt'"),
+    ({"state": "rendered", "running_config": "/x"}, "switch leaf1: running_config is for state=parsed, not state=rendered"),
+    ({"state": "rendered", "config": None, "backup_file": "/x"},
+     "switch leaf1: state=rendered needs config (the rendered intent) and takes no backup_file or restore_backup"),
+    ({"state": "rendered", "platform": "junos"}, "switch leaf1: unknown platform 'junos'"),
+    ({"state": "replaced"}, "switch leaf1: host is required to reach the switch (state=replaced); "
+                            "state=rendered or parsed needs none"),
+])
+def test_offline_states_refuse_what_they_cannot_do_naming_the_key(extra, message, monkeypatch, capsys):
+    args = dict(OFFLINE, platform="nvue", config=render("nvue", PORTS))
+    args.update(extra)
+    args = {k: v for k, v in args.items() if v is not None}
+    res = run_offline(args, monkeypatch, capsys)
+    assert res["failed"] is True and res["msg"].startswith(message), res["msg"]
+
+
+def test_parsed_refuses_an_empty_or_foreign_running_config(monkeypatch, capsys, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    res = run_offline(dict(OFFLINE, state="parsed", platform="nvue", config=render("nvue", PORTS),
+                           running_config=str(empty)), monkeypatch, capsys)
+    assert res["failed"] and res["msg"] == f"switch leaf1: running_config {empty} is empty"
+    eos = tmp_path / "eos.txt"
+    eos.write_text(fixture("eos_running.txt"))
+    res = run_offline(dict(OFFLINE, state="parsed", platform="sonic", config=render("sonic", SONIC_PORTS),
+                           fabric_ports=SONIC_PORTS, running_config=str(eos)), monkeypatch, capsys)
+    assert res["failed"] and res["msg"].endswith(f"(in running_config {eos})"), res["msg"]
