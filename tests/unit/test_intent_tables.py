@@ -75,6 +75,8 @@ def test_the_defaults_are_the_documented_ones():
                    "full_plan_max_nodes": 16},
         "firmware": {"profile": "default"},
         "rollout": {"batch": 1, "max_fail_percentage": 0},
+        "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
+                        "exempt_codes": [], "return_to_service": True},
     }
 
 
