@@ -78,6 +78,10 @@ import sys; sys.path.insert(0, "/usr/lib/linerate-lab"); from linerate_lab.tools
 """
 
 
+# the perftest programs the lab simulates (linerate_lab/tools/<name>.py), all shipped by the perftest package
+PERFTEST_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat")
+
+
 def launcher(tool, module, package, **kwargs):
     extra = "".join(f", {k}={v!r}" for k, v in kwargs.items())
     return LAUNCHER.format(tool=tool, module=module, package=package, extra=extra)
@@ -291,13 +295,11 @@ def ofed_packages(stack, kernels):
                **{f"/usr/sbin/{t}": (0o755, real_launcher(t)) for t in IB_DIAG_TOOLS}}))
     pkgs.append(Package(
         "perftest", s["perftest"], "Infiniband verbs performance tests\n"
-        "ib_write_bw, ib_read_bw and the other perftest programs.",
+        "ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_send_lat and the other perftest programs.",
         depends=[f"ibverbs-utils (>= {rdma})"],
         # the version picks the grammar the simulator parses argv with (linerate_lab/grammar)
-        files={"/usr/bin/ib_write_bw": (0o755, launcher("ib_write_bw", "ib_write_bw", "perftest",
-                                                        perftest=s["perftest"])),
-               "/usr/bin/ib_read_bw": (0o755, launcher("ib_read_bw", "ib_read_bw", "perftest",
-                                                       perftest=s["perftest"]))}))
+        files={f"/usr/bin/{t}": (0o755, launcher(t, t, "perftest", perftest=s["perftest"]))
+               for t in PERFTEST_TOOLS}))
     mft = "mft"
     mft_tools = {
         "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {"mft": s["mft"]}),

@@ -26,6 +26,9 @@ PERFTEST_VERSION = "24.10.0-0.65"
 DEFAULT_PORT = 18515
 SWEEP_SIZES = [2 ** i for i in range(1, 24)]
 PORT_STATES = {"port_down": "Down"}
+# ctx_print_test_info's title per test (perftest_parameters.c: "<verb> BW Test"); ib_send_bw runs this
+# engine too (tools/ib_send_bw.py): its data flows client -> server like a write
+TITLES = {"ib_write_bw": "RDMA_Write BW Test", "ib_read_bw": "RDMA_Read BW Test", "ib_send_bw": "Send BW Test"}
 
 
 class Fail(Exception):
@@ -82,7 +85,7 @@ def recv(sock, f):
 
 
 def header(prog, args, me, mtu, server_side):
-    title = "RDMA_Write BW Test" if prog == "ib_write_bw" else "RDMA_Read BW Test"
+    title = TITLES[prog]
     out = [DASHES, f"                    {title}",
            f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
            f" Number of qps   : {args.qps}\t\tTransport type : IB",
@@ -91,6 +94,9 @@ def header(prog, args, me, mtu, server_side):
            " ibv_wr* API     : ON\t\tUsing DDP      : OFF"]
     if not server_side:
         out.append(" TX depth        : 128")
+    if prog == "ib_send_bw" and server_side:
+        # ctx_print_test_info: has_recv_comp(SEND) on the server; DEF_RX_SEND (perftest_parameters.h)
+        out.append(" RX depth        : 512")
     out += [" CQ Moderation   : 100", " CQE Poll Batch  : 16", f" Mtu             : {mtu}[B]",
             f" Link type       : {'Ethernet' if me['link_layer'] == 'Ethernet' else 'IB'}"]
     if me["link_layer"] == "Ethernet":
@@ -107,12 +113,13 @@ def header(prog, args, me, mtu, server_side):
     return out
 
 
-def address_lines(qps, side, gid, rng, base_qpn):
+def address_lines(qps, side, gid, rng, base_qpn, rkey=True):
+    """ctx_print_pingpong_data (perftest_communication.c): RKey and VAddr for RDMA verbs only (not send)."""
     lines = []
     shown = rdma.perftest_gid(gid) if gid else "00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"
     for q in range(qps):
-        lines.append(f" {side} address: LID 0000 QPN {base_qpn + q:#06x} PSN {rng.randrange(1 << 24):#08x} "
-                     f"RKey {rng.randrange(1 << 24):#08x} VAddr 0x{rng.randrange(1 << 47):016x}")
+        lines.append(f" {side} address: LID 0000 QPN {base_qpn + q:#06x} PSN {rng.randrange(1 << 24):#08x}"
+                     + (f" RKey {rng.randrange(1 << 24):#08x} VAddr 0x{rng.randrange(1 << 47):016x}" if rkey else ""))
         lines.append(f" GID: {shown}")
     return lines
 
@@ -235,8 +242,8 @@ def run_server(prog, args):
             # no RoCE v2 IPv4 GID at -x (rdma.path's rule): no route to the peer's IPv4-mapped GID
             conn.close()
             raise Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
-        for line in address_lines(args.qps, "local", (me.get("gid") or {}).get("gid"), rng, 0x128) + \
-                address_lines(args.qps, "remote", (peer.get("gid") or {}).get("gid"), rng, 0x128):
+        for line in address_lines(args.qps, "local", (me.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw") + \
+                address_lines(args.qps, "remote", (peer.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw"):
             print(line)
         print(DASHES, flush=True)
         outcome = recv(conn, f)
@@ -273,8 +280,8 @@ def run_client(prog, args):
         raise Fail(" Failed to exchange data between server and clients") from None
     for line in printed + cuda_lines(args) + header(prog, args, me, mtu, False):
         print(line)
-    # ib_read_bw: the server's HCA answers the reads, data flows server -> client.
-    writer, reader = (me, peer) if prog == "ib_write_bw" else (peer, me)
+    # ib_read_bw: the server's HCA answers the reads, data flows server -> client (write, send: client -> server).
+    writer, reader = (peer, me) if prog == "ib_read_bw" else (me, peer)
     link = rdma.path(writer, reader, mtu, salt=f"{writer['node']}|{reader['node']}|{args.port}")
     if link["error"] == "gid" and link["side"] is me or (me.get("gid") is None and me["link_layer"] == "Ethernet"):
         send(conn, {"ok": False})
@@ -282,8 +289,8 @@ def run_client(prog, args):
     if link["error"] == "gid":
         # the server could not bring its QP to RTR and closed the connection
         raise Fail(" Failed to exchange data between server and clients")
-    for line in address_lines(args.qps, "local", me["gid"]["gid"] if me.get("gid") else None, rng, 0x128) + \
-            address_lines(args.qps, "remote", peer["gid"]["gid"] if peer.get("gid") else None, rng, 0x128):
+    for line in address_lines(args.qps, "local", me["gid"]["gid"] if me.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw") + \
+            address_lines(args.qps, "remote", peer["gid"]["gid"] if peer.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw"):
         print(line)
     print(DASHES)
     unit = "Gb/sec" if args.report_gbits else "MiB/sec"
