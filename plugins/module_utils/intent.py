@@ -90,10 +90,11 @@ DEFAULTS = {
         "profile": "default",
     },
     # The host stack rolls through gpu_nodes (playbooks/stages/hosts.yml):
-    # `serial` and `max_fail_percentage` of the play. One node at a time and
-    # stop at the first failure unless the operator says otherwise.
+    # `serial` and `max_fail_percentage` of the play. Every node in one batch
+    # (the non-disruptive work in parallel), each disruptive action one node at
+    # a time within it (the roles' turns), and the first failure stops the run.
     "rollout": {
-        "batch": 1,
+        "batch": "100%",
         "max_fail_percentage": 0,
     },
     # What verify.yml / audit.yml do with their findings (roles/remediate, docs/audit.md):

@@ -87,6 +87,9 @@ class Lab:
         os.makedirs(os.path.join(d, "group_vars", "all"), exist_ok=True)
         shutil.copy(os.path.join(ROOT, "inventory", "lab", "group_vars", "all", "fabric.yml"),
                     os.path.join(d, "group_vars", "all", "fabric.yml"))
+        # ... and the lab switches' own values (the SONiC simulator's lossless-headroom row for 400G)
+        shutil.copy(os.path.join(ROOT, "inventory", "lab", "group_vars", "switches", "main.yml"),
+                    os.path.join(d, "group_vars", "switches", "main.yml"))
         inv = gen.inventory(self.model, self.uplinks, self.known_hosts)
         for h, hv in (host_vars or {}).items():
             inv["all"]["children"]["switches"]["hosts"][h].update(hv)

@@ -11,13 +11,27 @@ def load(*parts):
         return yaml.safe_load(f)
 
 
-def test_firmware_handler_gives_each_node_of_the_batch_its_turn():
+def _task(tasks, name):
+    return next(t for t in tasks if t.get("name") == name)
+
+
+def test_firmware_handler_marks_the_node_and_the_turns_run_as_tasks_after_the_flush():
+    # ansible-core runs no include_role from a handler (the turn includes host_disruption): the handler marks
+    # the node, and the turns run as ordinary tasks right after the role's flush_handlers
     (handler,) = load("roles", "connectx_firmware", "handlers", "main.yml")
     assert handler["name"] == "Apply pending ConnectX firmware changes"
-    assert handler["ansible.builtin.include_tasks"] == "apply.yml"
-    assert handler["loop"] == "{{ ansible_play_batch }}"
-    assert handler["loop_control"] == {"loop_var": "connectx_firmware_turn"}
-    assert "listen" not in handler and "throttle" not in handler
+    assert handler["ansible.builtin.set_fact"] == {"connectx_firmware_apply_pending": True}
+    assert handler["when"] == "connectx_firmware_allow_reset | bool"
+    tasks = load("roles", "connectx_firmware", "tasks", "configure.yml")
+    names = [t.get("name") for t in tasks]
+    flush = names.index("Note the nodes whose firmware changes are pending")
+    assert tasks[flush]["ansible.builtin.meta"] == "flush_handlers"
+    turns = tasks[flush + 1]
+    assert turns["ansible.builtin.include_tasks"] == "apply.yml"
+    assert turns["loop"] == "{{ ansible_play_batch }}"
+    assert turns["loop_control"] == {"loop_var": "connectx_firmware_turn"}
+    assert turns["when"] == "hostvars[connectx_firmware_turn].connectx_firmware_apply_pending | default(false) | bool"
+    assert not [t for t in tasks if "throttle" in t or "listen" in t]
 
 
 def test_a_turn_is_guard_reset_wait_check_undrain_on_one_node():
@@ -36,7 +50,13 @@ def test_a_turn_is_guard_reset_wait_check_undrain_on_one_node():
 
 def test_driver_restart_turns_and_is_guarded():
     (handler,) = load("roles", "mofed", "handlers", "main.yml")
-    assert handler["loop"] == "{{ ansible_play_batch }}" and handler["loop_control"] == {"loop_var": "mofed_turn"}
+    assert handler["ansible.builtin.set_fact"] == {"mofed_restart_pending": True}
+    main = load("roles", "mofed", "tasks", "main.yml")
+    turns = _task(main, "Restart the driver now if an install is waiting for it, before other roles read the NICs")
+    assert main[main.index(turns) - 1]["ansible.builtin.meta"] == "flush_handlers"
+    assert turns["ansible.builtin.include_tasks"] == "restart.yml"
+    assert turns["loop"] == "{{ ansible_play_batch }}" and turns["loop_control"] == {"loop_var": "mofed_turn"}
+    assert turns["when"] == "hostvars[mofed_turn].mofed_restart_pending | default(false) | bool"
     restart = load("roles", "mofed", "tasks", "restart.yml")[1]
     assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart"
     first, cmd = restart["block"][0], restart["block"][1]

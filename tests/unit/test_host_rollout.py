@@ -14,8 +14,8 @@ def problems(rollout):
 
 
 def test_default_is_one_node_at_a_time_stopping_at_the_first_failure():
-    assert intent.effective({})["rollout"] == {"batch": 1, "max_fail_percentage": 0}
-    assert intent.published({})["rollout"] == {"batch": 1, "max_fail_percentage": 0}
+    assert intent.effective({})["rollout"] == {"batch": "100%", "max_fail_percentage": 0}
+    assert intent.published({})["rollout"] == {"batch": "100%", "max_fail_percentage": 0}
 
 
 @pytest.mark.parametrize("batch", [1, 4, 100000, "1%", "25%", "100%"])
