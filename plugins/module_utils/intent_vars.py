@@ -434,6 +434,9 @@ RULES = {
     "ib_subnet_manager_link_width": choice(*intent.LINK_WIDTHS),
     "ib_subnet_manager_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
     "ib_subnet_manager_report": local_path(empty=True),
+    # fabric.verify.ib_error_thresholds (intent.py validates the same): counter -> count a port may show
+    "ib_subnet_manager_error_thresholds": mapping(choice(*intent.IB_ERROR_COUNTERS), integer(0, 2 ** 64 - 1),
+                                                  "a mapping of PortCounters error counter -> an integer >= 0"),
     # role connectx_firmware
     "connectx_firmware_devices": devices,
     "connectx_firmware_ports": ANY_LIST,

@@ -115,7 +115,7 @@ def module_value(text):
             "low": float(m.group("low")), "high": float(m.group("high"))}
 
 
-def parse_module(section):
+def module_info(section):
     """The Module Info section -> {identifier, cable_technology, cable_type, vendor, part_number, serial,
     optical (bool), ddm: {temperature_c, voltage_mv, bias_ma, rx_power_dbm, tx_power_dbm: module_value()}}."""
     if not section:
@@ -134,7 +134,7 @@ def parse_module(section):
 
 def parse_mlxlink(text):
     """mlxlink text -> {"sections": {title: {key: value}}, plus the link-health fields decoded:
-    state, physical_state, speed, width, fec, recommendation, status_opcode, module (parse_module of
+    state, physical_state, speed, width, fec, recommendation, status_opcode, module (module_info of
     ``Module Info``, with ``-m``; else None), effective_errors, effective_ber,
     raw_ber, raw_errors_per_lane, link_down, link_error_recovery, time_since_clear_min}.
 
@@ -173,7 +173,7 @@ def parse_mlxlink(text):
     try:
         eff_ber = ber_value(ctr.get("Effective Physical BER"))
         raw_ber = ber_value(ctr.get("Raw Physical BER"))
-        module = parse_module(sections.get("Module Info"))
+        module = module_info(sections.get("Module Info"))
     except ValueError as e:
         raise ParseError("mlxlink", str(e), text) from None
     lanes = ctr.get("Raw Physical Errors Per Lane")

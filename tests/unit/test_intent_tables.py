@@ -72,6 +72,7 @@ def test_the_defaults_are_the_documented_ones():
         "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {}},
         "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80, "link_errors_max": 0,
                    "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
+                   "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0, "ib_error_thresholds": {},
                    "full_plan_max_nodes": 16},
         "firmware": {"profile": "default"},
         "rollout": {"batch": 1, "max_fail_percentage": 0},
