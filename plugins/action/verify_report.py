@@ -1,7 +1,8 @@
 """Action plugin: diagnose the verification results and write the reports (on the controller).
 
 Reads what the verify_fabric role's checks left in each node's host variables
-(``verify_fabric_port_result``, ``verify_fabric_rdma_log``), the nccl-tests
+(``verify_fabric_port_result``, ``verify_fabric_rdma_log``, ``verify_fabric_bench_log``: ib_send_bw /
+ib_write_lat records per tool), the nccl-tests
 runs passed in ``nccl`` and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
@@ -24,7 +25,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils import accounting, audit
+from ansible_collections.linerate.fabric.plugins.module_utils import accounting, audit, benchcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -51,7 +52,8 @@ class ActionModule(ActionBase):
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
                          "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast",
-                         "verify_fabric_readiness", "verify_fabric_cabling", "verify_fabric_link_health")
+                         "verify_fabric_readiness", "verify_fabric_cabling", "verify_fabric_link_health",
+                         "verify_fabric_bench_log")
                         if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
@@ -112,6 +114,18 @@ class ActionModule(ActionBase):
             findings += f
             checks["ib_write_bw"] = rep.rdma_check(evaluated, verify.rdma_threshold_gbps(fabric), f)
             checks["ib_write_bw"]["schedule"] = verify.schedule_timing(logs)
+
+        # ib_send_bw / ib_write_lat on the first rounds' pairs (module_utils/benchcheck.py)
+        for tool in benchcheck.BENCHES:
+            logs = {n: (data[n].get("verify_fabric_bench_log") or {}).get(tool) or [] for n in nodes}
+            tests = benchcheck.bench_tests(logs)
+            if tests:
+                limit = benchcheck.threshold(tool, fabric)
+                evaluated = benchcheck.evaluate(tool, tests, limit)
+                f = benchcheck.findings(tool, evaluated, fabric, cabling, limit,
+                                        [(x["code"], x.get("node"), x.get("device")) for x in findings])
+                findings += f
+                checks[tool] = benchcheck.check(tool, evaluated, limit, f)
 
         # incast: lossless proof by counters
         phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}

@@ -1,4 +1,5 @@
-"""Run the benchmarks of verification: perftest (ib_write_bw / ib_read_bw) and nccl-tests.
+"""Run the benchmarks of verification: perftest (ib_write_bw / ib_read_bw / ib_send_bw, ib_write_lat /
+ib_send_lat) and nccl-tests.
 
 The logic of the ib_write_bw and nccl_tests modules, over a ``Runner``
 (module_utils/runner.py): the exact argv, parallel processes and retries,
@@ -16,7 +17,8 @@ import time
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
+from ansible_collections.linerate.fabric.plugins.module_utils.perftest import (
+    parse_ib_send_bw, parse_ib_write_bw, parse_perftest_lat)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import finish
 from ansible_collections.linerate.fabric.plugins.module_utils.verify import split_log_by_host
 
@@ -26,20 +28,31 @@ CONNECT_RETRY = ("Couldn't connect to", "Unable to init the socket connection")
 
 # ---------------------------------------------------------------- perftest
 
+# perftest's latency tests (src/write_lat.c, send_lat.c): one QP, no bandwidth options. Their parser
+# refuses -q, -b, -N (perftest_parameters.c, "Multiple QPs only available on bw tests"), and ib_write_lat
+# refuses device memory (--use_cuda) from 26.04 on; --report_gbits and --out_json mean nothing there.
+LAT_TOOLS = ("ib_write_lat", "ib_send_lat")
+BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+
+
 def perftest_argv(binary, p, test, index, json_path=None):
-    """The perftest argv of one rail (``test``: device, tcp_port, ib_port, gpu, server)."""
+    """The perftest argv of one rail (``test``: device, tcp_port, ib_port, gpu, server).
+
+    A latency test (``p["tool"]`` in LAT_TOOLS) takes ``-s`` (its message size), ``-n`` or ``-D``
+    and the class flags, never ``-q``, ``--report_gbits``, ``--use_cuda`` or ``--out_json``."""
+    if p.get("tool") in LAT_TOOLS:
+        argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
+                "-F", "-s", str(p["size"])]
+        argv += ["-D", str(p["duration"])] if p["duration"] else ["-n", str(p["iterations"])]
+        argv += _class_flags(p) + list(p["extra_args"])
+        return argv + ([test["server"]] if p["mode"] == "client" else [])
     argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
             "-F", "--report_gbits", "-q", str(p["qps"]), "-s", str(p["size"])]
     if p["duration"]:
         argv += ["-D", str(p["duration"])]
     else:
         argv += ["-n", str(p["iterations"])]
-    if p["gid_index"] is not None:
-        argv += ["-x", str(p["gid_index"])]
-    if p["tclass"] is not None:
-        argv += [f"--tclass={p['tclass']}"]
-    if p["sl"] is not None:
-        argv += ["-S", str(p["sl"])]
+    argv += _class_flags(p)
     if p["use_cuda"]:
         argv += [f"--use_cuda={test.get('gpu', index)}"]
     if json_path:
@@ -50,16 +63,44 @@ def perftest_argv(binary, p, test, index, json_path=None):
     return argv
 
 
+def _class_flags(p):
+    """The GID index, traffic class and service level NCCL uses (``-x``, ``--tclass``, ``-S``)."""
+    argv = []
+    if p["gid_index"] is not None:
+        argv += ["-x", str(p["gid_index"])]
+    if p["tclass"] is not None:
+        argv += [f"--tclass={p['tclass']}"]
+    if p["sl"] is not None:
+        argv += ["-S", str(p["sl"])]
+    return argv
+
+
+def latency_figures(parsed):
+    """The figures of a latency test's last row: ``latency_usec`` (t_avg; t_typical where an old
+    perftest prints no average) and the distribution it printed."""
+    figures = {k: parsed.get(k) for k in ("t_min_usec", "t_typical_usec", "t_avg_usec", "p99_usec",
+                                          "p99_9_usec", "t_max_usec")}
+    average = figures["t_avg_usec"] if figures["t_avg_usec"] is not None else figures["t_typical_usec"]
+    return average, {k: v for k, v in figures.items() if v is not None}
+
+
 def _perftest_result(job, rc, out, err, killed, p, timeout):
     res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
            "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
            "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
+    latency = p.get("tool") in LAT_TOOLS
+    if latency:
+        res.update(latency_usec=None, latency=None)
     if killed:
         res["error"] = f"killed after {timeout} s" + (" (no client connected)" if p["mode"] == "server" else "")
     try:
-        parsed = parse_ib_write_bw(out + "\n" + err)
+        if latency:
+            parsed = parse_perftest_lat(out + "\n" + err)
+            res["latency_usec"], res["latency"] = latency_figures(parsed)
+        else:
+            parsed = (parse_ib_send_bw if p.get("tool") == "ib_send_bw" else parse_ib_write_bw)(out + "\n" + err)
+            res["gbps"] = parsed["bw_average_gbps"]
         res["parsed"] = parsed
-        res["gbps"] = parsed["bw_average_gbps"]
         if rc not in (0, None):
             res["error"] = f"exit status {rc}"
     except ParseError as e:

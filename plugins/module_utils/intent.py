@@ -85,6 +85,8 @@ DEFAULTS = {
         "ib_error_thresholds": {},
         # ib_write_bw plan "auto": every pair up to this many nodes, the sampled plan above
         "full_plan_max_nodes": 16,
+        # ib_write_lat: the one-way latency (t_avg, usec) a pair may show; null: LATENCY_US_MAX[transport]
+        "latency_us_max": None,
     },
     "firmware": {
         "profile": "default",
@@ -405,8 +407,19 @@ def _validate_nccl(p, given, n):
             p.add(name, value, "allowed: " + FORMATS["nccl_value"][1])
 
 
+# ib_write_lat's default bound (usec, perftest's t_avg of 2-byte messages) per transport: a healthy
+# ConnectX pair through one to three switches is ~1-3 us on RoCE, ~1-1.5 us on InfiniBand; a path
+# that retransmits or queues shows several microseconds more (docs/verification.md)
+LATENCY_US_MAX = {"roce": 5.0, "infiniband": 3.0}
+
+
 def _validate_verify(p, given, v, speed):
     _unknown_keys(p, "fabric.verify", given, DEFAULTS["verify"])
+    lat = v.get("latency_us_max")
+    if lat is not None and (not _is_num(lat) or not 0 < lat <= 1000):
+        p.add("fabric.verify.latency_us_max", lat,
+              "allowed: a number of microseconds, 0 < x <= 1000 (ib_write_lat's average one-way latency a pair "
+              "may show), or null for the transport's default (RoCE 5.0, InfiniBand 3.0)")
     for key in ("ib_write_bw_fraction", "nccl_busbw_fraction"):
         value = v.get(key)
         if not _is_num(value) or value <= 0:
@@ -663,9 +676,11 @@ def derive(eff):
       off; ``cnp_dscp`` / ``cnp_priority``: the CNPs the NIC sends.
     - ``gid_policy``: which GID NCCL and the benchmarks use (the port's RoCE
       v2 GID of its IPv4 rail address, ``roce_v2_ipv4``).
-    - ``line_rate_gbps``, ``ib_write_bw_min_gbps`` (Gb/s one port must reach)
-      and ``nccl_busbw_min_gbytes_per_nic`` (GB/s of nccl-tests bus bandwidth
-      per NIC of a node).
+    - ``line_rate_gbps``, ``ib_write_bw_min_gbps`` (Gb/s one port must reach,
+      with ib_write_bw and ib_send_bw), ``nccl_busbw_min_gbytes_per_nic`` (GB/s
+      of nccl-tests bus bandwidth per NIC of a node) and ``latency_max_usec``
+      (ib_write_lat's bound: ``verify.latency_us_max``, else LATENCY_US_MAX of
+      the transport).
     """
     speed = eff["link_speed_gbps"]
     v = eff["verify"]
@@ -673,6 +688,8 @@ def derive(eff):
         "line_rate_gbps": speed,
         "ib_write_bw_min_gbps": round(float(v["ib_write_bw_fraction"]) * speed, 3),
         "nccl_busbw_min_gbytes_per_nic": round(float(v["nccl_busbw_fraction"]) * speed / 8, 3),
+        "latency_max_usec": float(v["latency_us_max"] if v.get("latency_us_max") is not None
+                                  else LATENCY_US_MAX[eff["transport"]]),
         "tos": None, "pfc_priorities": [], "pfc_vector": pfc_vector([]), "dscp2prio": {},
         "cc_prio_mask": None, "cnp_dscp": None, "cnp_priority": None, "gid_policy": None,
     }

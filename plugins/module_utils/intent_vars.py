@@ -65,7 +65,8 @@ KEY_SCHEMES = ("http", "https")
 RESET_LEVELS = (3, 4)
 # PCIe Max_Read_Request_Size values (PCIe base specification, Device Control register).
 MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
-VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "incast", "nccl")
+VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
+                 "incast", "nccl")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
 # Variables intent.validate() checks itself (with the cabling).
 BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
@@ -570,6 +571,14 @@ RULES = {
     "verify_fabric_ib_write_bw_base_port": integer(1, 65535, " (a TCP port)"),
     "verify_fabric_ib_write_bw_connect_timeout": integer(1, 600, " seconds"),
     "verify_fabric_ib_write_bw_extra_args": ARGV,
+    "verify_fabric_ib_send_bw_rounds": integer(0, 64),
+    "verify_fabric_ib_send_bw_duration": integer(1, 3600, " seconds"),
+    "verify_fabric_ib_send_bw_size": integer(1, 2 ** 31 - 1, " bytes"),
+    "verify_fabric_ib_send_bw_qps": integer(1, 1024),
+    "verify_fabric_ib_write_lat_tool": choice("ib_write_lat", "ib_send_lat"),
+    "verify_fabric_ib_write_lat_rounds": integer(0, 64),
+    "verify_fabric_ib_write_lat_size": integer(1, 2 ** 23, " bytes"),
+    "verify_fabric_ib_write_lat_iterations": integer(5, 10 ** 8),
     "verify_fabric_incast_receiver": text(253, empty=False),
     "verify_fabric_incast_max_senders": integer(2, 1023, ": incast needs at least 2 senders to congest a port"),
     "verify_fabric_incast_senders": listing(text(253, empty=False), min_len=2, max_len=1023,

@@ -122,7 +122,34 @@ def to_markdown(report, view=None):
                            ("-" if c.get("gbps") is None else f"{c['gbps']:.1f}"))
             lines.append(f"| {a} | " + " | ".join(row) + " |")
         lines.append("")
-    return "\n".join(lines + _evidence(checks) + _trend_lines(report)) + "\n"
+    return "\n".join(lines + _evidence(checks) + bench_lines(checks) + _trend_lines(report)) + "\n"
+
+
+BENCH_CHECKS = ("ib_send_bw", "ib_write_lat", "ib_send_lat")
+
+
+def bench_lines(checks):
+    """ib_send_bw / ib_write_lat: one table per check, a row per pair and rail (benchcheck.check's cases)."""
+    lines = []
+    for name in BENCH_CHECKS:
+        c = checks.get(name) or {}
+        if not c.get("cases"):
+            continue
+        lat = "threshold_usec" in c
+        limit = c.get("threshold_usec") if lat else c.get("threshold_gbps")
+        head = "average us | 99% us" if lat else "Gb/s"
+        lines += [f"### {name} ({'latency, usec' if lat else 'bandwidth, Gb/s'}; threshold {limit:g})", "",
+                  f"| pair (client -> server, round) | {head} | result |", "|---" * (4 if lat else 3) + "|"]
+        for case in c["cases"]:
+            if lat:
+                value = case.get("latency_usec")
+                p99 = (case.get("latency") or {}).get("p99_usec")
+                cells = f"{'' if value is None else f'{value:.2f}'} | {'' if p99 is None else f'{p99:.2f}'}"
+            else:
+                cells = _gbps(case.get("gbps"))
+            lines.append(f"| {_cell(case['name'])} | {cells} | {'ok' if case['ok'] else 'FAIL ' + _cell(case['code'])} |")
+        lines.append("")
+    return lines
 
 
 def _evidence(checks):

@@ -42,6 +42,9 @@ FAULT_CODES = {
     "RDMA_INCONCLUSIVE": ("error", "link", "a failing pair whose bad end could not be isolated"),
     "RDMA_INTERMITTENT": ("error", "link", "a rail that fails a share of its tests (k of n) in one direction or both"),
     "UPLINK_DEGRADED": ("error", "fabric", "cross-leaf tests through one leaf's uplinks fail while its same-leaf tests pass"),
+    # ib_send_bw and ib_write_lat on the first rounds' pairs (benchcheck.py)
+    "RDMA_SEND_BW_LOW": ("error", "link", "RDMA send bandwidth (ib_send_bw) below the threshold"),
+    "RDMA_LATENCY_HIGH": ("error", "link", "RDMA write latency (ib_write_lat) above fabric.verify.latency_us_max"),
     "NCCL_NET_SOCKET": ("error", "hca_selection", "NCCL fell back to NET/Socket (TCP)"),
     "NCCL_NO_GDR": ("error", "peermem", "GPUDirect RDMA expected but not used"),
     "NCCL_FEW_NICS": ("error", "hca_selection", "fewer NICs carry NCCL traffic than are cabled"),

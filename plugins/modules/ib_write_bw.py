@@ -4,7 +4,7 @@
 DOCUMENTATION = r"""
 ---
 module: ib_write_bw
-short_description: Run perftest ib_write_bw / ib_read_bw on every rail of a host and parse the results
+short_description: Run perftest ib_write_bw / ib_read_bw / ib_send_bw / ib_write_lat / ib_send_lat on every rail of a host and parse the results
 description:
   - Runs one perftest process per rail, all in parallel, on separate TCP ports, HCA i
     against HCA i. The C(server) side listens and waits for its client; the C(client)
@@ -73,9 +73,14 @@ options:
     type: int
     default: 64
   tool:
-    description: The perftest binary.
+    description:
+      - The perftest binary. C(ib_write_bw), C(ib_read_bw) and C(ib_send_bw) measure bandwidth (each
+        rail's C(gbps)); C(ib_write_lat) and C(ib_send_lat) measure latency (each rail's C(latency_usec)).
+      - A latency test runs one QP with I(size)-byte messages (perftest's default is 2) for I(iterations)
+        (or I(duration)) and gets no C(-q), C(--report_gbits), C(--use_cuda) or C(--out_json): perftest's
+        parser refuses C(-q) in a latency test, and ib_write_lat refuses device memory.
     type: str
-    choices: [ib_write_bw, ib_read_bw]
+    choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_send_lat]
     default: ib_write_bw
   size:
     description: Message size in bytes (C(-s)).
@@ -184,7 +189,13 @@ tests:
     device: {description: RDMA device, type: str}
     argv: {description: The command that ran, type: list}
     exit_status: {description: Exit status (null in check mode or when killed), type: int}
-    gbps: {description: Average bandwidth of the last row in Gb/s (null on error), type: float}
+    gbps: {description: Average bandwidth of the last row in Gb/s (null on error and for a latency test), type: float}
+    latency_usec:
+      description: Latency tests - the last row's average one-way latency in usec (t_avg; t_typical where the build prints no average), null on error.
+      type: float
+    latency:
+      description: Latency tests - the figures perftest printed (t_min_usec, t_typical_usec, t_avg_usec, p99_usec, p99_9_usec, t_max_usec).
+      type: dict
     error: {description: The tool's error lines when it failed, type: str}
     parsed: {description: The perftest parser's result, type: dict}
     json: {description: perftest's --out_json document when asked for and written, type: dict}
@@ -212,7 +223,7 @@ passed:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import (
-    perftest_argv, run_perftest, run_schedule, schedule_port)
+    BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest, run_schedule, schedule_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -242,7 +253,7 @@ def main():
             base_port=dict(type="int", default=18515),
             port_stride=dict(type="int", default=16),
             port_rounds=dict(type="int", default=64),
-            tool=dict(type="str", choices=["ib_write_bw", "ib_read_bw"], default="ib_write_bw"),
+            tool=dict(type="str", choices=list(BW_TOOLS + LAT_TOOLS), default="ib_write_bw"),
             size=dict(type="int", default=1048576),
             qps=dict(type="int", default=4),
             duration=dict(type="int", default=10),
@@ -261,6 +272,14 @@ def main():
     for key, top in (("tclass", 255), ("sl", 15), ("gid_index", 255)):
         if p[key] is not None and not 0 <= p[key] <= top:
             module.fail_json(msg=f"{key}: {p[key]} is out of range; allowed: 0..{top}")
+    if p["tool"] in LAT_TOOLS:
+        for key, why in (("use_cuda", "ib_write_lat refuses device memory (perftest 26.04: use --write_with_imm)"),
+                         ("out_json", "a latency test writes no bandwidth report file here")):
+            if p[key]:
+                module.fail_json(msg=f"{key}: true is not allowed with tool {p['tool']}; allowed: false ({why})")
+        if "-q" in p["extra_args"] or any(a.startswith("--qp") for a in p["extra_args"]):
+            module.fail_json(msg=f"extra_args: {p['extra_args']} - -q/--qp is not allowed with tool {p['tool']} "
+                                 "(perftest: 'Multiple QPs only available on bw tests')")
     needed = ("device",) if p["mode"] == "schedule" else ("device", "tcp_port")
     for i, t in enumerate(p["tests"]):
         missing = [k for k in needed + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
