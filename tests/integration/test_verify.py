@@ -79,6 +79,10 @@ def test_healthy_lab_passes(converged, healthy):
         judged = [s for s in rail["senders"] if (s, rail["device"]) not in alone]
         assert judged and all(rail["pause"][s] > 0 for s in judged), rail
         assert all(g >= rail["threshold_gbps"] for g in rail["flows"].values()), rail
+    # ib_send_bw and ib_write_lat: the first round's pairs (n/2 pairs x 2 rails), every case under its threshold
+    for name, key, ok in (("ib_send_bw", "gbps", lambda v: v >= 360), ("ib_write_lat", "latency_usec", lambda v: v <= 5.0)):
+        assert checks[name]["passed"] and len(checks[name]["cases"]) == n // 2 * 2, checks[name]
+        assert all(c["ok"] and ok(c[key]) for c in checks[name]["cases"]), checks[name]
     # NCCL's own configuration agrees with the intent and the facts on every node
     assert checks["nccl_conf"]["passed"] and len(checks["nccl_conf"]["cases"]) == n
     for name in ("nccl:all_reduce_perf", "nccl:all_gather_perf"):
@@ -454,3 +458,34 @@ def test_healthy_lab_on_the_sampled_plan_has_zero_findings(converged):
     report = verify(*SAMPLED, expect_ok=True)
     assert [f for f in report["findings"] if f["check"] == "ib_write_bw"] == []
     assert report["summary"]["passed"] is True
+
+
+@pytest.mark.matrix
+def test_degraded_link_raises_latency_and_lowers_send_bandwidth(converged):
+    """rx-degrade: the port receives at most 150 Gb/s and loses packets: ib_write_lat's ping-pong waits for
+    retransmissions (above fabric.verify.latency_us_max), ib_send_bw into it is low; both name it and its peer."""
+    fault("rx-degrade", "node2", "mlx5_1")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("rx-restore", "node2", "mlx5_1")
+    [lat] = [f for f in report["findings"] if f["check"] == "ib_write_lat"]
+    assert (lat["code"], lat["node"], lat["device"]) == ("RDMA_LATENCY_HIGH", "node2", "mlx5_1")
+    assert lat["peer"]["device"] == "mlx5_1" and lat["peer"]["node"] != "node2"
+    assert (lat["switch"], lat["switch_port"]) == port_of(converged, "node2", "mlx5_1")
+    assert lat["evidence"]["latency_usec"] > 5.0
+    cases = {c["name"]: c for c in report["checks"]["ib_write_lat"]["cases"]}
+    assert [c["ok"] for n, c in cases.items() if "mlx5_1" in n and "node2" in n] == [False]
+    assert all(c["ok"] for n, c in cases.items() if "node2" not in n or "mlx5_0" in n)
+    # ib_send_bw: low only where node2 mlx5_1 received (it was the server of its round-0 test)
+    send = report["checks"]["ib_send_bw"]["cases"]
+    into = [c for c in send if c["name"].split(" -> ")[1].startswith("node2:mlx5_1")]
+    found = [f for f in report["findings"] if f["check"] == "ib_send_bw"]
+    if into:
+        assert [(f["code"], f["node"], f["device"]) for f in found] == [("RDMA_SEND_BW_LOW", "node2", "mlx5_1")]
+        assert into[0]["gbps"] < 360
+    else:
+        assert found == []
+    junit = ET.parse(os.path.join(LATEST, "junit.xml")).getroot()
+    suite = junit.find("testsuite[@name='ib_write_lat']")
+    assert suite.get("failures") == "1"
