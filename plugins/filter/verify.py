@@ -73,44 +73,39 @@ def verify_tests(logs):
     return verify.round_tests(logs)
 
 
-def settled(tests):
-    """Endpoints the tests already name for good: convicted (``verify.convicted``), met as server and as
-    client (its direction is known), and failing every test on its bad side (not intermittent: a rate
-    needs more samples)."""
-    out = set()
-    for e in verify.convicted(tests):
-        sides = {side: [t["ok"] for t in tests if tuple(t[side]) == e] for side in ("server", "client")}
-        # hard: 3+ failures the bad way and none passed; the other way either as hard or 2+ passes, none failed
-        hard = [s for s, v in sides.items() if len(v) >= 3 and not any(v)]
-        rest = [s for s in sides if s not in hard]
-        if hard and all(len(sides[s]) >= 2 and all(sides[s]) for s in rest):
-            out.add(e)
-    return out
+def settled(tests, leaf_of=None):
+    """Endpoints the tests already name for good: failing endpoints (``verify.retest_needs``'s input) that
+    need no further re-test - both directions settled (a hard or flaky bad side, the other one clean
+    over enough tests, or cleared by same-leaf tests)."""
+    bad = {side[1] for side, st in verify.side_stats(tests, leaf_of).items()
+           if verify.side_state(st) in ("bad", "flaky")}
+    return bad - set(verify.retest_needs(tests, leaf_of))
 
 
 def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None):
-    """The cheaper plan's second phase: suspect nodes against known-good peers, both directions.
+    """One re-test phase of the cheaper plan: suspect nodes against known-good peers, both directions.
 
-    A failing test that an endpoint the first phase already settles explains (``settled``) needs
-    no re-test; the nodes of every other failing test are re-tested ``repeats`` times as client
-    (their send side) and ``repeats`` times as server (their receive side), each time against
-    another node that failed nothing (``verify.retest_plan``)."""
+    The suspects are ``verify.retest_needs``: every end of a failing test that no settled bad side
+    explains, until both its directions are settled; each is re-tested ``repeats`` times as client
+    (its send side) and as server (its receive side), RETEST_REPEATS_FLAKY times for a side that fails
+    and passes (``verify.retest_plan``), against nodes that failed nothing or failed only on other
+    rails, under its own leaves first. Returns [] when nothing is open (no further phase is needed)."""
+    leaf_of = _leaf_of(ports)
     tests = verify.evaluate_tests(verify_tests(logs), verify.rdma_threshold_gbps(fabric))
-    failing = [t for t in tests if not t["ok"]]
-    bad = {n for t in failing for n in (t["server"][0], t["client"][0])}
-    convicted = verify.convicted(tests)
-    known = settled(tests)
-    open_ = set()
-    for t in failing:
-        ends = {tuple(t["server"]), tuple(t["client"])}
-        if ends & known:
-            continue
-        # an end the phase convicts explains the test; only its other direction is still unknown
-        open_ |= {e[0] for e in (ends & convicted or ends)}
-    good = [n for n in nodes if n not in bad]
+    needs = verify.retest_needs(tests, leaf_of)
+    suspects = sorted({ep[0] for ep in needs})
+    per_node = {n: max(int(repeats), max(r for ep, r in needs.items() if ep[0] == n)) for n in suspects}
+    rails_of = {n: {ep[1] for ep in needs if ep[0] == n} for n in suspects}
+    failed_on = {}
+    for t in tests:
+        if not t["ok"]:
+            for side in ("server", "client"):
+                failed_on.setdefault(t[side][0], set()).add(t[side][1])
+    good = [n for n in nodes if n not in failed_on]
+    spare = {n: failed_on[n] for n in nodes if n in failed_on and n not in per_node}
     done = [p for rnd in rounds_done for p in rnd]
-    group_of = {n: k for k, g in enumerate(verify.node_groups(list(nodes), _leaf_of(ports))) for n in g}
-    return verify.retest_plan(sorted(open_), good, done, int(repeats), group_of)
+    group_of = {n: k for k, g in enumerate(verify.node_groups(list(nodes), leaf_of)) for n in g}
+    return verify.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
 
 
 def verify_incast_plan(nodes, k=7, ports=None):

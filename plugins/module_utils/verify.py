@@ -238,36 +238,60 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     return ([same] if same else []) + cross + circle
 
 
-def retest_plan(suspects, good, tested=(), repeats=1, group_of=None):
+def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None, rails_of=None):
     """Rounds re-testing each suspect node against known-good peers, in both directions.
 
     ib_write_bw's client writes into its server: a suspect as client proves its send side,
     as server its receive side. Each suspect gets ``repeats`` tests as client and ``repeats``
-    as server (an intermittent rail fails k of n; more samples give its rate), each against
-    another good peer, peers it has not met first and, with ``group_of`` ({node: leaf group key},
-    see ``node_groups``), peers under its own leaves first (a same-leaf test proves the rail
-    without any uplink). ``suspects``/``good``: node names; ``tested``: pairs already run. A round never uses a node twice; a good node serves
-    several suspects over the rounds, so the rounds stay about 2 x ``repeats`` while the
-    good nodes outnumber the suspects.
+    as server (an intermittent rail fails k of n; more samples give its rate; ``repeats`` is a
+    number or {suspect: number}), each against a good peer: with ``group_of`` ({node: leaf group
+    key}, see ``node_groups``) peers under its own leaves first (a same-leaf test proves the
+    rail without any uplink; a same-leaf peer is met again, the other way, rather than cross
+    an uplink), peers it has not met before first. ``suspects``/``good``: node names;
+    ``tested``: pairs already run; ``spare``: {node: devices it failed on} of nodes that are
+    no suspects, a peer for a suspect whose ``rails_of`` ({suspect: devices under test}) they
+    do not share. A round never uses a node twice; a good node serves several suspects over
+    the rounds, so the rounds stay about 2 x ``repeats`` while the good nodes outnumber the
+    suspects.
     """
     seen = {frozenset(p) for p in tested}
-    wanted = []
-    repeats = max(1, int(repeats))
+    wanted, have, suspect_set = [], set(), set(suspects)
+    spare = spare or {}
+    by_group = {}
+    for g in suspects:
+        by_group.setdefault((group_of or {}).get(g), []).append(g)
     for i, s in enumerate(suspects):
+        reps = max(1, int(repeats.get(s, 1) if isinstance(repeats, dict) else repeats))
+        mine = set((rails_of or {}).get(s) or ())
         # each suspect starts further along the good nodes, so suspects share rounds
-        pool = [g for g in good if g != s]
-        if group_of:
-            pool.sort(key=lambda g: group_of.get(g) != group_of.get(s))  # stable: same leaves first
+        pool = [g for g in good if g != s] + [g for g, bad in spare.items()
+                                              if g != s and mine and not set(bad) & mine]
         if not pool:
             continue
-        fresh = [g for g in pool if frozenset((s, g)) not in seen]
-        order = fresh + [g for g in pool if g not in fresh]
-        near = [g for g in fresh if not group_of or group_of.get(g) == group_of.get(s)] or fresh
-        k = (2 * repeats * i) % len(near) if near else 0
-        order = near[k:] + near[:k] + [g for g in order if g not in near]
-        peers = [order[j % len(order)] for j in range(2 * repeats)]
+        near = [g for g in pool if group_of and group_of.get(g) == group_of.get(s)]
+        far = [g for g in pool if g not in near]
+        if group_of:
+            # the other suspects under the same leaves, after the good peers there: a same-leaf test
+            # between two of them proves both rails without an uplink (the victims of a bad uplink
+            # clear each other in one test instead of queueing for the few good nodes of their leaf)
+            near += [g for g in by_group.get(group_of.get(s), ()) if g != s]
+
+        def rotate(peers, k):
+            fresh = [g for g in peers if frozenset((s, g)) not in seen]
+            met = [g for g in peers if g not in fresh]
+            k = k % len(fresh) if fresh else 0
+            return fresh[k:] + fresh[:k] + met
+        near, far = rotate(near, 2 * reps * i), rotate(far, 2 * reps * i)
+        if group_of and near:
+            order = near * -(-2 * reps // len(near))   # the same-leaf peers again rather than an uplink
+        else:
+            order = near + far
+        peers = [order[j % len(order)] for j in range(2 * reps)]
         for j, g in enumerate(peers):
-            wanted.append([g, s] if j % 2 == 0 else [s, g])
+            pair = [g, s] if j % 2 == 0 else [s, g]
+            if tuple(pair) not in have or g not in suspect_set:   # two suspects' one test serves both
+                wanted.append(pair)
+                have.add(tuple(pair))
     rounds, busy = [], []
     for pair in wanted:
         for rnd, used in zip(rounds, busy):
@@ -279,6 +303,101 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None):
             rounds.append([pair])
             busy.append(set(pair))
     return rounds
+
+
+# How many tests one way settle a side (re-test phases stop once every suspect is settled):
+RETEST_SAMPLES = 6      # an intermittent rail's other direction: a 50 % flaky side passes 6 in a row 1.6 % of the time
+CLEAR_SAME_LEAF = 2     # same-leaf passes that clear a side whose failures all crossed uplinks
+HARD_FAILS = 3          # failures, none passed, one same-leaf: a hard fault that way
+RETEST_REPEATS_FLAKY = 3  # tests per direction and phase for a side that both fails and passes
+
+
+def side_stats(tests, leaf_of=None, ignore=()):
+    """{(direction, endpoint): {"fails", "total", "same_fails", "same_total"}} of evaluated tests.
+
+    direction ``send`` is the client's side, ``receive`` the server's; ``same_*`` counts the
+    tests whose ends hang off one leaf (no uplink on the path; every test without ``leaf_of``).
+    ``ignore``: {(test index, side)} left out (a failure another element already explains)."""
+    leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
+    out = {}
+    for i, t in enumerate(tests):
+        c, sv = tuple(t["client"]), tuple(t["server"])
+        lc, ls = leaf_of.get(c), leaf_of.get(sv)
+        same = lc is None or ls is None or lc == ls
+        for side in (("send", c), ("receive", sv)):
+            if (i, side) in ignore:
+                continue
+            st = out.setdefault(side, {"fails": 0, "total": 0, "same_fails": 0, "same_total": 0})
+            st["total"] += 1
+            st["fails"] += not t["ok"]
+            st["same_total"] += same
+            st["same_fails"] += same and not t["ok"]
+    return out
+
+
+def side_state(st):
+    """What one side's tests say (``side_stats`` entry or None): ``untested``, ``clean`` (never
+    failed), ``bad`` (HARD_FAILS+ failures, none passed, one same-leaf), ``flaky`` (fails and passes,
+    a same-leaf failure among them, RETEST_SAMPLES+ tests), ``cleared`` (its failures all crossed an
+    uplink, CLEAR_SAME_LEAF+ same-leaf passes, no same-leaf failure), else ``open`` (more tests needed)."""
+    if not st or not st["total"]:
+        return "untested"
+    if not st["fails"]:
+        return "clean"
+    passes, same_passes = st["total"] - st["fails"], st["same_total"] - st["same_fails"]
+    if not passes:
+        return "bad" if st["fails"] >= HARD_FAILS and st["same_fails"] else "open"
+    if not st["same_fails"]:
+        return "cleared" if same_passes >= CLEAR_SAME_LEAF else "open"
+    return "flaky" if st["total"] >= RETEST_SAMPLES else "open"
+
+
+def retest_needs(tests, leaf_of=None):
+    """The endpoints the next re-test phase must test again, with how often each way.
+
+    ``tests``: evaluated tests. A failing test one end of which is settled as bad (``bad`` or
+    ``flaky``, ``side_state``, or ``convicted`` with two same-leaf failures that way) needs nothing
+    from its other end. Every other end of a failing
+    test is a suspect until both its directions are settled: a bad or flaky side, a cleared one
+    (only uplinks failed it), and a clean other direction with 2 tests (RETEST_SAMPLES when the
+    bad side is flaky: a rail flaky both ways must be seen failing both ways). Returns
+    ``{endpoint: repeats}``: RETEST_REPEATS_FLAKY for an endpoint with a side that fails and
+    passes, else 1."""
+    stats = side_stats(tests, leaf_of)
+    state = {side: side_state(st) for side, st in stats.items()}
+    settled_bad = {side for side, s in state.items() if s in ("bad", "flaky")}
+    # an end that failed against two peers that passed elsewhere, twice without an uplink on the
+    # path, explains those failures: its peers need no re-test (``convicted``)
+    settled_bad |= {(d, ep) for ep in convicted(tests) for d in ("send", "receive")
+                    if (stats.get((d, ep)) or {}).get("same_fails", 0) >= 2}
+    ignore = set()
+    for i, t in enumerate(tests):
+        if t["ok"]:
+            continue
+        snd, rcv = ("send", tuple(t["client"])), ("receive", tuple(t["server"]))
+        if snd in settled_bad and rcv not in settled_bad:
+            ignore.add((i, rcv))
+        elif rcv in settled_bad and snd not in settled_bad:
+            ignore.add((i, snd))
+    if ignore:
+        stats = side_stats(tests, leaf_of, ignore)
+        state = {side: side_state(st) for side, st in stats.items()}
+    out = {}
+    for ep in sorted({side[1] for side, s in state.items() if s not in ("clean", "untested")}):
+        sides = {d: stats.get((d, ep)) for d in ("send", "receive")}
+        states = {d: state.get((d, ep), "untested") for d in sides}
+        flaky = any(s == "flaky" or (st and 0 < st["fails"] < st["total"] and st["same_fails"])
+                    for s, st in zip(states.values(), sides.values()))
+        done = True
+        for d, s in states.items():
+            if s in ("bad", "flaky", "cleared"):
+                continue
+            if s == "clean" and sides[d]["total"] >= (RETEST_SAMPLES if flaky else 2):
+                continue
+            done = False
+        if not done:
+            out[ep] = RETEST_REPEATS_FLAKY if flaky else 1
+    return out
 
 
 def incast_plan(nodes, k=7, leaf_of=None):

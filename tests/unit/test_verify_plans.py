@@ -78,9 +78,16 @@ def test_retest_pairs_suspects_with_good_peers_not_yet_met():
     assert pairs == [["c", "a"], ["a", "d"], ["e", "a"], ["a", "c"]]
     assert len(rounds) == 4  # a cannot be in two pairs of one round
     assert verify.retest_plan(["a"], ["c", "d", "e"], done) == [[["c", "a"]], [["a", "d"]]]
-    # peers under the suspect's own leaves first: no uplink on the path of its re-tests
+    # peers under the suspect's own leaves first: no uplink on the path of its re-tests; the one
+    # same-leaf peer is met again the other way rather than a peer across an uplink
     assert verify.retest_plan(["a"], ["c", "d", "e"], done, group_of={"a": 1, "e": 1, "c": 0, "d": 0}) == [
-        [["e", "a"]], [["a", "c"]]]
+        [["e", "a"]], [["a", "e"]]]
+    # no good peer under its leaf: another suspect there (both rails proven without an uplink)
+    assert verify.retest_plan(["a", "b"], ["c"], [], group_of={"a": 1, "b": 1, "c": 0}) == [
+        [["b", "a"]], [["a", "b"]]]
+    # per-suspect repeats; a spare node (failed on other rails only) serves a suspect of another rail
+    rounds = verify.retest_plan(["a"], [], [], {"a": 2}, None, {"f": {"mlx5_0"}, "g": {"mlx5_1"}}, {"a": {"mlx5_1"}})
+    assert [p for rnd in rounds for p in rnd] == [["f", "a"], ["a", "f"], ["f", "a"], ["a", "f"]]
     # two suspects share rounds when their peers differ
     rounds = verify.retest_plan(["a", "b"], ["c", "d"], [], repeats=2)
     for rnd in rounds:
