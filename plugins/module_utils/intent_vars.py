@@ -494,8 +494,8 @@ RULES = {
     "roce_qos_tos": integer(0, 255),
     "roce_qos_mtu": integer(1280, 9216),
     "roce_qos_persist": boolean,
-    "roce_qos_unit_name": fmt(_UNIT),
-    "roce_qos_ecn_tmpfiles": path(),
+    "roce_qos_mtu_change": choice("any", "lower", "raise"),
+    "roce_qos_rail_dir": path(),
     # role switch_fabric (connection values come from Ansible's variables below)
     "switch_fabric_platform": choice(*intent.SWITCH_PLATFORMS),
     "switch_fabric_host": host_address,

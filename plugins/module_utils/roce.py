@@ -22,6 +22,11 @@ from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import pa
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
 ROCE_MODE_ARG = {"v1": "1", "v2": "2"}
 ECN_POINTS = ("np", "rp")
+# Which MTU changes a run makes (module option mtu_change): the switch MTU must
+# be raised before the host MTU and lowered after it (docs/host-stack.md,
+# "The MTU order"), so site.yml lowers in the host stage and raises after the
+# switch stage.
+MTU_CHANGES = ("any", "lower", "raise")
 SYSFS_NET = "/sys/class/net"
 
 
@@ -160,21 +165,21 @@ class Port:
                 steps.append(("cmd", ["mlnx_qos", "-i", self.netdev, "--dscp2prio", f"set,{dscp},{prio}"]))
         for point in sorted(want.get("ecn", {})):
             for prio, value in sorted(want["ecn"][point].items()):
-                if have["ecn"][point].get(prio) != value:
+                if have.get("ecn", {}).get(point, {}).get(prio) != value:
                     steps.append(("sysfs", (self.sysfs.path(self.netdev, f"roce_{point}", "enable", str(prio)),
                                             value)))
-        if "cnp_dscp" in want and have["cnp_dscp"] != want["cnp_dscp"]:
+        if "cnp_dscp" in want and have.get("cnp_dscp") != want["cnp_dscp"]:
             steps.append(("sysfs", (self.sysfs.path(self.netdev, "roce_np", "cnp_dscp"), want["cnp_dscp"])))
-        if "cnp_priority" in want and have["cnp_priority"] != want["cnp_priority"]:
+        if "cnp_priority" in want and have.get("cnp_priority") != want["cnp_priority"]:
             steps.append(("sysfs", (self.sysfs.path(self.netdev, "roce_np", "cnp_802p_prio"),
                                     want["cnp_priority"])))
-        if "roce_mode" in want and have["roce_mode"] != want["roce_mode"]:
+        if "roce_mode" in want and have.get("roce_mode") != want["roce_mode"]:
             steps.append(("cmd", ["cma_roce_mode", "-d", self.device, "-p", str(self.port),
                                   "-m", ROCE_MODE_ARG[want["roce_mode"]]]))
-        if "roce_tos" in want and have["roce_tos"] != want["roce_tos"]:
+        if "roce_tos" in want and have.get("roce_tos") != want["roce_tos"]:
             steps.append(("cmd", ["cma_roce_tos", "-d", self.device, "-p", str(self.port),
                                   "-t", str(want["roce_tos"])]))
-        if "mtu" in want and have["mtu"] != want["mtu"]:
+        if "mtu" in want and have.get("mtu") != want["mtu"]:
             steps.append(("cmd", ["ip", "link", "set", "dev", self.netdev, "mtu", str(want["mtu"])]))
         return steps
 
@@ -225,6 +230,29 @@ def desired(params):
     return want
 
 
+def defer_mtu(want, have, mtu_change):
+    """(want, deferred): ``want`` without the MTU when ``mtu_change`` does not allow this direction
+    (``lower``: a raise waits; ``raise``: a lowering waits), and {from, to} of the change left out."""
+    if mtu_change not in MTU_CHANGES:
+        raise Failure(f"mtu_change: {mtu_change!r} is not allowed (allowed: {' | '.join(MTU_CHANGES)})")
+    if "mtu" not in want or mtu_change == "any" or have.get("mtu") in (None, want["mtu"]):
+        return want, None
+    up = want["mtu"] > have["mtu"]
+    if up == (mtu_change == "raise"):
+        return want, None
+    return {k: v for k, v in want.items() if k != "mtu"}, {"from": have["mtu"], "to": want["mtu"]}
+
+
+def boot_plan(params, netdev, device=None, port=1, sysfs_net=SYSFS_NET):
+    """Every step that sets this port from its defaults, in the module's order: what the per-rail
+    boot unit (linerate-roce-qos@<netdev>.service, role roce_qos) runs after a reboot or a driver
+    restart. [argv] per command; ``[write, path, value]`` per ECN sysfs knob. The MTU is always
+    set (at boot the switches are already configured). Reads nothing."""
+    want = desired(dict(params, device=device))
+    steps = Port(None, netdev, device, port, Sysfs(sysfs_net)).plan(want, {})
+    return [what if kind == "cmd" else ["write", what[0], str(what[1])] for kind, what in steps]
+
+
 def _expected_after(want, have):
     after = json.loads(json.dumps(have))
     for key, value in want.items():
@@ -251,13 +279,14 @@ def _lines(state):
 
 
 def configure(port, params, check_mode):
-    want = desired(params)
-    have = port.read(want)
+    full = desired(params)
+    have = port.read(full)
+    want, deferred = defer_mtu(full, have, params.get("mtu_change") or "any")
     steps = port.plan(want, have)
     before = have
     if steps and not check_mode:
         port.apply(want, steps)
-        after = port.read(want)
+        after = port.read(full)
         left = port.plan(want, after)
         if left:
             raise Failure(f"{port.netdev}: settings did not take after applying them; still needed: "
@@ -269,6 +298,7 @@ def configure(port, params, check_mode):
             for kind, what in steps:
                 port.commands.append(what if kind == "cmd" else ["write", what[0], str(what[1])])
     return {"changed": bool(steps), "netdev": port.netdev, "device": port.device,
-            "before": before, "after": after, "commands": port.commands,
+            "before": before, "after": after, "commands": port.commands, "mtu_deferred": deferred,
+            "boot": boot_plan(params, port.netdev, port.device, port.port, port.sysfs.root),
             "diff": {"before": _lines(before), "after": _lines(after),
                      "before_header": port.netdev, "after_header": port.netdev}}

@@ -98,6 +98,16 @@ options:
   mtu:
     description: MTU of the netdev.
     type: int
+  mtu_change:
+    description:
+      - Which MTU changes this run makes. C(any) - raise or lower to O(mtu). C(lower) - only lower it (a raise is
+        left for later and returned in C(mtu_deferred)). C(raise) - only raise it.
+      - The switch MTU has to be raised before the host MTU and lowered after it, or frames of the larger MTU are
+        dropped by the switch meanwhile; C(site.yml) lowers in the host stage (before the switches) and raises
+        after the switch stage.
+    type: str
+    choices: [any, lower, raise]
+    default: any
   sysfs_net:
     description: Where the netdevs' sysfs directories are (the ECN controls are C(<sysfs_net>/<netdev>/ecn/...)).
     type: path
@@ -158,6 +168,20 @@ commands:
   returned: always
   type: list
   elements: list
+mtu_deferred:
+  description: The MTU change O(mtu_change) left for later, C({from, to}); null when none.
+  returned: without O(ports)
+  type: dict
+  sample: {from: 1500, to: 4200}
+boot:
+  description:
+    - Every step that sets the port from its defaults, in the order above, whatever the port holds now - what the
+      port's boot unit runs after a reboot or a driver restart (role C(roce_qos) writes it to a per-rail script).
+      Commands as argv lists; sysfs writes as C([write, path, value]). The MTU is always set there.
+  returned: without O(ports)
+  type: list
+  elements: list
+  sample: [[mlnx_qos, -i, enp65s0f0np0, --trust, dscp, --pfc, "0,0,0,1,0,0,0,0"], [ip, link, set, dev, enp65s0f0np0, mtu, "4200"]]
 netdev:
   description: The netdev.
   returned: without O(ports)
@@ -203,6 +227,15 @@ ports:
       type: list
       elements: list
       returned: success
+    mtu_deferred:
+      description: The MTU change O(mtu_change) left for later, C({from, to}); null when none.
+      type: dict
+      returned: success
+    boot:
+      description: What the port's boot unit runs (see C(boot) above).
+      type: list
+      elements: list
+      returned: success
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -233,6 +266,7 @@ def main():
             "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
             "roce_tos": {"type": "int"},
             "mtu": {"type": "int"},
+            "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
             "sysfs_net": {"type": "path", "default": "/sys/class/net"},
         },
         mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],

@@ -136,8 +136,12 @@ def layers(eff):
     args = module_args(v, task, "linerate.fabric.roce_qos")
     assert args["ports"] == [{"netdev": p["netdev"], "device": p["device"], "port": 1} for p in PORTS]
     out["roce_qos"] = [roce.desired(dict(args, **port)) for port in args["ports"]]
-    # Its boot unit.
-    unit = v.render_file("roles/roce_qos/templates/etc/systemd/system/linerate-roce-qos.service.j2")
+    # Its boot units: each rail's script, from the module's own boot plan for that port.
+    unit = ""
+    for port in args["ports"]:
+        rail = dict(port, boot=roce.boot_plan(dict(args, **port), port["netdev"], port["device"], port["port"]))
+        dict.update(v, roce_qos_rail=rail)
+        unit += v.render_file("roles/roce_qos/templates/etc/linerate/roce-qos/rail.sh.j2")
     out["unit"] = {
         "pfc": re.findall(r"mlnx_qos -i \S+ --trust \S+ --pfc ([\d,]+)", unit),
         "dscp": {int(d): int(p) for d, p in re.findall(r"--dscp2prio set,(\d+),(\d+)", unit)},

@@ -169,7 +169,8 @@ CASES = [
                                           f"a string of at most 4096 characters {CTRL}, not empty")]),
     ("nvidia_peermem_state", "loaded", [msg("nvidia_peermem_state", "'loaded'", "present | absent")]),
     ("roce_qos_mtu", 9217, [msg("roce_qos_mtu", "9217", "an integer 1280..9216")]),
-    ("roce_qos_unit_name", "a\nb.service", [msg("roce_qos_unit_name", "'a\\nb.service'", iv._UNIT[1])]),
+    ("roce_qos_mtu_change", "up", [msg("roce_qos_mtu_change", "'up'", "any | lower | raise")]),
+    ("roce_qos_rail_dir", "/etc/linerate/x;y", [msg("roce_qos_rail_dir", "'/etc/linerate/x;y'", PATH)]),
     ("rdma_netdev_rail_dir", "/etc/linerate/x;y", [msg("rdma_netdev_rail_dir", "'/etc/linerate/x;y'", PATH)]),
     # booleans, strictly
     ("mofed_repo_trusted", "maybe", [msg("mofed_repo_trusted", "'maybe'", iv.BOOL_ALLOWED)]),

@@ -389,3 +389,80 @@ def test_an_empty_ports_list_does_nothing(capsys):
     tools = Tools({})
     out = run_module(roce_qos.main, {"ports": [], "mtu": 4200}, tools, capsys)
     assert out["changed"] is False and out["ports"] == [] and out["commands"] == [] and tools.calls == []
+
+
+# ---------------------------------------------------------------- the MTU order and the boot plan (issue 25)
+
+BOOT = [["mlnx_qos", "-i", NETDEV, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
+        ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"],
+        ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,48,6"],
+        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/enable/3", "1"],
+        ["write", "SYSFS/enp65s0f0np0/ecn/roce_rp/enable/3", "1"],
+        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_dscp", "48"],
+        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_802p_prio", "6"],
+        ["cma_roce_mode", "-d", "mlx5_0", "-p", "1", "-m", "2"],
+        ["cma_roce_tos", "-d", "mlx5_0", "-p", "1", "-t", "104"],
+        ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]]
+
+
+def boot(sysfs):
+    return [[a.replace("SYSFS", sysfs) for a in argv] for argv in BOOT]
+
+
+def test_lower_only_leaves_a_raise_for_later_and_says_so(sysfs, capsys):
+    nic = Nic(sysfs, mtu=1500)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="lower"), nic.tools, capsys)
+    assert nic.mtu == 1500
+    assert not any(c[:3] == ["ip", "link", "set"] for c in out["commands"])
+    assert out["mtu_deferred"] == {"from": 1500, "to": 4200}
+    assert out["before"]["mtu"] == 1500 and out["after"]["mtu"] == 1500
+    # the raise, later: only the MTU is left to change
+    nic.tools.calls.clear()
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="raise"), nic.tools, capsys)
+    assert out["commands"] == [["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]]
+    assert out["changed"] is True and out["mtu_deferred"] is None and nic.mtu == 4200
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="raise"), nic.tools, capsys)
+    assert out["changed"] is False and out["commands"] == []
+
+
+def test_lower_only_lowers_and_raise_only_leaves_a_lowering(sysfs, capsys):
+    nic = Nic(sysfs, mtu=9000)
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200, "mtu_change": "raise"}, nic.tools, capsys)
+    assert out["changed"] is False and out["commands"] == [] and nic.mtu == 9000
+    assert out["mtu_deferred"] == {"from": 9000, "to": 4200}
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200, "mtu_change": "lower"}, nic.tools, capsys)
+    assert out["commands"] == [["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]] and nic.mtu == 4200
+    assert out["mtu_deferred"] is None
+
+
+def test_check_mode_with_a_deferred_raise_previews_no_mtu(sysfs, capsys):
+    nic = Nic(sysfs, mtu=1500)
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200, "mtu_change": "lower"}, nic.tools, capsys,
+                     check=True, diff=True)
+    assert out["changed"] is False and out["commands"] == []
+    assert out["mtu_deferred"] == {"from": 1500, "to": 4200}
+
+
+def test_unknown_mtu_change_is_refused_before_anything_runs(sysfs, capsys):
+    nic = Nic(sysfs)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="up"), nic.tools, capsys)
+    assert out["failed"] is True and "mtu_change" in out["msg"] and "up" in out["msg"]
+    assert nic.tools.calls == []
+
+
+def test_boot_plan_is_every_step_from_defaults_whatever_the_port_holds(sysfs, capsys):
+    nic = Nic(sysfs)
+    first = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
+    again = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
+    assert first["boot"] == again["boot"] == boot(sysfs)
+    # a deferred MTU raise is still in the boot plan: at boot the switches are configured
+    lower = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="lower"), Nic(
+        os.path.join(sysfs, "other")).tools, capsys)
+    assert lower["boot"][-1] == ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]
+
+
+def test_boot_plan_per_port_and_only_managed_settings():
+    assert roce.boot_plan({"mtu": 9000, "trust": "pcp"}, "eth9") == [
+        ["mlnx_qos", "-i", "eth9", "--trust", "pcp"], ["ip", "link", "set", "dev", "eth9", "mtu", "9000"]]
+    with pytest.raises(roce.Failure, match="device: required"):
+        roce.boot_plan({"roce_mode": "v2"}, "eth9")
