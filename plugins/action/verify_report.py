@@ -51,7 +51,7 @@ class ActionModule(ActionBase):
             nccl_runs = self._templar.template(args.get("nccl") or [])
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
-                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast",
+                         "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast_log",
                          "verify_fabric_readiness", "verify_fabric_cabling", "verify_fabric_link_health",
                          "verify_fabric_bench_log")
                         if k in hostvars[n]}
@@ -127,25 +127,15 @@ class ActionModule(ActionBase):
                 findings += f
                 checks[tool] = benchcheck.check(tool, evaluated, limit, f)
 
-        # incast: lossless proof by counters
-        phase = {n: data[n]["verify_fabric_incast"] for n in nodes if data[n].get("verify_fabric_incast")}
-        if phase:
-            f, rails = verify.incast_findings(phase, fabric, cabling)
-            f += incastcheck.hw_findings(phase, fabric, cabling, rails, verify.finding, verify._where, f)
+        # incast: lossless proof by counters, every node a receiver once (the rotation)
+        log = {n: data[n]["verify_fabric_incast_log"] for n in nodes if data[n].get("verify_fabric_incast_log")}
+        if log:
+            f, rails, coverage = verify.incast_rotation(log, fabric, cabling, nodes, self._uplinks(hostvars))
             sw, unproven = incastcheck.switch_findings(self._switch_reads(hostvars, "switch_fabric_counters"), fabric,
                                                        hosts, self._uplinks(hostvars), rails, verify.finding, f)
             f += sw
             findings += f
-            errors = [x for x in f if x["severity"] == "error"]
-            checks["incast"] = {"passed": not errors, "rails": rails, "switch_unproven": unproven,
-                                "detail": f"{len(rails)} rail(s), k={rails[0]['k'] if rails else 0} senders into "
-                                          f"{rails[0]['receiver'] if rails else '-'}; {len(errors)} error(s)",
-                                "cases": [{"name": f"incast {r['device']} -> {r['receiver']}",
-                                           "ok": not [x for x in errors if x.get("device") == r["device"]],
-                                           "code": next((x["code"] for x in errors if x.get("device") == r["device"]), None),
-                                           "message": "; ".join(x["message"] for x in errors
-                                                                if x.get("device") == r["device"]) or None}
-                                          for r in rails]}
+            checks["incast"] = rep.incast_check(f, rails, coverage, unproven)
 
         # link health: error counters and flaps over the window, BER
         snaps = {n: data[n]["verify_fabric_link_health"] for n in nodes if data[n].get("verify_fabric_link_health")}

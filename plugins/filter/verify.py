@@ -113,6 +113,17 @@ def verify_incast_plan(nodes, k=7, ports=None):
     return verify.incast_plan(list(nodes), int(k), _leaf_of(ports))
 
 
+def verify_incast_role(rnd, node):
+    """``node``'s part in one round of ``verify_incast_plan``: {"role": receiver | sender | idle,
+    "receiver", "senders"} (the group it belongs to; idle: receiver and senders null / [])."""
+    for group in rnd or []:
+        if group["receiver"] == node:
+            return {"role": "receiver", "receiver": node, "senders": list(group["senders"])}
+        if node in group["senders"]:
+            return {"role": "sender", "receiver": group["receiver"], "senders": list(group["senders"])}
+    return {"role": "idle", "receiver": None, "senders": []}
+
+
 def verify_incast_tests(ports, base_port, senders, me, server=None):
     """The incast phase's ib_write_bw tests of one host, one per rail and sender.
 
@@ -133,5 +144,6 @@ class FilterModule:
         return {"verify_rounds": verify_rounds, "verify_plan": verify_plan, "verify_round_role": verify_round_role,
                 "verify_round_progress": verify_round_progress,
                 "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
-                "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan, "verify_schedule": verify_schedule,
+                "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan,
+                "verify_incast_role": verify_incast_role, "verify_schedule": verify_schedule,
                 "verify_schedule_summary": verify_schedule_summary}

@@ -77,6 +77,10 @@ def to_markdown(report, view=None):
         lines += [f"ib_write_bw rounds: {len(sched['rounds'])}, the slowest round {slow['round']} "
                   f"({slow['seconds']:g} s); {sched.get('client_retries', 0)} client start(s) again while "
                   "a server was not listening yet.", ""]
+    retest = (report.get("meta") or {}).get("retest_phases")
+    if isinstance(retest, dict) and retest.get("max") is not None:
+        lines += [f"Re-test phases (sampled plan): {retest.get('ran', 0)} of at most {retest['max']} ran "
+                  f"({retest.get('rounds', 0)} round(s)).", ""]
     if report.get("mode"):
         lines[0] = f"# Fabric audit: {'PASSED' if s['passed'] else 'FAILED'}"
         lines += [f"Mode: **{report['mode']}**.", ""]
@@ -152,20 +156,73 @@ def bench_lines(checks):
     return lines
 
 
+def _pct(pair):
+    """[proven, in_scope] -> '12/16 (75 %)', or 'none in scope'."""
+    got, of = (list(pair or [0, 0]) + [0, 0])[:2]
+    return f"{got}/{of} ({100 * got / of:.0f} %)" if of else "none in scope"
+
+
+def incast_check(findings, rails, coverage, unproven):
+    """The report's ``incast`` check of the rotation (``verify.incast_rotation``): passed when no error;
+    ``coverage`` (ports and uplinks proven / in scope, rounds, receivers) in the check and its detail;
+    one JUnit case per receiver and rail (its round, k senders), failing with the first error's code."""
+    errors = [x for x in findings if x["severity"] == "error"]
+    coverage = dict(coverage or {})
+    ports, ups = coverage.get("ports") or [0, 0], coverage.get("uplinks") or [0, 0]
+    detail = (f"{coverage.get('rounds', 0)} round(s), {len(coverage.get('receivers') or [])} receiver(s); "
+              f"host ports proven lossless {_pct(ports)}, leaf uplinks {_pct(ups)}"
+              + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
+              + f"; {len(errors)} error(s)")
+    cases = []
+    for r in rails:
+        mine = [x for x in errors if x.get("device") == r["device"] and x.get("node") in
+                [r["receiver"]] + list(r.get("senders") or [])]
+        cases.append({"name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
+                      "ok": not mine, "code": mine[0]["code"] if mine else None,
+                      "message": "; ".join(x["message"] for x in mine) or None})
+    # a finding of no rail (a switch's counters, its lossless state) fails the check as its own case
+    rest = [x for x in errors if not any(x.get("device") == r["device"] and x.get("node") in
+                                         [r["receiver"]] + list(r.get("senders") or []) for r in rails)]
+    for x in rest:
+        cases.append({"name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}"
+                      .strip(), "ok": False, "code": x["code"], "message": x["message"]})
+    return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven,
+            "detail": detail, "cases": cases}
+
+
+# at most this many incast groups get a counter table in summary.md (every failing one always does)
+INCAST_TABLES = 16
+
+
 def _evidence(checks):
     """Per-rail incast counters and per-port link health, as tables."""
     lines = []
-    for r in (checks.get("incast") or {}).get("rails") or []:
+    rails = (checks.get("incast") or {}).get("rails") or []
+    cov = (checks.get("incast") or {}).get("coverage")
+    if cov:
+        lines += [f"### incast rotation: {cov.get('rounds', 0)} round(s), every node a receiver once", "",
+                  f"- host ports proven lossless: {_pct(cov.get('ports'))}",
+                  f"- leaf uplinks proven (a sender under another leaf): {_pct(cov.get('uplinks'))}"]
+        if cov.get("unproven_ports"):
+            lines.append(f"- not proven: {', '.join(cov['unproven_ports'][:20])}"
+                         + (" ..." if len(cov["unproven_ports"]) > 20 else ""))
+        lines.append("")
+    shown = [r for r in rails if not r.get("ok", True)]
+    shown += [r for r in rails if r.get("ok", True)][:max(0, INCAST_TABLES - len(shown))]
+    for r in shown:
         cols = [k for k in ("pause", "discards", "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence",
                             "switch_pause", "switch_ecn_marked", "switch_drops") if k in r]
-        lines += [f"### incast {r['device']}: {r['k']} senders into {r['receiver']} (counter deltas)", "",
+        rnd = f"round {r['round']}, " if "round" in r else ""
+        lines += [f"### incast {rnd}{r['device']}: {r['k']} senders into {r['receiver']} (counter deltas)", "",
                   "| node | Gb/s | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
         for n in [r["receiver"]] + list(r.get("senders") or []):
             g = (r.get("flows") or {}).get(n)
             lines.append(f"| {n} | {'' if g is None else f'{g:.1f}'} | "
                          + " | ".join(_cell((r.get(k) or {}).get(n)) for k in cols) + " |")
         lines.append("")
-    if any(k.startswith("switch_") for r in (checks.get("incast") or {}).get("rails") or [] for k in r):
+    if len(shown) < len(rails):
+        lines += [f"({len(rails) - len(shown)} more passing incast rails in report.json, checks.incast.rails)", ""]
+    if any(k.startswith("switch_") for r in shown for k in r):
         lines += ["switch_* columns: the node's switch port, counted by the switch over all the benchmarks "
                   "(pause on the no-drop priority, ECN marks, drops of the no-drop priority).", ""]
     for sw, what in sorted(((checks.get("incast") or {}).get("switch_unproven") or {}).items()):

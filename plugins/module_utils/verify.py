@@ -433,13 +433,17 @@ def incast_coverage(rounds, leaf_of, uplinks=None):
     carried an incast towards one (a sender under another leaf), out of those in scope.
 
     ``leaf_of``: {(node, device): leaf}; ``uplinks``: {leaf: [uplink entries]} (the switches'
-    ``switch_uplinks``), the leaves in scope for uplinks (default: every leaf with a port).
+    ``switch_uplinks``). Leaves in scope for uplinks: those of a rail cabled to two or more leaves
+    (same-rail traffic crosses their uplinks; one leaf per rail has none), listed in ``uplinks``
+    when given.
     Returns ``{"ports": [proven, in_scope], "uplinks": [proven, in_scope]}``.
     """
     ports_of = {}
     for (node, device), leaf in leaf_of.items():
         ports_of.setdefault(node, []).append((device, leaf))
-    leaves = set(uplinks) if uplinks else {leaf for leaf in leaf_of.values()}
+    leaves = _uplink_scope(leaf_of)
+    if uplinks:
+        leaves &= set(uplinks)
     proven_ports, proven_up = set(), set()
     for rnd in rounds:
         for g in rnd:
@@ -1426,3 +1430,80 @@ def incast_findings(phase, fabric, cabling):
                                                                     "pause": rail["pause"]}, **where))
         rails.append(rail)
     return out, rails
+
+
+# ---------------------------------------------------------------- incast rotation: every port a receiver
+
+def incast_groups(log):
+    """The incast groups that ran, from the per-node incast records.
+
+    ``log``: {node: [{"round", "role": receiver | sender, "receiver", "senders", "devices",
+    "results", "counters", "hw"}]} (role task incast.yml, one record per round the node took part
+    in). Returns [(round, receiver, {node: record})]: per round and receiver, the records of the
+    receiver and its senders - the ``phase`` ``incast_findings`` judges."""
+    groups = {}
+    for node, records in (log or {}).items():
+        for rec in records or []:
+            if not isinstance(rec, dict) or rec.get("receiver") is None:
+                continue
+            groups.setdefault((int(rec.get("round") or 0), rec["receiver"]), {})[node] = rec
+    return [(r, receiver, phase) for (r, receiver), phase in sorted(groups.items(), key=lambda x: (x[0][0], str(x[0][1])))]
+
+
+def _uplink_scope(leaf_of):
+    """Leaves whose uplinks carry same-rail traffic: the leaves of a rail (device) cabled to two or more
+    leaves. A rail-optimised fabric with one leaf per rail has none (HCA i meets HCA i under its leaf)."""
+    by_rail = {}
+    for (_node, device), leaf in leaf_of.items():
+        by_rail.setdefault(device, set()).add(leaf)
+    return {leaf for leaves in by_rail.values() if len(leaves) > 1 for leaf in leaves}
+
+
+def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
+    """Findings, per-rail evidence and coverage of the rotated incast phase.
+
+    Each group (``incast_groups``) is judged like a single incast (``incast_findings``: pauses,
+    drops, goodput; ``incastcheck.hw_findings``: ECN, CNPs, loss). Coverage
+    (``{"ports": [proven, in_scope], "uplinks": [proven, in_scope], "receivers": [...],
+    "rounds": n}``): a host port is proven when its node received an incast on that rail and the
+    group has no error on that rail; a leaf's uplinks when a proven group on its rail had a
+    sender under another leaf (the flow crossed both leaves' uplinks). In scope: every cabled
+    port of ``nodes`` (default the nodes of the log), and the leaves of rails that span several
+    leaves (``uplinks`` {leaf: switch_uplinks}: only leaves listed there)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck
+    except ImportError:  # loaded standalone, with module_utils on sys.path
+        import incastcheck
+    nodes = list(nodes) if nodes is not None else sorted(log or {})
+    leaf_of = {k: v for k, v in leaves_of(cabling).items() if k[0] in set(nodes)}
+    scope_ports = {k for k in cabling if k[0] in set(nodes)}
+    scope_up = _uplink_scope(leaf_of)
+    if uplinks:
+        scope_up &= set(uplinks)
+    out, rails, proven_ports, proven_up, rounds = [], [], set(), set(), set()
+    for rnd, receiver, phase in incast_groups(log):
+        f, group_rails = incast_findings(phase, fabric, cabling)
+        f += incastcheck.hw_findings(phase, fabric, cabling, group_rails, finding, _where, f)
+        rounds.add(rnd)
+        for rail in group_rails:
+            rail["round"] = rnd
+            device = rail["device"]
+            bad = [x for x in f if x["severity"] == "error" and x.get("device") == device]
+            rail["ok"] = not bad
+            ran = [s for s, g in (rail.get("flows") or {}).items() if g is not None
+                   and s not in (rail.get("inconclusive") or [])]
+            if bad or len(ran) < 2:
+                continue
+            proven_ports.add((receiver, device))
+            here = leaf_of.get((receiver, device))
+            for s in ran:
+                there = leaf_of.get((s, device))
+                if here is not None and there is not None and here != there:
+                    proven_up.update(x for x in (here, there) if x in scope_up)
+        out += f
+        rails += group_rails
+    coverage = {"ports": [len(proven_ports & scope_ports), len(scope_ports)],
+                "uplinks": [len(proven_up), len(scope_up)], "rounds": len(rounds),
+                "receivers": sorted({r for _rnd, r, _p in incast_groups(log)}, key=str),
+                "unproven_ports": sorted(f"{n} {d}" for n, d in scope_ports - proven_ports)[:50]}
+    return out, rails, coverage

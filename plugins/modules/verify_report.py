@@ -8,7 +8,7 @@ short_description: Diagnose fabric verification results and write the reports
 description:
   - Runs on the controller (action plugin). Reads what the verify_fabric role left in each
     node's host variables (C(rdma_ports), C(verify_fabric_port_result), C(verify_fabric_rdma_log),
-    C(verify_fabric_incast), C(verify_fabric_link_health)) and the nccl_tests runs passed in I(nccl).
+    C(verify_fabric_incast_log), C(verify_fabric_link_health)) and the nccl_tests runs passed in I(nccl).
   - Turns them into findings with stable fault codes, each naming node, device, switch and
     switch port and the suspect layer (see docs/verification.md), localising a failing
     ib_write_bw pair to the endpoint the failures have in common.

@@ -154,3 +154,93 @@ def test_fleet_model_names_hard_faults_with_no_false_positive(n, cls):
 def test_fleet_model_healthy_fabric_has_zero_findings():
     r = fleet.scenario(64, "healthy", seed=3)
     assert r["codes"] == {} and r["retest_rounds"] == 0
+
+
+@pytest.mark.parametrize("cls", ["intermittent", "uplink", "several"])
+@pytest.mark.parametrize("n", [64, 256])
+def test_fleet_model_names_every_class_and_the_combination_with_no_false_positive(n, cls):
+    # bench/fleet.py's "Done when": named within the 3 re-test phases, nothing healthy named
+    r = fleet.scenario(n, cls, seed=0)
+    assert (r["named"], r["false_positives"]) == (r["injected"], 0)
+    assert r["named_phase"] is not None and r["named_phase"] <= fleet.MAX_RETEST_PHASES
+    assert r["passed"] is False
+
+
+def test_fleet_model_exact_findings_of_each_class():
+    """The findings themselves, not only the counts: node, device, direction, code; the uplink named
+    by its leaves, and no rail under it (a rail cleared by same-leaf re-tests is not a finding)."""
+    def final(cls, n=64, seed=0):
+        fab = fleet.Fabric(n, seed=seed)
+        want = fab.inject(cls)
+        cabling = verify.cabling_index(fab.ports)
+        logs = {node: [] for node in fab.nodes}
+        done = vf.verify_rounds(fab.nodes, "sampled", 2, fab.ports)
+        fab.run(done, 0, logs)
+        for _ in range(fleet.MAX_RETEST_PHASES):
+            retest = vf.verify_retest_rounds(logs, fab.nodes, fleet.FABRIC, done, 1, fab.ports)
+            if not retest:
+                break
+            fab.run(retest, len(done), logs)
+            done = done + retest
+        found, _ = verify.rdma_findings(verify.round_tests(logs), fleet.FABRIC, cabling, uplinks=fab.uplinks)
+        return want, found
+    for cls, code, direction in (("send", "RDMA_BW_LOW", "send"), ("receive", "RDMA_BW_LOW", "receive"),
+                                 ("both", "RDMA_BW_LOW", "both"), ("intermittent", "RDMA_INTERMITTENT", "both")):
+        want, found = final(cls)
+        (node, device), _, _ = want[0]
+        assert [(f["code"], f["node"], f["device"], f["direction"]) for f in found] == [(code, node, device, direction)]
+        assert found[0]["switch"] == fleet.Fabric(64).leaf[(node, device)]
+        if cls == "intermittent":
+            assert 0 < found[0]["failure_rate"] < 1
+        else:
+            assert found[0]["failure_rate"] == 1.0
+    want, found = final("uplink")
+    assert [f["code"] for f in found] == ["UPLINK_DEGRADED"] and want[0][1] in found[0]["leaves"]
+    assert {u["port"] for u in found[0]["uplinks"]} >= {"swp33", "swp34"}
+
+
+def test_side_states_and_what_stays_open():
+    def tests(*spec):
+        # spec: (server, client, ok, leaf of server, leaf of client)
+        out = []
+        for s, c, ok, *_ in spec:
+            out.append({"server": [s, "mlx5_0"], "client": [c, "mlx5_0"], "ok": ok, "blame": None})
+        return out, {(x[0], "mlx5_0"): x[3] for x in spec} | {(x[1], "mlx5_0"): x[4] for x in spec}
+    st = lambda f, t: {"fails": f, "total": t, "same_fails": f, "same_total": t}  # noqa: E731
+    assert verify.side_state(None) == "untested"
+    assert verify.side_state(st(0, 2)) == "clean"
+    assert verify.side_state(st(3, 3)) == "bad"
+    assert verify.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
+    assert verify.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
+    assert verify.side_state(st(2, 6)) == "flaky" and verify.side_state(st(2, 5)) == "open"
+    assert verify.side_state({"fails": 2, "total": 4, "same_fails": 0, "same_total": 2}) == "cleared"
+    assert verify.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
+    # x sends badly (3 same-leaf failures, none passed), receives fine twice: settled, nothing open;
+    # its peers' receive failures are explained by x and need no re-test
+    t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", False, "L1", "L1"), ("c", "x", False, "L1", "L1"),
+                    ("x", "a", True, "L1", "L1"), ("x", "b", True, "L1", "L1"))
+    assert verify.retest_needs(t, leaf) == {}
+    assert vf.settled(t, leaf) == {("x", "mlx5_0")}
+    # one failure across leaves: both ends open, once each way
+    t, leaf = tests(("a", "x", False, "L1", "L2"))
+    assert verify.retest_needs(t, leaf) == {("a", "mlx5_0"): 1, ("x", "mlx5_0"): 1}
+    # a side that fails and passes without an uplink: flaky-looking, 3 tests a way per phase
+    t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", True, "L1", "L1"), ("c", "x", False, "L1", "L1"))
+    assert verify.retest_needs(t, leaf)[("x", "mlx5_0")] == verify.RETEST_REPEATS_FLAKY
+
+
+def test_retest_phases_stop_when_nothing_is_open():
+    # a hard send fault at 64 nodes is settled after the first phase: the second plans nothing
+    fab = fleet.Fabric(64, seed=2)
+    fab.inject("send")
+    logs = {node: [] for node in fab.nodes}
+    done = vf.verify_rounds(fab.nodes, "sampled", 2, fab.ports)
+    fab.run(done, 0, logs)
+    phases = 0
+    while phases < 5:
+        retest = vf.verify_retest_rounds(logs, fab.nodes, fleet.FABRIC, done, 1, fab.ports)
+        if not retest:
+            break
+        fab.run(retest, len(done), logs)
+        done, phases = done + retest, phases + 1
+    assert 1 <= phases <= fleet.MAX_RETEST_PHASES
