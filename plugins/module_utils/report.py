@@ -174,15 +174,15 @@ def incast_check(findings, rails, coverage, unproven):
               + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
               + f"; {len(errors)} error(s)")
     cases = []
+    def of(x, r):
+        return (x.get("incast_round"), x.get("receiver"), x.get("device")) == (r.get("round"), r["receiver"], r["device"])
     for r in rails:
-        mine = [x for x in errors if x.get("device") == r["device"] and x.get("node") in
-                [r["receiver"]] + list(r.get("senders") or [])]
+        mine = [x for x in errors if of(x, r)]
         cases.append({"name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
                       "ok": not mine, "code": mine[0]["code"] if mine else None,
                       "message": "; ".join(x["message"] for x in mine) or None})
     # a finding of no rail (a switch's counters, its lossless state) fails the check as its own case
-    rest = [x for x in errors if not any(x.get("device") == r["device"] and x.get("node") in
-                                         [r["receiver"]] + list(r.get("senders") or []) for r in rails)]
+    rest = [x for x in errors if not any(of(x, r) for r in rails)]
     for x in rest:
         cases.append({"name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}"
                       .strip(), "ok": False, "code": x["code"], "message": x["message"]})

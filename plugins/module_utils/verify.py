@@ -1484,6 +1484,8 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
     for rnd, receiver, phase in incast_groups(log):
         f, group_rails = incast_findings(phase, fabric, cabling)
         f += incastcheck.hw_findings(phase, fabric, cabling, group_rails, finding, _where, f)
+        for x in f:
+            x.update(incast_round=rnd, receiver=receiver)   # which group saw it (the report's case)
         rounds.add(rnd)
         for rail in group_rails:
             rail["round"] = rnd
