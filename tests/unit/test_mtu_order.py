@@ -54,7 +54,8 @@ def test_the_late_play_raises_only_the_mtu_on_the_nodes_the_host_stage_ran():
     assert raise_task["ansible.builtin.import_role"] == {"name": "roce_qos", "tasks_from": "mtu"}
     assert raise_task["tags"] == ["roce_qos"]
     assert stamp["ansible.builtin.include_tasks"] == "../tasks/host_stamp_write.yml"
-    (mtu,) = load("roles", "roce_qos", "tasks", "mtu.yml")
+    mtu = next(t for t in load("roles", "roce_qos", "tasks", "mtu.yml")
+               if t["name"] == "Raise the MTU of each cabled port to the intent's host MTU")
     v = host_vars(intent.published({"name": "xl", "transport": "roce"}))
     args = module_args(v, mtu, "linerate.fabric.roce_qos")
     assert args == {"ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1},
