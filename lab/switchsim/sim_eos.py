@@ -159,6 +159,9 @@ class Eos(Platform):
         if line == "show version":
             return ("Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\n"
                     "Software image version: 4.32.0F\nArchitecture: x86_64\n")
+        m = re.fullmatch(r"bash timeout (\d+) (.+)", line)
+        if m:   # EOS runs the rest of the line in bash (the shell subset of simcore: the window lock)
+            return self.shell(m.group(2))[0]
         if toks[0] == "show":
             return invalid(line, 1)
         if line in ("configure", "configure terminal", "config", "conf t"):

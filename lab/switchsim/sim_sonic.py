@@ -6,7 +6,14 @@ all | interfaces status | pfc priority [port] | ecn; sudo config interface
 mtu|speed <port> <v>; sudo config interface pfc priority <port> <p> on|off;
 sudo config save -y; sudo config checkpoint|rollback|delete-checkpoint <name>;
 sudo config list-checkpoints; sudo sonic-db-cli CONFIG_DB hset|hdel|hgetall;
-cat /etc/sonic/config_db.json.
+cat /etc/sonic/config_db.json; the shell subset of simcore (mkdir, cat, echo >,
+rm -rf: the change window's lock); systemd's transient timers as the change
+window's dead-man timer uses them: sudo systemd-run --unit=U --on-active=T
+<command>, sudo systemctl stop U.timer, systemctl show -p SubState --value
+U.timer (waiting until it elapses, then elapsed; dead once stopped or unknown).
+A timer fires when its time has come - on the server's event loop, or at the
+next command in-process - runs its command (sonic-utilities' config as root)
+and survives a simulator restart (a restart after its deadline fires it).
 
 YANG: config checkpoint refuses a running config, and config rollback a
 checkpoint, that fails the constraints in sonic_yang_constraints.json
@@ -17,6 +24,7 @@ import copy
 import json
 import re
 import shlex
+import time
 
 import sim_counters
 import sonic_yang
@@ -56,12 +64,101 @@ class Sonic(Platform):
         self.db = db
         self.saved = copy.deepcopy(db)
         self.checkpoints = {}
+        self.timers = {}
 
     def to_json(self):
-        return {"db": self.db, "saved": self.saved, "checkpoints": self.checkpoints}
+        return {"db": self.db, "saved": self.saved, "checkpoints": self.checkpoints,
+                "timers": getattr(self, "timers", {})}
 
     def from_json(self, d):
         self.db, self.saved, self.checkpoints = d["db"], d["saved"], d["checkpoints"]
+        self.timers = d.get("timers", {})
+        self._handles = {}
+        for unit in list(self.timers):   # the simulator restarted: due timers fire, the others are re-armed
+            self._arm(unit)
+
+    # ------------------------------------------------------------ systemd transient timers
+    # systemd-run(1): "--on-active=" creates a transient .timer and .service; the unit name from --unit;
+    # systemctl stop unloads a transient unit; an elapsed timer stays loaded (RemainAfterElapse=yes).
+    TIMESPAN = re.compile(r"(\d+)(s|sec|m|min|h)?")
+
+    def _arm(self, unit):
+        t = self.timers[unit]
+        if t["state"] != "waiting":
+            return
+        left = t["deadline"] - time.time()
+        if left <= 0:
+            self._fire(unit)
+        elif self.loop:
+            self._handles = getattr(self, "_handles", {})
+            self._handles[unit] = self.loop.call_later(left, self._fire, unit)
+
+    def fire_due_timers(self, now=None):
+        now = time.time() if now is None else now
+        for unit, t in list(getattr(self, "timers", {}).items()):
+            if t["state"] == "waiting" and t["deadline"] <= now:
+                self._fire(unit)
+
+    def _fire(self, unit):
+        t = self.timers.get(unit)
+        if not t or t["state"] != "waiting":
+            return
+        t["state"] = "elapsed"
+        argv = t["command"]
+        t["result"] = self.config(argv[1:]) if argv[0] in ("config", "/usr/local/bin/config") else ""
+        self.store.save(self)
+
+    def systemd(self, cmd, args, sudo):
+        if cmd == "systemd-run":
+            unit, active, i = None, None, 0
+            while i < len(args) and args[i].startswith("-"):
+                opt, _, val = args[i].partition("=")
+                if opt in ("--unit", "-u", "--on-active") and not val and i + 1 < len(args):
+                    val, i = args[i + 1], i + 1
+                if opt in ("--unit", "-u"):
+                    unit = val
+                elif opt == "--on-active":
+                    active = val
+                else:
+                    return f"systemd-run: unrecognized option '{args[i]}'"
+                i += 1
+            command = args[i:]
+            if active is None or not command:
+                return "systemd-run: this simulator runs transient timers only (--on-active= and a command)"
+            m = self.TIMESPAN.fullmatch(active)
+            if not m:
+                return f"Failed to parse timer value: {active}"
+            secs = int(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2), 1)
+            if not sudo:
+                return "Failed to start transient timer unit: Interactive authentication required."
+            if command[0] not in ("config", "/usr/local/bin/config"):
+                return f"Failed to find executable {command[0]}: No such file or directory"
+            unit = (unit or f"run-r{len(self.timers) + 1}").removesuffix(".service").removesuffix(".timer")
+            if unit in self.timers:
+                return f"Failed to start transient timer unit: Unit {unit}.timer already exists."
+            self.timers[unit] = {"command": command, "deadline": time.time() + secs, "state": "waiting"}
+            self.store.save(self)
+            self._arm(unit)
+            return f"Running timer as unit: {unit}.timer\nWill run service as unit: {unit}.service"
+        # systemctl
+        if args[:1] == ["stop"] and len(args) == 2:
+            name = args[1]
+            unit = name.removesuffix(".timer")
+            if not sudo:
+                return (f"Failed to stop {name}: Interactive authentication required.\n"
+                        f"See system logs and 'systemctl status {name}' for details.")
+            if not name.endswith(".timer") or unit not in self.timers:
+                return f"Failed to stop {name}: Unit {name} not loaded."
+            h = getattr(self, "_handles", {}).pop(unit, None)
+            if h:
+                h.cancel()
+            del self.timers[unit]   # a stopped transient unit is unloaded
+            self.store.save(self)
+            return ""
+        if args[:4] == ["show", "-p", "SubState", "--value"] and len(args) == 5:
+            t = self.timers.get(args[4].removesuffix(".timer")) if args[4].endswith(".timer") else None
+            return t["state"] if t else "dead"
+        return f"Unknown command verb {(args or [''])[0]}." if args else "Too few arguments."
 
     def prompt(self, ctx):
         return f"{ctx['user']}@{self.name}:~$ "
@@ -74,6 +171,7 @@ class Sonic(Platform):
 
     # ------------------------------------------------------------ CLI
     def execute(self, ctx, line):
+        self.fire_due_timers()   # in-process (no event loop): time has passed between two commands
         line = line.strip()
         if not line:
             return ""
@@ -89,6 +187,10 @@ class Sonic(Platform):
         cmd = argv[0]
         if cmd in ("exit", "logout"):
             raise Exit()
+        if cmd in self.SHELL_COMMANDS and argv[1:] != ["/etc/sonic/config_db.json"]:
+            return self.shell(line)[0]
+        if cmd in ("systemd-run", "systemctl"):
+            return self.systemd(cmd, argv[1:], sudo)
         if cmd in ("show", "cat") and self.check_reject(line):
             # a read that fails: the redis CONFIG_DB does not answer
             return "Error: Unable to connect to redis: Timeout connecting to server (CONFIG_DB)"

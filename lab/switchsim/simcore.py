@@ -4,6 +4,7 @@ import abc
 import json
 import os
 import re
+import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,6 +55,7 @@ class Platform(abc.ABC):
         self.loop = None              # asyncio loop (timers)
         self.no_headroom = set()      # fault: ports whose buffer carving left no lossless headroom
         self.pfcwd_disabled = False   # fault: the switch's PFC watchdog stopped
+        self.fs = {}                  # the Linux side's files the shell subset made: {path: None (dir) | text}
 
     # persistence ---------------------------------------------------------
     @abc.abstractmethod
@@ -118,6 +120,119 @@ class Platform(abc.ABC):
         if kind == "hang_after":
             raise Hang(after=True)
         return out
+
+    # Linux shell subset -----------------------------------------------------
+    # The switch's Linux shell (bash on SONiC and Cumulus; EOS's ``bash timeout <s> <cmd>``), only the
+    # forms the change window's lock uses: ``mkdir P && echo 'LINE' > P/holder``, ``cat F [2>/dev/null]``,
+    # ``rm -rf P``, as coreutils word them. Directories that exist: the FHS ones below (/var/lock is
+    # Debian's link to /run/lock, systemd tmpfiles legacy.conf). File permissions are not modelled.
+    SHELL_DIRS = ("/", "/run", "/run/lock", "/var", "/var/lock", "/var/tmp", "/tmp")
+    SHELL_COMMANDS = ("mkdir", "cat", "rm", "echo")
+
+    def _norm(self, path):
+        path = os.path.normpath(path)
+        return "/run/lock" + path[len("/var/lock"):] if path == "/var/lock" or path.startswith("/var/lock/") else path
+
+    def _isdir(self, path):
+        return path in [self._norm(d) for d in self.SHELL_DIRS] or (path in self.fs and self.fs[path] is None)
+
+    def shell(self, line):
+        """Run one line of the shell subset: (output, status). Simple commands joined by ``&&``; ``> F``
+        writes stdout to F, ``2>/dev/null`` drops stderr."""
+        try:
+            toks = shlex.split(line)
+        except ValueError as exc:
+            return f"-bash: syntax error: {exc}", 2
+        out, rc, cmd = [], 0, []
+        for tok in toks + ["&&"]:
+            if tok != "&&":
+                cmd.append(tok)
+                continue
+            if not cmd:
+                return "-bash: syntax error near unexpected token `&&'", 2
+            text, rc = self._simple(cmd)
+            cmd = []
+            if text:
+                out.append(text)
+            if rc:
+                break
+        return "\n".join(out), rc
+
+    def _simple(self, argv):
+        redirect, quiet, args = None, False, []
+        i = 0
+        while i < len(argv):
+            if argv[i] == ">" and i + 1 < len(argv):
+                redirect, i = argv[i + 1], i + 2
+                continue
+            if argv[i] == "2>/dev/null":
+                quiet, i = True, i + 1
+                continue
+            args.append(argv[i])
+            i += 1
+        if args and args[0] == "sudo":
+            args = args[1:]
+        if not args or args[0] not in self.SHELL_COMMANDS:
+            return f"-bash: {(args or [''])[0]}: command not found", 127
+        cmd, rest = args[0], args[1:]
+        err = stdout = ""
+        rc = 0
+        if cmd == "mkdir":
+            if not rest:
+                err, rc = "mkdir: missing operand\nTry 'mkdir --help' for more information.", 1
+            for p in rest:
+                n = self._norm(p)
+                if self._isdir(n) or n in self.fs:
+                    err, rc = f"mkdir: cannot create directory '{p}': File exists", 1
+                elif not self._isdir(os.path.dirname(n)):
+                    err, rc = f"mkdir: cannot create directory '{p}': No such file or directory", 1
+                else:
+                    self.fs[n] = None
+        elif cmd == "cat":
+            texts = []
+            for p in rest:
+                n = self._norm(p)
+                if self._isdir(n):
+                    err, rc = f"cat: {p}: Is a directory", 1
+                elif n not in self.fs:
+                    err, rc = f"cat: {p}: No such file or directory", 1
+                else:
+                    texts.append(self.fs[n])
+            stdout = "".join(texts)
+        elif cmd == "rm":
+            opts = [a for a in rest if a.startswith("-")]
+            paths = [a for a in rest if not a.startswith("-")]
+            bad = [o for o in opts if set(o[1:]) - set("rfR")]
+            recursive, force = any(set(o) & set("rR") for o in opts), any("f" in o for o in opts)
+            if bad:
+                err, rc = f"rm: invalid option -- '{bad[0][1:]}'", 1
+            for p in [] if bad else paths:
+                n = self._norm(p)
+                if self._isdir(n) and n not in self.fs:
+                    err, rc = f"rm: cannot remove '{p}': Permission denied", 1
+                elif n not in self.fs:
+                    if not force:
+                        err, rc = f"rm: cannot remove '{p}': No such file or directory", 1
+                elif self.fs[n] is None and not recursive:
+                    err, rc = f"rm: cannot remove '{p}': Is a directory", 1
+                else:
+                    for k in [k for k in self.fs if k == n or k.startswith(n + "/")]:
+                        del self.fs[k]
+        elif cmd == "echo":
+            stdout = " ".join(rest) + "\n"
+        if redirect is not None:
+            n = self._norm(redirect)
+            if not self._isdir(os.path.dirname(n)):
+                return f"-bash: {redirect}: No such file or directory", 1
+            if self._isdir(n):
+                return f"-bash: {redirect}: Is a directory", 1
+            self.fs[n] = stdout
+            stdout = ""
+        self.store.save(self)
+        text = stdout.rstrip("\n")
+        if err and not quiet:
+            text = (text + "\n" + err) if text else err
+        return text, rc
 
     # state ---------------------------------------------------------------
     @abc.abstractmethod
@@ -238,7 +353,9 @@ class Store:
         p = self.path(sw.name)
         if os.path.exists(p):
             with open(p, encoding="utf-8") as f:
-                sw.from_json(json.load(f))
+                data = json.load(f)
+            sw.fs = data.pop("_fs", {})   # the shell's files (the window lock) outlive a restart
+            sw.from_json(data)
         else:
             sw.factory()
             self.save(sw)
@@ -247,7 +364,7 @@ class Store:
         p = self.path(sw.name)
         tmp = p + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(sw.to_json(), f, indent=1, sort_keys=True)
+            json.dump(dict(sw.to_json(), _fs=getattr(sw, "fs", {})), f, indent=1, sort_keys=True)
         os.replace(tmp, p)
 
     def publish(self, sw):

@@ -171,5 +171,10 @@ def sim_conn_driver(tmp_path, platform, ports):
     return d, sim
 
 
+def unlocked(sent):
+    """The commands sent, less the window lock's (taken, read, released: test_switch_lock.py asserts those)."""
+    return [c for c in sent if "/linerate.lock" not in c]
+
+
 def arm(sim, kind, match, count=1, skip=0):
     sim.sw.rejects.append({"kind": kind, "match": match, "count": count, "skip": skip})

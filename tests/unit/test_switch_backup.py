@@ -105,8 +105,10 @@ def test_a_full_disk_stops_the_window_before_any_change(tmp_path, monkeypatch, p
                               "any change, nothing is sent")
     assert (err.value.rolled_back, err.value.changed) == (False, False)
     assert listing(tmp_path / "b" / "sw") == []
-    reads = {"nvue": r"^nv (config (show|diff|revision)\b)", "sonic": r"^(show |cat |sudo config list-checkpoints)",
-             "eos": r"^show "}
+    # reads, and the window lock taken and released (test_switch_lock.py)
+    lock = r"|^(bash timeout 10 )?(mkdir /var/(lock|tmp)/linerate.lock |cat /var/(lock|tmp)/linerate.lock/holder |(sudo )?rm -rf /var/(lock|tmp)/linerate.lock$)"
+    reads = {"nvue": r"^nv (config (show|diff|revision)\b)" + lock,
+             "sonic": r"^(show |cat |sudo config list-checkpoints)" + lock, "eos": r"^show " + lock}
     assert all(re.match(reads[platform], c) for c in sim.sent[sent:]), sim.sent[sent:]
     assert d.get_running() == before and d.pending() == []
 
@@ -345,8 +347,9 @@ def test_restore_result_has_no_secret_in_commands_before_after_or_diff(tmp_path,
         assert leak not in text, (leak, text)
     assert "<redacted-1>" in text
     # and outside check mode: what was sent carries the secrets, the before-restore backup keeps them all
-    # reads: the deletion check, (SONiC: clear_pending and the pending check), then the read-back
-    answers = {READ[platform]: [running, running, running, backup] if platform == "sonic" else [running, backup]}
+    # reads: the deletion check, (SONiC: clear_pending and the pending check), the re-read after begin, then the
+    # read-back
+    answers = {READ[platform]: [running] * 4 + [backup] if platform == "sonic" else [running, running, backup]}
     if platform == "nvue":   # the confirm reads its own revision awaiting confirmation, then that it is kept
         answers["nv config revision"] = ["1  applied_and_saved\n"] * 3 + [
             "1  applied_and_saved\n2  confirm_pending\n", "1  applied_and_saved\n2  applied_and_saved\n"]
@@ -354,6 +357,7 @@ def test_restore_result_has_no_secret_in_commands_before_after_or_diff(tmp_path,
     if platform == "sonic":
         answers["cat /etc/sonic/config_db.json"] = running
         answers["sudo config list-checkpoints"] = "[]"
+        answers["systemctl show -p SubState --value linerate-deadman-T1.timer"] = "waiting"   # the dead-man timer
     d, fake = make(platform, "leaf1", answers)
     res = run_apply(d, backup, full=True, backup_dir=str(tmp_path), stamp="T1", backup_label="restore", force=True)
     assert not any(leak in json.dumps(res) for leak in LEAKS)
@@ -472,12 +476,13 @@ def test_module_force_allows_a_backup_without_digest_with_a_warning(tmp_path, mo
 # where each step of the window is, in each platform's commands: (regex, how many matches to let pass)
 STEPS = {
     "begin": {"nvue": (r"^nv config revision$", 1), "sonic": (r"^sudo config checkpoint ", 0),
-              "eos": (r"^configure session linerate_", 0)},
+              "eos": (r"^configure session linerate-", 0)},
     "push": {"nvue": (r"^nv set ", 1), "sonic": (r"^sudo (config interface|sonic-db-cli)", 1),
              "eos": (r"^(qos map|interface |mtu |priority-flow-control)", 1)},
     "commit": {"nvue": (r"^nv config apply --confirm \d", 0), "eos": (r"^commit timer ", 0)},
-    "read-back": {"nvue": (r"^nv config show -o commands$", 1), "sonic": (r"^show runningconfiguration all$", 2),
-                  "eos": (r"^show running-config$", 1)},
+    # the first read, (sonic: the pending check's,) the re-read after begin, then the read-back
+    "read-back": {"nvue": (r"^nv config show -o commands$", 2), "sonic": (r"^show runningconfiguration all$", 3),
+                  "eos": (r"^show running-config$", 2)},
     "post-check": {"nvue": (r"^nv show interface$", 0), "sonic": (r"^show interfaces status$", 0),
                    "eos": (r"^show interfaces status$", 0)},
     "confirm": {"nvue": (r"^nv config (confirm|apply --confirm-yes)", 0), "sonic": (r"^sudo config save", 0),

@@ -60,7 +60,7 @@ def test_oper_parsers():
     st = eos.parse_interfaces_status(fixture("eos_interfaces_status.txt"))
     assert st["Ethernet1/1"]["up"] is True and st["Ethernet2/1"]["up"] is False
     assert eos.parse_sessions(fixture("eos_sessions.txt")) == [
-        ("linerate_20261122T040000Z", "completed"), ("maint", "pending")]
+        ("linerate-20261122T040000Z", "completed"), ("maint", "pending")]
 
 
 def test_pending_session_blocks_the_push():
@@ -73,7 +73,7 @@ def test_pending_session_blocks_the_push():
 
 def test_rejected_line_aborts_the_session(tmp_path):
     listing = fixture("eos_sessions.txt").replace("* maint                          pending   ",
-                                                  "  linerate_T1                    pending   ")
+                                                  "  linerate-T1                    pending   ")
     d, fake = make("eos", answers={
         "show running-config": fixture("eos_running.txt"),
         "speed 400g-8": "% Invalid input (at token 1: '400g-8')",
@@ -81,9 +81,9 @@ def test_rejected_line_aborts_the_session(tmp_path):
     })
     with pytest.raises(SwitchError, match="switch sw: push failed: rejected command 'speed 400g-8'") as err:
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
-    assert fake.sent[2] == "configure session linerate_T1"
+    assert fake.sent[2] == "configure session linerate-T1"
     i = fake.sent.index("speed 400g-8")
-    assert fake.sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate_T1 abort",
+    assert fake.sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate-T1 abort",
                                  "show running-config", "show configuration sessions"]
     assert err.value.rolled_back is True
     assert not any(c.startswith("commit") for c in fake.sent)
@@ -98,7 +98,7 @@ def test_commit_timer_then_abort_when_post_check_fails(tmp_path, monkeypatch):
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"), confirm_timeout=3723,
                   want_pfc=[3], want_ecn=True, stamp="T2")
     assert "commit timer 01:02:03" in sim.sent
-    assert "configure session linerate_T2 abort" in sim.sent
+    assert "configure session linerate-T2 abort" in sim.sent
     assert err.value.rolled_back is True and d.get_running() == before
 
 
@@ -106,8 +106,8 @@ def test_apply_confirm_and_idempotence_on_the_simulator(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_driver(tmp_path, "eos", PORTS)
     res = run_apply(d, render("eos", PORTS), ports=PORTS, want_pfc=[3], want_ecn=True, stamp="T3")
-    assert res["changed"] and sim.sent[-2:] == ["configure session linerate_T3 commit", "write memory"]
-    assert sim.sw.sessions["linerate_T3"]["state"] == "completed"
+    assert res["changed"] and sim.sent[-2:] == ["configure session linerate-T3 commit", "write memory"]
+    assert sim.sw.sessions["linerate-T3"]["state"] == "completed"
     assert run_apply(d, render("eos", PORTS), ports=PORTS)["commands"] == []
 
 
@@ -181,23 +181,23 @@ def test_session_window_commands():
     d.rollback()
     d.begin("T3")
     d.abort()            # never fails
-    assert fake.sent == ["configure session linerate_T1", "commit timer 00:00:59", "commit timer 25:01:01",
-                         "configure session linerate_T1 commit", "write memory",
-                         "configure session linerate_T2", "configure session linerate_T2 abort",
-                         "configure session linerate_T3", "abort"]
+    assert fake.sent == ["configure session linerate-T1", "commit timer 00:00:59", "commit timer 25:01:01",
+                         "configure session linerate-T1 commit", "write memory",
+                         "configure session linerate-T2", "configure session linerate-T2 abort",
+                         "configure session linerate-T3", "abort"]
     assert d._session is None
 
 
 @pytest.mark.parametrize("state,aborts", [("pending", True), ("pendingCommitTimer", True),
                                           ("completed", False), (None, False)])
 def test_undo_aborts_the_window_session_unless_completed(state, aborts):
-    row = f"  linerate_T1    {state}    admin   vty\n" if state else ""
+    row = f"  linerate-T1    {state}    admin   vty\n" if state else ""
     listing = "  Name   State   User   Terminal\n  -----  -----  -----  -----\n" + row
     d, fake = make("eos", answers={"show configuration sessions": listing, "end": "% Invalid input"})
     d.begin("T1")
     d.undo()
-    assert fake.sent == ["configure session linerate_T1", "end", "show configuration sessions"] + (
-        ["configure session linerate_T1 abort"] if aborts else [])
+    assert fake.sent == ["configure session linerate-T1", "end", "show configuration sessions"] + (
+        ["configure session linerate-T1 abort"] if aborts else [])
     assert d._session is None
     fake.sent.clear()
     d.undo()

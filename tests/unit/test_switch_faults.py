@@ -178,7 +178,7 @@ def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
 
 LEFTOVER = {   # pending state a failed window leaves, typed into the simulator as an operator would
     "nvue": ["nv set interface swp1 link mtu 1500"],
-    "eos": ["configure session linerate_X", "interface Ethernet1/1", "mtu 1500", "end"],
+    "eos": ["configure session linerate-X", "interface Ethernet1/1", "mtu 1500", "end"],
     "sonic": ["sudo config checkpoint linerate-X"],
 }
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from switch_testlib import make
+from switch_testlib import make, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
@@ -23,7 +23,7 @@ def test_check_mode_result_fields_and_diff_headers():
                    "diff": {"before": "nv set interface swp1 link mtu 9000\n",
                             "after": "nv set interface swp1 link mtu 9216\n",
                             "before_header": "leaf7 (running)", "after_header": "leaf7 (intent)"}}
-    assert fake.sent == ["nv config show -o commands"]
+    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null"]
 
 
 def test_at_intent_result_is_unchanged():
@@ -36,7 +36,7 @@ def test_at_intent_result_is_unchanged():
 
 def test_successful_window_result(tmp_path):
     after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
-    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING, after],
                                      "nv config apply --confirm 2 -y": "applied [rev_id: 2]",
                                      "nv config revision": ["1  applied_and_saved\n", "1  applied_and_saved\n",
                                                             "1  applied_and_saved\n2  confirm_pending\n",
@@ -46,8 +46,8 @@ def test_successful_window_result(tmp_path):
     assert res["changed"] is True and res["after"] == "nv set interface swp1 link mtu 9216\n"
     assert res["before"] == "nv set interface swp1 link mtu 9000\n" and res["rolled_back"] is False
     assert res["backup_path"] == str(tmp_path / "leaf7" / "T9.nvue.cfg")
-    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision",
-                         "nv config revision", "nv set interface swp1 link mtu 9216",
+    assert unlocked(fake.sent) == ["nv config show -o commands", "nv config diff", "nv config revision",
+                         "nv config revision", "nv config show -o commands", "nv set interface swp1 link mtu 9216",
                          "nv config apply --confirm 2 -y", "nv config show -o commands", "nv config revision",
                          "nv config apply --confirm-yes", "nv config revision"]
 
@@ -102,7 +102,7 @@ def test_pending_config_refuses_the_push():
     assert str(err.value) == ("switch leaf7: uncommitted configuration is pending, refusing to push: "
                               "pending NVUE revision:\n- x: 1; applied revision(s) awaiting confirmation: 5")
     assert err.value.rolled_back is False and err.value.changed is False
-    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision"]
+    assert unlocked(fake.sent) == ["nv config show -o commands", "nv config diff", "nv config revision"]
 
 
 def test_restore_matching_the_backup_still_reports_what_is_pending():
@@ -112,25 +112,34 @@ def test_restore_matching_the_backup_still_reports_what_is_pending():
         run_apply(d, RUNNING, full=True)
     assert str(err.value) == ("switch leaf7: the running config matches the backup but configuration is still "
                               "pending: applied revision(s) awaiting confirmation: 5")
+    # revision 5 is not this run's, and no stale linerate window left it: it is left as it is
+    assert err.value.rolled_back is False and err.value.changed is False
+    assert "nv config apply --confirm-yes" not in fake.sent and "nv config detach" not in fake.sent
+    # a window that died (its stale lock broken by this run) left it: the restore confirms it (it is the backup)
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING,
+                                     "nv config revision": "5  confirm_pending\n"})
+    d.stale_window = object()
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, RUNNING, full=True)
     assert err.value.rolled_back is False and err.value.changed is True   # it confirmed one
     # the restore read the running config (nothing outside the scope deleted), then confirmed the revision
     # that already is the backup
-    assert fake.sent[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
-                             "nv config show -o commands", "nv config apply --confirm-yes"]
+    assert unlocked(fake.sent)[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
+                                       "nv config show -o commands", "nv config apply --confirm-yes"]
 
 
 def test_restore_matching_the_backup_with_nothing_pending_is_unchanged():
     d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING})
     res = run_apply(d, RUNNING, full=True)
     assert res["changed"] is False and "cleared" not in res and res["commands"] == []
-    assert fake.sent == ["nv config show -o commands", "nv config diff", "nv config revision",
-                         "nv config diff", "nv config revision"]
+    assert unlocked(fake.sent) == ["nv config show -o commands", "nv config diff", "nv config revision"]
     res = run_apply(d, RUNNING, full=True, check_mode=True)
     assert res["changed"] is False
 
 
 def test_restore_reports_what_it_cleared():
     d, fake = make("nvue", "leaf7", {"nv config show -o commands": RUNNING, "nv config diff": ["- x: 1", ""]})
+    d.stale_window = object()   # the pending revision is a dead window's (its stale lock was broken)
     res = run_apply(d, RUNNING, full=True)
     assert res["changed"] is True and res["cleared"] == ["nv config detach (discarded a pending revision)"]
 
@@ -152,8 +161,10 @@ def test_failure_after_the_backup_names_step_and_backup(tmp_path):
 
 def test_failure_that_cannot_be_undone_says_so():
     after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
-    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after],
-                                     "nv config revision": "1  applied_and_saved\n",
+    d, fake = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING, after],
+                                     "nv config revision": ["1  applied_and_saved\n"] * 2 + [
+                                         "1  applied_and_saved\n2  applied_and_saved\n"],
+                                     "nv config apply --confirm 5 -y": "applied [rev_id: 2]",
                                      "nv config apply 1 -y": "Error: cannot apply"})
     d.oper = lambda ports: {"swp1": {"up": False, "pfc": [], "ecn": False}}
     with pytest.raises(SwitchError) as err:
@@ -180,13 +191,14 @@ def test_non_switch_failures_in_the_window_are_named_by_type():
 
 def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
     after = "nv set interface swp1 link mtu 9216\nnv set system hostname leaf1\n"
-    revs = ["1  applied_and_saved\n"] * 3 + ["1  applied_and_saved\n2  confirm_pending\n",
+    revs = ["1  applied_and_saved\n"] * 2 + ["1  applied_and_saved\n2  confirm_pending\n",
                                             "1  applied_and_saved\n2  applied_and_saved\n"]
-    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, after], "nv config revision": list(revs)})
+    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING, after],
+                                  "nv config revision": list(revs)})
     d.oper = lambda ports: pytest.fail("no post-check in a restore")
     assert run_apply(d, after, ports=["swp1"], full=True)["changed"] is True
     qos = "nv set qos pfc linerate switch-priority 3\n"
-    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING + qos],
+    d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING, RUNNING + qos],
                                   "nv config revision": revs[1:]})
     d.oper = lambda ports: pytest.fail("no post-check without ports")
     assert run_apply(d, qos, ports=[])["changed"] is True
@@ -296,7 +308,8 @@ def test_recover_second_attempt_after_a_failed_undo():
     ("nvue", 100.0, True),     # well inside the 120 s timer
     ("nvue", 111.0, False),    # 9 s left: the switch may be rolling back by the time the confirm lands
     ("eos", 111.0, False),
-    ("sonic", 111.0, True),    # no timer on a SONiC switch: nothing rolls back on its own
+    ("sonic", 100.0, True),
+    ("sonic", 111.0, False),   # the dead-man timer (systemd-run) rolls a SONiC switch back on its own too
 ])
 def test_a_confirm_is_not_sent_when_the_post_checks_used_the_confirm_timer(tmp_path, monkeypatch, platform, used,
                                                                          confirms):

@@ -15,6 +15,7 @@ import abc
 import datetime
 import os
 import re
+import shlex
 import signal
 import threading
 import time
@@ -23,13 +24,16 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import (
         LABELS, BackupError, write_backup as _write_backup)
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as _lock
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         from backups import LABELS, BackupError, write_backup as _write_backup  # type: ignore
         from redact import Redactor  # type: ignore
+        import lock as _lock  # type: ignore
     except ImportError:
         from switch.backups import LABELS, BackupError, write_backup as _write_backup  # type: ignore
         from switch.redact import Redactor  # type: ignore
+        from switch import lock as _lock  # type: ignore
 
 
 class SwitchError(Exception):
@@ -89,6 +93,10 @@ class Driver(abc.ABC):
     device_type = None
     # whether commit() arms a timer on the switch that rolls the change back unless confirmed in time
     confirm_timer = True
+    # whether that timer is armed already by begin() (SONiC's dead-man timer): the budget counts from there
+    timer_at_begin = False
+    # the window's confirm timer in seconds (set by the window before begin)
+    window_timeout = 300
     # regexes that mark a command's output as rejected, in the platform's words
     error_patterns = ()
 
@@ -289,6 +297,36 @@ class Driver(abc.ABC):
         """Before an emergency restore: discard pending config a failed window left. Returns what it did."""
         return []
 
+    def discard(self):
+        """Drop what :meth:`begin` created (a checkpoint, an empty session, a dead-man timer) when the
+        window stops before the first command is pushed; touches nothing else (another administrator's
+        change that landed meanwhile stays)."""
+        raise SwitchError(self.name, f"the {self.platform} driver cannot discard a begun window (not built)")
+
+    # ------------------------------------------------- one window per switch
+    # The lock is a directory made with mkdir in the switch's Linux shell (atomic: of two racing windows
+    # one gets "File exists"), holding one file, ``holder``: see module_utils/switch/lock.py.
+    lock_path = "/var/lock/linerate.lock"
+
+    def shell(self, command, root=False):
+        """``command`` as this switch runs it in its Linux shell (SONiC and Cumulus log in to bash)."""
+        return command
+
+    def lock_holder(self):
+        """The holder line of the switch's lock ('' when there is none)."""
+        return self.run(self.shell(f"cat {self.lock_path}/holder 2>/dev/null"), check=False).strip()
+
+    def lock_take(self, line):
+        """Create the lock naming ``line``: '' when taken, the shell's refusal otherwise."""
+        return self.run(self.shell(f"mkdir {self.lock_path} && echo {shlex.quote(line)} > {self.lock_path}/holder"),
+                        check=False).strip()
+
+    def lock_remove(self):
+        self.run(self.shell(f"rm -rf {self.lock_path}", root=True), check=False)
+
+    # a stale window's leftovers that clear_pending may discard (set when a stale lock was broken)
+    stale_window = None
+
     @abc.abstractmethod
     def undo(self):
         """Recovery after any failure of the window, possibly on a new session.
@@ -412,7 +450,7 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
 def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
               confirm_timeout=300, post_check=True, require_up=True, full=False,
               want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False,
-              redactor=None):
+              redactor=None, lock=True):
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
@@ -425,11 +463,24 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     :class:`SignalGuard`): during the change they run the recovery, a second
     signal waits until the recovery has ended, and the error says the run was
     interrupted and where the switch is.
+
+    One window per switch: before its first change the window takes the
+    switch's lock (:class:`WindowLock`, naming user@controller, pid, run id
+    and time; a copy in ``<backup_dir>/<switch>/`` on the controller) and
+    releases it at the end, recovery included; a second window is refused
+    with the holder's name before any change, check mode reports the lock.
+    ``lock=False`` (recovery's own nested restore, which runs under the
+    outer lock) skips it; a :class:`WindowLock` may be given (tests).
     """
+    stamp = stamp or timestamp()
     args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
-            want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label, force)
-    if _nested:   # recovery's own restore: the outer call holds the guard
+            want_pfc, want_ecn, stamp, _nested, backup_label, force)
+    if _nested:   # recovery's own restore: the outer call holds the guard and the lock
         return _run_window(*args, progress={"step": "read", "changed": False}, guard=None, redactor=None)
+    if lock is True:
+        lock = WindowLock(driver, stamp, confirm_timeout,
+                          os.path.join(backup_dir, driver.name) if backup_dir else None)
+    wlock = lock or None
     if not full:
         redactor = None   # the window's results hold QoS only: left as they are
     elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
@@ -438,7 +489,23 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     try:
         with SignalGuard() as guard:
             try:
-                result = _run_window(*args, progress=progress, guard=guard, redactor=redactor)
+                try:
+                    result = _run_window(*args, progress=progress, guard=guard, redactor=redactor, wlock=wlock)
+                except SwitchError as exc:
+                    note = wlock.release() if wlock is not None else None
+                    if note:
+                        raise type(exc)(exc.switch, f"{exc.reason}; {note}", output=exc.output, command=exc.command,
+                                        rolled_back=exc.rolled_back, changed=exc.changed) from exc.__cause__
+                    raise
+                except KeyboardInterrupt:
+                    if wlock is not None and wlock.held:
+                        driver.close()   # the interrupted command's answer may still come: a new session
+                        guard.defer()
+                        wlock.release()
+                    raise
+                note = wlock.release() if wlock is not None else None
+                if note:
+                    result.setdefault("warnings", []).append(note)
             except Interrupted as exc:   # outside the guarded change: before the first change
                 guard.defer()
                 raise SwitchError(
@@ -520,6 +587,104 @@ class SignalGuard:
         return False
 
 
+class WindowLock:
+    """One window per switch (module_utils/switch/lock.py): the lock on the switch, and its copy on the
+    controller in ``controller_dir`` (the switch's backup folder) when there is one.
+
+    :meth:`take` is called at the first step that may change the switch (after the read, before the
+    pending check; a restore before it clears anything) and refuses - naming the holder, before any
+    change - while another live window holds it; a stale one is broken with a warning naming the old
+    holder. :meth:`release` removes it only while it is still ours. :meth:`peek` (check mode) reads it.
+    """
+
+    def __init__(self, driver, run_id, confirm_timeout, controller_dir=None, now=None, alive=_lock.pid_alive):
+        self.driver = driver
+        self.me = _lock.Holder.me(run_id, now=now)
+        self.confirm_timeout = confirm_timeout
+        self.controller = _lock.ControllerLock(controller_dir) if controller_dir else None
+        self.now = now
+        self.alive = alive
+        self.held = False
+        self.warnings = []
+
+    def _refuse(self, who, where):
+        return SwitchError(
+            self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. It "
+            f"ends with that window; a lock older than the confirm timer plus {_lock.LOCK_MARGIN_S} s, or whose "
+            "process is gone from its controller, is broken by the next window", rolled_back=False)
+
+    def _describe(self, line):
+        h = _lock.Holder.parse(line)
+        return h.describe() if h else (repr(line) if line else "a holder that wrote no name yet")
+
+    def take(self):
+        if self.held:
+            return
+        d = self.driver
+        if self.controller is not None:
+            other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
+            if other is not None:
+                raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
+            if self.controller.broken:
+                old, why = self.controller.broken
+                self.warnings.append(f"broke the stale controller lock of {old.describe()}: {why}")
+        try:
+            for attempt in range(2):
+                answer = d.lock_take(self.me.line())
+                if not answer:
+                    self.held = True
+                    return
+                if "File exists" not in answer:
+                    raise SwitchError(d.name, f"could not create the window lock {d.lock_path} on the switch: "
+                                              f"{answer.splitlines()[0]}; nothing is sent", rolled_back=False)
+                line = d.lock_holder()
+                other = _lock.Holder.parse(line)
+                why = _lock.stale(other, self.confirm_timeout, self.me, self.now, self.alive) if other else None
+                if why is None or attempt:
+                    if other is None and line:
+                        raise SwitchError(d.name, f"the window lock {d.lock_path} on the switch names no linerate "
+                                                  f"holder ({line[:120]!r}); nothing is sent. Remove it by hand "
+                                                  f"(rm -rf {d.lock_path}) once no change is under way",
+                                          rolled_back=False)
+                    raise self._refuse(self._describe(line), f"lock {d.lock_path} on the switch")
+                self.warnings.append(f"broke the stale window lock {d.lock_path} of {other.describe()}: {why}")
+                d.stale_window = other
+                d.lock_remove()
+        except BaseException:
+            if self.controller is not None:
+                self.controller.release()
+            raise
+
+    def peek(self):
+        """Check mode: the holder of another window, as a warning (nothing is taken or changed)."""
+        line = self.driver.lock_holder()
+        if line:
+            self.warnings.append(f"the switch is locked by another change window: {self._describe(line)} "
+                                 f"({self.driver.lock_path}); a real run now would be refused")
+        return line
+
+    def release(self):
+        """Remove the lock while it is ours: a note when it could not be (never raises a SwitchError)."""
+        if not self.held:
+            return None
+        self.held = False
+        d = self.driver
+        note = None
+        try:
+            line = d.lock_holder()
+            if line in ("", self.me.line()):
+                d.lock_remove()
+            else:
+                note = (f"the window lock {d.lock_path} was taken over by {self._describe(line)} (ours was broken "
+                        "as stale): left as it is")
+        except SwitchError as exc:
+            note = (f"could not remove the window lock {d.lock_path} on the switch ({exc.reason}): remove it by "
+                    f"hand (rm -rf {d.lock_path}) - the next window breaks it once its process is gone")
+        if self.controller is not None:
+            self.controller.release()
+        return note
+
+
 def managed_scope(driver, want, ports):
     """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
     (SwitchError) before anything is sent."""
@@ -592,11 +757,15 @@ def restore_deletions(driver, want, have):
     return out
 
 
+class ConfigMoved(SwitchError):
+    """The running config changed between the window's first read and its begin: another change landed."""
+
+
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
                 require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard,
-                redactor):
+                redactor, wlock=None):
     cleared = []
-    warnings = []
+    warnings = wlock.warnings if wlock is not None else []
     want = driver.parse(want_text)
     scope = driver.full_scope() if full else managed_scope(driver, want, ports)
     running = None
@@ -617,6 +786,9 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
             warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
                             + "; ".join(outside))
         if not check_mode:
+            if wlock is not None:   # the restore changes the switch from here: one window at a time
+                progress["step"] = "lock"
+                wlock.take()
             # an emergency restore first discards what a failed window left pending
             progress["step"] = "clear-pending"
             cleared = driver.clear_pending(want_text)
@@ -648,9 +820,18 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
                                   changed=bool(cleared))
         return result
     if check_mode:
+        if wlock is not None:
+            wlock.peek()
+            if warnings:
+                result["warnings"] = warnings
         result["changed"] = True
         result["after"] = driver.view(want, scope)
         return result
+    if wlock is not None:
+        progress["step"] = "lock"
+        wlock.take()
+        if warnings:
+            result["warnings"] = warnings
     progress["step"] = "pending-check"
     pend = driver.pending()
     if pend:
@@ -665,12 +846,21 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
             raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
                               rolled_back=False, changed=bool(cleared)) from exc
     step = progress["step"] = "begin"
+    pushed = False
     try:
+        begun_at = time.monotonic() if driver.timer_at_begin else None
+        driver.window_timeout = confirm_timeout
         driver.begin(stamp)
+        # under the lock, after begin: has another change landed since the first read?
+        step = progress["step"] = "re-read"
+        if driver.get_running() != running:
+            raise ConfigMoved(driver.name, "the running config changed between the first read and the begin of the "
+                                           "window: another change landed in between")
         step = progress["step"] = "push"
+        pushed = True
         driver.push(cmds)
         step = progress["step"] = "commit"
-        committed_at = time.monotonic()
+        committed_at = begun_at if driver.timer_at_begin else time.monotonic()
         driver.commit(confirm_timeout)
         step = progress["step"] = "read-back"
         after_text = driver.get_running()
@@ -709,7 +899,19 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
             reason = exc.reason if isinstance(exc, SwitchError) else f"{type(exc).__name__}: {exc}"
             what = f"{step} failed: {reason}"
         seen = len(guard.received) if guard is not None else 0
-        restored, how = recover(driver, running, _nested)
+        if not pushed:
+            # nothing of ours reached the config: drop what begin made, and never restore over a change
+            # someone else made meanwhile
+            restored, how = discard(driver, running)
+            if isinstance(exc, ConfigMoved):
+                raise ConfigMoved(driver.name, exc.reason + "; nothing was sent" + (
+                    ", the window's own checkpoint/session/timer removed" if restored or how == "moved" else
+                    "; removing what begin made failed: " + how) + ". Run again to compute the change against the "
+                    "new config", rolled_back=False, changed=False) from None
+            if how == "moved":
+                how = "the running config was changed by someone else meanwhile: left as it is"
+        else:
+            restored, how = recover(driver, running, _nested)
         late = guard.received[seen:] if guard is not None else []
         raise SwitchError(
             driver.name,
@@ -719,10 +921,27 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
             + (f" (backup {result['backup_path']})" if result["backup_path"] else "")
             + (f"; {signal_name(late[0])} received during the recovery was held until it ended" if late else ""),
             output=getattr(exc, "output", None), command=getattr(exc, "command", None),
-            rolled_back=restored, changed=not restored) from (None if interrupted else exc)
+            rolled_back=restored, changed=not restored and (pushed or "someone else" not in how)) \
+            from (None if interrupted else exc)
     result["changed"] = True
     result["after"] = driver.view(after, scope)
     return result
+
+
+def discard(driver, backup_text):
+    """A window stopped before its first push: :meth:`Driver.discard`, then read back. (restored, why not);
+    why is ``"moved"`` when the running config differs from the first read (someone else's change: left)."""
+    try:
+        driver.discard()
+        text = driver.get_running()
+        pend = driver.pending()
+    except SwitchError as exc:
+        return False, exc.reason
+    if text != backup_text:
+        return False, "moved"
+    if pend:
+        return False, "still pending: " + "; ".join(pend)
+    return True, ""
 
 
 def recover(driver, backup_text, nested=False, attempts=2):

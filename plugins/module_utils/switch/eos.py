@@ -271,9 +271,17 @@ class EosDriver(Driver):
     lldp_parser = "parse_eos_lldp_neighbors"
     error_patterns = (r"^% .*$",)
 
+    # the window lock: EOS runs Linux commands from the CLI with ``bash timeout <s> <command>`` (the rest of
+    # the line goes to bash); /var/tmp is the Linux side's scratch directory
+    lock_path = "/var/tmp/linerate.lock"
+    SESSION_PREFIXES = ("linerate-", "linerate_")   # linerate_ : the sessions of releases before the lock
+
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._session = None
+
+    def shell(self, command, root=False):
+        return f"bash timeout 10 {command}"
 
     def connect(self):
         fresh = self.conn is None
@@ -325,8 +333,19 @@ class EosDriver(Driver):
         return [f"configure session {n} is {s}" for n, s in rows if s != "completed"]
 
     def begin(self, tag):
-        self._session = f"linerate_{tag}"
+        """``configure session linerate-<tag>``: the name says whose it is in ``show configuration sessions``."""
+        self._session = f"linerate-{tag}"
         self.run(f"configure session {self._session}")
+
+    def discard(self):
+        """Leave the session and abort it while it is still being edited (nothing was pushed into it)."""
+        self.run("end", check=False)
+        if self._session is None:
+            return
+        state = dict(parse_sessions(self.run("show configuration sessions"))).get(self._session)
+        if state == "pending":
+            self.run(f"configure session {self._session} abort")
+        self._session = None
 
     def abort(self):
         self.run("abort", check=False)
@@ -346,12 +365,13 @@ class EosDriver(Driver):
         self._session = None
 
     def clear_pending(self, target_text):
-        """Abort every configure session that is not completed (EOS restores the config from before a
-        session committed with a timer)."""
+        """Abort linerate's own configure sessions (``linerate-*``) that are not completed (EOS restores the
+        config from before a session committed with a timer). Another administrator's session is left: the
+        pending check then names it and the restore stops."""
         done = []
         self.run("end", check=False)
         for name, state in parse_sessions(self.run("show configuration sessions")):
-            if state != "completed":
+            if state != "completed" and name.startswith(self.SESSION_PREFIXES):
                 self.run(f"configure session {name} abort")
                 done.append(f"configure session {name} abort (was {state})")
         return done

@@ -264,6 +264,10 @@ class NvueDriver(Driver):
     def abort(self):
         self.run("nv config detach", check=False)
 
+    def discard(self):
+        """Nothing to drop: begin only read the revisions."""
+        return None
+
     def commit(self, confirm_timeout):
         self._committed = True   # from here the apply may have happened, whatever the answer
         out = self.run(f"nv config apply --confirm {confirm_minutes(confirm_timeout)} -y")
@@ -299,9 +303,14 @@ class NvueDriver(Driver):
             self._rev_before = m.group(1)
 
     def clear_pending(self, target_text):
-        """Detach a pending revision. A revision awaiting confirmation is ended by the restore's own
-        apply, or confirmed when its config already is the backup."""
+        """Only a window's leftovers are cleared: when this run broke the stale lock of a linerate window
+        that died (``stale_window``), its pending revision is detached and a revision awaiting confirmation
+        whose config already is the backup is confirmed. Otherwise nothing is touched (another
+        administrator's pending revision stays; the pending check names it and the restore stops; an
+        unconfirmed apply reverts on its own timer)."""
         done = []
+        if self.stale_window is None:
+            return done
         if self.run("nv config diff").strip():
             self.run("nv config detach")
             done.append("nv config detach (discarded a pending revision)")
@@ -312,15 +321,25 @@ class NvueDriver(Driver):
         return done
 
     def undo(self):
-        """Discard the pending revision; re-apply the revision from before the window when a later one
-        is applied or awaits confirmation (a new apply also ends the confirm wait)."""
-        self.run("nv config detach")
-        if self._rev_before is None:
-            return   # begin never read the revisions: nothing was applied
+        """Touch only this window's own revision. Before the apply, detach the pending revision our
+        ``nv set`` lines built (the pending check saw none before them). After it, re-apply the revision
+        from before the window only while the revision awaiting confirmation, or the newest applied one,
+        is ours: the rev id our apply printed, or (when its answer was lost) the one revision after
+        ``_rev_before``. Another administrator's revision is left; the read-back then reports it."""
+        if self._rev_before is None or not self._committed:
+            self.run("nv config detach")   # nothing applied: the pending revision is our nv set lines
+            return
         revs = parse_revisions(self.run("nv config revision"))
         waiting = [r for r, st in revs if "confirm" in st]
         applied = [r for r, st in revs if st.startswith("applied")]
-        if self._committed or waiting or (applied and applied[-1] != self._rev_before):
+        newer = [r for r, st in revs if int(r) > int(self._rev_before)]
+        if not newer:   # the apply never reached the switch (interrupted before it): still our pending revision
+            self.run("nv config detach")
+            return
+        ours = self._rev_applied
+        if ours is None:
+            ours = newer[0] if len(newer) == 1 else None
+        if ours is not None and (waiting == [ours] or (not waiting and applied and applied[-1] == ours)):
             self.rollback()
             self._committed = False
 

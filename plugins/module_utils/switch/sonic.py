@@ -12,6 +12,16 @@ CONFIG_DB write the generic config updater does).
 Safe mechanism: ``config checkpoint <name>`` before the push; any rejected
 command or failed post-check runs ``config rollback <name>``; success saves
 (``config save -y``) and deletes the checkpoint.
+
+Dead-man timer: SONiC has no confirm timer of its own, so begin also arms a
+transient systemd timer on the switch (SONiC is Debian with systemd):
+``sudo systemd-run --unit=linerate-deadman-<tag> --on-active=<s>s
+/usr/local/bin/config rollback linerate-<tag>``. A controller that dies
+outright (SIGKILL, power loss) leaves a switch that rolls itself back to the
+checkpoint when the timer fires. The confirm first reads that the timer is
+still waiting (``systemctl show -p SubState --value <unit>.timer``: ``waiting``
+until it elapses), then stops it (``sudo systemctl stop <unit>.timer``),
+saves and deletes the checkpoint; recovery stops it before anything else.
 """
 import json
 import re
@@ -30,6 +40,8 @@ except ImportError:  # standalone
     from common import ParseError  # type: ignore
 
 CP_PREFIX = "linerate-"
+DEADMAN_PREFIX = "linerate-deadman-"
+CONFIG_BIN = "/usr/local/bin/config"   # sonic-utilities' click entry point, as the switch installs it
 
 
 def parse_config_db(text):
@@ -275,18 +287,20 @@ def parse_show_ecn(text):
 
 class SonicDriver(Driver):
     platform = "sonic"
-    confirm_timer = False   # a checkpoint, no timer on the switch: nothing rolls back on its own
+    confirm_timer = True    # the dead-man timer (systemd-run) rolls the checkpoint back unless stopped in time
+    timer_at_begin = True   # armed by begin(), before the first command
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
     lldp_command = "show lldp table"
     lldp_parser = "parse_sonic_lldp_table"
     error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
-                      r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$")
+                      r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$", r"^Failed to .*$")
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._cp = None
+        self._deadman = None   # the dead-man timer unit armed by begin (systemd-run)
 
     def get_running(self):
         return self.run("show runningconfiguration all")
@@ -329,7 +343,27 @@ class SonicDriver(Driver):
 
     def begin(self, tag):
         self._cp = CP_PREFIX + tag
+        self._deadman = None
         self.run(f"sudo config checkpoint {self._cp}")
+        unit = DEADMAN_PREFIX + tag
+        self._deadman = unit   # from here the timer may exist, whatever the answer
+        self.run(f"sudo systemd-run --unit={unit} --on-active={int(self.window_timeout)}s "
+                 f"{CONFIG_BIN} rollback {self._cp}")
+
+    def _deadman_state(self, unit):
+        return self.run(f"systemctl show -p SubState --value {unit}.timer", check=False).strip()
+
+    def _stop_deadman(self, check=False):
+        if getattr(self, "_deadman", None):
+            self.run(f"sudo systemctl stop {self._deadman}.timer", check=check)
+            self._deadman = None
+
+    def discard(self):
+        """Stop the dead-man timer and delete the window's own checkpoint (nothing was pushed)."""
+        self._stop_deadman()
+        if self._cp and self._cp in self.checkpoints():
+            self.run(f"sudo config delete-checkpoint {self._cp}")
+        self._cp = None
 
     def abort(self):
         self.rollback()
@@ -338,6 +372,14 @@ class SonicDriver(Driver):
         return None  # SONiC applies each command at once; the checkpoint is the safety net
 
     def confirm(self):
+        """Stop the dead-man timer while it still waits (one that elapsed has rolled the change back: not
+        confirmed), then save and delete the checkpoint."""
+        state = self._deadman_state(self._deadman)
+        if state != "waiting":
+            raise SwitchError(self.name, f"the dead-man timer {self._deadman}.timer is {state or 'gone'}, not "
+                                         "waiting: it has fired (config rollback to the checkpoint) or was "
+                                         "stopped by someone else; the change is not confirmed")
+        self._stop_deadman(check=True)
         self.run("sudo config save -y")
         self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
@@ -355,9 +397,11 @@ class SonicDriver(Driver):
         backup (the restore's own confirm saves otherwise)."""
         done = []
         for cp in self.checkpoints():
-            if cp.startswith(CP_PREFIX):
+            if cp.startswith(CP_PREFIX):   # linerate's own only: another administrator's checkpoints stay
+                unit = DEADMAN_PREFIX + cp[len(CP_PREFIX):]
+                self.run(f"sudo systemctl stop {unit}.timer", check=False)
                 self.run(f"sudo config delete-checkpoint {cp}")
-                done.append(f"config delete-checkpoint {cp}")
+                done.append(f"systemctl stop {unit}.timer; config delete-checkpoint {cp}")
         running = self.parse(self.get_running())
         if running == self.parse(target_text) and running != self.parse(self.run("cat /etc/sonic/config_db.json")):
             self.run("sudo config save -y")
@@ -367,7 +411,9 @@ class SonicDriver(Driver):
     def undo(self):
         """Roll back to the window's checkpoint, re-save when ``config save`` already ran (the saved
         config was equal to the running one before the window: the pre-check demands it), and delete the
-        checkpoint. Nothing to do when the checkpoint was never taken."""
+        checkpoint. The dead-man timer is stopped first (it must not fire in the middle). Nothing else
+        to do when the checkpoint was never taken."""
+        self._stop_deadman()
         if not self._cp:
             return
         if self._cp in self.checkpoints():
@@ -379,6 +425,7 @@ class SonicDriver(Driver):
         self._cp = None
 
     def rollback(self):
+        self._stop_deadman()
         if self._cp:
             self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
             self.run(f"sudo config delete-checkpoint {self._cp}", check=False)
