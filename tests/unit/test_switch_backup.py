@@ -351,7 +351,7 @@ def test_restore_result_has_no_secret_in_commands_before_after_or_diff(tmp_path,
     # read-back
     answers = {READ[platform]: [running] * 4 + [backup] if platform == "sonic" else [running, running, backup]}
     if platform == "nvue":   # the confirm reads its own revision awaiting confirmation, then that it is kept
-        answers["nv config revision"] = ["1  applied_and_saved\n"] * 3 + [
+        answers["nv config revision"] = ["1  applied_and_saved\n"] * 2 + [
             "1  applied_and_saved\n2  confirm_pending\n", "1  applied_and_saved\n2  applied_and_saved\n"]
         answers["nv config apply --confirm 5 -y"] = "applied [rev_id: 2]"
     if platform == "sonic":

@@ -199,7 +199,7 @@ def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
     assert run_apply(d, after, ports=["swp1"], full=True)["changed"] is True
     qos = "nv set qos pfc linerate switch-priority 3\n"
     d, _ = make("nvue", "leaf7", {"nv config show -o commands": [RUNNING, RUNNING, RUNNING + qos],
-                                  "nv config revision": revs[1:]})
+                                  "nv config revision": list(revs)})
     d.oper = lambda ports: pytest.fail("no post-check without ports")
     assert run_apply(d, qos, ports=[])["changed"] is True
 
