@@ -468,6 +468,7 @@ RULES = {
     "host_disruption_undrain_tasks": local_path(empty=True),
     "host_disruption_hook_timeout": integer(1, 86400, " seconds"),
     "host_disruption_force": boolean,
+    "host_disruption_sysfs": path(),
     "host_disruption_action": choice("driver_restart", "firmware_reset", "netdev_change", "reboot"),
     "host_disruption_targets": ANY_LIST,
     # role nvidia_peermem

@@ -106,3 +106,11 @@ def test_the_roles_refusal_when_the_connection_runs_over_a_changing_rail(capsys,
     # the same plan with the connection on the Intel NIC: allowed, nothing else read
     res = run_module(disruption_guard.main, args, ip_tools("eno1"), capsys)
     assert not res.get("failed") and res["changed"] is False
+
+
+def test_the_in_use_check_reads_the_sysfs_the_inventory_names():
+    use = load("roles", "host_disruption", "tasks", "begin.yml")[4]["linerate.fabric.disruption_guard"]
+    assert use["check_in_use"] is True and use["sysfs"] == "{{ host_disruption_sysfs }}"
+    assert load("roles", "host_disruption", "defaults", "main.yml")["host_disruption_sysfs"] == "/sys"
+    lab = load("inventory", "lab", "group_vars", "gpu_nodes", "hardware.yml")
+    assert lab["host_disruption_sysfs"] == "/run/linerate-lab/sys"

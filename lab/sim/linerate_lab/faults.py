@@ -742,3 +742,79 @@ def _fold_storm_switch_side(m, nic, storm):
         wd["detected"] = int(wd.get("detected") or 0) + 1
         wd["restored"] = int(wd.get("restored") or 0) + 1
         wd["tx_drop"] = int(wd.get("tx_drop") or 0) + live.get(f"tx_prio{prio}_pause", 0) // 10
+
+
+# ---------------------------------------------------------------- disruptive host actions (issue 25)
+
+@fault("reset-lost", "reset-lost NODE DEVICE   the NIC does not come back from its next firmware reset "
+       "(mlxfwreset): no RDMA device until reset-lost-restore")
+def reset_lost(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["reset_lost"] = True
+    _untrack(m, "reset-lost", [node, device])
+    _record(m, "reset-lost", [node, device])
+    return f"{node} {device}: the next mlxfwreset of {nic['pci']} loses the device"
+
+
+@fault("reset-lost-restore", "reset-lost-restore NODE DEVICE  undo reset-lost (the device is back, as after a power cycle)")
+def reset_lost_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("reset_lost", None)
+    nic.pop("lost", None)
+    _untrack(m, "reset-lost", [node, device])
+    return f"{node} {device}: the device is back"
+
+
+# The uverbs view the in-use check reads (plugins/module_utils/mgmtpath.py:
+# /proc/<pid>/fd links to /dev/infiniband/uverbsN; <sysfs>/class/infiniband_verbs/uverbsN/ibdev;
+# <sysfs>/class/infiniband/<dev>/device -> its PCI function). The container's
+# /sys is read-only and the kernel has no RDMA, so the lab keeps that tree
+# under LAB_SYSFS (inventory: host_disruption_sysfs) and /dev/infiniband/uverbsN
+# as plain files in the container's /dev; the holder is a process named as a
+# benchmark (a copy of sleep, so its comm is ib_write_bw) with the file open.
+LAB_SYSFS = "/run/linerate-lab/sys"
+BUSY_COMM = "ib_write_bw"
+
+
+def _uverbs(m, node, device):
+    """uverbsN of a device: its rank among the node's devices (the driver numbers them in probe order)."""
+    return sorted(int(n["device"].rsplit("_", 1)[1]) for n in m["nodes"][node]["nics"]).index(
+        int(device.rsplit("_", 1)[1]))
+
+
+def _pidfile(device):
+    return f"/run/linerate-lab/rdma-busy-{device}.pid"
+
+
+@fault("rdma-busy", "rdma-busy NODE DEVICE    a process (ib_write_bw) holds the device's /dev/infiniband/uverbsN open "
+       "(the in-use check before a firmware reset or driver restart refuses)")
+def rdma_busy(lab, m, node, device):
+    _nic(m, node, device)
+    script = ["set -e", f"mkdir -p {LAB_SYSFS}/class/infiniband_verbs {LAB_SYSFS}/class/infiniband "
+              f"{LAB_SYSFS}/devices /dev/infiniband"]
+    for nic in m["nodes"][node]["nics"]:
+        n = _uverbs(m, node, nic["device"])
+        script += [f"mkdir -p {LAB_SYSFS}/class/infiniband_verbs/uverbs{n} {LAB_SYSFS}/devices/{nic['pci']} "
+                   f"{LAB_SYSFS}/class/infiniband/{nic['device']}",
+                   f"echo {nic['device']} > {LAB_SYSFS}/class/infiniband_verbs/uverbs{n}/ibdev",
+                   f"ln -sfn ../../../devices/{nic['pci']} {LAB_SYSFS}/class/infiniband/{nic['device']}/device",
+                   f"touch /dev/infiniband/uverbs{n}"]
+    n = _uverbs(m, node, device)
+    holder = f"/run/linerate-lab/{BUSY_COMM}"
+    script += [f"if test -s {_pidfile(device)} && kill -0 \"$(cat {_pidfile(device)})\" 2>/dev/null; then exit 0; fi",
+               f"test -x {holder} || cp /bin/sleep {holder}",
+               f"setsid sh -c 'exec {holder} infinity 3</dev/infiniband/uverbs{n}' </dev/null >/dev/null 2>&1 &",
+               f"echo $! > {_pidfile(device)}"]
+    _exec(lab, node, "sh", "-c", "\n".join(script))
+    _untrack(m, "rdma-busy", [node, device])
+    _record(m, "rdma-busy", [node, device])
+    return f"{node} {device}: {BUSY_COMM} holds /dev/infiniband/uverbs{n} open until rdma-idle"
+
+
+@fault("rdma-idle", "rdma-idle NODE DEVICE    undo rdma-busy (the holder exits)")
+def rdma_idle(lab, m, node, device):
+    _nic(m, node, device)
+    _exec(lab, node, "sh", "-c", f"if test -s {_pidfile(device)}; then kill \"$(cat {_pidfile(device)})\" "
+          f"2>/dev/null || true; rm -f {_pidfile(device)}; fi")
+    _untrack(m, "rdma-busy", [node, device])
+    return f"{node} {device}: no process holds it"

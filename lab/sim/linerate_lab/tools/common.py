@@ -59,7 +59,8 @@ def rdma_nics(node):
     """The NICs with an RDMA device: mlx5_ib must be loaded (ib_core under it)."""
     if not (loaded(node, "mlx5_ib") and loaded(node, "ib_core")):
         return []
-    return sorted(node["nics"], key=lambda n: n["device"])
+    # a function lost in a reset (lab fault reset-lost) has no RDMA device
+    return sorted((n for n in node["nics"] if not n.get("lost")), key=lambda n: n["device"])
 
 
 def verbs_nics(node):

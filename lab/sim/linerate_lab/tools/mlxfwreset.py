@@ -68,6 +68,10 @@ def apply_reset(nic, level):
     nic["qos"] = hardware.fresh_qos()
     nic["ecn"] = hardware.ecn_from_firmware(fw["current"])
     nic["cma"] = hardware.fresh_cma()
+    if nic.get("reset_lost"):
+        # lab fault reset-lost: the function does not come back from the reset
+        # (no RDMA device, no netdev driver) until reset-lost-restore
+        nic["lost"] = True
 
 
 # the MFT release whose option table applies when the launcher names none (lab/packages.py passes it)
