@@ -1,7 +1,7 @@
 """EOS: running-config tree, exact delta commands, idempotence, session/commit-timer paths."""
 import pytest
 
-from switch_testlib import fixture, make, render, sim_driver
+from switch_testlib import fixture, make, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
@@ -60,7 +60,7 @@ def test_oper_parsers():
     st = eos.parse_interfaces_status(fixture("eos_interfaces_status.txt"))
     assert st["Ethernet1/1"]["up"] is True and st["Ethernet2/1"]["up"] is False
     assert eos.parse_sessions(fixture("eos_sessions.txt")) == [
-        ("linerate-20261122T040000Z", "completed"), ("maint", "pending")]
+        ("linerate_20261122T040000Z", "completed"), ("maint", "pending")]
 
 
 def test_pending_session_blocks_the_push():
@@ -81,10 +81,11 @@ def test_rejected_line_aborts_the_session(tmp_path):
     })
     with pytest.raises(SwitchError, match="switch sw: push failed: rejected command 'speed 400g-8'") as err:
         run_apply(d, render("eos", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
-    assert fake.sent[2] == "configure session linerate-T1"
-    i = fake.sent.index("speed 400g-8")
-    assert fake.sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate-T1 abort",
-                                 "show running-config", "show configuration sessions"]
+    sent = unlocked(fake.sent)
+    assert sent[2:4] == ["configure session linerate-T1", "show running-config"]   # begin, then the re-read
+    i = sent.index("speed 400g-8")
+    assert sent[i + 1:] == ["end", "show configuration sessions", "configure session linerate-T1 abort",
+                            "show running-config", "show configuration sessions"]
     assert err.value.rolled_back is True
     assert not any(c.startswith("commit") for c in fake.sent)
 
@@ -106,7 +107,7 @@ def test_apply_confirm_and_idempotence_on_the_simulator(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_driver(tmp_path, "eos", PORTS)
     res = run_apply(d, render("eos", PORTS), ports=PORTS, want_pfc=[3], want_ecn=True, stamp="T3")
-    assert res["changed"] and sim.sent[-2:] == ["configure session linerate-T3 commit", "write memory"]
+    assert res["changed"] and unlocked(sim.sent)[-2:] == ["configure session linerate-T3 commit", "write memory"]
     assert sim.sw.sessions["linerate-T3"]["state"] == "completed"
     assert run_apply(d, render("eos", PORTS), ports=PORTS)["commands"] == []
 
@@ -204,13 +205,16 @@ def test_undo_aborts_the_window_session_unless_completed(state, aborts):
     assert fake.sent == ["end"]
 
 
-def test_clear_pending_aborts_every_unfinished_session():
-    text = fixture("eos_sessions.txt") + "  other                          pendingCommitTimer   ops   vty\n"
+def test_clear_pending_aborts_only_linerate_sessions():
+    # another administrator's sessions (maint, other) stay; linerate's own unfinished ones are aborted
+    text = fixture("eos_sessions.txt") + ("  other                          pendingCommitTimer   ops   vty\n"
+                                          "  linerate-T7                    pendingCommitTimer   admin vty\n"
+                                          "  linerate_T6                    pending              admin vty\n")
     d, fake = make("eos", answers={"show configuration sessions": text, "end": "% Invalid input"})
-    assert d.clear_pending("x") == ["configure session maint abort (was pending)",
-                                    "configure session other abort (was pendingCommitTimer)"]
-    assert fake.sent == ["end", "show configuration sessions", "configure session maint abort",
-                         "configure session other abort"]
+    assert d.clear_pending("x") == ["configure session linerate-T7 abort (was pendingCommitTimer)",
+                                    "configure session linerate_T6 abort (was pending)"]
+    assert fake.sent == ["end", "show configuration sessions", "configure session linerate-T7 abort",
+                         "configure session linerate_T6 abort"]
 
 
 # ---------------------------------------------------------------- read-only reads, ports the switch lacks

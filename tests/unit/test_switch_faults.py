@@ -28,8 +28,9 @@ COMMIT = {"nvue": r"^nv config apply --confirm", "sonic": r"^sudo config checkpo
 CONFIRM = {"nvue": r"^nv config apply --confirm-yes", "sonic": r"^sudo config save", "eos": r"^configure session \S+ commit$"}
 READ = {"nvue": r"^nv config show -o commands$", "sonic": r"^show runningconfiguration all$",
         "eos": r"^show running-config$"}
-# reads of the running config before the push (SONiC's pending check reads it too)
-READS_BEFORE = {"nvue": 1, "sonic": 2, "eos": 1}
+# reads of the running config before the push (SONiC's pending check reads it too,
+# and the re-read after begin)
+READS_BEFORE = {"nvue": 2, "sonic": 3, "eos": 2}
 
 CASES = {
     "reject-first-push": lambda p: ("reject", PUSH[p], 1, 0),
@@ -177,7 +178,10 @@ def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
 
 
 LEFTOVER = {   # pending state a failed window leaves, typed into the simulator as an operator would
-    "nvue": ["nv set interface swp1 link mtu 1500"],
+    # NVUE names no revision after linerate: the dead window's own lock (stale) says whose it is
+    "nvue": ["nv set interface swp1 link mtu 1500",
+             "mkdir /var/lock/linerate.lock && echo 'linerate ops@elsewhere pid=1 run=X time=20200101T000000Z' > "
+             "/var/lock/linerate.lock/holder"],
     "eos": ["configure session linerate-X", "interface Ethernet1/1", "mtu 1500", "end"],
     "sonic": ["sudo config checkpoint linerate-X"],
 }
@@ -212,9 +216,9 @@ def test_restore_fails_while_pending_state_remains(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_conn_driver(tmp_path, "eos", PORTS["eos"])
     factory = d.get_running()
-    sim.sw.execute(sim.sw.new_context("ops"), "configure session maint")
-    arm(sim, "reject", r"^configure session maint abort$", count=5)
-    with pytest.raises(SwitchError, match="switch sw: rejected command 'configure session maint abort'") as err:
+    sim.sw.execute(sim.sw.new_context("ops"), "configure session linerate-X")
+    arm(sim, "reject", r"^configure session linerate-X abort$", count=5)
+    with pytest.raises(SwitchError, match="switch sw: rejected command 'configure session linerate-X abort'") as err:
         run_apply(d, factory, full=True, backup_label="restore")
     assert err.value.rolled_back is False
 

@@ -1,7 +1,7 @@
 """NVUE: parser, exact delta commands, idempotence, push and rollback paths."""
 import pytest
 
-from switch_testlib import fixture, make, render, sim_driver
+from switch_testlib import fixture, make, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
@@ -101,7 +101,8 @@ def test_roce_status_real_global_outputs_cl50_and_cl512():
 def test_check_mode_only_reads():
     d, fake = make("nvue", answers={"nv config show -o commands": fixture("nvue_config_show_commands.txt")})
     res = run_apply(d, render("nvue", PORTS), ports=PORTS, check_mode=True)
-    assert fake.sent == ["nv config show -o commands"]
+    # reads only: the running config, and the window lock (reported, never taken)
+    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null"]
     assert res["changed"] is True and res["commands"] == EXPECTED
     assert "+nv set" not in res["diff"]["before"] and "link mtu 9216" in res["diff"]["after"]
 
@@ -117,10 +118,12 @@ def test_rejected_set_detaches_pending_revision(tmp_path):
         run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert "switch sw: push failed: rejected command 'nv set interface swp1 link speed 400G'" in str(err.value)
     assert err.value.rolled_back is True and err.value.changed is False
-    assert fake.sent[:3] == ["nv config show -o commands", "nv config diff", "nv config revision"]
-    i = fake.sent.index("nv set interface swp1 link speed 400G")
-    assert fake.sent[i + 1:] == ["nv config detach", "nv config revision", "nv config show -o commands",
-                                 "nv config diff", "nv config revision"]
+    sent = unlocked(fake.sent)
+    assert sent[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
+                        "nv config revision", "nv config show -o commands"]   # begin, then the re-read
+    i = sent.index("nv set interface swp1 link speed 400G")
+    assert sent[i + 1:] == ["nv config detach", "nv config show -o commands", "nv config diff",
+                            "nv config revision"]
     assert not any(c.startswith("nv config apply") for c in fake.sent)
     backup = tmp_path / "sw" / "T1.nvue.cfg"
     assert backup.read_text() == running and oct(backup.stat().st_mode & 0o777) == "0o600"
@@ -130,8 +133,12 @@ def test_failed_post_check_reapplies_previous_revision(tmp_path):
     running = fixture("nvue_config_show_commands.txt")
     after = running + render("nvue", PORTS)
     d, fake = make("nvue", answers={
-        "nv config show -o commands": [running, after, running],
-        "nv config revision": fixture("nvue_revision.txt"),
+        "nv config show -o commands": [running, running, after, running],
+        # the pending check, begin, then the undo (rev 3 is ours, awaiting confirmation), the verification
+        "nv config revision": [fixture("nvue_revision.txt")] * 2 + [
+            fixture("nvue_revision.txt") + "3  confirm_pending\n",
+            fixture("nvue_revision.txt").replace("2                     applied_and_saved", "2  applied")
+            + "3  rolled_back\n4  applied_and_saved\n"],
         "nv show interface": fixture("nvue_show_interface.txt"),   # swp2 is down
         "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
         "nv show interface swp2 qos roce status": fixture("nvue_roce_status_on.txt"),
@@ -386,31 +393,46 @@ def test_the_simulator_refuses_the_invented_confirm_verb_and_reads_bare_timers_a
     assert sw.execute({"user": "cumulus"}, "nv config apply --bogus").startswith("Error: Invalid option")
 
 
-@pytest.mark.parametrize("revs,committed,rolls_back", [
-    (REVS, False, False),                                 # nothing happened after begin
-    (REVS, True, True),                                   # the apply was sent
-    (REVS + "4  confirm_pending\n", False, True),         # a revision awaits confirmation
-    (REVS + "4  applied_and_saved\n", False, True),       # a later revision is applied
+@pytest.mark.parametrize("revs,committed,applied,sent", [
+    # not applied: only our own pending revision (our nv set lines) is detached
+    (REVS, False, None, ["nv config detach"]),
+    # the apply was sent but never reached the switch (no new revision): still our pending revision
+    (REVS, True, None, ["nv config revision", "nv config detach"]),
+    # our revision (the rev id our apply printed) awaits confirmation, or is applied: re-apply the one before
+    (REVS + "4  confirm_pending\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
+    (REVS + "4  applied_and_saved\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
+    # the apply's answer was lost: the one revision that appeared since begin is ours
+    (REVS + "4  confirm_pending\n", True, None, ["nv config revision", "nv config apply 2 -y"]),
+    # another administrator's revision awaits confirmation, or two appeared: neither is touched
+    (REVS + "4  applied\n5  confirm_pending\n", True, "4", ["nv config revision"]),
+    (REVS + "4  applied\n5  applied_and_saved\n", True, None, ["nv config revision"]),
+    # ours already rolled back by the timer (a newer applied revision is not ours): nothing to do
+    (REVS + "4  rolled_back\n5  applied_and_saved\n", True, "4", ["nv config revision"]),
 ])
-def test_undo_reapplies_the_revision_from_before_the_window(revs, committed, rolls_back):
+def test_undo_touches_only_this_windows_revision(revs, committed, applied, sent):
     d, fake = make("nvue", answers={"nv config revision": [REVS, revs]})
     d.begin("T1")
-    d._committed = committed
+    d._committed, d._rev_applied = committed, applied
     d.undo()
-    tail = ["nv config apply 2 -y"] if rolls_back else []
-    assert fake.sent == ["nv config revision", "nv config detach", "nv config revision"] + tail
-    assert d._committed is False
+    assert fake.sent == ["nv config revision"] + sent
+    assert d._committed is (committed and sent[-1] != "nv config apply 2 -y")
 
 
 def test_clear_pending_detaches_and_confirms_a_revision_that_is_the_backup():
-    d, fake = make("nvue", answers={"nv config diff": "- x", "nv config show -o commands": "backup",
-                                    "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"})
+    answers = {"nv config diff": "- x", "nv config show -o commands": "backup",
+               "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"}
+    d, fake = make("nvue", answers=dict(answers))
+    # no stale linerate window was broken by this run: the pending revisions are someone else's, left alone
+    assert d.clear_pending("backup") == [] and fake.sent == []
+    d, fake = make("nvue", answers=answers)
+    d.stale_window = object()   # this run broke a dead window's lock: what is pending is that window's
     assert d.clear_pending("backup") == ["nv config detach (discarded a pending revision)",
                                          "nv config apply --confirm-yes (revision 7 already is the backup)"]
     assert fake.sent == ["nv config diff", "nv config detach", "nv config revision",
                          "nv config show -o commands", "nv config apply --confirm-yes"]
     d, fake = make("nvue", answers={"nv config show -o commands": "other",
                                     "nv config revision": REVS + "4  confirm_pending\n"})
+    d.stale_window = object()
     assert d.clear_pending("backup") == []
     assert fake.sent == ["nv config diff", "nv config revision", "nv config show -o commands"]
 

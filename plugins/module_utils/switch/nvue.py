@@ -258,8 +258,10 @@ class NvueDriver(Driver):
         return problems
 
     def begin(self, tag):
-        applied = [r for r, st in parse_revisions(self.run("nv config revision")) if st.startswith("applied")]
+        revs = parse_revisions(self.run("nv config revision"))
+        applied = [r for r, st in revs if st.startswith("applied")]
         self._rev_before = applied[-1] if applied else None
+        self._revs_seen = {r for r, st in revs}   # a revision not in here appeared during the window
 
     def abort(self):
         self.run("nv config detach", check=False)
@@ -325,15 +327,16 @@ class NvueDriver(Driver):
         ``nv set`` lines built (the pending check saw none before them). After it, re-apply the revision
         from before the window only while the revision awaiting confirmation, or the newest applied one,
         is ours: the rev id our apply printed, or (when its answer was lost) the one revision after
-        ``_rev_before``. Another administrator's revision is left; the read-back then reports it."""
+        begin's listing. Another administrator's revision is left; the read-back then reports it."""
         if self._rev_before is None or not self._committed:
             self.run("nv config detach")   # nothing applied: the pending revision is our nv set lines
             return
         revs = parse_revisions(self.run("nv config revision"))
         waiting = [r for r, st in revs if "confirm" in st]
         applied = [r for r, st in revs if st.startswith("applied")]
-        newer = [r for r, st in revs if int(r) > int(self._rev_before)]
-        if not newer:   # the apply never reached the switch (interrupted before it): still our pending revision
+        newer = [r for r, st in revs if r not in getattr(self, "_revs_seen", set())]
+        if not newer and self._rev_applied is None:
+            # the apply never reached the switch (interrupted before it): still our pending revision
             self.run("nv config detach")
             return
         ours = self._rev_applied
