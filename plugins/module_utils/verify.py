@@ -308,7 +308,7 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
 # How many tests one way settle a side (re-test phases stop once every suspect is settled):
 RETEST_SAMPLES = 6      # an intermittent rail's other direction: a 50 % flaky side passes 6 in a row 1.6 % of the time
 CLEAR_SAME_LEAF = 2     # same-leaf passes that clear a side whose failures all crossed uplinks
-HARD_FAILS = 4          # failures, none passed, one same-leaf: a hard fault that way (a 50 % flaky side fails 4 in a row 1/16 of the time)
+HARD_FAILS = 3          # failures, none passed, one same-leaf: a hard fault that way
 RETEST_REPEATS_FLAKY = 3  # tests per direction and phase for a side that both fails and passes
 
 
@@ -392,7 +392,7 @@ def retest_needs(tests, leaf_of=None):
         for d, s in states.items():
             if s in ("bad", "flaky", "cleared"):
                 continue
-            if s == "clean" and sides[d]["total"] >= (RETEST_SAMPLES if flaky else 3):
+            if s == "clean" and sides[d]["total"] >= (RETEST_SAMPLES if flaky else 2):
                 continue
             done = False
         if not done:
