@@ -1,7 +1,7 @@
 """SONiC: CONFIG_DB facts, exact delta commands, idempotence, checkpoint/rollback."""
 import pytest
 
-from switch_testlib import fixture, make, render, sim_driver
+from switch_testlib import fixture, make, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import sonic
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
@@ -115,9 +115,11 @@ def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
         run_apply(d, render("sonic", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert "rejected command 'sudo config interface mtu Ethernet0 9216'" in str(err.value)
     i = fake.sent.index("sudo config checkpoint linerate-T1")
-    assert fake.sent[i + 1:i + 1 + 9] == EXPECTED[:9]
+    # begin: the checkpoint, the dead-man timer; the re-read; then the push
+    assert fake.sent[i + 1:i + 3] == ["sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", "show runningconfiguration all"]
+    assert fake.sent[i + 3:i + 3 + 9] == EXPECTED[:9]
     i = fake.sent.index("sudo config interface mtu Ethernet0 9216")
-    assert fake.sent[i + 1:i + 7] == [
+    assert fake.sent[i + 1:i + 8] == ["sudo systemctl stop linerate-deadman-T1.timer",
         "sudo config list-checkpoints", "sudo config rollback linerate-T1", "show runningconfiguration all",
         "cat /etc/sonic/config_db.json", "sudo config delete-checkpoint linerate-T1",
         "show runningconfiguration all"]
@@ -141,8 +143,9 @@ def test_apply_round_trip_on_the_simulator(tmp_path, monkeypatch):
     before = d.get_running()
     res = run_apply(d, render("sonic", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"),
                     want_pfc=[3], want_ecn=True)
-    assert res["changed"] and sim.sent[-2:] == ["sudo config save -y",
-                                                f"sudo config delete-checkpoint {sim.sent[-1].split()[-1]}"]
+    sent = unlocked(sim.sent)
+    assert res["changed"] and sent[-2:] == ["sudo config save -y", f"sudo config delete-checkpoint {sent[-1].split()[-1]}"]
+    assert sim.sw.timers == {}   # the dead-man timer was stopped (a stopped transient unit is unloaded)
     assert run_apply(d, render("sonic", PORTS), ports=PORTS)["commands"] == []
     restore = run_apply(d, open(res["backup_path"]).read(), full=True, backup_dir=str(tmp_path / "b"))
     assert restore["changed"] and d.get_running() == before
@@ -275,7 +278,8 @@ class Timed:
 def test_checkpoint_window_commands():
     d, _ = make("sonic")
     d.command_timeout = 90
-    d.send = fake = Timed({"sudo config delete-checkpoint linerate-T1": "Error: no such checkpoint"})
+    d.send = fake = Timed({"sudo config delete-checkpoint linerate-T1": "Error: no such checkpoint",
+                           "systemctl show -p SubState --value linerate-deadman-T3.timer": "waiting"})
     d.begin("T1")
     d.commit(300)
     d.rollback()      # the checkpoint may already be gone: its deletion is not checked
@@ -284,13 +288,17 @@ def test_checkpoint_window_commands():
     d.abort()
     d.begin("T3")
     d.confirm()
-    assert fake.sent == [("sudo config checkpoint linerate-T1", None),
+    assert fake.sent == [("sudo config checkpoint linerate-T1", None), ("sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", None),
+                         ("sudo systemctl stop linerate-deadman-T1.timer", None),
                          ("sudo config rollback linerate-T1", 90),
                          ("sudo config delete-checkpoint linerate-T1", None),
-                         ("sudo config checkpoint linerate-T2", None),
+                         ("sudo config checkpoint linerate-T2", None), ("sudo systemd-run --unit=linerate-deadman-T2 --on-active=300s /usr/local/bin/config rollback linerate-T2", None),
+                         ("sudo systemctl stop linerate-deadman-T2.timer", None),
                          ("sudo config rollback linerate-T2", 90),
                          ("sudo config delete-checkpoint linerate-T2", None),
-                         ("sudo config checkpoint linerate-T3", None),
+                         ("sudo config checkpoint linerate-T3", None), ("sudo systemd-run --unit=linerate-deadman-T3 --on-active=300s /usr/local/bin/config rollback linerate-T3", None),
+                         ("systemctl show -p SubState --value linerate-deadman-T3.timer", None),
+                         ("sudo systemctl stop linerate-deadman-T3.timer", None),
                          ("sudo config save -y", None), ("sudo config delete-checkpoint linerate-T3", None)]
     assert d._cp is None
     d.command_timeout = 20
@@ -308,7 +316,8 @@ def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
     d.begin("T1")
     d.undo()
     assert [c for c, _ in fake.sent] == [
-        "sudo config checkpoint linerate-T1", "sudo config list-checkpoints", "sudo config rollback linerate-T1",
+        "sudo config checkpoint linerate-T1", "sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", "sudo systemctl stop linerate-deadman-T1.timer",
+        "sudo config list-checkpoints", "sudo config rollback linerate-T1",
         "show runningconfiguration all", "cat /etc/sonic/config_db.json", "sudo config save -y",
         "sudo config delete-checkpoint linerate-T1"]
     assert d._cp is None
@@ -320,7 +329,8 @@ def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
     fake.sent.clear()
     d.begin("T2")                # its checkpoint is gone already
     d.undo()
-    assert [c for c, _ in fake.sent] == ["sudo config checkpoint linerate-T2", "sudo config list-checkpoints"]
+    assert [c for c, _ in fake.sent] == ["sudo config checkpoint linerate-T2", "sudo systemd-run --unit=linerate-deadman-T2 --on-active=300s /usr/local/bin/config rollback linerate-T2",
+                                         "sudo systemctl stop linerate-deadman-T2.timer", "sudo config list-checkpoints"]
     assert d._cp is None
 
 
@@ -328,13 +338,15 @@ def test_clear_pending_deletes_window_checkpoints_and_saves_a_running_backup():
     d, fake = make("sonic", answers={"sudo config list-checkpoints": '["linerate-T1", "manual", "linerate-T2"]',
                                      "show runningconfiguration all": '{"A": {"k": {"f": "1"}}}',
                                      "cat /etc/sonic/config_db.json": "{}"})
-    assert d.clear_pending('{"A": {"k": {"f": 1}}}') == [
-        "config delete-checkpoint linerate-T1", "config delete-checkpoint linerate-T2",
-        "config save -y (the running config is the backup)"]
-    assert fake.sent == ["sudo config list-checkpoints", "sudo config delete-checkpoint linerate-T1",
+    # linerate's own checkpoints (and their dead-man timers) only: "manual" stays
+    t1 = "systemctl stop linerate-deadman-T1.timer; config delete-checkpoint linerate-T1"
+    t2 = "systemctl stop linerate-deadman-T2.timer; config delete-checkpoint linerate-T2"
+    assert d.clear_pending('{"A": {"k": {"f": 1}}}') == [t1, t2, "config save -y (the running config is the backup)"]
+    assert fake.sent == ["sudo config list-checkpoints", "sudo systemctl stop linerate-deadman-T1.timer",
+                         "sudo config delete-checkpoint linerate-T1", "sudo systemctl stop linerate-deadman-T2.timer",
                          "sudo config delete-checkpoint linerate-T2", "show runningconfiguration all",
                          "cat /etc/sonic/config_db.json", "sudo config save -y"]
-    assert d.clear_pending("{}") == ["config delete-checkpoint linerate-T1", "config delete-checkpoint linerate-T2"]
+    assert d.clear_pending("{}") == [t1, t2]
 
 
 # ---------------------------------------------------------------- read-only reads, ports the switch lacks
