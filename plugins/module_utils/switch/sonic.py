@@ -302,6 +302,10 @@ class SonicDriver(Driver):
         self._cp = None
         self._deadman = None   # the dead-man timer unit armed by begin (systemd-run)
 
+    def shell(self, command, root=False):
+        """bash as the admin user; breaking a lock another login made needs root (/run/lock is sticky)."""
+        return f"sudo {command}" if root else command
+
     def get_running(self):
         return self.run("show runningconfiguration all")
 
