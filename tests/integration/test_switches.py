@@ -357,20 +357,33 @@ def test_rollback_clears_pending_state_and_fails_while_it_remains(lab):
     assert {n: lab.running(n) for n in SWITCHES} != good   # latest pre-window backup is the mtu=4200 one
     assert all(lab.pending(n) == [] for n in SWITCHES)
     # pending state that cannot be cleared makes the restore fail, naming it
-    lab.fault("spine1", "reject", r"^configure session maint abort$", "5")
+    lab.fault("spine1", "reject", r"^configure session linerate-OLD abort$", "5")
     d = driver_for("eos", "spine1", host=ADDR["spine1"], port=lab.port, username=lab.creds["username"],
                    known_hosts=lab.known_hosts, password=lab.creds["password"])
     try:
-        d.run("configure session maint")
+        d.run("configure session linerate-OLD")
         d.run("end")
     finally:
         d.close()
     rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
     lab.fault("spine1", "clear")
-    assert rc != 0 and "switch spine1: rejected command 'configure session maint abort'" in out, out
+    assert rc != 0 and "switch spine1: rejected command 'configure session linerate-OLD abort'" in out, out
     assert "rolled_back: false" in out
     rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
     assert rc == 0 and lab.pending("spine1") == [], out
+    # another administrator's session is not linerate's to abort: the restore names it and stops
+    d = driver_for("eos", "spine1", host=ADDR["spine1"], port=lab.port, username=lab.creds["username"],
+                   known_hosts=lab.known_hosts, password=lab.creds["password"])
+    try:
+        d.run("configure session maint")
+        d.run("end")
+        rc, out = lab.play("switch_rollback.yml", "--limit", "spine1", "-e", "switch_fabric_restore_backup=latest")
+        assert rc != 0 and "configure session maint is pending" in out, out
+        assert ("maint", "pending") in __import__("ansible_collections.linerate.fabric.plugins.module_utils.switch.eos",
+                                                  fromlist=["x"]).parse_sessions(d.run("show configuration sessions"))
+        d.run("configure session maint abort")
+    finally:
+        d.close()
 
 
 RELAY = r'''
@@ -531,3 +544,49 @@ def test_a_cancelled_run_ends_at_the_backup_with_nothing_pending(lab, sig):
         assert len(new) == 1 and open(new[0]).read() == before[n]
     if "interrupted by" in out:   # where ansible-playbook still printed the module's result
         assert f"interrupted by {signal.Signals(sig).name} during push; rolled back" in out, out
+
+
+@pytest.mark.parametrize("name", sorted(SWITCHES))
+def test_a_second_operator_is_refused_while_a_window_holds_the_switch(lab, name):
+    """Two ansible-playbook runs racing on one switch: the second is refused, naming the first (user@host,
+    pid, run), before any change; --check reports the lock; the first ends as it would alone and leaves no
+    lock behind (issue 25; unit level: tests/unit/test_switch_lock.py)."""
+    before = lab.running(name)
+    known = set(lab.backups_of(name))
+    lab.fault(name, "hang", PUSH[name], "1", "--skip", "1")   # the first window stays mid-push ~30 s
+    cmd = [PLAYBOOK, "-i", lab.inventory, os.path.join(ROOT, "playbooks", "switches.yml"), "--limit", name,
+           "-e", f"switch_fabric_backup_dir={lab.backups}", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8800",
+           "-e", "switch_fabric_command_timeout=30", "-e", "switch_fabric_confirm_timeout=120"]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    first = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not set(lab.backups_of(name)) - known:   # the first window has its backup: it holds the lock
+            assert time.time() < deadline and first.poll() is None, "the first window never started"
+            time.sleep(0.5)
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=4000")
+        assert rc != 0, out
+        # the holder is the first run's module process on this controller: user@host, pid, run id, time
+        assert re.search(rf"switch {name}: another change window holds this switch: \S+@\S+ \(pid \d+, run "
+                         rf"\d{{8}}T\d{{6}}Z, since ", out), out
+        assert "nothing is sent" in out
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "--check",
+                           "-e", "switch_fabric_mtu=4000")
+        assert "the switch is locked by another change window" in out, out
+        lab.fault(name, "clear")
+        first_out, _ = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+        lab.fault(name, "clear")
+    # the first window failed on its hung push and rolled back; the second one made no backup and no change
+    assert len(set(lab.backups_of(name)) - known) == 1, first_out
+    assert lab.running(name) == before and lab.pending(name) == []
+    d = driver_for(SWITCHES[name], name, host=ADDR[name], port=lab.port, username=lab.creds["username"],
+                   known_hosts=lab.known_hosts, password=lab.creds["password"])
+    try:
+        assert d.lock_holder() == ""   # no lock left on the switch
+    finally:
+        d.close()
+    assert not os.path.exists(os.path.join(lab.backups, name, "linerate.lock"))
