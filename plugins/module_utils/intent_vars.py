@@ -564,6 +564,7 @@ RULES = {
     "verify_fabric_ib_write_bw_plan": choice("auto", "full", "sampled"),
     "verify_fabric_ib_write_bw_plan_effective": choice("full", "sampled"),
     "verify_fabric_ib_write_bw_sample_rounds": integer(1, 64),
+    "verify_fabric_ib_write_bw_retest_phases": integer(0, 10, ": re-test phases of the sampled plan (0: none)"),
     "verify_fabric_ib_write_bw_size": integer(1, 2 ** 31 - 1, " bytes"),
     "verify_fabric_ib_write_bw_qps": integer(1, 1024),
     "verify_fabric_ib_write_bw_duration": integer(1, 3600, " seconds"),

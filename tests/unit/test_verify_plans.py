@@ -137,3 +137,12 @@ def test_the_role_default_is_auto_and_the_intent_default_16():
     with open(os.path.join(REPO, "roles", "verify_fabric", "defaults", "main.yml")) as f:
         assert yaml.safe_load(f)["verify_fabric_ib_write_bw_plan"] == "auto"
     assert intent.DEFAULTS["verify"]["full_plan_max_nodes"] == 16
+
+
+def test_retest_phases_are_validated_with_key_value_and_range():
+    from ansible_collections.linerate.fabric.plugins.module_utils import intent_vars as iv
+    assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 3}) == []
+    assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": "0"}) == []
+    problems = iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 11})
+    assert len(problems) == 1 and problems[0].startswith("verify_fabric_ib_write_bw_retest_phases: 11")
+    assert "an integer 0..10: re-test phases of the sampled plan (0: none)" in problems[0]
