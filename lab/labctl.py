@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "sim"))
 
-from linerate_lab import model  # noqa: E402
+from linerate_lab import model, waits  # noqa: E402
 
 STATE = os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(HERE, "state"))
 FABRIC_DIR = os.path.join(STATE, "fabric")
@@ -405,12 +405,17 @@ def set_cable(node, rail, up, netns=FABRIC_NETNS):
     run(["ip", "-n", netns, "link", "set", peer_name(node, rail), "up" if up else "down"])
 
 
-def wait_ssh(names, key, timeout=90):
-    """Wait for sshd on every node; return known_hosts lines from each node's own key."""
-    deadline = time.monotonic() + timeout
+def wait_ssh(names, key, deadline=None):
+    """Wait for sshd on every node; return known_hosts lines from each node's own key.
+
+    Bounded by the nodes' state (lab/sim/linerate_lab/waits.py), not a fixed time that a
+    loaded machine misses: it ends at once when a pending node's container stopped or its
+    ssh unit failed, and otherwise waits while the nodes boot (up to LINERATE_LAB_WAIT_S)."""
     pending = set(names)
     lines = {}
-    while pending and time.monotonic() < deadline:
+    why = {}
+
+    def ready():
         for name in sorted(pending):
             res = podman("exec", PREFIX + name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub",
                          check=False, capture=True)
@@ -420,11 +425,21 @@ def wait_ssh(names, key, timeout=90):
                 if active == "active":
                     lines[name] = res.stdout.split()[:2]
                     pending.discard(name)
-        if pending:
-            time.sleep(0.5)
-    if pending:
-        raise SystemExit(f"lab: sshd did not come up within {timeout} s on: {', '.join(sorted(pending))}")
-    return lines
+                    why.pop(name, None)
+                elif active == "failed":
+                    why[name] = "its ssh unit failed (podman exec <node> journalctl -u ssh)"
+        return lines if not pending else None
+
+    def gone():
+        for name in sorted(pending):
+            if not container_running(name):
+                why.setdefault(name, f"its container {PREFIX + name} is not running (podman logs {PREFIX + name})")
+        return "; ".join(f"{n}: {why[n]}" for n in sorted(why)) or None
+
+    try:
+        return waits.wait_for("lab: sshd on the nodes", ready, gone, deadline=deadline, interval=0.5)
+    except waits.WaitError as exc:
+        raise SystemExit(f"{exc} (still waiting on: {', '.join(sorted(pending))})") from None
 
 
 def write_known_hosts(model_, hostkeys):
@@ -573,7 +588,7 @@ def start_ibsim(ib_fabric, tag):
     isl.start(IBSIM_DIR, ib_fabric, port=isl.DEFAULT_PORT, container={
         "name": PREFIX + "ibsim", "network": NETWORK, "ip": ibsim_address(), "image": tag,
         "labels": {"linerate-lab-id": LAB_ID or "default"},
-        "containers_conf": os.path.join(HERE, "containers.conf")}, timeout=30)
+        "containers_conf": os.path.join(HERE, "containers.conf")})   # ready or exited: waits.py
     return True
 
 

@@ -48,6 +48,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim"))
+from linerate_lab import waits  # noqa: E402  (lab/sim: waits bounded by state, not a fixed time)
+
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 DEFAULT_PORT = 7070
 DEFAULT_SWITCH_PORTS = 36
@@ -273,7 +276,7 @@ def _remove_container(conf):
                                                if c.get("containers_conf") else {})))
 
 
-def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname=None,
+def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=None, sockname=None,
           container=None):
     """Start ibsim on the model's net file: here (remote mode on this host's
     address, or --local), or in a container on the lab network (container:
@@ -317,15 +320,18 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=15.0, sockname
     log.close()
     with open(p["pid"], "w") as f:
         f.write(f"{proc.pid}\n")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"ibsim exited ({proc.returncode}):\n" + open(p["log"]).read()[-2000:])
-        if "Network simulator ready" in open(p["log"]).read():
-            return proc.pid
-        time.sleep(0.1)
-    stop(run_dir)
-    raise SystemExit(f"ibsim not ready within {timeout}s")
+    # bounded by ibsim's state (ready, or exited), not a fixed time a loaded machine misses
+    try:
+        waits.wait_for(f"ibsim (pid {proc.pid}, {run_dir})",
+                       lambda: True if "Network simulator ready" in open(p["log"]).read() else None,
+                       lambda: None if proc.poll() is None else
+                       f"exited ({proc.returncode}):\n" + open(p["log"]).read()[-2000:],
+                       deadline=timeout)
+    except waits.WaitError as exc:
+        if proc.poll() is None:
+            stop(run_dir)
+        raise SystemExit(str(exc)) from None
+    return proc.pid
 
 
 def stop(run_dir, timeout=5.0):
@@ -468,29 +474,33 @@ def parse_counter_settings(settings):
     return out
 
 
-def perf_set(run_dir, switch, port, counters, timeout=5.0):
+def perf_set(run_dir, switch, port, counters, timeout=None):
     """Set a switch port's PortCounters on the running ibsim and wait for its answer (an ibsim refusal exits with it)."""
     log = _paths(run_dir)["log"]
     start_at = os.path.getsize(log) if os.path.exists(log) else 0
     console(run_dir, *(f'PerformanceSet "{switch}"[{port}] PortCounters.{name}={value}'
                        for name, value in counters.items()))
     want = [f"{switch}[{port}] PortCounters.{name} has been set to {value}" for name, value in counters.items()]
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def confirmed():
         with open(log, errors="replace") as f:
             f.seek(start_at)
             said = f.read()
         refused = [line.strip() for line in said.splitlines() if re.match(r"^(?:sim> )*#", line.strip())]
         if refused:
             raise SystemExit(f"ibsim refused PerformanceSet on {switch}[{port}]: " + "; ".join(refused))
-        if all(w in said for w in want):
-            return
-        if time.monotonic() > deadline:
-            raise SystemExit(f"ibsim did not confirm PerformanceSet on {switch}[{port}] within {timeout}s")
-        time.sleep(0.1)
+        return True if all(w in said for w in want) else None
+
+    # bounded by ibsim's state (its answer, or its exit), not a fixed time a loaded machine misses
+    try:
+        waits.wait_for(f"ibsim did not confirm PerformanceSet on {switch}[{port}]", confirmed,
+                       lambda: None if read_pid(run_dir) else f"ibsim is not running ({run_dir})",
+                       deadline=timeout)
+    except waits.WaitError as exc:
+        raise SystemExit(str(exc)) from None
 
 
-def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=15.0, counters=None):
+def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=None, counters=None):
     p = _paths(run_dir)
     with open(p["model"]) as f:
         model = json.load(f)
@@ -573,7 +583,8 @@ def main(argv=None):
     s.add_argument("--port", type=int, default=DEFAULT_PORT)
     s.add_argument("--local", action="store_true")
     s.add_argument("--sockname", help="abstract socket base name (local mode; default ibsim)")
-    s.add_argument("--timeout", type=float, default=15.0)
+    s.add_argument("--timeout", type=float, default=None,
+                   help="overall deadline in s of a live ibsim that never gets ready (default: LINERATE_LAB_WAIT_S or 600)")
     for name in ("stop", "status"):
         sub.add_parser(name).add_argument("--run-dir", required=True)
     e = sub.add_parser("env")

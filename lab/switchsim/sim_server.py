@@ -247,13 +247,22 @@ class Simulator:
             for path in sorted(glob.glob(os.path.join(d, "*.json"))):
                 try:
                     with open(path, encoding="utf-8") as f:
-                        req = json.load(f)
-                    result = self.apply_fault(req)
+                        text = f.read()
+                except FileNotFoundError:   # withdrawn by fault.py after its wait ended
+                    continue
+                try:
+                    result = self.apply_fault(json.loads(text))
                 except Exception as exc:  # report, never die
                     result = {"ok": False, "error": str(exc)}
-                with open(path[:-5] + ".done", "w", encoding="utf-8") as f:
+                # the answer appears whole (fault.py reads it as soon as it exists), then the request goes
+                tmp = path[:-5] + ".done.tmp"
+                with open(tmp, "w", encoding="utf-8") as f:
                     json.dump(result, f)
-                os.remove(path)
+                os.replace(tmp, path[:-5] + ".done")
+                try:
+                    os.remove(path)
+                except FileNotFoundError:
+                    pass
             await asyncio.sleep(0.2)
 
     def apply_fault(self, req):
@@ -283,6 +292,8 @@ class Simulator:
                 return {"ok": False, "error": f"{action} needs a valid REGEX: {exc}"}
             sw.rejects.append({"kind": action, "match": req["match"], "count": int(req.get("count", 1)),
                                "skip": int(req.get("skip", 0))})
+        elif action == "armed":   # a read: the session faults still waiting for their command
+            return {"ok": True, "armed": [dict(r) for r in sw.rejects if r["count"] > 0]}
         elif action == "clear":
             sw.link_down.clear()
             sw.rejects.clear()

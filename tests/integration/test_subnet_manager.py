@@ -245,7 +245,8 @@ def test_swapped_ports_reported_with_node_and_ports(fabric):
     # Healed: the topology check is clean again. (Partition findings for the
     # relinked ports are not asserted here: after a run-time Link in ibsim
     # their pkey tables come back only when OpenSM next programs them.)
-    deadline = time.monotonic() + 30
+    # bounded generously (lab/sim/linerate_lab/waits.py): a loaded machine only heals later
+    deadline = time.monotonic() + ibsimlab.waits.deadline_s()
     while time.monotonic() < deadline:
         rc, out, findings = _findings(fabric)
         topo = [f for f in findings if f["code"] != "IB_PARTITION_NOT_IN_FORCE"]
@@ -264,7 +265,7 @@ def test_degraded_link_reported_with_node_and_port(fabric):
         subprocess.run([fabric.host_dir(h, "opensm-ctl"), "restart"], check=True,
                        capture_output=True, timeout=60)
         if h == "node1":
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + ibsimlab.waits.deadline_s()   # the master's election, however loaded
             while "SMINFO_MASTER" not in fabric.diag("node3", "sminfo") and time.monotonic() < deadline:
                 time.sleep(1)
     rc, out, findings = _findings(fabric)

@@ -21,7 +21,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "lab", "switchsim"))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-import topology as gen  # noqa: E402
+import topology as gen  # noqa: E402  (puts lab/sim on sys.path)
+from linerate_lab import waits  # noqa: E402  (waits bounded by the state they wait for)
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402
 
@@ -61,11 +62,11 @@ class Lab:
             [sys.executable, os.path.join(ROOT, "lab", "switchsim", "run.py"), "--state", self.state],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.known_hosts = os.path.join(self.state, "switchsim", "known_hosts")
-        deadline = time.time() + 20
-        while not os.path.exists(os.path.join(self.state, "switchsim", "switchsim.pid")):
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("switch simulator did not start; see " + self.log.name)
-            time.sleep(0.1)
+        pidfile = os.path.join(self.state, "switchsim", "switchsim.pid")
+        # bounded by the simulator's state: listening (its pid file), or exited; not a fixed time
+        waits.wait_for(f"switch simulator (pid {self.proc.pid}; log {self.log.name})",
+                       lambda: True if os.path.exists(pidfile) else None,
+                       lambda: None if self.proc.poll() is None else f"exited with {self.proc.returncode}")
         with open(os.path.join(self.state, "switchsim", "credentials.json")) as f:
             self.creds = json.load(f)
         self.backups = os.path.join(tmp, "backups")
@@ -131,8 +132,21 @@ class Lab:
             return json.load(f)["switches"][switch]["ports"][port]
 
     def fault(self, *args):
-        subprocess.run([sys.executable, os.path.join(ROOT, "lab", "switchsim", "fault.py"), "--state", self.state,
-                        *args], check=True, capture_output=True)
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "switchsim", "fault.py"), "--state", self.state,
+                            *args], capture_output=True, text=True)
+        # fault.py names the simulator and why (not running, exited, refused, no answer at all)
+        assert p.returncode == 0, f"fault.py {' '.join(args)} exited {p.returncode}: {p.stderr.strip()}"
+        return p.stdout
+
+    def armed(self, name):
+        """The session faults of switch ``name`` still waiting for their command."""
+        return json.loads(self.fault(name, "armed"))
+
+    def wait_reached(self, names, proc):
+        """Until every armed fault of ``names`` has met its command (the window is in it), or ``proc`` ended."""
+        waits.wait_for(f"the faults of {', '.join(names)} being reached by the window",
+                       lambda: True if not any(self.armed(n) for n in names) else None,
+                       lambda: None if proc.poll() is None else "ansible-playbook ended first", interval=0.5)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -519,11 +533,8 @@ def test_a_cancelled_run_ends_at_the_backup_with_nothing_pending(lab, sig):
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     try:
-        deadline = time.time() + 120
-        while not all(set(lab.backups_of(n)) - known[n] for n in SWITCHES):
-            assert time.time() < deadline and p.poll() is None, "the window never started"
-            time.sleep(0.5)
-        time.sleep(2)   # every switch is now in its hanging push
+        # every switch is in its hanging push: each hang fault has met its command (not "2 s passed")
+        lab.wait_reached(sorted(SWITCHES), p)
         os.killpg(p.pid, sig)
         out, _ = p.communicate(timeout=120)
     finally:
@@ -536,7 +547,7 @@ def test_a_cancelled_run_ends_at_the_backup_with_nothing_pending(lab, sig):
     deadline = time.time() + 120
     while time.time() < deadline and not all(lab.running(n) == before[n] and lab.pending(n) == []
                                               for n in SWITCHES):
-        time.sleep(2)
+        time.sleep(2)   # the confirm time (120 s) is the product's own bound here, not a lab wait
     for n in SWITCHES:
         assert lab.running(n) == before[n], (n, out)
         assert lab.pending(n) == [], (n, out)
@@ -561,10 +572,9 @@ def test_a_second_operator_is_refused_while_a_window_holds_the_switch(lab, name)
     first = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
     try:
-        deadline = time.time() + 120
-        while not set(lab.backups_of(name)) - known:   # the first window has its backup: it holds the lock
-            assert time.time() < deadline and first.poll() is None, "the first window never started"
-            time.sleep(0.5)
+        # the first window has its backup: it holds the lock
+        waits.wait_for("the first window taking its backup", lambda: True if set(lab.backups_of(name)) - known else None,
+                       lambda: None if first.poll() is None else "the first window ended first")
         rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=4000")
         assert rc != 0, out
         # the holder is the first run's module process on this controller: user@host, pid, run id, time

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+from linerate_lab import waits
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.dirname(os.path.dirname(HERE))
 
@@ -37,7 +39,7 @@ def running(state, name):
         return None
 
 
-def start_all(model, state, wait=15.0):
+def start_all(model, state, wait=None):
     os.makedirs(os.path.join(state, "run"), exist_ok=True)
     for name, spec_for in REGISTRY.items():
         spec = spec_for(model, state)
@@ -54,14 +56,17 @@ def start_all(model, state, wait=15.0):
                                              **extra_env))
         with open(_pidfile(state, name), "w") as f:
             f.write(str(proc.pid))
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and proc.poll() is None and not os.path.exists(ready):
-            time.sleep(0.1)
-        if proc.poll() is not None or not os.path.exists(ready):
+        # bounded by the service's state (waits.py): its ready file, or its exit; not a fixed time
+        try:
+            waits.wait_for(f"lab: service {name} (pid {proc.pid})",
+                           lambda: True if os.path.exists(ready) else None,
+                           lambda: None if proc.poll() is None else f"exited with status {proc.returncode} "
+                                                                     f"before it was ready; see {log}",
+                           deadline=wait)
+        except waits.WaitError as exc:
             if proc.poll() is None:
                 proc.kill()
-            raise SystemExit(f"lab: service {name} did not start within {wait:.0f} s "
-                             f"(exit {proc.poll()}); see {log}")
+            raise SystemExit(str(exc) if log in str(exc) else f"{exc}; see {log}") from None
 
 
 def stop_all(state, timeout=5.0):
