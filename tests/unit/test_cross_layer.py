@@ -24,6 +24,7 @@ from ansible.plugins.filter.core import FilterModule as CoreFilters
 from ansible_collections.linerate.fabric.plugins.filter.fabric import FilterModule as FabricFilters
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import FilterModule as NcclFilters
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters
+from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters
 from ansible_collections.linerate.fabric.plugins.module_utils import intent, roce, verify
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv
@@ -43,7 +44,7 @@ OTHER = {"name": "xl", "transport": "roce",
 def _filters():
     # Ansible's own default filter needs its templar; Jinja's does the same here.
     out = {k: v for k, v in CoreFilters().filters().items() if k not in ("default", "d")}
-    for module in (FabricFilters(), NcclFilters(), SwitchFilters()):
+    for module in (FabricFilters(), NcclFilters(), SwitchFilters(), BufferFilters()):
         for name, fn in module.filters().items():
             out[f"linerate.fabric.{name}"] = fn
     return out
@@ -121,7 +122,9 @@ def layers(eff):
     v = host_vars(eff)
     out = {}
     # Switches: the three platform templates with role switch_fabric's defaults.
-    dict.update(v, switch_fabric_ports_effective=[{"name": "swp1", "speed_gbps": 400, "peer": ""}])
+    dict.update(v, switch_fabric_ports_effective=[{"name": "swp1", "speed_gbps": 400, "peer": ""}],
+                # SONiC's lossless headroom for 400G: the lab switches' own row (inventory/lab/group_vars/switches)
+                switch_sonic_pg_lookup={400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}})
     nvue = v.render_file("switch_configs/nvue/fabric.j2")
     out["nvue"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"mapping \S+ dscp (\d+) switch-priority (\d+)", nvue)},
                    "pfc": [int(p) for p in re.findall(r"qos pfc \S+ switch-priority (\d+)", nvue)]}
