@@ -147,13 +147,14 @@ def test_the_single_unit_of_earlier_releases_is_disabled_then_removed():
                                           {"path": "/etc/linerate/roce-qos-ecn.conf", "state": "absent"}]
 
 
-def test_the_handler_restarts_every_rail_unit_the_call_wrote():
+def test_the_handler_runs_every_rail_script_the_call_wrote():
+    # the scripts, not the units: a unit is bound to its netdev's device unit, which only udev creates
     with open(os.path.join(ROLE, "handlers", "main.yml"), encoding="utf-8") as f:
         (handler,) = yaml.safe_load(f)
     assert handler["name"] == "Re-apply RoCE QoS with the boot units"
-    assert handler["ansible.builtin.systemd_service"] == {"name": "{{ item }}", "daemon_reload": True,
-                                                          "state": "restarted"}
-    assert handler["loop"] == "{{ roce_qos_unit_file.units | default({}) | list }}"
+    assert handler["ansible.builtin.command"] == {"argv": ["{{ roce_qos_rail_dir }}/{{ item }}.sh"]}
+    assert handler["loop"] == "{{ roce_qos_result.ports | default([]) | map(attribute='netdev') | list }}"
+    assert handler["changed_when"] is True
     assert "linerate-roce-qos@.service' not in roce_qos_unit_file.created" in handler["when"]
 
 
