@@ -73,7 +73,7 @@ def test_the_defaults_are_the_documented_ones():
         "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80, "link_errors_max": 0,
                    "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
                    "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0, "ib_error_thresholds": {},
-                   "full_plan_max_nodes": 16},
+                   "full_plan_max_nodes": 16, "latency_us_max": None},
         "firmware": {"profile": "default"},
         "rollout": {"batch": 1, "max_fail_percentage": 0},
         "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
