@@ -77,7 +77,7 @@ options:
       - The perftest binary. C(ib_write_bw), C(ib_read_bw) and C(ib_send_bw) measure bandwidth (each
         rail's C(gbps)); C(ib_write_lat) and C(ib_send_lat) measure latency (each rail's C(latency_usec)).
       - A latency test runs one QP with I(size)-byte messages (perftest's default is 2) for I(iterations)
-        (or I(duration)) and gets no C(-q), C(--report_gbits), C(--use_cuda) or C(--out_json): perftest's
+        (or I(duration)) and gets no C(-q), C(--report_gbits), C(--use_cuda) or C(--out_json) - perftest's
         parser refuses C(-q) in a latency test, and ib_write_lat refuses device memory.
     type: str
     choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_send_lat]

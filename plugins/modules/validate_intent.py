@@ -188,6 +188,11 @@ options:
                 up to this many nodes (N-1 rounds) and the sampled plan runs above it.
             type: int
             default: 16
+          latency_us_max:
+            description:
+              - The average one-way latency (perftest's t_avg, microseconds, 0 < x <= 1000) an ib_write_lat pair may
+                show; above it is RDMA_LATENCY_HIGH. Null takes the transport's default (RoCE 5.0, InfiniBand 3.0).
+            type: float
       firmware:
         description: The NIC firmware (role connectx_firmware).
         type: dict
