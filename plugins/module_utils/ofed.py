@@ -5,6 +5,9 @@ each requested package resolves to the newest version that starts with its
 pin, and the prebuilt driver package must have a build for the running
 kernel. Tools run through a ``Runner``; what stops the check raises
 ``ToolFailure`` with the message the module fails with.
+
+``driver_info`` (module ofed_driver_info) compares the driver the packages
+installed with the one the kernel has loaded, after the packages are in place.
 """
 import os
 import re
@@ -148,3 +151,99 @@ def preflight(run, p):
     pending = {name: v for name, v in versions.items() if installed.get(name) != v}
     return {"changed": False, "versions": versions, "kernels": kernels, "pending": pending,
             "installed": {n: installed.get(n) for n in versions}}
+
+
+# ---------------------------------------------------------------- the loaded driver (module ofed_driver_info)
+#
+# The installed build of a module is what ``modinfo -F version <module>`` prints for the file modprobe
+# would load for the running kernel (OFED's out-of-tree modules carry a version= field; the Debian
+# kernel's inbox mlx5_core declares none).
+# The loaded build is ``<sysfs>/module/<module>/version``: Linux creates it only for a loaded module that
+# declares a version (kernel/module/main.c, MODINFO_ATTR(version) and its modinfo_version_exists test),
+# and ``<sysfs>/module/<name>`` exists only while a module is loaded (or is built in).
+
+MODULE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def check_module_names(key, names):
+    """A module name is a file name under <sysfs>/module: letters, digits, '_' and '-' only."""
+    bad = [n for n in names if not isinstance(n, str) or not MODULE_NAME.match(n)]
+    if bad:
+        raise ToolFailure(f"{key}: {bad[0]!r} is not allowed (allowed: kernel module names, letters, digits, "
+                          "'_' and '-', for example mlx5_core)")
+
+
+def _sysfs_name(name):
+    return name.replace("-", "_")   # the kernel keeps module names with '_' (nvidia-peermem -> nvidia_peermem)
+
+
+def read_loaded(sysfs, names):
+    """{name: version or None} of the loaded ones among ``names`` (absent when not loaded)."""
+    out = {}
+    for name in names:
+        base = os.path.join(sysfs, "module", _sysfs_name(name))
+        if not os.path.isdir(base):
+            continue
+        try:
+            with open(os.path.join(base, "version"), encoding="utf-8") as f:
+                out[name] = f.read().strip() or None
+        except FileNotFoundError:
+            out[name] = None
+        except OSError as e:
+            raise ToolFailure(f"{base}/version could not be read: {e.strerror}") from e
+    return out
+
+
+def installed_driver(run, module):
+    """The ``version=`` of the ``module`` file modprobe would load for the running kernel.
+
+    ToolFailure when there is none, or when it is a build without a version (the kernel's inbox
+    driver): a driver restart would not load OFED then, and nothing is changed."""
+    rc, out, err = run(["modinfo", "-F", "version", module])
+    if rc != 0:
+        raise ToolFailure(f"modinfo finds no {module} for the running kernel ({(err or out).strip()}): the OFED "
+                          "kernel modules are not installed for it (mlnx-ofed-kernel-modules of this kernel, or "
+                          "a DKMS build that failed); nothing was changed.", rc=rc, stdout=out, stderr=err)
+    version = out.strip()
+    if version:
+        return version
+    _rc, path, _err = run(["modinfo", "-F", "filename", module])
+    raise ToolFailure(f"the {module} that modprobe loads for the running kernel ({path.strip() or 'unknown file'}) "
+                      "declares no version: it is the kernel's inbox build, not OFED's, so the OFED kernel modules "
+                      "are not installed for this kernel (mlnx-ofed-kernel-modules of this kernel, or a DKMS build "
+                      "that failed) and a driver restart would load the inbox driver again; nothing was changed.",
+                      stdout=out)
+
+
+def driver_verdict(installed, loaded, modules, module, sysfs):
+    """The reasons a driver restart is needed (empty: the installed driver is the one running)."""
+    reasons = []
+    if module not in loaded:
+        reasons.append(f"{module} is not loaded (no {sysfs}/module/{_sysfs_name(module)})")
+    elif loaded[module] is None:
+        reasons.append(f"the loaded {module} is the kernel's inbox build (no {sysfs}/module/{_sysfs_name(module)}"
+                       f"/version), the installed one is OFED {installed}")
+    elif loaded[module] != installed:
+        reasons.append(f"the loaded {module} is {loaded[module]}, the installed one is {installed}")
+    missing = [n for n in modules if n != module and n not in loaded]
+    if missing:
+        reasons.append(f"not loaded: {', '.join(missing)}")
+    return reasons
+
+
+def driver_info(run, p):
+    """ofed_driver_info's result from its parameters ``p`` (reads only)."""
+    check_module_names("module", [p["module"]])
+    check_module_names("modules", p["modules"])
+    check_module_names("dependents", p["dependents"])
+    modules = list(dict.fromkeys([p["module"], *p["modules"]]))
+    installed = installed_driver(run, p["module"])
+    loaded = read_loaded(p["sysfs"], modules)
+    reasons = driver_verdict(installed, loaded, modules, p["module"], p["sysfs"])
+    dependents = read_loaded(p["sysfs"], p["dependents"])
+    return {"changed": False, "installed_version": installed, "loaded_version": loaded.get(p["module"]),
+            "loaded": [n for n in modules if n in loaded], "missing": [n for n in modules if n not in loaded],
+            "dependents_loaded": [n for n in p["dependents"] if n in dependents],
+            "restart_needed": bool(reasons), "reasons": reasons,
+            "msg": ("the installed driver waits for a restart: " + "; ".join(reasons)) if reasons
+            else f"the loaded {p['module']} is the installed OFED {installed}"}

@@ -30,6 +30,9 @@ class Lab:
         monkeypatch.setenv("LINERATE_LAB_STATE", str(self.state))
         monkeypatch.setenv("LINERATE_LAB_NODE", "node1")
         monkeypatch.setenv("LINERATE_LAB_MODULES_ROOT", str(self.modroot))
+        # the node's /sys/module view (kmods.write_sysfs), never this machine's /run
+        self.sysfs = tmp_path / "sys"
+        monkeypatch.setenv("LINERATE_LAB_SYSFS", str(self.sysfs))
         monkeypatch.setattr(os, "geteuid", lambda: 0)
         node = hardware.new_node("node1", 1, "roce", 2, 400,
                                  [("leaf1", "swp1"), ("leaf2", "swp1")])

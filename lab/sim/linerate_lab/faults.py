@@ -6,9 +6,11 @@ report can say what was injected. ``clear`` undoes every recorded fault.
 """
 import ipaddress
 
-from linerate_lab import linkphys, model
+from linerate_lab import kmods, linkphys, model
 
 FAULTS = {}
+# Steps a fault leaves for after the model's lock is released (apply()).
+_AFTER = []
 
 
 def fault(name, usage):
@@ -690,10 +692,16 @@ def apply(kind, args, lab):
     nargs = fn.__code__.co_argcount - 2
     if len(args) != nargs:
         raise FaultError(f"fault: usage: {fn.usage}")
+    _AFTER.clear()
     with model.locked() as m:
         if args and args[0] not in m["nodes"] and not kind.startswith(("switch-", "ib-", "cable-", "pfc-watchdog", "uplink-")):
             raise FaultError(f"fault: {args[0]!r} is not a lab node (allowed: {', '.join(sorted(m['nodes']))})")
-        return fn(lab, m, *args)
+        msg = fn(lab, m, *args)
+    # what runs the node's own (simulated) tools, which lock the model themselves
+    for step in list(_AFTER):
+        msg = step() or msg
+    _AFTER.clear()
+    return msg
 
 
 def _storm_prio(nic):
@@ -818,3 +826,43 @@ def rdma_idle(lab, m, node, device):
           f"2>/dev/null || true; rm -f {_pidfile(device)}; fi")
     _untrack(m, "rdma-busy", [node, device])
     return f"{node} {device}: no process holds it"
+
+
+# ---------------------------------------------------------------- an interrupted driver restart (issue 25)
+
+@fault("driver-restart-pending", "driver-restart-pending NODE  the OFED packages are installed but the driver loaded is "
+       "the kernel's inbox build the node booted with (an install whose driver restart never ran)")
+def driver_restart_pending(lab, m, node):
+    # modinfo reads the node's module files, not the model: it may run while the model is locked
+    installed = _exec(lab, node, "modinfo", "-F", "version", "mlx5_core").strip()
+    if not installed:
+        raise FaultError(f"fault: {node} has no OFED driver installed (modinfo -F version mlx5_core prints no "
+                         "version); converge it first (site.yml)")
+    n = m["nodes"][node]
+    # As booted before the install: udev's autoload of the inbox mlx5 stack (no rdma.conf yet,
+    # so no ib_uverbs / rdma_cm), OFED's own modules (mlx_compat, mlxdevm) absent.
+    inbox = [x for x in kmods.BOOT_AUTOLOAD if x in kmods.INBOX]
+    n["modules"] = inbox + [x for x in n.get("modules", []) if x not in kmods.OFED_MODULES and x not in inbox]
+    versions = n.setdefault("module_versions", {})
+    for name in kmods.OFED_MODULES + inbox:
+        versions.pop(name, None)
+    _exec(lab, node, "sh", "-c", kmods.sysfs_script(n, kmods.LAB_SYSFS))
+    _untrack(m, "driver-restart-pending", [node])
+    _record(m, "driver-restart-pending", [node])
+    return (f"{node}: OFED {installed} is installed, the running mlx5 driver is the kernel's inbox build "
+            f"(no /sys/module/mlx5_core/version; rdma_cm, ib_uverbs not loaded) until driver-restart-done")
+
+
+@fault("driver-restart-done", "driver-restart-done NODE  undo driver-restart-pending: /etc/init.d/openibd restart "
+       "on the node (nvidia_peermem, which holds ib_core, unloaded before and loaded again after)")
+def driver_restart_done(lab, m, node):
+    peermem = "nvidia_peermem" in m["nodes"][node].get("modules", [])
+    _untrack(m, "driver-restart-pending", [node])
+    script = ["set -e"]
+    if peermem:
+        script.append("modprobe -r nvidia_peermem")
+    script.append("/etc/init.d/openibd restart")
+    if peermem:
+        script.append("modprobe nvidia_peermem")
+    _AFTER.append(lambda: _exec(lab, node, "sh", "-c", "\n".join(script)) and None)
+    return f"{node}: driver restarted (/etc/init.d/openibd restart): the installed OFED driver is loaded"

@@ -512,5 +512,6 @@ def boot(node):
         nic["ecn"] = ecn_from_firmware(fw["current"])
         nic["cma"] = fresh_cma()
     node["modules"] = []
+    node["module_versions"] = {}
     node["gpu_driver"] = None
     return node

@@ -5,9 +5,21 @@ A module is *available* on a node when ``<name>.ko`` exists under
 modprobe, as in the kernel). The file is a small text file with the
 ``modinfo`` fields; ``loaded`` modules live in the fabric model
 (``nodes.<n>.modules``) and are changed only by the simulated
-modprobe/rmmod and the openibd init script.
+modprobe/rmmod and the openibd init script. Which build of a module is
+loaded is ``nodes.<n>.module_versions`` (its ``version=`` field; none for
+the kernel's inbox build).
+
+The kernel's view of the loaded modules, ``/sys/module/<name>/``, is kept
+under the lab's sysfs tree (``sysfs_root()``; the containers' own /sys is
+the host kernel's and read-only): ``initstate`` and ``refcnt`` for every
+loaded module and ``version`` only for one that declares a MODULE_VERSION,
+as Linux's kernel/module/main.c (``MODINFO_ATTR(version)`` with its
+``modinfo_version_exists`` test) creates them. OFED's out-of-tree modules
+declare one; the Debian kernel's inbox mlx5_core does not.
 """
+import contextlib
 import os
+import shutil
 
 MAGIC = "# linerate-lab simulated kernel module"
 
@@ -139,3 +151,58 @@ def find(name, kver=None):
         return None
     updates = [p for p in found if os.path.relpath(p, base).startswith("updates")]
     return sorted(updates or found)[0]
+
+
+# The lab's sysfs tree in a node (inventory: mofed_sysfs, host_disruption_sysfs).
+LAB_SYSFS = "/run/linerate-lab/sys"
+
+
+def sysfs_root():
+    return os.environ.get("LINERATE_LAB_SYSFS", LAB_SYSFS)
+
+
+def loaded_version(node, name):
+    """The ``version=`` of the loaded build of ``name`` (None: inbox, or unknown)."""
+    return (node.get("module_versions") or {}).get(name) or None
+
+
+def sysfs_module_files(node):
+    """{relative path: content} of /sys/module/<name>/ for the node's loaded modules."""
+    files = {}
+    for name in node.get("modules", []):
+        users = [m for m in node["modules"] if name in MODULES.get(m, (0, []))[1]]
+        files[f"module/{name}/initstate"] = "live\n"
+        files[f"module/{name}/refcnt"] = f"{len(users)}\n"
+        version = loaded_version(node, name)
+        if version:
+            files[f"module/{name}/version"] = version + "\n"
+    return files
+
+
+def write_sysfs(node, root=None):
+    """Make ``<root>/module`` what the kernel would show for the node's loaded modules."""
+    base = os.path.join(root or sysfs_root(), "module")
+    files = sysfs_module_files(node)
+    loaded = {rel.split("/")[1] for rel in files}
+    if os.path.isdir(base):
+        for name in os.listdir(base):
+            if name not in loaded:   # unloaded: its directory goes with it
+                shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+            elif f"module/{name}/version" not in files:   # reloaded as a build without a version
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(base, name, "version"))
+    for rel, content in files.items():
+        path = os.path.join(root or sysfs_root(), rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+
+
+def sysfs_script(node, root=None):
+    """The same tree as shell (for lab/fault, which runs it in the node with the model locked)."""
+    base = os.path.join(root or sysfs_root(), "module")
+    lines = ["set -e", f"rm -rf {base}", f"mkdir -p {base}"]
+    for rel, content in sorted(sysfs_module_files(node).items()):
+        path = os.path.join(root or sysfs_root(), rel)
+        lines += [f"mkdir -p {os.path.dirname(path)}", f"printf '%s\\n' '{content.strip()}' > {path}"]
+    return "\n".join(lines) + "\n"

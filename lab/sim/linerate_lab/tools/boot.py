@@ -57,5 +57,6 @@ def main(argv):
                 load_quietly(node, name)
         for name in configured_modules():
             load_quietly(node, name)
+        kmods.write_sysfs(node)
     common.out(f"linerate-lab: {model.node_name()} booted\n")
     return 0

@@ -6,6 +6,7 @@ wins over kernel/, as depmod orders them). Loaded: the node's ``modules``
 in the fabric model. Loading ``nvidia`` makes the driver version the
 model's ``gpu_driver``.
 """
+import contextlib
 import hashlib
 import os
 
@@ -26,6 +27,17 @@ def delegate(prog, argv):
 
 def kernel():
     return os.uname().release
+
+
+@contextlib.contextmanager
+def changing_node():
+    """This node of the model, locked for a change; the lab's /sys/module follows what it leaves."""
+    with model.locked() as m:
+        node = model.node(m)
+        try:
+            yield node
+        finally:
+            kmods.write_sysfs(node)
 
 
 def holders(node, name):
@@ -54,6 +66,7 @@ def insert(node, name, path, verbose=False, seen=None):
     if verbose:
         common.out(f"insmod {path} \n")
     node["modules"].append(name)
+    node.setdefault("module_versions", {})[name] = info.get("version") or None
     if name == "nvidia":
         node["gpu_driver"] = info.get("version")
     return None
@@ -64,6 +77,7 @@ def remove(node, name):
     if users:
         return f"is in use by: {' '.join(users)}"
     node["modules"].remove(name)
+    (node.get("module_versions") or {}).pop(name, None)
     if name == "nvidia":
         node["gpu_driver"] = None
     return None
@@ -78,8 +92,7 @@ def modprobe(argv):
     if not args or any(f not in ("-r", "--remove", "-q", "--quiet", "-v", "--verbose") for f in flags):
         return delegate("modprobe", argv)
     names = args if removing else args[:1]
-    with model.locked() as m:
-        node = model.node(m)
+    with changing_node() as node:
         for raw in names:
             name = kmods.canonical(raw)
             path = kmods.find(name)
@@ -112,8 +125,7 @@ def rmmod(argv):
     args = [a for a in argv if not a.startswith("-")]
     if not args:
         return delegate("rmmod", argv)
-    with model.locked() as m:
-        node = model.node(m)
+    with changing_node() as node:
         for raw in args:
             name = kmods.canonical(raw)
             if name not in node["modules"]:

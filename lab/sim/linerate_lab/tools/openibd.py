@@ -4,8 +4,8 @@ module, e.g. nvidia_peermem, still uses ib_core), ``restart``, ``status``.
 A driver (re)load resets the NICs' runtime QoS / rdma_cm state.
 """
 from . import common
-from .. import hardware, kmods, model
-from .kmod import holders, insert
+from .. import hardware, kmods
+from .kmod import changing_node, holders, insert
 
 OK = "[  OK  ]"
 FAILED = "[FAILED]"
@@ -27,6 +27,7 @@ def stop(node):
         return False
     for m in stack:
         node["modules"].remove(m)
+        (node.get("module_versions") or {}).pop(m, None)
     common.out(line("Unloading HCA driver:", True))
     return True
 
@@ -55,8 +56,7 @@ def main(argv):
     if cmd not in ("start", "stop", "restart", "force-restart", "status"):
         common.out("Usage: openibd {start|force-start|stop|force-stop|restart|force-restart|status}\n")
         return 1
-    with model.locked() as m:
-        node = model.node(m)
+    with changing_node() as node:
         if cmd == "status":
             loaded = [x for x in kmods.OFED_STACK if x in node["modules"]]
             common.out("\n  HCA driver loaded\n\nConfigured Mellanox EN devices:\n" if loaded
