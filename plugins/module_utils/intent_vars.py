@@ -53,6 +53,8 @@ _MLX_VALUE = (r"[A-Za-z0-9_.]{1,64}", "an mlxconfig value: a number or a name of
 _PSID = (r"[A-Za-z0-9_]{1,16}", "a PSID such as MT_0000000838 (1-16 of letters, digits, _)")
 _SUITE = (r"[A-Za-z0-9._/~+-]{1,64}", "an apt suite such as ./ or stable (letters, digits and . _ / ~ + -)")
 _USER = (r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,63}", "a login name: 1-64 of letters, digits and _ . @ \\ -")
+# Kernel module names as modprobe takes them and /sys/module/<name> shows them.
+_KMOD = (r"[A-Za-z0-9_-]{1,56}", "a kernel module name such as mlx5_core (1-56 of letters, digits, _ -)")
 _NCCL_SIZE = (r"[0-9]{1,12}[KMG]?", "a size as nccl-tests -b/-e read it: digits with an optional K, M or G")
 _HOSTNAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
                        r"(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?", re.ASCII)
@@ -387,6 +389,10 @@ RULES = {
     "mofed_allow_driver_restart": boolean,
     "mofed_driver_restart_command": restart_command,
     "mofed_reachability_timeout": integer(1, 3600, " seconds"),
+    "mofed_driver_modules": listing(fmt(_KMOD), min_len=1, what="a list of kernel module names, the first the one whose "
+                                    "installed and loaded versions are compared (mlx5_core)"),
+    "mofed_driver_dependents": listing(fmt(_KMOD), what="a list of kernel module names"),
+    "mofed_sysfs": path(),
     # role nccl_env
     "nccl_env_ports": ANY_LIST,
     "nccl_env_down_ports": choice("fail", "exclude"),

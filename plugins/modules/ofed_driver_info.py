@@ -15,7 +15,7 @@ description:
     O(modules) that is not loaded means the installed driver waits for a restart (RV(restart_needed)), for
     example after a run that installed OFED was interrupted before its driver restart.
   - Fails, naming the file, when the O(module) modprobe would load declares no version or does not exist
-    (the OFED kernel modules are missing for the running kernel): a restart would not load OFED.
+    (the OFED kernel modules are missing for the running kernel), since a restart would not load OFED.
   - Read-only; runs the same in check mode.
 version_added: 0.1.0
 author: linerate developers (@linerate)

@@ -53,13 +53,17 @@ def test_driver_restart_turns_and_is_guarded():
     assert handler["ansible.builtin.set_fact"] == {"mofed_restart_pending": True}
     main = load("roles", "mofed", "tasks", "main.yml")
     turns = _task(main, "Restart the driver now if an install is waiting for it, before other roles read the NICs")
-    assert main[main.index(turns) - 1]["ansible.builtin.meta"] == "flush_handlers"
+    flush = next(i for i, t in enumerate(main) if t.get("ansible.builtin.meta") == "flush_handlers")
+    # between them only the check-mode preview's end (tests/unit/test_mofed_driver_restart.py)
+    assert [t["name"] for t in main[flush + 1:main.index(turns)]] == [
+        "Preview ends here for this host until its driver is restarted"]
     assert turns["ansible.builtin.include_tasks"] == "restart.yml"
     assert turns["loop"] == "{{ ansible_play_batch }}" and turns["loop_control"] == {"loop_var": "mofed_turn"}
     assert turns["when"] == "hostvars[mofed_turn].mofed_restart_pending | default(false) | bool"
     restart = load("roles", "mofed", "tasks", "restart.yml")[1]
     assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart"
-    first, cmd = restart["block"][0], restart["block"][1]
+    first = restart["block"][0]
+    cmd = next(t for t in restart["block"] if t["name"] == "Restart the RDMA driver")
     assert first["vars"] == {"host_disruption_action": "driver_restart"}
     assert cmd["ansible.builtin.command"] == {"argv": "{{ mofed_driver_restart_command }}"}
 
