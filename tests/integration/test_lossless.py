@@ -1,0 +1,81 @@
+"""Lossless RoCE against the lab (issue 23 item 3): a port without headroom, a switch whose PFC
+watchdog is off and a NIC that keeps sending pause frames are each caught with a code naming the
+switch and port (and the node and device cabled there); a healthy lab has none of these codes.
+
+Written alongside the unit tests; run by the lead with the rest of tests/integration (the lab)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, ansible_env, lab_fault as fault
+from test_verify import find, healthy, port_of, verify  # noqa: F401  (healthy: the shared fixture)
+
+LOSSLESS = {"SWITCH_NO_HEADROOM", "PFC_WATCHDOG_OFF", "PFC_STORM"}
+
+
+def switch_fault(*args):
+    """lab/switchsim/fault.py: the fault as config drift on the switch itself (what its driver reads)."""
+    state = os.path.join(REPO, "lab", "state")
+    env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
+    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state",
+                          os.path.join(state, "fabric"), *args], env=env, text=True, capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr + res.stdout
+
+
+def test_healthy_lab_has_no_lossless_findings(converged, healthy):
+    report, _ = healthy
+    assert not [f for f in report["findings"] if f["code"] in LOSSLESS]
+
+
+@pytest.mark.matrix
+def test_switch_headroom_zero_is_named_with_switch_and_port(converged):
+    # leaf2 is the lab's SONiC leaf: its driver reads the lossless BUFFER_PG back
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
+                        if x["switch"] == "leaf2")
+    switch, port = port_of(converged, node, device)
+    switch_fault(switch, "headroom_zero", port)
+    fault("switch-headroom-zero", switch, port)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("switch-headroom-restore", switch, port)
+        switch_fault(switch, "headroom_restore", port)
+    hits = find(report, "SWITCH_NO_HEADROOM", node, device)
+    assert {(x["switch"], x["switch_port"], x["severity"]) for x in hits} == {(switch, port, "error")}
+
+
+@pytest.mark.matrix
+def test_pfc_watchdog_off_is_named_with_switch_and_port(converged):
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
+                        if x["switch"] == "leaf2")
+    switch, _ = port_of(converged, node, device)
+    switch_fault(switch, "pfcwd_off")
+    fault("pfc-watchdog-off", switch)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pfc-watchdog-restore", switch)
+        switch_fault(switch, "pfcwd_restore")
+    hits = [f for f in report["findings"] if f["code"] == "PFC_WATCHDOG_OFF"]
+    assert hits and {x["switch"] for x in hits} == {switch}
+    cabled = {str(x["switch_port"]) for n in converged["nodes"].values() for x in n["nics"] if x["switch"] == switch}
+    assert cabled <= {x["switch_port"] for x in hits}
+
+
+@pytest.mark.matrix
+def test_pfc_storm_is_named_with_node_device_switch_and_port(converged):
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
+                        if x["switch"] == "leaf2")
+    switch, port = port_of(converged, node, device)
+    fault("pfc-storm", node, device)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pfc-storm-stop", node, device)
+    hits = find(report, "PFC_STORM", node, device)
+    # the host's pause counters over the window (link_health) and the switch's watchdog (incast)
+    assert {x["check"] for x in hits} == {"link_health", "incast"}
+    assert {(x["switch"], x["switch_port"]) for x in hits} == {(switch, port)}
+    assert not [f for f in report["findings"] if f["code"] == "PFC_STORM" and f.get("node") not in (node, None)]
