@@ -400,11 +400,11 @@ class EosDriver(Driver):
     def pfcwd_storms(self, ports):
         """{port: {prio: {"detected", "stormed"}}} from ``show priority-flow-control counters watchdog
         | json``: stuckCount is what the watchdog detected. The lab's (and EOS's default) traffic-class
-        to tx-queue map is the identity, so queue n carries priority n. Whether a queue is stuck now
-        is not in these counters: ``stormed`` is None (a storm shows as stuckCount rising between two
-        snapshots)."""
+        to tx-queue map is the identity, so queue n carries priority n. A queue found stuck more often
+        than it recovered is stuck now (``stormed``)."""
         c = parse_pfcwd_counters(self.run("show priority-flow-control counters watchdog | json"))
-        return {p: {q: {"detected": v["stuck"], "stormed": None} for q, v in c.get(p, {}).items()} for p in ports}
+        return {p: {q: {"detected": v["stuck"], "stormed": v["stuck"] > v["recovered"]} for q, v in c.get(p, {}).items()}
+                for p in ports}
 
     def qos_counters(self, ports):
         """{port: counters} from ``show priority-flow-control counters | json`` (read-only).
