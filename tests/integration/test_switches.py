@@ -287,7 +287,8 @@ COMMIT = {"leaf1": r"^nv config apply --confirm", "leaf2": r"^sudo config checkp
 CONFIRM = {"leaf1": r"^nv config apply --confirm-yes", "leaf2": r"^sudo config save", "spine1": r"^configure session \S+ commit$"}
 READ = {"leaf1": r"^nv config show -o commands$", "leaf2": r"^show runningconfiguration all$",
         "spine1": r"^show running-config$"}
-READS_BEFORE = {"leaf1": "1", "leaf2": "2", "spine1": "1"}   # without the precheck play
+# without the precheck play; each count includes the window's re-read after begin (issue 25)
+READS_BEFORE = {"leaf1": "2", "leaf2": "3", "spine1": "2"}
 FAULTS = {
     "reject-first-push": lambda n: ("reject", PUSH[n], "1"),
     "reject-at-commit": lambda n: ("reject", COMMIT[n], "1"),
