@@ -260,7 +260,12 @@ def parse_pfcwd_counters(text):
             if not str(q).isdigit() or not isinstance(st, dict):
                 raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r is not "
                                  "{stuckCount, recoveryCount}" % (name, q), text)
-            out[name][str(q)] = {"stuck": int(st.get("stuckCount") or 0), "recovered": int(st.get("recoveryCount") or 0)}
+            counts = {k: st.get(k, 0) for k in ("stuckCount", "recoveryCount")}
+            bad = {k: v for k, v in counts.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0}
+            if bad:
+                raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r: %s not a "
+                                 "count" % (name, q, ", ".join(f"{k}={v!r}" for k, v in bad.items())), text)
+            out[name][str(q)] = {"stuck": counts["stuckCount"], "recovered": counts["recoveryCount"]}
     return out
 
 
