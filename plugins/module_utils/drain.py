@@ -22,10 +22,10 @@ import json
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
     from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
 except ImportError:  # loaded on its own, beside common.py and verify.py
-    from common import ToolFailure
+    from common import ParseError, ToolFailure  # type: ignore
     from verify import FAULT_CODES
 
 SCHEDULERS = ("slurm", "kubernetes")
@@ -114,7 +114,7 @@ def parse_scontrol_node(text):
             elif k == "State":
                 state = v
     if name is None or state is None:
-        raise ValueError("no NodeName=/State= in the output")
+        raise ParseError("scontrol", "no NodeName=/State= in the output", text)
     parts = state.split("+")
     return {"name": name, "state": state, "base": parts[0].rstrip("*~#!%$@^-"), "flags": parts[1:],
             "reason": reason_text, "reason_by": by}
@@ -164,9 +164,13 @@ def slurm_view(node):
 
 def parse_kubectl_node(text):
     """``kubectl get node <name> -o json`` -> {"name", "unschedulable", "taints", "annotations"}."""
-    doc = json.loads(text)
+    try:
+        doc = json.loads(text)
+    except (TypeError, ValueError) as err:
+        raise ParseError("kubectl", f"not JSON: {err}", text) from None
     if not isinstance(doc, dict) or doc.get("kind") != "Node":
-        raise ValueError(f"not a Node object (kind {doc.get('kind') if isinstance(doc, dict) else type(doc).__name__})")
+        raise ParseError("kubectl", "not a Node object (kind %s)"
+                         % (doc.get("kind") if isinstance(doc, dict) else type(doc).__name__), text)
     spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
     return {"name": meta.get("name"), "unschedulable": bool(spec.get("unschedulable")),
             "taints": [t for t in spec.get("taints") or [] if isinstance(t, dict)],

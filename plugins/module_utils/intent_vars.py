@@ -524,6 +524,13 @@ RULES = {
     "switch_fabric_require_ports_up": boolean,
     "switch_fabric_templates_dir": local_path(),
     "switch_fabric_profile": fmt(_PROFILE),
+    # Lossless headroom and the PFC watchdog (module_utils/switch_buffers.py: sonic-pfcwd.yang's ranges)
+    "switch_fabric_cable_length": fmt((r"[1-9][0-9]{0,3}m", "a cable length in metres, 1m..9999m (SONiC CABLE_LENGTH)")),
+    "switch_fabric_sonic_pg_lookup": ANY_DICT,
+    "switch_fabric_pfcwd_action": choice("drop", "forward", "alert"),
+    "switch_fabric_pfcwd_detection_ms": integer(100, 5000, " ms"),
+    "switch_fabric_pfcwd_restoration_ms": integer(100, 60000, " ms"),
+    "switch_fabric_nvue_release": choice("5.9", "5.10", "5.11", "5.12", "5.13", "5.14", "5.15", "5.16", "5.17"),
     "switch_fabric_mtu": integer(1280, 9216),
     "switch_fabric_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
     "switch_fabric_set_speed": boolean,

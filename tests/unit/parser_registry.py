@@ -63,6 +63,8 @@ PARSERS = [
     ("switch.eos", "parse_sessions", "switch/eos_sessions.txt"),
     # the eAPI shape a public EOS watchdog health check reads (docs/conformance.md, Arista EOS)
     ("switch.eos", "parse_pfcwd_counters", "switch/eos_pfcwd_counters.json"),
+    ("drain", "parse_scontrol_node", "drain/scontrol_*.txt"),
+    ("drain", "parse_kubectl_node", "drain/kubectl_*.json"),
     ("switch.eos", "parse_interfaces_status", "switch/eos_interfaces_status.*", "switch/real_eos_interfaces_status_*.txt"),
     ("switch.sonic", "parse_config_db", "switch/sonic_running.json"),
     ("switch.sonic", "parse_table", "switch/sonic_interfaces_status.txt", "switch/sonic_pfc_priority.txt",

@@ -75,7 +75,7 @@ def test_the_defaults_are_the_documented_ones():
                    "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0, "ib_error_thresholds": {},
                    "full_plan_max_nodes": 16, "latency_us_max": None},
         "firmware": {"profile": "default"},
-        "rollout": {"batch": 1, "max_fail_percentage": 0},
+        "rollout": {"batch": "100%", "max_fail_percentage": 0},
         "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
                         "exempt_codes": [], "return_to_service": True},
     }

@@ -83,6 +83,11 @@ KNOWN_THIN = {
     "perftest.parse_ib_write_lat": 0,
     "perftest.parse_perftest_lat": 0,
     "switch.eos.parse_sessions": 0,
+    # the EOS watchdog counters: one public health check's keys only (docs/conformance.md, Arista EOS)
+    "switch.eos.parse_pfcwd_counters": 0,
+    # the scheduler stand-ins' output, no live capture (fixtures/drain/SOURCES.md)
+    "drain.parse_scontrol_node": 0,
+    "drain.parse_kubectl_node": 0,
     "switch.nvue.parse_nvue_commands": 0,
     "switch.nvue.parse_revisions": 1,
     "switch.sonic.parse_config_db": 0,
