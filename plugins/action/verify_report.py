@@ -203,8 +203,8 @@ class ActionModule(ActionBase):
             # history and trends: the previous run of the same scope (issue 27); -e / inventory
             # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
             try:
-                keep = int(self._templar.template(args.get("history_keep", task_vars.get("linerate_report_keep",
-                                                                                          rep.HISTORY_KEEP))))
+                keep = int(self._templar.template(args.get("history_keep", task_vars.get(
+                    "linerate_report_keep", rep.HISTORY_KEEP))))
                 drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
                     "linerate_trend_bandwidth_drop", rep.TREND_BANDWIDTH_DROP))))
                 if keep < 1 or not 0 < drop < 1:

@@ -8,8 +8,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils import switch_buff
 def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
     """{speed_mbps (str): {"name", "size", "xon", "xoff", "dynamic_th"}}."""
     try:
-        return {str(k): v for k, v in switch_buffers.sonic_lossless(ports, cable, extra, detection_ms,
-                                                                      restoration_ms, action).items()}
+        profiles = switch_buffers.sonic_lossless(ports, cable, extra, detection_ms, restoration_ms, action)
+        return {str(k): v for k, v in profiles.items()}
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

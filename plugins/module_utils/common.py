@@ -172,7 +172,7 @@ def split_columns(line, spans):
     cols = [_span(s) for s in spans]
     if not cols:
         return None
-    placed = [[] for _ in cols]
+    placed = [[] for _col in cols]
     last = 0
     for m in re.finditer(r"\S+", line):
         begin, end = m.start(), m.end()

@@ -108,7 +108,7 @@ def parse_scontrol_node(text):
                 reason_text, by = m.group(1), f"{m.group(2)}@{m.group(3)}"
             s = s[:r.start()]
         for tok in s.split():
-            k, _, v = tok.partition("=")
+            k, _sep, v = tok.partition("=")
             if k == "NodeName" and name is None:
                 name = v
             elif k == "State":

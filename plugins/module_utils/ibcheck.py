@@ -307,7 +307,7 @@ def check_port_errors(port_counters, nd, switches, expected_links, thresholds, b
     baseline = baseline or {}
     over = {}  # link key -> {end: {counter: delta}}
     for key in sorted(port_counters):
-        guid, _, port = key.rpartition("/")
+        guid, _sep, port = key.rpartition("/")
         guid = _norm(guid)
         owner = guid if guid in nodes else port_owner.get(guid)
         port = int(port)

@@ -241,7 +241,8 @@ def listing(elem, min_len=0, max_len=4096, what="a list"):
     def check(c, key, value):
         if not isinstance(value, list) or not min_len <= len(value) <= max_len:
             return c.bad(key, value, f"{what} of {min_len}..{max_len} entries" if min_len else what)
-        return all([elem(c, f"{key}[{i}]", v) for i, v in enumerate(value)])
+        checked = [elem(c, f"{key}[{i}]", v) for i, v in enumerate(value)]   # every element, not the first bad
+        return all(checked)
     return check
 
 

@@ -174,6 +174,7 @@ def incast_check(findings, rails, coverage, unproven):
               + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
               + f"; {len(errors)} error(s)")
     cases = []
+
     def of(x, r):
         return (x.get("incast_round"), x.get("receiver"), x.get("device")) == (r.get("round"), r["receiver"], r["device"])
     for r in rails:

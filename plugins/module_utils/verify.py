@@ -448,7 +448,7 @@ def incast_coverage(rounds, leaf_of, uplinks=None):
     for rnd in rounds:
         for g in rnd:
             r = g["receiver"]
-            proven_ports.update((r, d) for d, _ in ports_of.get(r, []))
+            proven_ports.update((r, d) for d, _port in ports_of.get(r, []))
             for device, leaf in ports_of.get(r, []):
                 for s in g["senders"]:
                     src = leaf_of.get((s, device))
@@ -886,6 +886,7 @@ def localise(tests, hints=(), leaf_of=None):
         chosen.setdefault(best, set()).update(cover[best] if best in cover else cover[("uplink", best[1][0])])
         explained |= chosen[best]
     # a test every other chosen element explains needs no element of its own
+
     def on_path(e, t):
         els = _elements(t, leaf_of, sound)
         return all(("uplink", leaf) in els for leaf in e[1]) if e[0] == "uplink" and isinstance(e[1], tuple) \

@@ -66,6 +66,7 @@ attributes:
     description: Reads only, in both modes.
   diff_mode:
     support: none
+    description: It reads and decides; it changes nothing, so there is no diff.
 """
 
 EXAMPLES = r"""

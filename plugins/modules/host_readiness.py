@@ -22,7 +22,8 @@ description:
     listed in C(facts.unread) with what stays unproven; it never fails the module.
   - Read-only; never reports C(changed). Runs the same in check mode.
 requirements:
-  - lspci (pciutils), ibv_devinfo and ibdev2netdev (rdma-core / DOCA-OFED), modinfo, dpkg-query on the target; nvidia-smi and ofed_info where installed (their absence is reported, not fatal)
+  - lspci (pciutils), ibv_devinfo and ibdev2netdev (rdma-core / DOCA-OFED), modinfo, dpkg-query on the target
+  - nvidia-smi and ofed_info where installed (their absence is reported, not fatal)
 options:
   devices:
     description: The RDMA devices (rails) to check, e.g. C([mlx5_0, mlx5_1]).

@@ -33,6 +33,12 @@ extends_documentation_fragment:
 requirements:
   - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
 options:
+  host:
+    description:
+      - Address of the switch's SSH service. Required with O(state=replaced); V(rendered) and V(parsed)
+        contact no switch and need none.
+    type: str
+    required: false
   state:
     description:
       - V(replaced) - push the delta that makes the managed scope (the QoS objects the intent owns, the fabric

@@ -214,7 +214,7 @@ options:
               - Nodes changed at a time - a number >= 1 or a percentage V('1%')..V('100%') of the nodes, as Ansible's
                 C(serial) takes it. A NIC reset, driver restart or reboot within a batch still goes one node at a time.
               - The default, every node in one batch, keeps the non-disruptive work parallel; the disruptive actions
-                take turns and O(max_fail_percentage=0) stops the run at the first failed node.
+                take turns and a max_fail_percentage of 0 stops the run at the first failed node.
             type: raw
             default: "100%"
           max_fail_percentage:

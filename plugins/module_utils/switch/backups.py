@@ -273,7 +273,7 @@ def load_restore(backup_dir, switch, platform, selector, parse, force=False):
     except BackupError as exc:
         if str(selector).strip() == "latest":
             raise BackupError(exc.path, exc.reason + " (it is the latest pre-window backup; an older one is never "
-                                        "taken instead: name the backup to restore with "
-                                        "switch_fabric_restore_backup=<UTC timestamp or path>)") from exc
+                              "taken instead: name the backup to restore with "
+                              "switch_fabric_restore_backup=<UTC timestamp or path>)") from exc
         raise
     return path, text, warnings

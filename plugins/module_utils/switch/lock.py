@@ -118,7 +118,7 @@ class ControllerLock:
         ``self.broken`` names it."""
         self.broken = None
         os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-        for _ in range(2):
+        for _attempt in range(2):
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:

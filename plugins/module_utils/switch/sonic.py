@@ -98,7 +98,7 @@ def sonic_scope(profile, ports, profiles=()):
         if table == "BUFFER_PROFILE":
             return key in profiles
         if table == "BUFFER_PG":
-            port, _, pg = key.partition("|")
+            port, _sep, pg = key.partition("|")
             return port in ports and pg != "0" and field == "profile"
         if table == "TC_TO_PRIORITY_GROUP_MAP":
             return key == dscp_map
@@ -142,8 +142,8 @@ def pfcwd_commands(want, have, scope):
         if port not in w and scope("PFC_WD", port, "action"):
             cmds.append(f"sudo config pfcwd stop {shlex.quote(port)}")
     for port, ent in sorted(w.items()):
-        if not scope("PFC_WD", port, "action") or {k: v for k, v in h.get(port, {}).items()
-                                                     if scope("PFC_WD", port, k)} == ent:
+        have_wd = {k: v for k, v in h.get(port, {}).items() if scope("PFC_WD", port, k)}
+        if not scope("PFC_WD", port, "action") or have_wd == ent:
             continue
         cmds.append(f"sudo config pfcwd start --action {shlex.quote(ent.get('action', 'drop'))} ports "
                     f"{shlex.quote(port)} detection-time {shlex.quote(ent['detection_time'])} "
@@ -240,7 +240,7 @@ def lossless_pgs(db, port):
     out = set()
     profiles = db.get("BUFFER_PROFILE", {})
     for key, ent in db.get("BUFFER_PG", {}).items():
-        name, _, pg = key.partition("|")
+        name, _sep, pg = key.partition("|")
         if name != port:
             continue
         prof = profiles.get(ent.get("profile", ""))
@@ -460,7 +460,7 @@ class SonicDriver(Driver):
         priority n (the fabric template's identity maps). A queue the watchdog has not seen is absent."""
         res = {p: {} for p in ports}
         for r in parse_table(self.run("show pfcwd stats")):
-            port, _, q = (r.get("QUEUE") or "").rpartition(":")
+            port, _sep, q = (r.get("QUEUE") or "").rpartition(":")
             if port not in res or not q.isdigit():
                 continue
             detected = (r.get("STORM DETECTED/RESTORED") or "0/0").split("/")[0]
