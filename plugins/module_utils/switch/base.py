@@ -622,7 +622,12 @@ class WindowLock:
             return
         d = self.driver
         if self.controller is not None:
-            other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
+            try:
+                other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
+            except OSError as err:   # the backup directory is not a directory, read-only, full
+                raise SwitchError(d.name, f"lock {self.controller.path}: cannot be written "
+                                          f"({err.strerror or err}); the change window stops before any change, "
+                                          "nothing is sent", rolled_back=False, changed=False) from err
             if other is not None:
                 raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
             if self.controller.broken:
