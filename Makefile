@@ -28,10 +28,11 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # Debian packages: podman and runc for the lab's nodes, debootstrap for their
 # image, ibsim/opensm/infiniband-diags for the simulated InfiniBand fabric,
-# openmpi for nccl-tests' launcher, python3-venv for the virtualenv.
+# openmpi for nccl-tests' launcher, python3-venv for the virtualenv, openssl
+# for the README quickstart's vault password (its test runs it).
 DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client \
                 ibsim-utils libumad2sim0 opensm infiniband-diags \
-                python3-venv
+                python3-venv openssl
 
 # Every role with a molecule scenario; each converges in a container of the
 # lab's node image (podman), checks idempotence and verifies real state.
