@@ -33,24 +33,10 @@ def bench_tests(logs):
     """Tests from the per-node schedule records of one tool ({node: [{round, role, peer, results}]}):
     [{round, client: [node, device], server: [node, device], gbps, latency_usec, latency, client_error,
     server_error}], the client's measurement (both ends of a latency test print the same ping-pong)."""
-    servers = {}
-    for node, entries in (logs or {}).items():
-        for e in entries or []:
-            if e.get("role") == "server":
-                for r in e.get("results") or []:
-                    servers[(int(e["round"]), node, r["device"])] = r
-    tests = []
-    for node, entries in sorted((logs or {}).items()):
-        for e in entries or []:
-            if e.get("role") != "client":
-                continue
-            for r in e.get("results") or []:
-                s = servers.get((int(e["round"]), e["peer"], r["device"]), {})
-                tests.append({"round": int(e["round"]), "client": [node, r["device"]], "server": [e["peer"], r["device"]],
-                              "gbps": r.get("gbps"), "latency_usec": r.get("latency_usec"),
-                              "latency": r.get("latency"), "client_error": r.get("error"),
-                              "server_error": s.get("error")})
-    return tests
+    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r["device"]],
+             "gbps": r.get("gbps"), "latency_usec": r.get("latency_usec"), "latency": r.get("latency"),
+             "client_error": r.get("error"), "server_error": s.get("error")}
+            for rnd, node, peer, r, s in verify.paired_results(logs, round_of=int)]
 
 
 def evaluate(tool, tests, limit):

@@ -734,23 +734,30 @@ def round_tests(logs):
     A client entry {round, role: client, peer, results: [...]} is matched with its
     server's entry of the same round, rail by rail (device).
     """
+    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r["device"]],
+             "gbps": r.get("gbps"), "client_error": r.get("error"), "server_error": s.get("error")}
+            for rnd, node, peer, r, s in paired_results(logs)]
+
+
+def paired_results(logs, round_of=lambda v: v):
+    """Each client rail result of the per-host schedule records ({node: [entries]}) with its server's
+    result of the same round and rail (``{}`` when the server recorded none):
+    ``[(round, client node, server node, client result, server result)]``, clients in node order."""
     servers = {}
     for node, entries in (logs or {}).items():
         for e in entries or []:
             if e.get("role") == "server":
                 for r in e.get("results") or []:
-                    servers[(e["round"], node, r["device"])] = r
-    tests = []
+                    servers[(round_of(e["round"]), node, r["device"])] = r
+    out = []
     for node, entries in sorted((logs or {}).items()):
         for e in entries or []:
             if e.get("role") != "client":
                 continue
             for r in e.get("results") or []:
-                s = servers.get((e["round"], e["peer"], r["device"]), {})
-                tests.append({"round": e["round"], "client": [node, r["device"]], "server": [e["peer"], r["device"]],
-                              "gbps": r.get("gbps"), "client_error": r.get("error"),
-                              "server_error": s.get("error")})
-    return tests
+                rnd = round_of(e["round"])
+                out.append((rnd, node, e["peer"], r, servers.get((rnd, e["peer"], r["device"]), {})))
+    return out
 
 
 def schedule_timing(logs):
