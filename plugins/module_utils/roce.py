@@ -14,6 +14,7 @@ JSON are read here (``read_*`` helpers, not ``parse_*`` parsers).
 import json
 import os
 import re
+import shlex
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils import intent
@@ -253,6 +254,23 @@ def boot_plan(params, netdev, device=None, port=1, sysfs_net=SYSFS_NET):
     return [what if kind == "cmd" else ["write", what[0], str(what[1])] for kind, what in steps]
 
 
+def boot_lines(boot):
+    """The boot plan as the per-rail files hold it, rendered once, here: ``commands`` - each command
+    step as one ``sh`` line, every argument shell-quoted (the rail's boot script, in order) - and
+    ``tmpfiles`` - each sysfs write as a tmpfiles.d ``w`` line (``w <path> - - - - <value>``, the
+    rail's ECN file, applied by ``systemd-tmpfiles --create``). Role roce_qos writes both as they are."""
+    return {"commands": [" ".join(shlex.quote(str(a)) for a in argv) for argv in boot if argv[0] != "write"],
+            "tmpfiles": [f"w {argv[1]} - - - - {argv[2]}" for argv in boot if argv[0] == "write"]}
+
+
+def boot_result(params, netdev, device=None, port=1, sysfs_net=SYSFS_NET):
+    """The module's boot fields of one port: ``boot`` (``boot_plan``) and its rendered lines
+    ``boot_commands`` / ``boot_tmpfiles`` (``boot_lines``)."""
+    boot = boot_plan(params, netdev, device, port, sysfs_net)
+    lines = boot_lines(boot)
+    return {"boot": boot, "boot_commands": lines["commands"], "boot_tmpfiles": lines["tmpfiles"]}
+
+
 def _expected_after(want, have):
     after = json.loads(json.dumps(have))
     for key, value in want.items():
@@ -299,6 +317,6 @@ def configure(port, params, check_mode):
                 port.commands.append(what if kind == "cmd" else ["write", what[0], str(what[1])])
     return {"changed": bool(steps), "netdev": port.netdev, "device": port.device,
             "before": before, "after": after, "commands": port.commands, "mtu_deferred": deferred,
-            "boot": boot_plan(params, port.netdev, port.device, port.port, port.sysfs.root),
+            **boot_result(params, port.netdev, port.device, port.port, port.sysfs.root),
             "diff": {"before": _lines(before), "after": _lines(after),
                      "before_header": port.netdev, "after_header": port.netdev}}

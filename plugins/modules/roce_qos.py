@@ -182,6 +182,23 @@ boot:
   type: list
   elements: list
   sample: [[mlnx_qos, -i, enp65s0f0np0, --trust, dscp, --pfc, "0,0,0,1,0,0,0,0"], [ip, link, set, dev, enp65s0f0np0, mtu, "4200"]]
+boot_commands:
+  description:
+    - The command steps of RV(boot) as the port's boot script runs them, one C(sh) line each, every argument
+      shell-quoted - rendered here, once; role C(roce_qos) writes them into the rail's script as they are.
+  returned: without O(ports)
+  type: list
+  elements: str
+  sample: ["mlnx_qos -i enp65s0f0np0 --trust dscp --pfc 0,0,0,1,0,0,0,0", "ip link set dev enp65s0f0np0 mtu 4200"]
+boot_tmpfiles:
+  description:
+    - The sysfs writes of RV(boot) as tmpfiles.d C(w) lines (C(w <path> - - - - <value>)); role C(roce_qos) writes
+      them into the rail's ECN file, which the boot script applies with C(systemd-tmpfiles --create). Empty without
+      ECN settings.
+  returned: without O(ports)
+  type: list
+  elements: str
+  sample: ["w /sys/class/net/enp65s0f0np0/ecn/roce_np/enable/3 - - - - 1"]
 netdev:
   description: The netdev.
   returned: without O(ports)
@@ -235,6 +252,16 @@ ports:
       description: What the port's boot unit runs (see C(boot) above).
       type: list
       elements: list
+      returned: success
+    boot_commands:
+      description: The command steps of the boot plan as C(sh) lines (see C(boot_commands) above).
+      type: list
+      elements: str
+      returned: success
+    boot_tmpfiles:
+      description: The sysfs writes of the boot plan as tmpfiles.d lines (see C(boot_tmpfiles) above).
+      type: list
+      elements: str
       returned: success
 """
 

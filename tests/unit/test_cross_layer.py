@@ -142,7 +142,7 @@ def layers(eff):
     # Its boot units: each rail's script, from the module's own boot plan for that port.
     unit = ""
     for port in args["ports"]:
-        rail = dict(port, boot=roce.boot_plan(dict(args, **port), port["netdev"], port["device"], port["port"]))
+        rail = dict(port, **roce.boot_result(dict(args, **port), port["netdev"], port["device"], port["port"]))
         dict.update(v, roce_qos_rail=rail)
         unit += v.render_file("roles/roce_qos/templates/etc/linerate/roce-qos/rail.sh.j2")
     out["unit"] = {

@@ -32,7 +32,7 @@ def role_vars(ports=PORTS, **extra):
     v = host_vars(intent.published({"name": "xl", "transport": "roce"}))
     dict.update(v, **extra)
     args = module_args(v, task("Configure RoCE QoS on each cabled port"), "linerate.fabric.roce_qos")
-    result = {"ports": [dict(p, changed=False, boot=roce.boot_plan(dict(args, **p), p["netdev"], p["device"], p["port"]))
+    result = {"ports": [dict(p, changed=False, **roce.boot_result(dict(args, **p), p["netdev"], p["device"], p["port"]))
                         for p in ports]}
 
     def lookup(kind, path, template_vars=None):
@@ -97,6 +97,28 @@ def test_one_script_per_rail_runs_the_module_boot_plan_and_passes_sh_n(tmp_path)
         # each rail's files name only that rail
         other = next(p["netdev"] for p in PORTS if p is not port)
         assert other not in script["content"]
+
+
+def test_the_rail_files_write_the_modules_rendered_lines_and_render_no_plan_of_their_own():
+    """One renderer per plan (issue 29 item 3): the script and the ECN file carry the module's
+    boot_commands / boot_tmpfiles line for line; a line the module did not render never appears."""
+    v, _ = role_vars()
+    result = dict.__getitem__(v, "roce_qos_result")
+    result["ports"][0]["boot_commands"] = ["echo from-the-module"]
+    result["ports"][0]["boot_tmpfiles"] = ["w /from/the/module - - - - 7"]
+    made, _ = install(v)
+    files = {f["path"]: f for f in made["roce_qos_rail_files"]}
+    body = [ln for ln in files["/etc/linerate/roce-qos/enp65s0f0np0.sh"]["content"].splitlines()
+            if ln and not ln.startswith("#")]
+    assert body == ["set -e", "echo from-the-module",
+                    "systemd-tmpfiles --create /etc/linerate/roce-qos/enp65s0f0np0.ecn.conf"]
+    ecn = [ln for ln in files["/etc/linerate/roce-qos/enp65s0f0np0.ecn.conf"]["content"].splitlines()
+           if ln and not ln.startswith("#")]
+    assert ecn == ["w /from/the/module - - - - 7"]
+    for name in ("rail.sh.j2", "rail.ecn.conf.j2"):
+        with open(os.path.join(ROLE, "templates", "etc", "linerate", "roce-qos", name), encoding="utf-8") as f:
+            text = f.read()
+        assert ".boot " not in text and "argv" not in text and "map('quote')" not in text, name
 
 
 def test_without_ecn_the_rail_has_no_tmpfiles_step_and_its_ecn_file_is_removed():

@@ -1,6 +1,7 @@
 """roce_qos module: exact argv, changed, check mode, idempotence, verification after apply."""
 import json
 import os
+import shlex
 
 import pytest
 
@@ -459,6 +460,24 @@ def test_boot_plan_is_every_step_from_defaults_whatever_the_port_holds(sysfs, ca
     lower = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="lower"), Nic(
         os.path.join(sysfs, "other")).tools, capsys)
     assert lower["boot"][-1] == ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]
+
+
+def test_the_module_renders_its_boot_plan_once_as_script_and_tmpfiles_lines(sysfs, capsys):
+    # the role writes these as they are (issue 29 item 3: one renderer per plan)
+    out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), Nic(sysfs).tools, capsys, check=True)
+    assert out["boot_commands"] == [
+        f"mlnx_qos -i {NETDEV} --trust dscp --pfc 0,0,0,1,0,0,0,0",
+        f"mlnx_qos -i {NETDEV} --dscp2prio set,26,3", f"mlnx_qos -i {NETDEV} --dscp2prio set,48,6",
+        "cma_roce_mode -d mlx5_0 -p 1 -m 2", "cma_roce_tos -d mlx5_0 -p 1 -t 104",
+        f"ip link set dev {NETDEV} mtu 4200"]
+    assert out["boot_tmpfiles"] == [f"w {a[1]} - - - - {a[2]}" for a in boot(sysfs) if a[0] == "write"]
+    assert len(out["boot_tmpfiles"]) == 4
+    # every argument shell-quoted, as sh reads it back
+    lines = roce.boot_lines([["mlnx_qos", "-i", "x;touch /tmp/p", "--trust", "dscp"], ["write", "/p", "1"]])
+    assert lines == {"commands": ["mlnx_qos -i 'x;touch /tmp/p' --trust dscp"], "tmpfiles": ["w /p - - - - 1"]}
+    assert shlex.split(lines["commands"][0]) == ["mlnx_qos", "-i", "x;touch /tmp/p", "--trust", "dscp"]
+    # without ECN settings there is no tmpfiles line
+    assert roce.boot_result({"mtu": 9000}, "eth9")["boot_tmpfiles"] == []
 
 
 def test_boot_plan_per_port_and_only_managed_settings():
