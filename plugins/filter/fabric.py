@@ -1,9 +1,6 @@
-"""Filters over linerate's facts and intent, usable from templates and tasks."""
+"""Filters over linerate's facts, usable from templates and tasks."""
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
-
-# Documentation: rdma_summary.yml, pfc_vector.yml beside this file
-# (one file documents one filter).
+# Documentation: rdma_summary.yml beside this file (one file documents one filter).
 
 
 def rdma_summary(ports):
@@ -19,11 +16,6 @@ def rdma_summary(ports):
     return lines
 
 
-def pfc_vector(priorities):
-    """The one PFC vector implementation (intent.pfc_vector), for the boot unit of role roce_qos."""
-    return intent.pfc_vector(priorities)
-
-
 class FilterModule:
     def filters(self):
-        return {"rdma_summary": rdma_summary, "pfc_vector": pfc_vector}
+        return {"rdma_summary": rdma_summary}

@@ -667,15 +667,14 @@ def derive(eff):
 
     - ``tos``: the IP ToS byte of RDMA data, ``data_dscp << 2`` (the ECN bits
       are the NIC's): RDMA-CM's default ToS, NCCL_IB_TC, perftest --tclass.
-    - ``pfc_priorities`` / ``pfc_vector``: the one lossless priority, and the
-      eight-entry enable vector of ``mlnx_qos --pfc``.
+    - ``pfc_priorities``: the one lossless priority (the roce_qos module
+      turns it into the eight-entry ``mlnx_qos --pfc`` vector with
+      ``pfc_vector()``, its only caller).
     - ``dscp2prio``: {DSCP (str): priority} - data to the no-drop priority,
       CNPs to the CNP priority (dscp trust).
     - ``cc_prio_mask``: the firmware's DCQCN priority mask (ROCE_CC_PRIO_MASK):
       all eight priorities, or without the no-drop priority's bit when ECN is
       off; ``cnp_dscp`` / ``cnp_priority``: the CNPs the NIC sends.
-    - ``gid_policy``: which GID NCCL and the benchmarks use (the port's RoCE
-      v2 GID of its IPv4 rail address, ``roce_v2_ipv4``).
     - ``line_rate_gbps``, ``ib_write_bw_min_gbps`` (Gb/s one port must reach,
       with ib_write_bw and ib_send_bw), ``nccl_busbw_min_gbytes_per_nic`` (GB/s
       of nccl-tests bus bandwidth per NIC of a node) and ``latency_max_usec``
@@ -690,8 +689,8 @@ def derive(eff):
         "nccl_busbw_min_gbytes_per_nic": round(float(v["nccl_busbw_fraction"]) * speed / 8, 3),
         "latency_max_usec": float(v["latency_us_max"] if v.get("latency_us_max") is not None
                                   else LATENCY_US_MAX[eff["transport"]]),
-        "tos": None, "pfc_priorities": [], "pfc_vector": pfc_vector([]), "dscp2prio": {},
-        "cc_prio_mask": None, "cnp_dscp": None, "cnp_priority": None, "gid_policy": None,
+        "tos": None, "pfc_priorities": [], "dscp2prio": {},
+        "cc_prio_mask": None, "cnp_dscp": None, "cnp_priority": None,
     }
     if eff["transport"] != "roce":
         return out
@@ -700,12 +699,10 @@ def derive(eff):
     out.update(
         tos=r["data_dscp"] << 2,
         pfc_priorities=[prio],
-        pfc_vector=pfc_vector([prio]),
         dscp2prio={str(r["data_dscp"]): prio, str(r["cnp_dscp"]): r["cnp_priority"]},
         cc_prio_mask=255 if r["ecn"]["enabled"] else 255 - (1 << prio),
         cnp_dscp=r["cnp_dscp"],
         cnp_priority=r["cnp_priority"],
-        gid_policy=f"roce_{r['gid_type']}_ipv4",
     )
     return out
 

@@ -491,8 +491,9 @@ RULES = {
     # role roce_qos
     "roce_qos_ports": ANY_LIST,
     "roce_qos_trust": choice(*intent.TRUST_MODES),
+    "roce_qos_pfc_priorities": listing(integer(0, 7), max_len=8, what="a list of priorities 0..7"),
+    "roce_qos_dscp2prio": mapping(integer(0, 63), integer(0, 7), "a mapping of DSCP 0..63 to priority 0..7"),
     "roce_qos_no_drop_priority": integer(0, 7),
-    "roce_qos_data_dscp": integer(0, 63),
     "roce_qos_cnp_dscp": integer(0, 63),
     "roce_qos_cnp_priority": integer(0, 7),
     "roce_qos_ecn_enabled": boolean,

@@ -220,6 +220,33 @@ def test_a_layer_deriving_the_pfc_vector_on_its_own_is_caught(monkeypatch):
     assert out["unit"]["pfc"] == ["1,0,0,0,0,0,0,0"] * 2
 
 
+def test_a_layer_deriving_the_dscp_map_or_the_pfc_priorities_on_its_own_is_caught():
+    """The host's DSCP map and PFC priorities are derive()'s (roce_qos_dscp2prio, roce_qos_pfc_priorities):
+    publish others and the module's plan and the boot script carry them, not a map rebuilt from the DSCPs."""
+    eff = intent.published(BASE)
+    eff["derived"].update(dscp2prio={"10": 2, "48": 6}, pfc_priorities=[2])
+    out = layers(eff)
+    for want in out["roce_qos"]:
+        assert want["dscp2prio"] == {"10": 2, "48": 6}
+        assert want["pfc"] == [0, 0, 1, 0, 0, 0, 0, 0]
+    assert out["unit"]["dscp"] == {10: 2, 48: 6}
+    assert out["unit"]["pfc"] == ["0,0,1,0,0,0,0,0"] * 2
+
+
+def test_every_published_derived_value_has_a_reader():
+    """A value derive() publishes is read by a role, a template or the Python behind them; one nobody
+    reads is not published (issue 29 item 3: pfc_vector and gid_policy were, and went)."""
+    text = ""
+    for top in ("roles", "playbooks", "plugins", "switch_configs"):
+        for d, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if f.endswith((".py", ".yml", ".j2")) and f != "intent.py":
+                    with open(os.path.join(d, f), encoding="utf-8") as fh:
+                        text += fh.read()
+    for key in intent.derive(intent.effective(BASE)):
+        assert re.search(r"derived(\.|\(fabric\)\[\")" + key + r"\b", text), key
+
+
 def test_a_layer_deriving_the_firmware_values_on_its_own_is_caught():
     eff = intent.published(BASE)
     eff["derived"].update(cc_prio_mask=7, cnp_dscp=40, cnp_priority=5)

@@ -158,10 +158,11 @@ def test_undefined_fabric():
 
 def test_derived_values():
     d = intent.derive(intent.effective({}))
-    assert d["tos"] == 104 and d["pfc_vector"] == [0, 0, 0, 1, 0, 0, 0, 0] and d["pfc_priorities"] == [3]
+    assert d["tos"] == 104 and d["pfc_priorities"] == [3]
     assert d["dscp2prio"] == {"26": 3, "48": 6}
     assert d["cc_prio_mask"] == 255 and d["cnp_dscp"] == 48 and d["cnp_priority"] == 6
-    assert d["gid_policy"] == "roce_v2_ipv4"
+    # published only where a layer reads it (issue 29 item 3): the vector is the module's, the GID is discovered
+    assert "pfc_vector" not in d and "gid_policy" not in d
     assert d["line_rate_gbps"] == 400 and d["ib_write_bw_min_gbps"] == 360 and d["nccl_busbw_min_gbytes_per_nic"] == 40
 
 

@@ -138,7 +138,7 @@ def test_derived_helpers():
                             "roce": {"data_dscp": 48, "cnp_dscp": 46, "no_drop_priority": 5,
                                      "ecn": {"enabled": False}}})
     d = intent.derive(eff)
-    assert d["tos"] == 192 and d["pfc_vector"] == [0, 0, 0, 0, 0, 1, 0, 0]
+    assert d["tos"] == 192 and d["pfc_priorities"] == [5]
     assert d["dscp2prio"] == {"48": 5, "46": 6}
     assert d["cc_prio_mask"] == 255 - 32  # ECN off: the no-drop priority's bit cleared
     assert d["ib_write_bw_min_gbps"] == 190 and d["nccl_busbw_min_gbytes_per_nic"] == 20
@@ -148,5 +148,5 @@ def test_derived_helpers():
 def test_derived_infiniband_has_the_same_keys_without_roce_values():
     ib = intent.derive(intent.effective({"transport": "infiniband"}))
     assert set(ib) == set(intent.derive(intent.effective({})))
-    assert ib["tos"] is None and ib["cc_prio_mask"] is None and ib["gid_policy"] is None
-    assert ib["pfc_vector"] == [0] * 8 and ib["dscp2prio"] == {} and ib["pfc_priorities"] == []
+    assert ib["tos"] is None and ib["cc_prio_mask"] is None
+    assert ib["dscp2prio"] == {} and ib["pfc_priorities"] == []
