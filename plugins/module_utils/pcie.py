@@ -229,3 +229,15 @@ def nearest_gpus(topo):
         pairs = [(g, lk) for g, lk in pairs if lk]
         out[dev] = sorted(pairs, key=lambda p: (LINK_RANK.get(p[1], 9), p[0]))
     return out
+
+
+def nearest_nics(topo):
+    """Per GPU index: the RDMA devices sorted nearest first, ``[(device, link)]`` (PIX < PXB < PHB < NODE <
+    SYS, then the matrix's NIC order): the rail a rank on that GPU should use."""
+    nics = [d for d in topo["devices"] if not d.startswith("GPU")]
+    out = {}
+    for g in (d for d in topo["devices"] if d.startswith("GPU")):
+        row = topo["links"].get(g) or {}
+        pairs = [(topo["nic_names"].get(n, n), row.get(n), k) for k, n in enumerate(nics) if row.get(n)]
+        out[int(g[3:])] = [(d, lk) for d, lk, _k in sorted(pairs, key=lambda p: (LINK_RANK.get(p[1], 9), p[2]))]
+    return out

@@ -16,7 +16,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import parse_dpkg_query
 from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_ibdev2netdev, parse_ibv_devinfo
 from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
-    nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
+    nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.verify import finding
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
@@ -162,6 +162,13 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
                          enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
     for g in facts["gpus"]:
         _link_facts(g, pci)
+    if topo:
+        # the launchers' binding (module_utils/launchers.py): each GPU's CPUs, NUMA node and nearest rails
+        rails = nearest_nics(topo)
+        for g in facts["gpus"]:
+            aff = topo["affinity"].get(f"GPU{g['index']}") or {}
+            g["cpus"], g["numa"] = aff.get("cpu"), aff.get("numa")
+            g["nearest_nics"] = [{"device": d, "link": lk} for d, lk in rails.get(g["index"], []) if d in nics]
     near = nearest_gpus(topo) if topo else {}
     gpu_pci = {g["index"]: g["pci"] for g in facts["gpus"]}
     for d, nic in nics.items():
