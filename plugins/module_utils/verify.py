@@ -45,6 +45,10 @@ FAULT_CODES = {
     # ib_send_bw and ib_write_lat on the first rounds' pairs (benchcheck.py)
     "RDMA_SEND_BW_LOW": ("error", "link", "RDMA send bandwidth (ib_send_bw) below the threshold"),
     "RDMA_LATENCY_HIGH": ("error", "link", "RDMA write latency (ib_write_lat) above fabric.verify.latency_us_max"),
+    # GPUDirect RDMA: ib_write_bw --use_cuda on the first rounds' pairs and gdrcopy's sanity test (gpudirect.py)
+    "GPUDIRECT_UNAVAILABLE": ("error", "peermem", "ib_write_bw cannot use GPU memory (perftest without CUDA, no peermem/DMA-BUF, no CUDA)"),
+    "GPUDIRECT_RDMA_SLOW": ("error", "pcie", "RDMA write bandwidth from GPU memory below the threshold"),
+    "GDRCOPY_SANITY_FAILED": ("error", "peermem", "gdrcopy's sanity test failed or gave no result"),
     "NCCL_NET_SOCKET": ("error", "hca_selection", "NCCL fell back to NET/Socket (TCP)"),
     "NCCL_NO_GDR": ("error", "peermem", "GPUDirect RDMA expected but not used"),
     "NCCL_FEW_NICS": ("error", "hca_selection", "fewer NICs carry NCCL traffic than are cabled"),
