@@ -14,9 +14,10 @@ import math
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import network_os, switch_profiles
+    from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib, network_os, switch_profiles
     from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import IB_ERROR_COUNTERS
-except ImportError:  # loaded on its own, beside switch_profiles.py and network_os.py
+except ImportError:  # loaded on its own, beside switch_profiles.py, network_os.py and intent_ib.py
+    import intent_ib
     import network_os
     import switch_profiles
     from linkhealth import IB_ERROR_COUNTERS
@@ -201,8 +202,12 @@ def merge(defaults, given):
 def effective(fabric, sm_hosts=()):
     """The intent with defaults filled in, keeping only the chosen transport's block.
 
-    On InfiniBand, ``infiniband.subnet_manager.master`` defaults to the first
+    On InfiniBand, ``infiniband.subnet_manager`` is merged with the subnet
+    manager's defaults (``intent_ib.DEFAULTS``: priorities, routing engine,
+    LMC, sweep, log, default partition), so role ib_subnet_manager reads every
+    value from here and restates none; its ``master`` defaults to the first
     host of ``sm_hosts`` (group subnet_managers): every play names it from here.
+    A block that is not a mapping is left as given (``validate`` reports it).
     """
     fabric = fabric or {}
     transport = fabric.get("transport", DEFAULTS["transport"])
@@ -210,10 +215,10 @@ def effective(fabric, sm_hosts=()):
     other = "infiniband" if transport == "roce" else "roce"
     if other not in fabric:
         merged.pop(other, None)
-    if transport == "infiniband" and sm_hosts:
-        ib = merged.setdefault("infiniband", {})
-        sm = dict(ib.get("subnet_manager") or {})
-        if not sm.get("master"):
+    ib = merged.get("infiniband")
+    if transport == "infiniband" and isinstance(ib, dict) and isinstance(ib.get("subnet_manager") or {}, dict):
+        sm = copy.deepcopy(intent_ib.merged(ib.get("subnet_manager")))
+        if not sm.get("master") and sm_hosts:
             sm["master"] = list(sm_hosts)[0]
         ib["subnet_manager"] = sm
     return merged
@@ -629,10 +634,6 @@ def validate(fabric, hosts=None, switches=None, sm_hosts=()):
 
 
 def validate_infiniband(fabric, hosts, switches, sm_hosts=()):
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib
-    except ImportError:  # loaded on its own, beside intent_ib.py
-        import intent_ib
     ib = fabric.get("infiniband")
     if not isinstance(ib, dict):
         return []  # reported by validate_fabric

@@ -2,7 +2,7 @@
 the cut of long values, and the fall-backs for shapes that are not mappings."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib
 
 PORT = {"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}
 SW = {"sw1": {"switch_platform": "nvue"}, "sw2": {"switch_platform": "eos"}}
@@ -125,10 +125,34 @@ def test_problems_and_merge():
 
 
 def test_effective_on_infiniband_keeps_a_chosen_master_and_the_roce_block_only_when_given():
-    assert intent.effective({"transport": "infiniband"}, ("sm1",))["infiniband"]["subnet_manager"] == {"master": "sm1"}
-    assert intent.effective({"transport": "infiniband"}, ())["infiniband"] == {}
+    sm = intent.effective({"transport": "infiniband"}, ("sm1",))["infiniband"]["subnet_manager"]
+    assert sm == dict(intent_ib.DEFAULTS, master="sm1")
+    assert intent.effective({"transport": "infiniband"}, ())["infiniband"] == {"subnet_manager": intent_ib.DEFAULTS}
+    # a chosen master is kept
+    assert intent.effective({"transport": "infiniband", "infiniband": {"subnet_manager": {"master": "sm2"}}},
+                            ("sm1",))["infiniband"]["subnet_manager"]["master"] == "sm2"
     assert "roce" in intent.effective({"transport": "infiniband", "roce": {}})
     assert intent.effective(None)["transport"] == "roce"
+
+
+def test_effective_merges_the_subnet_manager_defaults_once():
+    """Role ib_subnet_manager restates none of them (issue 29 item 3): every one comes from here."""
+    given = {"transport": "infiniband", "infiniband": {"subnet_manager": {
+        "priority": 12, "log": {"flags": 7}, "default_partition": {"ipoib": False}, "partitions": [{"name": "p"}]}}}
+    sm = intent.effective(given, ("a", "b"))["infiniband"]["subnet_manager"]
+    assert sm == {"priority": 12, "standby_priority": 14, "master": "a", "routing_engine": "ftree", "root_guids": [],
+                  "lmc": 0, "sweep_interval": 10, "partitions": [{"name": "p"}],
+                  "log": {"file": "/var/log/opensm.log", "max_size_mb": 100, "flags": 7, "verbose": False},
+                  "default_partition": {"ipoib": False, "membership": "full"}}
+    # nothing shared with the defaults or the input
+    sm["root_guids"].append("0x1")
+    sm["log"]["flags"] = 1
+    assert intent_ib.DEFAULTS["root_guids"] == [] and intent_ib.DEFAULTS["log"]["flags"] == 3
+    assert given["infiniband"]["subnet_manager"]["log"] == {"flags": 7}
+    # a subnet_manager that is not a mapping is left for validate to report
+    assert intent.effective({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}
+                            )["infiniband"]["subnet_manager"] == "x"
+    assert intent.validate_fabric({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}) is not None
 
 
 def test_derived_helpers():
