@@ -25,7 +25,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils import cabling as cabling_check
 from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils import accounting, audit, benchcheck
+from ansible_collections.linerate.fabric.plugins.module_utils import accounting, audit, benchcheck, gpudirect
 from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
@@ -53,7 +53,7 @@ class ActionModule(ActionBase):
                         ("rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
                          "verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_incast_log",
                          "verify_fabric_readiness", "verify_fabric_cabling", "verify_fabric_link_health",
-                         "verify_fabric_bench_log")
+                         "verify_fabric_bench_log", "verify_fabric_gdrcopy")
                         if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
@@ -126,6 +126,12 @@ class ActionModule(ActionBase):
                                         [(x["code"], x.get("node"), x.get("device")) for x in findings])
                 findings += f
                 checks[tool] = benchcheck.check(tool, evaluated, limit, f)
+
+        # GPUDirect RDMA: ib_write_bw from GPU memory on the first rounds' pairs, gdrcopy's sanity test
+        f, check = self._gpudirect(nodes, data, fabric)
+        if check:
+            findings += f
+            checks[gpudirect.CHECK] = check
 
         # incast: lossless proof by counters, every node a receiver once (the rotation)
         log = {n: data[n]["verify_fabric_incast_log"] for n in nodes if data[n].get("verify_fabric_incast_log")}
@@ -320,6 +326,28 @@ class ActionModule(ActionBase):
     def _readiness(nodes, data, limits):
         """Findings and the report check of the host readiness facts (role task readiness.yml)."""
         ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
+    @staticmethod
+    def _gpudirect(nodes, data, fabric):
+        """(findings, checks.gpudirect) from verify_fabric_bench_log.gpudirect and verify_fabric_gdrcopy;
+        (_, None) when neither ran. Nodes without a GPU are cases marked not applicable."""
+        logs = {n: (data[n].get("verify_fabric_bench_log") or {}).get(gpudirect.CHECK) or [] for n in nodes}
+        gdr = {n: data[n]["verify_fabric_gdrcopy"] for n in nodes if data[n].get("verify_fabric_gdrcopy")}
+        ready = {n: (data[n].get("verify_fabric_readiness") or {}).get("facts") for n in nodes}
+        none = gpudirect.gpu_nodes(ready)[1]
+        tests = gpudirect.tests(logs)
+        if not tests and not gdr:
+            return [], None
+        limit = verify.rdma_threshold_gbps(fabric)
+        evaluated = gpudirect.evaluate(tests, limit)
+        host = {tuple(t["client"]): t["gbps"] for t in verify.round_tests(
+            {n: data[n].get("verify_fabric_rdma_log") or [] for n in nodes}) if t.get("gbps") is not None}
+        found = gpudirect.findings(evaluated, limit, ready, host)
+        check = gpudirect.check(evaluated, limit, found, {n: "no GPU on the node (nvidia-smi lists none)" for n in none})
+        gfound, gcases = gpudirect.gdrcopy_findings(gdr)
+        check["cases"] += gcases
+        check["passed"] = check["passed"] and not gfound
+        return found + gfound, check
+
                  if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
         if not ready:
             return [], None

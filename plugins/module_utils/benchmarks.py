@@ -14,6 +14,7 @@ import socket
 import tempfile
 import time
 
+from ansible_collections.linerate.fabric.plugins.module_utils import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
@@ -407,7 +408,13 @@ def run_schedule(run, p, check=False):
 # ---------------------------------------------------------------- nccl-tests
 
 def nccl_argv(p, mpirun, json_path=None):
-    """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x."""
+    """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x; with
+    ``launch: rank_per_gpu``, one rank per GPU of ``layout``, each bound by the per-rank wrapper
+    (module_utils/launchers.py)."""
+    if p.get("launch") == "rank_per_gpu":
+        if not p.get("layout"):
+            raise ValueError("launch rank_per_gpu needs the node's layout (the readiness check's GPUs and rails)")
+        return launchers.mpirun_argv(p, p["layout"], mpirun, json_path, hca=p.get("hca"))
     # --tag-output: each rank's chunks are tagged, so the parsers join a log line another rank's
     # output cut in two (nccl_log.untangle_tagged) instead of losing it
     argv = [mpirun, "--allow-run-as-root", "-np", str(len(p["hosts"])),

@@ -646,6 +646,15 @@ RULES = {
     # playbooks
     "audit_benchmarks": boolean,
     "linerate_output_dir": local_path(),
+    "verify_fabric_gpudirect_rounds": integer(0, 64, ": the plan's first rounds (0: every round)"),
+    "verify_fabric_gpudirect_duration": integer(1, 3600, " seconds"),
+    "verify_fabric_gdrcopy_sanity": boolean,
+    "verify_fabric_gdrcopy_timeout": integer(1, 3600, " seconds"),
+    "verify_fabric_launchers": boolean,
+    "verify_fabric_launchers_dir": local_path(),
+    "verify_fabric_launch_rail_pinning": choice("topology", "nearest"),
+    "verify_fabric_launch_master_port": integer(1, 65535, " (a TCP port)"),
+    "verify_fabric_nccl_launch": choice("node", "rank_per_gpu"),
     # acting on findings (roles/remediate, docs/audit.md)
     "remediate_control_host": text(253, empty=False),
     "remediate_scontrol": text(4096, empty=False),

@@ -51,6 +51,27 @@ options:
     description: Environment passed to every rank (C(-x NAME=value)); NCCL also reads /etc/nccl.conf.
     type: dict
     default: {NCCL_DEBUG: INFO, NCCL_ALGO: Ring}
+  launch:
+    description:
+      - C(node) starts one process per host driving I(gpus) GPUs (C(-g)); C(rank_per_gpu) one rank per
+        GPU of I(layout) (C(-g 1), C(--map-by ppr:N:node)), each started through a per-rank wrapper that
+        sets C(CUDA_VISIBLE_DEVICES), C(NCCL_TESTS_DEVICE=0) and C(UCX_NET_DEVICES) and runs it under
+        C(numactl --cpunodebind --membind) of its GPU's NUMA node (docs/launchers.md).
+    type: str
+    choices: [node, rank_per_gpu]
+    default: node
+  layout:
+    description: With C(rank_per_gpu), the node's ranks [{local_rank, gpu, numa, nic}] (filter launcher_files' layout.json).
+    type: list
+    elements: dict
+  rail_pinning:
+    description: With C(rank_per_gpu), C(topology) (NCCL_IB_HCA is I(hca)) or C(nearest) (each rank's own rail).
+    type: str
+    choices: [topology, nearest]
+    default: topology
+  hca:
+    description: With C(rank_per_gpu) and C(topology), the NCCL_IB_HCA every rank gets (nccl.conf's).
+    type: str
   json:
     description: Ask nccl-tests for its JSON result file (C(-J)) and parse that.
     type: bool
@@ -142,11 +163,16 @@ def main():
             step_factor=dict(type="int", default=2),
             iterations=dict(type="int", default=20),
             env=dict(type="dict", default={"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring"}),
+            launch=dict(type="str", choices=["node", "rank_per_gpu"], default="node"),
+            layout=dict(type="list", elements="dict"),
+            rail_pinning=dict(type="str", choices=["topology", "nearest"], default="topology"),
+            hca=dict(type="str"),
             json=dict(type="bool", default=False),
             mpirun=dict(type="str", default="mpirun"),
             mpirun_args=dict(type="list", elements="str", default=[]),
             ssh_args=dict(type="str"),
             timeout=dict(type="int", default=600)),
+        required_if=[("launch", "rank_per_gpu", ("layout",))],
         supports_check_mode=True)
     p = module.params
     if module.check_mode:

@@ -3,6 +3,7 @@ sanity output parsed in both of its formats (NVIDIA/gdrcopy tests/testsuites/tes
 the libcheck suite of v2.0-v2.3); the ib_write_bw argv with --use_cuda on the rail's nearest GPU."""
 import pytest
 
+from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture
 
 from ansible_collections.linerate.fabric.plugins.module_utils import gpudirect
@@ -173,3 +174,24 @@ def test_gdrcopy_findings_and_not_applicable():
         ("n1: gdrcopy sanity", False, False), ("n2: gdrcopy sanity", True, False),
         ("n3: gdrcopy sanity", True, True), ("n4: gdrcopy sanity", False, False)]
     assert cases[1]["message"] == "27/29 passed, 2 waived"
+
+
+# ---------------------------------------------------------------- the lab's ib_write_bw
+
+def test_lab_perftest_refuses_use_cuda_when_built_without_cuda(lab):
+    from linerate_lab.tools import ib_write_bw
+    from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
+    lab.update(lambda n: n.update(perftest_cuda=False))
+    rc, out, err = lab.run(ib_write_bw, ["-d", "mlx5_0", "--use_cuda=0", "-D", "1", "10.0.0.2"])
+    assert (rc, out, err) == (1, " Unsupported memory type\n", " Parser function exited with Error\n")
+    with pytest.raises(ParseError):
+        parse_ib_write_bw(out + err)
+    # the check names the cause from those words
+    assert "built without CUDA" in gpudirect.unavailable_reason(out + err)
+    # built with CUDA: the option passes the parser and the run goes on (here: no server listening)
+    lab.update(lambda n: n.update(perftest_cuda=True))
+    rc, out, err = lab.run(ib_write_bw, ["-d", "mlx5_0", "--use_cuda=0", "-D", "1", "127.0.0.1"])
+    assert "Unsupported memory type" not in out
+    # the default follows the node's GPUs
+    lab.update(lambda n: (n.pop("perftest_cuda"), n.update(gpus=0)))
+    assert lab.run(ib_write_bw, ["-d", "mlx5_0", "--use_cuda=0", "127.0.0.1"])[1] == " Unsupported memory type\n"

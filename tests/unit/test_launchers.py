@@ -252,3 +252,44 @@ def test_slurm_env_script_derives_from_the_allocation(tmp_path):
 def test_shell_line_round_trips(layout):
     argv = launchers.mpirun_argv(P, layout)
     assert shlex.split(launchers.shell_line(argv)) == argv
+
+
+def test_nccl_tests_module_argv_rank_per_gpu(layout):
+    from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks
+    p = dict(P, gpus=8, launch="rank_per_gpu", layout=layout, rail_pinning="topology", hca="=mlx5_0,mlx5_3")
+    argv = benchmarks.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
+    assert argv[:10] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",
+                         "--map-by", "ppr:8:node", "--bind-to", "none"]
+    assert "NCCL_IB_HCA==mlx5_0,mlx5_3" in argv[argv.index("-c") + 1]
+    assert argv[-4:] == ["-n", "20", "-J", "/tmp/r.json"] and argv[argv.index("-g") + 1] == "1"
+    # the default path is untouched: one process per node driving every GPU
+    node = benchmarks.nccl_argv(dict(P, gpus=8), "/usr/bin/mpirun")
+    assert node[node.index("-g") + 1] == "8" and "-H" in node and node[node.index("-H") + 1] == "10.0.0.1:1,10.0.0.2:1"
+    with pytest.raises(ValueError, match="needs the node's layout"):
+        benchmarks.nccl_argv(dict(P, launch="rank_per_gpu", layout=[]), "mpirun")
+
+
+def test_launcher_files_filter(facts, tmp_path):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.linerate.fabric.plugins.filter.launchers import launcher_files
+    nccl = {"NCCL_IB_HCA": "=" + ",".join(RAILS), "NCCL_IB_GID_INDEX": "3"}
+    nodes = [{"name": f"n{i}", "address": f"10.0.0.{i}", "facts": facts, "devices": RAILS, "nccl": nccl}
+             for i in (1, 2)]
+    params = {"test": "all_reduce_perf", "min_bytes": "1G", "max_bytes": "4G", "step_factor": 2, "iterations": 20,
+              "env": {"NCCL_DEBUG": "INFO"}, "rail_pinning": "topology", "master_port": 29500}
+    files = launcher_files(nodes, params)
+    assert sorted(files) == ["layout.json", "nccl-tests-mpirun.sh", "nccl-tests-srun.sh", "slurm-env.sh",
+                             "torchrun/n1.env", "torchrun/n2.env"]
+    assert files == launcher_files(nodes, params)          # same facts, same text: the copy stays unchanged
+    mp = shlex.split(files["nccl-tests-mpirun.sh"], comments=True)
+    assert mp[:4] == ["exec", "mpirun", "--allow-run-as-root", "-np"] and "NCCL_IB_GID_INDEX=3" in mp
+    # NCCL_IB_HCA rides the wrapper (per rank), never -x / --export (srun would split its commas)
+    assert not any(a.startswith("NCCL_IB_HCA") for a in mp) and "--export=ALL,NCCL_DEBUG=INFO,NCCL_IB_GID_INDEX=3" in \
+        files["nccl-tests-srun.sh"]
+    assert "NODE_RANK=1\n" in files["torchrun/n2.env"] and "MASTER_ADDR=10.0.0.1\n" in files["torchrun/n2.env"]
+    other = node_facts(devices=RAILS)
+    other["gpus"][3]["numa"] = 1     # a node whose GPU3 sits on the other socket
+    with pytest.raises(AnsibleFilterError, match="layout of n2 differs from n1's"):
+        launcher_files([nodes[0], dict(nodes[1], facts=other)], params)
+    with pytest.raises(AnsibleFilterError, match="no GPU"):
+        launcher_files([dict(nodes[0], facts={"gpus": []})], params)

@@ -324,6 +324,14 @@ def run_client(prog, args):
     return 0
 
 
+def perftest_cuda():
+    """Whether this node's perftest was built with CUDA (the fabric model's ``perftest_cuda``; default:
+    the node has GPUs - the lab's OFED perftest is modelled as built where cuda.h was present)."""
+    from linerate_lab import model
+    node = model.node(model.load())
+    return bool(node.get("perftest_cuda", node.get("gpus", 0) > 0))
+
+
 def modelled_argv(opts, operands, longopts):
     """The options the gate accepted, spelled ``--<long name>[=value]`` for build_parser (which reads the
     ones this simulator models; the others are accepted and have no effect here)."""
@@ -346,6 +354,13 @@ def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
         return 0
     ap = build_parser(prog)
     args, _unmodelled = ap.parse_known_args(modelled_argv(opts, operands, grammar.perftest_grammar(perftest)["long"]))
+    if args.use_cuda is not None and not perftest_cuda():
+        # perftest_parameters.c parser(): --use_cuda is in every build's option table, but a build
+        # without cuda.h (HAVE_CUDA unset: cuda_memory_supported() false) refuses it - stdout, then
+        # write_bw.c main()'s line on stderr, exit 1 (perftest 23.10: line 2764, 24.10: 2913, 26.04: 3615)
+        print(" Unsupported memory type", flush=True)
+        err(grammar.PERFTEST_PARSER_FAILED)
+        return 1
     if args.tos is not None and not args.rdma_cm:
         # perftest_parameters.c: -T is refused on a verbs (non rdma_cm) QP; --tclass is the way there
         print(" TOS only valid for rdma_cm based QP and RawEth QP ", flush=True)

@@ -1,0 +1,48 @@
+"""Filter launcher_files: the training launchers of a play's nodes (module_utils/launchers.py)."""
+import json
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.linerate.fabric.plugins.module_utils import launchers
+
+
+def launcher_files(nodes, params):
+    """``nodes``: [{name, address, facts (host_readiness), devices (cabled rails), nccl (NCCL settings)}]
+    in launch order; ``params``: test, min_bytes, max_bytes, step_factor, iterations, env, rail_pinning,
+    master_port. Returns {relative path: text}; AnsibleFilterError naming what cannot be bound."""
+    if not nodes:
+        raise AnsibleFilterError("launcher_files: no node")
+    try:
+        layouts = {n["name"]: launchers.rank_layout(n["facts"] or {}, n["devices"]) for n in nodes}
+        layout = launchers.common_layout(layouts)
+    except launchers.LayoutError as e:
+        raise AnsibleFilterError(f"launcher_files: {e}") from None
+    first = nodes[0]
+    nccl = dict(first.get("nccl") or {})
+    hca = nccl.get("NCCL_IB_HCA")
+    p = dict(params, hosts=[n["address"] for n in nodes])
+    # NCCL's settings ride the launcher (-x / --export) except NCCL_IB_HCA, which the wrapper sets per rank
+    p["env"] = dict({k: v for k, v in nccl.items() if k != "NCCL_IB_HCA"}, **(params.get("env") or {}))
+    head = "#!/bin/sh\n# Rendered by linerate (verify_fabric, docs/launchers.md) from the readiness facts.\n"
+    try:
+        mpirun = launchers.shell_line(launchers.mpirun_argv(p, layout, hca=hca))
+        srun = launchers.shell_line(launchers.srun_argv(p, layout, hca=hca))
+        files = {
+            "nccl-tests-mpirun.sh": head + "exec " + mpirun + "\n",
+            "nccl-tests-srun.sh": (head + f"#SBATCH --nodes={len(nodes)}\n#SBATCH --ntasks-per-node={len(layout)}\n"
+                                   f"#SBATCH --gpus-per-node={len(layout)}\nexec {srun}\n"),
+            "slurm-env.sh": launchers.slurm_env_script(nccl, params["master_port"], len(layout)),
+            "layout.json": json.dumps({"ranks_per_node": len(layout), "layout": layout,
+                                       "nodes": [n["name"] for n in nodes]}, indent=2, sort_keys=True) + "\n",
+        }
+        for rank, n in enumerate(nodes):
+            files[f"torchrun/{n['name']}.env"] = launchers.torchrun_env(
+                n.get("nccl") or nccl, first["address"], params["master_port"], len(nodes), len(layout), rank)
+    except ValueError as e:
+        raise AnsibleFilterError(f"launcher_files: {e}") from None
+    return files
+
+
+class FilterModule:
+    def filters(self):
+        return {"launcher_files": launcher_files}
