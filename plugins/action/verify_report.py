@@ -3,7 +3,7 @@
 Reads what the verify_fabric role's checks left in each node's host variables
 (``verify_fabric_port_result``, ``verify_fabric_rdma_log``, ``verify_fabric_bench_log``: ib_send_bw /
 ib_write_lat records per tool), the nccl-tests
-runs passed in ``nccl`` and, on InfiniBand, the subnet check passed in
+runs passed in ``nccl`` (and the NCCL tuning sweep in ``nccl_tuning``, its table in the report) and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
 (module_utils/verify.py; the port findings are the ones rdma_port_check
@@ -37,7 +37,7 @@ class ActionModule(ActionBase):
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
                              "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
                              "scope", "probes", "switch_scope", "switches_left", "history_keep",
-                             "trend_bandwidth_drop"))
+                             "trend_bandwidth_drop", "nccl_tuning"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -200,6 +200,10 @@ class ActionModule(ActionBase):
             meta["phases"] = verify.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
         doc = rep.build_report(findings, summary, checks, fabric, meta,
                                mode=self._templar.template(args.get("mode")) or None)
+        # the NCCL tuning sweep of this run (playbooks/nccl_tune.yml): its table, beside the checks
+        tuning = self._templar.template(args.get("nccl_tuning") or {})
+        if tuning:
+            doc["nccl_tuning"] = rep.tuning_section(tuning)
         result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
         rendered = None  # the four report files' text, when written
         if args.get("write", True):

@@ -21,6 +21,10 @@ except ImportError:  # loaded on its own, beside intent.py
     import intent
     import intent_ib
     import mpikey
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
+except ImportError:  # loaded on its own, beside intent.py
+    import nccl_tune
 
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
@@ -286,6 +290,40 @@ def nccl_value(c, key, value):
     return intent._is_num(value) or c.bad(key, value, intent.FORMATS["nccl_value"][1])
 
 
+def number(lo, hi, why=""):
+    """A finite number (int or float, or its decimal text from -e), never a bool, within lo..hi."""
+    def check(c, key, value):
+        n = value
+        if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", value, re.ASCII):
+            n = float(value)
+        ok = intent._is_num(n) and lo <= n <= hi
+        return ok or c.bad(key, value, f"a number {lo:g}..{hi:g}{why}")
+    return check
+
+
+def nccl_tune_values(c, key, value):
+    """verify_fabric_nccl_tune_values: {swept key: [values]}; every value as NCCL reads it."""
+    allowed = ("a mapping of " + " | ".join(nccl_tune.KEYS) + " to a list of 1..8 values each: "
+               "NCCL_ALGO " + ", ".join(nccl_tune.ALGOS_PAT) + "; NCCL_PROTO " + ", ".join(nccl_tune.PROTOS)
+               + "; NCCL_BUFFSIZE bytes %d..%d; NCCL_NTHREADS a multiple of 32 in %d..%d; NCCL_NET_GDR_LEVEL %s"
+               % (*nccl_tune.BUFFSIZE_RANGE, *nccl_tune.NTHREADS_RANGE, " | ".join(nccl_tune.GDR_LEVELS)))
+    if not isinstance(value, dict) or not value:
+        return c.bad(key, value, allowed)
+    ok = True
+    for name, values in value.items():
+        if name not in nccl_tune.KEYS:
+            ok = c.bad(f"{key}.{str(name)[:64]}", "(key)", allowed)
+            continue
+        if not isinstance(values, list) or not 1 <= len(values) <= 8:
+            ok = c.bad(f"{key}.{name}", values, allowed)
+            continue
+        for i, v in enumerate(values):
+            problem = nccl_tune.value_problem(name, v)
+            if problem:
+                ok = c.bad(f"{key}.{name}[{i}]", v, f"{problem}; {allowed}")
+    return ok
+
+
 def shape(kind, what):
     def check(c, key, value):
         return isinstance(value, kind) or c.bad(key, value, what)
@@ -406,6 +444,7 @@ RULES = {
     "nccl_env_gid_index": GID_INDEX,
     "nccl_env_net": intent_format("nccl_value"),
     "nccl_env_overrides": NCCL_OVERRIDES,
+    "nccl_env_tuned_file": local_path(),
     "nccl_env_conf_path": path(),
     "nccl_env_env_file": path(),
     "nccl_env_profile_script": path(),
@@ -620,6 +659,17 @@ RULES = {
     "verify_fabric_nccl_env": ENV_MAP,
     "verify_fabric_nccl_json": boolean,
     "verify_fabric_nccl_timeout": integer(1, 86400, " seconds"),
+    # NCCL tuning sweep (playbooks/nccl_tune.yml, docs/tuning.md)
+    "verify_fabric_nccl_tune": boolean,
+    "verify_fabric_nccl_tune_values": nccl_tune_values,
+    "verify_fabric_nccl_tune_repeats": integer(2, 10, " runs of each configuration (one run shows no noise)"),
+    "verify_fabric_nccl_tune_margin_percent": number(0.5, 100, " percent a value must beat NCCL's default by"),
+    "verify_fabric_nccl_tune_max_runs": integer(2, 500, " nccl-tests runs in all"),
+    "verify_fabric_nccl_tune_time_budget": integer(60, 86400, " seconds for the whole sweep"),
+    "verify_fabric_nccl_tune_test": choice(*NCCL_TESTS),
+    "verify_fabric_nccl_tune_min_bytes": fmt(_NCCL_SIZE),
+    "verify_fabric_nccl_tune_max_bytes": fmt(_NCCL_SIZE),
+    "verify_fabric_nccl_tune_file": local_path(),
     "verify_fabric_mpi_ifname": intent_format("ifname_list"),
     "verify_fabric_mpirun_args": ARGV,
     "verify_fabric_mpi_ssh_setup": boolean,
