@@ -4,8 +4,15 @@
 ``{"settings": {NCCL_*: str} (ordered), "hcas": [{device, port, netdev}],
 "excluded": [msg], "problems": [msg]}``; the role fails on ``problems`` and
 warns about ``excluded``. It never lists an HCA whose port is not ACTIVE.
+
+Precedence, lowest first: the values derived from the facts and the intent, the
+tuned settings (``options["tuned"]``: the winner of the NCCL tuning sweep, read
+from its file by ``nccl_tuned_settings``; docs/tuning.md), the intent's
+``fabric.nccl.overrides``, the role's ``overrides``.
 """
 import re
+
+from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
 
 ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
          "NCCL_NET_GDR_LEVEL", "NCCL_NET")
@@ -93,6 +100,12 @@ def nccl_env_settings(rdma, cabled, options):
         settings["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
     if options.get("net"):
         settings["NCCL_NET"] = str(options["net"])
+    for key, value in (options.get("tuned") or {}).items():
+        problem = nccl_tune.value_problem(key, value)
+        if problem:
+            problems.append(f"tuned {key}={value}: {problem} (the tuned-settings file; run the sweep again)")
+            continue
+        settings[str(key)] = str(value)
     for overrides in (options.get("intent_overrides") or {}, options.get("overrides") or {}):
         for key, value in overrides.items():
             if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
@@ -109,6 +122,13 @@ def shell_quote(value):
     return "'" + str(value).replace("'", "'\"'\"'") + "'"
 
 
+def nccl_tuned_settings(text):
+    """The tuned-settings file's text (empty: none) -> ``{"settings": {NCCL_*: str}, "problems": [msg]}``."""
+    settings, problems = nccl_tune.read_tuned(text)
+    return {"settings": settings, "problems": problems}
+
+
 class FilterModule:
     def filters(self):
-        return {"nccl_env_settings": nccl_env_settings, "nccl_shell_quote": shell_quote}
+        return {"nccl_env_settings": nccl_env_settings, "nccl_shell_quote": shell_quote,
+                "nccl_tuned_settings": nccl_tuned_settings}

@@ -19,6 +19,11 @@ from collections import Counter
 from operator import itemgetter
 from xml.sax.saxutils import escape, quoteattr
 
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tune import table_markdown as _tuning_table
+except ImportError:  # loaded on its own, with module_utils on sys.path (scripts/report_summary.py)
+    from nccl_tune import table_markdown as _tuning_table
+
 # 2: checks.ib_write_bw stores each test once, as a row of RDMA_TEST_FIELDS (its matrix and JUnit cases
 # are derived on read); 1 stored every test three times (tests, matrix, cases).
 SCHEMA_VERSION = 2
@@ -126,7 +131,36 @@ def to_markdown(report, view=None):
                            ("-" if c.get("gbps") is None else f"{c['gbps']:.1f}"))
             lines.append(f"| {a} | " + " | ".join(row) + " |")
         lines.append("")
-    return "\n".join(lines + _evidence(checks) + bench_lines(checks) + _trend_lines(report)) + "\n"
+    return "\n".join(lines + _evidence(checks) + bench_lines(checks) + _trend_lines(report)
+                     + tuning_lines(report)) + "\n"
+
+
+# The NCCL tuning sweep's row fields in report.json (nccl_tuning.rows); runs and medians are GB/s.
+TUNING_ROW_FIELDS = ("key", "value", "runs", "median", "min", "max", "gain_percent", "spread_percent", "kept",
+                     "winner", "why")
+
+
+def tuning_section(sweep):
+    """report.json ``nccl_tuning``: the sweep of this run (playbooks/nccl_tune.yml) in a fixed shape."""
+    return {
+        "metric": "avg_busbw_gbytes",
+        "settings": dict(sweep.get("settings") or {}),
+        "nccl_version": sweep.get("nccl_version"),
+        "runs": sweep.get("runs"),
+        "stopped": sweep.get("stopped"),
+        "margin_percent": sweep.get("margin_percent"),
+        "repeats": sweep.get("repeats"),
+        "file": sweep.get("file"),
+        "rows": [{k: row.get(k) for k in TUNING_ROW_FIELDS} for row in sweep.get("rows") or []],
+    }
+
+
+def tuning_lines(report):
+    """summary.md's NCCL tuning section (empty without a sweep)."""
+    section = report.get("nccl_tuning")
+    if not section:
+        return []
+    return _tuning_table(section, section.get("margin_percent"), section.get("repeats"))
 
 
 BENCH_CHECKS = ("ib_send_bw", "ib_write_lat", "ib_send_lat")

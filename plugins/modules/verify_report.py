@@ -30,6 +30,12 @@ options:
     type: list
     elements: dict
     default: []
+  nccl_tuning:
+    description:
+      - The NCCL tuning sweep of this run (playbooks/nccl_tune.yml; settings, rows, runs, margin_percent,
+        repeats, file), shown as the report's C(nccl_tuning) section and a table in summary.md.
+    type: dict
+    default: {}
   reports_dir:
     description: Where reports go; relative paths are relative to the playbook directory.
     type: str
