@@ -16,10 +16,11 @@ import re
 from urllib.parse import urlsplit
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib, mpikey
+    from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib, k8s_render, mpikey
 except ImportError:  # loaded on its own, beside intent.py
     import intent
     import intent_ib
+    import k8s_render
     import mpikey
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
@@ -681,6 +682,37 @@ RULES = {
     "verify_fabric_reports_dir": local_path(),
     "verify_fabric_fail": boolean,
     "verify_fabric_cabling_host_lldp": boolean,
+    # role k8s_render (module_utils/k8s_render.py renders; docs/kubernetes.md)
+    "k8s_render_output_dir": local_path(),
+    "k8s_render_host_group": intent_format("name"),
+    "k8s_render_name": fmt((k8s_render.DNS_LABEL.pattern, "a DNS label: a-z 0-9 -, starting and ending alphanumeric")),
+    "k8s_render_namespace": fmt((k8s_render.DNS_LABEL.pattern, "a Kubernetes namespace name (a DNS label: a-z 0-9 -)")),
+    "k8s_render_gang_scheduler": choice(*k8s_render.GANG_SCHEDULERS),
+    "k8s_render_queue": fmt((k8s_render.DNS_LABEL.pattern, "a Kueue LocalQueue name (a DNS label: a-z 0-9 -)")),
+    "k8s_render_rdma_resources": choice(*k8s_render.RDMA_RESOURCES),
+    "k8s_render_rdma_hca_max": integer(1, 1000, ": pods one RDMA shared resource serves on a node"),
+    "k8s_render_cni": choice(*k8s_render.CNI_TYPES),
+    "k8s_render_ofed_driver": choice(*k8s_render.OFED_DRIVERS),
+    "k8s_render_ofed_version": fmt((k8s_render.OFED_TAG.pattern, "a doca-driver image tag such as "
+                                    "doca3.4.1-26.04-1.1.0.0-1"), empty=True),
+    "k8s_render_image": fmt((k8s_render.IMAGE.pattern, "a container image reference with nccl-tests, Open MPI and "
+                             "sshd, such as registry.example.org/nccl-tests:2.13.11"), empty=True),
+    "k8s_render_pytorch_image": fmt((k8s_render.IMAGE.pattern, "a container image reference with PyTorch, such as "
+                                     "nvcr.io/nvidia/pytorch:24.10-py3")),
+    "k8s_render_gpus_per_node": integer(1, 64, " GPUs per node"),
+    "k8s_render_nodes": integer(0, 100000, " nodes (0: every node of k8s_render_host_group)"),
+    "k8s_render_shm_size": fmt((k8s_render.QUANTITY.pattern, "a Kubernetes quantity such as 64Gi")),
+    "k8s_render_nccl_test": choice(*NCCL_TESTS),
+    "k8s_render_nccl_min_bytes": fmt(_NCCL_SIZE),
+    "k8s_render_nccl_max_bytes": fmt(_NCCL_SIZE),
+    "k8s_render_socket_ifname": intent_format("ifname_list"),
+    "k8s_render_gid_index": GID_INDEX,
+    "k8s_render_nccl_net": intent_format("nccl_value"),
+    "k8s_render_nccl_overrides": NCCL_OVERRIDES,
+    "k8s_render_nccl_tuned_file": local_path(),
+    "k8s_render_apply": boolean,
+    "k8s_render_kubeconfig": local_path(empty=True),
+    "k8s_render_context": text(253),
     # Ansible's connection variables (the switch role reads them; every host is reached by them)
     "ansible_host": host_address,
     "ansible_port": integer(1, 65535, " (a TCP port)"),

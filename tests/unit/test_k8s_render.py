@@ -1,0 +1,407 @@
+"""Kubernetes rendering (role k8s_render, module_utils/k8s_render.py): every object of both example
+inventories validated offline against the upstream CRD schemas (tests/schemas/k8s, SOURCES.md) and the
+core API schemas (kubernetes-validate, strict); a wrong field is refused; the pod's NCCL environment is
+the host's /etc/nccl.conf for the same intent (cross-layer); the playbook renders idempotently."""
+import gzip
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jinja2
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
+from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
+from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars, k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCHEMAS = os.path.join(ROOT, "tests", "schemas", "k8s")
+K8S_VERSION = k8s_render.SUPPORTED["kubernetes"] + ".0"
+IMAGE = "registry.example.org/nccl-tests:2.13.11"
+CORE_KINDS = {"Namespace", "ConfigMap", "PodTemplate"}
+
+
+# --- the validator: upstream CRD schemas + the API server's strict field check -------------------
+
+def _crds():
+    out = {}
+    for name in sorted(os.listdir(SCHEMAS)):
+        if name.endswith(".yaml.gz"):
+            with gzip.open(os.path.join(SCHEMAS, name), "rt", encoding="utf-8") as f:
+                crd = yaml.safe_load(f)
+            for v in crd["spec"]["versions"]:
+                if v["served"]:
+                    out[(f"{crd['spec']['group']}/{v['name']}", crd["spec"]["names"]["kind"])] = \
+                        v["schema"]["openAPIV3Schema"]
+    return out
+
+
+CRDS = _crds()
+
+
+def _unknown_fields(schema, value, path):
+    """Fields a structural schema does not know: the API server prunes them, and its strict field
+    validation (kubectl --validate=strict, the default since 1.27) refuses them."""
+    if isinstance(value, dict) and isinstance(schema, dict):
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return []
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        out = []
+        for key, item in value.items():
+            if props is not None and key in props:
+                out += _unknown_fields(props[key], item, f"{path}.{key}")
+            elif isinstance(extra, dict):
+                out += _unknown_fields(extra, item, f"{path}.{key}")
+            elif props is not None and extra is not True and path != "":
+                out.append(f"{path}.{key}: unknown field")
+        return out
+    if isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+        return [e for i, item in enumerate(value) for e in _unknown_fields(schema["items"], item, f"{path}[{i}]")]
+    return []
+
+
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def _pod_templates(obj):
+    if obj["kind"] == "PyTorchJob":
+        return [(f"pytorchReplicaSpecs.{k}", v["template"]) for k, v in obj["spec"]["pytorchReplicaSpecs"].items()]
+    if obj["kind"] == "MPIJob":
+        return [(f"mpiReplicaSpecs.{k}", v["template"]) for k, v in obj["spec"]["mpiReplicaSpecs"].items()]
+    return []
+
+
+def validate(obj):
+    """Every problem of one object: [] when the API server of the supported versions would accept it."""
+    errors = []
+    if not DNS_SUBDOMAIN.fullmatch(obj.get("metadata", {}).get("name", "")):
+        errors.append(f"metadata.name: {obj.get('metadata', {}).get('name')!r} is not a DNS subdomain")
+    if obj.get("kind") in CORE_KINDS:
+        try:
+            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            errors.append(f"{'.'.join(map(str, e.path))}: {e.message}")
+        return errors
+    schema = CRDS.get((obj.get("apiVersion"), obj.get("kind")))
+    if schema is None:
+        return [f"{obj.get('apiVersion')} {obj.get('kind')}: no vendored schema"]
+    for e in jsonschema.Draft7Validator(schema).iter_errors(obj):
+        errors.append(f"{'.'.join(map(str, e.absolute_path))}: {e.message}")
+    errors += _unknown_fields(schema, obj, "")
+    for where, template in _pod_templates(obj):   # the core PodTemplateSpec, strictly
+        wrapped = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "probe"}, "template": template}
+        try:
+            kubernetes_validate.validate(wrapped, K8S_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            errors.append(f"spec.{where}.template.{'.'.join(map(str, list(e.path)[1:]))}: {e.message}")
+    if obj["kind"] == "NetworkAttachmentDefinition":
+        errors += _cni_problems(obj)
+    return errors
+
+
+CNI_REQUIRED = {"macvlan": ("master", "mode"), "ipoib": ("master",), "host-device": ("device",),
+                "sriov": (), "ib-sriov": ()}
+
+
+def _cni_problems(nad):
+    """The NAD schema has the CNI config as an opaque string: check it as Multus and the plugins read it."""
+    conf = json.loads(nad["spec"]["config"])
+    out = []
+    if conf.get("name") != nad["metadata"]["name"] or conf.get("cniVersion") != k8s_render.CNI_VERSION:
+        out.append(f"config: name/cniVersion {conf.get('name')!r}/{conf.get('cniVersion')!r}")
+    if conf.get("type") not in CNI_REQUIRED:
+        out.append(f"config.type: {conf.get('type')!r}")
+    out += [f"config.{k}: missing" for k in CNI_REQUIRED.get(conf.get("type"), ()) if k not in conf]
+    ipam = conf.get("ipam", {})
+    net = ipaddress.ip_network(ipam.get("range"))
+    if ipam.get("type") != "whereabouts" or any(ipaddress.ip_network(x).subnet_of(net) is False
+                                               for x in ipam.get("exclude", [])):
+        out.append(f"config.ipam: {ipam!r}")
+    return out
+
+
+# --- rendering the example inventories ------------------------------------------------------------
+
+def example(name):
+    with open(os.path.join(ROOT, "inventory", name, "group_vars", "all", "fabric.yml"), encoding="utf-8") as f:
+        fabric = yaml.safe_load(f)["fabric"]
+    with open(os.path.join(ROOT, "inventory", name, "group_vars", "gpu_nodes", "rails.yml"), encoding="utf-8") as f:
+        plan = yaml.safe_load(f)["rail_plan"]
+    hosts = {f"gpu{i:03d}": rail_ports(f"gpu{i:03d}", plan) for i in range(1, 5)}
+    return intent.published(fabric), hosts
+
+
+def render(inventory="example-roce", eff=None, hosts=None, **options):
+    e, h = example(inventory)
+    options.setdefault("image", IMAGE)
+    out = k8s_render_filter(eff or e, hosts or h, options)
+    assert out["problems"] == [], out["problems"]
+    return out
+
+
+def objects(out):
+    return {path: list(yaml.safe_load_all(text)) for path, text in out["files"].items()}
+
+
+def _all(out):
+    return [obj for objs in objects(out).values() for obj in objs]
+
+
+VARIANTS = [
+    ("example-roce", {}),
+    ("example-roce", {"gang_scheduler": "volcano", "cni": "host-device", "gid_index": 3}),
+    ("example-roce", {"rdma_resources": "sriov", "ofed_driver": "container",
+                      "ofed_version": "doca2.9.1-24.10-1.1.4.0-0", "mofed_version": "24.10-1.1.4"}),
+    ("example-ib", {}),
+    ("example-ib", {"gang_scheduler": "volcano", "rdma_resources": "sriov", "nodes": 2, "gpus_per_node": 4}),
+    ("example-ib", {"cni": "host-device"}),
+]
+
+
+def test_vendored_schemas_are_the_upstream_files():
+    with open(os.path.join(SCHEMAS, "SOURCES.md"), encoding="utf-8") as f:
+        rows = re.findall(r"^\| (\S+\.yaml\.gz) \| .* \| ([0-9a-f]{40}) \| Apache-2\.0 \|$", f.read(), re.M)
+    assert sorted(r[0] for r in rows) == sorted(n for n in os.listdir(SCHEMAS) if n.endswith(".gz"))
+    for name, blob in rows:
+        with gzip.open(os.path.join(SCHEMAS, name), "rb") as f:
+            data = f.read()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
+
+
+@pytest.mark.parametrize("inventory,options", VARIANTS)
+def test_every_object_validates_against_the_real_schemas(inventory, options):
+    out = render(inventory, **options)
+    objs = _all(out)
+    kinds = [o["kind"] for o in objs]
+    scheduler = options.get("gang_scheduler", "kueue")
+    expected = {"Namespace", "NicClusterPolicy", "NetworkAttachmentDefinition", "PodTemplate", "ConfigMap",
+                "PyTorchJob", "MPIJob"} | ({"ResourceFlavor", "ClusterQueue", "LocalQueue"} if scheduler == "kueue"
+                                           else {"PodGroup"})
+    assert set(kinds) == expected
+    assert kinds.count("NetworkAttachmentDefinition") == 8          # one per rail
+    for obj in objs:
+        assert validate(obj) == [], (obj["kind"], validate(obj))
+
+
+def test_the_pod_has_rdma_ipc_lock_shm_and_one_rank_per_gpu():
+    objs = objects(render("example-roce", nodes=3))
+    pod = objs["pods/nccl-pod-template.yaml"][0]["template"]
+    c = pod["spec"]["containers"][0]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert [k for k in c["resources"]["limits"] if k.startswith("rdma/")] == [f"rdma/linerate_rail{i}" for i in range(8)]
+    assert c["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+    assert pod["spec"]["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}]
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == ",".join(
+        f"linerate-rail{i}" for i in range(8))
+    mpi = objs["jobs/mpijob.yaml"][0]
+    assert mpi["spec"]["slotsPerWorker"] == 8 and mpi["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 3
+    argv = mpi["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    assert argv[:6] == ["mpirun", "--allow-run-as-root", "-np", "24", "--map-by", "ppr:8:node"]
+    assert argv[-9:] == ["all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "1"]
+    # the ranks are spawned over ssh, not from the pod's environment: every NCCL variable is forwarded
+    env = {e["name"] for e in c["env"]}
+    assert {argv[i + 1] for i, a in enumerate(argv) if a == "-x"} == env
+    assert mpi["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "linerate"}
+    cq = objs["scheduling/kueue.yaml"][1]
+    quota = {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    assert quota["nvidia.com/gpu"] == 24 and quota["rdma/linerate_rail7"] == 3
+
+
+def test_rails_get_their_subnet_and_keep_the_hosts_addresses_out():
+    nads = objects(render("example-roce"))["multus/network-attachment-definitions.yaml"]
+    conf = json.loads(nads[2]["spec"]["config"])
+    assert conf["type"] == "macvlan" and conf["master"] == "enp75s0np0" and conf["mtu"] == 4200
+    assert conf["ipam"] == {"type": "whereabouts", "range": "192.168.2.0/24",
+                            "exclude": [f"192.168.2.{i}/32" for i in range(1, 5)]}
+    ib = json.loads(objects(render("example-ib"))["multus/network-attachment-definitions.yaml"][0]["spec"]["config"])
+    assert (ib["type"], ib["master"], ib["ipam"]["range"]) == ("ipoib", "ibp0s0", "10.0.0.0/16")
+
+
+def test_volcano_gang_is_the_whole_job():
+    objs = objects(render("example-roce", gang_scheduler="volcano"))
+    groups = {g["metadata"]["name"]: g["spec"]["minMember"] for g in objs["scheduling/volcano-podgroups.yaml"]}
+    assert groups == {"linerate-allreduce": 4, "linerate-nccl-tests": 5}    # 4 workers (+ the launcher)
+    mpi = objs["jobs/mpijob.yaml"][0]
+    assert mpi["spec"]["runPolicy"]["schedulingPolicy"] == {"minAvailable": 5, "queue": "default"}
+    for spec in mpi["spec"]["mpiReplicaSpecs"].values():
+        assert spec["template"]["spec"]["schedulerName"] == "volcano"
+        assert spec["template"]["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "linerate-nccl-tests"
+
+
+@pytest.mark.parametrize("mutate,expect", [
+    (lambda o: o["spec"].__setitem__("slotPerWorker", o["spec"].pop("slotsPerWorker")), "spec.slotPerWorker: unknown"),
+    (lambda o: o["spec"]["mpiReplicaSpecs"]["Worker"].__setitem__("replicas", "4"), "'4' is not of type 'integer'"),
+    (lambda o: o["spec"].__setitem__("mpiImplementation", "OpenMPl"), "is not one of"),
+    (lambda o: o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0].__setitem__(
+        "volumeMount", []), "volumeMount"),
+    (lambda o: o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["securityContext"]
+     ["capabilities"].__setitem__("add", "IPC_LOCK"), "is not of type 'array'"),
+])
+def test_a_wrong_field_is_refused(mutate, expect):
+    mpi = objects(render())["jobs/mpijob.yaml"][0]
+    assert validate(mpi) == []
+    mutate(mpi)
+    assert any(expect in e for e in validate(mpi)), validate(mpi)
+
+
+def test_a_wrong_field_in_the_operator_and_queue_objects_is_refused():
+    objs = objects(render())
+    ncp = objs["network-operator/nicclusterpolicy.yaml"][0]
+    ncp["spec"]["rdmaSharedDevicePlugin"]["imag"] = ncp["spec"]["rdmaSharedDevicePlugin"].pop("image")
+    assert any("rdmaSharedDevicePlugin" in e for e in validate(ncp)), validate(ncp)
+    cq = objs["scheduling/kueue.yaml"][1]
+    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = [1]
+    assert validate(cq)
+    nad = objs["multus/network-attachment-definitions.yaml"][0]
+    nad["spec"]["config"] = nad["spec"]["config"].replace('"master"', '"mastr"')
+    assert "config.master: missing" in validate(nad)
+
+
+# --- cross-layer: the pod's NCCL environment is the host's nccl.conf ------------------------------
+
+def host_nccl_conf(eff, ports, role_vars=None, tuned=None):
+    """/etc/nccl.conf as role nccl_env writes it: its defaults, its task's options, its template."""
+    with open(os.path.join(ROOT, "roles", "nccl_env", "defaults", "main.yml"), encoding="utf-8") as f:
+        defaults = yaml.safe_load(f)
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
+    ctx = {"fabric_effective": eff, "rdma_ports": ports}
+    values = {}
+    for key in ("transport", "down_ports", "gid_index", "ib_tc", "socket_ifname", "gdr_level", "net", "overrides"):
+        key = f"nccl_env_{key}"
+        raw = (role_vars or {}).get(key, defaults[key])
+        values[key] = env.from_string(raw).render(ctx) if isinstance(raw, str) and "{{" in raw else raw
+    values["nccl_env_ports"] = ports
+    # what rdma_facts reports for the cabled ports: up, RoCE v2 IPv4 GID at index 3
+    rdma = {"ports": [{"device": p["device"], "port": 1, "netdev": p["netdev"], "up": True,
+                       "roce_v2_ipv4_gid_index": 3} for p in ports]}
+    ib_tc = values["nccl_env_ib_tc"]
+    result = nccl_env_settings(rdma, ports, {
+        "transport": values["nccl_env_transport"], "down_ports": values["nccl_env_down_ports"],
+        "gid_index": values["nccl_env_gid_index"], "ib_tc": None if ib_tc in ("None", "") else ib_tc,
+        "socket_ifname": values["nccl_env_socket_ifname"], "gdr_level": values["nccl_env_gdr_level"],
+        "net": values["nccl_env_net"], "intent_overrides": eff["nccl"]["overrides"],
+        "overrides": values["nccl_env_overrides"], "tuned": tuned or {}})
+    assert result["problems"] == []
+    with open(os.path.join(ROOT, "roles", "nccl_env", "templates", "etc", "nccl.conf.j2"), encoding="utf-8") as f:
+        text = env.from_string(f.read()).render(ansible_managed="managed", nccl_env_result=result)
+    return parse_nccl_conf(text)
+
+
+def pod_env(out):
+    pod = objects(out)["pods/nccl-pod-template.yaml"][0]["template"]
+    return {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+
+
+@pytest.mark.parametrize("inventory", ["example-roce", "example-ib"])
+def test_the_pod_nccl_environment_is_the_hosts_nccl_conf(inventory):
+    eff, hosts = example(inventory)
+    conf = host_nccl_conf(eff, hosts["gpu001"])
+    # with the GID index the host uses forced on both layers, every variable is the same
+    assert pod_env(render(inventory, gid_index=3)) == conf
+    # left to NCCL in the pod (the default), only the GID selection differs, and says so
+    pod = pod_env(render(inventory))
+    assert {k: v for k, v in conf.items() if k != "NCCL_IB_GID_INDEX"} == \
+        {k: v for k, v in pod.items() if k != "NCCL_IB_ROCE_VERSION_NUM"}
+    if inventory == "example-roce":
+        assert conf["NCCL_IB_TC"] == "104" and pod.get("NCCL_IB_ROCE_VERSION_NUM") == "2"
+    else:                                           # InfiniBand: no RoCE GID, no traffic class
+        assert not {"NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_ROCE_VERSION_NUM"} & set(pod)
+
+
+def test_the_pod_follows_the_intent_like_the_host():
+    eff, hosts = example("example-roce")
+    fabric = {"name": "x", "transport": "roce", "roce": {"data_dscp": 34, "no_drop_priority": 4},
+              "nccl": {"socket_ifname": "eth0", "gdr_level": "SYS", "overrides": {"NCCL_IB_SL": 4,
+                                                                                   "NCCL_IB_QPS_PER_CONNECTION": 2}}}
+    other = intent.published(fabric)
+    tuned = {"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "8388608"}      # the tuning sweep's winner
+    conf = host_nccl_conf(other, hosts["gpu001"], {"nccl_env_overrides": {"NCCL_IB_TIMEOUT": "22"}}, tuned)
+    pod = pod_env(render(eff=other, hosts=hosts, gid_index=3, nccl_overrides={"NCCL_IB_TIMEOUT": "22"},
+                         nccl_tuned=tuned))
+    assert pod == conf
+    assert (pod["NCCL_ALGO"], pod["NCCL_BUFFSIZE"]) == ("Ring", "8388608")
+    assert (pod["NCCL_IB_TC"], pod["NCCL_IB_SL"], pod["NCCL_NET_GDR_LEVEL"], pod["NCCL_IB_TIMEOUT"]) == \
+        (str(other["derived"]["tos"]), "4", "SYS", "22")
+
+
+def test_pod_local_settings_are_the_pods():
+    eff, hosts = example("example-roce")
+    eff = intent.published({**eff, "nccl": {"socket_ifname": "=bond0", "gdr_level": "PHB", "overrides": {}}})
+    pod = pod_env(render(eff=eff, hosts=hosts, rdma_resources="sriov"))
+    assert pod["NCCL_SOCKET_IFNAME"] == "eth0"       # the pod network's interface, not the host's bond
+    assert "NCCL_IB_HCA" not in pod                 # a VF's RDMA device is not the PF's name
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("options,expect", [
+    ({"cni": "ipoib"}, "k8s_render_cni: 'ipoib' is not allowed (allowed: auto | macvlan | host-device on a roce"),
+    ({"gang_scheduler": "slurm"}, "k8s_render_gang_scheduler: 'slurm' is not allowed (allowed: kueue | volcano)"),
+    ({"image": ""}, "k8s_render_image: '' is not allowed (allowed: a container image reference"),
+    ({"ofed_driver": "container", "ofed_version": "doca3.4.1-26.04-1.1.0.0-1", "mofed_version": "24.10-1.1.4"},
+     "k8s_render_ofed_version: 'doca3.4.1-26.04-1.1.0.0-1' is not allowed (allowed: a doca-driver tag of the "
+     "pinned MOFED release mofed_version '24.10-1.1.4'"),
+    ({"nodes": 9}, "k8s_render_nodes: 9 is not allowed (allowed: 0 (every GPU node) or 1..4"),
+])
+def test_bad_options_are_refused_with_key_value_and_allowed(options, expect):
+    eff, hosts = example("example-roce")
+    out = k8s_render_filter(eff, hosts, {"image": IMAGE, **options})
+    assert out["files"] == {}
+    assert any(p.startswith(expect) for p in out["problems"]), out["problems"]
+
+
+def test_nodes_cabled_differently_are_refused():
+    eff, hosts = example("example-roce")
+    hosts["gpu003"][5] = dict(hosts["gpu003"][5], netdev="enp1s0np0")
+    del hosts["gpu004"][7]
+    problems = k8s_render_filter(eff, hosts, {"image": IMAGE})["problems"]
+    assert "gpu003: rdma_ports[5].netdev: 'enp1s0np0' is not allowed (allowed: 'enp170s0np0', as on gpu001" in \
+        "\n".join(problems)
+    assert any(p.startswith("gpu004: rdma_ports: 7 port(s) is not allowed (allowed: 8 ports") for p in problems)
+
+
+def test_role_variables_are_validated_with_the_intent():
+    problems = intent_vars.validate_host({"k8s_render_gang_scheduler": "slurm", "k8s_render_apply": "maybe",
+                                          "k8s_render_shm_size": "lots", "k8s_render_gid_index": 3})
+    assert problems == [
+        "k8s_render_apply: 'maybe' is not allowed (allowed: " + intent_vars.BOOL_ALLOWED + ")",
+        "k8s_render_gang_scheduler: 'slurm' is not allowed (allowed: kueue | volcano)",
+        "k8s_render_shm_size: 'lots' is not allowed (allowed: a Kubernetes quantity such as 64Gi)",
+    ]
+
+
+# --- the playbook: written under linerate_output_dir, a second run changes nothing ---------------
+
+def _play(tmp_path, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+            os.path.join(ROOT, "inventory", "example-ib"), os.path.join(ROOT, "playbooks", "k8s.yml"),
+            "-e", f"linerate_output_dir={tmp_path / 'out'}", "-e", f"k8s_render_image={IMAGE}", *extra]
+    run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    return re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", run.stdout).group(1)
+
+
+def test_playbook_renders_idempotently_and_drops_what_it_no_longer_renders(tmp_path):
+    out = tmp_path / "out" / "k8s"
+    assert _play(tmp_path) != "0"
+    assert (out / "scheduling" / "kueue.yaml").is_file()
+    text = (out / "jobs" / "mpijob.yaml").read_text()
+    assert validate(list(yaml.safe_load_all(text))[0]) == []
+    assert _play(tmp_path) == "0"
+    _play(tmp_path, "-e", "k8s_render_gang_scheduler=volcano")
+    assert not (out / "scheduling" / "kueue.yaml").exists()
+    assert (out / "scheduling" / "volcano-podgroups.yaml").is_file()
+    assert _play(tmp_path, "-e", "k8s_render_gang_scheduler=volcano") == "0"
