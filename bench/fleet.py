@@ -53,7 +53,16 @@ def _imports():
 SU = 32
 RAILS = 8
 GOOD_GBPS, BAD_GBPS = 385.0, 150.0
-FABRIC = {"transport": "roce", "link_speed_gbps": 400}
+
+
+def _published(fabric):
+    """The intent as the validation publishes it (fabric_effective, with its derived values): what
+    verification reads."""
+    from ansible_collections.linerate.fabric.plugins.module_utils import intent
+    return intent.published(fabric)
+
+
+FABRIC = _published({"transport": "roce", "link_speed_gbps": 400})
 CLASSES = ("send", "receive", "both", "intermittent", "uplink", "several")
 MAX_RETEST_PHASES = 3
 

@@ -59,6 +59,11 @@ class ActionModule(ActionBase):
         except (AnsibleError, KeyError) as e:
             result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
             return result
+        try:
+            verify.derived(fabric)  # the thresholds are the validation's, never re-derived here
+        except verify.NotPublished as e:
+            result.update(failed=True, msg=f"verify_report: {e}")
+            return result
         hosts = {n: d.get("rdma_ports") or [] for n, d in data.items()}
         cabling = verify.cabling_index(hosts)
         findings, checks = [], {}
@@ -327,10 +332,6 @@ class ActionModule(ActionBase):
         return findings, cases
 
     @staticmethod
-    def _readiness(nodes, data, limits):
-        """Findings and the report check of the host readiness facts (role task readiness.yml)."""
-        ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
-    @staticmethod
     def _gpudirect(nodes, data, fabric):
         """(findings, checks.gpudirect) from verify_fabric_bench_log.gpudirect and verify_fabric_gdrcopy;
         (_, None) when neither ran. Nodes without a GPU are cases marked not applicable."""
@@ -352,6 +353,10 @@ class ActionModule(ActionBase):
         check["passed"] = check["passed"] and not gfound
         return found + gfound, check
 
+    @staticmethod
+    def _readiness(nodes, data, limits):
+        """Findings and the report check of the host readiness facts (role task readiness.yml)."""
+        ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
                  if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
         if not ready:
             return [], None

@@ -572,14 +572,20 @@ def phase_timings(marks, end, report_seconds=None):
 
 # ---------------------------------------------------------------- thresholds
 
+class NotPublished(ValueError):
+    """A fabric without the derived values the validation publishes with it."""
+
+
 def derived(fabric):
-    """The intent's derived values (``intent.derive``): the ones the validation
-    published with it (``fabric_effective.derived``), else derived here from
-    the same function over the intent with its defaults."""
-    fabric = fabric or {}
-    if isinstance(fabric.get("derived"), dict):
-        return fabric["derived"]
-    return intent.derive(intent.effective({k: v for k, v in fabric.items() if k in intent.DEFAULTS}))
+    """The intent's derived values (``intent.derive``) as the validation published them
+    (``fabric_effective.derived``). Verification derives nothing of its own: a fabric without
+    them (the raw ``fabric`` variable, a caller that skipped the validation) is refused with
+    ``NotPublished``, naming what to pass instead."""
+    d = fabric.get("derived") if isinstance(fabric, dict) else None
+    if not isinstance(d, dict):
+        raise NotPublished("fabric: has no 'derived' values: pass fabric_effective as playbooks/validate.yml "
+                           "publishes it (module_utils/intent.py published()), not the raw fabric intent")
+    return d
 
 
 def rdma_threshold_gbps(fabric):
@@ -658,11 +664,14 @@ def port_findings(node, ports, expected, fabric):
             ipv4 = p.get("ipv4") or []
             gid = p.get("gid")
             if p.get("gid_table") and (gid is None or gid.get("type") != "RoCE v2" or not gid.get("ipv4")):
-                index = (gid or {}).get("index", p.get("gid_index", 3))
-                out.append(finding("GID_MISSING", f"{node} {dev} ({p.get('netdev')}): GID index {index} is "
-                                   f"{'empty' if gid is None else gid.get('type') + ' ' + str(gid.get('gid'))}, not a "
-                                   "RoCE v2 IPv4 GID" + (f"; rail address {addr} is not on the netdev"
-                                                         if addr and addr not in ipv4 else ""), **where))
+                index = (gid or {}).get("index", p.get("gid_index"))
+                what = ("no GID index to check: none holds a RoCE v2 IPv4 GID on this node (NCCL_IB_GID_INDEX "
+                        "could not be discovered)" if index is None else
+                        f"GID index {index} is {'empty' if gid is None else gid.get('type') + ' ' + str(gid.get('gid'))}, "
+                        "not a RoCE v2 IPv4 GID")
+                out.append(finding("GID_MISSING", f"{node} {dev} ({p.get('netdev')}): {what}"
+                                   + (f"; rail address {addr} is not on the netdev" if addr and addr not in ipv4 else ""),
+                                   **where))
             elif not ipv4 or (addr and addr not in ipv4):
                 out.append(finding("GID_MISSING", f"{node} {dev} ({p.get('netdev')}): no RoCE v2 IPv4 GID"
                                    + (f"; rail address {addr} is not on the netdev" if addr else ""), **where))

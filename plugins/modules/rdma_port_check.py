@@ -26,9 +26,12 @@ options:
     type: dict
     required: true
   gid_index:
-    description: The GID index RDMA traffic uses; must be a RoCE v2 IPv4 GID (RoCE only).
+    description:
+      - The GID index RDMA traffic uses (C(NCCL_IB_GID_INDEX), discovered by role nccl_env); it must hold a RoCE v2
+        IPv4 GID (RoCE only).
+      - Not set where none was discovered (no port of the node holds a RoCE v2 IPv4 GID): every RoCE port with a GID
+        table is then reported C(GID_MISSING), saying so. There is no assumed index.
     type: int
-    default: 3
   node:
     description: The name findings use for this host (the inventory name).
     type: str
@@ -81,7 +84,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(ports=dict(type="list", elements="dict", required=True),
                            fabric=dict(type="dict", required=True),
-                           gid_index=dict(type="int", default=3),
+                           gid_index=dict(type="int"),
                            node=dict(type="str", required=True),
                            fail_on_findings=dict(type="bool", default=False)),
         supports_check_mode=True)

@@ -12,7 +12,7 @@ from module_harness import Tools, run_module
 
 from test_verify_diagnosis import CABLING
 from test_verify_modules import PARAMS, fake_tool, runner_for
-from test_verify_plans import FABRIC
+from test_verify_plans import FABRIC, INTENT
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 SERVER = {"device": "mlx5_1", "tcp_port": 18516, "server": "10.0.0.2"}
@@ -103,11 +103,11 @@ def test_latency_error_is_the_tools_error(tmp_path):
 
 def test_latency_threshold_per_transport_and_from_the_intent():
     assert benchcheck.threshold("ib_write_lat", FABRIC) == 5.0
-    assert benchcheck.threshold("ib_write_lat", dict(FABRIC, transport="infiniband")) == 3.0
-    assert benchcheck.threshold("ib_write_lat", dict(FABRIC, verify=dict(FABRIC["verify"], latency_us_max=2.5))) == 2.5
+    assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, transport="infiniband"))) == 3.0
+    assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, verify=dict(INTENT["verify"], latency_us_max=2.5)))) == 2.5
     # ib_send_bw: exactly ib_write_bw's, from the link speed
     assert benchcheck.threshold("ib_send_bw", FABRIC) == verify.rdma_threshold_gbps(FABRIC) == 360.0
-    assert benchcheck.threshold("ib_send_bw", dict(FABRIC, link_speed_gbps=200)) == 180.0
+    assert benchcheck.threshold("ib_send_bw", intent.published(dict(INTENT, link_speed_gbps=200))) == 180.0
     with pytest.raises(ValueError, match="ib_read_lat"):
         benchcheck.threshold("ib_read_lat", FABRIC)
 

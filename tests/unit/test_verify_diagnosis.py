@@ -1,11 +1,11 @@
 """Diagnosis rules and link localisation (module_utils/verify.py), on real tool outputs where they exist."""
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
 from ansible_collections.linerate.fabric.plugins.module_utils import nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
 
-from test_verify_plans import FABRIC
+from test_verify_plans import FABRIC, INTENT
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 NODES = [f"node{i}" for i in range(1, 5)]
@@ -55,7 +55,7 @@ def test_missing_device_mtu_and_gid():
 
 
 def test_infiniband_ports_skip_roce_checks():
-    ib = dict(FABRIC, transport="infiniband")
+    ib = intent.published(dict(INTENT, transport="infiniband"))
     ports = [good_port("mlx5_0", mtu=2044, gid=None, ipv4=[]), good_port("mlx5_1", mtu=2044, gid=None, ipv4=[])]
     assert verify.port_findings("node1", ports, PORTS["node1"], ib) == []
 

@@ -4,13 +4,14 @@ round (filter verify_incast_role)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, report, verify
 
 from test_verify_incast import ethtool
 from test_verify_incast_hw import stat
 
-FABRIC = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}},
+INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}},
           "verify": {"ib_write_bw_fraction": 0.9}}
+FABRIC = intent.published(INTENT)
 DEVICES = ["mlx5_0", "mlx5_1"]
 
 

@@ -3,11 +3,12 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
 
-FABRIC = {"transport": "roce", "link_speed_gbps": 400, "roce": {"data_dscp": 26, "no_drop_priority": 3}}
+INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"data_dscp": 26, "no_drop_priority": 3}}
+FABRIC = intent.published(INTENT)
 # What role nccl_env writes (roles/nccl_env/templates/etc/nccl.conf.j2)
 GOOD = """# Ansible managed
 # NCCL reads this file at init (environment variables take precedence).

@@ -9,8 +9,11 @@ from ansible_collections.linerate.fabric.plugins.module_utils import intent, ver
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FABRIC = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
+# The intent as written, and as the validation publishes it (fabric_effective, with its derived values):
+# verification reads only the published one.
+INTENT = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
           "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8}}
+FABRIC = intent.published(INTENT)
 
 
 def plan_covers(rounds, nodes):
@@ -106,7 +109,7 @@ def test_round_roles():
 
 def test_thresholds_from_intent():
     assert verify.rdma_threshold_gbps(FABRIC) == 360.0
-    assert verify.rdma_threshold_gbps(dict(FABRIC, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85})) == 170.0
+    assert verify.rdma_threshold_gbps(intent.published(dict(INTENT, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85}))) == 170.0
     assert verify.nccl_threshold_gbytes(FABRIC, 8) == 320.0  # 0.8 x 8 x 400 Gb/s / 8
     assert verify.nccl_threshold_gbytes(FABRIC, 2) == 80.0
 

@@ -20,7 +20,7 @@ def tools(devinfo=(0, DEVINFO, ""), ip=(0, IP, "")):
 
 def test_reads_state_speed_width_and_gid_from_ibv_devinfo(capsys):
     t = tools()
-    res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": FABRIC, "node": "node1"}, t, capsys)
+    res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": FABRIC, "node": "node1", "gid_index": 3}, t, capsys)
     assert t.calls == [["ibv_devinfo", "-v", "-d", "mlx5_3", "-i", "1"],
                        ["ip", "-j", "-4", "addr", "show", "dev", "no-such-netdev0"]]
     [out] = res["ports"]
@@ -32,7 +32,7 @@ def test_reads_state_speed_width_and_gid_from_ibv_devinfo(capsys):
 
 
 def test_check_mode_reads_and_reports_the_same(capsys):
-    args = {"ports": [PORT], "fabric": dict(FABRIC, link_speed_gbps=400), "node": "node1"}
+    args = {"ports": [PORT], "fabric": dict(FABRIC, link_speed_gbps=400), "node": "node1", "gid_index": 3}
     t1, t2 = tools(), tools()
     normal, check = run_module(rdma_port_check.main, args, t1, capsys), run_module(rdma_port_check.main, args, t2, capsys,
                                                                                     check=True)
@@ -53,7 +53,7 @@ def test_missing_device_is_a_finding_not_a_crash(capsys):
 
 def test_fail_on_findings_fails_with_their_messages(capsys):
     res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": dict(FABRIC, link_speed_gbps=400),
-                                            "node": "node1", "fail_on_findings": True}, tools(), capsys)
+                                            "node": "node1", "gid_index": 3, "fail_on_findings": True}, tools(), capsys)
     assert res["failed"] and res["msg"] == "node1 mlx5_3: link at 200 Gb/s, expected 400 Gb/s"
     assert [f["code"] for f in res["findings"]] == ["PORT_SPEED"]
 
@@ -74,3 +74,28 @@ def test_an_empty_gid_index_and_unreadable_ip_output():
     assert out["gid"] is None and out["ipv4"] == [] and out["mtu"] is None and out["carrier"] is False
     [f] = res["findings"]
     assert f["code"] == "GID_MISSING" and "GID index 42 is empty" in f["message"]
+
+
+def test_without_a_discovered_gid_index_no_index_is_assumed(capsys):
+    """No GID-index-3 default (issue 29 item 3): the role passes none where nccl_env discovered none, and
+    every RoCE port with a GID table is reported, saying why - never checked against an assumed index."""
+    res = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": FABRIC, "node": "node1"}, tools(), capsys)
+    [out] = res["ports"]
+    assert out["gid_index"] is None and out["gid"] is None
+    [f] = res["findings"]
+    assert f["code"] == "GID_MISSING" and res["passed"] is False
+    assert f["message"] == ("node1 mlx5_3 (no-such-netdev0): no GID index to check: none holds a RoCE v2 IPv4 GID "
+                            "on this node (NCCL_IB_GID_INDEX could not be discovered)")
+    # InfiniBand has no GID to check
+    ib = run_module(rdma_port_check.main, {"ports": [PORT], "fabric": dict(FABRIC, transport="infiniband"),
+                                           "node": "node1"}, tools(), capsys)
+    assert "GID_MISSING" not in [x["code"] for x in ib["findings"]]
+
+
+def test_the_role_passes_the_discovered_index_or_none_never_a_default():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import yaml
+    with open(os.path.join(root, "roles", "verify_fabric", "tasks", "ports.yml"), encoding="utf-8") as f:
+        (task,) = yaml.safe_load(f)[:1]
+    assert task["linerate.fabric.rdma_port_check"]["gid_index"] == (
+        "{{ verify_fabric_gid_index if verify_fabric_gid_index not in [none, ''] else omit }}")

@@ -349,6 +349,19 @@ UNREACHABLE = {"item": "node3", "unreachable": True, "changed": False,
                "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.89.0.13 port 22: No route to host"}
 
 
+def test_a_fabric_without_its_published_derived_values_is_refused_with_the_reason():
+    """Verification derives nothing of its own (issue 29 item 3): the raw intent is refused, naming what to pass."""
+    raw = {k: v for k, v in FABRIC.items() if k != "derived"}
+    res = run_report(NODES, node_hostvars(), fabric=raw, scope=NODES)
+    assert res["failed"] is True
+    assert res["msg"].startswith("verify_report: fabric: has no 'derived' values: pass fabric_effective")
+    for bad in (raw, None, {"derived": None}, "fabric"):
+        with pytest.raises(verify.NotPublished, match="pass fabric_effective as playbooks/validate.yml publishes it"):
+            verify.rdma_threshold_gbps(bad)
+    # the published values are used as they are, whatever they are
+    assert verify.rdma_threshold_gbps(dict(raw, derived={"ib_write_bw_min_gbps": 1.5})) == 1.5
+
+
 def test_every_node_in_scope_verified_passes_with_one_case_each():
     res = run_report(NODES, node_hostvars(), scope=NODES)
     assert res["passed"] is True and res["findings"] == []
