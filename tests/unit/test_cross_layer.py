@@ -151,6 +151,7 @@ def layers(eff):
         "tos": [int(t) for t in re.findall(r"cma_roce_tos -d \S+ -p \d+ -t (\d+)", unit)]}
     # NCCL: the nccl_env settings from the facts and the intent, written by its template.
     task = _task("nccl_env", "configure.yml", "Derive the NCCL settings from the facts and the intent")
+    dict.update(v, nccl_env_tuned={"settings": {}, "problems": []})  # no tuned-settings file (docs/tuning.md)
     dict.update(v, nccl_env_result=v.resolve(task["ansible.builtin.set_fact"]["nccl_env_result"].strip()))
     out["nccl"] = parse_nccl_conf(v.render_file("roles/nccl_env/templates/etc/nccl.conf.j2"))
     # Benchmarks: the ib_write_bw client task's arguments through the module's argv builder.
