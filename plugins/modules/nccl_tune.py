@@ -125,7 +125,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 settings:
-  description: The winner, C({NCCL_*: value}) of the kept values only; empty when NCCL's defaults stay.
+  description: "The winner, C({NCCL_*: value}) of the kept values only; empty when NCCL's defaults stay."
   returned: always
   type: dict
 rows:
