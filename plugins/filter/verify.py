@@ -1,6 +1,4 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
-import time
-
 from ansible_collections.linerate.fabric.plugins.module_utils import verify
 
 
@@ -25,16 +23,6 @@ def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
 def verify_plan(plan, nodes, full_max):
     """The plan that runs for ``nodes`` nodes (``module_utils.verify.resolve_plan``)."""
     return verify.resolve_plan(plan, nodes, full_max)
-
-
-def verify_round_role(rounds, node, index):
-    """{"role": server|client|idle, "peer"} of ``node`` in round ``index``."""
-    return verify.round_roles(rounds, node)[int(index)]
-
-
-def verify_round_progress(rounds, index, started=None, rails=1, label="round", now=None):
-    """``round k/N: P pairs x R rails; ... ETA ...`` for round ``index`` (0-based); ``now`` defaults to the clock."""
-    return verify.round_progress(rounds, index, started, time.time() if now is None else now, rails, label)
 
 
 def verify_schedule(rounds, node, offset=0, addresses=None):
@@ -68,11 +56,6 @@ def verify_rail_tests(ports, base_port, server=None, rails=None):
     return out
 
 
-def verify_tests(logs):
-    """Tests from the per-host round logs ({node: [entries]}): ``module_utils.verify.round_tests``."""
-    return verify.round_tests(logs)
-
-
 def settled(tests, leaf_of=None):
     """Endpoints the tests already name for good: failing endpoints (``verify.retest_needs``'s input) that
     need no further re-test - both directions settled (a hard or flaky bad side, the other one clean
@@ -91,7 +74,7 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     and passes (``verify.retest_plan``), against nodes that failed nothing or failed only on other
     rails, under its own leaves first. Returns [] when nothing is open (no further phase is needed)."""
     leaf_of = _leaf_of(ports)
-    tests = verify.evaluate_tests(verify_tests(logs), verify.rdma_threshold_gbps(fabric))
+    tests = verify.evaluate_tests(verify.round_tests(logs), verify.rdma_threshold_gbps(fabric))
     needs = verify.retest_needs(tests, leaf_of)
     suspects = sorted({ep[0] for ep in needs})
     per_node = {n: max(int(repeats), max(r for ep, r in needs.items() if ep[0] == n)) for n in suspects}
@@ -141,9 +124,8 @@ def verify_incast_tests(ports, base_port, senders, me, server=None):
 
 class FilterModule:
     def filters(self):
-        return {"verify_rounds": verify_rounds, "verify_plan": verify_plan, "verify_round_role": verify_round_role,
-                "verify_round_progress": verify_round_progress,
-                "verify_tests": verify_tests, "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
+        return {"verify_rounds": verify_rounds, "verify_plan": verify_plan,
+                "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
                 "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan,
                 "verify_incast_role": verify_incast_role, "verify_schedule": verify_schedule,
                 "verify_schedule_summary": verify_schedule_summary}

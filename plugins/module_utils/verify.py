@@ -535,24 +535,6 @@ def duration_text(seconds):
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def round_progress(rounds, index, started=None, now=None, rails=1, label="round"):
-    """One short progress line for round ``index`` (0-based) of ``rounds``, whatever the fleet's size.
-
-    ``round 3/31: 16 pairs x 8 rails; 2 done in 26 s (13.0 s a round), ETA 6 min 29 s``: the
-    ETA is the rounds left times the mean measured time of the rounds done since ``started``
-    (epoch seconds) until ``now``; the first round has none yet. The pairs are counted, never
-    listed (at 256 nodes a round has 128).
-    """
-    total, k = len(rounds or []), int(index)
-    pairs = len(rounds[k]) if 0 <= k < total else 0
-    line = f"{label} {k + 1}/{total}: {pairs} pair{'' if pairs == 1 else 's'} x {rails} rail{'' if int(rails) == 1 else 's'}"
-    if k > 0 and started not in (None, "") and now not in (None, ""):
-        elapsed = max(0.0, float(now) - float(started))
-        per = elapsed / k
-        line += f"; {k} done in {duration_text(elapsed)} ({per:.1f} s a round), ETA {duration_text(per * (total - k))}"
-    return line
-
-
 def phase_timings(marks, end, report_seconds=None):
     """Per-phase wall times from the start marks the role leaves (``{phase: epoch seconds}``).
 

@@ -32,7 +32,7 @@ def test_rounds_filter():
     assert len(f.verify_rounds(nodes, "sampled", 1)) == 1
     with pytest.raises(ValueError, match="allowed: full | sampled"):
         f.verify_rounds(nodes, "everything")
-    assert f.verify_round_role(f.verify_rounds(nodes), "a", 0)["role"] in ("server", "client")
+    assert verify.round_roles(f.verify_rounds(nodes), "a")[0]["role"] in ("server", "client")
 
 
 def entry(rnd, role, peer, gbps=385.0, error=None, devices=("mlx5_0", "mlx5_1")):
@@ -43,11 +43,11 @@ def entry(rnd, role, peer, gbps=385.0, error=None, devices=("mlx5_0", "mlx5_1"))
 def test_tests_pair_client_and_server_results_rail_by_rail():
     logs = {"a": [entry(0, "server", "b", error=None)],
             "b": [entry(0, "client", "a", gbps=150.0)]}
-    tests = f.verify_tests(logs)
+    tests = verify.round_tests(logs)
     assert tests == [{"round": 0, "client": ["b", d], "server": ["a", d], "gbps": 150.0, "client_error": None,
                       "server_error": None} for d in ("mlx5_0", "mlx5_1")]
     logs["a"][0]["results"][0]["error"] = "Port number 1 state is Down"
-    assert f.verify_tests(logs)[0]["server_error"] == "Port number 1 state is Down"
+    assert verify.round_tests(logs)[0]["server_error"] == "Port number 1 state is Down"
 
 
 def test_retest_rounds_pair_suspects_with_good_nodes():
@@ -96,7 +96,7 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     logs["x"].append(entry(4, "server", "e"))
     logs["e"].append(entry(4, "client", "x"))
     logs["e"][-1]["results"][1]["gbps"] = 96.0
-    assert f.settled(verify.evaluate_tests(f.verify_tests(logs), 180.0)) == {("x", "mlx5_1")}
+    assert f.settled(verify.evaluate_tests(verify.round_tests(logs), 180.0)) == {("x", "mlx5_1")}
     assert f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds) == []
     # one round: x failed against a alone; x and a are each re-tested against good nodes
     logs, rounds = two_round_logs(("x", 96.0), second_round=False)

@@ -1,38 +1,7 @@
-"""Progress of the ib_write_bw rounds (round k/N, ETA) and the per-phase timings of the report."""
-from ansible_collections.linerate.fabric.plugins.filter.verify import FilterModule
+"""Durations for people and the per-phase timings of the report."""
 from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
 
 from test_verify_plans import FABRIC
-
-
-def test_first_round_has_no_eta_and_counts_pairs():
-    rounds = verify.round_robin([f"n{i}" for i in range(8)])
-    assert verify.round_progress(rounds, 0, started=100.0, now=100.0, rails=8) == "round 1/7: 4 pairs x 8 rails"
-    assert verify.round_progress(rounds, 0, rails=1) == "round 1/7: 4 pairs x 1 rail"
-
-
-def test_eta_is_the_mean_measured_round_times_the_rounds_left():
-    rounds = verify.round_robin([f"n{i}" for i in range(32)])  # 31 rounds of 16 pairs
-    line = verify.round_progress(rounds, 2, started=1000.0, now=1026.0, rails=8)
-    # 2 rounds took 26 s: 13 s a round, 29 rounds left (this one included) -> 377 s
-    assert line == "round 3/31: 16 pairs x 8 rails; 2 done in 26 s (13.0 s a round), ETA 6 min 17 s"
-    last = verify.round_progress(rounds, 30, started=0, now=3 * 3600, rails=2, label="re-test")
-    assert last.startswith("re-test 31/31: 16 pairs x 2 rails; 30 done in 3 h 00 min (360.0 s a round), ETA 6 min 00 s")
-
-
-def test_a_round_of_a_large_fleet_stays_short():
-    names = [f"dgx-a100-rack{i // 8 + 1:02d}-node{i % 8 + 1:02d}" for i in range(256)]
-    rounds = verify.round_robin(names)
-    line = verify.round_progress(rounds, 100, started=0.0, now=1000.0, rails=8)
-    assert line.startswith("round 101/255: 128 pairs x 8 rails;") and len(line) < 100
-    assert "dgx" not in line
-
-
-def test_filter_reads_the_clock_when_not_given():
-    f = FilterModule().filters()["verify_round_progress"]
-    rounds = [[["a", "b"]], [["a", "c"]], [["b", "c"]]]
-    assert f(rounds, 1, 50.0, 2, now=60.0) == "round 2/3: 1 pair x 2 rails; 1 done in 10 s (10.0 s a round), ETA 20 s"
-    assert "ETA" in f(rounds, 1, 0.0, 2) and f(rounds, "0", None) == "round 1/3: 1 pair x 1 rail"
 
 
 def test_duration_text():
