@@ -57,7 +57,7 @@ PLANTED = [
     "switch_configs/nvue/.fabric.j2.swp",
 ]
 # galaxy.yml's manifest allow-list, restated: the artifact holds exactly the checkout's files these match.
-SHIPS = re.compile(r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|bindep\.txt|meta/(runtime|execution-environment)\.yml"
+SHIPS = re.compile(r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|bindep\.txt|meta/(runtime|execution-environment)\.yml|meta/(requirements|bindep)\.txt"
                    r"|changelogs/(config|changelog)\.yaml|changelogs/fragments/[^/]+\.ya?ml|docs/[^/]+\.md"
                    r"|plugins/.+\.(py|yml)|roles/(?![^/]+/molecule/).+\.(yml|j2|md)|playbooks/.+\.yml"
                    r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?"
@@ -70,7 +70,8 @@ FORBIDDEN = ("lab/", "tests/unit", "tests/integration", "tests/sanity/run.py", "
              "Makefile", "requirements-dev.txt", ".tar.gz")
 REQUIRED = ("MANIFEST.json", "FILES.json", "README.md", "LICENSE", "changelogs/changelog.yaml",
             "changelogs/config.yaml", "tests/sanity/ignore-2.19.txt", "inventory/example-ib/hosts.yml",
-            "meta/runtime.yml", "meta/execution-environment.yml", "requirements.txt", "bindep.txt",
+            "meta/runtime.yml", "meta/execution-environment.yml", "meta/requirements.txt", "meta/bindep.txt",
+            "requirements.txt", "bindep.txt",
             "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
             "plugins/filter/fabric.py", "plugins/module_utils/intent.py",
             "roles/mofed/tasks/main.yml", "roles/switch_fabric/meta/argument_specs.yml",

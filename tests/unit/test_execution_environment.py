@@ -149,10 +149,30 @@ def test_the_collection_metadata_is_what_introspect_reads(artifact, tmp_path):
     assert "openssh-client [platform:dpkg]  # from collection linerate.fabric" in bindep
 
 
-def test_meta_is_only_what_introspect_reads():
-    """Anything else there (a base image, an inline list) is ignored or breaks introspection."""
+def test_meta_is_what_introspect_reads_and_builds_on_its_own(artifact, tmp_path):
+    """Introspect reads dependencies.python/system relative to the collection root; `ansible-builder create -f
+    meta/execution-environment.yml` reads the same names relative to meta/ (copies there, never different): from the installed
+    artifact, the second EE definition builds a context with the same pip and bindep files, on a pinned image."""
     with open(os.path.join(ROOT, "meta", "execution-environment.yml"), encoding="utf-8") as f:
         meta = yaml.safe_load(f)
-    assert meta == {"version": 1, "dependencies": {"python": "requirements.txt", "system": "bindep.txt"}}
+    assert meta["version"] == 1 and meta["dependencies"] == {"python": "requirements.txt", "system": "bindep.txt"}
+    assert set(meta) == {"version", "dependencies", "build_arg_defaults"}
+    image = meta["build_arg_defaults"]["EE_BASE_IMAGE"]
+    assert PINNED_IMAGE.match(image), f"{image}: pin an exact tag or a digest"
     for rel in meta["dependencies"].values():
         assert os.path.isfile(os.path.join(ROOT, rel)), rel
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as a, \
+                open(os.path.join(ROOT, "meta", rel), encoding="utf-8") as b:
+            assert a.read() == b.read(), f"meta/{rel} differs from {rel}: copy it again"
+    path, _version = artifact
+    r = subprocess.run([GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(path)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    installed = tmp_path / "ansible_collections" / "linerate" / "fabric"
+    r = subprocess.run([BUILDER, "create", "-f", "meta/execution-environment.yml", "-c", str(tmp_path / "ctx")],
+                       cwd=installed, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    build = tmp_path / "ctx" / "_build"
+    assert (build / "requirements.txt").read_text() == (installed / "requirements.txt").read_text()
+    assert (build / "bindep.txt").read_text() == (installed / "bindep.txt").read_text()
+    assert f'ARG EE_BASE_IMAGE="{image}"' in (tmp_path / "ctx" / "Containerfile").read_text()
