@@ -105,47 +105,35 @@ lossless_msg:
   returned: always
   type: str
 """
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
-    CONNECTION_ARGS, make_driver)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
+
+
+def read(p, driver):
+    # the congestion counters must be read (a failure fails the module); the error counters and the lossless
+    # configuration after them only say what their failure leaves unproven
+    ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
+    errors, errors_msg = {}, ""
+    try:
+        errors = driver.error_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
+    except SwitchError as exc:
+        errors_msg = str(exc)
+    except ParseError as exc:
+        errors_msg = f"{p['name']}: {exc}"
+    lossless, lossless_msg = None, ""
+    try:
+        lossless = driver.lossless(p["fabric_ports"]) if p["fabric_ports"] else {}
+    except SwitchError as exc:
+        lossless_msg = str(exc)
+    except ParseError as exc:
+        lossless_msg = f"{p['name']}: {exc}"
+    return dict(ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
+                errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg)
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(CONNECTION_ARGS), supports_check_mode=True)
-    p = module.params
-    try:
-        driver = make_driver(p)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    errors, errors_msg = {}, ""
-    try:
-        try:
-            ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
-        except SwitchError as exc:
-            module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
-        except ParseError as exc:
-            module.fail_json(msg=f"{p['name']}: {exc}", switch=p["name"])
-        try:
-            errors = driver.error_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
-        except SwitchError as exc:
-            # the congestion counters still stand; the report says what this leaves unproven
-            errors_msg = str(exc)
-        except ParseError as exc:
-            errors_msg = f"{p['name']}: {exc}"
-        lossless, lossless_msg = None, ""
-        try:
-            lossless = driver.lossless(p["fabric_ports"]) if p["fabric_ports"] else {}
-        except SwitchError as exc:
-            # the congestion counters still stand; verification says what this leaves unproven
-            lossless_msg = str(exc)
-        except ParseError as exc:
-            lossless_msg = f"{p['name']}: {exc}"
-    finally:
-        driver.close()
-    module.exit_json(changed=False, ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
-                     errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg)
+    read_only_module(read)
 
 
 if __name__ == "__main__":

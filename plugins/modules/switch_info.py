@@ -125,48 +125,35 @@ problems:
   sample: ["swp2: link is down", "swp1: PFC on priorities [3, 4] (want [3])"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
-    SwitchError, Unreachable, delta, oper_problems)
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
-    CONNECTION_ARGS, make_driver)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import delta, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 
-def main():
-    spec = dict(CONNECTION_ARGS, return_running_config=dict(type="bool", default=False),
-                require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
-                ecn=dict(type="bool"), config=dict(type="str"))
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    p = module.params
-    try:
-        driver = make_driver(p)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
+def read(p, driver):
     extra = {}
-    try:
-        running = driver.get_running()
-        driver.parse(running)   # fails on output that is not a config
-        pending = driver.pending()
-        ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
-        if p["config"] is not None:
-            extra = {"commands": delta(driver, p["config"], p["fabric_ports"], running)}
-    except Unreachable as exc:   # shown as UNREACHABLE in the recap, not FAILED
-        module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"])
-    except SwitchError as exc:
-        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
-    finally:
-        driver.close()
+    running = driver.get_running()
+    driver.parse(running)   # fails on output that is not a config
+    pending = driver.pending()
+    ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
+    if p["config"] is not None:
+        extra = {"commands": delta(driver, p["config"], p["fabric_ports"], running)}
     if p["return_running_config"]:
         extra["running_config"] = running
-    module.exit_json(
-        changed=False, pending=pending, **extra,
+    return dict(
+        pending=pending, **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
         ports_missing=[x for x in p["fabric_ports"] if x not in ports],
         ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]],
         problems=oper_problems(ports, p["fabric_ports"],
                                None if p["no_drop_priority"] is None else [p["no_drop_priority"]],
                                p["ecn"], p["require_ports_up"]))
+
+
+def main():
+    # an unreachable switch is shown as UNREACHABLE in the recap, not FAILED
+    read_only_module(read, dict(return_running_config=dict(type="bool", default=False),
+                                require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
+                                ecn=dict(type="bool"), config=dict(type="str")), unreachable=True)
 
 
 if __name__ == "__main__":

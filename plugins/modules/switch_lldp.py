@@ -76,22 +76,14 @@ command:
   returned: always
   type: str
 """
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
-    CONNECTION_ARGS, make_driver)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 
-def main():
-    module = AnsibleModule(argument_spec=dict(CONNECTION_ARGS), supports_check_mode=True)
-    p = module.params
-    try:
-        driver = make_driver(p)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    result = dict(changed=False, neighbors={}, ports=[], warnings_read=[], unreadable=False,
-                  command=driver.lldp_command)
+def read(p, driver):
+    # a table that cannot be read is a result (unreadable, with the reason), not a failure
+    result = dict(neighbors={}, ports=[], warnings_read=[], unreadable=False, command=driver.lldp_command)
     try:
         table = driver.lldp_neighbors()
         result.update(neighbors=table["neighbors"], ports=table["ports"], warnings_read=table["warnings"])
@@ -99,9 +91,11 @@ def main():
         result.update(unreadable=True, msg=str(exc))
     except ParseError as exc:
         result.update(unreadable=True, msg=f"switch {p['name']}: {exc}")
-    finally:
-        driver.close()
-    module.exit_json(**result)
+    return result
+
+
+def main():
+    read_only_module(read)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from ansible.module_utils.testing import patch_module_args
 from parser_fixtures import fixture
 from switch_testlib import make
 
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import module_common
 from ansible_collections.linerate.fabric.plugins.modules import switch_lldp
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Unreachable
 
@@ -20,7 +21,7 @@ def run(monkeypatch, capsys, platform, answers, check=False, send=None):
     if send:
         d.send = send
     d.close = lambda: None
-    monkeypatch.setattr(switch_lldp, "make_driver", lambda p: d)
+    monkeypatch.setattr(module_common, "make_driver", lambda p: d)
     with patch_module_args(dict(ARGS, platform=platform, _ansible_check_mode=check)):
         with pytest.raises(SystemExit):
             switch_lldp.main()

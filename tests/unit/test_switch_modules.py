@@ -6,7 +6,9 @@ from ansible.module_utils.testing import patch_module_args
 
 from switch_testlib import fixture, make, render
 
-from ansible_collections.linerate.fabric.plugins.modules import switch_config, switch_info
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import module_common
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Unreachable
+from ansible_collections.linerate.fabric.plugins.modules import switch_config, switch_counters, switch_info, switch_lldp
 
 PORTS = ["swp1", "swp2"]
 ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "admin",
@@ -16,7 +18,8 @@ ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "a
 def run_module(mod, args, monkeypatch, capsys, answers, check=False):
     d, fake = make("nvue", "leaf1", answers)
     d.close = lambda: None
-    monkeypatch.setattr(mod, "make_driver", lambda p: d)
+    # switch_config makes its own driver; the read-only modules through module_common.read_only_module
+    monkeypatch.setattr(mod if hasattr(mod, "make_driver") else module_common, "make_driver", lambda p: d)
     extra = {"_ansible_check_mode": check, "_ansible_diff": True}
     with patch_module_args(dict(args, **extra)):
         with pytest.raises(SystemExit):
@@ -415,3 +418,38 @@ def test_parsed_refuses_an_empty_or_foreign_running_config(monkeypatch, capsys, 
     res = run_offline(dict(OFFLINE, state="parsed", platform="sonic", config=render("sonic", SONIC_PORTS),
                            fabric_ports=SONIC_PORTS, running_config=str(eos)), monkeypatch, capsys)
     assert res["failed"] and res["msg"].endswith(f"(in running_config {eos})"), res["msg"]
+
+
+# ---------------------------------------------------------------- the read-only skeleton (module_common.read_only_module)
+
+def _lost(*_a, **_k):
+    raise Unreachable("leaf1", "unreachable at 127.0.1.1:22: timed out")
+
+
+@pytest.mark.parametrize("mod,unreachable", [(switch_info, True), (switch_counters, False)])
+def test_read_only_modules_share_one_skeleton_and_keep_their_unreachable_rule(monkeypatch, capsys, mod, unreachable):
+    """switch_info shows an unreachable switch as UNREACHABLE; switch_counters fails with the command, as before."""
+    d, _fake = make("nvue", "leaf1", {})
+    closed = []
+    d.close = lambda: closed.append(True)
+    d.send = _lost
+    monkeypatch.setattr(module_common, "make_driver", lambda p: d)
+    with patch_module_args(dict(ARGS)):
+        with pytest.raises(SystemExit):
+            mod.main()
+    res = json.loads(capsys.readouterr().out)
+    assert closed == [True] and res.get("changed", False) is False and res["switch"] == "leaf1"
+    assert res["msg"] == "switch leaf1: unreachable at 127.0.1.1:22: timed out"
+    if unreachable:
+        assert res["unreachable"] is True and not res.get("failed")
+    else:
+        assert res["failed"] is True and "unreachable" not in res
+
+
+@pytest.mark.parametrize("mod", [switch_info, switch_counters, switch_lldp])
+def test_read_only_modules_refuse_a_switch_without_credentials_before_connecting(capsys, mod):
+    with patch_module_args(dict(ARGS, password=None)):
+        with pytest.raises(SystemExit):
+            mod.main()
+    res = json.loads(capsys.readouterr().out)
+    assert res["failed"] is True and res["msg"].startswith("switch leaf1: neither a password")

@@ -1,4 +1,9 @@
-"""Argument spec and driver construction shared by switch_config and switch_info."""
+"""Argument spec and driver construction shared by the switch modules, and the one skeleton of the
+read-only ones (switch_info, switch_counters, switch_lldp): ``read_only_module``."""
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
 
 CONNECTION_ARGS = dict(
@@ -31,6 +36,35 @@ def make_driver(p):
         password=p.get("password"), secret=p.get("enable_secret"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
         host_key_checking=p["host_key_checking"], connect_timeout=p["connect_timeout"],
         command_timeout=p["command_timeout"], profile=p["profile"])
+
+
+def read_only_module(read, argument_spec=None, unreachable=False):
+    """Run one read-only switch module: its argument spec (CONNECTION_ARGS and ``argument_spec``), full check
+    mode (it only reads), the driver made from the connection arguments (missing credentials fail naming the
+    variables) and always closed, and ``read(params, driver) -> dict`` as the result with ``changed: false``.
+
+    What ``read`` lets through: a ``SwitchError`` fails the module with the command and its output, a
+    ``ParseError`` names the switch; with ``unreachable``, a switch that cannot be reached ends the module as
+    UNREACHABLE in the recap (``unreachable: true``), not FAILED."""
+    module = AnsibleModule(argument_spec=dict(CONNECTION_ARGS, **(argument_spec or {})), supports_check_mode=True)
+    p = module.params
+    try:
+        driver = make_driver(p)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    try:
+        result = read(p, driver)
+    except Unreachable as exc:
+        if not unreachable:
+            module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
+        module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"])
+    except SwitchError as exc:
+        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output)
+    except ParseError as exc:
+        module.fail_json(msg=f"{p['name']}: {exc}", switch=p["name"])
+    finally:
+        driver.close()
+    module.exit_json(changed=False, **result)
 
 
 # Outputs that are whole configurations (they may hold hashed secrets) are
