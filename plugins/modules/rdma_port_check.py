@@ -29,7 +29,7 @@ options:
     description:
       - The GID index RDMA traffic uses (C(NCCL_IB_GID_INDEX), discovered by role nccl_env); it must hold a RoCE v2
         IPv4 GID (RoCE only).
-      - Not set where none was discovered (no port of the node holds a RoCE v2 IPv4 GID): every RoCE port with a GID
+      - Not set where none was discovered (no port of the node holds a RoCE v2 IPv4 GID); every RoCE port with a GID
         table is then reported C(GID_MISSING), saying so. There is no assumed index.
     type: int
   node:
