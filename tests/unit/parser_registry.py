@@ -8,6 +8,7 @@ tests/unit/fixtures/ and may list several (a tool read in text and JSON).
 """
 
 PARSERS = [
+    ("gpudirect", "parse_gdrcopy_sanity", "gdrcopy/*.txt"),
     ("ncclconf", "parse_nccl_conf", "ncclconf/*.txt"),
     ("counters", "parse_ethtool_stats", "counters/ethtool_*.txt"),
     ("counters", "parse_rdma_statistic", "counters/rdma_statistic_*.txt"),

@@ -61,7 +61,7 @@ def test_driver_restart_turns_and_is_guarded():
     assert turns["loop"] == "{{ ansible_play_batch }}" and turns["loop_control"] == {"loop_var": "mofed_turn"}
     assert turns["when"] == "hostvars[mofed_turn].mofed_restart_pending | default(false) | bool"
     restart = load("roles", "mofed", "tasks", "restart.yml")[1]
-    assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart"
+    assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart | bool"
     first = restart["block"][0]
     cmd = next(t for t in restart["block"] if t["name"] == "Restart the RDMA driver")
     assert first["vars"] == {"host_disruption_action": "driver_restart"}
