@@ -252,7 +252,7 @@ class NvueDriver(Driver):
         out = self.run("nv config diff").strip()
         if out:
             problems.append(f"pending NVUE revision:\n{out}")
-        unconfirmed = [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
+        unconfirmed = self._awaiting()
         if unconfirmed:
             problems.append("applied revision(s) awaiting confirmation: " + ", ".join(unconfirmed))
         return problems
@@ -346,14 +346,21 @@ class NvueDriver(Driver):
             self.rollback()
             self._committed = False
 
-    def oper(self, ports):
+    def _present(self, ports):
+        """(port, summary row) for each of ``ports`` that ``nv show interface`` lists, in order."""
         summary = parse_interface_summary(self.run("nv show interface"))
+        return [(p, summary[p]) for p in ports if p in summary]
+
+    def _roce_status(self, ports):
+        """(port, summary row, ``qos roce status``) for each port the switch has; the status is read
+        as the caller reaches the port, so each port's reads stay together."""
+        for p, row in self._present(ports):
+            yield p, row, parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
+
+    def oper(self, ports):
         res = {}
-        for p in ports:
-            if p not in summary:
-                continue
-            st = parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
-            st["up"] = summary[p]["up"]
+        for p, row, st in self._roce_status(ports):
+            st["up"] = row["up"]
             res[p] = st
         return res
 
@@ -364,12 +371,8 @@ class NvueDriver(Driver):
         given for the port's RoCE (PFC) priority and ``missing`` says so.
         """
         from_sc = _switch_counters()
-        summary = parse_interface_summary(self.run("nv show interface"))
         res = {}
-        for p in ports:
-            if p not in summary:
-                continue
-            st = parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
+        for p, _row, st in self._roce_status(ports):
             prio = (st.get("pfc") or [None])[0]
             c = from_sc.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
             key = prio if prio is not None else "roce"
@@ -385,11 +388,8 @@ class NvueDriver(Driver):
         ``nv show interface <p> link stats`` (read-only): in-errors / out-errors, and
         carrier-transitions (two per flap: down and up)."""
         sc = _switch_counters()
-        summary = parse_interface_summary(self.run("nv show interface"))
         res = {}
-        for p in ports:
-            if p not in summary:
-                continue
+        for p, _row in self._present(ports):
             st = sc.parse_nvue_link_stats(self.run(f"nv show interface {p} link stats"))
             errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
             res[p] = {"errors": errors, "link_down": st["carrier-transitions"], "link_down_unit": "transitions",
