@@ -120,15 +120,34 @@ class Fabric:
                 return False
         return True
 
+    def uplink_ports(self, rounds, first_round, leaf_of):
+        """(proven, all) uplink ports: those the ECMP hash of ``ok`` put a test of ``rounds`` on."""
+        seen = set()
+        for k, rnd in enumerate(rounds):
+            for c, sv in self._flows(rnd, leaf_of):
+                lc, ls = leaf_of[c], leaf_of[sv]
+                if lc != ls:
+                    h = zlib.crc32(f"{c}|{sv}|{first_round + k}".encode())
+                    seen.update({(lc, h % 2), (ls, (h >> 1) % 2)})
+        return [len(seen), sum(len(u) for u in self.uplinks.values())]
+
+    @staticmethod
+    def _flows(rnd, leaf_of):
+        verify, _ = _imports()
+        return verify.plan_tests([rnd], leaf_of)
+
     def run(self, rounds, first_round, logs):
         """Play ``rounds`` (every rail of every pair) into per-node logs as the role records them."""
         for k, rnd in enumerate(rounds):
             r = first_round + k
-            for server, client in rnd:
+            for pair in rnd:
+                server, client, k = pair[0], pair[1], (pair[2] if len(pair) > 2 else 0)
                 results = []
-                for d in self.devices:
-                    good = self.ok((client, d), (server, d), r)
-                    results.append({"device": d, "gbps": GOOD_GBPS if good else BAD_GBPS, "error": None})
+                for i, d in enumerate(self.devices):
+                    into = self.devices[(i + k) % len(self.devices)]
+                    good = self.ok((client, d), (server, into), r)
+                    results.append({"device": d, "gbps": GOOD_GBPS if good else BAD_GBPS, "error": None,
+                                    **({"peer_device": into} if k else {})})
                 logs[client].append({"round": r, "role": "client", "peer": server, "results": results})
                 logs[server].append({"round": r, "role": "server", "peer": client,
                                      "results": [{"device": d, "gbps": None, "error": None} for d in self.devices]})
@@ -195,7 +214,7 @@ def scenario(n, cls, seed, sample_rounds=2):
         if phases >= MAX_RETEST_PHASES:
             break
         t0 = time.perf_counter()
-        retest = vf.verify_retest_rounds(logs, fab.nodes, FABRIC, done, 1, fab.ports)
+        retest = vf.verify_retest_rounds(logs, fab.nodes, FABRIC, done, 1, fab.ports, phases)
         controller += time.perf_counter() - t0
         if not retest:
             break
@@ -203,6 +222,8 @@ def scenario(n, cls, seed, sample_rounds=2):
         done += retest
         retest_rounds += len(retest)
         phases += 1
+    plan_up = verify.uplink_test_coverage(rounds, fab.leaf, fab.uplinks)["uplinks"]
+    plan_ports = fab.uplink_ports(rounds, 0, fab.leaf)
     t0 = time.perf_counter()
     summary = verify.summarize(findings)
     incast = verify.incast_plan(fab.nodes, 7, fab.leaf)
@@ -214,23 +235,29 @@ def scenario(n, cls, seed, sample_rounds=2):
             "named_after": named_at, "named_phase": named_phase,
             "retest_phases": phases, "unobservable": blind, "named": hit, "injected": len(want), "false_positives": fp, "partial": part,
             "passed": summary["passed"], "codes": summary["codes"], "incast_rounds": len(incast),
-            "incast_ports": cov["ports"], "incast_uplinks": cov["uplinks"], "controller_s": round(controller, 2),
+            "incast_ports": cov["ports"], "incast_uplinks": cov["uplinks"],
+            "plan_uplinks": plan_up, "plan_uplink_ports": plan_ports, "controller_s": round(controller, 2),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
 def row(r):
-    named_after = "-" if r["named_after"] is None else f"{r['named_phase']} ({r['named_after']})"
+    phases = "-" if r["named_after"] is None else str(r["named_phase"])
+    rounds = "-" if r["named_after"] is None else str(r["named_after"])
     pct = lambda a, b: f"{100 * a / b:.0f} %" if b else "n/a"  # noqa: E731
-    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {named_after:>5} | "
-            f"{r['named']}/{r['injected']} | {r['unobservable']} | {r['false_positives']:>3} | {r['partial']} | {'PASSED' if r['passed'] else 'FAILED':<6} | "
+    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {phases:>2} | {rounds:>2} | "
+            f"{r['retest_rounds']:>2} | "
+            f"{r['named']}/{r['injected']} | {r['unobservable']} | {r['false_positives']:>3} | {r['partial']} | "
+            f"{'PASSED' if r['passed'] else 'FAILED':<6} | "
+            f"{pct(*r['plan_uplinks'])} | {pct(*r['plan_uplink_ports'])} | "
             f"{r['incast_rounds']:>2} | {pct(*r['incast_ports'])} | {pct(*r['incast_uplinks'])} | "
             f"{r['controller_s']:>6.2f} | {r['peak_rss_mib']:>6.0f} |")
 
 
-HEAD = ("| nodes | fault class  | first rounds | re-test phases (rounds) to name | named | never failed | false pos. | partial | "
-        "summary | "
+HEAD = ("| nodes | fault class  | first rounds | re-test phases to name | re-test rounds to name | re-test rounds run | "
+        "named | never failed | false pos. | partial | summary | ib_write_bw leaf uplinks | uplink ports (ECMP) | "
         "incast rounds | incast ports | incast uplinks | controller s | peak MiB |\n"
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | ---: |")
 
 
 def main(argv=None):

@@ -11,10 +11,12 @@ def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
     """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``.
 
     ``ports``: {node: rdma_ports}: the sampled plan adds same-leaf and cross-leaf rounds where the
-    nodes hang off two or more leaf groups (``module_utils.verify.sampled_plan``)."""
+    nodes hang off two or more leaf groups (``module_utils.verify.sampled_plan``); either plan adds
+    one cross-rail round ([server, client, shift]) where they are one rail-optimised unit, so the
+    leaves' uplinks carry tests (``module_utils.verify.cross_rail_round``)."""
     nodes = list(nodes)
     if plan == "full":
-        return verify.round_robin(nodes)
+        return verify.full_plan(nodes, _leaf_of(ports))
     if plan == "sampled":
         return verify.sampled_plan(nodes, int(sample_rounds), _leaf_of(ports))
     raise ValueError(f"verify_rounds: plan {plan!r} is not allowed (allowed: full | sampled)")
@@ -65,7 +67,7 @@ def settled(tests, leaf_of=None):
     return bad - set(verify.retest_needs(tests, leaf_of))
 
 
-def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None):
+def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None, phase=0):
     """One re-test phase of the cheaper plan: suspect nodes against known-good peers, both directions.
 
     The suspects are ``verify.retest_needs``: every end of a failing test that no settled bad side
@@ -88,7 +90,10 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     spare = {n: failed_on[n] for n in nodes if n in failed_on and n not in per_node}
     done = [p for rnd in rounds_done for p in rnd]
     group_of = {n: k for k, g in enumerate(verify.node_groups(list(nodes), leaf_of)) for n in g}
-    return verify.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
+    rounds = verify.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
+    if int(phase) < verify.PROBE_PHASES:
+        rounds = verify.fill_idle(rounds, list(nodes), done)
+    return rounds
 
 
 def verify_incast_plan(nodes, k=7, ports=None):

@@ -89,6 +89,8 @@ def _perftest_result(job, rc, out, err, killed, p, timeout):
     res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
            "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
            "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
+    if job["test"].get("peer_device"):
+        res["peer_device"] = job["test"]["peer_device"]   # a cross-rail round: the server's rail
     latency = p.get("tool") in LAT_TOOLS
     if latency:
         res.update(latency_usec=None, latency=None)
@@ -344,13 +346,22 @@ def schedule_port(base_port, round_id, rail, stride=PORT_STRIDE, port_rounds=POR
 
 
 def part_tests(tests, part, base_port, stride=PORT_STRIDE, port_rounds=PORT_ROUNDS):
-    """The rails' tests of one part: the round's TCP port and, on a client, the peer's address."""
+    """The rails' tests of one part: the round's TCP port and, on a client, the peer's address.
+
+    A server listens on each rail's own port. In a cross-rail round (the part's ``shift`` k,
+    ``verify.cross_rail_round``) the client's rail i connects to the port of the server's rail
+    i + k (perftest's ``-d`` is each side's own: ib_write_bw -d mlx5_0 against a server run with
+    -d mlx5_1) and names it ``peer_device``; without a shift, rail i meets rail i."""
     out = []
+    shift = int(part.get("shift") or 0) if part["role"] == "client" else 0
     for rail, t in enumerate(tests):
-        t = dict(t, tcp_port=schedule_port(base_port, part["round"], rail, stride, port_rounds))
+        peer = (rail + shift) % len(tests)
+        t = dict(t, tcp_port=schedule_port(base_port, part["round"], peer, stride, port_rounds))
         t.pop("server", None)
         if part["role"] == "client":
             t["server"] = part.get("peer_address") or part["peer"]
+        if shift:
+            t["peer_device"] = tests[peer]["device"]
         out.append(t)
     return out
 
@@ -365,8 +376,9 @@ def meet_port(p, part):
 
 
 def _part_failed(tests, msg):
-    return [{"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"), "argv": None,
-             "exit_status": None, "attempts": 0, "gbps": None, "error": msg, "parsed": None} for t in tests]
+    return [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"), "argv": None,
+                  "exit_status": None, "attempts": 0, "gbps": None, "error": msg, "parsed": None},
+                 **({"peer_device": t["peer_device"]} if t.get("peer_device") else {})) for t in tests]
 
 
 def run_schedule(run, p, check=False):
@@ -391,9 +403,10 @@ def run_schedule(run, p, check=False):
         started = time.monotonic()
         record = {"round": int(part["round"]), "role": part["role"], "peer": part["peer"]}
         if check:
-            record["results"] = [{"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
-                                  "argv": perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
-                                  "error": None} for i, t in enumerate(tests)]
+            record["results"] = [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
+                                       "argv": perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
+                                       "error": None}, **({"peer_device": t["peer_device"]} if t.get("peer_device")
+                                                          else {})) for i, t in enumerate(tests)]
         else:
             try:
                 record["results"] = _run_rails(run, pp, tests, release=True, meet=meet_port(p, part))

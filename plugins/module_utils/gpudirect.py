@@ -67,7 +67,7 @@ def tests(logs):
     out = []
     for rnd, node, peer, r, s in verify.paired_results(logs, round_of=int):
         gpu = next((a.split("=", 1)[1] for a in r.get("argv") or [] if str(a).startswith("--use_cuda=")), None)
-        out.append({"round": rnd, "client": [node, r["device"]], "server": [peer, r["device"]],
+        out.append({"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
                     "gbps": r.get("gbps"), "gpu": None if gpu is None else int(gpu),
                     "client_error": r.get("error"), "server_error": s.get("error"),
                     "client_text": (r.get("stdout") or "") + (r.get("stderr") or "") + (r.get("error") or ""),

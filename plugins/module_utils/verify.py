@@ -221,6 +221,58 @@ def _group_rounds(groups, count):
     return out
 
 
+def rail_shift(leaf_of, nodes=None):
+    """The rail shift ``k`` of a cross-rail round (the client's HCA i writes into the server's HCA
+    (i + k) mod R, rails in cabling order) that puts the most rails' tests across two leaves, and
+    those leaves' uplinks and the spine on the path; 0 when no shift does (every rail on one leaf).
+
+    ``leaf_of``: {(node, device): leaf} (``leaves_of``); the first of ``nodes`` (else of ``leaf_of``)
+    with two or more rails stands for all (a rail-optimised unit cables every node alike)."""
+    devs = {}
+    for k, leaf in (leaf_of or {}).items():
+        if isinstance(k, (tuple, list)):
+            devs.setdefault(k[0], []).append(str(leaf))
+    order = [n for n in (nodes or devs) if len(devs.get(n, ())) >= 2]
+    if not order:
+        return 0
+    leaves = devs[order[0]]
+    r = len(leaves)
+    best = max(range(1, r), key=lambda k: (sum(leaves[i] != leaves[(i + k) % r] for i in range(r)), -k))
+    return best if any(leaves[i] != leaves[(i + best) % r] for i in range(r)) else 0
+
+
+def cross_rail_round(nodes, leaf_of=None, pairs=None):
+    """One round of cross-rail pairs ``[server, client, k]`` (``rail_shift``) that crosses every leaf's
+    uplinks both ways, or None where none is needed or possible.
+
+    Needed where the nodes are one leaf group (``node_groups``: a rail-optimised unit, the lab) whose
+    rails land on two or more leaves: same-rail tests then never leave a leaf, and an uplink (or the
+    spine) is proven by no ib_write_bw test. Rail i of each client writes into rail i + k of its
+    server: leaf(i)'s uplinks carry it out, leaf(i + k)'s in. ``pairs``: the [server, client] pairs to
+    use (default the circle's first round)."""
+    nodes = list(nodes)
+    if len(nodes) < 2 or len(node_groups(nodes, leaf_of)) != 1:
+        return None
+    k = rail_shift(leaf_of, nodes)
+    if not k:
+        return None
+    pairs = pairs if pairs is not None else round_robin(nodes)[0]
+    return [[p[0], p[1], k] for p in pairs]
+
+
+def pair_shift(pair):
+    """The rail shift of a planned pair (``cross_rail_round``): 0 for HCA i against HCA i."""
+    return int(pair[2]) if len(pair) > 2 and pair[2] else 0
+
+
+def full_plan(nodes, leaf_of=None):
+    """Every pair once (``round_robin``), plus one cross-rail round (``cross_rail_round``) where the
+    nodes are one rail-optimised unit: the leaves' uplinks are proven at the cost of one round."""
+    rounds = round_robin(nodes)
+    cross = cross_rail_round(nodes, leaf_of)
+    return rounds + ([cross] if cross else [])
+
+
 def sampled_plan(nodes, rounds=2, leaf_of=None):
     """The cheaper plan's first phase: a few disjoint pairings (rounds of the circle).
 
@@ -228,7 +280,9 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     groups, the plan is topology-aware: one round of same-leaf pairs (the circle within each
     group), then up to two rounds of cross-leaf pairs (each group meets two others, so a
     leaf's uplinks are told from its peers'), then circle rounds up to ``rounds`` + the
-    topology rounds. Every node is in at most one pair of a round.
+    topology rounds. Nodes under one leaf group whose rails land on several leaves (a
+    rail-optimised unit) get the circle rounds and one cross-rail round (``cross_rail_round``).
+    Every node is in at most one pair of a round.
     """
     nodes = list(nodes)
     full = round_robin(nodes)
@@ -236,7 +290,10 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     circle = [full[i] for i in range(0, len(full), step)][:rounds]
     groups = node_groups(nodes, leaf_of)
     if len(groups) < 2:
-        return circle
+        # one rail-optimised unit: a cross-rail round, on pairs the circle rounds did not meet
+        unused = [r for r in full if r not in circle]
+        cross = cross_rail_round(nodes, leaf_of, unused[0] if unused else None)
+        return circle + ([cross] if cross else [])
     same = [p for g in groups for p in (round_robin(g)[:1] or [[]])[0]]
     cross = _group_rounds(groups, 2 if len(groups) > 2 else 1)
     return ([same] if same else []) + cross + circle
@@ -258,7 +315,7 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
     the rounds, so the rounds stay about 2 x ``repeats`` while the good nodes outnumber the
     suspects.
     """
-    seen = {frozenset(p) for p in tested}
+    seen = {frozenset(p[:2]) for p in tested}
     wanted, have, suspect_set = [], set(), set(suspects)
     spare = spare or {}
     by_group = {}
@@ -309,11 +366,45 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
     return rounds
 
 
+PROBE_PHASES = 1   # re-test phases whose idle nodes take fresh sample pairs (``fill_idle``)
+PROBE_WINDOW = 64  # how far along the idle nodes a fresh peer is looked for
+
+
+def fill_idle(rounds, nodes, tested=()):
+    """``rounds`` with each round's idle nodes paired among themselves, pairs not met before.
+
+    A re-test round keeps only the suspects and their peers busy; the rest of the fleet would
+    wait. Paired, each idle rail takes one more sample for free (no round added): a rail that
+    fails a share of its tests (``RDMA_INTERMITTENT``) and passed every test of the first rounds
+    (a 50 % flaky rail passes 5 in a row 3 % of the time) is seen failing here. ``nodes`` in plan
+    order; ``tested``: pairs already run (each pair once); server and client alternate by round."""
+    seen = {frozenset(p[:2]) for p in tested} | {frozenset(p[:2]) for rnd in rounds for p in rnd}
+    out = []
+    for j, rnd in enumerate(rounds):
+        busy = {n for p in rnd for n in p[:2]}
+        idle = [n for n in nodes if n not in busy]
+        if idle:
+            k = (j * (PROBE_WINDOW // 2 + 1)) % len(idle)
+            idle = idle[k:] + idle[:k]
+        extra, used = [], set()
+        for i, a in enumerate(idle):
+            if a in used:
+                continue
+            for b in idle[i + 1:i + 1 + PROBE_WINDOW]:
+                if b not in used and frozenset((a, b)) not in seen:
+                    extra.append([a, b] if j % 2 == 0 else [b, a])
+                    used.update((a, b))
+                    seen.add(frozenset((a, b)))
+                    break
+        out.append(list(rnd) + extra)
+    return out
+
+
 # How many tests one way settle a side (re-test phases stop once every suspect is settled):
-RETEST_SAMPLES = 6      # an intermittent rail's other direction: a 50 % flaky side passes 6 in a row 1.6 % of the time
+RETEST_SAMPLES = 8      # an intermittent rail's other direction: a 50 % flaky side passes 8 in a row 0.4 % of the time
 CLEAR_SAME_LEAF = 2     # same-leaf passes that clear a side whose failures all crossed uplinks
 HARD_FAILS = 3          # failures, none passed, one same-leaf: a hard fault that way
-RETEST_REPEATS_FLAKY = 3  # tests per direction and phase for a side that both fails and passes
+RETEST_REPEATS_FLAKY = 4  # tests per direction and phase for a side that both fails and passes
 
 
 def side_stats(tests, leaf_of=None, ignore=()):
@@ -461,6 +552,47 @@ def incast_coverage(rounds, leaf_of, uplinks=None):
     return {"ports": [len(proven_ports), len(leaf_of)], "uplinks": [len(proven_up), len(leaves)]}
 
 
+def plan_tests(rounds, leaf_of):
+    """The (client, server) endpoints of every rail test of ``rounds`` (pairs [server, client] or
+    [server, client, shift], ``cross_rail_round``): the client's i-th rail (cabling order, ``leaf_of``
+    keys) writes into the server's rail i + shift."""
+    devs = {}
+    for k in leaf_of or {}:
+        if isinstance(k, (tuple, list)):
+            devs.setdefault(k[0], []).append(k[1])
+    for rnd in rounds or []:
+        for pair in rnd:
+            server, client, k = pair[0], pair[1], pair_shift(pair)
+            cd, sd = devs.get(client, []), devs.get(server, [])
+            for i, d in enumerate(cd):
+                if sd:
+                    yield (client, d), (server, sd[(i + k) % len(sd)])
+
+
+def uplink_test_coverage(rounds, leaf_of, uplinks=None):
+    """What an ib_write_bw plan proves of the leaves' uplinks: leaves whose uplinks carried a test
+    out (a client under it writing to another leaf) and in (a server under it written into from
+    another leaf), out of those in scope: the leaves of ``uplinks`` ({leaf: switch_uplinks}) when
+    given, else every leaf where there are two or more. Which uplink of a leaf a flow takes is the
+    switches' ECMP hash: the plan proves a leaf's uplinks as a set.
+
+    Returns ``{"uplinks": [proven, in_scope], "flows": {leaf: [out, in]}, "missing": [leaves]}``."""
+    leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
+    leaves = set(leaf_of.values())
+    scope = set(uplinks) & leaves if uplinks else (leaves if len(leaves) > 1 else set())
+    flows = {leaf: [0, 0] for leaf in sorted(scope)}
+    for c, sv in plan_tests(rounds, leaf_of):
+        lc, ls = leaf_of.get(c), leaf_of.get(sv)
+        if lc != ls:
+            if lc in flows:
+                flows[lc][0] += 1
+            if ls in flows:
+                flows[ls][1] += 1
+    proven = [leaf for leaf, (o, i) in flows.items() if o and i]
+    return {"uplinks": [len(proven), len(scope)], "flows": flows,
+            "missing": sorted(leaf for leaf in flows if leaf not in proven)}
+
+
 def convicted(tests):
     """The endpoints a phase's tests already convict, which a re-test would only confirm: each
     failed against at least two peer nodes whose same rail passed a test with another node
@@ -480,15 +612,17 @@ def convicted(tests):
 
 
 def round_roles(rounds, node):
-    """For one node: [{"round", "role": server|client|idle, "peer"}] per round."""
+    """For one node: [{"round", "role": server|client|idle, "peer"}] per round; ``shift`` where the
+    pair is cross-rail (``cross_rail_round``)."""
     out = []
     for i, rnd in enumerate(rounds):
         entry = {"round": i, "role": "idle", "peer": None}
-        for server, client in rnd:
-            if node == server:
-                entry.update(role="server", peer=client)
-            elif node == client:
-                entry.update(role="client", peer=server)
+        for pair in rnd:
+            server, client = pair[0], pair[1]
+            if node in (server, client):
+                entry.update(role="server" if node == server else "client", peer=client if node == server else server)
+                if pair_shift(pair):
+                    entry["shift"] = pair_shift(pair)
         out.append(entry)
     return out
 
@@ -507,6 +641,8 @@ def schedule_parts(rounds, node, offset=0, addresses=None):
         peer = part["peer"]
         out.append({"round": int(offset) + part["round"], "role": part["role"], "peer": peer,
                     "peer_address": (addresses.get(peer) or peer) if peer is not None else None})
+        if part.get("shift"):
+            out[-1]["shift"] = part["shift"]
     return out
 
 
@@ -727,16 +863,18 @@ def round_tests(logs):
     """Tests from the per-host round logs ({node: [entries]}) -> [{server, client, gbps, errors}].
 
     A client entry {round, role: client, peer, results: [...]} is matched with its
-    server's entry of the same round, rail by rail (device).
+    server's entry of the same round, rail by rail (device; a result's ``peer_device`` where
+    the client's rail wrote into another rail of the server, a cross-rail round).
     """
-    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r["device"]],
+    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
              "gbps": r.get("gbps"), "client_error": r.get("error"), "server_error": s.get("error")}
             for rnd, node, peer, r, s in paired_results(logs)]
 
 
 def paired_results(logs, round_of=lambda v: v):
     """Each client rail result of the per-host schedule records ({node: [entries]}) with its server's
-    result of the same round and rail (``{}`` when the server recorded none):
+    result of the same round and rail (the client result's ``peer_device`` in a cross-rail round;
+    ``{}`` when the server recorded none):
     ``[(round, client node, server node, client result, server result)]``, clients in node order."""
     servers = {}
     for node, entries in (logs or {}).items():
@@ -751,7 +889,8 @@ def paired_results(logs, round_of=lambda v: v):
                 continue
             for r in e.get("results") or []:
                 rnd = round_of(e["round"])
-                out.append((rnd, node, e["peer"], r, servers.get((rnd, e["peer"], r["device"]), {})))
+                out.append((rnd, node, e["peer"], r,
+                            servers.get((rnd, e["peer"], r.get("peer_device") or r["device"]), {})))
     return out
 
 
@@ -900,6 +1039,20 @@ def localise(tests, hints=(), leaf_of=None):
             del chosen[e]
             for o in chosen:
                 chosen[o] |= full[o] & full[e]
+    # an uplink whose every failing test has a chosen rail at one end: those rails explain them, the
+    # other way round where needed (a flaky rail's cross-leaf failures, not a leaf's uplinks)
+    eps = {e[1] for e in chosen if e[0] != "uplink"}
+    for e in [e for e in chosen if e[0] == "uplink"]:
+        owners = {}
+        for i in chosen[e]:
+            c, sv = tuple(failing[i]["client"]), tuple(failing[i]["server"])
+            if c not in eps and sv not in eps:
+                break
+            owners.setdefault(("send", c) if c in eps else ("receive", sv), set()).add(i)
+        else:
+            del chosen[e]
+            for o, idx in owners.items():
+                chosen.setdefault(o, set()).update(idx)
     out = []
     per_ep = {}
     for (kind, what), idx in chosen.items():

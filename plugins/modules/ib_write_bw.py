@@ -54,7 +54,9 @@ options:
         they run (filter C(linerate.fabric.verify_schedule)).
       - C(round) the round's id (the report's round number; it picks the TCP ports),
         C(role) C(server), C(client) or C(idle), C(peer) the peer's inventory name,
-        C(peer_address) the address its clients connect to (default C(peer)).
+        C(peer_address) the address its clients connect to (default C(peer)), C(shift) (a
+        cross-rail round, client parts) the client's rail i connects to the server's rail
+        i + C(shift) (default 0, rail i against rail i).
     type: list
     elements: dict
   base_port:
@@ -212,7 +214,11 @@ parts:
     round: {description: The round's id, type: int}
     role: {description: server or client, type: str}
     peer: {description: The peer's inventory name, type: str}
-    results: {description: One entry per rail as in I(tests) (with its C(tcp_port)), type: list}
+    results:
+      description:
+        - One entry per rail as in I(tests) (with its C(tcp_port)); C(peer_device) the server's
+          rail a client rail wrote into, in a cross-rail round (a part with C(shift)).
+      type: list
     seconds: {description: How long the part took, type: float}
     error: {description: Why the whole part failed (each rail's C(error) says it too), type: str}
 passed:

@@ -83,11 +83,11 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     logs, rounds = two_round_logs(("x", 96.0))
     # ... as receiver only (x served both rounds): its send side is unknown, x alone is re-tested,
     # once as client and once as server against good nodes (twice each with repeats=2)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=verify.PROBE_PHASES)
     pairs = [p for rnd in retest for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 1] and all("x" in p for p in pairs)
     assert {n for p in pairs for n in p} - {"x"} <= set("cde")
-    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2) for p in rnd]
+    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2, phase=verify.PROBE_PHASES) for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 0, 1, 1] and all("x" in p for p in pairs)
     # settled: failed 3 times as server (hard) and passed twice as client: a receive-side fault
     for rnd, peer in ((2, "c"), (3, "d")):
@@ -100,7 +100,7 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     assert f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds) == []
     # one round: x failed against a alone; x and a are each re-tested against good nodes
     logs, rounds = two_round_logs(("x", 96.0), second_round=False)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=verify.PROBE_PHASES)
     pairs = [set(p) for rnd in retest for p in rnd]
     assert sorted(n for p in pairs for n in p if n in "xa") == ["a", "a", "x", "x"]
     assert all(len(p & {"x", "a"}) == 1 and p - {"x", "a"} <= set("bcde") for p in pairs)
