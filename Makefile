@@ -135,10 +135,12 @@ molecule:
 	@$(MAKE) --no-print-directory -j$(MOLECULE_JOBS) --output-sync=target $(MOLECULE_TARGETS)
 
 # lab-image: the node image and the lab's apt repository the scenarios mount
-# (built once per make run, before any scenario starts).
+# (built once per make run, before any scenario starts). Each scenario is
+# merged onto the shared base .config/molecule/config.yml, named here so that
+# it does not depend on molecule finding the repository's root.
 $(MOLECULE_TARGETS): molecule-%: lab-image
 	@echo "molecule: $*"
-	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule test
+	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule --base-config $(CURDIR)/.config/molecule/config.yml test
 
 test: deps venv
 	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
