@@ -454,16 +454,24 @@ def test_flaky_rail_is_named_with_its_failure_rate(converged):
 
 
 @pytest.mark.matrix
-@pytest.mark.xfail(strict=True, reason="the lab is one rail-optimised unit: same-rail tests never cross a leaf's "
-                   "uplinks, and the schedule runs HCA i against HCA i only (cross-rail pairs are not built yet)")
 def test_degraded_uplink_is_named(converged):
-    fault("uplink-degrade", "leaf1", port_of_uplink("leaf1"))
+    """The lab is one rail-optimised unit (leaf per rail, one spine): the plan's cross-rail round (HCA i into
+    the peer's HCA i+1) crosses leaf1's uplinks; the flows ECMP puts on the degraded one are slow, the same
+    rails pass under their leaf. UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
+    (which uplink of a leaf a flow took is the switch's hash: the finding lists the leaf's uplinks)."""
+    port = port_of_uplink("leaf1")
+    fault("uplink-degrade", "leaf1", port)
     try:
         report = verify(*SAMPLED, expect_ok=False)
     finally:
-        fault("uplink-restore", "leaf1", port_of_uplink("leaf1"))
+        fault("uplink-restore", "leaf1", port)
     up = [f for f in report["findings"] if f["code"] == "UPLINK_DEGRADED"]
-    assert up and "leaf1" in up[0]["leaves"]
+    assert len(up) == 1 and "leaf1" in up[0]["leaves"], report["findings"]
+    named = {(u["leaf"], str(u["port"])) for u in up[0]["uplinks"]}
+    assert ("leaf1", port) in named and all(u["peer"] == "spine1" for u in up[0]["uplinks"])
+    assert f"leaf1 {port} -> spine1" in up[0]["message"]
+    # no rail is blamed for what the uplink did
+    assert [f for f in report["findings"] if f["check"] == "ib_write_bw" and f["code"] != "UPLINK_DEGRADED"] == []
 
 
 def port_of_uplink(leaf):
