@@ -238,7 +238,7 @@ def sweep(run, values, repeats, margin_percent, baseline_env, budget, gdr_baseli
     def measure(extra):
         nonlocal stopped
         metrics, results = [], []
-        for _ in range(repeats):
+        for dummy in range(repeats):
             ok, why = budget.allows()
             if not ok:
                 stopped = stopped or why
@@ -254,10 +254,10 @@ def sweep(run, values, repeats, margin_percent, baseline_env, budget, gdr_baseli
     version = next((_version_of(r) for r in results if _version_of(r)), None)
     base_row = {"key": "baseline", "value": "NCCL default" if not baseline_env else
                 ",".join(f"{k}={v}" for k, v in sorted(baseline_env.items())),
-                "runs": [m for m in metrics], "median": None, "gain_percent": 0.0, "kept": None}
+                "runs": list(metrics), "median": None, "gain_percent": 0.0, "kept": None}
     if cut or not metrics or any(m is None for m in metrics):
-        base_row["why"] = ("the baseline failed: " + _why_failed(next((r for r, m in zip(results, metrics)
-                                                                        if m is None), None))
+        first_failed = next((r for r, m in zip(results, metrics) if m is None), None)
+        base_row["why"] = ("the baseline failed: " + _why_failed(first_failed)
                            if metrics and any(m is None for m in metrics) else stopped or "not run")
         rows.append(base_row)
         return {"settings": {}, "rows": rows, "nccl_version": version, "runs": budget.runs,
@@ -371,8 +371,10 @@ def table_markdown(sweep_result, margin_percent=None, repeats=None):
         runs = ", ".join("-" if r is None else f"{r:.2f}" for r in row.get("runs") or [])
         med = "" if row.get("median") is None else f"{row['median']:.2f}"
         gain = "" if row.get("gain_percent") is None else f"{row['gain_percent']:+.1f} %"
-        kept = "baseline" if row.get("key") == "baseline" else ("**winner**" if row.get("winner")
-                                                                 else "yes" if row.get("kept") else "no")
+        if row.get("key") == "baseline":
+            kept = "baseline"
+        else:
+            kept = "**winner**" if row.get("winner") else "yes" if row.get("kept") else "no"
         why = str(row.get("why") or "").replace("|", "\\|")
         lines.append(f"| {row.get('key')} | {row.get('value')} | {runs} | {med} | {gain} | {kept} | {why} |")
     return lines + [""]
