@@ -60,6 +60,7 @@ def test_real_output_is_read(module, name, path):
 # with how many there are: the gap stays visible here (docs/parsers.md lists
 # it too, with what was searched) and a count may only go up.
 KNOWN_THIN = {
+    "gpudirect.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
     "counters.parse_hw_counters": 0,
     "counters.parse_rdma_statistic": 0,
     "dpkg.parse_dpkg_query": 0,
