@@ -6,21 +6,14 @@ schedule itself (``benchmarks.run_schedule``) on loopback: each simulated node i
 its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP, so
 the rounds synchronise through the servers as on a fabric.
 """
-import os
-import stat
-import sys
-import threading
-import time
-
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
 from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, verify
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
-from module_harness import Tools, run_module
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
+import schedule_sim
+from module_harness import Tools, run_module
 
 
 # ---------------------------------------------------------------- ports
@@ -138,70 +131,6 @@ def test_schedule_arguments_are_checked(capsys, args, msg):
 
 # ---------------------------------------------------------------- the schedule on loopback
 
-# A stand-in perftest that really talks TCP: the server binds its node's 127.0.0.x address and
-# waits for one client, the client connects (refused: perftest's "Couldn't connect" text) and
-# both exchange their node names; a device listed in $DOWN fails before any connection, as a
-# port that is not ACTIVE does. Each side appends "role node device port peer" to $LOG.
-FAKE = r'''#!{python}
-import os, socket, sys, time
-a = sys.argv[1:]
-dev, port, dur = a[a.index("-d") + 1], int(a[a.index("-p") + 1]), int(a[a.index("-D") + 1])
-server = a[-1] if a[-1].count(".") == 3 else None  # a client's last argument: its server's address
-me, addr, log = os.environ["NODE"], os.environ["ADDR"], os.environ["LOG"]
-if dev in os.environ.get("DOWN", "").split():
-    print(" Port number 1 state is Down\n Couldn't set the link layer", file=sys.stderr)
-    sys.exit(1)
-def note(role, peer):
-    with open(log, "a") as f:
-        f.write(f"{{role}} {{me}} {{dev}} {{port}} {{peer}}\n")
-if server is None:
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port)); s.listen(1)
-    print("* Waiting for client to connect... *", flush=True)
-    c, _ = s.accept(); s.close()
-    peer = c.recv(100).decode()
-    if not peer:
-        print(" Failed to exchange data between server and clients", file=sys.stderr); sys.exit(1)
-    c.sendall(me.encode()); c.recv(10)
-    note("server", peer)
-    print(open(os.path.join("{fix}", "server_duration_no_banner.txt")).read())
-    sys.exit(0)
-try:
-    c = socket.create_connection((server, port), timeout=2)
-except OSError:
-    print(f"Couldn't connect to {{server}}:{{port}}\n Unable to init the socket connection", file=sys.stderr)
-    sys.exit(1)
-c.sendall(me.encode())
-peer = c.recv(100).decode()
-if not peer:
-    print(" Failed to exchange data between server and clients", file=sys.stderr); sys.exit(1)
-time.sleep(dur * 0.2)
-c.sendall(b"done")
-note("client", peer)
-print(open(os.path.join("{fix}", "client_ib_sweep_gbits_25x.txt")).read())
-'''
-
-
-class NodeModule:
-    """What Runner needs of AnsibleModule, for one simulated node: its own perftest and environment."""
-
-    def __init__(self, binary):
-        self.binary = binary
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.binary
-
-    def fail_json(self, **kw):
-        raise AssertionError(kw)
-
-
-def fake_perftest(tmp_path):
-    path = tmp_path / "ib_write_bw"
-    path.write_text(FAKE.format(python=sys.executable, fix=FIX))
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return str(path)
-
-
 def params(parts, **kw):
     p = {"tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": 1, "iterations": 5000, "gid_index": 3,
          "tclass": None, "sl": None, "use_cuda": False, "out_json": False, "extra_args": [],
@@ -212,48 +141,14 @@ def params(parts, **kw):
 
 
 def play(tmp_path, nodes, monkeypatch, absent=(), down=None, start_delay=None, **kw):
-    """Run every node's schedule at once (threads); returns ({node: records}, log lines, seconds)."""
+    """Run every node's schedule at once (threads); returns ({node: records}, log lines, seconds, base, rounds)."""
     import random
-    binary = fake_perftest(tmp_path)
-    log = tmp_path / "log"
-    log.write_text("")
     base = random.Random().randrange(20000, 40000)
     addresses = {n: f"127.0.0.{i + 2}" for i, n in enumerate(nodes)}
-    rounds = verify.round_robin(nodes)
-    out, errors = {}, []
-    envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=str(log), DOWN=" ".join((down or {}).get(n, ())))
-            for n in nodes}
-    from ansible_collections.linerate.fabric.plugins.module_utils import runner as runner_mod
-    local = threading.local()
-    popen = runner_mod.subprocess.Popen
-
-    def node_popen(argv, **pkw):
-        return popen(argv, **dict(pkw, env=envs[local.node]))
-    monkeypatch.setattr(runner_mod.subprocess, "Popen", node_popen)
-    # a server's stand-in (a rail down) listens on its node's address only, as the fake perftest
-    # does: on the wildcard it would take the port from another pair's server of the same round
-    listen = benchmarks._listen
-    monkeypatch.setattr(benchmarks, "_listen", lambda port: listen(port, addresses[local.node]))
-    # and a server's node sees its own servers listen, not another node's of the same round and port
-    ports = benchmarks.listening_ports
-    monkeypatch.setattr(benchmarks, "listening_ports", lambda: ports(addresses[local.node]))
-
-    def one(n):
-        local.node = n
-        time.sleep((start_delay or {}).get(n, 0))
-        try:
-            parts = verify.schedule_parts(rounds, n, 0, addresses)
-            out[n] = benchmarks.run_schedule(Runner(NodeModule(binary)), params(parts, base_port=base, **kw))
-        except Exception as e:  # pragma: no cover - shown by the assertion below
-            errors.append((n, e))
-    threads = [threading.Thread(target=one, args=(n,)) for n in nodes if n not in absent]
-    t0 = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert not errors
-    return out, [line.split() for line in log.read_text().splitlines()], time.monotonic() - t0, base, rounds
+    out, log, seconds, rounds = schedule_sim.play(
+        tmp_path, nodes, addresses, lambda parts: params(parts, base_port=base, **kw), monkeypatch.setattr,
+        absent=absent, down=down, start_delay=start_delay, scale=0.2, join_timeout=120)
+    return out, log, seconds, base, rounds
 
 
 def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(tmp_path, monkeypatch):
