@@ -43,6 +43,21 @@ def exit_module(module, compute):
     module.exit_json(**result)
 
 
+def exit_measurement(module, **result):
+    """End a measurement module (ib_write_bw, nccl_tests, nccl_tune): it never changes the host, so
+    ``changed`` is False; in check mode, where it ran nothing, ``skipped_run`` says so."""
+    if module.check_mode:
+        result["skipped_run"] = True
+    module.exit_json(changed=False, **result)
+
+
+def preview_in_check_mode(module, preview):
+    """A measurement's check mode: nothing runs, the module ends with ``preview()`` (what it would
+    run) through ``exit_measurement``. Outside check mode it returns and the run goes on."""
+    if module.check_mode:
+        exit_measurement(module, **preview())
+
+
 def duplicate_port(ports, key):
     """The error for the first of ``ports`` whose ``key`` (its netdev) repeats an earlier port's, or None:
     one port listed twice would be configured twice in one execution."""

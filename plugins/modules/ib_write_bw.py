@@ -230,6 +230,7 @@ passed:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import (
     BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest, run_schedule, schedule_port)
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_measurement, preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -296,14 +297,14 @@ def main():
         _check_schedule(module, p)
         parts = run_schedule(run, p, check=module.check_mode)
         ok = all(r["error"] is None for part in parts for r in part["results"])
-        module.exit_json(changed=False, parts=parts, tests=[], passed=ok,
-                         **({"skipped_run": True} if module.check_mode else {}))
-    if module.check_mode:
+        exit_measurement(module, parts=parts, tests=[], passed=ok)
+
+    def preview():
         binary = run.which(p["tool"]) or p["tool"]
         argvs = [perftest_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
-        module.exit_json(changed=False, passed=True, skipped_run=True,
-                         tests=[{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None}
-                                for t, a in zip(p["tests"], argvs)])
+        return {"passed": True, "tests": [{"device": t["device"], "argv": a, "exit_status": None, "gbps": None,
+                                           "error": None} for t, a in zip(p["tests"], argvs)]}
+    preview_in_check_mode(module, preview)
     results = run_perftest(run, p)
     module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))
 

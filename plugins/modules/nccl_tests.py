@@ -149,6 +149,7 @@ stdout:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import nccl_argv, run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -175,8 +176,7 @@ def main():
         required_if=[("launch", "rank_per_gpu", ("layout",))],
         supports_check_mode=True)
     p = module.params
-    if module.check_mode:
-        module.exit_json(changed=False, test=p["test"], argv=nccl_argv(p, p["mpirun"]), skipped_run=True)
+    preview_in_check_mode(module, lambda: {"test": p["test"], "argv": nccl_argv(p, p["mpirun"])})
     module.exit_json(**run_nccl_tests(Runner(module), p))
 
 

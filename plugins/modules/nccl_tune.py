@@ -180,6 +180,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -231,9 +232,8 @@ def main():
     if p["repeats"] < 2:
         module.fail_json(msg=f"repeats: {p['repeats']} is not allowed (allowed: 2 or more; one run shows no noise)")
     configs, most = nccl_tune.plan(values, p["repeats"])
-    if module.check_mode:
-        module.exit_json(changed=False, settings={}, runs=0, plan=configs, max_runs_planned=most, skipped_run=True,
-                         document="")
+    preview_in_check_mode(module, lambda: {"settings": {}, "runs": 0, "plan": configs, "max_runs_planned": most,
+                                           "document": ""})
     runner = Runner(module)
     base = {k: str(v) for k, v in (p["env"] or {}).items()}
 

@@ -6,7 +6,7 @@ import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
-from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw, nccl_tests
+from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw, nccl_tests, nccl_tune
 from module_harness import Tools, run_module
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -190,3 +190,13 @@ def test_nccl_tests_check_mode_returns_the_argv(capsys):
     tools = Tools({})
     res = run_module(nccl_tests.main, {"hosts": ["10.0.0.1"]}, tools, capsys, check=True)
     assert tools.calls == [] and res["skipped_run"] is True and res["argv"][:4] == ["mpirun", "--allow-run-as-root", "-np", "1"]
+
+
+def test_nccl_tune_check_mode_returns_the_plan_and_runs_nothing(capsys):
+    tools = Tools({})
+    res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2"],
+                                      "values": [{"key": "NCCL_ALGO", "values": ["Ring", "Tree"]}]}, tools, capsys, check=True)
+    res.pop("invocation")
+    assert tools.calls == [] and res == {
+        "changed": False, "skipped_run": True, "settings": {}, "runs": 0, "document": "", "max_runs_planned": 9,
+        "plan": [{"key": None, "value": None}, {"key": "NCCL_ALGO", "value": "Ring"}, {"key": "NCCL_ALGO", "value": "Tree"}]}
