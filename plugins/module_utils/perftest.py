@@ -253,6 +253,9 @@ def _is_cuda_line(line):
 class _Reader:
     """Line-by-line reader of one perftest run; ``result`` holds what was read."""
 
+    _title_re = _TITLE_RE
+    _bw = True   # a bandwidth test: "BW peak won't be measured" marks a run by duration
+
     def __init__(self):
         self.result = _new_result()
         self.in_header = False
@@ -272,8 +275,8 @@ class _Reader:
         return bool(command)
 
     def _title(self, line):
-        """``RDMA_Write BW Test`` opens the header; a dashed rule closes it."""
-        title = _TITLE_RE.match(line)
+        """``RDMA_Write BW Test`` (``_title_re``) opens the header; a dashed rule closes it."""
+        title = self._title_re.match(line)
         if title:
             self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
             self.in_header = True
@@ -285,7 +288,7 @@ class _Reader:
         """Server banners and run-wide warnings."""
         if "Waiting for client" in line:
             self.result["role"] = "server"
-        elif "BW peak won't be measured" in line:
+        elif self._bw and "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
         elif _RUN_WARNING_RE.match(line):
@@ -474,12 +477,10 @@ def _summarize(result):
     result["max_bw_average_gbps"] = max(row["bw_average_gbps"] for row in result["results"])
 
 
-def _raise_no_results(text, lines, result):
-    """ParseError naming the perftest binary (from the echoed command or the test title)."""
-    if result["command"]:
-        tool = result["command"]["tool"]
-    else:
-        tool = "ib_%s_bw" % (result["verb"] or "write")
+def _raise_no_results(text, lines, result, kind="bw", no_table="no result table in output"):
+    """ParseError naming the perftest binary (from the echoed command, else the test title and
+    ``kind``, bw or lat): the tool's error lines, else what the output lacks."""
+    tool = (result["command"] or {}).get("tool") or "ib_%s_%s" % (result["verb"] or "write", kind)
     errors = _collect_errors(lines)
     if errors:
         raise ParseError(tool, "; ".join(errors), text)
@@ -487,7 +488,7 @@ def _raise_no_results(text, lines, result):
         raise ParseError(tool, "empty output", text)
     if result["role"] == "server":
         raise ParseError(tool, "server output without results (no client connected)", text)
-    raise ParseError(tool, "no result table in output", text)
+    raise ParseError(tool, no_table, text)
 
 
 # ib_read_bw / ib_send_bw print the same layout: a neutral name for their callers.
@@ -523,29 +524,14 @@ _LAT_KEYS = dict(_LAT_COLUMNS)
 class _LatReader(_Reader):
     """A latency test's run: the same header, addresses and command echo; its own title and table."""
 
+    _title_re = _LAT_TITLE_RE
+    _bw = False
+
     def __init__(self):
         super().__init__()
         self.columns = None
         self.result.pop("units", None)
         self.result.pop("duration_mode", None)
-
-    def _title(self, line):
-        title = _LAT_TITLE_RE.match(line)
-        if title:
-            self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
-            self.in_header = True
-        elif _DASHES_RE.match(line):
-            self.in_header = False
-        return bool(title) or bool(_DASHES_RE.match(line))
-
-    def _banner(self, line):
-        if "Waiting for client" in line:
-            self.result["role"] = "server"
-        elif _RUN_WARNING_RE.match(line):
-            self.result["warnings"].append(line)
-        else:
-            return False
-        return True
 
     def _table(self, line):
         if line.startswith("#bytes"):
@@ -602,15 +588,7 @@ def parse_perftest_lat(text):
             reader.feed(line)
     result = reader.result
     if not result["results"]:
-        tool = (result["command"] or {}).get("tool") or "ib_%s_lat" % (result["verb"] or "write")
-        errors = _collect_errors(lines)
-        if errors:
-            raise ParseError(tool, "; ".join(errors), text)
-        if not (text or "").strip():
-            raise ParseError(tool, "empty output", text)
-        if result["role"] == "server":
-            raise ParseError(tool, "server output without results (no client connected)", text)
-        raise ParseError(tool, "no latency table (#bytes #iterations t_...) in output", text)
+        _raise_no_results(text, lines, result, "lat", "no latency table (#bytes #iterations t_...) in output")
     result["columns"] = list(reader.columns)
     result["warnings"].extend(_collect_errors(lines))
     last = result["results"][-1]
