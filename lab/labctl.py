@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -374,6 +375,10 @@ def start_node(name, node, tag):
            "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
            "-v", f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
            tag, capture=True)
+    # A node recreated at its address has a new MAC: the controller's neighbour entry for the
+    # old one stays valid for minutes and every connection times out (an integration test met it
+    # after a stopped node came back). Forget it; the next packet resolves the new one.
+    run(["ip", "neigh", "flush", "to", node["mgmt_ip"]], check=False, capture=True)
     return True
 
 
@@ -405,7 +410,17 @@ def set_cable(node, rail, up, netns=FABRIC_NETNS):
     run(["ip", "-n", netns, "link", "set", peer_name(node, rail), "up" if up else "down"])
 
 
-def wait_ssh(names, key, deadline=None):
+def ssh_banner(address, port=22, timeout=2.0):
+    """Whether sshd answers at address:port from here (the controller's path, not podman exec's)."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            return conn.recv(8).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def wait_ssh(names, key, deadline=None, addresses=None):
     """Wait for sshd on every node; return known_hosts lines from each node's own key.
 
     Bounded by the nodes' state (lab/sim/linerate_lab/waits.py), not a fixed time that a
@@ -414,6 +429,7 @@ def wait_ssh(names, key, deadline=None):
     pending = set(names)
     lines = {}
     why = {}
+    unanswered = set()
 
     def ready():
         for name in sorted(pending):
@@ -422,7 +438,10 @@ def wait_ssh(names, key, deadline=None):
             if res.returncode == 0 and res.stdout.startswith("ssh-ed25519"):
                 active = podman("exec", PREFIX + name, "systemctl", "is-active", "ssh",
                                 check=False, capture=True).stdout.strip()
-                if active == "active":
+                if active == "active" and addresses and not ssh_banner(addresses[name]):
+                    unanswered.add(name)   # not a failure (yet): the path may still be settling
+                elif active == "active":
+                    unanswered.discard(name)
                     lines[name] = res.stdout.split()[:2]
                     pending.discard(name)
                     why.pop(name, None)
@@ -439,7 +458,9 @@ def wait_ssh(names, key, deadline=None):
     try:
         return waits.wait_for("lab: sshd on the nodes", ready, gone, deadline=deadline, interval=0.5)
     except waits.WaitError as exc:
-        raise SystemExit(f"{exc} (still waiting on: {', '.join(sorted(pending))})") from None
+        silent = f"; sshd active but not answering on port 22 from here: {', '.join(sorted(unanswered & pending))}" \
+            if unanswered & pending else ""
+        raise SystemExit(f"{exc} (still waiting on: {', '.join(sorted(pending))}{silent})") from None
 
 
 def write_known_hosts(model_, hostkeys):
@@ -641,7 +662,7 @@ def cmd_up(args):
     started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
     for name, node in sorted(m["nodes"].items()):
         ensure_nics(name, node)
-    hostkeys = wait_ssh(sorted(m["nodes"]), key)
+    hostkeys = wait_ssh(sorted(m["nodes"]), key, addresses={n: node["mgmt_ip"] for n, node in m["nodes"].items()})
     start_services(m)
     if ib_fabric:
         if start_ibsim(ib_fabric, tag):
