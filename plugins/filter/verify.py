@@ -1,5 +1,5 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import verify, verify_registry
 
 
 def _leaf_of(ports):
@@ -127,10 +127,16 @@ def verify_incast_tests(ports, base_port, senders, me, server=None):
     return verify_rail_tests(ports, int(base_port) + 16 * senders.index(me), server)
 
 
+def verify_phases(active_checks):
+    """The verify_fabric role's phases that run for ``active_checks``, in order
+    (``module_utils.verify_registry.PHASES``; tasks/phase.yml includes each)."""
+    return verify_registry.phases(active_checks)
+
+
 class FilterModule:
     def filters(self):
         return {"verify_rounds": verify_rounds, "verify_plan": verify_plan,
                 "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
                 "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan,
                 "verify_incast_role": verify_incast_role, "verify_schedule": verify_schedule,
-                "verify_schedule_summary": verify_schedule_summary}
+                "verify_schedule_summary": verify_schedule_summary, "verify_phases": verify_phases}

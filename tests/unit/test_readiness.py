@@ -6,7 +6,7 @@ import pytest
 from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture, fixture_source
 
-from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
+from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.report import build_report, to_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import readiness
@@ -305,13 +305,13 @@ def test_report_action_check_rails_and_markdown():
         f["versions"] = {"kernel": "6.1"}
         return {"verify_fabric_readiness": {"changed": False, "facts": f}}
     data = {"node1": node("28.39.2048"), "node2": node("28.39.2048"), "node3": node("28.38.1002"), "node4": {}}
-    f, check = ActionModule._readiness(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
+    f, check = verify_registry.readiness_check(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
     assert [(x["code"], x["node"], x["device"]) for x in f] == [("VERSION_SKEW", "node3", "mlx5_1")]
     assert check["passed"] is False and [c["ok"] for c in check["cases"]] == [True, True, False]
     assert check["cases"][2]["code"] == "VERSION_SKEW" and set(check["rails"]) == {"node1", "node2", "node3"}
     md = to_markdown(build_report(f, {"passed": False, "errors": 1, "warnings": 0}, {"readiness": check}, {}))
     assert "| node3 | mlx5_1 | 0000:c1:00.0 | 4 | 0000:c2:00.0 | PIX |" in md
-    assert ActionModule._readiness(["node4"], data, {}) == ([], None)
+    assert verify_registry.readiness_check(["node4"], data, {}) == ([], None)
 
 
 # ---------------------------------------------------------------- the lab's lspci and faults

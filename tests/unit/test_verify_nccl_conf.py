@@ -1,7 +1,7 @@
 """NCCL's configuration read back: parser, findings, the report action's check."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
+from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -90,7 +90,7 @@ def test_report_action_check_names_switch_port_and_treats_garbage_as_unreadable(
                   "verify_fabric_nccl_expected": {"settings": EXPECTED, "gids": GIDS}},
     }
     cabling = verify.cabling_index({"node1": [{"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}]})
-    f, cases = ActionModule._nccl_conf(["node1", "node2", "node3"], data, FABRIC, cabling)
+    f, cases = verify_registry.nccl_conf_check(["node1", "node2", "node3"], data, FABRIC, cabling)
     assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [
         ("NCCL_GID_INDEX_MISMATCH", "node1", "mlx5_1", "leaf2", "swp1"), ("NCCL_CONF_INVALID", "node2", None, None, None)]
     assert "line 1" in f[1]["message"]
