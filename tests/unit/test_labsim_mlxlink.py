@@ -41,6 +41,14 @@ def test_errors_and_flaps_show_with_their_ber(lab, up_1h):
     assert parse_mlxlink(lab.run(mlxlink, ["-d", "mlx5_1", "-c"])[1])["effective_errors"] == 0
 
 
+def test_a_link_that_flapped_and_trained_again_has_no_issue_now(lab, up_1h):
+    """PDDR's troubleshooting status is the link's state now; its history is the Link Down Counter."""
+    lab.update(lambda n: n["nics"][0].setdefault("counters", {}).update(link_down_events_phy=7))
+    r = parse_mlxlink(lab.run(mlxlink, ["-d", "mlx5_0", "-c"])[1])
+    assert r["link_down"] == 7 and r["state"] == "Active"
+    assert r["recommendation"] == "No issue was observed"
+
+
 def test_down_link_and_bad_device(lab, up_1h):
     lab.update(lambda n: n["nics"][0].update(cable="down"))
     r = parse_mlxlink(lab.run(mlxlink, ["-d", "mlx5_0"])[1])

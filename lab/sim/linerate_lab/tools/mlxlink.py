@@ -110,7 +110,10 @@ def render(nic, module, counters, uptime):
     raw = sum(per_lane) + int(c.get("rx_corrected_bits_phy", 0))
     link_down = int(c.get("link_down_events_phy", 0))
     bits = speed * 1e9 * uptime
-    healthy = eff == 0 and link_down == 0 and up
+    # PDDR's troubleshooting page reports the link's status now, not its history: a link that went
+    # down and trained again is Active with "No issue was observed" while its Link Down Counter
+    # keeps the count (mlxlink prints both; linerate's link_health judges the counter's delta).
+    healthy = eff == 0 and up
     out = "\n" + section("Operational Info", [
         ("State", "Active" if up else "Polling", health_colour(up)),
         ("Physical state", "LinkUp" if up else "Polling", health_colour(up)),
