@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fleet model: the REAL verification plan, evaluation, localisation and report code
-(plugins/module_utils/verify.py and the verify filters) against a simulated fabric of
+(plugins/module_utils/checks/verify.py and the verify filters) against a simulated fabric of
 64 .. 2,000 nodes x 8 rails, with injected fault classes.
 
     .venv/bin/python bench/fleet.py                       # 64 256 1024 2000 nodes, every class
@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(REPO, ".collections"))
 def _imports():
     """The collection as the tests load it (.collections/ansible_collections/linerate/fabric -> the checkout)."""
     from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-    from ansible_collections.linerate.fabric.plugins.module_utils import verify
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
     return verify, vf
 
 
@@ -58,7 +58,7 @@ GOOD_GBPS, BAD_GBPS = 385.0, 150.0
 def _published(fabric):
     """The intent as the validation publishes it (fabric_effective, with its derived values): what
     verification reads."""
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
     return intent.published(fabric)
 
 

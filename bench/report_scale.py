@@ -7,8 +7,8 @@
 Builds a synthetic ib_write_bw result set with real-looking host names
 (``dgx-a100-rack07-node03``: 8 nodes a rack), one injected bad link, and
 times what the verify_report action does on the controller: the diagnosis
-(plugins/module_utils/verify.py: rdma_findings; report.rdma_check: each test
-stored once) and the report files (plugins/module_utils/report.py:
+(plugins/module_utils/checks/verify.py: rdma_findings; report.rdma_check: each test
+stored once) and the report files (plugins/module_utils/checks/report.py:
 report.json, summary.md, junit.xml, heatmap.svg), the best of ``--repeat``
 runs. No lab needed; bench/run.py runs it as its section ``report``, one
 process per size. Peak memory is the controller process's: the resident
@@ -25,11 +25,11 @@ import time
 import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "plugins", "module_utils"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
-import intent  # noqa: E402
-import report as rep  # noqa: E402  (module_utils, stdlib only)
-import verify  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 # As the validation publishes it (fabric_effective, with its derived values): what verification reads.
 FABRIC = intent.published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,

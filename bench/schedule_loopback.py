@@ -18,7 +18,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 sys.path.insert(0, os.path.join(REPO, "tests", "unit"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify  # noqa: E402
 
 import schedule_sim  # noqa: E402  (the stand-in perftest and the threads, shared with the unit tests)
 

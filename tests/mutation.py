@@ -45,20 +45,19 @@ SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
 GROUPS = {
     "intent": {
-        "plugins/module_utils/intent.py": ([f"{PKG}.plugins.module_utils.intent"],
+        "plugins/module_utils/intent/fabric.py": ([f"{PKG}.plugins.module_utils.intent.fabric"],
                                            ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
                                             "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
                                             "tests/unit/test_validate_action.py"]),
-        # test_intent_ib.py loads it standalone (beside intent.py), the rest through the collection.
-        "plugins/module_utils/intent_ib.py": ([f"{PKG}.plugins.module_utils.intent_ib", "intent_ib"],
-                                              ["tests/unit/test_intent_ib_exact.py", "tests/unit/test_intent_ib.py",
-                                               "tests/unit/test_intent_strict.py",
-                                               "tests/unit/test_intent.py"]),
+        "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
+                                                      ["tests/unit/test_intent_ib_exact.py", "tests/unit/test_intent_ib.py",
+                                                       "tests/unit/test_intent_strict.py",
+                                                       "tests/unit/test_intent.py"]),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py"]),
-        "plugins/module_utils/intent_vars.py": ([f"{PKG}.plugins.module_utils.intent_vars"],
+        "plugins/module_utils/intent/variables.py": ([f"{PKG}.plugins.module_utils.intent.variables"],
                                                 ["tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"]),
-        "plugins/module_utils/mpikey.py": ([f"{PKG}.plugins.module_utils.mpikey"], ["tests/unit/test_mpi_key.py"]),
+        "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"], ["tests/unit/test_mpi_key.py"]),
     },
     "switch": {
         f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
@@ -66,15 +65,15 @@ GROUPS = {
     },
     # Verification's counter and link-health parsers.
     "counters": {
-        f"plugins/module_utils/{name}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                            ["tests/unit/test_parsers_counters.py"])
-        for name in ("counters", "linkhealth", "switch_counters")
+        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
+                                                              ["tests/unit/test_parsers_counters.py"])
+        for name in ("parsers.counters", "parsers.linkhealth", "switch.counters")
     },
     # RoCE cabling by LLDP: the parsers and the comparison.
     "cabling": {
-        f"plugins/module_utils/{name}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                            ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py"])
-        for name in ("lldp", "cabling")
+        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
+                                                              ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py"])
+        for name in ("parsers.lldp", "checks.cabling")
     },
 }
 
@@ -82,7 +81,7 @@ GROUPS = {
 def setup_paths():
     """The sys.path the unit tests' conftests build, so modules import once here."""
     for p in (os.path.join(ROOT, "lab", "sim"), os.path.join(ROOT, "lab", "ibsim"),
-              os.path.join(ROOT, "plugins", "module_utils"), os.path.join(ROOT, ".collections")):
+              os.path.join(ROOT, ".collections")):
         if p not in sys.path:
             sys.path.insert(0, p)
     os.environ.setdefault("LINERATE_HYPOTHESIS_PROFILE", "mutation")

@@ -22,7 +22,7 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils import stamp
+from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
 
 ROLE_PREFIXES = ("mofed_", "rdma_netdev_", "connectx_firmware_", "roce_qos_", "nvidia_peermem_", "nccl_env_")
 INPUT_NAMES = ("fabric_effective", "rdma_ports", "group_names")
@@ -43,7 +43,7 @@ def input_names(names):
 
 
 def host_probes(ports, transport, firmware_devices=(), managed=(), files=(), sysfs_net="/sys/class/net"):
-    """The probes of the host stack (module_utils/stamp.py) for a host's ports and managed files."""
+    """The probes of the host stack (module_utils/host/stamp.py) for a host's ports and managed files."""
     commands = [["uname", "-r"], ["dpkg-query", "-W", "-f=${Package} ${Version} ${Status}\n"], ["lsmod"],
                 ["ibdev2netdev", "-v"], ["ibv_devinfo", "-v"], ["ibstat"], ["show_gids"]]
     paths = ["/etc/os-release"]

@@ -6,7 +6,7 @@ variables), reports every problem at once and fails if there is one. It
 never opens a connection.
 
 It also checks every role and connection variable the operator set on any
-host (module_utils/intent_vars.py: a rule per variable that reaches a file, a
+host (module_utils/intent/variables.py: a rule per variable that reaches a file, a
 command or a connection) and the play's switches (-e audit_benchmarks=...).
 The intent is read as written (the task gets no templated ``fabric``
 argument) and templated value by value, so a template or YAML alias that
@@ -24,7 +24,8 @@ import re
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 # A value that names one of these is complete only at run time (the validated
 # intent, facts, a role's own defaults): it is checked by the role then.

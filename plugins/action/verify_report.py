@@ -6,7 +6,7 @@ ib_write_lat records per tool), the nccl-tests
 runs passed in ``nccl`` (and the NCCL tuning sweep in ``nccl_tuning``, its table in the report) and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
-(module_utils/verify.py; each check's report is its entry in module_utils/verify_registry.py's
+(module_utils/checks/verify.py; each check's report is its entry in module_utils/checks/registry.py's
 CHECKS, called in that order: this action knows no check; the port findings are the ones rdma_port_check
 computed on each node, taken as they are) and writes JSON, Markdown, JUnit XML and the SVG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
@@ -15,7 +15,7 @@ Fails when a finding is an error, unless ``fail: false``.
 The read-only audit (playbooks/audit.yml) passes ``mode`` (written into the
 report) and ``drift``: ``{"hosts": {node: {"layers": {layer: [registered
 results]}, "pci": {pci: device}}}, "switches": {switch: registered result}}``,
-the check-mode results of every role, which module_utils/audit.py turns into
+the check-mode results of every role, which module_utils/checks/audit.py turns into
 ``DRIFT_*`` findings (check ``drift``).
 """
 import os
@@ -24,9 +24,9 @@ import time
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
-from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry as registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
 
 
 class ActionModule(ActionBase):

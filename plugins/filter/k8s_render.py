@@ -6,13 +6,13 @@
 The NCCL variables are the host's: the same ``nccl_env_settings`` call the
 nccl_env role makes for ``/etc/nccl.conf``, with the intent's derived ToS, GDR
 level, overrides and the tuning sweep's winner, every cabled port taken as up (the render reads no host),
-then the pod-local ones as the pod sees them (module_utils/k8s_render.py
-``POD_LOCAL``). The logic is in module_utils/k8s_render.py.
+then the pod-local ones as the pod sees them (module_utils/intent/k8s_render.py
+``POD_LOCAL``). The logic is in module_utils/intent/k8s_render.py.
 """
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
-from ansible_collections.linerate.fabric.plugins.module_utils import k8s_render as k8s
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render as k8s
 
 # A placeholder GID index for the host derivation when none is forced: the pod
 # does not use it (pod_nccl_env drops NCCL_IB_GID_INDEX unless one is forced).

@@ -12,7 +12,7 @@ from its file by ``nccl_tuned_settings``; docs/tuning.md), the intent's
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 
 ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
          "NCCL_NET_GDR_LEVEL", "NCCL_NET")

@@ -1,7 +1,7 @@
 """Filter rail_ports: a host's rdma_ports from a rail pattern."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils import rails
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import rails
 
 DOCUMENTATION = r"""
 name: rail_ports

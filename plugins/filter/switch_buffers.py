@@ -1,8 +1,8 @@
 """Filter for the SONiC template: the lossless buffer profile of each fabric port speed
-(module_utils/switch_buffers.py), validated (a clear error naming key, value and what is allowed)."""
+(module_utils/switch/buffers.py), validated (a clear error naming key, value and what is allowed)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils import switch_buffers
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 
 
 def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
@@ -15,7 +15,7 @@ def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restorat
 
 
 def eos_pfcwd(action="drop", detection_ms=200, restoration_ms=200):
-    """EOS's per-port PFC watchdog settings {"action", "timeout", "recovery_time"} (module_utils/switch_buffers.py)."""
+    """EOS's per-port PFC watchdog settings {"action", "timeout", "recovery_time"} (module_utils/switch/buffers.py)."""
     try:
         return switch_buffers.eos_pfcwd(action, detection_ms, restoration_ms)
     except ValueError as exc:

@@ -1,9 +1,10 @@
 """Filters deriving a switch's fabric ports from the inventory's cabling, its platform from
-switch_platform or ansible_network_os (module_utils/network_os.py), and an EOS switch's platform
-profile (module_utils/switch_profiles.py)."""
+switch_platform or ansible_network_os (module_utils/intent/network_os.py), and an EOS switch's platform
+profile (module_utils/switch/profiles.py)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils import network_os, switch_profiles
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
 
 
 def switch_platform(value, name="", strict=False):

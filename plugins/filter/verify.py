@@ -1,5 +1,6 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
-from ansible_collections.linerate.fabric.plugins.module_utils import verify, verify_registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 
 
 def _leaf_of(ports):
@@ -11,9 +12,9 @@ def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
     """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``.
 
     ``ports``: {node: rdma_ports}: the sampled plan adds same-leaf and cross-leaf rounds where the
-    nodes hang off two or more leaf groups (``module_utils.verify.sampled_plan``); either plan adds
+    nodes hang off two or more leaf groups (``module_utils.checks.verify.sampled_plan``); either plan adds
     one cross-rail round ([server, client, shift]) where they are one rail-optimised unit, so the
-    leaves' uplinks carry tests (``module_utils.verify.cross_rail_round``)."""
+    leaves' uplinks carry tests (``module_utils.checks.verify.cross_rail_round``)."""
     nodes = list(nodes)
     if plan == "full":
         return verify.full_plan(nodes, _leaf_of(ports))
@@ -23,7 +24,7 @@ def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
 
 
 def verify_plan(plan, nodes, full_max):
-    """The plan that runs for ``nodes`` nodes (``module_utils.verify.resolve_plan``)."""
+    """The plan that runs for ``nodes`` nodes (``module_utils.checks.verify.resolve_plan``)."""
     return verify.resolve_plan(plan, nodes, full_max)
 
 
@@ -97,7 +98,7 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
 
 
 def verify_incast_plan(nodes, k=7, ports=None):
-    """Incast rounds in which every node receives once (``module_utils.verify.incast_plan``)."""
+    """Incast rounds in which every node receives once (``module_utils.checks.verify.incast_plan``)."""
     return verify.incast_plan(list(nodes), int(k), _leaf_of(ports))
 
 
@@ -129,7 +130,7 @@ def verify_incast_tests(ports, base_port, senders, me, server=None):
 
 def verify_phases(active_checks):
     """The verify_fabric role's phases that run for ``active_checks``, in order
-    (``module_utils.verify_registry.PHASES``; tasks/phase.yml includes each)."""
+    (``module_utils.checks.registry.PHASES``; tasks/phase.yml includes each)."""
     return verify_registry.phases(active_checks)
 
 

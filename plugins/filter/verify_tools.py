@@ -1,7 +1,7 @@
-"""Filter for the verify_fabric role: the nccl-tests install plan (module_utils.verify_tools)."""
+"""Filter for the verify_fabric role: the nccl-tests install plan (module_utils.host.verify_tools)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify_tools
+from ansible_collections.linerate.fabric.plugins.module_utils.host import verify_tools
 
 
 def verify_tools_plan(method, version, url="", installed=None):

@@ -97,7 +97,7 @@ in_use:
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils import mgmtpath
+from ansible_collections.linerate.fabric.plugins.module_utils.host import mgmtpath
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 

@@ -55,7 +55,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import hold
+from ansible_collections.linerate.fabric.plugins.module_utils.host.dpkg import hold
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

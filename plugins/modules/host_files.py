@@ -155,7 +155,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.hostfiles import ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.hostfiles import ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 _OWNER = {"owner": {"type": "str", "default": "root"}, "group": {"type": "str", "default": "root"}}

@@ -108,7 +108,7 @@ import resource
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.readiness import collect
+from ansible_collections.linerate.fabric.plugins.module_utils.host.readiness import collect
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "lspci", "nvidia-smi", "ofed_info", "modinfo", "dpkg-query")

@@ -97,7 +97,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils import stamp
+from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

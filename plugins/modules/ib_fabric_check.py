@@ -143,7 +143,7 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.ibfabric import fabric_check, findings_message
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.ib_fabric import fabric_check, findings_message
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -60,7 +60,7 @@ root_guids:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 
 def main():

@@ -40,7 +40,7 @@ options:
   profile:
     description:
       - A firmware profile whose parameters are desired too, per the NIC generation C(mlxconfig q)
-        reports (C(Device type)); O(params) win over them. The table is module_utils/fwprofile.py.
+        reports (C(Device type)); O(params) win over them. The table is module_utils/host/fwprofile.py.
       - C(gpudirect) - NVIDIA nic-configuration-operator's PCI performance and GPUDirect settings,
         C(ADVANCED_PCI_SETTINGS=1), C(MAX_ACC_OUT_READ) (44 on PCIe Gen4 cards such as ConnectX-6 Dx and
         BlueField-2, 0 = auto on ConnectX-7, BlueField-3 and later), C(ATS_ENABLED=0).
@@ -164,7 +164,7 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.connectx import ConnectX, configure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import ConnectX, configure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -82,9 +82,9 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.connectx import PCI_RE
+from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import PCI_RE
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.fwupdate import FwManager, ensure_image
+from ansible_collections.linerate.fabric.plugins.module_utils.host.fwupdate import FwManager, ensure_image
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -178,8 +178,8 @@ max_runs_planned:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
-from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 

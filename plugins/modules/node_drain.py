@@ -127,7 +127,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils import drain
+from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

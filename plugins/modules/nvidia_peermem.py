@@ -92,7 +92,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.peermem import Host, ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.peermem import Host, ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -101,7 +101,7 @@ reasons:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.ofed import driver_info
+from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import driver_info
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

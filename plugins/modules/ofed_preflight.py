@@ -95,7 +95,7 @@ kernels:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.ofed import preflight
+from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

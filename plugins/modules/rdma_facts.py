@@ -100,8 +100,8 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import missing_socket_ifnames
-from ansible_collections.linerate.fabric.plugins.module_utils.rdma import ToolError, collect
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
+from ansible_collections.linerate.fabric.plugins.module_utils.host.rdma import ToolError, collect
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 SYS_NET = "/sys/class/net"

@@ -127,7 +127,7 @@ import ipaddress
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.netdev import ensure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.netdev import ensure
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

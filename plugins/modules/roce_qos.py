@@ -268,7 +268,7 @@ ports:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.roce import Failure, Port, Sysfs, configure, desired
+from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import Failure, Port, Sysfs, configure, desired
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

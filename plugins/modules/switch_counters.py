@@ -9,7 +9,7 @@ description:
   - Connects over SSH (netmiko) and reads, without changing anything, the congestion
     counters of each of O(fabric_ports) in the platform's own CLI format - SONiC
     C(show pfc counters), NVUE C(nv show interface <swp> qos roce counters), EOS
-    C(show priority-flow-control counters | json) - parsed by module_utils/switch_counters.py.
+    C(show priority-flow-control counters | json) - parsed by module_utils/switch/counters.py.
   - In the same read, the interface error counters of each port (link health) - SONiC
     C(show interfaces counters) (RX_ERR, TX_ERR), NVUE C(nv show interface <swp> link stats)
     (in-errors, out-errors, carrier-transitions), EOS C(show interfaces counters errors | json)

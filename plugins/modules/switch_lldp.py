@@ -7,7 +7,7 @@ short_description: Read the LLDP neighbours a switch sees on its ports
 description:
   - Connects over SSH (netmiko) and reads, without changing anything, the switch's LLDP
     neighbour table in the platform's own format - NVUE C(nv show interface lldp), SONiC
-    C(show lldp table), EOS C(show lldp neighbors | json) - parsed by module_utils/lldp.py.
+    C(show lldp table), EOS C(show lldp neighbors | json) - parsed by module_utils/parsers/lldp.py.
   - Verification compares the neighbours with the inventory's cabling (C(rdma_ports) of the
     nodes, C(switch_uplinks) of the switches); see docs/verification.md, check C(cabling).
   - A switch that cannot be reached, or whose output cannot be read, is reported with

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 """Documentation for the validate_intent action plugin (plugins/action/validate_intent.py).
 
-The defaults and choices below are the validator's own (module_utils/intent.py
+The defaults and choices below are the validator's own (module_utils/intent/fabric.py
 DEFAULTS and its constants); tests/unit/test_plugin_docs.py fails when they
 drift apart.
 """
@@ -199,7 +199,7 @@ options:
         suboptions:
           profile:
             description:
-              - The PCI performance / GPUDirect profile, per NIC generation (module_utils/fwprofile.py).
+              - The PCI performance / GPUDirect profile, per NIC generation (module_utils/host/fwprofile.py).
               - V(gpudirect) sets ADVANCED_PCI_SETTINGS, MAX_ACC_OUT_READ and ATS_ENABLED as NVIDIA's
                 nic-configuration-operator does; V(default) keeps them at the factory values; V(none) leaves them alone.
             type: str
@@ -343,7 +343,7 @@ ansible_facts:
     fabric_effective:
       description:
         - The intent with its defaults filled in; only the chosen transport's block is kept.
-        - Its key C(derived) holds every value computed from the intent (module_utils/intent.py C(derive()));
+        - Its key C(derived) holds every value computed from the intent (module_utils/intent/fabric.py C(derive()));
           roles read those instead of computing their own (docs/intent.md lists them).
       type: dict
 """

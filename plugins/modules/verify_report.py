@@ -87,7 +87,7 @@ options:
         devices: RDMA facts' devices}}, switches: {switch: switch_config result}}). Layers are C(firmware),
         C(roce_qos), C(nccl_conf), C(rdma_netdev), C(peermem), C(mofed), C(host), C(subnet_manager)."
       - They become the check C(drift) and its C(DRIFT_*) / C(FIRMWARE_PENDING) findings, each naming the node or
-        switch, the device, the key, the current and the intended value (module_utils/audit.py).
+        switch, the device, the key, the current and the intended value (module_utils/checks/audit.py).
     type: dict
   scope:
     description:

@@ -2,8 +2,6 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# Parsers and pure helpers load standalone (stdlib only), as the corpus checker does.
-sys.path.insert(0, os.path.join(ROOT, "plugins", "module_utils"))
 sys.path.insert(0, os.path.join(ROOT, "lab", "ibsim"))
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 

@@ -9,7 +9,8 @@ import sys
 import threading
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils import runner as runner_mod
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perftest")

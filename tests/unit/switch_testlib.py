@@ -14,7 +14,7 @@ from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import Fil
 from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402,F401
-from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.profiles import eos_profile  # noqa: E402
 
 INTENT = {
     "switch_fabric_profile": "linerate",

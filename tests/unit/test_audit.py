@@ -1,4 +1,4 @@
-"""The read-only audit's drift collection (module_utils/audit.py) and its report mode."""
+"""The read-only audit's drift collection (module_utils/checks/audit.py) and its report mode."""
 import json
 import os
 from xml.etree import ElementTree as ET
@@ -6,7 +6,9 @@ from xml.etree import ElementTree as ET
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils import audit, report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_plans import FABRIC
 

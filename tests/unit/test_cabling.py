@@ -1,10 +1,11 @@
-"""RoCE cabling by LLDP: the parsers of module_utils/lldp.py and the comparison of cabling.py."""
+"""RoCE cabling by LLDP: the parsers of module_utils/parsers/lldp.py and the comparison of cabling.py."""
 import json
 
 import pytest
 
 from parser_fixtures import fixture, fixture_source
-from ansible_collections.linerate.fabric.plugins.module_utils import cabling, lldp
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import lldp
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 HOSTS = {
@@ -254,7 +255,8 @@ def test_host_reads_off_for_a_node_skip_its_host_side():
 
 
 def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
-    from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
     sw = healthy()
     l1 = sw["leaf1"]["neighbors"]
     l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]

@@ -73,7 +73,7 @@ REQUIRED = ("MANIFEST.json", "FILES.json", "README.md", "LICENSE", "changelogs/c
             "meta/runtime.yml", "meta/execution-environment.yml", "meta/requirements.txt", "meta/bindep.txt",
             "requirements.txt", "bindep.txt",
             "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
-            "plugins/filter/fabric.py", "plugins/module_utils/intent.py",
+            "plugins/filter/fabric.py", "plugins/module_utils/intent/fabric.py",
             "roles/mofed/tasks/main.yml", "roles/switch_fabric/meta/argument_specs.yml",
             "playbooks/site.yml", "playbooks/validate.yml", "switch_configs/nvue",
             "inventory/example-roce/hosts.yml")

@@ -25,9 +25,11 @@ from ansible_collections.linerate.fabric.plugins.filter.fabric import FilterModu
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import FilterModule as NcclFilters
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters
 from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, roce, verify
-from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"

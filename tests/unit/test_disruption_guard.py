@@ -10,7 +10,7 @@ import os
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.modules import disruption_guard
-from ansible_collections.linerate.fabric.plugins.module_utils import mgmtpath
+from ansible_collections.linerate.fabric.plugins.module_utils.host import mgmtpath
 from module_harness import Tools, run_module
 
 NODE = "10.0.0.11"

@@ -3,8 +3,8 @@ promise an install that would not happen), half-installed and config-only
 ones are not, and what dpkg would not print is an error naming the line."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import dpkg
-from ansible_collections.linerate.fabric.plugins.module_utils import ofed
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import dpkg
+from ansible_collections.linerate.fabric.plugins.module_utils.host import ofed
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
 # dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' on a node the

@@ -1,7 +1,9 @@
-"""Firmware profiles (module_utils/fwprofile.py), their intent key and module mlxconfig's profile option."""
+"""Firmware profiles (module_utils/host/fwprofile.py), their intent key and module mlxconfig's profile option."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import connectx, fwprofile, intent
+from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
+from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.modules import mlxconfig
 
 from module_harness import Tools, fixture, run_module

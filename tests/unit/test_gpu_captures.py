@@ -8,7 +8,9 @@ import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import nccl_log, nccl_tests, pcie
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import pcie
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "gpu_capture")
 

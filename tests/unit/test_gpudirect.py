@@ -1,4 +1,4 @@
-"""GPUDirect check (module_utils/gpudirect.py): ib_write_bw --use_cuda tests in, findings out; gdrcopy's
+"""GPUDirect check (module_utils/checks/gpudirect.py): ib_write_bw --use_cuda tests in, findings out; gdrcopy's
 sanity output parsed in both of its formats (NVIDIA/gdrcopy tests/testsuites/testsuite.cpp from v2.4,
 the libcheck suite of v2.0-v2.3); the ib_write_bw argv with --use_cuda on the rail's nearest GPU."""
 import pytest
@@ -6,10 +6,10 @@ import pytest
 from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture
 
-from ansible_collections.linerate.fabric.plugins.module_utils import gpudirect
-from ansible_collections.linerate.fabric.plugins.module_utils.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
 
 LIMIT = 360.0
 READINESS = {"n1": {"gpus": [{"index": 0}], "rails": [{"device": "mlx5_0", "gpu": 3, "link": "SYS"},
@@ -180,7 +180,7 @@ def test_gdrcopy_findings_and_not_applicable():
 
 def test_lab_perftest_refuses_use_cuda_when_built_without_cuda(lab):
     from linerate_lab.tools import ib_write_bw
-    from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_ib_write_bw
     lab.update(lambda n: n.update(perftest_cuda=False))
     rc, out, err = lab.run(ib_write_bw, ["-d", "mlx5_0", "--use_cuda=0", "-D", "1", "10.0.0.2"])
     assert (rc, out, err) == (1, " Unsupported memory type\n", " Parser function exited with Error\n")

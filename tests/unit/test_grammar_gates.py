@@ -11,8 +11,10 @@ from labsim import lab  # noqa: F401  (puts lab/sim on sys.path)
 from linerate_lab import grammar
 from linerate_lab.tools import all_reduce_perf, ib_write_bw
 
-from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, fwprofile, roce
-from ansible_collections.linerate.fabric.plugins.module_utils.connectx import set_arg
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
+from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
+from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import set_arg
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 # the releases the lab ships (lab/packages.py OFED_STACKS, NCCL_TESTS_VERSION) and the newest extracted

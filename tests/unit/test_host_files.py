@@ -3,7 +3,7 @@ check mode changes nothing, a failing validate leaves the old file, units enable
 import os
 import stat
 
-from ansible_collections.linerate.fabric.plugins.module_utils import hostfiles
+from ansible_collections.linerate.fabric.plugins.module_utils.host import hostfiles
 from ansible_collections.linerate.fabric.plugins.modules import host_files
 from module_harness import Tools, run_module
 

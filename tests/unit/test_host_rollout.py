@@ -4,7 +4,7 @@ import os
 import pytest
 import yaml
 
-import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

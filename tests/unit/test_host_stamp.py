@@ -6,7 +6,7 @@ import os
 from module_harness import Tools, run_module
 
 from ansible_collections.linerate.fabric.plugins.action import host_stamp as action
-from ansible_collections.linerate.fabric.plugins.module_utils import stamp
+from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
 from ansible_collections.linerate.fabric.plugins.modules import host_stamp
 
 QOS = "Priority trust state: dscp\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n" \

@@ -6,8 +6,11 @@ Fixtures: the real infiniband-diags 44.0 ibqueryerrors against ibsim on the lab-
 (fixtures/counters/SOURCES.md) and the lab-ib ibnetdiscover capture."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import ibcheck, ibdiag, ibfabric, verify
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_ibqueryerrors
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib_fabric as ibfabric
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 from module_harness import fixture
 from test_ib_fabric_check import ARGS, Diag, counters, run
 from test_ibcheck import _intent

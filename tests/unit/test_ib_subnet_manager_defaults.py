@@ -8,7 +8,8 @@ import re
 
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 from test_cross_layer import ROOT, Vars
 

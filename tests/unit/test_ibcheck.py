@@ -4,8 +4,8 @@ import os
 import yaml
 
 from conftest import ROOT, fixture
-import ibcheck
-import ibdiag
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 
 
 def _intent():

@@ -4,7 +4,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from conftest import fixture
-from ansible_collections.linerate.fabric.plugins.module_utils import ibdiag
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 
 
 def test_sminfo_master():

@@ -3,7 +3,7 @@ import copy
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 
 GOOD = {
     "name": "t", "transport": "roce", "link_speed_gbps": 400,

@@ -1,7 +1,7 @@
 """Validation of fabric.infiniband.subnet_manager."""
 import pytest
 
-import intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 KNOWN = {
     "node1": ["0xa088c20300000101"], "node2": ["0xa088c20300000201"],

@@ -1,7 +1,7 @@
 """fabric.infiniband.subnet_manager: defaults, bounds and messages exactly."""
 import pytest
 
-import intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 KNOWN = {"node1": ["0xa088c20300000101"], "node2": ["0xA088C20300000201"], "spine1": ["0xe41d2d0300a00003"]}
 BASE = "fabric.infiniband.subnet_manager"

@@ -2,7 +2,8 @@
 the cut of long values, and the fall-backs for shapes that are not mappings."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 PORT = {"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}
 SW = {"sw1": {"switch_platform": "nvue"}, "sw2": {"switch_platform": "eos"}}

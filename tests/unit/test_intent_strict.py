@@ -16,7 +16,7 @@ settings.register_profile("mutation", max_examples=10, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 
 NAN, INF = float("nan"), float("inf")
 

@@ -2,7 +2,8 @@
 SONiC object names (YANG name pattern), the EOS family (MTU limit, speed forms)."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, switch_profiles as sp
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as sp
 
 HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "Ethernet0"}]}}
 

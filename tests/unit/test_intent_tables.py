@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 
 HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}]}}
 SWITCHES = {"sw1": {"switch_platform": "nvue"}}

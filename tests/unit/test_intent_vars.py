@@ -1,5 +1,5 @@
 """Every variable that reaches a file, a command or a connection has a rule
-(module_utils/intent_vars.py), checked before any contact: malformed values
+(module_utils/intent/variables.py), checked before any contact: malformed values
 named by their key with the exact message, good ones passing, every option
 of every role's argument_specs covered."""
 import glob
@@ -8,7 +8,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CTRL = "without control characters (newline, carriage return, tab, NUL)"

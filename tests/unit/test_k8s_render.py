@@ -1,4 +1,4 @@
-"""Kubernetes rendering (role k8s_render, module_utils/k8s_render.py): every object of both example
+"""Kubernetes rendering (role k8s_render, module_utils/intent/k8s_render.py): every object of both example
 inventories validated offline against the upstream CRD schemas (tests/schemas/k8s, SOURCES.md) and the
 core API schemas (kubernetes-validate, strict); a wrong field is refused; the pod's NCCL environment is
 the host's /etc/nccl.conf for the same intent (cross-layer); the playbook renders idempotently."""
@@ -20,8 +20,10 @@ import yaml
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars, k8s_render
-from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCHEMAS = os.path.join(ROOT, "tests", "schemas", "k8s")

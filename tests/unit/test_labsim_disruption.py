@@ -1,6 +1,6 @@
 """Lab faults for the disruptive host actions (issue 25): reset-lost (a NIC that does not come back
 from mlxfwreset) and rdma-busy / rdma-idle (a process holding /dev/infiniband/uverbsN, read by the
-in-use check of plugins/module_utils/mgmtpath.py exactly as on a real host)."""
+in-use check of plugins/module_utils/host/mgmtpath.py exactly as on a real host)."""
 import os
 import subprocess
 import time
@@ -11,7 +11,7 @@ from labsim import lab  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import common, ibdev2netdev, mlxfwreset
 
-from ansible_collections.linerate.fabric.plugins.module_utils import mgmtpath
+from ansible_collections.linerate.fabric.plugins.module_utils.host import mgmtpath
 
 
 def test_reset_lost_takes_the_device_away_at_the_next_reset_only(lab):

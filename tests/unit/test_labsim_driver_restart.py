@@ -9,7 +9,7 @@ from labsim import KVER, kmods, lab  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import boot, kmod, openibd
 
-from ansible_collections.linerate.fabric.plugins.module_utils import ofed
+from ansible_collections.linerate.fabric.plugins.module_utils.host import ofed
 
 OFED = "24.10-1.1.4"
 PARAMS = {"module": "mlx5_core", "modules": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"],

@@ -154,9 +154,8 @@ def test_ethtool_delegates_everything_else(lab):
 
 
 def test_ethtool_statistics_in_mlx5_format_read_by_the_parser(lab):
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import (mlx5_phy_counters,
-                                                                                   mlx5_priority_counters,
-                                                                                   parse_ethtool_stats)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import (
+        mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats)
     lab.update(lambda n: n["nics"][0].update(counters={"rx_prio3_pause": 42, "rx_crc_errors_phy": 7,
                                                        "tx_prio3_packets": 5}))
     out = lab.run(ethtool, ["-S", "enp65s0f0np0"])[1]

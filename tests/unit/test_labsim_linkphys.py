@@ -6,8 +6,8 @@ from labsim import lab  # noqa: F401
 from linerate_lab import linkphys
 from linerate_lab.tools import mlxlink
 
-from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_mlxlink
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink
 
 
 def test_crc_errors_rise_with_time_and_stay_after_the_fault_ends():
@@ -62,7 +62,7 @@ def test_an_ipv6_address_up_first_moves_the_roce_v2_ipv4_gid_to_index_5(lab):
 
 def test_the_rdma_tool_prints_the_hw_counters_like_mofed_iproute2(lab):
     from linerate_lab.tools import rdma
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_rdma_statistic
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_rdma_statistic
     lab.update(lambda n: n["nics"][0].setdefault("counters", {}).update(np_cnp_sent=7, out_of_sequence=3))
     rc, out, _ = lab.run(rdma, ["statistic", "show", "link", "mlx5_0/1"])
     assert rc == 0 and out.startswith("link mlx5_0/1 rx_write_requests 0 ")

@@ -5,7 +5,7 @@ import pytest
 from labsim import lab  # noqa: F401
 from linerate_lab.tools import mlxlink
 
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_mlxlink
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
 
 import test_verify_sim as tvs
 

@@ -1,4 +1,4 @@
-"""Launchers at production shape (module_utils/launchers.py): one rank per GPU, each bound to its
+"""Launchers at production shape (module_utils/host/launchers.py): one rank per GPU, each bound to its
 GPU's NUMA node and nearest rail, from the readiness facts of an 8-GPU, 8-rail node (a DGX
 H100-like ``nvidia-smi topo -m``: 8 H100, 8 compute ConnectX-7 and 2 dual-port storage
 ConnectX-7, 2 NUMA nodes; fixtures/launchers/SOURCES.md), collected through
@@ -12,8 +12,9 @@ import pytest
 
 from parser_fixtures import fixture
 
-from ansible_collections.linerate.fabric.plugins.module_utils import launchers, readiness
-from ansible_collections.linerate.fabric.plugins.module_utils.pcie import nearest_nics, parse_nvidia_smi_topo
+from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import nearest_nics, parse_nvidia_smi_topo
 
 TOPO = fixture("launchers", "nvidia-smi-topo-m-dgx-h100.txt")
 # the DGX H100's compute rails, GPU0..GPU7 in order (its storage NICs are mlx5_1, 2, 7, 8)
@@ -255,7 +256,7 @@ def test_shell_line_round_trips(layout):
 
 
 def test_nccl_tests_module_argv_rank_per_gpu(layout):
-    from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
     p = dict(P, gpus=8, launch="rank_per_gpu", layout=layout, rail_pinning="topology", hca="=mlx5_0,mlx5_3")
     argv = benchmarks.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
     assert argv[:10] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",

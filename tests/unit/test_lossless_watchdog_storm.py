@@ -9,7 +9,10 @@ import pytest
 from labsim import lab  # noqa: F401  (also puts lab/sim on sys.path)
 from switch_testlib import render, sim_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, linkcheck, switch_buffers, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import oper_problems, run_apply
@@ -193,7 +196,7 @@ def test_storm_counters_climb_with_time_and_stay_after_the_stop():
 def test_pfc_storm_fault_and_its_undo(lab):  # noqa: F811
     from linerate_lab import faults, linkphys
     from linerate_lab.tools import ethtool
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
     with __import__("linerate_lab").model.locked() as m:
         m["nodes"]["node1"]["nics"][0]["qos"] = {"pfc": [0, 0, 0, 1, 0, 0, 0, 0]}
         m["switches"] = {"leaf1": {"ports": {"swp1": {"pfcwd": [3]}}}}

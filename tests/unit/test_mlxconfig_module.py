@@ -1,7 +1,7 @@
 """mlxconfig module: exact argv, changed, check mode, idempotence, reset and its verification."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import connectx
+from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
 from ansible_collections.linerate.fabric.plugins.modules import mlxconfig
 
 from module_harness import Tools, fixture, run_module

@@ -1,7 +1,7 @@
 """mlxfwmanager module: PSID guard, update only when versions differ, check mode, idempotence."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import fwupdate
+from ansible_collections.linerate.fabric.plugins.module_utils.host import fwupdate
 from ansible_collections.linerate.fabric.plugins.modules import mlxfwmanager
 
 from module_harness import Tools, fixture, run_module

@@ -171,7 +171,7 @@ def test_the_converge_stamp_probes_the_loaded_driver_version():
 
 
 def test_bad_driver_variables_are_refused_naming_the_key_the_value_and_what_is_allowed():
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent_vars as iv
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
     (problem,) = iv.validate_host({"mofed_driver_modules": ["mlx5_core", "a/b"]})
     assert problem.startswith("mofed_driver_modules[1]: 'a/b' is not allowed (allowed: a kernel module name")
     (problem,) = iv.validate_host({"mofed_driver_modules": []})

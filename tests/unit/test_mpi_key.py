@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.linerate.fabric.plugins.filter.mpi_key_options import FilterModule
-from ansible_collections.linerate.fabric.plugins.module_utils import mpikey
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.join(ROOT, ".venv", "bin")

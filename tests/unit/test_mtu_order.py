@@ -7,7 +7,7 @@ import os
 
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 
 from test_cross_layer import ROOT, host_vars, module_args
 

@@ -3,7 +3,7 @@ import copy
 import os
 
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, shell_quote
-from ansible_collections.linerate.fabric.plugins.module_utils import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.host import rdma
 
 from module_harness import fixture
 

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings
-from ansible_collections.linerate.fabric.plugins.module_utils import intent_vars as iv
-from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune as nt
-from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
 from ansible_collections.linerate.fabric.plugins.modules.nccl_tune import sweep_values
 
 

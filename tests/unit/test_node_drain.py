@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import drain
+from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
 from ansible_collections.linerate.fabric.plugins.modules import node_drain
 from module_harness import Tools, run_module
 

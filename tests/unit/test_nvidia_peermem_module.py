@@ -1,7 +1,7 @@
 """nvidia_peermem module: prerequisites, load, idempotence, check mode, DMA-BUF fact."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import peermem
+from ansible_collections.linerate.fabric.plugins.module_utils.host import peermem
 from ansible_collections.linerate.fabric.plugins.modules import nvidia_peermem
 
 from module_harness import Tools, fixture, run_module

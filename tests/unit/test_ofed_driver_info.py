@@ -1,4 +1,4 @@
-"""ofed_driver_info (module_utils/ofed.py driver_info): the installed driver (modinfo -F version) against the
+"""ofed_driver_info (module_utils/host/ofed.py driver_info): the installed driver (modinfo -F version) against the
 loaded one (<sysfs>/module/<name>[/version]); every branch of the verdict, read-only in check mode."""
 import pytest
 

@@ -1,8 +1,9 @@
-"""ofed_preflight (module_utils/ofed.py): the repository read in a private apt state through the shared
+"""ofed_preflight (module_utils/host/ofed.py): the repository read in a private apt state through the shared
 Runner (locale C), the pinned versions resolved, the kernel build found or its absence named."""
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils import ofed
+from ansible_collections.linerate.fabric.plugins.module_utils.host import ofed
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import apt as apt
 from ansible_collections.linerate.fabric.plugins.modules import ofed_preflight
 from module_harness import FIXTURES, Tools, run_module
 
@@ -47,7 +48,7 @@ def test_no_build_for_the_running_kernel_fails_naming_it_before_dpkg(capsys):
 
 
 def test_a_missing_pin_is_named_with_what_the_repository_has():
-    versions, _kernels, problems = ofed.resolve(ofed.parse_madison(MADISON), {"mlnx-ofed-all": "24.07-0.6.1"},
+    versions, _kernels, problems = ofed.resolve(apt.parse_madison(MADISON), {"mlnx-ofed-all": "24.07-0.6.1"},
                                                 "24.10-1.1.4", "", "x")
     assert versions == {} and problems == [
         "mlnx-ofed-all: no version 24.07-0.6.1 in the repository (it has: 24.10-1.1.4.0, 24.10-0.7.0.0)"]
@@ -72,10 +73,10 @@ def test_version_matches_pins_not_prefixes():
 
 
 def test_madison_rows_and_no_text():
-    assert ofed.parse_madison("N: Unable to locate package x\n  a | 1.0 | src ./ Packages\n a | 0.9 | src\n") == {
+    assert apt.parse_madison("N: Unable to locate package x\n  a | 1.0 | src ./ Packages\n a | 0.9 | src\n") == {
         "a": ["1.0", "0.9"]}
     try:
-        ofed.parse_madison(None)
+        apt.parse_madison(None)
     except ofed.ParseError as e:
         assert str(e) == "apt-cache madison: no output text (NoneType)"
     else:

@@ -11,8 +11,15 @@ published real-format fixture (its ``#source:`` line names the repository, file,
 import pytest
 
 from parser_fixtures import fixture
-from ansible_collections.linerate.fabric.plugins.module_utils import (
-    common, counters, ibtools, lldp, mlxconfig, nccl_log, nccl_tests, perftest, switch_counters)
+from ansible_collections.linerate.fabric.plugins.module_utils import common
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import counters
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibtools
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import lldp
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import mlxconfig
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue
 

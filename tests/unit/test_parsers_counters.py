@@ -3,12 +3,11 @@ import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
-    RDMA_COUNTERS, missing_counters, mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats,
-    parse_hw_counters, parse_rdma_statistic)
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import (
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import (
+    RDMA_COUNTERS, missing_counters, mlx5_phy_counters, mlx5_priority_counters, parse_ethtool_stats, parse_hw_counters, parse_rdma_statistic)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import (
     IB_ERROR_COUNTERS, ber_value, parse_ibqueryerrors, parse_mlxlink, parse_perfquery)
-from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
     parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters, parse_sonic_queue_counters)
 
 

@@ -2,9 +2,9 @@
 the offending text): the message is what an operator reads, so it is part of the behaviour."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import counters as C
-from ansible_collections.linerate.fabric.plugins.module_utils import linkhealth as L
-from ansible_collections.linerate.fabric.plugins.module_utils import switch_counters as S
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import counters as C
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import linkhealth as L
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as S
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 CASES = [

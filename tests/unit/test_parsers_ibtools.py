@@ -1,15 +1,11 @@
-"""Unit tests for plugins/module_utils/ibtools.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/ibtools.py on our own fixtures."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import (
-    parse_ibdev2netdev,
-    parse_ibstat,
-    parse_ibv_devinfo,
-    parse_show_gids,
-)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
+    parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
 
 # ---------------------------------------------------------------- ibstat
@@ -241,7 +237,7 @@ def test_ibv_devinfo_nested_heading_and_colliding_field_names():
 
 # ---------------------------------------------------------------- rdma link
 
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_rdma_link  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_rdma_link  # noqa: E402
 
 
 def test_rdma_link_text_real_roce():

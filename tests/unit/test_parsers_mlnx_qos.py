@@ -1,10 +1,10 @@
-"""Unit tests for plugins/module_utils/mlnx_qos.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/mlnx_qos.py on our own fixtures."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlnx_qos import parse_mlnx_qos
 
 
 def test_dscp_trust_with_buffers_and_ets():

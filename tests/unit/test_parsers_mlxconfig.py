@@ -1,15 +1,11 @@
-"""Unit tests for plugins/module_utils/mlxconfig.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/mlxconfig.py on our own fixtures."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
-    parse_mlxconfig,
-    parse_mlxfwreset,
-    parse_mlxfwreset_query,
-    normalize_value,
-)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlxconfig import (
+    parse_mlxconfig, parse_mlxfwreset, parse_mlxfwreset_query, normalize_value)
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -1,11 +1,11 @@
-"""Unit tests for plugins/module_utils/nccl_tests.py and nccl_log.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/nccl_tests.py and nccl_log.py on our own fixtures."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
 
 
 # ---------------------------------------------------------------- nccl-tests

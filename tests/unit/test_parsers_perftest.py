@@ -1,13 +1,11 @@
-"""Unit tests for plugins/module_utils/perftest.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/perftest.py on our own fixtures."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.perftest import (
-    MIB_PER_SEC_IN_GBPS,
-    parse_ib_write_bw,
-)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
+    MIB_PER_SEC_IN_GBPS, parse_ib_write_bw)
 
 
 def test_client_native_ib_sweep_report_gbits_25x():

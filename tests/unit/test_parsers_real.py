@@ -60,42 +60,45 @@ def test_real_output_is_read(module, name, path):
 # with how many there are: the gap stays visible here (docs/parsers.md lists
 # it too, with what was searched) and a count may only go up.
 KNOWN_THIN = {
-    "gpudirect.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
-    "counters.parse_hw_counters": 0,
-    "counters.parse_rdma_statistic": 0,
-    "dpkg.parse_dpkg_query": 0,
-    "ibdiag.parse_iblinkinfo": 0,
-    "ibdiag.parse_sminfo": 0,
-    "ibdiag.parse_smpquery_pkeys": 0,
-    "ibtools.parse_ibstatus": 2,
-    "linkhealth.parse_ibqueryerrors": 0,
-    "linkhealth.parse_mlxlink": 2,
-    "lldp.parse_lldpctl_json": 1,
-    "lldp.parse_nvue_lldp": 2,
-    "lldp.parse_sonic_lldp_table": 2,
-    "mlxconfig.parse_mlxfwreset": 0,
-    "mlxconfig.parse_mlxfwreset_query": 0,
-    "ncclconf.parse_nccl_conf": 0,
-    "ofed.parse_madison": 0,
+    "checks.gpudirect.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
+    "parsers.counters.parse_hw_counters": 0,
+    "parsers.counters.parse_rdma_statistic": 0,
+    "parsers.dpkg.parse_dpkg_query": 0,
+    "parsers.ibdiag.parse_iblinkinfo": 0,
+    "parsers.ibdiag.parse_sminfo": 0,
+    "parsers.ibdiag.parse_smpquery_pkeys": 0,
+    "parsers.ibtools.parse_ibstatus": 2,
+    "parsers.linkhealth.parse_ibqueryerrors": 0,
+    "parsers.linkhealth.parse_mlxlink": 2,
+    "parsers.lldp.parse_lldpctl_json": 1,
+    "parsers.lldp.parse_nvue_lldp": 2,
+    "parsers.lldp.parse_sonic_lldp_table": 2,
+    "parsers.mlxconfig.parse_mlxfwreset": 0,
+    "parsers.mlxconfig.parse_mlxfwreset_query": 0,
+    "parsers.ncclconf.parse_nccl_conf": 0,
+    "parsers.apt.parse_madison": 0,
     # issue 23: no attributable real capture (repository + path) of these was found; the latency
     # fixtures are composed from perftest's own format strings (fixtures/perftest/SOURCES.md)
-    "perftest.parse_ib_send_bw": 0,
-    "perftest.parse_ib_send_lat": 0,
-    "perftest.parse_ib_write_lat": 0,
-    "perftest.parse_perftest_lat": 0,
+    "parsers.perftest.parse_ib_send_bw": 0,
+    "parsers.perftest.parse_ib_send_lat": 0,
+    "parsers.perftest.parse_ib_write_lat": 0,
+    "parsers.perftest.parse_perftest_lat": 0,
     "switch.eos.parse_sessions": 0,
     # the EOS watchdog counters: one public health check's keys only (docs/conformance.md, Arista EOS)
     "switch.eos.parse_pfcwd_counters": 0,
+    # NVUE lossless reads: the reference publishes the tables, no -o json sample (docs/conformance.md, NVUE)
+    "switch.nvue.parse_ingress_priority_groups": 0,
+    "switch.nvue.parse_pfc_watchdog": 0,
     # the scheduler stand-ins' output, no live capture (fixtures/drain/SOURCES.md)
-    "drain.parse_scontrol_node": 0,
-    "drain.parse_kubectl_node": 0,
+    "host.drain.parse_scontrol_node": 0,
+    "host.drain.parse_kubectl_node": 0,
     "switch.nvue.parse_nvue_commands": 0,
     "switch.nvue.parse_revisions": 1,
     "switch.sonic.parse_config_db": 0,
-    "switch_counters.parse_eos_intf_errors": 1,
-    "switch_counters.parse_eos_pfc_counters": 0,
-    "switch_counters.parse_nvue_link_stats": 2,
-    "switch_counters.parse_nvue_roce_counters": 1,
+    "switch.counters.parse_eos_intf_errors": 1,
+    "switch.counters.parse_eos_pfc_counters": 0,
+    "switch.counters.parse_nvue_link_stats": 2,
+    "switch.counters.parse_nvue_roce_counters": 1,
 }
 
 
@@ -126,7 +129,7 @@ def _read(parser, tool, name):
 
 
 def test_sonic_interface_counters_published_layouts():
-    sic = ("switch_counters", "parse_sonic_intf_counters")
+    sic = ("switch.counters", "parse_sonic_intf_counters")
     r = _read(sic, "counters", "sonic_intf_counters_cmdref.txt")
     assert r["ports"]["Ethernet0"]["RX_OK"] == 471729839997 and r["ports"]["Ethernet0"]["RX_DRP"] == 18682
     assert r["ports"]["Ethernet24"]["TX_OK"] == 43066076370 and len(r["ports"]) == 7
@@ -142,10 +145,10 @@ def test_sonic_interface_counters_published_layouts():
 
 
 def test_sonic_pfc_and_queue_counters_published_layouts():
-    r = _read(("switch_counters", "parse_sonic_pfc_counters"), "counters", "sonic_pfc_counters_multiasic_all.txt")
+    r = _read(("switch.counters", "parse_sonic_pfc_counters"), "counters", "sonic_pfc_counters_multiasic_all.txt")
     assert r["rx"]["Ethernet0"][0] == 1200 and r["tx"]["Ethernet-BP4"][7] == 817
     assert r["rx"]["Ethernet-BP256"] == {p: None for p in range(8)}
-    sq = ("switch_counters", "parse_sonic_queue_counters")
+    sq = ("switch.counters", "parse_sonic_queue_counters")
     r = _read(sq, "counters", "sonic_queue_counters_cmdref.txt")  # two port blocks, a header each
     assert sorted(r["ports"]) == ["Ethernet0", "Ethernet4"] and len(r["ports"]["Ethernet4"]) == 20
     r = _read(sq, "counters", "sonic_queue_counters_port_alltypes.txt")  # 'For namespace :', ALL queues
@@ -166,18 +169,18 @@ def test_eos_interfaces_status_published_captures():
 
 
 def test_lldp_tables_published_captures():
-    r = _read(("lldp", "parse_nvue_lldp"), "lldp", "nvue_interface_lldp_cl516_vx.txt")  # blank Speed column
+    r = _read(("parsers.lldp", "parse_nvue_lldp"), "lldp", "nvue_interface_lldp_cl516_vx.txt")  # blank Speed column
     assert r["ports"] == ["swp1", "swp2", "swp65"]
     assert (r["neighbors"]["swp65"][0]["port_id"], r["neighbors"]["swp65"][0]["port_id_type"]) == (
         "48:b0:2d:27:5f:50", "mac")
-    r = _read(("lldp", "parse_sonic_lldp_table"), "lldp", "sonic_lldp_table_cmdref.txt")
+    r = _read(("parsers.lldp", "parse_sonic_lldp_table"), "lldp", "sonic_lldp_table_cmdref.txt")
     eth0 = r["neighbors"]["eth0"][0]
     assert (eth0["system_name"], eth0["port_id"], eth0["port_descr"]) == ("swtor-b2lab2-1610", "GigabitEthernet 0/2", None)
     assert r["neighbors"]["Ethernet116"][0]["port_descr"] == "T0-2:hundredGigE1/30"
 
 
 def test_perfquery_published_captures():
-    pq = ("linkhealth", "parse_perfquery")
+    pq = ("parsers.linkhealth", "parse_perfquery")
     ports = _read(pq, "counters", "perfquery_extended_dualport.txt")["ports"]
     assert [(p["lid"], p["port"]) for p in ports] == [(1719, 1), (1719, 2)]
     assert ports[1]["counters"]["PortXmitWait"] == 36510964
@@ -187,9 +190,9 @@ def test_perfquery_published_captures():
 
 
 def test_ethtool_stats_published_mlx5_captures():
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import (
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import (
         mlx5_phy_counters, mlx5_priority_counters)
-    es = ("counters", "parse_ethtool_stats")
+    es = ("parsers.counters", "parse_ethtool_stats")
     stats = _read(es, "counters", "ethtool_mlx5_cx6dx_k5.15.txt")["stats"]  # ConnectX-6 Dx, kernel 5.15
     assert stats["rx_discards_phy"] == 58591428329 and stats["tx_pause_ctrl_phy"] == 5745055
     assert mlx5_priority_counters(stats) == {0: {"rx_bytes": 6211318150440, "rx_packets": 38460533605,
@@ -208,7 +211,7 @@ def test_ethtool_stats_published_mlx5_captures():
 
 
 def test_mlxlink_published_connectx4_captures():
-    ml = ("linkhealth", "parse_mlxlink")
+    ml = ("parsers.linkhealth", "parse_mlxlink")
     r = _read(ml, "counters", "mlxlink_cx4_c_forum2022.txt")  # older -c: no Link Down / Recovery lines
     assert (r["speed"], r["fec"], r["raw_ber"]) == ("100GbE", "Standard RS-FEC - RS(528,514)", 3e-12)
     assert r["raw_errors_per_lane"] == [26711, 0, 0, 9108] and r["link_down"] is None

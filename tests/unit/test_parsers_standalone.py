@@ -1,4 +1,4 @@
-"""Each parser file must import on its own, with only plugins/module_utils on sys.path.
+"""Each parser file (plugins/module_utils/parsers/) must import on its own, with only plugins/module_utils on sys.path.
 
 That is how ../shared/corpus/check.py loads them; they then fall back to
 ``from common import ParseError``.
@@ -15,7 +15,7 @@ MODULE_UTILS = pathlib.Path(__file__).resolve().parents[2] / "plugins" / "module
 SCRIPT = """
 import importlib.util, sys
 sys.path.insert(0, {path!r})
-spec = importlib.util.spec_from_file_location("standalone_{name}", {path!r} + "/{name}.py")
+spec = importlib.util.spec_from_file_location("standalone_{name}", {path!r} + "/parsers/{name}.py")
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 import common
@@ -26,7 +26,7 @@ print(",".join(parsers))
 """
 
 
-@pytest.mark.parametrize("name", ["ibtools", "mlxconfig", "mlnx_qos", "perftest", "nccl_tests", "nccl_log", "ofed"])
+@pytest.mark.parametrize("name", [p.stem for p in sorted((MODULE_UTILS / "parsers").glob("[a-z]*.py"))])
 def test_parser_module_imports_standalone(name, tmp_path):
     completed = subprocess.run(
         [sys.executable, "-c", SCRIPT.format(path=str(MODULE_UTILS), name=name)],

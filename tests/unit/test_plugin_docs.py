@@ -17,7 +17,7 @@ BIN = os.path.dirname(sys.executable)
 if os.path.join(ROOT, ".collections") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent  # noqa: E402
 
 
 def _env(**extra):

@@ -3,7 +3,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import FilterModule
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, rails
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import rails
 
 rail_ports = FilterModule().filters()["rail_ports"]
 DGX = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]

@@ -6,7 +6,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.linerate.fabric.plugins.module_utils import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.host import rdma
 from ansible_collections.linerate.fabric.plugins.modules import rdma_facts
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "rdma_facts")
@@ -119,7 +119,12 @@ def test_module_reports_tool_error_with_rc(capsys):
 
 def test_host_tool_errors_are_one_type():
     """Every host module fails through one error type, with what fail_json shows in kw."""
-    from ansible_collections.linerate.fabric.plugins.module_utils import common, connectx, fwupdate, peermem, rdma, roce
+    from ansible_collections.linerate.fabric.plugins.module_utils import common
+    from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
+    from ansible_collections.linerate.fabric.plugins.module_utils.host import fwupdate
+    from ansible_collections.linerate.fabric.plugins.module_utils.host import peermem
+    from ansible_collections.linerate.fabric.plugins.module_utils.host import rdma
+    from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
     assert connectx.Failure is fwupdate.Failure is peermem.Failure is roce.Failure is common.ToolFailure
     err = rdma.ToolError(["ibv_devinfo"], 2, "out", "err", "ibv_devinfo exited 2: err")
     assert isinstance(err, common.ToolFailure)
@@ -139,7 +144,7 @@ def test_host_tool_errors_are_one_type():
     (" eth1 ", ["eth1"]),
 ])
 def test_missing_socket_ifnames_reads_nccls_syntax(value, missing):
-    from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import missing_socket_ifnames
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
     assert missing_socket_ifnames(value, ["lo", "eth0", "enp65s0f0np0"]) == missing
 
 

@@ -1,4 +1,4 @@
-"""rdma_netdev (module_utils/netdev.py): exact ip argv through the shared Runner, only the delta,
+"""rdma_netdev (module_utils/host/netdev.py): exact ip argv through the shared Runner, only the delta,
 check mode, idempotence and failures naming the command."""
 import json
 

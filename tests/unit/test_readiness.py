@@ -6,13 +6,13 @@ import pytest
 from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture, fixture_source
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.report import build_report, to_markdown
-from ansible_collections.linerate.fabric.plugins.module_utils import readiness
-from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.report import build_report, to_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
     nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
 from linerate_lab import faults, model
 from linerate_lab.tools import ibdev2netdev, ibv_devinfo, lspci, nvidia_smi, ofed_info
 
@@ -409,7 +409,7 @@ def test_gpu_pcie_links_are_judged_too():
 
 
 def test_upstream_port_is_the_bridge_whose_secondary_bus_holds_the_device():
-    from ansible_collections.linerate.fabric.plugins.module_utils.pcie import upstream_port
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import upstream_port
     devs = parse_lspci(fixture("pcie", "lab_h100_2nic_acs_x8.txt"))["devices"]
     assert upstream_port(devs, "0000:41:00.0")["address"] == "0000:40:00.0"
     assert upstream_port(devs, "0000:42:00.0")["address"] == "0000:40:01.0"

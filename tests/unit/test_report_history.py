@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import metrics
-from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import metrics
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
 
 FABRIC = {"name": "lab", "transport": "roce", "link_speed_gbps": 400, "link_width": 4, "mtu": {}, "verify": {}}
 

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, roce
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 
 from test_cross_layer import ROOT, TEXT, Vars, host_vars, module_args
 

@@ -5,7 +5,7 @@ import shlex
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import roce
+from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.modules import roce_qos
 
 from module_harness import Tools, fixture, run_module

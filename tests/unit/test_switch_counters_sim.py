@@ -4,7 +4,7 @@ import pytest
 
 from switch_testlib import sim_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
     parse_nvue_roce_counters, parse_sonic_pfc_counters)
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
@@ -100,7 +100,7 @@ def test_sonic_queue_counters_carry_drops_and_ecn_per_queue(tmp_path, monkeypatc
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_driver(tmp_path, "sonic", ["Ethernet0", "Ethernet8"])
     put_counters("Ethernet8", {"queue_drop": {"3": 900}, "ecn_marked": {"3": 77}})
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import parse_sonic_queue_counters
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_sonic_queue_counters
     q = parse_sonic_queue_counters(sim("show queue counters Ethernet8"))
     assert q["ports"]["Ethernet8"]["UC3"]["drop_pkts"] == 900 and q["ports"]["Ethernet8"]["UC3"]["ecn_marked_pkts"] == 77
     assert "Ethernet0" not in q["ports"]

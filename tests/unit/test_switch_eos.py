@@ -313,7 +313,7 @@ def test_qos_from_tree_needs_pfc_on():
 
 
 def test_template_renders_the_family_profile_and_the_driver_diffs_uc_tx_queue():
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.profiles import eos_profile
     d, _ = make("eos")
     text = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=eos_profile("7280r3"), switch_fabric_mtu=9000)
     want = d.parse(text)
@@ -334,7 +334,7 @@ def test_template_renders_the_family_profile_and_the_driver_diffs_uc_tx_queue():
 
 def test_template_refuses_a_port_speed_the_family_has_no_form_for():
     from ansible.errors import AnsibleFilterError
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch_profiles import eos_profile
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.profiles import eos_profile
     with pytest.raises(AnsibleFilterError,
                        match=r"EOS 7050x4 has no speed form for 800 Gb/s on Ethernet1/1 \(it has 10g, 25g, 40g, "
                              r"50g-1, 100g-2, 200g-4, 400g-8\): set switch_eos_family or the port speed"):

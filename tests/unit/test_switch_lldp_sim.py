@@ -1,10 +1,10 @@
 """LLDP through the switch simulators: each platform prints the model's cabling in its real
-format, the drivers read it back through module_utils/lldp.py, and the cabling check agrees."""
+format, the drivers read it back through module_utils/parsers/lldp.py, and the cabling check agrees."""
 import pytest
 
 from switch_testlib import sim_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 
 PORTS = {"nvue": ["swp1", "swp2", "swp3"], "sonic": ["Ethernet0", "Ethernet8", "Ethernet16"],
          "eos": ["Ethernet1/1", "Ethernet2/1", "Ethernet3/1"]}

@@ -9,7 +9,8 @@ import pytest
 from ansible.plugins.filter.core import FilterModule
 
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FABRIC = {"name": "t", "transport": "roce"}

@@ -6,7 +6,11 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import benchcheck, benchmarks, intent, report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
 from module_harness import Tools, run_module
 
@@ -80,7 +84,7 @@ def test_latency_result_reads_t_avg_and_the_distribution(tmp_path):
 
 def test_old_latency_layout_falls_back_to_t_typical():
     with open(os.path.join(FIX, "perftest", "lat_send_composed_old.txt")) as f:
-        from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_perftest_lat
+        from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_perftest_lat
         average, figures = benchmarks.latency_figures(parse_perftest_lat(f.read()))
     assert average == figures["t_typical_usec"] and "t_avg_usec" not in figures
 

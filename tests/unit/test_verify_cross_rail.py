@@ -1,8 +1,10 @@
 """Cross-rail rounds (issue 24): a rail-optimised unit's leaf uplinks carry ib_write_bw tests; the
 schedule, the pairing of results and the localisation follow the client's rail into another rail of
-the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/verify.py)."""
+the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/checks/verify.py)."""
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, intent, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 FABRIC = intent.published({"transport": "roce", "link_speed_gbps": 400})
 UPLINKS = {f"leaf{r}": [{"port": f"swp{r}1", "peer": "spine1", "peer_port": f"Ethernet{r}/1"}] for r in (1, 2)}

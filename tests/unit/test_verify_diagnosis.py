@@ -1,9 +1,10 @@
-"""Diagnosis rules and link localisation (module_utils/verify.py), on real tool outputs where they exist."""
+"""Diagnosis rules and link localisation (module_utils/checks/verify.py), on real tool outputs where they exist."""
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
-from ansible_collections.linerate.fabric.plugins.module_utils import nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 
 from test_verify_plans import FABRIC, INTENT
 

@@ -2,7 +2,7 @@
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as f
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_plans import FABRIC
 

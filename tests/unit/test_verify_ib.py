@@ -1,7 +1,8 @@
 """InfiniBand subnet check results in the verification report: findings
 placed on switch, port, node and device; checks subnet_manager, ib_topology
 and ib_partitions; a check that could not run is an error, not a pass."""
-from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_ibcheck import _check
 from test_verify_plans import FABRIC

@@ -1,6 +1,7 @@
 """Incast phase: lossless proof by counters (verify.incast_findings) and its test plan filter."""
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_incast_tests
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3},
           "verify": {"ib_write_bw_fraction": 0.9}}

@@ -1,9 +1,10 @@
-"""Incast phase, RDMA side (module_utils/incastcheck.py): ECN marks, CNPs and loss from the hw_counters."""
+"""Incast phase, RDMA side (module_utils/checks/incast.py): ECN marks, CNPs and loss from the hw_counters."""
 import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters", "rdma_statistic_mofed.txt")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}

@@ -4,7 +4,9 @@ round (filter verify_incast_role)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_incast import ethtool
 from test_verify_incast_hw import stat

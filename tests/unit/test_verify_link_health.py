@@ -1,9 +1,11 @@
-"""Link health over the verification window (module_utils/linkcheck.py): PHY error deltas, flaps, BER."""
+"""Link health over the verification window (module_utils/checks/links.py): PHY error deltas, flaps, BER."""
 import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, linkcheck, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "verify": {}}
@@ -172,7 +174,7 @@ def test_intent_threshold_defaults():
 
 
 def test_the_summary_shows_counter_evidence_per_rail_and_port():
-    from ansible_collections.linerate.fabric.plugins.module_utils import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
     f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=4)])})
     rail = {"device": "mlx5_0", "receiver": "node1", "senders": ["node2"], "k": 1, "flows": {"node2": 190.04},
             "pause": {"node1": 0, "node2": 812}, "discards": {"node1": 0, "node2": 0},

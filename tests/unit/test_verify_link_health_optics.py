@@ -8,9 +8,11 @@ from labsim import lab  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import mlxlink as sim_mlxlink
 
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, linkcheck, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import module_value, parse_mlxlink
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_value, parse_mlxlink
 from test_verify_link_health import CABLING, MLXLINK, ethtool, node, run
 
 DDM = ("Temperature [C]                    : {temp}\n"

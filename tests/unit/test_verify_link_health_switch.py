@@ -10,9 +10,11 @@ from parser_fixtures import fixture
 from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, put_counters
 
-from ansible_collections.linerate.fabric.plugins.module_utils import linkcheck, report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch_counters import (
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
     parse_eos_intf_errors, parse_nvue_link_stats, parse_sonic_intf_counters)
 
 FABRIC = {"transport": "roce", "verify": {"link_errors_max": 0, "link_flaps_max": 0}}

@@ -1,5 +1,5 @@
 """Localisation in both directions, intermittent rails, uplinks, the incast plan (issue 24), on the
-plan/evaluation code of module_utils/verify.py and the verify filters; the fleet model of
+plan/evaluation code of module_utils/checks/verify.py and the verify filters; the fleet model of
 bench/fleet.py drives them at 64 and 256 nodes x 8 rails."""
 import os
 import sys
@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-from ansible_collections.linerate.fabric.plugins.module_utils import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_plans import FABRIC
 

@@ -1,11 +1,12 @@
 """NCCL's configuration read back: parser, findings, the report action's check."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"data_dscp": 26, "no_drop_priority": 3}}
 FABRIC = intent.published(INTENT)

@@ -1,11 +1,12 @@
-"""Pairing plans and thresholds (module_utils/verify.py)."""
+"""Pairing plans and thresholds (module_utils/checks/verify.py)."""
 import itertools
 import os
 
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils import intent, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -143,7 +144,7 @@ def test_the_role_default_is_auto_and_the_intent_default_16():
 
 
 def test_retest_phases_are_validated_with_key_value_and_range():
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent_vars as iv
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
     assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 3}) == []
     assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": "0"}) == []
     problems = iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 11})

@@ -1,5 +1,6 @@
 """Durations for people and the per-phase timings of the report."""
-from ansible_collections.linerate.fabric.plugins.module_utils import report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_plans import FABRIC
 

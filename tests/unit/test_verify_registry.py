@@ -1,4 +1,4 @@
-"""The check registry (module_utils/verify_registry.py): the report action and the role know no check.
+"""The check registry (module_utils/checks/registry.py): the report action and the role know no check.
 
 Adding a check is its module and one line in CHECKS (and, when it runs on the nodes, one in PHASES):
 a check registered here appears in the report's summary and JUnit XML without a change to the
@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import FilterModule
-from ansible_collections.linerate.fabric.plugins.module_utils import verify_registry as registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
 
 from test_verify_report import node_hostvars, run_report
 from test_verify_plans import FABRIC

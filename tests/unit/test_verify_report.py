@@ -7,7 +7,9 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
-from ansible_collections.linerate.fabric.plugins.module_utils import accounting, report, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 from test_verify_diagnosis import CABLING, NODES, PORTS, rounds_tests
 from test_verify_plans import FABRIC
@@ -206,7 +208,7 @@ def test_empty_report_still_renders():
 
 def test_summary_printer(tmp_path):
     """scripts/report_summary.py (what make lab prints): the summary, exit 1 failed, 2 no report;
-    module_utils/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
+    module_utils/checks/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
     import subprocess
     import sys
     files = report.write_reports(make_report(), str(tmp_path))

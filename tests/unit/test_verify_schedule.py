@@ -9,7 +9,8 @@ the rounds synchronise through the servers as on a fabric.
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks, verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
 
 import schedule_sim

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.perftest import parse_ib_write_bw
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_ib_write_bw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "lab", "sim"))

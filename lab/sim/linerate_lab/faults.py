@@ -773,7 +773,7 @@ def reset_lost_restore(lab, m, node, device):
     return f"{node} {device}: the device is back"
 
 
-# The uverbs view the in-use check reads (plugins/module_utils/mgmtpath.py:
+# The uverbs view the in-use check reads (plugins/module_utils/host/mgmtpath.py:
 # /proc/<pid>/fd links to /dev/infiniband/uverbsN; <sysfs>/class/infiniband_verbs/uverbsN/ibdev;
 # <sysfs>/class/infiniband/<dev>/device -> its PCI function). The container's
 # /sys is read-only and the kernel has no RDMA, so the lab keeps that tree

@@ -338,12 +338,12 @@ class Driver(abc.ABC):
         """
 
     # LLDP: the command that prints the neighbour table and the parser of
-    # module_utils/lldp.py that reads it (set by each platform)
+    # module_utils/parsers/lldp.py that reads it (set by each platform)
     lldp_command = None
     lldp_parser = None
 
     def lldp_neighbors(self):
-        """The switch's LLDP neighbour table (read-only): module_utils/lldp.py's
+        """The switch's LLDP neighbour table (read-only): module_utils/parsers/lldp.py's
         ``{"neighbors": {port: [neighbour...]}, "ports": [...], "warnings": [...]}``."""
         return getattr(_lldp(), self.lldp_parser)(self.run(self.lldp_command))
 
@@ -377,11 +377,11 @@ class Driver(abc.ABC):
 
 
 def _lldp():
-    """The LLDP parsers (module_utils/lldp.py)."""
+    """The LLDP parsers (module_utils/parsers/lldp.py)."""
     try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import lldp
+        from ansible_collections.linerate.fabric.plugins.module_utils.parsers import lldp
     except ImportError:  # standalone (tests, corpus checks)
-        import lldp  # type: ignore
+        from parsers import lldp  # type: ignore
     return lldp
 
 

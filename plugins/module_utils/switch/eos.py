@@ -38,7 +38,7 @@ _KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname
 WATCHDOG = "priority-flow-control pause watchdog"
 _DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
 # transmit-queue blocks: tx-queue (Trident/Tomahawk), uc-tx-queue (Jericho-class; the platform
-# profile, module_utils/switch_profiles.py, names which one a family has)
+# profile, module_utils/switch/profiles.py, names which one a family has)
 QUEUE_BLOCKS = ("tx-queue ", "uc-tx-queue ")
 
 
@@ -446,9 +446,9 @@ class EosDriver(Driver):
 
 
 def _switch_counters():
-    """The switch counter parsers (module_utils/switch_counters.py)."""
+    """The switch counter parsers (module_utils/switch/counters.py)."""
     try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import switch_counters
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
     except ImportError:  # standalone (tests, corpus checks)
-        import switch_counters  # type: ignore
+        from switch import counters as switch_counters  # type: ignore
     return switch_counters

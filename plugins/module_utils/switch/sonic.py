@@ -518,9 +518,9 @@ class SonicDriver(Driver):
 
 
 def _switch_counters():
-    """The switch counter parsers (module_utils/switch_counters.py)."""
+    """The switch counter parsers (module_utils/switch/counters.py)."""
     try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import switch_counters
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
     except ImportError:  # standalone (tests, corpus checks)
-        import switch_counters  # type: ignore
+        from switch import counters as switch_counters  # type: ignore
     return switch_counters

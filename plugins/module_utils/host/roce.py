@@ -17,8 +17,8 @@ import re
 import shlex
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils import intent
-from ansible_collections.linerate.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlnx_qos import parse_mlnx_qos
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
 ROCE_MODE_ARG = {"v1": "1", "v2": "2"}

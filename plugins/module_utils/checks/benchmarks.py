@@ -14,14 +14,14 @@ import socket
 import tempfile
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import parse_nccl_log
-from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tests import parse_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.perftest import (
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
     parse_ib_send_bw, parse_ib_write_bw, parse_perftest_lat)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import finish
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import split_log_by_host
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import split_log_by_host
 
 # a client whose server does not listen yet prints one of these; it is started again
 CONNECT_RETRY = ("Couldn't connect to", "Unable to init the socket connection")
@@ -423,7 +423,7 @@ def run_schedule(run, p, check=False):
 def nccl_argv(p, mpirun, json_path=None):
     """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x; with
     ``launch: rank_per_gpu``, one rank per GPU of ``layout``, each bound by the per-rank wrapper
-    (module_utils/launchers.py)."""
+    (module_utils/host/launchers.py)."""
     if p.get("launch") == "rank_per_gpu":
         if not p.get("layout"):
             raise ValueError("launch rank_per_gpu needs the node's layout (the readiness check's GPUs and rails)")

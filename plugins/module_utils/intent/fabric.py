@@ -13,14 +13,10 @@ import ipaddress
 import math
 import re
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent_ib, network_os, switch_profiles
-    from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import IB_ERROR_COUNTERS
-except ImportError:  # loaded on its own, beside switch_profiles.py, network_os.py and intent_ib.py
-    import intent_ib
-    import network_os
-    import switch_profiles
-    from linkhealth import IB_ERROR_COUNTERS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
 TRANSPORTS = ("roce", "infiniband")
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
@@ -29,7 +25,7 @@ IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
 # ansible_network_os, bare or collection-qualified (arista.eos.eos,
 # nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
-# platform (module_utils/network_os.py, the one table the drivers and the role read too).
+# platform (module_utils/intent/network_os.py, the one table the drivers and the role read too).
 NETWORK_OS_ALIASES = network_os.ALIASES
 NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
                       "or set switch_platform: nvue | sonic | eos")
@@ -40,7 +36,7 @@ LINK_WIDTHS = (1, 2, 4, 8)
 TRUST_MODES = ("dscp", "pcp")
 GID_TYPES = ("v2",)
 NCCL_GDR_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
-# NIC firmware profiles (module_utils/fwprofile.py holds their parameters).
+# NIC firmware profiles (module_utils/host/fwprofile.py holds their parameters).
 FIRMWARE_PROFILES = ("gpudirect", "default", "none")
 
 DEFAULTS = {
@@ -72,7 +68,7 @@ DEFAULTS = {
     "verify": {
         "ib_write_bw_fraction": 0.90,
         "nccl_busbw_fraction": 0.80,
-        # link health over the verification window (module_utils/linkcheck.py)
+        # link health over the verification window (module_utils/checks/links.py)
         "link_errors_max": 0,
         "link_flaps_max": 0,
         "effective_ber_max": 1e-12,
@@ -82,7 +78,7 @@ DEFAULTS = {
         "optic_rx_power_margin_db": 0.0,
         "optic_temp_margin_c": 0.0,
         # InfiniBand: PortCounters error counter -> the count a port may show (ibqueryerrors over
-        # the whole subnet, module_utils/ibcheck.py); a counter not named here: 0
+        # the whole subnet, module_utils/checks/ib.py); a counter not named here: 0
         "ib_error_thresholds": {},
         # ib_write_bw plan "auto": every pair up to this many nodes, the sampled plan above
         "full_plan_max_nodes": 16,
@@ -337,10 +333,7 @@ def _validate_remediation(p, given, r):
         p.add("fabric.remediation.scheduler", "none", "allowed: slurm | kubernetes when fabric.remediation.drain "
               "is true (a drain needs a scheduler to take the node out of)")
     # the fault codes are verify.FAULT_CODES (read here, not imported at the top: verify imports this module)
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
-    except ImportError:  # loaded on its own, beside verify.py
-        from verify import FAULT_CODES
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
     for key in ("drain_codes", "exempt_codes"):
         codes = r.get(key)
         if not isinstance(codes, list):

@@ -21,12 +21,8 @@ Which findings drain a node is the intent's ``fabric.remediation`` policy
 import json
 import re
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-    from ansible_collections.linerate.fabric.plugins.module_utils.verify import FAULT_CODES
-except ImportError:  # loaded on its own, beside common.py and verify.py
-    from common import ParseError, ToolFailure  # type: ignore
-    from verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
 
 SCHEDULERS = ("slurm", "kubernetes")
 REASON_PREFIX = "linerate:"

@@ -72,10 +72,7 @@ def node_samples(report, node):
     base = {"fabric": fab, "node": node}
     out = []
     # late import: report.py is this file's sibling (the view of the stored ib_write_bw rows)
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import report as rep
-    except ImportError:
-        import report as rep
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
     grid = rep.worst_links(rep._rows(checks.get("ib_write_bw") or {}))
     for rail, c in sorted((grid["cells"].get(node) or {}).items()):
         lab = dict(base, device=rail)

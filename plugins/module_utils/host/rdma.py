@@ -9,7 +9,7 @@ returned as a success.
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import (
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "ibstat", "show_gids")

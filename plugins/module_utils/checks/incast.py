@@ -13,14 +13,9 @@ the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 ``packet_seq_err`` on the receiver).
 """
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.cabling import expected_ends
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_rdma_statistic
-except ImportError:  # loaded standalone, with module_utils on sys.path
-    from cabling import expected_ends
-    from common import ParseError
-    from counters import parse_rdma_statistic
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_rdma_statistic
 
 # counter -> what it proves (for the COUNTER_MISSING warning); receiver or sender side
 RECEIVER = {"np_ecn_marked_roce_packets": "ECN marking by the switch", "np_cnp_sent": "CNPs answering ECN marks",

@@ -21,18 +21,13 @@ benchmarks (``switch_fabric_counters``), judged by ``switch_link_findings`` on
 every port the inventory cables, against the same thresholds.
 """
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.cabling import expected_ends
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
-    from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_mlxlink, parse_perfquery
-except ImportError:  # loaded standalone, with module_utils on sys.path
-    from cabling import expected_ends
-    from common import ParseError
-    from counters import parse_ethtool_stats
-    from linkhealth import parse_mlxlink, parse_perfquery
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import (
+    parse_mlxlink, parse_perfquery)
 
-# Thresholds of fabric.verify (module_utils/intent.py validates them).
+# Thresholds of fabric.verify (module_utils/intent/fabric.py validates them).
 DEFAULTS = {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
             "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0}
 # mlxlink's Troubleshooting Info of a healthy link (Status Opcode 0): "No issue was observed" (MFT 4.30

@@ -8,10 +8,7 @@ named (``hints``: ports, ib_write_bw) where there is one. Thresholds: ib_send_bw
 same ``ib_write_bw_min_gbps`` as ib_write_bw (``ib_write_bw_fraction`` x line rate),
 ib_write_lat ``fabric.verify.latency_us_max`` (``derived.latency_max_usec``).
 """
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import verify
-except ImportError:  # loaded on its own, beside verify.py
-    import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 # tool -> (what is measured, the code of a threshold miss)
 BENCHES = {"ib_send_bw": ("gbps", "RDMA_SEND_BW_LOW"), "ib_write_lat": ("latency_usec", "RDMA_LATENCY_HIGH"),

@@ -17,12 +17,8 @@ import re
 from collections import Counter
 from operator import itemgetter
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent
-    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import untangle_tagged
-except ImportError:  # loaded on its own, beside intent.py
-    import intent
-    from nccl_log import untangle_tagged
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
 
 # code -> (severity, suspect layer, what it means). Codes are stable: reports,
 # dashboards and CI key on them; add new ones, never rename.
@@ -122,7 +118,7 @@ FAULT_CODES = {
     "CABLE_UNEXPECTED": ("warning", "cabling", "a neighbour the inventory does not know, on a port it does not cable"),
     "CABLE_UNVERIFIED": ("warning", "cabling", "LLDP could not be read (switch, lldpd on a host, silent host port): cabling unproven"),
 
-    # The read-only audit (playbooks/audit.yml, module_utils/audit.py): what a role would change in check mode
+    # The read-only audit (playbooks/audit.yml, module_utils/checks/audit.py): what a role would change in check mode
     "DRIFT_FIRMWARE": ("error", "firmware", "a NIC firmware (mlxconfig Next Boot) value differs from the intent"),
     "DRIFT_ROCE_QOS": ("error", "pfc", "a port's trust, PFC, DSCP map, ECN, RDMA-CM ToS or MTU differs from the intent"),
     "DRIFT_NCCL_CONF": ("error", "hca_selection", "a NCCL_* line of NCCL's configuration differs from the intent"),
@@ -702,7 +698,7 @@ def derived(fabric):
     d = fabric.get("derived") if isinstance(fabric, dict) else None
     if not isinstance(d, dict):
         raise NotPublished("fabric: has no 'derived' values: pass fabric_effective as playbooks/validate.yml "
-                           "publishes it (module_utils/intent.py published()), not the raw fabric intent")
+                           "publishes it (module_utils/intent/fabric.py published()), not the raw fabric intent")
     return d
 
 
@@ -1458,12 +1454,8 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
 # ---------------------------------------------------------------- incast: lossless proof by counters
 
 def _stats(text):
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-        from ansible_collections.linerate.fabric.plugins.module_utils.counters import parse_ethtool_stats
-    except ImportError:  # loaded standalone, with module_utils on sys.path
-        from common import ParseError
-        from counters import parse_ethtool_stats
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
     try:
         return parse_ethtool_stats(text)["stats"], None
     except ParseError as e:
@@ -1626,10 +1618,7 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
     sender under another leaf (the flow crossed both leaves' uplinks). In scope: every cabled
     port of ``nodes`` (default the nodes of the log), and the leaves of rails that span several
     leaves (``uplinks`` {leaf: switch_uplinks}: only leaves listed there)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils import incastcheck
-    except ImportError:  # loaded standalone, with module_utils on sys.path
-        import incastcheck
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
     nodes = list(nodes) if nodes is not None else sorted(log or {})
     leaf_of = {k: v for k, v in leaves_of(cabling).items() if k[0] in set(nodes)}
     scope_ports = {k for k in cabling if k[0] in set(nodes)}

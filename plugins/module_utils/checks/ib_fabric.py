@@ -6,9 +6,10 @@ the module is given (the locale stays C); their output is parsed
 (``ibdiag``) and compared with the intent (``ibcheck``). A subnet that
 cannot be discovered raises ``ToolFailure`` with what was found so far.
 """
-from ansible_collections.linerate.fabric.plugins.module_utils import ibcheck, ibdiag
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import parse_ibqueryerrors
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 
 # ibqueryerrors reads every port's PortCounters over the whole subnet. Its own thresholds come from
 # /etc/infiniband-diags/error_thresholds (a site may have raised them); an empty threshold file makes

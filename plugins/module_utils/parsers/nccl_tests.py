@@ -13,11 +13,11 @@ try:
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import is_fallback_warning
-    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_log import (
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import is_fallback_warning
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import (
         _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning
+    from parsers.nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning
 
 
 def _number(cell):

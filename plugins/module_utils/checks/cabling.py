@@ -31,14 +31,9 @@ Findings (codes in verify.FAULT_CODES), each naming both ends - node, device
 """
 import re
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.lldp import normalize_mac, parse_lldpctl_json
-    from ansible_collections.linerate.fabric.plugins.module_utils.verify import finding
-except ImportError:  # standalone
-    from common import ParseError  # type: ignore
-    from lldp import normalize_mac, parse_lldpctl_json  # type: ignore
-    from verify import finding  # type: ignore
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import normalize_mac, parse_lldpctl_json
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import finding
 
 CHECK = "cabling"
 # Management and internal ports: their neighbours are not the fabric's concern.

@@ -26,10 +26,7 @@ Either way UCX_NET_DEVICES (Open MPI's own traffic through UCX) is the rank's ra
 import re
 import shlex
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.pcie import LINK_RANK
-except ImportError:  # loaded standalone, with module_utils on sys.path
-    from pcie import LINK_RANK
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import LINK_RANK
 
 BINDERS = ("numactl", "slurm")
 RAIL_PINNING = ("topology", "nearest")

@@ -14,12 +14,8 @@ Findings are dicts with a stable ``code`` and the exact ``node`` / ``port``:
 - IB_LINK_ERRORS          a port's error counters (ibqueryerrors) above the thresholds; both ends of the link named
 """
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.ibdiag import lane_nominal
-    from ansible_collections.linerate.fabric.plugins.module_utils.linkhealth import IB_ERROR_COUNTERS
-except ImportError:  # standalone
-    from ibdiag import lane_nominal
-    from linkhealth import IB_ERROR_COUNTERS
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import lane_nominal
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
 
 def _norm(g):

@@ -13,11 +13,12 @@ Two halves, stdlib only:
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import parse_dpkg_query
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_ibdev2netdev, parse_ibv_devinfo
-from ansible_collections.linerate.fabric.plugins.module_utils.pcie import (
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
+    parse_ibdev2netdev, parse_ibv_devinfo)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
     nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import finding
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
 ACS_REDIRECT = ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl")
@@ -163,7 +164,7 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
     for g in facts["gpus"]:
         _link_facts(g, pci)
     if topo:
-        # the launchers' binding (module_utils/launchers.py): each GPU's CPUs, NUMA node and nearest rails
+        # the launchers' binding (module_utils/host/launchers.py): each GPU's CPUs, NUMA node and nearest rails
         rails = nearest_nics(topo)
         for g in facts["gpus"]:
             aff = topo["affinity"].get(f"GPU{g['index']}") or {}

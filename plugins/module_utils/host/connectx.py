@@ -16,8 +16,8 @@ Parsing is done by the parsers in ``mlxconfig.py`` (``parse_mlxconfig``,
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.fwprofile import profile_params
-from ansible_collections.linerate.fabric.plugins.module_utils.mlxconfig import (
+from ansible_collections.linerate.fabric.plugins.module_utils.host.fwprofile import profile_params
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlxconfig import (
     parse_mlxconfig, parse_mlxconfig_set, parse_mlxfwreset, parse_mlxfwreset_query)
 
 PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -212,7 +212,7 @@ def with_profile(dev, desired, profile):
 
 
 def configure(cx, desired, check_mode, state="present", force=False, profile=None):
-    """Bring Next Boot to ``desired`` (over ``profile``'s parameters, module_utils/fwprofile.py);
+    """Bring Next Boot to ``desired`` (over ``profile``'s parameters, module_utils/host/fwprofile.py);
     with state=reset also apply it; state=verified only checks.
 
     Returns the module result (without ``failed``); raises Failure.

@@ -8,8 +8,8 @@ read, computed here once (the report takes them as they are).
 import json
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.ibtools import parse_ibv_devinfo
-from ansible_collections.linerate.fabric.plugins.module_utils.verify import port_findings
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibv_devinfo
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import port_findings
 
 STATES = {"PORT_ACTIVE": "ACTIVE", "PORT_DOWN": "DOWN", "PORT_INIT": "INIT", "PORT_ARMED": "ARMED"}
 PHYS = {"LINK_UP": "LinkUp", "DISABLED": "Disabled", "POLLING": "Polling", "SLEEP": "Sleep"}

@@ -12,10 +12,7 @@ Stdlib only: used by the audit filter and by tests.
 """
 import json
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import verify
-except ImportError:  # loaded on its own, beside verify.py
-    import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 
 MODE_TEXT = "audit: read-only, nothing was changed"
 

@@ -15,17 +15,11 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import intent, intent_ib, k8s_render, mpikey
-except ImportError:  # loaded on its own, beside intent.py
-    import intent
-    import intent_ib
-    import k8s_render
-    import mpikey
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import nccl_tune
-except ImportError:  # loaded on its own, beside intent.py
-    import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
@@ -566,7 +560,7 @@ RULES = {
     "switch_fabric_require_ports_up": boolean,
     "switch_fabric_templates_dir": local_path(),
     "switch_fabric_profile": fmt(_PROFILE),
-    # Lossless headroom and the PFC watchdog (module_utils/switch_buffers.py: sonic-pfcwd.yang's ranges)
+    # Lossless headroom and the PFC watchdog (module_utils/switch/buffers.py: sonic-pfcwd.yang's ranges)
     "switch_fabric_cable_length": fmt((r"[1-9][0-9]{0,3}m", "a cable length in metres, 1m..9999m (SONiC CABLE_LENGTH)")),
     "switch_fabric_sonic_pg_lookup": ANY_DICT,
     "switch_fabric_pfcwd_action": choice("drop", "forward", "alert"),
@@ -589,7 +583,7 @@ RULES = {
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
     "switch_fabric_restore_force": boolean,
-    "switch_fabric_eos_profile": ANY_DICT,   # derived from switch_eos_family (module_utils/switch_profiles.py)
+    "switch_fabric_eos_profile": ANY_DICT,   # derived from switch_eos_family (module_utils/switch/profiles.py)
     # role verify_fabric
     "verify_fabric_fabric": ANY_DICT,
     "verify_fabric_ib_sm_host": text(253),
@@ -615,7 +609,7 @@ RULES = {
     "verify_fabric_readiness_min_shm_bytes": integer(0, 2 ** 50),
     "verify_fabric_readiness_min_max_read_req": choice(*MAX_READ_REQ),
     "verify_fabric_packages": PACKAGES,
-    # nccl-tests install (tasks/tools.yml; the plan's own checks: module_utils/verify_tools.py)
+    # nccl-tests install (tasks/tools.yml; the plan's own checks: module_utils/host/verify_tools.py)
     "verify_fabric_nccl_tests_method": choice("source", "package", "none"),
     "verify_fabric_nccl_tests_version": fmt(_VERSION),
     "verify_fabric_nccl_tests_source_url": url(("https", "http", "file"), empty=True),
@@ -682,7 +676,7 @@ RULES = {
     "verify_fabric_reports_dir": local_path(),
     "verify_fabric_fail": boolean,
     "verify_fabric_cabling_host_lldp": boolean,
-    # role k8s_render (module_utils/k8s_render.py renders; docs/kubernetes.md)
+    # role k8s_render (module_utils/intent/k8s_render.py renders; docs/kubernetes.md)
     "k8s_render_output_dir": local_path(),
     "k8s_render_host_group": intent_format("name"),
     "k8s_render_name": fmt((k8s_render.DNS_LABEL.pattern, "a DNS label: a-z 0-9 -, starting and ending alphanumeric")),

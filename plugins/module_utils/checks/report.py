@@ -19,10 +19,8 @@ from collections import Counter
 from operator import itemgetter
 from xml.sax.saxutils import escape, quoteattr
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.nccl_tune import table_markdown as _tuning_table
-except ImportError:  # loaded on its own, with module_utils on sys.path (scripts/report_summary.py)
-    from nccl_tune import table_markdown as _tuning_table
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import (
+    table_markdown as _tuning_table)
 
 # 2: checks.ib_write_bw stores each test once, as a row of RDMA_TEST_FIELDS (its matrix and JUnit cases
 # are derived on read); 1 stored every test three times (tests, matrix, cases).

@@ -14,14 +14,11 @@ import re
 import shutil
 import tempfile
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-    from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import installed_versions as dpkg_installed
-    from ansible_collections.linerate.fabric.plugins.module_utils.dpkg import REPAIR, interrupted
-except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, ToolFailure
-    from dpkg import installed_versions as dpkg_installed
-    from dpkg import REPAIR, interrupted
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import (
+    installed_versions as dpkg_installed)
+from ansible_collections.linerate.fabric.plugins.module_utils.host.dpkg import REPAIR, interrupted
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.apt import parse_madison
 
 
 def version_matches(version, pin):
@@ -38,21 +35,6 @@ def version_matches(version, pin):
 def kernel_of(version):
     m = re.search(r"\.kver\.(.+)$", version)
     return m.group(1) if m else None
-
-
-def parse_madison(text):
-    """``apt-cache madison`` rows -> {package: [versions]} (newest first, as apt prints).
-
-    Lines that are not ``package | version | source`` rows (apt's notes) are skipped.
-    """
-    if not isinstance(text, str):
-        raise ParseError("apt-cache madison", f"no output text ({type(text).__name__})")
-    out = {}
-    for line in text.splitlines():
-        cols = [c.strip() for c in line.split("|")]
-        if len(cols) >= 3 and cols[0]:
-            out.setdefault(cols[0], []).append(cols[1])
-    return out
 
 
 class Sandbox:

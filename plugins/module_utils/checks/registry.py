@@ -25,10 +25,18 @@ role's argument spec and defaults.
 """
 from collections import namedtuple
 
-from ansible_collections.linerate.fabric.plugins.module_utils import (
-    accounting, audit, benchcheck, cabling, gpudirect, incastcheck, linkcheck, readiness, report, verify)
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.ncclconf import parse_nccl_conf
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 
 class Unreadable(ValueError):

@@ -19,12 +19,8 @@ suite (``Running suite(s): Sanity`` / ``NN%: Checks: N, Failures: F, Errors: E``
 """
 import re
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils import verify
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-except ImportError:  # loaded on its own, beside verify.py / common.py
-    import verify
-    from common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 CHECK = "gpudirect"
 # perftest's words -> why GPU memory could not be used
