@@ -21,8 +21,12 @@ answers within LINERATE_LAB_WAIT_S; exit 1 when it refuses the request). pfc_off
 running config (drift an operator would see and a re-run repairs);
 link_down/up change only the port's operational state; headroom_zero leaves a port
 no lossless headroom (SONiC: its lossless BUFFER_PG entries are deleted and saved, drift a
-re-run repairs; EOS/NVUE: the buffer model's state) and headroom_restore undoes it;
-pfcwd_off stops the switch's PFC watchdog (SONiC: ``config pfcwd stop``, saved) and
+re-run repairs; EOS/NVUE: the buffer model's state, which NVUE prints in ``nv show interface
+PORT qos buffer ingress-priority-group``: the lossless priority group without headroom) and
+headroom_restore undoes it; pfcwd_off stops the switch's PFC watchdog (SONiC: ``config pfcwd
+stop``, saved; EOS: ``no priority-flow-control pause watchdog`` on every port; NVUE: ``nv set
+interface PORT qos pfc-watchdog state disable`` on every port that had it enabled, applied as a
+revision: drift ``nv show interface PORT qos pfc-watchdog`` shows and a re-run repairs) and
 pfcwd_restore undoes it; reject makes the next
 COUNT commands matching REGEX fail with the platform's own error; drop closes
 the SSH connection when such a command arrives (drop_after: once it has

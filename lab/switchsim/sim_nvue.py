@@ -3,7 +3,9 @@
 Grammar: nv set|unset <path> [value] into the pending revision; nv config
 diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
 [-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
-nv show interface [<swp> qos roce status]. Revisions and the confirm timer
+nv show interface [<swp> qos roce status|counters|link stats|qos buffer
+ingress-priority-group|qos pfc-watchdog] [-o json], only the forms the
+configured release's reference lists (``show_forms``). Revisions and the confirm timer
 behave as on a switch: an unconfirmed apply rolls back when the timer fires.
 
 ``nv config apply`` follows the NVUE command reference (Config Commands,
@@ -70,6 +72,22 @@ def grammar(release=None, ref=None):
         spec = ref["value_types"][e["value"]] if isinstance(e["value"], str) else e["value"]
         out.append((pat, spec))
     return out + FACTORY_GRAMMAR
+
+
+def show_forms(release=None, ref=None):
+    """[(command regex, output kinds)] of the ``nv show`` forms one Cumulus release has, from
+    lab/switchsim/nvue_reference.json ``shows`` (``since`` <= release <= ``until``). Output kinds:
+    ``text`` always; ``json`` where the entry lists it (the simulator's JSON renderings)."""
+    ref = ref or load_reference()
+    release = release or ref["default_release"]
+    rel = _release(release)
+    out = []
+    for e in ref["shows"]:
+        if _release(e["since"]) > rel or ("until" in e and _release(e["until"]) < rel):
+            continue
+        pat = " ".join(_PLACEHOLDERS.get(t, re.escape(t)) for t in e["command"].split(" "))
+        out.append((pat, tuple(e.get("output", ["text"]))))
+    return out
 
 
 def check_value(spec, value, leaf):
@@ -372,6 +390,35 @@ class Nvue(Platform):
         return "\n".join(rows)
 
     def nv_show(self, args):
+        """``nv show <path> [-o json|--output json]``: only the forms the configured release's reference
+        lists (``show_forms``); anything else is refused as NVUE refuses a path it does not have."""
+        fmt, rest, i = "text", [], 0
+        while i < len(args):
+            if args[i] in ("-o", "--output"):
+                if i + 1 >= len(args):
+                    return f"Error: {args[i]} needs a value"
+                fmt = args[i + 1]
+                i += 2
+                continue
+            if args[i].startswith("--output="):
+                fmt = args[i].split("=", 1)[1]
+            else:
+                rest.append(args[i])
+            i += 1
+        line = " ".join(["nv", "show"] + rest)
+        form = next((kinds for pat, kinds in show_forms(self.release()) if re.fullmatch(pat, line)), None)
+        if form is None:
+            return "Error: The requested item does not exist."
+        if fmt not in form:
+            return f"Error: the simulator prints '{line}' as {' or '.join(form)} only, not {fmt}"
+        args = rest
+        if len(args) > 2 and args[0] == "interface" and args[2:] in (
+                ["qos", "buffer", "ingress-priority-group"], ["qos", "pfc-watchdog"]):
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            if args[3:4] == ["buffer"]:
+                return self.show_ingress_pgs(args[1], fmt)
+            return self.show_pfc_watchdog(args[1], fmt)
         if args == ["interface"]:
             return self.show_interfaces()
         if args == ["interface", "lldp"]:
@@ -452,6 +499,106 @@ class Nvue(Platform):
         ]
         return "\n".join(lines)
 
+    # ---------------------------------------------------------- buffer model and PFC watchdog
+    # Shapes: NVUE command reference Show-Commands/QoS.md (stored file id 3506132260), "nv show interface
+    # <interface-id> qos buffer ingress-priority-group" (5.4.0) and "... qos pfc-watchdog" (5.6.0), and
+    # the QoS guide's pfc-watchdog example. No -o json sample is published: the JSON keys are the
+    # tables' columns (docs/conformance.md, NVUE; unsettled).
+    def ingress_pgs(self, port):
+        """{pg: row} of one port: PG 0 lossy (the example's default row), PG 9 the control PG, and per
+        PFC priority its PG (the identity map) lossless, with headroom unless the buffer model's
+        fault (headroom_zero) left it none."""
+        cfg = self.port_config()[port]
+        head = self.buffer_state(port, cfg)["headroom"]
+        rows = {0: {"pool-id": 2, "mode": "DYNAMIC", "reserved-size": 0, "current-usage": 0, "max-usage": 0,
+                    "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0,
+                    "hr": 19435, "hr-pl-usage": 0, "hr-pl-max": 0}}
+        for prio in cfg["pfc"]:
+            ok = prio in head
+            rows[prio] = {"pool-id": 3, "mode": "DYNAMIC", "reserved-size": 10220 if ok else 0, "current-usage": 0,
+                          "max-usage": 0, "shared-max": "ALPHA_8", "lossy-lossless": "Lossless",
+                          "xon-th": 18432 if ok else 0, "xoff-th": 36864 if ok else 0,
+                          "hr": 55296 if ok else 0, "hr-pl-usage": 0, "hr-pl-max": 0}
+        rows[9] = {"pool-id": 1, "mode": "DYNAMIC", "reserved-size": 10220, "current-usage": 0, "max-usage": 0,
+                   "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0, "hr": 10220,
+                   "hr-pl-usage": 0, "hr-pl-max": 0}
+        return {str(pg): rows[pg] for pg in sorted(rows)}
+
+    def show_ingress_pgs(self, port, fmt):
+        rows = self.ingress_pgs(port)
+        if fmt == "json":
+            return json.dumps(rows, indent=2)
+        cols = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode"), ("Reserved Size", "reserved-size"),
+                ("Current Usage", "current-usage"), ("Max Usage", "max-usage"), ("Shared Max", "shared-max"),
+                ("Lossy/Lossless", "lossy-lossless"), ("XON Th", "xon-th"), ("XOFF Th", "xoff-th"), ("HR", "hr"),
+                ("HR/PL Usage", "hr-pl-usage"), ("HR/PL Max", "hr-pl-max")]
+        sizes = {"reserved-size", "current-usage", "max-usage", "xon-th", "xoff-th", "hr", "hr-pl-usage", "hr-pl-max"}
+        table = [[h for h, _k in cols]]
+        for pg, row in rows.items():
+            table.append([pg] + [_bytes_text(row[k]) if k in sizes else str(row[k]) for _h, k in cols[1:]])
+        return _table(table)
+
+    def show_pfc_watchdog(self, port, fmt):
+        cfg = self.port_config()[port]
+        configured = self.applied.get(f"interface {port} qos pfc-watchdog state") == "enable"
+        on = configured and not self.pfcwd_disabled
+        guarded = self.buffer_state(port, cfg)["pfcwd"]
+        status = {}
+        if on:
+            for tc in range(8):
+                st = sim_counters.pfcwd_queue_stats(self.name, port, tc) if tc in guarded else {}
+                status[str(tc)] = {"status": "DEADLOCK" if st.get("stormed") else "OK",
+                                   "deadlock-count": int(st.get("detected") or 0)}
+        if fmt == "json":
+            return json.dumps({"state": "enabled" if on else "disabled", "status": status}, indent=2)
+        head = _table([["", "operational", "applied"],
+                       ["state", "enabled" if on else "disabled", "enabled" if configured else "disabled"]])
+        if not status:
+            return head
+        rows = _table([["traffic-class", "status", "deadlock-count"]]
+                      + [[tc, v["status"], str(v["deadlock-count"])] for tc, v in status.items()])
+        return head + "\n\nPFC WD Status\n" + "=" * 27 + "\n" + "\n".join("    " + r for r in rows.split("\n"))
+
+    def pfc_watchdog(self, port, cfg):
+        """The port's PFC priorities while ``interface <port> qos pfc-watchdog state enable`` is applied
+        (the watchdog guards the classes PFC is on: the reference, "PFC watchdog detects and mitigates
+        pause storms on ports where PFC or link pause is ON")."""
+        if self.applied.get(f"interface {port} qos pfc-watchdog state") != "enable":
+            return []
+        return list(cfg.get("pfc") or [])
+
+    def _drift(self, new, message):
+        """An applied revision that is not linerate's (someone ran ``nv set ...`` and ``nv config apply``)."""
+        rid = self.revisions[-1]["id"] + 1
+        self.applied = new
+        self.revisions.append({"id": rid, "config": copy.deepcopy(new), "state": "applied_and_saved",
+                               "date": _now(), "user": "root", "message": message})
+        self.changed()
+
+    def fault_pfcwd_off(self):
+        """Someone ran ``nv set interface <swp> qos pfc-watchdog state disable`` on every port that had it
+        enabled, and applied it: drift the read-back names and a re-run repairs."""
+        key = "interface {} qos pfc-watchdog state"
+        on = [p for p in self.ports if self.applied.get(key.format(p)) == "enable"]
+        if getattr(self, "fault_saved_pfcwd", None) is None:
+            self.fault_saved_pfcwd = on
+        new = copy.deepcopy(self.applied)
+        for p in on:
+            new[key.format(p)] = "disable"
+        self._drift(new, "lab fault: pfc watchdog off")
+
+    def fault_pfcwd_restore(self):
+        key = "interface {} qos pfc-watchdog state"
+        new = copy.deepcopy(self.applied)
+        for p in getattr(self, "fault_saved_pfcwd", None) or []:
+            new[key.format(p)] = "enable"
+        self.fault_saved_pfcwd = None
+        self.pfcwd_disabled = False
+        if new != self.applied:
+            self._drift(new, "lab fault undone: pfc watchdog on")
+        else:
+            self.store.publish(self)
+
     # ---------------------------------------------------------- state
     def port_config(self):
         a = self.applied
@@ -487,11 +634,7 @@ class Nvue(Platform):
         """Someone removed PFC from the port by hand (a new applied revision)."""
         new = copy.deepcopy(self.applied)
         new.pop(f"interface {port} qos pfc profile", None)
-        rid = self.revisions[-1]["id"] + 1
-        self.applied = new
-        self.revisions.append({"id": rid, "config": copy.deepcopy(new), "state": "applied_and_saved",
-                               "date": _now(), "user": "root", "message": "lab fault: pfc off"})
-        self.changed()
+        self._drift(new, "lab fault: pfc off")
 
 
 def validate(cfg):
@@ -552,6 +695,21 @@ def render_diff(applied, pending):
         out += ["- unset:"] + _yaml(_tree(None, unsets), 4)
     if sets:
         out += ["- set:"] + _yaml(_tree(pending, sets), 4)
+    return "\n".join(out)
+
+
+def _bytes_text(n):
+    """Bytes as NVUE's tables print a size: ``0 Bytes``, ``18.98 KB``, ``1.43 MB``."""
+    if n < 1024:
+        return f"{n} Bytes"
+    return f"{n / 1024:.2f} KB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.2f} MB"
+
+
+def _table(rows):
+    """Left-aligned columns two spaces apart, a dashed rule under the header row."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
 
 

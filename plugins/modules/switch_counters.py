@@ -17,7 +17,9 @@ description:
     counters are still returned and C(errors_msg) says why.
   - In the same read, the lossless state of each port (lossless headroom, the PFC watchdog and its
     storm counters - SONiC C(show pfcwd config|stats), EOS the running config and
-    C(show priority-flow-control counters watchdog | json)), judged by verification
+    C(show priority-flow-control counters watchdog | json), NVUE
+    C(nv show interface <swp> qos buffer ingress-priority-group -o json) and
+    C(nv show interface <swp> qos pfc-watchdog -o json)), judged by verification
     (SWITCH_NO_HEADROOM, PFC_WATCHDOG_OFF, PFC_STORM).
   - Verification takes a snapshot before and after each benchmark phase and judges the
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN

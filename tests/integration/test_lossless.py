@@ -65,6 +65,45 @@ def test_pfc_watchdog_off_is_named_with_switch_and_port(converged):
 
 
 @pytest.mark.matrix
+def test_nvue_switch_headroom_zero_is_named_with_switch_and_port(converged):
+    # leaf1 is the lab's NVUE leaf (lab/switchsim/topology.py): its driver reads the lossless headroom back
+    # from `nv show interface <swp> qos buffer ingress-priority-group -o json`
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
+                        if x["switch"] == "leaf1")
+    switch, port = port_of(converged, node, device)
+    switch_fault(switch, "headroom_zero", port)
+    fault("switch-headroom-zero", switch, port)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("switch-headroom-restore", switch, port)
+        switch_fault(switch, "headroom_restore", port)
+    hits = find(report, "SWITCH_NO_HEADROOM", node, device)
+    assert {(x["switch"], x["switch_port"], x["severity"]) for x in hits} == {("leaf1", port, "error")}
+    assert not [f for f in report["findings"] if f["code"] == "SWITCH_NO_HEADROOM" and f.get("switch") != "leaf1"]
+
+
+@pytest.mark.matrix
+def test_nvue_pfc_watchdog_off_is_named_with_switch_and_port(converged):
+    # NVUE: `nv set interface <swp> qos pfc-watchdog state disable` applied on every port (drift), read back
+    # from `nv show interface <swp> qos pfc-watchdog -o json`
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
+                        if x["switch"] == "leaf1")
+    switch, _ = port_of(converged, node, device)
+    switch_fault(switch, "pfcwd_off")
+    fault("pfc-watchdog-off", switch)
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pfc-watchdog-restore", switch)
+        switch_fault(switch, "pfcwd_restore")
+    hits = [f for f in report["findings"] if f["code"] == "PFC_WATCHDOG_OFF"]
+    assert hits and {x["switch"] for x in hits} == {"leaf1"}
+    cabled = {str(x["switch_port"]) for n in converged["nodes"].values() for x in n["nics"] if x["switch"] == switch}
+    assert cabled <= {x["switch_port"] for x in hits}
+
+
+@pytest.mark.matrix
 def test_pfc_storm_is_named_with_node_device_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
                         if x["switch"] == "leaf2")

@@ -15,8 +15,17 @@ ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "a
         "password": "s3cret-pw", "known_hosts": "/nonexistent", "fabric_ports": PORTS}
 
 
+# the lossless read-back every oper makes (test_switch_nvue.py): swp1 lossless on priority 3 with its PFC
+# watchdog, swp2 (PFC off) neither
+LOSSLESS = {
+    "nv show interface swp1 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
+    "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossy.json"),
+    "nv show interface swp1 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json"),
+    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_off.json")}
+
+
 def run_module(mod, args, monkeypatch, capsys, answers, check=False):
-    d, fake = make("nvue", "leaf1", answers)
+    d, fake = make("nvue", "leaf1", dict(LOSSLESS, **answers))
     d.close = lambda: None
     # switch_config makes its own driver; the read-only modules through module_common.read_only_module
     monkeypatch.setattr(mod if hasattr(mod, "make_driver") else module_common, "make_driver", lambda p: d)
@@ -73,11 +82,16 @@ def test_switch_info_post_check_is_the_one_switch_config_runs(monkeypatch, capsy
                "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
                "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")}
     res, _ = run_module(switch_info, dict(ARGS, no_drop_priority=3, ecn=True), monkeypatch, capsys, answers)
-    assert res["problems"] == ["swp2: link is down", "swp2: PFC on priorities [] (want [3])", "swp2: ECN off (want on)"]
+    head = "no lossless headroom for the no-drop priority {} (lossless priorities with headroom: {}): it drops under incast"
+    wd = "PFC watchdog off on the no-drop priority {} (on: {}): a pause storm would stall the fabric"
+    assert res["problems"] == ["swp2: link is down", "swp2: PFC on priorities [] (want [3])", "swp2: ECN off (want on)",
+                               "swp2: " + head.format(3, []), "swp2: " + wd.format(3, [])]
     res, _ = run_module(switch_info, dict(ARGS, no_drop_priority=4, ecn=False, require_ports_up=False),
                         monkeypatch, capsys, answers)
     assert res["problems"] == ["swp1: PFC on priorities [3] (want [4])", "swp1: ECN on (want off)",
-                               "swp2: PFC on priorities [] (want [4])"]
+                               "swp1: " + head.format(4, [3]), "swp1: " + wd.format(4, [3]),
+                               "swp2: PFC on priorities [] (want [4])", "swp2: " + head.format(4, []),
+                               "swp2: " + wd.format(4, [])]
 
 
 def test_switch_counters_reads_the_roce_class_and_names_what_nvue_lacks(monkeypatch, capsys):

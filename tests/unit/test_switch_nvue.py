@@ -142,6 +142,7 @@ def test_failed_post_check_reapplies_previous_revision(tmp_path):
         "nv show interface": fixture("nvue_show_interface.txt"),   # swp2 is down
         "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
         "nv show interface swp2 qos roce status": fixture("nvue_roce_status_on.txt"),
+        **LOSSLESS_ON,
         "nv config apply --confirm 2 -y": "applied [rev_id: 3]",
     })
     with pytest.raises(SwitchError) as err:
@@ -439,17 +440,33 @@ def test_clear_pending_detaches_and_confirms_a_revision_that_is_the_backup():
 
 # ---------------------------------------------------------------- read-only reads, ports the switch lacks
 
+# the lossless read-back (headroom, PFC watchdog): swp1 lossless on priority 3 with its watchdog, swp2 neither
+LOSSLESS_ON = {
+    "nv show interface swp1 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
+    "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
+    "nv show interface swp1 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json"),
+    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json")}
+LOSSLESS_SWP2_OFF = dict(LOSSLESS_ON, **{
+    "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossy.json"),
+    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_off.json")})
+
+
 def test_oper_skips_ports_the_switch_does_not_have():
     d, fake = make("nvue", answers={"nv show interface": fixture("nvue_show_interface.txt"),
                                     "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
-                                    "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt")})
+                                    "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+                                    **LOSSLESS_SWP2_OFF})
     res = d.oper(["swp9", "swp1", "swp2"])
     assert res == {
         "swp1": {"pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB",
-                 "max_threshold": "1.46 MB", "up": True},
-        "swp2": dict(nvue.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False)}
+                 "max_threshold": "1.46 MB", "up": True, "headroom": [3], "pfcwd": [3]},
+        "swp2": dict(nvue.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False, headroom=[], pfcwd=[])}
     assert fake.sent == ["nv show interface", "nv show interface swp1 qos roce status",
-                         "nv show interface swp2 qos roce status"]
+                         "nv show interface swp1 qos buffer ingress-priority-group -o json",
+                         "nv show interface swp1 qos pfc-watchdog -o json",
+                         "nv show interface swp2 qos roce status",
+                         "nv show interface swp2 qos buffer ingress-priority-group -o json",
+                         "nv show interface swp2 qos pfc-watchdog -o json"]
 
 
 # ---------------------------------------------------------------- counters on ports the switch lacks

@@ -190,6 +190,91 @@ def parse_roce_status(text):
     }
 
 
+def _nvue_json(text, command):
+    """The document ``nv show ... -o json`` printed, or ParseError naming the command (an NVUE
+    ``Error:`` line, a refused form, text where JSON was asked for)."""
+    stripped = (text or "").strip()
+    if not stripped.startswith("{"):
+        first = stripped.splitlines()[0] if stripped else "no output"
+        raise ParseError("nvue", f"{command}: not a JSON object: {first}", text)
+    try:
+        data = json.loads(stripped)
+    except ValueError as err:
+        raise ParseError("nvue", f"{command}: invalid JSON: {err}", text)
+    if not isinstance(data, dict):
+        raise ParseError("nvue", f"{command}: not a JSON object", text)
+    return data
+
+
+_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
+
+
+def _bytes(value):
+    """An NVUE size as bytes: a number (JSON) or the table's ``18.98 KB`` / ``0 Bytes``; None if unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value or ""))
+    if not m or m.group(2).lower() not in _UNITS:
+        return None
+    return int(round(float(m.group(1)) * _UNITS[m.group(2).lower()]))
+
+
+def parse_ingress_priority_groups(text):
+    """``nv show interface <swp> qos buffer ingress-priority-group -o json`` ->
+    {pg: {"lossless": bool, "headroom": bytes, "xoff": bytes}}.
+
+    NVUE command reference, Show-Commands/QoS.md "nv show interface <interface-id> qos buffer
+    ingress-priority-group" (Cumulus Linux 5.4.0 and later): one row per priority group with its pool,
+    mode, sizes, ``Lossy/Lossless``, ``XON Th``, ``XOFF Th`` and ``HR`` (headroom). The JSON keys are
+    the columns' (``lossy-lossless``, ``xon-th``, ``xoff-th``, ``hr``; docs/conformance.md); a size is
+    a number of bytes or the table's ``18.98 KB``. A row without a readable mode or headroom is a
+    ParseError naming the priority group."""
+    cmd = "nv show interface <swp> qos buffer ingress-priority-group -o json"
+    res = {}
+    for pg, row in _nvue_json(text, cmd).items():
+        if not str(pg).isdigit() or not isinstance(row, dict):
+            raise ParseError("nvue", f"{cmd}: {pg!r} is not a priority group row", text)
+        mode = str(row.get("lossy-lossless", "")).strip().lower()
+        head = _bytes(row.get("hr"))
+        if mode not in ("lossy", "lossless") or head is None:
+            raise ParseError("nvue", f"{cmd}: priority group {pg} has no lossy-lossless mode or hr "
+                                     f"(headroom) size: {row!r}", text)
+        res[int(pg)] = {"lossless": mode == "lossless", "headroom": head, "xoff": _bytes(row.get("xoff-th")) or 0}
+    return res
+
+
+def lossless_headroom(pgs):
+    """The priorities with lossless headroom: a lossless priority group with headroom (``hr`` > 0).
+    The priority group of switch priority n is n (the identity map of linerate's fabric config; the
+    reference shows no command that prints the map)."""
+    return sorted(pg for pg, row in pgs.items() if pg <= 7 and row["lossless"] and row["headroom"] > 0)
+
+
+def parse_pfc_watchdog(text):
+    """``nv show interface <swp> qos pfc-watchdog -o json`` -> {"enabled": bool, "status": {tc:
+    {"status": str, "deadlock": int}}}.
+
+    NVUE command reference, Show-Commands/QoS.md "nv show interface <interface-id> qos pfc-watchdog"
+    (Cumulus Linux 5.6.0 and later) and the QoS guide's example: ``state`` (``enabled``/``disabled``)
+    and the "PFC WD Status" table per traffic class (``status`` OK or DEADLOCK, ``deadlock-count``)."""
+    cmd = "nv show interface <swp> qos pfc-watchdog -o json"
+    data = _nvue_json(text, cmd)
+    state = data.get("state")
+    if isinstance(state, dict):   # {"enabled": {}}
+        state = next(iter(state), None)
+    if state not in ("enabled", "disabled", "enable", "disable"):
+        raise ParseError("nvue", f"{cmd}: no state (enabled or disabled): {state!r}", text)
+    status = {}
+    for tc, row in (data.get("status") or {}).items():
+        count = row.get("deadlock-count") if isinstance(row, dict) else None
+        if not str(tc).isdigit() or isinstance(count, bool) or not str(count).isdigit():
+            raise ParseError("nvue", f"{cmd}: traffic class {tc!r} has no deadlock-count: {row!r}", text)
+        status[int(tc)] = {"status": str(row.get("status", "")), "deadlock": int(count)}
+    return {"enabled": state.startswith("enable"), "status": status}
+
+
 def parse_revisions(text):
     """``nv config revision`` -> [(rev_id, state)]."""
     revs = []
@@ -357,11 +442,30 @@ class NvueDriver(Driver):
         for p, row in self._present(ports):
             yield p, row, parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
 
+    def _watchdog(self, port):
+        return parse_pfc_watchdog(self.run(f"nv show interface {port} qos pfc-watchdog -o json"))
+
     def oper(self, ports):
+        """Per port: up, PFC, trust, ECN (``qos roce status``), ``headroom`` (the priorities whose
+        ingress priority group is lossless with headroom: ``qos buffer ingress-priority-group``) and
+        ``pfcwd`` (the port's PFC priorities when its PFC watchdog is enabled: ``qos pfc-watchdog``)."""
         res = {}
         for p, row, st in self._roce_status(ports):
             st["up"] = row["up"]
+            st["headroom"] = lossless_headroom(parse_ingress_priority_groups(
+                self.run(f"nv show interface {p} qos buffer ingress-priority-group -o json")))
+            st["pfcwd"] = list(st["pfc"]) if self._watchdog(p)["enabled"] else []
             res[p] = st
+        return res
+
+    def pfcwd_storms(self, ports):
+        """{port: {tc: {"detected", "stormed"}}} from ``nv show interface <p> qos pfc-watchdog -o json``:
+        ``deadlock-count`` and a ``DEADLOCK`` status per traffic class (switch priority n is traffic
+        class n: the default SP->TC map, which linerate's fabric config keeps)."""
+        res = {}
+        for p, _row in self._present(ports):
+            res[p] = {str(tc): {"detected": st["deadlock"], "stormed": st["status"].upper() == "DEADLOCK"}
+                      for tc, st in self._watchdog(p)["status"].items()}
         return res
 
     def qos_counters(self, ports):
