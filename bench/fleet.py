@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fleet model: the REAL verification plan, evaluation, localisation and report code
-(plugins/module_utils/checks/verify.py and the verify filters) against a simulated fabric of
+(plugins/module_utils/checks/plans.py, rdma.py and the verify filters) against a simulated fabric of
 64 .. 2,000 nodes x 8 rails, with injected fault classes.
 
     .venv/bin/python bench/fleet.py                       # 64 256 1024 2000 nodes, every class
@@ -46,8 +46,12 @@ sys.path.insert(0, os.path.join(REPO, ".collections"))
 def _imports():
     """The collection as the tests load it (.collections/ansible_collections/linerate/fabric -> the checkout)."""
     from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
-    return verify, vf
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+    from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
+    return checks_cabling, plans, rdma, thresholds, findings_mod, vf
 
 
 SU = 32
@@ -133,8 +137,8 @@ class Fabric:
 
     @staticmethod
     def _flows(rnd, leaf_of):
-        verify, _ = _imports()
-        return verify.plan_tests([rnd], leaf_of)
+        plans = _imports()[1]
+        return plans.plan_tests([rnd], leaf_of)
 
     def run(self, rounds, first_round, logs):
         """Play ``rounds`` (every rail of every pair) into per-node logs as the role records them."""
@@ -186,7 +190,7 @@ def unobservable(want, tests):
 
 
 def scenario(n, cls, seed, sample_rounds=2):
-    verify, vf = _imports()
+    checks_cabling, plans, rdma, thresholds, findings_mod, vf = _imports()
     fab = Fabric(n, seed=seed)
     if cls == "several":
         k = max(1, n * RAILS // 100 // 4)
@@ -195,7 +199,7 @@ def scenario(n, cls, seed, sample_rounds=2):
         want = []
     else:
         want = fab.inject(cls)
-    cabling = verify.cabling_index(fab.ports)
+    cabling = checks_cabling.cabling_index(fab.ports)
     logs = {node: [] for node in fab.nodes}
     controller = 0.0
     t0 = time.perf_counter()
@@ -206,7 +210,7 @@ def scenario(n, cls, seed, sample_rounds=2):
     findings, phases = [], 0
     while True:
         t0 = time.perf_counter()
-        findings, _ = verify.rdma_findings(verify.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)
+        findings, _ = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)
         controller += time.perf_counter() - t0
         hit, fp, part = named(want, findings)
         if named_at is None and hit == len(want) and fp == 0 and part == 0:
@@ -222,15 +226,15 @@ def scenario(n, cls, seed, sample_rounds=2):
         done += retest
         retest_rounds += len(retest)
         phases += 1
-    plan_up = verify.uplink_test_coverage(rounds, fab.leaf, fab.uplinks)["uplinks"]
+    plan_up = plans.uplink_test_coverage(rounds, fab.leaf, fab.uplinks)["uplinks"]
     plan_ports = fab.uplink_ports(rounds, 0, fab.leaf)
     t0 = time.perf_counter()
-    summary = verify.summarize(findings)
-    incast = verify.incast_plan(fab.nodes, 7, fab.leaf)
-    cov = verify.incast_coverage(incast, fab.leaf, fab.uplinks)
+    summary = findings_mod.summarize(findings)
+    incast = plans.incast_plan(fab.nodes, 7, fab.leaf)
+    cov = plans.incast_coverage(incast, fab.leaf, fab.uplinks)
     controller += time.perf_counter() - t0
     hit, fp, part = named(want, findings)
-    blind = unobservable(want, verify.evaluate_tests(verify.round_tests(logs), verify.rdma_threshold_gbps(FABRIC)))
+    blind = unobservable(want, rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(FABRIC)))
     return {"nodes": n, "class": cls, "seed": seed, "first_rounds": len(rounds), "retest_rounds": retest_rounds,
             "named_after": named_at, "named_phase": named_phase,
             "retest_phases": phases, "unobservable": blind, "named": hit, "injected": len(want), "false_positives": fp, "partial": part,

@@ -7,7 +7,7 @@
 Builds a synthetic ib_write_bw result set with real-looking host names
 (``dgx-a100-rack07-node03``: 8 nodes a rack), one injected bad link, and
 times what the verify_report action does on the controller: the diagnosis
-(plugins/module_utils/checks/verify.py: rdma_findings; report.rdma_check: each test
+(plugins/module_utils/checks/rdma.py: rdma_findings; report.rdma_check: each test
 stored once) and the report files (plugins/module_utils/checks/report.py:
 report.json, summary.md, junit.xml, heatmap.svg), the best of ``--repeat``
 runs. No lab needed; bench/run.py runs it as its section ``report``, one
@@ -29,7 +29,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 # As the validation publishes it (fabric_effective, with its derived values): what verification reads.
 FABRIC = intent.published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
@@ -42,7 +45,7 @@ def host_names(n, per_rack=8):
 
 def synthetic(nodes, rails, plan="full", bad=None):
     """(tests, cabling): every planned pair on every rail at ~385 Gb/s; ``bad`` = (node, device) at 150."""
-    rounds = verify.round_robin(nodes) if plan == "full" else verify.sampled_plan(nodes, 2)
+    rounds = plans.round_robin(nodes) if plan == "full" else plans.sampled_plan(nodes, 2)
     devices = [f"mlx5_{r}" for r in range(rails)]
     cabling = {(n, d): {"device": d, "switch": f"leaf{r + 1}", "switch_port": f"swp{k + 1}"}
                for k, n in enumerate(nodes) for r, d in enumerate(devices)}
@@ -61,9 +64,9 @@ def synthetic(nodes, rails, plan="full", bad=None):
 def report_once(tests, cabling, nodes, rounds, out_dir):
     """One verify_report on the controller: (diagnosis s, files s, the files' sizes, what was named)."""
     t0 = time.perf_counter()
-    found, evaluated = verify.rdma_findings(tests, FABRIC, cabling)
-    checks = {"ib_write_bw": rep.rdma_check(evaluated, verify.rdma_threshold_gbps(FABRIC), found)}
-    doc = rep.build_report(found, verify.summarize(found), checks, FABRIC, {"nodes": nodes, "rounds": rounds})
+    found, evaluated = rdma.rdma_findings(tests, FABRIC, cabling)
+    checks = {"ib_write_bw": rep.rdma_check(evaluated, thresholds.rdma_threshold_gbps(FABRIC), found)}
+    doc = rep.build_report(found, findings.summarize(found), checks, FABRIC, {"nodes": nodes, "rounds": rounds})
     t1 = time.perf_counter()
     files = rep.write_reports(doc, out_dir)
     t2 = time.perf_counter()

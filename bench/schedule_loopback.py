@@ -18,7 +18,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 sys.path.insert(0, os.path.join(REPO, "tests", "unit"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma  # noqa: E402
 
 import schedule_sim  # noqa: E402  (the stand-in perftest and the threads, shared with the unit tests)
 
@@ -41,7 +41,7 @@ def main():
                 "base_port": args.base_port, "port_stride": 16, "port_rounds": 64, "parts": parts,
                 "tests": [{"device": f"mlx5_{i}"} for i in range(args.rails)]}
     out, _log, wall, rounds = schedule_sim.play(tmp, nodes, addresses, params, setattr)
-    tests = verify.evaluate_tests(verify.round_tests(out), 100)
+    tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
     floor = len(rounds) * args.duration
     print(f"{args.nodes} nodes x {args.rails} rails, {len(rounds)} rounds of {args.duration} s: {len(tests)} tests, "
           f"{sum(t['ok'] for t in tests)} passed; {wall:.1f} s against a floor of {floor} s "

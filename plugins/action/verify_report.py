@@ -6,7 +6,7 @@ ib_write_lat records per tool), the nccl-tests
 runs passed in ``nccl`` (and the NCCL tuning sweep in ``nccl_tuning``, its table in the report) and, on InfiniBand, the subnet check passed in
 ``ib_fabric`` (module ib_fabric_check's result; ``ib_switches`` names the
 switches), turns them into findings with stable fault codes
-(module_utils/checks/verify.py; each check's report is its entry in module_utils/checks/registry.py's
+(module_utils/findings.py and the checks/ modules; each check's report is its entry in module_utils/checks/registry.py's
 CHECKS, called in that order: this action knows no check; the port findings are the ones rdma_port_check
 computed on each node, taken as they are) and writes JSON, Markdown, JUnit XML and the SVG
 heat map to ``<reports_dir>/<timestamp>/`` (``latest`` points at it).
@@ -25,7 +25,9 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
 
 
@@ -52,8 +54,8 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
             return result
         try:
-            verify.derived(fabric)  # the thresholds are the validation's, never re-derived here
-        except verify.NotPublished as e:
+            checks_thresholds.derived(fabric)  # the thresholds are the validation's, never re-derived here
+        except checks_thresholds.NotPublished as e:
             result.update(failed=True, msg=f"verify_report: {e}")
             return result
         # every check of the registry in the report's order: its findings and its report entries
@@ -65,12 +67,12 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=f"verify_report: {e}")
             return result
 
-        findings = verify.correlate(findings)
-        summary = verify.summarize(findings)
+        findings = faults.correlate(findings)
+        summary = faults.summarize(findings)
         meta = dict(self._templar.template(args.get("meta") or {}))
         if "phase_marks" in meta:
             # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
-            meta["phases"] = verify.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
+            meta["phases"] = plans.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
         doc = rep.build_report(findings, summary, checks, fabric, meta,
                                mode=self._templar.template(args.get("mode")) or None)
         # the NCCL tuning sweep of this run (playbooks/nccl_tune.yml): its table, beside the checks

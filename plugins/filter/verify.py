@@ -1,31 +1,34 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 
 
 def _leaf_of(ports):
     """{(node, device): switch} from {node: rdma_ports} (None or {} -> {})."""
-    return verify.leaves_of(verify.cabling_index(dict(ports or {})))
+    return cabling.leaves_of(cabling.cabling_index(dict(ports or {})))
 
 
 def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
     """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``.
 
     ``ports``: {node: rdma_ports}: the sampled plan adds same-leaf and cross-leaf rounds where the
-    nodes hang off two or more leaf groups (``module_utils.checks.verify.sampled_plan``); either plan adds
+    nodes hang off two or more leaf groups (``module_utils.checks.plans.sampled_plan``); either plan adds
     one cross-rail round ([server, client, shift]) where they are one rail-optimised unit, so the
-    leaves' uplinks carry tests (``module_utils.checks.verify.cross_rail_round``)."""
+    leaves' uplinks carry tests (``module_utils.checks.plans.cross_rail_round``)."""
     nodes = list(nodes)
     if plan == "full":
-        return verify.full_plan(nodes, _leaf_of(ports))
+        return checks_plans.full_plan(nodes, _leaf_of(ports))
     if plan == "sampled":
-        return verify.sampled_plan(nodes, int(sample_rounds), _leaf_of(ports))
+        return checks_plans.sampled_plan(nodes, int(sample_rounds), _leaf_of(ports))
     raise ValueError(f"verify_rounds: plan {plan!r} is not allowed (allowed: full | sampled)")
 
 
 def verify_plan(plan, nodes, full_max):
-    """The plan that runs for ``nodes`` nodes (``module_utils.checks.verify.resolve_plan``)."""
-    return verify.resolve_plan(plan, nodes, full_max)
+    """The plan that runs for ``nodes`` nodes (``module_utils.checks.plans.resolve_plan``)."""
+    return checks_plans.resolve_plan(plan, nodes, full_max)
 
 
 def verify_schedule(rounds, node, offset=0, addresses=None):
@@ -34,12 +37,12 @@ def verify_schedule(rounds, node, offset=0, addresses=None):
     ``offset``: the rounds run before (round ids go on from there); ``addresses``: {node: address
     its clients connect to} (ansible_host), a node missing there is reached by its name.
     """
-    return verify.schedule_parts(rounds, node, int(offset or 0), dict(addresses or {}))
+    return checks_plans.schedule_parts(rounds, node, int(offset or 0), dict(addresses or {}))
 
 
 def verify_schedule_summary(rounds, duration, rails=1, label="rounds"):
     """``3 rounds, 6 pairs x 2 rails, one task per node; expected ~6 s (3 x 2 s)``: printed before a schedule."""
-    return verify.schedule_summary(rounds, duration, rails, label)
+    return checks_plans.schedule_summary(rounds, duration, rails, label)
 
 
 def verify_rail_tests(ports, base_port, server=None, rails=None):
@@ -60,25 +63,25 @@ def verify_rail_tests(ports, base_port, server=None, rails=None):
 
 
 def settled(tests, leaf_of=None):
-    """Endpoints the tests already name for good: failing endpoints (``verify.retest_needs``'s input) that
+    """Endpoints the tests already name for good: failing endpoints (``checks_plans.retest_needs``'s input) that
     need no further re-test - both directions settled (a hard or flaky bad side, the other one clean
     over enough tests, or cleared by same-leaf tests)."""
-    bad = {side[1] for side, st in verify.side_stats(tests, leaf_of).items()
-           if verify.side_state(st) in ("bad", "flaky")}
-    return bad - set(verify.retest_needs(tests, leaf_of))
+    bad = {side[1] for side, st in checks_plans.side_stats(tests, leaf_of).items()
+           if checks_plans.side_state(st) in ("bad", "flaky")}
+    return bad - set(checks_plans.retest_needs(tests, leaf_of))
 
 
 def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None, phase=0):
     """One re-test phase of the cheaper plan: suspect nodes against known-good peers, both directions.
 
-    The suspects are ``verify.retest_needs``: every end of a failing test that no settled bad side
+    The suspects are ``checks_plans.retest_needs``: every end of a failing test that no settled bad side
     explains, until both its directions are settled; each is re-tested ``repeats`` times as client
     (its send side) and as server (its receive side), RETEST_REPEATS_FLAKY times for a side that fails
-    and passes (``verify.retest_plan``), against nodes that failed nothing or failed only on other
+    and passes (``checks_plans.retest_plan``), against nodes that failed nothing or failed only on other
     rails, under its own leaves first. Returns [] when nothing is open (no further phase is needed)."""
     leaf_of = _leaf_of(ports)
-    tests = verify.evaluate_tests(verify.round_tests(logs), verify.rdma_threshold_gbps(fabric))
-    needs = verify.retest_needs(tests, leaf_of)
+    tests = rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(fabric))
+    needs = checks_plans.retest_needs(tests, leaf_of)
     suspects = sorted({ep[0] for ep in needs})
     per_node = {n: max(int(repeats), max(r for ep, r in needs.items() if ep[0] == n)) for n in suspects}
     rails_of = {n: {ep[1] for ep in needs if ep[0] == n} for n in suspects}
@@ -90,16 +93,16 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     good = [n for n in nodes if n not in failed_on]
     spare = {n: failed_on[n] for n in nodes if n in failed_on and n not in per_node}
     done = [p for rnd in rounds_done for p in rnd]
-    group_of = {n: k for k, g in enumerate(verify.node_groups(list(nodes), leaf_of)) for n in g}
-    rounds = verify.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
-    if int(phase) < verify.PROBE_PHASES:
-        rounds = verify.fill_idle(rounds, list(nodes), done)
+    group_of = {n: k for k, g in enumerate(checks_plans.node_groups(list(nodes), leaf_of)) for n in g}
+    rounds = checks_plans.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
+    if int(phase) < checks_plans.PROBE_PHASES:
+        rounds = checks_plans.fill_idle(rounds, list(nodes), done)
     return rounds
 
 
 def verify_incast_plan(nodes, k=7, ports=None):
-    """Incast rounds in which every node receives once (``module_utils.checks.verify.incast_plan``)."""
-    return verify.incast_plan(list(nodes), int(k), _leaf_of(ports))
+    """Incast rounds in which every node receives once (``module_utils.checks.plans.incast_plan``)."""
+    return checks_plans.incast_plan(list(nodes), int(k), _leaf_of(ports))
 
 
 def verify_incast_role(rnd, node):

@@ -10,7 +10,7 @@ import threading
 import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils import runner as runner_mod
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perftest")
@@ -96,7 +96,7 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
     binary = fake_perftest(directory)
     log = os.path.join(str(directory), "log")
     open(log, "w").close()
-    rounds = verify.round_robin(nodes)
+    rounds = plans.round_robin(nodes)
     out, errors = {}, []
     envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=log, SCALE=str(scale),
                     DOWN=" ".join((down or {}).get(n, ())))
@@ -119,7 +119,7 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
         local.node = n
         time.sleep((start_delay or {}).get(n, 0))
         try:
-            parts = verify.schedule_parts(rounds, n, 0, addresses)
+            parts = plans.schedule_parts(rounds, n, 0, addresses)
             out[n] = benchmarks.run_schedule(runner_mod.Runner(NodeModule(binary)), params(parts))
         except Exception as e:  # pragma: no cover - shown by the error below
             errors.append((n, e))

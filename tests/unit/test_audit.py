@@ -8,7 +8,7 @@ import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_plans import FABRIC
 
@@ -229,14 +229,14 @@ def test_every_drift_code_is_a_fault_code_and_documented():
     with open(os.path.join(REPO, "docs", "verification.md")) as f:
         doc = f.read()
     for code, _layer in set(audit.LAYER_CODES.values()):
-        assert code in verify.FAULT_CODES and f"`{code}`" in doc
+        assert code in faults.FAULT_CODES and f"`{code}`" in doc
     for code in ("DRIFT_SWITCH", "FIRMWARE_PENDING"):
         assert f"`{code}`" in doc
 
 
 def test_the_report_says_it_is_a_read_only_audit():
     found = audit.firmware_drift("node2", {"results": [MLXCONFIG_DRIFT]})
-    doc = report.build_report(found, verify.summarize(found), {"drift": audit.drift_check(found, ["node2"])},
+    doc = report.build_report(found, faults.summarize(found), {"drift": audit.drift_check(found, ["node2"])},
                               dict(FABRIC, name="lab"), mode=audit.MODE_TEXT)
     assert doc["mode"] == "audit: read-only, nothing was changed"
     json.dumps(doc)
@@ -247,7 +247,7 @@ def test_the_report_says_it_is_a_read_only_audit():
     assert junit.get("name") == "linerate-audit"
     prop = junit.find("testsuite/properties/property")
     assert prop.get("name") == "mode" and prop.get("value") == audit.MODE_TEXT
-    plain = report.build_report([], verify.summarize([]), {}, dict(FABRIC, name="lab"))
+    plain = report.build_report([], faults.summarize([]), {}, dict(FABRIC, name="lab"))
     assert "mode" not in plain and report.to_markdown(plain).startswith("# Fabric verification: PASSED")
 
 

@@ -256,12 +256,12 @@ def test_host_reads_off_for_a_node_skip_its_host_side():
 
 def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
     from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+    from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
     sw = healthy()
     l1 = sw["leaf1"]["neighbors"]
     l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
     findings, cases = run(sw)
-    doc = report.build_report(findings, verify.summarize(findings), {"cabling": cabling.summary(findings, cases)},
+    doc = report.build_report(findings, faults.summarize(findings), {"cabling": cabling.summary(findings, cases)},
                               {"name": "lab", "transport": "roce"})
     md = report.to_markdown(doc)
     assert "### Cabling (LLDP)" in md

@@ -27,7 +27,8 @@ from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import Fil
 from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
 
@@ -166,7 +167,7 @@ def layers(eff):
     # Firmware: the DCQCN parameters of role connectx_firmware.
     out["firmware"] = v["connectx_firmware_roce_params"]
     # Verification: what the report checks NCCL_IB_TC against.
-    out["nccl_findings"] = verify.nccl_conf_findings("node1", {"path": "/etc/nccl.conf", "settings": out["nccl"]},
+    out["nccl_findings"] = checks_nccl.nccl_conf_findings("node1", {"path": "/etc/nccl.conf", "settings": out["nccl"]},
                                                      out["nccl"], {"mlx5_0": 3}, eff)
     return out
 
@@ -260,5 +261,5 @@ def test_a_layer_deriving_the_firmware_values_on_its_own_is_caught():
 def test_verification_thresholds_are_the_published_ones(fabric):
     eff = intent.published(fabric)
     eff["derived"].update(ib_write_bw_min_gbps=123.0, nccl_busbw_min_gbytes_per_nic=7.0)
-    assert verify.rdma_threshold_gbps(eff) == 123.0
-    assert verify.nccl_threshold_gbytes(eff, 4) == 28.0
+    assert thresholds.rdma_threshold_gbps(eff) == 123.0
+    assert thresholds.nccl_threshold_gbytes(eff, 4) == 28.0

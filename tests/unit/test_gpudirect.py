@@ -9,7 +9,7 @@ from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 
 LIMIT = 360.0
 READINESS = {"n1": {"gpus": [{"index": 0}], "rails": [{"device": "mlx5_0", "gpu": 3, "link": "SYS"},

@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib_fabric as ibfabric
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 from module_harness import fixture
 from test_ib_fabric_check import ARGS, Diag, counters, run
@@ -108,7 +108,7 @@ def test_a_sweep_that_fails_is_an_error_finding_never_a_pass(capsys, rc, out, er
     res, _ = run(capsys, Diag(queryerrors=(rc, out, err)), checks=["errors"], fail_on_findings=False)
     assert [x["code"] for x in res["findings"]] == ["IB_COUNTERS_UNREADABLE"]
     assert "port_errors" not in res and res["port_errors_error"].startswith("ibqueryerrors: ")
-    assert verify.FAULT_CODES["IB_COUNTERS_UNREADABLE"][0] == "error"
+    assert faults.FAULT_CODES["IB_COUNTERS_UNREADABLE"][0] == "error"
 
 
 @pytest.mark.parametrize("thresholds,msg", [
@@ -129,20 +129,20 @@ def test_bad_thresholds_fail_naming_key_value_and_what_is_allowed_before_any_too
 
 
 def test_the_report_places_host_links_on_node_and_device_and_isls_on_both_switches():
-    f = verify.ib_findings({"findings": judge(), "port_errors_summary": {"ports_checked": 112, "nodes_checked": 7,
+    f = ibcheck.ib_findings({"findings": judge(), "port_errors_summary": {"ports_checked": 112, "nodes_checked": 7,
                                                                          "window": "since last clear"}},
                            set(SWITCHES))
     assert [(x["code"], x["severity"], x["check"], x["switch"], x["switch_port"], x["node"], x["device"],
              x.get("peer_switch"), x.get("peer_port")) for x in f] == [
         ("IB_LINK_ERRORS", "error", "ib_port_errors", "leaf1", "2", "node2", "mlx5_0", None, None),
         ("IB_LINK_ERRORS", "error", "ib_port_errors", "leaf1", "7", None, None, "spine1", "1")]
-    checks = verify.ib_checks({"findings": [], "sminfo": {}, "summary": {},
+    checks = ibcheck.ib_checks({"findings": [], "sminfo": {}, "summary": {},
                                "port_errors_summary": {"ports_checked": 112, "nodes_checked": 7,
                                                        "window": "since last clear"}}, f)
     assert not checks["ib_port_errors"]["passed"]
     assert checks["ib_port_errors"]["detail"].startswith("112 ports of 7 nodes read by ibqueryerrors (since last clear); ")
-    clean = verify.ib_checks({"findings": [], "port_errors_summary": {"ports_checked": 112, "nodes_checked": 7,
+    clean = ibcheck.ib_checks({"findings": [], "port_errors_summary": {"ports_checked": 112, "nodes_checked": 7,
                                                                       "window": "since last clear"}}, [])
     assert clean["ib_port_errors"]["passed"]
     # an older result without the errors check has no ib_port_errors check (nothing claimed)
-    assert "ib_port_errors" not in verify.ib_checks({"findings": []}, [])
+    assert "ib_port_errors" not in ibcheck.ib_checks({"findings": []}, [])

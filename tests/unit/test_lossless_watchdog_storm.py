@@ -12,7 +12,7 @@ from switch_testlib import render, sim_driver
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import oper_problems, run_apply
@@ -287,7 +287,7 @@ def _healthy(**over):
 
 def _judge(before, after):
     reads = {"leaf1": {"before": _snap(before), "after": _snap(after)}}
-    return incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, verify.finding)
+    return incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding)
 
 
 def test_healthy_lossless_state_has_zero_findings():
@@ -331,14 +331,14 @@ def test_what_a_driver_does_not_read_is_unproven_not_a_finding():
     assert out == [] and unproven == {"leaf1": ["lossless headroom", "PFC watchdog state",
                                                 "PFC watchdog storm counters"]}
     reads = {"leaf1": {"before": _snap({}), "after": dict(_snap(None), lossless_msg="leaf1: timed out")}}
-    assert incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, verify.finding) == (
+    assert incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding) == (
         [], {"leaf1": ["lossless headroom and PFC watchdog (leaf1: timed out)"]})
 
 
 def test_infiniband_has_no_lossless_findings():
     bad = {"swp1": _healthy(headroom=[], pfcwd=[]), "swp2": _healthy()}
     reads = {"leaf1": {"before": _snap(bad), "after": _snap(bad)}}
-    assert incastcheck.lossless_findings(reads, {"transport": "infiniband"}, HOSTS, {}, verify.finding) == ([], {})
+    assert incastcheck.lossless_findings(reads, {"transport": "infiniband"}, HOSTS, {}, findings_mod.finding) == ([], {})
 
 
 def _ethtool(tx3):
@@ -360,6 +360,6 @@ def test_host_pfc_storm_over_the_window_names_node_and_device():
 
 
 def test_the_codes_are_registered():
-    assert verify.FAULT_CODES["SWITCH_NO_HEADROOM"][:2] == ("error", "pfc")
-    assert verify.FAULT_CODES["PFC_WATCHDOG_OFF"][:2] == ("error", "pfc")
-    assert verify.FAULT_CODES["PFC_STORM"][:2] == ("error", "pfc")
+    assert findings_mod.FAULT_CODES["SWITCH_NO_HEADROOM"][:2] == ("error", "pfc")
+    assert findings_mod.FAULT_CODES["PFC_WATCHDOG_OFF"][:2] == ("error", "pfc")
+    assert findings_mod.FAULT_CODES["PFC_STORM"][:2] == ("error", "pfc")

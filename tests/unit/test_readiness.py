@@ -12,7 +12,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.report impo
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
     nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from linerate_lab import faults, model
 from linerate_lab.tools import ibdev2netdev, ibv_devinfo, lspci, nvidia_smi, ofed_info
 

@@ -10,7 +10,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import benc
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
 from module_harness import Tools, run_module
 
@@ -110,7 +111,7 @@ def test_latency_threshold_per_transport_and_from_the_intent():
     assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, transport="infiniband"))) == 3.0
     assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, verify=dict(INTENT["verify"], latency_us_max=2.5)))) == 2.5
     # ib_send_bw: exactly ib_write_bw's, from the link speed
-    assert benchcheck.threshold("ib_send_bw", FABRIC) == verify.rdma_threshold_gbps(FABRIC) == 360.0
+    assert benchcheck.threshold("ib_send_bw", FABRIC) == checks_thresholds.rdma_threshold_gbps(FABRIC) == 360.0
     assert benchcheck.threshold("ib_send_bw", intent.published(dict(INTENT, link_speed_gbps=200))) == 180.0
     with pytest.raises(ValueError, match="ib_read_lat"):
         benchcheck.threshold("ib_read_lat", FABRIC)
@@ -203,8 +204,8 @@ def test_a_test_without_a_figure_or_error_is_a_test_error():
 
 
 def test_new_codes_are_stable_and_documented():
-    assert verify.FAULT_CODES["RDMA_SEND_BW_LOW"][:2] == ("error", "link")
-    assert verify.FAULT_CODES["RDMA_LATENCY_HIGH"][:2] == ("error", "link")
+    assert faults.FAULT_CODES["RDMA_SEND_BW_LOW"][:2] == ("error", "link")
+    assert faults.FAULT_CODES["RDMA_LATENCY_HIGH"][:2] == ("error", "link")
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "verification.md")) as f:
         doc = f.read()
     assert "| `RDMA_SEND_BW_LOW` |" in doc and "| `RDMA_LATENCY_HIGH` |" in doc
@@ -214,7 +215,7 @@ def test_new_codes_are_stable_and_documented():
 
 def test_report_markdown_and_junit_have_a_case_per_pair():
     _ev, found, lat = judge("ib_write_lat", lat_logs(bad_usec=6.4))
-    doc = report.build_report(found, verify.summarize(found), {"ib_write_lat": lat}, FABRIC, {})
+    doc = report.build_report(found, faults.summarize(found), {"ib_write_lat": lat}, FABRIC, {})
     md = report.to_markdown(doc)
     assert "### ib_write_lat (latency, usec; threshold 5)" in md
     assert "| node1:mlx5_0 -> node2:mlx5_0 (round 0) | 6.40 | 1.80 | FAIL RDMA_LATENCY_HIGH |" in md

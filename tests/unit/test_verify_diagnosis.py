@@ -1,8 +1,14 @@
-"""Diagnosis rules and link localisation (module_utils/checks/verify.py), on real tool outputs where they exist."""
+"""Diagnosis rules and link localisation (module_utils/checks/rdma.py), on real tool outputs where they exist."""
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 
@@ -13,7 +19,7 @@ NODES = [f"node{i}" for i in range(1, 5)]
 PORTS = {n: [{"device": f"mlx5_{r}", "netdev": f"enp{65 + 16 * r}s0f0np0",
               "address": f"192.168.{100 + r}.{10 + i}/24", "switch": f"leaf{r + 1}", "switch_port": f"swp{i}"}
              for r in range(2)] for i, n in enumerate(NODES, 1)}
-CABLING = verify.cabling_index(PORTS)
+CABLING = cabling.cabling_index(PORTS)
 
 
 def fixture(*parts):
@@ -34,12 +40,12 @@ def good_port(dev, node="node1", **kw):
 # ---------------------------------------------------------------- ports
 
 def test_healthy_ports_have_no_findings():
-    assert verify.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1")], PORTS["node1"], FABRIC) == []
+    assert checks_ports.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1")], PORTS["node1"], FABRIC) == []
 
 
 def test_port_findings_name_node_device_and_switch_port():
     ports = [good_port("mlx5_0", state="DOWN", phys_state="Disabled"), good_port("mlx5_1", speed_gbps=200.0, width=2)]
-    found = verify.port_findings("node1", ports, PORTS["node1"], FABRIC)
+    found = checks_ports.port_findings("node1", ports, PORTS["node1"], FABRIC)
     assert [(f["code"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
         ("PORT_DOWN", "mlx5_0", "leaf1", "swp1"), ("PORT_SPEED", "mlx5_1", "leaf2", "swp1"),
         ("PORT_WIDTH", "mlx5_1", "leaf2", "swp1")]
@@ -49,7 +55,7 @@ def test_port_findings_name_node_device_and_switch_port():
 def test_missing_device_mtu_and_gid():
     ports = [{"device": "mlx5_0", "present": False, "error": "IB device 'mlx5_0' wasn't found"},
              good_port("mlx5_1", mtu=1500, gid=None, ipv4=[])]
-    found = {f["code"]: f for f in verify.port_findings("node1", ports, PORTS["node1"], FABRIC)}
+    found = {f["code"]: f for f in checks_ports.port_findings("node1", ports, PORTS["node1"], FABRIC)}
     assert set(found) == {"PORT_MISSING", "MTU_MISMATCH", "GID_MISSING"}
     assert found["MTU_MISMATCH"]["layer"] == "mtu" and found["MTU_MISMATCH"]["actual"] == 1500
     assert found["GID_MISSING"]["layer"] == "gid" and "192.168.101.11" in found["GID_MISSING"]["message"]
@@ -58,7 +64,7 @@ def test_missing_device_mtu_and_gid():
 def test_infiniband_ports_skip_roce_checks():
     ib = intent.published(dict(INTENT, transport="infiniband"))
     ports = [good_port("mlx5_0", mtu=2044, gid=None, ipv4=[]), good_port("mlx5_1", mtu=2044, gid=None, ipv4=[])]
-    assert verify.port_findings("node1", ports, PORTS["node1"], ib) == []
+    assert checks_ports.port_findings("node1", ports, PORTS["node1"], ib) == []
 
 
 # ---------------------------------------------------------------- ib_write_bw
@@ -66,7 +72,7 @@ def test_infiniband_ports_skip_roce_checks():
 def rounds_tests(bad=None, gbps_bad=150.0, errors=None, dev="mlx5_0"):
     """Every pair of NODES on one rail; tests touching ``bad`` get ``gbps_bad`` or ``errors``."""
     tests = []
-    for k, rnd in enumerate(verify.round_robin(NODES)):
+    for k, rnd in enumerate(plans.round_robin(NODES)):
         for server, client in rnd:
             t = {"round": k, "server": [server, dev], "client": [client, dev], "gbps": 385.0,
                  "client_error": None, "server_error": None}
@@ -82,7 +88,7 @@ def rounds_tests(bad=None, gbps_bad=150.0, errors=None, dev="mlx5_0"):
 
 
 def test_low_bandwidth_is_localised_to_the_common_endpoint():
-    found, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    found, evaluated = rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
     assert [(f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
         ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")]
     assert found[0]["layer"] == "pfc"  # full speed link, a fraction of line rate
@@ -90,12 +96,12 @@ def test_low_bandwidth_is_localised_to_the_common_endpoint():
 
 
 def test_half_rate_points_at_link_speed():
-    found, _ = verify.rdma_findings(rounds_tests("node2", gbps_bad=192.0), FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(rounds_tests("node2", gbps_bad=192.0), FABRIC, CABLING)
     assert found[0]["layer"] == "link" and "200" in found[0]["message"]
 
 
 def test_healthy_rounds_have_no_findings():
-    found, evaluated = verify.rdma_findings(rounds_tests(), FABRIC, CABLING)
+    found, evaluated = rdma.rdma_findings(rounds_tests(), FABRIC, CABLING)
     assert found == [] and all(t["ok"] for t in evaluated)
 
 
@@ -106,7 +112,7 @@ def test_port_state_error_blames_the_side_that_printed_it():
                     "client_error": "Couldn't connect to 10.0.0.4:18515; Unable to init the socket connection"}
         return {"client_error": "Port number 1 state is Down; Couldn't set the link layer",
                 "server_error": "killed after 13 s (no client connected)"}
-    found, _ = verify.rdma_findings(rounds_tests("node4", errors=errors), FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(rounds_tests("node4", errors=errors), FABRIC, CABLING)
     assert [(f["code"], f["node"], f["device"], f["switch_port"]) for f in found] == [
         ("PORT_DOWN", "node4", "mlx5_0", "swp4")]
     assert "state is Down" in found[0]["message"]
@@ -117,7 +123,7 @@ def test_qp_failure_is_a_gid_problem_of_the_side_that_printed_it():
         mine = "Failed to modify QP 0x0128 to RTR; Unable to Connect the HCA's through the link"
         other = "Failed to exchange data between server and clients"
         return {f"{side}_error": mine, f"{'client' if side == 'server' else 'server'}_error": other}
-    found, _ = verify.rdma_findings(rounds_tests("node2", errors=errors), FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(rounds_tests("node2", errors=errors), FABRIC, CABLING)
     assert [(f["code"], f["node"], f["layer"]) for f in found] == [("RDMA_QP_FAILED", "node2", "gid")]
 
 
@@ -126,26 +132,26 @@ def test_transport_retry_uses_port_check_hints_to_break_ties():
     tests = rounds_tests()
     target = next(t for t in tests if t["server"][0] == "node2")
     target.update(gbps=None, client_error="Completion with error at client; Failed status 12: wr_id 0 syndrom 0x81")
-    found, _ = verify.rdma_findings(tests, FABRIC, CABLING, hints=[("node2", "mlx5_0")])
+    found, _ = rdma.rdma_findings(tests, FABRIC, CABLING, hints=[("node2", "mlx5_0")])
     assert [(f["code"], f["node"]) for f in found] == [("RDMA_TRANSPORT_RETRY", "node2")]
     # without a hint the one failing test cannot be pinned on either end
-    found, _ = verify.rdma_findings(tests, FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(tests, FABRIC, CABLING)
     assert [f["code"] for f in found] == ["RDMA_INCONCLUSIVE"]
 
 
 def test_two_node_pair_is_inconclusive():
     tests = [{"round": 0, "server": ["a", "mlx5_0"], "client": ["b", "mlx5_0"], "gbps": 100.0,
               "client_error": None, "server_error": None}]
-    found, _ = verify.rdma_findings(tests, FABRIC, {})
+    found, _ = rdma.rdma_findings(tests, FABRIC, {})
     assert [f["code"] for f in found] == ["RDMA_INCONCLUSIVE"] and found[0]["peer"]["node"] == "b"
 
 
 def test_classify_real_perftest_errors():
-    assert verify.classify_rdma_error(fixture("perftest", "error_couldnt_connect.txt")) == "RDMA_CONNECT_FAILED"
-    assert verify.classify_rdma_error(fixture("perftest", "error_completion.txt")) == "RDMA_TRANSPORT_RETRY"
-    assert verify.classify_rdma_error(fixture("perftest", "error_device_not_found.txt")) == "PORT_MISSING"
-    assert verify.classify_rdma_error(fixture("perftest", "error_no_devices.txt")) == "PORT_MISSING"
-    assert verify.classify_rdma_error("something else broke") == "RDMA_TEST_ERROR"
+    assert rdma.classify_rdma_error(fixture("perftest", "error_couldnt_connect.txt")) == "RDMA_CONNECT_FAILED"
+    assert rdma.classify_rdma_error(fixture("perftest", "error_completion.txt")) == "RDMA_TRANSPORT_RETRY"
+    assert rdma.classify_rdma_error(fixture("perftest", "error_device_not_found.txt")) == "PORT_MISSING"
+    assert rdma.classify_rdma_error(fixture("perftest", "error_no_devices.txt")) == "PORT_MISSING"
+    assert rdma.classify_rdma_error("something else broke") == "RDMA_TEST_ERROR"
 
 
 # ---------------------------------------------------------------- nccl (real NCCL logs)
@@ -158,14 +164,14 @@ def test_real_gdr_log_is_healthy():
     log = parse_nccl_log(fixture("nccl_logs", "ib_roce_gdr_2_23.txt"))
     hosts = {"node1": [{"device": d["device"]} for d in log["ib_devices"]]}
     fabric = dict(FABRIC, link_speed_gbps=400)
-    busbw = verify.nccl_threshold_gbytes(fabric, len(log["ib_devices"])) + 1
-    assert verify.nccl_findings(run_from_logs({"node1": log}, busbw), fabric, hosts) == []
+    busbw = thresholds.nccl_threshold_gbytes(fabric, len(log["ib_devices"])) + 1
+    assert checks_nccl.nccl_findings(run_from_logs({"node1": log}, busbw), fabric, hosts) == []
 
 
 def test_real_socket_fallback_log():
     log = parse_nccl_log(fixture("nccl_logs", "socket_fallback_2_18.txt"))
     assert log["transport"] == "Socket"
-    found = verify.nccl_findings(run_from_logs({"node1": log}, 2.5), FABRIC, {"node1": PORTS["node1"]})
+    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, 2.5), FABRIC, {"node1": PORTS["node1"]})
     codes = {f["code"]: f for f in found}
     assert set(codes) == {"NCCL_NET_SOCKET", "NCCL_BUSBW_LOW"}
     assert codes["NCCL_BUSBW_LOW"]["layer"] in ("hca_selection", "interface_selection")
@@ -175,14 +181,14 @@ def test_real_log_without_gdr():
     log = parse_nccl_log(fixture("nccl_logs", "ibext_plugin_no_gdr.txt"))
     assert log["gdr"] is False
     hosts = {"node1": [{"device": d["device"]} for d in log["ib_devices"]]}
-    found = verify.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts)
+    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts)
     assert [f["code"] for f in found] == ["NCCL_NO_GDR"] and found[0]["layer"] == "peermem"
-    assert verify.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts, expect_gdr=False) == []
+    assert checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts, expect_gdr=False) == []
 
 
 def test_real_completion_error_is_a_transport_retry():
     log = parse_nccl_log(fixture("nccl_logs", "error_completion_wrapped.txt"))
-    found = verify.nccl_findings(run_from_logs({"node1": log}, None, error="Test NCCL failure"), FABRIC,
+    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, None, error="Test NCCL failure"), FABRIC,
                                  {"node1": PORTS["node1"]})
     assert "NCCL_TRANSPORT_RETRY" in {f["code"] for f in found}
     assert "NCCL_BUSBW_LOW" not in {f["code"] for f in found}
@@ -190,32 +196,32 @@ def test_real_completion_error_is_a_transport_retry():
 
 def test_wrong_hca_is_named():
     log = {"transport": "Socket", "gdr": None, "ib_devices": [], "env": {"NCCL_IB_HCA": "mlx5_8,mlx5_9"}, "error": None}
-    found = verify.nccl_findings(run_from_logs({"node2": log}, 2.9), FABRIC, {"node2": PORTS["node2"]})
+    found = checks_nccl.nccl_findings(run_from_logs({"node2": log}, 2.9), FABRIC, {"node2": PORTS["node2"]})
     sock = next(f for f in found if f["code"] == "NCCL_NET_SOCKET")
     assert sock["node"] == "node2" and sock["layer"] == "hca_selection" and "mlx5_8" in sock["message"]
 
 
 def test_fewer_nics_than_cabled():
     log = {"transport": "IB", "gdr": True, "ib_devices": [{"device": "mlx5_1"}], "env": {}, "error": None}
-    found = verify.nccl_findings(run_from_logs({"node3": log}, 45.0), FABRIC, {"node3": PORTS["node3"]})
+    found = checks_nccl.nccl_findings(run_from_logs({"node3": log}, 45.0), FABRIC, {"node3": PORTS["node3"]})
     few = next(f for f in found if f["code"] == "NCCL_FEW_NICS")
     assert (few["node"], few["device"], few["switch"], few["switch_port"]) == ("node3", "mlx5_0", "leaf1", "swp3")
     assert next(f for f in found if f["code"] == "NCCL_BUSBW_LOW")["layer"] == "hca_selection"
 
 
 def test_correlate_takes_the_port_checks_layer():
-    port = verify.finding("PORT_SPEED", "x", node="node2", device="mlx5_1", check="ports")
-    bw = verify.finding("RDMA_BW_LOW", "y", node="node2", device="mlx5_1", check="ib_write_bw", layer="pfc")
-    out = verify.correlate([port, bw])
+    port = faults.finding("PORT_SPEED", "x", node="node2", device="mlx5_1", check="ports")
+    bw = faults.finding("RDMA_BW_LOW", "y", node="node2", device="mlx5_1", check="ib_write_bw", layer="pfc")
+    out = faults.correlate([port, bw])
     assert out[1]["layer"] == "link" and out[1]["related"] == ["PORT_SPEED"]
-    assert verify.summarize(out) == {"passed": False, "errors": 2, "warnings": 0,
+    assert faults.summarize(out) == {"passed": False, "errors": 2, "warnings": 0,
                                      "codes": {"PORT_SPEED": 1, "RDMA_BW_LOW": 1}}
 
 
 def test_split_log_by_host_handles_mpirun_tags():
     text = ("[1,0]<stdout>:node1:11:12 [0] NCCL INFO Using network IB\n"
             "node2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n")
-    out = verify.split_log_by_host(text)
+    out = checks_nccl.split_log_by_host(text)
     assert set(out) == {"node1", "node2"} and "NET/Socket" in out["node2"]
 
 
@@ -258,21 +264,21 @@ def test_untangle_gives_each_rank_its_own_lines_back():
 
 
 def test_a_log_line_cut_by_another_ranks_chunk_still_counts_its_nics():
-    logs = {h: nccl_log.parse_nccl_log(t) for h, t in verify.split_log_by_host(TANGLED).items()}
+    logs = {h: nccl_log.parse_nccl_log(t) for h, t in checks_nccl.split_log_by_host(TANGLED).items()}
     assert set(logs) == {"node1", "node4"}
     assert [d["device"] for d in logs["node1"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
     assert [d["device"] for d in logs["node4"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
     hosts = {n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"},
                  {"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}] for n in logs}
     run = {"test": "all_gather_perf", "busbw": 90.0, "logs": logs}
-    assert [f["code"] for f in verify.nccl_findings(run, FABRIC, hosts, expect_gdr=False)] == []
+    assert [f["code"] for f in checks_nccl.nccl_findings(run, FABRIC, hosts, expect_gdr=False)] == []
 
 
 def test_port_check_takes_the_nodes_findings_as_they_are():
-    node1 = verify.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1", state="DOWN")], PORTS["node1"], FABRIC)
+    node1 = checks_ports.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1", state="DOWN")], PORTS["node1"], FABRIC)
     results = {"node1": {"ports": [], "findings": node1}, "node2": {"skipped": True},
                "node3": {"ports": [], "findings": []}}
-    found, check = verify.port_check(results, PORTS)
+    found, check = checks_ports.port_check(results, PORTS)
     assert found == node1 and [f["code"] for f in found] == ["PORT_DOWN"]
     assert [c["name"] for c in check["cases"]] == ["node1 mlx5_0", "node1 mlx5_1", "node3 mlx5_0", "node3 mlx5_1"]
     down = check["cases"][1]
@@ -283,10 +289,10 @@ def test_port_check_takes_the_nodes_findings_as_they_are():
 
 
 def test_port_check_without_results_has_no_check_and_a_result_without_findings_is_unreadable():
-    assert verify.port_check({"node1": None, "node2": {"skipped": True}}, PORTS) == ([], None)
-    assert verify.port_check({"node1": {"findings": []}}, PORTS)[1]["passed"] is True
+    assert checks_ports.port_check({"node1": None, "node2": {"skipped": True}}, PORTS) == ([], None)
+    assert checks_ports.port_check({"node1": {"findings": []}}, PORTS)[1]["passed"] is True
     try:
-        verify.port_check({"node2": {"failed": True, "msg": "ibv_devinfo: command not found"}}, PORTS)
+        checks_ports.port_check({"node2": {"failed": True, "msg": "ibv_devinfo: command not found"}}, PORTS)
     except KeyError as e:
         assert "node2: the rdma_port_check result has no findings (ibv_devinfo: command not found)" in str(e)
     else:
@@ -299,7 +305,7 @@ def test_round_tests_pair_each_client_with_its_servers_rail():
                                    {"device": "mlx5_1", "gbps": None, "error": "exit status 1"}]}],
             "node2": [{"round": 0, "role": "server", "results": [{"device": "mlx5_1", "error": "Port number 1 state is Down"}]},
                       {"round": 1, "role": "server", "results": [{"device": "mlx5_0", "error": "other round"}]}]}
-    assert verify.round_tests(logs) == [
+    assert rdma.round_tests(logs) == [
         {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 390.0,
          "client_error": None, "server_error": None},
         {"round": 0, "client": ["node1", "mlx5_1"], "server": ["node2", "mlx5_1"], "gbps": None,

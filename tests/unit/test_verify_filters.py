@@ -2,7 +2,8 @@
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as f
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 
 from test_verify_plans import FABRIC
 
@@ -32,7 +33,7 @@ def test_rounds_filter():
     assert len(f.verify_rounds(nodes, "sampled", 1)) == 1
     with pytest.raises(ValueError, match="allowed: full | sampled"):
         f.verify_rounds(nodes, "everything")
-    assert verify.round_roles(f.verify_rounds(nodes), "a")[0]["role"] in ("server", "client")
+    assert checks_plans.round_roles(f.verify_rounds(nodes), "a")[0]["role"] in ("server", "client")
 
 
 def entry(rnd, role, peer, gbps=385.0, error=None, devices=("mlx5_0", "mlx5_1")):
@@ -43,11 +44,11 @@ def entry(rnd, role, peer, gbps=385.0, error=None, devices=("mlx5_0", "mlx5_1"))
 def test_tests_pair_client_and_server_results_rail_by_rail():
     logs = {"a": [entry(0, "server", "b", error=None)],
             "b": [entry(0, "client", "a", gbps=150.0)]}
-    tests = verify.round_tests(logs)
+    tests = rdma.round_tests(logs)
     assert tests == [{"round": 0, "client": ["b", d], "server": ["a", d], "gbps": 150.0, "client_error": None,
                       "server_error": None} for d in ("mlx5_0", "mlx5_1")]
     logs["a"][0]["results"][0]["error"] = "Port number 1 state is Down"
-    assert verify.round_tests(logs)[0]["server_error"] == "Port number 1 state is Down"
+    assert rdma.round_tests(logs)[0]["server_error"] == "Port number 1 state is Down"
 
 
 def test_retest_rounds_pair_suspects_with_good_nodes():
@@ -83,11 +84,11 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     logs, rounds = two_round_logs(("x", 96.0))
     # ... as receiver only (x served both rounds): its send side is unknown, x alone is re-tested,
     # once as client and once as server against good nodes (twice each with repeats=2)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=verify.PROBE_PHASES)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_plans.PROBE_PHASES)
     pairs = [p for rnd in retest for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 1] and all("x" in p for p in pairs)
     assert {n for p in pairs for n in p} - {"x"} <= set("cde")
-    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2, phase=verify.PROBE_PHASES) for p in rnd]
+    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2, phase=checks_plans.PROBE_PHASES) for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 0, 1, 1] and all("x" in p for p in pairs)
     # settled: failed 3 times as server (hard) and passed twice as client: a receive-side fault
     for rnd, peer in ((2, "c"), (3, "d")):
@@ -96,11 +97,11 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     logs["x"].append(entry(4, "server", "e"))
     logs["e"].append(entry(4, "client", "x"))
     logs["e"][-1]["results"][1]["gbps"] = 96.0
-    assert f.settled(verify.evaluate_tests(verify.round_tests(logs), 180.0)) == {("x", "mlx5_1")}
+    assert f.settled(rdma.evaluate_tests(rdma.round_tests(logs), 180.0)) == {("x", "mlx5_1")}
     assert f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds) == []
     # one round: x failed against a alone; x and a are each re-tested against good nodes
     logs, rounds = two_round_logs(("x", 96.0), second_round=False)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=verify.PROBE_PHASES)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_plans.PROBE_PHASES)
     pairs = [set(p) for rnd in retest for p in rnd]
     assert sorted(n for p in pairs for n in p if n in "xa") == ["a", "a", "x", "x"]
     assert all(len(p & {"x", "a"}) == 1 and p - {"x", "a"} <= set("bcde") for p in pairs)
@@ -116,7 +117,7 @@ def test_convicted_needs_two_peers_that_passed_elsewhere_or_a_test_naming_the_en
         return {"server": list(server), "client": list(client), "ok": ok, "blame": blame}
     x, a, b = ("x", "mlx5_1"), ("a", "mlx5_1"), ("b", "mlx5_1")
     good_a, good_b = t(a, ("c", "mlx5_1"), True), t(("d", "mlx5_1"), b, True)
-    assert verify.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
-    assert verify.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
-    assert verify.convicted([t(x, a, False), good_a]) == set()                       # one peer only
-    assert verify.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
+    assert checks_plans.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
+    assert checks_plans.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
+    assert checks_plans.convicted([t(x, a, False), good_a]) == set()                       # one peer only
+    assert checks_plans.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down

@@ -2,7 +2,8 @@
 placed on switch, port, node and device; checks subnet_manager, ib_topology
 and ib_partitions; a check that could not run is an error, not a pass."""
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_ibcheck import _check
 from test_verify_plans import FABRIC
@@ -17,8 +18,8 @@ def result(findings, pkeys=4):
 
 
 def test_clean_subnet_passes_all_three_checks():
-    f = verify.ib_findings(result([]), SWITCHES)
-    checks = verify.ib_checks(result([]), f)
+    f = checks_ib.ib_findings(result([]), SWITCHES)
+    checks = checks_ib.ib_checks(result([]), f)
     assert f == []
     assert [checks[c]["passed"] for c in ("subnet_manager", "ib_topology", "ib_partitions")] == [True] * 3
     assert checks["subnet_manager"]["detail"] == "MASTER 0xa088c20300000101 (lid 1) priority 15"
@@ -27,7 +28,7 @@ def test_clean_subnet_passes_all_three_checks():
 
 def test_missing_and_swapped_links_name_switch_port_node_and_device():
     raw = _check("lab-ib-missing-swapped.txt")
-    f = verify.ib_findings(result(raw), SWITCHES)
+    f = checks_ib.ib_findings(result(raw), SWITCHES)
     by = {x["code"]: x for x in f}
     missing = by["IB_LINK_MISSING"]
     assert (missing["switch"], missing["switch_port"], missing["node"], missing["device"]) == \
@@ -36,9 +37,9 @@ def test_missing_and_swapped_links_name_switch_port_node_and_device():
     swapped = by["IB_PORTS_SWAPPED"]
     assert (swapped["switch"], swapped["switch_port"]) == ("leaf2", "1")
     assert swapped["evidence"]["ports"] == [1, 2]
-    checks = verify.ib_checks(result(raw), f)
+    checks = checks_ib.ib_checks(result(raw), f)
     assert not checks["ib_topology"]["passed"] and checks["subnet_manager"]["passed"]
-    assert not verify.summarize(f)["passed"]
+    assert not faults.summarize(f)["passed"]
 
 
 def test_sm_not_master_and_partition_findings():
@@ -46,11 +47,11 @@ def test_sm_not_master_and_partition_findings():
             "message": "SM 0xa088c20300000201 (lid 2) is SMINFO_STANDBY, not MASTER"},
            {"code": "IB_PARTITION_NOT_IN_FORCE", "node": "node4 mlx5_0", "port": 1,
             "message": "node4 mlx5_0 lacks pkey 0x0020"}]
-    f = verify.ib_findings(result(raw), SWITCHES)
+    f = checks_ib.ib_findings(result(raw), SWITCHES)
     assert [(x["code"], x["node"], x["device"], x["check"], x["layer"]) for x in f] == [
         ("IB_SM_NOT_MASTER", "node1", None, "subnet_manager", "subnet_manager"),
         ("IB_PARTITION_NOT_IN_FORCE", "node4", "mlx5_0", "ib_partitions", "partition")]
-    checks = verify.ib_checks(result(raw), f)
+    checks = checks_ib.ib_checks(result(raw), f)
     assert not checks["subnet_manager"]["passed"] and not checks["ib_partitions"]["passed"]
     assert checks["ib_topology"]["passed"]
 
@@ -58,25 +59,25 @@ def test_sm_not_master_and_partition_findings():
 def test_unexpected_device_is_a_warning_placed_where_cabled():
     raw = [{"code": "IB_UNEXPECTED_DEVICE", "node": "rogue mlx5_0", "port": 9, "switch": "leaf2",
             "message": "CA 0x1 ('rogue mlx5_0') is not in the inventory, cabled to leaf2 port 9"}]
-    f = verify.ib_findings(result(raw), SWITCHES)
+    f = checks_ib.ib_findings(result(raw), SWITCHES)
     assert (f[0]["severity"], f[0]["switch"], f[0]["switch_port"], f[0]["node"]) == ("warning", "leaf2", "9", "rogue")
-    assert verify.summarize(f)["passed"]
+    assert faults.summarize(f)["passed"]
 
 
 def test_a_check_that_could_not_run_fails_the_report():
     failed = {"failed": True, "host": "node1", "msg": "sminfo: iberror: failed: Failed to open '(null)' port '0'"}
-    f = verify.ib_findings(failed, SWITCHES)
-    checks = verify.ib_checks(failed, f)
+    f = checks_ib.ib_findings(failed, SWITCHES)
+    checks = checks_ib.ib_checks(failed, f)
     assert [x["code"] for x in f] == ["IB_CHECK_FAILED"]
     assert not checks["subnet_manager"]["passed"]
     assert checks["ib_topology"]["skipped"] and not checks["ib_topology"]["passed"]
-    assert not verify.summarize(f)["passed"]
+    assert not faults.summarize(f)["passed"]
 
 
 def test_report_markdown_and_junit_carry_the_subnet_checks():
     raw = _check("lab-ib-missing-swapped.txt")
-    f = verify.ib_findings(result(raw), SWITCHES)
-    doc = report.build_report(f, verify.summarize(f), verify.ib_checks(result(raw), f),
+    f = checks_ib.ib_findings(result(raw), SWITCHES)
+    doc = report.build_report(f, faults.summarize(f), checks_ib.ib_checks(result(raw), f),
                               dict(FABRIC, name="lab-ib", transport="infiniband"))
     md = report.to_markdown(doc)
     assert "| subnet_manager | pass | MASTER 0xa088c20300000101" in md

@@ -4,12 +4,13 @@ import os
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters", "rdma_statistic_mofed.txt")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
 NODES = ["node1", "node2", "node3"]
-CABLING = verify.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i + 1}"}]
+CABLING = cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i + 1}"}]
                                 for i, n in enumerate(NODES)})
 NAMES = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rp_cnp_handled",
          "np_ecn_marked_roce_packets", "np_cnp_sent")
@@ -33,7 +34,7 @@ def run(after=None, fabric=FABRIC, texts=None, drop=(), inconclusive=None):
               "flows": {"node2": 190.0, "node3": 188.0}, "missing": []}]
     if inconclusive:
         rails[0]["inconclusive"] = list(inconclusive)
-    f = incastcheck.hw_findings(phase, fabric, CABLING, rails, verify.finding, verify._where)
+    f = incastcheck.hw_findings(phase, fabric, CABLING, rails, findings.finding, cabling._where)
     return f, rails[0]
 
 
@@ -130,8 +131,8 @@ def test_loss_already_blamed_on_a_sender_goes_into_that_finding_not_onto_the_rec
     phase = {n: {"hw": {"mlx5_0": [stat(), stat(**after.get(n, {}))]}} for n in NODES}
     rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2,
               "flows": {"node2": 190.0, "node3": 60.0}, "missing": []}]
-    prior = [verify.finding("INCAST_GOODPUT_LOW", "node3 mlx5_0: 60 Gb/s", check="incast",
-                            **verify._where(CABLING, "node3", "mlx5_0"))]
-    f = incastcheck.hw_findings(phase, FABRIC, CABLING, rails, verify.finding, verify._where, prior)
+    prior = [findings.finding("INCAST_GOODPUT_LOW", "node3 mlx5_0: 60 Gb/s", check="incast",
+                            **cabling._where(CABLING, "node3", "mlx5_0"))]
+    f = incastcheck.hw_findings(phase, FABRIC, CABLING, rails, findings.finding, cabling._where, prior)
     assert f == []
     assert prior[0]["evidence"]["receiver_loss"] == {"node1": {"out_of_sequence": 700}}

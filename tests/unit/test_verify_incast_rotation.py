@@ -1,12 +1,14 @@
 """The incast rotation (issue 24): every node a receiver once, its findings and coverage
-(verify.incast_rotation), the report's incast check (report.incast_check) and a node's part in a
+(checks_incast.incast_rotation), the report's incast check (report.incast_check) and a node's part in a
 round (filter verify_incast_role)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as checks_incast
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_incast import ethtool
 from test_verify_incast_hw import stat
@@ -53,7 +55,7 @@ def test_lab_rail_optimised_every_port_a_receiver_uplinks_out_of_scope():
     cabled = ports(nodes)
     rounds, log = run_rotation(nodes, cabled)
     assert len(rounds) == 4 and sorted(g["receiver"] for r in rounds for g in r) == nodes
-    found, rails, cov = verify.incast_rotation(log, FABRIC, verify.cabling_index(cabled), nodes)
+    found, rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes)
     assert found == []
     assert cov["ports"] == [8, 8] and cov["uplinks"] == [0, 0] and cov["rounds"] == 4
     assert cov["receivers"] == nodes and cov["unproven_ports"] == []
@@ -70,7 +72,7 @@ def test_a_sender_without_pause_fails_its_group_and_leaves_that_port_unproven():
     nodes = [f"n{i}" for i in range(8)]
     cabled = ports(nodes, leaves_per_rail=2)
     rounds, log = run_rotation(nodes, cabled, bad={("n3", "mlx5_1"): 20.0}, no_pause=[("n3", "mlx5_1")])
-    found, rails, cov = verify.incast_rotation(log, FABRIC, verify.cabling_index(cabled), nodes)
+    found, rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes)
     # n3 sends into every other receiver of its group on mlx5_1: one INCAST_GOODPUT_LOW per round it sent
     receivers = [g["receiver"] for r in rounds for g in r if "n3" in g["senders"]]
     assert {(x["code"], x["node"], x["device"]) for x in found} == {("INCAST_GOODPUT_LOW", "n3", "mlx5_1")}
@@ -92,10 +94,10 @@ def test_uplinks_listed_narrow_the_scope_and_a_finding_of_no_rail_is_its_own_cas
     nodes = [f"n{i}" for i in range(8)]
     cabled = ports(nodes, leaves_per_rail=2)
     _rounds, log = run_rotation(nodes, cabled)
-    _f, rails, cov = verify.incast_rotation(log, FABRIC, verify.cabling_index(cabled), nodes,
+    _f, rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes,
                                             uplinks={"r0-l0": [], "r0-l1": []})
     assert cov["uplinks"] == [2, 2]
-    sw = verify.finding("SWITCH_NO_HEADROOM", "r0-l0 swp1: no headroom", switch="r0-l0", switch_port="swp1",
+    sw = faults.finding("SWITCH_NO_HEADROOM", "r0-l0 swp1: no headroom", switch="r0-l0", switch_port="swp1",
                         check="incast")
     check = report.incast_check([sw], rails, cov, {})
     assert not check["passed"] and check["cases"][-1] == {"name": "incast r0-l0 swp1", "ok": False,
@@ -106,7 +108,7 @@ def test_nodes_in_scope_without_records_count_as_unproven():
     nodes = ["node1", "node2", "node3", "node4"]
     cabled = ports(nodes + ["node5"])
     _rounds, log = run_rotation(nodes, ports(nodes))
-    _f, _rails, cov = verify.incast_rotation(log, FABRIC, verify.cabling_index(cabled), nodes + ["node5"])
+    _f, _rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes + ["node5"])
     assert cov["ports"] == [8, 10] and "node5 mlx5_0" in cov["unproven_ports"]
 
 
@@ -122,4 +124,4 @@ def test_incast_role(node, want):
 
 def test_groups_from_records_ignore_junk():
     log = {"a": [{"round": 1, "receiver": "a"}, "junk", {"round": 0}], "b": [{"round": 1, "receiver": "a"}]}
-    assert verify.incast_groups(log) == [(1, "a", {"a": {"round": 1, "receiver": "a"}, "b": {"round": 1, "receiver": "a"}})]
+    assert checks_incast.incast_groups(log) == [(1, "a", {"a": {"round": 1, "receiver": "a"}, "b": {"round": 1, "receiver": "a"}})]

@@ -10,7 +10,7 @@ from test_switch_counters_sim import PORTS, pfc_on, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
 
@@ -43,7 +43,7 @@ def window(tmp_path, monkeypatch, platform, before_counters, after_counters):
     after = snapshot(d, platform)
     r = rails()
     f, unproven = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts(platform), {},
-                                              r, verify.finding)
+                                              r, findings.finding)
     return f, unproven, r
 
 
@@ -94,10 +94,10 @@ def test_lossy_drops_are_not_the_no_drop_class(tmp_path, monkeypatch):
 def test_drops_go_into_the_evidence_of_the_incast_finding_that_names_the_rail():
     before = {"failed": False, "ports": {"Ethernet8": {"drops": {"3": 1}, "per_priority": True, "missing": []}}}
     after = {"failed": False, "ports": {"Ethernet8": {"drops": {"3": 41}, "per_priority": True, "missing": []}}}
-    prior = [verify.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
+    prior = [findings.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
     f, _ = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC,
                                        {"node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet8"}]}, {},
-                                       [], verify.finding, prior)
+                                       [], findings.finding, prior)
     assert f == [] and prior[0]["evidence"]["switch_drops"] == {"sw Ethernet8": 40}
 
 
@@ -113,20 +113,20 @@ def test_an_unreadable_switch_or_port_is_a_warning_naming_it():
     good = {"failed": False, "ports": {"swp9": {"per_priority": True, "missing": []}}}
     reads = {"sw": {"before": good, "after": {"failed": True, "msg": "sw: authentication failed"}},
              "sw2": {"before": good, "after": good}}
-    f, _ = incastcheck.switch_findings(reads, FABRIC, cab, {}, [], verify.finding)
+    f, _ = incastcheck.switch_findings(reads, FABRIC, cab, {}, [], findings.finding)
     assert [(x["code"], x["severity"], x["switch"], x.get("switch_port")) for x in f] == [
         ("COUNTER_MISSING", "warning", "sw", None), ("COUNTER_MISSING", "warning", "sw2", "swp2")]
     assert "authentication failed" in f[0]["message"] and "not proven" in f[0]["message"]
     # one snapshot only (the second play never ran)
-    f, _ = incastcheck.switch_findings({"sw": {"before": good}}, FABRIC, {"n": cab["node1"]}, {}, [], verify.finding)
+    f, _ = incastcheck.switch_findings({"sw": {"before": good}}, FABRIC, {"n": cab["node1"]}, {}, [], findings.finding)
     assert "no snapshot after the benchmarks" in f[0]["message"]
 
 
 def test_nothing_without_reads_or_on_infiniband():
-    assert incastcheck.switch_findings({}, FABRIC, {}, {}, [], verify.finding) == ([], {})
+    assert incastcheck.switch_findings({}, FABRIC, {}, {}, [], findings.finding) == ([], {})
     reads = {"sw": {"before": {"failed": True, "msg": "x"}}}
     cab = {"n": [{"device": "d", "switch": "sw", "switch_port": "p"}]}
-    assert incastcheck.switch_findings(reads, {"transport": "infiniband"}, cab, {}, [], verify.finding) == ([], {})
+    assert incastcheck.switch_findings(reads, {"transport": "infiniband"}, cab, {}, [], findings.finding) == ([], {})
 
 
 def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
@@ -137,7 +137,7 @@ def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
     reads = {"leaf1": {"before": snap({"3": 0}, {"3": 0}), "after": snap({"3": 0}, {"3": 10, "5": 2})},
              "spine1": {"before": snap({"3": 0}, {}), "after": snap({"3": 77}, {})}}
     uplinks = {"leaf1": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}]}
-    f, _ = incastcheck.switch_findings(reads, FABRIC, {}, uplinks, [], verify.finding)
+    f, _ = incastcheck.switch_findings(reads, FABRIC, {}, uplinks, [], findings.finding)
     got = {(x["code"], x["switch"], x["switch_port"], x["peer_switch"], x["peer_port"]) for x in f}
     assert got == {("SWITCH_PAUSE_WRONG_PRIORITY", "leaf1", "swp5", "spine1", "Ethernet1/1"),
                    ("SWITCH_DROPS_NO_DROP", "spine1", "Ethernet1/1", "leaf1", "swp5")}

@@ -5,11 +5,12 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "verify": {}}
-CABLING = verify.cabling_index({"node1": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
+CABLING = cabling.cabling_index({"node1": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
                                           {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": "swp1"}],
                                 "node2": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp2"}]})
 
@@ -44,7 +45,7 @@ def node(end_phy, start_phy=None, devices=("mlx5_0", "mlx5_1"), **kw):
 
 
 def run(data, fabric=FABRIC):
-    return linkcheck.link_health_findings(data, fabric, CABLING, verify.finding, verify._where)
+    return linkcheck.link_health_findings(data, fabric, CABLING, findings.finding, cabling._where)
 
 
 def where(f):
@@ -181,7 +182,7 @@ def test_the_summary_shows_counter_evidence_per_rail_and_port():
             "ecn_marked": {"node1": 90, "node2": 0}, "cnp_sent": {"node1": 90, "node2": 0},
             "cnp_handled": {"node1": 0, "node2": 88}, "out_of_sequence": {"node1": 0, "node2": 0}}
     checks = {"incast": {"passed": True, "rails": [rail], "detail": "1 rail"}, "link_health": linkcheck.check(f, rows)}
-    md = report.to_markdown(report.build_report(f, verify.summarize(f), checks, dict(FABRIC, name="lab")))
+    md = report.to_markdown(report.build_report(f, findings.summarize(f), checks, dict(FABRIC, name="lab")))
     assert "### incast mlx5_0: 1 senders into node1 (counter deltas)" in md
     assert "| node | Gb/s | pause | discards | ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
     assert "| node2 | 190.0 | 812 | 0 | 0 | 0 | 88 | 0 |" in md and "| node1 |  | 0 | 0 | 90 | 90 | 0 | 0 |" in md

@@ -10,7 +10,7 @@ from linerate_lab.tools import mlxlink as sim_mlxlink
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_value, parse_mlxlink
 from test_verify_link_health import CABLING, MLXLINK, ethtool, node, run
@@ -132,8 +132,8 @@ def test_the_lab_mlxlink_prints_healthy_optics_and_optic_degrade_makes_both_find
 
 
 def test_the_codes_are_registered_with_their_severity():
-    assert verify.FAULT_CODES["OPTIC_RX_POWER_LOW"][0] == "error"
-    assert verify.FAULT_CODES["OPTIC_TEMP_HIGH"][0] == "error"
-    assert verify.FAULT_CODES["MLXLINK_RECOMMENDATION"][0] == "warning"
+    assert findings.FAULT_CODES["OPTIC_RX_POWER_LOW"][0] == "error"
+    assert findings.FAULT_CODES["OPTIC_TEMP_HIGH"][0] == "error"
+    assert findings.FAULT_CODES["MLXLINK_RECOMMENDATION"][0] == "warning"
     assert linkcheck.DEFAULTS["optic_rx_power_margin_db"] == intent.DEFAULTS["verify"]["optic_rx_power_margin_db"]
     assert CABLING

@@ -12,7 +12,7 @@ from test_switch_counters_sim import PORTS, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
     parse_eos_intf_errors, parse_nvue_link_stats, parse_sonic_intf_counters)
@@ -42,7 +42,7 @@ def window(tmp_path, monkeypatch, platform, before, after, fabric=FABRIC, prior=
     put_counters(port, after)
     a = snapshot(d, platform)
     return linkcheck.switch_link_findings({"sw": {"before": b, "after": a}}, fabric, hosts(platform), {},
-                                          verify.finding, list(prior))
+                                          findings.finding, list(prior))
 
 
 # ------------------------------------------------------------------ parsers on real outputs
@@ -169,9 +169,9 @@ def test_a_switch_side_flap_is_link_flap_carrier_transitions_halved(tmp_path, mo
 
 
 def test_the_host_side_finding_of_the_same_port_takes_the_switch_evidence(tmp_path, monkeypatch):
-    host = verify.finding("LINK_ERRORS", "node2 mlx5_0: rx_crc_errors_phy +40", node="node2", device="mlx5_0",
+    host = findings.finding("LINK_ERRORS", "node2 mlx5_0: rx_crc_errors_phy +40", node="node2", device="mlx5_0",
                           switch="sw", switch_port="swp2", check="link_health", evidence={"deltas": {"x": 40}})
-    other = verify.finding("LINK_ERRORS", "node1 mlx5_0: rx_crc_errors_phy +1", node="node1", device="mlx5_0",
+    other = findings.finding("LINK_ERRORS", "node1 mlx5_0: rx_crc_errors_phy +1", node="node1", device="mlx5_0",
                            check="link_health")
     f, _, _ = window(tmp_path, monkeypatch, "nvue", {"rx_errors": 0}, {"rx_errors": 40}, prior=[host, other])
     assert [x for x in f if x["code"] == "LINK_ERRORS"] == []
@@ -188,11 +188,11 @@ def test_an_unreadable_switch_or_port_warns_and_does_not_crash():
              {"before": ok},
              {"before": ok, "after": {"ports": {}}}]
     for read in cases:
-        f, _, _ = linkcheck.switch_link_findings({"sw": read}, FABRIC, h, {}, verify.finding)
+        f, _, _ = linkcheck.switch_link_findings({"sw": read}, FABRIC, h, {}, findings.finding)
         assert [(x["code"], x["severity"], x["switch"]) for x in f] == [("COUNTER_MISSING", "warning", "sw")]
         assert "not proven" in f[0]["message"]
     f, _, _ = linkcheck.switch_link_findings({"sw": {"before": ok, "after": {"errors": {}, "errors_msg": ""}}},
-                                             FABRIC, h, {}, verify.finding)
+                                             FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["node"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "node1", "swp1")]
 
 
@@ -200,7 +200,7 @@ def test_a_counter_the_port_lacks_is_named():
     h = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet0"}]}
     snap = {"errors": {"Ethernet0": {"errors": {"RX_ERR": 0}, "link_down": None,
                                      "missing": ["TX_ERR", "link down events"]}}, "errors_msg": ""}
-    f, unproven, _ = linkcheck.switch_link_findings({"sw": {"before": snap, "after": snap}}, FABRIC, h, {}, verify.finding)
+    f, unproven, _ = linkcheck.switch_link_findings({"sw": {"before": snap, "after": snap}}, FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["counter"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "TX_ERR", "Ethernet0")]
     assert unproven == {"sw": ["link down events"]}
 
@@ -210,10 +210,10 @@ def test_uplinks_are_judged_by_their_peer_and_infiniband_is_not():
     snap1 = {"errors": {"swp9": {"errors": {"in-errors": 5}, "link_down": 0, "missing": []}}, "errors_msg": ""}
     up = {"sw": [{"port": "swp9", "peer": "spine", "peer_port": "swp1"}]}
     reads = {"sw": {"before": snap0, "after": snap1}, "spine": {"before": {"errors": {}}, "after": {"errors": {}}}}
-    f, _, shown = linkcheck.switch_link_findings(reads, FABRIC, {}, up, verify.finding)
+    f, _, shown = linkcheck.switch_link_findings(reads, FABRIC, {}, up, findings.finding)
     errs = [x for x in f if x["code"] == "LINK_ERRORS"]
     assert len(errs) == 1 and errs[0]["peer_switch"] == "spine" and errs[0]["switch_port"] == "swp9" and shown == {}
-    assert linkcheck.switch_link_findings(reads, {"transport": "infiniband"}, {}, up, verify.finding) == ([], {}, {})
+    assert linkcheck.switch_link_findings(reads, {"transport": "infiniband"}, {}, up, findings.finding) == ([], {}, {})
 
 
 def test_the_report_table_shows_the_switch_counts():

@@ -1,5 +1,5 @@
 """Localisation in both directions, intermittent rails, uplinks, the incast plan (issue 24), on the
-plan/evaluation code of module_utils/checks/verify.py and the verify filters; the fleet model of
+plan/evaluation code of module_utils/checks/plans.py and rdma.py and the verify filters; the fleet model of
 bench/fleet.py drives them at 64 and 256 nodes x 8 rails."""
 import os
 import sys
@@ -7,7 +7,10 @@ import sys
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_plans import FABRIC
 
@@ -25,7 +28,7 @@ SEND_ONLY = [t_("b", "a", False), t_("c", "a", False), t_("a", "d"), t_("a", "e"
              t_("e", "c")]
 RECV_ONLY = [t_("a", "b", False), t_("a", "c", False), t_("d", "a"), t_("e", "a"), t_("d", "b"),
              t_("e", "c")]
-CABLING = verify.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"}]
+CABLING = checks_cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"}]
                                 for i, n in enumerate("abcde", 1)})
 
 
@@ -34,38 +37,38 @@ def where(found):
 
 
 def test_send_only_fault_is_named_with_its_direction():
-    found, _ = verify.rdma_findings(SEND_ONLY, FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(SEND_ONLY, FABRIC, CABLING)
     assert where(found) == [("RDMA_BW_LOW", "a", "mlx5_0", "send", 2, 2)]
     assert found[0]["severity"] == "error" and found[0]["failure_rate"] == 1.0
     assert "send side bad" in found[0]["message"] and "as client (sending)" in found[0]["message"]
 
 
 def test_receive_only_fault_is_named_with_its_direction():
-    found, _ = verify.rdma_findings(RECV_ONLY, FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(RECV_ONLY, FABRIC, CABLING)
     assert where(found) == [("RDMA_BW_LOW", "a", "mlx5_0", "receive", 2, 2)]
     assert "as server (receiving)" in found[0]["message"]
 
 
 def test_both_directions():
     tests = SEND_ONLY[:2] + RECV_ONLY[:2] + [t_("d", "b"), t_("e", "c"), t_("b", "d"), t_("c", "e")]
-    found, _ = verify.rdma_findings(tests, FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(tests, FABRIC, CABLING)
     assert where(found) == [("RDMA_BW_LOW", "a", "mlx5_0", "both", 4, 4)]
 
 
 def test_intermittent_rail_reports_its_failure_rate():
     tests = [t_("b", "a", False), t_("c", "a"), t_("d", "a", False), t_("e", "a"),
              t_("a", "b"), t_("a", "c"), t_("d", "b"), t_("e", "c"), t_("b", "d")]
-    found, _ = verify.rdma_findings(tests, FABRIC, CABLING)
+    found, _ = rdma.rdma_findings(tests, FABRIC, CABLING)
     assert where(found) == [("RDMA_INTERMITTENT", "a", "mlx5_0", "send", 2, 4)]
     assert found[0]["failure_rate"] == 0.5 and found[0]["cause"] == "RDMA_BW_LOW"
     assert "failure rate 50%" in found[0]["message"] and found[0]["severity"] == "error"
 
 
 def test_one_failing_test_without_evidence_is_an_inconclusive_error():
-    found, _ = verify.rdma_findings([t_("a", "b", False)], FABRIC, {})
+    found, _ = rdma.rdma_findings([t_("a", "b", False)], FABRIC, {})
     assert [(f["code"], f["severity"], f["node"], f["peer"]["node"]) for f in found] == [
         ("RDMA_INCONCLUSIVE", "error", "a", "b")]
-    assert verify.summarize(found)["passed"] is False
+    assert faults.summarize(found)["passed"] is False
 
 
 def leaf_cabling(groups):
@@ -77,7 +80,7 @@ def leaf_cabling(groups):
 def test_uplink_is_named_when_cross_leaf_tests_through_it_fail_and_same_leaf_pass():
     groups = [["a1", "a2", "a3"], ["b1", "b2", "b3"], ["c1", "c2", "c3"]]
     ports = leaf_cabling(groups)
-    cabling = verify.cabling_index(ports)
+    cabling = checks_cabling.cabling_index(ports)
     up = {"leaf0": [{"port": "swp31", "peer": "spine1", "peer_port": "Ethernet1/1"}]}
     tests = []
     for g in groups:  # same-leaf tests pass
@@ -85,7 +88,7 @@ def test_uplink_is_named_when_cross_leaf_tests_through_it_fail_and_same_leaf_pas
     for x, y in (("a1", "b1"), ("b2", "a2"), ("a3", "c3"), ("c1", "a1")):  # through leaf0's uplink: fail
         tests.append(t_(x, y, False))
     tests += [t_("b3", "c2"), t_("c2", "b3")]  # leaf1 <-> leaf2: pass
-    found, _ = verify.rdma_findings(tests, FABRIC, cabling, uplinks=up)
+    found, _ = rdma.rdma_findings(tests, FABRIC, cabling, uplinks=up)
     assert [(f["code"], f["switch"], f["switch_port"], f["leaves"], f["fails"]) for f in found] == [
         ("UPLINK_DEGRADED", "leaf0", "swp31", ["leaf0"], 4)]
     assert "swp31 -> spine1 Ethernet1/1" in found[0]["message"]
@@ -93,10 +96,10 @@ def test_uplink_is_named_when_cross_leaf_tests_through_it_fail_and_same_leaf_pas
 
 def test_one_bad_rail_under_a_leaf_does_not_blame_the_uplink():
     groups = [["a1", "a2", "a3"], ["b1", "b2", "b3"]]
-    cabling = verify.cabling_index(leaf_cabling(groups))
+    cabling = checks_cabling.cabling_index(leaf_cabling(groups))
     tests = [t_("b1", "a1", False), t_("a2", "a1", False), t_("b2", "a1", False), t_("a1", "b3"),
              t_("a2", "a3"), t_("b1", "b2"), t_("a3", "b3"), t_("b2", "a2")]
-    found, _ = verify.rdma_findings(tests, FABRIC, cabling)
+    found, _ = rdma.rdma_findings(tests, FABRIC, cabling)
     assert where(found) == [("RDMA_BW_LOW", "a1", "mlx5_0", "send", 3, 3)]
 
 
@@ -115,7 +118,7 @@ def test_sampled_plan_adds_same_leaf_and_cross_leaf_rounds():
         assert len(used) == len(set(used))
     # one leaf group (a rail-optimised unit): the circle rounds alone, as before
     assert vf.verify_rounds(nodes, "sampled", 2, {n: [{"device": "mlx5_0", "switch": "leaf1"}] for n in nodes}) == \
-        verify.sampled_plan(nodes, 2)
+        checks_plans.sampled_plan(nodes, 2)
 
 
 def test_incast_plan_makes_every_node_a_receiver_once_in_bounded_rounds():
@@ -133,12 +136,12 @@ def test_incast_plan_makes_every_node_a_receiver_once_in_bounded_rounds():
         for g in rnd:
             # interleaved over 4 leaf groups: 6 of the 7 senders sit under another leaf
             assert len(g["senders"]) == 7 and sum(group[s] != group[g["receiver"]] for s in g["senders"]) == 6
-    cov = verify.incast_coverage(rounds, verify.leaves_of(verify.cabling_index(ports)))
+    cov = checks_plans.incast_coverage(rounds, checks_cabling.leaves_of(checks_cabling.cabling_index(ports)))
     assert cov == {"ports": [128, 128], "uplinks": [4, 4]}
     # 9 nodes: the lone last node joins the group before (k + 2 rounds), still every node once
-    rounds = verify.incast_plan([f"n{i}" for i in range(9)], 7)
+    rounds = checks_plans.incast_plan([f"n{i}" for i in range(9)], 7)
     assert len(rounds) == 9 and sorted(g["receiver"] for r in rounds for g in r) == [f"n{i}" for i in range(9)]
-    assert verify.incast_plan(["n0"], 7) == []
+    assert checks_plans.incast_plan(["n0"], 7) == []
 
 
 @pytest.mark.parametrize("cls", ["healthy", "send", "receive", "both"])
@@ -172,7 +175,7 @@ def test_fleet_model_exact_findings_of_each_class():
     def final(cls, n=64, seed=0):
         fab = fleet.Fabric(n, seed=seed)
         want = fab.inject(cls)
-        cabling = verify.cabling_index(fab.ports)
+        cabling = checks_cabling.cabling_index(fab.ports)
         logs = {node: [] for node in fab.nodes}
         done = vf.verify_rounds(fab.nodes, "sampled", 2, fab.ports)
         fab.run(done, 0, logs)
@@ -182,7 +185,7 @@ def test_fleet_model_exact_findings_of_each_class():
                 break
             fab.run(retest, len(done), logs)
             done = done + retest
-        found, _ = verify.rdma_findings(verify.round_tests(logs), fleet.FABRIC, cabling, uplinks=fab.uplinks)
+        found, _ = rdma.rdma_findings(rdma.round_tests(logs), fleet.FABRIC, cabling, uplinks=fab.uplinks)
         return want, found
     for cls, code, direction in (("send", "RDMA_BW_LOW", "send"), ("receive", "RDMA_BW_LOW", "receive"),
                                  ("both", "RDMA_BW_LOW", "both"), ("intermittent", "RDMA_INTERMITTENT", "both")):
@@ -207,27 +210,27 @@ def test_side_states_and_what_stays_open():
             out.append({"server": [s, "mlx5_0"], "client": [c, "mlx5_0"], "ok": ok, "blame": None})
         return out, {(x[0], "mlx5_0"): x[3] for x in spec} | {(x[1], "mlx5_0"): x[4] for x in spec}
     st = lambda f, t: {"fails": f, "total": t, "same_fails": f, "same_total": t}  # noqa: E731
-    assert verify.side_state(None) == "untested"
-    assert verify.side_state(st(0, 2)) == "clean"
-    assert verify.side_state(st(3, 3)) == "bad"
-    assert verify.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
-    assert verify.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
-    n = verify.RETEST_SAMPLES
-    assert verify.side_state(st(2, n)) == "flaky" and verify.side_state(st(2, n - 1)) == "open"
-    assert verify.side_state({"fails": 2, "total": 4, "same_fails": 0, "same_total": 2}) == "cleared"
-    assert verify.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
+    assert checks_plans.side_state(None) == "untested"
+    assert checks_plans.side_state(st(0, 2)) == "clean"
+    assert checks_plans.side_state(st(3, 3)) == "bad"
+    assert checks_plans.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
+    assert checks_plans.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
+    n = checks_plans.RETEST_SAMPLES
+    assert checks_plans.side_state(st(2, n)) == "flaky" and checks_plans.side_state(st(2, n - 1)) == "open"
+    assert checks_plans.side_state({"fails": 2, "total": 4, "same_fails": 0, "same_total": 2}) == "cleared"
+    assert checks_plans.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
     # x sends badly (3 same-leaf failures, none passed), receives fine twice: settled, nothing open;
     # its peers' receive failures are explained by x and need no re-test
     t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", False, "L1", "L1"), ("c", "x", False, "L1", "L1"),
                     ("x", "a", True, "L1", "L1"), ("x", "b", True, "L1", "L1"))
-    assert verify.retest_needs(t, leaf) == {}
+    assert checks_plans.retest_needs(t, leaf) == {}
     assert vf.settled(t, leaf) == {("x", "mlx5_0")}
     # one failure across leaves: both ends open, once each way
     t, leaf = tests(("a", "x", False, "L1", "L2"))
-    assert verify.retest_needs(t, leaf) == {("a", "mlx5_0"): 1, ("x", "mlx5_0"): 1}
+    assert checks_plans.retest_needs(t, leaf) == {("a", "mlx5_0"): 1, ("x", "mlx5_0"): 1}
     # a side that fails and passes without an uplink: flaky-looking, 3 tests a way per phase
     t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", True, "L1", "L1"), ("c", "x", False, "L1", "L1"))
-    assert verify.retest_needs(t, leaf)[("x", "mlx5_0")] == verify.RETEST_REPEATS_FLAKY
+    assert checks_plans.retest_needs(t, leaf)[("x", "mlx5_0")] == checks_plans.RETEST_REPEATS_FLAKY
 
 
 def test_retest_phases_stop_when_nothing_is_open():

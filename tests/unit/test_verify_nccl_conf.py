@@ -4,7 +4,8 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
@@ -40,30 +41,30 @@ def test_parse_nccl_conf_names_the_bad_line(line):
 
 def test_a_conf_that_agrees_has_no_finding():
     conf = {"path": "/etc/nccl.conf", "settings": parse_nccl_conf(GOOD)}
-    assert verify.nccl_conf_findings("node1", conf, EXPECTED, GIDS, FABRIC) == []
+    assert checks_nccl.nccl_conf_findings("node1", conf, EXPECTED, GIDS, FABRIC) == []
 
 
 def test_tc_is_checked_against_the_intent_not_the_derivation():
     conf = {"path": "/etc/nccl.conf", "settings": parse_nccl_conf(GOOD.replace("NCCL_IB_TC=104", "NCCL_IB_TC=0"))}
     # even when the derivation agrees with the file, the intent's DSCP 26 needs 104
-    f = verify.nccl_conf_findings("node1", conf, dict(EXPECTED, NCCL_IB_TC="0"), GIDS, FABRIC)
+    f = checks_nccl.nccl_conf_findings("node1", conf, dict(EXPECTED, NCCL_IB_TC="0"), GIDS, FABRIC)
     assert [(x["code"], x["node"], x["evidence"]["expected"]) for x in f] == [("NCCL_TC_MISMATCH", "node1", 104)]
     unset = {"path": "/etc/nccl.conf", "settings": parse_nccl_conf(GOOD.replace("NCCL_IB_TC=104\n", ""))}
-    assert [x["code"] for x in verify.nccl_conf_findings("node1", unset, EXPECTED, GIDS, FABRIC)] == ["NCCL_TC_MISMATCH"]
+    assert [x["code"] for x in checks_nccl.nccl_conf_findings("node1", unset, EXPECTED, GIDS, FABRIC)] == ["NCCL_TC_MISMATCH"]
 
 
 def test_gid_index_moved_on_one_device_names_that_device():
     conf = {"path": "/etc/nccl.conf", "settings": parse_nccl_conf(GOOD)}
-    f = verify.nccl_conf_findings("node2", conf, EXPECTED, {"mlx5_0": 3, "mlx5_1": 5}, FABRIC)
+    f = checks_nccl.nccl_conf_findings("node2", conf, EXPECTED, {"mlx5_0": 3, "mlx5_1": 5}, FABRIC)
     assert [(x["code"], x["node"], x["device"], x["evidence"]["discovered"]) for x in f] == [
         ("NCCL_GID_INDEX_MISMATCH", "node2", "mlx5_1", 5)]
     # a port with no RoCE v2 GID at all is GID_MISSING's business, not this check's
-    assert verify.nccl_conf_findings("node2", conf, EXPECTED, {"mlx5_0": 3, "mlx5_1": None}, FABRIC) == []
+    assert checks_nccl.nccl_conf_findings("node2", conf, EXPECTED, {"mlx5_0": 3, "mlx5_1": None}, FABRIC) == []
 
 
 def test_hca_list_missing_a_rail():
     conf = {"path": "/etc/nccl.conf", "settings": parse_nccl_conf(GOOD.replace(",mlx5_1:1", ""))}
-    f = verify.nccl_conf_findings("node1", conf, EXPECTED, GIDS, FABRIC)
+    f = checks_nccl.nccl_conf_findings("node1", conf, EXPECTED, GIDS, FABRIC)
     assert [(x["code"], x["device"]) for x in f] == [("NCCL_HCA_MISMATCH", "mlx5_1")]
     assert "missing mlx5_1:1" in f[0]["message"]
 
@@ -71,13 +72,13 @@ def test_hca_list_missing_a_rail():
 def test_infiniband_checks_the_hca_list_and_the_service_level():
     ib = {"transport": "infiniband"}
     conf = {"path": "/etc/nccl.conf", "settings": {"NCCL_IB_HCA": "=mlx5_0,mlx5_1:1"}}
-    assert verify.nccl_conf_findings("n", conf, {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1"}, {}, ib, sl=0) == []
-    f = verify.nccl_conf_findings("n", conf, {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1"}, {}, ib, sl=3)
+    assert checks_nccl.nccl_conf_findings("n", conf, {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1"}, {}, ib, sl=0) == []
+    f = checks_nccl.nccl_conf_findings("n", conf, {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1"}, {}, ib, sl=3)
     assert [(x["code"], x["evidence"]["NCCL_IB_SL"]) for x in f] == [("NCCL_SL_MISMATCH", "0")]
 
 
 def test_missing_file_is_an_error_not_a_pass():
-    f = verify.nccl_conf_findings("node3", {"path": "/etc/nccl.conf", "error": "file not found"}, EXPECTED, GIDS, FABRIC)
+    f = checks_nccl.nccl_conf_findings("node3", {"path": "/etc/nccl.conf", "error": "file not found"}, EXPECTED, GIDS, FABRIC)
     assert [(x["code"], x["node"], x["severity"]) for x in f] == [("NCCL_CONF_MISSING", "node3", "error")]
 
 
@@ -90,7 +91,7 @@ def test_report_action_check_names_switch_port_and_treats_garbage_as_unreadable(
         "node3": {"verify_fabric_nccl_conf": {"path": "/etc/nccl.conf", "text": GOOD},
                   "verify_fabric_nccl_expected": {"settings": EXPECTED, "gids": GIDS}},
     }
-    cabling = verify.cabling_index({"node1": [{"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}]})
+    cabling = checks_cabling.cabling_index({"node1": [{"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}]})
     f, cases = verify_registry.nccl_conf_check(["node1", "node2", "node3"], data, FABRIC, cabling)
     assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [
         ("NCCL_GID_INDEX_MISMATCH", "node1", "mlx5_1", "leaf2", "swp1"), ("NCCL_CONF_INVALID", "node2", None, None, None)]

@@ -1,4 +1,4 @@
-"""Pairing plans and thresholds (module_utils/checks/verify.py)."""
+"""Pairing plans and thresholds (module_utils/checks/plans.py, thresholds.py)."""
 import itertools
 import os
 
@@ -6,7 +6,9 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -32,7 +34,7 @@ def plan_covers(rounds, nodes):
 @pytest.mark.parametrize("n", range(2, 18))
 def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n):
     nodes = [f"node{i}" for i in range(1, n + 1)]
-    rounds = verify.round_robin(nodes)
+    rounds = checks_plans.round_robin(nodes)
     assert len(rounds) == (n - 1 if n % 2 == 0 else n)
     assert plan_covers(rounds, nodes)
     for rnd in rounds:
@@ -47,7 +49,7 @@ def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n):
 def test_servers_are_balanced(n):
     nodes = [f"n{i}" for i in range(n)]
     served = {x: 0 for x in nodes}
-    for rnd in verify.round_robin(nodes):
+    for rnd in checks_plans.round_robin(nodes):
         for server, _ in rnd:
             served[server] += 1
     assert max(served.values()) - min(served.values()) <= 1
@@ -57,17 +59,17 @@ def test_plan_covers_rejects_bad_plans():
     nodes = ["a", "b", "c", "d"]
     assert not plan_covers([[["a", "b"], ["a", "c"]]], nodes)  # a twice in a round
     assert not plan_covers([[["a", "b"], ["c", "d"]]], nodes)  # pairs missing
-    assert not plan_covers([[["a", "b"], ["c", "d"]], [["a", "b"]]] + verify.round_robin(nodes)[1:], nodes)
+    assert not plan_covers([[["a", "b"], ["c", "d"]], [["a", "b"]]] + checks_plans.round_robin(nodes)[1:], nodes)
 
 
 def test_trivial_plans():
-    assert verify.round_robin([]) == [] and verify.round_robin(["a"]) == []
-    assert verify.round_robin(["a", "b"]) == [[["a", "b"]]]
+    assert checks_plans.round_robin([]) == [] and checks_plans.round_robin(["a"]) == []
+    assert checks_plans.round_robin(["a", "b"]) == [[["a", "b"]]]
 
 
 def test_sampled_plan_is_a_few_disjoint_rounds():
     nodes = [f"n{i}" for i in range(10)]
-    rounds = verify.sampled_plan(nodes, 2)
+    rounds = checks_plans.sampled_plan(nodes, 2)
     assert len(rounds) == 2
     for rnd in rounds:
         used = [x for p in rnd for x in p]
@@ -76,24 +78,24 @@ def test_sampled_plan_is_a_few_disjoint_rounds():
 
 def test_retest_pairs_suspects_with_good_peers_not_yet_met():
     done = [["a", "b"], ["c", "d"]]
-    rounds = verify.retest_plan(["a"], ["c", "d", "e"], done, repeats=2)
+    rounds = checks_plans.retest_plan(["a"], ["c", "d", "e"], done, repeats=2)
     pairs = [p for rnd in rounds for p in rnd]
     # twice as client (a's send side), twice as server (its receive side), fresh peers first
     assert pairs == [["c", "a"], ["a", "d"], ["e", "a"], ["a", "c"]]
     assert len(rounds) == 4  # a cannot be in two pairs of one round
-    assert verify.retest_plan(["a"], ["c", "d", "e"], done) == [[["c", "a"]], [["a", "d"]]]
+    assert checks_plans.retest_plan(["a"], ["c", "d", "e"], done) == [[["c", "a"]], [["a", "d"]]]
     # peers under the suspect's own leaves first: no uplink on the path of its re-tests; the one
     # same-leaf peer is met again the other way rather than a peer across an uplink
-    assert verify.retest_plan(["a"], ["c", "d", "e"], done, group_of={"a": 1, "e": 1, "c": 0, "d": 0}) == [
+    assert checks_plans.retest_plan(["a"], ["c", "d", "e"], done, group_of={"a": 1, "e": 1, "c": 0, "d": 0}) == [
         [["e", "a"]], [["a", "e"]]]
     # no good peer under its leaf: another suspect there (both rails proven without an uplink)
-    assert verify.retest_plan(["a", "b"], ["c"], [], group_of={"a": 1, "b": 1, "c": 0}) == [
+    assert checks_plans.retest_plan(["a", "b"], ["c"], [], group_of={"a": 1, "b": 1, "c": 0}) == [
         [["b", "a"]], [["a", "b"]]]
     # per-suspect repeats; a spare node (failed on other rails only) serves a suspect of another rail
-    rounds = verify.retest_plan(["a"], [], [], {"a": 2}, None, {"f": {"mlx5_0"}, "g": {"mlx5_1"}}, {"a": {"mlx5_1"}})
+    rounds = checks_plans.retest_plan(["a"], [], [], {"a": 2}, None, {"f": {"mlx5_0"}, "g": {"mlx5_1"}}, {"a": {"mlx5_1"}})
     assert [p for rnd in rounds for p in rnd] == [["f", "a"], ["a", "f"], ["f", "a"], ["a", "f"]]
     # two suspects share rounds when their peers differ
-    rounds = verify.retest_plan(["a", "b"], ["c", "d"], [], repeats=2)
+    rounds = checks_plans.retest_plan(["a", "b"], ["c", "d"], [], repeats=2)
     for rnd in rounds:
         used = [x for p in rnd for x in p]
         assert len(used) == len(set(used))
@@ -103,37 +105,37 @@ def test_retest_pairs_suspects_with_good_peers_not_yet_met():
 
 def test_round_roles():
     rounds = [[["a", "b"]], [["c", "a"]], [["b", "c"]]]
-    assert verify.round_roles(rounds, "a") == [{"round": 0, "role": "server", "peer": "b"},
+    assert checks_plans.round_roles(rounds, "a") == [{"round": 0, "role": "server", "peer": "b"},
                                               {"round": 1, "role": "client", "peer": "c"},
                                               {"round": 2, "role": "idle", "peer": None}]
 
 
 def test_thresholds_from_intent():
-    assert verify.rdma_threshold_gbps(FABRIC) == 360.0
-    assert verify.rdma_threshold_gbps(intent.published(dict(INTENT, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85}))) == 170.0
-    assert verify.nccl_threshold_gbytes(FABRIC, 8) == 320.0  # 0.8 x 8 x 400 Gb/s / 8
-    assert verify.nccl_threshold_gbytes(FABRIC, 2) == 80.0
+    assert checks_thresholds.rdma_threshold_gbps(FABRIC) == 360.0
+    assert checks_thresholds.rdma_threshold_gbps(intent.published(dict(INTENT, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85}))) == 170.0
+    assert checks_thresholds.nccl_threshold_gbytes(FABRIC, 8) == 320.0  # 0.8 x 8 x 400 Gb/s / 8
+    assert checks_thresholds.nccl_threshold_gbytes(FABRIC, 2) == 80.0
 
 
 def test_fault_codes_are_stable_and_complete():
-    for code, (severity, layer, text) in verify.FAULT_CODES.items():
-        assert code.isupper() and severity in ("error", "warning") and layer in verify.LAYERS and text
+    for code, (severity, layer, text) in findings.FAULT_CODES.items():
+        assert code.isupper() and severity in ("error", "warning") and layer in findings.LAYERS and text
     for code in ("PORT_DOWN", "PORT_SPEED", "PORT_WIDTH", "RDMA_BW_LOW", "RDMA_CONNECT_FAILED",
                  "NCCL_NET_SOCKET", "NCCL_NO_GDR", "NCCL_FEW_NICS", "NCCL_BUSBW_LOW"):
-        assert code in verify.FAULT_CODES
+        assert code in findings.FAULT_CODES
 
 
 @pytest.mark.parametrize("plan, nodes, full_max, want", [
     ("auto", 16, 16, "full"), ("auto", 17, 16, "sampled"), ("auto", 2, 2, "full"), ("auto", 3, 2, "sampled"),
     ("full", 256, 16, "full"), ("sampled", 4, 16, "sampled")])
 def test_auto_plan_is_full_up_to_the_intents_size_and_sampled_above(plan, nodes, full_max, want):
-    assert verify.resolve_plan(plan, nodes, full_max) == want
+    assert checks_plans.resolve_plan(plan, nodes, full_max) == want
     assert verify_filters.FilterModule().filters()["verify_plan"](plan, str(nodes), str(full_max)) == want
 
 
 def test_an_unknown_plan_names_what_is_allowed():
     with pytest.raises(ValueError, match=r"plan 'every' is not allowed \(allowed: auto \| full \| sampled\)"):
-        verify.resolve_plan("every", 4, 16)
+        checks_plans.resolve_plan("every", 4, 16)
 
 
 def test_the_role_default_is_auto_and_the_intent_default_16():

@@ -9,17 +9,20 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_diagnosis import CABLING, NODES, PORTS, rounds_tests
 from test_verify_plans import FABRIC
 
 
 def make_report():
-    found, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    found, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
     checks = {"ports": {"passed": True, "detail": "8/8", "cases": [{"name": "node1 mlx5_0", "ok": True}]},
               "ib_write_bw": report.rdma_check(evaluated, 360.0, found)}
-    return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="lab"))
+    return report.build_report(found, faults.summarize(found), checks, dict(FABRIC, name="lab"))
 
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -46,7 +49,7 @@ def texts(root):
 def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
     """A report of every pair of ``names`` on every rail; tests touching ``bad`` = (node, rail) get gbps_bad."""
     tests = []
-    for k, rnd in enumerate(verify.round_robin(names)):
+    for k, rnd in enumerate(plans.round_robin(names)):
         for server, client in rnd:
             for i, rail in enumerate(rails):
                 g = 380.0 + i + k / 10
@@ -58,9 +61,9 @@ def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
 
 
 def report_of(tests):
-    found, evaluated = verify.rdma_findings(tests, FABRIC, {})
+    found, evaluated = checks_rdma.rdma_findings(tests, FABRIC, {})
     checks = {"ib_write_bw": report.rdma_check(evaluated, 360.0, found)}
-    return report.build_report(found, verify.summarize(found), checks, dict(FABRIC, name="dc1"))
+    return report.build_report(found, faults.summarize(found), checks, dict(FABRIC, name="dc1"))
 
 
 def row(client, server, gbps, code=None, rail="mlx5_0", rnd=0, error=None):
@@ -199,7 +202,7 @@ def test_report_json_is_indented_only_while_small(tmp_path, monkeypatch):
 
 
 def test_empty_report_still_renders():
-    doc = report.build_report([], verify.summarize([]), {}, dict(FABRIC, name="lab"))
+    doc = report.build_report([], faults.summarize([]), {}, dict(FABRIC, name="lab"))
     root = parse_svg(report.heatmap_svg(doc))
     assert "no ib_write_bw tests in this report" in texts(root)
     assert "PASSED" in report.to_markdown(doc)
@@ -229,7 +232,7 @@ def test_summary_printer(tmp_path):
 # ---------------------------------------------------------------- each ib_write_bw test stored once
 
 def test_bandwidth_matrix_is_derived_from_the_stored_tests():
-    _, evaluated = verify.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
+    _, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
     m = report.bandwidth_matrix(report.rdma_rows(evaluated))
     assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
     assert len(m["mlx5_0"]["cells"]) == 6
@@ -241,8 +244,8 @@ def test_bandwidth_matrix_is_derived_from_the_stored_tests():
 def test_report_json_stores_each_test_once(tmp_path):
     tests = rounds_tests("node3")
     tests[0]["gbps"] = 387.123  # a passing test's one-off figure: it must appear once in report.json
-    found, evaluated = verify.rdma_findings(tests, FABRIC, CABLING)
-    doc = report.build_report(found, verify.summarize(found), {"ib_write_bw": report.rdma_check(evaluated, 360.0, found)},
+    found, evaluated = checks_rdma.rdma_findings(tests, FABRIC, CABLING)
+    doc = report.build_report(found, faults.summarize(found), {"ib_write_bw": report.rdma_check(evaluated, 360.0, found)},
                               dict(FABRIC, name="lab"))
     text = open(report.write_reports(doc, str(tmp_path))["json"]).read()
     assert text.count("387.123") == 1
@@ -358,10 +361,10 @@ def test_a_fabric_without_its_published_derived_values_is_refused_with_the_reaso
     assert res["failed"] is True
     assert res["msg"].startswith("verify_report: fabric: has no 'derived' values: pass fabric_effective")
     for bad in (raw, None, {"derived": None}, "fabric"):
-        with pytest.raises(verify.NotPublished, match="pass fabric_effective as playbooks/validate.yml publishes it"):
-            verify.rdma_threshold_gbps(bad)
+        with pytest.raises(thresholds.NotPublished, match="pass fabric_effective as playbooks/validate.yml publishes it"):
+            thresholds.rdma_threshold_gbps(bad)
     # the published values are used as they are, whatever they are
-    assert verify.rdma_threshold_gbps(dict(raw, derived={"ib_write_bw_min_gbps": 1.5})) == 1.5
+    assert thresholds.rdma_threshold_gbps(dict(raw, derived={"ib_write_bw_min_gbps": 1.5})) == 1.5
 
 
 def test_every_node_in_scope_verified_passes_with_one_case_each():
@@ -416,7 +419,7 @@ def test_without_scope_nothing_is_accounted_for_the_old_way():
 
 def test_junit_shows_a_node_not_verified_as_a_failure(tmp_path):
     f, check = accounting.node_findings(NODES, ["node1", "node2", "node4"], probes={"node3": UNREACHABLE})
-    doc = report.build_report(f, verify.summarize(f), {"nodes": check}, dict(FABRIC, name="lab"))
+    doc = report.build_report(f, faults.summarize(f), {"nodes": check}, dict(FABRIC, name="lab"))
     root = ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
     suite = root.find("testsuite[@name='nodes']")
     assert (suite.get("tests"), suite.get("failures")) == ("4", "1")

@@ -1,7 +1,7 @@
 """The ib_write_bw schedule (mode=schedule): one node plays its part in every round in one call.
 
 Pure parts: the TCP port of each round and rail (``benchmarks.schedule_port``), each node's
-parts (``verify.schedule_parts``, filter ``verify_schedule``) and the summary line. Then the
+parts (``plans.schedule_parts``, filter ``verify_schedule``) and the summary line. Then the
 schedule itself (``benchmarks.run_schedule``) on loopback: each simulated node is a thread with
 its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP, so
 the rounds synchronise through the servers as on a fabric.
@@ -10,7 +10,8 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
 
 import schedule_sim
@@ -62,7 +63,7 @@ def test_part_tests_derive_port_and_server():
 
 def test_each_node_gets_its_part_in_every_round_in_order():
     nodes = ["a", "b", "c", "d", "e"]                 # odd: one idle node a round
-    rounds = verify.round_robin(nodes)
+    rounds = plans.round_robin(nodes)
     addresses = {"a": "10.0.0.1", "b": "10.0.0.2", "c": "", "d": None}
     parts = {n: verify_filters.verify_schedule(rounds, n, 0, addresses) for n in nodes}
     for n in nodes:
@@ -86,7 +87,7 @@ def test_retest_rounds_go_on_from_the_offset():
 
 
 def test_summary_line():
-    rounds = verify.round_robin([f"n{i}" for i in range(32)])
+    rounds = plans.round_robin([f"n{i}" for i in range(32)])
     assert verify_filters.verify_schedule_summary(rounds, 2, 8) == \
         "31 rounds, 496 pairs x 8 rails, one task per node; expected ~1 min 02 s (31 x 2 s)"
     assert verify_filters.verify_schedule_summary([[["a", "b"]]], "10", 1, "re-test rounds") == \
@@ -158,7 +159,7 @@ def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(t
     out, log, seconds, base, rounds = play(tmp_path, nodes, monkeypatch, start_delay={"n4": 1.5})
     for n in nodes:
         assert [(r["round"], r["role"]) for r in out[n]] == [
-            (p["round"], p["role"]) for p in verify.schedule_parts(rounds, n)]
+            (p["round"], p["role"]) for p in plans.schedule_parts(rounds, n)]
         for rec in out[n]:
             assert set(rec) == {"round", "role", "peer", "results", "seconds"}
             assert [r["tcp_port"] for r in rec["results"]] == [base + 16 * rec["round"], base + 16 * rec["round"] + 1]
@@ -168,11 +169,11 @@ def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(t
             for s, c in rnd for i in range(2)}
     want |= {("client", c, d, port, s) for _, s, d, port, c in want}
     assert set(map(tuple, log)) == want and len(log) == len(want)
-    tests = verify.evaluate_tests(verify.round_tests(out), 100)
+    tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
     assert len(tests) == 6 * 2 and all(t["ok"] for t in tests)
     # the report's schedule timing: every round's rails; the clients waited at their round's
     # meeting for n4's servers to listen, so none had to start again
-    timing = verify.schedule_timing(out)
+    timing = rdma.schedule_timing(out)
     assert [(r["round"], r["rails"]) for r in timing["rounds"]] == [(0, 4), (1, 4), (2, 4)]
     assert all(r["client_starts"] == r["rails"] and r["seconds"] > 0 for r in timing["rounds"])
     assert timing["client_retries"] == 0
@@ -208,11 +209,11 @@ def test_schedule_timing_takes_each_rounds_slowest_part_and_counts_client_restar
                    "results": [dict(ok, attempts=1), dict(ok, attempts=2)]}],
             "c": [{"round": 1, "role": "server", "peer": "a", "seconds": 2.2, "results": [dict(ok, attempts=1)] * 2}],
             "d": []}
-    assert verify.schedule_timing(logs) == {
+    assert rdma.schedule_timing(logs) == {
         "rounds": [{"round": 0, "seconds": 2.6, "client_starts": 3, "rails": 2},
                    {"round": 1, "seconds": 3.1, "client_starts": 5, "rails": 2}],
         "client_retries": 4}
-    assert verify.schedule_timing({}) == {"rounds": [], "client_retries": 0}
+    assert rdma.schedule_timing({}) == {"rounds": [], "client_retries": 0}
 
 
 def test_a_port_down_fails_its_tests_fast_and_is_named(tmp_path, monkeypatch):
@@ -221,12 +222,12 @@ def test_a_port_down_fails_its_tests_fast_and_is_named(tmp_path, monkeypatch):
     out, log, seconds, base, rounds = play(tmp_path, nodes, monkeypatch, down={"n2": ["mlx5_1"]},
                                            timeout=40, connect_timeout=30)
     assert seconds < 15
-    tests = verify.evaluate_tests(verify.round_tests(out), 100)
+    tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
     bad = [t for t in tests if not t["ok"]]
     assert len(bad) == 3 and all(["n2", "mlx5_1"] in (t["server"], t["client"]) for t in bad)
     assert {t["code"] for t in bad} == {"PORT_DOWN"}
     assert all(t["ok"] for t in tests if ["n2", "mlx5_1"] not in (t["server"], t["client"]))
-    suspects, inconclusive = verify.localise(tests)
+    suspects, inconclusive = rdma.localise(tests)
     assert [s["endpoint"] for s in suspects] == [["n2", "mlx5_1"]] and inconclusive == []
 
 

@@ -19,7 +19,7 @@ the modules' message, e.g. the SSH timeout or refused login) or when it left
 the switch plays before they read it (it failed earlier in the run).
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 
 def _text(v, limit=300):

@@ -5,14 +5,14 @@ registers the results of the modules that hold its state (mlxconfig,
 roce_qos, the NCCL configuration templates, switch_config, ...). What a
 check-mode result *would* change is drift: the live state no longer is what
 the intent makes it. This module turns those results into findings with
-stable codes (verify.FAULT_CODES ``DRIFT_*``), each naming the node or
+stable codes (faults.FAULT_CODES ``DRIFT_*``), each naming the node or
 switch, the device, the layer, the key, the current and the intended value.
 
 Stdlib only: used by the audit filter and by tests.
 """
 import json
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 MODE_TEXT = "audit: read-only, nothing was changed"
 
@@ -78,7 +78,7 @@ def _flatten(state, prefix=""):
 
 def _drift(layer, message, node=None, device=None, key=None, current=None, intended=None, **extra):
     code, report_layer = LAYER_CODES[layer]
-    return verify.finding(code, message, node=node, device=device, layer=report_layer, check="drift",
+    return faults.finding(code, message, node=node, device=device, layer=report_layer, check="drift",
                           audit_layer=layer, key=key, current=current, intended=intended, **extra)
 
 
@@ -105,7 +105,7 @@ def firmware_drift(node, registered, pci_to_device=None):
             if key in drifted:
                 continue
             cell = before.get(key) or {}
-            out.append(verify.finding(
+            out.append(faults.finding(
                 "FIRMWARE_PENDING", f"{node} {dev} ({pci}): firmware {key} is {cell.get('current')} running, "
                 f"{cell.get('next_boot')} set for the next boot; needs a {r.get('reset_kind')} "
                 f"({r.get('reset_reason')})", node=node, device=dev, check="drift", audit_layer="firmware",
@@ -207,7 +207,7 @@ def switch_drift(switch, registered):
             continue
         commands = [str(c) for c in r.get("commands") or []]
         shown = "; ".join(commands[:5]) + (f"; ... ({len(commands)} commands)" if len(commands) > 5 else "")
-        out.append(verify.finding("DRIFT_SWITCH", f"{switch}: the running config differs from the intent; "
+        out.append(faults.finding("DRIFT_SWITCH", f"{switch}: the running config differs from the intent; "
                                   f"would push: {shown or 'a replacement'}", switch=switch, layer="switch",
                                   check="drift", audit_layer="switch", key="running-config",
                                   current=r.get("before"), intended=r.get("after"), commands=commands))
@@ -251,7 +251,7 @@ def layer_errors(node, errors):
             continue
         layer = str(e.get("layer") or e.get("role") or "?")
         task = f" at '{e['task']}'" if e.get("task") else ""
-        out.append(verify.finding("AUDIT_LAYER_FAILED",
+        out.append(faults.finding("AUDIT_LAYER_FAILED",
                                   f"{node}: the {layer} layer could not be audited (role {e.get('role') or layer}{task}: "
                                   f"{e.get('msg') or 'failed'}); its drift is unproven", node=node, check="drift"))
     return out

@@ -8,7 +8,10 @@ named (``hints``: ports, ib_write_bw) where there is one. Thresholds: ib_send_bw
 same ``ib_write_bw_min_gbps`` as ib_write_bw (``ib_write_bw_fraction`` x line rate),
 ib_write_lat ``fabric.verify.latency_us_max`` (``derived.latency_max_usec``).
 """
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 # tool -> (what is measured, the code of a threshold miss)
 BENCHES = {"ib_send_bw": ("gbps", "RDMA_SEND_BW_LOW"), "ib_write_lat": ("latency_usec", "RDMA_LATENCY_HIGH"),
@@ -17,13 +20,13 @@ BENCHES = {"ib_send_bw": ("gbps", "RDMA_SEND_BW_LOW"), "ib_write_lat": ("latency
 
 def latency_threshold_usec(fabric):
     """ib_write_lat's bound (usec): the intent's ``verify.latency_us_max`` or its transport's default."""
-    return float(verify.derived(fabric)["latency_max_usec"])
+    return float(thresholds.derived(fabric)["latency_max_usec"])
 
 
 def threshold(tool, fabric):
     if tool not in BENCHES:
         raise ValueError(f"tool {tool!r}: no such benchmark check; allowed: {', '.join(BENCHES)}")
-    return verify.rdma_threshold_gbps(fabric) if BENCHES[tool][0] == "gbps" else latency_threshold_usec(fabric)
+    return thresholds.rdma_threshold_gbps(fabric) if BENCHES[tool][0] == "gbps" else latency_threshold_usec(fabric)
 
 
 def bench_tests(logs):
@@ -33,7 +36,7 @@ def bench_tests(logs):
     return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
              "gbps": r.get("gbps"), "latency_usec": r.get("latency_usec"), "latency": r.get("latency"),
              "client_error": r.get("error"), "server_error": s.get("error")}
-            for rnd, node, peer, r, s in verify.paired_results(logs, round_of=int)]
+            for rnd, node, peer, r, s in rdma.paired_results(logs, round_of=int)]
 
 
 def evaluate(tool, tests, limit):
@@ -43,7 +46,7 @@ def evaluate(tool, tests, limit):
     for t in tests:
         value = t.get(key)
         if t.get("client_error") or t.get("server_error") or value is None:
-            code, blame = verify._test_error_code(t)
+            code, blame = rdma._test_error_code(t)
             if code == "RDMA_BW_LOW":          # no error text and no figure: the test printed nothing readable
                 code = "RDMA_TEST_ERROR"
         elif (value < limit) if key == "gbps" else (value > limit):
@@ -82,7 +85,7 @@ def findings(tool, evaluated, fabric, cabling, limit, known=()):
         peer = ends[1] if end == ends[0] else ends[0]
         if t["code"] != low and (t["code"], *end) in known:
             continue
-        where = verify._where(cabling, *end)
+        where = checks_cabling._where(cabling, *end)
         role = "client" if end == ends[0] else "server"
         head = (f"{end[0]} {end[1]} (switch {where['switch']} port {where['switch_port']}) with {peer[0]} {peer[1]}, "
                 f"round {t['round']}, {tool} {role}")
@@ -96,7 +99,7 @@ def findings(tool, evaluated, fabric, cabling, limit, known=()):
                 or t.get("server_error") or "no result"
             msg = f"{head}: {err.strip().splitlines()[0]}"
         evidence = {k: t.get(k) for k in ("gbps", "latency_usec", "latency", "client_error", "server_error") if t.get(k)}
-        out.append(verify.finding(t["code"], msg, check=tool, peer={"node": peer[0], "device": peer[1]},
+        out.append(faults.finding(t["code"], msg, check=tool, peer={"node": peer[0], "device": peer[1]},
                                   round=t["round"], evidence=dict(evidence, client=t["client"], server=t["server"]),
                                   **where))
     return out

@@ -21,7 +21,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
     parse_ib_send_bw, parse_ib_write_bw, parse_perftest_lat)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import finish
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import split_log_by_host
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.nccl import split_log_by_host
 
 # a client whose server does not listen yet prints one of these; it is started again
 CONNECT_RETRY = ("Couldn't connect to", "Unable to init the socket connection")
@@ -349,7 +349,7 @@ def part_tests(tests, part, base_port, stride=PORT_STRIDE, port_rounds=PORT_ROUN
     """The rails' tests of one part: the round's TCP port and, on a client, the peer's address.
 
     A server listens on each rail's own port. In a cross-rail round (the part's ``shift`` k,
-    ``verify.cross_rail_round``) the client's rail i connects to the port of the server's rail
+    ``plans.cross_rail_round``) the client's rail i connects to the port of the server's rail
     i + k (perftest's ``-d`` is each side's own: ib_write_bw -d mlx5_0 against a server run with
     -d mlx5_1) and names it ``peer_device``; without a shift, rail i meets rail i."""
     out = []
@@ -382,7 +382,7 @@ def _part_failed(tests, msg):
 
 
 def run_schedule(run, p, check=False):
-    """Play this node's parts in order (``p["parts"]``, see ``verify.schedule_parts``).
+    """Play this node's parts in order (``p["parts"]``, see ``plans.schedule_parts``).
 
     server: one server per rail, each waited for until ``timeout`` (killed when its client
     never comes); client: the clients, each retrying until ``connect_timeout`` while its

@@ -16,7 +16,7 @@ and the port ID is the netdev's MAC (lldpd's default) or its name (port ID
 subtype ifname, or the port description). A switch peer's port is compared
 by name, with EOS's short ``Et`` form expanded.
 
-Findings (codes in verify.FAULT_CODES), each naming both ends - node, device
+Findings (codes in findings.FAULT_CODES), each naming both ends - node, device
 (netdev), switch, switch port, and for switch-to-switch links the peer:
 
 - CABLE_SWAPPED     two ports of one switch see each other's intended neighbour
@@ -33,7 +33,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import normalize_mac, parse_lldpctl_json
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 CHECK = "cabling"
 # Management and internal ports: their neighbours are not the fabric's concern.
@@ -301,3 +301,23 @@ def summary(findings, cases):
     return {"passed": not errors, "cases": cases,
             "detail": f"{ok}/{len(cases)} intended links seen by LLDP as cabled; {len(errors)} error(s), "
                       f"{len(findings) - len(errors)} warning(s)"}
+
+
+def cabling_index(hosts):
+    """{(node, device): rdma_ports entry} from {node: {"rdma_ports": [...]}} or {node: [...]}."""
+    idx = {}
+    for node, hv in (hosts or {}).items():
+        ports = hv.get("rdma_ports", []) if isinstance(hv, dict) else hv
+        for p in ports or []:
+            idx[(node, p["device"])] = p
+    return idx
+
+
+def _where(cabling, node, device):
+    p = cabling.get((node, device)) or {}
+    return {"node": node, "device": device, "switch": p.get("switch"), "switch_port": p.get("switch_port")}
+
+
+def leaves_of(cabling):
+    """{(node, device): leaf switch} from ``cabling_index`` (endpoints without a switch left out)."""
+    return {k: p["switch"] for k, p in (cabling or {}).items() if p.get("switch")}

@@ -19,7 +19,8 @@ suite (``Running suite(s): Sanity`` / ``NN%: Checks: N, Failures: F, Errors: E``
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 CHECK = "gpudirect"
@@ -61,7 +62,7 @@ def tests(logs):
     """The GPU-memory tests from the schedule records ({node: [{round, role, peer, results}]}):
     [{round, client, server, gbps, gpu (the client's --use_cuda), client_error, server_error}]."""
     out = []
-    for rnd, node, peer, r, s in verify.paired_results(logs, round_of=int):
+    for rnd, node, peer, r, s in checks_rdma.paired_results(logs, round_of=int):
         gpu = next((a.split("=", 1)[1] for a in r.get("argv") or [] if str(a).startswith("--use_cuda=")), None)
         out.append({"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
                     "gbps": r.get("gbps"), "gpu": None if gpu is None else int(gpu),
@@ -82,7 +83,7 @@ def evaluate(found, limit):
                 code, blame, reason = "GPUDIRECT_UNAVAILABLE", side, why
                 break
         if code is None and (t.get("client_error") or t.get("server_error") or t.get("gbps") is None):
-            code, blame = verify._test_error_code(t)
+            code, blame = checks_rdma._test_error_code(t)
             if code == "RDMA_BW_LOW":
                 code = "RDMA_TEST_ERROR"
         elif code is None and t["gbps"] < limit:
@@ -131,7 +132,7 @@ def findings(evaluated, limit, readiness_by_node=None, host_gbps=None):
         else:
             err = t.get("client_error") or t.get("server_error") or "no result"
             msg = f"{head}: ib_write_bw --use_cuda failed: {str(err).strip().splitlines()[0]}"
-        out.append(verify.finding(t["code"], msg, node=end[0], device=end[1], check=CHECK, round=t["round"],
+        out.append(faults.finding(t["code"], msg, node=end[0], device=end[1], check=CHECK, round=t["round"],
                                   peer={"node": peer[0], "device": peer[1]}, evidence=evidence))
     return out
 
@@ -213,7 +214,7 @@ def gdrcopy_findings(results):
             parsed = parse_gdrcopy_sanity((r.get("stdout") or "") + "\n" + (r.get("stderr") or ""), r.get("rc"))
         except ParseError as e:
             msg = f"{node}: {r.get('binary')} gave no result (exit status {r.get('rc')}): {str(e).split(': ', 1)[-1]}"
-            found.append(verify.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK,
+            found.append(faults.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK,
                                         evidence={"rc": r.get("rc")}))
             cases.append({"name": f"{node}: gdrcopy sanity", "ok": False, "message": msg})
             continue
@@ -221,7 +222,7 @@ def gdrcopy_findings(results):
             names = ", ".join(parsed["failed_tests"]) or "see its output"
             msg = (f"{node}: {r.get('binary')} failed {parsed['failed']} of {parsed['total']} tests "
                    f"(exit status {r.get('rc')}): {names}")
-            found.append(verify.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK, evidence=parsed))
+            found.append(faults.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK, evidence=parsed))
         cases.append({"name": f"{node}: gdrcopy sanity", "ok": parsed["ok"],
                       "message": f"{parsed['passed']}/{parsed['total']} passed, {parsed['waived']} waived"})
     return found, cases

@@ -16,6 +16,8 @@ Findings are dicts with a stable ``code`` and the exact ``node`` / ``port``:
 
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import lane_nominal
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES, IB_CHECK_OF
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding as report_finding
 
 
 def _norm(g):
@@ -354,3 +356,76 @@ def check_port_errors(port_counters, nd, switches, expected_links, thresholds, b
             link_kind="isl" if kind == "inter-switch link" else "host"))
     findings.sort(key=lambda f: (str(f["node"]), f["port"]))
     return findings
+
+
+def _ib_endpoint(name):
+    """'node1 mlx5_0' (a CA's NodeDescription as Linux sets it) -> (node1, mlx5_0)."""
+    name = str(name or "")
+    return tuple(name.split(" ", 1)) if " " in name else (name or None, None)
+
+
+def ib_findings(result, switches):
+    """The ib_fabric_check result (module ib_fabric_check) -> report findings.
+
+    A switch-side finding names the switch and port and, where the peer is a
+    CA, the node and device cabled there; a CA-side finding (partitions)
+    names the node and device.
+    """
+    if result.get("failed"):
+        return [report_finding("IB_CHECK_FAILED", f"InfiniBand check failed: {result.get('msg') or 'no result'}",
+                        node=result.get("host"), check="subnet_manager")]
+    out = []
+    for f in result.get("findings") or []:
+        code = f["code"] if f["code"] in FAULT_CODES else "IB_CHECK_FAILED"
+        node = device = switch = port = None
+        if f.get("node") in switches:
+            switch, port = f["node"], f.get("port")
+            peer = f.get("peer") or (f.get("peers") or [None])[0]
+            if peer and peer not in switches:
+                node, device = _ib_endpoint(peer)
+        else:
+            node, device = _ib_endpoint(f.get("node"))
+            if f.get("switch"):
+                switch, port = f["switch"], f.get("port")
+        evidence = {k: v for k, v in f.items() if k not in ("code", "node", "port", "message")}
+        # an inter-switch link's far end (IB_LINK_ERRORS names both ends)
+        extra = ({"peer_switch": f["peer"], "peer_port": None if f.get("peer_port") is None else str(f["peer_port"])}
+                 if f.get("peer_type") == "switch" and f.get("peer") else {})
+        out.append(report_finding(code, f["message"], node=node, device=device, switch=switch, switch_port=port,
+                           check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None, **extra))
+    return out
+
+
+def ib_checks(result, findings):
+    """Report checks subnet_manager / ib_topology / ib_partitions from the IB check."""
+    sm = result.get("sminfo") or {}
+    summ = result.get("summary") or {}
+    by = {}
+    for f in findings:
+        by.setdefault(f["check"], []).append(f)
+    details = {
+        "subnet_manager": ("not checked" if result.get("failed") else
+                           f"MASTER {sm.get('guid')} (lid {sm.get('lid')}) priority {sm.get('priority')}"
+                           if sm.get("master") else "no MASTER SM"),
+        "ib_topology": (f"{summ.get('switches', 0)} switches, {summ.get('cas', 0)} CAs, "
+                        f"{summ.get('links', 0)} links" + (" as cabled" if not by.get("ib_topology") else "")
+                        if summ else "not discovered"),
+        "ib_partitions": f"{len(result.get('pkey_tables') or {})} ports' pkey tables read",
+    }
+    pe = result.get("port_errors_summary")
+    if pe or result.get("port_errors_error"):
+        details["ib_port_errors"] = (f"{pe.get('ports_checked')} ports of {pe.get('nodes_checked')} nodes read by "
+                                     f"ibqueryerrors ({pe.get('window')})" if pe else "not read")
+    checks = {}
+    for name, detail in details.items():
+        mine = by.get(name, [])
+        errors = [x for x in mine if x["severity"] == "error"]
+        if result.get("failed") and name != "subnet_manager":
+            checks[name] = {"passed": False, "skipped": True, "detail": "not checked",
+                            "cases": [{"name": name, "skipped": True, "message": "the subnet could not be checked"}]}
+            continue
+        checks[name] = {"passed": not errors, "detail": detail + ("; " + "; ".join(x["message"] for x in mine[:3])
+                                                                  if mine else ""),
+                        "cases": [{"name": name, "ok": not errors, "code": errors[0]["code"] if errors else None,
+                                   "message": "; ".join(x["message"] for x in mine) or None, "findings": mine}]}
+    return checks

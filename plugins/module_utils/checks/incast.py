@@ -1,7 +1,7 @@
 """Incast phase, RDMA side: ECN marks, CNPs and loss from the RDMA hw_counters.
 
 Pure functions over plain data (stdlib only), used by the verify_report action
-after verify.incast_findings (which judges PFC pauses and goodput from
+after incast_findings (which judges PFC pauses and goodput from
 ``ethtool -S``). Role task ``incast.yml`` reads ``rdma statistic show link
 DEV/PORT`` (the mlx5 hw_counters) on every node before and after the incast;
 ``phase[node]["hw"] = {device: [before, after]}``.
@@ -13,9 +13,14 @@ the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 ``packet_seq_err`` on the receiver).
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends
+import re
+
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, leaves_of
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import _uplink_scope
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_rdma_statistic
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats, parse_rdma_statistic
 
 # counter -> what it proves (for the COUNTER_MISSING warning); receiver or sender side
 RECEIVER = {"np_ecn_marked_roce_packets": "ECN marking by the switch", "np_cnp_sent": "CNPs answering ECN marks",
@@ -42,7 +47,7 @@ def hw_findings(phase, fabric, cabling, rails, finding, where, prior=()):
     """Findings of the RDMA counters under incast; adds the per-node deltas to each rail of ``rails``.
 
     Loss at the receiver is counted per device, not per flow: where ``prior``
-    (verify.incast_findings) already names the culprit of that rail (a sender's
+    (incast_findings) already names the culprit of that rail (a sender's
     port without pauses, low goodput), the loss goes into its evidence instead
     of blaming the receiver.
     """
@@ -297,3 +302,196 @@ def _judge_port(d, prio, label, where, finding, prior):
                            "during the benchmarks: the class is not lossless on this port (PFC off or not honoured "
                            "on the path)", check="incast", evidence={"drops": d["drops"]}, **where))
     return out, {"pause": shown, "ecn_marked": d["ecn_marked"], "drops": drops}
+
+
+# ---------------------------------------------------------------- incast: lossless proof by counters
+
+def _stats(text):
+    try:
+        return parse_ethtool_stats(text)["stats"], None
+    except ParseError as e:
+        return None, str(e)
+
+
+def counter_deltas(before, after):
+    """{counter: after - before} of two ``ethtool -S`` listings, or (None, why)."""
+    b, why = _stats(before)
+    a, why_a = _stats(after)
+    if b is None or a is None:
+        return None, why or why_a
+    return {k: a[k] - b.get(k, 0) for k in a}, None
+
+
+def incast_threshold_gbps(fabric, k):
+    """What each of k flows into one port must keep: its fair share x the ib_write_bw fraction."""
+    return rdma_threshold_gbps(fabric) / max(1, int(k))
+
+
+def incast_findings(phase, fabric, cabling):
+    """Findings of the incast phase.
+
+    ``phase``: {node: {"receiver", "senders", "results": [ib_write_bw results],
+    "counters": {device: [ethtool -S before, after]}}}. Per rail (device), each
+    sender's flow must keep its fair share, and on a lossless (RoCE) intent the
+    senders must see PFC pauses on the no-drop priority only, the receiver no
+    discards on it. Returns (findings, rails) - rails is the per-rail evidence
+    (k, goodput, pause / discard deltas) for the report.
+    """
+    out, rails = [], []
+    if not phase:
+        return out, rails
+    any_node = next(iter(phase.values()))
+    receiver, senders = any_node.get("receiver"), list(any_node.get("senders") or [])
+    k = len(senders)
+    roce = (fabric or {}).get("transport", "roce") == "roce"
+    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
+    threshold = incast_threshold_gbps(fabric, k)
+    devices = list(any_node.get("devices") or ((phase.get(receiver) or {}).get("counters") or {}))
+    for device in devices:
+        rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
+                "flows": {}, "pause": {}, "discards": {}, "missing": []}
+        deltas = {}
+        for node in [receiver] + senders:
+            pair = ((phase.get(node) or {}).get("counters") or {}).get(device)
+            if pair is None and not roce:
+                continue  # InfiniBand: credit-based, no PFC; its counters (perfquery) are not read here yet
+            pair = pair or ["", ""]
+            d, why = counter_deltas(pair[0], pair[1])
+            if d is None:
+                out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
+                                   "PFC under incast cannot be proven on this port", check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            deltas[node] = d
+        for node, d in deltas.items():
+            for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
+                if name not in d:
+                    rail["missing"].append(f"{node}:{name}")
+                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
+                                       + ("PFC pauses" if "pause" in name else "drops")
+                                       + f" on priority {prio} cannot be proven", check="incast",
+                                       counter=name, **_where(cabling, node, device)))
+            rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
+            rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
+            wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
+                     and n[7] != str(prio)}
+            if roce and wrong:
+                out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
+                                   f"{node} {device}: pause frames on "
+                                   + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
+                                   + f"; only the no-drop priority {prio} may pause", check="incast",
+                                   evidence={"deltas": wrong}, **_where(cabling, node, device)))
+            if roce and rail["discards"][node] > 0:
+                out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
+                                   f"on the no-drop priority under incast", check="incast",
+                                   **_where(cabling, node, device)))
+        bad = []
+        for node in senders:
+            res = next((r for r in (phase.get(node) or {}).get("results") or [] if r.get("device") == device), None)
+            gbps = (res or {}).get("gbps")
+            rail["flows"][node] = gbps
+            if res is None or res.get("error") or gbps is None:
+                out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
+                                   + ((res or {}).get("error") or "no result"), check="incast",
+                                   **_where(cabling, node, device)))
+                continue
+            if k >= 2 and gbps > 1.5 * derived(fabric)["line_rate_gbps"] / k:
+                # far above its fair share: it never shared the receiver's port, so it proves nothing
+                out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
+                                   f"the fair share of {k} flows - it ran alone (the others had not started or had "
+                                   "finished); its port's lossless class is not proven", check="incast",
+                                   evidence={"k": k, "gbps": gbps}, **_where(cabling, node, device)))
+                rail.setdefault("inconclusive", []).append(node)
+                continue
+            no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
+            if gbps < threshold or no_pause:
+                bad.append((node, gbps, no_pause))
+        # every flow into the receiver suffers: the receiver's port (or its switch port) is the suspect
+        counted = [n for n in senders if n not in rail.get("inconclusive", [])]
+        blame_receiver = len(bad) == len(counted) and len(counted) >= 2
+        for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
+            where = _where(cabling, node, device)
+            if blame_receiver:
+                flows = ", ".join(f"{flow[0]} {flow[1]:.1f}" if flow[1] is not None else f"{flow[0]} -" for flow in bad)
+                msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
+                       f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
+                       + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
+                code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
+            elif gbps < threshold:
+                code = "INCAST_GOODPUT_LOW"
+                msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
+                       f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
+            else:
+                code = "INCAST_NO_PAUSE"
+                msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
+                       "although the intent declares it lossless")
+            out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
+                                                                    "pause": rail["pause"]}, **where))
+        rails.append(rail)
+    return out, rails
+
+
+# ---------------------------------------------------------------- incast rotation: every port a receiver
+
+def incast_groups(log):
+    """The incast groups that ran, from the per-node incast records.
+
+    ``log``: {node: [{"round", "role": receiver | sender, "receiver", "senders", "devices",
+    "results", "counters", "hw"}]} (role task incast.yml, one record per round the node took part
+    in). Returns [(round, receiver, {node: record})]: per round and receiver, the records of the
+    receiver and its senders - the ``phase`` ``incast_findings`` judges."""
+    groups = {}
+    for node, records in (log or {}).items():
+        for rec in records or []:
+            if not isinstance(rec, dict) or rec.get("receiver") is None:
+                continue
+            groups.setdefault((int(rec.get("round") or 0), rec["receiver"]), {})[node] = rec
+    return [(r, receiver, phase) for (r, receiver), phase in sorted(groups.items(), key=lambda x: (x[0][0], str(x[0][1])))]
+
+
+def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
+    """Findings, per-rail evidence and coverage of the rotated incast phase.
+
+    Each group (``incast_groups``) is judged like a single incast (``incast_findings``: pauses,
+    drops, goodput; ``hw_findings``: ECN, CNPs, loss). Coverage
+    (``{"ports": [proven, in_scope], "uplinks": [proven, in_scope], "receivers": [...],
+    "rounds": n}``): a host port is proven when its node received an incast on that rail and the
+    group has no error on that rail; a leaf's uplinks when a proven group on its rail had a
+    sender under another leaf (the flow crossed both leaves' uplinks). In scope: every cabled
+    port of ``nodes`` (default the nodes of the log), and the leaves of rails that span several
+    leaves (``uplinks`` {leaf: switch_uplinks}: only leaves listed there)."""
+    nodes = list(nodes) if nodes is not None else sorted(log or {})
+    leaf_of = {k: v for k, v in leaves_of(cabling).items() if k[0] in set(nodes)}
+    scope_ports = {k for k in cabling if k[0] in set(nodes)}
+    scope_up = _uplink_scope(leaf_of)
+    if uplinks:
+        scope_up &= set(uplinks)
+    out, rails, proven_ports, proven_up, rounds = [], [], set(), set(), set()
+    for rnd, receiver, phase in incast_groups(log):
+        f, group_rails = incast_findings(phase, fabric, cabling)
+        f += hw_findings(phase, fabric, cabling, group_rails, finding, _where, f)
+        for x in f:
+            x.update(incast_round=rnd, receiver=receiver)   # which group saw it (the report's case)
+        rounds.add(rnd)
+        for rail in group_rails:
+            rail["round"] = rnd
+            device = rail["device"]
+            bad = [x for x in f if x["severity"] == "error" and x.get("device") == device]
+            rail["ok"] = not bad
+            ran = [s for s, g in (rail.get("flows") or {}).items() if g is not None
+                   and s not in (rail.get("inconclusive") or [])]
+            if bad or len(ran) < 2:
+                continue
+            proven_ports.add((receiver, device))
+            here = leaf_of.get((receiver, device))
+            for s in ran:
+                there = leaf_of.get((s, device))
+                if here is not None and there is not None and here != there:
+                    proven_up.update(x for x in (here, there) if x in scope_up)
+        out += f
+        rails += group_rails
+    coverage = {"ports": [len(proven_ports & scope_ports), len(scope_ports)],
+                "uplinks": [len(proven_up), len(scope_up)], "rounds": len(rounds),
+                "receivers": sorted({r for _rnd, r, _p in incast_groups(log)}, key=str),
+                "unproven_ports": sorted(f"{n} {d}" for n, d in scope_ports - proven_ports)[:50]}
+    return out, rails, coverage

@@ -33,7 +33,7 @@ DEFAULTS = {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-1
 # mlxlink's Troubleshooting Info of a healthy link (Status Opcode 0): "No issue was observed" (MFT 4.30
 # capture) or with a full stop (an older MFT, fixtures/counters/mlxlink_cx4_c_forum2022.txt)
 HEALTHY_RECOMMENDATION = "No issue was observed"
-# what warns without failing the port (verify.FAULT_CODES severity "warning")
+# what warns without failing the port (findings.FAULT_CODES severity "warning")
 WARNINGS = ("COUNTER_MISSING", "MLXLINK_RECOMMENDATION")
 
 # mlx5 ethtool -S: errors a healthy link does not have after FEC, and its link-down events.
@@ -220,7 +220,7 @@ def link_health_findings(data, fabric, cabling, finding, where):
     """Findings of the link_health check and its per-port rows for the report.
 
     ``data``: {node: snapshot} (see the module docstring); ``finding`` and
-    ``where`` are verify.finding / verify._where (passed in, no import cycle).
+    ``where`` are findings.finding / cabling._where (passed in, no import cycle).
     """
     out, rows = [], []
     limits = thresholds(fabric)

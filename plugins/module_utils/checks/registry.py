@@ -34,7 +34,12 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import inca
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import verify
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
@@ -62,7 +67,7 @@ class Inputs:
         self.template_error = template_error
         self.nccl_runs = list(nccl_runs or [])
         self.hosts = {n: data[n].get("rdma_ports") or [] for n in self.nodes}
-        self.cabling = verify.cabling_index(self.hosts)
+        self.cabling = cabling.cabling_index(self.hosts)
         self.findings = []
         self.hints = []
 
@@ -155,7 +160,7 @@ def _accounting(ctx):
 def ports(ctx):
     """check ``ports``: the findings rdma_port_check computed on each node, taken as they are."""
     try:
-        found, check = verify.port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes},
+        found, check = checks_ports.port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes},
                                          ctx.hosts)
     except KeyError as e:
         raise Unreadable(f"the results could not be read: {e}") from e
@@ -217,10 +222,10 @@ def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):
             except ParseError as e:
                 conf["invalid"] = str(e)
         expected = data[n].get("verify_fabric_nccl_expected") or {}
-        f = verify.nccl_conf_findings(n, conf, expected.get("settings") or {}, expected.get("gids") or {}, fabric, sl)
+        f = checks_nccl.nccl_conf_findings(n, conf, expected.get("settings") or {}, expected.get("gids") or {}, fabric, sl)
         for x in f:
             if x.get("device"):
-                where = verify._where(cabling_index, n, x["device"])
+                where = cabling._where(cabling_index, n, x["device"])
                 x["switch"] = where["switch"]
                 x["switch_port"] = None if where["switch_port"] is None else str(where["switch_port"])
         findings += f
@@ -243,12 +248,12 @@ def nccl_conf(ctx):
 def ib_write_bw(ctx):
     """check ``ib_write_bw``: every pair's rounds."""
     logs = ctx.logs("verify_fabric_rdma_log")
-    tests = verify.round_tests(logs)
+    tests = checks_rdma.round_tests(logs)
     if not tests:
         return [], {}
-    f, evaluated = verify.rdma_findings(tests, ctx.fabric, ctx.cabling, ctx.hints, ctx.uplinks())
-    check = report.rdma_check(evaluated, verify.rdma_threshold_gbps(ctx.fabric), f)
-    check["schedule"] = verify.schedule_timing(logs)
+    f, evaluated = checks_rdma.rdma_findings(tests, ctx.fabric, ctx.cabling, ctx.hints, ctx.uplinks())
+    check = report.rdma_check(evaluated, thresholds.rdma_threshold_gbps(ctx.fabric), f)
+    check["schedule"] = checks_rdma.schedule_timing(logs)
     return f, {"ib_write_bw": check}
 
 
@@ -278,9 +283,9 @@ def gpudirect_check(ctx):
     tests = gpudirect.tests(logs)
     if not tests and not gdr:
         return [], {}
-    limit = verify.rdma_threshold_gbps(ctx.fabric)
+    limit = thresholds.rdma_threshold_gbps(ctx.fabric)
     evaluated = gpudirect.evaluate(tests, limit)
-    host = {tuple(t["client"]): t["gbps"] for t in verify.round_tests(ctx.logs("verify_fabric_rdma_log"))
+    host = {tuple(t["client"]): t["gbps"] for t in checks_rdma.round_tests(ctx.logs("verify_fabric_rdma_log"))
             if t.get("gbps") is not None}
     found = gpudirect.findings(evaluated, limit, facts, host)
     check = gpudirect.check(evaluated, limit, found, {n: "no GPU on the node (nvidia-smi lists none)" for n in none})
@@ -295,9 +300,9 @@ def incast(ctx):
     log = {n: ctx.data[n]["verify_fabric_incast_log"] for n in ctx.nodes if ctx.data[n].get("verify_fabric_incast_log")}
     if not log:
         return [], {}
-    f, rails, coverage = verify.incast_rotation(log, ctx.fabric, ctx.cabling, ctx.nodes, ctx.uplinks())
+    f, rails, coverage = incastcheck.incast_rotation(log, ctx.fabric, ctx.cabling, ctx.nodes, ctx.uplinks())
     sw, unproven = incastcheck.switch_findings(ctx.switch_reads("switch_fabric_counters"), ctx.fabric,
-                                               ctx.hosts, ctx.uplinks(), rails, verify.finding, f)
+                                               ctx.hosts, ctx.uplinks(), rails, faults.finding, f)
     f += sw
     return f, {"incast": report.incast_check(f, rails, coverage, unproven)}
 
@@ -308,9 +313,9 @@ def link_health(ctx):
              if ctx.data[n].get("verify_fabric_link_health")}
     if not snaps:
         return [], {}
-    f, rows = linkcheck.link_health_findings(snaps, ctx.fabric, ctx.cabling, verify.finding, verify._where)
+    f, rows = linkcheck.link_health_findings(snaps, ctx.fabric, ctx.cabling, faults.finding, cabling._where)
     sw, unproven, shown = linkcheck.switch_link_findings(ctx.switch_reads("switch_fabric_counters"),
-                                                         ctx.fabric, ctx.hosts, ctx.uplinks(), verify.finding, f)
+                                                         ctx.fabric, ctx.hosts, ctx.uplinks(), faults.finding, f)
     f += sw
     for row in rows:
         row.update(shown.get((row["node"], row["device"])) or {"switch_errors": None, "switch_flaps": None})
@@ -323,10 +328,10 @@ def nccl(ctx):
     for run_ in ctx.nccl_runs:
         if run_.get("skipped_run") or run_.get("skipped"):
             continue
-        f = verify.nccl_findings(run_, ctx.fabric, ctx.hosts, bool(ctx.args.get("expect_gdr", True)))
+        f = checks_nccl.nccl_findings(run_, ctx.fabric, ctx.hosts, bool(ctx.args.get("expect_gdr", True)))
         findings += f
         nics = min((len(p) for p in ctx.hosts.values()), default=0)
-        threshold = verify.nccl_threshold_gbytes(ctx.fabric, nics)
+        threshold = thresholds.nccl_threshold_gbytes(ctx.fabric, nics)
         name = f"nccl:{run_.get('test', 'all_reduce_perf')}"
         busbw = run_.get("busbw")
         logs = run_.get("logs") or {}
@@ -345,8 +350,8 @@ def infiniband(ctx):
     ib = ctx.template(ctx.args.get("ib_fabric") or {})
     if not ib:
         return [], {}
-    f = verify.ib_findings(ib, set(ctx.template(ctx.args.get("ib_switches") or [])))
-    return f, verify.ib_checks(ib, f)
+    f = checks_ib.ib_findings(ib, set(ctx.template(ctx.args.get("ib_switches") or [])))
+    return f, checks_ib.ib_checks(ib, f)
 
 
 def drift(ctx):

@@ -195,7 +195,7 @@ def _pct(pair):
 
 
 def incast_check(findings, rails, coverage, unproven):
-    """The report's ``incast`` check of the rotation (``verify.incast_rotation``): passed when no error;
+    """The report's ``incast`` check of the rotation (``incast.incast_rotation``): passed when no error;
     ``coverage`` (ports and uplinks proven / in scope, rounds, receivers) in the check and its detail;
     one JUnit case per receiver and rail (its round, k senders), failing with the first error's code."""
     errors = [x for x in findings if x["severity"] == "error"]

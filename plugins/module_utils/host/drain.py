@@ -22,7 +22,7 @@ import json
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 
 SCHEDULERS = ("slurm", "kubernetes")
 REASON_PREFIX = "linerate:"

@@ -8,7 +8,7 @@ Two halves, stdlib only:
   not read goes to ``unread`` with what that leaves unproven.
 - ``host_findings(node, facts, ...)`` and ``parity_findings(facts_by_node)``
   run on the controller (action verify_report) and turn the facts into
-  findings with stable codes (verify.FAULT_CODES).
+  findings with stable codes (findings.FAULT_CODES).
 """
 import os
 
@@ -18,7 +18,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools im
     parse_ibdev2netdev, parse_ibv_devinfo)
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
     nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
 ACS_REDIRECT = ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl")

@@ -13,6 +13,7 @@ import ipaddress
 import math
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
@@ -332,8 +333,6 @@ def _validate_remediation(p, given, r):
     if sched_ok and r.get("drain") is True and r["scheduler"] == "none":
         p.add("fabric.remediation.scheduler", "none", "allowed: slurm | kubernetes when fabric.remediation.drain "
               "is true (a drain needs a scheduler to take the node out of)")
-    # the fault codes are verify.FAULT_CODES (read here, not imported at the top: verify imports this module)
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks.verify import FAULT_CODES
     for key in ("drain_codes", "exempt_codes"):
         codes = r.get(key)
         if not isinstance(codes, list):

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: linerate developers
+# Apache License 2.0 (see galaxy.yml)
+"""The NCCL checks: nccl-tests results and NCCL's configuration read back, in findings.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, nccl_threshold_gbytes
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
+
+
+# ---------------------------------------------------------------- nccl
+
+_HOST_LINE_RE = re.compile(r"^\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
+
+
+def split_log_by_host(text):
+    """NCCL log lines grouped by the host that printed them (``host:pid:tid [dev]``).
+
+    mpirun ``--tag-output`` output is untangled first (lines split by another
+    rank's chunk are whole again, see ``nccl_log.untangle_tagged``).
+    """
+    out = {}
+    for line in untangle_tagged(text).splitlines():
+        m = _HOST_LINE_RE.match(line)
+        if m:
+            out.setdefault(m.group("host"), []).append(line)
+    return {h: "\n".join(lines) for h, lines in out.items()}
+
+
+def nccl_findings(run, fabric, hosts, expect_gdr=True):
+    """Findings from one nccl-tests run.
+
+    ``run``: {"test", "busbw" (GB/s at the largest size, or None), "error",
+    "logs": {host: parsed NCCL log}, "hca": {host: NCCL_IB_HCA or None}}.
+    ``hosts``: {node: rdma_ports}. Host names in logs are inventory names
+    (the lab's and most clusters' hostnames); ``aliases`` in ``run`` maps
+    others.
+    """
+    out = []
+    test = run.get("test", "all_reduce_perf")
+    check = f"nccl:{test}"
+    aliases = run.get("aliases") or {}
+    cabled = {n: len(p) for n, p in hosts.items()}
+    nics_min = min(cabled.values()) if cabled else 0
+    suspects = []
+    for host, log in sorted((run.get("logs") or {}).items()):
+        node = aliases.get(host, host)
+        ports = hosts.get(node) or []
+        transport = log.get("transport")
+        if transport and transport != "IB":
+            hca = (run.get("hca") or {}).get(node) or log.get("env", {}).get("NCCL_IB_HCA")
+            names = {p["device"] for p in ports}
+            listed = {h.split(":")[0].lstrip("^=") for h in (hca or "").split(",") if h}
+            if hca and not (listed & names):
+                layer, why = "hca_selection", f"NCCL_IB_HCA={hca} names no cabled device ({', '.join(sorted(names))})"
+            elif log.get("env", {}).get("NCCL_IB_DISABLE") == "1":
+                layer, why = "hca_selection", "NCCL_IB_DISABLE=1"
+            else:
+                layer, why = "interface_selection", "no usable IB device (ports down, driver, or interface selection)"
+            out.append(finding("NCCL_NET_SOCKET", f"{node}: NCCL used NET/{transport}, not NET/IB: {why}",
+                               node=node, layer=layer, check=check))
+            suspects.append("NCCL_NET_SOCKET")
+            continue
+        if transport == "IB" and expect_gdr and log.get("gdr") is False:
+            out.append(finding("NCCL_NO_GDR", f"{node}: GPU Direct RDMA disabled (no GDRDMA channels): "
+                               "nvidia_peermem not loaded or NCCL_NET_GDR_LEVEL too strict", node=node, check=check))
+            suspects.append("NCCL_NO_GDR")
+        used = {d["device"] for d in log.get("ib_devices") or []}
+        if transport == "IB" and ports and len(used) < len(ports):
+            missing = [p for p in ports if p["device"] not in used]
+            for p in missing:
+                out.append(finding("NCCL_FEW_NICS", f"{node}: NCCL uses {len(used)} of {len(ports)} cabled NICs; "
+                                   f"{p['device']} carries no traffic", node=node, device=p["device"],
+                                   switch=p.get("switch"), switch_port=p.get("switch_port"), check=check))
+            suspects.append("NCCL_FEW_NICS")
+        err = log.get("error")
+        if err:
+            code = ("NCCL_QP_FAILED" if re.search(r"ibv_modify_qp|GID", err) else
+                    "NCCL_TRANSPORT_RETRY" if re.search(r"status=12|error 12|retry", err) else "NCCL_FAILED")
+            out.append(finding(code, f"{node}: {err}", node=node, check=check))
+            suspects.append(code)
+    if any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY") for f in out):
+        # the other ranks only saw their peer go away: the specific failure explains them
+        out = [f for f in out if f["code"] != "NCCL_FAILED"]
+    if run.get("error") and not any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY", "NCCL_FAILED") for f in out):
+        out.append(finding("NCCL_FAILED", f"{test}: {run['error']}", check=check))
+    busbw = run.get("busbw")
+    threshold = nccl_threshold_gbytes(fabric, nics_min)
+    if not run.get("error") and (busbw is None or busbw < threshold):
+        layer = ("hca_selection" if "NCCL_NET_SOCKET" in suspects else "peermem" if "NCCL_NO_GDR" in suspects
+                 else "hca_selection" if "NCCL_FEW_NICS" in suspects else "pfc")
+        got = "no result" if busbw is None else f"{busbw:.2f} GB/s"
+        out.append(finding("NCCL_BUSBW_LOW", f"{test}: bus bandwidth {got} < {threshold:g} GB/s "
+                           f"({derived(fabric)['nccl_busbw_min_gbytes_per_nic']:g} GB/s x {nics_min} NICs)", layer=layer, check=check,
+                           actual=busbw, expected=threshold))
+    return out
+
+
+# ---------------------------------------------------------------- NCCL's configuration, read back
+
+def _hca_list(value):
+    """``=mlx5_0:1,mlx5_1`` -> ['mlx5_0:1', 'mlx5_1:1'] (NCCL's '=' exact-match prefix dropped, port 1 implied)."""
+    v = str(value or "").strip()
+    return [x if ":" in x else f"{x}:1" for x in (y.strip() for y in v.lstrip("^=").split(",")) if x]
+
+
+def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
+    """Compare a node's NCCL configuration with what the intent and the facts say it must be.
+
+    ``conf``: ``{"path", "settings"}`` (settings from parse_nccl_conf) or ``{"path", "error"}``;
+    ``expected``: nccl_env_settings' ``settings`` for this node (the one derivation both
+    role nccl_env and the benchmarks use); ``gid_by_device``: ``{device: discovered RoCE v2
+    IPv4 GID index}``. The traffic class is checked against the intent's derived
+    ToS (``derived()``, data_dscp << 2), not against nccl_env_settings' output, so a
+    wrong NCCL derivation cannot hide;
+    ``conf["invalid"]``: the parse error of a file NCCL would mis-read; ``sl``: the
+    InfiniBand service level the benchmarks ran on (None: not checked).
+    """
+    path = (conf or {}).get("path") or "/etc/nccl.conf"
+    if (conf or {}).get("invalid"):
+        return [finding("NCCL_CONF_INVALID", f"{node}: {path}: {conf['invalid']}", node=node, check="nccl_conf")]
+    if not conf or conf.get("error") or conf.get("settings") is None:
+        return [finding("NCCL_CONF_MISSING", f"{node}: {path}: {(conf or {}).get('error') or 'not read'}",
+                        node=node, check="nccl_conf")]
+    got = conf["settings"]
+    out = []
+    transport = (fabric or {}).get("transport", "roce")
+    if transport == "roce":
+        dscp = ((fabric or {}).get("roce") or {}).get("data_dscp", intent.DEFAULTS["roce"]["data_dscp"])
+        want_tc = derived(fabric)["tos"]
+        tc = got.get("NCCL_IB_TC")
+        if tc is None or not str(tc).isdigit() or int(tc) != want_tc:
+            out.append(finding(
+                "NCCL_TC_MISMATCH",
+                f"{node}: {path} has " + ("no NCCL_IB_TC (NCCL's default class 0)" if tc is None else f"NCCL_IB_TC={tc}")
+                + f"; the intent's data DSCP "
+                f"{dscp} needs {want_tc} (DSCP << 2) - NCCL's traffic would ride another class than the "
+                "no-drop one the benchmarks prove", node=node, check="nccl_conf",
+                evidence={"path": path, "NCCL_IB_TC": tc, "expected": want_tc}))
+        gid = got.get("NCCL_IB_GID_INDEX")
+        for device, index in sorted((gid_by_device or {}).items()):
+            if index is None:
+                continue  # no RoCE v2 GID at all: GID_MISSING from the port check says so
+            if gid is None or not str(gid).isdigit() or int(gid) != int(index):
+                out.append(finding(
+                    "NCCL_GID_INDEX_MISMATCH",
+                    f"{node} {device}: {path} has NCCL_IB_GID_INDEX={'(unset)' if gid is None else gid}; the "
+                    f"port's RoCE v2 IPv4 GID is at index {index}", node=node, device=device, check="nccl_conf",
+                    evidence={"path": path, "NCCL_IB_GID_INDEX": gid, "discovered": index}))
+    if transport == "infiniband" and sl is not None:
+        used = got.get("NCCL_IB_SL", "0")  # NCCL's default service level is 0
+        if str(used) != str(sl):
+            out.append(finding("NCCL_SL_MISMATCH", f"{node}: {path} has NCCL_IB_SL={used}; the benchmarks ran on SL {sl}",
+                               node=node, check="nccl_conf", evidence={"path": path, "NCCL_IB_SL": used, "expected": sl}))
+    want_hca = _hca_list((expected or {}).get("NCCL_IB_HCA"))
+    have_hca = _hca_list(got.get("NCCL_IB_HCA"))
+    if want_hca and sorted(want_hca) != sorted(have_hca):
+        missing = [h for h in want_hca if h not in have_hca]
+        extra = [h for h in have_hca if h not in want_hca]
+        out.append(finding(
+            "NCCL_HCA_MISMATCH",
+            f"{node}: {path} has NCCL_IB_HCA={got.get('NCCL_IB_HCA', '(unset)')}; the cabled active ports are "
+            f"{','.join(want_hca)}" + (f" (missing {','.join(missing)})" if missing else "")
+            + (f" (not cabled/active {','.join(extra)})" if extra else ""),
+            node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
+            evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
+    return out
