@@ -1,9 +1,9 @@
 """Filters deriving a switch's fabric ports from the inventory's cabling, its platform from
-switch_platform or ansible_network_os (module_utils/intent/network_os.py), and an EOS switch's platform
+switch_platform or ansible_network_os (module_utils/switch/network_os.py), and an EOS switch's platform
 profile (module_utils/switch/profiles.py)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
 
 

@@ -190,7 +190,7 @@ from ansible.errors import AnsibleFilterError  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import switch_platform  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import drivers  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
 

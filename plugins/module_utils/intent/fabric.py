@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
@@ -26,7 +26,7 @@ IB_SWITCH_PLATFORMS = ("infiniband",)
 SWITCH_ROLES = ("leaf", "spine")
 # ansible_network_os, bare or collection-qualified (arista.eos.eos,
 # nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
-# platform (module_utils/intent/network_os.py, the one table the drivers and the role read too).
+# platform (module_utils/switch/network_os.py, the one table the drivers and the role read too).
 NETWORK_OS_ALIASES = network_os.ALIASES
 NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
                       "or set switch_platform: nvue | sonic | eos")

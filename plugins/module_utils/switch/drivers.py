@@ -1,12 +1,12 @@
 """Platform name -> driver class."""
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.eos import EosDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue import NvueDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import SonicDriver
 
 DRIVERS = {"nvue": NvueDriver, "sonic": SonicDriver, "eos": EosDriver}
 # ansible_network_os values (short or fully qualified, e.g. arista.eos.eos, nvidia.nvue.nvue,
-# dellemc.enterprise_sonic.sonic) and older names -> platform: module_utils/intent/network_os.py, the one table
+# dellemc.enterprise_sonic.sonic) and older names -> platform: module_utils/switch/network_os.py, the one table
 ALIASES = network_os.ALIASES
 
 
