@@ -399,6 +399,10 @@ def test_a_node_that_failed_names_the_task_and_its_message():
 @pytest.mark.parametrize("probe, reason, text", [
     (UNREACHABLE, "unreachable", "unreachable (Failed to connect"),
     ({"item": "node3", "ping": "pong", "changed": False}, "left_play", "it answers now"),
+    # report.yml's probe: the node's sshd banner, waited for from the controller
+    ({"item": "node3", "state": "started", "port": 22, "elapsed": 0, "failed": False}, "left_play", "it answers now"),
+    ({"item": "node3", "failed": False, "elapsed": 10, "msg": "Timeout when waiting for search string ^SSH- in "
+      "10.89.240.14:22"}, "unreachable", "does not answer (Timeout when waiting for search string"),
     ({"item": "node3", "failed": False, "msg": "python3: not found"}, "unreachable", "does not answer (python3: not found)"),
     ({"item": "node3", "skipped": True}, "unknown", "left no result"),
     (None, "unknown", "left no result"),
@@ -476,3 +480,21 @@ def test_the_action_reports_an_unreachable_switch_and_the_cabling_sees_it_unread
 def test_a_scope_that_is_not_a_list_is_refused_naming_the_key(key):
     res = run_report(NODES, node_hostvars(), **{key: "node1,node2"})
     assert res["failed"] and f"{key} must be a list of inventory host names" in res["msg"] and "'node1,node2'" in res["msg"]
+
+
+def test_a_cross_rail_test_keeps_the_servers_device():
+    """The cross-rail round (client mlx5_0 into the server's mlx5_1) is stored, read back and named with both
+    devices; a row written before server_device existed reads as same-rail."""
+    tests = [{"round": 3, "client": ["node1", "mlx5_0"], "server": ["node3", "mlx5_1"], "gbps": 120.0, "code": "RDMA_BW_LOW",
+              "client_error": None, "server_error": None},
+             {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 385.0, "code": None,
+              "client_error": None, "server_error": None}]
+    rows = report.rdma_rows(tests)
+    assert rows[0][8] == "mlx5_1" and rows[1][8] is None
+    check = {"threshold_gbps": 360.0, "test_fields": list(report.RDMA_TEST_FIELDS), "tests": rows}
+    back = report.rdma_tests(check)
+    assert back[0]["server"] == ["node3", "mlx5_1"] and back[1]["server"] == ["node2", "mlx5_0"]
+    old = dict(check, tests=[r[:8] for r in rows])
+    assert report.rdma_tests(old)[0]["server"] == ["node3", "mlx5_0"]
+    xml = "".join(report._rdma_testcases(check, '"ib_write_bw"'))
+    assert "node1:mlx5_0 -&gt; node3:mlx5_1 (round 3)" in xml or "node1:mlx5_0 -> node3:mlx5_1 (round 3)" in xml

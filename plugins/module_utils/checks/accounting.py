@@ -10,7 +10,8 @@ later play of the run, when it becomes unreachable or a task fails on it. A
 node in scope that is not verified is ``NODE_NOT_VERIFIED`` (an error), with
 the reason Ansible left: the task that failed and its message (recorded by the
 rescue of playbooks/stages/verify.yml), else what a reachability probe from the
-controller says now (the ``ping`` of roles/verify_fabric/tasks/report.yml),
+controller says now (roles/verify_fabric/tasks/report.yml waits for the node's sshd banner from the
+controller: a delegated ping to a node that does not answer ended the report play in ansible-core 2.19),
 else "no result recorded".
 
 A switch in scope is ``SWITCH_UNREACHABLE`` (an error) when a read the
@@ -35,8 +36,9 @@ def node_reason(node, record=None, probe=None):
     """(reason, message) of a node in scope that did not finish.
 
     ``record``: what the verification's rescue kept, ``{"task", "msg"}``;
-    ``probe``: the controller's ping of the node when the report was written,
-    ``{"unreachable": bool, "failed": bool, "msg": str}`` (a registered result)."""
+    ``probe``: the controller's probe of the node when the report was written (a registered result): a
+    ``wait_for`` of its sshd banner (``state: started`` when it answers, else ``msg``) or a ``ping``
+    (``ping: pong``; ``unreachable`` with ``msg``)."""
     if record:
         task, msg = _text(record.get("task")) or "an unnamed task", _text(record.get("msg")) or "no message"
         return "failed", f"{node}: not verified: failed at task '{task}': {msg}"
@@ -44,7 +46,8 @@ def node_reason(node, record=None, probe=None):
         if probe.get("unreachable"):
             return "unreachable", (f"{node}: not verified: unreachable ({_text(probe.get('msg')) or 'no message'}); "
                                    "Ansible removed it from the play")
-        if probe.get("ping") != "pong":
+        # the ping of a node (ping: pong) or, from the controller, its sshd's banner (wait_for: state started)
+        if probe.get("ping") != "pong" and probe.get("state") != "started":
             return "unreachable", (f"{node}: not verified: it does not answer ({_text(probe.get('msg')) or 'no message'}); "
                                    "Ansible removed it from the play")
         return "left_play", (f"{node}: not verified: it left the play before the verification finished (unreachable "

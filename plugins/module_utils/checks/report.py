@@ -25,7 +25,10 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune i
 # 2: checks.ib_write_bw stores each test once, as a row of RDMA_TEST_FIELDS (its matrix and JUnit cases
 # are derived on read); 1 stored every test three times (tests, matrix, cases).
 SCHEMA_VERSION = 2
-RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error")
+# server_device: the server's device where it is not the client's (the cross-rail round), else null;
+# rows written before it have eight fields and read as same-rail.
+RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error",
+                    "server_device")
 
 # The full pair matrix (client row x server column, per rail) is drawn up to
 # this many nodes; above it the report shows the node x rail worst-link grid
@@ -299,8 +302,8 @@ def _markdown_links(view, threshold):
         bad = failing_links(view["rows"])
         lines += [f"### ib_write_bw failing links ({len(bad)}; the pair matrix is shown up to "
                   f"{view['limit']} nodes, this fabric has {len(grid['nodes'])})", ""]
-        lines += [f"- {client} -> {server} {rail}: {_gbps(gbps)} Gb/s {code}"
-                  for _rnd, client, server, rail, gbps, code, _cerr, _serr in bad[:FAILING_LINKS_MAX]]
+        lines += [f"- {client} -> {server} {rail}" + (f" -> {sdev}" if sdev != rail else "") + f": {_gbps(gbps)} Gb/s {code}"
+                  for _rnd, client, server, rail, gbps, code, _cerr, _serr, sdev in map(_fields, bad[:FAILING_LINKS_MAX])]
         if len(bad) > FAILING_LINKS_MAX:
             lines.append(f"- ... and {len(bad) - FAILING_LINKS_MAX} more (report.json: checks.ib_write_bw.tests)")
         lines += ([] if bad else ["none"]) + [""]
@@ -355,11 +358,11 @@ def _rdma_testcases(check, classname):
     A passing test is written straight from its row (261,120 of them in a 256-node x 8-rail full plan)."""
     threshold = float(check.get("threshold_gbps") or 0)
     text = _XmlTexts()
-    return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[rail]} '
+    return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[sdev]} '
             f'(round {rnd})" />' if code is None else
-            _testcase(classname, {"name": f"{client}:{rail} -> {server}:{rail} (round {rnd})", "ok": False, "code": code,
+            _testcase(classname, {"name": f"{client}:{rail} -> {server}:{sdev} (round {rnd})", "ok": False, "code": code,
                                   "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
-            for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
+            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(_fields, _rows(check))]
 
 
 def _suite_cases(name, check, classname):
@@ -404,7 +407,14 @@ def to_junit(report):
 def rdma_rows(evaluated):
     """Evaluated ib_write_bw tests (dicts with client/server = [node, device]) as rows of RDMA_TEST_FIELDS."""
     return [[t["round"], t["client"][0], t["server"][0], t["client"][1], t.get("gbps"), t.get("code"),
-             t.get("client_error"), t.get("server_error")] for t in evaluated]
+             t.get("client_error"), t.get("server_error"),
+             t["server"][1] if t["server"][1] != t["client"][1] else None] for t in evaluated]
+
+
+def _fields(row):
+    """A stored row as (round, client, server, device, gbps, code, client_error, server_error, server_device)."""
+    rnd, client, server, rail, gbps, code, cerr, serr = row[:8]
+    return rnd, client, server, rail, gbps, code, cerr, serr, (row[8] if len(row) > 8 and row[8] else rail)
 
 
 def rdma_check(evaluated, threshold, findings):
@@ -429,9 +439,9 @@ def _rows(check):
 def rdma_tests(check):
     """The tests of ``checks.ib_write_bw`` as dicts, for readers of report.json:
     {round, client: [node, device], server: [node, device], gbps, ok, code, client_error, server_error}."""
-    return [{"round": rnd, "client": [client, rail], "server": [server, rail], "gbps": gbps, "ok": code is None,
+    return [{"round": rnd, "client": [client, rail], "server": [server, sdev], "gbps": gbps, "ok": code is None,
              "code": code, "client_error": cerr, "server_error": serr}
-            for rnd, client, server, rail, gbps, code, cerr, serr in _rows(check)]
+            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(_fields, _rows(check))]
 
 
 def _natural(s):
@@ -487,7 +497,7 @@ def worst_links(rows):
 def bandwidth_matrix(rows):
     """{rail: {"nodes": [...], "cells": {(client, server): {gbps, ok, code}}}}: the pair matrix per rail."""
     rails = {}
-    for _rnd, client, server, rail, gbps, code, _cerr, _serr in rows:
+    for _rnd, client, server, rail, gbps, code, *_rest in rows:
         r = rails.setdefault(rail, {"nodes": set(), "cells": {}})
         r["nodes"].update((client, server))
         r["cells"][(client, server)] = {"gbps": gbps, "ok": code is None, "code": code}
