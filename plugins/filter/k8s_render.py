@@ -11,7 +11,7 @@ then the pod-local ones as the pod sees them (module_utils/intent/k8s_render.py
 """
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render as k8s
 
 # A placeholder GID index for the host derivation when none is forced: the pod

@@ -30,7 +30,7 @@ def sched(tool, *argv):
 def slurm(node):
     """{State, Reason} of ``scontrol show node`` (the stand-in's state, as the role reads it)."""
     sys.path.insert(0, os.path.join(REPO, ".collections"))
-    from ansible_collections.linerate.fabric.plugins.module_utils.host.drain import parse_scontrol_node
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.scheduler import parse_scontrol_node
     return parse_scontrol_node(sched("scontrol", "show", "node", node))
 
 

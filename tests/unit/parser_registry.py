@@ -8,7 +8,7 @@ tests/unit/fixtures/ and may list several (a tool read in text and JSON).
 """
 
 PARSERS = [
-    ("checks.gpudirect", "parse_gdrcopy_sanity", "gdrcopy/*.txt"),
+    ("parsers.gdrcopy", "parse_gdrcopy_sanity", "gdrcopy/*.txt"),
     ("parsers.ncclconf", "parse_nccl_conf", "ncclconf/*.txt"),
     ("parsers.counters", "parse_ethtool_stats", "counters/ethtool_*.txt"),
     ("parsers.counters", "parse_rdma_statistic", "counters/rdma_statistic_*.txt"),
@@ -67,8 +67,8 @@ PARSERS = [
     ("switch.eos", "parse_sessions", "switch/eos_sessions.txt"),
     # the eAPI shape a public EOS watchdog health check reads (docs/conformance.md, Arista EOS)
     ("switch.eos", "parse_pfcwd_counters", "switch/eos_pfcwd_counters.json"),
-    ("host.drain", "parse_scontrol_node", "drain/scontrol_*.txt"),
-    ("host.drain", "parse_kubectl_node", "drain/kubectl_*.json"),
+    ("parsers.scheduler", "parse_scontrol_node", "drain/scontrol_*.txt"),
+    ("parsers.scheduler", "parse_kubectl_node", "drain/kubectl_*.json"),
     ("switch.eos", "parse_interfaces_status", "switch/eos_interfaces_status.*", "switch/real_eos_interfaces_status_*.txt"),
     ("switch.sonic", "parse_config_db", "switch/sonic_running.json"),
     ("switch.sonic", "parse_table", "switch/sonic_interfaces_status.txt", "switch/sonic_pfc_priority.txt",

@@ -60,7 +60,7 @@ def test_real_output_is_read(module, name, path):
 # with how many there are: the gap stays visible here (docs/parsers.md lists
 # it too, with what was searched) and a count may only go up.
 KNOWN_THIN = {
-    "checks.gpudirect.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
+    "parsers.gdrcopy.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
     "parsers.counters.parse_hw_counters": 0,
     "parsers.counters.parse_rdma_statistic": 0,
     "parsers.dpkg.parse_dpkg_query": 0,
@@ -90,8 +90,8 @@ KNOWN_THIN = {
     "switch.nvue.parse_ingress_priority_groups": 0,
     "switch.nvue.parse_pfc_watchdog": 0,
     # the scheduler stand-ins' output, no live capture (fixtures/drain/SOURCES.md)
-    "host.drain.parse_scontrol_node": 0,
-    "host.drain.parse_kubectl_node": 0,
+    "parsers.scheduler.parse_scontrol_node": 0,
+    "parsers.scheduler.parse_kubectl_node": 0,
     "switch.nvue.parse_nvue_commands": 0,
     "switch.nvue.parse_revisions": 1,
     "switch.sonic.parse_config_db": 0,

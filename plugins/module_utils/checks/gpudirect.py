@@ -22,6 +22,7 @@ import re
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.gdrcopy import parse_gdrcopy_sanity
 
 CHECK = "gpudirect"
 # perftest's words -> why GPU memory could not be used
@@ -154,51 +155,6 @@ def check(evaluated, limit, found, not_applicable=None):
         detail += f"; not applicable on {len(not_applicable)} node(s) (no GPU)"
     return {"passed": not [f for f in found if f["severity"] == "error"] and ok == len(ran),
             "threshold_gbps": limit, "cases": cases, "detail": detail}
-
-
-# ---------------------------------------------------------------- gdrcopy
-
-_TOTAL = re.compile(r"^Total: (\d+), Passed: (\d+), Failed: (\d+), Waived: (\d+)\s*$", re.M)
-_CHECK = re.compile(r"^(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)\s*$", re.M)
-_CHECK_FAIL = re.compile(r"^[^:\s]+:\d+:[FE]:[^:]*:(\w+):\d+:", re.M)
-
-
-def parse_gdrcopy_sanity(text, rc=None):
-    """gdrcopy's sanity output -> ``{"format", "total", "passed", "failed", "waived", "failed_tests",
-    "waived_tests", "ok"}``. ``rc``: its exit status (EXIT_FAILURE on any failure, both formats).
-
-    Raises ParseError on output with no summary (the driver not loaded aborts before it:
-    ``error opening driver``; an unknown option prints ``Invalid option``)."""
-    text = text or ""
-    m = _TOTAL.search(text)
-    if m:
-        total, passed, failed, waived = map(int, m.groups())
-        lists, current = {"failed": [], "waived": []}, None
-        for line in text[m.end():].splitlines():
-            if line.startswith("List of failed tests:"):
-                current = "failed"
-            elif line.startswith("List of waived tests:"):
-                current = "waived"
-            elif current and line.startswith("    ") and line.strip():
-                lists[current].append(line.strip())
-            elif not line.strip():
-                continue
-            else:
-                current = None
-        res = {"format": "testsuite", "total": total, "passed": passed, "failed": failed, "waived": waived,
-               "failed_tests": lists["failed"], "waived_tests": lists["waived"]}
-    else:
-        m = _CHECK.search(text)
-        if not m:
-            line = next((x.strip() for x in text.splitlines() if re.search(r"error|Invalid option|not found", x, re.I)),
-                        None)
-            raise ParseError("gdrcopy_sanity", line or "no test summary in the output", text)
-        _pct, total, failures, errors = map(int, m.groups())
-        res = {"format": "libcheck", "total": total, "passed": total - failures - errors,
-               "failed": failures + errors, "waived": 0, "failed_tests": _CHECK_FAIL.findall(text),
-               "waived_tests": []}
-    res["ok"] = res["failed"] == 0 and rc in (None, 0)
-    return res
 
 
 def gdrcopy_findings(results):

@@ -18,11 +18,11 @@ Read, plan, apply, read again - as roce.py does - for two schedulers:
 Which findings drain a node is the intent's ``fabric.remediation`` policy
 (``selected``). Stdlib only, no I/O but through ``run`` (Runner).
 """
-import json
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.scheduler import parse_kubectl_node, parse_scontrol_node
 
 SCHEDULERS = ("slurm", "kubernetes")
 REASON_PREFIX = "linerate:"
@@ -84,38 +84,6 @@ def check_policy(drain_codes, drain_severities, exempt_codes):
 
 # ---------------------------------------------------------------- Slurm
 
-# Reason= runs to the end of its line, or (scontrol -o, one line) to the optional keys printed after it.
-_REASON = re.compile(r"(?:^|\s)Reason=(.*?)(?=\s(?:Comment|Extra|InstanceId|InstanceType|ReservationName)=|$)")
-
-
-def parse_scontrol_node(text):
-    """``scontrol show node <name>`` -> {"name", "state", "base", "flags", "reason", "reason_by"}.
-
-    The record is key=value pairs separated by blanks; ``Reason=`` runs to the end of its line
-    and ends with `` [user@time]`` when slurmctld stamped it (slurm_sprint_node_table)."""
-    name = state = reason_text = by = None
-    for line in (text or "").splitlines():
-        s = line.strip()
-        r = _REASON.search(s)
-        if r:
-            reason_text = r.group(1)
-            m = re.fullmatch(r"(.*) \[([^\[\]@]*)@([^\[\]]*)\]", reason_text)
-            if m:
-                reason_text, by = m.group(1), f"{m.group(2)}@{m.group(3)}"
-            s = s[:r.start()]
-        for tok in s.split():
-            k, _sep, v = tok.partition("=")
-            if k == "NodeName" and name is None:
-                name = v
-            elif k == "State":
-                state = v
-    if name is None or state is None:
-        raise ParseError("scontrol", "no NodeName=/State= in the output", text)
-    parts = state.split("+")
-    return {"name": name, "state": state, "base": parts[0].rstrip("*~#!%$@^-"), "flags": parts[1:],
-            "reason": reason_text, "reason_by": by}
-
-
 def slurm_out_of_service(node):
     """True when the node takes no new jobs (drained, draining, down or failed)."""
     return (node["base"] in ("DOWN", "FAIL") or any(f in ("DRAIN", "FAIL") for f in node["flags"])
@@ -157,21 +125,6 @@ def slurm_view(node):
 
 
 # ---------------------------------------------------------------- Kubernetes
-
-def parse_kubectl_node(text):
-    """``kubectl get node <name> -o json`` -> {"name", "unschedulable", "taints", "annotations"}."""
-    try:
-        doc = json.loads(text)
-    except (TypeError, ValueError) as err:
-        raise ParseError("kubectl", f"not JSON: {err}", text) from None
-    if not isinstance(doc, dict) or doc.get("kind") != "Node":
-        raise ParseError("kubectl", "not a Node object (kind %s)"
-                         % (doc.get("kind") if isinstance(doc, dict) else type(doc).__name__), text)
-    spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
-    return {"name": meta.get("name"), "unschedulable": bool(spec.get("unschedulable")),
-            "taints": [t for t in spec.get("taints") or [] if isinstance(t, dict)],
-            "annotations": dict(meta.get("annotations") or {})}
-
 
 def taint_value(fault_list):
     """The taint's value: the first fault's code (a label value; codes are [A-Z_])."""

@@ -1,0 +1,129 @@
+"""The NCCL environment of one host, from its RDMA facts, its cabling and the intent
+(filters ``nccl_env_settings``, ``nccl_shell_quote``, ``nccl_tuned_settings``: plugins/filter/nccl_env.py).
+
+``nccl_env_settings(rdma, cabled, options)`` returns
+``{"settings": {NCCL_*: str} (ordered), "hcas": [{device, port, netdev}],
+"excluded": [msg], "problems": [msg]}``; the role fails on ``problems`` and
+warns about ``excluded``. It never lists an HCA whose port is not ACTIVE.
+
+Precedence, lowest first: the values derived from the facts and the intent, the
+tuned settings (``options["tuned"]``: the winner of the NCCL tuning sweep, read
+from its file by ``nccl_tuned_settings``; docs/tuning.md), the intent's
+``fabric.nccl.overrides``, the role's ``overrides``.
+"""
+import re
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+
+ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
+         "NCCL_NET_GDR_LEVEL", "NCCL_NET")
+
+
+def _row(rdma, device, port):
+    for row in (rdma or {}).get("ports", []):
+        if row.get("device") == device and int(row.get("port") or 1) == int(port):
+            return row
+    return None
+
+
+def _gids(rdma, device, port):
+    dev = ((rdma or {}).get("devices") or {}).get(device) or {}
+    ports = dev.get("ports") or {}
+    p = ports.get(port) or ports.get(str(port)) or {}
+    return p.get("gids") or []
+
+
+def nccl_env_settings(rdma, cabled, options):
+    transport = options.get("transport", "roce")
+    down_policy = options.get("down_ports", "fail")
+    problems, excluded, hcas, gid_indexes = [], [], [], {}
+
+    for entry in cabled or []:
+        device = entry.get("device")
+        port = int(entry.get("port", 1))
+        row = _row(rdma, device, port)
+        if row is None:
+            problems.append(f"{device} port {port}: cabled (rdma_ports) but not found by rdma_facts")
+            continue
+        if entry.get("netdev") and row.get("netdev") and entry["netdev"] != row["netdev"]:
+            problems.append(f"{device} port {port}: rdma_ports says netdev {entry['netdev']}, "
+                            f"the host has {row['netdev']}")
+            continue
+        if not row.get("up"):
+            msg = (f"{device} port {port} ({row.get('netdev')}) is cabled but not up: state "
+                   f"{row.get('state')}, physical state {row.get('physical_state')}")
+            if transport == "infiniband" and "INIT" in str(row.get("state")) and row.get("physical_state") == "LinkUp":
+                msg += " (an InfiniBand port stays INIT until a subnet manager configures it: is one running?)"
+            if down_policy == "exclude":
+                excluded.append(msg + "; left out of NCCL_IB_HCA")
+            else:
+                problems.append(msg + " - NCCL must not use it (fix the link, or set "
+                                      "nccl_env_down_ports: exclude to run without this rail)")
+            continue
+        hcas.append({"device": device, "port": port, "netdev": row.get("netdev")})
+        if transport == "roce":
+            gid_indexes[f"{device}:{port}"] = row.get("roce_v2_ipv4_gid_index")
+
+    if not hcas and not problems:
+        problems.append("no cabled RDMA port is up: nothing for NCCL_IB_HCA")
+
+    settings = {}
+    if hcas:
+        # '=' makes NCCL match names exactly (mlx5_1 must not also select mlx5_10)
+        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{h['device']}:{h['port']}" for h in hcas)
+    if transport == "roce" and hcas:
+        forced = options.get("gid_index")
+        if forced not in (None, ""):
+            forced = int(forced)
+            for key in gid_indexes:
+                dev, port = key.split(":")
+                row = next((g for g in _gids(rdma, dev, int(port)) if g.get("index") == forced), None)
+                if row is None or row.get("version") != "v2":
+                    problems.append(f"{key}: GID index {forced} is not a RoCE v2 GID on this port")
+            settings["NCCL_IB_GID_INDEX"] = str(forced)
+        else:
+            missing = [k for k, v in gid_indexes.items() if v is None]
+            if missing:
+                problems.append(f"{', '.join(missing)}: no RoCE v2 IPv4 GID (does the netdev have its "
+                                "IPv4 rail address?)")
+            values = sorted({v for v in gid_indexes.values() if v is not None})
+            if len(values) > 1:
+                problems.append("the RoCE v2 IPv4 GID index differs between ports ("
+                                + ", ".join(f"{k}: {v}" for k, v in sorted(gid_indexes.items()))
+                                + "); NCCL_IB_GID_INDEX is one value for all - set nccl_env_gid_index")
+            elif values:
+                settings["NCCL_IB_GID_INDEX"] = str(values[0])
+        if options.get("ib_tc") not in (None, ""):
+            settings["NCCL_IB_TC"] = str(int(options["ib_tc"]))
+    if options.get("socket_ifname"):
+        settings["NCCL_SOCKET_IFNAME"] = str(options["socket_ifname"])
+    if options.get("gdr_level"):
+        settings["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
+    if options.get("net"):
+        settings["NCCL_NET"] = str(options["net"])
+    for key, value in (options.get("tuned") or {}).items():
+        problem = nccl_tune.value_problem(key, value)
+        if problem:
+            problems.append(f"tuned {key}={value}: {problem} (the tuned-settings file; run the sweep again)")
+            continue
+        settings[str(key)] = str(value)
+    for overrides in (options.get("intent_overrides") or {}, options.get("overrides") or {}):
+        for key, value in overrides.items():
+            if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
+                problems.append(f"override {key}: only NCCL_* names are allowed")
+                continue
+            settings[str(key)] = str(value)
+    ordered = {k: settings[k] for k in ORDER if k in settings}
+    ordered.update({k: v for k, v in settings.items() if k not in ordered})
+    return {"settings": ordered, "hcas": hcas, "excluded": excluded, "problems": problems}
+
+
+def shell_quote(value):
+    """Single-quote a value for a POSIX shell (also valid in systemd EnvironmentFile)."""
+    return "'" + str(value).replace("'", "'\"'\"'") + "'"
+
+
+def nccl_tuned_settings(text):
+    """The tuned-settings file's text (empty: none) -> ``{"settings": {NCCL_*: str}, "problems": [msg]}``."""
+    settings, problems = nccl_tune.read_tuned(text)
+    return {"settings": settings, "problems": problems}
