@@ -10,8 +10,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-
-
 # code -> (severity, suspect layer, what it means). Codes are stable: reports,
 # dashboards and CI key on them; add new ones, never rename.
 FAULT_CODES = {

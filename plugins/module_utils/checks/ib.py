@@ -373,7 +373,7 @@ def ib_findings(result, switches):
     """
     if result.get("failed"):
         return [report_finding("IB_CHECK_FAILED", f"InfiniBand check failed: {result.get('msg') or 'no result'}",
-                        node=result.get("host"), check="subnet_manager")]
+                               node=result.get("host"), check="subnet_manager")]
     out = []
     for f in result.get("findings") or []:
         code = f["code"] if f["code"] in FAULT_CODES else "IB_CHECK_FAILED"
@@ -392,7 +392,7 @@ def ib_findings(result, switches):
         extra = ({"peer_switch": f["peer"], "peer_port": None if f.get("peer_port") is None else str(f["peer_port"])}
                  if f.get("peer_type") == "switch" and f.get("peer") else {})
         out.append(report_finding(code, f["message"], node=node, device=device, switch=switch, switch_port=port,
-                           check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None, **extra))
+                                  check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None, **extra))
     return out
 
 

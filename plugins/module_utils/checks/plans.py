@@ -9,8 +9,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-
-
 # ---------------------------------------------------------------- plans
 
 def round_robin(nodes):

@@ -119,9 +119,10 @@ def accounted(ctx):
     probe (``probes``: the registered loop of report.yml's ping); SWITCH_UNREACHABLE for each switch in
     ``switch_scope`` that left the switch plays (``switches_left``) or whose reads failed."""
     errors = (ctx.template_error if isinstance(ctx.template_error, tuple) else (ctx.template_error,))
+    errors += (TypeError, ValueError, AttributeError)
     try:
         out = _accounting(ctx)
-    except errors + (TypeError, ValueError, AttributeError) as e:
+    except errors as e:
         raise Unreadable(f"the scope could not be read: {e}") from e
     findings, checks = [], {}
     for name, (found, c) in out.items():
@@ -161,7 +162,7 @@ def ports(ctx):
     """check ``ports``: the findings rdma_port_check computed on each node, taken as they are."""
     try:
         found, check = checks_ports.port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes},
-                                         ctx.hosts)
+                                               ctx.hosts)
     except KeyError as e:
         raise Unreadable(f"the results could not be read: {e}") from e
     ctx.hints = [(x["node"], x["device"]) for x in ctx.findings + found if x.get("device")]

@@ -8,8 +8,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-
-
 # ---------------------------------------------------------------- thresholds
 
 class NotPublished(ValueError):
