@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
@@ -65,7 +66,7 @@ def report_once(tests, cabling, nodes, rounds, out_dir):
     """One verify_report on the controller: (diagnosis s, files s, the files' sizes, what was named)."""
     t0 = time.perf_counter()
     found, evaluated = rdma.rdma_findings(tests, FABRIC, cabling)
-    checks = {"ib_write_bw": rep.rdma_check(evaluated, thresholds.rdma_threshold_gbps(FABRIC), found)}
+    checks = {"ib_write_bw": report_rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(FABRIC), found)}
     doc = rep.build_report(found, findings.summarize(found), checks, FABRIC, {"nodes": nodes, "rounds": rounds})
     t1 = time.perf_counter()
     files = rep.write_reports(doc, out_dir)

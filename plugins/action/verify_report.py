@@ -25,6 +25,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import history as checks_history
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -89,16 +90,16 @@ class ActionModule(ActionBase):
             # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
             try:
                 keep = int(self._templar.template(args.get("history_keep", task_vars.get(
-                    "linerate_report_keep", rep.HISTORY_KEEP))))
+                    "linerate_report_keep", checks_history.HISTORY_KEEP))))
                 drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
-                    "linerate_trend_bandwidth_drop", rep.TREND_BANDWIDTH_DROP))))
+                    "linerate_trend_bandwidth_drop", checks_history.TREND_BANDWIDTH_DROP))))
                 if keep < 1 or not 0 < drop < 1:
                     raise ValueError(f"linerate_report_keep {keep!r} (allowed: an integer >= 1), "
                                      f"linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)")
             except (TypeError, ValueError) as e:
                 result.update(failed=True, msg=f"verify_report: history settings not allowed: {e}")
                 return result
-            rep.attach_history(doc, reports_dir, bandwidth_drop=drop)
+            checks_history.attach_history(doc, reports_dir, bandwidth_drop=drop)
             result["trends"] = doc.get("trends")
             if self._task.check_mode:
                 result["report_files"] = {}
@@ -107,7 +108,7 @@ class ActionModule(ActionBase):
                 os.makedirs(reports_dir, exist_ok=True)
                 rendered = rep.render_reports(doc)
                 result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
-                result["history_pruned"] = rep.prune_history(reports_dir, keep)
+                result["history_pruned"] = checks_history.prune_history(reports_dir, keep)
         result["summary_markdown"] = rendered["summary.md"] if rendered else rep.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):
             result["failed"] = True

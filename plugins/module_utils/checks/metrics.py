@@ -72,8 +72,8 @@ def node_samples(report, node):
     base = {"fabric": fab, "node": node}
     out = []
     # late import: report.py is this file's sibling (the view of the stored ib_write_bw rows)
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-    grid = rep.worst_links(rep._rows(checks.get("ib_write_bw") or {}))
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
+    grid = report_rdma.worst_links(report_rdma._rows(checks.get("ib_write_bw") or {}))
     for rail, c in sorted((grid["cells"].get(node) or {}).items()):
         lab = dict(base, device=rail)
         if c.get("gbps") is not None:

@@ -34,6 +34,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import inca
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
@@ -253,7 +254,7 @@ def ib_write_bw(ctx):
     if not tests:
         return [], {}
     f, evaluated = checks_rdma.rdma_findings(tests, ctx.fabric, ctx.cabling, ctx.hints, ctx.uplinks())
-    check = report.rdma_check(evaluated, thresholds.rdma_threshold_gbps(ctx.fabric), f)
+    check = report_rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(ctx.fabric), f)
     check["schedule"] = checks_rdma.schedule_timing(logs)
     return f, {"ib_write_bw": check}
 
