@@ -61,7 +61,7 @@ GROUPS = {
     },
     "switch": {
         f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
-        for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")
+        for name in ("base", "window", "drivers", "eos", "module_common", "nvue", "sonic")
     },
     # Verification's counter and link-health parsers.
     "counters": {

@@ -253,8 +253,8 @@ command_log:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
-    SwitchError, Unreachable, managed_scope, run_apply)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (

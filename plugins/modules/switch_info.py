@@ -125,7 +125,7 @@ problems:
   sample: ["swp2: link is down", "swp1: PFC on priorities [3, 4] (want [3])"]
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import delta, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 

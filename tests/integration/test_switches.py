@@ -511,7 +511,7 @@ def test_rollback_refuses_an_empty_or_truncated_latest_and_names_it(lab):
         d = driver_for(SWITCHES[n], n, host=ADDR[n], port=lab.port, username=lab.creds["username"],
                        known_hosts=lab.known_hosts, password=lab.creds["password"])
         try:
-            from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import run_apply
+            from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
             run_apply(d, good[n], full=True)
         finally:
             d.close()

@@ -11,7 +11,7 @@ from switch_testlib import render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import oper_problems, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 

@@ -15,10 +15,11 @@ from ansible.module_utils.testing import patch_module_args
 
 from switch_testlib import make, render, sim_conn_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import backups, base
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import backups
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import (
     BackupError, choose_backup, load_restore, verify_backup, write_backup)
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import SignalGuard, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
@@ -656,13 +657,13 @@ def test_a_signal_after_the_confirm_reports_the_change_as_done(tmp_path, monkeyp
 
 def test_signal_guard_restores_handlers_and_installs_nothing_off_the_main_thread(own_handlers):
     import threading
-    with base.SignalGuard() as g:
+    with SignalGuard() as g:
         assert signal.getsignal(signal.SIGTERM) == g._handler
     assert signal.getsignal(signal.SIGTERM) is own_handlers
     seen = {}
 
     def other():
-        with base.SignalGuard() as g2:
+        with SignalGuard() as g2:
             seen["previous"] = dict(g2.previous)
     t = threading.Thread(target=other)
     t.start()

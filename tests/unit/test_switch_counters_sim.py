@@ -19,7 +19,7 @@ def put_counters(port, counters):
 def pfc_on(d, platform, ports):
     """Apply the lab's fabric config (PFC on priority 3) through the driver, as switch_config does."""
     from switch_testlib import render
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import run_apply
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
     run_apply(d, want_text=render(platform, ports), ports=ports)
 
 

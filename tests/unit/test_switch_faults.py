@@ -16,7 +16,8 @@ import pytest
 
 from switch_testlib import arm, render, sim_conn_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
 

@@ -10,7 +10,8 @@ import pytest
 from switch_testlib import SimSwitch, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import base, lock
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, WindowLock, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import WindowLock, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}

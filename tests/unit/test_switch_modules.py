@@ -344,6 +344,7 @@ def test_enable_secret_is_no_log_in_every_switch_module():
 def run_offline(args, monkeypatch, capsys):
     """switch_config with no switch: any connection attempt fails the test."""
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
     monkeypatch.setattr(base.Driver, "open_connection", lambda self, params: pytest.fail("must not connect"))
     monkeypatch.setattr(switch_config, "make_driver", lambda p: pytest.fail("must not build a connection"))
     with patch_module_args(dict(args, _ansible_check_mode=False)):
@@ -365,8 +366,8 @@ def test_rendered_is_every_command_of_the_intent_without_a_switch(platform, port
     res = run_offline(dict(OFFLINE, state="rendered", platform=platform, config=text, fabric_ports=ports),
                       monkeypatch, capsys)
     assert res["changed"] is False and res["rendered"] == res["commands"] and res["rendered"]
-    # the same commands a push onto an empty switch computes (base.delta, the push's own code)
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import delta
+    # the same commands a push onto an empty switch computes (switch_window.delta, the push's own code)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta
     d = drivers.driver_for(short, "leaf1")
     assert res["rendered"] == delta(d, text, ports, "{}" if short == "sonic" else "")
     assert set(res) - {"invocation"} == {"changed", "rendered", "commands"}

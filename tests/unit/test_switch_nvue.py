@@ -4,7 +4,8 @@ import pytest
 from switch_testlib import fixture, make, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
 PORTS = ["swp1", "swp2"]
 

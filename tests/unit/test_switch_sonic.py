@@ -4,7 +4,8 @@ import pytest
 from switch_testlib import fixture, make, render, sim_driver, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import sonic
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
 PORTS = ["Ethernet0", "Ethernet8"]
 
@@ -480,7 +481,7 @@ def test_sim_push_passes_yang_and_postcheck_names_missing_headroom_and_watchdog(
                      require_up=False)["commands"] == []
     sim.sw.fault_headroom_zero("Ethernet8")
     sim.sw.fault_pfcwd_off()
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import oper_problems
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
     probs = oper_problems(d.oper(PORTS), PORTS, [3], True, require_up=False)
     assert any(p.startswith("Ethernet8: no lossless headroom for the no-drop priority 3") for p in probs)
     assert not any(p.startswith("Ethernet0: no lossless headroom") for p in probs)

@@ -8,7 +8,9 @@ import pytest
 from switch_testlib import make, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
 RUNNING = "nv set interface swp1 link mtu 9000\nnv set system hostname leaf1\n"
 WANT = "nv set interface swp1 link mtu 9216\n"
@@ -209,14 +211,14 @@ def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
 def test_oper_problems_every_kind_in_port_order():
     oper = {"p2": {"up": False, "pfc": [4, 3], "ecn": False}, "p4": {"up": True, "pfc": [3], "ecn": True},
             "p5": {"up": True, "pfc": [4, 3], "ecn": True}}
-    assert base.oper_problems(oper, ["p1", "p2", "p3", "p4", "p5"], [3], True) == [
+    assert switch_window.oper_problems(oper, ["p1", "p2", "p3", "p4", "p5"], [3], True) == [
         "p1: not reported by the switch", "p2: link is down", "p2: PFC on priorities [4, 3] (want [3])",
         "p2: ECN off (want on)", "p3: not reported by the switch", "p5: PFC on priorities [4, 3] (want [3])"]
-    assert base.oper_problems(oper, ["p5"], [3, 4], False) == ["p5: ECN on (want off)"]
-    assert base.oper_problems(oper, ["p2", "p4"], None, None) == ["p2: link is down"]
-    assert base.oper_problems(oper, ["p2", "p4"], None, None, require_up=False) == []
-    assert base.oper_problems({"p": {"up": True, "pfc": None}}, ["p"], [], False) == []
-    assert base.oper_problems({"p": {"up": True}}, ["p"], [3], None) == ["p: PFC on priorities None (want [3])"]
+    assert switch_window.oper_problems(oper, ["p5"], [3, 4], False) == ["p5: ECN on (want off)"]
+    assert switch_window.oper_problems(oper, ["p2", "p4"], None, None) == ["p2: link is down"]
+    assert switch_window.oper_problems(oper, ["p2", "p4"], None, None, require_up=False) == []
+    assert switch_window.oper_problems({"p": {"up": True, "pfc": None}}, ["p"], [], False) == []
+    assert switch_window.oper_problems({"p": {"up": True}}, ["p"], [3], None) == ["p: PFC on priorities None (want [3])"]
 
 
 # ---------------------------------------------------------------- backups and stamps
@@ -282,12 +284,12 @@ class Toy(base.Driver):
 
 
 def test_recover_restored_at_once():
-    assert base.recover(Toy(["backup"]), "backup") == (True, "")
+    assert switch_window.recover(Toy(["backup"]), "backup") == (True, "")
 
 
 def test_recover_reports_every_attempt():
     d = Toy(["other"], pend=[["rev 5"], ["rev 5"]])
-    assert base.recover(d, "backup", nested=True) == (
+    assert switch_window.recover(d, "backup", nested=True) == (
         False, "running config differs from the backup; still pending: rev 5; "
                "running config differs from the backup; still pending: rev 5")
     assert d.calls == ["undo", "undo"]
@@ -295,11 +297,11 @@ def test_recover_reports_every_attempt():
 
 def test_recover_second_attempt_after_a_failed_undo():
     d = Toy(["backup"], undo_errors=["session lost"])
-    assert base.recover(d, "backup") == (True, "")
+    assert switch_window.recover(d, "backup") == (True, "")
     assert d.calls == ["undo", "undo"]
     d = Toy(["backup"], undo_errors=["a", "b"])
-    assert base.recover(d, "backup") == (False, "a; b")
-    assert base.recover(Toy(["backup"], undo_errors=["a"]), "backup", attempts=1) == (False, "a")
+    assert switch_window.recover(d, "backup") == (False, "a; b")
+    assert switch_window.recover(Toy(["backup"], undo_errors=["a"]), "backup", attempts=1) == (False, "a")
 
 
 # ---------------------------------------------------------------- the confirm timer's budget
@@ -319,14 +321,14 @@ def test_a_confirm_is_not_sent_when_the_post_checks_used_the_confirm_timer(tmp_p
     d, sim = sim_driver(tmp_path, platform, ports)
     before = d.get_running()
     clock = iter([0.0, used])
-    monkeypatch.setattr(base.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(switch_window.time, "monotonic", lambda: next(clock))
     kw = dict(ports=ports, confirm_timeout=120, post_check=False)
     if confirms:
-        res = base.run_apply(d, render(platform, ports), **kw)
+        res = switch_window.run_apply(d, render(platform, ports), **kw)
         assert res["changed"] is True and res["confirm_timer_used_s"] == used
         return
     with pytest.raises(SwitchError) as err:
-        base.run_apply(d, render(platform, ports), **kw)
+        switch_window.run_apply(d, render(platform, ports), **kw)
     assert f"used {used:.0f} s of the 120 s confirm timer" in str(err.value)
     assert err.value.rolled_back is True and d.get_running() == before
     assert not any(c.startswith(("nv config apply --confirm-yes", "configure session")) and c.endswith(

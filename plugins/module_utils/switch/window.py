@@ -1,0 +1,571 @@
+"""The change window of a switch: backup, lock, apply, confirm or roll back (run_apply), its signal
+handling and the shared lock, the managed scope and delta, and recovery (discard, recover). The drivers
+(switch/base.py Driver and its subclasses) do the platform's part. Pure logic stdlib-only.
+"""
+import os
+import re
+import signal
+import threading
+import time
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import LABELS, BackupError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as _lock
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
+        ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
+except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
+    try:
+        from backups import LABELS, BackupError  # type: ignore
+        from redact import Redactor  # type: ignore
+        import lock as _lock  # type: ignore
+        from base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
+    except ImportError:
+        from switch.backups import LABELS, BackupError  # type: ignore
+        from switch.redact import Redactor  # type: ignore
+        from switch import lock as _lock  # type: ignore
+        from switch.base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
+
+
+# Seconds of the confirm timer that must be left when the window confirms: a confirm sent later may
+# reach a switch whose own timer has already rolled the change back.
+CONFIRM_MARGIN_S = 10
+BACKUP_LABELS = LABELS
+# what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
+PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
+
+
+def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
+    """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended, and (where
+    the driver reads them: ``headroom``/``pfcwd`` in its oper) lossless headroom and the PFC watchdog on
+    the no-drop priority."""
+    problems = []
+    for p in ports:
+        st = oper.get(p)
+        if st is None:
+            problems.append(f"{p}: not reported by the switch")
+            continue
+        if require_up and not st.get("up"):
+            problems.append(f"{p}: link is down")
+        if want_pfc is not None and sorted(st.get("pfc") or []) != sorted(want_pfc):
+            problems.append(f"{p}: PFC on priorities {st.get('pfc')} (want {want_pfc})")
+        if want_ecn is not None and bool(st.get("ecn")) != bool(want_ecn):
+            problems.append(f"{p}: ECN {'on' if st.get('ecn') else 'off'} (want {'on' if want_ecn else 'off'})")
+        # lossless headroom and PFC watchdog, where the platform's driver reads them back
+        for prio in want_pfc or []:
+            if "headroom" in st and prio not in (st.get("headroom") or []):
+                problems.append(f"{p}: no lossless headroom for the no-drop priority {prio} (lossless priorities "
+                                f"with headroom: {st.get('headroom')}): it drops under incast")
+            if "pfcwd" in st and prio not in (st.get("pfcwd") or []):
+                problems.append(f"{p}: PFC watchdog off on the no-drop priority {prio} (on: {st.get('pfcwd')}): a "
+                                "pause storm would stall the fabric")
+    return problems
+
+
+def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
+              confirm_timeout=300, post_check=True, require_up=True, full=False,
+              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False,
+              redactor=None, lock=True):
+    """The whole change on one switch. Returns the module result (a dict).
+
+    ``full`` replaces the whole running config with ``want_text`` (restoring a
+    backup); otherwise only the managed scope (QoS objects of the intent and
+    the fabric ports) is compared and changed. A restore that would delete
+    configuration outside the managed scope is refused unless ``force``; its
+    result and errors have the config's secrets masked (:mod:`redact`).
+
+    SIGINT and SIGTERM are handled for the whole call like any failure (see
+    :class:`SignalGuard`): during the change they run the recovery, a second
+    signal waits until the recovery has ended, and the error says the run was
+    interrupted and where the switch is.
+
+    One window per switch: before its first change the window takes the
+    switch's lock (:class:`WindowLock`, naming user@controller, pid, run id
+    and time; a copy in ``<backup_dir>/<switch>/`` on the controller) and
+    releases it at the end, recovery included; a second window is refused
+    with the holder's name before any change, check mode reports the lock.
+    ``lock=False`` (recovery's own nested restore, which runs under the
+    outer lock) skips it; a :class:`WindowLock` may be given (tests).
+    """
+    stamp = stamp or timestamp()
+    args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
+            want_pfc, want_ecn, stamp, _nested, backup_label, force)
+    if _nested:   # recovery's own restore: the outer call holds the guard and the lock
+        return _run_window(*args, progress={"step": "read", "changed": False}, guard=None, redactor=None)
+    if lock is True:
+        lock = WindowLock(driver, stamp, confirm_timeout,
+                          os.path.join(backup_dir, driver.name) if backup_dir else None)
+    wlock = lock or None
+    if not full:
+        redactor = None   # the window's results hold QoS only: left as they are
+    elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
+        redactor = Redactor(driver.platform)
+    progress = {"step": "read", "changed": False}
+    try:
+        with SignalGuard() as guard:
+            try:
+                try:
+                    result = _run_window(*args, progress=progress, guard=guard, redactor=redactor, wlock=wlock)
+                except SwitchError as exc:
+                    note = wlock.release() if wlock is not None else None
+                    if note:
+                        raise type(exc)(exc.switch, f"{exc.reason}; {note}", output=exc.output, command=exc.command,
+                                        rolled_back=exc.rolled_back, changed=exc.changed) from exc.__cause__
+                    raise
+                except KeyboardInterrupt:
+                    if wlock is not None and wlock.held:
+                        driver.close()   # the interrupted command's answer may still come: a new session
+                        guard.defer()
+                        wlock.release()
+                    raise
+                note = wlock.release() if wlock is not None else None
+                if note:
+                    result.setdefault("warnings", []).append(note)
+            except Interrupted as exc:   # outside the guarded change: before the first change
+                guard.defer()
+                raise SwitchError(
+                    driver.name, f"interrupted by {exc.name} during {progress['step']}, before the first change: "
+                    + ("pending state left by an earlier window was cleared, the running config was not changed"
+                       if progress["changed"] else "the switch was not touched"),
+                    rolled_back=False, changed=progress["changed"]) from None
+            if guard.received:   # a signal after the confirm: the change is complete
+                raise SwitchError(
+                    driver.name, f"interrupted by {signal_name(guard.received[0])} after the change was confirmed: "
+                    "the switch is at the intent with nothing pending", rolled_back=False,
+                    changed=result["changed"])
+    except SwitchError as exc:
+        if exc.rolled_back is None:   # failed before the first change: the switch was not touched
+            exc.rolled_back = False
+        if redactor is not None:
+            raise _redacted(exc, redactor) from exc.__cause__
+        raise
+    if redactor is not None:
+        redactor.result(result)
+    return result
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM received while a window runs (a KeyboardInterrupt, so Ctrl-C code paths agree)."""
+
+    def __init__(self, signum):
+        self.signum = signum
+        self.name = signal_name(signum)
+        super().__init__(self.name)
+
+
+class SignalGuard:
+    """For the duration of a window: SIGINT and SIGTERM raise :class:`Interrupted` (SIGTERM would
+    otherwise end the process with no recovery at all). After :meth:`defer` - the recovery, or once the
+    change is confirmed - a signal is only recorded in ``received``. The previous handlers come back on
+    exit. Outside the main thread (where Python delivers no signals) nothing is installed."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.previous = {}
+        self.deferring = False
+        self.received = []
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in self.SIGNALS:
+                self.previous[s] = signal.signal(s, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        self.received.append(signum)
+        if self.deferring:
+            return
+        self.deferring = True   # from here a second signal waits: the recovery must not be interrupted
+        raise Interrupted(signum)
+
+    def defer(self):
+        self.deferring = True
+
+    def __exit__(self, *exc):
+        for s, h in self.previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        self.previous = {}
+        return False
+
+
+class WindowLock:
+    """One window per switch (module_utils/switch/lock.py): the lock on the switch, and its copy on the
+    controller in ``controller_dir`` (the switch's backup folder) when there is one.
+
+    :meth:`take` is called at the first step that may change the switch (after the read, before the
+    pending check; a restore before it clears anything) and refuses - naming the holder, before any
+    change - while another live window holds it; a stale one is broken with a warning naming the old
+    holder. :meth:`release` removes it only while it is still ours. :meth:`peek` (check mode) reads it.
+    """
+
+    def __init__(self, driver, run_id, confirm_timeout, controller_dir=None, now=None, alive=_lock.pid_alive):
+        self.driver = driver
+        self.me = _lock.Holder.me(run_id, now=now)
+        self.confirm_timeout = confirm_timeout
+        self.controller = _lock.ControllerLock(controller_dir) if controller_dir else None
+        self.now = now
+        self.alive = alive
+        self.held = False
+        self.warnings = []
+
+    def _refuse(self, who, where):
+        return SwitchError(
+            self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. It "
+            f"ends with that window; a lock older than the confirm timer plus {_lock.LOCK_MARGIN_S} s, or whose "
+            "process is gone from its controller, is broken by the next window", rolled_back=False)
+
+    def _describe(self, line):
+        h = _lock.Holder.parse(line)
+        return h.describe() if h else (repr(line) if line else "a holder that wrote no name yet")
+
+    def take(self):
+        if self.held:
+            return
+        d = self.driver
+        if self.controller is not None:
+            try:
+                other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
+            except OSError as err:   # the backup directory is not a directory, read-only, full
+                raise SwitchError(d.name, f"lock {self.controller.path}: cannot be written "
+                                          f"({err.strerror or err}); the change window stops before any change, "
+                                          "nothing is sent", rolled_back=False, changed=False) from err
+            if other is not None:
+                raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
+            if self.controller.broken:
+                old, why = self.controller.broken
+                self.warnings.append(f"broke the stale controller lock of {old.describe()}: {why}")
+        try:
+            for attempt in range(2):
+                answer = d.lock_take(self.me.line())
+                if not answer:
+                    self.held = True
+                    return
+                if "File exists" not in answer:
+                    raise SwitchError(d.name, f"could not create the window lock {d.lock_path} on the switch: "
+                                              f"{answer.splitlines()[0]}; nothing is sent", rolled_back=False)
+                line = d.lock_holder()
+                other = _lock.Holder.parse(line)
+                why = _lock.stale(other, self.confirm_timeout, self.me, self.now, self.alive) if other else None
+                if why is None or attempt:
+                    if other is None and line:
+                        raise SwitchError(d.name, f"the window lock {d.lock_path} on the switch names no linerate "
+                                                  f"holder ({line[:120]!r}); nothing is sent. Remove it by hand "
+                                                  f"(rm -rf {d.lock_path}) once no change is under way",
+                                          rolled_back=False)
+                    raise self._refuse(self._describe(line), f"lock {d.lock_path} on the switch")
+                self.warnings.append(f"broke the stale window lock {d.lock_path} of {other.describe()}: {why}")
+                d.stale_window = other
+                d.lock_remove()
+        except BaseException:
+            if self.controller is not None:
+                self.controller.release()
+            raise
+
+    def peek(self):
+        """Check mode: the holder of another window, as a warning (nothing is taken or changed)."""
+        line = self.driver.lock_holder()
+        if line:
+            self.warnings.append(f"the switch is locked by another change window: {self._describe(line)} "
+                                 f"({self.driver.lock_path}); a real run now would be refused")
+        return line
+
+    def release(self):
+        """Remove the lock while it is ours: a note when it could not be (never raises a SwitchError)."""
+        if not self.held:
+            return None
+        self.held = False
+        d = self.driver
+        note = None
+        try:
+            line = d.lock_holder()
+            if line in ("", self.me.line()):
+                d.lock_remove()
+            else:
+                note = (f"the window lock {d.lock_path} was taken over by {self._describe(line)} (ours was broken "
+                        "as stale): left as it is")
+        except SwitchError as exc:
+            note = (f"could not remove the window lock {d.lock_path} on the switch ({exc.reason}): remove it by "
+                    f"hand (rm -rf {d.lock_path}) - the next window breaks it once its process is gone")
+        if self.controller is not None:
+            self.controller.release()
+        return note
+
+
+def managed_scope(driver, want, ports):
+    """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
+    (SwitchError) before anything is sent."""
+    bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
+    if bad_ports:
+        raise SwitchError(driver.name, f"fabric port name(s) {bad_ports!r} refused: allowed are letters, "
+                                       "digits and _ . / : - (at most 64), nothing is sent", rolled_back=False)
+    scope = driver.managed_scope(want, ports)
+    outside = driver.out_of_scope(want, scope, ports)
+    if outside:
+        raise SwitchError(driver.name, "refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
+                                       f"speed of the fabric ports {', '.join(ports) or '(none)'} and uplinks), "
+                                       "nothing is sent: " + "; ".join(outside[:10])
+                                       + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else ""),
+                          rolled_back=False)
+    return scope
+
+
+def delta(driver, want_text, ports, running):
+    """The commands that would take ``running`` to the intent ``want_text`` on ``ports`` (read-only)."""
+    want = driver.parse(want_text)
+    return driver.commands(want, driver.parse(running), managed_scope(driver, want, ports))
+
+
+def restore_deletions(driver, want, have):
+    """What restoring ``want`` over ``have`` would delete outside the managed scope, in the platform's words.
+
+    The managed scope is the platform's own (QoS objects named after the
+    profile; QoS, PFC, ECN, MTU and speed of the data ports), so a restore
+    may put back any QoS change but not silently delete a hostname, a
+    management address, device metadata, a user or an SNMP/AAA setting that
+    was added after the backup. Values changed outside the scope are not
+    deletions (the backup's value is restored).
+    """
+    platform = driver.platform
+    pat = DATA_PORT.get(platform)
+    out = []
+    if platform == "nvue":
+        names = {k.split(" ")[1] for k in list(have) + list(want) if k.startswith("interface ") and " " in k[10:]}
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+        out = [f"nv set {k} {v}" for k, v in have.items() if k not in want and not scope(k)]
+    elif platform == "sonic":
+        names = set(have.get("PORT", {})) | set(want.get("PORT", {}))
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+        for t, keys in have.items():
+            for k, fields in keys.items():
+                for f, v in fields.items():
+                    if f not in want.get(t, {}).get(k, {}) and not scope(t, k, f):
+                        out.append(f"{t}|{k} {f}={v}")
+    elif platform == "eos":
+        names = {k.split(" ", 1)[1] for k in list(have) + list(want) if k.startswith("interface ")}
+        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
+
+        def walk(w, h, path):
+            for key, (line, children) in h.items():
+                if key in w:
+                    walk(w[key][1], children, path + (line,))
+                elif not path and key.startswith("interface Ethernet"):
+                    continue   # a physical interface is never removed (eos_commands)
+                elif not scope(path, key):
+                    out.append(" / ".join(path + (line,)))
+        walk(want, have, ())
+    return out
+
+
+def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
+                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard,
+                redactor, wlock=None):
+    cleared = []
+    warnings = wlock.warnings if wlock is not None else []
+    want = driver.parse(want_text)
+    scope = driver.full_scope() if full else managed_scope(driver, want, ports)
+    running = None
+    if full and not _nested:
+        # a restore reads first and refuses, before anything is sent, to delete what it does not manage
+        running = driver.get_running()
+        outside = restore_deletions(driver, want, driver.parse(running))
+        if redactor is not None:   # each item masked on its own, before they are joined
+            outside = redactor.lines(outside)
+        if outside and not force:
+            raise SwitchError(driver.name, f"restoring this backup would delete {len(outside)} setting(s) outside "
+                                           "the managed scope (QoS, PFC, ECN, MTU and speed of the data ports): "
+                              + "; ".join(outside[:10]) + (f" (and {len(outside) - 10} more)" if len(outside) > 10
+                                                           else "")
+                              + "; nothing is sent. If that is intended, restore with "
+                                "switch_fabric_restore_force=true", rolled_back=False)
+        if outside:
+            warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
+                            + "; ".join(outside))
+        if not check_mode:
+            if wlock is not None:   # the restore changes the switch from here: one window at a time
+                progress["step"] = "lock"
+                wlock.take()
+            # an emergency restore first discards what a failed window left pending
+            progress["step"] = "clear-pending"
+            cleared = driver.clear_pending(want_text)
+            progress["changed"] = bool(cleared)
+            if cleared:
+                running = None
+            progress["step"] = "read"
+    if running is None:
+        running = driver.get_running()
+    have = driver.parse(running)
+    cmds = driver.commands(want, have, scope)
+    result = {
+        "changed": False, "commands": cmds, "before": driver.view(have, scope),
+        "after": driver.view(have, scope), "backup_path": None, "rolled_back": False,
+        "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
+                 "before_header": f"{driver.name} (running)", "after_header": f"{driver.name} (intent)"},
+    }
+    if warnings:
+        result["warnings"] = warnings
+    if cleared:
+        result["changed"] = True
+        result["cleared"] = cleared
+    if not cmds:
+        if full and not check_mode:
+            pend = driver.pending()
+            if pend:
+                raise SwitchError(driver.name, "the running config matches the backup but configuration is still "
+                                               "pending: " + "; ".join(pend), rolled_back=False,
+                                  changed=bool(cleared))
+        return result
+    if check_mode:
+        if wlock is not None:
+            wlock.peek()
+            if warnings:
+                result["warnings"] = warnings
+        result["changed"] = True
+        result["after"] = driver.view(want, scope)
+        return result
+    if wlock is not None:
+        progress["step"] = "lock"
+        wlock.take()
+        if warnings:
+            result["warnings"] = warnings
+    progress["step"] = "pending-check"
+    pend = driver.pending()
+    if pend:
+        raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: "
+                                       + "; ".join(pend), rolled_back=False, changed=bool(cleared))
+    if backup_dir:
+        progress["step"] = "backup"
+        try:
+            result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp,
+                                                 backup_label)
+        except BackupError as exc:   # a full disk, a read-only directory: stop before any change
+            raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
+                              rolled_back=False, changed=bool(cleared)) from exc
+    step = progress["step"] = "begin"
+    pushed = False
+    try:
+        begun_at = time.monotonic() if driver.timer_at_begin else None
+        driver.window_timeout = confirm_timeout
+        driver.begin(stamp)
+        # under the lock, after begin: has another change landed since the first read?
+        step = progress["step"] = "re-read"
+        if driver.get_running() != running:
+            raise ConfigMoved(driver.name, "the running config changed between the first read and the begin of the "
+                                           "window: another change landed in between")
+        step = progress["step"] = "push"
+        pushed = True
+        driver.push(cmds)
+        step = progress["step"] = "commit"
+        committed_at = begun_at if driver.timer_at_begin else time.monotonic()
+        driver.commit(confirm_timeout)
+        step = progress["step"] = "read-back"
+        after_text = driver.get_running()
+        after = driver.parse(after_text)
+        left = driver.commands(want, after, scope)
+        problems = []
+        if left:
+            problems.append("config not at intent after push, still to do: " + "; ".join(left))
+        if post_check and not full and ports:
+            step = progress["step"] = "post-check"
+            problems += oper_problems(driver.oper(ports), ports, want_pfc, want_ecn, require_up)
+        if problems:
+            raise SwitchError(driver.name, "; ".join(problems))
+        step = progress["step"] = "confirm"
+        used = time.monotonic() - committed_at
+        result["confirm_timer_used_s"] = round(used, 1)
+        if driver.confirm_timer and confirm_timeout and used > confirm_timeout - CONFIRM_MARGIN_S:
+            raise SwitchError(driver.name, f"the read-back and post-checks used {used:.0f} s of the "
+                                           f"{int(confirm_timeout)} s confirm timer (less than {CONFIRM_MARGIN_S} s "
+                                           "left): the switch may be rolling back on its own, so the change is not "
+                                           "confirmed; raise confirm_timeout")
+        driver.confirm()
+        if guard is not None:
+            guard.defer()   # confirmed: a signal from here on cannot undo it, it is reported after
+        progress["step"] = "done"
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every failure after the backup ends at the backup
+        if guard is not None:
+            guard.defer()   # a second signal waits until the recovery has ended
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if interrupted:
+            # the interrupted command's answer may still be on its way: recover on a new session
+            driver.close()
+            name = exc.name if isinstance(exc, Interrupted) else "SIGINT (KeyboardInterrupt)"
+            what = f"interrupted by {name} during {step}"
+        else:
+            reason = exc.reason if isinstance(exc, SwitchError) else f"{type(exc).__name__}: {exc}"
+            what = f"{step} failed: {reason}"
+        seen = len(guard.received) if guard is not None else 0
+        if not pushed:
+            # nothing of ours reached the config: drop what begin made, and never restore over a change
+            # someone else made meanwhile
+            restored, how = discard(driver, running)
+            if isinstance(exc, ConfigMoved):
+                raise ConfigMoved(driver.name, exc.reason + "; nothing was sent" + (
+                    ", the window's own checkpoint/session/timer removed" if restored or how == "moved" else
+                    "; removing what begin made failed: " + how) + ". Run again to compute the change against the "
+                    "new config", rolled_back=False, changed=False) from None
+            if how == "moved":
+                how = "the running config was changed by someone else meanwhile: left as it is"
+        else:
+            restored, how = recover(driver, running, _nested)
+        late = guard.received[seen:] if guard is not None else []
+        raise SwitchError(
+            driver.name,
+            what + "; " + (
+                "rolled back: the running config is byte-identical to the pre-window backup and nothing is "
+                "pending" if restored else "ROLLBACK INCOMPLETE, the switch may be modified: " + how)
+            + (f" (backup {result['backup_path']})" if result["backup_path"] else "")
+            + (f"; {signal_name(late[0])} received during the recovery was held until it ended" if late else ""),
+            output=getattr(exc, "output", None), command=getattr(exc, "command", None),
+            rolled_back=restored, changed=not restored and (pushed or "someone else" not in how)) \
+            from (None if interrupted else exc)
+    result["changed"] = True
+    result["after"] = driver.view(after, scope)
+    return result
+
+
+def discard(driver, backup_text):
+    """A window stopped before its first push: :meth:`Driver.discard`, then read back. (restored, why not);
+    why is ``"moved"`` when the running config differs from the first read (someone else's change: left)."""
+    try:
+        driver.discard()
+        text = driver.get_running()
+        pend = driver.pending()
+    except SwitchError as exc:
+        return False, exc.reason
+    if text != backup_text:
+        return False, "moved"
+    if pend:
+        return False, "still pending: " + "; ".join(pend)
+    return True, ""
+
+
+def recover(driver, backup_text, nested=False, attempts=2):
+    """Bring the switch back to ``backup_text`` with nothing pending: (restored, why not).
+
+    The platform's :meth:`Driver.undo` first (on a new session when the old
+    one dropped or hung); when the running config still differs (a change
+    already confirmed), the backup is restored in full through the same
+    guarded window. Success is judged by reading back: byte-identical
+    running config and no pending revision, session or checkpoint.
+    """
+    notes = []
+    for _attempt in range(attempts):
+        try:
+            driver.undo()
+            text = driver.get_running()
+            if text != backup_text and not nested:
+                notes.append("undo left the running config different from the backup; restoring it in full")
+                run_apply(driver, backup_text, full=True, backup_dir=None, post_check=False, _nested=True)
+                text = driver.get_running()
+            pend = driver.pending()
+        except SwitchError as exc:
+            notes.append(exc.reason)
+            continue
+        if text == backup_text and not pend:
+            return True, ""
+        if text != backup_text:
+            notes.append("running config differs from the backup")
+        if pend:
+            notes.append("still pending: " + "; ".join(pend))
+    return False, "; ".join(notes) or "unknown"
