@@ -214,7 +214,8 @@ def _bytes(value):
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return int(value)
+        # a JSON number that is not a size (1e999 reads as inf, NaN as nan) is unreadable, not a crash
+        return int(value) if value == value and abs(value) != float("inf") else None
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value or ""))
     if not m or m.group(2).lower() not in _UNITS:
         return None
