@@ -44,6 +44,8 @@ def untuned(converged):
     run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True, timeout=900)
 
 
+# matrix: two sweeps and a verification (about 3 minutes); make test-integration runs it, CI's budget does not
+@pytest.mark.matrix
 def test_sweep_writes_the_winner_into_nccl_conf_and_a_second_run_changes_nothing(untuned):
     nodes = sorted(untuned["nodes"])
     assert all("NCCL_ALGO" not in nccl_conf(n) for n in nodes)
