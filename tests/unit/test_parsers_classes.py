@@ -13,7 +13,7 @@ import pytest
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils import common
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import counters
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibtools
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import iblink
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import lldp
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import mlxconfig
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import nccl_log
@@ -241,7 +241,7 @@ def test_mlxconfig_set_failures_are_errors(tail, message):
 
 
 def test_ibstatus_two_ports():
-    res = ibtools.parse_ibstatus(fixture("ibstatus", "real_cx3_fdr_two_ports.txt"))
+    res = iblink.parse_ibstatus(fixture("ibstatus", "real_cx3_fdr_two_ports.txt"))
     assert res["warnings"] == []
     assert res["ports"][1] == {"device": "mlx4_0", "port": 2, "default_gid": "fe80:0000:0000:0000:0002:c903:00a4:e722",
                                "base_lid": 2, "sm_lid": 2, "state": "ACTIVE", "state_code": 4,
@@ -251,12 +251,12 @@ def test_ibstatus_two_ports():
 
 def test_ibstatus_ndr_rate_and_errors():
     text = fixture("ibstatus", "real_cx3_one_port.txt").replace("56 Gb/sec (4X FDR)", "400 Gb/sec (4X NDR)")
-    port = ibtools.parse_ibstatus(text)["ports"][0]
+    port = iblink.parse_ibstatus(text)["ports"][0]
     assert (port["rate_gbps"], port["rate_note"]) == (400, "4X NDR")
     with pytest.raises(ParseError, match="ibstatus: empty output"):
-        ibtools.parse_ibstatus("")
+        iblink.parse_ibstatus("")
     with pytest.raises(ParseError, match="ibstatus: .*command not found"):
-        ibtools.parse_ibstatus("bash: ibstatus: command not found\n")
+        iblink.parse_ibstatus("bash: ibstatus: command not found\n")
 
 
 def test_write_lat_all_columns():

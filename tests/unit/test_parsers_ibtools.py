@@ -237,7 +237,7 @@ def test_ibv_devinfo_nested_heading_and_colliding_field_names():
 
 # ---------------------------------------------------------------- rdma link
 
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_rdma_link  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.iblink import parse_rdma_link  # noqa: E402
 
 
 def test_rdma_link_text_real_roce():

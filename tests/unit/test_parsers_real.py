@@ -67,7 +67,7 @@ KNOWN_THIN = {
     "parsers.ibdiag.parse_iblinkinfo": 0,
     "parsers.ibdiag.parse_sminfo": 0,
     "parsers.ibdiag.parse_smpquery_pkeys": 0,
-    "parsers.ibtools.parse_ibstatus": 2,
+    "parsers.iblink.parse_ibstatus": 2,
     "parsers.linkhealth.parse_ibqueryerrors": 0,
     "parsers.linkhealth.parse_mlxlink": 2,
     "parsers.lldp.parse_lldpctl_json": 1,
