@@ -1,0 +1,399 @@
+"""The checks behind intent/variables.py's RULES: the Checker that collects one host's problems
+(never showing a secret), the value checks ``fn(c, key, value) -> bool`` and their constructors
+(integer, choice, fmt, path, url, listing, mapping, either, ...), the formats they use and the
+rules several tables share. intent/rules_hosts.py and intent/rules_fabric.py build the tables
+with them; intent/variables.py assembles RULES and validates a host.
+
+Stdlib only (plus the sibling intent modules).
+"""
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+
+SECRET = "'********'"
+# Variables whose value is never shown (they carry a secret).
+SECRETS = frozenset(("ansible_password", "switch_password", "switch_fabric_password", "ansible_become_password",
+                     "ansible_ssh_pass", "ansible_become_pass", "switch_fabric_enable_secret"))
+# Booleans: a real one, the integers 1 and 0 (an INI inventory's x=1), or one of
+# these strings in any case (-e key=value gives strings). Anything else - 'maybe',
+# '', 'y', 2 - is refused: Ansible's `| bool` reads an unknown string as false.
+BOOL_TRUE = ("true", "yes", "on", "1")
+BOOL_FALSE = ("false", "no", "off", "0")
+BOOL_ALLOWED = "a boolean: true/false, yes/no, on/off, 1/0 (any case)"
+# C0 controls (newline, carriage return, tab, NUL, ...), DEL, C1 controls and
+# the Unicode line/paragraph separators: none of them belongs in a file line,
+# an argv element or a login.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Debian policy 5.6.1 (package names) and 5.6.12 (versions).
+_PACKAGE = (r"[a-z0-9][a-z0-9+.-]{1,99}", "a Debian package name (a-z 0-9 + . -, at least 2, starting alphanumeric)")
+_VERSION = (r"([0-9]{1,9}:)?[0-9][A-Za-z0-9.+~-]{0,63}",
+            "a Debian version such as 24.10-1.1.4 (starts with a digit; letters, digits and . + ~ -)")
+# POSIX shell variable names: the environment files are sourced by sh (set -a; .)
+# and read by systemd's EnvironmentFile=; any other name is a command to sh.
+_ENV_NAME = (r"[A-Za-z_][A-Za-z0-9_]{0,63}", "an environment variable name: letters, digits, _, not starting "
+             "with a digit, at most 64")
+_NCCL_NAME = (r"NCCL_[A-Z0-9_]{1,60}", "keys named NCCL_* (upper case, digits, _)")
+_UNIT = (r"[A-Za-z0-9_.:@-]{1,64}", "a systemd unit name: 1-64 of letters, digits and _ . : @ -")
+_PROFILE = (r"[A-Za-z][A-Za-z0-9_-]{0,31}", "a QoS object name: 1-32 of letters, digits, _ -, starting with a letter")
+_MLX_NAME = (r"[A-Z][A-Z0-9_]{0,63}(\[[0-9]{1,4}(\.\.[0-9]{1,4})?\])?",
+             "an mlxconfig parameter name such as LINK_TYPE_P1 or ROCE_CC_PRIO_MASK_P1")
+_MLX_VALUE = (r"[A-Za-z0-9_.]{1,64}", "an mlxconfig value: a number or a name of letters, digits, _ .")
+_PSID = (r"[A-Za-z0-9_]{1,16}", "a PSID such as MT_0000000838 (1-16 of letters, digits, _)")
+_SUITE = (r"[A-Za-z0-9._/~+-]{1,64}", "an apt suite such as ./ or stable (letters, digits and . _ / ~ + -)")
+_USER = (r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,63}", "a login name: 1-64 of letters, digits and _ . @ \\ -")
+# Kernel module names as modprobe takes them and /sys/module/<name> shows them.
+_KMOD = (r"[A-Za-z0-9_-]{1,56}", "a kernel module name such as mlx5_core (1-56 of letters, digits, _ -)")
+_NCCL_SIZE = (r"[0-9]{1,12}[KMG]?", "a size as nccl-tests -b/-e read it: digits with an optional K, M or G")
+_HOSTNAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+                       r"(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?", re.ASCII)
+# URLs: RFC 3986 characters less the quotes, brackets and backslash (the
+# sources' one-line form puts options in [ ]); apt's own schemes.
+_URL_CHARS = re.compile(r"[A-Za-z0-9._~:/?#@!$&()*+,;=%-]{1,2048}", re.ASCII)
+APT_SCHEMES = ("http", "https", "file", "copy", "mirror+http", "mirror+https", "mirror+file", "tor+http", "tor+https")
+KEY_SCHEMES = ("http", "https")
+# MFRL reset levels mlxfwreset applies for the role (plugins/modules/mlxconfig.py).
+RESET_LEVELS = (3, 4)
+# PCIe Max_Read_Request_Size values (PCIe base specification, Device Control register).
+MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
+VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
+                 "incast", "nccl")
+NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
+# Variables intent.validate() checks itself (with the cabling).
+BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
+                       "ib_switch_guid", "ansible_network_os", "fabric"))
+# Checked once, from the play's variables (-e), not per host.
+PLAY_VARS = ("audit_benchmarks",)
+# The switch window, after commit and before confirm, sends at least a
+# read-back, one post-check read (when post-checks run) and the confirm, each
+# allowed up to command_timeout: the confirm timer must outlast them.
+WINDOW_COMMANDS_AFTER_COMMIT = 3
+CONFIRM_RANGE = (60, 3600)
+
+
+def _shown(key, value):
+    return SECRET if key in SECRETS else intent.show(value)
+
+
+class Checker:
+    """Collects problems of one host; messages name the key, never a secret."""
+
+    def __init__(self, who):
+        self.who = who
+        self.items = []
+
+    def bad(self, key, value, allowed):
+        prefix = f"{self.who}: " if self.who else ""
+        self.items.append(f"{prefix}{key}: {_shown(key.split('.')[0].split('[')[0], value)} "
+                          f"is not allowed (allowed: {allowed})")
+        return False
+
+
+# --- value checks: fn(c, key, value) -> bool --------------------------------
+
+def as_int(value):
+    """An int (not a bool), or a string of decimal digits (-e key=value); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,18}", value, re.ASCII):
+        return int(value)
+    return None
+
+
+def as_bool(value):
+    """True/False for a boolean as BOOL_* allow it, else None."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        low = value.lower()
+        if low in BOOL_TRUE:
+            return True
+        if low in BOOL_FALSE:
+            return False
+    return None
+
+
+def boolean(c, key, value):
+    return as_bool(value) is not None or c.bad(key, value, BOOL_ALLOWED)
+
+
+def integer(lo, hi, why=""):
+    def check(c, key, value):
+        n = as_int(value)
+        return (n is not None and lo <= n <= hi) or c.bad(key, value, f"an integer {lo}..{hi}{why}")
+    return check
+
+
+def choice(*values):
+    def check(c, key, value):
+        n = as_int(value) if all(isinstance(v, int) for v in values) else None
+        ok = (n in values) if n is not None else (isinstance(value, str) and value in values)
+        return ok or c.bad(key, value, " | ".join(map(str, values)))
+    return check
+
+
+def fmt(spec, empty=False):
+    regex, allowed = spec
+
+    def check(c, key, value):
+        if empty and value == "":
+            return True
+        ok = isinstance(value, str) and re.fullmatch(regex, value, re.ASCII) is not None
+        return ok or c.bad(key, value, allowed + (", or empty" if empty else ""))
+    return check
+
+
+def intent_format(name, empty=False):
+    return fmt(intent.FORMATS[name], empty)
+
+
+def path(empty=False):
+    """A path on the managed host: absolute, safe characters, no '..' (it reaches
+    unit files, environment files and argv unquoted)."""
+    allowed = "an absolute path of at most 255 letters, digits and _ . + / -, without .." + (
+        ", or empty" if empty else "")
+
+    def check(c, key, value):
+        if empty and value == "":
+            return True
+        ok = isinstance(value, str) and re.fullmatch(intent_ib.PATH_RE, value, re.ASCII) is not None
+        return ok or c.bad(key, value, allowed)
+    return check
+
+
+def text(max_len=1024, empty=True):
+    """A string (or a finite number) with no control character, at most ``max_len``."""
+    allowed = (f"a string of at most {max_len} characters without control characters "
+               "(newline, carriage return, tab, NUL)" + ("" if empty else ", not empty"))
+
+    def check(c, key, value):
+        if isinstance(value, str):
+            s = value
+        elif intent._is_num(value):
+            s = str(value)
+        else:
+            return c.bad(key, value, allowed)
+        if (not s and not empty) or len(s) > max_len or _CONTROL.search(s):
+            return c.bad(key, value, allowed)
+        return True
+    return check
+
+
+def local_path(empty=False):
+    """A path on the controller (reports, backups, images): any characters but control ones."""
+    return text(4096, empty=empty)
+
+
+def _redacted(value):
+    """A URL with its user:password@ part replaced, for messages."""
+    return re.sub(r"//[^/@]*@", "//***@", value, count=1)
+
+
+def url(schemes, empty=False):
+    def check(c, key, value):
+        if empty and value == "":
+            return True
+        allowed = ("a URL of scheme " + " | ".join(schemes) + ": at most 2048 characters, no whitespace, "
+                   "control character, quote, bracket or backslash" + (", or empty" if empty else ""))
+        if not isinstance(value, str) or not _URL_CHARS.fullmatch(value):
+            return c.bad(key, value if not isinstance(value, str) else _redacted(value), allowed)
+        parts = urlsplit(value)
+        scheme = parts.scheme.lower()
+        local = scheme.endswith("file") or scheme == "copy"
+        if scheme not in schemes or (not local and not parts.netloc) or (local and not parts.path.startswith("/")):
+            return c.bad(key, _redacted(value), allowed)
+        if "@" in parts.netloc:
+            return c.bad(key, _redacted(value), "a URL without credentials: user:password@ would be written into "
+                         "a world-readable (0644) apt sources file and shown by --diff; put them in "
+                         "/etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, apt_auth.conf(5))")
+        return True
+    return check
+
+
+def host_address(c, key, value):
+    """ansible_host: an IP address or a DNS name."""
+    if isinstance(value, str):
+        try:
+            ipaddress.ip_address(value)
+            return True
+        except ValueError:
+            if _HOSTNAME.fullmatch(value) and not value.replace(".", "").isdigit():
+                return True
+    return c.bad(key, value, "an IP address or a DNS name (labels of letters, digits, _ -, at most 253)")
+
+
+def listing(elem, min_len=0, max_len=4096, what="a list"):
+    def check(c, key, value):
+        if not isinstance(value, list) or not min_len <= len(value) <= max_len:
+            return c.bad(key, value, f"{what} of {min_len}..{max_len} entries" if min_len else what)
+        checked = [elem(c, f"{key}[{i}]", v) for i, v in enumerate(value)]   # every element, not the first bad
+        return all(checked)
+    return check
+
+
+def mapping(key_rule, value_rule, what="a mapping"):
+    def check(c, key, value):
+        if not isinstance(value, dict):
+            return c.bad(key, value, what)
+        ok = True
+        for k, v in value.items():
+            if not key_rule(c, f"{key}.{str(k)[:64]}", k):
+                ok = False
+            elif not value_rule(c, f"{key}.{k}", v):
+                ok = False
+        return ok
+    return check
+
+
+def either(*rules, allowed):
+    """The first rule that passes, else one problem with ``allowed``."""
+    def check(c, key, value):
+        for rule in rules:
+            probe = Checker(c.who)
+            if rule(probe, key, value):
+                return True
+        return c.bad(key, value, allowed)
+    return check
+
+
+def key_is(spec):
+    regex, allowed = spec
+
+    def check(c, key, k):
+        ok = isinstance(k, str) and re.fullmatch(regex, k, re.ASCII) is not None
+        return ok or c.bad(key, "(key)", allowed)
+    return check
+
+
+def nccl_value(c, key, value):
+    if isinstance(value, str):
+        return intent_format("nccl_value")(c, key, value)
+    return intent._is_num(value) or c.bad(key, value, intent.FORMATS["nccl_value"][1])
+
+
+def number(lo, hi, why=""):
+    """A finite number (int or float, or its decimal text from -e), never a bool, within lo..hi."""
+    def check(c, key, value):
+        n = value
+        if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", value, re.ASCII):
+            n = float(value)
+        ok = intent._is_num(n) and lo <= n <= hi
+        return ok or c.bad(key, value, f"a number {lo:g}..{hi:g}{why}")
+    return check
+
+
+def nccl_tune_values(c, key, value):
+    """verify_fabric_nccl_tune_values: {swept key: [values]}; every value as NCCL reads it."""
+    allowed = ("a mapping of " + " | ".join(nccl_tune.KEYS) + " to a list of 1..8 values each: "
+               "NCCL_ALGO " + ", ".join(nccl_tune.ALGOS_PAT) + "; NCCL_PROTO " + ", ".join(nccl_tune.PROTOS)
+               + "; NCCL_BUFFSIZE bytes %d..%d; NCCL_NTHREADS a multiple of 32 in %d..%d; NCCL_NET_GDR_LEVEL %s"
+               % (*nccl_tune.BUFFSIZE_RANGE, *nccl_tune.NTHREADS_RANGE, " | ".join(nccl_tune.GDR_LEVELS)))
+    if not isinstance(value, dict) or not value:
+        return c.bad(key, value, allowed)
+    ok = True
+    for name, values in value.items():
+        if name not in nccl_tune.KEYS:
+            ok = c.bad(f"{key}.{str(name)[:64]}", "(key)", allowed)
+            continue
+        if not isinstance(values, list) or not 1 <= len(values) <= 8:
+            ok = c.bad(f"{key}.{name}", values, allowed)
+            continue
+        for i, v in enumerate(values):
+            problem = nccl_tune.value_problem(name, v)
+            if problem:
+                ok = c.bad(f"{key}.{name}[{i}]", v, f"{problem}; {allowed}")
+    return ok
+
+
+def shape(kind, what):
+    def check(c, key, value):
+        return isinstance(value, kind) or c.bad(key, value, what)
+    return check
+
+
+def mpi_from(c, key, value):
+    try:
+        mpikey.from_patterns(value, resolve=None)
+        return True
+    except ValueError as e:
+        return c.bad(key, value, str(e).split("(allowed: ", 1)[-1].rstrip(")"))
+
+
+def extra_ports(c, key, value):
+    known = ("name", "peer", "speed_gbps")
+    if not isinstance(value, list):
+        return c.bad(key, value, "a list of {name, peer, speed_gbps}")
+    ok = True
+    for i, port in enumerate(value):
+        k = f"{key}[{i}]"
+        if not isinstance(port, dict):
+            ok = c.bad(k, port, "a mapping with name, peer, speed_gbps")
+            continue
+        for extra in sorted(set(port) - set(known), key=str):
+            ok = c.bad(f"{k}.{extra}", port[extra], "unknown key; allowed keys: " + ", ".join(known))
+        ok = intent_format("port")(c, f"{k}.name", port.get("name")) and ok
+        if "peer" in port:
+            ok = text(253)(c, f"{k}.peer", port["peer"]) and ok
+        if "speed_gbps" in port:
+            ok = choice(*intent.LINK_SPEEDS_GBPS)(c, f"{k}.speed_gbps", port["speed_gbps"]) and ok
+    return ok
+
+
+def devices(c, key, value):
+    if not isinstance(value, list):
+        return c.bad(key, value, "a list of {pci, params}")
+    ok = True
+    for i, dev in enumerate(value):
+        k = f"{key}[{i}]"
+        if not isinstance(dev, dict):
+            ok = c.bad(k, dev, "a mapping with pci and params")
+            continue
+        for extra in sorted(set(dev) - {"pci", "params"}, key=str):
+            ok = c.bad(f"{k}.{extra}", dev[extra], "unknown key; allowed keys: params, pci")
+        ok = intent_format("pci")(c, f"{k}.pci", dev.get("pci")) and ok
+        if "params" in dev:
+            ok = MLX_PARAMS(c, f"{k}.params", dev["params"]) and ok
+    return ok
+
+
+def meta_packages(c, key, value):
+    if not isinstance(value, dict):
+        return c.bad(key, value, "a mapping of source (doca, mlnx_ofed) to {name, version}")
+    ok = True
+    for src, pkg in value.items():
+        k = f"{key}.{str(src)[:64]}"
+        if src not in intent.MOFED_SOURCES:
+            ok = c.bad(k, "(key)", "doca | mlnx_ofed")
+        elif not isinstance(pkg, dict) or set(pkg) != {"name", "version"}:
+            ok = c.bad(k, pkg, "a mapping with name and version")
+        else:
+            ok = fmt(_PACKAGE)(c, f"{k}.name", pkg["name"]) and ok
+            ok = fmt(_VERSION)(c, f"{k}.version", pkg["version"]) and ok
+    return ok
+
+
+def restart_command(c, key, value):
+    if not isinstance(value, list) or not value:
+        return c.bad(key, value, "a non-empty argv list, the program an absolute path")
+    ok = path()(c, f"{key}[0]", value[0])
+    return all([ok] + [text(256, empty=False)(c, f"{key}[{i}]", v) for i, v in enumerate(value[1:], 1)])
+
+
+MLX_PARAMS = mapping(key_is(_MLX_NAME), either(
+    lambda c, k, v: isinstance(v, bool) or intent._is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None,
+    allowed=_MLX_VALUE[1] + ", a number or a boolean"))
+ENV_MAP = mapping(key_is(_ENV_NAME), text(4096))
+NCCL_OVERRIDES = mapping(key_is(_NCCL_NAME), nccl_value)
+GID_INDEX = either(fmt((r"", "")), integer(0, 255), allowed="empty (discovered) or a GID index 0..255")
+ARGV = listing(text(256, empty=False), what="a list of arguments")
+PACKAGES = listing(fmt(_PACKAGE), what="a list of Debian package names")
+ANY_DICT = shape(dict, "a mapping")
+ANY_LIST = shape(list, "a list")
