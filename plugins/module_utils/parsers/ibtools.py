@@ -12,10 +12,10 @@ import re
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
-        _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _split_enum, _to_number)
+        _int_or_text, _lines, _raise_no_data, _split_enum, _to_number)
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
-    from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _split_enum, _to_number
+    from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _split_enum, _to_number
 
 
 # --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ minutes: ``--confirm 60`` is one hour); after the post-checks
 from ``nv config revision``, never from the command's own answer.
 """
 import json
+import math
 import re
 import shlex
 
@@ -215,7 +216,7 @@ def _bytes(value):
         return None
     if isinstance(value, (int, float)):
         # a JSON number that is not a size (1e999 reads as inf, NaN as nan) is unreadable, not a crash
-        return int(value) if value == value and abs(value) != float("inf") else None
+        return int(value) if math.isfinite(value) else None
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value or ""))
     if not m or m.group(2).lower() not in _UNITS:
         return None
