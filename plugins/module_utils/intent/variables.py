@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import rules_fabric, rules_hosts
 # Re-exported: callers import the checks and formats from this module.
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (  # noqa: F401
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (  # noqa: F401  # pylint: disable=unused-import
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, as_bool, as_int, BOOL_ALLOWED, BOOL_FALSE, BOOL_TRUE, boolean,
     BY_INTENT, Checker, choice, CONFIRM_RANGE, _CONTROL, devices, either, ENV_MAP, _ENV_NAME, extra_ports, fmt,
     GID_INDEX, host_address, _HOSTNAME, integer, intent_format, key_is, KEY_SCHEMES, _KMOD, listing, local_path,
