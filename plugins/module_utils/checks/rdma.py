@@ -9,7 +9,6 @@ __metaclass__ = type
 
 import re
 from collections import Counter
-from operator import itemgetter
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, leaves_of
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
@@ -124,13 +123,6 @@ def _evaluate(t, threshold):
 def evaluate_tests(tests, threshold):
     """Mark each test ok / failing; returns copies of the tests with ``ok``, ``code``, ``blame``."""
     return [{**t, **_evaluate(t, threshold)} for t in tests]
-
-
-def _end_counts(tests):
-    """How many of ``tests`` each (node, device) endpoint took part in, either side (C-level passes)."""
-    counts = Counter(map(tuple, map(itemgetter("server"), tests)))
-    counts.update(map(tuple, map(itemgetter("client"), tests)))
-    return counts
 
 
 DIRECTIONS = {"send": "client", "receive": "server"}

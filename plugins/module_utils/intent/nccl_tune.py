@@ -58,7 +58,6 @@ DEFAULT_VALUES = {
     "NCCL_NET_GDR_LEVEL": ["PXB", "SYS"],
 }
 TUNED_VERSION = 1
-_SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def algos_of(version):
@@ -67,13 +66,6 @@ def algos_of(version):
     if len(parts) == 2 and tuple(parts) < (2, 23):
         return ALGOS
     return ALGOS_PAT
-
-
-def strict_parsing(version):
-    """NCCL >= 2.24 refuses an unknown NCCL_ALGO/NCCL_PROTO token (WARN "Unrecognized element token",
-    ncclInvalidUsage at init); older releases ignore it silently (src/graph/tuning.cc parseList)."""
-    parts = [int(x) for x in re.findall(r"\d+", str(version or ""))[:2]]
-    return len(parts) < 2 or tuple(parts) >= (2, 24)
 
 
 def value_problem(key, value, version=None):
@@ -100,13 +92,6 @@ def value_problem(key, value, version=None):
         lo, hi = NTHREADS_RANGE
         return None if lo <= n <= hi and n % 32 == 0 else f"not a multiple of 32 in {lo}..{hi}"
     return f"not a key the sweep tunes (allowed: {', '.join(KEYS)})"
-
-
-def size_bytes(text):
-    """``1M`` -> 1048576, as nccl-tests' -b/-e read sizes."""
-    text = str(text).strip()
-    mult = _SUFFIX.get(text[-1:].upper())
-    return int(text[:-1]) * mult if mult else int(text)
 
 
 # ------------------------------------------------------------------ decision
