@@ -55,7 +55,7 @@ NODE_PACKAGES = ["python3", "python3-apt", "openssh-server", "iproute2", "kmod",
                  "opensm", "infiniband-diags", "libibmad5", "libibnetdisc5", "libibumad3",
                  "libumad2sim0", "ibsim-utils"]
 # Everything that shapes the image; a change rebuilds it.
-IMAGE_RECIPE_VERSION = 5
+IMAGE_RECIPE_VERSION = 6
 # Installed into the image from the lab's repository: the simulated hardware
 # and the GPU driver a GPU node's base image already has. OFED, peermem and
 # everything else are the roles' job.
@@ -238,6 +238,17 @@ def install_image_debs(root, repo):
     wants = os.path.join(root, "etc/systemd/system/sysinit.target.wants")
     os.makedirs(wants, exist_ok=True)
     os.symlink("/etc/systemd/system/linerate-lab-boot.service", os.path.join(wants, "linerate-lab-boot.service"))
+    # A container runs no udev, so systemd never activates a netdev's device unit and nothing
+    # starts the units enabled into it (linerate-rail@, linerate-roce-qos@): the lab's stand-in
+    # does what systemd does on udev's add/remove of an interface (linerate_lab/udev.py).
+    unit = ("[Unit]\nDescription=linerate lab: udev's network interface events for systemd's device units\n"
+            "DefaultDependencies=no\nAfter=linerate-lab-boot.service\nBefore=sysinit.target\n\n"
+            "[Service]\nEnvironment=PYTHONPATH=/usr/lib/linerate-lab PYTHONDONTWRITEBYTECODE=1\n"
+            "ExecStart=/usr/bin/python3 -m linerate_lab.udev\nRestart=always\n\n"
+            "[Install]\nWantedBy=sysinit.target\n")
+    with open(os.path.join(root, "etc/systemd/system/linerate-lab-udev.service"), "w") as f:
+        f.write(unit)
+    os.symlink("/etc/systemd/system/linerate-lab-udev.service", os.path.join(wants, "linerate-lab-udev.service"))
 
 
 def customize_rootfs(root):
@@ -399,10 +410,10 @@ def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None
         peer = peer_name(peer_prefix or name, rail)
         if f" {nic['netdev']}@" not in have:
             run(["ip", "-n", netns, "link", "del", peer], check=False, capture=True)
-            run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"],
+            # A NIC port appears with the driver's default MTU, as on real hardware: set at creation,
+            # before the lab's udev (linerate_lab/udev.py) starts the units bound to the netdev.
+            run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"], "mtu", "1500",
                  "type", "veth", "peer", "name", peer, "netns", netns])
-            # A NIC port comes up with the driver's default MTU, as on real hardware.
-            podman("exec", container, "ip", "link", "set", nic["netdev"], "mtu", "1500")
         set_cable(peer_prefix or name, rail, nic.get("cable", "up") == "up", netns)
 
 

@@ -444,13 +444,15 @@ def test_receive_only_fault_is_named_with_its_direction(converged):
 
 
 @pytest.mark.matrix
-@pytest.mark.xfail(strict=False, reason="ran on 2026-11-26 (lab, sampled plan, 2 sample rounds + the cross-rail "
-                   "round): node3 mlx5_0's draws passed all of its 3 tests, no re-test phase ran and the report passed; "
-                   "a 4-node lab gives a 50 % rail too few tests on this plan (bench/fleet.py's figures are for fleets)")
 def test_flaky_rail_is_named_with_its_failure_rate(converged):
+    """A rail that fails half of its tests passes n tests 2^-n of the time: no plan names it before it
+    fails once. On 4 nodes the 2 sample rounds give each rail 3 tests (node3 mlx5_0 passed all 3 in the lab,
+    1 run in 8 would), so this run samples 6 rounds (7 tests a rail; missed 1 run in 128), as an operator
+    hunting an intermittent would (verify_fabric_ib_write_bw_sample_rounds); the suspect then gets 8 tests
+    each way against peers it has not met."""
     fault("flaky", "node3", "mlx5_0")
     try:
-        report = verify(*SAMPLED, expect_ok=False)
+        report = verify(*SAMPLED, "-e", "verify_fabric_ib_write_bw_sample_rounds=6", expect_ok=False)
     finally:
         fault("flaky-stop", "node3", "mlx5_0")
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
@@ -462,13 +464,10 @@ def test_flaky_rail_is_named_with_its_failure_rate(converged):
 
 
 @pytest.mark.matrix
-@pytest.mark.xfail(strict=False, reason="ran on 2026-11-26 (lab, sampled plan): 12/12 tests passed with leaf1's "
-                   "uplink degraded, so no cross-leaf test was slowed; the report then could not say which tests "
-                   "crossed rails (server_device is recorded since): to be diagnosed with it")
 def test_degraded_uplink_is_named(converged):
     """The lab is one rail-optimised unit (leaf per rail, one spine): the plan's cross-rail round (HCA i into
-    the peer's HCA i+1) crosses leaf1's uplinks; the flows ECMP puts on the degraded one are slow, the same
-    rails pass under their leaf. UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
+    the peer's HCA i+1) crosses leaf1's uplinks; each of a test's 4 QPs is its own ECMP flow (its RoCE v2 UDP
+    source port), the QPs hashed onto the degraded uplink are slow, the same rails pass under their leaf. UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
     (which uplink of a leaf a flow took is the switch's hash: the finding lists the leaf's uplinks)."""
     port = port_of_uplink("leaf1")
     fault("uplink-degrade", "leaf1", port)

@@ -62,6 +62,13 @@ def test_uplink_degrade_hits_cross_leaf_flows_hashed_onto_it_only():
              for i in range(100)]
     assert all(r > 370 for r in same)
     assert 25 <= sum(r < 200 for r in cross) <= 75
+    # 4 QPs: each its own ECMP flow (its UDP source port); the test loses the share of QPs on the bad uplink
+    multi = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", switch="leaf2"), salt=i, qps=4)
+             for i in range(100)]
+    clean = rdma.path(side("node1"), side("node2", switch="leaf2"), salt=0, qps=4)["gbps"]
+    assert {round(x["gbps"] / clean, 2) for x in multi} <= {1.0, 0.85, 0.7, 0.55, 0.4}
+    assert sum(x["gbps"] < 0.9 * clean for x in multi) >= 80        # 15 in 16 4-QP tests touch it
+    assert all("uplink of leaf1" in x["notes"] for x in multi if x["gbps"] < clean)
     faults.uplink_restore(None, m, "leaf1", "swp5")
     assert "degraded" not in m["switches"]["leaf1"]["uplinks"][0] and m["faults"] == []
 

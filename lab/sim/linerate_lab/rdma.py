@@ -18,6 +18,7 @@ descriptions travel over the test's TCP connection, as QPN/PSN/GID do for
 the real tools, and ``path()`` decides what the link between them gives.
 Stdlib only (runs inside the node containers).
 """
+import hashlib
 import ipaddress
 import json
 import os
@@ -157,13 +158,16 @@ def _share(salt):
     return zlib.crc32(str(salt).encode()) / 2 ** 32
 
 
-def path(a, b, requested_mtu=4096, salt=None):
+def path(a, b, requested_mtu=4096, salt=None, qps=1):
     """What the link a -> b (a writes into b) gives: {"ok", "error", "gbps", "mtu", "notes"}.
 
     ``error``: port_down | gid | mtu_drop ; ``gbps`` is the payload rate at large
     messages with several QPs. ``salt``: the test's identity (ends, TCP port): a flaky port
-    fails the tests whose draw falls below its share, and a flow between two leaves takes
-    the uplink its hash picks (ECMP), each the same for the same test.
+    fails the tests whose draw falls below its share, each the same for the same test.
+    Between two leaves each of the test's ``qps`` queue pairs is its own flow: RoCE v2
+    carries a per-QP UDP source port, which the switches' ECMP hash spreads over the
+    uplinks, so the QPs a degraded uplink carries are slow and the test's aggregate drops
+    by their share.
     """
     for side in (a, b):
         if side.get("error"):
@@ -210,12 +214,17 @@ def path(a, b, requested_mtu=4096, salt=None):
             gbps *= DEGRADED_FRACTION
             notes.append(f"flaky {side['node']} {side['device']}")
     if a.get("switch") and b.get("switch") and a["switch"] != b["switch"]:
-        h = zlib.crc32(f"{a['node']}|{b['node']}|{a['device']}|{salt}".encode())
-        for k, side in enumerate((a, b)):
-            ups = side.get("uplinks_degraded") or []
-            if ups and ups[(h >> k) % len(ups)]:
-                gbps *= DEGRADED_FRACTION
-                notes.append(f"uplink of {side['switch']}")
+        slow, seen = 0, []
+        for q in range(max(1, int(qps))):
+            # a digest, not crc32: CRC is linear, and flows that differ in one character land alike
+            h = int.from_bytes(hashlib.sha256(f"{a['node']}|{b['node']}|{a['device']}|{salt}|{q}".encode()).digest()[:4], "big")
+            hit = [side["switch"] for k, side in enumerate((a, b))
+                   if (side.get("uplinks_degraded") or []) and side["uplinks_degraded"][(h >> k) % len(side["uplinks_degraded"])]]
+            slow += bool(hit)
+            seen += [s for s in hit if s not in seen]
+        if slow:
+            gbps *= 1 - slow / max(1, int(qps)) * (1 - DEGRADED_FRACTION)
+            notes += [f"uplink of {s}" for s in seen]
     return {"ok": True, "error": None, "gbps": gbps, "mtu": mtu, "notes": notes}
 
 

@@ -282,7 +282,7 @@ def run_client(prog, args):
         print(line)
     # ib_read_bw: the server's HCA answers the reads, data flows server -> client (write, send: client -> server).
     writer, reader = (peer, me) if prog == "ib_read_bw" else (me, peer)
-    link = rdma.path(writer, reader, mtu, salt=f"{writer['node']}|{reader['node']}|{args.port}")
+    link = rdma.path(writer, reader, mtu, salt=f"{writer['node']}|{reader['node']}|{args.port}", qps=args.qps)
     if link["error"] == "gid" and link["side"] is me or (me.get("gid") is None and me["link_layer"] == "Ethernet"):
         send(conn, {"ok": False})
         raise Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
