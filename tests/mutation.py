@@ -45,10 +45,12 @@ SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
 GROUPS = {
     "intent": {
-        "plugins/module_utils/intent/fabric.py": ([f"{PKG}.plugins.module_utils.intent.fabric"],
-                                           ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
-                                            "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
-                                            "tests/unit/test_validate_action.py"]),
+        # the fabric intent: its defaults and derive, the words of a problem, the schema, the cabling
+        **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
+                                                     ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
+                                                      "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
+                                                      "tests/unit/test_validate_action.py"])
+           for name in ("fabric", "problems", "schema", "cabling")},
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
                                                       ["tests/unit/test_intent_ib_exact.py", "tests/unit/test_intent_ib.py",
                                                        "tests/unit/test_intent_strict.py",

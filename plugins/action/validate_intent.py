@@ -25,6 +25,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 # A value that names one of these is complete only at run time (the validated
@@ -149,7 +150,7 @@ class ActionModule(ActionBase):
                           msg="the same intent and cabling were validated earlier in this run: not checked again")
             return result
         # A fabric that could not be read in full is reported as such, not checked half-read.
-        checked = [] if fabric_unreadable else intent.validate(fabric, hosts, switches, groups.get(sm_group, []))
+        checked = [] if fabric_unreadable else schema.validate(fabric, hosts, switches, groups.get(sm_group, []))
         problems = unreadable + checked + per_host_problems
         result["problems"] = problems
         result["changed"] = False

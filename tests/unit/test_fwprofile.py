@@ -4,6 +4,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
 from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.modules import mlxconfig
 
 from module_harness import Tools, fixture, run_module
@@ -42,8 +43,8 @@ def test_unknown_profile_is_refused():
 def test_intent_knows_the_same_profiles_and_defaults_to_default():
     assert intent.FIRMWARE_PROFILES == fwprofile.PROFILES
     assert intent.effective({})["firmware"] == {"profile": "default"}
-    assert intent.validate_fabric({"firmware": {"profile": "gpudirect"}}) == []
-    assert intent.validate_fabric({"firmware": {"profile": "none"}}) == []
+    assert schema.validate_fabric({"firmware": {"profile": "gpudirect"}}) == []
+    assert schema.validate_fabric({"firmware": {"profile": "none"}}) == []
 
 
 @pytest.mark.parametrize("given,message", [
@@ -52,11 +53,11 @@ def test_intent_knows_the_same_profiles_and_defaults_to_default():
     ({"profil": "gpudirect"}, "fabric.firmware.profil: 'gpudirect' is not allowed (unknown key; allowed keys: profile)"),
 ])
 def test_intent_messages_name_key_value_and_allowed(given, message):
-    assert intent.validate_fabric({"firmware": given}) == [message]
+    assert schema.validate_fabric({"firmware": given}) == [message]
 
 
 def test_intent_firmware_block_must_be_a_mapping():
-    assert intent.validate_fabric({"firmware": "gpudirect"}) == [
+    assert schema.validate_fabric({"firmware": "gpudirect"}) == [
         "fabric.firmware: 'gpudirect' is not allowed (allowed: a mapping)"]
 
 

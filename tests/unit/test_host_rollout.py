@@ -5,12 +5,14 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import show
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def problems(rollout):
-    return intent.validate_fabric({"transport": "roce", "rollout": rollout})
+    return schema.validate_fabric({"transport": "roce", "rollout": rollout})
 
 
 def test_default_is_one_node_at_a_time_stopping_at_the_first_failure():
@@ -26,7 +28,7 @@ def test_batches_ansible_serial_takes(batch):
 @pytest.mark.parametrize("batch", [0, -1, 100001, True, 2.5, "0%", "101%", "25", "25 %", "%", "a%", None, [1]])
 def test_batches_refused_with_key_value_and_what_is_allowed(batch):
     assert problems({"batch": batch}) == [
-        f"fabric.rollout.batch: {intent.show(batch)} is not allowed (allowed: a number of nodes >= 1 or a percentage "
+        f"fabric.rollout.batch: {show(batch)} is not allowed (allowed: a number of nodes >= 1 or a percentage "
         "'1%'..'100%' of gpu_nodes (the host stack's serial: nodes changed at a time))"]
 
 
@@ -34,7 +36,7 @@ def test_batches_refused_with_key_value_and_what_is_allowed(batch):
                                       ("10", False), (True, False), (1.5, False)])
 def test_max_fail_percentage(value, ok):
     expected = [] if ok else [
-        f"fabric.rollout.max_fail_percentage: {intent.show(value)} is not allowed (allowed: an integer 0..100)"]
+        f"fabric.rollout.max_fail_percentage: {show(value)} is not allowed (allowed: an integer 0..100)"]
     assert problems({"max_fail_percentage": value}) == expected
 
 

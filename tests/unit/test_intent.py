@@ -4,6 +4,7 @@ import copy
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 
 GOOD = {
     "name": "t", "transport": "roce", "link_speed_gbps": 400,
@@ -32,13 +33,13 @@ def with_(path, value, base=GOOD):
 
 
 def one_problem(fabric, hosts=HOSTS, switches=SWITCHES):
-    problems = intent.validate(fabric, hosts, switches)
+    problems = schema.validate(fabric, hosts, switches)
     assert len(problems) == 1, problems
     return problems[0]
 
 
 def test_good_intent_has_no_problem():
-    assert intent.validate(GOOD, HOSTS, SWITCHES) == []
+    assert schema.validate(GOOD, HOSTS, SWITCHES) == []
 
 
 def test_effective_fills_defaults_and_drops_other_transport():
@@ -147,13 +148,13 @@ def test_bad_rail_address():
 
 def test_every_problem_reported_at_once():
     bad = with_("roce.no_drop_priority", 9, with_("mtu.host", 9999))
-    problems = intent.validate(bad, HOSTS, SWITCHES)
+    problems = schema.validate(bad, HOSTS, SWITCHES)
     keys = sorted(p.split(":")[0] for p in problems)
     assert keys == ["fabric.mtu.host", "fabric.roce.no_drop_priority"]
 
 
 def test_undefined_fabric():
-    assert intent.validate(None)[0].startswith("fabric: the variable is not defined")
+    assert schema.validate(None)[0].startswith("fabric: the variable is not defined")
 
 
 def test_derived_values():
@@ -169,7 +170,7 @@ def test_derived_values():
 def test_infiniband_switches_are_unmanaged():
     ib = {"transport": "infiniband", "infiniband": {"subnet_manager": {"routing_engine": "minhop"}}}
     hosts = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": 1}]}}
-    assert intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}) == []
+    assert schema.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}) == []
     msg = one_problem(ib, hosts=hosts, switches={"ibsw1": {"switch_platform": "nvue"}})
     assert msg.startswith("ibsw1: switch_platform: 'nvue'") and "infiniband" in msg
     bad = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": "swp1"}]}}
@@ -183,7 +184,7 @@ def test_infiniband_subnet_manager_checked_with_the_cabling():
         "partitions": [{"name": "p", "pkey": "0x8001", "members": ["n1"], "membership": "full"}]}}}
     hosts = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1",
                                     "switch_port": 1, "guid": "0xa088c20300000101"}]}}
-    problems = intent.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}, ["n1"])
+    problems = schema.validate(ib, hosts, {"ibsw1": {"switch_platform": "infiniband"}}, ["n1"])
     assert len(problems) == 1 and "partitions[0].pkey: '0x8001' is not allowed" in problems[0], problems
 
 

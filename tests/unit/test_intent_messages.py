@@ -3,6 +3,9 @@ the cut of long values, and the fall-backs for shapes that are not mappings."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import validate_cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS, has_format, Problems, show
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 
 PORT = {"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}
@@ -10,30 +13,30 @@ SW = {"sw1": {"switch_platform": "nvue"}, "sw2": {"switch_platform": "eos"}}
 
 
 def cabling(hosts, switches=SW, transport="roce"):
-    return intent.validate_cabling({"transport": transport}, hosts, switches)
+    return validate_cabling({"transport": transport}, hosts, switches)
 
 
 def one_port(**over):
     return {"n1": {"rdma_ports": [dict(PORT, **over)]}}
 
 
-@pytest.mark.parametrize("fmt", sorted(intent.FORMATS))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_format_rejects_a_newline_and_accepts_its_example(fmt):
     good = {"name": "fabric", "device": "mlx5_0", "netdev": "eth1", "port": "Ethernet1/1", "ifname_list": "^lo,docker",
             "nccl_value": "mlx5_0:1,mlx5_3:1", "pci": "0000:41:00.0", "guid": "0xa088c20300000101"}[fmt]
-    assert intent.has_format(good, fmt)
-    assert not intent.has_format(good + "\n", fmt)
-    assert not intent.has_format(good + ";x", fmt)
-    assert not intent.has_format(None, fmt)
+    assert has_format(good, fmt)
+    assert not has_format(good + "\n", fmt)
+    assert not has_format(good + ";x", fmt)
+    assert not has_format(None, fmt)
 
 
 @pytest.mark.parametrize("over,message", [
-    ({"device": "x"}, "n1: rdma_ports[0].device: 'x' is not allowed (allowed: " + intent.FORMATS["device"][1] + ")"),
-    ({"netdev": ""}, "n1: rdma_ports[0].netdev: '' is not allowed (allowed: " + intent.FORMATS["netdev"][1] + ")"),
-    ({"pci": "x"}, "n1: rdma_ports[0].pci: 'x' is not allowed (allowed: " + intent.FORMATS["pci"][1] + ")"),
-    ({"guid": "x"}, "n1: rdma_ports[0].guid: 'x' is not allowed (allowed: " + intent.FORMATS["guid"][1] + ")"),
+    ({"device": "x"}, "n1: rdma_ports[0].device: 'x' is not allowed (allowed: " + FORMATS["device"][1] + ")"),
+    ({"netdev": ""}, "n1: rdma_ports[0].netdev: '' is not allowed (allowed: " + FORMATS["netdev"][1] + ")"),
+    ({"pci": "x"}, "n1: rdma_ports[0].pci: 'x' is not allowed (allowed: " + FORMATS["pci"][1] + ")"),
+    ({"guid": "x"}, "n1: rdma_ports[0].guid: 'x' is not allowed (allowed: " + FORMATS["guid"][1] + ")"),
     ({"switch_port": "1x"}, "n1: rdma_ports[0].switch_port: '1x' is not allowed (allowed: a port name of sw1: "
-     + intent.FORMATS["port"][1] + ")"),
+     + FORMATS["port"][1] + ")"),
     ({"switch": "sw9"}, "n1: rdma_ports[0].switch: 'sw9' is not allowed (allowed: a host of group switches: sw1, sw2)"),
     ({"address": "10.0.0.1"}, "n1: rdma_ports[0].address: '10.0.0.1' is not allowed (allowed: an IPv4 host address "
      "with prefix length, such as 192.168.100.11/24)"),
@@ -70,7 +73,7 @@ def test_uplink_messages_exactly():
         "sw1: switch_uplinks[0].peer_port: None is not allowed (required; allowed keys: peer, peer_port, port)",
         "sw2: switch_uplinks[0].peer: 'sw2' is not allowed (allowed: another host of group switches: sw1, sw2)",
         "sw2: switch_uplinks[0].peer_port: 'x y' is not allowed (allowed: a port name of sw2: "
-        + intent.FORMATS["port"][1] + ")",
+        + FORMATS["port"][1] + ")",
     ]
     sw = {"sw1": {"switch_platform": "nvue", "switch_uplinks": [{"port": "swp1", "peer": "sw2", "peer_port": "E1"}]},
           "sw2": {"switch_platform": "eos", "switch_uplinks": None}}
@@ -81,7 +84,7 @@ def test_uplink_messages_exactly():
     assert cabling({}, sw) == [
         "sw1: switch_uplinks[0].peer: ['sw2'] is not allowed (allowed: another host of group switches: sw1, sw2)",
         "sw1: switch_uplinks[0].peer_port: 'E 1' is not allowed (allowed: a port name of the peer: "
-        + intent.FORMATS["port"][1] + ")"]
+        + FORMATS["port"][1] + ")"]
 
 
 def test_infiniband_port_range_exactly():
@@ -100,23 +103,23 @@ def test_guid_used_twice():
 
 
 def test_shapes_that_are_not_mappings_fall_back():
-    assert intent.validate({"transport": "roce"}, hosts=[1], switches="x") == []
+    assert schema.validate({"transport": "roce"}, hosts=[1], switches="x") == []
     assert cabling({"n1": "x"}) == ["n1: rdma_ports: None is not allowed (allowed: a list of the host's cabled RDMA ports)"]
     assert cabling({}, {"sw1": "x"}) == ["sw1: switch_platform: None is not allowed (allowed: nvue | sonic | eos)"]
     # an unknown transport is reported by validate_fabric; the cabling is then read as RoCE
-    assert intent.validate_cabling({"transport": "x"}, one_port(), SW) == []
-    assert intent.validate_cabling("x", one_port(), SW) == []
+    assert validate_cabling({"transport": "x"}, one_port(), SW) == []
+    assert validate_cabling("x", one_port(), SW) == []
 
 
 @pytest.mark.parametrize("length,cut", [(78, False), (79, True)])
 def test_values_are_cut_after_80_characters(length, cut):
     value = "a" * length          # repr adds two quotes: 80 or 81 characters
-    shown = intent.show(value)
+    shown = show(value)
     assert shown == (repr(value)[:77] + f"... ({length} characters)" if cut else repr(value))
 
 
 def test_problems_and_merge():
-    p = intent.Problems()
+    p = Problems()
     p.add("k", 1, "allowed: x")
     p.note("free text")
     assert p.items == ["k: 1 is not allowed (allowed: x)", "free text"]
@@ -153,7 +156,7 @@ def test_effective_merges_the_subnet_manager_defaults_once():
     # a subnet_manager that is not a mapping is left for validate to report
     assert intent.effective({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}
                             )["infiniband"]["subnet_manager"] == "x"
-    assert intent.validate_fabric({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}) is not None
+    assert schema.validate_fabric({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}) is not None
 
 
 def test_derived_helpers():

@@ -16,7 +16,8 @@ settings.register_profile("mutation", max_examples=10, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import has_format, is_num
 
 NAN, INF = float("nan"), float("inf")
 
@@ -79,7 +80,7 @@ def mutate(base, path, value):
 
 
 def problems_of(inv):
-    return intent.validate(inv["fabric"], inv["hosts"], inv["switches"], inv["sm_hosts"])
+    return schema.validate(inv["fabric"], inv["hosts"], inv["switches"], inv["sm_hosts"])
 
 
 P0 = "hosts.node1.rdma_ports.0."
@@ -315,12 +316,12 @@ def test_rail_addresses_on_a_31_are_hosts():
 
 @pytest.mark.parametrize("value", ["mlx5_0", "ibp65s0", "mlx5_bond_0"])
 def test_device_names_of_real_hardware_pass(value):
-    assert intent.has_format(value, "device")
+    assert has_format(value, "device")
 
 
 @pytest.mark.parametrize("value", ["swp1", "swp1s0", "Ethernet0", "Ethernet1/1", "Ethernet1/1/1", "Eth1/1"])
 def test_port_names_of_the_three_platforms_pass(value):
-    assert intent.has_format(value, "port")
+    assert has_format(value, "port")
 
 
 # --- random shapes: only a list of problems, never another exception --------
@@ -366,12 +367,12 @@ def test_random_shape_in_an_infiniband_inventory(path, value):
 
 @given(values, values, values, values)
 def test_random_everything(fabric, hosts, switches, sm_hosts):
-    problems = intent.validate(fabric, hosts, switches, sm_hosts)
+    problems = schema.validate(fabric, hosts, switches, sm_hosts)
     assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
 
 
 def test_nan_is_not_a_number_anywhere():
-    assert not intent._is_num(float("nan")) and not intent._is_num(True) and intent._is_num(0.5)
+    assert not is_num(float("nan")) and not is_num(True) and is_num(0.5)
     assert math.isnan(NAN)
 
 

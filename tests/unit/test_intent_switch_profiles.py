@@ -2,14 +2,14 @@
 SONiC object names (YANG name pattern), the EOS family (MTU limit, speed forms)."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as sp
 
 HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "Ethernet0"}]}}
 
 
 def problems(fabric, **sw1):
-    return intent.validate(dict({"transport": "roce"}, **fabric), HOSTS, {"sw1": sw1})
+    return schema.validate(dict({"transport": "roce"}, **fabric), HOSTS, {"sw1": sw1})
 
 
 ALLOWED = sp.SONIC_OBJECT_NAME_ALLOWED

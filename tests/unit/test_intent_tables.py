@@ -6,13 +6,14 @@ import copy
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 
 HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}]}}
 SWITCHES = {"sw1": {"switch_platform": "nvue"}}
 
 
 def problems(fabric, hosts=HOSTS, switches=SWITCHES):
-    return intent.validate(fabric, hosts, switches)
+    return schema.validate(fabric, hosts, switches)
 
 
 @pytest.mark.parametrize("key,values,allowed", [

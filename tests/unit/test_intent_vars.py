@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -65,14 +67,14 @@ CASES = [
     ("mofed_reachability_timeout", 0, [msg("mofed_reachability_timeout", "0", "an integer 1..3600 seconds")]),
     # NCCL overrides: the same rules as the intent's fabric.nccl.overrides (nccl.conf is KEY=VALUE per line)
     ("nccl_env_overrides", {"NCCL_IB_HCA": "mlx5_0\nNCCL_NET=Socket"},
-     [msg("nccl_env_overrides.NCCL_IB_HCA", "'mlx5_0\\nNCCL_NET=Socket'", intent.FORMATS["nccl_value"][1])]),
+     [msg("nccl_env_overrides.NCCL_IB_HCA", "'mlx5_0\\nNCCL_NET=Socket'", FORMATS["nccl_value"][1])]),
     ("nccl_env_overrides", {"NCCL_X": "a b"}, [msg("nccl_env_overrides.NCCL_X", "'a b'",
-                                                   intent.FORMATS["nccl_value"][1])]),
+                                                   FORMATS["nccl_value"][1])]),
     ("nccl_env_overrides", {"NCCL_X\nY": 1}, [msg("nccl_env_overrides.NCCL_X\nY", "'(key)'", iv._NCCL_NAME[1])]),
     ("nccl_env_overrides", {"LD_PRELOAD": "/x.so"}, [msg("nccl_env_overrides.LD_PRELOAD", "'(key)'",
                                                          iv._NCCL_NAME[1])]),
     ("nccl_env_overrides", {"NCCL_X": True}, [msg("nccl_env_overrides.NCCL_X", "True",
-                                                  intent.FORMATS["nccl_value"][1])]),
+                                                  FORMATS["nccl_value"][1])]),
     ("nccl_env_overrides", ["NCCL_X=1"], [msg("nccl_env_overrides", "['NCCL_X=1']", "a mapping")]),
     ("nccl_env_gid_index", "3a", [msg("nccl_env_gid_index", "'3a'", "empty (discovered) or a GID index 0..255")]),
     ("nccl_env_gid_index", 256, [msg("nccl_env_gid_index", "256", "empty (discovered) or a GID index 0..255")]),
@@ -89,7 +91,7 @@ CASES = [
     ("ib_subnet_manager_environment", {"X": None}, [msg("ib_subnet_manager_environment.X", "None",
                                                         f"a string of at most 4096 characters {CTRL}")]),
     ("ib_subnet_manager_port_guid", "0x1 ", [msg("ib_subnet_manager_port_guid", "'0x1 '",
-                                                 intent.FORMATS["guid"][1])]),
+                                                 FORMATS["guid"][1])]),
     ("ib_subnet_manager_service_name", "x y", [msg("ib_subnet_manager_service_name", "'x y'", iv._UNIT[1])]),
     ("ib_subnet_manager_wait_timeout", -5, [msg("ib_subnet_manager_wait_timeout", "-5", "an integer 1..3600 seconds")]),
     # switch connections under their own names
@@ -154,7 +156,7 @@ CASES = [
                                                                  "'(key)'", iv._MLX_NAME[1])]),
     ("connectx_firmware_devices", [{"pci": "41:00.0 ", "x": 1}],
      [msg("connectx_firmware_devices[0].x", "1", "unknown key; allowed keys: params, pci"),
-      msg("connectx_firmware_devices[0].pci", "'41:00.0 '", intent.FORMATS["pci"][1])]),
+      msg("connectx_firmware_devices[0].pci", "'41:00.0 '", FORMATS["pci"][1])]),
     ("connectx_firmware_image_psid", "MT 1", [msg("connectx_firmware_image_psid", "'MT 1'", iv._PSID[1] + ", or empty")]),
     ("switch_fabric_confirm_timeout", 30, [msg("switch_fabric_confirm_timeout", "30", "an integer 60..3600 seconds")]),
     ("switch_fabric_confirm_timeout", 86400, [msg("switch_fabric_confirm_timeout", "86400",
@@ -162,7 +164,7 @@ CASES = [
     ("switch_fabric_connect_timeout", 0, [msg("switch_fabric_connect_timeout", "0", "an integer 1..300 seconds")]),
     ("switch_fabric_profile", "linerate qos", [msg("switch_fabric_profile", "'linerate qos'", iv._PROFILE[1])]),
     ("switch_fabric_extra_ports", [{"name": "swp9\n", "speed_gbps": 300}],
-     [msg("switch_fabric_extra_ports[0].name", "'swp9\\n'", intent.FORMATS["port"][1]),
+     [msg("switch_fabric_extra_ports[0].name", "'swp9\\n'", FORMATS["port"][1]),
       msg("switch_fabric_extra_ports[0].speed_gbps", "300", " | ".join(map(str, intent.LINK_SPEEDS_GBPS)))]),
     ("switch_fabric_backup_dir", "/x\n", [msg("switch_fabric_backup_dir", "'/x\\n'",
                                               f"a string of at most 4096 characters {CTRL}, not empty")]),
@@ -316,4 +318,4 @@ def test_the_rules_the_issue_names_exist(name):
 
 def test_network_os_aliases_are_the_drivers():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import ALIASES
-    assert intent.NETWORK_OS_ALIASES == ALIASES
+    assert cabling.NETWORK_OS_ALIASES == ALIASES

@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
-    parse_ib_send_bw, parse_ib_write_bw, parse_perftest_lat)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_ib_send_bw, parse_ib_write_bw
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
 
 from test_verify_sim import RUNNER, free_port, lab, wait_listening  # noqa: F401 - the lab fixture
 

@@ -3,7 +3,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import FilterModule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import rails
 
 rail_ports = FilterModule().filters()["rail_ports"]
@@ -95,7 +95,7 @@ def test_a_256_node_inventory_from_a_few_lines_passes_validation():
     hosts, switches = _inventory(256, plan)
     assert sum(len(h["rdma_ports"]) for h in hosts.values()) == 2048
     assert len(switches) == 64
-    assert intent.validate({"transport": "roce"}, hosts, switches) == []
+    assert schema.validate({"transport": "roce"}, hosts, switches) == []
 
 
 def test_generated_entries_go_through_the_same_validation():
@@ -103,7 +103,7 @@ def test_generated_entries_go_through_the_same_validation():
     # with a port per node would be fine, but the unit is left out so ports collide.
     plan = dict(PLAN, subnet="10.{rail}.0.0/24", switch_port="swp{su}")
     hosts, switches = _inventory(255, {k: v for k, v in plan.items()})
-    problems = intent.validate({"transport": "roce"}, hosts, {s: {"switch_platform": "nvue"} for s in switches})
+    problems = schema.validate({"transport": "roce"}, hosts, {s: {"switch_platform": "nvue"} for s in switches})
     assert "gpu255: rdma_ports[0].address: '10.0.0.255/24' is not allowed (allowed: an IPv4 host address with " \
            "prefix length, such as 192.168.100.11/24; 10.0.0.255 is the network or broadcast address of 10.0.0.0/24)" \
            in problems

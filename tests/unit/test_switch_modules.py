@@ -189,7 +189,7 @@ import yaml  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import switch_platform  # noqa: E402
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import drivers  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
@@ -206,7 +206,7 @@ def test_one_table_names_the_platform_for_the_role_the_drivers_and_the_validatio
     assert switch_platform(value, "leaf1", True) == platform
     assert drivers.platform_of("leaf1", value) == platform
     assert network_os.normalize(value) == platform
-    assert intent.NETWORK_OS_ALIASES is network_os.ALIASES and drivers.ALIASES is network_os.ALIASES
+    assert cabling.NETWORK_OS_ALIASES is network_os.ALIASES and drivers.ALIASES is network_os.ALIASES
     assert os.path.isfile(os.path.join(ROOT, "switch_configs", platform, "fabric.j2"))
 
 

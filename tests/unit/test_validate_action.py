@@ -9,7 +9,8 @@ import pytest
 from ansible.plugins.filter.core import FilterModule
 
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -78,7 +79,7 @@ def test_ansible_network_os_names_the_platform(network_os, ok):
     if not ok:
         # under the key the operator wrote, with the values it takes
         assert res["problems"] == [f"leaf1: ansible_network_os: '{network_os}' is not allowed (allowed: "
-                                   + intent.NETWORK_OS_ALLOWED + ")"]
+                                   + cabling.NETWORK_OS_ALLOWED + ")"]
         assert "leaf1: switch_platform" not in res["msg"]
 
 
@@ -177,7 +178,7 @@ def test_every_variable_of_hosts_and_switches_is_read():
         "- leaf1: switch_role: 'core' is not allowed (allowed: leaf | spine)\n"
         "- leaf1: ib_switch_guid: '0xzz' is not allowed (allowed: a port GUID such as 0xa088c20300000101)\n"
         "- leaf1: switch_uplinks: 'swp31' is not allowed (allowed: a list of {port, peer, peer_port})\n"
-        "- node1: mofed_source: 'inbox' is rejected: " + intent.INBOX_REASON + "\n"
+        "- node1: mofed_source: 'inbox' is rejected: " + cabling.INBOX_REASON + "\n"
         "- node1: rdma_ports: None is not allowed (allowed: a list of the host's cabled RDMA ports)")
     assert res["failed"] is True and res["changed"] is False
 
@@ -301,7 +302,7 @@ def test_a_group_vars_mistake_is_one_line_naming_the_hosts():
     res = _contactless(groups, hostvars, check_cabling=False)
     assert res["problems"] == ["n1, n2, n3 and 2 more host(s): nccl_env_overrides.NCCL_IB_HCA: "
                                "'mlx5_0\\nNCCL_NET=Socket' is not allowed (allowed: "
-                               + intent.FORMATS["nccl_value"][1] + ")"]
+                               + FORMATS["nccl_value"][1] + ")"]
 
 
 def test_a_secret_in_a_variable_is_not_shown():

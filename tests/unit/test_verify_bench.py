@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -85,7 +86,7 @@ def test_latency_result_reads_t_avg_and_the_distribution(tmp_path):
 
 def test_old_latency_layout_falls_back_to_t_typical():
     with open(os.path.join(FIX, "perftest", "lat_send_composed_old.txt")) as f:
-        from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_perftest_lat
+        from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
         average, figures = benchmarks.latency_figures(parse_perftest_lat(f.read()))
     assert average == figures["t_typical_usec"] and "t_avg_usec" not in figures
 
@@ -119,14 +120,14 @@ def test_latency_threshold_per_transport_and_from_the_intent():
 
 @pytest.mark.parametrize("value", [0, -1, 1001, "5", True])
 def test_latency_us_max_is_validated(value):
-    problems = intent.validate({"name": "lab", "transport": "roce", "verify": {"latency_us_max": value}})
+    problems = schema.validate({"name": "lab", "transport": "roce", "verify": {"latency_us_max": value}})
     hits = [p for p in problems if "fabric.verify.latency_us_max" in str(p)]
     assert len(hits) == 1 and "0 < x <= 1000" in str(hits[0])
 
 
 def test_latency_us_max_accepts_a_number_or_null():
     for value in (None, 4, 7.5):
-        problems = intent.validate({"name": "lab", "transport": "roce", "verify": {"latency_us_max": value}})
+        problems = schema.validate({"name": "lab", "transport": "roce", "verify": {"latency_us_max": value}})
         assert not [p for p in problems if "latency_us_max" in str(p)]
 
 

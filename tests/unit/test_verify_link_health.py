@@ -4,6 +4,8 @@ import os
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import show
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
@@ -158,14 +160,14 @@ def test_the_perfquery_fixture_parses_as_a_healthy_port():
                                         ("effective_ber_max", "1e-12"), ("full_plan_max_nodes", 1),
                                         ("full_plan_max_nodes", 16.0), ("full_plan_max_nodes", True)])
 def test_intent_thresholds_are_validated_with_key_and_value(key, value):
-    problems = intent.validate_fabric({"name": "t", "transport": "roce", "verify": {key: value}})
+    problems = schema.validate_fabric({"name": "t", "transport": "roce", "verify": {key: value}})
     assert [p for p in problems if p.startswith("fabric.verify.")] == [
-        p for p in problems if p.startswith(f"fabric.verify.{key}: {intent.show(value)} is not allowed")], problems
-    assert any(p.startswith(f"fabric.verify.{key}: {intent.show(value)} is not allowed") for p in problems), problems
+        p for p in problems if p.startswith(f"fabric.verify.{key}: {show(value)} is not allowed")], problems
+    assert any(p.startswith(f"fabric.verify.{key}: {show(value)} is not allowed") for p in problems), problems
 
 
 def test_good_intent_thresholds_pass():
-    problems = intent.validate_fabric({"name": "t", "transport": "roce", "verify": {
+    problems = schema.validate_fabric({"name": "t", "transport": "roce", "verify": {
         "link_errors_max": 10, "link_flaps_max": 0, "effective_ber_max": 1.0e-15, "raw_ber_max": 0.0}})
     assert [p for p in problems if p.startswith("fabric.verify")] == []
 

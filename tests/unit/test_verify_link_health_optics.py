@@ -9,6 +9,7 @@ from linerate_lab import faults
 from linerate_lab.tools import mlxlink as sim_mlxlink
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -111,7 +112,7 @@ def test_the_older_healthy_wording_with_a_full_stop_is_healthy():
 @pytest.mark.parametrize("key,value", [("optic_rx_power_margin_db", -1), ("optic_rx_power_margin_db", "3"),
                                        ("optic_temp_margin_c", 51), ("optic_temp_margin_c", True)])
 def test_intent_margins_are_validated_with_key_value_and_what_is_allowed(key, value):
-    msgs = intent.validate_fabric({"transport": "roce", "verify": {key: value}})
+    msgs = schema.validate_fabric({"transport": "roce", "verify": {key: value}})
     assert [m for m in msgs if m.startswith(f"fabric.verify.{key}: ")] and "allowed: a number 0.." in msgs[0]
 
 

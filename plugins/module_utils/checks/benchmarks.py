@@ -18,8 +18,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import launch
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
-    parse_ib_send_bw, parse_ib_write_bw, parse_perftest_lat)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_ib_send_bw, parse_ib_write_bw
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import finish
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.nccl import split_log_by_host
 

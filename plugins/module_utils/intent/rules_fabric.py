@@ -5,6 +5,7 @@ variable, built with the checks of intent/varcheck.py.
 
 Stdlib only (plus the sibling intent modules).
 """
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
@@ -15,7 +16,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
 
 FABRIC_RULES = {
     # role switch_fabric (connection values come from Ansible's variables below)
-    "switch_fabric_platform": choice(*intent.SWITCH_PLATFORMS),
+    "switch_fabric_platform": choice(*cabling.SWITCH_PLATFORMS),
     "switch_fabric_host": host_address,
     "switch_fabric_port": integer(1, 65535, " (a TCP port)"),
     "switch_fabric_username": fmt(_USER),

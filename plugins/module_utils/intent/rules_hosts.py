@@ -4,15 +4,17 @@ per variable, built with the checks of intent/varcheck.py.
 
 Stdlib only (plus the sibling intent modules).
 """
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, boolean, choice, devices, either, ENV_MAP, fmt, GID_INDEX, integer,
     intent_format, KEY_SCHEMES, _KMOD, listing, local_path, mapping, meta_packages, _MLX_NAME, MLX_PARAMS,
     NCCL_OVERRIDES, _PACKAGE, PACKAGES, path, _PSID, RESET_LEVELS, restart_command, _SUITE, _UNIT, url, _VERSION)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
 HOST_RULES = {
-    # role mofed (mofed_source: intent.validate_cabling, with the reason inbox is rejected)
+    # role mofed (mofed_source: cabling.validate_cabling, with the reason inbox is rejected)
     "mofed_version": fmt(_VERSION),
     "mofed_doca_version": fmt(_VERSION),
     "mofed_repo_url": url(APT_SCHEMES),
@@ -21,7 +23,7 @@ HOST_RULES = {
     "mofed_repo_key_url": url(KEY_SCHEMES, empty=True),
     "mofed_repo_trusted": boolean,
     "mofed_meta_package_by_source": meta_packages,
-    "mofed_kernel_package_by_source": mapping(choice(*intent.MOFED_SOURCES), fmt(_PACKAGE, empty=True)),
+    "mofed_kernel_package_by_source": mapping(choice(*cabling.MOFED_SOURCES), fmt(_PACKAGE, empty=True)),
     "mofed_kernel_package": fmt(_PACKAGE, empty=True),
     "mofed_hold_packages": PACKAGES,
     "mofed_hold": boolean,
@@ -81,8 +83,8 @@ HOST_RULES = {
     "ib_subnet_manager_link_width": choice(*intent.LINK_WIDTHS),
     "ib_subnet_manager_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
     "ib_subnet_manager_report": local_path(empty=True),
-    # fabric.verify.ib_error_thresholds (intent.py validates the same): counter -> count a port may show
-    "ib_subnet_manager_error_thresholds": mapping(choice(*intent.IB_ERROR_COUNTERS), integer(0, 2 ** 64 - 1),
+    # fabric.verify.ib_error_thresholds (schema.py validates the same): counter -> count a port may show
+    "ib_subnet_manager_error_thresholds": mapping(choice(*IB_ERROR_COUNTERS), integer(0, 2 ** 64 - 1),
                                                   "a mapping of PortCounters error counter -> an integer >= 0"),
     # role connectx_firmware
     "connectx_firmware_devices": devices,

@@ -14,6 +14,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabr
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import MOFED_SOURCES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS, is_num, show
 
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
@@ -63,7 +65,7 @@ MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
 VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
                  "incast", "nccl")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
-# Variables intent.validate() checks itself (with the cabling).
+# Variables schema.validate() checks itself (with the cabling).
 BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
                        "ib_switch_guid", "ansible_network_os", "fabric"))
 # Checked once, from the play's variables (-e), not per host.
@@ -76,7 +78,7 @@ CONFIRM_RANGE = (60, 3600)
 
 
 def _shown(key, value):
-    return SECRET if key in SECRETS else intent.show(value)
+    return SECRET if key in SECRETS else show(value)
 
 
 class Checker:
@@ -152,7 +154,7 @@ def fmt(spec, empty=False):
 
 
 def intent_format(name, empty=False):
-    return fmt(intent.FORMATS[name], empty)
+    return fmt(FORMATS[name], empty)
 
 
 def path(empty=False):
@@ -177,7 +179,7 @@ def text(max_len=1024, empty=True):
     def check(c, key, value):
         if isinstance(value, str):
             s = value
-        elif intent._is_num(value):
+        elif is_num(value):
             s = str(value)
         else:
             return c.bad(key, value, allowed)
@@ -276,7 +278,7 @@ def key_is(spec):
 def nccl_value(c, key, value):
     if isinstance(value, str):
         return intent_format("nccl_value")(c, key, value)
-    return intent._is_num(value) or c.bad(key, value, intent.FORMATS["nccl_value"][1])
+    return is_num(value) or c.bad(key, value, FORMATS["nccl_value"][1])
 
 
 def number(lo, hi, why=""):
@@ -285,7 +287,7 @@ def number(lo, hi, why=""):
         n = value
         if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", value, re.ASCII):
             n = float(value)
-        ok = intent._is_num(n) and lo <= n <= hi
+        ok = is_num(n) and lo <= n <= hi
         return ok or c.bad(key, value, f"a number {lo:g}..{hi:g}{why}")
     return check
 
@@ -370,7 +372,7 @@ def meta_packages(c, key, value):
     ok = True
     for src, pkg in value.items():
         k = f"{key}.{str(src)[:64]}"
-        if src not in intent.MOFED_SOURCES:
+        if src not in MOFED_SOURCES:
             ok = c.bad(k, "(key)", "doca | mlnx_ofed")
         elif not isinstance(pkg, dict) or set(pkg) != {"name", "version"}:
             ok = c.bad(k, pkg, "a mapping with name and version")
@@ -388,7 +390,7 @@ def restart_command(c, key, value):
 
 
 MLX_PARAMS = mapping(key_is(_MLX_NAME), either(
-    lambda c, k, v: isinstance(v, bool) or intent._is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None,
+    lambda c, k, v: isinstance(v, bool) or is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None,
     allowed=_MLX_VALUE[1] + ", a number or a boolean"))
 ENV_MAP = mapping(key_is(_ENV_NAME), text(4096))
 NCCL_OVERRIDES = mapping(key_is(_NCCL_NAME), nccl_value)

@@ -8,7 +8,7 @@ EOS: a platform family profile (``switch_eos_family`` per switch): the
 largest interface MTU, the transmit-queue keyword and the lane-qualified
 ``speed`` forms. Sources in docs/conformance.md (Arista EOS).
 
-Stdlib only: imported by intent.py (validation), the switch_fabric filter
+Stdlib only: imported by intent/cabling.py (validation), the switch_fabric filter
 (templates) and the SONiC driver.
 """
 import re

@@ -1,0 +1,198 @@
+"""The cabling of the fabric intent: every host's ``rdma_ports`` and every switch
+(platform, role, uplinks) against each other and the intent.
+
+A switch port is cabled once, a rail address and a port GUID used once, every
+port names a switch of the inventory; on InfiniBand a switch port is a number
+and the switches have no SSH platform. Stdlib only; ``schema.validate()`` runs
+it after the intent's own tree.
+"""
+import ipaddress
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, TRANSPORTS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
+    FORMATS, Problems, check_format, has_format, is_int, one_of, show, unknown_keys)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
+
+SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
+# InfiniBand switches are managed by the subnet manager, not over SSH.
+IB_SWITCH_PLATFORMS = ("infiniband",)
+SWITCH_ROLES = ("leaf", "spine")
+# ansible_network_os, bare or collection-qualified (arista.eos.eos,
+# nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
+# platform (module_utils/switch/network_os.py, the one table the drivers and the role read too).
+NETWORK_OS_ALIASES = network_os.ALIASES
+NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
+                      "or set switch_platform: nvue | sonic | eos")
+# Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
+PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}
+UPLINK_KEYS = {"port", "peer", "peer_port"}
+# Host stacks linerate can build on. The distribution's rdma-core ("inbox")
+# lacks ibdev2netdev, show_gids and mlnx_qos, which rdma_facts, roce_qos and
+# verification read, so it is rejected with that reason.
+MOFED_SOURCES = ("doca", "mlnx_ofed")
+INBOX_REASON = ("the distribution's rdma-core (inbox) has no ibdev2netdev, show_gids or mlnx_qos, "
+                "which rdma_facts, roce_qos and verification need; use doca or mlnx_ofed")
+# InfiniBand switch port numbers: 8-bit, port 0 is the switch's management port.
+IB_PORT_RANGE = (1, 255)
+
+
+def _switch_port(p, key, value, transport, switch):
+    """A switch port: a port name on Ethernet, a port number on InfiniBand."""
+    if transport == "infiniband":
+        if not is_int(value) or not IB_PORT_RANGE[0] <= value <= IB_PORT_RANGE[1]:
+            p.add(key, value, "allowed: an InfiniBand switch port number "
+                  f"{IB_PORT_RANGE[0]}..{IB_PORT_RANGE[1]}")
+            return False
+        return True
+    if not has_format(value, "port"):
+        p.add(key, value, f"allowed: a port name of {switch}: " + FORMATS["port"][1])
+        return False
+    return True
+
+
+def _switch_names(switches):
+    return ", ".join(sorted(map(str, switches))) or "(the inventory has none)"
+
+
+def validate_cabling(fabric, hosts, switches):
+    """Cross-checks of the per-host cabling against the switches and the intent.
+
+    ``hosts``: {inventory_name: {"rdma_ports": [...], "mofed_source": ...}} for
+    every host that feeds a switch port (and every RDMA host).
+    ``switches``: {inventory_name: {"switch_platform": ..., ...}}.
+    """
+    p = Problems()
+    transport = fabric.get("transport", DEFAULTS["transport"]) if isinstance(fabric, dict) else None
+    if transport not in TRANSPORTS:
+        transport = DEFAULTS["transport"]
+    seen_switch_ports = {}
+    for sw, sv in sorted(switches.items(), key=lambda kv: str(kv[0])):
+        sv = sv if isinstance(sv, dict) else {}
+        allowed_platforms = IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS
+        if "switch_platform" not in sv and "ansible_network_os" in sv:
+            # Reported under the key the operator wrote, not under switch_platform.
+            os_value = sv["ansible_network_os"]
+            platform = network_os.normalize(os_value)
+            if platform not in allowed_platforms:
+                p.add(f"{sw}: ansible_network_os", os_value, "allowed: " + NETWORK_OS_ALLOWED
+                      if transport != "infiniband" else "allowed: none on InfiniBand (the subnet manager "
+                      "manages its switches, not SSH); remove it or the switch from the group")
+        else:
+            platform = sv.get("switch_platform")
+            one_of(p, f"{sw}: switch_platform", platform, allowed_platforms)
+        # the platform's own limits: SONiC object names, EOS family (MTU, speed forms)
+        for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric):
+            p.add(key, value, allowed)
+        one_of(p, f"{sw}: switch_role", sv.get("switch_role", "leaf"), SWITCH_ROLES)
+        if "ib_switch_guid" in sv:
+            check_format(p, f"{sw}: ib_switch_guid", sv["ib_switch_guid"], "guid")
+        uplinks = sv.get("switch_uplinks")
+        if uplinks is None:
+            uplinks = []
+        if not isinstance(uplinks, list):
+            p.add(f"{sw}: switch_uplinks", uplinks, "allowed: a list of {port, peer, peer_port}")
+            uplinks = []
+        for i, up in enumerate(uplinks):
+            key = f"{sw}: switch_uplinks[{i}]"
+            if not isinstance(up, dict):
+                p.add(key, up, "allowed: a mapping with port, peer, peer_port")
+                continue
+            unknown_keys(p, key, up, UPLINK_KEYS)
+            for k in sorted(UPLINK_KEYS - set(up)):
+                p.add(f"{key}.{k}", None, "required; allowed keys: " + ", ".join(sorted(UPLINK_KEYS)))
+            peer = up.get("peer")
+            if "peer" in up and (not isinstance(peer, str) or peer not in switches or peer == sw):
+                p.add(f"{key}.peer", peer, "allowed: another host of group switches: "
+                      + _switch_names(switches))
+            port_ok = "port" in up and _switch_port(p, f"{key}.port", up["port"], transport, sw)
+            if "peer_port" in up:
+                _switch_port(p, f"{key}.peer_port", up["peer_port"], transport,
+                             peer if isinstance(peer, str) else "the peer")
+            if port_ok:
+                _claim(p, seen_switch_ports, sw, up["port"], f"{sw} uplink to {show(peer)[1:-1]}")
+    addresses, guids = {}, {}
+    for host, hv in sorted(hosts.items(), key=lambda kv: str(kv[0])):
+        hv = hv if isinstance(hv, dict) else {}
+        if hv.get("mofed_source") == "inbox":
+            p.note(f"{host}: mofed_source: 'inbox' is rejected: {INBOX_REASON}")
+        elif "mofed_source" in hv:
+            one_of(p, f"{host}: mofed_source", hv["mofed_source"], MOFED_SOURCES)
+        ports = hv.get("rdma_ports")
+        if ports is None:
+            p.add(f"{host}: rdma_ports", None, "allowed: a list of the host's cabled RDMA ports")
+            continue
+        if not isinstance(ports, list) or not ports:
+            p.add(f"{host}: rdma_ports", ports, "allowed: a non-empty list")
+            continue
+        devices, netdevs = set(), set()
+        for i, port in enumerate(ports):
+            key = f"{host}: rdma_ports[{i}]"
+            if not isinstance(port, dict):
+                p.add(key, port, "allowed: a mapping with device, netdev, switch, switch_port")
+                continue
+            unknown_keys(p, key, port, PORT_KEYS)
+            dev = port.get("device")
+            if check_format(p, f"{key}.device", dev, "device"):
+                if dev in devices:
+                    p.add(f"{key}.device", dev, "allowed: each device once per host")
+                devices.add(dev)
+            netdev = port.get("netdev")
+            if check_format(p, f"{key}.netdev", netdev, "netdev"):
+                if netdev in netdevs:
+                    p.add(f"{key}.netdev", netdev, "allowed: each netdev once per host")
+                netdevs.add(netdev)
+            if "pci" in port:
+                check_format(p, f"{key}.pci", port["pci"], "pci")
+            if "guid" in port and check_format(p, f"{key}.guid", port["guid"], "guid"):
+                g = int(port["guid"], 16)
+                if g in guids:
+                    p.add(f"{key}.guid", port["guid"], f"allowed: a GUID used once; {guids[g]} has it")
+                guids[g] = f"{host} {dev}"
+            if port.get("address") is not None:
+                _rail_address(p, f"{key}.address", port["address"], addresses, f"{host} {dev}")
+            sw = port.get("switch")
+            if not isinstance(sw, str) or sw not in switches:
+                p.add(f"{key}.switch", sw, "allowed: a host of group switches: " + _switch_names(switches))
+                continue
+            sp = port.get("switch_port")
+            if _switch_port(p, f"{key}.switch_port", sp, transport, sw):
+                _claim(p, seen_switch_ports, sw, sp, f"{host} {dev}")
+    return p.items
+
+
+def _rail_address(p, key, value, seen, who):
+    """An IPv4 host address with its prefix length, not the network or
+    broadcast address of its subnet, used once in the fabric."""
+    allowed = "allowed: an IPv4 host address with prefix length, such as 192.168.100.11/24"
+    if not isinstance(value, str) or "/" not in value:
+        p.add(key, value, allowed)
+        return
+    try:
+        iface = ipaddress.ip_interface(value)
+    except ValueError:
+        p.add(key, value, allowed)
+        return
+    if iface.version != 4:
+        p.add(key, value, allowed + "; rail addresses are IPv4: the RoCEv2 GID NCCL and "
+              "ib_write_bw use is the IPv4-mapped one")
+        return
+    net = iface.network
+    edges = (net.network_address, net.broadcast_address)
+    if net.prefixlen == 32 or (net.prefixlen <= 30 and iface.ip in edges):
+        p.add(key, value, allowed + f"; {iface.ip} is the network or broadcast address of {net}"
+              if net.prefixlen != 32 else allowed + "; a /32 has no neighbours on the rail")
+        return
+    if iface.ip in seen:
+        p.add(key, value, f"allowed: an address used once; {iface.ip} is already {seen[iface.ip]}'s")
+        return
+    seen[iface.ip] = who
+
+
+def _claim(p, seen, switch, port, who):
+    key = (switch, str(port))
+    if key in seen:
+        p.add(f"{who}: switch_port", f"{switch} {port}",
+              f"allowed: a switch port cabled once; {switch} {port} is already cabled to {seen[key]}")
+    else:
+        seen[key] = who
