@@ -55,7 +55,7 @@ NODE_PACKAGES = ["python3", "python3-apt", "openssh-server", "iproute2", "kmod",
                  "opensm", "infiniband-diags", "libibmad5", "libibnetdisc5", "libibumad3",
                  "libumad2sim0", "ibsim-utils"]
 # Everything that shapes the image; a change rebuilds it.
-IMAGE_RECIPE_VERSION = 6
+IMAGE_RECIPE_VERSION = 7
 # Installed into the image from the lab's repository: the simulated hardware
 # and the GPU driver a GPU node's base image already has. OFED, peermem and
 # everything else are the roles' job.
@@ -238,11 +238,13 @@ def install_image_debs(root, repo):
     wants = os.path.join(root, "etc/systemd/system/sysinit.target.wants")
     os.makedirs(wants, exist_ok=True)
     os.symlink("/etc/systemd/system/linerate-lab-boot.service", os.path.join(wants, "linerate-lab-boot.service"))
-    # A container runs no udev, so systemd never activates a netdev's device unit and nothing
-    # starts the units enabled into it (linerate-rail@, linerate-roce-qos@): the lab's stand-in
-    # does what systemd does on udev's add/remove of an interface (linerate_lab/udev.py).
+    # A container runs no udevd, so systemd never activates a netdev's device unit and nothing
+    # starts the units enabled into it (linerate-rail@, linerate-roce-qos@): the lab's udev tells
+    # systemd of each netdev as udevd does (linerate_lab/udev.py). Like systemd-udevd.service it
+    # runs only where /sys is writable (lab nodes: lab/sim/node-init.sh), where systemd has device units.
     unit = ("[Unit]\nDescription=linerate lab: udev's network interface events for systemd's device units\n"
-            "DefaultDependencies=no\nAfter=linerate-lab-boot.service\nBefore=sysinit.target\n\n"
+            "DefaultDependencies=no\nAfter=linerate-lab-boot.service\nBefore=sysinit.target\n"
+            "ConditionPathIsReadWrite=/sys\n\n"
             "[Service]\nEnvironment=PYTHONPATH=/usr/lib/linerate-lab PYTHONDONTWRITEBYTECODE=1\n"
             "ExecStart=/usr/bin/python3 -m linerate_lab.udev\nRestart=always\n\n"
             "[Install]\nWantedBy=sysinit.target\n")
@@ -378,14 +380,16 @@ def start_node(name, node, tag):
     podman("rm", "-f", cname, check=False, capture=True)
     podman("run", "-d", "--name", cname, "--hostname", name,
            "--label", "linerate-lab=1", "--label", f"linerate-lab-id={LAB_ID or 'default'}", "--network", NETWORK, "--ip", node["mgmt_ip"],
-           "--systemd=always", "--cap-add", "NET_ADMIN",
+           # SYS_ADMIN for node-init.sh only (it drops it before systemd starts): /sys writable for
+           # systemd's device units, every directory in it read-only
+           "--systemd=always", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN",
            # /dev/shm as a host has it (tmpfs, half the memory), not podman's 64 MiB
            "--shm-size", "8g",
            "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
            "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
            "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
            "-v", f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
-           tag, capture=True)
+           tag, "/bin/sh", "/usr/lib/linerate-lab/node-init.sh", capture=True)
     # A node recreated at its address has a new MAC: the controller's neighbour entry for the
     # old one stays valid for minutes and every connection times out (an integration test met it
     # after a stopped node came back). Forget it; the next packet resolves the new one.
@@ -408,6 +412,8 @@ def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None
     have = podman("exec", container, "ip", "-o", "link", "show", capture=True).stdout
     for rail, nic in enumerate(node["nics"]):
         peer = peer_name(peer_prefix or name, rail)
+        if nic.get("netdev_missing"):
+            continue   # faults.py netdev-missing: its driver never announces it
         if f" {nic['netdev']}@" not in have:
             run(["ip", "-n", netns, "link", "del", peer], check=False, capture=True)
             # A NIC port appears with the driver's default MTU, as on real hardware: set at creation,
@@ -415,6 +421,16 @@ def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None
             run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"], "mtu", "1500",
                  "type", "veth", "peer", "name", peer, "netns", netns])
         set_cable(peer_prefix or name, rail, nic.get("cable", "up") == "up", netns)
+
+
+def reboot_node(name, node):
+    """A reboot: the container restarts (systemd boots it: the power-on of linerate-lab-boot, the
+    lab's udev coldplugs), then the NIC ports appear as their driver probes them (a netdev marked
+    missing stays absent), and sshd answers again."""
+    podman("restart", "-t", "10", PREFIX + name, capture=True)
+    run(["ip", "neigh", "flush", "to", node["mgmt_ip"]], check=False, capture=True)
+    ensure_nics(name, node)
+    wait_ssh([name], ensure_ssh_material(), addresses={name: node["mgmt_ip"]})
 
 
 def set_cable(node, rail, up, netns=FABRIC_NETNS):

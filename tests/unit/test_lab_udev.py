@@ -1,8 +1,10 @@
-"""The lab's udev stand-in (lab/sim/linerate_lab/udev.py): the units enabled into a netdev's device
-unit start when the netdev appears and stop when it goes, as systemd does on udev's events; the
-device unit's name is systemd's escaping of the sysfs path (systemd.unit(5), checked against
-systemd-escape(1)'s output for the same paths)."""
+"""The lab's udev (lab/sim/linerate_lab/udev.py) tells systemd of the node's netdevs as udevd does: a
+database entry and tag index per netdev (read at boot and at every daemon-reload), and a message on the
+udev monitor group in libudev's wire format (what systemd's device monitor parses). Against the lab,
+tests/integration/test_boot.py proves systemd acts on them."""
 import os
+import socket
+import struct
 import sys
 
 from labsim import ROOT
@@ -11,62 +13,75 @@ sys.path.insert(0, os.path.join(ROOT, "lab", "sim"))
 from linerate_lab import udev  # noqa: E402
 
 
-def test_device_unit_names_are_systemd_escaped():
-    # systemd-escape --path --suffix=device /sys/subsystem/net/devices/<name> (systemd 252)
-    assert udev.device_unit("enp65s0f0np0") == "sys-subsystem-net-devices-enp65s0f0np0.device"
-    assert udev.device_unit("bond-rdma") == "sys-subsystem-net-devices-bond\\x2drdma.device"
-    assert udev.device_unit(".hidden") == "sys-subsystem-net-devices-.hidden.device"
-    assert udev.escape_path("/.x/y") == "\\x2ex-y"
-    assert udev.device_unit("eth0.100") == "sys-subsystem-net-devices-eth0.100.device"
-    assert udev.device_unit("a@b") == "sys-subsystem-net-devices-a\\x40b.device"
+def parse(msg):
+    """A udev monitor message as systemd's device-monitor.c reads it."""
+    prefix, magic, size, off, length, _sub, _devtype, hi, lo = udev.HEADER.unpack_from(msg)
+    assert prefix == b"libudev\0" and magic == socket.htonl(0xFEEDCAFE) and size == off == 40
+    assert len(msg) == off + length and (hi, lo) == (0xFFFFFFFF, 0xFFFFFFFF)   # passes any tag filter
+    assert msg.endswith(b"\0")
+    return dict(p.split("=", 1) for p in msg[off:-1].decode().split("\0"))
 
 
-def enable(unit_dir, netdev, *units):
-    wants = os.path.join(unit_dir, udev.device_unit(netdev) + ".wants")
-    os.makedirs(wants, exist_ok=True)
-    for u in units:
-        os.symlink(f"/etc/systemd/system/{u.split('@')[0]}@.service", os.path.join(wants, u))
+def sysfs(tmp_path, netdevs):
+    net = tmp_path / "sys" / "class" / "net"
+    net.mkdir(parents=True, exist_ok=True)
+    for name in os.listdir(net):
+        if name not in netdevs:
+            (net / name / "ifindex").unlink()
+            (net / name).rmdir()
+    for name, ifindex in netdevs.items():
+        (net / name).mkdir(exist_ok=True)
+        (net / name / "ifindex").write_text(f"{ifindex}\n")
+    return str(net)
 
 
-def test_units_start_when_their_netdev_appears_and_stop_when_it_goes(tmp_path):
-    net, etc, lib = tmp_path / "net", tmp_path / "etc", tmp_path / "lib"
-    net.mkdir()
-    for name in ("lo", "eth0", "enp65s0f0np0"):
-        (net / name).mkdir()
-    enable(str(etc), "enp65s0f0np0", "linerate-rail@enp65s0f0np0.service", "linerate-roce-qos@enp65s0f0np0.service")
-    enable(str(lib), "enp65s0f0np0", "linerate-rail@enp65s0f0np0.service")  # the same name twice: one start
-    enable(str(etc), "enp193s0f0np0", "linerate-rail@enp193s0f0np0.service")
-    calls = []
-    act = lambda verb, units: calls.append((verb, units))  # noqa: E731
-    dirs = (str(etc), str(lib))
+def test_announces_each_netdev_that_appears_or_goes_as_udevd_does(tmp_path):
+    sent = []
+    run = tmp_path / "run"
+    net = sysfs(tmp_path, {"lo": 1, "eth0": 2, "enp65s0f0np0": 3})
+    clock = iter(range(10, 100)).__next__
+    u = udev.Udev(run=str(run), net=net, send=sent.append, clock=lambda: clock())
 
-    # coldplug: every interface present now; lo is not a device of interest, eth0 wants nothing
-    known = udev.settle(set(), str(net), dirs, act)
-    assert known == {"eth0", "enp65s0f0np0"}
-    assert calls == [("start", ["linerate-rail@enp65s0f0np0.service", "linerate-roce-qos@enp65s0f0np0.service"]),
-                     ("start", [])]
+    known = u.settle({})                                    # coldplug: every netdev but lo
+    assert known == {"eth0": 2, "enp65s0f0np0": 3}
+    props = [parse(m) for m in sent]
+    assert [(p["ACTION"], p["INTERFACE"], p["IFINDEX"], p["SEQNUM"]) for p in props] == [
+        ("add", "enp65s0f0np0", "3", "1"), ("add", "eth0", "2", "2")]
+    assert props[0] == {"ACTION": "add", "DEVPATH": "/devices/virtual/net/enp65s0f0np0", "SUBSYSTEM": "net",
+                        "INTERFACE": "enp65s0f0np0", "IFINDEX": "3", "SEQNUM": "1", "USEC_INITIALIZED": "10000000",
+                        "SYSTEMD_ALIAS": "/sys/subsystem/net/devices/enp65s0f0np0",
+                        "TAGS": ":systemd:", "CURRENT_TAGS": ":systemd:"}
+    assert (run / "data" / "n3").read_text() == ("I:10000000\nE:SYSTEMD_ALIAS=/sys/subsystem/net/devices/enp65s0f0np0\n"
+                                                 "G:systemd\nQ:systemd\nV:1\n")
+    assert sorted(os.listdir(run / "tags" / "systemd")) == ["n2", "n3"]
 
-    # nothing changed: nothing done (an event for another interface attribute)
-    calls.clear()
-    assert udev.settle(known, str(net), dirs, act) == known and calls == []
+    sent.clear()
+    assert u.settle(known) == known and sent == []           # an event that changed no netdev: nothing
 
-    # the missing rail appears later (hotplug): only its units start
-    (net / "enp193s0f0np0").mkdir()
-    known = udev.settle(known, str(net), dirs, act)
-    assert calls == [("start", ["linerate-rail@enp193s0f0np0.service"])]
+    # the missing rail appears later (hotplug), then one goes (its db entry and tag go with it)
+    net = sysfs(tmp_path, {"lo": 1, "eth0": 2, "enp65s0f0np0": 3, "enp193s0f0np0": 4})
+    known = u.settle(known)
+    assert [(parse(m)["ACTION"], parse(m)["INTERFACE"]) for m in sent] == [("add", "enp193s0f0np0")]
+    sent.clear()
+    net = sysfs(tmp_path, {"lo": 1, "eth0": 2, "enp193s0f0np0": 4})
+    known = u.settle(known)
+    assert [(parse(m)["ACTION"], parse(m)["INTERFACE"], parse(m)["IFINDEX"]) for m in sent] == [
+        ("remove", "enp65s0f0np0", "3")]
+    assert not (run / "data" / "n3").exists() and sorted(os.listdir(run / "tags" / "systemd")) == ["n2", "n4"]
 
-    # a rename: the old name's units stop, the new name's (none enabled) would start
-    calls.clear()
-    (net / "enp65s0f0np0").rename(net / "rename5")
-    known = udev.settle(known, str(net), dirs, act)
-    assert calls == [("stop", ["linerate-rail@enp65s0f0np0.service", "linerate-roce-qos@enp65s0f0np0.service"]),
-                     ("start", [])]
-    assert known == {"eth0", "enp193s0f0np0", "rename5"}
+    # a rename (same ifindex, new name): the old name removed, then the new one added
+    sent.clear()
+    net = sysfs(tmp_path, {"lo": 1, "eth0": 2, "rename4": 4})
+    known = u.settle(known)
+    assert [(parse(m)["ACTION"], parse(m)["INTERFACE"]) for m in sent] == [("remove", "enp193s0f0np0"),
+                                                                           ("add", "rename4")]
+    assert "/rename4" in (run / "data" / "n4").read_text()
+    assert [parse(m)["SEQNUM"] for m in sent] == ["5", "6"]   # one sequence over the daemon's life
 
 
-def test_systemctl_queues_without_waiting_and_skips_an_empty_list(monkeypatch):
-    ran = []
-    monkeypatch.setattr(udev.subprocess, "run", lambda argv, check: ran.append(argv))
-    udev.systemctl("start", [])
-    udev.systemctl("stop", ["a.service", "b.service"])
-    assert ran == [["systemctl", "stop", "--no-block", "a.service", "b.service"]]
+def test_the_header_layout_is_libudevs():
+    # struct monitor_netlink_header: char prefix[8]; then 8 unsigned ints
+    assert udev.HEADER.size == 8 + 8 * 4
+    msg = udev.message(["ACTION=add"])
+    assert struct.unpack_from("=I", msg, 8)[0] == socket.htonl(0xFEEDCAFE)
+    assert msg[40:] == b"ACTION=add\0"
