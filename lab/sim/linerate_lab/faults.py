@@ -4,6 +4,7 @@ Each fault changes the physics (the fabric model, a veth's carrier) the way
 the real failure would, and is recorded under ``faults`` in the model so a
 report can say what was injected. ``clear`` undoes every recorded fault.
 """
+import copy
 import ipaddress
 
 from linerate_lab import kmods, linkphys, model
@@ -866,3 +867,39 @@ def driver_restart_done(lab, m, node):
         script.append("modprobe nvidia_peermem")
     _AFTER.append(lambda: _exec(lab, node, "sh", "-c", "\n".join(script)) and None)
     return f"{node}: driver restarted (/etc/init.d/openibd restart): the installed OFED driver is loaded"
+
+
+# ---------------------------------------------------------------- a reboot, a rail missing at boot (issue 25)
+
+@fault("netdev-missing", "netdev-missing NODE DEVICE  DEVICE's netdev goes away and does not come back, at boot "
+       "either (a driver probe that failed, a rename udev never finished): the units bound to it stop")
+def netdev_missing(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["netdev_missing"] = True
+    netdev = nic["netdev"]
+    _untrack(m, "netdev-missing", [node, device])
+    _record(m, "netdev-missing", [node, device])
+    # deleting the node's end of the veth deletes the pair; labctl's ensure_nics leaves it out from now
+    _AFTER.append(lambda: _exec(lab, node, "sh", "-c", f"if ip link show dev {netdev} >/dev/null 2>&1; "
+                                f"then ip link del dev {netdev}; fi") and None)
+    return f"{node} {device}: netdev {netdev} gone until netdev-appear"
+
+
+@fault("netdev-appear", "netdev-appear NODE DEVICE  undo netdev-missing: the netdev appears (hotplug), and the "
+       "units enabled into its device unit start")
+def netdev_appear(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("netdev_missing", None)
+    _untrack(m, "netdev-missing", [node, device])
+    spec = copy.deepcopy(m["nodes"][node])
+    _AFTER.append(lambda: lab.ensure_nics(node, spec) and None)
+    return f"{node} {device}: netdev {nic['netdev']} appeared"
+
+
+@fault("reboot", "reboot NODE  the node reboots: firmware loads its next-boot settings, the drivers start "
+       "from scratch (QoS, ECN, RDMA-CM not persistent), the boot units run; a netdev-missing one stays absent")
+def reboot(lab, m, node):
+    spec = copy.deepcopy(m["nodes"][node])
+    _AFTER.append(lambda: lab.reboot_node(node, spec) and None)
+    missing = [n["netdev"] for n in spec["nics"] if n.get("netdev_missing")]
+    return f"{node}: rebooted" + (f" without {', '.join(missing)}" if missing else "")
