@@ -63,19 +63,55 @@ GROUPS = {
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"], ["tests/unit/test_mpi_key.py"]),
     },
     "switch": {
-        f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
-        for name in ("base", "window", "drivers", "eos", "module_common", "nvue", "sonic")
+        **{f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
+           for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
+        # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
+        # writes and a rollback or restore chooses: their own tests first.
+        "plugins/module_utils/switch/window.py": ([f"{PKG}.plugins.module_utils.switch.window"],
+                                                  ["tests/unit/test_switch_window.py", "tests/unit/test_switch_lock.py",
+                                                   *SWITCH_TESTS[1:], "tests/unit/test_switch_backup.py"]),
+        "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
+                                                   ["tests/unit/test_switch_window.py", "tests/unit/test_switch_backup.py"]),
     },
-    # Verification's counter and link-health parsers.
+    # Verification's counters: the host and switch counter parsers (per platform) and the
+    # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).
     "counters": {
-        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                              ["tests/unit/test_parsers_counters.py"])
-        for name in ("parsers.counters", "parsers.linkhealth", "switch.counters")
+        **{f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
+                                                                ["tests/unit/test_parsers_counters.py",
+                                                                 "tests/unit/test_parsers_counters_errors.py",
+                                                                 "tests/unit/test_parsers_real.py",
+                                                                 "tests/unit/test_parsers_classes.py",
+                                                                 "tests/unit/test_verify_link_health_switch.py",
+                                                                 "tests/unit/test_switch_counters_sim.py"])
+           for name in ("parsers.counters", "switch.counters")},
+        "plugins/module_utils/checks/incast.py": ([f"{PKG}.plugins.module_utils.checks.incast"],
+                                                  ["tests/unit/test_verify_incast_exact.py",
+                                                   "tests/unit/test_verify_incast.py", "tests/unit/test_verify_incast_hw.py",
+                                                   "tests/unit/test_verify_incast_switch.py",
+                                                   "tests/unit/test_verify_incast_rotation.py",
+                                                   "tests/unit/test_lossless_watchdog_storm.py",
+                                                   "tests/unit/test_nvue_lossless.py"]),
     },
-    # RoCE cabling by LLDP: the parsers and the comparison.
+    # Link health: the perfquery / mlxlink / ibqueryerrors parsers and the check that judges
+    # error counters, BER and optics, host and switch side.
+    "links": {
+        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
+                                                              ["tests/unit/test_verify_link_health_exact.py",
+                                                               "tests/unit/test_verify_link_health.py",
+                                                               "tests/unit/test_verify_link_health_switch.py",
+                                                               "tests/unit/test_verify_link_health_optics.py",
+                                                               "tests/unit/test_ib_port_errors.py",
+                                                               "tests/unit/test_parsers_counters.py",
+                                                               "tests/unit/test_parsers_counters_errors.py",
+                                                               "tests/unit/test_parsers_real.py",
+                                                               "tests/unit/test_lossless_watchdog_storm.py"])
+        for name in ("parsers.linkhealth", "checks.links")
+    },
+    # RoCE cabling by LLDP: the parsers and the comparison (its findings and their severity).
     "cabling": {
         f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                              ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py"])
+                                                              ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
+                                                               "tests/unit/test_parsers_classes.py"])
         for name in ("parsers.lldp", "checks.cabling")
     },
 }

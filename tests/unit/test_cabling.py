@@ -267,3 +267,169 @@ def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
     assert "### Cabling (LLDP)" in md
     assert "| leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0) | FAIL | CABLE_SWAPPED |" in md
     assert "| CABLE_SWAPPED | cabling | node1 | mlx5_0 | leaf1 | swp1 |" in md
+
+
+# ---------------------------------------------------------------- exact findings (mutation testing)
+# Each finding whole: its code, its severity (errors fail the check, warnings say what is unproven),
+# both ends and the words an operator reads.
+
+def cable(code, severity, message, node=None, device=None, switch=None, switch_port=None, **extra):
+    return {"code": code, "severity": severity, "layer": "cabling", "check": "cabling", "node": node, "device": device,
+            "switch": switch, "switch_port": switch_port, "message": message, **extra}
+
+
+OK_CASE = {"ok": True, "code": None, "message": None, "findings": []}
+
+
+def test_swap_is_one_error_and_the_host_side_of_the_swapped_ports_adds_nothing():
+    sw = healthy()
+    l1 = sw["leaf1"]["neighbors"]
+    l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
+    r = reads()
+    r["node1"]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1", "swp2"), "enp66s0f0np0": ("leaf2", "Ethernet0")})
+    r["node2"]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1", "swp1"), "enp66s0f0np0": ("leaf2", "Ethernet8")})
+    findings, cases = run(sw, r, host_lldp=True)
+    swap = cable("CABLE_SWAPPED", "error",
+                 "leaf1 swp1 and swp2: cables swapped: swp1 should have node1 mlx5_0 (enp65s0f0np0) and sees node2 "
+                 "mlx5_0 (enp65s0f0np0); swp2 should have node2 mlx5_0 (enp65s0f0np0) and sees node1 mlx5_0 "
+                 "(enp65s0f0np0)", "node1", "mlx5_0", "leaf1", "swp1",
+                 peer_node="node2", peer_device="mlx5_0", peer_netdev="enp65s0f0np0", other_switch_port="swp2")
+    assert findings == [swap]
+    assert cases[:3] == [{"name": "leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0)", "ok": False, "code": "CABLE_SWAPPED",
+                          "message": swap["message"], "findings": [swap]},
+                         {"name": "leaf1 swp2 <- node2 mlx5_0 (enp65s0f0np0)", "ok": False, "code": "CABLE_SWAPPED",
+                          "message": swap["message"], "findings": [swap]},
+                         {"name": "leaf1 swp3 <- spine1 Ethernet1/1", **OK_CASE}]
+    assert cabling.summary(findings, cases)["detail"] == \
+        "6/8 intended links seen by LLDP as cabled; 1 error(s), 0 warning(s)"
+
+
+def test_miswire_by_mac_names_the_peer_device_found_by_its_mac_not_the_mac():
+    sw = healthy()
+    sw["leaf2"]["neighbors"]["Ethernet0"] = [nb("node2", "0c:42:a1:02:00:00", "enp65s0f0np0")]
+    findings, cases = run(sw)
+    wrong = cable("CABLE_MISWIRED", "error", "leaf2 Ethernet0: should have node1 mlx5_1 (enp66s0f0np0), LLDP shows "
+                  "node2 mlx5_0 (enp65s0f0np0)", "node1", "mlx5_1", "leaf2", "Ethernet0",
+                  peer_node="node2", peer_device="mlx5_0", peer_netdev="enp65s0f0np0")
+    assert findings == [wrong]
+    assert [c for c in cases if not c["ok"]] == [{"name": "leaf2 Ethernet0 <- node1 mlx5_1 (enp66s0f0np0)", "ok": False,
+                                                 "code": "CABLE_MISWIRED", "message": wrong["message"],
+                                                 "findings": [wrong]}]
+
+
+def test_missing_uplink_is_an_error_both_ways_and_a_silent_host_port_a_warning_naming_the_node():
+    sw = healthy()
+    del sw["leaf1"]["neighbors"]["swp3"]
+    del sw["spine1"]["neighbors"]["Ethernet1/1"]
+    del sw["leaf2"]["neighbors"]["Ethernet8"]
+    findings, cases = run(sw)
+    assert findings == [
+        cable("CABLE_MISSING", "error", "leaf1 swp3: no LLDP neighbour where spine1 Ethernet1/1 should be (switches "
+              "run LLDP: no cable, or the link is down)", None, None, "leaf1", "swp3",
+              peer_switch="spine1", peer_port="Ethernet1/1"),
+        cable("CABLE_UNVERIFIED", "warning", "leaf2 Ethernet8: no LLDP neighbour where node2 mlx5_1 (enp66s0f0np0) "
+              "should be: lldpd not running on node2, LLDP off on the port, or no cable; this port's cabling is "
+              "unproven", "node2", "mlx5_1", "leaf2", "Ethernet8"),
+        cable("CABLE_MISSING", "error", "spine1 Ethernet1/1: no LLDP neighbour where leaf1 swp3 should be (switches "
+              "run LLDP: no cable, or the link is down)", None, None, "spine1", "Ethernet1/1",
+              peer_switch="leaf1", peer_port="swp3")]
+    # a warning leaves its link's case passing (unproven, not wrong); the errors fail theirs
+    assert [(c["name"], c["ok"], c["code"]) for c in cases if c["code"]] == [
+        ("leaf1 swp3 <- spine1 Ethernet1/1", False, "CABLE_MISSING"),
+        ("leaf2 Ethernet8 <- node2 mlx5_1 (enp66s0f0np0)", True, "CABLE_UNVERIFIED"),
+        ("spine1 Ethernet1/1 <- leaf1 swp3", False, "CABLE_MISSING")]
+    assert cabling.summary(findings, cases) == {
+        "passed": False, "cases": cases,
+        "detail": "6/8 intended links seen by LLDP as cabled; 2 error(s), 1 warning(s)"}
+
+
+def test_nameless_neighbour_on_an_intended_port_is_an_error_an_unknown_one_elsewhere_a_warning():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp2"] = [nb(None, None)]
+    sw["leaf1"]["neighbors"]["swp9"] = [nb("storage7", "ens1f0")]
+    assert run(sw)[0] == [
+        cable("CABLE_MISWIRED", "error", "leaf1 swp2: should have node2 mlx5_0 (enp65s0f0np0), LLDP shows unknown "
+              "neighbour (no system name) port ?", "node2", "mlx5_0", "leaf1", "swp2",
+              peer_system_name=None, peer_port_id=None),
+        cable("CABLE_UNEXPECTED", "warning", "leaf1 swp9: unknown neighbour storage7 port ens1f0, on a port the "
+              "inventory does not cable", None, None, "leaf1", "swp9", peer_system_name="storage7", peer_port_id="ens1f0")]
+
+
+def test_unreadable_and_unread_switches_are_warnings_counting_their_intended_links():
+    sw = healthy()
+    sw["leaf2"] = {"unreadable": True, "msg": "timed out"}
+    del sw["spine1"]
+    findings, cases = run(sw)
+    assert findings == [
+        cable("CABLE_UNVERIFIED", "warning", "leaf2: LLDP neighbours could not be read (timed out): the cabling of its "
+              "3 intended link(s) is unproven from the switch side", switch="leaf2",
+              unproven=["node1 mlx5_1 (enp66s0f0np0)", "node2 mlx5_1 (enp66s0f0np0)", "spine1 Ethernet2/1"]),
+        cable("CABLE_UNVERIFIED", "warning", "spine1: LLDP neighbours could not be read (not read): the cabling of its "
+              "2 intended link(s) is unproven from the switch side", switch="spine1",
+              unproven=["leaf1 swp3", "leaf2 Ethernet16"])]
+    assert [c for c in cases if c.get("skipped")][0] == {"name": "leaf2 Ethernet0 <- node1 mlx5_1 (enp66s0f0np0)",
+                                                         "skipped": True, "message": "leaf2 not read"}
+
+
+def test_host_side_miswire_and_unreadable_lldpctl_exact():
+    r = reads()
+    r["node1"]["lldpctl"] = "not json"
+    r["node2"]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1", "swp2"), "enp66s0f0np0": ("leaf2", "Ethernet4")})
+    findings, _ = run(healthy(), r, host_lldp=True)
+    assert findings == [
+        {"code": "CABLE_UNVERIFIED", "severity": "warning", "layer": "cabling", "check": "cabling", "node": "node1",
+         "device": None, "switch": None, "switch_port": None,
+         "message": "node1: lldpctl output unreadable (lldpctl -f json: not JSON: Expecting value: line 1 column 1 "
+                    "(char 0)): the host side of its cabling is unproven"},
+        cable("CABLE_MISWIRED", "error", "node2 mlx5_1 (enp66s0f0np0): lldpd sees leaf2 Ethernet4, the inventory "
+              "cables it to leaf2 Ethernet8", "node2", "mlx5_1", "leaf2", "Ethernet8", seen=["leaf2 Ethernet4"])]
+
+
+def test_host_side_is_read_by_default_and_a_node_without_a_read_is_unproven():
+    findings, _ = cabling.check_cabling(HOSTS, UPLINKS, healthy(), {"node1": reads()["node1"]})
+    assert findings == [
+        cable("CABLE_UNVERIFIED", "warning", "node1: lldpctl could not be read (lldpctl: command not found): the host "
+              "side of its 2 RDMA port(s)' cabling is unproven (the switch side still counts)", "node1"),
+        cable("CABLE_UNVERIFIED", "warning", "node2: lldpctl could not be read (not read): the host side of its 2 RDMA "
+              "port(s)' cabling is unproven (the switch side still counts)", "node2")]
+
+
+def test_parsers_exact_errors_blank_lines_misfit_rows_and_a_header_alone():
+    with pytest.raises(ParseError) as e:
+        lldp.parse_eos_lldp_neighbors("% Invalid input (privileged mode required)\n")
+    assert str(e.value) == "show lldp neighbors: % Invalid input (privileged mode required)"
+    with pytest.raises(ParseError) as e:
+        lldp.parse_lldpctl_json('{"interfaces": []}')
+    assert str(e.value) == "lldpctl -f json: no 'lldp' object"
+    table = ("Interface  Speed  Type  Remote Host  Remote Port\n"
+             "---------  -----  ----  -----------  -----------\n"
+             "swp1       400G   swp   node1        0c:42:a1:01:00:00\n"
+             "\n"
+             "swp2xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 400G\n"
+             "swp3       400G   swp   leaf9        swp7\n")
+    assert lldp.parse_nvue_lldp(table) == {
+        "neighbors": {"swp1": [{"system_name": "node1", "port_id": "0c:42:a1:01:00:00", "port_id_type": "mac",
+                                "port_descr": None, "chassis_id": None}],
+                      "swp3": [{"system_name": "leaf9", "port_id": "swp7", "port_id_type": "ifname",
+                                "port_descr": None, "chassis_id": None}]},
+        "ports": ["swp1", "swp3"],
+        "warnings": ["line 5: 'swp2xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 400G' does not fit the "
+                     "table's columns: not read"]}
+    assert lldp.parse_nvue_lldp("Interface  Speed  Type  Remote Host  Remote Port\n") == \
+        {"neighbors": {}, "ports": [], "warnings": []}
+
+
+def test_the_index_the_other_checks_locate_endpoints_with():
+    idx = cabling.cabling_index({"node1": {"rdma_ports": HOSTS["node1"]},
+                                 "node2": [HOSTS["node2"][0], {"device": "mlx5_9", "netdev": "ib0"}]})
+    assert idx == {("node1", "mlx5_0"): HOSTS["node1"][0], ("node1", "mlx5_1"): HOSTS["node1"][1],
+                   ("node2", "mlx5_0"): HOSTS["node2"][0], ("node2", "mlx5_9"): {"device": "mlx5_9", "netdev": "ib0"}}
+    assert cabling._where(idx, "node1", "mlx5_1") == {"node": "node1", "device": "mlx5_1", "switch": "leaf2",
+                                                       "switch_port": "Ethernet0"}
+    assert cabling._where(idx, "node3", "mlx5_0") == {"node": "node3", "device": "mlx5_0", "switch": None,
+                                                       "switch_port": None}
+    assert cabling.leaves_of(idx) == {("node1", "mlx5_0"): "leaf1", ("node1", "mlx5_1"): "leaf2",
+                                      ("node2", "mlx5_0"): "leaf1"}
+    assert (cabling.short_name(" Node1.Cluster.example.com "), cabling.short_name(None)) == ("node1", "")
+    assert (cabling.port_key(" Et1/1 "), cabling.port_key("Ethernet1/1"), cabling.port_key("Eth1")) == \
+        ("ethernet1/1", "ethernet1/1", "eth1")

@@ -106,6 +106,10 @@ def test_a_name_that_does_not_resolve_is_named():
     ([], "verify_fabric_mpi_key_from: [] is not allowed (allowed: a non-empty list of management addresses)"),
     ("10.0.0.1", "verify_fabric_mpi_key_from: '10.0.0.1' is not allowed"),
     (None, "verify_fabric_mpi_key_from: None is not allowed"),
+    # a mapping or a number is not a list, even a non-empty one
+    ({"10.0.0.1": "mgmt"}, "verify_fabric_mpi_key_from: {'10.0.0.1': 'mgmt'} is not allowed (allowed: a non-empty "
+     "list of management addresses)"),
+    (7, "verify_fabric_mpi_key_from: 7 is not allowed (allowed: a non-empty list of management addresses)"),
     ([5], "verify_fabric_mpi_key_from: 5 is not allowed (allowed: an IP address, a CIDR network or a host name)"),
     (['10.0.0.1",command="sh'], "verify_fabric_mpi_key_from: '10.0.0.1\",command=\"sh' is not allowed"),
     (["10.0.0.1,10.0.0.2"], "verify_fabric_mpi_key_from: '10.0.0.1,10.0.0.2' is not allowed"),

@@ -114,6 +114,40 @@ def test_a_full_disk_stops_the_window_before_any_change(tmp_path, monkeypatch, p
     assert d.get_running() == before and d.pending() == []
 
 
+def test_a_restores_own_backup_is_named_before_restore_in_a_0700_folder(tmp_path):
+    p = write_backup(str(tmp_path), "leaf1", "sonic", SONIC, "T1", label="restore")
+    assert p == str(tmp_path / "leaf1" / "T1.before-restore.sonic.cfg")
+    assert open(p + ".sha256").read().endswith("  T1.before-restore.sonic.cfg\n")
+    assert oct(os.stat(tmp_path / "leaf1").st_mode & 0o777) == "0o700"
+
+
+def test_temporary_names_in_use_are_stepped_over_and_left_alone(tmp_path):
+    d = tmp_path / "leaf1"
+    d.mkdir()
+    taken = [f".tmp-{os.getpid()}-0.part", f".tmp-{os.getpid()}-1.part"]
+    for t in taken:
+        (d / t).write_text("someone else's")
+    write_backup(str(tmp_path), "leaf1", "eos", EOS, "T1")
+    assert listing(d) == taken + ["T1.eos.cfg", "T1.eos.cfg.sha256"]
+
+
+def test_a_backup_name_taken_between_the_digest_and_the_backup_is_stepped_over(tmp_path, monkeypatch):
+    real = backups._publish
+
+    def race(tmp, final):
+        if final.endswith("T1.nvue.cfg"):   # another writer publishes that backup first
+            with open(final, "w") as f:
+                f.write("theirs")
+            raise FileExistsError(errno.EEXIST, "exists", final)
+        return real(tmp, final)
+    monkeypatch.setattr(backups, "_publish", race)
+    p = write_backup(str(tmp_path), "leaf1", "nvue", NVUE, "T1")
+    assert p == str(tmp_path / "leaf1" / "T1-1.nvue.cfg") and open(p).read() == NVUE
+    # our digest of the lost name is withdrawn, the other writer's backup left as it is
+    assert listing(tmp_path / "leaf1") == ["T1-1.nvue.cfg", "T1-1.nvue.cfg.sha256", "T1.nvue.cfg"]
+    assert (tmp_path / "leaf1" / "T1.nvue.cfg").read_text() == "theirs"
+
+
 # ---------------------------------------------------------------- choosing
 
 def _backups(tmp_path, names, platform="nvue", text=NVUE):
@@ -167,6 +201,19 @@ def test_an_invalid_latest_is_refused_naming_it_never_an_older_one(tmp_path):
     # named explicitly, the older one is restorable
     path, text, warnings = load_restore(str(tmp_path), "leaf1", "nvue", "20261122T040000Z", parse)
     assert (path, text, warnings) == (str(d / "20261122T040000Z.nvue.cfg"), NVUE, [])
+
+
+def test_no_backup_to_restore_and_an_unreadable_digest_are_named_exactly(tmp_path):
+    with pytest.raises(BackupError) as err:
+        choose_backup(str(tmp_path), "leaf9", "nvue", "latest")
+    assert str(err.value) == (f"backup {tmp_path}/leaf9: no pre-window backup of leaf9 (<stamp>.nvue.cfg) in this "
+                              "directory")
+    d = _backups(tmp_path, ["T1.nvue.cfg"])
+    os.unlink(d / "T1.nvue.cfg.sha256")
+    (d / "T1.nvue.cfg.sha256").mkdir()
+    with pytest.raises(BackupError) as err:
+        backups.read_digest(str(d / "T1.nvue.cfg"))
+    assert str(err.value) == f"backup {d}/T1.nvue.cfg: its digest {d}/T1.nvue.cfg.sha256 cannot be read: Is a directory"
 
 
 # ---------------------------------------------------------------- checking

@@ -333,3 +333,204 @@ def test_a_confirm_is_not_sent_when_the_post_checks_used_the_confirm_timer(tmp_p
     assert err.value.rolled_back is True and d.get_running() == before
     assert not any(c.startswith(("nv config apply --confirm-yes", "configure session")) and c.endswith(
         ("--confirm-yes", " commit")) for c in sim.sent)
+
+
+# ---------------------------------------------------------------- the window's verdicts, whole (mutation testing)
+
+class Book(base.Driver):
+    """A switch whose configuration is ``key value`` lines: begin/push/commit/confirm/undo/discard act on
+    it for real, every step is recorded in ``calls``, and a step named in ``fail`` raises SwitchError
+    (once) with that reason. ``reads`` scripts what successive get_running calls return (then the config)."""
+    platform = "book"
+
+    def __init__(self, running, fail=None, reads=(), pend=(), oper=None, cleared=(), on_undo=None):
+        super().__init__("book1")
+        self.running, self.fail, self.reads, self.pend = running, dict(fail or {}), list(reads), list(pend)
+        self.oper_state, self.cleared, self.on_undo = oper or {}, list(cleared), on_undo
+        self.calls, self.saved, self.staged = [], None, []
+
+    def _step(self, name):
+        self.calls.append(name)
+        if name in self.fail:
+            raise SwitchError(self.name, self.fail.pop(name))
+
+    def get_running(self):
+        self._step("get_running")
+        return self.reads.pop(0) if self.reads else self.running
+
+    def parse(self, text):
+        return dict(line.split(" ", 1) for line in text.splitlines() if line)
+
+    def managed_scope(self, want, ports):
+        return lambda key: True
+
+    def out_of_scope(self, want, scope, ports):
+        return []
+
+    def commands(self, want, have, scope):
+        return [f"{k} {v}" for k, v in sorted(want.items()) if have.get(k) != v]
+
+    def view(self, facts, scope):
+        return "".join(f"{k} {v}\n" for k, v in sorted(facts.items()))
+
+    def pending(self):
+        self._step("pending")
+        return list(self.pend)
+
+    def clear_pending(self, target_text):
+        self._step("clear_pending")
+        return list(self.cleared)
+
+    def begin(self, tag):
+        self._step("begin")
+        self.saved = self.running
+
+    def push(self, commands):
+        self._step("push")
+        self.staged = list(commands)
+
+    def commit(self, confirm_timeout):
+        self._step("commit")
+        have = self.parse(self.running)
+        have.update(self.parse("\n".join(self.staged)))
+        self.running = self.view(have, None)
+
+    def confirm(self):
+        self._step("confirm")
+
+    def undo(self):
+        self._step("undo")
+        if self.on_undo:
+            self.on_undo()
+        self.running = self.saved
+
+    def discard(self):
+        self._step("discard")
+
+    def oper(self, ports):
+        return self.oper_state
+
+    abort = rollback = lambda self, *a: None
+
+
+ROLLED_BACK = "rolled back: the running config is byte-identical to the pre-window backup and nothing is pending"
+
+
+def book_window(d, want="mtu 9216\n", **kw):
+    kw.setdefault("lock", False)
+    kw.setdefault("post_check", False)
+    return run_apply(d, want, ports=["p1"], **kw)
+
+
+def test_a_failed_begin_discards_what_begin_made_and_never_undoes():
+    d = Book("mtu 1500\n", fail={"begin": "no checkpoint space"})
+    with pytest.raises(SwitchError) as err:
+        book_window(d)
+    assert str(err.value) == f"switch book1: begin failed: no checkpoint space; {ROLLED_BACK}"
+    assert (err.value.rolled_back, err.value.changed) == (True, False)
+    assert d.calls == ["get_running", "pending", "begin", "discard", "get_running", "pending"]
+
+
+def test_a_config_that_moved_after_begin_is_left_and_the_run_refused_exact():
+    d = Book("mtu 1500\n", reads=["mtu 1500\n", "mtu 1500\nhostname x\n", "mtu 1500\nhostname x\n"])
+    with pytest.raises(base.ConfigMoved) as err:
+        book_window(d)
+    assert str(err.value) == (
+        "switch book1: the running config changed between the first read and the begin of the window: another change "
+        "landed in between; nothing was sent, the window's own checkpoint/session/timer removed. Run again to compute "
+        "the change against the new config")
+    assert (err.value.rolled_back, err.value.changed) == (False, False)
+    assert "push" not in d.calls and "undo" not in d.calls
+    d = Book("mtu 1500\n", reads=["mtu 1500\n", "mtu 1500\nhostname x\n"], fail={"discard": "session lost"})
+    with pytest.raises(base.ConfigMoved) as err:
+        book_window(d)
+    assert str(err.value).endswith("another change landed in between; nothing was sent; removing what begin made "
+                                   "failed: session lost. Run again to compute the change against the new config")
+
+
+def test_discard_reports_a_moved_config_what_is_pending_and_a_failure():
+    assert switch_window.discard(Book("a 1\n"), "a 1\n") == (True, "")
+    assert switch_window.discard(Book("a 2\n"), "a 1\n") == (False, "moved")
+    assert switch_window.discard(Book("a 1\n", pend=["rev 4", "rev 5"]), "a 1\n") == (False, "still pending: rev 4; rev 5")
+    assert switch_window.discard(Book("a 1\n", fail={"discard": "timed out"}), "a 1\n") == (False, "timed out")
+
+
+def test_a_read_back_off_intent_and_a_failed_post_check_are_both_named():
+    d = Book("mtu 1500\n", oper={"p1": {"up": False}})
+    d.commit = lambda confirm_timeout: d.calls.append("commit")   # the push does not take
+    with pytest.raises(SwitchError) as err:
+        book_window(d, post_check=True)
+    assert str(err.value) == ("switch book1: post-check failed: config not at intent after push, still to do: mtu 9216; "
+                              f"p1: link is down; {ROLLED_BACK}")
+    assert "confirm" not in d.calls and d.calls[-3:] == ["undo", "get_running", "pending"]
+
+
+def test_a_failure_whose_recovery_gets_a_signal_finishes_the_recovery_and_says_so():
+    import signal as _signal
+    d = Book("mtu 1500\n", fail={"confirm": "connection reset"},
+             on_undo=lambda: os.kill(os.getpid(), _signal.SIGTERM))
+    with pytest.raises(SwitchError) as err:
+        book_window(d)
+    assert str(err.value) == (f"switch book1: confirm failed: connection reset; {ROLLED_BACK}; SIGTERM received during "
+                              "the recovery was held until it ended")
+    assert err.value.rolled_back is True and d.running == "mtu 1500\n"
+
+
+def test_the_confirm_margin_is_ten_seconds_exactly(monkeypatch):
+    clock = iter([0.0, 110.0])
+    monkeypatch.setattr(switch_window.time, "monotonic", lambda: next(clock))
+    assert book_window(Book("mtu 1500\n"), confirm_timeout=120)["confirm_timer_used_s"] == 110.0
+    clock = iter([0.0, 110.1])
+    monkeypatch.setattr(switch_window.time, "monotonic", lambda: next(clock))
+    with pytest.raises(SwitchError) as err:
+        book_window(Book("mtu 1500\n"), confirm_timeout=120)
+    assert "used 110 s of the 120 s confirm timer (less than 10 s left)" in str(err.value)
+
+
+def test_a_signal_after_an_emergency_restore_cleared_pending_state_says_so():
+    import signal as _signal
+    d = Book("mtu 1500\n", cleared=["discarded revision 7"])
+    real = d.get_running
+
+    def read():
+        out = real()
+        if d.calls.count("get_running") == 2:   # the read after clearing, before any change
+            os.kill(os.getpid(), _signal.SIGTERM)
+        return out
+    d.get_running = read
+    with pytest.raises(SwitchError) as err:
+        book_window(d, "mtu 9216\n", full=True, force=True)
+    assert str(err.value) == ("switch book1: interrupted by SIGTERM during read, before the first change: pending "
+                              "state left by an earlier window was cleared, the running config was not changed")
+    assert (err.value.rolled_back, err.value.changed) == (False, True)
+    assert "begin" not in d.calls
+
+
+def test_a_lock_that_cannot_be_removed_is_a_note_naming_it():
+    d = Book("mtu 1500\n")
+
+    def holder():
+        raise SwitchError("book1", "session lost")
+    d.lock_holder = holder
+    lock = switch_window.WindowLock(d, "T1", 300)
+    lock.held = True
+    assert lock.release() == ("could not remove the window lock /var/lock/linerate.lock on the switch (session "
+                              "lost): remove it by hand (rm -rf /var/lock/linerate.lock) - the next window breaks it "
+                              "once its process is gone")
+    assert lock.held is False and lock.release() is None
+
+
+def test_a_restore_names_ten_deletions_and_counts_the_rest_a_forced_one_lists_all():
+    backup = "nv set system hostname leaf1\n"
+    users = [f"nv set system aaa user u{i:02d} full-name U{i}" for i in range(1, 13)]
+    answers = {"nv config show -o commands": backup + "".join(u + "\n" for u in users)}
+    d, fake = make("nvue", "leaf1", answers)
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, backup, full=True, check_mode=True)
+    assert str(err.value) == ("switch leaf1: restoring this backup would delete 12 setting(s) outside the managed scope "
+                              "(QoS, PFC, ECN, MTU and speed of the data ports): " + "; ".join(users[:10])
+                              + " (and 2 more); nothing is sent. If that is intended, restore with "
+                                "switch_fabric_restore_force=true")
+    d, fake = make("nvue", "leaf1", answers)
+    assert run_apply(d, backup, full=True, check_mode=True, force=True)["warnings"] == [
+        "forced: the restore deletes 12 setting(s) outside the managed scope: " + "; ".join(users)]
