@@ -157,12 +157,15 @@ bench: deps venv
 bench-fleet: venv
 	$(VPY) bench/fleet.py
 
-# Mutation testing (mutmut) of the intent validation and the switch drivers
-# with their unit tests; fails below MUTATION_MIN % killed. Slow: not in `make test`.
+# Mutation testing (mutmut) of the intent validation, the switch drivers and change window, and
+# the verification findings (counters, link health, cabling), each group
+# with its unit tests; fails below MUTATION_MIN % killed. Slow: not in `make test`.
 MUTATION_MIN ?= 90
-MUTATION_GROUPS ?= intent switch
+MUTATION_GROUPS ?= intent switch counters links cabling
+# e.g. MUTATION_ARGS="--sample 150 --seed 7": a random sample per group, its 95 % interval printed
+MUTATION_ARGS ?=
 mutation: venv
-	$(VPY) tests/mutation.py --min $(MUTATION_MIN) $(MUTATION_GROUPS)
+	$(VPY) tests/mutation.py --min $(MUTATION_MIN) $(MUTATION_ARGS) $(MUTATION_GROUPS)
 
 clean: lab-down
 	rm -rf $(VENV) reports .ansible inventory/lab-output inventory/lab-ib-output
