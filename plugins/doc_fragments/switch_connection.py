@@ -1,8 +1,12 @@
-"""Documentation shared by the switch modules: how they reach a switch."""
+"""Documentation shared by the switch modules: how they reach a switch (DOCUMENTATION, every switch module) and
+what the read-only ones promise (READ_ONLY: switch_info, switch_counters, switch_lldp, run by
+module_utils/switch/module_common.py read_only_module)."""
 
 
 class ModuleDocFragment:
     DOCUMENTATION = r"""
+requirements:
+  - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
 options:
   name:
     description: Switch name used in messages (and backup paths) - the inventory name.
@@ -69,4 +73,16 @@ options:
     description: Seconds to wait for one command's output.
     type: int
     default: 60
+"""
+
+    READ_ONLY = r"""
+notes:
+  - Read-only; check mode is supported and changes nothing either way.
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Nothing to diff.
+    support: none
 """

@@ -14,23 +14,11 @@ description:
   - Parses the result table (or the C(-J) JSON file where the build writes one) and
     the NCCL log of every host. Changes nothing on the hosts (C(changed) is always
     false); in check mode only returns the command line.
+extends_documentation_fragment:
+  - linerate.fabric.nccl_mpirun
 requirements:
   - nccl-tests binaries (all_reduce_perf, all_gather_perf) built with MPI, and mpirun, on every rank's host
 options:
-  test:
-    description: The nccl-tests binary.
-    type: str
-    choices: [all_reduce_perf, all_gather_perf]
-    default: all_reduce_perf
-  hosts:
-    description: Addresses mpirun starts the ranks on (one process per host); the first is this host.
-    type: list
-    elements: str
-    required: true
-  gpus:
-    description: GPUs per process (C(-g)).
-    type: int
-    default: 8
   min_bytes:
     description: C(-b).
     type: str
@@ -39,14 +27,6 @@ options:
     description: C(-e).
     type: str
     default: 4G
-  step_factor:
-    description: C(-f).
-    type: int
-    default: 2
-  iterations:
-    description: C(-n).
-    type: int
-    default: 20
   env:
     description: Environment passed to every rank (C(-x NAME=value)); NCCL also reads /etc/nccl.conf.
     type: dict
@@ -76,18 +56,11 @@ options:
     description: Ask nccl-tests for its JSON result file (C(-J)) and parse that.
     type: bool
     default: false
-  mpirun:
-    description: The mpirun binary.
-    type: str
-    default: mpirun
   mpirun_args:
     description: More mpirun arguments (e.g. C(--mca btl_tcp_if_include eth0)).
     type: list
     elements: str
     default: []
-  ssh_args:
-    description: SSH options mpirun uses to reach the other hosts (key, known hosts).
-    type: str
   timeout:
     description: Seconds before the whole run is killed.
     type: int
@@ -148,7 +121,8 @@ stdout:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import nccl_argv, run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import (
+    NCCL_MPIRUN_ARGS, nccl_argv, run_nccl_tests)
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -156,23 +130,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runn
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            test=dict(type="str", choices=["all_reduce_perf", "all_gather_perf"], default="all_reduce_perf"),
-            hosts=dict(type="list", elements="str", required=True),
-            gpus=dict(type="int", default=8),
+            NCCL_MPIRUN_ARGS,
             min_bytes=dict(type="str", default="1G"),
             max_bytes=dict(type="str", default="4G"),
-            step_factor=dict(type="int", default=2),
-            iterations=dict(type="int", default=20),
             env=dict(type="dict", default={"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring"}),
             launch=dict(type="str", choices=["node", "rank_per_gpu"], default="node"),
             layout=dict(type="list", elements="dict"),
             rail_pinning=dict(type="str", choices=["topology", "nearest"], default="topology"),
             hca=dict(type="str"),
-            json=dict(type="bool", default=False),
-            mpirun=dict(type="str", default="mpirun"),
-            mpirun_args=dict(type="list", elements="str", default=[]),
-            ssh_args=dict(type="str"),
-            timeout=dict(type="int", default=600)),
+            json=dict(type="bool", default=False)),
         required_if=[("launch", "rank_per_gpu", ("layout",))],
         supports_check_mode=True)
     p = module.params

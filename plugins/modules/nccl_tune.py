@@ -18,23 +18,11 @@ description:
   - Bounded by I(max_runs) runs and I(time_budget) seconds; what the bound leaves out is reported as not run.
   - Changes nothing on the hosts (C(changed) is always false); the winner is returned for role nccl_env's
     derivation to write (the tuned-settings file). In check mode only returns the plan.
+extends_documentation_fragment:
+  - linerate.fabric.nccl_mpirun
 requirements:
   - nccl-tests binaries built with MPI, and mpirun, on every rank's host
 options:
-  hosts:
-    description: Addresses mpirun starts the ranks on (one process per host); the first is this host.
-    type: list
-    elements: str
-    required: true
-  test:
-    description: The nccl-tests binary.
-    type: str
-    choices: [all_reduce_perf, all_gather_perf]
-    default: all_reduce_perf
-  gpus:
-    description: GPUs per process (C(-g)).
-    type: int
-    default: 8
   min_bytes:
     description: C(-b), the smallest size of the metric's range.
     type: str
@@ -43,14 +31,6 @@ options:
     description: C(-e), the largest size.
     type: str
     default: 1G
-  step_factor:
-    description: C(-f).
-    type: int
-    default: 2
-  iterations:
-    description: C(-n).
-    type: int
-    default: 20
   values:
     description:
       - The keys swept, in order, each with the values tried; a key is one of C(NCCL_ALGO), C(NCCL_PROTO),
@@ -88,18 +68,11 @@ options:
     description: Environment passed to every rank of every run (C(-x NAME=value)).
     type: dict
     default: {NCCL_DEBUG: INFO}
-  mpirun:
-    description: The mpirun binary.
-    type: str
-    default: mpirun
   mpirun_args:
     description: More mpirun arguments.
     type: list
     elements: str
     default: []
-  ssh_args:
-    description: SSH options mpirun uses to reach the other hosts (key, known hosts).
-    type: str
   timeout:
     description: Seconds before one run is killed.
     type: int
@@ -179,7 +152,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import run_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import NCCL_MPIRUN_ARGS, run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -205,13 +178,9 @@ def sweep_values(values):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            hosts=dict(type="list", elements="str", required=True),
-            test=dict(type="str", choices=["all_reduce_perf", "all_gather_perf"], default="all_reduce_perf"),
-            gpus=dict(type="int", default=8),
+            NCCL_MPIRUN_ARGS,
             min_bytes=dict(type="str", default="1M"),
             max_bytes=dict(type="str", default="1G"),
-            step_factor=dict(type="int", default=2),
-            iterations=dict(type="int", default=20),
             values=dict(type="list", elements="dict", required=True),
             repeats=dict(type="int", default=3),
             margin_percent=dict(type="float", default=5.0),
@@ -219,11 +188,7 @@ def main():
             time_budget=dict(type="int", default=1800),
             tuned_now=dict(type="dict", default={}),
             gdr_level=dict(type="str"),
-            env=dict(type="dict", default={"NCCL_DEBUG": "INFO"}),
-            mpirun=dict(type="str", default="mpirun"),
-            mpirun_args=dict(type="list", elements="str", default=[]),
-            ssh_args=dict(type="str"),
-            timeout=dict(type="int", default=600)),
+            env=dict(type="dict", default={"NCCL_DEBUG": "INFO"})),
         supports_check_mode=True)
     p = module.params
     values, problem = sweep_values(p["values"])

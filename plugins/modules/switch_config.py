@@ -30,8 +30,6 @@ version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-requirements:
-  - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
 options:
   host:
     description:

@@ -30,23 +30,13 @@ version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-requirements:
-  - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
+  - linerate.fabric.switch_connection.read_only
 options:
   fabric_ports:
     description: Ports whose counters to read.
     type: list
     elements: str
     default: []
-notes:
-  - Read-only; check mode is supported and changes nothing either way.
-attributes:
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Nothing to diff.
-    support: none
 """
 EXAMPLES = r"""
 - name: Snapshot the switch's congestion counters before the incast phase
@@ -107,29 +97,15 @@ lossless_msg:
   returned: always
   type: str
 """
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module, read_ports_or_why
 
 
 def read(p, driver):
     # the congestion counters must be read (a failure fails the module); the error counters and the lossless
     # configuration after them only say what their failure leaves unproven
     ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
-    errors, errors_msg = {}, ""
-    try:
-        errors = driver.error_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
-    except SwitchError as exc:
-        errors_msg = str(exc)
-    except ParseError as exc:
-        errors_msg = f"{p['name']}: {exc}"
-    lossless, lossless_msg = None, ""
-    try:
-        lossless = driver.lossless(p["fabric_ports"]) if p["fabric_ports"] else {}
-    except SwitchError as exc:
-        lossless_msg = str(exc)
-    except ParseError as exc:
-        lossless_msg = f"{p['name']}: {exc}"
+    errors, errors_msg = read_ports_or_why(p, driver.error_counters, {})
+    lossless, lossless_msg = read_ports_or_why(p, driver.lossless, None)
     return dict(ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
                 errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg)
 

@@ -17,8 +17,7 @@ version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-requirements:
-  - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
+  - linerate.fabric.switch_connection.read_only
 options:
   fabric_ports:
     description: Ports whose state to report.
@@ -48,15 +47,6 @@ options:
         change window's pre-check leaves a switch with no delta out of the rollout).
       - An intent outside the managed scope fails, as it does in M(linerate.fabric.switch_config).
     type: str
-notes:
-  - Read-only; check mode is supported and changes nothing either way.
-attributes:
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Nothing to diff.
-    support: none
 """
 
 EXAMPLES = r"""

@@ -18,23 +18,13 @@ version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-requirements:
-  - netmiko >= 4.3 and paramiko on the controller (the modules run there, connection local, and reach the switch over SSH)
+  - linerate.fabric.switch_connection.read_only
 options:
   fabric_ports:
     description: Unused here (every port's neighbours are returned); accepted for symmetry with switch_info.
     type: list
     elements: str
     default: []
-notes:
-  - Read-only; check mode is supported and changes nothing either way.
-attributes:
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Nothing to diff.
-    support: none
 """
 EXAMPLES = r"""
 - name: Read the LLDP neighbours of a leaf

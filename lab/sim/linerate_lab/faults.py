@@ -90,8 +90,57 @@ def _exec(lab, node, *argv):
     return res.stdout
 
 
+def _is(f, kind, args):
+    """True when the recorded fault ``f`` is a ``kind`` whose first arguments are ``args``."""
+    return f["kind"] == kind and f["args"][:len(args)] == list(args)
+
+
 def _untrack(m, kind, args):
-    m["faults"] = [f for f in m.get("faults", []) if not (f["kind"] == kind and f["args"][:len(args)] == list(args))]
+    m["faults"] = [f for f in m.get("faults", []) if not _is(f, kind, args)]
+
+
+def _track(m, kind, args, *saved):
+    """Record ``kind`` on ``args`` (with what it ``saved`` to restore) in place of an earlier record of it there."""
+    _untrack(m, kind, args)
+    _record(m, kind, [*args, *saved])
+
+
+def _tracked(m, kind, args):
+    """True when a ``kind`` on ``args`` is recorded (a second injection keeps the first one's saved state)."""
+    return any(_is(f, kind, args) for f in m.get("faults", []))
+
+
+def _saved(m, kind, args):
+    """What each recorded ``kind`` on ``args`` saved to restore (its argument after ``args``), oldest first."""
+    return (f["args"][len(args)] for f in m.get("faults", []) if _is(f, kind, args))
+
+
+def _nccl_conf_set(lab, node, key, value, backup):
+    """``key=value`` in the node's /etc/nccl.conf, the file as it was kept in ``backup`` (the first time)."""
+    _exec(lab, node, "sh", "-c", f"cp -n /etc/nccl.conf {backup} 2>/dev/null || true; "
+          f"grep -v '^{key}=' {backup} > /etc/nccl.conf; echo '{key}={value}' >> /etc/nccl.conf")
+
+
+def _nccl_conf_restore(lab, node, backup):
+    """The node's /etc/nccl.conf back from ``backup``, where one was kept."""
+    _exec(lab, node, "sh", "-c", f"if [ -f {backup} ]; then mv {backup} /etc/nccl.conf; fi")
+
+
+def _set_host_pfc(m, kind, node, device, pfc):
+    """A host port's PFC vector set to ``pfc``; the one it had is recorded with ``kind`` to restore."""
+    nic = _nic(m, node, device)
+    qos = nic.setdefault("qos", {})
+    _record(m, kind, [node, device, list(qos.get("pfc") or [0] * 8)])
+    qos["pfc"] = pfc
+
+
+def _restore_host_pfc(m, kind, node, device):
+    """Undo ``_set_host_pfc``: the PFC vector ``kind`` recorded, and the record gone."""
+    nic = _nic(m, node, device)
+    for pfc in _saved(m, kind, [node, device]):
+        nic.setdefault("qos", {})["pfc"] = pfc
+    _untrack(m, kind, [node, device])
+    return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
 
 
 @fault("mtu", "mtu NODE DEVICE MTU      set the NIC's netdev MTU (kernel state), e.g. 1500 or 9000")
@@ -100,8 +149,7 @@ def mtu(lab, m, node, device, value):
     if not str(value).isdigit() or not 576 <= int(value) <= 9216:
         raise FaultError(f"fault: mtu {value!r} is not allowed (allowed: 576..9216)")
     _exec(lab, node, "ip", "link", "set", nic["netdev"], "mtu", str(value))
-    _untrack(m, "mtu", [node, device])
-    _record(m, "mtu", [node, device, int(value)])
+    _track(m, "mtu", [node, device], int(value))
     return f"{node} {device}: {nic['netdev']} MTU {value}"
 
 
@@ -129,69 +177,50 @@ def gid_restore(lab, m, node, device):
 def nccl_hca(lab, m, node, hcas):
     if not all(c.isalnum() or c in "_,^=:" for c in hcas):
         raise FaultError(f"fault: NCCL_IB_HCA value {hcas!r} is not allowed (allowed: device names, ',', '^', '=')")
-    _exec(lab, node, "sh", "-c", "cp -n /etc/nccl.conf /etc/nccl.conf.linerate-fault 2>/dev/null || true; "
-          f"grep -v '^NCCL_IB_HCA=' /etc/nccl.conf.linerate-fault > /etc/nccl.conf; echo 'NCCL_IB_HCA={hcas}' >> /etc/nccl.conf")
+    _nccl_conf_set(lab, node, "NCCL_IB_HCA", hcas, "/etc/nccl.conf.linerate-fault")
     _record(m, "nccl-hca", [node, hcas])
     return f"{node}: /etc/nccl.conf NCCL_IB_HCA={hcas}"
 
 
 @fault("nccl-hca-restore", "nccl-hca-restore NODE   put the node's /etc/nccl.conf back")
 def nccl_hca_restore(lab, m, node):
-    _exec(lab, node, "sh", "-c", "if [ -f /etc/nccl.conf.linerate-fault ]; then "
-          "mv /etc/nccl.conf.linerate-fault /etc/nccl.conf; fi")
+    _nccl_conf_restore(lab, node, "/etc/nccl.conf.linerate-fault")
     _untrack(m, "nccl-hca", [node])
     return f"{node}: /etc/nccl.conf restored"
 
 
 @fault("pfc-off", "pfc-off NODE DEVICE     PFC off on every priority of one host port (mlnx_qos --pfc 0,...)")
 def pfc_off(lab, m, node, device):
-    nic = _nic(m, node, device)
-    qos = nic.setdefault("qos", {})
-    _record(m, "pfc-off", [node, device, list(qos.get("pfc") or [0] * 8)])
-    qos["pfc"] = [0] * 8
+    _set_host_pfc(m, "pfc-off", node, device, [0] * 8)
     return f"{node} {device}: PFC disabled on all priorities"
 
 
 @fault("pfc-restore", "pfc-restore NODE DEVICE undo pfc-off")
 def pfc_restore(lab, m, node, device):
-    nic = _nic(m, node, device)
-    for f in m.get("faults", []):
-        if f["kind"] == "pfc-off" and f["args"][:2] == [node, device]:
-            nic.setdefault("qos", {})["pfc"] = f["args"][2]
-    _untrack(m, "pfc-off", [node, device])
-    return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
+    return _restore_host_pfc(m, "pfc-off", node, device)
 
 
 @fault("pfc-wrong-prio", "pfc-wrong-prio NODE DEVICE  PFC on priority 4 instead of the no-drop one (host port)")
 def pfc_wrong_prio(lab, m, node, device):
-    nic = _nic(m, node, device)
-    qos = nic.setdefault("qos", {})
-    _record(m, "pfc-wrong-prio", [node, device, list(qos.get("pfc") or [0] * 8)])
-    qos["pfc"] = [1 if i == 4 else 0 for i in range(8)]
+    _set_host_pfc(m, "pfc-wrong-prio", node, device, [1 if i == 4 else 0 for i in range(8)])
     return f"{node} {device}: PFC on priority 4 only"
 
 
 @fault("pfc-wrong-prio-restore", "pfc-wrong-prio-restore NODE DEVICE  undo pfc-wrong-prio")
 def pfc_wrong_prio_restore(lab, m, node, device):
-    nic = _nic(m, node, device)
-    for f in m.get("faults", []):
-        if f["kind"] == "pfc-wrong-prio" and f["args"][:2] == [node, device]:
-            nic.setdefault("qos", {})["pfc"] = f["args"][2]
-    _untrack(m, "pfc-wrong-prio", [node, device])
-    return f"{node} {device}: PFC back to {nic.get('qos', {}).get('pfc')}"
+    return _restore_host_pfc(m, "pfc-wrong-prio", node, device)
 
 
 @fault("tc-mismatch", "tc-mismatch NODE        NCCL_IB_TC=0 in the node's /etc/nccl.conf (NCCL off the intent's class)")
 def tc_mismatch(lab, m, node):
-    _exec(lab, node, "sh", "-c", "cp -n /etc/nccl.conf /etc/nccl.conf.linerate-tc 2>/dev/null || true; "
-          "grep -v '^NCCL_IB_TC=' /etc/nccl.conf.linerate-tc > /etc/nccl.conf; echo 'NCCL_IB_TC=0' >> /etc/nccl.conf")
+    _nccl_conf_set(lab, node, "NCCL_IB_TC", 0, "/etc/nccl.conf.linerate-tc")
     _record(m, "tc-mismatch", [node])
     return f"{node}: /etc/nccl.conf NCCL_IB_TC=0"
 
 
 @fault("tc-restore", "tc-restore NODE         undo tc-mismatch")
 def tc_restore(lab, m, node):
-    _exec(lab, node, "sh", "-c", "if [ -f /etc/nccl.conf.linerate-tc ]; then mv /etc/nccl.conf.linerate-tc /etc/nccl.conf; fi")
+    _nccl_conf_restore(lab, node, "/etc/nccl.conf.linerate-tc")
     _untrack(m, "tc-mismatch", [node])
     return f"{node}: /etc/nccl.conf restored"
 
@@ -209,9 +238,8 @@ def switch_pfc_off(lab, m, switch, port):
 @fault("switch-pfc-restore", "switch-pfc-restore SWITCH PORT  undo switch-pfc-off")
 def switch_pfc_restore(lab, m, switch, port):
     p = _switch_port(m, switch, port)
-    for f in m.get("faults", []):
-        if f["kind"] == "switch-pfc-off" and f["args"][:2] == [switch, str(port)]:
-            p["pfc"] = f["args"][2]
+    for pfc in _saved(m, "switch-pfc-off", [switch, str(port)]):
+        p["pfc"] = pfc
     _untrack(m, "switch-pfc-off", [switch, str(port)])
     return f"{switch} {port}: PFC on priorities {p.get('pfc')}"
 
@@ -221,8 +249,7 @@ def switch_pfc_restore(lab, m, switch, port):
        "lab/switchsim/fault.py SWITCH headroom_zero PORT)")
 def switch_headroom_zero(lab, m, switch, port):
     p = _switch_port(m, switch, port)
-    if not any(f["kind"] == "switch-headroom-zero" and f["args"][:2] == [switch, str(port)]
-               for f in m.get("faults", [])):   # a second injection keeps the first one's state to restore
+    if not _tracked(m, "switch-headroom-zero", [switch, str(port)]):
         _record(m, "switch-headroom-zero", [switch, str(port), p.get("headroom")])
     p["headroom"] = []
     return f"{switch} {port}: no lossless headroom (PFC on {p.get('pfc')}, but the port drops under incast)"
@@ -231,22 +258,19 @@ def switch_headroom_zero(lab, m, switch, port):
 @fault("switch-headroom-restore", "switch-headroom-restore SWITCH PORT  undo switch-headroom-zero")
 def switch_headroom_restore(lab, m, switch, port):
     p = _switch_port(m, switch, port)
-    for f in m.get("faults", []):
-        if f["kind"] == "switch-headroom-zero" and f["args"][:2] == [switch, str(port)]:
-            if f["args"][2] is None:
-                p.pop("headroom", None)
-            else:
-                p["headroom"] = f["args"][2]
+    for headroom in _saved(m, "switch-headroom-zero", [switch, str(port)]):
+        if headroom is None:
+            p.pop("headroom", None)
+        else:
+            p["headroom"] = headroom
     _untrack(m, "switch-headroom-zero", [switch, str(port)])
     return f"{switch} {port}: lossless headroom on priorities {p.get('headroom', p.get('pfc'))}"
 
 
 @fault("pfc-watchdog-off", "pfc-watchdog-off SWITCH  the switch's PFC watchdog stops on every port (operational state)")
 def pfc_watchdog_off(lab, m, switch):
-    sw = m.get("switches", {}).get(switch)
-    if sw is None:
-        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
-    if not any(f["kind"] == "pfc-watchdog-off" and f["args"][:1] == [switch] for f in m.get("faults", [])):
+    sw = _switch(m, switch)
+    if not _tracked(m, "pfc-watchdog-off", [switch]):
         _record(m, "pfc-watchdog-off", [switch, {p: v.get("pfcwd") for p, v in sw.get("ports", {}).items()}])
     for v in sw.get("ports", {}).values():
         v["pfcwd"] = []
@@ -255,17 +279,14 @@ def pfc_watchdog_off(lab, m, switch):
 
 @fault("pfc-watchdog-restore", "pfc-watchdog-restore SWITCH  undo pfc-watchdog-off")
 def pfc_watchdog_restore(lab, m, switch):
-    sw = m.get("switches", {}).get(switch)
-    if sw is None:
-        raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
-    for f in m.get("faults", []):
-        if f["kind"] == "pfc-watchdog-off" and f["args"][:1] == [switch]:
-            for p, old in f["args"][1].items():
-                if p in sw.get("ports", {}):
-                    if old is None:
-                        sw["ports"][p].pop("pfcwd", None)
-                    else:
-                        sw["ports"][p]["pfcwd"] = old
+    sw = _switch(m, switch)
+    for saved in _saved(m, "pfc-watchdog-off", [switch]):
+        for p, old in saved.items():
+            if p in sw.get("ports", {}):
+                if old is None:
+                    sw["ports"][p].pop("pfcwd", None)
+                else:
+                    sw["ports"][p]["pfcwd"] = old
     _untrack(m, "pfc-watchdog-off", [switch])
     return f"{switch}: PFC watchdog as configured"
 
@@ -293,9 +314,8 @@ def pcie_degrade(lab, m, node, device, how):
         link["gen"] = int(how[3:])
     else:
         raise FaultError(f"fault: pcie-degrade {how!r} is not allowed (allowed: x1, x2, x4, x8, gen1..gen4)")
-    _untrack(m, "pcie-degrade", [node, device])
     nic["pcie"] = link
-    _record(m, "pcie-degrade", [node, device, how])
+    _track(m, "pcie-degrade", [node, device], how)
     return f"{node} {device}: PCIe link of {nic['pci']} trained at {how} (lspci LnkSta downgraded)"
 
 
@@ -331,9 +351,8 @@ def pcie_slot(lab, m, node, device, how):
     else:
         raise FaultError(f"fault: pcie-slot {how!r} is not allowed (allowed: gen1..gen4, x1, x2, x4, x8)")
     holder, key, label = _slot_target(m, node, device)
-    _untrack(m, "pcie-slot", [node, device])
     holder[key] = spec
-    _record(m, "pcie-slot", [node, device, how])
+    _track(m, "pcie-slot", [node, device], how)
     return f"{node} {label}: its slot (upstream port) is capable of {how} only; the link trains there"
 
 
@@ -348,8 +367,7 @@ def pcie_slot_restore(lab, m, node, device):
 @fault("acs-on", "acs-on NODE              the BIOS leaves ACS on: the PCIe switch ports redirect peer-to-peer traffic")
 def acs_on(lab, m, node):
     m["nodes"][node]["pcie_acs"] = True
-    _untrack(m, "acs-on", [node])
-    _record(m, "acs-on", [node])
+    _track(m, "acs-on", [node])
     return f"{node}: ACS request/completion redirect on every PCIe switch downstream port"
 
 
@@ -366,7 +384,7 @@ SKEW_FW = "28.38.1002"
 @fault("version-skew", "version-skew NODE        the node's ConnectX cards run another firmware (28.38.1002)")
 def version_skew(lab, m, node):
     nics = m["nodes"][node]["nics"]
-    if not any(f["kind"] == "version-skew" and f["args"][:1] == [node] for f in m.get("faults", [])):
+    if not _tracked(m, "version-skew", [node]):
         _record(m, "version-skew", [node, [n["fw_version"] for n in nics]])
     for n in nics:
         n["fw_version"] = SKEW_FW
@@ -376,18 +394,16 @@ def version_skew(lab, m, node):
 @fault("version-restore", "version-restore NODE     undo version-skew (the firmware the cards ran before)")
 def version_restore(lab, m, node):
     nics = m["nodes"][node]["nics"]
-    for f in m.get("faults", []):
-        if f["kind"] == "version-skew" and f["args"][:1] == [node]:
-            for n, fw in zip(nics, f["args"][1]):
-                n["fw_version"] = fw
+    for saved in _saved(m, "version-skew", [node]):
+        for n, fw in zip(nics, saved):
+            n["fw_version"] = fw
     _untrack(m, "version-skew", [node])
     return f"{node}: ConnectX firmware {', '.join(n['fw_version'] for n in nics)}"
 @fault("crc-errors", "crc-errors NODE DEVICE   a damaged cable/optic: CRC, symbol and corrected-bit counters keep rising")
 def crc_errors(lab, m, node, device):
     nic = _nic(m, node, device)
     linkphys.start(nic, "crc", rate=linkphys.CRC_ERRORS_PER_S)
-    _untrack(m, "crc-errors", [node, device])
-    _record(m, "crc-errors", [node, device])
+    _track(m, "crc-errors", [node, device])
     return (f"{node} {device}: {linkphys.CRC_ERRORS_PER_S} CRC/symbol errors per second on {nic['netdev']} "
             "(ethtool -S rx_crc_errors_phy, mlxlink BER) until crc-errors-restore")
 
@@ -412,8 +428,7 @@ def flap(lab, m, node, device):
     # the first bounce now, on the wire (carrier off and on); link_down_events_phy counts every one
     lab.set_cable(node, _rail(m, node, device), False)
     lab.set_cable(node, _rail(m, node, device), nic.get("cable", "up") == "up")
-    _untrack(m, "flap", [node, device])
-    _record(m, "flap", [node, device])
+    _track(m, "flap", [node, device])
     return f"{node} {device}: link flapping every {linkphys.FLAP_PERIOD_S:g} s (link_down_events_phy rises)"
 
 
@@ -431,8 +446,7 @@ def flap_stop(lab, m, node, device):
 def optic_degrade(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["optics"] = {"rx_power_dbm": -14.0, "temperature_c": 78}
-    _untrack(m, "optic-degrade", [node, device])
-    _record(m, "optic-degrade", [node, device])
+    _track(m, "optic-degrade", [node, device])
     return f"{node} {device}: optical module Rx power -14 dBm per lane, 78 C"
 
 
@@ -454,8 +468,7 @@ def gid_index_moved(lab, m, node, device):
     if addr + "/" not in have:
         _exec(lab, node, "ip", "-6", "addr", "add", f"{addr}/64", "dev", nic["netdev"], "nodad")
     nic["gids_first"] = [addr]
-    _untrack(m, "gid-index-moved", [node, device])
-    _record(m, "gid-index-moved", [node, device, addr])
+    _track(m, "gid-index-moved", [node, device], addr)
     return f"{node} {device}: {addr} on {nic['netdev']} holds GID 2/3; the RoCE v2 IPv4 GID is now at index 5"
 
 
@@ -473,8 +486,7 @@ def gid_index_restore(lab, m, node, device):
 @fault("switch-ecn-off", "switch-ecn-off SWITCH PORT  ECN marking off on one switch port (operational state; PFC stays)")
 def switch_ecn_off(lab, m, switch, port):
     p = _switch_port(m, switch, port)
-    _untrack(m, "switch-ecn-off", [switch, str(port)])
-    _record(m, "switch-ecn-off", [switch, str(port), p.get("ecn", True)])
+    _track(m, "switch-ecn-off", [switch, str(port)], p.get("ecn", True))
     p["ecn"] = False
     return f"{switch} {port}: ECN marking off (no CE marks, so no CNPs under congestion)"
 
@@ -482,9 +494,8 @@ def switch_ecn_off(lab, m, switch, port):
 @fault("switch-ecn-restore", "switch-ecn-restore SWITCH PORT  undo switch-ecn-off")
 def switch_ecn_restore(lab, m, switch, port):
     p = _switch_port(m, switch, port)
-    for f in m.get("faults", []):
-        if f["kind"] == "switch-ecn-off" and f["args"][:2] == [switch, str(port)]:
-            p["ecn"] = f["args"][2]
+    for ecn in _saved(m, "switch-ecn-off", [switch, str(port)]):
+        p["ecn"] = ecn
     _untrack(m, "switch-ecn-off", [switch, str(port)])
     return f"{switch} {port}: ECN marking as configured"
 
@@ -598,8 +609,7 @@ RX_DEGRADE_GBPS = 150
 def rx_degrade(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["rx_limit_gbps"] = RX_DEGRADE_GBPS
-    _untrack(m, "rx-degrade", [node, device])
-    _record(m, "rx-degrade", [node, device])
+    _track(m, "rx-degrade", [node, device])
     return f"{node} {device}: receives at most {RX_DEGRADE_GBPS} Gb/s (as ib_write_bw server), sends at line rate"
 
 
@@ -619,8 +629,7 @@ FLAKY_SHARE = 0.5
 def flaky(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["flaky"] = FLAKY_SHARE
-    _untrack(m, "flaky", [node, device])
-    _record(m, "flaky", [node, device])
+    _track(m, "flaky", [node, device])
     return f"{node} {device}: fails about {FLAKY_SHARE:.0%} of its tests"
 
 
@@ -647,8 +656,7 @@ def _uplink(m, leaf, port):
        "(cross-leaf only) keep a fraction of line rate")
 def uplink_degrade(lab, m, leaf, port):
     _uplink(m, leaf, port)["degraded"] = True
-    _untrack(m, "uplink-degrade", [leaf, str(port)])
-    _record(m, "uplink-degrade", [leaf, str(port)])
+    _track(m, "uplink-degrade", [leaf, str(port)])
     return f"{leaf} {port}: degraded (cross-leaf flows hashed onto it lose bandwidth)"
 
 
@@ -659,11 +667,16 @@ def uplink_restore(lab, m, leaf, port):
     return f"{leaf} {port}: uplink healthy"
 
 
+def _cabled_port(m, nic):
+    """The switch port at the other end of a NIC's cable, or None."""
+    return ((m.get("switches", {}).get(nic.get("switch")) or {}).get("ports") or {}).get(str(nic.get("switch_port")))
+
+
 def _fold_switch_side(m, nic, kind):
     """A physical fault counts at both ends of the cable: the switch simulators add what it
     accrues live to the switch port's error counters (switchsim/sim_counters.py); when it
     ends, that count stays in the port's ``counters`` (hardware counters never go back)."""
-    port = ((m.get("switches", {}).get(nic.get("switch")) or {}).get("ports") or {}).get(str(nic.get("switch_port")))
+    port = _cabled_port(m, nic)
     if port is None:
         return
     live = linkphys.accrued(nic, kinds=(kind,))
@@ -674,10 +687,15 @@ def _fold_switch_side(m, nic, kind):
         c["link_down"] = int(c.get("link_down") or 0) + live.get("link_down_events_phy", 0)
 
 
-def _switch_port(m, switch, port):
+def _switch(m, switch):
     sw = m.get("switches", {}).get(switch)
     if sw is None:
         raise FaultError(f"fault: {switch!r} is not a lab switch (allowed: {', '.join(sorted(m.get('switches', {})))})")
+    return sw
+
+
+def _switch_port(m, switch, port):
+    sw = _switch(m, switch)
     p = sw["ports"].get(str(port))
     if p is None:
         raise FaultError(f"fault: {switch} has no port {port!r} (allowed: {', '.join(sorted(sw['ports']))})")
@@ -717,8 +735,7 @@ def pfc_storm(lab, m, node, device):
     nic = _nic(m, node, device)
     prio = _storm_prio(nic)
     linkphys.start(nic, "pfc_storm", prio=prio, rate=linkphys.PFC_STORM_FRAMES_PER_S)
-    _untrack(m, "pfc-storm", [node, device])
-    _record(m, "pfc-storm", [node, device])
+    _track(m, "pfc-storm", [node, device])
     return (f"{node} {device}: {linkphys.PFC_STORM_FRAMES_PER_S} pause frames per second on priority {prio} "
             f"towards {nic.get('switch')} {nic.get('switch_port')} until pfc-storm-stop")
 
@@ -738,7 +755,7 @@ def _fold_storm_switch_side(m, nic, storm):
     """What the storm counted at the switch end stays in the port's counters: the pause frames it
     received, and (where the port's watchdog guarded the priority) one storm detected and restored
     with what the watchdog dropped meanwhile (switchsim/sim_counters.py reads the live part)."""
-    port = ((m.get("switches", {}).get(nic.get("switch")) or {}).get("ports") or {}).get(str(nic.get("switch_port")))
+    port = _cabled_port(m, nic)
     if port is None:
         return
     prio = str(int(storm.get("prio", 3)))
@@ -760,8 +777,7 @@ def _fold_storm_switch_side(m, nic, storm):
 def reset_lost(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["reset_lost"] = True
-    _untrack(m, "reset-lost", [node, device])
-    _record(m, "reset-lost", [node, device])
+    _track(m, "reset-lost", [node, device])
     return f"{node} {device}: the next mlxfwreset of {nic['pci']} loses the device"
 
 
@@ -815,8 +831,7 @@ def rdma_busy(lab, m, node, device):
                f"setsid sh -c 'exec {holder} infinity 3</dev/infiniband/uverbs{n}' </dev/null >/dev/null 2>&1 &",
                f"echo $! > {_pidfile(device)}"]
     _exec(lab, node, "sh", "-c", "\n".join(script))
-    _untrack(m, "rdma-busy", [node, device])
-    _record(m, "rdma-busy", [node, device])
+    _track(m, "rdma-busy", [node, device])
     return f"{node} {device}: {BUSY_COMM} holds /dev/infiniband/uverbs{n} open until rdma-idle"
 
 
@@ -848,8 +863,7 @@ def driver_restart_pending(lab, m, node):
     for name in kmods.OFED_MODULES + inbox:
         versions.pop(name, None)
     _exec(lab, node, "sh", "-c", kmods.sysfs_script(n, kmods.LAB_SYSFS))
-    _untrack(m, "driver-restart-pending", [node])
-    _record(m, "driver-restart-pending", [node])
+    _track(m, "driver-restart-pending", [node])
     return (f"{node}: OFED {installed} is installed, the running mlx5 driver is the kernel's inbox build "
             f"(no /sys/module/mlx5_core/version; rdma_cm, ib_uverbs not loaded) until driver-restart-done")
 

@@ -420,6 +420,21 @@ def run_schedule(run, p, check=False):
 
 # ---------------------------------------------------------------- nccl-tests
 
+# The options every module that runs nccl-tests through mpirun (nccl_tests, nccl_tune) takes and
+# nccl_argv / run_nccl_tests read the same way; documented once (doc_fragments/nccl_mpirun.py).
+NCCL_MPIRUN_ARGS = dict(
+    hosts=dict(type="list", elements="str", required=True),
+    test=dict(type="str", choices=["all_reduce_perf", "all_gather_perf"], default="all_reduce_perf"),
+    gpus=dict(type="int", default=8),
+    step_factor=dict(type="int", default=2),
+    iterations=dict(type="int", default=20),
+    mpirun=dict(type="str", default="mpirun"),
+    mpirun_args=dict(type="list", elements="str", default=[]),
+    ssh_args=dict(type="str"),
+    timeout=dict(type="int", default=600),
+)
+
+
 def nccl_argv(p, mpirun, json_path=None):
     """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x; with
     ``launch: rank_per_gpu``, one rank per GPU of ``layout``, each bound by the per-rank wrapper

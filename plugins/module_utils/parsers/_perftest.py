@@ -3,8 +3,8 @@ the latency tests (perftest_lat.py): the echoed command line, the header block, 
 preamble, the server banners, the ``local/remote address`` and ``GID`` lines, the error lines.
 
 Stdlib only, importable on its own (with plugins/module_utils on sys.path). ``_Reader`` reads one
-run line by line; a test's reader names its title (``_title_re``) and reads its result table
-(``_table``).
+run line by line (``_read``); a test's reader names its title (``_title_re``) and reads its result
+table (``_table``).
 """
 
 import re
@@ -297,6 +297,18 @@ def _collect_errors(lines):
         if _ERROR_RE.search(line) and not _NOT_ERROR_RE.search(line) and line not in seen:
             seen.append(line)
     return seen
+
+
+def _read(reader, text, kind="bw", no_table="no result table in output"):
+    """Feed every line of ``text`` (stripped, empty ones skipped) to ``reader``: (the stripped lines,
+    ``reader.result``); ParseError (``_raise_no_results``) when the run printed no result row."""
+    lines = [line.strip() for line in _lines(text)]
+    for line in lines:
+        if line:
+            reader.feed(line)
+    if not reader.result["results"]:
+        _raise_no_results(text, lines, reader.result, kind, no_table)
+    return lines, reader.result
 
 
 def _raise_no_results(text, lines, result, kind="bw", no_table="no result table in output"):

@@ -16,10 +16,10 @@ import re
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
-        _VERBS, _Reader, _collect_errors, _lines, _new_result, _raise_no_results)
+        _VERBS, _Reader, _collect_errors, _new_result, _read)
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError
-    from parsers._perftest import _VERBS, _Reader, _collect_errors, _lines, _new_result, _raise_no_results
+    from parsers._perftest import _VERBS, _Reader, _collect_errors, _new_result, _read
 
 
 MIB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
@@ -133,14 +133,7 @@ def parse_ib_write_bw(text, units=None):
     """
     if (text or "").lstrip().startswith("{"):
         return _parse_out_json(text, units)
-    lines = [line.strip() for line in _lines(text)]
-    reader = _BwReader()
-    for line in lines:
-        if line:
-            reader.feed(line)
-    result = reader.result
-    if not result["results"]:
-        _raise_no_results(text, lines, result)
+    lines, result = _read(_BwReader(), text)
     command = result["command"] or {}
     if command.get("duration") is not None or all(row["bw_peak_gbps"] is None for row in result["results"]):
         result["duration_mode"] = True

@@ -11,10 +11,10 @@ try:
     # ParseError: what parse_perftest_lat raises, importable from here as from every parser
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError  # noqa: F401  # pylint: disable=unused-import
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
-        _Reader, _collect_errors, _lines, _raise_no_results)
+        _Reader, _collect_errors, _read)
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # noqa: F401  # pylint: disable=unused-import
-    from parsers._perftest import _Reader, _collect_errors, _lines, _raise_no_results
+    from parsers._perftest import _Reader, _collect_errors, _read
 
 
 _LAT_TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?Latency Test)$")
@@ -90,14 +90,8 @@ def parse_perftest_lat(text):
     Raises ParseError when there is no result row (connection failures, no
     device, a server still waiting), with the tool's error lines as the message.
     """
-    lines = [line.strip() for line in _lines(text)]
     reader = _LatReader()
-    for line in lines:
-        if line:
-            reader.feed(line)
-    result = reader.result
-    if not result["results"]:
-        _raise_no_results(text, lines, result, "lat", "no latency table (#bytes #iterations t_...) in output")
+    lines, result = _read(reader, text, "lat", "no latency table (#bytes #iterations t_...) in output")
     result["columns"] = list(reader.columns)
     result["warnings"].extend(_collect_errors(lines))
     last = result["results"][-1]

@@ -67,6 +67,18 @@ def read_only_module(read, argument_spec=None, unreachable=False):
     module.exit_json(changed=False, **result)
 
 
+def read_ports_or_why(p, read, failed):
+    """``(read(fabric_ports), "")`` ({} without fabric ports) for a read whose failure only leaves part of a
+    read-only module's result unproven: where the switch or its output fails, ``(failed, why)`` - the
+    ``SwitchError``'s message, or the ``ParseError`` naming the switch as ``read_only_module`` names it."""
+    try:
+        return (read(p["fabric_ports"]) if p["fabric_ports"] else {}), ""
+    except SwitchError as exc:
+        return failed, str(exc)
+    except ParseError as exc:
+        return failed, f"{p['name']}: {exc}"
+
+
 # Outputs that are whole configurations (they may hold hashed secrets) are
 # summarised in the command log, never copied into the module result.
 _CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", "cat /etc/sonic/config_db.json",

@@ -209,5 +209,14 @@ def err(text):
     sys.stderr.write(text)
 
 
+def delegate(real, prog, argv):
+    """Run the real tool ``real`` (the binary the simulator was diverted from) as ``prog``; 1 when it cannot start."""
+    try:
+        os.execv(real, [prog] + list(argv))
+    except OSError as e:
+        err(f"{prog}: {e.strerror}: {real}\n")
+        return 1
+
+
 def is_root():
     return os.geteuid() == 0

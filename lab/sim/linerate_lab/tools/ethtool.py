@@ -19,11 +19,7 @@ MODES_400G = ["400000baseCR4/Full", "400000baseKR4/Full", "400000baseSR4/Full",
 
 
 def delegate(argv):
-    try:
-        os.execv(REAL, ["ethtool"] + list(argv))
-    except OSError as e:
-        common.err(f"ethtool: {e.strerror}: {REAL}\n")
-        return 1
+    return common.delegate(REAL, "ethtool", argv)
 
 
 def settings(nic, nd):

@@ -105,12 +105,14 @@ def header(prog, args, me, mtu, server_side):
         out.append(" Outstand reads  : 16")
     else:
         out.append(" Max inline data : 0[B]")
+    return out + data_exchange_lines(args, me)
+
+
+def data_exchange_lines(args, me):
+    """The header's last lines, every perftest test's: how the QPs were connected, then the rule."""
     if args.rdma_cm:
-        out += [" rdma_cm QPs\t : ON", f" Data ex. method : rdma_cm \tTOS    : {me['tos']}"]
-    else:
-        out += [" rdma_cm QPs\t : OFF", " Data ex. method : Ethernet"]
-    out.append(DASHES)
-    return out
+        return [" rdma_cm QPs\t : ON", f" Data ex. method : rdma_cm \tTOS    : {me['tos']}", DASHES]
+    return [" rdma_cm QPs\t : OFF", " Data ex. method : Ethernet", DASHES]
 
 
 def address_lines(qps, side, gid, rng, base_qpn, rkey=True):
@@ -209,8 +211,8 @@ def requested_mtu(args, me, printed):
     return want
 
 
-def run_server(prog, args):
-    me = check_local(args)
+def listen(args):
+    """The server's TCP socket on ``-p`` (perftest's exchange of QP attributes), listening."""
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -219,13 +221,34 @@ def run_server(prog, args):
     except OSError:
         raise Fail(f"Couldn't listen to port {args.port}", " Unable to open file descriptor for socket connection"
                    ) from None
-    for line in preamble(args):
-        print(line)
+    return srv
+
+
+def accept(srv):
+    """The server's banner, then its one client: (connection, its reader)."""
     print("\n************************************\n* Waiting for client to connect... *\n"
           "************************************", flush=True)
     conn, _ = srv.accept()
     srv.close()
-    f = conn.makefile("r")
+    return conn, conn.makefile("r")
+
+
+def connect(args):
+    """The client's TCP connection to the server's ``-p``: (connection, its reader)."""
+    try:
+        conn = socket.create_connection((args.server, args.port), timeout=5)
+    except OSError:
+        raise Fail(f"Couldn't connect to {args.server}:{args.port}", " Unable to init the socket connection") from None
+    conn.settimeout(None)
+    return conn, conn.makefile("r")
+
+
+def run_server(prog, args):
+    me = check_local(args)
+    srv = listen(args)
+    for line in preamble(args):
+        print(line)
+    conn, f = accept(srv)
     rng = random.Random()
     try:
         peer = recv(conn, f)
@@ -264,12 +287,7 @@ def run_client(prog, args):
     me = check_local(args)
     for line in preamble(args):
         print(line)
-    try:
-        conn = socket.create_connection((args.server, args.port), timeout=5)
-    except OSError:
-        raise Fail(f"Couldn't connect to {args.server}:{args.port}", " Unable to init the socket connection") from None
-    conn.settimeout(None)
-    f = conn.makefile("r")
+    conn, f = connect(args)
     rng = random.Random()
     printed = []
     mtu = requested_mtu(args, me, printed)
@@ -341,26 +359,29 @@ def modelled_argv(opts, operands, longopts):
     return argv + operands
 
 
-def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
+def parse_args(prog, argv, perftest, kind, **defaults):
+    """A perftest command line (``kind`` bw or lat) as the tool reads it: (args, None), or (None, the exit
+    status) where the grammar gate refused it (perftest's own lines) or ``-h`` printed the usage;
+    ``defaults``: the test's own option defaults."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        opts, operands = grammar.perftest_parse(prog, argv, perftest, kind="bw")
+        opts, operands = grammar.perftest_parse(prog, argv, perftest, kind=kind)
     except grammar.PerftestRefused as e:
         err(*e.lines)
-        return 1
+        return None, 1
     if any(k == "h" for k, _ in opts):
         print(f" Usage:\n  {prog}            start a server and wait for connection\n"
               f"  {prog} <host>     connect to server at <host>")
-        return 0
+        return None, 0
     ap = build_parser(prog)
+    ap.set_defaults(**defaults)
     args, _unmodelled = ap.parse_known_args(modelled_argv(opts, operands, grammar.perftest_grammar(perftest)["long"]))
-    if args.use_cuda is not None and not perftest_cuda():
-        # perftest_parameters.c parser(): --use_cuda is in every build's option table, but a build
-        # without cuda.h (HAVE_CUDA unset: cuda_memory_supported() false) refuses it - stdout, then
-        # write_bw.c main()'s line on stderr, exit 1 (perftest 23.10: line 2764, 24.10: 2913, 26.04: 3615)
-        print(" Unsupported memory type", flush=True)
-        err(grammar.PERFTEST_PARSER_FAILED)
-        return 1
+    return args, None
+
+
+def run_test(prog, args, run_client, run_server):
+    """-T refused without rdma_cm, the node's first device without -d, then the client (a server address
+    given) or the server; a Fail is the tool's error lines and exit status 1."""
     if args.tos is not None and not args.rdma_cm:
         # perftest_parameters.c: -T is refused on a verbs (non rdma_cm) QP; --tclass is the way there
         print(" TOS only valid for rdma_cm based QP and RawEth QP ", flush=True)
@@ -380,6 +401,20 @@ def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
         sys.stdout.flush()
         err(*e.lines)
         return 1
+
+
+def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
+    args, status = parse_args(prog, argv, perftest, "bw")
+    if args is None:
+        return status
+    if args.use_cuda is not None and not perftest_cuda():
+        # perftest_parameters.c parser(): --use_cuda is in every build's option table, but a build
+        # without cuda.h (HAVE_CUDA unset: cuda_memory_supported() false) refuses it - stdout, then
+        # write_bw.c main()'s line on stderr, exit 1 (perftest 23.10: line 2764, 24.10: 2913, 26.04: 3615)
+        print(" Unsupported memory type", flush=True)
+        err(grammar.PERFTEST_PARSER_FAILED)
+        return 1
+    return run_test(prog, args, run_client, run_server)
 
 
 if __name__ == "__main__":

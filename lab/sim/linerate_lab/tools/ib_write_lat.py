@@ -24,11 +24,10 @@ import glob
 import math
 import os
 import random
-import socket
 import sys
 import time
 
-from linerate_lab import congestion, grammar, rdma
+from linerate_lab import congestion, rdma
 from linerate_lab.tools import ib_write_bw as bw
 
 TITLES = {"ib_write_lat": "RDMA_Write Latency Test", "ib_send_lat": "Send Latency Test"}
@@ -121,12 +120,7 @@ def header(prog, args, me, mtu, server_side):
     if me["link_layer"] == "Ethernet":
         out.append(f" GID index       : {args.gid_index if args.gid_index is not None else 0}")
     out.append(f" Max inline data : {INLINE[prog]}[B]")
-    if args.rdma_cm:
-        out += [" rdma_cm QPs\t : ON", f" Data ex. method : rdma_cm \tTOS    : {me['tos']}"]
-    else:
-        out += [" rdma_cm QPs\t : OFF", " Data ex. method : Ethernet"]
-    out.append(bw.DASHES)
-    return out
+    return out + bw.data_exchange_lines(args, me)
 
 
 def flows_into(node, device):
@@ -149,19 +143,7 @@ def message_mtu(size, active):
 
 def run_server(prog, args):
     me = bw.check_local(args)
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        srv.bind(("0.0.0.0", args.port))
-        srv.listen(1)
-    except OSError:
-        raise bw.Fail(f"Couldn't listen to port {args.port}",
-                      " Unable to open file descriptor for socket connection") from None
-    print("\n************************************\n* Waiting for client to connect... *\n"
-          "************************************", flush=True)
-    conn, _ = srv.accept()
-    srv.close()
-    f = conn.makefile("r")
+    conn, f = bw.accept(bw.listen(args))
     rng = random.Random()
     try:
         peer = bw.recv(conn, f)
@@ -193,12 +175,7 @@ def address_lines(prog, side, port, rng):
 
 def run_client(prog, args):
     me = bw.check_local(args)
-    try:
-        conn = socket.create_connection((args.server, args.port), timeout=5)
-    except OSError:
-        raise bw.Fail(f"Couldn't connect to {args.server}:{args.port}", " Unable to init the socket connection") from None
-    conn.settimeout(None)
-    f = conn.makefile("r")
+    conn, f = bw.connect(args)
     rng = random.Random()
     printed = []
     mtu = bw.requested_mtu(args, me, printed)
@@ -255,37 +232,11 @@ def run_client(prog, args):
 
 
 def main(argv=None, prog="ib_write_lat", perftest=bw.PERFTEST_VERSION):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        opts, operands = grammar.perftest_parse(prog, argv, perftest, kind="lat")
-    except grammar.PerftestRefused as e:
-        bw.err(*e.lines)
-        return 1
-    if any(k == "h" for k, _ in opts):
-        print(f" Usage:\n  {prog}            start a server and wait for connection\n"
-              f"  {prog} <host>     connect to server at <host>")
-        return 0
-    ap = bw.build_parser(prog)
-    ap.set_defaults(size=DEF_SIZE_LAT, iters=DEF_ITERS)   # perftest_parameters.c: DEF_SIZE_LAT, DEF_ITERS
-    args, _unmodelled = ap.parse_known_args(bw.modelled_argv(opts, operands, grammar.perftest_grammar(perftest)["long"]))
-    if args.tos is not None and not args.rdma_cm:
-        print(" TOS only valid for rdma_cm based QP and RawEth QP ", flush=True)
-        return 1
-    if not args.ib_dev:
-        from linerate_lab import model
-        nics = model.node(model.load())["nics"]
-        args.ib_dev = nics[0]["device"] if nics else None
-        if not args.ib_dev:
-            bw.err(" Did not detect devices ", " If device exists, check if driver is up")
-            return 1
-    try:
-        if args.server:
-            return run_client(prog, args)
-        return run_server(prog, args)
-    except bw.Fail as e:
-        sys.stdout.flush()
-        bw.err(*e.lines)
-        return 1
+    # perftest_parameters.c: DEF_SIZE_LAT, DEF_ITERS
+    args, status = bw.parse_args(prog, argv, perftest, "lat", size=DEF_SIZE_LAT, iters=DEF_ITERS)
+    if args is None:
+        return status
+    return bw.run_test(prog, args, run_client, run_server)
 
 
 if __name__ == "__main__":

@@ -55,16 +55,25 @@ def parse_int(p, s, lo, hi, description):
         usage_fail(p, "Bad value for %s: %s" % (description, e))
 
 
-def parse_list(p, text, lo, hi, description, too_many, count_msg):
+def items_of(text, too_many):
+    """The comma-separated items of an option, at most 8 (more: mlnx_qos's ``too_many`` and exit 1)."""
     items = text.split(",")
     if len(items) > 8:
         common.out(too_many + "\n")
         raise Exit(1)
-    values = [parse_int(p, t, lo, hi, description) for t in items]
-    if len(values) != 8:
+    return items
+
+
+def eight(items, count_msg):
+    """``items`` when there are 8 (one per priority or TC), else mlnx_qos's ``count_msg`` and exit 1."""
+    if len(items) != 8:
         common.out(count_msg + "\n")
         raise Exit(1)
-    return values
+    return items
+
+
+def parse_list(p, text, lo, hi, description, too_many, count_msg):
+    return eight([parse_int(p, t, lo, hi, description) for t in items_of(text, too_many)], count_msg)
 
 
 def dscp_lines(table):
@@ -164,10 +173,7 @@ def apply(p, o, q):
         common.out("%d\n" % q["pfc"][index])
         return
     if o.specific_pfc:
-        items = o.specific_pfc.split(",")
-        if len(items) != 8:
-            common.out("pfc list must have 8 items\n")
-            raise Exit(1)
+        items = eight(o.specific_pfc.split(","), "pfc list must have 8 items")
         for prio, t in enumerate(items):
             if t != "x":
                 if t not in ("0", "1"):
@@ -213,19 +219,11 @@ def apply(p, o, q):
             q["dscp2prio"] = {str(d): d >> 3 for d in range(64)} if o.trust == "dscp" else {}
             q["trust"] = o.trust
     if o.prio2buffer:
-        items = o.prio2buffer.split(",")
-        if len(items) > 8:
-            common.out("Too many items for prio2buffer\n")
-            raise Exit(1)
-        for i, t in enumerate(items):
+        for i, t in enumerate(items_of(o.prio2buffer, "Too many items for prio2buffer")):
             q["prio2buffer"][i] = parse_int(p, t, 0, 7, "prio buffer")
     if o.buffer_size:
-        items = o.buffer_size.split(",")
-        if len(items) > 8:
-            common.out("Too many items for buffer_size\n")
-            raise Exit(1)
         sizes = list(q["buffer_size"])
-        for i, t in enumerate(items):
+        for i, t in enumerate(items_of(o.buffer_size, "Too many items for buffer_size")):
             sizes[i] = int(t)
         if sum(sizes) > q["max_buffer_size"]:
             common.out("Buffers commands error\n")
@@ -237,30 +235,20 @@ def apply(p, o, q):
         q["ratelimit"] = [r * 1000 * 1000 for r in rates]
     tsa, tc_bw, prio_tc = list(q["tsa"]), list(q["tc_bw"]), list(q["tc"])
     if o.tsa:
-        items = o.tsa.split(",")
-        if len(items) > 8:
-            common.out("Too many items for TSA\n")
-            raise Exit(1)
+        items = items_of(o.tsa, "Too many items for TSA")
         for i, t in enumerate(items):
             if t not in ("strict", "ets", "vendor"):
                 usage_fail(p, str(("Bad TSA value: ", t)))
             tsa[i] = t
-        if len(items) != 8:
-            common.out("tsa list must have 8 items\n")
-            raise Exit(1)
+        eight(items, "tsa list must have 8 items")
     if o.tc_bw:
-        items = o.tc_bw.split(",")
-        if len(items) > 8:
-            common.out("Too many items for ETS BW\n")
-            raise Exit(1)
+        items = items_of(o.tc_bw, "Too many items for ETS BW")
         for i, t in enumerate(items):
             bw = parse_int(p, t, 0, 100, "ETS BW")
             if tsa[i] != "ets" and bw != 0:
                 usage_fail(p, "ETS BW for a strict/vendor TC must be 0")
             tc_bw[i] = bw
-        if len(items) != 8:
-            common.out("tcbw list must have 8 items\n")
-            raise Exit(1)
+        eight(items, "tcbw list must have 8 items")
     if o.prio_tc:
         prio_tc = parse_list(p, o.prio_tc, 0, 7, "UP => TC mapping",
                              "Too many items in UP => TC mapping", "prio_tc list must have 8 items")

@@ -7,8 +7,6 @@ the NIC's counters in the model (the lab's incast physics adds out_of_sequence,
 np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled ...). Every other
 command runs Debian's rdma, diverted to /bin/rdma.distrib.
 """
-import os
-
 from . import common
 
 REAL = "/bin/rdma.distrib"
@@ -23,11 +21,7 @@ COUNTERS = ("rx_write_requests", "rx_read_requests", "rx_atomic_requests", "out_
 
 
 def delegate(argv):
-    try:
-        os.execv(REAL, ["rdma"] + list(argv))
-    except OSError as e:
-        common.err(f"rdma: {e.strerror}: {REAL}\n")
-        return 1
+    return common.delegate(REAL, "rdma", argv)
 
 
 def _is(word, full):
