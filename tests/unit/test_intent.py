@@ -98,6 +98,17 @@ def test_threshold_above_line_rate():
     assert "above the line rate of 400 Gb/s" in msg
 
 
+@pytest.mark.parametrize("speed", ["400", None, [400]])
+def test_threshold_above_one_with_a_wrong_link_speed_is_two_problems_not_a_crash(speed):
+    """A link speed that is not a number is its own problem; the fraction above 1 still is one (no product)."""
+    f = with_("verify", {"ib_write_bw_fraction": 1.2}, with_("link_speed_gbps", speed))
+    problems = schema.validate(f, HOSTS, SWITCHES)
+    assert any(m.startswith("fabric.link_speed_gbps: ") for m in problems), problems
+    (frac,) = [m for m in problems if m.startswith("fabric.verify.ib_write_bw_fraction")]
+    assert frac == ("fabric.verify.ib_write_bw_fraction: 1.2 is not allowed "
+                    "(allowed: at most 1.0 (a fraction of the line rate))"), frac
+
+
 def test_roce_keys_under_infiniband_and_the_reverse():
     ib = {"transport": "infiniband", "roce": {"no_drop_priority": 3}}
     msg = one_problem(ib, hosts={}, switches={})

@@ -151,3 +151,12 @@ def test_write_bw_still_reads_as_write(lab):
     (crc, cout, _), _ = run_pair(lab, "ib_write_bw", args)
     r = parse_ib_write_bw(cout)
     assert crc == 0 and r["verb"] == "write" and "RKey" in cout
+
+
+def test_figures_keep_their_order_in_every_draw():
+    """min <= typical <= avg <= 99 % <= 99.9 % <= max, whatever the draw (a run once printed t_max below 99.9 %)."""
+    import random
+    from linerate_lab.tools import ib_write_lat
+    for seed in range(3000):
+        f = ib_write_lat.figures(2.0, random.Random(seed))
+        assert f["t_min"] <= f["t_typical"] <= f["t_avg"] <= f["p99"] <= f["p999"] <= f["t_max"], (seed, f)

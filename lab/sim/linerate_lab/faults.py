@@ -891,8 +891,7 @@ def netdev_missing(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["netdev_missing"] = True
     netdev = nic["netdev"]
-    _untrack(m, "netdev-missing", [node, device])
-    _record(m, "netdev-missing", [node, device])
+    _track(m, "netdev-missing", [node, device])
     # deleting the node's end of the veth deletes the pair; labctl's ensure_nics leaves it out from now
     _AFTER.append(lambda: _exec(lab, node, "sh", "-c", f"if ip link show dev {netdev} >/dev/null 2>&1; "
                                 f"then ip link del dev {netdev}; fi") and None)

@@ -171,6 +171,9 @@ def _validate_verify(p, given, v, speed):
         value = v.get(key)
         if not is_num(value) or value <= 0:
             p.add(f"fabric.verify.{key}", value, "allowed: a finite fraction of line rate, 0 < x <= 1")
+        elif value > 1 and not is_num(speed):
+            # link_speed_gbps is itself wrong (reported on its own): no product to show
+            p.add(f"fabric.verify.{key}", value, "allowed: at most 1.0 (a fraction of the line rate)")
         elif value > 1:
             p.add(f"fabric.verify.{key}", value,
                   f"allowed: at most 1.0; {value} x {speed} Gb/s = {value * speed:g} Gb/s "
