@@ -433,3 +433,12 @@ def test_the_index_the_other_checks_locate_endpoints_with():
     assert (cabling.short_name(" Node1.Cluster.example.com "), cabling.short_name(None)) == ("node1", "")
     assert (cabling.port_key(" Et1/1 "), cabling.port_key("Ethernet1/1"), cabling.port_key("Eth1")) == \
         ("ethernet1/1", "ethernet1/1", "eth1")
+
+
+def test_a_host_port_by_an_unknown_mac_is_the_node_with_its_device_and_netdev_unknown():
+    sw = healthy()
+    sw["leaf2"]["neighbors"]["Ethernet0"] = [nb("node2", "aa:bb:cc:dd:ee:ff")]   # a MAC not read from node2
+    findings, _ = run(sw)
+    assert [{k: v for k, v in f.items() if k != "message"} for f in findings] == [
+        {k: v for k, v in cable("CABLE_MISWIRED", "error", "", "node1", "mlx5_1", "leaf2", "Ethernet0", peer_node="node2",
+                                peer_device=None, peer_netdev=None).items() if k != "message"}]

@@ -534,3 +534,13 @@ def test_a_restore_names_ten_deletions_and_counts_the_rest_a_forced_one_lists_al
     d, fake = make("nvue", "leaf1", answers)
     assert run_apply(d, backup, full=True, check_mode=True, force=True)["warnings"] == [
         "forced: the restore deletes 12 setting(s) outside the managed scope: " + "; ".join(users)]
+
+
+def test_a_failed_begin_over_a_config_someone_else_changed_leaves_it_and_says_so():
+    d = Book("mtu 1500\n", fail={"begin": "no checkpoint space"}, reads=["mtu 1500\n", "mtu 1500\nhostname x\n"])
+    with pytest.raises(SwitchError) as err:
+        book_window(d)
+    assert str(err.value) == ("switch book1: begin failed: no checkpoint space; ROLLBACK INCOMPLETE, the switch may be "
+                              "modified: the running config was changed by someone else meanwhile: left as it is")
+    assert (err.value.rolled_back, err.value.changed) == (False, False)
+    assert "undo" not in d.calls
