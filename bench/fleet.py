@@ -189,7 +189,7 @@ def unobservable(want, tests):
     return sum(1 for w in want if w[0] != "uplink" and tuple(w[0]) not in failed)
 
 
-def scenario(n, cls, seed, sample_rounds=2):
+def scenario(n, cls, seed, sample_rounds=6):
     checks_cabling, plans, rdma, thresholds, findings_mod, vf = _imports()
     fab = Fabric(n, seed=seed)
     if cls == "several":
@@ -269,7 +269,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024, 2000])
     ap.add_argument("--classes", nargs="+", default=["healthy", *CLASSES], choices=["healthy", *CLASSES])
     ap.add_argument("--trials", type=int, default=1, help="seeds per size and class (rows aggregate nothing)")
-    ap.add_argument("--sample-rounds", type=int, default=2,
+    ap.add_argument("--sample-rounds", type=int, default=6,
                     help="circle rounds of the sampled plan (the role's verify_fabric_ib_write_bw_sample_rounds)")
     ap.add_argument("--json", help="also write the rows to this file")
     args = ap.parse_args(argv)

@@ -11,7 +11,7 @@ def _leaf_of(ports):
     return cabling.leaves_of(cabling.cabling_index(dict(ports or {})))
 
 
-def verify_rounds(nodes, plan="full", sample_rounds=2, ports=None):
+def verify_rounds(nodes, plan="full", sample_rounds=6, ports=None):
     """Rounds of disjoint [server, client] pairs: ``full`` (every pair, N-1 rounds) or ``sampled``.
 
     ``ports``: {node: rdma_ports}: the sampled plan adds same-leaf and cross-leaf rounds where the
