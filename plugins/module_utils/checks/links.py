@@ -180,40 +180,55 @@ def optics(node, device, ml, limits, row):
         out.append(("COUNTER_MISSING", f"{node} {device}: mlxlink printed no Module Info; the module's Rx power "
                     "and temperature are not proven", None, "Module Info"))
         return out
-    if not module["optical"]:
-        row["optics"] = f"not judged: {module.get('cable_technology') or 'no optical module'}"
-        return out
-    ddm = module["ddm"]
-    row["optics"] = {"rx_power_dbm": (ddm["rx_power_dbm"] or {}).get("values"),
-                     "temperature_c": ((ddm["temperature_c"] or {}).get("values") or [None])[0]}
-    for key, label in (("rx_power_dbm", "Rx power"), ("temperature_c", "temperature")):
-        if ddm[key] is None:
-            out.append(("COUNTER_MISSING", f"{node} {device}: the optical module ({module.get('part_number') or '?'}) "
-                        f"reports no {label} (mlxlink: N/A); it is not proven", None, f"Module Info {label}"))
-    rx = ddm["rx_power_dbm"]
+    said, problems = module_problems(f"{node} {device}", module, limits, "mlxlink")
+    row["optics"] = said
+    return out + problems
+
+
+def module_problems(label, module, limits, tool):
+    """What an optical module's DDM says, for a NIC (mlxlink -m) or a switch port (the switch's transceiver
+    read), both in the shape {optical, vendor, part_number, cable_technology, ddm: {rx_power_dbm,
+    temperature_c: {values, low, high} or None}}: (what the report shows, problems).
+
+    OPTIC_RX_POWER_LOW: a lane's Rx power below the module's low threshold + fabric.verify.optic_rx_power_margin_db;
+    OPTIC_TEMP_HIGH: the temperature above its high threshold - optic_temp_margin_c (the thresholds are the
+    module's own). A module that is not optical (a copper cable, an empty cage) is not judged; an optical one
+    whose Rx power or temperature is N/A: COUNTER_MISSING.
+    """
+    out = []
+    if not module.get("optical"):
+        return f"not judged: {module.get('cable_technology') or 'no optical module'}", out
+    ddm = module.get("ddm") or {}
+    said = {"rx_power_dbm": (ddm.get("rx_power_dbm") or {}).get("values"),
+            "temperature_c": ((ddm.get("temperature_c") or {}).get("values") or [None])[0]}
+    for key, name in (("rx_power_dbm", "Rx power"), ("temperature_c", "temperature")):
+        if ddm.get(key) is None:
+            out.append(("COUNTER_MISSING", f"{label}: the optical module ({module.get('part_number') or '?'}) "
+                        f"reports no {name} ({tool}: N/A); it is not proven", None, f"Module Info {name}"))
+    rx = ddm.get("rx_power_dbm")
     margin = float(limits["optic_rx_power_margin_db"])
     if rx and rx["high"] > rx["low"]:
         floor = rx["low"] + margin
         low = {i: v for i, v in enumerate(rx["values"]) if v < floor}
         if low:
-            out.append(("OPTIC_RX_POWER_LOW", f"{node} {device}: optical module {module.get('vendor') or ''} "
+            out.append(("OPTIC_RX_POWER_LOW", f"{label}: optical module {module.get('vendor') or ''} "
                         f"{module.get('part_number') or ''} receives "
                         + ", ".join(f"lane {i} {v:g} dBm" for i, v in low.items())
                         + f", below {floor:g} dBm (the module's low threshold {rx['low']:g} dBm + margin {margin:g} dB, "
                         "fabric.verify.optic_rx_power_margin_db): a dirty or damaged fibre, connector or far-end "
                         "transmitter", {"lanes": low, "rx_power_dbm": rx["values"], "low_threshold_dbm": rx["low"],
                                         "margin_db": margin}, None))
-    temp = ddm["temperature_c"]
+    temp = ddm.get("temperature_c")
     tmargin = float(limits["optic_temp_margin_c"])
     if temp and temp["high"] > temp["low"]:
         ceiling = temp["high"] - tmargin
         if temp["values"][0] > ceiling:
-            out.append(("OPTIC_TEMP_HIGH", f"{node} {device}: optical module {module.get('part_number') or ''} at "
+            out.append(("OPTIC_TEMP_HIGH", f"{label}: optical module {module.get('part_number') or ''} at "
                         f"{temp['values'][0]:g} C, above {ceiling:g} C (its high threshold {temp['high']:g} C - margin "
                         f"{tmargin:g} C, fabric.verify.optic_temp_margin_c): airflow or a failing module",
                         {"temperature_c": temp["values"][0], "high_threshold_c": temp["high"], "margin_c": tmargin},
                         None))
-    return out
+    return said, out
 
 
 def link_health_findings(data, fabric, cabling, finding, where):
@@ -375,4 +390,39 @@ def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
                     out.append(finding("LINK_FLAP", f"{label}: the switch saw the link go down {flaps} time(s) "
                                        f"during verification (threshold {limits['link_flaps_max']})",
                                        check="link_health", evidence=evidence, **where))
+        out += switch_optics_findings(sw, reads[sw]["after"], ends, names, limits, finding, unproven)
     return out, unproven, shown
+
+
+def switch_optics_findings(sw, after, ends, names, limits, finding, unproven):
+    """The switch's own optical modules on its fabric ports and uplinks, read at the end of the window
+    (switch_counters ``optics``): OPTIC_RX_POWER_LOW / OPTIC_TEMP_HIGH against each module's own thresholds
+    (module_problems, as for the NICs), named by switch and port with what is cabled there; light the switch
+    receives is what the far end sends, so a bad strand shows on one side only. A switch whose modules could
+    not be read goes to ``unproven``; a snapshot without ``optics`` (a caller that does not read them) judges
+    nothing."""
+    out = []
+    if "optics" not in after:
+        return out
+    optics = after["optics"]
+    if optics is None:
+        unproven.setdefault(sw, []).append(f"optical modules ({after.get('optics_msg') or 'not read'})")
+        return out
+    for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
+        port, end = names[key], ends[key]
+        where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
+                 {"peer_switch": end[1], "peer_port": end[2]})
+        where.update(switch=sw, switch_port=port)
+        label = f"{sw} {port} (towards {end[1]} {end[2]})"
+        module = optics.get(port)
+        if module is None:
+            out.append(finding("COUNTER_MISSING", f"{label}: the switch does not report this port's optical module; "
+                               "its Rx power and temperature are not proven", check="link_health",
+                               counter="switch optical module", **where))
+            continue
+        for code, msg, evidence, counter in module_problems(label, module, limits, "the switch")[1]:
+            extra = {"counter": counter} if counter else {}
+            out.append(finding(code, msg, check="link_health",
+                               evidence=dict(evidence or {}, module="switch", switch=sw, switch_port=port),
+                               **extra, **where))
+    return out
