@@ -80,3 +80,20 @@ def test_uplink_fault_refuses_an_unknown_switch_or_port_naming_what_is_allowed()
     with pytest.raises(faults.FaultError, match=r"'leaf7' is not a lab switch with uplinks \(allowed: leaf1\)"):
         faults.uplink_degrade(None, m, "leaf7", "swp5")
     assert m["faults"] == []
+
+
+def test_switch_optic_degrade_sets_the_ports_module_and_is_undone_naming_what_is_allowed():
+    m = lab_model()
+    m["switches"]["leaf1"]["ports"] = {"swp1": {"pfc": [3]}, "swp2": {"pfc": [3]}}
+    assert faults.FAULTS["switch-optic-degrade"] is faults.switch_optic_degrade
+    faults.switch_optic_degrade(None, m, "leaf1", "swp2")
+    assert m["switches"]["leaf1"]["ports"]["swp2"]["optics"] == {"rx_power_dbm": -14.0, "temperature_c": 78}
+    assert "optics" not in m["switches"]["leaf1"]["ports"]["swp1"]
+    faults.switch_optic_degrade(None, m, "leaf1", "swp2")          # twice: one record
+    assert m["faults"] == [{"kind": "switch-optic-degrade", "args": ["leaf1", "swp2"]}]
+    faults.switch_optic_restore(None, m, "leaf1", "swp2")
+    assert m["switches"]["leaf1"]["ports"]["swp2"] == {"pfc": [3]} and m["faults"] == []
+    with pytest.raises(faults.FaultError, match="leaf1 has no port 'swp9' \\(allowed: swp1, swp2\\)"):
+        faults.switch_optic_degrade(None, m, "leaf1", "swp9")
+    with pytest.raises(faults.FaultError, match="'leaf7' is not a lab switch"):
+        faults.switch_optic_degrade(None, m, "leaf7", "swp1")

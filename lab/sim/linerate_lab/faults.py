@@ -916,3 +916,23 @@ def reboot(lab, m, node):
     _AFTER.append(lambda: lab.reboot_node(node, spec) and None)
     missing = [n["netdev"] for n in spec["nics"] if n.get("netdev_missing")]
     return f"{node}: rebooted" + (f" without {', '.join(missing)}" if missing else "")
+
+
+# ---------------------------------------------------------------- a switch port's optical module (issue 24)
+
+@fault("switch-optic-degrade", "switch-optic-degrade SWITCH PORT  the switch port's optical module receives -14 dBm "
+       "on every lane (below its low alarm) and runs at 78 C (above its high alarm): the switch's transceiver "
+       "read shows both")
+def switch_optic_degrade(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    p["optics"] = {"rx_power_dbm": -14.0, "temperature_c": 78}
+    _track(m, "switch-optic-degrade", [switch, str(port)])
+    return f"{switch} {port}: optical module Rx power -14 dBm per lane, 78 C"
+
+
+@fault("switch-optic-restore", "switch-optic-restore SWITCH PORT  undo switch-optic-degrade (a healthy module)")
+def switch_optic_restore(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    p.pop("optics", None)
+    _untrack(m, "switch-optic-degrade", [switch, str(port)])
+    return f"{switch} {port}: optical module healthy"
