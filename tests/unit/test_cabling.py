@@ -430,7 +430,8 @@ def test_the_index_the_other_checks_locate_endpoints_with():
                                                        "switch_port": None}
     assert cabling.leaves_of(idx) == {("node1", "mlx5_0"): "leaf1", ("node1", "mlx5_1"): "leaf2",
                                       ("node2", "mlx5_0"): "leaf1"}
-    assert (cabling.short_name(" Node1.Cluster.example.com "), cabling.short_name(None)) == ("node1", "")
+    assert (cabling.short_name(" Node1.Cluster.example.com "), cabling.short_name(None), cabling.port_key(None)) == \
+        ("node1", "", "")
     assert (cabling.port_key(" Et1/1 "), cabling.port_key("Ethernet1/1"), cabling.port_key("Eth1")) == \
         ("ethernet1/1", "ethernet1/1", "eth1")
 
@@ -442,3 +443,55 @@ def test_a_host_port_by_an_unknown_mac_is_the_node_with_its_device_and_netdev_un
     assert [{k: v for k, v in f.items() if k != "message"} for f in findings] == [
         {k: v for k, v in cable("CABLE_MISWIRED", "error", "", "node1", "mlx5_1", "leaf2", "Ethernet0", peer_node="node2",
                                 peer_device=None, peer_netdev=None).items() if k != "message"}]
+
+
+def test_a_known_switch_on_an_uncabled_port_is_miswired_naming_where_it_belongs_or_no_port():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp9"] = [nb("spine1", "Ethernet1/1")]
+    sw["leaf2"]["neighbors"]["Ethernet20"] = [nb("spine1", "Ethernet9/9")]
+    assert run(sw)[0] == [
+        cable("CABLE_MISWIRED", "error", "leaf1 swp9: LLDP shows spine1 Ethernet1/1, which the inventory cables to "
+              "leaf1 swp3", switch="leaf1", switch_port="swp9", peer_switch="spine1", peer_port="Ethernet1/1"),
+        cable("CABLE_MISWIRED", "error", "leaf2 Ethernet20: LLDP shows spine1 Ethernet9/9, which the inventory cables "
+              "to no port", switch="leaf2", switch_port="Ethernet20", peer_switch="spine1", peer_port="Ethernet9/9")]
+
+
+def test_two_cables_exchanged_across_switches_are_two_miswires_not_a_swap():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("node2", "0c:42:a1:02:00:01")]
+    sw["leaf2"]["neighbors"]["Ethernet8"] = [nb("node1", "0c:42:a1:01:00:00")]
+    assert run(sw)[0] == [
+        cable("CABLE_MISWIRED", "error", "leaf1 swp1: should have node1 mlx5_0 (enp65s0f0np0), LLDP shows node2 "
+              "mlx5_1 (enp66s0f0np0)", "node1", "mlx5_0", "leaf1", "swp1",
+              peer_node="node2", peer_device="mlx5_1", peer_netdev="enp66s0f0np0"),
+        cable("CABLE_MISWIRED", "error", "leaf2 Ethernet8: should have node2 mlx5_1 (enp66s0f0np0), LLDP shows node1 "
+              "mlx5_0 (enp65s0f0np0)", "node2", "mlx5_1", "leaf2", "Ethernet8",
+              peer_node="node1", peer_device="mlx5_0", peer_netdev="enp65s0f0np0")]
+
+
+def test_eos_detail_reads_the_port_description_and_an_empty_quoted_system_name():
+    detail = ('Interface Ethernet1 detected 1 LLDP neighbors:\n\n'
+              '  Neighbor 0c42.a101.0000/"0c42.a101.0000", age 3 seconds\n'
+              '  - Chassis ID type: MAC address (4)\n    Chassis ID     : 0c42.a101.0000\n'
+              '  - Port ID type: MAC address (3)\n    Port ID     : 0c42.a101.0000\n'
+              '  - Port Description: "enp65s0f0np0"\n  - System Name: ""\n')
+    assert lldp.parse_eos_lldp_neighbors(detail) == {
+        "neighbors": {"Ethernet1": [{"system_name": None, "port_id": "0c42.a101.0000", "port_id_type": "mac",
+                                     "port_descr": "enp65s0f0np0", "chassis_id": "0c42.a101.0000"}]},
+        "ports": ["Ethernet1"], "warnings": []}
+
+
+@pytest.mark.parametrize("parser,text,message", [
+    (lldp.parse_sonic_lldp_table, "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+                                  "-----------  --------------  --------------  ------------  -----------------\n"
+                                  "             leaf9           Ethernet1       BR            x\n",
+     "show lldp table: line 3: 'leaf9           Ethernet1       BR            x' has no LocalPort"),
+    (lldp.parse_sonic_lldp_table, "\nUsage: show [OPTIONS] COMMAND\n",
+     "show lldp table: line 1: 'Usage: show [OPTIONS] COMMAND': no 'LocalPort ...' table header"),
+    (lldp.parse_eos_lldp_neighbors, '{"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": 5, "neighborPort": "x"}]}',
+     "show lldp neighbors: lldpNeighbors[0] (Ethernet1): neighborDevice/neighborPort is not text"),
+])
+def test_parser_refusals_exact(parser, text, message):
+    with pytest.raises(ParseError) as err:
+        parser(text)
+    assert str(err.value) == message

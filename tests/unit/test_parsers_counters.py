@@ -287,3 +287,39 @@ def test_ibqueryerrors_clean_fabric_has_only_a_summary():
 def test_ibqueryerrors_errors(text, match):
     with pytest.raises(ParseError, match=match):
         parse_ibqueryerrors(text)
+
+
+# ---------------------------------------------------------------- exact refusals and edge layouts (mutation testing)
+
+@pytest.mark.parametrize("parse,text,message", [
+    (parse_perfquery, "perfquery: iberror: [31270] main: can't resolve destination port 99\n",
+     "perfquery: perfquery: iberror: [31270] main: can't resolve destination port 99"),
+    (parse_ibqueryerrors, "ibqueryerrors: iberror: failed to open the umad port\n",
+     "ibqueryerrors: ibqueryerrors: iberror: failed to open the umad port"),
+    (parse_mlxlink, "\x1b[0m\n", "mlxlink: no section (Operational Info ...)"),   # colour codes and nothing else
+])
+def test_tool_errors_are_refused_naming_the_tool_and_the_line(parse, text, message):
+    with pytest.raises(ParseError) as err:
+        parse(text)
+    assert str(err.value) == message
+
+
+def test_mlxlink_per_lane_errors_left_blank_are_none_not_a_refusal():
+    text = fx("mlxlink_bf3_mft4.30.txt").replace("Raw Physical Errors Per Lane       : 0,0,0,0",
+                                                 "Raw Physical Errors Per Lane       : ")
+    assert parse_mlxlink(text)["raw_errors_per_lane"] is None
+
+
+def test_sonic_interface_counters_of_a_namespace_and_their_rates():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_sonic_intf_counters
+    text = ("For namespace asic0:\n"
+            "      IFACE    STATE    RX_OK       RX_BPS    RX_UTIL    RX_ERR    RX_DRP    RX_OVR    TX_OK       TX_BPS"
+            "    TX_UTIL    TX_ERR    TX_DRP    TX_OVR\n"
+            "-----------  -------  -------  -----------  ---------  --------  --------  --------  -------  -----------"
+            "  ---------  --------  --------  --------\n"
+            "  Ethernet0        U       10  653.87 MB/s     12.77%         1         2         3       20   2.00 KB/s"
+            "      0.01%         4         5         6\n")
+    assert parse_sonic_intf_counters(text) == {
+        "ports": {"Ethernet0": {"state": "U", "RX_OK": 10, "RX_ERR": 1, "RX_DRP": 2, "RX_OVR": 3, "TX_OK": 20,
+                                "TX_ERR": 4, "TX_DRP": 5, "TX_OVR": 6}},
+        "columns": ["RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR"]}

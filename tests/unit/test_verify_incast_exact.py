@@ -198,3 +198,63 @@ def test_an_uplink_storm_names_the_peer_switch_and_an_unread_switch_or_port_is_u
         fault("PFC_STORM", "error", "pfc", "leaf1 swp9 (towards spine1 Ethernet1/1): the PFC watchdog holds a stormed "
               "queue on the no-drop priority 3 during verification: the peer spine1 Ethernet1/1 keeps pausing this "
               "port (the watchdog drops the queue meanwhile)", evidence={"detected": 0, "stormed": True}, **where)]
+
+
+# ---------------------------------------------------------------- thresholds and defaults
+
+def test_a_sender_without_rp_cnp_handled_is_unproven_naming_what():
+    f, rail = hw.run(drop=("rp_cnp_handled",))
+    assert f == [fault("COUNTER_MISSING", "warning", "hca", f"{n} mlx5_0: the driver/firmware does not expose "
+                       "rp_cnp_handled; the senders slowing down on CNPs under incast is not proven", n, "mlx5_0",
+                       "leaf1", port, counter="rp_cnp_handled") for n, port in (("node2", "swp2"), ("node3", "swp3"))]
+    assert rail["missing"] == ["node2:rp_cnp_handled", "node3:rp_cnp_handled"]
+
+
+def test_a_flow_ran_alone_above_one_and_a_half_fair_shares_from_two_flows_on():
+    # k=3 at 400 Gb/s: 200 Gb/s is exactly 1.5 fair shares, still a shared flow
+    assert incast.incast_findings(phase(gbps={("node2", "mlx5_0"): 200.0}), FABRIC, CABLING)[0] == []
+    p = phase(gbps={("node2", "mlx5_0"): 300.5, ("node3", "mlx5_0"): 190.0, ("node3", "mlx5_1"): 190.0,
+                    ("node2", "mlx5_1"): 190.0})
+    del p["node4"]
+    for n in p:
+        p[n]["senders"] = ["node2", "node3"]
+    f, rails = incast.incast_findings(p, FABRIC, CABLING)
+    assert f == [fault("INCAST_INCONCLUSIVE", "warning", "pfc", "node2 mlx5_0 -> node1: 300.5 Gb/s, above the fair "
+                       "share of 2 flows - it ran alone (the others had not started or had finished); its port's "
+                       "lossless class is not proven", "node2", "mlx5_0", "leaf1", "swp2",
+                       evidence={"k": 2, "gbps": 300.5})]
+    assert [r.get("inconclusive") for r in rails] == [["node2"], None]
+
+
+def test_each_rotation_rail_says_whether_it_passed():
+    from test_verify_incast_rotation import ports, run_rotation
+    nodes = ["n0", "n1", "n2", "n3"]
+    cabled = ports(nodes)
+    rounds, log = run_rotation(nodes, cabled, bad={("n3", "mlx5_1"): 20.0})
+    f, rails, _ = incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes)
+    failed = sorted((r["receiver"], r["device"]) for r in rails if r["ok"] is False)
+    assert failed == sorted((g["receiver"], "mlx5_1") for r in rounds for g in r if "n3" in g["senders"])
+    assert all(r["ok"] is True for r in rails if (r["receiver"], r["device"]) not in failed)
+
+
+def test_switch_side_defaults_to_roce_names_a_failed_first_snapshot_and_reads_the_intents_priority():
+    fabric = {"roce": {"no_drop_priority": 4}}          # no transport: RoCE, the default
+    good = {"failed": False, "ports": {"swp1": port(drops={"4": 0})},
+            "lossless": {"swp1": {"headroom": [3], "pfc": [4], "pfcwd": [4], "storms": {}}}}
+    bad = {"failed": True, "msg": "leaf2: authentication failed"}
+    reads = {"leaf1": {"before": good, "after": good}, "leaf2": {"before": bad, "after": good}}
+    hosts = {"node1": HOSTS["node1"], "node3": HOSTS["node3"]}
+    out, _ = incast.switch_findings(reads, fabric, hosts, {}, [], findings.finding)
+    assert out == [
+        fault("COUNTER_MISSING", "warning", "hca", "leaf2: the switch's congestion counters could not be read (leaf2: "
+              "authentication failed); pause frames, ECN marks and drops on its ports are not proven", switch="leaf2",
+              counter="switch_counters"),
+        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): no lossless headroom for the "
+              "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
+              "out has nowhere to go, so the port drops under incast", node="node1", device="mlx5_0", switch="leaf1",
+              switch_port="swp1", evidence={"headroom": [3], "pfc": [4]}),
+        # the lossless state is judged on the snapshot after alone: leaf2's is readable
+        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf2 swp1 (towards node3 mlx5_0): no lossless headroom for the "
+              "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
+              "out has nowhere to go, so the port drops under incast", node="node3", device="mlx5_0", switch="leaf2",
+              switch_port="swp1", evidence={"headroom": [3], "pfc": [4]})]

@@ -245,3 +245,39 @@ def test_switch_errors_flaps_merge_and_unread_counters_exact():
     assert prior[0]["message"] == "node1 mlx5_0: link_down_events_phy +1; the switch counted it too: leaf1 swp1 link down +2"
     assert prior[0]["evidence"] == {"switch_counted": {"counted_by": "switch", "switch": "leaf1", "switch_port": "swp1",
                                                        "link_down": 2, "threshold": 0}}
+
+
+# ---------------------------------------------------------------- edges (mutation testing)
+
+def test_a_port_with_no_phy_read_at_either_end_says_no_output():
+    for start, end in (([], []), ([ethtool()], [""])):
+        data = {"node1": {"start": snap(["mlx5_0"], start), "end": snap(["mlx5_0"], end)}}
+        assert run(data)[0] == [
+            health("COUNTER_MISSING", "warning", "hca", "node1 mlx5_0: ethtool -S unreadable (ethtool -S: no output); "
+                   "physical errors and link flaps over the verification window are not proven on this port", **NODE1_0,
+                   counter="ethtool -S")]
+
+
+def test_remote_physical_errors_count_on_infiniband():
+    pq = fixture("counters", "perfquery_extended_pcx.txt")
+    worse = pq.replace("PortRcvRemotePhysicalErrors:.....0", "PortRcvRemotePhysicalErrors:.....3")
+    f, _ = run({"node1": {"transport": "infiniband", "start": snap(["mlx5_0"], [pq]), "end": snap(["mlx5_0"], [worse])}})
+    assert f == [health("LINK_ERRORS", "error", "link", "node1 mlx5_0: PortRcvRemotePhysicalErrors +3 over the "
+                        "verification window (threshold 0) (cabled to leaf1 swp1)", **NODE1_0,
+                        evidence={"deltas": {"PortRcvRemotePhysicalErrors": 3}, "threshold": 0})]
+
+
+def test_a_module_without_thresholds_is_not_judged():
+    # thresholds [0..0]: the module states none (copper-like DDM on an optical part), nothing to judge against
+    text = optical("-40,-40,-40,-40 [0..0]", "90 [0..0]")
+    f, rows = run({"node1": {"start": snap(["mlx5_0"], [ethtool()]), "end": snap(["mlx5_0"], [ethtool()], mlx=[text])}})
+    assert f == [] and rows[0]["optics"] == {"rx_power_dbm": [-40.0, -40.0, -40.0, -40.0], "temperature_c": 90.0}
+
+
+def test_a_switch_without_its_first_snapshot_is_unproven():
+    hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}
+    assert linkcheck.switch_link_findings({"leaf1": {"after": {"failed": False, "errors": {}}}}, ROCE, hosts, {},
+                                          findings.finding) == (
+        [switch_health("COUNTER_MISSING", "warning", "hca", "leaf1: the switch's interface error counters could not be "
+                       "read (no snapshot before the benchmarks); errors and flaps counted by the switch on its ports "
+                       "are not proven", switch="leaf1", counter="switch interface error counters")], {}, {})
