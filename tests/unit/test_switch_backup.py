@@ -266,6 +266,17 @@ BROKEN = {"nvue": "nv set system hostname leaf1\nrm -rf /\n", "sonic": '{"PORT":
 NOTHING = {"nvue": "# only a comment\n", "sonic": "{}\n", "eos": "!\nend\n"}
 
 
+@pytest.mark.parametrize("platform,why", [
+    ("nvue", "nvue: unexpected output line: 'rm -rf /'"),
+    ("sonic", "sonic: running configuration is not JSON: '{\"PORT\": {\"Ethernet0\": {\"mtu\": \"9'"),
+    ("eos", "eos: % Invalid input")])
+def test_a_backup_the_parser_refuses_is_named_with_the_parsers_words_not_the_switchs(tmp_path, platform, why):
+    p = write_backup(str(tmp_path), "sw", platform, BROKEN[platform], "T1")
+    with pytest.raises(BackupError) as err:
+        verify_backup(p, platform, _parse(platform), force=True)
+    assert err.value.reason == f"cannot be parsed as a {platform} configuration: {why}; refused"
+
+
 @pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
 def test_verify_refuses_what_the_platform_parser_cannot_read_even_with_a_matching_digest(tmp_path, platform):
     p = write_backup(str(tmp_path), "sw", platform, BROKEN[platform], "T1")

@@ -544,3 +544,89 @@ def test_a_failed_begin_over_a_config_someone_else_changed_leaves_it_and_says_so
                               "modified: the running config was changed by someone else meanwhile: left as it is")
     assert (err.value.rolled_back, err.value.changed) == (False, False)
     assert "undo" not in d.calls
+
+
+# ---------------------------------------------------------------- the window lock's verdicts, whole
+
+class LockedBook(Book):
+    """A Book whose switch-side lock is in memory: ``holder`` the line in it ('' when free); ``take_answer``
+    what mkdir says when the lock cannot be made; ``release_error`` a failure reading it back at the end."""
+
+    def __init__(self, running, holder="", take_answer=None, release_error=None, **kw):
+        super().__init__(running, **kw)
+        self.holder, self.take_answer, self.release_error = holder, take_answer, release_error
+
+    def lock_take(self, line):
+        if self.take_answer:
+            return self.take_answer
+        if self.holder:
+            return f"mkdir: cannot create directory '{self.lock_path}': File exists"
+        self.holder = line
+        return ""
+
+    def lock_holder(self):
+        if self.release_error and "begin" in self.calls:   # read back at the end of the window
+            raise SwitchError(self.name, self.release_error)
+        return self.holder
+
+    def lock_remove(self):
+        self.holder = ""
+
+
+NOW = 1800000000.0
+
+
+def test_a_restore_already_at_the_backup_keeps_the_warning_of_the_stale_lock_it_broke():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
+    old = switch_lock.Holder("ops", "elsewhere", 4242, "R1", NOW - 1000)
+    d = LockedBook("mtu 1500\n", holder=old.line())
+    wl = switch_window.WindowLock(d, "T1", 300, now=NOW)
+    res = run_apply(d, "mtu 1500\n", full=True, lock=wl)
+    assert res["changed"] is False and res["commands"] == []
+    assert res["warnings"] == ["broke the stale window lock /var/lock/linerate.lock of ops@elsewhere (pid 4242, run R1, "
+                               "since 20270115T074320Z): it was taken 1000 s ago, longer than the confirm timer "
+                               "(300 s) plus 600 s"]
+    assert d.holder == ""   # ours, released at the end
+
+
+def test_a_lock_the_switch_refuses_to_create_stops_the_window_exact():
+    d = LockedBook("mtu 1500\n", take_answer="mkdir: cannot create directory '/var/lock/linerate.lock': Permission "
+                                             "denied\nmore")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=switch_window.WindowLock(d, "T1", 300))
+    assert str(err.value) == ("switch book1: could not create the window lock /var/lock/linerate.lock on the switch: "
+                              "mkdir: cannot create directory '/var/lock/linerate.lock': Permission denied; nothing is "
+                              "sent")
+    assert (err.value.rolled_back, err.value.changed) == (False, False)
+    assert "begin" not in d.calls
+
+
+def test_a_failed_window_whose_lock_cannot_be_removed_names_both():
+    d = LockedBook("mtu 1500\n", fail={"begin": "no checkpoint space"}, release_error="session lost")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=switch_window.WindowLock(d, "T1", 300))
+    assert str(err.value) == (f"switch book1: begin failed: no checkpoint space; {ROLLED_BACK}; could not remove the "
+                              "window lock /var/lock/linerate.lock on the switch (session lost): remove it by hand "
+                              "(rm -rf /var/lock/linerate.lock) - the next window breaks it once its process is gone")
+    assert (err.value.rolled_back, err.value.changed) == (True, False)
+
+
+def test_a_controller_lock_that_cannot_be_written_stops_the_window_exact(tmp_path):
+    (tmp_path / "book1").write_text("a file where the switch's backup folder should be")
+    d = LockedBook("mtu 1500\n")
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, backup_dir=str(tmp_path))
+    assert str(err.value) == (f"switch book1: lock {tmp_path}/book1/linerate.lock: cannot be written (File exists); "
+                              "the change window stops before any change, nothing is sent")
+    assert (err.value.rolled_back, err.value.changed) == (False, False)
+    assert d.holder == "" and "begin" not in d.calls
+
+
+def test_a_restore_never_deletes_what_the_backup_lacks_past_a_physical_interface():
+    backup = "hostname leaf1\n!\ninterface Ethernet1/1\n   mtu 9214\n!\nend\n"
+    running = ("hostname leaf1\n!\ninterface Ethernet1/1\n   mtu 9214\n!\ninterface Ethernet5/1\n   description spare\n"
+               "!\nusername bob privilege 15 nopassword\n!\nend\n")
+    d, fake = make("eos", "leaf1", {"show running-config": running})
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, backup, full=True, check_mode=True)
+    assert "would delete 1 setting(s)" in str(err.value) and "username bob privilege 15 nopassword" in str(err.value)
