@@ -99,6 +99,7 @@ GROUPS = {
                                                               ["tests/unit/test_verify_link_health_exact.py",
                                                                "tests/unit/test_verify_link_health.py",
                                                                "tests/unit/test_verify_link_health_switch.py",
+                                                               "tests/unit/test_verify_optics_switch.py",
                                                                "tests/unit/test_verify_link_health_optics.py",
                                                                "tests/unit/test_ib_port_errors.py",
                                                                "tests/unit/test_parsers_counters.py",

@@ -323,3 +323,48 @@ def test_sonic_interface_counters_of_a_namespace_and_their_rates():
         "ports": {"Ethernet0": {"state": "U", "RX_OK": 10, "RX_ERR": 1, "RX_DRP": 2, "RX_OVR": 3, "TX_OK": 20,
                                 "TX_ERR": 4, "TX_DRP": 5, "TX_OVR": 6}},
         "columns": ["RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR"]}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("IFACE  STATE  RX_OK  TX_OK\n", "line 1: 'IFACE  STATE  RX_OK  TX_OK': no RX_ERR/TX_ERR column"),
+    ("Ethernet0  U  1\n", "line 1: 'Ethernet0  U  1' before the 'IFACE ...' header"),
+    ("Last cached time was 2024-01-01T00:00:00\n\n", "no 'IFACE ...' header"),
+])
+def test_sonic_interface_counters_refusals_exact(text, message):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_sonic_intf_counters
+    with pytest.raises(ParseError) as err:
+        parse_sonic_intf_counters(text)
+    assert str(err.value) == f"show interfaces counters: {message}"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("Error: The requested item does not exist.\n", "Error: The requested item does not exist."),
+    ("                     operational  applied\n-------------------  -----------  -------\nin-errors            x\n",
+     "in-errors: 'x' is not a counter"),
+    ("in-errors  0\n", "no table under a '----' rule"),
+])
+def test_nvue_link_stats_refusals_exact(text, message):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_link_stats
+    with pytest.raises(ParseError) as err:
+        parse_nvue_link_stats(text)
+    assert str(err.value) == f"nv show interface link stats: {message}"
+
+
+@pytest.mark.parametrize("parse,text,message", [
+    (parse_mlxlink, "mlxlink: No such device mlx5_9\n", "mlxlink: mlxlink: No such device mlx5_9"),
+    (parse_ibqueryerrors, "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 5)\n",
+     "ibqueryerrors: ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 5)"),
+])
+def test_device_and_mad_errors_are_refused_exact(parse, text, message):
+    with pytest.raises(ParseError) as err:
+        parse(text)
+    assert str(err.value) == message
+
+
+def test_a_module_named_optical_by_its_cable_type_alone_with_its_serial():
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_info
+    assert module_info({"Identifier": "OSFP", "Cable Type": "Optical Module (separated)", "Vendor Name": "NVIDIA",
+                        "Vendor Part Number": "MMA4Z00-NS", "Vendor Serial Number": "MT2312FT01234"}) == {
+        "identifier": "OSFP", "cable_technology": None, "cable_type": "Optical Module (separated)", "vendor": "NVIDIA",
+        "part_number": "MMA4Z00-NS", "serial": "MT2312FT01234", "optical": True,
+        "ddm": {"temperature_c": None, "voltage_mv": None, "bias_ma": None, "rx_power_dbm": None, "tx_power_dbm": None}}

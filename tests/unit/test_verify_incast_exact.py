@@ -258,3 +258,63 @@ def test_switch_side_defaults_to_roce_names_a_failed_first_snapshot_and_reads_th
               "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
               "out has nowhere to go, so the port drops under incast", node="node3", device="mlx5_0", switch="leaf2",
               switch_port="swp1", evidence={"headroom": [3], "pfc": [4]})]
+
+
+def test_the_intents_no_drop_priority_or_three_by_default():
+    four = dict(FABRIC, roce=dict(FABRIC["roce"], no_drop_priority=4))
+    rails_ = ("mlx5_0", "mlx5_1")
+    no_prio3 = {(n, d): 0 for n in ("node1", "node2", "node3", "node4") for d in rails_}
+    on4 = {(n, d): {"rx_prio4_pause": 100} for n in ("node2", "node3", "node4") for d in rails_}
+    f, rails = incast.incast_findings(phase(pauses=no_prio3, extra=on4), four, CABLING)
+    assert f == [] and rails[0]["pause"] == {"node1": 0, "node2": 100, "node3": 100, "node4": 100}
+    no_roce = {k: v for k, v in FABRIC.items() if k != "roce"}
+    f, rails = incast.incast_findings(phase(), no_roce, CABLING)
+    assert f == [] and rails[0]["pause"] == {"node1": 0, "node2": 100, "node3": 100, "node4": 100}
+
+
+def test_a_node_without_counters_for_a_rail_is_unreadable_with_no_output():
+    p = phase()
+    del p["node3"]["counters"]["mlx5_1"]
+    assert incast.incast_findings(p, FABRIC, CABLING)[0] == [
+        fault("COUNTER_MISSING", "warning", "hca", "node3 mlx5_1: ethtool -S unreadable (ethtool -S: no output); PFC "
+              "under incast cannot be proven on this port", "node3", "mlx5_1", "leaf2", "swp3")]
+
+
+def test_one_unreadable_side_of_the_hw_counters_and_ecn_on_by_default():
+    f, _ = hw.run(texts={"node2": [hw.stat(), ""]}, fabric={"transport": "roce"},
+                  after={"node2": {"rp_cnp_handled": 1}, "node3": {"rp_cnp_handled": 1}})
+    assert f == [
+        fault("COUNTER_MISSING", "warning", "hca", "node2 mlx5_0: RDMA hw_counters unreadable (rdma statistic: no "
+              "output); ECN marking, CNPs and loss under incast are not proven on this port", "node2", "mlx5_0",
+              "leaf1", "swp2", counter="hw_counters"),
+        fault("INCAST_NO_ECN", "error", "pfc", "node1 mlx5_0: no ECN mark and no CNP under incast of 2 although the "
+              "intent enables ECN (fabric.roce.ecn): the switch port leaf1 swp1 towards the receiver does not mark",
+              "node1", "mlx5_0", "leaf1", "swp1", evidence={"ecn_marked": 0, "cnp_sent": 0})]
+
+
+def test_groups_come_in_round_order_and_a_flow_that_ran_alone_proves_nothing():
+    log = {"a": [{"round": 1, "receiver": "a"}], "b": [{"round": 0, "receiver": "b"}, {"round": 1, "receiver": "a"}],
+           "c": [{"round": 0, "receiver": "b"}, "junk", {"round": 2}]}
+    assert incast.incast_groups(log) == [
+        (0, "b", {"b": {"round": 0, "receiver": "b"}, "c": {"round": 0, "receiver": "b"}}),
+        (1, "a", {"a": {"round": 1, "receiver": "a"}, "b": {"round": 1, "receiver": "a"}})]
+    from test_verify_incast_rotation import FABRIC as ROTATION_FABRIC, ports, run_rotation
+    nodes = ["n0", "n1", "n2"]
+    cabled = ports(nodes)
+    _, log = run_rotation(nodes, cabled, bad={("n1", "mlx5_0"): 301.0})   # above 1.5 fair shares of 2 flows
+    f, _, cov = incast.incast_rotation(log, ROTATION_FABRIC, cabling.cabling_index(cabled), nodes)
+    assert [(x["code"], x["node"], x["receiver"]) for x in f] == [("INCAST_INCONCLUSIVE", "n1", "n0"),
+                                                                  ("INCAST_INCONCLUSIVE", "n1", "n2")]
+    assert cov["ports"] == [4, 6] and cov["unproven_ports"] == ["n0 mlx5_0", "n2 mlx5_0"]
+
+
+def test_one_storm_is_a_storm():
+    snap = {"failed": False, "ports": {"swp1": port()},
+            "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3],
+                                  "storms": {"3": {"detected": 1, "stormed": False}}}}}
+    before = dict(snap, lossless={"swp1": dict(snap["lossless"]["swp1"], storms={})})
+    out, _ = incast.lossless_findings({"leaf1": {"before": before, "after": snap}}, SW_FABRIC,
+                                      {"node1": HOSTS["node1"]}, {}, findings.finding)
+    assert [x["message"] for x in out] == [
+        "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog detected 1 pause storm(s) on the no-drop priority 3 "
+        "during verification: node1 mlx5_0 keeps sending pause frames (the watchdog drops the queue meanwhile)"]

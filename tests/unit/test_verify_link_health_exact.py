@@ -281,3 +281,55 @@ def test_a_switch_without_its_first_snapshot_is_unproven():
         [switch_health("COUNTER_MISSING", "warning", "hca", "leaf1: the switch's interface error counters could not be "
                        "read (no snapshot before the benchmarks); errors and flaps counted by the switch on its ports "
                        "are not proven", switch="leaf1", counter="switch interface error counters")], {}, {})
+
+
+def test_a_status_opcode_without_a_recommendation_and_the_report_case():
+    text = MLXLINK.replace("Recommendation                     : No issue was observed\n", "") \
+                  .replace("Status Opcode                      : 0", "Status Opcode                      : 5")
+    f, rows = run({"node1": {"start": snap(["mlx5_0"], [ethtool()]), "end": snap(["mlx5_0"], [ethtool()], mlx=[text])}})
+    warn = health("MLXLINK_RECOMMENDATION", "warning", "link", "node1 mlx5_0: mlxlink recommends: - (Status Opcode 5) "
+                  "(cabled to leaf1 swp1)", **NODE1_0, evidence={"recommendation": "", "status_opcode": 5})
+    assert f == [warn]
+    assert linkcheck.check(f, rows)["cases"] == [{"name": "node1 mlx5_0", "ok": True, "code": None,
+                                                   "message": warn["message"], "findings": [warn]}]
+    f, rows = run({"node1": {"start": snap(["mlx5_0"], [ethtool()]),
+                             "end": snap(["mlx5_0"], [ethtool(link_down_events_phy=1)])}})
+    assert [(c["ok"], c["code"]) for c in linkcheck.check(f, rows)["cases"]] == [(False, "LINK_FLAP")]
+
+
+def test_an_unreadable_switch_does_not_stop_the_next_one_and_a_failure_without_words_is_named():
+    hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}],
+             "node2": [{"device": "mlx5_0", "switch": "leaf2", "switch_port": "swp1"}]}
+    b = {"failed": False, "errors_msg": "", "errors": {"swp1": {"errors": {"in-errors": 0}, "link_down": 0}}}
+    a = {"failed": False, "errors_msg": "", "errors": {"swp1": {"errors": {"in-errors": 3}, "link_down": 0}}}
+    out, _, _ = linkcheck.switch_link_findings({"leaf1": {"before": {"failed": True}, "after": a},
+                                                "leaf2": {"before": b, "after": a}}, ROCE, hosts, {}, findings.finding)
+    assert [(x["code"], x["switch"], x["message"]) for x in out] == [
+        ("COUNTER_MISSING", "leaf1", "leaf1: the switch's interface error counters could not be read (the switch could "
+                                     "not be read); errors and flaps counted by the switch on its ports are not proven"),
+        ("LINK_ERRORS", "leaf2", "leaf2 swp1 (towards node2 mlx5_0): in-errors +3 counted by the switch over the "
+                                 "verification window (threshold 0): the cable, optic or port corrupts frames")]
+
+
+def test_the_switchs_own_modules_exact():
+    from test_verify_optics_switch import judge, module
+    out, unproven, _ = judge({"swp1": module(rx=[-14.0, 1.0, 1.0, 1.0]), "swp5": module(temp=71.0)})
+    assert out == [
+        switch_health("OPTIC_RX_POWER_LOW", "error", "link", "leaf1 swp1 (towards node1 mlx5_0): optical module NVIDIA "
+                      "MMA4Z00-NS receives lane 0 -14 dBm, below -9.4 dBm (the module's low threshold -10.4 dBm + "
+                      "margin 1 dB, fabric.verify.optic_rx_power_margin_db): a dirty or damaged fibre, connector or "
+                      "far-end transmitter", "node1", "mlx5_0", "leaf1", "swp1",
+                      evidence={"lanes": {0: -14.0}, "rx_power_dbm": [-14.0, 1.0, 1.0, 1.0], "low_threshold_dbm": -10.4,
+                                "margin_db": 1.0, "module": "switch", "switch": "leaf1", "switch_port": "swp1"}),
+        switch_health("COUNTER_MISSING", "warning", "hca", "leaf1 swp2 (towards node2 mlx5_0): the switch does not "
+                      "report this port's optical module; its Rx power and temperature are not proven", "node2",
+                      "mlx5_0", "leaf1", "swp2", counter="switch optical module"),
+        switch_health("OPTIC_TEMP_HIGH", "error", "link", "leaf1 swp5 (towards spine1 Ethernet1/1): optical module "
+                      "MMA4Z00-NS at 71 C, above 70 C (its high threshold 75 C - margin 5 C, "
+                      "fabric.verify.optic_temp_margin_c): airflow or a failing module", switch="leaf1",
+                      switch_port="swp5", peer_switch="spine1", peer_port="Ethernet1/1",
+                      evidence={"temperature_c": 71.0, "high_threshold_c": 75.0, "margin_c": 5.0, "module": "switch",
+                                "switch": "leaf1", "switch_port": "swp5"})]
+    assert unproven == {}
+    assert judge(None, "leaf1: show interfaces transceiver: timed out")[1] == {
+        "leaf1": ["optical modules (leaf1: show interfaces transceiver: timed out)"]}
