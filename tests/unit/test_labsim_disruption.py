@@ -45,7 +45,10 @@ class Node:
         self.scripts = []
 
     def podman(self, *argv, check=False, capture=True):
-        assert argv[:2] == ("exec", "linerate-node1") and argv[2:4] == ("sh", "-c")
+        # what a fault runs in a node runs without CAP_SYS_ADMIN, as the node's own processes do
+        assert argv[:2] == ("exec", "linerate-node1") and argv[2:5] == faults.NODE_CAPS, argv
+        argv = argv[:2] + argv[5:]
+        assert argv[2:4] == ("sh", "-c")
         script = argv[4].replace("/run/linerate-lab", self.root + "/run/linerate-lab").replace(
             "/dev/infiniband", self.root + "/dev/infiniband")
         self.scripts.append(argv[4])

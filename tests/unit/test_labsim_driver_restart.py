@@ -44,8 +44,8 @@ class Node:
         raise AssertionError(f"unexpected command in the node: {argv}")
 
     def podman(self, *argv, check=False, capture=True):
-        assert argv[:2] == ("exec", "linerate-node1")
-        argv = list(argv[2:])
+        assert argv[:2] == ("exec", "linerate-node1") and argv[2:5] == faults.NODE_CAPS, argv
+        argv = list(argv[5:])
         self.commands.append(argv)
         if argv[:2] == ["sh", "-c"] and kmods.LAB_SYSFS in argv[2]:
             res = subprocess.run(["sh", "-c", argv[2].replace(kmods.LAB_SYSFS, str(self.lab.sysfs))],

@@ -83,8 +83,16 @@ def no_peermem(lab, m, node):
 
 # ---------------------------------------------------------------- what verification must catch
 
+# What a fault runs in a node runs with the capabilities of the node's own processes: labctl starts a node
+# with CAP_SYS_ADMIN for lab/sim/node-init.sh, which drops it before systemd, so everything sshd and systemd
+# start lacks it while `podman exec` keeps it. A process a fault leaves running (rdma-busy's holder) with a
+# capability Ansible's session lacks hides its /proc/<pid>/fd from it (ptrace access needs the caller's
+# permitted set to contain the target's), and the in-use check would see nothing.
+NODE_CAPS = ("setpriv", "--bounding-set=-sys_admin", "--")
+
+
 def _exec(lab, node, *argv):
-    res = lab.podman("exec", lab.PREFIX + node, *argv, check=False, capture=True)
+    res = lab.podman("exec", lab.PREFIX + node, *NODE_CAPS, *argv, check=False, capture=True)
     if res.returncode != 0:
         raise FaultError(f"fault: {' '.join(argv)} on {node} failed: {(res.stderr or '').strip()}")
     return res.stdout
