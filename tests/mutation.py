@@ -58,7 +58,8 @@ GROUPS = {
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py"]),
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"])
+                                                     ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_vars.py",
+                                                      "tests/unit/test_validate_action.py"])
            for name in ("variables", "varcheck", "rules_hosts", "rules_fabric")},
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"], ["tests/unit/test_mpi_key.py"]),
     },

@@ -1,0 +1,28 @@
+"""Every variable's rule, whole: what validate_host says of a few wrong values for each of the 307
+variables with a rule (fixtures/intent/rule_problems.json). Each problem names the key, the value
+(a secret masked) and what is allowed - the type, the range, the choices, the format - so a renamed key,
+a changed limit or choice, a lost rule or a rule that stopped refusing fails here by name.
+
+The table holds, per variable, the answer to 1.5 (or [None] where 1.5 passes) and to each of [None],
+[], {"\\x00": None}, "" and "\\x00" whose answer differs from it (a list's element rule, an empty value
+that is allowed, ...). A deliberate change of a rule changes its line: review that diff like code."""
+import json
+import os
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+
+TABLE_PATH = os.path.join(os.path.dirname(__file__), "fixtures", "intent", "rule_problems.json")
+with open(TABLE_PATH, encoding="utf-8") as fh:
+    TABLE = json.load(fh)
+
+
+def test_the_table_covers_every_rule_and_nothing_else():
+    assert sorted(TABLE) == sorted(iv.RULES)
+
+
+@pytest.mark.parametrize("key", sorted(TABLE))
+def test_what_each_variable_refuses_and_why(key):
+    for value, *problems in TABLE[key]:
+        assert iv.validate_host({key: value}) == problems, (key, value)
