@@ -495,3 +495,114 @@ def test_parser_refusals_exact(parser, text, message):
     with pytest.raises(ParseError) as err:
         parser(text)
     assert str(err.value) == message
+
+
+# ---------------------------------------------------------------- seed-31 survivors: host side, swaps, parsers
+
+def _host_lldp(node, neighbours):
+    """lldpctl -f json of ``node``'s first netdev seeing each (system name, port id, port description)."""
+    return json.dumps({"lldp": {"interface": [
+        {HOSTS[node][0]["netdev"]: {"chassis": {s: {"id": {"type": "mac", "value": "44:38:39:00:00:09"}}},
+                                    "port": {"id": {"type": "mac" if ":" in p else "ifname", "value": p},
+                                             **({"descr": d} if d else {})}}}
+        for s, p, d in neighbours]}})
+
+
+def test_the_host_side_names_every_neighbour_lldpd_sees_and_matches_a_port_description():
+    r = reads()
+    r["node1"]["lldpctl"] = _host_lldp("node1", [("leaf9", "swp7", None), ("leaf8", "swp8", None)])
+    r["node2"]["host_lldp"] = False
+    assert run(healthy(), r, host_lldp=True)[0] == [
+        cable("CABLE_MISWIRED", "error", "node1 mlx5_0 (enp65s0f0np0): lldpd sees leaf9 swp7, leaf8 swp8, the inventory "
+              "cables it to leaf1 swp1", "node1", "mlx5_0", "leaf1", "swp1", seen=["leaf9 swp7", "leaf8 swp8"])]
+    # a switch that sends its MAC as port ID names the port in its description
+    r["node1"]["lldpctl"] = _host_lldp("node1", [("leaf1", "44:38:39:00:00:11", "swp1")])
+    assert run(healthy(), r, host_lldp=True)[0] == []
+
+
+def test_switches_named_only_by_host_ports_are_read_too():
+    findings, _ = cabling.check_cabling(HOSTS, {}, {"leaf1": {"unreadable": True, "msg": "timed out"}}, reads(), False)
+    assert [(f["code"], f["switch"], f["unproven"]) for f in findings] == [
+        ("CABLE_UNVERIFIED", "leaf1", ["node1 mlx5_0 (enp65s0f0np0)", "node2 mlx5_0 (enp65s0f0np0)"]),
+        ("CABLE_UNVERIFIED", "leaf2", ["node1 mlx5_1 (enp66s0f0np0)", "node2 mlx5_1 (enp66s0f0np0)"])]
+
+
+def test_two_swaps_are_two_findings_and_silence_the_host_side_of_all_four_ports():
+    sw = healthy()
+    l1, l2 = sw["leaf1"]["neighbors"], sw["leaf2"]["neighbors"]
+    l1["swp1"], l1["swp2"] = l1["swp2"], l1["swp1"]
+    l2["Ethernet0"], l2["Ethernet8"] = l2["Ethernet8"], l2["Ethernet0"]
+    r = reads()
+    for node in ("node1", "node2"):
+        r[node]["lldpctl"] = _lldpctl({"enp65s0f0np0": ("leaf1", "swp2" if node == "node1" else "swp1"),
+                                       "enp66s0f0np0": ("leaf2", "Ethernet8" if node == "node1" else "Ethernet0")})
+    findings, cases = run(sw, r, host_lldp=True)
+    assert [(f["code"], f["switch"], f["switch_port"], f["other_switch_port"]) for f in findings] == [
+        ("CABLE_SWAPPED", "leaf1", "swp1", "swp2"), ("CABLE_SWAPPED", "leaf2", "Ethernet0", "Ethernet8")]
+    assert [(c["name"], c["code"]) for c in cases if not c["ok"]] == [
+        ("leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0)", "CABLE_SWAPPED"),
+        ("leaf1 swp2 <- node2 mlx5_0 (enp65s0f0np0)", "CABLE_SWAPPED"),
+        ("leaf2 Ethernet0 <- node1 mlx5_1 (enp66s0f0np0)", "CABLE_SWAPPED"),
+        ("leaf2 Ethernet8 <- node2 mlx5_1 (enp66s0f0np0)", "CABLE_SWAPPED")]
+
+
+def test_a_port_description_naming_the_nodes_other_netdev_is_that_netdev():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("node1", "aa:bb:cc:dd:ee:ff", "enp66s0f0np0")]   # MAC not read
+    assert run(sw)[0] == [
+        cable("CABLE_MISWIRED", "error", "leaf1 swp1: should have node1 mlx5_0 (enp65s0f0np0), LLDP shows node1 "
+              "mlx5_1 (enp66s0f0np0)", "node1", "mlx5_0", "leaf1", "swp1",
+              peer_node="node1", peer_device="mlx5_1", peer_netdev="enp66s0f0np0")]
+
+
+def test_only_ports_with_a_switch_and_a_switch_port_are_intended():
+    hosts = {"n": [{"device": "d0", "switch": "leaf1", "switch_port": None},
+                   {"device": "d1", "switch": None, "switch_port": "swp3"},
+                   {"device": "d2", "switch": "leaf1", "switch_port": ""}]}
+    assert cabling.expected_ends(hosts, {}) == ({}, {})
+
+
+def test_lldp_tables_exact_rows_ports_and_what_follows_the_total():
+    t = lldp.parse_sonic_lldp_table(fixture("lldp", "sonic_lldp_table_2macs.txt") + "admin@sonic:~$ exit\n")
+    assert t["ports"] == ["Ethernet0"] and t["warnings"] == []
+    eos = ("Port       Neighbor Device ID             Neighbor Port ID           TTL\n"
+           "           localhost                      Ethernet9                  120\n"
+           "Et2        localhost                      Ethernet2                  120\n")
+    assert lldp.parse_eos_lldp_neighbors(eos) == {
+        "neighbors": {"Ethernet2": [{"system_name": "localhost", "port_id": "Ethernet2", "port_id_type": "ifname",
+                                     "port_descr": None, "chassis_id": None}]},
+        "ports": ["Ethernet2"],
+        "warnings": ["line 2: 'localhost                      Ethernet9                  120' has no Port: not read"]}
+    detail = ("Interface Ethernet1 detected 0 LLDP neighbors:\n\n  nothing here\n"
+              "Interface Ethernet2 detected 1 LLDP neighbors:\n\n  Neighbor 2cc2.6081.eaf9/\"Ethernet2\", age 12 seconds\n"
+              "    Port ID     : \"Ethernet2\"\n  - System Name: \"spine2\"\n")
+    assert lldp.parse_eos_lldp_neighbors(detail) == {
+        "neighbors": {"Ethernet2": [{"system_name": "spine2", "port_id": "Ethernet2", "port_id_type": "ifname",
+                                     "port_descr": None, "chassis_id": None}]},
+        "ports": ["Ethernet1", "Ethernet2"], "warnings": []}
+    wrapped = ('{"lldp": [{"interface": {"eth0": {"chassis": {"sw": {"id": {"value": "x"}}}, '
+               '"port": {"id": {"type": "ifname", "value": "swp1"}}}}}]}')
+    assert lldp.parse_lldpctl_json(wrapped)["neighbors"] == {"eth0": [
+        {"system_name": "sw", "port_id": "swp1", "port_id_type": "ifname", "port_descr": None, "chassis_id": "x"}]}
+
+
+NVUE_HEAD = "Interface  Speed  Type  Remote Host  Remote Port\n---------  -----  ----  -----------  -----------\n"
+
+
+@pytest.mark.parametrize("parser,text,message", [
+    (lldp.parse_nvue_lldp, NVUE_HEAD + "swp1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 400G\n"
+                                       "swp2yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy 400G\n",
+     "nv show interface lldp: line 3: 'swp1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 400G' does not fit the "
+     "table's columns"),
+    (lldp.parse_nvue_lldp, "Interface  Speed  Type  Remote Host\n",
+     "nv show interface lldp: line 1: header lacks column 'Remote Port'"),
+    (lldp.parse_nvue_lldp, "Error: The requested item does not exist.\n",
+     "nv show interface lldp: Error: The requested item does not exist."),
+    (lldp.parse_lldpctl_json, '{"lldp": {"interface": {"eth0": {"chassis": {"sw": {"id": {"value": "x"}}}, '
+                              '"port": "swp1"}}}}', "lldpctl -f json: interface eth0: port/chassis is not an object"),
+    (lldp.parse_lldpctl_json, None, "lldpctl -f json: no output"),
+])
+def test_more_parser_refusals_exact(parser, text, message):
+    with pytest.raises(ParseError) as err:
+        parser(text)
+    assert str(err.value) == message
