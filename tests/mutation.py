@@ -64,13 +64,21 @@ GROUPS = {
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"], ["tests/unit/test_mpi_key.py"]),
     },
     "switch": {
-        **{f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"], SWITCH_TESTS)
+        # the platform drivers, with the tests of what they read back per platform (QoS and error
+        # counters, lossless headroom, the PFC watchdog and its storms) for the verification
+        **{f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"],
+                                                     ["tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS,
+                                                      "tests/unit/test_nvue_lossless.py",
+                                                      "tests/unit/test_lossless_watchdog_storm.py",
+                                                      "tests/unit/test_verify_incast_switch.py",
+                                                      "tests/unit/test_verify_link_health_switch.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
         # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
         # writes and a rollback or restore chooses: their own tests first.
         "plugins/module_utils/switch/window.py": ([f"{PKG}.plugins.module_utils.switch.window"],
                                                   ["tests/unit/test_switch_window.py", "tests/unit/test_switch_lock.py",
-                                                   *SWITCH_TESTS[1:], "tests/unit/test_switch_backup.py"]),
+                                                   "tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS[1:],
+                                                   "tests/unit/test_switch_backup.py"]),
         "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
                                                    ["tests/unit/test_switch_window.py", "tests/unit/test_switch_backup.py"]),
     },
