@@ -12,6 +12,12 @@ source into the already-imported module(s) of that file (every name the tests
 reach through the module is the mutant's), runs pytest in-process with -x
 and exits with pytest's status. No file on disk is changed.
 
+A table built at import from a mutated file's helpers (the variable rules
+that intent/rules_*.py build with varcheck's integer(), listing() ...) holds
+the original closures: a file's entry may name modules to rebuild
+(importlib.reload, in order) after its mutant is installed, so those tables
+are made from the mutant.
+
 A mutant is killed when the tests fail (or it does not compile), survives
 when they pass, and counts as killed on a timeout (the tests did not pass).
 Prints every survivor as a diff and the figure per group; exits 1 below
@@ -37,31 +43,48 @@ import types
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = "ansible_collections.linerate.fabric"
 
-# Per file: the module names it is imported under, and the unit tests that
-# exercise it (fastest-failing first; each mutant runs only its file's tests).
+# Per file: the module names it is imported under, the unit tests that exercise
+# it (fastest-failing first; each mutant runs only its file's tests), and
+# optionally the modules to rebuild from the mutant (tables built at import).
 SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
                 "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
                 "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py",
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
+# The variable rules are tables built at import from varcheck's helpers and the intent's constants:
+# a mutant of those files is rebuilt into them (every module after it in this order).
+RULE_TABLES = ("fabric", "cabling", "infiniband", "varcheck", "rules_hosts", "rules_fabric", "variables")
+
+
+def _rebuilt(name):
+    """The rule-table modules built from ``name`` (intent/<name>.py): those after it in RULE_TABLES."""
+    after = RULE_TABLES[RULE_TABLES.index(name) + 1:] if name in RULE_TABLES else ()
+    return tuple(f"{PKG}.plugins.module_utils.intent.{m}" for m in after if m in ("rules_hosts", "rules_fabric", "variables"))
+
+
 GROUPS = {
     "intent": {
         # the fabric intent: its defaults and derive, the words of a problem, the schema, the cabling
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
                                                      ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
                                                       "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
-                                                      "tests/unit/test_validate_action.py"])
+                                                      "tests/unit/test_validate_action.py", "tests/unit/test_intent_rule_table.py",
+                                                      "tests/unit/test_intent_edges.py"],
+                                                     _rebuilt(name))
            for name in ("fabric", "problems", "schema", "cabling")},
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
                                                       ["tests/unit/test_intent_ib_exact.py", "tests/unit/test_intent_ib.py",
                                                        "tests/unit/test_intent_strict.py",
-                                                       "tests/unit/test_intent.py"]),
+                                                       "tests/unit/test_intent.py", "tests/unit/test_intent_rule_table.py"],
+                                                      _rebuilt("infiniband")),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py"]),
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_vars.py",
-                                                      "tests/unit/test_validate_action.py"])
+                                                     ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_edges.py",
+                                                      "tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"],
+                                                     _rebuilt(name))
            for name in ("variables", "varcheck", "rules_hosts", "rules_fabric")},
-        "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"], ["tests/unit/test_mpi_key.py"]),
+        "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
+                                                  ["tests/unit/test_mpi_key.py", "tests/unit/test_intent_rule_table.py"]),
     },
     "switch": {
         # the platform drivers, with the tests of what they read back per platform (QoS and error
@@ -194,8 +217,9 @@ def install_mutant(module, code):
         old = before.get(key)
         if old is None or old is new or getattr(new, "__module__", module.__name__) != module.__name__:
             continue
-        if isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) and _graft_function(old, new):
-            module.__dict__[key] = old
+        if isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) \
+                and old.__closure__ is None and _graft_function(old, new):
+            module.__dict__[key] = old   # a closure (a rule built by a factory) keeps its new cells: rebound below
         elif isinstance(old, type) and isinstance(new, type):
             _graft_class(old, new)
             module.__dict__[key] = old
@@ -203,13 +227,16 @@ def install_mutant(module, code):
             _rebind_elsewhere(key, old, new, module)
 
 
-def run_child(path, modules, mutated, tests):
-    """In the forked child: the mutant in place of the module(s), then pytest."""
+def run_child(path, modules, mutated, tests, rebuild=()):
+    """In the forked child: the mutant in place of the module(s), the modules built from it
+    rebuilt, then pytest."""
     import pytest
     try:
         code = compile(mutated, os.path.join(ROOT, path), "exec")
         for name in modules:
             install_mutant(sys.modules[name], code)
+        for name in rebuild:
+            importlib.reload(sys.modules[name])
     except Exception:  # a mutant that does not compile or import is killed
         os._exit(3)
     # Test modules bound names at import (from ... import ActionModule): import them again.
@@ -224,11 +251,11 @@ def run_child(path, modules, mutated, tests):
     os._exit(int(rc))
 
 
-def test_mutant(path, modules, mutated, tests, timeout):
+def test_mutant(path, modules, mutated, tests, timeout, rebuild=()):
     pid = os.fork()
     if pid == 0:
         try:
-            run_child(path, modules, mutated, tests)
+            run_child(path, modules, mutated, tests, rebuild)
         finally:
             os._exit(4)
     deadline = time.monotonic() + timeout
@@ -254,12 +281,14 @@ def wilson(caught, total, z=1.96):
 
 
 def planned(files, only=None, sample=None, seed=0):
-    """[(path, modules, tests, mid, source, mutated)]: every mutant of the group, or ``sample`` of them at random."""
+    """[(path, modules, tests, rebuild, mid, source, mutated)]: every mutant of the group, or ``sample``
+    of them at random."""
     plan = []
-    for path, (modules, tests) in files.items():
+    for path, (modules, tests, *rest) in files.items():
         if only and only not in path:
             continue
-        plan += [(path, modules, tests, mid, source, mutated) for mid, source, mutated in mutants(path)]
+        rebuild = rest[0] if rest else ()
+        plan += [(path, modules, tests, rebuild, mid, source, mutated) for mid, source, mutated in mutants(path)]
     if sample and sample < len(plan):
         plan = random.Random(seed).sample(plan, sample)
     return plan
@@ -270,16 +299,16 @@ def run_group(name, timeout, only=None, sample=None, seed=0):
     os.chdir(ROOT)
     import pytest
     # The baseline: the tests pass on the real code (and warm every import).
-    every = sorted({t for _, tests in files.values() for t in tests})
+    every = sorted({t for spec in files.values() for t in spec[1]})
     if pytest.main(["-q", "-p", "no:cacheprovider", *every]) != 0:
         raise SystemExit(f"mutation {name}: the unit tests fail without mutants")
     counts = {"killed": 0, "survived": 0, "timeout": 0}
     survivors = []
     start = time.monotonic()
-    for path, modules, tests, mid, source, mutated in planned(files, only, sample, seed):
-        for m in modules:
+    for path, modules, tests, rebuild, mid, source, mutated in planned(files, only, sample, seed):
+        for m in (*modules, *rebuild):
             importlib.import_module(m)
-        result = test_mutant(path, modules, mutated, [os.path.join(ROOT, t) for t in tests], timeout)
+        result = test_mutant(path, modules, mutated, [os.path.join(ROOT, t) for t in tests], timeout, rebuild)
         counts[result] += 1
         if result == "survived":
             diff = "".join(l for l in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),

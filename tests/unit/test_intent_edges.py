@@ -1,0 +1,76 @@
+"""The intent's limits at their edges: a value at each end of a range passes and one past it fails,
+with the exact problem (the fabric tree's limits in schema.py, a variable's in its rule). The rule
+table (test_intent_rule_table.py) pins what each variable refuses; these pin what it still accepts."""
+import copy
+
+import pytest
+
+from test_intent import GOOD
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+
+
+def fabric_with(**paths):
+    """GOOD with each dotted path (``verify.latency_us_max``) set to its value."""
+    f = copy.deepcopy(GOOD)
+    for path, value in paths.items():
+        node, *keys = [f] + path.split(".")
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+        node[keys[-1]] = value
+    return schema.validate_fabric(f)
+
+
+@pytest.mark.parametrize("paths,problems", [
+    ({"verify.latency_us_max": 1000}, []),
+    ({"verify.latency_us_max": 0}, [
+        "fabric.verify.latency_us_max: 0 is not allowed (allowed: a number of microseconds, 0 < x <= 1000 "
+        "(ib_write_lat's average one-way latency a pair may show), or null for the transport's default (RoCE 5.0, "
+        "InfiniBand 3.0))"]),
+    ({"roce.ecn.min_threshold_kb": 1499, "roce.ecn.max_threshold_kb": 1500}, []),
+    ({"roce.ecn.min_threshold_kb": 1500, "roce.ecn.max_threshold_kb": 1500}, [
+        "fabric.roce.ecn.min_threshold_kb: 1500 is not allowed (allowed: below fabric.roce.ecn.max_threshold_kb "
+        "(1500))"]),
+    ({"verify.ib_error_thresholds": {"Bogus": 1}}, [
+        "fabric.verify.ib_error_thresholds.Bogus: 1 is not allowed (unknown counter; allowed: SymbolErrorCounter, "
+        "LinkErrorRecoveryCounter, LinkDownedCounter, PortRcvErrors, PortRcvRemotePhysicalErrors, "
+        "PortRcvSwitchRelayErrors, PortXmitDiscards, PortXmitConstraintErrors, PortRcvConstraintErrors, "
+        "LocalLinkIntegrityErrors, ExcessiveBufferOverrunErrors, VL15Dropped)"]),
+    ({"remediation.drain_severities": ["error", "warning"]}, []),
+    ({"remediation.drain_severities": ["fatal"]}, [
+        "fabric.remediation.drain_severities: ['fatal'] is not allowed (allowed: a list of error | warning)"]),
+])
+def test_fabric_limits_at_their_edges(paths, problems):
+    assert fabric_with(**paths) == problems
+
+
+@pytest.mark.parametrize("key,value", [
+    ("verify_fabric_nccl_tune_margin_percent", 0.5), ("verify_fabric_nccl_tune_margin_percent", 100),
+    ("verify_fabric_nccl_tune_margin_percent", "2.5"),
+    ("roce_qos_pfc_priorities", list(range(8))),
+    ("verify_fabric_incast_senders", [f"n{i}" for i in range(1023)]),
+    ("verify_fabric_nccl_tune_values", {"NCCL_NTHREADS": [64, 96, 128, 160, 192, 256, 384, 512]}),
+    ("mofed_repo_url", "file:///srv/mofed/ubuntu22.04"), ("mofed_repo_url", "copy:///srv/mofed"),
+])
+def test_a_value_at_the_end_of_its_range_passes(key, value):
+    assert iv.validate_host({key: value}) == []
+
+
+@pytest.mark.parametrize("key,value,allowed", [
+    ("verify_fabric_nccl_tune_margin_percent", 0.4, "a number 0.5..100 percent a value must beat NCCL's default by"),
+    ("roce_qos_pfc_priorities", [0, 1, 2, 3, 4, 5, 6, 7, 3], "a list of priorities 0..7"),
+])
+def test_a_value_past_the_end_of_its_range_fails(key, value, allowed):
+    assert iv.validate_host({key: value}) == [f"{key}: {value!r} is not allowed (allowed: {allowed})"]
+
+
+def test_more_senders_or_tuning_values_than_allowed_fail():
+    assert len(iv.validate_host({"verify_fabric_incast_senders": [f"n{i}" for i in range(1024)]})) == 1
+    assert iv.validate_host({"verify_fabric_nccl_tune_values": {"NCCL_NTHREADS": [64] * 9}})[0].startswith(
+        "verify_fabric_nccl_tune_values.NCCL_NTHREADS: [64, 64, 64, 64, 64, 64, 64, 64, 64] is not allowed "
+        "(allowed: a mapping of NCCL_ALGO | NCCL_PROTO | NCCL_BUFFSIZE | NCCL_NTHREADS | NCCL_NET_GDR_LEVEL to a list "
+        "of 1..8 values each")
+    assert iv.validate_host({"verify_fabric_nccl_tune_values": {"NCCL_NTHREADS": [65]}})[0].startswith(
+        "verify_fabric_nccl_tune_values.NCCL_NTHREADS[0]: 65 is not allowed (allowed: not a multiple of 32 in "
+        "64..512; a mapping of NCCL_ALGO")
