@@ -2,7 +2,8 @@
 timers, paging, and the running-config subset the templates emit.
 
 Exec: show running-config | interfaces status | configuration sessions |
-session-config diffs | priority-flow-control counters [watchdog] | json; configure [terminal]; configure session <name>
+session-config diffs | priority-flow-control counters [watchdog] | json | interfaces transceiver
+detail | json; configure [terminal]; configure session <name>
 [commit|abort]; terminal length|width; write memory; enable; exit.
 Config: hostname; [no] qos map dscp <d..> to traffic-class <tc>;
 interface <name>; commit; commit timer hh:mm:ss; abort; end; exit.
@@ -21,6 +22,7 @@ import json
 import re
 
 import sim_counters
+import sim_optics
 from simcore import Exit, Platform, natural_key
 
 # Platform families the lab simulates: the largest interface mtu, the transmit-queue keyword and
@@ -154,6 +156,8 @@ class Eos(Platform):
             return self.show_pfcwd_counters_json()
         if line == "show interfaces counters errors | json":
             return sim_counters.render_eos_intf_errors_json(self.name, self.ports)
+        if line == "show interfaces transceiver detail | json":  # DOM per lane interface (sim_optics)
+            return sim_optics.render_eos_json({p: self.optic(p) for p in self.ports})
         if line == "show lldp neighbors | json":
             return self.show_lldp_neighbors_json()
         if line == "show version":
@@ -478,6 +482,11 @@ class Eos(Platform):
                 for p, nb in self.lldp_neighbors()]
         return json.dumps({"tablesLastChangeTime": 0.0, "tablesAgeOuts": 0, "tablesInserts": len(rows),
                            "lldpNeighbors": rows, "tablesDeletes": 0, "tablesDrops": 0}, indent=2)
+
+    def optic(self, port):
+        """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
+        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
+                                 bool(self.spec["ports"][port].get("peer")))
 
     def show_interfaces_status(self):
         head = f"{'Port':<10} {'Name':<18} {'Status':<12} {'Vlan':<8} {'Duplex':<6} {'Speed':<6} {'Type':<15} {'Flags':<5} Encapsulation"

@@ -4,7 +4,8 @@ Grammar: nv set|unset <path> [value] into the pending revision; nv config
 diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
 [-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
 nv show interface [<swp> qos roce status|counters|link stats|qos buffer
-ingress-priority-group|qos pfc-watchdog] [-o json], only the forms the
+ingress-priority-group|qos pfc-watchdog] [-o json], nv show platform transceiver <swp>
+(5.11+), only the forms the
 configured release's reference lists (``show_forms``). Revisions and the confirm timer
 behave as on a switch: an unconfirmed apply rolls back when the timer fires.
 
@@ -25,6 +26,7 @@ import shlex
 import time
 
 import sim_counters
+import sim_optics
 from simcore import Exit, Platform, kb, natural_key
 
 NAME = r"[A-Za-z0-9_.-]+"
@@ -419,6 +421,10 @@ class Nvue(Platform):
             if args[3:4] == ["buffer"]:
                 return self.show_ingress_pgs(args[1], fmt)
             return self.show_pfc_watchdog(args[1], fmt)
+        if len(args) == 3 and args[:2] == ["platform", "transceiver"]:
+            if args[2] not in self.ports:
+                return f"Error: The requested item does not exist: platform transceiver {args[2]}"
+            return sim_optics.render_nvue(self.optic(args[2]))
         if args == ["interface"]:
             return self.show_interfaces()
         if args == ["interface", "lldp"]:
@@ -437,6 +443,11 @@ class Nvue(Platform):
                 return f"Error: The requested item does not exist: interface {args[1]}"
             return sim_counters.render_nvue_link_stats(self.name, args[1])
         return "Error: The requested item does not exist."
+
+    def optic(self, port):
+        """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
+        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
+                                 bool(self.spec["ports"][port].get("peer")))
 
     def show_interfaces(self):
         cfg = self.port_config()

@@ -27,6 +27,7 @@ import shlex
 import time
 
 import sim_counters
+import sim_optics
 import sonic_yang
 from simcore import Exit, Platform, kb, natural_key
 
@@ -236,9 +237,35 @@ class Sonic(Platform):
                 return f"Cannot find interface {args[2]}"
             ports = [args[2]] if len(args) == 3 else sorted(self.db["PORT"], key=natural_key)
             return sim_counters.render_sonic_queue_counters(self.name, ports)
+        if args[:3] == ["interfaces", "transceiver", "eeprom"]:
+            return self.show_transceiver_eeprom(args[3:])
         if not args:
             return click_usage("show", "COMMAND [ARGS]...")
         return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."
+
+    def show_transceiver_eeprom(self, args):
+        """``show interfaces transceiver eeprom [-d|--dom] [<port>]`` (sfpshow): the modules of the
+        ports (sim_optics); without ``--dom`` the monitor and threshold sections are left out."""
+        dom = any(a in ("-d", "--dom") for a in args)
+        names = [a for a in args if a not in ("-d", "--dom")]
+        if len(names) > 1:
+            return click_usage("show interfaces transceiver eeprom", "[OPTIONS] [INTERFACENAME]") + (
+                f"\nError: Got unexpected extra argument ({names[1]})")
+        if names and names[0] not in self.db["PORT"]:
+            return f"Invalid interface name {names[0]}"
+        ports = names or sorted(self.db["PORT"], key=natural_key)
+        out = []
+        for p in ports:
+            text = sim_optics.render_sonic(p, self.optic(p))
+            if not dom:
+                text = text.split("        ChannelMonitorValues:")[0]
+            out.append(text)
+        return "\n".join(out)
+
+    def optic(self, port):
+        """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
+        speed = int(self.db["PORT"].get(port, {}).get("speed", "400000")) // 1000
+        return sim_optics.module(self.name, port, speed, bool(self.spec.get("ports", {}).get(port, {}).get("peer")))
 
     def show_lldp_table(self):
         """``show lldp table`` (lldpshow): neighbours, then the entry count."""

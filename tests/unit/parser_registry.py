@@ -76,5 +76,8 @@ PARSERS = [
     ("switch.sonic", "parse_pfc_priority", "switch/sonic_pfc_priority.txt", "switch/real_sonic_pfc_priority_*.txt"),
     ("switch.sonic", "parse_interfaces_status", "switch/sonic_interfaces_status.txt",
      "switch/real_sonic_interfaces_status_*.txt"),
+    ("switch.optics", "parse_nvue_platform_transceiver", "switch/real_nvue_platform_transceiver_*.txt"),
+    ("switch.optics", "parse_sonic_transceiver_eeprom", "switch/real_sonic_eeprom_dom_*.txt"),
+    ("switch.optics", "parse_eos_transceiver_detail", "switch/eos_transceiver_detail_*.json"),
     ("switch.sonic", "parse_show_ecn", "switch/sonic_show_ecn.txt", "switch/real_sonic_show_ecn_*.txt"),
 ]

@@ -99,6 +99,10 @@ KNOWN_THIN = {
     "switch.counters.parse_eos_pfc_counters": 0,
     "switch.counters.parse_nvue_link_stats": 2,
     "switch.counters.parse_nvue_roce_counters": 1,
+    # transceiver DOM (docs/conformance.md, each platform): NVUE's reference example only; the one EOS
+    # capture found is not attributable to a repository, so its fixture is ours (fixtures/switch/SOURCES.md)
+    "switch.optics.parse_nvue_platform_transceiver": 1,
+    "switch.optics.parse_eos_transceiver_detail": 0,
 }
 
 

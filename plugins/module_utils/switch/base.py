@@ -347,6 +347,13 @@ class Driver(abc.ABC):
         counters, or None where this driver cannot read them (the caller says so)."""
         return None
 
+    def transceivers(self, ports):
+        """{port: module} for the ports asked (read-only): the optical module in each port, read with the
+        platform's transceiver command and the parser of module_utils/switch/optics.py (``present``,
+        ``optical``, ``vendor``, ``part_number``, ``cable_technology``, ``ddm``: Rx power per lane and
+        temperature with the module's alarm thresholds). A port the switch does not report is left out."""
+        raise NotImplementedError(f"{type(self).__name__} does not read transceivers")
+
     def lossless(self, ports):
         """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
         headroom and those the PFC watchdog guards (from ``oper``; None where the platform's driver

@@ -444,6 +444,13 @@ class EosDriver(Driver):
                       "missing": [k for k in sc.EOS_ERRORS if k not in errors] + ["link down events"]}
         return res
 
+    def transceivers(self, ports):
+        """{port: module} from ``show interfaces transceiver detail | json`` (read-only): the lane interfaces
+        of a cage gathered under its first (optics.py). EOS lists only modules that report DOM: a port it
+        does not list is left out."""
+        mods = _switch_optics().parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
+        return {p: mods[p] for p in ports if p in mods}
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -452,3 +459,12 @@ def _switch_counters():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import counters as switch_counters  # type: ignore
     return switch_counters
+
+
+def _switch_optics():
+    """The transceiver parsers (module_utils/switch/optics.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import optics as switch_optics  # type: ignore
+    return switch_optics

@@ -502,6 +502,15 @@ class NvueDriver(Driver):
                       "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
         return res
 
+    def transceivers(self, ports):
+        """{port: module} from ``nv show platform transceiver <p>`` (Cumulus Linux 5.11+, read-only): Rx power
+        per channel and temperature with the module's alarm thresholds (optics.py)."""
+        op = _switch_optics()
+        res = {}
+        for p, _row in self._present(ports):
+            res.update(op.parse_nvue_platform_transceiver(self.run(f"nv show platform transceiver {p}"), p))
+        return res
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -510,3 +519,12 @@ def _switch_counters():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import counters as switch_counters  # type: ignore
     return switch_counters
+
+
+def _switch_optics():
+    """The transceiver parsers (module_utils/switch/optics.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import optics as switch_optics  # type: ignore
+    return switch_optics

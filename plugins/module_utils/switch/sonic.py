@@ -516,6 +516,17 @@ class SonicDriver(Driver):
                       "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None] + ["link down events"]}
         return res
 
+    def transceivers(self, ports):
+        """{port: module} from ``show interfaces transceiver eeprom --dom <p>`` (sfpshow, read-only), one port
+        at a time: Rx power per lane and temperature with the module's alarm thresholds (optics.py)."""
+        op = _switch_optics()
+        res = {}
+        for p in ports:
+            mods = op.parse_sonic_transceiver_eeprom(self.run(f"show interfaces transceiver eeprom --dom {p}"))
+            if p in mods:
+                res[p] = mods[p]
+        return res
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -524,3 +535,12 @@ def _switch_counters():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import counters as switch_counters  # type: ignore
     return switch_counters
+
+
+def _switch_optics():
+    """The transceiver parsers (module_utils/switch/optics.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import optics as switch_optics  # type: ignore
+    return switch_optics
