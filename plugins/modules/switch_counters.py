@@ -21,6 +21,10 @@ description:
     C(nv show interface <swp> qos buffer ingress-priority-group -o json) and
     C(nv show interface <swp> qos pfc-watchdog -o json)), judged by verification
     (SWITCH_NO_HEADROOM, PFC_WATCHDOG_OFF, PFC_STORM).
+  - In the same read, the optical module of each port (transceiver DOM - Rx power per lane, temperature and
+    the module's own alarm thresholds; module_utils/switch/optics.py per platform), judged by verification
+    like the NICs' modules (OPTIC_RX_POWER_LOW, OPTIC_TEMP_HIGH). When they cannot be read, C(optics_msg)
+    says why.
   - Verification takes a snapshot before and after each benchmark phase and judges the
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
     marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
@@ -96,6 +100,21 @@ lossless_msg:
   description: Why the lossless state could not be read (empty when it was).
   returned: always
   type: str
+optics:
+  description:
+    - Per fabric port, its module - C(present), C(optical), C(vendor), C(part_number), C(cable_technology) and
+      C(ddm) with C(rx_power_dbm) ({values per lane, low, high}) and C(temperature_c) ({values, low, high}),
+      each null where the module reports N/A; low and high are the module's alarm thresholds. Null when the
+      modules could not be read (C(optics_msg)).
+  returned: always
+  type: dict
+  sample: {"swp1": {"present": true, "optical": true, "vendor": "NVIDIA", "part_number": "MMA4Z00-NS",
+           "cable_technology": null, "ddm": {"rx_power_dbm": {"values": [1.9, 1.9, 1.8, 1.9], "low": -10.4,
+           "high": 5.0}, "temperature_c": {"values": [48.0], "low": -5.0, "high": 75.0}}}}
+optics_msg:
+  description: Why the optical modules could not be read (empty when they were).
+  returned: always
+  type: str
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module, read_ports_or_why
 
@@ -106,8 +125,10 @@ def read(p, driver):
     ports = driver.qos_counters(p["fabric_ports"]) if p["fabric_ports"] else {}
     errors, errors_msg = read_ports_or_why(p, driver.error_counters, {})
     lossless, lossless_msg = read_ports_or_why(p, driver.lossless, None)
+    optics, optics_msg = read_ports_or_why(p, driver.transceivers, None)
     return dict(ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
-                errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg)
+                errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg,
+                optics=optics, optics_msg=optics_msg)
 
 
 def main():

@@ -86,6 +86,35 @@ def test_a_degraded_optic_is_named_by_its_rx_power_and_temperature(converged):
     assert ports[("node1", "mlx5_0")]["optics"]["rx_power_dbm"]
 
 
+def test_a_switch_ports_degraded_optic_is_named_on_every_platform(converged):
+    """The switches' own modules (issue 24 item 3): one degraded module on a host port of each leaf (NVUE,
+    SONiC) and on the spine's (EOS) end of an uplink; each platform's transceiver read names it with the
+    switch, the port and what is cabled there, and the NICs' own modules stay healthy."""
+    node2, node3 = port_of(converged, "node2", "mlx5_0"), port_of(converged, "node3", "mlx5_1")
+    spine = ("spine1", "Ethernet1/1")                  # towards leaf1 swp5 (inventory/lab switch_uplinks)
+    injected = [node2, node3, spine]
+    assert {converged["switches"][sw]["platform"] for sw, _ in injected} == {"nvue", "sonic", "eos"}
+    for sw, port in injected:
+        fault("switch-optic-degrade", sw, port)
+    try:
+        report = verify(*FAST_CHECKS, expect_ok=False)
+    finally:
+        for sw, port in injected:
+            fault("switch-optic-restore", sw, port)
+    for code in ("OPTIC_RX_POWER_LOW", "OPTIC_TEMP_HIGH"):
+        hits = [f for f in report["findings"] if f["code"] == code]
+        assert {(f["switch"], f["switch_port"]) for f in hits} == set(injected), hits
+        assert all(f["evidence"]["module"] == "switch" and f["severity"] == "error" for f in hits)
+        named = {(f["switch"], f["switch_port"]): (f["node"], f["device"], f.get("peer_switch")) for f in hits}
+        assert named[node2] == ("node2", "mlx5_0", None) and named[node3] == ("node3", "mlx5_1", None)
+        assert named[spine] == (None, None, "leaf1")
+    rx = next(f for f in report["findings"] if f["code"] == "OPTIC_RX_POWER_LOW" and f["switch"] == "spine1")
+    assert set(rx["evidence"]["lanes"].values()) == {-14.0} and rx["message"].startswith(
+        "spine1 Ethernet1/1 (towards leaf1 swp5): optical module ")
+    # nothing else about optics: every other switch port and every NIC module read healthy
+    assert len([f for f in report["findings"] if f["code"].startswith("OPTIC_")]) == 6
+
+
 @pytest.mark.matrix
 def test_a_flapping_link(converged):
     fault("flap", "node3", "mlx5_0")
