@@ -26,6 +26,7 @@ platform prints as N/A (or leaves out) makes that ddm entry None; an empty cage 
   lane interface.
 """
 
+import math
 import re
 
 try:
@@ -219,7 +220,7 @@ _EOS_LANE_RE = re.compile(r"^(?P<cage>Ethernet\d+)(?:/(?P<lane>\d+))?$")
 
 def _eos_value(entry, key):
     v = entry.get(key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
 
