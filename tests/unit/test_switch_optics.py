@@ -168,4 +168,8 @@ def test_eos_driver_commands():
         "show interfaces transceiver detail | json": fixture("switch", "eos_transceiver_detail_dwdm.json")})
     res = d.transceivers(["Ethernet5/2", "Ethernet9/1"])
     assert fake.sent == ["show interfaces transceiver detail | json"]
-    assert list(res) == ["Ethernet5/2"]
+    assert list(res) == ["Ethernet5/2", "Ethernet9/1"] and res["Ethernet5/2"]["optical"] is True
+    # a port EOS does not list holds no module with diagnostics: not optical, said so, never judged
+    assert res["Ethernet9/1"] == {"present": None, "optical": False, "vendor": None, "part_number": None,
+                                  "cable_technology": "no module with digital diagnostics (EOS lists none here)",
+                                  "ddm": {"rx_power_dbm": None, "temperature_c": None}}

@@ -446,10 +446,17 @@ class EosDriver(Driver):
 
     def transceivers(self, ports):
         """{port: module} from ``show interfaces transceiver detail | json`` (read-only): the lane interfaces
-        of a cage gathered under its first (optics.py). EOS lists only modules that report DOM: a port it
-        does not list is left out."""
-        mods = _switch_optics().parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
-        return {p: mods[p] for p in ports if p in mods}
+        of a cage gathered under its first (optics.py). EOS lists only modules that report digital
+        diagnostics: a port it does not list holds none that does (an empty cage, a copper cable), which has
+        no light to judge - said as its cable technology, not left out (an unlisted port would read as one
+        the switch does not report)."""
+        op = _switch_optics()
+        mods = op.parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
+        out = {}
+        for p in ports:
+            out[p] = mods.get(p) or dict(op.empty_cage(), present=None,
+                                         cable_technology="no module with digital diagnostics (EOS lists none here)")
+        return out
 
 
 def _switch_counters():
