@@ -77,7 +77,7 @@ GROUPS = {
                                                        "tests/unit/test_intent.py", "tests/unit/test_intent_rule_table.py"],
                                                       _rebuilt("infiniband")),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
-                                              ["tests/unit/test_validate_action.py"]),
+                                              ["tests/unit/test_validate_action.py", "tests/unit/test_validate_once.py"]),
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
                                                      ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_edges.py",
                                                       "tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"],

@@ -606,3 +606,42 @@ def test_more_parser_refusals_exact(parser, text, message):
     with pytest.raises(ParseError) as err:
         parser(text)
     assert str(err.value) == message
+
+
+# ---------------------------------------------------------------- seed-47 survivors
+
+def test_a_port_id_naming_the_nodes_other_netdev_and_a_host_known_by_another_name():
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("node1", "enp66s0f0np0")]       # port ID subtype ifname
+    assert [(f["code"], f["peer_device"], f["peer_netdev"]) for f in run(sw)[0]] == [
+        ("CABLE_MISWIRED", "mlx5_1", "enp66s0f0np0")]
+    sw = healthy()
+    sw["leaf1"]["neighbors"]["swp1"] = [nb("gpu-a1.example.com", "0c:42:a1:01:00:00")]   # the node's own hostname
+    r = reads()
+    r["node1"]["names"] = ["node1", "gpu-a1"]
+    assert run(sw, r)[0] == []
+
+
+def test_the_host_side_goes_on_past_a_quiet_netdev_and_names_a_nameless_neighbour():
+    r = reads()
+    r["node2"]["host_lldp"] = False
+    r["node1"]["lldpctl"] = json.dumps({"lldp": {"interface": [
+        {"enp66s0f0np0": {"chassis": {"id": {"type": "mac", "value": "44:38:39:00:00:09"}}, "port": {}}}]}})
+    assert run(healthy(), r, host_lldp=True)[0] == [
+        cable("CABLE_MISWIRED", "error", "node1 mlx5_1 (enp66s0f0np0): lldpd sees (no system name) ?, the inventory "
+              "cables it to leaf2 Ethernet0", "node1", "mlx5_1", "leaf2", "Ethernet0", seen=["(no system name) ?"])]
+
+
+def test_parsers_no_output_an_empty_lldpd_and_a_lag_port_id_that_is_not_the_neighbours():
+    with pytest.raises(ParseError) as err:
+        lldp.parse_sonic_lldp_table("")
+    assert str(err.value) == "show lldp table: no output"
+    assert lldp.parse_lldpctl_json('{"lldp": {}}') == {"neighbors": {}, "ports": [], "warnings": []}
+    detail = ('Interface Ethernet1 detected 1 LLDP neighbors:\n\n'
+              '  Neighbor 2cc2.6081.eaf9/"Ethernet1", age 12 seconds\n'
+              '  - Chassis ID type: MAC address (4)\n    Chassis ID     : 2cc2.6081.eaf9\n  - System Name: "spine2"\n'
+              '  - IEEE802.1/IEEE802.3 Link Aggregation\n    Link Aggregation Status: Capable, Disabled (0x01)\n'
+              '    Port ID                : 0\n')
+    assert lldp.parse_eos_lldp_neighbors(detail)["neighbors"] == {"Ethernet1": [
+        {"system_name": "spine2", "port_id": None, "port_id_type": None, "port_descr": None,
+         "chassis_id": "2cc2.6081.eaf9"}]}

@@ -74,3 +74,40 @@ def test_more_senders_or_tuning_values_than_allowed_fail():
     assert iv.validate_host({"verify_fabric_nccl_tune_values": {"NCCL_NTHREADS": [65]}})[0].startswith(
         "verify_fabric_nccl_tune_values.NCCL_NTHREADS[0]: 65 is not allowed (allowed: not a multiple of 32 in "
         "64..512; a mapping of NCCL_ALGO")
+
+
+# ---------------------------------------------------------------- seed-47 survivors
+
+@pytest.mark.parametrize("paths,problems", [
+    ({"rollout.batch": 1}, []),
+    ({"verify.full_plan_max_nodes": 2}, []),
+    ({"remediation.drain": True, "remediation.scheduler": "none"}, [
+        "fabric.remediation.scheduler: 'none' is not allowed (allowed: slurm | kubernetes when "
+        "fabric.remediation.drain is true (a drain needs a scheduler to take the node out of))"]),
+    ({"roce.ecn.max_threshold_kb": 0}, [
+        "fabric.roce.ecn.max_threshold_kb: 0 is not allowed (allowed: an integer 1..100000)"]),
+    ({"nccl.overrides": {"NCCL_IB_TIMEOUT": [22]}}, [
+        "fabric.nccl.overrides.NCCL_IB_TIMEOUT: [22] is not allowed (allowed: a string of at most 256 letters, "
+        "digits and _ . , : = ^ + / @ -, or a finite number)"]),
+])
+def test_more_fabric_edges(paths, problems):
+    assert fabric_with(**paths) == problems
+
+
+def test_the_latency_bound_of_each_transport():
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+    assert [intent.published({"transport": t, "link_speed_gbps": 400})["derived"]["latency_max_usec"]
+            for t in ("roce", "infiniband")] == [5.0, 3.0]
+
+
+@pytest.mark.parametrize("values,problems", [
+    ({"verify_fabric_nccl_max_bytes": "512M"},      # the default minimum (1G) is above it
+     ["verify_fabric_nccl_min_bytes: '1G' is not allowed (allowed: at most verify_fabric_nccl_max_bytes (512M))"]),
+    ({"mofed_meta_package_by_source": {"doca": 5}},
+     ["mofed_meta_package_by_source.doca: 5 is not allowed (allowed: a mapping with name and version)"]),
+    ({"switch_fabric_extra_ports": [{"name": "swp9", "color": "red"}]},
+     ["switch_fabric_extra_ports[0].color: 'red' is not allowed (allowed: unknown key; allowed keys: name, peer, "
+      "speed_gbps)"]),
+])
+def test_more_variable_problems_exact(values, problems):
+    assert iv.validate_host(values) == problems

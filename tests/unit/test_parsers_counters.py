@@ -368,3 +368,20 @@ def test_a_module_named_optical_by_its_cable_type_alone_with_its_serial():
         "identifier": "OSFP", "cable_technology": None, "cable_type": "Optical Module (separated)", "vendor": "NVIDIA",
         "part_number": "MMA4Z00-NS", "serial": "MT2312FT01234", "optical": True,
         "ddm": {"temperature_c": None, "voltage_mv": None, "bias_ma": None, "rx_power_dbm": None, "tx_power_dbm": None}}
+
+
+def test_switch_counter_parsers_blank_lines_none_and_eos_rows_without_frames():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
+        parse_nvue_link_stats, parse_sonic_intf_counters)
+    text = ("                     operational  applied\n-------------------  -----------  -------\nin-errors            3\n"
+            "\nout-errors           4\n")
+    assert parse_nvue_link_stats(text) == {"stats": {"in-errors": 3, "out-errors": 4}, "in-errors": 3,
+                                           "in-drops": None, "out-errors": 4, "out-drops": None,
+                                           "carrier-transitions": None}
+    with pytest.raises(ParseError) as err:
+        parse_sonic_intf_counters(None)
+    assert str(err.value) == "show interfaces counters: no output"
+    for row in ("5", '{"rxFrames": 1}'):
+        with pytest.raises(ParseError) as err:
+            parse_eos_pfc_counters('{"interfaceCounters": {"Et1": %s}}' % row)
+        assert str(err.value) == "show priority-flow-control counters: Et1: rxFrames/txFrames missing"

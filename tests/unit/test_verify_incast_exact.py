@@ -318,3 +318,69 @@ def test_one_storm_is_a_storm():
     assert [x["message"] for x in out] == [
         "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog detected 1 pause storm(s) on the no-drop priority 3 "
         "during verification: node1 mlx5_0 keeps sending pause frames (the watchdog drops the queue meanwhile)"]
+
+
+# ---------------------------------------------------------------- seed-47 survivors
+
+def test_infiniband_reads_the_counters_it_has_past_a_node_without_them():
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+    from test_verify_incast import INTENT
+    p = phase()
+    del p["node1"]["counters"]
+    for n in p:
+        p[n]["devices"] = ["mlx5_0"]
+    f, rails = incast.incast_findings(p, intent.published(dict(INTENT, transport="infiniband")), CABLING)
+    assert f == [] and rails[0]["pause"] == {"node2": 100, "node3": 100, "node4": 100}
+
+
+def test_a_flow_with_an_error_or_no_result_failed_and_tx_pauses_count():
+    p = phase(pauses={("node2", "mlx5_0"): 0}, extra={("node2", "mlx5_0"): {"tx_prio3_pause": 7}})
+    p["node3"]["results"][0]["error"] = "ib_write_bw: timeout"     # with a figure: still failed
+    p["node4"]["results"] = [r for r in p["node4"]["results"] if r["device"] != "mlx5_0"]
+    f, rails = incast.incast_findings(p, FABRIC, CABLING)
+    assert f == [fault("INCAST_FAILED", "error", "host", "node3 mlx5_0 -> node1: ib_write_bw: timeout", "node3",
+                       "mlx5_0", "leaf1", "swp3"),
+                 fault("INCAST_FAILED", "error", "host", "node4 mlx5_0 -> node1: no result", "node4", "mlx5_0",
+                       "leaf1", "swp4")]
+    assert rails[0]["pause"] == {"node1": 0, "node2": 7, "node3": 100, "node4": 100}
+
+
+def test_the_receivers_missing_ecn_counter_and_loss_on_the_intents_priority():
+    f, _ = hw.run(drop=("np_ecn_marked_roce_packets",))
+    assert [x["message"] for x in f] == ["node1 mlx5_0: the driver/firmware does not expose np_ecn_marked_roce_packets; "
+                                         "ECN marking by the switch under incast is not proven"]
+    after = hw.healthy()
+    after["node1"].update(out_of_sequence=2)
+    f, _ = hw.run(after, fabric=dict(hw.FABRIC, roce=dict(hw.FABRIC["roce"], no_drop_priority=4)))
+    assert [x["message"] for x in f] == [
+        "node1 mlx5_0: out_of_sequence +2 under incast: packets of the no-drop priority 4 were lost on the way in "
+        "(senders' local_ack_timeout_err: {'node2': 0, 'node3': 0})"]
+
+
+def test_switch_deltas_whole():
+    before = {"ports": {"swp1": {"rx_pause": {"3": 1}, "tx_pause": {}, "rx_pause_total": 1, "tx_pause_total": None,
+                                 "drops": {"3": 0}, "ecn_marked": 5, "cnp_tx": 2, "per_priority": True, "missing": []}}}
+    after = {"ports": {"swp1": {"rx_pause": {"3": 4}, "tx_pause": {}, "rx_pause_total": 4, "tx_pause_total": None,
+                                "drops": {"3": 1}, "ecn_marked": 9, "cnp_tx": 7, "per_priority": True,
+                                "missing": ["x"]},
+                       "swp2": {}}}                         # not in the first snapshot: no delta
+    assert incast.switch_deltas(before, after) == {"swp1": {
+        "rx_pause": {"3": 3}, "tx_pause": {}, "rx_pause_total": 3, "tx_pause_total": None, "drops": {"3": 1},
+        "ecn_marked": 4, "cnp_tx": 5, "per_priority": True, "missing": ["x"]}}
+
+
+def test_no_drops_leave_the_culprits_evidence_alone_and_an_integer_keyed_storm_counts():
+    prior = [findings.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
+    snap = {"failed": False, "ports": {"swp1": port(drops={"3": 0})}}
+    out, _ = incast.switch_findings({"leaf1": {"before": snap, "after": snap}}, SW_FABRIC, {"node1": HOSTS["node1"]},
+                                    {}, [], findings.finding, prior)
+    assert out == [] and "evidence" not in prior[0]
+    stormy = {"failed": False, "ports": {}, "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3],
+                                                                 "storms": {3: {"detected": 0, "stormed": True}}}}}
+    out, _ = incast.lossless_findings({"leaf1": {"before": {}, "after": stormy}}, SW_FABRIC, {"node1": HOSTS["node1"]},
+                                      {}, findings.finding)
+    assert [x["code"] for x in out] == ["PFC_STORM"]
+    # a failed read is switch_findings' to report: the lossless state of a failed snapshot is not judged
+    failed = dict(stormy, failed=True, msg="timed out")
+    assert incast.lossless_findings({"leaf1": {"before": {}, "after": failed}}, SW_FABRIC, {"node1": HOSTS["node1"]},
+                                    {}, findings.finding) == ([], {})

@@ -1,12 +1,15 @@
 """Link health's findings whole (module_utils/checks/links.py): code, severity, layer, where, evidence and
 message of each, host side (ethtool -S / perfquery, mlxlink, the optical module) and switch side. The
 other link-health test files check which findings come out; these check every field of each."""
+import pytest
+
 from parser_fixtures import fixture
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import linkhealth
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 
 ROCE = {"transport": "roce", "verify": {}}
 CABLING = cabling.cabling_index({"node1": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
@@ -333,3 +336,38 @@ def test_the_switchs_own_modules_exact():
     assert unproven == {}
     assert judge(None, "leaf1: show interfaces transceiver: timed out")[1] == {
         "leaf1": ["optical modules (leaf1: show interfaces transceiver: timed out)"]}
+
+
+# ---------------------------------------------------------------- seed-47 survivors
+
+def test_local_link_integrity_errors_count_and_a_counter_new_at_the_end_counts_from_zero():
+    pq = fixture("counters", "perfquery_extended_pcx.txt")
+    worse = pq.replace("LocalLinkIntegrityErrors:........0", "LocalLinkIntegrityErrors:........2")
+    f, _ = run({"node1": {"transport": "infiniband", "start": snap(["mlx5_0"], [pq]), "end": snap(["mlx5_0"], [worse])}})
+    assert [x["message"] for x in f] == ["node1 mlx5_0: LocalLinkIntegrityErrors +2 over the verification window "
+                                         "(threshold 0) (cabled to leaf1 swp1)"]
+    f, _ = run({"node1": {"start": snap(["mlx5_0"], [ethtool(drop=("rx_crc_errors_phy",))]),
+                          "end": snap(["mlx5_0"], [ethtool(rx_crc_errors_phy=5)])}})
+    assert [x["message"] for x in f] == ["node1 mlx5_0: rx_crc_errors_phy +5 over the verification window (threshold 0) "
+                                         "(cabled to leaf1 swp1)"]
+
+
+def test_perfquery_that_cannot_open_its_port_is_refused():
+    with pytest.raises(ParseError) as err:
+        linkhealth.parse_perfquery("umad: can't open /dev/infiniband/umad0\n")
+    assert str(err.value) == "perfquery: umad: can't open /dev/infiniband/umad0"
+
+
+def test_the_switch_side_is_judged_on_roce_by_default_and_names_a_module_without_part_number():
+    hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}
+    b = {"failed": False, "errors_msg": "", "errors": {"swp1": {"errors": {"in-errors": 0}, "link_down": 0}}}
+    a = {"failed": False, "errors_msg": "", "errors": {"swp1": {"errors": {"in-errors": 2}, "link_down": 0}}}
+    out, _, _ = linkcheck.switch_link_findings({"leaf1": {"before": b, "after": a}}, {"verify": {}}, hosts, {},
+                                               findings.finding)
+    assert [x["code"] for x in out] == ["LINK_ERRORS"]
+    from test_verify_optics_switch import judge, module
+    no_rx = module(part_number=None, ddm={"rx_power_dbm": None,
+                                          "temperature_c": {"values": [40.0], "low": -5.0, "high": 75.0}})
+    out, _, _ = judge({"swp1": no_rx, "swp2": module(), "swp5": module()})
+    assert [x["message"] for x in out] == ["leaf1 swp1 (towards node1 mlx5_0): the optical module (?) reports no Rx "
+                                           "power (the switch: N/A); it is not proven"]
