@@ -78,6 +78,20 @@ def expected_ends(hosts, uplinks):
     return exp, names
 
 
+def switch_ports(sw, ends, names):
+    """[(port, end, where)] of one switch's cabled ports (expected_ends) in port order: ``where`` names
+    the far end (node and device, or peer_switch and peer_port) with switch and switch_port, as a
+    finding on that port carries them."""
+    out = []
+    for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
+        port, end = names[key], ends[key]
+        where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
+                 {"peer_switch": end[1], "peer_port": end[2]})
+        where.update(switch=sw, switch_port=port)
+        out.append((port, end, where))
+    return out
+
+
 class _Identify:
     """Who a neighbour is, from its system name and port ID / description."""
 

@@ -15,7 +15,7 @@ the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, leaves_of
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, leaves_of, switch_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import _uplink_scope
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -186,11 +186,7 @@ def switch_findings(reads, fabric, hosts, uplinks, rails, finding, prior=()):
                                switch=sw, counter="switch_counters"))
             continue
         deltas = switch_deltas(before, after)
-        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
-            port, end = names[key], ends[key]
-            where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
-                     {"peer_switch": end[1], "peer_port": end[2]})
-            where.update(switch=sw, switch_port=port)
+        for port, end, where in switch_ports(sw, ends, names):
             d = deltas.get(port)
             if d is None:
                 out.append(finding("COUNTER_MISSING", f"{sw} {port}: the switch does not report this port's congestion "
@@ -240,14 +236,10 @@ def lossless_findings(reads, fabric, hosts, uplinks, finding):
             why = after.get("lossless_msg") or "not read"
             unproven.setdefault(sw, []).append(f"lossless headroom and PFC watchdog ({why})")
             continue
-        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
-            port, end = names[key], ends[key]
+        for port, end, where in switch_ports(sw, ends, names):
             st = state.get(port)
             if st is None:
                 continue
-            where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
-                     {"peer_switch": end[1], "peer_port": end[2]})
-            where.update(switch=sw, switch_port=port)
             label = f"{sw} {port} (towards {end[1]} {end[2]})"
             unproven.setdefault(sw, []).extend(w for w in st.get("missing") or [] if w not in unproven[sw])
             if st.get("headroom") is not None and prio not in st["headroom"]:

@@ -21,7 +21,7 @@ benchmarks (``switch_fabric_counters``), judged by ``switch_link_findings`` on
 every port the inventory cables, against the same thresholds.
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends, switch_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import (
@@ -349,11 +349,8 @@ def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
                                check="link_health", switch=sw, counter="switch interface error counters"))
             continue
         before, after = reads[sw]["before"]["errors"] or {}, reads[sw]["after"]["errors"] or {}
-        for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
-            port, end = names[key], ends[key]
+        for port, end, where in switch_ports(sw, ends, names):
             host = end[0] == "host"
-            where = {"node": end[1], "device": end[2]} if host else {"peer_switch": end[1], "peer_port": end[2]}
-            where.update(switch=sw, switch_port=port)
             label = f"{sw} {port} (towards {end[1]} {end[2]})"
             b, a = before.get(port), after.get(port)
             if b is None or a is None:
@@ -408,11 +405,7 @@ def switch_optics_findings(sw, after, ends, names, limits, finding, unproven):
     if optics is None:
         unproven.setdefault(sw, []).append(f"optical modules ({after.get('optics_msg') or 'not read'})")
         return out
-    for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
-        port, end = names[key], ends[key]
-        where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
-                 {"peer_switch": end[1], "peer_port": end[2]})
-        where.update(switch=sw, switch_port=port)
+    for port, end, where in switch_ports(sw, ends, names):
         label = f"{sw} {port} (towards {end[1]} {end[2]})"
         module = optics.get(port)
         if module is None:
