@@ -144,7 +144,11 @@ GROUPS = {
     "cabling": {
         f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
                                                               ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
-                                                               "tests/unit/test_parsers_classes.py"])
+                                                               "tests/unit/test_parsers_classes.py",
+                                                               # the other checks locate endpoints and walk a
+                                                               # switch's cabled ports through checks/cabling.py
+                                                               "tests/unit/test_verify_incast_exact.py",
+                                                               "tests/unit/test_verify_link_health_exact.py"])
         for name in ("parsers.lldp", "checks.cabling")
     },
 }
