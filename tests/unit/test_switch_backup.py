@@ -727,3 +727,20 @@ def test_signal_guard_restores_handlers_and_installs_nothing_off_the_main_thread
     t.start()
     t.join()
     assert seen["previous"] == {}
+
+
+def test_a_digest_name_taken_in_between_leaves_no_temporary_file(tmp_path, monkeypatch):
+    real = backups._publish
+    raced = []
+
+    def race(tmp, final):
+        if final.endswith("T1.eos.cfg.sha256") and not raced:
+            raced.append(final)
+            with open(final, "w") as f:
+                f.write("theirs")
+            raise FileExistsError(errno.EEXIST, "exists", final)
+        return real(tmp, final)
+    monkeypatch.setattr(backups, "_publish", race)
+    p = write_backup(str(tmp_path), "leaf1", "eos", EOS, "T1")
+    assert os.path.basename(p) == "T1-1.eos.cfg"
+    assert listing(tmp_path / "leaf1") == ["T1-1.eos.cfg", "T1-1.eos.cfg.sha256", "T1.eos.cfg.sha256"]

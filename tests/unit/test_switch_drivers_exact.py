@@ -86,3 +86,40 @@ def test_eos_an_empty_interface_block_outside_the_fabric_ports_is_out_of_scope()
 
 def test_a_recovery_that_never_ran_says_unknown():
     assert switch_window.recover(None, "backup", attempts=0) == (False, "unknown")
+
+
+def test_eos_discard_aborts_its_own_session_while_it_is_pending():
+    listing = ("  Name                           State                User       Terminal\n"
+               "  ------------------------------ -------------------- ---------- --------\n"
+               "* linerate-T1                    pending              admin      vty\n")
+    d, fake = make("eos", answers={"show configuration sessions": listing})
+    d._session = "linerate-T1"
+    d.discard()
+    assert fake.sent == ["end", "show configuration sessions", "configure session linerate-T1 abort"]
+    assert d._session is None
+
+
+def test_eos_watchdog_counters_refuse_a_queue_that_is_not_one():
+    with pytest.raises(ParseError) as err:
+        eos.parse_pfcwd_counters('{"interfaces": {"Ethernet1/1": {"txQueues": {"3": 5}}}}')
+    assert str(err.value) == ("eos: show priority-flow-control counters watchdog | json: 'Ethernet1/1' queue '3' is not "
+                              "{stuckCount, recoveryCount}")
+
+
+def test_the_lossless_read_back_names_what_a_platform_does_not_read():
+    from test_switch_window import Book
+    d = Book("mtu 1500\n", oper={"p1": {"pfc": [3], "headroom": None, "pfcwd": None}})
+    d.pfcwd_storms = lambda ports: None
+    assert d.lossless(["p1", "p2"]) == {"p1": {"pfc": [3], "headroom": None, "pfcwd": None, "storms": None,
+                                               "missing": ["lossless headroom", "PFC watchdog state",
+                                                           "PFC watchdog storm counters"]}}
+
+
+def test_eos_a_changed_watchdog_port_action_is_one_command_not_a_removal_and_an_addition():
+    d, _ = make("eos")
+    have = d.parse("interface Ethernet1/1\n   mtu 9214\n   priority-flow-control pause watchdog port action errdisable\n"
+                   "!\nend\n")
+    want = d.parse("interface Ethernet1/1\n   mtu 9214\n   priority-flow-control pause watchdog port action drop\n"
+                   "!\nend\n")
+    assert d.commands(want, have, d.managed_scope(want, ["Ethernet1/1"])) == [
+        "interface Ethernet1/1", "priority-flow-control pause watchdog port action drop", "exit"]

@@ -630,3 +630,41 @@ def test_a_restore_never_deletes_what_the_backup_lacks_past_a_physical_interface
     with pytest.raises(SwitchError) as err:
         run_apply(d, backup, full=True, check_mode=True)
     assert "would delete 1 setting(s)" in str(err.value) and "username bob privilege 15 nopassword" in str(err.value)
+
+
+def test_a_lock_taken_over_while_we_ran_is_left_with_a_note():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
+    d = LockedBook("mtu 1500\n")
+    wl = switch_window.WindowLock(d, "T1", 300, now=NOW)
+    wl.take()
+    other = switch_lock.Holder("ops", "elsewhere", 4242, "R2", NOW)
+    d.holder = other.line()              # ours was broken as stale by another window meanwhile
+    assert wl.release() == ("the window lock /var/lock/linerate.lock was taken over by ops@elsewhere (pid 4242, run "
+                            "R2, since 20270115T080000Z) (ours was broken as stale): left as it is")
+    assert d.holder == other.line()
+
+
+def test_the_controller_copy_breaks_a_stale_lock_with_a_warning_and_refuses_a_live_one(tmp_path):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
+    (tmp_path / "linerate.lock").write_text(switch_lock.Holder("ops", "elsewhere", 4242, "R1", NOW - 1000).line() + "\n")
+    d = LockedBook("mtu 1500\n")
+    wl = switch_window.WindowLock(d, "T1", 300, controller_dir=str(tmp_path), now=NOW)
+    wl.take()
+    assert wl.warnings == ["broke the stale controller lock of ops@elsewhere (pid 4242, run R1, since "
+                           "20270115T074320Z): it was taken 1000 s ago, longer than the confirm timer (300 s) plus "
+                           "600 s"]
+    live = switch_window.WindowLock(LockedBook("mtu 1500\n"), "T2", 300, controller_dir=str(tmp_path), now=NOW,
+                                    alive=lambda pid: True)
+    live.me = switch_lock.Holder("ops", "other-host", 4343, "T2", NOW)
+    with pytest.raises(SwitchError) as err:
+        live.take()
+    assert str(err.value) == (f"switch book1: another change window holds this switch: {wl.me.describe()} (lock "
+                              f"{tmp_path}/linerate.lock on this controller); nothing is sent. It ends with that "
+                              "window; a lock older than the confirm timer plus 600 s, or whose process is gone from "
+                              "its controller, is broken by the next window")
+
+
+def test_the_confirm_timer_used_is_reported_to_a_tenth_of_a_second(monkeypatch):
+    clock = iter([0.0, 100.04])
+    monkeypatch.setattr(switch_window.time, "monotonic", lambda: next(clock))
+    assert book_window(Book("mtu 1500\n"), confirm_timeout=120)["confirm_timer_used_s"] == 100.0
