@@ -668,3 +668,17 @@ def test_the_confirm_timer_used_is_reported_to_a_tenth_of_a_second(monkeypatch):
     clock = iter([0.0, 100.04])
     monkeypatch.setattr(switch_window.time, "monotonic", lambda: next(clock))
     assert book_window(Book("mtu 1500\n"), confirm_timeout=120)["confirm_timer_used_s"] == 100.0
+
+
+def test_recovery_is_not_restored_while_the_config_differs_even_with_nothing_pending():
+    assert switch_window.recover(Toy(["other"]), "backup", nested=True) == (
+        False, "running config differs from the backup; running config differs from the backup")
+
+
+def test_every_command_still_to_do_after_the_push_is_named():
+    d = Book("mtu 1500\n")
+    d.commit = lambda confirm_timeout: d.calls.append("commit")   # the push does not take
+    with pytest.raises(SwitchError) as err:
+        book_window(d, "mtu 9216\nspeed 400G\n")
+    assert str(err.value).startswith("switch book1: read-back failed: config not at intent after push, still to do: "
+                                     "mtu 9216; speed 400G; rolled back")
