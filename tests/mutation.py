@@ -1,5 +1,6 @@
-"""`make mutation`: mutation testing of the intent validation and the switch
-drivers, each group against the unit tests that cover it.
+"""`make mutation`: mutation testing of the intent validation, the switch drivers
+and change window, and the verification findings (counters, link health,
+cabling), each group against the unit tests that cover it.
 
 The mutants are mutmut's (its parso-based mutation engine: numbers, strings,
 comparison and boolean operators, keywords, assignments, return values ...).
