@@ -42,7 +42,7 @@ _ENV_NAME = (r"[A-Za-z_][A-Za-z0-9_]{0,63}", "an environment variable name: lett
 _NCCL_NAME = (r"NCCL_[A-Z0-9_]{1,60}", "keys named NCCL_* (upper case, digits, _)")
 _UNIT = (r"[A-Za-z0-9_.:@-]{1,64}", "a systemd unit name: 1-64 of letters, digits and _ . : @ -")
 _PROFILE = (r"[A-Za-z][A-Za-z0-9_-]{0,31}", "a QoS object name: 1-32 of letters, digits, _ -, starting with a letter")
-_MLX_NAME = (r"[A-Z][A-Z0-9_]{0,63}(\[[0-9]{1,4}(\.\.[0-9]{1,4})?\])?",
+_MLX_NAME = (r"[A-Z][A-Za-z0-9_]{0,63}(\[[0-9]{1,4}(\.\.[0-9]{1,4})?\])?",
              "an mlxconfig parameter name such as LINK_TYPE_P1 or ROCE_CC_PRIO_MASK_P1")
 _MLX_VALUE = (r"[A-Za-z0-9_.]{1,64}", "an mlxconfig value: a number or a name of letters, digits, _ .")
 _PSID = (r"[A-Za-z0-9_]{1,16}", "a PSID such as MT_0000000838 (1-16 of letters, digits, _)")
@@ -63,7 +63,7 @@ RESET_LEVELS = (3, 4)
 # PCIe Max_Read_Request_Size values (PCIe base specification, Device Control register).
 MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
 VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
-                 "incast", "nccl")
+                 "gpudirect", "incast", "nccl")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
 # Variables schema.validate() checks itself (with the cabling).
 BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
