@@ -173,3 +173,16 @@ def test_eos_driver_commands():
     assert res["Ethernet9/1"] == {"present": None, "optical": False, "vendor": None, "part_number": None,
                                   "cable_technology": "no module with digital diagnostics (EOS lists none here)",
                                   "ddm": {"rx_power_dbm": None, "temperature_c": None}}
+
+
+def test_a_driver_without_a_transceiver_read_says_so_and_switch_counters_leaves_them_unproven():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_ports_or_why
+
+    class Bare:        # a driver of a platform whose transceiver read is not built (the base method)
+        name = "leaf9"
+
+    d = Bare()
+    optics, why = read_ports_or_why({"name": "leaf9", "fabric_ports": ["swp1"]},
+                                    lambda ports: base.Driver.transceivers(d, ports), None)
+    assert optics is None and "Bare: reading optical modules is not built for this platform" in why

@@ -351,8 +351,10 @@ class Driver(abc.ABC):
         """{port: module} for the ports asked (read-only): the optical module in each port, read with the
         platform's transceiver command and the parser of module_utils/switch/optics.py (``present``,
         ``optical``, ``vendor``, ``part_number``, ``cable_technology``, ``ddm``: Rx power per lane and
-        temperature with the module's alarm thresholds). A port the switch does not report is left out."""
-        raise NotImplementedError(f"{type(self).__name__} does not read transceivers")
+        temperature with the module's alarm thresholds). A port the switch does not report is left out.
+        A driver that has no transceiver read says so as a SwitchError: switch_counters then reports the
+        modules as unproven (``optics_msg``), never as healthy and never as a crash of the whole read."""
+        raise SwitchError(self.name, f"{type(self).__name__}: reading optical modules is not built for this platform")
 
     def lossless(self, ports):
         """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
