@@ -28,6 +28,14 @@ description:
     device) releases its peer at once (the client connects once and closes, the server listens
     in its place), so the peer goes on to its next round instead of waiting for a timeout.
     A failed or timed-out part is recorded as that part's errors and the schedule goes on.
+  - The rounds are not in lock-step (a host whose part ended early enters the next round while
+    its peer still measures), so each host's schedule answers, on its beacon port (the last
+    port of round 0's stride, I(base_port) + I(port_stride) - 1; none when the rails and the
+    meeting port fill the stride), the round it plays. A part's I(connect_timeout) and
+    I(timeout) count from the peer's arrival in the round; while the peer's beacon answers an
+    earlier round, a client waits at the meeting and a server keeps its processes. A peer whose
+    beacon never answered yet is still starting until I(start_timeout); one that stopped
+    answering gets I(connect_timeout); one past the round (it gave the round up) nothing.
   - Output is parsed with the perftest parser (real perftest 4.x..25.x formats, error
     outputs included). The module changes nothing on the host, so C(changed) is always
     false; in check mode it only returns the commands it would run.
@@ -129,12 +137,22 @@ options:
   timeout:
     description:
       - Seconds after which a test process is killed (default duration + 60).
-      - With I(mode=schedule) counted from the start of each part.
+      - With I(mode=schedule) counted from the start of each part, or from the peer's arrival in
+        the round where the peer came later (its beacon).
     type: int
   connect_timeout:
-    description: Seconds a client keeps retrying while its server is not listening yet.
+    description:
+      - Seconds a client keeps retrying while its server is not listening yet.
+      - With I(mode=schedule), counted from the peer's arrival in the round; also how long a part
+        waits for a peer whose schedule stopped answering (its beacon).
     type: int
     default: 30
+  start_timeout:
+    description:
+      - I(mode=schedule) - seconds from this schedule's start during which a peer whose schedule
+        never answered yet (its beacon) counts as still starting, and is waited for. Default
+        I(connect_timeout).
+    type: int
 attributes:
   check_mode:
     support: full
@@ -272,7 +290,8 @@ def main():
             out_json=dict(type="bool", default=False),
             extra_args=dict(type="list", elements="str", default=[]),
             timeout=dict(type="int"),
-            connect_timeout=dict(type="int", default=30)),
+            connect_timeout=dict(type="int", default=30),
+            start_timeout=dict(type="int")),
         required_if=[("mode", "schedule", ["parts"])],
         supports_check_mode=True)
     p = module.params

@@ -91,14 +91,16 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
     ``patch(obj, name, value)``: how Popen and the listen-table readers are replaced (pytest's
     ``monkeypatch.setattr``, or ``setattr`` in a process of its own); ``absent``: nodes that never
     start; ``down``: {node: devices whose port is down}; ``start_delay``: {node: seconds};
-    ``scale``: the share of the test's duration a client holds its connection.
+    ``scale``: the share of the test's duration a client holds its connection ({node: share}: each
+    node's own, 1 for a node not named).
     """
     binary = fake_perftest(directory)
     log = os.path.join(str(directory), "log")
     open(log, "w").close()
     rounds = plans.round_robin(nodes)
     out, errors = {}, []
-    envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=log, SCALE=str(scale),
+    scales = scale if isinstance(scale, dict) else {}
+    envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=log, SCALE=str(scales.get(n, 1.0) if scales else scale),
                     DOWN=" ".join((down or {}).get(n, ())))
             for n in nodes}
     local = threading.local()

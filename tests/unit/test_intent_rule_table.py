@@ -1,4 +1,4 @@
-"""Every variable's rule, whole: what validate_host says of a few wrong values for each of the 307
+"""Every variable's rule, whole: what validate_host says of a few wrong values for each of the 308
 variables with a rule (fixtures/intent/rule_problems.json). Each problem names the key, the value
 (a secret masked) and what is allowed - the type, the range, the choices, the format - so a renamed key,
 a changed limit or choice, a lost rule or a rule that stopped refusing fails here by name.

@@ -136,20 +136,20 @@ def test_schedule_arguments_are_checked(capsys, args, msg):
 def params(parts, **kw):
     p = {"tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": 1, "iterations": 5000, "gid_index": 3,
          "tclass": None, "sl": None, "use_cuda": False, "out_json": False, "extra_args": [],
-         "timeout": 20, "connect_timeout": 15, "base_port": 0, "port_stride": 16, "port_rounds": 64,
+         "timeout": 20, "connect_timeout": 15, "start_timeout": None, "base_port": 0, "port_stride": 16, "port_rounds": 64,
          "parts": parts, "tests": [{"device": "mlx5_0"}, {"device": "mlx5_1"}]}
     p.update(kw)
     return p
 
 
-def play(tmp_path, nodes, monkeypatch, absent=(), down=None, start_delay=None, **kw):
+def play(tmp_path, nodes, monkeypatch, absent=(), down=None, start_delay=None, scale=0.2, **kw):
     """Run every node's schedule at once (threads); returns ({node: records}, log lines, seconds, base, rounds)."""
     import random
     base = random.Random().randrange(20000, 40000)
     addresses = {n: f"127.0.0.{i + 2}" for i, n in enumerate(nodes)}
     out, log, seconds, rounds = schedule_sim.play(
         tmp_path, nodes, addresses, lambda parts: params(parts, base_port=base, **kw), monkeypatch.setattr,
-        absent=absent, down=down, start_delay=start_delay, scale=0.2, join_timeout=120)
+        absent=absent, down=down, start_delay=start_delay, scale=scale, join_timeout=120)
     return out, log, seconds, base, rounds
 
 
@@ -161,7 +161,7 @@ def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(t
         assert [(r["round"], r["role"]) for r in out[n]] == [
             (p["round"], p["role"]) for p in plans.schedule_parts(rounds, n)]
         for rec in out[n]:
-            assert set(rec) == {"round", "role", "peer", "results", "seconds"}
+            assert set(rec) == {"round", "role", "peer", "results", "seconds", "peer_wait"}
             assert [r["tcp_port"] for r in rec["results"]] == [base + 16 * rec["round"], base + 16 * rec["round"] + 1]
             assert all(r["error"] is None and r["gbps"] > 0 for r in rec["results"])
     # every connection was the one its round planned: server node, rail and port agree with the plan
@@ -177,6 +177,100 @@ def test_four_nodes_play_every_round_and_each_client_reaches_its_rounds_server(t
     assert [(r["round"], r["rails"]) for r in timing["rounds"]] == [(0, 4), (1, 4), (2, 4)]
     assert all(r["client_starts"] == r["rails"] and r["seconds"] > 0 for r in timing["rounds"])
     assert timing["client_retries"] == 0
+
+
+def _slow_pair_play(tmp_path, monkeypatch):
+    # n1's clients hold their connection 3 s (the others 0.2 s): whoever meets n1 or its partner in
+    # the next round arrives ~3 s early, beyond connect_timeout (1 s); a server whose client comes
+    # 3 s late and holds 3 s outlasts its own timeout (5 s) counted from its own start
+    nodes = ["n1", "n2", "n3", "n4"]
+    return play(tmp_path, nodes, monkeypatch, scale={"n1": 3.0, "n2": 0.2, "n3": 0.2, "n4": 0.2},
+                timeout=5, connect_timeout=1)
+
+
+def test_a_peer_still_measuring_its_last_round_is_waited_for_not_failed(tmp_path, monkeypatch):
+    out, log, seconds, base, rounds = _slow_pair_play(tmp_path, monkeypatch)
+    tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
+    assert len(tests) == 12 and [t for t in tests if not t["ok"]] == []
+    # the rounds were not in lock-step: some part waited for its peer longer than connect_timeout
+    waits = [rec["peer_wait"] for recs in out.values() for rec in recs]
+    assert max(waits) > 2, waits
+    assert all(r["attempts"] == 1 for recs in out.values() for rec in recs if rec["role"] == "client"
+               for r in rec["results"])
+
+
+@pytest.mark.parametrize("start_timeout,fails", [(6, False), (None, True)])
+def test_a_node_whose_schedule_starts_late_is_waited_for_up_to_start_timeout(tmp_path, monkeypatch,
+                                                                             start_timeout, fails):
+    # n4's schedule starts 2.5 s after the others' (an async start in batches): within start_timeout
+    # its peers wait for it; without one (connect_timeout, 1 s) its first peers give up
+    out, log, seconds, base, rounds = play(tmp_path, ["n1", "n2", "n3", "n4"], monkeypatch, start_delay={"n4": 2.5},
+                                           timeout=5, connect_timeout=1, start_timeout=start_timeout)
+    bad = [t for t in rdma.evaluate_tests(rdma.round_tests(out), 100) if not t["ok"]]
+    assert bool(bad) == fails
+    assert all("n4" in (t["client"][0], t["server"][0]) for t in bad)
+
+
+def test_without_the_beacon_the_same_lag_fails_tests(tmp_path, monkeypatch):
+    # the scenario above is a real one: each side counting its own clock fails healthy rails
+    monkeypatch.setattr(benchmarks, "beacon_port", lambda p: None)
+    out, log, seconds, base, rounds = _slow_pair_play(tmp_path, monkeypatch)
+    tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
+    assert [t for t in tests if not t["ok"]]
+
+
+def test_the_beacon_answers_its_round_and_a_peer_past_the_round_ends_the_wait():
+    port = 0
+    beacon = benchmarks.Beacon(None)
+    assert beacon.sock is None and beacon.serve() is None
+    import socket
+    probe = socket.socket()
+    probe.bind(("127.0.0.9", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    beacon = benchmarks.Beacon(port)
+    try:
+        beacon.round = 7
+        import threading
+        answers = []
+        t = threading.Thread(target=lambda: answers.append(benchmarks.ask_round("127.0.0.9", port, timeout=2)))
+        t.start()
+        deadline = __import__("time").monotonic() + 3
+        while t.is_alive() and __import__("time").monotonic() < deadline:
+            beacon.serve()
+        t.join()
+        assert answers == [7]
+        # nobody serving it yet: the connection is taken (the kernel's backlog) but unanswered
+        assert benchmarks.ask_round("127.0.0.9", port, timeout=0.2) is benchmarks.ALIVE
+    finally:
+        beacon.close()
+    assert benchmarks.ask_round("127.0.0.9", port, timeout=0.2) is None
+
+
+@pytest.mark.parametrize("answer,seen,now,state", [
+    (benchmarks.ALIVE, False, 0, "behind"), (2, False, 0, "behind"), (-1, True, 0, "behind"),
+    (3, False, 0, "here"), (4, True, 0, "past"),
+    (None, False, 5, "starting"), (None, False, 20, "absent"), (None, True, 5, "absent")])
+def test_a_watch_reads_the_peers_beacon_against_its_round(monkeypatch, answer, seen, now, state):
+    monkeypatch.setattr(benchmarks, "ask_round", lambda address, port: answer)
+    known = {"10.0.0.2"} if seen else set()
+    watch = benchmarks.Watch("10.0.0.2", 18530, 3, known, start_deadline=10)
+    assert watch.state(now) == state
+    # a peer that answered once is known from then on (its silence later: gone, not starting)
+    assert ("10.0.0.2" in known) == (seen or answer is not None)
+    assert watch.state(now) is None                  # the next question only after BEACON_ASK
+
+
+def test_the_beacon_port_is_the_last_of_round_zeros_stride_when_the_rails_leave_room():
+    assert benchmarks.beacon_port(params(PARTS, base_port=18515)) == 18515 + 15
+    assert benchmarks.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 14)) == 18530
+    # 15 rails: the meeting port takes the last one, no room for the beacon
+    assert benchmarks.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 15)) is None
+    # no round's rails or meeting port ever take it
+    p = params(PARTS, base_port=18515, tests=[{"device": "d"}] * 14)
+    used = {benchmarks.schedule_port(18515, r, i) for r in range(200) for i in range(14)}
+    used |= {benchmarks.meet_port(p, {"round": r}) for r in range(200)}
+    assert benchmarks.beacon_port(p) not in used
 
 
 def test_the_meeting_port_follows_the_rails_and_is_none_when_they_fill_the_stride():
@@ -256,8 +350,8 @@ def test_a_dead_peer_costs_its_rounds_and_the_schedule_goes_on(tmp_path, monkeyp
 def test_a_failing_part_is_recorded_and_the_next_part_runs(monkeypatch):
     calls = []
 
-    def rails(run, p, tests, release=False, meet=None):
-        calls.append((p["mode"], meet))
+    def rails(run, p, tests, release=False, meet=None, beacon=None, watch=None, stats=None):
+        calls.append((p["mode"], meet, (watch.address, watch.port, watch.round)))
         if len(calls) == 1:
             raise OSError("Too many open files")
         return [{"device": t["device"], "tcp_port": t["tcp_port"], "error": None, "gbps": 390.0} for t in tests]
@@ -268,7 +362,8 @@ def test_a_failing_part_is_recorded_and_the_next_part_runs(monkeypatch):
             return "/usr/bin/" + tool
     recs = benchmarks.run_schedule(Run(), params(PARTS, base_port=18515))
     # each part's meeting port: the first of its round's stride after the two rails
-    assert calls == [("server", 18517), ("client", 18549)]
+    # and what it watches: the peer's beacon (the last port of round 0's stride) in its own round
+    assert calls == [("server", 18517, ("10.0.0.2", 18530, 0)), ("client", 18549, ("10.0.0.3", 18530, 2))]
     assert recs[0]["error"] == "OSError: Too many open files"
     assert [(r["device"], r["tcp_port"], r["error"]) for r in recs[0]["results"]] == [
         ("mlx5_0", 18515, "part failed: OSError: Too many open files"),

@@ -210,14 +210,111 @@ def listening_ports(address=None):
 MEET_CONNECT = 0.5
 MEET_GRACE = 5.0    # a server whose ports never show in /proc/net/tcp opens the meeting anyway
 
+# The beacon: each node's schedule answers, on one TCP port for the whole schedule, the round it
+# plays. A part's clock (connect_timeout, timeout) counts from when its peer reached the round,
+# not from when this node did: a node whose previous part ended early (an idle round, a pair
+# that measured at once) enters the next round while its peer still measures the last one, and
+# the rounds are not in lock-step, so the lag can add up over rounds. While the peer's beacon
+# answers an earlier round (or answers at all without a round: alive, busy), this side waits
+# for it; a peer whose beacon does not answer (not started, or gone) gets connect_timeout, as
+# before, and a peer past the round (it gave this round up) none.
+BEACON_ASK = 0.5    # how often a waiting side asks its peer's beacon
+ALIVE = "alive"     # the peer's beacon took the connection and said nothing in time (busy, not gone)
 
-def _run_rails(run, p, tests, release=False, meet=None):
+
+def beacon_port(p):
+    """This schedule's beacon port: the last port of round 0's stride, None when the rails and the
+    meeting port leave it no room (then each side counts its own clock, as without one)."""
+    stride = int(p["port_stride"])
+    if len(p["tests"]) + 2 > stride:
+        return None
+    return schedule_port(p["base_port"], 0, stride - 1, stride, p["port_rounds"])
+
+
+class Beacon:
+    """This node's answer to its peers: the round its schedule plays (``round``)."""
+
+    def __init__(self, port):
+        self.round = -1
+        self.sock = _listen(port) if port else None
+
+    def serve(self):
+        """Answer every peer waiting on the beacon (non-blocking)."""
+        while self.sock is not None and select.select([self.sock], [], [], 0)[0]:
+            try:
+                conn = self.sock.accept()[0]
+            except OSError:
+                return
+            try:
+                conn.sendall(b"%d\n" % self.round)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def ask_round(address, port, timeout=MEET_CONNECT):
+    """The round the peer's schedule plays (its beacon's answer), ALIVE when its beacon took the
+    connection but answered nothing in time, None when nothing listens there."""
+    try:
+        sock = socket.create_connection((address, port), timeout=timeout)
+    except OSError:
+        return None
+    try:
+        data = sock.recv(32)
+        return int(data.decode().strip())
+    except (OSError, ValueError):
+        return ALIVE
+    finally:
+        sock.close()
+
+
+class Watch:
+    """What one part learns of its peer's schedule from the peer's beacon.
+
+    ``seen``: the peers whose beacon answered once in this schedule (shared by its parts);
+    ``start_deadline``: until then a peer that never answered counts as still starting (the
+    start skew between the nodes' schedules), after it as absent."""
+
+    def __init__(self, address, port, round_id, seen, start_deadline):
+        self.address, self.port, self.round = address, port, round_id
+        self.seen, self.start_deadline = seen, start_deadline
+        self.ask_at = 0.0
+
+    def state(self, now):
+        """None when no question is due yet (one every BEACON_ASK s), else the peer's state:
+        ``behind`` (alive, in an earlier round or busy), ``here`` (in this round), ``past`` (it
+        gave this round up), ``starting`` (never answered, within the start window) or ``absent``."""
+        if now < self.ask_at:
+            return None
+        answer = ask_round(self.address, self.port)
+        self.ask_at = time.monotonic() + BEACON_ASK
+        if answer is None:
+            return "starting" if self.address not in self.seen and now < self.start_deadline else "absent"
+        self.seen.add(self.address)
+        if answer is ALIVE or answer < self.round:
+            return "behind"
+        return "here" if answer == self.round else "past"
+
+
+def _run_rails(run, p, tests, release=False, meet=None, beacon=None, watch=None, stats=None):
     """Every rail's process at once, polled: ``p["mode"]`` server or client; one result per test.
 
     ``meet`` (the schedule): the round's meeting port. A server opens it once every rail's
     server listens (or failed); a client connects to it on its server's address and starts
     its rails only then, or at ``connect_timeout`` (then once: a dead peer costs what it cost
     without the meeting).
+
+    ``beacon`` (the schedule): this node's Beacon, answered while the rails run. ``watch``
+    (a Watch on the peer's beacon): while the peer has not reached the round but is alive (or
+    still starting), a client waits on at the meeting and a server's processes are not killed
+    (their ``timeout`` counts from the peer's arrival); ``stats["peer_wait"]``: the seconds this
+    part waited for its peer.
 
     A client whose server does not listen yet is started again every RETRY_DELAY s until
     ``connect_timeout``; every process is killed at ``timeout``. With ``release`` (the
@@ -229,7 +326,8 @@ def _run_rails(run, p, tests, release=False, meet=None):
     """
     binary = run.path(p["tool"])
     timeout = p["timeout"] or (p["duration"] or 10) + 60
-    now = time.monotonic()
+    now = began = time.monotonic()
+    met = False
     deadline, connect_deadline = now + timeout, now + p["connect_timeout"]
     tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
     serving = p["mode"] == "server"
@@ -246,11 +344,36 @@ def _run_rails(run, p, tests, release=False, meet=None):
     try:
         while True:
             now = time.monotonic()
+            if beacon is not None:
+                beacon.serve()
             if gate:
-                if not _poke(tests[0]["server"], meet, MEET_CONNECT) and now < connect_deadline:
+                met = _poke(tests[0]["server"], meet, MEET_CONNECT)
+                if not met and now < connect_deadline:
+                    state = watch.state(now) if watch else None
+                    if state in ("behind", "here"):       # alive, not past the round: it is coming
+                        connect_deadline = max(connect_deadline, watch.ask_at + p["connect_timeout"])
+                    elif state == "starting":
+                        connect_deadline = max(connect_deadline, watch.start_deadline)
+                    elif state == "past":                 # it gave this round up
+                        connect_deadline = now
                     time.sleep(POLL)
                     continue
-                gate = False                              # met, or out of time: the rails start below
+                # met, or out of time: the rails start below, their clocks from now (the peer's arrival)
+                gate, now = False, time.monotonic()
+                deadline = now + timeout
+                connect_deadline = now + p["connect_timeout"] if met else now
+                if stats is not None:
+                    stats["peer_wait"] = now - began
+                for job in jobs:
+                    job["restart_at"] = now
+            if serving and watch and any(j["result"] is None for j in jobs):
+                state = watch.state(now)
+                if state in ("behind", "starting"):       # its client is still coming
+                    deadline = max(deadline, time.monotonic() + timeout)
+                    if stats is not None:
+                        stats["peer_wait"] = time.monotonic() - began
+                elif state in ("here", "past"):
+                    watch = None                          # its client reached the round: no more questions
             if serving and meet is not None and meet_at is not None:
                 listening = listening_ports() if now < meet_at else None
                 if listening is None or all(job["result"] is not None or job["stand_in"] is not None
@@ -389,33 +512,53 @@ def run_schedule(run, p, check=False):
     server does not listen yet; idle: nothing. The rounds synchronise through the servers:
     a client's retries wait for its peer to reach the round. A part that fails or times
     out is that part's errors and the next part starts (a dead peer costs its rounds, no
-    more). Returns ``[{"round", "role", "peer", "results", "seconds"}]`` for the server and
-    client parts (the records of ``verify_fabric_rdma_log``); with ``check``, each rail's
-    argv and nothing run.
+    more). A part's clocks count from its peer's arrival in the round (the Beacon: while the
+    peer's schedule answers that it is still in an earlier round, this side waits for it).
+    Returns ``[{"round", "role", "peer", "results", "seconds", "peer_wait"}]`` for the server
+    and client parts (the records of ``verify_fabric_rdma_log``; ``peer_wait``: seconds spent
+    waiting for the peer); with ``check``, each rail's argv and nothing run.
     """
     binary = (run.which(p["tool"]) or p["tool"]) if check else run.path(p["tool"])
     records = []
-    for part in p["parts"]:
-        if part["role"] not in ("server", "client"):
-            continue
-        tests = part_tests(p["tests"], part, p["base_port"], p["port_stride"], p["port_rounds"])
-        pp = dict(p, mode=part["role"], tests=tests)
-        started = time.monotonic()
-        record = {"round": int(part["round"]), "role": part["role"], "peer": part["peer"]}
-        if check:
-            record["results"] = [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
-                                       "argv": perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
-                                       "error": None}, **({"peer_device": t["peer_device"]} if t.get("peer_device")
-                                                          else {})) for i, t in enumerate(tests)]
-        else:
-            try:
-                record["results"] = _run_rails(run, pp, tests, release=True, meet=meet_port(p, part))
-            except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
-                record["error"] = f"{type(e).__name__}: {e}"
-                record["results"] = _part_failed(tests, f"part failed: {record['error']}")
-        record["seconds"] = round(time.monotonic() - started, 1)
-        records.append(record)
+    port = None if check else beacon_port(p)
+    beacon = Beacon(port)
+    # a peer whose schedule never answered is still starting until start_timeout (the nodes'
+    # schedules start with some skew: forks, SSH, an async start in batches)
+    seen, start_deadline = set(), time.monotonic() + (p.get("start_timeout") or p["connect_timeout"])
+    try:
+        for part in p["parts"]:
+            if part["role"] in ("server", "client"):
+                watch = Watch(part.get("peer_address") or part["peer"], port, int(part["round"]), seen,
+                              start_deadline) if port else None
+                records.append(_play_part(run, p, part, binary, check, beacon, watch))
+    finally:
+        beacon.close()
     return records
+
+
+def _play_part(run, p, part, binary, check, beacon, watch):
+    """One server or client part of the schedule: its record."""
+    tests = part_tests(p["tests"], part, p["base_port"], p["port_stride"], p["port_rounds"])
+    pp = dict(p, mode=part["role"], tests=tests)
+    started = time.monotonic()
+    record = {"round": int(part["round"]), "role": part["role"], "peer": part["peer"]}
+    beacon.round = record["round"]
+    if check:
+        record["results"] = [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
+                                   "argv": perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
+                                   "error": None}, **({"peer_device": t["peer_device"]} if t.get("peer_device")
+                                                      else {})) for i, t in enumerate(tests)]
+    else:
+        stats = {}
+        try:
+            record["results"] = _run_rails(run, pp, tests, release=True, meet=meet_port(p, part),
+                                           beacon=beacon, watch=watch, stats=stats)
+        except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
+            record["error"] = f"{type(e).__name__}: {e}"
+            record["results"] = _part_failed(tests, f"part failed: {record['error']}")
+        record["peer_wait"] = round(stats.get("peer_wait", 0.0), 1)
+    record["seconds"] = round(time.monotonic() - started, 1)
+    return record
 
 
 # ---------------------------------------------------------------- nccl-tests

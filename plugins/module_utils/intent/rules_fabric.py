@@ -107,6 +107,7 @@ FABRIC_RULES = {
     "verify_fabric_ib_write_bw_out_json": boolean,
     "verify_fabric_ib_write_bw_base_port": integer(1, 65535, " (a TCP port)"),
     "verify_fabric_ib_write_bw_connect_timeout": integer(1, 600, " seconds"),
+    "verify_fabric_ib_write_bw_start_timeout": integer(1, 3600, " seconds"),
     "verify_fabric_ib_write_bw_extra_args": ARGV,
     "verify_fabric_ib_send_bw_rounds": integer(0, 64),
     "verify_fabric_ib_send_bw_duration": integer(1, 3600, " seconds"),
