@@ -36,5 +36,8 @@ def test_markdown_names_the_slowest_round_and_the_client_restarts():
                               dict(FABRIC, name="lab"))
     assert ("ib_write_bw rounds: 2, the slowest round 1 (4.1 s); 4 client start(s) again while a server "
             "was not listening yet.") in report.to_markdown(doc)
+    sched["peer_wait"] = 7.25
+    assert ("4 client start(s) again while a server was not listening yet; parts waited 7.25 s in all for a "
+            "peer still in an earlier round.") in report.to_markdown(doc)
     doc["checks"]["ib_write_bw"]["schedule"] = {"rounds": [], "client_retries": 0}
     assert "ib_write_bw rounds" not in report.to_markdown(doc)

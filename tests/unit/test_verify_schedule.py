@@ -296,18 +296,19 @@ def test_listening_ports_reads_the_kernels_listen_table_by_address():
 
 def test_schedule_timing_takes_each_rounds_slowest_part_and_counts_client_restarts():
     ok = {"error": None, "gbps": 390.0}
-    logs = {"a": [{"round": 0, "role": "server", "peer": "b", "seconds": 2.4, "results": [dict(ok, attempts=1)] * 2},
+    logs = {"a": [{"round": 0, "role": "server", "peer": "b", "seconds": 2.4, "peer_wait": 0.5,
+                   "results": [dict(ok, attempts=1)] * 2},
                   {"round": 1, "role": "client", "peer": "c", "seconds": 3.1,
                    "results": [dict(ok, attempts=4), dict(ok, attempts=1)]}],
             "b": [{"round": 0, "role": "client", "peer": "a", "seconds": 2.6,
                    "results": [dict(ok, attempts=1), dict(ok, attempts=2)]}],
-            "c": [{"round": 1, "role": "server", "peer": "a", "seconds": 2.2, "results": [dict(ok, attempts=1)] * 2}],
+            "c": [{"round": 1, "role": "server", "peer": "a", "seconds": 2.2, "peer_wait": 1.25, "results": [dict(ok, attempts=1)] * 2}],
             "d": []}
     assert rdma.schedule_timing(logs) == {
-        "rounds": [{"round": 0, "seconds": 2.6, "client_starts": 3, "rails": 2},
-                   {"round": 1, "seconds": 3.1, "client_starts": 5, "rails": 2}],
-        "client_retries": 4}
-    assert rdma.schedule_timing({}) == {"rounds": [], "client_retries": 0}
+        "rounds": [{"round": 0, "seconds": 2.6, "client_starts": 3, "rails": 2, "peer_wait": 0.5},
+                   {"round": 1, "seconds": 3.1, "client_starts": 5, "rails": 2, "peer_wait": 1.25}],
+        "client_retries": 4, "peer_wait": 1.8}
+    assert rdma.schedule_timing({}) == {"rounds": [], "client_retries": 0, "peer_wait": 0}
 
 
 def test_a_port_down_fails_its_tests_fast_and_is_named(tmp_path, monkeypatch):

@@ -90,21 +90,26 @@ def schedule_timing(logs):
     """How the rounds ran, from the per-host round logs ({node: [entries]}): per round, the
     longest part (``seconds``: the round's wall time on its slowest node) and the client
     starts (``client_starts``: perftest clients started, a retry while the peer's server did
-    not listen yet included; one per rail when every server was ready). Returns
-    ``{"rounds": [{"round", "seconds", "client_starts", "rails"}], "client_retries"}``.
+    not listen yet included; one per rail when every server was ready) and ``peer_wait``
+    (the longest a part of the round waited for its peer to reach it). Returns
+    ``{"rounds": [{"round", "seconds", "client_starts", "rails", "peer_wait"}], "client_retries",
+    "peer_wait"}`` (the top level: the seconds waited for late peers, over every part).
     """
-    rounds = {}
+    rounds, waited = {}, []
     for entries in (logs or {}).values():
         for e in entries or []:
             r = rounds.setdefault(int(e["round"]), {"round": int(e["round"]), "seconds": 0.0,
-                                                    "client_starts": 0, "rails": 0})
+                                                    "client_starts": 0, "rails": 0, "peer_wait": 0.0})
             r["seconds"] = max(r["seconds"], float(e.get("seconds") or 0))
+            r["peer_wait"] = max(r["peer_wait"], float(e.get("peer_wait") or 0))
+            waited.append(float(e.get("peer_wait") or 0))
             if e.get("role") == "client":
                 results = e.get("results") or []
                 r["rails"] += len(results)
                 r["client_starts"] += sum(int(x.get("attempts") or 0) for x in results)
     out = [rounds[k] for k in sorted(rounds)]
-    return {"rounds": out, "client_retries": sum(max(0, r["client_starts"] - r["rails"]) for r in out)}
+    return {"rounds": out, "client_retries": sum(max(0, r["client_starts"] - r["rails"]) for r in out),
+            "peer_wait": round(sum(waited), 1)}
 
 
 _PASSED = {"ok": True, "code": None, "blame": None}

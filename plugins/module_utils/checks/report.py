@@ -80,7 +80,9 @@ def to_markdown(report, view=None):
         slow = max(sched["rounds"], key=lambda r: r["seconds"])
         lines += [f"ib_write_bw rounds: {len(sched['rounds'])}, the slowest round {slow['round']} "
                   f"({slow['seconds']:g} s); {sched.get('client_retries', 0)} client start(s) again while "
-                  "a server was not listening yet.", ""]
+                  "a server was not listening yet"
+                  + (f"; parts waited {sched['peer_wait']:g} s in all for a peer still in an earlier round"
+                     if sched.get("peer_wait") else "") + ".", ""]
     retest = (report.get("meta") or {}).get("retest_phases")
     if isinstance(retest, dict) and retest.get("max") is not None:
         lines += [f"Re-test phases (sampled plan): {retest.get('ran', 0)} of at most {retest['max']} ran "
