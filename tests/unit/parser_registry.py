@@ -16,6 +16,7 @@ PARSERS = [
     ("parsers.linkhealth", "parse_perfquery", "counters/perfquery_*.txt"),
     ("parsers.linkhealth", "parse_ibqueryerrors", "counters/ibqueryerrors_*.txt"),
     ("parsers.linkhealth", "parse_mlxlink", "counters/mlxlink_*.txt"),
+    ("parsers.ethtool_module", "parse_ethtool_module", "ethtool_module/*.txt"),
     ("switch.counters", "parse_sonic_pfc_counters", "counters/sonic_pfc_counters_*.txt"),
     ("switch.counters", "parse_sonic_queue_counters", "counters/sonic_queue_counters_*.txt"),
     ("switch.counters", "parse_nvue_roce_counters", "counters/nvue_roce_counters_*.txt"),
@@ -79,5 +80,8 @@ PARSERS = [
     ("switch.optics", "parse_nvue_platform_transceiver", "switch/real_nvue_platform_transceiver_*.txt"),
     ("switch.optics", "parse_sonic_transceiver_eeprom", "switch/real_sonic_eeprom_dom_*.txt"),
     ("switch.optics", "parse_eos_transceiver_detail", "switch/eos_transceiver_detail_*.json"),
+    ("switch.ber", "parse_sonic_fec_stats", "switch/real_sonic_fec_stats_*.txt"),
+    ("switch.ber", "parse_nvue_phy_health", "switch/real_nvue_phy_detail_*.txt", "switch/real_nvue_phy_health_*.txt"),
+    ("switch.ber", "parse_eos_phy_detail", "switch/real_eos_phy_detail_*.json"),
     ("switch.sonic", "parse_show_ecn", "switch/sonic_show_ecn.txt", "switch/real_sonic_show_ecn_*.txt"),
 ]
