@@ -109,3 +109,85 @@ def test_eos_fec_mode_revision_1_text_and_management_port():
 def test_malformed_output_raises(parser, text):
     with pytest.raises(ParseError):
         parser(text)
+
+
+# ---------------------------------------------------------------- the commands each driver sends (read-only)
+
+from switch_testlib import fixture as switch_fixture, make, sim_driver  # noqa: E402
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
+
+
+def test_nvue_driver_reads_phy_health_per_present_port():
+    d, fake = make("nvue", answers={
+        "nv show interface": switch_fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 link phy health": fixture("switch", "real_nvue_phy_health_cl515.txt"),
+        "nv show interface swp2 link phy health": fixture("switch", "real_nvue_phy_health_reference.txt")})
+    res = d.phy_errors(["swp1", "swp2", "swp9"])
+    assert fake.sent == ["nv show interface", "nv show interface swp1 link phy health",
+                         "nv show interface swp2 link phy health"]
+    assert list(res) == ["swp1", "swp2"] and res["swp1"]["fec_uncorrected"] == 0
+
+
+def test_nvue_driver_falls_back_to_phy_detail_once_and_keeps_it():
+    d, fake = make("nvue", answers={
+        "nv show interface": switch_fixture("nvue_show_interface.txt"),
+        "nv show interface swp1 link phy health": "Error: The requested item does not exist.",
+        "nv show interface swp1 link phy-detail": fixture("switch", "real_nvue_phy_detail_reference.txt"),
+        "nv show interface swp2 link phy-detail": fixture("switch", "real_nvue_phy_detail_cl510.txt")})
+    res = d.phy_errors(["swp1", "swp2"])
+    assert fake.sent == ["nv show interface", "nv show interface swp1 link phy health",
+                         "nv show interface swp1 link phy-detail", "nv show interface swp2 link phy-detail"]
+    assert res["swp1"]["pre_fec_ber"] == 1e-7 and res["swp2"]["pre_fec_ber"] == 1.5e-254
+
+
+NO_ITEM = "Error: The requested item does not exist."
+
+
+def test_nvue_driver_without_either_form_names_both_answers():
+    d, _ = make("nvue", answers={"nv show interface": switch_fixture("nvue_show_interface.txt"),
+                                 "nv show interface swp1 link phy health": NO_ITEM,
+                                 "nv show interface swp1 link phy-detail": NO_ITEM})
+    with pytest.raises(SwitchError) as exc:
+        d.phy_errors(["swp1"])
+    msg = str(exc.value)
+    assert msg.startswith("switch sw: no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
+    assert "'nv show interface swp1 link phy health': Error" in msg
+    assert "'nv show interface swp1 link phy-detail': Error" in msg
+
+
+def test_sonic_driver_one_table_for_every_port():
+    d, fake = make("sonic", answers={
+        "show interfaces counters fec-stats": fixture("switch", "real_sonic_fec_stats_202511_unittest.txt")})
+    res = d.phy_errors(["Ethernet0", "Ethernet8", "Ethernet200"])
+    assert fake.sent == ["show interfaces counters fec-stats"]
+    assert list(res) == ["Ethernet0", "Ethernet8"] and res["Ethernet0"]["fec_uncorrected"] == 3
+
+
+def test_sonic_driver_before_202205_is_refused_as_the_switch_refuses_it():
+    d, _ = make("sonic", answers={"show interfaces counters fec-stats": 'Usage: show interfaces counters [OPTIONS] '
+                                  'COMMAND [ARGS]...\nTry "show interfaces counters -h" for help.\n\n'
+                                  'Error: No such command "fec-stats".'})
+    with pytest.raises(SwitchError, match="rejected command 'show interfaces counters fec-stats'"):
+        d.phy_errors(["Ethernet0"])
+
+
+def test_eos_driver_one_json_read():
+    d, fake = make("eos", answers={
+        "show interfaces phy detail | json": fixture("switch", "real_eos_phy_detail_anta_uncorrected.json")})
+    res = d.phy_errors(["Ethernet1/1", "Ethernet9/1"])
+    assert fake.sent == ["show interfaces phy detail | json"]
+    assert res == {"Ethernet1/1": errors(pre=1.3399973239803202e-22, corrected=35, uncorrected=20)}
+
+
+def test_a_driver_without_a_ber_read_says_so_and_switch_counters_leaves_it_unproven():
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_ports_or_why
+
+    class Bare:        # a driver of a platform whose BER read is not built (the base method)
+        name = "leaf9"
+
+    got, why = read_ports_or_why({"name": "leaf9", "fabric_ports": ["swp1"]},
+                                 lambda ports: base.Driver.phy_errors(Bare(), ports), None)
+    assert got is None and why == ("switch leaf9: Bare: reading bit error rates and FEC counters is not built for "
+                                   "this platform")

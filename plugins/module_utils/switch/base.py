@@ -356,6 +356,16 @@ class Driver(abc.ABC):
         modules as unproven (``optics_msg``), never as healthy and never as a crash of the whole read."""
         raise SwitchError(self.name, f"{type(self).__name__}: reading optical modules is not built for this platform")
 
+    def phy_errors(self, ports):
+        """{port: errors} for the ports asked (read-only): the bit error rate and FEC counters of what each
+        port receives, read with the platform's command and the parser of module_utils/switch/ber.py
+        (``pre_fec_ber``, ``post_fec_ber``, ``fec_corrected``, ``fec_uncorrected``, ``fec_mode``, each None
+        where the platform does not print it). A port the switch does not report is left out. A driver
+        that has no such read says so as a SwitchError: switch_counters then reports the rates as unproven
+        (``ber_msg``), never as healthy and never as a crash of the whole read."""
+        raise SwitchError(self.name, f"{type(self).__name__}: reading bit error rates and FEC counters is not built "
+                                     "for this platform")
+
     def lossless(self, ports):
         """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
         headroom and those the PFC watchdog guards (from ``oper``; None where the platform's driver

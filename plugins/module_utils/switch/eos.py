@@ -458,6 +458,12 @@ class EosDriver(Driver):
                                          cable_technology="no module with digital diagnostics (EOS lists none here)")
         return out
 
+    def phy_errors(self, ports):
+        """{port: errors} from ``show interfaces phy detail | json`` (read-only): the worst pre-FEC BER of the
+        port's PHYs and their corrected / uncorrected codewords (ber.py); EOS prints no post-FEC BER."""
+        c = _switch_ber().parse_eos_phy_detail(self.run("show interfaces phy detail | json"))
+        return {p: c[p] for p in ports if p in c}
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -475,3 +481,12 @@ def _switch_optics():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import optics as switch_optics  # type: ignore
     return switch_optics
+
+
+def _switch_ber():
+    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import ber as switch_ber  # type: ignore
+    return switch_ber

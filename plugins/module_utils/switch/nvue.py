@@ -312,6 +312,7 @@ class NvueDriver(Driver):
         self._rev_before = None
         self._rev_applied = None
         self._committed = False
+        self._phy_form = None   # the link phy health form this switch answered (phy_errors)
 
     def get_running(self):
         return self.run("nv config show -o commands")
@@ -511,6 +512,40 @@ class NvueDriver(Driver):
             res.update(op.parse_nvue_platform_transceiver(self.run(f"nv show platform transceiver {p}"), p))
         return res
 
+    # the port's physical-layer error counters: the 5.15 name first, then the 5.10 - 5.14 one (the
+    # NVUE command reference: "In Cumulus Linux 5.14 and earlier, this command is ... link phy-detail")
+    PHY_HEALTH_FORMS = ("link phy health", "link phy-detail")
+
+    def phy_errors(self, ports):
+        """{port: errors} from ``nv show interface <p> link phy health`` (5.15+) or ``... link phy-detail``
+        (5.10 - 5.14), read-only: raw-ber (pre-FEC), effective-ber (post-FEC), effective-errors (the bits FEC
+        did not correct, as ``fec_uncorrected``) (ber.py). The form the switch answers is kept for the next
+        port; Cumulus Linux 5.9 and earlier have neither: a SwitchError names both answers."""
+        br = _switch_ber()
+        res = {}
+        for p, _row in self._present(ports):
+            res.update(self._phy_health(br, p))
+        return res
+
+    def _phy_health(self, br, port):
+        forms = [self._phy_form] if self._phy_form else list(self.PHY_HEALTH_FORMS)
+        why = []
+        for form in forms:
+            command = f"nv show interface {port} {form}"
+            out = self.run(command, check=False)
+            err = self.error_in(out)
+            if err is None:
+                try:
+                    parsed = br.parse_nvue_phy_health(out, port)
+                except ParseError as exc:
+                    err = str(exc)
+                else:
+                    self._phy_form = form
+                    return parsed
+            why.append(f"{command!r}: {err}")
+        raise SwitchError(self.name, "no physical-layer error counters (Cumulus Linux 5.10 and later print them): "
+                          + "; ".join(why), output=out, command=command)
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -528,3 +563,12 @@ def _switch_optics():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import optics as switch_optics  # type: ignore
     return switch_optics
+
+
+def _switch_ber():
+    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import ber as switch_ber  # type: ignore
+    return switch_ber

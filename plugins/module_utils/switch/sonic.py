@@ -527,6 +527,12 @@ class SonicDriver(Driver):
                 res[p] = mods[p]
         return res
 
+    def phy_errors(self, ports):
+        """{port: errors} from ``show interfaces counters fec-stats`` (portstat -f, read-only): FEC_CORR and
+        FEC_UNCORR codewords, and from 202411 FEC_PRE_BER / FEC_POST_BER (ber.py); an N/A is None."""
+        c = _switch_ber().parse_sonic_fec_stats(self.run("show interfaces counters fec-stats"))
+        return {p: c[p] for p in ports if p in c}
+
 
 def _switch_counters():
     """The switch counter parsers (module_utils/switch/counters.py)."""
@@ -544,3 +550,12 @@ def _switch_optics():
     except ImportError:  # standalone (tests, corpus checks)
         from switch import optics as switch_optics  # type: ignore
     return switch_optics
+
+
+def _switch_ber():
+    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
+    try:
+        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
+    except ImportError:  # standalone (tests, corpus checks)
+        from switch import ber as switch_ber  # type: ignore
+    return switch_ber
