@@ -3,7 +3,7 @@ timers, paging, and the running-config subset the templates emit.
 
 Exec: show running-config | interfaces status | configuration sessions |
 session-config diffs | priority-flow-control counters [watchdog] | json | interfaces transceiver
-detail | json; configure [terminal]; configure session <name>
+detail | json | interfaces phy detail | json; configure [terminal]; configure session <name>
 [commit|abort]; terminal length|width; write memory; enable; exit.
 Config: hostname; [no] qos map dscp <d..> to traffic-class <tc>;
 interface <name>; commit; commit timer hh:mm:ss; abort; end; exit.
@@ -21,6 +21,7 @@ import difflib
 import json
 import re
 
+import sim_ber
 import sim_counters
 import sim_optics
 from simcore import Exit, Platform, natural_key
@@ -158,6 +159,8 @@ class Eos(Platform):
             return sim_counters.render_eos_intf_errors_json(self.name, self.ports)
         if line == "show interfaces transceiver detail | json":  # DOM per lane interface (sim_optics)
             return sim_optics.render_eos_json({p: self.optic(p) for p in self.ports})
+        if line == "show interfaces phy detail | json":  # the revision-2 model per port (sim_ber)
+            return sim_ber.render_eos_json([(p, self.phy_state(p)) for p in self.ports])
         if line == "show lldp neighbors | json":
             return self.show_lldp_neighbors_json()
         if line == "show version":
@@ -487,6 +490,11 @@ class Eos(Platform):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
         return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
                                  bool(self.spec["ports"][port].get("peer")))
+
+    def phy_state(self, port):
+        """What ``port`` has measured at the physical layer (sim_ber: healthy, or the model's ``ber``)."""
+        up = self.port_oper_up(port, not self.cfg["interfaces"].get(port, {}).get("shutdown"))
+        return sim_ber.state(self.name, port, self.port_config()[port]["speed_gbps"], up)
 
     def show_interfaces_status(self):
         head = f"{'Port':<10} {'Name':<18} {'Status':<12} {'Vlan':<8} {'Duplex':<6} {'Speed':<6} {'Type':<15} {'Flags':<5} Encapsulation"

@@ -5,7 +5,7 @@ diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
 [-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
 nv show interface [<swp> qos roce status|counters|link stats|qos buffer
 ingress-priority-group|qos pfc-watchdog] [-o json], nv show platform transceiver <swp>
-(5.11+), only the forms the
+(5.11+), nv show interface <swp> link phy-detail (5.10 - 5.14) | link phy health (5.15+), only the forms the
 configured release's reference lists (``show_forms``). Revisions and the confirm timer
 behave as on a switch: an unconfirmed apply rolls back when the timer fires.
 
@@ -25,6 +25,7 @@ import re
 import shlex
 import time
 
+import sim_ber
 import sim_counters
 import sim_optics
 from simcore import Exit, Platform, kb, natural_key
@@ -421,6 +422,10 @@ class Nvue(Platform):
             if args[3:4] == ["buffer"]:
                 return self.show_ingress_pgs(args[1], fmt)
             return self.show_pfc_watchdog(args[1], fmt)
+        if args[:1] == ["interface"] and args[2:] in (["link", "phy-detail"], ["link", "phy", "health"]):
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            return sim_ber.render_nvue(self.phy_state(args[1]), self.release())
         if len(args) == 3 and args[:2] == ["platform", "transceiver"]:
             if args[2] not in self.ports:
                 return f"Error: The requested item does not exist: platform transceiver {args[2]}"
@@ -448,6 +453,11 @@ class Nvue(Platform):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
         return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
                                  bool(self.spec["ports"][port].get("peer")))
+
+    def phy_state(self, port):
+        """What ``port`` has measured at the physical layer (sim_ber: healthy, or the model's ``ber``)."""
+        st = self.port_config()[port]
+        return sim_ber.state(self.name, port, st["speed_gbps"], self.port_oper_up(port, st["admin_up"]))
 
     def show_interfaces(self):
         cfg = self.port_config()

@@ -2,7 +2,7 @@
 
 State is CONFIG_DB (running) plus the saved /etc/sonic/config_db.json and
 the generic config updater's checkpoints. Grammar: show runningconfiguration
-all | interfaces status | pfc priority [port] | ecn; sudo config interface
+all | interfaces status | interfaces counters [fec-stats] | pfc priority [port] | ecn; sudo config interface
 mtu|speed <port> <v>; sudo config interface pfc priority <port> <p> on|off;
 sudo config save -y; sudo config checkpoint|rollback|delete-checkpoint <name>;
 sudo config list-checkpoints; sudo sonic-db-cli CONFIG_DB hset|hdel|hgetall;
@@ -26,6 +26,7 @@ import re
 import shlex
 import time
 
+import sim_ber
 import sim_counters
 import sim_optics
 import sonic_yang
@@ -230,6 +231,8 @@ class Sonic(Platform):
             return self.show_lldp_table()
         if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
             return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
+        if args == ["interfaces", "counters", "fec-stats"]:  # portstat -f (sim_ber)
+            return self.show_fec_stats()
         if args == ["interfaces", "counters"]:  # portstat: per-port error counters (counters.py)
             return sim_counters.render_sonic_intf_counters(self.name, sorted(self.db["PORT"], key=natural_key))
         if args[:2] == ["queue", "counters"] and len(args) <= 3:
@@ -261,6 +264,28 @@ class Sonic(Platform):
                 text = text.split("        ChannelMonitorValues:")[0]
             out.append(text)
         return "\n".join(out)
+
+    def release(self):
+        """The sonic-utilities release branch this switch runs (topology ``sonic_release``; default the newest
+        the simulator knows, sim_ber.SONIC_RELEASES)."""
+        release = str(self.spec.get("sonic_release") or sim_ber.SONIC_DEFAULT_RELEASE)
+        if release not in sim_ber.SONIC_RELEASES:
+            raise ValueError(f"sonic release {release!r}: not one of {', '.join(sim_ber.SONIC_RELEASES)}")
+        return release
+
+    def show_fec_stats(self):
+        """``show interfaces counters fec-stats`` (portstat -f) in the release's columns; before 202205 the
+        subcommand does not exist (click's answer)."""
+        release = self.release()
+        if release not in sim_ber.SONIC_FEC_COLUMNS:
+            return (click_usage("show interfaces counters", "COMMAND [ARGS]...")
+                    + '\nError: No such command "fec-stats".')
+        rows = []
+        for p in sorted(self.db["PORT"], key=natural_key):
+            e = self.db["PORT"][p]
+            up = self.port_oper_up(p, e.get("admin_status", "down") == "up") if p in self.ports else False
+            rows.append((p, sim_ber.state(self.name, p, int(e.get("speed", "400000")) // 1000, up)))
+        return sim_ber.render_sonic(rows, release)
 
     def optic(self, port):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""

@@ -191,3 +191,138 @@ def test_a_driver_without_a_ber_read_says_so_and_switch_counters_leaves_it_unpro
                                  lambda ports: base.Driver.phy_errors(Bare(), ports), None)
     assert got is None and why == ("switch leaf9: Bare: reading bit error rates and FEC counters is not built for "
                                    "this platform")
+
+
+# ---------------------------------------------------------------- the simulators, every release, read back
+
+PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
+
+
+def _releases(platform):
+    if platform == "nvue":
+        import sim_nvue
+        return sim_nvue.load_reference()["releases"]
+    if platform == "sonic":
+        import sim_ber
+        return list(sim_ber.SONIC_RELEASES)
+    return [None]
+
+
+def _sim(tmp_path, monkeypatch, platform, release):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    d, sim = sim_driver(tmp_path, platform, PORTS[platform])
+    if release:
+        sim.sw.spec[{"nvue": "nvue_release", "sonic": "sonic_release"}[platform]] = release
+    return d, sim
+
+
+CASES = [(p, r) for p in ("nvue", "sonic", "eos") for r in _releases(p)]
+
+
+@pytest.mark.parametrize("platform, release", CASES, ids=[f"{p}-{r}" for p, r in CASES])
+def test_sim_healthy_ports_in_every_release(tmp_path, monkeypatch, platform, release):
+    d, sim = _sim(tmp_path, monkeypatch, platform, release)
+    old = (platform == "nvue" and release in ("5.9",)) or (platform == "sonic" and release == "202111")
+    if old:   # the release has no such command: the switch refuses it, the driver says so
+        with pytest.raises(SwitchError):
+            d.phy_errors(PORTS[platform])
+        return
+    res = d.phy_errors(PORTS[platform])
+    assert list(res) == PORTS[platform]
+    printed_ber = platform != "sonic" or release >= "202411"
+    for port, e in res.items():
+        assert e["fec_uncorrected"] == 0, port
+        if printed_ber:
+            assert 1e-9 <= e["pre_fec_ber"] <= 1e-8, (port, e)
+        else:
+            assert e["pre_fec_ber"] is None and e["post_fec_ber"] is None
+    if platform == "nvue":
+        assert all(e["post_fec_ber"] < 1e-200 for e in res.values())   # 15E-255: nothing uncorrected
+        form = "link phy health" if tuple(map(int, release.split("."))) >= (5, 15) else "link phy-detail"
+        assert f"nv show interface swp2 {form}" in sim.sent
+    if platform == "sonic":
+        assert all(e["fec_corrected"] > 0 for e in res.values())
+        assert all(e["post_fec_ber"] == (0.0 if printed_ber else None) for e in res.values())
+    if platform == "eos":
+        assert all(e["fec_mode"] == "reedSolomon" and e["post_fec_ber"] is None for e in res.values())
+    assert all(not c.startswith(("nv set", "nv config", "sudo config", "configure")) for c in sim.sent)
+
+
+def put_ber(port, ber_state):
+    from simcore import model
+    with model.locked() as m:
+        m["switches"]["sw"].setdefault("ports", {}).setdefault(port, {})["ber"] = ber_state
+
+
+@pytest.mark.parametrize("platform, release", [("nvue", "5.12"), ("nvue", "5.17"), ("sonic", "202411"),
+                                               ("sonic", "202211"), ("eos", None)])
+def test_sim_degraded_port_reads_high_ber_and_growing_uncorrected(tmp_path, monkeypatch, platform, release):
+    import time
+    d, _ = _sim(tmp_path, monkeypatch, platform, release)
+    healthy, bad = PORTS[platform]
+    put_ber(bad, {"pre_fec_ber": 1e-5, "uncorrected_per_s": 50, "since": time.time() - 10})
+    first = d.phy_errors(PORTS[platform])
+    put_ber(bad, {"pre_fec_ber": 1e-5, "uncorrected_per_s": 50, "since": time.time() - 20})
+    second = d.phy_errors(PORTS[platform])
+    assert first[healthy]["fec_uncorrected"] == 0 == second[healthy]["fec_uncorrected"]
+    assert 450 <= first[bad]["fec_uncorrected"] // (160 if platform == "nvue" else 1) <= 600
+    assert second[bad]["fec_uncorrected"] > first[bad]["fec_uncorrected"]
+    if platform != "sonic" or release >= "202411":
+        assert first[bad]["pre_fec_ber"] == pytest.approx(1e-5)
+    if platform == "nvue" or (platform == "sonic" and release >= "202411"):
+        assert first[bad]["post_fec_ber"] == pytest.approx(50 * 160 / 400e9, rel=0.5)   # 2e-8: above 1e-12
+
+
+def test_sim_down_port_measures_nothing(tmp_path, monkeypatch):
+    import sim_ber
+    st = sim_ber.state("sw", "Ethernet0", 400, False)
+    assert ber.parse_sonic_fec_stats(sim_ber.render_sonic([("Ethernet0", st)]))["Ethernet0"] == errors(
+        corrected=0, uncorrected=0)
+    assert ber.parse_eos_phy_detail(sim_ber.render_eos_json([("Ethernet1/1", st)]))["Ethernet1/1"] == errors()
+
+
+def test_sim_sonic_table_is_laid_out_as_portstat_prints_it():
+    import sim_ber
+    st = dict(sim_ber.state("sw", "Ethernet0", 400, True, m={}, now=sim_ber.CLEARED + 1), corrected=130402,
+              uncorrected=3)
+    text = sim_ber.render_sonic([("Ethernet0", st)], "202211")
+    # sonic-utilities 202211 tests/portstat_test.py intf_fec_counters: the header and rule as published
+    assert text.splitlines()[:2] == fixture("switch", "real_sonic_fec_stats_202211_unittest.txt").splitlines()[:2]
+    assert text.splitlines()[2] == "Ethernet0        U     130,402             3           130,402"
+
+
+def test_nvidia_ber_notation():
+    import sim_ber
+    assert [sim_ber.nvidia_ber(v) for v in (0.0, None, 1e-7, 3.04e-6, 9.6e-9)] == [
+        "15E-255", "15E-255", "1E-7", "3E-6", "1E-8"]
+
+
+def test_show_forms_follow_the_reference():
+    import sim_nvue
+    forms = {r: [pat for pat, _ in sim_nvue.show_forms(r)] for r in ("5.9", "5.10", "5.14", "5.15")}
+    assert not any("phy" in f for f in forms["5.9"])
+    assert any("phy\\-detail" in f for f in forms["5.10"]) and any("phy\\-detail" in f for f in forms["5.14"])
+    assert not any("health" in f for f in forms["5.14"])
+    assert any("phy\\ health" in f or "phy health" in f for f in forms["5.15"])
+    assert not any("phy\\-detail" in f for f in forms["5.15"])
+
+
+# ---------------------------------------------------------------- the lab fault
+
+def test_switch_ber_degrade_and_restore():
+    import labsim  # noqa: F401  (lab/sim on sys.path)
+    from linerate_lab import faults
+    m = {"nodes": {}, "switches": {"leaf1": {"ports": {"swp1": {"pfc": [3]}, "swp2": {"pfc": [3]}}}}, "faults": []}
+    assert faults.FAULTS["switch-ber-degrade"] is faults.switch_ber_degrade
+    faults.switch_ber_degrade(None, m, "leaf1", "swp2")
+    got = m["switches"]["leaf1"]["ports"]["swp2"]["ber"]
+    assert (got["pre_fec_ber"], got["uncorrected_per_s"]) == (1e-5, 50) and got["since"] > 0
+    since = got["since"]
+    faults.switch_ber_degrade(None, m, "leaf1", "swp2")          # twice: one record, the count goes on
+    assert m["switches"]["leaf1"]["ports"]["swp2"]["ber"]["since"] == since
+    assert m["faults"] == [{"kind": "switch-ber-degrade", "args": ["leaf1", "swp2"]}]
+    assert "ber" not in m["switches"]["leaf1"]["ports"]["swp1"]
+    faults.switch_ber_restore(None, m, "leaf1", "swp2")
+    assert m["switches"]["leaf1"]["ports"]["swp2"] == {"pfc": [3]} and m["faults"] == []
+    with pytest.raises(faults.FaultError, match="leaf1 has no port 'swp9'"):
+        faults.switch_ber_degrade(None, m, "leaf1", "swp9")

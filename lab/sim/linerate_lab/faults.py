@@ -6,6 +6,7 @@ report can say what was injected. ``clear`` undoes every recorded fault.
 """
 import copy
 import ipaddress
+import time
 
 from linerate_lab import kmods, linkphys, model
 
@@ -944,3 +945,24 @@ def switch_optic_restore(lab, m, switch, port):
     p.pop("optics", None)
     _untrack(m, "switch-optic-degrade", [switch, str(port)])
     return f"{switch} {port}: optical module healthy"
+
+
+# ---------------------------------------------------------------- a switch port's bit error rate (FEC)
+
+@fault("switch-ber-degrade", "switch-ber-degrade SWITCH PORT  what the switch port receives has a pre-FEC BER of "
+       "1e-5 and FEC fails on 50 codewords a second from now (post-FEC BER above 0): the switch's FEC read shows "
+       "both, its uncorrected codewords grow")
+def switch_ber_degrade(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    since = (p.get("ber") or {}).get("since") or time.time()   # again: the count goes on, never back
+    p["ber"] = {"pre_fec_ber": 1e-5, "uncorrected_per_s": 50, "since": since}
+    _track(m, "switch-ber-degrade", [switch, str(port)])
+    return f"{switch} {port}: pre-FEC BER 1e-5, 50 uncorrected codewords a second"
+
+
+@fault("switch-ber-restore", "switch-ber-restore SWITCH PORT  undo switch-ber-degrade (a healthy signal)")
+def switch_ber_restore(lab, m, switch, port):
+    p = _switch_port(m, switch, port)
+    p.pop("ber", None)
+    _untrack(m, "switch-ber-degrade", [switch, str(port)])
+    return f"{switch} {port}: healthy signal"
