@@ -1,6 +1,6 @@
 #!/usr/bin/python
-"""Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops) and interface
-error counters per fabric port."""
+"""Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops), interface
+error counters, optical modules and bit error rates per fabric port."""
 DOCUMENTATION = r"""
 ---
 module: switch_counters
@@ -25,6 +25,12 @@ description:
     the module's own alarm thresholds; module_utils/switch/optics.py per platform), judged by verification
     like the NICs' modules (OPTIC_RX_POWER_LOW, OPTIC_TEMP_HIGH). When they cannot be read, C(optics_msg)
     says why.
+  - In the same read, the bit error rate and FEC counters of what each port receives (SONiC
+    C(show interfaces counters fec-stats), NVUE C(nv show interface <swp> link phy health) (5.15 and later;
+    C(link phy-detail) in 5.10 - 5.14), EOS C(show interfaces phy detail | json); module_utils/switch/ber.py),
+    judged by verification like the NICs' (LINK_BER_HIGH against fabric.verify.raw_ber_max and
+    effective_ber_max; uncorrected FEC errors that grew between the two snapshots, LINK_ERRORS). When they
+    cannot be read, C(ber_msg) says why.
   - Verification takes a snapshot before and after each benchmark phase and judges the
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
     marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
@@ -115,6 +121,20 @@ optics_msg:
   description: Why the optical modules could not be read (empty when they were).
   returned: always
   type: str
+ber:
+  description:
+    - Per fabric port, what it receives - C(pre_fec_ber) and C(post_fec_ber) (bit error rates before and after
+      FEC), C(fec_corrected) and C(fec_uncorrected) (codewords on SONiC and EOS; on NVUE C(fec_uncorrected) is
+      the bits FEC did not correct, effective-errors, and C(fec_corrected) is not printed), C(fec_mode); each
+      null where the platform does not print it. Null when it could not be read (C(ber_msg)).
+  returned: always
+  type: dict
+  sample: {"Ethernet0": {"pre_fec_ber": 1.48e-20, "post_fec_ber": 0.0, "fec_corrected": 0, "fec_uncorrected": 0,
+           "fec_mode": null}}
+ber_msg:
+  description: Why the bit error rates and FEC counters could not be read (empty when they were).
+  returned: always
+  type: str
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module, read_ports_or_why
 
@@ -126,9 +146,10 @@ def read(p, driver):
     errors, errors_msg = read_ports_or_why(p, driver.error_counters, {})
     lossless, lossless_msg = read_ports_or_why(p, driver.lossless, None)
     optics, optics_msg = read_ports_or_why(p, driver.transceivers, None)
+    ber, ber_msg = read_ports_or_why(p, driver.phy_errors, None)
     return dict(ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
                 errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg,
-                optics=optics, optics_msg=optics_msg)
+                optics=optics, optics_msg=optics_msg, ber=ber, ber_msg=ber_msg)
 
 
 def main():

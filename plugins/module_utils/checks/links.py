@@ -18,7 +18,9 @@ A snapshot per node: ``{"transport", "start": SNAP, "end": SNAP}`` with
 The switches' side (RoCE): the interface error counters the switch_counters
 module reads in the snapshots playbooks/verify.yml takes before and after the
 benchmarks (``switch_fabric_counters``), judged by ``switch_link_findings`` on
-every port the inventory cables, against the same thresholds.
+every port the inventory cables, against the same thresholds; in the same
+snapshots each port's optical module (``switch_optics_findings``) and the bit
+error rate and FEC counters of what it receives (``switch_ber_findings``).
 """
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends, switch_ports
@@ -388,6 +390,8 @@ def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
                                        f"during verification (threshold {limits['link_flaps_max']})",
                                        check="link_health", evidence=evidence, **where))
         out += switch_optics_findings(sw, reads[sw]["after"], ends, names, limits, finding, unproven)
+        out += switch_ber_findings(sw, reads[sw]["before"], reads[sw]["after"], ends, names, limits, finding,
+                                   unproven, list(prior) + out)
     return out, unproven, shown
 
 
@@ -418,4 +422,104 @@ def switch_optics_findings(sw, after, ends, names, limits, finding, unproven):
             out.append(finding(code, msg, check="link_health",
                                evidence=dict(evidence or {}, module="switch", switch=sw, switch_port=port),
                                **extra, **where))
+    return out
+
+
+# what the switch's read of a port calls each rate, and the fabric.verify limit it is held to (the host's mlxlink
+# Raw and Effective Physical BER are held to the same two)
+SWITCH_BER = (("pre_fec_ber", "pre-FEC bit error rate", "raw_ber_max"),
+              ("post_fec_ber", "post-FEC bit error rate", "effective_ber_max"))
+SWITCH_BER_READS = SWITCH_BER + (("fec_uncorrected", "uncorrected FEC errors", "link_errors_max"),)
+
+
+def _switch_ber_gaps(sw, read, unproven):
+    """The fields the switch prints on none of the cabled ports it reports (the platform's or release's gap, said
+    once in ``unproven``): their set."""
+    reported = [v for v in read.values() if v is not None]
+    gaps = set()
+    for key, what, _limit in SWITCH_BER_READS:
+        if reported and all(v.get(key) is None for v in reported):
+            gaps.add(key)
+            unproven.setdefault(sw, []).append(f"{what} (the switch's read prints none)")
+    return gaps
+
+
+def _fold_uncorrected(found, sw, port, delta, unit, evidence):
+    """Add the switch's uncorrected FEC errors to a LINK_ERRORS finding already made on that switch port (the
+    host's or the switch's interface error counters); True if there was one."""
+    hit = False
+    for x in found:
+        if x.get("code") == "LINK_ERRORS" and x.get("switch") == sw and str(x.get("switch_port")) == port:
+            x.setdefault("evidence", {})["switch_fec_uncorrected"] = evidence
+            x["message"] += f"; the switch's FEC could not correct {delta} {unit} on it"
+            hit = True
+    return hit
+
+
+def switch_ber_findings(sw, before, after, ends, names, limits, finding, unproven, prior=()):
+    """The bit error rate and FEC counters of what the switch receives on each fabric port and uplink
+    (switch_counters ``ber``, the drivers' ``phy_errors``), named by switch and port with what is cabled
+    there. Light and signal the switch receives are what the far end sends: the host's mlxlink judges the
+    other direction.
+
+    LINK_BER_HIGH: the pre-FEC BER at the end of the window above fabric.verify.raw_ber_max, the post-FEC BER
+    above effective_ber_max (the limits of the host's Raw / Effective Physical BER). LINK_ERRORS: uncorrected
+    FEC errors (codewords; bits on NVUE, effective-errors) that grew between the snapshots before and after
+    the benchmarks by more than link_errors_max - folded into a LINK_ERRORS already made on that switch port
+    (``prior``: the host's findings and the switch's interface error counters). A switch whose read failed, a
+    field it prints on none of its ports, or a window without a read at its start goes to ``unproven``; a port
+    it does not report, or a field missing on one port only: COUNTER_MISSING. A snapshot without ``ber`` (a
+    caller that does not read it) judges nothing."""
+    out = []
+    if "ber" not in after:
+        return out
+    ber = after["ber"]
+    if ber is None:
+        unproven.setdefault(sw, []).append(f"bit error rates and FEC counters ({after.get('ber_msg') or 'not read'})")
+        return out
+    ports = switch_ports(sw, ends, names)
+    read = {port: ber.get(port) for port, _end, _where in ports}
+    gaps = _switch_ber_gaps(sw, read, unproven)
+    start = (before or {}).get("ber")
+    if start is None and "fec_uncorrected" not in gaps:
+        unproven.setdefault(sw, []).append("uncorrected FEC errors over the window (no read at its start: "
+                                           f"{(before or {}).get('ber_msg') or 'not read'})")
+    unit = "bits" if after.get("platform") == "nvue" else "codewords"
+    for port, end, where in ports:
+        label = f"{sw} {port} (towards {end[1]} {end[2]})"
+        a = read[port]
+        if a is None:
+            out.append(finding("COUNTER_MISSING", f"{label}: the switch does not report this port's bit error rate "
+                               "or FEC counters; what it receives is not proven", check="link_health",
+                               counter="switch bit error rate", **where))
+            continue
+        for key, what, _limit in SWITCH_BER_READS:
+            if a.get(key) is None and key not in gaps:
+                out.append(finding("COUNTER_MISSING", f"{label}: the switch prints no {what} for this port (N/A); "
+                                   "it is not proven", check="link_health", counter=f"switch {what}", **where))
+        for key, what, limit in SWITCH_BER:
+            v = a.get(key)
+            if v is not None and v > limits[limit]:
+                out.append(finding("LINK_BER_HIGH", f"{label}: {what} {v:.2e} above {limits[limit]:g} "
+                                   f"(fabric.verify.{limit}), measured by the switch on what it receives",
+                                   check="link_health", evidence={"counted_by": "switch", "switch": sw,
+                                                                  "switch_port": port, key: v,
+                                                                  "threshold": limits[limit],
+                                                                  "fec_mode": a.get("fec_mode")}, **where))
+        b = (start or {}).get(port) or {}
+        if a.get("fec_uncorrected") is None or start is None:
+            continue
+        if b.get("fec_uncorrected") is None:
+            out.append(finding("COUNTER_MISSING", f"{label}: the switch's read at the start of the window has no "
+                               "uncorrected FEC errors for this port; their growth is not proven", check="link_health",
+                               counter="switch uncorrected FEC errors", **where))
+            continue
+        d = _delta(int(b["fec_uncorrected"]), int(a["fec_uncorrected"]))
+        if d > limits["link_errors_max"]:
+            evidence = {"counted_by": "switch", "switch": sw, "switch_port": port, "fec_uncorrected": d, "unit": unit,
+                        "threshold": limits["link_errors_max"]}
+            if not _fold_uncorrected(list(prior) + out, sw, port, d, unit, evidence):
+                out.append(finding("LINK_ERRORS", f"{label}: the switch's FEC could not correct {d} {unit} over the "
+                                   f"verification window (threshold {limits['link_errors_max']}): frames it received "
+                                   "were lost", check="link_health", evidence=evidence, **where))
     return out
