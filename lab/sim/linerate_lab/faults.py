@@ -451,7 +451,7 @@ def flap_stop(lab, m, node, device):
 
 
 @fault("optic-degrade", "optic-degrade NODE DEVICE  the port's optical module receives -14 dBm on every lane "
-       "(below its -10.41 dBm low threshold) and runs at 78 C (above 75 C): mlxlink -m shows both")
+       "(below its -10.41 dBm low threshold) and runs at 78 C (above 75 C): mlxlink -m and ethtool -m show both")
 def optic_degrade(lab, m, node, device):
     nic = _nic(m, node, device)
     nic["optics"] = {"rx_power_dbm": -14.0, "temperature_c": 78}
@@ -465,6 +465,23 @@ def optic_restore(lab, m, node, device):
     nic.pop("optics", None)
     _untrack(m, "optic-degrade", [node, device])
     return f"{node} {device}: optical module healthy"
+
+
+@fault("module-eeprom-error", "module-eeprom-error NODE DEVICE  the kernel's reads of the port's module EEPROM fail "
+       "(mlx5 MCIA): ethtool -m fails, mlxlink -m (the firmware's view) still shows the module")
+def module_eeprom_error(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic["module_eeprom_error"] = True
+    _track(m, "module-eeprom-error", [node, device])
+    return f"{node} {device}: module EEPROM reads fail (ethtool -m: netlink error, exit 1)"
+
+
+@fault("module-eeprom-restore", "module-eeprom-restore NODE DEVICE  undo module-eeprom-error")
+def module_eeprom_restore(lab, m, node, device):
+    nic = _nic(m, node, device)
+    nic.pop("module_eeprom_error", None)
+    _untrack(m, "module-eeprom-error", [node, device])
+    return f"{node} {device}: module EEPROM readable"
 
 
 @fault("gid-index-moved", "gid-index-moved NODE DEVICE  an IPv6 address came up on the rail first: "

@@ -15,7 +15,7 @@ import argparse
 import math
 
 from . import common
-from .. import grammar, linkphys, model
+from .. import grammar, linkphys, model, optics
 
 TITLE_W = 35
 
@@ -74,11 +74,10 @@ def fec_name(speed_gbps):
 # mlxlink/modules/mlxlink_commander.cpp getValueAndThresholdsStr, "<value or lane values, comma
 # separated> [<low>..<high>]" (prepareDDMSection: Temperature [C], Voltage [mV], Bias Current [mA],
 # Rx Power Current [dBm], Tx Power Current [dBm], then Identifier, ... Cable Technology ...). The
-# healthy values and the thresholds are this simulator's, in the range of an SR optic; the lab fault
-# optic-degrade NODE DEVICE sets nic["optics"] (rx_power_dbm, temperature_c) in the fabric model.
-DDM_THRESHOLDS = {"temperature_c": (-5, 75), "voltage_mv": (2970, 3630), "bias_ma": (2, 15),
-                  "rx_power_dbm": (-10.41, 6), "tx_power_dbm": (-8.508, 5)}
-HEALTHY_DDM = {"temperature_c": 52, "voltage_mv": 3261.2, "bias_ma": 8.38, "rx_power_dbm": 1.9, "tx_power_dbm": 1.5}
+# module, its values and thresholds are the lab's one state (linerate_lab/optics.py), which
+# ethtool -m prints too; the lab fault optic-degrade NODE DEVICE sets nic["optics"].
+DDM_THRESHOLDS = optics.ALARMS
+HEALTHY_DDM = optics.HEALTHY
 
 
 def _ddm(value, key):
@@ -86,17 +85,18 @@ def _ddm(value, key):
     return f"{value} [{low:g}..{high:g}]"
 
 
-def module_rows(nic, lanes, speed):
-    o = dict(HEALTHY_DDM, **(nic.get("optics") or {}))
+def module_rows(nic, lanes):
+    mod = optics.module(nic)
+    o = mod["values"]
     per_lane = ",".join(f"{{:.3f}}".format(o["rx_power_dbm"]) for _ in range(lanes))
     return [("Temperature [C]", _ddm(int(o["temperature_c"]), "temperature_c")),
             ("Voltage [mV]", _ddm(o["voltage_mv"], "voltage_mv")),
             ("Bias Current [mA]", _ddm(",".join(f"{o['bias_ma']:.3f}" for _ in range(lanes)), "bias_ma")),
             ("Rx Power Current [dBm]", _ddm(per_lane, "rx_power_dbm")),
             ("Tx Power Current [dBm]", _ddm(",".join(f"{o['tx_power_dbm']:.3f}" for _ in range(lanes)), "tx_power_dbm")),
-            ("Identifier", "OSFP" if speed >= 400 else "QSFP28"),
+            ("Identifier", mod["form"]),
             ("Cable Technology", "Optical Module (separated)"),
-            ("Vendor Name", "NVIDIA"), ("Vendor Part Number", "MMA4Z00-NS" if speed >= 400 else "MMA1B00-C100D")]
+            ("Vendor Name", mod["vendor"]), ("Vendor Part Number", mod["part_number"])]
 
 
 def render(nic, module, counters, uptime):
@@ -135,7 +135,7 @@ def render(nic, module, counters, uptime):
         ("amBER Version", "3.6"),
         ("MFT Version", "mft 4.30.0-139")])
     if module:
-        out += "\n" + section("Module Info", module_rows(nic, lanes, speed))
+        out += "\n" + section("Module Info", module_rows(nic, lanes))
     if counters:
         out += "\n" + section("Physical Counters and BER Info", [
             ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
