@@ -9,11 +9,15 @@ covers every benchmark), per cabled port:
   ``rx_symbol_err_phy``, ``link_down_events_phy`` ...);
 - InfiniBand: ``perfquery -C <device> -P <port>`` (IBA PortCounters:
   ``SymbolErrorCounter``, ``LinkDownedCounter``, ``PortRcvErrors`` ...);
-- both: ``mlxlink -d <device> -c -m`` (effective / raw BER, FEC, module).
+- both: ``mlxlink -d <device> -c -m`` (effective / raw BER, FEC, module);
+- RoCE, at the window's end, where that mlxlink read failed or mlxlink is off:
+  ``ethtool -m <netdev>`` (the module's EEPROM and diagnostics), the module's
+  second source (BER and FEC have none).
 
 A snapshot per node: ``{"transport", "start": SNAP, "end": SNAP}`` with
 ``SNAP = {"devices": [...], "phy": [text per device], "phy_err": [...],
-"mlxlink": [...], "mlxlink_err": [...]}`` (lists aligned with ``devices``).
+"mlxlink": [...], "mlxlink_err": [...], "ethtool_m": [...], "ethtool_m_err": [...]}``
+(lists aligned with ``devices``; ``ethtool_m`` empty where it was not read).
 
 The switches' side (RoCE): the interface error counters the switch_counters
 module reads in the snapshots playbooks/verify.yml takes before and after the
@@ -26,6 +30,7 @@ error rate and FEC counters of what it receives (``switch_ber_findings``).
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends, switch_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import parse_ethtool_module
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import (
     parse_mlxlink, parse_perfquery)
 
@@ -143,9 +148,8 @@ def port_health(node, device, transport, start, end, i, limits):
                              {flap: row["flaps"], "threshold": limits["link_flaps_max"]}, None))
     ml, why = _mlxlink(_at(end, "mlxlink", i), _at(end, "mlxlink_err", i))
     if ml is None:
-        problems.append(("COUNTER_MISSING", f"{node} {device}: mlxlink unreadable ({why}); the link's BER, FEC "
-                         "and module are not proven", None, "mlxlink"))
-        return row, problems
+        return row, problems + without_mlxlink(node, device, why, _at(end, "ethtool_m", i),
+                                               _at(end, "ethtool_m_err", i), limits, row)
     row.update(effective_ber=ml["effective_ber"], raw_ber=ml["raw_ber"], fec=ml["fec"])
     for key, label, limit in (("effective_ber", "Effective Physical BER", "effective_ber_max"),
                               ("raw_ber", "Raw Physical BER", "raw_ber_max")):
@@ -159,6 +163,40 @@ def port_health(node, device, transport, start, end, i, limits):
                              {key: ml[key], "threshold": limits[limit], "fec": ml["fec"]}, None))
     problems += optics(node, device, ml, limits, row)
     return row, problems
+
+
+def _ethtool_module(text, err):
+    """(module, why) of an ``ethtool -m`` read; (None, None) where none was made."""
+    if not (text or "").strip():
+        return None, " ".join((err or "").split()) or None
+    try:
+        return parse_ethtool_module(text), None
+    except ParseError as e:
+        return None, str(e)
+
+
+def without_mlxlink(node, device, why, text, err, limits, row):
+    """A port mlxlink could not read (``why``): problems, and row["optics"] where the module was judged.
+
+    Its BER and FEC have no second source: COUNTER_MISSING. Its module has one, ``ethtool -m``
+    (``text``/``err``, read at the window's end where mlxlink failed or is off): judged by
+    module_problems as mlxlink's would be, each finding's evidence saying ``read_by: ethtool -m``.
+    Without that read the module is unproven with the rest, as it is where ethtool -m failed too.
+    """
+    module, ewhy = _ethtool_module(text, err)
+    if module is None and ewhy is None:
+        return [("COUNTER_MISSING", f"{node} {device}: mlxlink unreadable ({why}); the link's BER, FEC and module "
+                 "are not proven", None, "mlxlink")]
+    if module is None:
+        row["optics"] = "not read"
+        return [("COUNTER_MISSING", f"{node} {device}: mlxlink unreadable ({why}) and ethtool -m unreadable ({ewhy}); "
+                 "the link's BER, FEC and module are not proven", None, "mlxlink")]
+    said, problems = module_problems(f"{node} {device}", module, limits, "ethtool -m")
+    row["optics"] = said
+    return [("COUNTER_MISSING", f"{node} {device}: mlxlink unreadable ({why}); the link's BER and FEC are not proven "
+             "(the module read from ethtool -m)", None, "mlxlink")] + [
+        (code, msg, dict(evidence, read_by="ethtool -m") if evidence else evidence, counter)
+        for code, msg, evidence, counter in problems]
 
 
 def optics(node, device, ml, limits, row):
@@ -188,9 +226,10 @@ def optics(node, device, ml, limits, row):
 
 
 def module_problems(label, module, limits, tool):
-    """What an optical module's DDM says, for a NIC (mlxlink -m) or a switch port (the switch's transceiver
-    read), both in the shape {optical, vendor, part_number, cable_technology, ddm: {rx_power_dbm,
-    temperature_c: {values, low, high} or None}}: (what the report shows, problems).
+    """What an optical module's DDM says, for a NIC (mlxlink -m, or ethtool -m where mlxlink failed) or a
+    switch port (the switch's transceiver read), all in the shape {optical, vendor, part_number,
+    cable_technology, ddm: {rx_power_dbm, temperature_c: {values, low, high} or None}}: (what the report
+    shows, problems).
 
     OPTIC_RX_POWER_LOW: a lane's Rx power below the module's low threshold + fabric.verify.optic_rx_power_margin_db;
     OPTIC_TEMP_HIGH: the temperature above its high threshold - optic_temp_margin_c (the thresholds are the
