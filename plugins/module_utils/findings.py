@@ -82,7 +82,8 @@ FAULT_CODES = {
     # Link health over the verification window (linkcheck.py): ethtool -S / perfquery deltas, mlxlink BER
     "LINK_ERRORS": ("error", "link", "physical errors (CRC, symbol, uncorrectable FEC) over the threshold in the window"),
     "LINK_FLAP": ("error", "link", "the link went down and came back during verification"),
-    "LINK_BER_HIGH": ("error", "link", "an effective (post-FEC) or raw (pre-FEC) bit error rate above the threshold: mlxlink on a NIC, the switch's FEC read on a switch port"),
+    "LINK_BER_HIGH": ("error", "link", "an effective (post-FEC) or raw (pre-FEC) bit error rate above the threshold: "
+                      "mlxlink on a NIC, the switch's FEC read on a switch port"),
     # Optics (mlxlink -m Module Info) against the module's own thresholds and fabric.verify's margins
     "OPTIC_RX_POWER_LOW": ("error", "link", "an optical module's received power on a lane below its low threshold (+ margin)"),
     "OPTIC_TEMP_HIGH": ("error", "link", "an optical module's temperature above its high threshold (- margin)"),

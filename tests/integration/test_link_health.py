@@ -115,6 +115,48 @@ def test_a_switch_ports_degraded_optic_is_named_on_every_platform(converged):
     assert len([f for f in report["findings"] if f["code"].startswith("OPTIC_")]) == 6
 
 
+def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without_mlxlink(converged):
+    """The rest of issue 24 item 3, one run: the switches' own FEC read (NVUE link phy health, SONiC fec-stats,
+    EOS phy detail) names the port that receives errors, with what is cabled there; and with mlxlink off (MFT
+    absent) each NIC's module is read with ethtool -m, a degraded one named, only the BER left unproven."""
+    node2, node3 = port_of(converged, "node2", "mlx5_0"), port_of(converged, "node3", "mlx5_1")
+    spine = ("spine1", "Ethernet1/1")                  # towards leaf1 swp5 (inventory/lab switch_uplinks)
+    injected = [node2, node3, spine]
+    platform = {sw: converged["switches"][sw]["platform"] for sw, _ in injected}
+    assert set(platform.values()) == {"nvue", "sonic", "eos"}
+    for sw, port in injected:
+        fault("switch-ber-degrade", sw, port)
+    fault("optic-degrade", "node4", "mlx5_0")
+    try:
+        report = verify(*FAST_CHECKS, "-e", "verify_fabric_link_health_mlxlink=false", expect_ok=False)
+    finally:
+        for sw, port in injected:
+            fault("switch-ber-restore", sw, port)
+        fault("optic-restore", "node4", "mlx5_0")
+    by_switch = [f for f in report["findings"] if (f.get("evidence") or {}).get("counted_by") == "switch"]
+    # uncorrected codewords grew on every platform; a post-FEC rate above effective_ber_max where the platform
+    # prints one (EOS prints none; the pre-FEC 1e-5 stays below raw_ber_max)
+    assert {(f["switch"], f["switch_port"]) for f in by_switch if f["code"] == "LINK_ERRORS"} == set(injected)
+    assert {(f["switch"], f["switch_port"]) for f in by_switch if f["code"] == "LINK_BER_HIGH"} == {
+        p for p in injected if platform[p[0]] != "eos"}
+    named = {(f["switch"], f["switch_port"]): (f["node"], f["device"], f.get("peer_switch")) for f in by_switch}
+    assert named[node2] == ("node2", "mlx5_0", None) and named[node3] == ("node3", "mlx5_1", None)
+    assert named[spine] == (None, None, "leaf1")
+    assert all(f["evidence"]["fec_uncorrected"] > 0 for f in by_switch if f["code"] == "LINK_ERRORS")
+    # no switch-counted finding on any other port
+    assert {(f["switch"], f["switch_port"]) for f in by_switch} == set(injected)
+    # the NIC module from ethtool -m: node4 mlx5_0 named, every other module read and healthy
+    optic = [f for f in report["findings"] if f["code"].startswith("OPTIC_")]
+    assert {(f["code"], f["node"], f["device"]) for f in optic} == {
+        ("OPTIC_RX_POWER_LOW", "node4", "mlx5_0"), ("OPTIC_TEMP_HIGH", "node4", "mlx5_0")}
+    assert all(f["evidence"]["read_by"] == "ethtool -m" for f in optic)
+    # what stays unproven is the BER (mlxlink), said per port as a warning, never the module
+    missing = [f for f in report["findings"] if f["code"] == "COUNTER_MISSING" and f.get("node")]
+    assert missing and all(f["severity"] == "warning" and "BER" in f["message"] for f in missing)
+    assert not any("module" in f["message"] and "not proven" in f["message"] and "ethtool" not in f["message"]
+                   for f in missing)
+
+
 @pytest.mark.matrix
 def test_a_flapping_link(converged):
     fault("flap", "node3", "mlx5_0")
