@@ -188,9 +188,9 @@ def test_an_optical_module_without_readings_is_unproven_not_passed():
     f, rows = run({"node1": {"start": snap(["mlx5_0"], [ethtool()]), "end": snap(["mlx5_0"], [ethtool()], mlx=[text])}})
     assert f == [
         health("COUNTER_MISSING", "warning", "hca", "node1 mlx5_0: the optical module (Q28-PC03) reports no Rx power "
-               "(mlxlink: N/A); it is not proven", **NODE1_0, counter="Module Info Rx power"),
+               "or no alarm thresholds for it (mlxlink); it is not proven", **NODE1_0, counter="Module Info Rx power"),
         health("COUNTER_MISSING", "warning", "hca", "node1 mlx5_0: the optical module (Q28-PC03) reports no temperature "
-               "(mlxlink: N/A); it is not proven", **NODE1_0, counter="Module Info temperature")]
+               "or no alarm thresholds for it (mlxlink); it is not proven", **NODE1_0, counter="Module Info temperature")]
     assert rows[0]["optics"] == {"rx_power_dbm": None, "temperature_c": None} and rows[0]["ok"]
 
 
@@ -370,4 +370,4 @@ def test_the_switch_side_is_judged_on_roce_by_default_and_names_a_module_without
                                           "temperature_c": {"values": [40.0], "low": -5.0, "high": 75.0}})
     out, _, _ = judge({"swp1": no_rx, "swp2": module(), "swp5": module()})
     assert [x["message"] for x in out] == ["leaf1 swp1 (towards node1 mlx5_0): the optical module (?) reports no Rx "
-                                           "power (the switch: N/A); it is not proven"]
+                                           "power or no alarm thresholds for it (the switch); it is not proven"]

@@ -245,7 +245,8 @@ def module_problems(label, module, limits, tool):
     for key, name in (("rx_power_dbm", "Rx power"), ("temperature_c", "temperature")):
         if ddm.get(key) is None:
             out.append(("COUNTER_MISSING", f"{label}: the optical module ({module.get('part_number') or '?'}) "
-                        f"reports no {name} ({tool}: N/A); it is not proven", None, f"Module Info {name}"))
+                        f"reports no {name} or no alarm thresholds for it ({tool}); it is not proven", None,
+                        f"Module Info {name}"))
     rx = ddm.get("rx_power_dbm")
     margin = float(limits["optic_rx_power_margin_db"])
     if rx and rx["high"] > rx["low"]:
