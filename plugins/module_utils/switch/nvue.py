@@ -93,7 +93,9 @@ def parse_interface_summary(text):
     prints ``Interface State Speed MTU Type Remote Host ...``, earlier NVUE
     ``Interface MTU Speed State ...`` with ``+ `` row markers. A blank cell
     (no Speed on a vrf, bridge or down port) stays blank; wrapped Summary
-    lines (blank Interface cell) are skipped. ``speed`` is ``""`` when blank.
+    lines (blank Interface cell) are skipped. ``speed`` is ``""`` when blank. The Cumulus Linux 5.15
+    and 5.19 user guides (Interface Configuration and Management, "Show Interface Information") print
+    ``Interface  Admin Status  Oper Status  Speed  MTU ...``: there ``Oper Status`` is the state read.
 
     Raises ParseError (naming the line) on NVUE errors, a table without an
     ``Interface``/``State`` header, a row whose text crosses the header's
@@ -108,14 +110,15 @@ def parse_interface_summary(text):
         raise ParseError("nvue", stripped.splitlines()[0], text)
     lines = (text or "").replace("\r\n", "\n").split("\n")
     header_at = next((n for n, line in enumerate(lines)
-                      if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b", line)), None)
+                      if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b|\bOper Status\b", line)), None)
     if header_at is None:
         raise ParseError("nvue", "nv show interface: no 'Interface ... State' header line", text)
     rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
     rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
     names = [span[0] for span in spans]
-    if "Interface" not in names or "State" not in names:
+    state_col = "State" if "State" in names else "Oper Status"
+    if "Interface" not in names or state_col not in names:
         raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
                          % (header_at + 1, lines[header_at]), text)
     res, last = {}, None
@@ -126,7 +129,7 @@ def parse_interface_summary(text):
         if cells is None:
             raise ParseError("nvue", "line %d does not fit the header's columns: %r" % (number, line), text)
         name = cells["Interface"].lstrip("+- ").strip()
-        state = cells.get("State", "")
+        state = cells.get(state_col, "")
         if not name or (name == last and not state and not cells.get("MTU")):
             continue   # a wrapped Summary cell, or the same interface's next Summary line
         last = name
