@@ -23,6 +23,8 @@ PARSERS = [
     ("switch.counters", "parse_eos_pfc_counters", "counters/eos_pfc_*"),
     ("switch.counters", "parse_sonic_intf_counters", "counters/sonic_intf_counters_*.txt"),
     ("switch.counters", "parse_nvue_link_stats", "counters/nvue_link_stats_*.txt"),
+    ("switch.counters", "parse_nvue_interface_counters", "switch/real_nvue_interface_counters_*.txt",
+     "switch/nvue_interface_counters_*.txt"),
     ("switch.counters", "parse_eos_intf_errors", "counters/eos_intf_errors_*.json"),
     ("parsers.lldp", "parse_nvue_lldp", "lldp/nvue_*.txt"),
     ("parsers.lldp", "parse_sonic_lldp_table", "lldp/sonic_*.txt"),

@@ -16,6 +16,9 @@ Per-interface error counters (link health, read in the same snapshots):
   (portstat: RX_ERR, RX_DRP, RX_OVR, TX_ERR ... per port; ``N/A`` -> None).
 - ``parse_nvue_link_stats(text)``: NVUE ``nv show interface <swp> link stats``
   (in-errors, in-drops, out-errors, out-drops, carrier-transitions).
+- ``parse_nvue_interface_counters(text)``: NVUE ``nv show interface <swp> counters``
+  (5.5.0 and later: carrier-transitions, then the Drop Counters / Error Counters
+  tables, Receive and Transmit; the same keys as ``parse_nvue_link_stats``).
 - ``parse_eos_intf_errors(doc)``: EOS ``show interfaces counters errors | json``
   (fcsErrors, alignmentErrors, symbolErrors, inErrors, outErrors, frameTooLongs,
   frameTooShorts per interface).
@@ -28,9 +31,10 @@ cannot prove.
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
+        ParseError, column_spans, eos_json, split_columns)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, eos_json
+    from common import ParseError, column_spans, eos_json, split_columns
 
 _SONIC_HEAD_RE = re.compile(r"^\s*Port (?P<dir>Rx|Tx)\s+(?P<prios>(?:PFC[0-7]\s*)+)$")
 _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
@@ -264,6 +268,83 @@ def parse_nvue_link_stats(text):
             raise ParseError(tool, f"{key}: {v!r} is not a counter", text)
         out[key] = v
     return out
+
+
+_SECTION_RULE_RE = re.compile(r"^\s*=+\s*$")
+_RX_TX = ("Receive", "Transmit")
+
+
+def _nvue_section(title, body, tool, first_line, text):
+    """One ``Title`` / ``=====`` table of ``nv show interface <swp> counters``: {row name: {column: cell}}.
+
+    The header line and its dashed rule give the columns (``Counter  Receive  Transmit``, or the
+    ``priority-group  rx-frames ...`` of Ingress Buffer Statistics); the first column names the row.
+    ``Receive`` / ``Transmit`` cells are counters (``n/a`` -> None); other cells stay text (``0 Bytes``)."""
+    rows = [(n, line) for n, line in body if line.strip() and line.strip() != "..."]
+    if len(rows) < 2 or not _DASH_RE.match(rows[1][1]):
+        raise ParseError(tool, f"line {first_line}: section {title!r} has no header and dashed rule", text)
+    spans = column_spans(rows[0][1], rows[1][1])
+    names = [span[0] for span in spans]
+    if len(names) < 2 or not all(names):
+        raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: no column names in {rows[0][1].strip()!r}", text)
+    table = {}
+    for n, line in rows[2:]:
+        cells = split_columns(line, spans)
+        if cells is None or not cells[names[0]]:
+            raise ParseError(tool, f"line {n}: {line.strip()!r} does not fit the columns of {title!r}", text)
+        row = {}
+        for name in names[1:]:
+            cell = cells[name]
+            if name in _RX_TX:
+                row[name] = None if cell in ("n/a", "") else _count(cell, tool, n, line, text)
+            else:
+                row[name] = cell
+        table[cells[names[0]]] = row
+    return table
+
+
+def parse_nvue_interface_counters(text):
+    """``nv show interface <swp> counters`` -> {"top": {key: value}, "sections": {title: {row: {column: cell}}},
+    "in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions"} (None where absent).
+
+    NVUE command reference, Show-Commands/Interface.md "nv show interface <interface> counters" (introduced in
+    Cumulus Linux 5.5.0) and the 5.15 / 5.19 user guides (Monitoring Interfaces and Transceivers with NVUE):
+    a ``key  value`` table (``carrier-transitions``) under an ``operational  applied [pending]`` header, then
+    titled tables each underlined with ``=``: Detailed Counters, Drop Counters, Error Counters, Packet Size
+    Statistics (``Counter  Receive  Transmit``) and Ingress Buffer Statistics. in-errors / out-errors are Error
+    Counters' ``Total Errors`` Receive / Transmit, in-drops / out-drops Drop Counters' ``Total Drops``: the keys
+    ``parse_nvue_link_stats`` returns, so either read serves the driver. A ``...`` line (the documentation's
+    elision) is skipped. ParseError on an NVUE error line, text without the ``----`` rule, a section without
+    its header, a row that does not fit its columns, or a counter that is not a number."""
+    tool = "nv show interface counters"
+    if text is None or not text.strip():
+        raise ParseError(tool, "no output", text)
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() != "..."]
+    starts = [i for i in range(len(lines) - 1)
+              if lines[i][1].strip() and _SECTION_RULE_RE.match(lines[i + 1][1])]
+    head = lines[:starts[0]] if starts else lines
+    first = next((line for _n, line in head if line.strip()), "")
+    if any(x in first for x in ("Error", "No Data", "not found", "Invalid")):
+        raise ParseError(tool, first.strip(), text)
+    top = _nvue_tree("\n".join(line for _n, line in head), tool)
+    sections = {}
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        title = lines[start][1].strip()
+        if title in sections:
+            raise ParseError(tool, f"line {lines[start][0]}: section {title!r} twice", text)
+        sections[title] = _nvue_section(title, lines[start + 2:end], tool, lines[start][0], text)
+    carrier = top.get("carrier-transitions")
+    if carrier is not None and (isinstance(carrier, bool) or not isinstance(carrier, int)):
+        raise ParseError(tool, f"carrier-transitions: {carrier!r} is not a counter", text)
+    errors = sections.get("Error Counters", {}).get("Total Errors") or {}
+    drops = sections.get("Drop Counters", {}).get("Total Drops") or {}
+    if carrier is None and not errors and not drops:
+        raise ParseError(tool, "no carrier-transitions, Total Errors or Total Drops", text)
+    return {"top": top, "sections": sections,
+            "in-errors": errors.get("Receive"), "out-errors": errors.get("Transmit"),
+            "in-drops": drops.get("Receive"), "out-drops": drops.get("Transmit"),
+            "carrier-transitions": carrier}
 
 
 EOS_ERRORS = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "outErrors", "frameTooLongs",
