@@ -261,6 +261,45 @@ def render_nvue_link_stats(switch, port, m=None):
     return "\n".join(line.rstrip() if i == len(lines) - 1 else line for i, line in enumerate(lines))
 
 
+def _nvue_titled_table(title, headers, rows):
+    """One titled table of ``nv show interface <swp> counters``: the title underlined with ``=``, then the
+    header, its dashed rule and the rows, four spaces in, columns two apart and as wide as their widest cell."""
+    widths = [max(len(r[i]) for r in [headers] + rows) for i in range(len(headers))]
+    out = [title, "=" * (len(title) + 3)]
+    for r in [headers, ["-" * w for w in widths]] + rows:
+        out.append("    " + "  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    return out
+
+
+def render_nvue_interface_counters(switch, port, m=None):
+    """``nv show interface <swp> counters`` (Cumulus Linux 5.5.0 and later) in the 5.15 / 5.19 user guides'
+    layout: carrier-transitions under the operational/applied header, then Detailed Counters, Drop Counters,
+    Error Counters, Packet Size Statistics and Ingress Buffer Statistics. The model's rx/tx errors are the
+    Error Counters' Total Errors (received ones as FCS errors, what a damaged cable corrupts), its rx/tx
+    drops the Drop Counters' Buffer Drops / Queue Drops and Total Drops; a link down is two transitions."""
+    c = error_counters(switch, port, m)
+    rx_err, tx_err, rx_drop, tx_drop = (str(c[k]) for k in ("rx_errors", "tx_errors", "rx_drops", "tx_drops"))
+    rxtx = ["Counter", "Receive", "Transmit"]
+    lines = ["                     operational  applied",
+             "-------------------  -----------  -------",
+             f"{'carrier-transitions':<19}  {str(2 * c['link_down']):<11}  {'':<7}", ""]
+    lines += _nvue_titled_table("Detailed Counters", rxtx, [[k, "0", "0"] for k in (
+        "Broadcast Packets", "Multicast Packets", "Total Octets", "Total Packets", "Unicast Packets")]) + [""]
+    lines += _nvue_titled_table("Drop Counters", rxtx, [
+        ["ACL Drops", "0", "n/a"], ["Buffer Drops", rx_drop, "n/a"], ["Non-Queue Drops", "n/a", "0"],
+        ["Queue Drops", "n/a", tx_drop], ["Total Drops", rx_drop, tx_drop]]) + [""]
+    lines += _nvue_titled_table("Error Counters", rxtx, [
+        ["Alignment Errors", "0", "n/a"], ["FCS Errors", rx_err, "n/a"], ["Jabber Errors", "0", "n/a"],
+        ["Length Errors", "0", "n/a"], ["Oversize Errors", "0", "n/a"], ["Symbol Errors", "0", "n/a"],
+        ["Total Errors", rx_err, tx_err], ["Undersize Errors", "0", "n/a"]]) + [""]
+    lines += _nvue_titled_table("Packet Size Statistics", rxtx, [[k, "0", "0"] for k in (
+        "64", "65-127", "128-255", "256-511", "512-1023", "1024-1518", "1519-2047", "2048-4095", "4096-16383")])
+    lines += [""] + _nvue_titled_table(
+        "Ingress Buffer Statistics", ["priority-group", "rx-frames", "rx-buffer-discards", "rx-shared-buffer-discards"],
+        [[str(pg), "0", _bytes(0), _bytes(0)] for pg in range(8)])
+    return "\n".join(line.rstrip() if i == len(lines) - 1 else line for i, line in enumerate(lines))
+
+
 def render_eos_intf_errors_json(switch, ports, m=None):
     """``show interfaces counters errors | json``: a damaged cable's corrupted frames fail the FCS
     check and carry bad symbols; inErrors counts every errored input frame."""

@@ -3,7 +3,7 @@
 Grammar: nv set|unset <path> [value] into the pending revision; nv config
 diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
 [-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
-nv show interface [<swp> qos roce status|counters|link stats|qos buffer
+nv show interface [<swp> qos roce status|qos roce counters|counters (5.5+)|link stats|qos buffer
 ingress-priority-group|qos pfc-watchdog] [-o json], nv show platform transceiver <swp>
 (5.11+), nv show interface <swp> link phy-detail (5.10 - 5.14) | link phy health (5.15+), only the forms the
 configured release's reference lists (``show_forms``). Revisions and the confirm timer
@@ -447,6 +447,10 @@ class Nvue(Platform):
             if args[1] not in self.ports:
                 return f"Error: The requested item does not exist: interface {args[1]}"
             return sim_counters.render_nvue_link_stats(self.name, args[1])
+        if len(args) == 3 and args[0] == "interface" and args[2] == "counters":
+            if args[1] not in self.ports:
+                return f"Error: The requested item does not exist: interface {args[1]}"
+            return sim_counters.render_nvue_interface_counters(self.name, args[1])
         return "Error: The requested item does not exist."
 
     def optic(self, port):
