@@ -11,8 +11,10 @@ description:
     C(show pfc counters), NVUE C(nv show interface <swp> qos roce counters), EOS
     C(show priority-flow-control counters | json) - parsed by module_utils/switch/counters.py.
   - In the same read, the interface error counters of each port (link health) - SONiC
-    C(show interfaces counters) (RX_ERR, TX_ERR), NVUE C(nv show interface <swp> link stats)
-    (in-errors, out-errors, carrier-transitions), EOS C(show interfaces counters errors | json)
+    C(show interfaces counters) (RX_ERR, TX_ERR), NVUE C(nv show interface <swp> counters) (Cumulus
+    Linux 5.5 and later; Total Errors received and transmitted, carrier-transitions) or, where a switch
+    refuses it, C(nv show interface <swp> link stats) (in-errors, out-errors, carrier-transitions),
+    EOS C(show interfaces counters errors | json)
     (fcsErrors, symbolErrors, inErrors ...). When they cannot be read, the congestion
     counters are still returned and C(errors_msg) says why.
   - In the same read, the lossless state of each port (lossless headroom, the PFC watchdog and its

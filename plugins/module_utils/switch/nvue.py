@@ -316,6 +316,7 @@ class NvueDriver(Driver):
         self._rev_applied = None
         self._committed = False
         self._phy_form = None   # the link phy health form this switch answered (phy_errors)
+        self._counter_form = None   # the error counter form this switch answered (error_counters)
 
     def get_running(self):
         return self.run("nv config show -o commands")
@@ -493,18 +494,43 @@ class NvueDriver(Driver):
                       "missing": ["pause frames on priorities other than the RoCE one"]}
         return res
 
+    # the port's error counters: ``counters`` (Cumulus Linux 5.5.0 and later, every release the NVUE
+    # reference lists, up to the 5.19 user guide) first, then ``link stats`` (5.0.0; the 5.14 - 5.19 user
+    # guides say it shows "the number of carrier transitions only") for a switch without ``counters``
+    ERROR_COUNTER_FORMS = (("counters", "parse_nvue_interface_counters"), ("link stats", "parse_nvue_link_stats"))
+
     def error_counters(self, ports):
-        """{port: {"errors", "link_down", "link_down_unit", "missing"}} from
-        ``nv show interface <p> link stats`` (read-only): in-errors / out-errors, and
-        carrier-transitions (two per flap: down and up)."""
+        """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``nv show interface <p> counters``
+        (5.5.0+: Error Counters' Total Errors Receive / Transmit as in-errors / out-errors) or, where the switch
+        refuses that, ``nv show interface <p> link stats`` (in-errors / out-errors), read-only; carrier-transitions
+        (two per flap: down and up) from either. The form the switch answered is kept for the next port, as
+        phy_errors keeps its own; a switch that answers neither raises SwitchError naming both answers."""
         sc = _switch_counters()
         res = {}
         for p, _row in self._present(ports):
-            st = sc.parse_nvue_link_stats(self.run(f"nv show interface {p} link stats"))
+            st = self._error_counters(sc, p)
             errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
             res[p] = {"errors": errors, "link_down": st["carrier-transitions"], "link_down_unit": "transitions",
                       "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
         return res
+
+    def _error_counters(self, sc, port):
+        forms = [f for f in self.ERROR_COUNTER_FORMS if f[0] == self._counter_form] or list(self.ERROR_COUNTER_FORMS)
+        why = []
+        for form, parser in forms:
+            command = f"nv show interface {port} {form}"
+            out = self.run(command, check=False)
+            err = self.error_in(out)
+            if err is None:
+                try:
+                    parsed = getattr(sc, parser)(out)
+                except ParseError as exc:
+                    err = str(exc)
+                else:
+                    self._counter_form = form
+                    return parsed
+            why.append(f"{command!r}: {err}")
+        raise SwitchError(self.name, "no interface error counters: " + "; ".join(why), output=out, command=command)
 
     def transceivers(self, ports):
         """{port: module} from ``nv show platform transceiver <p>`` (Cumulus Linux 5.11+, read-only): Rx power
