@@ -435,6 +435,14 @@ def switch_link_findings(reads, fabric, hosts, uplinks, finding, prior=()):
     return out, unproven, shown
 
 
+def _switch_read(sw, after, key, what, unproven):
+    """A switch snapshot's ``key`` read (switch_counters ``optics``, ``ber``), or None: nothing to judge where the
+    caller did not read it, and where the read failed ``unproven`` says ``what`` and why (``<key>_msg``)."""
+    if key in after and after[key] is None:
+        unproven.setdefault(sw, []).append(f"{what} ({after.get(key + '_msg') or 'not read'})")
+    return after.get(key)
+
+
 def switch_optics_findings(sw, after, ends, names, limits, finding, unproven):
     """The switch's own optical modules on its fabric ports and uplinks, read at the end of the window
     (switch_counters ``optics``): OPTIC_RX_POWER_LOW / OPTIC_TEMP_HIGH against each module's own thresholds
@@ -443,11 +451,8 @@ def switch_optics_findings(sw, after, ends, names, limits, finding, unproven):
     not be read goes to ``unproven``; a snapshot without ``optics`` (a caller that does not read them) judges
     nothing."""
     out = []
-    if "optics" not in after:
-        return out
-    optics = after["optics"]
+    optics = _switch_read(sw, after, "optics", "optical modules", unproven)
     if optics is None:
-        unproven.setdefault(sw, []).append(f"optical modules ({after.get('optics_msg') or 'not read'})")
         return out
     for port, end, where in switch_ports(sw, ends, names):
         label = f"{sw} {port} (towards {end[1]} {end[2]})"
@@ -511,11 +516,8 @@ def switch_ber_findings(sw, before, after, ends, names, limits, finding, unprove
     it does not report, or a field missing on one port only: COUNTER_MISSING. A snapshot without ``ber`` (a
     caller that does not read it) judges nothing."""
     out = []
-    if "ber" not in after:
-        return out
-    ber = after["ber"]
+    ber = _switch_read(sw, after, "ber", "bit error rates and FEC counters", unproven)
     if ber is None:
-        unproven.setdefault(sw, []).append(f"bit error rates and FEC counters ({after.get('ber_msg') or 'not read'})")
         return out
     ports = switch_ports(sw, ends, names)
     read = {port: ber.get(port) for port, _end, _where in ports}

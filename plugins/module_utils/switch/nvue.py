@@ -515,22 +515,30 @@ class NvueDriver(Driver):
         return res
 
     def _error_counters(self, sc, port):
-        forms = [f for f in self.ERROR_COUNTER_FORMS if f[0] == self._counter_form] or list(self.ERROR_COUNTER_FORMS)
+        parsers = dict(self.ERROR_COUNTER_FORMS)
+        return self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out), "_counter_form",
+                               "no interface error counters")
+
+    def _read_form(self, port, forms, parse, kept, what):
+        """What ``parse(form, text)`` reads from the first of ``forms`` (``nv show interface <port> <form>``)
+        the switch answers; the form answered is kept in ``self.<kept>`` and tried alone on the next port
+        (one release, one form). A switch answering none: a SwitchError naming every answer."""
+        known = getattr(self, kept)
         why = []
-        for form, parser in forms:
+        for form in ([known] if known else list(forms)):
             command = f"nv show interface {port} {form}"
             out = self.run(command, check=False)
             err = self.error_in(out)
             if err is None:
                 try:
-                    parsed = getattr(sc, parser)(out)
+                    parsed = parse(form, out)
                 except ParseError as exc:
                     err = str(exc)
                 else:
-                    self._counter_form = form
+                    setattr(self, kept, form)
                     return parsed
             why.append(f"{command!r}: {err}")
-        raise SwitchError(self.name, "no interface error counters: " + "; ".join(why), output=out, command=command)
+        raise SwitchError(self.name, f"{what}: " + "; ".join(why), output=out, command=command)
 
     def transceivers(self, ports):
         """{port: module} from ``nv show platform transceiver <p>`` (Cumulus Linux 5.11+, read-only): Rx power
@@ -557,23 +565,8 @@ class NvueDriver(Driver):
         return res
 
     def _phy_health(self, br, port):
-        forms = [self._phy_form] if self._phy_form else list(self.PHY_HEALTH_FORMS)
-        why = []
-        for form in forms:
-            command = f"nv show interface {port} {form}"
-            out = self.run(command, check=False)
-            err = self.error_in(out)
-            if err is None:
-                try:
-                    parsed = br.parse_nvue_phy_health(out, port)
-                except ParseError as exc:
-                    err = str(exc)
-                else:
-                    self._phy_form = form
-                    return parsed
-            why.append(f"{command!r}: {err}")
-        raise SwitchError(self.name, "no physical-layer error counters (Cumulus Linux 5.10 and later print them): "
-                          + "; ".join(why), output=out, command=command)
+        return self._read_form(port, self.PHY_HEALTH_FORMS, lambda form, out: br.parse_nvue_phy_health(out, port),
+                               "_phy_form", "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
 
 
 def _switch_counters():
