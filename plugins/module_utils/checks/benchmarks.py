@@ -165,15 +165,23 @@ def _listen(port, address="0.0.0.0"):
         return None
 
 
-def _accept_one(sock):
-    """True once a client connected to a stand-in socket (the connection is closed at once)."""
+def _accept_one(sock, answer=None):
+    """True once a client connected to a listening socket (a stand-in, a meeting, the beacon): the
+    connection is sent ``answer`` when there is one, then closed at once."""
     if not select.select([sock], [], [], 0)[0]:
         return False
     try:
-        sock.accept()[0].close()
-        return True
+        conn = sock.accept()[0]
     except OSError:
         return False
+    try:
+        if answer is not None:
+            conn.sendall(answer)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+    return True
 
 
 WILDCARD = ("00000000", "00000000000000000000000000000000")
@@ -240,17 +248,8 @@ class Beacon:
 
     def serve(self):
         """Answer every peer waiting on the beacon (non-blocking)."""
-        while self.sock is not None and select.select([self.sock], [], [], 0)[0]:
-            try:
-                conn = self.sock.accept()[0]
-            except OSError:
-                return
-            try:
-                conn.sendall(b"%d\n" % self.round)
-            except OSError:
-                pass
-            finally:
-                conn.close()
+        while self.sock is not None and _accept_one(self.sock, b"%d\n" % self.round):
+            pass
 
     def close(self):
         if self.sock is not None:
