@@ -75,16 +75,26 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     """One re-test phase of the cheaper plan: suspect nodes against known-good peers, both directions.
 
     The suspects are ``checks_plans.retest_needs``: every end of a failing test that no settled bad side
-    explains, until both its directions are settled; each is re-tested ``repeats`` times as client
-    (its send side) and as server (its receive side), RETEST_REPEATS_FLAKY times for a side that fails
-    and passes (``checks_plans.retest_plan``), against nodes that failed nothing or failed only on other
-    rails, under its own leaves first. Returns [] when nothing is open (no further phase is needed)."""
+    explains, until both its directions are settled; each is re-tested in each direction not yet settled
+    (``checks_plans.retest_demand``: as client for its send side, as server for its receive side) at
+    least ``repeats`` times, RETEST_REPEATS_FLAKY times for a side that fails and passes, the direction
+    it never failed first (``checks_plans.retest_plan``), against nodes that failed nothing or failed
+    only on other rails, under its own leaves first. Returns [] when nothing is open (no further phase
+    is needed)."""
     leaf_of = _leaf_of(ports)
     tests = rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(fabric))
-    needs = checks_plans.retest_needs(tests, leaf_of)
-    suspects = sorted({ep[0] for ep in needs})
-    per_node = {n: max(int(repeats), max(r for ep, r in needs.items() if ep[0] == n)) for n in suspects}
-    rails_of = {n: {ep[1] for ep in needs if ep[0] == n} for n in suspects}
+    demand = checks_plans.retest_demand(tests, leaf_of)
+    suspects = sorted({ep[0] for ep in demand})
+    per_node, first, rails_of = {}, {}, {}
+    for (node, dev), need in demand.items():
+        mine = per_node.setdefault(node, {"send": 0, "receive": 0})
+        for d in mine:
+            if need[d]:
+                mine[d] = max(mine[d], need[d], int(repeats))
+        first.setdefault(node, set()).add(need["first"])
+        rails_of.setdefault(node, set()).add(dev)
+    # a node's open-and-never-failed direction first where all its rails under test agree
+    first = {n: next(iter(f)) for n, f in first.items() if len(f) == 1 and None not in f}
     failed_on = {}
     for t in tests:
         if not t["ok"]:
@@ -94,7 +104,7 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     spare = {n: failed_on[n] for n in nodes if n in failed_on and n not in per_node}
     done = [p for rnd in rounds_done for p in rnd]
     group_of = {n: k for k, g in enumerate(checks_plans.node_groups(list(nodes), leaf_of)) for n in g}
-    rounds = checks_plans.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of)
+    rounds = checks_plans.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of, first)
     if int(phase) < checks_plans.PROBE_PHASES:
         rounds = checks_plans.fill_idle(rounds, list(nodes), done)
     return rounds

@@ -163,70 +163,110 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     return ([same] if same else []) + cross + circle
 
 
-def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None, rails_of=None):
+def _directions(reps, first=None):
+    """The order of one suspect's re-tests: ``reps`` an int (that many each way) or {"send": n,
+    "receive": m}; ``first`` the direction whose tests all come first (the one never seen failing:
+    a flaky rail must be seen failing that way to be named both ways), else send and receive in turn."""
+    if not isinstance(reps, dict):
+        n = max(1, int(reps))
+        reps = {"send": n, "receive": n}
+    left = {d: max(0, int(reps.get(d, 0))) for d in ("send", "receive")}
+    if first in left:
+        other = "receive" if first == "send" else "send"
+        return [first] * left[first] + [other] * left[other]
+    out = []
+    while any(left.values()):
+        for d in ("send", "receive"):
+            if left[d]:
+                out.append(d)
+                left[d] -= 1
+    return out
+
+
+def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None, rails_of=None, first=None):
     """Rounds re-testing each suspect node against known-good peers, in both directions.
 
     ib_write_bw's client writes into its server: a suspect as client proves its send side,
-    as server its receive side. Each suspect gets ``repeats`` tests as client and ``repeats``
-    as server (an intermittent rail fails k of n; more samples give its rate; ``repeats`` is a
-    number or {suspect: number}), each against a good peer: with ``group_of`` ({node: leaf group
-    key}, see ``node_groups``) peers under its own leaves first (a same-leaf test proves the
-    rail without any uplink; a same-leaf peer is met again, the other way, rather than cross
-    an uplink), peers it has not met before first. ``suspects``/``good``: node names;
-    ``tested``: pairs already run; ``spare``: {node: devices it failed on} of nodes that are
-    no suspects, a peer for a suspect whose ``rails_of`` ({suspect: devices under test}) they
-    do not share. A round never uses a node twice; a good node serves several suspects over
-    the rounds, so the rounds stay about 2 x ``repeats`` while the good nodes outnumber the
-    suspects.
+    as server its receive side. ``repeats``: tests per direction (an intermittent rail fails k of
+    n; more samples give its rate), a number, or per suspect a number or {"send": n, "receive": m}
+    (a settled direction needs none); ``first``: {suspect: direction} whose tests come first.
+    Peers: with ``group_of`` ({node: leaf group key}, see ``node_groups``) under the suspect's own
+    leaves first (a same-leaf test proves the rail without any uplink; a same-leaf peer is met
+    again rather than a peer across an uplink), good nodes, then ``spare`` ones ({node: devices it
+    failed on}: a peer for a suspect whose ``rails_of`` ({suspect: devices under test}) they do
+    not share), then the other suspects under the same leaves (a test between two serves both:
+    the victims of a bad uplink clear each other instead of queueing for their leaf's few good
+    nodes); peers not met before first. ``tested``: pairs already run.
+
+    Built round by round: each round gives every suspect with tests left one test, its next
+    direction, against a free peer (the suspects with the most tests left first), so a phase
+    lasts about as many rounds as one suspect's tests, not their sum over a leaf.
     """
     seen = {frozenset(p[:2]) for p in tested}
-    wanted, have, suspect_set = [], set(), set(suspects)
     spare = spare or {}
-    by_group = {}
-    for g in suspects:
-        by_group.setdefault((group_of or {}).get(g), []).append(g)
-    for i, s in enumerate(suspects):
-        reps = max(1, int(repeats.get(s, 1) if isinstance(repeats, dict) else repeats))
+    order = {s: i for i, s in enumerate(suspects)}
+    per = {s: (repeats.get(s, 1) if isinstance(repeats, dict) else repeats) for s in suspects}
+    queue = {s: _directions(per[s], (first or {}).get(s)) for s in suspects}
+    key = (lambda n: group_of.get(n)) if group_of else (lambda n: None)
+    near_of, far_of = {}, {}
+    for s in suspects:
         mine = set((rails_of or {}).get(s) or ())
-        # each suspect starts further along the good nodes, so suspects share rounds
-        pool = [g for g in good if g != s] + [g for g, bad in spare.items()
-                                              if g != s and mine and not set(bad) & mine]
-        if not pool:
-            continue
-        near = [g for g in pool if group_of and group_of.get(g) == group_of.get(s)]
-        far = [g for g in pool if g not in near]
+        pool = [g for g in good if g != s and g not in order] + \
+            [g for g, bad in spare.items() if g != s and mine and not set(bad) & mine]
         if group_of:
-            # the other suspects under the same leaves, after the good peers there: a same-leaf test
-            # between two of them proves both rails without an uplink (the victims of a bad uplink
-            # clear each other in one test instead of queueing for the few good nodes of their leaf)
-            near += [g for g in by_group.get(group_of.get(s), ()) if g != s]
+            near = [g for g in pool if key(g) == key(s)]
+            near += [g for g in suspects if g != s and key(g) == key(s)]
+            far = [g for g in pool if key(g) != key(s)]
+            near_of[s], far_of[s] = (near, []) if near else ([], far)
+        else:
+            near_of[s], far_of[s] = pool, []
+    met = {s: set() for s in suspects}
+    rails_of = rails_of or {}
+    rounds = []
+    while any(queue.values()):
+        busy, rnd = set(), []
+        for s in sorted((s for s in suspects if queue[s]), key=lambda s: (-len(queue[s]), order[s])):
+            if s in busy or not queue[s]:
+                continue
+            way = queue[s][0]
+            back = "receive" if way == "send" else "send"
+            peer = None
+            mine = rails_of.get(s) or set()
+            for peers in (near_of[s], far_of[s]):
+                free = [g for g in peers if g not in busy]
+                if not free:
+                    continue
 
-        def rotate(peers, k):
-            fresh = [g for g in peers if frozenset((s, g)) not in seen]
-            met = [g for g in peers if g not in fresh]
-            k = k % len(fresh) if fresh else 0
-            return fresh[k:] + fresh[:k] + met
-        near, far = rotate(near, 2 * reps * i), rotate(far, 2 * reps * i)
-        if group_of and near:
-            order = near * -(-2 * reps // len(near))   # the same-leaf peers again rather than an uplink
-        else:
-            order = near + far
-        peers = [order[j % len(order)] for j in range(2 * reps)]
-        for j, g in enumerate(peers):
-            pair = [g, s] if j % 2 == 0 else [s, g]
-            if tuple(pair) not in have or g not in suspect_set:   # two suspects' one test serves both
-                wanted.append(pair)
-                have.add(tuple(pair))
-    rounds, busy = [], []
-    for pair in wanted:
-        for rnd, used in zip(rounds, busy):
-            if not (set(pair) & used):
-                rnd.append(pair)
-                used.update(pair)
+                def tier(g):
+                    # a known-good peer not met before, then another suspect that needs the other
+                    # direction (this test serves both), then a known-good peer met before, then any
+                    # suspect, one done with its own tests first; a suspect under test on other rails before one on the same rail (a
+                    # failure between two suspects of one rail blames neither)
+                    fresh = frozenset((s, g)) not in seen and g not in met[s]
+                    if g not in order:
+                        return 0 if fresh else 3
+                    other_rails = not (rails_of.get(g) or set()) & mine
+                    if back in queue[g]:
+                        return (1 if other_rails else 2) if fresh else 4
+                    # one with no test of its own left before one that would rather run its own
+                    return 5 + 2 * bool(queue[g]) + (not other_rails) if fresh else 9
+                # ties go round the peers (suspects and rounds start further along), not to the first
+                k = (order[s] + len(rounds)) % len(free)
+                peer = min(free[k:] + free[:k], key=tier)
                 break
-        else:
-            rounds.append([pair])
-            busy.append(set(pair))
+            if peer is None:
+                continue
+            queue[s].pop(0)
+            if back in queue.get(peer, ()):
+                queue[peer].remove(back)
+            rnd.append([peer, s] if way == "send" else [s, peer])
+            busy.update((s, peer))
+            met[s].add(peer)
+            if peer in met:
+                met[peer].add(s)
+        if not rnd:
+            break   # the suspects left have no peer at all
+        rounds.append(rnd)
     return rounds
 
 
@@ -280,33 +320,64 @@ RETEST_REPEATS_FLAKY = 4  # tests per direction and phase for a side that both f
 
 
 def side_stats(tests, leaf_of=None, ignore=()):
-    """{(direction, endpoint): {"fails", "total", "same_fails", "same_total"}} of evaluated tests.
+    """{(direction, endpoint): {"fails", "total", "same_fails", "same_total", "lone_fails"}} of
+    evaluated tests.
 
     direction ``send`` is the client's side, ``receive`` the server's; ``same_*`` counts the
     tests whose ends hang off one leaf (no uplink on the path; every test without ``leaf_of``).
-    ``ignore``: {(test index, side)} left out (a failure another element already explains)."""
+    ``lone_fails``: the side's cross-leaf failures that no other failure backs as an uplink's: no
+    other failing cross-leaf test through either leaf, between two other endpoints that both passed
+    a test that way (a bad uplink fails many pairs; a flaky rail's own failures, or its victims',
+    all share its end). ``ignore``: {(test index, side)} left out (a failure another element
+    already explains)."""
     leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
+    sound = {("send", tuple(t["client"])) for t in tests if t["ok"]} | \
+        {("receive", tuple(t["server"])) for t in tests if t["ok"]}
+    # per leaf: failing cross-leaf tests between sound ends, counted per endpoint and per pair, so the
+    # failures through it that share no end with a given test are a subtraction away
+    through = {}
+    for t in tests:
+        c, sv = tuple(t["client"]), tuple(t["server"])
+        lc, ls = leaf_of.get(c), leaf_of.get(sv)
+        if t["ok"] or lc is None or ls is None or lc == ls or \
+                ("send", c) not in sound or ("receive", sv) not in sound:
+            continue
+        for leaf in (lc, ls):
+            n = through.setdefault(leaf, {"all": 0, "ep": {}, "pair": {}})
+            n["all"] += 1
+            for ep in (c, sv):
+                n["ep"][ep] = n["ep"].get(ep, 0) + 1
+            pair = frozenset((c, sv))
+            n["pair"][pair] = n["pair"].get(pair, 0) + 1
+
+    def backed(c, sv, leaf):
+        n = through.get(leaf)
+        return bool(n) and n["all"] - n["ep"].get(c, 0) - n["ep"].get(sv, 0) + n["pair"].get(frozenset((c, sv)), 0) > 0
     out = {}
     for i, t in enumerate(tests):
         c, sv = tuple(t["client"]), tuple(t["server"])
         lc, ls = leaf_of.get(c), leaf_of.get(sv)
         same = lc is None or ls is None or lc == ls
+        lone = not t["ok"] and not same and not (backed(c, sv, lc) or backed(c, sv, ls))
         for side in (("send", c), ("receive", sv)):
             if (i, side) in ignore:
                 continue
-            st = out.setdefault(side, {"fails": 0, "total": 0, "same_fails": 0, "same_total": 0})
+            st = out.setdefault(side, {"fails": 0, "total": 0, "same_fails": 0, "same_total": 0, "lone_fails": 0})
             st["total"] += 1
             st["fails"] += not t["ok"]
             st["same_total"] += same
             st["same_fails"] += same and not t["ok"]
+            st["lone_fails"] += lone
     return out
 
 
 def side_state(st):
     """What one side's tests say (``side_stats`` entry or None): ``untested``, ``clean`` (never
     failed), ``bad`` (HARD_FAILS+ failures, none passed, one same-leaf), ``flaky`` (fails and passes,
-    a same-leaf failure among them, RETEST_SAMPLES+ tests), ``cleared`` (its failures all crossed an
-    uplink, CLEAR_SAME_LEAF+ same-leaf passes, no same-leaf failure), else ``open`` (more tests needed)."""
+    a same-leaf failure, or a cross-leaf one no uplink's other failures back, among them,
+    RETEST_SAMPLES+ tests), ``cleared`` (its failures all crossed an uplink that fails other pairs
+    too, CLEAR_SAME_LEAF+ same-leaf passes, no same-leaf failure), else ``open`` (more tests
+    needed)."""
     if not st or not st["total"]:
         return "untested"
     if not st["fails"]:
@@ -314,7 +385,7 @@ def side_state(st):
     passes, same_passes = st["total"] - st["fails"], st["same_total"] - st["same_fails"]
     if not passes:
         return "bad" if st["fails"] >= HARD_FAILS and st["same_fails"] else "open"
-    if not st["same_fails"]:
+    if not st["same_fails"] and not st.get("lone_fails"):
         return "cleared" if same_passes >= CLEAR_SAME_LEAF else "open"
     return "flaky" if st["total"] >= RETEST_SAMPLES else "open"
 
@@ -330,6 +401,36 @@ def retest_needs(tests, leaf_of=None):
     bad side is flaky: a rail flaky both ways must be seen failing both ways). Returns
     ``{endpoint: repeats}``: RETEST_REPEATS_FLAKY for an endpoint with a side that fails and
     passes, else 1."""
+    return {ep: (RETEST_REPEATS_FLAKY if flaky else 1) for ep, (flaky, _) in _open_endpoints(tests, leaf_of).items()}
+
+
+def retest_demand(tests, leaf_of=None):
+    """What ``retest_needs``' endpoints need, per direction: ``{endpoint: {"send": n, "receive": m,
+    "first": direction or None}}``, 0 for a settled direction (bad, flaky, cleared, or clean over
+    enough tests), else RETEST_REPEATS_FLAKY for an endpoint with a side that fails and passes
+    (a clean side only what it lacks of RETEST_SAMPLES), else 1. ``first``: the direction that is
+    open and never failed (a flaky rail seen failing one way must be seen failing the other to be
+    named both ways: its tests come first), else None."""
+    out = {}
+    for ep, (flaky, sides) in _open_endpoints(tests, leaf_of).items():
+        reps = RETEST_REPEATS_FLAKY if flaky else 1
+        need = {}
+        for d, (state, st) in sides.items():
+            if state in ("bad", "flaky", "cleared"):
+                need[d] = 0
+            elif state == "clean":
+                need[d] = max(0, min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
+            else:
+                need[d] = reps
+        never = [d for d, (state, _) in sides.items() if need[d] and state in ("clean", "untested")]
+        out[ep] = dict(need, first=never[0] if len(never) == 1 and len(
+            [d for d in need if need[d]]) == 2 else None)
+    return out
+
+
+def _open_endpoints(tests, leaf_of):
+    """{endpoint: (flaky, {direction: (state, stats)})} of the endpoints a re-test must test again
+    (``retest_needs``)."""
     stats = side_stats(tests, leaf_of)
     state = {side: side_state(st) for side, st in stats.items()}
     settled_bad = {side for side, s in state.items() if s in ("bad", "flaky")}
@@ -363,7 +464,7 @@ def retest_needs(tests, leaf_of=None):
                 continue
             done = False
         if not done:
-            out[ep] = RETEST_REPEATS_FLAKY if flaky else 1
+            out[ep] = (flaky, {d: (states[d], sides[d]) for d in sides})
     return out
 
 

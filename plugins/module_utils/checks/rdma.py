@@ -201,8 +201,9 @@ def localise(tests, hints=(), leaf_of=None):
                     e[0] != "uplink" and e[1] in hints)
         best = max(cover, key=rank)
         ties = [e for e in cover if rank(e) == rank(best)]
-        if len(ties) > 1 and len(cover[best]) == 1:
-            # one failing test, its elements equally likely: name the pair, not a guess
+        if len(cover[best]) == 1 and sum(cover[e] == cover[best] for e in ties) > 1:
+            # one failing test, its own elements equally likely: name the pair, not a guess (an element
+            # of another test ranking alike says nothing about this one)
             i = next(iter(cover[best]))
             inconclusive.append(failing[i])
             explained.add(i)
