@@ -91,9 +91,11 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
         for d in mine:
             if need[d]:
                 mine[d] = max(mine[d], need[d], int(repeats))
-        first.setdefault(node, set()).add(need["first"])
+        if need["send"] and need["receive"]:
+            first.setdefault(node, set()).add(need["first"])
         rails_of.setdefault(node, set()).add(dev)
-    # a node's open-and-never-failed direction first where all its rails under test agree
+    # a node's open-and-never-failed direction first where its rails tested both ways agree on it (one
+    # of them with none, failing both ways already, has both ways in turn)
     first = {n: next(iter(f)) for n, f in first.items() if len(f) == 1 and None not in f}
     failed_on = {}
     for t in tests:

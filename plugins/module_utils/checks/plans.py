@@ -307,7 +307,7 @@ def fill_idle(rounds, nodes, tested=()):
 
 
 # How many tests one way settle a side (re-test phases stop once every suspect is settled):
-RETEST_SAMPLES = 8      # an intermittent rail's other direction: a 50 % flaky side passes 8 in a row 0.4 % of the time
+RETEST_SAMPLES = 12     # an intermittent rail's other direction: a 50 % flaky side passes 12 in a row 0.024 % of the time
 
 
 CLEAR_SAME_LEAF = 2     # same-leaf passes that clear a side whose failures all crossed uplinks
@@ -328,7 +328,8 @@ def side_stats(tests, leaf_of=None, ignore=()):
     ``lone_fails``: the side's cross-leaf failures that no other failure backs as an uplink's: no
     other failing cross-leaf test through either leaf, between two other endpoints that both passed
     a test that way (a bad uplink fails many pairs; a flaky rail's own failures, or its victims',
-    all share its end). ``ignore``: {(test index, side)} left out (a failure another element
+    all share its end), the test's other end having passed that way (one that never did explains
+    the failure). ``ignore``: {(test index, side)} left out (a failure another element
     already explains)."""
     leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
     sound = {("send", tuple(t["client"])) for t in tests if t["ok"]} | \
@@ -359,7 +360,7 @@ def side_stats(tests, leaf_of=None, ignore=()):
         lc, ls = leaf_of.get(c), leaf_of.get(sv)
         same = lc is None or ls is None or lc == ls
         lone = not t["ok"] and not same and not (backed(c, sv, lc) or backed(c, sv, ls))
-        for side in (("send", c), ("receive", sv)):
+        for side, other in ((("send", c), ("receive", sv)), (("receive", sv), ("send", c))):
             if (i, side) in ignore:
                 continue
             st = out.setdefault(side, {"fails": 0, "total": 0, "same_fails": 0, "same_total": 0, "lone_fails": 0})
@@ -367,7 +368,7 @@ def side_stats(tests, leaf_of=None, ignore=()):
             st["fails"] += not t["ok"]
             st["same_total"] += same
             st["same_fails"] += same and not t["ok"]
-            st["lone_fails"] += lone
+            st["lone_fails"] += lone and other in sound   # an other end that never passed explains it
     return out
 
 
@@ -414,12 +415,16 @@ def retest_demand(tests, leaf_of=None):
     out = {}
     for ep, (flaky, sides) in _open_endpoints(tests, leaf_of).items():
         reps = RETEST_REPEATS_FLAKY if flaky else 1
+        # a side that fails some tests and passes others is an intermittent rail's or an uplink's victim's:
+        # the other direction gets a test more (an intermittent rail fails that way too, a victim passes)
+        mixed = any(st and 0 < st["fails"] < st["total"] for _, st in sides.values())
         need = {}
         for d, (state, st) in sides.items():
             if state in ("bad", "flaky", "cleared"):
                 need[d] = 0
             elif state == "clean":
-                need[d] = max(0, min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
+                need[d] = max(int(mixed and not flaky and st["total"] < RETEST_SAMPLES),
+                              min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
             else:
                 need[d] = reps
         never = [d for d, (state, _) in sides.items() if need[d] and state in ("clean", "untested")]
@@ -454,7 +459,7 @@ def _open_endpoints(tests, leaf_of):
     for ep in sorted({side[1] for side, s in state.items() if s not in ("clean", "untested")}):
         sides = {d: stats.get((d, ep)) for d in ("send", "receive")}
         states = {d: state.get((d, ep), "untested") for d in sides}
-        flaky = any(s == "flaky" or (st and 0 < st["fails"] < st["total"] and st["same_fails"])
+        flaky = any(s == "flaky" or (st and 0 < st["fails"] < st["total"] and (st["same_fails"] or st["lone_fails"]))
                     for s, st in zip(states.values(), sides.values()))
         done = True
         for d, s in states.items():
