@@ -121,3 +121,24 @@ def test_convicted_needs_two_peers_that_passed_elsewhere_or_a_test_naming_the_en
     assert checks_plans.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
     assert checks_plans.convicted([t(x, a, False), good_a]) == set()                       # one peer only
     assert checks_plans.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
+
+
+@pytest.mark.parametrize("other, first", [({"send": 0, "receive": 1, "first": None}, "receive"),
+                                          ({"send": 4, "receive": 4, "first": None}, None),
+                                          ({"send": 4, "receive": 4, "first": "send"}, None)])
+def test_a_nodes_first_direction_is_the_one_its_both_ways_rails_agree_on(monkeypatch, other, first):
+    # x's mlx5_0 never failed receiving (receive first); mlx5_1 needs one way only (no say), or both
+    # ways with no preference (it failed both: both in turn), or the other way first (a conflict)
+    logs = {n: [] for n in "xabcde"}
+    for rnd, (server, client) in enumerate((("x", "a"), ("b", "c"), ("d", "e"))):
+        logs[server].append(entry(rnd, "server", client))
+        logs[client].append(entry(rnd, "client", server))
+    demand = {("x", "mlx5_0"): {"send": 4, "receive": 4, "first": "receive"}, ("x", "mlx5_1"): other}
+    monkeypatch.setattr(f.checks_plans, "retest_demand", lambda tests, leaf_of=None: demand)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, [], phase=checks_plans.PROBE_PHASES)
+    ways = ["receive" if p[0] == "x" else "send" for rnd in retest for p in rnd if "x" in p]
+    assert len(ways) == 8
+    if first:
+        assert ways == ["receive"] * 4 + ["send"] * 4
+    else:
+        assert ways == ["send", "receive"] * 4
