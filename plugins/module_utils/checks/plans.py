@@ -409,9 +409,10 @@ def retest_demand(tests, leaf_of=None):
     """What ``retest_needs``' endpoints need, per direction: ``{endpoint: {"send": n, "receive": m,
     "first": direction or None}}``, 0 for a settled direction (bad, flaky, cleared, or clean over
     enough tests), else RETEST_REPEATS_FLAKY for an endpoint with a side that fails and passes
-    (a clean side only what it lacks of RETEST_SAMPLES), else 1. ``first``: the direction that is
-    open and never failed (a flaky rail seen failing one way must be seen failing the other to be
-    named both ways: its tests come first), else None."""
+    same-leaf or lone (a clean side only what it lacks of RETEST_SAMPLES), else 1, and 1 for a clean
+    side whose other side both failed and passed. ``first``: the direction that is open and never
+    failed (a flaky rail seen failing one way must be seen failing the other to be named both ways:
+    its tests come first), else None."""
     out = {}
     for ep, (flaky, sides) in _open_endpoints(tests, leaf_of).items():
         reps = RETEST_REPEATS_FLAKY if flaky else 1
