@@ -89,6 +89,7 @@ class Fabric:
                         for k, leaf in enumerate(self.leaves)}
         self.leaf = {(n, p["device"]): p["switch"] for n, ps in self.ports.items() for p in ps}
         self.faults, self.bad_uplinks = {}, set()
+        self.misbehaved = set()   # (endpoint, way) whose own fault failed a test: what any plan could see
         self.rng = random.Random(seed)
 
     def inject(self, cls, count=1):
@@ -116,6 +117,7 @@ class Fabric:
         for ep, way in ((client, "send"), (server, "receive")):
             p = self.faults.get(ep, {}).get(way, 0.0)
             if p and (p >= 1.0 or self.rng.random() < p):
+                self.misbehaved.add((ep, way))
                 return False
         lc, ls = self.leaf[client], self.leaf[server]
         if lc != ls and self.bad_uplinks:
@@ -188,6 +190,21 @@ def _clean_hit(want, findings):
     return hit == len(want) and fp == 0 and part == 0
 
 
+def as_seen(want, misbehaved):
+    """``want`` with each intermittent rail's direction cut to the ways it has failed a test so far
+    (``Fabric.misbehaved``), and one that has failed none left out: what the tests could show. A 50 %
+    rail passes n tests a way 2^-n of the time; no plan names a way it has not failed."""
+    out = []
+    for w in want:
+        if w[0] == "uplink" or not w[2]:
+            out.append(w)
+            continue
+        ways = [d for d in ("send", "receive") if (tuple(w[0]), d) in misbehaved]
+        if ways:
+            out.append((w[0], "both" if len(ways) == 2 else ways[0], True))
+    return out
+
+
 def unobservable(want, tests):
     """Injected rail faults that failed none of the tests they took part in (an intermittent rail that
     passed every sample): no data names them, whatever the localisation."""
@@ -216,8 +233,10 @@ def scenario(n, cls, seed, sample_rounds=6):
     # (re-test rounds so far, phase) after each round: whether the findings from every test so far name
     # every fault with nothing false or partial (the bench's instrument, not timed; the role computes the
     # findings once, after its last phase)
-    trail = [(0, 0, _clean_hit(want, rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling,
-                                                         uplinks=fab.uplinks)[0]))]
+    def hits():
+        found = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)[0]
+        return _clean_hit(want, found), _clean_hit(as_seen(want, fab.misbehaved), found)
+    trail = [(0, 0, *hits())]
     while phases < MAX_RETEST_PHASES:
         t0 = time.perf_counter()
         retest = vf.verify_retest_rounds(logs, fab.nodes, FABRIC, done, 1, fab.ports, phases)
@@ -229,17 +248,20 @@ def scenario(n, cls, seed, sample_rounds=6):
             fab.run([rnd], len(done), logs)
             done.append(rnd)
             retest_rounds += 1
-            trail.append((retest_rounds, phases, _clean_hit(want, rdma.rdma_findings(
-                rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)[0])))
+            trail.append((retest_rounds, phases, *hits()))
     t0 = time.perf_counter()
     findings, _ = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)
     controller += time.perf_counter() - t0
     # named from the first round after which every later evaluation (the final one included) names all
-    named_at = named_phase = None
+    named_at = named_phase = seen_at = None
     for k in range(len(trail) - 1, -1, -1):
         if not trail[k][2]:
             break
         named_at, named_phase = trail[k][0], trail[k][1]
+    for k in range(len(trail) - 1, -1, -1):
+        if not trail[k][3]:
+            break
+        seen_at = trail[k][0]
     plan_up = plans.uplink_test_coverage(rounds, fab.leaf, fab.uplinks)["uplinks"]
     plan_ports = fab.uplink_ports(rounds, 0, fab.leaf)
     t0 = time.perf_counter()
@@ -250,7 +272,7 @@ def scenario(n, cls, seed, sample_rounds=6):
     hit, fp, part = named(want, findings)
     blind = unobservable(want, rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(FABRIC)))
     return {"nodes": n, "class": cls, "seed": seed, "first_rounds": len(rounds), "retest_rounds": retest_rounds,
-            "named_after": named_at, "named_phase": named_phase,
+            "named_after": named_at, "named_phase": named_phase, "seen_named_after": seen_at,
             "retest_phases": phases, "unobservable": blind, "named": hit, "injected": len(want), "false_positives": fp, "partial": part,
             "passed": summary["passed"], "codes": summary["codes"], "incast_rounds": len(incast),
             "incast_ports": cov["ports"], "incast_uplinks": cov["uplinks"],
@@ -261,8 +283,9 @@ def scenario(n, cls, seed, sample_rounds=6):
 def row(r):
     phases = "-" if r["named_after"] is None else str(r["named_phase"])
     rounds = "-" if r["named_after"] is None else str(r["named_after"])
+    seen = "-" if r.get("seen_named_after") is None else str(r["seen_named_after"])
     pct = lambda a, b: f"{100 * a / b:.0f} %" if b else "n/a"  # noqa: E731
-    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {phases:>2} | {rounds:>2} | "
+    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {phases:>2} | {rounds:>2} | {seen:>2} | "
             f"{r['retest_rounds']:>2} | "
             f"{r['named']}/{r['injected']} | {r['unobservable']} | {r['false_positives']:>3} | {r['partial']} | "
             f"{'PASSED' if r['passed'] else 'FAILED':<6} | "
@@ -271,10 +294,11 @@ def row(r):
             f"{r['controller_s']:>6.2f} | {r['peak_rss_mib']:>6.0f} |")
 
 
-HEAD = ("| nodes | fault class  | first rounds | re-test phases to name | re-test rounds to name | re-test rounds run | "
+HEAD = ("| nodes | fault class  | first rounds | re-test phases to name | re-test rounds to name | "
+        "re-test rounds to name what failed | re-test rounds run | "
         "named | never failed | false pos. | partial | summary | ib_write_bw leaf uplinks | uplink ports (ECMP) | "
         "incast rounds | incast ports | incast uplinks | controller s | peak MiB |\n"
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: |")
 
 
