@@ -448,7 +448,7 @@ def test_flaky_rail_is_named_with_its_failure_rate(converged):
     """A rail that fails half of its tests passes n tests 2^-n of the time: no plan names it before it
     fails once. On 4 nodes the 2 sample rounds give each rail 3 tests (node3 mlx5_0 passed all 3 in the lab,
     1 run in 8 would), so this run samples 6 rounds (7 tests a rail; missed 1 run in 128), as an operator
-    hunting an intermittent would (verify_fabric_ib_write_bw_sample_rounds); the suspect then gets 8 tests
+    hunting an intermittent would (verify_fabric_ib_write_bw_sample_rounds); the suspect then gets up to 12 tests
     each way against peers it has not met."""
     fault("flaky", "node3", "mlx5_0")
     try:
