@@ -207,7 +207,7 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
     order = {s: i for i, s in enumerate(suspects)}
     per = {s: (repeats.get(s, 1) if isinstance(repeats, dict) else repeats) for s in suspects}
     queue = {s: _directions(per[s], (first or {}).get(s)) for s in suspects}
-    key = (lambda n: group_of.get(n)) if group_of else (lambda n: None)
+    key = group_of.get if group_of else (lambda n: None)
     near_of, far_of = {}, {}
     for s in suspects:
         mine = set((rails_of or {}).get(s) or ())
@@ -402,7 +402,7 @@ def retest_needs(tests, leaf_of=None):
     bad side is flaky: a rail flaky both ways must be seen failing both ways). Returns
     ``{endpoint: repeats}``: RETEST_REPEATS_FLAKY for an endpoint with a side that fails and
     passes, else 1."""
-    return {ep: (RETEST_REPEATS_FLAKY if flaky else 1) for ep, (flaky, _) in _open_endpoints(tests, leaf_of).items()}
+    return {ep: (RETEST_REPEATS_FLAKY if open_[0] else 1) for ep, open_ in _open_endpoints(tests, leaf_of).items()}
 
 
 def retest_demand(tests, leaf_of=None):
@@ -418,7 +418,7 @@ def retest_demand(tests, leaf_of=None):
         reps = RETEST_REPEATS_FLAKY if flaky else 1
         # a side that fails some tests and passes others is an intermittent rail's or an uplink's victim's:
         # the other direction gets a test more (an intermittent rail fails that way too, a victim passes)
-        mixed = any(st and 0 < st["fails"] < st["total"] for _, st in sides.values())
+        mixed = any(st and 0 < st["fails"] < st["total"] for _state, st in sides.values())
         need = {}
         for d, (state, st) in sides.items():
             if state in ("bad", "flaky", "cleared"):
@@ -428,7 +428,7 @@ def retest_demand(tests, leaf_of=None):
                               min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
             else:
                 need[d] = reps
-        never = [d for d, (state, _) in sides.items() if need[d] and state in ("clean", "untested")]
+        never = [d for d, (state, _stats) in sides.items() if need[d] and state in ("clean", "untested")]
         out[ep] = dict(need, first=never[0] if len(never) == 1 and len(
             [d for d in need if need[d]]) == 2 else None)
     return out
