@@ -240,8 +240,9 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
                 def tier(g):
                     # a known-good peer not met before, then another suspect that needs the other
                     # direction (this test serves both), then a known-good peer met before, then any
-                    # suspect, one done with its own tests first; a suspect under test on other rails before one on the same rail (a
-                    # failure between two suspects of one rail blames neither)
+                    # suspect, one done with its own tests first; a suspect under test on other rails
+                    # before one on the same rail (a failure between two suspects of one rail blames
+                    # neither)
                     fresh = frozenset((s, g)) not in seen and g not in met[s]
                     if g not in order:
                         return 0 if fresh else 3
@@ -401,7 +402,8 @@ def retest_needs(tests, leaf_of=None):
     (only uplinks failed it), and a clean other direction with 2 tests (RETEST_SAMPLES when the
     bad side is flaky: a rail flaky both ways must be seen failing both ways). Returns
     ``{endpoint: repeats}``: RETEST_REPEATS_FLAKY for an endpoint with a side that fails and
-    passes, else 1."""
+    passes with a same-leaf or lone failure among them, else 1 (per direction:
+    ``retest_demand``)."""
     return {ep: (RETEST_REPEATS_FLAKY if open_[0] else 1) for ep, open_ in _open_endpoints(tests, leaf_of).items()}
 
 
