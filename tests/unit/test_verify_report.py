@@ -308,12 +308,14 @@ def test_worst_link_ties_and_failures_rank():
 def test_written_files_are_the_texts_rendered_once(tmp_path):
     doc = make_report()
     rendered = report.render_reports(doc)
-    assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg"}
+    assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg", "report.html"}
     assert rendered["summary.md"] == report.to_markdown(doc) and rendered["junit.xml"] == report.to_junit(doc)
     assert rendered["heatmap.svg"] == checks_heatmap.heatmap_svg(doc)
+    assert rendered["report.html"] == report.to_html(doc)
     given = report.write_reports(doc, str(tmp_path), rendered=rendered)
     own = report.write_reports(doc, str(tmp_path))
-    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg")):
+    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg"),
+                      ("html", "report.html")):
         assert open(given[key]).read() == open(own[key]).read() == rendered[name]
 
 

@@ -21,6 +21,7 @@ the switch plays before they read it (it failed earlier in the run).
 """
 
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import natural_key
 
 
 def _text(v, limit=300):
@@ -29,7 +30,8 @@ def _text(v, limit=300):
 
 
 def _sorted(names):
-    return sorted(names, key=str)
+    """Names in natural order: node2 before node10, leaf2 before leaf10."""
+    return sorted(names, key=natural_key)
 
 
 def node_reason(node, record=None, probe=None):

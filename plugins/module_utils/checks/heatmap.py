@@ -11,7 +11,14 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma
 FAIL_FILL = "url(#lr-fail)"
 FAIL_EDGE = "#67000d"
 UNTESTED = "#e6e6e6"
-CHAR_W = 6.8  # px of one 11 px monospace character
+CHAR_W = 6.8  # px of one 11 px monospace character (DejaVu Sans Mono's advance is 0.602 em: 6.6 px)
+MATRIX_GAP = 32  # px between two pair matrices side by side (and after a matrix's title)
+
+
+def text_width(text, font_size=11):
+    """The width in px of ``text`` in the heat map's monospace font at ``font_size``, rounded up
+    (CHAR_W per character at 11 px): what the layout reserves for a title so the next one never overlaps it."""
+    return round(CHAR_W * font_size / 11 * len(str(text)) + 0.5)
 
 
 def _green(fraction):
@@ -86,10 +93,10 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
     out = []
     s = report.get("summary") or {}
     fab = report.get("fabric") or {}
-    out.append(f'<text x="16" y="22" font-size="15" font-weight="bold">ib_write_bw Gb/s - fabric '
-               f'{escape(str(fab.get("name")))}: {escape(str(rdma.get("detail") or "no tests"))}; '
-               f'{"PASSED" if s.get("passed") else "FAILED"}</text>')
-    width = _legend(out, 16, 34, threshold, line_rate)
+    caption = (f'ib_write_bw Gb/s - fabric {fab.get("name")}: {rdma.get("detail") or "no tests"}; '
+               f'{"PASSED" if s.get("passed") else "FAILED"}')
+    out.append(f'<text class="title" x="16" y="22" font-size="15" font-weight="bold">{escape(caption)}</text>')
+    width = max(_legend(out, 16, 34, threshold, line_rate), 16 + text_width(caption, 15) + 16)
     y = 86
     if not nodes:
         out.append(f'<text x="16" y="{y}">no ib_write_bw tests in this report</text>')
@@ -97,9 +104,10 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
     else:
         # the node x rail grid of worst links, in blocks of up to 64 rows side by side
         cw, ch, per_block = max(72, round(CHAR_W * max(len(r) for r in rails) + 8)), 16, 64
-        out.append(f'<text class="section" x="16" y="{y}" font-weight="bold">worst link per node and rail '
-                   f'(Gb/s, then failing/tests when any failed: the bad endpoint fails with every peer; '
-                   f'tooltip: the peer)</text>')
+        section = ("worst link per node and rail (Gb/s, then failing/tests when any failed: the bad endpoint "
+                   "fails with every peer; tooltip: the peer)")
+        out.append(f'<text class="section" x="16" y="{y}" font-weight="bold">{section}</text>')
+        width = max(width, 16 + text_width(section) + 16)
         y += 12
         block_w = label_w + cw * len(rails) + 24
         x0 = 16
@@ -135,11 +143,13 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
         for k, (rail, m) in enumerate(drawn):
             mn = m["nodes"]
             top = label_w  # the column labels, rotated
-            pw = label_w + cell * len(mn) + 32
+            heading = f"{rail}: client row -> server column"
+            # a matrix is as wide as its cells or its title, whichever is wider: the next one starts after both
+            pw = max(label_w + cell * len(mn), text_width(heading)) + MATRIX_GAP
             if k and k % 2 == 0:
                 x0, y = 16, y + row_h
-            out.append(f'<g class="matrix" data-rail={quoteattr(rail)}><text x="{x0}" y="{y + 12}" '
-                       f'font-weight="bold">{escape(rail)}: client row -&gt; server column</text>')
+            out.append(f'<g class="matrix" data-rail={quoteattr(rail)}><text class="matrix-title" x="{x0}" '
+                       f'y="{y + 12}" font-weight="bold">{escape(heading)}</text>')
             for j, b in enumerate(mn):
                 cx, cy = x0 + label_w + j * cell + cell / 2 + 4, y + 18 + top
                 out.append(f'<text x="{cx:g}" y="{cy}" transform="rotate(-90 {cx:g} {cy})">{escape(str(b))}</text>')

@@ -7,13 +7,15 @@ scripts/report_summary.py, loads it so)::
     python scripts/report_summary.py reports/latest     # print the summary
 
 ``write_reports(report, reports_dir)`` writes ``<reports_dir>/<timestamp>/``
-{report.json, summary.md, junit.xml, heatmap.svg} and points
-``<reports_dir>/latest`` at it.
+{report.json, summary.md, report.html, junit.xml, heatmap.svg} and points
+``<reports_dir>/latest`` at it. report.html is summary.md as one self-contained
+page (inline CSS, the heat map inline as SVG, nothing fetched), for a browser.
 
 The ib_write_bw check's rows and their views are in report_rdma.py, the SVG heat map in heatmap.py,
 history and trends in history.py.
 """
 import datetime
+import html
 import json
 import os
 import re
@@ -21,7 +23,7 @@ from xml.sax.saxutils import escape
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.heatmap import heatmap_svg
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import (
-    _fields, _gbps, _rows, failing_links, rdma_view)
+    _fields, _gbps, _rows, failing_links, natural_key, rdma_view)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import table_markdown as _tuning_table
 
 
@@ -36,6 +38,32 @@ FAILING_LINKS_MAX = 100
 
 # report.json is indented for people below this size (characters), one line above it.
 JSON_INDENT_MAX = 1 << 20
+
+
+# A bit error rate below this is shown as "< 1e-15", an upper bound, not its digits: mlxlink prints 15E-255
+# when it counted no error at all (1.5e-254 is "none counted", not a measurement), and one error in 1e15 bits
+# is already 42 minutes of a 400 Gb/s link, more than a verification window carries. Any BER threshold a
+# fabric is held to (effective 1e-12, raw 2.4e-4) is far above it. report.json keeps the value as read.
+BER_FLOOR = 1e-15
+
+
+def ber_text(value, floor=BER_FLOOR):
+    """A bit error rate for people: ``1.5e-12``, ``< 1e-15`` below ``floor`` (zero included), '' when unread."""
+    if value is None or isinstance(value, bool):
+        return ""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if v < floor:
+        return "< " + _exp(floor, 0)
+    return _exp(v, 1)
+
+
+def _exp(v, digits):
+    """1.5e-12, 2.4e-4, 1e-15: the exponent without its padding zero or plus sign."""
+    mant, ex = f"{v:.{digits}e}".split("e")
+    return f"{mant}e{int(ex)}"
 
 
 # ---------------------------------------------------------------- the report document
@@ -62,6 +90,36 @@ def build_report(findings, summary, checks, fabric, meta=None, mode=None):
 
 def _cell(v):
     return "" if v is None else str(v).replace("|", "\\|")
+
+
+# Findings that say a thing could not be read or proven (a switch or lldpd that did not answer, a counter the
+# platform lacks): warnings, so the check still passes, but the state of what they cover is "unproven", not "ok".
+UNPROVEN_CODES = frozenset(("CABLE_UNVERIFIED", "COUNTER_MISSING", "READINESS_UNPROVEN", "INCAST_INCONCLUSIVE"))
+
+
+def check_state(name, check, findings):
+    """The result column of a check: FAIL, skipped, unproven (what its findings could not read or prove),
+    pass with warnings, or pass."""
+    if not check.get("passed"):
+        return "skipped" if check.get("skipped") else "FAIL"
+    mine = [x for x in findings if x.get("check") == name]
+    unproven = sum(x.get("code") in UNPROVEN_CODES for x in mine)
+    if unproven:
+        return f"unproven ({unproven} not read or not proven)"
+    warnings = sum(x.get("severity") == "warning" for x in mine)
+    return f"pass ({warnings} warning{'' if warnings == 1 else 's'})" if warnings else "pass"
+
+
+def case_state(case):
+    """The result of one case as it is: FAIL, not read (skipped, with why), unproven or warning (passed with a
+    finding), ok."""
+    if case.get("skipped"):
+        return f"not read ({_cell(case['message'])})" if case.get("message") else "skipped"
+    if not case.get("ok"):
+        return "FAIL"
+    if case.get("code"):
+        return "unproven" if case["code"] in UNPROVEN_CODES else "warning"
+    return "ok"
 
 
 def to_markdown(report, view=None):
@@ -93,8 +151,7 @@ def to_markdown(report, view=None):
     checks = report.get("checks", {})
     lines += ["| check | result | detail |", "|---|---|---|"]
     for name, c in checks.items():
-        lines.append(f"| {name} | {'pass' if c.get('passed') else ('skipped' if c.get('skipped') else 'FAIL')} "
-                     f"| {_cell(c.get('detail'))} |")
+        lines.append(f"| {name} | {check_state(name, c, report['findings'])} | {_cell(c.get('detail'))} |")
     lines.append("")
     if report["findings"]:
         lines += ["## Findings", "", "| code | layer | node | device | switch | port | message |",
@@ -109,12 +166,13 @@ def to_markdown(report, view=None):
                   "|---|---|---|---|---|---|"]
         keys = ("device", "pci", "gpu", "gpu_pci", "link")
         lines += ["| " + " | ".join(_cell(x) for x in (n, *(r.get(k) for k in keys))) + " |"
-                  for n, rs in rails.items() for r in rs]
+                  for n, rs in sorted(rails.items(), key=lambda x: natural_key(x[0]))
+                  for r in sorted(rs, key=lambda r: natural_key(r.get("device")))]
     cab = checks.get("cabling") or {}
     if cab.get("cases"):
         lines += ["### Cabling (LLDP)", "", "| link | result | code |", "|---|---|---|"]
-        lines += [f"| {_cell(c['name'])} | {'skipped' if c.get('skipped') else 'ok' if c.get('ok') else 'FAIL'} "
-                  f"| {_cell(c.get('code'))} |" for c in cab["cases"]]
+        lines += [f"| {_cell(c['name'])} | {case_state(c)} | {_cell(c.get('code'))} |"
+                  for c in sorted(cab["cases"], key=lambda c: natural_key(c.get("name")))]
         lines.append("")
     view = view or rdma_view(report)
     threshold = view["check"].get("threshold_gbps")
@@ -240,7 +298,8 @@ def _evidence(checks):
                   f"- host ports proven lossless: {_pct(cov.get('ports'))}",
                   f"- leaf uplinks proven (a sender under another leaf): {_pct(cov.get('uplinks'))}"]
         if cov.get("unproven_ports"):
-            lines.append(f"- not proven: {', '.join(cov['unproven_ports'][:20])}"
+            unproven = sorted(cov["unproven_ports"], key=natural_key)
+            lines.append(f"- not proven: {', '.join(unproven[:20])}"
                          + (" ..." if len(cov["unproven_ports"]) > 20 else ""))
         lines.append("")
     shown = [r for r in rails if not r.get("ok", True)]
@@ -261,7 +320,8 @@ def _evidence(checks):
     if any(k.startswith("switch_") for r in shown for k in r):
         lines += ["switch_* columns: the node's switch port, counted by the switch over all the benchmarks "
                   "(pause on the no-drop priority, ECN marks, drops of the no-drop priority).", ""]
-    for sw, what in sorted(((checks.get("incast") or {}).get("switch_unproven") or {}).items()):
+    for sw, what in sorted(((checks.get("incast") or {}).get("switch_unproven") or {}).items(),
+                           key=lambda x: natural_key(x[0])):
         lines += [f"- not proven on {sw} (the platform does not report them): {', '.join(what)}"]
     if (checks.get("incast") or {}).get("switch_unproven"):
         lines.append("")
@@ -270,14 +330,17 @@ def _evidence(checks):
         lines += ["### link health over the verification window", "",
                   "| node | device | switch port | errors | flaps | switch errors | switch flaps | effective BER | raw BER "
                   "| FEC |", "|---" * 10 + "|"]
-        for p in ports:
-            ber = ["" if p.get(k) is None else f"{p[k]:.1e}" for k in ("effective_ber", "raw_ber")]
+        for p in sorted(ports, key=lambda p: (natural_key(p.get("node")), natural_key(p.get("device")))):
+            ber = [ber_text(p.get(k)) for k in ("effective_ber", "raw_ber")]
             lines.append(f"| {p['node']} | {p['device']} | {_cell(p.get('switch'))} {_cell(p.get('switch_port'))} | "
                          f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {_cell(p.get('switch_errors'))} | "
                          f"{_cell(p.get('switch_flaps'))} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
         lines += ["", "errors, flaps: counted by the host's port; switch errors, switch flaps: counted by the switch "
-                  "port at the other end of the cable (empty: not read or not reported by the platform).", ""]
-        for sw, what in sorted(((checks.get("link_health") or {}).get("switch_unproven") or {}).items()):
+                  "port at the other end of the cable (empty: not read or not reported by the platform). "
+                  f"BER: as read at the window's end; below {_exp(BER_FLOOR, 0)} (mlxlink's 15E-255: no error "
+                  f"counted) it is shown as < {_exp(BER_FLOOR, 0)}, an upper bound.", ""]
+        for sw, what in sorted(((checks.get("link_health") or {}).get("switch_unproven") or {}).items(),
+                               key=lambda x: natural_key(x[0])):
             lines += [f"- not proven on {sw} (the platform does not report them): {', '.join(what)}"]
         if (checks.get("link_health") or {}).get("switch_unproven"):
             lines.append("")
@@ -402,10 +465,118 @@ def to_junit(report):
             + "</testsuites>\n")
 
 
+# ---------------------------------------------------------------- HTML
+
+# report.html's style, inline: tables scroll sideways on a narrow screen instead of squeezing their text, and
+# the heat map keeps its own pixel size (its labels stay legible at any fabric size: the page scrolls).
+HTML_STYLE = """
+body{font-family:"DejaVu Sans",Arial,sans-serif;font-size:14px;margin:16px 24px;color:#111;background:#fff}
+h1{font-size:22px}h1.passed{color:#006d2c}h1.failed{color:#b2182b}h2{font-size:18px;margin-top:28px}
+h3{font-size:15px;margin-top:22px}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:6px 0 12px}
+th,td{border:1px solid #bbb;padding:3px 8px;text-align:left;vertical-align:top;white-space:nowrap}
+td.wrap{white-space:normal;min-width:24em}
+th{background:#eee}
+td.fail{background:#fbd5d5;color:#67000d;font-weight:bold}td.ok{color:#006d2c}
+td.unproven{background:#fff3c4}
+code{font-family:"DejaVu Sans Mono",monospace;font-size:13px}
+.heatmap svg{display:block;max-width:none;height:auto}
+"""
+
+
+def _inline(text):
+    """One line of summary.md as HTML: escaped, **bold** and `code` kept."""
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def _md_cells(line):
+    """The cells of a Markdown table row (an escaped ``\\|`` is part of a cell)."""
+    cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    return [c.strip().replace("\\|", "|") for c in cells]
+
+
+def _td(cell):
+    """A table cell, classed by the state it names (FAIL..., ok/pass, unproven/not read) for its colour."""
+    low = cell.lower()
+    cls = ("fail" if cell.startswith("FAIL") else "ok" if low in ("ok", "pass") or low.startswith("pass")
+           else "unproven" if low.startswith(("unproven", "not read", "warning")) else "wrap" if len(cell) > 80 else "")
+    return f'<td class="{cls}">{_inline(cell)}</td>' if cls else f"<td>{_inline(cell)}</td>"
+
+
+def markdown_html(markdown):
+    """summary.md's Markdown (headings, tables, lists, paragraphs: what to_markdown writes) as HTML."""
+    out, table, items, para = [], None, None, []
+
+    def flush():
+        nonlocal table, items, para
+        if table is not None:
+            head, rows = table[0], table[1:]
+            out.append('<div class="scroll"><table><thead><tr>' + "".join(f"<th>{_inline(c)}</th>" for c in head)
+                       + "</tr></thead><tbody>" + "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows)
+                       + "</tbody></table></div>")
+        if items is not None:
+            out.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in items) + "</ul>")
+        if para:
+            out.append("<p>" + " ".join(_inline(x) for x in para) + "</p>")
+        table, items, para = None, None, []
+
+    for line in markdown.splitlines():
+        heading = re.match(r"(#{1,6}) (.*)", line)
+        if line.startswith("|"):
+            if table is None:
+                flush()
+                table = []
+            if not re.fullmatch(r"\|(-+\|)+", line.strip()):
+                table.append(_md_cells(line))
+        elif line.startswith("- "):
+            if items is None:
+                flush()
+                items = []
+            items.append(line[2:])
+        elif heading:
+            flush()
+            level = len(heading.group(1))
+            cls = ""
+            if level == 1:
+                cls = ' class="failed"' if "FAILED" in heading.group(2) else ' class="passed"'
+            out.append(f"<h{level}{cls}>{_inline(heading.group(2))}</h{level}>")
+        elif not line.strip():
+            flush()
+        else:
+            if table is not None or items is not None:
+                flush()
+            para.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def to_html(report, markdown=None, svg=None, view=None):
+    """report.html: one self-contained page, summary.md's sections and the ib_write_bw heat map inline.
+
+    Nothing is fetched (inline CSS, inline SVG, no script, no link): it opens from a mail or an archive, offline.
+    ``markdown``, ``svg``: to_markdown / heatmap_svg of the report when the caller has them already."""
+    view = view or rdma_view(report)
+    markdown = markdown if markdown is not None else to_markdown(report, view)
+    svg = svg if svg is not None else heatmap_svg(report, view=view)
+    body = markdown_html(markdown)
+    title = markdown.splitlines()[0].lstrip("# ") if markdown else "Fabric verification"
+    fabric = (report.get("fabric") or {}).get("name")
+    if view["grid"]["nodes"]:
+        body += ('\n<h2>ib_write_bw heat map</h2>\n<div class="scroll heatmap">'
+                 + svg.split("\n", 1)[1] + "</div>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}: {html.escape(str(fabric))}</title>"
+            f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
 # ---------------------------------------------------------------- files
 
 def render_reports(report):
-    """{file name: text} of the four report files; the ib_write_bw view is derived once for all of them."""
+    """{file name: text} of the five report files; the ib_write_bw view is derived once for all of them."""
     # json.dumps without indent or sorting is the C encoder at its fastest (json.dump and indent are pure
     # Python: many seconds for a 256-node full plan); a report small enough to read in an editor is
     # indented and sorted again for people.
@@ -413,8 +584,9 @@ def render_reports(report):
     if len(text) < JSON_INDENT_MAX:
         text = json.dumps(report, indent=1, sort_keys=True)
     view = rdma_view(report)
-    return {"report.json": text + "\n", "summary.md": to_markdown(report, view), "junit.xml": to_junit(report),
-            "heatmap.svg": heatmap_svg(report, view=view)}
+    markdown, svg = to_markdown(report, view), heatmap_svg(report, view=view)
+    return {"report.json": text + "\n", "summary.md": markdown, "junit.xml": to_junit(report),
+            "heatmap.svg": svg, "report.html": to_html(report, markdown, svg, view)}
 
 
 def write_reports(report, reports_dir, stamp=None, rendered=None):
@@ -428,7 +600,8 @@ def write_reports(report, reports_dir, stamp=None, rendered=None):
         n += 1
         out = os.path.join(reports_dir, f"{stamp}-{n}")
     os.makedirs(out)
-    files = {"json": "report.json", "markdown": "summary.md", "junit": "junit.xml", "heatmap": "heatmap.svg"}
+    files = {"json": "report.json", "markdown": "summary.md", "html": "report.html", "junit": "junit.xml",
+             "heatmap": "heatmap.svg"}
     for name in files.values():
         with open(os.path.join(out, name), "w") as f:
             f.write(rendered[name])
@@ -466,7 +639,8 @@ def _trend_lines(report):
     for x in t["busbw_down"]:
         lines.append(f"- busbw down: {x['test']} {x['before_gbytes']:.2f} -> {x['gbytes']:.2f} GB/s (-{x['drop'] * 100:.1f} %)")
     for x in t["ber_rising"]:
-        lines.append(f"- BER rising: {x['node']} {x['device']} {x['counter']} {x['before']:.1e} -> {x['now']:.1e}")
+        lines.append(f"- BER rising: {x['node']} {x['device']} {x['counter']} {ber_text(x['before'])} -> "
+                     f"{ber_text(x['now'])}")
     for x in t["errors_rising"]:
         lines.append(f"- {x['counter']} rising: {x['node']} {x['device']} {x['before']} -> {x['now']} over the window")
     for what, key in (("new", "findings_new"), ("gone", "findings_gone")):

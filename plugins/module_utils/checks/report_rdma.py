@@ -60,8 +60,13 @@ def rdma_tests(check):
             for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(_fields, _rows(check))]
 
 
-def _natural(s):
+def natural_key(s):
+    """Sort key of a name in natural order: swp2 before swp10, Ethernet8 before Ethernet16, mlx5_2 before
+    mlx5_10, node9 before node10 (the digits compare as numbers; what a person expects a port list to be)."""
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", str(s))]
+
+
+_natural = natural_key
 
 
 def _low_first(row):

@@ -1,0 +1,243 @@
+"""The report people read (issue 40 point 8): heat-map titles that never overlap, BER as a person reads it,
+natural port order, report.html beside summary.md, every state named as it is."""
+import html
+import html.parser
+import json
+import os
+import re
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import heatmap
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+
+from test_verify_report import SVG, named_report, parse_svg
+
+
+# DejaVu Sans Mono's advance is 0.602 em (1233/2048), bold too: the width a browser draws a line of it at.
+ADVANCE_EM = 0.602
+
+
+def text_boxes(svg_text, selector=None):
+    """[(x0, y0, x1, y1, text)] of the SVG's unrotated text elements, as the font draws them: the ink box is
+    the advance times the characters wide and the font size high above the baseline. ``selector``: a class."""
+    root = parse_svg(svg_text)
+    default = float(root.get("font-size") or 11)
+    out = []
+    for g in root.iter():
+        for t in g.findall(SVG + "text"):
+            if t.get("transform") or (selector and t.get("class") != selector):
+                continue
+            size = float(t.get("font-size") or default)
+            w = ADVANCE_EM * size * len(t.text or "")
+            x, y = float(t.get("x")), float(t.get("y"))
+            x0 = {"middle": x - w / 2, "end": x - w}.get(t.get("text-anchor"), x)
+            out.append((x0, y - size, x0 + w, y, t.text))
+    return out
+
+
+def overlaps(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def matrix_titles(svg_text):
+    """The pair matrices' titles: the first text of each g.matrix (today's class-less layout included)."""
+    root = parse_svg(svg_text)
+    default = float(root.get("font-size") or 11)
+    out = []
+    for g in root.iter(SVG + "g"):
+        if g.get("class") == "matrix":
+            t = g.find(SVG + "text")
+            w = ADVANCE_EM * default * len(t.text)
+            out.append((float(t.get("x")), float(t.get("y")) - default, float(t.get("x")) + w, float(t.get("y")), t.text))
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("rails", [("mlx5_0", "mlx5_1"), ("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3")])
+def test_the_pair_matrix_titles_never_overlap_and_stay_inside_the_picture(n, rails):
+    svg = heatmap.heatmap_svg(named_report([f"node{i}" for i in range(1, n + 1)], rails=rails))
+    titles = matrix_titles(svg)
+    assert len(titles) == len(rails)
+    width = int(parse_svg(svg).get("width"))
+    for i, a in enumerate(titles):
+        assert a[2] <= width, (a, width)
+        for b in titles[i + 1:]:
+            assert not overlaps(a, b), (n, a, b)
+    # no title runs into any other text of the picture either (row labels, cell values, the next matrix)
+    boxes = text_boxes(svg)
+    for a in titles:
+        hit = [b for b in boxes if b[4] != a[4] and overlaps(a, b)]
+        assert not hit, (a, hit)
+
+
+def test_the_header_and_legend_fit_the_picture_whatever_its_size():
+    svg = heatmap.heatmap_svg(named_report(["a", "b"], rails=("mlx5_0",)))
+    width = int(parse_svg(svg).get("width"))
+    for box in text_boxes(svg):
+        assert box[2] <= width + 1, box
+
+
+def test_text_width_reserves_at_least_what_the_font_draws():
+    for s in ("mlx5_10: client row -> server column", "x", "Ethernet248"):
+        assert heatmap.text_width(s) >= ADVANCE_EM * 11 * len(s)
+        assert heatmap.text_width(s, 15) >= ADVANCE_EM * 15 * len(s)
+
+
+# ---------------------------------------------------------------- BER for people
+
+@pytest.mark.parametrize("value, text", [(1.5e-254, "< 1e-15"), (0, "< 1e-15"), (0.0, "< 1e-15"),
+                                         (9.9e-16, "< 1e-15"), (1e-15, "1.0e-15"), (1.5e-12, "1.5e-12"),
+                                         (2.4e-4, "2.4e-4"), (3e-8, "3.0e-8"), (None, ""), ("n/a", "n/a")])
+def test_a_ber_reads_as_a_person_reads_it(value, text):
+    assert report.ber_text(value) == text
+
+
+def link_health_report(ports, findings=()):
+    check = {"passed": True, "detail": "ports", "ports": ports}
+    return report.build_report(list(findings), faults.summarize(list(findings)), {"link_health": check},
+                               {"name": "lab", "transport": "roce", "link_speed_gbps": 400})
+
+
+def port(node, device, switch_port, ber=1.5e-254):
+    return {"node": node, "device": device, "switch": "leaf1", "switch_port": switch_port, "errors": 0, "flaps": 0,
+            "switch_errors": 0, "switch_flaps": 0, "effective_ber": ber, "raw_ber": 2.5e-9, "fec": "RS"}
+
+
+def test_the_link_health_table_shows_none_counted_as_an_upper_bound_and_keeps_the_value_in_json():
+    doc = link_health_report([port("node1", "mlx5_0", "swp1")])
+    md = report.to_markdown(doc)
+    assert "| node1 | mlx5_0 | leaf1 swp1 | 0 | 0 | 0 | 0 | < 1e-15 | 2.5e-9 | RS |" in md
+    assert "e-254" not in md and "e-255" not in md
+    assert json.loads(report.render_reports(doc)["report.json"])["checks"]["link_health"]["ports"][0][
+        "effective_ber"] == 1.5e-254
+
+
+def test_a_rising_ber_trend_is_written_for_people():
+    doc = link_health_report([])
+    doc["history"] = {"previous": "x", "previous_generated_at": "y"}
+    doc["trends"] = {"bandwidth_down": [], "busbw_down": [], "errors_rising": [], "findings_new": [],
+                     "findings_gone": [], "ber_rising": [{"node": "node1", "device": "mlx5_0",
+                                                          "counter": "effective_ber", "before": 1.5e-254,
+                                                          "now": 3.2e-11}]}
+    assert "- BER rising: node1 mlx5_0 effective_ber < 1e-15 -> 3.2e-11" in report.to_markdown(doc)
+
+
+# ---------------------------------------------------------------- natural order
+
+def test_ports_and_devices_sort_in_natural_order_in_the_link_health_table():
+    ports = [port("node10", "mlx5_0", "swp10"), port("node2", "mlx5_10", "swp3"), port("node2", "mlx5_2", "swp2")]
+    md = report.to_markdown(link_health_report(ports))
+    rows = [line.split(" | ")[:2] for line in md.splitlines() if line.startswith("| node") and "device" not in line]
+    assert rows == [["| node2", "mlx5_2"], ["| node2", "mlx5_10"], ["| node10", "mlx5_0"]]
+
+
+@pytest.mark.parametrize("names", [["swp10", "swp2", "swp1"], ["Ethernet16", "Ethernet8", "Ethernet0"],
+                                   ["mlx5_10", "mlx5_2"], ["node10", "node9"]])
+def test_natural_key_orders_names_as_a_person_does(names):
+    got = sorted(names, key=report.natural_key)
+    assert got == sorted(names, key=lambda s: (re.sub(r"\d+", "", s), int(re.findall(r"\d+", s)[-1])))
+    assert got != sorted(names)
+
+
+def test_cabling_cases_and_unproven_ports_sort_naturally():
+    cases = [{"name": n, "ok": True, "code": None} for n in ("leaf1 swp10 <- node10 mlx5_0", "leaf1 swp2 <- node2 mlx5_0")]
+    checks = {"cabling": {"passed": True, "detail": "2/2", "cases": cases},
+              "incast": {"passed": True, "detail": "x", "rails": [],
+                         "coverage": {"rounds": 1, "ports": [0, 2], "uplinks": [0, 0],
+                                      "unproven_ports": ["leaf1 swp10", "leaf1 swp9"]}}}
+    md = report.to_markdown(report.build_report([], faults.summarize([]), checks, {"name": "lab"}))
+    assert md.index("leaf1 swp2 <- node2") < md.index("leaf1 swp10 <- node10")
+    assert "- not proven: leaf1 swp9, leaf1 swp10" in md
+
+
+def test_nodes_and_switches_in_scope_are_accounted_for_in_natural_order():
+    _f, check = accounting.node_findings(["node10", "node2", "node1"], ["node10", "node2", "node1"])
+    assert [c["name"] for c in check["cases"]] == ["node1 verified", "node2 verified", "node10 verified"]
+    _f, check = accounting.switch_findings(["leaf10", "leaf2"])
+    assert [c["name"] for c in check["cases"]] == ["leaf2 reachable", "leaf10 reachable"]
+
+
+# ---------------------------------------------------------------- each state named as it is
+
+def test_a_check_whose_switch_could_not_be_read_is_unproven_not_pass():
+    # the cabling check passes (CABLE_UNVERIFIED is a warning) but nothing of leaf1 was read
+    hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}
+    found, cases = cabling.check_cabling(hosts, {}, {"leaf1": {"unreadable": True, "msg": "SSH timeout"}})
+    checks = {"cabling": cabling.summary(found, cases)}
+    assert checks["cabling"]["passed"]
+    md = report.to_markdown(report.build_report(found, faults.summarize(found), checks, {"name": "lab"}))
+    assert re.search(r"\| cabling \| unproven \(\d+ not read or not proven\) \|", md), md
+    assert "| cabling | pass |" not in md
+    assert "| leaf1 swp1 <- node1 mlx5_0 | not read (leaf1 not read) |" in md
+    assert " | ok | " not in md
+
+
+@pytest.mark.parametrize("case, state", [
+    ({"ok": True, "code": None}, "ok"), ({"ok": False, "code": "CABLE_MISSING"}, "FAIL"),
+    ({"ok": True, "code": "CABLE_UNVERIFIED"}, "unproven"), ({"ok": True, "code": "CABLE_UNEXPECTED"}, "warning"),
+    ({"skipped": True, "message": "leaf1 not read"}, "not read (leaf1 not read)"), ({"skipped": True}, "skipped")])
+def test_each_case_state_is_named(case, state):
+    assert report.case_state(case) == state
+
+
+def test_a_passing_check_with_warnings_says_so():
+    f = [faults.finding("CABLE_UNEXPECTED", "x", check="cabling")]
+    assert report.check_state("cabling", {"passed": True}, f) == "pass (1 warning)"
+    assert report.check_state("cabling", {"passed": True}, []) == "pass"
+    assert report.check_state("cabling", {"passed": False}, f) == "FAIL"
+
+
+# ---------------------------------------------------------------- report.html
+
+class _Refs(html.parser.HTMLParser):
+    """Every attribute that could fetch something, and the tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.refs, self.tags = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.refs += [(tag, k, v) for k, v in attrs if k in ("src", "href", "xlink:href", "srcset", "data")]
+
+
+def test_report_html_is_one_self_contained_file_beside_summary_md(tmp_path):
+    doc = named_report([f"node{i}" for i in range(1, 6)], bad=("node3", "mlx5_1"))
+    files = report.write_reports(doc, str(tmp_path))
+    assert os.path.dirname(files["html"]) == os.path.dirname(files["markdown"])
+    text = open(files["html"], encoding="utf-8").read()
+    assert text.startswith("<!DOCTYPE html>")
+    parser = _Refs()
+    parser.feed(text)
+    assert parser.refs == []
+    assert "script" not in parser.tags and "link" not in parser.tags and "img" not in parser.tags
+    assert not re.search(r"url\((?!#)", text) and "@import" not in text
+    # the heat map inline, with its failing cells; the summary's sections as HTML tables
+    svg = text[text.index("<svg"):text.index("</svg>") + 6]
+    root = ET.fromstring(svg)
+    assert any("fail" in (r.get("class") or "") for r in root.iter(SVG + "rect"))
+    assert '<h1 class="failed">Fabric verification: FAILED</h1>' in text
+    assert "<th>client \\ server</th>" in text
+    assert re.search(r'<td class="fail">FAIL 150.0 \(node\d, 4/4 failing\)</td>', text)
+
+
+def test_report_html_says_what_summary_md_says():
+    doc = named_report(["a1", "a2", "a3"])
+    md, page = report.to_markdown(doc), report.to_html(doc)
+    assert '<h1 class="passed">Fabric verification: PASSED</h1>' in page
+    for line in md.splitlines():
+        if line.startswith("| ") and not line.startswith("| client") and "---" not in line:
+            for cell in line.strip("| ").split(" | "):
+                cell = html.escape(cell, quote=False)
+                assert f">{cell}</td>" in page or f">{cell}</th>" in page, cell
+
+
+def test_markdown_html_keeps_escaped_pipes_bold_code_and_lists():
+    out = report.markdown_html("## T\n\n| a | b |\n|---|---|\n| x \\| y | **z** |\n\n- `c` <d>\ntext & more\n")
+    assert "<h2>T</h2>" in out and "<td>x | y</td>" in out and "<td><strong>z</strong></td>" in out
+    assert "<li><code>c</code> &lt;d&gt;</li>" in out and "<p>text &amp; more</p>" in out
