@@ -20,7 +20,9 @@ description:
   - Returns facts only; the findings (PCIE_DEGRADED, PCIE_SLOT_LIMITED, ACS_ENABLED, GPU_NIC_AFFINITY, VERSION_SKEW ...)
     are made on the controller by the verify_report action. A tool that is missing or fails is
     listed in C(facts.unread) with what stays unproven; it never fails the module.
-  - Read-only; never reports C(changed). Runs the same in check mode.
+  - The GPUs' link speed is judged only on a reading under load (I(load_command), or a process already on
+    the GPU); at rest only their width is (NVIDIA GPUs train their link down at rest).
+  - Read-only; never reports C(changed). In check mode the I(load_command) does not run.
 requirements:
   - lspci (pciutils), ibv_devinfo and ibdev2netdev (rdma-core / DOCA-OFED), modinfo, dpkg-query on the target
   - nvidia-smi and ofed_info where installed (their absence is reported, not fatal)
@@ -47,6 +49,24 @@ options:
     description: The shared-memory filesystem NCCL uses.
     type: path
     default: /dev/shm
+  load_command:
+    description:
+      - A GPU workload (argv, run without a shell; C({ngpus}) in an element is replaced by the number of GPUs
+        C(nvidia-smi) lists) to run while the links of the idle GPUs whose speed reads below their maximum
+        are read again. NVIDIA GPUs train their PCIe link down at rest (Gen1) and up under load, so a
+        reading at rest proves only the width.
+      - The workload starts only when such a GPU exists; the links are read once C(nvidia-smi
+        --query-compute-apps) lists a process on each of them (at most I(load_timeout) seconds), then the
+        workload is stopped (SIGTERM). Each GPU gets C(under_load) or C(load_unjudged) (why not).
+      - Empty (the default) reads at rest only; the GPUs' speed then stays unjudged (not a finding).
+      - A GPU that already runs a process at the first reading is under load there; it is not loaded again.
+    type: list
+    elements: str
+    default: []
+  load_timeout:
+    description: Seconds the workload may take to show on the GPUs.
+    type: float
+    default: 60
 attributes:
   check_mode:
     support: full
@@ -78,7 +98,10 @@ facts:
       elements: dict
       sample: [{device: mlx5_0, pci: "0000:41:00.0", gpu: 0, gpu_pci: "0000:42:00.0", link: PIX}]
     gpus:
-      description: The GPUs (index, pci, driver).
+      description: The GPUs (index, pci, driver), their C(lnkcap)/C(lnksta) and C(upstream) port at rest, the
+        C(smi_link) nvidia-smi reports (gen_current, gen_max, gen_gpumax, gen_hostmax, width_current,
+        width_max), C(busy) (the processes nvidia-smi lists on it at the reading) and, with I(load_command),
+        C(under_load) (lnksta, smi_link, workload) or C(load_unjudged).
       type: list
       elements: dict
     versions:
@@ -127,13 +150,19 @@ def main():
             "sys_root": {"type": "path", "default": "/sys"},
             "proc_root": {"type": "path", "default": "/proc"},
             "shm_path": {"type": "path", "default": "/dev/shm"},
+            "load_command": {"type": "list", "elements": "str", "default": []},
+            "load_timeout": {"type": "float", "default": 60.0},
         },
         supports_check_mode=True,
     )
     p = module.params
-    run = Runner(module, optional=TOOLS)
+    if p["load_timeout"] <= 0:
+        module.fail_json(msg=f"load_timeout: {p['load_timeout']} is not allowed (allowed: a positive number of seconds)")
+    run = Runner(module, optional=TOOLS + tuple(p["load_command"][:1]))
+    load = [] if module.check_mode else p["load_command"]
     facts = collect(run, p["devices"], sys_root=p["sys_root"], proc_root=p["proc_root"], shm_path=p["shm_path"],
-                    nccl_packages=tuple(p["nccl_packages"]), memlock=memlock_kb())
+                    nccl_packages=tuple(p["nccl_packages"]), memlock=memlock_kb(),
+                    load_command=load, load_timeout=p["load_timeout"], start=run.start)
     module.exit_json(changed=False, facts=facts)
 
 

@@ -466,3 +466,252 @@ def test_lab_fault_gpu_slot_and_bad_input_changes_nothing(lab, tmp_path):
     with pytest.raises(SystemExit, match="has no device 'mlx5_9'"):
         faults.apply("pcie-slot", ["node1", "mlx5_9", "gen4"], None)
     assert model.load() == before
+
+
+# ---------------------------------------------------------------- GPUs train their link down at rest (issue 35)
+
+from linerate_lab import pcie as lab_pcie  # noqa: E402
+from linerate_lab.tools import nccl_tests  # noqa: E402
+
+LINK_QUERY = ("--query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.gen.gpumax,pcie.link.gen.hostmax,"
+              "pcie.link.width.current,pcie.link.width.max")
+
+
+def _gpu(index=4, rest=None, **kw):
+    g = {"index": index, "pci": "0000:c2:00.0", "driver": "550.54.15", "lnkcap": dict(GEN5, width=16),
+         "lnksta": rest or {"speed_gts": 2.5, "gen": 1, "width": 16, "downgraded": True},
+         "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0"), "busy": []}
+    g.update(kw)
+    return g
+
+
+def _pcie(facts):
+    return [x for x in readiness.host_findings("node7", facts) if x["code"].startswith("PCIE")]
+
+
+def test_an_idle_gpu_below_its_maximum_speed_is_no_finding_and_says_why():
+    facts = _facts(gpus=[_gpu()])
+    assert _pcie(facts) == []
+    (note,) = readiness.gpu_link_notes(facts)
+    assert note["gpu"] == 4 and note["state"] == "at rest" and note["speed_judged"] is False
+    assert "not a finding (GPUs train down at rest)" in note["note"] and "load_command is empty" in note["note"]
+    facts = _facts(gpus=[_gpu(load_unjudged="the load workload all_reduce_perf did not start (not found)")])
+    assert _pcie(facts) == [] and "did not start" in readiness.gpu_link_notes(facts)[0]["note"]
+
+
+def test_a_gpu_narrower_at_rest_is_degraded_its_width_does_not_change_with_power_state():
+    (x,) = _pcie(_facts(gpus=[_gpu(rest={"speed_gts": 2.5, "gen": 1, "width": 8})]))
+    assert (x["code"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"]) == (
+        "PCIE_DEGRADED", "node7", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")
+    assert "x8 (width at rest; its speed at rest is not judged)" in x["message"]
+    assert x["evidence"]["state"] == "at rest" and "trains up under load" in x["evidence"]["speed_unjudged"]
+
+
+def test_a_gpu_below_its_maximum_under_load_is_degraded_naming_node_gpu_and_slot():
+    load = {"workload": "all_reduce_perf (pid 4242)", "lnksta": {"speed_gts": 2.5, "gen": 1, "width": 16}}
+    (x,) = _pcie(_facts(gpus=[_gpu(under_load=load)]))
+    assert (x["code"], x["severity"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"], x["upstream"]) == (
+        "PCIE_DEGRADED", "error", "node7", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0", "0000:c0:01.0")
+    assert x["message"].startswith("GPU4 (0000:c2:00.0) trained at PCIe Gen1 x16 (2.5 GT/s) under load "
+                                   "(all_reduce_perf (pid 4242))")
+    assert "upstream port 0000:c0:01.0" in x["message"]
+    # at full speed under load: nothing, and the note says what it trained up to
+    load = dict(load, lnksta=dict(GEN5, width=16))
+    facts = _facts(gpus=[_gpu(under_load=load)])
+    assert _pcie(facts) == []
+    assert readiness.gpu_link_notes(facts)[0]["note"].startswith("under load (all_reduce_perf (pid 4242)): Gen5 x16")
+
+
+def test_a_gpu_already_running_a_process_is_judged_on_the_reading_at_rest():
+    busy = [{"pid": 77, "name": "python3"}]
+    (x,) = _pcie(_facts(gpus=[_gpu(busy=busy, rest={"speed_gts": 16.0, "gen": 4, "width": 16})]))
+    assert x["code"] == "PCIE_DEGRADED" and "Gen4 x16 (16.0 GT/s) under load (python3 (pid 77) ran on it)" in x["message"]
+    assert _pcie(_facts(gpus=[_gpu(busy=busy, rest=dict(GEN5, width=16))])) == []
+
+
+def test_a_gpu_in_a_gen4_slot_at_rest_warns_about_the_slot_not_about_rest():
+    g = _gpu(upstream=_up(dict(GEN4, width=16), address="0000:c0:01.0"))
+    (x,) = _pcie(_facts(gpus=[g]))
+    assert x["code"] == "PCIE_SLOT_LIMITED" and "at most Gen4 x16 (16.0 GT/s) (at rest Gen1 x16" in x["message"]
+
+
+def test_a_gpu_from_nvidia_smi_alone_uses_its_max_fields():
+    smi = {"gen_current": 1, "gen_max": 5, "gen_gpumax": 5, "gen_hostmax": 5, "width_current": 16, "width_max": 16}
+    g = {"index": 2, "pci": "0000:3a:00.0", "driver": "550.54.15", "smi_link": smi, "busy": []}
+    assert _pcie(_facts(gpus=[g])) == []          # Gen1 at rest below gen.max 5: not a finding
+    (x,) = _pcie(_facts(gpus=[dict(g, smi_link=dict(smi, width_current=8))]))
+    assert x["code"] == "PCIE_DEGRADED" and x["gpu"] == 2 and "x8" in x["message"]
+    (x,) = _pcie(_facts(gpus=[dict(g, under_load={"workload": "w (pid 1)", "smi_link": dict(smi, gen_current=3)})]))
+    assert x["code"] == "PCIE_DEGRADED" and "Gen3 x16 (8.0 GT/s) under load" in x["message"]
+
+
+def test_a_nic_below_its_maximum_is_still_degraded_nics_do_not_train_down():
+    nic = _nic(lnksta={"speed_gts": 2.5, "gen": 1, "width": 16}, upstream=_up(dict(GEN5, width=16)))
+    (x,) = _pcie(_facts(nics=[nic]))
+    assert x["code"] == "PCIE_DEGRADED" and x["device"] == "mlx5_1" and "gpu" not in x
+
+
+def test_lab_gpu_trains_down_at_rest_and_up_under_load(lab):
+    _gpu_node(lab)
+    gpu0 = lab.run(lspci, ["-vvv", "-s", "42:00.0"])[1]
+    assert "LnkCap:\tPort #0, Speed 32GT/s, Width x16" in gpu0
+    assert "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)" in gpu0
+    rc, out, _ = lab.run(nvidia_smi, [LINK_QUERY, "--format=csv"])
+    assert rc == 0 and out.splitlines()[:2] == [
+        "index, pcie.link.gen.current, pcie.link.gen.max, pcie.link.gen.gpumax, pcie.link.gen.hostmax, "
+        "pcie.link.width.current, pcie.link.width.max", "0, 1, 5, 5, 5, 16, 16"]
+    assert lab.run(nvidia_smi, ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv,noheader"])[1] == ""
+    with lab_pcie.hold_gpus([0], "all_reduce_perf", pid=4242):
+        assert "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "42:00.0"])[1]
+        rows = lab.run(nvidia_smi, [LINK_QUERY, "--format=csv,noheader"])[1].splitlines()
+        assert rows[0] == "0, 5, 5, 5, 5, 16, 16" and rows[1] == "1, 1, 5, 5, 5, 16, 16"
+        assert lab.run(nvidia_smi, ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv,noheader"])[1] \
+            == "4242, all_reduce_perf, 00000000:42:00.0\n"
+        table = lab.run(nvidia_smi, [])[1]
+        assert "|    0   N/A  N/A       4242      C   all_reduce_perf" in table
+        assert all(len(line) == 91 for line in table.splitlines()[1:] if line.startswith("|"))
+    assert "Speed 2.5GT/s (downgraded)" in lab.run(lspci, ["-vvv", "-s", "42:00.0"])[1]
+    assert "No running processes found" in lab.run(nvidia_smi, [])[1]
+
+
+def test_lab_nvidia_smi_refuses_fields_it_does_not_know(lab):
+    _gpu_node(lab)
+    for flag in ("--query-gpu=index,pcie.link.gen.bogus", "--query-compute-apps=pid,bogus"):
+        rc, out, _ = lab.run(nvidia_smi, [flag, "--format=csv"])
+        assert rc == 2 and out.startswith('Field "') and "is not a valid field to query." in out
+
+
+def test_lab_gpu_holder_that_died_is_not_counted(lab):
+    d = lab.state / "gpu-load" / "node1"
+    d.mkdir(parents=True)
+    (d / "999.json").write_text('{"pid": 999, "name": "ghost", "gpus": [3]}')   # nobody holds its lock
+    assert lab_pcie.busy_gpus() == {} and not (d / "999.json").exists()
+
+
+def test_lab_fault_pcie_gpu_stuck_keeps_one_gpu_at_gen1_under_load(lab):
+    _gpu_node(lab)
+    assert "already" not in faults.apply("pcie-gpu-stuck", ["node1", "GPU4"], None)
+    with lab_pcie.hold_gpus([0, 4], "all_reduce_perf"):
+        rows = lab.run(nvidia_smi, [LINK_QUERY, "--format=csv,noheader"])[1].splitlines()
+        assert rows[0].startswith("0, 5,") and rows[4].startswith("4, 1, 5,")
+        assert "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "c2:00.0"])[1]
+    assert model.load()["faults"] == [{"kind": "pcie-gpu-stuck", "args": ["node1", "GPU4"]}]
+    before = model.load()
+    with pytest.raises(SystemExit, match=r"has no GPU 'GPU9' \(has: GPU0..GPU7\)"):
+        faults.apply("pcie-gpu-stuck", ["node1", "GPU9"], None)
+    assert model.load() == before
+    faults.apply("pcie-gpu-stuck-restore", ["node1", "4"], None)
+    assert model.load()["faults"] == [] and "gpu_pcie_stuck" not in lab.node()
+    with lab_pcie.hold_gpus([4], "all_reduce_perf"):
+        assert "Speed 32GT/s (ok)" in lab.run(lspci, ["-vvv", "-s", "c2:00.0"])[1]
+
+
+def _pcie1(facts):
+    return [x for x in readiness.host_findings("node1", facts, min_shm_bytes=0) if x["code"].startswith("PCIE")]
+
+
+class _Load:
+    """A Popen-like GPU workload: holds the lab GPUs of ``-g N`` while it runs (or exits at once with ``rc``)."""
+
+    def __init__(self, argv, rc=None, gpus=None):
+        import contextlib
+        self.argv, self.rc, self.stack = argv, rc, contextlib.ExitStack()
+        self.returncode = rc
+        if rc is None:
+            n = int(argv[argv.index("-g") + 1])
+            self.stack.enter_context(lab_pcie.hold_gpus(range(n) if gpus is None else gpus, argv[0], pid=5151))
+
+    def poll(self):
+        return self.returncode
+
+    def terminate(self):
+        self.stack.close()
+        self.returncode = -15
+
+    def kill(self):
+        self.terminate()
+
+    def communicate(self, timeout=None):
+        return "", "" if self.rc is None else "cudaGetDeviceCount failed"
+
+
+def _collect(lab, tmp_path, load=("all_reduce_perf", "-g", "{ngpus}", "-N", "0"), start=None, **kw):
+    started = []
+
+    def begin(argv):
+        started.append(argv)
+        proc = (start or _Load)(argv)
+        started.append(proc)
+        return proc
+    facts = readiness.collect(_fake_run(lab), ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path), proc_root=str(tmp_path),
+                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64", load_command=list(load),
+                              start=begin, sleep=lambda s: None, **kw)
+    return facts, started
+
+
+def test_collect_reads_idle_gpus_again_under_load_and_stops_the_load(lab, tmp_path):
+    _gpu_node(lab)
+    facts, started = _collect(lab, tmp_path)
+    assert started[0] == ["all_reduce_perf", "-g", "8", "-N", "0"] and started[1].returncode == -15
+    assert lab_pcie.busy_gpus() == {}          # the workload was stopped
+    assert {g["lnksta"]["gen"] for g in facts["gpus"]} == {1}
+    assert {(g["under_load"]["lnksta"]["gen"], g["under_load"]["smi_link"]["gen_current"], g["under_load"]["workload"])
+            for g in facts["gpus"]} == {(5, 5, "all_reduce_perf (pid 5151)")}
+    assert _pcie1(facts) == []
+    assert {n["speed_judged"] for n in readiness.gpu_link_notes(facts)} == {True}
+
+
+def test_collect_names_the_gpu_stuck_under_load_with_node_gpu_and_slot(lab, tmp_path):
+    _gpu_node(lab)
+    faults.apply("pcie-gpu-stuck", ["node1", "GPU4"], None)
+    facts, _ = _collect(lab, tmp_path)
+    f = _pcie1(facts)
+    assert [(x["code"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"]) for x in f] == [
+        ("PCIE_DEGRADED", "node1", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")]
+    assert "under load (all_reduce_perf (pid 5151))" in f[0]["message"]
+    # without a load reading the same node reads healthy: its speed is unjudged, not an error
+    facts, started = _collect(lab, tmp_path, load=())
+    assert started == [] and _pcie1(facts) == []
+    faults.apply("pcie-gpu-stuck-restore", ["node1", "GPU4"], None)
+
+
+def test_collect_load_that_fails_or_misses_a_gpu_leaves_the_speed_unjudged(lab, tmp_path):
+    _gpu_node(lab)
+    facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, rc=1))
+    assert {g["load_unjudged"] for g in facts["gpus"]} == {
+        "the load workload all_reduce_perf -g 8 -N 0 exited 1 before it ran on the GPU (cudaGetDeviceCount failed)"}
+    assert _pcie1(facts) == []
+
+    def missing(argv):
+        raise OSError("all_reduce_perf not found")
+    facts, _ = _collect(lab, tmp_path, start=missing)
+    assert "did not start (all_reduce_perf not found)" in facts["gpus"][0]["load_unjudged"]
+    # the workload reaches GPUs 0-3 only: they are judged, 4-7 wait out the timeout and stay unjudged
+    ticks = iter(range(1000))
+    facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, gpus=[0, 1, 2, 3]), load_timeout=5,
+                        clock=lambda: next(ticks))
+    assert [("under_load" in g, g.get("load_unjudged")) for g in facts["gpus"]][3:5] == [
+        (True, None), (False, "the load workload all_reduce_perf -g 8 -N 0 did not reach this GPU within 5 s")]
+
+
+def test_collect_loads_nothing_when_every_gpu_already_reads_its_maximum(lab, tmp_path):
+    _gpu_node(lab)
+    with lab_pcie.hold_gpus(range(8), "python3", pid=31):
+        facts, started = _collect(lab, tmp_path)
+    assert started == [] and {g["busy"][0]["name"] for g in facts["gpus"]} == {"python3"}
+    assert _pcie1(facts) == []
+
+
+def test_lab_nccl_tests_run_cycles_repeat_the_sizes_and_zero_runs_until_stopped():
+    import argparse
+    import itertools
+    args = argparse.Namespace(minbytes="1M", maxbytes="4M", stepfactor=2, stepbytes=None, run_cycles=2)
+    assert list(nccl_tests.sizes(args)) == [2 ** 20, 2 ** 21, 2 ** 22] * 2
+    args.run_cycles = 0
+    assert list(itertools.islice(nccl_tests.sizes(args), 10)) == ([2 ** 20, 2 ** 21, 2 ** 22] * 4)[:10]
+    assert nccl_tests.cuda_gpus(2) == [0, 1]
+
+
+def test_lab_nccl_tests_rank_holds_the_gpus_cuda_visible_devices_names(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,6")
+    assert nccl_tests.cuda_gpus(1) == [5]

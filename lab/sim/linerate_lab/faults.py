@@ -373,6 +373,37 @@ def pcie_slot_restore(lab, m, node, device):
     return f"{node} {label}: in a Gen5 x16 slot"
 
 
+def _gpu_index(m, node, gpu):
+    """The index of ``GPU<i>`` (or ``<i>``) on ``node``, or a FaultError naming the GPUs it has."""
+    n = m["nodes"][node]
+    idx = str(gpu).upper().removeprefix("GPU")
+    if not idx.isdigit() or int(idx) >= n.get("gpus", 0):
+        raise FaultError(f"fault: node {node} has no GPU {gpu!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})"
+                         if n.get("gpus") else f"fault: node {node} has no GPU")
+    return str(int(idx))
+
+
+@fault("pcie-gpu-stuck", "pcie-gpu-stuck NODE GPU<i>  the GPU's PCIe link stays at Gen1 under load (a riser or "
+                         "retimer that fails to train up): idle it reads like every healthy GPU at rest")
+def pcie_gpu_stuck(lab, m, node, gpu):
+    idx = _gpu_index(m, node, gpu)
+    m["nodes"][node].setdefault("gpu_pcie_stuck", {})[idx] = 1
+    _track(m, "pcie-gpu-stuck", [node, f"GPU{idx}"])
+    return f"{node} GPU{idx}: PCIe link stays at Gen1 (2.5GT/s) under load"
+
+
+@fault("pcie-gpu-stuck-restore", "pcie-gpu-stuck-restore NODE GPU<i>  undo pcie-gpu-stuck (the link trains up under "
+                                 "load again)")
+def pcie_gpu_stuck_restore(lab, m, node, gpu):
+    idx = _gpu_index(m, node, gpu)
+    stuck = m["nodes"][node].get("gpu_pcie_stuck") or {}
+    stuck.pop(idx, None)
+    if not stuck:
+        m["nodes"][node].pop("gpu_pcie_stuck", None)
+    _untrack(m, "pcie-gpu-stuck", [node, f"GPU{idx}"])
+    return f"{node} GPU{idx}: PCIe link trains up under load"
+
+
 @fault("acs-on", "acs-on NODE              the BIOS leaves ACS on: the PCIe switch ports redirect peer-to-peer traffic")
 def acs_on(lab, m, node):
     m["nodes"][node]["pcie_acs"] = True

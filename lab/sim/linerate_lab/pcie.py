@@ -26,7 +26,23 @@ cap_express_link) - and ``(ok)`` on the slot. ``nic["pcie_slot"]`` /
 ``node["gpu_pcie_slot"][index]`` (the pcie-slot fault) hold a slot's
 capability when it is less than Gen5 x16; ``nic["pcie"]`` (the pcie-degrade
 fault) what the NIC's link trained at when it is less than both ends allow.
+
+GPUs train their link down at rest, as NVIDIA's do (the driver lowers the
+link with the GPU's performance state; open-gpu-kernel-modules issue 1010):
+an idle GPU's link runs at Gen1 (2.5GT/s) at its full width, and trains up
+to what both ends allow while a GPU workload runs on it - a simulated
+nccl-tests rank or perftest ``--use_cuda`` holds its GPUs for as long as it
+runs (``hold_gpus``; ``busy_gpus`` lists the holders, which nvidia-smi
+shows as compute processes). ``node["gpu_pcie_stuck"][index]`` (the
+pcie-gpu-stuck fault) is the generation a GPU's link stays at under load.
 """
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+
+from . import model
 
 GPU_BUS_IDS = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB]
 GT = {1: "2.5GT/s", 2: "5GT/s", 3: "8GT/s", 4: "16GT/s", 5: "32GT/s", 6: "64GT/s"}
@@ -50,6 +66,70 @@ def _rails(node):
         return nics, {}
     step = max(1, gpus // max(1, len(nics)))
     return nics, {r * step: nic for r, nic in enumerate(nics) if r * step < gpus}
+
+
+GPU_CAP = (5, 16)  # H100 SXM: Gen5 x16
+REST_GEN = 1       # an idle NVIDIA GPU's link: Gen1 (2.5GT/s), full width
+
+
+def _load_dir(node_name=None):
+    return os.path.join(model.state_dir(), "gpu-load", node_name or model.node_name())
+
+
+@contextlib.contextmanager
+def hold_gpus(gpus, name, pid=None):
+    """Mark GPUs ``gpus`` (indices) of this node busy with process ``name`` while the block runs.
+
+    One file per process, locked (flock) for as long as the process holds it: a holder that dies
+    releases its lock with it, so a reader never counts a process that is gone. The file is
+    locked before it is renamed into place, so no reader sees it unlocked while it is held."""
+    pid = pid or os.getpid()
+    d = _load_dir()
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".hold.")
+    path = os.path.join(d, f"{pid}.json")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, json.dumps({"pid": pid, "name": name, "gpus": sorted(set(int(g) for g in gpus))}).encode())
+        os.replace(tmp, path)
+        yield path
+    finally:
+        for p in (tmp, path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(p)
+        os.close(fd)
+
+
+def busy_gpus(node_name=None):
+    """{gpu index: [{"pid", "name"}]} of the processes holding this node's GPUs now (hold_gpus)."""
+    d = _load_dir(node_name)
+    try:
+        names = sorted(os.listdir(d))
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for n in names:
+        if not n.endswith(".json"):
+            continue
+        path = os.path.join(d, n)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:   # held: the process runs
+                with os.fdopen(os.dup(fd)) as f:
+                    rec = json.load(f)
+                for g in rec["gpus"]:
+                    out.setdefault(g, []).append({"pid": rec["pid"], "name": rec["name"]})
+                continue
+            with contextlib.suppress(FileNotFoundError):   # its holder is gone without cleaning up
+                os.unlink(path)
+        finally:
+            os.close(fd)
+    return out
 
 
 def gpu_buses(node):
@@ -83,8 +163,29 @@ def _addr(bus, dev=0, fn=0):
     return f"0000:{bus:02x}:{dev:02x}.{fn}"
 
 
-def functions(node):
-    """Every PCI function of the node's GPU/NIC tree, in address order (dicts lspci prints)."""
+def gpu_trained(slot, loaded, stuck_gen=None):
+    """(gen, width) of a GPU's link: at rest Gen1 at the trained width; under load what both ends allow,
+    or the generation a pcie-gpu-stuck fault keeps it at."""
+    gen, width = trained(GPU_CAP, slot)
+    if not loaded:
+        return min(gen, REST_GEN), width
+    return (min(gen, int(stuck_gen)) if stuck_gen else gen), width
+
+
+def gpu_state(node, index, busy=None):
+    """What nvidia-smi reports of GPU ``index``'s link: {"gen", "width", "gen_max", "gen_gpumax",
+    "gen_hostmax", "width_max"} (max: the lower of the GPU's and the slot's capability)."""
+    gpu_slots = node.get("gpu_pcie_slot") or {}
+    slot = slot_cap(gpu_slots.get(str(index)) or gpu_slots.get(index))
+    busy = busy_gpus() if busy is None else busy
+    gen, width = gpu_trained(slot, index in busy, (node.get("gpu_pcie_stuck") or {}).get(str(index)))
+    return {"gen": gen, "width": width, "gen_max": min(GPU_CAP[0], slot[0]), "gen_gpumax": GPU_CAP[0],
+            "gen_hostmax": slot[0], "width_max": min(GPU_CAP[1], slot[1])}
+
+
+def functions(node, busy=None):
+    """Every PCI function of the node's GPU/NIC tree, in address order (dicts lspci prints).
+    ``busy``: the GPU indices a workload runs on (default: busy_gpus(), this node's holders now)."""
     acs = bool(node.get("pcie_acs"))
     out = []
     nics, paired = _rails(node)
@@ -94,6 +195,8 @@ def functions(node):
     buses = gpu_buses(node)
 
     gpu_slots = node.get("gpu_pcie_slot") or {}
+    stuck = node.get("gpu_pcie_stuck") or {}
+    busy = busy_gpus() if busy is None else busy
 
     def bridge(addr, kind, prim, sec, sub, numa, acs_on, cap=SLOT, sta=SLOT):
         # a slot (the port above an endpoint) shows its own capability and the link it shares with the endpoint
@@ -103,11 +206,11 @@ def functions(node):
 
     def gpu_link(i):
         slot = slot_cap(gpu_slots.get(str(i)) or gpu_slots.get(i))
-        return slot, trained((5, 16), slot)
+        return slot, gpu_trained(slot, i in busy, stuck.get(str(i)))
 
     def gpu(i, bus):
         out.append({"address": _addr(bus), "class": "3D controller", "name": GPU_NAME, "kind": "Endpoint",
-                    "numa": numa_of_gpu[i], "cap": (5, 16), "sta": gpu_link(i)[1], "mrr": 512, "driver": "nvidia"})
+                    "numa": numa_of_gpu[i], "cap": GPU_CAP, "sta": gpu_link(i)[1], "mrr": 512, "driver": "nvidia"})
 
     def nic_link(nic):
         cap = (NIC_GEN.get(nic.get("ca_type"), 5), 16)

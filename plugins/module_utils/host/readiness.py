@@ -11,13 +11,15 @@ Two halves, stdlib only:
   findings with stable codes (findings.FAULT_CODES).
 """
 import os
+import subprocess
+import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibv_devinfo)
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
-    nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
+    GTS, nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
@@ -49,13 +51,40 @@ def _try(run, argv):
     return out, None
 
 
+# nvidia-smi --help-query-gpu: the link now ("may be reduced when the GPU is not in use") and the most this
+# GPU and system configuration allow (gen.max: the lower of the GPU's gen.gpumax and the host port's gen.hostmax)
+SMI_LINK = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
+            "pcie.link.width.current", "pcie.link.width.max")
+SMI_KEYS = ("gen_current", "gen_max", "gen_gpumax", "gen_hostmax", "width_current", "width_max")
+GPU_QUERY = "--query-gpu=index,pci.bus_id,driver_version," + ",".join(SMI_LINK)
+GPU_QUERY_OLD = "--query-gpu=index,pci.bus_id,driver_version"   # drivers without gen.gpumax / gen.hostmax
+APPS_QUERY = "--query-compute-apps=gpu_bus_id,pid,process_name"
+
+
+def _int(text):
+    return int(text) if text.strip().isdigit() else None
+
+
 def _gpus_csv(text):
     gpus = []
     for line in text.splitlines():
         cols = [c.strip() for c in line.split(",")]
         if len(cols) >= 3 and cols[0].isdigit():
-            gpus.append({"index": int(cols[0]), "pci": pci_address(cols[1]), "driver": cols[2]})
+            g = {"index": int(cols[0]), "pci": pci_address(cols[1]), "driver": cols[2]}
+            if len(cols) >= 3 + len(SMI_KEYS):
+                g["smi_link"] = {k: _int(v) for k, v in zip(SMI_KEYS, cols[3:])}
+            gpus.append(g)
     return gpus
+
+
+def _apps_csv(text):
+    """``--query-compute-apps=gpu_bus_id,pid,process_name`` -> {GPU PCI address: [{"pid", "name"}]}."""
+    busy = {}
+    for line in text.splitlines():
+        cols = [c.strip() for c in line.split(",", 2)]
+        if len(cols) == 3 and pci_address(cols[0]) and cols[1].isdigit():
+            busy.setdefault(pci_address(cols[0]), []).append({"pid": int(cols[1]), "name": cols[2]})
+    return busy
 
 
 def _is_nvidia_gpu(dev):
@@ -97,9 +126,105 @@ def _iommu(sys_root, proc_root):
     return {"mode": mode, "units": units, "cmdline": cmdline}, None
 
 
+def _speed_low(g):
+    """Whether GPU ``g``'s link runs below its maximum speed now (lspci LnkSta vs the lower LnkCap of both
+    ends, else nvidia-smi gen.current vs gen.max); None: unknown."""
+    ref = _reference(g)
+    if ref and g.get("lnksta") and ref.get("speed_gts"):
+        return (g["lnksta"].get("speed_gts") or 0) < ref["speed_gts"]
+    smi = g.get("smi_link") or {}
+    if smi.get("gen_current") and smi.get("gen_max"):
+        return smi["gen_current"] < smi["gen_max"]
+    return None
+
+
+def _stop(proc):
+    """End the load workload: SIGTERM, then SIGKILL if it has not exited 10 s later."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
+    """Read again, under load, the links of the idle GPUs whose speed reads below their maximum.
+
+    NVIDIA GPUs train their PCIe link down at rest (Gen1) and up under load, so a reading at rest proves
+    the width only. The workload starts; the reading is taken once nvidia-smi lists a process on every
+    such GPU (or at ``timeout`` seconds with those that have one), and counts only for the GPUs still
+    running it after the reading. Each GPU gets ``under_load`` (LnkSta, nvidia-smi link, the workload) or
+    ``load_unjudged`` (why not)."""
+    want = [g for g in facts["gpus"] if not g.get("busy") and _speed_low(g)]
+    if not want:
+        return
+    n = len(facts["gpus"])
+    argv = [str(a).replace("{ngpus}", str(n)) for a in load_command]
+
+    def unjudged(why, gpus=want):
+        for g in gpus:
+            g["load_unjudged"] = why
+
+    try:
+        proc = start(argv)
+    except OSError as e:
+        return unjudged(f"the load workload {' '.join(argv)} did not start ({e})")
+    try:
+        end = clock() + float(timeout)
+        busy = {}
+        while True:
+            rc = proc.poll()
+            if rc is not None:
+                err = proc.communicate()[1]
+                return unjudged(f"the load workload {' '.join(argv)} exited {rc} before it ran on the GPU "
+                                f"({(err or '').strip()[:200]})")
+            out, why = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
+            if out is None:
+                return unjudged(f"nvidia-smi could not say which GPUs run a process ({why})")
+            busy = _apps_csv(out)
+            if all(g["pci"] in busy for g in want) or clock() >= end:
+                break
+            sleep(0.2)
+        loaded = [g for g in want if g["pci"] in busy]
+        unjudged(f"the load workload {' '.join(argv)} did not reach this GPU within {timeout:g} s",
+                 [g for g in want if g["pci"] not in busy])
+        lsp, why_l = _try(run, ["lspci", "-D", "-vvv"])
+        smi, why_s = _try(run, ["nvidia-smi", GPU_QUERY, "--format=csv,noheader"])
+        after, _w = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
+        still = _apps_csv(after or "")
+        try:
+            devs = parse_lspci(lsp)["devices"] if lsp is not None else {}
+        except ParseError as e:
+            devs, why_l = {}, str(e)
+        links = {x["pci"]: x.get("smi_link") for x in _gpus_csv(smi or "")}
+        for g in loaded:
+            if g["pci"] not in still:
+                g["load_unjudged"] = "the load workload left this GPU during the reading"
+                continue
+            reading = {"workload": f"{argv[0]} (pid {busy[g['pci']][0]['pid']})"}
+            if (devs.get(g["pci"]) or {}).get("lnksta"):
+                reading["lnksta"] = devs[g["pci"]]["lnksta"]
+            if links.get(g["pci"]):
+                reading["smi_link"] = links[g["pci"]]
+            if len(reading) == 1:
+                g["load_unjudged"] = f"no link reading under load (lspci: {why_l or 'no LnkSta'}; nvidia-smi: {why_s})"
+            else:
+                g["under_load"] = reading
+    finally:
+        if proc.poll() is None:
+            _stop(proc)
+    return None
+
+
 def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm",
-            nccl_packages=("libnccl2",), memlock=None, kernel=None):
-    """The readiness facts of this node for the RDMA ``devices`` (names)."""
+            nccl_packages=("libnccl2",), memlock=None, kernel=None, load_command=(), load_timeout=60.0,
+            start=None, clock=time.monotonic, sleep=time.sleep):
+    """The readiness facts of this node for the RDMA ``devices`` (names).
+
+    ``load_command`` (argv; ``{ngpus}`` is replaced by the number of GPUs): a GPU workload started with
+    ``start(argv)`` (a Popen-like: poll, terminate, kill, communicate) while the links of the GPUs that read
+    below their maximum at rest are read again (_probe_under_load)."""
     facts = {"nics": [], "gpus": [], "versions": {}, "unread": [], "warnings": []}
     unread = facts["unread"]
 
@@ -142,9 +267,20 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
         miss("lspci", why)
 
     topo = None
-    out, why = _try(run, ["nvidia-smi", "--query-gpu=index,pci.bus_id,driver_version", "--format=csv,noheader"])
+    out, why = _try(run, ["nvidia-smi", GPU_QUERY, "--format=csv,noheader"])
+    if out is None and "is not a valid field" in (why or ""):
+        facts["warnings"].append("nvidia-smi: this driver has no pcie.link.gen.gpumax/hostmax fields; "
+                                 "the GPUs' PCIe links are judged from lspci only")
+        out, why = _try(run, ["nvidia-smi", GPU_QUERY_OLD, "--format=csv,noheader"])
     if out is not None:
         facts["gpus"] = _gpus_csv(out)
+        apps, awhy = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
+        if apps is None:
+            facts["warnings"].append(f"nvidia-smi: which GPUs run a process is unknown ({awhy}): "
+                                     "every GPU's link is taken as read at rest")
+        busy = _apps_csv(apps or "")
+        for g in facts["gpus"]:
+            g["busy"] = busy.get(g["pci"], [])
         if facts["gpus"]:
             facts["versions"]["gpu_driver"] = facts["gpus"][0]["driver"]
         out, why = _try(run, ["nvidia-smi", "topo", "-m"])
@@ -163,6 +299,8 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
                          enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
     for g in facts["gpus"]:
         _link_facts(g, pci)
+    if load_command:
+        _probe_under_load(run, start, facts, load_command, load_timeout, clock, sleep)
     if topo:
         # the launchers' binding (module_utils/host/launchers.py): each GPU's CPUs, NUMA node and nearest rails
         rails = nearest_nics(topo)
@@ -278,7 +416,56 @@ def _link(x):
     return f"Gen{x.get('gen') or '?'} x{x.get('width')} ({x.get('speed_gts')} GT/s)"
 
 
-def link_findings(node, name, fn, **kw):
+def _reference(fn):
+    """What a link can train at: the lower of its own LnkCap and its upstream port's (the slot), per width and
+    speed ({"width", "speed_gts", "gen"}); the device's own LnkCap without the upstream port; None without LnkCap."""
+    cap = fn.get("lnkcap")
+    if not cap:
+        return None
+    ucap = (fn.get("upstream") or {}).get("lnkcap") or {}
+    speeds = [v for v in (cap.get("speed_gts"), ucap.get("speed_gts")) if v]
+    return {"width": min(cap["width"], ucap["width"]) if ucap.get("width") else cap["width"],
+            "speed_gts": min(speeds) if speeds else None,
+            "gen": min([g for g in (cap.get("gen"), ucap.get("gen")) if g] or [None]) if speeds else None}
+
+
+def _smi_link(fn):
+    """A GPU's link from nvidia-smi alone (lspci had none): LnkCap from gen.gpumax / width.max, the slot from
+    gen.hostmax, LnkSta from gen.current / width.current; {} when nvidia-smi did not give them."""
+    smi = fn.get("smi_link") or {}
+    if not (smi.get("gen_gpumax") and smi.get("width_max") and smi.get("gen_current") and smi.get("width_current")):
+        return {}
+
+    def at(gen, width):
+        return {"gen": gen, "speed_gts": GTS.get(gen), "width": width}
+    up = {"address": None, "port_type": "host port (nvidia-smi pcie.link.gen.hostmax)",
+          "lnkcap": at(smi.get("gen_hostmax") or smi.get("gen_max") or smi["gen_gpumax"], smi["width_max"])}
+    return {"lnkcap": at(smi["gen_gpumax"], smi["width_max"]), "lnksta": at(smi["gen_current"], smi["width_current"]),
+            "upstream": up}
+
+
+def gpu_reading(g):
+    """How a GPU's link is judged: ``(lnksta, state, speed_judged, why)``.
+
+    NVIDIA GPUs train their PCIe link down at rest (Gen1) and up under load; the width does not change
+    with the power state. So the width is judged on every reading, the speed only on one taken under load:
+    at rest when nvidia-smi listed a process on the GPU, else the load workload's reading (collect's
+    load_command); without one the speed stays unjudged, ``why`` says why (not a finding)."""
+    rest = g.get("lnksta") or {}
+    if g.get("busy"):
+        names = ", ".join(f"{p['name']} (pid {p['pid']})" for p in g["busy"])
+        return rest, f"under load ({names} ran on it)", True, None
+    load = g.get("under_load") or {}
+    if load.get("lnksta") or load.get("smi_link"):
+        sta = load.get("lnksta") or _smi_link(dict(g, smi_link=load["smi_link"])).get("lnksta") or {}
+        if sta.get("speed_gts"):
+            return ({"width": rest.get("width") or sta.get("width"), "speed_gts": sta["speed_gts"], "gen": sta.get("gen")},
+                    f"under load ({load.get('workload')})", True, None)
+    why = g.get("load_unjudged") or "no reading under load (host_readiness load_command is empty)"
+    return rest, "at rest", False, why
+
+
+def link_findings(node, name, fn, gpu=None, **kw):
     """The PCIe link of one NIC or GPU against the right reference: the lower of its own capability
     (LnkCap) and its upstream port's (the slot: root port or switch downstream port, LnkCap of the bridge
     above it). A link runs at most at what both ends can do (link training), so:
@@ -288,32 +475,64 @@ def link_findings(node, name, fn, **kw):
       e.g. a Gen5 ConnectX-7 in a Gen4 slot: full speed for that slot (lspci says "downgraded" for it,
       comparing with the device's own LnkCap only).
 
-    Without the upstream port (not in lspci's output) the reference is the device's own capability."""
+    Without the upstream port (not in lspci's output) the reference is the device's own capability.
+    A GPU (``gpu``: its index) is read as gpu_reading says: its speed below the reference at rest is no
+    finding (it trains up under load); under load it is. A ConnectX NIC keeps its link at rest: judged as read."""
+    if gpu is not None and not fn.get("lnkcap"):
+        fn = dict(fn, **_smi_link(fn))
     cap, sta, up = fn.get("lnkcap"), fn.get("lnksta"), fn.get("upstream") or {}
     if not cap or not sta:
         return []
+    state, judge_speed, why = "as read", True, None
+    if gpu is not None:
+        sta, state, judge_speed, why = gpu_reading(fn)
+        kw["gpu"] = gpu
     pci = fn.get("pci")
     ucap = up.get("lnkcap") or {}
-    ref_w = min(cap["width"], ucap["width"]) if ucap.get("width") else cap["width"]
-    speeds = [v for v in (cap.get("speed_gts"), ucap.get("speed_gts")) if v]
-    ref_s = min(speeds) if speeds else None
-    ref = {"width": ref_w, "speed_gts": ref_s,
-           "gen": min([g for g in (cap.get("gen"), ucap.get("gen")) if g] or [None]) if speeds else None}
-    slot = (f"upstream port {up['address']} ({up.get('port_type') or 'bridge'}) capable of {_link(ucap)}"
-            if ucap else "upstream port not seen by lspci")
-    evidence = {"lnkcap": cap, "lnksta": sta, "upstream": up or None, "reference": ref}
+    ref = _reference(fn)
+    ref_w, ref_s = ref["width"], ref["speed_gts"]
+    slot = (f"upstream port {up.get('address') or '(address unknown)'} ({up.get('port_type') or 'bridge'}) capable of "
+            f"{_link(ucap)}" if ucap else "upstream port not seen by lspci")
+    evidence = {"lnkcap": cap, "lnksta": fn.get("lnksta"), "upstream": up or None, "reference": ref}
+    if gpu is not None:
+        evidence.update(state=state, judged=sta, under_load=fn.get("under_load"),
+                        speed_unjudged=None if judge_speed else f"at rest, trains up under load; {why}")
     width, speed = sta.get("width") or 0, sta.get("speed_gts") or 0
-    if width < ref_w or (ref_s and speed < ref_s):
-        return [_f("PCIE_DEGRADED", f"{name} ({pci}) trained at PCIe {_link(sta)}, below what both ends can do: "
-                                    f"{_link(ref)} (the device capable of {_link(cap)}; {slot})", node,
-                   name, pci,
-                   upstream=up.get("address"), evidence=evidence, **kw)]
+    where = f" {state}" if gpu is not None else ""
+    if width < ref_w or (judge_speed and ref_s and speed < ref_s):
+        shown = _link(sta) if judge_speed else f"x{width} (width at rest; its speed at rest is not judged)"
+        return [_f("PCIE_DEGRADED", f"{name} ({pci}) trained at PCIe {shown}{where if judge_speed else ''}, below what "
+                                    f"both ends can do: {_link(ref)} (the device capable of {_link(cap)}; {slot})",
+                   node, name, pci, upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
     if ref_w < cap["width"] or (ref_s and cap.get("speed_gts") and ref_s < cap["speed_gts"]):
-        return [_f("PCIE_SLOT_LIMITED", f"{name} ({pci}) runs at PCIe {_link(sta)}, the limit of its slot: {slot}; "
+        runs = _link(sta) + where if judge_speed else f"at most {_link(ref)} (at rest {_link(sta)})"
+        return [_f("PCIE_SLOT_LIMITED", f"{name} ({pci}) runs at PCIe {runs}, the limit of its slot: {slot}; "
                                         f"the device is capable of {_link(cap)}: full speed for this slot, a "
                                         f"{_link(cap)} slot would give it more", node, name, pci,
                    upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
     return []
+
+
+def gpu_link_notes(facts):
+    """Per GPU how its PCIe link was judged, for the report: ``{"gpu", "pci", "state", "at_rest", "judged",
+    "speed_judged", "note"}`` - a GPU below its maximum at rest is no finding; the note says so, and what
+    its link did under load, or why its speed stays unjudged."""
+    out = []
+    for g in facts.get("gpus") or []:
+        fn = g if g.get("lnkcap") else dict(g, **_smi_link(g))
+        if not fn.get("lnkcap") or not fn.get("lnksta"):
+            continue
+        sta, state, judged, why = gpu_reading(fn)
+        ref = _reference(fn)
+        if judged:
+            note = f"{state}: {_link(sta)} (both ends allow {_link(ref)})"
+        elif ref.get("speed_gts") and (sta.get("speed_gts") or 0) < ref["speed_gts"]:
+            note = f"at rest {_link(sta)}, below {_link(ref)}: not a finding (GPUs train down at rest); speed unjudged: {why}"
+        else:
+            note = f"at rest {_link(sta)}: at what both ends allow"
+        out.append({"gpu": g["index"], "pci": g.get("pci"), "state": state, "at_rest": fn["lnksta"], "judged": sta,
+                    "speed_judged": judged, "note": note})
+    return out
 
 
 def _majority(values):

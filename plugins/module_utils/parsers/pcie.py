@@ -45,10 +45,12 @@ def pci_address(text):
     return f"{dom:04x}:{m.group(2)}:{m.group(3)}.{m.group(4)}".lower()
 
 
+GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}   # PCIe generation -> GT/s per lane
+
+
 def gen_of(speed_gts):
     """PCIe generation of a link speed in GT/s (2.5 -> 1 ... 64 -> 6); None if unknown."""
-    table = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
-    return table.get(speed_gts)
+    return {v: k for k, v in GTS.items()}.get(speed_gts)
 
 
 def _flags(text):

@@ -414,6 +414,11 @@ def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
         print(" Unsupported memory type", flush=True)
         err(grammar.PERFTEST_PARSER_FAILED)
         return 1
+    if args.use_cuda is not None:
+        # the buffers live on that GPU: it is busy (its PCIe link trained up) while the test runs
+        from linerate_lab import pcie
+        with pcie.hold_gpus([int(args.use_cuda or 0)], prog):
+            return run_test(prog, args, run_client, run_server)
     return run_test(prog, args, run_client, run_server)
 
 

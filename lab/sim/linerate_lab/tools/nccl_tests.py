@@ -21,6 +21,7 @@ Bus bandwidth comes from the simulated links of the ring between the nodes
 prints the nccl-tests table; every rank prints its ``NCCL_DEBUG=INFO`` lines.
 """
 import argparse
+import itertools
 import json
 import os
 import random
@@ -28,7 +29,7 @@ import socket
 import sys
 import time
 
-from linerate_lab import grammar, model, nccl_tuning, rdma
+from linerate_lab import grammar, model, nccl_tuning, pcie, rdma
 
 NCCL_VERSION = "2.21.5+cuda12.4"
 NCCL_VERSION_CODE = 22105
@@ -66,6 +67,7 @@ def build_parser(prog):
     ap.add_argument("-d", "--datatype", default="float")
     ap.add_argument("-z", "--blocking", type=int, default=0)
     ap.add_argument("-G", "--cudagraph", type=int, default=0)
+    ap.add_argument("-N", "--run_cycles", type=int, default=1)
     ap.add_argument("-J", "--output_file", default=None)
     ap.add_argument("-h", "--help", action="store_true")
     return ap
@@ -333,6 +335,14 @@ def print_channels(log, info, verdict, first_rank, nranks):
 
 
 def sizes(args):
+    """The message sizes in the order the test runs them: -b to -e by -f or -i, again each -N run cycle
+    (``run_cycles`` 0: without end, until the process is stopped)."""
+    one = _sizes(args)
+    cycles = getattr(args, "run_cycles", 1)
+    return itertools.chain.from_iterable(itertools.repeat(one) if cycles == 0 else [one] * max(1, cycles))
+
+
+def _sizes(args):
     lo, hi = parse_size(args.minbytes), parse_size(args.maxbytes)
     out, s = [], lo
     while s <= hi:
@@ -435,6 +445,19 @@ def main(argv=None, prog="all_reduce_perf", version=NCCL_TESTS_VERSION):
         modelled.append(f"{key}={value}" if value is not None else key)
     args, _unmodelled = build_parser(prog).parse_known_args(modelled)
     args.version = version
+    # the rank's GPUs run the collective (and their PCIe links train up) for as long as it runs
+    with pcie.hold_gpus(cuda_gpus(args.ngpus), prog):
+        return run(prog, args)
+
+
+def cuda_gpus(ngpus):
+    """The GPU indices a rank with ``-g ngpus`` uses: the first of CUDA_VISIBLE_DEVICES (else of all)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    order = [int(x) for x in visible.split(",") if x.strip().isdigit()] if visible is not None else range(max(0, ngpus))
+    return list(order)[:max(0, ngpus)]
+
+
+def run(prog, args):
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
     size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
     nodename = socket.gethostname().split(".")[0]

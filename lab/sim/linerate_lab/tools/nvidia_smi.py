@@ -1,7 +1,18 @@
 """nvidia-smi of the R550 driver (the 89-column table of 545 and later),
 for the node's H100 SXM GPUs: the default table, ``-L``, ``-q`` (summary
-subset), ``--query-gpu=... --format=csv[,noheader][,nounits]`` and
-``topo -m`` (TAB-separated matrix with the NICs, Legend and NIC Legend).
+subset), ``--query-gpu=... --format=csv[,noheader][,nounits]``,
+``--query-compute-apps=...`` and ``topo -m`` (TAB-separated matrix with the
+NICs, Legend and NIC Legend).
+
+The PCIe fields are ``nvidia-smi --help-query-gpu``'s: ``pcie.link.gen.current``
+(alias ``pcie.link.gen.gpucurrent``) and ``pcie.link.width.current`` - what the
+link runs at now, Gen1 at rest, "These may be reduced when the GPU is not in
+use" - and ``pcie.link.gen.max`` (the most this GPU and system configuration
+allow: the lower of ``pcie.link.gen.gpumax``, the GPU's, and
+``pcie.link.gen.hostmax``, the port above it), ``pcie.link.width.max``. A GPU
+a workload holds (linerate_lab.pcie.hold_gpus) is listed by
+``--query-compute-apps`` and in the table's Processes, and its link runs at
+``max`` (or where the pcie-gpu-stuck fault keeps it).
 
 It talks to the driver: without the ``nvidia`` module loaded it fails with
 the real message and exit code 9.
@@ -52,9 +63,11 @@ def table(node, driver):
               "| Processes:                                                                              |",
               "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
               "|        ID   ID                                                               Usage      |",
-              "|=========================================================================================|",
-              "|  No running processes found                                                             |",
-              WIDE]
+              "|=========================================================================================|"]
+    procs = [(g["index"], p) for g in _gpus_now(node) for p in g["procs"]]
+    lines += [f"|  {i:>3}   N/A  N/A  {p['pid']:>9}      C   {p['name'][:40]:<40}{'1024MiB':>11} |" for i, p in procs] or [
+        "|  No running processes found                                                             |"]
+    lines.append(WIDE)
     return "\n".join(lines) + "\n"
 
 
@@ -86,6 +99,12 @@ def query(node, driver):
     return "\n".join(out) + "\n"
 
 
+def _link(field):
+    def value(g, d, n):
+        return str(pcie.gpu_state(n, g["index"], g["busy"])[field])
+    return value
+
+
 FIELDS = {
     "index": lambda g, d, n: str(g["index"]),
     "name": lambda g, d, n: g["name"],
@@ -102,16 +121,36 @@ FIELDS = {
     "memory.total": lambda g, d, n: f"{MEM_TOTAL} MiB",
     "memory.used": lambda g, d, n: "0 MiB",
     "temperature.gpu": lambda g, d, n: str(30 + g["index"] % 3),
-    "utilization.gpu": lambda g, d, n: "0 %",
+    "utilization.gpu": lambda g, d, n: "100 %" if g["index"] in g["busy"] else "0 %",
+    "pcie.link.gen.current": _link("gen"),
+    "pcie.link.gen.gpucurrent": _link("gen"),
+    "pcie.link.gen.max": _link("gen_max"),
+    "pcie.link.gen.gpumax": _link("gen_gpumax"),
+    "pcie.link.gen.hostmax": _link("gen_hostmax"),
+    "pcie.link.width.current": _link("width"),
+    "pcie.link.width.max": _link("width_max"),
+}
+# --query-compute-apps: one row per process and GPU it runs on
+APP_FIELDS = {
+    "pid": lambda g, p: str(p["pid"]),
+    "process_name": lambda g, p: p["name"],
+    "name": lambda g, p: p["name"],
+    "gpu_bus_id": lambda g, p: g["bus_id"],
+    "gpu_uuid": lambda g, p: g["uuid"],
+    "gpu_name": lambda g, p: g["name"],
+    "gpu_serial": lambda g, p: g["serial"],
+    "used_gpu_memory": lambda g, p: "1024 MiB",
+    "used_memory": lambda g, p: "1024 MiB",
 }
 HEADERS = {"memory.total": "memory.total [MiB]", "memory.used": "memory.used [MiB]",
-           "utilization.gpu": "utilization.gpu [%]"}
+           "utilization.gpu": "utilization.gpu [%]", "used_gpu_memory": "used_gpu_memory [MiB]",
+           "used_memory": "used_gpu_memory [MiB]"}
 
 
-def query_gpu(node, driver, fields, fmt):
-    names = [f.strip() for f in fields.split(",") if f.strip()]
+def _csv(names, rows, fmt, table):
+    """Print ``rows`` (lists of values) for the fields ``names`` in --format ``fmt``; exit status."""
     for f in names:
-        if f not in FIELDS:
+        if f not in table:
             common.out(f'Field "{f}" is not a valid field to query.\n\n')
             return 2
     opts = [o.strip() for o in fmt.split(",")]
@@ -121,13 +160,31 @@ def query_gpu(node, driver, fields, fmt):
     lines = []
     if "noheader" not in opts:
         lines.append(", ".join(HEADERS.get(f, f) for f in names))
-    for g in gpu_list(node):
-        values = [FIELDS[f](g, driver, node) for f in names]
+    for values in rows:
         if "nounits" in opts:
             values = [v.rsplit(" ", 1)[0] if v.endswith((" MiB", " %")) else v for v in values]
         lines.append(", ".join(values))
-    common.out("\n".join(lines) + "\n")
+    common.out("".join(x + "\n" for x in lines))
     return 0
+
+
+def _gpus_now(node):
+    busy = pcie.busy_gpus()
+    return [dict(g, busy=busy, procs=busy.get(g["index"], [])) for g in gpu_list(node)]
+
+
+def query_gpu(node, driver, fields, fmt):
+    names = [f.strip() for f in fields.split(",") if f.strip()]
+    gpus = _gpus_now(node) if all(f in FIELDS for f in names) else []
+    return _csv(names, [[FIELDS[f](g, driver, node) for f in names] for g in gpus], fmt, FIELDS)
+
+
+def query_apps(node, fields, fmt):
+    """--query-compute-apps: a row per process on each GPU (none: the header only, or nothing)."""
+    names = [f.strip() for f in fields.split(",") if f.strip()]
+    rows = [[APP_FIELDS[f](g, p) for f in names] for g in _gpus_now(node) for p in g["procs"]] \
+        if all(f in APP_FIELDS for f in names) else []
+    return _csv(names, rows, fmt, APP_FIELDS)
 
 
 CPU_AFFINITY = {0: "0-55,112-167", 1: "56-111,168-223"}
@@ -184,14 +241,18 @@ def main(argv):
         common.out(FAILED)
         return 9
     driver = node["gpu_driver"]
-    fields = fmt = None
+    fields = apps = fmt = None
     for a in argv:
         if a.startswith("--query-gpu="):
             fields = a.split("=", 1)[1]
+        elif a.startswith("--query-compute-apps="):
+            apps = a.split("=", 1)[1]
         elif a.startswith("--format="):
             fmt = a.split("=", 1)[1]
     if fields is not None:
         return query_gpu(node, driver, fields, fmt or "")
+    if apps is not None:
+        return query_apps(node, apps, fmt or "")
     if argv[:1] == ["topo"]:
         if "-m" not in argv[1:] and "--matrix" not in argv[1:]:
             common.out("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n")
