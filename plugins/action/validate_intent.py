@@ -38,7 +38,7 @@ _RUNTIME = re.compile(r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
-                             "validated_digest"))
+                             "validated_digest", "nccl_tests"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -52,6 +52,13 @@ class ActionModule(ActionBase):
         check_cabling = args.get("check_cabling", True)
         if not isinstance(check_cabling, bool):
             result.update(failed=True, msg=f"check_cabling: {check_cabling!r} is not allowed (allowed: true, false)")
+            return result
+        # The run installs nccl-tests on the host group (verify.yml, site.yml, nccl_tune.yml say so):
+        # its source is checked here, before any node is touched.
+        nccl_tests = intent_vars.as_bool(args.get("nccl_tests", False))
+        if nccl_tests is None:
+            result.update(failed=True, msg=f"nccl_tests: {args.get('nccl_tests')!r} is not allowed "
+                          "(allowed: true, false)")
             return result
         groups = task_vars.get("groups", {})
         hostvars = task_vars.get("hostvars", {})
@@ -133,6 +140,9 @@ class ActionModule(ActionBase):
             fabric = read(fabric, "fabric") if fabric is not None else None
             fabric_unreadable = len(unreadable) - before
             variables, per_host = role_vars(list(groups.get("all", [])))
+            if nccl_tests:
+                per_host += [(name, m) for name in groups.get(host_group, [])
+                             for m in intent_vars.nccl_tests_problems(variables.get(name, {}))]
             play = {k: read(task_vars[k], k) for k in intent_vars.PLAY_VARS if k in task_vars}
             per_host_problems = intent_vars.merge_hosts(per_host) + intent_vars.validate_host(play)
         except AnsibleError as e:
@@ -142,7 +152,7 @@ class ActionModule(ActionBase):
         # Everything the validation reads, as read: a different intent, cabling, switch or SM group
         # (an -e override, an import's vars) is a different digest and is validated in full.
         digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable,
-                                            variables, play], sort_keys=True, default=str).encode()).hexdigest()
+                                            variables, play, nccl_tests], sort_keys=True, default=str).encode()).hexdigest()
         result["digest"] = digest
         result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
         if result["reused"]:

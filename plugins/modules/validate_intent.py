@@ -277,6 +277,17 @@ options:
     description: The group of subnet manager hosts.
     type: str
     default: subnet_managers
+  nccl_tests:
+    description:
+      - Whether this run installs nccl-tests on the O(host_group) (C(verify.yml), C(site.yml) and
+        C(nccl_tune.yml) import C(validate.yml) with C(linerate_validate_nccl_tests=true)). Then, for
+        C(verify_fabric_nccl_tests_method=source) (the role's default) on a node that runs nccl-tests,
+        C(verify_fabric_nccl_tests_source_url) (the release tarball on the site's mirror) and
+        C(verify_fabric_nccl_tests_source_checksum) (C(sha256:<64 hex digits>)) are required and
+        C(verify_fabric_nccl_tests_version) is a release (X.Y.Z), each refused by its key before any node
+        is touched.
+    type: bool
+    default: false
   validated_digest:
     description:
       - The RV(digest) of an earlier successful validation in the same run. When everything read now

@@ -64,6 +64,49 @@ def cross_checks(c, values):
                   f"at most verify_fabric_nccl_max_bytes ({values.get('verify_fabric_nccl_max_bytes', '4G')})")
 
 
+# Role verify_fabric's defaults that the nccl-tests checks read where the operator set nothing
+# (roles/verify_fabric/defaults/main.yml; tests/unit/test_intent_nccl_tests.py keeps them equal).
+VERIFY_DEFAULTS = {
+    "verify_fabric_nccl_tests_method": "source",
+    "verify_fabric_nccl_tests_version": "2.19.6",
+    "verify_fabric_checks": ["ports", "link_health", "readiness", "cabling", "ib_write_bw", "ib_send_bw",
+                             "ib_write_lat", "incast", "nccl"],
+}
+# A release of NVIDIA/nccl-tests as its tag names it (vX.Y.Z): what method source builds.
+NCCL_TESTS_RELEASE = r"[0-9]+\.[0-9]+\.[0-9]+"
+
+
+def nccl_tests_problems(values):
+    """Problems of a node's nccl-tests install for a run that installs it (verify.yml, site.yml,
+    nccl_tune.yml), from the operator's values over the role's defaults: with method source (the
+    default) and nccl-tests run (``nccl`` among verify_fabric_checks, or the tuning sweep), the
+    release tarball's URL on the site's mirror and its sha256 are required and the version is a
+    release. Each value's own form is its rule's (validate_host); this checks what is missing."""
+    c = Checker("")
+    v = {**VERIFY_DEFAULTS, **values}
+    method, checks = v["verify_fabric_nccl_tests_method"], v["verify_fabric_checks"]
+    runs = (isinstance(checks, list) and "nccl" in checks) or as_bool(values.get("verify_fabric_nccl_tune")) is True
+    if method != "source" or not runs:
+        return []
+    alternatives = ("; or verify_fabric_nccl_tests_method: package (the site's own nccl-tests package at "
+                    "verify_fabric_nccl_tests_version) | none (all_reduce_perf on PATH already)")
+    version = v["verify_fabric_nccl_tests_version"]
+    if not isinstance(version, str) or not re.fullmatch(NCCL_TESTS_RELEASE, version, re.ASCII):
+        c.bad("verify_fabric_nccl_tests_version", version,
+              "a release of NVIDIA/nccl-tests as X.Y.Z (the tag vX.Y.Z) with verify_fabric_nccl_tests_method: "
+              "source, the role's default" + alternatives)
+    if values.get("verify_fabric_nccl_tests_source_url", "") == "":
+        c.bad("verify_fabric_nccl_tests_source_url", values.get("verify_fabric_nccl_tests_source_url", ""),
+              f"the URL of the nccl-tests v{version} release tarball on the site's mirror (https://, http:// or "
+              "file://) with verify_fabric_nccl_tests_method: source, the role's default; nothing is fetched "
+              "from the internet unless it is set" + alternatives)
+    if values.get("verify_fabric_nccl_tests_source_checksum", "") == "":
+        c.bad("verify_fabric_nccl_tests_source_checksum", values.get("verify_fabric_nccl_tests_source_checksum", ""),
+              "sha256:<64 hex digits> of that tarball (sha256sum <file>), required with method source: get_url "
+              "checks it before the tarball is built and its programs run on the node" + alternatives)
+    return c.items
+
+
 def validate_host(values):
     """Problems of one host's variables ({name: value}, the ones the operator
     set), each ``<key>: <value> is not allowed (allowed: ...)``."""
