@@ -102,3 +102,30 @@ def test_a_run_that_installs_nccl_tests_stops_at_validation(tmp_path, playbook, 
     r = _run(inv, playbook, "-e", f"{URL_KEY}={URL}", "-e", f"{SUM_KEY}={SUM}")
     assert r.returncode == 0, r.stdout[-3000:]
     assert "intent valid" in " ".join(r.stdout.split())
+
+
+def _action(args, hostvars, groups):
+    from unittest import mock
+    from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
+    task = mock.MagicMock()
+    task.args = args
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda v: v
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        return action.run(task_vars={"groups": groups, "hostvars": hostvars, "fabric": {"name": "t"}})
+
+
+def test_the_action_checks_the_host_group_only_when_the_run_installs_nccl_tests():
+    groups = {"all": ["n1", "n2", "s1"], "gpus": ["n1", "n2"], "switches": ["s1"]}
+    hostvars = {"n1": {URL_KEY: URL, SUM_KEY: SUM}, "n2": {}, "s1": {"switch_platform": "nvue"}}
+    args = {"host_group": "gpus", "check_cabling": False}
+    assert _action(args, hostvars, groups)["problems"] == []
+    res = _action(dict(args, nccl_tests=True), hostvars, groups)
+    assert [p.split(": ")[:2] for p in res["problems"]] == [["n2", URL_KEY], ["n2", SUM_KEY]]
+    assert res["failed"] is True and "ansible_facts" not in res
+    # a different run (with or without the install) is a different digest: never reused across them
+    assert res["digest"] != _action(args, hostvars, groups)["digest"]
+    res = _action(dict(args, nccl_tests="maybe"), hostvars, groups)
+    assert res["failed"] is True and res["msg"] == "nccl_tests: 'maybe' is not allowed (allowed: true, false)"

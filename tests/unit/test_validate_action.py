@@ -231,7 +231,7 @@ def test_renamed_host_group_is_read_and_fabric_comes_from_the_inventory_by_defau
     # a2 is in the host group without cabling; the fabric is the inventory's.
     assert res["problems"] == ["a2: rdma_ports: None is not allowed (allowed: a list of the host's cabled RDMA ports)"]
     assert ActionModule._VALID_ARGS == frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
-                                                  "validated_digest"))
+                                                  "validated_digest", "nccl_tests"))
     assert ActionModule.TRANSFERS_FILES is False
 
 

@@ -185,6 +185,8 @@ def readiness_check(nodes, data, limits):
               "findings": [x for x in f if x["node"] == n]} for n in ready]
     return f, {"passed": not bad, "rails": readiness.rail_summary(ready),
                "versions": {n: fx.get("versions") for n, fx in ready.items()},
+               # how each GPU's PCIe link was judged (at rest: width only; under load: speed too) and why
+               "gpu_links": {n: readiness.gpu_link_notes(fx) for n, fx in ready.items()},
                "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); "
                          f"{len(f)} finding(s)", "cases": cases}
 
