@@ -84,6 +84,8 @@ FABRIC_RULES = {
     "verify_fabric_readiness_min_memlock_kb": integer(-1, 2 ** 40, " KiB; -1 = unlimited"),
     "verify_fabric_readiness_min_shm_bytes": integer(0, 2 ** 50),
     "verify_fabric_readiness_min_max_read_req": choice(*MAX_READ_REQ),
+    "verify_fabric_readiness_load_command": ARGV,
+    "verify_fabric_readiness_load_timeout": number(1, 3600, " seconds"),
     "verify_fabric_packages": PACKAGES,
     # nccl-tests install (tasks/tools.yml; the plan's own checks: module_utils/host/verify_tools.py)
     "verify_fabric_nccl_tests_method": choice("source", "package", "none"),
