@@ -39,7 +39,7 @@ DEB_PACKAGES := podman runc catatonit debootstrap uidmap iproute2 openssh-client
 MOLECULE_ROLES := $(sort $(patsubst roles/%/molecule/default/molecule.yml,%,$(wildcard roles/*/molecule/default/molecule.yml)))
 MOLECULE_TARGETS := $(addprefix molecule-,$(MOLECULE_ROLES))
 
-.PHONY: help changelog deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity docs-check molecule bench bench-fleet clean fuzz mutation
+.PHONY: help changelog deps venv lab lab-ib lab-up lab-down lab-status lab-image test test-unit test-integration lint sanity release-check docs-check molecule bench bench-fleet clean fuzz mutation
 .PHONY: $(MOLECULE_TARGETS)
 
 help:
@@ -48,6 +48,8 @@ help:
 	@echo "make test        the whole test suite (unit, lint, sanity, molecule, core integration against the lab)"
 	@echo "make test-integration  every integration test, the fault matrix included (longer)"
 	@echo "make sanity      ansible-test sanity of the collection (docs-check: ansible-doc of every plugin)"
+	@echo "make release-check  the release gates on the artifact: the README's built-collection block in a fresh venv,"
+	@echo "                 then sanity, galaxy-importer, ansible-lint production under ansible-core 2.19, 2.20, 2.21 (slow)"
 	@echo "make lab-down    remove everything the lab made"
 	@echo "make bench       benchmarks (bench/): the fleet model, then the lab's"
 	@echo "make bench-fleet the fleet model alone (verification plan/report code, 64..2000 nodes, no lab)"
@@ -114,6 +116,14 @@ lint: venv
 # Ignores: tests/sanity/ignore-2.19.txt, one reason per line.
 sanity: venv
 	$(VPY) tests/sanity/run.py
+
+# The release gates, slow, not in make test (tests/sanity/release_check.py; docs/collection.md,
+# "Release check"): the README's "From the built collection" block run as written in a fresh venv
+# outside the checkout (tests/release/), then the artifact, built once, under each supported
+# ansible-core (2.19, 2.20, 2.21; a venv each under .ansible/release-check/, 2.20+ on Python 3.12):
+# ansible-test sanity, galaxy-importer without a warning, ansible-lint production installed.
+release-check: venv
+	$(VPY) tests/sanity/release_check.py
 
 # ansible-doc renders every module, filter and role without a warning.
 docs-check: venv

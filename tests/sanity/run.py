@@ -2,8 +2,7 @@
 
 ansible-test wants the collection at .../ansible_collections/linerate/fabric;
 this checkout is at any path. So the collection is built (`ansible-galaxy
-collection build`: galaxy.yml's manifest allow-list, tests/sanity/ignore-*.txt
-included) and the artifact unpacked at
+collection build`: galaxy.yml's manifest allow-list) and the artifact unpacked at
 <tmp>/linerate-sanity-<hash>/ansible_collections/linerate/fabric and tested
 there: sanity runs on what a user installs.
 
@@ -18,10 +17,18 @@ things make that work on a machine that reaches only a package index:
   where the cache has none, tests/sanity/get_pip.py stands in (ensurepip,
   then pip installs the pinned pip from the index).
 
-Usage: tests/sanity/run.py [ansible-test sanity options...]
-  default options: --local --python <this Python's X.Y>
+The ignore files (tests/sanity/ignore-<core X.Y>.txt, one per supported
+ansible-core) do not ship (galaxy-importer warns about an artifact that
+carries them): they are laid beside the unpacked artifact's files. Each run
+uses the ansible-test of the Python that runs this script, in a tree of its
+own per ansible-core (make release-check: 2.19, 2.20, 2.21).
+
+Usage: tests/sanity/run.py [--artifact linerate-fabric-X.Y.Z.tar.gz] [ansible-test sanity options...]
+  default: the artifact built from this checkout; options --local --python <this Python's X.Y>
 """
+import glob
 import hashlib
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -33,24 +40,39 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Outside the checkout: inside a git work tree ansible-test lists files with
 # git, which ignores the copy.
-WORK = os.path.join(tempfile.gettempdir(), "linerate-sanity-" + hashlib.sha256(ROOT.encode()).hexdigest()[:8])
+BIN = os.path.dirname(sys.executable)
+# One tree per checkout and per ansible-core (make release-check runs each supported one from its own venv).
+CORE = importlib.metadata.version("ansible-core")
+WORK = os.path.join(tempfile.gettempdir(),
+                    f"linerate-sanity-{hashlib.sha256(ROOT.encode()).hexdigest()[:8]}-{CORE}")
 DEST = os.path.join(WORK, "ansible_collections", "linerate", "fabric")
 HOME = os.path.join(ROOT, ".ansible", "sanity-home")
-BIN = os.path.dirname(sys.executable)
+SANITY = os.path.join(ROOT, "tests", "sanity")
 
 
-def copy_collection():
-    """The artifact itself: `ansible-galaxy collection build` (galaxy.yml's manifest allow-list, which ships
-    tests/sanity/ignore-*.txt) unpacked at DEST, so sanity tests exactly what a user installs."""
+def copy_collection(artifact=None):
+    """The artifact itself (`artifact`, or `ansible-galaxy collection build`: galaxy.yml's manifest allow-list)
+    unpacked at DEST, so sanity tests exactly what a user installs, the checkout's ignore files beside it."""
     import tarfile  # pylint: disable=import-outside-toplevel
     shutil.rmtree(WORK, ignore_errors=True)
-    out = os.path.join(WORK, "build")
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out,
-                    ROOT], check=True, stdout=subprocess.DEVNULL)
-    (artifact,) = [f for f in os.listdir(out) if f.endswith(".tar.gz")]
+    if artifact is None:
+        out = os.path.join(WORK, "build")
+        subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out,
+                        ROOT], check=True, stdout=subprocess.DEVNULL)
+        (name,) = [f for f in os.listdir(out) if f.endswith(".tar.gz")]
+        artifact = os.path.join(out, name)
     os.makedirs(DEST)
-    with tarfile.open(os.path.join(out, artifact)) as tar:
+    with tarfile.open(artifact) as tar:
         tar.extractall(DEST, filter="data")
+    # The ignore files are this test's configuration, kept with the tests (galaxy-importer warns about an
+    # artifact that ships them): laid beside the artifact's files, which they never replace.
+    os.makedirs(os.path.join(DEST, "tests", "sanity"), exist_ok=True)
+    for path in sorted(glob.glob(os.path.join(SANITY, "ignore-*.txt"))):
+        target = os.path.join(DEST, "tests", "sanity", os.path.basename(path))
+        if os.path.exists(target):
+            raise SystemExit(f"sanity: the artifact ships {os.path.relpath(target, DEST)}; it must not "
+                             "(galaxy.yml manifest: tests/sanity/ignore-*.txt stays in the checkout)")
+        shutil.copy(path, target)
 
 
 def pip_home():
@@ -77,8 +99,11 @@ def pip_home():
 
 
 def main(argv):
+    artifact = None
+    if argv[:1] == ["--artifact"]:
+        artifact, argv = os.path.abspath(argv[1]), argv[2:]
     args = argv or ["--local", "--python", f"{sys.version_info[0]}.{sys.version_info[1]}"]
-    copy_collection()
+    copy_collection(artifact)
     pip_home()
     env = dict(os.environ, HOME=HOME, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     start = time.monotonic()

@@ -1,12 +1,19 @@
 """The built collection: `ansible-galaxy collection build` of a used checkout
 ships exactly galaxy.yml's manifest allow-list - the collection (plugins, roles,
 playbooks, switch templates, docs, metadata, LICENSE, changelog, the example
-inventories, the sanity ignore files) - and nothing of the lab, the tests, the
+inventories) - and nothing of the lab, the tests (the sanity ignore files
+included: galaxy-importer warns about an artifact that ships them), the
 benchmarks, a site's own inventory and vault, or what a run leaves behind
-(reports, switch backups, lab state and credentials, caches, *.bak)."""
+(reports, switch backups, lab state and credentials, caches, *.bak).
+
+The README's "From the built collection" block is well-formed here (its pins,
+the artifact's name, outside the checkout, the playbook by name);
+tests/release/test_readme_built_collection.py runs it (`make release-check`).
+Every supported ansible-core has its sanity ignore file."""
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -60,16 +67,15 @@ PLANTED = [
 SHIPS = re.compile(r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|bindep\.txt|meta/(runtime|execution-environment)\.yml|meta/(requirements|bindep)\.txt"
                    r"|changelogs/(config|changelog)\.yaml|changelogs/fragments/[^/]+\.ya?ml|docs/[^/]+\.md"
                    r"|plugins/.+\.(py|yml)|roles/(?![^/]+/molecule/).+\.(yml|j2|md)|playbooks/.+\.yml"
-                   r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?"
-                   r"|tests/sanity/ignore-[^/]+\.txt)")
+                   r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?)")
 NEVER = re.compile(r"(^|/)(\.[^/]*|__pycache__|vault\.yml)(/|$)|\.(bak|orig|rej|swp|pyc|pyo)$|~$")
-FORBIDDEN = ("lab/", "tests/unit", "tests/integration", "tests/sanity/run.py", "bench/", "scripts/",
+FORBIDDEN = ("lab/", "tests/", "bench/", "scripts/",
              "inventory/mysite", ".bak", "backups/", "reports/", "linerate-output/", ".venv",
              ".ansible", ".make", ".git", ".collections", ".ci/", ".pytest_cache", ".yamllint",
              "inventory/lab/", "inventory/lab-ib/", "inventory/lab-output/", "ansible.cfg",
              "Makefile", "requirements-dev.txt", ".tar.gz")
 REQUIRED = ("MANIFEST.json", "FILES.json", "README.md", "LICENSE", "changelogs/changelog.yaml",
-            "changelogs/config.yaml", "tests/sanity/ignore-2.19.txt", "inventory/example-ib/hosts.yml",
+            "changelogs/config.yaml", "inventory/example-ib/hosts.yml",
             "meta/runtime.yml", "meta/execution-environment.yml", "meta/requirements.txt", "meta/bindep.txt",
             "requirements.txt", "bindep.txt",
             "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
@@ -210,6 +216,8 @@ def test_galaxy_declares_every_collection_the_roles_call():
                 # ansible_network_os values (arista.eos.eos ...) name a platform, not a plugin to call
                 text = NETWORK_OS_NAMES.sub("", text)
                 if fn.endswith((".yml", ".yaml", ".j2")):
+                    # a comment that names a plugin (ansible.netcommon.network_cli) calls nothing
+                    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
                     used |= set(re.findall(r"\b([a-z_]+\.[a-z_]+)\.[a-z_]+\b", text)) & KNOWN
                 elif fn.endswith(".py"):
                     used |= {f"{a}.{b}" for a, b in re.findall(r"ansible_collections\.([a-z_]+)\.([a-z_]+)", text)}
@@ -245,3 +253,81 @@ def test_outputs_default_beside_the_inventory_never_inside_the_collection():
         "verify_fabric_reports_dir": "{{ linerate_output_dir | default(inventory_dir ~ '-output') }}/reports",
         "switch_fabric_backup_dir": "{{ linerate_output_dir | default(inventory_dir ~ '-output') }}/backups",
     }
+
+
+def readme_built_collection():
+    """The sh block of README.md's "From the built collection" section, as written."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## From the built collection\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    assert len(blocks) == 1, "README.md: one sh block in 'From the built collection'"
+    return blocks[0]
+
+
+def _readme_commands():
+    return [shlex.split(line, comments=True) for line in readme_built_collection().splitlines()
+            if shlex.split(line, comments=True)]
+
+
+def _dev_pin(name):
+    with open(os.path.join(ROOT, "requirements-dev.txt"), encoding="utf-8") as f:
+        return re.search(rf"^{re.escape(name)}==(\S+)$", f.read(), re.M).group(1)
+
+
+def test_readme_built_collection_block_is_valid_bash():
+    r = subprocess.run(["bash", "-n"], input=readme_built_collection(), capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+
+
+def test_readme_built_collection_installs_what_the_project_tests_in_a_fresh_venv():
+    cmds = _readme_commands()
+    assert cmds[0][:3] == ["python3", "-m", "venv"] and cmds[0][-2:] == [".", f"{cmds[0][3]}/bin/activate"], cmds[0]
+    assert cmds[0][3].startswith("../"), "the virtualenv is outside the checkout (it would ship otherwise)"
+    pip = next(c for c in cmds if c[:2] == ["pip", "install"])
+    # the ansible package the project tests (ansible-core 2.19 and ansible.posix), distlib for the build's manifest
+    assert f"ansible=={_dev_pin('ansible')}" in pip and f"distlib=={_dev_pin('distlib')}" in pip, pip
+    assert pip[pip.index("-r") + 1] == "requirements.txt"
+
+
+def test_readme_built_collection_builds_then_installs_and_runs_outside_the_checkout():
+    cmds = _readme_commands()
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
+        version = yaml.safe_load(f)["version"]
+    build = next(i for i, c in enumerate(cmds) if c[:3] == ["ansible-galaxy", "collection", "build"])
+    assert cmds[build][3:] == ["--output-path", ".."], cmds[build]
+    leave = next(i for i, c in enumerate(cmds) if c == ["cd", ".."])
+    export = next(i for i, c in enumerate(cmds) if c[0] == "export")
+    install = next(i for i, c in enumerate(cmds) if c[:3] == ["ansible-galaxy", "collection", "install"])
+    # inside the checkout its ansible.cfg puts the checkout first: install would find linerate.fabric installed
+    assert build < leave < export < install, cmds
+    assert cmds[export] == ["export", "ANSIBLE_COLLECTIONS_PATH=$PWD/collections"]
+    assert cmds[install][3:] == [f"linerate-fabric-{version}.tar.gz"], f"stale artifact name (galaxy.yml: {version})"
+    plays = [c for c in cmds[install:] if c[0] == "ansible-playbook"]
+    assert plays, "the block runs a playbook of the installed collection"
+    for c in plays:
+        name = c[-1]
+        assert name.startswith("linerate.fabric.") and os.path.isfile(
+            os.path.join(ROOT, "playbooks", name.split(".", 2)[2] + ".yml")), c
+        assert c[c.index("-i") + 1] == "mysite", "the quickstart's ../mysite, seen from outside the checkout"
+
+
+def test_every_supported_ansible_core_has_its_sanity_ignore_file():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "sanity"))
+    try:
+        from release_check import CORES  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as f:
+        floor = yaml.safe_load(f)["requires_ansible"].removeprefix(">=")
+    assert min(CORES, key=lambda v: tuple(map(int, v.split(".")))) == ".".join(floor.split(".")[:2])
+    present = {os.path.basename(p)[len("ignore-"):-len(".txt")]
+               for p in os.listdir(os.path.join(ROOT, "tests", "sanity")) if re.fullmatch(r"ignore-.+\.txt", p)}
+    assert present == set(CORES), f"ignore files {sorted(present)} for the supported cores {sorted(CORES)}"
+    for line in CORES:
+        core, _python = CORES[line]
+        assert core.startswith(line + "."), (line, core)
+        with open(os.path.join(ROOT, "tests", "sanity", f"ignore-{line}.txt"), encoding="utf-8") as f:
+            for entry in f.read().splitlines():
+                path, _sep, rest = entry.partition(" ")
+                assert os.path.isfile(os.path.join(ROOT, path)) and " # " in rest, f"ignore-{line}.txt: {entry}"

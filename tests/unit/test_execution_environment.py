@@ -1,19 +1,28 @@
-"""An execution environment that builds (issue 26, item 4).
+"""Execution environments that build (issue 26, item 4; issue 40, item 5).
 
-The documented definition (docs/collection.md, "Execution environment") goes through
-`ansible-builder create` with the collection artifact built from this checkout beside it: the
-Containerfile has the pinned base image and ansible-core, the build context holds the artifact
-and installs it, and the ssh client is a system dependency. The collection's own
-meta/execution-environment.yml is read the way ansible-builder reads it inside that build (its
-introspect step over the installed collection): netmiko, paramiko and the OpenSSH client.
-create writes only the build context: no container engine, no registry.
+meta/execution-environment.yml (ships in the collection) is the collection's EE: `ansible-builder
+create -f meta/execution-environment.yml` in a copy of the checkout, the artifact where `ansible-galaxy
+collection build` leaves it, makes a context that holds linerate.fabric (the artifact, byte for byte,
+installed by the galaxy stage) on a base pinned by an exact tag whose ansible-core (2.21.3, read from
+the community-ee tag) meets meta/runtime.yml's floor and is a line `make release-check` tests; the
+introspection of that context names the image, its ansible-core and linerate.fabric's version, and
+ansible-builder's introspect over the collection installed from the context's tarball finds netmiko,
+paramiko and the OpenSSH client. The same file is what introspect reads in any EE that installs
+linerate.fabric (dependencies.python/system, relative to the collection root).
+
+The documented site definition (docs/collection.md, "Execution environment") goes through `ansible-builder
+create` with the artifact beside it: the pinned base image and ansible-core, the artifact in the context
+and installed, the ssh client a system dependency. create writes only the build context: no container
+engine, no registry.
 """
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 import yaml
@@ -149,30 +158,120 @@ def test_the_collection_metadata_is_what_introspect_reads(artifact, tmp_path):
     assert "openssh-client [platform:dpkg]  # from collection linerate.fabric" in bindep
 
 
-def test_meta_is_what_introspect_reads_and_builds_on_its_own(artifact, tmp_path):
-    """Introspect reads dependencies.python/system relative to the collection root; `ansible-builder create -f
-    meta/execution-environment.yml` reads the same names relative to meta/ (copies there, never different): from the installed
-    artifact, the second EE definition builds a context with the same pip and bindep files, on a pinned image."""
+def _meta():
     with open(os.path.join(ROOT, "meta", "execution-environment.yml"), encoding="utf-8") as f:
-        meta = yaml.safe_load(f)
-    assert meta["version"] == 1 and meta["dependencies"] == {"python": "requirements.txt", "system": "bindep.txt"}
-    assert set(meta) == {"version", "dependencies", "build_arg_defaults"}
-    image = meta["build_arg_defaults"]["EE_BASE_IMAGE"]
-    assert PINNED_IMAGE.match(image), f"{image}: pin an exact tag or a digest"
-    for rel in meta["dependencies"].values():
-        assert os.path.isfile(os.path.join(ROOT, rel)), rel
+        return yaml.safe_load(f)
+
+
+def _core_of(image):
+    """The ansible-core a community-ee image ships: its tag is <ansible-core>-<n>
+    (ansible-community/images docs/community-ee/community-ee-release-process.md), which its release workflow
+    checks against `ansible --version` (.github/workflows/eerelease.yml)."""
+    m = re.fullmatch(r"ghcr\.io/ansible-community/community-ee-(minimal|base):(\d+\.\d+\.\d+)-\d+", image)
+    assert m, f"{image}: not a community-ee image pinned by its <ansible-core>-<n> tag"
+    return tuple(int(x) for x in m.group(2).split("."))
+
+
+def test_meta_is_what_introspect_reads():
+    """Introspect reads dependencies.python/system relative to the collection root; read as a definition the
+    same names resolve relative to meta/: copies there, never different."""
+    meta = _meta()
+    assert meta["version"] == 3 and set(meta) == {"version", "images", "dependencies", "additional_build_files"}
+    assert {k: meta["dependencies"][k] for k in ("python", "system")} == {"python": "requirements.txt",
+                                                                         "system": "bindep.txt"}
+    for rel in ("requirements.txt", "bindep.txt"):
         with open(os.path.join(ROOT, rel), encoding="utf-8") as a, \
                 open(os.path.join(ROOT, "meta", rel), encoding="utf-8") as b:
             assert a.read() == b.read(), f"meta/{rel} differs from {rel}: copy it again"
+
+
+def test_meta_base_image_is_pinned_and_ships_a_tested_core_above_the_floor():
+    image = _meta()["images"]["base_image"]["name"]
+    assert PINNED_IMAGE.match(image), f"{image}: pin an exact tag or a digest"
+    core = _core_of(image)
+    with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as f:
+        floor = tuple(int(x) for x in yaml.safe_load(f)["requires_ansible"].removeprefix(">=").split("."))
+    assert core >= floor, f"{image}: ansible-core {core} is below requires_ansible {floor}"
+    sys.path.insert(0, os.path.join(ROOT, "tests", "sanity"))
+    try:
+        from release_check import CORES  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    assert f"{core[0]}.{core[1]}" in CORES, f"{image}: ansible-core {core} is not a line make release-check tests"
+    # the base's own ansible-core and ansible-runner: nothing installs another over them
+    assert "ansible_core" not in _meta()["dependencies"] and "ansible_runner" not in _meta()["dependencies"]
+
+
+@pytest.mark.parametrize("image,core", [
+    ("ghcr.io/ansible-community/community-ee-minimal:2.21.3-1", (2, 21, 3)),
+    ("ghcr.io/ansible-community/community-ee-base:2.19.5-2", (2, 19, 5)),
+])
+def test_core_of_reads_the_community_ee_tag(image, core):
+    assert _core_of(image) == core
+
+
+@pytest.mark.parametrize("image", ["ghcr.io/ansible-community/community-ee-minimal:latest",
+                                   "quay.io/ansible/awx-ee:24.6.1",
+                                   "ghcr.io/ansible-community/community-ee-minimal:2.21"])
+def test_core_of_refuses_what_names_no_core(image):
+    with pytest.raises(AssertionError):
+        _core_of(image)
+
+
+@pytest.fixture(scope="module")
+def meta_context(artifact, tmp_path_factory):
+    """`ansible-builder create -f meta/execution-environment.yml` where the README's build leaves the artifact
+    (the checkout's root, beside meta/): (context dir, checkout copy)."""
     path, _version = artifact
-    r = subprocess.run([GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(path)],
+    tmp = tmp_path_factory.mktemp("meta-ee")
+    src = tmp / "checkout"
+    shutil.copytree(ROOT, src, symlinks=True, ignore=_ignore)
+    shutil.copy(path, src / path.name)
+    r = subprocess.run([BUILDER, "create", "-f", "meta/execution-environment.yml", "-c", str(tmp / "ctx")],
+                       cwd=src, capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and "No matches" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return tmp / "ctx", src
+
+
+def test_meta_context_holds_the_built_collection_on_the_pinned_base(meta_context, artifact, tmp_path):
+    """The introspection of the build context: the base image and its ansible-core, linerate.fabric (the
+    artifact, byte for byte, named by the galaxy stage), its pip and bindep needs."""
+    ctx, src = meta_context
+    path, version = artifact
+    image = _meta()["images"]["base_image"]["name"]
+    cf = (ctx / "Containerfile").read_text()
+    assert f'ARG EE_BASE_IMAGE="{image}"' in cf and "FROM $EE_BASE_IMAGE AS base" in cf
+    # the final stage checks the base's ansible-core and ansible-runner; none is installed over them
+    assert "RUN /output/scripts/check_ansible $PYCMD" in cf and "ANSIBLE_INSTALL_REFS" not in cf
+    name = f"linerate-fabric-{version}.tar.gz"
+    copied = ctx / "_build" / "collections" / name
+    assert copied.is_file(), f"{name} not in the context: stale name in meta/execution-environment.yml?"
+    assert hashlib.sha256(copied.read_bytes()).digest() == hashlib.sha256(path.read_bytes()).digest()
+    assert yaml.safe_load((ctx / "_build" / "requirements.yml").read_text()) == {
+        "collections": [{"name": f"collections/{name}", "type": "file"}]}
+    assert (ctx / "_build" / "requirements.txt").read_text() == (src / "requirements.txt").read_text()
+    assert (ctx / "_build" / "bindep.txt").read_text() == (src / "bindep.txt").read_text()
+    with tarfile.open(copied) as tar:
+        info = json.load(tar.extractfile("MANIFEST.json"))["collection_info"]
+    assert (info["namespace"], info["name"], info["version"]) == ("linerate", "fabric", version)
+    print(f"EE context: {image} (ansible-core {'.'.join(map(str, _core_of(image)))}) + "
+          f"{info['namespace']}.{info['name']} {info['version']} ({name})")
+    # what the builder stage's introspect finds in the collection the galaxy stage installs from that tarball
+    r = subprocess.run([GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(copied)],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
-    installed = tmp_path / "ansible_collections" / "linerate" / "fabric"
-    r = subprocess.run([BUILDER, "create", "-f", "meta/execution-environment.yml", "-c", str(tmp_path / "ctx")],
-                       cwd=installed, capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run([BUILDER, "introspect", str(tmp_path), "--write-pip", str(tmp_path / "pip.txt"),
+                        "--write-bindep", str(tmp_path / "bindep.txt")],
+                       capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
-    build = tmp_path / "ctx" / "_build"
-    assert (build / "requirements.txt").read_text() == (installed / "requirements.txt").read_text()
-    assert (build / "bindep.txt").read_text() == (installed / "bindep.txt").read_text()
-    assert f'ARG EE_BASE_IMAGE="{image}"' in (tmp_path / "ctx" / "Containerfile").read_text()
+    pip = (tmp_path / "pip.txt").read_text()
+    assert "netmiko>=4.3  # from collection linerate.fabric" in pip and "paramiko" in pip, pip
+    assert "openssh-clients [platform:rpm]  # from collection linerate.fabric" in (tmp_path / "bindep.txt").read_text()
+
+
+def test_meta_names_the_artifact_of_galaxy_yml_version(artifact):
+    _path, version = artifact
+    meta = _meta()
+    name = f"linerate-fabric-{version}.tar.gz"
+    assert meta["dependencies"]["galaxy"] == {"collections": [{"name": f"collections/{name}", "type": "file"}]}
+    assert meta["additional_build_files"] == [{"src": f"../{name}", "dest": "collections"}]
