@@ -93,6 +93,17 @@ def test_a_link_down_event_in_the_window_is_a_flap():
                {**FABRIC, "verify": {"link_flaps_max": 2}})[0] == []
 
 
+def test_a_link_that_flapped_and_retrained_before_the_window_counts_only_its_flaps_inside_it():
+    """Issue 35: flaps and counters are judged as deltas inside the window: a link that went down four times and
+    re-trained before the window's start snapshot (the counter stands at 4 there) is counted once, for the one
+    flap inside it; its CRC errors from before the window are not counted at all."""
+    before = ethtool(link_down_events_phy=4, rx_crc_errors_phy=77)
+    f, rows = run({"node2": node([ethtool(link_down_events_phy=5, rx_crc_errors_phy=77)], start_phy=[before],
+                                 devices=["mlx5_0"])})
+    assert [x["code"] for x in f] == ["LINK_FLAP"] and f[0]["evidence"]["link_down_events_phy"] == 1
+    assert (rows[0]["flaps"], rows[0]["errors"]) == (1, 0)
+
+
 def test_a_cleared_counter_counts_what_it_shows_now():
     f, _ = run({"node1": node([ethtool(rx_crc_errors_phy=3)], start_phy=[ethtool(rx_crc_errors_phy=900)],
                               devices=["mlx5_0"])})
