@@ -715,3 +715,10 @@ def test_lab_nccl_tests_run_cycles_repeat_the_sizes_and_zero_runs_until_stopped(
 def test_lab_nccl_tests_rank_holds_the_gpus_cuda_visible_devices_names(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,6")
     assert nccl_tests.cuda_gpus(1) == [5]
+
+
+def test_collect_without_nvidia_smi_starts_no_load_and_says_why(lab, tmp_path):
+    facts, started = _collect(lab, tmp_path)        # the driver is not loaded: nvidia-smi fails, lspci lists the GPUs
+    assert started == [] and {g["source"] for g in facts["gpus"]} == {"lspci"}
+    assert {g["load_unjudged"] for g in facts["gpus"]} == {"nvidia-smi cannot run: no reading under load"}
+    assert _pcie1(facts) == []

@@ -159,6 +159,10 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
     want = [g for g in facts["gpus"] if not g.get("busy") and _speed_low(g)]
     if not want:
         return
+    if any("busy" not in g for g in want):   # listed by lspci alone: nvidia-smi cannot see a workload on them
+        for g in want:
+            g["load_unjudged"] = "nvidia-smi cannot run: no reading under load"
+        return
     n = len(facts["gpus"])
     argv = [str(a).replace("{ngpus}", str(n)) for a in load_command]
 
