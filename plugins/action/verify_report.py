@@ -30,6 +30,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import plan
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
+from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker
+from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
 
 
 class ActionModule(ActionBase):
@@ -37,7 +40,7 @@ class ActionModule(ActionBase):
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
                              "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
                              "scope", "probes", "switch_scope", "switches_left", "history_keep",
-                             "trend_bandwidth_drop", "nccl_tuning"))
+                             "trend_bandwidth_drop", "nccl_tuning", "remediation"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -69,6 +72,13 @@ class ActionModule(ActionBase):
             return result
 
         findings = faults.correlate(findings)
+        # attribution before action, then the run's drain decision (budget, breaker): both in the report
+        try:
+            decision, attributed = self._remediation(findings, inputs, fabric, args, hostvars)
+        except (AnsibleError, ValueError, TypeError, breaker.StateError) as e:
+            result.update(failed=True, msg=f"verify_report: remediation: {e}")
+            return result
+        checks.update(attributed)
         summary = faults.summarize(findings)
         meta = dict(self._templar.template(args.get("meta") or {}))
         if "phase_marks" in meta:
@@ -76,11 +86,13 @@ class ActionModule(ActionBase):
             meta["phases"] = plans.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
         doc = rep.build_report(findings, summary, checks, fabric, meta,
                                mode=self._templar.template(args.get("mode")) or None)
+        doc["remediation"] = decision
         # the NCCL tuning sweep of this run (playbooks/nccl_tune.yml): its table, beside the checks
         tuning = self._templar.template(args.get("nccl_tuning") or {})
         if tuning:
             doc["nccl_tuning"] = rep.tuning_section(tuning)
-        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"])
+        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"],
+                      remediation=decision)
         rendered = None  # the four report files' text, when written
         if args.get("write", True):
             reports_dir = self._templar.template(args.get("reports_dir") or "reports")
@@ -118,3 +130,28 @@ class ActionModule(ActionBase):
         else:
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
         return result
+
+    def _remediation(self, findings, inputs, fabric, args, hostvars):
+        """(decision, report checks): the element findings (checks/attribution.py) added to ``findings``,
+        then the drain decision (host/breaker.py plan) from the durable state, with DRAIN_BREAKER_TRIPPED
+        when the breaker is open. Reads the state; never writes it (roles/remediate records what was done)."""
+        policy = (fabric or {}).get("remediation") or {}
+        rem = dict(self._templar.template(args.get("remediation") or {}))
+        unseen = {f["node"] for f in findings if f.get("code") == "NODE_NOT_VERIFIED" and f.get("node")}
+        ssh = {n: {k: self._templar.template(hostvars[n][k]) for k in
+                   ("ansible_ssh_common_args", "ansible_ssh_extra_args", "ansible_ssh_args") if k in hostvars[n]}
+               for n in unseen if n in hostvars}
+        _found, attributed = attribution.attribute(findings, inputs.cabling, inputs.uplinks(), ssh, policy,
+                                                   transport=(fabric or {}).get("transport", "roce"))
+        enabled = bool(rem.get("enabled", False))
+        state_file = rem.get("state_file")
+        state = breaker.load(state_file) if state_file else breaker.empty_state()
+
+        def select(fs):
+            return drain.selected(fs, policy.get("drain_codes") or (), policy.get("drain_severities") or ("error",),
+                                  policy.get("exempt_codes") or ())
+        fleet = int(rem.get("fleet") or len(inputs.nodes) + len(unseen))
+        decision = breaker.plan(findings, state, policy, fleet, select, enabled=enabled)
+        decision["state_file"] = state_file
+        findings += breaker.breaker_finding(decision, faults.finding)
+        return decision, attributed

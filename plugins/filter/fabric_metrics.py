@@ -13,6 +13,15 @@ def node_metrics(report, nodes=None):
         raise AnsibleFilterError(f"node_metrics: the report could not be read: {e!r}") from None
 
 
+def fleet_metrics(report, scope=None):
+    if not isinstance(report, dict) or "generated_at" not in report:
+        raise AnsibleFilterError("fleet_metrics: the input must be a linerate report (report.json, with generated_at)")
+    try:
+        return metrics.fleet_metrics(report, scope)
+    except (KeyError, TypeError, ValueError) as e:
+        raise AnsibleFilterError(f"fleet_metrics: the report could not be read: {e!r}") from None
+
+
 class FilterModule:
     def filters(self):
-        return {"node_metrics": node_metrics}
+        return {"node_metrics": node_metrics, "fleet_metrics": fleet_metrics}

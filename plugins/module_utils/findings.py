@@ -45,6 +45,7 @@ FAULT_CODES = {
     # NCCL's own configuration read back from each node (nccl_conf_findings)
     "NCCL_CONF_MISSING": ("error", "hca_selection", "NCCL's configuration file is absent or unreadable"),
     "NCCL_CONF_INVALID": ("error", "hca_selection", "a line of NCCL's configuration file NCCL would not apply as meant"),
+    "NCCL_TUNED_MISSING": ("error", "host", "the tuned NCCL file is absent or unreadable while NCCL tuning is in use"),
     "NCCL_TC_MISMATCH": ("error", "pfc", "NCCL_IB_TC differs from the intent's data class (DSCP << 2)"),
     "NCCL_SL_MISMATCH": ("error", "pfc", "NCCL_IB_SL differs from the service level the benchmarks ran on"),
     "NCCL_GID_INDEX_MISMATCH": ("error", "gid", "NCCL_IB_GID_INDEX differs from the port's RoCE v2 IPv4 GID index"),
@@ -121,7 +122,22 @@ FAULT_CODES = {
     "NODE_NOT_VERIFIED": ("error", "host", "a node in scope did not finish the verification (unreachable or failed)"),
     "SWITCH_UNREACHABLE": ("error", "switch", "a switch in scope could not be read (unreachable, login refused, or left the run)"),
     "FIRMWARE_PENDING": ("warning", "firmware", "a firmware value is set for the next boot but not running yet"),
+    # Attribution before action (checks/attribution.py): one shared element explains the failures of several
+    # nodes; the nodes it explains are not drained for them (docs/audit.md#attribution-before-action)
+    "LEAF_SUSPECT": ("error", "switch", "one leaf switch explains the failing ports of several nodes cabled to it"),
+    "RAIL_SUSPECT": ("error", "fabric", "one rail (the same NIC of every node, over several leaves) explains the failures of several nodes"),
+    "SPINE_SUSPECT": ("error", "fabric", "one spine explains the failing ports of several nodes under several of its leaves"),
+    "SM_SUSPECT": ("error", "subnet_manager", "the subnet manager explains the failing ports of several nodes"),
+    "CONTROLLER_PATH": ("error", "host", "several nodes are unreachable from the controller at once (its own path, or one jump host)"),
+    # The drain budget (host/breaker.py): more nodes would leave service than fabric.remediation.budget allows
+    "DRAIN_BREAKER_TRIPPED": ("error", "host", "the drain circuit breaker is open: linerate drains and returns nothing until an operator resets it"),
 }
+
+
+# Findings that never drain a node, whatever fabric.remediation says: what the run could not see is not a
+# fault of the node (NODE_NOT_VERIFIED), and a shared element's finding or the breaker's names no node of its own.
+NEVER_DRAIN = frozenset(("NODE_NOT_VERIFIED", "DRAIN_BREAKER_TRIPPED", "LEAF_SUSPECT", "RAIL_SUSPECT",
+                         "SPINE_SUSPECT", "SM_SUSPECT", "CONTROLLER_PATH"))
 
 
 LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",

@@ -72,6 +72,20 @@ options:
     description: Return a node linerate drained once it passes again.
     type: bool
     default: true
+  breaker_tripped:
+    description:
+      - The run's drain decision says the drain breaker is open (the verification report's C(remediation.breaker),
+        host/breaker.py): no node is drained or returned to service, each is reported C(held).
+    type: bool
+    default: false
+  drain_nodes:
+    description:
+      - The inventory hosts the run's drain decision lets a drain take (the report's C(remediation.drain): nodes
+        with a fault of their own, within the budget). A node with a finding that selects but is not listed is
+        held. Omitted, every node with a selected finding may be drained.
+      - Findings C(explained_by) a shared element and C(NODE_NOT_VERIFIED) never drain, whatever is listed here.
+    type: list
+    elements: str
   scontrol:
     description: The scontrol binary, a name looked up in PATH or a path (the lab sets its stand-in).
     type: str
@@ -113,6 +127,25 @@ returned:
   returned: always
   type: list
   elements: str
+drained_hosts:
+  description: The inventory hosts of RV(drained).
+  returned: always
+  type: list
+  elements: str
+returned_hosts:
+  description: The inventory hosts of RV(returned).
+  returned: always
+  type: list
+  elements: str
+reasons:
+  description: Per inventory host drained, the reason written into the scheduler.
+  returned: always
+  type: dict
+held:
+  description: The nodes the run's decision held (breaker tripped, or outside RV(drained)'s budget).
+  returned: always
+  type: list
+  elements: str
 left_alone:
   description: The nodes out of service for another reason, which linerate does not touch.
   returned: always
@@ -144,6 +177,8 @@ def main():
             "drain_severities": {"type": "list", "elements": "str", "default": ["error"]},
             "exempt_codes": {"type": "list", "elements": "str", "default": []},
             "return_to_service": {"type": "bool", "default": True},
+            "breaker_tripped": {"type": "bool", "default": False},
+            "drain_nodes": {"type": "list", "elements": "str"},
             "scontrol": {"type": "str", "default": "scontrol"},
             "kubectl": {"type": "str", "default": "kubectl"},
         },

@@ -254,6 +254,51 @@ options:
             description: Return a node linerate drained once a re-check of it passes.
             type: bool
             default: true
+          attribution:
+            description:
+              - Attribution before action (docs/audit.md). A shared element (leaf, rail, spine, subnet manager)
+                explains the failing ports under it when they are on O(fabric.remediation.attribution.min_nodes)
+                nodes or more and O(fabric.remediation.attribution.min_share_percent) of its ports or more; the
+                element gets one finding and the nodes it explains are not drained for it. As many nodes
+                unreachable from the controller at once (directly or through one jump host) are C(CONTROLLER_PATH).
+            type: dict
+            suboptions:
+              min_nodes:
+                description: Nodes an element's failing ports must be on (2..100000).
+                type: int
+                default: 2
+              min_share_percent:
+                description: Share of the element's ports that must fail (1..100).
+                type: int
+                default: 50
+          budget:
+            description:
+              - The drain budget and its circuit breaker (docs/audit.md). Each allowance is the lower of the count
+                and the percentage of gpu_nodes, at least 1. A run whose nodes to drain plus nodes not verified
+                exceed the per-run allowance, or whose drains with the window's exceed the window's, trips the
+                breaker - nothing is drained or returned until C(playbooks/drain_breaker_reset.yml) resets it.
+            type: dict
+            suboptions:
+              max_nodes_per_run:
+                description: Nodes one run may drain (1..100000; at most O(fabric.remediation.budget.max_nodes_per_window)).
+                type: int
+                default: 10
+              max_percent_per_run:
+                description: Percent of gpu_nodes one run may drain (1..100).
+                type: int
+                default: 5
+              window_hours:
+                description: The sliding window's length in hours (1..720).
+                type: int
+                default: 24
+              max_nodes_per_window:
+                description: Nodes drained in one window (1..100000).
+                type: int
+                default: 20
+              max_percent_per_window:
+                description: Percent of gpu_nodes drained in one window (1..100).
+                type: int
+                default: 10
   host_group:
     description: The group of RDMA hosts (their C(rdma_ports) are read).
     type: str

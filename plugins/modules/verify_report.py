@@ -36,6 +36,16 @@ options:
         repeats, file), shown as the report's C(nccl_tuning) section and a table in summary.md.
     type: dict
     default: {}
+  remediation:
+    description:
+      - The drain decision's inputs. The report attributes the error findings to the shared elements that
+        explain several nodes' failures (C(LEAF_SUSPECT), C(RAIL_SUSPECT), C(SPINE_SUSPECT), C(SM_SUSPECT),
+        C(CONTROLLER_PATH); the findings they explain get C(explained_by)) and decides, from the drain budget
+        and the state file, which nodes a drain may take (C(DRAIN_BREAKER_TRIPPED) when the breaker is open).
+      - "C(enabled): draining is on in this run; C(state_file): the breaker's durable state (read, never written
+        here); C(fleet): the number of gpu_nodes the budget's percentages are of."
+    type: dict
+    default: {}
   reports_dir:
     description: Where reports go; relative paths are relative to the playbook directory.
     type: str
@@ -138,6 +148,10 @@ findings:
   returned: always
   type: list
   elements: dict
+remediation:
+  description: The drain decision (enabled, breaker, budget, allowed, candidates, unseen, drain, held, state_file).
+  returned: always
+  type: dict
 summary:
   description: passed, errors, warnings and the count per code.
   returned: always

@@ -68,16 +68,18 @@ def test_driver_restart_turns_and_is_guarded():
     assert cmd["ansible.builtin.command"] == {"argv": "{{ mofed_driver_restart_command }}"}
 
 
-def test_begin_checks_the_path_before_draining_and_use_after():
+def test_begin_checks_the_path_and_use_before_any_drain_hook():
+    """A node the in-use check refuses is never drained first (issue 35): path, in use, then the hooks."""
     tasks = load("roles", "host_disruption", "tasks", "begin.yml")
     modules = [next(k for k in t if k.startswith(("ansible.builtin.", "linerate.fabric."))) for t in tasks]
-    assert modules == ["ansible.builtin.command", "linerate.fabric.disruption_guard", "ansible.builtin.command",
-                       "ansible.builtin.include_tasks", "linerate.fabric.disruption_guard", "ansible.builtin.debug"]
+    assert modules == ["ansible.builtin.command", "linerate.fabric.disruption_guard", "linerate.fabric.disruption_guard",
+                       "ansible.builtin.debug", "ansible.builtin.command", "ansible.builtin.include_tasks"]
     assert tasks[0]["ansible.builtin.command"] == {"argv": ["printenv", "SSH_CONNECTION"]}
     assert tasks[0]["become"] is False
     assert tasks[1]["linerate.fabric.disruption_guard"]["check_in_use"] is False
-    assert tasks[4]["linerate.fabric.disruption_guard"]["check_in_use"] is True
-    assert tasks[4]["linerate.fabric.disruption_guard"]["force"] == "{{ host_disruption_force }}"
+    assert tasks[2]["linerate.fabric.disruption_guard"]["check_in_use"] is True
+    assert tasks[2]["linerate.fabric.disruption_guard"]["force"] == "{{ host_disruption_force }}"
+    assert tasks[4]["ansible.builtin.command"]["argv"] == "{{ host_disruption_drain_command }}"
 
 
 def test_each_rail_is_its_own_unit_bound_to_its_netdev():

@@ -78,7 +78,10 @@ def test_the_defaults_are_the_documented_ones():
         "firmware": {"profile": "default"},
         "rollout": {"batch": "100%", "max_fail_percentage": 0},
         "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
-                        "exempt_codes": [], "return_to_service": True},
+                        "exempt_codes": [], "return_to_service": True,
+                        "attribution": {"min_nodes": 2, "min_share_percent": 50},
+                        "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24,
+                                   "max_nodes_per_window": 20, "max_percent_per_window": 10}},
     }
 
 

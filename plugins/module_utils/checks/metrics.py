@@ -17,6 +17,12 @@ per node (labels fabric, node):
   linerate_findings{code,severity}    findings naming the node
   linerate_node_passed                1 when no error names the node
   linerate_last_run_timestamp_seconds, linerate_last_pass_timestamp_seconds
+  linerate_node_verified              0 when the node did not finish this run (its other values are not this run's)
+  linerate_node_explained{element}    1 when a shared element explains the node's failures (not drained for them)
+fleet-wide (labels fabric; on every node's textfile and the controller's, fleet_metrics):
+  linerate_drain_breaker_tripped      1 while the drain breaker is open
+  linerate_drain_held_nodes           nodes with an own fault the drain decision held
+  linerate_suspect_element_nodes{code,kind,element}  nodes a shared element explains
   linerate_nccl_busbw_gbytes{test}    the run's nccl-tests bus bandwidth (fabric-wide, on every node)
 
 Stdlib only.
@@ -45,6 +51,16 @@ HELP = {
     "linerate_node_passed": ("gauge", "1 when the last run found no error on the node."),
     "linerate_last_run_timestamp_seconds": ("gauge", "When the last linerate run's report was generated."),
     "linerate_last_pass_timestamp_seconds": ("gauge", "When a linerate run last passed on the node."),
+    "linerate_node_verified": ("gauge", "1 when the node finished the last run's verification (0: unreachable, "
+                               "failed or left the run: its other values are not this run's)."),
+    "linerate_node_explained": ("gauge", "1 when the node's failures in the last run are explained by a shared "
+                                "element (label element): not drained for them."),
+    "linerate_drain_breaker_tripped": ("gauge", "1 while the drain circuit breaker is open: nothing is drained or "
+                                       "returned until an operator resets it."),
+    "linerate_drain_held_nodes": ("gauge", "Nodes with a fault of their own the last run's drain decision held "
+                                  "(breaker, budget or draining off)."),
+    "linerate_suspect_element_nodes": ("gauge", "Nodes whose failures one shared element explains in the last run "
+                                       "(labels code, kind, element)."),
 }
 
 
@@ -105,11 +121,52 @@ def node_samples(report, node):
         out.append(("linerate_findings", dict(base, code=code, severity=sev), n))
     errors = any(sev == "error" for _c, sev in counts)
     out.append(("linerate_node_passed", base, 0 if errors else 1))
+    verified = node in ((report.get("meta") or {}).get("nodes") or [])
+    out.append(("linerate_node_verified", base, 1 if verified else 0))
+    for element in sorted({f["explained_by"] for f in report.get("findings") or []
+                           if f.get("node") == node and f.get("explained_by")}):
+        out.append(("linerate_node_explained", dict(base, element=element), 1))
+    out += remediation_samples(report)
     out.append(("linerate_last_run_timestamp_seconds", base, epoch(report["generated_at"])))
     last = ((report.get("history") or {}).get("last_pass") or {}).get(node)
     if last:
         out.append(("linerate_last_pass_timestamp_seconds", base, epoch(last)))
     return out
+
+
+def remediation_samples(report):
+    """The drain decision's fleet-wide values (labels fabric): the breaker, the held nodes, the elements."""
+    fab = (report.get("fabric") or {}).get("name") or "fabric"
+    rem = report.get("remediation") or {}
+    if not rem:
+        return []
+    out = [("linerate_drain_breaker_tripped", {"fabric": fab}, 1 if (rem.get("breaker") or {}).get("tripped") else 0),
+           ("linerate_drain_held_nodes", {"fabric": fab}, len(rem.get("held") or {}))]
+    for f in report.get("findings") or []:
+        if f.get("check") == "attribution":
+            out.append(("linerate_suspect_element_nodes", {"fabric": fab, "code": f["code"], "kind": f.get("kind"),
+                                                           "element": f.get("element")}, len(f.get("explains") or [])))
+    return out
+
+
+def fleet_metrics(report, scope=None):
+    """The controller's textfile: every node in ``scope`` (default: the verified and every node a finding
+    names), verified or not, passed or not, and the drain decision's values - the one place an
+    unreachable node's state is exported (its own textfile cannot be written this run)."""
+    mode = "audit" if report.get("mode") else "verify"
+    fab = (report.get("fabric") or {}).get("name") or "fabric"
+    verified = list((report.get("meta") or {}).get("nodes") or [])
+    nodes = list(scope) if scope is not None else verified + sorted(
+        {f["node"] for f in report.get("findings") or [] if f.get("node") and f["node"] not in verified})
+    errors = {f["node"] for f in report.get("findings") or [] if f.get("node") and f.get("severity") == "error"}
+    samples = []
+    for n in nodes:
+        base = {"fabric": fab, "node": n}
+        samples += [("linerate_node_verified", base, 1 if n in verified else 0),
+                    ("linerate_node_passed", base, 0 if n in errors or n not in verified else 1)]
+    samples += remediation_samples(report)
+    samples.append(("linerate_last_run_timestamp_seconds", {"fabric": fab}, epoch(report["generated_at"])))
+    return render(samples, mode)
 
 
 def render(samples, mode):

@@ -21,7 +21,7 @@ Which findings drain a node is the intent's ``fabric.remediation`` policy
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES, NEVER_DRAIN
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.scheduler import parse_kubectl_node, parse_scontrol_node
 
 SCHEDULERS = ("slurm", "kubernetes")
@@ -43,8 +43,12 @@ SEVERITY_ORDER = {"error": 0, "warning": 1}
 
 def selected(findings, drain_codes=(), drain_severities=("error",), exempt_codes=()):
     """The findings that drain: a code in ``drain_codes`` or a severity in ``drain_severities``,
-    unless the code is in ``exempt_codes``; sorted errors first, then by code and device."""
+    unless the code is in ``exempt_codes``; sorted errors first, then by code and device.
+
+    Never a finding that is not the node's own: one ``explained_by`` a shared element (attribution),
+    or a code of ``breaker.NEVER_DRAIN`` (``NODE_NOT_VERIFIED``: what the run could not see)."""
     out = [f for f in findings or [] if f.get("code") not in set(exempt_codes)
+           and f.get("code") not in NEVER_DRAIN and not f.get("explained_by")
            and (f.get("code") in set(drain_codes) or f.get("severity") in set(drain_severities))]
     return sorted(out, key=lambda f: (SEVERITY_ORDER.get(f.get("severity"), 2), str(f.get("code")),
                                       str(f.get("device") or "")))
@@ -76,6 +80,9 @@ def check_policy(drain_codes, drain_severities, exempt_codes):
             if code not in FAULT_CODES:
                 problems.append(f"{key}: {code!r} is not a linerate fault code (allowed: one of "
                                 f"{', '.join(sorted(FAULT_CODES))})")
+            elif key == "drain_codes" and code in NEVER_DRAIN:
+                problems.append(f"drain_codes: {code!r} never drains a node (what the run could not see, or a "
+                                "shared element's finding) (allowed: a code of a node's own fault)")
     for sev in drain_severities or []:
         if sev not in SEVERITY_ORDER:
             problems.append(f"drain_severities: {sev!r} is not allowed (allowed: error | warning)")
@@ -232,15 +239,34 @@ def remediate(sched, nodes, policy, check_mode):
     ({"drain_codes", "drain_severities", "exempt_codes", "return_to_service"}).
 
     Returns {"changed", "nodes": {name: {...}}, "drained", "returned", "left_alone", "commands", "diff"}."""
-    out = {"nodes": {}, "drained": [], "returned": [], "left_alone": [], "commands": []}
+    out = {"nodes": {}, "drained": [], "returned": [], "left_alone": [], "held": [], "commands": [],
+           "drained_hosts": [], "returned_hosts": [], "reasons": {}}
     before_lines, after_lines = [], []
+    # the run's decision (host/breaker.py plan): a tripped breaker acts on nobody; ``drain_nodes`` (inventory
+    # names) are the only nodes a drain may take; a node with an error that is not its own is not passing
+    frozen = bool(policy.get("breaker_tripped"))
+    allowed = policy.get("drain_nodes")
     for item in nodes:
         name = item["name"]
+        host = item.get("host") or name
         chosen = selected(item.get("findings"), policy.get("drain_codes") or (),
                           policy.get("drain_severities") or (), policy.get("exempt_codes") or ())
-        want = faults(chosen)
+        held = None
+        if frozen:
+            held = "the drain breaker is tripped: nothing is drained or returned to service until it is reset"
+        elif allowed is not None and chosen and host not in allowed:
+            held = "held by the run's drain decision (budget or attribution)"
+        not_own = not chosen and any(f.get("severity") == "error" and (f.get("explained_by") or f.get("code") in NEVER_DRAIN)
+                                     for f in item.get("findings") or [])
+        want = [] if held else faults(chosen)
+        verified = bool(item.get("verified")) and not held and not not_own
         node = sched.read(name)
-        action, cmds, note = sched.plan(node, want, bool(item.get("verified")), policy.get("return_to_service", True))
+        action, cmds, note = sched.plan(node, want, verified, policy.get("return_to_service", True))
+        if held:
+            note = held
+            out["held"].append(name)
+        elif not_own and bool(item.get("verified")):
+            note = "its errors are not its own (explained by a shared element, or not verified): left as it is"
         after = node
         if cmds and not check_mode:
             for argv in cmds:
@@ -256,8 +282,11 @@ def remediate(sched, nodes, policy, check_mode):
         out["commands"] += cmds
         if cmds and action in ("drain", "reason"):
             out["drained"].append(name)
+            out["drained_hosts"].append(host)
+            out["reasons"][host] = reason(want)
         elif cmds and action == "resume":
             out["returned"].append(name)
+            out["returned_hosts"].append(host)
         elif action == "foreign":
             out["left_alone"].append(name)
         if cmds:

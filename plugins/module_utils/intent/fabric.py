@@ -90,6 +90,13 @@ DEFAULTS = {
         "drain_severities": ["error"],
         "exempt_codes": [],
         "return_to_service": True,
+        # attribution before action (checks/attribution.py): a shared element explains the failing ports
+        # under it when they are on min_nodes nodes or more and min_share_percent of its ports or more
+        "attribution": {"min_nodes": 2, "min_share_percent": 50},
+        # the drain budget and its breaker (host/breaker.py): the lower of the count and the share of
+        # gpu_nodes, at least 1, per run and per sliding window
+        "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24,
+                   "max_nodes_per_window": 20, "max_percent_per_window": 10},
     },
 }
 SCHEDULERS = ("none", "slurm", "kubernetes")

@@ -8,7 +8,7 @@ action plugin). Never raises on any shape of input.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES, NEVER_DRAIN
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import validate_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
@@ -98,9 +98,28 @@ def _validate_remediation(p, given, r):
             if code not in FAULT_CODES:
                 p.add(f"fabric.remediation.{key}[{i}]", code, "allowed: a linerate fault code such as LINK_FLAP, "
                       "PORT_DOWN, PCIE_DEGRADED (docs/verification.md#fault-codes)")
+            elif key == "drain_codes" and code in NEVER_DRAIN:
+                p.add(f"fabric.remediation.{key}[{i}]", code, "allowed: a code of a node's own fault; "
+                      f"{code} never drains (what the run could not see, or a shared element's finding)")
     sev = r.get("drain_severities")
     if not isinstance(sev, list) or any(not any(same_kind(x, c) and x == c for c in SEVERITIES) for x in sev):
         p.add("fabric.remediation.drain_severities", sev, "allowed: a list of error | warning")
+    for block, limits in (("attribution", {"min_nodes": (2, 100000), "min_share_percent": (1, 100)}),
+                          ("budget", {"max_nodes_per_run": (1, 100000), "max_percent_per_run": (1, 100),
+                                      "window_hours": (1, 720), "max_nodes_per_window": (1, 100000),
+                                      "max_percent_per_window": (1, 100)})):
+        key = f"fabric.remediation.{block}"
+        if block in given and as_mapping(p, key, given[block]) is None:
+            continue
+        unknown_keys(p, key, given.get(block) or {}, DEFAULTS["remediation"][block])
+        for name, (lo, hi) in limits.items():
+            int_in(p, f"{key}.{name}", (r.get(block) or {}).get(name), lo, hi)
+    b = r.get("budget") or {}
+    if is_int(b.get("max_nodes_per_run")) and is_int(b.get("max_nodes_per_window")) \
+            and b["max_nodes_per_run"] > b["max_nodes_per_window"]:
+        p.add("fabric.remediation.budget.max_nodes_per_run", b["max_nodes_per_run"],
+              f"allowed: at most fabric.remediation.budget.max_nodes_per_window ({b['max_nodes_per_window']}); "
+              "one run cannot drain more than its window allows")
 
 
 # fabric.rollout.batch as Ansible's `serial` takes it: a count of hosts, or a
