@@ -241,3 +241,48 @@ def test_markdown_html_keeps_escaped_pipes_bold_code_and_lists():
     out = report.markdown_html("## T\n\n| a | b |\n|---|---|\n| x \\| y | **z** |\n\n- `c` <d>\ntext & more\n")
     assert "<h2>T</h2>" in out and "<td>x | y</td>" in out and "<td><strong>z</strong></td>" in out
     assert "<li><code>c</code> &lt;d&gt;</li>" in out and "<p>text &amp; more</p>" in out
+
+
+# ---------------------------------------------------------------- a report whatever fails
+
+def test_a_report_is_written_when_every_node_is_unreachable_naming_each(tmp_path):
+    """The reachability check failed on every node: the rescue recorded each (unreachable), no node is left
+    to verify, and the report is still written, latest pointing at it, every node named unreachable."""
+    from unittest import mock
+    from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
+    from test_verify_diagnosis import NODES, PORTS
+    from test_verify_plans import FABRIC
+    msg = "timed out waiting for ping module test: Failed to connect to the host via ssh: Connection refused"
+    hostvars = {n: {"rdma_ports": PORTS[n], "verify_fabric_not_verified": {
+        "task": "Check that the node answers before verifying it", "msg": msg, "unreachable": True}} for n in NODES}
+    task = mock.MagicMock()
+    task.args = {"nodes": [], "fabric": FABRIC, "scope": NODES, "probes": {"results": []}, "switch_scope": [],
+                 "reports_dir": str(tmp_path), "fail": False, "meta": {"phase_marks": {}}}
+    task.async_val, task.check_mode = 0, False
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda v: v
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        res = action.run(task_vars={"hostvars": hostvars})
+    assert not res.get("failed") and res["passed"] is False
+    latest = tmp_path / "latest"
+    assert os.path.realpath(latest) == os.path.realpath(res["report_files"]["dir"])
+    doc = json.loads((latest / "report.json").read_text())
+    nv = [f for f in doc["findings"] if f["code"] == "NODE_NOT_VERIFIED"]
+    assert sorted((f["node"], f["reason"]) for f in nv) == [(n, "unreachable") for n in sorted(NODES)]
+    assert all(f["message"].startswith(f"{f['node']}: not verified: unreachable") for f in nv)
+    md = (latest / "summary.md").read_text()
+    assert md.startswith("# Fabric verification: FAILED")
+    assert f"| nodes | FAIL | 0/{len(NODES)} nodes in scope verified; not verified: {', '.join(NODES)} |" in md
+    assert "<h1 class=\"failed\">" in (latest / "report.html").read_text()
+    root = ET.parse(latest / "junit.xml").getroot()
+    failing = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+    assert failing[:len(NODES)] == [f"{n} verified" for n in NODES], failing
+
+
+def test_a_recorded_unreachable_node_is_named_unreachable_not_failed():
+    rec = {"task": "Check that the node answers before verifying it", "msg": "timed out", "unreachable": True}
+    assert accounting.node_reason("node3", rec)[0] == "unreachable"
+    assert accounting.node_reason("node3", dict(rec, unreachable=False))[0] == "failed"
+    assert accounting.node_reason("node3", dict(rec, unreachable="True"))[0] == "unreachable"

@@ -37,12 +37,16 @@ def _sorted(names):
 def node_reason(node, record=None, probe=None):
     """(reason, message) of a node in scope that did not finish.
 
-    ``record``: what the verification's rescue kept, ``{"task", "msg"}``;
+    ``record``: what the verification's rescue kept, ``{"task", "msg", "unreachable"}`` (unreachable: the
+    reachability check before the verification failed);
     ``probe``: the controller's probe of the node when the report was written (a registered result): a
     ``wait_for`` of its sshd banner (``state: started`` when it answers, else ``msg``) or a ``ping``
     (``ping: pong``; ``unreachable`` with ``msg``)."""
     if record:
         task, msg = _text(record.get("task")) or "an unnamed task", _text(record.get("msg")) or "no message"
+        # the verification's first task, the reachability check, failed: the node never answered
+        if str(record.get("unreachable")).lower() in ("true", "yes", "1"):
+            return "unreachable", f"{node}: not verified: unreachable, it did not answer '{task}': {msg}"
         return "failed", f"{node}: not verified: failed at task '{task}': {msg}"
     if probe and not probe.get("skipped"):
         if probe.get("unreachable"):
