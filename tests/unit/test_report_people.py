@@ -286,3 +286,23 @@ def test_a_recorded_unreachable_node_is_named_unreachable_not_failed():
     assert accounting.node_reason("node3", rec)[0] == "unreachable"
     assert accounting.node_reason("node3", dict(rec, unreachable=False))[0] == "failed"
     assert accounting.node_reason("node3", dict(rec, unreachable="True"))[0] == "unreachable"
+
+
+# ---------------------------------------------------------------- netmiko missing: say how to install it
+
+@pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
+def test_a_switch_read_without_netmiko_says_how_to_install_it(platform, monkeypatch):
+    import sys
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
+    for name in ("netmiko", "netmiko.exceptions"):
+        monkeypatch.setitem(sys.modules, name, None)  # import netmiko raises ImportError
+    d = driver_for(platform, "leaf1", host="127.0.1.9", username="u", password="p")
+    with pytest.raises(SwitchError) as err:
+        d.connect()
+    msg = str(err.value)
+    assert msg.startswith("switch leaf1: netmiko is not installed in the Python that runs the switch modules")
+    assert sys.executable in msg and "pip install 'netmiko>=4.3'" in msg and "requirements.txt" in msg
+    # the report names the switch and carries the hint (a counters read that failed so)
+    _f, check = accounting.switch_findings(["leaf1"], counters={"leaf1": {"before": {"failed": True, "msg": msg}}})
+    assert "pip install 'netmiko>=4.3'" in check["cases"][0]["message"]

@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import signal
+import sys
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import write_backup as _write_backup
@@ -25,6 +26,14 @@ except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.pat
         from backups import write_backup as _write_backup  # type: ignore
     except ImportError:
         from switch.backups import write_backup as _write_backup  # type: ignore
+
+
+def netmiko_missing(exc):
+    """The message of a switch read or push without netmiko: what is missing, for which Python, and how to
+    install it (the modules run on the controller, under ansible_playbook_python)."""
+    return (f"netmiko is not installed in the Python that runs the switch modules on the controller "
+            f"({sys.executable}): {exc}. Install it there: pip install 'netmiko>=4.3' (or pip install -r "
+            "requirements.txt from the linerate checkout or collection, which names it)")
 
 
 class SwitchError(Exception):
@@ -117,8 +126,8 @@ class Driver(abc.ABC):
         try:
             from netmiko.exceptions import (NetmikoAuthenticationException,
                                             NetmikoTimeoutException)
-        except ImportError as exc:  # pragma: no cover - venv always has it
-            raise SwitchError(self.name, f"netmiko is not installed: {exc}") from exc
+        except ImportError as exc:
+            raise SwitchError(self.name, netmiko_missing(exc)) from exc
         params = dict(
             device_type=self.device_type, host=self.host, port=int(self.port),
             username=self.username, password=self.password,
