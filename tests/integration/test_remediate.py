@@ -95,3 +95,102 @@ def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
     audit(expect_ok=True)
     assert sched("schedsim.py", "state") == before
     sched("scontrol", "update", f"NodeName={FOREIGN}", "State=RESUME")
+
+
+# ---------------------------------------------------------------- issue 35: attribution, the budget, the breaker
+
+STATE = os.path.join(REPO, "inventory", "lab-output", "remediation", "state.json")
+FLEET_PROM = os.path.join(REPO, "inventory", "lab-output", "metrics", "linerate-fleet.prom")
+
+
+def fresh_breaker():
+    """The lab's drain state from nothing (the window's drains of earlier tests would count)."""
+    if os.path.exists(STATE):
+        os.unlink(STATE)
+
+
+def drained(nodes):
+    return {n for n in nodes if "DRAIN" in slurm(n)["flags"]}
+
+
+@pytest.mark.matrix
+def test_a_leaf_that_reboots_drains_no_node_and_is_named_once(converged):
+    """switch-reboot leaf1: every node's mlx5_0 (cabled to leaf1) flaps; the audit with draining on names one
+    LEAF_SUSPECT leaf1 explaining the 4 nodes, drains none of them, and the metrics say which element."""
+    nodes = sorted(converged["nodes"])
+    sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    fresh_breaker()
+    lab_fault("switch-reboot", "leaf1")
+    try:
+        res, report = audit(expect_ok=False)
+    finally:
+        lab_fault("switch-reboot-stop", "leaf1")
+    suspects = [f for f in report["findings"] if f.get("check") == "attribution"]
+    assert [(f["code"], f["element"], f["explains"]) for f in suspects] == [("LEAF_SUSPECT", "leaf1", nodes)], \
+        report["findings"]
+    flaps = [f for f in report["findings"] if f["code"] == "LINK_FLAP" and f.get("node")]
+    assert {f["node"] for f in flaps} == set(nodes) and {f["device"] for f in flaps} == {"mlx5_0"}
+    assert all(f["explained_by"] == "leaf1" for f in report["findings"] if f.get("node") and f["severity"] == "error")
+    assert drained(nodes) == set(), res.stdout[-4000:]
+    rem = report["remediation"]
+    assert rem["enabled"] and rem["drain"] == [] and not rem["breaker"]["tripped"]
+    assert set(rem["held"]) == set(nodes) and all("explained by leaf1" in w for w in rem["held"].values())
+    with open(os.path.join(REPORTS, "latest", "summary.md")) as f:
+        assert "**LEAF_SUSPECT leaf1** explains 4 node(s)" in f.read()
+    prom = on(NODE, "cat", PROM)
+    assert (f'linerate_suspect_element_nodes{{fabric="lab",code="LEAF_SUSPECT",kind="leaf",element="leaf1",'
+            f'mode="audit"}} 4') in prom
+    assert f'linerate_node_explained{{fabric="lab",node="{NODE}",element="leaf1",mode="audit"}} 1' in prom
+
+
+def test_nodes_unreachable_from_the_controller_trip_the_breaker_until_it_is_reset(converged, tmp_path):
+    """node3 and node4 unreachable from the controller (their address, for this run only, a closed loopback
+    port: the nodes themselves are fine) while node2's rail flaps: the report names CONTROLLER_PATH and
+    DRAIN_BREAKER_TRIPPED, nothing is drained (node2's own fault is held), the state keeps the breaker open
+    and the metrics say so - then the documented reset closes it, and a second reset changes nothing."""
+    import socket
+    nodes = sorted(converged["nodes"])
+    sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    fresh_breaker()
+    with socket.socket() as s:   # a loopback port nothing listens on (bound, then closed)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    override = tmp_path / "unreachable.yml"
+    override.write_text("all:\n  hosts:\n" + "".join(
+        f"    {n}:\n      ansible_host: 127.0.0.1\n      ansible_port: {port}\n" for n in ("node3", "node4")))
+    lab_fault("flap", NODE, DEVICE)
+    try:
+        res, report = audit("-i", str(override), expect_ok=False)
+    finally:
+        lab_fault("flap-stop", NODE, DEVICE)
+    codes = {(f["code"], f.get("node")) for f in report["findings"]}
+    assert {("NODE_NOT_VERIFIED", "node3"), ("NODE_NOT_VERIFIED", "node4"), ("LINK_FLAP", NODE),
+            ("CONTROLLER_PATH", None), ("DRAIN_BREAKER_TRIPPED", None)} <= codes, codes
+    (path,) = [f for f in report["findings"] if f["code"] == "CONTROLLER_PATH"]
+    assert path["explains"] == ["node3", "node4"] and path["element"] == "controller"
+    rem = report["remediation"]
+    assert rem["breaker"]["tripped"] and rem["tripped_now"] and rem["drain"] == []
+    assert rem["unseen"] == ["node3", "node4"] and "per-run budget of 1" in rem["breaker"]["reason"]
+    assert NODE in rem["held"] and drained(nodes) == set(), res.stdout[-4000:]
+    assert "drain breaker: TRIPPED since" in res.stdout
+    with open(STATE) as f:
+        state = json.load(f)
+    assert state["breaker"]["tripped"] and state["drained"] == {}
+    assert oct(os.stat(STATE).st_mode & 0o777) == "0o600"
+    # the metrics: the breaker on a node's own file, every node's state in the controller's fleet file
+    assert 'linerate_drain_breaker_tripped{fabric="lab",mode="audit"} 1' in on("node1", "cat", PROM)
+    with open(FLEET_PROM) as f:
+        fleet = f.read()
+    for n in ("node3", "node4"):
+        assert f'linerate_node_verified{{fabric="lab",node="{n}",mode="audit"}} 0' in fleet
+        assert f'linerate_node_passed{{fabric="lab",node="{n}",mode="audit"}} 0' in fleet
+    assert 'linerate_drain_breaker_tripped{fabric="lab",mode="audit"} 1' in fleet
+    # the reset: the documented command; it closes the breaker once
+    res = run_playbook("playbooks/drain_breaker_reset.yml", "-e", "drain_breaker_reset_by=ci", timeout=300, check=True)
+    assert "drain breaker closed; it had tripped at" in res.stdout and "changed=1" in res.stdout
+    with open(STATE) as f:
+        state = json.load(f)
+    assert state["breaker"] == {"tripped": False, "reset_at": state["breaker"]["reset_at"], "reset_by": "ci"}
+    assert state["events"][-1]["action"] == "reset"
+    res = run_playbook("playbooks/drain_breaker_reset.yml", timeout=300, check=True)
+    assert "was not tripped: nothing to reset" in res.stdout and "changed=0" in res.stdout

@@ -8,7 +8,7 @@ import copy
 import ipaddress
 import time
 
-from linerate_lab import kmods, linkphys, model
+from linerate_lab import kmods, linkphys, model, nccl_tuning
 
 FAULTS = {}
 # Steps a fault leaves for after the model's lock is released (apply()).
@@ -481,6 +481,43 @@ def flap_stop(lab, m, node, device):
     return f"{node} {device}: link stable"
 
 
+def _switch_nics(m, switch):
+    """[(node, nic)] of every host port cabled to ``switch``."""
+    _switch(m, switch)
+    out = [(node, nic) for node, n in sorted(m["nodes"].items()) for nic in n["nics"] if nic.get("switch") == switch]
+    if not out:
+        raise FaultError(f"fault: no host port is cabled to {switch} (a spine: its leaves' uplinks are not modelled "
+                         "as host links)")
+    return out
+
+
+@fault("switch-reboot", "switch-reboot SWITCH     the switch reboots, over and over until switch-reboot-stop (a boot "
+       "loop): every host port cabled to it goes down and retrains every few seconds, so each node under it flaps")
+def switch_reboot(lab, m, switch):
+    nics = _switch_nics(m, switch)
+    for node, nic in nics:
+        if not _tracked(m, "flap", [node, nic["device"]]):
+            linkphys.start(nic, "flap", period=linkphys.FLAP_PERIOD_S)
+        rail = _rail(m, node, nic["device"])
+        lab.set_cable(node, rail, False)
+        lab.set_cable(node, rail, nic.get("cable", "up") == "up")
+    _track(m, "switch-reboot", [switch])
+    return (f"{switch}: rebooting every {linkphys.FLAP_PERIOD_S:g} s; its host ports flap: "
+            + ", ".join(f"{node} {nic['device']}" for node, nic in nics))
+
+
+@fault("switch-reboot-stop", "switch-reboot-stop SWITCH  undo switch-reboot (the switch stays up, its ports "
+       "stable; a port with its own flap fault keeps flapping)")
+def switch_reboot_stop(lab, m, switch):
+    nics = _switch_nics(m, switch)
+    for node, nic in nics:
+        if not _tracked(m, "flap", [node, nic["device"]]):
+            _fold_switch_side(m, nic, "flap")
+            linkphys.stop(nic, "flap")
+    _untrack(m, "switch-reboot", [switch])
+    return f"{switch}: up and stable"
+
+
 @fault("optic-degrade", "optic-degrade NODE DEVICE  the port's optical module receives -14 dBm on every lane "
        "(below its -10.41 dBm low threshold) and runs at 78 C (above 75 C): mlxlink -m and ethtool -m show both")
 def optic_degrade(lab, m, node, device):
@@ -513,6 +550,23 @@ def module_eeprom_restore(lab, m, node, device):
     nic.pop("module_eeprom_error", None)
     _untrack(m, "module-eeprom-error", [node, device])
     return f"{node} {device}: module EEPROM readable"
+
+
+@fault("nccl-proto-quirk", "nccl-proto-quirk        the fabric serves NCCL's Simple protocol at 0.8 of NCCL's cost "
+       "model over 64M..256M (linerate_lab/nccl_tuning.py QUIRK): LL128 beats NCCL's pick there, nowhere else")
+def nccl_proto_quirk(lab, m):
+    m["nccl_quirk"] = dict(nccl_tuning.QUIRK)
+    _track(m, "nccl-proto-quirk", [])
+    q = nccl_tuning.QUIRK
+    return (f"fabric: NCCL's {q['protocol']} at {q['factor']:g} of the cost model over "
+            f"{q['min_bytes'] >> 20}M..{q['max_bytes'] >> 20}M")
+
+
+@fault("nccl-proto-quirk-clear", "nccl-proto-quirk-clear  undo nccl-proto-quirk")
+def nccl_proto_quirk_clear(lab, m):
+    m.pop("nccl_quirk", None)
+    _untrack(m, "nccl-proto-quirk", [])
+    return "fabric: NCCL's protocols as its cost model expects"
 
 
 @fault("gid-index-moved", "gid-index-moved NODE DEVICE  an IPv6 address came up on the rail first: "

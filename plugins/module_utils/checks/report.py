@@ -21,6 +21,7 @@ import os
 import re
 from xml.sax.saxutils import escape
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.heatmap import heatmap_svg
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import (
     _fields, _gbps, _rows, failing_links, natural_key, rdma_view)
@@ -160,6 +161,7 @@ def to_markdown(report, view=None):
             lines.append("| " + " | ".join(_cell(x.get(k)) for k in
                                            ("code", "layer", "node", "device", "switch", "switch_port", "message")) + " |")
         lines.append("")
+    lines += attribution.markdown(report)
     rails = (checks.get("readiness") or {}).get("rails") or {}
     if rails:
         lines += ["### Rails (NIC -> nearest GPU, nvidia-smi topo -m)", "", "| node | device | PCI | GPU | GPU PCI | link |",
