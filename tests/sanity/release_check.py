@@ -19,7 +19,7 @@ A core's Python (ansible-core 2.20 and later need Python >= 3.12 on the controll
 LINERATE_PYTHON_<X>_<Y> variable (LINERATE_PYTHON_3_12=/usr/bin/python3.12), else python<X.Y> on
 PATH, else the newest pyenv build of it (~/.pyenv/versions/<X.Y>.*).
 
-Usage: tests/sanity/release_check.py [--only readme|2.19|2.20|2.21 ...]
+Usage: tests/sanity/release_check.py [--only readme|2.19|2.20|2.21 ...] [--gate sanity|galaxy-importer|ansible-lint ...]
 """
 import argparse
 import glob
@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 
@@ -105,13 +106,13 @@ def venv_env(venv, **extra):
     return env
 
 
-def sanity(venv, artifact, python):
+def sanity(venv, artifact, _work, python):
     cmd = [os.path.join(venv, "bin", "python"), os.path.join(SANITY, "run.py"), "--artifact", artifact,
            "--local", "--python", python]
     return subprocess.run(cmd, env=venv_env(venv), check=False).returncode == 0
 
 
-def galaxy_importer(venv, artifact, work):
+def galaxy_importer(venv, artifact, work, _python):
     """galaxy-importer's verdict: rc 0, its success line, and not one WARNING or ERROR line."""
     config = os.path.join(work, "galaxy-importer.cfg")
     with open(config, "w", encoding="utf-8") as f:
@@ -131,25 +132,32 @@ def galaxy_importer(venv, artifact, work):
     return ok
 
 
-def ansible_lint(venv, artifact, work):
+def ansible_lint(venv, artifact, work, _python):
     """ansible-lint --profile production inside the artifact as ansible-galaxy installs it."""
     collections = os.path.join(work, "collections")
     shutil.rmtree(collections, ignore_errors=True)
+    os.makedirs(os.path.join(work, "lint-home"), exist_ok=True)
     env = venv_env(venv, ANSIBLE_COLLECTIONS_PATH=collections, HOME=os.path.join(work, "lint-home"))
     subprocess.run([os.path.join(venv, "bin", "ansible-galaxy"), "collection", "install", "--no-deps", artifact],
                    env=env, check=True, stdout=subprocess.DEVNULL)
-    posix = os.path.join(os.path.dirname(os.path.dirname(BIN)), "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}",
-                         "site-packages", "ansible_collections", "ansible", "posix")
+    posix = os.path.join(sysconfig.get_paths()["purelib"], "ansible_collections", "ansible", "posix")
     shutil.copytree(posix, os.path.join(collections, "ansible_collections", "ansible", "posix"))
     installed = os.path.join(collections, "ansible_collections", "linerate", "fabric")
     return subprocess.run([os.path.join(venv, "bin", "ansible-lint"), "--profile", "production", "--nocolor"],
                           cwd=installed, env=env, check=False).returncode == 0
 
 
+# Each gate of one ansible-core: (its venv, the artifact, a scratch directory, the core's Python X.Y) -> passed.
+GATES = {"sanity": sanity, "galaxy-importer": galaxy_importer, "ansible-lint": ansible_lint}
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--only", nargs="+", choices=["readme", *CORES], help="run only these gates")
-    only = set(parser.parse_args(argv).only or ["readme", *CORES])
+    parser.add_argument("--only", nargs="+", choices=["readme", *CORES], help="run only these parts")
+    parser.add_argument("--gate", nargs="+", choices=list(GATES), help="of each ansible-core, run only these gates")
+    options = parser.parse_args(argv)
+    only = set(options.only or ["readme", *CORES])
+    gates = options.gate or list(GATES)
     results = {}
     start = time.monotonic()
     if "readme" in only:
@@ -161,9 +169,8 @@ def main(argv):
         artifact = build(work) if only & set(CORES) else None
         for line in (c for c in CORES if c in only):
             venv = core_venv(line)
-            for gate, run, args in (("sanity", sanity, (venv, artifact, CORES[line][1])),
-                                    ("galaxy-importer", galaxy_importer, (venv, artifact, work)),
-                                    ("ansible-lint production", ansible_lint, (venv, artifact, work))):
+            for gate in gates:
+                run, args = GATES[gate], (venv, artifact, work, CORES[line][1])
                 t = time.monotonic()
                 print(f"release-check: ansible-core {CORES[line][0]}: {gate}", flush=True)
                 results[f"ansible-core {CORES[line][0]}: {gate}"] = (run(*args), time.monotonic() - t)
