@@ -306,3 +306,30 @@ def test_a_switch_read_without_netmiko_says_how_to_install_it(platform, monkeypa
     # the report names the switch and carries the hint (a counters read that failed so)
     _f, check = accounting.switch_findings(["leaf1"], counters={"leaf1": {"before": {"failed": True, "msg": msg}}})
     assert "pip install 'netmiko>=4.3'" in check["cases"][0]["message"]
+
+
+def test_a_failed_switch_read_shows_as_not_read_in_the_link_health_table():
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+    hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}
+    ok = {"errors": {"swp1": {"errors": {"in-errors": 0}, "link_down": 0, "missing": []}}, "errors_msg": ""}
+    snaps = {"transport": "roce", "start": {"devices": ["mlx5_0"], "phy": ["NIC statistics:\n     rx_packets: 1\n"],
+                                            "phy_err": [""], "mlxlink": [""], "mlxlink_err": ["mlxlink: not found"]}}
+    snaps["end"] = dict(snaps["start"])
+    fabric = {"name": "lab", "transport": "roce", "link_speed_gbps": 400, "verify": {}}
+    for read, state in (({"before": ok, "after": {"failed": True, "msg": "ssh timed out"}}, "ssh timed out"),
+                        ({"before": ok, "after": ok}, "read")):
+        hostvars = {"node1": {"rdma_ports": hosts["node1"], "verify_fabric_link_health": snaps},
+                    "leaf1": {"switch_fabric_counters": read}}
+        data = {"node1": hostvars["node1"]}
+        ctx = registry.Inputs(["node1"], data, fabric, args={"switches": ["leaf1"]}, hostvars=hostvars)
+        found, checks = registry.run(ctx, [c for c in registry.CHECKS if c.name == "link_health"])
+        (row,) = checks["link_health"]["ports"]
+        assert row["switch_read"] == state
+        md = report.to_markdown(report.build_report(found, faults.summarize(found), checks, fabric))
+        line = next(x for x in md.splitlines() if x.startswith("| node1 | mlx5_0 |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if state == "read":
+            assert cells[5:7] == ["0", "0"], line
+        else:
+            assert cells[5:7] == ["not read", "not read"], line
+            assert "| link_health | unproven (" in md

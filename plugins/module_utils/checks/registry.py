@@ -318,11 +318,14 @@ def link_health(ctx):
     if not snaps:
         return [], {}
     f, rows = linkcheck.link_health_findings(snaps, ctx.fabric, ctx.cabling, faults.finding, cabling._where)
-    sw, unproven, shown = linkcheck.switch_link_findings(ctx.switch_reads("switch_fabric_counters"),
-                                                         ctx.fabric, ctx.hosts, ctx.uplinks(), faults.finding, f)
+    reads = ctx.switch_reads("switch_fabric_counters")
+    sw, unproven, shown = linkcheck.switch_link_findings(reads, ctx.fabric, ctx.hosts, ctx.uplinks(), faults.finding, f)
     f += sw
     for row in rows:
         row.update(shown.get((row["node"], row["device"])) or {"switch_errors": None, "switch_flaps": None})
+        if row.get("switch") in reads:
+            # the state of the switch end's read, so the report names a failed read as failed, not as a blank
+            row["switch_read"] = linkcheck._switch_unreadable(reads[row["switch"]]) or "read"
     return f, {"link_health": dict(linkcheck.check(f, rows), switch_unproven=unproven)}
 
 

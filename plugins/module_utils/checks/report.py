@@ -334,11 +334,15 @@ def _evidence(checks):
                   "| FEC |", "|---" * 10 + "|"]
         for p in sorted(ports, key=lambda p: (natural_key(p.get("node")), natural_key(p.get("device")))):
             ber = [ber_text(p.get(k)) for k in ("effective_ber", "raw_ber")]
+            # the switch end: its counts, or "not read" where the switch's read failed (never a blank, never 0)
+            sw_cells = ([_cell(p.get("switch_errors")), _cell(p.get("switch_flaps"))]
+                        if p.get("switch_read", "read") == "read" else ["not read", "not read"])
             lines.append(f"| {p['node']} | {p['device']} | {_cell(p.get('switch'))} {_cell(p.get('switch_port'))} | "
-                         f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {_cell(p.get('switch_errors'))} | "
-                         f"{_cell(p.get('switch_flaps'))} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
+                         f"{_cell(p.get('errors'))} | {_cell(p.get('flaps'))} | {sw_cells[0]} | "
+                         f"{sw_cells[1]} | {ber[0]} | {ber[1]} | {_cell(p.get('fec'))} |")
         lines += ["", "errors, flaps: counted by the host's port; switch errors, switch flaps: counted by the switch "
-                  "port at the other end of the cable (empty: not read or not reported by the platform). "
+                  "port at the other end of the cable (not read: the switch's counters could not be read, "
+                  "report.json's switch_read says why; empty: not reported by the platform). "
                   f"BER: as read at the window's end; below {_exp(BER_FLOOR, 0)} (mlxlink's 15E-255: no error "
                   f"counted) it is shown as < {_exp(BER_FLOOR, 0)}, an upper bound.", ""]
         for sw, what in sorted(((checks.get("link_health") or {}).get("switch_unproven") or {}).items(),
