@@ -87,11 +87,14 @@ def k8s_render_filter(fabric_effective, hosts, options=None):
     if not isinstance(ports, list):
         return {"files": {}, "nccl_env": {}, "problems": [f"{first}: rdma_ports: {ports!r} is not allowed "
                                                           "(allowed: a list of the host's cabled RDMA ports)"]}
-    host = host_nccl_settings(fabric_effective, ports, options.get("gid_index", ""), net, overrides, tuned)
+    # the tuning sweep's result (filter nccl_tuned_settings): its per-job environment and tuner config, never
+    # a variable of /etc/nccl.conf (docs/tuning.md)
+    host = host_nccl_settings(fabric_effective, ports, options.get("gid_index", ""), net, overrides,
+                              (tuned or {}).get("settings") if "job" in (tuned or {}) else tuned)
     if host["problems"]:
         return {"files": {}, "nccl_env": {}, "problems": host["problems"]}
     try:
-        out = k8s.render(fabric_effective, hosts, host["settings"], options)
+        out = k8s.render(fabric_effective, hosts, host["settings"], options, tuner=tuned if "job" in (tuned or {}) else None)
     except k8s.RenderError as e:
         return {"files": {}, "nccl_env": {}, "problems": e.problems}
     return {"files": {path: to_yaml(objs) for path, objs in out["files"].items()},

@@ -9,7 +9,10 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import launch
 def launcher_files(nodes, params):
     """``nodes``: [{name, address, facts (host_readiness), devices (cabled rails), nccl (NCCL settings)}]
     in launch order; ``params``: test, min_bytes, max_bytes, step_factor, iterations, env, rail_pinning,
-    master_port. Returns {relative path: text}; AnsibleFilterError naming what cannot be bound."""
+    master_port, and ``tuned_job``: the per-job environment of the NCCL tuning sweep's tuner rows
+    (filter nccl_tuned_settings' ``job``: NCCL_TUNER_PLUGIN, NCCL_TUNER_CONFIG_FILE; docs/tuning.md),
+    which every launcher's job carries. Returns {relative path: text}; AnsibleFilterError naming what
+    cannot be bound."""
     if not nodes:
         raise AnsibleFilterError("launcher_files: no node")
     try:
@@ -18,7 +21,8 @@ def launcher_files(nodes, params):
     except launchers.LayoutError as e:
         raise AnsibleFilterError(f"launcher_files: {e}") from None
     first = nodes[0]
-    nccl = dict(first.get("nccl") or {})
+    job = dict(params.get("tuned_job") or {})
+    nccl = dict(first.get("nccl") or {}, **job)
     hca = nccl.get("NCCL_IB_HCA")
     p = dict(params, hosts=[n["address"] for n in nodes])
     # NCCL's settings ride the launcher (-x / --export) except NCCL_IB_HCA, which the wrapper sets per rank
@@ -37,7 +41,7 @@ def launcher_files(nodes, params):
         }
         for rank, n in enumerate(nodes):
             files[f"torchrun/{n['name']}.env"] = launchers.torchrun_env(
-                n.get("nccl") or nccl, first["address"], params["master_port"], len(nodes), len(layout), rank)
+                dict(n.get("nccl") or nccl, **job), first["address"], params["master_port"], len(nodes), len(layout), rank)
     except ValueError as e:
         raise AnsibleFilterError(f"launcher_files: {e}") from None
     return files

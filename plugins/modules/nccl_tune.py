@@ -1,69 +1,96 @@
 #!/usr/bin/python
-"""Module: sweep NCCL settings with nccl-tests and keep only what beats NCCL's default by a margin."""
+"""Module: measure NCCL algorithm/protocol candidates with nccl-tests, propose and prove scoped tuner-plugin rows."""
 
 DOCUMENTATION = r"""
 ---
 module: nccl_tune
-short_description: Sweep NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE, NCCL_NTHREADS, NCCL_NET_GDR_LEVEL with nccl-tests
+short_description: Measure NCCL algorithm/protocol candidates with nccl-tests and propose scoped tuner-plugin rows
 description:
-  - Runs nccl-tests through C(mpirun) (as M(linerate.fabric.nccl_tests) does, one process per host) first
-    with NCCL's defaults (the baseline), then with each value of each swept key, every configuration
-    I(repeats) times, and decides per key whether a value is kept (docs/tuning.md).
-  - A value is kept only when the median of its runs beats the baseline's median by at least
-    I(margin_percent) and its worst run beats the baseline's best run; a failed run or a NCCL warning
-    about the value rejects it. Of several kept values the highest median wins. A kept value is the
-    baseline of the keys after it.
-  - Values the NCCL release does not accept (read from the baseline's output) are skipped, not run;
-    C(NCCL_NET_GDR_LEVEL) is swept only where NCCL's log shows GPUDirect RDMA on every node.
-  - Bounded by I(max_runs) runs and I(time_budget) seconds; what the bound leaves out is reported as not run.
-  - Changes nothing on the hosts (C(changed) is always false); the winner is returned for role nccl_env's
-    derivation to write (the tuned-settings file). In check mode only returns the plan.
+  - Phase C(sweep) runs nccl-tests through C(mpirun) (as M(linerate.fabric.nccl_tests) does, one process per
+    host) at each scale of I(scales) (the first N hosts): NCCL's defaults (the baseline) and every candidate
+    (C(NCCL_ALGO)/C(NCCL_PROTO) set in the environment of that run only), interleaved, I(repeats) rounds.
+    Per message size a candidate beats the baseline when its median gains I(margin_percent) and its worst
+    run beats the baseline's best; contiguous sizes one candidate wins become a proposed row of the example
+    tuner plugin's config, scoped to the collective, the size range and the node and rank counts
+    (docs/tuning.md).
+  - Phase C(confirm) runs, at every scale, each of I(check_tests) with NCCL's defaults and with the tuner
+    plugin reading the staged config I(tuner_config_file), interleaved: a proposed row is kept only where the
+    file reproduces its gain, and nothing is kept when any collective at any scale is worse with the file
+    (beyond I(tolerance_percent) and the noise) or fewer than two scales were measured.
+  - Never writes anything on the hosts (C(changed) is always false) and never returns a Debugging-section
+    variable of NCCL's documentation as a setting; the tuned file's text (C(document)) is for
+    M(linerate.fabric.nccl_tuned_file) to write. In check mode only returns the plan.
 extends_documentation_fragment:
   - linerate.fabric.nccl_mpirun
 requirements:
   - nccl-tests binaries built with MPI, and mpirun, on every rank's host
+  - for C(confirm), the example tuner plugin (NVIDIA/nccl plugins/tuner/example, C(libnccl-tuner-example.so))
+    where NCCL finds it on every host
 options:
+  phase:
+    description: C(sweep) measures and proposes; C(confirm) proves the proposed rows with the tuner plugin.
+    type: str
+    choices: [sweep, confirm]
+    default: sweep
   min_bytes:
-    description: C(-b), the smallest size of the metric's range.
+    description: C(-b), the smallest size measured.
     type: str
     default: 1M
   max_bytes:
     description: C(-e), the largest size.
     type: str
     default: 1G
-  values:
+  scales:
     description:
-      - The keys swept, in order, each with the values tried; a key is one of C(NCCL_ALGO), C(NCCL_PROTO),
-        C(NCCL_BUFFSIZE), C(NCCL_NTHREADS), C(NCCL_NET_GDR_LEVEL).
+      - Node counts to measure at (each the first N of I(hosts)), two or more distinct ones for a winner.
+        Default the first 2 and all hosts.
+    type: list
+    elements: int
+  candidates:
+    description: The (algorithm, protocol) pairs tried; each a mapping of C(algorithm) and C(protocol).
     type: list
     elements: dict
-    required: true
+  check_tests:
+    description: The collectives proven no worse with the tuner file at every scale (phase C(confirm)).
+    type: list
+    elements: str
+    default: [all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf]
   repeats:
-    description: Runs of each configuration (the median decides; 2 at least, so noise can be seen).
+    description: Rounds of interleaved runs (every configuration once a round; 2 at least, so noise shows).
     type: int
     default: 3
   margin_percent:
-    description: How much the median must beat the baseline's median by, in percent.
+    description: How much a candidate's median must beat the baseline's at a size, in percent.
     type: float
     default: 5.0
-  max_runs:
-    description: The most nccl-tests runs of the whole sweep.
+  tolerance_percent:
+    description: How much lower than the baseline's median a collective may be with the tuner file, in percent.
+    type: float
+    default: 3.0
+  min_points:
+    description: The fewest consecutive measured sizes a proposed row spans.
     type: int
-    default: 60
+    default: 2
+  proposed:
+    description: The rows phase C(sweep) proposed (its C(proposed)); phase C(confirm) only.
+    type: list
+    elements: dict
+    default: []
+  tuner_plugin:
+    description: C(NCCL_TUNER_PLUGIN) for the confirm runs and the tuned file.
+    type: str
+    default: libnccl-tuner-example.so
+  tuner_config_file:
+    description: Where the proposed rows are staged on every host (C(NCCL_TUNER_CONFIG_FILE)); phase C(confirm).
+    type: path
+  max_runs:
+    description: The most nccl-tests runs of this phase.
+    type: int
+    default: 200
   time_budget:
-    description: Seconds the whole sweep may take; no run starts that would not fit.
+    description: Seconds this phase may take; no run starts that would not fit.
     type: int
     default: 1800
-  tuned_now:
-    description:
-      - The settings of the tuned-settings file now (the last winner, in /etc/nccl.conf). The baseline sets
-        each of these keys to its neutral value (NCCL's default; the intent's GDR level) in the environment,
-        which NCCL reads over /etc/nccl.conf, so the baseline is NCCL's default again (docs/tuning.md).
-    type: dict
-    default: {}
-  gdr_level:
-    description: The NCCL_NET_GDR_LEVEL NCCL uses without tuning (the intent's); a candidate equal to it is skipped.
-    type: str
   env:
     description: Environment passed to every rank of every run (C(-x NAME=value)).
     type: dict
@@ -85,65 +112,83 @@ author: linerate developers (@linerate)
 """
 
 EXAMPLES = r"""
-- name: Sweep NCCL's algorithm and protocol, 3 runs each, keep what beats the default by 5 %
+- name: Measure NCCL's algorithm/protocol candidates at 2 and 4 nodes
   linerate.fabric.nccl_tune:
     hosts: "{{ groups['gpu_nodes'] | map('extract', hostvars, 'ansible_host') | list }}"
-    values:
-      - {key: NCCL_ALGO, values: [Ring, Tree]}
-      - {key: NCCL_PROTO, values: [Simple, LL128, LL]}
+    scales: [2, 4]
     repeats: 3
     margin_percent: 5
+  register: sweep
+  run_once: true
+
+- name: Prove the proposed rows with the tuner plugin, staged at /var/lib/linerate/nccl-tuner-candidate.conf
+  linerate.fabric.nccl_tune:
+    phase: confirm
+    hosts: "{{ groups['gpu_nodes'] | map('extract', hostvars, 'ansible_host') | list }}"
+    scales: [2, 4]
+    proposed: "{{ sweep.proposed }}"
+    tuner_config_file: /var/lib/linerate/nccl-tuner-candidate.conf
   run_once: true
 """
 
 RETURN = r"""
-settings:
-  description: "The winner, C({NCCL_*: value}) of the kept values only; empty when NCCL's defaults stay."
+proposed:
+  description: Phase C(sweep) - the tuner rows it proposes (collective, min_bytes, max_bytes, algorithm, protocol,
+    channels, nodes, ranks, pipe_ops, reg_buff, gain_percent).
   returned: always
-  type: dict
+  type: list
+tuner_config:
+  description: The proposed rows as the example tuner plugin's CSV (to stage on every host); empty without rows.
+  returned: always
+  type: str
+tuner_rows:
+  description: Phase C(confirm) - the rows that held (empty - no winner - otherwise).
+  returned: always
+  type: list
+why:
+  description: Why there is no winner (null with one).
+  returned: always
+  type: str
 rows:
-  description:
-    - The sweep table, one row per configuration (C(key) is C(baseline) for the first) with C(value),
-      C(runs) (GB/s, null for a failed run), C(median), C(gain_percent), C(spread_percent), C(kept),
-      C(winner) and C(why).
-  returned: when it ran
+  description: The table, one row per scale and configuration (key, value, runs, median, gain_percent, kept,
+    winner, why); in phase C(confirm) the sweep's rows are not repeated, its own checks are.
+  returned: always
+  type: list
+scales:
+  description: The node counts measured.
+  returned: always
   type: list
 nccl_version:
-  description: The NCCL release the baseline ran (nccl-tests' table).
+  description: The NCCL release the runs used (nccl-tests' table).
   returned: when it ran
   type: str
 runs:
-  description: nccl-tests runs made.
+  description: nccl-tests runs made by this phase.
   returned: always
   type: int
 stopped:
-  description: Why the sweep stopped before its end (run bound, time budget), else null.
-  returned: when it ran
+  description: Why this phase stopped before its end (run bound, time budget), else null.
+  returned: always
   type: str
 failed_baseline:
   description: Why the baseline could not be measured (the task fails), else null.
-  returned: when it ran
+  returned: always
   type: str
-seconds:
-  description: Wall time of the sweep.
-  returned: when it ran
-  type: float
 document:
-  description:
-    - The tuned-settings file's text (JSON) for this winner - the settings and what they were measured on,
-      no measurement, so the same winner gives the same bytes.
+  description: Phase C(confirm) (and C(sweep) when it proposes nothing) - the tuned file's text (JSON) - the
+    rows and what they were measured on, no measurement, so the same result gives the same bytes.
   returned: always
   type: str
 markdown:
-  description: The sweep table as Markdown.
-  returned: when it ran
+  description: The table as Markdown.
+  returned: always
   type: str
 plan:
-  description: The configurations (key, value; the baseline's key is null).
+  description: The configurations per scale.
   returned: always
   type: list
 max_runs_planned:
-  description: Runs the plan takes without a bound (configurations x repeats).
+  description: Runs the plan takes without a bound.
   returned: always
   type: int
 """
@@ -157,68 +202,122 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import prev
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
-def sweep_values(values):
-    """The ``values`` option checked: ``[{"key", "values": [str]}]``, or (None, problem)."""
-    out = []
-    for item in values:
-        key = (item or {}).get("key")
-        vals = (item or {}).get("values")
-        if key not in nccl_tune.KEYS:
-            return None, f"values: key {key!r} is not allowed (allowed: {', '.join(nccl_tune.KEYS)})"
-        if not isinstance(vals, list) or not vals:
-            return None, f"values: {key}: a non-empty list of values is needed"
-        for v in vals:
-            problem = nccl_tune.value_problem(key, v)
+def checked(p):
+    """The options checked before anything runs: ``(scales, candidates, None)`` or ``(None, None, problem)``."""
+    hosts = p["hosts"]
+    scales = p["scales"] if p["scales"] is not None else sorted({min(2, len(hosts)), len(hosts)})
+    for n in scales:
+        if isinstance(n, bool) or not 2 <= n <= len(hosts):
+            return None, None, (f"scales: {n!r} is not allowed (allowed: node counts 2..{len(hosts)}, the number "
+                                "of hosts; a scale of 1 node does not cross the fabric)")
+    if len(set(scales)) != len(scales):
+        return None, None, f"scales: {scales} repeats a node count (allowed: distinct node counts)"
+    candidates = p["candidates"] if p["candidates"] is not None else [dict(c) for c in nccl_tune.DEFAULT_CANDIDATES]
+    if not candidates:
+        return None, None, "candidates: an empty list is not allowed (allowed: one or more {algorithm, protocol})"
+    for i, c in enumerate(candidates):
+        problem = nccl_tune.candidate_problem(c)
+        if problem:
+            return None, None, f"candidates[{i}]: {c!r} is not allowed ({problem})"
+    if nccl_tune.TUNER_COLLECTIVE.get(p["test"]) is None:
+        return None, None, f"test: {p['test']!r} is not allowed (allowed: a collective the tuner plugin chooses for)"
+    bad = [t for t in p["check_tests"] if t not in nccl_tune.TESTS]
+    if bad or not p["check_tests"]:
+        return None, None, (f"check_tests: {bad or p['check_tests']!r} is not allowed (allowed: one or more of "
+                            f"{', '.join(nccl_tune.TESTS)})")
+    if p["repeats"] < 2:
+        return None, None, f"repeats: {p['repeats']} is not allowed (allowed: 2 or more; one run shows no noise)"
+    if p["min_points"] < 1:
+        return None, None, f"min_points: {p['min_points']} is not allowed (allowed: 1 or more)"
+    if p["phase"] == "confirm":
+        if not p["tuner_config_file"]:
+            return None, None, "tuner_config_file: needed for phase confirm (the staged tuner config on every host)"
+        for i, row in enumerate(p["proposed"]):
+            problem = nccl_tune.row_problem(row)
             if problem:
-                return None, f"values: {key}: {v!r} is not allowed ({problem})"
-        out.append({"key": key, "values": [str(v) for v in vals]})
-    return out, None
+                return None, None, f"proposed[{i}]: {row!r} is not allowed ({problem})"
+    return scales, candidates, None
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             NCCL_MPIRUN_ARGS,
+            phase=dict(type="str", choices=["sweep", "confirm"], default="sweep"),
             min_bytes=dict(type="str", default="1M"),
             max_bytes=dict(type="str", default="1G"),
-            values=dict(type="list", elements="dict", required=True),
+            scales=dict(type="list", elements="int"),
+            candidates=dict(type="list", elements="dict"),
+            check_tests=dict(type="list", elements="str", default=list(nccl_tune.TESTS)),
             repeats=dict(type="int", default=3),
             margin_percent=dict(type="float", default=5.0),
-            max_runs=dict(type="int", default=60),
+            tolerance_percent=dict(type="float", default=3.0),
+            min_points=dict(type="int", default=2),
+            proposed=dict(type="list", elements="dict", default=[]),
+            tuner_plugin=dict(type="str", default=nccl_tune.TUNER_PLUGIN),
+            tuner_config_file=dict(type="path"),
+            max_runs=dict(type="int", default=200),
             time_budget=dict(type="int", default=1800),
-            tuned_now=dict(type="dict", default={}),
-            gdr_level=dict(type="str"),
             env=dict(type="dict", default={"NCCL_DEBUG": "INFO"})),
         supports_check_mode=True)
     p = module.params
-    values, problem = sweep_values(p["values"])
+    scales, candidates, problem = checked(p)
     if problem:
         module.fail_json(msg=problem)
-    if p["repeats"] < 2:
-        module.fail_json(msg=f"repeats: {p['repeats']} is not allowed (allowed: 2 or more; one run shows no noise)")
-    configs, most = nccl_tune.plan(values, p["repeats"])
-    preview_in_check_mode(module, lambda: {"settings": {}, "runs": 0, "plan": configs, "max_runs_planned": most,
-                                           "document": ""})
-    runner = Runner(module)
     base = {k: str(v) for k, v in (p["env"] or {}).items()}
+    debug = nccl_tune.debugging_keys(base)
+    if debug:
+        module.fail_json(msg=f"env: {', '.join(debug)} is not allowed (NCCL Debugging-section variables would "
+                             "change every configuration, the baseline included; allowed: System-configuration "
+                             "variables such as NCCL_DEBUG)")
+    if p["phase"] == "sweep":
+        plan = [{"nodes": n, "test": p["test"], "configs": ["baseline"] + [nccl_tune.label(c) for c in candidates]}
+                for n in scales]
+        most = len(scales) * (1 + len(candidates)) * p["repeats"]
+    else:
+        plan = [{"nodes": n, "test": t, "configs": ["baseline", "tuner file"]} for n in scales for t in p["check_tests"]]
+        most = len(plan) * 2 * p["repeats"]
+    preview_in_check_mode(module, lambda: {"proposed": [], "tuner_rows": [], "runs": 0, "plan": plan,
+                                           "max_runs_planned": most, "document": "", "tuner_config": ""})
+    runner = Runner(module)
 
-    def run(extra):
-        return run_nccl_tests(runner, dict(p, json=False, env={**base, **extra}))
+    def run(nodes, test, extra):
+        return run_nccl_tests(runner, dict(p, hosts=p["hosts"][:nodes], test=test, json=False, env={**base, **extra}))
 
     started = time.monotonic()
     budget = nccl_tune.Budget(p["max_runs"], p["time_budget"])
-    result = nccl_tune.sweep(run, values, p["repeats"], p["margin_percent"],
-                             nccl_tune.baseline_env(p["tuned_now"], p["gdr_level"]), budget, gdr_baseline=p["gdr_level"])
-    context = {"test": p["test"], "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "nodes": len(p["hosts"]),
-               "gpus_per_node": p["gpus"], "nccl_version": result["nccl_version"],
-               "margin_percent": p["margin_percent"], "repeats": p["repeats"]}
-    out = dict(changed=False, settings=result["settings"], rows=result["rows"], nccl_version=result["nccl_version"],
-               runs=result["runs"], stopped=result["stopped"], failed_baseline=result["failed"],
-               seconds=round(time.monotonic() - started, 1), plan=configs, max_runs_planned=most,
-               document=nccl_tune.tuned_document(result["settings"], context),
-               markdown="\n".join(nccl_tune.table_markdown(result, p["margin_percent"], p["repeats"])))
-    if result["failed"]:
-        module.fail_json(msg=f"nccl_tune: {result['failed']}", **out)
+    context = {"test": p["test"], "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "scales": scales,
+               "gpus_per_node": p["gpus"], "margin_percent": p["margin_percent"], "repeats": p["repeats"],
+               "tolerance_percent": p["tolerance_percent"], "check_tests": list(p["check_tests"]),
+               "candidates": [nccl_tune.label(c) for c in candidates]}
+    out = dict(changed=False, plan=plan, max_runs_planned=most, scales=scales, proposed=[], tuner_rows=[],
+               tuner_config="", why=None, failed_baseline=None, stopped=None, document="")
+    if p["phase"] == "sweep":
+        result = nccl_tune.sweep(run, p["test"], scales, candidates, p["repeats"], p["margin_percent"], budget,
+                                 p["gpus"], p["min_points"])
+        context["nccl_version"] = result["nccl_version"]
+        out.update(proposed=result["proposed"], rows=result["rows"], nccl_version=result["nccl_version"],
+                   runs=result["runs"], stopped=result["stopped"], failed_baseline=result["failed"])
+        if result["proposed"]:
+            out["tuner_config"] = nccl_tune.tuner_config(result["proposed"])
+        else:
+            out["why"] = ("no winner: " + (f"cut short ({result['stopped']})" if result["stopped"] else
+                                           "no candidate beat NCCL's pick at any size range at any scale"))
+            out["document"] = nccl_tune.tuned_document([], context, p["tuner_plugin"])
+    else:
+        tuner_env = {"NCCL_TUNER_PLUGIN": p["tuner_plugin"], "NCCL_TUNER_CONFIG_FILE": p["tuner_config_file"]}
+        result = nccl_tune.confirm(run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"],
+                                   p["margin_percent"], p["tolerance_percent"], budget, p["test"])
+        out.update(tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
+                   rows=result["checks"], runs=result["runs"], stopped=result["stopped"], why=result["why"])
+        out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])
+        out["tuner_config"] = nccl_tune.tuner_config(result["rows"]) if result["rows"] else ""
+    out["seconds"] = round(time.monotonic() - started, 1)
+    out["markdown"] = "\n".join(nccl_tune.table_markdown(
+        {"rows": out["rows"], "tuner_rows": out["tuner_rows"] or out["proposed"], "why": out["why"],
+         "stopped": out["stopped"]}, p["margin_percent"], p["repeats"]))
+    if out["failed_baseline"]:
+        module.fail_json(msg=f"nccl_tune: {out['failed_baseline']}", **out)
     module.exit_json(**out)
 
 

@@ -50,7 +50,10 @@ def test_fabric_limits_at_their_edges(paths, problems):
     ("verify_fabric_nccl_tune_margin_percent", "2.5"),
     ("roce_qos_pfc_priorities", list(range(8))),
     ("verify_fabric_incast_senders", [f"n{i}" for i in range(1023)]),
-    ("verify_fabric_nccl_tune_values", {"NCCL_NTHREADS": [64, 96, 128, 160, 192, 256, 384, 512]}),
+    ("verify_fabric_nccl_tune_candidates", [{"algorithm": a, "protocol": p} for a in ("Ring", "Tree", "PAT", "NVLS")
+                                            for p in ("LL", "LL128", "Simple")] * 2 + [{"algorithm": "Ring",
+                                                                                        "protocol": "LL"}] * 8),
+    ("verify_fabric_nccl_tune_scales", [2, 3]), ("verify_fabric_nccl_tune_scales", []),
     ("mofed_repo_url", "file:///srv/mofed/ubuntu22.04"), ("mofed_repo_url", "copy:///srv/mofed"),
 ])
 def test_a_value_at_the_end_of_its_range_passes(key, value):
@@ -58,7 +61,11 @@ def test_a_value_at_the_end_of_its_range_passes(key, value):
 
 
 @pytest.mark.parametrize("key,value,allowed", [
-    ("verify_fabric_nccl_tune_margin_percent", 0.4, "a number 0.5..100 percent a value must beat NCCL's default by"),
+    ("verify_fabric_nccl_tune_margin_percent", 0.4, "a number 0.5..100 percent a candidate must beat NCCL's pick by"),
+    ("verify_fabric_nccl_tune_scales", [1, 4], "empty (2 and all nodes) or a list of two or more distinct node counts, "
+                                               "each >= 2 (a winner must hold at two scales)"),
+    ("verify_fabric_nccl_tune_scales", [4], "empty (2 and all nodes) or a list of two or more distinct node counts, "
+                                            "each >= 2 (a winner must hold at two scales)"),
     ("roce_qos_pfc_priorities", [0, 1, 2, 3, 4, 5, 6, 7, 3], "a list of priorities 0..7"),
 ])
 def test_a_value_past_the_end_of_its_range_fails(key, value, allowed):
@@ -67,13 +74,14 @@ def test_a_value_past_the_end_of_its_range_fails(key, value, allowed):
 
 def test_more_senders_or_tuning_values_than_allowed_fail():
     assert len(iv.validate_host({"verify_fabric_incast_senders": [f"n{i}" for i in range(1024)]})) == 1
-    assert iv.validate_host({"verify_fabric_nccl_tune_values": {"NCCL_NTHREADS": [64] * 9}})[0].startswith(
-        "verify_fabric_nccl_tune_values.NCCL_NTHREADS: [64, 64, 64, 64, 64, 64, 64, 64, 64] is not allowed "
-        "(allowed: a mapping of NCCL_ALGO | NCCL_PROTO | NCCL_BUFFSIZE | NCCL_NTHREADS | NCCL_NET_GDR_LEVEL to a list "
-        "of 1..8 values each")
-    assert iv.validate_host({"verify_fabric_nccl_tune_values": {"NCCL_NTHREADS": [65]}})[0].startswith(
-        "verify_fabric_nccl_tune_values.NCCL_NTHREADS[0]: 65 is not allowed (allowed: not a multiple of 32 in "
-        "64..512; a mapping of NCCL_ALGO")
+    ring = {"algorithm": "Ring", "protocol": "LL"}
+    (problem,) = iv.validate_host({"verify_fabric_nccl_tune_candidates": [ring] * 33})
+    assert problem.startswith("verify_fabric_nccl_tune_candidates: [{'algorithm': 'Ring', 'protocol': 'LL'}, ")
+    assert problem.endswith("is not allowed (allowed: a list of {algorithm, protocol} of 1..32 entries)")
+    assert iv.validate_host({"verify_fabric_nccl_tune_candidates": [{"algorithm": "Ring", "protocol": "LL256"}]}) == [
+        "verify_fabric_nccl_tune_candidates[0]: {'algorithm': 'Ring', 'protocol': 'LL256'} is not allowed (allowed: "
+        "protocol 'LL256' is not one of LL, LL128, Simple; allowed: {algorithm: Tree | Ring | CollNetDirect | "
+        "CollNetChain | NVLS | NVLSTree | PAT, protocol: LL | LL128 | Simple})"]
 
 
 # ---------------------------------------------------------------- seed-47 survivors

@@ -18,11 +18,12 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
-from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
+from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -327,14 +328,39 @@ def test_the_pod_follows_the_intent_like_the_host():
               "nccl": {"socket_ifname": "eth0", "gdr_level": "SYS", "overrides": {"NCCL_IB_SL": 4,
                                                                                    "NCCL_IB_QPS_PER_CONNECTION": 2}}}
     other = intent.published(fabric)
-    tuned = {"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "8388608"}      # the tuning sweep's winner
-    conf = host_nccl_conf(other, hosts["gpu001"], {"nccl_env_overrides": {"NCCL_IB_TIMEOUT": "22"}}, tuned)
-    pod = pod_env(render(eff=other, hosts=hosts, gid_index=3, nccl_overrides={"NCCL_IB_TIMEOUT": "22"},
-                         nccl_tuned=tuned))
+    conf = host_nccl_conf(other, hosts["gpu001"], {"nccl_env_overrides": {"NCCL_IB_TIMEOUT": "22"}})
+    pod = pod_env(render(eff=other, hosts=hosts, gid_index=3, nccl_overrides={"NCCL_IB_TIMEOUT": "22"}))
     assert pod == conf
-    assert (pod["NCCL_ALGO"], pod["NCCL_BUFFSIZE"]) == ("Ring", "8388608")
     assert (pod["NCCL_IB_TC"], pod["NCCL_IB_SL"], pod["NCCL_NET_GDR_LEVEL"], pod["NCCL_IB_TIMEOUT"]) == \
         (str(other["derived"]["tos"]), "4", "SYS", "22")
+
+
+def test_the_tuning_sweeps_rows_reach_the_pods_as_the_per_job_environment_and_a_mounted_config():
+    """The tuned file's rows (docs/tuning.md): the GPU pods carry NCCL_TUNER_PLUGIN / NCCL_TUNER_CONFIG_FILE and
+    mount the tuner config from a ConfigMap there; no Debugging-section variable; the launcher pod mounts nothing."""
+    row = {"collective": "allreduce", "min_bytes": 64 << 20, "max_bytes": 256 << 20, "algorithm": "ring",
+           "protocol": "ll128", "channels": -1, "nodes": 4, "ranks": 32, "pipe_ops": -1, "reg_buff": -1}
+    doc = nt.tuned_document([row], {"test": "all_reduce_perf"})
+    tuned = nccl_tuned_settings(doc, "/etc/nccl/tuner.conf")
+    out = render(gid_index=3, nccl_tuned=tuned)
+    env = pod_env(out)
+    assert (env["NCCL_TUNER_PLUGIN"], env["NCCL_TUNER_CONFIG_FILE"]) == ("libnccl-tuner-example.so", "/etc/nccl/tuner.conf")
+    # tuning adds no Debugging-section variable (the intent's own NCCL_NET_GDR_LEVEL is not tuning's)
+    assert nt.debugging_keys(env) == nt.debugging_keys(pod_env(render(gid_index=3)))
+    (cm,) = objects(out)["nccl/tuner-config.yaml"]
+    assert cm["kind"] == "ConfigMap" and cm["data"]["tuner.conf"].splitlines()[-1] == \
+        "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"
+    pod = objects(out)["pods/nccl-pod-template.yaml"][0]["template"]["spec"]
+    assert {"name": "nccl-tuner", "configMap": {"name": cm["metadata"]["name"]}} in pod["volumes"]
+    assert {"name": "nccl-tuner", "mountPath": "/etc/nccl", "readOnly": True} in pod["containers"][0]["volumeMounts"]
+    mpi = objects(out)["jobs/mpijob.yaml"][0]["spec"]["mpiReplicaSpecs"]
+    assert not any(v["name"] == "nccl-tuner" for v in mpi["Launcher"]["template"]["spec"].get("volumes") or [])
+    assert any(v["name"] == "nccl-tuner" for v in mpi["Worker"]["template"]["spec"]["volumes"])
+    for obj in _all(out):   # the ConfigMap and every pod with its mount, against the real schemas
+        assert validate(obj) == [], (obj["kind"], validate(obj))
+    # NCCL's defaults (no rows): nothing of the tuner
+    plain = render(gid_index=3, nccl_tuned=nccl_tuned_settings(nt.tuned_document([], {}), "/etc/nccl/tuner.conf"))
+    assert "nccl/tuner-config.yaml" not in plain["files"] and "NCCL_TUNER_PLUGIN" not in pod_env(plain)
 
 
 def test_pod_local_settings_are_the_pods():

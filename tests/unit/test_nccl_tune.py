@@ -1,255 +1,431 @@
-"""NCCL tuning (issue 28 item 4): the sweep's decision rule, its bounds, the tuned-settings file,
-its way into the one derivation of NCCL's environment, the report section and the role variables."""
+"""NCCL tuning NCCL's maintainers would accept (issue 35 item 4, docs/tuning.md): no Debugging-section
+variable is ever written; winners are example-tuner-plugin rows scoped to what was measured, kept only
+when the tuner file reproduces them and every collective is no worse with it at two or more scales;
+baseline and candidates interleaved and repeated; the tuned file's history and rollback; a missing
+tuned file while tuning is in use is a finding."""
 import json
+import os
+import random
 
+import jinja2
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings, shell_quote
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.modules.nccl_tune import sweep_values
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.modules import nccl_tune, nccl_tuned_file
+from module_harness import Tools, run_module
+
+MIB = 1 << 20
+SIZES = [MIB << k for k in range(11)]            # 1M .. 1G, the sweep's default range
+RING_LL128 = {"algorithm": "Ring", "protocol": "LL128"}
+CANDIDATES = [dict(c) for c in nt.DEFAULT_CANDIDATES]
 
 
-# ---------------------------------------------------------------- the decision rule
+# ---------------------------------------------------------------- NCCL's Debugging section
 
-def test_a_value_is_kept_only_at_the_margin_and_above_every_baseline_run():
-    base = [100.0, 101.0, 99.0]
-    kept = nt.judge(base, [107.0, 106.0, 108.0], 5)
-    assert kept["kept"] and kept["gain_percent"] == 7.0 and kept["median"] == 107.0
-    below = nt.judge(base, [104.0, 104.5, 103.9], 5)
-    assert not below["kept"] and "below the margin 5 %" in below["why"]
-    # the median beats the margin, but one run is no better than the baseline's best: noise, not kept
-    noisy = nt.judge(base, [110.0, 100.5, 112.0], 5)
-    assert not noisy["kept"] and "within noise" in noisy["why"]
-    # exactly at the margin counts; equal to the baseline's best run does not
-    assert nt.judge([100.0, 100.0], [105.0, 105.0], 5)["kept"]
-    assert not nt.judge([100.0, 106.0], [106.0, 107.0], 5)["kept"]
-
-
-def test_a_failed_candidate_and_a_tie_keep_the_default():
-    assert nt.judge([100.0] * 3, [200.0] * 3, 5, failed=True) == {
-        "median": 200.0, "min": 200.0, "max": 200.0, "gain_percent": None, "spread_percent": None,
-        "kept": False, "why": "failed"}
-    tie = nt.judge([100.0] * 3, [100.0] * 3, 5)
-    assert not tie["kept"] and tie["gain_percent"] == 0.0
-    assert nt.choose([("Ring", tie), ("Tree", {"kept": False})]) is None
+def test_the_debugging_section_holds_what_the_old_sweep_wrote_and_not_the_system_configuration():
+    # NCCL env.rst, "Debugging": every key the issue-28 sweep wrote into /etc/nccl.conf is one of them
+    for key in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS", "NCCL_NET_GDR_LEVEL",
+                "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_CHECKS_DISABLE", "NCCL_CHECK_POINTERS",
+                "NCCL_LAUNCH_MODE", "NCCL_IB_CUDA_SUPPORT", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_MIN_CTAS"):
+        assert key in nt.DEBUGGING_VARIABLES, key
+    # "System configuration": what a site keeps, and what loads the tuner plugin
+    for key in ("NCCL_TUNER_PLUGIN", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_TC", "NCCL_IB_GID_INDEX",
+                "NCCL_IB_SL", "NCCL_DEBUG", "NCCL_NET", "NCCL_NET_PLUGIN", "NCCL_CROSS_NIC", "NCCL_IB_TIMEOUT"):
+        assert key not in nt.DEBUGGING_VARIABLES, key
+    assert nt.debugging_keys({"NCCL_IB_HCA": "x", "NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}) == ["NCCL_ALGO", "NCCL_PROTO"]
 
 
-def test_of_several_kept_values_the_highest_median_wins_and_equal_medians_keep_the_first():
-    a = nt.judge([100.0] * 3, [110.0] * 3, 5)
-    b = nt.judge([100.0] * 3, [120.0] * 3, 5)
-    c = nt.judge([100.0] * 3, [120.0] * 3, 5)
-    assert nt.choose([("2097152", a), ("8388608", b), ("16777216", c)]) == "8388608"
+# ---------------------------------------------------------------- a fake fabric
+
+def make_result(busbw, nodes, version="2.21.5"):
+    rows = [{"size": s, "out_of_place": {"busbw": round(b, 3)}} for s, b in busbw.items()]
+    return {"error": None, "passed": True, "parsed": {"nccl_version": version, "nccl_warnings": [], "rows": rows},
+            "nodes": nodes}
 
 
-def fake_nccl(table, version="2.21.5", gdr=True, warn=None):
-    """run(env) -> a result like the nccl_tests module's, avg bus bandwidth from table[(key, value)] (a list: one
-    per run, in turn), the baseline under ('baseline',); records every env it was given."""
-    calls, seen = [], {}
+class Fabric:
+    """run(nodes, test, env) -> a nccl_tests-like result: a healthy fabric where NCCL's pick is the best at
+    every size (every forced candidate is no better), plus ``quirk``: {(algorithm, protocol): (lo, hi, gain)}
+    makes that candidate (forced, or chosen by a tuner file that names it) faster over lo..hi; ``worse``:
+    {(nodes, test): factor} makes a collective slower with the tuner plugin loaded. Noise: up to ``noise``
+    (relative), seeded. Records every call."""
 
-    def run(env):
-        calls.append(dict(env))
-        swept = [(k, v) for k, v in env.items() if k in nt.KEYS and (k, v) in table]
-        key = swept[-1] if swept else ("baseline",)
-        n = seen.get(key, 0)
-        seen[key] = n + 1
-        value = table[key][n % len(table[key])]
-        warnings = [warn] if warn and key != ("baseline",) else []
-        return {"avg_busbw": value, "busbw": value, "error": None if value else "mpirun exit status 3",
-                "passed": bool(value), "parsed": {"nccl_version": version, "nccl_warnings": warnings},
-                "logs": {"10.0.0.1": {"gdr": gdr}, "10.0.0.2": {"gdr": gdr}}}
-    return run, calls
+    def __init__(self, seed=0, noise=0.01, quirk=None, worse=None, tuner_works=True, tuner_rows=None):
+        self.rng = random.Random(seed)
+        self.noise, self.quirk, self.worse = noise, quirk or {}, worse or {}
+        self.tuner_works, self.tuner_rows = tuner_works, tuner_rows
+        self.calls = []
 
+    def base(self, size):
+        return 90.0 * size / (size + 8 * MIB)
 
-def budget(max_runs=100, seconds=1000):
-    return nt.Budget(max_runs, seconds, clock=lambda: 0.0)
-
-
-VALUES = [{"key": "NCCL_ALGO", "values": ["Ring", "Tree"]}, {"key": "NCCL_PROTO", "values": ["Simple", "LL"]}]
-
-
-def test_the_sweep_keeps_the_winner_and_it_becomes_the_baseline_of_the_next_key():
-    run, calls = fake_nccl({("baseline",): [70.0, 71.0, 69.0], ("NCCL_ALGO", "Ring"): [78.0, 79.0, 78.5],
-                            ("NCCL_ALGO", "Tree"): [60.0], ("NCCL_PROTO", "Simple"): [80.0, 79.0, 81.0],
-                            ("NCCL_PROTO", "LL"): [40.0]})
-    out = nt.sweep(run, VALUES, 3, 5, {}, budget())
-    # Simple beats Ring's runs (the new baseline) by less than 5 %: only NCCL_ALGO is kept
-    assert out["settings"] == {"NCCL_ALGO": "Ring"}
-    assert out["runs"] == 15 and len(calls) == 15 and out["stopped"] is None
-    # every PROTO run carries the accepted NCCL_ALGO
-    assert all(c.get("NCCL_ALGO") == "Ring" for c in calls[9:])
-    rows = {(r["key"], r["value"]): r for r in out["rows"]}
-    assert rows[("baseline", "NCCL default")]["median"] == 70.0
-    assert rows[("NCCL_ALGO", "Ring")]["winner"] is True and rows[("NCCL_ALGO", "Tree")]["winner"] is False
-    assert rows[("NCCL_PROTO", "Simple")]["gain_percent"] == pytest.approx((80 / 78.5 - 1) * 100, abs=0.01)
-    assert not rows[("NCCL_PROTO", "Simple")]["kept"]
+    def __call__(self, nodes, test, env):
+        self.calls.append((nodes, test, dict(env)))
+        forced = (env.get("NCCL_ALGO"), env.get("NCCL_PROTO")) if "NCCL_ALGO" in env else None
+        out = {}
+        for size in SIZES:
+            bw = self.base(size)
+            pick = forced
+            if forced and forced != ("Ring", "LL128"):      # the healthy pick is Ring/LL128 (here): others lose
+                bw *= 0.9
+            if "NCCL_TUNER_PLUGIN" in env and self.tuner_works and test == "all_reduce_perf":
+                for r in self.tuner_rows or []:
+                    if r["nodes"] == nodes and r["min_bytes"] <= size <= r["max_bytes"]:
+                        pick = ({v: k for k, v in nt.TUNER_ALGO.items()}[r["algorithm"]],
+                                {v: k for k, v in nt.TUNER_PROTO.items()}[r["protocol"]])
+            for (algo, proto), (lo, hi, gain) in self.quirk.items():
+                if pick == (algo, proto) and lo <= size <= hi and test == "all_reduce_perf":
+                    bw = self.base(size) * (1 + gain)
+            if "NCCL_TUNER_PLUGIN" in env:
+                bw *= self.worse.get((nodes, test), 1.0)
+            out[size] = bw * (1 - self.rng.uniform(0, self.noise))
+        return make_result(out, nodes)
 
 
-def test_the_bounds_stop_the_sweep_and_what_was_not_run_decides_nothing():
-    run, calls = fake_nccl({("baseline",): [70.0], ("NCCL_ALGO", "Ring"): [90.0], ("NCCL_ALGO", "Tree"): [99.0],
-                            ("NCCL_PROTO", "Simple"): [99.0], ("NCCL_PROTO", "LL"): [99.0]})
-    out = nt.sweep(run, VALUES, 2, 5, {}, budget(max_runs=4))
-    assert len(calls) == 4 and out["runs"] == 4
-    assert out["settings"] == {"NCCL_ALGO": "Ring"}
-    assert "run bound (4 runs)" in out["stopped"]
-    rows = {(r["key"], r["value"]): r for r in out["rows"]}
-    assert rows[("NCCL_ALGO", "Tree")]["why"].startswith("not run") and not rows[("NCCL_ALGO", "Tree")]["kept"]
-    assert rows[("NCCL_PROTO", "LL")]["why"].startswith("not run")
+def budget(runs=1000):
+    return nt.Budget(runs, 10 ** 9)
 
 
-def test_the_time_budget_holds_no_run_longer_than_the_longest_so_far():
-    now = [0.0]
-
-    def clock():
-        return now[0]
-    b = nt.Budget(100, 25, clock=clock)
-
-    def run(env):
-        now[0] += 10.0
-        return {"avg_busbw": 50.0, "passed": True, "parsed": {}, "logs": {}}
-    out = nt.sweep(run, VALUES, 2, 5, {}, b)
-    assert out["runs"] == 2 and "time budget (25 s)" in out["stopped"]
+def sweep(fabric, scales=(2, 4), candidates=CANDIDATES, repeats=3, margin=5.0, min_points=2):
+    return nt.sweep(fabric, "all_reduce_perf", list(scales), candidates, repeats, margin, budget(), 8, min_points)
 
 
-def test_values_the_release_refuses_are_skipped_and_a_warned_value_fails():
-    run, calls = fake_nccl({("baseline",): [70.0], ("NCCL_ALGO", "PAT"): [99.0], ("NCCL_ALGO", "Ring"): [99.0]},
-                           version="2.21.5", warn='NCCL WARN Unrecognized element token "x" when parsing "x"')
-    out = nt.sweep(run, [{"key": "NCCL_ALGO", "values": ["PAT", "Ring"]}], 2, 5, {}, budget())
-    rows = {r["value"]: r for r in out["rows"]}
-    assert rows["PAT"]["why"].startswith("skipped: PAT: not an algorithm of NCCL 2.21.5")
-    assert not any(c.get("NCCL_ALGO") == "PAT" for c in calls)
-    assert rows["Ring"]["why"].startswith("failed: NCCL WARN Unrecognized") and out["settings"] == {}
+# ---------------------------------------------------------------- interleaving
+
+def test_baseline_and_candidates_are_interleaved_every_round_rotated():
+    assert nt.interleaved(3, 3) == [0, 1, 2, 1, 2, 0, 2, 0, 1]
+    assert nt.interleaved(2, 4) == [0, 1, 1, 0, 0, 1, 1, 0]
+    fab = Fabric()
+    sweep(fab, scales=(2,), candidates=[RING_LL128, {"algorithm": "Tree", "protocol": "LL"}], repeats=3)
+    labels = ["base" if "NCCL_ALGO" not in env else env["NCCL_ALGO"] + "/" + env["NCCL_PROTO"]
+              for _n, _t, env in fab.calls]
+    assert labels == ["base", "Ring/LL128", "Tree/LL", "Ring/LL128", "Tree/LL", "base", "Tree/LL", "base", "Ring/LL128"]
+    # each round holds every configuration once: drift hits the baseline and the candidates alike
+    for r in range(3):
+        assert sorted(labels[3 * r:3 * r + 3]) == ["Ring/LL128", "Tree/LL", "base"]
 
 
-def test_gdr_level_is_swept_only_where_gpudirect_is_used_and_not_at_the_intents_level():
-    table = {("baseline",): [70.0], ("NCCL_NET_GDR_LEVEL", "SYS"): [90.0]}
-    values = [{"key": "NCCL_NET_GDR_LEVEL", "values": ["PHB", "SYS"]}]
-    run, calls = fake_nccl(table, gdr=False)
-    out = nt.sweep(run, values, 2, 5, {}, budget(), gdr_baseline="PHB")
-    assert out["settings"] == {} and len(calls) == 2
-    assert all("GPUDirect RDMA is not in use" in r["why"] for r in out["rows"][1:])
-    run, calls = fake_nccl(table, gdr=True)
-    out = nt.sweep(run, values, 2, 5, {}, budget(), gdr_baseline="PHB")
-    assert out["settings"] == {"NCCL_NET_GDR_LEVEL": "SYS"}
-    assert out["rows"][1]["why"] == "skipped: the level NCCL uses without tuning"
+def test_the_budget_cuts_the_interleaved_runs_and_a_cut_scale_decides_nothing():
+    fab = Fabric(quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
+    out = nt.sweep(fab, "all_reduce_perf", [2, 4], CANDIDATES, 3, 5.0, nt.Budget(25, 10 ** 9), 8)
+    # scale 2 takes 7 x 3 = 21 runs; scale 4 is cut after 4: only scale 2's rows are proposed
+    assert out["runs"] == 25 and "run bound (25 runs)" in out["stopped"]
+    assert out["scales"] == [2] and {r["nodes"] for r in out["proposed"]} == {2}
 
 
-def test_a_failed_baseline_fails_the_sweep_and_keeps_nothing():
-    run, calls = fake_nccl({("baseline",): [70.0, 0.0], ("NCCL_ALGO", "Ring"): [99.0]})
-    out = nt.sweep(run, VALUES, 2, 5, {}, budget())
-    assert out["settings"] == {} and out["failed"].startswith("the baseline failed: mpirun exit status 3")
-    assert len(calls) == 2
+# ---------------------------------------------------------------- the decision per size
+
+def test_a_size_is_won_only_at_the_margin_with_every_run_above_the_baselines_best():
+    base = [{1: 100.0}, {1: 101.0}, {1: 99.0}]
+    assert nt.per_size(base, [{1: 107.0}, {1: 106.0}, {1: 108.0}], 5)[1]["beats"]
+    assert not nt.per_size(base, [{1: 104.0}, {1: 104.5}, {1: 103.9}], 5)[1]["beats"]      # below the margin
+    assert not nt.per_size(base, [{1: 110.0}, {1: 100.5}, {1: 112.0}], 5)[1]["beats"]      # one run in the noise
+    assert nt.per_size([{1: 100.0}] * 2, [{1: 105.0}] * 2, 5)[1]["beats"]                  # exactly the margin
+    assert not nt.per_size([{1: 100.0}, {1: 106.0}], [{1: 106.0}, {1: 107.0}], 5)[1]["beats"]  # equal to the best
 
 
-def test_the_baseline_neutralises_what_the_tuned_file_sets_now():
-    assert nt.baseline_env({}, "PHB") == {}
-    env = nt.baseline_env({"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL128", "NCCL_BUFFSIZE": "8388608",
-                           "NCCL_NTHREADS": "256", "NCCL_NET_GDR_LEVEL": "SYS"}, "PHB")
-    assert env == {"NCCL_ALGO": "Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT",
-                   "NCCL_PROTO": "LL,LL128,Simple", "NCCL_BUFFSIZE": "-2", "NCCL_NTHREADS": "-2",
-                   "NCCL_NET_GDR_LEVEL": "PHB"}
-    run, calls = fake_nccl({("baseline",): [70.0], ("NCCL_ALGO", "Ring"): [90.0]})
-    nt.sweep(run, [{"key": "NCCL_ALGO", "values": ["Ring"]}], 2, 5, {"NCCL_ALGO": "x,y"}, budget())
-    assert calls[0]["NCCL_ALGO"] == "x,y" and calls[2]["NCCL_ALGO"] == "Ring"
+def test_candidates_within_each_others_noise_are_equal_and_the_first_listed_wins():
+    base = [{1: 100.0}] * 3
+    a = nt.per_size(base, [{1: 120.0}, {1: 121.0}, {1: 119.5}], 5)     # listed first, lower median
+    b = nt.per_size(base, [{1: 121.0}, {1: 121.5}, {1: 120.5}], 5)     # higher median, overlapping a
+    c = nt.per_size(base, [{1: 130.0}, {1: 131.0}, {1: 130.5}], 5)     # clearly the best
+    assert nt.pick_per_size([a, b]) == {1: 0}
+    assert nt.pick_per_size([a, b, c]) == {1: 2}
+    assert nt.ranges({1: 0, 2: 0, 4: 1, 8: 1, 16: 1, 32: 0}, [1, 2, 4, 8, 16, 32, 64], 2) == [(1, 2, 0, 2), (4, 16, 1, 3)]
+    assert nt.ranges({1: 0}, [1, 2], 2) == []                           # one size alone is not a range
 
 
-@pytest.mark.parametrize("key,value,ok", [
-    ("NCCL_ALGO", "ring", True), ("NCCL_ALGO", "PAT", True), ("NCCL_ALGO", "Foo", False), ("NCCL_ALGO", "", False),
-    ("NCCL_PROTO", "LL128", True), ("NCCL_PROTO", "LL256", False),
-    ("NCCL_BUFFSIZE", 65536, True), ("NCCL_BUFFSIZE", 65535, False), ("NCCL_BUFFSIZE", "4M", False),
-    ("NCCL_NTHREADS", 64, True), ("NCCL_NTHREADS", 512, True), ("NCCL_NTHREADS", 544, False),
-    ("NCCL_NTHREADS", 100, False), ("NCCL_NTHREADS", 32, False), ("NCCL_NTHREADS", True, False),
-    ("NCCL_NET_GDR_LEVEL", "SYS", True), ("NCCL_NET_GDR_LEVEL", "sys", False), ("NCCL_IB_TC", "1", False)])
-def test_values_as_nccl_reads_them(key, value, ok):
-    assert (nt.value_problem(key, value) is None) is ok
-    assert nt.value_problem("NCCL_ALGO", "PAT", "2.22.3") is not None
-    assert nt.value_problem("NCCL_ALGO", "PAT", "2.23.4") is None
+@pytest.mark.parametrize("seed", range(8))
+def test_a_healthy_fabric_gives_no_winner(seed):
+    out = sweep(Fabric(seed=seed))
+    assert out["proposed"] == [] and out["failed"] is None and out["scales"] == [2, 4]
+    assert all(not r["kept"] for r in out["rows"] if r["kept"] is not None)
+    assert out["runs"] == 2 * (1 + len(CANDIDATES)) * 3
 
 
-def test_module_values_option_is_checked():
-    assert sweep_values([{"key": "NCCL_ALGO", "values": ["Ring", "Tree"]}]) == (
-        [{"key": "NCCL_ALGO", "values": ["Ring", "Tree"]}], None)
-    assert "key 'NCCL_IB_HCA' is not allowed" in sweep_values([{"key": "NCCL_IB_HCA", "values": ["x"]}])[1]
-    assert "'Bogus' is not allowed" in sweep_values([{"key": "NCCL_PROTO", "values": ["Bogus"]}])[1]
-    assert "non-empty list" in sweep_values([{"key": "NCCL_PROTO", "values": []}])[1]
+@pytest.mark.parametrize("seed", range(4))
+def test_a_quirk_gives_a_winner_scoped_to_the_collective_size_range_and_scale(seed):
+    fab = Fabric(seed=seed, quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
+    out = sweep(fab)
+    assert [{k: r[k] for k in nt.TUNER_FIELDS} for r in out["proposed"]] == [
+        {"collective": "allreduce", "min_bytes": 64 * MIB, "max_bytes": 256 * MIB, "algorithm": "ring",
+         "protocol": "ll128", "channels": -1, "nodes": n, "ranks": n * 8, "pipe_ops": -1, "reg_buff": -1}
+        for n in (2, 4)]
+    winner = [r for r in out["rows"] if r.get("winner")]
+    assert [(r["key"], r["value"]) for r in winner] == [("all_reduce_perf x2", "Ring/LL128"),
+                                                        ("all_reduce_perf x4", "Ring/LL128")]
+    assert "64M..256M" in winner[0]["why"]
+    # a quirk over one measured size only is not enough (min_points 2)
+    one = sweep(Fabric(seed=seed, quirk={("Ring", "LL128"): (64 * MIB, 64 * MIB, 0.2)}))
+    assert one["proposed"] == []
 
 
-# ---------------------------------------------------------------- the file and the derivation
+def test_a_failed_baseline_fails_the_sweep_and_a_failed_candidate_is_out():
+    def run(nodes, test, env):
+        if "NCCL_ALGO" not in env:
+            return {"error": "mpirun exit status 3", "passed": False, "parsed": None}
+        return make_result({s: 90.0 for s in SIZES}, nodes)
+    out = nt.sweep(run, "all_reduce_perf", [2, 4], [RING_LL128], 2, 5.0, budget(), 8)
+    assert out["failed"] == "all_reduce_perf on 2 nodes: the baseline failed: mpirun exit status 3"
+    fab = Fabric(quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
 
-CONTEXT = {"test": "all_reduce_perf", "nodes": 4, "nccl_version": "2.21.5"}
-
-
-def test_the_same_winner_writes_the_same_bytes_and_reads_back():
-    one = nt.tuned_document({"NCCL_PROTO": "Simple", "NCCL_ALGO": "Ring"}, CONTEXT)
-    assert one == nt.tuned_document({"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, dict(reversed(CONTEXT.items())))
-    assert one != nt.tuned_document({"NCCL_ALGO": "Tree"}, CONTEXT)
-    assert json.loads(one) == {"version": 1, "settings": {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"},
-                               "measured_on": CONTEXT}
-    assert nccl_tuned_settings(one) == {"settings": {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, "problems": []}
-    assert nccl_tuned_settings("") == {"settings": {}, "problems": []}
-
-
-@pytest.mark.parametrize("text,problem", [
-    ("{not json", "not JSON"), ('{"version": 2, "settings": {}}', "not a version 1 document"),
-    ('{"version": 1, "settings": {"NCCL_ALGO": "Warp"}}', "tuned NCCL_ALGO=Warp"),
-    ('{"version": 1, "settings": {"NCCL_IB_HCA": "mlx5_0"}}', "not a key the sweep tunes")])
-def test_a_broken_tuned_file_is_a_problem(text, problem):
-    out = nccl_tuned_settings(text)
-    assert out["settings"] == {} and problem in out["problems"][0]
+    def warned(nodes, test, env):
+        result = fab(nodes, test, env)
+        if env.get("NCCL_PROTO") == "LL128":   # NCCL >= 2.24 refuses a name it does not know: a warning
+            result["parsed"]["nccl_warnings"] = ['Unrecognized element token "LL128" when parsing "LL128"']
+        return result
+    out = nt.sweep(warned, "all_reduce_perf", [2, 4], CANDIDATES, 3, 5.0, budget(), 8)
+    assert out["proposed"] == []
+    assert [r["why"][:7] for r in out["rows"] if r["value"] == "Ring/LL128"] == ["failed:"] * 2
 
 
-RDMA = {"ports": [{"device": "mlx5_0", "port": 1, "netdev": "eth1", "up": True, "roce_v2_ipv4_gid_index": 3}]}
-CABLED = [{"device": "mlx5_0", "netdev": "eth1"}]
+# ---------------------------------------------------------------- the proof with the tuner plugin
+
+QUIRK = {("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)}
+ENV = {"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN, "NCCL_TUNER_CONFIG_FILE": "/var/lib/linerate/stage.conf"}
+TESTS = ["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
 
 
-def test_the_winner_enters_the_one_derivation_under_the_overrides():
-    opts = {"transport": "roce", "ib_tc": 104, "gdr_level": "PHB", "net": "IB",
-            "tuned": {"NCCL_ALGO": "Ring", "NCCL_NET_GDR_LEVEL": "SYS"}}
-    out = nccl_env_settings(RDMA, CABLED, opts)
-    assert out["problems"] == []
-    assert out["settings"] == {"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC": "104",
-                               "NCCL_NET_GDR_LEVEL": "SYS", "NCCL_NET": "IB", "NCCL_ALGO": "Ring"}
-    over = nccl_env_settings(RDMA, CABLED, dict(opts, intent_overrides={"NCCL_ALGO": "Tree"}))
-    assert over["settings"]["NCCL_ALGO"] == "Tree"
-    bad = nccl_env_settings(RDMA, CABLED, dict(opts, tuned={"NCCL_PROTO": "Fast"}))
-    assert "NCCL_PROTO" not in bad["settings"] and "tuned NCCL_PROTO=Fast" in bad["problems"][0]
-    assert "NCCL_ALGO" not in nccl_env_settings(RDMA, CABLED, dict(opts, tuned={}))["settings"]
+def proposed(seed=0):
+    return sweep(Fabric(seed=seed, quirk=QUIRK))["proposed"]
 
 
-# ---------------------------------------------------------------- the report
+def confirm(fab, rows, scales=(2, 4)):
+    return nt.confirm(fab, TESTS, list(scales), ENV, rows, 3, 5.0, 3.0, budget())
+
+
+def test_a_row_is_written_only_when_the_tuner_file_reproduces_it_and_nothing_is_worse_at_two_scales():
+    rows = proposed()
+    fab = Fabric(quirk=QUIRK, tuner_rows=rows)
+    out = confirm(fab, rows)
+    assert out["why"] is None and [(r["nodes"], r["min_bytes"], r["max_bytes"]) for r in out["rows"]] == [
+        (2, 64 * MIB, 256 * MIB), (4, 64 * MIB, 256 * MIB)]
+    # every collective at every scale, baseline and tuner file interleaved
+    assert sorted({(n, t) for n, t, _e in fab.calls}) == sorted((n, t) for n in (2, 4) for t in TESTS)
+    assert [("NCCL_TUNER_PLUGIN" in e) for _n, _t, e in fab.calls[:6]] == [False, True, True, False, False, True]
+    assert all(not nt.debugging_keys(e) for _n, _t, e in fab.calls)     # the proof forces nothing
+
+
+def test_one_collective_worse_at_one_scale_means_no_winner():
+    rows = proposed()
+    out = confirm(Fabric(quirk=QUIRK, tuner_rows=rows, worse={(2, "all_gather_perf"): 0.9}), rows)
+    assert out["rows"] == [] and out["why"] == "no winner: all_gather_perf on 2 nodes is worse with the tuner file"
+    # a loss inside the tolerance (and the noise) is not worse
+    assert confirm(Fabric(quirk=QUIRK, tuner_rows=rows, worse={(2, "all_gather_perf"): 0.99}), rows)["rows"]
+
+
+def test_fewer_than_two_scales_or_a_file_the_plugin_does_not_apply_means_no_winner():
+    rows = proposed()
+    one = confirm(Fabric(quirk=QUIRK, tuner_rows=rows), [r for r in rows if r["nodes"] == 4], scales=(4,))
+    assert one["rows"] == [] and "a winner needs two or more" in one["why"]
+    lost = confirm(Fabric(quirk=QUIRK, tuner_rows=rows, tuner_works=False), rows)
+    assert lost["rows"] == [] and "the tuner file did not reproduce the gain" in lost["why"]
+
+
+def test_a_failed_proof_run_means_no_winner():
+    rows = proposed()
+    fab = Fabric(quirk=QUIRK, tuner_rows=rows)
+
+    def run(nodes, test, env):
+        if test == "alltoall_perf" and "NCCL_TUNER_PLUGIN" in env:
+            return {"error": "mpirun exit status 3", "passed": False, "parsed": None}
+        return fab(nodes, test, env)
+    out = nt.confirm(run, TESTS, [2, 4], ENV, rows, 3, 5.0, 3.0, budget())
+    assert out["rows"] == [] and "alltoall_perf on 2 nodes could not be measured" in out["why"]
+
+
+# ---------------------------------------------------------------- the tuned file and the tuner config
+
+def test_the_tuned_file_holds_scoped_rows_and_no_debugging_variable_and_the_same_result_gives_the_same_bytes():
+    rows = proposed()
+    doc = nt.tuned_document(rows, {"test": "all_reduce_perf", "scales": [2, 4]})
+    assert doc == nt.tuned_document(list(reversed(proposed(seed=3))), {"scales": [2, 4], "test": "all_reduce_perf"})
+    parsed = json.loads(doc)
+    assert set(parsed) == {"version", "tuner", "measured_on"} and parsed["version"] == 2
+    assert not any(name in doc for name in nt.DEBUGGING_VARIABLES)
+    tuned = nccl_tuned_settings(doc, "/etc/nccl/tuner.conf")
+    assert tuned["settings"] == {} and tuned["problems"] == [] and tuned["missing"] is None
+    assert tuned["job"] == {"NCCL_TUNER_PLUGIN": "libnccl-tuner-example.so", "NCCL_TUNER_CONFIG_FILE": "/etc/nccl/tuner.conf"}
+    csv = [line for line in tuned["tuner_config"].splitlines() if not line.startswith("#")]
+    assert csv == ["allreduce,67108864,268435456,ring,ll128,-1,2,16,-1,-1",
+                   "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"]
+    # no rows: NCCL's defaults, nothing to load
+    empty = nccl_tuned_settings(nt.tuned_document([], {}))
+    assert (empty["rows"], empty["job"], empty["tuner_config"]) == ([], {}, "")
+
+
+def test_a_tuned_file_with_a_debugging_variable_or_a_bad_row_is_a_problem():
+    v1 = json.dumps({"version": 1, "settings": {"NCCL_ALGO": "Ring"}, "measured_on": {}})
+    assert "sets NCCL_ALGO: variables of NCCL's Debugging section" in nccl_tuned_settings(v1)["problems"][0]
+    assert nccl_tuned_settings(json.dumps({"version": 1, "settings": {}}))["problems"] == []
+    row = dict(proposed()[0], protocol="ll256")
+    row.pop("gain_percent")
+    bad = nccl_tuned_settings(json.dumps({"version": 2, "tuner": {"plugin": nt.TUNER_PLUGIN, "rows": [row]}}))
+    assert bad["rows"] == [] and bad["problems"] == ["tuner row 1: protocol 'll256' (allowed: ll, ll128, simple)"]
+    anywhere = dict(proposed()[0], nodes=-1)
+    assert "scoped to the node and rank counts" in nt.row_problem(anywhere)
+    assert "not JSON" in nccl_tuned_settings("{")["problems"][0]
+
+
+def test_tuning_never_enters_nccl_conf():
+    rdma = {"ports": [{"device": "mlx5_0", "port": 1, "netdev": "eth1", "up": True, "roce_v2_ipv4_gid_index": 3}]}
+    cabled = [{"device": "mlx5_0", "netdev": "eth1"}]
+    opts = {"transport": "roce", "ib_tc": 104, "net": "IB"}
+    out = nccl_env_settings(rdma, cabled, dict(opts, tuned={"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "8388608"}))
+    assert "NCCL_ALGO" not in out["settings"] and "NCCL_BUFFSIZE" not in out["settings"]
+    assert [p.split(":")[0] for p in out["problems"]] == ["tuned NCCL_ALGO", "tuned NCCL_BUFFSIZE"]
+    assert nccl_env_settings(rdma, cabled, dict(opts, tuned={}))["problems"] == []
+
+
+def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable():
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    tuned = nccl_tuned_settings(nt.tuned_document(proposed(), {}), "/etc/nccl/tuner.conf")
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
+    env.filters["linerate.fabric.nccl_shell_quote"] = shell_quote
+    with open(os.path.join(root, "roles", "nccl_env", "templates", "etc", "nccl", "tuned-job.env.j2")) as f:
+        text = env.from_string(f.read()).render(ansible_managed="m", nccl_env_tuned=tuned,
+                                                nccl_env_tuner_config_file="/etc/nccl/tuner.conf",
+                                                nccl_env_job_env_file="/etc/nccl/tuned-job.env")
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert lines == ["NCCL_TUNER_PLUGIN='libnccl-tuner-example.so'", "NCCL_TUNER_CONFIG_FILE='/etc/nccl/tuner.conf'"]
+
+
+# ---------------------------------------------------------------- history and rollback
+
+def test_history_records_what_a_sweep_replaced_and_rollback_puts_back_the_previous_file_idempotently():
+    a, b = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
+    text, entries, changed = nt.plan_write(None, a, [], at="t1")
+    assert changed and text == a and [(e["n"], e["document"], e["by"]) for e in entries] == [(1, None, "before"),
+                                                                                              (2, a, "sweep")]
+    assert nt.plan_write(a, a, entries) == (a, entries, False)           # the same result: nothing changes
+    text, entries, changed = nt.plan_write(a, b, entries, at="t2")
+    assert changed and [e["n"] for e in entries] == [1, 2, 3]            # a is already the newest entry
+    assert nt.plan_rollback(b, entries) == (a, True, "history entry 2")
+    assert nt.plan_rollback(a, entries) == (a, False, "history entry 2")  # a second rollback changes nothing
+    assert nt.plan_rollback(b, entries, to=1) == (None, True, "history entry 1")   # before any sweep: no file
+    with pytest.raises(ValueError, match="nothing to roll back to"):
+        nt.plan_rollback(a, entries[:1])
+    with pytest.raises(ValueError, match=r"rollback_to 9: no such history entry \(allowed: 1, 2, 3\)"):
+        nt.plan_rollback(a, entries, to=9)
+    # a file changed by hand since the last sweep is recorded before the new one replaces it
+    _t, more, _c = nt.plan_write("hand-edited", a, entries)
+    assert [e["document"] for e in more[-2:]] == ["hand-edited", a]
+    _t, kept, _c = nt.plan_write(None, b, [{"n": i, "document": str(i)} for i in range(1, 30)], keep=5)
+    assert [e["n"] for e in kept] == [26, 27, 28, 29, 30, 31][-5:]
+
+
+def test_module_nccl_tuned_file_writes_keeps_history_is_idempotent_and_rolls_back(tmp_path, capsys):
+    path = str(tmp_path / "nccl" / "tuned.json")
+    first, second = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
+    res = run_module(nccl_tuned_file.main, {"path": path, "document": first}, Tools({}), capsys)
+    assert res["changed"] and open(path).read() == first
+    assert [h["absent"] for h in res["history"]] == [True, False]
+    res = run_module(nccl_tuned_file.main, {"path": path, "document": first}, Tools({}), capsys)
+    assert res["changed"] is False
+    res = run_module(nccl_tuned_file.main, {"path": path, "document": second}, Tools({}), capsys, diff=True)
+    assert res["changed"] and open(path).read() == second and res["diff"]["before"] == first
+    hist = json.loads(open(str(tmp_path / "nccl" / "tuned.history.json")).read())
+    assert [e["document"] for e in hist["entries"]] == [None, first, second]
+    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True}, Tools({}), capsys)
+    assert res["changed"] and res["restored"] == "history entry 2" and open(path).read() == first
+    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True}, Tools({}), capsys)
+    assert res["changed"] is False and open(path).read() == first
+    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True, "rollback_to": 1}, Tools({}), capsys,
+                     check=True)
+    assert res["changed"] and os.path.exists(path)                       # check mode removes nothing
+    run_module(nccl_tuned_file.main, {"path": path, "rollback": True, "rollback_to": 1}, Tools({}), capsys)
+    assert not os.path.exists(path)
+
+
+def test_module_nccl_tuned_file_refuses_a_debugging_variable_before_writing(tmp_path, capsys):
+    path = str(tmp_path / "tuned.json")
+    v1 = json.dumps({"version": 1, "settings": {"NCCL_PROTO": "LL128"}})
+    res = run_module(nccl_tuned_file.main, {"path": path, "document": v1}, Tools({}), capsys)
+    assert res["failed"] and res["msg"].startswith("document: the tuned NCCL file sets NCCL_PROTO")
+    assert not os.path.exists(path)
+    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True}, Tools({}), capsys)
+    assert res["failed"] and res["msg"] == "rollback: nothing to roll back to: the history holds 0 entries (a sweep writes two)"
+
+
+# ---------------------------------------------------------------- a missing tuned file is a finding
+
+def test_a_missing_or_unreadable_tuned_file_while_tuning_is_in_use_is_a_finding():
+    assert "NCCL_TUNED_MISSING" in FAULT_CODES
+    state = {"path": "/o/nccl/tuned.json", "exists": False, "readable": False, "required": True}
+    (f,) = checks_nccl.tuned_file_findings("node1", state)
+    assert f["code"] == "NCCL_TUNED_MISSING" and f["node"] == "node1" and "/o/nccl/tuned.json: absent" in f["message"]
+    (f,) = checks_nccl.tuned_file_findings("node1", dict(state, exists=True))
+    assert "not readable" in f["message"]
+    (f,) = checks_nccl.tuned_file_findings("node1", dict(state, exists="True", readable="True", problems=["bad"]))
+    assert ": bad while NCCL tuning is in use" in f["message"]
+    assert checks_nccl.tuned_file_findings("node1", dict(state, required=False)) == []
+    assert checks_nccl.tuned_file_findings("node1", dict(state, exists=True, readable=True)) == []
+    # the role's reader says the same (nccl_env stops on it)
+    assert "absent while NCCL tuning is in use" in nccl_tuned_settings("", state=state)["missing"]
+    assert nccl_tuned_settings("", state=dict(state, required=False))["missing"] is None
+
+
+# ---------------------------------------------------------------- the module's checks and plan
+
+def test_nccl_tune_check_mode_returns_the_plan_and_runs_nothing(capsys):
+    tools = Tools({})
+    res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2", "10.0.0.3"],
+                                      "candidates": [RING_LL128]}, tools, capsys, check=True)
+    assert tools.calls == [] and res["skipped_run"] is True
+    assert res["plan"] == [{"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]},
+                           {"nodes": 3, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]}]
+    assert res["max_runs_planned"] == 12
+
+
+@pytest.mark.parametrize("args,msg", [
+    ({"scales": [1, 2]}, "scales: 1 is not allowed (allowed: node counts 2..2, the number of hosts"),
+    ({"scales": [2, 2]}, "scales: [2, 2] repeats a node count"),
+    ({"candidates": [{"algorithm": "Warp", "protocol": "LL"}]}, "candidates[0]: {'algorithm': 'Warp', 'protocol': "
+                                                                 "'LL'} is not allowed (algorithm 'Warp'"),
+    ({"check_tests": ["bcast_perf"]}, "check_tests: ['bcast_perf'] is not allowed"),
+    ({"env": {"NCCL_DEBUG": "INFO", "NCCL_PROTO": "LL"}}, "env: NCCL_PROTO is not allowed (NCCL Debugging-section"),
+    ({"phase": "confirm"}, "tuner_config_file: needed for phase confirm"),
+    ({"repeats": 1}, "repeats: 1 is not allowed (allowed: 2 or more"),
+])
+def test_nccl_tune_refuses_bad_options_before_running(capsys, args, msg):
+    tools = Tools({})
+    res = run_module(nccl_tune.main, dict({"hosts": ["10.0.0.1", "10.0.0.2"]}, **args), tools, capsys)
+    assert res["failed"] and res["msg"].startswith(msg) and tools.calls == []
+
+
+# ---------------------------------------------------------------- the report and the role variables
 
 def test_the_report_carries_the_sweep_table():
-    run, _ = fake_nccl({("baseline",): [70.0, 71.0], ("NCCL_ALGO", "Ring"): [80.0, 81.0], ("NCCL_ALGO", "Tree"): [60.0]})
-    out = nt.sweep(run, VALUES[:1], 2, 5, {}, budget())
-    section = rep.tuning_section(dict(out, margin_percent=5.0, repeats=2, file="/o/nccl/tuned.json"))
-    assert section["settings"] == {"NCCL_ALGO": "Ring"} and section["metric"] == "avg_busbw_gbytes"
-    assert [(r["key"], r["value"], r["kept"]) for r in section["rows"]] == [
-        ("baseline", "NCCL default", None), ("NCCL_ALGO", "Ring", True), ("NCCL_ALGO", "Tree", False)]
+    out = sweep(Fabric(quirk=QUIRK))
+    section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN}, margin_percent=5.0,
+                                      repeats=3, file="/o/nccl/tuned.json"))
     assert json.loads(json.dumps(section)) == section
     text = "\n".join(rep.tuning_lines({"nccl_tuning": section}))
-    assert "Winner: `NCCL_ALGO=Ring`" in text and "by 5 %" in text
-    assert "| NCCL_ALGO | Ring | 80.00, 81.00 | 80.50 | +14.2 % | **winner** |" in text
-    assert rep.tuning_lines({}) == []
+    assert "Winner: tuner rows in the tuned file (job environment `NCCL_TUNER_PLUGIN=libnccl-tuner-example.so`)" in text
+    assert "| all_reduce_perf x4 | Ring/LL128 |" in text and "**winner**" in text
+    none = "\n".join(nt.table_markdown({"rows": sweep(Fabric())["rows"], "why": "no winner: x"}, 5.0, 3))
+    assert "Winner: none (NCCL's defaults stay): no winner: x" in none
 
-
-# ---------------------------------------------------------------- the role variables
 
 def test_the_sweeps_variables_are_validated_with_key_value_and_allowed():
     good = {"verify_fabric_nccl_tune": True, "verify_fabric_nccl_tune_repeats": 3,
-            "verify_fabric_nccl_tune_margin_percent": 5, "verify_fabric_nccl_tune_values": {"NCCL_ALGO": ["Ring"]},
-            "verify_fabric_nccl_tune_max_runs": 40, "verify_fabric_nccl_tune_time_budget": 900,
-            "verify_fabric_nccl_tune_min_bytes": "1M", "nccl_env_tuned_file": "/tmp/x/tuned.json"}
+            "verify_fabric_nccl_tune_candidates": [RING_LL128], "verify_fabric_nccl_tune_scales": [2, 4],
+            "verify_fabric_nccl_tune_check_tests": ["all_reduce_perf", "alltoall_perf"],
+            "verify_fabric_nccl_tune_tolerance_percent": 3, "verify_fabric_nccl_tune_min_points": 2,
+            "verify_fabric_nccl_tune_max_runs": 400, "verify_fabric_nccl_tune_rollback": False,
+            "verify_fabric_nccl_tune_rollback_to": None, "verify_fabric_nccl_tuned_required": True,
+            "verify_fabric_nccl_tune_plugin": "libnccl-tuner-example.so", "nccl_env_tuned_file": "/tmp/x/tuned.json"}
     assert iv.validate_host(good) == []
-    bad = iv.validate_host({"verify_fabric_nccl_tune": "maybe", "verify_fabric_nccl_tune_repeats": 1,
-                                     "verify_fabric_nccl_tune_margin_percent": 0.1,
-                                     "verify_fabric_nccl_tune_values": {"NCCL_ALGO": ["Warp"], "NCCL_IB_HCA": ["x"]},
-                                     "verify_fabric_nccl_tune_max_runs": 1})
+    bad = iv.validate_host({"verify_fabric_nccl_tune_scales": [4], "verify_fabric_nccl_tune_check_tests": ["x"],
+                            "verify_fabric_nccl_tune_rollback_to": "last", "verify_fabric_nccl_tune_min_points": 0})
     text = "\n".join(bad)
-    assert "verify_fabric_nccl_tune: 'maybe' is not allowed (allowed: a boolean" in text
-    assert "verify_fabric_nccl_tune_repeats: 1 is not allowed (allowed: an integer 2..10" in text
-    assert "verify_fabric_nccl_tune_margin_percent: 0.1 is not allowed (allowed: a number 0.5..100" in text
-    assert "verify_fabric_nccl_tune_values.NCCL_ALGO[0]: 'Warp' is not allowed (allowed: Warp: not an algorithm" in text
-    assert "verify_fabric_nccl_tune_values.NCCL_IB_HCA: '(key)' is not allowed" in text
-    assert "verify_fabric_nccl_tune_max_runs: 1 is not allowed (allowed: an integer 2..500" in text
-    assert len(bad) == 6
+    assert "verify_fabric_nccl_tune_scales: [4] is not allowed (allowed: empty (2 and all nodes)" in text
+    assert "verify_fabric_nccl_tune_check_tests[0]: 'x' is not allowed (allowed: all_reduce_perf | " in text
+    assert "verify_fabric_nccl_tune_rollback_to: 'last' is not allowed (allowed: null" in text
+    assert "verify_fabric_nccl_tune_min_points: 0 is not allowed (allowed: an integer 1..64" in text
+    assert len(bad) == 4

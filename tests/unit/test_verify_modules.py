@@ -195,8 +195,10 @@ def test_nccl_tests_check_mode_returns_the_argv(capsys):
 def test_nccl_tune_check_mode_returns_the_plan_and_runs_nothing(capsys):
     tools = Tools({})
     res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2"],
-                                      "values": [{"key": "NCCL_ALGO", "values": ["Ring", "Tree"]}]}, tools, capsys, check=True)
+                                      "candidates": [{"algorithm": "Ring", "protocol": "LL"},
+                                                     {"algorithm": "Tree", "protocol": "LL"}]}, tools, capsys, check=True)
     res.pop("invocation")
     assert tools.calls == [] and res == {
-        "changed": False, "skipped_run": True, "settings": {}, "runs": 0, "document": "", "max_runs_planned": 9,
-        "plan": [{"key": None, "value": None}, {"key": "NCCL_ALGO", "value": "Ring"}, {"key": "NCCL_ALGO", "value": "Tree"}]}
+        "changed": False, "skipped_run": True, "proposed": [], "tuner_rows": [], "runs": 0, "document": "",
+        "tuner_config": "", "max_runs_planned": 9,
+        "plan": [{"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL", "Tree/LL"]}]}

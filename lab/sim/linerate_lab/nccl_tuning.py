@@ -16,22 +16,38 @@ Reading the variables follows NVIDIA/nccl (tags v2.21.5-1 and v2.24.3-1):
   4 MiB (-2: the default).
 
 The physics (the lab's, stated here, not measured): per message size NCCL picks the enabled
-(algorithm, protocol) with the least time in its own cost model; the time the lab then takes is
-the lab's "real" cost, which differs from NCCL's model in one place on purpose: Tree's bandwidth
-between the lab's nodes is 0.60 of Ring's, where NCCL's model expects 0.98 (its own
-treeCorrectionFactor shows the model is not exact at medium sizes). So at medium sizes NCCL
-picks Tree and Ring is faster: ``NCCL_ALGO=Ring`` beats the default by a margin in the sweep's
-range, which is what exercises the write-back path. Otherwise:
+(algorithm, protocol) with the least time in its own cost model, and on a healthy lab fabric the
+time the lab then takes is exactly that model's: NCCL's defaults are the best choice at every
+size, so a sweep finds no winner (only run-to-run noise, at most 1 %). Otherwise:
 
 - LL: half the bandwidth (flag per 8 bytes), lowest latency: fastest at small sizes, capped at large;
 - LL128: 0.95 of Simple's bandwidth, latency between LL and Simple: near Simple at large sizes;
 - Simple: full bandwidth, the highest latency;
 - Tree: 2*log2(nodes) network steps instead of Ring's 2*(nodes-1): better at latency-bound
-  sizes with many nodes;
+  sizes with many nodes; all_reduce only (all_gather and reduce_scatter run Ring: NCCL < 2.23 has
+  no other algorithm for them across nodes without NVLS/CollNet);
+- alltoall_perf is point-to-point (ncclSend/ncclRecv): NCCL_ALGO, NCCL_PROTO and the tuner plugin
+  do not choose for it;
 - NCCL_BUFFSIZE: a Simple chunk is buffsize/8 (NCCL_STEPS); each chunk costs a fixed network
   overhead, so bandwidth is chunk/(chunk + 16 KiB) relative to the default's: 4 MiB -> 1.0,
   1 MiB -> 0.92, 256 KiB -> 0.69, 16 MiB -> 1.02;
 - NCCL_NTHREADS: fewer threads copy less per channel: (threads/512)^0.3 of Simple's bandwidth.
+
+The quirk (fault ``nccl-proto-quirk``, the model's ``nccl_quirk``): the fabric serves one protocol
+worse than NCCL's cost model expects over one size range - its bandwidth there is ``factor`` times
+the model's (``QUIRK``: Simple at 0.8 over 64 MiB..256 MiB, as large Simple chunks that overrun a
+switch buffer would). NCCL still picks by its model (Simple from 64 MiB on), so another protocol
+(LL128, 0.95 of Simple's model bandwidth) is faster there and only there: forcing it, or a
+tuner-plugin row for that range, gains about 18 %; everywhere else NCCL's pick stays the best.
+
+The tuner plugin (NVIDIA/nccl plugins/tuner/example, ``ext-tuner/example`` before 2.28): with
+``NCCL_TUNER_PLUGIN`` naming it (``example``, ``libnccl-tuner-example.so`` or a path to that
+file), each rank reads the CSV ``NCCL_TUNER_CONFIG_FILE`` (default ``nccl_tuner.conf`` in the
+working directory): ``collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks
+[,numPipeOps[,regBuff]]``; a row matching the collective, the size (inclusive bounds), the node
+and rank counts (-1: any) sets that (algorithm, protocol)'s cost to 0, so NCCL picks it when it is
+enabled. The lab's NCCL stands in for the library and the plugin built from the same tree; any
+other plugin name is not found and NCCL keeps its internal tuner.
 
 NVLS/NVLSTree and CollNet need NVLink SHARP / a CollNet plugin the lab's nodes lack: NCCL
 disables them (they never run).
@@ -50,8 +66,19 @@ NTHREADS_MAX, NTHREADS_MIN = 512, 64
 PROTO_BW = {"LL": 0.5, "LL128": 0.95, "Simple": 1.0}
 PROTO_LAT = {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}
 BASE_LAT = 6.6
-TREE_BW_MODEL = 0.98     # what NCCL's cost model expects of Tree between nodes
-TREE_BW_LAB = 0.60       # what the lab's fabric gives Tree (the model's error, on purpose)
+TREE_BW = 0.98           # Tree's bandwidth between nodes, relative to Ring's (NCCL's model and the lab's)
+# the collectives of nccl-tests the lab runs: (the tuner plugin's collective name, algorithms that run it)
+COLLECTIVES = {"all_reduce_perf": ("allreduce", ("Tree", "Ring")),
+               "all_gather_perf": ("allgather", ("Ring",)),
+               "reduce_scatter_perf": ("reducescatter", ("Ring",)),
+               "alltoall_perf": (None, ())}
+# the example tuner plugin's names (plugins/tuner/example/plugin.c parseAlgorithm / parseProtocol)
+TUNER_ALGOS = {"tree": "Tree", "ring": "Ring", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
+               "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
+TUNER_PROTOS = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+TUNER_LIBRARY = "libnccl-tuner-example.so"
+# the fault nccl-proto-quirk's quirk (see above)
+QUIRK = {"protocol": "Simple", "min_bytes": 64 << 20, "max_bytes": 256 << 20, "factor": 0.8}
 
 
 def _version(version):
@@ -143,29 +170,58 @@ def _chunk_eff(buffsize):
     return chunk / (chunk + CHUNK_OVERHEAD)
 
 
-def _bandwidth(peak, algo, proto, tuning, tree_share):
-    bw = peak * PROTO_BW[proto] * (tree_share if algo == "Tree" else 1.0)
+def _quirk_factor(quirk, proto, size):
+    if quirk and proto == quirk.get("protocol") and int(quirk["min_bytes"]) <= size <= int(quirk["max_bytes"]):
+        return float(quirk.get("factor", 1.0))
+    return 1.0
+
+
+def _bandwidth(peak, algo, proto, tuning):
+    bw = peak * PROTO_BW[proto] * (TREE_BW if algo == "Tree" else 1.0)
     if proto == "Simple":
         bw *= _chunk_eff(tuning["buffsize"]) / _chunk_eff(BUFFSIZE_DEFAULT)
         bw *= (tuning["nthreads"] / NTHREADS_MAX) ** 0.3
     return bw
 
 
-def _time_us(size, nranks, nodes, peak, algo, proto, tuning, tree_share):
-    steps = 2 * max(1, math.ceil(math.log2(nodes))) if algo == "Tree" else 2 * max(1, nodes - 1)
+def bus_factor(test, nranks):
+    """nccl-tests' bus bandwidth factor: 2(n-1)/n for all_reduce, (n-1)/n for the others."""
+    return (2 if test == "all_reduce_perf" else 1) * (nranks - 1) / nranks
+
+
+def _time_us(size, nranks, nodes, peak, algo, proto, tuning, test="all_reduce_perf", quirk=None):
+    if algo == "Tree":
+        steps = 2 * max(1, math.ceil(math.log2(nodes)))
+    else:
+        steps = (2 if test == "all_reduce_perf" else 1) * max(1, nodes - 1)
     lat = BASE_LAT + steps * PROTO_LAT[proto]
-    bus_bytes = size * 2 * (nranks - 1) / nranks
-    return lat + bus_bytes / (_bandwidth(peak, algo, proto, tuning, tree_share) * 1e3)
+    bus_bytes = size * bus_factor(test, nranks)
+    bw = _bandwidth(peak, algo, proto, tuning) * _quirk_factor(quirk, proto, size)
+    return lat + bus_bytes / (bw * 1e3)
 
 
-def choose(size, nranks, nodes, peak, tuning):
-    """NCCL's pick for one size: the enabled (algo, proto) of least time in NCCL's own model."""
+def tuner_match(rows, test, size, nodes, nranks):
+    """The (algorithm, protocol) of the first example-plugin row that matches, or None."""
+    coll = COLLECTIVES.get(test, (None, ()))[0]
+    for row in rows or []:
+        if (row["collective"] == coll and row["min_bytes"] <= size <= row["max_bytes"]
+                and row["nodes"] in (-1, nodes) and row["ranks"] in (-1, nranks)):
+            return row["algorithm"], row["protocol"]
+    return None
+
+
+def choose(size, nranks, nodes, peak, tuning, test="all_reduce_perf"):
+    """NCCL's pick for one size: a tuner-plugin row's (algorithm, protocol) when one matches and
+    NCCL_ALGO/NCCL_PROTO leave it enabled, else the enabled pair of least time in NCCL's own model."""
+    runs = COLLECTIVES.get(test, ("", ("Ring",)))[1]
+    algos = [a for a in sorted(tuning["algos"]) if a in runs and not (nodes < 2 and a == "Tree")]
+    hit = tuner_match(tuning.get("tuner_rows"), test, size, nodes, nranks)
+    if hit and hit[0] in algos and hit[1] in tuning["protos"]:
+        return hit
     best = None
-    for algo in sorted(tuning["algos"]):
-        if nodes < 2 and algo == "Tree":
-            continue
+    for algo in algos:
         for proto in sorted(tuning["protos"]):
-            t = _time_us(size, nranks, nodes, peak, algo, proto, tuning, TREE_BW_MODEL)
+            t = _time_us(size, nranks, nodes, peak, algo, proto, tuning, test)
             if best is None or t < best[0]:
                 best = (t, algo, proto)
     if best is None:
@@ -173,9 +229,76 @@ def choose(size, nranks, nodes, peak, tuning):
     return best[1], best[2]
 
 
-def busbw(size, nranks, nodes, peak, tuning):
-    """The lab's bus bandwidth (GB/s) of an all-reduce of ``size`` bytes with NCCL's pick;
-    ``peak``: what the network gives a ring (the fabric model's verdict)."""
-    algo, proto = choose(size, nranks, nodes, peak, tuning)
-    t = _time_us(size, nranks, nodes, peak, algo, proto, tuning, TREE_BW_LAB)
-    return size * 2 * (nranks - 1) / nranks / (t * 1e3), algo, proto
+def busbw(size, nranks, nodes, peak, tuning, test="all_reduce_perf", quirk=None):
+    """The lab's bus bandwidth (GB/s) of ``test`` at ``size`` bytes with NCCL's pick, and the pick;
+    ``peak``: what the network gives a ring (the fabric model's verdict); ``quirk``: the fabric's
+    ``nccl_quirk`` (None on a healthy fabric). alltoall_perf: NCCL_ALGO/NCCL_PROTO do not apply."""
+    if not COLLECTIVES.get(test, ("", ("Ring",)))[1]:
+        lat = BASE_LAT + max(1, nodes - 1) * PROTO_LAT["Simple"]
+        bus_bytes = size * bus_factor(test, nranks)
+        t = lat + bus_bytes / (peak * 1e3)
+        return bus_bytes / (t * 1e3), None, None
+    algo, proto = choose(size, nranks, nodes, peak, tuning, test)
+    t = _time_us(size, nranks, nodes, peak, algo, proto, tuning, test, quirk)
+    return size * bus_factor(test, nranks) / (t * 1e3), algo, proto
+
+
+# ------------------------------------------------------------ the example tuner plugin
+
+def _plugin_found(name):
+    """NCCL_TUNER_PLUGIN resolved as NCCL does (the name, then libnccl-tuner-<name>.so): True for the
+    example plugin (the one the lab's NCCL carries)."""
+    base = str(name or "").rsplit("/", 1)[-1]
+    return base == TUNER_LIBRARY or f"libnccl-tuner-{base}.so" == TUNER_LIBRARY
+
+
+def parse_tuner_config(text):
+    """The example plugin's loadConfig: ``([row], [loaded message])``; a line with fewer than 8 or more
+    than 10 fields is skipped, as the plugin skips it."""
+    rows, msgs = [], []
+    for line in (text or "").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        tokens = [t.strip(" \t") for t in line.split(",") if t != ""]
+        if not 8 <= len(tokens) <= 10:
+            continue
+        try:
+            row = {"collective": tokens[0], "min_bytes": int(tokens[1]), "max_bytes": int(tokens[2]),
+                   "algorithm": TUNER_ALGOS.get(tokens[3]), "protocol": TUNER_PROTOS.get(tokens[4]),
+                   "channels": int(tokens[5]), "nodes": int(tokens[6]), "ranks": int(tokens[7]),
+                   "pipe_ops": int(tokens[8]) if len(tokens) > 8 else -1,
+                   "reg_buff": int(tokens[9]) if len(tokens) > 9 else -1}
+        except ValueError:
+            continue
+        rows.append(row)
+        msgs.append(f"TUNER/ExamplePlugin: Loaded config: {tokens[0]} [{row['min_bytes']}-{row['max_bytes']}] "
+                    f"{tokens[3]}/{tokens[4]} channels={row['channels']} nodes={row['nodes']} "
+                    f"ranks={row['ranks']} pipeOps=any regBuff=any")
+    return rows, msgs
+
+
+def load_tuner(conf, read=None):
+    """The tuner plugin as NCCL loads it from ``conf`` (nccl.conf + environment): ``{"rows": [...] or
+    None, "infos": [msg]}``; ``read(path) -> text or None`` reads the config file (a missing file: the
+    plugin's "not found, using defaults")."""
+    name = conf.get("NCCL_TUNER_PLUGIN")
+    out = {"rows": None, "infos": []}
+    if name is None:
+        return out
+    out["infos"].append(f"NCCL_TUNER_PLUGIN set by environment to {name}")
+    if name.lower() == "none":
+        return out
+    if not _plugin_found(name):
+        out["infos"].append(f"TUNER/Plugin: Could not find: {name}. Using internal tuner plugin.")
+        return out
+    out["infos"].append(f"Successfully loaded external tuner plugin {TUNER_LIBRARY}")
+    path = conf.get("NCCL_TUNER_CONFIG_FILE") or "nccl_tuner.conf"
+    text = read(path) if read else None
+    if text is None:
+        out["infos"].append(f"TUNER/ExamplePlugin: Config file {path} not found, using defaults")
+        out["rows"] = []
+        return out
+    rows, msgs = parse_tuner_config(text)
+    out["infos"] += msgs + [f"TUNER/ExamplePlugin: Loaded {len(rows)} tuning configurations from {path}"]
+    out["rows"] = rows
+    return out

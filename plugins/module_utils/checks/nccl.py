@@ -111,6 +111,30 @@ def _hca_list(value):
     return [x if ":" in x else f"{x}:1" for x in (y.strip() for y in v.lstrip("^=").split(",")) if x]
 
 
+def tuned_file_findings(node, state):
+    """NCCL_TUNED_MISSING for a node whose play saw the tuning sweep's tuned file (controller) absent,
+    unreadable or unusable while tuning is in use (``state``: role task nccl_env.yml's
+    ``verify_fabric_nccl_tuned``: path, exists, readable, required, problems); [] otherwise."""
+    if not state or not _truthy(state.get("required")):
+        return []
+    path = state.get("path") or "the tuned NCCL file"
+    if not _truthy(state.get("exists")):
+        why = "absent"
+    elif not _truthy(state.get("readable")):
+        why = "not readable"
+    elif state.get("problems"):
+        why = "; ".join(state["problems"])
+    else:
+        return []
+    return [finding("NCCL_TUNED_MISSING", f"{node}: {path}: {why} while NCCL tuning is in use; its tuner rows are "
+                    "not applied (restore it: playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true, or "
+                    "sweep again)", node=node, check="nccl_conf")]
+
+
+def _truthy(value):
+    return value is True or str(value).lower() in ("true", "yes", "1")
+
+
 def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
     """Compare a node's NCCL configuration with what the intent and the facts say it must be.
 

@@ -227,6 +227,7 @@ def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):
                 conf["invalid"] = str(e)
         expected = data[n].get("verify_fabric_nccl_expected") or {}
         f = checks_nccl.nccl_conf_findings(n, conf, expected.get("settings") or {}, expected.get("gids") or {}, fabric, sl)
+        f += checks_nccl.tuned_file_findings(n, data[n].get("verify_fabric_nccl_tuned"))
         for x in f:
             if x.get("device"):
                 where = cabling._where(cabling_index, n, x["device"])
@@ -389,7 +390,7 @@ CHECKS = (
     Check("ports", ports, ("verify_fabric_port_result",)),
     Check("readiness", ready, ("verify_fabric_readiness",)),
     Check("cabling", cabled, ("verify_fabric_cabling",)),
-    Check("nccl_conf", nccl_conf, ("verify_fabric_nccl_expected", "verify_fabric_nccl_conf"),
+    Check("nccl_conf", nccl_conf, ("verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_nccl_tuned"),
           selectable=False),                                # read back by the ports phase
     Check("ib_write_bw", ib_write_bw, ("verify_fabric_rdma_log",), benchmark=True),
     Check("ib_send_bw", bench("ib_send_bw"), _BENCH, benchmark=True),

@@ -422,9 +422,35 @@ def kueue_objects(o, rail_list, nodes):
     ]
 
 
-def render(eff, hosts, host_settings, options):
+def _mount_tuner(node, volume, directory):
+    """Mount the tuner-config ConfigMap ``volume`` at ``directory`` in every pod spec under ``node``
+    whose containers carry NCCL_TUNER_CONFIG_FILE (the GPU pods; the launcher runs no NCCL)."""
+    if isinstance(node, list):
+        for item in node:
+            _mount_tuner(item, volume, directory)
+        return
+    if not isinstance(node, dict):
+        return
+    containers = node.get("containers")
+    if isinstance(containers, list) and "volumes" in node:
+        mounted = False
+        for c in containers:
+            if any(e.get("name") == "NCCL_TUNER_CONFIG_FILE" for e in c.get("env") or []):
+                c.setdefault("volumeMounts", []).append({"name": "nccl-tuner", "mountPath": directory,
+                                                         "readOnly": True})
+                mounted = True
+        if mounted:
+            node["volumes"].append({"name": "nccl-tuner", "configMap": {"name": volume}})
+    for value in node.values():
+        _mount_tuner(value, volume, directory)
+
+
+def render(eff, hosts, host_settings, options, tuner=None):
     """{file name under <output>/k8s/: [objects]}, plus the pod's NCCL environment.
 
+    ``tuner``: the NCCL tuning sweep's result as filter nccl_tuned_settings reads it (docs/tuning.md):
+    with rows, the pods carry its per-job environment (NCCL_TUNER_PLUGIN, NCCL_TUNER_CONFIG_FILE) and
+    mount its tuner config from a ConfigMap at that path (``nccl/tuner-config.yaml``).
     Raises RenderError with every problem at once.
     """
     transport = eff["transport"]
@@ -440,6 +466,8 @@ def render(eff, hosts, host_settings, options):
         raise RenderError([f"k8s_render_nodes: {nodes} is not allowed (allowed: 0 (every GPU node) or 1..{len(hosts)}, "
                            "the GPU nodes the inventory has)"])
     env = pod_nccl_env(host_settings, o, eff)
+    job = dict((tuner or {}).get("job") or {})
+    env.update(job)
     pod = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": _name(o, "nccl-pod"),
                                                                    "namespace": o["namespace"]},
            "template": pod_template(eff, o, rail_list, env, "nccl", o["image"], None)}
@@ -461,4 +489,12 @@ def render(eff, hosts, host_settings, options):
         files["scheduling/volcano-podgroups.yaml"] = [
             _volcano(o, _name(o, "allreduce"), nodes, nodes * o["gpus_per_node"]),
             _volcano(o, _name(o, "nccl-tests"), nodes + 1, nodes * o["gpus_per_node"])]
+    if job.get("NCCL_TUNER_CONFIG_FILE"):
+        path = job["NCCL_TUNER_CONFIG_FILE"]
+        directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))
+        files["nccl/tuner-config.yaml"] = [{"apiVersion": "v1", "kind": "ConfigMap",
+                                            "metadata": {"name": _name(o, "nccl-tuner"), "namespace": o["namespace"]},
+                                            "data": {base: tuner["tuner_config"]}}]
+        for key in ("pods/nccl-pod-template.yaml", "jobs/pytorchjob.yaml", "jobs/mpijob.yaml"):
+            _mount_tuner(files[key], _name(o, "nccl-tuner"), directory or "/")
     return {"files": files, "nccl_env": env, "rails": rail_list, "options": o}

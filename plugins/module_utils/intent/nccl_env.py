@@ -7,9 +7,11 @@
 warns about ``excluded``. It never lists an HCA whose port is not ACTIVE.
 
 Precedence, lowest first: the values derived from the facts and the intent, the
-tuned settings (``options["tuned"]``: the winner of the NCCL tuning sweep, read
-from its file by ``nccl_tuned_settings``; docs/tuning.md), the intent's
-``fabric.nccl.overrides``, the role's ``overrides``.
+intent's ``fabric.nccl.overrides``, the role's ``overrides``. The NCCL tuning
+sweep's result never enters this derivation (docs/tuning.md): what it measured
+is scoped tuner-plugin rows (``nccl_tuned_settings``: the tuner config and the
+per-job environment that loads it), and ``options["tuned"]`` refuses every
+variable of NCCL's Debugging section.
 """
 import re
 
@@ -101,12 +103,12 @@ def nccl_env_settings(rdma, cabled, options):
         settings["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
     if options.get("net"):
         settings["NCCL_NET"] = str(options["net"])
+    for key in nccl_tune.debugging_keys(options.get("tuned")):
+        problems.append(f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
+                        "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config")
     for key, value in (options.get("tuned") or {}).items():
-        problem = nccl_tune.value_problem(key, value)
-        if problem:
-            problems.append(f"tuned {key}={value}: {problem} (the tuned-settings file; run the sweep again)")
-            continue
-        settings[str(key)] = str(value)
+        if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
+            problems.append(f"tuned {key}={value}: tuning writes no /etc/nccl.conf variable (docs/tuning.md)")
     for overrides in (options.get("intent_overrides") or {}, options.get("overrides") or {}):
         for key, value in overrides.items():
             if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
@@ -123,7 +125,24 @@ def shell_quote(value):
     return "'" + str(value).replace("'", "'\"'\"'") + "'"
 
 
-def nccl_tuned_settings(text):
-    """The tuned-settings file's text (empty: none) -> ``{"settings": {NCCL_*: str}, "problems": [msg]}``."""
-    settings, problems = nccl_tune.read_tuned(text)
-    return {"settings": settings, "problems": problems}
+def nccl_tuned_settings(text, config_file=nccl_tune.TUNER_CONFIG, state=None):
+    """The tuned file's text (empty: none) -> ``{"settings": {} (nothing for /etc/nccl.conf, ever),
+    "rows": [tuner row], "tuner_config": CSV text ("" without rows), "job": {NCCL_TUNER_PLUGIN,
+    NCCL_TUNER_CONFIG_FILE} ({} without rows), "problems": [msg], "missing": msg|None}``.
+
+    ``state``: what the controller found at the file's path, ``{"path", "exists", "readable",
+    "required"}`` (a stat); when ``required`` (tuning is in use: the inventory says so, or a history
+    of sweeps is there) a missing or unreadable file is ``missing`` (finding NCCL_TUNED_MISSING),
+    never silently no tuning."""
+    tuned = nccl_tune.read_tuned(text)
+    out = {"settings": {}, "rows": tuned["rows"], "problems": list(tuned["problems"]), "missing": None,
+           "tuner_config": nccl_tune.tuner_config(tuned["rows"]) if tuned["rows"] else "",
+           "job": nccl_tune.job_env(tuned, config_file)}
+    st = state or {}
+    if st.get("required") and (not st.get("exists") or not st.get("readable", True)):
+        out["missing"] = (f"{st.get('path') or 'the tuned NCCL file'}: "
+                          + ("absent" if not st.get("exists") else "not readable")
+                          + " while NCCL tuning is in use (linerate_nccl_tuning, or a history of sweeps beside it); "
+                            "restore it (playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true) or run the "
+                            "sweep again")
+    return out

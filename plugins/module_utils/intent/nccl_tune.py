@@ -1,63 +1,104 @@
-"""NCCL tuning: the sweep over NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE, NCCL_NTHREADS and
-NCCL_NET_GDR_LEVEL with nccl-tests, its decision rule, and the tuned-settings document
-that role nccl_env's derivation reads (docs/tuning.md).
+"""NCCL tuning that NCCL's maintainers would accept (docs/tuning.md): scoped winners through NCCL's
+tuner-plugin interface, never a Debugging-section variable in /etc/nccl.conf.
 
-The sweep is one pass over the keys, in the order given. Each candidate value of a key
-is run ``repeats`` times with every other swept key at its baseline; the metric is
-nccl-tests' average bus bandwidth over the size range (GB/s, higher is better). A
-candidate is kept only when
+NCCL's environment documentation (NVIDIA/nccl docs, env.rst) splits its variables into "System
+configuration" and "Debugging"; the Debugging ones "should not be used in production nor retained in
+scripts". NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE, NCCL_NTHREADS and NCCL_NET_GDR_LEVEL are all
+Debugging variables (``DEBUGGING_VARIABLES``): forcing NCCL_ALGO=Ring fleet-wide disables NVLS,
+CollNet and PAT for every job and collective. So the sweep only *measures* with NCCL_ALGO/NCCL_PROTO
+(in the environment of one benchmark run, which those docs call fine "for experiments"), and writes
+what won as rows of the example tuner plugin's CSV (NVIDIA/nccl plugins/tuner/example; ext-tuner/
+example before 2.28), each row scoped to what was measured: the collective, the message-size range
+and the node and rank counts. The tuned file (``tuned_document``) holds those rows; role nccl_env
+writes them to the tuner config on the nodes and a per-job environment file that sets
+NCCL_TUNER_PLUGIN / NCCL_TUNER_CONFIG_FILE (System-configuration / the plugin's own variable), which
+the launchers and the Kubernetes rendering read; /etc/nccl.conf gets nothing from tuning.
 
-- the median of its runs beats the median of the baseline's runs by at least
-  ``margin_percent``, and
-- its worst run beats the baseline's best run (noise: the two sets of runs do not
-  overlap, so the gain is not one lucky run or one unlucky baseline),
+The measurement (``sweep``), per scale (node count, at least two):
 
-and every run of it passed (no nccl-tests failure, no NCCL WARN about the value).
-Of several kept values of one key the highest median wins (ties: the first listed);
-none kept, the key stays at NCCL's default. A kept value becomes the baseline for the
-keys after it (its runs are the new baseline's runs: nothing is measured twice).
+- the baseline (NCCL's defaults, nothing set) and every candidate (algorithm, protocol) are run
+  *interleaved* (``interleaved``: each round runs every configuration once, the order rotated by one
+  each round), ``repeats`` rounds: drift during the sweep hits baseline and candidates alike;
+- per message size a candidate *beats* the baseline when the median of its runs beats the baseline's
+  median by ``margin_percent`` and its worst run beats the baseline's best (the runs do not overlap);
+- per size the winner is the candidate with the highest median among those that beat the baseline
+  (candidates within the noise of it - their best run reaches its worst - count as equal: the first
+  listed wins, so noise cannot flip the choice); contiguous sizes with one winner form a range, kept
+  when it spans at least ``min_points`` measured sizes: one tuner row per range and scale.
 
-The sweep is bounded: at most ``max_runs`` nccl-tests runs and ``time_budget``
-seconds; what the bound left out is in the table as not run and decides nothing.
+The proof (``confirm``): the proposed rows are staged as a tuner config on every node and, at every
+scale (two at least), the baseline and the baseline with the tuner plugin and that file are run
+interleaved for each collective checked (all_reduce, all_gather, reduce_scatter, alltoall by
+default). A row is written only when the file reproduces its gain over its range, and nothing is
+written when any collective at any scale is worse with the file (median below the baseline's by more
+than ``tolerance_percent`` and no overlap): "no winner" keeps NCCL's defaults, as on a healthy
+fabric it usually should.
 
-Stdlib only; the runs come through a function, so the logic is tested without mpirun.
+History and rollback (``plan_write`` / ``plan_rollback``): every tuned file a sweep wrote that
+differs from the one before is kept in a history document beside it; rollback puts back the file
+from before the newest sweep (idempotent: a second rollback changes nothing).
+
+Stdlib only; runs come through a function, so the logic is tested without mpirun.
 """
 import json
 import re
 import statistics
 import time
 
-# The keys the sweep knows, in the order it sweeps them by default.
-KEYS = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS", "NCCL_NET_GDR_LEVEL")
+TUNED_VERSION = 2
+HISTORY_VERSION = 1
+
+# NCCL env.rst, section "Debugging" (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, read
+# 2026-12 from the NCCL 2.30 documentation source; docs/conformance.md): "should not be used in
+# production nor retained in scripts". Former names kept where the docs give them (NCCL_MAX_NRINGS,
+# NCCL_MIN_NRINGS, NCCL_IB_GDR_LEVEL).
+DEBUGGING_VARIABLES = frozenset((
+    "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_SHM_DISABLE", "NCCL_BUFFSIZE",
+    "NCCL_NTHREADS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS",
+    "NCCL_CHECKS_DISABLE", "NCCL_CHECK_POINTERS", "NCCL_CHECK_MODE", "NCCL_LAUNCH_MODE", "NCCL_IB_DISABLE",
+    "NCCL_IB_AR_THRESHOLD", "NCCL_IB_OOO_RQ", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS",
+    "NCCL_IB_CUDA_SUPPORT", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_ECE_ENABLE",
+    "NCCL_MEM_SYNC_DOMAIN", "NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "NCCL_NET_GDR_LEVEL",
+    "NCCL_IB_GDR_LEVEL", "NCCL_NET_GDR_C2C", "NCCL_NET_GDR_READ", "NCCL_GDRCOPY_ENABLE",
+    "NCCL_GDRCOPY_FIFO_ENABLE", "NCCL_GDRCOPY_SYNC_ENABLE", "NCCL_GDRCOPY_FLUSH_ENABLE",
+    "NCCL_NET_SHARED_BUFFERS", "NCCL_NET_SHARED_COMMS", "NCCL_IGNORE_NET_MISMATCH",
+    "NCCL_IGNORE_COLLNET_MISMATCH", "NCCL_SINGLE_RING_THRESHOLD", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD",
+    "NCCL_ALGO", "NCCL_PROTO", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_PXN_C2C",
+    "NCCL_RUNTIME_CONNECT", "NCCL_GRAPH_REGISTER", "NCCL_LOCAL_REGISTER", "NCCL_LEGACY_CUDA_REGISTER",
+    "NCCL_WIN_ENABLE", "NCCL_SET_STACK_SIZE", "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_GRAPH_STREAM_ORDERING",
+    "NCCL_DMABUF_ENABLE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD", "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+    "NCCL_COMM_BLOCKING", "NCCL_CGA_CLUSTER_SIZE", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS", "NCCL_NVLS_ENABLE",
+    "NCCL_IB_MERGE_NICS", "NCCL_NET_MERGE_POLICY", "NCCL_MNNVL_ENABLE", "NCCL_MNNVL_UUID",
+    "NCCL_MNNVL_CLIQUE_ID", "NCCL_RAS_ENABLE", "NCCL_RAS_ADDR", "NCCL_RAS_TIMEOUT_FACTOR",
+    "NCCL_LAUNCH_ORDER_IMPLICIT", "NCCL_LAUNCH_RACE_FATAL", "NCCL_IPC_USE_ABSTRACT_SOCKET",
+    "NCCL_SYM_GIN_KERNELS_ENABLE",
+))
+
 # ncclAlgoStr of NVIDIA/nccl src/init.cc: v2.18 .. v2.22 (6 algorithms); PAT from v2.23.
 ALGOS = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree")
 ALGOS_PAT = ALGOS + ("PAT",)
-# ncclProtoStr (every release linerate reads).
 PROTOS = ("LL", "LL128", "Simple")
-GDR_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
-# NCCL_NTHREADS: a multiple of WARP_SIZE (32), 2*WARP_SIZE .. NCCL_SIMPLE_MAX_NTHREADS (512)
-# (src/graph/tuning.cc getNthreads; outside it NCCL warns and clamps).
-NTHREADS_RANGE = (64, 512)
-# NCCL_BUFFSIZE: the Simple protocol's buffer per channel and peer; NCCL's default 4 MiB
-# (src/init.cc DEFAULT_BUFFSIZE (1 << 22)). The sweep accepts 64 KiB .. 1 GiB.
-BUFFSIZE_DEFAULT = 1 << 22
-BUFFSIZE_RANGE = (1 << 16, 1 << 30)
-# What a key is set to in the baseline when the tuned file already sets it (nccl.conf
-# would otherwise make the "default" the last winner; the environment beats nccl.conf):
-# the list of every algorithm enables all of them, as unset does (PAT is silently ignored
-# by NCCL < 2.23); every protocol (LL128 forced on, which NCCL's default enables on the
-# NVLink-connected GPUs linerate targets); -2, NCCL_PARAM's "not set" value for both
-# numbers; the intent's GDR level.
-NEUTRAL = {"NCCL_ALGO": ",".join(ALGOS_PAT), "NCCL_PROTO": ",".join(PROTOS), "NCCL_BUFFSIZE": "-2",
-           "NCCL_NTHREADS": "-2"}
-DEFAULT_VALUES = {
-    "NCCL_ALGO": ["Ring", "Tree"],
-    "NCCL_PROTO": ["Simple", "LL128", "LL"],
-    "NCCL_BUFFSIZE": [2097152, 8388608, 16777216],
-    "NCCL_NTHREADS": [256, 128],
-    "NCCL_NET_GDR_LEVEL": ["PXB", "SYS"],
-}
-TUNED_VERSION = 1
+# the example tuner plugin's names (plugins/tuner/example/plugin.c parseCollType / parseAlgorithm /
+# parseProtocol); alltoall is ncclSend/ncclRecv: the tuner plugin is not asked about it
+TUNER_ALGO = {"Tree": "tree", "Ring": "ring", "CollNetDirect": "collnet_direct", "CollNetChain": "collnet_chain",
+              "NVLS": "nvls", "NVLSTree": "nvls_tree", "PAT": "pat"}
+TUNER_PROTO = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
+TESTS = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf")
+TUNER_COLLECTIVE = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
+                    "reduce_scatter_perf": "reducescatter", "alltoall_perf": None}
+TUNER_COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")
+TUNER_FIELDS = ("collective", "min_bytes", "max_bytes", "algorithm", "protocol", "channels", "nodes", "ranks",
+                "pipe_ops", "reg_buff")
+TUNER_PLUGIN = "libnccl-tuner-example.so"
+TUNER_CONFIG = "/etc/nccl/tuner.conf"
+DEFAULT_CANDIDATES = tuple({"algorithm": a, "protocol": p} for a in ("Ring", "Tree") for p in ("LL", "LL128", "Simple"))
+# the plugin reads sizes as size_t; the example config uses 4294967295 for "every size"
+MAX_BYTES = (1 << 64) - 1
+
+
+def debugging_keys(mapping):
+    """The keys of ``mapping`` that are NCCL Debugging-section variables, sorted."""
+    return sorted(k for k in (mapping or {}) if str(k) in DEBUGGING_VARIABLES)
 
 
 def algos_of(version):
@@ -68,111 +109,61 @@ def algos_of(version):
     return ALGOS_PAT
 
 
-def value_problem(key, value, version=None):
-    """Why ``value`` is not a value of ``key`` (None when it is one)."""
-    text = str(value)
-    if key == "NCCL_ALGO":
-        names = algos_of(version) if version else ALGOS_PAT
-        bad = [t for t in text.split(",") if t.lower() not in [n.lower() for n in names]]
-        return None if text and not bad else f"{', '.join(bad) or repr(text)}: not an algorithm of NCCL " \
-            f"{version or ''}".rstrip() + f" (accepted: {', '.join(names)})"
-    if key == "NCCL_PROTO":
-        bad = [t for t in text.split(",") if t.lower() not in [n.lower() for n in PROTOS]]
-        return None if text and not bad else f"{', '.join(bad) or repr(text)}: not a protocol (accepted: " \
-            f"{', '.join(PROTOS)})"
-    if key == "NCCL_NET_GDR_LEVEL":
-        return None if text in GDR_LEVELS else f"not a GDR level (accepted: {', '.join(GDR_LEVELS)})"
-    if key in ("NCCL_BUFFSIZE", "NCCL_NTHREADS"):
-        if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,12}", text):
-            return "not a positive integer"
-        n = int(text)
-        if key == "NCCL_BUFFSIZE":
-            lo, hi = BUFFSIZE_RANGE
-            return None if lo <= n <= hi else f"outside {lo}..{hi} bytes"
-        lo, hi = NTHREADS_RANGE
-        return None if lo <= n <= hi and n % 32 == 0 else f"not a multiple of 32 in {lo}..{hi}"
-    return f"not a key the sweep tunes (allowed: {', '.join(KEYS)})"
+def candidate_problem(candidate, version=None):
+    """Why ``candidate`` ({algorithm, protocol}) cannot be run or written (None when it can)."""
+    if not isinstance(candidate, dict) or set(candidate) != {"algorithm", "protocol"}:
+        return "a mapping of exactly algorithm and protocol"
+    names = algos_of(version) if version else ALGOS_PAT
+    if candidate["algorithm"] not in names:
+        return (f"algorithm {candidate['algorithm']!r} is not one of NCCL {version or ''}".rstrip()
+                + f" (allowed: {', '.join(names)})")
+    if candidate["protocol"] not in PROTOS:
+        return f"protocol {candidate['protocol']!r} is not one of {', '.join(PROTOS)}"
+    return None
 
 
-# ------------------------------------------------------------------ decision
-
-def median(values):
-    return statistics.median(values) if values else None
+def label(candidate):
+    return f"{candidate['algorithm']}/{candidate['protocol']}"
 
 
-def judge(baseline, runs, margin_percent, failed=False):
-    """One candidate against the baseline: ``{"median", "gain_percent", "spread_percent", "kept", "why"}``.
-
-    ``baseline`` and ``runs``: the metric of each run (GB/s). Kept only when the median gain is at
-    least ``margin_percent`` and the candidate's worst run beats the baseline's best run.
-    """
-    measured = [r for r in runs if r is not None]
-    out = {"median": median(measured), "min": min(measured) if measured else None,
-           "max": max(measured) if measured else None, "gain_percent": None, "spread_percent": None, "kept": False}
-    base = median(baseline)
-    if failed:
-        out["why"] = "failed"
-        return out
-    if not runs or not baseline or not base:
-        out["why"] = "not measured"
-        return out
-    gain = (out["median"] / base - 1) * 100
-    out["gain_percent"] = round(gain, 2)
-    out["spread_percent"] = round((max(runs) - min(runs)) / out["median"] * 100, 2) if out["median"] else None
-    if gain < margin_percent:
-        out["why"] = f"gain {gain:+.1f} % below the margin {margin_percent:g} %"
-    elif min(runs) <= max(baseline):
-        out["why"] = (f"gain {gain:+.1f} % but within noise: its worst run {min(runs):g} does not beat the "
-                      f"baseline's best {max(baseline):g}")
-    else:
-        out["kept"] = True
-        out["why"] = f"gain {gain:+.1f} % >= {margin_percent:g} %, every run above the baseline's best"
-    return out
+def size_text(n):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
 
 
-def choose(judged):
-    """The winning value of one key from ``[(value, judged)]`` (in the order listed), or None: the
-    highest median of those kept; equal medians keep the first listed."""
-    best = None
-    for value, j in judged:
-        if j.get("kept") and (best is None or j["median"] > best[1]["median"]):
-            best = (value, j)
-    return best[0] if best else None
+# ------------------------------------------------------------------ one run
 
-
-# ------------------------------------------------------------------ the sweep
-
-def metric_of(result):
-    """The metric of one nccl-tests result (the nccl_tests module's return): the average bus
-    bandwidth, else the bus bandwidth at the largest size; None when the run failed or a NCCL WARN
-    names a swept key (NCCL refused or clamped the value)."""
+def sizes_of(result):
+    """``{size: bus bandwidth (GB/s, out-of-place)}`` of one nccl-tests result (the nccl_tests runner's
+    return), or None when the run failed or NCCL warned about a variable the run set (NCCL refused or
+    ignored it, so the run measured something else)."""
     if not result or result.get("error") or not result.get("passed", True):
         return None
-    warns = (result.get("parsed") or {}).get("nccl_warnings") or []
-    if any(re.search(r"Unrecognized element token|Invalid NCCL_|NCCL_(ALGO|PROTO|BUFFSIZE|NTHREADS)", w)
-           for w in warns):
+    parsed = result.get("parsed") or {}
+    warns = parsed.get("nccl_warnings") or []
+    if any(re.search(r"Unrecognized element token|Invalid NCCL_|NCCL_(ALGO|PROTO|TUNER)", w) for w in warns):
         return None
-    value = result.get("avg_busbw")
-    return float(value) if value is not None else (float(result["busbw"]) if result.get("busbw") is not None
-                                                   else None)
+    out = {}
+    for row in parsed.get("rows") or []:
+        bw = (row.get("out_of_place") or {}).get("busbw")
+        if row.get("size") is not None and bw is not None:
+            out[int(row["size"])] = float(bw)
+    return out or None
 
 
-def _gdr_everywhere(result):
-    logs = (result or {}).get("logs") or {}
-    return bool(logs) and all((log or {}).get("gdr") is True for log in logs.values())
-
-
-def _version_of(result):
-    return ((result or {}).get("parsed") or {}).get("nccl_version")
-
-
-def _why_failed(result):
+def why_failed(result):
     if not result:
         return "not run"
     if result.get("error"):
         return str(result["error"])[:300]
     warns = (result.get("parsed") or {}).get("nccl_warnings") or []
     return "; ".join(warns)[:300] or "no bus bandwidth read"
+
+
+def version_of(result):
+    return ((result or {}).get("parsed") or {}).get("nccl_version")
 
 
 class Budget:
@@ -199,167 +190,432 @@ class Budget:
         self.longest = max(self.longest, seconds)
 
 
-def plan(values, repeats):
-    """The configurations the sweep runs: the baseline, then each value of each key;
-    ``[{"key", "value"}]`` (the baseline has key None) and the most runs it takes."""
-    configs = [{"key": None, "value": None}]
-    for item in values:
-        configs += [{"key": item["key"], "value": str(v)} for v in item["values"]]
-    return configs, len(configs) * repeats
+def interleaved(count, repeats):
+    """The order of the runs: ``repeats`` rounds, each running configurations 0..count-1 once, the
+    order rotated by one each round (round r starts with configuration r mod count), so neither the
+    baseline nor any candidate always runs first or last."""
+    order = []
+    for r in range(repeats):
+        k = r % count
+        order += list(range(k, count)) + list(range(k))
+    return order
 
 
-def sweep(run, values, repeats, margin_percent, baseline_env, budget, gdr_baseline=None):
-    """Run the sweep. ``run(env) -> result`` runs nccl-tests once with ``env`` on top of the base
-    environment; ``values``: ``[{"key", "values"}]`` in sweep order; ``baseline_env``: what the
-    baseline sets (the neutral values of keys the tuned file sets now); ``gdr_baseline``: the
-    NCCL_NET_GDR_LEVEL NCCL uses without tuning (a candidate equal to it is the baseline).
+def measure(run, configs, repeats, budget):
+    """Run ``configs`` (environments) interleaved: ``([{"runs": [{size: busbw}|None], "failed": why|None}],
+    nccl_version, stopped)``; ``stopped``: why the budget cut the runs short (None: all ran)."""
+    out = [{"runs": [], "failed": None} for _ in configs]
+    version = None
+    for i in interleaved(len(configs), repeats):
+        ok, why = budget.allows()
+        if not ok:
+            return out, version, why
+        t0 = budget.clock()
+        result = run(configs[i])
+        budget.record(budget.clock() - t0)
+        version = version or version_of(result)
+        sizes = sizes_of(result)
+        if sizes is None and out[i]["failed"] is None:
+            out[i]["failed"] = why_failed(result)
+        out[i]["runs"].append(sizes)
+    return out, version, None
 
-    Returns ``{"settings", "rows", "baseline", "nccl_version", "runs", "stopped"}``; rows are the
-    table (one per configuration: key, value, runs, median, gain, kept, why).
+
+# ------------------------------------------------------------------ the decision
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def _common_sizes(runs):
+    sets = [set(r) for r in runs if r]
+    return sorted(set.intersection(*sets)) if sets and len(sets) == len(runs) else []
+
+
+def per_size(base_runs, cand_runs, margin_percent):
+    """Per size every run of both measured: ``{size: {"base", "median", "min", "max", "base_min",
+    "base_max", "gain_percent", "beats"}}``; ``beats``: the median gains at least ``margin_percent``
+    and the candidate's worst run beats the baseline's best."""
+    out = {}
+    for size in _common_sizes(list(base_runs) + list(cand_runs)):
+        b = [r[size] for r in base_runs]
+        c = [r[size] for r in cand_runs]
+        base = median(b)
+        gain = (median(c) / base - 1) * 100 if base else 0.0
+        out[size] = {"base": base, "median": median(c), "min": min(c), "max": max(c), "base_min": min(b),
+                     "base_max": max(b), "gain_percent": round(gain, 2),
+                     "beats": gain >= margin_percent and min(c) > max(b)}
+    return out
+
+
+def worse_sizes(base_runs, cand_runs, tolerance_percent):
+    """Sizes where the candidate is worse than the baseline beyond the noise: its median below the
+    baseline's by more than ``tolerance_percent`` and its best run below the baseline's worst."""
+    out = []
+    for size in _common_sizes(list(base_runs) + list(cand_runs)):
+        b = [r[size] for r in base_runs]
+        c = [r[size] for r in cand_runs]
+        if median(c) < median(b) * (1 - tolerance_percent / 100) and max(c) < min(b):
+            out.append(size)
+    return out
+
+
+def pick_per_size(judged):
+    """``judged``: ``[per_size result]`` in the candidates' order. ``{size: index}`` of the winner at each
+    size where one beats the baseline: the highest median, where candidates within its noise (best run
+    reaching its worst) are equal and the first listed of them wins."""
+    sizes = sorted({s for j in judged for s in j})
+    picks = {}
+    for size in sizes:
+        kept = [(i, j[size]) for i, j in enumerate(judged) if j.get(size, {}).get("beats")]
+        if not kept:
+            continue
+        top = max(kept, key=lambda item: item[1]["median"])[1]
+        picks[size] = next(i for i, x in kept if x["max"] >= top["min"])
+    return picks
+
+
+def ranges(picks, sizes, min_points):
+    """Contiguous measured ``sizes`` with the same pick: ``[(lo, hi, index, points)]`` of at least
+    ``min_points`` sizes."""
+    out, run = [], []
+    for size in sorted(sizes) + [None]:
+        idx = picks.get(size) if size is not None else None
+        if run and (idx is None or idx != run[0][1]):
+            if len(run) >= min_points:
+                out.append((run[0][0], run[-1][0], run[0][1], len(run)))
+            run = []
+        if idx is not None:
+            run.append((size, idx))
+    return out
+
+
+def tuner_row(test, lo, hi, candidate, nodes, ranks):
+    return {"collective": TUNER_COLLECTIVE[test], "min_bytes": int(lo), "max_bytes": int(hi),
+            "algorithm": TUNER_ALGO[candidate["algorithm"]], "protocol": TUNER_PROTO[candidate["protocol"]],
+            "channels": -1, "nodes": int(nodes), "ranks": int(ranks), "pipe_ops": -1, "reg_buff": -1}
+
+
+def _avg(run):
+    return sum(run.values()) / len(run) if run else None
+
+
+def sweep(run, test, scales, candidates, repeats, margin_percent, budget, gpus, min_points=2):
+    """Measure the candidates against NCCL's defaults at each scale. ``run(nodes, test, env) -> result``
+    runs nccl-tests once on the first ``nodes`` hosts with ``env`` added.
+
+    Returns ``{"proposed": [tuner row], "rows": [table row], "nccl_version", "runs", "stopped",
+    "failed", "scales": [node counts fully measured]}``.
     """
-    rows, stopped = [], None
-    env = dict(baseline_env)
-
-    def measure(extra):
-        nonlocal stopped
-        metrics, results = [], []
-        for dummy in range(repeats):
-            ok, why = budget.allows()
-            if not ok:
-                stopped = stopped or why
-                return metrics, results, True
-            t0 = budget.clock()
-            result = run({**env, **extra})
-            budget.record(budget.clock() - t0)
-            results.append(result)
-            metrics.append(metric_of(result))
-        return metrics, results, False
-
-    metrics, results, cut = measure({})
-    version = next((_version_of(r) for r in results if _version_of(r)), None)
-    base_row = {"key": "baseline", "value": "NCCL default" if not baseline_env else
-                ",".join(f"{k}={v}" for k, v in sorted(baseline_env.items())),
-                "runs": list(metrics), "median": None, "gain_percent": 0.0, "kept": None}
-    if cut or not metrics or any(m is None for m in metrics):
-        first_failed = next((r for r, m in zip(results, metrics) if m is None), None)
-        base_row["why"] = ("the baseline failed: " + _why_failed(first_failed)
-                           if metrics and any(m is None for m in metrics) else stopped or "not run")
+    if TUNER_COLLECTIVE.get(test) is None:
+        raise ValueError(f"test {test!r}: the tuner plugin does not choose for it (allowed: "
+                         + ", ".join(t for t in TESTS if TUNER_COLLECTIVE[t]) + ")")
+    proposed, rows, done, version, stopped = [], [], [], None, None
+    for nodes in scales:
+        if stopped:
+            rows.append({"key": f"{test} x{nodes}", "value": "all", "runs": [], "kept": False,
+                         "why": f"not run: {stopped}"})
+            continue
+        configs = [{}] + [{"NCCL_ALGO": c["algorithm"], "NCCL_PROTO": c["protocol"]} for c in candidates]
+        measured, v, cut = measure(lambda env, n=nodes: run(n, test, env), configs, repeats, budget)
+        version = version or v
+        base = measured[0]
+        base_row = {"key": f"{test} x{nodes}", "value": "NCCL default (baseline)",
+                    "runs": [_avg(r) for r in base["runs"]], "gain_percent": 0.0, "kept": None}
+        base_row["median"] = median([x for x in base_row["runs"] if x is not None])
+        if base["failed"]:
+            base_row["why"] = f"the baseline failed: {base['failed']}"
+            rows.append(base_row)
+            return {"proposed": [], "rows": rows, "nccl_version": version, "runs": budget.runs,
+                    "stopped": stopped, "failed": f"{test} on {nodes} nodes: {base_row['why']}", "scales": done}
+        if cut:
+            stopped = cut
+            base_row["why"] = f"cut short: {cut}; this scale decides nothing"
+            rows.append(base_row)
+            continue
+        base_row["why"] = "the baseline, interleaved with the candidates"
         rows.append(base_row)
-        return {"settings": {}, "rows": rows, "nccl_version": version, "runs": budget.runs,
-                "stopped": stopped, "failed": base_row["why"]}
-    base_row.update(median=median(metrics), min=min(metrics), max=max(metrics), why="the baseline")
-    rows.append(base_row)
-    baseline = metrics
-    gdr = _gdr_everywhere(results[0])
-    settings = {}
-    for item in values:
-        key = item["key"]
         judged = []
-        for value in item["values"]:
-            value = str(value)
-            row = {"key": key, "value": value, "runs": [], "median": None, "gain_percent": None, "kept": False}
-            problem = value_problem(key, value, version)
-            if problem:
-                row["why"] = f"skipped: {problem}"
-            elif key == "NCCL_NET_GDR_LEVEL" and not gdr:
-                row["why"] = "skipped: GPUDirect RDMA is not in use on every node (NCCL's log), the level changes nothing"
-            elif key == "NCCL_NET_GDR_LEVEL" and value == (gdr_baseline or ""):
-                row["why"] = "skipped: the level NCCL uses without tuning"
-            elif stopped:
-                row["why"] = f"not run: {stopped}"
+        for c, m in zip(candidates, measured[1:]):
+            j = {} if m["failed"] else per_size(base["runs"], m["runs"], margin_percent)
+            judged.append(j)
+        picks = pick_per_size(judged)
+        sizes = _common_sizes(base["runs"])
+        found = ranges(picks, sizes, min_points)
+        for lo, hi, idx, points in found:
+            proposed.append(dict(tuner_row(test, lo, hi, candidates[idx], nodes, nodes * gpus),
+                                 gain_percent=min(judged[idx][s]["gain_percent"] for s in sizes
+                                                  if lo <= s <= hi)))
+        for i, (c, m) in enumerate(zip(candidates, measured[1:])):
+            row = {"key": f"{test} x{nodes}", "value": label(c), "runs": [_avg(r) for r in m["runs"]],
+                   "kept": False, "winner": False}
+            row["median"] = median([x for x in row["runs"] if x is not None])
+            if m["failed"]:
+                row["why"] = f"failed: {m['failed']}"
+                rows.append(row)
+                continue
+            j = judged[i]
+            best = max(j.items(), key=lambda item: item[1]["gain_percent"]) if j else None
+            row["gain_percent"] = best[1]["gain_percent"] if best else None
+            mine = [(lo, hi, points) for lo, hi, idx, points in found if idx == i]
+            if mine:
+                row["kept"] = row["winner"] = True
+                row["why"] = "; ".join(f"beats NCCL's pick over {size_text(lo)}..{size_text(hi)} ({points} sizes, "
+                                       f"every run above the baseline's best, >= {margin_percent:g} %)"
+                                       for lo, hi, points in mine)
+            elif any(x["beats"] for x in j.values()):
+                row["why"] = (f"beats the baseline at {', '.join(size_text(s) for s, x in sorted(j.items()) if x['beats'])}"
+                              f" but is not the pick there or spans fewer than {min_points} sizes")
             else:
-                m, res, cut = measure({key: value})
-                failed = any(x is None for x in m)
-                row["runs"] = m
-                if cut and not failed:
-                    row["why"] = f"not run: {stopped}" if not m else f"cut short: {stopped}"
-                    judged.append((value, {"kept": False}))
-                    rows.append(row)
-                    continue
-                j = judge(baseline, m, margin_percent, failed=failed)
-                if failed:
-                    j["why"] = "failed: " + _why_failed(next(r for r, x in zip(res, m) if x is None))
-                row.update({k: j[k] for k in ("median", "min", "max", "gain_percent", "spread_percent", "kept",
-                                              "why") if k in j})
-                judged.append((value, j))
+                row["why"] = (f"no size where it beats NCCL's pick by {margin_percent:g} % outside the noise"
+                              + (f" (best {best[1]['gain_percent']:+.1f} % at {size_text(best[0])})" if best else ""))
             rows.append(row)
-        winner = choose(judged)
-        for row in rows:
-            if row.get("key") == key:
-                row["winner"] = winner is not None and row["value"] == winner
-        if winner is not None:
-            settings[key] = winner
-            env[key] = winner
-            baseline = next(r["runs"] for r in rows if r.get("key") == key and r["value"] == winner)
-    return {"settings": settings, "rows": rows, "nccl_version": version, "runs": budget.runs,
-            "stopped": stopped, "failed": None}
+        done.append(nodes)
+    return {"proposed": proposed, "rows": rows, "nccl_version": version, "runs": budget.runs, "stopped": stopped,
+            "failed": None, "scales": done}
 
 
-# ------------------------------------------------------------------ the tuned-settings file
+def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, tolerance_percent, budget,
+            tuned_test="all_reduce_perf"):
+    """Prove the proposed rows with the tuner plugin itself. ``run(nodes, test, env)``; ``tuner_env``:
+    NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE of the staged file.
 
-def tuned_document(settings, context):
-    """The tuned-settings file (JSON text): the winner and what it was measured on. It holds no
-    measurement or time, so a sweep with the same winner writes the same bytes (changed=0)."""
-    doc = {"version": TUNED_VERSION, "settings": {k: str(settings[k]) for k in KEYS if k in settings},
+    Returns ``{"rows": [the rows that hold], "checks": [table row], "why": str|None, "runs", "stopped"}``:
+    ``rows`` is empty ("no winner") when fewer than two scales were measured, a run failed or was cut,
+    or any collective is worse with the file at any scale; a row whose gain the file does not
+    reproduce at its scale is dropped.
+    """
+    checks = []
+    if len(set(scales)) < 2:
+        return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": None,
+                "why": f"no winner: measured at {len(set(scales))} scale(s), a winner needs two or more "
+                       "(the other collectives must be no worse at two scales)"}
+    keep = [dict(r) for r in proposed]
+    lost = {}
+    for nodes in scales:
+        for test in tests:
+            measured, _v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env), [{}, dict(tuner_env)],
+                                        repeats, budget)
+            base, cand = measured
+            row = {"key": f"{test} x{nodes}", "value": "tuner file vs NCCL default",
+                   "runs": [_avg(r) for r in cand["runs"]], "kept": False}
+            row["median"] = median([x for x in row["runs"] if x is not None])
+            if cut or base["failed"] or cand["failed"]:
+                why = f"cut short: {cut}" if cut else f"failed: {base['failed'] or cand['failed']}"
+                row["why"] = why
+                checks.append(row)
+                return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": cut,
+                        "why": f"no winner: {test} on {nodes} nodes could not be measured with the tuner file ({why})"}
+            worse = worse_sizes(base["runs"], cand["runs"], tolerance_percent)
+            if worse:
+                row["why"] = (f"worse with the tuner file at {', '.join(size_text(s) for s in worse)} "
+                              f"(beyond {tolerance_percent:g} % and the noise)")
+                checks.append(row)
+                return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": None,
+                        "why": f"no winner: {test} on {nodes} nodes is worse with the tuner file"}
+            judged = per_size(base["runs"], cand["runs"], margin_percent)
+            row["gain_percent"] = max((x["gain_percent"] for x in judged.values()), default=None)
+            notes = []
+            if test == tuned_test:
+                for r in keep:
+                    if r["nodes"] != nodes:
+                        continue
+                    inside = [x for s, x in judged.items() if r["min_bytes"] <= s <= r["max_bytes"]]
+                    if not inside or not all(x["beats"] for x in inside):
+                        lost[id(r)] = (f"{r['algorithm']}/{r['protocol']} over {size_text(r['min_bytes'])}.."
+                                       f"{size_text(r['max_bytes'])} on {nodes} nodes: the tuner file did not "
+                                       "reproduce the gain (is the plugin library installed on every node?)")
+                        notes.append(lost[id(r)])
+                    else:
+                        notes.append(f"reproduces {r['algorithm']}/{r['protocol']} over "
+                                     f"{size_text(r['min_bytes'])}..{size_text(r['max_bytes'])}")
+            row["kept"] = True
+            row["why"] = "; ".join(["no size worse beyond the noise"] + notes)
+            checks.append(row)
+    rows = [r for r in keep if id(r) not in lost]
+    why = None if rows else ("no winner: " + ("; ".join(lost.values()) if lost else "nothing beat NCCL's defaults"))
+    return {"rows": rows, "checks": checks, "runs": budget.runs, "stopped": None, "why": why}
+
+
+# ------------------------------------------------------------------ the tuner config and the tuned file
+
+def row_problem(row):
+    """Why ``row`` is not a row the example tuner plugin reads as meant (None when it is)."""
+    if not isinstance(row, dict) or set(row) - set(TUNER_FIELDS) - {"gain_percent"}:
+        return f"a mapping of {', '.join(TUNER_FIELDS)}"
+    missing = [k for k in TUNER_FIELDS if k not in row]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if row["collective"] not in TUNER_COLLECTIVES:
+        return f"collective {row['collective']!r} (allowed: {', '.join(TUNER_COLLECTIVES)})"
+    if row["algorithm"] not in TUNER_ALGO.values():
+        return f"algorithm {row['algorithm']!r} (allowed: {', '.join(TUNER_ALGO.values())})"
+    if row["protocol"] not in TUNER_PROTO.values():
+        return f"protocol {row['protocol']!r} (allowed: {', '.join(TUNER_PROTO.values())})"
+    for key in ("min_bytes", "max_bytes", "channels", "nodes", "ranks", "pipe_ops", "reg_buff"):
+        if isinstance(row[key], bool) or not isinstance(row[key], int):
+            return f"{key} {row[key]!r} is not an integer"
+    if not 0 <= row["min_bytes"] <= row["max_bytes"] <= MAX_BYTES:
+        return f"size range {row['min_bytes']}..{row['max_bytes']} (0 <= min <= max)"
+    if row["nodes"] < 1 or row["ranks"] < 1:
+        return "a tuned row is scoped to the node and rank counts it was measured on (>= 1, not -1)"
+    return None
+
+
+def tuner_config(rows):
+    """The example tuner plugin's CSV config for ``rows`` (comments say what wrote it)."""
+    lines = ["# NCCL example tuner plugin config (NVIDIA/nccl plugins/tuner/example), written by linerate",
+             "# from a measured sweep (docs/tuning.md); NCCL_TUNER_CONFIG_FILE points here.",
+             "# " + ",".join(("collective_type", "min_bytes", "max_bytes", "algorithm", "protocol", "channels",
+                               "nNodes", "nRanks", "numPipeOps", "regBuff"))]
+    for r in rows:
+        lines.append(",".join(str(r[k]) for k in TUNER_FIELDS))
+    return "\n".join(lines) + "\n"
+
+
+def tuned_document(rows, context, plugin=TUNER_PLUGIN):
+    """The tuned file (JSON text): the scoped rows and what they were measured on. No measurement or
+    time, so a sweep with the same result writes the same bytes (changed=0)."""
+    clean = [{k: r[k] for k in TUNER_FIELDS} for r in sorted(rows, key=lambda r: (r["collective"], r["nodes"],
+                                                                                    r["min_bytes"]))]
+    doc = {"version": TUNED_VERSION, "tuner": {"plugin": plugin, "rows": clean},
            "measured_on": {k: context.get(k) for k in sorted(context)}}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 def read_tuned(text):
-    """The settings of a tuned-settings file: ``({NCCL_*: str}, [problem])``; empty text: no tuning."""
+    """A tuned file's text -> ``{"rows": [row], "plugin": str|None, "problems": [msg]}``; empty text
+    (no file): no rows, no problem (the caller decides whether a missing file is a finding)."""
+    out = {"rows": [], "plugin": None, "problems": []}
     if text is None or not str(text).strip():
-        return {}, []
+        return out
     try:
         doc = json.loads(text)
     except ValueError as e:
-        return {}, [f"the tuned NCCL settings are not JSON ({e}); remove the file or run the sweep again"]
-    if not isinstance(doc, dict) or doc.get("version") != TUNED_VERSION or not isinstance(doc.get("settings"), dict):
-        return {}, [f"the tuned NCCL settings are not a version {TUNED_VERSION} document with a settings mapping"]
-    settings, problems = {}, []
-    for key, value in doc["settings"].items():
-        problem = value_problem(key, value)
+        out["problems"].append(f"the tuned NCCL file is not JSON ({e}); roll back or run the sweep again")
+        return out
+    if not isinstance(doc, dict):
+        out["problems"].append("the tuned NCCL file is not a JSON object")
+        return out
+    debug = debugging_keys(doc.get("settings") if isinstance(doc.get("settings"), dict) else {})
+    if debug:
+        out["problems"].append(
+            f"the tuned NCCL file sets {', '.join(debug)}: variables of NCCL's Debugging section, which linerate "
+            "never writes to /etc/nccl.conf (a version 1 file); roll back or run the sweep again (docs/tuning.md)")
+        return out
+    if doc.get("version") == 1 and not doc.get("settings"):
+        return out   # a version 1 file that kept NCCL's defaults: nothing to apply
+    tuner = doc.get("tuner")
+    if doc.get("version") != TUNED_VERSION or not isinstance(tuner, dict) or not isinstance(tuner.get("rows"), list):
+        out["problems"].append(f"the tuned NCCL file is not a version {TUNED_VERSION} document with tuner rows")
+        return out
+    plugin = tuner.get("plugin")
+    if not isinstance(plugin, str) or not re.fullmatch(r"[A-Za-z0-9._/+-]{1,255}", plugin):
+        out["problems"].append(f"tuner plugin {plugin!r}: a library name or path is needed")
+        return out
+    for i, row in enumerate(tuner["rows"]):
+        problem = row_problem(row)
         if problem:
-            problems.append(f"tuned {key}={value}: {problem}")
-        else:
-            settings[key] = str(value)
-    return settings, problems
+            out["problems"].append(f"tuner row {i + 1}: {problem}")
+    if not out["problems"]:
+        out["rows"] = [dict(r) for r in tuner["rows"]]
+        out["plugin"] = plugin
+    return out
 
 
-def baseline_env(current_tuned, gdr_level):
-    """The baseline's environment: the neutral value of each key the tuned file sets now."""
-    env = {}
-    for key in current_tuned or {}:
-        if key == "NCCL_NET_GDR_LEVEL":
-            if gdr_level:
-                env[key] = str(gdr_level)
-        elif key in NEUTRAL:
-            env[key] = NEUTRAL[key]
-    return env
+def job_env(tuned, config_file=TUNER_CONFIG):
+    """The per-job environment for the tuned rows: NCCL_TUNER_PLUGIN (System configuration) and the
+    plugin's NCCL_TUNER_CONFIG_FILE; empty when there are no rows (NCCL's defaults)."""
+    if not (tuned or {}).get("rows"):
+        return {}
+    return {"NCCL_TUNER_PLUGIN": tuned["plugin"], "NCCL_TUNER_CONFIG_FILE": config_file}
 
+
+# ------------------------------------------------------------------ history and rollback
+
+def read_history(text):
+    """The history document's entries ``[{"n", "document": text|None}]`` (empty text: none); ValueError
+    when it is not a history document."""
+    if text is None or not str(text).strip():
+        return []
+    doc = json.loads(text)
+    if not isinstance(doc, dict) or doc.get("version") != HISTORY_VERSION or not isinstance(doc.get("entries"), list):
+        raise ValueError(f"not a version {HISTORY_VERSION} tuned-file history")
+    for e in doc["entries"]:
+        if not isinstance(e, dict) or not isinstance(e.get("n"), int) or not isinstance(e.get("document"), (str, type(None))):
+            raise ValueError("a history entry is not {n, document}")
+    return list(doc["entries"])
+
+
+def history_text(entries):
+    return json.dumps({"version": HISTORY_VERSION, "entries": entries}, indent=2, sort_keys=True) + "\n"
+
+
+def plan_write(current, new, entries, keep=20, at=None):
+    """A sweep writes ``new``: ``(tuned text, history entries, changed)``. Unchanged text changes nothing;
+    else the first write records the file it replaces (``current``, None when absent), then ``new``;
+    at most ``keep`` entries stay (the oldest go)."""
+    if current == new:
+        return current, entries, False
+    entries = list(entries)
+    n = (entries[-1]["n"] if entries else 0)
+    if not entries or entries[-1]["document"] != current:
+        n += 1
+        entries.append({"n": n, "document": current, "at": at, "by": "before"})
+    entries.append({"n": n + 1, "document": new, "at": at, "by": "sweep"})
+    return new, entries[-max(2, keep):], True
+
+
+def plan_rollback(current, entries, to=None):
+    """Roll back: ``(tuned text or None (remove the file), changed, why)``. Without ``to``: the file
+    from before the newest sweep's (entries[-2]); a second rollback finds the same target and changes
+    nothing. ``to``: the entry numbered so. ValueError when there is nothing to roll back to."""
+    if to is None:
+        if len(entries) < 2:
+            raise ValueError("nothing to roll back to: the history holds "
+                             f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} (a sweep writes two)")
+        target = entries[-2]
+    else:
+        target = next((e for e in entries if e["n"] == int(to)), None)
+        if target is None:
+            raise ValueError(f"rollback_to {to}: no such history entry (allowed: "
+                             f"{', '.join(str(e['n']) for e in entries) or 'none'})")
+    return target["document"], target["document"] != current, f"history entry {target['n']}"
+
+
+# ------------------------------------------------------------------ the table
 
 def table_markdown(sweep_result, margin_percent=None, repeats=None):
     """The sweep table as Markdown lines (report summary.md, sweep.md)."""
-    lines = ["## NCCL tuning sweep", ""]
     if not sweep_result:
         return []
+    lines = ["## NCCL tuning sweep", ""]
+    if margin_percent is not None:
+        lines += [f"Per message size, interleaved runs ({repeats} rounds): a candidate beats NCCL's pick when its "
+                  f"median gains {margin_percent:g} % and its worst run beats the baseline's best; runs below "
+                  "are each run's average over the sizes (GB/s).", ""]
     settings = sweep_result.get("settings") or {}
-    head = (f"Metric: nccl-tests average bus bandwidth (GB/s), median of {repeats} run(s); a value is kept when it "
-            f"beats the baseline by {margin_percent:g} % and its worst run beats the baseline's best."
-            if margin_percent is not None else "")
-    if head:
-        lines += [head, ""]
-    lines += ["Winner: " + (", ".join(f"`{k}={v}`" for k, v in settings.items()) if settings
-                            else "none (NCCL's defaults stay)")
-              + (f"; stopped early: {sweep_result['stopped']}" if sweep_result.get("stopped") else ""), ""]
-    lines += ["| key | value | runs (GB/s) | median | gain | kept | why |", "|---|---|---|---|---|---|---|"]
+    tuner = sweep_result.get("tuner_rows") or []
+    if tuner:
+        head = "Winner: tuner rows " + "; ".join(
+            f"`{r['collective']} {size_text(r['min_bytes'])}..{size_text(r['max_bytes'])} {r['algorithm']}/"
+            f"{r['protocol']} nodes={r['nodes']} ranks={r['ranks']}`" for r in tuner)
+        head += (" (job environment " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + ")") if settings else ""
+    elif settings:
+        head = "Winner: tuner rows in the tuned file (job environment " + ", ".join(
+            f"`{k}={v}`" for k, v in settings.items()) + ")"
+    else:
+        head = "Winner: none (NCCL's defaults stay)" + (f": {sweep_result['why']}" if sweep_result.get("why") else "")
+    if sweep_result.get("stopped"):
+        head += f"; stopped early: {sweep_result['stopped']}"
+    lines += [head, "", "| scale | value | runs (GB/s) | median | best gain | kept | why |",
+              "|---|---|---|---|---|---|---|"]
     for row in sweep_result.get("rows") or []:
         runs = ", ".join("-" if r is None else f"{r:.2f}" for r in row.get("runs") or [])
         med = "" if row.get("median") is None else f"{row['median']:.2f}"
         gain = "" if row.get("gain_percent") is None else f"{row['gain_percent']:+.1f} %"
-        if row.get("key") == "baseline":
-            kept = "baseline"
-        else:
-            kept = "**winner**" if row.get("winner") else "yes" if row.get("kept") else "no"
+        kept = "baseline" if row.get("kept") is None else "**winner**" if row.get("winner") else \
+            "yes" if row.get("kept") else "no"
         why = str(row.get("why") or "").replace("|", "\\|")
         lines.append(f"| {row.get('key')} | {row.get('value')} | {runs} | {med} | {gain} | {kept} | {why} |")
     return lines + [""]

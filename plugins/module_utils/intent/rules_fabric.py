@@ -11,8 +11,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, ARGV, boolean, choice, CONFIRM_RANGE, either, ENV_MAP, extra_ports, fmt, GID_INDEX,
     host_address, integer, intent_format, listing, local_path, MAX_READ_REQ, mpi_from, NCCL_OVERRIDES, _NCCL_SIZE,
-    NCCL_TESTS, nccl_tune_values, number, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER, VERIFY_CHECKS,
-    _VERSION)
+    NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, number, shape, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER,
+    VERIFY_CHECKS, _VERSION)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import TESTS as NCCL_TUNE_TESTS
 
 FABRIC_RULES = {
     # role switch_fabric (connection values come from Ansible's variables below)
@@ -144,11 +145,24 @@ FABRIC_RULES = {
     "verify_fabric_nccl_timeout": integer(1, 86400, " seconds"),
     # NCCL tuning sweep (playbooks/nccl_tune.yml, docs/tuning.md)
     "verify_fabric_nccl_tune": boolean,
-    "verify_fabric_nccl_tune_values": nccl_tune_values,
-    "verify_fabric_nccl_tune_repeats": integer(2, 10, " runs of each configuration (one run shows no noise)"),
-    "verify_fabric_nccl_tune_margin_percent": number(0.5, 100, " percent a value must beat NCCL's default by"),
-    "verify_fabric_nccl_tune_max_runs": integer(2, 500, " nccl-tests runs in all"),
-    "verify_fabric_nccl_tune_time_budget": integer(60, 86400, " seconds for the whole sweep"),
+    "verify_fabric_nccl_tune_candidates": listing(nccl_tune_candidate, min_len=1, max_len=32,
+                                                  what="a list of {algorithm, protocol}"),
+    "verify_fabric_nccl_tune_scales": nccl_tune_scales,
+    "verify_fabric_nccl_tune_check_tests": listing(choice(*NCCL_TUNE_TESTS), min_len=1,
+                                                   what="a list of nccl-tests collectives"),
+    "verify_fabric_nccl_tune_repeats": integer(2, 10, " interleaved rounds (one run shows no noise)"),
+    "verify_fabric_nccl_tune_margin_percent": number(0.5, 100, " percent a candidate must beat NCCL's pick by"),
+    "verify_fabric_nccl_tune_tolerance_percent": number(0, 50, " percent a collective may lose with the tuner file"),
+    "verify_fabric_nccl_tune_min_points": integer(1, 64, " consecutive sizes a tuner row spans"),
+    "verify_fabric_nccl_tune_max_runs": integer(2, 2000, " nccl-tests runs of each phase"),
+    "verify_fabric_nccl_tune_time_budget": integer(60, 86400, " seconds for each phase"),
+    "verify_fabric_nccl_tune_plugin": fmt((r"[A-Za-z0-9._/+-]{1,255}", "a library name or path")),
+    "verify_fabric_nccl_tune_stage_file": path(),
+    "verify_fabric_nccl_tune_rollback": boolean,
+    "verify_fabric_nccl_tune_rollback_to": either(shape(type(None), "null"), integer(1, 1000000),
+                                                  allowed="null (the file before the newest sweep's) or a history "
+                                                          "entry's number"),
+    "verify_fabric_nccl_tuned_required": boolean,
     "verify_fabric_nccl_tune_test": choice(*NCCL_TESTS),
     "verify_fabric_nccl_tune_min_bytes": fmt(_NCCL_SIZE),
     "verify_fabric_nccl_tune_max_bytes": fmt(_NCCL_SIZE),
@@ -192,6 +206,7 @@ FABRIC_RULES = {
     "k8s_render_nccl_net": intent_format("nccl_value"),
     "k8s_render_nccl_overrides": NCCL_OVERRIDES,
     "k8s_render_nccl_tuned_file": local_path(),
+    "k8s_render_nccl_tuner_config_file": path(),
     "k8s_render_apply": boolean,
     "k8s_render_kubeconfig": local_path(empty=True),
     "k8s_render_context": text(253),

@@ -292,27 +292,20 @@ def number(lo, hi, why=""):
     return check
 
 
-def nccl_tune_values(c, key, value):
-    """verify_fabric_nccl_tune_values: {swept key: [values]}; every value as NCCL reads it."""
-    allowed = ("a mapping of " + " | ".join(nccl_tune.KEYS) + " to a list of 1..8 values each: "
-               "NCCL_ALGO " + ", ".join(nccl_tune.ALGOS_PAT) + "; NCCL_PROTO " + ", ".join(nccl_tune.PROTOS)
-               + "; NCCL_BUFFSIZE bytes %d..%d; NCCL_NTHREADS a multiple of 32 in %d..%d; NCCL_NET_GDR_LEVEL %s"
-               % (*nccl_tune.BUFFSIZE_RANGE, *nccl_tune.NTHREADS_RANGE, " | ".join(nccl_tune.GDR_LEVELS)))
-    if not isinstance(value, dict) or not value:
-        return c.bad(key, value, allowed)
-    ok = True
-    for name, values in value.items():
-        if name not in nccl_tune.KEYS:
-            ok = c.bad(f"{key}.{str(name)[:64]}", "(key)", allowed)
-            continue
-        if not isinstance(values, list) or not 1 <= len(values) <= 8:
-            ok = c.bad(f"{key}.{name}", values, allowed)
-            continue
-        for i, v in enumerate(values):
-            problem = nccl_tune.value_problem(name, v)
-            if problem:
-                ok = c.bad(f"{key}.{name}[{i}]", v, f"{problem}; {allowed}")
-    return ok
+def nccl_tune_candidate(c, key, value):
+    """One of verify_fabric_nccl_tune_candidates: {algorithm, protocol} NCCL and its tuner plugin know."""
+    problem = nccl_tune.candidate_problem(value)
+    return problem is None or c.bad(key, value, f"{problem}; allowed: {{algorithm: "
+                                                 f"{' | '.join(nccl_tune.ALGOS_PAT)}, protocol: {' | '.join(nccl_tune.PROTOS)}}}")
+
+
+def nccl_tune_scales(c, key, value):
+    """verify_fabric_nccl_tune_scales: empty (2 and all nodes) or two or more distinct node counts >= 2."""
+    counts = [as_int(v) for v in value] if isinstance(value, list) else None
+    ok = counts is not None and (not counts or (len(counts) >= 2 and None not in counts and min(counts) >= 2
+                                                and len(set(counts)) == len(counts)))
+    return ok or c.bad(key, value, "empty (2 and all nodes) or a list of two or more distinct node counts, each >= 2 "
+                                   "(a winner must hold at two scales)")
 
 
 def shape(kind, what):

@@ -22,8 +22,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
     BY_INTENT, Checker, choice, CONFIRM_RANGE, _CONTROL, devices, either, ENV_MAP, _ENV_NAME, extra_ports, fmt,
     GID_INDEX, host_address, _HOSTNAME, integer, intent_format, key_is, KEY_SCHEMES, _KMOD, listing, local_path,
     mapping, MAX_READ_REQ, meta_packages, _MLX_NAME, MLX_PARAMS, _MLX_VALUE, mpi_from, _NCCL_NAME, NCCL_OVERRIDES,
-    _NCCL_SIZE, NCCL_TESTS, nccl_tune_values, nccl_value, number, _PACKAGE, PACKAGES, path, PLAY_VARS, _PROFILE,
-    _PSID, _redacted, RESET_LEVELS, restart_command, SECRET, SECRETS, shape, _shown, _SUITE, text, _UNIT, url,
+    _NCCL_SIZE, NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, nccl_value, number, _PACKAGE, PACKAGES, path,
+    PLAY_VARS, _PROFILE, _PSID, _redacted, RESET_LEVELS, restart_command, SECRET, SECRETS, shape, _shown, _SUITE, text, _UNIT, url,
     _URL_CHARS, _USER, VERIFY_CHECKS, _VERSION, WINDOW_COMMANDS_AFTER_COMMIT)
 
 # Every variable with its rule. Derived values (set from others by the

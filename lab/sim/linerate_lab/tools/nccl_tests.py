@@ -1,4 +1,5 @@
-"""Simulated nccl-tests (all_reduce_perf, all_gather_perf) with NCCL's transport choice.
+"""Simulated nccl-tests (all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf) with NCCL's
+transport choice.
 
 Run under Open MPI's mpirun like the real binaries: the rank and world size
 come from ``OMPI_COMM_WORLD_*``. Like NCCL, the ranks bootstrap over TCP on
@@ -92,6 +93,14 @@ def nccl_settings():
         if key.startswith("NCCL_"):
             conf[key] = value
     return conf
+
+
+def _read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def match_list(spec, names):
@@ -375,17 +384,20 @@ def print_header(args, infos_hosts):
     print("#", flush=True)
 
 
-def _tuned_busbw(verdict, size, nranks, tuning, rng):
-    """Bus bandwidth at ``size`` with NCCL's tuning knobs (linerate_lab/nccl_tuning.py), multi-node IB only."""
+def _tuned_busbw(verdict, size, nranks, tuning, rng, prog="all_reduce_perf"):
+    """Bus bandwidth at ``size`` with NCCL's tuning knobs, the tuner plugin's rows and the fabric's
+    quirk (linerate_lab/nccl_tuning.py), multi-node IB only."""
     nodes = len(verdict.get("hosts") or [])
     if tuning is None or verdict.get("net") != "IB" or nodes < 2:
         return None
-    return nccl_tuning.busbw(size, nranks, nodes, verdict["busbw"], tuning)[0] * (1 - rng.uniform(0, 0.01))
+    return (nccl_tuning.busbw(size, nranks, nodes, verdict["busbw"], tuning, prog, tuning.get("quirk"))[0]
+            * (1 - rng.uniform(0, 0.01)))
 
 
 def print_table(prog, args, verdict, nranks, jfile, tuning=None):
     allgather = prog == "all_gather_perf"
-    factor = (nranks - 1) / nranks if allgather else 2 * (nranks - 1) / nranks
+    reduces = prog in ("all_reduce_perf", "reduce_scatter_perf")
+    factor = nccl_tuning.bus_factor(prog, nranks)
     elem = 4
     print(f"NCCL version {NCCL_VERSION}")
     print("#\n#                                                              out-of-place                       in-place          ")
@@ -400,7 +412,7 @@ def print_table(prog, args, verdict, nranks, jfile, tuning=None):
         row = {"size": size}
         cells = []
         for place in ("out_of_place", "in_place"):
-            bus = _tuned_busbw(verdict, size, nranks, tuning, rng)
+            bus = _tuned_busbw(verdict, size, nranks, tuning, rng, prog)
             if bus is None:
                 bus = verdict["busbw"] * size / (size + SIZE_RAMP) * (1 - rng.uniform(0, 0.01))
             alg = bus / factor if factor else bus
@@ -410,8 +422,8 @@ def print_table(prog, args, verdict, nranks, jfile, tuning=None):
             row[place] = {"time": round(t, 2), "alg_bw": round(alg, 2), "bus_bw": round(bus, 2),
                           "nwrong": 0 if args.check else None}
         total += row["out_of_place"]["bus_bw"]
-        count = size // elem // (nranks if allgather else 1)
-        redop = "none" if allgather else args.op
+        count = size // elem // (nranks if allgather or prog == "reduce_scatter_perf" else 1)
+        redop = args.op if reduces else "none"
         print(f"{size:12d}  {count:12d}  {args.datatype:>8}  {redop:>6}  {-1:6d}  " + "  ".join(cells))
         rows.append({"experiment_name": prog, "size": size, "count": count, "type": args.datatype,
                      "redop": redop, "root": "-1", "out_of_place": row["out_of_place"], "in_place": row["in_place"]})
@@ -468,7 +480,14 @@ def run(prog, args):
     log = Log(info, debug)
     # NCCL_ALGO / NCCL_PROTO / NCCL_NTHREADS / NCCL_BUFFSIZE as this NCCL release reads them
     tuning = nccl_tuning.read(conf, NCCL_VERSION)
-    tuning["conf"] = {k: conf[k] for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS") if k in conf}
+    tuning["conf"] = {k: conf[k] for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+                                           "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE") if k in conf}
+    # the tuner plugin NCCL_TUNER_PLUGIN names, with its CSV config (linerate_lab/nccl_tuning.py)
+    tuner = nccl_tuning.load_tuner(conf, _read_text)
+    tuning["tuner_rows"] = tuner["rows"]
+    tuning["infos"] = tuner["infos"] + tuning["infos"]
+    # the fabric's protocol quirk (fault nccl-proto-quirk), where one is injected
+    tuning["quirk"] = (model.load() or {}).get("nccl_quirk")
     if info["ip"] is None:
         log.warn("misc/socket.cc:484", "Bootstrap : no socket interface found")
         print(f"{nodename}: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
