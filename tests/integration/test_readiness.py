@@ -1,6 +1,6 @@
-"""Host readiness against the lab: the healthy lab is ready (rails PIX, versions agree);
-each fault below the fabric is caught with its code, node, device and PCI address,
-then put back."""
+"""Host readiness against the lab: the healthy lab is ready (rails PIX, versions agree, idle
+GPUs at Gen1 are no finding: they train up under load); each fault below the fabric is caught
+with its code, node, device and PCI address, then put back."""
 import json
 import os
 
@@ -33,6 +33,12 @@ def test_healthy_lab_is_ready(converged):
     for node, rails in check["rails"].items():
         assert [(r["device"], r["gpu"], r["link"]) for r in rails] == [("mlx5_0", 0, "PIX"), ("mlx5_1", 4, "PIX")], node
         assert rails[0]["pci"] == nic(converged, node, "mlx5_0")["pci"]
+    # the lab's GPUs rest at Gen1 like real ones: no finding; read again under load they train up to Gen5
+    for node, gpus in check["gpu_links"].items():
+        assert len(gpus) == 8, node
+        assert {(g["at_rest"]["gen"], g["at_rest"]["width"]) for g in gpus} == {(1, 16)}, node
+        assert {(g["speed_judged"], g["judged"]["gen"], g["judged"]["width"]) for g in gpus} == {(True, 5, 16)}, node
+        assert all(g["state"].startswith("under load (all_reduce_perf") for g in gpus), gpus
     versions = check["versions"]
     assert len({json.dumps(v, sort_keys=True) for v in versions.values()}) == 1
     assert set(next(iter(versions.values()))) == {"kernel", "ofed", "gpu_driver", "nvidia_peermem", "nccl"}
@@ -86,3 +92,22 @@ def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(
     finally:
         fault("pcie-restore", "node2", "mlx5_1")
         fault("pcie-slot-restore", "node2", "mlx5_1")
+
+
+def test_a_gpu_link_stuck_under_load_is_named_with_node_gpu_and_slot(converged):
+    """A GPU whose link stays at Gen1 under load reads like every idle GPU at rest; read again under
+    the readiness load it is PCIE_DEGRADED, naming the node, the GPU, its PCI address and its slot."""
+    from linerate_lab import pcie
+    node = converged["nodes"]["node3"]
+    gpu_pci = f"0000:{pcie.gpu_buses(node)[4]:02x}:00.0"
+    slot = pcie.upstream_of(node, gpu_pci)["address"]
+    fault("pcie-gpu-stuck", "node3", "GPU4")
+    try:
+        report = verify(expect_ok=False)
+    finally:
+        fault("pcie-gpu-stuck-restore", "node3", "GPU4")
+    got = [(f["code"], f["node"], f["device"], f.get("gpu"), f["pci_address"], f["slot"]) for f in readiness(report)]
+    assert got == [("PCIE_DEGRADED", "node3", "GPU4", 4, gpu_pci, slot)], got
+    msg = readiness(report)[0]["message"]
+    assert "Gen1 x16 (2.5 GT/s) under load (all_reduce_perf" in msg and f"upstream port {slot}" in msg, msg
+    assert report["checks"]["readiness"]["passed"] is False
