@@ -35,6 +35,13 @@ _RUNTIME = re.compile(r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory
                       r"|switch_fabric|verify_fabric)_\w+)' is undefined")
 
 
+# A switch's settings the cabling checks read with its platform (module_utils/intent/cabling.py):
+# the inventory's own names, and the role variables that override them (the fabric ports' speeds).
+SWITCH_SETTINGS = ("switch_eos_family", "switch_cable_length", "switch_sonic_pg_lookup")
+SWITCH_ROLE_SETTINGS = ("switch_fabric_cable_length", "switch_fabric_sonic_pg_lookup", "switch_fabric_extra_ports",
+                        "switch_fabric_link_speed_gbps", "switch_fabric_set_speed", "switch_fabric_profile")
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
@@ -132,7 +139,9 @@ class ActionModule(ActionBase):
             keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
             # ansible_network_os names the platform when switch_platform is not set
             # (arista.eos.eos -> eos); a wrong one is reported under its own name.
-            switches = pick(switch_group, keys + ("ansible_network_os",)) if check_cabling else {}
+            # With each switch's platform settings: the EOS family, the SONiC cable length and
+            # headroom rows (inventory names; the role's switch_fabric_* names are added below).
+            switches = pick(switch_group, keys + ("ansible_network_os",) + SWITCH_SETTINGS) if check_cabling else {}
             # InfiniBand switches are managed in-band by the SM, never over SSH.
             for name, sv in (pick(ib_switch_group, keys) if check_cabling else {}).items():
                 switches[name] = {"switch_platform": "infiniband", **sv}
@@ -140,6 +149,8 @@ class ActionModule(ActionBase):
             fabric = read(fabric, "fabric") if fabric is not None else None
             fabric_unreadable = len(unreadable) - before
             variables, per_host = role_vars(list(groups.get("all", [])))
+            for name, sv in switches.items():
+                sv.update({k: variables[name][k] for k in SWITCH_ROLE_SETTINGS if k in variables.get(name, {})})
             if nccl_tests:
                 per_host += [(name, m) for name in groups.get(host_group, [])
                              for m in intent_vars.nccl_tests_problems(variables.get(name, {}))]

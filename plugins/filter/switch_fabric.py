@@ -3,6 +3,7 @@ switch_platform or ansible_network_os (module_utils/switch/network_os.py), and a
 profile (module_utils/switch/profiles.py)."""
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import fabric_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
 
@@ -20,41 +21,6 @@ def switch_platform(value, name="", strict=False):
         raise AnsibleFilterError(f"switch {name}: ansible_network_os (or switch_platform) is {value!r}: "
                                  f"allowed: {network_os.ALLOWED}")
     return value
-
-
-def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
-    """Ports of ``switch`` that carry the RDMA fabric, sorted by name.
-
-    From every host's ``rdma_ports`` entry whose ``switch`` is this switch,
-    from this switch's own ``switch_uplinks`` and from the other switches'
-    uplinks that land on it (``peer``/``peer_port``), plus ``extra``.
-    Returns [{"name", "peer", "speed_gbps"}].
-    """
-    ports = {}
-
-    def add(name, peer, speed):
-        if not name:
-            return
-        ports.setdefault(str(name), {"name": str(name), "peer": peer,
-                                     "speed_gbps": int(speed) if speed else None})
-
-    for h in hosts:
-        hv = hostvars[h]
-        for rp in hv.get("rdma_ports") or []:
-            if rp.get("switch") == switch:
-                add(rp.get("switch_port"), f"{h}:{rp.get('device')}", rp.get("speed_gbps", link_speed_gbps))
-        for up in hv.get("switch_uplinks") or []:
-            if h == switch:
-                add(up.get("port"), f"{up.get('peer')}:{up.get('peer_port')}", up.get("speed_gbps", link_speed_gbps))
-            elif up.get("peer") == switch:
-                add(up.get("peer_port"), f"{h}:{up.get('port')}", up.get("speed_gbps", link_speed_gbps))
-    for e in extra or []:
-        add(e.get("name"), e.get("peer", ""), e.get("speed_gbps", link_speed_gbps))
-
-    def key(p):
-        import re
-        return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p["name"])]
-    return sorted(ports.values(), key=key)
 
 
 def eos_profile(family=None):

@@ -12,7 +12,12 @@ GOOD = {
     "roce": {"no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
              "ecn": {"min_threshold_kb": 150, "max_threshold_kb": 1500}},
 }
-SWITCHES = {"leaf1": {"switch_platform": "nvue"}, "leaf2": {"switch_platform": "sonic"}}
+# leaf2 (SONiC) at 400G: sonic-swss's pg_profile_lookup.ini stops at 100G, so the site gives its
+# platform's 400G row (the lab's, inventory/lab/group_vars/switches/main.yml); without it the
+# intent is refused (tests/unit/test_intent_port_speeds.py)
+SONIC_400G = {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}
+SWITCHES = {"leaf1": {"switch_platform": "nvue"},
+            "leaf2": {"switch_platform": "sonic", "switch_sonic_pg_lookup": SONIC_400G}}
 HOSTS = {
     "node1": {"rdma_ports": [
         {"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"},

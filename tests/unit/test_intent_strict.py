@@ -43,7 +43,8 @@ ROCE = {
     "switches": {
         "leaf1": {"switch_platform": "nvue", "switch_role": "leaf",
                   "switch_uplinks": [{"port": "swp31", "peer": "spine1", "peer_port": "Ethernet1/1"}]},
-        "leaf2": {"switch_platform": "sonic"},
+        # at 400G, with the platform's lossless headroom row (sonic-swss's table stops at 100G)
+        "leaf2": {"switch_platform": "sonic", "switch_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}},
         "spine1": {"switch_platform": "eos", "switch_role": "spine",
                    "switch_uplinks": [{"port": "Ethernet1/1", "peer": "leaf1", "peer_port": "swp31"}]},
     },

@@ -47,8 +47,10 @@ def test_transports():
 def test_switch_platforms_and_roles():
     for platform in ("nvue", "sonic", "eos"):
         for role in ("leaf", "spine"):
+            # SONiC at the default 400G with the platform's headroom row (sonic-swss's stops at 100G)
+            headroom = {"switch_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}} if platform == "sonic" else {}
             assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": platform,
-                                                                     "switch_role": role}}) == []
+                                                                     "switch_role": role, **headroom}}) == []
     assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": "x", "switch_role": "x"}}) == [
         "sw1: switch_platform: 'x' is not allowed (allowed: nvue | sonic | eos)",
         "sw1: switch_role: 'x' is not allowed (allowed: leaf | spine)"]

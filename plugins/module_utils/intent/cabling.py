@@ -7,10 +7,13 @@ and the switches have no SSH platform. Stdlib only; ``schema.validate()`` runs
 it after the intent's own tree.
 """
 import ipaddress
+import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, TRANSPORTS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
+    DEFAULTS, LINK_SPEEDS_GBPS, TRANSPORTS)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
     FORMATS, Problems, check_format, has_format, is_int, one_of, show, unknown_keys)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
 
@@ -158,7 +161,84 @@ def validate_cabling(fabric, hosts, switches):
             sp = port.get("switch_port")
             if _switch_port(p, f"{key}.switch_port", sp, transport, sw):
                 _claim(p, seen_switch_ports, sw, sp, f"{host} {dev}")
+    if transport != "infiniband":
+        for key, value, allowed in port_speed_problems(fabric, hosts, switches):
+            p.add(key, value, allowed)
     return p.items
+
+
+def _entries(value):
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def port_speed_problems(fabric, hosts, switches):
+    """(key, value, allowed) for every fabric port whose speed its switch's platform has nothing to render
+    with: SONiC, no lossless headroom row for the speed and cable (module_utils/switch/buffers.py); EOS, no
+    ``speed`` form in the family (module_utils/switch/profiles.py). NVUE carves the lossless buffers itself
+    (``nv set qos roce``): no per-speed row to miss. The ports are the role's (fabric_ports)."""
+    cabled = {h: {"rdma_ports": _entries(hv.get("rdma_ports"))} for h, hv in hosts.items() if isinstance(hv, dict)}
+    for sw, sv in switches.items():
+        if isinstance(sv, dict):
+            cabled.setdefault(sw, {})["switch_uplinks"] = _entries(sv.get("switch_uplinks"))
+    link_speed = (fabric if isinstance(fabric, dict) else {}).get("link_speed_gbps", DEFAULTS["link_speed_gbps"])
+    out = []
+    for sw, sv in sorted(switches.items(), key=lambda kv: str(kv[0])):
+        sv = sv if isinstance(sv, dict) else {}
+        platform = sv.get("switch_platform") or network_os.normalize(sv.get("ansible_network_os"))
+        if platform not in ("sonic", "eos"):
+            continue
+        try:
+            ports = fabric_ports(cabled, list(cabled), sw, sv.get("switch_fabric_link_speed_gbps", link_speed),
+                                 _entries(sv.get("switch_fabric_extra_ports")))
+        except (TypeError, ValueError):
+            continue   # a speed that is no number: its own rule names it
+        # a speed that is no link speed at all is its own key's problem (fabric.link_speed_gbps, ...)
+        ports = [pt for pt in ports if pt["speed_gbps"] in LINK_SPEEDS_GBPS]
+        if platform == "sonic":
+            cable_key = "switch_fabric_cable_length" if "switch_fabric_cable_length" in sv else "switch_cable_length"
+            lookup_key = ("switch_fabric_sonic_pg_lookup" if "switch_fabric_sonic_pg_lookup" in sv
+                          else "switch_sonic_pg_lookup")
+            out += switch_buffers.port_speed_problems(sw, ports, sv.get(cable_key, switch_buffers.DEFAULT_CABLE),
+                                                      sv.get(lookup_key) or {}, cable_key, lookup_key)
+        elif sv.get("switch_fabric_set_speed", True) not in (False, "false", "no", "off", 0, "0"):
+            out += switch_profiles.eos_port_speed_problems(sw, ports, sv.get("switch_eos_family"), skip=(link_speed,))
+    return out
+
+
+def _port_order(port):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", port["name"])]
+
+
+def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
+    """Ports of ``switch`` that carry the RDMA fabric, sorted by name.
+
+    From every host's ``rdma_ports`` entry whose ``switch`` is this switch,
+    from this switch's own ``switch_uplinks`` and from the other switches'
+    uplinks that land on it (``peer``/``peer_port``), plus ``extra``.
+    Returns [{"name", "peer", "speed_gbps"}]. The switch_fabric_ports filter (the role) and the
+    validation (port_speed_problems) read the same ports.
+    """
+    ports = {}
+
+    def add(name, peer, speed):
+        if not name:
+            return
+        ports.setdefault(str(name), {"name": str(name), "peer": peer,
+                                     "speed_gbps": int(speed) if speed else None})
+
+    for h in hosts:
+        hv = hostvars[h]
+        for rp in hv.get("rdma_ports") or []:
+            if rp.get("switch") == switch:
+                add(rp.get("switch_port"), f"{h}:{rp.get('device')}", rp.get("speed_gbps", link_speed_gbps))
+        for up in hv.get("switch_uplinks") or []:
+            if h == switch:
+                add(up.get("port"), f"{up.get('peer')}:{up.get('peer_port')}", up.get("speed_gbps", link_speed_gbps))
+            elif up.get("peer") == switch:
+                add(up.get("peer_port"), f"{h}:{up.get('port')}", up.get("speed_gbps", link_speed_gbps))
+    for e in extra or []:
+        add(e.get("name"), e.get("peer", ""), e.get("speed_gbps", link_speed_gbps))
+    return sorted(ports.values(), key=_port_order)
 
 
 def _rail_address(p, key, value, seen, who):

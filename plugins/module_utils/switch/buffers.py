@@ -26,6 +26,8 @@ SONIC_PG_LOOKUP = {
 }
 # sonic-cable-length.yang (sonic-buildimage src/sonic-yang-models, commit 086b03bd70f9): length "[0-9]+m"
 CABLE_PATTERN = r"[0-9]+m"
+# role switch_fabric's default cable length (switch_fabric_cable_length: switch_cable_length | default('5m'))
+DEFAULT_CABLE = "5m"
 # the ingress pool of lossless traffic in SONiC's buffer templates (buffers_defaults_*.j2)
 LOSSLESS_POOL = "ingress_lossless_pool"
 # sonic-pfcwd.yang: detection_time 100..5000 ms, restoration_time 100..60000 ms, action drop|forward|alert
@@ -74,6 +76,38 @@ def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restora
             out.append(f"{key}: {value!r} is not allowed (allowed: {lo}..{hi} ms, sonic-pfcwd.yang)")
     if action is not None and action not in PFCWD_ACTIONS:
         out.append(f"switch_fabric_pfcwd_action: {action!r} is not allowed (allowed: {', '.join(PFCWD_ACTIONS)})")
+    return out
+
+
+def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cable_length",
+                        lookup_key="switch_sonic_pg_lookup"):
+    """(key, value, allowed) for each speed of a SONiC switch's fabric ports ([{name, speed_gbps}]) that
+    has no lossless headroom row for ``cable`` in the lookup table (sonic-swss's rows and the operator's
+    ``extra``), naming the switch, its ports at that speed and the speeds the table has for the cable:
+    checked with the intent, before any switch is contacted. The speeds come from the table only."""
+    if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
+        return [(f"{switch}: {cable_key}", cable, "allowed: a cable length: digits and 'm', e.g. 5m, 40m, 300m "
+                 "(sonic-cable-length.yang)")]
+    try:
+        table = lookup(extra)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return [(f"{switch}: {lookup_key}", extra, "allowed: {<speed Mb/s>: {<cable>: {size, xon, xoff[, "
+                 "dynamic_th]}}}, the rows of the platform's pg_profile_lookup.ini")]
+    by_speed = {}
+    for port in ports:
+        if port.get("speed_gbps"):
+            by_speed.setdefault(int(port["speed_gbps"]), []).append(str(port.get("name")))
+    supported = ", ".join(f"{s // 1000}" for s in sorted(table) if cable in table[s]) or "none"
+    out = []
+    for gbps, names in sorted(by_speed.items()):
+        if cable in table.get(gbps * 1000, {}):
+            continue
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        out.append((f"{switch}: fabric port(s) {shown}: speed_gbps", gbps,
+                    f"allowed: a speed with a lossless headroom row for cable {cable} on SONiC: {supported} Gb/s "
+                    f"(sonic-swss's pg_profile_lookup.ini and {lookup_key}); buffermgrd has no profile for "
+                    f"{gbps * 1000} Mb/s and {cable}, so the port would have no headroom: add the platform's row "
+                    f"for {gbps * 1000} in {lookup_key} (docs/switches.md)"))
     return out
 
 

@@ -84,6 +84,30 @@ def eos_profile(family=None):
                 speeds={g: f for g, f in speeds.items() if f is not None})
 
 
+def eos_port_speed_problems(switch, ports, family=None, skip=()):
+    """(key, value, allowed) for each speed of an EOS switch's fabric ports ([{name, speed_gbps}]) its
+    family has no ``speed`` form for (speeds in ``skip`` are reported elsewhere); an unknown family: []
+    (switch_problems reports it)."""
+    try:
+        prof = eos_profile(family)
+    except ValueError:
+        return []
+    by_speed = {}
+    for port in ports:
+        if port.get("speed_gbps") and int(port["speed_gbps"]) not in skip:
+            by_speed.setdefault(int(port["speed_gbps"]), []).append(str(port.get("name")))
+    out = []
+    for gbps, names in sorted(by_speed.items()):
+        if gbps in prof["speeds"]:
+            continue
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        out.append((f"{switch}: fabric port(s) {shown}: speed_gbps", gbps,
+                    f"allowed: a speed EOS {prof['family']} has a speed form for: "
+                    + ", ".join(f"{g} ({f})" for g, f in sorted(prof["speeds"].items()))
+                    + "; or the switch_eos_family of a family that has one"))
+    return out
+
+
 def switch_mtu(platform, fabric_mtu, family=None):
     """The MTU a switch of ``platform`` gets for the intent's ``fabric.mtu.switch``: the
     platform's own maximum where that is lower (EOS 9214)."""
