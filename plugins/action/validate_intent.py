@@ -163,7 +163,8 @@ class ActionModule(ActionBase):
         # Everything the validation reads, as read: a different intent, cabling, switch or SM group
         # (an -e override, an import's vars) is a different digest and is validated in full.
         digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable,
-                                            variables, play, nccl_tests], sort_keys=True, default=str).encode()).hexdigest()
+                                            variables, play, nccl_tests], sort_keys=True,
+                                           default=str).encode()).hexdigest()
         result["digest"] = digest
         result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
         if result["reused"]:

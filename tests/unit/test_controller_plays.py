@@ -86,8 +86,9 @@ def inventory(tmp_path_factory):
     unreachable = {"ansible_host": "127.0.0.1", "ansible_port": 1}
     leaves = {name: dict(unreachable, ansible_connection=conn, ansible_network_os=nos, switch_platform=platform,
                          switch_role="leaf",
-                         switch_uplinks=[{"port": "swp31", "peer": "spine01", "peer_port": f"Ethernet{int(name[4:])}/1"},
-                                         {"port": "swp32", "peer": "spine02", "peer_port": f"Ethernet{int(name[4:])}/1"}])
+                         switch_uplinks=[{"port": f"swp{31 + i}", "peer": spine,
+                                          "peer_port": f"Ethernet{int(name[4:])}/1"}
+                                         for i, spine in enumerate(("spine01", "spine02"))])
               for name, (conn, nos, platform) in SWITCHES.items() if name.startswith("leaf")}
     for name, (_, _, platform) in SWITCHES.items():
         if platform == "sonic":

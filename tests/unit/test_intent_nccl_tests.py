@@ -46,7 +46,8 @@ def test_the_role_defaults_are_refused_naming_both_keys():
     ({URL_KEY: URL, SUM_KEY: SUM}, []),
     ({URL_KEY: URL}, [SUM_KEY]),
     ({SUM_KEY: SUM}, [URL_KEY]),
-    ({URL_KEY: URL, SUM_KEY: SUM, "verify_fabric_nccl_tests_version": "2.13.11-1"}, ["verify_fabric_nccl_tests_version"]),
+    ({URL_KEY: URL, SUM_KEY: SUM, "verify_fabric_nccl_tests_version": "2.13.11-1"},
+     ["verify_fabric_nccl_tests_version"]),
     ({"verify_fabric_nccl_tests_method": "package", "verify_fabric_nccl_tests_version": "2.13.11-1"}, []),
     ({"verify_fabric_nccl_tests_method": "none"}, []),
     # nccl-tests not run: nothing is installed
