@@ -225,6 +225,8 @@ FABRIC_RULES = {
     # playbooks
     "audit_benchmarks": boolean,
     "linerate_output_dir": local_path(),
+    # the NCCL tuning sweep's tuned file is in use: a missing one is NCCL_TUNED_MISSING (docs/tuning.md)
+    "linerate_nccl_tuning": boolean,
     # acting on findings (roles/remediate, docs/audit.md)
     "remediate_control_host": text(253, empty=False),
     "remediate_scontrol": text(4096, empty=False),
