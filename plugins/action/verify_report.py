@@ -145,7 +145,13 @@ class ActionModule(ActionBase):
                                                    transport=(fabric or {}).get("transport", "roce"))
         enabled = bool(rem.get("enabled", False))
         state_file = rem.get("state_file")
-        state = breaker.load(state_file) if state_file else breaker.empty_state()
+        try:
+            state = breaker.load(state_file) if state_file else breaker.empty_state()
+            state_error = None
+        except breaker.StateError as e:
+            if enabled:
+                raise   # never act on a forgotten breaker: the report (and the drain) stop, naming the file
+            state, state_error = breaker.empty_state(), str(e)
 
         def select(fs):
             return drain.selected(fs, policy.get("drain_codes") or (), policy.get("drain_severities") or ("error",),
@@ -153,5 +159,7 @@ class ActionModule(ActionBase):
         fleet = int(rem.get("fleet") or len(inputs.nodes) + len(unseen))
         decision = breaker.plan(findings, state, policy, fleet, select, enabled=enabled)
         decision["state_file"] = state_file
+        if state_error:
+            decision["state_error"] = state_error
         findings += breaker.breaker_finding(decision, faults.finding)
         return decision, attributed

@@ -502,3 +502,32 @@ def test_a_cross_rail_test_keeps_the_servers_device():
     assert report_rdma.rdma_tests(old)[0]["server"] == ["node3", "mlx5_0"]
     xml = "".join(report._rdma_testcases(check, '"ib_write_bw"'))
     assert "node1:mlx5_0 -&gt; node3:mlx5_1 (round 3)" in xml or "node1:mlx5_0 -> node3:mlx5_1 (round 3)" in xml
+
+
+# ---------------------------------------------------------------- issue 35: attribution and the drain decision
+
+def test_the_report_attributes_and_decides_before_any_drain(tmp_path):
+    """Two of four nodes unreachable with draining on: CONTROLLER_PATH, the breaker trips in the decision (the
+    report only reads the state: nothing is written), DRAIN_BREAKER_TRIPPED names the reset."""
+    state = tmp_path / "remediation" / "state.json"
+    probes = {"results": [dict(UNREACHABLE, item="node3"), dict(UNREACHABLE, item="node4")]}
+    res = run_report(["node1", "node2"], node_hostvars(), scope=NODES, probes=probes,
+                     remediation={"enabled": True, "state_file": str(state), "fleet": 4})
+    codes = [f["code"] for f in res["findings"]]
+    assert "CONTROLLER_PATH" in codes and "DRAIN_BREAKER_TRIPPED" in codes, codes
+    rem = res["remediation"]
+    assert rem["breaker"]["tripped"] and rem["tripped_now"] and rem["drain"] == [] and rem["unseen"] == ["node3", "node4"]
+    assert not state.exists()
+    nv = [f for f in res["findings"] if f["code"] == "NODE_NOT_VERIFIED"]
+    assert [f["explained_by"] for f in nv] == ["controller", "controller"]
+
+
+def test_draining_off_reports_the_decision_and_an_unreadable_state_does_not_stop_it(tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text("{broken")
+    res = run_report(["node1", "node2"], node_hostvars(), remediation={"enabled": False, "state_file": str(state)})
+    assert not res.get("failed") and "not JSON" in res["remediation"]["state_error"]
+    assert not res["remediation"]["enabled"] and "DRAIN_BREAKER_TRIPPED" not in [f["code"] for f in res["findings"]]
+    # with draining on, a forgotten breaker is never assumed closed: the report fails naming the file
+    res = run_report(["node1", "node2"], node_hostvars(), remediation={"enabled": True, "state_file": str(state)})
+    assert res["failed"] and "state.json" in res["msg"] and "not JSON" in res["msg"]
