@@ -7,14 +7,14 @@ module: nccl_tune
 short_description: Measure NCCL algorithm/protocol candidates with nccl-tests and propose scoped tuner-plugin rows
 description:
   - Phase C(sweep) runs nccl-tests through C(mpirun) (as M(linerate.fabric.nccl_tests) does, one process per
-    host) at each scale of I(scales) (the first N hosts): NCCL's defaults (the baseline) and every candidate
+    host) at each scale of I(scales) (the first N hosts) - NCCL's defaults (the baseline) and every candidate
     (C(NCCL_ALGO)/C(NCCL_PROTO) set in the environment of that run only), interleaved, I(repeats) rounds.
     Per message size a candidate beats the baseline when its median gains I(margin_percent) and its worst
     run beats the baseline's best; contiguous sizes one candidate wins become a proposed row of the example
     tuner plugin's config, scoped to the collective, the size range and the node and rank counts
     (docs/tuning.md).
   - Phase C(confirm) runs, at every scale, each of I(check_tests) with NCCL's defaults and with the tuner
-    plugin reading the staged config I(tuner_config_file), interleaved: a proposed row is kept only where the
+    plugin reading the staged config I(tuner_config_file), interleaved; a proposed row is kept only where the
     file reproduces its gain, and nothing is kept when any collective at any scale is worse with the file
     (beyond I(tolerance_percent) and the noise) or fewer than two scales were measured.
   - Never writes anything on the hosts (C(changed) is always false) and never returns a Debugging-section

@@ -14,7 +14,7 @@ description:
     and changes nothing. The history itself is not changed by a rollback.
   - Refuses a I(document) that sets a variable of NCCL's Debugging section or is not a tuned file this
     collection reads (the same reader role nccl_env uses), before anything is written.
-  - Runs on the controller (C(delegate_to: localhost)).
+  - Runs on the controller (delegated to localhost).
 options:
   path:
     description: The tuned file.
@@ -40,8 +40,10 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Reads the file and its history; reports what would be written, restored or removed.
   diff_mode:
     support: full
+    description: The tuned file's text before and after.
 author: linerate developers (@linerate)
 """
 

@@ -204,7 +204,7 @@ def interleaved(count, repeats):
 def measure(run, configs, repeats, budget):
     """Run ``configs`` (environments) interleaved: ``([{"runs": [{size: busbw}|None], "failed": why|None}],
     nccl_version, stopped)``; ``stopped``: why the budget cut the runs short (None: all ran)."""
-    out = [{"runs": [], "failed": None} for _ in configs]
+    out = [{"runs": [], "failed": None} for dummy in configs]
     version = None
     for i in interleaved(len(configs), repeats):
         ok, why = budget.allows()
