@@ -40,9 +40,16 @@ def verify_schedule(rounds, node, offset=0, addresses=None):
     return checks_plans.schedule_parts(rounds, node, int(offset or 0), dict(addresses or {}))
 
 
-def verify_schedule_summary(rounds, duration, rails=1, label="rounds"):
-    """``3 rounds, 6 pairs x 2 rails, one task per node; expected ~6 s (3 x 2 s)``: printed before a schedule."""
-    return checks_plans.schedule_summary(rounds, duration, rails, label)
+def verify_schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, forks=None):
+    """``3 rounds, 6 pairs x 2 rails, one task per node; expected ~19 s (...)``: printed before a schedule
+    (the expectation: module_utils/checks/estimates.py, on ``hosts`` nodes with ``forks``)."""
+    return checks_plans.schedule_summary(rounds, duration, rails, label, hosts, forks)
+
+
+def verify_incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
+    """``incast: 4 rounds, every node a receiver once, up to 7 senders each; expected ~...``: printed before
+    the rotation (module_utils/checks/estimates.py)."""
+    return checks_plans.incast_summary(rounds, k, duration, ports, hosts, forks)
 
 
 def verify_rail_tests(ports, base_port, server=None, rails=None):
@@ -155,4 +162,5 @@ class FilterModule:
                 "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
                 "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan,
                 "verify_incast_role": verify_incast_role, "verify_schedule": verify_schedule,
-                "verify_schedule_summary": verify_schedule_summary, "verify_phases": verify_phases}
+                "verify_schedule_summary": verify_schedule_summary, "verify_phases": verify_phases,
+                "verify_incast_summary": verify_incast_summary}

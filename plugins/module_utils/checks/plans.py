@@ -6,6 +6,8 @@ plans, incast plans, schedules and phase timings (pure).
 """
 from __future__ import absolute_import, division, print_function
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
+
 __metaclass__ = type
 
 
@@ -627,19 +629,34 @@ def schedule_parts(rounds, node, offset=0, addresses=None):
     return out
 
 
-def schedule_summary(rounds, duration, rails=1, label="rounds"):
-    """The line printed before a schedule starts: ``3 rounds, 6 pairs x 2 rails; expected ~6 s``.
+def schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, forks=None):
+    """The line printed before a schedule starts: ``3 rounds, 6 pairs x 2 rails, one task per node;
+    expected ~12 s (3 x 2 s tests, 1.2 s a round more, and the tasks around them)``.
 
-    The expectation is the measuring floor, rounds x one test's ``duration``: every node
-    plays all its rounds in one task, so the floor is what the schedule should take.
+    The expectation is checks/estimates.py's model: every node plays all its rounds in one task, each
+    round costs its test's ``duration`` and the start and connect around it, and the tasks around the
+    schedule cost their Ansible time on ``hosts`` nodes (default: the nodes of the rounds) with ``forks``.
     """
     n = len(rounds or [])
     pairs = sum(len(r) for r in rounds or [])
     rails = int(rails)
-    floor = n * float(duration or 0)
+    if hosts is None:
+        hosts = len({x for r in rounds or [] for pair in r for x in pair[:2]}) or 2
+    seconds = estimates.schedule_seconds(n, float(duration or 0), hosts, forks)
     return (f"{n} {label if n != 1 else label.rstrip('s')}, {pairs} pair{'' if pairs == 1 else 's'} x "
-            f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(floor)} "
-            f"({n} x {duration_text(duration or 0)})")
+            f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(seconds)} "
+            f"({n} x {duration_text(duration or 0)} tests, {estimates.SCHEDULE_ROUND_SECONDS:g} s a round more, "
+            "and the tasks around them)")
+
+
+def incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
+    """The line printed before the incast rotation: rounds, senders, and checks/estimates.py's
+    expectation (each round's Ansible tasks on every node, its test, the writers' start)."""
+    n = len(rounds or [])
+    seconds = estimates.incast_seconds(n, float(duration or 0), ports, hosts, forks)
+    return (f"incast: {n} round{'' if n == 1 else 's'}, every node a receiver once, up to {int(k)} senders each; "
+            f"expected ~{duration_text(seconds)} ({n} x ({duration_text(duration or 0)} test + "
+            f"{duration_text(seconds / n - float(duration or 0)) if n else '0 s'} of Ansible tasks and starts))")
 
 
 def duration_text(seconds):
