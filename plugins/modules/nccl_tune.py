@@ -308,6 +308,8 @@ def main():
         tuner_env = {"NCCL_TUNER_PLUGIN": p["tuner_plugin"], "NCCL_TUNER_CONFIG_FILE": p["tuner_config_file"]}
         result = nccl_tune.confirm(run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"],
                                    p["margin_percent"], p["tolerance_percent"], budget, p["test"])
+        context["nccl_version"] = result.get("nccl_version")
+        out["nccl_version"] = result.get("nccl_version")
         out.update(tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
                    rows=result["checks"], runs=result["runs"], stopped=result["stopped"], why=result["why"])
         out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])

@@ -380,7 +380,8 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
     """Prove the proposed rows with the tuner plugin itself. ``run(nodes, test, env)``; ``tuner_env``:
     NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE of the staged file.
 
-    Returns ``{"rows": [the rows that hold], "checks": [table row], "why": str|None, "runs", "stopped"}``:
+    Returns ``{"rows": [the rows that hold], "checks": [table row], "why": str|None, "runs", "stopped",
+    "nccl_version"}``:
     ``rows`` is empty ("no winner") when fewer than two scales were measured, a run failed or was cut,
     or any collective is worse with the file at any scale; a row whose gain the file does not
     reproduce at its scale is dropped.
@@ -391,11 +392,12 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
                 "why": f"no winner: measured at {len(set(scales))} scale(s), a winner needs two or more "
                        "(the other collectives must be no worse at two scales)"}
     keep = [dict(r) for r in proposed]
-    lost = {}
+    lost, version = {}, None
     for nodes in scales:
         for test in tests:
-            measured, _v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env), [{}, dict(tuner_env)],
+            measured, v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env), [{}, dict(tuner_env)],
                                         repeats, budget)
+            version = version or v
             base, cand = measured
             row = {"key": f"{test} x{nodes}", "value": "tuner file vs NCCL default",
                    "runs": [_avg(r) for r in cand["runs"]], "kept": False}
@@ -434,7 +436,7 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
             checks.append(row)
     rows = [r for r in keep if id(r) not in lost]
     why = None if rows else ("no winner: " + ("; ".join(lost.values()) if lost else "nothing beat NCCL's defaults"))
-    return {"rows": rows, "checks": checks, "runs": budget.runs, "stopped": None, "why": why}
+    return {"rows": rows, "checks": checks, "runs": budget.runs, "stopped": None, "why": why, "nccl_version": version}
 
 
 # ------------------------------------------------------------------ the tuner config and the tuned file
