@@ -24,7 +24,7 @@ def main(argv=None):
         return 2
     print(report.summary_text(path), end="")
     where = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path))
-    print(f"\nFull report: {where}/ (report.json, summary.md, junit.xml, heatmap.svg)")
+    print(f"\nFull report: {where}/ (report.html for a browser; report.json, summary.md, junit.xml, heatmap.svg)")
     with open(os.path.join(path, "report.json") if os.path.isdir(path) else path, encoding="utf-8") as f:
         return 0 if json.load(f)["summary"]["passed"] else 1
 
