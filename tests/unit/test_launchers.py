@@ -294,3 +294,24 @@ def test_launcher_files_filter(facts, tmp_path):
         launcher_files([nodes[0], dict(nodes[1], facts=other)], params)
     with pytest.raises(AnsibleFilterError, match="no GPU"):
         launcher_files([dict(nodes[0], facts={"gpus": []})], params)
+
+
+def test_the_launchers_carry_the_tuning_sweeps_per_job_environment(facts):
+    """docs/tuning.md: the tuned rows' job environment (NCCL_TUNER_PLUGIN, NCCL_TUNER_CONFIG_FILE) rides every
+    launcher; without rows (an empty tuned_job) nothing of the tuner does."""
+    from ansible_collections.linerate.fabric.plugins.filter.launchers import launcher_files
+    nodes = [{"name": f"n{i}", "address": f"10.0.0.{i}", "facts": facts, "devices": RAILS,
+              "nccl": {"NCCL_IB_HCA": "=" + ",".join(RAILS)}} for i in (1, 2)]
+    params = {"test": "all_reduce_perf", "min_bytes": "1G", "max_bytes": "4G", "step_factor": 2, "iterations": 20,
+              "env": {"NCCL_DEBUG": "INFO"}, "rail_pinning": "topology", "master_port": 29500,
+              "tuned_job": {"NCCL_TUNER_PLUGIN": "libnccl-tuner-example.so",
+                            "NCCL_TUNER_CONFIG_FILE": "/etc/nccl/tuner.conf"}}
+    files = launcher_files(nodes, params)
+    mp = shlex.split(files["nccl-tests-mpirun.sh"], comments=True)
+    assert "NCCL_TUNER_PLUGIN=libnccl-tuner-example.so" in mp and "NCCL_TUNER_CONFIG_FILE=/etc/nccl/tuner.conf" in mp
+    assert "NCCL_TUNER_PLUGIN=libnccl-tuner-example.so" in files["nccl-tests-srun.sh"]
+    assert "export NCCL_TUNER_CONFIG_FILE=/etc/nccl/tuner.conf" in files["slurm-env.sh"]
+    for n in ("n1", "n2"):
+        assert "NCCL_TUNER_PLUGIN=libnccl-tuner-example.so\n" in files[f"torchrun/{n}.env"]
+    plain = launcher_files(nodes, dict(params, tuned_job={}))
+    assert not any("NCCL_TUNER" in text for text in plain.values())
