@@ -333,3 +333,19 @@ def test_a_failed_switch_read_shows_as_not_read_in_the_link_health_table():
         else:
             assert cells[5:7] == ["not read", "not read"], line
             assert "| link_health | unproven (" in md
+
+
+def test_a_switch_that_answered_but_left_a_read_undone_is_partly_read_not_ok():
+    ok = {"failed": False, "ports": {"swp1": {}}, "errors_msg": "", "ber_msg": ""}
+    part = dict(ok, ber_msg="leaf1: nv show interface swp1 link phy health: Error: not supported")
+    found, check = accounting.switch_findings(["leaf1", "leaf2"], counters={"leaf1": {"before": ok, "after": part},
+                                                                             "leaf2": {"before": ok, "after": ok}})
+    assert found == [] and check["passed"]
+    assert check["partly_read"] == {"leaf1": ["FEC / bit error rates (after): leaf1: nv show interface swp1 link "
+                                              "phy health: Error: not supported"]}
+    assert check["detail"] == "2/2 switches in scope read; partly read: leaf1"
+    states = [report.case_state(c) for c in check["cases"]]
+    assert states == ["partly read", "ok"]
+    assert report.check_state("switches", check, found) == "unproven (1 not read or not proven)"
+    _f, whole = accounting.switch_findings(["leaf2"], counters={"leaf2": {"before": ok, "after": ok}})
+    assert report.check_state("switches", whole, []) == "pass" and whole["partly_read"] == {}

@@ -111,6 +111,22 @@ def counters_failures(snapshots):
     return out
 
 
+# the parts of a counters snapshot read apart (switch_counters): each can fail while the switch answers
+PARTIAL_READS = (("errors_msg", "interface error counters"), ("lossless_msg", "lossless state"),
+                 ("optics_msg", "optical modules"), ("ber_msg", "FEC / bit error rates"))
+
+
+def partial_failures(snapshots):
+    """[(phase, what, why)] of the parts of the switch_fabric_counters snapshots that failed while the
+    switch answered (the snapshot itself was read)."""
+    out = []
+    for phase in _sorted((snapshots or {}) if isinstance(snapshots, dict) else {}):
+        snap = snapshots[phase]
+        if isinstance(snap, dict) and not snap.get("failed"):
+            out += [(phase, what, _text(snap[key])) for key, what in PARTIAL_READS if snap.get(key)]
+    return out
+
+
 def switch_findings(scope, lldp=None, counters=None, left=()):
     """``SWITCH_UNREACHABLE`` for each switch of ``scope`` that could not be read, and the report check.
 
@@ -119,7 +135,7 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
     switches in scope that were no longer in the switch plays (failed earlier in
     the run). Returns ``(findings, check)``; ``check`` is None without switches in scope."""
     lldp, counters, left = lldp or {}, counters or {}, set(left or ())
-    findings, cases = [], []
+    findings, cases, partly = [], [], {}
     scope = _sorted(dict.fromkeys(scope or ()))
     if not scope:
         return [], None
@@ -132,7 +148,12 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
             why.append(f"LLDP neighbours: {lf}")
         why += [f"counters ({phase}): {w}" for phase, w in counters_failures(counters.get(sw))]
         if not why:
-            cases.append({"name": f"{sw} reachable", "ok": True, "code": None, "message": None})
+            # it answered; a part it could not read is named (the checks that needed it say it is unproven)
+            part = [f"{what} ({phase}): {w}" for phase, what, w in partial_failures(counters.get(sw))]
+            cases.append({"name": f"{sw} reachable", "ok": True, "code": None,
+                          "message": ("partly read: " + "; ".join(part)) if part else None})
+            if part:
+                partly[sw] = part
             continue
         msg = f"{sw}: not verified: " + "; ".join(why)
         f = finding("SWITCH_UNREACHABLE", msg, switch=sw, check="switches", reasons=why)
@@ -140,6 +161,8 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
         cases.append({"name": f"{sw} reachable", "ok": False, "code": f["code"], "message": msg, "findings": [f]})
     n = len(cases)
     return findings, {"passed": not findings, "in_scope": n, "unreachable": [f["switch"] for f in findings],
+                      "partly_read": partly,
                       "detail": f"{n - len(findings)}/{n} switches in scope read"
-                                + (f"; unreachable: {', '.join(f['switch'] for f in findings)}" if findings else ""),
+                                + (f"; unreachable: {', '.join(f['switch'] for f in findings)}" if findings else "")
+                                + (f"; partly read: {', '.join(partly)}" if partly else ""),
                       "cases": cases}

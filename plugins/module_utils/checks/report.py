@@ -104,7 +104,8 @@ def check_state(name, check, findings):
     if not check.get("passed"):
         return "skipped" if check.get("skipped") else "FAIL"
     mine = [x for x in findings if x.get("check") == name]
-    unproven = sum(x.get("code") in UNPROVEN_CODES for x in mine)
+    # what its findings could not prove, and the switches that answered but left a part unread
+    unproven = sum(x.get("code") in UNPROVEN_CODES for x in mine) + len(check.get("partly_read") or {})
     if unproven:
         return f"unproven ({unproven} not read or not proven)"
     warnings = sum(x.get("severity") == "warning" for x in mine)
@@ -120,7 +121,7 @@ def case_state(case):
         return "FAIL"
     if case.get("code"):
         return "unproven" if case["code"] in UNPROVEN_CODES else "warning"
-    return "ok"
+    return "partly read" if str(case.get("message") or "").startswith("partly read") else "ok"
 
 
 def to_markdown(report, view=None):
