@@ -331,3 +331,15 @@ def test_every_supported_ansible_core_has_its_sanity_ignore_file():
             for entry in f.read().splitlines():
                 path, _sep, rest = entry.partition(" ")
                 assert os.path.isfile(os.path.join(ROOT, path)) and " # " in rest, f"ignore-{line}.txt: {entry}"
+
+
+def test_every_module_is_in_every_ignore_file_for_the_gplv3_header():
+    """The collection is Apache-2.0: validate-modules' GPLv3 header check is ignored for every module, in the
+    ignore file of every supported ansible-core (a module added without it fails sanity under that core only)."""
+    modules = {f"plugins/modules/{fn}" for fn in os.listdir(os.path.join(ROOT, "plugins", "modules"))
+               if fn.endswith(".py") and not fn.startswith("_")}
+    for fn in sorted(os.listdir(os.path.join(ROOT, "tests", "sanity"))):
+        if re.fullmatch(r"ignore-.+\.txt", fn):
+            with open(os.path.join(ROOT, "tests", "sanity", fn), encoding="utf-8") as f:
+                ignored = {line.split()[0] for line in f if " validate-modules:missing-gplv3-license " in line}
+            assert ignored == modules, f"{fn}: missing {sorted(modules - ignored)}, stale {sorted(ignored - modules)}"
