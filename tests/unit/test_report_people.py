@@ -349,3 +349,12 @@ def test_a_switch_that_answered_but_left_a_read_undone_is_partly_read_not_ok():
     assert report.check_state("switches", check, found) == "unproven (1 not read or not proven)"
     _f, whole = accounting.switch_findings(["leaf2"], counters={"leaf2": {"before": ok, "after": ok}})
     assert report.check_state("switches", whole, []) == "pass" and whole["partly_read"] == {}
+
+
+def test_the_phases_total_reads_in_minutes_once_it_is_long():
+    def md(seconds):
+        doc = report.build_report([], faults.summarize([]), {}, {"name": "lab"},
+                                  {"phases": [{"phase": "incast", "seconds": seconds}]})
+        return report.to_markdown(doc)
+    assert "Phases: incast 251.4 s; 251.4 s (4 min 11 s) in all." in md(251.4)
+    assert "Phases: incast 41.8 s; 41.8 s in all." in md(41.8)

@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.heatmap import heatmap_svg
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import duration_text
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import (
     _fields, _gbps, _rows, failing_links, natural_key, rdma_view)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import table_markdown as _tuning_table
@@ -133,8 +134,9 @@ def to_markdown(report, view=None):
              f"{report['generated_at']}: {s['errors']} error(s), {s['warnings']} warning(s).", ""]
     phases = (report.get("meta") or {}).get("phases") or []
     if phases:
+        total = sum(p["seconds"] for p in phases)
         lines += ["Phases: " + ", ".join(f"{p['phase']} {p['seconds']:g} s" for p in phases)
-                  + f"; {sum(p['seconds'] for p in phases):.1f} s in all.", ""]
+                  + f"; {total:.1f} s" + (f" ({duration_text(total)})" if total >= 60 else "") + " in all.", ""]
     sched = ((report.get("checks") or {}).get("ib_write_bw") or {}).get("schedule") or {}
     if sched.get("rounds"):
         slow = max(sched["rounds"], key=lambda r: r["seconds"])
