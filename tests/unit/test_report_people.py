@@ -358,3 +358,12 @@ def test_the_phases_total_reads_in_minutes_once_it_is_long():
         return report.to_markdown(doc)
     assert "Phases: incast 251.4 s; 251.4 s (4 min 11 s) in all." in md(251.4)
     assert "Phases: incast 41.8 s; 41.8 s in all." in md(41.8)
+
+
+@pytest.mark.parametrize("cell, cls", [("FAIL", "fail"), ("FAIL 150.0 (node1, 4/4 failing)", "fail"), ("ok", "ok"),
+                                       ("pass", "ok"), ("pass (2 warnings)", "ok"), ("unproven (1 not read)", "unproven"),
+                                       ("not read (leaf1 not read)", "unproven"), ("partly read", "unproven"),
+                                       ("warning", "unproven"), ("385.2", None)])
+def test_html_cells_are_coloured_by_the_state_they_name(cell, cls):
+    out = report.markdown_html(f"| a |\n|---|\n| {cell} |\n")
+    assert (f'<td class="{cls}">' if cls else "<td>") + html.escape(cell, quote=False) + "</td>" in out

@@ -511,7 +511,7 @@ def _td(cell):
     """A table cell, classed by the state it names (FAIL..., ok/pass, unproven/not read) for its colour."""
     low = cell.lower()
     cls = ("fail" if cell.startswith("FAIL") else "ok" if low in ("ok", "pass") or low.startswith("pass")
-           else "unproven" if low.startswith(("unproven", "not read", "warning")) else "wrap" if len(cell) > 80 else "")
+           else "unproven" if low.startswith(("unproven", "not read", "partly read", "warning")) else "wrap" if len(cell) > 80 else "")
     return f'<td class="{cls}">{_inline(cell)}</td>' if cls else f"<td>{_inline(cell)}</td>"
 
 
