@@ -53,7 +53,7 @@ SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
 # The variable rules are tables built at import from varcheck's helpers and the intent's constants:
 # a mutant of those files is rebuilt into them (every module after it in this order).
-RULE_TABLES = ("fabric", "cabling", "infiniband", "varcheck", "rules_hosts", "rules_fabric", "variables")
+RULE_TABLES = ("fabric", "cabling", "infiniband", "varcheck", "knobs", "rules_hosts", "rules_fabric", "variables")
 
 
 def _rebuilt(name):
@@ -69,7 +69,7 @@ GROUPS = {
                                                      ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
                                                       "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
                                                       "tests/unit/test_validate_action.py", "tests/unit/test_intent_rule_table.py",
-                                                      "tests/unit/test_intent_edges.py"],
+                                                      "tests/unit/test_intent_edges.py", "tests/unit/test_intent_knobs.py"],
                                                      _rebuilt(name))
            for name in ("fabric", "problems", "schema", "cabling")},
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
@@ -81,9 +81,10 @@ GROUPS = {
                                               ["tests/unit/test_validate_action.py", "tests/unit/test_validate_once.py"]),
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
                                                      ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_edges.py",
-                                                      "tests/unit/test_intent_vars.py", "tests/unit/test_validate_action.py"],
+                                                      "tests/unit/test_intent_vars.py", "tests/unit/test_intent_knobs.py",
+                                                      "tests/unit/test_validate_action.py"],
                                                      _rebuilt(name))
-           for name in ("variables", "varcheck", "rules_hosts", "rules_fabric")},
+           for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")},
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
                                                   ["tests/unit/test_mpi_key.py", "tests/unit/test_intent_rule_table.py"]),
     },

@@ -112,9 +112,13 @@ class ActionModule(ActionBase):
         def pick(group, keys):
             return pick_hosts(groups.get(group, []), keys)
 
-        def role_vars(names):
+        def role_vars(names, hosts):
             # Only what the operator set (inventory, -e): role defaults are not hostvars.
+            # The hosts the values name are checked against the inventory and the host group,
+            # the TCP ports against the host's rails (intent/knobs.py).
             out, per_host = {}, []
+            inventory = {"hosts": list(groups.get("all", [])), "group": host_group,
+                         "group_hosts": list(groups.get(host_group, []))}
             for name in names:
                 hv = hostvars.get(name, {})
                 present = set(hv.keys()) & set(intent_vars.RULES) - set(intent_vars.PLAY_VARS)
@@ -126,7 +130,9 @@ class ActionModule(ActionBase):
                         if not _RUNTIME.search(str(e.message)):
                             per_host.append((name, f"{k}: could not be read: {e.message}"))
                 out[name] = values
-                per_host += [(name, m) for m in intent_vars.validate_host(values)]
+                ports = hosts.get(name, {}).get("rdma_ports")
+                rails = len(ports) if isinstance(ports, list) else None
+                per_host += [(name, m) for m in intent_vars.validate_host(values, dict(inventory, rails=rails))]
             return out, per_host
 
         fabric_unreadable = 0
@@ -148,7 +154,7 @@ class ActionModule(ActionBase):
             before = len(unreadable)
             fabric = read(fabric, "fabric") if fabric is not None else None
             fabric_unreadable = len(unreadable) - before
-            variables, per_host = role_vars(list(groups.get("all", [])))
+            variables, per_host = role_vars(list(groups.get("all", [])), hosts)
             for name, sv in switches.items():
                 sv.update({k: variables[name][k] for k in SWITCH_ROLE_SETTINGS if k in variables.get(name, {})})
             if nccl_tests:

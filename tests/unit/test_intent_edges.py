@@ -49,7 +49,6 @@ def test_fabric_limits_at_their_edges(paths, problems):
     ("verify_fabric_nccl_tune_margin_percent", 0.5), ("verify_fabric_nccl_tune_margin_percent", 100),
     ("verify_fabric_nccl_tune_margin_percent", "2.5"),
     ("roce_qos_pfc_priorities", list(range(8))),
-    ("verify_fabric_incast_senders", [f"n{i}" for i in range(1023)]),
     ("verify_fabric_nccl_tune_candidates", [{"algorithm": a, "protocol": p} for a in ("Ring", "Tree", "PAT", "NVLS")
                                             for p in ("LL", "LL128", "Simple")] * 2 + [{"algorithm": "Ring",
                                                                                         "protocol": "LL"}] * 8),

@@ -96,10 +96,20 @@ def same_kind(value, choice):
     return isinstance(value, type(choice))
 
 
+def case_hint(value, choices):
+    """``; names are case-sensitive: 'nvue', not 'NVUE'`` when ``value`` is one of the string
+    ``choices`` written in another case, else ``''``."""
+    if isinstance(value, str):
+        for c in choices:
+            if isinstance(c, str) and c != value and c.casefold() == value.casefold():
+                return f"; names are case-sensitive: {c!r}, not {value!r}"
+    return ""
+
+
 def one_of(p, key, value, choices):
     """``value`` is one of ``choices`` and of its kind (``same_kind``), else a problem; True when it is."""
     if not any(same_kind(value, c) and value == c for c in choices):
-        p.add(key, value, "allowed: " + " | ".join(str(c) for c in choices))
+        p.add(key, value, "allowed: " + " | ".join(str(c) for c in choices) + case_hint(value, choices))
         return False
     return True
 

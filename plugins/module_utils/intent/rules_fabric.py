@@ -8,12 +8,16 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, ARGV, boolean, choice, CONFIRM_RANGE, either, ENV_MAP, extra_ports, fmt, GID_INDEX,
     host_address, integer, intent_format, listing, local_path, MAX_READ_REQ, mpi_from, NCCL_OVERRIDES, _NCCL_SIZE,
     NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, number, shape, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER,
     VERIFY_CHECKS, _VERSION)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import TESTS as NCCL_TUNE_TESTS
+
+# Cumulus Linux releases whose NVUE forms the driver knows (docs/switches.md "NVUE forms per release").
+NVUE_RELEASE = choice("5.9", "5.10", "5.11", "5.12", "5.13", "5.14", "5.15", "5.16", "5.17")
 
 FABRIC_RULES = {
     # role switch_fabric (connection values come from Ansible's variables below)
@@ -43,7 +47,9 @@ FABRIC_RULES = {
     "switch_fabric_pfcwd_action": choice("drop", "forward", "alert"),
     "switch_fabric_pfcwd_detection_ms": integer(100, 5000, " ms"),
     "switch_fabric_pfcwd_restoration_ms": integer(100, 60000, " ms"),
-    "switch_fabric_nvue_release": choice("5.9", "5.10", "5.11", "5.12", "5.13", "5.14", "5.15", "5.16", "5.17"),
+    "switch_fabric_nvue_release": release(NVUE_RELEASE, "5.10"),
+    # the switch's own Cumulus Linux release (inventory), the default of switch_fabric_nvue_release
+    "switch_nvue_release": release(NVUE_RELEASE, "5.10"),
     "switch_fabric_mtu": integer(1280, 9216),
     "switch_fabric_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
     "switch_fabric_set_speed": boolean,
@@ -60,10 +66,13 @@ FABRIC_RULES = {
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
     "switch_fabric_restore_force": boolean,
+    # playbooks/switches.yml, switch_rollback.yml: the plays' serial and max_fail_percentage
+    "switch_fabric_serial": batch,
+    "switch_fabric_max_fail_percentage": number(0, 100, " percent of a batch's switches that may fail"),
     "switch_fabric_eos_profile": ANY_DICT,   # derived from switch_eos_family (module_utils/switch/profiles.py)
     # role verify_fabric
     "verify_fabric_fabric": ANY_DICT,
-    "verify_fabric_ib_sm_host": text(253),
+    "verify_fabric_ib_sm_host": one_node(text(253), "the inventory host of the master subnet manager"),
     "verify_fabric_checks": listing(choice(*VERIFY_CHECKS), min_len=1, what="a list of checks"),
     "verify_fabric_benchmark_checks": listing(choice(*VERIFY_CHECKS)),
     "verify_fabric_active_checks": listing(choice(*VERIFY_CHECKS)),
@@ -90,7 +99,7 @@ FABRIC_RULES = {
     "verify_fabric_packages": PACKAGES,
     # nccl-tests install (tasks/tools.yml; the plan's own checks: module_utils/host/verify_tools.py)
     "verify_fabric_nccl_tests_method": choice("source", "package", "none"),
-    "verify_fabric_nccl_tests_version": fmt(_VERSION),
+    "verify_fabric_nccl_tests_version": release(fmt(_VERSION), "2.19.6"),
     "verify_fabric_nccl_tests_source_url": url(("https", "http", "file"), empty=True),
     "verify_fabric_nccl_tests_source_checksum": fmt((r"sha256:[0-9a-f]{64}", "sha256:<64 hex digits>"), empty=True),
     "verify_fabric_nccl_tests_prefix": path(),
@@ -129,9 +138,12 @@ FABRIC_RULES = {
     "verify_fabric_launch_rail_pinning": choice("topology", "nearest"),
     "verify_fabric_launch_master_port": integer(1, 65535, " (a TCP port)"),
     "verify_fabric_nccl_launch": choice("node", "rank_per_gpu"),
-    "verify_fabric_incast_receiver": text(253, empty=False),
+    "verify_fabric_incast_receiver": one_node(text(253, empty=False),
+                                              "the one host that receives (an inventory name)"),
     "verify_fabric_incast_max_senders": integer(2, 1023, ": incast needs at least 2 senders to congest a port"),
-    "verify_fabric_incast_senders": listing(text(253, empty=False), min_len=2, max_len=1023,
+    "verify_fabric_incast_senders": listing(one_node(text(253, empty=False),
+                                                     "each entry one sender host (an inventory name)"),
+                                            min_len=2, max_len=1023,
                                             what="a list of sender hosts (incast needs at least 2)"),
     "verify_fabric_incast_duration": integer(1, 3600, " seconds"),
     "verify_fabric_incast_base_port": integer(1, 65535, " (a TCP port)"),
@@ -189,8 +201,8 @@ FABRIC_RULES = {
     "k8s_render_rdma_hca_max": integer(1, 1000, ": pods one RDMA shared resource serves on a node"),
     "k8s_render_cni": choice(*k8s_render.CNI_TYPES),
     "k8s_render_ofed_driver": choice(*k8s_render.OFED_DRIVERS),
-    "k8s_render_ofed_version": fmt((k8s_render.OFED_TAG.pattern, "a doca-driver image tag such as "
-                                    "doca3.4.1-26.04-1.1.0.0-1"), empty=True),
+    "k8s_render_ofed_version": release(fmt((k8s_render.OFED_TAG.pattern, "a doca-driver image tag such as "
+                                            "doca3.4.1-26.04-1.1.0.0-1"), empty=True), "doca3.4.1-26.04-1.1.0.0-1"),
     "k8s_render_image": fmt((k8s_render.IMAGE.pattern, "a container image reference with nccl-tests, Open MPI and "
                              "sshd, such as registry.example.org/nccl-tests:2.13.11"), empty=True),
     "k8s_render_pytorch_image": fmt((k8s_render.IMAGE.pattern, "a container image reference with PyTorch, such as "
@@ -228,7 +240,7 @@ FABRIC_RULES = {
     # the NCCL tuning sweep's tuned file is in use: a missing one is NCCL_TUNED_MISSING (docs/tuning.md)
     "linerate_nccl_tuning": boolean,
     # acting on findings (roles/remediate, docs/audit.md)
-    "remediate_control_host": text(253, empty=False),
+    "remediate_control_host": one_node(text(253, empty=False), "the one host scontrol or kubectl runs on"),
     "remediate_scontrol": text(4096, empty=False),
     "remediate_kubectl": text(4096, empty=False),
     "remediate_metrics_dir": path(),
@@ -237,7 +249,9 @@ FABRIC_RULES = {
     "linerate_drain": boolean,
     "linerate_metrics": boolean,
     "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
-    "linerate_slurm_node_name": text(253, empty=False),
-    "linerate_k8s_node_name": fmt((r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?",
+    "linerate_slurm_node_name": one_node(text(253, empty=False), "this host's own name in Slurm (scontrol show node "
+                                                               "<name>), set per host in host_vars"),
+    "linerate_k8s_node_name": one_node(fmt((r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?",
                                    "a Kubernetes node name (a DNS subdomain: a-z 0-9 - ., at most 253)")),
+                                       "this host's own node name in Kubernetes, set per host in host_vars"),
 }

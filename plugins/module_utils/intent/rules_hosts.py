@@ -7,6 +7,7 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, boolean, choice, devices, either, ENV_MAP, fmt, GID_INDEX, integer,
     intent_format, KEY_SCHEMES, _KMOD, listing, local_path, mapping, meta_packages, _MLX_NAME, MLX_PARAMS,
@@ -15,8 +16,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth
 
 HOST_RULES = {
     # role mofed (mofed_source: cabling.validate_cabling, with the reason inbox is rejected)
-    "mofed_version": fmt(_VERSION),
-    "mofed_doca_version": fmt(_VERSION),
+    "mofed_version": release(fmt(_VERSION), "24.10-1.1.4"),
+    "mofed_doca_version": release(fmt(_VERSION), "2.9.1"),
     "mofed_repo_url": url(APT_SCHEMES),
     "mofed_repo_suite": fmt(_SUITE),
     "mofed_repo_signed_by": path(),

@@ -15,7 +15,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import infi
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import MOFED_SOURCES
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS, is_num, show
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import case_hint, FORMATS, is_num, show
 
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
@@ -138,7 +138,7 @@ def choice(*values):
     def check(c, key, value):
         n = as_int(value) if all(isinstance(v, int) for v in values) else None
         ok = (n in values) if n is not None else (isinstance(value, str) and value in values)
-        return ok or c.bad(key, value, " | ".join(map(str, values)))
+        return ok or c.bad(key, value, " | ".join(map(str, values)) + case_hint(value, values))
     return check
 
 

@@ -15,7 +15,7 @@ connection and playbook variables). Stdlib only (plus the sibling intent modules
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import rules_fabric, rules_hosts
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs, rules_fabric, rules_hosts
 # Re-exported: callers import the checks and formats from this module.
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (  # noqa: F401  # pylint: disable=unused-import
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, as_bool, as_int, BOOL_ALLOWED, BOOL_FALSE, BOOL_TRUE, boolean,
@@ -107,17 +107,22 @@ def nccl_tests_problems(values):
     return c.items
 
 
-def validate_host(values):
+def validate_host(values, inventory=None):
     """Problems of one host's variables ({name: value}, the ones the operator
-    set), each ``<key>: <value> is not allowed (allowed: ...)``."""
+    set), each ``<key>: <value> is not allowed (allowed: ...)``; then the values
+    that passed their own rule together (intent/knobs.py: a minimum above its
+    maximum, TCP ports past 65535, host lists), with ``inventory`` ({"hosts",
+    "group", "group_hosts", "rails"}) the hosts they name."""
     c = Checker("")
+    passed = {}
     for name in sorted(values):
         rule = rules_hosts.HOST_RULES.get(name)
         if rule is None:
             rule = rules_fabric.FABRIC_RULES.get(name)
-        if rule is not None:
-            rule(c, name, values[name])
+        if rule is not None and rule(c, name, values[name]):
+            passed[name] = values[name]
     cross_checks(c, values)
+    knobs.together(c, passed, inventory)
     return c.items
 
 

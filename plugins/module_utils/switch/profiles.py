@@ -73,12 +73,20 @@ def eos_speed_form(family, gbps):
     return None
 
 
+def _case(family):
+    """``; names are case-sensitive: ...`` when ``family`` is a family in another case (Arista writes
+    7050X3; the profiles are keyed in lower case), else ``''``."""
+    low = family.lower() if isinstance(family, str) else None
+    return f"; names are case-sensitive: {low!r}, not {family!r}" if low != family and low in EOS_FAMILIES else ""
+
+
 def eos_profile(family=None):
     """The profile of ``family`` (the default family when None) with its name and speed forms;
     ValueError naming the family and the allowed ones otherwise."""
     family = EOS_DEFAULT_FAMILY if family in (None, "") else family
     if family not in EOS_FAMILIES:
-        raise ValueError(f"switch_eos_family: {family!r} is not allowed (allowed: {' | '.join(EOS_FAMILIES)})")
+        raise ValueError(f"switch_eos_family: {family!r} is not allowed (allowed: {' | '.join(EOS_FAMILIES)}"
+                         f"{_case(family)})")
     speeds = {g: eos_speed_form(family, g) for g in sorted(EOS_PLAIN_SPEEDS + tuple(EOS_LANE_FORMS))}
     return dict(EOS_FAMILIES[family], family=family,
                 speeds={g: f for g, f in speeds.items() if f is not None})
@@ -133,7 +141,7 @@ def switch_problems(switch, sv, platform, fabric):
     try:
         prof = eos_profile(family)
     except ValueError:
-        return out + [(f"{switch}: switch_eos_family", family, "allowed: " + " | ".join(EOS_FAMILIES))]
+        return out + [(f"{switch}: switch_eos_family", family, "allowed: " + " | ".join(EOS_FAMILIES) + _case(family))]
     mtu = fabric.get("mtu") if isinstance(fabric.get("mtu"), dict) else {}
     host, sw_mtu = mtu.get("host", 4200), mtu.get("switch", 9216)
     if isinstance(host, int) and isinstance(sw_mtu, int) and not isinstance(host, bool):
