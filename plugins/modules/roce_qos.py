@@ -112,6 +112,15 @@ options:
     description: Where the netdevs' sysfs directories are (the ECN controls are C(<sysfs_net>/<netdev>/ecn/...)).
     type: path
     default: /sys/class/net
+  state:
+    description:
+      - V(present) - read the port, change what differs.
+      - V(rendered) - only what the port's boot unit runs for these settings (RV(boot), RV(boot_commands),
+        RV(boot_tmpfiles)), computed from the options alone, as for a port that has none of them (netcommon's
+        C(rendered)); nothing is read or run, no OFED tool is needed (C(playbooks/render.yml)).
+    type: str
+    choices: [present, rendered]
+    default: present
 attributes:
   check_mode:
     support: full
@@ -125,6 +134,18 @@ notes:
 """
 
 EXAMPLES = r"""
+- name: What the boot unit of a rail would run, without reading the port (an offline preview)
+  linerate.fabric.roce_qos:
+    state: rendered
+    ports: [{netdev: enp65s0f0np0, device: mlx5_0}]
+    trust: dscp
+    pfc_priorities: [3]
+    dscp2prio: {26: 3, 48: 6}
+    roce_mode: v2
+    roce_tos: 104
+    mtu: 4200
+  register: rail_boot
+
 - name: Lossless RoCE on priority 3, DSCP 26, ECN, RoCE v2, MTU 4200
   linerate.fabric.roce_qos:
     netdev: enp65s0f0np0
@@ -268,8 +289,28 @@ ports:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import Failure, Port, Sysfs, configure, desired
+from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import (
+    Failure, Port, Sysfs, boot_result, configure, desired)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+
+def rendered(module, p):
+    """state=rendered: the boot fields of each port from the options alone; nothing is read or run."""
+    ports = p["ports"] if p["ports"] is not None else [{"netdev": p["netdev"], "device": p["device"],
+                                                       "port": p["port"]}]
+    error = duplicate_port(ports, "netdev")
+    if error:
+        module.fail_json(msg=error)
+    out = []
+    for i, port in enumerate(ports):
+        try:
+            out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"],
+                                                p["sysfs_net"])))
+        except Failure as e:
+            module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
+    if p["ports"] is None:
+        module.exit_json(changed=False, **out[0])
+    module.exit_json(changed=False, ports=out)
 
 
 def main():
@@ -295,6 +336,7 @@ def main():
             "mtu": {"type": "int"},
             "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
             "sysfs_net": {"type": "path", "default": "/sys/class/net"},
+            "state": {"type": "str", "choices": ["present", "rendered"], "default": "present"},
         },
         mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
         required_one_of=[["netdev", "ports"]],
@@ -308,6 +350,9 @@ def main():
         bad = [x for x in p[key] or [] if not 0 <= x <= 7]
         if bad:
             module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
+    if p["state"] == "rendered":
+        rendered(module, p)
+        return
     if p["ports"] is None:
         exit_module(module, lambda: configure(Port(Runner(module), p["netdev"], p["device"], p["port"],
                                                    Sysfs(p["sysfs_net"])), p, module.check_mode))

@@ -139,13 +139,23 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Show the commands of the intent for leaf1, without a switch
+# The whole fabric's commands and host files for an intent, offline: playbooks/render.yml
+# (the role's switch_configs/<platform>/fabric.j2 templates need its variables).
+- name: Show the commands of an intent for leaf1, without a switch
   linerate.fabric.switch_config:
     state: rendered
     name: leaf1
-    platform: arista.eos.eos
-    fabric_ports: [Ethernet1/1, Ethernet2/1]
-    config: "{{ lookup('ansible.builtin.template', 'switch_configs/eos/fabric.j2') }}"
+    platform: nvidia.nvue.nvue
+    fabric_ports: [swp1, swp2]
+    config: |
+      nv set qos pfc linerate switch-priority 3
+      nv set qos pfc linerate tx enable
+      nv set qos pfc linerate rx enable
+      nv set interface swp1 link mtu 9216
+      nv set interface swp1 qos pfc profile linerate
+      nv set interface swp2 link mtu 9216
+      nv set interface swp2 qos pfc profile linerate
+  register: leaf1_rendered
 
 - name: The delta against a saved running configuration, without a switch
   linerate.fabric.switch_config:

@@ -71,7 +71,7 @@ def test_every_controller_play_sets_the_local_connection_as_a_play_var():
     # the plays that shared the intent through the inventory's connection are among them
     assert ("playbooks/validate.yml", "Share the validated intent with every host") in seen
     assert ("playbooks/validate.yml", "Validate the fabric intent") in seen
-    assert {"playbooks/k8s.yml", "playbooks/stages/switches.yml"} <= names
+    assert {"playbooks/render.yml", "playbooks/k8s.yml", "playbooks/stages/switches.yml"} <= names
     # the exceptions are real plays (a renamed play would silently lose its exception)
     plays = {(r, p["name"]) for r, p in _plays()}
     assert KEEP_CONNECTION <= plays
@@ -135,6 +135,8 @@ def _recap(stdout):
     ("playbooks/validate.yml", ()),
     # every playbook's validation (the same two plays) and the change window's summary on localhost
     ("playbooks/switches.yml", ("--tags", "summary")),
+    # the offline preview: every switch, node and localhost play, with their modules and file writes
+    ("playbooks/render.yml", ()),
 ])
 def test_controller_plays_reach_no_host_whatever_the_inventory_connection(inventory, playbook, args):
     r = _run(inventory, playbook, *args)

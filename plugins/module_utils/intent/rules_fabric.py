@@ -66,6 +66,7 @@ FABRIC_RULES = {
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
     "switch_fabric_restore_force": boolean,
+    "switch_fabric_render_dir": local_path(),
     # playbooks/switches.yml, switch_rollback.yml: the plays' serial and max_fail_percentage
     "switch_fabric_serial": batch,
     "switch_fabric_max_fail_percentage": number(0, 100, " percent of a batch's switches that may fail"),
