@@ -485,3 +485,31 @@ def test_boot_plan_per_port_and_only_managed_settings():
         ["mlnx_qos", "-i", "eth9", "--trust", "pcp"], ["ip", "link", "set", "dev", "eth9", "mtu", "9000"]]
     with pytest.raises(roce.Failure, match="device: required"):
         roce.boot_plan({"roce_mode": "v2"}, "eth9")
+
+
+# ---------------------------------------------------------------- state=rendered (playbooks/render.yml, issue 40)
+
+def test_rendered_is_the_boot_plan_of_a_fresh_port_and_runs_nothing(sysfs, capsys):
+    nic = Nic(sysfs)
+    rendered = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, state="rendered"), nic.tools, capsys)
+    assert nic.tools.calls == []   # no tool read or run, no sysfs write
+    assert nic.trust == "pcp" and nic.ecn_value("roce_np/enable/3") == 0
+    assert rendered["changed"] is False
+    # what a configure of the same port puts in its boot unit, whatever the port held
+    applied = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
+    for key in ("boot", "boot_commands", "boot_tmpfiles"):
+        assert rendered[key] == applied[key], key
+    assert rendered["netdev"] == NETDEV and rendered["boot_commands"][-1] == f"ip link set dev {NETDEV} mtu 4200"
+
+
+def test_rendered_ports_one_result_each_and_bad_settings_are_refused(sysfs, capsys):
+    nic = Nic(sysfs)
+    ports = [{"netdev": NETDEV, "device": "mlx5_0"}, {"netdev": "eth9", "device": "mlx5_9", "port": 2}]
+    args = {k: v for k, v in ARGS.items() if k not in ("netdev", "device")}
+    out = run_module(roce_qos.main, dict(args, sysfs_net=sysfs, state="rendered", ports=ports), nic.tools, capsys)
+    assert nic.tools.calls == []
+    assert [(p["netdev"], p["port"]) for p in out["ports"]] == [(NETDEV, 1), ("eth9", 2)]
+    assert "cma_roce_mode -d mlx5_9 -p 2 -m 2" in out["ports"][1]["boot_commands"]
+    out = run_module(roce_qos.main, dict(args, sysfs_net=sysfs, state="rendered", ports=ports + ports[:1]),
+                     nic.tools, capsys)
+    assert out["failed"] and NETDEV in out["msg"]
