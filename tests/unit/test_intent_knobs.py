@@ -339,3 +339,82 @@ def test_every_class_at_once():
         "linerate_slurm_node_name", "switch_fabric_max_fail_percentage", "switch_fabric_platform",
         "switch_fabric_serial", "switch_nvue_release", "k8s_render_nccl_min_bytes",
         "verify_fabric_ib_write_bw_base_port", "verify_fabric_incast_receiver"]
+
+
+# ---------------------------------------------------------------- edges a mutation sample (seed 97) left untested
+
+def test_sizes_in_bytes_and_with_a_unit_compare_exactly():
+    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1G", "k8s_render_nccl_max_bytes": "1073741824"}) == []
+    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1M", "k8s_render_nccl_max_bytes": "1048576"}) == []
+    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1073741825", "k8s_render_nccl_max_bytes": "1G"}) == [
+        msg("k8s_render_nccl_min_bytes", "'1073741825'", f"at most k8s_render_nccl_max_bytes ('1G'): {SIZE_WHY['k8s_render_nccl']}")]
+
+
+def test_an_empty_sender_is_refused():
+    assert iv.validate_host({"verify_fabric_incast_receiver": "n0", "verify_fabric_incast_senders": ["n1", ""]}) == [
+        msg("verify_fabric_incast_senders[1]", "''", "a string of at most 253 characters without control characters "
+                                                     "(newline, carriage return, tab, NUL), not empty")]
+
+
+def test_the_action_checks_the_control_host_against_every_inventory_host():
+    groups = {"all": ["node1", "node2", "leaf1"], "gpu_nodes": ["node1", "node2"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT], "remediate_control_host": "ctl9"},
+                "node2": {"rdma_ports": [dict(PORT, address="192.168.100.2/24", switch_port="swp3")],
+                          "remediate_control_host": "leaf1", "verify_fabric_ib_sm_host": "node1"},
+                "leaf1": {"switch_platform": "nvue"}}
+    assert run_action(groups, hostvars)["problems"] == [
+        "node1: " + msg("remediate_control_host", "'ctl9'", "a host of the inventory (node1, node2, leaf1) or localhost")]
+
+
+URL = "https://mirror.example.org/nccl-tests-2.19.6.tar.gz"
+SUM = "sha256:" + "a" * 64
+
+
+@pytest.mark.parametrize("values,keys", [
+    ({}, ["verify_fabric_nccl_tests_source_url", "verify_fabric_nccl_tests_source_checksum"]),
+    ({"verify_fabric_nccl_tests_source_url": URL}, ["verify_fabric_nccl_tests_source_checksum"]),
+    ({"verify_fabric_nccl_tests_source_checksum": SUM}, ["verify_fabric_nccl_tests_source_url"]),
+    ({"verify_fabric_nccl_tests_source_url": URL, "verify_fabric_nccl_tests_source_checksum": SUM}, []),
+    ({"verify_fabric_nccl_tests_version": "2.19", "verify_fabric_nccl_tests_source_url": URL,
+      "verify_fabric_nccl_tests_source_checksum": SUM}, ["verify_fabric_nccl_tests_version"]),
+    ({"verify_fabric_nccl_tests_method": "package"}, []),
+    ({"verify_fabric_nccl_tests_method": "none"}, []),
+    ({"verify_fabric_checks": ["ports", "ib_write_bw"]}, []),
+    ({"verify_fabric_checks": ["ports"], "verify_fabric_nccl_tune": True}, ["verify_fabric_nccl_tests_source_url",
+                                                                             "verify_fabric_nccl_tests_source_checksum"]),
+])
+def test_the_nccl_tests_source_is_required_only_where_it_is_built(values, keys):
+    assert [p.split(":")[0] for p in iv.nccl_tests_problems(values)] == keys
+
+
+FABRIC = {"name": "t", "transport": "roce"}
+
+
+@pytest.mark.parametrize("extra,problems", [
+    ({"infiniband": {}}, ["fabric.infiniband: '...' is not allowed (only with fabric.transport: infiniband; this "
+                          "fabric is roce, remove the infiniband block)"]),
+    ({"nccl": {"overrides": {"X" * 70: 1}}}, [f"fabric.nccl.overrides.{'X' * 64}: 1 is not allowed (allowed: keys "
+                                             "named NCCL_*)"]),
+    ({"verify": {"effective_ber_max": 2}}, ["fabric.verify.effective_ber_max: 2 is not allowed (allowed: a finite bit "
+                                            "error rate, 0 <= x < 1, written 1.0e-12 (YAML reads 1e-12 as a string))"]),
+    ({"verify": {"ib_error_thresholds": {"SymbolErrorCounter": 0}}}, []),
+    ({"remediation": {"budget": {"max_nodes_per_run": 100000, "max_nodes_per_window": 100000}}}, []),
+    ({"remediation": {"budget": {"max_nodes_per_run": 100001, "max_nodes_per_window": 100000}}}, [
+        "fabric.remediation.budget.max_nodes_per_run: 100001 is not allowed (allowed: an integer 1..100000)",
+        "fabric.remediation.budget.max_nodes_per_run: 100001 is not allowed (allowed: at most "
+        "fabric.remediation.budget.max_nodes_per_window (100000); one run cannot drain more than its window allows)"]),
+])
+def test_the_intents_edges_and_messages(extra, problems):
+    assert schema.validate(dict(FABRIC, **extra)) == problems
+
+
+@pytest.mark.parametrize("values,problems", [
+    ({"verify_fabric_tclass": 255}, []),
+    ({"verify_fabric_tclass": 256}, [msg("verify_fabric_tclass", "256", "null or a traffic class 0..255")]),
+    ({"ib_subnet_manager_error_thresholds": {"SymbolErrorCounter": 2 ** 64 - 1}}, []),
+    ({"switch_fabric_extra_ports": [{"name": "1bad"}]}, [msg("switch_fabric_extra_ports[0].name", "'1bad'", (
+        "a port name such as swp1, Ethernet0 or Ethernet1/1 (1-64 of letters, digits, _ . / : -, starting with a "
+        "letter)"))]),
+])
+def test_variable_edges(values, problems):
+    assert iv.validate_host(values) == problems

@@ -139,8 +139,7 @@ def _ports(c, values, rails):
         c.bad(key, values[key], f"at most {TCP_PORT_MAX + 1 - span}: round r's rail i listens on TCP port "
                                 f"base_port + (r mod {RDMA_PORT_ROUNDS}) x {RDMA_PORT_STRIDE} + i, "
                                 f"{base}..{base + span - 1} here, past {TCP_PORT_MAX}")
-    keys = ("verify_fabric_incast_base_port", "verify_fabric_incast_max_senders", "verify_fabric_incast_senders",
-            "verify_fabric_incast_receiver")
+    keys = ("verify_fabric_incast_base_port", "verify_fabric_incast_max_senders", "verify_fabric_incast_senders")
     if not any(k in values for k in keys):
         return
     base = _port(values, keys[0])
