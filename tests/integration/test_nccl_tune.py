@@ -80,7 +80,7 @@ def untuned(converged):
         run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True, timeout=900)
 
 
-# matrix: four sweeps/rollbacks and their verifications (about 15 minutes); make test-integration runs it,
+# matrix: three sweeps, two rollbacks and their verifications (about 20 minutes); make test-integration runs it,
 # CI's budget does not
 @pytest.mark.matrix
 def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_rollback_restores(untuned):
