@@ -4,22 +4,22 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import metrics
 
 
-def node_metrics(report, nodes=None):
+def _render(name, fn, report, arg):
+    """One textfile renderer of a report, its errors as the filter's."""
     if not isinstance(report, dict) or "generated_at" not in report:
-        raise AnsibleFilterError("node_metrics: the input must be a linerate report (report.json, with generated_at)")
+        raise AnsibleFilterError(f"{name}: the input must be a linerate report (report.json, with generated_at)")
     try:
-        return metrics.node_metrics(report, nodes)
+        return fn(report, arg)
     except (KeyError, TypeError, ValueError) as e:
-        raise AnsibleFilterError(f"node_metrics: the report could not be read: {e!r}") from None
+        raise AnsibleFilterError(f"{name}: the report could not be read: {e!r}") from None
+
+
+def node_metrics(report, nodes=None):
+    return _render("node_metrics", metrics.node_metrics, report, nodes)
 
 
 def fleet_metrics(report, scope=None):
-    if not isinstance(report, dict) or "generated_at" not in report:
-        raise AnsibleFilterError("fleet_metrics: the input must be a linerate report (report.json, with generated_at)")
-    try:
-        return metrics.fleet_metrics(report, scope)
-    except (KeyError, TypeError, ValueError) as e:
-        raise AnsibleFilterError(f"fleet_metrics: the report could not be read: {e!r}") from None
+    return _render("fleet_metrics", metrics.fleet_metrics, report, scope)
 
 
 class FilterModule:
