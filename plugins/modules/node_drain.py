@@ -75,12 +75,12 @@ options:
   breaker_tripped:
     description:
       - The run's drain decision says the drain breaker is open (the verification report's C(remediation.breaker),
-        host/breaker.py): no node is drained or returned to service, each is reported C(held).
+        host/breaker.py) - no node is drained or returned to service, each is reported C(held).
     type: bool
     default: false
   drain_nodes:
     description:
-      - The inventory hosts the run's drain decision lets a drain take (the report's C(remediation.drain): nodes
+      - The inventory hosts the run's drain decision lets a drain take (the report's C(remediation.drain), nodes
         with a fault of their own, within the budget). A node with a finding that selects but is not listed is
         held. Omitted, every node with a selected finding may be drained.
       - Findings C(explained_by) a shared element and C(NODE_NOT_VERIFIED) never drain, whatever is listed here.

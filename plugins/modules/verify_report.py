@@ -13,7 +13,7 @@ description:
     switch port and the suspect layer (see docs/verification.md), localising a failing
     ib_write_bw pair to the endpoint the failures have in common.
   - Writes C(report.json), C(summary.md), C(report.html) (summary.md and the heat map as one
-    self-contained page: inline CSS and SVG, nothing fetched), C(junit.xml) and C(heatmap.svg) to
+    self-contained page, inline CSS and SVG, nothing fetched), C(junit.xml) and C(heatmap.svg) to
     C(<reports_dir>/<UTC timestamp>/) and points C(<reports_dir>/latest) at it, also when no node was
     verified (every node in O(scope) is then C(NODE_NOT_VERIFIED) with its reason). In check
     mode nothing is written.
@@ -105,7 +105,7 @@ options:
     description:
       - Every node the verification is meant for (C(ansible_play_hosts_all)); each one not in O(nodes) is
         C(NODE_NOT_VERIFIED) (an error) with its reason - the task and message the verification's rescue kept
-        in C(verify_fabric_not_verified) (reason C(unreachable) where its C(unreachable) is true: the reachability
+        in C(verify_fabric_not_verified) (reason C(unreachable) where its C(unreachable) is true, the reachability
         check failed), else the O(probes) result - and the check C(nodes) has a case per node.
       - Omitted, nodes are not accounted for (the report covers O(nodes) only).
     type: list
