@@ -79,7 +79,7 @@ drained:
   returned: always
   type: dict
 window_drains:
-  description: The drain events of the last O(decision.budget.window_hours) hours (24 when unknown).
+  description: The drain events of the last C(decision.budget.window_hours) hours (24 when unknown).
   returned: always
   type: int
 """
