@@ -418,3 +418,41 @@ def test_the_intents_edges_and_messages(extra, problems):
 ])
 def test_variable_edges(values, problems):
     assert iv.validate_host(values) == problems
+
+
+# ---------------------------------------------------------------- edges a second sample (seed 131) left untested
+
+def test_the_incast_hosts_are_checked_against_the_host_group_the_action_is_given():
+    groups = {"all": ["w1", "w2", "leaf1"], "workers": ["w1", "w2"], "switches": ["leaf1"]}
+    hostvars = {"w1": {"rdma_ports": [PORT], "verify_fabric_incast_receiver": "leaf1"},
+                "w2": {"rdma_ports": [dict(PORT, address="192.168.100.2/24", switch_port="swp3")]},
+                "leaf1": {"switch_platform": "nvue"}}
+    assert run_action(groups, hostvars, host_group="workers")["problems"] == [
+        "w1: " + msg("verify_fabric_incast_receiver", "'leaf1'", "a host of workers, the hosts incast runs on: w1, w2")]
+
+
+@pytest.mark.parametrize("extra,problems", [
+    ({"roce": {"cnp_dscp": 26, "data_dscp": 26}},
+     ["fabric.roce.cnp_dscp: 26 is not allowed (allowed: any DSCP 0..63 except fabric.roce.data_dscp (26))"]),
+    ({"remediation": {"budget": {"max_percent_per_window": 101}}},
+     ["fabric.remediation.budget.max_percent_per_window: 101 is not allowed (allowed: an integer 1..100)"]),
+    ({"verify": {"optic_rx_power_margin_db": 21}},
+     ["fabric.verify.optic_rx_power_margin_db: 21 is not allowed (allowed: a number 0..20 (a margin inside the "
+      "module's own thresholds, which mlxlink prints beside each value))"]),
+    ({"verify": {"optic_rx_power_margin_db": 20}}, []),
+])
+def test_more_intent_edges(extra, problems):
+    assert schema.validate(dict(FABRIC, **extra)) == problems
+
+
+@pytest.mark.parametrize("values,problems", [
+    ({"nccl_env_ib_tc": 255, "verify_fabric_sl": 0, "switch_fabric_cable_length": "5m"}, []),
+    ({"nccl_env_ib_tc": 256}, [msg("nccl_env_ib_tc", "256", "empty or a traffic class 0..255")]),
+    # only the credentials are hidden: a later '//...@' of the path is shown as written
+    ({"mofed_repo_url": "https://u:p@h/x//y@z"}, [msg("mofed_repo_url", "'https://***@h/x//y@z'", (
+        "a URL without credentials: user:password@ would be written into a world-readable (0644) apt sources file "
+        "and shown by --diff; put them in /etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, "
+        "apt_auth.conf(5))"))]),
+])
+def test_more_variable_edges(values, problems):
+    assert iv.validate_host(values) == problems
