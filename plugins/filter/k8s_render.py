@@ -4,10 +4,12 @@
 ``{"files": {relative path: YAML text}, "nccl_env": {NCCL_*: str}, "problems": [msg]}``.
 
 The NCCL variables are the host's: the same ``nccl_env_settings`` call the
-nccl_env role makes for ``/etc/nccl.conf``, with the intent's derived ToS, GDR
-level, overrides and the tuning sweep's winner, every cabled port taken as up (the render reads no host),
+nccl_env role makes for ``/etc/nccl.conf``, with the intent's derived ToS and
+overrides, every cabled port taken as up (the render reads no host),
 then the pod-local ones as the pod sees them (module_utils/intent/k8s_render.py
-``POD_LOCAL``). The logic is in module_utils/intent/k8s_render.py.
+``POD_LOCAL``), then the per-job environment nccl_env writes to /etc/nccl/tuned-job.env: the
+intent's explicit GDR level (NCCL_NET_GDR_LEVEL; none with ``auto``) and the tuning sweep's tuner
+plugin. The logic is in module_utils/intent/k8s_render.py.
 """
 import yaml
 
@@ -34,7 +36,8 @@ _Dumper.add_representer(str, _str)
 
 
 def host_nccl_settings(eff, ports, gid_index="", net="IB", overrides=None, tuned=None):
-    """What nccl_env writes into /etc/nccl.conf for a host with these cabled ports, all up."""
+    """What nccl_env writes into /etc/nccl.conf (``settings``) and the per-job file (``job``) for a host
+    with these cabled ports, all up."""
     gid = _PLACEHOLDER_GID if gid_index in ("", None) else int(gid_index)
     rdma = {"ports": [], "devices": {}}
     for p in ports:
@@ -94,7 +97,8 @@ def k8s_render_filter(fabric_effective, hosts, options=None):
     if host["problems"]:
         return {"files": {}, "nccl_env": {}, "problems": host["problems"]}
     try:
-        out = k8s.render(fabric_effective, hosts, host["settings"], options, tuner=tuned if "job" in (tuned or {}) else None)
+        out = k8s.render(fabric_effective, hosts, host["settings"], options, tuner=tuned if "job" in (tuned or {}) else None,
+                         job_env=host["job"])
     except k8s.RenderError as e:
         return {"files": {}, "nccl_env": {}, "problems": e.problems}
     return {"files": {path: to_yaml(objs) for path, objs in out["files"].items()},

@@ -127,12 +127,16 @@ options:
             type: str
             default: eth0
           gdr_level:
-            description: NCCL_NET_GDR_LEVEL.
+            description:
+              - GPUDirect RDMA. C(auto) writes nothing (NCCL's own rule, GDR up to a PXB path); a level is
+                NCCL_NET_GDR_LEVEL in the per-job file /etc/nccl/tuned-job.env, never /etc/nccl.conf.
             type: str
-            choices: [LOC, PIX, PXB, PHB, SYS]
-            default: PHB
+            choices: [auto, LOC, PIX, PXB, PHB, SYS]
+            default: auto
           overrides:
-            description: More C(NCCL_*) settings, names to strings or numbers.
+            description:
+              - More C(NCCL_*) settings for /etc/nccl.conf, names to strings or numbers; System-configuration
+                variables only (one of NCCL's Debugging section, such as C(NCCL_ALGO), is refused).
             type: dict
             default: {}
       verify:

@@ -27,7 +27,7 @@ ROCE = {
         "mtu": {"host": 4200, "switch": 9216},
         "roce": {"no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
                  "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500}},
-        "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {"NCCL_IB_QPS_PER_CONNECTION": 4}},
+        "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {"NCCL_IB_TIMEOUT": 22}},
         "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8},
     },
     "hosts": {

@@ -28,7 +28,7 @@ def test_every_allowed_number_passes_and_the_message_lists_them(key, values, all
 
 
 @pytest.mark.parametrize("path,values,allowed", [
-    (("nccl", "gdr_level"), ("LOC", "PIX", "PXB", "PHB", "SYS"), "LOC | PIX | PXB | PHB | SYS"),
+    (("nccl", "gdr_level"), ("auto", "LOC", "PIX", "PXB", "PHB", "SYS"), "auto | LOC | PIX | PXB | PHB | SYS"),
     (("roce", "trust"), ("dscp", "pcp"), "dscp | pcp"),
     (("roce", "gid_type"), ("v2",), "v2"),
 ])
@@ -72,7 +72,7 @@ def test_the_defaults_are_the_documented_ones():
                  "gid_type": "v2",
                  "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500,
                          "probability_percent": 100}},
-        "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {}},
+        "nccl": {"socket_ifname": "eth0", "gdr_level": "auto", "overrides": {}},
         "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80, "link_errors_max": 0,
                    "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
                    "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0, "ib_error_thresholds": {},

@@ -195,7 +195,7 @@ GOOD = [
     ("mofed_repo_suite", "./"),
     ("mofed_version", "24.10-1.1.4"),
     ("mofed_version", "1:2.9.1~rc1+dfsg"),
-    ("nccl_env_overrides", {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_3:1", "NCCL_IB_QPS_PER_CONNECTION": 4}),
+    ("nccl_env_overrides", {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_3:1", "NCCL_IB_TIMEOUT": 22}),
     ("ib_subnet_manager_environment", {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",
                                        "SIM_HOST": "n1 mlx5_0", "IBSIM_SERVER_PORT": 7070, "_X": "a'b\"c $d"}),
     ("ansible_port", 22), ("ansible_port", "2201"), ("ansible_port", 65535), ("ansible_port", 1),

@@ -326,11 +326,12 @@ def test_the_pod_follows_the_intent_like_the_host():
     eff, hosts = example("example-roce")
     fabric = {"name": "x", "transport": "roce", "roce": {"data_dscp": 34, "no_drop_priority": 4},
               "nccl": {"socket_ifname": "eth0", "gdr_level": "SYS", "overrides": {"NCCL_IB_SL": 4,
-                                                                                   "NCCL_IB_QPS_PER_CONNECTION": 2}}}
+                                                                                   "NCCL_IB_RETRY_CNT": 7}}}
     other = intent.published(fabric)
     conf = host_nccl_conf(other, hosts["gpu001"], {"nccl_env_overrides": {"NCCL_IB_TIMEOUT": "22"}})
     pod = pod_env(render(eff=other, hosts=hosts, gid_index=3, nccl_overrides={"NCCL_IB_TIMEOUT": "22"}))
-    assert pod == conf
+    # the explicit GDR level is the per-job file's (/etc/nccl/tuned-job.env), which the pods carry too
+    assert "NCCL_NET_GDR_LEVEL" not in conf and pod == dict(conf, NCCL_NET_GDR_LEVEL="SYS")
     assert (pod["NCCL_IB_TC"], pod["NCCL_IB_SL"], pod["NCCL_NET_GDR_LEVEL"], pod["NCCL_IB_TIMEOUT"]) == \
         (str(other["derived"]["tos"]), "4", "SYS", "22")
 
@@ -345,7 +346,7 @@ def test_the_tuning_sweeps_rows_reach_the_pods_as_the_per_job_environment_and_a_
     out = render(gid_index=3, nccl_tuned=tuned)
     env = pod_env(out)
     assert (env["NCCL_TUNER_PLUGIN"], env["NCCL_TUNER_CONFIG_FILE"]) == ("libnccl-tuner-example.so", "/etc/nccl/tuner.conf")
-    # tuning adds no Debugging-section variable (the intent's own NCCL_NET_GDR_LEVEL is not tuning's)
+    # tuning adds no Debugging-section variable (an explicit NCCL_NET_GDR_LEVEL is the intent's, not tuning's)
     assert nt.debugging_keys(env) == nt.debugging_keys(pod_env(render(gid_index=3)))
     (cm,) = objects(out)["nccl/tuner-config.yaml"]
     assert cm["kind"] == "ConfigMap" and cm["data"]["tuner.conf"].splitlines()[-1] == \

@@ -34,7 +34,9 @@ def test_roce_settings_in_order():
     assert out["problems"] == [] and out["excluded"] == []
     assert list(out["settings"].items()) == [
         ("NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1"), ("NCCL_IB_GID_INDEX", "3"), ("NCCL_IB_TC", "104"),
-        ("NCCL_SOCKET_IFNAME", "eth0"), ("NCCL_NET_GDR_LEVEL", "PHB"), ("NCCL_NET", "IB")]
+        ("NCCL_SOCKET_IFNAME", "eth0"), ("NCCL_NET", "IB")]
+    # the explicit GDR level is the per-job environment's, never /etc/nccl.conf's
+    assert out["job"] == {"NCCL_NET_GDR_LEVEL": "PHB"}
 
 
 def test_down_port_fails_by_default():
@@ -91,10 +93,10 @@ def test_netdev_mismatch_is_a_problem():
 
 
 def test_overrides_last_and_validated():
-    out = nccl_env_settings(facts(), CABLED, dict(OPTIONS, intent_overrides={"NCCL_IB_QPS_PER_CONNECTION": 4},
-                                                  overrides={"NCCL_IB_QPS_PER_CONNECTION": 2, "FOO": 1}))
-    assert out["settings"]["NCCL_IB_QPS_PER_CONNECTION"] == "2"
-    assert list(out["settings"])[-1] == "NCCL_IB_QPS_PER_CONNECTION"
+    out = nccl_env_settings(facts(), CABLED, dict(OPTIONS, intent_overrides={"NCCL_IB_TIMEOUT": 20},
+                                                  overrides={"NCCL_IB_TIMEOUT": 22, "FOO": 1}))
+    assert out["settings"]["NCCL_IB_TIMEOUT"] == "22"
+    assert list(out["settings"])[-1] == "NCCL_IB_TIMEOUT"
     assert out["problems"] == ["override FOO: only NCCL_* names are allowed"]
 
 

@@ -288,7 +288,7 @@ def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable(
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     env.filters["linerate.fabric.nccl_shell_quote"] = shell_quote
     with open(os.path.join(root, "roles", "nccl_env", "templates", "etc", "nccl", "tuned-job.env.j2")) as f:
-        text = env.from_string(f.read()).render(ansible_managed="m", nccl_env_tuned=tuned,
+        text = env.from_string(f.read()).render(ansible_managed="m", nccl_env_tuned=tuned, nccl_env_result={"job": {}},
                                                 nccl_env_tuner_config_file="/etc/nccl/tuner.conf",
                                                 nccl_env_job_env_file="/etc/nccl/tuned-job.env")
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]

@@ -147,7 +147,9 @@ def test_every_node_has_the_files_the_roles_write(rendered):
         conf = (base / "etc" / "nccl.conf").read_text().splitlines()
         hca = next(line for line in conf if line.startswith("NCCL_IB_HCA="))
         assert hca.startswith("NCCL_IB_HCA==mlx5_") and len(hca.split(",")) == 8
-        assert "NCCL_IB_TC=104" in conf and "NCCL_NET_GDR_LEVEL=PHB" in conf
+        # gdr_level auto: nothing of GDR anywhere (NCCL's own rule); nccl.conf is System-configuration only
+        assert "NCCL_IB_TC=104" in conf and not any(line.startswith("NCCL_NET_GDR_LEVEL") for line in conf)
+        assert not (base / "etc" / "nccl" / "tuned-job.env").exists()
         assert not any(line.startswith("NCCL_IB_GID_INDEX") for line in conf)   # the node's (NOTES.txt)
         assert (base / "etc" / "default" / "nccl").is_file() and (base / "etc" / "profile.d" / "nccl.sh").is_file()
         scripts = sorted((base / "etc" / "linerate" / "rails").iterdir())

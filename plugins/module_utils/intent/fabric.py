@@ -20,7 +20,9 @@ LINK_SPEEDS_GBPS = (10, 20, 25, 40, 50, 56, 100, 200, 400, 800)
 LINK_WIDTHS = (1, 2, 4, 8)
 TRUST_MODES = ("dscp", "pcp")
 GID_TYPES = ("v2",)
-NCCL_GDR_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
+# fabric.nccl.gdr_level: "auto" writes nothing (NCCL decides GDR from the topology: PXB or closer); a level
+# goes to the per-job environment as NCCL_NET_GDR_LEVEL, a Debugging variable (never /etc/nccl.conf)
+NCCL_GDR_LEVELS = ("auto", "LOC", "PIX", "PXB", "PHB", "SYS")
 # NIC firmware profiles (module_utils/host/fwprofile.py holds their parameters).
 FIRMWARE_PROFILES = ("gpudirect", "default", "none")
 
@@ -47,7 +49,7 @@ DEFAULTS = {
     "infiniband": {},
     "nccl": {
         "socket_ifname": "eth0",
-        "gdr_level": "PHB",
+        "gdr_level": "auto",
         "overrides": {},
     },
     "verify": {

@@ -445,12 +445,14 @@ def _mount_tuner(node, volume, directory):
         _mount_tuner(value, volume, directory)
 
 
-def render(eff, hosts, host_settings, options, tuner=None):
+def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     """{file name under <output>/k8s/: [objects]}, plus the pod's NCCL environment.
 
     ``tuner``: the NCCL tuning sweep's result as filter nccl_tuned_settings reads it (docs/tuning.md):
     with rows, the pods carry its per-job environment (NCCL_TUNER_PLUGIN, NCCL_TUNER_CONFIG_FILE) and
     mount its tuner config from a ConfigMap at that path (``nccl/tuner-config.yaml``).
+    ``job_env``: the rest of the per-job environment (nccl_env_settings' ``job``: an explicit
+    NCCL_NET_GDR_LEVEL, never in /etc/nccl.conf), which the pods carry too.
     Raises RenderError with every problem at once.
     """
     transport = eff["transport"]
@@ -466,6 +468,7 @@ def render(eff, hosts, host_settings, options, tuner=None):
         raise RenderError([f"k8s_render_nodes: {nodes} is not allowed (allowed: 0 (every GPU node) or 1..{len(hosts)}, "
                            "the GPU nodes the inventory has)"])
     env = pod_nccl_env(host_settings, o, eff)
+    env.update({str(k): str(v) for k, v in (job_env or {}).items()})
     job = dict((tuner or {}).get("job") or {})
     env.update(job)
     pod = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": _name(o, "nccl-pod"),

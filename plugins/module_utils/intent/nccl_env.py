@@ -2,9 +2,18 @@
 (filters ``nccl_env_settings``, ``nccl_shell_quote``, ``nccl_tuned_settings``: plugins/filter/nccl_env.py).
 
 ``nccl_env_settings(rdma, cabled, options)`` returns
-``{"settings": {NCCL_*: str} (ordered), "hcas": [{device, port, netdev}],
+``{"settings": {NCCL_*: str} (ordered), "job": {NCCL_*: str}, "hcas": [{device, port, netdev}],
 "excluded": [msg], "problems": [msg]}``; the role fails on ``problems`` and
 warns about ``excluded``. It never lists an HCA whose port is not ACTIVE.
+
+``settings`` is what /etc/nccl.conf (and the launcher environment file, the profile script) hold:
+System-configuration variables of NCCL's env.rst only, never one of its Debugging section
+(``nccl_tune.DEBUGGING_VARIABLES``: "should not be used in production nor retained in scripts").
+``job`` is the per-job environment (the per-job file /etc/nccl/tuned-job.env, which the launchers and
+the Kubernetes rendering read; a job opts in): an explicit GDR level (``gdr_level`` LOC..SYS:
+NCCL_NET_GDR_LEVEL, a Debugging variable) goes there; ``auto`` (or empty) writes nothing and leaves
+NCCL's own rule (GDR when the GPU-NIC path is PXB or closer) in charge. An override naming a Debugging
+variable is a problem, never written (validation refuses it before any contact: schema.py, varcheck.py).
 
 Precedence, lowest first: the values derived from the facts and the intent, the
 intent's ``fabric.nccl.overrides``, the role's ``overrides``. The NCCL tuning
@@ -17,8 +26,25 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 
-ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME",
-         "NCCL_NET_GDR_LEVEL", "NCCL_NET")
+ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_NET")
+# fabric.nccl.gdr_level / nccl_env_gdr_level: "auto" (NCCL's rule decides from the topology, nothing is
+# written) or the level a job sets with NCCL_NET_GDR_LEVEL in its per-job environment
+GDR_AUTO = "auto"
+
+
+def debugging_allowed(key):
+    """What is allowed instead of ``key``, a variable of NCCL's Debugging section (the validators' text)."""
+    return (f"a System-configuration NCCL_* variable of NCCL's env.rst; {key} is in its Debugging section, "
+            "never written to /etc/nccl.conf: set it per job, in the job's own environment (the launcher's "
+            "-x / env:), and the GDR level with fabric.nccl.gdr_level, which goes to the per-job file "
+            "/etc/nccl/tuned-job.env")
+
+
+def debugging_override_problem(where, key, value):
+    """The message for an override that names a variable of NCCL's Debugging section (None: not one)."""
+    if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
+        return None
+    return f"{where}.{key}: {value!r} is not allowed (allowed: {debugging_allowed(key)})"
 
 
 def _row(rdma, device, port):
@@ -99,8 +125,9 @@ def nccl_env_settings(rdma, cabled, options):
             settings["NCCL_IB_TC"] = str(int(options["ib_tc"]))
     if options.get("socket_ifname"):
         settings["NCCL_SOCKET_IFNAME"] = str(options["socket_ifname"])
-    if options.get("gdr_level"):
-        settings["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
+    job = {}
+    if options.get("gdr_level") not in (None, "", GDR_AUTO):
+        job["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
     if options.get("net"):
         settings["NCCL_NET"] = str(options["net"])
     for key in nccl_tune.debugging_keys(options.get("tuned")):
@@ -109,15 +136,20 @@ def nccl_env_settings(rdma, cabled, options):
     for key, value in (options.get("tuned") or {}).items():
         if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
             problems.append(f"tuned {key}={value}: tuning writes no /etc/nccl.conf variable (docs/tuning.md)")
-    for overrides in (options.get("intent_overrides") or {}, options.get("overrides") or {}):
+    for where, overrides in (("fabric.nccl.overrides", options.get("intent_overrides") or {}),
+                             ("nccl_env_overrides", options.get("overrides") or {})):
         for key, value in overrides.items():
             if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
                 problems.append(f"override {key}: only NCCL_* names are allowed")
                 continue
+            debugging = debugging_override_problem(where, key, value)
+            if debugging:
+                problems.append(debugging)
+                continue
             settings[str(key)] = str(value)
     ordered = {k: settings[k] for k in ORDER if k in settings}
     ordered.update({k: v for k, v in settings.items() if k not in ordered})
-    return {"settings": ordered, "hcas": hcas, "excluded": excluded, "problems": problems}
+    return {"settings": ordered, "job": job, "hcas": hcas, "excluded": excluded, "problems": problems}
 
 
 def shell_quote(value):

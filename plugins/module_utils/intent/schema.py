@@ -14,6 +14,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling imp
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
     DEFAULTS, FIRMWARE_PROFILES, GID_TYPES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, SCHEDULERS, SEVERITIES,
     TRANSPORTS, TRUST_MODES, effective)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import DEBUGGING_VARIABLES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
     FORMATS, Problems, as_mapping, check_format, int_in, is_int, is_num, one_of, same_kind, unknown_keys)
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
@@ -173,6 +175,8 @@ def _validate_nccl(p, given, n):
         name = f"fabric.nccl.overrides.{key}"
         if not isinstance(key, str) or not re.fullmatch(r"NCCL_[A-Z0-9_]{1,60}", key, re.ASCII):
             p.add(f"fabric.nccl.overrides.{str(key)[:64]}", value, "allowed: keys named NCCL_*")
+        elif key in DEBUGGING_VARIABLES:
+            p.add(name, value, "allowed: " + debugging_allowed(key))
         elif isinstance(value, str):
             check_format(p, name, value, "nccl_value")
         elif not is_num(value):

@@ -14,6 +14,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabr
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import MOFED_SOURCES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import case_hint, FORMATS, is_num, show
 
@@ -386,7 +387,17 @@ MLX_PARAMS = mapping(key_is(_MLX_NAME), either(
     lambda c, k, v: isinstance(v, bool) or is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None,
     allowed=_MLX_VALUE[1] + ", a number or a boolean"))
 ENV_MAP = mapping(key_is(_ENV_NAME), text(4096))
-NCCL_OVERRIDES = mapping(key_is(_NCCL_NAME), nccl_value)
+
+
+def nccl_setting(c, key, value):
+    """An override's value, its name not one of NCCL's Debugging section (never in /etc/nccl.conf)."""
+    name = key.rsplit(".", 1)[-1]
+    if name in nccl_tune.DEBUGGING_VARIABLES:
+        return c.bad(key, value, debugging_allowed(name))
+    return nccl_value(c, key, value)
+
+
+NCCL_OVERRIDES = mapping(key_is(_NCCL_NAME), nccl_setting)
 GID_INDEX = either(fmt((r"", "")), integer(0, 255), allowed="empty (discovered) or a GID index 0..255")
 ARGV = listing(text(256, empty=False), what="a list of arguments")
 PACKAGES = listing(fmt(_PACKAGE), what="a list of Debian package names")

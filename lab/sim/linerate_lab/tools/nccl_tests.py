@@ -11,8 +11,11 @@ environment, as in NCCL. Each rank decides its network as NCCL does:
 
 - NET/IB when ``NCCL_IB_DISABLE`` is not 1 and at least one device that
   ``NCCL_IB_HCA`` selects exists with an ACTIVE port; else NET/Socket;
-- GPU Direct RDMA when ``nvidia_peermem`` is loaded and
-  ``NCCL_NET_GDR_LEVEL`` is not LOC;
+- GPU Direct RDMA when ``nvidia_peermem`` is loaded and the path between a
+  GPU and the NIC it uses is no farther than the GDR level: ``NCCL_NET_GDR_LEVEL``
+  when the job sets it, else NCCL's default PXB (src/graph/paths.cc
+  ``ncclTopoCheckGdr``). The lab's NICs sit behind their rail GPU's PCIe
+  switch (PIX, linerate_lab.pcie), so GDR is used unless the level is LOC;
 - ``NCCL_IB_GID_INDEX`` must point at a RoCE v2 GID or the QPs do not
   connect (ibv_modify_qp fails);
 - frames larger than an MTU on the path end in completion error 12.
@@ -129,6 +132,35 @@ def socket_interface(spec):
     return None, None
 
 
+# NCCL's path types, nearest first (topoPathTypeStr of src/graph/topo.cc); NCCL_NET_GDR_LEVEL names one
+PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS")
+DEFAULT_NET_GDR_LEVEL = "PXB"   # src/graph/paths.cc: netGdrLevel = PATH_PXB unless NCCL_NET_GDR_LEVEL is set
+
+
+def gdr_path(node, devices):
+    """NCCL's path type from the nearest GPU to the NICs it uses: PIX for a NIC behind a GPU's PCIe switch
+    (linerate_lab.pcie), PHB through a host bridge of the GPU's NUMA node, else SYS."""
+    gpus = node.get("gpus", 0)
+    if any((pcie.paired_nic(node, g) or {}).get("device") in devices for g in range(gpus)):
+        return "PIX"
+    gpu_numa = {0 if g < max(1, gpus // 2) else 1 for g in range(gpus)}
+    return "PHB" if any(n.get("numa_node") in gpu_numa for n in node["nics"] if n["device"] in devices) else "SYS"
+
+
+# ncclGetLevel's levelsOldToNew: the legacy integer levels
+OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+
+
+def gdr_enabled(conf, path):
+    """NCCL's rule: GDR when the GPU-NIC path is no farther than the level. ncclGetLevel matches the names
+    exactly (strcmp), maps a legacy integer (levelsOldToNew), and leaves the default for anything else."""
+    level = str(conf.get("NCCL_NET_GDR_LEVEL") or "")
+    if level not in PATH_TYPES:
+        digits = level[:len(level) - len(level.lstrip("0123456789"))]
+        level = OLD_LEVELS[min(int(digits), len(OLD_LEVELS) - 1)] if digits else DEFAULT_NET_GDR_LEVEL
+    return PATH_TYPES.index(path) <= PATH_TYPES.index(level)
+
+
 def local_info(conf, rank, nodename):
     m = model.load()
     node = model.node(m)
@@ -153,7 +185,7 @@ def local_info(conf, rank, nodename):
             info["ib"].append(port)
     if info["ib"]:
         info["net"] = "IB"
-        info["gdr"] = info["peermem"] and conf.get("NCCL_NET_GDR_LEVEL", "PHB") != "LOC"
+        info["gdr"] = info["peermem"] and gdr_enabled(conf, gdr_path(node, {p["device"] for p in info["ib"]}))
     return info
 
 
