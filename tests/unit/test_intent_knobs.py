@@ -456,3 +456,40 @@ def test_more_intent_edges(extra, problems):
 ])
 def test_more_variable_edges(values, problems):
     assert iv.validate_host(values) == problems
+
+
+# ---------------------------------------------------------------- edges a third sample (seed 151) left untested
+
+@pytest.mark.parametrize("extra,problems", [
+    ({"rollout": {"batchx": 1}},
+     ["fabric.rollout.batchx: 1 is not allowed (unknown key; allowed keys: batch, max_fail_percentage)"]),
+    ({"remediation": {"drainx": 1}},
+     ["fabric.remediation.drainx: 1 is not allowed (unknown key; allowed keys: attribution, budget, drain, "
+      "drain_codes, drain_severities, exempt_codes, return_to_service, scheduler)"]),
+    ({"remediation": {"attribution": {"min_nodes": 100001}}},
+     ["fabric.remediation.attribution.min_nodes: 100001 is not allowed (allowed: an integer 2..100000)"]),
+    ({"remediation": {"attribution": {"min_nodes": 100000}}}, []),
+    ({"verify": {"ib_error_thresholds": {"SymbolErrorCounter": "x"}}},
+     ["fabric.verify.ib_error_thresholds.SymbolErrorCounter: 'x' is not allowed (allowed: an integer >= 0 (the count "
+      "of this error a port may show))"]),
+])
+def test_third_intent_edges(extra, problems):
+    assert schema.validate(dict(FABRIC, **extra)) == problems
+
+
+@pytest.mark.parametrize("values,problems", [
+    ({"verify_fabric_sl": 16}, [msg("verify_fabric_sl", "16", "null or a service level 0..15")]),
+    ({"verify_fabric_sl": 15, "verify_fabric_tclass": None, "connectx_firmware_image_psid": "MT_0000000838"}, []),
+    ({"ib_subnet_manager_error_thresholds": {"SymbolErrorCounter": 2 ** 64}},
+     [msg("ib_subnet_manager_error_thresholds.SymbolErrorCounter", str(2 ** 64), f"an integer 0..{2 ** 64 - 1}")]),
+    ({"ib_subnet_manager_environment": {"1" + "A" * 69: "x"}},
+     [msg("ib_subnet_manager_environment.1" + "A" * 63, "'(key)'", "an environment variable name: letters, digits, "
+          "_, not starting with a digit, at most 64")]),
+])
+def test_third_variable_edges(values, problems):
+    assert iv.validate_host(values) == problems
+
+
+def test_a_nccl_tests_switch_that_is_no_boolean_fails_the_action():
+    res = run_action({"all": []}, {}, nccl_tests="maybe")
+    assert res["failed"] is True and res["msg"] == "nccl_tests: 'maybe' is not allowed (allowed: true, false)"
