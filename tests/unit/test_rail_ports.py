@@ -84,7 +84,10 @@ def _inventory(n, plan):
     switches = {}
     for hv in hosts.values():
         for p in hv["rdma_ports"]:
-            switches[p["switch"]] = {"switch_platform": "sonic"}
+            # a 400G SONiC leaf carries its platform's headroom row (validation refuses a speed without one)
+            switches[p["switch"]] = {"switch_platform": "sonic",
+                                     "switch_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432,
+                                                                                "xoff": 36864}}}}
     return hosts, switches
 
 

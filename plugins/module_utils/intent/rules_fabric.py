@@ -66,10 +66,10 @@ FABRIC_RULES = {
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
     "switch_fabric_restore_force": boolean,
-    "switch_fabric_render_dir": local_path(),
     # playbooks/switches.yml, switch_rollback.yml: the plays' serial and max_fail_percentage
     "switch_fabric_serial": batch,
     "switch_fabric_max_fail_percentage": number(0, 100, " percent of a batch's switches that may fail"),
+    "switch_fabric_render_dir": local_path(),
     "switch_fabric_eos_profile": ANY_DICT,   # derived from switch_eos_family (module_utils/switch/profiles.py)
     # role verify_fabric
     "verify_fabric_fabric": ANY_DICT,
@@ -189,6 +189,8 @@ FABRIC_RULES = {
     "verify_fabric_keep_mpi_key": boolean,
     "verify_fabric_expect_gdr": boolean,
     "verify_fabric_reports_dir": local_path(),
+    # the drain budget's state (host/breaker.py): a file on the controller
+    "verify_fabric_remediation_state_file": local_path(),
     "verify_fabric_fail": boolean,
     "verify_fabric_cabling_host_lldp": boolean,
     # role k8s_render (module_utils/intent/k8s_render.py renders; docs/kubernetes.md)
@@ -247,6 +249,8 @@ FABRIC_RULES = {
     "remediate_metrics_dir": path(),
     "remediate_metrics_file": fmt((r"[A-Za-z0-9_.-]{1,64}\.prom", "a file name ending in .prom (1-64 of letters, "
                                    "digits, _ . -): node_exporter's textfile collector reads *.prom only")),
+    # the controller's fleet textfile; '' writes none
+    "remediate_fleet_metrics_file": local_path(empty=True),
     "linerate_drain": boolean,
     "linerate_metrics": boolean,
     "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
