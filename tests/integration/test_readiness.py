@@ -4,6 +4,8 @@ with its code, node, device and PCI address, then put back."""
 import json
 import os
 
+import pytest
+
 from conftest import REPO, lab_fault as fault, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
@@ -94,6 +96,7 @@ def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(
         fault("pcie-slot-restore", "node2", "mlx5_1")
 
 
+@pytest.mark.matrix
 def test_a_gpu_link_stuck_under_load_is_named_with_node_gpu_and_slot(converged):
     """A GPU whose link stays at Gen1 under load reads like every idle GPU at rest; read again under
     the readiness load it is PCIE_DEGRADED, naming the node, the GPU, its PCI address and its slot."""
