@@ -49,7 +49,7 @@ def _positive(name, value, allow_zero=True):
         v = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name}: {value!r} is not allowed (allowed: a number of seconds or a count)") from None
-    if isinstance(value, bool) or v != v or v < 0 or (v == 0 and not allow_zero):
+    if isinstance(value, bool) or math.isnan(v) or v < 0 or (v == 0 and not allow_zero):
         raise ValueError(f"{name}: {value!r} is not allowed (allowed: a number {'>=' if allow_zero else '>'} 0)")
     return v
 

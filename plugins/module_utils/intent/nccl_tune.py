@@ -395,8 +395,8 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
     lost, version = {}, None
     for nodes in scales:
         for test in tests:
-            measured, v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env), [{}, dict(tuner_env)],
-                                        repeats, budget)
+            measured, v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env),
+                                       [{}, dict(tuner_env)], repeats, budget)
             version = version or v
             base, cand = measured
             row = {"key": f"{test} x{nodes}", "value": "tuner file vs NCCL default",
@@ -468,8 +468,8 @@ def tuner_config(rows):
     """The example tuner plugin's CSV config for ``rows`` (comments say what wrote it)."""
     lines = ["# NCCL example tuner plugin config (NVIDIA/nccl plugins/tuner/example), written by linerate",
              "# from a measured sweep (docs/tuning.md); NCCL_TUNER_CONFIG_FILE points here.",
-             "# " + ",".join(("collective_type", "min_bytes", "max_bytes", "algorithm", "protocol", "channels",
-                               "nNodes", "nRanks", "numPipeOps", "regBuff"))]
+             "# " + ",".join(("collective_type", "min_bytes", "max_bytes", "algorithm", "protocol",
+                              "channels", "nNodes", "nRanks", "numPipeOps", "regBuff"))]
     for r in rows:
         lines.append(",".join(str(r[k]) for k in TUNER_FIELDS))
     return "\n".join(lines) + "\n"
@@ -478,8 +478,8 @@ def tuner_config(rows):
 def tuned_document(rows, context, plugin=TUNER_PLUGIN):
     """The tuned file (JSON text): the scoped rows and what they were measured on. No measurement or
     time, so a sweep with the same result writes the same bytes (changed=0)."""
-    clean = [{k: r[k] for k in TUNER_FIELDS} for r in sorted(rows, key=lambda r: (r["collective"], r["nodes"],
-                                                                                    r["min_bytes"]))]
+    order = sorted(rows, key=lambda r: (r["collective"], r["nodes"], r["min_bytes"]))
+    clean = [{k: r[k] for k in TUNER_FIELDS} for r in order]
     doc = {"version": TUNED_VERSION, "tuner": {"plugin": plugin, "rows": clean},
            "measured_on": {k: context.get(k) for k in sorted(context)}}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -254,9 +254,10 @@ FABRIC_RULES = {
     "linerate_drain": boolean,
     "linerate_metrics": boolean,
     "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
-    "linerate_slurm_node_name": one_node(text(253, empty=False), "this host's own name in Slurm (scontrol show node "
-                                                               "<name>), set per host in host_vars"),
+    "linerate_slurm_node_name": one_node(text(253, empty=False),
+                                         "this host's own name in Slurm (scontrol show node <name>), set per host "
+                                         "in host_vars"),
     "linerate_k8s_node_name": one_node(fmt((r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?",
-                                   "a Kubernetes node name (a DNS subdomain: a-z 0-9 - ., at most 253)")),
+                                            "a Kubernetes node name (a DNS subdomain: a-z 0-9 - ., at most 253)")),
                                        "this host's own node name in Kubernetes, set per host in host_vars"),
 }

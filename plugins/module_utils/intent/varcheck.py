@@ -296,8 +296,9 @@ def number(lo, hi, why=""):
 def nccl_tune_candidate(c, key, value):
     """One of verify_fabric_nccl_tune_candidates: {algorithm, protocol} NCCL and its tuner plugin know."""
     problem = nccl_tune.candidate_problem(value)
-    return problem is None or c.bad(key, value, f"{problem}; allowed: {{algorithm: "
-                                                 f"{' | '.join(nccl_tune.ALGOS_PAT)}, protocol: {' | '.join(nccl_tune.PROTOS)}}}")
+    allowed = (f"{problem}; allowed: {{algorithm: {' | '.join(nccl_tune.ALGOS_PAT)}, "
+               f"protocol: {' | '.join(nccl_tune.PROTOS)}}}")
+    return problem is None or c.bad(key, value, allowed)
 
 
 def nccl_tune_scales(c, key, value):
