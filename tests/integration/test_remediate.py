@@ -45,6 +45,7 @@ def audit(*extra, expect_ok):
 def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
     nodes = sorted(converged["nodes"])
     sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    fresh_breaker()   # the drain budget's window from nothing: earlier tests' drains would count
     sched("scontrol", "update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
     # --check: the read-only checks do not run under --check, the drift does: a drift on the node is
     # previewed as its drain, and nothing changes in the scheduler
