@@ -20,10 +20,10 @@ LAB_HOSTS = os.path.join(REPO, "inventory", "lab", "hosts.yml")
 
 
 @pytest.fixture
-def down_inventory(tmp_path):
-    """The lab's inventory with every GPU node at an address that refuses SSH."""
-    if not os.path.exists(LAB_HOSTS):
-        pytest.skip("inventory/lab/hosts.yml is written by lab/labctl.py up")
+def down_inventory(lab, tmp_path):
+    """The lab's inventory (the ``lab`` fixture brings it up and writes hosts.yml) with every GPU node
+    at an address that refuses SSH."""
+    assert os.path.exists(LAB_HOSTS), "lab/labctl.py up wrote no inventory/lab/hosts.yml"
     inv = tmp_path / "down"
     shutil.copytree(os.path.join(REPO, "inventory", "lab", "group_vars"), inv / "group_vars")
     text = open(LAB_HOSTS, encoding="utf-8").read()

@@ -81,8 +81,9 @@ def _num(v):
     return repr(float(v)) if isinstance(v, float) else str(int(v))
 
 
-def node_samples(report, node):
-    """[(metric, labels dict, value)] of ``node``."""
+def node_samples(report, node, shared=None):
+    """[(metric, labels dict, value)] of ``node``; ``shared``: the fleet-wide samples (remediation_samples),
+    computed once by the caller for every node, else here."""
     fab = (report.get("fabric") or {}).get("name") or "fabric"
     checks = report.get("checks") or {}
     base = {"fabric": fab, "node": node}
@@ -126,7 +127,7 @@ def node_samples(report, node):
     for element in sorted({f["explained_by"] for f in report.get("findings") or []
                            if f.get("node") == node and f.get("explained_by")}):
         out.append(("linerate_node_explained", dict(base, element=element), 1))
-    out += remediation_samples(report)
+    out += remediation_samples(report) if shared is None else shared
     out.append(("linerate_last_run_timestamp_seconds", base, epoch(report["generated_at"])))
     last = ((report.get("history") or {}).get("last_pass") or {}).get(node)
     if last:
@@ -187,4 +188,5 @@ def node_metrics(report, nodes=None):
     if nodes is None:
         nodes = list((report.get("meta") or {}).get("nodes") or [])
         nodes += [f["node"] for f in report.get("findings") or [] if f.get("node") and f["node"] not in nodes]
-    return {n: render(node_samples(report, n), mode) for n in nodes}
+    shared = remediation_samples(report)
+    return {n: render(node_samples(report, n, shared), mode) for n in nodes}
