@@ -3,6 +3,7 @@ variables with a rule (fixtures/intent/rule_problems.json). Each problem names t
 (a secret masked) and what is allowed - the type, the range, the choices, the format - so a renamed key,
 a changed limit or choice, a lost rule or a rule that stopped refusing fails here by name.
 
+Regenerate it with tests/unit/fixtures/intent/regen.py after a deliberate rule change.
 The table holds, per variable, the answer to 1.5 (or [None] where 1.5 passes) and to each of [None],
 [], {"\\x00": None}, "" and "\\x00" whose answer differs from it (a list's element rule, an empty value
 that is allowed, ...). A deliberate change of a rule changes its line: review that diff like code."""
