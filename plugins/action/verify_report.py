@@ -25,6 +25,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import history as checks_history
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
@@ -117,9 +118,14 @@ class ActionModule(ActionBase):
                 result["report_files"] = {}
                 result["msg"] = "check mode: reports not written"
             else:
-                os.makedirs(reports_dir, exist_ok=True)
                 rendered = rep.render_reports(doc)
-                result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
+                try:
+                    result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
+                except report_files.ReportWriteError as e:
+                    # nothing of this run was kept; the run fails, whatever the fabric's verdict
+                    result.update(failed=True, report_files={},
+                                  msg=f"verify_report: the report could not be written: {e}")
+                    return result
                 result["history_pruned"] = checks_history.prune_history(reports_dir, keep)
         result["summary_markdown"] = rendered["summary.md"] if rendered else rep.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):

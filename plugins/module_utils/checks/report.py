@@ -22,6 +22,7 @@ import re
 from xml.sax.saxutils import escape
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.heatmap import heatmap_svg
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import duration_text
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import (
@@ -600,26 +601,16 @@ def render_reports(report):
 
 def write_reports(report, reports_dir, stamp=None, rendered=None):
     """Write the report files to ``<reports_dir>/<stamp>/`` and point ``latest`` at it;
-    ``rendered``: render_reports(report) when the caller has it already."""
+    ``rendered``: render_reports(report) when the caller has it already.
+
+    Atomic (checks/report_files.py): every file 0600 in a 0700 directory, written whole in a temporary
+    directory that is renamed to its run name, then ``latest`` replaced; a failure keeps nothing of this
+    report and raises report_files.ReportWriteError, the earlier reports and ``latest`` as they were."""
     rendered = rendered or render_reports(report)
     stamp = stamp or report["generated_at"].replace(":", "").replace("-", "")
-    out = os.path.join(reports_dir, stamp)
-    n = 1
-    while os.path.exists(out):
-        n += 1
-        out = os.path.join(reports_dir, f"{stamp}-{n}")
-    os.makedirs(out)
     files = {"json": "report.json", "markdown": "summary.md", "html": "report.html", "junit": "junit.xml",
              "heatmap": "heatmap.svg"}
-    for name in files.values():
-        with open(os.path.join(out, name), "w") as f:
-            f.write(rendered[name])
-    latest = os.path.join(reports_dir, "latest")
-    tmp = latest + ".tmp"
-    if os.path.lexists(tmp):
-        os.remove(tmp)
-    os.symlink(os.path.basename(out), tmp)
-    os.replace(tmp, latest)
+    out = report_files.publish(reports_dir, stamp, {name: rendered[name] for name in files.values()})
     return {k: os.path.join(out, v) for k, v in files.items()} | {"dir": out}
 
 
