@@ -119,11 +119,16 @@ def test_mpirun_argv_rank_per_gpu(layout):
     script_at = argv.index("-c") + 1
     assert argv[:script_at] == [
         "/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",
-        "--map-by", "ppr:8:node", "--bind-to", "none", "--tag-output",
+        "--map-by", "ppr:4:numa", "--bind-to", "numa", "--tag-output",
         "--mca", "btl_tcp_if_include", "eth0",
         "-x", "NCCL_ALGO=Ring", "-x", "NCCL_DEBUG=INFO", "sh", "-c"]
     assert argv[script_at + 1:] == ["linerate-bind", "all_reduce_perf", "-b", "1G", "-e", "4G", "-f", "2",
                                     "-g", "1", "-n", "20"]
+    # Open MPI binds: the wrapper sets the rank's GPU and rails and runs no numactl
+    assert "numactl" not in argv[script_at] and "CUDA_VISIBLE_DEVICES=0" in argv[script_at]
+    wrapped = launchers.mpirun_argv(dict(P, binding="numactl"), layout)
+    assert wrapped[7:11] == ["ppr:8:node", "--bind-to", "none", "--tag-output"]
+    assert "numactl --cpunodebind=1 --membind=1" in wrapped[wrapped.index("-c") + 1]
     assert launchers.mpirun_argv(P, layout, json_path="/tmp/r.json")[-2:] == ["-J", "/tmp/r.json"]
 
 
@@ -131,7 +136,7 @@ def test_srun_argv_rank_per_gpu(layout):
     argv = launchers.srun_argv(dict(P, srun_args=["--partition=gpu"]), layout)
     script_at = argv.index("-c") + 1
     assert argv[:script_at] == [
-        "srun", "--nodes=2", "--ntasks-per-node=8", "--gpus-per-node=8", "--gpu-bind=map_gpu:0,1,2,3,4,5,6,7",
+        "srun", "--nodes=2", "--ntasks-per-node=8", "--gpus-per-task=1", "--gpu-bind=map_gpu:0,1,2,3,4,5,6,7",
         "--cpu-bind=map_ldom:0,0,0,0,1,1,1,1", "--mem-bind=map_mem:0,0,0,0,1,1,1,1", "--mpi=pmix",
         "--export=ALL,NCCL_ALGO=Ring,NCCL_DEBUG=INFO", "--partition=gpu", "sh", "-c"]
     assert argv[-8:] == ["-e", "4G", "-f", "2", "-g", "1", "-n", "20"]
@@ -194,11 +199,12 @@ def test_wrapper_leaves_a_rank_without_numa_node_unbound(tmp_path, layout):
     lay = [dict(e, numa=None) if e["local_rank"] == 0 else e for e in layout]
     out = _run_wrapper(tmp_path, launchers.bind_script(lay), {"OMPI_COMM_WORLD_LOCAL_RANK": "0"})
     assert out.stdout.splitlines() == ["ran CVD=0 DEV=0 UCX=mlx5_0:1 HCA=unset args=-g 1"]
-    assert "--cpu-bind" not in " ".join(launchers.srun_argv(P, lay))
+    srun = " ".join(launchers.srun_argv(P, lay))
+    assert "--cpu-bind=none" in srun and "map_ldom" not in srun and "--mem-bind" not in srun
 
 
 def test_rank_env_refuses_unknown_policies(layout):
-    with pytest.raises(ValueError, match="binder 'taskset'; allowed: numactl, slurm"):
+    with pytest.raises(ValueError, match="binder 'taskset'; allowed: numactl, slurm, env"):
         launchers.rank_env(layout[0], "taskset")
     with pytest.raises(ValueError, match="rail_pinning 'first'; allowed: topology, nearest"):
         launchers.rank_env(layout[0], "numactl", "first")
@@ -260,7 +266,7 @@ def test_nccl_tests_module_argv_rank_per_gpu(layout):
     p = dict(P, gpus=8, launch="rank_per_gpu", layout=layout, rail_pinning="topology", hca="=mlx5_0,mlx5_3")
     argv = benchmarks.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
     assert argv[:10] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",
-                         "--map-by", "ppr:8:node", "--bind-to", "none"]
+                         "--map-by", "ppr:4:numa", "--bind-to", "numa"]
     assert "NCCL_IB_HCA==mlx5_0,mlx5_3" in argv[argv.index("-c") + 1]
     assert argv[-4:] == ["-n", "20", "-J", "/tmp/r.json"] and argv[argv.index("-g") + 1] == "1"
     # the default path is untouched: one process per node driving every GPU
@@ -315,3 +321,72 @@ def test_the_launchers_carry_the_tuning_sweeps_per_job_environment(facts):
         assert "NCCL_TUNER_PLUGIN=libnccl-tuner-example.so\n" in files[f"torchrun/{n}.env"]
     plain = launcher_files(nodes, dict(params, tuned_job={}))
     assert not any("NCCL_TUNER" in text for text in plain.values())
+
+
+# ---------------------------------------------------------------- the one binding rule, the launch plan
+
+def _with_numa(layout, numas):
+    return [dict(e, numa=n) for e, n in zip(layout, numas)]
+
+
+def test_rank_binding_open_mpi_binds_where_the_gpus_fill_numa_nodes_in_order(layout):
+    b = launchers.rank_binding(layout, "mpirun")
+    assert (b["policy"], b["ranks_per_numa"], b["wrapper_binder"]) == ("mpirun", 4, "env")
+    assert b["args"] == ["--map-by", "ppr:4:numa", "--bind-to", "numa"]
+    # 8 GPUs on 4 NUMA nodes, two each, in order: ppr:2:numa
+    assert launchers.rank_binding(_with_numa(layout, [0, 0, 1, 1, 2, 2, 3, 3]))["args"][1] == "ppr:2:numa"
+    # one NUMA node for all: ppr:8:numa
+    assert launchers.rank_binding(_with_numa(layout, [0] * 8))["args"][1] == "ppr:8:numa"
+
+
+@pytest.mark.parametrize("numas, why", [
+    ([0, 1, 0, 1, 0, 1, 0, 1], "interleaved: ppr:K:numa would put GPU1's rank on NUMA 0"),
+    ([0, 0, 0, 0, 0, 0, 1, 1], "uneven: 6 and 2"),
+    ([1, 1, 1, 1, 0, 0, 0, 0], "NUMA 1 first"),
+    ([0, 0, 0, 0, 2, 2, 2, 2], "NUMA 1 skipped: Open MPI would fill it"),
+    ([0, 0, 0, 0, 1, 1, 1, None], "a GPU without NUMA node"),
+])
+def test_rank_binding_falls_back_to_the_wrappers_numactl(layout, numas, why):
+    b = launchers.rank_binding(_with_numa(layout, numas), "mpirun")
+    assert (b["policy"], b["wrapper_binder"], b["ranks_per_numa"]) == ("numactl", "numactl", None), why
+    assert b["args"] == ["--map-by", "ppr:8:node", "--bind-to", "none"]
+
+
+def test_rank_binding_srun_and_the_policies(layout):
+    s = launchers.rank_binding(layout, "srun")
+    assert s["args"] == ["--ntasks-per-node=8", "--gpus-per-task=1", "--gpu-bind=map_gpu:0,1,2,3,4,5,6,7",
+                         "--cpu-bind=map_ldom:0,0,0,0,1,1,1,1", "--mem-bind=map_mem:0,0,0,0,1,1,1,1"]
+    unbound = launchers.rank_binding(_with_numa(layout, [0, 0, 0, 0, 1, 1, 1, None]), "srun")
+    assert unbound["args"][-1] == "--cpu-bind=none" and "map_ldom" not in " ".join(unbound["args"])
+    off = launchers.rank_binding(layout, "mpirun", "none")
+    assert (off["args"], off["wrapper_binder"]) == (["--map-by", "ppr:8:node", "--bind-to", "none"], "env")
+    assert launchers.rank_binding(layout, "srun", "none")["args"][-1] == "--cpu-bind=none"
+    assert launchers.rank_binding(layout, "mpirun", "numactl")["wrapper_binder"] == "numactl"
+    with pytest.raises(ValueError, match="binding 'cores'; allowed: auto, numactl, none"):
+        launchers.rank_binding(layout, "mpirun", "cores")
+    with pytest.raises(ValueError, match="launcher 'torchrun'; allowed: mpirun, srun"):
+        launchers.rank_binding(layout, "torchrun")
+
+
+def test_wrapper_env_binder_sets_the_gpu_and_runs_no_numactl(tmp_path, layout):
+    out = _run_wrapper(tmp_path, launchers.bind_script(layout, "env"), {"OMPI_COMM_WORLD_LOCAL_RANK": "5"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["ran CVD=5 DEV=0 UCX=mlx5_9:1 HCA=unset args=-g 1"]
+
+
+def test_launch_plan_at_2000_nodes_opens_at_most_the_radix_from_any_node():
+    plan = launchers.launch_plan(2000)
+    assert plan["tree_spawn"] and plan["levels"] == [64, 1935] and plan["depth"] == 2
+    assert plan["ssh_from_launch_node"] == 64 and plan["max_ssh_per_node"] == 64
+    assert sum(plan["levels"]) == 1999      # every other node reached once
+    assert plan["mpirun_args"] == ["--mca", "plm_rsh_no_tree_spawn", "0", "--mca", "routed_radix", "64"]
+    flat = launchers.launch_plan(2000, tree_spawn=False)
+    assert flat["ssh_from_launch_node"] == 1999 and flat["levels"] == [1999]
+    assert flat["mpirun_args"][:3] == ["--mca", "plm_rsh_no_tree_spawn", "1"]
+    narrow = launchers.launch_plan(2000, radix=8)
+    assert narrow["levels"] == [8, 64, 512, 1415] and narrow["max_ssh_per_node"] == 8
+    srun = launchers.launch_plan(2000, "srun", radix=launchers.SLURM_TREE_WIDTH)
+    assert srun["ssh_from_launch_node"] == 0 and srun["levels"] == [16, 256, 1727] and srun["mpirun_args"] == []
+    assert launchers.launch_plan(1)["levels"] == [] and launchers.launch_plan(2)["ssh_from_launch_node"] == 1
+    with pytest.raises(ValueError, match="nodes 0: a launch needs one node or more"):
+        launchers.launch_plan(0)

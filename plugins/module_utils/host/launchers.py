@@ -7,7 +7,11 @@ layout comes from the readiness facts (module host_readiness: ``gpus[]`` with ``
 - ``rank_layout(facts, devices)``: local rank -> GPU, NUMA node, CPUs, rail;
 - ``bind_script(layout, binder, rail_pinning, hca)``: the per-rank wrapper (POSIX sh, run
   as ``sh -c <script> linerate-bind <program> <args>``, so no file has to be on the nodes);
+- ``rank_binding(layout, launcher, policy)``: the one rule of how ranks are placed and bound, for
+  mpirun, srun and the Kubernetes MPIJob alike;
 - ``mpirun_argv`` (Open MPI) and ``srun_argv`` (Slurm): nccl-tests with ``-g 1`` per rank;
+- ``launch_plan(nodes, launcher, tree_spawn)``: how a launch reaches every node (Open MPI's tree
+  spawn, Slurm's fan-out), never one SSH session per node from one node;
 - ``torchrun_env`` / ``slurm_env_script``: the rendezvous variables and NCCL's settings for
   torchrun / DeepSpeed.
 
@@ -28,7 +32,9 @@ import shlex
 
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import LINK_RANK
 
-BINDERS = ("numactl", "slurm")
+BINDERS = ("numactl", "slurm", "env")
+# how ranks are bound (rank_binding): auto, Open MPI itself, the wrapper's numactl, or not at all
+BIND_POLICIES = ("auto", "numactl", "none")
 RAIL_PINNING = ("topology", "nearest")
 # the local rank as each launcher names it: Open MPI, Slurm, torchrun/DeepSpeed
 LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK")
@@ -110,7 +116,7 @@ def rank_env(entry, binder="numactl", rail_pinning="topology", hca=None):
     if rail_pinning not in RAIL_PINNING:
         raise ValueError(f"rail_pinning {rail_pinning!r}; allowed: {', '.join(RAIL_PINNING)}")
     env = []
-    if binder == "numactl":   # srun --gpu-bind sets CUDA_VISIBLE_DEVICES itself
+    if binder != "slurm":   # srun --gpu-bind sets CUDA_VISIBLE_DEVICES itself
         env.append(("CUDA_VISIBLE_DEVICES", str(entry["gpu"])))
     env.append(("NCCL_TESTS_DEVICE", "0"))
     env.append(("UCX_NET_DEVICES", f"{entry['nic']}:1"))
@@ -144,22 +150,84 @@ def _test_args(p):
             "-g", "1", "-n", str(p["iterations"])]
 
 
-def mpirun_argv(p, layout, mpirun="mpirun", json_path=None, hca=None):
-    """Open MPI: ``len(layout)`` ranks on each of ``p["hosts"]`` (``-H host:slots``, ``--map-by
-    ppr:N:node``: ranks of a node consecutive, so OMPI_COMM_WORLD_LOCAL_RANK is the layout's index),
-    ``--bind-to none`` because the wrapper binds each rank to its GPU's NUMA node (Open MPI's own
-    binding knows cores and sockets, not which GPU a rank drives), NCCL's settings with ``-x``, and
-    every rank started through the wrapper with ``-g 1``."""
+def _numa_blocks(layout):
+    """K when the layout's local ranks fill NUMA nodes 0, 1, ... m-1 in order, K ranks each (the
+    placement Open MPI's ``--map-by ppr:K:numa`` makes); None otherwise (a GPU without a NUMA node,
+    uneven counts, ranks of one NUMA node apart, or a NUMA node skipped)."""
+    numas = [e["numa"] for e in layout]
+    if not numas or any(n is None for n in numas):
+        return None
+    per = len([n for n in numas if n == numas[0]])
+    want = [k // per for k in range(len(numas))]
+    return per if len(numas) % per == 0 and numas == want else None
+
+
+def rank_binding(layout, launcher="mpirun", policy="auto"):
+    """The one rule of how each rank is bound, for every launcher (mpirun here, srun here, and the
+    Kubernetes MPIJob's mpirun, intent/k8s_render.py): ``{"launcher", "policy", "ranks_per_node",
+    "ranks_per_numa", "args", "wrapper_binder", "why"}``.
+
+    mpirun, ``policy`` auto: where the layout's ranks fill the NUMA nodes in order, K each (GPU0-3 on
+    NUMA 0, GPU4-7 on NUMA 1), Open MPI binds them itself: ``--map-by ppr:K:numa --bind-to numa``
+    places K ranks on each NUMA node, in order, so local rank i sits on its GPU's NUMA node (the
+    form NVIDIA's and Open MPI's docs give; ``--map-by ppr:N:node --bind-to numa`` would put the
+    first N cores' ranks, all on NUMA 0, together). Any other layout: ``--map-by ppr:N:node
+    --bind-to none`` and the wrapper binds each rank with ``numactl`` (``numactl``: that always).
+    ``none``: nothing binds (``--bind-to none``, the wrapper sets the rank's GPU and rails only;
+    for hosts whose real NUMA nodes are not the GPUs', such as the lab's containers).
+    srun: ``--ntasks-per-node=N --gpus-per-task=1`` and each local rank's GPU, cores and memory
+    from the layout (``--gpu-bind=map_gpu:``, ``--cpu-bind=map_ldom:``, ``--mem-bind=map_mem:``;
+    without a NUMA node for every GPU, ``--cpu-bind=none``: unbound rather than bound wrong);
+    ``policy`` is Slurm's own and only ``none`` changes it (``--cpu-bind=none``)."""
+    if policy not in BIND_POLICIES:
+        raise ValueError(f"binding {policy!r}; allowed: {', '.join(BIND_POLICIES)}")
+    if launcher not in ("mpirun", "srun"):
+        raise ValueError(f"launcher {launcher!r}; allowed: mpirun, srun")
     ppn = len(layout)
+    per = _numa_blocks(layout)
+    out = {"launcher": launcher, "ranks_per_node": ppn, "ranks_per_numa": per}
+    if launcher == "srun":
+        numas = [e["numa"] for e in layout]
+        args = [f"--ntasks-per-node={ppn}", "--gpus-per-task=1",
+                "--gpu-bind=map_gpu:" + ",".join(str(e["gpu"]) for e in layout)]
+        if policy != "none" and all(n is not None for n in numas):
+            args += ["--cpu-bind=map_ldom:" + ",".join(map(str, numas)),
+                     "--mem-bind=map_mem:" + ",".join(map(str, numas))]
+            why = "Slurm binds each local rank to its GPU, and its GPU's NUMA node (cores and memory)"
+        else:
+            args += ["--cpu-bind=none"]
+            why = ("binding off (policy none)" if policy == "none" else
+                   "a GPU without a NUMA node in the facts: its rank is left unbound rather than bound wrong")
+        return dict(out, policy="slurm" if policy != "none" else "none", args=args, wrapper_binder="slurm", why=why)
+    if policy == "none":
+        return dict(out, policy="none", args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
+                    wrapper_binder="env", why="binding off (policy none): the wrapper sets each rank's GPU and rails")
+    if policy == "auto" and per is not None:
+        return dict(out, policy="mpirun", args=["--map-by", f"ppr:{per}:numa", "--bind-to", "numa"],
+                    wrapper_binder="env",
+                    why=f"{per} rank(s) on each NUMA node in GPU order: Open MPI binds each to its GPU's NUMA node")
+    return dict(out, policy="numactl", args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
+                wrapper_binder="numactl",
+                why=("the wrapper binds each rank with numactl" if policy == "numactl" else
+                     "the GPUs' NUMA nodes are not K per node in order: the wrapper binds each rank with numactl"))
+
+
+def mpirun_argv(p, layout, mpirun="mpirun", json_path=None, hca=None):
+    """Open MPI: ``len(layout)`` ranks on each of ``p["hosts"]`` (``-H host:slots``), placed and bound by
+    ``rank_binding`` (``p["binding"]``, default auto), NCCL's settings with ``-x``, and every rank started
+    through the wrapper with ``-g 1``. Ranks of a node are consecutive, so OMPI_COMM_WORLD_LOCAL_RANK is
+    the layout's index."""
+    ppn = len(layout)
+    bind = rank_binding(layout, "mpirun", p.get("binding") or "auto")
     argv = [mpirun, "--allow-run-as-root", "-np", str(ppn * len(p["hosts"])),
-            "-H", ",".join(f"{h}:{ppn}" for h in p["hosts"]), "--map-by", f"ppr:{ppn}:node",
-            "--bind-to", "none", "--tag-output"]
+            "-H", ",".join(f"{h}:{ppn}" for h in p["hosts"])] + bind["args"] + ["--tag-output"]
     if p.get("ssh_args"):
         argv += ["--mca", "plm_rsh_args", p["ssh_args"]]
     argv += list(p.get("mpirun_args") or [])
     for key, value in sorted((p.get("env") or {}).items()):
         argv += ["-x", f"{key}={value}"]
-    argv += ["sh", "-c", bind_script(layout, "numactl", p.get("rail_pinning") or "topology", hca), "linerate-bind"]
+    argv += ["sh", "-c", bind_script(layout, bind["wrapper_binder"], p.get("rail_pinning") or "topology", hca),
+             "linerate-bind"]
     argv += _test_args(p)
     if json_path:
         argv += ["-J", json_path]
@@ -167,17 +235,11 @@ def mpirun_argv(p, layout, mpirun="mpirun", json_path=None, hca=None):
 
 
 def srun_argv(p, layout, srun="srun", hca=None):
-    """Slurm: ``--ntasks-per-node`` ranks a node, ``--gpus-per-node`` GPUs, each task's GPU, cores
-    and memory by its local id (``--gpu-bind=map_gpu:``, ``--cpu-bind=map_ldom:``,
-    ``--mem-bind=map_mem:``: the layout's GPU and NUMA node per local rank), PMIx for nccl-tests'
-    MPI, NCCL's settings through ``--export=ALL,...`` and the same wrapper (the NIC variables)."""
-    ppn = len(layout)
-    numas = [e["numa"] for e in layout]
-    argv = [srun, f"--nodes={len(p['hosts'])}", f"--ntasks-per-node={ppn}", f"--gpus-per-node={ppn}",
-            "--gpu-bind=map_gpu:" + ",".join(str(e["gpu"]) for e in layout)]
-    if all(n is not None for n in numas):
-        argv += ["--cpu-bind=map_ldom:" + ",".join(map(str, numas)), "--mem-bind=map_mem:" + ",".join(map(str, numas))]
-    argv += [f"--mpi={p.get('srun_mpi') or 'pmix'}"]
+    """Slurm: ``--nodes``, then ``rank_binding``'s srun form (a task per GPU, each task's GPU, cores
+    and memory by its local id), PMIx for nccl-tests' MPI, NCCL's settings through ``--export=ALL,...``
+    and the same wrapper (the NIC variables)."""
+    bind = rank_binding(layout, "srun", p.get("binding") or "auto")
+    argv = [srun, f"--nodes={len(p['hosts'])}"] + bind["args"] + [f"--mpi={p.get('srun_mpi') or 'pmix'}"]
     env = sorted((p.get("env") or {}).items())
     bad = [k for k, v in env if "," in str(v)]
     if bad:
@@ -188,6 +250,45 @@ def srun_argv(p, layout, srun="srun", hca=None):
     argv += list(p.get("srun_args") or [])
     argv += ["sh", "-c", bind_script(layout, "slurm", p.get("rail_pinning") or "topology", hca), "linerate-bind"]
     return argv + _test_args(p)
+
+
+# Open MPI's launch tree: plm/rsh starts the daemons through a radix tree when tree spawn is on
+# (plm_rsh_no_tree_spawn, default false), each daemon starting its own children; the tree's radix is
+# routed_radix, 64 by default (orte/mca/routed/radix/routed_radix_component.c, Open MPI 4.1).
+OMPI_ROUTED_RADIX = 64
+# Slurm fans its launch out through the slurmd's own tree (slurm.conf TreeWidth), no SSH at all.
+SLURM_TREE_WIDTH = 16
+
+
+def launch_plan(nodes: int, launcher: str = "mpirun", tree_spawn: bool = True, radix: int = OMPI_ROUTED_RADIX) -> dict:
+    """How one launch reaches ``nodes`` nodes: ``{"launcher", "nodes", "tree_spawn", "fanout", "depth",
+    "ssh_from_launch_node", "max_ssh_per_node", "levels", "mpirun_args"}``.
+
+    mpirun with tree spawn: the launch node (daemon 0) starts ``fanout`` daemons over SSH, each of them
+    its own ``fanout`` children (daemon v's children are v*r+1 .. v*r+r), so no node opens more than
+    ``radix`` SSH sessions and ``depth`` hops reach every node; without it the launch node opens one
+    per other node (``nodes - 1``). srun: slurmctld/slurmd RPCs fan out ``radix`` wide (TreeWidth), no
+    SSH. ``levels``: how many daemons each hop starts (the plan at 2,000 nodes is a unit test)."""
+    if nodes < 1:
+        raise ValueError(f"nodes {nodes}: a launch needs one node or more")
+    if radix < 1:
+        raise ValueError(f"radix {radix}: the launch tree's fan-out is 1 or more")
+    if launcher not in ("mpirun", "srun"):
+        raise ValueError(f"launcher {launcher!r}; allowed: mpirun, srun")
+    tree = launcher == "srun" or tree_spawn
+    fanout = radix if tree else max(1, nodes - 1)
+    levels, reached, width = [], 1, 1
+    while reached < nodes:
+        step = min(width * fanout, nodes - reached)
+        levels.append(step)
+        reached += step
+        width = step
+    ssh = launcher == "mpirun"
+    first = min(fanout, nodes - 1)
+    return {"launcher": launcher, "nodes": nodes, "tree_spawn": tree, "fanout": fanout, "depth": len(levels),
+            "levels": levels, "ssh_from_launch_node": first if ssh else 0, "max_ssh_per_node": first if ssh else 0,
+            "mpirun_args": (["--mca", "plm_rsh_no_tree_spawn", "0" if tree else "1", "--mca", "routed_radix",
+                             str(radix)] if ssh else [])}
 
 
 def shell_line(argv):
