@@ -23,6 +23,14 @@ environment, as in NCCL. Each rank decides its network as NCCL does:
 Bus bandwidth comes from the simulated links of the ring between the nodes
 (``linerate_lab.rdma.path``): the slowest rail bounds every channel. Rank 0
 prints the nccl-tests table; every rank prints its ``NCCL_DEBUG=INFO`` lines.
+
+One process per node driving every GPU (``-g 8``) or one process per GPU (``-g 1``,
+the GPU from ``CUDA_VISIBLE_DEVICES``) as the real binary runs: every process is a
+rank, ranks are grouped into nodes by host name, rank 0 lists every rank's host, pid
+and GPU bus. On one node with ``NCCL_P2P_DISABLE=1`` and ``NCCL_SHM_DISABLE=1`` (the
+NET loopback test) every hop of the ring leaves through a NIC: each rank's traffic
+rides its GPU's nearest rail, so the bus bandwidth is the slowest rail's rate over
+the ranks that share it.
 """
 import argparse
 import itertools
@@ -186,7 +194,19 @@ def local_info(conf, rank, nodename):
     if info["ib"]:
         info["net"] = "IB"
         info["gdr"] = info["peermem"] and gdr_enabled(conf, gdr_path(node, {p["device"] for p in info["ib"]}))
+    info["p2p_off"] = conf.get("NCCL_P2P_DISABLE") == "1" and conf.get("NCCL_SHM_DISABLE") == "1"
     return info
+
+
+def rank_rails(node, info, gpu_ids):
+    """The rail each of a rank's GPUs sends through: NCCL takes the admitted NIC nearest the GPU (the one
+    behind its PCIe switch, linerate_lab.pcie), else spreads the GPUs over the admitted NICs."""
+    admitted = [p["device"] for p in info["ib"]]
+    out = []
+    for k, g in enumerate(gpu_ids):
+        near = (pcie.paired_nic(node, g) or {}).get("device")
+        out.append(near if near in admitted else admitted[g % len(admitted)] if admitted else None)
+    return [d for d in out if d]
 
 
 # ------------------------------------------------------------ bootstrap
@@ -254,14 +274,56 @@ def bootstrap(info, rank, size):
 
 # ------------------------------------------------------------ the physics
 
+def by_node(infos):
+    """The ranks' infos merged per host, in the order the hosts' first ranks come: each node's NICs
+    (the union of what its ranks admit), its GPUs (the sum) and its ranks' own rails."""
+    nodes = {}
+    for i in infos:
+        n = nodes.get(i["host"])
+        if n is None:
+            n = nodes[i["host"]] = dict(i, ib=list(i["ib"]), gpus=0, ranks=[])
+        for p in i["ib"]:
+            if p["device"] not in {q["device"] for q in n["ib"]}:
+                n["ib"].append(p)
+        n["gpus"] += i["gpus"]
+        n["net"] = "IB" if n["net"] == "IB" and i["net"] == "IB" else "Socket"
+        n["gdr"] = n["gdr"] and i["gdr"]
+        n["ranks"].append(i)
+    return list(nodes.values())
+
+
+def loopback_busbw(node):
+    """One node, P2P and SHM off: every rank sends through its own rail (``rail``, else the node's first)
+    to the switch and back in; the rail that most ranks share at the lowest rate bounds the ring."""
+    share = {}
+    for r in node["ranks"]:
+        for dev in r.get("rails") or [node["ib"][0]["device"]]:
+            share[dev] = share.get(dev, 0) + r["gpus"] / max(1, len(r.get("rails") or [1]))
+    per_rank = []
+    for p in node["ib"]:
+        if p["device"] in share:
+            link = rdma.path(p, p, p["active_mtu"])
+            per_rank.append(0.0 if link["error"] else link["gbps"] / share[p["device"]])
+    return min(per_rank) / 8 * COLL_EFFICIENCY if per_rank else 0.0
+
+
 def decide(infos):
     """Rank 0's view of the job: network, GDR, per-rank errors, bus bandwidth (GB/s)."""
+    ranks = infos
+    infos = by_node(ranks)
     nodes = len(infos)
     verdict = {"net": "IB" if all(i["net"] == "IB" for i in infos) else "Socket", "errors": {},
-               "gdr": all(i["gdr"] for i in infos), "busbw": 0.0, "hosts": [i["host"] for i in infos],
-               "nranks_gpu": sum(i["gpus"] for i in infos), "rails": {}}
+               "gdr": all(i["gdr"] for i in infos), "busbw": 0.0, "hosts": [i["host"] for i in ranks],
+               "pids": [i["pid"] for i in ranks], "buses": [b for i in ranks for b in i.get("buses") or []],
+               "nodes": [i["host"] for i in infos], "nranks_gpu": sum(i["gpus"] for i in infos), "rails": {}}
     if nodes == 1:
-        verdict["busbw"] = 370.0  # NVLink inside one node
+        if verdict["net"] == "IB" and all(r.get("p2p_off") for r in ranks) and infos[0]["gpus"] > 1:
+            verdict["busbw"] = loopback_busbw(infos[0])   # the NET loopback test
+            verdict["loopback"] = True
+            if not verdict["gdr"]:
+                verdict["busbw"] *= NO_GDR_FACTOR
+        else:
+            verdict["busbw"] = 370.0  # NVLink inside one node
         return verdict
     if verdict["net"] == "Socket":
         verdict["busbw"] = SOCKET_GBYTES
@@ -344,9 +406,10 @@ def print_init(log, info, conf, rank, nranks):
         log.info(f"NET/Socket : Using [0]{info['if']}:{info['ip']}<0>")
         log.info("Using network Socket")
     commid = "0x%016x" % (abs(hash(os.environ.get("OMPI_MCA_ess_base_jobid", "x"))) & (2 ** 64 - 1))
+    nvml = (info.get("gpu_ids") or [0])[0]
     for g in range(min(info["gpus"], 1)):
         log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {rank} nranks {nranks} cudaDev {g} "
-                 f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId {commid} - Init START", dev=g)
+                 f"nvmlDev {nvml} busId {GPU_BUSES[nvml % 8]}000 commId {commid} - Init START", dev=g)
     if info["net"] == "IB":
         for k, p in enumerate(info["ib"]):
             log.info(f"NET/IB : GPU Direct RDMA {'Enabled' if info['gdr'] else 'Disabled'} for HCA {k} '{p['device']}'")
@@ -357,7 +420,10 @@ def print_channels(log, info, verdict, first_rank, nranks):
     prev = (first_rank - ngpu) % nranks
     nxt = (first_rank + ngpu) % nranks
     if verdict["net"] == "IB" and info["net"] == "IB":
-        devs = list(range(len(info["ib"])))
+        names = [p["device"] for p in info["ib"]]
+        # a rank of one GPU (-g 1) sends through its own rail; one driving every GPU, through all
+        own = [names.index(d) for d in info.get("rails") or [] if d in names] if ngpu == 1 else []
+        devs = own or list(range(len(info["ib"])))
         suffix = "/GDRDMA" if verdict["gdr"] else ""
         for ch, dev in enumerate(devs * 2):
             log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/IB/{dev}{suffix}")
@@ -397,7 +463,7 @@ def _sizes(args):
     return out
 
 
-def print_header(args, infos_hosts):
+def print_header(args, infos_hosts, buses=None):
     fmt = grammar.nccl_tests_header(args.version)
     if fmt:   # util.cu PRINT (from 2.17.4): the release, NCCL_VERSION_CODE of the headers and of the library
         code = NCCL_VERSION_CODE
@@ -411,7 +477,8 @@ def print_header(args, infos_hosts):
     rank = 0
     for host, pid in infos_hosts:
         for g in range(args.ngpus):
-            print(f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device {g:2d} [0000:{GPU_BUSES[g % 8]}:00] {GPU_NAME}")
+            bus = buses[rank] if buses and rank < len(buses) else GPU_BUSES[g % 8]
+            print(f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device {g:2d} [0000:{bus}:00] {GPU_NAME}")
             rank += 1
     print("#", flush=True)
 
@@ -508,6 +575,10 @@ def run(prog, args):
     conf = nccl_settings()
     info = local_info(conf, rank, nodename)
     info["gpus"] = args.ngpus
+    gpu_ids = cuda_gpus(args.ngpus)
+    info["buses"] = [GPU_BUSES[g % 8] for g in gpu_ids]
+    info["gpu_ids"] = gpu_ids
+    info["rails"] = rank_rails(model.node(model.load()), info, gpu_ids)
     debug = conf.get("NCCL_DEBUG", "").upper() in ("INFO", "TRACE")
     log = Log(info, debug)
     # NCCL_ALGO / NCCL_PROTO / NCCL_NTHREADS / NCCL_BUFFSIZE as this NCCL release reads them
@@ -534,9 +605,8 @@ def run(prog, args):
               f"/ Connect to bootstrap root failed'", flush=True)
         return 3
     if rank == 0:
-        hosts = list(zip(verdict["hosts"], [info["pid"] + k * 7 for k in range(size)]))
-        hosts[0] = (nodename, info["pid"])
-        print_header(args, hosts)
+        print_header(args, list(zip(verdict["hosts"], verdict.get("pids") or [info["pid"]] * size)),
+                     verdict.get("buses"))
     first_rank = rank * args.ngpus
     print_init(log, info, conf, first_rank, nranks)
     for msg in tuning["infos"]:
