@@ -335,3 +335,32 @@ def _where(cabling, node, device):
 def leaves_of(cabling):
     """{(node, device): leaf switch} from ``cabling_index`` (endpoints without a switch left out)."""
     return {k: p["switch"] for k, p in (cabling or {}).items() if p.get("switch")}
+
+
+def observed_map(hosts, uplinks, switch_reads, host_reads=None):
+    """The cabling as the switches' LLDP tables show it, not as the inventory claims it (the scheduler's
+    topology is rendered from this, module_utils/checks/sched_topology.py). Same inputs as
+    ``check_cabling``. Returns ``{"hosts": {node: [{"device", "netdev", "switch", "switch_port"}]},
+    "links": [{"switch", "port", "peer", "peer_port"}], "read": [switches read], "unread": [...]}``;
+    a host port is identified as ``check_cabling`` identifies it (system name, MAC or port name)."""
+    switches = set(uplinks or {}) | {p["switch"] for ps in (hosts or {}).values() for p in ps or [] if p.get("switch")}
+    switches |= {u["peer"] for ups in (uplinks or {}).values() for u in ups or []}
+    ident = _Identify(hosts, switches, host_reads or {})
+    out = {"hosts": {}, "links": [], "read": [], "unread": []}
+    for sw in sorted(switches):
+        read = (switch_reads or {}).get(sw)
+        if not read or read.get("unreadable") or read.get("failed") or read.get("skipped"):
+            out["unread"].append(sw)
+            continue
+        out["read"].append(sw)
+        for port, nbs in sorted((read.get("neighbors") or {}).items()):
+            if MGMT_PORT.match(str(port)):
+                continue
+            for nb in nbs or []:
+                end = ident(nb)
+                if end[0] == "host":
+                    out["hosts"].setdefault(end[1], []).append(
+                        {"device": end[2], "netdev": end[3], "switch": sw, "switch_port": str(port)})
+                elif end[0] == "switch":
+                    out["links"].append({"switch": sw, "port": str(port), "peer": end[1], "peer_port": end[2]})
+    return out

@@ -1,0 +1,35 @@
+"""Filter sched_topology: the scheduler's topology from the cabling LLDP observed (module_utils/checks/sched_topology.py)."""
+import yaml
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
+
+
+def sched_topology(inputs, options=None):
+    """``inputs``: {hosts: {node: rdma_ports}, host_reads: {node: verify_fabric_cabling},
+    switch_reads: {switch: switch_fabric_lldp}, uplinks: {switch: switch_uplinks}}; ``options``: name,
+    label_prefix, accept_observed, source. Returns {relative path: text} (Slurm topology.conf tree and
+    block, topology.yaml, Kueue's Topology and ResourceFlavor, the node labels); AnsibleFilterError
+    naming the open cabling findings or the unobserved nodes."""
+    try:
+        hosts = dict(inputs["hosts"])
+        args = (hosts, inputs.get("uplinks") or {}, inputs.get("switch_reads") or {}, inputs.get("host_reads") or {})
+    except (KeyError, TypeError, ValueError) as e:
+        raise AnsibleFilterError(f"sched_topology: inputs need hosts, host_reads, switch_reads, uplinks ({e})") from None
+    findings, _cases = cabling.check_cabling(*args)
+    observed = cabling.observed_map(*args)
+    try:
+        out = topo.render(observed, findings, sorted(hosts), options or {})
+    except ValueError as e:
+        raise AnsibleFilterError(f"sched_topology: {e}") from None
+    files = dict(out["files"])
+    files["kueue/topology.yaml"] = yaml.safe_dump_all(out["kueue"], default_flow_style=False, sort_keys=False,
+                                                      explicit_start=True)
+    return files
+
+
+class FilterModule:
+    def filters(self):
+        return {"sched_topology": sched_topology}
