@@ -55,6 +55,10 @@ def _parse_receive_buffers(value):
     return sizes, extra
 
 
+# Lines that carry no value of their own: block headings, the PFC table's header row, rules.
+_SKIP_RE = re.compile(r"^(?:dscp2prio mapping:|PFC configuration:|priority(?:\s+\d){8}\s*$|[=-]{3,})", re.IGNORECASE)
+
+
 def _new_result():
     return {
         "dcbx_mode": None,
@@ -70,6 +74,7 @@ def _new_result():
         "tcs": [],
         "prio2tc": {},
         "notes": [],
+        "warnings": [],
     }
 
 
@@ -144,7 +149,9 @@ def parse_mlnx_qos(text):
     [bytes]|None, "cable_len", "pfc": [8 ints], "pfc_enabled_priorities":
     [prio], "prio2buffer": [8 ints]|None, "tcs": [{"tc", "ratelimit",
     "ratelimit_gbps", "tsa", "bw_percent", "priorities"}], "prio2tc":
-    {"prio": tc}, "notes": [str]}``.
+    {"prio": tc}, "notes": [str], "warnings": [str]}``: a line that is none of these (an unknown
+    ``Name: value`` field, another tool's output in the capture) is a ``warnings`` entry naming its
+    line, never dropped silently.
 
     Raises ParseError on empty output or when the ``PFC configuration``
     block is missing (bad interface, permission error, tool missing), with
@@ -173,8 +180,8 @@ def parse_mlnx_qos(text):
             result["pfc"] = _int_row(line, "enabled", number)
         elif line.startswith("buffer") and not line.startswith("buffer:"):
             result["prio2buffer"] = _int_row(line, "buffer", number)
-        else:
-            _handle_key_value(line, result)
+        elif not _handle_key_value(line, result) and not _SKIP_RE.match(line):
+            result["warnings"].append("line %d: not read: %r" % (number, line))
 
     if result["pfc"] is None:
         _raise_missing_pfc(text)

@@ -94,7 +94,7 @@ def _column_names(header_line):
 
 def _parse_param_line(line, columns):
     """``*   LINK_TYPE_P1   ETH(2)   IB(1)`` -> (name, param dict, number of value cells) or None."""
-    match = re.match(r"^\s*(?P<star>\*)?\s*(?P<name>[A-Z][A-Z0-9_]*(?:\[\d+\])?)\s+(?P<rest>\S.*?)\s*$", line)
+    match = _PARAM_RE.match(line)
     if not match:
         return None
     cells = match.group("rest").split()
@@ -102,6 +102,18 @@ def _parse_param_line(line, columns):
     for column, cell in zip(columns, cells):
         param[column] = normalize_value(cell)
     return match.group("name"), param, len(cells)
+
+
+# A parameter row: the name as mlxconfig prints it. The parameter database has names with
+# lower-case letters and dots as well as the usual upper-case ones, so any identifier is a name
+# (class 1 of issue 38: a name the pattern did not expect vanished from the query).
+_PARAM_RE = re.compile(r"^\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*(?:\[\d+(?:\.\.\d+)?\])?)"
+                       r"\s+(?P<rest>\S.*?)\s*$")
+# Lines mlxconfig prints that carry no parameter: the echoed command, the set prompt and outcome,
+# -I-/-W- notes. Anything else that is not a device field or a row is named in ``warnings``.
+_NOT_A_ROW_RE = re.compile(r"^(?:(?:\[[^\]]*\]|[\w.@:~/-]+)?[#$]\s|(?:sudo\s+)?(?:mlxconfig|mstconfig)\b|"
+                           r"-I-|Apply new Configuration|Applying\.\.\.|Aborted by user|"
+                           r"The '\*' shows parameters)", re.IGNORECASE)
 
 
 # Rows without a "Configurations:" header (``mlxconfig q | grep ...``): one
@@ -151,8 +163,11 @@ def _parse_devices(text):
             continue
         if columns is None and device is not None and _parse_device_field(stripped, device):
             continue
+        if _NOT_A_ROW_RE.match(stripped):
+            continue
         parsed = _parse_param_line(line, columns or _HEADERLESS_COLUMNS)
         if not parsed:
+            warnings.append("line %d: not read (neither a device field nor a parameter row): %r" % (lineno, stripped))
             continue
         name, param, ncells = parsed
         if columns is None and ncells not in (1, 3):
@@ -248,6 +263,9 @@ def parse_mlxconfig_set(text):
         for name, param in device["params"].items():
             if "new" in param:
                 changes[name] = {"from": param.get("next_boot", {}).get("raw"), "to": param["new"]["raw"]}
+    # -I- notes other than the reboot request are not dropped (-W- lines are already in warnings)
+    warnings += [line.strip() for line in _lines(text) if line.strip().startswith("-I-")
+                 and "Please reboot machine to load new configurations" not in line]
     return {"devices": devices, "changes": changes, "applied": True,
             "reboot_required": bool(re.search(r"Please reboot machine to load new configurations", text)),
             "warnings": warnings}
@@ -256,10 +274,11 @@ def parse_mlxconfig_set(text):
 def _raise_empty(tool, text, warnings=()):
     if not (text or "").strip():
         raise ParseError(tool, "empty output", text)
-    if warnings:
+    if any("value cells" in warning for warning in warnings):
         raise ParseError(tool, "no parameter could be read: " + "; ".join(warnings), text)
     first = next(line.strip() for line in _lines(text) if line.strip())
-    raise ParseError(tool, "no device/parameter table in output (first line: %r)" % first, text)
+    raise ParseError(tool, "no device/parameter table in output (first line: %r)%s"
+                     % (first, "".join("; " + warning for warning in warnings[:3])), text)
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""Issue 38, class 1: nothing a tool prints vanishes silently.
+
+A property over every registered parser and its text fixtures: take a line the
+parser reads (its value is in the result) and give it, in the line's own
+format, an unexpected name (``Name: value``, ``NAME    value`` and table rows:
+the first cell) or an unexpected value (a word or a number the result
+holds). The parser must then either read it (the new word is somewhere in
+the result: a key, a value, a list item) or warn about it (the word is in a
+``warnings`` entry), or raise ParseError; it must never return a result
+that silently lost the line.
+
+hypothesis draws the fixture, the line and the mutation (derandomized, so a
+run is repeatable); a failure prints the parser, the fixture, the line
+number and both lines. Parsers not yet held to this are in ``NOT_YET`` with
+what they drop; the xfail is strict, so an entry must go once its parser
+passes.
+"""
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from parser_fixtures import fixture
+from parser_registry import PARSERS
+from test_parsers_fuzz import _fixtures, _function
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+
+NAME = "Zq_unexpected_Name"
+WORD = "zqunexpectedvalue"
+NUMBER = "zq4711x"
+
+_TOKEN = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9_]*(?![\w:/-])")
+_NUMBER = re.compile(r"(?<![\w.:/-])\d+(?:\.\d+)?(?![\w.:/-])")
+# ``Name: value``, ``Name=value`` or ``NAME    value`` (two or more spaces, or a TAB)
+_KEYED = re.compile(r"^\s*\*?\s*(?P<name>[A-Za-z][\w\-. /()]*?)\s*(?::(?=\s)|=|\s{2,}|\t)\s*\S")
+
+# "<module>.<function>": what the parser still drops (issue 38, not yet fixed)
+NOT_YET = {
+    "parsers.gdrcopy.parse_gdrcopy_sanity": "a list heading other than failed/waived (its tests vanish)",
+    "parsers.linkhealth.parse_ibqueryerrors": "a summary line in another wording",
+    "parsers.ethtool_module.parse_ethtool_module": "an unknown 'Name : value' field",
+    "switch.counters.parse_sonic_intf_counters": "an unknown column",
+    "switch.counters.parse_nvue_interface_counters": "a table whose first header word is not Counter",
+    "parsers.lldp.parse_eos_lldp_neighbors": "a detail 'Neighbor' line in another shape",
+    "parsers.pcie.parse_lspci": "an unknown capability field",
+    "parsers.pcie.parse_nvidia_smi_topo": "an unknown header column",
+    "parsers.ibtools.parse_show_gids": "a row whose INDEX is not a number",
+    "parsers.iblink.parse_rdma_link": "an unknown field line in -d output",
+    "parsers.ibdiag.parse_ibnetdiscover": "an unknown word in a port comment",
+    "parsers.mlxconfig.parse_mlxfwreset_query": "an option line in another shape",
+    "parsers.nccl_tests.parse_nccl_tests": "a configuration value that is not a number",
+    "parsers.nccl_log.parse_nccl_log": "a WARN line whose rank field is not a number",
+    "parsers.perftest.parse_ib_write_bw": "a result row with a non-numeric cell",
+    "parsers.perftest.parse_perftest": "an unknown 'name: value' header line",
+    "parsers.perftest_lat.parse_perftest_lat": "a banner in another wording",
+    "parsers.perftest_lat.parse_ib_write_lat": "a banner in another wording",
+    "parsers.perftest_lat.parse_ib_send_lat": "a banner in another wording",
+    "switch.nvue.parse_interface_summary": "a non-numeric MTU cell",
+    "switch.nvue.parse_roce_status": "an unknown field row",
+    "switch.nvue.parse_revisions": "a row whose revision is not a number",
+    "switch.eos.parse_interfaces_status": "a Status cell it does not know",
+    "switch.sonic.parse_pfc_priority": "a priority cell that is not a number",
+    "switch.sonic.parse_interfaces_status": "a header without Interface",
+    "switch.optics.parse_nvue_platform_transceiver": "an unknown field",
+    "switch.optics.parse_sonic_transceiver_eeprom": "an unknown field",
+    "switch.ber.parse_sonic_fec_stats": "a non-numeric counter cell",
+    "switch.ber.parse_nvue_phy_health": "an unknown field",
+    "switch.sonic.parse_show_ecn": "an unknown field",
+}
+
+
+def _strings(value):
+    """Every key and leaf of a result, as lower-case text."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key).lower()
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    else:
+        yield str(value).lower()
+
+
+def _mutations(line, read):
+    """(kind, start, end, new word) for one line whose words ``read`` (a set) the result holds."""
+    out = []
+    keyed = _KEYED.match(line)
+    values = [m for m in _TOKEN.finditer(line) if m.group().lower() in read]
+    if keyed and line.count(":") <= 2 and (values or any(n.group() in read for n in _NUMBER.finditer(line))):
+        out.append(("name", keyed.start("name"), keyed.end("name"), NAME))
+    if values and values[-1].start() > (keyed.end("name") if keyed else -1):
+        out.append(("value", values[-1].start(), values[-1].end(), WORD))
+    numbers = [m for m in _NUMBER.finditer(line) if m.group() in read and line[m.end():m.end() + 1] != ":"]
+    if numbers:
+        out.append(("number", numbers[-1].start(), numbers[-1].end(), NUMBER))
+    return out
+
+
+def _call(parser, text):
+    try:
+        return parser(text)
+    except ParseError:
+        return None
+
+
+def _candidates(parser, globs):
+    """(fixture, line index, kind, lines, base result, new word) for every mutation of a line whose
+    words the result holds (the check then keeps only lines the parser reads: removing one changes
+    the result)."""
+    found = []
+    for path in _fixtures(globs):
+        tool, fname = path.split("/", 1)
+        text = fixture(tool, fname)
+        if text.lstrip().startswith(("{", "[")):
+            continue   # structured output: its names are the tool's schema, read as keys
+        base = _call(parser, text)
+        if not base:
+            continue
+        read = set(_strings(base))
+        lines = text.split("\n")
+        for index, line in enumerate(lines):
+            for kind, start, end, new in _mutations(line, read):
+                found.append((path, index, kind, lines, base, line[:start] + new + line[end:], new))
+    return found
+
+
+def _params():
+    params = []
+    for module, name, *globs in PARSERS:
+        key = "%s.%s" % (module, name)
+        marks = [pytest.mark.xfail(strict=True, reason=NOT_YET[key])] if key in NOT_YET else []
+        params.append(pytest.param(module, name, globs, id=key, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("module, name, globs", _params())
+def test_an_unexpected_name_or_value_is_read_or_warned(module, name, globs):
+    parser = _function(module, name)
+    candidates = _candidates(parser, globs)
+    if not candidates:
+        pytest.skip("no text fixture with a line this parser reads (structured output only)")
+
+    @settings(max_examples=min(60, len(candidates)), derandomize=True, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.sampled_from(candidates))
+    def check(case):
+        path, index, kind, lines, base, mutated, new = case
+        if _call(parser, "\n".join(lines[:index] + lines[index + 1:])) == base:
+            return   # a line the parser does not read at all (a banner, a rule)
+        text = "\n".join(lines[:index] + [mutated] + lines[index + 1:])
+        try:
+            result = parser(text)
+        except ParseError:
+            return   # refused loudly: not silent
+        assert any(new.lower() in s for s in _strings(result)), (
+            "%s dropped a line with an unexpected %s: %s line %d now reads %r, and %r is neither read "
+            "nor warned about" % (name, kind, path, index + 1, mutated, new))
+
+    check()
