@@ -42,6 +42,11 @@ FAULT_CODES = {
     "NCCL_QP_FAILED": ("error", "gid", "NCCL could not connect its queue pairs (GID index)"),
     "NCCL_TRANSPORT_RETRY": ("error", "mtu", "NCCL completion error 12: frames dropped on the path"),
     "NCCL_FAILED": ("error", "host", "nccl-tests failed"),
+    # the per-node NET loopback test and the scaling series (checks/nccl_scale.py)
+    "NCCL_LOOPBACK_LOW": ("error", "link", "a node's NET loopback (nccl-tests on one node, P2P and SHM off) below the threshold"),
+    "NCCL_LOOPBACK_FAILED": ("error", "host", "a node's NET loopback test failed or gave no result"),
+    "NCCL_SCALING_LOW": ("error", "fabric", "a step of the scaling series below the efficiency asked for"),
+    "NCCL_STRAGGLER": ("error", "link", "the node that slows the collective, named from its own loopback and the series"),
     # NCCL's own configuration read back from each node (nccl_conf_findings)
     "NCCL_CONF_MISSING": ("error", "hca_selection", "NCCL's configuration file is absent or unreadable"),
     "NCCL_CONF_INVALID": ("error", "hca_selection", "a line of NCCL's configuration file NCCL would not apply as meant"),

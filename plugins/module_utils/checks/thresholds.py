@@ -34,3 +34,12 @@ def rdma_threshold_gbps(fabric):
 def nccl_threshold_gbytes(fabric, nics):
     """nccl-tests bus bandwidth (GB/s) one node's NICs should reach."""
     return round(derived(fabric)["nccl_busbw_min_gbytes_per_nic"] * nics, 3)
+
+
+def nccl_loopback_threshold_gbytes(fabric, nics, ranks):
+    """The NET loopback's bus bandwidth (GB/s) one node should reach: with P2P and SHM off every hop of
+    its ring leaves through a NIC, so ``ranks`` ranks share ``nics`` NICs (8 GPUs on 8 rails: one NIC's
+    worth, the per-NIC threshold)."""
+    if nics < 1 or ranks < 1:
+        raise ValueError(f"nics {nics}, ranks {ranks}: a loopback needs a NIC and a rank")
+    return round(derived(fabric)["nccl_busbw_min_gbytes_per_nic"] * min(nics, ranks) / ranks, 3)
