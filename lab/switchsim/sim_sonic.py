@@ -9,7 +9,7 @@ sudo config list-checkpoints; sudo sonic-db-cli CONFIG_DB hset|hdel|hgetall;
 cat /etc/sonic/config_db.json; the shell subset of simcore (mkdir, cat, echo >,
 rm -rf: the change window's lock); systemd's transient timers as the change
 window's dead-man timer uses them: sudo systemd-run --unit=U --on-active=T
-<command>, sudo systemctl stop U.timer, systemctl show -p SubState --value
+<command> (a config command, or /bin/sh -c 'config ... && config ...'), sudo systemctl stop U.timer, systemctl show -p SubState --value
 U.timer (waiting until it elapses, then elapsed; dead once stopped or unknown).
 A timer fires when its time has come - on the server's event loop, or at the
 next command in-process - runs its command (sonic-utilities' config as root)
@@ -107,8 +107,22 @@ class Sonic(Platform):
             return
         t["state"] = "elapsed"
         argv = t["command"]
-        t["result"] = self.config(argv[1:]) if argv[0] in ("config", "/usr/local/bin/config") else ""
+        if argv[0] in self.SH and argv[1:2] == ["-c"]:
+            # /bin/sh -c 'config A && config B': each config command in turn, && stops at a failed one
+            results = []
+            for part in argv[2].split("&&"):
+                words = shlex.split(part)
+                out = self.config(words[1:]) if words and words[0] in self.CONFIG else f"sh: {part}: not found"
+                results.append(out)
+                if re.search(r"^(Error|Usage:|sh: )|^Config Rollback: .*failed", out or "", re.M):
+                    break
+            t["result"] = "\n".join(results)
+        else:
+            t["result"] = self.config(argv[1:]) if argv[0] in self.CONFIG else ""
         self.store.save(self)
+
+    CONFIG = ("config", "/usr/local/bin/config")
+    SH = ("sh", "/bin/sh")
 
     def systemd(self, cmd, args, sudo):
         if cmd == "systemd-run":
@@ -133,7 +147,10 @@ class Sonic(Platform):
             secs = int(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2), 1)
             if not sudo:
                 return "Failed to start transient timer unit: Interactive authentication required."
-            if command[0] not in ("config", "/usr/local/bin/config"):
+            if command[0] in self.SH and (command[1:2] != ["-c"] or len(command) != 3 or any(
+                    not shlex.split(part) or shlex.split(part)[0] not in self.CONFIG for part in command[2].split("&&"))):
+                return (f"sh: this simulator's timers run config commands only: {' '.join(command[1:])}")
+            if command[0] not in self.CONFIG + self.SH:
                 return f"Failed to find executable {command[0]}: No such file or directory"
             unit = (unit or f"run-r{len(self.timers) + 1}").removesuffix(".service").removesuffix(".timer")
             if unit in self.timers:

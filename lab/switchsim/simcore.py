@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "sim"))
@@ -56,6 +57,8 @@ class Platform(abc.ABC):
         self.no_headroom = set()      # fault: ports whose buffer carving left no lossless headroom
         self.pfcwd_disabled = False   # fault: the switch's PFC watchdog stopped
         self.fs = {}                  # the Linux side's files the shell subset made: {path: None (dir) | text}
+        self.fs_mtime = {}            # their modification times, epoch seconds on the switch's clock
+        self.clock_skew_s = 0         # the switch's clock minus the controller's (a switch without NTP)
 
     # persistence ---------------------------------------------------------
     @abc.abstractmethod
@@ -124,10 +127,15 @@ class Platform(abc.ABC):
     # Linux shell subset -----------------------------------------------------
     # The switch's Linux shell (bash on SONiC and Cumulus; EOS's ``bash timeout <s> <cmd>``), only the
     # forms the change window's lock uses: ``mkdir P && echo 'LINE' > P/holder``, ``cat F [2>/dev/null]``,
-    # ``rm -rf P``, as coreutils word them. Directories that exist: the FHS ones below (/var/lock is
+    # ``rm -rf P``, ``stat -c FMT P`` (%Y: the modification time), ``date +FMT`` (%s: the switch's clock, epoch
+    # seconds), joined by ``&&`` or ``;``, as coreutils word them. Directories that exist: the FHS ones below (/var/lock is
     # Debian's link to /run/lock, systemd tmpfiles legacy.conf). File permissions are not modelled.
     SHELL_DIRS = ("/", "/run", "/run/lock", "/var", "/var/lock", "/var/tmp", "/tmp")
-    SHELL_COMMANDS = ("mkdir", "cat", "rm", "echo")
+    SHELL_COMMANDS = ("mkdir", "cat", "rm", "echo", "stat", "date")
+
+    def now(self):
+        """The switch's own clock (epoch seconds): the controller's plus the skew a test sets."""
+        return int(time.time() + self.clock_skew_s)
 
     def _norm(self, path):
         path = os.path.normpath(path)
@@ -137,25 +145,28 @@ class Platform(abc.ABC):
         return path in [self._norm(d) for d in self.SHELL_DIRS] or (path in self.fs and self.fs[path] is None)
 
     def shell(self, line):
-        """Run one line of the shell subset: (output, status). Simple commands joined by ``&&``; ``> F``
-        writes stdout to F, ``2>/dev/null`` drops stderr."""
+        """Run one line of the shell subset: (output, status). Simple commands joined by ``&&`` (the next runs
+        only when this one succeeded) or ``;`` (it runs anyway); ``> F`` writes stdout to F, ``2>/dev/null``
+        drops stderr."""
         try:
             toks = shlex.split(line)
         except ValueError as exc:
             return f"-bash: syntax error: {exc}", 2
         out, rc, cmd = [], 0, []
-        for tok in toks + ["&&"]:
-            if tok != "&&":
+        skip = False
+        for tok in toks + [";"]:
+            if tok not in ("&&", ";"):
                 cmd.append(tok)
                 continue
             if not cmd:
-                return "-bash: syntax error near unexpected token `&&'", 2
-            text, rc = self._simple(cmd)
+                return f"-bash: syntax error near unexpected token `{tok}'", 2
+            if not skip:
+                text, rc = self._simple(cmd)
+                if text:
+                    out.append(text)
             cmd = []
-            if text:
-                out.append(text)
-            if rc:
-                break
+            # after &&, a failure skips the next command; ; runs it whatever the status
+            skip = bool(rc) and tok == "&&"
         return "\n".join(out), rc
 
     def _simple(self, argv):
@@ -188,6 +199,21 @@ class Platform(abc.ABC):
                     err, rc = f"mkdir: cannot create directory '{p}': No such file or directory", 1
                 else:
                     self.fs[n] = None
+                    self.fs_mtime[n] = self.now()
+        elif cmd == "stat":
+            if len(rest) != 3 or rest[0] != "-c":
+                err, rc = "stat: this simulator answers stat -c FORMAT FILE only", 1
+            else:
+                n = self._norm(rest[2])
+                if n not in self.fs and not self._isdir(n):
+                    err, rc = f"stat: cannot statx '{rest[2]}': No such file or directory", 1
+                else:
+                    stdout = rest[1].replace("%Y", str(self.fs_mtime.get(n, 0))) + "\n"
+        elif cmd == "date":
+            if len(rest) != 1 or not rest[0].startswith("+"):
+                err, rc = "date: this simulator answers date +FORMAT only", 1
+            else:
+                stdout = rest[0][1:].replace("%s", str(self.now())) + "\n"
         elif cmd == "cat":
             texts = []
             for p in rest:
@@ -218,6 +244,7 @@ class Platform(abc.ABC):
                 else:
                     for k in [k for k in self.fs if k == n or k.startswith(n + "/")]:
                         del self.fs[k]
+                        self.fs_mtime.pop(k, None)
         elif cmd == "echo":
             stdout = " ".join(rest) + "\n"
         if redirect is not None:
@@ -227,6 +254,7 @@ class Platform(abc.ABC):
             if self._isdir(n):
                 return f"-bash: {redirect}: Is a directory", 1
             self.fs[n] = stdout
+            self.fs_mtime[n] = self.now()
             stdout = ""
         self.store.save(self)
         text = stdout.rstrip("\n")
@@ -355,6 +383,8 @@ class Store:
             with open(p, encoding="utf-8") as f:
                 data = json.load(f)
             sw.fs = data.pop("_fs", {})   # the shell's files (the window lock) outlive a restart
+            sw.fs_mtime = data.pop("_fs_mtime", {})
+            sw.clock_skew_s = data.pop("_clock_skew_s", 0)
             sw.from_json(data)
         else:
             sw.factory()
@@ -364,7 +394,8 @@ class Store:
         p = self.path(sw.name)
         tmp = p + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(dict(sw.to_json(), _fs=getattr(sw, "fs", {})), f, indent=1, sort_keys=True)
+            json.dump(dict(sw.to_json(), _fs=getattr(sw, "fs", {}), _fs_mtime=getattr(sw, "fs_mtime", {}),
+                           _clock_skew_s=getattr(sw, "clock_skew_s", 0)), f, indent=1, sort_keys=True)
         os.replace(tmp, p)
 
     def publish(self, sw):

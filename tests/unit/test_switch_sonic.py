@@ -101,6 +101,12 @@ def test_real_unittest_outputs_pfc_priority_and_ecn():
             ecn["AZURE_LOSSLESS"]["wred_red_enable"]) == ("ecn_all", "1048576", "true")
 
 
+def arm(unit, seconds, checkpoint):
+    """The dead-man timer's systemd-run line: back to the checkpoint, saved, the checkpoint removed."""
+    return (f"sudo systemd-run --unit={unit} --on-active={seconds}s /bin/sh -c '/usr/local/bin/config rollback "
+            f"{checkpoint} && /usr/local/bin/config save -y && /usr/local/bin/config delete-checkpoint {checkpoint}'")
+
+
 def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
     running = fixture("sonic_running.json")
     d, fake = make("sonic", answers={
@@ -116,11 +122,15 @@ def test_rejected_command_rolls_back_to_checkpoint(tmp_path):
         run_apply(d, render("sonic", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert "rejected command 'sudo config interface mtu Ethernet0 9216'" in str(err.value)
     i = fake.sent.index("sudo config checkpoint linerate-T1")
-    # begin: the checkpoint, the dead-man timer; the re-read; then the push
-    assert fake.sent[i + 1:i + 3] == ["sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", "show runningconfiguration all"]
+    # begin: the checkpoint, the push's dead-man timer (every command's timeout plus the margin); the re-read;
+    # then the push
+    budget = len(EXPECTED) * d.command_timeout + sonic.PUSH_MARGIN_S
+    assert d.window_commands == len(EXPECTED) and d.push_budget() == budget
+    assert fake.sent[i + 1:i + 3] == [arm("linerate-deadman-T1-push", budget, "linerate-T1"),
+                                      "show runningconfiguration all"]
     assert fake.sent[i + 3:i + 3 + 9] == EXPECTED[:9]
     i = fake.sent.index("sudo config interface mtu Ethernet0 9216")
-    assert fake.sent[i + 1:i + 8] == ["sudo systemctl stop linerate-deadman-T1.timer",
+    assert fake.sent[i + 1:i + 8] == ["sudo systemctl stop linerate-deadman-T1-push.timer",
         "sudo config list-checkpoints", "sudo config rollback linerate-T1", "show runningconfiguration all",
         "cat /etc/sonic/config_db.json", "sudo config delete-checkpoint linerate-T1",
         "show runningconfiguration all"]
@@ -145,8 +155,13 @@ def test_apply_round_trip_on_the_simulator(tmp_path, monkeypatch):
     res = run_apply(d, render("sonic", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"),
                     want_pfc=[3], want_ecn=True)
     sent = unlocked(sim.sent)
-    assert res["changed"] and sent[-2:] == ["sudo config save -y", f"sudo config delete-checkpoint {sent[-1].split()[-1]}"]
-    assert sim.sw.timers == {}   # the dead-man timer was stopped (a stopped transient unit is unloaded)
+    cp = sent[-1].split()[-1]
+    unit = "linerate-deadman-" + cp[len("linerate-"):]
+    # saved while the dead-man timer still runs; stopped only once it is read to be still waiting
+    assert res["changed"] and sent[-5:] == [f"systemctl show -p SubState --value {unit}.timer", "sudo config save -y",
+                                            f"systemctl show -p SubState --value {unit}.timer",
+                                            f"sudo systemctl stop {unit}.timer", f"sudo config delete-checkpoint {cp}"]
+    assert sim.sw.timers == {}   # both dead-man timers were stopped (a stopped transient unit is unloaded)
     assert run_apply(d, render("sonic", PORTS), ports=PORTS)["commands"] == []
     restore = run_apply(d, open(res["backup_path"]).read(), full=True, backup_dir=str(tmp_path / "b"))
     assert restore["changed"] and d.get_running() == before
@@ -279,8 +294,10 @@ class Timed:
 def test_checkpoint_window_commands():
     d, _ = make("sonic")
     d.command_timeout = 90
-    d.send = fake = Timed({"sudo config delete-checkpoint linerate-T1": "Error: no such checkpoint",
-                           "systemctl show -p SubState --value linerate-deadman-T3.timer": "waiting"})
+    d.window_commands = 4
+    waiting = {f"systemctl show -p SubState --value linerate-deadman-{u}.timer": "waiting"
+               for u in ("T1-push", "T3-push", "T3")}
+    d.send = fake = Timed(dict(waiting, **{"sudo config delete-checkpoint linerate-T1": "Error: no such checkpoint"}))
     d.begin("T1")
     d.commit(300)
     d.rollback()      # the checkpoint may already be gone: its deletion is not checked
@@ -288,24 +305,53 @@ def test_checkpoint_window_commands():
     d.begin("T2")
     d.abort()
     d.begin("T3")
+    d.commit(240)
     d.confirm()
-    assert fake.sent == [("sudo config checkpoint linerate-T1", None), ("sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", None),
+    push = 4 * 90 + sonic.PUSH_MARGIN_S
+    assert fake.sent == [("sudo config checkpoint linerate-T1", None),
+                         (arm("linerate-deadman-T1-push", push, "linerate-T1"), None),
+                         # commit: the confirm timer first, then the push timer stops (never none)
+                         (arm("linerate-deadman-T1", 300, "linerate-T1"), None),
+                         ("systemctl show -p SubState --value linerate-deadman-T1-push.timer", None),
+                         ("sudo systemctl stop linerate-deadman-T1-push.timer", None),
                          ("sudo systemctl stop linerate-deadman-T1.timer", None),
                          ("sudo config rollback linerate-T1", 90),
                          ("sudo config delete-checkpoint linerate-T1", None),
-                         ("sudo config checkpoint linerate-T2", None), ("sudo systemd-run --unit=linerate-deadman-T2 --on-active=300s /usr/local/bin/config rollback linerate-T2", None),
-                         ("sudo systemctl stop linerate-deadman-T2.timer", None),
+                         ("sudo config checkpoint linerate-T2", None),
+                         (arm("linerate-deadman-T2-push", push, "linerate-T2"), None),
+                         ("sudo systemctl stop linerate-deadman-T2-push.timer", None),
                          ("sudo config rollback linerate-T2", 90),
                          ("sudo config delete-checkpoint linerate-T2", None),
-                         ("sudo config checkpoint linerate-T3", None), ("sudo systemd-run --unit=linerate-deadman-T3 --on-active=300s /usr/local/bin/config rollback linerate-T3", None),
+                         ("sudo config checkpoint linerate-T3", None),
+                         (arm("linerate-deadman-T3-push", push, "linerate-T3"), None),
+                         (arm("linerate-deadman-T3", 240, "linerate-T3"), None),
+                         ("systemctl show -p SubState --value linerate-deadman-T3-push.timer", None),
+                         ("sudo systemctl stop linerate-deadman-T3-push.timer", None),
+                         # confirm: saved while the timer still runs, read again, only then stopped
+                         ("systemctl show -p SubState --value linerate-deadman-T3.timer", None),
+                         ("sudo config save -y", None),
                          ("systemctl show -p SubState --value linerate-deadman-T3.timer", None),
                          ("sudo systemctl stop linerate-deadman-T3.timer", None),
-                         ("sudo config save -y", None), ("sudo config delete-checkpoint linerate-T3", None)]
-    assert d._cp is None
+                         ("sudo config delete-checkpoint linerate-T3", None)]
+    assert d._cp is None and d._deadmen == []
     d.command_timeout = 20
     d.begin("T4")
     d.rollback()
     assert fake.sent[-2] == ("sudo config rollback linerate-T4", 60)
+
+
+def test_a_push_timer_that_fired_during_the_push_is_not_committed():
+    d, _ = make("sonic")
+    d.send = fake = Timed({"systemctl show -p SubState --value linerate-deadman-T1-push.timer": "elapsed"})
+    d.begin("T1")
+    with pytest.raises(SwitchError, match=r"the push's dead-man timer linerate-deadman-T1-push.timer is elapsed, not "
+                                          r"waiting: it fired during the push"):
+        d.commit(300)
+    # both timers are the recovery's to stop: the confirm timer was armed before the push timer was read
+    assert d._deadmen == ["linerate-deadman-T1-push", "linerate-deadman-T1"]
+    d.undo()
+    assert [c for c, _ in fake.sent[-3:]][:2] == ["sudo systemctl stop linerate-deadman-T1.timer",
+                                                  "sudo systemctl stop linerate-deadman-T1-push.timer"]
 
 
 def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
@@ -317,7 +363,8 @@ def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
     d.begin("T1")
     d.undo()
     assert [c for c, _ in fake.sent] == [
-        "sudo config checkpoint linerate-T1", "sudo systemd-run --unit=linerate-deadman-T1 --on-active=300s /usr/local/bin/config rollback linerate-T1", "sudo systemctl stop linerate-deadman-T1.timer",
+        "sudo config checkpoint linerate-T1", arm("linerate-deadman-T1-push", 60, "linerate-T1"),
+        "sudo systemctl stop linerate-deadman-T1-push.timer",
         "sudo config list-checkpoints", "sudo config rollback linerate-T1",
         "show runningconfiguration all", "cat /etc/sonic/config_db.json", "sudo config save -y",
         "sudo config delete-checkpoint linerate-T1"]
@@ -330,8 +377,10 @@ def test_undo_rolls_back_resaves_and_deletes_only_its_own_checkpoint():
     fake.sent.clear()
     d.begin("T2")                # its checkpoint is gone already
     d.undo()
-    assert [c for c, _ in fake.sent] == ["sudo config checkpoint linerate-T2", "sudo systemd-run --unit=linerate-deadman-T2 --on-active=300s /usr/local/bin/config rollback linerate-T2",
-                                         "sudo systemctl stop linerate-deadman-T2.timer", "sudo config list-checkpoints"]
+    assert [c for c, _ in fake.sent] == ["sudo config checkpoint linerate-T2",
+                                         arm("linerate-deadman-T2-push", 60, "linerate-T2"),
+                                         "sudo systemctl stop linerate-deadman-T2-push.timer",
+                                         "sudo config list-checkpoints"]
     assert d._cp is None
 
 
@@ -340,11 +389,13 @@ def test_clear_pending_deletes_window_checkpoints_and_saves_a_running_backup():
                                      "show runningconfiguration all": '{"A": {"k": {"f": "1"}}}',
                                      "cat /etc/sonic/config_db.json": "{}"})
     # linerate's own checkpoints (and their dead-man timers) only: "manual" stays
-    t1 = "systemctl stop linerate-deadman-T1.timer; config delete-checkpoint linerate-T1"
-    t2 = "systemctl stop linerate-deadman-T2.timer; config delete-checkpoint linerate-T2"
+    t1 = "systemctl stop linerate-deadman-T1-push.timer linerate-deadman-T1.timer; config delete-checkpoint linerate-T1"
+    t2 = "systemctl stop linerate-deadman-T2-push.timer linerate-deadman-T2.timer; config delete-checkpoint linerate-T2"
     assert d.clear_pending('{"A": {"k": {"f": 1}}}') == [t1, t2, "config save -y (the running config is the backup)"]
-    assert fake.sent == ["sudo config list-checkpoints", "sudo systemctl stop linerate-deadman-T1.timer",
-                         "sudo config delete-checkpoint linerate-T1", "sudo systemctl stop linerate-deadman-T2.timer",
+    assert fake.sent == ["sudo config list-checkpoints", "sudo systemctl stop linerate-deadman-T1-push.timer",
+                         "sudo systemctl stop linerate-deadman-T1.timer",
+                         "sudo config delete-checkpoint linerate-T1", "sudo systemctl stop linerate-deadman-T2-push.timer",
+                         "sudo systemctl stop linerate-deadman-T2.timer",
                          "sudo config delete-checkpoint linerate-T2", "show runningconfiguration all",
                          "cat /etc/sonic/config_db.json", "sudo config save -y"]
     assert d.clear_pending("{}") == [t1, t2]

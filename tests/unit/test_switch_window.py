@@ -25,7 +25,9 @@ def test_check_mode_result_fields_and_diff_headers():
                    "diff": {"before": "nv set interface swp1 link mtu 9000\n",
                             "after": "nv set interface swp1 link mtu 9216\n",
                             "before_header": "leaf7 (running)", "after_header": "leaf7 (intent)"}}
-    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null"]
+    # the lock is read (holder, its age and the switch's clock in one command), nothing is taken or sent
+    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c "
+                         "lock-mtime=%Y /var/lock/linerate.lock 2>/dev/null ; date +switch-now=%s"]
 
 
 def test_at_intent_result_is_unchanged():
@@ -552,17 +554,27 @@ class LockedBook(Book):
     """A Book whose switch-side lock is in memory: ``holder`` the line in it ('' when free); ``take_answer``
     what mkdir says when the lock cannot be made; ``release_error`` a failure reading it back at the end."""
 
-    def __init__(self, running, holder="", take_answer=None, release_error=None, **kw):
+    def __init__(self, running, holder="", take_answer=None, release_error=None, age_s=0, timers=(), empty=False,
+                 **kw):
         super().__init__(running, **kw)
         self.holder, self.take_answer, self.release_error = holder, take_answer, release_error
+        self.age_s, self.timers, self.empty = age_s, list(timers), empty   # the lock's age by the switch's clock
 
     def lock_take(self, line):
         if self.take_answer:
             return self.take_answer
-        if self.holder:
+        if self.holder or self.empty:
             return f"mkdir: cannot create directory '{self.lock_path}': File exists"
-        self.holder = line
+        self.holder, self.age_s = line, 0
         return ""
+
+    def lock_read(self):
+        return {"text": self.lock_holder(), "exists": bool(self.holder) or self.empty,
+                "age_s": self.age_s if self.holder or self.empty else None}
+
+    def window_timers(self, run):
+        self.calls.append(f"window_timers {run}")
+        return self.timers
 
     def lock_holder(self):
         if self.release_error and "begin" in self.calls:   # read back at the end of the window
@@ -570,7 +582,7 @@ class LockedBook(Book):
         return self.holder
 
     def lock_remove(self):
-        self.holder = ""
+        self.holder, self.empty = "", False
 
 
 NOW = 1800000000.0
@@ -579,7 +591,7 @@ NOW = 1800000000.0
 def test_a_restore_already_at_the_backup_keeps_the_warning_of_the_stale_lock_it_broke():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
     old = switch_lock.Holder("ops", "elsewhere", 4242, "R1", NOW - 1000)
-    d = LockedBook("mtu 1500\n", holder=old.line())
+    d = LockedBook("mtu 1500\n", holder=old.line(), age_s=1000)
     wl = switch_window.WindowLock(d, "T1", 300, now=NOW)
     res = run_apply(d, "mtu 1500\n", full=True, lock=wl)
     assert res["changed"] is False and res["commands"] == []
@@ -654,14 +666,15 @@ def test_the_controller_copy_breaks_a_stale_lock_with_a_warning_and_refuses_a_li
                            "20270115T074320Z): it was taken 1000 s ago, longer than the confirm timer (300 s) plus "
                            "600 s"]
     live = switch_window.WindowLock(LockedBook("mtu 1500\n"), "T2", 300, controller_dir=str(tmp_path), now=NOW,
-                                    alive=lambda pid: True)
+                                    alive=lambda pid, start=None: True)
     live.me = switch_lock.Holder("ops", "other-host", 4343, "T2", NOW)
     with pytest.raises(SwitchError) as err:
         live.take()
     assert str(err.value) == (f"switch book1: another change window holds this switch: {wl.me.describe()} (lock "
                               f"{tmp_path}/linerate.lock on this controller); nothing is sent. It ends with that "
-                              "window; a lock older than the confirm timer plus 600 s, or whose process is gone from "
-                              "its controller, is broken by the next window")
+                              "window; it is broken by the next window only once no confirm timer of it runs on the "
+                              "switch and it is older than the confirm timer plus 600 s by the switch's clock, or its "
+                              "process is gone from this very controller (same machine id)")
 
 
 def test_the_confirm_timer_used_is_reported_to_a_tenth_of_a_second(monkeypatch):

@@ -97,6 +97,8 @@ class Driver(abc.ABC):
     timer_at_begin = False
     # the window's confirm timer in seconds (set by the window before begin)
     window_timeout = 300
+    # how many commands the window is about to push (set by the window before begin: SONiC's push timer)
+    window_commands = 0
     # regexes that mark a command's output as rejected, in the platform's words
     error_patterns = ()
 
@@ -313,8 +315,36 @@ class Driver(abc.ABC):
         return command
 
     def lock_holder(self):
-        """The holder line of the switch's lock ('' when there is none)."""
-        return self.run(self.shell(f"cat {self.lock_path}/holder 2>/dev/null"), check=False).strip()
+        """The holder line of the switch's lock ('' when there is none, or it is empty)."""
+        return self.lock_read()["text"]
+
+    def lock_read(self):
+        """The switch's lock as the switch sees it, in one command: ``{"text": the holder line ('' when none),
+        "exists": whether the lock directory exists, "age_s": its age by the switch's own clock (the
+        directory's mtime against ``date +%s`` there; None when it does not exist)}``."""
+        p = self.lock_path
+        out = self.run(self.shell(f"cat {p}/holder 2>/dev/null ; stat -c lock-mtime=%Y {p} 2>/dev/null ; "
+                                  "date +switch-now=%s"), check=False)
+        text, mtime, now = [], None, None
+        for line in out.splitlines():
+            m = re.fullmatch(r"\s*(lock-mtime|switch-now)=(\d+)\s*", line)
+            if m and m.group(1) == "lock-mtime":
+                mtime = int(m.group(2))
+            elif m:
+                now = int(m.group(2))
+            elif line.strip():
+                text.append(line.strip())
+        if now is None:
+            raise SwitchError(self.name, f"reading the window lock {p}: the switch did not print its clock "
+                                         f"(date +%s): {out.strip()[:200]!r}", output=out)
+        return {"text": "\n".join(text), "exists": mtime is not None,
+                "age_s": None if mtime is None else now - mtime}
+
+    def window_timers(self, run):
+        """The confirm timers of the window ``run`` (a lock holder's run id) still running on this switch,
+        each described in the platform's words (empty when none): while one runs the switch ends that
+        window by itself, and its lock is never broken. Each platform says how it reads them."""
+        raise SwitchError(self.name, f"{type(self).__name__}: reading the window's confirm timers is not built")
 
     def lock_take(self, line):
         """Create the lock naming ``line``: '' when taken, the shell's refusal otherwise."""

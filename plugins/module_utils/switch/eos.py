@@ -342,6 +342,13 @@ class EosDriver(Driver):
         self._session = f"linerate-{tag}"
         self.run(f"configure session {self._session}")
 
+    def window_timers(self, run):
+        """The window ``run``'s session committed on its timer (``linerate-<run>`` pendingCommitTimer): EOS
+        restores the config from before it when the timer runs out."""
+        return [f"configure session {n} is {st} (EOS aborts it when its commit timer runs out)"
+                for n, st in parse_sessions(self.run("show configuration sessions"))
+                if n in (f"linerate-{run}", f"linerate_{run}") and st == "pendingCommitTimer"]
+
     def discard(self):
         """Leave the session and abort it while it is still being edited (nothing was pushed into it)."""
         self.run("end", check=False)

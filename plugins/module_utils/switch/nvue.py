@@ -355,6 +355,12 @@ class NvueDriver(Driver):
         self._rev_before = applied[-1] if applied else None
         self._revs_seen = {r for r, st in revs}   # a revision not in here appeared during the window
 
+    def window_timers(self, run):
+        """Revisions applied with ``--confirm`` and awaiting confirmation: NVUE rolls each back by itself when
+        its timer runs out. NVUE does not say whose revision it is, so any such revision counts."""
+        return [f"NVUE revision {r} is awaiting confirmation (NVUE rolls it back when its confirm timer runs out)"
+                for r in self._awaiting()]
+
     def abort(self):
         self.run("nv config detach", check=False)
 

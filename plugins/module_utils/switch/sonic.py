@@ -13,15 +13,29 @@ Safe mechanism: ``config checkpoint <name>`` before the push; any rejected
 command or failed post-check runs ``config rollback <name>``; success saves
 (``config save -y``) and deletes the checkpoint.
 
-Dead-man timer: SONiC has no confirm timer of its own, so begin also arms a
-transient systemd timer on the switch (SONiC is Debian with systemd):
-``sudo systemd-run --unit=linerate-deadman-<tag> --on-active=<s>s
-/usr/local/bin/config rollback linerate-<tag>``. A controller that dies
-outright (SIGKILL, power loss) leaves a switch that rolls itself back to the
-checkpoint when the timer fires. The confirm first reads that the timer is
-still waiting (``systemctl show -p SubState --value <unit>.timer``: ``waiting``
-until it elapses), then stops it (``sudo systemctl stop <unit>.timer``),
-saves and deletes the checkpoint; recovery stops it before anything else.
+Dead-man timer: SONiC has no confirm timer of its own, so the window arms
+transient systemd timers on the switch (SONiC is Debian with systemd) that run
+``/bin/sh -c 'config rollback <cp> && config save -y && config
+delete-checkpoint <cp>'``: a controller that dies outright (SIGKILL, power
+loss) leaves a switch that rolls itself back to the checkpoint, saves that
+(the saved config equalled the running one before the window: the pre-check
+demands it) and removes the checkpoint, so the next window is not blocked.
+
+- begin arms the *push* timer (``linerate-deadman-<tag>-push``) whose budget
+  covers the whole push: every command may use its command timeout, plus
+  :data:`PUSH_MARGIN_S`; it cannot fire in the middle of a push the window
+  is still driving.
+- commit (after the last command) arms the *confirm* timer
+  (``linerate-deadman-<tag>``, the confirm timeout counted from the end of
+  the push), then stops the push timer: there is no moment with the change
+  live and no timer.
+- confirm reads that the confirm timer still waits (``systemctl show -p
+  SubState --value <unit>.timer``), saves (``config save -y``) while it still
+  runs, reads it again (a timer that fired meanwhile has rolled back and
+  saved: not confirmed), then stops it and deletes the checkpoint: the change
+  is never live, unsaved and untimed.
+
+Recovery stops the timers before anything else.
 """
 import json
 import re
@@ -42,6 +56,15 @@ except ImportError:  # standalone
 CP_PREFIX = "linerate-"
 DEADMAN_PREFIX = "linerate-deadman-"
 CONFIG_BIN = "/usr/local/bin/config"   # sonic-utilities' click entry point, as the switch installs it
+PUSH_SUFFIX = "-push"
+# seconds the push timer allows beyond every command using its command timeout (the begin's re-read)
+PUSH_MARGIN_S = 60
+
+
+def deadman_script(checkpoint):
+    """What a fired dead-man timer runs: back to the checkpoint, saved, the checkpoint removed."""
+    return (f"{CONFIG_BIN} rollback {checkpoint} && {CONFIG_BIN} save -y && "
+            f"{CONFIG_BIN} delete-checkpoint {checkpoint}")
 
 
 def parse_config_db(text):
@@ -288,7 +311,7 @@ def parse_show_ecn(text):
 class SonicDriver(Driver):
     platform = "sonic"
     confirm_timer = True    # the dead-man timer (systemd-run) rolls the checkpoint back unless stopped in time
-    timer_at_begin = True   # armed by begin(), before the first command
+    timer_at_begin = False  # the confirm timer is armed at commit, after the push (begin's covers the push)
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
@@ -300,7 +323,8 @@ class SonicDriver(Driver):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._cp = None
-        self._deadman = None   # the dead-man timer unit armed by begin (systemd-run)
+        self._tag = None
+        self._deadmen = []   # the dead-man timer units this window armed and has not stopped (systemd-run)
 
     def shell(self, command, root=False):
         """bash as the admin user; breaking a lock another login made needs root (/run/lock is sticky)."""
@@ -345,22 +369,37 @@ class SonicDriver(Driver):
                             + ", ".join(tables) + ")")
         return problems
 
+    def push_budget(self):
+        """Seconds the push timer gives the push: each command its command timeout, plus the margin."""
+        return int(max(0, self.window_commands) * self.command_timeout + PUSH_MARGIN_S)
+
     def begin(self, tag):
         self._cp = CP_PREFIX + tag
-        self._deadman = None
+        self._tag = tag
+        self._deadmen = []
         self.run(f"sudo config checkpoint {self._cp}")
-        unit = DEADMAN_PREFIX + tag
-        self._deadman = unit   # from here the timer may exist, whatever the answer
-        self.run(f"sudo systemd-run --unit={unit} --on-active={int(self.window_timeout)}s "
-                 f"{CONFIG_BIN} rollback {self._cp}")
+        self._arm(DEADMAN_PREFIX + tag + PUSH_SUFFIX, self.push_budget())
+
+    def _arm(self, unit, seconds):
+        self._deadmen.append(unit)   # from here the timer may exist, whatever the answer
+        self.run(f"sudo systemd-run --unit={unit} --on-active={int(seconds)}s /bin/sh -c "
+                 f"{shlex.quote(deadman_script(self._cp))}")
 
     def _deadman_state(self, unit):
         return self.run(f"systemctl show -p SubState --value {unit}.timer", check=False).strip()
 
     def _stop_deadman(self, check=False):
-        if getattr(self, "_deadman", None):
-            self.run(f"sudo systemctl stop {self._deadman}.timer", check=check)
-            self._deadman = None
+        """Stop every dead-man timer this window armed (the newest first)."""
+        for unit in reversed(list(getattr(self, "_deadmen", []))):
+            self.run(f"sudo systemctl stop {unit}.timer", check=check)
+            self._deadmen.remove(unit)
+
+    def window_timers(self, run):
+        """The dead-man timers of the window ``run`` still waiting (each rolls the switch back to that window's
+        checkpoint when it fires)."""
+        return [f"the dead-man timer {u}.timer is waiting (it rolls the switch back to checkpoint {CP_PREFIX}{run} "
+                "when it fires)" for u in (DEADMAN_PREFIX + run, DEADMAN_PREFIX + run + PUSH_SUFFIX)
+                if self._deadman_state(u) == "waiting"]
 
     def discard(self):
         """Stop the dead-man timer and delete the window's own checkpoint (nothing was pushed)."""
@@ -373,18 +412,35 @@ class SonicDriver(Driver):
         self.rollback()
 
     def commit(self, confirm_timeout):
-        return None  # SONiC applies each command at once; the checkpoint is the safety net
+        """The push is done (SONiC applied each command at once): arm the confirm timer, ``confirm_timeout``
+        from now, then stop the push timer - in that order, so the change is never live without a timer. A
+        push timer that is no longer waiting has fired during the push: not committed."""
+        push = DEADMAN_PREFIX + self._tag + PUSH_SUFFIX
+        self._arm(DEADMAN_PREFIX + self._tag, confirm_timeout)
+        state = self._deadman_state(push)
+        if state != "waiting":
+            raise SwitchError(self.name, f"the push's dead-man timer {push}.timer is {state or 'gone'}, not waiting: "
+                                         "it fired during the push (config rollback to the checkpoint) or was "
+                                         "stopped by someone else")
+        self.run(f"sudo systemctl stop {push}.timer")
+        self._deadmen.remove(push)
 
     def confirm(self):
-        """Stop the dead-man timer while it still waits (one that elapsed has rolled the change back: not
-        confirmed), then save and delete the checkpoint."""
-        state = self._deadman_state(self._deadman)
-        if state != "waiting":
-            raise SwitchError(self.name, f"the dead-man timer {self._deadman}.timer is {state or 'gone'}, not "
-                                         "waiting: it has fired (config rollback to the checkpoint) or was "
-                                         "stopped by someone else; the change is not confirmed")
-        self._stop_deadman(check=True)
-        self.run("sudo config save -y")
+        """Save while the confirm timer still runs, read that it still waits, then stop it and delete the
+        checkpoint. One that fired (before or during the save) has rolled the change back and saved that:
+        not confirmed."""
+        unit = DEADMAN_PREFIX + self._tag
+        for when in ("before", "after"):
+            state = self._deadman_state(unit)
+            if state != "waiting":
+                raise SwitchError(self.name, f"the dead-man timer {unit}.timer is {state or 'gone'}, not waiting "
+                                             f"{when} config save: it has fired (config rollback to the checkpoint) "
+                                             "or was stopped by someone else; the change is not confirmed")
+            if when == "before":
+                self.run("sudo config save -y")
+        self.run(f"sudo systemctl stop {unit}.timer")
+        if unit in self._deadmen:
+            self._deadmen.remove(unit)
         self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
@@ -403,9 +459,10 @@ class SonicDriver(Driver):
         for cp in self.checkpoints():
             if cp.startswith(CP_PREFIX):   # linerate's own only: another administrator's checkpoints stay
                 unit = DEADMAN_PREFIX + cp[len(CP_PREFIX):]
-                self.run(f"sudo systemctl stop {unit}.timer", check=False)
+                for u in (unit + PUSH_SUFFIX, unit):
+                    self.run(f"sudo systemctl stop {u}.timer", check=False)
                 self.run(f"sudo config delete-checkpoint {cp}")
-                done.append(f"systemctl stop {unit}.timer; config delete-checkpoint {cp}")
+                done.append(f"systemctl stop {unit}{PUSH_SUFFIX}.timer {unit}.timer; config delete-checkpoint {cp}")
         running = self.parse(self.get_running())
         if running == self.parse(target_text) and running != self.parse(self.run("cat /etc/sonic/config_db.json")):
             self.run("sudo config save -y")

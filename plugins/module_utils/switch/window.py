@@ -209,32 +209,67 @@ class WindowLock:
         self.held = False
         self.warnings = []
 
-    def _refuse(self, who, where):
+    def _refuse(self, who, where, why=""):
         return SwitchError(
-            self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. It "
-            f"ends with that window; a lock older than the confirm timer plus {_lock.LOCK_MARGIN_S} s, or whose "
-            "process is gone from its controller, is broken by the next window", rolled_back=False)
+            self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. "
+            + (why or f"It ends with that window; it is broken by the next window only once no confirm timer of "
+                      f"it runs on the switch and it is older than the confirm timer plus {_lock.LOCK_MARGIN_S} s by "
+                      "the switch's clock, or its process is gone from this very controller (same machine id)"),
+            rolled_back=False)
 
     def _describe(self, line):
         h = _lock.Holder.parse(line)
         return h.describe() if h else (repr(line) if line else "a holder that wrote no name yet")
+
+    def _take_controller(self):
+        d = self.driver
+        try:
+            other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
+        except OSError as err:   # the backup directory is not a directory, read-only, full
+            raise SwitchError(d.name, f"lock {self.controller.path}: cannot be written "
+                                      f"({err.strerror or err}); the change window stops before any change, "
+                                      "nothing is sent", rolled_back=False, changed=False) from err
+        if other is not None:
+            raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
+        if self.controller.broken:
+            old, why = self.controller.broken
+            self.warnings.append(f"broke the stale controller lock of {old.describe() if old else 'nobody'}: {why}")
+
+    def _verdict(self, state):
+        """Why the switch's lock ``state`` (Driver.lock_read) may be broken, or raise the refusal naming its
+        holder: an empty lock by its age alone; a linerate holder only while none of its window's confirm
+        timers runs on the switch (then by age on the switch's clock, or its process gone from this
+        controller); text linerate did not write never."""
+        d, line, age = self.driver, state["text"], state["age_s"]
+        where = f"lock {d.lock_path} on the switch"
+        if not line:
+            if age is not None and age > _lock.EMPTY_GRACE_S:
+                return (None, f"it names no holder and is {int(age)} s old by the switch's clock (more than "
+                              f"{_lock.EMPTY_GRACE_S} s): a window cut off while taking it, before any change")
+            raise self._refuse("a window that has not written its name yet", where,
+                               f"An empty lock is another window taking it this moment; once it is older than "
+                               f"{_lock.EMPTY_GRACE_S} s by the switch's clock it is broken by the next window")
+        other = _lock.Holder.parse(line)
+        if other is None:
+            raise SwitchError(d.name, f"the window lock {d.lock_path} on the switch names no linerate holder "
+                                      f"({line[:120]!r}); nothing is sent. Remove it by hand (rm -rf {d.lock_path}) "
+                                      "once no change is under way", rolled_back=False)
+        why = _lock.stale(other, self.confirm_timeout, self.me, age, self.alive)
+        if why is None:
+            raise self._refuse(other.describe(), where)
+        timers = d.window_timers(other.run)
+        if timers:
+            raise self._refuse(other.describe(), where, f"Its lock looks stale ({why}), but its window's confirm timer "
+                                                        "still runs: " + "; ".join(timers) + ". The switch ends "
+                                                        "that window by itself; run again after it")
+        return other, why
 
     def take(self):
         if self.held:
             return
         d = self.driver
         if self.controller is not None:
-            try:
-                other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
-            except OSError as err:   # the backup directory is not a directory, read-only, full
-                raise SwitchError(d.name, f"lock {self.controller.path}: cannot be written "
-                                          f"({err.strerror or err}); the change window stops before any change, "
-                                          "nothing is sent", rolled_back=False, changed=False) from err
-            if other is not None:
-                raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
-            if self.controller.broken:
-                old, why = self.controller.broken
-                self.warnings.append(f"broke the stale controller lock of {old.describe()}: {why}")
+            self._take_controller()
         try:
             for attempt in range(2):
                 answer = d.lock_take(self.me.line())
@@ -244,19 +279,18 @@ class WindowLock:
                 if "File exists" not in answer:
                     raise SwitchError(d.name, f"could not create the window lock {d.lock_path} on the switch: "
                                               f"{answer.splitlines()[0]}; nothing is sent", rolled_back=False)
-                line = d.lock_holder()
-                other = _lock.Holder.parse(line)
-                why = _lock.stale(other, self.confirm_timeout, self.me, self.now, self.alive) if other else None
-                if why is None or attempt:
-                    if other is None and line:
-                        raise SwitchError(d.name, f"the window lock {d.lock_path} on the switch names no linerate "
-                                                  f"holder ({line[:120]!r}); nothing is sent. Remove it by hand "
-                                                  f"(rm -rf {d.lock_path}) once no change is under way",
-                                          rolled_back=False)
-                    raise self._refuse(self._describe(line), f"lock {d.lock_path} on the switch")
-                self.warnings.append(f"broke the stale window lock {d.lock_path} of {other.describe()}: {why}")
-                d.stale_window = other
+                state = d.lock_read()
+                if not state["exists"]:
+                    continue   # released between our mkdir and the read
+                other, why = self._verdict(state)
+                if attempt:   # broken once and taken again by someone else meanwhile
+                    raise self._refuse(self._describe(state["text"]), f"lock {d.lock_path} on the switch")
+                self.warnings.append(f"broke the stale window lock {d.lock_path} of "
+                                     f"{other.describe() if other else 'nobody (empty)'}: {why}")
+                if other is not None:
+                    d.stale_window = other
                 d.lock_remove()
+            raise self._refuse(self._describe(d.lock_holder()), f"lock {d.lock_path} on the switch")
         except BaseException:
             if self.controller is not None:
                 self.controller.release()
@@ -264,10 +298,12 @@ class WindowLock:
 
     def peek(self):
         """Check mode: the holder of another window, as a warning (nothing is taken or changed)."""
-        line = self.driver.lock_holder()
-        if line:
+        state = self.driver.lock_read()
+        line = state["text"]
+        if state["exists"]:
             self.warnings.append(f"the switch is locked by another change window: {self._describe(line)} "
-                                 f"({self.driver.lock_path}); a real run now would be refused")
+                                 f"({self.driver.lock_path}); a real run now would be refused unless the lock is "
+                                 "stale")
         return line
 
     def release(self):
@@ -446,6 +482,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
     try:
         begun_at = time.monotonic() if driver.timer_at_begin else None
         driver.window_timeout = confirm_timeout
+        driver.window_commands = len(cmds)
         driver.begin(stamp)
         # under the lock, after begin: has another change landed since the first read?
         step = progress["step"] = "re-read"
