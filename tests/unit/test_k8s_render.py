@@ -1,19 +1,16 @@
 """Kubernetes rendering (role k8s_render, module_utils/intent/k8s_render.py): every object of both example
 inventories validated offline against the upstream CRD schemas (tests/schemas/k8s, SOURCES.md) and the
-core API schemas (kubernetes-validate, strict); a wrong field is refused; the pod's NCCL environment is
-the host's /etc/nccl.conf for the same intent (cross-layer); the playbook renders idempotently."""
+core API schemas (kubernetes-validate, strict; the validator is tests/unit/k8s_schemas.py); a wrong field
+is refused; the pod's NCCL environment is the host's /etc/nccl.conf for the same intent (cross-layer).
+The current APIs (Trainer v2, nv-ipam, GPU Operator, Kueue's waitForPodsReady, the MPIJob's binding):
+test_k8s_render_apis.py; the playbook's idempotent run: tests/integration/test_k8s_render_playbook.py."""
 import gzip
 import hashlib
-import ipaddress
 import json
 import os
 import re
-import subprocess
-import sys
 
 import jinja2
-import jsonschema
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -26,111 +23,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SCHEMAS = os.path.join(ROOT, "tests", "schemas", "k8s")
-K8S_VERSION = k8s_render.SUPPORTED["kubernetes"] + ".0"
+from k8s_schemas import ROOT, SCHEMAS, validate
+
 IMAGE = "registry.example.org/nccl-tests:2.13.11"
-CORE_KINDS = {"Namespace", "ConfigMap", "PodTemplate"}
-
-
-# --- the validator: upstream CRD schemas + the API server's strict field check -------------------
-
-def _crds():
-    out = {}
-    for name in sorted(os.listdir(SCHEMAS)):
-        if name.endswith(".yaml.gz"):
-            with gzip.open(os.path.join(SCHEMAS, name), "rt", encoding="utf-8") as f:
-                crd = yaml.safe_load(f)
-            for v in crd["spec"]["versions"]:
-                if v["served"]:
-                    out[(f"{crd['spec']['group']}/{v['name']}", crd["spec"]["names"]["kind"])] = \
-                        v["schema"]["openAPIV3Schema"]
-    return out
-
-
-CRDS = _crds()
-
-
-def _unknown_fields(schema, value, path):
-    """Fields a structural schema does not know: the API server prunes them, and its strict field
-    validation (kubectl --validate=strict, the default since 1.27) refuses them."""
-    if isinstance(value, dict) and isinstance(schema, dict):
-        if schema.get("x-kubernetes-preserve-unknown-fields"):
-            return []
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        out = []
-        for key, item in value.items():
-            if props is not None and key in props:
-                out += _unknown_fields(props[key], item, f"{path}.{key}")
-            elif isinstance(extra, dict):
-                out += _unknown_fields(extra, item, f"{path}.{key}")
-            elif props is not None and extra is not True and path != "":
-                out.append(f"{path}.{key}: unknown field")
-        return out
-    if isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
-        return [e for i, item in enumerate(value) for e in _unknown_fields(schema["items"], item, f"{path}[{i}]")]
-    return []
-
-
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
-
-
-def _pod_templates(obj):
-    if obj["kind"] == "PyTorchJob":
-        return [(f"pytorchReplicaSpecs.{k}", v["template"]) for k, v in obj["spec"]["pytorchReplicaSpecs"].items()]
-    if obj["kind"] == "MPIJob":
-        return [(f"mpiReplicaSpecs.{k}", v["template"]) for k, v in obj["spec"]["mpiReplicaSpecs"].items()]
-    return []
-
-
-def validate(obj):
-    """Every problem of one object: [] when the API server of the supported versions would accept it."""
-    errors = []
-    if not DNS_SUBDOMAIN.fullmatch(obj.get("metadata", {}).get("name", "")):
-        errors.append(f"metadata.name: {obj.get('metadata', {}).get('name')!r} is not a DNS subdomain")
-    if obj.get("kind") in CORE_KINDS:
-        try:
-            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
-        except kubernetes_validate.ValidationError as e:
-            errors.append(f"{'.'.join(map(str, e.path))}: {e.message}")
-        return errors
-    schema = CRDS.get((obj.get("apiVersion"), obj.get("kind")))
-    if schema is None:
-        return [f"{obj.get('apiVersion')} {obj.get('kind')}: no vendored schema"]
-    for e in jsonschema.Draft7Validator(schema).iter_errors(obj):
-        errors.append(f"{'.'.join(map(str, e.absolute_path))}: {e.message}")
-    errors += _unknown_fields(schema, obj, "")
-    for where, template in _pod_templates(obj):   # the core PodTemplateSpec, strictly
-        wrapped = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "probe"}, "template": template}
-        try:
-            kubernetes_validate.validate(wrapped, K8S_VERSION, strict=True)
-        except kubernetes_validate.ValidationError as e:
-            errors.append(f"spec.{where}.template.{'.'.join(map(str, list(e.path)[1:]))}: {e.message}")
-    if obj["kind"] == "NetworkAttachmentDefinition":
-        errors += _cni_problems(obj)
-    return errors
-
-
-CNI_REQUIRED = {"macvlan": ("master", "mode"), "ipoib": ("master",), "host-device": ("device",),
-                "sriov": (), "ib-sriov": ()}
-
-
-def _cni_problems(nad):
-    """The NAD schema has the CNI config as an opaque string: check it as Multus and the plugins read it."""
-    conf = json.loads(nad["spec"]["config"])
-    out = []
-    if conf.get("name") != nad["metadata"]["name"] or conf.get("cniVersion") != k8s_render.CNI_VERSION:
-        out.append(f"config: name/cniVersion {conf.get('name')!r}/{conf.get('cniVersion')!r}")
-    if conf.get("type") not in CNI_REQUIRED:
-        out.append(f"config.type: {conf.get('type')!r}")
-    out += [f"config.{k}: missing" for k in CNI_REQUIRED.get(conf.get("type"), ()) if k not in conf]
-    ipam = conf.get("ipam", {})
-    net = ipaddress.ip_network(ipam.get("range"))
-    if ipam.get("type") != "whereabouts" or any(ipaddress.ip_network(x).subnet_of(net) is False
-                                               for x in ipam.get("exclude", [])):
-        out.append(f"config.ipam: {ipam!r}")
-    return out
 
 
 # --- rendering the example inventories ------------------------------------------------------------
@@ -162,18 +57,31 @@ def _all(out):
 
 VARIANTS = [
     ("example-roce", {}),
-    ("example-roce", {"gang_scheduler": "volcano", "cni": "host-device", "gid_index": 3}),
-    ("example-roce", {"rdma_resources": "sriov", "ofed_driver": "container",
+    ("example-roce", {"gang_scheduler": "volcano", "cni": "host-device", "gid_index": 3, "training_api": "both"}),
+    ("example-roce", {"rdma_resources": "sriov", "ofed_driver": "container", "ipam": "whereabouts",
                       "ofed_version": "doca2.9.1-24.10-1.1.4.0-0", "mofed_version": "24.10-1.1.4"}),
-    ("example-ib", {}),
+    ("example-ib", {"training_api": "training-operator", "gpu_driver": "host"}),
     ("example-ib", {"gang_scheduler": "volcano", "rdma_resources": "sriov", "nodes": 2, "gpus_per_node": 4}),
-    ("example-ib", {"cni": "host-device"}),
+    ("example-ib", {"cni": "host-device", "ipam": "whereabouts", "training_api": "both"}),
 ]
+
+
+def expected_kinds(options):
+    """The kinds a render with ``options`` writes."""
+    api = options.get("training_api", "trainer")
+    kinds = {"Namespace", "NicClusterPolicy", "NetworkAttachmentDefinition", "ClusterPolicy", "PodTemplate", "MPIJob"}
+    kinds |= {"ConfigMap"} if api != "trainer" or options.get("gang_scheduler", "kueue") == "kueue" else set()
+    kinds |= {"ClusterTrainingRuntime", "TrainJob", "ConfigMap"} if api != "training-operator" else set()
+    kinds |= {"PyTorchJob"} if api != "trainer" else set()
+    kinds |= {"IPPool"} if options.get("ipam", "nv-ipam") == "nv-ipam" else set()
+    if options.get("gang_scheduler", "kueue") == "kueue":
+        return kinds | {"ResourceFlavor", "ClusterQueue", "LocalQueue", "ConfigMap"}
+    return kinds | {"PodGroup"}
 
 
 def test_vendored_schemas_are_the_upstream_files():
     with open(os.path.join(SCHEMAS, "SOURCES.md"), encoding="utf-8") as f:
-        rows = re.findall(r"^\| (\S+\.yaml\.gz) \| .* \| ([0-9a-f]{40}) \| Apache-2\.0 \|$", f.read(), re.M)
+        rows = re.findall(r"^\| (\S+\.(?:yaml|go)\.gz) \| .* \| ([0-9a-f]{40}) \| Apache-2\.0 \|$", f.read(), re.M)
     assert sorted(r[0] for r in rows) == sorted(n for n in os.listdir(SCHEMAS) if n.endswith(".gz"))
     for name, blob in rows:
         with gzip.open(os.path.join(SCHEMAS, name), "rb") as f:
@@ -186,12 +94,9 @@ def test_every_object_validates_against_the_real_schemas(inventory, options):
     out = render(inventory, **options)
     objs = _all(out)
     kinds = [o["kind"] for o in objs]
-    scheduler = options.get("gang_scheduler", "kueue")
-    expected = {"Namespace", "NicClusterPolicy", "NetworkAttachmentDefinition", "PodTemplate", "ConfigMap",
-                "PyTorchJob", "MPIJob"} | ({"ResourceFlavor", "ClusterQueue", "LocalQueue"} if scheduler == "kueue"
-                                           else {"PodGroup"})
-    assert set(kinds) == expected
+    assert set(kinds) == expected_kinds(options)
     assert kinds.count("NetworkAttachmentDefinition") == 8          # one per rail
+    assert kinds.count("IPPool") in (0, 8)                          # nv-ipam: one pool per rail
     for obj in objs:
         assert validate(obj) == [], (obj["kind"], validate(obj))
 
@@ -222,19 +127,36 @@ def test_the_pod_has_rdma_ipc_lock_shm_and_one_rank_per_gpu():
 
 
 def test_rails_get_their_subnet_and_keep_the_hosts_addresses_out():
-    nads = objects(render("example-roce"))["multus/network-attachment-definitions.yaml"]
-    conf = json.loads(nads[2]["spec"]["config"])
+    objs = objects(render("example-roce"))
+    conf = json.loads(objs["multus/network-attachment-definitions.yaml"][2]["spec"]["config"])
     assert conf["type"] == "macvlan" and conf["master"] == "enp75s0np0" and conf["mtu"] == 4200
+    # nv-ipam (the default): the rail's IPPool, a block of its subnet per node, the hosts' addresses excluded
+    assert conf["ipam"] == {"type": "nv-ipam", "poolName": "linerate-rail2"}
+    pool = objs["network-operator/nv-ipam-pools.yaml"][2]
+    assert (pool["kind"], pool["metadata"]) == ("IPPool", {"name": "linerate-rail2",
+                                                           "namespace": "nvidia-network-operator"})
+    assert pool["spec"]["subnet"] == "192.168.2.0/24" and pool["spec"]["perNodeBlockSize"] == 16
+    assert pool["spec"]["exclusions"] == [{"startIP": "192.168.2.1", "endIP": "192.168.2.4"}]
+    where = objects(render("example-roce", ipam="whereabouts"))
+    conf = json.loads(where["multus/network-attachment-definitions.yaml"][2]["spec"]["config"])
     assert conf["ipam"] == {"type": "whereabouts", "range": "192.168.2.0/24",
                             "exclude": [f"192.168.2.{i}/32" for i in range(1, 5)]}
-    ib = json.loads(objects(render("example-ib"))["multus/network-attachment-definitions.yaml"][0]["spec"]["config"])
+    assert "network-operator/nv-ipam-pools.yaml" not in where
+    assert "nvIpam" not in where["network-operator/nicclusterpolicy.yaml"][0]["spec"]
+    ib = json.loads(objects(render("example-ib", ipam="whereabouts"))["multus/network-attachment-definitions.yaml"][0]
+                    ["spec"]["config"])
     assert (ib["type"], ib["master"], ib["ipam"]["range"]) == ("ipoib", "ibp0s0", "10.0.0.0/16")
 
 
 def test_volcano_gang_is_the_whole_job():
-    objs = objects(render("example-roce", gang_scheduler="volcano"))
+    objs = objects(render("example-roce", gang_scheduler="volcano", training_api="both"))
     groups = {g["metadata"]["name"]: g["spec"]["minMember"] for g in objs["scheduling/volcano-podgroups.yaml"]}
     assert groups == {"linerate-allreduce": 4, "linerate-nccl-tests": 5}    # 4 workers (+ the launcher)
+    # Trainer v2 makes the TrainJob's PodGroup itself (the runtime's podGroupPolicy): none rendered for it
+    runtime = objs["jobs/trainjob.yaml"][1]
+    assert runtime["kind"] == "ClusterTrainingRuntime" and runtime["spec"]["podGroupPolicy"] == {"volcano": {}}
+    trainer_only = objects(render("example-roce", gang_scheduler="volcano"))["scheduling/volcano-podgroups.yaml"]
+    assert [g["metadata"]["name"] for g in trainer_only] == ["linerate-nccl-tests"]
     mpi = objs["jobs/mpijob.yaml"][0]
     assert mpi["spec"]["runPolicy"]["schedulingPolicy"] == {"minAvailable": 5, "queue": "default"}
     for spec in mpi["spec"]["mpiReplicaSpecs"].values():
@@ -408,29 +330,3 @@ def test_role_variables_are_validated_with_the_intent():
         "k8s_render_gang_scheduler: 'slurm' is not allowed (allowed: kueue | volcano)",
         "k8s_render_shm_size: 'lots' is not allowed (allowed: a Kubernetes quantity such as 64Gi)",
     ]
-
-
-# --- the playbook: written under linerate_output_dir, a second run changes nothing ---------------
-
-def _play(tmp_path, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-            os.path.join(ROOT, "inventory", "example-ib"), os.path.join(ROOT, "playbooks", "k8s.yml"),
-            "-e", f"linerate_output_dir={tmp_path / 'out'}", "-e", f"k8s_render_image={IMAGE}", *extra]
-    run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    return re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", run.stdout).group(1)
-
-
-def test_playbook_renders_idempotently_and_drops_what_it_no_longer_renders(tmp_path):
-    out = tmp_path / "out" / "k8s"
-    assert _play(tmp_path) != "0"
-    assert (out / "scheduling" / "kueue.yaml").is_file()
-    text = (out / "jobs" / "mpijob.yaml").read_text()
-    assert validate(list(yaml.safe_load_all(text))[0]) == []
-    assert _play(tmp_path) == "0"
-    _play(tmp_path, "-e", "k8s_render_gang_scheduler=volcano")
-    assert not (out / "scheduling" / "kueue.yaml").exists()
-    assert (out / "scheduling" / "volcano-podgroups.yaml").is_file()
-    assert _play(tmp_path, "-e", "k8s_render_gang_scheduler=volcano") == "0"

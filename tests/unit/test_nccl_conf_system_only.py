@@ -114,7 +114,7 @@ def test_the_per_job_file_carries_an_explicit_level_and_nccl_conf_does_not():
 
 def test_the_pods_carry_the_per_job_level_and_the_host_settings_do_not():
     eff = intent.published(intent.effective({"transport": "roce", "nccl": {"gdr_level": "PXB"}}))
-    ports = [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1", "address": "10.0.0.1"}]
+    ports = [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1", "address": "10.0.0.1/24"}]
     out = k8s_render_filter(eff, {"n1": ports}, {"image": IMAGE})
     assert out["problems"] == [], out["problems"]
     assert out["nccl_env"]["NCCL_NET_GDR_LEVEL"] == "PXB" and "NCCL_NET_GDR_LEVEL" not in out["host_nccl"]

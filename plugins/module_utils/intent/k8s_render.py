@@ -9,58 +9,59 @@ needs to run NCCL at line rate in pods:
 - ``NicClusterPolicy`` (NVIDIA network-operator): the OFED driver (the host's,
   which linerate pins, or the operator's container of the same release), RDMA
   resources per rail (RDMA shared device plugin or SR-IOV device plugin),
-  Multus and the CNI plugins;
+  Multus, the CNI plugins and nv-ipam;
 - one Multus ``NetworkAttachmentDefinition`` per rail: its CNI (macvlan,
-  host-device, ipoib; sriov / ib-sriov with SR-IOV resources) and whereabouts
-  IPAM on the rail's subnet, the hosts' own rail addresses excluded;
+  host-device, ipoib; sriov / ib-sriov with SR-IOV resources) and IPAM: nv-ipam's
+  pool of the rail (``IPPool`` on an L2 rail, ``CIDRPool`` with per-node prefixes
+  and gateways on an L3 rail) or whereabouts, the hosts' own rail addresses excluded;
+- GPU Operator's ``ClusterPolicy`` with GPUDirect RDMA (``driver.rdma``);
 - a pod template with the GPUs, one RDMA resource per rail, ``IPC_LOCK``,
   ``/dev/shm`` as a memory ``emptyDir`` and NCCL's variables;
-- a Kubeflow ``PyTorchJob`` (an all-reduce through torchrun) and an ``MPIJob``
-  (nccl-tests, one rank per GPU), gang-scheduled by Kueue (``ResourceFlavor``,
-  ``ClusterQueue``, ``LocalQueue``, the queue-name label) or Volcano
-  (``PodGroup``, ``schedulerName: volcano``).
+- Kubeflow Trainer v2 ``ClusterTrainingRuntime`` + ``TrainJob`` and/or the
+  legacy training-operator ``PyTorchJob`` (an all-reduce through torchrun), and
+  an ``MPIJob`` (nccl-tests, one rank per GPU, bound by the bare-metal
+  launchers' rule), gang-scheduled by Kueue (``ResourceFlavor``,
+  ``ClusterQueue``, ``LocalQueue``, the manager's ``Configuration`` with
+  ``waitForPodsReady``) or Volcano (``PodGroup``, ``schedulerName: volcano``).
 
-Pure and stdlib only: the filter ``linerate.fabric.k8s_render`` is its front
-end; tests validate every object against the upstream schemas
-(tests/schemas/k8s/SOURCES.md).
+Pure and stdlib only (parts in k8s_base, k8s_network, k8s_jobs): the filter
+``linerate.fabric.k8s_render`` is its front end; tests validate every object
+against the upstream schemas (tests/schemas/k8s/SOURCES.md).
 """
-import copy
 import ipaddress
 import json
 import re
 
-# What the rendering is written and validated for (tests/schemas/k8s/SOURCES.md).
-SUPPORTED = {
-    "kubernetes": "1.32",
-    "network-operator": "v26.4.1",
-    "network-attachment-definition": "v1.7.7",
-    "training-operator": "v1.9.0",
-    "mpi-operator": "v0.8.0",
-    "kueue": "v0.19.2",
-    "volcano": "v1.15.1",
-}
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import (  # noqa: F401 (the API)
+    OPERATOR_REPOSITORY, SUPPORTED, name as _name, resource as _resource)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_network import CNI_VERSION  # noqa: F401
+from ansible_collections.linerate.fabric.plugins.module_utils.host.launchers import BIND_POLICIES
+
 GANG_SCHEDULERS = ("kueue", "volcano")
 RDMA_RESOURCES = ("rdma_shared", "sriov")
 CNI_TYPES = ("auto", "macvlan", "host-device", "ipoib")
 OFED_DRIVERS = ("host", "container")
 # CNI per transport: macvlan needs an Ethernet parent, ipoib an IPoIB one.
 CNI_FOR = {"roce": ("macvlan", "host-device"), "infiniband": ("ipoib", "host-device")}
-CNI_AUTO = {"roce": "macvlan", "infiniband": "ipoib"}
-SRIOV_CNI = {"roce": "sriov", "infiniband": "ib-sriov"}
-CNI_VERSION = "0.3.1"
-OPERATOR_REPOSITORY = "nvcr.io/nvidia/mellanox"
+IPAMS = ("nv-ipam", "whereabouts")
+GPU_DRIVERS = ("container", "host")
+TRAINING_APIS = k8s_jobs.TRAINING_APIS
 # NCCL settings that name what the pod sees, not what the host sees (docs/kubernetes.md):
 # the bootstrap interface is the pod's own; an SR-IOV VF has its own RDMA device name; a GID
 # index discovered on the host is not the pod address's (NCCL >= 2.21 selects the RoCE v2
 # GID of its address family itself when NCCL_IB_GID_INDEX is unset).
 POD_LOCAL = ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", re.ASCII)
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", re.ASCII)
 # An image reference: [registry[:port]/]path[:tag][@sha256:digest]
 IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
                    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?", re.ASCII)
 QUANTITY = re.compile(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", re.ASCII)
 OFED_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", re.ASCII)
 NCCL_SIZE = re.compile(r"[0-9]{1,12}[KMG]?", re.ASCII)
+# A Go duration as Kueue's Configuration reads it (metav1.Duration): 10m, 1h30m, 90s
+DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+", re.ASCII)
 
 DEFAULTS = {
     "name": "linerate",             # prefix of every object name
@@ -83,6 +84,18 @@ DEFAULTS = {
     "nccl_test": "all_reduce_perf",
     "nccl_min_bytes": "8",
     "nccl_max_bytes": "8G",
+    "training_api": "trainer",      # trainer (Trainer v2 TrainJob) | training-operator (PyTorchJob v1) | both
+    "ipam": "nv-ipam",
+    "ipam_namespace": "nvidia-network-operator",
+    "ipam_block_size": 16,          # IPPool: pod addresses of each node on an L2 rail
+    "ipam_gateway_index": 1,        # CIDRPool: the leaf's address in each node's prefix on an L3 rail
+    "node_names": {},               # inventory name -> Kubernetes node name (default: the same)
+    "gpu_driver": "container",
+    "binding": "auto",              # launchers.rank_binding's policy for the MPIJob's ranks
+    "layout": [],                   # the launchers' layout (layout.json's "layout"); none: unbound
+    "kueue_pods_ready_timeout": "10m",
+    "kueue_block_admission": True,
+    "kueue_requeue_limit": "",      # waitForPodsReady requeues before deactivating; empty: no limit
 }
 
 
@@ -143,7 +156,37 @@ def check_options(options, transport):
             _bad(p, "k8s_render_ofed_version", tag, f"a doca-driver tag of the pinned MOFED release mofed_version "
                  f"{o['mofed_version']!r} (the tag carries it, e.g. doca<DOCA>-{o['mofed_version']}.0-<build>): "
                  "the container must load the driver linerate verified")
+    _check_apis(o, p)
     return o, p
+
+
+def _check_apis(o: dict, p: list) -> None:
+    """The training API, IPAM, GPU Operator, binding and Kueue options: every problem into ``p``."""
+    for key, choices in (("training_api", TRAINING_APIS), ("ipam", IPAMS), ("gpu_driver", GPU_DRIVERS),
+                         ("binding", BIND_POLICIES)):
+        if o[key] not in choices:
+            _bad(p, f"k8s_render_{key}", o[key], " | ".join(choices))
+    if not isinstance(o["ipam_namespace"], str) or not DNS_LABEL.fullmatch(o["ipam_namespace"]):
+        _bad(p, "k8s_render_ipam_namespace", o["ipam_namespace"], "the namespace nv-ipam watches for its pools (a DNS "
+             "label), network-operator's own: nvidia-network-operator")
+    for key, lo, hi in (("ipam_block_size", 1, 65536), ("ipam_gateway_index", 1, 65536)):
+        if not isinstance(o[key], int) or isinstance(o[key], bool) or not lo <= o[key] <= hi:
+            _bad(p, f"k8s_render_{key}", o[key], f"an integer {lo}..{hi}")
+    names = o["node_names"]
+    if not isinstance(names, dict) or not all(isinstance(v, str) and DNS_SUBDOMAIN.fullmatch(v) for v in names.values()):
+        _bad(p, "k8s_render_node_names", names, "{inventory name: Kubernetes node name (a DNS subdomain)}")
+    layout = o["layout"]
+    if not isinstance(layout, list) or not all(isinstance(e, dict) and {"local_rank", "gpu", "numa", "nic"} <= set(e)
+                                               for e in layout):
+        _bad(p, "k8s_render_layout_file", layout, "the launchers' layout.json (verify_fabric_launchers: its \"layout\": "
+             "local_rank, gpu, numa, nic per rank)")
+    if not isinstance(o["kueue_pods_ready_timeout"], str) or not DURATION.fullmatch(o["kueue_pods_ready_timeout"]):
+        _bad(p, "k8s_render_kueue_pods_ready_timeout", o["kueue_pods_ready_timeout"], "a duration such as 10m or 1h30m")
+    if not isinstance(o["kueue_block_admission"], bool):
+        _bad(p, "k8s_render_kueue_block_admission", o["kueue_block_admission"], "true | false")
+    limit = o["kueue_requeue_limit"]
+    if limit != "" and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 1000):
+        _bad(p, "k8s_render_kueue_requeue_limit", limit, "empty (requeue without limit) or 0..1000")
 
 
 def rails(hosts, transport):
@@ -162,7 +205,8 @@ def rails(hosts, transport):
     out = []
     for i, port in enumerate(ref):
         out.append({"index": i, "device": port.get("device"), "netdev": port.get("netdev"),
-                    "port": int(port.get("port", 1)), "subnet": None, "addresses": []})
+                    "port": int(port.get("port", 1)), "subnet": None, "addresses": [], "hosts": {}, "networks": {},
+                    "layer": "l2"})
     for host in names:
         ports = hosts[host]
         if not isinstance(ports, list) or len(ports) != len(ref):
@@ -186,13 +230,33 @@ def rails(hosts, transport):
                 p.append(f"{host}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an IPv4 "
                          "host address with prefix length, such as 192.168.100.11/24)")
                 continue
-            if rail["subnet"] is None:
-                rail["subnet"] = str(iface.network)
-            elif str(iface.network) != rail["subnet"]:
-                p.append(f"{host}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an "
-                         f"address in {rail['subnet']}, rail {rail['index']}'s subnet on {first})")
+            rail["hosts"][host] = str(address)
+            rail["networks"][host] = str(iface.network)
             rail["addresses"].append(str(iface.ip))
+    for rail in out:
+        p += _rail_layer(rail, first)
     return out, p
+
+
+def _rail_layer(rail: dict, first: str) -> list:
+    """An L2 rail (every node's address in one subnet: ``subnet``) or an L3 rail (each node's in its own
+    prefix: ``networks``); a rail with some nodes sharing a subnet and some not is neither."""
+    nets = rail["networks"]
+    if not nets:
+        return []
+    if len(set(nets.values())) == 1:
+        rail["subnet"] = next(iter(nets.values()))
+        return []
+    if len(set(nets.values())) == len(nets):
+        rail["layer"] = "l3"
+        return []
+    ref = nets.get(first, next(iter(nets.values())))
+    shared = ", ".join(sorted(h for h, n in nets.items() if n == ref))
+    other = sorted(h for h, n in nets.items() if n != ref)[0]
+    address = rail["hosts"][other]
+    return [f"{other}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an "
+            f"address in {ref}, rail {rail['index']}'s subnet on {shared} (an L2 rail), or every node in "
+            "its own prefix (an L3 rail, nv-ipam's CIDRPool): one address pool per rail serves one or the other)"]
 
 
 def pod_nccl_env(host_settings, options, eff):
@@ -205,78 +269,6 @@ def pod_nccl_env(host_settings, options, eff):
         env.pop("NCCL_IB_GID_INDEX", None)
         env["NCCL_IB_ROCE_VERSION_NUM"] = "2"  # gid_type v2: NCCL picks the pod address's RoCE v2 GID
     return env
-
-
-def _name(o, *parts):
-    return "-".join((o["name"],) + parts)
-
-
-def _resource(o, rail):
-    prefix = "rdma" if o["rdma_resources"] == "rdma_shared" else "nvidia.com"
-    return f"{prefix}/{o['name']}_rail{rail['index']}"
-
-
-def _cni(eff, o, rail, mtu):
-    transport = eff["transport"]
-    ipam = {"type": "whereabouts", "range": rail["subnet"],
-            "exclude": [f"{a}/32" for a in sorted(rail["addresses"], key=ipaddress.ip_address)]}
-    conf = {"cniVersion": CNI_VERSION, "name": _name(o, f"rail{rail['index']}")}
-    if o["rdma_resources"] == "sriov":
-        conf["type"] = SRIOV_CNI[transport]
-    else:
-        kind = CNI_AUTO[transport] if o["cni"] == "auto" else o["cni"]
-        conf["type"] = kind
-        if kind == "host-device":
-            conf["device"] = rail["netdev"]
-        else:
-            conf["master"] = rail["netdev"]
-        if kind == "macvlan":
-            conf["mode"] = "bridge"
-            conf["mtu"] = mtu
-    conf["ipam"] = ipam
-    return conf
-
-
-def _device_plugin_config(o, rail_list):
-    if o["rdma_resources"] == "rdma_shared":
-        return {"configList": [{"resourceName": f"{o['name']}_rail{r['index']}", "rdmaHcaMax": o["rdma_hca_max"],
-                                "selectors": {"vendors": ["15b3"], "ifNames": [r["netdev"]]}} for r in rail_list]}
-    return {"resourceList": [{"resourcePrefix": "nvidia.com", "resourceName": f"{o['name']}_rail{r['index']}",
-                              "selectors": {"vendors": ["15b3"], "pfNames": [r["netdev"]], "isRdma": True}}
-                             for r in rail_list]}
-
-
-def nic_cluster_policy(eff, o, rail_list):
-    version = "network-operator-" + SUPPORTED["network-operator"]
-    component = {"repository": OPERATOR_REPOSITORY, "version": version}
-    spec = {}
-    if o["ofed_driver"] == "container":
-        spec["ofedDriver"] = {"image": "doca-driver", "repository": OPERATOR_REPOSITORY, "version": o["ofed_version"],
-                              "upgradePolicy": {"autoUpgrade": False}}
-    config = json.dumps(_device_plugin_config(o, rail_list), indent=2, sort_keys=False)
-    if o["rdma_resources"] == "rdma_shared":
-        spec["rdmaSharedDevicePlugin"] = dict(image="k8s-rdma-shared-dev-plugin", config=config, **component)
-    else:
-        spec["sriovDevicePlugin"] = dict(image="sriov-network-device-plugin", config=config, **component)
-    secondary = {"cniPlugins": dict(image="plugins", **component), "multus": dict(image="multus-cni", **component)}
-    if eff["transport"] == "infiniband" and o["rdma_resources"] == "rdma_shared" and o["cni"] in ("auto", "ipoib"):
-        secondary["ipoib"] = dict(image="ipoib-cni", **component)
-    spec["secondaryNetwork"] = secondary
-    # the operator acts on the one NicClusterPolicy named nic-cluster-policy
-    return {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy",
-            "metadata": {"name": "nic-cluster-policy"}, "spec": spec}
-
-
-def network_attachments(eff, o, rail_list):
-    out = []
-    for rail in rail_list:
-        meta = {"name": _name(o, f"rail{rail['index']}"), "namespace": o["namespace"]}
-        if o["rdma_resources"] == "sriov":
-            meta["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": _resource(o, rail)}
-        conf = _cni(eff, o, rail, eff["mtu"]["host"])
-        out.append({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": meta,
-                    "spec": {"config": json.dumps(conf, indent=2, sort_keys=False) + "\n"}})
-    return out
 
 
 def _env_list(env):
@@ -311,115 +303,6 @@ def pod_template(eff, o, rail_list, env, container, image, command, gpus=True, j
     if o["gang_scheduler"] == "volcano":
         spec["schedulerName"] = "volcano"
     return {"metadata": meta, "spec": spec}
-
-
-ALLREDUCE_PY = """\
-# All-reduce bus bandwidth through torch.distributed (NCCL), one process per GPU (torchrun).
-import os
-import time
-
-import torch
-import torch.distributed as dist
-
-dist.init_process_group("nccl")
-torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-x = torch.ones(1 << 28, device="cuda")  # 1 GiB of float32
-for _ in range(5):
-    dist.all_reduce(x)
-torch.cuda.synchronize()
-start, iters = time.time(), 20
-for _ in range(iters):
-    dist.all_reduce(x)
-torch.cuda.synchronize()
-n = dist.get_world_size()
-seconds = (time.time() - start) / iters
-busbw = x.numel() * x.element_size() * 2 * (n - 1) / n / seconds / 1e9
-if dist.get_rank() == 0:
-    print(f"all_reduce 1 GiB, {n} ranks: busbw {busbw:.2f} GB/s")
-dist.destroy_process_group()
-"""
-
-
-def _job_labels(o):
-    return {"kueue.x-k8s.io/queue-name": o["queue"]} if o["gang_scheduler"] == "kueue" else {}
-
-
-def _volcano(o, job, members, gpus):
-    """Pods join the PodGroup by annotation; the job's runPolicy carries the same minimum."""
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": job, "namespace": o["namespace"]},
-            "spec": {"minMember": members, "queue": "default",
-                     "minResources": {"nvidia.com/gpu": str(gpus)}}}
-
-
-def _join(template, o, job):
-    if o["gang_scheduler"] == "volcano":
-        template["metadata"].setdefault("annotations", {})["scheduling.k8s.io/group-name"] = job
-
-
-def pytorch_job(eff, o, rail_list, env, nodes):
-    name = _name(o, "allreduce")
-    worker = pod_template(eff, o, rail_list, env, "pytorch", o["pytorch_image"],
-                          ["torchrun", "/opt/linerate/allreduce.py"])
-    worker["spec"]["containers"][0]["volumeMounts"].append({"name": "script", "mountPath": "/opt/linerate"})
-    worker["spec"]["volumes"].append({"name": "script", "configMap": {"name": _name(o, "allreduce")}})
-    _join(worker, o, name)
-    specs = {"Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": copy.deepcopy(worker)}}
-    if nodes > 1:
-        specs["Worker"] = {"replicas": nodes - 1, "restartPolicy": "OnFailure", "template": worker}
-    meta = {"name": name, "namespace": o["namespace"], "labels": _job_labels(o)}
-    spec = {"nprocPerNode": str(o["gpus_per_node"]), "pytorchReplicaSpecs": specs,
-            "runPolicy": {"cleanPodPolicy": "Running"}}
-    if o["gang_scheduler"] == "volcano":
-        spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": nodes, "queue": "default"}
-    else:
-        spec["runPolicy"]["suspend"] = True       # Kueue admits (unsuspends) the whole job at once
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta, "spec": spec}
-
-
-def mpirun_argv(o, env, nodes):
-    """mpirun for nccl-tests: one rank per GPU (-g 1), G ranks per worker, NCCL's variables forwarded (-x)."""
-    ranks = nodes * o["gpus_per_node"]
-    argv = ["mpirun", "--allow-run-as-root", "-np", str(ranks), "--map-by", f"ppr:{o['gpus_per_node']}:node",
-            "--bind-to", "numa"]
-    for key in env:
-        argv += ["-x", key]
-    argv += [o["nccl_test"], "-b", o["nccl_min_bytes"], "-e", o["nccl_max_bytes"], "-f", "2", "-g", "1"]
-    return argv
-
-
-def mpi_job(eff, o, rail_list, env, nodes):
-    name = _name(o, "nccl-tests")
-    launcher = pod_template(eff, o, rail_list, env, "launcher", o["image"], mpirun_argv(o, env, nodes), gpus=False)
-    worker = pod_template(eff, o, rail_list, env, "worker", o["image"], ["/usr/sbin/sshd", "-De"])
-    _join(launcher, o, name)
-    _join(worker, o, name)
-    spec = {"slotsPerWorker": o["gpus_per_node"], "mpiImplementation": "OpenMPI",
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            "runPolicy": {"cleanPodPolicy": "Running"},
-            "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": launcher},
-                                "Worker": {"replicas": nodes, "restartPolicy": "OnFailure", "template": worker}}}
-    if o["gang_scheduler"] == "volcano":
-        spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": nodes + 1, "queue": "default"}
-    else:
-        spec["runPolicy"]["suspend"] = True
-    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-            "metadata": {"name": name, "namespace": o["namespace"], "labels": _job_labels(o)}, "spec": spec}
-
-
-def kueue_objects(o, rail_list, nodes):
-    flavor = _name(o, "gpu")
-    resources = [{"name": "nvidia.com/gpu", "nominalQuota": nodes * o["gpus_per_node"]}]
-    resources += [{"name": _resource(o, r), "nominalQuota": nodes} for r in rail_list]
-    return [
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": flavor}, "spec": {}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": _name(o, "cluster")},
-         "spec": {"namespaceSelector": {}, "queueingStrategy": "StrictFIFO",
-                  "resourceGroups": [{"coveredResources": [r["name"] for r in resources],
-                                      "flavors": [{"name": flavor, "resources": resources}]}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-         "metadata": {"name": o["queue"], "namespace": o["namespace"]}, "spec": {"clusterQueue": _name(o, "cluster")}},
-    ]
 
 
 def _mount_tuner(node, volume, directory):
@@ -461,6 +344,8 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     problems += rail_problems
     if not problems and not rail_list:
         problems.append("rdma_ports: [] is not allowed (allowed: at least one cabled rail)")
+    if not problems:
+        problems += k8s_network.ipam_problems(o, rail_list, hosts)
     if problems:
         raise RenderError(problems)
     nodes = o["nodes"] or len(hosts)
@@ -471,33 +356,49 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     env.update({str(k): str(v) for k, v in (job_env or {}).items()})
     job = dict((tuner or {}).get("job") or {})
     env.update(job)
-    pod = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": _name(o, "nccl-pod"),
-                                                                   "namespace": o["namespace"]},
-           "template": pod_template(eff, o, rail_list, env, "nccl", o["image"], None)}
-    script = {"apiVersion": "v1", "kind": "ConfigMap",
-              "metadata": {"name": _name(o, "allreduce"), "namespace": o["namespace"]},
-              "data": {"allreduce.py": ALLREDUCE_PY}}
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o["namespace"]}}
-    files = {
-        "namespace.yaml": [namespace],
-        "network-operator/nicclusterpolicy.yaml": [nic_cluster_policy(eff, o, rail_list)],
-        "multus/network-attachment-definitions.yaml": network_attachments(eff, o, rail_list),
-        "pods/nccl-pod-template.yaml": [pod],
-        "jobs/pytorchjob.yaml": [script, pytorch_job(eff, o, rail_list, env, nodes)],
-        "jobs/mpijob.yaml": [mpi_job(eff, o, rail_list, env, nodes)],
-    }
-    if o["gang_scheduler"] == "kueue":
-        files["scheduling/kueue.yaml"] = kueue_objects(o, rail_list, nodes)
-    else:
-        files["scheduling/volcano-podgroups.yaml"] = [
-            _volcano(o, _name(o, "allreduce"), nodes, nodes * o["gpus_per_node"]),
-            _volcano(o, _name(o, "nccl-tests"), nodes + 1, nodes * o["gpus_per_node"])]
+    files, binding = _files(eff, o, rail_list, env, nodes)
     if job.get("NCCL_TUNER_CONFIG_FILE"):
         path = job["NCCL_TUNER_CONFIG_FILE"]
         directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))
         files["nccl/tuner-config.yaml"] = [{"apiVersion": "v1", "kind": "ConfigMap",
                                             "metadata": {"name": _name(o, "nccl-tuner"), "namespace": o["namespace"]},
                                             "data": {base: tuner["tuner_config"]}}]
-        for key in ("pods/nccl-pod-template.yaml", "jobs/pytorchjob.yaml", "jobs/mpijob.yaml"):
-            _mount_tuner(files[key], _name(o, "nccl-tuner"), directory or "/")
-    return {"files": files, "nccl_env": env, "rails": rail_list, "options": o}
+        for key in sorted(files):
+            if key.startswith(("pods/", "jobs/")):
+                _mount_tuner(files[key], _name(o, "nccl-tuner"), directory or "/")
+    return {"files": files, "nccl_env": env, "rails": rail_list, "options": o, "binding": binding}
+
+
+def _files(eff: dict, o: dict, rail_list: list, env: dict, nodes: int) -> tuple:
+    """{file: [objects]} for the checked options, and how the MPIJob's ranks are bound."""
+    def pod(container, image, command, gpus=True):
+        return pod_template(eff, o, rail_list, env, container, image, command, gpus=gpus)
+
+    template = {"apiVersion": "v1", "kind": "PodTemplate",
+                "metadata": {"name": _name(o, "nccl-pod"), "namespace": o["namespace"]},
+                "template": pod("nccl", o["image"], None)}
+    mpi, binding = k8s_jobs.mpi_job(o, pod, env, nodes, o["layout"])
+    files = {
+        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o["namespace"]}}],
+        "network-operator/nicclusterpolicy.yaml": [k8s_network.nic_cluster_policy(eff, o, rail_list)],
+        "multus/network-attachment-definitions.yaml": k8s_network.network_attachments(eff, o, rail_list),
+        "gpu-operator/clusterpolicy.yaml": [k8s_network.cluster_policy(o)],
+        "pods/nccl-pod-template.yaml": [template],
+        "jobs/mpijob.yaml": [mpi],
+    }
+    if o["ipam"] == "nv-ipam":
+        files["network-operator/nv-ipam-pools.yaml"] = k8s_network.ip_pools(o, rail_list)
+    if o["training_api"] != "training-operator":
+        files["jobs/trainjob.yaml"] = [k8s_jobs.script_configmap(o)] + k8s_jobs.trainer_objects(o, pod, nodes)
+    if o["training_api"] != "trainer":
+        files["jobs/pytorchjob.yaml"] = [k8s_jobs.script_configmap(o), k8s_jobs.pytorch_job(o, pod, nodes)]
+    if o["gang_scheduler"] == "kueue":
+        files["scheduling/kueue.yaml"] = k8s_jobs.kueue_objects(o, rail_list, nodes)
+        namespace, cm_name, key = k8s_jobs.KUEUE_CONFIGMAP
+        config = k8s_jobs.kueue_configuration(o)
+        files["scheduling/kueue-manager-config.yaml"] = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm_name, "namespace": namespace},
+             "data": {key: json.dumps(config, indent=2) + "\n"}}]  # JSON is YAML
+    else:
+        files["scheduling/volcano-podgroups.yaml"] = k8s_jobs.volcano_groups(o, nodes)
+    return files, binding
