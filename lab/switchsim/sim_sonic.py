@@ -22,6 +22,7 @@ writes anything, as redis does.
 """
 import copy
 import json
+import os
 import re
 import shlex
 import time
@@ -34,6 +35,14 @@ from simcore import Exit, Platform, kb, natural_key
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
 
+# The SKUs' own buffer defaults (pg_profile_lookup.ini rows per speed and cable, default cable length),
+# extracted from sonic-buildimage by scripts/sonic_buffer_defaults.py: the simulated buffermgrd's data.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sonic_buffer_defaults.json"),
+          encoding="utf-8") as _f:
+    BUFFER_DEFAULTS = json.load(_f)["skus"]
+# a switch spec without "hwsku" (fabric.json) is a Spectrum-4 SN5600 in its default SKU
+DEFAULT_HWSKU = "ACS-SN5600"
+
 
 def click_usage(cmd, args_usage):
     return f"Usage: {cmd} [OPTIONS] {args_usage}\nTry \"{cmd} -h\" for help.\n"
@@ -43,10 +52,14 @@ class Sonic(Platform):
     platform = "sonic"
 
     def factory(self):
+        # the SKU and buffer model of fabric.json's switch ("hwsku", "buffer_model": traditional | dynamic)
+        hwsku = self.spec.get("hwsku", DEFAULT_HWSKU)
+        model = self.spec.get("buffer_model", "traditional")
         db = {
-            "DEVICE_METADATA": {"localhost": {"hostname": self.name, "hwsku": "Mellanox-SN5600-C256",
-                                              "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter",
-                                              "mac": "1c:34:da:00:00:02", "buffer_model": "traditional"}},
+            "DEVICE_METADATA": {"localhost": {"hostname": self.name, "hwsku": hwsku,
+                                              "platform": BUFFER_DEFAULTS.get(hwsku, {}).get("platform", "x86_64-kvm"),
+                                              "type": "LeafRouter", "mac": "1c:34:da:00:00:02",
+                                              "buffer_model": model}},
             "PORT": {},
             # the pools SONiC's buffer templates create (buffers_defaults_*.j2: a lossless ingress pool)
             "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
@@ -63,6 +76,9 @@ class Sonic(Platform):
                              "lanes": ",".join(str(n + j) for j in range(8)), "mtu": "9100",
                              "speed": str(spec.get("speed_gbps", 400) * 1000), "fec": "rs",
                              "description": spec.get("peer", "")}
+        if model == "dynamic":   # what buffers_config.j2 adds in the dynamic model (sonic-buildimage files/build_templates)
+            db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] = {"AZURE": {"default_dynamic_th": "0"}}
+            db["LOSSLESS_TRAFFIC_PATTERN"] = {"AZURE": {"mtu": "1024", "small_packet_percentage": "50"}}
         self.db = db
         self.saved = copy.deepcopy(db)
         self.checkpoints = {}
@@ -477,6 +493,8 @@ class Sonic(Platform):
         return click_usage("config interface", "COMMAND [ARGS]...") + f"\nError: No such command \"{sub}\"."
 
     def dbcli(self, args):
+        if args[:1] == ["APPL_DB"]:
+            return self.appl_db(args[1:])
         if not args or args[0] != "CONFIG_DB":
             return "Usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]\nError: only CONFIG_DB is served"
         op = args[1].lower() if len(args) > 1 else ""
@@ -598,19 +616,73 @@ class Sonic(Platform):
         return click_usage("show pfcwd", "COMMAND [ARGS]...") + f"\nError: No such command \"{(args or [''])[0]}\"."
 
     # ---------------------------------------------------------- buffer model
+    # buffermgrd: the SKU's pg_profile_lookup.ini row for the port's speed and cable length is the headroom
+    # the ASIC needs there (the traditional model looks it up; the dynamic model's calculation is modelled
+    # by the same row). A lossless PG gets its profile from CONFIG_DB (traditional, or a headroom override
+    # in the dynamic model) or, with profile NULL in the dynamic model, the computed one (APPL_DB).
+    def buffer_need(self, port):
+        """(profile name, APPL_DB fields) of the headroom the port's speed and cable length need, or None."""
+        md = self.db.get("DEVICE_METADATA", {}).get("localhost", {})
+        sku = BUFFER_DEFAULTS.get(md.get("hwsku"), {})
+        speed = self.db.get("PORT", {}).get(port, {}).get("speed", "")
+        cable = self.db.get("CABLE_LENGTH", {}).get("AZURE", {}).get(port) or sku.get("default_cable", {}).get("t0")
+        row = sku.get("rows", {}).get(speed, {}).get(cable or "")
+        if not row:
+            return None
+        fields = {"pool": "ingress_lossless_pool", "xon": str(row["xon"]), "xoff": str(row["xoff"]),
+                  "size": str(row["size"]), f"{sku.get('pool_mode', 'dynamic')}_th": str(row["threshold"])}
+        if "xon_offset" in row:
+            fields["xon_offset"] = str(row["xon_offset"])
+        return f"pg_lossless_{speed}_{cable}_profile", fields
+
+    def pg_profile(self, port, pg):
+        """(name, fields) of the profile buffermgrd programs on BUFFER_PG <port>|<pg>, or (None, None)."""
+        ent = self.db.get("BUFFER_PG", {}).get(f"{port}|{pg}")
+        if ent is None:
+            return None, None
+        name = ent.get("profile", "NULL")
+        if name != "NULL":
+            return name, self.db.get("BUFFER_PROFILE", {}).get(name)
+        model = self.db.get("DEVICE_METADATA", {}).get("localhost", {}).get("buffer_model", "traditional")
+        need = self.buffer_need(port) if model == "dynamic" else None
+        return need if need else (None, None)
+
     def lossless_headroom(self, port, cfg):
-        """A BUFFER_PG entry of the port whose profile exists, draws from a lossless pool and has an
-        xoff: buffermgrd programs that PG with headroom; the TC->PG map is the identity."""
+        """The PGs of the port whose profile draws from a lossless pool with at least the xoff the SKU's
+        row for the port's speed and cable length asks (less absorbs less than is in flight after the
+        pause: drops under incast); without a row, any xoff. The TC->PG map is the identity."""
         out = set()
-        for key, ent in self.db.get("BUFFER_PG", {}).items():
+        need = self.buffer_need(port)
+        for key in self.db.get("BUFFER_PG", {}):
             name, _, pg = key.partition("|")
-            prof = self.db.get("BUFFER_PROFILE", {}).get(ent.get("profile", ""))
             m = re.fullmatch(r"([0-7])(?:-([0-7]))?", pg)
-            if name != port or not prof or not m or "lossless" not in prof.get("pool", ""):
+            if name != port or not m:
                 continue
-            if str(prof.get("xoff", "0")).isdigit() and int(prof.get("xoff", "0")) > 0:
+            _pname, prof = self.pg_profile(port, pg)
+            if not prof or "lossless" not in prof.get("pool", "") or not str(prof.get("xoff", "0")).isdigit():
+                continue
+            if int(prof["xoff"]) > 0 and (need is None or int(prof["xoff"]) >= int(need[1]["xoff"])):
                 out |= set(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
         return sorted(out)
+
+    def appl_db(self, args):
+        """``sonic-db-cli APPL_DB HGETALL BUFFER_PG_TABLE:<port>:<pg> | BUFFER_PROFILE_TABLE:<name>``: what
+        buffermgrd put there, printed as sonic-db-cli prints a hash (a Python dict; {} when absent)."""
+        if len(args) != 2 or args[0].lower() != "hgetall":
+            return "(error) ERR this simulator serves APPL_DB HGETALL of the buffer tables only"
+        table, _, rest = args[1].partition(":")
+        if table == "BUFFER_PG_TABLE":
+            port, _, pg = rest.rpartition(":")
+            name, prof = self.pg_profile(port, pg)
+            return str({"profile": name} if prof else {})
+        if table == "BUFFER_PROFILE_TABLE":
+            for key in self.db.get("BUFFER_PG", {}):
+                port, _, pg = key.partition("|")
+                name, prof = self.pg_profile(port, pg)
+                if name == rest and prof:
+                    return str(dict(sorted(prof.items())))
+            return str(self.db.get("BUFFER_PROFILE", {}).get(rest, {}))
+        return "{}"
 
     def pfc_watchdog(self, port, cfg):
         """The priorities pfcwd guards on the port: a PFC_WD entry and pfcwd_sw_enable (orchagent

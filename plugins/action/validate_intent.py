@@ -37,8 +37,9 @@ _RUNTIME = re.compile(r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory
 
 # A switch's settings the cabling checks read with its platform (module_utils/intent/cabling.py):
 # the inventory's own names, and the role variables that override them (the fabric ports' speeds).
-SWITCH_SETTINGS = ("switch_eos_family", "switch_cable_length", "switch_sonic_pg_lookup")
-SWITCH_ROLE_SETTINGS = ("switch_fabric_cable_length", "switch_fabric_sonic_pg_lookup", "switch_fabric_extra_ports",
+SWITCH_SETTINGS = ("switch_eos_family", "switch_cable_length", "switch_sonic_pg_lookup", "switch_sonic_hwsku")
+SWITCH_ROLE_SETTINGS = ("switch_fabric_cable_length", "switch_fabric_sonic_pg_lookup", "switch_fabric_sonic_hwsku",
+                        "switch_fabric_extra_ports",
                         "switch_fabric_link_speed_gbps", "switch_fabric_set_speed", "switch_fabric_profile")
 
 

@@ -5,10 +5,13 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 
 
-def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
-    """{speed_mbps (str): {"name", "size", "xon", "xoff", "dynamic_th"}}."""
+def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop",
+                            hwsku=None):
+    """{speed_mbps (str): {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} from the SKU's own
+    pg_profile_lookup.ini (``hwsku``) or sonic-swss's rows, with ``extra`` over them."""
     try:
-        profiles = switch_buffers.sonic_lossless(ports, cable, extra, detection_ms, restoration_ms, action)
+        profiles = switch_buffers.sonic_lossless(ports, cable, extra, detection_ms, restoration_ms, action,
+                                                 hwsku or None)
         return {str(k): v for k, v in profiles.items()}
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc

@@ -134,6 +134,15 @@ FAULT_CODES = {
     "SPINE_SUSPECT": ("error", "fabric", "one spine explains the failing ports of several nodes under several of its leaves"),
     "SM_SUSPECT": ("error", "subnet_manager", "the subnet manager explains the failing ports of several nodes"),
     "CONTROLLER_PATH": ("error", "host", "several nodes are unreachable from the controller at once (its own path, or one jump host)"),
+    # The job's own preflight (intent/preflight.py: Slurm TaskProlog, Kubernetes init container), inside the job
+    "PREFLIGHT_RDMA_DEVICE": ("error", "hca", "a rail's RDMA device, verbs device file or netdev is not visible inside the job"),
+    "PREFLIGHT_MEMLOCK": ("error", "host", "RLIMIT_MEMLOCK inside the job is below what RDMA needs (IPC_LOCK, slurmd's limits)"),
+    "PREFLIGHT_SHM": ("error", "host", "/dev/shm inside the job is missing or smaller than NCCL needs"),
+    "PREFLIGHT_NCCL_VERSION": ("error", "host", "the job's (image's) NCCL differs from the fleet's, or none is found"),
+    "PREFLIGHT_NET_PLUGIN": ("error", "hca_selection", "the job's NCCL net plugins differ from the fleet's"),
+    "PREFLIGHT_SOCKET_IFNAME": ("error", "hca_selection", "NCCL_SOCKET_IFNAME resolves to no interface with an address inside the job"),
+    "PREFLIGHT_NET_IB": ("error", "hca_selection", "the 2-rank NET/IB handshake on a rail failed, hung, fell back to TCP or lacked GDRDMA"),
+    "PREFLIGHT_BOOTSTRAP": ("error", "host", "the bootstrap (rendezvous) port is taken or not reached through NCCL_SOCKET_IFNAME"),
     # The drain budget (host/breaker.py): more nodes would leave service than fabric.remediation.budget allows
     "DRAIN_BREAKER_TRIPPED": ("error", "host", "the drain circuit breaker is open: linerate drains and returns nothing until an operator resets it"),
 }

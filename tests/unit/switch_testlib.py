@@ -35,8 +35,10 @@ INTENT = {
     "switch_fabric_eos_profile": eos_profile(None),
     "ansible_managed": "Ansible managed",
     "switch_fabric_cable_length": "5m",
-    # the lab's 400G row (inventory/lab/group_vars/switches)
-    "switch_fabric_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}},
+    # the lab's SONiC leaf: a Spectrum-4 SN5600 in its default SKU, its own 400G/800G rows
+    # (inventory/lab/group_vars/switches; module_utils/switch/sonic_buffer_data.py)
+    "switch_fabric_sonic_hwsku": "ACS-SN5600",
+    "switch_fabric_sonic_pg_lookup": {},
     "switch_fabric_pfcwd_action": "drop",
     "switch_fabric_pfcwd_detection_ms": 200,
     "switch_fabric_pfcwd_restoration_ms": 200,

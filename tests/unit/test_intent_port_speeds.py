@@ -34,7 +34,8 @@ def supported(cable):
 def sonic_problem(ports, gbps, cable="5m", key="switch_sonic_pg_lookup", names=None):
     return (f"sw1: fabric port(s) {ports}: speed_gbps: {gbps} is not allowed (allowed: a speed with a lossless "
             f"headroom row for cable {cable} on SONiC: {names if names is not None else supported(cable)} Gb/s "
-            f"(sonic-swss's pg_profile_lookup.ini and {key}); buffermgrd has no profile for {gbps * 1000} Mb/s and "
+            f"(the rows of sonic-swss's test pg_profile_lookup.ini - no platform's, set switch_sonic_hwsku, and {key}); "
+            f"buffermgrd has no profile for {gbps * 1000} Mb/s and "
             f"{cable}, so the port would have no headroom: add the platform's row for {gbps * 1000} in {key} "
             "(docs/switches.md))")
 

@@ -42,16 +42,21 @@ def test_pfcwd_refuses_what_the_cli_refuses(sim, cmd, err):
 
 def test_buffer_model_headroom_from_buffer_pg(sim):
     db = sim.sw.db
-    db["BUFFER_PROFILE"] = {"pg_lossless_400000_5m_profile": {"pool": "ingress_lossless_pool", "size": "55296",
-                                                              "xon": "18432", "xoff": "36864", "dynamic_th": "0"},
+    # the SN5600's own 400G 5m row (ACS-SN5600 pg_profile_lookup.ini), and one with less xoff than it asks
+    db["BUFFER_PROFILE"] = {"pg_lossless_400000_5m_profile": {"pool": "ingress_lossless_pool", "size": "250880",
+                                                              "xon": "19456", "xoff": "231424", "dynamic_th": "0"},
+                            "small": {"pool": "ingress_lossless_pool", "size": "55296", "xon": "18432",
+                                      "xoff": "36864"},
                             "zero": {"pool": "ingress_lossless_pool", "size": "0", "xoff": "0"}}
-    db["BUFFER_PG"] = {"Ethernet0|3-4": {"profile": "pg_lossless_400000_5m_profile"}, "Ethernet8|3": {"profile": "zero"}}
+    db["BUFFER_PG"] = {"Ethernet0|3-4": {"profile": "pg_lossless_400000_5m_profile"}, "Ethernet8|3": {"profile": "zero"},
+                       "Ethernet8|4": {"profile": "small"}}
     assert sim.sw.lossless_headroom("Ethernet0", {}) == [3, 4]
-    assert sim.sw.lossless_headroom("Ethernet8", {}) == []   # xoff 0: no headroom
+    # xoff 0: no headroom; less than the platform's row asks: what is in flight overflows it (drops under incast)
+    assert sim.sw.lossless_headroom("Ethernet8", {}) == []
 
 
 def test_fault_headroom_zero_is_saved_drift_and_restore_undoes_it(sim):
-    sim.sw.db["BUFFER_PROFILE"] = {"p": {"pool": "ingress_lossless_pool", "size": "1", "xoff": "1"}}
+    sim.sw.db["BUFFER_PROFILE"] = {"p": {"pool": "ingress_lossless_pool", "size": "250880", "xoff": "231424"}}
     sim.sw.db["BUFFER_PG"] = {"Ethernet0|0": {"profile": "p"}, "Ethernet0|3": {"profile": "p"}}
     sim.sw.fault_headroom_zero("Ethernet0")
     assert sim.sw.db["BUFFER_PG"] == {"Ethernet0|0": {"profile": "p"}} == sim.sw.saved["BUFFER_PG"]

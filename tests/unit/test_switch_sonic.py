@@ -13,9 +13,9 @@ EXPECTED = [
     "sudo sonic-db-cli CONFIG_DB hdel 'DSCP_TO_TC_MAP|LINERATE' 46",
     "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' dynamic_th 0",
     "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' pool ingress_lossless_pool",
-    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' size 55296",
-    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xoff 36864",
-    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xon 18432",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' size 250880",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xoff 231424",
+    "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PROFILE|pg_lossless_400000_5m_profile' xon 19456",
     "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 0 0",
     "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 1 1",
     "sudo sonic-db-cli CONFIG_DB hset 'TC_TO_PRIORITY_GROUP_MAP|LINERATE' 2 2",
@@ -468,8 +468,11 @@ def test_show_ecn_profiles_and_status_fields():
 def test_template_renders_lossless_buffers_and_watchdog():
     facts = sonic.parse_config_db(render("sonic", PORTS))
     assert facts["CABLE_LENGTH"] == {"AZURE": {"Ethernet0": "5m", "Ethernet8": "5m"}}
+    # ACS-SN5600's own 400G 5m row (sonic-buildimage device/mellanox/x86_64-nvidia_sn5600-r0/ACS-SN5600/
+    # pg_profile_lookup.ini line 25), the SKU the switch asserts
     assert facts["BUFFER_PROFILE"] == {"pg_lossless_400000_5m_profile": {
-        "dynamic_th": "0", "pool": "ingress_lossless_pool", "size": "55296", "xoff": "36864", "xon": "18432"}}
+        "dynamic_th": "0", "pool": "ingress_lossless_pool", "size": "250880", "xoff": "231424", "xon": "19456"}}
+    assert facts["DEVICE_METADATA"] == {"localhost": {"hwsku": "ACS-SN5600"}}
     assert facts["BUFFER_PG"] == {"Ethernet0|3": {"profile": "pg_lossless_400000_5m_profile"},
                                   "Ethernet8|3": {"profile": "pg_lossless_400000_5m_profile"}}
     assert facts["TC_TO_PRIORITY_GROUP_MAP"] == {"LINERATE": {str(i): str(i) for i in range(8)}}
@@ -477,14 +480,16 @@ def test_template_renders_lossless_buffers_and_watchdog():
 
 
 def test_template_uses_sonic_swss_lookup_rows():
-    facts = sonic.parse_config_db(render("sonic", PORTS, switch_fabric_cable_length="40m",
+    facts = sonic.parse_config_db(render("sonic", PORTS, switch_fabric_cable_length="40m", switch_fabric_sonic_hwsku="",
                                          switch_fabric_ports_effective=[{"name": "Ethernet0", "speed_gbps": 100}]))
+    assert "DEVICE_METADATA" not in facts   # no SKU asserted
     assert facts["BUFFER_PROFILE"]["pg_lossless_100000_40m_profile"]["xoff"] == "35840"
 
 
 @pytest.mark.parametrize("over, words", [
     ({"switch_fabric_cable_length": "5 meters"}, ["switch_fabric_cable_length", "'5 meters'", "5m, 40m, 300m"]),
-    ({"switch_fabric_cable_length": "300m"}, ["speed 400000", "cable 300m", "switch_fabric_sonic_pg_lookup"]),
+    ({"switch_fabric_cable_length": "250m"}, ["speed 400000", "cable 250m", "ACS-SN5600 (Spectrum-4)",
+                                              "switch_fabric_sonic_pg_lookup"]),
     ({"switch_fabric_pfcwd_detection_ms": 50}, ["switch_fabric_pfcwd_detection_ms", "50", "100..5000"]),
     ({"switch_fabric_pfcwd_action": "shout"}, ["switch_fabric_pfcwd_action", "'shout'", "drop, forward, alert"]),
 ])

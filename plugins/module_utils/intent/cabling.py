@@ -198,8 +198,10 @@ def port_speed_problems(fabric, hosts, switches):
             cable_key = "switch_fabric_cable_length" if "switch_fabric_cable_length" in sv else "switch_cable_length"
             lookup_key = ("switch_fabric_sonic_pg_lookup" if "switch_fabric_sonic_pg_lookup" in sv
                           else "switch_sonic_pg_lookup")
+            sku_key = "switch_fabric_sonic_hwsku" if "switch_fabric_sonic_hwsku" in sv else "switch_sonic_hwsku"
             out += switch_buffers.port_speed_problems(sw, ports, sv.get(cable_key, switch_buffers.DEFAULT_CABLE),
-                                                      sv.get(lookup_key) or {}, cable_key, lookup_key)
+                                                      sv.get(lookup_key) or {}, cable_key, lookup_key,
+                                                      sv.get(sku_key) or None, sku_key)
         elif sv.get("switch_fabric_set_speed", True) not in (False, "false", "no", "off", 0, "0"):
             out += switch_profiles.eos_port_speed_problems(sw, ports, sv.get("switch_eos_family"), skip=(link_speed,))
     return out

@@ -15,9 +15,20 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
     NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, number, shape, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER,
     VERIFY_CHECKS, _VERSION)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import TESTS as NCCL_TUNE_TESTS
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS
 
 # Cumulus Linux releases whose NVUE forms the driver knows (docs/switches.md "NVUE forms per release").
 NVUE_RELEASE = choice("5.9", "5.10", "5.11", "5.12", "5.13", "5.14", "5.15", "5.16", "5.17")
+
+
+
+def _sonic_hwsku(c, key, value) -> bool:
+    """Empty, or a SONiC SKU whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py)."""
+    if value == "" or (isinstance(value, str) and value in PLATFORM_BUFFERS):
+        return True
+    return c.bad(key, value, "empty (sonic-swss's rows plus switch_sonic_pg_lookup), or a SONiC SKU linerate has "
+                             "the buffer defaults of: " + " | ".join(sorted(PLATFORM_BUFFERS)))
+
 
 FABRIC_RULES = {
     # role switch_fabric (connection values come from Ansible's variables below)
@@ -44,6 +55,9 @@ FABRIC_RULES = {
     # Lossless headroom and the PFC watchdog (module_utils/switch/buffers.py: sonic-pfcwd.yang's ranges)
     "switch_fabric_cable_length": fmt((r"[1-9][0-9]{0,3}m", "a cable length in metres, 1m..9999m (SONiC CABLE_LENGTH)")),
     "switch_fabric_sonic_pg_lookup": ANY_DICT,
+    # the SONiC SKUs whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py); empty: none
+    "switch_fabric_sonic_hwsku": _sonic_hwsku,
+    "switch_sonic_hwsku": _sonic_hwsku,
     "switch_fabric_pfcwd_action": choice("drop", "forward", "alert"),
     "switch_fabric_pfcwd_detection_ms": integer(100, 5000, " ms"),
     "switch_fabric_pfcwd_restoration_ms": integer(100, 60000, " ms"),

@@ -3,18 +3,36 @@
 SONiC's traditional buffer model gives a lossless priority group a profile named
 ``pg_lossless_<speed>_<cable>_profile`` whose size / xon / xoff come from the
 platform's ``pg_profile_lookup.ini`` (buffermgrd reads it per port speed and
-CABLE_LENGTH). ``SONIC_PG_LOOKUP`` is that table as sonic-swss ships it for its
-tests: sonic-net/sonic-swss ``tests/pg_profile_lookup.ini`` (commit 8f84f612fc05,
-lines 2-17; Apache-2.0, extracted data). It stops at 100G; a platform's own file
-(device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini) has its speeds: give
-those rows in ``switch_fabric_sonic_pg_lookup`` (docs/switches.md). A speed and
-cable length with no row has no lossless profile - buffermgrd logs "No PG
-profile configured for speed ... and cable ..." and the port has no headroom -
-so linerate refuses it before any switch is contacted.
+CABLE_LENGTH, and reuses a profile of that name already in CONFIG_DB).
 
-Stdlib only: imported by the switch_buffers filter (templates) and the tests.
+Which rows: the switch's SKU (``switch_sonic_hwsku``, the DEVICE_METADATA|localhost ``hwsku``)
+picks its own file from ``sonic_buffer_data.PLATFORM_BUFFERS``, the rows of Spectrum-3, Spectrum-4
+and Tomahawk 5 SKUs extracted from sonic-buildimage by scripts/sonic_buffer_defaults.py (each SKU
+names its file and commit, each row its line). Without a SKU, ``SONIC_PG_LOOKUP``: the table
+sonic-swss ships for its own tests (``tests/pg_profile_lookup.ini``, commit 8f84f612fc05, lines
+2-17; Apache-2.0), which stops at 100G and is no platform's. ``switch_sonic_pg_lookup`` adds rows
+(docs/switches.md). A speed and cable length with no row has no lossless profile - buffermgrd logs
+"No PG profile configured for speed ... and cable ..." and the port has no headroom - so linerate
+refuses it before any switch is contacted.
+
+The buffer model (DEVICE_METADATA|localhost ``buffer_model``, sonic-device_metadata.yang:
+``traditional`` by default, or ``dynamic``) decides what is written (SONiC doc/qos/
+dynamically-headroom-calculation.md): traditional, the profile and BUFFER_PG -> profile; dynamic,
+no headroom sizes at all (buffermgrd computes them from speed, cable length and MTU into APPL_DB),
+BUFFER_PG ``{"profile": "NULL"}`` per lossless PG and CABLE_LENGTH (``for_model``).
+
+Stdlib only: imported by the switch_buffers filter (templates), the SONiC driver and the tests.
 """
 import re
+
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (
+        PLATFORM_BUFFERS, SOURCE_COMMIT)
+except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
+    try:
+        from sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore
+    except ImportError:
+        from switch.sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore
 
 # speed (Mb/s) -> cable -> (size, xon, xoff, dynamic threshold)
 SONIC_PG_LOOKUP = {
@@ -28,6 +46,8 @@ SONIC_PG_LOOKUP = {
 CABLE_PATTERN = r"[0-9]+m"
 # role switch_fabric's default cable length (switch_fabric_cable_length: switch_cable_length | default('5m'))
 DEFAULT_CABLE = "5m"
+# the CABLE_LENGTH object SONiC's buffer templates write (buffers_config.j2)
+CABLE_LENGTH_KEY = "AZURE"
 # the ingress pool of lossless traffic in SONiC's buffer templates (buffers_defaults_*.j2)
 LOSSLESS_POOL = "ingress_lossless_pool"
 # sonic-pfcwd.yang: detection_time 100..5000 ms, restoration_time 100..60000 ms, action drop|forward|alert
@@ -36,38 +56,85 @@ PFCWD_RESTORATION_MS = (100, 60000)
 PFCWD_ACTIONS = ("drop", "forward", "alert")
 
 
+BUFFER_MODELS = ("traditional", "dynamic")   # sonic-device_metadata.yang buffer_model
+LOSSLESS_PROFILE = re.compile(r"pg_lossless_(\d+)_(\d+m)_profile")
+
+
 def profile_name(speed_mbps, cable):
     return f"pg_lossless_{int(speed_mbps)}_{cable}_profile"
 
 
-def lookup(extra=None):
-    """The lookup table with the operator's rows (``{"<speed>": {"<cable>": {size, xon, xoff,
-    dynamic_th}}}``) over sonic-swss's."""
-    table = {s: dict(c) for s, c in SONIC_PG_LOOKUP.items()}
+def hwsku_problem(hwsku, key="switch_fabric_sonic_hwsku"):
+    """Why ``hwsku`` picks no vendored table ('' when it does, or when it is empty: sonic-swss's rows)."""
+    if hwsku in (None, "") or (isinstance(hwsku, str) and hwsku in PLATFORM_BUFFERS):
+        return ""
+    case = [k for k in PLATFORM_BUFFERS if isinstance(hwsku, str) and k.lower() == hwsku.lower()]
+    return (f"{key}: {hwsku!r} is not a SONiC SKU linerate has the buffer defaults of (allowed: "
+            f"{' | '.join(sorted(PLATFORM_BUFFERS))}, or empty for sonic-swss's test rows plus "
+            "switch_sonic_pg_lookup" + (f"; names are case-sensitive: {case[0]!r}" if case else "")
+            + "); on another platform leave it empty and give the rows of its "
+            "device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini in switch_sonic_pg_lookup")
+
+
+def source(hwsku=None):
+    """Where the rows come from, for messages: the SKU's file at its commit, or sonic-swss's test table."""
+    if hwsku in PLATFORM_BUFFERS:
+        ent = PLATFORM_BUFFERS[hwsku]
+        return f"{hwsku} ({ent['asic']}): sonic-buildimage {ent['lookup']['path']}@{SOURCE_COMMIT[:12]}"
+    return "sonic-swss's test pg_profile_lookup.ini - no platform's, set switch_sonic_hwsku"
+
+
+def _row(row):
+    """A (size, xon, xoff, threshold[, xon_offset]) tuple as (size, xon, xoff, threshold, xon_offset|None)."""
+    row = tuple(row)
+    return row + (None,) * (5 - len(row))
+
+
+def lookup(extra=None, hwsku=None):
+    """{speed: {cable: (size, xon, xoff, threshold, xon_offset)}}: the SKU's own rows (``hwsku``) or
+    sonic-swss's, with the operator's rows (``{"<speed>": {"<cable>": {size, xon, xoff[, dynamic_th]
+    [, xon_offset]}}}``) over them."""
+    if hwsku in PLATFORM_BUFFERS:
+        table = {}
+        for (speed, cable), r in PLATFORM_BUFFERS[hwsku]["rows"].items():
+            table.setdefault(speed, {})[cable] = (r["size"], r["xon"], r["xoff"], r["threshold"], r.get("xon_offset"))
+    else:
+        table = {s: {c: _row(r) for c, r in cables.items()} for s, cables in SONIC_PG_LOOKUP.items()}
     for speed, cables in (extra or {}).items():
         for cable, row in (cables or {}).items():
+            offset = row.get("xon_offset")
             table.setdefault(int(speed), {})[str(cable)] = (int(row["size"]), int(row["xon"]), int(row["xoff"]),
-                                                            int(row.get("dynamic_th", 0)))
+                                                            int(row.get("dynamic_th", 0)),
+                                                            None if offset is None else int(offset))
     return table
 
 
-def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restoration_ms=None, action=None):
+def pool_mode(hwsku=None):
+    """The mode of ingress_lossless_pool: buffermgrd names the profile's threshold ``<mode>_th``."""
+    return PLATFORM_BUFFERS[hwsku]["pool_mode"] if hwsku in PLATFORM_BUFFERS else "dynamic"
+
+
+def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restoration_ms=None, action=None,
+                      hwsku=None):
     """Every reason the lossless buffer intent cannot be rendered, each naming key, value and allowed."""
     out = []
+    if hwsku_problem(hwsku):
+        return [hwsku_problem(hwsku)]
     if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
         out.append(f"switch_fabric_cable_length: {cable!r} is not a cable length (allowed: digits and 'm', "
                    "e.g. 5m, 40m, 300m: sonic-cable-length.yang)")
         return out
     try:
-        table = lookup(extra)
-    except (KeyError, TypeError, ValueError) as exc:
+        table = lookup(extra, hwsku)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         return [f"switch_fabric_sonic_pg_lookup: {extra!r} is not {{speed: {{cable: {{size, xon, xoff}}}}}} ({exc})"]
     for speed in sorted(set(int(s) for s in speeds_mbps)):
         if cable not in table.get(speed, {}):
             known = ", ".join(f"{s}/{c}" for s in sorted(table) for c in table[s])
             out.append(f"switch_fabric_cable_length: no lossless headroom profile for speed {speed} and cable "
-                       f"{cable} (a real switch's buffermgrd has none either: the port would have no headroom); "
-                       f"known speed/cable pairs: {known}; add the platform's row in switch_fabric_sonic_pg_lookup")
+                       f"{cable} in {source(hwsku)} (a real switch's buffermgrd has none either: the port would "
+                       f"have no headroom); known speed/cable pairs: {known}; add the platform's row in "
+                       "switch_fabric_sonic_pg_lookup")
     for key, value, (lo, hi) in (("switch_fabric_pfcwd_detection_ms", detection_ms, PFCWD_DETECTION_MS),
                                  ("switch_fabric_pfcwd_restoration_ms", restoration_ms, PFCWD_RESTORATION_MS)):
         if value is None:
@@ -80,19 +147,23 @@ def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restora
 
 
 def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cable_length",
-                        lookup_key="switch_sonic_pg_lookup"):
+                        lookup_key="switch_sonic_pg_lookup", hwsku=None, hwsku_key="switch_sonic_hwsku"):
     """(key, value, allowed) for each speed of a SONiC switch's fabric ports ([{name, speed_gbps}]) that
-    has no lossless headroom row for ``cable`` in the lookup table (sonic-swss's rows and the operator's
-    ``extra``), naming the switch, its ports at that speed and the speeds the table has for the cable:
-    checked with the intent, before any switch is contacted. The speeds come from the table only."""
+    has no lossless headroom row for ``cable`` in the lookup table (the SKU's or sonic-swss's rows and
+    the operator's ``extra``), naming the switch, its ports at that speed and the speeds the table has
+    for the cable: checked with the intent, before any switch is contacted. The speeds come from the
+    table only."""
+    if hwsku_problem(hwsku, hwsku_key):
+        return [(f"{switch}: {hwsku_key}", hwsku, "allowed: " + " | ".join(sorted(PLATFORM_BUFFERS))
+                 + " (the SKUs linerate has the buffer defaults of), or empty")]
     if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
         return [(f"{switch}: {cable_key}", cable, "allowed: a cable length: digits and 'm', e.g. 5m, 40m, 300m "
                  "(sonic-cable-length.yang)")]
     try:
-        table = lookup(extra)
+        table = lookup(extra, hwsku)
     except (AttributeError, KeyError, TypeError, ValueError):
         return [(f"{switch}: {lookup_key}", extra, "allowed: {<speed Mb/s>: {<cable>: {size, xon, xoff[, "
-                 "dynamic_th]}}}, the rows of the platform's pg_profile_lookup.ini")]
+                 "dynamic_th][, xon_offset]}}}, the rows of the platform's pg_profile_lookup.ini")]
     by_speed = {}
     for port in ports:
         if port.get("speed_gbps"):
@@ -105,25 +176,86 @@ def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cabl
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         out.append((f"{switch}: fabric port(s) {shown}: speed_gbps", gbps,
                     f"allowed: a speed with a lossless headroom row for cable {cable} on SONiC: {supported} Gb/s "
-                    f"(sonic-swss's pg_profile_lookup.ini and {lookup_key}); buffermgrd has no profile for "
+                    f"(the rows of {source(hwsku)}, and {lookup_key}); buffermgrd has no profile for "
                     f"{gbps * 1000} Mb/s and {cable}, so the port would have no headroom: add the platform's row "
                     f"for {gbps * 1000} in {lookup_key} (docs/switches.md)"))
     return out
 
 
-def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop"):
-    """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th"}} for the fabric ports' speeds;
-    raises ValueError naming every problem."""
+def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop", hwsku=None):
+    """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} for the fabric ports'
+    speeds, ``fields`` the BUFFER_PROFILE entry as buffermgrd writes it (pool, xon, [xon_offset,] xoff,
+    size, <pool mode>_th); raises ValueError naming every problem."""
     speeds = [int(p["speed_gbps"]) * 1000 for p in ports if p.get("speed_gbps")]
     problems = [f"switch_fabric_ports_effective: port {p.get('name')!r} has no speed_gbps (allowed: the port's "
                 "speed in Gb/s; its lossless headroom profile is chosen by speed and cable length)"
                 for p in ports if not p.get("speed_gbps")]
-    problems += headroom_problems(speeds, cable, extra, detection_ms, restoration_ms, action)
+    problems += headroom_problems(speeds, cable, extra, detection_ms, restoration_ms, action, hwsku)
     if problems:
         raise ValueError("; ".join(problems))
-    table = lookup(extra)
-    return {s: dict(zip(("size", "xon", "xoff", "dynamic_th"), table[s][cable]), name=profile_name(s, cable))
-            for s in sorted(set(speeds))}
+    table = lookup(extra, hwsku)
+    out = {}
+    for s in sorted(set(speeds)):
+        size, xon, xoff, th, offset = table[s][cable]
+        fields = {"pool": LOSSLESS_POOL, "size": str(size), "xon": str(xon), "xoff": str(xoff),
+                  f"{pool_mode(hwsku)}_th": str(th)}
+        if offset is not None:
+            fields["xon_offset"] = str(offset)
+        out[s] = {"name": profile_name(s, cable), "size": size, "xon": xon, "xoff": xoff, "dynamic_th": th,
+                  "fields": fields}
+    return out
+
+
+# ------------------------------------------------------------------ the buffer model on the switch
+def buffer_model(have, want=None):
+    """The buffer model the switch's CONFIG_DB is in (DEVICE_METADATA|localhost buffer_model; absent:
+    traditional, as SONiC defaults it); a full config being restored (``want`` with DEVICE_METADATA)
+    brings its own. ValueError for a value outside sonic-device_metadata.yang's."""
+    for db in (want, have):
+        md = ((db or {}).get("DEVICE_METADATA") or {}).get("localhost") or {}
+        if "buffer_model" in md:
+            model = md["buffer_model"]
+            if model not in BUFFER_MODELS:
+                raise ValueError(f"DEVICE_METADATA|localhost buffer_model: {model!r} is not a buffer model "
+                                 f"(allowed: {' | '.join(BUFFER_MODELS)}, sonic-device_metadata.yang)")
+            return model
+    return "traditional"
+
+
+def for_model(want, model):
+    """``want`` (CONFIG_DB facts, changed in place and returned) as the buffer model expects it.
+    traditional: as rendered. dynamic: the lossless profiles linerate renders (pg_lossless_<speed>_
+    <cable>_profile) are dropped, buffermgrd computes them, and every BUFFER_PG that used one gets
+    ``profile: NULL`` (doc/qos/dynamically-headroom-calculation.md, "Dynamic calculation with
+    default alpha"; sonic-buffer-pg.yang's union admits NULL). CABLE_LENGTH, the port speed and MTU
+    stay: they are what buffermgrd computes the headroom from."""
+    if model != "dynamic":
+        return want
+    profiles = want.get("BUFFER_PROFILE", {})
+    dropped = {name for name in profiles if LOSSLESS_PROFILE.fullmatch(name)}
+    for ent in want.get("BUFFER_PG", {}).values():
+        if ent.get("profile") in dropped:
+            ent["profile"] = "NULL"
+    for name in dropped:
+        del profiles[name]
+    if "BUFFER_PROFILE" in want and not profiles:
+        del want["BUFFER_PROFILE"]
+    return want
+
+
+def hwsku_mismatch(want, have):
+    """'' or why the intent was rendered for another SKU than the switch is: the template writes the
+    SKU it took the headroom of as DEVICE_METADATA|localhost hwsku; linerate never writes that field,
+    it compares it with the switch's."""
+    meant = ((want.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
+    if not meant:
+        return ""
+    actual = ((have.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
+    if actual == meant:
+        return ""
+    return (f"switch_fabric_sonic_hwsku: {meant!r} is not this switch's SKU (its DEVICE_METADATA|localhost hwsku "
+            f"is {actual!r}): the lossless headroom was taken from {meant}'s pg_profile_lookup.ini; set "
+            "switch_sonic_hwsku to the switch's own SKU; nothing is sent")
 
 
 # EOS PFC watchdog per port (Arista EOS User Manual, "DCBX and Flow Control", PFC Watchdog;

@@ -37,20 +37,24 @@ demands it) and removes the checkpoint, so the next window is not blocked.
 
 Recovery stops the timers before anything else.
 """
+import ast
 import json
 import re
 import shlex
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
     try:
         from base import Driver, SwitchError  # type: ignore
+        import buffers  # type: ignore
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore
+        from switch import buffers  # type: ignore
     from common import ParseError  # type: ignore
 
 CP_PREFIX = "linerate-"
@@ -98,20 +102,25 @@ def flatten(facts):
 
 
 LOSSLESS_PROFILE = re.compile(r"pg_lossless_\d+_\d+m_profile")
-CABLE_LENGTH_KEY = "AZURE"   # the CABLE_LENGTH object SONiC's buffer templates write (buffers_config.j2)
+CABLE_LENGTH_KEY = buffers.CABLE_LENGTH_KEY
 
 
-def sonic_scope(profile, ports, profiles=()):
+def sonic_scope(profile, ports, profiles=(), hwsku=False):
     """The fields linerate manages: the fabric ports' MTU/speed/QoS map bindings/PFC/watchdog, their
     lossless priority groups (every PG but the lossy PG 0) and cable length, the PFC_WD entries of
     the fabric ports, the QoS objects the intent names and the lossless buffer profiles it writes
-    (``profiles``: a profile the intent no longer uses is left, another port may use it)."""
+    (``profiles``: a profile the intent no longer uses is left, another port may use it; a dict is
+    read at each call, so a profile the buffer model drops from the intent leaves the scope with it),
+    and with ``hwsku`` the SKU the intent asserts (DEVICE_METADATA|localhost hwsku: compared, never
+    written)."""
     ports = set(ports)
     dscp_map = profile.upper()
     wred = profile.upper() + "_LOSSLESS"
-    profiles = set(profiles)
+    profiles = profiles if isinstance(profiles, dict) else set(profiles)
 
     def scope(table, key, field):
+        if table == "DEVICE_METADATA":
+            return bool(hwsku) and key == "localhost" and field == "hwsku"
         if table == "PORT":
             return key in ports and field in ("mtu", "speed")
         if table == "PORT_QOS_MAP":
@@ -119,7 +128,7 @@ def sonic_scope(profile, ports, profiles=()):
         if table == "CABLE_LENGTH":
             return key == CABLE_LENGTH_KEY and field in ports
         if table == "BUFFER_PROFILE":
-            return key in profiles
+            return key in profiles and bool(LOSSLESS_PROFILE.fullmatch(key))
         if table == "BUFFER_PG":
             port, _sep, pg = key.partition("|")
             return port in ports and pg != "0" and field == "profile"
@@ -255,11 +264,35 @@ def _pg_range(pg):
     return set(range(lo, hi + 1))
 
 
-def lossless_pgs(db, port):
-    """The priority groups of ``port`` with lossless headroom in CONFIG_DB: a BUFFER_PG entry whose
-    profile exists, draws from a lossless pool and has an xoff (the headroom that absorbs what is in
-    flight once the port has sent its pause). The TC->PG map is the identity (the fabric template's
-    TC_TO_PRIORITY_GROUP_MAP), so a PG number is a priority."""
+def _appl_name(value):
+    """An APPL_DB reference as a name: '[BUFFER_PROFILE_TABLE:pg_x]' (older releases) or 'pg_x'."""
+    value = (value or "").strip("[]")
+    return value.split(":", 1)[1] if ":" in value else value
+
+
+def headroom_need(db, port):
+    """The xoff the switch's own SKU needs on ``port`` at its speed and cable length (the row of its
+    pg_profile_lookup.ini, buffers.PLATFORM_BUFFERS), or None where linerate has no table for the SKU."""
+    sku = ((db.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
+    if sku not in buffers.PLATFORM_BUFFERS:
+        return None
+    speed = (db.get("PORT", {}).get(port) or {}).get("speed", "")
+    cable = (db.get("CABLE_LENGTH", {}).get(buffers.CABLE_LENGTH_KEY) or {}).get(port)
+    row = buffers.PLATFORM_BUFFERS[sku]["rows"].get((int(speed), cable)) if speed.isdigit() else None
+    return row["xoff"] if row else None
+
+
+def lossless_pgs(db, port, appl=None):
+    """The priority groups of ``port`` with lossless headroom: a BUFFER_PG entry whose profile exists,
+    draws from a lossless pool and has an xoff (the headroom that absorbs what is in flight once the
+    port has sent its pause). The TC->PG map is the identity (the fabric template's
+    TC_TO_PRIORITY_GROUP_MAP), so a PG number is a priority. A PG with ``profile: NULL`` (the dynamic
+    buffer model) has the profile buffermgrd computed: ``appl(key) -> fields`` reads APPL_DB's
+    BUFFER_PG_TABLE:<port>:<pg> and the BUFFER_PROFILE_TABLE entry it names; without ``appl`` (the
+    traditional model) NULL is no headroom. Where linerate has the switch's SKU's table, an xoff below
+    its row for the port's speed and cable length (headroom_need) is too little: what is in flight after
+    the pause overflows it, the PG drops under incast."""
+    need = headroom_need(db, port)
     out = set()
     profiles = db.get("BUFFER_PROFILE", {})
     for key, ent in db.get("BUFFER_PG", {}).items():
@@ -267,8 +300,11 @@ def lossless_pgs(db, port):
         if name != port:
             continue
         prof = profiles.get(ent.get("profile", ""))
+        if ent.get("profile", "NULL") == "NULL" and appl is not None:
+            got = _appl_name(appl(f"BUFFER_PG_TABLE:{port}:{pg}").get("profile"))
+            prof = appl(f"BUFFER_PROFILE_TABLE:{got}") if got else None
         xoff = (prof or {}).get("xoff", "0")
-        if prof and "lossless" in prof.get("pool", "") and xoff.isdigit() and int(xoff) > 0:
+        if prof and "lossless" in prof.get("pool", "") and xoff.isdigit() and int(xoff) > max(0, (need or 1) - 1):
             out |= _pg_range(pg)
     return sorted(out)
 
@@ -308,6 +344,13 @@ def parse_show_ecn(text):
     return profiles
 
 
+def _without_metadata(scope):
+    """``scope`` less DEVICE_METADATA (the SKU the intent asserts is compared, never written or removed)."""
+    def inner(table, key, field):
+        return table != "DEVICE_METADATA" and scope(table, key, field)
+    return inner
+
+
 class SonicDriver(Driver):
     platform = "sonic"
     confirm_timer = True    # the dead-man timer (systemd-run) rolls the checkpoint back unless stopped in time
@@ -340,11 +383,37 @@ class SonicDriver(Driver):
             raise SwitchError(self.name, str(exc)) from exc
 
     def managed_scope(self, want, ports):
-        return sonic_scope(self.profile, ports, [k for k in want.get("BUFFER_PROFILE", {})
-                                                 if LOSSLESS_PROFILE.fullmatch(k)])
+        meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
+        # the intent's own BUFFER_PROFILE table, read at each call (for_model may drop profiles from it)
+        return sonic_scope(self.profile, ports, want.setdefault("BUFFER_PROFILE", {}), hwsku="hwsku" in meta)
 
     def commands(self, want, have, scope):
+        """The delta, in the buffer model the switch is in (DEVICE_METADATA|localhost buffer_model):
+        ``want`` becomes that model's form in place (buffers.for_model; the diff shows it). An intent
+        rendered for another SKU than the switch's is refused before anything is sent; the SKU it
+        asserts is compared, never written."""
+        why = buffers.hwsku_mismatch(want, have)
+        if why and ((have.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku") is not None:
+            raise SwitchError(self.name, why, rolled_back=False)
+        try:
+            model = buffers.buffer_model(have, want)
+        except ValueError as exc:
+            raise SwitchError(self.name, f"{exc}; nothing is sent", rolled_back=False) from exc
+        buffers.for_model(want, model)
+        meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
+        if set(meta) == {"hwsku"}:   # the intent's assertion, not a full config being restored: never written
+            want = {t: v for t, v in want.items() if t != "DEVICE_METADATA"}
+            return sonic_commands(want, have, _without_metadata(scope))
         return sonic_commands(want, have, scope)
+
+    def appl_db(self, key):
+        """One APPL_DB hash (``sonic-db-cli APPL_DB HGETALL``: a Python dict, or {} when absent)."""
+        text = self.run(f"sudo sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}", check=False).strip()
+        try:
+            got = json.loads(text) if text.startswith("{\"") or text == "{}" else ast.literal_eval(text or "{}")
+        except (ValueError, SyntaxError):
+            return {}
+        return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
 
     def out_of_scope(self, want, scope, ports):
         return [f"{t}|{k} {f}={v}" for (t, k, f), v in flatten(want) if not scope(t, k, f)]
@@ -498,6 +567,10 @@ class SonicDriver(Driver):
         ecn = parse_show_ecn(self.run("show ecn"))
         wd = {r["PORT"]: r for r in parse_table(self.run("show pfcwd config")) if r.get("PORT")}
         running = self.parse(self.get_running())
+        try:
+            appl = self.appl_db if buffers.buffer_model(running) == "dynamic" else None
+        except ValueError:
+            appl = None
         queues = running.get("QUEUE", {})
         res = {}
         for p in ports:
@@ -506,7 +579,7 @@ class SonicDriver(Driver):
             prof = [v.get("wred_profile") for k, v in queues.items() if k.split("|")[0] == p]
             ecn_on = any(ecn.get(x, {}).get("ecn", "ecn_none") not in ("ecn_none", "") for x in prof if x)
             res[p] = {"up": status[p]["up"], "pfc": pfc.get(p, []), "ecn": ecn_on,
-                      "headroom": lossless_pgs(running, p),
+                      "headroom": lossless_pgs(running, p, appl),
                       "pfcwd": sorted(_prios(running.get("PORT_QOS_MAP", {}).get(p, {}).get("pfcwd_sw_enable")))
                       if p in wd else []}
         return res

@@ -1,0 +1,183 @@
+"""Lossless headroom at 400/800G from each SKU's own pg_profile_lookup.ini, in the buffer model the switch
+is in (traditional: the profile; dynamic: BUFFER_PG profile NULL), on the lab's SONiC simulator.
+
+Expected numbers are the rows of sonic-buildimage 086b03bd70f9 (the files the vendored table names):
+device/mellanox/x86_64-nvidia_sn5600-r0/ACS-SN5600/pg_profile_lookup.ini lines 25-26 (400G/800G 5m) and
+device/arista/x86_64-arista_7060x6_64pe_b/Arista-7060X6-64PE-B-P32O64/pg_profile_lookup.ini lines 3, 8.
+"""
+import json
+import os
+
+import pytest
+
+from switch_testlib import ROOT, driver_for, render
+
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import sonic  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (  # noqa: E402
+    PLATFORM_BUFFERS, SOURCE_COMMIT)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply  # noqa: E402
+
+SN5600, TH5 = "ACS-SN5600", "Arista-7060X6-64PE-B-P32O64"
+# (size, xon, xoff, xon_offset) per (SKU, speed) at 5m, as the files print them
+ROWS = {(SN5600, 400000): (250880, 19456, 231424, None), (SN5600, 800000): (304128, 38912, 257024, None),
+        (TH5, 400000): (8636, 0, 425958, 3556), (TH5, 800000): (8636, 0, 724662, 3556)}
+PORTS = {"Ethernet0": 400, "Ethernet8": 800}
+
+
+def ports_of(speeds):
+    return [{"name": p, "speed_gbps": g, "peer": ""} for p, g in speeds.items()]
+
+
+@pytest.mark.parametrize("sku,speed", sorted(ROWS))
+def test_the_skus_own_row_is_the_profile(sku, speed):
+    size, xon, xoff, offset = ROWS[(sku, speed)]
+    prof = buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": speed // 1000}], "5m", hwsku=sku)[speed]
+    want = {"pool": "ingress_lossless_pool", "size": str(size), "xon": str(xon), "xoff": str(xoff), "dynamic_th": "0"}
+    if offset is not None:
+        want["xon_offset"] = str(offset)
+    assert prof["name"] == f"pg_lossless_{speed}_5m_profile" and prof["fields"] == want
+
+
+def test_each_row_names_its_file_commit_and_line():
+    ent = PLATFORM_BUFFERS[TH5]
+    assert ent["asic"] == "Tomahawk 5" and ent["lookup"]["commit"] == SOURCE_COMMIT
+    assert ent["lookup"]["path"] == ("device/arista/x86_64-arista_7060x6_64pe_b/Arista-7060X6-64PE-B-P32O64/"
+                                     "pg_profile_lookup.ini")
+    assert ent["rows"][(800000, "5m")]["line"] == 8 and ent["rows"][(400000, "5m")]["line"] == 3
+    assert PLATFORM_BUFFERS[SN5600]["asic"] == "Spectrum-4" and PLATFORM_BUFFERS["ACS-MSN4700"]["asic"] == "Spectrum-3"
+
+
+def test_the_lab_and_the_collection_read_the_same_generated_table():
+    with open(os.path.join(ROOT, "lab", "switchsim", "sonic_buffer_defaults.json"), encoding="utf-8") as f:
+        lab = json.load(f)
+    assert lab["commit"] == SOURCE_COMMIT and sorted(lab["skus"]) == sorted(PLATFORM_BUFFERS)
+    for sku, ent in PLATFORM_BUFFERS.items():
+        flat = {(int(s), c): r for s, cables in lab["skus"][sku]["rows"].items() for c, r in cables.items()}
+        assert flat == ent["rows"], sku
+
+
+def test_a_speed_the_skus_file_lacks_is_refused_naming_the_file():
+    with pytest.raises(ValueError) as err:   # Arista-7060X6-64PE-B-P64 has 800G 5m only
+        buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": 400}], "5m", hwsku="Arista-7060X6-64PE-B-P64")
+    assert "speed 400000 and cable 5m" in str(err.value) and "Arista-7060X6-64PE-B-P64/pg_profile_lookup.ini" in str(err.value)
+    # without a SKU, sonic-swss's test rows stop at 100G
+    with pytest.raises(ValueError, match="speed 400000 and cable 5m in sonic-swss's test"):
+        buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": 400}], "5m")
+
+
+def test_an_unknown_sku_is_refused_naming_key_value_and_the_skus():
+    assert buffers.hwsku_problem("acs-sn5600").startswith("switch_fabric_sonic_hwsku: 'acs-sn5600' is not a SONiC SKU")
+    assert "'ACS-SN5600'" in buffers.hwsku_problem("acs-sn5600") and TH5 in buffers.hwsku_problem("x")
+    got = buffers.port_speed_problems("leaf2", ports_of(PORTS), "5m", hwsku="Mellanox-SN5600-C256")
+    assert got[0][:2] == ("leaf2: switch_sonic_hwsku", "Mellanox-SN5600-C256") and SN5600 in got[0][2]
+    assert buffers.port_speed_problems("leaf2", ports_of(PORTS), "5m", hwsku=SN5600) == []
+
+
+def test_the_buffer_model_is_read_from_device_metadata():
+    assert buffers.buffer_model({}) == "traditional"
+    assert buffers.buffer_model({"DEVICE_METADATA": {"localhost": {"buffer_model": "dynamic"}}}) == "dynamic"
+    # a full config being restored brings its own
+    assert buffers.buffer_model({"DEVICE_METADATA": {"localhost": {"buffer_model": "dynamic"}}},
+                                {"DEVICE_METADATA": {"localhost": {"buffer_model": "traditional"}}}) == "traditional"
+    with pytest.raises(ValueError, match="'static' is not a buffer model .allowed: traditional | dynamic"):
+        buffers.buffer_model({"DEVICE_METADATA": {"localhost": {"buffer_model": "static"}}})
+
+
+def test_the_dynamic_model_gets_no_headroom_sizes():
+    want = sonic.parse_config_db(render("sonic", list(PORTS), switch_fabric_ports_effective=ports_of(PORTS),
+                                        switch_fabric_sonic_hwsku=SN5600, switch_fabric_sonic_pg_lookup={}))
+    assert sorted(want["BUFFER_PROFILE"]) == ["pg_lossless_400000_5m_profile", "pg_lossless_800000_5m_profile"]
+    buffers.for_model(want, "traditional")
+    assert want["BUFFER_PG"]["Ethernet8|3"] == {"profile": "pg_lossless_800000_5m_profile"}
+    buffers.for_model(want, "dynamic")
+    assert "BUFFER_PROFILE" not in want
+    assert want["BUFFER_PG"] == {"Ethernet0|3": {"profile": "NULL"}, "Ethernet8|3": {"profile": "NULL"}}
+    assert want["CABLE_LENGTH"] == {"AZURE": {"Ethernet0": "5m", "Ethernet8": "5m"}}
+
+
+# ---------------------------------------------------------------- on the lab's simulator
+class Sim:
+    """The lab's SONiC simulator in-process, as ``sku`` in ``model``, with 400G and 800G fabric ports."""
+
+    def __init__(self, tmp_path, sku, model):
+        from sim_server import Store
+        from sim_sonic import Sonic
+        spec = {"platform": "sonic", "address": "127.0.1.9", "port": 22, "hwsku": sku, "buffer_model": model,
+                "ports": {p: {"peer": f"node{i + 1}:mlx5_1", "speed_gbps": g} for i, (p, g) in enumerate(PORTS.items())}}
+        (tmp_path / "fabric.json").write_text(json.dumps({"version": 1, "nodes": {}, "switches": {"sw": spec}}))
+        store = Store(str(tmp_path))
+        self.sw = Sonic("sw", spec, store)
+        store.load(self.sw)
+        self.ctx = self.sw.new_context("admin")
+        self.sent = []
+
+    def __call__(self, command, timeout=None):
+        self.sent.append(command)
+        out = self.sw.execute(self.ctx, command)
+        return out[0] if isinstance(out, tuple) else out
+
+
+def push(tmp_path, monkeypatch, sku, model, **over):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    sim = Sim(tmp_path, sku, model)
+    d = driver_for("sonic", "sw", host="127.0.1.9", username="u", password="p")
+    d.send = sim
+    over = dict({"switch_fabric_sonic_hwsku": sku, "switch_fabric_sonic_pg_lookup": {},
+                 "switch_fabric_ports_effective": ports_of(PORTS)}, **over)
+    text = render("sonic", [p["name"] for p in over["switch_fabric_ports_effective"]], **over)
+    return d, sim, text
+
+
+@pytest.mark.parametrize("sku", [SN5600, TH5])
+def test_traditional_model_the_lab_switch_gets_the_platforms_headroom(tmp_path, monkeypatch, sku):
+    d, sim, text = push(tmp_path, monkeypatch, sku, "traditional")
+    assert [sim.sw.lossless_headroom(p, None) for p in PORTS] == [[], []]
+    res = run_apply(d, text, ports=list(PORTS), backup_dir=str(tmp_path / "b"), want_pfc=[3], want_ecn=True)
+    assert res["changed"]
+    for port, gbps in PORTS.items():
+        size, xon, xoff, offset = ROWS[(sku, gbps * 1000)]
+        name, prof = sim.sw.pg_profile(port, "3")
+        assert name == f"pg_lossless_{gbps * 1000}_5m_profile" and (prof["size"], prof["xon"], prof["xoff"]) == (
+            str(size), str(xon), str(xoff)) and prof.get("xon_offset") == (None if offset is None else str(offset))
+        assert sim.sw.lossless_headroom(port, None) == [3]
+    assert d.oper(list(PORTS))["Ethernet8"]["headroom"] == [3]
+    assert run_apply(d, text, ports=list(PORTS))["commands"] == []   # idempotent
+
+
+@pytest.mark.parametrize("sku", [SN5600, TH5])
+def test_dynamic_model_writes_no_sizes_and_buffermgrd_computes_the_platforms(tmp_path, monkeypatch, sku):
+    d, sim, text = push(tmp_path, monkeypatch, sku, "dynamic")
+    res = run_apply(d, text, ports=list(PORTS), backup_dir=str(tmp_path / "b"), want_pfc=[3], want_ecn=True)
+    assert res["changed"] and not any("BUFFER_PROFILE" in c for c in res["commands"])
+    assert "sudo sonic-db-cli CONFIG_DB hset 'BUFFER_PG|Ethernet8|3' profile NULL" in res["commands"]
+    assert not [k for k in sim.sw.db.get("BUFFER_PROFILE", {}) if k.startswith("pg_lossless")]
+    for port, gbps in PORTS.items():
+        name, prof = sim.sw.pg_profile(port, "3")
+        assert name == f"pg_lossless_{gbps * 1000}_5m_profile" and prof["xoff"] == str(ROWS[(sku, gbps * 1000)][2])
+    # read back from APPL_DB, where buffermgrd put the computed profile
+    assert d.oper(list(PORTS))["Ethernet0"]["headroom"] == [3]
+    assert "sudo sonic-db-cli APPL_DB HGETALL BUFFER_PG_TABLE:Ethernet0:3" in sim.sent
+    assert run_apply(d, text, ports=list(PORTS))["commands"] == []
+
+
+def test_less_headroom_than_the_platform_needs_fails_the_post_check_and_rolls_back(tmp_path, monkeypatch):
+    # the lab's former invented 400G row (xoff 36864) on an SN5600, whose 400G 5m row asks 231424
+    d, sim, text = push(tmp_path, monkeypatch, SN5600, "traditional", switch_fabric_sonic_hwsku="",
+                        switch_fabric_ports_effective=[{"name": "Ethernet0", "speed_gbps": 400, "peer": ""}],
+                        switch_fabric_sonic_pg_lookup={400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}})
+    before = sim.sw.db.get("BUFFER_PROFILE", {}).copy()
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, text, ports=["Ethernet0"], backup_dir=str(tmp_path / "b"), want_pfc=[3], want_ecn=True)
+    assert "Ethernet0: no lossless headroom for the no-drop priority 3" in str(err.value)
+    assert sim.sw.db.get("BUFFER_PROFILE", {}) == before   # rolled back to the checkpoint
+
+
+def test_an_intent_for_another_sku_is_refused_before_anything_is_sent(tmp_path, monkeypatch):
+    d, sim, text = push(tmp_path, monkeypatch, SN5600, "traditional", switch_fabric_sonic_hwsku=TH5)
+    with pytest.raises(SwitchError) as err:
+        run_apply(d, text, ports=list(PORTS), backup_dir=str(tmp_path / "b"))
+    assert f"switch_fabric_sonic_hwsku: {TH5!r} is not this switch's SKU" in str(err.value)
+    assert f"hwsku is {SN5600!r}" in str(err.value)
+    assert not [c for c in sim.sent if c.startswith("sudo config") or "hset" in c]
