@@ -41,7 +41,7 @@ class ActionModule(ActionBase):
     _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
                              "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
                              "scope", "probes", "switch_scope", "switches_left", "history_keep",
-                             "trend_bandwidth_drop", "nccl_tuning", "remediation"))
+                             "trend_bandwidth_drop", "nccl_tuning", "remediation", "rollout"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -92,6 +92,10 @@ class ActionModule(ActionBase):
         tuning = self._templar.template(args.get("nccl_tuning") or {})
         if tuning:
             doc["nccl_tuning"] = rep.tuning_section(tuning)
+        # the host stack's rollout of this run (playbooks/stages/hosts.yml, "Report the rollout")
+        rollout = self._templar.template(args.get("rollout") or {})
+        if rollout:
+            doc["rollout"] = dict(rollout)
         result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"],
                       remediation=decision)
         rendered = None  # the four report files' text, when written

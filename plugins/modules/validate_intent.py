@@ -210,21 +210,39 @@ options:
             choices: [gpudirect, default, none]
             default: default
       rollout:
-        description: How the host stack rolls through C(gpu_nodes) (the play's C(serial) and C(max_fail_percentage)).
+        description:
+          - How the host stack rolls through C(gpu_nodes) in waves (playbooks/stages/hosts.yml,
+            module_utils/host/rollout.py; docs/host-stack.md, "Rolling host changes").
         type: dict
         suboptions:
-          batch:
+          max_unavailable:
             description:
-              - Nodes changed at a time - a number >= 1 or a percentage V('1%')..V('100%') of the nodes, as Ansible's
-                C(serial) takes it. A NIC reset, driver restart or reboot within a batch still goes one node at a time.
-              - The default, every node in one batch, keeps the non-disruptive work parallel; the disruptive actions
-                take turns and a max_fail_percentage of 0 stops the run at the first failed node.
+              - The most nodes disrupted at once (a NIC reset, a driver restart, a reboot) - the widest wave. A number
+                1..100000 or a percentage V('1%')..V('100%') of the nodes rolled, rounded down and at least 1.
             type: raw
-            default: "100%"
+            default: "10%"
+          canary:
+            description: The first wave's nodes (alone); the waves after it double up to O(fabric.rollout.max_unavailable).
+            type: int
+            default: 1
+          spread:
+            description:
+              - Never two nodes of one such group in a wave - V(leaf) (the switches of the node's C(rdma_ports)),
+                V(rack) (host variable C(linerate_rack)), V(nvlink_domain) (C(linerate_nvlink_domain)); V([]) none.
+            type: list
+            elements: str
+            choices: [leaf, rack, nvlink_domain]
+            default: [leaf, rack, nvlink_domain]
           max_fail_percentage:
-            description: The run stops when more than this percentage of a batch failed (0 - the first failed node).
+            description:
+              - A wave with more than this percentage of its nodes failed or unreachable halts the later waves (their
+                nodes are left as they are); 0 - the first failed node.
             type: int
             default: 0
+          batch:
+            description:
+              - The old name of O(fabric.rollout.max_unavailable) (a number or V('N%')); not together with it.
+            type: raw
       remediation:
         description:
           - What C(verify.yml) and C(audit.yml) do with their findings (role C(remediate), docs/audit.md) - opt-in.

@@ -38,6 +38,13 @@ options:
         repeats, file), shown as the report's C(nccl_tuning) section and a table in summary.md.
     type: dict
     default: {}
+  rollout:
+    description:
+      - The host stack's rollout summary of this run (playbooks/stages/hosts.yml, play "Report the rollout"; waves,
+        every node's state, its disruptive steps' start and end), shown as the report's C(rollout) section and a
+        table in summary.md.
+    type: dict
+    default: {}
   remediation:
     description:
       - The drain decision's inputs. The report attributes the error findings to the shared elements that

@@ -1,17 +1,25 @@
-"""Rolling host changes against the lab (issue 25 items 4-5; written here, run by make test-integration).
+"""Rolling host changes against the lab (issue 25 items 4-5, issue 36 item 1; run by make test-integration).
 
-- The rolling firmware reset stops at the first failed host: with lab fault reset-lost, node1's mlx5_0 does
-  not come back from its mlxfwreset; node1's check (rdma_facts expect_devices) fails, and with
-  fabric.rollout.max_fail_percentage 0 node2 is never reset (its change stays pending in next_boot).
+- The canary's failed check halts the rollout: with lab fault reset-lost, node1's mlx5_0 does not come back
+  from its mlxfwreset; node1 (the canary wave) fails its check (rdma_facts expect_devices) and is marked
+  failed, and with fabric.rollout.max_fail_percentage 0 the later waves are skipped: node2 is never touched.
 - The in-use refusal: with lab fault rdma-busy, a process (ib_write_bw) holds node1's mlx5_0; the in-use check
   before the reset refuses naming it, and no node is reset.
+- (matrix, a lab of 16 nodes: LAB_NODES=16) the rollout in waves of at most 4, one node per rack, with the
+  start and end of every node's reset in the rollout summary; and a node made unreachable in its reset (its
+  container paused by the drain hook) is reported unreachable while its wave's other nodes and the later
+  waves finish.
 
 The firmware change is one parameter the lab's ConnectX-7 applies at a level-3 reset (VF_VPD_ENABLE), passed
 with -e connectx_firmware_extra_params; each test puts it back (the same change to False), undoes its fault
 and re-converges the host stack in a finally."""
 import json
+import os
+import subprocess
 
-from conftest import lab_fault, run_playbook
+import pytest
+
+from conftest import REPO, ansible_env, lab_fault, run_playbook
 
 PARAM = "VF_VPD_ENABLE"
 FW = ["--tags", "connectx_firmware"]
@@ -26,6 +34,12 @@ def firmware(node, device="mlx5_0"):
     from linerate_lab import model
     nic = next(n for n in model.load()["nodes"][node]["nics"] if n["device"] == device)
     return nic["firmware"]["current"].get(PARAM), nic["firmware"]["next_boot"].get(PARAM)
+
+
+def summary():
+    """The rollout summary the last host stack run wrote (<linerate_output_dir>/rollout/latest.json)."""
+    with open(os.path.join(REPO, "inventory", "lab-output", "rollout", "latest.json"), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def restore(*faults_to_undo):
@@ -45,14 +59,20 @@ def test_a_failed_check_stops_the_rolling_reset_before_the_next_node(converged):
         res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), timeout=1200)
         assert res.returncode != 0, res.stdout[-6000:]
         out = res.stdout
-        # node1: reset (the parameter runs), then its check fails naming the lost device
+        # node1, the canary: reset (the parameter runs), then its check fails naming the lost device
         assert firmware("node1") == ("True(1)", "True(1)")
         assert "mlx5_0" in out[out.index("Check the RDMA devices are back after the firmware change"):], out[-6000:]
-        # node2: the change is written for the next boot but never applied: no reset ran there
-        assert firmware("node2") == ("False(0)", "True(1)")
-        assert "Apply pending firmware parameters with mlxfwreset, one device at a time" in out
-        # the run ended there (max_fail_percentage 0): no later task of the play ran on node2
-        assert "NO MORE HOSTS LEFT" in out
+        # node2: a later wave, skipped after the canary failed: not even written for the next boot
+        assert firmware("node2") == ("False(0)", "False(0)")
+        s = summary()
+        assert s["halted_at_wave"] == 0 and s["waves"][0]["nodes"] == ["node1"]
+        assert s["nodes"]["node1"]["state"] == "failed"
+        assert s["nodes"]["node1"]["reason"].startswith("Check the RDMA devices are back after the firmware change")
+        step = s["nodes"]["node1"]["steps"][0]
+        assert step["action"] == "firmware_reset" and step["start"] < step["failed"] and "end" not in step
+        assert {n: v["state"] for n, v in s["nodes"].items() if n != "node1"} == {
+            "node2": "skipped", "node3": "skipped", "node4": "skipped"}
+        assert "rollout: node2 skipped: the rollout halted: wave 0 failed on node1" in out
     finally:
         restore(("reset-lost-restore", "node1", "mlx5_0"))
     assert firmware("node1") == firmware("node2") == ("False(0)", "False(0)")
@@ -65,9 +85,112 @@ def test_a_process_on_the_device_refuses_the_reset_and_names_it(converged):
         assert res.returncode != 0, res.stdout[-6000:]
         assert "refusing to firmware reset: RDMA devices are in use by ib_write_bw (pid " in res.stdout
         assert "on mlx5_0; drain the node first (host_disruption_drain_command) or force it" in res.stdout
-        # refused before any reset: nothing applied on any node
+        # refused before any reset: the canary's change waits for the next boot, the others are untouched
         assert firmware("node1") == ("False(0)", "True(1)")
-        assert firmware("node2") == ("False(0)", "True(1)")
+        assert firmware("node2") == ("False(0)", "False(0)")
+        s = summary()
+        assert s["nodes"]["node1"]["state"] == "failed" and s["nodes"]["node1"]["steps"] == []
+        assert s["counts"]["skipped"] == len(s["nodes"]) - 1
     finally:
         restore(("rdma-idle", "node1", "mlx5_0"))
     assert firmware("node1") == firmware("node2") == ("False(0)", "False(0)")
+
+
+# ---------------------------------------------------------------- 16 nodes, waves of 4 (issue 36)
+
+SIXTEEN = 16
+
+
+def racks_inventory(tmp_path, nodes):
+    """An inventory source beside the lab's: node i in rack r<(i-1) % 4 + 1> (four racks of four)."""
+    hosts = {n: {"linerate_rack": f"r{(int(n[4:]) - 1) % 4 + 1}"} for n in nodes}
+    path = tmp_path / "racks.yml"
+    path.write_text(json.dumps({"all": {"children": {"gpu_nodes": {"hosts": hosts}}}}), encoding="utf-8")
+    return str(path)
+
+
+def waves_args(tmp_path, lab, budget, *more):
+    fabric = _lab_fabric()
+    fabric["rollout"] = {"max_unavailable": 4, "canary": 1, "spread": ["rack"], "max_fail_percentage": budget}
+    return ["-i", racks_inventory(tmp_path, sorted(lab["nodes"])), "-e", json.dumps({"fabric": fabric}), *more]
+
+
+def _lab_fabric():
+    import yaml
+    with open(os.path.join(REPO, "inventory", "lab", "group_vars", "all", "fabric.yml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)["fabric"]
+
+
+def sixteen(lab):
+    if len(lab["nodes"]) < SIXTEEN:
+        pytest.skip(f"needs a lab of {SIXTEEN} nodes (LAB_NODES={SIXTEEN}; the lab is up with {len(lab['nodes'])})")
+
+
+def _intervals(s):
+    return {n: (v["steps"][0]["start"], v["steps"][0].get("end") or v["steps"][0].get("failed"))
+            for n, v in s["nodes"].items() if v["steps"]}
+
+
+def _most_at_once(spans):
+    events = sorted([(a, 1) for a, _ in spans.values()] + [(b, -1) for _, b in spans.values()])
+    busy = peak = 0
+    for _t, d in events:
+        busy += d
+        peak = max(peak, busy)
+    return peak
+
+
+@pytest.mark.matrix
+def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(converged, tmp_path):
+    sixteen(converged)
+    try:
+        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), *waves_args(tmp_path, converged, 0),
+                           timeout=2400)
+        assert res.returncode == 0, res.stdout[-6000:]
+        s = summary()
+        assert [len(w["nodes"]) for w in s["waves"]] == [1, 2, 4, 4, 4, 1]
+        assert s["counts"]["done"] == SIXTEEN and s["passed"] is True
+        spans = _intervals(s)
+        assert len(spans) == SIXTEEN
+        # the timestamps themselves: at most 4 nodes in their reset at once, never two of one rack
+        assert _most_at_once(spans) == s["max_disrupted_at_once"] <= 4
+        assert _most_at_once(spans) == 4
+        for a in spans:
+            for b in spans:
+                if a < b and s["nodes"][a]["rack"] == s["nodes"][b]["rack"]:
+                    assert spans[a][1] <= spans[b][0] or spans[b][1] <= spans[a][0], (a, b, spans[a], spans[b])
+        assert s["same_group_overlaps"] == []
+        assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"])
+    finally:
+        restore()
+
+
+@pytest.mark.matrix
+def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachable(converged, tmp_path):
+    sixteen(converged)
+    lost = "node6"
+    # the drain hook (on the controller, before the node's reset) pauses the lost node's container: Ansible
+    # loses it mid-wave (ServerAliveInterval 15 s, three misses), as a node that hangs in its reset
+    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause linerate-{lost}', "{{ inventory_hostname }}"]
+    try:
+        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True),
+                           *waves_args(tmp_path, converged, 25,
+                                       "-e", json.dumps({"host_disruption_drain_command": hook})),
+                           env=ansible_env(ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=120s "
+                                                            "-o ServerAliveInterval=5 -o ServerAliveCountMax=2"),
+                           timeout=2400)
+        # the run fails (a node did not finish), but every other node rolled
+        assert res.returncode != 0, res.stdout[-6000:]
+        s = summary()
+        assert s["nodes"][lost]["state"] == "unreachable"
+        wave = s["nodes"][lost]["wave"]
+        # one of the wave's four nodes: 25 %, within the budget: the wave's others and the later waves finish
+        assert len(s["waves"][wave]["nodes"]) == 4 and s["waves"][wave]["failed"] == [lost]
+        assert s["halted_at_wave"] is None
+        assert s["counts"] == {"done": SIXTEEN - 1, "failed": 0, "unreachable": 1, "skipped": 0, "converged": 0}
+        step = s["nodes"][lost]["steps"][0]
+        assert step["action"] == "firmware_reset" and "end" not in step
+        assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"] if n != lost)
+    finally:
+        subprocess.run(["podman", "unpause", f"linerate-{lost}"], env=ansible_env(), timeout=120, capture_output=True)
+        restore()

@@ -15,9 +15,10 @@ def _task(tasks, name):
     return next(t for t in tasks if t.get("name") == name)
 
 
-def test_firmware_handler_marks_the_node_and_the_turns_run_as_tasks_after_the_flush():
-    # ansible-core runs no include_role from a handler (the turn includes host_disruption): the handler marks
-    # the node, and the turns run as ordinary tasks right after the role's flush_handlers
+def test_firmware_handler_marks_the_node_and_each_node_applies_its_own_after_the_flush():
+    # ansible-core runs no include_role from a handler (apply.yml includes host_disruption): the handler marks
+    # the node, and the apply runs as ordinary tasks right after the role's flush_handlers - once per node,
+    # on the node itself: no loop over the batch (issue 36: O(N^2) task results), the wave is the play's batch
     (handler,) = load("roles", "connectx_firmware", "handlers", "main.yml")
     assert handler["name"] == "Apply pending ConnectX firmware changes"
     assert handler["ansible.builtin.set_fact"] == {"connectx_firmware_apply_pending": True}
@@ -26,17 +27,16 @@ def test_firmware_handler_marks_the_node_and_the_turns_run_as_tasks_after_the_fl
     names = [t.get("name") for t in tasks]
     flush = names.index("Note the nodes whose firmware changes are pending")
     assert tasks[flush]["ansible.builtin.meta"] == "flush_handlers"
-    turns = tasks[flush + 1]
-    assert turns["ansible.builtin.include_tasks"] == "apply.yml"
-    assert turns["loop"] == "{{ ansible_play_batch }}"
-    assert turns["loop_control"] == {"loop_var": "connectx_firmware_turn"}
-    assert turns["when"] == "hostvars[connectx_firmware_turn].connectx_firmware_apply_pending | default(false) | bool"
-    assert not [t for t in tasks if "throttle" in t or "listen" in t]
+    apply = tasks[flush + 1]
+    assert apply["ansible.builtin.include_tasks"] == "apply.yml"
+    assert "loop" not in apply and "loop_control" not in apply
+    assert apply["when"] == "connectx_firmware_apply_pending | default(false) | bool"
+    assert not [t for t in tasks if "throttle" in t or "listen" in t or "loop_control" in t and "turn" in str(t)]
 
 
-def test_a_turn_is_guard_reset_wait_check_undrain_on_one_node():
+def test_the_apply_is_guard_reset_wait_check_undrain_and_a_failure_marks_the_node():
     (block,) = load("roles", "connectx_firmware", "tasks", "apply.yml")
-    assert block["when"] == "inventory_hostname == connectx_firmware_turn"
+    assert "when" not in block
     names = [t["name"] for t in block["block"]]
     assert names[0] == "Check the management path and running RDMA jobs, and drain the node"
     assert block["block"][0]["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption",
@@ -45,27 +45,53 @@ def test_a_turn_is_guard_reset_wait_check_undrain_on_one_node():
         < names.index("Wait for the host to answer after the firmware reset") \
         < names.index("Check the RDMA devices are back after the firmware change") < len(names) - 1
     assert block["block"][-1]["ansible.builtin.include_role"]["tasks_from"] == "end"
+    assert [t["ansible.builtin.include_role"] for t in block["rescue"]] == [
+        {"name": "linerate.fabric.host_disruption", "tasks_from": "failed"}]
     assert not [t for t in block["block"] if "throttle" in t or "listen" in t]
 
 
-def test_driver_restart_turns_and_is_guarded():
+def test_each_node_restarts_its_own_driver_guarded_and_a_failure_marks_it():
     (handler,) = load("roles", "mofed", "handlers", "main.yml")
     assert handler["ansible.builtin.set_fact"] == {"mofed_restart_pending": True}
     main = load("roles", "mofed", "tasks", "main.yml")
-    turns = _task(main, "Restart the driver now if an install is waiting for it, before other roles read the NICs")
+    restart_inc = _task(main, "Restart the driver now if an install is waiting for it, before other roles read the NICs")
     flush = next(i for i, t in enumerate(main) if t.get("ansible.builtin.meta") == "flush_handlers")
     # between them only the check-mode preview's end (tests/unit/test_mofed_driver_restart.py)
-    assert [t["name"] for t in main[flush + 1:main.index(turns)]] == [
+    assert [t["name"] for t in main[flush + 1:main.index(restart_inc)]] == [
         "Preview ends here for this host until its driver is restarted"]
-    assert turns["ansible.builtin.include_tasks"] == "restart.yml"
-    assert turns["loop"] == "{{ ansible_play_batch }}" and turns["loop_control"] == {"loop_var": "mofed_turn"}
-    assert turns["when"] == "hostvars[mofed_turn].mofed_restart_pending | default(false) | bool"
-    restart = load("roles", "mofed", "tasks", "restart.yml")[1]
-    assert restart["when"] == "inventory_hostname == mofed_turn and mofed_allow_driver_restart | bool"
+    assert restart_inc["ansible.builtin.include_tasks"] == "restart.yml"
+    assert "loop" not in restart_inc
+    assert restart_inc["when"] == "mofed_restart_pending | default(false) | bool"
+    refuse, restart = load("roles", "mofed", "tasks", "restart.yml")
+    assert refuse["when"] == "not (mofed_allow_driver_restart | bool)"
+    assert restart["when"] == "mofed_allow_driver_restart | bool"
     first = restart["block"][0]
     cmd = next(t for t in restart["block"] if t["name"] == "Restart the RDMA driver")
     assert first["vars"] == {"host_disruption_action": "driver_restart"}
     assert cmd["ansible.builtin.command"] == {"argv": "{{ mofed_driver_restart_command }}"}
+    assert restart["rescue"][0]["ansible.builtin.include_role"]["tasks_from"] == "failed"
+
+
+def test_the_failed_entry_marks_the_node_keeps_the_step_and_ends_the_host():
+    mark, say, end = load("roles", "host_disruption", "tasks", "failed.yml")
+    facts = mark["ansible.builtin.set_fact"]
+    assert facts["linerate_rollout_state"] == "failed"
+    assert "ansible_failed_task.name" in facts["linerate_rollout_reason"]
+    assert "ansible_failed_result.msg" in facts["linerate_rollout_reason"]
+    assert "'failed': now(utc=true)" in facts["linerate_rollout_steps"]
+    assert end["ansible.builtin.meta"] == "end_host"
+
+
+def test_begin_and_end_note_the_disruptive_steps_start_and_end():
+    begin = load("roles", "host_disruption", "tasks", "begin.yml")
+    note = _task(begin, "Note when the node leaves service")
+    assert "'action': host_disruption_action, 'start': now(utc=true).isoformat()" in \
+        note["ansible.builtin.set_fact"]["linerate_rollout_steps"]
+    # after the guards (a refused node never left service), before the drain
+    assert begin.index(note) == 4 and begin[5]["name"] == "Drain the node (command)"
+    end = load("roles", "host_disruption", "tasks", "end.yml")
+    assert end[-1]["name"] == "Note when the node is back in service"
+    assert "'end': now(utc=true).isoformat()" in end[-1]["ansible.builtin.set_fact"]["linerate_rollout_steps"]
 
 
 def test_begin_checks_the_path_and_use_before_any_drain_hook():
@@ -73,13 +99,14 @@ def test_begin_checks_the_path_and_use_before_any_drain_hook():
     tasks = load("roles", "host_disruption", "tasks", "begin.yml")
     modules = [next(k for k in t if k.startswith(("ansible.builtin.", "linerate.fabric."))) for t in tasks]
     assert modules == ["ansible.builtin.command", "linerate.fabric.disruption_guard", "linerate.fabric.disruption_guard",
-                       "ansible.builtin.debug", "ansible.builtin.command", "ansible.builtin.include_tasks"]
+                       "ansible.builtin.debug", "ansible.builtin.set_fact", "ansible.builtin.command",
+                       "ansible.builtin.include_tasks"]
     assert tasks[0]["ansible.builtin.command"] == {"argv": ["printenv", "SSH_CONNECTION"]}
     assert tasks[0]["become"] is False
     assert tasks[1]["linerate.fabric.disruption_guard"]["check_in_use"] is False
     assert tasks[2]["linerate.fabric.disruption_guard"]["check_in_use"] is True
     assert tasks[2]["linerate.fabric.disruption_guard"]["force"] == "{{ host_disruption_force }}"
-    assert tasks[4]["ansible.builtin.command"]["argv"] == "{{ host_disruption_drain_command }}"
+    assert tasks[5]["ansible.builtin.command"]["argv"] == "{{ host_disruption_drain_command }}"
 
 
 def test_each_rail_is_its_own_unit_bound_to_its_netdev():

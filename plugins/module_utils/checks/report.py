@@ -197,7 +197,30 @@ def to_markdown(report, view=None):
             lines.append(f"| {a} | " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines + _evidence(checks) + bench_lines(checks) + _trend_lines(report)
-                     + tuning_lines(report)) + "\n"
+                     + tuning_lines(report) + rollout_lines(report)) + "\n"
+
+
+def rollout_lines(report):
+    """summary.md's rollout section: the host stack's waves of this run (playbooks/stages/hosts.yml) and
+    every node's state with its disruptive step's start and end (empty without a rollout)."""
+    section = report.get("rollout")
+    if not section:
+        return []
+    counts = ", ".join(f"{v} {k}" for k, v in (section.get("counts") or {}).items() if v)
+    halt = section.get("halted_at_wave")
+    lines = ["## Host rollout", "",
+             f"{len(section.get('waves') or [])} wave(s), at most {section.get('max_unavailable')} node(s) at once "
+             f"(spread: {', '.join(section.get('spread') or []) or 'none'}); {counts or 'no nodes'}; "
+             f"most disrupted at once: {section.get('max_disrupted_at_once')}"
+             + (f"; halted after wave {halt}" if halt is not None else ""), "",
+             "| node | wave | state | disruptive step | start | end |", "|---|---|---|---|---|---|"]
+    for name, node in (section.get("nodes") or {}).items():
+        steps = node.get("steps") or [{}]
+        for step in steps:
+            end = step.get("end") or (f"failed {step['failed']}" if step.get("failed") else "")
+            lines.append(f"| {name} | {'' if node.get('wave') is None else node['wave']} | {node.get('state')} | "
+                         f"{step.get('action', '')} | {step.get('start', '')} | {end} |")
+    return lines + [""]
 
 
 # The NCCL tuning sweep's row fields in report.json (nccl_tuning.rows); runs and medians are GB/s.

@@ -75,13 +75,18 @@ DEFAULTS = {
     "firmware": {
         "profile": "default",
     },
-    # The host stack rolls through gpu_nodes (playbooks/stages/hosts.yml):
-    # `serial` and `max_fail_percentage` of the play. Every node in one batch
-    # (the non-disruptive work in parallel), each disruptive action one node at
-    # a time within it (the roles' turns), and the first failure stops the run.
+    # The host stack rolls through gpu_nodes in waves (playbooks/stages/hosts.yml,
+    # module_utils/host/rollout.py): a canary wave, then waves doubling up to
+    # max_unavailable nodes (a count or 'N%'), never two nodes of one leaf, rack
+    # or NVLink domain in a wave (spread); a wave whose failures exceed
+    # max_fail_percentage of it halts the later waves. batch: the old name of
+    # max_unavailable (None: not given).
     "rollout": {
-        "batch": "100%",
+        "max_unavailable": "10%",
+        "canary": 1,
         "max_fail_percentage": 0,
+        "spread": ["leaf", "rack", "nvlink_domain"],
+        "batch": None,
     },
     # What verify.yml / audit.yml do with their findings (roles/remediate, docs/audit.md):
     # opt-in; errors drain, warnings do not.

@@ -14,7 +14,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
     NCCL_OVERRIDES, _PACKAGE, PACKAGES, path, _PSID, RESET_LEVELS, restart_command, _SUITE, _UNIT, url, _VERSION)
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
+# The rollout's spread labels (module_utils/host/rollout.py LABEL_RE, the same pattern): a node's rack and
+# NVLink domain, never two of one disrupted in the same wave (fabric.rollout.spread).
+_ROLLOUT_LABEL = (r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}",
+                  "a name of 1..128 characters: letters, digits and . _ : / - (starting with a letter or digit)")
+
 HOST_RULES = {
+    # the host stack's rollout in waves (playbooks/stages/hosts.yml, docs/host-stack.md)
+    "linerate_rack": fmt(_ROLLOUT_LABEL, empty=True),
+    "linerate_nvlink_domain": fmt(_ROLLOUT_LABEL, empty=True),
     # role mofed (mofed_source: cabling.validate_cabling, with the reason inbox is rejected)
     "mofed_version": release(fmt(_VERSION), "24.10-1.1.4"),
     "mofed_doca_version": release(fmt(_VERSION), "2.9.1"),

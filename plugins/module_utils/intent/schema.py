@@ -129,15 +129,43 @@ def _validate_remediation(p, given, r):
 ROLLOUT_PERCENT = re.compile(r"([1-9][0-9]?|100)%", re.ASCII)
 
 
+def _count_or_percent(value):
+    return (is_int(value) and 1 <= value <= 100000) or (isinstance(value, str) and ROLLOUT_PERCENT.fullmatch(value))
+
+
+ROLLOUT_SPREAD = ("leaf", "rack", "nvlink_domain")
+
+
 def _validate_rollout(p, given, r):
     unknown_keys(p, "fabric.rollout", given, DEFAULTS["rollout"])
+    given = given if isinstance(given, dict) else {}
     batch = r.get("batch")
-    if not ((is_int(batch) and 1 <= batch <= 100000)
-            or (isinstance(batch, str) and ROLLOUT_PERCENT.fullmatch(batch))):
+    # batch: the old name of max_unavailable (the host stack's serial before the waves); still taken
+    if batch is not None and not _count_or_percent(batch):
         p.add("fabric.rollout.batch", batch,
               "allowed: a number of nodes >= 1 or a percentage '1%'..'100%' of gpu_nodes "
               "(the host stack's serial: nodes changed at a time)")
+    elif batch is not None and "max_unavailable" in given:
+        p.add("fabric.rollout.batch", batch,
+              "allowed: only one of batch and max_unavailable (batch is the old name of max_unavailable: "
+              "the most nodes disrupted at once)")
+    limit_ok = _count_or_percent(r.get("max_unavailable"))
+    if not limit_ok:
+        p.add("fabric.rollout.max_unavailable", r.get("max_unavailable"),
+              "allowed: a number of nodes 1..100000 or a percentage '1%'..'100%' of the nodes rolled "
+              "(the most nodes disrupted at once; a percentage is rounded down, at least 1)")
+    canary_ok = int_in(p, "fabric.rollout.canary", r.get("canary"), 1, 100000)
+    if canary_ok and limit_ok and is_int(r["max_unavailable"]) and r["canary"] > r["max_unavailable"]:
+        p.add("fabric.rollout.canary", r["canary"],
+              f"allowed: at most fabric.rollout.max_unavailable ({r['max_unavailable']}); "
+              "the canary wave is the first, smallest wave")
     int_in(p, "fabric.rollout.max_fail_percentage", r.get("max_fail_percentage"), 0, 100)
+    spread = r.get("spread")
+    if not (isinstance(spread, list) and all(isinstance(s, str) and s in ROLLOUT_SPREAD for s in spread)
+            and len(set(spread)) == len(spread)):
+        p.add("fabric.rollout.spread", spread,
+              "allowed: a list of leaf, rack, nvlink_domain, each at most once (never two nodes of one such "
+              "group disrupted in the same wave); [] spreads on nothing")
 
 
 def _validate_roce(p, given, r):

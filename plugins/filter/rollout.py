@@ -1,0 +1,76 @@
+"""Filters for the host stack's rollout in waves (module_utils/host/rollout.py, playbooks/stages/hosts.yml)."""
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.linerate.fabric.plugins.module_utils.host import rollout
+
+
+def _rollout_keys(intent):
+    """max_unavailable from the intent (the legacy ``batch`` where it is given instead)."""
+    intent = dict(intent or {})
+    limit = intent.get("batch") if intent.get("batch") is not None else intent.get("max_unavailable", 1)
+    return {"max_unavailable": limit, "canary": intent.get("canary", 1),
+            "spread": list(intent.get("spread", rollout.SPREAD_KEYS)),
+            "max_fail_percentage": int(intent.get("max_fail_percentage", 0))}
+
+
+def _marks(hostvars, names):
+    marks = {}
+    for name in names:
+        hv = hostvars.get(name) or {}
+        marks[name] = {"state": hv.get("linerate_rollout_state"), "steps": hv.get("linerate_rollout_steps") or [],
+                       "reason": hv.get("linerate_rollout_reason")}
+    return marks
+
+
+def rollout_plan(names, hostvars, intent, observed=None):
+    """The waves for the nodes ``names`` (``module_utils.host.rollout.plan``), as a dict."""
+    try:
+        nodes = rollout.nodes_from_hostvars(list(names), hostvars, observed)
+        return rollout.plan(nodes, **_rollout_keys(intent)).as_dict()
+    except rollout.RolloutError as e:
+        raise AnsibleFilterError(f"rollout_plan: {e}") from None
+
+
+def rollout_halt(plan, hostvars, active, wave):
+    """At the start of wave ``wave``: the first earlier wave over its budget ({wave, failed}) or {}.
+
+    A node of an earlier wave that is not in ``active`` (ansible_play_hosts: Ansible dropped it,
+    failed or unreachable) and did not mark itself done counts as failed."""
+    active = set(active or [])
+    earlier = [n for w in plan["waves"][:int(wave)] for n in w]
+    marks = _marks(hostvars, earlier)
+    states = {n: (marks[n]["state"] if marks[n]["state"] in ("done", "failed", "skipped")
+                  else ("done" if n in active else "failed")) for n in earlier}
+    halt = rollout.halted_at(plan, states, before=int(wave))
+    if halt is None:
+        return {}
+    return {"wave": halt, "failed": rollout.wave_failed(plan["waves"][halt], states)}
+
+
+def rollout_wave(plan, batch):
+    """The index of the wave the play's current batch (ansible_play_batch) belongs to."""
+    for name in batch or []:
+        if name in plan["nodes"]:
+            return plan["nodes"][name]["wave"]
+    raise AnsibleFilterError(f"rollout_wave: none of {list(batch or [])} is in the rollout plan")
+
+
+def rollout_unmarked(plan, hostvars):
+    """The planned nodes with no rollout mark (neither done, nor failed in a disruptive step, nor
+    skipped): Ansible dropped them, failed or unreachable; the report play asks them."""
+    marks = _marks(hostvars, plan["order"])
+    return [n for n in plan["order"] if marks[n]["state"] not in ("done", "failed", "skipped")]
+
+
+def rollout_summary(plan, hostvars, probes=(), converged=(), unseen=()):
+    """The rollout summary (``module_utils.host.rollout.summary``) from the nodes' marks and the
+    results of the ping that asked the unmarked ones (``probes``: a registered loop's results)."""
+    reachable = {r["item"]: not r.get("unreachable", False) for r in probes or [] if "item" in r}
+    return rollout.summary(plan, _marks(hostvars, plan["order"]), reachable,
+                           list(converged or []), list(unseen or []))
+
+
+class FilterModule:
+    def filters(self):
+        return {"rollout_plan": rollout_plan, "rollout_halt": rollout_halt, "rollout_wave": rollout_wave,
+                "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}
