@@ -263,6 +263,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.journal import watch_controller
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
@@ -358,6 +359,10 @@ def main():
         want_text = p["config"]
         warnings = []
     redactor = Redactor(driver.platform) if full else None
+    if not module.check_mode:
+        # SIGKILL of ansible-playbook's process group does not reach this process (Ansible's worker called
+        # setsid): when the controller ends, the window is cut off and recovers as for SIGTERM
+        watch_controller()
     try:
         result = run_apply(
             driver, want_text, ports=p["fabric_ports"], check_mode=module.check_mode,

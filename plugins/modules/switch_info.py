@@ -40,6 +40,12 @@ options:
   ecn:
     description: Whether every fabric port must have ECN marking on (omit to leave ECN out of RV(problems)).
     type: bool
+  backup_dir:
+    description:
+      - The change window's backup folder (the role's C(switch_fabric_backup_dir)). When given, the journal of a
+        window an earlier run left cut off (C(<backup_dir>/<name>/window.json): SIGINT, SIGTERM, or its
+        controller killed) is read with the switch and reported as RV(earlier_window) and a warning.
+    type: path
   config:
     description:
       - The intent in the platform's configuration language, as M(linerate.fabric.switch_config) takes it;
@@ -104,6 +110,14 @@ ports_down:
   returned: always
   type: list
   elements: str
+earlier_window:
+  description:
+    - The window an earlier run left in the journal, read with the switch now (null when there is none or
+      O(backup_dir) is not given) - C(path) of the journal, its C(entry), C(clean) (the switch is at that
+      window's backup, or its confirmed change, with nothing pending: the journal may be removed) and the
+      C(report) sentence.
+  returned: always
+  type: dict
 problems:
   description:
     - The post-check of the fabric ports, one message per fault - missing, down (with O(require_ports_up)),
@@ -115,12 +129,17 @@ problems:
   sample: ["swp2: link is down", "swp1: PFC on priorities [3, 4] (want [3])"]
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, earlier_window, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 
 def read(p, driver):
     extra = {}
+    # before anything else: a window an earlier run left cut off, and the switch as it is now
+    earlier = earlier_window(driver, p["backup_dir"]) if p["backup_dir"] else None
+    extra["earlier_window"] = earlier
+    if earlier is not None:
+        extra["warnings"] = [f"switch {p['name']}: {earlier['report']}"]
     running = driver.get_running()
     driver.parse(running)   # fails on output that is not a config
     pending = driver.pending()
@@ -143,7 +162,8 @@ def main():
     # an unreachable switch is shown as UNREACHABLE in the recap, not FAILED
     read_only_module(read, dict(return_running_config=dict(type="bool", default=False),
                                 require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
-                                ecn=dict(type="bool"), config=dict(type="str")), unreachable=True)
+                                ecn=dict(type="bool"), config=dict(type="str"), backup_dir=dict(type="path")),
+                     unreachable=True)
 
 
 if __name__ == "__main__":

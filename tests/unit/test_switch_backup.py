@@ -417,6 +417,7 @@ def test_restore_result_has_no_secret_in_commands_before_after_or_diff(tmp_path,
         answers["cat /etc/sonic/config_db.json"] = running
         answers["sudo config list-checkpoints"] = "[]"
         answers["systemctl show -p SubState --value linerate-deadman-T1.timer"] = "waiting"   # the dead-man timer
+        answers["systemctl show -p SubState --value linerate-deadman-T1-push.timer"] = "waiting"   # and the push's
     d, fake = make(platform, "leaf1", answers)
     res = run_apply(d, backup, full=True, backup_dir=str(tmp_path), stamp="T1", backup_label="restore", force=True)
     assert not any(leak in json.dumps(res) for leak in LEAKS)

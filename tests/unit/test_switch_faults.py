@@ -199,6 +199,8 @@ def test_restore_clears_pending_state_and_is_idempotent(tmp_path, monkeypatch, p
     ctx = sim.sw.new_context("ops")
     for line in LEFTOVER[platform]:
         sim.sw.execute(ctx, line)
+    for path in [p for p in sim.sw.fs if "linerate.lock" in p]:   # the dead window's lock: an hour old
+        sim.sw.fs_mtime[path] = sim.sw.now() - 3600           # by the switch's own clock
     assert d.pending()
     res = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T2",
                     backup_label="restore")

@@ -42,7 +42,9 @@ def test_switch_config_check_mode_reports_commands_and_diff_only(monkeypatch, ca
                            {"nv config show -o commands": fixture("nvue_config_show_commands.txt")}, check=True)
     # check mode reads the config and the window lock (reported, never taken)
     assert res["changed"] is True and fake.sent == ["nv config show -o commands",
-                                                    "cat /var/lock/linerate.lock/holder 2>/dev/null"]
+                                                    "cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c "
+                                                    "lock-mtime=%Y /var/lock/linerate.lock 2>/dev/null ; "
+                                                    "date +switch-now=%s"]
     assert "nv set interface swp2 qos pfc profile linerate" in res["commands"]
     assert "link mtu 9216" in res["diff"]["after"] and res["backup_path"] is None
     assert res["command_log"][0]["output"].startswith("<running configuration")

@@ -103,7 +103,8 @@ def test_check_mode_only_reads():
     d, fake = make("nvue", answers={"nv config show -o commands": fixture("nvue_config_show_commands.txt")})
     res = run_apply(d, render("nvue", PORTS), ports=PORTS, check_mode=True)
     # reads only: the running config, and the window lock (reported, never taken)
-    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null"]
+    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c "
+                         "lock-mtime=%Y /var/lock/linerate.lock 2>/dev/null ; date +switch-now=%s"]
     assert res["changed"] is True and res["commands"] == EXPECTED
     assert "+nv set" not in res["diff"]["before"] and "link mtu 9216" in res["diff"]["after"]
 

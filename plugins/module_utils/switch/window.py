@@ -12,6 +12,7 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import LABELS, BackupError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as _lock
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal as _journal
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
         ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
@@ -19,11 +20,13 @@ except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.pat
         from backups import LABELS, BackupError  # type: ignore
         from redact import Redactor  # type: ignore
         import lock as _lock  # type: ignore
+        import journal as _journal  # type: ignore
         from base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
     except ImportError:
         from switch.backups import LABELS, BackupError  # type: ignore
         from switch.redact import Redactor  # type: ignore
         from switch import lock as _lock  # type: ignore
+        from switch import journal as _journal  # type: ignore
         from switch.base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
 
 
@@ -86,6 +89,11 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     with the holder's name before any change, check mode reports the lock.
     ``lock=False`` (recovery's own nested restore, which runs under the
     outer lock) skips it; a :class:`WindowLock` may be given (tests).
+
+    With a ``backup_dir`` the window is journalled (:mod:`journal`): an entry
+    written before the first change, removed when this call returns its result
+    or a failure, kept with the outcome when the window was cut off by a signal
+    or by the end of its controller, so the next run reports it.
     """
     stamp = stamp or timestamp()
     args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
@@ -96,6 +104,8 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
         lock = WindowLock(driver, stamp, confirm_timeout,
                           os.path.join(backup_dir, driver.name) if backup_dir else None)
     wlock = lock or None
+    journal = _journal.Journal(_journal.journal_path(backup_dir, driver.name)) if backup_dir and not check_mode \
+        else None
     if not full:
         redactor = None   # the window's results hold QoS only: left as they are
     elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
@@ -105,7 +115,8 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
         with SignalGuard() as guard:
             try:
                 try:
-                    result = _run_window(*args, progress=progress, guard=guard, redactor=redactor, wlock=wlock)
+                    result = _run_window(*args, progress=progress, guard=guard, redactor=redactor, wlock=wlock,
+                                         journal=journal)
                 except SwitchError as exc:
                     note = wlock.release() if wlock is not None else None
                     if note:
@@ -130,18 +141,33 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
                     rolled_back=False, changed=progress["changed"]) from None
             if guard.received:   # a signal after the confirm: the change is complete
                 raise SwitchError(
-                    driver.name, f"interrupted by {signal_name(guard.received[0])} after the change was confirmed: "
+                    driver.name, f"interrupted by {_cause(guard.received[0])} after the change was confirmed: "
                     "the switch is at the intent with nothing pending", rolled_back=False,
                     changed=result["changed"])
     except SwitchError as exc:
+        if journal is not None:
+            # cut off (a signal, the controller's end): nobody may see this result, the next run reports it
+            if guard.received:
+                journal.outcome(str(exc), exc.rolled_back)
+            else:
+                journal.done()
         if exc.rolled_back is None:   # failed before the first change: the switch was not touched
             exc.rolled_back = False
         if redactor is not None:
             raise _redacted(exc, redactor) from exc.__cause__
         raise
+    if journal is not None:
+        journal.done()
     if redactor is not None:
         redactor.result(result)
     return result
+
+
+def _cause(signum):
+    """The signal's name, or the controller's end when the controller watch (journal.py) sent it."""
+    if signum == signal.SIGTERM and _journal.CAUSE.get("name"):
+        return _journal.CAUSE["name"]
+    return signal_name(signum)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -149,7 +175,7 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, signum):
         self.signum = signum
-        self.name = signal_name(signum)
+        self.name = _cause(signum)
         super().__init__(self.name)
 
 
@@ -328,6 +354,48 @@ class WindowLock:
         return note
 
 
+def earlier_window(driver, backup_dir, alive=_lock.pid_alive):
+    """The window an earlier run left in the journal (:mod:`journal`) of this switch, read with the switch
+    now: None when there is none, else ``{"path", "entry", "clean", "report"}``. ``clean`` when the switch
+    is byte-identical to that window's backup (or at its confirmed change) with nothing pending: the
+    journal may then be removed. A window whose process still runs on this controller is in flight."""
+    path = _journal.journal_path(backup_dir, driver.name)
+    entry = _journal.read(path)
+    if entry is None:
+        return None
+    if "unreadable" in entry:
+        return {"path": path, "entry": entry, "clean": False,
+                "report": f"the window journal {path} is not one linerate wrote ({entry['unreadable']!r}): read the "
+                          "switch by hand, then remove it"}
+    me = _lock.Holder.me("check")
+    who = f"run {entry.get('run')}, pid {entry.get('pid')}"
+    if entry.get("machine") and entry["machine"] == me.machine and entry.get("pid") != me.pid \
+            and alive(entry.get("pid"), entry.get("start")):
+        return {"path": path, "entry": entry, "clean": False,
+                "report": f"a change window on this switch ({who}) is still running on this controller: wait for it"}
+    backup = None
+    if entry.get("backup_path"):
+        try:
+            with open(entry["backup_path"], encoding="utf-8") as f:
+                backup = f.read()
+        except OSError:
+            backup = None
+    running = driver.get_running()
+    pend = driver.pending()
+    confirmed = "after the change was confirmed" in (entry.get("outcome") or "")
+    at_backup = backup is not None and running == backup
+    what = entry.get("outcome") or (f"cut off during {entry.get('step')} with no outcome written (its process "
+                                    "ended without a word: killed outright)")
+    now = (f"the running config is byte-identical to its backup {entry.get('backup_path')}" if at_backup else
+           f"the running config differs from its backup {entry.get('backup_path')}")
+    clean = not pend and (at_backup or confirmed)
+    report = (f"an earlier change window on this switch ({who}) was cut off: {what}. Now: {now}, "
+              + ("nothing pending" if not pend else "pending: " + "; ".join(pend))
+              + ("" if clean else ". Restore that backup (playbooks/switch_rollback.yml) once you know why; the "
+                                  f"journal {path} stays until the switch is clean"))
+    return {"path": path, "entry": entry, "clean": clean, "report": report}
+
+
 def managed_scope(driver, want, ports):
     """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
     (SwitchError) before anything is sent."""
@@ -395,7 +463,7 @@ def restore_deletions(driver, want, have):
 
 def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
                 require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard,
-                redactor, wlock=None):
+                redactor, wlock=None, journal=None):
     cleared = []
     warnings = wlock.warnings if wlock is not None else []
     want = driver.parse(want_text)
@@ -477,6 +545,16 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         except BackupError as exc:   # a full disk, a read-only directory: stop before any change
             raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
                               rolled_back=False, changed=bool(cleared)) from exc
+    if journal is not None:   # before the first change: a window cut off from here is found by the next run
+        me = wlock.me if wlock is not None else _lock.Holder.me(stamp)
+        try:
+            journal.begin(switch=driver.name, platform=driver.platform, run=stamp, pid=me.pid, machine=me.machine,
+                          start=me.start, backup_path=result["backup_path"], confirm_timeout=confirm_timeout,
+                          full=bool(full), step="begin")
+        except OSError as exc:
+            raise SwitchError(driver.name, f"the window journal {journal.path} cannot be written "
+                                           f"({exc.strerror or exc}); the change window stops before any change, "
+                                           "nothing is sent", rolled_back=False, changed=bool(cleared)) from exc
     step = progress["step"] = "begin"
     pushed = False
     try:
