@@ -94,7 +94,7 @@ lab-down:
 	rm -rf .make
 
 test-unit: venv
-	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadgroup tests/unit
 
 # The changelog (antsibull-changelog, changelogs/config.yaml): every change adds a fragment to
 # changelogs/fragments/; a release (VERSION= galaxy.yml's version) moves them into changelog.yaml.
@@ -169,7 +169,7 @@ $(MOLECULE_TARGETS): molecule-%: lab-image
 	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule --base-config $(CURDIR)/.config/molecule/config.yml test
 
 test: deps venv
-	$(VPY) -m pytest -q -n $(UNIT_JOBS) tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadgroup tests/unit
 	$(MAKE) --no-print-directory lint
 	@# sanity beside the molecule scenarios: both wait on much besides the CPU
 	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(MOLECULE_TARGETS)

@@ -45,6 +45,48 @@ def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n):
     assert set(pairs) == {frozenset(c) for c in itertools.combinations(nodes, 2)}
 
 
+def _circle_by_rotation(nodes):
+    """The circle method as written out: rotate the ring once per round (the closed form's reference)."""
+    order = {x: k for k, x in enumerate(nodes)}
+    ring = list(nodes) + ([None] if len(nodes) % 2 else [])
+    out = []
+    for _ in range(len(ring) - 1):
+        rnd = []
+        for i in range(len(ring) // 2):
+            a, b = ring[i], ring[len(ring) - 1 - i]
+            if a is not None and b is not None:
+                lo, hi = sorted((a, b), key=order.get)
+                rnd.append([lo, hi] if (order[lo] + order[hi]) % 2 else [hi, lo])
+        out.append(rnd)
+        ring = [ring[0], ring[-1]] + ring[1:-1]
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 10, 33, 64])
+def test_each_round_alone_is_the_rotated_circles_round(n):
+    nodes = [f"gpu{i:04d}" for i in range(n, 0, -1)]
+    whole = _circle_by_rotation(nodes)
+    assert checks_plans.round_robin(nodes) == whole
+    assert checks_plans.round_count(n) == len(whole)
+    for r in range(len(whole)):
+        assert checks_plans.round_robin(nodes, [r]) == [whole[r]]
+    # out-of-range indices give nothing; the wanted rounds come in the order asked
+    assert checks_plans.round_robin(nodes, [len(whole), -1]) == []
+    assert checks_plans.round_robin(nodes, [len(whole) - 1, 0]) == [whole[-1], whole[0]]
+
+
+def test_a_sampled_plan_of_2000_nodes_is_the_same_few_rounds_of_the_whole_circle():
+    nodes = [f"gpu{i:04d}" for i in range(2000)]
+    picked = list(range(0, 1999, 1999 // 3))[:3]
+    whole = checks_plans.round_robin(nodes[:40])
+    assert checks_plans.sampled_plan(nodes[:40], 3) == [whole[i] for i in range(0, 39, 13)][:3]
+    rounds = checks_plans.sampled_plan(nodes, 3)
+    assert rounds == checks_plans.round_robin(nodes, picked)
+    for rnd in rounds:
+        used = [x for p in rnd for x in p]
+        assert len(used) == len(set(used)) == 2000
+
+
 @pytest.mark.parametrize("n", [4, 5, 8, 9, 16])
 def test_servers_are_balanced(n):
     nodes = [f"n{i}" for i in range(n)]

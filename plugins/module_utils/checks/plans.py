@@ -13,32 +13,45 @@ __metaclass__ = type
 
 # ---------------------------------------------------------------- plans
 
-def round_robin(nodes):
+def round_robin(nodes, rounds=None):
     """Rounds of disjoint pairs covering every pair once (circle method).
 
     N nodes -> N-1 rounds (N even) or N rounds (N odd, one node idle per
     round). Each pair is ``[server, client]``; for nodes i < j (plan order)
     i serves when i + j is odd, so every node is server in about half of its
     tests (an asymmetric fault shows whichever way it points).
+
+    ``rounds``: the indices of the rounds wanted (default every round). Each round is computed
+    on its own from the circle's closed form (round r: position p >= 1 holds ring element
+    1 + (p - 1 - r) mod (n - 1)), so a plan that needs a few rounds of 2,000 nodes costs a few
+    rounds, not all 1,999.
     """
     nodes = list(nodes)
-    order = {n: k for k, n in enumerate(nodes)}
     if len(nodes) < 2:
         return []
+    order = {n: k for k, n in enumerate(nodes)}
     ring = nodes + ([None] if len(nodes) % 2 else [])
     n = len(ring)
-    rounds = []
-    for r in range(n - 1):
+    m = n - 1
+    wanted = range(m) if rounds is None else [r for r in rounds if 0 <= r < m]
+    out = []
+    for r in wanted:
         pairs = []
         for i in range(n // 2):
-            a, b = ring[i], ring[n - 1 - i]
+            a = ring[0] if i == 0 else ring[1 + (i - 1 - r) % m]
+            b = ring[1 + (n - 2 - i - r) % m]
             if a is None or b is None:
                 continue
-            lo, hi = sorted((a, b), key=order.get)
+            lo, hi = (a, b) if order[a] < order[b] else (b, a)
             pairs.append([lo, hi] if (order[lo] + order[hi]) % 2 else [hi, lo])
-        rounds.append(pairs)
-        ring = [ring[0]] + [ring[-1]] + ring[1:-1]
-    return rounds
+        out.append(pairs)
+    return out
+
+
+def round_count(n_nodes):
+    """How many rounds ``round_robin`` has for ``n_nodes`` nodes."""
+    n = int(n_nodes)
+    return 0 if n < 2 else n - 1 + n % 2
 
 
 PLANS = ("auto", "full", "sampled")
@@ -78,7 +91,7 @@ def _group_rounds(groups, count):
     i-th node with group B's i-th); server and client alternate so each uplink carries both
     directions. Pairs of a round are disjoint."""
     out = []
-    for meeting in round_robin(list(range(len(groups))))[:count]:
+    for meeting in round_robin(list(range(len(groups))), range(count)):
         pairs = []
         for ga, gb in meeting:
             for i, (a, b) in enumerate(zip(groups[ga], groups[gb])):
@@ -122,7 +135,7 @@ def cross_rail_round(nodes, leaf_of=None, pairs=None):
     k = rail_shift(leaf_of, nodes)
     if not k:
         return None
-    pairs = pairs if pairs is not None else round_robin(nodes)[0]
+    pairs = pairs if pairs is not None else round_robin(nodes, [0])[0]
     return [[p[0], p[1], k] for p in pairs]
 
 
@@ -151,16 +164,17 @@ def sampled_plan(nodes, rounds=2, leaf_of=None):
     Every node is in at most one pair of a round.
     """
     nodes = list(nodes)
-    full = round_robin(nodes)
-    step = max(1, len(full) // max(1, rounds))
-    circle = [full[i] for i in range(0, len(full), step)][:rounds]
+    total = round_count(len(nodes))
+    step = max(1, total // max(1, rounds))
+    picked = list(range(0, total, step))[:rounds]
+    circle = round_robin(nodes, picked)
     groups = node_groups(nodes, leaf_of)
     if len(groups) < 2:
         # one rail-optimised unit: a cross-rail round, on pairs the circle rounds did not meet
-        unused = [r for r in full if r not in circle]
-        cross = cross_rail_round(nodes, leaf_of, unused[0] if unused else None)
+        unused = next((r for r in range(total) if r not in picked), None)
+        cross = cross_rail_round(nodes, leaf_of, None if unused is None else round_robin(nodes, [unused])[0])
         return circle + ([cross] if cross else [])
-    same = [p for g in groups for p in (round_robin(g)[:1] or [[]])[0]]
+    same = [p for g in groups for p in (round_robin(g, [0]) or [[]])[0]]
     cross = _group_rounds(groups, 2 if len(groups) > 2 else 1)
     return ([same] if same else []) + cross + circle
 
