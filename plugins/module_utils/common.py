@@ -104,6 +104,12 @@ def each_port(ports, apply, ident, label):
     return combined
 
 
+# A shell prompt with the command typed after it, as published captures show it (``root@host:/#
+# show_gids``, ``[root@host ~]# ibstat``, ``bash-5.1# mlxconfig q``, ``$ ib_write_bw ...``): the
+# capture's, not the tool's. Parsers whose tool prints ``# `` lines of its own must not use it.
+SHELL_PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[\w.@:~/()-]+)?\s?[#$](?:\s|$)")
+
+
 class ParseError(ValueError):
     """A tool printed an error, or output that is not the format it should be.
 

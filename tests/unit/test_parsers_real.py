@@ -76,7 +76,7 @@ KNOWN_THIN = {
     "parsers.counters.parse_rdma_statistic": 0,
     "parsers.dpkg.parse_dpkg_query": 0,
     "parsers.ibdiag.parse_iblinkinfo": 0,
-    "parsers.ibdiag.parse_sminfo": 0,
+    "parsers.ibdiag.parse_sminfo": 1,   # the OFED 1.5 README's example (older layout: hex LID, no state)
     "parsers.ibdiag.parse_smpquery_pkeys": 0,
     "parsers.iblink.parse_ibstatus": 2,
     "parsers.linkhealth.parse_ibqueryerrors": 0,

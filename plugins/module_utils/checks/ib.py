@@ -52,7 +52,11 @@ def check_sm(sminfo, expected_guid=None, expected_priority=None, expected_node=N
     if sminfo is None:
         return [finding("IB_SM_NOT_MASTER", where, None, "no subnet manager answers sminfo")]
     out = []
-    if not sminfo["master"]:
+    if sminfo["master"] is None:   # an older sminfo prints no state: the SM answered, its state is unknown
+        out.append(finding("IB_SM_NOT_MASTER", where, None,
+                           f"SM {sminfo['guid']} (lid {sminfo['lid']}) answered, but this sminfo prints no state: "
+                           "whether it is MASTER is unknown (run a current infiniband-diags)"))
+    elif not sminfo["master"]:
         out.append(finding("IB_SM_NOT_MASTER", where, None,
                            f"SM {sminfo['guid']} (lid {sminfo['lid']}) is {sminfo['state_name']}, not MASTER"))
     elif expected_guid and _norm(expected_guid) != sminfo["guid"]:

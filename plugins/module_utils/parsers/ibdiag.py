@@ -55,28 +55,44 @@ def norm_guid(value):
 
 
 # --------------------------------------------------------------------- sminfo
+# infiniband-diags sminfo.c: "sminfo: sm lid %d sm guid 0x%" PRIx64 ", activity count %u priority %d
+# state %d %s". Older layouts still in the field (OFED 1.x, the OFED 1.5 README's example) print the
+# LID in hex (``sm lid 0x1``) and no state field (issue 38 class 4).
 _SMINFO_RE = re.compile(
-    r"^sminfo: sm lid (?P<lid>\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), "
-    r"activity count (?P<act>\d+) priority (?P<prio>\d+) "
-    r"state (?P<state>\d+) (?P<name>\S+)\s*$")
+    r"^sminfo: sm lid (?P<lid>0x[0-9a-fA-F]+|\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), "
+    r"activity count (?P<act>\d+) priority (?P<prio>\d+)"
+    r"(?: state (?P<state>\d+) (?P<name>\S+))?\s*$")
 
 
 def parse_sminfo(text):
-    """One sminfo line -> {lid, guid, activity_count, priority, state, state_name}."""
+    """One sminfo line -> {lid, guid, activity_count, priority, state, state_name, master, warnings}.
+
+    The current layout and the older one (hex LID, no ``state`` field): there ``state``,
+    ``state_name`` and ``master`` are None and ``warnings`` says the SM's state is unknown. Any other
+    non-empty line is a ``warnings`` entry."""
     _check_error("sminfo", text)
-    for line in text.splitlines():
+    found, warnings = None, []
+    for number, line in enumerate(text.splitlines(), 1):
         m = _SMINFO_RE.match(line.strip())
-        if m:
-            return {
-                "lid": int(m["lid"]),
+        if m and found is None:
+            found = {
+                "lid": int(m["lid"], 0),
                 "guid": norm_guid(m["guid"]),
                 "activity_count": int(m["act"]),
                 "priority": int(m["prio"]),
-                "state": int(m["state"]),
+                "state": int(m["state"]) if m["state"] else None,
                 "state_name": m["name"],
-                "master": m["name"] == "SMINFO_MASTER",
+                "master": m["name"] == "SMINFO_MASTER" if m["name"] else None,
             }
-    raise ParseError("sminfo", "no 'sminfo: sm lid ...' line", text)
+            if not m["name"]:
+                warnings.append("this sminfo prints no state field (an older infiniband-diags): "
+                                "whether the SM is MASTER is unknown")
+        elif line.strip():
+            warnings.append("line %d: not read: %r" % (number, line.strip()))
+    if found is None:
+        raise ParseError("sminfo", "no 'sminfo: sm lid ...' line", text)
+    found["warnings"] = warnings
+    return found
 
 
 # -------------------------------------------------------------- ibnetdiscover

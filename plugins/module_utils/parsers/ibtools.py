@@ -10,11 +10,11 @@ raises ``ParseError`` carrying what the tool said.
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
         _int_or_text, _lines, _raise_no_data, _split_enum, _to_number)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import SHELL_PROMPT_RE, ParseError
     from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _split_enum, _to_number
 
 
@@ -438,6 +438,10 @@ def _ibdev2netdev_verbose_entry(match):
 _IPV4_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 _GID_VERSION_RE = re.compile(r"^[vV]\d$")
 _GID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
+# A GID an author masked before publishing (``fe80:0000:0000:0000:xxxx:xxxx:xxxx:xxxx``): eight groups
+# of hex digits or x; read as unknown (None) with a warning (issue 38 class 5)
+_MASKED_GID_RE = re.compile(r"^[0-9a-fA-FxX]{4}(?::[0-9a-fA-FxX]{4}){7}$")
+_SHOW_GIDS_SKIP_RE = re.compile(r"^(?:DEV\s+PORT\s+INDEX|-{2,}(?:\s+-{2,})*\s*$)")
 
 
 def _show_gids_row(tokens):
@@ -489,7 +493,12 @@ def parse_show_gids(text):
             continue
         if len(tokens) >= 4 and tokens[1].isdigit() and tokens[2].isdigit() and _GID_RE.match(tokens[3]):
             gids.append(_show_gids_row(tokens))
-        elif len(tokens) >= 3 and tokens[1].isdigit() and tokens[2].isdigit():
+        elif len(tokens) >= 4 and tokens[1].isdigit() and tokens[2].isdigit() and _MASKED_GID_RE.match(tokens[3]):
+            row = _show_gids_row(tokens)
+            row.update({"gid": None, "masked": True})
+            gids.append(row)
+            warnings.append("line %d: GID %s is masked: read as unknown" % (number, tokens[3]))
+        elif not _SHOW_GIDS_SKIP_RE.match(raw.strip()) and not SHELL_PROMPT_RE.match(raw.strip()):
             warnings.append("line %d: a GID row not read: %r" % (number, raw.strip()))
     if not gids:
         _raise_no_data("show_gids", text, "GID row")

@@ -18,7 +18,7 @@ _FAILURE_RE = re.compile(
     re.IGNORECASE,
 )
 _TC_RE = re.compile(
-    r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)(?:,\s*bw:\s*(?P<bw>\d+)%)?"
+    r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)(?:,\s*bw:\s*(?P<bw>\d+)%)?\s*$"
 )
 
 

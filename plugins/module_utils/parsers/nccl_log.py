@@ -74,7 +74,7 @@ _NET_USING_RE = re.compile(r"^NET/(?P<net>[\w ]+?)\s*: Using (?P<list>\[\d+\].*)
 _NET_DEVICE_RE = re.compile(
     r"\[(?P<index>\d+)\]\s*(?P<name>[^:\s={},\[\]]+):(?P<port>\d+)/(?P<ll>\w+)(?P<sharp>/SHARP)?")
 _MERGED_NIC_RE = re.compile(r"\[(?P<vnic>\d+)\]=\{(?P<members>[^}]*)\}")
-_SOCKET_IF_RE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s]+):(?P<addr>[^<\s]+)<\d+>")
+_SOCKET_IF_RE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s]+):(?P<addr>[^<\s]+)<[^>\s]*>")
 _USING_NETWORK_RE = re.compile(r"^Using network (?P<name>.+?)\s*$")
 _CHANNEL_NET_RE = re.compile(r"via NET/(?P<net>[^/\s]+(?: [^/\s]+)?)(?:/(?P<dev>\d+)(?:\(\d+\))?)?(?P<rest>\S*)")
 _CHANNEL_P2P_RE = re.compile(r"via (?P<path>P2P/\S+|SHM\S*|CollNet\S*|NVLS\S*)")
@@ -165,6 +165,17 @@ class _LogState:
         self.start_ranks = set()
         self.last_warn_noise = False
         self.fallback_chain = []
+        self.hint_nets = []
+
+
+# Issue 38 class 2: the network named in another place than the ``Using`` lines. A WARN or INFO
+# line printed by NCCL's IB or socket transport (``transport/net_ib.cc:1296 NCCL WARN NET/IB :
+# Got completion ...``: the file is the transport's source) or tagged ``NET/IB :`` / ``NET/Socket :``
+# names the network in use; lowest in precedence (docs/parsers.md). ``NET/Plugin`` lines (loading
+# a plugin, or not finding one) name no network in use.
+_TRANSPORT_HINT_RE = re.compile(r"(?:\b(?:transport/)?(?P<file>net_ib|net_socket)\.cc:\d+)|"
+                                r"(?:^|\s)NET/(?P<net>IB|Socket)\s*:")
+_HINT_NETS = {"net_ib": "IB", "net_socket": "Socket"}
 
 
 def _net_device(match, vnic=None):
@@ -236,6 +247,9 @@ def _handle_info(message, result, state):
             state.complete_ranks.add(int(init.group("rank")))
         else:
             state.start_ranks.add(int(init.group("rank")))
+    elif re.search(r"\bInit (?:COMPLETE|START)\b", message):
+        # an init line in another shape: its rank is not counted, so say so (issue 38 class 1)
+        result["warnings"].append("not read: an init line in an unknown shape: " + message)
     elif chain and chain.group("code") != "0":
         # an error return right after a fallback WARN (CollNet setup returning ncclSystemError
         # before NCCL goes on without it) belongs to that fallback, unless the run never went on
@@ -275,6 +289,9 @@ def _resolve_transport(result, state):
     else:
         if state.gdr_hca or state.nic_speeds:
             result["transport"] = "IB"
+        elif state.hint_nets:
+            result["transport"] = state.hint_nets[0]
+            result["network"] = state.hint_nets[0]
     seen = [_net_name(n) for n in state.using_network + state.net_lists + state.channel_nets]
     result["networks_seen"] = _dedupe(seen)
 
@@ -393,6 +410,9 @@ def _collect_log_lines(text, result, state):
         if match:
             message = match.group("msg").strip()
             messages.append(message)
+            hint = _TRANSPORT_HINT_RE.search(content[:match.start()] + " " + message)
+            if hint:   # the network named only by the line's source file or its ``NET/X :`` tag
+                state.hint_nets.append(_HINT_NETS.get(hint.group("file") or "", None) or hint.group("net"))
             if match.group("level") == "WARN":
                 result["warnings"].append(message)
                 last_warn = len(result["warnings"]) - 1

@@ -32,7 +32,12 @@ def _number(cell):
         return None
 
 
-_TEST_FAILURE_RE = re.compile(r"Test (?:NCCL|CUDA) failure|: Test failure |Test timeout|Invalid number of GPUs")
+# An abort: NCCL or CUDA failed, a timeout, a bad GPU count (nccl-tests src/common.h TESTCHECK/NCCLCHECK)
+_TEST_FAILURE_RE = re.compile(r"Test (?:NCCL|CUDA) failure|Test timeout|Invalid number of GPUs")
+# The back-trace line TESTCHECK prints on its way out (`` .. <host> pid <pid>: Test failure <file>:<line>``,
+# common.h): after an abort it is part of it; after a complete table alone, it is the exit of a run whose
+# checks failed (#wrong, out-of-bounds values, NCCL_TESTS_MIN_BW), and the table is still the result
+_TEST_TRACE_RE = re.compile(r"(?:^|\s)\.\.\s+\S+\s+pid\s+\d+:\s+Test failure\s+\S+|: Test failure ")
 _DEVICE_RE = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
     r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<name>.+?)\s*$"
@@ -78,6 +83,8 @@ def _placement(names, cells):
     for name, cell in zip(names, cells):
         key = _GROUP_KEYS.get(name, name.replace("%", "_pct"))
         number = _number(cell) if cell is not None else None
+        if number is None and cell not in (None, "N/A", "n/a", "-"):
+            values.setdefault("unread", {})[key] = cell   # not a number: kept, and the run fails on it
         if key == "wrong" or number is None:
             values[key] = number
         else:
@@ -138,11 +145,20 @@ def _parse_row(line, layout):
     return row
 
 
-def _parse_config(line):
-    """``# nThread 1 nGpus 8 minBytes 8 maxBytes ... validation: 1 graph: 0`` -> dict."""
+def _parse_config(line, number=None, warnings=None):
+    """``# nThread 1 nGpus 8 minBytes 8 maxBytes ... validation: 1 graph: 0`` -> dict.
+
+    A value that is not a number is not dropped: it is a ``warnings`` entry naming the key."""
     config = {}
-    for key, value in re.findall(r"([A-Za-z][A-Za-z ]*?):?\s+(-?\d+)(?:\((?:factor|bytes)\))?", line.lstrip("# ")):
-        config[key.strip().replace(" ", "_").lower()] = int(value)
+    pairs = re.finditer(r"(?P<key>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?P<value>\S+)|"
+                        r"(?P<bare>[A-Za-z]+)\s+(?P<bvalue>[^\s:]+)(?=\s|$)", line.lstrip("# "))
+    for pair in pairs:
+        key = (pair.group("key") or pair.group("bare")).replace(" ", "_").lower()
+        value = re.sub(r"\((?:factor|bytes)\)$", "", pair.group("value") or pair.group("bvalue"))
+        if re.fullmatch(r"-?\d+", value):
+            config[key] = int(value)
+        elif warnings is not None:
+            warnings.append("line %s: configuration %s is not a number: %r" % (number, key, value))
     step = re.search(r"step:\s*(\d+)\((factor|bytes)\)", line)
     if step:
         config["step_" + step.group(2)] = int(step.group(1))
@@ -166,6 +182,7 @@ def _new_tests_result():
         "nccl_last_error": None,
         "nccl_warnings": [],
         "warnings": [],
+        "failed_checks": [],
         "format": "text",
     }
 
@@ -185,7 +202,13 @@ def _handle_summary_line(line, result):
     return True
 
 
-def _handle_comment_line(line, result):
+# ``#`` lines nccl-tests prints that carry nothing to read (src/common.cu, util.cu): blank ``#``,
+# ``Using devices``, ``Collective test concluded``, ``Reducing maxBytes ...``, the units row
+_COMMENT_SKIP_RE = re.compile(r"^#\s*(?:$|Using devices|Collective test concluded|Reducing maxBytes|\(B\)|"
+                              r"Benchmark Data|Results|Initializing MSCCL\+\+|Setting up the connection in MSCCL\+\+)", re.IGNORECASE)
+
+
+def _handle_comment_line(line, result, number=None):
     """Lines starting with ``#``: version, test name, config, devices, table header, summary."""
     if _handle_summary_line(line, result):
         return
@@ -198,7 +221,7 @@ def _handle_comment_line(line, result):
     elif starting:
         result["test"] = starting.group(1)
     elif _CONFIG_RE.match(line):
-        result["config"] = _parse_config(line)
+        result["config"] = _parse_config(line, number, result["warnings"])
     elif device:
         result["devices"].append({
             "rank": int(device.group("rank")),
@@ -211,6 +234,8 @@ def _handle_comment_line(line, result):
         })
     elif error:
         result["nccl_last_error"] = error.group(1).strip()
+    elif not _COMMENT_SKIP_RE.match(line):
+        result["warnings"].append("line %s: not read: %r" % (number, line))
 
 
 def _failures(result):
@@ -227,8 +252,14 @@ def _failures(result):
              if not any(row.get(p) and row[p].get("busbw") is not None for p in ("out_of_place", "in_place"))]
     if no_bw:
         reasons.append("no bus bandwidth read at sizes %s" % no_bw)
-    if result["warnings"]:
-        reasons.append("%d result row(s) could not be read" % len(result["warnings"]))
+    unread_cells = sorted({row.get("size") for row in result["rows"] for place in ("out_of_place", "in_place")
+                           if row.get(place) and row[place].get("unread")}, key=str)
+    if unread_cells:
+        reasons.append("cells that are not numbers at sizes %s" % unread_cells)
+    unread_rows = [w for w in result["warnings"] if "result row" in w]
+    if unread_rows:
+        reasons.append("%d result row(s) could not be read" % len(unread_rows))
+    reasons += ["nccl-tests exited on a failed check: " + line for line in result.get("failed_checks") or []]
     if result["avg_bus_bandwidth_ok"] is False:
         reasons.append("average bus bandwidth %s below NCCL_TESTS_MIN_BW" % result["avg_bus_bandwidth"])
     return reasons
@@ -292,7 +323,7 @@ def parse_nccl_tests(text):
     result = _new_tests_result()
     layout = None
     order = ("out_of_place", "in_place")
-    failures, nccl_warnings = [], []
+    failures, nccl_warnings, traces = [], [], []
     for number, line in enumerate(_lines(text), 1):
         content = line.strip()
         if not content or content == "...":
@@ -300,9 +331,14 @@ def parse_nccl_tests(text):
         nccl_line = _NCCL_LINE_RE.search(content)
         if _TEST_FAILURE_RE.search(content):
             failures.append(content)
+        elif _TEST_TRACE_RE.search(content):
+            traces.append(content)
         elif nccl_line:
             if nccl_line.group("level") == "WARN":
                 nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
+            version = _VERSION_RE.search(nccl_line.group("msg"))
+            if version and not result["nccl_version"]:   # ``NCCL INFO NCCL version 2.x`` (NCCL_DEBUG=INFO)
+                result["nccl_version"] = version.group("version")
         elif content.startswith("#"):
             if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
                 layout = _table_layout(line.rstrip(), order)
@@ -311,7 +347,7 @@ def parse_nccl_tests(text):
                 order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
                          else ("out_of_place", "in_place"))
             else:
-                _handle_comment_line(content, result)
+                _handle_comment_line(content, result, number)
         elif _VERSION_RE.match(content):
             result["nccl_version"] = _VERSION_RE.match(content).group("version")
         elif layout and re.match(r"^\d+\s", content):
@@ -327,8 +363,9 @@ def parse_nccl_tests(text):
     causes = [w for w in _dedupe(nccl_warnings) if not is_fallback_warning(w)]
     fallbacks = [w for w in _dedupe(nccl_warnings) if is_fallback_warning(w)]
     explained = causes + ["fallback, not the cause: " + w for w in fallbacks]
-    if failures:
-        raise ParseError("nccl-tests", "; ".join(_dedupe(failures) + explained), text)
+    if failures or (traces and not result["rows"]):
+        raise ParseError("nccl-tests", "; ".join(_dedupe(failures + traces) + explained), text)
+    result["failed_checks"] = _dedupe(traces)
     if not result["rows"]:
         reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + explained)
         raise ParseError("nccl-tests", reason, text)
