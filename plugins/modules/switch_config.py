@@ -72,19 +72,38 @@ options:
         C(.before-restore.) backups never count), or the path of a backup file.
       - Refused, naming the file and the reason, with nothing sent to the switch - an empty file, a file
         whose C(<name>.sha256) digest does not match (truncated or modified), a malformed digest, a file the
-        platform's parser cannot read or that holds no configuration, and, unless O(force), a file without
-        a digest. An invalid V(latest) is refused; an older backup is never taken instead.
-      - Also refused unless O(force) - a restore that would delete settings outside the managed scope
+        platform's parser cannot read or that holds no configuration, and, unless O(accept_no_digest), a file
+        without a digest. An invalid V(latest) is refused; an older backup is never taken instead.
+      - Also refused unless O(allow_deletions) - a restore that would delete settings outside the managed scope
         (hostname, management address, device metadata, users, SNMP/AAA); values it changes are restored.
       - The result (C(commands), C(before), C(after), C(diff), C(command_log), messages) has the
         configuration's secrets masked as C(<redacted-N>); the backups on disk keep them (mode 0600).
     type: str
-  force:
+  accept_no_digest:
     description:
-      - Restore a backup that has no digest file, and allow a restore to delete settings outside the
-        managed scope. Never allows an empty, unparseable or digest-mismatching backup.
+      - Restore a backup that has no C(.sha256) digest file (written before backups had digests). Never allows an
+        empty, unparseable or digest-mismatching backup. The role's C(switch_fabric_restore_accept_no_digest).
     type: bool
     default: false
+  allow_deletions:
+    description:
+      - Allow a restore to delete settings outside the managed scope (hostname, management address, users...).
+        The role's C(switch_fabric_restore_allow_deletions).
+    type: bool
+    default: false
+  force:
+    description:
+      - Removed - it both accepted a backup without a digest and allowed deletions outside the scope. Given, the
+        module fails naming O(accept_no_digest) and O(allow_deletions), which say each on its own.
+    type: raw
+  backup_keep:
+    description:
+      - After a window or restore that wrote a backup, keep the switch's newest O(backup_keep) backups in
+        O(backup_dir)/O(name) (pre-window and a restore's own together) and remove the older ones with their
+        digests. Never removed - the backup just taken, the newest pre-window backup, and every backup written
+        since the switch's controller lock file was made (a window under way or killed before it ended).
+      - Unset, every backup is kept. The role's C(switch_fabric_backup_keep).
+    type: int
   backup:
     description: Write the running configuration to O(backup_dir) before changing anything.
     type: bool
@@ -218,7 +237,7 @@ after:
   returned: always
   type: str
 restore_warnings:
-  description: What a forced restore allowed (no digest, settings deleted outside the managed scope); also shown as warnings.
+  description: What a restore was allowed (no digest, settings deleted outside the managed scope); also shown as warnings.
   returned: when restoring
   type: list
   elements: str
@@ -233,6 +252,11 @@ backup_path:
       fsync and an atomic rename; a backup that cannot be written completely stops the window before any change.
   returned: always
   type: str
+backups_removed:
+  description: The backups (file names in O(backup_dir)/O(name)) removed by O(backup_keep), oldest first.
+  returned: when O(backup_keep) is set and a backup was written
+  type: list
+  elements: str
 rolled_back:
   description:
     - On failure, whether the switch was rolled back and now matches its pre-window backup byte for byte with
@@ -260,7 +284,7 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore, prune_backups
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.journal import watch_controller
@@ -321,7 +345,10 @@ def main():
         config=dict(type="str"),
         backup_file=dict(type="path"),
         restore_backup=dict(type="str"),
-        force=dict(type="bool", default=False),
+        accept_no_digest=dict(type="bool", default=False),
+        allow_deletions=dict(type="bool", default=False),
+        force=dict(type="raw"),
+        backup_keep=dict(type="int"),
         backup=dict(type="bool", default=True),
         backup_dir=dict(type="path", default="backups/switches"),
         backup_label=dict(type="str", default="window", choices=["window", "restore"]),
@@ -335,6 +362,16 @@ def main():
                            mutually_exclusive=[("config", "backup_file", "restore_backup")],
                            required_one_of=[("config", "backup_file", "restore_backup")])
     p = module.params
+    if p["force"] is not None:
+        module.fail_json(msg=f"switch {p['name']}: force is not allowed any more: it was split in two, "
+                             "accept_no_digest (restore a backup without a .sha256 digest; the role's "
+                             "switch_fabric_restore_accept_no_digest) and allow_deletions (a restore may delete "
+                             "settings outside the managed scope; switch_fabric_restore_allow_deletions); nothing "
+                             "was sent to the switch", switch=p["name"], changed=False)
+    if p["backup_keep"] is not None and p["backup_keep"] < 1:
+        module.fail_json(msg=f"switch {p['name']}: backup_keep {p['backup_keep']!r} is not allowed (allowed: an "
+                             "integer >= 1, the backups kept per switch); nothing was sent to the switch",
+                         switch=p["name"], changed=False)
     if p["state"] != "replaced":
         offline(module, p)
     if not p["host"]:
@@ -351,7 +388,7 @@ def main():
         try:
             restored_from, want_text, warnings = load_restore(
                 p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"], driver.parse,
-                force=p["force"])
+                accept_no_digest=p["accept_no_digest"])
         except BackupError as exc:
             module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
                              backup=exc.path, rolled_back=False, changed=False)
@@ -369,7 +406,7 @@ def main():
             backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
             post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
             want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
-            want_ecn=p["ecn"], backup_label=p["backup_label"], force=p["force"], redactor=redactor)
+            want_ecn=p["ecn"], backup_label=p["backup_label"], force=p["allow_deletions"], redactor=redactor)
     except Unreachable as exc:   # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
         module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"], rolled_back=False)
     except SwitchError as exc:
@@ -381,6 +418,12 @@ def main():
     finally:
         driver.close()
     warnings += result.pop("warnings", [])
+    if p["backup_keep"] is not None and result.get("backup_path"):
+        try:
+            result["backups_removed"] = prune_backups(p["backup_dir"], p["name"], driver.platform, p["backup_keep"],
+                                                      taken=result["backup_path"])
+        except BackupError as exc:   # the change is done and confirmed: a warning, not a failure
+            warnings.append(f"old backups not removed: {exc}")
     for w in warnings:
         module.warn(f"switch {p['name']}: {w}")
     if full:

@@ -230,7 +230,7 @@ def test_verify_accepts_a_good_backup_and_refuses_each_bad_kind(tmp_path, platfo
 
     def refused(match, force=False):
         with pytest.raises(BackupError) as err:
-            verify_backup(p, platform, parse, force=force)
+            verify_backup(p, platform, parse, accept_no_digest=force)
         assert str(err.value).startswith(f"backup {p}: ") and re.search(match, str(err.value)), str(err.value)
 
     # truncated (a line lost): the digest no longer matches, forced or not
@@ -249,9 +249,10 @@ def test_verify_accepts_a_good_backup_and_refuses_each_bad_kind(tmp_path, platfo
     with open(p, "w") as f:
         f.write(TEXT[platform])
     os.unlink(p + ".sha256")
-    refused(r"has no digest file T1\.%s\.cfg\.sha256 .* restore it with switch_fabric_restore_force=true$" % platform)
-    assert verify_backup(p, platform, parse, force=True) == (
-        TEXT[platform], [f"{p} has no digest: restored without one because switch_fabric_restore_force is true"])
+    refused(r"has no digest file T1\.%s\.cfg\.sha256 .* restore it with switch_fabric_restore_accept_no_digest=true$" % platform)
+    assert verify_backup(p, platform, parse, accept_no_digest=True) == (
+        TEXT[platform], [f"{p} has no digest: restored without one because switch_fabric_restore_accept_no_digest "
+                         "is true"])
     # a digest file that is not one sha256sum line, or that names another file
     with open(p + ".sha256", "w") as f:
         f.write("deadbeef  T1.cfg\n")
@@ -273,7 +274,7 @@ NOTHING = {"nvue": "# only a comment\n", "sonic": "{}\n", "eos": "!\nend\n"}
 def test_a_backup_the_parser_refuses_is_named_with_the_parsers_words_not_the_switchs(tmp_path, platform, why):
     p = write_backup(str(tmp_path), "sw", platform, BROKEN[platform], "T1")
     with pytest.raises(BackupError) as err:
-        verify_backup(p, platform, _parse(platform), force=True)
+        verify_backup(p, platform, _parse(platform), accept_no_digest=True)
     assert err.value.reason == f"cannot be parsed as a {platform} configuration: {why}; refused"
 
 
@@ -281,13 +282,13 @@ def test_a_backup_the_parser_refuses_is_named_with_the_parsers_words_not_the_swi
 def test_verify_refuses_what_the_platform_parser_cannot_read_even_with_a_matching_digest(tmp_path, platform):
     p = write_backup(str(tmp_path), "sw", platform, BROKEN[platform], "T1")
     with pytest.raises(BackupError, match=f"cannot be parsed as a {platform} configuration: .*; refused$"):
-        verify_backup(p, platform, _parse(platform), force=True)
+        verify_backup(p, platform, _parse(platform), accept_no_digest=True)
     p = write_backup(str(tmp_path), "sw", platform, NOTHING[platform], "T2")
     with pytest.raises(BackupError, match=f"holds no {platform} configuration"):
-        verify_backup(p, platform, _parse(platform), force=True)
+        verify_backup(p, platform, _parse(platform), accept_no_digest=True)
     p = write_backup(str(tmp_path), "sw", "eos" if platform != "eos" else "nvue", TEXT[platform], "T3")
     with pytest.raises(BackupError, match=f"is not a {platform} backup"):
-        verify_backup(p, platform, _parse(platform), force=True)
+        verify_backup(p, platform, _parse(platform), accept_no_digest=True)
 
 
 # ---------------------------------------------------------------- deletions outside the managed scope
@@ -515,20 +516,21 @@ def test_module_restores_latest_with_secrets_masked_everywhere(tmp_path, monkeyp
     backup = _with_secrets("nvue", 1)
     _backups(tmp_path, ["20261122T040000Z.nvue.cfg"], text=backup)
     res, fake = _module(monkeypatch, capsys, {"restore_backup": "latest", "backup_dir": str(tmp_path),
-                                              "force": True}, {READ["nvue"]: _with_secrets("nvue", 0)}, check=True)
+                                              "allow_deletions": True}, {READ["nvue"]: _with_secrets("nvue", 0)},
+                        check=True)
     assert res["changed"] is True and res["restored_from"] == str(tmp_path / "leaf1" / "20261122T040000Z.nvue.cfg")
     out = json.dumps(res)
     assert not any(leak in out for leak in LEAKS) and "<redacted-" in out and "diff" in res
 
 
-def test_module_force_allows_a_backup_without_digest_with_a_warning(tmp_path, monkeypatch, capsys):
+def test_module_accept_no_digest_allows_a_backup_without_digest_with_a_warning(tmp_path, monkeypatch, capsys):
     (tmp_path / "leaf1").mkdir()
     (tmp_path / "leaf1" / "20261122T040000Z.nvue.cfg").write_text(NVUE)
     res, fake = _module(monkeypatch, capsys, {"restore_backup": "20261122T040000Z", "backup_dir": str(tmp_path),
-                                              "force": True}, {READ["nvue"]: NVUE}, check=True)
+                                              "accept_no_digest": True}, {READ["nvue"]: NVUE}, check=True)
     assert res["changed"] is False and res["commands"] == []
     assert res["restore_warnings"] == [f"{tmp_path}/leaf1/20261122T040000Z.nvue.cfg has no digest: restored without "
-                                       "one because switch_fabric_restore_force is true"]
+                                       "one because switch_fabric_restore_accept_no_digest is true"]
 
 
 # ---------------------------------------------------------------- signals

@@ -9,6 +9,8 @@ intent/rules_fabric.py):
   (``5.10`` is read as the float 5.1, ``24`` as an int): refused, telling to quote it.
 - ``one_node(rule, where)``: one node or host name, never a Slurm hostlist (``node[1-4]``,
   ``a,b``) or two names with a space.
+- ``split_into(what, *names)``: a variable that was split in two (switch_fabric_restore_force):
+  any value refused, naming the variables that replace it.
 - ``batch``: a play's ``serial`` (switch_fabric_serial): Ansible runs every host at once for
   ``serial: 0`` (or any count <= 0), so 0 is refused, as is a percentage outside 1%..100%.
 
@@ -97,6 +99,14 @@ def one_node(rule, where):
             return c.bad(key, value, f"one name, not a Slurm hostlist: node[1-4], node[1,3] or a,b (or names "
                                      f"separated by a space) name several nodes; {where}")
         return rule(c, key, value)
+    return check
+
+
+def split_into(what, *names):
+    """A variable that is no more: one name did what ``names`` now say each on its own; any value refused."""
+    def check(c, key, value):
+        return c.bad(key, value, f"unset: {key} was split in two ({what}); set instead "
+                                 + " and/or ".join(f"{n}: true" for n in names))
     return check
 
 
@@ -193,11 +203,12 @@ def _hosts(c, values, inventory):
                 c.bad(key, name, f"a host of {group}, the hosts incast runs on: {_names(list(members))}")
     known = inventory.get("hosts")
     if known is not None:
-        for key, also in (("verify_fabric_ib_sm_host", ("",)), ("remediate_control_host", ("localhost",))):
+        for key, also in (("verify_fabric_ib_sm_host", ("",)), ("remediate_control_host", ("localhost",)),
+                          ("ib_subnet_manager_master", ())):
             name = values.get(key)
             if isinstance(name, str) and name not in known and name not in also:
                 c.bad(key, name, f"a host of the inventory ({_names(list(known))})"
-                                 + (" or localhost" if "localhost" in also else ", or empty"))
+                                 + (" or localhost" if "localhost" in also else ", or empty" if also else ""))
 
 
 def together(c, values, inventory=None):

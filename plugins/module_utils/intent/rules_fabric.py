@@ -8,7 +8,7 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release, split_into
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, ARGV, boolean, choice, CONFIRM_RANGE, either, ENV_MAP, extra_ports, fmt, GID_INDEX,
     host_address, integer, intent_format, listing, local_path, MAX_READ_REQ, mpi_from, NCCL_OVERRIDES, _NCCL_SIZE,
@@ -47,6 +47,7 @@ FABRIC_RULES = {
     "switch_fabric_connection": ANY_DICT,
     "switch_fabric_backup": boolean,
     "switch_fabric_backup_dir": local_path(),
+    "switch_fabric_backup_keep": integer(1, 100000, " backups kept per switch"),
     "switch_fabric_confirm_timeout": integer(*CONFIRM_RANGE, " seconds"),
     "switch_fabric_post_checks": boolean,
     "switch_fabric_require_ports_up": boolean,
@@ -79,7 +80,13 @@ FABRIC_RULES = {
     "switch_fabric_extra_ports": extra_ports,
     "switch_fabric_counters_phase": choice("before", "after"),
     "switch_fabric_restore_backup": local_path(empty=True),
-    "switch_fabric_restore_force": boolean,
+    "switch_fabric_restore_accept_no_digest": boolean,
+    "switch_fabric_restore_allow_deletions": boolean,
+    # split in two (issue 36): one flag both accepted a backup without a digest and allowed deletions
+    "switch_fabric_restore_force": split_into("it both accepted a backup without a .sha256 digest and allowed "
+                                              "a restore to delete settings outside the managed scope",
+                                              "switch_fabric_restore_accept_no_digest",
+                                              "switch_fabric_restore_allow_deletions"),
     # playbooks/switches.yml, switch_rollback.yml: the plays' serial and max_fail_percentage
     "switch_fabric_serial": batch,
     "switch_fabric_max_fail_percentage": number(0, 100, " percent of a batch's switches that may fail"),

@@ -7,7 +7,7 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import release
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import one_node, release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, boolean, choice, devices, either, ENV_MAP, fmt, GID_INDEX, integer,
     intent_format, KEY_SCHEMES, _KMOD, listing, local_path, mapping, meta_packages, _MLX_NAME, MLX_PARAMS,
@@ -66,7 +66,7 @@ HOST_RULES = {
     # role ib_subnet_manager
     "ib_subnet_manager_intent": ANY_DICT,
     "ib_subnet_manager_group": intent_format("name"),
-    "ib_subnet_manager_master": intent_format("name"),
+    "ib_subnet_manager_master": one_node(intent_format("name"), "the inventory host of the master subnet manager"),
     "ib_subnet_manager_priority": integer(0, 15),
     "ib_subnet_manager_routing_engine": choice(*intent_ib.ROUTING_ENGINES),
     "ib_subnet_manager_lmc": integer(0, 7),

@@ -16,7 +16,11 @@ final name is left behind.
 Restoring: :func:`choose_backup` resolves the operator's choice (a stamp,
 ``latest`` or a path) and :func:`verify_backup` refuses an empty file, a
 missing or mismatching digest (a truncated file does not match it) and a
-file the platform's parser cannot read. Stdlib only.
+file the platform's parser cannot read.
+
+Retention: :func:`prune_backups` keeps a switch's newest ``switch_fabric_backup_keep`` backups (the
+one just taken, the newest pre-window one and those of a window still under way are never removed).
+Stdlib only.
 """
 import errno
 import hashlib
@@ -24,6 +28,13 @@ import os
 import re
 
 LABELS = ("window", "restore")
+# The two choices a restore may be given (roles/switch_fabric; one switch_fabric_restore_force did both).
+ACCEPT_NO_DIGEST = "switch_fabric_restore_accept_no_digest"
+ALLOW_DELETIONS = "switch_fabric_restore_allow_deletions"
+# Backups kept per switch by default (switch_fabric_backup_keep): the newest, pre-window and a restore's own.
+BACKUP_KEEP = 30
+# The controller's copy of a switch's window lock (module_utils/switch/lock.py ControllerLock.NAME).
+LOCK_NAME = "linerate.lock"
 STAMP = r"\d{8}T\d{6}Z(?:-\d+)?"
 PLATFORMS = ("nvue", "sonic", "eos")
 
@@ -217,14 +228,15 @@ def read_digest(path):
     return m.group(1)
 
 
-def verify_backup(path, platform, parse, force=False):
+def verify_backup(path, platform, parse, accept_no_digest=False):
     """Read a backup for a restore, refusing what would hurt. Returns (text, warnings).
 
     Refused always: not a ``.<platform>.cfg`` file, unreadable, empty (or
     blank), a digest that does not match (truncated or modified), a
     malformed digest file, text the platform's ``parse`` rejects or that
-    holds no configuration at all. Refused unless ``force``: no digest file
-    (a backup written before digests existed).
+    holds no configuration at all. Refused unless ``accept_no_digest``
+    (switch_fabric_restore_accept_no_digest): no digest file (a backup written
+    before digests existed).
     """
     name = os.path.basename(path)
     if not re.fullmatch(rf".+\.{re.escape(platform)}\.cfg", name):
@@ -240,12 +252,12 @@ def verify_backup(path, platform, parse, force=False):
     warnings = []
     want = read_digest(path)
     if want is None:
-        if not force:
+        if not accept_no_digest:
             raise BackupError(path, f"has no digest file {name}.sha256 (written before backups had digests, or "
                                     "the digest was lost), so a truncated or altered file cannot be told apart; "
                                     "refused: check the file, then restore it with "
-                                    "switch_fabric_restore_force=true")
-        warnings.append(f"{path} has no digest: restored without one because switch_fabric_restore_force is true")
+                                    f"{ACCEPT_NO_DIGEST}=true")
+        warnings.append(f"{path} has no digest: restored without one because {ACCEPT_NO_DIGEST} is true")
     elif hashlib.sha256(data).hexdigest() != want:
         raise BackupError(path, f"does not match its digest {name}.sha256 (sha256 {hashlib.sha256(data).hexdigest()}"
                                 f", recorded {want}): truncated or modified; refused")
@@ -264,12 +276,12 @@ def verify_backup(path, platform, parse, force=False):
     return text, warnings
 
 
-def load_restore(backup_dir, switch, platform, selector, parse, force=False):
+def load_restore(backup_dir, switch, platform, selector, parse, accept_no_digest=False):
     """The backup a restore uses: (path, text, warnings). :func:`choose_backup` then :func:`verify_backup`;
     an invalid ``latest`` is refused naming it, never replaced by an older backup."""
     path = choose_backup(backup_dir, switch, platform, selector)
     try:
-        text, warnings = verify_backup(path, platform, parse, force)
+        text, warnings = verify_backup(path, platform, parse, accept_no_digest)
     except BackupError as exc:
         if str(selector).strip() == "latest":
             raise BackupError(exc.path, exc.reason + " (it is the latest pre-window backup; an older one is never "
@@ -277,3 +289,55 @@ def load_restore(backup_dir, switch, platform, selector, parse, force=False):
                               "switch_fabric_restore_backup=<UTC timestamp or path>)") from exc
         raise
     return path, text, warnings
+
+
+# ------------------------------------------------------------------ retention
+
+
+def _backups(d: str, platform: str) -> list:
+    """Every backup file name of a switch's directory for ``platform`` (both labels), oldest first."""
+    pat = re.compile(rf"^{STAMP}(\.before-restore)?\.{re.escape(platform)}\.cfg$")
+    try:
+        names = [n for n in os.listdir(d) if pat.match(n)]
+    except FileNotFoundError:
+        return []
+    return sorted(names, key=lambda n: (backup_order(n), ".before-restore." not in n))
+
+
+def _in_flight(d: str, names: list) -> set:
+    """The backups a window that still holds (or left) the controller's lock took: those written since the
+    lock file was made. A window killed mid-change is recovered from the backup it took."""
+    try:
+        since = os.stat(os.path.join(d, LOCK_NAME)).st_mtime
+    except FileNotFoundError:
+        return set()
+    return {n for n in names if os.stat(os.path.join(d, n)).st_mtime >= since - 1}
+
+
+def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken: str = None) -> list:
+    """Remove a switch's oldest backups (and their digests) beyond the newest ``keep``; their names, oldest first.
+
+    Never removed: ``taken`` (the backup this run just wrote), the newest pre-window backup (what a
+    restore of ``latest`` uses) and, while the controller's lock file is there (a window under way, or
+    killed before it ended), every backup written since it was made. BackupError when ``keep`` is not an
+    integer >= 1 or a file cannot be removed."""
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise BackupError(str(backup_dir), f"switch_fabric_backup_keep {keep!r} is not allowed (allowed: an "
+                                           "integer >= 1, the backups kept per switch)")
+    d = os.path.join(os.path.expanduser(backup_dir), switch)
+    names = _backups(d, platform)
+    pre = [n for n in names if ".before-restore." not in n]
+    kept = set(names[-keep:]) | set(pre[-1:]) | _in_flight(d, names)
+    if taken:
+        kept.add(os.path.basename(taken))
+    gone = [n for n in names if n not in kept]
+    for name in gone:
+        for p in (os.path.join(d, name), os.path.join(d, name) + ".sha256"):   # never a backup without its digest
+            try:
+                _unlink(p)
+            except OSError as exc:
+                raise BackupError(p, f"cannot be removed ({exc.strerror or exc}) while keeping the newest "
+                                     f"{keep} backups") from exc
+    if gone:
+        _fsync_dir(d)
+    return gone
