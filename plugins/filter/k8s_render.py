@@ -1,7 +1,8 @@
 """Filter: the Kubernetes objects of the training side, from the validated intent.
 
 ``fabric_effective | linerate.fabric.k8s_render(hosts, options)`` returns
-``{"files": {relative path: YAML text}, "nccl_env": {NCCL_*: str}, "problems": [msg]}``.
+``{"files": {relative path: YAML text}, "nccl_env": {NCCL_*: str}, "binding": {policy, why, layout},
+"problems": [msg]}`` (``binding``: how the MPIJob's ranks are bound, launchers.rank_binding's rule).
 
 The NCCL variables are the host's: the same ``nccl_env_settings`` call the
 nccl_env role makes for ``/etc/nccl.conf``, with the intent's derived ToS and
@@ -15,6 +16,7 @@ import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render as k8s
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import SUPPORTED
 
 # A placeholder GID index for the host derivation when none is forced: the pod
 # does not use it (pod_nccl_env drops NCCL_IB_GID_INDEX unless one is forced).
@@ -74,7 +76,7 @@ def plain(value):
 
 
 def to_yaml(objects):
-    versions = ", ".join(f"{k} {v}" for k, v in k8s.SUPPORTED.items())
+    versions = ", ".join(f"{k} {v}" for k, v in SUPPORTED.items())
     return HEADER.format(versions=versions) + yaml.dump_all(
         objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=120)
 
@@ -102,7 +104,7 @@ def k8s_render_filter(fabric_effective, hosts, options=None):
     except k8s.RenderError as e:
         return {"files": {}, "nccl_env": {}, "problems": e.problems}
     return {"files": {path: to_yaml(objs) for path, objs in out["files"].items()},
-            "nccl_env": out["nccl_env"], "host_nccl": host["settings"], "problems": []}
+            "nccl_env": out["nccl_env"], "host_nccl": host["settings"], "binding": out["binding"], "problems": []}
 
 
 class FilterModule:

@@ -20,11 +20,12 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import SUPPORTED
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_network import CNI_VERSION
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCHEMAS = os.path.join(ROOT, "tests", "schemas", "k8s")
-K8S_VERSION = k8s_render.SUPPORTED["kubernetes"] + ".0"
+K8S_VERSION = SUPPORTED["kubernetes"] + ".0"
 CORE_KINDS = {"Namespace", "ConfigMap", "PodTemplate"}
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 KUEUE_TYPES = "config.kueue.x-k8s.io_v1beta2_configuration_types.go.gz"
@@ -122,7 +123,7 @@ def cni_problems(nad):
     (nv-ipam: type, poolName, poolType ippool | cidrpool; whereabouts: range and exclude in it)."""
     conf = json.loads(nad["spec"]["config"])
     out = []
-    if conf.get("name") != nad["metadata"]["name"] or conf.get("cniVersion") != k8s_render.CNI_VERSION:
+    if conf.get("name") != nad["metadata"]["name"] or conf.get("cniVersion") != CNI_VERSION:
         out.append(f"config: name/cniVersion {conf.get('name')!r}/{conf.get('cniVersion')!r}")
     if conf.get("type") not in CNI_REQUIRED:
         out.append(f"config.type: {conf.get('type')!r}")

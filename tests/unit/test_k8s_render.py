@@ -19,7 +19,6 @@ from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 

@@ -23,7 +23,7 @@ CNI_VERSION = "0.3.1"
 # CNI per transport: macvlan needs an Ethernet parent, ipoib an IPoIB one.
 CNI_AUTO = {"roce": "macvlan", "infiniband": "ipoib"}
 SRIOV_CNI = {"roce": "sriov", "infiniband": "ib-sriov"}
-# nv-ipam watches its pools in the namespace network-operator deploys it to.
+# nv-ipam's image in network-operator's registry (its NicClusterPolicy component nvIpam).
 NV_IPAM_IMAGE = "nvidia-k8s-ipam"
 
 

@@ -32,11 +32,10 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import (  # noqa: F401 (the API)
-    OPERATOR_REPOSITORY, SUPPORTED, name as _name, resource as _resource)
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_network import CNI_VERSION  # noqa: F401
 from ansible_collections.linerate.fabric.plugins.module_utils.host.launchers import BIND_POLICIES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name as _name, resource as _resource
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
 
 GANG_SCHEDULERS = ("kueue", "volcano")
 RDMA_RESOURCES = ("rdma_shared", "sriov")
@@ -96,6 +95,7 @@ DEFAULTS = {
     "kueue_pods_ready_timeout": "10m",
     "kueue_block_admission": True,
     "kueue_requeue_limit": "",      # waitForPodsReady requeues before deactivating; empty: no limit
+    "preflight_nccl_version": "",   # the job preflight's init container (intent/k8s_preflight.py); empty: none
 }
 
 
@@ -346,6 +346,10 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
         problems.append("rdma_ports: [] is not allowed (allowed: at least one cabled rail)")
     if not problems:
         problems += k8s_network.ipam_problems(o, rail_list, hosts)
+        devices = {r["device"] for r in rail_list}
+        problems += [f"k8s_render_layout_file: local rank {e['local_rank']}'s nic {e['nic']!r} is not allowed (allowed: "
+                     f"a rail's device, {', '.join(sorted(devices))}: the layout is of another cabling; render the "
+                     "launchers again)" for e in o["layout"] if e["nic"] not in devices]
     if problems:
         raise RenderError(problems)
     nodes = o["nodes"] or len(hosts)
@@ -356,7 +360,17 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     env.update({str(k): str(v) for k, v in (job_env or {}).items()})
     job = dict((tuner or {}).get("job") or {})
     env.update(job)
+    problems = k8s_preflight.check(o, rail_list, env)
+    if problems:
+        raise RenderError(problems)
     files, binding = _files(eff, o, rail_list, env, nodes)
+    if o["preflight_nccl_version"]:
+        # the job's own preflight, an init container of every GPU pod (docs/launchers.md)
+        cm = _name(o, "job-preflight")
+        for key in sorted(files):
+            if key.startswith(("pods/", "jobs/")):
+                k8s_preflight.add(files[key], cm, o["image"])
+        files["pods/job-preflight.yaml"] = [k8s_preflight.configmap(o, cm, rail_list, env)]
     if job.get("NCCL_TUNER_CONFIG_FILE"):
         path = job["NCCL_TUNER_CONFIG_FILE"]
         directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))

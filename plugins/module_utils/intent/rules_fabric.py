@@ -246,6 +246,23 @@ FABRIC_RULES = {
     "k8s_render_apply": boolean,
     "k8s_render_kubeconfig": local_path(empty=True),
     "k8s_render_context": text(253),
+    # the current APIs (issue 37): Trainer v2 / training-operator v1, nv-ipam, GPU Operator, binding, Kueue
+    "k8s_render_training_api": choice(*k8s_render.TRAINING_APIS),
+    "k8s_render_ipam": choice(*k8s_render.IPAMS),
+    "k8s_render_ipam_namespace": fmt((k8s_render.DNS_LABEL.pattern, "the namespace nv-ipam watches (a DNS label), "
+                                      "network-operator's: nvidia-network-operator")),
+    "k8s_render_ipam_block_size": integer(1, 65536, ": pod addresses of a node on an L2 rail (IPPool perNodeBlockSize)"),
+    "k8s_render_ipam_gateway_index": integer(1, 65536, ": the leaf's address in each node's prefix on an L3 rail "
+                                                       "(CIDRPool gatewayIndex)"),
+    "k8s_render_node_name": fmt((k8s_render.DNS_SUBDOMAIN.pattern, "the node's Kubernetes name (a DNS subdomain); "
+                                 "empty: its inventory name"), empty=True),
+    "k8s_render_gpu_driver": choice(*k8s_render.GPU_DRIVERS),
+    "k8s_render_binding": choice(*k8s_render.BIND_POLICIES),
+    "k8s_render_layout_file": local_path(),
+    "k8s_render_kueue_pods_ready_timeout": fmt((k8s_render.DURATION.pattern, "a duration such as 10m or 1h30m")),
+    "k8s_render_kueue_block_admission": boolean,
+    "k8s_render_kueue_requeue_limit": either(fmt((r"", "")), integer(0, 1000),
+                                             allowed="empty (requeue without limit) or 0..1000"),
     # Ansible's connection variables (the switch role reads them; every host is reached by them)
     "ansible_host": host_address,
     "ansible_port": integer(1, 65535, " (a TCP port)"),
