@@ -34,10 +34,12 @@ from simcore import Exit, Platform, natural_key
 FAMILIES = {
     "7050x3": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
     "7050x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
-    "7060x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
-    "7060x5": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},
+    "7060x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},     # Tomahawk 3
+    "7060x5": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},     # Tomahawk 4 (400G ports)
+    "7060x6": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},    # Tomahawk 5 (800G ports)
     "7280r3": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
     "7388x5": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+    "7800r3": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},  # Jericho2 line cards
 }
 DEFAULT_FAMILY = "7050x4"
 # speed -> lane counts of a standard PMD; 10/25/40G have no lane suffix

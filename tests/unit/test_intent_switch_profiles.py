@@ -71,7 +71,7 @@ def test_host_mtu_is_held_to_the_eos_platform_limit_not_fabric_mtu_switch():
 
 
 def test_link_speed_needs_a_speed_form_of_the_family():
-    assert problems({"link_speed_gbps": 800}, switch_platform="eos", switch_eos_family="7060x5") == []
+    assert problems({"link_speed_gbps": 800}, switch_platform="eos", switch_eos_family="7060x6") == []
     assert problems({"link_speed_gbps": 800}, switch_platform="eos", switch_eos_family="7050x4") == [
         "sw1: switch_eos_family: '7050x4' is not allowed (allowed: a family with a speed form for "
         "fabric.link_speed_gbps 800 (7050x4 has 10g, 25g, 40g, 50g-1, 100g-2, 200g-4, 400g-8), "
@@ -81,8 +81,9 @@ def test_link_speed_needs_a_speed_form_of_the_family():
 @pytest.mark.parametrize("family, speeds", [
     ("7050x3", {10: "10g", 25: "25g", 40: "40g", 50: "50g-2", 100: "100g-4", 200: "200g-8"}),
     ("7050x4", {10: "10g", 25: "25g", 40: "40g", 50: "50g-1", 100: "100g-2", 200: "200g-4", 400: "400g-8"}),
-    ("7060x5", {10: "10g", 25: "25g", 40: "40g", 50: "50g-1", 100: "100g-1", 200: "200g-2", 400: "400g-4",
+    ("7060x6", {10: "10g", 25: "25g", 40: "40g", 50: "50g-1", 100: "100g-1", 200: "200g-2", 400: "400g-4",
                 800: "800g-8"}),
+    ("7060x5", {10: "10g", 25: "25g", 40: "40g", 50: "50g-1", 100: "100g-2", 200: "200g-4", 400: "400g-8"}),
 ])
 def test_eos_speed_forms_are_lane_qualified_with_the_fewest_lanes(family, speeds):
     assert sp.eos_profile(family)["speeds"] == speeds
@@ -91,7 +92,8 @@ def test_eos_speed_forms_are_lane_qualified_with_the_fewest_lanes(family, speeds
 def test_eos_profiles_queue_keyword_and_mtu():
     assert {f: (sp.eos_profile(f)["queue"], sp.eos_profile(f)["mtu_max"]) for f in sp.EOS_FAMILIES} == {
         "7050x3": ("tx-queue", 9214), "7050x4": ("tx-queue", 9214), "7060x4": ("tx-queue", 9214),
-        "7060x5": ("tx-queue", 9214), "7280r3": ("uc-tx-queue", 9214), "7388x5": ("uc-tx-queue", 9214)}
+        "7060x5": ("tx-queue", 9214), "7060x6": ("tx-queue", 9214), "7280r3": ("uc-tx-queue", 9214),
+        "7388x5": ("uc-tx-queue", 9214), "7800r3": ("uc-tx-queue", 9214)}
     assert sp.eos_profile(None)["family"] == sp.eos_profile("")["family"] == "7050x4"
     with pytest.raises(ValueError, match=r"switch_eos_family: 'x' is not allowed \(allowed: 7050x3 \| "):
         sp.eos_profile("x")

@@ -181,3 +181,35 @@ def test_an_intent_for_another_sku_is_refused_before_anything_is_sent(tmp_path, 
     assert f"switch_fabric_sonic_hwsku: {TH5!r} is not this switch's SKU" in str(err.value)
     assert f"hwsku is {SN5600!r}" in str(err.value)
     assert not [c for c in sim.sent if c.startswith("sudo config") or "hset" in c]
+
+
+# ---------------------------------------------------------------- NVUE and EOS at 400/800G
+def test_nvue_headroom_is_switchds_from_the_cable_length_written_only_when_given(tmp_path, monkeypatch):
+    from switch_testlib import sim_driver
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    ports = ["swp1", "swp2"]
+    speeds = [{"name": "swp1", "speed_gbps": 400, "peer": ""}, {"name": "swp2", "speed_gbps": 800, "peer": ""}]
+    assert "cable-length" not in render("nvue", ports, switch_fabric_ports_effective=speeds)   # NVUE's own 100 m
+    text = render("nvue", ports, switch_fabric_ports_effective=speeds, switch_fabric_nvue_cable_length="40m")
+    assert [line for line in text.splitlines() if "cable-length" in line] == [
+        "nv set qos pfc linerate cable-length 40"]
+    d, _sim = sim_driver(tmp_path, "nvue", ports)
+    res = run_apply(d, text, ports=ports, backup_dir=str(tmp_path / "b"), want_pfc=[3], want_ecn=True)
+    assert "nv set qos pfc linerate cable-length 40" in res["commands"]
+    assert run_apply(d, text, ports=ports)["commands"] == []
+
+
+@pytest.mark.parametrize("family, asic, queue, forms", [
+    ("7060x6", "Tomahawk5", "tx-queue", {400: "400g-4", 800: "800g-8"}),
+    ("7060x5", "Tomahawk4", "tx-queue", {400: "400g-8"}),
+    ("7800r3", "Jericho2 (7800R3 line cards)", "uc-tx-queue", {400: "400g-8"}),
+])
+def test_eos_7060x_and_7800r_forms(family, asic, queue, forms):
+    from switch_testlib import eos_profile
+    prof = eos_profile(family)
+    assert prof["asic"] == asic and prof["queue"] == queue
+    assert {g: prof["speeds"].get(g) for g in forms} == forms and (800 in prof["speeds"]) == (800 in forms)
+    text = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=prof,
+                  switch_fabric_ports_effective=[{"name": "Ethernet1/1", "speed_gbps": max(forms), "peer": ""}])
+    assert f"   {queue} 3\n" in text and f"   speed {forms[max(forms)]}\n" in text
+    assert "   priority-flow-control priority 3 no-drop\n" in text

@@ -329,7 +329,7 @@ def test_template_renders_the_family_profile_and_the_driver_diffs_uc_tx_queue():
     # a queue block of the other keyword on the switch is in scope: removed
     have = d.parse(text.replace("uc-tx-queue 3", "uc-tx-queue 5"))
     assert "no uc-tx-queue 5" in d.commands(want, have, d.managed_scope(want, ["Ethernet1/1"]))
-    wide = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=eos_profile("7060x5"))
+    wide = render("eos", ["Ethernet1/1"], switch_fabric_eos_profile=eos_profile("7060x6"))
     assert "   speed 400g-4\n" in wide and "   tx-queue 3\n" in wide and "   mtu 9214\n" in wide
 
 

@@ -215,7 +215,9 @@ def test_eos_mtu_limit_of_the_family(tmp_path, monkeypatch, family, mtu_ok, mtu_
     # a bare multi-lane speed is not an EOS form; lane counts follow the SerDes lane rate
     ("7050x4", ["400g-8", "200g-4", "100g-2", "100g-4", "50g-1", "25g", "10g", "auto"],
      ["400g", "100g", "400g-4", "100g-1", "800g-8", "400gfull", "1g"]),
-    ("7060x5", ["800g-8", "400g-4", "400g-8", "100g-1"], ["800g", "800g-4"]),
+    ("7060x6", ["800g-8", "400g-4", "400g-8", "100g-1"], ["800g", "800g-4"]),
+    # Tomahawk 4: 50G lanes, no 800G port
+    ("7060x5", ["400g-8", "200g-4", "100g-2"], ["800g-8", "400g-4", "100g-1"]),
     ("7050x3", ["100g-4", "40g", "25g"], ["100g-2", "400g-8"]),
 ])
 def test_eos_speed_forms_of_the_family(tmp_path, monkeypatch, family, ok, bad):

@@ -59,6 +59,9 @@ FABRIC_RULES = {
     # the SONiC SKUs whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py); empty: none
     "switch_fabric_sonic_hwsku": _sonic_hwsku,
     "switch_sonic_hwsku": _sonic_hwsku,
+    # NVUE reference "nv set qos pfc <profile-id> cable-length": 1-100000 m; empty: NVUE's 100 m
+    "switch_fabric_nvue_cable_length": fmt((r"(?:[1-9][0-9]{0,4}|100000)m", "a cable length in metres, 1m..100000m "
+                                            "(NVUE qos pfc cable-length; empty is NVUE's own 100 m)"), empty=True),
     "switch_fabric_pfcwd_action": choice("drop", "forward", "alert"),
     "switch_fabric_pfcwd_detection_ms": integer(100, 5000, " ms"),
     "switch_fabric_pfcwd_restoration_ms": integer(100, 60000, " ms"),

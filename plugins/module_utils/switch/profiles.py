@@ -45,13 +45,20 @@ EOS_PLAIN_SPEEDS = (10, 25, 40)
 
 # family -> mtu_max (largest `mtu`), queue (the interface transmit-queue keyword for unicast
 # RoCE traffic), lane_gbps (the fastest SerDes lane: the speed form uses the fewest lanes).
+# The Tomahawk generation of each 7060X family is the one sonic-buildimage (commit 086b03bd70f9) names
+# the family's Broadcom config after: device/arista/x86_64-arista_7060dx4_32/.../th3-*.config.bcm (7060X4,
+# Tomahawk 3), x86_64-arista_7060dx5_32/.../th4-*.config.bcm (7060X5, Tomahawk 4: 50G lanes, 400G ports),
+# x86_64-arista_7060x6_64pe/.../th5-*.config.bcm (7060X6, Tomahawk 5: 100G lanes, 800G ports).
+# 7800R3: the modular Jericho2 chassis (x86_64-arista_7800r3_* line cards), a Sand platform: uc-tx-queue.
 EOS_FAMILIES = {
     "7050x3": {"asic": "Trident3", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
     "7050x4": {"asic": "Trident4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
-    "7060x4": {"asic": "Tomahawk4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
-    "7060x5": {"asic": "Tomahawk5", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},
+    "7060x4": {"asic": "Tomahawk3", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x5": {"asic": "Tomahawk4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
+    "7060x6": {"asic": "Tomahawk5", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},
     "7280r3": {"asic": "Jericho2", "mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
     "7388x5": {"asic": "7388X5 line cards", "mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
+    "7800r3": {"asic": "Jericho2 (7800R3 line cards)", "mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
 }
 EOS_DEFAULT_FAMILY = "7050x4"
 
