@@ -64,8 +64,9 @@ PARSERS = [
     ("switch.nvue", "parse_roce_status", "switch/nvue_roce_status_*.txt", "switch/real_nvue_roce_status_*.txt"),
     ("switch.nvue", "parse_revisions", "switch/nvue_revision.txt", "switch/real_nvue_revision_*.txt"),
     # the simulator's -o json shapes of the lossless reads (docs/conformance.md, NVUE: no published JSON sample)
-    ("switch.nvue", "parse_ingress_priority_groups", "switch/nvue_buffer_pg_*.json"),
-    ("switch.nvue", "parse_pfc_watchdog", "switch/nvue_pfc_watchdog_*.json"),
+    # and the reference's published tables of both (issue 38: the parsers read the table too)
+    ("switch.nvue", "parse_ingress_priority_groups", "switch/nvue_buffer_pg_*.json", "switch/real_nvue_buffer_pg_*.txt"),
+    ("switch.nvue", "parse_pfc_watchdog", "switch/nvue_pfc_watchdog_*.json", "switch/real_nvue_pfc_watchdog_*.txt"),
     ("switch.eos", "parse_eos_config", "switch/eos_running.txt", "switch/real_eos_running_*.txt"),
     ("switch.eos", "parse_sessions", "switch/eos_sessions.txt"),
     # the eAPI shape a public EOS watchdog health check reads (docs/conformance.md, Arista EOS)

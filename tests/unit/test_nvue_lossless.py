@@ -104,7 +104,9 @@ def test_parsers_read_json_numbers_and_table_sizes():
 
 
 @pytest.mark.parametrize("parse, text, words", [
-    (nvue.parse_ingress_priority_groups, "Error: The requested item does not exist.", "not a JSON object"),
+    # issue 38: text is read as the reference's table; NVUE's error is neither JSON nor that table
+    (nvue.parse_ingress_priority_groups, "Error: The requested item does not exist.", "neither JSON nor the "
+                                                                                      "reference's table: Error"),
     (nvue.parse_ingress_priority_groups, "", "no output"),
     (nvue.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "Lossless"}}', "priority group 3"),
     (nvue.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "sometimes", "hr": 1}}', "priority group 3"),

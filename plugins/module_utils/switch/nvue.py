@@ -25,6 +25,7 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
         ParseError, column_spans, split_columns)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_tables
 except ImportError:  # standalone (tests, corpus checks)
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
@@ -33,6 +34,10 @@ except ImportError:  # standalone (tests, corpus checks)
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore
     from common import ParseError, column_spans, split_columns  # type: ignore
+    try:
+        import nvue_tables  # type: ignore
+    except ImportError:
+        from switch import nvue_tables  # type: ignore
 
 
 def parse_nvue_commands(text):
@@ -234,11 +239,14 @@ def parse_ingress_priority_groups(text):
     ingress-priority-group" (Cumulus Linux 5.4.0 and later): one row per priority group with its pool,
     mode, sizes, ``Lossy/Lossless``, ``XON Th``, ``XOFF Th`` and ``HR`` (headroom). The JSON keys are
     the columns' (``lossy-lossless``, ``xon-th``, ``xoff-th``, ``hr``; docs/conformance.md); a size is
-    a number of bytes or the table's ``18.98 KB``. A row without a readable mode or headroom is a
-    ParseError naming the priority group."""
+    a number of bytes or the table's ``18.98 KB``. The reference's own table (no ``-o json``: the form
+    with a published sample) is read too (``nvue_tables.pg_table``). A row without a readable mode or
+    headroom is a ParseError naming the priority group."""
     cmd = "nv show interface <swp> qos buffer ingress-priority-group -o json"
+    text_form = not (text or "").strip().startswith("{")
+    data = nvue_tables.pg_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
     res = {}
-    for pg, row in _nvue_json(text, cmd).items():
+    for pg, row in data.items():
         if not str(pg).isdigit() or not isinstance(row, dict):
             raise ParseError("nvue", f"{cmd}: {pg!r} is not a priority group row", text)
         mode = str(row.get("lossy-lossless", "")).strip().lower()
@@ -263,9 +271,11 @@ def parse_pfc_watchdog(text):
 
     NVUE command reference, Show-Commands/QoS.md "nv show interface <interface-id> qos pfc-watchdog"
     (Cumulus Linux 5.6.0 and later) and the QoS guide's example: ``state`` (``enabled``/``disabled``)
-    and the "PFC WD Status" table per traffic class (``status`` OK or DEADLOCK, ``deadlock-count``)."""
+    and the "PFC WD Status" table per traffic class (``status`` OK or DEADLOCK, ``deadlock-count``);
+    that published table is read too (``nvue_tables.pfc_watchdog_table``)."""
     cmd = "nv show interface <swp> qos pfc-watchdog -o json"
-    data = _nvue_json(text, cmd)
+    text_form = not (text or "").strip().startswith("{")
+    data = nvue_tables.pfc_watchdog_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
     state = data.get("state")
     if isinstance(state, dict):   # {"enabled": {}}
         state = next(iter(state), None)
@@ -455,8 +465,19 @@ class NvueDriver(Driver):
         for p, row in self._present(ports):
             yield p, row, parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
 
+    def _documented(self, command, parser):
+        """``command -o json`` read by ``parser``; a switch whose JSON has another shape than the one
+        assumed (no sample is published) is asked again for the reference's table, whose shape is
+        published, so a key mismatch does not fail every post-check (issue 38)."""
+        try:
+            return parser(self.run(command + " -o json"))
+        except ParseError as err:
+            if str(err).startswith("nvue: nv show") and "Error:" not in str(err):
+                return parser(self.run(command))
+            raise
+
     def _watchdog(self, port):
-        return parse_pfc_watchdog(self.run(f"nv show interface {port} qos pfc-watchdog -o json"))
+        return self._documented(f"nv show interface {port} qos pfc-watchdog", parse_pfc_watchdog)
 
     def oper(self, ports):
         """Per port: up, PFC, trust, ECN (``qos roce status``), ``headroom`` (the priorities whose
@@ -465,8 +486,8 @@ class NvueDriver(Driver):
         res = {}
         for p, row, st in self._roce_status(ports):
             st["up"] = row["up"]
-            st["headroom"] = lossless_headroom(parse_ingress_priority_groups(
-                self.run(f"nv show interface {p} qos buffer ingress-priority-group -o json")))
+            st["headroom"] = lossless_headroom(self._documented(
+                f"nv show interface {p} qos buffer ingress-priority-group", parse_ingress_priority_groups))
             st["pfcwd"] = list(st["pfc"]) if self._watchdog(p)["enabled"] else []
             res[p] = st
         return res
