@@ -1,7 +1,7 @@
 """NVIDIA Cumulus Linux (NVUE) simulator: a bash-like shell with the `nv` CLI.
 
 Grammar: nv set|unset <path> [value] into the pending revision; nv config
-diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-status]
+diff|apply [rev] [--confirm [time]] [--confirm-yes] [--confirm-no] [--confirm-status]
 [-y|--y|--assume-yes|--assume-no]|detach|revision|show -o commands;
 nv show interface [<swp> qos roce status|qos roce counters|counters (5.5+)|link stats|qos buffer
 ingress-priority-group|qos pfc-watchdog] [-o json], nv show platform transceiver <swp>
@@ -13,7 +13,10 @@ behave as on a switch: an unconfirmed apply rolls back when the timer fires.
 Cumulus Linux 5.x): a bare ``--confirm`` number is minutes (``--confirm 60``
 is one hour), ``--confirm`` alone is ten minutes, and there is no
 ``nv config confirm`` verb: the wait ends with ``nv config apply
---confirm-yes`` (the form the napalm Cumulus driver sends). A number with a
+--confirm-yes`` (keep) or ``--confirm-no`` (roll back now): the options NVIDIA's
+own NVUE test suite gives ``nv config apply`` beside ``--confirm-status``
+(sonic-mgmt ``ngts/nvos_constants/constants_nvos.py`` ConfigConsts; the napalm
+Cumulus driver sends ``--confirm-yes`` too). A number with a
 unit suffix (``300s``, the napalm driver's timer form) is accepted with that
 unit; docs/conformance.md marks that form unsettled.
 """
@@ -261,7 +264,7 @@ class Nvue(Platform):
         no = "--assume-no" in rest
         confirm = None
         rev = None
-        keep = status = False
+        keep = status = reject = False
         i = 0
         while i < len(rest):
             a = rest[i]
@@ -275,6 +278,8 @@ class Nvue(Platform):
                     return f"Error: Invalid value for --confirm: {rest[i]}"
             elif a == "--confirm-yes":
                 keep = True
+            elif a == "--confirm-no":   # NVIDIA's NVUE tests (ngts ConfigConsts): reject now, roll back
+                reject = True
             elif a == "--confirm-status":
                 status = True
             elif re.fullmatch(r"\d+|applied|startup|empty", a) and rev is None:
@@ -282,9 +287,11 @@ class Nvue(Platform):
             elif a not in ("-y", "--y", "--assume-yes", "--assume-no"):
                 return f"Error: Invalid option: {a}"
             i += 1
-        if keep or status:
-            if confirm is not None:
-                return "Error: --confirm cannot be combined with --confirm-yes or --confirm-status"
+        if keep or status or reject:
+            if confirm is not None or keep + status + reject > 1:
+                return "Error: --confirm, --confirm-yes, --confirm-no and --confirm-status are exclusive"
+            if reject:
+                return self._confirm_reject()
             return self._confirm_status() if status else self._confirm_keep(rev)
         if rev is not None and not rev.isdigit():
             return f"Error: Revision {rev} cannot be applied in this simulator"
@@ -355,6 +362,15 @@ class Nvue(Platform):
         self.store.save(self)
         return f"applied [rev_id: {rid}]"
 
+    def _confirm_reject(self):
+        """``nv config apply --confirm-no``: roll the revision awaiting confirmation back now."""
+        if not self.confirm:
+            return "Error: There is no pending apply waiting for confirmation"
+        self._cancel_timer()
+        rid = self.confirm["rev"]
+        self._confirm_expired("Rollback: confirmation rejected")
+        return f"rolled back [rev_id: {rid}]"
+
     def _confirm_status(self):
         if not self.confirm:
             return "There is no pending apply waiting for confirmation"
@@ -366,7 +382,7 @@ class Nvue(Platform):
             self._timer.cancel()
             self._timer = None
 
-    def _confirm_expired(self):
+    def _confirm_expired(self, message="Rollback: confirm timer expired"):
         self._timer = None
         if not self.confirm:
             return
@@ -377,7 +393,7 @@ class Nvue(Platform):
                 r["state"] = "rolled_back"
         self.applied = prev
         self.revisions.append({"id": rid, "config": copy.deepcopy(prev), "state": "applied_and_saved",
-                               "date": _now(), "user": "root", "message": "Rollback: confirm timer expired"})
+                               "date": _now(), "user": "root", "message": message})
         self.confirm = None
         self.changed()
 
