@@ -61,7 +61,8 @@ def test_the_lab_and_the_collection_read_the_same_generated_table():
 def test_a_speed_the_skus_file_lacks_is_refused_naming_the_file():
     with pytest.raises(ValueError) as err:   # Arista-7060X6-64PE-B-P64 has 800G 5m only
         buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": 400}], "5m", hwsku="Arista-7060X6-64PE-B-P64")
-    assert "speed 400000 and cable 5m" in str(err.value) and "Arista-7060X6-64PE-B-P64/pg_profile_lookup.ini" in str(err.value)
+    assert "speed 400000 and cable 5m" in str(err.value)
+    assert "Arista-7060X6-64PE-B-P64/pg_profile_lookup.ini" in str(err.value)
     # without a SKU, sonic-swss's test rows stop at 100G
     with pytest.raises(ValueError, match="speed 400000 and cable 5m in sonic-swss's test"):
         buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": 400}], "5m")
@@ -105,7 +106,8 @@ class Sim:
         from sim_server import Store
         from sim_sonic import Sonic
         spec = {"platform": "sonic", "address": "127.0.1.9", "port": 22, "hwsku": sku, "buffer_model": model,
-                "ports": {p: {"peer": f"node{i + 1}:mlx5_1", "speed_gbps": g} for i, (p, g) in enumerate(PORTS.items())}}
+                "ports": {p: {"peer": f"node{i + 1}:mlx5_1", "speed_gbps": g}
+                          for i, (p, g) in enumerate(PORTS.items())}}
         (tmp_path / "fabric.json").write_text(json.dumps({"version": 1, "nodes": {}, "switches": {"sw": spec}}))
         store = Store(str(tmp_path))
         self.sw = Sonic("sw", spec, store)

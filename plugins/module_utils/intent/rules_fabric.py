@@ -56,7 +56,7 @@ FABRIC_RULES = {
     # Lossless headroom and the PFC watchdog (module_utils/switch/buffers.py: sonic-pfcwd.yang's ranges)
     "switch_fabric_cable_length": fmt((r"[1-9][0-9]{0,3}m", "a cable length in metres, 1m..9999m (SONiC CABLE_LENGTH)")),
     "switch_fabric_sonic_pg_lookup": ANY_DICT,
-    # the SONiC SKUs whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py); empty: none
+    # the SONiC SKUs whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py)
     "switch_fabric_sonic_hwsku": _sonic_hwsku,
     "switch_sonic_hwsku": _sonic_hwsku,
     # NVUE reference "nv set qos pfc <profile-id> cable-length": 1-100000 m; empty: NVUE's 100 m
