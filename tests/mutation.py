@@ -69,7 +69,8 @@ GROUPS = {
                                                      ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
                                                       "tests/unit/test_intent_strict.py", "tests/unit/test_intent.py",
                                                       "tests/unit/test_validate_action.py", "tests/unit/test_intent_rule_table.py",
-                                                      "tests/unit/test_intent_edges.py", "tests/unit/test_intent_knobs.py"],
+                                                      "tests/unit/test_intent_edges.py", "tests/unit/test_intent_knobs.py",
+                                                      "tests/unit/test_intent_knobs_more.py"],
                                                      _rebuilt(name))
            for name in ("fabric", "problems", "schema", "cabling")},
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
@@ -83,11 +84,12 @@ GROUPS = {
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
                                                      ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_edges.py",
                                                       "tests/unit/test_intent_vars.py", "tests/unit/test_intent_knobs.py",
-                                                      "tests/unit/test_validate_action.py"],
+                                                      "tests/unit/test_intent_knobs_more.py", "tests/unit/test_validate_action.py"],
                                                      _rebuilt(name))
            for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")},
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
-                                                  ["tests/unit/test_mpi_key.py", "tests/unit/test_intent_rule_table.py"]),
+                                                  ["tests/unit/test_mpi_key.py", "tests/unit/test_intent_rule_table.py",
+                                                   "tests/unit/test_logic_edges.py"]),
     },
     "switch": {
         # the platform drivers, with the tests of what they read back per platform (QoS and error
@@ -106,7 +108,8 @@ GROUPS = {
                                                    "tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS[1:],
                                                    "tests/unit/test_switch_backup.py"]),
         "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
-                                                   ["tests/unit/test_switch_window.py", "tests/unit/test_switch_backup.py"]),
+                                                   ["tests/unit/test_switch_window.py", "tests/unit/test_switch_backup.py",
+                                                    "tests/unit/test_switch_backup_keep.py"]),
     },
     # Verification's counters: the host and switch counter parsers (per platform) and the
     # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).

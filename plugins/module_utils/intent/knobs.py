@@ -11,6 +11,7 @@ intent/rules_fabric.py):
   ``a,b``) or two names with a space.
 - ``split_into(what, *names)``: a variable that was split in two (switch_fabric_restore_force):
   any value refused, naming the variables that replace it.
+- ``share``: a share strictly between 0 and 1 (linerate_trend_bandwidth_drop), never nan or inf.
 - ``batch``: a play's ``serial`` (switch_fabric_serial): Ansible runs every host at once for
   ``serial: 0`` (or any count <= 0), so 0 is refused, as is a percentage outside 1%..100%.
 
@@ -29,6 +30,7 @@ checks that need it. Stdlib only (plus the sibling intent modules).
 """
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import is_num
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import as_int
 
 # Slurm hostlist expressions (node[1-4], node[1,3], a,b) and two names with a space: never one name.
@@ -108,6 +110,14 @@ def split_into(what, *names):
         return c.bad(key, value, f"unset: {key} was split in two ({what}); set instead "
                                  + " and/or ".join(f"{n}: true" for n in names))
     return check
+
+
+def share(c, key, value):
+    """A share strictly between 0 and 1 (a finite number, or its decimal text from -e): 0.05 is 5 %."""
+    n = float(value) if isinstance(value, str) and re.fullmatch(r"0?\.[0-9]{1,9}", value, re.ASCII) else value
+    if is_num(n) and 0 < n < 1:
+        return True
+    return c.bad(key, value, "a share 0 < x < 1, such as 0.05 for 5 % (a finite number: not nan or inf)")
 
 
 def batch(c, key, value):

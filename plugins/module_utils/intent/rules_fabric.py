@@ -8,7 +8,7 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release, split_into
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release, share, split_into
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, ARGV, boolean, choice, CONFIRM_RANGE, either, ENV_MAP, extra_ports, fmt, GID_INDEX,
     host_address, integer, intent_format, listing, local_path, MAX_READ_REQ, mpi_from, NCCL_OVERRIDES, _NCCL_SIZE,
@@ -295,6 +295,8 @@ FABRIC_RULES = {
     "linerate_drain": boolean,
     "linerate_metrics": boolean,
     "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
+    # a trend's bandwidth drop (checks/history.py, docs/audit.md): a share of the previous run's figure
+    "linerate_trend_bandwidth_drop": share,
     "linerate_slurm_node_name": one_node(text(253, empty=False),
                                          "this host's own name in Slurm (scontrol show node <name>), set per host "
                                          "in host_vars"),

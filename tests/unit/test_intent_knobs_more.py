@@ -1,0 +1,167 @@
+"""The rest of the knobs' validation (issue 36 items 5 and 6): the durable state's variables (backup
+retention, the restore's two flags and the one they replace, the trend's share), the master subnet
+manager named once and in the inventory, and infinite or NaN numbers refused by every kind of rule
+(number, integer, text, the NCCL, mlxconfig and environment maps), each before any contact."""
+import math
+
+import pytest
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import Checker
+
+from test_validate_action import PORT, run_action
+
+NAN, INF = float("nan"), float("inf")
+
+
+def msg(key, shown, allowed):
+    return f"{key}: {shown} is not allowed (allowed: {allowed})"
+
+
+# ---------------------------------------------------------------- backup retention and the restore's flags
+
+KEEP = "an integer 1..100000 backups kept per switch"
+
+
+@pytest.mark.parametrize("value,shown", [(0, "0"), (-1, "-1"), (100001, "100001"), ("all", "'all'"), (True, "True"),
+                                         (2.5, "2.5"), (INF, "inf"), (NAN, "nan"), ("", "''")])
+def test_a_backup_count_that_is_no_count_is_refused(value, shown):
+    assert iv.validate_host({"switch_fabric_backup_keep": value}) == [msg("switch_fabric_backup_keep", shown, KEEP)]
+
+
+@pytest.mark.parametrize("value", [1, 30, "30", 100000])
+def test_a_backup_count_passes(value):
+    assert iv.validate_host({"switch_fabric_backup_keep": value}) == []
+
+
+@pytest.mark.parametrize("key", ["switch_fabric_restore_accept_no_digest", "switch_fabric_restore_allow_deletions"])
+def test_each_restore_flag_is_a_strict_boolean(key):
+    assert iv.validate_host({key: "true"}) == [] and iv.validate_host({key: False}) == []
+    assert iv.validate_host({key: "maybe"}) == [msg(key, "'maybe'", iv.BOOL_ALLOWED)]
+
+
+SPLIT = ("unset: switch_fabric_restore_force was split in two (it both accepted a backup without a .sha256 digest "
+         "and allowed a restore to delete settings outside the managed scope); set instead "
+         "switch_fabric_restore_accept_no_digest: true and/or switch_fabric_restore_allow_deletions: true")
+
+
+@pytest.mark.parametrize("value,shown", [(True, "True"), (False, "False"), ("true", "'true'"), (None, "None")])
+def test_the_flag_that_did_both_is_refused_naming_the_two(value, shown):
+    assert iv.validate_host({"switch_fabric_restore_force": value}) == [msg("switch_fabric_restore_force", shown, SPLIT)]
+
+
+def test_split_into_names_every_replacement():
+    c = Checker("sw1")
+    assert knobs.split_into("why", "a", "b", "c")(c, "old", 1) is False
+    assert c.items == ["sw1: old: 1 is not allowed (allowed: unset: old was split in two (why); set instead "
+                       "a: true and/or b: true and/or c: true)"]
+
+
+def test_the_action_refuses_the_old_flag_before_any_contact():
+    groups = {"all": ["node1", "leaf1"], "gpu_nodes": ["node1"], "switches": ["leaf1"]}
+    hostvars = {"node1": {"rdma_ports": [PORT]},
+                "leaf1": {"switch_platform": "nvue", "switch_fabric_restore_force": True, "switch_fabric_backup_keep": 0}}
+    res = run_action(groups, hostvars)
+    assert res["failed"] and "ansible_facts" not in res
+    assert res["problems"] == ["leaf1: " + msg("switch_fabric_backup_keep", "0", KEEP),
+                               "leaf1: " + msg("switch_fabric_restore_force", "True", SPLIT)]
+
+
+# ---------------------------------------------------------------- the trend's share
+
+SHARE = "a share 0 < x < 1, such as 0.05 for 5 % (a finite number: not nan or inf)"
+
+
+@pytest.mark.parametrize("value", [0.05, "0.05", ".5", 0.999999])
+def test_a_trend_share_passes(value):
+    assert iv.validate_host({"linerate_trend_bandwidth_drop": value}) == []
+
+
+@pytest.mark.parametrize("value,shown", [(0, "0"), (1, "1"), (0.0, "0.0"), (1.0, "1.0"), (-0.05, "-0.05"), (5, "5"),
+                                         ("5%", "'5%'"), ("1.5", "'1.5'"), ("nan", "'nan'"), (NAN, "nan"),
+                                         (INF, "inf"), (True, "True"), (None, "None")])
+def test_a_trend_share_outside_0_and_1_is_refused(value, shown):
+    assert iv.validate_host({"linerate_trend_bandwidth_drop": value}) == [
+        msg("linerate_trend_bandwidth_drop", shown, SHARE)]
+
+
+# ---------------------------------------------------------------- the master subnet manager: one host of the inventory
+
+INV = {"hosts": ["n0", "n1", "sm1", "sm2"], "group": "gpu_nodes", "group_hosts": ["n0", "n1"]}
+
+
+@pytest.mark.parametrize("value,problems", [
+    ("sm1", []),
+    ("sm9", [msg("ib_subnet_manager_master", "'sm9'", "a host of the inventory (n0, n1, sm1, sm2)")]),
+    ("sm[1-2]", [msg("ib_subnet_manager_master", "'sm[1-2]'", "one name, not a Slurm hostlist: node[1-4], node[1,3] "
+                     "or a,b (or names separated by a space) name several nodes; the inventory host of the master "
+                     "subnet manager")]),
+    ("sm1,sm2", [msg("ib_subnet_manager_master", "'sm1,sm2'", "one name, not a Slurm hostlist: node[1-4], node[1,3] "
+                     "or a,b (or names separated by a space) name several nodes; the inventory host of the master "
+                     "subnet manager")]),
+])
+def test_the_master_subnet_manager_is_one_host_of_the_inventory(value, problems):
+    assert iv.validate_host({"ib_subnet_manager_master": value}, INV) == problems
+
+
+def test_without_an_inventory_the_master_is_checked_for_its_form_only():
+    assert iv.validate_host({"ib_subnet_manager_master": "sm9"}) == []
+    assert len(iv.validate_host({"ib_subnet_manager_master": "sm[1-2]"})) == 1
+
+
+def test_a_host_list_of_the_inventory_is_shown_whole_up_to_five():
+    many = {"hosts": [f"h{i}" for i in range(7)]}
+    assert iv.validate_host({"ib_subnet_manager_master": "x"}, many) == [
+        msg("ib_subnet_manager_master", "'x'", "a host of the inventory (h0, h1, h2, h3, h4 and 2 more)")]
+
+
+# ---------------------------------------------------------------- infinite and NaN numbers, everywhere
+
+@pytest.mark.parametrize("key,allowed", [
+    ("switch_fabric_max_fail_percentage", "a number 0..100 percent of a batch's switches that may fail"),
+    ("verify_fabric_nccl_tune_margin_percent", "a number 0.5..100 percent a candidate must beat NCCL's pick by"),
+    ("verify_fabric_readiness_load_timeout", "a number 1..3600 seconds")])
+@pytest.mark.parametrize("value", [NAN, INF, -INF, "nan", "inf", "Infinity", "1e400"])
+def test_a_number_rule_refuses_infinite_and_nan(key, allowed, value):
+    shown = repr(value) if isinstance(value, str) else str(value)
+    assert iv.validate_host({key: value}) == [msg(key, shown, allowed)]
+
+
+@pytest.mark.parametrize("key", ["switch_fabric_confirm_timeout", "verify_fabric_ib_write_bw_base_port",
+                                 "roce_qos_mtu", "verify_fabric_incast_max_senders"])
+@pytest.mark.parametrize("value", [NAN, INF, -INF, "inf", 1e400])
+def test_an_integer_rule_refuses_infinite_and_nan(key, value):
+    problems = iv.validate_host({key: value})
+    assert len(problems) == 1 and problems[0].startswith(f"{key}: ") and "is not allowed (allowed: an integer" \
+        in problems[0]
+
+
+@pytest.mark.parametrize("key", ["verify_fabric_mode", "k8s_render_context"])
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_a_text_rule_refuses_an_infinite_number_it_would_write_as_inf(key, value):
+    assert len(iv.validate_host({key: value})) == 1
+    assert iv.validate_host({key: 1.5}) == [] and iv.validate_host({key: 7}) == []
+
+
+@pytest.mark.parametrize("key,value,bad", [
+    ("nccl_env_overrides", {"NCCL_IB_TIMEOUT": INF}, "nccl_env_overrides.NCCL_IB_TIMEOUT: inf"),
+    ("nccl_env_overrides", {"NCCL_IB_TIMEOUT": NAN}, "nccl_env_overrides.NCCL_IB_TIMEOUT: nan"),
+    ("connectx_firmware_params", {"ROCE_CC_PRIO_MASK_P1": INF}, "connectx_firmware_params.ROCE_CC_PRIO_MASK_P1: inf"),
+    ("connectx_firmware_extra_params", {"X": -INF}, "connectx_firmware_extra_params.X: -inf"),
+    ("verify_fabric_nccl_env", {"NCCL_DEBUG_X": NAN}, "verify_fabric_nccl_env.NCCL_DEBUG_X: nan"),
+    ("ib_subnet_manager_environment", {"OSM_X": INF}, "ib_subnet_manager_environment.OSM_X: inf"),
+])
+def test_a_map_value_that_is_infinite_or_nan_is_refused_by_its_key(key, value, bad):
+    problems = iv.validate_host({key: value})
+    assert len(problems) == 1 and problems[0].startswith(bad + " is not allowed (allowed: "), problems
+    finite = {k: 3 for k in value}
+    assert iv.validate_host({key: finite}) == []
+
+
+def test_the_fabric_wide_percentage_and_share_rules_keep_their_edges():
+    assert iv.validate_host({"switch_fabric_max_fail_percentage": 100, "verify_fabric_nccl_tune_margin_percent": 0.5,
+                             "linerate_trend_bandwidth_drop": 0.5}) == []
+    assert not math.isfinite(INF) and iv.validate_host({"switch_fabric_max_fail_percentage": 100.0001}) == [
+        msg("switch_fabric_max_fail_percentage", "100.0001", "a number 0..100 percent of a batch's switches that may "
+                                                             "fail")]
