@@ -47,6 +47,33 @@ def launcher_files(nodes, params):
     return files
 
 
+def launch_layout(nodes):
+    """The rank layout every node of ``nodes`` ([{name, facts, devices}]) shares (one rank per GPU, its
+    NUMA node and rail); AnsibleFilterError naming the node that differs or cannot be bound."""
+    if not nodes:
+        raise AnsibleFilterError("launch_layout: no node")
+    try:
+        return launchers.common_layout({n["name"]: launchers.rank_layout(n["facts"] or {}, n["devices"]) for n in nodes})
+    except launchers.LayoutError as e:
+        raise AnsibleFilterError(f"launch_layout: {e}") from None
+
+
+def launch_plan(nodes, launcher="mpirun", tree_spawn="auto", radix=launchers.OMPI_ROUTED_RADIX):
+    """How a launch reaches ``nodes`` nodes (a count): launchers.launch_plan. ``tree_spawn`` auto: on where
+    the launch node would otherwise open more SSH sessions than the tree's radix."""
+    n, r = int(nodes), int(radix)
+    if str(tree_spawn).lower() == "auto":
+        tree = n - 1 > r
+    elif isinstance(tree_spawn, bool) or str(tree_spawn).lower() in ("true", "false"):
+        tree = str(tree_spawn).lower() == "true"
+    else:
+        raise AnsibleFilterError(f"launch_plan: tree_spawn {tree_spawn!r}; allowed: auto, true, false")
+    try:
+        return launchers.launch_plan(n, launcher, tree, r)
+    except ValueError as e:
+        raise AnsibleFilterError(f"launch_plan: {e}") from None
+
+
 class FilterModule:
     def filters(self):
-        return {"launcher_files": launcher_files}
+        return {"launcher_files": launcher_files, "launch_layout": launch_layout, "launch_plan": launch_plan}

@@ -3,6 +3,7 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
 
@@ -15,7 +16,10 @@ def sched_topology(inputs, options=None):
     naming the open cabling findings or the unobserved nodes."""
     try:
         hosts = dict(inputs["hosts"])
-        args = (hosts, inputs.get("uplinks") or {}, inputs.get("switch_reads") or {}, inputs.get("host_reads") or {})
+        # as the report reads them (registry.cabled): a read without a neighbour table failed
+        reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
+                 for s, r in (inputs.get("switch_reads") or {}).items()}
+        args = (hosts, inputs.get("uplinks") or {}, reads, inputs.get("host_reads") or {})
     except (KeyError, TypeError, ValueError) as e:
         raise AnsibleFilterError(f"sched_topology: inputs need hosts, host_reads, switch_reads, uplinks ({e})") from None
     findings, _cases = cabling.check_cabling(*args)

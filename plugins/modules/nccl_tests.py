@@ -33,13 +33,22 @@ options:
     default: {NCCL_DEBUG: INFO, NCCL_ALGO: Ring}
   launch:
     description:
-      - C(node) starts one process per host driving I(gpus) GPUs (C(-g)); C(rank_per_gpu) one rank per
-        GPU of I(layout) (C(-g 1), C(--map-by ppr:N:node)), each started through a per-rank wrapper that
-        sets C(CUDA_VISIBLE_DEVICES), C(NCCL_TESTS_DEVICE=0) and C(UCX_NET_DEVICES) and runs it under
-        C(numactl --cpunodebind --membind) of its GPU's NUMA node (docs/launchers.md).
+      - C(rank_per_gpu) (the production shape) starts one rank per GPU of I(layout) (C(-g 1)), placed and
+        bound by I(binding), each through a per-rank wrapper that sets C(CUDA_VISIBLE_DEVICES),
+        C(NCCL_TESTS_DEVICE=0) and C(UCX_NET_DEVICES) (docs/launchers.md); C(node) one process per host
+        driving I(gpus) GPUs (C(-g)).
     type: str
     choices: [node, rank_per_gpu]
     default: node
+  binding:
+    description:
+      - With C(rank_per_gpu), how ranks are bound (module_utils/host/launchers.py rank_binding). C(auto)
+        Open MPI binds (C(--map-by ppr:K:numa --bind-to numa)) where the GPUs fill the NUMA nodes in order,
+        else the wrapper runs each rank under C(numactl --cpunodebind --membind) of its GPU's NUMA node;
+        C(numactl) always the wrapper; C(none) nothing binds (C(--bind-to none)).
+    type: str
+    choices: [auto, numactl, none]
+    default: auto
   layout:
     description: With C(rank_per_gpu), the node's ranks [{local_rank, gpu, numa, nic}] (filter launcher_files' layout.json).
     type: list
@@ -135,6 +144,7 @@ def main():
             max_bytes=dict(type="str", default="4G"),
             env=dict(type="dict", default={"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring"}),
             launch=dict(type="str", choices=["node", "rank_per_gpu"], default="node"),
+            binding=dict(type="str", choices=["auto", "numactl", "none"], default="auto"),
             layout=dict(type="list", elements="dict"),
             rail_pinning=dict(type="str", choices=["topology", "nearest"], default="topology"),
             hca=dict(type="str"),

@@ -382,7 +382,7 @@ def test_launch_plan_at_2000_nodes_opens_at_most_the_radix_from_any_node():
     assert plan["mpirun_args"] == ["--mca", "plm_rsh_no_tree_spawn", "0", "--mca", "routed_radix", "64"]
     flat = launchers.launch_plan(2000, tree_spawn=False)
     assert flat["ssh_from_launch_node"] == 1999 and flat["levels"] == [1999]
-    assert flat["mpirun_args"][:3] == ["--mca", "plm_rsh_no_tree_spawn", "1"]
+    assert flat["mpirun_args"] == ["--mca", "plm_rsh_no_tree_spawn", "1"]
     narrow = launchers.launch_plan(2000, radix=8)
     assert narrow["levels"] == [8, 64, 512, 1415] and narrow["max_ssh_per_node"] == 8
     srun = launchers.launch_plan(2000, "srun", radix=launchers.SLURM_TREE_WIDTH)

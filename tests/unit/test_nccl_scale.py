@@ -82,3 +82,42 @@ def test_without_loopback_results_the_steps_nodes_are_the_suspects():
     assert found[-1]["evidence"]["suspects"] == ["node3", "node4"] and "no result (not run)" in found[0]["message"]
     with pytest.raises(ValueError, match="min_efficiency 1.5"):
         nccl_scale.series_findings(steps, {}, 1.5)
+
+
+# ---------------------------------------------------------------- the report's checks (registry)
+
+def _run(busbw, hosts, np_=8, env=nccl_scale.LOOPBACK_ENV, error=None):
+    argv = ["mpirun", "-np", str(np_), "-H", hosts] + [a for k, v in env.items() for a in ("-x", f"{k}={v}")] \
+        + ["all_reduce_perf", "-g", "1"]
+    return {"busbw": busbw, "error": error, "argv": argv}
+
+
+def _ctx(data):
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+    nodes = sorted(data)
+    return registry.Inputs(nodes, {n: dict(data[n], rdma_ports=RAILS[:2]) for n in nodes}, FABRIC)
+
+
+def test_loopback_report_names_the_slow_node_and_refuses_a_run_that_was_no_loopback():
+    data = {"node1": {"verify_fabric_nccl_loopback": _run(11.3, "localhost:8")},
+            "node2": {"verify_fabric_nccl_loopback": _run(5.6, "localhost:8")},
+            "node3": {"verify_fabric_nccl_loopback": _run(370.0, "localhost:8", env={})},
+            "node4": {"verify_fabric_nccl_loopback": {"skipped": True}}}
+    found, checks = nccl_scale.loopback_report(_ctx(data))
+    # 2 NICs, 8 ranks: 40 GB/s x 2 / 8 = 10 GB/s
+    assert [(f["code"], f["node"]) for f in found] == [("NCCL_LOOPBACK_LOW", "node2"), ("NCCL_LOOPBACK_FAILED", "node3")]
+    assert "not a NET loopback" in found[1]["message"] and checks["nccl_loopback"]["passed"] is False
+    assert checks["nccl_loopback"]["detail"] == "1/3 node(s) at their NET loopback threshold (8 ranks a node, P2P and SHM off)"
+    assert nccl_scale.loopback_report(_ctx({"node1": {}})) == ([], {})
+
+
+def test_series_report_pairs_each_step_with_its_run_and_names_the_straggler():
+    steps = nccl_scale.series_steps(["node1", "node2", "node3", "node4"])
+    reg = {"results": [dict(_run(b, "x"), item=dict(s, min_efficiency=0.9)) for s, b in zip(steps, (94.0, 47.0))]}
+    data = {n: {"verify_fabric_nccl_series": reg, "verify_fabric_nccl_loopback": _run(11.3, "localhost:8")}
+            for n in ("node1", "node2", "node3", "node4")}
+    data["node3"]["verify_fabric_nccl_loopback"] = _run(5.6, "localhost:8")
+    found, checks = nccl_scale.series_report(_ctx(data))
+    assert checks["nccl_scaling"]["straggler"] == "node3"
+    assert checks["nccl_scaling"]["detail"] == "fleet:2 94.0 GB/s (100%); fleet:4 47.0 GB/s (50%); straggler node3"
+    assert [f["code"] for f in found] == ["NCCL_SCALING_LOW", "NCCL_STRAGGLER"]

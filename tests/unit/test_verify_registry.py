@@ -111,7 +111,8 @@ def test_the_action_reads_every_node_result_a_check_reads():
                                             "verify_fabric_incast_log", "verify_fabric_readiness",
                                             "verify_fabric_cabling", "verify_fabric_link_health",
                                             "verify_fabric_bench_log", "verify_fabric_gdrcopy",
-                                            "verify_fabric_nccl_tuned"}
+                                            "verify_fabric_nccl_tuned", "verify_fabric_nccl_loopback",
+                                            "verify_fabric_nccl_series"}
 
 
 def test_every_selectable_check_has_a_phase_and_every_phase_a_task_file():

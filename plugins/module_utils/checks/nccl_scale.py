@@ -139,3 +139,62 @@ def straggler(step: dict, loopback: dict):
     return finding("NCCL_STRAGGLER", f"{node}: slows the collective from {step['name']} on: its own NET loopback "
                    f"{busbw:.2f} GB/s{beside}", node=node, check=SERIES_CHECK, actual=busbw,
                    evidence={"step": step["name"], "added": step["added"]})
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py)
+
+def _ranks(run: dict) -> int:
+    """A run's ranks on its node: mpirun's -np times nccl-tests' -g (both from its argv)."""
+    argv = [str(a) for a in run.get("argv") or []]
+    np_ = int(argv[argv.index("-np") + 1]) if "-np" in argv else 1
+    g = int(argv[argv.index("-g") + 1]) if "-g" in argv else 1
+    return np_ * g
+
+
+def _is_loopback(run: dict) -> bool:
+    argv = [str(a) for a in run.get("argv") or []]
+    return all(f"{k}={v}" in argv for k, v in LOOPBACK_ENV.items())
+
+
+def loopback_report(ctx) -> tuple:
+    """check ``nccl_loopback``: each node's own run (host variable ``verify_fabric_nccl_loopback``)."""
+    runs = {n: ctx.data[n].get("verify_fabric_nccl_loopback") for n in ctx.nodes}
+    runs = {n: r for n, r in runs.items() if r and not r.get("skipped") and not r.get("skipped_run")}
+    if not runs:
+        return [], {}
+    results, ranks = {}, 1
+    for n, r in runs.items():
+        if not _is_loopback(r):
+            results[n] = {"busbw": None, "error": "not a NET loopback: the run did not set "
+                          + " and ".join(f"{k}={v}" for k, v in LOOPBACK_ENV.items())}
+        else:
+            failed = r.get("msg") if r.get("failed") else None   # the module itself failed (no mpirun, a bad layout)
+            results[n] = {"busbw": r.get("busbw"), "error": r.get("error") or failed}
+        ranks = max(ranks, _ranks(r))
+    found, cases = loopback_findings(results, ctx.fabric, ctx.hosts, ranks)
+    ok = sum(1 for c in cases if c["ok"])
+    return found, {LOOPBACK_CHECK: {"passed": not found, "cases": cases,
+                                    "detail": f"{ok}/{len(cases)} node(s) at their NET loopback threshold "
+                                              f"({ranks} ranks a node, P2P and SHM off)"}}
+
+
+def series_report(ctx) -> tuple:
+    """check ``nccl_scaling``: the series' runs (``verify_fabric_nccl_series``: the registered loop, each
+    result's ``item`` its step) and the nodes' own loopback where it ran (the straggler)."""
+    reg = next((ctx.data[n].get("verify_fabric_nccl_series") for n in ctx.nodes
+                if ctx.data[n].get("verify_fabric_nccl_series")), None)
+    results = [r for r in (reg or {}).get("results") or [] if isinstance(r, dict) and r.get("item")]
+    results = [r for r in results if not r.get("skipped") and not r.get("skipped_run")]
+    if not results:
+        return [], {}
+    steps = [dict(r["item"], busbw=r.get("busbw"), error=r.get("error") or (r.get("msg") if r.get("failed") else None))
+             for r in results]
+    loopback = {n: {"busbw": (ctx.data[n].get("verify_fabric_nccl_loopback") or {}).get("busbw")}
+                for n in ctx.nodes if ctx.data[n].get("verify_fabric_nccl_loopback")}
+    # the share asked for rides each step (role variable verify_fabric_nccl_scaling_min_efficiency)
+    minimum = float(results[0]["item"].get("min_efficiency") or DEFAULT_MIN_EFFICIENCY)
+    found, cases, who = series_findings(steps, loopback, minimum)
+    detail = "; ".join(f"{c['name']} {c['busbw']:.1f} GB/s" + (f" ({c['efficiency']:.0%})" if c["efficiency"] else "")
+                       if c["busbw"] is not None else f"{c['name']} no result" for c in cases)
+    return found, {SERIES_CHECK: {"passed": not found, "cases": cases, "straggler": who,
+                                  "detail": detail + (f"; straggler {who}" if who else "")}}

@@ -37,6 +37,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import repo
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl_scale
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
@@ -401,6 +402,8 @@ CHECKS = (
     Check("incast", incast, ("verify_fabric_incast_log",), benchmark=True),
     Check("link_health", link_health, ("verify_fabric_link_health",)),
     Check("nccl", nccl, benchmark=True),                    # the task's nccl argument (verify_fabric_nccl)
+    Check("nccl_loopback", nccl_scale.loopback_report, ("verify_fabric_nccl_loopback",), default=False, benchmark=True),
+    Check("nccl_scaling", nccl_scale.series_report, ("verify_fabric_nccl_series",), default=False, benchmark=True),
     Check("infiniband", infiniband, selectable=False),      # subnet_manager, ib_topology, ib_partitions, ...
     Check("drift", drift, selectable=False),                # the audit
 )
@@ -437,7 +440,11 @@ PHASES = (
           ("ib_write_bw", "ib_send_bw", "ib_write_lat", "gpudirect"), mark="ib_write_bw", min_hosts=2),
     Phase("incast.yml", "Prove the no-drop class under incast (every node a receiver of k senders once, every rail)",
           ("incast",), mark="incast", min_hosts=3),
+    Phase("nccl_loopback.yml", "Run the NET loopback on every node at once (nccl-tests on one node, P2P and SHM off)",
+          ("nccl_loopback",), mark="nccl_loopback"),
     Phase("nccl.yml", "Run nccl-tests across the nodes", ("nccl",), mark="nccl"),
+    Phase("nccl_scaling.yml", "Run the scaling series over 2, 4, 8 and more nodes, and within each leaf group",
+          ("nccl_scaling",), mark="nccl_scaling", min_hosts=2),
     Phase("link_health.yml", "Snapshot the link health counters at the end of the window", ("link_health",),
           window="end"),
 )

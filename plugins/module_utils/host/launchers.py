@@ -287,8 +287,8 @@ def launch_plan(nodes: int, launcher: str = "mpirun", tree_spawn: bool = True, r
     first = min(fanout, nodes - 1)
     return {"launcher": launcher, "nodes": nodes, "tree_spawn": tree, "fanout": fanout, "depth": len(levels),
             "levels": levels, "ssh_from_launch_node": first if ssh else 0, "max_ssh_per_node": first if ssh else 0,
-            "mpirun_args": (["--mca", "plm_rsh_no_tree_spawn", "0" if tree else "1", "--mca", "routed_radix",
-                             str(radix)] if ssh else [])}
+            "mpirun_args": ((["--mca", "plm_rsh_no_tree_spawn", "0", "--mca", "routed_radix", str(radix)] if tree
+                             else ["--mca", "plm_rsh_no_tree_spawn", "1"]) if ssh else [])}
 
 
 def shell_line(argv):

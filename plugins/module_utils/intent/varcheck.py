@@ -64,7 +64,7 @@ RESET_LEVELS = (3, 4)
 # PCIe Max_Read_Request_Size values (PCIe base specification, Device Control register).
 MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
 VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
-                 "gpudirect", "incast", "nccl")
+                 "gpudirect", "incast", "nccl", "nccl_loopback", "nccl_scaling")
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
 # Variables schema.validate() checks itself (with the cabling).
 BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
