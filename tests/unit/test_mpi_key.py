@@ -154,7 +154,10 @@ def test_the_role_restricts_and_takes_the_key_back():
     with open(os.path.join(ROOT, "roles", "verify_fabric", "tasks", "mpi_ssh.yml"), encoding="utf-8") as f:
         admit = f.read()
     assert 'key_options: "{{ verify_fabric_mpi_key_from | linerate.fabric.mpi_key_options }}"' in admit
-    with open(os.path.join(ROOT, "roles", "verify_fabric", "tasks", "nccl.yml"), encoding="utf-8") as f:
-        nccl = f.read()
-    always = nccl.split("  always:", 1)[1]
-    assert "state: absent" in always and "not verify_fabric_keep_mpi_key | bool" in always
+    # nccl.yml and nccl_scaling.yml take the key back in their always sections, through mpi_ssh_return.yml
+    for name in ("nccl.yml", "nccl_scaling.yml"):
+        with open(os.path.join(ROOT, "roles", "verify_fabric", "tasks", name), encoding="utf-8") as f:
+            assert "ansible.builtin.include_tasks: mpi_ssh_return.yml" in f.read().split("  always:", 1)[1], name
+    with open(os.path.join(ROOT, "roles", "verify_fabric", "tasks", "mpi_ssh_return.yml"), encoding="utf-8") as f:
+        back = f.read()
+    assert back.count("state: absent") == 2 and back.count("not verify_fabric_keep_mpi_key | bool") == 2
