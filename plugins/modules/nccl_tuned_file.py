@@ -97,12 +97,13 @@ def _read(path):
 
 def _write(module, path, text):
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(directory, mode=0o700, exist_ok=True)   # under linerate_output_dir: 0700 dirs, 0600 files
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w") as f:
         f.write(text)
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, 0o600)
     module.atomic_move(tmp, path)
+    os.chmod(path, 0o600)   # atomic_move gives a new file the umask's mode
 
 
 def main():
