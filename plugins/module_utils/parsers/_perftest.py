@@ -20,7 +20,7 @@ _DASHES_RE = re.compile(r"^-{20,}$")
 _HEADER_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][\w*.\- ]*?)\s*:\s*(?P<value>\S+)")
 _ADDRESS_RE = re.compile(
     r"^(?P<side>local|remote) address:\s*LID (?P<lid>\S+) QPN (?P<qpn>\S+) PSN (?P<psn>\S+)"
-    r"(?:\s+RKey (?P<rkey>\S+))?(?:\s+VAddr (?P<vaddr>\S+))?"
+    r"(?:\s+RKey (?P<rkey>\S+))?(?:\s+VAddr (?P<vaddr>\S+))?(?P<rest>.*)$"
 )
 _GID_RE = re.compile(r"^GID:\s*(?P<gid>[\d:]+)$")
 _ERROR_RE = re.compile(
@@ -30,8 +30,12 @@ _ERROR_RE = re.compile(
     r"Connection refused|bad event|error",
 )
 _RUN_WARNING_RE = re.compile(
-    r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity")
+    r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity|"
+    r"Perftest doesn't supports CUDA")
 _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
+
+# Lines perftest prints that carry nothing to read: rules of stars, a capture's shell prompt
+_NOTHING_TO_READ_RE = re.compile(r"^(?:\*+|[=-]+|(?:\[[^\]]*\]|[\w.@:~/()-]+)?\s?[#$](?:\s|$).*)$")
 
 _VERBS = {"RDMA_Write": "write", "RDMA_Read": "read", "Send": "send", "Atomic": "atomic"}
 
@@ -190,11 +194,11 @@ def _read_cuda_line(line, result):
     """Record --use_cuda preamble lines (device index, GPU name, DMA-BUF)."""
     cuda = result["cuda"] or {"device": None, "name": None, "dmabuf": False, "pci": {}}
     result["cuda"] = cuda
-    picked = re.match(r"Picking device No\.\s*(\d+)", line)
+    picked = re.match(r"Picking device No\.\s*(\S+)", line)
     named = re.search(r"device name = \[(.+)\]", line)
     listed = re.match(r"CUDA device (\d+): PCIe address is (\S+)", line)
     if picked:
-        cuda["device"] = int(picked.group(1))
+        cuda["device"] = int(picked.group(1)) if picked.group(1).isdigit() else picked.group(1)
     elif named:
         cuda["name"] = named.group(1)
     elif listed:
@@ -207,7 +211,8 @@ def _is_cuda_line(line):
     return bool(re.match(
         r"initializing CUDA|Listing all CUDA devices|CUDA device \d+|Picking device No|"
         r"\[pid = \d+, dev = \d+\] device name|creating CUDA Ctx|making it the current CUDA Ctx|"
-        r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr", line))
+        r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr|CUDA device integrated|"
+        r"deallocating GPU buffer|destroying current CUDA Ctx", line))
 
 
 class _Reader:
@@ -224,9 +229,8 @@ class _Reader:
                          self._address, self._header)
 
     def feed(self, line):
-        for handler in self.handlers:
-            if handler(line):
-                return
+        """Hand ``line`` to the first handler that reads it; False when none does."""
+        return any(handler(line) for handler in self.handlers) or bool(_NOTHING_TO_READ_RE.match(line))
 
     def _command(self, line):
         command = None if self.result["command"] else _parse_command(line)
@@ -248,6 +252,8 @@ class _Reader:
         """Server banners and run-wide warnings."""
         if "Waiting for client" in line:
             self.result["role"] = "server"
+        elif line.startswith("Please run the same command with the IB/RoCE interface IP"):
+            pass   # the server banner's second line
         elif self._bw and "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
@@ -274,6 +280,8 @@ class _Reader:
             self.address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
                             "gid": None, "ipv4": None}
             self.address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
+            if addr.group("rest").strip():   # a field this layout does not have: kept, not dropped
+                self.address["other"] = addr.group("rest").strip()
             self.result[addr.group("side")].append(self.address)
             return True
         gid = _GID_RE.match(line)
@@ -303,9 +311,9 @@ def _read(reader, text, kind="bw", no_table="no result table in output"):
     """Feed every line of ``text`` (stripped, empty ones skipped) to ``reader``: (the stripped lines,
     ``reader.result``); ParseError (``_raise_no_results``) when the run printed no result row."""
     lines = [line.strip() for line in _lines(text)]
-    for line in lines:
-        if line:
-            reader.feed(line)
+    for number, line in enumerate(lines, 1):
+        if line and not reader.feed(line):   # nothing perftest prints vanishes silently (issue 38)
+            reader.result["warnings"].append("line %d: not read: %r" % (number, line))
     if not reader.result["results"]:
         _raise_no_results(text, lines, reader.result, kind, no_table)
     return lines, reader.result

@@ -38,14 +38,15 @@ def _to_gbps(value, unit):
 
 def _parse_row(line, unit, duration_mode):
     """One result row: bytes, iterations, BW peak, BW average, MsgRate (+ per-port extras)."""
-    numbers = []
-    for cell in line.split():
+    numbers, cells = [], line.split()
+    for cell in cells:
         try:
             numbers.append(float(cell))
         except ValueError:
             break
     if len(numbers) < 4:
         return None
+    rest = cells[len(numbers):]
     peak, average = numbers[2], numbers[3]
     # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
     # and on either side, banner or not): a peak below the average is not one.
@@ -59,6 +60,8 @@ def _parse_row(line, unit, duration_mode):
         "bw_peak_gbps": None if unmeasured else _to_gbps(peak, unit),
         "bw_average_gbps": _to_gbps(average, unit),
     }
+    if rest:   # a cell that is not a number (where MsgRate or a per-port figure goes): kept, not dropped
+        row["unread"] = rest
     return row
 
 
