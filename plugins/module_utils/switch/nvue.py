@@ -282,6 +282,8 @@ def parse_pfc_watchdog(text):
     if state not in ("enabled", "disabled", "enable", "disable"):
         raise ParseError("nvue", f"{cmd}: no state (enabled or disabled): {state!r}", text)
     status = {}
+    if not isinstance(data.get("status") or {}, dict):
+        raise ParseError("nvue", f"{cmd}: status is not a table of traffic classes: {data.get('status')!r}", text)
     for tc, row in (data.get("status") or {}).items():
         count = row.get("deadlock-count") if isinstance(row, dict) else None
         if not str(tc).isdigit() or isinstance(count, bool) or not str(count).isdigit():
