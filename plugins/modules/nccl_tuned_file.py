@@ -95,9 +95,18 @@ def _read(path):
         return None
 
 
+def _private_dirs(directory):
+    """``directory`` made with every missing parent 0700 (os.makedirs gives its mode to the last one only)."""
+    parent = os.path.dirname(os.path.abspath(directory))
+    if not os.path.isdir(parent):
+        _private_dirs(parent)
+    if not os.path.isdir(directory):
+        os.mkdir(directory, 0o700)
+
+
 def _write(module, path, text):
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, mode=0o700, exist_ok=True)   # under linerate_output_dir: 0700 dirs, 0600 files
+    _private_dirs(directory)   # under linerate_output_dir: 0700 directories, 0600 files
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w") as f:
         f.write(text)

@@ -499,13 +499,21 @@ def test_rollback_refuses_an_empty_or_truncated_latest_and_names_it(lab):
         assert f"switch {n}: backup {latest}: {reason}" in out, (n, out)
         assert "an older one is never taken instead" in out
         assert lab.running(n) == changed[n] and lab.pending(n) == []   # nothing was sent
-    # even forced, an empty or mismatching backup is never restored
+    # even with both flags, an empty or mismatching backup is never restored
     rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest",
-                       "-e", "switch_fabric_restore_force=true", *FAST, "-e", "switch_fabric_max_fail_percentage=100")
+                       "-e", "switch_fabric_restore_accept_no_digest=true",
+                       "-e", "switch_fabric_restore_allow_deletions=true", *FAST,
+                       "-e", "switch_fabric_max_fail_percentage=100")
     assert rc != 0 and all(lab.running(n) == changed[n] for n in SWITCHES), out
     rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest",
-                       "-e", "switch_fabric_restore_force=maybe", *FAST)
-    assert rc != 0 and "switch_fabric_restore_force" in out, out
+                       "-e", "switch_fabric_restore_accept_no_digest=maybe", *FAST)
+    assert rc != 0 and "switch_fabric_restore_accept_no_digest is \"maybe\"" in out, out
+    # the flag that did both is refused, naming the two that replace it
+    rc, out = lab.play("switch_rollback.yml", "-e", "switch_fabric_restore_backup=latest",
+                       "-e", "switch_fabric_restore_force=true", *FAST)
+    assert rc != 0 and "switch_fabric_restore_accept_no_digest=true" in out \
+        and "switch_fabric_restore_allow_deletions=true" in out, out
+    assert all(lab.running(n) == changed[n] for n in SWITCHES)
     # put the switches back for the tests after this one (the backups before this test's window)
     for n in SWITCHES:
         d = driver_for(SWITCHES[n], n, host=ADDR[n], port=lab.port, username=lab.creds["username"],
@@ -602,3 +610,147 @@ def test_a_second_operator_is_refused_while_a_window_holds_the_switch(lab, name)
     finally:
         d.close()
     assert not os.path.exists(os.path.join(lab.backups, name, "linerate.lock"))
+
+
+# ---------------------------------------------------------------- issue 36: cancel, locks (matrix)
+
+def window_journal(lab, name):
+    """The switch's entry in the window journal (<backup_dir>/<switch>/window.json), None when there is none."""
+    try:
+        with open(os.path.join(lab.backups, name, "window.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def driver(lab, name):
+    return driver_for(SWITCHES[name], name, host=ADDR[name], port=lab.port, username=lab.creds["username"],
+                      known_hosts=lab.known_hosts, password=lab.creds["password"])
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("name", sorted(SWITCHES))
+def test_sigkill_of_the_process_group_mid_window_ends_at_the_backup_and_the_next_run_reports_it(lab, name):
+    """SIGKILL of ansible-playbook's process group (ansible-runner without a container) mid-push: Ansible's
+    worker called setsid, so the module lives on; it sees its controller end, rolls back, and writes the
+    outcome into the window journal. The switch ends byte-identical with nothing pending, and the next run's
+    pre-check reports which switch, which window and which state before it changes anything."""
+    before = lab.running(name)
+    known = set(lab.backups_of(name))
+    lab.fault(name, "hang", PUSH[name], "1", "--skip", "1")   # the window stays mid-push
+    cmd = [PLAYBOOK, "-i", lab.inventory, os.path.join(ROOT, "playbooks", "switches.yml"), "--limit", name,
+           "-e", f"switch_fabric_backup_dir={lab.backups}", "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8400",
+           "-e", "switch_fabric_command_timeout=40", "-e", "switch_fabric_confirm_timeout=120"]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        lab.wait_reached([name], p)
+        entry = window_journal(lab, name)
+        assert entry and entry["state"] == "in-flight" and entry["switch"] == name   # written before the change
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate(timeout=60)
+        # the module outlives its process group: its outcome lands in the journal (a file, not a time)
+        entry = waits.wait_for(f"the journal of {name} getting the window's outcome",
+                               lambda: (lambda e: e if e and e.get("state") == "cut-off" else None)(
+                                   window_journal(lab, name)),
+                               lambda: None if lock_alive(entry) else "the module ended without an outcome")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        lab.fault(name, "clear")
+    assert entry["outcome"].startswith(f"switch {name}: interrupted by the end of its controller (ansible-playbook "
+                                       "pid "), entry
+    assert "during push; rolled back: the running config is byte-identical to the pre-window backup" in \
+        entry["outcome"], entry
+    assert lab.running(name) == before and lab.pending(name) == []
+    new = sorted(set(lab.backups_of(name)) - known)
+    assert len(new) == 1 and open(new[0]).read() == before and entry["backup_path"] == new[0]
+    d = driver(lab, name)
+    try:
+        assert d.lock_read()["exists"] is False   # released by the recovery
+    finally:
+        d.close()
+    # the next run reports it first (which switch, which window, which state), then goes on
+    rc, out = lab.play("switches.yml", "--limit", name, "--check", "-e", "switch_fabric_mtu=8400")
+    flat = " ".join(out.split())
+    assert (f"switch {name}: an earlier change window on this switch (run {entry['run']}, pid {entry['pid']}) was "
+            f"cut off: switch {name}: interrupted by the end of its controller") in flat, out
+    assert f"Now: the running config is byte-identical to its backup {new[0]}, nothing pending" in flat, out
+    assert window_journal(lab, name) is not None   # check mode removes nothing
+    rc, out = lab.play("switches.yml", "--limit", name, "--tags", "precheck")
+    assert rc == 0 and window_journal(lab, name) is None, out   # reported clean: removed
+
+
+def lock_alive(entry):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock
+    return lock.pid_alive(entry["pid"], entry.get("start"))
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("name", sorted(SWITCHES))
+def test_two_controllers_with_the_same_hostname_cannot_break_each_others_live_lock(lab, name):
+    """A live window of another controller named like this one (same user@host, a pid that does not run
+    here, another machine id): refused naming it, its lock left as it is, nothing sent. A dead window of
+    this very controller (same machine id, its process gone) is broken with a warning."""
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock
+    before = lab.running(name)
+    me = lock.Holder.me("x")
+    other = lock.Holder(me.user, me.host, 999999, "20261202T000000Z", time.time(),
+                        machine="0123456789abcdef0123456789abcdef", start=4242)
+    d = driver(lab, name)
+    try:
+        assert d.lock_take(other.line()) == ""
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8300")
+        assert rc != 0, out
+        assert (f"switch {name}: another change window holds this switch: {me.user}@{me.host} (machine 0123456789ab, "
+                "pid 999999, run 20261202T000000Z, since ") in " ".join(out.split()), out
+        assert lab.running(name) == before and d.lock_holder() == other.line()
+        # the same holder on this very machine with its process gone is a dead window: broken
+        d.lock_remove()
+        dead = lock.Holder(me.user, me.host, 999999, "20261202T000000Z", time.time(), machine=me.machine, start=4242)
+        assert d.lock_take(dead.line()) == ""
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8300")
+        assert rc == 0, out
+        assert "its process 999999 no longer runs on this controller" in " ".join(out.split()), out
+        assert d.lock_read()["exists"] is False
+    finally:
+        d.close()
+    restore(lab, name, before)
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("name", sorted(SWITCHES))
+def test_an_empty_lock_directory_is_refused_while_young_and_broken_once_old(lab, name):
+    """An empty lock (a window cut off between mkdir and writing its name): younger than 60 s by the
+    switch's clock it is a window taking it (refused, said so); older, the next window - and the emergency
+    restore - breaks it with a warning (docs/switches.md)."""
+    before = lab.running(name)
+    d = driver(lab, name)
+    try:
+        assert d.run(d.shell(f"mkdir {d.lock_path}"), check=False).strip() == ""
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8200")
+        assert rc != 0 and "a window that has not written its name yet" in out, out
+        assert lab.running(name) == before and d.lock_read()["exists"] is True
+        lab.fault(name, "clock_skew", "120")   # the switch's clock moves on: the empty lock is 120 s old
+        rc, out = lab.play("switches.yml", "--limit", name, "--skip-tags", "precheck", "-e", "switch_fabric_mtu=8200")
+        flat = " ".join(out.split())
+        assert rc == 0, out
+        assert re.search(r"broke the stale window lock \S+ of nobody \(empty\): it names no holder and is 1[2-9]\d s "
+                         r"old by the switch's clock", flat), out
+        assert d.lock_read()["exists"] is False
+    finally:
+        lab.fault(name, "clear")
+        d.close()
+    restore(lab, name, before)
+
+
+def restore(lab, name, text):
+    """Put a switch back to ``text`` (the config before the test) for the tests after it."""
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+    d = driver(lab, name)
+    try:
+        run_apply(d, text, full=True, force=True)
+    finally:
+        d.close()
+    assert lab.running(name) == text

@@ -186,4 +186,4 @@ def test_the_tuned_file_and_its_history_are_private(tmp_path, capsys):
                      Tools({}), capsys)
     assert res["changed"] is True
     assert _mode(path) == 0o600 and _mode(tmp_path / "out" / "nccl" / "tuned.history.json") == 0o600
-    assert _mode(tmp_path / "out" / "nccl") == 0o700
+    assert _mode(tmp_path / "out" / "nccl") == 0o700 and _mode(tmp_path / "out") == 0o700   # parents too

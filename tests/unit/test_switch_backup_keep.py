@@ -117,6 +117,14 @@ def test_a_backup_removed_never_leaves_its_cfg_without_its_digest(tmp_path, monk
     assert names[0] not in _left(tmp_path)   # the backup went first: an orphan digest harms nothing
 
 
+def test_a_backup_and_every_directory_made_for_it_are_private(tmp_path):
+    p = backups.write_backup(str(tmp_path / "out" / "backups"), "leaf1", "nvue", NVUE, "20261101T000001Z")
+    modes = {os.path.relpath(d, tmp_path): os.stat(d).st_mode & 0o777
+             for d in (tmp_path / "out", tmp_path / "out" / "backups", tmp_path / "out" / "backups" / "leaf1")}
+    assert modes == {"out": 0o700, "out/backups": 0o700, "out/backups/leaf1": 0o700}
+    assert os.stat(p).st_mode & 0o777 == 0o600 and os.stat(p + ".sha256").st_mode & 0o777 == 0o600
+
+
 # ---------------------------------------------------------------- the module
 
 def _module(monkeypatch, capsys, args, answers=None, window=None):

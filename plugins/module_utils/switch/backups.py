@@ -61,6 +61,17 @@ def _fsync_dir(d):
         os.close(fd)
 
 
+def private_dirs(d):
+    """``d`` made with every missing parent 0700 (os.makedirs gives its mode to the last one only)."""
+    parent = os.path.dirname(os.path.abspath(d))
+    if not os.path.isdir(parent):
+        private_dirs(parent)
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+
+
 def _write_temp(d, data):
     """``data`` in a new 0600 temporary file of ``d``, flushed and fsync'ed; its path."""
     n = 0
@@ -124,7 +135,7 @@ def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
     tmps = []
     published = []
     try:
-        os.makedirs(d, mode=0o700, exist_ok=True)
+        private_dirs(d)
         cfg_tmp = _write_temp(d, data)
         tmps.append(cfg_tmp)
         n = 0
