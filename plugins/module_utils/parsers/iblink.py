@@ -9,11 +9,11 @@ the tool said.
 import re
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
         _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import SHELL_PROMPT_RE, ParseError
     from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number
 
 
@@ -75,7 +75,9 @@ def parse_rdma_link(text):
         elif links and raw[:1] in (" ", "\t") and line.split()[0] in _RDMA_LINK_KEYS:
             # -d on older iproute2 wraps "state .. physical_state .." to an indented line
             _rdma_pairs(line.split(), links[-1], number, warnings)
-        # anything else: echoed command lines, prompts
+        elif not SHELL_PROMPT_RE.match(line) and not re.match(r"^(?:sudo\s+)?rdma\b", line):
+            # an echoed command or a prompt carries nothing; anything else is named (issue 38)
+            warnings.append("line %d: not read: %r" % (number, line))
     if not links:
         _raise_no_data("rdma", text, "'link <dev>/<port>' line")
     return {"links": links, "warnings": warnings}

@@ -304,21 +304,28 @@ def parse_mlxfwreset_query(text):
 
     Returns ``{"levels": [{"id", "description", "supported", "default",
     "reason"}], "types": [...], "sync": [...], "methods": [...],
-    "default_level": int|None, "supported_levels": [int]}``.
+    "default_level": int|None, "supported_levels": [int], "warnings": [str]}``: a line that is
+    neither a section heading nor an option line is named in ``warnings``.
 
     Raises ParseError on ``-E-`` lines (e.g. ``Unsupported Device``) and on
     output without a ``Reset-levels:`` section.
     """
     _raise_on_tool_errors("mlxfwreset", text)
-    result = {"levels": [], "types": [], "sync": [], "methods": []}
+    result = {"levels": [], "types": [], "sync": [], "methods": [], "warnings": []}
     section = None
-    for line in _lines(text):
+    for lineno, line in enumerate(_lines(text), 1):
         stripped = line.strip()
         header = _RESET_SECTION_RE.match(stripped)
         if header:
             section = _RESET_SECTION_KEYS.get(header.group("kind").lower())
+            if section is None:
+                result["warnings"].append("line %d: a section this parser does not know: %r" % (lineno, stripped))
             continue
         option = _RESET_OPTION_RE.match(stripped)
+        if not option or not section:
+            if stripped and not _NOT_A_ROW_RE.match(stripped):   # named, never dropped (issue 38)
+                result["warnings"].append("line %d: not read: %r" % (lineno, stripped))
+            continue
         if option and section:
             reason = option.group("reason")
             result[section].append({
