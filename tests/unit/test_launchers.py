@@ -390,3 +390,29 @@ def test_launch_plan_at_2000_nodes_opens_at_most_the_radix_from_any_node():
     assert launchers.launch_plan(1)["levels"] == [] and launchers.launch_plan(2)["ssh_from_launch_node"] == 1
     with pytest.raises(ValueError, match="nodes 0: a launch needs one node or more"):
         launchers.launch_plan(0)
+
+
+def test_launch_plan_filter_turns_tree_spawn_on_above_the_radix_only():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.linerate.fabric.plugins.filter.launchers import launch_plan
+    assert launch_plan(65)["tree_spawn"] is False and launch_plan(65)["ssh_from_launch_node"] == 64
+    assert launch_plan(66)["tree_spawn"] is True and launch_plan(66)["levels"] == [64, 1]
+    assert launch_plan(4, "mpirun", "auto", 2)["tree_spawn"] is True
+    assert launch_plan(4, "mpirun", True)["tree_spawn"] and not launch_plan(2000, "mpirun", "false")["tree_spawn"]
+    with pytest.raises(AnsibleFilterError, match="tree_spawn 'sometimes'; allowed: auto, true, false"):
+        launch_plan(4, "mpirun", "sometimes")
+    with pytest.raises(AnsibleFilterError, match="launch_plan: nodes 0"):
+        launch_plan(0)
+
+
+def test_launch_layout_filter_names_the_node_that_differs(facts):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.linerate.fabric.plugins.filter.launchers import launch_layout
+    nodes = [{"name": f"n{i}", "facts": facts, "devices": RAILS} for i in (1, 2)]
+    assert launch_layout(nodes) == launchers.rank_layout(facts, RAILS)
+    other = node_facts(devices=RAILS)
+    other["gpus"][3]["numa"] = 1
+    with pytest.raises(AnsibleFilterError, match="launch_layout: the GPU/NUMA/rail layout of n2 differs"):
+        launch_layout([nodes[0], dict(nodes[1], facts=other)])
+    with pytest.raises(AnsibleFilterError, match="launch_layout: no node"):
+        launch_layout([])

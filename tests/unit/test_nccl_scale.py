@@ -121,3 +121,19 @@ def test_series_report_pairs_each_step_with_its_run_and_names_the_straggler():
     assert checks["nccl_scaling"]["straggler"] == "node3"
     assert checks["nccl_scaling"]["detail"] == "fleet:2 94.0 GB/s (100%); fleet:4 47.0 GB/s (50%); straggler node3"
     assert [f["code"] for f in found] == ["NCCL_SCALING_LOW", "NCCL_STRAGGLER"]
+
+
+def test_series_steps_filter_carries_addresses_and_the_target():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.linerate.fabric.plugins.filter.nccl_scale import nccl_series_steps
+    nodes = [{"name": f"node{i}", "address": f"10.0.0.{i}", "group": "leaf1_leaf2"} for i in range(1, 5)]
+    steps = nccl_series_steps(nodes, 0.85)
+    assert [(s["name"], s["hosts"], s["min_efficiency"]) for s in steps] == [
+        ("fleet:2", ["10.0.0.1", "10.0.0.2"], 0.85), ("fleet:4", ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"], 0.85)]
+    # two leaf groups: the fleet's steps fill tor1 first, then each group has its own series
+    racks = [dict(n, group="tor1" if i < 2 else "tor2") for i, n in enumerate(nodes)]
+    assert [s["name"] for s in nccl_series_steps(racks)] == ["fleet:2", "fleet:4", "tor1:2", "tor2:2"]
+    with pytest.raises(AnsibleFilterError, match="min_efficiency 0: above 0 and at most 1"):
+        nccl_series_steps(nodes, 0)
+    with pytest.raises(AnsibleFilterError, match="nodes are"):
+        nccl_series_steps([{"address": "x"}])
