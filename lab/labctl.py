@@ -30,6 +30,9 @@ sys.path.insert(0, os.path.join(HERE, "sim"))
 
 from linerate_lab import model, waits  # noqa: E402
 
+sys.path.insert(0, HERE)
+import slurmlab  # noqa: E402  (its customize_rootfs shapes the image: IMAGE_RECIPE_VERSION)
+
 STATE = os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(HERE, "state"))
 FABRIC_DIR = os.path.join(STATE, "fabric")
 IMAGE = "localhost/linerate-node"
@@ -53,9 +56,11 @@ NODE_PACKAGES = ["python3", "python3-apt", "openssh-server", "iproute2", "kmod",
                  # the ibsim subnet) and ibsim itself (the lab's subnet container).
                  # infiniband-diags' programs are also copied aside (stash_ib_diags).
                  "opensm", "infiniband-diags", "libibmad5", "libibnetdisc5", "libibumad3",
-                 "libumad2sim0", "ibsim-utils"]
+                 "libumad2sim0", "ibsim-utils",
+                 # the lab's real Slurm (lab/slurmlab.py): slurmd on every node, slurmctld in its own container
+                 *slurmlab.PACKAGES]
 # Everything that shapes the image; a change rebuilds it.
-IMAGE_RECIPE_VERSION = 7
+IMAGE_RECIPE_VERSION = 8
 # Installed into the image from the lab's repository: the simulated hardware
 # and the GPU driver a GPU node's base image already has. OFED, peermem and
 # everything else are the roles' job.
@@ -146,8 +151,12 @@ def build_image(force=False):
     log(f"building {tag} with debootstrap from {apt_mirror()} (about a minute)")
     debootstrap(rootfs)
     customize_rootfs(rootfs)
+    slurmlab.customize_rootfs(rootfs)
     stash_ib_diags(rootfs)
     install_image_debs(rootfs, build_repo())
+    # debootstrap leaves /proc mounted in the tree when a package's scripts keep it busy (seen with
+    # the Slurm packages): an image must not carry the build machine's /proc
+    release_mounts(rootfs)
     tar = subprocess.Popen(["tar", "-C", rootfs, "-c", "."], stdout=subprocess.PIPE)
     env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
     subprocess.run(["podman", "import", "-q", "--change", 'CMD ["/sbin/init"]',
@@ -389,6 +398,7 @@ def start_node(name, node, tag):
            "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
            "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
            "-v", f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
+           "-v", f"{os.path.join(STATE, 'slurm')}:{slurmlab.CONF_DIR}:ro",
            tag, "/bin/sh", "/usr/lib/linerate-lab/node-init.sh", capture=True)
     # A node recreated at its address has a new MAC: the controller's neighbour entry for the
     # old one stays valid for minutes and every connection times out (an integration test met it
@@ -494,7 +504,8 @@ def write_known_hosts(model_, hostkeys):
     path = os.path.join(STATE, "ssh", "known_hosts")
     with open(path + ".tmp", "w") as f:
         for name, (kind, key) in sorted(hostkeys.items()):
-            f.write(f"{model_['nodes'][name]['mgmt_ip']} {kind} {key}\n")
+            addr = model_["nodes"][name]["mgmt_ip"] if name in model_["nodes"] else node_ip(slurmlab.CONTROLLER_INDEX)
+            f.write(f"{addr} {kind} {key}\n")
         extra = os.path.join(STATE, "ssh", "known_hosts.switches")
         if os.path.exists(extra):
             f.write(open(extra).read())
@@ -528,6 +539,10 @@ def write_inventory(model_, inventory_dir):
                 lines.append(f"              address: {nic['address']}")
             lines += [f"              switch: {nic['switch']}",
                       f"              switch_port: {json.dumps(nic['switch_port'])}"]
+    lines += ["    slurm_controllers:",
+              "      # the lab's Slurm controller (lab/slurmlab.py): remediate runs scontrol here",
+              "      vars:", *node_connection_vars(), "      hosts:",
+              f"        {slurmlab.CONTROLLER}:", f"          ansible_host: {node_ip(slurmlab.CONTROLLER_INDEX)}"]
     lines += ["    switches:", "      vars:",
               "        ansible_connection: local",
               "        ansible_python_interpreter: \"{{ ansible_playbook_python }}\"",
@@ -650,6 +665,8 @@ def write_ib_connection(model_, inventory_dir):
              "      hosts:"]
     for name, node in sorted(model_["nodes"].items(), key=lambda kv: (len(kv[0]), kv[0])):
         lines.append(f"        {name}: {{ansible_host: {node['mgmt_ip']}}}")
+    lines += ["    slurm_controllers:", "      vars:", *node_connection_vars(), "      hosts:",
+              f"        {slurmlab.CONTROLLER}: {{ansible_host: {node_ip(slurmlab.CONTROLLER_INDEX)}}}"]
     path = os.path.join(inventory_dir, IB_CONNECTION_FILE)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -686,10 +703,15 @@ def cmd_up(args):
     ensure_network()
     ensure_host_limits(len(m["nodes"]))
     compile_sim(tag)
+    slurmlab.write_config(STATE, m, node_ip(slurmlab.CONTROLLER_INDEX))
     started = [n for n, node in sorted(m["nodes"].items()) if start_node(n, node, tag)]
+    start_slurm_controller(tag)
     for name, node in sorted(m["nodes"].items()):
         ensure_nics(name, node)
-    hostkeys = wait_ssh(sorted(m["nodes"]), key, addresses={n: node["mgmt_ip"] for n, node in m["nodes"].items()})
+    addresses = {n: node["mgmt_ip"] for n, node in m["nodes"].items()}
+    addresses[slurmlab.CONTROLLER] = node_ip(slurmlab.CONTROLLER_INDEX)
+    hostkeys = wait_ssh(sorted(addresses), key, addresses=addresses)
+    wait_slurm(m)
     start_services(m)
     if ib_fabric:
         if start_ibsim(ib_fabric, tag):
@@ -701,6 +723,33 @@ def cmd_up(args):
         inv = write_inventory(m, inventory_dir)
     log(f"{len(m['nodes'])} nodes up ({len(started)} started) in {time.monotonic() - t0:.1f} s; "
         f"inventory {os.path.relpath(inv, REPO)}")
+
+
+def start_slurm_controller(tag):
+    """The lab's Slurm controller in its own container (lab/slurmlab.py). Idempotent."""
+    if container_running(slurmlab.CONTROLLER):
+        return False
+    podman("rm", "-f", PREFIX + slurmlab.CONTROLLER, check=False, capture=True)
+    addr = node_ip(slurmlab.CONTROLLER_INDEX)
+    podman(*slurmlab.controller_run_args(PREFIX + slurmlab.CONTROLLER, NETWORK, addr, STATE, LAB_ID, tag),
+           capture=True)
+    run(["ip", "neigh", "flush", "to", addr], check=False, capture=True)
+    return True
+
+
+def slurm_exec(argv):
+    """A command in the Slurm controller's container: (rc, stdout)."""
+    res = podman("exec", PREFIX + slurmlab.CONTROLLER, *argv, check=False, capture=True)
+    return res.returncode, res.stdout
+
+
+def wait_slurm(m):
+    """Every node's slurmd registered with slurmctld; nodes a previous lab left DOWN are resumed
+    (ReturnToService=2 returns only those that were down for not responding)."""
+    nodes = sorted(m["nodes"])
+    slurmlab.wait_registered(slurm_exec, nodes, lambda: container_running(slurmlab.CONTROLLER))
+    log(f"Slurm: slurmctld on {slurmlab.CONTROLLER} ({node_ip(slurmlab.CONTROLLER_INDEX)}), "
+        f"slurmd on {slurmlab.node_range(nodes)}")
 
 
 def start_services(m):

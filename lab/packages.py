@@ -349,9 +349,19 @@ NCCL_VERSION = "2.21.5-1+cuda12.4"
 
 
 def nccl_package():
+    """libnccl2's layout: libnccl.so.<version> and its soname libnccl.so.2 (a copy here: the package
+    format has no links), each carrying NCCL's version string as the real library does (src/init.cc
+    VERSION_STRING "NCCL version <major>.<minor>.<patch><suffix>+cuda<cuda>", what NCCL_DEBUG=INFO
+    prints and what the job preflight reads from the library a job loads)."""
+    upstream = NCCL_VERSION.split("-")[0]
+    cuda = NCCL_VERSION.rsplit("+cuda", 1)[-1]
+    lib = "/usr/lib/x86_64-linux-gnu"
+    text = f"linerate lab: simulated NCCL runtime\nNCCL version {upstream}+cuda{cuda}\n"
     return Package("libnccl2", NCCL_VERSION, "NVIDIA Collective Communication Library (NCCL) Runtime\n"
                    "NCCL (pronounced \"Nickel\") is a stand-alone library of standard collective communication\n"
-                   "routines for GPUs.", files={"/usr/share/doc/libnccl2/README": (0o644, "NCCL runtime (linerate lab)\n")},
+                   "routines for GPUs.", files={"/usr/share/doc/libnccl2/README": (0o644, "NCCL runtime (linerate lab)\n"),
+                                                f"{lib}/libnccl.so.{upstream}": (0o644, text),
+                                                f"{lib}/libnccl.so.2": (0o644, text)},
                    maintainer="cudatools <cudatools@nvidia.com>", section="libs")
 
 

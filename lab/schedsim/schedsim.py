@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Stand-ins for Slurm's scontrol/sinfo and for kubectl, on the lab's controller side.
+"""A model of Slurm's scontrol/sinfo (for the unit tests of node_drain) and the lab's kubectl stand-in.
+
+The lab runs a real Slurm (lab/slurmlab.py, docs/lab.md): the Slurm half here is what
+tests/unit/test_node_drain.py and test_breaker.py run the module against, its formats checked
+against the real slurmctld by tests/integration/test_remediate.py. The kubectl half is the lab's
+stand-in for a Kubernetes API server, which is not installable here.
 
 They keep each node's scheduler state (Slurm: state, reason, who and when;
 Kubernetes: unschedulable, taints, annotations) in JSON files under
@@ -18,8 +23,8 @@ real tool refuses, they refuse. Sources (docs/conformance.md, "Schedulers"):
   --overwrite is false"), pkg/cmd/drain (cordon / uncordon), the core/v1 Node
   object (spec.unschedulable, spec.taints[] key/value/effect/timeAdded).
 
-The lab's inventory points the remediate role at these files
-(remediate_scontrol, remediate_kubectl). Not modelled (refused, named): jobs on
+The lab's inventory points the remediate role's remediate_kubectl at
+lab/schedsim/kubectl. Not modelled (refused, named): jobs on
 a node (every node is IDLE until drained), partitions other than ``gpu``,
 kubectl's other verbs and output formats.
 

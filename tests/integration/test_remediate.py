@@ -1,12 +1,12 @@
-"""Acting on the audit's findings against the lab (issue 27): a flap injected on one node -> audit.yml with
-draining drains exactly that node in Slurm (lab/schedsim's scontrol) with the code and device in the reason;
---check shows the drain and changes nothing; a node drained by someone else is left alone; the metrics file on
-the node holds the report's values; after the undo the re-check returns the node to service and the summary
-shows the trend. The stand-ins' state is reset at the start and the fault undone in a finally."""
+"""Acting on the audit's findings against the lab (issue 27) and its real Slurm (issue 37): a flap injected on
+one node -> audit.yml with draining drains exactly that node in Slurm (the lab's slurmctld, Debian's; the real
+scontrol on the inventory's slurm_controllers host) with the code and device in the reason (sinfo -R); --check
+shows the drain and changes nothing; a node drained by someone else is left alone; the metrics file on the node
+holds the report's values; after the undo the re-check returns the node to service and the summary shows the
+trend. Every node is returned to service at the start and the fault undone in a finally."""
 import json
 import os
 import subprocess
-import sys
 import pytest
 
 from conftest import REPO, ansible_env, lab_fault, run_playbook
@@ -14,24 +14,84 @@ from test_audit import on
 
 NODE, DEVICE, FOREIGN = "node2", "mlx5_1", "node3"
 REPORTS = os.path.join(REPO, "inventory", "lab-output", "reports")
-SCHEDSIM = os.path.join(REPO, "lab", "schedsim")
+CTL = "slurmctld"   # the lab's Slurm controller: its container and inventory host (lab/slurmlab.py)
 PROM = "/var/lib/node_exporter/textfile_collector/linerate.prom"
 ACT = ["-e", "linerate_drain=true", "-e", "linerate_metrics=true",
        "-e", '{"verify_fabric_checks": ["ports", "link_health"]}']
 
 
-def sched(tool, *argv):
-    res = subprocess.run([os.path.join(SCHEDSIM, tool), *argv], env=ansible_env(), text=True,
-                         capture_output=True, timeout=60)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
+def scontrol(*argv):
+    """The real scontrol, on the lab's controller."""
+    return on(CTL, "scontrol", *argv)
 
 
 def slurm(node):
-    """{State, Reason} of ``scontrol show node`` (the stand-in's state, as the role reads it)."""
-    sys.path.insert(0, os.path.join(REPO, ".collections"))
+    """{state, base, flags, reason, reason_by} of ``scontrol show node`` (the parser the role reads it with)."""
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.scheduler import parse_scontrol_node
-    return parse_scontrol_node(sched("scontrol", "show", "node", node))
+    return parse_scontrol_node(scontrol("show", "node", node))
+
+
+def reasons():
+    """``sinfo -R``: node -> (reason, user, time) of every node out of service with a reason."""
+    out = {}
+    for line in on(CTL, "sinfo", "-R", "-N", "-h", "-o", "%N|%E|%u|%H").splitlines():
+        name, reason, user, when = line.split("|")
+        out[name] = (reason, user, when)
+    return out
+
+
+def in_service(nodes):
+    """Every node back in service (Slurm refuses RESUME on a node that is not drained or down)."""
+    for n in nodes:
+        node = slurm(n)
+        if "DRAIN" in node["flags"] or node["base"] in ("DOWN", "FAIL"):
+            scontrol("update", f"NodeName={n}", "State=RESUME")
+    assert not reasons(), reasons()
+
+
+def node_drain(nodes, check=False):
+    """The node_drain module on the controller host, as the remediate role runs it; the module's result."""
+    args = {"scheduler": "slurm", "nodes": nodes, "return_to_service": True}
+    argv = [os.path.join(REPO, ".venv", "bin", "ansible"), CTL, "-i", "inventory/lab", "-m",
+            "linerate.fabric.node_drain", "-a", json.dumps(args)] + (["--check"] if check else [])
+    res = subprocess.run(argv, cwd=REPO, env=ansible_env(ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                                                         ANSIBLE_STDOUT_CALLBACK="json"),
+                         text=True, capture_output=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    return json.loads(res.stdout)["plays"][0]["tasks"][0]["hosts"][CTL]
+
+
+def test_drain_and_resume_in_the_real_slurm(lab):
+    """The real slurmctld: a node with a flap drains with linerate's code as the reason (sinfo -R), by the
+    controller's user; again with the same finding changes nothing; a node drained by someone else is left
+    alone; the node re-checked and passing is resumed and leaves sinfo -R. Under a minute (no playbook)."""
+    nodes = sorted(lab["nodes"])
+    in_service(nodes)
+    flap = {"code": "LINK_FLAP", "severity": "error", "node": NODE, "device": DEVICE}
+    scontrol("update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
+    try:
+        preview = node_drain([{"name": NODE, "findings": [flap], "verified": True}], check=True)
+        assert preview["changed"] and NODE not in reasons()   # check mode: nothing reaches Slurm
+        res = node_drain([{"name": NODE, "findings": [flap], "verified": True},
+                          {"name": FOREIGN, "findings": [], "verified": True}])
+        assert res["changed"] and res["drained"] == [NODE] and res["left_alone"] == [FOREIGN]
+        assert res["commands"] == [["scontrol", "update", f"NodeName={NODE}", "State=DRAIN",
+                                    f"Reason=linerate: LINK_FLAP {DEVICE}"]]
+        got = reasons()
+        assert set(got) == {NODE, FOREIGN} and got[NODE][:2] == (f"linerate: LINK_FLAP {DEVICE}", "root")
+        assert slurm(NODE)["flags"] == ["DRAIN"] and got[FOREIGN][0] == "disk replacement"
+        assert not node_drain([{"name": NODE, "findings": [flap], "verified": True}])["changed"]
+        assert reasons() == got
+        # the node passes again: linerate's drain is lifted, the other one stays
+        res = node_drain([{"name": NODE, "findings": [], "verified": True},
+                          {"name": FOREIGN, "findings": [], "verified": True}])
+        assert res["returned"] == [NODE] and res["left_alone"] == [FOREIGN]
+        # resumed: IDLE again (slurmctld flags it NOT_RESPONDING until its next ping of the node's slurmd)
+        back = slurm(NODE)
+        assert set(reasons()) == {FOREIGN} and back["base"] == "IDLE" and "DRAIN" not in back["flags"]
+        assert back["reason"] is None
+    finally:
+        in_service(nodes)
 
 
 def audit(*extra, expect_ok):
@@ -44,9 +104,9 @@ def audit(*extra, expect_ok):
 @pytest.mark.matrix
 def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
     nodes = sorted(converged["nodes"])
-    sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    in_service(nodes)
     fresh_breaker()   # the drain budget's window from nothing: earlier tests' drains would count
-    sched("scontrol", "update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
+    scontrol("update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
     # --check: the read-only checks do not run under --check, the drift does: a drift on the node is
     # previewed as its drain, and nothing changes in the scheduler
     lab_fault("tc-mismatch", NODE)
@@ -69,6 +129,8 @@ def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
         assert drained == {NODE, FOREIGN}
         assert slurm(NODE)["reason"].startswith(f"linerate: LINK_FLAP {DEVICE}")
         assert slurm(FOREIGN)["reason"] == "disk replacement"
+        # sinfo -R, as an operator reads it: linerate's code as the reason, by the controller's user
+        assert reasons()[NODE][0].startswith(f"linerate: LINK_FLAP {DEVICE}") and reasons()[NODE][1] == "root"
         # the node's textfile holds the report's values
         prom = on(NODE, "cat", PROM)
         port = next(p for p in report["checks"]["link_health"]["ports"] if p["node"] == NODE and p["device"] == DEVICE)
@@ -92,10 +154,10 @@ def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
     assert "## Trend since the previous run" in md and f"- finding gone: LINK_FLAP (error) {NODE} {DEVICE}" in md
     assert f'linerate_node_passed{{fabric="lab",node="{NODE}",mode="audit"}} 1' in on(NODE, "cat", PROM)
     # a second run changes nothing in the scheduler
-    before = sched("schedsim.py", "state")
+    before = reasons()
     audit(expect_ok=True)
-    assert sched("schedsim.py", "state") == before
-    sched("scontrol", "update", f"NodeName={FOREIGN}", "State=RESUME")
+    assert reasons() == before
+    scontrol("update", f"NodeName={FOREIGN}", "State=RESUME")
 
 
 # ---------------------------------------------------------------- issue 35: attribution, the budget, the breaker
@@ -119,7 +181,7 @@ def test_a_leaf_that_reboots_drains_no_node_and_is_named_once(converged):
     """switch-reboot leaf1: every node's mlx5_0 (cabled to leaf1) flaps; the audit with draining on names one
     LEAF_SUSPECT leaf1 explaining the 4 nodes, drains none of them, and the metrics say which element."""
     nodes = sorted(converged["nodes"])
-    sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    in_service(nodes)
     fresh_breaker()
     lab_fault("switch-reboot", "leaf1")
     try:
@@ -151,7 +213,7 @@ def test_nodes_unreachable_from_the_controller_trip_the_breaker_until_it_is_rese
     and the metrics say so - then the documented reset closes it, and a second reset changes nothing."""
     import socket
     nodes = sorted(converged["nodes"])
-    sched("schedsim.py", "init", "--nodes", ",".join(nodes))
+    in_service(nodes)
     fresh_breaker()
     with socket.socket() as s:   # a loopback port nothing listens on (bound, then closed)
         s.bind(("127.0.0.1", 0))

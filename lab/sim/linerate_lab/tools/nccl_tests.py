@@ -568,9 +568,18 @@ def cuda_gpus(ngpus):
     return list(order)[:max(0, ngpus)]
 
 
+def mpi_rank():
+    """(rank, size) as MPI_Init learns them: from mpirun (Open MPI's OMPI_COMM_WORLD_*), or under
+    ``srun --mpi=pmix`` from the PMIx server of Slurm's step (PMIX_RANK; the step's SLURM_NTASKS)."""
+    if "OMPI_COMM_WORLD_RANK" in os.environ:
+        return int(os.environ["OMPI_COMM_WORLD_RANK"]), int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
+    if "PMIX_RANK" in os.environ:
+        return int(os.environ["PMIX_RANK"]), int(os.environ.get("SLURM_NTASKS", "1"))
+    return 0, 1
+
+
 def run(prog, args):
-    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
-    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
+    rank, size = mpi_rank()
     nodename = socket.gethostname().split(".")[0]
     conf = nccl_settings()
     info = local_info(conf, rank, nodename)
