@@ -88,7 +88,7 @@ class Lab:
         os.makedirs(os.path.join(d, "group_vars", "all"), exist_ok=True)
         shutil.copy(os.path.join(ROOT, "inventory", "lab", "group_vars", "all", "fabric.yml"),
                     os.path.join(d, "group_vars", "all", "fabric.yml"))
-        # ... and the lab switches' own values (the SONiC simulator's lossless-headroom row for 400G)
+        # ... and the lab switches' own values (the SONiC leaf's SKU, switch_sonic_hwsku: its headroom rows)
         shutil.copy(os.path.join(ROOT, "inventory", "lab", "group_vars", "switches", "main.yml"),
                     os.path.join(d, "group_vars", "switches", "main.yml"))
         inv = gen.inventory(self.model, self.uplinks, self.known_hosts)
