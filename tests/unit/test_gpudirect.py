@@ -137,7 +137,7 @@ CHECK_FAIL = ("Running suite(s): Sanity\n80%: Checks: 10, Failures: 1, Errors: 1
 def test_parse_gdrcopy_sanity_testsuite_format():
     ok = gpudirect.parse_gdrcopy_sanity(SANITY_OK, 0)
     assert ok == {"format": "testsuite", "total": 29, "passed": 27, "failed": 0, "waived": 2, "failed_tests": [],
-                  "waived_tests": ["basic_vmmalloc", "data_validation_vmmalloc"], "ok": True}
+                  "waived_tests": ["basic_vmmalloc", "data_validation_vmmalloc"], "ok": True, "warnings": []}
     bad = gpudirect.parse_gdrcopy_sanity(SANITY_FAIL + "Error: Encountered an error or a test failure with status=1\n", 1)
     assert (bad["failed"], bad["failed_tests"], bad["waived_tests"], bad["ok"]) == (
         2, ["basic_cumemalloc", "invalidation_fork_after_gdr_map_cumemalloc"], ["basic_vmmalloc"], False)

@@ -38,15 +38,12 @@ _KEYED = re.compile(r"^\s*\*?\s*(?P<name>[A-Za-z][\w\-. /()]*?)\s*(?::(?=\s)|=|\
 # "<module>.<function>": what the parser still drops (issue 38, not yet fixed)
 NOT_YET = {
     "parsers.ibtools.parse_ibv_devinfo": "a renamed hca_id line before the first device",
-    "parsers.gdrcopy.parse_gdrcopy_sanity": "a list heading other than failed/waived (its tests vanish)",
-    "parsers.linkhealth.parse_ibqueryerrors": "a summary line in another wording",
     "parsers.ethtool_module.parse_ethtool_module": "an unknown 'Name : value' field",
     "switch.counters.parse_sonic_intf_counters": "an unknown column",
     "switch.counters.parse_nvue_interface_counters": "a table whose first header word is not Counter",
     "parsers.lldp.parse_eos_lldp_neighbors": "a detail 'Neighbor' line in another shape",
     "parsers.pcie.parse_lspci": "an unknown capability field",
     "parsers.pcie.parse_nvidia_smi_topo": "an unknown header column",
-    "parsers.ibdiag.parse_ibnetdiscover": "an unknown word in a port comment",
     "switch.nvue.parse_interface_summary": "a non-numeric MTU cell",
     "switch.nvue.parse_roce_status": "an unknown field row",
     "switch.nvue.parse_revisions": "a row whose revision is not a number",

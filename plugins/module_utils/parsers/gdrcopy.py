@@ -20,7 +20,8 @@ _CHECK_FAIL = re.compile(r"^[^:\s]+:\d+:[FE]:[^:]*:(\w+):\d+:", re.M)
 
 def parse_gdrcopy_sanity(text, rc=None):
     """gdrcopy's sanity output -> ``{"format", "total", "passed", "failed", "waived", "failed_tests",
-    "waived_tests", "ok"}``. ``rc``: its exit status (EXIT_FAILURE on any failure, both formats).
+    "waived_tests", "ok", "warnings"}`` (a ``List of <kind> tests:`` this parser does not know is named
+    there with its tests). ``rc``: its exit status (EXIT_FAILURE on any failure, both formats).
 
     Raises ParseError on output with no summary (the driver not loaded aborts before it:
     ``error opening driver``; an unknown option prints ``Invalid option``)."""
@@ -28,20 +29,24 @@ def parse_gdrcopy_sanity(text, rc=None):
     m = _TOTAL.search(text)
     if m:
         total, passed, failed, waived = map(int, m.groups())
-        lists, current = {"failed": [], "waived": []}, None
+        lists, current, warnings = {"failed": [], "waived": []}, None, []
         for line in text[m.end():].splitlines():
-            if line.startswith("List of failed tests:"):
-                current = "failed"
-            elif line.startswith("List of waived tests:"):
-                current = "waived"
+            heading = re.match(r"^List of (\w+) tests:\s*$", line)
+            if heading:
+                current = heading.group(1)
+                if current not in lists:   # a list this parser does not know: its tests are named, not dropped
+                    warnings.append("a list of %s tests this parser does not know: %r" % (current, line.strip()))
+                    lists[current] = []
             elif current and line.startswith("    ") and line.strip():
                 lists[current].append(line.strip())
             elif not line.strip():
                 continue
             else:
                 current = None
+        warnings += ["%s test not counted: %s" % (kind, name) for kind, names in lists.items()
+                     if kind not in ("failed", "waived") for name in names]
         res = {"format": "testsuite", "total": total, "passed": passed, "failed": failed, "waived": waived,
-               "failed_tests": lists["failed"], "waived_tests": lists["waived"]}
+               "failed_tests": lists["failed"], "waived_tests": lists["waived"], "warnings": warnings}
     else:
         m = _CHECK.search(text)
         if not m:
@@ -51,6 +56,6 @@ def parse_gdrcopy_sanity(text, rc=None):
         _pct, total, failures, errors = map(int, m.groups())
         res = {"format": "libcheck", "total": total, "passed": total - failures - errors,
                "failed": failures + errors, "waived": 0, "failed_tests": _CHECK_FAIL.findall(text),
-               "waived_tests": []}
+               "waived_tests": [], "warnings": []}
     res["ok"] = res["failed"] == 0 and rc in (None, 0)
     return res

@@ -138,6 +138,9 @@ def _parse_nd_comment(comment):
         out["lid"] = int(m.group(1))
         if m.group(2) is not None:
             out["lmc"] = int(m.group(2))
+        head = head[:m.start()] + head[m.end():]
+    if head.strip():   # words of the comment none of these patterns read: kept, not dropped (issue 38)
+        out["unread"] = head.strip()
     return out
 
 
@@ -236,6 +239,9 @@ def parse_ibnetdiscover(text):
                 cur.setdefault("lid", info["lid"])
             if "peer_lid" in info:
                 port["peer_lid"] = info["peer_lid"]
+            if "unread" in info:
+                port["unread"] = info["unread"]
+                warnings.append(f"port comment words not read: {info['unread']!r} ({line})")
             if pm["ext"]:
                 port["ext_port"] = int(pm["ext"])
             if pm["rext"]:

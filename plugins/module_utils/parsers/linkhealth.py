@@ -209,13 +209,14 @@ _IQE_PORTS_RE = re.compile(r"^##\s+(?P<ports>\d+) ports checked, (?P<bad_ports>\
 def parse_ibqueryerrors(text):
     """ibqueryerrors -> {"nodes": [{"guid", "name", "ports": {port (int or "ALL"): {counter: int}},
     "port_guids": {port: the GUID its line names}}],
-    "summary": {nodes_checked, bad_nodes, ports_checked, bad_ports} or None, "thresholds", "suppressed"}."""
+    "summary": {nodes_checked, bad_nodes, ports_checked, bad_ports} or None, "thresholds", "suppressed",
+    "warnings": ["line N: not read: ..." for a ``##`` line none of these patterns reads]}."""
     if text is None or not text.strip():
         raise ParseError("ibqueryerrors", "no output", text)
     for line in text.splitlines():
         if "ibwarn" in line or "iberror" in line or "can't open" in line:
             raise ParseError("ibqueryerrors", line.strip(), text)
-    nodes, current, summary = [], None, None
+    nodes, current, summary, warnings = [], None, None, []
     thresholds, suppressed = None, []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -233,6 +234,8 @@ def parse_ibqueryerrors(text):
             counters = {c.group("name"): int(c.group("value")) for c in _IQE_COUNTER_RE.finditer(m.group("rest"))}
             if not counters and m.group("rest").strip():
                 raise ParseError("ibqueryerrors", f"line {n}: {s!r}: no '[Counter == value]'", text)
+            warnings += [f"line {n}: not read: {cell!r}" for cell in re.findall(r"\[[^\]]*\]", m.group("rest"))
+                         if not _IQE_COUNTER_RE.fullmatch(cell)]
             port = m.group("port")
             port = port if port == "ALL" else int(port)
             current["ports"][port] = counters
@@ -256,8 +259,11 @@ def parse_ibqueryerrors(text):
             suppressed = s[len("## Suppressed:"):].split()
             continue
         if s.startswith("##"):
-            continue  # e.g. "##          3 PMA query failures" is kept in the text only
+            # e.g. "##          3 PMA query failures", or a summary in another wording: named (issue 38)
+            warnings.append(f"line {n}: not read: {s!r}")
+            continue
         raise ParseError("ibqueryerrors", f"line {n}: {s!r} is not an ibqueryerrors line", text)
     if not nodes and summary is None:
         raise ParseError("ibqueryerrors", "neither errors nor a summary", text)
-    return {"nodes": nodes, "summary": summary, "thresholds": thresholds, "suppressed": suppressed}
+    return {"nodes": nodes, "summary": summary, "thresholds": thresholds, "suppressed": suppressed,
+            "warnings": warnings}
