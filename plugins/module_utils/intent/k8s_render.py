@@ -35,6 +35,7 @@ import re
 from ansible_collections.linerate.fabric.plugins.module_utils.host.launchers import BIND_POLICIES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name as _name, resource as _resource
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
 
 GANG_SCHEDULERS = ("kueue", "volcano")
 RDMA_RESOURCES = ("rdma_shared", "sriov")
@@ -94,6 +95,7 @@ DEFAULTS = {
     "kueue_pods_ready_timeout": "10m",
     "kueue_block_admission": True,
     "kueue_requeue_limit": "",      # waitForPodsReady requeues before deactivating; empty: no limit
+    "preflight_nccl_version": "",   # the job preflight's init container (intent/k8s_preflight.py); empty: none
 }
 
 
@@ -358,7 +360,17 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     env.update({str(k): str(v) for k, v in (job_env or {}).items()})
     job = dict((tuner or {}).get("job") or {})
     env.update(job)
+    problems = k8s_preflight.check(o, rail_list, env)
+    if problems:
+        raise RenderError(problems)
     files, binding = _files(eff, o, rail_list, env, nodes)
+    if o["preflight_nccl_version"]:
+        # the job's own preflight, an init container of every GPU pod (docs/launchers.md)
+        cm = _name(o, "job-preflight")
+        for key in sorted(files):
+            if key.startswith(("pods/", "jobs/")):
+                k8s_preflight.add(files[key], cm, o["image"])
+        files["pods/job-preflight.yaml"] = [k8s_preflight.configmap(o, cm, rail_list, env)]
     if job.get("NCCL_TUNER_CONFIG_FILE"):
         path = job["NCCL_TUNER_CONFIG_FILE"]
         directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))
