@@ -121,9 +121,18 @@ def _lab_fabric():
         return yaml.safe_load(f)["fabric"]
 
 
+@pytest.fixture(scope="module")
 def sixteen(lab):
+    """A lab of 16 nodes with the host stack converged (the switches play no part in a host rollout)."""
     if len(lab["nodes"]) < SIXTEEN:
         pytest.skip(f"needs a lab of {SIXTEEN} nodes (LAB_NODES={SIXTEEN}; the lab is up with {len(lab['nodes'])})")
+    run_playbook("playbooks/hosts.yml", check=True, timeout=2400)
+    return lab
+
+
+def put_back():
+    """The parameter back to its factory value on every node (one reset each, in waves)."""
+    run_playbook("playbooks/hosts.yml", *FW, *extra(False), check=True, timeout=2400)
 
 
 def _intervals(s):
@@ -141,8 +150,8 @@ def _most_at_once(spans):
 
 
 @pytest.mark.matrix
-def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(converged, tmp_path):
-    sixteen(converged)
+def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(sixteen, tmp_path):
+    converged = sixteen
     try:
         res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), *waves_args(tmp_path, converged, 0),
                            timeout=2400)
@@ -162,12 +171,12 @@ def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(conve
         assert s["same_group_overlaps"] == []
         assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"])
     finally:
-        restore()
+        put_back()
 
 
 @pytest.mark.matrix
-def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachable(converged, tmp_path):
-    sixteen(converged)
+def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachable(sixteen, tmp_path):
+    converged = sixteen
     lost = "node6"
     # the drain hook (on the controller, before the node's reset) pauses the lost node's container: Ansible
     # loses it mid-wave (ServerAliveInterval 15 s, three misses), as a node that hangs in its reset
@@ -193,4 +202,4 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"] if n != lost)
     finally:
         subprocess.run(["podman", "unpause", f"linerate-{lost}"], env=ansible_env(), timeout=120, capture_output=True)
-        restore()
+        put_back()
