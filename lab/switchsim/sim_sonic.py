@@ -90,6 +90,12 @@ class Sonic(Platform):
 
     def from_json(self, d):
         self.db, self.saved, self.checkpoints = d["db"], d["saved"], d["checkpoints"]
+        # state saved before the simulator was a SKU of the buffer table (an invented hwsku): the switch's
+        # hardware is fabric.json's, in the running, saved and checkpointed configs alike
+        for db in [self.db, self.saved] + list(self.checkpoints.values()):
+            md = db.get("DEVICE_METADATA", {}).get("localhost") if isinstance(db, dict) else None
+            if md is not None and md.get("hwsku") not in BUFFER_DEFAULTS:
+                md["hwsku"] = self.spec.get("hwsku", DEFAULT_HWSKU)
         self.timers = d.get("timers", {})
         self._handles = {}
         for unit in list(self.timers):   # the simulator restarted: due timers fire, the others are re-armed

@@ -215,3 +215,15 @@ def test_eos_7060x_and_7800r_forms(family, asic, queue, forms):
                   switch_fabric_ports_effective=[{"name": "Ethernet1/1", "speed_gbps": max(forms), "peer": ""}])
     assert f"   {queue} 3\n" in text and f"   speed {forms[max(forms)]}\n" in text
     assert "   priority-flow-control priority 3 no-drop\n" in text
+
+
+def test_a_lab_state_saved_with_an_invented_sku_takes_the_topologys(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
+    sim = Sim(tmp_path, SN5600, "traditional")
+    state = sim.sw.to_json()
+    for db in (state["db"], state["saved"]):
+        db["DEVICE_METADATA"]["localhost"]["hwsku"] = "Mellanox-SN5600-C256"   # the simulator's former SKU
+    state["checkpoints"] = {"cp": json.loads(json.dumps(state["db"]))}
+    sim.sw.from_json(state)
+    assert {db["DEVICE_METADATA"]["localhost"]["hwsku"] for db in (sim.sw.db, sim.sw.saved,
+                                                                   sim.sw.checkpoints["cp"])} == {SN5600}
