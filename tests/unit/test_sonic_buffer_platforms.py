@@ -227,3 +227,22 @@ def test_a_lab_state_saved_with_an_invented_sku_takes_the_topologys(tmp_path, mo
     sim.sw.from_json(state)
     assert {db["DEVICE_METADATA"]["localhost"]["hwsku"] for db in (sim.sw.db, sim.sw.saved,
                                                                    sim.sw.checkpoints["cp"])} == {SN5600}
+
+
+def test_validation_reads_the_skus_rows_before_any_switch_is_contacted():
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+    ports = [{"device": f"mlx5_{i}", "netdev": f"eth{i}", "switch": "sw1", "switch_port": f"Ethernet{8 * i}"}
+             for i in range(2)]
+    hosts = {"n1": {"rdma_ports": ports}}
+
+    def check(**sw1):
+        return schema.validate({"transport": "roce", "link_speed_gbps": 400}, hosts,
+                               {"sw1": dict(switch_platform="sonic", **sw1)})
+    assert check(switch_sonic_hwsku=SN5600) == []   # its own 400G 5m row
+    # the 7060X6 P64 SKU has 800G 5m only
+    got = check(switch_sonic_hwsku="Arista-7060X6-64PE-B-P64")
+    assert len(got) == 1 and got[0].startswith("sw1: fabric port(s) Ethernet0, Ethernet8: speed_gbps: 400 is not "
+                                               "allowed (allowed: a speed with a lossless headroom row for cable 5m "
+                                               "on SONiC: 800 Gb/s (the rows of Arista-7060X6-64PE-B-P64 (Tomahawk 5)")
+    got = check(switch_sonic_hwsku="ACS-SN5601")
+    assert got[0].startswith("sw1: switch_sonic_hwsku: 'ACS-SN5601' is not allowed (allowed: ACS-MSN4600C | ")
