@@ -42,8 +42,6 @@ NOT_YET = {
     "switch.counters.parse_sonic_intf_counters": "an unknown column",
     "switch.counters.parse_nvue_interface_counters": "a table whose first header word is not Counter",
     "parsers.lldp.parse_eos_lldp_neighbors": "a detail 'Neighbor' line in another shape",
-    "parsers.pcie.parse_lspci": "an unknown capability field",
-    "parsers.pcie.parse_nvidia_smi_topo": "an unknown header column",
     "switch.nvue.parse_interface_summary": "a non-numeric MTU cell",
     "switch.nvue.parse_roce_status": "an unknown field row",
     "switch.nvue.parse_revisions": "a row whose revision is not a number",

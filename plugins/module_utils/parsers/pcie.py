@@ -66,7 +66,8 @@ def parse_lspci(text):
     Port" ...), ``lnkcap``/``lnksta`` ``{"speed_gts", "gen", "width"}``
     (LnkSta also ``downgraded``), ``max_read_req`` (bytes), ``bus``
     ``{"primary", "secondary", "subordinate"}`` (bridges, ints), ``acs_ctl``
-    ``{flag: bool}``, ``numa_node``, ``driver``. A function whose
+    ``{flag: bool}``, ``numa_node``, ``driver``, and ``other``: every detail line none of these
+    reads, as printed (nothing lspci prints is dropped). A function whose
     capabilities lspci could not read (not root: ``<access denied>``) is
     named in ``warnings``.
     """
@@ -93,6 +94,8 @@ def parse_lspci(text):
         if s.startswith("NUMA node:"):
             v = s.split(":", 1)[1].strip()
             cur["numa_node"] = int(v) if re.fullmatch(r"-?\d+", v) else None
+            if cur["numa_node"] is None:
+                warnings.append(f"line {n}: {cur['address']}: NUMA node not a number: {v!r}")
         elif s.startswith("Kernel driver in use:"):
             cur["driver"] = s.split(":", 1)[1].strip()
         elif "<access denied>" in s:
@@ -114,6 +117,8 @@ def parse_lspci(text):
             cur["acs_ctl"] = _flags(m.group("flags"))
         elif (m := _MRR_RE.search(s)) and "max_read_req" not in cur:
             cur["max_read_req"] = int(m.group("mrr"))
+        else:   # the many capability lines linerate does not use: kept as printed, never dropped (issue 38)
+            cur.setdefault("other", []).append(s)
     if not devices:
         raise ParseError("lspci", "no PCI device in the output", text)
     if denied:
@@ -166,7 +171,8 @@ def parse_nvidia_smi_topo(text):
     ``PIX``, ``PXB``, ``PHB``, ``NODE``, ``SYS``, ``NV18`` ...);
     ``affinity[gpu]``: ``{"cpu", "numa"}`` (numa None for ``N/A``);
     ``nic_names``: ``{"NIC0": "mlx5_0"}`` from the NIC Legend (old layouts:
-    the column name itself).
+    the column name itself); ``other_columns``: ``{gpu: [cells]}`` printed after NUMA Affinity
+    (``GPU NUMA ID``), as printed.
     """
     if not isinstance(text, str):
         raise ParseError("nvidia-smi", f"output must be text, not {type(text).__name__}")
@@ -180,7 +186,7 @@ def parse_nvidia_smi_topo(text):
     if head_at is None:
         raise ParseError("nvidia-smi", "no topology matrix (a header line starting with GPU0)", text)
     devices = [t for t in lines[head_at].split() if _DEV_RE.match(t)]
-    links, affinity, nic_names, warnings = {}, {}, {}, []
+    links, affinity, nic_names, warnings, extra = {}, {}, {}, [], {}
     in_legend = False
     for n, line in enumerate(lines[head_at + 1:], head_at + 2):
         s = line.strip()
@@ -193,6 +199,9 @@ def parse_nvidia_smi_topo(text):
             m = re.match(r"^(NIC\d+):\s*(\S+)$", s)
             if m:
                 nic_names[m.group(1)] = m.group(2)
+            elif re.match(r"^[\w-]+\s*:\s*\S+$", s) and not re.match(r"^(?:X|SYS|NODE|PHB|PXB|PIX|NV#)\s*=", s):
+                # a NIC Legend entry that does not name a NICn column: named (issue 38)
+                warnings.append(f"line {n}: a NIC Legend entry for no NICn column: {s!r}")
             continue
         tokens = s.split()
         if tokens[0] not in devices:
@@ -207,6 +216,10 @@ def parse_nvidia_smi_topo(text):
             numa = rest[1] if len(rest) > 1 else None
             affinity[tokens[0]] = {"cpu": rest[0] if rest else None,
                                    "numa": int(numa) if numa and re.fullmatch(r"\d+", numa) else None}
+            if numa not in (None, "N/A") and affinity[tokens[0]]["numa"] is None:
+                warnings.append(f"line {n}: {tokens[0]}: NUMA affinity not a number: {numa!r}")
+            if rest[2:]:   # columns after NUMA Affinity (GPU NUMA ID, ...): kept as printed
+                extra[tokens[0]] = rest[2:]
     missing = [d for d in devices if d not in links]
     if missing:
         warnings.append("matrix rows missing for: " + ", ".join(missing))
@@ -216,7 +229,8 @@ def parse_nvidia_smi_topo(text):
     unnamed = [d for d in devices if d.startswith("NIC") and d not in nic_names]
     if unnamed:
         warnings.append("no NIC Legend entry for: " + ", ".join(unnamed))
-    return {"devices": devices, "links": links, "affinity": affinity, "nic_names": nic_names, "warnings": warnings}
+    return {"devices": devices, "links": links, "affinity": affinity, "nic_names": nic_names,
+            "other_columns": extra, "warnings": warnings}
 
 
 def nearest_gpus(topo):
