@@ -13,7 +13,9 @@ def read(name):
 
 
 def test_sff8472_sfp_one_lane_with_its_alarm_thresholds():
-    assert read("real_sff8472_sfp_bx10_ixgbe.txt") == {
+    m = read("real_sff8472_sfp_bx10_ixgbe.txt")
+    assert m.pop("fields")["Vendor name"] == ["FS"]   # every line as printed (issue 38)
+    assert m == {
         "present": True, "optical": True, "vendor": "FS", "part_number": "SFP-GE-BX",
         "cable_technology": "Ethernet: BASE-BX10",
         "ddm": {"rx_power_dbm": {"values": [-5.62], "low": -25.53, "high": -1.5},
@@ -55,6 +57,7 @@ def test_a_passive_dac_is_copper_not_optical():
 
 def test_cmis_drops_the_lanes_a_4_lane_module_leaves_dark_in_its_8_lane_bank():
     m = read("real_cmis_qsfpdd_400g_xdr4_arista.txt")
+    assert m.pop("fields")["Vendor PN"] == ["QDD-400G-XDR4"]   # every line as printed (issue 38)
     assert m == {"present": True, "optical": True, "vendor": "Arista Networks", "part_number": "QDD-400G-XDR4",
                  "cable_technology": "1310 nm EML",
                  "ddm": {"rx_power_dbm": {"values": [3.52, 2.7, 2.65, 2.6], "low": -8.9, "high": 5.5},
@@ -120,7 +123,8 @@ def test_an_empty_cage_reads_identifier_0x00():
     m = parse_ethtool_module("\tIdentifier                                : 0x00 "
                              "(no module present, unknown, or unspecified)\n")
     assert m == {"present": False, "optical": False, "vendor": None, "part_number": None, "cable_technology": None,
-                 "ddm": {"rx_power_dbm": None, "temperature_c": None}}
+                 "ddm": {"rx_power_dbm": None, "temperature_c": None},
+                 "fields": {"Identifier": ["0x00 (no module present, unknown, or unspecified)"]}}
 
 
 @pytest.mark.parametrize("text, match", [

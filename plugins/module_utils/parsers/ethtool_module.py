@@ -209,4 +209,6 @@ def parse_ethtool_module(text):
             "vendor": text_field("Vendor name") if present else None,
             "part_number": text_field("Vendor PN") if present else None,
             "cable_technology": technology if present else None,
-            "ddm": {"rx_power_dbm": rx if present else None, "temperature_c": temperature if present else None}}
+            "ddm": {"rx_power_dbm": rx if present else None, "temperature_c": temperature if present else None},
+            # every 'name : value' line as printed (a field none of the above reads is not dropped: issue 38)
+            "fields": multi}
