@@ -236,7 +236,7 @@ def parse_ibv_devinfo(text):
         for key in ("flags", "notes", "caps", "warnings"):
             if not device[key]:
                 del device[key]
-    return {"devices": devices}
+    return {"devices": devices, "warnings": reader.preamble} if reader.preamble else {"devices": devices}
 
 
 # rdma-core's print_tm_caps() prints the tag-matching capabilities at the
@@ -267,6 +267,7 @@ class _DevinfoReader:
         self.port = None
         self.blocks = []      # [(indent, path, is_flag_list)]
         self.in_tm = False
+        self.preamble = []    # warnings for lines before the first hca_id
 
     def feed(self, raw, number):
         line = raw.strip()
@@ -278,7 +279,12 @@ class _DevinfoReader:
             self.devices.append(self.device)
             self.port, self.blocks, self.in_tm = None, [], False
             return
-        if self.device is None or line == "Device ports:":
+        if self.device is None:
+            # before the first hca_id: an echoed command or a prompt, else named (issue 38)
+            if not SHELL_PROMPT_RE.match(line) and not re.match(r"^(?:\S*[#$]\s?)?(?:sudo\s+)?ibv_devinfo\b", line):
+                self.preamble.append("line %d: not read (before any hca_id): %r" % (number, line))
+            return
+        if line == "Device ports:":
             return
         port = _DEVINFO_PORT_RE.match(line)
         if port:
