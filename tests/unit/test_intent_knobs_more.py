@@ -165,3 +165,27 @@ def test_the_fabric_wide_percentage_and_share_rules_keep_their_edges():
     assert not math.isfinite(INF) and iv.validate_host({"switch_fabric_max_fail_percentage": 100.0001}) == [
         msg("switch_fabric_max_fail_percentage", "100.0001", "a number 0..100 percent of a batch's switches that may "
                                                              "fail")]
+
+
+# ---------------------------------------------------------------- the benchmarks' class flags: null or a range
+
+@pytest.mark.parametrize("key,top,allowed", [
+    ("verify_fabric_gid_index", 255, "null or a GID index 0..255"),
+    ("verify_fabric_tclass", 255, "null or a traffic class 0..255"),
+    ("verify_fabric_sl", 15, "null or a service level 0..15")])
+def test_a_class_flag_is_null_or_within_its_range(key, top, allowed):
+    for good in (None, 0, top, str(top)):
+        assert iv.validate_host({key: good}) == [], good
+    for bad, shown in ((-1, "-1"), (top + 1, str(top + 1)), ("", "''"), (1.5, "1.5"), (True, "True"), (NAN, "nan")):
+        assert iv.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
+
+
+@pytest.mark.parametrize("key,allowed", [
+    ("nccl_env_gid_index", "empty (discovered) or a GID index 0..255"),
+    ("verify_fabric_nccl_gid_index", "empty (discovered) or a GID index 0..255"),
+    ("nccl_env_ib_tc", "empty or a traffic class 0..255")])
+def test_an_nccl_class_flag_is_empty_or_within_its_range(key, allowed):
+    for good in ("", 0, 255, "7"):
+        assert iv.validate_host({key: good}) == [], good
+    for bad, shown in ((-1, "-1"), (256, "256"), ("x", "'x'"), (INF, "inf")):
+        assert iv.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
