@@ -46,8 +46,6 @@ NOT_YET = {
     "switch.eos.parse_interfaces_status": "a Status cell it does not know",
     "switch.sonic.parse_pfc_priority": "a priority cell that is not a number",
     "switch.sonic.parse_interfaces_status": "a header without Interface",
-    "switch.optics.parse_nvue_platform_transceiver": "an unknown field",
-    "switch.optics.parse_sonic_transceiver_eeprom": "an unknown field",
     "switch.ber.parse_nvue_phy_health": "an unknown field",
     "switch.sonic.parse_show_ecn": "an unknown field",
 }

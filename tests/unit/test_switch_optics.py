@@ -19,6 +19,7 @@ NONE_DDM = {"rx_power_dbm": None, "temperature_c": None}
 
 def test_nvue_reference_example():
     m = optics.parse_nvue_platform_transceiver(fixture("switch", "real_nvue_platform_transceiver_cl511.txt"), "swp2")
+    assert m["swp2"].pop("fields")["vendor-name"] == "Mellanox"   # every field as printed (issue 38)
     assert m == {"swp2": {"present": True, "optical": True, "vendor": "Mellanox", "part_number": "MFA1A00-C003",
                           "cable_technology": "Active cable",
                           "ddm": {"rx_power_dbm": {"values": [-0.64], "low": -13.31, "high": 5.4},

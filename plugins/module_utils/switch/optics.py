@@ -145,7 +145,8 @@ def parse_nvue_platform_transceiver(text, port=None):
         rx = _entry(values, lows[0] if lows else None, highs[0] if highs else None)
     return {port: {"present": True, "optical": _optical(tech), "vendor": _text(tree.get("vendor-name")),
                    "part_number": _text(tree.get("vendor-pn")), "cable_technology": tech,
-                   "ddm": {"rx_power_dbm": rx, "temperature_c": temperature}}}
+                   "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
+                   "fields": tree}}   # every field as printed: one the shape does not read is kept (issue 38)
 
 
 # ---------------------------------------------------------------- SONiC
@@ -209,7 +210,8 @@ def parse_sonic_transceiver_eeprom(text):
             tech = next((_text(v) for k, v in info.items() if k.endswith("Compliance Code")), None)
         out[port] = {"present": True, "optical": _optical(tech), "vendor": _text(info.get("Vendor Name")),
                      "part_number": _text(info.get("Vendor PN")), "cable_technology": tech,
-                     "ddm": {"rx_power_dbm": rx, "temperature_c": temperature}}
+                     "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
+                     "fields": {k: v for k, v in b.items() if k != "present"}}   # as printed (issue 38)
     return out
 
 
