@@ -322,7 +322,8 @@ def test_sonic_interface_counters_of_a_namespace_and_their_rates():
     assert parse_sonic_intf_counters(text) == {
         "ports": {"Ethernet0": {"state": "U", "RX_OK": 10, "RX_ERR": 1, "RX_DRP": 2, "RX_OVR": 3, "TX_OK": 20,
                                 "TX_ERR": 4, "TX_DRP": 5, "TX_OVR": 6}},
-        "columns": ["RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR"]}
+        "columns": ["RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR"],
+        "other_columns": ["RX_BPS", "RX_UTIL", "TX_BPS", "TX_UTIL"]}   # named, not read (issue 38)
 
 
 @pytest.mark.parametrize("text,message", [

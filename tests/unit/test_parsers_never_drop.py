@@ -37,7 +37,6 @@ _KEYED = re.compile(r"^\s*\*?\s*(?P<name>[A-Za-z][\w\-. /()]*?)\s*(?::(?=\s)|=|\
 
 # "<module>.<function>": what the parser still drops (issue 38, not yet fixed)
 NOT_YET = {
-    "switch.counters.parse_sonic_intf_counters": "an unknown column",
     "switch.counters.parse_nvue_interface_counters": "a table whose first header word is not Counter",
     "parsers.lldp.parse_eos_lldp_neighbors": "a detail 'Neighbor' line in another shape",
     "switch.nvue.parse_interface_summary": "a non-numeric MTU cell",

@@ -185,7 +185,8 @@ _SONIC_INTF_COUNTS = ("RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", 
 def parse_sonic_intf_counters(text):
     """``show interfaces counters`` (portstat) -> {"ports": {port: {"state": str or None, "RX_ERR": n or None, ...}},
     "columns": [...]}: the packet counters RX_OK, RX_ERR, RX_DRP, RX_OVR, TX_OK, TX_ERR, TX_DRP, TX_OVR
-    (``N/A`` -> None); rates and utilisation are skipped. Layouts with and without the STATE column."""
+    (``N/A`` -> None); rates and utilisation are not read, their columns are named in ``other_columns``.
+    Layouts with and without the STATE column."""
     tool = "show interfaces counters"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
@@ -218,7 +219,9 @@ def parse_sonic_intf_counters(text):
         ports[cells[0]] = out
     if header is None:
         raise ParseError(tool, "no 'IFACE ...' header", text)
-    return {"ports": ports, "columns": [c for c in header if c in _SONIC_INTF_COUNTS]}
+    # the columns read, and every other column named (rates, utilisation, trimming: not dropped unsaid)
+    return {"ports": ports, "columns": [c for c in header if c in _SONIC_INTF_COUNTS],
+            "other_columns": [c for c in header[1:] if c not in _SONIC_INTF_COUNTS and c != "STATE"]}
 
 
 def _nvue_tree(text, tool):
