@@ -146,6 +146,10 @@ check_rdma() {
 check_memlock() {
     have=$(ulimit -l)
     if [ "$have" = unlimited ]; then return 0; fi
+    # CAP_IPC_LOCK (bit 14 of the effective set; a pod's securityContext adds it) lets a process lock
+    # memory beyond RLIMIT_MEMLOCK: what registration needs then holds whatever the limit says
+    cap=$(awk '/^CapEff:/ {print $2}' /proc/self/status 2>/dev/null)
+    if [ -n "$cap" ] && [ $(( (0x$cap >> 14) & 1 )) = 1 ]; then return 0; fi
     if [ "$MIN_MEMLOCK_KB" -lt 0 ]; then
         fail "PREFLIGHT_MEMLOCK RLIMIT_MEMLOCK in the job is $have KiB (expected: unlimited; Slurm: PropagateResourceLimitsExcept=MEMLOCK and slurmd's LimitMEMLOCK=infinity; a pod: IPC_LOCK)"
     elif [ "$have" -lt "$MIN_MEMLOCK_KB" ]; then
@@ -251,7 +255,15 @@ check_bootstrap() {
         fi
         return 0
     fi
-    dev=$(ip route get "$addr" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
+    ipaddr=$addr
+    case $addr in
+        *[!0-9.]*) ipaddr=$(getent ahostsv4 "$addr" 2>/dev/null | awk 'NR == 1 {print $1}') ;;
+    esac
+    if [ -z "$ipaddr" ]; then
+        say "note: the bootstrap port is not checked: $addr (the job's first node) does not resolve here"
+        return 0
+    fi
+    dev=$(ip route get "$ipaddr" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
     if [ -z "$dev" ]; then
         fail "PREFLIGHT_BOOTSTRAP no route from $me to the bootstrap address $addr:$port"
     elif [ -n "$SOCKET_DEVS" ] && ! echo " $SOCKET_DEVS " | grep -q " $dev "; then
