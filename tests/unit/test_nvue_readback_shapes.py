@@ -50,7 +50,8 @@ def test_the_json_shape_is_still_read():
 @pytest.mark.parametrize("text, message", [
     ("Error: The requested item does not exist.\n", "neither JSON nor the reference's table"),
     ("Zone  Pool ID\n----  -------\n0     2\n", "a column the reference does not have: 'Zone'"),
-    ("priority-group  Pool ID\n--------------  -------\n0               2\n", "no priority-group, Lossy/Lossless or HR"),
+    ("priority-group  Pool ID\n--------------  -------\n0               2\n",
+     "no priority-group, Lossy/Lossless or HR"),
 ])
 def test_a_table_that_is_not_the_references_is_refused_by_name(text, message):
     with pytest.raises(ParseError, match=message):

@@ -205,7 +205,8 @@ def _handle_summary_line(line, result):
 # ``#`` lines nccl-tests prints that carry nothing to read (src/common.cu, util.cu): blank ``#``,
 # ``Using devices``, ``Collective test concluded``, ``Reducing maxBytes ...``, the units row
 _COMMENT_SKIP_RE = re.compile(r"^#\s*(?:$|Using devices|Collective test concluded|Reducing maxBytes|\(B\)|"
-                              r"Benchmark Data|Results|Initializing MSCCL\+\+|Setting up the connection in MSCCL\+\+)", re.IGNORECASE)
+                              r"Benchmark Data|Results|Initializing MSCCL\+\+|"
+                              r"Setting up the connection in MSCCL\+\+)", re.IGNORECASE)
 
 
 def _handle_comment_line(line, result, number=None):
