@@ -1,4 +1,6 @@
 """Filters for the host stack's rollout in waves (module_utils/host/rollout.py, playbooks/stages/hosts.yml)."""
+import datetime
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import rollout
@@ -17,8 +19,9 @@ def _marks(hostvars, names):
     marks = {}
     for name in names:
         hv = hostvars.get(name) or {}
-        marks[name] = {"state": hv.get("linerate_rollout_state"), "steps": hv.get("linerate_rollout_steps") or [],
-                       "reason": hv.get("linerate_rollout_reason")}
+        marks[name] = {"state": hv.get("host_disruption_rollout_state"),
+                       "steps": hv.get("host_disruption_rollout_steps") or [],
+                       "reason": hv.get("host_disruption_rollout_reason")}
     return marks
 
 
@@ -55,6 +58,20 @@ def rollout_wave(plan, batch):
     raise AnsibleFilterError(f"rollout_wave: none of {list(batch or [])} is in the rollout plan")
 
 
+def rollout_step(steps, key, action=None):
+    """The node's disruptive steps with the controller's time now (UTC, ISO 8601): ``key`` ``start`` opens a
+    new step for ``action``; ``end`` or ``failed`` closes the last one (nothing to close: unchanged)."""
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    steps = [dict(s) for s in steps or []]
+    if key == "start":
+        return steps + [{"action": action, "start": now}]
+    if key not in ("end", "failed"):
+        raise AnsibleFilterError(f"rollout_step: key {key!r} is not allowed (allowed: start | end | failed)")
+    if steps:
+        steps[-1][key] = now
+    return steps
+
+
 def rollout_unmarked(plan, hostvars):
     """The planned nodes with no rollout mark (neither done, nor failed in a disruptive step, nor
     skipped): Ansible dropped them, failed or unreachable; the report play asks them."""
@@ -73,4 +90,4 @@ def rollout_summary(plan, hostvars, probes=(), converged=(), unseen=()):
 class FilterModule:
     def filters(self):
         return {"rollout_plan": rollout_plan, "rollout_halt": rollout_halt, "rollout_wave": rollout_wave,
-                "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}
+                "rollout_step": rollout_step, "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}

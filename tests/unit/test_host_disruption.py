@@ -75,23 +75,23 @@ def test_each_node_restarts_its_own_driver_guarded_and_a_failure_marks_it():
 def test_the_failed_entry_marks_the_node_keeps_the_step_and_ends_the_host():
     mark, say, end = load("roles", "host_disruption", "tasks", "failed.yml")
     facts = mark["ansible.builtin.set_fact"]
-    assert facts["linerate_rollout_state"] == "failed"
-    assert "ansible_failed_task.name" in facts["linerate_rollout_reason"]
-    assert "ansible_failed_result.msg" in facts["linerate_rollout_reason"]
-    assert "'failed': now(utc=true)" in facts["linerate_rollout_steps"]
+    assert facts["host_disruption_rollout_state"] == "failed"
+    assert "ansible_failed_task.name" in facts["host_disruption_rollout_reason"]
+    assert "ansible_failed_result.msg" in facts["host_disruption_rollout_reason"]
+    assert "rollout_step('failed')" in facts["host_disruption_rollout_steps"]
     assert end["ansible.builtin.meta"] == "end_host"
 
 
 def test_begin_and_end_note_the_disruptive_steps_start_and_end():
     begin = load("roles", "host_disruption", "tasks", "begin.yml")
     note = _task(begin, "Note when the node leaves service")
-    assert "'action': host_disruption_action, 'start': now(utc=true).isoformat()" in \
-        note["ansible.builtin.set_fact"]["linerate_rollout_steps"]
+    assert "linerate.fabric.rollout_step('start', host_disruption_action)" in \
+        note["ansible.builtin.set_fact"]["host_disruption_rollout_steps"]
     # after the guards (a refused node never left service), before the drain
     assert begin.index(note) == 4 and begin[5]["name"] == "Drain the node (command)"
     end = load("roles", "host_disruption", "tasks", "end.yml")
     assert end[-1]["name"] == "Note when the node is back in service"
-    assert "'end': now(utc=true).isoformat()" in end[-1]["ansible.builtin.set_fact"]["linerate_rollout_steps"]
+    assert "rollout_step('end')" in end[-1]["ansible.builtin.set_fact"]["host_disruption_rollout_steps"]
 
 
 def test_begin_checks_the_path_and_use_before_any_drain_hook():

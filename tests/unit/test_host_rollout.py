@@ -126,10 +126,10 @@ def test_the_host_stack_play_runs_the_plans_order_in_its_waves():
     assert "linerate.fabric.rollout_halt(hostvars, ansible_play_hosts" in \
         pre[0]["ansible.builtin.set_fact"]["linerate_host_rollout_halt"]
     assert pre[0]["run_once"] is True
-    assert pre[1]["ansible.builtin.set_fact"]["linerate_rollout_state"] == "skipped"
+    assert pre[1]["ansible.builtin.set_fact"]["host_disruption_rollout_state"] == "skipped"
     assert pre[2]["ansible.builtin.meta"] == "end_host"
     assert all(t["tags"] == ["always"] for t in pre + play["post_tasks"])
-    assert play["post_tasks"][0]["ansible.builtin.set_fact"] == {"linerate_rollout_state": "done"}
+    assert play["post_tasks"][0]["ansible.builtin.set_fact"] == {"host_disruption_rollout_state": "done"}
 
 
 def test_the_report_play_keeps_localhost_and_stops_the_failed_and_skipped_nodes():

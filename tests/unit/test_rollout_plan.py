@@ -227,3 +227,19 @@ def test_overlaps_name_two_nodes_of_one_leaf_disrupted_at_once():
     o = rollout.overlaps(nodes, ["leaf"])
     assert o == {"max_disrupted_at_once": 3,
                  "same_group_overlaps": [{"spread": "leaf", "group": "l1", "nodes": ["a", "b"]}]}
+
+
+def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_step
+    steps = rollout_step([], "start", "firmware_reset")
+    assert [set(s) for s in steps] == [{"action", "start"}] and steps[0]["action"] == "firmware_reset"
+    closed = rollout_step(steps, "end")
+    assert closed[0]["end"] >= closed[0]["start"] and "end" not in steps[0]
+    assert closed[0]["start"].endswith("+00:00")
+    again = rollout_step(closed, "start", "driver_restart")
+    assert len(again) == 2 and "end" not in again[1]
+    assert rollout_step([], "failed") == []
+    with pytest.raises(AnsibleFilterError, match="key 'stop' is not allowed"):
+        rollout_step(steps, "stop")
