@@ -1,4 +1,6 @@
 """Filter sched_topology: the scheduler's topology from the cabling LLDP observed (module_utils/checks/sched_topology.py)."""
+import json
+
 import yaml
 
 from ansible.errors import AnsibleFilterError
@@ -15,6 +17,8 @@ def sched_topology(inputs, options=None):
     block, topology.yaml, Kueue's Topology and ResourceFlavor, the node labels); AnsibleFilterError
     naming the open cabling findings or the unobserved nodes."""
     try:
+        # plain data: Ansible's templated strings are str subclasses the YAML dumper refuses
+        inputs, options = json.loads(json.dumps(inputs)), json.loads(json.dumps(options or {}))
         hosts = dict(inputs["hosts"])
         # as the report reads them (registry.cabled): a read without a neighbour table failed
         reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)

@@ -52,3 +52,13 @@ def test_each_rank_sends_through_its_gpus_rail():
     assert nccl_tests.rank_rails(n, info, [0]) == ["mlx5_0"] and nccl_tests.rank_rails(n, info, [7]) == ["mlx5_1"]
     # NCCL_IB_HCA admitting only mlx5_1: every GPU's traffic goes there
     assert nccl_tests.rank_rails(n, {"ib": [{"device": "mlx5_1"}]}, [0, 1]) == ["mlx5_1", "mlx5_1"]
+
+
+def test_the_gpus_of_a_node_share_its_rails_evenly_as_nccl_picks_them():
+    two = hardware.new_node("node1", 1, "roce", 2, 400, [("leaf1", "swp1"), ("leaf2", "swp1")])
+    info = {"ib": [{"device": "mlx5_0"}, {"device": "mlx5_1"}]}
+    # each GPU on its own NUMA node's rail: GPU0-3 on mlx5_0, GPU4-7 on mlx5_1 (launchers.rank_layout's too)
+    assert nccl_tests.rank_rails(two, info, range(8)) == ["mlx5_0"] * 4 + ["mlx5_1"] * 4
+    four = hardware.new_node("node1", 1, "roce", 4, 400, [(f"leaf{k}", "swp1") for k in range(1, 5)])
+    rails = nccl_tests.rank_rails(four, {"ib": [{"device": f"mlx5_{k}"} for k in range(4)]}, range(8))
+    assert sorted(rails.count(f"mlx5_{k}") for k in range(4)) == [2, 2, 2, 2]

@@ -171,3 +171,10 @@ def test_options_are_checked():
     with pytest.raises(AnsibleFilterError, match="inputs need hosts"):
         sched_topology({})
     assert sched_topology(rail_optimised()) == sched_topology(rail_optimised())   # same cabling, same text
+
+
+def test_templated_strings_render_as_plain_text():
+    class Tagged(str):
+        """What Ansible's templating hands a filter (a str subclass the YAML dumper refuses)."""
+    files = sched_topology(rail_optimised(), {"name": Tagged("gpu-fabric")})
+    assert yaml.safe_load_all(files["kueue/topology.yaml"]).__next__()["metadata"]["name"] == "gpu-fabric"

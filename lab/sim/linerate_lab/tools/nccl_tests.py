@@ -199,14 +199,24 @@ def local_info(conf, rank, nodename):
 
 
 def rank_rails(node, info, gpu_ids):
-    """The rail each of a rank's GPUs sends through: NCCL takes the admitted NIC nearest the GPU (the one
-    behind its PCIe switch, linerate_lab.pcie), else spreads the GPUs over the admitted NICs."""
+    """The rail each of a rank's GPUs sends through, as NCCL picks it: the admitted NIC nearest the GPU -
+    the one behind its PCIe switch (linerate_lab.pcie), else one on its NUMA node (gdr_path's halves),
+    else any - and between equally near NICs the one fewer of the node's GPUs took so far, in GPU order
+    (so every rank of the node, deciding alone, makes the same assignment)."""
     admitted = [p["device"] for p in info["ib"]]
-    out = []
-    for k, g in enumerate(gpu_ids):
+    if not admitted:
+        return []
+    gpus = max(node.get("gpus", 0), max(gpu_ids, default=0) + 1)
+    half = max(1, gpus // 2)
+    numa_of = {n["device"]: n.get("numa_node") for n in node["nics"]}
+    taken, rail = {d: 0 for d in admitted}, {}
+    for g in range(gpus):
         near = (pcie.paired_nic(node, g) or {}).get("device")
-        out.append(near if near in admitted else admitted[g % len(admitted)] if admitted else None)
-    return [d for d in out if d]
+        same = [d for d in admitted if numa_of.get(d) == (0 if g < half else 1)]
+        pool = [near] if near in admitted else same or admitted
+        rail[g] = min(pool, key=lambda d: (taken[d], admitted.index(d)))
+        taken[rail[g]] += 1
+    return [rail[g] for g in gpu_ids]
 
 
 # ------------------------------------------------------------ bootstrap
