@@ -229,3 +229,21 @@ def test_each_restore_flag_allows_only_its_own(tmp_path, monkeypatch, capsys, fl
     assert not res.get("failed") and calls["force"] is deletions and calls["full"] is True
     assert res["restore_warnings"] == [f"{tmp_path}/leaf1/20261101T000001Z.nvue.cfg has no digest: restored without "
                                        "one because switch_fabric_restore_accept_no_digest is true"]
+
+
+def test_the_backup_a_cut_off_windows_journal_names_is_kept(tmp_path):
+    """switch/journal.py's window.json names the backup the next run recovers from: never removed."""
+    names = _write(tmp_path, [f"20261101T00000{i}Z" for i in range(5)])
+    journal = tmp_path / "leaf1" / backups.JOURNAL_NAME
+    journal.write_text(json.dumps({"switch": "leaf1", "backup_path": str(tmp_path / "leaf1" / names[1]),
+                                   "step": "push"}))
+    assert prune_backups(str(tmp_path), "leaf1", "nvue", 1) == [names[0], names[2], names[3]]
+    assert _left(tmp_path) == sorted(_with_digests([names[1], names[4]]) + [backups.JOURNAL_NAME])
+
+
+@pytest.mark.parametrize("text", ["{not json", json.dumps({"backup_path": None}), json.dumps(["x"])])
+def test_an_unreadable_journal_keeps_every_backup(tmp_path, text):
+    names = _write(tmp_path, [f"20261101T00000{i}Z" for i in range(3)])
+    (tmp_path / "leaf1" / backups.JOURNAL_NAME).write_text(text)
+    assert prune_backups(str(tmp_path), "leaf1", "nvue", 1) == []
+    assert set(_with_digests(names)) <= set(_left(tmp_path))

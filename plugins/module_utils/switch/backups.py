@@ -24,6 +24,7 @@ Stdlib only.
 """
 import errno
 import hashlib
+import json
 import os
 import re
 
@@ -33,8 +34,10 @@ ACCEPT_NO_DIGEST = "switch_fabric_restore_accept_no_digest"
 ALLOW_DELETIONS = "switch_fabric_restore_allow_deletions"
 # Backups kept per switch by default (switch_fabric_backup_keep): the newest, pre-window and a restore's own.
 BACKUP_KEEP = 30
-# The controller's copy of a switch's window lock (module_utils/switch/lock.py ControllerLock.NAME).
+# The controller's copy of a switch's window lock (module_utils/switch/lock.py ControllerLock.NAME) and the
+# journal of its window in flight (module_utils/switch/journal.py NAME: its backup_path is the backup it took).
 LOCK_NAME = "linerate.lock"
+JOURNAL_NAME = "window.json"
 STAMP = r"\d{8}T\d{6}Z(?:-\d+)?"
 PLATFORMS = ("nvue", "sonic", "eos")
 
@@ -316,21 +319,35 @@ def _backups(d: str, platform: str) -> list:
 
 
 def _in_flight(d: str, names: list) -> set:
-    """The backups a window that still holds (or left) the controller's lock took: those written since the
-    lock file was made. A window killed mid-change is recovered from the backup it took."""
+    """The backups of a window still in flight (or cut off): the one its journal names, and those written
+    since the controller's lock file was made while it is there. A window killed mid-change is recovered
+    from the backup it took; an unreadable journal keeps every backup."""
+    keep = set()
+    try:
+        with open(os.path.join(d, JOURNAL_NAME), encoding="utf-8") as f:
+            entry = json.load(f)
+        named = entry.get("backup_path") if isinstance(entry, dict) else None
+        if not isinstance(named, str):
+            return set(names)
+        keep.add(os.path.basename(named))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return set(names)
     try:
         since = os.stat(os.path.join(d, LOCK_NAME)).st_mtime
     except FileNotFoundError:
-        return set()
-    return {n for n in names if os.stat(os.path.join(d, n)).st_mtime >= since - 1}
+        return keep
+    return keep | {n for n in names if os.stat(os.path.join(d, n)).st_mtime >= since - 1}
 
 
 def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken: str = None) -> list:
     """Remove a switch's oldest backups (and their digests) beyond the newest ``keep``; their names, oldest first.
 
     Never removed: ``taken`` (the backup this run just wrote), the newest pre-window backup (what a
-    restore of ``latest`` uses) and, while the controller's lock file is there (a window under way, or
-    killed before it ended), every backup written since it was made. BackupError when ``keep`` is not an
+    restore of ``latest`` uses), the backup the window journal names (a window cut off, not yet
+    recovered; an unreadable journal keeps them all) and, while the controller's lock file is there (a
+    window under way, or killed before it ended), every backup written since it was made. BackupError when ``keep`` is not an
     integer >= 1 or a file cannot be removed."""
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise BackupError(str(backup_dir), f"switch_fabric_backup_keep {keep!r} is not allowed (allowed: an "
