@@ -95,7 +95,7 @@ def _read(path):
         return None
 
 
-def _private_dirs(directory):
+def _private_dirs(directory: str) -> None:
     """``directory`` made with every missing parent 0700 (os.makedirs gives its mode to the last one only)."""
     parent = os.path.dirname(os.path.abspath(directory))
     if not os.path.isdir(parent):

@@ -104,7 +104,7 @@ def one_node(rule, where):
     return check
 
 
-def split_into(what, *names):
+def split_into(what: str, *names: str):
     """A variable that is no more: one name did what ``names`` now say each on its own; any value refused."""
     def check(c, key, value):
         return c.bad(key, value, f"unset: {key} was split in two ({what}); set instead "
@@ -112,7 +112,7 @@ def split_into(what, *names):
     return check
 
 
-def share(c, key, value):
+def share(c, key: str, value) -> bool:
     """A share strictly between 0 and 1 (a finite number, or its decimal text from -e): 0.05 is 5 %."""
     n = float(value) if isinstance(value, str) and re.fullmatch(r"0?\.[0-9]{1,9}", value, re.ASCII) else value
     if is_num(n) and 0 < n < 1:

@@ -64,7 +64,7 @@ def _fsync_dir(d):
         os.close(fd)
 
 
-def private_dirs(d):
+def private_dirs(d: str) -> None:
     """``d`` made with every missing parent 0700 (os.makedirs gives its mode to the last one only)."""
     parent = os.path.dirname(os.path.abspath(d))
     if not os.path.isdir(parent):
