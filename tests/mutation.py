@@ -98,9 +98,16 @@ GROUPS = {
                                                      ["tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS,
                                                       "tests/unit/test_nvue_lossless.py",
                                                       "tests/unit/test_lossless_watchdog_storm.py",
+                                                      "tests/unit/test_sonic_buffer_platforms.py",
                                                       "tests/unit/test_verify_incast_switch.py",
                                                       "tests/unit/test_verify_link_health_switch.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
+        # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the
+        # template filter call it through the module object)
+        "plugins/module_utils/switch/buffers.py": ([f"{PKG}.plugins.module_utils.switch.buffers"],
+                                                   ["tests/unit/test_sonic_buffer_platforms.py",
+                                                    "tests/unit/test_switch_buffers.py", "tests/unit/test_intent_port_speeds.py",
+                                                    "tests/unit/test_switch_sonic.py", "tests/unit/test_lossless_watchdog_storm.py"]),
         # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
         # writes and a rollback or restore chooses: their own tests first.
         "plugins/module_utils/switch/window.py": ([f"{PKG}.plugins.module_utils.switch.window"],

@@ -82,8 +82,10 @@ def test_the_buffer_model_is_read_from_device_metadata():
     # a full config being restored brings its own
     assert buffers.buffer_model({"DEVICE_METADATA": {"localhost": {"buffer_model": "dynamic"}}},
                                 {"DEVICE_METADATA": {"localhost": {"buffer_model": "traditional"}}}) == "traditional"
-    with pytest.raises(ValueError, match="'static' is not a buffer model .allowed: traditional | dynamic"):
+    with pytest.raises(ValueError) as err:
         buffers.buffer_model({"DEVICE_METADATA": {"localhost": {"buffer_model": "static"}}})
+    assert str(err.value) == ("DEVICE_METADATA|localhost buffer_model: 'static' is not a buffer model (allowed: "
+                              "traditional | dynamic, sonic-device_metadata.yang)")
 
 
 def test_the_dynamic_model_gets_no_headroom_sizes():
@@ -246,3 +248,25 @@ def test_validation_reads_the_skus_rows_before_any_switch_is_contacted():
                                                "on SONiC: 800 Gb/s (the rows of Arista-7060X6-64PE-B-P64 (Tomahawk 5)")
     got = check(switch_sonic_hwsku="ACS-SN5601")
     assert got[0].startswith("sw1: switch_sonic_hwsku: 'ACS-SN5601' is not allowed (allowed: ACS-MSN4600C | ")
+
+
+def test_a_port_without_a_speed_is_named_with_what_is_allowed():
+    with pytest.raises(ValueError) as err:
+        buffers.sonic_lossless([{"name": "Ethernet0"}], "5m", hwsku=SN5600)
+    assert str(err.value) == ("switch_fabric_ports_effective: port 'Ethernet0' has no speed_gbps (allowed: the port's "
+                              "speed in Gb/s; its lossless headroom profile is chosen by speed and cable length)")
+
+
+def test_the_generators_parser_reads_the_real_lookup_format():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen", os.path.join(ROOT, "scripts", "sonic_buffer_defaults.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    # the header and two rows of each layout as the files print them (ACS-SN5600: six columns; the
+    # 7060X6 P32O64: seven, xon_offset last)
+    text = ("## Copyright\n#  PG lossless profiles.\n# speed cable  size   xon    xoff   threshold\n"
+            " 400000    5m 250880  19456  231424        0\n"
+            "800000  5m   8636    0    724662  0         3556\n")
+    assert gen.lookup_rows(text) == {
+        "400000": {"5m": {"size": 250880, "xon": 19456, "xoff": 231424, "threshold": 0, "line": 4}},
+        "800000": {"5m": {"size": 8636, "xon": 0, "xoff": 724662, "threshold": 0, "line": 5, "xon_offset": 3556}}}

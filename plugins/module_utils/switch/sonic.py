@@ -384,8 +384,11 @@ class SonicDriver(Driver):
 
     def managed_scope(self, want, ports):
         meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
-        # the intent's own BUFFER_PROFILE table, read at each call (for_model may drop profiles from it)
-        return sonic_scope(self.profile, ports, want.setdefault("BUFFER_PROFILE", {}), hwsku="hwsku" in meta)
+        if "BUFFER_PG" in want:
+            want.setdefault("BUFFER_PROFILE", {})
+        # the intent's own BUFFER_PROFILE table, read at each call (for_model may drop profiles from it); the
+        # SKU only where the intent asserts it (DEVICE_METADATA|localhost with hwsku alone), not in a full config
+        return sonic_scope(self.profile, ports, want.get("BUFFER_PROFILE", {}), hwsku=set(meta) == {"hwsku"})
 
     def commands(self, want, have, scope):
         """The delta, in the buffer model the switch is in (DEVICE_METADATA|localhost buffer_model):
