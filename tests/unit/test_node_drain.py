@@ -227,3 +227,19 @@ def test_stand_in_refuses_what_kubectl_refuses(sim):
     with pytest.raises(schedsim.Exit, match="--overwrite is false"):
         schedsim.kubectl(["annotate", "node", "node1", "a/b=2"])
     assert json.loads(schedsim.kubectl(["get", "node", "node1", "-o", "json"]))["metadata"]["annotations"] == {"a/b": "1"}
+
+
+# ---------------------------------------------------------------- the real Slurm's records (lab captures)
+
+def test_real_slurm_22_05_records_are_read():
+    """Records of Debian's slurmctld 22.05.8 in the lab (fixtures/drain/SOURCES.md): a drain slurmctld made
+    itself is out of service and not linerate's, its reason and stamp apart."""
+    with open(os.path.join(ROOT, "tests", "unit", "fixtures", "drain", "slurm_22.05_show_node_inval.txt")) as f:
+        node = drain.parse_scontrol_node(f.read())
+    assert node["name"] == "node2" and node["state"] == "UNKNOWN+DRAIN+INVALID_REG"
+    assert node["base"] == "UNKNOWN" and node["flags"] == ["DRAIN", "INVALID_REG"]
+    assert node["reason"] == "gres/gpu count reported lower than configured (0 < 8)"
+    assert node["reason_by"] == "slurm@2026-12-02T13:01:23"
+    assert drain.slurm_out_of_service(node) and not drain.slurm_ours(node)
+    action, tail, _note = drain.slurm_plan(node, None, True, True)
+    assert action == "foreign" and tail is None
