@@ -113,6 +113,11 @@ def test_nccl_log_names_ib_from_the_ib_transports_own_warn():
     # a "Using" line still wins over the hint
     socket = nccl_log.parse_nccl_log(fixture("nccl_logs", "real_socket_fallback.txt"))
     assert socket["transport"] == "Socket"
+    # aws-ofi-nccl's own WARN (aws-samples/awsome-distributed-training efa-cheatsheet.md, commit 7217859f67bc,
+    # line 14, quoted there as the error FI_EFA_SET_CUDA_SYNC_MEMOPS prevents): the network is the plugin's
+    ofi = nccl_log.parse_nccl_log("register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory "
+                                  "(type = 2) for device 4. RC: -22, Error: Invalid argument\n")
+    assert ofi["transport"] == "AWS Libfabric" and ofi["error"]
     # a plugin that was not found names no network in use
     missing = nccl_log.parse_nccl_log(fixture("nccl_logs", "real_error_net_plugin_not_found.txt"))
     assert missing["transport"] is None and missing["error"]

@@ -174,8 +174,10 @@ class _LogState:
 # names the network in use; lowest in precedence (docs/parsers.md). ``NET/Plugin`` lines (loading
 # a plugin, or not finding one) name no network in use.
 _TRANSPORT_HINT_RE = re.compile(r"(?:\b(?:transport/)?(?P<file>net_ib|net_socket)\.cc:\d+)|"
-                                r"(?:^|\s)NET/(?P<net>IB|Socket)\s*:")
-_HINT_NETS = {"net_ib": "IB", "net_socket": "Socket"}
+                                r"(?:^|\s)NET/(?P<net>IB|Socket|OFI)(?:\s*:|\s)")
+# aws-ofi-nccl tags its lines NET/OFI; NCCL names that plugin's network "AWS Libfabric"
+# ("Using network AWS Libfabric", the published CSCS and p4d logs)
+_HINT_NETS = {"net_ib": "IB", "net_socket": "Socket", "OFI": "AWS Libfabric"}
 
 
 def _net_device(match, vnic=None):
@@ -412,7 +414,7 @@ def _collect_log_lines(text, result, state):
             messages.append(message)
             hint = _TRANSPORT_HINT_RE.search(content[:match.start()] + " " + message)
             if hint:   # the network named only by the line's source file or its ``NET/X :`` tag
-                state.hint_nets.append(_HINT_NETS.get(hint.group("file") or "", None) or hint.group("net"))
+                state.hint_nets.append(_HINT_NETS.get(hint.group("file") or hint.group("net"), hint.group("net")))
             if match.group("level") == "WARN":
                 result["warnings"].append(message)
                 last_warn = len(result["warnings"]) - 1
