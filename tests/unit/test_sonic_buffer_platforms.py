@@ -69,8 +69,14 @@ def test_a_speed_the_skus_file_lacks_is_refused_naming_the_file():
 
 
 def test_an_unknown_sku_is_refused_naming_key_value_and_the_skus():
-    assert buffers.hwsku_problem("acs-sn5600").startswith("switch_fabric_sonic_hwsku: 'acs-sn5600' is not a SONiC SKU")
-    assert "'ACS-SN5600'" in buffers.hwsku_problem("acs-sn5600") and TH5 in buffers.hwsku_problem("x")
+    skus = " | ".join(sorted(PLATFORM_BUFFERS))
+    assert buffers.hwsku_problem("acs-sn5600") == (
+        f"switch_fabric_sonic_hwsku: 'acs-sn5600' is not a SONiC SKU linerate has the buffer defaults of (allowed: "
+        f"{skus}, or empty for sonic-swss's test rows plus switch_sonic_pg_lookup; names are case-sensitive: "
+        "'ACS-SN5600'); on another platform leave it empty and give the rows of its "
+        "device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini in switch_sonic_pg_lookup")
+    assert "case-sensitive" not in buffers.hwsku_problem("x") and TH5 in buffers.hwsku_problem("x")
+    assert buffers.hwsku_problem("") == buffers.hwsku_problem(None) == buffers.hwsku_problem(SN5600) == ""
     got = buffers.port_speed_problems("leaf2", ports_of(PORTS), "5m", hwsku="Mellanox-SN5600-C256")
     assert got[0][:2] == ("leaf2: switch_sonic_hwsku", "Mellanox-SN5600-C256") and SN5600 in got[0][2]
     assert buffers.port_speed_problems("leaf2", ports_of(PORTS), "5m", hwsku=SN5600) == []
