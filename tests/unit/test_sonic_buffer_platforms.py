@@ -276,3 +276,13 @@ def test_the_generators_parser_reads_the_real_lookup_format():
     assert gen.lookup_rows(text) == {
         "400000": {"5m": {"size": 250880, "xon": 19456, "xoff": 231424, "threshold": 0, "line": 4}},
         "800000": {"5m": {"size": 8636, "xon": 0, "xoff": 724662, "threshold": 0, "line": 5, "xon_offset": 3556}}}
+
+
+def test_the_sku_rule_names_the_skus_and_the_case():
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
+    skus = " | ".join(sorted(PLATFORM_BUFFERS))
+    assert variables.validate_host({"switch_sonic_hwsku": "acs-sn5600"}) == [
+        "switch_sonic_hwsku: 'acs-sn5600' is not allowed (allowed: empty (sonic-swss's rows plus switch_sonic_pg_lookup), "
+        f"or a SONiC SKU linerate has the buffer defaults of: {skus}; names are case-sensitive: 'ACS-SN5600', not "
+        "'acs-sn5600')"]
+    assert variables.validate_host({"switch_fabric_sonic_hwsku": SN5600, "switch_sonic_hwsku": ""}) == []

@@ -15,6 +15,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
     NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, number, shape, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER,
     VERIFY_CHECKS, _VERSION)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import TESTS as NCCL_TUNE_TESTS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import case_hint
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS
 
 # Cumulus Linux releases whose NVUE forms the driver knows (docs/switches.md "NVUE forms per release").
@@ -27,7 +28,8 @@ def _sonic_hwsku(c, key, value) -> bool:
     if value == "" or (isinstance(value, str) and value in PLATFORM_BUFFERS):
         return True
     return c.bad(key, value, "empty (sonic-swss's rows plus switch_sonic_pg_lookup), or a SONiC SKU linerate has "
-                             "the buffer defaults of: " + " | ".join(sorted(PLATFORM_BUFFERS)))
+                             "the buffer defaults of: " + " | ".join(sorted(PLATFORM_BUFFERS))
+                 + case_hint(value, PLATFORM_BUFFERS))
 
 
 FABRIC_RULES = {
