@@ -243,3 +243,24 @@ def test_real_slurm_22_05_records_are_read():
     assert drain.slurm_out_of_service(node) and not drain.slurm_ours(node)
     action, tail, _note = drain.slurm_plan(node, None, True, True)
     assert action == "foreign" and tail is None
+
+
+def test_real_slurm_22_05_drain_by_linerate_in_both_layouts():
+    """The lab's slurmctld after linerate's own drain command (fixtures/drain/SOURCES.md): the reason with both
+    faults, stamped root@time, read alike from the multi-line and the one-line (scontrol -o) record."""
+    d = os.path.join(ROOT, "tests", "unit", "fixtures", "drain")
+    nodes = []
+    for name in ("slurm_22.05_show_node_drained.txt", "slurm_22.05_show_node_drained_oneliner.txt"):
+        with open(os.path.join(d, name)) as f:
+            nodes.append(drain.parse_scontrol_node(f.read()))
+    assert nodes[0] == nodes[1]
+    node = nodes[0]
+    assert (node["name"], node["state"], node["base"], node["flags"]) == ("node4", "IDLE+DRAIN", "IDLE", ["DRAIN"])
+    assert node["reason"] == drain.reason([("LINK_FLAP", "mlx5_1"), ("PORT_DOWN", "mlx5_0")])
+    assert node["reason_by"] == "root@2026-12-02T13:45:01"
+    assert drain.slurm_ours(node)
+    # the same faults again: nothing to do; fewer faults: the reason is replaced; none and re-checked: resume
+    assert drain.slurm_plan(node, node["reason"], True, True)[0] == "none"
+    assert drain.slurm_plan(node, drain.reason([("LINK_FLAP", "mlx5_1")]), True, True)[1] == [
+        "update", "NodeName=node4", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"]
+    assert drain.slurm_plan(node, None, True, True)[1] == ["update", "NodeName=node4", "State=RESUME"]
