@@ -68,6 +68,9 @@ def test_crc_errors_on_a_cable(converged):
         ("LINK_ERRORS", "node2", "mlx5_1"), ("LINK_BER_HIGH", "node2", "mlx5_1")}
 
 
+# matrix: the optics class stays in CI through the switch ports' optic on every platform and the NIC
+# module read of the BER test below
+@pytest.mark.matrix
 def test_a_degraded_optic_is_named_by_its_rx_power_and_temperature(converged):
     fault("optic-degrade", "node3", "mlx5_1")
     try:

@@ -76,6 +76,9 @@ def test_faults_below_the_fabric_are_caught(converged):
     assert readiness(verify(expect_ok=True)) == []
 
 
+# matrix: a PCIe severity case of the class test_faults_below_the_fabric_are_caught keeps in CI (the
+# rule itself: tests/unit/test_readiness*.py)
+@pytest.mark.matrix
 def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(converged):
     """A slot-limited link (negotiated = the slot's capability < the NIC's) warns, naming the slot, and the
     verification passes; a link trained below both ends is PCIE_DEGRADED and fails it."""

@@ -429,3 +429,30 @@ def test_the_sweeps_variables_are_validated_with_key_value_and_allowed():
     assert "verify_fabric_nccl_tune_rollback_to: 'last' is not allowed (allowed: null" in text
     assert "verify_fabric_nccl_tune_min_points: 0 is not allowed (allowed: an integer 1..64" in text
     assert len(bad) == 4
+
+
+def test_tuning_is_off_by_default_and_the_sweep_runs_only_when_asked():
+    """What tests/integration/test_nccl_tune.py::test_tuning_is_off_by_default proves on the lab (matrix):
+    the role defaults keep the sweep and the tuned file's requirement off, and nccl_tune.yml sweeps,
+    rolls back or says it is off by those variables alone."""
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "roles", "verify_fabric", "defaults", "main.yml"), encoding="utf-8") as fh:
+        verify_defaults = yaml.safe_load(fh)
+    with open(os.path.join(root, "roles", "nccl_env", "defaults", "main.yml"), encoding="utf-8") as fh:
+        env_defaults = yaml.safe_load(fh)
+    assert verify_defaults["verify_fabric_nccl_tune"] is False
+    assert "default(false)" in env_defaults["nccl_env_tuned_required"]
+    with open(os.path.join(root, "playbooks", "nccl_tune.yml"), encoding="utf-8") as fh:
+        plays = yaml.safe_load(fh)
+    sweep = next(p for p in plays if p.get("name") == "Sweep NCCL's settings with nccl-tests")
+    tasks = {t["name"]: t for t in sweep["tasks"]}
+    off = tasks["Say that the sweep is off"]
+    assert "NCCL tuning is off" in off["ansible.builtin.debug"]["msg"]
+    assert off["when"] == ["not (verify_fabric_nccl_tune | default(false) | bool)",
+                           "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
+    run = tasks["Run the sweep and write its result to the tuned file"]
+    assert run["when"] == ["verify_fabric_nccl_tune | default(false) | bool",
+                           "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
+    rollback = tasks["Put back the previous tuned file (controller)"]
+    assert rollback["when"] == "verify_fabric_nccl_tune_rollback | default(false) | bool"
