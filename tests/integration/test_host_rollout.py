@@ -65,7 +65,7 @@ def test_a_failed_check_stops_the_rolling_reset_before_the_next_node(converged):
         # node2: a later wave, skipped after the canary failed: not even written for the next boot
         assert firmware("node2") == ("False(0)", "False(0)")
         s = summary()
-        assert s["halted_at_wave"] == 0 and s["waves"][0]["nodes"] == ["node1"]
+        assert s["halted_at_wave"] == 0 and s["waves"][0]["nodes"] == ["node1"], out[-6000:]
         assert s["nodes"]["node1"]["state"] == "failed"
         assert s["nodes"]["node1"]["reason"].startswith("Check the RDMA devices are back after the firmware change")
         step = s["nodes"]["node1"]["steps"][0]
@@ -89,7 +89,7 @@ def test_a_process_on_the_device_refuses_the_reset_and_names_it(converged):
         assert firmware("node1") == ("False(0)", "True(1)")
         assert firmware("node2") == ("False(0)", "False(0)")
         s = summary()
-        assert s["nodes"]["node1"]["state"] == "failed" and s["nodes"]["node1"]["steps"] == []
+        assert s["nodes"]["node1"]["state"] == "failed" and s["nodes"]["node1"]["steps"] == [], res.stdout[-6000:]
         assert s["counts"]["skipped"] == len(s["nodes"]) - 1
     finally:
         restore(("rdma-idle", "node1", "mlx5_0"))
@@ -157,7 +157,7 @@ def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(sixte
                            timeout=2400)
         assert res.returncode == 0, res.stdout[-6000:]
         s = summary()
-        assert [len(w["nodes"]) for w in s["waves"]] == [1, 2, 4, 4, 4, 1]
+        assert [len(w["nodes"]) for w in s["waves"]] == [1, 2, 4, 4, 4, 1], res.stdout[-6000:]
         assert s["counts"]["done"] == SIXTEEN and s["passed"] is True
         spans = _intervals(s)
         assert len(spans) == SIXTEEN
@@ -191,7 +191,7 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         # the run fails (a node did not finish), but every other node rolled
         assert res.returncode != 0, res.stdout[-6000:]
         s = summary()
-        assert s["nodes"][lost]["state"] == "unreachable"
+        assert s["nodes"][lost]["state"] == "unreachable", res.stdout[-6000:]
         wave = s["nodes"][lost]["wave"]
         # one of the wave's four nodes: 25 %, within the budget: the wave's others and the later waves finish
         assert len(s["waves"][wave]["nodes"]) == 4 and s["waves"][wave]["failed"] == [lost]
