@@ -243,3 +243,19 @@ def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
     assert rollout_step([], "failed") == []
     with pytest.raises(AnsibleFilterError, match="key 'stop' is not allowed"):
         rollout_step(steps, "stop")
+
+
+def test_the_report_shows_the_rollout_section_row_per_step():
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+    assert rep.rollout_lines({}) == []
+    plan = _plan_dict([["n1"], ["n2", "n3"]])
+    marks = {"n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "t1", "end": "t2"}]},
+             "n2": {"state": "failed", "steps": [{"action": "driver_restart", "start": "t3", "failed": "t4"}]},
+             "n3": {"state": "done"}}
+    lines = rep.rollout_lines({"rollout": rollout.summary(plan, marks, {})})
+    assert lines[0] == "## Host rollout"
+    assert lines[2] == ("2 wave(s), at most 2 node(s) at once (spread: leaf); 2 done, 1 failed; most disrupted at "
+                        "once: 1; halted after wave 1")
+    assert "| n1 | 0 | done | firmware_reset | t1 | t2 |" in lines
+    assert "| n2 | 1 | failed | driver_restart | t3 | failed t4 |" in lines
+    assert "| n3 | 1 | done |  |  |  |" in lines
