@@ -7,6 +7,7 @@
     lab/switchsim/fault.py --state DIR SWITCH drop|drop_after|hang|hang_after REGEX [COUNT] [--skip N]
     lab/switchsim/fault.py --state DIR SWITCH headroom_zero|headroom_restore PORT
     lab/switchsim/fault.py --state DIR SWITCH pfcwd_off|pfcwd_restore
+    lab/switchsim/fault.py --state DIR SWITCH clock_skew SECONDS
     lab/switchsim/fault.py --state DIR SWITCH clear
     lab/switchsim/fault.py --state DIR SWITCH armed
 
@@ -27,7 +28,9 @@ headroom_restore undoes it; pfcwd_off stops the switch's PFC watchdog (SONiC: ``
 stop``, saved; EOS: ``no priority-flow-control pause watchdog`` on every port; NVUE: ``nv set
 interface PORT qos pfc-watchdog state disable`` on every port that had it enabled, applied as a
 revision: drift ``nv show interface PORT qos pfc-watchdog`` shows and a re-run repairs) and
-pfcwd_restore undoes it; reject makes the next
+pfcwd_restore undoes it; clock_skew moves the switch's own clock (``date``, and the time of the
+files its shell writes: the window lock's age) SECONDS ahead of the controller's, as on a switch
+without NTP (clear puts it back); reject makes the next
 COUNT commands matching REGEX fail with the platform's own error; drop closes
 the SSH connection when such a command arrives (drop_after: once it has
 run); hang stops the session answering (hang_after: once it has run). --skip
@@ -123,7 +126,7 @@ def main(argv=None):
     ap.add_argument("switch")
     ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "headroom_zero", "headroom_restore",
                                        "pfcwd_off", "pfcwd_restore", "reject", "drop", "drop_after",
-                                       "hang", "hang_after", "clear", "armed"])
+                                       "hang", "hang_after", "clock_skew", "clear", "armed"])
     ap.add_argument("arg", nargs="?")
     ap.add_argument("count", nargs="?", type=int, default=1)
     ap.add_argument("--skip", type=int, default=0, help="let the first N matching commands through")
@@ -135,6 +138,10 @@ def main(argv=None):
         if not a.arg:
             ap.error(f"{a.action} needs a PORT")
         req["port"] = a.arg
+    elif a.action == "clock_skew":
+        if a.arg is None or not a.arg.lstrip("-").isdigit():
+            ap.error("clock_skew needs whole SECONDS (the switch's clock ahead of the controller's)")
+        req["seconds"] = int(a.arg)
     elif a.action not in ("clear", "armed", "pfcwd_off", "pfcwd_restore"):
         if not a.arg:
             ap.error(f"{a.action} needs a REGEX")

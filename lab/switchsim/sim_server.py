@@ -292,11 +292,18 @@ class Simulator:
                 return {"ok": False, "error": f"{action} needs a valid REGEX: {exc}"}
             sw.rejects.append({"kind": action, "match": req["match"], "count": int(req.get("count", 1)),
                                "skip": int(req.get("skip", 0))})
+        elif action == "clock_skew":   # the switch's clock runs this many seconds ahead (no NTP)
+            try:
+                sw.clock_skew_s = int(req["seconds"])
+            except (KeyError, TypeError, ValueError) as exc:
+                return {"ok": False, "error": f"clock_skew needs whole SECONDS: {exc}"}
+            self.store.save(sw)
         elif action == "armed":   # a read: the session faults still waiting for their command
             return {"ok": True, "armed": [dict(r) for r in sw.rejects if r["count"] > 0]}
         elif action == "clear":
             sw.link_down.clear()
             sw.rejects.clear()
+            sw.clock_skew_s = 0
             self.store.publish(sw)
         else:
             return {"ok": False, "error": f"unknown action {action!r}"}

@@ -129,6 +129,8 @@ problems:
   sample: ["swp2: link is down", "swp1: PFC on priorities [3, 4] (want [3])"]
 """
 
+from ansible.module_utils.common.warnings import warn
+
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, earlier_window, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
@@ -139,7 +141,7 @@ def read(p, driver):
     earlier = earlier_window(driver, p["backup_dir"]) if p["backup_dir"] else None
     extra["earlier_window"] = earlier
     if earlier is not None:
-        extra["warnings"] = [f"switch {p['name']}: {earlier['report']}"]
+        warn(f"switch {p['name']}: {earlier['report']}")
     running = driver.get_running()
     driver.parse(running)   # fails on output that is not a config
     pending = driver.pending()

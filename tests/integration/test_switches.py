@@ -645,7 +645,10 @@ def test_sigkill_of_the_process_group_mid_window_ends_at_the_backup_and_the_next
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     try:
-        lab.wait_reached([name], p)
+        try:
+            lab.wait_reached([name], p)
+        except waits.WaitError:
+            raise AssertionError(p.communicate(timeout=60)[0]) from None
         entry = window_journal(lab, name)
         assert entry and entry["state"] == "in-flight" and entry["switch"] == name   # written before the change
         os.killpg(p.pid, signal.SIGKILL)

@@ -3,6 +3,7 @@ controller (SIGKILL of ansible-playbook's process group does not reach the modul
 report - with the in-process simulators."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -167,3 +168,107 @@ def test_no_journal_no_report_and_an_unreadable_one_is_named(tmp_path):
                                                        "('{trunc'): read the switch by hand, then remove it")
     journal.write(path, {"a": 1})
     assert json.load(open(path)) == {"a": 1} and not os.path.exists(f"{path}.{os.getpid()}.tmp")
+
+
+# ---------------------------------------------------------------- the outcome printed on SIGINT / SIGTERM
+
+def module_like(tmp_path, name):
+    """A process standing in for a cut-off module: it ends when its input closes (an event, not a time)."""
+    return subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+
+
+def test_collect_outcomes_waits_for_each_module_and_prints_its_outcome(tmp_path):
+    rundir = tmp_path / "run"
+    rundir.mkdir()
+    mod = module_like(tmp_path, "leaf1")
+    jpath = journal.journal_path(str(tmp_path / "b"), "leaf1")
+    journal.write(jpath, {"state": "cut-off", "outcome": "switch leaf1: interrupted by SIGTERM during push; "
+                                                         "rolled back: ..."})
+    journal.write(str(rundir / "leaf1.1.json"), {"journal": jpath, "pid": mod.pid, "switch": "leaf1",
+                                                 "deadline": 2 ** 40})
+    ended = threading.Event()
+
+    def collect():
+        seen["lines"] = journal.collect_outcomes(str(rundir))
+        ended.set()
+    seen = {}
+    t = threading.Thread(target=collect)
+    t.start()
+    assert not ended.wait(timeout=0.5)   # the module still runs: its outcome is awaited, not guessed
+    mod.stdin.close()
+    mod.wait(timeout=60)
+    assert ended.wait(timeout=60)
+    assert seen["lines"] == ["switch leaf1: interrupted by SIGTERM during push; rolled back: ..."]
+    assert journal.read(jpath) is None and os.listdir(rundir) == []   # shown: the next run has nothing to report
+
+
+def test_collect_outcomes_names_a_window_without_an_outcome_in_time(tmp_path):
+    rundir = tmp_path / "run"
+    rundir.mkdir()
+    mod = module_like(tmp_path, "leaf2")
+    try:
+        jpath = journal.journal_path(str(tmp_path / "b"), "leaf2")
+        journal.write(jpath, {"state": "in-flight", "step": "confirm", "outcome": None})
+        journal.write(str(rundir / "leaf2.1.json"), {"journal": jpath, "pid": mod.pid, "switch": "leaf2",
+                                                     "deadline": 0})   # its confirm time is over
+        assert journal.collect_outcomes(str(rundir)) == [
+            f"switch leaf2: the window (pid {mod.pid}) has no outcome yet (it was in-flight during confirm); the next "
+            f"run reads {jpath} and the switch and reports it"]
+        assert journal.read(jpath) is not None   # kept for the next run
+    finally:
+        mod.stdin.close()
+        mod.wait(timeout=60)
+
+
+def test_the_journal_names_its_entry_to_the_controller_and_removes_it_when_done(tmp_path, monkeypatch):
+    rundir = tmp_path / "run"
+    rundir.mkdir()
+    monkeypatch.setenv(journal.RUNDIR_ENV, str(rundir))
+    j = journal.Journal(journal.journal_path(str(tmp_path / "b"), "leaf1"))
+    j.begin(switch="leaf1", confirm_timeout=120)
+    ptr = journal.read(str(rundir / f"leaf1.{os.getpid()}.json"))
+    assert ptr["journal"] == j.path and ptr["pid"] == os.getpid() and ptr["switch"] == "leaf1"
+    assert 120 + journal.OUTCOME_MARGIN_S - 5 < ptr["deadline"] - __import__("time").time() <= 120 + \
+        journal.OUTCOME_MARGIN_S
+    j.done()
+    assert os.listdir(rundir) == [] and journal.read(j.path) is None
+
+
+def test_the_callback_passes_the_signal_on_prints_the_outcomes_then_lets_ansible_end_the_run(tmp_path, monkeypatch):
+    from ansible_collections.linerate.fabric.plugins.callback import window_outcome
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setenv(journal.RUNDIR_ENV, "unset-again-after-the-test")
+    monkeypatch.delenv(journal.RUNDIR_ENV)   # the callback sets it; it is unset again after the test
+    mark = tmp_path / "worker-got"
+    # a stand-in for Ansible's worker: it records the signal it is passed, then ends
+    worker = subprocess.Popen([sys.executable, "-c", "import signal, sys\n"
+                               "def h(s, f):\n    open(sys.argv[1], 'w').write(signal.Signals(s).name); sys.exit(0)\n"
+                               "signal.signal(signal.SIGTERM, h)\nprint('ready', flush=True)\nsys.stdin.read()",
+                               str(mark)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert worker.stdout.readline().strip() == "ready"
+    try:
+        cb = window_outcome.CallbackModule()
+        assert os.environ[journal.RUNDIR_ENV] == cb.rundir and os.path.isdir(cb.rundir)
+        assert signal.getsignal(signal.SIGTERM) == cb._handler
+        jpath = journal.journal_path(str(tmp_path / "b"), "leaf1")
+        journal.write(jpath, {"state": "cut-off", "outcome": "switch leaf1: interrupted by SIGTERM during push; "
+                                                             "rolled back"})
+        journal.write(os.path.join(cb.rundir, "leaf1.1.json"), {"journal": jpath, "pid": worker.pid,
+                                                                 "switch": "leaf1", "deadline": 2 ** 40})
+        shown, ended = [], []
+        cb._display.display = lambda msg, **kw: shown.append(msg)
+        cb.previous[signal.SIGTERM] = lambda s, f: ended.append(s)
+        cb._handler(signal.SIGTERM, None)
+        worker.wait(timeout=60)
+        assert mark.read_text() == "SIGTERM"   # passed on to the worker
+        assert shown == ["SIGTERM: the change windows it cut off ended so:",
+                         "  switch leaf1: interrupted by SIGTERM during push; rolled back"]
+        assert ended == [signal.SIGTERM]   # then Ansible's own handler
+        assert not os.path.exists(cb.rundir)
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+        shutil.rmtree(os.environ.get(journal.RUNDIR_ENV, str(tmp_path / "none")), ignore_errors=True)
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()

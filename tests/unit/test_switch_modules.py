@@ -471,3 +471,31 @@ def test_read_only_modules_refuse_a_switch_without_credentials_before_connecting
             mod.main()
     res = json.loads(capsys.readouterr().out)
     assert res["failed"] is True and res["msg"].startswith("switch leaf1: neither a password")
+
+
+def test_switch_info_reports_a_window_an_earlier_run_left_cut_off(monkeypatch, capsys, tmp_path):
+    """The pre-check's read: the journal entry and the switch now, as a warning and earlier_window."""
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal
+    running = fixture("nvue_config_show_commands.txt")
+    backup = tmp_path / "leaf1" / "T1.nvue.cfg"
+    backup.parent.mkdir()
+    backup.write_text(running)
+    journal.write(journal.journal_path(str(tmp_path), "leaf1"),
+                  {"switch": "leaf1", "run": "T1", "pid": 2 ** 22 + 12345, "machine": None, "state": "cut-off",
+                   "step": "push", "backup_path": str(backup),
+                   "outcome": "switch leaf1: interrupted by SIGTERM during push; rolled back"})
+    seen = []   # the module's warning (in a module process it comes back with the result; in-process, here)
+    monkeypatch.setattr(switch_info, "warn", seen.append)
+    res, fake = run_module(switch_info, dict(ARGS, backup_dir=str(tmp_path), fabric_ports=[]), monkeypatch, capsys,
+                           {"nv config show -o commands": running, "nv config revision": "1  applied_and_saved\n"})
+    want = (f"switch leaf1: an earlier change window on this switch (run T1, pid {2 ** 22 + 12345}) was cut off: "
+            f"switch leaf1: interrupted by SIGTERM during push; rolled back. Now: the running config is "
+            f"byte-identical to its backup {backup}, nothing pending")
+    assert seen == [want]
+    assert res["earlier_window"]["clean"] is True and res["earlier_window"]["path"] == str(tmp_path / "leaf1" /
+                                                                                           "window.json")
+    # read before anything else the pre-check reads
+    assert fake.sent[:1] == ["nv config show -o commands"]
+    plain, _ = run_module(switch_info, dict(ARGS, fabric_ports=[]), monkeypatch, capsys,
+                          {"nv config show -o commands": running})
+    assert plain["earlier_window"] is None and seen == [want]   # no journal read: nothing more said

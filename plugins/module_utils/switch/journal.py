@@ -22,6 +22,8 @@ ansible-playbook process - the module's first ancestor outside its own
 session - to end, then sends the module SIGTERM with that cause, so the
 window recovers as for any cancel. Stdlib only.
 """
+from __future__ import annotations
+
 import json
 import os
 import select
@@ -30,6 +32,11 @@ import threading
 import time
 
 NAME = "window.json"
+# set by the window_outcome callback in ansible-playbook's own process (inherited by the modules): where a
+# module names its journal entry, so that on SIGINT or SIGTERM the controller prints each window's outcome
+RUNDIR_ENV = "LINERATE_WINDOW_RUNDIR"
+# how long past its confirm timer the controller waits for a cut-off window's outcome
+OUTCOME_MARGIN_S = 60
 # set by the controller watch before it sends SIGTERM: the window names this instead of "SIGTERM"
 CAUSE = {}
 
@@ -79,10 +86,17 @@ class Journal:
     def __init__(self, path: str):
         self.path = path
         self.entry = None
+        self.pointer = None
 
     def begin(self, **fields) -> None:
         self.entry = dict(fields, state="in-flight", outcome=None, written=time.time())
         write(self.path, self.entry)
+        rundir = os.environ.get(RUNDIR_ENV)
+        if rundir and os.path.isdir(rundir):   # tell the controller where this window's outcome will be
+            self.pointer = os.path.join(rundir, f"{fields.get('switch')}.{os.getpid()}.json")
+            write(self.pointer, {"journal": self.path, "pid": os.getpid(), "switch": fields.get("switch"),
+                                 "deadline": time.time() + int(fields.get("confirm_timeout") or 0)
+                                 + OUTCOME_MARGIN_S})
 
     def step(self, step: str) -> None:
         if self.entry is not None and self.entry.get("step") != step:
@@ -99,6 +113,52 @@ class Journal:
         if self.entry is not None:
             remove(self.path)
             self.entry = None
+        if getattr(self, "pointer", None):
+            remove(self.pointer)
+            self.pointer = None
+
+
+def wait_pid(pid: int, timeout: float) -> bool:
+    """Wait until process ``pid`` has ended (pidfd: an event), at most ``timeout`` s; whether it ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return True   # already gone (or no pidfd: nothing to wait on)
+    try:
+        ready, _, _ = select.select([fd], [], [], min(max(0.0, timeout), 86400.0))
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def collect_outcomes(rundir: str, now=time.time) -> list:
+    """On the controller, after a SIGINT or SIGTERM was passed on to the modules: for every window a module
+    named in ``rundir``, wait for that module to end (at most until its confirm timer plus
+    :data:`OUTCOME_MARGIN_S`), and return one line per window - its outcome from the journal (the entry
+    is then removed: the outcome has been shown), or why there is none yet (the next run reports it)."""
+    lines = []
+    try:
+        names = sorted(os.listdir(rundir))
+    except FileNotFoundError:
+        return lines
+    for name in names:
+        ptr = read(os.path.join(rundir, name))
+        if not ptr or "journal" not in ptr:
+            continue
+        wait_pid(int(ptr.get("pid", 0)), float(ptr.get("deadline", 0)) - now())
+        entry = read(ptr["journal"])
+        switch = ptr.get("switch")
+        if entry is None:
+            lines.append(f"switch {switch}: the window ended and Ansible got its result (printed above)")
+        elif entry.get("state") == "cut-off" and entry.get("outcome"):
+            lines.append(entry["outcome"])
+            remove(ptr["journal"])
+        else:
+            lines.append(f"switch {switch}: the window (pid {ptr.get('pid')}) has no outcome yet (it was "
+                         f"{entry.get('state')} during {entry.get('step')}); the next run reads "
+                         f"{ptr['journal']} and the switch and reports it")
+        remove(os.path.join(rundir, name))
+    return lines
 
 
 def parent_pid(pid: int) -> int | None:
