@@ -110,6 +110,12 @@ ports_down:
   returned: always
   type: list
   elements: str
+window_lock:
+  description:
+    - Who holds the switch's change-window lock (user@host, machine id, pid, run, since), read from the switch;
+      null when no window holds it. Pending config while it is held is that window's own.
+  returned: always
+  type: str
 earlier_window:
   description:
     - The window an earlier run left in the journal, read with the switch now (null when there is none or
@@ -131,7 +137,8 @@ problems:
 
 from ansible.module_utils.common.warnings import warn
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, earlier_window, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import (
+    delta, earlier_window, lock_description, oper_problems)
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 
@@ -145,13 +152,15 @@ def read(p, driver):
     running = driver.get_running()
     driver.parse(running)   # fails on output that is not a config
     pending = driver.pending()
+    # pending state may be a live window's own: the pre-check then names its holder, not only the state
+    window_lock = lock_description(driver.lock_read())
     ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
     if p["config"] is not None:
         extra = {"commands": delta(driver, p["config"], p["fabric_ports"], running)}
     if p["return_running_config"]:
         extra["running_config"] = running
     return dict(
-        pending=pending, **extra,
+        pending=pending, window_lock=window_lock, **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
         ports_missing=[x for x in p["fabric_ports"] if x not in ports],
         ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]],

@@ -499,3 +499,20 @@ def test_switch_info_reports_a_window_an_earlier_run_left_cut_off(monkeypatch, c
     plain, _ = run_module(switch_info, dict(ARGS, fabric_ports=[]), monkeypatch, capsys,
                           {"nv config show -o commands": running})
     assert plain["earlier_window"] is None and seen == [want]   # no journal read: nothing more said
+    assert plain["window_lock"] is None
+
+
+def test_switch_info_names_the_holder_of_the_window_lock(monkeypatch, capsys):
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock
+    holder = lock.Holder("ops", "ctl", 4242, "R1", 0, machine="0123456789abcdef0123456789abcdef", start=7)
+    read = ("cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c lock-mtime=%Y /var/lock/linerate.lock "
+            "2>/dev/null ; date +switch-now=%s")
+    running = fixture("nvue_config_show_commands.txt")
+    res, _ = run_module(switch_info, dict(ARGS, fabric_ports=[]), monkeypatch, capsys,
+                        {"nv config show -o commands": running,
+                         read: f"{holder.line()}\nlock-mtime=1000\nswitch-now=1030"})
+    assert res["window_lock"] == "ops@ctl (machine 0123456789ab, pid 4242, run R1, since 19700101T000000Z)"
+    res, _ = run_module(switch_info, dict(ARGS, fabric_ports=[]), monkeypatch, capsys,
+                        {"nv config show -o commands": running, read: "lock-mtime=1000\nswitch-now=1030"})
+    assert res["window_lock"] == "a window that has not written its name yet (an empty lock, 30 s old by the " \
+                                 "switch's clock)"

@@ -354,6 +354,19 @@ class WindowLock:
         return note
 
 
+def lock_description(state):
+    """Who holds the switch's window lock (Driver.lock_read), in words; None when it is free."""
+    if not state["exists"]:
+        return None
+    line = state["text"]
+    if not line:
+        age = state["age_s"]
+        return ("a window that has not written its name yet (an empty lock"
+                + (f", {int(age)} s old by the switch's clock)" if age is not None else ")"))
+    holder = _lock.Holder.parse(line)
+    return holder.describe() if holder else f"{line[:120]!r} (not a holder linerate wrote)"
+
+
 def earlier_window(driver, backup_dir, alive=_lock.pid_alive):
     """The window an earlier run left in the journal (:mod:`journal`) of this switch, read with the switch
     now: None when there is none, else ``{"path", "entry", "clean", "report"}``. ``clean`` when the switch
