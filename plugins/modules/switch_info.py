@@ -43,7 +43,7 @@ options:
   backup_dir:
     description:
       - The change window's backup folder (the role's C(switch_fabric_backup_dir)). When given, the journal of a
-        window an earlier run left cut off (C(<backup_dir>/<name>/window.json): SIGINT, SIGTERM, or its
+        window an earlier run left cut off (C(<backup_dir>/<name>/window.json), by SIGINT, SIGTERM, or its
         controller killed) is read with the switch and reported as RV(earlier_window) and a warning.
     type: path
   config:
@@ -120,8 +120,8 @@ earlier_window:
   description:
     - The window an earlier run left in the journal, read with the switch now (null when there is none or
       O(backup_dir) is not given) - C(path) of the journal, its C(entry), C(clean) (the switch is at that
-      window's backup, or its confirmed change, with nothing pending: the journal may be removed) and the
-      C(report) sentence.
+      window's backup, or its confirmed change, with nothing pending, so the journal may be removed) and
+      the C(report) sentence.
   returned: always
   type: dict
 problems:
