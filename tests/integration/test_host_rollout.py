@@ -122,17 +122,20 @@ def _lab_fabric():
 
 
 @pytest.fixture(scope="module")
-def sixteen(lab):
-    """A lab of 16 nodes with the host stack converged (the switches play no part in a host rollout)."""
+def sixteen(lab, tmp_path_factory):
+    """A lab of 16 nodes with the host stack converged (the switches play no part in a host rollout), in the
+    tests' waves: with the lab's defaults (10 % of 16 is 1, every node on each rail leaf) a first converge
+    would take the nodes one at a time."""
     if len(lab["nodes"]) < SIXTEEN:
         pytest.skip(f"needs a lab of {SIXTEEN} nodes (LAB_NODES={SIXTEEN}; the lab is up with {len(lab['nodes'])})")
-    run_playbook("playbooks/hosts.yml", check=True, timeout=2400)
+    run_playbook("playbooks/hosts.yml", *waves_args(tmp_path_factory.mktemp("converge"), lab, 0), check=True,
+                 timeout=2400)
     return lab
 
 
-def put_back():
-    """The parameter back to its factory value on every node (one reset each, in waves)."""
-    run_playbook("playbooks/hosts.yml", *FW, *extra(False), check=True, timeout=2400)
+def put_back(tmp_path, lab):
+    """The parameter back to its factory value on every node (one reset each, in the tests' waves)."""
+    run_playbook("playbooks/hosts.yml", *FW, *extra(False), *waves_args(tmp_path, lab, 0), check=True, timeout=2400)
 
 
 def _intervals(s):
@@ -171,7 +174,7 @@ def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(sixte
         assert s["same_group_overlaps"] == []
         assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"])
     finally:
-        put_back()
+        put_back(tmp_path, converged)
 
 
 @pytest.mark.matrix
@@ -202,4 +205,4 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"] if n != lost)
     finally:
         subprocess.run(["podman", "unpause", f"linerate-{lost}"], env=ansible_env(), timeout=120, capture_output=True)
-        put_back()
+        put_back(tmp_path, converged)
