@@ -10,6 +10,8 @@ VPY      := $(VENV)/bin/python
 ANSIBLE_PLAYBOOK := $(VENV)/bin/ansible-playbook
 LAB_NODES ?= 4
 # Unit tests in parallel workers (pytest-xdist): many wait on simulated tools, not the CPU.
+# --dist loadfile: one worker per file, so a module fixture (the render preview) is built once
+# (pytest-xdist 3.8 on pytest 9 ignores xdist_group marks: --dist loadgroup is plain load here).
 UNIT_JOBS ?= 4
 # roce (default) or infiniband: which lab `make lab` builds and converges.
 TRANSPORT ?= roce
@@ -94,7 +96,7 @@ lab-down:
 	rm -rf .make
 
 test-unit: venv
-	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadgroup tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadfile tests/unit
 
 # The changelog (antsibull-changelog, changelogs/config.yaml): every change adds a fragment to
 # changelogs/fragments/; a release (VERSION= galaxy.yml's version) moves them into changelog.yaml.
@@ -169,7 +171,7 @@ $(MOLECULE_TARGETS): molecule-%: lab-image
 	@cd roles/$* && $(CURDIR)/$(VENV)/bin/molecule --base-config $(CURDIR)/.config/molecule/config.yml test
 
 test: deps venv
-	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadgroup tests/unit
+	$(VPY) -m pytest -q -n $(UNIT_JOBS) --dist loadfile tests/unit
 	$(MAKE) --no-print-directory lint
 	@# sanity beside the molecule scenarios: both wait on much besides the CPU
 	$(MAKE) --no-print-directory -j$$(( $(MOLECULE_JOBS) + 1 )) --output-sync=target sanity $(MOLECULE_TARGETS)

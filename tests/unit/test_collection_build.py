@@ -22,9 +22,6 @@ import tarfile
 import pytest
 import yaml
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_collection_build")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Collections a task could name by FQCN (those the ansible package ships).
 KNOWN = {f"{ns}.{name}" for ns in ("ansible", "community", "containers", "cisco", "arista", "nvidia")

@@ -16,9 +16,6 @@ import subprocess
 import pytest
 import yaml
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_controller_plays")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, ".venv", "bin")
 # hosts patterns of plays whose tasks run on the controller (the switch plays reach the switch

@@ -29,9 +29,6 @@ import yaml
 
 from test_collection_build import GALAXY, ROOT, _ignore
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_execution_environment")
-
 BUILDER = os.path.join(os.path.dirname(sys.executable), "ansible-builder")
 # An exact release tag (digits, dots, an optional build suffix) or a digest; never latest or no tag.
 PINNED_IMAGE = re.compile(r"^[\w.-]+(:\d+)?(/[\w.-]+)+(:\d+(\.\d+)*(-\d+)?|@sha256:[0-9a-f]{64})$")

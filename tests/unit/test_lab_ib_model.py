@@ -10,9 +10,6 @@ from labsim import ROOT
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 import labctl  # noqa: E402
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_lab_ib_model")
-
 INVENTORY = os.path.join(ROOT, "inventory", "lab-ib")
 
 

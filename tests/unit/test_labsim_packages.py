@@ -14,9 +14,6 @@ from labsim import ROOT, kmods
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 import packages  # noqa: E402
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_labsim_packages")
-
 KERNELS = ["6.1.0-18-amd64", "6.1.0-25-amd64"]
 
 

@@ -12,9 +12,6 @@ import yaml
 
 from ansible_collections.linerate.fabric.plugins.modules import roce_qos, switch_config
 
-# one worker runs this file: its module fixture is built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_render")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, ".venv", "bin")
 VAULT = ["-e", "vault_switch_user=admin", "-e", "vault_switch_password=x"]
