@@ -189,3 +189,23 @@ def test_an_nccl_class_flag_is_empty_or_within_its_range(key, allowed):
         assert iv.validate_host({key: good}) == [], good
     for bad, shown in ((-1, "-1"), (256, "256"), ("x", "'x'"), (INF, "inf")):
         assert iv.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
+
+
+# ---------------------------------------------------------------- the intent's messages, exactly (seed 307's survivors)
+
+@pytest.mark.parametrize("fabric,problems", [
+    ({"mtu": {"host": 9216, "switch": 9000}},
+     ["fabric.mtu.host: 9216 is not allowed (allowed: at most fabric.mtu.switch (9000); a host MTU above the switch "
+      "MTU drops every full-size frame)"]),
+    ({"firmware": {"profile": "Fast"}},
+     ["fabric.firmware.profile: 'Fast' is not allowed (allowed: gpudirect | default | none)"]),
+    ({"verify": {"link_errors_max": -1}},
+     ["fabric.verify.link_errors_max: -1 is not allowed (allowed: an integer >= 0 (counts over the verification "
+      "window))"]),
+    ({"verify": {"link_flaps_max": 1.5}},
+     ["fabric.verify.link_flaps_max: 1.5 is not allowed (allowed: an integer >= 0 (counts over the verification "
+      "window))"]),
+])
+def test_the_intents_mtu_firmware_and_count_messages_exactly(fabric, problems):
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
+    assert schema.validate_fabric(dict({"transport": "roce"}, **fabric)) == problems
