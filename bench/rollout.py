@@ -2,7 +2,7 @@
 """The host stack's rollout in waves: what it costs the controller on lab nodes, and a model to 2,000.
 
     .venv/bin/python bench/rollout.py --sizes 4 8 16      # measure on the lab (rebuilds it per size), then model
-    .venv/bin/python bench/rollout.py --model-only        # the model alone, from the last measurement file
+    .venv/bin/python bench/rollout.py --model-only        # the model alone, from every measurement file
 
 Measured per lab size (the real playbooks/hosts.yml, ``--tags connectx_firmware`` with one firmware parameter
 changed, so every node takes a level-3 mlxfwreset in its wave, then the same change back): wall time, the
@@ -177,15 +177,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16])
     ap.add_argument("--max-unavailable", default=4, type=int, help="the lab runs' max_unavailable")
-    ap.add_argument("--model-only", action="store_true", help="model from the newest bench/results/rollout-*.json")
+    ap.add_argument("--model-only", action="store_true", help="model from every bench/results/rollout-*.json")
     ap.add_argument("--nodes", type=int, default=2000, help="the modelled fleet")
     a = ap.parse_args(argv)
     if a.model_only:
         files = sorted(glob.glob(os.path.join(RESULTS, "rollout-*.json")))
         if not files:
             raise SystemExit("bench: no bench/results/rollout-*.json yet: run with --sizes first")
-        with open(files[-1], encoding="utf-8") as f:
-            rows = json.load(f)["measured"]
+        rows = []
+        for path in files:  # every size measured so far (a run per size is fine)
+            with open(path, encoding="utf-8") as f:
+                rows += json.load(f)["measured"]
     else:
         rows = measure(a.sizes, a.max_unavailable)
     out = {"measured": rows,
