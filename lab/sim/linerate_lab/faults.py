@@ -905,9 +905,12 @@ def reset_lost_restore(lab, m, node, device):
 # /proc/<pid>/fd links to /dev/infiniband/uverbsN; <sysfs>/class/infiniband_verbs/uverbsN/ibdev;
 # <sysfs>/class/infiniband/<dev>/device -> its PCI function). The container's
 # /sys is read-only and the kernel has no RDMA, so the lab keeps that tree
-# under LAB_SYSFS (inventory: host_disruption_sysfs) and /dev/infiniband/uverbsN
-# as plain files in the container's /dev; the holder is a process named as a
-# benchmark (a copy of sleep, so its comm is ib_write_bw) with the file open.
+# under LAB_SYSFS (inventory: host_disruption_sysfs). node-init.sh makes
+# /dev/infiniband/uverbsN the driver's character devices (231:192+N), which
+# nothing can open in a container with no driver behind them: while a holder
+# runs, its device's file is a plain file it holds open (what /proc/<pid>/fd
+# shows is the path), and rdma-idle puts the character device back. The holder
+# is a process named as a benchmark (a copy of sleep, so its comm is ib_write_bw).
 LAB_SYSFS = "/run/linerate-lab/sys"
 BUSY_COMM = "ib_write_bw"
 
@@ -938,6 +941,9 @@ def rdma_busy(lab, m, node, device):
     n = _uverbs(m, node, device)
     holder = f"/run/linerate-lab/{BUSY_COMM}"
     script += [f"if test -s {_pidfile(device)} && kill -0 \"$(cat {_pidfile(device)})\" 2>/dev/null; then exit 0; fi",
+               # the driver's character device cannot be opened here: a plain file in its place while held
+               f"if test -c /dev/infiniband/uverbs{n}; then rm -f /dev/infiniband/uverbs{n}; "
+               f": > /dev/infiniband/uverbs{n}; fi",
                f"test -x {holder} || cp /bin/sleep {holder}",
                f"setsid sh -c 'exec {holder} infinity 3</dev/infiniband/uverbs{n}' </dev/null >/dev/null 2>&1 &",
                f"echo $! > {_pidfile(device)}"]
@@ -949,8 +955,12 @@ def rdma_busy(lab, m, node, device):
 @fault("rdma-idle", "rdma-idle NODE DEVICE    undo rdma-busy (the holder exits)")
 def rdma_idle(lab, m, node, device):
     _nic(m, node, device)
+    n = _uverbs(m, node, device)
+    uverbs = f"/dev/infiniband/uverbs{n}"
     _exec(lab, node, "sh", "-c", f"if test -s {_pidfile(device)}; then kill \"$(cat {_pidfile(device)})\" "
-          f"2>/dev/null || true; rm -f {_pidfile(device)}; fi")
+          f"2>/dev/null || true; rm -f {_pidfile(device)}; fi; "
+          # the driver's character device back where rdma-busy left a plain file (node-init.sh makes it)
+          f"if test -f {uverbs}; then rm -f {uverbs} && mknod -m 0666 {uverbs} c 231 {192 + n}; fi")
     _untrack(m, "rdma-busy", [node, device])
     return f"{node} {device}: no process holds it"
 
