@@ -322,7 +322,7 @@ def test_restore_deleting_outside_the_managed_scope_is_refused_before_anything_i
     msg = str(err.value)
     assert msg.startswith(f"switch leaf1: restoring this backup would delete {len(named)} setting(s) outside the "
                           "managed scope (QoS, PFC, ECN, MTU and speed of the data ports): ")
-    assert msg.endswith("; nothing is sent. If that is intended, restore with switch_fabric_restore_force=true")
+    assert msg.endswith("; nothing is sent. If that is intended, restore with switch_fabric_restore_allow_deletions=true")
     for n in named:
         assert n in msg
     assert "$6$salt$hash" not in msg and "s3cr3t" not in msg

@@ -532,7 +532,7 @@ def test_a_restore_names_ten_deletions_and_counts_the_rest_a_forced_one_lists_al
     assert str(err.value) == ("switch leaf1: restoring this backup would delete 12 setting(s) outside the managed scope "
                               "(QoS, PFC, ECN, MTU and speed of the data ports): " + "; ".join(users[:10])
                               + " (and 2 more); nothing is sent. If that is intended, restore with "
-                                "switch_fabric_restore_force=true")
+                                "switch_fabric_restore_allow_deletions=true")
     d, fake = make("nvue", "leaf1", answers)
     assert run_apply(d, backup, full=True, check_mode=True, force=True)["warnings"] == [
         "forced: the restore deletes 12 setting(s) outside the managed scope: " + "; ".join(users)]

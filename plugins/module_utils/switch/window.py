@@ -494,7 +494,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
                               + "; ".join(outside[:10]) + (f" (and {len(outside) - 10} more)" if len(outside) > 10
                                                            else "")
                               + "; nothing is sent. If that is intended, restore with "
-                                "switch_fabric_restore_force=true", rolled_back=False)
+                                "switch_fabric_restore_allow_deletions=true", rolled_back=False)
         if outside:
             warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
                             + "; ".join(outside))
