@@ -1,9 +1,9 @@
-"""Filter launcher_files: the training launchers of a play's nodes (module_utils/host/launchers.py)."""
+"""Filter launcher_files: the training launchers of a play's nodes (module_utils/intent/launchers.py)."""
 import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 
 
 def launcher_files(nodes, params):

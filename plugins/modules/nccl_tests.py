@@ -42,7 +42,7 @@ options:
     default: node
   binding:
     description:
-      - With C(rank_per_gpu), how ranks are bound (module_utils/host/launchers.py rank_binding). C(auto)
+      - With C(rank_per_gpu), how ranks are bound (module_utils/intent/launchers.py rank_binding). C(auto)
         Open MPI binds (C(--map-by ppr:K:numa --bind-to numa)) where the GPUs fill the NUMA nodes in order,
         else the wrapper runs each rank under C(numactl --cpunodebind --membind) of its GPU's NUMA node;
         C(numactl) always the wrapper; C(none) nothing binds (C(--bind-to none)).

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
-from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 from k8s_schemas import kueue_config_problems, validate

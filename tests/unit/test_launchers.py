@@ -1,4 +1,4 @@
-"""Launchers at production shape (module_utils/host/launchers.py): one rank per GPU, each bound to its
+"""Launchers at production shape (module_utils/intent/launchers.py): one rank per GPU, each bound to its
 GPU's NUMA node and nearest rail, from the readiness facts of an 8-GPU, 8-rail node (a DGX
 H100-like ``nvidia-smi topo -m``: 8 H100, 8 compute ConnectX-7 and 2 dual-port storage
 ConnectX-7, 2 NUMA nodes; fixtures/launchers/SOURCES.md), collected through
@@ -12,7 +12,7 @@ import pytest
 
 from parser_fixtures import fixture
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import nearest_nics, parse_nvidia_smi_topo
 

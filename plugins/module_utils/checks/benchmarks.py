@@ -14,7 +14,7 @@ import socket
 import tempfile
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
@@ -580,7 +580,7 @@ NCCL_MPIRUN_ARGS = dict(
 def nccl_argv(p, mpirun, json_path=None):
     """The mpirun argv: one process per host, each driving ``gpus`` GPUs, ``env`` passed with -x; with
     ``launch: rank_per_gpu``, one rank per GPU of ``layout``, each bound by the per-rank wrapper
-    (module_utils/host/launchers.py)."""
+    (module_utils/intent/launchers.py)."""
     if p.get("launch") == "rank_per_gpu":
         if not p.get("layout"):
             raise ValueError("launch rank_per_gpu needs the node's layout (the readiness check's GPUs and rails)")

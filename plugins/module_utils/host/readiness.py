@@ -306,7 +306,7 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
     if load_command:
         _probe_under_load(run, start, facts, load_command, load_timeout, clock, sleep)
     if topo:
-        # the launchers' binding (module_utils/host/launchers.py): each GPU's CPUs, NUMA node and nearest rails
+        # the launchers' binding (module_utils/intent/launchers.py): each GPU's CPUs, NUMA node and nearest rails
         rails = nearest_nics(topo)
         for g in facts["gpus"]:
             aff = topo["affinity"].get(f"GPU{g['index']}") or {}

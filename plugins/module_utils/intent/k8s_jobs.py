@@ -6,7 +6,7 @@
 - ``pytorch_job``: the legacy Kubeflow training-operator v1 ``PyTorchJob`` (``kubeflow.org/v1``);
 - ``mpi_job``: mpi-operator's ``MPIJob`` (``kubeflow.org/v2beta1``) running nccl-tests one rank per
   GPU, its ranks placed and bound by the bare-metal launchers' own rule
-  (``module_utils/host/launchers.py`` ``rank_binding``, ``bind_script``);
+  (``module_utils/intent/launchers.py`` ``rank_binding``, ``bind_script``);
 - ``kueue_objects`` / ``kueue_configuration``: Kueue's queue objects and the manager's
   ``Configuration`` with ``waitForPodsReady``; ``volcano_groups``: Volcano PodGroups.
 
@@ -15,7 +15,7 @@
 """
 import copy
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host import launchers
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name, resource
 
 TRAINING_APIS = ("trainer", "training-operator", "both")

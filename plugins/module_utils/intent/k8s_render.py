@@ -32,7 +32,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host.launchers import BIND_POLICIES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.launchers import BIND_POLICIES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name as _name, resource as _resource
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
