@@ -7,6 +7,7 @@ Stdlib only (plus the sibling intent modules).
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import one_node, release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, boolean, choice, devices, either, ENV_MAP, fmt, GID_INDEX, integer,
@@ -18,6 +19,12 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth
 # NVLink domain, never two of one disrupted in the same wave (fabric.rollout.spread).
 _ROLLOUT_LABEL = (r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}",
                   "a name of 1..128 characters: letters, digits and . _ : / - (starting with a letter or digit)")
+
+# The job preflight's forms (intent/preflight.py): NCCL's release as libnccl2 prints it, a net plugin's
+# library name, the handshake's program.
+_NCCL_RELEASE = (r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", "an NCCL release major.minor.patch such as 2.21.5")
+_NET_PLUGIN = (r"[A-Za-z0-9_.+-]{1,64}", "a net plugin's library name (libnccl-net.so or libnccl-net-<name>.so)")
+_PROGRAM = (r"[A-Za-z0-9_./-]{1,255}", "a program name or path (letters, digits and _ . / -)")
 
 HOST_RULES = {
     # the host stack's rollout in waves (playbooks/stages/hosts.yml, docs/host-stack.md)
@@ -159,4 +166,17 @@ HOST_RULES = {
     "roce_qos_persist": boolean,
     "roce_qos_mtu_change": choice("any", "lower", "raise"),
     "roce_qos_rail_dir": path(),
+    # role job_preflight (intent/preflight.py check_params says the same of the values the role passes)
+    "job_preflight_script_path": path(),
+    "job_preflight_slurm_task_prolog": path(empty=True),
+    "job_preflight_nccl_version": release(fmt(_NCCL_RELEASE, empty=True), "2.21.5"),
+    "job_preflight_net_plugins": listing(fmt(_NET_PLUGIN), max_len=16, what="a list of NCCL net plugin names"),
+    "job_preflight_min_memlock_kb": integer(-1, 2 ** 40, " KiB (-1: unlimited, what RDMA registration needs)"),
+    "job_preflight_min_shm_mb": integer(0, 2 ** 30, " MiB"),
+    "job_preflight_gdr": choice(*preflight.GDR),
+    "job_preflight_handshake": boolean,
+    "job_preflight_handshake_program": fmt(_PROGRAM),
+    "job_preflight_handshake_timeout_s": integer(1, 3600, " seconds"),
+    "job_preflight_bootstrap_port": integer(1, 65535, " (a TCP port)"),
+    "k8s_render_preflight_nccl_version": release(fmt(_NCCL_RELEASE, empty=True), "2.21.5"),
 }
