@@ -205,4 +205,3 @@ def render(observed: dict, findings: list, nodes: list, options: dict = None) ->
     }
     return {"files": files, "groups": g, "labels": labels, "accepted": accepted,
             "kueue": kueue_objects(g, o["name"], o["label_prefix"])}
-

@@ -57,8 +57,8 @@ def _init_container(main: dict, handshake: bool) -> dict:
     for key in ("resources", "securityContext"):
         if key in main:
             c[key] = main[key]
-    c["volumeMounts"] = list(main.get("volumeMounts") or []) + [{"name": CONTAINER, "mountPath": MOUNT,
-                                                                  "readOnly": True}]
+    mount = {"name": CONTAINER, "mountPath": MOUNT, "readOnly": True}
+    c["volumeMounts"] = list(main.get("volumeMounts") or []) + [mount]
     return c
 
 

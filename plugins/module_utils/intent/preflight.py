@@ -139,7 +139,8 @@ check_rdma() {
     done
     have=$(ls /dev/infiniband 2>/dev/null | grep -c '^uverbs')
     if [ "$have" -lt "$n" ]; then
-        fail "PREFLIGHT_RDMA_DEVICE the job sees $have verbs device file(s) in /dev/infiniband, the node has $n rail(s) (expected: one uverbs per rail; a pod needs its RDMA resource)"
+        fail "PREFLIGHT_RDMA_DEVICE the job sees $have verbs device file(s) in /dev/infiniband, the node has $n rail(s)" \
+            "(expected: one uverbs per rail; a pod needs its RDMA resource)"
     fi
 }
 
@@ -151,7 +152,8 @@ check_memlock() {
     cap=$(awk '/^CapEff:/ {print $2}' /proc/self/status 2>/dev/null)
     if [ -n "$cap" ] && [ $(( (0x$cap >> 14) & 1 )) = 1 ]; then return 0; fi
     if [ "$MIN_MEMLOCK_KB" -lt 0 ]; then
-        fail "PREFLIGHT_MEMLOCK RLIMIT_MEMLOCK in the job is $have KiB (expected: unlimited; Slurm: PropagateResourceLimitsExcept=MEMLOCK and slurmd's LimitMEMLOCK=infinity; a pod: IPC_LOCK)"
+        fail "PREFLIGHT_MEMLOCK RLIMIT_MEMLOCK in the job is $have KiB (expected: unlimited; Slurm:" \
+            "PropagateResourceLimitsExcept=MEMLOCK and slurmd's LimitMEMLOCK=infinity; a pod: IPC_LOCK)"
     elif [ "$have" -lt "$MIN_MEMLOCK_KB" ]; then
         fail "PREFLIGHT_MEMLOCK RLIMIT_MEMLOCK in the job is $have KiB (expected: at least $MIN_MEMLOCK_KB KiB)"
     fi

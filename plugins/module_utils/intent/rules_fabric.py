@@ -22,7 +22,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffe
 NVUE_RELEASE = choice("5.9", "5.10", "5.11", "5.12", "5.13", "5.14", "5.15", "5.16", "5.17")
 
 
-
 def _sonic_hwsku(c, key, value) -> bool:
     """Empty, or a SONiC SKU whose pg_profile_lookup.ini linerate vendors (switch/sonic_buffer_data.py)."""
     if value == "" or (isinstance(value, str) and value in PLATFORM_BUFFERS):

@@ -125,7 +125,7 @@ def wait_pid(pid: int, timeout: float) -> bool:
     except (OSError, AttributeError):
         return True   # already gone (or no pidfd: nothing to wait on)
     try:
-        ready, _, _ = select.select([fd], [], [], min(max(0.0, timeout), 86400.0))
+        ready = select.select([fd], [], [], min(max(0.0, timeout), 86400.0))[0]
         return bool(ready)
     finally:
         os.close(fd)
