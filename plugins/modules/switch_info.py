@@ -156,7 +156,7 @@ def read(p, driver):
     window_lock = lock_description(driver.lock_read())
     ports = driver.oper(p["fabric_ports"]) if p["fabric_ports"] else {}
     if p["config"] is not None:
-        extra = {"commands": delta(driver, p["config"], p["fabric_ports"], running)}
+        extra["commands"] = delta(driver, p["config"], p["fabric_ports"], running)
     if p["return_running_config"]:
         extra["running_config"] = running
     return dict(

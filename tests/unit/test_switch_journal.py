@@ -156,6 +156,26 @@ def test_the_next_run_reports_a_cut_off_window_and_whether_the_switch_is_clean(t
     assert rep["clean"] is False and rep["report"].endswith("is still running on this controller: wait for it")
 
 
+@pytest.mark.parametrize("platform", ALL)
+def test_the_pre_checks_read_with_the_intent_returns_the_cut_off_window(tmp_path, platform):
+    """switch_info as the pre-check calls it (config given: the delta too) keeps earlier_window in its
+    result, so the role's pre-check can remove the journal of a clean switch (it once lost it to the delta)."""
+    from ansible_collections.linerate.fabric.plugins.modules import switch_info
+    d, sim = sim_driver(tmp_path, platform, PORTS[platform])
+    push = d.push
+    cut_off_mid_push(d)
+    with pytest.raises(SwitchError):
+        window(d, platform, tmp_path / "b", stamp="T1")
+    d.push = push
+    p = {"name": "sw", "backup_dir": str(tmp_path / "b"), "config": render(platform, PORTS[platform]),
+         "fabric_ports": PORTS[platform], "return_running_config": False, "no_drop_priority": 3, "ecn": True,
+         "require_ports_up": False}
+    got = switch_info.read(p, d)
+    assert got["earlier_window"]["clean"] is True and got["earlier_window"]["entry"]["run"] == "T1"
+    assert got["earlier_window"]["path"] == journal.journal_path(str(tmp_path / "b"), "sw")
+    assert got["commands"]   # the intent is not on the switch: the delta is there beside it
+
+
 def test_no_journal_no_report_and_an_unreadable_one_is_named(tmp_path):
     d, sim = sim_driver(tmp_path, "sonic", PORTS["sonic"])
     assert earlier_window(d, str(tmp_path / "b")) is None
