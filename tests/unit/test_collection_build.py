@@ -336,8 +336,12 @@ def test_every_supported_ansible_core_has_its_sanity_ignore_file():
 def test_every_module_is_in_every_ignore_file_for_the_gplv3_header():
     """The collection is Apache-2.0: validate-modules' GPLv3 header check is ignored for every module, in the
     ignore file of every supported ansible-core (a module added without it fails sanity under that core only)."""
-    modules = {f"plugins/modules/{fn}" for fn in os.listdir(os.path.join(ROOT, "plugins", "modules"))
+    modules = {f"plugins/{kind}/{fn}" for kind in ("modules", "callback")
+               if os.path.isdir(os.path.join(ROOT, "plugins", kind))
+               for fn in os.listdir(os.path.join(ROOT, "plugins", kind))
                if fn.endswith(".py") and not fn.startswith("_")}
+    # validate-modules checks the callback plugins' header too (window_outcome)
+    assert "plugins/callback/window_outcome.py" in modules
     for fn in sorted(os.listdir(os.path.join(ROOT, "tests", "sanity"))):
         if re.fullmatch(r"ignore-.+\.txt", fn):
             with open(os.path.join(ROOT, "tests", "sanity", fn), encoding="utf-8") as f:
