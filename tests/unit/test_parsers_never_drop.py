@@ -36,6 +36,20 @@ _NUMBER = re.compile(r"(?<![\w.:/-])\d+(?:\.\d+)?(?![\w.:/-])")
 _KEYED = re.compile(r"^\s*\*?\s*(?P<name>[A-Za-z][\w\-. /()]*?)\s*(?::(?=\s)|=|\s{2,}|\t)\s*\S")
 
 # "<module>.<function>": what the parser still drops (issue 38, not yet fixed)
+# Parsers of structured output (JSON, a dict, a config DB): no text line to mutate; named, so a text
+# parser that finds no fixture line fails instead of skipping.
+STRUCTURED = {
+    "parsers.counters.parse_hw_counters", "switch.counters.parse_eos_pfc_counters",
+    "switch.counters.parse_eos_intf_errors", "parsers.lldp.parse_lldpctl_json", "switch.eos.parse_pfcwd_counters",
+    "parsers.scheduler.parse_kubectl_node", "switch.sonic.parse_config_db", "switch.optics.parse_eos_transceiver_detail",
+    "switch.ber.parse_eos_phy_detail",
+}
+# Text parsers whose fixtures give the generator no line it can change (a gap, not a pass).
+NO_LINE_YET = {
+    "parsers.apt.parse_madison": "apt-cache madison rows: the generator finds no name/value line in its fixtures",
+    "parsers.perftest.parse_ib_send_bw": "ib_send_bw: its fixtures are found under another parser's globs only",
+}
+
 NOT_YET = {
     "switch.counters.parse_nvue_interface_counters": "a table whose first header word is not Counter",
     "parsers.lldp.parse_eos_lldp_neighbors": "a detail 'Neighbor' line in another shape",
@@ -110,7 +124,8 @@ def _params():
     params = []
     for module, name, *globs in PARSERS:
         key = "%s.%s" % (module, name)
-        marks = [pytest.mark.xfail(strict=True, reason=NOT_YET[key])] if key in NOT_YET else []
+        reason = NOT_YET.get(key) or NO_LINE_YET.get(key)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         params.append(pytest.param(module, name, globs, id=key, marks=marks))
     return params
 
@@ -119,8 +134,9 @@ def _params():
 def test_an_unexpected_name_or_value_is_read_or_warned(module, name, globs):
     parser = _function(module, name)
     candidates = _candidates(parser, globs)
-    if not candidates:
-        pytest.skip("no text fixture with a line this parser reads (structured output only)")
+    if not candidates and "%s.%s" % (module, name) in STRUCTURED:
+        pytest.skip("structured output (JSON, a dict): no text line to change")
+    assert candidates, "a text parser with no fixture line the generator can change: add a fixture or NO_LINE_YET"
 
     @settings(max_examples=min(60, len(candidates)), derandomize=True, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
