@@ -12,7 +12,8 @@ def _rollout_keys(intent):
     limit = intent.get("batch") if intent.get("batch") is not None else intent.get("max_unavailable", 1)
     return {"max_unavailable": limit, "canary": intent.get("canary", 1),
             "spread": list(intent.get("spread", rollout.SPREAD_KEYS)),
-            "max_fail_percentage": int(intent.get("max_fail_percentage", 0))}
+            "max_fail_percentage": int(intent.get("max_fail_percentage", 0)),
+            "slow_start": intent.get("slow_start", True)}
 
 
 def _marks(hostvars, names):

@@ -233,6 +233,12 @@ options:
             elements: str
             choices: [leaf, rack, nvlink_domain]
             default: [leaf, rack, nvlink_domain]
+          slow_start:
+            description:
+              - V(true) - after the canary, waves double up to O(fabric.rollout.max_unavailable); V(false) - the wave
+                after the canary is O(fabric.rollout.max_unavailable) nodes at once.
+            type: bool
+            default: true
           max_fail_percentage:
             description:
               - A wave with more than this percentage of its nodes failed or unreachable halts the later waves (their

@@ -16,7 +16,7 @@ def problems(rollout):
 
 
 DEFAULT = {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0,
-           "spread": ["leaf", "rack", "nvlink_domain"], "batch": None}
+           "spread": ["leaf", "rack", "nvlink_domain"], "slow_start": True, "batch": None}
 
 
 def test_default_is_a_canary_then_waves_of_10_percent_spread_stopping_at_the_first_failed_wave():
@@ -41,6 +41,14 @@ def test_max_unavailable_refused_with_key_value_and_what_is_allowed(value):
 def test_canary(value, ok):
     expected = [] if ok else [f"fabric.rollout.canary: {show(value)} is not allowed (allowed: an integer 1..100000)"]
     assert problems({"canary": value, "max_unavailable": 10}) == expected
+
+
+@pytest.mark.parametrize("value,ok", [(True, True), (False, True), ("false", False), (0, False), (None, False)])
+def test_slow_start_is_a_boolean(value, ok):
+    expected = [] if ok else [
+        f"fabric.rollout.slow_start: {show(value)} is not allowed (allowed: true (after the canary, waves double "
+        "up to max_unavailable) or false (the wave after the canary is max_unavailable nodes))"]
+    assert problems({"slow_start": value}) == expected
 
 
 def test_a_canary_larger_than_max_unavailable_is_refused_naming_both():
@@ -94,7 +102,7 @@ def test_max_fail_percentage(value, ok):
 def test_unknown_key_and_non_mapping():
     assert problems({"serial": 2}) == [
         "fabric.rollout.serial: 2 is not allowed (unknown key; allowed keys: batch, canary, max_fail_percentage, "
-        "max_unavailable, spread)"]
+        "max_unavailable, slow_start, spread)"]
     assert problems(3) == ["fabric.rollout: 3 is not allowed (allowed: a mapping)"]
 
 

@@ -463,7 +463,7 @@ def test_more_variable_edges(values, problems):
 @pytest.mark.parametrize("extra,problems", [
     ({"rollout": {"batchx": 1}},
      ["fabric.rollout.batchx: 1 is not allowed (unknown key; allowed keys: batch, canary, max_fail_percentage, "
-      "max_unavailable, spread)"]),
+      "max_unavailable, slow_start, spread)"]),
     ({"remediation": {"drainx": 1}},
      ["fabric.remediation.drainx: 1 is not allowed (unknown key; allowed keys: attribution, budget, drain, "
       "drain_codes, drain_severities, exempt_codes, return_to_service, scheduler)"]),

@@ -79,7 +79,7 @@ def test_the_defaults_are_the_documented_ones():
                    "full_plan_max_nodes": 16, "latency_us_max": None},
         "firmware": {"profile": "default"},
         "rollout": {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0,
-                    "spread": ["leaf", "rack", "nvlink_domain"], "batch": None},
+                    "spread": ["leaf", "rack", "nvlink_domain"], "slow_start": True, "batch": None},
         "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
                         "exempt_codes": [], "return_to_service": True,
                         "attribution": {"min_nodes": 2, "min_share_percent": 50},

@@ -52,6 +52,23 @@ def test_the_canary_comes_first_then_waves_double_up_to_max_unavailable():
     assert p.canary == 2 and p.sizes[:2] == [2, 2]
 
 
+def test_without_slow_start_the_wave_after_the_canary_is_max_unavailable():
+    nodes = [Node(f"n{i}") for i in range(1, 31)]
+    p = rollout.plan(nodes, max_unavailable=8, canary=1, slow_start=False)
+    assert p.sizes == [1, 8, 8, 8, 5] and p.waves[0] == ["n1"]
+    assert p.as_dict()["slow_start"] is False
+    # the lab's four nodes (inventory/lab): the canary, then the other three at once
+    assert rollout.plan(nodes[:4], max_unavailable=3, canary=1, spread=[], slow_start=False).waves == [
+        ["n1"], ["n2", "n3", "n4"]]
+    # spread still holds in the wide waves
+    racked = [Node(f"n{i}", rack=f"r{i % 2}") for i in range(1, 9)]
+    p = rollout.plan(racked, max_unavailable=4, canary=1, spread=["rack"], slow_start=False)
+    assert p.sizes == [1, 2, 2, 2, 1]
+    assert all(len({n % 2 for n in (int(x[1:]) for x in w)}) == len(w) for w in p.waves)
+    with pytest.raises(RolloutError, match=r"fabric.rollout.slow_start: 'no' is not allowed \(allowed: true or false\)"):
+        rollout.plan(nodes, slow_start="no")
+
+
 def test_names_sort_naturally_and_the_plan_does_not_depend_on_the_given_order():
     nodes = [Node(f"node{i}") for i in (10, 2, 1, 3)]
     p = rollout.plan(nodes, max_unavailable=4)

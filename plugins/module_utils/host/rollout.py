@@ -9,6 +9,7 @@ and takes the fleet down. The rollout goes in **waves**:
 
 - a **canary** wave first (``fabric.rollout.canary`` nodes, default 1), then waves that double in
   size up to ``fabric.rollout.max_unavailable`` (a count, or ``'N%'`` of the nodes rolled; at least 1);
+  with ``fabric.rollout.slow_start: false`` the wave after the canary is ``max_unavailable`` at once;
 - **topology-aware**: two nodes that share a leaf switch, a rack or an NVLink domain
   (``fabric.rollout.spread``, default all three) are never in the same wave. The leaves come from the
   node's cabling (``rdma_ports[].switch``, or the cabling the run observed), the rack and the NVLink
@@ -76,6 +77,7 @@ class Plan:
     spread: tuple[str, ...]
     max_fail_percentage: int
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    slow_start: bool = True
 
     @property
     def order(self) -> list[str]:
@@ -88,7 +90,8 @@ class Plan:
     def as_dict(self) -> dict[str, Any]:
         return {"waves": self.waves, "order": self.order, "sizes": self.sizes,
                 "max_unavailable": self.max_unavailable, "canary": self.canary, "spread": list(self.spread),
-                "max_fail_percentage": self.max_fail_percentage, "nodes": self.nodes}
+                "max_fail_percentage": self.max_fail_percentage, "slow_start": self.slow_start,
+                "nodes": self.nodes}
 
 
 def natural_key(name: str) -> tuple:
@@ -175,9 +178,10 @@ def _fill(remaining: list[Node], target: int,
 
 
 def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
-         spread: Sequence[str] = SPREAD_KEYS, max_fail_percentage: int = 0) -> Plan:
-    """The waves for ``nodes``: the canary, then waves doubling up to ``max_unavailable``, no two
-    nodes of one group (per ``spread``) in a wave. Every node is in exactly one wave."""
+         spread: Sequence[str] = SPREAD_KEYS, max_fail_percentage: int = 0, slow_start: bool = True) -> Plan:
+    """The waves for ``nodes``: the canary, then waves doubling up to ``max_unavailable`` (``slow_start``;
+    without it the first wave after the canary is ``max_unavailable``), no two nodes of one group (per
+    ``spread``) in a wave. Every node is in exactly one wave."""
     names = [n.name for n in nodes]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1}, key=natural_key)
@@ -188,6 +192,8 @@ def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
                            f"(allowed: a list of {', '.join(SPREAD_KEYS)})")
     if isinstance(canary, bool) or not isinstance(canary, int) or canary < 1:
         raise RolloutError(f"fabric.rollout.canary: {canary!r} is not allowed (allowed: a number of nodes >= 1)")
+    if not isinstance(slow_start, bool):
+        raise RolloutError(f"fabric.rollout.slow_start: {slow_start!r} is not allowed (allowed: true or false)")
     limit = resolve_count(max_unavailable, len(nodes))
     first = min(canary, limit)
     remaining = _priority(nodes, spread)
@@ -197,9 +203,9 @@ def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
     while remaining:
         wave, remaining = _fill(remaining, target, tokens)
         waves.append(sorted((n.name for n in wave), key=natural_key))
-        target = min(limit, target * 2)
+        target = min(limit, target * 2) if slow_start else limit
     return Plan(waves=waves, max_unavailable=limit, canary=first, spread=tuple(spread),
-                max_fail_percentage=max_fail_percentage, nodes=_info(nodes, waves))
+                max_fail_percentage=max_fail_percentage, nodes=_info(nodes, waves), slow_start=slow_start)
 
 
 def _info(nodes: Sequence[Node], waves: Sequence[Sequence[str]]) -> dict[str, dict[str, Any]]:

@@ -79,13 +79,15 @@ DEFAULTS = {
     # module_utils/host/rollout.py): a canary wave, then waves doubling up to
     # max_unavailable nodes (a count or 'N%'), never two nodes of one leaf, rack
     # or NVLink domain in a wave (spread); a wave whose failures exceed
-    # max_fail_percentage of it halts the later waves. batch: the old name of
+    # max_fail_percentage of it halts the later waves. slow_start false: the
+    # wave after the canary is max_unavailable at once. batch: the old name of
     # max_unavailable (None: not given).
     "rollout": {
         "max_unavailable": "10%",
         "canary": 1,
         "max_fail_percentage": 0,
         "spread": ["leaf", "rack", "nvlink_domain"],
+        "slow_start": True,
         "batch": None,
     },
     # What verify.yml / audit.yml do with their findings (roles/remediate, docs/audit.md):

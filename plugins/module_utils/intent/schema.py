@@ -160,6 +160,10 @@ def _validate_rollout(p, given, r):
               f"allowed: at most fabric.rollout.max_unavailable ({r['max_unavailable']}); "
               "the canary wave is the first, smallest wave")
     int_in(p, "fabric.rollout.max_fail_percentage", r.get("max_fail_percentage"), 0, 100)
+    if not isinstance(r.get("slow_start"), bool):
+        p.add("fabric.rollout.slow_start", r.get("slow_start"),
+              "allowed: true (after the canary, waves double up to max_unavailable) or false (the wave after "
+              "the canary is max_unavailable nodes)")
     spread = r.get("spread")
     if not (isinstance(spread, list) and all(isinstance(s, str) and s in ROLLOUT_SPREAD for s in spread)
             and len(set(spread)) == len(spread)):
