@@ -35,20 +35,31 @@ def rollout_plan(names, hostvars, intent, observed=None):
         raise AnsibleFilterError(f"rollout_plan: {e}") from None
 
 
-def rollout_halt(plan, hostvars, active, wave):
-    """At the start of wave ``wave``: the first earlier wave over its budget ({wave, failed}) or {}.
-
-    A node of an earlier wave that is not in ``active`` (ansible_play_hosts: Ansible dropped it,
-    failed or unreachable) and did not mark itself done counts as failed."""
+def _earlier_states(plan, hostvars, active, wave):
+    """The states of the nodes of the waves before ``wave``: a node that is not in ``active``
+    (ansible_play_hosts: Ansible dropped it, failed or unreachable) and did not mark itself counts as failed."""
     active = set(active or [])
     earlier = [n for w in plan["waves"][:int(wave)] for n in w]
     marks = _marks(hostvars, earlier)
-    states = {n: (marks[n]["state"] if marks[n]["state"] in ("done", "failed", "skipped")
-                  else ("done" if n in active else "failed")) for n in earlier}
+    return {n: (marks[n]["state"] if marks[n]["state"] in ("done", "failed", "skipped")
+                else ("done" if n in active else "failed")) for n in earlier}
+
+
+def rollout_halt(plan, hostvars, active, wave):
+    """At the start of wave ``wave``: the first earlier wave over its budget ({wave, failed}) or {}."""
+    states = _earlier_states(plan, hostvars, active, wave)
     halt = rollout.halted_at(plan, states, before=int(wave))
     if halt is None:
         return {}
     return {"wave": halt, "failed": rollout.wave_failed(plan["waves"][halt], states)}
+
+
+def rollout_room(plan, hostvars, active, wave, batch, unseen=()):
+    """At the start of wave ``wave`` (``batch``: ansible_play_batch): the nodes still out of service from
+    earlier waves or from before the plan (``unseen``), and this wave's nodes beyond what they leave of
+    max_unavailable (``module_utils.host.rollout.room``: {lost, room, defer})."""
+    states = _earlier_states(plan, hostvars, active, wave)
+    return rollout.room(plan, states, list(batch or []), list(unseen or []))
 
 
 def rollout_wave(plan, batch):
@@ -90,5 +101,6 @@ def rollout_summary(plan, hostvars, probes=(), converged=(), unseen=()):
 
 class FilterModule:
     def filters(self):
-        return {"rollout_plan": rollout_plan, "rollout_halt": rollout_halt, "rollout_wave": rollout_wave,
+        return {"rollout_plan": rollout_plan, "rollout_halt": rollout_halt, "rollout_room": rollout_room,
+                "rollout_wave": rollout_wave,
                 "rollout_step": rollout_step, "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}

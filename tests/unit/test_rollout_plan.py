@@ -65,7 +65,8 @@ def test_without_slow_start_the_wave_after_the_canary_is_max_unavailable():
     p = rollout.plan(racked, max_unavailable=4, canary=1, spread=["rack"], slow_start=False)
     assert p.sizes == [1, 2, 2, 2, 1]
     assert all(len({n % 2 for n in (int(x[1:]) for x in w)}) == len(w) for w in p.waves)
-    with pytest.raises(RolloutError, match=r"fabric.rollout.slow_start: 'no' is not allowed \(allowed: true or false\)"):
+    with pytest.raises(RolloutError,
+                       match=r"fabric.rollout.slow_start: 'no' is not allowed \(allowed: true or false\)"):
         rollout.plan(nodes, slow_start="no")
 
 
@@ -276,3 +277,36 @@ def test_the_report_shows_the_rollout_section_row_per_step():
     assert "| n1 | 0 | done | firmware_reset | t1 | t2 |" in lines
     assert "| n2 | 1 | failed | driver_restart | t3 | failed t4 |" in lines
     assert "| n3 | 1 | done |  |  |  |" in lines
+
+
+def test_a_node_still_out_of_service_holds_its_place_and_the_wave_defers_the_rest():
+    plan = rollout.plan([Node(f"n{i}") for i in range(1, 11)], max_unavailable=4, canary=1, spread=[]).as_dict()
+    assert plan["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5", "n6", "n7"], ["n8", "n9", "n10"]]
+    # nothing lost: the whole wave
+    assert rollout.room(plan, {"n1": "done"}, plan["waves"][1]) == {"lost": [], "room": 4, "defer": []}
+    # n2 failed, n3 unreachable: two places held, the next wave takes two and defers the last two in plan order
+    states = {"n1": "done", "n2": "failed", "n3": "unreachable"}
+    assert rollout.room(plan, states, ["n7", "n4", "n6", "n5"]) == {
+        "lost": ["n2", "n3"], "room": 2, "defer": ["n6", "n7"]}
+    # a node that did not answer before the plan holds a place too; skipped and done nodes hold none
+    states = {"n1": "done", "n2": "skipped", "n3": "done"}
+    assert rollout.room(plan, states, plan["waves"][2], unseen=["n11"]) == {
+        "lost": ["n11"], "room": 3, "defer": ["n7"]}
+    # more lost than max_unavailable: the wave takes nothing
+    lost = {f"n{i}": "failed" for i in range(1, 8)}
+    assert rollout.room(plan, lost, plan["waves"][3]) == {
+        "lost": ["n1", "n2", "n3", "n4", "n5", "n6", "n7"], "room": 0, "defer": ["n8", "n9", "n10"]}
+
+
+def test_the_room_filter_counts_the_nodes_ansible_dropped_as_out_of_service():
+    from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_room
+    plan = rollout.plan([Node(f"n{i}") for i in range(1, 8)], max_unavailable=3, canary=1, spread=[]).as_dict()
+    assert plan["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5", "n6"], ["n7"]]
+    hostvars = {"n1": {"host_disruption_rollout_state": "done"}, "n2": {},
+                "n3": {"host_disruption_rollout_state": "failed"}}
+    # n2: no mark and gone from the play (unreachable): out of service, as n3 (failed in its disruptive step)
+    active = ["n1", "n4", "n5", "n6", "n7"]
+    assert rollout_room(plan, hostvars, active, 2, ["n4", "n5", "n6"]) == {
+        "lost": ["n2", "n3"], "room": 1, "defer": ["n5", "n6"]}
+    # n2 still in the play with no mark yet counts as done (it finished its wave)
+    assert rollout_room(plan, hostvars, active + ["n2"], 2, ["n4", "n5", "n6"])["lost"] == ["n3"]

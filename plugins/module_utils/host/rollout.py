@@ -233,6 +233,21 @@ def halted_at(plan_: Mapping[str, Any], states: Mapping[str, str], before: int |
     return None
 
 
+def room(plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[str],
+         unseen: Sequence[str] = ()) -> dict[str, Any]:
+    """At the start of a wave (``batch``, its nodes): what of ``max_unavailable`` is left to it.
+
+    A node of an earlier wave that failed or went unreachable (``states``) is still out of service, and
+    so is one that did not answer before the plan (``unseen``): each holds one place of the budget for the
+    rest of the run. The wave disrupts at most what is left; its nodes beyond that (the last in the plan's
+    order) are deferred: left as they are, ``skipped``, for the next run. ``{lost, room, defer}``."""
+    lost = sorted({n for n, st in states.items() if st in ("failed", "unreachable")} | set(unseen),
+                  key=natural_key)
+    left = max(0, int(plan_["max_unavailable"]) - len(lost))
+    wave = [n for n in plan_["order"] if n in set(batch)]
+    return {"lost": lost, "room": left, "defer": wave[left:]}
+
+
 def states_of(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]],
               reachable: Mapping[str, bool]) -> dict[str, str]:
     """Every planned node's state: its own mark (done, failed in its disruptive step, skipped after a
