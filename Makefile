@@ -109,7 +109,9 @@ FUZZ_EXAMPLES ?= 20000
 fuzz: venv
 	LINERATE_FUZZ_PROFILE=fuzz LINERATE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q tests/unit/test_parsers_fuzz.py
 
+# Python: ruff check (ruff.toml; `ruff format` is configured but not run yet, see docs/testing.md).
 lint: venv
+	$(VENV)/bin/ruff check plugins lab bench scripts tests
 	$(VENV)/bin/yamllint -s .
 	$(VENV)/bin/ansible-lint -q
 

@@ -27,13 +27,13 @@ import tracemalloc
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils import findings
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils import findings  # noqa: E402
 
 # As the validation publishes it (fabric_effective, with its derived values): what verification reads.
 FABRIC = intent.published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,

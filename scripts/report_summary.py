@@ -13,7 +13,7 @@ import sys
 sys.dont_write_bytecode = True   # nothing written into the collection's tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 ".collections"))
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import report  # noqa: E402
 
 
 def main(argv=None):

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import posixpath
-import pprint
 import re
 import subprocess
 import sys

@@ -328,8 +328,8 @@ def run_group(name, timeout, only=None, sample=None, seed=0):
         result = test_mutant(path, modules, mutated, [os.path.join(ROOT, t) for t in tests], timeout, rebuild)
         counts[result] += 1
         if result == "survived":
-            diff = "".join(l for l in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),
-                                                             path, path, n=0) if l[0] in "-+" and l[:3] not in ("---", "+++"))
+            diff = "".join(ln for ln in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),
+                                                              path, path, n=0) if ln[0] in "-+" and ln[:3] not in ("---", "+++"))
             survivors.append(f"{path}:{mid.line_number + 1}\n{diff}")
         print(f"\r{name}: {sum(counts.values())} mutants, {counts['survived']} survived", end="",
               file=sys.stderr, flush=True)

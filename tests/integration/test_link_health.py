@@ -16,7 +16,7 @@ def located(report, code):
     return {(f["node"], f["device"], f["switch"], f["switch_port"]) for f in report["findings"] if f["code"] == code}
 
 
-def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged, healthy):
+def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged, healthy):  # noqa: F811 (the fixture imported above)
     report, latest = healthy
     # A late incast client that ran alone (INCAST_INCONCLUSIVE, seen on a loaded machine) is a
     # warning about the lab's start skew, not a counter finding; nothing else may be reported.

@@ -24,7 +24,7 @@ def switch_fault(*args):
     assert res.returncode == 0, res.stderr + res.stdout
 
 
-def test_healthy_lab_has_no_lossless_findings(converged, healthy):
+def test_healthy_lab_has_no_lossless_findings(converged, healthy):  # noqa: F811 (the fixture imported above)
     report, _ = healthy
     assert not [f for f in report["findings"] if f["code"] in LOSSLESS]
 

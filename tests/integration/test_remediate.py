@@ -201,8 +201,8 @@ def test_a_leaf_that_reboots_drains_no_node_and_is_named_once(converged):
     with open(os.path.join(REPORTS, "latest", "summary.md")) as f:
         assert "**LEAF_SUSPECT leaf1** explains 4 node(s)" in f.read()
     prom = on(NODE, "cat", PROM)
-    assert (f'linerate_suspect_element_nodes{{fabric="lab",code="LEAF_SUSPECT",kind="leaf",element="leaf1",'
-            f'mode="audit"}} 4') in prom
+    assert ('linerate_suspect_element_nodes{fabric="lab",code="LEAF_SUSPECT",kind="leaf",element="leaf1",'
+            'mode="audit"} 4') in prom
     assert f'linerate_node_explained{{fabric="lab",node="{NODE}",element="leaf1",mode="audit"}} 1' in prom
 
 

@@ -467,7 +467,8 @@ def test_flaky_rail_is_named_with_its_failure_rate(converged):
 def test_degraded_uplink_is_named(converged):
     """The lab is one rail-optimised unit (leaf per rail, one spine): the plan's cross-rail round (HCA i into
     the peer's HCA i+1) crosses leaf1's uplinks; each of a test's 4 QPs is its own ECMP flow (its RoCE v2 UDP
-    source port), the QPs hashed onto the degraded uplink are slow, the same rails pass under their leaf. UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
+    source port), the QPs hashed onto the degraded uplink are slow, the same rails pass under their leaf.
+    UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
     (which uplink of a leaf a flow took is the switch's hash: the finding lists the leaf's uplinks)."""
     port = port_of_uplink("leaf1")
     fault("uplink-degrade", "leaf1", port)

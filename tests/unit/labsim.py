@@ -1,7 +1,7 @@
 """Shared setup for the lab simulator tests: a fabric model in a temp dir,
 the netdevs' kernel state as a dict, module placeholders in a temp tree.
 
-Import the fixture in a test module with ``from labsim import lab  # noqa: F401``.
+The ``lab`` fixture reaches every unit test through tests/unit/conftest.py: name it as a parameter.
 """
 import io
 import json

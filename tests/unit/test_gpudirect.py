@@ -3,7 +3,6 @@ sanity output parsed in both of its formats (NVIDIA/gdrcopy tests/testsuites/tes
 the libcheck suite of v2.0-v2.3); the ib_write_bw argv with --use_cuda on the rail's nearest GPU."""
 import pytest
 
-from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect

@@ -175,7 +175,7 @@ def test_ibnetdiscover_grouped_chassis_sections_and_external_ports():
     assert spine["chassis"] == 1 and line["chassis"] == 1 and "chassis" not in ca
     assert line["ports"][12]["ext_port"] == 1 and line["ports"][12]["peer_guid"] == ca["guid"]
     assert ca["ports"][1]["peer_ext_port"] == 1 and ca["ports"][1]["peer_port"] == 12
-    assert sorted((l["a_port"], l["b_port"]) for l in topo["links"]) == [(1, 13), (12, 1)]
+    assert sorted((lk["a_port"], lk["b_port"]) for lk in topo["links"]) == [(1, 13), (12, 1)]
 
 
 def test_ibnetdiscover_still_rejects_a_stray_line_in_grouped_output():

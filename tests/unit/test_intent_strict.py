@@ -16,8 +16,8 @@ settings.register_profile("mutation", max_examples=10, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import has_format, is_num
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import has_format, is_num  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 

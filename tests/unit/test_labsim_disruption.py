@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from labsim import lab  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import common, ibdev2netdev, mlxfwreset
 

@@ -5,7 +5,7 @@ import subprocess
 import types
 
 import pytest
-from labsim import KVER, kmods, lab  # noqa: F401
+from labsim import KVER, kmods  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import boot, kmod, openibd
 

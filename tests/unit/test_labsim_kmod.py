@@ -1,5 +1,5 @@
 """modprobe/rmmod/lsmod/modinfo, nvidia-smi, openibd, boot and ethtool."""
-from labsim import KVER, kmods, lab  # noqa: F401
+from labsim import KVER, kmods  # noqa: F401
 from linerate_lab.tools import boot, ethtool, kmod, nvidia_smi, openibd
 
 

@@ -2,7 +2,6 @@
 lasts, served by ethtool -S and mlxlink, and kept (never lowered) when the fault is undone."""
 import pytest
 
-from labsim import lab  # noqa: F401
 from linerate_lab import linkphys
 from linerate_lab.tools import mlxlink
 

@@ -1,5 +1,4 @@
 """mlxconfig, mlxfwreset, mlxfwmanager, flint, mst against the model."""
-from labsim import lab  # noqa: F401
 from linerate_lab import hardware
 from linerate_lab.tools import flint, fwimage, mlxconfig, mlxfwmanager, mlxfwreset, mlnx_qos, mst
 

@@ -1,5 +1,5 @@
 """InfiniBand ports, ibv_devices, ofed_info, mst status -v, ibstat port errors."""
-from labsim import hardware, lab  # noqa: F401
+from labsim import hardware  # noqa: F401
 from linerate_lab.tools import ibdev2netdev, ibstat, ibstatus, ibv_devinfo, mlxconfig, mst, ofed_info, show_gids
 
 

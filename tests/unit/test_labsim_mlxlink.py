@@ -2,7 +2,6 @@
 physical error counters of the NIC in the model, BER over the bits carried since boot."""
 import pytest
 
-from labsim import lab  # noqa: F401
 from linerate_lab.tools import mlxlink
 
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink

@@ -9,10 +9,14 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import parse_ib_send_bw, parse_ib_write_bw
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
 
-from test_verify_sim import RUNNER, free_port, lab, wait_listening  # noqa: F401 - the lab fixture
+import test_verify_sim
+from test_verify_sim import RUNNER, free_port, wait_listening
 
 sys.path.insert(0, "lab/sim")
 from linerate_lab.tools import ib_write_lat  # noqa: E402
+
+# These tests take test_verify_sim's lab fixture (a node with a runner), not the conftest's (labsim's).
+lab = test_verify_sim.lab
 
 LAT_ARGS = ["-d", "mlx5_0", "-x", "3", "-F", "-n", "1000", "--tclass=104"]
 

@@ -1,5 +1,4 @@
 """mlnx_qos, cma_roce_mode, cma_roce_tos against the model."""
-from labsim import lab  # noqa: F401
 from linerate_lab.tools import cma_roce, mlnx_qos
 
 IF = "enp65s0f0np0"

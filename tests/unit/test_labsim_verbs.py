@@ -1,5 +1,4 @@
 """ibstat, ibstatus, ibv_devinfo, ibdev2netdev, show_gids against the model."""
-from labsim import lab  # noqa: F401
 from linerate_lab.tools import ibdev2netdev, ibstat, ibstatus, ibv_devinfo, show_gids
 
 PORT = ("\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n"

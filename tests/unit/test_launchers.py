@@ -3,7 +3,6 @@ GPU's NUMA node and nearest rail, from the readiness facts of an 8-GPU, 8-rail n
 H100-like ``nvidia-smi topo -m``: 8 H100, 8 compute ConnectX-7 and 2 dual-port storage
 ConnectX-7, 2 NUMA nodes; fixtures/launchers/SOURCES.md), collected through
 readiness.collect as the host_readiness module does."""
-import os
 import shlex
 import stat
 import subprocess

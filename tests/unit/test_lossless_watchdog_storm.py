@@ -228,7 +228,6 @@ def test_pfc_storm_fault_refuses_an_unknown_device(lab):  # noqa: F811
 
 @pytest.mark.parametrize("platform, ports", [("eos", PORTS), ("sonic", ["Ethernet0", "Ethernet8"])])
 def test_storm_reaches_the_switch_port_and_a_guarding_watchdog_detects_it(tmp_path, monkeypatch, platform, ports):
-    from linerate_lab import linkphys
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_driver(tmp_path, platform, ports)
     _storm_model(d, platform, ports, pfcwd=True)
@@ -242,7 +241,6 @@ def test_storm_reaches_the_switch_port_and_a_guarding_watchdog_detects_it(tmp_pa
 
 
 def test_an_unguarded_storm_is_not_detected(tmp_path, monkeypatch):
-    from linerate_lab import linkphys
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, _sim = sim_driver(tmp_path, "eos", PORTS)
     _storm_model(d, "eos", PORTS, pfcwd=False)

@@ -88,7 +88,7 @@ def test_roce_qos_plans_guards_then_applies(tasks_file, plan_name, guard_name, a
     assert Vars(**{register: PLAN}).resolve(guard["vars"]["roce_qos_changing"]) == ["enp193s0f0np0"]
 
 
-def test_the_roles_refusal_when_the_connection_runs_over_a_changing_rail(capsys, host):
+def test_the_roles_refusal_when_the_connection_runs_over_a_changing_rail(capsys, host):  # noqa: F811 (the fixture imported above)
     # the connection arrives on a VLAN of rail enp193s0f0np0; the plan changes that rail
     host.netdev("enp193s0f0np0.100", lower=["enp193s0f0np0"])
     block = _rdma_netdev_block()

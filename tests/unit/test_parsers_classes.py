@@ -22,7 +22,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers import per
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import perftest_lat
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 
 
 # ------------------------------------------------------------------ 1. strict gates

@@ -251,7 +251,7 @@ def test_rdma_link_ib_fields_and_old_layout():
     ib = parse_rdma_link(fixture("rdma_link", "ib_and_roce.txt"))["links"]
     assert (ib[0]["lid"], ib[0]["sm_lid"], ib[1]["state"], ib[1]["physical_state"]) == (4, 1, "DOWN", "POLLING")
     old = parse_rdma_link(fixture("rdma_link", "old_iproute2.txt"))["links"]
-    assert [(l["device"], l["state"]) for l in old] == [("mlx5_0", "ACTIVE"), ("mlx5_1", "DOWN")]
+    assert [(lk["device"], lk["state"]) for lk in old] == [("mlx5_0", "ACTIVE"), ("mlx5_1", "DOWN")]
 
 
 def test_rdma_link_json_first():
@@ -275,7 +275,7 @@ def test_rdma_link_detail_state_on_continuation_line_and_wrapped_caps():
 def test_rdma_link_old_layout_behind_a_bracket_prompt_is_text():
     # the capture starts with '[root@nps ~]#': text, not JSON
     links = parse_rdma_link(fixture("rdma_link", "real_old_layout_roce_detail.txt"))["links"]
-    assert [(l["device"], l["port"], l["state"], l["netdev"]) for l in links] == [("mlx5_3", 1, "ACTIVE", "ens7")] * 2
+    assert [(lk["device"], lk["port"], lk["state"], lk["netdev"]) for lk in links] == [("mlx5_3", 1, "ACTIVE", "ens7")] * 2
     assert links[1]["netdev_index"] == 7 and links[1]["caps"] == ["CM", "IP_BASED_GIDS"]
     assert "caps" not in links[0]
 
@@ -288,7 +288,7 @@ def test_rdma_link_indented_line_that_is_not_link_data_is_ignored():
 
 def test_rdma_link_json_2017_ifname_with_port():
     links = parse_rdma_link(fixture("rdma_link", "real_json_2017_ib.json"))["links"]
-    assert [(l["device"], l["port"], l["lid"], l["state"]) for l in links] == [
+    assert [(lk["device"], lk["port"], lk["lid"], lk["state"]) for lk in links] == [
         ("mlx5_0", 1, 13399, "ACTIVE"), ("mlx5_1", 1, 13400, "ACTIVE")]
     assert links[0]["caps"] == ["AUTO_MIG"]
 

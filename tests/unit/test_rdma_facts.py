@@ -64,7 +64,8 @@ def test_gid_index_is_the_lowest_v2_ipv4():
 
 def test_mst_numa_is_used_when_present():
     mst = ("MST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\n"
-           "PCI devices:\n------------\nDEVICE_TYPE             MST                           PCI       RDMA            NET                                     NUMA  \n"
+           "PCI devices:\n------------\n"
+           "DEVICE_TYPE             MST                           PCI       RDMA            NET                                     NUMA  \n"
            "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      41:00.0   mlx5_0          net-enp65s0f0np0                        0     \n"
            "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf1      51:00.0   mlx5_1          net-enp81s0f0np0                        1     \n")
     facts = rdma.collect(FakeTools({"mst": (0, mst, "")}))
@@ -74,7 +75,8 @@ def test_mst_numa_is_used_when_present():
 @pytest.mark.parametrize("tool,rc,out,err,needle", [
     ("ibv_devinfo", 255, "", "Failed to get IB devices list: Function not implemented", "Failed to get IB devices list"),
     ("ibdev2netdev", 0, "", "", "ibdev2netdev"),
-    ("show_gids", 0, "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\nn_gids_found=0\n", "", "show_gids"),
+    ("show_gids", 0, "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
+                     "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\nn_gids_found=0\n", "", "show_gids"),
 ])
 def test_tool_errors_stop_collection(tool, rc, out, err, needle):
     with pytest.raises(rdma.ToolError) as e:

@@ -3,7 +3,6 @@ collector over the lab's simulated tools, the findings and fleet parity, and
 the lab's PCIe faults."""
 import pytest
 
-from labsim import lab  # noqa: F401  (fixture)
 from parser_fixtures import fixture, fixture_source
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry

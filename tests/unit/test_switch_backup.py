@@ -107,7 +107,8 @@ def test_a_full_disk_stops_the_window_before_any_change(tmp_path, monkeypatch, p
     assert (err.value.rolled_back, err.value.changed) == (False, False)
     assert listing(tmp_path / "b" / "sw") == []
     # reads, and the window lock taken and released (test_switch_lock.py)
-    lock = r"|^(bash timeout 10 )?(mkdir /var/(lock|tmp)/linerate.lock |cat /var/(lock|tmp)/linerate.lock/holder |(sudo )?rm -rf /var/(lock|tmp)/linerate.lock$)"
+    lock = (r"|^(bash timeout 10 )?(mkdir /var/(lock|tmp)/linerate.lock |cat /var/(lock|tmp)/linerate.lock/holder "
+            r"|(sudo )?rm -rf /var/(lock|tmp)/linerate.lock$)")
     reads = {"nvue": r"^nv (config (show|diff|revision)\b)" + lock,
              "sonic": r"^(show |cat |sudo config list-checkpoints)" + lock, "eos": r"^show " + lock}
     assert all(re.match(reads[platform], c) for c in sim.sent[sent:]), sim.sent[sent:]

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from switch_testlib import SimSwitch, render, sim_driver, unlocked
+from switch_testlib import SimSwitch, render, sim_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import base, lock, sonic
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock, sonic
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import WindowLock, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
@@ -321,7 +321,7 @@ def test_a_stale_lock_whose_window_timer_still_runs_is_not_broken(tmp_path, plat
                   post_check=False, stamp="T2", confirm_timeout=300)
     msg = str(err.value)
     assert msg.startswith("switch sw: another change window holds this switch: ops@elsewhere (machine 0123456789ab, "
-                          f"pid 4242, run R1, since ")
+                          "pid 4242, run R1, since ")
     assert re.search(r"Its lock looks stale \(it was taken 90[5-9] s ago, longer than the confirm timer \(300 s\) plus "
                      r"600 s\), but its window's confirm timer still runs: ", msg), msg
     assert {"nvue": "NVUE revision", "sonic": "the dead-man timer linerate-deadman-R1.timer is waiting",

@@ -191,7 +191,7 @@ import yaml  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import switch_platform  # noqa: E402
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import drivers  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
@@ -346,7 +346,6 @@ def test_enable_secret_is_no_log_in_every_switch_module():
 def run_offline(args, monkeypatch, capsys):
     """switch_config with no switch: any connection attempt fails the test."""
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
     monkeypatch.setattr(base.Driver, "open_connection", lambda self, params: pytest.fail("must not connect"))
     monkeypatch.setattr(switch_config, "make_driver", lambda p: pytest.fail("must not build a connection"))
     with patch_module_args(dict(args, _ansible_check_mode=False)):

@@ -32,7 +32,7 @@ def phase(gbps=None, pauses=None, extra=None, drop=()):
             after.update(extra.get((n, p["device"]), {}))
             text = ethtool(**after)
             if (n, p["device"]) in drop:
-                text = "\n".join(l for l in text.splitlines() if "prio3_pause" not in l)
+                text = "\n".join(ln for ln in text.splitlines() if "prio3_pause" not in ln)
             counters[p["device"]] = [ethtool(), text]
         results = [] if n == "node1" else [{"device": p["device"], "gbps": gbps.get((n, p["device"]), 128.0),
                                             "error": None} for p in PORTS]

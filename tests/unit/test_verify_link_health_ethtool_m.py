@@ -6,7 +6,6 @@ import os
 import pytest
 import yaml
 
-from labsim import lab  # noqa: F401
 from linerate_lab import faults, optics
 from linerate_lab.tools import ethtool as sim_ethtool
 from linerate_lab.tools import mlxlink as sim_mlxlink

@@ -4,7 +4,6 @@ judged against the module's own thresholds and fabric.verify's margins; the lab'
 model's optics and the optic-degrade fault makes OPTIC_RX_POWER_LOW and OPTIC_TEMP_HIGH fire."""
 import pytest
 
-from labsim import lab  # noqa: F401
 from linerate_lab import faults
 from linerate_lab.tools import mlxlink as sim_mlxlink
 
