@@ -16,6 +16,11 @@ def _rollout_keys(intent):
             "slow_start": intent.get("slow_start", True)}
 
 
+def rollout_observed(text):
+    """The last verification's observed leaves from its report.json text ({leaves, generated}; {} without)."""
+    return rollout.observed_from_report(text)
+
+
 def _marks(hostvars, names):
     marks = {}
     for name in names:
@@ -27,10 +32,18 @@ def _marks(hostvars, names):
 
 
 def rollout_plan(names, hostvars, intent, observed=None):
-    """The waves for the nodes ``names`` (``module_utils.host.rollout.plan``), as a dict."""
+    """The waves for the nodes ``names`` (``module_utils.host.rollout.plan``), as a dict. ``observed``:
+    {node: [leaf]} seen by LLDP, or ``rollout_observed``'s {leaves, generated}; unioned with the declared
+    cabling."""
+    report = observed if isinstance(observed, dict) and "leaves" in observed else None
+    leaves = (report or {}).get("leaves") if report is not None else observed
     try:
-        nodes = rollout.nodes_from_hostvars(list(names), hostvars, observed)
-        return rollout.plan(nodes, **_rollout_keys(intent)).as_dict()
+        nodes = rollout.nodes_from_hostvars(list(names), hostvars, leaves if isinstance(leaves, dict) else None)
+        out = rollout.plan(nodes, **_rollout_keys(intent)).as_dict()
+        out["leaves_from"] = (f"declared rdma_ports and the cabling LLDP saw (report of {report.get('generated')})"
+                              if report else ("declared rdma_ports and the observed cabling" if leaves
+                                              else "declared rdma_ports"))
+        return out
     except rollout.RolloutError as e:
         raise AnsibleFilterError(f"rollout_plan: {e}") from None
 
@@ -101,6 +114,6 @@ def rollout_summary(plan, hostvars, probes=(), converged=(), unseen=()):
 
 class FilterModule:
     def filters(self):
-        return {"rollout_plan": rollout_plan, "rollout_halt": rollout_halt, "rollout_room": rollout_room,
+        return {"rollout_plan": rollout_plan, "rollout_observed": rollout_observed, "rollout_halt": rollout_halt, "rollout_room": rollout_room,
                 "rollout_wave": rollout_wave,
                 "rollout_step": rollout_step, "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}

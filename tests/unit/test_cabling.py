@@ -129,6 +129,18 @@ def test_healthy_fabric_has_no_findings_and_every_link_passes():
     assert cabling.summary(findings, cases)["passed"]
 
 
+def test_the_report_names_the_leaves_lldp_saw_each_node_on_for_the_next_rollout():
+    sw = healthy()
+    observed = cabling.observed_map(HOSTS, UPLINKS, sw, reads())
+    assert cabling.summary(*run(sw), observed)["observed_leaves"] == {"node1": ["leaf1", "leaf2"],
+                                                                      "node2": ["leaf1", "leaf2"]}
+    assert "observed_leaves" not in cabling.summary(*run(sw))
+    # node2's rail-1 cable moved to leaf1: LLDP sees node2 on leaf1 only, and says so
+    sw["leaf1"]["neighbors"]["swp4"] = sw["leaf2"]["neighbors"].pop("Ethernet8")
+    observed = cabling.observed_map(HOSTS, UPLINKS, sw, reads())
+    assert cabling.summary(*run(sw), observed)["observed_leaves"]["node2"] == ["leaf1"]
+
+
 def test_swap_of_two_host_cables_names_both_nodes_devices_and_ports():
     sw = healthy()
     l1 = sw["leaf1"]["neighbors"]
@@ -579,7 +591,8 @@ def test_lldp_tables_exact_rows_ports_and_what_follows_the_total():
     assert lldp.parse_eos_lldp_neighbors(detail) == {
         "neighbors": {"Ethernet2": [{"system_name": "spine2", "port_id": "Ethernet2", "port_id_type": "ifname",
                                      "port_descr": None, "chassis_id": None}]},
-        "ports": ["Ethernet1", "Ethernet2"], "warnings": []}
+        "ports": ["Ethernet1", "Ethernet2"],   # issue 38: a line of no neighbour is named, not dropped
+        "warnings": ["line 3: not read (before any 'Neighbor' line of Ethernet1): 'nothing here'"]}
     wrapped = ('{"lldp": [{"interface": {"eth0": {"chassis": {"sw": {"id": {"value": "x"}}}, '
                '"port": {"id": {"type": "ifname", "value": "swp1"}}}}}]}')
     assert lldp.parse_lldpctl_json(wrapped)["neighbors"] == {"eth0": [

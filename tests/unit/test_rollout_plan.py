@@ -134,9 +134,40 @@ def test_labels_and_leaves_from_hostvars_and_observed_cabling():
           "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]}}
     nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv)
     assert nodes == [Node("n1", ("leaf1", "leaf2"), "r1", "nvl-a"), Node("n2", ("leaf1",), None, None)]
-    # the observed cabling wins over the declared one where the run has it
-    nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv, observed={"n2": ["leaf9"]})
-    assert nodes[1].leaf == ("leaf9",) and nodes[0].leaf == ("leaf1", "leaf2")
+    # the observed cabling joins the declared one: a wrong inventory can only make a wave smaller
+    nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv, observed={"n2": ["leaf9"], "n1": "leaf7"})
+    assert nodes[1].leaf == ("leaf1", "leaf9") and nodes[0].leaf == ("leaf1", "leaf2")
+
+
+def test_a_swapped_cable_the_inventory_misses_still_keeps_two_nodes_of_one_leaf_apart():
+    # declared: n1 on leaf1, n2 on leaf2; LLDP saw n2's port on leaf1 (a cable moved): never in one wave
+    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]},
+          "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
+    assert rollout.plan(rollout.nodes_from_hostvars(["n1", "n2"], hv), max_unavailable=2, canary=2).waves == [
+        ["n1", "n2"]]
+    nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv, observed={"n2": ["leaf1"]})
+    assert rollout.plan(nodes, max_unavailable=2, canary=2).waves == [["n1"], ["n2"]]
+
+
+def test_the_observed_leaves_come_from_the_last_reports_cabling_check():
+    import json
+    from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_observed, rollout_plan
+    report = {"generated_at": "2026-12-02T10:00:00Z",
+              "checks": {"cabling": {"passed": False, "observed_leaves": {"n2": ["leaf1"], "n3": "bad"}}}}
+    got = rollout_observed(json.dumps(report))
+    assert got == {"leaves": {"n2": ["leaf1"]}, "generated": "2026-12-02T10:00:00Z"}
+    # no report, not JSON, no cabling check: the declared cabling alone
+    for text in ("", None, [], "{not json", json.dumps({"checks": {}}), json.dumps([1]),
+                 json.dumps({"checks": {"cabling": {"passed": True}}})):
+        assert rollout_observed(text) == {}
+    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]},
+          "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
+    intent = {"max_unavailable": 2, "canary": 2, "spread": ["leaf"]}
+    p = rollout_plan(["n1", "n2"], hv, intent, got)
+    assert p["waves"] == [["n1"], ["n2"]]
+    assert p["leaves_from"] == "declared rdma_ports and the cabling LLDP saw (report of 2026-12-02T10:00:00Z)"
+    assert rollout_plan(["n1", "n2"], hv, intent, {})["leaves_from"] == "declared rdma_ports"
+    assert rollout_plan(["n1", "n2"], hv, intent, None)["waves"] == [["n1", "n2"]]
 
 
 @pytest.mark.parametrize("value", [5, "rack 1", "-r1", "x" * 129, ["r1"], {"a": 1}])

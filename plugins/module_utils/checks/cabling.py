@@ -309,12 +309,18 @@ def _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp):
     return out
 
 
-def summary(findings, cases):
+def summary(findings, cases, observed=None):
+    """The report section; ``observed`` (``observed_map``) adds ``observed_leaves`` {node: [leaf]}: the
+    switches LLDP saw each node's ports on, which the next host rollout spreads its waves over."""
     errors = [f for f in findings if f["severity"] == "error"]
     ok = sum(1 for c in cases if c.get("ok"))
-    return {"passed": not errors, "cases": cases,
-            "detail": f"{ok}/{len(cases)} intended links seen by LLDP as cabled; {len(errors)} error(s), "
-                      f"{len(findings) - len(errors)} warning(s)"}
+    out = {"passed": not errors, "cases": cases,
+           "detail": f"{ok}/{len(cases)} intended links seen by LLDP as cabled; {len(errors)} error(s), "
+                     f"{len(findings) - len(errors)} warning(s)"}
+    if observed is not None:
+        out["observed_leaves"] = {node: sorted({p["switch"] for p in ports})
+                                  for node, ports in sorted((observed.get("hosts") or {}).items())}
+    return out
 
 
 def cabling_index(hosts):

@@ -208,7 +208,8 @@ def cabled(ctx):
     reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
              for s, r in ctx.switch_reads("switch_fabric_lldp").items()}
     f, cases = cabling.check_cabling(ctx.hosts, ctx.uplinks(), reads, host_reads)
-    return f, {cabling.CHECK: cabling.summary(f, cases)}
+    observed = cabling.observed_map(ctx.hosts, ctx.uplinks(), reads, host_reads)
+    return f, {cabling.CHECK: cabling.summary(f, cases, observed)}
 
 
 def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):

@@ -124,24 +124,46 @@ def _label(problems: list[str], node: str, var: str, value: Any) -> str | None:
 
 def nodes_from_hostvars(names: Iterable[str], hostvars: Mapping[str, Mapping[str, Any]],
                         observed: Mapping[str, Sequence[str]] | None = None) -> list[Node]:
-    """The nodes to roll with their leaves (``observed`` {node: [leaf]} where the run verified the
-    cabling, else the switches of the node's declared ``rdma_ports``), rack and NVLink domain.
+    """The nodes to roll with their leaves, rack and NVLink domain. A node's leaves are the switches of
+    its declared ``rdma_ports`` and the leaves LLDP saw its ports on (``observed``, {node: [leaf]}: the
+    last verification's cabling check, ``observed_leaves``): both, so that a cabling the inventory gets
+    wrong can only make a wave smaller, never put two nodes of one leaf in it.
 
     Raises RolloutError naming every label that is not allowed, before any node is touched."""
     problems: list[str] = []
     nodes = []
     for name in names:
         hv = hostvars.get(name) or {}
-        if observed and name in observed:
-            leaves = observed[name]
-        else:
-            ports = hv.get("rdma_ports") or []
-            leaves = [p.get("switch") for p in ports if isinstance(p, Mapping) and p.get("switch")]
+        ports = hv.get("rdma_ports") or []
+        leaves = [p.get("switch") for p in ports if isinstance(p, Mapping) and p.get("switch")]
+        seen = (observed or {}).get(name)
+        if isinstance(seen, (list, tuple)):
+            leaves += [x for x in seen if isinstance(x, str) and x]
         labels = {key: _label(problems, name, var, hv.get(var)) for key, var in LABEL_VARS.items()}
         nodes.append(Node(name=name, leaf=tuple(sorted({str(x) for x in leaves})), **labels))
     if problems:
         raise RolloutError("; ".join(problems))
     return nodes
+
+
+def observed_from_report(text: Any) -> dict[str, Any]:
+    """The leaves the last verification's cabling check saw each node on, from its report.json text
+    (``checks.cabling.observed_leaves``, {node: [leaf]}) and when that report was made; ``{}`` where there
+    is no report, it is not JSON, or its cabling check did not run (the declared cabling alone then)."""
+    import json
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return {}
+    check = ((report.get("checks") if isinstance(report, dict) else None) or {}).get("cabling") or {}
+    leaves = check.get("observed_leaves") if isinstance(check, dict) else None
+    if not isinstance(leaves, dict):
+        return {}
+    return {"leaves": {str(n): sorted({str(x) for x in v if isinstance(x, str)}) for n, v in leaves.items()
+                       if isinstance(v, list)},
+            "generated": report.get("generated_at")}
 
 
 def _priority(nodes: Sequence[Node], spread: Sequence[str]) -> list[Node]:
