@@ -16,6 +16,22 @@ def _rollout_keys(intent):
             "slow_start": intent.get("slow_start", True)}
 
 
+# One controller-local host at the end of every wave (playbooks/stages/hosts.yml): it ends itself in the
+# wave's first tasks, so no wave is ever all failed or unreachable. Ansible ends the whole playbook when
+# every host of a serial batch failed (a canary wave of one node lost in its reboot): the rollout summary,
+# the switches and the verification would never run, and nothing would say which node did it.
+SENTINEL = "linerate_rollout_wave_{}"
+
+
+def _with_sentinels(plan):
+    """``play_order``/``play_sizes`` (the host stack play's hosts and serial): each wave and its sentinel."""
+    names = [SENTINEL.format(i) for i in range(len(plan["waves"]))]
+    plan["sentinels"] = names
+    plan["play_order"] = [n for w, s in zip(plan["waves"], names) for n in list(w) + [s]]
+    plan["play_sizes"] = [len(w) + 1 for w in plan["waves"]]
+    return plan
+
+
 def rollout_observed(text):
     """The last verification's observed leaves from its report.json text ({leaves, generated}; {} without)."""
     return rollout.observed_from_report(text)
@@ -40,6 +56,7 @@ def rollout_plan(names, hostvars, intent, observed=None):
     try:
         nodes = rollout.nodes_from_hostvars(list(names), hostvars, leaves if isinstance(leaves, dict) else None)
         out = rollout.plan(nodes, **_rollout_keys(intent)).as_dict()
+        _with_sentinels(out)
         out["leaves_from"] = (f"declared rdma_ports and the cabling LLDP saw (report of {report.get('generated')})"
                               if report else ("declared rdma_ports and the observed cabling" if leaves
                                               else "declared rdma_ports"))

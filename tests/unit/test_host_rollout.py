@@ -125,9 +125,11 @@ def test_the_host_stack_play_runs_the_plans_order_in_its_waves():
     play = _play("Install and configure the RDMA host stack")
     # Ansible keeps a list pattern's order and batches it by a serial list (checked on ansible-core 2.19,
     # docs/host-stack.md "Rolling host changes"; the lab integration test shows it end to end)
-    assert play["hosts"] == ("{{ hostvars['localhost'].linerate_host_rollout_plan.order"
+    # each wave closed by its controller-local host (rollout filter SENTINEL): a wave is never all failed
+    assert play["hosts"] == ("{{ hostvars['localhost'].linerate_host_rollout_plan.play_order"
                              " | default('gpu_nodes:!linerate_converged') }}")
-    assert play["serial"] == "{{ hostvars['localhost'].linerate_host_rollout_plan.sizes | default(1) }}"
+    assert play["serial"] == "{{ hostvars['localhost'].linerate_host_rollout_plan.play_sizes | default(1) }}"
+    assert play["gather_facts"] is False
     # the budget is the plan's, per wave: Ansible's max_fail_percentage would fail the wave's other nodes mid-role
     assert "max_fail_percentage" not in play
     pre = play["pre_tasks"]
@@ -142,8 +144,27 @@ def test_the_host_stack_play_runs_the_plans_order_in_its_waves():
     assert pre[3]["ansible.builtin.set_fact"]["host_disruption_rollout_state"] == "skipped"
     assert "inventory_hostname in room.defer" in pre[3]["when"]
     assert pre[4]["ansible.builtin.meta"] == "end_host"
+    assert "linerate_rollout_sentinel | default(false)" in pre[4]["when"]
+    assert "ansible.builtin.setup" in pre[5]
     assert all(t["tags"] == ["always"] for t in pre + play["post_tasks"])
     assert play["post_tasks"][0]["ansible.builtin.set_fact"] == {"host_disruption_rollout_state": "done"}
+
+
+def test_every_wave_is_closed_by_a_controller_local_host_added_before_the_play():
+    from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_plan
+    hv = {f"n{i}": {} for i in range(1, 6)}
+    p = rollout_plan(list(hv), hv, {"max_unavailable": 2, "canary": 1, "spread": []})
+    assert p["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5"]]
+    assert p["sentinels"] == ["linerate_rollout_wave_0", "linerate_rollout_wave_1", "linerate_rollout_wave_2"]
+    assert p["play_order"] == ["n1", "linerate_rollout_wave_0", "n2", "n3", "linerate_rollout_wave_1",
+                               "n4", "n5", "linerate_rollout_wave_2"]
+    assert p["play_sizes"] == [2, 3, 3] and p["order"] == ["n1", "n2", "n3", "n4", "n5"]
+    plan_play = _play("Compare each node with what its last converge left")
+    add = next(t for t in plan_play["tasks"] if "ansible.builtin.add_host" in t)
+    assert add["loop"] == "{{ hostvars['localhost'].linerate_host_rollout_plan.sentinels }}"
+    assert add["ansible.builtin.add_host"]["ansible_connection"] == "local"
+    assert add["ansible.builtin.add_host"]["ansible_become"] is False
+    assert add["ansible.builtin.add_host"]["groups"] == ["linerate_rollout_sentinels"]
 
 
 def test_the_report_play_keeps_localhost_and_stops_the_failed_and_skipped_nodes():
