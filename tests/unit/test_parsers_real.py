@@ -87,10 +87,10 @@ KNOWN_THIN = {
     "parsers.mlxconfig.parse_mlxfwreset": 0,
     "parsers.mlxconfig.parse_mlxfwreset_query": 0,
     "parsers.ncclconf.parse_nccl_conf": 0,
-    "parsers.apt.parse_madison": 0,
+    "parsers.apt.parse_madison": 1,   # vpenso/scripts#2's bash rows (issue 38; fixtures/apt_madison/SOURCES.md)
+    "parsers.perftest.parse_ib_send_bw": 1,   # skypilot's Nebius InfiniBand example (issue 38)
     # issue 23: no attributable real capture (repository + path) of these was found; the latency
     # fixtures are composed from perftest's own format strings (fixtures/perftest/SOURCES.md)
-    "parsers.perftest.parse_ib_send_bw": 0,
     "parsers.perftest_lat.parse_ib_send_lat": 0,
     "parsers.perftest_lat.parse_ib_write_lat": 0,
     "parsers.perftest_lat.parse_perftest_lat": 0,

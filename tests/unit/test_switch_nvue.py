@@ -288,8 +288,15 @@ def test_roce_status_whole_result_and_errors():
 
 
 def test_revisions_rows_with_only_id_and_state():
-    text = "Rev ID  State\n------  -----\n1       applied\n2       confirm_pending\nx y\n\n3\n"
-    assert nvue.parse_revisions(text) == [("1", "applied"), ("2", "confirm_pending")]
+    text = "Rev ID  State\n------  -----\n1       applied\n2       confirm_pending\nx y\n\n"
+    # issue 38: a row the table lists is a revision, whatever its id (a revision is never left out)
+    assert nvue.parse_revisions(text) == [("1", "applied"), ("2", "confirm_pending"), ("x", "y")]
+    # a row without a State: the window cannot tell whether it awaits confirmation
+    with pytest.raises(nvue.ParseError, match=r"line 7: no State for revision '3': '3'"):
+        nvue.parse_revisions(text + "3\n")
+    # a bare listing (no header) keeps the numbered lines; a capture's prompt is not a revision
+    assert nvue.parse_revisions("1  applied\nfoo bar\n") == [("1", "applied")]
+    assert nvue.parse_revisions("cumulus@sw:~$ nv config revision\n" + text + "cumulus@sw:~$\n")[-1] == ("x", "y")
 
 
 # ---------------------------------------------------------------- pending state and the revision steps

@@ -453,7 +453,9 @@ def test_show_ecn_profiles_and_status_fields():
     text = ("Profile: **AZURE_LOSSLESS**\n-----  ---\necn    ecn_all\nwred_green_enable   true\n"
             "not a field line here\n\nProfile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n")
     assert sonic.parse_show_ecn("ecn ecn_all\n" + text) == {
-        "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true"}, "LINERATE_LOSSLESS": {"ecn": "ecn_none"}}
+        "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true",
+                           "warnings": ["line 6: not a 'field  value' row: 'not a field line here'"]},   # issue 38
+        "LINERATE_LOSSLESS": {"ecn": "ecn_none"}}
     status = ("  Interface  Speed    MTU  Oper  Admin\n"
               "-----------  -----  -----  ----  -----\n"
               "  Ethernet0   400G   9216    up   down\n"

@@ -6,6 +6,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
@@ -13,15 +15,22 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
 
 
 def parse_madison(text):
-    """``apt-cache madison`` rows -> {package: [versions]} (newest first, as apt prints).
+    """``apt-cache madison`` rows -> {package: [versions]} (as apt prints them, newest first; a source
+    package's ``Sources`` row lists its version too).
 
-    Lines that are not ``package | version | source`` rows (apt's notes) are skipped.
+    A row is ``package | version | source``. apt's own notes (``N: ...``, ``W: ...``, ``E: ...``: a package
+    it cannot locate) are skipped. Any other line, or a ``|`` row without a package or a version, raises
+    ParseError naming the line (issue 38: a line is read or refused, never dropped unsaid).
     """
+    tool = "apt-cache madison"
     if not isinstance(text, str):
-        raise ParseError("apt-cache madison", f"no output text ({type(text).__name__})")
+        raise ParseError(tool, f"no output text ({type(text).__name__})")
     out = {}
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or re.match(r"^[NWE]: ", line.strip()):
+            continue
         cols = [c.strip() for c in line.split("|")]
-        if len(cols) >= 3 and cols[0]:
-            out.setdefault(cols[0], []).append(cols[1])
+        if len(cols) < 3 or not cols[0] or not cols[1] or " " in cols[0] or " " in cols[1]:
+            raise ParseError(tool, f"line {number}: not a 'package | version | source' row: {line.strip()!r}", text)
+        out.setdefault(cols[0], []).append(cols[1])
     return out

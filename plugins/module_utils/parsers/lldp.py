@@ -206,13 +206,24 @@ _EOS_DETAIL_RE = {
 }
 
 
+# the TLV lines of EOS ``show lldp neighbors detail`` known and not read (EOS 4.15 - 4.2x outputs)
+_EOS_DETAIL_FIELDS = frozenset((
+    "Chassis ID type", "Port ID type", "Time To Live", "System Description", "System Capabilities",
+    "Enabled Capabilities", "Management Address Subtype", "Management Address", "Interface Number Subtype",
+    "Interface Number", "OID String", "IEEE802.1 Port VLAN ID", "Link Aggregation Status",
+    "IEEE802.3 Maximum Frame Size", "IEEE802.1/IEEE802.3 Link Aggregation", "IEEE802.3 Link Aggregation",
+    "IEEE802.1 Port And Protocol VLAN ID", "IEEE802.1 VLAN Name", "IEEE802.3 MAC/PHY Configuration/Status",
+    "Auto-negotiation", "Operational MAU Type", "Port ID"))
+
+
 def _unquote(value):
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
 def _eos_lldp_detail(text):
     """``show lldp neighbors detail``: one ``Interface X detected N LLDP neighbors:`` block per port,
-    one ``Neighbor <chassis>/<port>, age ..`` sub-block per neighbour."""
+    one ``Neighbor <chassis>/<port>, age ..`` sub-block per neighbour. A line that is neither read nor
+    one of the TLVs in _EOS_DETAIL_FIELDS is named in ``warnings`` (issue 38)."""
     tool = "show lldp neighbors detail"
     _eos_error(tool, text)
     out = {"neighbors": {}, "ports": [], "warnings": []}
@@ -232,13 +243,20 @@ def _eos_lldp_detail(text):
             in_lag = False
             continue
         if current is None:
+            out["warnings"].append(f"line {n}: not read (before any 'Neighbor' line of {port}): {line.strip()!r}")
             continue
         if line.strip().startswith("- "):
             in_lag = "Link Aggregation" in line   # its 'Port ID' is the aggregation port, not the neighbour's
+        read = False
         for key, rx in _EOS_DETAIL_RE.items():
             m = rx.match(line)
             if m and key not in current and not (key == "port_id" and in_lag):
                 current[key] = _unquote(m.group("v"))
+            read = read or bool(m)
+        field = re.match(r"^\s*(?:- )?([^:]+?)\s*(?::|$)", line)
+        if not read and not (field and field.group(1) in _EOS_DETAIL_FIELDS) \
+                and not re.match(r"^\s*Discovered .* ago", line):
+            out["warnings"].append(f"line {n}: not read: {line.strip()!r}")
     for p, found in out["neighbors"].items():
         out["neighbors"][p] = [_neighbor(f.get("system_name"), f.get("port_id"), None, f.get("port_descr"),
                                          f.get("chassis_id")) for f in found]

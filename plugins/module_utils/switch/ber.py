@@ -114,7 +114,12 @@ def parse_sonic_fec_stats(text):
 
 # ---------------------------------------------------------------- NVUE
 
-_NVUE_ROW_RE = re.compile(r"^(?P<key>[a-z][a-z0-9-]*)\s+(?P<value>\S.*?)\s*$")
+_NVUE_ROW_RE = re.compile(r"^(?P<key>\S+)\s+(?P<value>\S.*?)\s*$")
+_NVUE_RULE_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
+# the rows of the published outputs (5.10 user guide, the reference, 5.15): those not read are known
+_NVUE_PHY_KEY_RE = re.compile(r"^(time-since-last-clear-min|phy-received-bits|symbol-errors|effective-errors|raw-ber"
+                              r"|symbol-ber|effective-ber|phy-raw-errors-lane\d+|raw-ber-lane\d+"
+                              r"|rs-num-corr-err-bin\d+|snr-(host|media)-lane\d+)$")
 
 
 def parse_nvue_phy_health(text, port=None):
@@ -122,27 +127,35 @@ def parse_nvue_phy_health(text, port=None):
     -> {port: errors} (NVUE does not print the port name: the caller names it).
 
     The ``key  value`` rows before any sub-table (5.15's reference prints a ``Lane Stats`` table
-    after them) are read; the first word of a value is the operational one. ParseError for an
-    NVUE error, or an answer without raw-ber and effective-ber."""
+    after them) are read; the first word of a value is the operational one. A row under the rule
+    that is none of the published outputs' rows is named in the port's ``warnings`` (present only
+    then; issue 38). ParseError for an NVUE error, or an answer without raw-ber and effective-ber."""
     tool = "nv show interface link phy health"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
     first = text.strip().splitlines()[0].strip()
     if first.startswith("Error") or "does not exist" in first:
         raise ParseError(tool, first, text)
-    rows = {}
-    for line in text.splitlines():
+    rows, warnings, started = {}, [], False
+    for n, line in enumerate(text.splitlines(), 1):
         if line.strip() and set(line.strip()) == {"="}:
             break   # a sub-table (Lane Stats): its rows are per lane
+        if not started:
+            started = bool(_NVUE_RULE_RE.match(line))
+            continue
         m = _NVUE_ROW_RE.match(line)
-        if m:
+        if m and _NVUE_PHY_KEY_RE.match(m.group("key")):
             rows[m.group("key")] = m.group("value").split()[0]
+        elif line.strip() and not line.strip().startswith(("Lane Stats", "...")):
+            warnings.append(f"line {n}: not read: {line.strip()!r}")
     if "raw-ber" not in rows or "effective-ber" not in rows:
         raise ParseError(tool, "no raw-ber and effective-ber rows: not the port's physical-layer counters", text)
     errors = unread()
     errors.update(pre_fec_ber=_ber(rows["raw-ber"], tool, "raw-ber", text),
                   post_fec_ber=_ber(rows["effective-ber"], tool, "effective-ber", text),
                   fec_uncorrected=_count(rows.get("effective-errors"), tool, "effective-errors", text))
+    if warnings:
+        errors["warnings"] = warnings
     return {port: errors}
 
 

@@ -277,20 +277,28 @@ _SECTION_RULE_RE = re.compile(r"^\s*=+\s*$")
 _RX_TX = ("Receive", "Transmit")
 
 
-def _nvue_section(title, body, tool, first_line, text):
+def _nvue_section(title, body, tool, first_line, text, columns):
     """One ``Title`` / ``=====`` table of ``nv show interface <swp> counters``: {row name: {column: cell}}.
 
     The header line and its dashed rule give the columns (``Counter  Receive  Transmit``, or the
     ``priority-group  rx-frames ...`` of Ingress Buffer Statistics); the first column names the row.
-    ``Receive`` / ``Transmit`` cells are counters (``n/a`` -> None); other cells stay text (``0 Bytes``)."""
+    ``Receive`` / ``Transmit`` cells are counters (``n/a`` -> None); other cells stay text (``0 Bytes``).
+    The header's column names go to ``columns[title]`` (the first one names no row: it is read there)."""
     rows = [(n, line) for n, line in body if line.strip() and line.strip() != "..."]
     if len(rows) < 2 or not _DASH_RE.match(rows[1][1]):
         raise ParseError(tool, f"line {first_line}: section {title!r} has no header and dashed rule", text)
     spans = column_spans(rows[0][1], rows[1][1])
     names = [span[0] for span in spans]
+    header = rows[0][1]
+    if any(0 < start <= len(header) and not header[start - 1].isspace() and not header[start:start + 1].isspace()
+           for _name, start, _end in spans[1:]):
+        # a header word runs across a column of the dashed rule: the rule does not say where its cells are
+        raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: the header {header.strip()!r} does not fit "
+                               f"its dashed rule", text)
     if len(names) < 2 or not all(names):
         raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: no column names in {rows[0][1].strip()!r}", text)
     table = {}
+    columns[title] = names
     for n, line in rows[2:]:
         cells = split_columns(line, spans)
         if cells is None or not cells[names[0]]:
@@ -308,7 +316,7 @@ def _nvue_section(title, body, tool, first_line, text):
 
 def parse_nvue_interface_counters(text):
     """``nv show interface <swp> counters`` -> {"top": {key: value}, "sections": {title: {row: {column: cell}}},
-    "in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions"} (None where absent).
+    "columns": {title: [header names]}, "in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions"} (None where absent).
 
     NVUE command reference, Show-Commands/Interface.md "nv show interface <interface> counters" (introduced in
     Cumulus Linux 5.5.0) and the 5.15 / 5.19 user guides (Monitoring Interfaces and Transceivers with NVUE):
@@ -330,13 +338,13 @@ def parse_nvue_interface_counters(text):
     if any(x in first for x in ("Error", "No Data", "not found", "Invalid")):
         raise ParseError(tool, first.strip(), text)
     top = _nvue_tree("\n".join(line for _n, line in head), tool)
-    sections = {}
+    sections, columns = {}, {}
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)
         title = lines[start][1].strip()
         if title in sections:
             raise ParseError(tool, f"line {lines[start][0]}: section {title!r} twice", text)
-        sections[title] = _nvue_section(title, lines[start + 2:end], tool, lines[start][0], text)
+        sections[title] = _nvue_section(title, lines[start + 2:end], tool, lines[start][0], text, columns)
     carrier = top.get("carrier-transitions")
     if carrier is not None and (isinstance(carrier, bool) or not isinstance(carrier, int)):
         raise ParseError(tool, f"carrier-transitions: {carrier!r} is not a counter", text)
@@ -344,7 +352,7 @@ def parse_nvue_interface_counters(text):
     drops = sections.get("Drop Counters", {}).get("Total Drops") or {}
     if carrier is None and not errors and not drops:
         raise ParseError(tool, "no carrier-transitions, Total Errors or Total Drops", text)
-    return {"top": top, "sections": sections,
+    return {"top": top, "sections": sections, "columns": columns,
             "in-errors": errors.get("Receive"), "out-errors": errors.get("Transmit"),
             "in-drops": drops.get("Receive"), "out-drops": drops.get("Transmit"),
             "carrier-transitions": carrier}

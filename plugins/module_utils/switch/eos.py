@@ -170,7 +170,9 @@ def parse_interfaces_status(text):
     blank); ``Et1/1`` becomes ``Ethernet1/1``.
 
     Raises ParseError (naming the line) on ``%`` errors, output without the
-    ``Port ... Status`` header, or a row that does not fit its columns.
+    ``Port ... Status`` header, a row that does not fit its columns, or a row
+    with a blank Status (EOS prints one on every row; issue 38). ``status``
+    keeps the cell as printed, a status this parser does not know included.
     """
     stripped = (text or "").strip()
     if stripped.startswith("{"):
@@ -204,6 +206,8 @@ def parse_interfaces_status(text):
         cells = split_columns(line, spans)
         if cells is None or not cells.get("Port"):
             raise ParseError("eos", "line %d does not fit the header's columns: %r" % (number, line), text)
+        if not cells.get("Status"):   # EOS prints a status on every row: the cell's text went elsewhere
+            raise ParseError("eos", "line %d: no Status for %r: %r" % (number, cells["Port"], line), text)
         name = re.sub(r"^Et(?=\d)", "Ethernet", cells["Port"])
         res[name] = {"up": cells["Status"] == "connected", "status": cells["Status"]}
     if spans is None:

@@ -24,7 +24,7 @@ import shlex
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-        ParseError, column_spans, split_columns)
+        SHELL_PROMPT_RE, ParseError, column_spans, split_columns)
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_tables
 except ImportError:  # standalone (tests, corpus checks)
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
@@ -33,7 +33,7 @@ except ImportError:  # standalone (tests, corpus checks)
         from base import Driver, SwitchError  # type: ignore
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore
-    from common import ParseError, column_spans, split_columns  # type: ignore
+    from common import SHELL_PROMPT_RE, ParseError, column_spans, split_columns  # type: ignore
     try:
         import nvue_tables  # type: ignore
     except ImportError:
@@ -88,6 +88,13 @@ def nvue_scope(profile, ports):
     return scope
 
 
+# the link states NVUE prints (the kernel's operstates: RFC 2863 ifOperStatus as iproute2 names them)
+OPER_STATES = ("up", "down", "dormant", "lowerlayerdown", "unknown", "notpresent", "testing")
+# the columns of ``nv show interface`` in the published outputs (Cumulus Linux 5.x and the 5.15/5.19 guides)
+SUMMARY_COLUMNS = ("Interface", "State", "Admin Status", "Oper Status", "Speed", "MTU", "Type", "Remote Host",
+                   "Remote Port", "Summary")
+
+
 def parse_interface_summary(text):
     """``nv show interface`` (table or ``-o json``) -> {name: {"up": bool, "mtu": int|None, "speed": str}}.
 
@@ -106,7 +113,11 @@ def parse_interface_summary(text):
     ``Interface``/``State`` header, a row whose text crosses the header's
     column boundaries, or an interface row without a State. Any State other
     than ``up`` (``down``, ``dormant``, ``lowerlayerdown``, ``unknown``)
-    reads as not up.
+    reads as not up. A row whose MTU is not a number, or whose State is none
+    of OPER_STATES, has a ``warnings`` list naming the line and the cell
+    (issue 38: read as unknown / not up, never dropped unsaid), and so does
+    every row under a header with a column none of SUMMARY_COLUMNS (named:
+    not read); a row read cleanly has no such key.
     """
     stripped = (text or "").strip()
     if stripped.startswith("{"):
@@ -122,10 +133,16 @@ def parse_interface_summary(text):
     rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
     names = [span[0] for span in spans]
+    if rule and any(0 < start <= len(lines[header_at]) and not lines[header_at][start - 1].isspace()
+                    and not lines[header_at][start:start + 1].isspace() for _n, start, _e in spans[1:]):
+        raise ParseError("nvue", "line %d: the header does not fit its dashed rule (a column name runs across a "
+                                 "column): %r" % (header_at + 1, lines[header_at]), text)
     state_col = "State" if "State" in names else "Oper Status"
     if "Interface" not in names or state_col not in names:
         raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
                          % (header_at + 1, lines[header_at]), text)
+    unknown = ["line %d: column %r is not read (unknown to this parser)" % (header_at + 1, n)
+               for n in names if n not in SUMMARY_COLUMNS]
     res, last = {}, None
     for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
         if not line.strip():
@@ -143,6 +160,13 @@ def parse_interface_summary(text):
         mtu = cells.get("MTU", "")
         res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None,
                      "speed": cells.get("Speed", "")}
+        notes = list(unknown)
+        if mtu and not mtu.isdigit():
+            notes.append("line %d: MTU %r is not a number: read as unknown" % (number, mtu))
+        if state not in OPER_STATES:
+            notes.append("line %d: State %r is not a link state NVUE documents: read as not up" % (number, state))
+        if notes:
+            res[name]["warnings"] = notes
     return res
 
 
@@ -169,16 +193,31 @@ def _interface_summary_json(document, text):
     return res
 
 
+# the rows of ``qos roce status`` / ``nv show qos roce`` in the published outputs (Cumulus Linux 5.0 - 5.12,
+# docs/conformance.md): those read, and those known and not needed
+_ROCE_READ = ("pfc-priority", "trust-mode", "congestion-mode", "min-threshold", "max-threshold", "mode")
+_ROCE_KNOWN = _ROCE_READ + ("enable", "pfc", "rx-enabled", "tx-enabled", "cable-length", "congestion-control",
+                            "enabled-tc", "probability", "trust", "lldp-app-tlv", "priority", "protocol-id",
+                            "selector")
+# the words of a congestion mode: ``ecn, absolute`` (5.0 per port), ``ECN`` (5.12 global)
+_CONGESTION_WORDS = ("ecn", "red", "absolute", "relative")
+_CELL_RE = re.compile(r"\S+(?: \S+)*")
+
+
 def parse_roce_status(text):
     """``nv show interface <swp> qos roce status`` -> {"pfc": [..], "trust": str, "ecn": bool, ...}.
 
     Values are read from the ``operational`` column (its position comes from
     the header line), so an empty value is not mistaken for the description.
+    What it cannot read is named in ``warnings`` (present only then; issue 38):
+    a row of the key column none of the published outputs has, a PFC
+    priority that is not 0-7, a congestion mode in other words than
+    ``ecn``/``red``/``absolute``/``relative``. ``pfc`` holds the priorities read.
     """
     if re.search(r"^Error", text or "", re.M):
         raise ParseError("nvue", f"{text.strip()}")
-    vals, col = {}, None
-    for line in (text or "").splitlines():
+    vals, col, warnings, started = {}, None, [], False
+    for number, line in enumerate((text or "").splitlines(), 1):
         if col is None and "operational" in line:
             start = line.index("operational")
             nxt = re.search(r"\S", line[start + len("operational"):])
@@ -186,17 +225,41 @@ def parse_roce_status(text):
             continue
         if line.startswith("RoCE "):
             break
-        m = re.match(r"^\s*(pfc-priority|trust-mode|congestion-mode|min-threshold|max-threshold|mode)\b", line)
-        if m and col:
-            vals[m.group(1)] = line[col[0]:col[1]].strip()
-    pfc = vals.get("pfc-priority", "")
-    return {
-        "pfc": [int(x) for x in re.findall(r"\d+", pfc)],
+        if col and not started:
+            started = bool(re.match(r"^-+(\s+-+)+\s*$", line))
+            if started:
+                continue
+        m = re.match(r"^\s*(\S+)", line)
+        if not (m and col):
+            continue
+        key = m.group(1)
+        if key in _ROCE_READ:
+            # the cell: the single-spaced words that start in the operational column (a value wider
+            # than the column runs on; cut at the column's end it would lose its tail)
+            cell = _CELL_RE.search(line, col[0])
+            vals[key] = cell.group() if cell and cell.start() < col[1] else ""
+        elif key not in _ROCE_KNOWN and started:
+            warnings.append("line %d: not read: %r" % (number, line.strip()))
+    pfc, prios = vals.get("pfc-priority", ""), []
+    for item in (x.strip() for x in pfc.split(",") if x.strip()):
+        if item.isdigit() and int(item) < 8:
+            prios.append(int(item))
+        else:
+            warnings.append("pfc-priority %r: %r is not a priority 0-7: not read" % (pfc, item))
+    mode = vals.get("congestion-mode", "")
+    if any(w.strip() and w.strip().lower() not in _CONGESTION_WORDS for w in mode.split(",")):
+        warnings.append("congestion-mode %r: a mode NVUE's published outputs do not print: ECN read as %s"
+                        % (mode, "on" if "ecn" in mode.lower() else "off"))
+    out = {
+        "pfc": prios,
         "trust": vals.get("trust-mode", ""),
-        "ecn": "ecn" in vals.get("congestion-mode", "").lower(),
+        "ecn": "ecn" in mode.lower(),
         "min_threshold": vals.get("min-threshold", ""),
         "max_threshold": vals.get("max-threshold", ""),
     }
+    if warnings:
+        out["warnings"] = warnings
+    return out
 
 
 def _nvue_json(text, command):
@@ -292,13 +355,31 @@ def parse_pfc_watchdog(text):
     return {"enabled": state.startswith("enable"), "status": status}
 
 
+_RULE_RE = re.compile(r"^-+(\s+-+)*\s*$")
+
+
 def parse_revisions(text):
-    """``nv config revision`` -> [(rev_id, state)]."""
+    """``nv config revision`` -> [(rev_id, state)].
+
+    Under the ``Rev ID  State ...`` header every row is a revision: its first two words (Rev ID and
+    State hold no spaces) as printed, a Rev ID that is not a number included (issue 38: a revision the
+    table lists is never left out; the window compares ids as text). A row starting blank continues the
+    row above (a wrapped Message). A row without a State raises ParseError naming the line: the window
+    cannot tell whether it awaits confirmation. Without the header (a bare listing), lines
+    ``<number> <state> ...`` are read."""
+    lines = (text or "").splitlines()
+    header = next((n for n, line in enumerate(lines) if re.match(r"^Rev ID\s{2,}State\b", line)), None)
+    if header is None:
+        return [(t[0], t[1]) for t in (line.split() for line in lines) if len(t) >= 2 and t[0].isdigit()]
     revs = []
-    for line in (text or "").splitlines():
+    for number, line in enumerate(lines[header + 1:], header + 2):
+        if not line.strip() or line[0].isspace() or _RULE_RE.match(line) or SHELL_PROMPT_RE.match(line):
+            continue
         toks = line.split()
-        if len(toks) >= 2 and toks[0].isdigit():
-            revs.append((toks[0], toks[1]))
+        if len(toks) < 2:
+            raise ParseError("nvue", "nv config revision: line %d: no State for revision %r: %r"
+                             % (number, toks[0], line), text)
+        revs.append((toks[0], toks[1]))
     return revs
 
 

@@ -45,7 +45,7 @@ import shlex
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
 except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
@@ -55,7 +55,7 @@ except ImportError:  # standalone
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore
         from switch import buffers  # type: ignore
-    from common import ParseError  # type: ignore
+    from common import SHELL_PROMPT_RE, ParseError  # type: ignore
 
 CP_PREFIX = "linerate-"
 DEADMAN_PREFIX = "linerate-deadman-"
@@ -309,38 +309,97 @@ def lossless_pgs(db, port, appl=None):
     return sorted(out)
 
 
+def _columns(rows, tool, text, *names):
+    """The rows of a ``parse_table`` table, or ParseError when a column the parser reads is not in its header
+    (issue 38: a renamed column is never read as an empty table)."""
+    if rows and not all(n in rows[0] for n in names):
+        raise ParseError("sonic", "%s: the header has no %s column (columns: %s)"
+                         % (tool, " / ".join(repr(n) for n in names if n not in rows[0]), ", ".join(rows[0])), text)
+    return rows
+
+
 def parse_pfc_priority(text):
-    """``show pfc priority`` -> {port: [prio, ...]}."""
+    """``show pfc priority`` -> {port: [prio, ...]}.
+
+    The cell is PORT_QOS_MAP's ``pfc_enable`` as sonic-utilities' pfc prints it (``3,4``; ``N/A`` or blank
+    when unset: no priority). A cell that is not priorities 0-7, or a header without ``Interface`` /
+    ``Lossless priorities``, raises ParseError naming it (the read-back cannot prove PFC from it)."""
     if re.search(r"^Cannot find interface", text or "", re.M):
         raise ParseError("sonic", f"{text.strip()}")
-    return {r["Interface"]: sorted(_prios(r.get("Lossless priorities", "")))
-            for r in parse_table(text) if r.get("Interface")}
+    out = {}
+    for r in _columns(parse_table(text), "show pfc priority", text, "Interface", "Lossless priorities"):
+        if not r.get("Interface"):
+            continue
+        cell = r.get("Lossless priorities", "")
+        items = [x.strip() for x in cell.split(",")] if cell not in ("", "N/A") else []
+        if not all(x.isdigit() and int(x) < 8 for x in items):
+            raise ParseError("sonic", "show pfc priority: %s: %r is not a list of priorities 0-7"
+                             % (r["Interface"], cell), text)
+        out[r["Interface"]] = sorted({int(x) for x in items})
+    return out
+
+
+# the oper/admin cells intfutil prints (up, down; N/A where the state is not in APPL_DB/STATE_DB)
+_SONIC_STATES = ("up", "down", "N/A")
+# the columns of intfutil's ``show interfaces status`` (sonic-utilities scripts/intfutil, header_stat)
+STATUS_COLUMNS = ("Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC")
 
 
 def parse_interfaces_status(text):
-    """``show interfaces status`` -> {port: {"up": bool, "mtu": int, "speed": str}}."""
+    """``show interfaces status`` -> {port: {"up": bool, "admin_up": bool, "mtu": int, "speed": str}}.
+
+    A header without ``Interface`` / ``Oper`` raises ParseError. A row whose MTU is neither a number nor
+    ``N/A``, or whose Oper / Admin cell is none of up, down, N/A (or blank: the row does not fit), has
+    ``warnings`` naming the cell (read as unknown / not up; issue 38), and so does every row under a
+    header with a column none of STATUS_COLUMNS; a row read cleanly has no such key."""
     out = {}
-    for r in parse_table(text):
+    rows = _columns(parse_table(text), "show interfaces status", text, "Interface", "Oper")
+    unknown = ["column %r is not read (unknown to this parser)" % c for c in (rows[0] if rows else ())
+               if c not in STATUS_COLUMNS]
+    for r in rows:
         name = r.get("Interface")
         if not name:
             continue
         mtu = r.get("MTU", "")
         out[name] = {"up": r.get("Oper") == "up", "admin_up": r.get("Admin") == "up",
                      "mtu": int(mtu) if mtu.isdigit() else None, "speed": r.get("Speed", "")}
+        notes = unknown + ["%s %r is not up, down or N/A: read as not up" % (col, r[col])
+                 for col in ("Oper", "Admin") if r.get(col) and r[col] not in _SONIC_STATES]
+        notes += ["no %s cell: the row does not fit the header: %r" % (col, "  ".join(v for v in r.values() if v))
+                  for col in ("Oper", "Admin") if col in r and not r[col]]
+        if mtu not in ("", "N/A") and not mtu.isdigit():
+            notes.append("MTU %r is not a number: read as unknown" % mtu)
+        if notes:
+            out[name]["warnings"] = notes
     return out
 
 
 def parse_show_ecn(text):
-    """``show ecn`` -> {profile: {field: value}}."""
+    """``show ecn`` -> {profile: {field: value}}: every ``field  value`` row under a ``Profile:`` line, the field
+    as printed (issue 38: a field this parser does not know is read, not dropped). Any other line in a
+    profile is named in that profile's ``warnings`` list (present only then). The dashed rules and lines
+    before the first profile are not read; a prompt line ends the profile (a capture's next command)."""
     profiles, cur = {}, None
-    for line in (text or "").splitlines():
+    for number, line in enumerate((text or "").splitlines(), 1):
         m = re.match(r"^\s*Profile:\s*\**([^*\s]+)\**\s*$", line)
         if m:
             cur = profiles.setdefault(m.group(1), {})
             continue
-        m = re.match(r"^\s*([a-z_]+)\s+(\S+)\s*$", line)
-        if cur is not None and m:
+        head = re.match(r"^\s*([A-Za-z][\w -]*):\s*\**([^*\s]+)\**\s*$", line)
+        if head and not SHELL_PROMPT_RE.match(line.strip()):
+            # ``<Name>: <value>`` where a ``Profile:`` line stands: its rows would belong to no profile
+            raise ParseError("sonic", "show ecn: line %d: %r is not a 'Profile: <name>' line" % (number, line.strip()),
+                             text)
+        if cur is None or not line.strip() or re.match(r"^\s*-+(\s+-+)*\s*$", line):
+            continue
+        if SHELL_PROMPT_RE.match(line.strip()):
+            cur = None   # the next command of a capture
+            continue
+        m = re.match(r"^\s*(\S+)\s+(\S+)\s*$", line)
+        if m and m.group(1) != "warnings":
             cur[m.group(1)] = m.group(2)
+        else:
+            cur.setdefault("warnings", []).append("line %d: not a 'field  value' row: %r" % (number, line.strip()))
     return profiles
 
 
