@@ -109,9 +109,11 @@ FUZZ_EXAMPLES ?= 20000
 fuzz: venv
 	LINERATE_FUZZ_PROFILE=fuzz LINERATE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q tests/unit/test_parsers_fuzz.py
 
-# Python: ruff check (ruff.toml; `ruff format` is configured but not run yet, see docs/testing.md).
+# Python: ruff check (ruff.toml; `ruff format` is configured but not run yet, see docs/testing.md),
+# mypy strict on the parsers (mypy.ini).
 lint: venv
 	$(VENV)/bin/ruff check plugins lab bench scripts tests
+	$(VENV)/bin/mypy
 	$(VENV)/bin/yamllint -s .
 	$(VENV)/bin/ansible-lint -q
 

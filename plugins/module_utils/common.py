@@ -1,7 +1,12 @@
 """Shared pieces of linerate's module_utils (stdlib only)."""
 
+from __future__ import annotations
+
 import json
 import re
+from typing import Any, Callable, Optional, Sequence, TypeVar, overload
+
+_T = TypeVar("_T")
 
 
 class ToolFailure(Exception):
@@ -10,7 +15,7 @@ class ToolFailure(Exception):
     should show beside it (``rc``, ``stdout``, ``stderr``, ``cmd``, ...) in ``kw``;
     a module ends with ``module.fail_json(msg=e.msg, **e.kw)``."""
 
-    def __init__(self, msg, **kw):
+    def __init__(self, msg: str, **kw: Any) -> None:
         super().__init__(msg)
         self.msg = msg
         self.kw = kw
@@ -21,12 +26,18 @@ class ToolFailure(Exception):
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
-def strip_ansi(text):
+@overload
+def strip_ansi(text: str) -> str: ...
+@overload
+def strip_ansi(text: _T) -> _T: ...
+
+
+def strip_ansi(text: Any) -> Any:
     """``text`` without terminal escape sequences; anything that is not a string is returned unchanged."""
     return ANSI_ESCAPE.sub("", text) if isinstance(text, str) else text
 
 
-def exit_module(module, compute):
+def exit_module(module: Any, compute: Callable[[], dict[str, Any]]) -> None:
     """End an Ansible module with ``compute()``'s result: a ToolFailure fails it with its
     message and fields, the result's ``warnings`` become the module's warnings, and its
     ``diff`` is returned only under --diff. The one ending of every host module."""
@@ -43,7 +54,7 @@ def exit_module(module, compute):
     module.exit_json(**result)
 
 
-def exit_measurement(module, **result):
+def exit_measurement(module: Any, **result: Any) -> None:
     """End a measurement module (ib_write_bw, nccl_tests, nccl_tune): it never changes the host, so
     ``changed`` is False; in check mode, where it ran nothing, ``skipped_run`` says so."""
     if module.check_mode:
@@ -51,17 +62,17 @@ def exit_measurement(module, **result):
     module.exit_json(changed=False, **result)
 
 
-def preview_in_check_mode(module, preview):
+def preview_in_check_mode(module: Any, preview: Callable[[], dict[str, Any]]) -> None:
     """A measurement's check mode: nothing runs, the module ends with ``preview()`` (what it would
     run) through ``exit_measurement``. Outside check mode it returns and the run goes on."""
     if module.check_mode:
         exit_measurement(module, **preview())
 
 
-def duplicate_port(ports, key):
+def duplicate_port(ports: Sequence[dict[str, Any]], key: str) -> Optional[str]:
     """The error for the first of ``ports`` whose ``key`` (its netdev) repeats an earlier port's, or None:
     one port listed twice would be configured twice in one execution."""
-    seen = {}
+    seen: dict[Any, int] = {}
     for i, port in enumerate(ports):
         if port[key] in seen:
             return f"ports[{i}].{key}: {port[key]!r} is already ports[{seen[port[key]]}]"
@@ -69,7 +80,8 @@ def duplicate_port(ports, key):
     return None
 
 
-def each_port(ports, apply, ident, label):
+def each_port(ports: Sequence[dict[str, Any]], apply: Callable[[dict[str, Any]], dict[str, Any]],
+              ident: Callable[[dict[str, Any]], dict[str, Any]], label: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
     """One module execution over several ports, as a loop over them would be.
 
     ``apply(port)`` configures one port and returns its result (``changed``,
@@ -82,7 +94,9 @@ def each_port(ports, apply, ident, label):
     When a port failed, raises ToolFailure with that result and a message
     naming each failed port (``label(port)``) with its error.
     """
-    results, diffs, failures = [], [], []
+    results: list[dict[str, Any]] = []
+    diffs: list[Any] = []
+    failures: list[str] = []
     for port in ports:
         try:
             result = {**ident(port), **apply(port)}
@@ -93,7 +107,7 @@ def each_port(ports, apply, ident, label):
         if diff:
             diffs.append(diff)
         results.append(result)
-    combined = {"changed": any(r.get("changed") for r in results),
+    combined: dict[str, Any] = {"changed": any(r.get("changed") for r in results),
                 "commands": [c for r in results for c in r.get("commands") or []],
                 "ports": results}
     if diffs:
@@ -117,13 +131,13 @@ class ParseError(ValueError):
     device, an unloaded driver or a permission error must stop the caller.
     """
 
-    def __init__(self, tool, message, text=None):
+    def __init__(self, tool: str, message: str, text: Optional[str] = None) -> None:
         self.tool = tool
         self.text = text
         super().__init__(f"{tool}: {message}")
 
 
-def eos_json(tool, doc, key, kind=dict):
+def eos_json(tool: str, doc: Any, key: str, kind: type = dict) -> Any:
     """``doc[key]`` of an EOS ``<command> | json`` answer (text or parsed), checked to be a ``kind``.
 
     ParseError (naming ``tool``) for what is not JSON, not an object, an eAPI
@@ -144,7 +158,7 @@ def eos_json(tool, doc, key, kind=dict):
     return value
 
 
-def column_spans(header, rule=None, words=False):
+def column_spans(header: str, rule: Optional[str] = None, words: bool = False) -> list[tuple[str, int, int]]:
     """Where the columns of an aligned text table are: ``[(name, start, end)]``.
 
     With the dashed ``rule`` line under the header (``-----  -----…``), each
@@ -162,19 +176,19 @@ def column_spans(header, rule=None, words=False):
         found = list(re.finditer(r"[-\u2026=]+", rule))
     else:
         found = list(re.finditer(r"\S+(?: \S+)*", header))
-    spans = []
+    spans: list[tuple[str, int, int]] = []
     for index, m in enumerate(found):
         nxt = found[index + 1].start() if index + 1 < len(found) else None
         spans.append((header[m.start():nxt].strip(), m.start(), m.end()))
     return spans
 
 
-def _span(span):
+def _span(span: Sequence[Any]) -> tuple[str, int, int]:
     """``(name, start, end)``; a ``(name, start)`` pair (older callers) ends where it starts."""
     return (span[0], span[1], span[2] if len(span) > 2 else span[1])
 
 
-def split_columns(line, spans):
+def split_columns(line: str, spans: Sequence[Sequence[Any]]) -> Optional[dict[str, str]]:
     """Cells of ``line`` by the header's ``spans``: ``{name: text}``, or None.
 
     Each whitespace-delimited word of the row goes to one column, in order:
@@ -193,7 +207,7 @@ def split_columns(line, spans):
     cols = [_span(s) for s in spans]
     if not cols:
         return None
-    placed = [[] for _col in cols]
+    placed: list[list[tuple[int, int]]] = [[] for _col in cols]
     last = 0
     for m in re.finditer(r"\S+", line):
         begin, end = m.start(), m.end()
@@ -204,9 +218,10 @@ def split_columns(line, spans):
         if nxt is None or end <= nxt:
             col = k
         else:
-            col = next((j for j in range(k + 1, len(cols)) if cols[j][2] == end), None)
-            if col is None:
+            right = next((j for j in range(k + 1, len(cols)) if cols[j][2] == end), None)
+            if right is None:
                 return None
+            col = right
         if col < last:
             return None
         last = col

@@ -4,12 +4,15 @@ Stdlib only, importable on its own (with plugins/module_utils on sys.path): spli
 the generic error lines, the ParseError for output without data, numbers and "TEXT (code)" enumerations.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, NoReturn, Optional, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
 # Lines that mean "the tool could not run at all", whatever the tool.
@@ -21,17 +24,17 @@ _GENERIC_ERROR_RE = re.compile(
 )
 
 
-def _lines(text):
+def _lines(text: Optional[str]) -> list[str]:
     """Split ``text`` into lines, tolerating None and CRLF."""
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def _error_lines(text):
+def _error_lines(text: Optional[str]) -> list[str]:
     """The stripped lines of ``text`` that look like error messages."""
     return [line.strip() for line in _lines(text) if _GENERIC_ERROR_RE.search(line)]
 
 
-def _raise_no_data(tool, text, what):
+def _raise_no_data(tool: str, text: Optional[str], what: str) -> NoReturn:
     """Raise ParseError quoting the tool's error lines (or saying it printed nothing)."""
     errors = _error_lines(text)
     if errors:
@@ -42,7 +45,7 @@ def _raise_no_data(tool, text, what):
     raise ParseError(tool, "no %s in output (first line: %r)" % (what, first), text)
 
 
-def _to_number(value):
+def _to_number(value: Any) -> Union[int, float, None]:
     """'400' -> 400, '2.5' -> 2.5, anything else -> None."""
     try:
         return int(value)
@@ -54,12 +57,12 @@ def _to_number(value):
         return None
 
 
-def _int_or_text(value):
+def _int_or_text(value: str) -> Union[int, str]:
     """Decimal text -> int; other text unchanged."""
     return int(value) if re.fullmatch(r"-?\d+", value) else value
 
 
-def _split_enum(value):
+def _split_enum(value: str) -> tuple[str, Optional[int]]:
     """'PORT_ACTIVE (4)' -> ('PORT_ACTIVE', 4); '4096 (5)' -> ('4096', 5); 'x' -> ('x', None)."""
     match = re.fullmatch(r"(.*?)\s*\((\d+)\)", value)
     if match:

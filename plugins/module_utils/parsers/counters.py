@@ -13,12 +13,15 @@ A counter the driver or firmware does not expose is absent from the result,
 never zero: callers warn that it cannot be proven (``missing_counters``).
 """
 
+from __future__ import annotations
+
 import re
+from typing import Iterable, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # mlx5 per-priority counters (Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst)
 _PRIO_RE = re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_(?P<what>pause|pause_duration|pause_transition|"
@@ -38,14 +41,30 @@ _ETHTOOL_ERRORS = ("no stats available", "Cannot get stats", "Operation not supp
                    "Cannot get driver information", "Operation not permitted")
 
 
-def _int(value, tool, n, line, text):
+class EthtoolStats(TypedDict):
+    """``parse_ethtool_stats``: every ``name: integer`` line, and what was skipped."""
+    stats: dict[str, int]
+    warnings: list[str]
+
+
+class RdmaStatistic(TypedDict):
+    """``parse_rdma_statistic``: ``{"DEV/PORT": {counter: value}}``."""
+    links: dict[str, dict[str, int]]
+
+
+class HwCounters(TypedDict):
+    """``parse_hw_counters``: ``{counter: value}`` (the file names under hw_counters/)."""
+    counters: dict[str, int]
+
+
+def _int(value: str, tool: str, n: int, line: str, text: Optional[str]) -> int:
     try:
         return int(value)
     except ValueError:
         raise ParseError(tool, f"line {n}: {line.strip()!r}: counter value is not an integer", text) from None
 
 
-def parse_ethtool_stats(text):
+def parse_ethtool_stats(text: Optional[str]) -> EthtoolStats:
     """``ethtool -S`` -> {"stats": {name: int}, "warnings": [...]}.
 
     The ``NIC statistics:`` banner is optional: a filtered listing
@@ -61,7 +80,8 @@ def parse_ethtool_stats(text):
     for line in lines:
         if any(e in line for e in _ETHTOOL_ERRORS):
             raise ParseError(tool, line.strip(), text)
-    stats, warnings = {}, []
+    stats: dict[str, int] = {}
+    warnings: list[str] = []
     for n, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s == "NIC statistics:":
@@ -79,9 +99,9 @@ def parse_ethtool_stats(text):
     return {"stats": stats, "warnings": warnings}
 
 
-def mlx5_priority_counters(stats):
+def mlx5_priority_counters(stats: dict[str, int]) -> dict[int, dict[str, int]]:
     """{prio: {"rx_pause": n, "tx_pause": n, "rx_discards": n, ...}} from mlx5 ethtool stats."""
-    out = {}
+    out: dict[int, dict[str, int]] = {}
     for name, value in stats.items():
         m = _PRIO_RE.match(name)
         if m:
@@ -89,12 +109,12 @@ def mlx5_priority_counters(stats):
     return out
 
 
-def mlx5_phy_counters(stats):
+def mlx5_phy_counters(stats: dict[str, int]) -> dict[str, int]:
     """The PHY (link health) counters present in mlx5 ethtool stats."""
     return {k: stats[k] for k in PHY_COUNTERS if k in stats}
 
 
-def parse_rdma_statistic(text):
+def parse_rdma_statistic(text: Optional[str]) -> RdmaStatistic:
     """iproute2 ``rdma statistic show link DEV/PORT`` -> {"links": {"DEV/PORT": {counter: int}}}.
 
     The tool prints one line per link: ``link mlx5_0/1 rx_write_requests 0 ...``
@@ -103,7 +123,8 @@ def parse_rdma_statistic(text):
     """
     if text is None or not text.strip():
         raise ParseError("rdma statistic", "no output", text)
-    links, current = {}, None
+    links: dict[str, dict[str, int]] = {}
+    current: Optional[dict[str, int]] = None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -125,11 +146,11 @@ def parse_rdma_statistic(text):
     return {"links": links}
 
 
-def parse_hw_counters(text):
+def parse_hw_counters(text: Optional[str]) -> HwCounters:
     """``grep -H . .../ports/N/hw_counters/*`` -> {"counters": {name: int}} (path prefix dropped)."""
     if text is None or not text.strip():
         raise ParseError("hw_counters", "no output (the driver exposes no hw_counters directory?)", text)
-    counters = {}
+    counters: dict[str, int] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -142,6 +163,6 @@ def parse_hw_counters(text):
     return {"counters": counters}
 
 
-def missing_counters(have, wanted=RDMA_COUNTERS):
+def missing_counters(have: Iterable[str], wanted: Iterable[str] = RDMA_COUNTERS) -> list[str]:
     """The counters in ``wanted`` this driver/firmware does not expose (for a warning, never a pass)."""
     return [c for c in wanted if c not in have]

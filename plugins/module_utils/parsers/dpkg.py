@@ -18,7 +18,9 @@ configured; trigger processing does not change what version runs), whatever the
 selection: `hi` is installed and held (what the mofed role leaves), `ri` is
 installed and marked for removal. `rc`, `un`, `iU`, `iF`, `iH` are not.
 """
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
+
+from typing import Optional, TypedDict
 
 __metaclass__ = type
 
@@ -31,10 +33,24 @@ INSTALLED_STATES = ("i", "W", "t")
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
-def status_from_abbrev(abbrev):
+class PackageStatus(TypedDict):
+    """One ``${db:Status-Abbrev}`` decoded (``status_from_abbrev``)."""
+    selection: str
+    state: str
+    installed: bool
+    held: bool
+    reinstall_required: bool
+
+
+class PackageState(PackageStatus):
+    """One package of ``parse_dpkg_query``: its status and version (None: known only from a removed install)."""
+    version: Optional[str]
+
+
+def status_from_abbrev(abbrev: Optional[str]) -> PackageStatus:
     """'hi ' -> {'selection': 'hold', 'state': 'installed', 'installed': True, 'held': True,
     'reinstall_required': False}."""
     text = (abbrev or "").ljust(3)
@@ -45,7 +61,7 @@ def status_from_abbrev(abbrev):
             "held": sel == "h", "reinstall_required": err == "R"}
 
 
-def parse_dpkg_query(text):
+def parse_dpkg_query(text: object) -> dict[str, PackageState]:
     """Lines of `${Package} ${Version} ${db:Status-Abbrev}` -> {package: {version, ...status}}.
 
     dpkg-query prints "dpkg-query: no packages found matching NAME" on stderr for
@@ -54,7 +70,7 @@ def parse_dpkg_query(text):
     """
     if not isinstance(text, str):
         raise ParseError("dpkg-query", f"output must be text, not {type(text).__name__}")
-    out = {}
+    out: dict[str, PackageState] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -68,10 +84,10 @@ def parse_dpkg_query(text):
             status = status_from_abbrev(abbrev)
         except ParseError as exc:
             raise ParseError("dpkg-query", f"line {n}: {line!r}: {str(exc).split(': ', 1)[1]}", text) from None
-        out[name] = dict(status, version=version or None)
+        out[name] = PackageState(**status, version=version or None)
     return out
 
 
-def installed_versions(text):
+def installed_versions(text: object) -> dict[str, Optional[str]]:
     """{package: version} of the packages dpkg-query reports as installed (held ones included)."""
     return {name: st["version"] for name, st in parse_dpkg_query(text).items() if st["installed"]}

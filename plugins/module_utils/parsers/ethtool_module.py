@@ -36,12 +36,15 @@ identifier, or a driver reported a failed EEPROM read as success), ``--json`` ou
 own errors (``Cannot get Module EEPROM data``, ``netlink error: ...``) are a ParseError naming them.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Callable, Optional, Sequence, TypedDict, TypeVar
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 TOOL = "ethtool -m"
 
@@ -62,8 +65,33 @@ NO_LIGHT_DBM = -40.0
 _IDENTIFIER_RE = re.compile(r"^0x(?P<code>[0-9a-fA-F]{2})\b")
 _COPPER_CONNECTORS = ("Copper pigtail", "RJ45")
 
+_T = TypeVar("_T")
 
-def _lines(text):
+
+class DdmEntry(TypedDict):
+    """A diagnostic's readings (per lane) and its alarm thresholds."""
+    values: list[float]
+    low: float
+    high: float
+
+
+class Ddm(TypedDict):
+    rx_power_dbm: Optional[DdmEntry]
+    temperature_c: Optional[DdmEntry]
+
+
+class EthtoolModule(TypedDict):
+    """``parse_ethtool_module``: the shape checks/links.py ``module_problems`` reads for every source."""
+    present: bool
+    optical: bool
+    vendor: Optional[str]
+    part_number: Optional[str]
+    cable_technology: Optional[str]
+    ddm: Ddm
+    fields: dict[str, list[str]]
+
+
+def _lines(text: Optional[str]) -> list[tuple[str, str]]:
     """[(key, value)] of ethtool's ``name : value`` lines; a line that is not one is a ParseError."""
     if text is None or not text.strip():
         raise ParseError(TOOL, "no output", text)
@@ -77,7 +105,7 @@ def _lines(text):
     if first[:2] == ["Offset", "Values"] or _HEX_RE.match(stripped):
         raise ParseError(TOOL, "a hex dump of the module's EEPROM, not its decoded fields: ethtool does not know the "
                          "module's identifier, or the driver returned a failed read as data", text)
-    out = []
+    out: list[tuple[str, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -90,13 +118,13 @@ def _lines(text):
     return out
 
 
-def _paren(value):
+def _paren(value: Optional[str]) -> Optional[str]:
     """'0x00 (850 nm VCSEL)' -> '850 nm VCSEL'."""
     m = re.search(r"\((.*)\)\s*$", value or "")
     return m.group(1).strip() if m else None
 
 
-def _power(key, value, text):
+def _power(key: str, value: str, text: Optional[str]) -> tuple[float, float]:
     """'0.9720 mW / -0.12 dBm' -> (mW, dBm); 0 mW (-inf dBm) -> (0.0, NO_LIGHT_DBM)."""
     m = _POWER_RE.match(value)
     if not m:
@@ -106,27 +134,27 @@ def _power(key, value, text):
     return mw, (NO_LIGHT_DBM if dbm == "-inf" else max(float(dbm), NO_LIGHT_DBM))
 
 
-def _number(regex, group, key, value, text, unit):
+def _number(regex: re.Pattern[str], group: str, key: str, value: str, text: Optional[str], unit: str) -> float:
     m = regex.match(value)
     if not m:
         raise ParseError(TOOL, f"{key}: {value!r} is not a value in {unit}", text)
     return float(m.group(group))
 
 
-def _entry(values, low, high):
+def _entry(values: Sequence[float], low: Optional[float], high: Optional[float]) -> Optional[DdmEntry]:
     """A ddm entry, or None where a value or a threshold is missing."""
     if not values or low is None or high is None:
         return None
     return {"values": list(values), "low": low, "high": high}
 
 
-def _thresholds(fields, name, read):
+def _thresholds(fields: dict[str, str], name: str, read: Callable[[str], _T]) -> tuple[Optional[_T], Optional[_T]]:
     """(low, high) alarm thresholds of ``name`` ('Laser rx power', 'Module temperature'), None each where absent."""
     low, high = (fields.get(f"{name} {side} alarm threshold") for side in ("low", "high"))
     return (read(low) if low is not None else None), (read(high) if high is not None else None)
 
 
-def _lanes(channels, text):
+def _lanes(channels: dict[int, dict[str, Any]], text: Optional[str]) -> list[float]:
     """{channel: {what: value}} -> [dBm per lane in use] (see the module docstring), [] when none is printed."""
     numbers = sorted(n for n, c in channels.items() if "rx" in c)
     if not numbers:
@@ -134,7 +162,7 @@ def _lanes(channels, text):
     if numbers != list(range(1, len(numbers) + 1)):
         raise ParseError(TOOL, f"Rx power channels {numbers} are not 1..{len(numbers)}", text)
 
-    def dark(c):
+    def dark(c: dict[str, Any]) -> bool:
         known = [c["rx"][0]] + [c[k] if k == "bias" else c[k][0] for k in ("bias", "tx") if k in c]
         return len(known) > 1 and all(v == 0 for v in known)
 
@@ -143,7 +171,7 @@ def _lanes(channels, text):
     return [channels[n]["rx"][1] for n in numbers if n <= last]
 
 
-def _copper(fields, multi, technology):
+def _copper(fields: dict[str, str], multi: dict[str, list[str]], technology: Optional[str]) -> bool:
     """True when the module is a copper cable (no light to judge)."""
     if technology is not None:
         return technology.lower().startswith("copper")
@@ -155,10 +183,12 @@ def _copper(fields, multi, technology):
     return any(c in (fields.get("Connector") or "") for c in _COPPER_CONNECTORS)
 
 
-def parse_ethtool_module(text):
+def parse_ethtool_module(text: Optional[str]) -> EthtoolModule:
     """ethtool -m text -> the module (see the module docstring); ParseError on anything else."""
     pairs = _lines(text)
-    fields, multi, channels = {}, {}, {}
+    fields: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    channels: dict[int, dict[str, Any]] = {}
     for key, value in pairs:
         multi.setdefault(key, []).append(value)
         fields.setdefault(key, value)
@@ -186,7 +216,7 @@ def parse_ethtool_module(text):
         if single is not None:
             lanes = [_power(next(k for k in _SFP_RX if k in fields), single, text)[1]]
 
-    def power_threshold(value):
+    def power_threshold(value: str) -> tuple[float, float]:
         return _power("Laser rx power alarm threshold", value, text)
 
     rx_low, rx_high = _thresholds(fields, "Laser rx power", power_threshold)
@@ -194,14 +224,14 @@ def parse_ethtool_module(text):
         rx_low = rx_high = None     # 0 mW / 0 mW: the module fills no thresholds
     rx = _entry(lanes, rx_low and rx_low[1], rx_high and rx_high[1])
 
-    def temp(value):
+    def temp(value: str) -> float:
         return _number(_TEMP_RE, "c", "Module temperature", value, text, "degrees C")
 
     t_low, t_high = _thresholds(fields, "Module temperature", temp)
     t_now = temp(fields["Module temperature"]) if "Module temperature" in fields else None
     temperature = _entry([t_now] if t_now is not None else [], t_low, t_high)
 
-    def text_field(key):
+    def text_field(key: str) -> Optional[str]:
         value = (fields.get(key) or "").strip()
         return value or None
 

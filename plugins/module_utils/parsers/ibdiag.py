@@ -5,12 +5,15 @@ Every parser raises ParseError on error output (no SM, no port, umad
 failure, tool missing) or on text that is not the tool's format; none of
 them returns an empty success.
 """
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, TypedDict, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone (corpus checker, unit tests)
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # SM states as infiniband-diags' sminfo.c names them.
 SM_STATES = ("SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER")
@@ -35,16 +38,108 @@ _ERROR_MARKERS = ("ibwarn:", "ibpanic:", "iberror:", "ibError:", "command not fo
                   "can't open UMAD port", "Failed to open", "umad_open_port")
 
 
-def _check_error(tool, text):
+class SmInfo(TypedDict):
+    """``parse_sminfo``: the SM's LID, GUID, activity, priority and state (None: an older layout)."""
+    lid: int
+    guid: str
+    activity_count: int
+    priority: int
+    state: Optional[int]
+    state_name: Optional[str]
+    master: Optional[bool]
+    warnings: list[str]
+
+
+class _IbnetPortBase(TypedDict):
+    peer_guid: Optional[str]
+    peer_id: str
+    peer_port: int
+    peer_port_guid: Optional[str]
+    port_guid: Optional[str]
+    peer_desc: Optional[str]
+    width: Optional[int]
+    speed: Optional[str]
+
+
+class IbnetPort(_IbnetPortBase, total=False):
+    """One port of an ibnetdiscover node; the optional keys only where the line printed them."""
+    lid: int
+    peer_lid: int
+    unread: str
+    ext_port: int
+    peer_ext_port: int
+
+
+class _IbnetNodeBase(TypedDict):
+    guid: str
+    type: str
+    desc: str
+    nports: int
+    ports: dict[int, IbnetPort]
+
+
+class IbnetNode(_IbnetNodeBase, total=False):
+    """One ibnetdiscover node (``switch``, ``ca``, ``router``)."""
+    lid: int
+    lmc: int
+    enhanced_port0: bool
+    chassis: int
+
+
+class IbnetLink(TypedDict):
+    """Each cabled pair once."""
+    a_guid: str
+    a_port: int
+    b_guid: Optional[str]
+    b_port: int
+    width: Optional[int]
+    speed: Optional[str]
+
+
+class Ibnetdiscover(TypedDict):
+    """``parse_ibnetdiscover``."""
+    nodes: dict[str, IbnetNode]
+    links: list[IbnetLink]
+    warnings: list[str]
+
+
+class IblinkPort(TypedDict):
+    """One port of ``parse_iblinkinfo``: its node's fields and the link's."""
+    node_type: str
+    node_guid: Optional[str]
+    node_desc: str
+    port_guid: Optional[str]
+    lid: int
+    port: int
+    width: Optional[int]
+    lane_gbps: Optional[float]
+    speed_gbps: Optional[float]
+    state: str
+    phys_state: str
+    peer_lid: Optional[int]
+    peer_port: Optional[int]
+    peer_desc: str
+    could_be: str
+
+
+class SmpqueryPkeys(TypedDict):
+    """``parse_smpquery_pkeys``: the table's capacity and its non-zero entries."""
+    capacity: int
+    pkeys: list[int]
+
+
+def _check_error(tool: str, text: Optional[str]) -> str:
+    """``text``, or ParseError when it is empty or holds an error line."""
     if text is None or not text.strip():
         raise ParseError(tool, "empty output", text)
     for line in text.splitlines():
         s = line.strip()
         if any(m in s for m in _ERROR_MARKERS):
             raise ParseError(tool, "error output: " + s, text)
+    return text
 
 
-def norm_guid(value):
+def norm_guid(value: object) -> str:
     """'0xA088C2...' / 'a088c2...' -> '0xa088c2...' (16 hex digits)."""
     s = str(value).strip().lower()
     if s.startswith("0x"):
@@ -64,14 +159,15 @@ _SMINFO_RE = re.compile(
     r"(?: state (?P<state>\d+) (?P<name>\S+))?\s*$")
 
 
-def parse_sminfo(text):
+def parse_sminfo(text: Optional[str]) -> SmInfo:
     """One sminfo line -> {lid, guid, activity_count, priority, state, state_name, master, warnings}.
 
     The current layout and the older one (hex LID, no ``state`` field): there ``state``,
     ``state_name`` and ``master`` are None and ``warnings`` says the SM's state is unknown. Any other
     non-empty line is a ``warnings`` entry."""
-    _check_error("sminfo", text)
-    found, warnings = None, []
+    text = _check_error("sminfo", text)
+    found: Optional[SmInfo] = None
+    warnings: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         m = _SMINFO_RE.match(line.strip())
         if m and found is None:
@@ -83,6 +179,7 @@ def parse_sminfo(text):
                 "state": int(m["state"]) if m["state"] else None,
                 "state_name": m["name"],
                 "master": m["name"] == "SMINFO_MASTER" if m["name"] else None,
+                "warnings": [],
             }
             if not m["name"]:
                 warnings.append("this sminfo prints no state field (an older infiniband-diags): "
@@ -110,15 +207,15 @@ _ND_IDS_CHASSIS_RE = re.compile(r"#\s*Chassis (?P<num>\d+)")
 _ND_RATE_RE = re.compile(r"(?P<width>\d+)x(?P<speed>[A-Z0-9]+)\s*$")
 
 
-def _guid_from_id(nid):
+def _guid_from_id(nid: str) -> Optional[str]:
     # ibnetdiscover names nodes "S-<guid>", "H-<guid>", "R-<guid>"
     m = re.fullmatch(r"[SHR]-([0-9a-fA-F]{1,16})", nid)
     return norm_guid(m.group(1)) if m else None
 
 
-def _parse_nd_comment(comment):
+def _parse_nd_comment(comment: Optional[str]) -> dict[str, Any]:
     """'"node3 mlx5_0" lid 4 4xSDR' or 'lid 5 lmc 0 "leaf2" lid 6 1xSDR'."""
-    out = {}
+    out: dict[str, Any] = {}
     if not comment:
         return out
     m = _ND_RATE_RE.search(comment)
@@ -151,7 +248,7 @@ def _parse_nd_comment(comment):
 _ND_LIBDIAG_RE = re.compile(r"^[\w./-]+\.c:\d+;\s*(?P<msg>.+)$")
 
 
-def parse_ibnetdiscover(text):
+def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
     """ibnetdiscover topology (plain or ``-g`` grouped) -> {"nodes": {guid: node}, "links": [link]}.
 
     Grouped output (``-g``) adds ``Chassis N (guid 0x..)`` / ``Non-Chassis
@@ -167,13 +264,13 @@ def parse_ibnetdiscover(text):
     (``src/query_smp.c:195; ... Connection timed out``): the rest of the
     topology is read, but nodes behind that route may be missing.
     """
-    _check_error("ibnetdiscover", text)
-    nodes = {}
-    cur = None
+    text = _check_error("ibnetdiscover", text)
+    nodes: dict[str, IbnetNode] = {}
+    cur: Optional[IbnetNode] = None
     saw_header = False
-    chassis = None        # the -g section we are in (None: ungrouped or Non-Chassis)
-    node_chassis = None   # "# Chassis N" on the sysimgguid= line of the next node
-    warnings = []
+    chassis: Optional[int] = None        # the -g section we are in (None: ungrouped or Non-Chassis)
+    node_chassis: Optional[int] = None   # "# Chassis N" on the sysimgguid= line of the next node
+    warnings: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -224,7 +321,7 @@ def parse_ibnetdiscover(text):
             info = _parse_nd_comment(pm["comment"])
             if _guid_from_id(pm["rid"]) is None:
                 raise ParseError("ibnetdiscover", f"peer id without a GUID: {line}", text)
-            port = {
+            port: IbnetPort = {
                 "peer_guid": _guid_from_id(pm["rid"]),
                 "peer_id": pm["rid"],
                 "peer_port": int(pm["rport"]),
@@ -263,7 +360,8 @@ def parse_ibnetdiscover(text):
     if not nodes:
         raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header
                          else "not ibnetdiscover output", text)
-    links, seen = [], set()
+    links: list[IbnetLink] = []
+    seen: set[tuple[tuple[Any, int], ...]] = set()
     for guid, node in nodes.items():
         for pnum, p in node["ports"].items():
             a, b = (guid, pnum), (p["peer_guid"], p["peer_port"])
@@ -287,7 +385,7 @@ _LI_PORT_RE = re.compile(
     r"\((?P<could>.*)\)\s*$")
 
 
-def lane_nominal(speed):
+def lane_nominal(speed: Union[str, float, None]) -> Optional[float]:
     """'2.5' (Gbps per lane, iblinkinfo) or 'SDR' (ibnetdiscover) -> nominal lane Gbps."""
     if speed is None:
         return None
@@ -302,13 +400,14 @@ def lane_nominal(speed):
         return None
 
 
-def parse_iblinkinfo(text):
+def parse_iblinkinfo(text: Optional[str]) -> list[IblinkPort]:
     """iblinkinfo -> list of ports: {node_type, node_guid (switches; CAs print
     their port GUID instead), node_desc, port_guid,
     lid, port, width, lane_gbps, speed_gbps (nominal width x lane), state,
     phys_state, peer_lid, peer_port, peer_desc, could_be}."""
-    _check_error("iblinkinfo", text)
-    out, node = [], None
+    text = _check_error("iblinkinfo", text)
+    out: list[IblinkPort] = []
+    node: Optional[dict[str, Any]] = None
     for raw in text.splitlines():
         if not raw.strip():
             continue
@@ -325,8 +424,7 @@ def parse_iblinkinfo(text):
             raise ParseError("iblinkinfo", "port line before any node header", text)
         width = int(m["width"]) if m["width"] else None
         lane = lane_nominal(m["speed"]) if m["speed"] else None
-        entry = dict(node)
-        entry.update({
+        entry: IblinkPort = {**node, **{  # type: ignore[typeddict-item]  # the node's three keys and these
             "port_guid": norm_guid(m["pguid"]) if m["pguid"] else None,
             "lid": int(m["lid"]),
             "port": int(m["port"]),
@@ -339,7 +437,7 @@ def parse_iblinkinfo(text):
             "peer_port": int(m["pport"]) if m["pport"] else None,
             "peer_desc": m["pdesc"],
             "could_be": m["could"].strip(),
-        })
+        }}
         out.append(entry)
     if not out:
         raise ParseError("iblinkinfo", "no ports in output", text)
@@ -350,11 +448,13 @@ def parse_iblinkinfo(text):
 _PK_ROW_RE = re.compile(r"^\s*(\d+):((?:\s+0x[0-9a-fA-F]{4})+)\s*$")
 
 
-def parse_smpquery_pkeys(text):
+def parse_smpquery_pkeys(text: Optional[str]) -> SmpqueryPkeys:
     """'smpquery pkeys <lid> [port]' -> {"capacity": n, "pkeys": [int, ...]}
     (non-zero entries, membership bit 0x8000 kept)."""
-    _check_error("smpquery", text)
-    pkeys, rows, capacity = [], 0, None
+    text = _check_error("smpquery", text)
+    pkeys: list[int] = []
+    rows = 0
+    capacity: Optional[int] = None
     for line in text.splitlines():
         m = _PK_ROW_RE.match(line)
         if m:

@@ -6,15 +6,18 @@ appended) and returns plain dicts/lists; on error output it raises ``ParseError`
 the tool said.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
         _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import SHELL_PROMPT_RE, ParseError
-    from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number
+    from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+    from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number  # type: ignore[import-not-found,no-redef]
 
 
 # --------------------------------------------------------------------------
@@ -28,7 +31,20 @@ _RDMA_INT_KEYS = ("lid", "sm_lid", "lmc", "netdev_index", "ifindex")
 _RDMA_LINK_KEYS = ("state", "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid", "sm_lid", "lmc")
 
 
-def parse_rdma_link(text):
+class RdmaLinks(TypedDict):
+    """``parse_rdma_link``: one dict per port (``device``, ``port`` and the ``key value`` words the tool
+    printed: an open set, so a plain dict), and what was not read."""
+    links: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class IbStatus(TypedDict):
+    """``parse_ibstatus``: one dict per port block (``device``, ``port`` and the fields it printed)."""
+    ports: list[dict[str, Any]]
+    warnings: list[str]
+
+
+def parse_rdma_link(text: Optional[str]) -> RdmaLinks:
     """Parse ``rdma link show`` (iproute2), text or ``rdma -j link show`` JSON.
 
     JSON (preferred; a list of ``{"ifindex", "ifname", "port", "state",
@@ -50,8 +66,9 @@ def parse_rdma_link(text):
     stripped = (text or "").strip()
     if re.match(r"\[\s*[{\]]", stripped):   # not a "[root@host ~]#" prompt line
         return _rdma_link_json(stripped, text)
-    links, warnings = [], []
-    caps = None   # the caps list being read while a '<...' spans lines
+    links: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    caps: Optional[list[str]] = None   # the caps list being read while a '<...' spans lines
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
@@ -64,7 +81,7 @@ def parse_rdma_link(text):
             continue
         match = _RDMA_LINK_RE.match(line)
         if match:
-            link = {"device": match.group("device"), "port": int(match.group("port"))}
+            link: dict[str, Any] = {"device": match.group("device"), "port": int(match.group("port"))}
             links.append(link)
             _rdma_pairs(match.group("rest").split(), link, number, warnings)
         elif links and line.startswith("caps:"):
@@ -83,7 +100,7 @@ def parse_rdma_link(text):
     return {"links": links, "warnings": warnings}
 
 
-def _rdma_pairs(words, link, number, warnings):
+def _rdma_pairs(words: list[str], link: dict[str, Any], number: int, warnings: list[str]) -> None:
     """Read ``key value`` words into ``link``; a key without a value is a warning."""
     while words:
         key = words.pop(0)
@@ -94,12 +111,12 @@ def _rdma_pairs(words, link, number, warnings):
         link[key] = int(value) if key in _RDMA_INT_KEYS and value.isdigit() else value
 
 
-def _rdma_caps(fragment):
+def _rdma_caps(fragment: str) -> list[str]:
     """Capability names of one line of ``caps: <A, B, ...>``."""
     return [word for word in re.split(r"[<>,\s]+", fragment) if word]
 
 
-def _rdma_link_json(document, text):
+def _rdma_link_json(document: str, text: Optional[str]) -> RdmaLinks:
     import json
     try:
         data = json.loads(document)
@@ -107,7 +124,7 @@ def _rdma_link_json(document, text):
         raise ParseError("rdma", "rdma -j link show: invalid JSON: %s" % err, text)
     if not isinstance(data, list) or not data:
         raise ParseError("rdma", "rdma -j link show: not a non-empty list of links", text)
-    links = []
+    links: list[dict[str, Any]] = []
     for index, entry in enumerate(data):
         if not isinstance(entry, dict) or not isinstance(entry.get("ifname"), str) \
                 or not isinstance(entry.get("port"), int) or isinstance(entry.get("port"), bool):
@@ -118,7 +135,7 @@ def _rdma_link_json(document, text):
         suffix = "/%d" % entry["port"]
         if device.endswith(suffix):
             device = device[:-len(suffix)]
-        link = {"device": device, "port": entry["port"]}
+        link: dict[str, Any] = {"device": device, "port": entry["port"]}
         link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
         links.append(link)
     return {"links": links, "warnings": []}
@@ -134,7 +151,7 @@ _IBSTATUS_FIELDS = {"default gid": "default_gid", "base lid": "base_lid", "sm li
                     "state": "state", "phys state": "physical_state", "rate": "rate", "link_layer": "link_layer"}
 
 
-def _ibstatus_value(field, value, port):
+def _ibstatus_value(field: str, value: str, port: dict[str, Any]) -> None:
     if field in ("base_lid", "sm_lid"):
         port[field] = int(value, 16) if re.fullmatch(r"0x[0-9a-fA-F]+", value) else _int_or_text(value)
     elif field in ("state", "physical_state"):
@@ -153,7 +170,7 @@ def _ibstatus_value(field, value, port):
         port[field] = value
 
 
-def parse_ibstatus(text):
+def parse_ibstatus(text: Optional[str]) -> IbStatus:
     """Parse ``ibstatus [dev[:port]]`` (infiniband-diags' script over sysfs) output.
 
     One block per port: ``Infiniband device 'mlx5_0' port 1 status:`` then
@@ -172,8 +189,10 @@ def parse_ibstatus(text):
     directory) and on output without any port block.
     """
     tool = "ibstatus"
-    ports, warnings, port = [], [], None
-    errors = []
+    ports: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    port: Optional[dict[str, Any]] = None
+    errors: list[str] = []
     for number, raw in enumerate(_lines(text), 1):
         line = raw.rstrip()
         if not line.strip():
@@ -184,7 +203,7 @@ def parse_ibstatus(text):
             ports.append(port)
             continue
         kv = _IBSTATUS_KV_RE.match(line) if port is not None else None
-        if kv and kv.group("key") in _IBSTATUS_FIELDS:
+        if kv and port is not None and kv.group("key") in _IBSTATUS_FIELDS:
             _ibstatus_value(_IBSTATUS_FIELDS[kv.group("key")], kv.group("value"), port)
         elif _GENERIC_ERROR_RE.search(line) or re.search(r"\bnot found\b|No such|does not exist", line):
             errors.append(line.strip())

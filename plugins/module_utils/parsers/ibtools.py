@@ -7,15 +7,18 @@ error output (no device, driver not loaded, tool missing, empty output) it
 raises ``ParseError`` carrying what the tool said.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
         _int_or_text, _lines, _raise_no_data, _split_enum, _to_number)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import SHELL_PROMPT_RE, ParseError
-    from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _split_enum, _to_number
+    from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+    from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _split_enum, _to_number  # type: ignore[import-not-found,no-redef]
 
 
 # --------------------------------------------------------------------------
@@ -53,7 +56,52 @@ _IBSTAT_PORT_FIELDS = {
 _IBSTAT_INT_FIELDS = ("num_ports", "base_lid", "lmc", "sm_lid")
 
 
-def _ibstat_port_value(field, value, port):
+# The CAs, devices and ports below are open sets of the fields each tool printed (a field this
+# parser does not know is kept under its own name): plain dicts. The envelopes are typed.
+class IbStat(TypedDict):
+    """``parse_ibstat``."""
+    cas: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class _IbvDevinfoBase(TypedDict):
+    devices: list[dict[str, Any]]
+
+
+class IbvDevinfo(_IbvDevinfoBase, total=False):
+    """``parse_ibv_devinfo``; ``warnings`` only when lines before the first ``hca_id`` were not read."""
+    warnings: list[str]
+
+
+class Ibdev2netdev(TypedDict):
+    """``parse_ibdev2netdev``."""
+    ports: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class _GidRowBase(TypedDict):
+    device: str
+    port: int
+    index: int
+    gid: Optional[str]
+    ipv4: Optional[str]
+    version: Optional[str]
+    netdev: Optional[str]
+
+
+class GidRow(_GidRowBase, total=False):
+    """One show_gids row; ``masked`` (gid None) where the capture's author masked the GID."""
+    masked: bool
+
+
+class ShowGids(TypedDict):
+    """``parse_show_gids``."""
+    gids: list[GidRow]
+    count: int
+    warnings: list[str]
+
+
+def _ibstat_port_value(field: str, value: str, port: dict[str, Any]) -> None:
     """Store one ``Port N:`` field, numbers as numbers; Rate keeps its text too."""
     if field == "rate":
         # "400", "2.5" (1x SDR), "10 (FDR10)"
@@ -68,7 +116,7 @@ def _ibstat_port_value(field, value, port):
         port[field] = value
 
 
-def parse_ibstat(text):
+def parse_ibstat(text: Optional[str]) -> IbStat:
     """Parse ``ibstat`` (infiniband-diags / rdma-core) output.
 
     Handles the full listing (``CA 'mlx5_0'`` blocks with TAB or
@@ -93,8 +141,10 @@ def parse_ibstat(text):
     if panics:
         raise ParseError("ibstat", "; ".join(panics), text)
 
-    cas, warnings = [], []
-    ca = port = None
+    cas: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    ca: Optional[dict[str, Any]] = None
+    port: Optional[dict[str, Any]] = None
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
@@ -148,12 +198,12 @@ _DEVINFO_ERROR_RE = re.compile(
 )
 
 
-def _indent(raw):
+def _indent(raw: str) -> int:
     """Indentation width of a line, a TAB counting as 8 columns."""
     return len(raw.expandtabs(8)) - len(raw.expandtabs(8).lstrip())
 
 
-def _devinfo_value(key, value, target):
+def _devinfo_value(key: str, value: str, target: dict[str, Any]) -> None:
     """Store one ibv_devinfo field in ``target``, normalized.
 
     Enumerations keep their text (``PORT_ACTIVE``) plus ``<key>_code``;
@@ -178,14 +228,14 @@ def _devinfo_value(key, value, target):
         target[key] = _int_or_text(value)
 
 
-def _devinfo_finish_port(port):
+def _devinfo_finish_port(port: dict[str, Any]) -> None:
     """Add ``rate_gbps`` (lanes x per-lane speed) when ``-v`` showed both."""
     lanes, speed = port.get("active_width_lanes"), port.get("active_speed_gbps")
     if lanes and speed is not None:
         port["rate_gbps"] = round(lanes * speed, 3)
 
 
-def parse_ibv_devinfo(text):
+def parse_ibv_devinfo(text: Optional[str]) -> IbvDevinfo:
     """Parse ``ibv_devinfo`` (rdma-core / MLNX_OFED libibverbs-utils) output.
 
     Handles plain and ``-v`` output, ``-d <dev>`` and ``-i <port>``, TAB or
@@ -261,15 +311,15 @@ class _DevinfoReader:
     headings are joined with ``.`` (``packet_pacing_caps.supported_qp``).
     """
 
-    def __init__(self):
-        self.devices = []
-        self.device = None
-        self.port = None
-        self.blocks = []      # [(indent, path, is_flag_list)]
+    def __init__(self) -> None:
+        self.devices: list[dict[str, Any]] = []
+        self.device: Optional[dict[str, Any]] = None
+        self.port: Optional[dict[str, Any]] = None
+        self.blocks: list[tuple[int, str, bool]] = []      # [(indent, path, is_flag_list)]
         self.in_tm = False
-        self.preamble = []    # warnings for lines before the first hca_id
+        self.preamble: list[str] = []    # warnings for lines before the first hca_id
 
-    def feed(self, raw, number):
+    def feed(self, raw: str, number: int) -> None:
         line = raw.strip()
         indent = _indent(raw)
         hca = _DEVINFO_HCA_RE.match(line)
@@ -303,14 +353,16 @@ class _DevinfoReader:
         else:
             self._field(line, indent, number)
 
-    def _gid(self, match):
+    def _gid(self, match: re.Match[str]) -> None:
+        assert self.port is not None
         entry = {"index": int(match.group("index")), "gid": match.group("gid")}
         if match.group("type"):
             entry["type"] = match.group("type").strip()
         self.port["gids"].append(entry)
 
-    def _block_line(self, line, indent):
+    def _block_line(self, line: str, indent: int) -> None:
         """A line inside the block of the ``key:`` line above it."""
+        assert self.device is not None
         path, is_flag_list = self.blocks[-1][1:]
         kv = _DEVINFO_KV_RE.match(line)
         if is_flag_list or not kv or line.lower().startswith("unknown flags"):
@@ -322,8 +374,9 @@ class _DevinfoReader:
         else:
             self.blocks.append((indent, path + "." + key, False))
 
-    def _field(self, line, indent, number):
+    def _field(self, line: str, indent: int, number: int) -> None:
         """A ``key: value`` line of the device or the current port; anything else is a note."""
+        assert self.device is not None
         kv = _DEVINFO_KV_RE.match(line)
         if not kv:
             self.device["notes"].append(line)
@@ -350,7 +403,7 @@ class _DevinfoReader:
         self.blocks.append((indent, key, bool(value)))
 
 
-def _parse_devinfo_list(text):
+def _parse_devinfo_list(text: Optional[str]) -> Optional[IbvDevinfo]:
     """``ibv_devinfo -l`` ("2 HCAs found:" + one name per line), else None."""
     lines = [line.strip() for line in _lines(text) if line.strip()]
     # the capture may start with the echoed command ("# ibv_devinfo -l")
@@ -379,7 +432,7 @@ _IBDEV2NETDEV_VERBOSE_RE = re.compile(
 )
 
 
-def parse_ibdev2netdev(text):
+def parse_ibdev2netdev(text: Optional[str]) -> Ibdev2netdev:
     """Parse ``ibdev2netdev`` / ``ibdev2netdev -v`` (MLNX_OFED, mlnx-tools).
 
     Forms: ``mlx5_0 port 1 ==> ens1f0np0 (Up)``, the old-style
@@ -396,7 +449,8 @@ def parse_ibdev2netdev(text):
     Raises ParseError on empty output (the script prints nothing when the
     driver is stopped or no Mellanox netdev exists) or when no line matches.
     """
-    ports, warnings = [], []
+    ports: list[dict[str, Any]] = []
+    warnings: list[str] = []
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
@@ -420,7 +474,7 @@ def parse_ibdev2netdev(text):
     return {"ports": ports, "warnings": warnings}
 
 
-def _ibdev2netdev_verbose_entry(match):
+def _ibdev2netdev_verbose_entry(match: re.Match[str]) -> dict[str, Any]:
     """One ``ibdev2netdev -v`` line as a dict."""
     part_id = match.group("part_id").strip()
     return {
@@ -450,9 +504,9 @@ _MASKED_GID_RE = re.compile(r"^[0-9a-fA-FxX]{4}(?::[0-9a-fA-FxX]{4}){7}$")
 _SHOW_GIDS_SKIP_RE = re.compile(r"^(?:DEV\s+PORT\s+INDEX|-{2,}(?:\s+-{2,})*\s*$)")
 
 
-def _show_gids_row(tokens):
+def _show_gids_row(tokens: list[str]) -> GidRow:
     """One data row: DEV PORT INDEX GID [IPv4] [VER] [NETDEV]."""
-    row = {
+    row: GidRow = {
         "device": tokens[0],
         "port": int(tokens[1]),
         "index": int(tokens[2]),
@@ -471,7 +525,7 @@ def _show_gids_row(tokens):
     return row
 
 
-def parse_show_gids(text):
+def parse_show_gids(text: Optional[str]) -> ShowGids:
     """Parse ``show_gids`` (mlnx-tools) output.
 
     The table is TAB separated: ``DEV PORT INDEX GID IPv4 VER DEV``; the IPv4
@@ -487,8 +541,9 @@ def parse_show_gids(text):
     cannot access '/sys/class/infiniband/'`` when the driver is not loaded,
     empty output).
     """
-    gids, warnings = [], []
-    count = None
+    gids: list[GidRow] = []
+    warnings: list[str] = []
+    count: Optional[int] = None
     for number, raw in enumerate(_lines(text), 1):
         tokens = raw.split()
         if not tokens:

@@ -14,12 +14,15 @@ Pure functions, stdlib only, importable on its own.
 - ``ber_value("15E-255")`` -> 1.5e-254: mlxlink prints BER as ``<coef>E-<magnitude>``.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Optional, TypedDict, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # The IB PortCounters attribute's error counters (IBA 16.1.3.5) perfquery prints
 IB_ERROR_COUNTERS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
@@ -42,14 +45,92 @@ _BER_RE = re.compile(r"^(?P<coef>\d+(?:\.\d+)?)E(?P<exp>[-+]?\d+)$")
 _ANSI_SGR_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def parse_perfquery(text):
+class PerfqueryPort(TypedDict):
+    """One ``# Port counters`` block."""
+    lid: int
+    port: int
+    extended: bool
+    capmask: Optional[str]
+    counters: dict[str, int]
+
+
+class Perfquery(TypedDict):
+    """``parse_perfquery``."""
+    ports: list[PerfqueryPort]
+
+
+class ModuleValue(TypedDict):
+    """A Module Info DDM value: per-lane readings and the thresholds."""
+    values: list[float]
+    low: float
+    high: float
+
+
+class ModuleInfo(TypedDict):
+    """``module_info``: mlxlink's Module Info section decoded."""
+    identifier: Optional[str]
+    cable_technology: Optional[str]
+    cable_type: Optional[str]
+    vendor: Optional[str]
+    part_number: Optional[str]
+    serial: Optional[str]
+    optical: bool
+    ddm: dict[str, Optional[ModuleValue]]
+
+
+class Mlxlink(TypedDict):
+    """``parse_mlxlink``: every section as printed, and the link-health fields decoded (None: absent)."""
+    sections: dict[str, dict[str, str]]
+    state: Optional[str]
+    physical_state: Optional[str]
+    speed: Optional[str]
+    width: Optional[str]
+    fec: Optional[str]
+    recommendation: Optional[str]
+    status_opcode: Union[int, float, None]
+    module: Optional[ModuleInfo]
+    effective_errors: Union[int, float, None]
+    effective_ber: Optional[float]
+    raw_ber: Optional[float]
+    raw_errors_per_lane: Optional[list[Union[int, float, None]]]
+    link_down: Union[int, float, None]
+    link_error_recovery: Union[int, float, None]
+    time_since_clear_min: Union[int, float, None]
+
+
+class IbqueryerrorsNode(TypedDict):
+    """One ``Errors for`` node: counters per port (int, or ``"ALL"``) and the GUID each port line names."""
+    guid: Optional[str]
+    name: str
+    ports: dict[Union[int, str], dict[str, int]]
+    port_guids: dict[Union[int, str], str]
+
+
+class IbqueryerrorsSummary(TypedDict):
+    nodes_checked: int
+    bad_nodes: int
+    ports_checked: Optional[int]
+    bad_ports: Optional[int]
+
+
+class Ibqueryerrors(TypedDict):
+    """``parse_ibqueryerrors``."""
+    nodes: list[IbqueryerrorsNode]
+    summary: Optional[IbqueryerrorsSummary]
+    thresholds: Optional[str]
+    suppressed: list[str]
+    warnings: list[str]
+
+
+def parse_perfquery(text: Optional[str]) -> Perfquery:
     """perfquery -> {"ports": [{"lid", "port", "extended", "capmask", "counters": {name: int}}]}."""
     if text is None or not text.strip():
         raise ParseError("perfquery", "no output", text)
     for line in text.splitlines():
         if any(e in line for e in _PQ_ERRORS):
             raise ParseError("perfquery", line.strip(), text)
-    ports, current = [], None
+    ports: list[PerfqueryPort] = []
+    current: Optional[PerfqueryPort] = None
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s:
@@ -73,7 +154,7 @@ def parse_perfquery(text):
     return {"ports": ports}
 
 
-def ber_value(text):
+def ber_value(text: Optional[str]) -> Optional[float]:
     """mlxlink's BER ``15E-255`` -> float; None for N/A."""
     s = (text or "").strip()
     if s in ("", "N/A"):
@@ -85,7 +166,7 @@ def ber_value(text):
     return float(s)
 
 
-def _num(value):
+def _num(value: str) -> Union[int, float, None]:
     try:
         return int(value)
     except ValueError:
@@ -103,7 +184,7 @@ MODULE_DDM = {"temperature_c": "Temperature [C]", "voltage_mv": "Voltage [mV]", 
               "rx_power_dbm": "Rx Power Current [dBm]", "tx_power_dbm": "Tx Power Current [dBm]"}
 
 
-def module_value(text):
+def module_value(text: Optional[str]) -> Optional[ModuleValue]:
     """A Module Info DDM value -> {"values": [float per lane], "low", "high"}; None for N/A or absent."""
     s = (text or "").strip()
     if s in ("", "N/A"):
@@ -115,7 +196,7 @@ def module_value(text):
             "low": float(m.group("low")), "high": float(m.group("high"))}
 
 
-def module_info(section):
+def module_info(section: Optional[dict[str, str]]) -> Optional[ModuleInfo]:
     """The Module Info section -> {identifier, cable_technology, cable_type, vendor, part_number, serial,
     optical (bool), ddm: {temperature_c, voltage_mv, bias_ma, rx_power_dbm, tx_power_dbm: module_value()}}."""
     if not section:
@@ -132,7 +213,7 @@ def module_info(section):
     }
 
 
-def parse_mlxlink(text):
+def parse_mlxlink(text: Optional[str]) -> Mlxlink:
     """mlxlink text -> {"sections": {title: {key: value}}, plus the link-health fields decoded:
     state, physical_state, speed, width, fec, recommendation, status_opcode, module (module_info of
     ``Module Info``, with ``-m``; else None), effective_errors, effective_ber,
@@ -148,7 +229,8 @@ def parse_mlxlink(text):
     for line in lines:
         if any(e in line for e in _ML_ERRORS):
             raise ParseError("mlxlink", line.strip(), text)
-    sections, current = {}, None
+    sections: dict[str, dict[str, str]] = {}
+    current: Optional[dict[str, str]] = None
     i = 0
     while i < len(lines):
         s = lines[i].rstrip()
@@ -177,8 +259,8 @@ def parse_mlxlink(text):
     except ValueError as e:
         raise ParseError("mlxlink", str(e), text) from None
     lanes = ctr.get("Raw Physical Errors Per Lane")
-    per_lane = None
-    if lanes not in (None, "", "N/A"):
+    per_lane: Optional[list[Union[int, float, None]]] = None
+    if lanes is not None and lanes not in ("", "N/A"):
         per_lane = [_num(x.strip()) for x in lanes.split(",")]
         if None in per_lane:
             raise ParseError("mlxlink", f"Raw Physical Errors Per Lane: {lanes!r} is not a list of numbers", text)
@@ -206,7 +288,7 @@ _IQE_SUMMARY_RE = re.compile(r"^## Summary: (?P<nodes>\d+) nodes checked, (?P<ba
 _IQE_PORTS_RE = re.compile(r"^##\s+(?P<ports>\d+) ports checked, (?P<bad_ports>\d+) ports have errors beyond threshold$")
 
 
-def parse_ibqueryerrors(text):
+def parse_ibqueryerrors(text: Optional[str]) -> Ibqueryerrors:
     """ibqueryerrors -> {"nodes": [{"guid", "name", "ports": {port (int or "ALL"): {counter: int}},
     "port_guids": {port: the GUID its line names}}],
     "summary": {nodes_checked, bad_nodes, ports_checked, bad_ports} or None, "thresholds", "suppressed",
@@ -216,8 +298,12 @@ def parse_ibqueryerrors(text):
     for line in text.splitlines():
         if "ibwarn" in line or "iberror" in line or "can't open" in line:
             raise ParseError("ibqueryerrors", line.strip(), text)
-    nodes, current, summary, warnings = [], None, None, []
-    thresholds, suppressed = None, []
+    nodes: list[IbqueryerrorsNode] = []
+    current: Optional[IbqueryerrorsNode] = None
+    summary: Optional[IbqueryerrorsSummary] = None
+    warnings: list[str] = []
+    thresholds: Optional[str] = None
+    suppressed: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s:
@@ -236,8 +322,8 @@ def parse_ibqueryerrors(text):
                 raise ParseError("ibqueryerrors", f"line {n}: {s!r}: no '[Counter == value]'", text)
             warnings += [f"line {n}: not read: {cell!r}" for cell in re.findall(r"\[[^\]]*\]", m.group("rest"))
                          if not _IQE_COUNTER_RE.fullmatch(cell)]
-            port = m.group("port")
-            port = port if port == "ALL" else int(port)
+            cell = m.group("port")
+            port: Union[int, str] = cell if cell == "ALL" else int(cell)
             current["ports"][port] = counters
             # the GUID of the port line: a switch's node GUID, a CA's port GUID (a CA's
             # "Errors for" line has no GUID at all)
@@ -250,7 +336,7 @@ def parse_ibqueryerrors(text):
             continue
         m = _IQE_PORTS_RE.match(s)
         if m and summary is not None:
-            summary.update(ports_checked=int(m.group("ports")), bad_ports=int(m.group("bad_ports")))
+            summary.update({"ports_checked": int(m.group("ports")), "bad_ports": int(m.group("bad_ports"))})
             continue
         if s.startswith("## Thresholds:"):
             thresholds = s[len("## Thresholds:"):].strip()

@@ -3,12 +3,15 @@
 Pure function, stdlib only, importable on its own.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, NoReturn, Optional, TypedDict, Union, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
 _NOTE_RE = re.compile(r"not supported on your system|lldpad service is running", re.IGNORECASE)
@@ -22,11 +25,40 @@ _TC_RE = re.compile(
 )
 
 
-def _lines(text):
+class QosTc(TypedDict):
+    """One ``tc: N ratelimit: ..., tsa: ...`` block and the priorities listed under it."""
+    tc: int
+    ratelimit: str
+    ratelimit_gbps: Optional[float]
+    tsa: str
+    bw_percent: Optional[int]
+    priorities: list[int]
+
+
+class MlnxQos(TypedDict):
+    """``parse_mlnx_qos``. Besides these keys, ``Receive buffer size`` extras arrive as
+    ``receive_buffer_<name>`` (``receive_buffer_max_buffer_size``: bytes)."""
+    dcbx_mode: Optional[str]
+    trust: Optional[str]
+    dscp2prio: dict[str, int]
+    prio2dscp: dict[str, list[int]]
+    default_priority: Optional[int]
+    receive_buffer_size: Optional[list[int]]
+    cable_len: Union[int, str, None]
+    pfc: Optional[list[int]]
+    pfc_enabled_priorities: list[int]
+    prio2buffer: Optional[list[int]]
+    tcs: list[QosTc]
+    prio2tc: dict[str, int]
+    notes: list[str]
+    warnings: list[str]
+
+
+def _lines(text: Optional[str]) -> list[str]:
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def _int_row(line, label, number):
+def _int_row(line: str, label: str, number: int) -> list[int]:
     """``enabled     0   0   0   1 ...`` -> [0, 0, 0, 1, ...] (8 ints)."""
     values = line.split()[1:]
     if len(values) != 8 or not all(v.isdigit() for v in values):
@@ -34,15 +66,16 @@ def _int_row(line, label, number):
     return [int(v) for v in values]
 
 
-def _ratelimit_gbps(text):
+def _ratelimit_gbps(text: str) -> Optional[float]:
     """``unlimited`` -> None; ``12.5 Gbps`` -> 12.5."""
     match = re.match(r"(\d+(?:\.\d+)?)\s*Gbps", text.strip())
     return float(match.group(1)) if match else None
 
 
-def _parse_receive_buffers(value):
+def _parse_receive_buffers(value: str) -> tuple[list[int], dict[str, Union[int, str]]]:
     """``130944,130944,0,...,max_buffer_size=262016`` -> (sizes, {"max_buffer_size": 262016})."""
-    sizes, extra = [], {}
+    sizes: list[int] = []
+    extra: dict[str, Union[int, str]] = {}
     for item in value.split(","):
         item = item.strip()
         if not item:
@@ -59,7 +92,8 @@ def _parse_receive_buffers(value):
 _SKIP_RE = re.compile(r"^(?:dscp2prio mapping:|PFC configuration:|priority(?:\s+\d){8}\s*$|[=-]{3,})", re.IGNORECASE)
 
 
-def _new_result():
+def _new_result() -> dict[str, Any]:
+    # built as a plain dict: the receive buffer extras add keys of their own (MlnxQos)
     return {
         "dcbx_mode": None,
         "trust": None,
@@ -78,10 +112,11 @@ def _new_result():
     }
 
 
-def _handle_tc_line(line, result):
+def _handle_tc_line(line: str, result: dict[str, Any]) -> QosTc:
     match = _TC_RE.match(line)
+    assert match is not None   # the caller matched the line already
     rate = match.group("rate").strip()
-    tc = {
+    tc: QosTc = {
         "tc": int(match.group("tc")),
         "ratelimit": rate,
         "ratelimit_gbps": _ratelimit_gbps(rate),
@@ -93,7 +128,7 @@ def _handle_tc_line(line, result):
     return tc
 
 
-def _handle_dscp_line(line, result, number):
+def _handle_dscp_line(line: str, result: dict[str, Any], number: int) -> None:
     """``prio:3 dscp:31,30,29,...`` (a priority may span several lines)."""
     match = re.match(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)$", line)
     if not match:
@@ -105,7 +140,7 @@ def _handle_dscp_line(line, result, number):
         result["dscp2prio"][str(dscp)] = prio
 
 
-def _handle_key_value(line, result):
+def _handle_key_value(line: str, result: dict[str, Any]) -> bool:
     """Top-level ``Key: value`` lines; True if the line was one of them."""
     key, sep, value = line.partition(":")
     if not sep:
@@ -128,7 +163,7 @@ def _handle_key_value(line, result):
     return True
 
 
-def parse_mlnx_qos(text):
+def parse_mlnx_qos(text: Optional[str]) -> MlnxQos:
     """Parse ``mlnx_qos -i <netdev>`` output (also the dump printed after every set).
 
     Handles MLNX_OFED 4.x..24.x layouts: ``DCBX mode:``, ``Priority trust
@@ -158,7 +193,7 @@ def parse_mlnx_qos(text):
     the tool's own error lines.
     """
     result = _new_result()
-    current_tc = None
+    current_tc: Optional[QosTc] = None
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line or line.startswith("+ "):
@@ -170,10 +205,10 @@ def parse_mlnx_qos(text):
         elif line.startswith("tc:") and _TC_RE.match(line):
             current_tc = _handle_tc_line(line, result)
         elif line.startswith("priority:") and current_tc is not None:
-            prio = line.split(":", 1)[1].strip()
-            if not prio.isdigit():
+            cell = line.split(":", 1)[1].strip()
+            if not cell.isdigit():
                 raise ParseError("mlnx_qos", "line %d: malformed tc priority line: %r" % (number, line))
-            prio = int(prio)
+            prio = int(cell)
             current_tc["priorities"].append(prio)
             result["prio2tc"][str(prio)] = current_tc["tc"]
         elif line.startswith("enabled") and not line.startswith("enabled:"):
@@ -186,10 +221,10 @@ def parse_mlnx_qos(text):
     if result["pfc"] is None:
         _raise_missing_pfc(text)
     result["pfc_enabled_priorities"] = [prio for prio, on in enumerate(result["pfc"]) if on]
-    return result
+    return cast(MlnxQos, result)
 
 
-def _raise_missing_pfc(text):
+def _raise_missing_pfc(text: Optional[str]) -> NoReturn:
     if not (text or "").strip():
         raise ParseError("mlnx_qos", "empty output", text)
     errors = [line.strip() for line in _lines(text) if _FAILURE_RE.search(line) and not _NOTE_RE.search(line)]

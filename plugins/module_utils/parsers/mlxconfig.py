@@ -15,12 +15,15 @@ plain number), ``label`` the enum name (None for plain numbers). Arrays give
 ``{"raw": "Array[0..15]", "label": "Array", "value": None, "array": [0, 15]}``.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, NoReturn, Optional, Sequence, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
 _COLUMN_KEYS = {
@@ -49,12 +52,87 @@ _FAILURE_RE = re.compile(
 )
 
 
-def _lines(text):
+class _ValueBase(TypedDict):
+    raw: str
+    label: Optional[str]
+    value: Optional[int]
+
+
+class MlxconfigValue(_ValueBase, total=False):
+    """One mlxconfig cell (see the module docstring); ``array`` for ``Array[low..high]``."""
+    array: list[int]
+
+
+class MlxconfigDevice(TypedDict):
+    """One ``Device #N:`` block. ``params``: {NAME: {"modified": bool, and per column
+    ("default", "current", "next_boot", "new") an MlxconfigValue}}."""
+    index: int
+    device_type: Optional[str]
+    name: Optional[str]
+    description: Optional[str]
+    device: Optional[str]
+    pci: Optional[str]
+    params: dict[str, dict[str, Any]]
+
+
+class Mlxconfig(TypedDict):
+    """``parse_mlxconfig``."""
+    devices: list[MlxconfigDevice]
+    warnings: list[str]
+
+
+# One parameter ``set`` changes: the Next Boot value before, the New one ("from" is a keyword: the functional form).
+MlxconfigChange = TypedDict("MlxconfigChange", {"from": Optional[str], "to": str})
+
+
+class MlxconfigSet(TypedDict):
+    """``parse_mlxconfig_set``."""
+    devices: list[MlxconfigDevice]
+    changes: dict[str, MlxconfigChange]
+    applied: bool
+    reboot_required: bool
+    warnings: list[str]
+
+
+class ResetOption(TypedDict):
+    """One ``N: <description> -Supported|-Not Supported`` line of ``mlxfwreset query``."""
+    id: int
+    description: str
+    supported: bool
+    default: bool
+    reason: Optional[str]
+
+
+class MlxfwresetQuery(TypedDict):
+    """``parse_mlxfwreset_query``."""
+    levels: list[ResetOption]
+    types: list[ResetOption]
+    sync: list[ResetOption]
+    methods: list[ResetOption]
+    warnings: list[str]
+    default_level: Optional[int]
+    supported_levels: list[int]
+
+
+class ResetStep(TypedDict):
+    step: str
+    status: str
+
+
+class Mlxfwreset(TypedDict):
+    """``parse_mlxfwreset``."""
+    level: Optional[int]
+    level_description: Optional[str]
+    steps: list[ResetStep]
+    success: bool
+
+
+def _lines(text: Optional[str]) -> list[str]:
     """Split ``text`` into lines, tolerating None and CRLF."""
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def normalize_value(raw):
+def normalize_value(raw: str) -> MlxconfigValue:
     """Normalize one mlxconfig cell: ``'ETH(2)'`` -> ``{"raw", "label", "value"}``."""
     raw = raw.strip()
     enum = _ENUM_RE.match(raw)
@@ -71,9 +149,9 @@ def normalize_value(raw):
     return {"raw": raw, "label": raw, "value": None}
 
 
-def _raise_on_tool_errors(tool, text):
+def _raise_on_tool_errors(tool: str, text: Optional[str]) -> None:
     """Raise ParseError for ``-E-`` lines and well-known failures."""
-    errors = []
+    errors: list[str] = []
     for line in _lines(text):
         stripped = line.strip()
         match = _ERROR_RE.match(stripped)
@@ -85,20 +163,20 @@ def _raise_on_tool_errors(tool, text):
         raise ParseError(tool, "; ".join(errors), text)
 
 
-def _column_names(header_line):
+def _column_names(header_line: str) -> list[str]:
     """``Configurations:   Default   Current   Next Boot`` -> ['default', 'current', 'next_boot']."""
     rest = header_line.split(":", 1)[1]
     names = [name.strip().lower() for name in re.split(r"\s{2,}|\t+", rest.strip()) if name.strip()]
     return [_COLUMN_KEYS.get(name, name.replace(" ", "_")) for name in names]
 
 
-def _parse_param_line(line, columns):
+def _parse_param_line(line: str, columns: Sequence[str]) -> Optional[tuple[str, dict[str, Any], int]]:
     """``*   LINK_TYPE_P1   ETH(2)   IB(1)`` -> (name, param dict, number of value cells) or None."""
     match = _PARAM_RE.match(line)
     if not match:
         return None
     cells = match.group("rest").split()
-    param = {"modified": bool(match.group("star"))}
+    param: dict[str, Any] = {"modified": bool(match.group("star"))}
     for column, cell in zip(columns, cells):
         param[column] = normalize_value(cell)
     return match.group("name"), param, len(cells)
@@ -122,29 +200,30 @@ _NOT_A_ROW_RE = re.compile(r"^(?:(?:\[[^\]]*\]|[\w.@:~/-]+)?[#$]\s|(?:sudo\s+)?(
 _HEADERLESS_COLUMNS = ["default", "current", "next_boot"]
 
 
-def _new_device(index):
+def _new_device(index: int) -> MlxconfigDevice:
     return {"index": index, "device_type": None, "name": None, "description": None,
             "device": None, "pci": None, "params": {}}
 
 
-def _parse_device_field(line, device):
+def _parse_device_field(line: str, device: MlxconfigDevice) -> bool:
     """Fill a ``Device type:`` / ``Name:`` / ``Device:`` header field; True if it was one."""
     match = re.match(r"^(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$", line.strip())
     if not match or match.group("key").lower() not in _DEVICE_FIELDS:
         return False
     field = _DEVICE_FIELDS[match.group("key").lower()]
     value = match.group("value")
-    device[field] = None if value in ("", "N/A") else value
+    device[field] = None if value in ("", "N/A") else value  # type: ignore[literal-required]  # a _DEVICE_FIELDS value
     if field == "device" and value and _PCI_RE.match(value):
         device["pci"] = value
     return True
 
 
-def _parse_devices(text):
+def _parse_devices(text: Optional[str]) -> tuple[list[MlxconfigDevice], list[str]]:
     """Walk ``Device #N:`` blocks; shared by query and set output."""
-    devices, warnings = [], []
-    device = None
-    columns = None
+    devices: list[MlxconfigDevice] = []
+    warnings: list[str] = []
+    device: Optional[MlxconfigDevice] = None
+    columns: Optional[list[str]] = None
     for lineno, line in enumerate(_lines(text), 1):
         stripped = line.strip()
         if not stripped or set(stripped) == {"-"} or stripped in ("(...)", "..."):
@@ -183,7 +262,7 @@ def _parse_devices(text):
     return devices, warnings
 
 
-def parse_mlxconfig(text):
+def parse_mlxconfig(text: Optional[str]) -> Mlxconfig:
     """Parse ``mlxconfig -d <dev> q`` / ``-e q`` (and ``mstconfig``) output.
 
     Handles one or more ``Device #N:`` blocks with ``Device type:``,
@@ -220,7 +299,7 @@ def parse_mlxconfig(text):
 _SET_PROMPT_RE = re.compile(r"Apply new Configuration\?\s*\?*\s*\(y/n\)\s*\[n\]\s*:\s*(?P<answer>\S*)", re.IGNORECASE)
 
 
-def parse_mlxconfig_set(text):
+def parse_mlxconfig_set(text: Optional[str]) -> MlxconfigSet:
     """Parse ``mlxconfig -d <dev> [-y] set NAME=VALUE ...`` (and ``mstconfig``) output: the outcome.
 
     The device block and its ``Configurations:  Next Boot  New`` table are
@@ -240,7 +319,7 @@ def parse_mlxconfig_set(text):
     output without the ``Applying... Done!`` line.
     """
     tool = "mlxconfig set"
-    if not (text or "").strip():
+    if text is None or not text.strip():
         raise ParseError(tool, "empty output", text)
     _raise_on_tool_errors(tool, text)
     if re.search(r"^\s*Applying\.\.\.\s*Failed", text, re.MULTILINE):
@@ -258,7 +337,7 @@ def parse_mlxconfig_set(text):
         first = next(line.strip() for line in _lines(text) if line.strip())
         raise ParseError(tool, "no 'Applying... Done!' line: the outcome is unknown (first line: %r)" % first,
                          text)
-    changes = {}
+    changes: dict[str, MlxconfigChange] = {}
     for device in devices:
         for name, param in device["params"].items():
             if "new" in param:
@@ -271,7 +350,7 @@ def parse_mlxconfig_set(text):
             "warnings": warnings}
 
 
-def _raise_empty(tool, text, warnings=()):
+def _raise_empty(tool: str, text: Optional[str], warnings: Sequence[str] = ()) -> NoReturn:
     if not (text or "").strip():
         raise ParseError(tool, "empty output", text)
     if any("value cells" in warning for warning in warnings):
@@ -294,7 +373,7 @@ _RESET_SECTION_KEYS = {"levels": "levels", "types": "types", "sync": "sync", "me
                        "methods": "methods"}
 
 
-def parse_mlxfwreset_query(text):
+def parse_mlxfwreset_query(text: Optional[str]) -> MlxfwresetQuery:
     """Parse ``mlxfwreset -d <dev> query`` (MFT 4.x, mstfwreset alike).
 
     Sections ``Reset-levels:``, ``Reset-types (relevant only for
@@ -311,41 +390,44 @@ def parse_mlxfwreset_query(text):
     output without a ``Reset-levels:`` section.
     """
     _raise_on_tool_errors("mlxfwreset", text)
-    result = {"levels": [], "types": [], "sync": [], "methods": [], "warnings": []}
-    section = None
+    options: dict[str, list[ResetOption]] = {"levels": [], "types": [], "sync": [], "methods": []}
+    warnings: list[str] = []
+    section: Optional[str] = None
     for lineno, line in enumerate(_lines(text), 1):
         stripped = line.strip()
         header = _RESET_SECTION_RE.match(stripped)
         if header:
             section = _RESET_SECTION_KEYS.get(header.group("kind").lower())
             if section is None:
-                result["warnings"].append("line %d: a section this parser does not know: %r" % (lineno, stripped))
+                warnings.append("line %d: a section this parser does not know: %r" % (lineno, stripped))
             continue
         option = _RESET_OPTION_RE.match(stripped)
         if not option or not section:
             if stripped and not _NOT_A_ROW_RE.match(stripped):   # named, never dropped (issue 38)
-                result["warnings"].append("line %d: not read: %r" % (lineno, stripped))
+                warnings.append("line %d: not read: %r" % (lineno, stripped))
             continue
         if option and section:
             reason = option.group("reason")
-            result[section].append({
+            options[section].append({
                 "id": int(option.group("num")),
                 "description": option.group("desc"),
                 "supported": option.group("support") == "Supported",
                 "default": bool(option.group("default")),
                 "reason": reason[len("Reason:"):].strip() if reason else None,
             })
-    if not result["levels"]:
+    levels = options["levels"]
+    if not levels:
         _raise_empty("mlxfwreset", text)
-    result["default_level"] = next((lvl["id"] for lvl in result["levels"] if lvl["default"]), None)
-    result["supported_levels"] = [lvl["id"] for lvl in result["levels"] if lvl["supported"]]
-    return result
+    return {"levels": levels, "types": options["types"], "sync": options["sync"], "methods": options["methods"],
+            "warnings": warnings,
+            "default_level": next((lvl["id"] for lvl in levels if lvl["default"]), None),
+            "supported_levels": [lvl["id"] for lvl in levels if lvl["supported"]]}
 
 
 _RESET_STEP_RE = re.compile(r"^-I-\s*(?P<step>.*?)\s+-(?P<status>Done|Skipped|Failed|Not Supported)\s*$")
 
 
-def parse_mlxfwreset(text):
+def parse_mlxfwreset(text: Optional[str]) -> Mlxfwreset:
     """Parse ``mlxfwreset -d <dev> [-y] reset`` output (MFT 4.x).
 
     Reads the chosen level (``3: Driver restart and PCI reset`` after
@@ -363,7 +445,7 @@ def parse_mlxfwreset(text):
     if re.search(r"Continue with reset\?\s*\[y/N\]\s*n\b", text or "", re.IGNORECASE):
         raise ParseError("mlxfwreset", "reset declined at the prompt", text)
     level = re.search(r"^\s*(\d+):\s*(.+?)\s*$", text or "", re.MULTILINE)
-    steps = []
+    steps: list[ResetStep] = []
     for line in _lines(text):
         step = _RESET_STEP_RE.match(line.strip())
         if step:

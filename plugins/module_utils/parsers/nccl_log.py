@@ -5,16 +5,60 @@ Pure functions, stdlib only, importable on their own. Output captured through
 ``mpirun --tag-output`` (``[1,0]<stdout>:`` prefixes) is read as well.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Iterable, Optional, TypedDict, TypeVar
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
 _NCCL_LINE_RE = re.compile(r"\bNCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>.*)$")
 _VERSION_RE = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+)(?:\+cuda(?P<cuda>[\d.]+))?")
+
+_T = TypeVar("_T")
+
+
+class NcclFallback(TypedDict):
+    signal: str
+    line: str
+
+
+class _NcclLogBase(TypedDict):
+    transport: Optional[str]
+    network: Optional[str]
+    networks_seen: list[str]
+    gdr: Optional[bool]
+    nccl_version: Optional[str]
+    cuda_version: Optional[str]
+    # {"index", "device", "port", "link_layer", "speed_gbps"?, "sharp"?, "vnic"?}
+    ib_devices: list[dict[str, Any]]
+    # {"index", "interface", "address"}
+    socket_interfaces: list[dict[str, Any]]
+    relaxed_ordering: Optional[bool]
+    oob_interface: Optional[str]
+    num_nics: int
+    channels: dict[str, int]
+    num_channels: Optional[int]
+    net_channels: int
+    intra_node_paths: list[str]
+    nranks: Optional[int]
+    init_complete: bool
+    init_complete_ranks: int
+    env: dict[str, str]
+    fallbacks: list[NcclFallback]
+    warnings: list[str]
+    error: Optional[str]
+    error_code: Optional[str]
+
+
+class NcclLog(_NcclLogBase, total=False):
+    """``parse_nccl_log`` (the keys: its docstring); ``ranks_without_init_complete`` is set once the
+    log is resolved."""
+    ranks_without_init_complete: list[int]
 
 
 # Anywhere in a line: Open MPI 4 tags each chunk it forwards, not each line.
@@ -22,7 +66,7 @@ _STREAMS = ("stdout", "stderr", "diag")
 _TAG_RE = re.compile(r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|diag)>:")
 
 
-def untangle_tagged(text):
+def untangle_tagged(text: Optional[str]) -> str:
     """mpirun ``--tag-output`` output with each rank's lines whole again, rank by rank.
 
     A rank's stdout is block-buffered into a pipe (NCCL ``fwrite``s its log
@@ -37,8 +81,10 @@ def untangle_tagged(text):
     text = (text or "").replace("\r\n", "\n")
     if not _TAG_RE.search(text):
         return text
-    streams, loose = {}, []
-    key, pos = None, 0
+    streams: dict[tuple[int, int, int], list[str]] = {}
+    loose: list[str] = []
+    key: Optional[tuple[int, int, int]] = None
+    pos = 0
     for m in list(_TAG_RE.finditer(text)) + [None]:
         piece = text[pos:m.start() if m else len(text)]
         if key is not None:
@@ -50,20 +96,20 @@ def untangle_tagged(text):
         if m is None:
             break
         key, pos = (int(m.group("job")), int(m.group("rank")), _STREAMS.index(m.group("stream"))), m.end()
-    out = []
+    out: list[str] = []
     for k in sorted(streams):
         body = "".join(streams[k])
         out.append(body if body.endswith("\n") else body + "\n")
     return "".join(out) + "".join(loose)
 
 
-def _lines(text):
+def _lines(text: Optional[str]) -> list[str]:
     """Lines of ``text`` without CRLF; mpirun ``--tag-output`` output untangled (``untangle_tagged``)."""
     return untangle_tagged(text).split("\n")
 
 
-def _dedupe(items):
-    seen = []
+def _dedupe(items: Iterable[_T]) -> list[_T]:
+    seen: list[_T] = []
     for item in items:
         if item not in seen:
             seen.append(item)
@@ -112,7 +158,7 @@ _FALLBACK_SIGNALS = (
 )
 
 
-def _net_name(raw):
+def _net_name(raw: str) -> str:
     """``IB``/``IBext_v8`` -> ``IB``; ``Socket`` -> ``Socket``; plugins keep their name."""
     raw = raw.strip()
     if raw == "IB" or raw.startswith("IBext"):
@@ -120,7 +166,7 @@ def _net_name(raw):
     return raw
 
 
-def _new_log_result():
+def _new_log_result() -> NcclLog:
     return {
         "transport": None,
         "network": None,
@@ -151,21 +197,21 @@ def _new_log_result():
 class _LogState:
     """Evidence collected while walking the log, resolved once at the end."""
 
-    def __init__(self):
-        self.using_network = []
-        self.net_lists = []
-        self.channel_nets = []
+    def __init__(self) -> None:
+        self.using_network: list[str] = []
+        self.net_lists: list[str] = []
+        self.channel_nets: list[str] = []
         self.gdr_channels = 0
-        self.gdr_gpu = []
-        self.gdr_hca = []
-        self.nic_speeds = {}
-        self.error_chain = []
-        self.fatal_lines = []
-        self.complete_ranks = set()
-        self.start_ranks = set()
+        self.gdr_gpu: list[bool] = []
+        self.gdr_hca: list[bool] = []
+        self.nic_speeds: dict[str, float] = {}
+        self.error_chain: list[tuple[str, int]] = []
+        self.fatal_lines: list[str] = []
+        self.complete_ranks: set[int] = set()
+        self.start_ranks: set[int] = set()
         self.last_warn_noise = False
-        self.fallback_chain = []
-        self.hint_nets = []
+        self.fallback_chain: list[tuple[str, int]] = []
+        self.hint_nets: list[str] = []
 
 
 # Issue 38 class 2: the network named in another place than the ``Using`` lines. A WARN or INFO
@@ -180,8 +226,8 @@ _TRANSPORT_HINT_RE = re.compile(r"(?:\b(?:transport/)?(?P<file>net_ib|net_socket
 _HINT_NETS = {"net_ib": "IB", "net_socket": "Socket", "OFI": "AWS Libfabric"}
 
 
-def _net_device(match, vnic=None):
-    device = {"index": int(match.group("index")), "device": match.group("name"),
+def _net_device(match: re.Match[str], vnic: Optional[int] = None) -> dict[str, Any]:
+    device: dict[str, Any] = {"index": int(match.group("index")), "device": match.group("name"),
               "port": int(match.group("port")), "link_layer": match.group("ll")}
     if match.group("sharp"):
         device["sharp"] = True
@@ -190,7 +236,7 @@ def _net_device(match, vnic=None):
     return device
 
 
-def _net_devices(listing):
+def _net_devices(listing: str) -> list[dict[str, Any]]:
     """``[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE`` or merged ``[0]={[0] mlx5_2:1/RoCE, [1] ..}`` -> devices."""
     merged = list(_MERGED_NIC_RE.finditer(listing))
     if merged:
@@ -199,7 +245,7 @@ def _net_devices(listing):
     return [_net_device(match) for match in _NET_DEVICE_RE.finditer(listing)]
 
 
-def _handle_net_using(message, result, state):
+def _handle_net_using(message: str, result: NcclLog, state: _LogState) -> bool:
     """``NET/IB : Using [0]mlx5_0:1/RoCE ... [RO]; OOB eno1:10.0.0.1<0>`` and socket lists."""
     match = _NET_USING_RE.match(message)
     if not match:
@@ -219,7 +265,7 @@ def _handle_net_using(message, result, state):
     return True
 
 
-def _handle_info(message, result, state):
+def _handle_info(message: str, result: NcclLog, state: _LogState) -> None:
     """One INFO message (the text after ``NCCL INFO``)."""
     if _handle_net_using(message, result, state):
         return
@@ -261,7 +307,7 @@ def _handle_info(message, result, state):
         _handle_info_misc(message, result, state)
 
 
-def _handle_info_misc(message, result, state):
+def _handle_info_misc(message: str, result: NcclLog, state: _LogState) -> None:
     """GDR hints, channel counts and intra-node paths."""
     gdr_gpu = re.search(r"GPU Direct RDMA (Enabled|Disabled) for GPU", message)
     gdr_hca = re.search(r"GPU Direct RDMA (Enabled|Disabled)(?! for GPU)", message)
@@ -281,7 +327,7 @@ def _handle_info_misc(message, result, state):
             result["channels"]["rings"] = int(ring.group(1))
 
 
-def _resolve_transport(result, state):
+def _resolve_transport(result: NcclLog, state: _LogState) -> None:
     """Which network NCCL used: ``Using network X`` > ``NET/X : Using`` > channel lines > NET/IB hints."""
     for evidence in (state.using_network, state.net_lists, state.channel_nets):
         if evidence:
@@ -298,7 +344,7 @@ def _resolve_transport(result, state):
     result["networks_seen"] = _dedupe(seen)
 
 
-def _resolve_gdr(result, state):
+def _resolve_gdr(result: NcclLog, state: _LogState) -> None:
     """GPU Direct RDMA: channel ``/GDRDMA`` suffixes first, then per-GPU, then per-HCA lines."""
     if result["net_channels"]:
         result["gdr"] = state.gdr_channels > 0
@@ -308,7 +354,7 @@ def _resolve_gdr(result, state):
         result["gdr"] = any(state.gdr_hca)
 
 
-def _resolve_nics(result, state):
+def _resolve_nics(result: NcclLog, state: _LogState) -> None:
     for device in result["ib_devices"]:
         if device["device"] in state.nic_speeds:
             device["speed_gbps"] = state.nic_speeds[device["device"]]
@@ -318,7 +364,7 @@ def _resolve_nics(result, state):
     result["init_complete_ranks"] = len(state.complete_ranks)
 
 
-def _resolve_fallbacks(result, messages):
+def _resolve_fallbacks(result: NcclLog, messages: list[str]) -> None:
     """Signals that NCCL fell back from what a RoCE/IB fabric should give it."""
     for signal, pattern in _FALLBACK_SIGNALS:
         hit = next((line for line in messages if pattern.search(line)), None)
@@ -350,17 +396,17 @@ _NEVER_NOISE_RE = re.compile(r"Failed to initialize any|network .+ not found|Cud
                              re.IGNORECASE)
 
 
-def _is_noise(warning):
+def _is_noise(warning: str) -> bool:
     return bool(_NOISE_WARN_RE.search(warning)) and not _NEVER_NOISE_RE.search(warning)
 
 
-def is_fallback_warning(warning):
+def is_fallback_warning(warning: str) -> bool:
     """A WARN of an optional feature that NCCL falls back from (CollNet/SHARP, an external net
     plugin, a topology search order): not by itself the cause of a failed job."""
     return _is_noise(warning)
 
 
-def _resolve_error(result, state):
+def _resolve_error(result: NcclLog, state: _LogState) -> None:
     """The failure the log shows, if any; a fatal error wins over noise.
 
     Order: the first WARN that reads as a failure and is not noise; else,
@@ -400,10 +446,10 @@ def _resolve_error(result, state):
         result["error_code"] = known.group(0) if known else None
 
 
-def _collect_log_lines(text, result, state):
+def _collect_log_lines(text: Optional[str], result: NcclLog, state: _LogState) -> list[str]:
     """Walk the lines: INFO/WARN messages (re-joining wrapped WARN lines) and non-NCCL failures."""
-    messages = []
-    last_warn = None
+    messages: list[str] = []
+    last_warn: Optional[int] = None
     for line in _lines(text):
         content = line.strip()
         if not content:
@@ -435,7 +481,7 @@ def _collect_log_lines(text, result, state):
     return messages
 
 
-def parse_nccl_log(text):
+def parse_nccl_log(text: Optional[str]) -> NcclLog:
     """Parse an NCCL_DEBUG=INFO (or WARN) log: which network, GPU Direct RDMA, NICs, errors.
 
     Reads ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN <msg>`` lines (bare

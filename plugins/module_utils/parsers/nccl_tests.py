@@ -5,22 +5,67 @@ through ``mpirun --tag-output`` and output where nccl-tests tables and NCCL
 log lines are interleaved (the line handling is nccl_log's).
 """
 
+from __future__ import annotations
+
 import json
 import re
+from typing import Any, Optional, Sequence, TypedDict, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import is_fallback_warning
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import (
         _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from parsers.nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning
+    from parsers.nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning  # type: ignore[import-not-found,no-redef]
 
 
-def _number(cell):
+class _NcclTestsBase(TypedDict):
+    test: Optional[str]
+    nccl_tests_version: Optional[str]
+    nccl_version: Optional[str]
+    config: dict[str, Any]
+    # {"rank", "group", "pid", "host", "device", "bus_id", "name"}
+    devices: list[dict[str, Any]]
+    columns: Optional[list[str]]
+    # {"size", "count", "type", "redop", "root", "out_of_place": {...} | None, "in_place": {...} | None}
+    rows: list[dict[str, Any]]
+    out_of_bounds: Optional[int]
+    out_of_bounds_ok: Optional[bool]
+    avg_bus_bandwidth: Union[int, float, None]
+    avg_bus_bandwidth_ok: Optional[bool]
+    nccl_last_error: Optional[str]
+    nccl_warnings: list[str]
+    warnings: list[str]
+    failed_checks: list[str]
+    format: str
+
+
+class NcclTests(_NcclTestsBase, total=False):
+    """``parse_nccl_tests`` (the keys: its docstring). The figures derived from the rows are set once
+    the result is finished (``_finish_tests_result``); ``_errors`` lives only while the JSON is read."""
+    nccl_fallbacks: list[str]
+    max_busbw: Optional[float]
+    avg_bus_bandwidth_gbits: Optional[float]
+    failures: list[str]
+    passed: bool
+    _errors: list[str]
+
+
+class _Layout(TypedDict):
+    columns: list[str]
+    ends: list[int]
+    prefix: list[str]
+    group: list[str]
+    groups: tuple[tuple[str, int], tuple[str, int]]
+    trailing: list[str]
+    width: int
+
+
+def _number(cell: str) -> Union[int, float, None]:
     """``'12.5'`` -> 12.5, ``'3'`` -> 3, ``'N/A'`` -> None."""
     try:
         return int(cell)
@@ -49,7 +94,7 @@ _GROUP_KEYS = {"time": "time_us", "cputime": "cputime_us", "algbw": "algbw", "bu
                "copybw": "copybw", "#wrong": "wrong", "error": "error"}
 
 
-def _table_layout(header, order=("out_of_place", "in_place")):
+def _table_layout(header: str, order: tuple[str, str] = ("out_of_place", "in_place")) -> _Layout:
     """Read the column header: names, where each ends, and the two placement groups.
 
     Handles ``size count type redop root time algbw busbw #wrong time ...``
@@ -77,9 +122,9 @@ def _table_layout(header, order=("out_of_place", "in_place")):
     }
 
 
-def _placement(names, cells):
+def _placement(names: Sequence[str], cells: Sequence[Optional[str]]) -> dict[str, Any]:
     """Values of one placement (out-of-place or in-place) keyed by normalized column names."""
-    values = {}
+    values: dict[str, Any] = {}
     for name, cell in zip(names, cells):
         key = _GROUP_KEYS.get(name, name.replace("%", "_pct"))
         number = _number(cell) if cell is not None else None
@@ -92,7 +137,7 @@ def _placement(names, cells):
     return values
 
 
-def _row_cells(line, layout):
+def _row_cells(line: str, layout: _Layout) -> Optional[dict[int, str]]:
     """Map the cells of a row to header columns: {column index: text}, or None.
 
     nccl-tests prints every column right-aligned under its header name, so a
@@ -106,15 +151,16 @@ def _row_cells(line, layout):
     cells = [(m.group(0), m.end()) for m in re.finditer(r"\S+", line)]
     ncols = len(layout["columns"])
     if len(cells) == ncols or (layout["trailing"] and len(cells) > ncols):
-        mapped = {i: cell[0] for i, cell in enumerate(cells[:ncols])}
+        mapped: dict[int, str] = {i: cell[0] for i, cell in enumerate(cells[:ncols])}
         if len(cells) > ncols:  # a timestamp with spaces
             mapped[ncols - 1] = " ".join(cell[0] for cell in cells[ncols - 1:])
         return mapped
     if len(cells) > ncols:
         return None
-    mapped, next_column = {}, 0
+    mapped = {}
+    next_column = 0
     for cell, end in cells:
-        best = None
+        best: Optional[tuple[int, int]] = None
         for index in range(next_column, ncols):
             distance = abs(layout["ends"][index] - end)
             if distance <= 2 and (best is None or distance < best[1]):
@@ -126,12 +172,12 @@ def _row_cells(line, layout):
     return mapped
 
 
-def _parse_row(line, layout):
+def _parse_row(line: str, layout: _Layout) -> Optional[dict[str, Any]]:
     """One result row -> dict (size, count, type, redop, root, out_of_place, in_place), or None."""
     mapped = _row_cells(line, layout)
     if mapped is None or 0 not in mapped:
         return None
-    row = {}
+    row: dict[str, Any] = {}
     for index, name in enumerate(layout["prefix"]):
         key = _PREFIX_KEYS.get(name, name)
         cell = mapped.get(index)
@@ -145,11 +191,11 @@ def _parse_row(line, layout):
     return row
 
 
-def _parse_config(line, number=None, warnings=None):
+def _parse_config(line: str, number: Optional[int] = None, warnings: Optional[list[str]] = None) -> dict[str, int]:
     """``# nThread 1 nGpus 8 minBytes 8 maxBytes ... validation: 1 graph: 0`` -> dict.
 
     A value that is not a number is not dropped: it is a ``warnings`` entry naming the key."""
-    config = {}
+    config: dict[str, int] = {}
     pairs = re.finditer(r"(?P<key>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?P<value>\S+)|"
                         r"(?P<bare>[A-Za-z]+)\s+(?P<bvalue>[^\s:]+)(?=\s|$)", line.lstrip("# "))
     for pair in pairs:
@@ -166,7 +212,7 @@ def _parse_config(line, number=None, warnings=None):
     return config
 
 
-def _new_tests_result():
+def _new_tests_result() -> NcclTests:
     return {
         "test": None,
         "nccl_tests_version": None,
@@ -187,7 +233,7 @@ def _new_tests_result():
     }
 
 
-def _handle_summary_line(line, result):
+def _handle_summary_line(line: str, result: NcclTests) -> bool:
     """``# Out of bounds values : 0 OK`` / ``# Avg bus bandwidth : 232.167 [OK|FAILED]``."""
     oob = re.match(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", line)
     avg = re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.eE+-]+|nan)\s*(OK|FAILED)?", line)
@@ -209,7 +255,7 @@ _COMMENT_SKIP_RE = re.compile(r"^#\s*(?:$|Using devices|Collective test conclude
                               r"Setting up the connection in MSCCL\+\+)", re.IGNORECASE)
 
 
-def _handle_comment_line(line, result, number=None):
+def _handle_comment_line(line: str, result: NcclTests, number: Optional[int] = None) -> None:
     """Lines starting with ``#``: version, test name, config, devices, table header, summary."""
     if _handle_summary_line(line, result):
         return
@@ -239,9 +285,9 @@ def _handle_comment_line(line, result, number=None):
         result["warnings"].append("line %s: not read: %r" % (number, line))
 
 
-def _failures(result):
+def _failures(result: NcclTests) -> list[str]:
     """Human-readable reasons why a completed run did not pass."""
-    reasons = []
+    reasons: list[str] = []
     wrong_rows = [row["size"] for row in result["rows"]
                   for place in ("out_of_place", "in_place")
                   if row.get(place) and (row[place].get("wrong") or 0) > 0]
@@ -266,7 +312,7 @@ def _failures(result):
     return reasons
 
 
-def _finish_tests_result(result):
+def _finish_tests_result(result: NcclTests) -> NcclTests:
     rows = result["rows"]
     busbws = [row[p]["busbw"] for row in rows for p in ("out_of_place", "in_place")
               if row.get(p) and row[p].get("busbw") is not None]
@@ -280,7 +326,7 @@ def _finish_tests_result(result):
     return result
 
 
-def parse_nccl_tests(text):
+def parse_nccl_tests(text: Optional[str]) -> NcclTests:
     """Parse nccl-tests output (all_reduce_perf, all_gather_perf, ... ; text or ``-J`` JSON).
 
     Text layouts: nccl-tests 2.0 .. 2.12 (``redop  time algbw busbw error``,
@@ -322,9 +368,11 @@ def parse_nccl_tests(text):
         return _parse_nccl_tests_json(stripped, text)
 
     result = _new_tests_result()
-    layout = None
+    layout: Optional[_Layout] = None
     order = ("out_of_place", "in_place")
-    failures, nccl_warnings, traces = [], [], []
+    failures: list[str] = []
+    nccl_warnings: list[str] = []
+    traces: list[str] = []
     for number, line in enumerate(_lines(text), 1):
         content = line.strip()
         if not content or content == "...":
@@ -349,8 +397,8 @@ def parse_nccl_tests(text):
                          else ("out_of_place", "in_place"))
             else:
                 _handle_comment_line(content, result, number)
-        elif _VERSION_RE.match(content):
-            result["nccl_version"] = _VERSION_RE.match(content).group("version")
+        elif (plain_version := _VERSION_RE.match(content)):
+            result["nccl_version"] = plain_version.group("version")
         elif layout and re.match(r"^\d+\s", content):
             row = _parse_row(line.rstrip(), layout)
             if row:
@@ -375,7 +423,7 @@ def parse_nccl_tests(text):
     return _finish_tests_result(result)
 
 
-def _json_placement(values):
+def _json_placement(values: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     if values is None:
         return None
     time_key = "cpu_time" if "cpu_time" in values else "time"
@@ -387,7 +435,7 @@ def _json_placement(values):
     }
 
 
-def _parse_nccl_tests_json(document, text):
+def _parse_nccl_tests_json(document: str, text: Optional[str]) -> NcclTests:
     """The ``-J`` JSON file of nccl-tests >= 2.17 (``"version": 3``)."""
     try:
         data = json.loads(document)
@@ -409,7 +457,7 @@ def _parse_nccl_tests_json(document, text):
     return _finish_tests_result(result)
 
 
-def _read_nccl_tests_json(data):
+def _read_nccl_tests_json(data: dict[str, Any]) -> NcclTests:
     result = _new_tests_result()
     result["format"] = "json"
     config = dict(data.get("config") or {})
@@ -445,7 +493,7 @@ def _read_nccl_tests_json(data):
     return result
 
 
-def _json_flag(value):
+def _json_flag(value: Any) -> Optional[bool]:
     """The -J file's ``okay`` fields: true/false as booleans or as the strings nccl-tests 2.19 writes
     (``"true"``); anything else (``"unchecked"``, absent) is None."""
     if isinstance(value, bool):
@@ -453,7 +501,7 @@ def _json_flag(value):
     return {"true": True, "false": False}.get(str(value).strip().lower()) if value is not None else None
 
 
-def _nccl_version_from_code(code):
+def _nccl_version_from_code(code: Any) -> Optional[str]:
     """NCCL_VERSION_CODE 22803 -> '2.28.3' (codes >= 2.9 are major*10000 + minor*100 + patch)."""
     if not isinstance(code, int) or code <= 0:
         return None

@@ -8,22 +8,25 @@ skipped here; a line NCCL would mis-read (no ``=``, a name with blanks) is an
 error naming the line. Pure function, stdlib only, importable on its own.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Iterable, Optional
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 _LINE_RE = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
 
 
-def parse_nccl_conf(text):
+def parse_nccl_conf(text: Optional[str]) -> dict[str, str]:
     """``NCCL_IB_TC=104`` lines -> ``{"NCCL_IB_TC": "104", ...}`` (the first line of a key wins: NCCL's setenv does not overwrite).
 
     Raises ParseError naming the line when a line is neither a comment nor ``KEY=VALUE``.
     """
-    settings = {}
+    settings: dict[str, str] = {}
     for number, line in enumerate((text or "").replace("\r\n", "\n").split("\n"), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -34,7 +37,7 @@ def parse_nccl_conf(text):
     return settings
 
 
-def missing_socket_ifnames(value, interfaces):
+def missing_socket_ifnames(value: Optional[str], interfaces: Iterable[str]) -> list[str]:
     """The items of an ``NCCL_SOCKET_IFNAME`` value that match none of ``interfaces`` (names in /sys/class/net).
 
     NCCL's reading (src/misc/socket.cc ``matchIfList``): a comma-separated list of name prefixes, or of

@@ -14,12 +14,15 @@ Pure functions, stdlib only:
 Both raise ParseError on a tool's error text and return ``warnings`` for
 what they read only in part.
 """
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, strip_ansi
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, strip_ansi  # type: ignore
+    from common import ParseError, strip_ansi  # type: ignore[import-not-found,no-redef]
 
 # ---------------------------------------------------------------- lspci -vvv
 
@@ -36,7 +39,28 @@ _ERRORS = ("Cannot find any working access method", "pcilib: Cannot open", "lspc
            "command not found", "No such file or directory")
 
 
-def pci_address(text):
+class Lspci(TypedDict):
+    """``parse_lspci``: per address the fields read (an open set, see the function) and the warnings."""
+    devices: dict[str, dict[str, Any]]
+    warnings: list[str]
+
+
+class GpuAffinity(TypedDict):
+    cpu: Optional[str]
+    numa: Optional[int]
+
+
+class NvidiaSmiTopo(TypedDict):
+    """``parse_nvidia_smi_topo``."""
+    devices: list[str]
+    links: dict[str, dict[str, str]]
+    affinity: dict[str, GpuAffinity]
+    nic_names: dict[str, str]
+    other_columns: dict[str, list[str]]
+    warnings: list[str]
+
+
+def pci_address(text: Optional[str]) -> Optional[str]:
     """'41:00.0', '0000:41:00.0' or nvidia-smi's '00000000:41:00.0' -> '0000:41:00.0' (lower case)."""
     m = re.fullmatch(r"\s*(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])\s*", text or "")
     if not m:
@@ -48,16 +72,16 @@ def pci_address(text):
 GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}   # PCIe generation -> GT/s per lane
 
 
-def gen_of(speed_gts):
+def gen_of(speed_gts: Optional[float]) -> Optional[int]:
     """PCIe generation of a link speed in GT/s (2.5 -> 1 ... 64 -> 6); None if unknown."""
-    return {v: k for k, v in GTS.items()}.get(speed_gts)
+    return {v: k for k, v in GTS.items()}.get(speed_gts) if speed_gts is not None else None
 
 
-def _flags(text):
+def _flags(text: str) -> dict[str, bool]:
     return {m.group(1): m.group(2) == "+" for m in re.finditer(r"([A-Za-z][A-Za-z0-9]*)([+-])", text)}
 
 
-def parse_lspci(text):
+def parse_lspci(text: object) -> Lspci:
     """``lspci -D -vvv`` -> ``{"devices": {address: {...}}, "warnings": [...]}``.
 
     Per device: ``address``, ``class`` ("PCI bridge", "Ethernet controller",
@@ -73,7 +97,10 @@ def parse_lspci(text):
     """
     if not isinstance(text, str):
         raise ParseError("lspci", f"output must be text, not {type(text).__name__}")
-    devices, warnings, cur, denied = {}, [], None, []
+    devices: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    cur: Optional[dict[str, Any]] = None
+    denied: list[str] = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
@@ -85,6 +112,7 @@ def parse_lspci(text):
                     raise ParseError("lspci", f"line {n}: {line.strip()}", text)
                 raise ParseError("lspci", f"line {n}: not a device header: {line.strip()[:120]!r}", text)
             addr = pci_address(f"{m.group('dom') or '0000'}:{m.group('bus')}:{m.group('dev')}.{m.group('fn')}")
+            assert addr is not None   # the header matched an address
             cur = {"address": addr, "class": m.group("cls").strip(), "description": m.group("desc").strip()}
             devices[addr] = cur
             continue
@@ -107,7 +135,7 @@ def parse_lspci(text):
             cur["port_type"] = m.group("type").strip()
         elif (m := _LNK_RE.match(s)):
             speed = None if m.group("speed") == "unknown" else float(m.group("speed")[:-4])
-            link = {"speed_gts": speed, "gen": gen_of(speed), "width": int(m.group("width"))}
+            link: dict[str, Any] = {"speed_gts": speed, "gen": gen_of(speed), "width": int(m.group("width"))}
             if m.group("which") == "LnkSta":
                 link["downgraded"] = bool(m.group("sdown") or m.group("wdown"))
             cur[m.group("which").lower()] = link
@@ -126,7 +154,7 @@ def parse_lspci(text):
     return {"devices": devices, "warnings": warnings}
 
 
-def bridges_above(devices, address):
+def bridges_above(devices: dict[str, dict[str, Any]], address: str) -> list[dict[str, Any]]:
     """The bridges whose secondary..subordinate bus range holds ``address``'s bus, nearest last."""
     dom, bus = address[:4], int(address[5:7], 16)
     above = [d for a, d in devices.items() if a[:4] == dom and d.get("bus")
@@ -134,7 +162,7 @@ def bridges_above(devices, address):
     return sorted(above, key=lambda d: d["bus"]["subordinate"] - d["bus"]["secondary"], reverse=True)
 
 
-def upstream_port(devices, address):
+def upstream_port(devices: dict[str, dict[str, Any]], address: str) -> Optional[dict[str, Any]]:
     """The port directly above ``address`` - the other end of its PCIe link (its slot): the bridge whose
     secondary bus is ``address``'s bus (a root port or a switch downstream port). None when lspci did not list it."""
     dom, bus = address[:4], int(address[5:7], 16)
@@ -142,7 +170,7 @@ def upstream_port(devices, address):
                  and d["bus"]["secondary"] == bus), None)
 
 
-def path_between(devices, a, b):
+def path_between(devices: dict[str, dict[str, Any]], a: str, b: str) -> list[dict[str, Any]]:
     """The bridges on the PCIe path between functions ``a`` and ``b`` below their common ancestor.
 
     Peer-to-peer traffic between them crosses these ports; ACS redirection on
@@ -163,7 +191,7 @@ _SMI_ERRORS = ("NVIDIA-SMI has failed", "No devices were found", "couldn't commu
                "Invalid combination of input arguments")
 
 
-def parse_nvidia_smi_topo(text):
+def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
     """``nvidia-smi topo -m`` -> ``{"devices", "links", "affinity", "nic_names", "warnings"}``.
 
     ``devices``: the matrix's column names in order (``GPU0`` ..., ``NIC0``
@@ -186,7 +214,11 @@ def parse_nvidia_smi_topo(text):
     if head_at is None:
         raise ParseError("nvidia-smi", "no topology matrix (a header line starting with GPU0)", text)
     devices = [t for t in lines[head_at].split() if _DEV_RE.match(t)]
-    links, affinity, nic_names, warnings, extra = {}, {}, {}, [], {}
+    links: dict[str, dict[str, str]] = {}
+    affinity: dict[str, GpuAffinity] = {}
+    nic_names: dict[str, str] = {}
+    warnings: list[str] = []
+    extra: dict[str, list[str]] = {}
     in_legend = False
     for n, line in enumerate(lines[head_at + 1:], head_at + 2):
         s = line.strip()
@@ -233,27 +265,27 @@ def parse_nvidia_smi_topo(text):
             "other_columns": extra, "warnings": warnings}
 
 
-def nearest_gpus(topo):
+def nearest_gpus(topo: NvidiaSmiTopo) -> dict[str, list[tuple[int, str]]]:
     """Per RDMA device: the GPUs sorted nearest first, ``[(gpu index, link)]`` (PIX < PXB < PHB < NODE < SYS)."""
-    out = {}
+    out: dict[str, list[tuple[int, str]]] = {}
     gpus = [d for d in topo["devices"] if d.startswith("GPU")]
     for col in topo["devices"]:
         if col.startswith("GPU"):
             continue
         dev = topo["nic_names"].get(col, col)
-        pairs = [(int(g[3:]), (topo["links"].get(g) or {}).get(col)) for g in gpus]
-        pairs = [(g, lk) for g, lk in pairs if lk]
+        cells = [(int(g[3:]), (topo["links"].get(g) or {}).get(col)) for g in gpus]
+        pairs = [(g, lk) for g, lk in cells if lk]
         out[dev] = sorted(pairs, key=lambda p: (LINK_RANK.get(p[1], 9), p[0]))
     return out
 
 
-def nearest_nics(topo):
+def nearest_nics(topo: NvidiaSmiTopo) -> dict[int, list[tuple[str, str]]]:
     """Per GPU index: the RDMA devices sorted nearest first, ``[(device, link)]`` (PIX < PXB < PHB < NODE <
     SYS, then the matrix's NIC order): the rail a rank on that GPU should use."""
     nics = [d for d in topo["devices"] if not d.startswith("GPU")]
-    out = {}
+    out: dict[int, list[tuple[str, str]]] = {}
     for g in (d for d in topo["devices"] if d.startswith("GPU")):
         row = topo["links"].get(g) or {}
-        pairs = [(topo["nic_names"].get(n, n), row.get(n), k) for k, n in enumerate(nics) if row.get(n)]
+        pairs = [(topo["nic_names"].get(n, n), row[n], k) for k, n in enumerate(nics) if row.get(n)]
         out[int(g[3:])] = [(d, lk) for d, lk, _k in sorted(pairs, key=lambda p: (LINK_RANK.get(p[1], 9), p[2]))]
     return out

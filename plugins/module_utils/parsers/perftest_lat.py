@@ -5,7 +5,10 @@ command line read as in the bandwidth tests (_perftest.py's reader); the table i
 table, its columns named by its own header line.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional
 
 try:
     # ParseError: what parse_perftest_lat raises, importable from here as from every parser
@@ -13,8 +16,8 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
         _Reader, _collect_errors, _read)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError  # noqa: F401  # pylint: disable=unused-import
-    from parsers._perftest import _Reader, _collect_errors, _read
+    from common import ParseError  # type: ignore[import-not-found,no-redef]  # noqa: F401  # pylint: disable=unused-import
+    from parsers._perftest import _Reader, _collect_errors, _read  # type: ignore[import-not-found,no-redef]
 
 
 _LAT_TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?Latency Test)$")
@@ -33,16 +36,16 @@ _LAT_KEYS = dict(_LAT_COLUMNS)
 class _LatReader(_Reader):
     """A latency test's run: the same header, addresses and command echo; its own title and table."""
 
-    _title_re = _LAT_TITLE_RE
+    _title_re = _LAT_TITLE_RE  # type: ignore[assignment]  # _perftest.py declares it None (others editing)
     _bw = False
 
-    def __init__(self):
-        super().__init__()
-        self.columns = None
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # _perftest.py: others editing
+        self.columns: Optional[list[str]] = None
         self.result.pop("units", None)
         self.result.pop("duration_mode", None)
 
-    def _table(self, line):
+    def _table(self, line: str) -> bool:
         if line.startswith("#bytes"):
             names = _LAT_COLUMN_RE.findall(line)
             rest = _LAT_COLUMN_RE.sub("", line).split()
@@ -54,6 +57,7 @@ class _LatReader(_Reader):
             return True
         if self.columns and re.match(r"^\d+\s+\d+\s+[\d.]+", line):
             cells = line.split()
+            numbers: Optional[list[float]]
             try:
                 numbers = [float(c) for c in cells]
             except ValueError:
@@ -68,7 +72,8 @@ class _LatReader(_Reader):
         return False
 
 
-def parse_perftest_lat(text):
+# The result is _perftest.py's reader's dict (a TypedDict for it waits for that file: others editing).
+def parse_perftest_lat(text: Optional[str]) -> dict[str, Any]:
     """Parse a perftest latency test: ``ib_write_lat``, ``ib_send_lat``, ``ib_read_lat``, ``ib_atomic_lat``.
 
     The header block, addresses and an echoed command line read as in
@@ -91,7 +96,9 @@ def parse_perftest_lat(text):
     device, a server still waiting), with the tool's error lines as the message.
     """
     reader = _LatReader()
+    result: dict[str, Any]
     lines, result = _read(reader, text, "lat", "no latency table (#bytes #iterations t_...) in output")
+    assert reader.columns is not None   # _read raised when no table was read
     result["columns"] = list(reader.columns)
     result["warnings"].extend(_collect_errors(lines))
     last = result["results"][-1]
