@@ -1,4 +1,5 @@
-"""Filter sched_topology: the scheduler's topology from the cabling LLDP observed (module_utils/checks/sched_topology.py)."""
+"""Filter sched_topology: the scheduler's topology from the cabling LLDP or ibnetdiscover observed
+(module_utils/checks/sched_topology.py)."""
 import json
 
 import yaml
@@ -10,9 +11,21 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
 
 
+def _ib_inputs(check):
+    """(findings, observed) of the InfiniBand subnet check's result (ib_fabric_check, as role
+    ib_subnet_manager registers it); AnsibleFilterError where it did not discover the subnet."""
+    if not isinstance(check, dict) or check.get("failed") or "observed" not in check:
+        why = (check or {}).get("msg") if isinstance(check, dict) else None
+        raise AnsibleFilterError("sched_topology: the InfiniBand subnet was not discovered (ibnetdiscover, the "
+                                 f"subnet check on the master SM host): {why or 'no topology check result'}; the "
+                                 "topology is rendered from observed cabling only")
+    return list(check.get("findings") or []), check["observed"]
+
+
 def sched_topology(inputs, options=None):
     """``inputs``: {hosts: {node: rdma_ports}, host_reads: {node: verify_fabric_cabling},
-    switch_reads: {switch: switch_fabric_lldp}, uplinks: {switch: switch_uplinks}}; ``options``: name,
+    switch_reads: {switch: switch_fabric_lldp}, uplinks: {switch: switch_uplinks}} (RoCE, LLDP), or
+    {hosts, ib_fabric: the subnet check's result} (InfiniBand, ibnetdiscover); ``options``: name,
     label_prefix, accept_observed, source. Returns {relative path: text} (Slurm topology.conf tree and
     block, topology.yaml, Kueue's Topology and ResourceFlavor, the node labels); AnsibleFilterError
     naming the open cabling findings or the unobserved nodes."""
@@ -20,6 +33,9 @@ def sched_topology(inputs, options=None):
         # plain data: Ansible's templated strings are str subclasses the YAML dumper refuses
         inputs, options = json.loads(json.dumps(inputs)), json.loads(json.dumps(options or {}))
         hosts = dict(inputs["hosts"])
+        if inputs.get("ib_fabric") is not None:
+            findings, observed = _ib_inputs(inputs["ib_fabric"])
+            return _render(observed, findings, hosts, dict(options, method="ibnetdiscover"))
         # as the report reads them (registry.cabled): a read without a neighbour table failed
         reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
                  for s, r in (inputs.get("switch_reads") or {}).items()}
@@ -28,6 +44,10 @@ def sched_topology(inputs, options=None):
         raise AnsibleFilterError(f"sched_topology: inputs need hosts, host_reads, switch_reads, uplinks ({e})") from None
     findings, _cases = cabling.check_cabling(*args)
     observed = cabling.observed_map(*args)
+    return _render(observed, findings, hosts, options)
+
+
+def _render(observed, findings, hosts, options):
     try:
         out = topo.render(observed, findings, sorted(hosts), options or {})
     except ValueError as e:

@@ -133,3 +133,27 @@ def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_l
     finally:
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "7")
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "2")
+
+
+@pytest.mark.matrix
+def test_the_scheduler_topology_comes_from_what_ibnetdiscover_saw(ib_lab):
+    """playbooks/sched_topology.yml on InfiniBand (issue 37): rendered from the subnet check's ibnetdiscover
+    map, each leaf's nodes under the spine; a cable pulled in the subnet stops it, naming the missing link.
+    Matrix: the RoCE lab's test_nccl_scale.py proves the render and its refusal from LLDP."""
+    out = os.path.join(ib_lab["inventory"] + "-output", "sched_topology", "slurm", "topology.conf")
+    res = playbook(ib_lab, "sched_topology.yml")
+    assert res.returncode == 0, res.stdout[-5000:]
+    with open(out) as f:
+        healthy = f.read()
+    assert healthy.startswith("# Rendered by linerate from the cabling check observed (ibnetdiscover)")
+    assert [ln for ln in healthy.splitlines() if not ln.startswith("#")] == [
+        "SwitchName=leaf1 Nodes=node[1-2]", "SwitchName=leaf2 Nodes=node[3-4]", "SwitchName=spine1 Switches=leaf1,leaf2"]
+    ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
+    try:
+        refused = playbook(ib_lab, "sched_topology.yml", "-e", "linerate_sched_topology_accept_observed=true")
+        assert refused.returncode != 0
+        assert "IB_LINK_MISSING: leaf1 port 2: link to node2 mlx5_0 is missing" in " ".join(refused.stdout.split())
+        with open(out) as f:
+            assert f.read() == healthy   # nothing written while refused
+    finally:
+        ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")

@@ -7,6 +7,7 @@ the module is given (the locale stays C); their output is parsed
 cannot be discovered raises ``ToolFailure`` with what was found so far.
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.sched_topology import ib_observed_map
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
@@ -97,6 +98,8 @@ def fabric_check(run, p):
             "cas": sum(1 for n in nd["nodes"].values() if n["type"] == "ca"),
             "links": len(nd["links"]),
         }
+        # the scheduler's topology is rendered from this (playbooks/sched_topology.yml), not from the inventory
+        result["observed"] = ib_observed_map(nd, p["expected_links"], p["switches"])
     if "partitions" in p["checks"] and p["partitions"]:
         tables, names = pkey_tables(tool, nd, p["partitions"], p["expected_links"])
         findings += ibcheck.check_partitions(p["partitions"], tables, names)

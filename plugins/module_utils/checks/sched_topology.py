@@ -4,11 +4,19 @@ Slurm (``topology.conf`` for topology/tree and topology/block, ``topology.yaml``
 later) and Kueue's Topology-Aware Scheduling (``Topology``, a ``ResourceFlavor`` naming it, and the node
 labels its levels read) are rendered from ``cabling.observed_map``: what the switches' LLDP tables show,
 never what the inventory claims. A node's group is the set of leaves its rails are seen on (one leaf
-for a top-of-rack design; every rail leaf of a rail-optimised scalable unit); groups joined by the same
-spines share a top switch. Refused (``TopologyRefused``) while the cabling check has a finding open:
+for a top-of-rack design; every rail leaf of a rail-optimised scalable unit); groups joined through a
+shared spine share one top switch. Refused (``TopologyRefused``) while the cabling check has a finding open:
 a swapped, miswired or missing cable, or a port whose cabling LLDP could not prove, would put nodes in
 the wrong group. ``accept_observed`` renders a swapped or miswired cabling as it is seen (the file's
 header names each such finding); an unproven port is refused always.
+
+InfiniBand (``ib_observed_map``): the same map from the subnet as ``ibnetdiscover`` discovered it in the
+subnet check (module ib_fabric_check, which returns it as ``observed``): each switch port's peer, CAs
+known by their port GUID (the inventory's rdma_ports ``guid``) or by the NodeDescription rdma-ndd sets
+(``<host> <device>``), switches by their GUID or description as the check names them. Refused while the
+check has a topology finding open (``IB_LINK_MISSING``, ``IB_PORTS_SWAPPED``, ``IB_LINK_MISWIRED``,
+``IB_UNEXPECTED_LINK``, ``IB_UNEXPECTED_DEVICE``) or the discovery warned of a failed query (nodes behind
+it may be missing); ``accept_observed`` renders swapped, miswired and unexpected links as seen.
 
 Sources: slurm.schedmd.com topology.conf(5) (SwitchName/Switches/Nodes; BlockName/Nodes, BlockSizes
 from Slurm 23.11), topology.yaml(5) (topology, cluster_default, tree.switches[switch, children, nodes],
@@ -18,10 +26,18 @@ needs spec.nodeLabels), CRD vendored in tests/schemas/sched_topology/.
 """
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.ib import switch_name_from_desc
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import norm_guid
+
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # the findings of the cabling check that accept_observed may render over: each names both ends seen
-ACCEPTABLE = ("CABLE_SWAPPED", "CABLE_MISWIRED", "CABLE_UNEXPECTED")
+ACCEPTABLE = ("CABLE_SWAPPED", "CABLE_MISWIRED", "CABLE_UNEXPECTED",
+              "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK")
+# the InfiniBand subnet check's findings about the cabling (module_utils/checks/ib.py check_topology); a
+# degraded link (IB_LINK_DEGRADED) puts no node in the wrong group and does not stop the render
+IB_CABLING_CODES = ("IB_LINK_MISSING", "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK",
+                    "IB_UNEXPECTED_DEVICE")
 _NAME_RE = re.compile(r"^(?P<stem>.*?)(?P<num>\d+)$")
 _LABEL_PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -76,24 +92,93 @@ def groups_of(observed: dict, nodes: list) -> dict:
         for low, high in ((link["switch"], link["peer"]), (link["peer"], link["switch"])):
             if low in leaf_set and high not in leaf_set:
                 above.setdefault(low, set()).add(high)
-    tops = {}
+    # groups that share a spine are one top switch (Slurm's tree needs a switch above both to place a job
+    # across them; two groups under overlapping but unequal spine sets - a real fabric's leaf cabled to
+    # two of four spines - would otherwise be two roots with nothing joining them)
+    parts = []   # [(spines, [groups])], disjoint spine sets
     for g, ls in sorted(leaves.items()):
-        spines = sorted(set().union(*[above.get(sw, set()) for sw in ls]))
-        if spines:
-            tops.setdefault("_".join(spines), []).append(g)
+        spines = set().union(*[above.get(sw, set()) for sw in ls])
+        if not spines:
+            continue
+        joined = [p for p in parts if p[0] & spines]
+        parts = [p for p in parts if not p[0] & spines]
+        parts.append((spines.union(*[p[0] for p in joined]), sorted([g] + [x for p in joined for x in p[1]])))
+    tops = {"_".join(sorted(sp)): grps for sp, grps in parts}
     return {"groups": groups, "tops": tops, "leaves": leaves, "unobserved": unobserved,
             "node_group": {n: g for g, ns in groups.items() for n in ns}}
 
 
+def ib_observed_map(nd: dict, expected_links: list, switches: dict) -> dict:
+    """The cabling as ``ibnetdiscover`` discovered it (``parse_ibnetdiscover``), in ``cabling.observed_map``'s
+    shape: ``{"hosts": {node: [{"device", "switch", "switch_port"}]}, "links": [{"switch", "port", "peer",
+    "peer_port"}], "read": [switches discovered], "unread": [], "warnings": [the discovery's warnings]}``.
+
+    ``expected_links`` / ``switches``: the subnet check's parameters (the inventory's rdma_ports with their
+    port GUIDs, {switch: GUID or None}) - used to name what was discovered, never to place it: a CA is
+    named by its port GUID, else by its NodeDescription ``<host> <device>``; a switch by its GUID, else by
+    its description (``switch_name_from_desc``). A CA or switch that neither names is left out (the check
+    reports it, IB_UNEXPECTED_DEVICE, and that finding stops the render)."""
+    by_guid, hosts_devices = {}, {}
+    for e in expected_links or []:
+        hosts_devices.setdefault(e["host"], set()).add(e["device"])
+        if e.get("guid"):
+            by_guid[norm_guid(e["guid"])] = (e["host"], e["device"])
+    switch_guid = {norm_guid(g): name for name, g in (switches or {}).items() if g}
+    nodes = nd.get("nodes") or {}
+
+    def switch_name(guid):
+        n = nodes.get(guid)
+        if not n or n["type"] != "switch":
+            return None
+        return switch_guid.get(guid) or switch_name_from_desc(n.get("desc") or "", set(switches or {}))
+
+    def ca_end(guid, port_guid):
+        if port_guid and port_guid in by_guid:
+            return by_guid[port_guid]
+        words = ((nodes.get(guid) or {}).get("desc") or "").split()
+        if len(words) == 2 and words[1] in hosts_devices.get(words[0], ()):
+            return words[0], words[1]
+        return None
+
+    out = {"hosts": {}, "links": [], "read": [], "unread": [], "warnings": list(nd.get("warnings") or [])}
+    for guid, n in sorted(nodes.items()):
+        sw = switch_name(guid)
+        if sw is None:
+            continue
+        out["read"].append(sw)
+        for pnum, port in sorted(n["ports"].items()):
+            peer = nodes.get(port.get("peer_guid"))
+            if peer is None:
+                continue
+            if peer["type"] == "switch":
+                other = switch_name(port["peer_guid"])
+                if other is not None:
+                    out["links"].append({"switch": sw, "port": str(pnum), "peer": other,
+                                         "peer_port": str(port.get("peer_port"))})
+                continue
+            # the CA's port GUID: on the switch's port line ("H-<node guid>"[1](<port guid>)), else on the CA's own
+            peer_port = (peer.get("ports") or {}).get(port.get("peer_port")) or {}
+            end = ca_end(port["peer_guid"], port.get("peer_port_guid") or peer_port.get("port_guid"))
+            if end is not None:
+                out["hosts"].setdefault(end[0], []).append({"device": end[1], "switch": sw, "switch_port": str(pnum)})
+    out["read"] = sorted(set(out["read"]))
+    return out
+
+
+def _topology_finding(f: dict) -> bool:
+    return str(f.get("check")) == "cabling" or f.get("code") in IB_CABLING_CODES
+
+
 def refusal(findings: list, accept_observed: bool = False) -> list:
-    """The cabling findings that stop the render (every one; with ``accept_observed`` those not in
-    ACCEPTABLE, so an unproven or missing cable still stops it)."""
-    open_ = [f for f in findings or [] if str(f.get("check")) == "cabling"]
+    """The cabling findings that stop the render (every one - the RoCE cabling check's, the InfiniBand
+    subnet check's IB_CABLING_CODES; with ``accept_observed`` those not in ACCEPTABLE, so an unproven or
+    missing cable still stops it)."""
+    open_ = [f for f in findings or [] if _topology_finding(f)]
     return [f for f in open_ if not (accept_observed and f["code"] in ACCEPTABLE)]
 
 
-def _header(source: str, observed: dict, nodes: list, accepted: list) -> list:
-    lines = [f"# Rendered by linerate from the cabling {source} observed (LLDP), not the inventory's claims.",
+def _header(source: str, observed: dict, nodes: list, accepted: list, method: str = "LLDP") -> list:
+    lines = [f"# Rendered by linerate from the cabling {source} observed ({method}), not the inventory's claims.",
              "# docs/verification.md \"The scheduler's topology\". Observed rails:"]
     for n in sorted(nodes, key=_natural):
         seen = sorted((a["switch"], a["switch_port"], a.get("device") or "?") for a in observed["hosts"].get(n) or [])
@@ -168,9 +253,10 @@ def render(observed: dict, findings: list, nodes: list, options: dict = None) ->
 
     ``options``: ``name`` (the Kueue Topology/flavor name, default linerate), ``label_prefix``
     (default linerate.fabric), ``accept_observed`` (bool), ``source`` (what observed it, for the
-    header). Raises ``TopologyRefused`` naming every blocking finding or unobserved node."""
+    header), ``method`` (how: ``LLDP``, ``ibnetdiscover``). Raises ``TopologyRefused`` naming every
+    blocking finding or unobserved node."""
     o = dict({"name": "linerate", "label_prefix": "linerate.fabric", "accept_observed": False,
-              "source": "verification"}, **(options or {}))
+              "source": "verification", "method": "LLDP"}, **(options or {}))
     if not _LABEL_PREFIX_RE.match(str(o["label_prefix"])) or len(str(o["label_prefix"])) > 253:
         raise ValueError(f"label_prefix {o['label_prefix']!r}: a node label's prefix is a DNS subdomain "
                          "(lower-case letters, digits, '-' and '.'; at most 253 characters)")
@@ -183,16 +269,21 @@ def render(observed: dict, findings: list, nodes: list, options: dict = None) ->
                               + "; ".join(f"{f['code']}: {f['message']}" for f in blocking)
                               + " - fix the cabling and verify again" + (
                                   "" if o["accept_observed"] else
-                                  " (or accept what LLDP sees: accept_observed, for swapped/miswired cables)"))
+                                  f" (or accept what {o['method']} sees: accept_observed, for swapped/miswired "
+                                  "cables)"))
     if observed.get("unread"):
-        raise TopologyRefused(f"switches {', '.join(observed['unread'])}: LLDP not read, their cabling is "
+        raise TopologyRefused(f"switches {', '.join(observed['unread'])}: {o['method']} not read, their cabling is "
                               "unobserved; the topology is rendered from observed cabling only")
+    if observed.get("warnings"):
+        raise TopologyRefused(f"the subnet's discovery ({o['method']}) warned: {'; '.join(observed['warnings'])}: "
+                              "nodes behind a failed query may be missing; the topology is rendered from a "
+                              "whole discovery only")
     g = groups_of(observed, nodes)
     if g["unobserved"]:
-        raise TopologyRefused(f"{', '.join(g['unobserved'])}: LLDP shows them on no switch; a node the "
+        raise TopologyRefused(f"{', '.join(g['unobserved'])}: {o['method']} shows them on no switch; a node the "
                               "cabling did not observe has no place in the topology")
-    accepted = [f for f in findings or [] if str(f.get("check")) == "cabling" and f["code"] in ACCEPTABLE]
-    head = _header(o["source"], observed, nodes, accepted)
+    accepted = [f for f in findings or [] if _topology_finding(f) and f["code"] in ACCEPTABLE]
+    head = _header(o["source"], observed, nodes, accepted, o["method"])
     labels = node_labels(g, o["name"], o["label_prefix"])
     files = {
         "slurm/topology.conf": "\n".join(head + ["# TopologyPlugin=topology/tree"] + slurm_tree(g)) + "\n",
