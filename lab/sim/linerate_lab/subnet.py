@@ -9,8 +9,17 @@ reads them from the HCA. The trained width and speed come from there too, so
 a degraded link in the subnet shows in ibstat. Without ``subnet`` in the
 model (unit tests, RoCE) nothing is queried.
 
+One query at a time per node (``QUERY_LOCK``): ibsim serves at most ``IBSIM_MAX_CLIENTS`` (10,
+ibsim/ibsim.h) attached clients at once and refuses the next, and every simulated tool that reads a
+port attaches one - nccl-tests one rank per GPU is eight processes a node reading their ports
+together. A real rank reads its port from its own HCA's driver (ibv_query_port), which has no such
+limit: without the lock the lab would fail ranks a real node never fails (a rank that sees no ACTIVE
+port falls back to NET/Socket). With the lock a node holds one client at a time, so the lab's nodes
+and its two SMs stay under ibsim's ten.
+
 Stdlib only (runs inside the node containers).
 """
+import fcntl
 import os
 import re
 import subprocess
@@ -20,6 +29,8 @@ SMPQUERY = "/opt/linerate-lab/infiniband-diags/usr/sbin/smpquery"
 LINK_STATES = {"Down": 1, "Initialize": 2, "Armed": 3, "Active": 4}
 PHYS_STATES = {"Sleep": 1, "Polling": 2, "Disabled": 3, "LinkUp": 5, "LinkErrorRecovery": 6}
 _FIELD = re.compile(r"^(\w+):\.+(.*)$")
+# one subnet query at a time on a node (the module's docstring); the node's own /run
+QUERY_LOCK = os.environ.get("LINERATE_LAB_SUBNET_LOCK", "/run/linerate-lab-subnet.lock")
 
 
 def parse_portinfo(text):
@@ -41,6 +52,19 @@ def parse_portinfo(text):
     }
 
 
+class _one_query_at_a_time:
+    """flock on QUERY_LOCK around one smpquery (released when the process ends, whatever happens)."""
+
+    def __enter__(self):
+        self.fd = os.open(QUERY_LOCK, os.O_CREAT | os.O_RDWR, 0o666)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)   # closing the descriptor drops the lock
+        return False
+
+
 def port_info(m, node_name, nic, timeout=5.0):
     """The port as the subnet has it, or None when the lab has no subnet."""
     sub = m.get("subnet")
@@ -48,9 +72,10 @@ def port_info(m, node_name, nic, timeout=5.0):
         return None
     env = dict(os.environ, LD_PRELOAD=UMAD2SIM, SIM_HOST=f"{node_name} {nic['device']}",
                IBSIM_SERVER_NAME=str(sub["address"]), IBSIM_SERVER_PORT=str(sub["port"]))
+    argv = [SMPQUERY, "-D", "portinfo", "0", str(nic.get("port", 1))]
     try:
-        res = subprocess.run([SMPQUERY, "-D", "portinfo", "0", str(nic.get("port", 1))], env=env,
-                             capture_output=True, text=True, timeout=timeout)
+        with _one_query_at_a_time():
+            res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"subnet not reachable: {e}"}
     if res.returncode != 0:
