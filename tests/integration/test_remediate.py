@@ -121,8 +121,9 @@ def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
 
     lab_fault("flap", NODE, DEVICE)
     try:
-
-        res, report = audit(expect_ok=False)
+        # an audit of the counters alone lasts seconds: a window longer than the lab's flap period (8 s,
+        # linerate_lab/linkphys.py) sees the link go down at least once
+        res, report = audit("-e", "verify_fabric_link_health_min_window_s=12", expect_ok=False)
         flaps = [f for f in report["findings"] if f["code"] == "LINK_FLAP"]
         assert {(f["node"], f["device"]) for f in flaps} == {(NODE, DEVICE)}, report["findings"]
         drained = {n for n in nodes if "DRAIN" in slurm(n)["flags"]}

@@ -103,6 +103,7 @@ FABRIC_RULES = {
     "verify_fabric_benchmark_checks": listing(choice(*VERIFY_CHECKS)),
     "verify_fabric_active_checks": listing(choice(*VERIFY_CHECKS)),
     "verify_fabric_link_health_mlxlink": boolean,
+    "verify_fabric_link_health_min_window_s": integer(0, 3600, " seconds"),
     "verify_fabric_run_benchmarks": boolean,
     "verify_fabric_read_only": boolean,
     "verify_fabric_defer_report": boolean,
