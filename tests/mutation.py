@@ -100,7 +100,8 @@ GROUPS = {
                                                       "tests/unit/test_lossless_watchdog_storm.py",
                                                       "tests/unit/test_sonic_buffer_platforms.py",
                                                       "tests/unit/test_verify_incast_switch.py",
-                                                      "tests/unit/test_verify_link_health_switch.py"])
+                                                      "tests/unit/test_verify_link_health_switch.py",
+                                                      "tests/unit/test_switch_parsers_unexpected.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
         # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the
         # template filter call it through the module object)
@@ -127,7 +128,8 @@ GROUPS = {
                                                                  "tests/unit/test_parsers_real.py",
                                                                  "tests/unit/test_parsers_classes.py",
                                                                  "tests/unit/test_verify_link_health_switch.py",
-                                                                 "tests/unit/test_switch_counters_sim.py"])
+                                                                 "tests/unit/test_switch_counters_sim.py",
+                                                                 "tests/unit/test_switch_parsers_unexpected.py"])
            for name in ("parsers.counters", "switch.counters")},
         "plugins/module_utils/checks/incast.py": ([f"{PKG}.plugins.module_utils.checks.incast"],
                                                   ["tests/unit/test_verify_incast_exact.py",
@@ -158,6 +160,7 @@ GROUPS = {
         f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
                                                               ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
                                                                "tests/unit/test_parsers_classes.py",
+                                                               "tests/unit/test_switch_parsers_unexpected.py",
                                                                # the other checks locate endpoints and walk a
                                                                # switch's cabled ports through checks/cabling.py
                                                                "tests/unit/test_verify_incast_exact.py",

@@ -206,14 +206,14 @@ _EOS_DETAIL_RE = {
 }
 
 
-# the TLV lines of EOS ``show lldp neighbors detail`` known and not read (EOS 4.15 - 4.2x outputs)
+# the TLV lines of EOS ``show lldp neighbors detail`` known and not read: those of the published capture
+# (ntc-templates' EOS 4.15.2F output, fixtures/lldp/real_eos_lldp_neighbors_detail_ntc.txt); another TLV
+# EOS prints is named in ``warnings``
 _EOS_DETAIL_FIELDS = frozenset((
     "Chassis ID type", "Port ID type", "Time To Live", "System Description", "System Capabilities",
     "Enabled Capabilities", "Management Address Subtype", "Management Address", "Interface Number Subtype",
     "Interface Number", "OID String", "IEEE802.1 Port VLAN ID", "Link Aggregation Status",
-    "IEEE802.3 Maximum Frame Size", "IEEE802.1/IEEE802.3 Link Aggregation", "IEEE802.3 Link Aggregation",
-    "IEEE802.1 Port And Protocol VLAN ID", "IEEE802.1 VLAN Name", "IEEE802.3 MAC/PHY Configuration/Status",
-    "Auto-negotiation", "Operational MAU Type", "Port ID"))
+    "IEEE802.3 Maximum Frame Size", "IEEE802.1/IEEE802.3 Link Aggregation", "Port ID"))
 
 
 def _unquote(value):

@@ -330,7 +330,7 @@ def parse_pfc_priority(text):
     for r in _columns(parse_table(text), "show pfc priority", text, "Interface", "Lossless priorities"):
         if not r.get("Interface"):
             continue
-        cell = r.get("Lossless priorities", "")
+        cell = r["Lossless priorities"]   # every row has the header's columns (_columns checked it)
         items = [x.strip() for x in cell.split(",")] if cell not in ("", "N/A") else []
         if not all(x.isdigit() and int(x) < 8 for x in items):
             raise ParseError("sonic", "show pfc priority: %s: %r is not a list of priorities 0-7"
