@@ -27,9 +27,13 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
 @overload
-def strip_ansi(text: str) -> str: ...
+def strip_ansi(text: str) -> str:
+    ...
+
+
 @overload
-def strip_ansi(text: _T) -> _T: ...
+def strip_ansi(text: _T) -> _T:
+    ...
 
 
 def strip_ansi(text: Any) -> Any:
@@ -108,8 +112,8 @@ def each_port(ports: Sequence[dict[str, Any]], apply: Callable[[dict[str, Any]],
             diffs.append(diff)
         results.append(result)
     combined: dict[str, Any] = {"changed": any(r.get("changed") for r in results),
-                "commands": [c for r in results for c in r.get("commands") or []],
-                "ports": results}
+                                "commands": [c for r in results for c in r.get("commands") or []],
+                                "ports": results}
     if diffs:
         combined["diff"] = diffs
     if failures:

@@ -10,7 +10,7 @@ raises ``ParseError`` carrying what the tool said.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, TypedDict
+from typing import Any, Optional, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
@@ -353,33 +353,34 @@ class _DevinfoReader:
         else:
             self._field(line, indent, number)
 
+    # _gid, _block_line and _field run only once feed() has a device (and, for _gid, a port)
     def _gid(self, match: re.Match[str]) -> None:
-        assert self.port is not None
+        port = cast("dict[str, Any]", self.port)
         entry = {"index": int(match.group("index")), "gid": match.group("gid")}
         if match.group("type"):
             entry["type"] = match.group("type").strip()
-        self.port["gids"].append(entry)
+        port["gids"].append(entry)
 
     def _block_line(self, line: str, indent: int) -> None:
         """A line inside the block of the ``key:`` line above it."""
-        assert self.device is not None
+        device = cast("dict[str, Any]", self.device)
         path, is_flag_list = self.blocks[-1][1:]
         kv = _DEVINFO_KV_RE.match(line)
         if is_flag_list or not kv or line.lower().startswith("unknown flags"):
-            self.device["flags"].setdefault(path, []).append(line)
+            device["flags"].setdefault(path, []).append(line)
             return
         key = kv.group("key").strip().replace(" ", "_")
         if kv.group("value"):
-            self.device["caps"].setdefault(path, {})[key] = _int_or_text(kv.group("value"))
+            device["caps"].setdefault(path, {})[key] = _int_or_text(kv.group("value"))
         else:
             self.blocks.append((indent, path + "." + key, False))
 
     def _field(self, line: str, indent: int, number: int) -> None:
         """A ``key: value`` line of the device or the current port; anything else is a note."""
-        assert self.device is not None
+        device = cast("dict[str, Any]", self.device)
         kv = _DEVINFO_KV_RE.match(line)
         if not kv:
-            self.device["notes"].append(line)
+            device["notes"].append(line)
             self.in_tm = False
             return
         key, value = kv.group("key").strip().replace(" ", "_"), kv.group("value")
@@ -387,14 +388,14 @@ class _DevinfoReader:
             self.in_tm = True
         if self.in_tm and key in _DEVINFO_TM_KEYS:
             if value:
-                self.device["caps"].setdefault("tag_matching", {})[key] = _int_or_text(value)
+                device["caps"].setdefault("tag_matching", {})[key] = _int_or_text(value)
             else:
                 self.blocks.append((indent, "tag_matching." + key, True))
             return
         self.in_tm = False
-        target = self.port if self.port is not None else self.device
+        target = self.port if self.port is not None else device
         if key in _DEVINFO_RESERVED or key in target:
-            self.device["warnings"].append(
+            device["warnings"].append(
                 "line %d: field %r repeated or reserved, first value kept: %r" % (number, key, line))
         else:
             _devinfo_value(key, value, target)

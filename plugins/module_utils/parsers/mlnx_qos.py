@@ -113,8 +113,7 @@ def _new_result() -> dict[str, Any]:
 
 
 def _handle_tc_line(line: str, result: dict[str, Any]) -> QosTc:
-    match = _TC_RE.match(line)
-    assert match is not None   # the caller matched the line already
+    match = cast("re.Match[str]", _TC_RE.match(line))   # the caller matched the line already
     rate = match.group("rate").strip()
     tc: QosTc = {
         "tc": int(match.group("tc")),

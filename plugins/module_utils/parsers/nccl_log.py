@@ -228,7 +228,7 @@ _HINT_NETS = {"net_ib": "IB", "net_socket": "Socket", "OFI": "AWS Libfabric"}
 
 def _net_device(match: re.Match[str], vnic: Optional[int] = None) -> dict[str, Any]:
     device: dict[str, Any] = {"index": int(match.group("index")), "device": match.group("name"),
-              "port": int(match.group("port")), "link_layer": match.group("ll")}
+                              "port": int(match.group("port")), "link_layer": match.group("ll")}
     if match.group("sharp"):
         device["sharp"] = True
     if vnic is not None:

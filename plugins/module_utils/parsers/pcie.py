@@ -17,7 +17,7 @@ what they read only in part.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, TypedDict
+from typing import Any, Optional, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, strip_ansi
@@ -111,8 +111,8 @@ def parse_lspci(text: object) -> Lspci:
                 if any(e in line for e in _ERRORS):
                     raise ParseError("lspci", f"line {n}: {line.strip()}", text)
                 raise ParseError("lspci", f"line {n}: not a device header: {line.strip()[:120]!r}", text)
-            addr = pci_address(f"{m.group('dom') or '0000'}:{m.group('bus')}:{m.group('dev')}.{m.group('fn')}")
-            assert addr is not None   # the header matched an address
+            # the header matched an address, so it reads as one
+            addr = cast(str, pci_address(f"{m.group('dom') or '0000'}:{m.group('bus')}:{m.group('dev')}.{m.group('fn')}"))
             cur = {"address": addr, "class": m.group("cls").strip(), "description": m.group("desc").strip()}
             devices[addr] = cur
             continue

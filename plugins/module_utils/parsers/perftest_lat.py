@@ -8,7 +8,7 @@ table, its columns named by its own header line.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 try:
     # ParseError: what parse_perftest_lat raises, importable from here as from every parser
@@ -98,8 +98,7 @@ def parse_perftest_lat(text: Optional[str]) -> dict[str, Any]:
     reader = _LatReader()
     result: dict[str, Any]
     lines, result = _read(reader, text, "lat", "no latency table (#bytes #iterations t_...) in output")
-    assert reader.columns is not None   # _read raised when no table was read
-    result["columns"] = list(reader.columns)
+    result["columns"] = list(cast("list[str]", reader.columns))   # _read raised when no table was read
     result["warnings"].extend(_collect_errors(lines))
     last = result["results"][-1]
     for _name, key in _LAT_COLUMNS:
