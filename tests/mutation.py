@@ -88,7 +88,7 @@ GROUPS = {
                                                      _rebuilt(name))
            for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")},
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
-                                                  ["tests/unit/test_mpi_key.py", "tests/unit/test_intent_rule_table.py",
+                                                  ["tests/unit/intent/test_mpikey.py", "tests/unit/test_intent_rule_table.py",
                                                    "tests/unit/test_logic_edges.py"]),
     },
     "switch": {

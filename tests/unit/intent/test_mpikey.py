@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.filter.mpi_key_options import FilterModule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BIN = os.path.join(ROOT, ".venv", "bin")
 ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"])
 options = FilterModule().filters()["mpi_key_options"]
