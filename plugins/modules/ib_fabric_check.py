@@ -141,9 +141,9 @@ summary:
   returned: when the topology check ran
 observed:
   description:
-    - The cabling as ibnetdiscover discovered it, named by the inventory (module_utils/checks/sched_topology.py
-      ib_observed_map) - C(hosts) {node: [{device, switch, switch_port}]}, C(links) [{switch, port, peer,
-      peer_port}], C(read), C(warnings) - the input of playbooks/sched_topology.yml on InfiniBand.
+    - "The cabling as ibnetdiscover discovered it, named by the inventory (module_utils/checks/sched_topology.py
+      ib_observed_map): C(hosts) (node -> [device, switch, switch_port]), C(links) (switch, port, peer,
+      peer_port), C(read), C(warnings); the input of playbooks/sched_topology.yml on InfiniBand."
   type: dict
   returned: when the topology check ran
 """
