@@ -123,7 +123,7 @@ GROUPS = {
     # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).
     "counters": {
         **{f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                                ["tests/unit/test_parsers_counters.py",
+                                                                ["tests/unit/parsers/test_counters.py", "tests/unit/test_switch_counters.py",
                                                                  "tests/unit/test_parsers_counters_errors.py",
                                                                  "tests/unit/test_parsers_real.py",
                                                                  "tests/unit/test_parsers_classes.py",
@@ -149,7 +149,7 @@ GROUPS = {
                                                                "tests/unit/test_verify_optics_switch.py",
                                                                "tests/unit/test_verify_link_health_optics.py",
                                                                "tests/unit/test_ib_port_errors.py",
-                                                               "tests/unit/test_parsers_counters.py",
+                                                               "tests/unit/parsers/test_linkhealth.py",
                                                                "tests/unit/test_parsers_counters_errors.py",
                                                                "tests/unit/test_parsers_real.py",
                                                                "tests/unit/test_lossless_watchdog_storm.py"])

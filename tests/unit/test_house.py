@@ -32,11 +32,6 @@ _SWITCH = "switch/ is not mirrored yet (others editing the drivers): tests/unit/
 
 NOT_MIRRORED = {
     # parsers
-    "parsers/counters": "tested in test_parsers_counters.py and test_parsers_counters_errors.py, together with "
-                        "linkhealth and switch/counters (the split waits for the switch parsers' owners)",
-    "parsers/linkhealth": "tested in test_parsers_counters.py and test_parsers_counters_errors.py (see counters)",
-    "parsers/pcie": "tested in test_readiness.py and test_gpu_captures.py (real captures)",
-    "parsers/perftest_lat": "tested in test_labsim_perftest_lat.py (the simulated tool) and test_verify_bench.py",
     "parsers/apt": _OTHERS,
     "parsers/lldp": _OTHERS,
     "parsers/perftest": _OTHERS,
