@@ -166,6 +166,8 @@ def test_every_wave_is_closed_by_a_controller_local_host_added_before_the_play()
     assert add["ansible.builtin.add_host"]["ansible_connection"] == "local"
     assert add["ansible.builtin.add_host"]["ansible_become"] is False
     assert add["ansible.builtin.add_host"]["groups"] == ["linerate_rollout_sentinels"]
+    # add_host makes it groups['all'][0], the host the output directory's default is read from
+    assert add["ansible.builtin.add_host"]["inventory_dir"] == "{{ inventory_dir }}"
 
 
 def test_the_report_play_keeps_localhost_and_stops_the_failed_and_skipped_nodes():
