@@ -54,12 +54,16 @@ options:
     type: list
     elements: dict
   rail_pinning:
-    description: With C(rank_per_gpu), C(topology) (NCCL_IB_HCA is I(hca)) or C(nearest) (each rank's own rail).
+    description: With C(rank_per_gpu), C(topology) (NCCL_IB_HCA from nccl.conf, or I(hca)) or C(nearest) (each rank's own rail).
     type: str
     choices: [topology, nearest]
     default: topology
   hca:
-    description: With C(rank_per_gpu) and C(topology), the NCCL_IB_HCA every rank gets (nccl.conf's).
+    description:
+      - With C(rank_per_gpu) and C(topology), an NCCL_IB_HCA the wrapper exports to every rank. NCCL reads
+        C(/etc/nccl.conf) without overwriting the environment (src/misc/param.cc setEnvFile, C(setenv(..., 0))),
+        so an exported value wins over the node's file; unset (role verify_fabric leaves it unset), each rank
+        reads the file as a job does.
     type: str
   json:
     description: Ask nccl-tests for its JSON result file (C(-J)) and parse that.
