@@ -364,7 +364,7 @@ def parse_interfaces_status(text):
         out[name] = {"up": r.get("Oper") == "up", "admin_up": r.get("Admin") == "up",
                      "mtu": int(mtu) if mtu.isdigit() else None, "speed": r.get("Speed", "")}
         notes = unknown + ["%s %r is not up, down or N/A: read as not up" % (col, r[col])
-                 for col in ("Oper", "Admin") if r.get(col) and r[col] not in _SONIC_STATES]
+                           for col in ("Oper", "Admin") if r.get(col) and r[col] not in _SONIC_STATES]
         notes += ["no %s cell: the row does not fit the header: %r" % (col, "  ".join(v for v in r.values() if v))
                   for col in ("Oper", "Admin") if col in r and not r[col]]
         if mtu not in ("", "N/A") and not mtu.isdigit():
