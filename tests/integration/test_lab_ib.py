@@ -96,23 +96,9 @@ def test_second_run_changes_nothing(ib_lab):
 
 
 @pytest.mark.matrix
-def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
-    ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
-    try:
-        res = playbook(ib_lab, "verify.yml")
-        assert res.returncode != 0, "verification passed with a cable missing"
-        doc = report(ib_lab)
-        missing = [f for f in doc["findings"] if f["code"] == "IB_LINK_MISSING"]
-        assert [(f["switch"], f["switch_port"], f["node"], f["device"]) for f in missing] == \
-            [("leaf1", "2", "node2", "mlx5_0")], doc["findings"]
-        assert not doc["checks"]["ib_topology"]["passed"] and doc["checks"]["subnet_manager"]["passed"]
-    finally:
-        ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")
-
-
-@pytest.mark.matrix
 def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_lab):
-    # the healthy lab: every port of the subnet read, nothing counted
+    # the healthy lab: every port of the subnet read, nothing counted (test_site_converges' report: this test
+    # runs before the cable pull, whose traffic into the pulled port leaves discards counted on it)
     doc = report(ib_lab)
     pe = doc["checks"].get("ib_port_errors")
     assert pe and pe["passed"] and pe["detail"].startswith("112 ports of 7 nodes read by ibqueryerrors"), pe
@@ -133,6 +119,21 @@ def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_l
     finally:
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "7")
         ib_lab["labctl"]("fault", "ib-errors-clear", "leaf1", "2")
+
+
+@pytest.mark.matrix
+def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
+    ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
+    try:
+        res = playbook(ib_lab, "verify.yml")
+        assert res.returncode != 0, "verification passed with a cable missing"
+        doc = report(ib_lab)
+        missing = [f for f in doc["findings"] if f["code"] == "IB_LINK_MISSING"]
+        assert [(f["switch"], f["switch_port"], f["node"], f["device"]) for f in missing] == \
+            [("leaf1", "2", "node2", "mlx5_0")], doc["findings"]
+        assert not doc["checks"]["ib_topology"]["passed"] and doc["checks"]["subnet_manager"]["passed"]
+    finally:
+        ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")
 
 
 @pytest.mark.matrix
