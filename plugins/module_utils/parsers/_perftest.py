@@ -7,13 +7,20 @@ run line by line (``_read``); a test's reader names its title (``_title_re``) an
 table (``_table``).
 """
 
+from __future__ import annotations
+
 import re
 import shlex
+from typing import Any, Callable, Dict, Iterable, Optional, Pattern
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
+
+# One run as read: the fixed keys of _new_result plus the header fields perftest printed (_HEADER_FIELDS,
+# an open set: absent when not printed), so a plain dict.
+PerftestResult = Dict[str, Any]
 
 
 _DASHES_RE = re.compile(r"^-{20,}$")
@@ -86,11 +93,11 @@ _HEADER_FIELDS = {
 }
 
 
-def _lines(text):
+def _lines(text: Optional[str]) -> list[str]:
     return (text or "").replace("\r\n", "\n").split("\n")
 
 
-def _convert(value, kind):
+def _convert(value: str, kind: Any) -> Any:
     """Convert a header value: int, ``4096[B]`` -> 4096, ``ON``/``OFF`` -> bool."""
     if kind is str:
         return value
@@ -105,7 +112,7 @@ def _convert(value, kind):
         return value
 
 
-def _ipv4_from_gid(gid):
+def _ipv4_from_gid(gid: str) -> Optional[str]:
     """perftest prints GIDs byte-wise in decimal; IPv4-mapped ones end 255:255:a:b:c:d."""
     parts = gid.split(":")
     if (len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10])
@@ -114,7 +121,7 @@ def _ipv4_from_gid(gid):
     return None
 
 
-def _parse_command(line):
+def _parse_command(line: str) -> Optional[dict[str, Any]]:
     """An echoed ``ib_write_bw ...`` command line -> {"tool", "argv", "server", options...}, else None.
 
     Numbers become ints; ``server`` is the positional server address (None
@@ -129,7 +136,7 @@ def _parse_command(line):
         argv, shlex_ok = match.group("args").split(), False
     # stop at shell redirections / pipes / separators: "> log 2>&1", "| tee", "&", ";" -- but a
     # documentation placeholder (``<server_ip>``, ``<dev>``) is an argument, not a redirection
-    placeholders = []
+    placeholders: list[str] = []
     for position, token in enumerate(argv):
         if _PLACEHOLDER_RE.match(token):
             placeholders.append(token)
@@ -139,7 +146,7 @@ def _parse_command(line):
             break
         if token.endswith(('"', "'")) and not shlex_ok:
             argv[position] = token.rstrip("\"'")   # the end of a quoted remote command (ssh host "...")
-    command = {"tool": match.group("tool"), "argv": argv, "server": None}
+    command: dict[str, Any] = {"tool": match.group("tool"), "argv": argv, "server": None}
     if placeholders:
         command["placeholders"] = placeholders
     index = 0
@@ -160,7 +167,7 @@ def _parse_command(line):
     return command
 
 
-def _new_result():
+def _new_result() -> PerftestResult:
     return {
         "test": None,
         "verb": None,
@@ -178,7 +185,7 @@ def _new_result():
     }
 
 
-def _read_header_line(line, result):
+def _read_header_line(line: str, result: PerftestResult) -> None:
     """Collect the ``Key : value`` pairs of one header line (one or two per line)."""
     for pair in _HEADER_PAIR_RE.finditer(line):
         key = pair.group("key").strip()
@@ -190,7 +197,7 @@ def _read_header_line(line, result):
             result[name] = _convert(value, kind)
 
 
-def _read_cuda_line(line, result):
+def _read_cuda_line(line: str, result: PerftestResult) -> None:
     """Record --use_cuda preamble lines (device index, GPU name, DMA-BUF)."""
     cuda = result["cuda"] or {"device": None, "name": None, "dmabuf": False, "pci": {}}
     result["cuda"] = cuda
@@ -207,7 +214,7 @@ def _read_cuda_line(line, result):
         cuda["dmabuf"] = True
 
 
-def _is_cuda_line(line):
+def _is_cuda_line(line: str) -> bool:
     return bool(re.match(
         r"initializing CUDA|Listing all CUDA devices|CUDA device \d+|Picking device No|"
         r"\[pid = \d+, dev = \d+\] device name|creating CUDA Ctx|making it the current CUDA Ctx|"
@@ -218,29 +225,29 @@ def _is_cuda_line(line):
 class _Reader:
     """Line-by-line reader of one perftest run; ``result`` holds what was read."""
 
-    _title_re = None   # the test's title line, which opens the header
+    _title_re: Optional[Pattern[str]] = None   # the test's title line, which opens the header
     _bw = False   # a bandwidth test: "BW peak won't be measured" marks a run by duration
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.result = _new_result()
         self.in_header = False
-        self.address = None
-        self.handlers = (self._command, self._title, self._banner, self._cuda, self._table,
+        self.address: Optional[dict[str, Any]] = None
+        self.handlers: tuple[Callable[[str], bool], ...] = (self._command, self._title, self._banner, self._cuda, self._table,
                          self._address, self._header)
 
-    def feed(self, line):
+    def feed(self, line: str) -> bool:
         """Hand ``line`` to the first handler that reads it; False when none does."""
         return any(handler(line) for handler in self.handlers) or bool(_NOTHING_TO_READ_RE.match(line))
 
-    def _command(self, line):
+    def _command(self, line: str) -> bool:
         command = None if self.result["command"] else _parse_command(line)
         if command:
             self.result["command"] = command
         return bool(command)
 
-    def _title(self, line):
+    def _title(self, line: str) -> bool:
         """``RDMA_Write BW Test`` (``_title_re``) opens the header; a dashed rule closes it."""
-        title = self._title_re.match(line)
+        title = self._title_re.match(line) if self._title_re is not None else None
         if title:
             self.result["test"], self.result["verb"] = title.group("title"), _VERBS[title.group("verb")]
             self.in_header = True
@@ -248,7 +255,7 @@ class _Reader:
             self.in_header = False
         return bool(title) or bool(_DASHES_RE.match(line))
 
-    def _banner(self, line):
+    def _banner(self, line: str) -> bool:
         """Server banners and run-wide warnings."""
         if "Waiting for client" in line:
             self.result["role"] = "server"
@@ -263,17 +270,17 @@ class _Reader:
             return False
         return True
 
-    def _cuda(self, line):
+    def _cuda(self, line: str) -> bool:
         if _is_cuda_line(line):
             _read_cuda_line(line, self.result)
             return True
         return False
 
-    def _table(self, line):
+    def _table(self, line: str) -> bool:
         """The result table and its rows: each test's own."""
         return False
 
-    def _address(self, line):
+    def _address(self, line: str) -> bool:
         """``local|remote address: LID .. QPN .. PSN ..`` and the ``GID:`` line after it."""
         addr = _ADDRESS_RE.match(line)
         if addr:
@@ -291,23 +298,24 @@ class _Reader:
             return True
         return False
 
-    def _header(self, line):
+    def _header(self, line: str) -> bool:
         if self.in_header and ":" in line:
             _read_header_line(line, self.result)
             return True
         return False
 
 
-def _collect_errors(lines):
+def _collect_errors(lines: Iterable[str]) -> list[str]:
     """Error lines, deduplicated in order (perftest repeats them on retries)."""
-    seen = []
+    seen: list[str] = []
     for line in lines:
         if _ERROR_RE.search(line) and not _NOT_ERROR_RE.search(line) and line not in seen:
             seen.append(line)
     return seen
 
 
-def _read(reader, text, kind="bw", no_table="no result table in output"):
+def _read(reader: _Reader, text: Optional[str], kind: str = "bw",
+          no_table: str = "no result table in output") -> tuple[list[str], PerftestResult]:
     """Feed every line of ``text`` (stripped, empty ones skipped) to ``reader``: (the stripped lines,
     ``reader.result``); ParseError (``_raise_no_results``) when the run printed no result row."""
     lines = [line.strip() for line in _lines(text)]
@@ -319,7 +327,8 @@ def _read(reader, text, kind="bw", no_table="no result table in output"):
     return lines, reader.result
 
 
-def _raise_no_results(text, lines, result, kind="bw", no_table="no result table in output"):
+def _raise_no_results(text: Optional[str], lines: list[str], result: PerftestResult, kind: str = "bw",
+                      no_table: str = "no result table in output") -> None:
     """ParseError naming the perftest binary (from the echoed command, else the test title and
     ``kind``, bw or lat): the tool's error lines, else what the output lacks."""
     tool = (result["command"] or {}).get("tool") or "ib_%s_%s" % (result["verb"] or "write", kind)

@@ -2,7 +2,7 @@
 # Copyright: linerate developers
 # Apache License 2.0 (see galaxy.yml)
 """Parser for ``apt-cache madison`` (what a repository offers)."""
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -11,10 +11,10 @@ import re
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 
-def parse_madison(text):
+def parse_madison(text: object) -> dict[str, list[str]]:
     """``apt-cache madison`` rows -> {package: [versions]} (as apt prints them, newest first; a source
     package's ``Sources`` row lists its version too).
 
@@ -25,7 +25,7 @@ def parse_madison(text):
     tool = "apt-cache madison"
     if not isinstance(text, str):
         raise ParseError(tool, f"no output text ({type(text).__name__})")
-    out = {}
+    out: dict[str, list[str]] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or re.match(r"^[NWE]: ", line.strip()):
             continue

@@ -28,20 +28,39 @@ id is a MAC or an interface name, and the system name is the host name,
 short or fully qualified.
 """
 
+from __future__ import annotations
+
 import json
 import re
+from typing import Any, Optional, Sequence, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
         ParseError, column_spans, eos_json, split_columns)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, column_spans, eos_json, split_columns
+    from common import ParseError, column_spans, eos_json, split_columns  # type: ignore[import-not-found,no-redef]
 
 _RULE_RE = re.compile(r"^\s*-{2,}(\s+-{2,})*\s*$")
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:.-]?[0-9a-f]{2}){5}$", re.I)
 
 
-def normalize_mac(value):
+class LldpNeighbor(TypedDict):
+    """One neighbour on a local port (None where the format does not carry the field)."""
+    system_name: Optional[str]
+    port_id: Optional[str]
+    port_id_type: Optional[str]
+    port_descr: Optional[str]
+    chassis_id: Optional[str]
+
+
+class LldpTable(TypedDict):
+    """What every parser here returns."""
+    neighbors: dict[str, list[LldpNeighbor]]
+    ports: list[str]
+    warnings: list[str]
+
+
+def normalize_mac(value: Any) -> Optional[str]:
     """'48:B0:2D:76:EE:8E' / '48b0.2d76.ee8e' / '48-b0-2d-76-ee-8e' -> '48:b0:2d:76:ee:8e'; None if not a MAC."""
     s = str(value or "").strip().lower()
     if not _MAC_RE.match(s) and not re.fullmatch(r"[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}", s):
@@ -52,7 +71,8 @@ def normalize_mac(value):
     return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
 
 
-def _neighbor(system_name=None, port_id=None, port_id_type=None, port_descr=None, chassis_id=None):
+def _neighbor(system_name: Optional[str] = None, port_id: Any = None, port_id_type: Optional[str] = None,
+              port_descr: Optional[str] = None, chassis_id: Optional[str] = None) -> LldpNeighbor:
     port_id = (port_id or None) and str(port_id)
     if port_id and port_id_type is None:
         port_id_type = "mac" if normalize_mac(port_id) else "ifname"
@@ -60,7 +80,8 @@ def _neighbor(system_name=None, port_id=None, port_id_type=None, port_descr=None
             "port_descr": port_descr or None, "chassis_id": chassis_id or None}
 
 
-def _table(text, tool, first_col, columns, known=(), header_re=None):
+def _table(text: Optional[str], tool: str, first_col: str, columns: Sequence[str], known: Sequence[str] = (),
+           header_re: Optional[str] = None) -> tuple[list[tuple[int, str, dict[str, str]]], list[str]]:
     """Rows of an aligned table whose header starts with ``first_col``: ([(n, line, cells)], warnings).
 
     ``columns`` must be in the header (else nothing usable: ParseError);
@@ -87,7 +108,8 @@ def _table(text, tool, first_col, columns, known=(), header_re=None):
     warnings = [f"column {name!r} is not read (unknown to this parser)"
                 for name, *_pos in spans if name and name not in columns and name not in known
                 and name != first_col]
-    rows, misfits = [], []
+    rows: list[tuple[int, str, dict[str, str]]] = []
+    misfits: list[str] = []
     for n, line in enumerate(lines[head + (2 if rule else 1):], head + (3 if rule else 2)):
         if not line.strip():
             continue
@@ -103,15 +125,15 @@ def _table(text, tool, first_col, columns, known=(), header_re=None):
     return rows, warnings + [f"{m}: not read" for m in misfits]
 
 
-def parse_nvue_lldp(text):
+def parse_nvue_lldp(text: Optional[str]) -> LldpTable:
     """``nv show interface lldp`` -> neighbours per port (Remote Host = system name, Remote Port = port id)."""
     tool = "nv show interface lldp"
     if text and text.lstrip().startswith("Error"):
         raise ParseError(tool, text.strip().splitlines()[0], text)
     rows, warnings = _table(text, tool, "Interface", ("Remote Host", "Remote Port"), ("Speed", "Type"))
-    out = {"neighbors": {}, "ports": [], "warnings": warnings}
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": warnings}
     for _n, _line, c in rows:
-        port = c.get("Interface")
+        port = cast(str, c.get("Interface"))
         out["ports"].append(port)
         host, rport = c.get("Remote Host", ""), c.get("Remote Port", "")
         if host or rport:
@@ -119,12 +141,12 @@ def parse_nvue_lldp(text):
     return out
 
 
-def parse_sonic_lldp_table(text):
+def parse_sonic_lldp_table(text: str) -> LldpTable:
     """``show lldp table`` -> neighbours per port (several per port where the table lists several)."""
     tool = "show lldp table"
     rows, warnings = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"),
                             ("Capability",))
-    out = {"neighbors": {}, "ports": [], "warnings": warnings}
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": warnings}
     for n, line, c in rows:
         port = c.get("LocalPort")
         if not port:
@@ -139,7 +161,7 @@ def parse_sonic_lldp_table(text):
     return out
 
 
-def parse_eos_lldp_neighbors(doc):
+def parse_eos_lldp_neighbors(doc: Any) -> LldpTable:
     """``show lldp neighbors | json`` (text or parsed), or the plain text of ``show lldp neighbors``
     or ``show lldp neighbors detail`` -> neighbours per port.
 
@@ -154,7 +176,7 @@ def parse_eos_lldp_neighbors(doc):
             return _eos_lldp_detail(doc)
         return _eos_lldp_text(doc)
     rows = eos_json(tool, doc, "lldpNeighbors", list)
-    out = {"neighbors": {}, "ports": [], "warnings": []}
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": []}
     for i, r in enumerate(rows):
         if not isinstance(r, dict) or not isinstance(r.get("port"), str):
             raise ParseError(tool, f"lldpNeighbors[{i}]: no port", None)
@@ -167,24 +189,24 @@ def parse_eos_lldp_neighbors(doc):
     return out
 
 
-def _eos_port(name):
+def _eos_port(name: str) -> str:
     """EOS text abbreviates interface names: ``Et3/1`` -> ``Ethernet3/1``, ``Ma1`` -> ``Management1``."""
     return re.sub(r"^Ma(?=\d)", "Management", re.sub(r"^Et(?=\d)", "Ethernet", name))
 
 
-def _eos_error(tool, text):
+def _eos_error(tool: str, text: Optional[str]) -> None:
     first = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
     if first.startswith("%"):
         raise ParseError(tool, first, text)
 
 
-def _eos_lldp_text(text):
+def _eos_lldp_text(text: str) -> LldpTable:
     """``show lldp neighbors`` as text (EOS 4.x; source in docs/parsers.md)."""
     tool = "show lldp neighbors"
     _eos_error(tool, text)
     rows, warnings = _table(text, tool, "Port", ("Neighbor Device ID", "Neighbor Port ID"), ("TTL",),
                             header_re=r"Neighbor Device ID")
-    out = {"neighbors": {}, "ports": [], "warnings": warnings}
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": warnings}
     for n, line, c in rows:
         port = c.get("Port")
         if not port:
@@ -216,18 +238,22 @@ _EOS_DETAIL_FIELDS = frozenset((
     "IEEE802.3 Maximum Frame Size", "IEEE802.1/IEEE802.3 Link Aggregation", "Port ID"))
 
 
-def _unquote(value):
+def _unquote(value: str) -> str:
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
-def _eos_lldp_detail(text):
+def _eos_lldp_detail(text: str) -> LldpTable:
     """``show lldp neighbors detail``: one ``Interface X detected N LLDP neighbors:`` block per port,
     one ``Neighbor <chassis>/<port>, age ..`` sub-block per neighbour. A line that is neither read nor
     one of the TLVs in _EOS_DETAIL_FIELDS is named in ``warnings`` (issue 38)."""
     tool = "show lldp neighbors detail"
     _eos_error(tool, text)
-    out = {"neighbors": {}, "ports": [], "warnings": []}
-    port, current, in_lag = None, None, False
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": []}
+    port: Optional[str] = None
+    current: Optional[dict[str, str]] = None
+    in_lag = False
+    # the fields read, per neighbour of each port, made neighbours at the end
+    blocks: dict[str, list[dict[str, str]]] = {}
     for n, line in enumerate(text.splitlines(), 1):
         m = re.match(r"^Interface (\S+) detected (\d+) LLDP neighbors?:", line)
         if m:
@@ -239,7 +265,7 @@ def _eos_lldp_detail(text):
             continue
         if re.match(r"^\s*Neighbor \S", line):
             current = {}
-            out["neighbors"].setdefault(port, []).append(current)
+            blocks.setdefault(port, []).append(current)
             in_lag = False
             continue
         if current is None:
@@ -257,7 +283,7 @@ def _eos_lldp_detail(text):
         if not read and not (field and field.group(1) in _EOS_DETAIL_FIELDS) \
                 and not re.match(r"^\s*Discovered .* ago", line):
             out["warnings"].append(f"line {n}: not read: {line.strip()!r}")
-    for p, found in out["neighbors"].items():
+    for p, found in blocks.items():
         out["neighbors"][p] = [_neighbor(f.get("system_name"), f.get("port_id"), None, f.get("port_descr"),
                                          f.get("chassis_id")) for f in found]
     if not out["ports"]:
@@ -265,11 +291,11 @@ def _eos_lldp_detail(text):
     return out
 
 
-def _as_list(value):
+def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _value(node, key):
+def _value(node: Any, key: str) -> Any:
     """lldpd JSON leaf: 'x', {"value": 'x'} or [{"value": 'x'}] -> 'x'."""
     v = node.get(key) if isinstance(node, dict) else None
     if isinstance(v, list):
@@ -279,7 +305,7 @@ def _value(node, key):
     return v if isinstance(v, (str, int)) else None
 
 
-def parse_lldpctl_json(text):
+def parse_lldpctl_json(text: Optional[str]) -> LldpTable:
     """``lldpctl -f json`` -> neighbours per local interface (one object or a list of them)."""
     tool = "lldpctl -f json"
     if text is None or not text.strip():
@@ -295,7 +321,7 @@ def parse_lldpctl_json(text):
         lldp = lldp[0] if lldp else {}
     if not isinstance(lldp, dict):
         raise ParseError(tool, "'lldp' is not an object", text)
-    out = {"neighbors": {}, "ports": [], "warnings": []}
+    out: LldpTable = {"neighbors": {}, "ports": [], "warnings": []}
     for entry in _as_list(lldp.get("interface") or []):
         if not isinstance(entry, dict) or not entry:
             raise ParseError(tool, f"interface entry {entry!r} is not an object", text)

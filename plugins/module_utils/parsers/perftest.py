@@ -10,16 +10,19 @@ relabelled MiB/sec in perftest 24.x; both of the latter are 2^20 bytes/s
 (perftest's ``format_factor``), so 1 MB/sec = 0.008388608 Gb/s.
 """
 
+from __future__ import annotations
+
 import json
 import re
+from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
         _VERBS, _Reader, _collect_errors, _new_result, _read)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError
-    from parsers._perftest import _VERBS, _Reader, _collect_errors, _new_result, _read
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
+    from parsers._perftest import _VERBS, _Reader, _collect_errors, _new_result, _read  # type: ignore[import-not-found,no-redef]
 
 
 MIB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
@@ -29,16 +32,32 @@ _RESULT_HEADER_RE = re.compile(r"^#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]
 _ROW_RE = re.compile(r"^\d+\s+\d+\s+[\d.]+\s+[\d.]+")
 
 
-def _to_gbps(value, unit):
+class _BwRowBase(TypedDict):
+    bytes: int
+    iterations: int
+    bw_peak: float
+    bw_average: float
+    msg_rate_mpps: Optional[float]
+    bw_peak_gbps: Optional[float]
+    bw_average_gbps: Optional[float]
+
+
+class BwRow(_BwRowBase, total=False):
+    """One row of the result table; ``unread``: the cells after the numbers, kept, not dropped."""
+    unread: list[str]
+
+
+def _to_gbps(value: float, unit: str) -> float:
     """Convert a bandwidth cell to Gb/s given the table's unit label."""
     if unit.lower().startswith("gb"):
         return value
     return round(value * MIB_PER_SEC_IN_GBPS, 6)
 
 
-def _parse_row(line, unit, duration_mode):
+def _parse_row(line: str, unit: str, duration_mode: bool) -> Optional[BwRow]:
     """One result row: bytes, iterations, BW peak, BW average, MsgRate (+ per-port extras)."""
-    numbers, cells = [], line.split()
+    numbers: list[float] = []
+    cells = line.split()
     for cell in cells:
         try:
             numbers.append(float(cell))
@@ -51,7 +70,7 @@ def _parse_row(line, unit, duration_mode):
     # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
     # and on either side, banner or not): a peak below the average is not one.
     unmeasured = duration_mode or (peak == 0 and average > 0)
-    row = {
+    row: BwRow = {
         "bytes": int(numbers[0]),
         "iterations": int(numbers[1]),
         "bw_peak": peak,
@@ -71,7 +90,7 @@ class _BwReader(_Reader):
     _title_re = _TITLE_RE
     _bw = True
 
-    def _table(self, line):
+    def _table(self, line: str) -> bool:
         """The ``#bytes #iterations BW peak[unit] ...`` header and its rows."""
         header = _RESULT_HEADER_RE.match(line)
         if header:
@@ -87,7 +106,7 @@ class _BwReader(_Reader):
         return False
 
 
-def parse_ib_write_bw(text, units=None):
+def parse_ib_write_bw(text: Optional[str], units: Optional[str] = None) -> dict[str, Any]:
     """Parse ``ib_write_bw`` output, client or server (perftest 4.x .. 25.x).
 
     Also reads ib_read_bw / ib_send_bw, whose layout is the same. Handles:
@@ -134,7 +153,7 @@ def parse_ib_write_bw(text, units=None):
     connection", "No IB devices found", a server still waiting for its
     client, empty output), with the tool's error lines as the message.
     """
-    if (text or "").lstrip().startswith("{"):
+    if text is not None and text.lstrip().startswith("{"):
         return _parse_out_json(text, units)
     lines, result = _read(_BwReader(), text)
     command = result["command"] or {}
@@ -153,7 +172,7 @@ _JSON_INFO_FIELDS = {"Device": "device", "Number_of_qps": "num_qps", "Transport_
                      "CQ_Moderation": "cq_moderation", "Data_ex_method": "data_exchange", "TOS": "tos"}
 
 
-def _parse_out_json(text, units):
+def _parse_out_json(text: str, units: Optional[str]) -> dict[str, Any]:
     """The ``--out_json`` report file of a bandwidth test."""
     tool = "ib_write_bw"
     try:
@@ -164,7 +183,7 @@ def _parse_out_json(text, units):
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(info, dict) or not isinstance(results, dict):
         raise ParseError(tool, "--out_json file without test_info and results objects", text)
-    numbers = {key: results.get(key) for key in ("MsgSize", "n_iterations", "BW_peak", "BW_average", "MsgRate")}
+    numbers: dict[str, Any] = {key: results.get(key) for key in ("MsgSize", "n_iterations", "BW_peak", "BW_average", "MsgRate")}
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers.values()):
         raise ParseError(tool, "--out_json results without MsgSize / n_iterations / BW_peak / "
                          "BW_average / MsgRate numbers: %r" % (results,), text)
@@ -199,7 +218,7 @@ def _parse_out_json(text, units):
     return result
 
 
-def _summarize(result):
+def _summarize(result: dict[str, Any]) -> None:
     """Top-level figures from the last row (the only one, or the largest size of a sweep)."""
     last = result["results"][-1]
     for key in ("bytes", "iterations", "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps"):
@@ -211,7 +230,7 @@ def _summarize(result):
 parse_perftest = parse_ib_write_bw
 
 
-def parse_ib_send_bw(text, units=None):
+def parse_ib_send_bw(text: Optional[str], units: Optional[str] = None) -> dict[str, Any]:
     """``ib_send_bw`` output: the same header and ``#bytes #iterations BW peak ...`` table as
     ``ib_write_bw`` (perftest src/send_bw.c prints through the same report functions), so the
     same result; ParseError if the output is another test's (its title or echoed command)."""

@@ -36,11 +36,11 @@ _LAT_KEYS = dict(_LAT_COLUMNS)
 class _LatReader(_Reader):
     """A latency test's run: the same header, addresses and command echo; its own title and table."""
 
-    _title_re = _LAT_TITLE_RE  # type: ignore[assignment]  # _perftest.py declares it None (others editing)
+    _title_re = _LAT_TITLE_RE
     _bw = False
 
     def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # _perftest.py: others editing
+        super().__init__()
         self.columns: Optional[list[str]] = None
         self.result.pop("units", None)
         self.result.pop("duration_mode", None)
