@@ -22,11 +22,14 @@ Retention: :func:`prune_backups` keeps a switch's newest ``switch_fabric_backup_
 one just taken, the newest pre-window one and those of a window still under way are never removed).
 Stdlib only.
 """
+from __future__ import annotations
+
 import errno
 import hashlib
 import json
 import os
 import re
+from typing import Any, Callable, Optional
 
 LABELS = ("window", "restore")
 # The two choices a restore may be given (roles/switch_fabric; one switch_fabric_restore_force did both).
@@ -45,18 +48,18 @@ PLATFORMS = ("nvue", "sonic", "eos")
 class BackupError(Exception):
     """A backup that cannot be written or must not be restored; names the file and the reason."""
 
-    def __init__(self, path, reason):
+    def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
         super().__init__(f"backup {path}: {reason}")
 
 
-def digest_line(name, data):
+def digest_line(name: str, data: bytes) -> str:
     """The ``sha256sum`` line of ``data`` (bytes) for the file ``name``."""
     return f"{hashlib.sha256(data).hexdigest()}  {name}\n"
 
 
-def _fsync_dir(d):
+def _fsync_dir(d: str) -> None:
     fd = os.open(d, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -75,7 +78,7 @@ def private_dirs(d: str) -> None:
         pass
 
 
-def _write_temp(d, data):
+def _write_temp(d: str, data: bytes) -> str:
     """``data`` in a new 0600 temporary file of ``d``, flushed and fsync'ed; its path."""
     n = 0
     while True:
@@ -99,14 +102,14 @@ def _write_temp(d, data):
     return tmp
 
 
-def _unlink(path):
+def _unlink(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
 
 
-def _publish(tmp, final):
+def _publish(tmp: str, final: str) -> None:
     """Give ``tmp`` the name ``final`` unless that exists (FileExistsError); ``tmp`` is gone after."""
     try:
         os.link(tmp, final)
@@ -123,7 +126,7 @@ def _publish(tmp, final):
     _unlink(tmp)
 
 
-def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
+def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: str, label: str = "window") -> str:
     """Write ``text`` to <dir>/<switch>/<stamp>[-n][.before-restore].<platform>.cfg with its digest.
 
     Returns the backup's path. Never overwrites a backup (two in one second
@@ -135,8 +138,8 @@ def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
     mid = ".before-restore" if label == "restore" else ""
     d = os.path.join(os.path.expanduser(backup_dir), switch)
     data = text.encode("utf-8")
-    tmps = []
-    published = []
+    tmps: list[str] = []
+    published: list[str] = []
     try:
         private_dirs(d)
         cfg_tmp = _write_temp(d, data)
@@ -181,13 +184,13 @@ def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
 # ------------------------------------------------------------------ choosing
 
 
-def backup_order(name):
+def backup_order(name: str) -> tuple[str, int]:
     """Sort key of a backup file name: (stamp, n). ``T1-10`` comes after ``T1-2`` and ``T1-1`` after ``T1``."""
     m = re.match(r"^(\d{8}T\d{6}Z)(?:-(\d+))?\.", name)
     return (m.group(1), int(m.group(2) or 0)) if m else ("", -1)
 
 
-def pre_window_backups(backup_dir, switch, platform):
+def pre_window_backups(backup_dir: str, switch: str, platform: str) -> list[str]:
     """The pre-window backups of a switch, oldest first (a restore's own backups never count)."""
     d = os.path.join(os.path.expanduser(backup_dir), switch)
     pat = re.compile(rf"^{STAMP}\.{re.escape(platform)}\.cfg$")
@@ -198,7 +201,7 @@ def pre_window_backups(backup_dir, switch, platform):
     return [os.path.join(d, n) for n in sorted(names, key=backup_order)]
 
 
-def choose_backup(backup_dir, switch, platform, selector):
+def choose_backup(backup_dir: str, switch: str, platform: str, selector: Any) -> str:
     """The backup file the operator named: a UTC stamp (``20261122T040000Z`` or ``...Z-1``), ``latest``
     (the newest pre-window backup, whatever its state: :func:`verify_backup` then refuses it if it is
     invalid, never an older one instead), or the path of a file. BackupError otherwise."""
@@ -224,7 +227,7 @@ def choose_backup(backup_dir, switch, platform, selector):
 # ------------------------------------------------------------------ checking
 
 
-def read_digest(path):
+def read_digest(path: str) -> Optional[str]:
     """The hex digest recorded for ``path`` in ``<path>.sha256``; BackupError when missing or malformed."""
     name = os.path.basename(path)
     try:
@@ -242,7 +245,8 @@ def read_digest(path):
     return m.group(1)
 
 
-def verify_backup(path, platform, parse, accept_no_digest=False):
+def verify_backup(path: str, platform: str, parse: Callable[[str], Any],
+                  accept_no_digest: bool = False) -> tuple[str, list[str]]:
     """Read a backup for a restore, refusing what would hurt. Returns (text, warnings).
 
     Refused always: not a ``.<platform>.cfg`` file, unreadable, empty (or
@@ -263,7 +267,7 @@ def verify_backup(path, platform, parse, accept_no_digest=False):
     if not data.strip():
         raise BackupError(path, f"is empty ({len(data)} bytes): restoring it would erase the switch's "
                                 "configuration; refused")
-    warnings = []
+    warnings: list[str] = []
     want = read_digest(path)
     if want is None:
         if not accept_no_digest:
@@ -290,7 +294,8 @@ def verify_backup(path, platform, parse, accept_no_digest=False):
     return text, warnings
 
 
-def load_restore(backup_dir, switch, platform, selector, parse, accept_no_digest=False):
+def load_restore(backup_dir: str, switch: str, platform: str, selector: Any, parse: Callable[[str], Any],
+                 accept_no_digest: bool = False) -> tuple[str, str, list[str]]:
     """The backup a restore uses: (path, text, warnings). :func:`choose_backup` then :func:`verify_backup`;
     an invalid ``latest`` is refused naming it, never replaced by an older backup."""
     path = choose_backup(backup_dir, switch, platform, selector)
@@ -308,7 +313,7 @@ def load_restore(backup_dir, switch, platform, selector, parse, accept_no_digest
 # ------------------------------------------------------------------ retention
 
 
-def _backups(d: str, platform: str) -> list:
+def _backups(d: str, platform: str) -> list[str]:
     """Every backup file name of a switch's directory for ``platform`` (both labels), oldest first."""
     pat = re.compile(rf"^{STAMP}(\.before-restore)?\.{re.escape(platform)}\.cfg$")
     try:
@@ -318,11 +323,11 @@ def _backups(d: str, platform: str) -> list:
     return sorted(names, key=lambda n: (backup_order(n), ".before-restore." not in n))
 
 
-def _in_flight(d: str, names: list) -> set:
+def _in_flight(d: str, names: list[str]) -> set[str]:
     """The backups of a window still in flight (or cut off): the one its journal names, and those written
     since the controller's lock file was made while it is there. A window killed mid-change is recovered
     from the backup it took; an unreadable journal keeps every backup."""
-    keep = set()
+    keep: set[str] = set()
     try:
         with open(os.path.join(d, JOURNAL_NAME), encoding="utf-8") as f:
             entry = json.load(f)
@@ -341,7 +346,7 @@ def _in_flight(d: str, names: list) -> set:
     return keep | {n for n in names if os.stat(os.path.join(d, n)).st_mtime >= since - 1}
 
 
-def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken: str = None) -> list:
+def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken: Optional[str] = None) -> list[str]:
     """Remove a switch's oldest backups (and their digests) beyond the newest ``keep``; their names, oldest first.
 
     Never removed: ``taken`` (the backup this run just wrote), the newest pre-window backup (what a

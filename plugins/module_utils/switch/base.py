@@ -10,7 +10,14 @@ outside check mode back up, push with the platform's safe mechanism,
 post-check, then confirm or roll back.
 
 Pure logic here is stdlib-only; netmiko is imported only when connecting.
+
+What every driver reads has one model here (napalm's models.py): ``LockState`` (``lock_read``),
+``PortOper`` (``oper``), ``Storm`` (``pfcwd_storms``), ``Lossless`` (``lossless``); the LLDP table is
+parsers/lldp.py's ``LldpTable``. A driver's parsed running config (``Facts``) is the platform's own
+tree, and a scope is the platform's predicate over its keys: both stay open types.
 """
+from __future__ import annotations
+
 import abc
 import datetime
 import os
@@ -18,17 +25,59 @@ import re
 import shlex
 import signal
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import write_backup as _write_backup
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
-        from backups import write_backup as _write_backup  # type: ignore
+        from backups import write_backup as _write_backup  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.backups import write_backup as _write_backup  # type: ignore
+        from switch.backups import write_backup as _write_backup  # type: ignore[import-not-found,no-redef]
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import LldpTable
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
+
+# A platform's running config as its parser reads it (NVUE's and EOS's trees, SONiC's CONFIG_DB tables)
+Facts = Any
+# A platform's managed-scope predicate: NVUE scope(path), SONiC scope(table, key, field), EOS scope(path, key)
+Scope = Callable[..., bool]
 
 
-def netmiko_missing(exc):
+class LockState(TypedDict):
+    """The switch's window lock as the switch sees it (``Driver.lock_read``)."""
+    text: str
+    exists: bool
+    age_s: Optional[int]
+
+
+class PortOper(TypedDict, total=False):
+    """One port's operational state (``Driver.oper``): what every platform reads, and NVUE's extras."""
+    up: bool
+    pfc: list[int]
+    ecn: bool
+    trust: Any
+    headroom: Optional[list[int]]
+    pfcwd: Optional[list[int]]
+
+
+class Storm(TypedDict):
+    """One priority's PFC watchdog counters (``Driver.pfcwd_storms``)."""
+    detected: int
+    stormed: Optional[bool]
+
+
+class Lossless(TypedDict):
+    """One port's lossless state (``Driver.lossless``); ``missing``: what was not read, so not proven."""
+    pfc: Optional[list[int]]
+    headroom: Optional[list[int]]
+    pfcwd: Optional[list[int]]
+    storms: Optional[dict[str, Storm]]
+    missing: list[str]
+
+
+def netmiko_missing(exc: BaseException) -> str:
     """The message of a switch read or push without netmiko: what is missing, for which Python, and how to
     install it (the modules run on the controller, under ansible_playbook_python)."""
     return (f"netmiko is not installed in the Python that runs the switch modules on the controller "
@@ -44,7 +93,8 @@ class SwitchError(Exception):
     whether the switch was left modified.
     """
 
-    def __init__(self, switch, message, output=None, command=None, rolled_back=None, changed=False):
+    def __init__(self, switch: str, message: str, output: Optional[str] = None, command: Optional[str] = None,
+                 rolled_back: Optional[bool] = None, changed: bool = False) -> None:
         self.switch = switch
         self.reason = message
         self.output = output
@@ -66,7 +116,7 @@ class Unreachable(SwitchError):
     """No SSH session could be opened (refused, no route, connect timeout)."""
 
 
-def _watch_channel(conn):
+def _watch_channel(conn: Any) -> None:
     """Make netmiko notice at once when the switch closes the session.
 
     netmiko's read loop polls ``recv_ready()``, which stays False on a closed
@@ -79,7 +129,7 @@ def _watch_channel(conn):
         return
     orig = conn.read_channel
 
-    def read_channel():
+    def read_channel() -> Any:
         out = orig()
         if not out and (chan.closed or chan.eof_received or
                         not (chan.get_transport() and chan.get_transport().is_active())):
@@ -89,8 +139,8 @@ def _watch_channel(conn):
 
 
 class Driver(abc.ABC):
-    platform = None
-    device_type = None
+    platform: Optional[str] = None
+    device_type: Optional[str] = None
     # whether commit() arms a timer on the switch that rolls the change back unless confirmed in time
     confirm_timer = True
     # whether that timer is armed already by begin() (SONiC's dead-man timer): the budget counts from there
@@ -100,11 +150,12 @@ class Driver(abc.ABC):
     # how many commands the window is about to push (set by the window before begin: SONiC's push timer)
     window_commands = 0
     # regexes that mark a command's output as rejected, in the platform's words
-    error_patterns = ()
+    error_patterns: tuple[str, ...] = ()
 
-    def __init__(self, name, host=None, port=22, username=None, password=None,
-                 key_file=None, known_hosts=None, host_key_checking=True,
-                 connect_timeout=10, command_timeout=30, profile="linerate", ssh_config_file=None, secret=None):
+    def __init__(self, name: str, host: Optional[str] = None, port: int = 22, username: Optional[str] = None,
+                 password: Optional[str] = None, key_file: Optional[str] = None, known_hosts: Optional[str] = None,
+                 host_key_checking: bool = True, connect_timeout: int = 10, command_timeout: int = 30,
+                 profile: str = "linerate", ssh_config_file: Optional[str] = None, secret: Optional[str] = None) -> None:
         self.name = name
         self.host = host
         self.port = port
@@ -118,11 +169,11 @@ class Driver(abc.ABC):
         self.profile = profile
         self.ssh_config_file = ssh_config_file
         self.secret = secret   # EOS enable secret (netmiko's secret); never logged
-        self.conn = None
-        self.log = []          # (command, output) of every command sent
+        self.conn: Any = None
+        self.log: list[tuple[str, str]] = []          # (command, output) of every command sent
 
     # ---------------------------------------------------------------- I/O
-    def connect(self):
+    def connect(self) -> None:
         if self.conn is not None:
             return
         try:
@@ -130,7 +181,7 @@ class Driver(abc.ABC):
                                             NetmikoTimeoutException)
         except ImportError as exc:
             raise SwitchError(self.name, netmiko_missing(exc)) from exc
-        params = dict(
+        params: dict[str, Any] = dict(
             device_type=self.device_type, host=self.host, port=int(self.port),
             username=self.username, password=self.password,
             conn_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
@@ -168,12 +219,12 @@ class Driver(abc.ABC):
             raise Unreachable(self.name, f"unreachable at {where}: {type(exc).__name__}: {_first_line(exc)}") from exc
         _watch_channel(self.conn)
 
-    def open_connection(self, params):
+    def open_connection(self, params: dict[str, Any]) -> Any:
         """A netmiko connection (tests replace this with a simulator-backed one)."""
         from netmiko import ConnectHandler
         return ConnectHandler(**params)
 
-    def close(self):
+    def close(self) -> None:
         """Close the session; a session that is already dead is simply dropped."""
         conn, self.conn = self.conn, None
         if conn is not None:
@@ -182,7 +233,7 @@ class Driver(abc.ABC):
             except Exception:  # noqa: BLE001 - a dropped or hung session cannot be closed cleanly
                 pass
 
-    def send(self, command, timeout=None):
+    def send(self, command: str, timeout: Optional[float] = None) -> str:
         """Send one command and return its output (the one I/O method).
 
         A dropped session raises :class:`SessionLost` at once (not netmiko's
@@ -196,12 +247,12 @@ class Driver(abc.ABC):
         try:
             from netmiko.exceptions import ReadTimeout
         except ImportError:  # pragma: no cover - venv always has it
-            ReadTimeout = TimeoutError  # noqa: N806
+            ReadTimeout = TimeoutError  # type: ignore[misc,assignment]  # noqa: N806
         try:
-            return self.conn.send_command(
+            return str(self.conn.send_command(
                 command, read_timeout=timeout,
                 expect_string=self.expect_string(command), strip_prompt=True, strip_command=True,
-            )
+            ))
         except ReadTimeout as exc:
             self.close()
             raise CommandTimeout(self.name, f"no answer within {timeout}s (command_timeout) to {command!r}: "
@@ -217,12 +268,12 @@ class Driver(abc.ABC):
             raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: "
                                          f"{type(exc).__name__}: {_first_line(exc)}", command=command) from exc
 
-    def expect_string(self, command):
+    def expect_string(self, command: str) -> str:
         """Any prompt of this switch, in any mode (config sessions change it)."""
-        base = re.escape(self.conn.base_prompt)
+        base = re.escape(str(self.conn.base_prompt))
         return base + r"(\([^)\n]*\))?[$>#]\s*$"
 
-    def run(self, command, timeout=None, check=True):
+    def run(self, command: str, timeout: Optional[float] = None, check: bool = True) -> str:
         out = self.send(command, timeout=timeout)
         self.log.append((command, out))
         if check:
@@ -232,7 +283,7 @@ class Driver(abc.ABC):
                                   output=out, command=command)
         return out
 
-    def error_in(self, output):
+    def error_in(self, output: str) -> Optional[str]:
         for pat in self.error_patterns:
             m = re.search(pat, output, re.M)
             if m:
@@ -241,65 +292,65 @@ class Driver(abc.ABC):
 
     # ------------------------------------------------- platform interface
     @abc.abstractmethod
-    def get_running(self):
+    def get_running(self) -> str:
         """Platform-specific."""
 
     @abc.abstractmethod
-    def parse(self, text):
+    def parse(self, text: str) -> Facts:
         """Platform-specific."""
 
     @abc.abstractmethod
-    def commands(self, want, have, scope):
+    def commands(self, want: Facts, have: Facts, scope: Scope) -> list[str]:
         """Platform-specific."""
 
     @abc.abstractmethod
-    def managed_scope(self, want, ports):
+    def managed_scope(self, want: Facts, ports: Iterable[str]) -> Scope:
         """Platform-specific."""
 
-    def full_scope(self):
+    def full_scope(self) -> Scope:
         return lambda *key: True
 
     @abc.abstractmethod
-    def out_of_scope(self, want, scope, ports):
+    def out_of_scope(self, want: Facts, scope: Scope, ports: Iterable[str]) -> list[str]:
         """Lines of the intent outside the managed scope (empty when all of it is inside)."""
 
     @abc.abstractmethod
-    def view(self, facts, scope):
+    def view(self, facts: Facts, scope: Scope) -> str:
         """Text of the scoped facts, for the diff."""
 
     @abc.abstractmethod
-    def pending(self):
+    def pending(self) -> list[str]:
         """Descriptions of uncommitted / unconfirmed config; empty when none."""
 
     @abc.abstractmethod
-    def begin(self, tag):
+    def begin(self, tag: str) -> None:
         """Platform-specific."""
 
-    def push(self, commands):
+    def push(self, commands: Iterable[str]) -> None:
         for c in commands:
             self.run(c)
 
     @abc.abstractmethod
-    def abort(self):
+    def abort(self) -> None:
         """Undo a push that has not been committed yet."""
 
     @abc.abstractmethod
-    def commit(self, confirm_timeout):
+    def commit(self, confirm_timeout: int) -> None:
         """Platform-specific."""
 
     @abc.abstractmethod
-    def confirm(self):
+    def confirm(self) -> None:
         """Platform-specific."""
 
     @abc.abstractmethod
-    def rollback(self):
+    def rollback(self) -> None:
         """Undo a committed but unconfirmed push."""
 
-    def clear_pending(self, target_text):
+    def clear_pending(self, target_text: str) -> list[str]:
         """Before an emergency restore: discard pending config a failed window left. Returns what it did."""
         return []
 
-    def discard(self):
+    def discard(self) -> None:
         """Drop what :meth:`begin` created (a checkpoint, an empty session, a dead-man timer) when the
         window stops before the first command is pushed; touches nothing else (another administrator's
         change that landed meanwhile stays)."""
@@ -310,22 +361,24 @@ class Driver(abc.ABC):
     # one gets "File exists"), holding one file, ``holder``: see module_utils/switch/lock.py.
     lock_path = "/var/lock/linerate.lock"
 
-    def shell(self, command, root=False):
+    def shell(self, command: str, root: bool = False) -> str:
         """``command`` as this switch runs it in its Linux shell (SONiC and Cumulus log in to bash)."""
         return command
 
-    def lock_holder(self):
+    def lock_holder(self) -> str:
         """The holder line of the switch's lock ('' when there is none, or it is empty)."""
         return self.lock_read()["text"]
 
-    def lock_read(self):
+    def lock_read(self) -> LockState:
         """The switch's lock as the switch sees it, in one command: ``{"text": the holder line ('' when none),
         "exists": whether the lock directory exists, "age_s": its age by the switch's own clock (the
         directory's mtime against ``date +%s`` there; None when it does not exist)}``."""
         p = self.lock_path
         out = self.run(self.shell(f"cat {p}/holder 2>/dev/null ; stat -c lock-mtime=%Y {p} 2>/dev/null ; "
                                   "date +switch-now=%s"), check=False)
-        text, mtime, now = [], None, None
+        text: list[str] = []
+        mtime: Optional[int] = None
+        now: Optional[int] = None
         for line in out.splitlines():
             m = re.fullmatch(r"\s*(lock-mtime|switch-now)=(\d+)\s*", line)
             if m and m.group(1) == "lock-mtime":
@@ -340,25 +393,25 @@ class Driver(abc.ABC):
         return {"text": "\n".join(text), "exists": mtime is not None,
                 "age_s": None if mtime is None else now - mtime}
 
-    def window_timers(self, run):
+    def window_timers(self, run: str) -> list[str]:
         """The confirm timers of the window ``run`` (a lock holder's run id) still running on this switch,
         each described in the platform's words (empty when none): while one runs the switch ends that
         window by itself, and its lock is never broken. Each platform says how it reads them."""
         raise SwitchError(self.name, f"{type(self).__name__}: reading the window's confirm timers is not built")
 
-    def lock_take(self, line):
+    def lock_take(self, line: str) -> str:
         """Create the lock naming ``line``: '' when taken, the shell's refusal otherwise."""
         return self.run(self.shell(f"mkdir {self.lock_path} && echo {shlex.quote(line)} > {self.lock_path}/holder"),
                         check=False).strip()
 
-    def lock_remove(self):
+    def lock_remove(self) -> None:
         self.run(self.shell(f"rm -rf {self.lock_path}", root=True), check=False)
 
     # a stale window's leftovers that clear_pending may discard (set when a stale lock was broken)
-    stale_window = None
+    stale_window: Any = None
 
     @abc.abstractmethod
-    def undo(self):
+    def undo(self) -> None:
         """Recovery after any failure of the window, possibly on a new session.
 
         Whatever step failed (begin, push, commit, read-back, post-check,
@@ -369,24 +422,25 @@ class Driver(abc.ABC):
 
     # LLDP: the command that prints the neighbour table and the parser of
     # module_utils/parsers/lldp.py that reads it (set by each platform)
-    lldp_command = None
-    lldp_parser = None
+    lldp_command: Optional[str] = None
+    lldp_parser: Optional[str] = None
 
-    def lldp_neighbors(self):
+    def lldp_neighbors(self) -> LldpTable:
         """The switch's LLDP neighbour table (read-only): module_utils/parsers/lldp.py's
         ``{"neighbors": {port: [neighbour...]}, "ports": [...], "warnings": [...]}``."""
-        return getattr(_lldp(), self.lldp_parser)(self.run(self.lldp_command))
+        parser: Callable[[str], LldpTable] = getattr(_lldp(), str(self.lldp_parser))
+        return parser(self.run(str(self.lldp_command)))
 
     @abc.abstractmethod
-    def oper(self, ports):
+    def oper(self, ports: Iterable[str]) -> dict[str, PortOper]:
         """{port: {"up": bool, "pfc": [prio...], "ecn": bool}} read from the switch."""
 
-    def pfcwd_storms(self, ports):
+    def pfcwd_storms(self, ports: Iterable[str]) -> Optional[dict[str, dict[str, Storm]]]:
         """{port: {prio: {"detected": n, "stormed": bool or None}}} from the platform's PFC watchdog
         counters, or None where this driver cannot read them (the caller says so)."""
         return None
 
-    def transceivers(self, ports):
+    def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} for the ports asked (read-only): the optical module in each port, read with the
         platform's transceiver command and the parser of module_utils/switch/optics.py (``present``,
         ``optical``, ``vendor``, ``part_number``, ``cable_technology``, ``ddm``: Rx power per lane and
@@ -395,7 +449,7 @@ class Driver(abc.ABC):
         modules as unproven (``optics_msg``), never as healthy and never as a crash of the whole read."""
         raise SwitchError(self.name, f"{type(self).__name__}: reading optical modules is not built for this platform")
 
-    def phy_errors(self, ports):
+    def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} for the ports asked (read-only): the bit error rate and FEC counters of what each
         port receives, read with the platform's command and the parser of module_utils/switch/ber.py
         (``pre_fec_ber``, ``post_fec_ber``, ``fec_corrected``, ``fec_uncorrected``, ``fec_mode``, each None
@@ -405,14 +459,14 @@ class Driver(abc.ABC):
         raise SwitchError(self.name, f"{type(self).__name__}: reading bit error rates and FEC counters is not built "
                                      "for this platform")
 
-    def lossless(self, ports):
+    def lossless(self, ports: list[str]) -> dict[str, Lossless]:
         """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
         headroom and those the PFC watchdog guards (from ``oper``; None where the platform's driver
         does not read them), the watchdog's storm counters per priority (``pfcwd_storms``; None where
         not read) and ``missing``, what is not read and so not proven."""
         oper = self.oper(ports)
         storms = self.pfcwd_storms(ports)
-        res = {}
+        res: dict[str, Lossless] = {}
         for p in ports:
             st = oper.get(p)
             if st is None:
@@ -425,31 +479,31 @@ class Driver(abc.ABC):
         return res
 
 
-def _lldp():
+def _lldp() -> Any:
     """The LLDP parsers (module_utils/parsers/lldp.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.parsers import lldp
     except ImportError:  # standalone (tests, corpus checks)
-        from parsers import lldp  # type: ignore
+        from parsers import lldp  # type: ignore[import-not-found,no-redef]
     return lldp
 
 
-def _first_line(exc):
+def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _last_line(exc):
+def _last_line(exc: BaseException) -> str:
     lines = [ln for ln in str(exc).splitlines() if ln.strip()]
     return lines[-1].strip() if lines else type(exc).__name__
 
 
-def timestamp(now=None):
+def timestamp(now: Optional[datetime.datetime] = None) -> str:
     now = now or datetime.datetime.now(datetime.timezone.utc)
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
-def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
+def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: str, label: str = "window") -> Any:
     """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600, with its
     ``.sha256`` digest beside it: temporary file, fsync, atomic publish (module_utils/switch/backups.py).
 
@@ -461,13 +515,13 @@ def write_backup(backup_dir, switch, platform, text, stamp, label="window"):
     return _write_backup(backup_dir, switch, platform, text, stamp, label)
 
 
-def _redacted(exc, redactor):
+def _redacted(exc: SwitchError, redactor: Redactor) -> SwitchError:
     new = type(exc)(exc.switch, redactor.text(exc.reason), output=redactor.text(exc.output),
                     command=redactor.text(exc.command), rolled_back=exc.rolled_back, changed=exc.changed)
     return new
 
 
-def signal_name(signum):
+def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:

@@ -26,23 +26,40 @@ A field the platform's command does not print (or prints as N/A) is None, never 
   ``text`` (revision 1, the CLI text wrapped in JSON) is not read: its fields stay None.
 """
 
+from __future__ import annotations
+
 import math
 import re
+from typing import Any, Dict, Optional, TypedDict, Union, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, eos_json
+    from common import ParseError, eos_json  # type: ignore[import-not-found,no-redef]
 
 FIELDS = ("pre_fec_ber", "post_fec_ber", "fec_corrected", "fec_uncorrected", "fec_mode")
 
 
-def unread():
+class _PhyErrorsBase(TypedDict):
+    pre_fec_ber: Optional[float]
+    post_fec_ber: Optional[float]
+    fec_corrected: Optional[int]
+    fec_uncorrected: Optional[int]
+    fec_mode: Optional[str]
+
+
+class PhyErrors(_PhyErrorsBase, total=False):
+    """What one port receives (``Driver.phy_errors``): FIELDS, None where the platform does not print
+    it; ``warnings`` only where a row was not read."""
+    warnings: list[str]
+
+
+def unread() -> PhyErrors:
     """The errors of a port whose command prints none of them."""
-    return dict.fromkeys(FIELDS)
+    return cast(PhyErrors, dict.fromkeys(FIELDS))
 
 
-def _ber(raw, tool, where, text):
+def _ber(raw: Optional[str], tool: str, where: str, text: Optional[str]) -> Optional[float]:
     """'1.48e-20' -> 1.48e-20, '15E-255' -> 1.5e-254, 'N/A' -> None."""
     raw = (raw or "").strip()
     if raw in ("", "N/A", "n/a", "NA"):
@@ -56,7 +73,7 @@ def _ber(raw, tool, where, text):
     return v
 
 
-def _count(raw, tool, where, text):
+def _count(raw: Optional[str], tool: str, where: str, text: Optional[str]) -> Optional[int]:
     """'130,402' -> 130402, 'N/A' -> None."""
     raw = (raw or "").strip().replace(",", "")
     if raw in ("", "N/A", "n/a", "NA"):
@@ -74,7 +91,7 @@ _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 _CELLS_RE = re.compile(r"\s{2,}")
 
 
-def parse_sonic_fec_stats(text):
+def parse_sonic_fec_stats(text: Optional[str]) -> dict[str, PhyErrors]:
     """``show interfaces counters fec-stats`` -> {port: errors}.
 
     The header names the columns (they grew over the releases); cells are split on two or more
@@ -83,7 +100,8 @@ def parse_sonic_fec_stats(text):
     tool = "show interfaces counters fec-stats"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
-    columns, out = None, {}
+    columns: Optional[list[str]] = None
+    out: dict[str, PhyErrors] = {}
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if (not s or _DASH_RE.match(line) or s.startswith("Last cached time") or s.startswith("For namespace")
@@ -104,8 +122,9 @@ def parse_sonic_fec_stats(text):
         errors = unread()
         for col, key in _SONIC_COLUMNS.items():
             if col in row:
-                read = _ber if key.endswith("_ber") else _count
-                errors[key] = read(row[col], tool, f"line {n} {port} {col}", text)
+                value: Union[float, int, None] = (_ber if key.endswith("_ber") else _count)(
+                    row[col], tool, f"line {n} {port} {col}", text)
+                cast(Dict[str, Any], errors)[key] = value
         out[port] = errors
     if columns is None:
         raise ParseError(tool, "no 'IFACE STATE FEC_CORR ...' header", text)
@@ -122,7 +141,7 @@ _NVUE_PHY_KEY_RE = re.compile(r"^(time-since-last-clear-min|phy-received-bits|sy
                               r"|rs-num-corr-err-bin\d+|snr-(host|media)-lane\d+)$")
 
 
-def parse_nvue_phy_health(text, port=None):
+def parse_nvue_phy_health(text: Optional[str], port: Optional[str] = None) -> dict[Optional[str], PhyErrors]:
     """``nv show interface <port> link phy-detail`` (5.10 - 5.14) or ``... link phy health`` (5.15+)
     -> {port: errors} (NVUE does not print the port name: the caller names it).
 
@@ -136,7 +155,9 @@ def parse_nvue_phy_health(text, port=None):
     first = text.strip().splitlines()[0].strip()
     if first.startswith("Error") or "does not exist" in first:
         raise ParseError(tool, first, text)
-    rows, warnings, started = {}, [], False
+    rows: dict[str, str] = {}
+    warnings: list[str] = []
+    started = False
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip() and set(line.strip()) == {"="}:
             break   # a sub-table (Lane Stats): its rows are per lane
@@ -151,9 +172,9 @@ def parse_nvue_phy_health(text, port=None):
     if "raw-ber" not in rows or "effective-ber" not in rows:
         raise ParseError(tool, "no raw-ber and effective-ber rows: not the port's physical-layer counters", text)
     errors = unread()
-    errors.update(pre_fec_ber=_ber(rows["raw-ber"], tool, "raw-ber", text),
-                  post_fec_ber=_ber(rows["effective-ber"], tool, "effective-ber", text),
-                  fec_uncorrected=_count(rows.get("effective-errors"), tool, "effective-errors", text))
+    errors["pre_fec_ber"] = _ber(rows["raw-ber"], tool, "raw-ber", text)
+    errors["post_fec_ber"] = _ber(rows["effective-ber"], tool, "effective-ber", text)
+    errors["fec_uncorrected"] = _count(rows.get("effective-errors"), tool, "effective-errors", text)
     if warnings:
         errors["warnings"] = warnings
     return {port: errors}
@@ -164,7 +185,7 @@ def parse_nvue_phy_health(text, port=None):
 _EOS_INTF_RE = re.compile(r"^Ethernet\d+(/\d+)*$")
 
 
-def _eos_value(node, tool, where):
+def _eos_value(node: Any, tool: str, where: str) -> Union[int, float, None]:
     """``{"value": n, ...}`` -> n (None where absent); ParseError for a value that is not a number."""
     if node is None:
         return None
@@ -173,17 +194,17 @@ def _eos_value(node, tool, where):
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
         raise ParseError(tool, f"{where}: {v!r} is not a non-negative number", None)
-    return v
+    return cast(Union[int, float], v)
 
 
-def parse_eos_phy_detail(doc):
+def parse_eos_phy_detail(doc: Any) -> dict[str, PhyErrors]:
     """``show interfaces phy detail | json`` (text or parsed) -> {port: errors}: per port, the
     highest ``preFecBer`` of its PHYs, their corrected and uncorrected codewords summed, the first
     ``fec.encoding``. EOS prints no post-FEC BER. A port without FEC data has every field None;
     an interface that is not EthernetN[/M...] is left out."""
     tool = "show interfaces phy detail"
     intfs = eos_json(tool, doc, "interfacePhyStatuses")
-    out = {}
+    out: dict[str, PhyErrors] = {}
     for name, entry in intfs.items():
         if not isinstance(entry, dict):
             raise ParseError(tool, f"{name}: not an interface entry", None)
@@ -193,7 +214,9 @@ def parse_eos_phy_detail(doc):
         if not isinstance(phys, list) or not all(isinstance(p, dict) for p in phys):
             raise ParseError(tool, f"{name}: phyStatuses is not a list of PHYs", None)
         errors = unread()
-        bers, corrected, uncorrected = [], [], []
+        bers: list[float] = []
+        corrected: list[int] = []
+        uncorrected: list[int] = []
         for i, phy in enumerate(phys):
             where = f"{name} phyStatuses[{i}]"
             fec = phy.get("fec")
@@ -207,8 +230,9 @@ def parse_eos_phy_detail(doc):
                 if v is not None:
                     found.append(int(v))
             if errors["fec_mode"] is None and isinstance((fec or {}).get("encoding"), str):
-                errors["fec_mode"] = fec["encoding"]
-        errors.update(pre_fec_ber=max(bers) if bers else None, fec_corrected=sum(corrected) if corrected else None,
-                      fec_uncorrected=sum(uncorrected) if uncorrected else None)
+                errors["fec_mode"] = cast(Dict[str, Any], fec)["encoding"]
+        errors["pre_fec_ber"] = max(bers) if bers else None
+        errors["fec_corrected"] = sum(corrected) if corrected else None
+        errors["fec_uncorrected"] = sum(uncorrected) if uncorrected else None
         out[name] = errors
     return out

@@ -1,16 +1,21 @@
 """Platform name -> driver class."""
+from __future__ import annotations
+
+from typing import Any
+
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.eos import EosDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue import NvueDriver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import SonicDriver
 
-DRIVERS = {"nvue": NvueDriver, "sonic": SonicDriver, "eos": EosDriver}
+DRIVERS: dict[str, type[Driver]] = {"nvue": NvueDriver, "sonic": SonicDriver, "eos": EosDriver}
 # ansible_network_os values (short or fully qualified, e.g. arista.eos.eos, nvidia.nvue.nvue,
 # dellemc.enterprise_sonic.sonic) and older names -> platform: module_utils/switch/network_os.py, the one table
 ALIASES = network_os.ALIASES
 
 
-def platform_of(name, value):
+def platform_of(name: str, value: Any) -> str:
     """switch_platform or ansible_network_os -> nvue | sonic | eos (ValueError naming the switch otherwise)."""
     platform = network_os.normalize(value)
     if platform is not None:
@@ -19,7 +24,7 @@ def platform_of(name, value):
                      f"allowed: {', '.join(sorted(ALIASES))}, also collection-qualified like arista.eos.eos)")
 
 
-def driver_for(platform, name, **kw):
+def driver_for(platform: str, name: str, **kw: Any) -> Driver:
     try:
         cls = DRIVERS[platform]
     except KeyError:

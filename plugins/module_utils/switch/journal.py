@@ -30,6 +30,7 @@ import select
 import signal
 import threading
 import time
+from typing import Any, Callable
 
 NAME = "window.json"
 # set by the window_outcome callback in ansible-playbook's own process (inherited by the modules): where a
@@ -38,14 +39,14 @@ RUNDIR_ENV = "LINERATE_WINDOW_RUNDIR"
 # how long past its confirm timer the controller waits for a cut-off window's outcome
 OUTCOME_MARGIN_S = 60
 # set by the controller watch before it sends SIGTERM: the window names this instead of "SIGTERM"
-CAUSE = {}
+CAUSE: dict[str, str] = {}
 
 
 def journal_path(backup_dir: str, switch: str) -> str:
     return os.path.join(backup_dir, switch, NAME)
 
 
-def write(path: str, entry: dict) -> None:
+def write(path: str, entry: dict[str, Any]) -> None:
     """Publish ``entry`` at ``path`` atomically (0600), the folder created 0700."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -58,7 +59,7 @@ def write(path: str, entry: dict) -> None:
     os.replace(tmp, path)
 
 
-def read(path: str) -> dict | None:
+def read(path: str) -> dict[str, Any] | None:
     """The entry at ``path``, None when there is none; an unreadable entry is named as such."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -85,16 +86,16 @@ class Journal:
 
     def __init__(self, path: str):
         self.path = path
-        self.entry = None
-        self.pointer = None
+        self.entry: dict[str, Any] | None = None
+        self.pointer: str | None = None
 
-    def begin(self, **fields) -> None:
-        self.entry = dict(fields, state="in-flight", outcome=None, written=time.time())
-        write(self.path, self.entry)
+    def begin(self, **fields: Any) -> None:
+        entry = self.entry = dict(fields, state="in-flight", outcome=None, written=time.time())
+        write(self.path, entry)
         rundir = os.environ.get(RUNDIR_ENV)
         if rundir and os.path.isdir(rundir):   # tell the controller where this window's outcome will be
-            self.pointer = os.path.join(rundir, f"{fields.get('switch')}.{os.getpid()}.json")
-            write(self.pointer, {"journal": self.path, "pid": os.getpid(), "switch": fields.get("switch"),
+            pointer = self.pointer = os.path.join(rundir, f"{fields.get('switch')}.{os.getpid()}.json")
+            write(pointer, {"journal": self.path, "pid": os.getpid(), "switch": fields.get("switch"),
                                  "deadline": time.time() + int(fields.get("confirm_timeout") or 0)
                                  + OUTCOME_MARGIN_S})
 
@@ -113,7 +114,7 @@ class Journal:
         if self.entry is not None:
             remove(self.path)
             self.entry = None
-        if getattr(self, "pointer", None):
+        if self.pointer:
             remove(self.pointer)
             self.pointer = None
 
@@ -131,12 +132,12 @@ def wait_pid(pid: int, timeout: float) -> bool:
         os.close(fd)
 
 
-def collect_outcomes(rundir: str, now=time.time) -> list:
+def collect_outcomes(rundir: str, now: Callable[[], float] = time.time) -> list[str]:
     """On the controller, after a SIGINT or SIGTERM was passed on to the modules: for every window a module
     named in ``rundir``, wait for that module to end (at most until its confirm timer plus
     :data:`OUTCOME_MARGIN_S`), and return one line per window - its outcome from the journal (the entry
     is then removed: the outcome has been shown), or why there is none yet (the next run reports it)."""
-    lines = []
+    lines: list[str] = []
     try:
         names = sorted(os.listdir(rundir))
     except FileNotFoundError:
@@ -191,7 +192,7 @@ def controller_pid() -> int | None:
         pid = ppid
 
 
-def watch_controller(pid: int | None = None, on_end=None) -> threading.Thread | None:
+def watch_controller(pid: int | None = None, on_end: Callable[[], None] | None = None) -> threading.Thread | None:
     """Wait in a daemon thread for process ``pid`` (default :func:`controller_pid`) to end, then record the
     cause and send this process SIGTERM (or call ``on_end``). None when there is nothing to watch."""
     pid = controller_pid() if pid is None else pid

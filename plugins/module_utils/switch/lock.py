@@ -33,12 +33,15 @@ When a window finds the lock held (:func:`verdict`):
 
 Stdlib only.
 """
+from __future__ import annotations
+
 import datetime
 import getpass
 import os
 import re
 import socket
 import time
+from typing import Any, Callable, Iterable, Optional, Union
 
 # How much longer than the confirm timer a window may hold the lock (reads, backup, push, post-checks).
 LOCK_MARGIN_S = 600
@@ -50,11 +53,11 @@ LINE = re.compile(r"^linerate (?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9._-]+
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 
 
-def _safe(text):
+def _safe(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", str(text or ""))[:64] or "unknown"
 
 
-def machine_id(paths=MACHINE_ID_FILES):
+def machine_id(paths: Iterable[str] = MACHINE_ID_FILES) -> Optional[str]:
     """This machine's id (systemd machine-id(5): 32 lowercase hex digits), or None when it has none."""
     for path in paths:
         try:
@@ -67,7 +70,7 @@ def machine_id(paths=MACHINE_ID_FILES):
     return None
 
 
-def start_time(pid):
+def start_time(pid: Union[int, str]) -> Optional[int]:
     """The start time of process ``pid`` in clock ticks since boot (proc(5) /proc/<pid>/stat field 22), or
     None when no such process runs."""
     try:
@@ -86,13 +89,14 @@ def start_time(pid):
 class Holder:
     """Who holds (or asks for) the window: user@host, machine id, pid and its start time, run id, time."""
 
-    def __init__(self, user, host, pid, run, when, machine=None, start=None):
+    def __init__(self, user: Any, host: Any, pid: Union[int, str], run: Any, when: float,
+                 machine: Optional[str] = None, start: Union[int, str, None] = None) -> None:
         self.user, self.host, self.pid, self.run, self.when = _safe(user), _safe(host), int(pid), _safe(run), int(when)
         self.machine = machine if machine and machine != "unknown" else None
         self.start = int(start) if start is not None else None
 
     @classmethod
-    def me(cls, run, now=None):
+    def me(cls, run: str, now: Optional[float] = None) -> Holder:
         try:
             user = getpass.getuser()
         except Exception:  # noqa: BLE001 - no passwd entry for the uid (containers)
@@ -102,7 +106,7 @@ class Holder:
                    machine=machine_id(), start=start_time(pid))
 
     @classmethod
-    def parse(cls, line):
+    def parse(cls, line: Optional[str]) -> Optional[Holder]:
         """The holder a lock file names, or None when the line is not one linerate wrote."""
         m = LINE.match((line or "").strip())
         if not m:
@@ -111,26 +115,26 @@ class Holder:
         return cls(m.group("user"), m.group("host"), m.group("pid"), m.group("run"), when.timestamp(),
                    machine=m.group("machine"), start=m.group("start"))
 
-    def stamp(self):
+    def stamp(self) -> str:
         return datetime.datetime.fromtimestamp(self.when, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
-    def line(self):
+    def line(self) -> str:
         start = f" start={self.start}" if self.start is not None else ""
         return (f"linerate {self.user}@{self.host} machine={self.machine or 'unknown'} pid={self.pid}{start} "
                 f"run={self.run} time={self.stamp()}")
 
-    def describe(self):
+    def describe(self) -> str:
         where = f"machine {self.machine[:12]}, " if self.machine else ""
         return f"{self.user}@{self.host} ({where}pid {self.pid}, run {self.run}, since {self.stamp()})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Holder) and self.line() == other.line()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.line())
 
 
-def pid_alive(pid, start=None):
+def pid_alive(pid: Union[int, str], start: Optional[int] = None) -> bool:
     """Whether process ``pid`` runs here - and, when ``start`` is given, is the process that started then
     (not a later one the kernel gave the same pid)."""
     try:
@@ -142,7 +146,8 @@ def pid_alive(pid, start=None):
     return start is None or start_time(pid) in (None, start)
 
 
-def stale(holder, confirm_timeout, me, age_s, alive=pid_alive):
+def stale(holder: Holder, confirm_timeout: Any, me: Holder, age_s: Optional[float],
+          alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
     """Why ``holder``'s lock may be broken by ``me`` (a sentence), or None while it is live.
 
     ``age_s`` is the lock's age by the clock of the machine it lives on (the switch's for the switch's
@@ -154,7 +159,7 @@ def stale(holder, confirm_timeout, me, age_s, alive=pid_alive):
     if (holder.machine and holder.machine == me.machine and (holder.pid, holder.start) != (me.pid, me.start)
             and not alive(holder.pid, holder.start)):
         return (f"its process {holder.pid} no longer runs on this controller ({me.host}, machine "
-                f"{me.machine[:12]})")
+                f"{(me.machine or '')[:12]})")
     return None
 
 
@@ -163,18 +168,20 @@ class ControllerLock:
 
     NAME = "linerate.lock"
 
-    def __init__(self, directory):
+    def __init__(self, directory: str) -> None:
         self.path = os.path.join(directory, self.NAME)
-        self.held = None
+        self.held: Optional[Holder] = None
+        self.broken: Optional[tuple[Optional[Holder], str]] = None
 
-    def read(self):
+    def read(self) -> Optional[str]:
         try:
             with open(self.path, encoding="utf-8") as f:
                 return f.read().strip()
         except FileNotFoundError:
             return None
 
-    def acquire(self, me, confirm_timeout, now=None, alive=pid_alive):
+    def acquire(self, me: Holder, confirm_timeout: Any, now: Optional[float] = None,
+                alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
         """Take it: None, or (held by a live holder) the holder's line; a stale copy is replaced and
         ``self.broken`` names it."""
         self.broken = None
@@ -210,20 +217,20 @@ class ControllerLock:
             return None
         return self.read() or "(another window, racing for it)"
 
-    def age(self, now=None):
+    def age(self, now: Optional[float] = None) -> Optional[float]:
         """Seconds since the copy was last written, by this controller's clock (None when it is gone)."""
         try:
             return (time.time() if now is None else now) - os.stat(self.path).st_mtime
         except FileNotFoundError:
             return None
 
-    def _unlink(self):
+    def _unlink(self) -> None:
         try:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
 
-    def release(self):
+    def release(self) -> None:
         """Remove the copy when it is still ours."""
         if self.held is not None and self.read() == self.held.line():
             os.unlink(self.path)

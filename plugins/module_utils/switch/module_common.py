@@ -1,10 +1,17 @@
 """Argument spec and driver construction shared by the switch modules, and the one skeleton of the
 read-only ones (switch_info, switch_counters, switch_lldp): ``read_only_module``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 
 CONNECTION_ARGS = dict(
     name=dict(type="str", required=True),
@@ -25,7 +32,7 @@ CONNECTION_ARGS = dict(
 )
 
 
-def make_driver(p):
+def make_driver(p: dict[str, Any]) -> Driver:
     if not p.get("username"):
         raise ValueError(f"switch {p['name']}: no login name: set ansible_user (or switch_username)")
     if not p.get("password") and not p.get("private_key_file"):
@@ -38,7 +45,8 @@ def make_driver(p):
         command_timeout=p["command_timeout"], profile=p["profile"])
 
 
-def read_only_module(read, argument_spec=None, unreachable=False):
+def read_only_module(read: Callable[[dict[str, Any], Driver], dict[str, Any]],
+                     argument_spec: Optional[dict[str, Any]] = None, unreachable: bool = False) -> None:
     """Run one read-only switch module: its argument spec (CONNECTION_ARGS and ``argument_spec``), full check
     mode (it only reads), the driver made from the connection arguments (missing credentials fail naming the
     variables) and always closed, and ``read(params, driver) -> dict`` as the result with ``changed: false``.
@@ -67,7 +75,7 @@ def read_only_module(read, argument_spec=None, unreachable=False):
     module.exit_json(changed=False, **result)
 
 
-def read_ports_or_why(p, read, failed):
+def read_ports_or_why(p: dict[str, Any], read: Callable[[list[str]], Any], failed: Any) -> tuple[Any, str]:
     """``(read(fabric_ports), "")`` ({} without fabric ports) for a read whose failure only leaves part of a
     read-only module's result unproven: where the switch or its output fails, ``(failed, why)`` - the
     ``SwitchError``'s message, or the ``ParseError`` naming the switch as ``read_only_module`` names it."""
@@ -85,10 +93,10 @@ _CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", 
                  "show running-config")
 
 
-def command_log(driver, redactor=None):
+def command_log(driver: Driver, redactor: Optional[Redactor] = None) -> list[dict[str, str]]:
     """Every command sent with its output; whole configurations summarised, and with ``redactor`` (a restore,
     whose commands are the whole config) every secret masked in commands and outputs."""
-    log = []
+    log: list[dict[str, str]] = []
     for c, o in driver.log:
         if c in _CONFIG_READS:
             o = f"<running configuration, {len(o.splitlines())} lines, not shown>"

@@ -12,6 +12,9 @@ with ``ansible_network_os: nvidia.nvue.httpapi`` in NVIDIA's "Data Center Networ
 Ansible Deployment Guide" (Running the Playbooks); ``nvidia.nvue.nvue`` and ``cumulus`` are seen
 in site inventories. docs/conformance.md, "Switch platforms", lists them.
 """
+from __future__ import annotations
+
+from typing import Any, Optional
 
 # The last dotted part -> platform (bare names and collection-qualified ones such as arista.eos.eos).
 ALIASES = {"nvue": "nvue", "cumulus": "nvue", "eos": "eos", "sonic": "sonic", "enterprise_sonic": "sonic"}
@@ -22,7 +25,7 @@ ALLOWED = (", ".join(sorted(ALIASES)) + ", also collection-qualified like arista
            "dellemc.enterprise_sonic.sonic, nvidia.nvue.nvue or nvidia.nvue.httpapi")
 
 
-def normalize(value):
+def normalize(value: Any) -> Optional[str]:
     """nvue | sonic | eos for a switch_platform or ansible_network_os value; None when it names none."""
     if not isinstance(value, str):
         return None

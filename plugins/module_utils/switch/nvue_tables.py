@@ -14,12 +14,15 @@ second header line, a dashed rule whose runs give the columns, cells wrapped ont
 lines (``18.98`` / ``KB``) whose first column is blank.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, Sequence
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError  # type: ignore
+    from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # the reference's column order and each column's JSON key (docs/conformance.md, NVUE)
 PG_COLUMNS = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode"),
@@ -29,12 +32,12 @@ PG_COLUMNS = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode")
 _RULE_RE = re.compile(r"^\s*[-…]+(?:\s+[-…]+)+\s*$")
 
 
-def _spans(rule: str) -> list:
+def _spans(rule: str) -> list[tuple[int, int]]:
     """(start, end) of each run of the dashed rule."""
     return [(m.start(), m.end()) for m in re.finditer(r"\S+", rule)]
 
 
-def _cells(line: str, spans: list) -> list:
+def _cells(line: str, spans: Sequence[tuple[int, int]]) -> list[str]:
     """The text under each column: a cell belongs to the column its first character falls in."""
     cells = [""] * len(spans)
     for word in re.finditer(r"\S+", line):
@@ -43,7 +46,7 @@ def _cells(line: str, spans: list) -> list:
     return cells
 
 
-def _names(header_lines: list, spans: list) -> list:
+def _names(header_lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[str]:
     """The header of each column, its wrapped lines joined (``Reserv…`` + ``Size``)."""
     names = [""] * len(spans)
     for line in header_lines:
@@ -58,7 +61,7 @@ def _is(name: str, canonical: str) -> bool:
     return len(words) == len(full) and all(f.startswith(w.lower()) for w, f in zip(words, full))
 
 
-def _table(text: str, command: str) -> tuple:
+def _table(text: Optional[str], command: str) -> tuple[list[str], list[list[str]]]:
     """(column names, rows of cells) of the first dashed-rule table in ``text``."""
     lines = (text or "").splitlines()
     rule = next((i for i, line in enumerate(lines) if _RULE_RE.match(line)), None)
@@ -70,7 +73,7 @@ def _table(text: str, command: str) -> tuple:
     while start > 0 and lines[start - 1].strip():
         start -= 1
     names = _names(lines[start:rule], spans)
-    rows = []
+    rows: list[list[str]] = []
     for line in lines[rule + 1:]:
         if not line.strip():
             if rows:
@@ -84,12 +87,12 @@ def _table(text: str, command: str) -> tuple:
     return names, rows
 
 
-def pg_table(text: str, command: str) -> dict:
+def pg_table(text: Optional[str], command: str) -> dict[str, dict[str, str]]:
     """``nv show interface <swp> qos buffer ingress-priority-group`` (the table) -> {pg: {json key: cell}}."""
     names, rows = _table(text, command)
-    keys = []
+    keys: list[Optional[str]] = []
     for name in names:
-        match = next((key for canonical, key in PG_COLUMNS if _is(name, canonical)), False)
+        match: Any = next((key for canonical, key in PG_COLUMNS if _is(name, canonical)), False)
         if match is False:
             raise ParseError("nvue", f"{command}: a column the reference does not have: {name!r} "
                                      f"(known: {', '.join(c for c, _k in PG_COLUMNS)})", text)
@@ -97,10 +100,10 @@ def pg_table(text: str, command: str) -> dict:
     if None not in keys or "lossy-lossless" not in keys or "hr" not in keys:
         raise ParseError("nvue", f"{command}: the table has no priority-group, Lossy/Lossless or HR column: "
                                  f"{names!r}", text)
-    return {row[keys.index(None)]: {key: cell for key, cell in zip(keys, row) if key} for row in rows}
+    return {row[keys.index(None)]: {str(key): cell for key, cell in zip(keys, row) if key} for row in rows}
 
 
-def pfc_watchdog_table(text: str, command: str) -> dict:
+def pfc_watchdog_table(text: Optional[str], command: str) -> dict[str, Any]:
     """``nv show interface <swp> qos pfc-watchdog`` (the table) -> {"state", "status": {tc: {...}}}.
 
     The first table is ``operational  applied`` with a ``state`` row (the operational value is
@@ -109,9 +112,9 @@ def pfc_watchdog_table(text: str, command: str) -> dict:
     if not state:
         _table(text, command)   # no table at all: the same refusal as the other read
         raise ParseError("nvue", f"{command}: the table has no state row", text)
-    status = {}
+    status: dict[str, dict[str, str]] = {}
     _head, heading, rest = (text or "").partition("PFC WD Status")
-    after = [line.strip() for line in text[state.end():].splitlines()[1:] if line.strip()]
+    after = [line.strip() for line in (text or "")[state.end():].splitlines()[1:] if line.strip()]
     if not heading and after:   # more than the state table, but not the status table the reference prints
         raise ParseError("nvue", f"{command}: a line after the state table that is not 'PFC WD Status': "
                                  f"{after[0]!r}", text)

@@ -11,7 +11,10 @@ largest interface MTU, the transmit-queue keyword and the lane-qualified
 Stdlib only: imported by intent/cabling.py (validation), the switch_fabric filter
 (templates) and the SONiC driver.
 """
+from __future__ import annotations
+
 import re
+from typing import Any, Iterable, Optional
 
 # sonic-buildimage src/sonic-yang-models/yang-models/sonic-dscp-tc-map.yang:41-42 (the same pattern
 # and length in sonic-wred-profile.yang:37-38, sonic-tc-priority-group-map.yang:41-42,
@@ -21,13 +24,13 @@ SONIC_OBJECT_NAME_ALLOWED = ("1-32 of letters, digits, - and _, starting with a 
                              "(the name pattern of SONiC's YANG models, e.g. sonic-dscp-tc-map.yang)")
 
 
-def sonic_object_names(profile):
+def sonic_object_names(profile: Any) -> dict[str, str]:
     """{CONFIG_DB table: object name} for the QoS objects the SONiC template writes."""
     base = str(profile).upper()
     return {"DSCP_TO_TC_MAP": base, "WRED_PROFILE": base + "_LOSSLESS"}
 
 
-def sonic_name_problems(profile):
+def sonic_name_problems(profile: Any) -> list[str]:
     """Why ``profile`` cannot name SONiC objects (one message per bad derived name), or []."""
     if not isinstance(profile, str):
         return [f"{profile!r} is not a string"]
@@ -40,7 +43,7 @@ def sonic_name_problems(profile):
 # Ethernet speed -> lane counts with a standard PMD (gbps/lanes is the lane rate); EOS names
 # them <speed>g-<lanes> (Arista EOS User Manual, "Octal Port Renumber to Four Interfaces":
 # 400G-8, 200G-4, 100G-2, 100G-4). At 10/25/40G the form has no lane suffix.
-EOS_LANE_FORMS = {50: (1, 2), 100: (1, 2, 4), 200: (2, 4, 8), 400: (4, 8), 800: (8,)}
+EOS_LANE_FORMS: dict[int, tuple[int, ...]] = {50: (1, 2), 100: (1, 2, 4), 200: (2, 4, 8), 400: (4, 8), 800: (8,)}
 EOS_PLAIN_SPEEDS = (10, 25, 40)
 
 # family -> mtu_max (largest `mtu`), queue (the interface transmit-queue keyword for unicast
@@ -50,7 +53,7 @@ EOS_PLAIN_SPEEDS = (10, 25, 40)
 # Tomahawk 3), x86_64-arista_7060dx5_32/.../th4-*.config.bcm (7060X5, Tomahawk 4: 50G lanes, 400G ports),
 # x86_64-arista_7060x6_64pe/.../th5-*.config.bcm (7060X6, Tomahawk 5: 100G lanes, 800G ports).
 # 7800R3: the modular Jericho2 chassis (x86_64-arista_7800r3_* line cards), a Sand platform: uc-tx-queue.
-EOS_FAMILIES = {
+EOS_FAMILIES: dict[str, dict[str, Any]] = {
     "7050x3": {"asic": "Trident3", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
     "7050x4": {"asic": "Trident4", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
     "7060x4": {"asic": "Tomahawk3", "mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
@@ -63,31 +66,31 @@ EOS_FAMILIES = {
 EOS_DEFAULT_FAMILY = "7050x4"
 
 
-def eos_speed_form(family, gbps):
+def eos_speed_form(family: Any, gbps: Any) -> Optional[str]:
     """The ``speed`` argument for ``gbps`` on ``family`` (e.g. 400g-8), or None when none exists."""
     prof = EOS_FAMILIES.get(family)
     try:
-        gbps = int(gbps)
+        speed = int(gbps)
     except (TypeError, ValueError):
         return None
     if prof is None:
         return None
-    if gbps in EOS_PLAIN_SPEEDS:
-        return f"{gbps}g"
-    for lanes in EOS_LANE_FORMS.get(gbps, ()):
-        if gbps // lanes <= prof["lane_gbps"]:
-            return f"{gbps}g-{lanes}"
+    if speed in EOS_PLAIN_SPEEDS:
+        return f"{speed}g"
+    for lanes in EOS_LANE_FORMS.get(speed, ()):
+        if speed // lanes <= prof["lane_gbps"]:
+            return f"{speed}g-{lanes}"
     return None
 
 
-def _case(family):
+def _case(family: Any) -> str:
     """``; names are case-sensitive: ...`` when ``family`` is a family in another case (Arista writes
     7050X3; the profiles are keyed in lower case), else ``''``."""
     low = family.lower() if isinstance(family, str) else None
     return f"; names are case-sensitive: {low!r}, not {family!r}" if low != family and low in EOS_FAMILIES else ""
 
 
-def eos_profile(family=None):
+def eos_profile(family: Any = None) -> dict[str, Any]:
     """The profile of ``family`` (the default family when None) with its name and speed forms;
     ValueError naming the family and the allowed ones otherwise."""
     family = EOS_DEFAULT_FAMILY if family in (None, "") else family
@@ -99,7 +102,8 @@ def eos_profile(family=None):
                 speeds={g: f for g, f in speeds.items() if f is not None})
 
 
-def eos_port_speed_problems(switch, ports, family=None, skip=()):
+def eos_port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], family: Any = None,
+                            skip: Iterable[int] = ()) -> list[tuple[str, Any, str]]:
     """(key, value, allowed) for each speed of an EOS switch's fabric ports ([{name, speed_gbps}]) its
     family has no ``speed`` form for (speeds in ``skip`` are reported elsewhere); an unknown family: []
     (switch_problems reports it)."""
@@ -107,11 +111,11 @@ def eos_port_speed_problems(switch, ports, family=None, skip=()):
         prof = eos_profile(family)
     except ValueError:
         return []
-    by_speed = {}
+    by_speed: dict[int, list[str]] = {}
     for port in ports:
         if port.get("speed_gbps") and int(port["speed_gbps"]) not in skip:
             by_speed.setdefault(int(port["speed_gbps"]), []).append(str(port.get("name")))
-    out = []
+    out: list[tuple[str, Any, str]] = []
     for gbps, names in sorted(by_speed.items()):
         if gbps in prof["speeds"]:
             continue
@@ -123,19 +127,19 @@ def eos_port_speed_problems(switch, ports, family=None, skip=()):
     return out
 
 
-def switch_mtu(platform, fabric_mtu, family=None):
+def switch_mtu(platform: str, fabric_mtu: Any, family: Any = None) -> int:
     """The MTU a switch of ``platform`` gets for the intent's ``fabric.mtu.switch``: the
     platform's own maximum where that is lower (EOS 9214)."""
     if platform == "eos":
-        return min(int(fabric_mtu), eos_profile(family)["mtu_max"])
+        return min(int(fabric_mtu), int(eos_profile(family)["mtu_max"]))
     return int(fabric_mtu)
 
 
-def switch_problems(switch, sv, platform, fabric):
+def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any) -> list[tuple[str, Any, str]]:
     """Problems of one switch's platform settings against the intent, as (key, value, allowed):
     a SONiC object name outside the YANG pattern; an unknown EOS family; a host MTU above what
     an EOS family's interfaces take; a link speed the family has no ``speed`` form for."""
-    out = []
+    out: list[tuple[str, Any, str]] = []
     fabric = fabric if isinstance(fabric, dict) else {}
     if platform == "sonic" and "switch_fabric_profile" in sv:
         for why in sonic_name_problems(sv["switch_fabric_profile"]):

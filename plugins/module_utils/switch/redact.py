@@ -31,11 +31,14 @@ What counts as a secret, per platform (the forms the switches print):
 Over-masking is harmless (a restore result is for reading); the window's
 own results hold QoS only and are not passed through here.
 """
+from __future__ import annotations
+
 import json
 import re
+from typing import Any, Iterable, Match
 
 _VALUE = r"""('[^']*'|"[^"]*"|\S+)"""
-_LINE_RULES = {
+_LINE_RULES: dict[str, list[re.Pattern[str]]] = {
     "nvue": [
         re.compile(r"(?<=\s)(?:password|hashed-password|secret|key|community-password|auth-md5|auth-sha"
                    r"|encrypt-aes|encrypt-des|readonly-community(?:-v6)?)\s+" + _VALUE),
@@ -59,19 +62,19 @@ _SONIC_SECRET_KEYS = ("SNMP_COMMUNITY",)
 class Redactor:
     """Masks secrets of one platform's configuration text, numbering them consistently."""
 
-    def __init__(self, platform):
+    def __init__(self, platform: str) -> None:
         if platform not in _LINE_RULES:
             raise ValueError(f"no redaction rules for platform {platform!r} (allowed: {', '.join(_LINE_RULES)})")
         self.platform = platform
-        self.masks = {}
+        self.masks: dict[str, str] = {}
 
-    def mask(self, secret):
+    def mask(self, secret: str) -> str:
         secret = secret.strip("'\"")
         if secret.startswith("<redacted-"):
             return secret
         return self.masks.setdefault(secret, f"<redacted-{len(self.masks) + 1}>")
 
-    def text(self, text):
+    def text(self, text: Any) -> Any:
         """Free text (config lines, commands, messages): every secret masked."""
         if text is None or not isinstance(text, str):
             return text
@@ -81,7 +84,7 @@ class Redactor:
             text = rule.sub(self._sub, text)
         return text
 
-    def _sub(self, m):
+    def _sub(self, m: Match[str]) -> str:
         start, end = m.span(1)
         base = m.start(0)
         whole = m.group(0)
@@ -90,7 +93,7 @@ class Redactor:
             value, tail = value[:-1], ";"
         return whole[:start - base] + self.mask(value) + tail + whole[end - base:]
 
-    def _sonic_json(self, text):
+    def _sonic_json(self, text: str) -> str:
         try:
             data = json.loads(text)
         except ValueError:
@@ -99,12 +102,12 @@ class Redactor:
             return text
         if not isinstance(data, dict):
             return text
-        out = {}
+        out: dict[str, Any] = {}
         for table, keys in data.items():
             if not isinstance(keys, dict):
                 out[table] = keys
                 continue
-            new = {}
+            new: dict[str, Any] = {}
             for key, fields in keys.items():
                 if table in _SONIC_SECRET_KEYS:
                     key = self.mask(key)
@@ -115,10 +118,10 @@ class Redactor:
             out[table] = new
         return json.dumps(out, indent=4, sort_keys=True) + ("\n" if text.endswith("\n") else "")
 
-    def lines(self, items):
+    def lines(self, items: Iterable[Any]) -> list[Any]:
         return [self.text(x) for x in items]
 
-    def result(self, result):
+    def result(self, result: dict[str, Any]) -> dict[str, Any]:
         """A module result of the restore path, masked in place and returned."""
         for k in ("commands", "cleared", "warnings"):
             if isinstance(result.get(k), list):
