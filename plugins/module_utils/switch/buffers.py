@@ -23,19 +23,22 @@ BUFFER_PG ``{"profile": "NULL"}`` per lossless PG and CABLE_LENGTH (``for_model`
 
 Stdlib only: imported by the switch_buffers filter (templates), the SONiC driver and the tests.
 """
+from __future__ import annotations
+
 import re
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (
         PLATFORM_BUFFERS, SOURCE_COMMIT)
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
-        from sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore
+        from sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore
+        from switch.sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore[import-not-found,no-redef]
 
 # speed (Mb/s) -> cable -> (size, xon, xoff, dynamic threshold)
-SONIC_PG_LOOKUP = {
+SONIC_PG_LOOKUP: dict[int, dict[str, tuple[int, ...]]] = {
     10000: {"5m": (34816, 18432, 16384, 0), "40m": (36864, 18432, 18432, 0), "300m": (49152, 18432, 30720, 0)},
     25000: {"5m": (34816, 18432, 16384, 0), "40m": (39936, 18432, 21504, 0), "300m": (71680, 18432, 53248, 0)},
     40000: {"5m": (34816, 18432, 16384, 0), "40m": (41984, 18432, 23552, 0), "300m": (94208, 18432, 75776, 0)},
@@ -59,12 +62,33 @@ PFCWD_ACTIONS = ("drop", "forward", "alert")
 BUFFER_MODELS = ("traditional", "dynamic")   # sonic-device_metadata.yang buffer_model
 LOSSLESS_PROFILE = re.compile(r"pg_lossless_(\d+)_(\d+m)_profile")
 
+# (size, xon, xoff, threshold, xon_offset or None) of one speed and cable
+Row = Tuple[int, int, int, int, Optional[int]]
+# the generated table as data of any shape (its dict literal mixes value types)
+_SKUS: Dict[str, Any] = PLATFORM_BUFFERS
 
-def profile_name(speed_mbps, cable):
+
+class LosslessProfile(TypedDict):
+    """The lossless headroom profile of one speed (``sonic_lossless``)."""
+    name: str
+    size: int
+    xon: int
+    xoff: int
+    dynamic_th: int
+    fields: dict[str, str]
+
+
+class EosPfcwd(TypedDict):
+    action: str
+    timeout: str
+    recovery_time: str
+
+
+def profile_name(speed_mbps: Any, cable: str) -> str:
     return f"pg_lossless_{int(speed_mbps)}_{cable}_profile"
 
 
-def hwsku_problem(hwsku, key="switch_fabric_sonic_hwsku"):
+def hwsku_problem(hwsku: Any, key: str = "switch_fabric_sonic_hwsku") -> str:
     """Why ``hwsku`` picks no vendored table ('' when it does, or when it is empty: sonic-swss's rows)."""
     if hwsku in (None, "") or (isinstance(hwsku, str) and hwsku in PLATFORM_BUFFERS):
         return ""
@@ -76,27 +100,27 @@ def hwsku_problem(hwsku, key="switch_fabric_sonic_hwsku"):
             "device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini in switch_sonic_pg_lookup")
 
 
-def source(hwsku=None):
+def source(hwsku: Any = None) -> str:
     """Where the rows come from, for messages: the SKU's file at its commit, or sonic-swss's test table."""
     if hwsku in PLATFORM_BUFFERS:
-        ent = PLATFORM_BUFFERS[hwsku]
+        ent = _SKUS[hwsku]
         return f"{hwsku} ({ent['asic']}): sonic-buildimage {ent['lookup']['path']}@{SOURCE_COMMIT[:12]}"
     return "sonic-swss's test pg_profile_lookup.ini - no platform's, set switch_sonic_hwsku"
 
 
-def _row(row):
+def _row(row: Iterable[int]) -> Row:
     """A (size, xon, xoff, threshold[, xon_offset]) tuple as (size, xon, xoff, threshold, xon_offset|None)."""
-    row = tuple(row)
-    return row + (None,) * (5 - len(row))
+    cells: tuple[Any, ...] = tuple(row)
+    return cells + (None,) * (5 - len(cells))
 
 
-def lookup(extra=None, hwsku=None):
+def lookup(extra: Any = None, hwsku: Any = None) -> dict[int, dict[str, Row]]:
     """{speed: {cable: (size, xon, xoff, threshold, xon_offset)}}: the SKU's own rows (``hwsku``) or
     sonic-swss's, with the operator's rows (``{"<speed>": {"<cable>": {size, xon, xoff[, dynamic_th]
     [, xon_offset]}}}``) over them."""
     if hwsku in PLATFORM_BUFFERS:
-        table = {}
-        for (speed, cable), r in PLATFORM_BUFFERS[hwsku]["rows"].items():
+        table: dict[int, dict[str, Row]] = {}
+        for (speed, cable), r in _SKUS[hwsku]["rows"].items():
             table.setdefault(speed, {})[cable] = (r["size"], r["xon"], r["xoff"], r["threshold"], r.get("xon_offset"))
     else:
         table = {s: {c: _row(r) for c, r in cables.items()} for s, cables in SONIC_PG_LOOKUP.items()}
@@ -109,15 +133,15 @@ def lookup(extra=None, hwsku=None):
     return table
 
 
-def pool_mode(hwsku=None):
+def pool_mode(hwsku: Any = None) -> str:
     """The mode of ingress_lossless_pool: buffermgrd names the profile's threshold ``<mode>_th``."""
-    return PLATFORM_BUFFERS[hwsku]["pool_mode"] if hwsku in PLATFORM_BUFFERS else "dynamic"
+    return str(_SKUS[hwsku]["pool_mode"]) if hwsku in PLATFORM_BUFFERS else "dynamic"
 
 
-def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restoration_ms=None, action=None,
-                      hwsku=None):
+def headroom_problems(speeds_mbps: Iterable[Any], cable: Any, extra: Any = None, detection_ms: Any = None,
+                      restoration_ms: Any = None, action: Any = None, hwsku: Any = None) -> list[str]:
     """Every reason the lossless buffer intent cannot be rendered, each naming key, value and allowed."""
-    out = []
+    out: list[str] = []
     if hwsku_problem(hwsku):
         return [hwsku_problem(hwsku)]
     if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
@@ -146,8 +170,9 @@ def headroom_problems(speeds_mbps, cable, extra=None, detection_ms=None, restora
     return out
 
 
-def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cable_length",
-                        lookup_key="switch_sonic_pg_lookup", hwsku=None, hwsku_key="switch_sonic_hwsku"):
+def port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], cable: Any, extra: Any = None,
+                        cable_key: str = "switch_cable_length", lookup_key: str = "switch_sonic_pg_lookup",
+                        hwsku: Any = None, hwsku_key: str = "switch_sonic_hwsku") -> list[tuple[str, Any, str]]:
     """(key, value, allowed) for each speed of a SONiC switch's fabric ports ([{name, speed_gbps}]) that
     has no lossless headroom row for ``cable`` in the lookup table (the SKU's or sonic-swss's rows and
     the operator's ``extra``), naming the switch, its ports at that speed and the speeds the table has
@@ -164,12 +189,12 @@ def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cabl
     except (AttributeError, KeyError, TypeError, ValueError):
         return [(f"{switch}: {lookup_key}", extra, "allowed: {<speed Mb/s>: {<cable>: {size, xon, xoff[, "
                  "dynamic_th][, xon_offset]}}}, the rows of the platform's pg_profile_lookup.ini")]
-    by_speed = {}
+    by_speed: dict[int, list[str]] = {}
     for port in ports:
         if port.get("speed_gbps"):
             by_speed.setdefault(int(port["speed_gbps"]), []).append(str(port.get("name")))
     supported = ", ".join(f"{s // 1000}" for s in sorted(table) if cable in table[s]) or "none"
-    out = []
+    out: list[tuple[str, Any, str]] = []
     for gbps, names in sorted(by_speed.items()):
         if cable in table.get(gbps * 1000, {}):
             continue
@@ -182,7 +207,8 @@ def port_speed_problems(switch, ports, cable, extra=None, cable_key="switch_cabl
     return out
 
 
-def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop", hwsku=None):
+def sonic_lossless(ports: Sequence[dict[str, Any]], cable: str, extra: Any = None, detection_ms: Any = 200,
+                   restoration_ms: Any = 200, action: Any = "drop", hwsku: Any = None) -> dict[int, LosslessProfile]:
     """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} for the fabric ports'
     speeds, ``fields`` the BUFFER_PROFILE entry as buffermgrd writes it (pool, xon, [xon_offset,] xoff,
     size, <pool mode>_th); raises ValueError naming every problem."""
@@ -194,7 +220,7 @@ def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=20
     if problems:
         raise ValueError("; ".join(problems))
     table = lookup(extra, hwsku)
-    out = {}
+    out: dict[int, LosslessProfile] = {}
     for s in sorted(set(speeds)):
         size, xon, xoff, th, offset = table[s][cable]
         fields = {"pool": LOSSLESS_POOL, "size": str(size), "xon": str(xon), "xoff": str(xoff),
@@ -207,7 +233,7 @@ def sonic_lossless(ports, cable, extra=None, detection_ms=200, restoration_ms=20
 
 
 # ------------------------------------------------------------------ the buffer model on the switch
-def buffer_model(have, want=None):
+def buffer_model(have: Any, want: Any = None) -> str:
     """The buffer model the switch's CONFIG_DB is in (DEVICE_METADATA|localhost buffer_model; absent:
     traditional, as SONiC defaults it); a full config being restored (``want`` with DEVICE_METADATA)
     brings its own. ValueError for a value outside sonic-device_metadata.yang's."""
@@ -218,11 +244,11 @@ def buffer_model(have, want=None):
             if model not in BUFFER_MODELS:
                 raise ValueError(f"DEVICE_METADATA|localhost buffer_model: {model!r} is not a buffer model "
                                  f"(allowed: {' | '.join(BUFFER_MODELS)}, sonic-device_metadata.yang)")
-            return model
+            return str(model)
     return "traditional"
 
 
-def for_model(want, model):
+def for_model(want: dict[str, Any], model: str) -> dict[str, Any]:
     """``want`` (CONFIG_DB facts, changed in place and returned) as the buffer model expects it.
     traditional: as rendered. dynamic: the lossless profiles linerate renders (pg_lossless_<speed>_
     <cable>_profile) are dropped, buffermgrd computes them, and every BUFFER_PG that used one gets
@@ -243,7 +269,7 @@ def for_model(want, model):
     return want
 
 
-def hwsku_mismatch(want, have):
+def hwsku_mismatch(want: dict[str, Any], have: dict[str, Any]) -> str:
     """'' or why the intent was rendered for another SKU than the switch is: the template writes the
     SKU it took the headroom of as DEVICE_METADATA|localhost hwsku; linerate never writes that field,
     it compares it with the switch's."""
@@ -269,15 +295,15 @@ EOS_PFCWD_ACTIONS = {"drop": "drop", "alert": "notify-only"}
 EOS_PFCWD_MS = (10, 60000)
 
 
-def _eos_seconds(ms):
+def _eos_seconds(ms: Any) -> str:
     """200 -> '0.2', 1000 -> '1', 1250 -> '1.25' (seconds with at most 2 decimals)."""
     return f"{int(ms) / 1000:.2f}".rstrip("0").rstrip(".")
 
 
-def eos_pfcwd(action="drop", detection_ms=200, restoration_ms=200):
+def eos_pfcwd(action: Any = "drop", detection_ms: Any = 200, restoration_ms: Any = 200) -> EosPfcwd:
     """{"action", "timeout", "recovery_time"} of EOS's per-port watchdog; raises ValueError naming
     every problem (key, value, allowed)."""
-    out = []
+    out: list[str] = []
     if action not in EOS_PFCWD_ACTIONS:
         out.append(f"switch_fabric_pfcwd_action: {action!r} is not allowed on EOS (allowed: "
                    f"{', '.join(EOS_PFCWD_ACTIONS)}; EOS's per-port watchdog action is drop or notify-only)")

@@ -28,19 +28,35 @@ revision 3 no per-priority split) is simply absent: the caller says what it
 cannot prove.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Optional, Sequence, TypedDict, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
         ParseError, column_spans, eos_json, split_columns)
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, column_spans, eos_json, split_columns
+    from common import ParseError, column_spans, eos_json, split_columns  # type: ignore[import-not-found,no-redef]
 
 _SONIC_HEAD_RE = re.compile(r"^\s*Port (?P<dir>Rx|Tx)\s+(?P<prios>(?:PFC[0-7]\s*)+)$")
 _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 
 
-def _count(value, tool, n, line, text):
+class SonicPfcCounters(TypedDict):
+    """``show pfc counters``: {port: {priority: frames}} per direction (None where N/A)."""
+    rx: dict[str, dict[int, Optional[int]]]
+    tx: dict[str, dict[int, Optional[int]]]
+
+
+class QueueCounters(TypedDict):
+    """``show queue counters``: {port: {queue: {"type", "index", counter...}}}, the columns read, warnings."""
+    ports: dict[str, dict[str, dict[str, Any]]]
+    columns: list[str]
+    warnings: list[str]
+
+
+def _count(value: str, tool: str, n: int, line: str, text: Optional[str]) -> Optional[int]:
     v = value.replace(",", "")
     if v == "N/A":
         return None
@@ -58,7 +74,7 @@ _QUEUE_COLS = {"Counter/pkts": "pkts", "Counter/bytes": "bytes", "Drop/pkts": "d
                "WredDrp/pkts": "wred_drop_pkts", "WredDrp/bytes": "wred_drop_bytes"}
 
 
-def parse_sonic_queue_counters(text):
+def parse_sonic_queue_counters(text: Optional[str]) -> QueueCounters:
     """``show queue counters [PORT] [--all]`` or ``show queue wredcounters [PORT]`` -> {"ports": {port: {queue:
     {"type": "UC"|"MC"|"ALL", "index": n, "pkts", "bytes", "drop_pkts", "drop_bytes", ["ecn_marked_pkts",
     "wred_drop_pkts", ...]}}}, "columns": [...], "warnings": [...]}.
@@ -71,7 +87,9 @@ def parse_sonic_queue_counters(text):
     tool = "show queue counters"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
-    ports, columns, warnings = {}, None, []
+    ports: dict[str, dict[str, dict[str, Any]]] = {}
+    columns: Optional[list[Optional[str]]] = None
+    warnings: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("For namespace") or s.startswith("Last cached time") or _DASH_RE.match(line):
@@ -103,18 +121,20 @@ def parse_sonic_queue_counters(text):
     return {"ports": ports, "columns": [c for c in columns if c], "warnings": warnings}
 
 
-def parse_sonic_pfc_counters(text):
+def parse_sonic_pfc_counters(text: Optional[str]) -> SonicPfcCounters:
     """``show pfc counters`` -> {"rx": {port: {prio: n}}, "tx": {port: {prio: n}}}."""
     if text is None or not text.strip():
         raise ParseError("show pfc counters", "no output", text)
-    out, current, prios = {"rx": {}, "tx": {}}, None, []
+    out: SonicPfcCounters = {"rx": {}, "tx": {}}
+    current: Optional[dict[str, dict[int, Optional[int]]]] = None
+    prios: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s == "..." or _DASH_RE.match(line) or s.startswith("Last cached time"):
             continue
         m = _SONIC_HEAD_RE.match(line)
         if m:
-            current = out[m.group("dir").lower()]
+            current = out["rx"] if m.group("dir").lower() == "rx" else out["tx"]
             prios = [int(p[3:]) for p in m.group("prios").split()]
             continue
         if current is None:
@@ -131,10 +151,10 @@ def parse_sonic_pfc_counters(text):
 
 _NVUE_ROW_RE = re.compile(r"^(?P<indent> *)(?P<key>[a-z0-9][a-z0-9-]*)(?:\s{2,}(?P<value>\S.*?))?\s*$")
 _NVUE_VALUE_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)(?: (?P<unit>Bytes|KB|MB|GB|TB))?$")
-_UNITS = {None: 1, "Bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+_UNITS: dict[Optional[str], float] = {None: 1, "Bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
 
 
-def _nvue_value(raw):
+def _nvue_value(raw: str) -> Union[int, float, str]:
     """'144 Bytes' -> 144, '56.52 MB' -> 56520000, '462975' -> 462975 (first column: operational)."""
     first = re.split(r"\s{2,}", raw.strip())[0]
     m = _NVUE_VALUE_RE.match(first)
@@ -144,13 +164,13 @@ def _nvue_value(raw):
     return int(value) if value.is_integer() else value
 
 
-def parse_nvue_roce_counters(text):
+def parse_nvue_roce_counters(text: Optional[str]) -> dict[str, Any]:
     """``nv show interface <swp> qos roce counters`` -> {"tree": {...}, "rx_pause", "tx_pause",
     "ecn_marked", "rx_roce_discards", "tx_roce_discards", "cnp_tx"} (None where absent)."""
     tree = _nvue_tree(text, "nv show qos roce counters")
 
-    def get(*path):
-        node = tree
+    def get(*path: str) -> Any:
+        node: Any = tree
         for p in path:
             if not isinstance(node, dict) or p not in node:
                 return None
@@ -165,10 +185,10 @@ def parse_nvue_roce_counters(text):
             "cnp_tx": get("tx-stats", "tx-cnp-stats", "cnp-packets")}
 
 
-def parse_eos_pfc_counters(doc):
+def parse_eos_pfc_counters(doc: Any) -> dict[str, dict[str, dict[str, int]]]:
     """``show priority-flow-control counters | json`` (text or parsed) -> {"ports": {intf: {"rx", "tx"}}}."""
     counters = eos_json("show priority-flow-control counters", doc, "interfaceCounters")
-    ports = {}
+    ports: dict[str, dict[str, int]] = {}
     for intf, c in counters.items():
         if not isinstance(c, dict) or not isinstance(c.get("rxFrames"), int) or not isinstance(c.get("txFrames"), int):
             raise ParseError("show priority-flow-control counters", f"{intf}: rxFrames/txFrames missing", None)
@@ -182,7 +202,7 @@ _RATE_UNITS = ("B/s", "KB/s", "MB/s", "GB/s", "Mb/s", "Kb/s", "Gb/s")
 _SONIC_INTF_COUNTS = ("RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR")
 
 
-def parse_sonic_intf_counters(text):
+def parse_sonic_intf_counters(text: Optional[str]) -> dict[str, Any]:
     """``show interfaces counters`` (portstat) -> {"ports": {port: {"state": str or None, "RX_ERR": n or None, ...}},
     "columns": [...]}: the packet counters RX_OK, RX_ERR, RX_DRP, RX_OVR, TX_OK, TX_ERR, TX_DRP, TX_OVR
     (``N/A`` -> None); rates and utilisation are not read, their columns are named in ``other_columns``.
@@ -190,7 +210,8 @@ def parse_sonic_intf_counters(text):
     tool = "show interfaces counters"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
-    ports, header = {}, None
+    ports: dict[str, dict[str, Any]] = {}
+    header: Optional[list[str]] = None
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or _DASH_RE.match(line) or s.startswith(("Last cached time", "For namespace", "Reminder:")):
@@ -203,7 +224,7 @@ def parse_sonic_intf_counters(text):
             continue
         if header is None:
             raise ParseError(tool, f"line {n}: {s!r} before the 'IFACE ...' header", text)
-        cells = []
+        cells: list[str] = []
         for w in words:  # a rate is two words: '653.87 MB/s'
             if w in _RATE_UNITS and cells:
                 cells[-1] += " " + w
@@ -212,7 +233,7 @@ def parse_sonic_intf_counters(text):
         if len(cells) != len(header):
             raise ParseError(tool, f"line {n}: {s!r}: {len(cells)} values for {len(header)} columns", text)
         row = dict(zip(header, cells))
-        out = {"state": None if row.get("STATE") in (None, "N/A") else row["STATE"]}
+        out: dict[str, Any] = {"state": None if row.get("STATE") in (None, "N/A") else row["STATE"]}
         for col in _SONIC_INTF_COUNTS:
             if col in row:
                 out[col] = _count(row[col], tool, n, line, text)
@@ -224,15 +245,16 @@ def parse_sonic_intf_counters(text):
             "other_columns": [c for c in header[1:] if c not in _SONIC_INTF_COUNTS and c != "STATE"]}
 
 
-def _nvue_tree(text, tool):
+def _nvue_tree(text: Optional[str], tool: str) -> dict[str, Any]:
     """The ``key  value`` tree under the '----' rule of an NVUE show command (first column: operational)."""
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
     lines = text.splitlines()
     if any(x in lines[0] for x in ("Error", "No Data", "not found", "Invalid")):
         raise ParseError(tool, lines[0].strip(), text)
-    tree, started = {}, False
-    stack = [(-1, tree)]  # (indent, node) of the open parents
+    tree: dict[str, Any] = {}
+    started = False
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, tree)]  # (indent, node) of the open parents
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -259,12 +281,12 @@ def _nvue_tree(text, tool):
 NVUE_LINK_STATS = ("in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions")
 
 
-def parse_nvue_link_stats(text):
+def parse_nvue_link_stats(text: Optional[str]) -> dict[str, Any]:
     """``nv show interface <swp> link stats`` -> {"stats": {key: value}, "in-errors": n or None, "in-drops",
     "out-errors", "out-drops", "carrier-transitions"} (None where the output lacks it)."""
     tool = "nv show interface link stats"
     tree = _nvue_tree(text, tool)
-    out = {"stats": tree}
+    out: dict[str, Any] = {"stats": tree}
     for key in NVUE_LINK_STATS:
         v = tree.get(key)
         if v is not None and not isinstance(v, int):
@@ -277,7 +299,8 @@ _SECTION_RULE_RE = re.compile(r"^\s*=+\s*$")
 _RX_TX = ("Receive", "Transmit")
 
 
-def _nvue_section(title, body, tool, first_line, text, columns):
+def _nvue_section(title: str, body: Sequence[tuple[int, str]], tool: str, first_line: int, text: Optional[str],
+                  columns: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
     """One ``Title`` / ``=====`` table of ``nv show interface <swp> counters``: {row name: {column: cell}}.
 
     The header line and its dashed rule give the columns (``Counter  Receive  Transmit``, or the
@@ -297,13 +320,13 @@ def _nvue_section(title, body, tool, first_line, text, columns):
                                f"its dashed rule", text)
     if len(names) < 2 or not all(names):
         raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: no column names in {rows[0][1].strip()!r}", text)
-    table = {}
+    table: dict[str, dict[str, Any]] = {}
     columns[title] = names
     for n, line in rows[2:]:
         cells = split_columns(line, spans)
         if cells is None or not cells[names[0]]:
             raise ParseError(tool, f"line {n}: {line.strip()!r} does not fit the columns of {title!r}", text)
-        row = {}
+        row: dict[str, Any] = {}
         for name in names[1:]:
             cell = cells[name]
             if name in _RX_TX:
@@ -314,7 +337,7 @@ def _nvue_section(title, body, tool, first_line, text, columns):
     return table
 
 
-def parse_nvue_interface_counters(text):
+def parse_nvue_interface_counters(text: Optional[str]) -> dict[str, Any]:
     """``nv show interface <swp> counters`` -> {"top": {key: value}, "sections": {title: {row: {column: cell}}},
     "columns": {title: [header names]}, "in-errors", "in-drops", "out-errors", "out-drops", "carrier-transitions"} (None where absent).
 
@@ -338,7 +361,8 @@ def parse_nvue_interface_counters(text):
     if any(x in first for x in ("Error", "No Data", "not found", "Invalid")):
         raise ParseError(tool, first.strip(), text)
     top = _nvue_tree("\n".join(line for _n, line in head), tool)
-    sections, columns = {}, {}
+    sections: dict[str, dict[str, dict[str, Any]]] = {}
+    columns: dict[str, list[str]] = {}
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)
         title = lines[start][1].strip()
@@ -362,12 +386,12 @@ EOS_ERRORS = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "outEr
               "frameTooShorts")
 
 
-def parse_eos_intf_errors(doc):
+def parse_eos_intf_errors(doc: Any) -> dict[str, dict[str, dict[str, int]]]:
     """``show interfaces counters errors | json`` (text or parsed) -> {"ports": {intf: {counter: int}}}
     (the counters of EOS_ERRORS the interface reports; an absent one is left out)."""
     tool = "show interfaces counters errors"
     counters = eos_json(tool, doc, "interfaceErrorCounters")
-    ports = {}
+    ports: dict[str, dict[str, int]] = {}
     for intf, c in counters.items():
         if not isinstance(c, dict):
             raise ParseError(tool, f"{intf}: not an object", None)

@@ -26,36 +26,65 @@ platform prints as N/A (or leaves out) makes that ddm entry None; an empty cage 
   lane interface.
 """
 
+from __future__ import annotations
+
 import math
 import re
+from typing import Any, Optional, Sequence, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
 except ImportError:  # loaded standalone, with module_utils on sys.path
-    from common import ParseError, eos_json
+    from common import ParseError, eos_json  # type: ignore[import-not-found,no-redef]
 
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)")
 _COPPER_RE = re.compile(r"copper|passive|\bDAC\b|-CR\d|BASE-CR|CR\d\b", re.I)
 
 
-def empty_cage():
+class DdmEntry(TypedDict):
+    """A monitored value per lane (one for the temperature) and the module's alarm thresholds."""
+    values: list[float]
+    low: float
+    high: float
+
+
+class Ddm(TypedDict):
+    rx_power_dbm: Optional[DdmEntry]
+    temperature_c: Optional[DdmEntry]
+
+
+class _ModuleBase(TypedDict):
+    present: bool
+    optical: bool
+    vendor: Optional[str]
+    part_number: Optional[str]
+    cable_technology: Optional[str]
+    ddm: Ddm
+
+
+class Module(_ModuleBase, total=False):
+    """The optical module in one port (``Driver.transceivers``); ``fields``: every field as printed."""
+    fields: dict[str, Any]
+
+
+def empty_cage() -> Module:
     """The module of a port with no transceiver."""
     return {"present": False, "optical": False, "vendor": None, "part_number": None,
             "cable_technology": None, "ddm": {"rx_power_dbm": None, "temperature_c": None}}
 
 
-def _entry(values, low, high):
+def _entry(values: Sequence[Optional[float]], low: Optional[float], high: Optional[float]) -> Optional[DdmEntry]:
     """A ddm entry, or None when a value or a threshold is missing (printed N/A)."""
     if not values or any(v is None for v in values) or low is None or high is None:
         return None
-    return {"values": list(values), "low": low, "high": high}
+    return {"values": [float(v) for v in values if v is not None], "low": low, "high": high}
 
 
-def _optical(technology):
-    return bool(technology) and not _COPPER_RE.search(technology)
+def _optical(technology: Optional[str]) -> bool:
+    return bool(technology) and not _COPPER_RE.search(technology or "")
 
 
-def _num(raw, tool, where, text):
+def _num(raw: Any, tool: str, where: str, text: Optional[str]) -> Optional[float]:
     """'-0.64 dBm' -> -0.64, '0.8625 mW / -0.64 dBm' -> -0.64 (the dBm figure), 'N/A' -> None."""
     raw = (raw or "").strip()
     if raw in ("", "N/A", "n/a", "NA", "Unknown") or raw.startswith("-inf"):
@@ -68,7 +97,7 @@ def _num(raw, tool, where, text):
     return float(m.group(1))
 
 
-def _text(value):
+def _text(value: Any) -> Optional[str]:
     if not isinstance(value, str):
         return None
     value = value.strip()
@@ -81,14 +110,14 @@ _NVUE_LINE_RE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z0-9][\w-]*)\s*:\s*(?P
 _NVUE_ABSENT = ("unplugged", "not present", "absent", "not_present")
 
 
-def _nvue_tree(text, tool):
+def _nvue_tree(text: Optional[str], tool: str) -> dict[str, Any]:
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
     first = text.strip().splitlines()[0]
     if first.startswith("Error") or "does not exist" in first:
         raise ParseError(tool, first.strip(), text)
-    tree = {}
-    stack = [(-1, tree)]
+    tree: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, tree)]
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.strip() == "...":
             continue
@@ -112,13 +141,12 @@ def _nvue_tree(text, tool):
     return tree
 
 
-def parse_nvue_platform_transceiver(text, port=None):
+def parse_nvue_platform_transceiver(text: Optional[str], port: Optional[str] = None) -> dict[Optional[str], Module]:
     """``nv show platform transceiver <port>`` -> {port: module} (NVUE does not print the port name:
     the caller names it)."""
     tool = "nv show platform transceiver"
     tree = _nvue_tree(text, tool)
-    status = tree.get("status") if isinstance(tree.get("status"), str) else ""
-    status = status.lower()
+    status = (tree["status"] if isinstance(tree.get("status"), str) else "").lower()
     ident = _text(tree.get("identifier"))
     if any(s in status for s in _NVUE_ABSENT) or (not status and ident is None):
         return {port: empty_cage()}
@@ -129,11 +157,13 @@ def parse_nvue_platform_transceiver(text, port=None):
         temperature = _entry([_num(temp.get("temperature"), tool, "temperature", text)],
                              _num(temp.get("low-alarm-threshold"), tool, "temperature low-alarm-threshold", text),
                              _num(temp.get("high-alarm-threshold"), tool, "temperature high-alarm-threshold", text))
-    rx = None
+    rx: Optional[DdmEntry] = None
     channels = tree.get("channel")
     if isinstance(channels, dict) and channels:
         lanes = sorted((k for k in channels if re.fullmatch(r"channel-\d+", k)), key=lambda k: int(k.split("-")[1]))
-        values, lows, highs = [], [], []
+        values: list[Optional[float]] = []
+        lows: list[Optional[float]] = []
+        highs: list[Optional[float]] = []
         for lane in lanes:
             p = (channels[lane] or {}).get("rx-power") if isinstance(channels[lane], dict) else None
             if not isinstance(p, dict):
@@ -155,12 +185,14 @@ _SONIC_HEAD_RE = re.compile(r"^(?P<port>\S+): SFP EEPROM (?P<state>detected|not 
 _SONIC_SECTIONS = ("ChannelMonitorValues", "ChannelThresholdValues", "ModuleMonitorValues", "ModuleThresholdValues")
 
 
-def parse_sonic_transceiver_eeprom(text):
+def parse_sonic_transceiver_eeprom(text: Optional[str]) -> dict[str, Module]:
     """``show interfaces transceiver eeprom --dom [<port>]`` (sfpshow) -> {port: module}."""
     tool = "show interfaces transceiver eeprom --dom"
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
-    blocks, current = {}, None
+    blocks: dict[str, dict[str, Any]] = {}
+    current: Optional[dict[str, Any]] = None
+    section = "info"
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -186,7 +218,7 @@ def parse_sonic_transceiver_eeprom(text):
         current[section if deep else "info"][key] = value
     if not blocks:
         raise ParseError(tool, "no '<port>: SFP EEPROM ...' line", text)
-    out = {}
+    out: dict[str, Module] = {}
     for port, b in blocks.items():
         if not b["present"]:
             out[port] = empty_cage()
@@ -220,19 +252,19 @@ def parse_sonic_transceiver_eeprom(text):
 _EOS_LANE_RE = re.compile(r"^(?P<cage>Ethernet\d+)(?:/(?P<lane>\d+))?$")
 
 
-def _eos_value(entry, key):
+def _eos_value(entry: dict[str, Any], key: str) -> Optional[float]:
     v = entry.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
 
 
-def _eos_threshold(entry, key, level):
+def _eos_threshold(entry: dict[str, Any], key: str, level: str) -> Optional[float]:
     d = entry.get("details")
     return _eos_value(d.get(key) or {}, level) if isinstance(d, dict) and isinstance(d.get(key), dict) else None
 
 
-def parse_eos_transceiver_detail(doc):
+def parse_eos_transceiver_detail(doc: Any) -> dict[str, Module]:
     """``show interfaces transceiver detail | json`` (text or parsed) -> {port: module}: the lane
     interfaces of one cage (``Ethernet1/1`` .. ``Ethernet1/8``) gathered under the lowest one.
 
@@ -240,13 +272,13 @@ def parse_eos_transceiver_detail(doc):
     in the result (the caller says what it could not read)."""
     tool = "show interfaces transceiver detail"
     intfs = eos_json(tool, doc, "interfaces")
-    cages = {}
+    cages: dict[str, list[tuple[int, str, dict[str, Any]]]] = {}
     for name, entry in intfs.items():
         m = _EOS_LANE_RE.match(name)
         if not m or not isinstance(entry, dict):
             raise ParseError(tool, f"{name}: not an Ethernet interface entry", None)
         cages.setdefault(m.group("cage"), []).append((int(m.group("lane") or 0), name, entry))
-    out = {}
+    out: dict[str, Module] = {}
     for lanes in cages.values():
         lanes.sort()
         head = lanes[0][2]
