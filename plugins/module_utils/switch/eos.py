@@ -13,8 +13,11 @@ commits with an automatic rollback; after the post-checks
 ``configure session <name> commit`` confirms it (then ``write memory``),
 otherwise ``configure session <name> abort`` rolls it back.
 """
+from __future__ import annotations
+
 import json
 import re
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
@@ -24,10 +27,13 @@ except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
     try:
-        from base import Driver, SwitchError  # type: ignore
+        from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.base import Driver, SwitchError  # type: ignore
-    from common import ParseError, column_spans, split_columns  # type: ignore
+        from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+    from common import ParseError, column_spans, split_columns  # type: ignore[import-not-found,no-redef]
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
 
 INDENT = 3
 _KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
@@ -41,8 +47,24 @@ _DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
 # profile, module_utils/switch/profiles.py, names which one a family has)
 QUEUE_BLOCKS = ("tx-queue ", "uc-tx-queue ")
 
+# The running config as a tree: {key: (line, children)}
+EosTree = Dict[str, Tuple[str, "EosTree"]]
+# eos_scope's predicate: (the block path, a key in it) -> managed
+EosScope = Callable[[Tuple[str, ...], str], bool]
 
-def line_key(line):
+
+class PortStatus(TypedDict):
+    """One row of ``show interfaces status``."""
+    up: bool
+    status: str
+
+
+class WatchdogQueue(TypedDict):
+    stuck: int
+    recovered: int
+
+
+def line_key(line: str) -> str:
     m = re.match(r"^priority-flow-control priority (\d+) ", line)
     if m:
         return f"priority-flow-control priority {m.group(1)}"
@@ -52,10 +74,10 @@ def line_key(line):
     return line
 
 
-def parse_eos_config(text):
+def parse_eos_config(text: Optional[str]) -> EosTree:
     """``show running-config`` (or a rendered template) -> tree {key: (line, children)}."""
-    root = {}
-    stack = [(-1, root)]
+    root: EosTree = {}
+    stack: list[tuple[int, EosTree]] = [(-1, root)]
     for raw in (text or "").splitlines():
         if not raw.strip():
             continue
@@ -77,30 +99,30 @@ def parse_eos_config(text):
                 parent[f"qos map dscp {d}"] = (f"qos map dscp {d} to traffic-class {m.group(2)}", {})
             stack.append((level, {}))
             continue
-        children = {}
+        children: EosTree = {}
         parent[line_key(stripped)] = (stripped, children)
         stack.append((level, children))
     return root
 
 
-def eos_scope(want, ports):
-    ports = {f"interface {p}" for p in ports}
+def eos_scope(want: EosTree, ports: Iterable[str]) -> EosScope:
+    blocks = {f"interface {p}" for p in ports}
     dscps = {k for k in want if k.startswith("qos map dscp ")}
 
-    def scope(path, key):
+    def scope(path: tuple[str, ...], key: str) -> bool:
         if not path:
             return key in dscps
-        if len(path) == 1 and path[0] in ports:
+        if len(path) == 1 and path[0] in blocks:
             return key in ("mtu", "speed", "qos trust") or key.startswith("priority-flow-control") \
                 or key.startswith(QUEUE_BLOCKS)
-        if len(path) == 2 and path[0] in ports and path[1].startswith(QUEUE_BLOCKS):
+        if len(path) == 2 and path[0] in blocks and path[1].startswith(QUEUE_BLOCKS):
             return key == "random-detect ecn"
         return False
     return scope
 
 
-def eos_commands(want, have, scope, path=()):
-    cmds = []
+def eos_commands(want: EosTree, have: EosTree, scope: EosScope, path: tuple[str, ...] = ()) -> list[str]:
+    cmds: list[str] = []
     for key, (hline, _hch) in have.items():
         if key in want or not scope(path, key):
             continue
@@ -118,9 +140,9 @@ def eos_commands(want, have, scope, path=()):
     return cmds
 
 
-def eos_out_of_scope(tree, scope, port_blocks, path=()):
+def eos_out_of_scope(tree: EosTree, scope: EosScope, port_blocks: set[str], path: tuple[str, ...] = ()) -> list[str]:
     """Lines of the intent tree outside the scope: a block must be a fabric port (or a [uc-]tx-queue of one)."""
-    bad = []
+    bad: list[str] = []
     for key, (line, ch) in tree.items():
         where = " / ".join(path + (line,))
         if ch or (not path and key.startswith("interface ")):
@@ -134,8 +156,8 @@ def eos_out_of_scope(tree, scope, port_blocks, path=()):
     return bad
 
 
-def render_tree(tree, scope=None, path=(), level=0):
-    out = []
+def render_tree(tree: EosTree, scope: Optional[EosScope] = None, path: tuple[str, ...] = (), level: int = 0) -> list[str]:
+    out: list[str] = []
     for key, (line, ch) in tree.items():
         sub = render_tree(ch, scope, path + (line,), level + 1)
         if scope is None or scope(path, key) or sub:
@@ -144,9 +166,10 @@ def render_tree(tree, scope=None, path=(), level=0):
     return out
 
 
-def parse_sessions(text):
+def parse_sessions(text: Optional[str]) -> list[tuple[str, str]]:
     """``show configuration sessions`` -> [(name, state)]."""
-    rows, seen_rule = [], False
+    rows: list[tuple[str, str]] = []
+    seen_rule = False
     for line in (text or "").splitlines():
         if re.match(r"^\s*-{3,}(\s+-{3,})+\s*$", line):
             seen_rule = True
@@ -160,7 +183,7 @@ def parse_sessions(text):
     return rows
 
 
-def parse_interfaces_status(text):
+def parse_interfaces_status(text: Optional[str]) -> dict[str, PortStatus]:
     """``show interfaces status`` (text or ``| json``) -> {Ethernet1/1: {"up": bool, "status": str}}.
 
     JSON (``show interfaces status | json``, eAPI's ``{"interfaceStatuses":
@@ -183,14 +206,15 @@ def parse_interfaces_status(text):
         statuses = data.get("interfaceStatuses") if isinstance(data, dict) else None
         if not isinstance(statuses, dict):
             raise ParseError("eos", "show interfaces status | json: no interfaceStatuses object", text)
-        res = {}
+        res: dict[str, PortStatus] = {}
         for name, info in statuses.items():
             status = info.get("linkStatus") if isinstance(info, dict) else None
             if not isinstance(status, str):
                 raise ParseError("eos", "show interfaces status | json: %r has no linkStatus" % name, text)
             res[name] = {"up": status == "connected", "status": status}
         return res
-    res, spans = {}, None
+    res = {}
+    spans: Optional[list[tuple[str, int, int]]] = None
     for number, line in enumerate((text or "").splitlines(), 1):
         if line.startswith("%"):
             raise ParseError("eos", "line %d: %s" % (number, line.strip()), text)
@@ -215,9 +239,9 @@ def parse_interfaces_status(text):
     return res
 
 
-def qos_from_tree(tree, port):
+def qos_from_tree(tree: EosTree, port: str) -> dict[str, Any]:
     """PFC priorities / ECN on a port as the running config states them."""
-    blk = tree.get(f"interface {port}", (None, {}))[1]
+    blk = tree.get(f"interface {port}", ("", {}))[1]
     on = "priority-flow-control on" in blk
     pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _children) in blk.items()
                  if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
@@ -225,19 +249,19 @@ def qos_from_tree(tree, port):
     return {"pfc": pfc if on else [], "ecn": ecn}
 
 
-def lossless_from_tree(tree, port):
+def lossless_from_tree(tree: EosTree, port: str) -> dict[str, list[int]]:
     """{"headroom": [prio], "pfcwd": [prio]} of a port as the running config states them.
 
     EOS carves the ingress headroom of a priority itself once the priority is no-drop with PFC on
     (no buffer profile to write, unlike SONiC), so the lossless priorities with headroom are the
     no-drop ones. The watchdog guards the no-drop priorities of a port with
     ``priority-flow-control pause watchdog`` on it (and PFC on)."""
-    blk = tree.get(f"interface {port}", (None, {}))[1]
-    pfc = qos_from_tree(tree, port)["pfc"]
+    blk = tree.get(f"interface {port}", ("", {}))[1]
+    pfc: list[int] = qos_from_tree(tree, port)["pfc"]
     return {"headroom": pfc, "pfcwd": pfc if WATCHDOG in blk else []}
 
 
-def parse_pfcwd_counters(text):
+def parse_pfcwd_counters(text: Optional[str]) -> dict[str, dict[str, WatchdogQueue]]:
     """``show priority-flow-control counters watchdog | json`` -> {port: {queue: {"stuck", "recovered"}}}.
 
     The eAPI shape as a public EOS health check reads it: ``{"interfaces": {<intf>: {"txQueues":
@@ -253,7 +277,7 @@ def parse_pfcwd_counters(text):
     intfs = data.get("interfaces") if isinstance(data, dict) else None
     if not isinstance(intfs, dict):
         raise ParseError("eos", "show priority-flow-control counters watchdog | json: no interfaces object", text)
-    out = {}
+    out: dict[str, dict[str, WatchdogQueue]] = {}
     for name, info in intfs.items():
         queues = (info or {}).get("txQueues") if isinstance(info, dict) else None
         if not isinstance(queues, dict):
@@ -285,20 +309,20 @@ class EosDriver(Driver):
     lock_path = "/var/tmp/linerate.lock"
     SESSION_PREFIXES = ("linerate-", "linerate_")   # linerate_ : the sessions of releases before the lock
 
-    def __init__(self, *a, **kw):
+    def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        self._session = None
+        self._session: Optional[str] = None
 
-    def shell(self, command, root=False):
+    def shell(self, command: str, root: bool = False) -> str:
         return f"bash timeout 10 {command}"
 
-    def connect(self):
+    def connect(self) -> None:
         fresh = self.conn is None
         super().connect()
         if fresh:
             self.enable()
 
-    def enable(self):
+    def enable(self) -> None:
         """A login without privilege 15 lands in unprivileged exec (``switch>``), where ``configure session``
         is refused: enter privileged exec as netmiko does (``enable``, then the secret at its ``Password:``
         prompt; nothing when the prompt is already ``#``)."""
@@ -312,48 +336,48 @@ class EosDriver(Driver):
             raise SwitchError(self.name, f"could not enter privileged exec (enable): {hint}: "
                                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
 
-    def get_running(self):
+    def get_running(self) -> str:
         return self.run("show running-config")
 
-    def parse(self, text):
+    def parse(self, text: str) -> EosTree:
         try:
             return parse_eos_config(text)
         except ValueError as exc:
             raise SwitchError(self.name, str(exc)) from exc
 
-    def managed_scope(self, want, ports):
+    def managed_scope(self, want: EosTree, ports: Iterable[str]) -> EosScope:
         return eos_scope(want, ports)
 
-    def full_scope(self):
+    def full_scope(self) -> EosScope:
         return lambda path, key: True
 
-    def commands(self, want, have, scope):
+    def commands(self, want: EosTree, have: EosTree, scope: EosScope) -> list[str]:
         return eos_commands(want, have, scope)
 
-    def out_of_scope(self, want, scope, ports):
+    def out_of_scope(self, want: EosTree, scope: EosScope, ports: Iterable[str]) -> list[str]:
         return eos_out_of_scope(want, scope, {f"interface {p}" for p in ports})
 
-    def view(self, facts, scope):
+    def view(self, facts: EosTree, scope: EosScope) -> str:
         lines = render_tree(facts, scope)
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def pending(self):
+    def pending(self) -> list[str]:
         rows = parse_sessions(self.run("show configuration sessions"))
         return [f"configure session {n} is {s}" for n, s in rows if s != "completed"]
 
-    def begin(self, tag):
+    def begin(self, tag: str) -> None:
         """``configure session linerate-<tag>``: the name says whose it is in ``show configuration sessions``."""
         self._session = f"linerate-{tag}"
         self.run(f"configure session {self._session}")
 
-    def window_timers(self, run):
+    def window_timers(self, run: str) -> list[str]:
         """The window ``run``'s session committed on its timer (``linerate-<run>`` pendingCommitTimer): EOS
         restores the config from before it when the timer runs out."""
         return [f"configure session {n} is {st} (EOS aborts it when its commit timer runs out)"
                 for n, st in parse_sessions(self.run("show configuration sessions"))
                 if n in (f"linerate-{run}", f"linerate_{run}") and st == "pendingCommitTimer"]
 
-    def discard(self):
+    def discard(self) -> None:
         """Leave the session and abort it while it is still being edited (nothing was pushed into it)."""
         self.run("end", check=False)
         if self._session is None:
@@ -363,28 +387,28 @@ class EosDriver(Driver):
             self.run(f"configure session {self._session} abort")
         self._session = None
 
-    def abort(self):
+    def abort(self) -> None:
         self.run("abort", check=False)
         self._session = None
 
-    def commit(self, confirm_timeout):
+    def commit(self, confirm_timeout: int) -> None:
         t = int(confirm_timeout)
         self.run(f"commit timer {t // 3600:02d}:{t % 3600 // 60:02d}:{t % 60:02d}")
 
-    def confirm(self):
+    def confirm(self) -> None:
         self.run(f"configure session {self._session} commit")
         self.run("write memory")
         self._session = None
 
-    def rollback(self):
+    def rollback(self) -> None:
         self.run(f"configure session {self._session} abort")
         self._session = None
 
-    def clear_pending(self, target_text):
+    def clear_pending(self, target_text: str) -> list[str]:
         """Abort linerate's own configure sessions (``linerate-*``) that are not completed (EOS restores the
         config from before a session committed with a timer). Another administrator's session is left: the
         pending check then names it and the restore stops."""
-        done = []
+        done: list[str] = []
         self.run("end", check=False)
         for name, state in parse_sessions(self.run("show configuration sessions")):
             if state != "completed" and name.startswith(self.SESSION_PREFIXES):
@@ -392,7 +416,7 @@ class EosDriver(Driver):
                 done.append(f"configure session {name} abort (was {state})")
         return done
 
-    def undo(self):
+    def undo(self) -> None:
         """Leave config mode, then abort the window's session by name, whether still being edited
         (pending) or committed with a timer (pendingCommitTimer): either way EOS restores the config
         from before it. Works from a new SSH session too (sessions outlive the SSH session)."""
@@ -404,16 +428,16 @@ class EosDriver(Driver):
             self.rollback()
         self._session = None
 
-    def oper(self, ports):
+    def oper(self, ports: Iterable[str]) -> dict[str, PortOper]:
         status = parse_interfaces_status(self.run("show interfaces status"))
         tree = self.parse(self.get_running())
-        res = {}
+        res: dict[str, PortOper] = {}
         for p in ports:
             if p in status:
-                res[p] = dict(qos_from_tree(tree, p), up=status[p]["up"], **lossless_from_tree(tree, p))
+                res[p] = cast("PortOper", dict(qos_from_tree(tree, p), up=status[p]["up"], **lossless_from_tree(tree, p)))
         return res
 
-    def pfcwd_storms(self, ports):
+    def pfcwd_storms(self, ports: Iterable[str]) -> dict[str, dict[str, Storm]]:
         """{port: {prio: {"detected", "stormed"}}} from ``show priority-flow-control counters watchdog
         | json``: stuckCount is what the watchdog detected. The lab's (and EOS's default) traffic-class
         to tx-queue map is the identity, so queue n carries priority n. A queue found stuck more often
@@ -422,14 +446,14 @@ class EosDriver(Driver):
         return {p: {q: {"detected": v["stuck"], "stormed": v["stuck"] > v["recovered"]} for q, v in c.get(p, {}).items()}
                 for p in ports}
 
-    def qos_counters(self, ports):
+    def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: counters} from ``show priority-flow-control counters | json`` (read-only).
 
         EOS eAPI revision 3 gives Rx/Tx PFC frames per interface, not per priority;
         ECN marks and queue drops are not read yet: ``missing`` names them.
         """
         c = _switch_counters().parse_eos_pfc_counters(self.run("show priority-flow-control counters | json"))
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["ports"]:
                 continue
@@ -439,14 +463,14 @@ class EosDriver(Driver):
                       "missing": ["pause frames per priority", "ECN-marked packets", "queue drops"]}
         return res
 
-    def error_counters(self, ports):
+    def error_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``show interfaces
         counters errors | json`` (read-only): fcsErrors, alignmentErrors, symbolErrors,
         inErrors, outErrors, frameTooLongs, frameTooShorts. Link status changes are not
         read: ``link_down`` is None."""
         sc = _switch_counters()
         c = sc.parse_eos_intf_errors(self.run("show interfaces counters errors | json"))
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["ports"]:
                 continue
@@ -455,7 +479,7 @@ class EosDriver(Driver):
                       "missing": [k for k in sc.EOS_ERRORS if k not in errors] + ["link down events"]}
         return res
 
-    def transceivers(self, ports):
+    def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} from ``show interfaces transceiver detail | json`` (read-only): the lane interfaces
         of a cage gathered under its first (optics.py). EOS lists only modules that report digital
         diagnostics: a port it does not list holds none that does (an empty cage, a copper cable), which has
@@ -463,41 +487,41 @@ class EosDriver(Driver):
         the switch does not report)."""
         op = _switch_optics()
         mods = op.parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
-        out = {}
+        out: dict[str, Any] = {}
         for p in ports:
             out[p] = mods.get(p) or dict(op.empty_cage(), present=None,
                                          cable_technology="no module with digital diagnostics (EOS lists none here)")
         return out
 
-    def phy_errors(self, ports):
+    def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} from ``show interfaces phy detail | json`` (read-only): the worst pre-FEC BER of the
         port's PHYs and their corrected / uncorrected codewords (ber.py); EOS prints no post-FEC BER."""
         c = _switch_ber().parse_eos_phy_detail(self.run("show interfaces phy detail | json"))
         return {p: c[p] for p in ports if p in c}
 
 
-def _switch_counters():
+def _switch_counters() -> Any:
     """The switch counter parsers (module_utils/switch/counters.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore
+        from switch import counters as switch_counters  # type: ignore[import-not-found,no-redef]
     return switch_counters
 
 
-def _switch_optics():
+def _switch_optics() -> Any:
     """The transceiver parsers (module_utils/switch/optics.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore
+        from switch import optics as switch_optics  # type: ignore[no-redef]  # "switch" not found: said once, above
     return switch_optics
 
 
-def _switch_ber():
+def _switch_ber() -> Any:
     """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore
+        from switch import ber as switch_ber  # type: ignore[no-redef]  # "switch" not found: said once, above
     return switch_ber
