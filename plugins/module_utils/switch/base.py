@@ -60,6 +60,9 @@ class PortOper(TypedDict, total=False):
     trust: Any
     headroom: Optional[list[int]]
     pfcwd: Optional[list[int]]
+    min_threshold: str
+    max_threshold: str
+    warnings: list[str]
 
 
 class Storm(TypedDict):

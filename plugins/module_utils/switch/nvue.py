@@ -16,10 +16,13 @@ minutes: ``--confirm 60`` is one hour); after the post-checks
 (``nv config apply <rev> -y``). Whether the confirmation took is read back
 from ``nv config revision``, never from the command's own answer.
 """
+from __future__ import annotations
+
 import json
 import math
 import re
 import shlex
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
@@ -30,19 +33,50 @@ except ImportError:  # standalone (tests, corpus checks)
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
     try:
-        from base import Driver, SwitchError  # type: ignore
+        from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.base import Driver, SwitchError  # type: ignore
-    from common import SHELL_PROMPT_RE, ParseError, column_spans, split_columns  # type: ignore
+        from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+    from common import SHELL_PROMPT_RE, ParseError, column_spans, split_columns  # type: ignore[import-not-found,no-redef]
     try:
-        import nvue_tables  # type: ignore
+        import nvue_tables  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch import nvue_tables  # type: ignore
+        from switch import nvue_tables  # type: ignore[import-not-found,no-redef]
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
+
+# The running config: {nv set path: value}; a scope is a predicate over the paths
+NvueFacts = Dict[str, str]
+NvueScope = Callable[[str], bool]
 
 
-def parse_nvue_commands(text):
+class SummaryRow(TypedDict, total=False):
+    """One interface of ``nv show interface``; ``warnings`` only where a cell was not read."""
+    up: bool
+    mtu: Optional[int]
+    speed: str
+    warnings: list[str]
+
+
+class PriorityGroup(TypedDict):
+    lossless: bool
+    headroom: int
+    xoff: int
+
+
+class WatchdogClass(TypedDict):
+    status: str
+    deadlock: int
+
+
+class Watchdog(TypedDict):
+    enabled: bool
+    status: dict[int, WatchdogClass]
+
+
+def parse_nvue_commands(text: Optional[str]) -> NvueFacts:
     """``nv config show -o commands`` (or a rendered template) -> {path: value}."""
-    facts = {}
+    facts: NvueFacts = {}
     for raw in (text or "").splitlines():
         line = raw.strip()
         if not line or line.startswith("#") or line.startswith("nv config apply"):
@@ -61,30 +95,30 @@ def parse_nvue_commands(text):
     return facts
 
 
-def _q(value):
+def _q(value: str) -> str:
     return value if re.fullmatch(r"[\w.,:/@+-]+", value) else shlex.quote(value)
 
 
-def _qp(path):
+def _qp(path: str) -> str:
     return " ".join(_q(t) for t in path.split(" "))
 
 
-def nvue_commands(want, have, scope):
+def nvue_commands(want: NvueFacts, have: NvueFacts, scope: NvueScope) -> list[str]:
     unsets = [f"nv unset {_qp(k)}" for k in have if k not in want and scope(k)]
     sets = [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if have.get(k) != v]
     return unsets + sets
 
 
-def nvue_scope(profile, ports):
-    ports = set(ports)
+def nvue_scope(profile: str, ports: Iterable[str]) -> NvueScope:
+    names = set(ports)
     q = re.compile(r"^qos (pfc|mapping|congestion-control|egress-scheduler) " + re.escape(profile) + r"( |$)")
     i = re.compile(r"^interface (\S+) (link (mtu|speed)$|qos )")
 
-    def scope(path):
+    def scope(path: str) -> bool:
         if q.match(path):
             return True
         m = i.match(path)
-        return bool(m and m.group(1) in ports)
+        return bool(m and m.group(1) in names)
     return scope
 
 
@@ -95,7 +129,7 @@ SUMMARY_COLUMNS = ("Interface", "State", "Admin Status", "Oper Status", "Speed",
                    "Remote Port", "Summary")
 
 
-def parse_interface_summary(text):
+def parse_interface_summary(text: Optional[str]) -> dict[str, SummaryRow]:
     """``nv show interface`` (table or ``-o json``) -> {name: {"up": bool, "mtu": int|None, "speed": str}}.
 
     JSON (``-o json``, preferred; ``{name: {"type", "link": {"oper-status"
@@ -129,8 +163,8 @@ def parse_interface_summary(text):
                       if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b|\bOper Status\b", line)), None)
     if header_at is None:
         raise ParseError("nvue", "nv show interface: no 'Interface ... State' header line", text)
-    rule = lines[header_at + 1] if header_at + 1 < len(lines) else ""
-    rule = rule if rule.strip() and set(rule.strip()) <= set("-\u2026 ") else None
+    below = lines[header_at + 1] if header_at + 1 < len(lines) else ""
+    rule = below if below.strip() and set(below.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
     names = [span[0] for span in spans]
     if rule and any(0 < start <= len(lines[header_at]) and not lines[header_at][start - 1].isspace()
@@ -143,7 +177,8 @@ def parse_interface_summary(text):
                          % (header_at + 1, lines[header_at]), text)
     unknown = ["line %d: column %r is not read (unknown to this parser)" % (header_at + 1, n)
                for n in names if n not in SUMMARY_COLUMNS]
-    res, last = {}, None
+    res: dict[str, SummaryRow] = {}
+    last: Optional[str] = None
     for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
         if not line.strip():
             continue
@@ -170,14 +205,14 @@ def parse_interface_summary(text):
     return res
 
 
-def _interface_summary_json(document, text):
+def _interface_summary_json(document: str, text: Optional[str]) -> dict[str, SummaryRow]:
     try:
         data = json.loads(document)
     except ValueError as err:
         raise ParseError("nvue", "nv show interface -o json: invalid JSON: %s" % err, text)
     if not isinstance(data, dict):
         raise ParseError("nvue", "nv show interface -o json: not an object of interfaces", text)
-    res = {}
+    res: dict[str, SummaryRow] = {}
     for name, info in data.items():
         link = info.get("link") if isinstance(info, dict) else None
         if not isinstance(link, dict):
@@ -204,7 +239,7 @@ _CONGESTION_WORDS = ("ecn", "red", "absolute", "relative")
 _CELL_RE = re.compile(r"\S+(?: \S+)*")
 
 
-def parse_roce_status(text):
+def parse_roce_status(text: Optional[str]) -> dict[str, Any]:
     """``nv show interface <swp> qos roce status`` -> {"pfc": [..], "trust": str, "ecn": bool, ...}.
 
     Values are read from the ``operational`` column (its position comes from
@@ -215,8 +250,11 @@ def parse_roce_status(text):
     ``ecn``/``red``/``absolute``/``relative``. ``pfc`` holds the priorities read.
     """
     if re.search(r"^Error", text or "", re.M):
-        raise ParseError("nvue", f"{text.strip()}")
-    vals, col, warnings, started = {}, None, [], False
+        raise ParseError("nvue", f"{(text or '').strip()}")
+    vals: dict[str, str] = {}
+    col: Optional[tuple[int, int]] = None
+    warnings: list[str] = []
+    started = False
     for number, line in enumerate((text or "").splitlines(), 1):
         if col is None and "operational" in line:
             start = line.index("operational")
@@ -240,7 +278,8 @@ def parse_roce_status(text):
             vals[key] = cell.group() if cell and cell.start() < col[1] else ""
         elif key not in _ROCE_KNOWN and started:
             warnings.append("line %d: not read: %r" % (number, line.strip()))
-    pfc, prios = vals.get("pfc-priority", ""), []
+    pfc = vals.get("pfc-priority", "")
+    prios: list[int] = []
     for item in (x.strip() for x in pfc.split(",") if x.strip()):
         if item.isdigit() and int(item) < 8:
             prios.append(int(item))
@@ -250,7 +289,7 @@ def parse_roce_status(text):
     if any(w.strip() and w.strip().lower() not in _CONGESTION_WORDS for w in mode.split(",")):
         warnings.append("congestion-mode %r: a mode NVUE's published outputs do not print: ECN read as %s"
                         % (mode, "on" if "ecn" in mode.lower() else "off"))
-    out = {
+    out: dict[str, Any] = {
         "pfc": prios,
         "trust": vals.get("trust-mode", ""),
         "ecn": "ecn" in mode.lower(),
@@ -262,7 +301,7 @@ def parse_roce_status(text):
     return out
 
 
-def _nvue_json(text, command):
+def _nvue_json(text: Optional[str], command: str) -> dict[str, Any]:
     """The document ``nv show ... -o json`` printed, or ParseError naming the command (an NVUE
     ``Error:`` line, a refused form, text where JSON was asked for)."""
     stripped = (text or "").strip()
@@ -278,10 +317,10 @@ def _nvue_json(text, command):
     return data
 
 
-_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
+_UNITS: dict[str, int] = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
 
 
-def _bytes(value):
+def _bytes(value: Any) -> Optional[int]:
     """An NVUE size as bytes: a number (JSON) or the table's ``18.98 KB`` / ``0 Bytes``; None if unreadable."""
     if isinstance(value, bool):
         return None
@@ -294,7 +333,7 @@ def _bytes(value):
     return int(round(float(m.group(1)) * _UNITS[m.group(2).lower()]))
 
 
-def parse_ingress_priority_groups(text):
+def parse_ingress_priority_groups(text: Optional[str]) -> dict[int, PriorityGroup]:
     """``nv show interface <swp> qos buffer ingress-priority-group -o json`` ->
     {pg: {"lossless": bool, "headroom": bytes, "xoff": bytes}}.
 
@@ -307,8 +346,8 @@ def parse_ingress_priority_groups(text):
     headroom is a ParseError naming the priority group."""
     cmd = "nv show interface <swp> qos buffer ingress-priority-group -o json"
     text_form = not (text or "").strip().startswith("{")
-    data = nvue_tables.pg_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
-    res = {}
+    data: dict[str, Any] = nvue_tables.pg_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
+    res: dict[int, PriorityGroup] = {}
     for pg, row in data.items():
         if not str(pg).isdigit() or not isinstance(row, dict):
             raise ParseError("nvue", f"{cmd}: {pg!r} is not a priority group row", text)
@@ -321,14 +360,14 @@ def parse_ingress_priority_groups(text):
     return res
 
 
-def lossless_headroom(pgs):
+def lossless_headroom(pgs: dict[int, PriorityGroup]) -> list[int]:
     """The priorities with lossless headroom: a lossless priority group with headroom (``hr`` > 0).
     The priority group of switch priority n is n (the identity map of linerate's fabric config; the
     reference shows no command that prints the map)."""
     return sorted(pg for pg, row in pgs.items() if pg <= 7 and row["lossless"] and row["headroom"] > 0)
 
 
-def parse_pfc_watchdog(text):
+def parse_pfc_watchdog(text: Optional[str]) -> Watchdog:
     """``nv show interface <swp> qos pfc-watchdog -o json`` -> {"enabled": bool, "status": {tc:
     {"status": str, "deadlock": int}}}.
 
@@ -344,21 +383,21 @@ def parse_pfc_watchdog(text):
         state = next(iter(state), None)
     if state not in ("enabled", "disabled", "enable", "disable"):
         raise ParseError("nvue", f"{cmd}: no state (enabled or disabled): {state!r}", text)
-    status = {}
+    status: dict[int, WatchdogClass] = {}
     if not isinstance(data.get("status") or {}, dict):
         raise ParseError("nvue", f"{cmd}: status is not a table of traffic classes: {data.get('status')!r}", text)
     for tc, row in (data.get("status") or {}).items():
         count = row.get("deadlock-count") if isinstance(row, dict) else None
         if not str(tc).isdigit() or isinstance(count, bool) or not str(count).isdigit():
             raise ParseError("nvue", f"{cmd}: traffic class {tc!r} has no deadlock-count: {row!r}", text)
-        status[int(tc)] = {"status": str(row.get("status", "")), "deadlock": int(count)}
-    return {"enabled": state.startswith("enable"), "status": status}
+        status[int(tc)] = {"status": str(row.get("status", "")), "deadlock": int(str(count))}
+    return {"enabled": str(state).startswith("enable"), "status": status}
 
 
 _RULE_RE = re.compile(r"^-+(\s+-+)*\s*$")
 
 
-def parse_revisions(text):
+def parse_revisions(text: Optional[str]) -> list[tuple[str, str]]:
     """``nv config revision`` -> [(rev_id, state)].
 
     Under the ``Rev ID  State ...`` header every row is a revision: its first two words (Rev ID and
@@ -371,7 +410,7 @@ def parse_revisions(text):
     header = next((n for n, line in enumerate(lines) if re.match(r"^Rev ID\s{2,}State\b", line)), None)
     if header is None:
         return [(t[0], t[1]) for t in (line.split() for line in lines) if len(t) >= 2 and t[0].isdigit()]
-    revs = []
+    revs: list[tuple[str, str]] = []
     for number, line in enumerate(lines[header + 1:], header + 2):
         if not line.strip() or line[0].isspace() or _RULE_RE.match(line) or SHELL_PROMPT_RE.match(line):
             continue
@@ -383,17 +422,17 @@ def parse_revisions(text):
     return revs
 
 
-def confirm_minutes(seconds):
+def confirm_minutes(seconds: Any) -> int:
     """The ``--confirm`` argument for a timer of ``seconds``: whole minutes, rounded up, at least 1.
 
     The NVUE command reference (Config Commands, ``nv config apply``) reads a bare number as minutes
     (``nv config apply --confirm 60`` requires a confirmation within one hour), so ``300`` would be five
     hours, not five minutes.
     """
-    seconds = int(seconds)
-    if seconds <= 0:
-        raise ValueError(f"confirm timer {seconds!r} s: must be positive")
-    return max(1, -(-seconds // 60))
+    whole = int(seconds)
+    if whole <= 0:
+        raise ValueError(f"confirm timer {whole!r} s: must be positive")
+    return max(1, -(-whole // 60))
 
 
 class NvueDriver(Driver):
@@ -403,37 +442,38 @@ class NvueDriver(Driver):
     lldp_parser = "parse_nvue_lldp"
     error_patterns = (r"^Error:.*$", r"^Invalid .*$", r"^-bash: .*$")
 
-    def __init__(self, *a, **kw):
+    def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        self._rev_before = None
-        self._rev_applied = None
+        self._rev_before: Optional[str] = None
+        self._rev_applied: Optional[str] = None
         self._committed = False
-        self._phy_form = None   # the link phy health form this switch answered (phy_errors)
-        self._counter_form = None   # the error counter form this switch answered (error_counters)
+        self._revs_seen: set[str] = set()   # the revisions begin listed
+        self._phy_form: Optional[str] = None   # the link phy health form this switch answered (phy_errors)
+        self._counter_form: Optional[str] = None   # the error counter form this switch answered (error_counters)
 
-    def get_running(self):
+    def get_running(self) -> str:
         return self.run("nv config show -o commands")
 
-    def parse(self, text):
+    def parse(self, text: str) -> NvueFacts:
         try:
             return parse_nvue_commands(text)
         except ValueError as exc:
             raise SwitchError(self.name, str(exc)) from exc
 
-    def managed_scope(self, want, ports):
+    def managed_scope(self, want: NvueFacts, ports: Iterable[str]) -> NvueScope:
         return nvue_scope(self.profile, ports)
 
-    def commands(self, want, have, scope):
+    def commands(self, want: NvueFacts, have: NvueFacts, scope: NvueScope) -> list[str]:
         return nvue_commands(want, have, scope)
 
-    def out_of_scope(self, want, scope, ports):
+    def out_of_scope(self, want: NvueFacts, scope: NvueScope, ports: Iterable[str]) -> list[str]:
         return [f"nv set {_qp(k)} {_q(v)}" for k, v in want.items() if not scope(k)]
 
-    def view(self, facts, scope):
+    def view(self, facts: NvueFacts, scope: NvueScope) -> str:
         return "".join(f"nv set {k} {_q(v)}\n" for k, v in sorted(facts.items()) if scope(k))
 
-    def pending(self):
-        problems = []
+    def pending(self) -> list[str]:
+        problems: list[str] = []
         out = self.run("nv config diff").strip()
         if out:
             problems.append(f"pending NVUE revision:\n{out}")
@@ -442,32 +482,32 @@ class NvueDriver(Driver):
             problems.append("applied revision(s) awaiting confirmation: " + ", ".join(unconfirmed))
         return problems
 
-    def begin(self, tag):
+    def begin(self, tag: str) -> None:
         revs = parse_revisions(self.run("nv config revision"))
         applied = [r for r, st in revs if st.startswith("applied")]
         self._rev_before = applied[-1] if applied else None
         self._revs_seen = {r for r, st in revs}   # a revision not in here appeared during the window
 
-    def window_timers(self, run):
+    def window_timers(self, run: str) -> list[str]:
         """Revisions applied with ``--confirm`` and awaiting confirmation: NVUE rolls each back by itself when
         its timer runs out. NVUE does not say whose revision it is, so any such revision counts."""
         return [f"NVUE revision {r} is awaiting confirmation (NVUE rolls it back when its confirm timer runs out)"
                 for r in self._awaiting()]
 
-    def abort(self):
+    def abort(self) -> None:
         self.run("nv config detach", check=False)
 
-    def discard(self):
+    def discard(self) -> None:
         """Nothing to drop: begin only read the revisions."""
         return None
 
-    def commit(self, confirm_timeout):
+    def commit(self, confirm_timeout: int) -> None:
         self._committed = True   # from here the apply may have happened, whatever the answer
         out = self.run(f"nv config apply --confirm {confirm_minutes(confirm_timeout)} -y")
         m = re.search(r"rev_id: (\d+)", out or "")
         self._rev_applied = m.group(1) if m else None
 
-    def confirm(self):
+    def confirm(self) -> None:
         """Keep the applied revision: ``nv config apply --confirm-yes``, only when the revision awaiting
         confirmation is this window's own; then read back that nothing awaits confirmation any more."""
         waiting = self._awaiting()
@@ -484,10 +524,10 @@ class NvueDriver(Driver):
             raise SwitchError(self.name, "nv config apply --confirm-yes did not confirm: revision(s) "
                                          f"{', '.join(left)} still await confirmation")
 
-    def _awaiting(self):
+    def _awaiting(self) -> list[str]:
         return [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
 
-    def rollback(self):
+    def rollback(self) -> None:
         if self._rev_before is None:
             raise SwitchError(self.name, "no earlier applied revision to roll back to")
         out = self.run(f"nv config apply {self._rev_before} -y")
@@ -495,13 +535,13 @@ class NvueDriver(Driver):
         if m:   # the re-applied backup is now the revision to come back to
             self._rev_before = m.group(1)
 
-    def clear_pending(self, target_text):
+    def clear_pending(self, target_text: str) -> list[str]:
         """Only a window's leftovers are cleared: when this run broke the stale lock of a linerate window
         that died (``stale_window``), its pending revision is detached and a revision awaiting confirmation
         whose config already is the backup is confirmed. Otherwise nothing is touched (another
         administrator's pending revision stays; the pending check names it and the restore stops; an
         unconfirmed apply reverts on its own timer)."""
-        done = []
+        done: list[str] = []
         if self.stale_window is None:
             return done
         if self.run("nv config diff").strip():
@@ -513,7 +553,7 @@ class NvueDriver(Driver):
             done.append(f"nv config apply --confirm-yes (revision {waiting[-1]} already is the backup)")
         return done
 
-    def undo(self):
+    def undo(self) -> None:
         """Touch only this window's own revision. Before the apply, detach the pending revision our
         ``nv set`` lines built (the pending check saw none before them). After it, re-apply the revision
         from before the window only while the revision awaiting confirmation, or the newest applied one,
@@ -525,7 +565,7 @@ class NvueDriver(Driver):
         revs = parse_revisions(self.run("nv config revision"))
         waiting = [r for r, st in revs if "confirm" in st]
         applied = [r for r, st in revs if st.startswith("applied")]
-        newer = [r for r, st in revs if r not in getattr(self, "_revs_seen", set())]
+        newer = [r for r, st in revs if r not in self._revs_seen]
         if not newer and self._rev_applied is None:
             # the apply never reached the switch (interrupted before it): still our pending revision
             self.run("nv config detach")
@@ -537,18 +577,18 @@ class NvueDriver(Driver):
             self.rollback()
             self._committed = False
 
-    def _present(self, ports):
+    def _present(self, ports: Iterable[str]) -> list[tuple[str, SummaryRow]]:
         """(port, summary row) for each of ``ports`` that ``nv show interface`` lists, in order."""
         summary = parse_interface_summary(self.run("nv show interface"))
         return [(p, summary[p]) for p in ports if p in summary]
 
-    def _roce_status(self, ports):
+    def _roce_status(self, ports: Iterable[str]) -> Iterator[tuple[str, SummaryRow, dict[str, Any]]]:
         """(port, summary row, ``qos roce status``) for each port the switch has; the status is read
         as the caller reaches the port, so each port's reads stay together."""
         for p, row in self._present(ports):
             yield p, row, parse_roce_status(self.run(f"nv show interface {p} qos roce status"))
 
-    def _documented(self, command, parser):
+    def _documented(self, command: str, parser: Callable[[str], Any]) -> Any:
         """``command -o json`` read by ``parser``; a switch whose JSON has another shape than the one
         assumed (no sample is published) is asked again for the reference's table, whose shape is
         published, so a key mismatch does not fail every post-check (issue 38)."""
@@ -559,40 +599,41 @@ class NvueDriver(Driver):
                 return parser(self.run(command))
             raise
 
-    def _watchdog(self, port):
-        return self._documented(f"nv show interface {port} qos pfc-watchdog", parse_pfc_watchdog)
+    def _watchdog(self, port: str) -> Watchdog:
+        watchdog: Watchdog = self._documented(f"nv show interface {port} qos pfc-watchdog", parse_pfc_watchdog)
+        return watchdog
 
-    def oper(self, ports):
+    def oper(self, ports: Iterable[str]) -> dict[str, PortOper]:
         """Per port: up, PFC, trust, ECN (``qos roce status``), ``headroom`` (the priorities whose
         ingress priority group is lossless with headroom: ``qos buffer ingress-priority-group``) and
         ``pfcwd`` (the port's PFC priorities when its PFC watchdog is enabled: ``qos pfc-watchdog``)."""
-        res = {}
+        res: dict[str, PortOper] = {}
         for p, row, st in self._roce_status(ports):
             st["up"] = row["up"]
             st["headroom"] = lossless_headroom(self._documented(
                 f"nv show interface {p} qos buffer ingress-priority-group", parse_ingress_priority_groups))
             st["pfcwd"] = list(st["pfc"]) if self._watchdog(p)["enabled"] else []
-            res[p] = st
+            res[p] = cast("PortOper", st)
         return res
 
-    def pfcwd_storms(self, ports):
+    def pfcwd_storms(self, ports: Iterable[str]) -> dict[str, dict[str, Storm]]:
         """{port: {tc: {"detected", "stormed"}}} from ``nv show interface <p> qos pfc-watchdog -o json``:
         ``deadlock-count`` and a ``DEADLOCK`` status per traffic class (switch priority n is traffic
         class n: the default SP->TC map, which linerate's fabric config keeps)."""
-        res = {}
+        res: dict[str, dict[str, Storm]] = {}
         for p, _row in self._present(ports):
             res[p] = {str(tc): {"detected": st["deadlock"], "stormed": st["status"].upper() == "DEADLOCK"}
                       for tc, st in self._watchdog(p)["status"].items()}
         return res
 
-    def qos_counters(self, ports):
+    def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: counters} from ``nv show interface <p> qos roce counters`` (read-only).
 
         NVUE reports the RoCE class only (no per-priority split): pause counts are
         given for the port's RoCE (PFC) priority and ``missing`` says so.
         """
         from_sc = _switch_counters()
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p, _row, st in self._roce_status(ports):
             prio = (st.get("pfc") or [None])[0]
             c = from_sc.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
@@ -609,14 +650,14 @@ class NvueDriver(Driver):
     # guides say it shows "the number of carrier transitions only") for a switch without ``counters``
     ERROR_COUNTER_FORMS = (("counters", "parse_nvue_interface_counters"), ("link stats", "parse_nvue_link_stats"))
 
-    def error_counters(self, ports):
+    def error_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``nv show interface <p> counters``
         (5.5.0+: Error Counters' Total Errors Receive / Transmit as in-errors / out-errors) or, where the switch
         refuses that, ``nv show interface <p> link stats`` (in-errors / out-errors), read-only; carrier-transitions
         (two per flap: down and up) from either. The form the switch answered is kept for the next port, as
         phy_errors keeps its own; a switch that answers neither raises SwitchError naming both answers."""
         sc = _switch_counters()
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p, _row in self._present(ports):
             st = self._error_counters(sc, p)
             errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
@@ -624,17 +665,19 @@ class NvueDriver(Driver):
                       "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
         return res
 
-    def _error_counters(self, sc, port):
+    def _error_counters(self, sc: Any, port: str) -> dict[str, Any]:
         parsers = dict(self.ERROR_COUNTER_FORMS)
-        return self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out), "_counter_form",
+        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out), "_counter_form",
                                "no interface error counters")
+        return counters
 
-    def _read_form(self, port, forms, parse, kept, what):
+    def _read_form(self, port: str, forms: Iterable[str], parse: Callable[[str, str], Any], kept: str, what: str) -> Any:
         """What ``parse(form, text)`` reads from the first of ``forms`` (``nv show interface <port> <form>``)
         the switch answers; the form answered is kept in ``self.<kept>`` and tried alone on the next port
         (one release, one form). A switch answering none: a SwitchError naming every answer."""
         known = getattr(self, kept)
-        why = []
+        why: list[str] = []
+        out = command = ""
         for form in ([known] if known else list(forms)):
             command = f"nv show interface {port} {form}"
             out = self.run(command, check=False)
@@ -650,11 +693,11 @@ class NvueDriver(Driver):
             why.append(f"{command!r}: {err}")
         raise SwitchError(self.name, f"{what}: " + "; ".join(why), output=out, command=command)
 
-    def transceivers(self, ports):
+    def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} from ``nv show platform transceiver <p>`` (Cumulus Linux 5.11+, read-only): Rx power
         per channel and temperature with the module's alarm thresholds (optics.py)."""
         op = _switch_optics()
-        res = {}
+        res: dict[str, Any] = {}
         for p, _row in self._present(ports):
             res.update(op.parse_nvue_platform_transceiver(self.run(f"nv show platform transceiver {p}"), p))
         return res
@@ -663,44 +706,45 @@ class NvueDriver(Driver):
     # NVUE command reference: "In Cumulus Linux 5.14 and earlier, this command is ... link phy-detail")
     PHY_HEALTH_FORMS = ("link phy health", "link phy-detail")
 
-    def phy_errors(self, ports):
+    def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} from ``nv show interface <p> link phy health`` (5.15+) or ``... link phy-detail``
         (5.10 - 5.14), read-only: raw-ber (pre-FEC), effective-ber (post-FEC), effective-errors (the bits FEC
         did not correct, as ``fec_uncorrected``) (ber.py). The form the switch answers is kept for the next
         port; Cumulus Linux 5.9 and earlier have neither: a SwitchError names both answers."""
         br = _switch_ber()
-        res = {}
+        res: dict[str, Any] = {}
         for p, _row in self._present(ports):
             res.update(self._phy_health(br, p))
         return res
 
-    def _phy_health(self, br, port):
-        return self._read_form(port, self.PHY_HEALTH_FORMS, lambda form, out: br.parse_nvue_phy_health(out, port),
+    def _phy_health(self, br: Any, port: str) -> dict[str, Any]:
+        health: dict[str, Any] = self._read_form(port, self.PHY_HEALTH_FORMS, lambda form, out: br.parse_nvue_phy_health(out, port),
                                "_phy_form", "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
+        return health
 
 
-def _switch_counters():
+def _switch_counters() -> Any:
     """The switch counter parsers (module_utils/switch/counters.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore
+        from switch import counters as switch_counters  # type: ignore[no-redef]
     return switch_counters
 
 
-def _switch_optics():
+def _switch_optics() -> Any:
     """The transceiver parsers (module_utils/switch/optics.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore
+        from switch import optics as switch_optics  # type: ignore[no-redef]
     return switch_optics
 
 
-def _switch_ber():
+def _switch_ber() -> Any:
     """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore
+        from switch import ber as switch_ber  # type: ignore[no-redef]
     return switch_ber
