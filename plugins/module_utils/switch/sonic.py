@@ -37,10 +37,13 @@ demands it) and removes the checkpoint, so the next window is not blocked.
 
 Recovery stops the timers before anything else.
 """
+from __future__ import annotations
+
 import ast
 import json
 import re
 import shlex
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, TypedDict, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
@@ -50,12 +53,31 @@ except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
     try:
-        from base import Driver, SwitchError  # type: ignore
-        import buffers  # type: ignore
+        from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        import buffers  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.base import Driver, SwitchError  # type: ignore
-        from switch import buffers  # type: ignore
-    from common import SHELL_PROMPT_RE, ParseError  # type: ignore
+        from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        from switch import buffers  # type: ignore[import-not-found,no-redef]
+    from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
+
+# CONFIG_DB as tables: {TABLE: {key: {field: value}}}; a scope is a predicate over (table, key, field)
+ConfigDb = Dict[str, Dict[str, Dict[str, str]]]
+SonicScope = Callable[[str, str, str], bool]
+
+
+class _StatusRowBase(TypedDict):
+    up: bool
+    admin_up: bool
+    mtu: Optional[int]
+    speed: str
+
+
+class StatusRow(_StatusRowBase, total=False):
+    """One row of ``show interfaces status``; ``warnings`` only where a cell was not read."""
+    warnings: list[str]
 
 CP_PREFIX = "linerate-"
 DEADMAN_PREFIX = "linerate-deadman-"
@@ -65,23 +87,23 @@ PUSH_SUFFIX = "-push"
 PUSH_MARGIN_S = 60
 
 
-def deadman_script(checkpoint):
+def deadman_script(checkpoint: Optional[str]) -> str:
     """What a fired dead-man timer runs: back to the checkpoint, saved, the checkpoint removed."""
     return (f"{CONFIG_BIN} rollback {checkpoint} && {CONFIG_BIN} save -y && "
             f"{CONFIG_BIN} delete-checkpoint {checkpoint}")
 
 
-def parse_config_db(text):
-    text = (text or "").strip()
-    if not text:
+def parse_config_db(text: Optional[str]) -> ConfigDb:
+    doc = (text or "").strip()
+    if not doc:
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(doc)
     except ValueError as exc:
-        raise ParseError("sonic", f"running configuration is not JSON: {text.splitlines()[0][:120]!r}") from exc
+        raise ParseError("sonic", f"running configuration is not JSON: {doc.splitlines()[0][:120]!r}") from exc
     if not isinstance(data, dict):
         raise ParseError("sonic", "running configuration is not a JSON object")
-    out = {}
+    out: ConfigDb = {}
     for table, keys in data.items():
         if not isinstance(keys, dict):
             continue
@@ -94,7 +116,7 @@ def parse_config_db(text):
     return out
 
 
-def flatten(facts):
+def flatten(facts: ConfigDb) -> Iterator[tuple[tuple[str, str, str], str]]:
     for table in facts:
         for key, fields in facts[table].items():
             for field, value in fields.items():
@@ -105,7 +127,7 @@ LOSSLESS_PROFILE = re.compile(r"pg_lossless_\d+_\d+m_profile")
 CABLE_LENGTH_KEY = buffers.CABLE_LENGTH_KEY
 
 
-def sonic_scope(profile, ports, profiles=(), hwsku=False):
+def sonic_scope(profile: str, ports: Iterable[str], profiles: Any = (), hwsku: bool = False) -> SonicScope:
     """The fields linerate manages: the fabric ports' MTU/speed/QoS map bindings/PFC/watchdog, their
     lossless priority groups (every PG but the lossy PG 0) and cable length, the PFC_WD entries of
     the fabric ports, the QoS objects the intent names and the lossless buffer profiles it writes
@@ -113,44 +135,44 @@ def sonic_scope(profile, ports, profiles=(), hwsku=False):
     read at each call, so a profile the buffer model drops from the intent leaves the scope with it),
     and with ``hwsku`` the SKU the intent asserts (DEVICE_METADATA|localhost hwsku: compared, never
     written)."""
-    ports = set(ports)
+    names = set(ports)
     dscp_map = profile.upper()
     wred = profile.upper() + "_LOSSLESS"
-    profiles = profiles if isinstance(profiles, dict) else set(profiles)
+    written: Union[dict[str, Any], set[str]] = profiles if isinstance(profiles, dict) else set(profiles)
 
-    def scope(table, key, field):
+    def scope(table: str, key: str, field: str) -> bool:
         if table == "DEVICE_METADATA":
             return bool(hwsku) and key == "localhost" and field == "hwsku"
         if table == "PORT":
-            return key in ports and field in ("mtu", "speed")
+            return key in names and field in ("mtu", "speed")
         if table == "PORT_QOS_MAP":
-            return key in ports and field in ("pfc_enable", "dscp_to_tc_map", "pfcwd_sw_enable", "tc_to_pg_map")
+            return key in names and field in ("pfc_enable", "dscp_to_tc_map", "pfcwd_sw_enable", "tc_to_pg_map")
         if table == "CABLE_LENGTH":
-            return key == CABLE_LENGTH_KEY and field in ports
+            return key == CABLE_LENGTH_KEY and field in names
         if table == "BUFFER_PROFILE":
-            return key in profiles and bool(LOSSLESS_PROFILE.fullmatch(key))
+            return key in written and bool(LOSSLESS_PROFILE.fullmatch(key))
         if table == "BUFFER_PG":
             port, _sep, pg = key.partition("|")
-            return port in ports and pg != "0" and field == "profile"
+            return port in names and pg != "0" and field == "profile"
         if table == "TC_TO_PRIORITY_GROUP_MAP":
             return key == dscp_map
         if table == "PFC_WD":
-            return key in ports
+            return key in names
         if table == "DSCP_TO_TC_MAP":
             return key == dscp_map
         if table == "WRED_PROFILE":
             return key == wred
         if table == "QUEUE":
-            return key.split("|")[0] in ports and field == "wred_profile"
+            return key.split("|")[0] in names and field == "wred_profile"
         return False
     return scope
 
 
-def _prios(value):
+def _prios(value: Optional[str]) -> set[int]:
     return {int(x) for x in re.findall(r"\d+", value or "")}
 
 
-def _db(table, key):
+def _db(table: str, key: str) -> str:
     return shlex.quote(f"{table}|{key}")
 
 
@@ -159,16 +181,16 @@ ORDER = ("BUFFER_PROFILE", "TC_TO_PRIORITY_GROUP_MAP", "DSCP_TO_TC_MAP", "WRED_P
          "BUFFER_PG", "QUEUE", "PORT_QOS_MAP", "PFC_WD")
 
 
-def _ordered(items):
+def _ordered(items: Iterable[tuple[tuple[str, str, str], str]]) -> list[tuple[tuple[str, str, str], str]]:
     rank = {t: i for i, t in enumerate(ORDER)}
     return sorted(items, key=lambda kv: rank.get(kv[0][0], len(ORDER)))
 
 
-def pfcwd_commands(want, have, scope):
+def pfcwd_commands(want: ConfigDb, have: ConfigDb, scope: SonicScope) -> list[str]:
     """PFC_WD per port through SONiC's ``pfcwd`` CLI (sonic-utilities pfcwd/main.py):
     ``config pfcwd start --action A ports P detection-time D --restoration-time R`` (re)writes a
     port's entry; ``config pfcwd stop P`` removes it."""
-    cmds = []
+    cmds: list[str] = []
     w, h = want.get("PFC_WD", {}), have.get("PFC_WD", {})
     for port in sorted(h):
         if port not in w and scope("PFC_WD", port, "action"):
@@ -183,10 +205,10 @@ def pfcwd_commands(want, have, scope):
     return cmds
 
 
-def sonic_commands(want, have, scope):
+def sonic_commands(want: ConfigDb, have: ConfigDb, scope: SonicScope) -> list[str]:
     w = dict(flatten(want))
     h = dict(flatten(have))
-    cmds = []
+    cmds: list[str] = []
     # removals first (fields in scope the intent does not have), users before what they use
     rank = {t: i for i, t in enumerate(ORDER)}
     for (table, key, field), value in sorted(h.items(), key=lambda kv: -rank.get(kv[0][0], len(ORDER))):
@@ -218,7 +240,7 @@ def sonic_commands(want, have, scope):
     return cmds + pfcwd
 
 
-def parse_table(text):
+def parse_table(text: Optional[str]) -> list[dict[str, str]]:
     """A sonic-utilities (tabulate) table -> list of row dicts keyed by header.
 
     Columns come from the dashed rule under the header; each cell's text goes
@@ -234,19 +256,19 @@ def parse_table(text):
             continue
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i])]
 
-        def cells(row):
+        def cells(row: str) -> list[str]:
             # a cell is a run of words with single spaces (tabulate puts two
             # or more between columns); it belongs to the column its text
             # overlaps most, or the nearest one, so a row printed a character
             # off its rule (the Command Reference's examples) still lands
-            out = [[] for span in spans]
+            out: list[list[str]] = [[] for span in spans]
             for word in re.finditer(r"\S+(?: \S+)*", row):
                 j = max(range(len(spans)),
                         key=lambda k: min(word.end(), spans[k][1]) - max(word.start(), spans[k][0]))
                 out[j].append(word.group(0))
             return [" ".join(words) for words in out]
         heads = cells(lines[i - 1])
-        rows = []
+        rows: list[dict[str, str]] = []
         for row in lines[i + 1:]:
             if not row.strip() or re.match(r"^\s*-{2,}", row):
                 break
@@ -255,7 +277,7 @@ def parse_table(text):
     return []
 
 
-def _pg_range(pg):
+def _pg_range(pg: Optional[str]) -> set[int]:
     """'3' -> {3}; '3-4' -> {3, 4} (sonic-buffer-pg.yang pg_num pattern [0-7]((-)[0-7])?)."""
     m = re.fullmatch(r"([0-7])(?:-([0-7]))?", pg or "")
     if not m:
@@ -264,13 +286,13 @@ def _pg_range(pg):
     return set(range(lo, hi + 1))
 
 
-def _appl_name(value):
+def _appl_name(value: Optional[str]) -> str:
     """An APPL_DB reference as a name: '[BUFFER_PROFILE_TABLE:pg_x]' (older releases) or 'pg_x'."""
     value = (value or "").strip("[]")
     return value.split(":", 1)[1] if ":" in value else value
 
 
-def headroom_need(db, port):
+def headroom_need(db: ConfigDb, port: str) -> Optional[int]:
     """The xoff the switch's own SKU needs on ``port`` at its speed and cable length (the row of its
     pg_profile_lookup.ini, buffers.PLATFORM_BUFFERS), or None where linerate has no table for the SKU."""
     sku = ((db.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
@@ -278,11 +300,12 @@ def headroom_need(db, port):
         return None
     speed = (db.get("PORT", {}).get(port) or {}).get("speed", "")
     cable = (db.get("CABLE_LENGTH", {}).get(buffers.CABLE_LENGTH_KEY) or {}).get(port)
-    row = buffers.PLATFORM_BUFFERS[sku]["rows"].get((int(speed), cable)) if speed.isdigit() else None
-    return row["xoff"] if row else None
+    skus: dict[str, Any] = buffers.PLATFORM_BUFFERS
+    row = skus[str(sku)]["rows"].get((int(speed), cable)) if speed.isdigit() else None
+    return int(row["xoff"]) if row else None
 
 
-def lossless_pgs(db, port, appl=None):
+def lossless_pgs(db: ConfigDb, port: str, appl: Optional[Callable[[str], dict[str, str]]] = None) -> list[int]:
     """The priority groups of ``port`` with lossless headroom: a BUFFER_PG entry whose profile exists,
     draws from a lossless pool and has an xoff (the headroom that absorbs what is in flight once the
     port has sent its pause). The TC->PG map is the identity (the fabric template's
@@ -293,13 +316,13 @@ def lossless_pgs(db, port, appl=None):
     its row for the port's speed and cable length (headroom_need) is too little: what is in flight after
     the pause overflows it, the PG drops under incast."""
     need = headroom_need(db, port)
-    out = set()
+    out: set[int] = set()
     profiles = db.get("BUFFER_PROFILE", {})
     for key, ent in db.get("BUFFER_PG", {}).items():
         name, _sep, pg = key.partition("|")
         if name != port:
             continue
-        prof = profiles.get(ent.get("profile", ""))
+        prof: Optional[dict[str, str]] = profiles.get(ent.get("profile", ""))
         if ent.get("profile", "NULL") == "NULL" and appl is not None:
             got = _appl_name(appl(f"BUFFER_PG_TABLE:{port}:{pg}").get("profile"))
             prof = appl(f"BUFFER_PROFILE_TABLE:{got}") if got else None
@@ -309,7 +332,7 @@ def lossless_pgs(db, port, appl=None):
     return sorted(out)
 
 
-def _columns(rows, tool, text, *names):
+def _columns(rows: list[dict[str, str]], tool: str, text: Optional[str], *names: str) -> list[dict[str, str]]:
     """The rows of a ``parse_table`` table, or ParseError when a column the parser reads is not in its header
     (issue 38: a renamed column is never read as an empty table)."""
     if rows and not all(n in rows[0] for n in names):
@@ -318,15 +341,15 @@ def _columns(rows, tool, text, *names):
     return rows
 
 
-def parse_pfc_priority(text):
+def parse_pfc_priority(text: Optional[str]) -> dict[str, list[int]]:
     """``show pfc priority`` -> {port: [prio, ...]}.
 
     The cell is PORT_QOS_MAP's ``pfc_enable`` as sonic-utilities' pfc prints it (``3,4``; ``N/A`` or blank
     when unset: no priority). A cell that is not priorities 0-7, or a header without ``Interface`` /
     ``Lossless priorities``, raises ParseError naming it (the read-back cannot prove PFC from it)."""
     if re.search(r"^Cannot find interface", text or "", re.M):
-        raise ParseError("sonic", f"{text.strip()}")
-    out = {}
+        raise ParseError("sonic", f"{(text or '').strip()}")
+    out: dict[str, list[int]] = {}
     for r in _columns(parse_table(text), "show pfc priority", text, "Interface", "Lossless priorities"):
         if not r.get("Interface"):
             continue
@@ -345,14 +368,14 @@ _SONIC_STATES = ("up", "down", "N/A")
 STATUS_COLUMNS = ("Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC")
 
 
-def parse_interfaces_status(text):
+def parse_interfaces_status(text: Optional[str]) -> dict[str, StatusRow]:
     """``show interfaces status`` -> {port: {"up": bool, "admin_up": bool, "mtu": int, "speed": str}}.
 
     A header without ``Interface`` / ``Oper`` raises ParseError. A row whose MTU is neither a number nor
     ``N/A``, or whose Oper / Admin cell is none of up, down, N/A (or blank: the row does not fit), has
     ``warnings`` naming the cell (read as unknown / not up; issue 38), and so does every row under a
     header with a column none of STATUS_COLUMNS; a row read cleanly has no such key."""
-    out = {}
+    out: dict[str, StatusRow] = {}
     rows = _columns(parse_table(text), "show interfaces status", text, "Interface", "Oper")
     unknown = ["column %r is not read (unknown to this parser)" % c for c in (rows[0] if rows else ())
                if c not in STATUS_COLUMNS]
@@ -374,12 +397,13 @@ def parse_interfaces_status(text):
     return out
 
 
-def parse_show_ecn(text):
+def parse_show_ecn(text: Optional[str]) -> dict[str, dict[str, Any]]:
     """``show ecn`` -> {profile: {field: value}}: every ``field  value`` row under a ``Profile:`` line, the field
     as printed (issue 38: a field this parser does not know is read, not dropped). Any other line in a
     profile is named in that profile's ``warnings`` list (present only then). The dashed rules and lines
     before the first profile are not read; a prompt line ends the profile (a capture's next command)."""
-    profiles, cur = {}, None
+    profiles: dict[str, dict[str, Any]] = {}
+    cur: Optional[dict[str, Any]] = None
     for number, line in enumerate((text or "").splitlines(), 1):
         m = re.match(r"^\s*Profile:\s*\**([^*\s]+)\**\s*$", line)
         if m:
@@ -403,9 +427,9 @@ def parse_show_ecn(text):
     return profiles
 
 
-def _without_metadata(scope):
+def _without_metadata(scope: SonicScope) -> SonicScope:
     """``scope`` less DEVICE_METADATA (the SKU the intent asserts is compared, never written or removed)."""
-    def inner(table, key, field):
+    def inner(table: str, key: str, field: str) -> bool:
         return table != "DEVICE_METADATA" and scope(table, key, field)
     return inner
 
@@ -422,26 +446,26 @@ class SonicDriver(Driver):
     error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
                       r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$", r"^Failed to .*$")
 
-    def __init__(self, *a, **kw):
+    def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        self._cp = None
-        self._tag = None
-        self._deadmen = []   # the dead-man timer units this window armed and has not stopped (systemd-run)
+        self._cp: Optional[str] = None
+        self._tag: Optional[str] = None
+        self._deadmen: list[str] = []   # the dead-man timer units this window armed and has not stopped (systemd-run)
 
-    def shell(self, command, root=False):
+    def shell(self, command: str, root: bool = False) -> str:
         """bash as the admin user; breaking a lock another login made needs root (/run/lock is sticky)."""
         return f"sudo {command}" if root else command
 
-    def get_running(self):
+    def get_running(self) -> str:
         return self.run("show runningconfiguration all")
 
-    def parse(self, text):
+    def parse(self, text: str) -> ConfigDb:
         try:
             return parse_config_db(text)
         except ValueError as exc:
             raise SwitchError(self.name, str(exc)) from exc
 
-    def managed_scope(self, want, ports):
+    def managed_scope(self, want: ConfigDb, ports: Iterable[str]) -> SonicScope:
         meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
         if "BUFFER_PG" in want:
             want.setdefault("BUFFER_PROFILE", {})
@@ -449,7 +473,7 @@ class SonicDriver(Driver):
         # SKU only where the intent asserts it (DEVICE_METADATA|localhost with hwsku alone), not in a full config
         return sonic_scope(self.profile, ports, want.get("BUFFER_PROFILE", {}), hwsku=set(meta) == {"hwsku"})
 
-    def commands(self, want, have, scope):
+    def commands(self, want: ConfigDb, have: ConfigDb, scope: SonicScope) -> list[str]:
         """The delta, in the buffer model the switch is in (DEVICE_METADATA|localhost buffer_model):
         ``want`` becomes that model's form in place (buffers.for_model; the diff shows it). An intent
         rendered for another SKU than the switch's is refused before anything is sent; the SKU it
@@ -464,31 +488,31 @@ class SonicDriver(Driver):
         buffers.for_model(want, model)
         meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
         if set(meta) == {"hwsku"}:   # the intent's assertion, not a full config being restored: never written
-            want = {t: v for t, v in want.items() if t != "DEVICE_METADATA"}
-            return sonic_commands(want, have, _without_metadata(scope))
+            written = {t: v for t, v in want.items() if t != "DEVICE_METADATA"}
+            return sonic_commands(written, have, _without_metadata(scope))
         return sonic_commands(want, have, scope)
 
-    def appl_db(self, key):
+    def appl_db(self, key: str) -> dict[str, str]:
         """One APPL_DB hash (``sonic-db-cli APPL_DB HGETALL``: a Python dict, or {} when absent)."""
         text = self.run(f"sudo sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}", check=False).strip()
         try:
-            got = json.loads(text) if text.startswith("{\"") or text == "{}" else ast.literal_eval(text or "{}")
+            got: Any = json.loads(text) if text.startswith("{\"") or text == "{}" else ast.literal_eval(text or "{}")
         except (ValueError, SyntaxError):
             return {}
         return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
 
-    def out_of_scope(self, want, scope, ports):
+    def out_of_scope(self, want: ConfigDb, scope: SonicScope, ports: Iterable[str]) -> list[str]:
         return [f"{t}|{k} {f}={v}" for (t, k, f), v in flatten(want) if not scope(t, k, f)]
 
-    def view(self, facts, scope):
-        sub = {}
+    def view(self, facts: ConfigDb, scope: SonicScope) -> str:
+        sub: ConfigDb = {}
         for (t, k, f), v in flatten(facts):
             if scope(t, k, f):
                 sub.setdefault(t, {}).setdefault(k, {})[f] = v
         return json.dumps(sub, indent=4, sort_keys=True) + "\n"
 
-    def pending(self):
-        problems = []
+    def pending(self) -> list[str]:
+        problems: list[str] = []
         left = [n for n in self.checkpoints() if n.startswith(CP_PREFIX)]
         if left:
             problems.append("checkpoints of an unfinished change window: " + ", ".join(left))
@@ -500,54 +524,54 @@ class SonicDriver(Driver):
                             + ", ".join(tables) + ")")
         return problems
 
-    def push_budget(self):
+    def push_budget(self) -> int:
         """Seconds the push timer gives the push: each command its command timeout, plus the margin."""
         return int(max(0, self.window_commands) * self.command_timeout + PUSH_MARGIN_S)
 
-    def begin(self, tag):
+    def begin(self, tag: str) -> None:
         self._cp = CP_PREFIX + tag
         self._tag = tag
         self._deadmen = []
         self.run(f"sudo config checkpoint {self._cp}")
         self._arm(DEADMAN_PREFIX + tag + PUSH_SUFFIX, self.push_budget())
 
-    def _arm(self, unit, seconds):
+    def _arm(self, unit: str, seconds: int) -> None:
         self._deadmen.append(unit)   # from here the timer may exist, whatever the answer
         self.run(f"sudo systemd-run --unit={unit} --on-active={int(seconds)}s /bin/sh -c "
                  f"{shlex.quote(deadman_script(self._cp))}")
 
-    def _deadman_state(self, unit):
+    def _deadman_state(self, unit: str) -> str:
         return self.run(f"systemctl show -p SubState --value {unit}.timer", check=False).strip()
 
-    def _stop_deadman(self, check=False):
+    def _stop_deadman(self, check: bool = False) -> None:
         """Stop every dead-man timer this window armed (the newest first)."""
-        for unit in reversed(list(getattr(self, "_deadmen", []))):
+        for unit in reversed(list(self._deadmen)):
             self.run(f"sudo systemctl stop {unit}.timer", check=check)
             self._deadmen.remove(unit)
 
-    def window_timers(self, run):
+    def window_timers(self, run: str) -> list[str]:
         """The dead-man timers of the window ``run`` still waiting (each rolls the switch back to that window's
         checkpoint when it fires)."""
         return [f"the dead-man timer {u}.timer is waiting (it rolls the switch back to checkpoint {CP_PREFIX}{run} "
                 "when it fires)" for u in (DEADMAN_PREFIX + run, DEADMAN_PREFIX + run + PUSH_SUFFIX)
                 if self._deadman_state(u) == "waiting"]
 
-    def discard(self):
+    def discard(self) -> None:
         """Stop the dead-man timer and delete the window's own checkpoint (nothing was pushed)."""
         self._stop_deadman()
         if self._cp and self._cp in self.checkpoints():
             self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
-    def abort(self):
+    def abort(self) -> None:
         self.rollback()
 
-    def commit(self, confirm_timeout):
+    def commit(self, confirm_timeout: int) -> None:
         """The push is done (SONiC applied each command at once): arm the confirm timer, ``confirm_timeout``
         from now, then stop the push timer - in that order, so the change is never live without a timer. A
         push timer that is no longer waiting has fired during the push: not committed."""
-        push = DEADMAN_PREFIX + self._tag + PUSH_SUFFIX
-        self._arm(DEADMAN_PREFIX + self._tag, confirm_timeout)
+        push = DEADMAN_PREFIX + str(self._tag) + PUSH_SUFFIX
+        self._arm(DEADMAN_PREFIX + str(self._tag), confirm_timeout)
         state = self._deadman_state(push)
         if state != "waiting":
             raise SwitchError(self.name, f"the push's dead-man timer {push}.timer is {state or 'gone'}, not waiting: "
@@ -556,11 +580,11 @@ class SonicDriver(Driver):
         self.run(f"sudo systemctl stop {push}.timer")
         self._deadmen.remove(push)
 
-    def confirm(self):
+    def confirm(self) -> None:
         """Save while the confirm timer still runs, read that it still waits, then stop it and delete the
         checkpoint. One that fired (before or during the save) has rolled the change back and saved that:
         not confirmed."""
-        unit = DEADMAN_PREFIX + self._tag
+        unit = DEADMAN_PREFIX + str(self._tag)
         for when in ("before", "after"):
             state = self._deadman_state(unit)
             if state != "waiting":
@@ -575,18 +599,18 @@ class SonicDriver(Driver):
         self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
-    def checkpoints(self):
+    def checkpoints(self) -> list[str]:
         cps = self.run("sudo config list-checkpoints")
         try:
-            names = json.loads(cps) if cps.strip() else []
+            names: Any = json.loads(cps) if cps.strip() else []
         except ValueError:
             names = re.findall(r'"([^"]+)"', cps)
         return [str(n) for n in names]
 
-    def clear_pending(self, target_text):
+    def clear_pending(self, target_text: str) -> list[str]:
         """Delete checkpoints left by unfinished windows; save when the running config already is the
         backup (the restore's own confirm saves otherwise)."""
-        done = []
+        done: list[str] = []
         for cp in self.checkpoints():
             if cp.startswith(CP_PREFIX):   # linerate's own only: another administrator's checkpoints stay
                 unit = DEADMAN_PREFIX + cp[len(CP_PREFIX):]
@@ -600,7 +624,7 @@ class SonicDriver(Driver):
             done.append("config save -y (the running config is the backup)")
         return done
 
-    def undo(self):
+    def undo(self) -> None:
         """Roll back to the window's checkpoint, re-save when ``config save`` already ran (the saved
         config was equal to the running one before the window: the pre-check demands it), and delete the
         checkpoint. The dead-man timer is stopped first (it must not fire in the middle). Nothing else
@@ -616,25 +640,25 @@ class SonicDriver(Driver):
             self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
 
-    def rollback(self):
+    def rollback(self) -> None:
         self._stop_deadman()
         if self._cp:
             self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
             self.run(f"sudo config delete-checkpoint {self._cp}", check=False)
             self._cp = None
 
-    def oper(self, ports):
+    def oper(self, ports: Iterable[str]) -> dict[str, PortOper]:
         status = parse_interfaces_status(self.run("show interfaces status"))
         pfc = parse_pfc_priority(self.run("show pfc priority"))
         ecn = parse_show_ecn(self.run("show ecn"))
         wd = {r["PORT"]: r for r in parse_table(self.run("show pfcwd config")) if r.get("PORT")}
         running = self.parse(self.get_running())
         try:
-            appl = self.appl_db if buffers.buffer_model(running) == "dynamic" else None
+            appl: Optional[Callable[[str], dict[str, str]]] = self.appl_db if buffers.buffer_model(running) == "dynamic" else None
         except ValueError:
             appl = None
         queues = running.get("QUEUE", {})
-        res = {}
+        res: dict[str, PortOper] = {}
         for p in ports:
             if p not in status:
                 continue
@@ -646,11 +670,11 @@ class SonicDriver(Driver):
                       if p in wd else []}
         return res
 
-    def pfcwd_storms(self, ports):
+    def pfcwd_storms(self, ports: Iterable[str]) -> dict[str, dict[str, Storm]]:
         """{port: {prio: {"detected", "stormed"}}} from ``show pfcwd stats`` (sonic-utilities pfcwd:
         QUEUE ``<port>:<queue>``, STATUS stormed|operational, STORM DETECTED/RESTORED); queue n is
         priority n (the fabric template's identity maps). A queue the watchdog has not seen is absent."""
-        res = {p: {} for p in ports}
+        res: dict[str, dict[str, Storm]] = {p: {} for p in ports}
         for r in parse_table(self.run("show pfcwd stats")):
             port, _sep, q = (r.get("QUEUE") or "").rpartition(":")
             if port not in res or not q.isdigit():
@@ -660,7 +684,7 @@ class SonicDriver(Driver):
                             "stormed": r.get("STATUS") == "stormed"}
         return res
 
-    def qos_counters(self, ports):
+    def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: counters} from ``show pfc counters`` (per-priority Rx/Tx PFC frames) and
         ``show queue counters`` (per-queue drops; ECN marks where the platform has ECN
         statistics) - read-only. Queue n is taken as priority n (TC_TO_QUEUE identity,
@@ -669,13 +693,13 @@ class SonicDriver(Driver):
         sc = _switch_counters()
         c = sc.parse_sonic_pfc_counters(self.run("show pfc counters"))
         q = sc.parse_sonic_queue_counters(self.run("show queue counters"))
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["rx"] and p not in c["tx"]:
                 continue
             rx, tx = c["rx"].get(p) or {}, c["tx"].get(p) or {}
             uc = {row["index"]: row for name, row in (q["ports"].get(p) or {}).items() if row["type"] in ("UC", "ALL")}
-            missing = []
+            missing: list[str] = []
             drops = {i: row.get("drop_pkts") for i, row in uc.items() if i < 8} or None
             if drops is None or any(v is None for v in drops.values()):
                 missing.append("queue drops")
@@ -693,12 +717,12 @@ class SonicDriver(Driver):
                       "missing": missing + ["CNPs sent"]}
         return res
 
-    def error_counters(self, ports):
+    def error_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``show interfaces
         counters`` (portstat, read-only): RX_ERR / TX_ERR; an ``N/A`` column is named in
         ``missing``. portstat counts no link-down events: ``link_down`` is None."""
         c = _switch_counters().parse_sonic_intf_counters(self.run("show interfaces counters"))
-        res = {}
+        res: dict[str, dict[str, Any]] = {}
         for p in ports:
             row = c["ports"].get(p)
             if row is None:
@@ -708,46 +732,46 @@ class SonicDriver(Driver):
                       "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None] + ["link down events"]}
         return res
 
-    def transceivers(self, ports):
+    def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} from ``show interfaces transceiver eeprom --dom <p>`` (sfpshow, read-only), one port
         at a time: Rx power per lane and temperature with the module's alarm thresholds (optics.py)."""
         op = _switch_optics()
-        res = {}
+        res: dict[str, Any] = {}
         for p in ports:
             mods = op.parse_sonic_transceiver_eeprom(self.run(f"show interfaces transceiver eeprom --dom {p}"))
             if p in mods:
                 res[p] = mods[p]
         return res
 
-    def phy_errors(self, ports):
+    def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} from ``show interfaces counters fec-stats`` (portstat -f, read-only): FEC_CORR and
         FEC_UNCORR codewords, and from 202411 FEC_PRE_BER / FEC_POST_BER (ber.py); an N/A is None."""
         c = _switch_ber().parse_sonic_fec_stats(self.run("show interfaces counters fec-stats"))
         return {p: c[p] for p in ports if p in c}
 
 
-def _switch_counters():
+def _switch_counters() -> Any:
     """The switch counter parsers (module_utils/switch/counters.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore
+        from switch import counters as switch_counters  # type: ignore[no-redef]
     return switch_counters
 
 
-def _switch_optics():
+def _switch_optics() -> Any:
     """The transceiver parsers (module_utils/switch/optics.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore
+        from switch import optics as switch_optics  # type: ignore[no-redef]
     return switch_optics
 
 
-def _switch_ber():
+def _switch_ber() -> Any:
     """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
     try:
         from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
     except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore
+        from switch import ber as switch_ber  # type: ignore[no-redef]
     return switch_ber
