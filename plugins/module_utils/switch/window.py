@@ -2,11 +2,15 @@
 handling and the shared lock, the managed scope and delta, and recovery (discard, recover). The drivers
 (switch/base.py Driver and its subclasses) do the platform's part. Pure logic stdlib-only.
 """
+from __future__ import annotations
+
 import os
 import re
 import signal
 import threading
 import time
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Optional, Sequence, Union
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import LABELS, BackupError
@@ -17,17 +21,22 @@ try:
         ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
-        from backups import LABELS, BackupError  # type: ignore
-        from redact import Redactor  # type: ignore
-        import lock as _lock  # type: ignore
-        import journal as _journal  # type: ignore
-        from base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
+        from backups import LABELS, BackupError  # type: ignore[import-not-found,no-redef]
+        from redact import Redactor  # type: ignore[import-not-found,no-redef]
+        import lock as _lock  # type: ignore[import-not-found,no-redef]
+        import journal as _journal  # type: ignore[import-not-found,no-redef]
+        from base import (  # type: ignore[import-not-found,no-redef]
+            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
     except ImportError:
-        from switch.backups import LABELS, BackupError  # type: ignore
-        from switch.redact import Redactor  # type: ignore
-        from switch import lock as _lock  # type: ignore
-        from switch import journal as _journal  # type: ignore
-        from switch.base import ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup  # type: ignore
+        from switch.backups import LABELS, BackupError  # type: ignore[import-not-found,no-redef]
+        from switch.redact import Redactor  # type: ignore[import-not-found,no-redef]
+        from switch import lock as _lock  # type: ignore[import-not-found,no-redef]
+        from switch import journal as _journal  # type: ignore[no-redef]
+        from switch.base import (  # type: ignore[import-not-found,no-redef]
+            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
+
+if TYPE_CHECKING:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, LockState, PortOper, Scope
 
 
 # Seconds of the confirm timer that must be left when the window confirms: a confirm sent later may
@@ -38,11 +47,12 @@ BACKUP_LABELS = LABELS
 PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
 
 
-def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
+def oper_problems(oper: dict[str, PortOper], ports: Iterable[str], want_pfc: Optional[Sequence[int]], want_ecn: Any,
+                  require_up: bool = True) -> list[str]:
     """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended, and (where
     the driver reads them: ``headroom``/``pfcwd`` in its oper) lossless headroom and the PFC watchdog on
     the no-drop priority."""
-    problems = []
+    problems: list[str] = []
     for p in ports:
         st = oper.get(p)
         if st is None:
@@ -65,10 +75,12 @@ def oper_problems(oper, ports, want_pfc, want_ecn, require_up=True):
     return problems
 
 
-def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=None,
-              confirm_timeout=300, post_check=True, require_up=True, full=False,
-              want_pfc=None, want_ecn=None, stamp=None, _nested=False, backup_label="window", force=False,
-              redactor=None, lock=True):
+def run_apply(driver: Driver, want_text: Any = None, ports: Sequence[str] = (), check_mode: bool = False,
+              backup_dir: Optional[str] = None, confirm_timeout: int = 300, post_check: bool = True,
+              require_up: bool = True, full: bool = False, want_pfc: Optional[Sequence[int]] = None,
+              want_ecn: Any = None, stamp: Optional[str] = None, _nested: bool = False, backup_label: str = "window",
+              force: bool = False, redactor: Optional[Redactor] = None,
+              lock: Union[bool, WindowLock, None] = True) -> dict[str, Any]:
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
@@ -96,21 +108,23 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     or by the end of its controller, so the next run reports it.
     """
     stamp = stamp or timestamp()
-    args = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
+    args: Any = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
             want_pfc, want_ecn, stamp, _nested, backup_label, force)
     if _nested:   # recovery's own restore: the outer call holds the guard and the lock
         return _run_window(*args, progress={"step": "read", "changed": False}, guard=None, redactor=None)
+    wlock: Optional[WindowLock]
     if lock is True:
-        lock = WindowLock(driver, stamp, confirm_timeout,
-                          os.path.join(backup_dir, driver.name) if backup_dir else None)
-    wlock = lock or None
+        wlock = WindowLock(driver, stamp, confirm_timeout,
+                           os.path.join(backup_dir, driver.name) if backup_dir else None)
+    else:
+        wlock = lock or None
     journal = _journal.Journal(_journal.journal_path(backup_dir, driver.name)) if backup_dir and not check_mode \
         else None
     if not full:
         redactor = None   # the window's results hold QoS only: left as they are
     elif redactor is None and driver.platform in ("nvue", "sonic", "eos"):
         redactor = Redactor(driver.platform)
-    progress = {"step": "read", "changed": False}
+    progress: dict[str, Any] = {"step": "read", "changed": False}
     try:
         with SignalGuard() as guard:
             try:
@@ -163,17 +177,17 @@ def run_apply(driver, want_text=None, ports=(), check_mode=False, backup_dir=Non
     return result
 
 
-def _cause(signum):
+def _cause(signum: int) -> str:
     """The signal's name, or the controller's end when the controller watch (journal.py) sent it."""
     if signum == signal.SIGTERM and _journal.CAUSE.get("name"):
-        return _journal.CAUSE["name"]
+        return str(_journal.CAUSE["name"])
     return signal_name(signum)
 
 
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM received while a window runs (a KeyboardInterrupt, so Ctrl-C code paths agree)."""
 
-    def __init__(self, signum):
+    def __init__(self, signum: int) -> None:
         self.signum = signum
         self.name = _cause(signum)
         super().__init__(self.name)
@@ -187,28 +201,28 @@ class SignalGuard:
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self):
-        self.previous = {}
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
         self.deferring = False
-        self.received = []
+        self.received: list[int] = []
 
-    def __enter__(self):
+    def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():
             for s in self.SIGNALS:
                 self.previous[s] = signal.signal(s, self._handler)
         return self
 
-    def _handler(self, signum, frame):
+    def _handler(self, signum: int, frame: Optional[FrameType]) -> None:
         self.received.append(signum)
         if self.deferring:
             return
         self.deferring = True   # from here a second signal waits: the recovery must not be interrupted
         raise Interrupted(signum)
 
-    def defer(self):
+    def defer(self) -> None:
         self.deferring = True
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         for s, h in self.previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
         self.previous = {}
@@ -225,7 +239,8 @@ class WindowLock:
     holder. :meth:`release` removes it only while it is still ours. :meth:`peek` (check mode) reads it.
     """
 
-    def __init__(self, driver, run_id, confirm_timeout, controller_dir=None, now=None, alive=_lock.pid_alive):
+    def __init__(self, driver: Driver, run_id: str, confirm_timeout: int, controller_dir: Optional[str] = None,
+                 now: Optional[float] = None, alive: Callable[[int, Optional[int]], bool] = _lock.pid_alive) -> None:
         self.driver = driver
         self.me = _lock.Holder.me(run_id, now=now)
         self.confirm_timeout = confirm_timeout
@@ -233,9 +248,9 @@ class WindowLock:
         self.now = now
         self.alive = alive
         self.held = False
-        self.warnings = []
+        self.warnings: list[str] = []
 
-    def _refuse(self, who, where, why=""):
+    def _refuse(self, who: str, where: str, why: str = "") -> SwitchError:
         return SwitchError(
             self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. "
             + (why or f"It ends with that window; it is broken by the next window only once no confirm timer of "
@@ -243,12 +258,14 @@ class WindowLock:
                       "the switch's clock, or its process is gone from this very controller (same machine id)"),
             rolled_back=False)
 
-    def _describe(self, line):
+    def _describe(self, line: Optional[str]) -> str:
         h = _lock.Holder.parse(line)
         return h.describe() if h else (repr(line) if line else "a holder that wrote no name yet")
 
-    def _take_controller(self):
+    def _take_controller(self) -> None:
         d = self.driver
+        if self.controller is None:
+            return
         try:
             other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
         except OSError as err:   # the backup directory is not a directory, read-only, full
@@ -261,7 +278,7 @@ class WindowLock:
             old, why = self.controller.broken
             self.warnings.append(f"broke the stale controller lock of {old.describe() if old else 'nobody'}: {why}")
 
-    def _verdict(self, state):
+    def _verdict(self, state: LockState) -> tuple[Optional[_lock.Holder], str]:
         """Why the switch's lock ``state`` (Driver.lock_read) may be broken, or raise the refusal naming its
         holder: an empty lock by its age alone; a linerate holder only while none of its window's confirm
         timers runs on the switch (then by age on the switch's clock, or its process gone from this
@@ -290,7 +307,7 @@ class WindowLock:
                                                         "that window by itself; run again after it")
         return other, why
 
-    def take(self):
+    def take(self) -> None:
         if self.held:
             return
         d = self.driver
@@ -322,7 +339,7 @@ class WindowLock:
                 self.controller.release()
             raise
 
-    def peek(self):
+    def peek(self) -> str:
         """Check mode: the holder of another window, as a warning (nothing is taken or changed)."""
         state = self.driver.lock_read()
         line = state["text"]
@@ -332,13 +349,13 @@ class WindowLock:
                                  "stale")
         return line
 
-    def release(self):
+    def release(self) -> Optional[str]:
         """Remove the lock while it is ours: a note when it could not be (never raises a SwitchError)."""
         if not self.held:
             return None
         self.held = False
         d = self.driver
-        note = None
+        note: Optional[str] = None
         try:
             line = d.lock_holder()
             if line in ("", self.me.line()):
@@ -354,7 +371,7 @@ class WindowLock:
         return note
 
 
-def lock_description(state):
+def lock_description(state: LockState) -> Optional[str]:
     """Who holds the switch's window lock (Driver.lock_read), in words; None when it is free."""
     if not state["exists"]:
         return None
@@ -367,7 +384,8 @@ def lock_description(state):
     return holder.describe() if holder else f"{line[:120]!r} (not a holder linerate wrote)"
 
 
-def earlier_window(driver, backup_dir, alive=_lock.pid_alive):
+def earlier_window(driver: Driver, backup_dir: str,
+                   alive: Callable[[Any, Any], bool] = _lock.pid_alive) -> Optional[dict[str, Any]]:
     """The window an earlier run left in the journal (:mod:`journal`) of this switch, read with the switch
     now: None when there is none, else ``{"path", "entry", "clean", "report"}``. ``clean`` when the switch
     is byte-identical to that window's backup (or at its confirmed change) with nothing pending: the
@@ -409,7 +427,7 @@ def earlier_window(driver, backup_dir, alive=_lock.pid_alive):
     return {"path": path, "entry": entry, "clean": clean, "report": report}
 
 
-def managed_scope(driver, want, ports):
+def managed_scope(driver: Driver, want: Any, ports: Sequence[str]) -> Scope:
     """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
     (SwitchError) before anything is sent."""
     bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
@@ -427,13 +445,13 @@ def managed_scope(driver, want, ports):
     return scope
 
 
-def delta(driver, want_text, ports, running):
+def delta(driver: Driver, want_text: str, ports: Sequence[str], running: str) -> list[str]:
     """The commands that would take ``running`` to the intent ``want_text`` on ``ports`` (read-only)."""
     want = driver.parse(want_text)
     return driver.commands(want, driver.parse(running), managed_scope(driver, want, ports))
 
 
-def restore_deletions(driver, want, have):
+def restore_deletions(driver: Driver, want: Any, have: Any) -> list[str]:
     """What restoring ``want`` over ``have`` would delete outside the managed scope, in the platform's words.
 
     The managed scope is the platform's own (QoS objects named after the
@@ -444,8 +462,8 @@ def restore_deletions(driver, want, have):
     deletions (the backup's value is restored).
     """
     platform = driver.platform
-    pat = DATA_PORT.get(platform)
-    out = []
+    pat = DATA_PORT[str(platform)] if platform in DATA_PORT else re.compile(r"(?!)")
+    out: list[str] = []
     if platform == "nvue":
         names = {k.split(" ")[1] for k in list(have) + list(want) if k.startswith("interface ") and " " in k[10:]}
         scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
@@ -462,7 +480,7 @@ def restore_deletions(driver, want, have):
         names = {k.split(" ", 1)[1] for k in list(have) + list(want) if k.startswith("interface ")}
         scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
 
-        def walk(w, h, path):
+        def walk(w: Any, h: Any, path: tuple[str, ...]) -> None:
             for key, (line, children) in h.items():
                 if key in w:
                     walk(w[key][1], children, path + (line,))
@@ -474,14 +492,16 @@ def restore_deletions(driver, want, have):
     return out
 
 
-def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check,
-                require_up, full, want_pfc, want_ecn, stamp, _nested, backup_label, force, progress, guard,
-                redactor, wlock=None, journal=None):
-    cleared = []
-    warnings = wlock.warnings if wlock is not None else []
+def _run_window(driver: Driver, want_text: Any, ports: Sequence[str], check_mode: bool, backup_dir: Optional[str],
+                confirm_timeout: int, post_check: bool, require_up: bool, full: bool,
+                want_pfc: Optional[Sequence[int]], want_ecn: Any, stamp: str, _nested: bool, backup_label: str,
+                force: bool, *, progress: dict[str, Any], guard: Optional[SignalGuard], redactor: Optional[Redactor],
+                wlock: Optional[WindowLock] = None, journal: Optional[_journal.Journal] = None) -> dict[str, Any]:
+    cleared: list[str] = []
+    warnings: list[str] = wlock.warnings if wlock is not None else []
     want = driver.parse(want_text)
     scope = driver.full_scope() if full else managed_scope(driver, want, ports)
-    running = None
+    running: Optional[str] = None
     if full and not _nested:
         # a restore reads first and refuses, before anything is sent, to delete what it does not manage
         running = driver.get_running()
@@ -513,7 +533,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         running = driver.get_running()
     have = driver.parse(running)
     cmds = driver.commands(want, have, scope)
-    result = {
+    result: dict[str, Any] = {
         "changed": False, "commands": cmds, "before": driver.view(have, scope),
         "after": driver.view(have, scope), "backup_path": None, "rolled_back": False,
         "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
@@ -553,7 +573,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
     if backup_dir:
         progress["step"] = "backup"
         try:
-            result["backup_path"] = write_backup(backup_dir, driver.name, driver.platform, running, stamp,
+            result["backup_path"] = write_backup(backup_dir, driver.name, str(driver.platform), running, stamp,
                                                  backup_label)
         except BackupError as exc:   # a full disk, a read-only directory: stop before any change
             raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
@@ -584,13 +604,13 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
         pushed = True
         driver.push(cmds)
         step = progress["step"] = "commit"
-        committed_at = begun_at if driver.timer_at_begin else time.monotonic()
+        committed_at = begun_at if begun_at is not None else time.monotonic()
         driver.commit(confirm_timeout)
         step = progress["step"] = "read-back"
         after_text = driver.get_running()
         after = driver.parse(after_text)
         left = driver.commands(want, after, scope)
-        problems = []
+        problems: list[str] = []
         if left:
             problems.append("config not at intent after push, still to do: " + "; ".join(left))
         if post_check and not full and ports:
@@ -652,7 +672,7 @@ def _run_window(driver, want_text, ports, check_mode, backup_dir, confirm_timeou
     return result
 
 
-def discard(driver, backup_text):
+def discard(driver: Driver, backup_text: str) -> tuple[bool, str]:
     """A window stopped before its first push: :meth:`Driver.discard`, then read back. (restored, why not);
     why is ``"moved"`` when the running config differs from the first read (someone else's change: left)."""
     try:
@@ -668,7 +688,7 @@ def discard(driver, backup_text):
     return True, ""
 
 
-def recover(driver, backup_text, nested=False, attempts=2):
+def recover(driver: Driver, backup_text: str, nested: bool = False, attempts: int = 2) -> tuple[bool, str]:
     """Bring the switch back to ``backup_text`` with nothing pending: (restored, why not).
 
     The platform's :meth:`Driver.undo` first (on a new session when the old
@@ -677,7 +697,7 @@ def recover(driver, backup_text, nested=False, attempts=2):
     guarded window. Success is judged by reading back: byte-identical
     running config and no pending revision, session or checkpoint.
     """
-    notes = []
+    notes: list[str] = []
     for _attempt in range(attempts):
         try:
             driver.undo()
