@@ -38,13 +38,9 @@ NOT_MIRRORED = {
     "parsers/_perftest": _OTHERS,
     # intent
     "intent/cabling": _INTENT,
-    "intent/fabric": _INTENT,
-    "intent/infiniband": "tested in test_intent_ib.py and test_intent_ib_exact.py; " + _INTENT,
-    "intent/k8s_base": "tested through test_k8s_render.py (the rendered objects against the schemas)",
-    "intent/k8s_jobs": "tested through test_k8s_render.py and test_k8s_render_apis.py",
-    "intent/k8s_network": "tested through test_k8s_render.py (k8s_schemas.py)",
-    "intent/k8s_render": "tested in test_k8s_render.py (shared by intent/test_k8s_preflight.py: moves with it)",
-    "intent/knobs": "tested in test_intent_knobs.py and test_intent_knobs_more.py; " + _INTENT,
+    "intent/k8s_base": "tested through intent/test_k8s_render.py (the rendered objects against the schemas)",
+    "intent/k8s_jobs": "tested through intent/test_k8s_render.py and test_k8s_render_apis.py",
+    "intent/k8s_network": "tested through intent/test_k8s_render.py (k8s_schemas.py)",
     "intent/launchers": _OTHERS + " (test_launchers.py)",
     "intent/nccl_tune": "tested in test_nccl_tune.py with the nccl_tune modules",
     "intent/preflight": "tested in test_job_preflight.py (others editing roles/job_preflight)",
@@ -53,7 +49,6 @@ NOT_MIRRORED = {
     "intent/rules_hosts": "tested in test_intent_rule_table.py (the generated rule table); " + _INTENT,
     "intent/schema": _INTENT,
     "intent/varcheck": "tested in test_intent_knobs_more.py; " + _INTENT,
-    "intent/variables": "tested in test_intent_vars.py and test_intent_rule_table.py; " + _INTENT,
 }
 NOT_MIRRORED.update({f"checks/{m}": _CHECKS for m in (
     "accounting", "attribution", "audit", "bench", "benchmarks", "cabling", "estimates", "gpudirect", "heatmap",

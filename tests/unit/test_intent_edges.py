@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from test_intent import GOOD
+from intent.test_fabric import GOOD
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv

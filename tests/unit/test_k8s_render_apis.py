@@ -18,7 +18,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import laun
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
 
 from k8s_schemas import kueue_config_problems, validate
-from test_k8s_render import IMAGE, example, objects, pod_env, render
+from intent.test_k8s_render import IMAGE, example, objects, pod_env, render
 
 L3_GPUS = 4
 

@@ -38,14 +38,14 @@ _HOSTLIST = re.compile(r"[\[\], ]")
 # A play's serial as a percentage of its hosts.
 _PERCENT = re.compile(r"([1-9][0-9]?|100)%", re.ASCII)
 # The RDMA schedule's TCP ports: round r's rail i listens on base + (r mod ROUNDS) x STRIDE + i
-# (module_utils/checks/benchmarks.py PORT_ROUNDS, PORT_STRIDE; tests/unit/test_intent_knobs.py keeps them equal).
+# (module_utils/checks/benchmarks.py PORT_ROUNDS, PORT_STRIDE; tests/unit/intent/test_knobs.py keeps them equal).
 RDMA_PORT_STRIDE = 16
 RDMA_PORT_ROUNDS = 64
 # Incast: sender i writes rail r on base + INCAST_SENDER_STRIDE x i + r (plugins/filter/verify.py).
 INCAST_SENDER_STRIDE = 16
 TCP_PORT_MAX = 65535
 # The roles' literal defaults the agreement rules read where the operator set nothing
-# (roles/*/defaults/main.yml; tests/unit/test_intent_knobs.py keeps them equal).
+# (roles/*/defaults/main.yml; tests/unit/intent/test_knobs.py keeps them equal).
 DEFAULTS = {
     "verify_fabric_ib_write_bw_base_port": 18515,
     "verify_fabric_incast_base_port": 18615,

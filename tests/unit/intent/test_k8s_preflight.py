@@ -6,12 +6,12 @@ import subprocess
 
 import yaml
 
-from test_k8s_render import IMAGE, _all, render
+from intent.test_k8s_render import IMAGE, _all, render
 from k8s_schemas import validate
 
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
-from test_k8s_render import example
+from intent.test_k8s_render import example
 
 
 def pod_specs(obj):

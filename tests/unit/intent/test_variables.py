@@ -13,7 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabl
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CTRL = "without control characters (newline, carriage return, tab, NUL)"
 PATH = "an absolute path of at most 255 letters, digits and _ . + / -, without .."
 APT_URL = ("a URL of scheme " + " | ".join(iv.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control "

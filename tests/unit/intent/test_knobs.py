@@ -17,7 +17,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch import prof
 
 from test_validate_action import PORT, run_action
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def msg(key, shown, allowed):
