@@ -232,8 +232,8 @@ class _Reader:
         self.result = _new_result()
         self.in_header = False
         self.address: Optional[dict[str, Any]] = None
-        self.handlers: tuple[Callable[[str], bool], ...] = (self._command, self._title, self._banner, self._cuda, self._table,
-                         self._address, self._header)
+        self.handlers: tuple[Callable[[str], bool], ...] = (
+            self._command, self._title, self._banner, self._cuda, self._table, self._address, self._header)
 
     def feed(self, line: str) -> bool:
         """Hand ``line`` to the first handler that reads it; False when none does."""

@@ -29,8 +29,8 @@ import re
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, TypedDict
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (  # re-exported
-        PLATFORM_BUFFERS as PLATFORM_BUFFERS, SOURCE_COMMIT)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (
+        PLATFORM_BUFFERS, SOURCE_COMMIT)
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         from sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore[import-not-found,no-redef]

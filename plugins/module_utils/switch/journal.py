@@ -96,8 +96,8 @@ class Journal:
         if rundir and os.path.isdir(rundir):   # tell the controller where this window's outcome will be
             pointer = self.pointer = os.path.join(rundir, f"{fields.get('switch')}.{os.getpid()}.json")
             write(pointer, {"journal": self.path, "pid": os.getpid(), "switch": fields.get("switch"),
-                                 "deadline": time.time() + int(fields.get("confirm_timeout") or 0)
-                                 + OUTCOME_MARGIN_S})
+                            "deadline": time.time() + int(fields.get("confirm_timeout") or 0)
+                            + OUTCOME_MARGIN_S})
 
     def step(self, step: str) -> None:
         if self.entry is not None and self.entry.get("step") != step:

@@ -667,8 +667,8 @@ class NvueDriver(Driver):
 
     def _error_counters(self, sc: Any, port: str) -> dict[str, Any]:
         parsers = dict(self.ERROR_COUNTER_FORMS)
-        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out), "_counter_form",
-                               "no interface error counters")
+        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out),
+                                                   "_counter_form", "no interface error counters")
         return counters
 
     def _read_form(self, port: str, forms: Iterable[str], parse: Callable[[str, str], Any], kept: str, what: str) -> Any:
@@ -718,8 +718,9 @@ class NvueDriver(Driver):
         return res
 
     def _phy_health(self, br: Any, port: str) -> dict[str, Any]:
-        health: dict[str, Any] = self._read_form(port, self.PHY_HEALTH_FORMS, lambda form, out: br.parse_nvue_phy_health(out, port),
-                               "_phy_form", "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
+        health: dict[str, Any] = self._read_form(port, self.PHY_HEALTH_FORMS,
+                                                 lambda form, out: br.parse_nvue_phy_health(out, port), "_phy_form",
+                                                 "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
         return health
 
 

@@ -79,6 +79,7 @@ class StatusRow(_StatusRowBase, total=False):
     """One row of ``show interfaces status``; ``warnings`` only where a cell was not read."""
     warnings: list[str]
 
+
 CP_PREFIX = "linerate-"
 DEADMAN_PREFIX = "linerate-deadman-"
 CONFIG_BIN = "/usr/local/bin/config"   # sonic-utilities' click entry point, as the switch installs it

@@ -109,7 +109,7 @@ def run_apply(driver: Driver, want_text: Any = None, ports: Sequence[str] = (), 
     """
     stamp = stamp or timestamp()
     args: Any = (driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
-            want_pfc, want_ecn, stamp, _nested, backup_label, force)
+                 want_pfc, want_ecn, stamp, _nested, backup_label, force)
     if _nested:   # recovery's own restore: the outer call holds the guard and the lock
         return _run_window(*args, progress={"step": "read", "changed": False}, guard=None, redactor=None)
     wlock: Optional[WindowLock]
