@@ -15,7 +15,8 @@ from switch_testlib import ROOT, render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal, lock
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import earlier_window, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import earlier_window
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
 ALL = ["nvue", "sonic", "eos"]

@@ -13,7 +13,8 @@ from switch_testlib import SimSwitch, render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock, sonic
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import WindowLock, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import WindowLock
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}

@@ -9,6 +9,7 @@ from switch_testlib import make, unlocked
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import window_lock
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
@@ -514,7 +515,7 @@ def test_a_lock_that_cannot_be_removed_is_a_note_naming_it():
     def holder():
         raise SwitchError("book1", "session lost")
     d.lock_holder = holder
-    lock = switch_window.WindowLock(d, "T1", 300)
+    lock = window_lock.WindowLock(d, "T1", 300)
     lock.held = True
     assert lock.release() == ("could not remove the window lock /var/lock/linerate.lock on the switch (session "
                               "lost): remove it by hand (rm -rf /var/lock/linerate.lock) - the next window breaks it "
@@ -592,7 +593,7 @@ def test_a_restore_already_at_the_backup_keeps_the_warning_of_the_stale_lock_it_
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
     old = switch_lock.Holder("ops", "elsewhere", 4242, "R1", NOW - 1000)
     d = LockedBook("mtu 1500\n", holder=old.line(), age_s=1000)
-    wl = switch_window.WindowLock(d, "T1", 300, now=NOW)
+    wl = window_lock.WindowLock(d, "T1", 300, now=NOW)
     res = run_apply(d, "mtu 1500\n", full=True, lock=wl)
     assert res["changed"] is False and res["commands"] == []
     assert res["warnings"] == ["broke the stale window lock /var/lock/linerate.lock of ops@elsewhere (pid 4242, run R1, "
@@ -605,7 +606,7 @@ def test_a_lock_the_switch_refuses_to_create_stops_the_window_exact():
     d = LockedBook("mtu 1500\n", take_answer="mkdir: cannot create directory '/var/lock/linerate.lock': Permission "
                                              "denied\nmore")
     with pytest.raises(SwitchError) as err:
-        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=switch_window.WindowLock(d, "T1", 300))
+        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=window_lock.WindowLock(d, "T1", 300))
     assert str(err.value) == ("switch book1: could not create the window lock /var/lock/linerate.lock on the switch: "
                               "mkdir: cannot create directory '/var/lock/linerate.lock': Permission denied; nothing is "
                               "sent")
@@ -616,7 +617,7 @@ def test_a_lock_the_switch_refuses_to_create_stops_the_window_exact():
 def test_a_failed_window_whose_lock_cannot_be_removed_names_both():
     d = LockedBook("mtu 1500\n", fail={"begin": "no checkpoint space"}, release_error="session lost")
     with pytest.raises(SwitchError) as err:
-        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=switch_window.WindowLock(d, "T1", 300))
+        run_apply(d, "mtu 9216\n", ports=["p1"], post_check=False, lock=window_lock.WindowLock(d, "T1", 300))
     assert str(err.value) == (f"switch book1: begin failed: no checkpoint space; {ROLLED_BACK}; could not remove the "
                               "window lock /var/lock/linerate.lock on the switch (session lost): remove it by hand "
                               "(rm -rf /var/lock/linerate.lock) - the next window breaks it once its process is gone")
@@ -647,7 +648,7 @@ def test_a_restore_never_deletes_what_the_backup_lacks_past_a_physical_interface
 def test_a_lock_taken_over_while_we_ran_is_left_with_a_note():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
     d = LockedBook("mtu 1500\n")
-    wl = switch_window.WindowLock(d, "T1", 300, now=NOW)
+    wl = window_lock.WindowLock(d, "T1", 300, now=NOW)
     wl.take()
     other = switch_lock.Holder("ops", "elsewhere", 4242, "R2", NOW)
     d.holder = other.line()              # ours was broken as stale by another window meanwhile
@@ -660,12 +661,12 @@ def test_the_controller_copy_breaks_a_stale_lock_with_a_warning_and_refuses_a_li
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as switch_lock
     (tmp_path / "linerate.lock").write_text(switch_lock.Holder("ops", "elsewhere", 4242, "R1", NOW - 1000).line() + "\n")
     d = LockedBook("mtu 1500\n")
-    wl = switch_window.WindowLock(d, "T1", 300, controller_dir=str(tmp_path), now=NOW)
+    wl = window_lock.WindowLock(d, "T1", 300, controller_dir=str(tmp_path), now=NOW)
     wl.take()
     assert wl.warnings == ["broke the stale controller lock of ops@elsewhere (pid 4242, run R1, since "
                            "20270115T074320Z): it was taken 1000 s ago, longer than the confirm timer (300 s) plus "
                            "600 s"]
-    live = switch_window.WindowLock(LockedBook("mtu 1500\n"), "T2", 300, controller_dir=str(tmp_path), now=NOW,
+    live = window_lock.WindowLock(LockedBook("mtu 1500\n"), "T2", 300, controller_dir=str(tmp_path), now=NOW,
                                     alive=lambda pid, start=None: True)
     live.me = switch_lock.Holder("ops", "other-host", 4343, "T2", NOW)
     with pytest.raises(SwitchError) as err:
