@@ -103,6 +103,12 @@ GROUPS = {
                                                       "tests/unit/test_verify_link_health_switch.py",
                                                       "tests/unit/test_switch_parsers_unexpected.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
+        # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests
+        "plugins/module_utils/switch/nvue_show.py": ([f"{PKG}.plugins.module_utils.switch.nvue_show"],
+                                                     ["tests/unit/test_parsers_switch.py", "tests/unit/test_switch_drivers_exact.py",
+                                                      "tests/unit/test_nvue_readback_shapes.py", "tests/unit/test_nvue_lossless.py",
+                                                      "tests/unit/test_switch_nvue.py", "tests/unit/test_switch_parsers_unexpected.py",
+                                                      "tests/unit/test_parsers_real.py"]),
         # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the
         # template filter call it through the module object)
         "plugins/module_utils/switch/buffers.py": ([f"{PKG}.plugins.module_utils.switch.buffers"],

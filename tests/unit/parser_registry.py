@@ -60,13 +60,13 @@ PARSERS = [
     ("parsers.perftest_lat", "parse_ib_write_lat", "perftest/lat_write_*.txt"),
     ("parsers.perftest_lat", "parse_ib_send_lat", "perftest/lat_send_*.txt"),
     ("switch.nvue", "parse_nvue_commands", "switch/nvue_config_show_commands.txt"),
-    ("switch.nvue", "parse_interface_summary", "switch/nvue_show_interface.*", "switch/real_nvue_show_interface_*.txt"),
-    ("switch.nvue", "parse_roce_status", "switch/nvue_roce_status_*.txt", "switch/real_nvue_roce_status_*.txt"),
+    ("switch.nvue_show", "parse_interface_summary", "switch/nvue_show_interface.*", "switch/real_nvue_show_interface_*.txt"),
+    ("switch.nvue_show", "parse_roce_status", "switch/nvue_roce_status_*.txt", "switch/real_nvue_roce_status_*.txt"),
     ("switch.nvue", "parse_revisions", "switch/nvue_revision.txt", "switch/real_nvue_revision_*.txt"),
     # the simulator's -o json shapes of the lossless reads (docs/conformance.md, NVUE: no published JSON sample)
     # and the reference's published tables of both (issue 38: the parsers read the table too)
-    ("switch.nvue", "parse_ingress_priority_groups", "switch/nvue_buffer_pg_*.json", "switch/real_nvue_buffer_pg_*.txt"),
-    ("switch.nvue", "parse_pfc_watchdog", "switch/nvue_pfc_watchdog_*.json", "switch/real_nvue_pfc_watchdog_*.txt"),
+    ("switch.nvue_show", "parse_ingress_priority_groups", "switch/nvue_buffer_pg_*.json", "switch/real_nvue_buffer_pg_*.txt"),
+    ("switch.nvue_show", "parse_pfc_watchdog", "switch/nvue_pfc_watchdog_*.json", "switch/real_nvue_pfc_watchdog_*.txt"),
     ("switch.eos", "parse_eos_config", "switch/eos_running.txt", "switch/real_eos_running_*.txt"),
     ("switch.eos", "parse_sessions", "switch/eos_sessions.txt"),
     # the eAPI shape a public EOS watchdog health check reads (docs/conformance.md, Arista EOS)

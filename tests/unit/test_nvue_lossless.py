@@ -10,7 +10,7 @@ import pytest
 from switch_testlib import render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems, run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -93,26 +93,26 @@ def test_parsers_read_json_numbers_and_table_sizes():
            "3": {"lossy-lossless": "Lossless", "hr": 55296, "xoff-th": 36864},
            "4": {"lossy-lossless": "Lossless", "hr": "0 Bytes", "xoff-th": "0 Bytes"},
            "9": {"lossy-lossless": "Lossy", "hr": "9.98 KB"}}
-    pgs = nvue.parse_ingress_priority_groups(json.dumps(doc))
+    pgs = nvue_show.parse_ingress_priority_groups(json.dumps(doc))
     assert pgs[0] == {"lossless": False, "headroom": 19436, "xoff": 0} and pgs[3]["headroom"] == 55296
-    assert nvue.lossless_headroom(pgs) == [3]   # lossless without headroom (4) and lossy PGs are not
-    wd = nvue.parse_pfc_watchdog(json.dumps({"state": "enabled", "status": {
+    assert nvue_show.lossless_headroom(pgs) == [3]   # lossless without headroom (4) and lossy PGs are not
+    wd = nvue_show.parse_pfc_watchdog(json.dumps({"state": "enabled", "status": {
         "3": {"status": "DEADLOCK", "deadlock-count": 2}, "0": {"status": "OK", "deadlock-count": 0}}}))
     assert wd == {"enabled": True, "status": {3: {"status": "DEADLOCK", "deadlock": 2},
                                               0: {"status": "OK", "deadlock": 0}}}
-    assert nvue.parse_pfc_watchdog('{"state": "disabled"}') == {"enabled": False, "status": {}}
+    assert nvue_show.parse_pfc_watchdog('{"state": "disabled"}') == {"enabled": False, "status": {}}
 
 
 @pytest.mark.parametrize("parse, text, words", [
     # issue 38: text is read as the reference's table; NVUE's error is neither JSON nor that table
-    (nvue.parse_ingress_priority_groups, "Error: The requested item does not exist.", "neither JSON nor the "
+    (nvue_show.parse_ingress_priority_groups, "Error: The requested item does not exist.", "neither JSON nor the "
                                                                                       "reference's table: Error"),
-    (nvue.parse_ingress_priority_groups, "", "no output"),
-    (nvue.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "Lossless"}}', "priority group 3"),
-    (nvue.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "sometimes", "hr": 1}}', "priority group 3"),
-    (nvue.parse_pfc_watchdog, '{"state": "maybe"}', "no state"),
-    (nvue.parse_pfc_watchdog, '{"state": "enabled", "status": {"3": {"status": "OK"}}}', "deadlock-count"),
-    (nvue.parse_pfc_watchdog, "{not json", "invalid JSON"),
+    (nvue_show.parse_ingress_priority_groups, "", "no output"),
+    (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "Lossless"}}', "priority group 3"),
+    (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "sometimes", "hr": 1}}', "priority group 3"),
+    (nvue_show.parse_pfc_watchdog, '{"state": "maybe"}', "no state"),
+    (nvue_show.parse_pfc_watchdog, '{"state": "enabled", "status": {"3": {"status": "OK"}}}', "deadlock-count"),
+    (nvue_show.parse_pfc_watchdog, "{not json", "invalid JSON"),
 ])
 def test_parsers_refuse_what_they_cannot_read(parse, text, words):
     with pytest.raises(ParseError, match=words):

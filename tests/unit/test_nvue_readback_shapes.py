@@ -11,7 +11,7 @@ from parser_fixtures import fixture
 from switch_testlib import render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
 PORTS = ["swp1", "swp2"]
@@ -21,20 +21,20 @@ PORTS = ["swp1", "swp2"]
 
 def test_the_references_ingress_priority_group_table_is_read():
     # rows 0 and 9 of the example, both lossy; HR "18.98 KB" and "9.98 KB"
-    pgs = nvue.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_reference.txt"))
+    pgs = nvue_show.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_reference.txt"))
     assert pgs == {0: {"lossless": False, "headroom": round(18.98 * 1024), "xoff": 0},
                    9: {"lossless": False, "headroom": round(9.98 * 1024), "xoff": 0}}
-    assert nvue.lossless_headroom(pgs) == []
+    assert nvue_show.lossless_headroom(pgs) == []
 
 
 def test_the_wrapped_table_of_qos_buffer_reads_the_same():
     # the same rows in "nv show interface <swp> qos buffer": cells wrapped onto a second line
-    wrapped = nvue.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_wrapped_reference.txt"))
-    assert wrapped == nvue.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_reference.txt"))
+    wrapped = nvue_show.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_wrapped_reference.txt"))
+    assert wrapped == nvue_show.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_reference.txt"))
 
 
 def test_the_references_pfc_watchdog_table_is_read():
-    wd = nvue.parse_pfc_watchdog(fixture("switch", "real_nvue_pfc_watchdog_reference.txt"))
+    wd = nvue_show.parse_pfc_watchdog(fixture("switch", "real_nvue_pfc_watchdog_reference.txt"))
     assert wd["enabled"] is True
     assert wd["status"][2] == {"status": "DEADLOCK", "deadlock": 2}
     assert wd["status"][7] == {"status": "DEADLOCK", "deadlock": 3}
@@ -42,9 +42,9 @@ def test_the_references_pfc_watchdog_table_is_read():
 
 
 def test_the_json_shape_is_still_read():
-    pgs = nvue.parse_ingress_priority_groups(fixture("switch", "nvue_buffer_pg_lossless.json"))
-    assert nvue.lossless_headroom(pgs) == [3]
-    assert nvue.parse_pfc_watchdog(fixture("switch", "nvue_pfc_watchdog_on.json"))["enabled"] is True
+    pgs = nvue_show.parse_ingress_priority_groups(fixture("switch", "nvue_buffer_pg_lossless.json"))
+    assert nvue_show.lossless_headroom(pgs) == [3]
+    assert nvue_show.parse_pfc_watchdog(fixture("switch", "nvue_pfc_watchdog_on.json"))["enabled"] is True
 
 
 @pytest.mark.parametrize("text, message", [
@@ -55,14 +55,14 @@ def test_the_json_shape_is_still_read():
 ])
 def test_a_table_that_is_not_the_references_is_refused_by_name(text, message):
     with pytest.raises(ParseError, match=message):
-        nvue.parse_ingress_priority_groups(text)
+        nvue_show.parse_ingress_priority_groups(text)
 
 
 def test_a_watchdog_status_line_that_is_not_a_row_is_refused():
     text = fixture("switch", "real_nvue_pfc_watchdog_reference.txt").replace("    3              OK        0",
                                                                              "    3              OK")
     with pytest.raises(ParseError, match="not a row: '3              OK'"):
-        nvue.parse_pfc_watchdog(text)
+        nvue_show.parse_pfc_watchdog(text)
 
 
 # ------------------------------------------------------------------ the simulator prints both; the driver falls back
@@ -79,14 +79,14 @@ def test_the_simulators_table_and_json_read_the_same(tmp_path, monkeypatch):
     _d, sim = _applied(tmp_path, monkeypatch)
     for port in PORTS:
         base = f"nv show interface {port} qos buffer ingress-priority-group"
-        table = nvue.parse_ingress_priority_groups(sim(base))
-        doc = nvue.parse_ingress_priority_groups(sim(base + " -o json"))
-        assert nvue.lossless_headroom(table) == nvue.lossless_headroom(doc) == [3]
+        table = nvue_show.parse_ingress_priority_groups(sim(base))
+        doc = nvue_show.parse_ingress_priority_groups(sim(base + " -o json"))
+        assert nvue_show.lossless_headroom(table) == nvue_show.lossless_headroom(doc) == [3]
         for pg, row in doc.items():   # the table prints sizes to 1/100 KB
             assert table[pg]["lossless"] == row["lossless"]
             assert abs(table[pg]["headroom"] - row["headroom"]) <= 6 and abs(table[pg]["xoff"] - row["xoff"]) <= 6
         base = f"nv show interface {port} qos pfc-watchdog"
-        assert nvue.parse_pfc_watchdog(sim(base)) == nvue.parse_pfc_watchdog(sim(base + " -o json"))
+        assert nvue_show.parse_pfc_watchdog(sim(base)) == nvue_show.parse_pfc_watchdog(sim(base + " -o json"))
 
 
 def test_a_disabled_watchdog_table_has_no_status(tmp_path, monkeypatch):
@@ -94,8 +94,8 @@ def test_a_disabled_watchdog_table_has_no_status(tmp_path, monkeypatch):
     sim.sw.fault_pfcwd_off()
     text = sim("nv show interface swp1 qos pfc-watchdog")
     assert "PFC WD Status" not in text
-    assert nvue.parse_pfc_watchdog(text) == {"enabled": False, "status": {}}
-    assert nvue.parse_pfc_watchdog(sim("nv show interface swp1 qos pfc-watchdog -o json"))["enabled"] is False
+    assert nvue_show.parse_pfc_watchdog(text) == {"enabled": False, "status": {}}
+    assert nvue_show.parse_pfc_watchdog(sim("nv show interface swp1 qos pfc-watchdog -o json"))["enabled"] is False
 
 
 def test_a_json_shape_the_parser_does_not_know_falls_back_to_the_table(tmp_path, monkeypatch):

@@ -98,8 +98,8 @@ KNOWN_THIN = {
     # the EOS watchdog counters: one public health check's keys only (docs/conformance.md, Arista EOS)
     "switch.eos.parse_pfcwd_counters": 0,
     # NVUE lossless reads: the reference publishes the tables, no -o json sample (docs/conformance.md, NVUE)
-    "switch.nvue.parse_ingress_priority_groups": 2,   # the reference's two tables (issue 38); no JSON sample
-    "switch.nvue.parse_pfc_watchdog": 1,   # the reference's table (issue 38); no JSON sample
+    "switch.nvue_show.parse_ingress_priority_groups": 2,   # the reference's two tables (issue 38); no JSON sample
+    "switch.nvue_show.parse_pfc_watchdog": 1,   # the reference's table (issue 38); no JSON sample
     # the scheduler stand-ins' output, no live capture (fixtures/drain/SOURCES.md)
     "parsers.scheduler.parse_scontrol_node": 0,
     "parsers.scheduler.parse_kubectl_node": 0,

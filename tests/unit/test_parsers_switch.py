@@ -4,13 +4,13 @@ import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue_show
 
 
 # ------------------------------------------------------------- NVUE nv show interface
 
 def test_nvue_show_interface_cl5x_blank_speed_is_blank_not_the_next_cell():
-    summary = nvue.parse_interface_summary(fixture("switch", "real_nvue_show_interface_cl5x.txt"))
+    summary = nvue_show.parse_interface_summary(fixture("switch", "real_nvue_show_interface_cl5x.txt"))
     assert len(summary) == 16 and "" not in summary
     assert summary["BLUE"] == {"up": True, "mtu": 65575, "speed": ""}
     assert summary["swp4"] == {"up": False, "mtu": 1500, "speed": ""}
@@ -20,14 +20,14 @@ def test_nvue_show_interface_cl5x_blank_speed_is_blank_not_the_next_cell():
 
 
 def test_nvue_show_interface_older_column_order_with_row_markers():
-    summary = nvue.parse_interface_summary(fixture("switch", "nvue_show_interface.txt"))
+    summary = nvue_show.parse_interface_summary(fixture("switch", "nvue_show_interface.txt"))
     assert summary == {"eth0": {"up": True, "mtu": 1500, "speed": "1G"},
                        "swp1": {"up": True, "mtu": 9216, "speed": "400G"},
                        "swp2": {"up": False, "mtu": 9216, "speed": ""}}
 
 
 def test_nvue_show_interface_json_is_read_first():
-    summary = nvue.parse_interface_summary(fixture("switch", "nvue_show_interface.json"))
+    summary = nvue_show.parse_interface_summary(fixture("switch", "nvue_show_interface.json"))
     assert summary["swp1"] == {"up": True, "mtu": 9216, "speed": "400G"}
     assert summary["swp2"] == {"up": False, "mtu": 9216, "speed": ""}
     assert summary["vlan110"] == {"up": True, "mtu": None, "speed": ""}
@@ -37,7 +37,7 @@ def test_nvue_show_interface_row_across_columns_names_the_line():
     text = fixture("switch", "real_nvue_show_interface_cl5x.txt").replace(
         "swp4        down          1500 ", "swp4        down         21500 ")
     with pytest.raises(ParseError, match=r"line 31 does not fit the header's columns: 'swp4 "):
-        nvue.parse_interface_summary(text)
+        nvue_show.parse_interface_summary(text)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -49,7 +49,7 @@ def test_nvue_show_interface_row_across_columns_names_the_line():
 ])
 def test_nvue_show_interface_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
-        nvue.parse_interface_summary(text)
+        nvue_show.parse_interface_summary(text)
 
 
 # ------------------------------------------------------------- EOS show interfaces status
@@ -88,7 +88,7 @@ def test_eos_interfaces_status_bad_input(text, message):
     ("real_nvue_show_interface_cl52_spine02.txt", ["eth0", "lo", "swp1", "swp2", "swp3", "swp4"]),
 ])
 def test_nvue_show_interface_cl52_second_summary_row_of_the_same_interface(name, ports):
-    summary = nvue.parse_interface_summary(fixture("switch", name))
+    summary = nvue_show.parse_interface_summary(fixture("switch", name))
     assert list(summary) == ports
     assert summary["lo"] == {"up": True, "mtu": 65536, "speed": ""}
     assert summary["swp1"] == {"up": True, "mtu": 9216, "speed": "1G"}
@@ -96,7 +96,7 @@ def test_nvue_show_interface_cl52_second_summary_row_of_the_same_interface(name,
 
 def test_nvue_show_interface_other_oper_states_read_as_not_up():
     text = "Interface  State    MTU\n---------  -------  -----\nswp1       dormant  9216\nlo         unknown  65536\n"
-    summary = nvue.parse_interface_summary(text)
+    summary = nvue_show.parse_interface_summary(text)
     assert summary == {"swp1": {"up": False, "mtu": 9216, "speed": ""}, "lo": {"up": False, "mtu": 65536, "speed": ""}}
-    assert nvue.parse_interface_summary('{"swp1": {"link": {"oper-status": "lowerlayerdown"}}}') == {
+    assert nvue_show.parse_interface_summary('{"swp1": {"link": {"oper-status": "lowerlayerdown"}}}') == {
         "swp1": {"up": False, "mtu": None, "speed": ""}}

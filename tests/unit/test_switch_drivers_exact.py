@@ -7,21 +7,21 @@ from parser_fixtures import fixture as source_fixture
 from switch_testlib import make
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue, sonic
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue_show, sonic
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
 
 
 # ---------------------------------------------------------------- NVUE
 
 def test_nvue_sizes_in_bytes():
-    assert [nvue._bytes(v) for v in ("1 GB", "2 MB", "18.98 KB", "0 Bytes", 7, "x", True, float("inf"))] == [
+    assert [nvue_show._bytes(v) for v in ("1 GB", "2 MB", "18.98 KB", "0 Bytes", 7, "x", True, float("inf"))] == [
         1024 ** 3, 2 * 1024 ** 2, 19436, 0, 7, None, None, None]
 
 
 @pytest.mark.parametrize("parse,text,message", [
-    (nvue.parse_ingress_priority_groups, '{"a": {}}',
+    (nvue_show.parse_ingress_priority_groups, '{"a": {}}',
      "nvue: nv show interface <swp> qos buffer ingress-priority-group -o json: 'a' is not a priority group row"),
-    (nvue.parse_interface_summary, "Interface   Admin State\n---------   -----------\nswp1        up\n",
+    (nvue_show.parse_interface_summary, "Interface   Admin State\n---------   -----------\nswp1        up\n",
      "nvue: line 1: no Interface and State columns in the header: 'Interface   Admin State'"),
 ])
 def test_nvue_refusals_exact(parse, text, message):
@@ -31,7 +31,7 @@ def test_nvue_refusals_exact(parse, text, message):
 
 
 def test_nvue_a_table_that_ends_at_its_rule_has_no_interface():
-    assert nvue.parse_interface_summary("Interface  State\n---------  -----") == {}
+    assert nvue_show.parse_interface_summary("Interface  State\n---------  -----") == {}
 
 
 # ---------------------------------------------------------------- SONiC

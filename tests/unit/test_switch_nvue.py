@@ -3,7 +3,7 @@ import pytest
 
 from switch_testlib import fixture, make, render, sim_driver, unlocked
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue, nvue_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 
@@ -82,11 +82,11 @@ def test_idempotent_when_running_equals_intent():
 
 
 def test_oper_parsers():
-    summary = nvue.parse_interface_summary(fixture("nvue_show_interface.txt"))
+    summary = nvue_show.parse_interface_summary(fixture("nvue_show_interface.txt"))
     assert summary["swp1"]["up"] is True and summary["swp2"]["up"] is False
-    on = nvue.parse_roce_status(fixture("nvue_roce_status_on.txt"))
+    on = nvue_show.parse_roce_status(fixture("nvue_roce_status_on.txt"))
     assert on["pfc"] == [3] and on["ecn"] is True and on["trust"] == "dscp"
-    off = nvue.parse_roce_status(fixture("nvue_roce_status_off.txt"))
+    off = nvue_show.parse_roce_status(fixture("nvue_roce_status_off.txt"))
     assert off["pfc"] == [] and off["ecn"] is False and off["trust"] == "pcp"
     assert nvue.parse_revisions(fixture("nvue_revision.txt"))[-1] == ("2", "applied_and_saved")
 
@@ -95,8 +95,8 @@ def test_roce_status_real_global_outputs_cl50_and_cl512():
     # 'nv show qos roce' as the 5.0 docs print it (description column) and as
     # the 5.12 docs print it (no description; mode lossless-single-ipool)
     want = {"pfc": [3], "trust": "pcp,dscp", "ecn": True, "min_threshold": "146.48 KB", "max_threshold": "1.43 MB"}
-    assert nvue.parse_roce_status(fixture("real_nvue_roce_status_global_cl50.txt")) == want
-    assert nvue.parse_roce_status(fixture("real_nvue_roce_status_global_cl512.txt")) == want
+    assert nvue_show.parse_roce_status(fixture("real_nvue_roce_status_global_cl50.txt")) == want
+    assert nvue_show.parse_roce_status(fixture("real_nvue_roce_status_global_cl512.txt")) == want
 
 
 def test_check_mode_only_reads():
@@ -222,12 +222,12 @@ def test_show_interface_repeated_rows_of_one_interface_are_its_summary_lines():
                      "\n"
                      "+ swp1       9216   400G   down   node1        mlx5_0       swp\n"
                      "                                                                  continued summary\n")
-    assert nvue.parse_interface_summary(text) == {
+    assert nvue_show.parse_interface_summary(text) == {
         "eth0": {"up": True, "mtu": 1500, "speed": "1G"}, "swp1": {"up": False, "mtu": 9216, "speed": "400G"}}
 
 
 def test_show_interface_real_cl5x_blank_speed_and_wrapped_summary():
-    res = nvue.parse_interface_summary(fixture("real_nvue_show_interface_cl5x.txt"))
+    res = nvue_show.parse_interface_summary(fixture("real_nvue_show_interface_cl5x.txt"))
     assert res["BLUE"] == {"up": True, "mtu": 65575, "speed": ""}
     assert res["eth0"] == {"up": True, "mtu": 1500, "speed": "1G"}
 
@@ -243,16 +243,16 @@ def test_show_interface_real_cl5x_blank_speed_and_wrapped_summary():
 ])
 def test_show_interface_bad_rows_are_named(rows, message):
     with pytest.raises(nvue.ParseError) as err:
-        nvue.parse_interface_summary(HEADER + rows)
+        nvue_show.parse_interface_summary(HEADER + rows)
     assert str(err.value) == message and err.value.tool == "nvue"
 
 
 def test_show_interface_without_a_rule_counts_lines_from_the_header():
     text = "Interface  State  MTU\nswp1       up     9216\nswp2\n"
     with pytest.raises(nvue.ParseError) as err:
-        nvue.parse_interface_summary(text)
+        nvue_show.parse_interface_summary(text)
     assert str(err.value) == "nvue: line 3: no State for 'swp2': 'swp2'"
-    assert nvue.parse_interface_summary(text.replace("swp2\n", "")) == {
+    assert nvue_show.parse_interface_summary(text.replace("swp2\n", "")) == {
         "swp1": {"up": True, "mtu": 9216, "speed": ""}}
 
 
@@ -266,24 +266,24 @@ def test_show_interface_without_a_rule_counts_lines_from_the_header():
 ])
 def test_show_interface_errors(text, message):
     with pytest.raises(nvue.ParseError) as err:
-        nvue.parse_interface_summary(text)
+        nvue_show.parse_interface_summary(text)
     assert str(err.value) == message and err.value.tool == "nvue"
 
 
 def test_show_interface_json():
-    assert nvue.parse_interface_summary(
+    assert nvue_show.parse_interface_summary(
         '{"swp1": {"link": {"oper-status": {"up": {}}, "mtu": 9216, "speed": "400G"}},'
         ' "swp2": {"link": {"state": "down", "mtu": "x"}}}') == {
         "swp1": {"up": True, "mtu": 9216, "speed": "400G"}, "swp2": {"up": False, "mtu": None, "speed": ""}}
 
 
 def test_roce_status_whole_result_and_errors():
-    assert nvue.parse_roce_status(fixture("nvue_roce_status_on.txt")) == {
+    assert nvue_show.parse_roce_status(fixture("nvue_roce_status_on.txt")) == {
         "pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB", "max_threshold": "1.46 MB"}
-    assert nvue.parse_roce_status("") == {"pfc": [], "trust": "", "ecn": False, "min_threshold": "",
+    assert nvue_show.parse_roce_status("") == {"pfc": [], "trust": "", "ecn": False, "min_threshold": "",
                                           "max_threshold": ""}
     with pytest.raises(nvue.ParseError) as err:
-        nvue.parse_roce_status("Error: The requested item does not exist.\n")
+        nvue_show.parse_roce_status("Error: The requested item does not exist.\n")
     assert str(err.value) == "nvue: Error: The requested item does not exist."
 
 
@@ -469,7 +469,7 @@ def test_oper_skips_ports_the_switch_does_not_have():
     assert res == {
         "swp1": {"pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB",
                  "max_threshold": "1.46 MB", "up": True, "headroom": [3], "pfcwd": [3]},
-        "swp2": dict(nvue.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False, headroom=[], pfcwd=[])}
+        "swp2": dict(nvue_show.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False, headroom=[], pfcwd=[])}
     assert fake.sent == ["nv show interface", "nv show interface swp1 qos roce status",
                          "nv show interface swp1 qos buffer ingress-priority-group -o json",
                          "nv show interface swp1 qos pfc-watchdog -o json",

@@ -10,7 +10,7 @@ from parser_fixtures import fixture
 from switch_testlib import make
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import apt, lldp, perftest
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue, sonic
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue_show, sonic
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_interface_counters
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
 
@@ -34,9 +34,9 @@ def test_nvue_interface_counters_name_each_sections_columns_and_refuse_a_header_
 
 def test_nvue_interface_summary_names_an_unreadable_mtu_state_or_column_in_the_row():
     text = fixture("switch", "real_nvue_show_interface_cl519.txt")
-    clean = nvue.parse_interface_summary(text)
+    clean = nvue_show.parse_interface_summary(text)
     assert clean["swp1"] == {"up": True, "mtu": 9216, "speed": "1G"}   # no warnings key
-    odd = nvue.parse_interface_summary(_swap(_swap(text, "swp1       up            up           1G     9216 ",
+    odd = nvue_show.parse_interface_summary(_swap(_swap(text, "swp1       up            up           1G     9216 ",
                                                    "swp1       up            up           1G     jumbo"),
                                              "swp2       down          down ", "swp2       down          weird"))
     assert odd["swp1"] == {"up": True, "mtu": None, "speed": "1G",
@@ -44,34 +44,34 @@ def test_nvue_interface_summary_names_an_unreadable_mtu_state_or_column_in_the_r
     assert odd["swp2"]["up"] is False and odd["swp2"]["warnings"] == [
         "line 10: State 'weird' is not a link state NVUE documents: read as not up"]
     for name in ("real_nvue_show_interface_cl5x.txt", "real_nvue_show_interface_cl519.txt", "nvue_show_interface.txt"):
-        assert not [r for r in nvue.parse_interface_summary(fixture("switch", name)).values() if "warnings" in r], name
+        assert not [r for r in nvue_show.parse_interface_summary(fixture("switch", name)).values() if "warnings" in r], name
     table = ("Interface  Admin Status  Oper Status     Speed  MTU\n"
              "---------  ------------  --------------  -----  -----\n"
              "swp2       up            %-14s  1G     1500\n")
-    for state in nvue.OPER_STATES:   # every documented operstate reads without a warning
-        row = nvue.parse_interface_summary(table % state)["swp2"]
+    for state in nvue_show.OPER_STATES:   # every documented operstate reads without a warning
+        row = nvue_show.parse_interface_summary(table % state)["swp2"]
         assert row == {"up": state == "up", "mtu": 1500, "speed": "1G"}, state
-    extra = nvue.parse_interface_summary(_swap(text, "Type      Remote Host", "Kind      Remote Host"))
+    extra = nvue_show.parse_interface_summary(_swap(text, "Type      Remote Host", "Kind      Remote Host"))
     assert extra["swp1"]["warnings"] == ["line 1: column 'Kind' is not read (unknown to this parser)"]
     with pytest.raises(ParseError, match=r"line 1: the header does not fit its dashed rule"):
-        nvue.parse_interface_summary(_swap(text, "MTU    Type", "zqunexpectedvalue    Type"))
+        nvue_show.parse_interface_summary(_swap(text, "MTU    Type", "zqunexpectedvalue    Type"))
 
 
 def test_nvue_roce_status_names_an_unknown_row_an_odd_priority_and_an_unknown_congestion_mode():
     text = fixture("switch", "real_nvue_roce_status_cl50.txt")
     for name in ("real_nvue_roce_status_cl50.txt", "real_nvue_roce_status_global_cl50.txt",
                  "real_nvue_roce_status_global_cl512.txt", "nvue_roce_status_on.txt", "nvue_roce_status_off.txt"):
-        assert "warnings" not in nvue.parse_roce_status(fixture("switch", name)), name
-    renamed = nvue.parse_roce_status(_swap(text, "  trust-mode        pcp,dscp", "  trust-moed        pcp,dscp"))
+        assert "warnings" not in nvue_show.parse_roce_status(fixture("switch", name)), name
+    renamed = nvue_show.parse_roce_status(_swap(text, "  trust-mode        pcp,dscp", "  trust-moed        pcp,dscp"))
     assert renamed["trust"] == "" and renamed["warnings"] == [
         "line 14: not read: 'trust-moed        pcp,dscp                Trust Setting on the port for packet "
         "classification'"]
-    prio = nvue.parse_roce_status(_swap(text, "  pfc-priority      3 ", "  pfc-priority      3,x9"))
+    prio = nvue_show.parse_roce_status(_swap(text, "  pfc-priority      3 ", "  pfc-priority      3,x9"))
     assert prio["pfc"] == [3] and prio["warnings"] == ["pfc-priority '3,x9': 'x9' is not a priority 0-7: not read"]
     for words in ("ecn, relative", "red, absolute", "ECN"):   # the words of a congestion mode: no warning
-        assert "warnings" not in nvue.parse_roce_status(_swap(text, "ecn, absolute", words.ljust(13))), words
+        assert "warnings" not in nvue_show.parse_roce_status(_swap(text, "ecn, absolute", words.ljust(13))), words
     # a value wider than the operational column is read whole, and an unknown mode is named
-    mode = nvue.parse_roce_status(_swap(text, "ecn, absolute        ", "zqunexpectedvalue, absolute"))
+    mode = nvue_show.parse_roce_status(_swap(text, "ecn, absolute        ", "zqunexpectedvalue, absolute"))
     assert mode["ecn"] is False and mode["warnings"] == [
         "congestion-mode 'zqunexpectedvalue, absolute': a mode NVUE's published outputs do not print: ECN read as off"]
 
