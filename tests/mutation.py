@@ -103,6 +103,11 @@ GROUPS = {
                                                       "tests/unit/test_verify_link_health_switch.py",
                                                       "tests/unit/test_switch_parsers_unexpected.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
+        # what SONiC's show commands print and the lossless headroom read (the driver's oper reads)
+        "plugins/module_utils/switch/sonic_show.py": ([f"{PKG}.plugins.module_utils.switch.sonic_show"],
+                                                      ["tests/unit/test_switch_sonic.py", "tests/unit/test_switch_parsers_unexpected.py",
+                                                       "tests/unit/test_sonic_buffer_platforms.py", "tests/unit/test_lossless_watchdog_storm.py",
+                                                       "tests/unit/test_parsers_real.py", "tests/unit/test_switch_drivers_exact.py"]),
         # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests
         "plugins/module_utils/switch/nvue_show.py": ([f"{PKG}.plugins.module_utils.switch.nvue_show"],
                                                      ["tests/unit/test_parsers_switch.py", "tests/unit/test_switch_drivers_exact.py",

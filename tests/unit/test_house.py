@@ -59,7 +59,7 @@ NOT_MIRRORED.update({f"host/{m}": _HOST for m in (
     "peermem", "rdma", "readiness", "roce", "rollout", "stamp", "verify_tools")})
 NOT_MIRRORED.update({f"switch/{m}": _SWITCH for m in (
     "backups", "base", "ber", "buffers", "counters", "drivers", "eos", "journal", "lock", "module_common",
-    "network_os", "nvue", "nvue_show", "nvue_tables", "optics", "profiles", "redact", "sonic", "sonic_buffer_data", "window",
+    "network_os", "nvue", "nvue_show", "nvue_tables", "optics", "profiles", "redact", "sonic", "sonic_buffer_data", "sonic_show", "window",
     "window_lock")})
 
 

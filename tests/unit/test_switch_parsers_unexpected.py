@@ -10,7 +10,7 @@ from parser_fixtures import fixture
 from switch_testlib import make
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import apt, lldp, perftest
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue_show, sonic
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue_show, sonic_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_interface_counters
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
 
@@ -100,44 +100,44 @@ def test_eos_interfaces_status_refuses_a_row_whose_status_went_into_another_colu
 
 def test_sonic_pfc_priority_reads_priorities_only_and_refuses_anything_else():
     text = fixture("switch", "real_sonic_pfc_priority_docs.txt")
-    assert sonic.parse_pfc_priority(text)["Ethernet0"] == [3, 4]
-    assert sonic.parse_pfc_priority(_swap(text, "Ethernet0    3,4", "Ethernet0    N/A"))["Ethernet0"] == []
+    assert sonic_show.parse_pfc_priority(text)["Ethernet0"] == [3, 4]
+    assert sonic_show.parse_pfc_priority(_swap(text, "Ethernet0    3,4", "Ethernet0    N/A"))["Ethernet0"] == []
     with pytest.raises(ParseError, match=r"Ethernet0: '3,zq4711x' is not a list of priorities 0-7"):
-        sonic.parse_pfc_priority(_swap(text, "Ethernet0    3,4", "Ethernet0    3,zq4711x"))
+        sonic_show.parse_pfc_priority(_swap(text, "Ethernet0    3,4", "Ethernet0    3,zq4711x"))
     with pytest.raises(ParseError) as err:
-        sonic.parse_pfc_priority(_swap(text, "Lossless priorities", "Lossy priorities   "))
+        sonic_show.parse_pfc_priority(_swap(text, "Lossless priorities", "Lossy priorities   "))
     assert str(err.value).startswith("sonic: show pfc priority: the header has no 'Lossless priorities' column "
                                      "(columns: Interface, Lossy priorities)")
 
 
 def test_sonic_interfaces_status_names_odd_cells_and_columns_and_refuses_a_header_without_interface():
     text = fixture("switch", "real_sonic_interfaces_status_docs.txt")
-    clean = sonic.parse_interfaces_status(text)
+    clean = sonic_show.parse_interfaces_status(text)
     assert clean["Ethernet0"] == {"up": False, "admin_up": True, "mtu": 9100, "speed": "100G"}
-    odd = sonic.parse_interfaces_status(_swap(text, "100G   9100   hundredGigE1/1    down       up",
+    odd = sonic_show.parse_interfaces_status(_swap(text, "100G   9100   hundredGigE1/1    down       up",
                                               "100G  jumbo   hundredGigE1/1   flaky       up"))
     assert odd["Ethernet0"]["up"] is False and odd["Ethernet0"]["warnings"] == [
         "Oper 'flaky' is not up, down or N/A: read as not up", "MTU 'jumbo' is not a number: read as unknown"]
     for name in ("real_sonic_interfaces_status_docs.txt", "real_sonic_interfaces_status_new.txt",
                  "real_sonic_interfaces_status_subset.txt", "sonic_interfaces_status.txt"):
-        assert not [r for r in sonic.parse_interfaces_status(fixture("switch", name)).values() if "warnings" in r], name
-    na = sonic.parse_interfaces_status(_swap(text, "100G   9100   hundredGigE1/1    down       up",
+        assert not [r for r in sonic_show.parse_interfaces_status(fixture("switch", name)).values() if "warnings" in r], name
+    na = sonic_show.parse_interfaces_status(_swap(text, "100G   9100   hundredGigE1/1    down       up",
                                              "100G    N/A   hundredGigE1/1     N/A      N/A"))["Ethernet0"]
     assert na == {"up": False, "admin_up": False, "mtu": None, "speed": "100G"}   # N/A: unknown, no warning
-    renamed = sonic.parse_interfaces_status(_swap(text, "    MTU  ", "    MRU  "))
+    renamed = sonic_show.parse_interfaces_status(_swap(text, "    MTU  ", "    MRU  "))
     assert all("column 'MRU' is not read (unknown to this parser)" in r["warnings"] for r in renamed.values())
     with pytest.raises(ParseError, match=r"the header has no 'Interface' column"):
-        sonic.parse_interfaces_status(_swap(text, "  Interface  ", "       Port  "))
+        sonic_show.parse_interfaces_status(_swap(text, "  Interface  ", "       Port  "))
 
 
 def test_sonic_show_ecn_reads_every_field_and_refuses_a_profile_line_in_another_name():
     text = fixture("switch", "real_sonic_show_ecn_two_profiles.txt")
-    ecn = sonic.parse_show_ecn(_swap(text, "green_min_threshold      1048576", "Zq_unexpected_Name       1048576"))
+    ecn = sonic_show.parse_show_ecn(_swap(text, "green_min_threshold      1048576", "Zq_unexpected_Name       1048576"))
     assert ecn["AZURE_LOSSLESS"]["Zq_unexpected_Name"] == "1048576" and "warnings" not in ecn["AZURE_LOSSLESS"]
-    odd = sonic.parse_show_ecn(_swap(text, "ecn                      ecn_all", "ecn                      ecn all"))
+    odd = sonic_show.parse_show_ecn(_swap(text, "ecn                      ecn_all", "ecn                      ecn all"))
     assert odd["AZURE_LOSSLESS"]["warnings"] == ["line 4: not a 'field  value' row: 'ecn                      ecn all'"]
     with pytest.raises(ParseError, match=r"line 1: 'Zq_unexpected_Name: AZURE_LOSSLESS' is not a 'Profile: <name>'"):
-        sonic.parse_show_ecn(_swap(text, "Profile: AZURE_LOSSLESS", "Zq_unexpected_Name: AZURE_LOSSLESS"))
+        sonic_show.parse_show_ecn(_swap(text, "Profile: AZURE_LOSSLESS", "Zq_unexpected_Name: AZURE_LOSSLESS"))
 
 
 def test_nvue_phy_health_names_a_row_it_does_not_know():
