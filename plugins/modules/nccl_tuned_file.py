@@ -84,7 +84,7 @@ import datetime
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune, nccl_tune_history
 
 
 def _read(path):
@@ -138,13 +138,13 @@ def main():
     except OSError as e:
         module.fail_json(msg=f"{path}: cannot be read ({e})")
     try:
-        entries = nccl_tune.read_history(_read(history_path))
+        entries = nccl_tune_history.read_history(_read(history_path))
     except (OSError, ValueError) as e:
         module.fail_json(msg=f"{history_path}: {e}; move it aside to start a new history")
     restored = None
     if p["rollback"]:
         try:
-            after, changed, restored = nccl_tune.plan_rollback(current, entries, p["rollback_to"])
+            after, changed, restored = nccl_tune_history.plan_rollback(current, entries, p["rollback_to"])
         except ValueError as e:
             module.fail_json(msg=f"rollback: {e}")
         new_entries = entries
@@ -154,10 +154,10 @@ def main():
             module.fail_json(msg=f"document: {'; '.join(problems) or 'empty'} (allowed: a tuned file of version "
                                  f"{nccl_tune.TUNED_VERSION} as nccl_tune returns it)")
         at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        after, new_entries, changed = nccl_tune.plan_write(current, p["document"], entries, p["keep"], at)
+        after, new_entries, changed = nccl_tune_history.plan_write(current, p["document"], entries, p["keep"], at)
     if changed and not module.check_mode:
         if new_entries is not entries:
-            _write(module, history_path, nccl_tune.history_text(new_entries))
+            _write(module, history_path, nccl_tune_history.history_text(new_entries))
         if after is None:
             os.remove(path)
         else:

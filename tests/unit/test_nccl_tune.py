@@ -295,30 +295,6 @@ def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable(
     assert lines == ["NCCL_TUNER_PLUGIN='libnccl-tuner-example.so'", "NCCL_TUNER_CONFIG_FILE='/etc/nccl/tuner.conf'"]
 
 
-# ---------------------------------------------------------------- history and rollback
-
-def test_history_records_what_a_sweep_replaced_and_rollback_puts_back_the_previous_file_idempotently():
-    a, b = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
-    text, entries, changed = nt.plan_write(None, a, [], at="t1")
-    assert changed and text == a and [(e["n"], e["document"], e["by"]) for e in entries] == [(1, None, "before"),
-                                                                                              (2, a, "sweep")]
-    assert nt.plan_write(a, a, entries) == (a, entries, False)           # the same result: nothing changes
-    text, entries, changed = nt.plan_write(a, b, entries, at="t2")
-    assert changed and [e["n"] for e in entries] == [1, 2, 3]            # a is already the newest entry
-    assert nt.plan_rollback(b, entries) == (a, True, "history entry 2")
-    assert nt.plan_rollback(a, entries) == (a, False, "history entry 2")  # a second rollback changes nothing
-    assert nt.plan_rollback(b, entries, to=1) == (None, True, "history entry 1")   # before any sweep: no file
-    with pytest.raises(ValueError, match="nothing to roll back to"):
-        nt.plan_rollback(a, entries[:1])
-    with pytest.raises(ValueError, match=r"rollback_to 9: no such history entry \(allowed: 1, 2, 3\)"):
-        nt.plan_rollback(a, entries, to=9)
-    # a file changed by hand since the last sweep is recorded before the new one replaces it
-    _t, more, _c = nt.plan_write("hand-edited", a, entries)
-    assert [e["document"] for e in more[-2:]] == ["hand-edited", a]
-    _t, kept, _c = nt.plan_write(None, b, [{"n": i, "document": str(i)} for i in range(1, 30)], keep=5)
-    assert [e["n"] for e in kept] == [26, 27, 28, 29, 30, 31][-5:]
-
-
 def test_module_nccl_tuned_file_writes_keeps_history_is_idempotent_and_rolls_back(tmp_path, capsys):
     path = str(tmp_path / "nccl" / "tuned.json")
     first, second = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
