@@ -34,7 +34,6 @@ NOT_MIRRORED = {
     # parsers
     "parsers/apt": _OTHERS,
     "parsers/lldp": _OTHERS,
-    "parsers/perftest": _OTHERS,
     "parsers/_perftest": _OTHERS,
     # intent
     "intent/cabling": _INTENT,
