@@ -52,7 +52,7 @@ def rollout_plan(names, hostvars, intent, observed=None):
     {node: [leaf]} seen by LLDP, or ``rollout_observed``'s {leaves, generated}; unioned with the declared
     cabling."""
     report = observed if isinstance(observed, dict) and "leaves" in observed else None
-    leaves = (report or {}).get("leaves") if report is not None else observed
+    leaves = report["leaves"] if report else observed
     try:
         nodes = rollout.nodes_from_hostvars(list(names), hostvars, leaves if isinstance(leaves, dict) else None)
         out = rollout.plan(nodes, **_rollout_keys(intent)).as_dict()

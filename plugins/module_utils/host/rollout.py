@@ -28,6 +28,7 @@ Stdlib only.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -150,7 +151,6 @@ def observed_from_report(text: Any) -> dict[str, Any]:
     """The leaves the last verification's cabling check saw each node on, from its report.json text
     (``checks.cabling.observed_leaves``, {node: [leaf]}) and when that report was made; ``{}`` where there
     is no report, it is not JSON, or its cabling check did not run (the declared cabling alone then)."""
-    import json
     if not isinstance(text, str) or not text.strip():
         return {}
     try:
