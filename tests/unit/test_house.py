@@ -164,3 +164,106 @@ def test_a_fault_code_is_defined_once():
     keys = [k.value for k in table.keys]
     assert _duplicates(keys) == [], "a fault code defined twice in FAULT_CODES"
     assert sorted(keys) == sorted(findings.FAULT_CODES)
+
+
+# (c) Size: no product file over 600 lines, no function over 80 without its reason in a comment (issue 39
+#     item 6). Product code is what ships or runs the lab: plugins/, lab/, bench/, scripts/ (tests aside).
+#     A reason is a comment ``# long: <why>`` on the line of the ``def`` (or its decorators), the line
+#     above them, or the first line of the body. LONG_FUNCTIONS is a ratchet like NOT_MIRRORED: what is
+#     listed waits to be split; an entry that is no longer long (or gone) must be dropped.
+PRODUCT = ("plugins", "lab", "bench", "scripts")
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 80
+LONG_REASON = re.compile(r"#\s*long:\s*\S")
+LONG_FILES: set[str] = {
+    "lab/ibsim/ibsimlab.py",
+    "lab/labctl.py",
+    "lab/sim/linerate_lab/faults.py",
+    "lab/sim/linerate_lab/tools/nccl_tests.py",
+    "lab/switchsim/sim_eos.py",
+    "lab/switchsim/sim_nvue.py",
+    "lab/switchsim/sim_sonic.py",
+    "plugins/module_utils/checks/benchmarks.py",
+    "plugins/module_utils/checks/plans.py",
+    "plugins/module_utils/checks/report.py",
+}
+LONG_FUNCTIONS: set[str] = {
+    "lab/packages.py:ofed_packages",
+    "lab/schedsim/schedsim.py:kubectl",
+    "lab/sim/linerate_lab/tools/mlnx_qos.py:apply",
+    "lab/switchsim/sim_eos.py:config_cmd",
+    "lab/switchsim/sim_nvue.py:nv_apply",
+    "lab/switchsim/simcore.py:_simple",
+    "plugins/action/validate_intent.py:run",
+    "plugins/action/verify_report.py:run",
+    "plugins/module_utils/checks/benchmarks.py:_run_rails",
+    "plugins/module_utils/checks/cabling.py:check_cabling",
+    "plugins/module_utils/checks/heatmap.py:heatmap_svg",
+    "plugins/module_utils/checks/ib.py:check_topology",
+    "plugins/module_utils/checks/incast.py:incast_findings",
+    "plugins/module_utils/checks/plans.py:retest_plan",
+    "plugins/module_utils/checks/rdma.py:localise",
+    "plugins/module_utils/host/connectx.py:configure",
+    "plugins/module_utils/host/readiness.py:collect",
+    "plugins/module_utils/intent/cabling.py:validate_cabling",
+    "plugins/module_utils/intent/infiniband.py:validate_subnet_manager",
+    "plugins/module_utils/intent/nccl_env.py:nccl_env_settings",
+    "plugins/module_utils/parsers/ibdiag.py:parse_ibnetdiscover",
+    "plugins/module_utils/parsers/nccl_tests.py:parse_nccl_tests",
+    "plugins/module_utils/switch/window.py:_run_window",
+    "plugins/module_utils/switch/window.py:run_apply",
+    "plugins/modules/nccl_tune.py:main",
+    "plugins/modules/switch_config.py:main",
+}
+
+
+def _product_files():
+    for top in PRODUCT:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT)
+            if not {"state", "__pycache__", "mutants"} & set(rel.parts):
+                yield rel, path
+
+
+def _long_functions(source, filename="<src>"):
+    """'<name>:<first line>' of every function over MAX_FUNCTION_LINES lines without a ``# long:`` reason."""
+    lines = source.splitlines()
+    tree = ast.parse(source, filename=filename)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if node.end_lineno - node.lineno + 1 <= MAX_FUNCTION_LINES:
+            continue
+        top = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        body = node.body[0].lineno
+        near = lines[max(top - 2, 0):body]
+        if not any(LONG_REASON.search(line) for line in near):
+            out.append(f"{node.name}:{node.lineno}")
+    return out
+
+
+def test_the_length_finder_finds_long_functions_and_reads_reasons():
+    long_body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert _long_functions(f"def f():\n{long_body}\n") == ["f:1"]
+    assert _long_functions(f"# long: one table, one row a line\ndef f():\n{long_body}\n") == []
+    assert _long_functions(f"@dec\ndef f():  # long: a dispatch on the command\n{long_body}\n") == []
+    assert _long_functions(f"# a comment that gives no reason\ndef f():\n{long_body}\n") == ["f:2"]
+    short = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES - 2))
+    assert _long_functions(f"def f():\n{short}\n    return 1\n") == []
+
+
+def test_no_product_file_over_600_lines():
+    over = {str(rel) for rel, path in _product_files()
+            if len(path.read_text(encoding="utf-8").splitlines()) > MAX_FILE_LINES}
+    assert over - LONG_FILES == set(), f"product files over {MAX_FILE_LINES} lines (split them along a seam): {over}"
+    assert LONG_FILES - over == set(), "LONG_FILES entries no longer over the limit (drop them)"
+
+
+def test_no_function_over_80_lines_without_a_reason():
+    found = set()
+    for rel, path in _product_files():
+        found.update(f"{rel}:{f.split(':')[0]}" for f in _long_functions(path.read_text(encoding="utf-8"), str(rel)))
+    assert found - LONG_FUNCTIONS == set(), (f"functions over {MAX_FUNCTION_LINES} lines with no '# long: <why>' "
+                                             "comment (split them, or say why they stay whole)")
+    assert LONG_FUNCTIONS - found == set(), "LONG_FUNCTIONS entries no longer long (drop them)"
