@@ -175,6 +175,7 @@ GROUPS = {
                                                               ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
                                                                "tests/unit/test_parsers_classes.py",
                                                                "tests/unit/test_switch_parsers_unexpected.py",
+                                                               "tests/unit/parsers/test_lldp.py",
                                                                # the other checks locate endpoints and walk a
                                                                # switch's cabled ports through checks/cabling.py
                                                                "tests/unit/test_verify_incast_exact.py",

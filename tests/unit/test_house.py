@@ -31,10 +31,6 @@ _HOST = "host/ is not mirrored yet: its tests are tests/unit/test_<host module o
 _SWITCH = "switch/ is not mirrored yet (others editing the drivers): tests/unit/test_switch_*.py"
 
 NOT_MIRRORED = {
-    # parsers
-    "parsers/apt": _OTHERS,
-    "parsers/lldp": _OTHERS,
-    "parsers/_perftest": _OTHERS,
     # intent
     "intent/cabling": _INTENT,
     "intent/k8s_base": "tested through intent/test_k8s_render.py (the rendered objects against the schemas)",

@@ -1,6 +1,6 @@
-"""Issue 38, class 1, on the switch parsers the never-drop property held last (and on apt-cache madison and
-ib_send_bw, which had no published fixture): each test changes one line of a published output the way
-tests/unit/test_parsers_never_drop.py does and asserts where the change went (read, named in a warnings
+"""Issue 38, class 1, on the switch parsers the never-drop property held last (the LLDP, apt-cache
+madison and ib_send_bw cases are in tests/unit/parsers/test_lldp.py, test_apt.py, test_perftest.py):
+each test changes one line of a published output the way tests/unit/test_parsers_never_drop.py does and asserts where the change went (read, named in a warnings
 entry, or refused with a ParseError naming it), and that the clean output keeps the result the drivers read
 (no warnings key). No hypothesis here: these run in the mutation groups of the drivers and counters."""
 
@@ -9,7 +9,6 @@ import pytest
 from parser_fixtures import fixture
 from switch_testlib import make
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers import apt, lldp, perftest
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue_show, sonic_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_interface_counters
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
@@ -148,24 +147,3 @@ def test_nvue_phy_health_names_a_row_it_does_not_know():
     assert renamed["warnings"] == ["line 6: not read: 'Zq_unexpected_Name         0'"]
 
 
-def test_eos_lldp_detail_names_a_tlv_line_it_does_not_know():
-    text = fixture("lldp", "real_eos_lldp_neighbors_detail_ntc.txt")
-    assert lldp.parse_eos_lldp_neighbors(text)["warnings"] == []
-    res = lldp.parse_eos_lldp_neighbors(_swap(text, '    Port ID     : "Ethernet1"', '    Zq_unexpected_Name     : "Ethernet1"'))
-    assert res["neighbors"]["Ethernet1"][0]["port_id"] is None
-    assert res["warnings"] == ["line 8: not read: 'Zq_unexpected_Name     : \"Ethernet1\"'"]
-
-
-def test_madison_reads_the_published_rows_and_refuses_a_line_that_is_no_row():
-    assert apt.parse_madison(fixture("apt_madison", "real_bash_jessie.txt")) == {
-        "bash": ["4.3-11+deb8u1", "4.3-11+deb8u1"]}   # the binary row and the source package's row
-    with pytest.raises(ParseError, match=r"line 2: not a 'package \| version \| source' row: 'bash 4.3-12'"):
-        apt.parse_madison("bash | 4.3-11 | http://x jessie/main amd64 Packages\nbash 4.3-12\n")
-    with pytest.raises(ParseError, match=r"line 1: not a 'package \| version \| source' row"):
-        apt.parse_madison("bash |  | http://x jessie/main amd64 Packages\n")
-
-
-def test_ib_send_bw_reads_the_published_infiniband_run():
-    res = perftest.parse_ib_send_bw(fixture("perftest", "send_bw_nebius_ib_h100.txt"))
-    assert (res["verb"], res["device"], res["link_type"], res["num_qps"], res["mtu"]) == ("send", "mlx5_0", "IB", 1, 4096)
-    assert (res["bytes"], res["bw_average_gbps"], res["bw_peak_gbps"], res["warnings"]) == (65536, 353.53, 357.12, [])

@@ -1,11 +1,11 @@
-"""Unit tests for plugins/module_utils/parsers/perftest.py on our own fixtures."""
+"""Unit tests for plugins/module_utils/parsers/perftest.py on our own fixtures and a published ib_send_bw run."""
 
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
-    MIB_PER_SEC_IN_GBPS, parse_ib_write_bw)
+    MIB_PER_SEC_IN_GBPS, parse_ib_send_bw, parse_ib_write_bw)
 
 
 def test_client_native_ib_sweep_report_gbits_25x():
@@ -171,3 +171,9 @@ def test_out_json_server_duration_mib():
 def test_out_json_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
         parse_ib_write_bw(text)
+
+
+def test_ib_send_bw_reads_the_published_infiniband_run():
+    res = parse_ib_send_bw(fixture("perftest", "send_bw_nebius_ib_h100.txt"))
+    assert (res["verb"], res["device"], res["link_type"], res["num_qps"], res["mtu"]) == ("send", "mlx5_0", "IB", 1, 4096)
+    assert (res["bytes"], res["bw_average_gbps"], res["bw_peak_gbps"], res["warnings"]) == (65536, 353.53, 357.12, [])
