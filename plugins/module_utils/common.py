@@ -9,16 +9,48 @@ from typing import Any, Callable, Optional, Sequence, TypeVar, overload
 _T = TypeVar("_T")
 
 
+# How much of a failed tool's output its message quotes (the whole output is in stdout/stderr beside it).
+TOOL_OUTPUT_LIMIT = 400
+
+
+def tool_failed(argv: Sequence[Any], rc: Optional[int], out: Optional[str] = "", err: Optional[str] = "",
+                what: Optional[str] = None, detail: Optional[str] = None, tail: bool = False,
+                limit: int = TOOL_OUTPUT_LIMIT, hint: str = "") -> str:
+    """The one message for a tool that failed: ``[<what>: ]<argv> exited <rc>[: <why>][<hint>]``.
+
+    ``why`` is ``detail`` (what a parser read from the tool's own error) or else what the tool printed:
+    its stderr, or its stdout when stderr is empty, stripped and cut to ``limit`` characters - its first
+    ones, or with ``tail`` its last (tools that print progress before the error: ``mlxconfig set``,
+    ``apt-get``). A tool that exited 0 but printed what cannot be read gives ``<argv>: <why>``.
+    ``hint`` (the remedy, with its own leading separator) ends the message. The argv is joined with
+    spaces, a newline in an argument (``dpkg-query -f``'s format) written ``\\n``."""
+    text = (detail if detail is not None else (err or out or "")).strip()
+    if detail is None and len(text) > limit:
+        text = text[-limit:] if tail else text[:limit]
+    head = " ".join(str(a) for a in argv).replace("\n", "\\n") + ("" if rc == 0 else f" exited {rc}")
+    return (f"{what}: " if what else "") + head + (f": {text}" if text else "") + hint
+
+
 class ToolFailure(Exception):
-    """The one error of the host modules' logic: a tool failed, or the host is
-    not in a state the module can work with. ``msg`` plus what ``fail_json``
-    should show beside it (``rc``, ``stdout``, ``stderr``, ``cmd``, ...) in ``kw``;
-    a module ends with ``module.fail_json(msg=e.msg, **e.kw)``."""
+    """The one error of the host layer (module_utils/host/ and the host modules): a tool failed, or the
+    host or an input is not in a state the module can work with. ``msg`` plus what ``fail_json``
+    should show beside it (``rc``, ``stdout``, ``stderr``, ``cmd``, ...) in ``kw``; a module ends
+    with ``module.fail_json(msg=e.msg, **e.kw)`` (``exit_module``). The layer's more particular
+    errors derive from it (``breaker.StateError``, ``rollout.RolloutError``)."""
 
     def __init__(self, msg: str, **kw: Any) -> None:
         super().__init__(msg)
         self.msg = msg
         self.kw = kw
+
+    @classmethod
+    def exited(cls, argv: Sequence[Any], rc: Optional[int], out: Optional[str] = "", err: Optional[str] = "",
+               what: Optional[str] = None, detail: Optional[str] = None, tail: bool = False,
+               limit: int = TOOL_OUTPUT_LIMIT, hint: str = "", **kw: Any) -> ToolFailure:
+        """The failure of ``argv``: ``tool_failed``'s message with ``rc``, ``stdout``, ``stderr`` and
+        ``cmd`` beside it (and ``kw``: the result so far, ...), for ``raise ToolFailure.exited(...)``."""
+        return cls(tool_failed(argv, rc, out, err, what=what, detail=detail, tail=tail, limit=limit, hint=hint),
+                   rc=rc, stdout=out, stderr=err, cmd=list(argv), **kw)
 
 
 # ANSI SGR/CSI escape sequences (``ESC [ ... m`` and the like): nvidia-smi underlines the header of

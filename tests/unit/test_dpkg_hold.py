@@ -84,7 +84,7 @@ def test_check_mode_writes_nothing_and_diff_shows_selections(capsys):
 def test_failing_set_selections_fails_with_dpkgs_words(capsys):
     result, _ = run(capsys, Dpkg({"rdma-core": "ii "}, set_rc=2), ["rdma-core"])
     assert result["failed"] is True
-    assert result["msg"] == ("dpkg: --set-selections failed (rc 2): dpkg: error: unable to access the dpkg "
+    assert result["msg"] == ("dpkg --set-selections exited 2: dpkg: error: unable to access the dpkg "
                              "database directory /var/lib/dpkg")
 
 

@@ -170,7 +170,7 @@ def test_check_mode_names_unit_commands_without_running_them(tmp_path, capsys):
 def test_failing_enable_fails_with_the_command(tmp_path, capsys):
     result, _ = run(capsys, {"units": [{"name": "u.service"}]}, systemd=Systemd(fail="enable"))
     assert result["failed"] is True
-    assert result["msg"] == "systemctl enable u.service failed: Failed to enable unit: Unit file u.service does not exist."
+    assert result["msg"] == "systemctl enable u.service exited 1: Failed to enable unit: Unit file u.service does not exist."
     assert result["cmd"] == ["systemctl", "enable", "u.service"]
 
 

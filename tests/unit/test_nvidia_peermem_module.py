@@ -192,7 +192,7 @@ def test_failed_rebuild_fails_naming_it(capsys, monkeypatch):
     node = dkms_node(built=False, status="install ok installed", reconfigure_rc=10)
     out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
     assert out["failed"] is True
-    assert out["msg"] == (f"dpkg-reconfigure -fnoninteractive {DKMS} exited 10 rebuilding nvidia_peermem: "
+    assert out["msg"] == (f"rebuilding nvidia_peermem: dpkg-reconfigure -fnoninteractive {DKMS} exited 10: "
                           "Error! Bad return status for module build on kernel")
     assert ["modprobe", "nvidia_peermem"] not in node.tools.calls
 

@@ -64,9 +64,9 @@ def test_check_mode_plans_and_changes_nothing_with_a_diff(capsys):
 
 def test_a_missing_netdev_and_a_failing_ip_fail_naming_them(capsys):
     res, _calls = run(capsys, Ip(), name="nosuch0")
-    assert res["failed"] and res["msg"] == 'netdev nosuch0: Device "nosuch0" does not exist.' and res["rc"] == 1
+    assert res["failed"] and res["msg"] == 'ip -json addr show dev nosuch0 exited 1: Device "nosuch0" does not exist.' and res["rc"] == 1
     res, calls = run(capsys, Ip(fail=["addr", "add"]), address="192.168.100.11/24")
-    assert res["failed"] and res["msg"] == f"ip addr add 192.168.100.11/24 dev {DEV}: RTNETLINK answers: Operation not permitted"
+    assert res["failed"] and res["msg"] == f"ip addr add 192.168.100.11/24 dev {DEV} exited 2: RTNETLINK answers: Operation not permitted"
     assert res["rc"] == 2 and res["before"] == {"up": False, "addresses": []} and len(calls) == 2
 
 
@@ -169,8 +169,8 @@ def test_ports_a_failing_port_does_not_stop_the_others(capsys):
     res, calls = run_ports(capsys, ips, ports)
     assert res["failed"] is True
     assert res["msg"] == ('2 of 3 ports failed (the others were done): '
-                          'nosuch0: netdev nosuch0: Device "nosuch0" does not exist.; '
-                          f'{DEV}: ip addr add 192.168.100.11/24 dev {DEV}: RTNETLINK answers: Operation not permitted')
+                          'nosuch0: ip -json addr show dev nosuch0 exited 1: Device "nosuch0" does not exist.; '
+                          f'{DEV}: ip addr add 192.168.100.11/24 dev {DEV} exited 2: RTNETLINK answers: Operation not permitted')
     missing, refused, done = res["ports"]
     assert missing["failed"] is True and missing["name"] == "nosuch0" and missing["rc"] == 1
     assert refused["failed"] is True and (refused["name"], refused["device"], refused["rc"]) == (DEV, "mlx5_0", 2)

@@ -95,10 +95,9 @@ class ConnectX:
         try:
             parsed = parser(out if rc == 0 else (out + "\n" + err))
         except ParseError as e:
-            raise Failure(f"{' '.join(argv)}: {e}", rc=rc, stdout=out, stderr=err, cmd=argv) from None
+            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure(f"{' '.join(argv)} exited {rc}: {(err or out).strip()[:400]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err)
         return parsed
 
     def query(self):
@@ -119,10 +118,9 @@ class ConnectX:
         try:
             outcome = parse_mlxconfig_set(out + "\n" + err)
         except ParseError as e:
-            raise Failure(f"{' '.join(argv)} failed (rc {rc}): {e}", rc=rc, stdout=out, stderr=err, cmd=argv) from None
+            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure(f"{' '.join(argv)} failed (rc {rc}): {(err or out).strip()[-400:]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err, tail=True)
         return outcome
 
     def reset_kind(self, pending):

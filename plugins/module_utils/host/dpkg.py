@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
 
 QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\n"
@@ -46,7 +46,7 @@ def interrupted(run, admindir=ADMINDIR):
     argv = ["dpkg", "--audit"] if admindir == ADMINDIR else ["dpkg", f"--admindir={admindir}", "--audit"]
     rc, out, err = run(argv)
     if rc not in (0, 1):
-        raise ParseError("dpkg", f"--audit failed (rc {rc}): {err.strip() or out.strip()}", err)
+        raise ToolFailure.exited(argv, rc, out, err)
     lines = [line.rstrip() for line in out.splitlines() if line.strip()]
     if lines:
         problems.append("dpkg --audit: " + " / ".join(lines[:8]) + (" ..." if len(lines) > 8 else ""))
@@ -64,12 +64,16 @@ def hold(run, names, check):
     names = list(dict.fromkeys(names))
     if not names:
         return {"changed": False, "held": [], "before": {}, "commands": []}
-    rc, out, err = run(["dpkg-query", "-W", "-f", QUERY_FORMAT, *names])
+    query = ["dpkg-query", "-W", "-f", QUERY_FORMAT, *names]
+    rc, out, err = run(query)
     # rc 1 with "no packages found matching" on stderr names unknown packages; anything else is an error.
     unknown_only = all("no packages found matching" in line for line in err.splitlines() if line.strip())
     if rc not in (0, 1) or (rc == 1 and not unknown_only):
-        raise ParseError("dpkg-query", f"failed (rc {rc}): {err.strip() or out.strip()}", err)
-    state = parse_dpkg_query(out)
+        raise ToolFailure.exited(query, rc, out, err)
+    try:
+        state = parse_dpkg_query(out)
+    except ParseError as e:
+        raise ToolFailure.exited(query, rc, out, err, detail=str(e)) from None
     before = {name: state[name]["selection"] if name in state else "not present" for name in names}
     todo = [name for name in names if before[name] != "hold"]
     commands = []
@@ -79,5 +83,5 @@ def hold(run, names, check):
         if not check:
             rc, out, err = run(argv, data="".join(f"{name} hold\n" for name in todo))
             if rc != 0:
-                raise ParseError("dpkg", f"--set-selections failed (rc {rc}): {err.strip() or out.strip()}", err)
+                raise ToolFailure.exited(argv, rc, out, err)
     return {"changed": bool(todo), "held": todo, "before": before, "commands": commands}

@@ -209,12 +209,11 @@ class Scheduler:
             argv = [self.bin, "get", "node", name, "-o", "json"]
         rc, out, err = self.run(argv)
         if rc != 0:
-            raise ToolFailure(f"{name}: {' '.join(argv)} failed (rc {rc}): {(err or out).strip()[:500]}",
-                              rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise ToolFailure.exited(argv, rc, out, err, what=name)
         try:
             return parse_scontrol_node(out) if self.kind == "slurm" else parse_kubectl_node(out)
         except ValueError as e:
-            raise ToolFailure(f"{name}: {' '.join(argv)}: unexpected output ({e})", stdout=out, cmd=argv) from None
+            raise ToolFailure.exited(argv, rc, out, err, what=name, detail=f"unexpected output ({e})") from None
 
     def plan(self, node, want_faults, verified, return_to_service):
         if self.kind == "slurm":
@@ -230,8 +229,7 @@ class Scheduler:
     def apply(self, argv):
         rc, out, err = self.run(argv)
         if rc != 0:
-            raise ToolFailure(f"{' '.join(argv)} failed (rc {rc}): {(err or out).strip()[:500]}",
-                              rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise ToolFailure.exited(argv, rc, out, err)
 
 
 def remediate(sched, nodes, policy, check_mode):

@@ -75,9 +75,9 @@ class FwManager:
         try:
             devices = read_mlxfwmanager_query(out if rc == 0 else out + "\n" + err)
         except ValueError as e:
-            raise Failure(f"{' '.join(argv)}: {e}", rc=rc, stdout=out, stderr=err, cmd=argv) from None
+            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure(f"{' '.join(argv)} exited {rc}", rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err)
         if len(devices) != 1:
             raise Failure(f"{' '.join(argv)}: expected one device, got {len(devices)}", stdout=out)
         return devices[0]
@@ -87,8 +87,7 @@ class FwManager:
         self.commands.append(argv)
         rc, out, err = self.run(argv)
         if rc != 0 or re.search(r"^\s*-E-", out + "\n" + err, re.MULTILINE):
-            raise Failure(f"{' '.join(argv)} failed (rc {rc}): {(err or out).strip()[-400:]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err, tail=True)
 
 
 def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):

@@ -124,8 +124,7 @@ def ensure_units(runner, units, reload_needed, check):
         if not check:
             rc, out, err = runner(["systemctl", "daemon-reload"])
             if rc != 0:
-                raise ToolFailure(f"systemctl daemon-reload failed: {err.strip() or out.strip()}",
-                                  rc=rc, stdout=out, stderr=err)
+                raise ToolFailure.exited(["systemctl", "daemon-reload"], rc, out, err)
     states = {}
     for unit in units:
         name = unit["name"]
@@ -145,8 +144,7 @@ def ensure_units(runner, units, reload_needed, check):
                 continue
             rc, out, err = runner(["systemctl", *args])
             if rc != 0:
-                raise ToolFailure(f"systemctl {' '.join(args)} failed: {err.strip() or out.strip()}",
-                                  rc=rc, stdout=out, stderr=err, cmd=["systemctl", *args])
+                raise ToolFailure.exited(["systemctl", *args], rc, out, err)
         states[name] = {"before": {"enabled": enabled, "active": active},
                         "after": {"enabled": enabled or ["enable", name] in want,
                                   "active": active or ["start", name] in want}}

@@ -124,16 +124,18 @@ def connection_interfaces(run, local_address, peer_address):
     """The interfaces of the connection: the one holding ``local_address`` and the route to ``peer_address``."""
     found = []
     if local_address:
-        rc, out, err = run(["ip", "-json", "addr", "show"])
+        argv = ["ip", "-json", "addr", "show"]
+        rc, out, err = run(argv)
         if rc != 0:
-            raise ToolFailure(f"ip -json addr show: {err.strip()}", rc=rc, stdout=out, stderr=err)
+            raise ToolFailure.exited(argv, rc, out, err)
         for link in json.loads(out or "[]"):
             if any(a.get("local") == local_address for a in link.get("addr_info", [])):
                 found.append(link["ifname"])
     if peer_address:
-        rc, out, err = run(["ip", "-json", "route", "get", peer_address])
+        argv = ["ip", "-json", "route", "get", peer_address]
+        rc, out, err = run(argv)
         if rc != 0:
-            raise ToolFailure(f"ip -json route get {peer_address}: {err.strip()}", rc=rc, stdout=out, stderr=err)
+            raise ToolFailure.exited(argv, rc, out, err)
         for route in json.loads(out or "[]"):
             if route.get("dev") and route["dev"] != "lo":
                 found.append(route["dev"])

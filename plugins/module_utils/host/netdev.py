@@ -11,9 +11,10 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Tool
 
 def read(run, name):
     """{up, addresses}: admin state and the global IPv4 addresses (``a.b.c.d/len``, sorted)."""
-    rc, out, err = run(["ip", "-json", "addr", "show", "dev", name])
+    argv = ["ip", "-json", "addr", "show", "dev", name]
+    rc, out, err = run(argv)
     if rc != 0:
-        raise ToolFailure(f"netdev {name}: {err.strip() or 'not found'}", rc=rc, stdout=out, stderr=err)
+        raise ToolFailure.exited(argv, rc, out, err)
     data = json.loads(out)[0]
     addrs = [f"{a['local']}/{a['prefixlen']}" for a in data.get("addr_info", [])
              if a.get("family") == "inet" and a.get("scope") == "global"]
@@ -49,6 +50,6 @@ def ensure(run, name, address, exclusive, check_mode, diff=False):
         for c in cmds:
             rc, out, err = run(["ip", *c])
             if rc != 0:
-                raise ToolFailure(f"ip {' '.join(c)}: {err.strip()}", rc=rc, stdout=out, stderr=err, **result)
+                raise ToolFailure.exited(["ip", *c], rc, out, err, **result)
         result["after"] = read(run, name)
     return result

@@ -69,8 +69,8 @@ def available_versions(run, repo_line, names):
     try:
         rc, out, err = box.run("apt-get", "update", "-q")
         if rc != 0 or re.search(r"^(E:|Err:)", out + err, re.M):
-            raise ToolFailure(f"the OFED repository could not be read ({repo_line}): {(err or out).strip()[-600:]}",
-                              rc=rc, stdout=out, stderr=err)
+            raise ToolFailure.exited(["apt-get", "update", "-q"], rc, out, err, tail=True, limit=600,
+                                     what=f"the OFED repository could not be read ({repo_line})")
         rc, out, err = box.run("apt-cache", "madison", *names)
         return parse_madison(out)
     finally:
@@ -116,10 +116,7 @@ def installed_versions(run, names):
 def preflight(run, p):
     """ofed_preflight's result from its parameters ``p``; ToolFailure when something pinned is missing."""
     # An interrupted dpkg stops every apt run after this one: say so first, with the repair.
-    try:
-        broken = interrupted(run, p.get("dpkg_admindir") or "/var/lib/dpkg")
-    except ParseError as exc:
-        raise ToolFailure(str(exc)) from exc
+    broken = interrupted(run, p.get("dpkg_admindir") or "/var/lib/dpkg")
     if broken:
         raise ToolFailure("the node's package system is in an interrupted state: " + "; ".join(broken)
                           + f". Repair it on the node with `{REPAIR}` (then `apt-get -f install` if apt still "

@@ -95,8 +95,7 @@ class Host:
         except OSError:
             raise Failure(missing_msg, cmd=argv) from None
         if rc != 0:
-            raise Failure(f"{what}: {' '.join(argv)} exited {rc}: {(err or out).strip()[:400]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err, what=what)
         return out
 
     def gpu_driver(self):
@@ -152,8 +151,7 @@ class Host:
             if "not found" in (err + out):
                 hint = (" - this GPU driver build has no nvidia-peermem for the running kernel "
                         "(install the driver's peermem / DKMS package, or use DMA-BUF)")
-            raise Failure(f"{' '.join(argv)} exited {rc}: {(err or out).strip()[:400]}{hint}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err, hint=hint)
 
 
 DKMS_INSTALLED = re.compile(r"^(install|hold) ok (installed|triggers-pending|triggers-awaited)", re.M)
@@ -181,8 +179,7 @@ def rebuild_if_missing(host, package, check_mode):
     if not check_mode:
         rc, out, err = host.run(argv)
         if rc != 0:
-            raise Failure(f"{' '.join(argv)} exited {rc} rebuilding {MODULE}: {(err or out).strip()[:400]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise Failure.exited(argv, rc, out, err, what=f"rebuilding {MODULE}")
     return True
 
 

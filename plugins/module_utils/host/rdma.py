@@ -8,7 +8,7 @@ returned as a success.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure, tool_failed
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
@@ -29,9 +29,9 @@ def _call(run, argv, parser):
     try:
         parsed = parser(text if rc == 0 else (out + "\n" + err))
     except ParseError as e:
-        raise ToolError(argv, rc, out, err, f"{' '.join(argv)}: {e}") from None
+        raise ToolError(argv, rc, out, err, tool_failed(argv, rc, out, err, detail=str(e))) from None
     if rc != 0:
-        raise ToolError(argv, rc, out, err, f"{' '.join(argv)} exited {rc}: {(err or out).strip()[:400]}")
+        raise ToolError(argv, rc, out, err, tool_failed(argv, rc, out, err))
     return parsed
 
 

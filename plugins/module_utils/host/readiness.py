@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, tool_failed
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibv_devinfo)
@@ -47,7 +47,7 @@ def _try(run, argv):
     except OSError as e:
         return None, f"{argv[0]} not found ({e})"
     if rc != 0:
-        return None, f"{' '.join(argv)} exited {rc}: {(err or out).strip()[:200]}"
+        return None, tool_failed(argv, rc, out, err, limit=200)
     return out, None
 
 

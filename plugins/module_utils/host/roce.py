@@ -108,16 +108,14 @@ class Port:
                 if reader:
                     reader(text)
             except ParseError as e:
-                raise Failure(f"{' '.join(argv)} exited {rc}: {e}", rc=rc, stdout=out, stderr=err,
-                              cmd=argv) from None
-            raise Failure(f"{' '.join(argv)} exited {rc}: {(err or out).strip()[-400:]}",
-                          rc=rc, stdout=out, stderr=err, cmd=argv)
+                raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise Failure.exited(argv, rc, out, err, tail=True)
         if reader is None:
             return None
         try:
             return reader(text)
         except ParseError as e:
-            raise Failure(f"{' '.join(argv)}: {e}", rc=rc, stdout=out, stderr=err, cmd=argv) from None
+            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
 
     # ------------------------------------------------------------------ read
 
