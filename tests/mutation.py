@@ -66,7 +66,7 @@ GROUPS = {
     "intent": {
         # the fabric intent: its defaults and derive, the words of a problem, the schema, the cabling
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/test_intent_messages.py", "tests/unit/test_intent_tables.py",
+                                                     ["tests/unit/intent/test_problems.py", "tests/unit/intent/test_cabling.py", "tests/unit/intent/test_schema.py",
                                                       "tests/unit/test_intent_strict.py", "tests/unit/intent/test_fabric.py",
                                                       "tests/unit/test_validate_action.py", "tests/unit/test_intent_rule_table.py",
                                                       "tests/unit/test_intent_edges.py", "tests/unit/intent/test_knobs.py",

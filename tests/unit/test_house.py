@@ -32,17 +32,11 @@ _SWITCH = "switch/ is not mirrored yet (others editing the drivers): tests/unit/
 
 NOT_MIRRORED = {
     # intent
-    "intent/cabling": _INTENT,
     "intent/k8s_base": "tested through intent/test_k8s_render.py (the rendered objects against the schemas)",
     "intent/k8s_jobs": "tested through intent/test_k8s_render.py and test_k8s_render_apis.py",
     "intent/k8s_network": "tested through intent/test_k8s_render.py (k8s_schemas.py)",
-    "intent/launchers": _OTHERS + " (test_launchers.py)",
-    "intent/nccl_tune": "tested in test_nccl_tune.py with the nccl_tune modules",
-    "intent/preflight": "tested in test_job_preflight.py (others editing roles/job_preflight)",
-    "intent/problems": _INTENT,
     "intent/rules_fabric": "tested in test_intent_rule_table.py (the generated rule table); " + _INTENT,
     "intent/rules_hosts": "tested in test_intent_rule_table.py (the generated rule table); " + _INTENT,
-    "intent/schema": _INTENT,
     "intent/varcheck": "tested in test_intent_knobs_more.py; " + _INTENT,
     "checks/accounting": _CHECKS,
     "checks/attribution": _CHECKS,

@@ -1,8 +1,8 @@
 """intent/nccl_tune_history.py: the tuned file's history and its rollback (module nccl_tuned_file runs them:
-tests/unit/test_nccl_tune.py)."""
+tests/unit/intent/test_nccl_tune.py)."""
 import pytest
 
-from test_nccl_tune import proposed
+from intent.test_nccl_tune import proposed
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune_history as nth

@@ -283,7 +283,7 @@ def test_tuning_never_enters_nccl_conf():
 
 
 def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable():
-    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
     tuned = nccl_tuned_settings(nt.tuned_document(proposed(), {}), "/etc/nccl/tuner.conf")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     env.filters["linerate.fabric.nccl_shell_quote"] = shell_quote
@@ -412,7 +412,7 @@ def test_tuning_is_off_by_default_and_the_sweep_runs_only_when_asked():
     the role defaults keep the sweep and the tuned file's requirement off, and nccl_tune.yml sweeps,
     rolls back or says it is off by those variables alone."""
     import yaml
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     with open(os.path.join(root, "roles", "verify_fabric", "defaults", "main.yml"), encoding="utf-8") as fh:
         verify_defaults = yaml.safe_load(fh)
     with open(os.path.join(root, "roles", "nccl_env", "defaults", "main.yml"), encoding="utf-8") as fh:
