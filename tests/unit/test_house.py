@@ -35,7 +35,6 @@ NOT_MIRRORED = {
     "intent/k8s_base": "tested through intent/test_k8s_render.py (the rendered objects against the schemas)",
     "intent/k8s_jobs": "tested through intent/test_k8s_render.py and test_k8s_render_apis.py",
     "intent/k8s_network": "tested through intent/test_k8s_render.py (k8s_schemas.py)",
-    "intent/varcheck": "tested in test_intent_knobs_more.py; " + _INTENT,
     "checks/accounting": _CHECKS,
     "checks/attribution": _CHECKS,
     "checks/audit": _CHECKS,
