@@ -5,8 +5,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 
 
-def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restoration_ms=200, action="drop",
-                            hwsku=None):
+def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=switch_buffers.PFCWD_DEFAULT_MS,
+                            restoration_ms=switch_buffers.PFCWD_DEFAULT_MS,
+                            action=switch_buffers.PFCWD_DEFAULT_ACTION, hwsku=None):
     """{speed_mbps (str): {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} from the SKU's own
     pg_profile_lookup.ini (``hwsku``) or sonic-swss's rows, with ``extra`` over them."""
     try:
@@ -17,7 +18,8 @@ def sonic_lossless_profiles(ports, cable, extra=None, detection_ms=200, restorat
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def eos_pfcwd(action="drop", detection_ms=200, restoration_ms=200):
+def eos_pfcwd(action=switch_buffers.PFCWD_DEFAULT_ACTION, detection_ms=switch_buffers.PFCWD_DEFAULT_MS,
+              restoration_ms=switch_buffers.PFCWD_DEFAULT_MS):
     """EOS's per-port PFC watchdog settings {"action", "timeout", "recovery_time"} (module_utils/switch/buffers.py)."""
     try:
         return switch_buffers.eos_pfcwd(action, detection_ms, restoration_ms)

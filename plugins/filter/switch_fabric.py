@@ -1,6 +1,7 @@
 """Filters deriving a switch's fabric ports from the inventory's cabling, its platform from
 switch_platform or ansible_network_os (module_utils/switch/network_os.py), and an EOS switch's platform
-profile (module_utils/switch/profiles.py)."""
+profile and the values the fabric templates render that are derived from the intent
+(module_utils/switch/profiles.py)."""
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import fabric_ports
@@ -43,7 +44,17 @@ def eos_speed(profile, gbps, port=""):
     return form
 
 
+def fabric_derived(platform, mtu, eos=None, profile="linerate", ecn_min_threshold_kb=0, ecn_max_threshold_kb=0):
+    """The derived values a switch's fabric template renders (profiles.fabric_derived): mtu (switch_mtu),
+    the ECN thresholds in bytes and the SONiC object names."""
+    try:
+        return switch_profiles.fabric_derived(platform, mtu, eos, profile, ecn_min_threshold_kb, ecn_max_threshold_kb)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"switch_fabric_derived: {exc}") from None
+
+
 class FilterModule:
     def filters(self):
         return {"switch_fabric_ports": fabric_ports, "switch_eos_profile": eos_profile,
-                "switch_eos_speed": eos_speed, "switch_platform": switch_platform}
+                "switch_eos_speed": eos_speed, "switch_platform": switch_platform,
+                "switch_fabric_derived": fabric_derived}

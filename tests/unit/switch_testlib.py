@@ -15,7 +15,7 @@ from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import Fil
 from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for  # noqa: E402,F401
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.profiles import eos_profile  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.profiles import eos_profile, fabric_derived  # noqa: E402
 
 INTENT = {
     "switch_fabric_profile": "linerate",
@@ -60,6 +60,10 @@ def render(platform, ports, **overrides):
     env.filters.update({f"linerate.fabric.{k}": v for k, v in BufferFilters().filters().items()})
     v = dict(INTENT, **overrides)
     v.setdefault("switch_fabric_ports_effective", [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports])
+    # as the role's tasks/template.yml hands them over: computed in Python, not in the template
+    v.setdefault("switch_fabric_derived", fabric_derived(
+        platform, v["switch_fabric_mtu"], v["switch_fabric_eos_profile"], v["switch_fabric_profile"],
+        v["switch_fabric_ecn_min_threshold_kb"], v["switch_fabric_ecn_max_threshold_kb"]))
     return env.get_template(f"{platform}/fabric.j2").render(**v)
 
 

@@ -30,7 +30,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"
@@ -128,12 +128,21 @@ def layers(eff):
     dict.update(v, switch_fabric_ports_effective=[{"name": "swp1", "speed_gbps": 400, "peer": ""}],
                 # SONiC's lossless headroom for 400G: the lab switches' own row (inventory/lab/group_vars/switches)
                 switch_sonic_pg_lookup={400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}})
+    # the derived values (interface MTU, ECN bytes, SONiC names) as the role's tasks/template.yml hands them over
+    task = _task("switch_fabric", "template.yml", "Render the intent in the platform's configuration language")
+
+    def derived(platform):
+        dict.update(v, switch_fabric_template_platform=platform)
+        dict.update(v, switch_fabric_derived=v.resolve(task["vars"]["switch_fabric_derived"].strip()))
+    derived("nvue")
     nvue = v.render_file("switch_configs/nvue/fabric.j2")
     out["nvue"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"mapping \S+ dscp (\d+) switch-priority (\d+)", nvue)},
                    "pfc": [int(p) for p in re.findall(r"qos pfc \S+ switch-priority (\d+)", nvue)]}
+    derived("sonic")
     sonic = json.loads(v.render_file("switch_configs/sonic/fabric.j2"))
     out["sonic"] = {"dscp": {int(d): int(p) for d, p in sonic["DSCP_TO_TC_MAP"]["LINERATE"].items()},
                     "pfc": [int(p) for p in sonic["PORT_QOS_MAP"]["swp1"]["pfc_enable"].split(",")]}
+    derived("eos")
     eos = v.render_file("switch_configs/eos/fabric.j2")
     out["eos"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"qos map dscp (\d+) to traffic-class (\d+)", eos)},
                   "pfc": [int(p) for p in re.findall(r"priority-flow-control priority (\d+) no-drop", eos)]}

@@ -99,3 +99,38 @@ def test_eos_profiles_queue_keyword_and_mtu():
         sp.eos_profile("x")
     assert sp.switch_mtu("eos", 9216) == 9214 and sp.switch_mtu("eos", 9000) == 9000
     assert sp.switch_mtu("sonic", 9216) == 9216 and sp.switch_mtu("nvue", "9216") == 9216
+
+
+def test_fabric_derived_is_what_the_templates_render():
+    """The templates take the MTU, the ECN bytes and the SONiC names from fabric_derived, never compute them."""
+    eos = sp.fabric_derived("eos", 9216, sp.eos_profile("7280r3"), "rdma", 150, 1500)
+    assert eos == {"mtu": 9214, "ecn_min_threshold_bytes": 153600, "ecn_max_threshold_bytes": 1536000,
+                   "sonic_names": {"DSCP_TO_TC_MAP": "RDMA", "WRED_PROFILE": "RDMA_LOSSLESS"}}
+    assert sp.fabric_derived("eos", 9000, sp.eos_profile(None))["mtu"] == 9000
+    assert sp.fabric_derived("nvue", "9216", None)["mtu"] == sp.fabric_derived("sonic", 9216)["mtu"] == 9216
+    with pytest.raises(ValueError, match="switch_eos_family: 'x' is not allowed"):
+        sp.fabric_derived("eos", 9216, {"family": "x"})
+
+
+def test_the_templates_compute_nothing_fabric_derived_has():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2] / "switch_configs"
+    for template in sorted(root.glob("*/fabric.j2")):
+        text = template.read_text(encoding="utf-8")
+        assert "switch_fabric_derived.mtu" in text, template
+        for computed in ("* 1024", "mtu_max", "switch_fabric_mtu", "| upper", "_LOSSLESS"):
+            assert computed not in text, (template, computed)
+
+
+def test_validation_holds_the_host_to_switch_mtu(monkeypatch):
+    """switch_problems' limit is switch_mtu's: a different cap there moves the message with it."""
+    monkeypatch.setattr(sp, "switch_mtu", lambda platform, mtu, family=None: 9000)
+    assert problems({"mtu": {"host": 9100, "switch": 9216}}, switch_platform="eos") == [
+        "fabric.mtu.host: 9100 is not allowed (allowed: at most 9000, the MTU sw1 (7050x4) takes: EOS 7050x4 "
+        "interfaces accept mtu up to 9214; a host MTU above the switch MTU drops every full-size frame)"]
+
+
+def test_switch_problems_reads_the_intent_defaults_it_is_given():
+    defaults = {"mtu": {"host": 9216, "switch": 9216}, "link_speed_gbps": 800}
+    assert [k for k, _v, _a in sp.switch_problems("sw1", {}, "eos", {}, defaults)] == [
+        "fabric.mtu.host", "sw1: switch_eos_family"]

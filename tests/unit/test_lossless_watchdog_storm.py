@@ -41,6 +41,18 @@ def test_eos_watchdog_values_follow_the_intent():
     assert "port action notify-only\n" in text and "timer timeout 1 polling-interval auto recovery-time 0.2\n" in text
 
 
+def test_the_watchdog_defaults_are_the_roles():
+    """buffers.py's defaults are the role's (YAML cannot import them): one value, checked here."""
+    import yaml
+    from switch_testlib import ROOT
+    with open(f"{ROOT}/roles/switch_fabric/defaults/main.yml", encoding="utf-8") as f:
+        role = yaml.safe_load(f)
+    assert (role["switch_fabric_pfcwd_action"], role["switch_fabric_pfcwd_detection_ms"],
+            role["switch_fabric_pfcwd_restoration_ms"]) == (switch_buffers.PFCWD_DEFAULT_ACTION,
+                                                            switch_buffers.PFCWD_DEFAULT_MS, switch_buffers.PFCWD_DEFAULT_MS)
+    assert switch_buffers.eos_pfcwd() == {"action": "drop", "timeout": "0.2", "recovery_time": "0.2"}
+
+
 @pytest.mark.parametrize("args, key, value", [
     (("forward", 200, 200), "switch_fabric_pfcwd_action", "'forward'"),
     (("drop", 205, 200), "switch_fabric_pfcwd_detection_ms", "205"),

@@ -494,7 +494,7 @@ def test_qos_and_error_counters_skip_ports_the_switch_does_not_have():
         "nv show interface swp1 qos roce counters": roce, "nv show interface swp2 qos roce counters": roce,
         "nv show interface swp1 link stats": counter_fixture("nvue_link_stats_reference.txt"),
         "nv show interface swp2 link stats": counter_fixture("nvue_link_stats_described.txt")})
-    c = nvue._switch_counters().parse_nvue_roce_counters(roce)
+    c = nvue.switch_counters.parse_nvue_roce_counters(roce)
     res = d.qos_counters(["swp9", "swp1", "swp2"])
     assert list(res) == ["swp1", "swp2"]
     assert res["swp1"] == {"rx_pause": {3: c["rx_pause"]}, "tx_pause": {3: c["tx_pause"]},

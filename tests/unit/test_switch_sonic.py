@@ -438,7 +438,7 @@ def test_qos_counters_unicast_queues_0_to_7_and_what_is_missing():
 
 def test_error_counters_skip_ports_the_switch_does_not_have():
     d, _ = make("sonic", answers={"show interfaces counters": counters("sonic_intf_counters_unittest.txt")})
-    c = sonic._switch_counters().parse_sonic_intf_counters(counters("sonic_intf_counters_unittest.txt"))
+    c = sonic.switch_counters.parse_sonic_intf_counters(counters("sonic_intf_counters_unittest.txt"))
     ports = list(c["ports"])
     res = d.error_counters(["Ethernet999"] + ports[:2])
     assert list(res) == ports[:2]

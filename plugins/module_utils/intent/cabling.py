@@ -85,7 +85,7 @@ def validate_cabling(fabric, hosts, switches):
             platform = sv.get("switch_platform")
             one_of(p, f"{sw}: switch_platform", platform, allowed_platforms)
         # the platform's own limits: SONiC object names, EOS family (MTU, speed forms)
-        for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric):
+        for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric, DEFAULTS):
             p.add(key, value, allowed)
         one_of(p, f"{sw}: switch_role", sv.get("switch_role", "leaf"), SWITCH_ROLES)
         if "ib_switch_guid" in sv:

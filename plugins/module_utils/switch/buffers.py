@@ -207,8 +207,15 @@ def port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], cable: Any
     return out
 
 
-def sonic_lossless(ports: Sequence[dict[str, Any]], cable: str, extra: Any = None, detection_ms: Any = 200,
-                   restoration_ms: Any = 200, action: Any = "drop", hwsku: Any = None) -> dict[int, LosslessProfile]:
+# The PFC watchdog the role writes unless told otherwise (roles/switch_fabric/defaults/main.yml
+# switch_fabric_pfcwd_*, which YAML cannot import): detection and restoration in ms, the action in SONiC's words.
+PFCWD_DEFAULT_MS = 200
+PFCWD_DEFAULT_ACTION = "drop"
+
+
+def sonic_lossless(ports: Sequence[dict[str, Any]], cable: str, extra: Any = None,
+                   detection_ms: Any = PFCWD_DEFAULT_MS, restoration_ms: Any = PFCWD_DEFAULT_MS,
+                   action: Any = PFCWD_DEFAULT_ACTION, hwsku: Any = None) -> dict[int, LosslessProfile]:
     """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} for the fabric ports'
     speeds, ``fields`` the BUFFER_PROFILE entry as buffermgrd writes it (pool, xon, [xon_offset,] xoff,
     size, <pool mode>_th); raises ValueError naming every problem."""
@@ -300,7 +307,8 @@ def _eos_seconds(ms: Any) -> str:
     return f"{int(ms) / 1000:.2f}".rstrip("0").rstrip(".")
 
 
-def eos_pfcwd(action: Any = "drop", detection_ms: Any = 200, restoration_ms: Any = 200) -> EosPfcwd:
+def eos_pfcwd(action: Any = PFCWD_DEFAULT_ACTION, detection_ms: Any = PFCWD_DEFAULT_MS,
+              restoration_ms: Any = PFCWD_DEFAULT_MS) -> EosPfcwd:
     """{"action", "timeout", "recovery_time"} of EOS's per-port watchdog; raises ValueError naming
     every problem (key, value, allowed)."""
     out: list[str] = []

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
+        ber as switch_ber, counters as switch_counters, optics as switch_optics)
     from ansible_collections.linerate.fabric.plugins.module_utils.common import (
         ParseError, column_spans, split_columns)
 except ImportError:  # standalone
@@ -28,8 +30,12 @@ except ImportError:  # standalone
     # corpus check and the parser tests put module_utils/ there).
     try:
         from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        import ber as switch_ber  # type: ignore[import-not-found,no-redef]
+        import counters as switch_counters  # type: ignore[import-not-found,no-redef]
+        import optics as switch_optics  # type: ignore[import-not-found,no-redef]
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        from switch import ber as switch_ber, counters as switch_counters, optics as switch_optics  # type: ignore[import-not-found,no-redef]
     from common import ParseError, column_spans, split_columns  # type: ignore[import-not-found,no-redef]
 
 if TYPE_CHECKING:
@@ -452,7 +458,7 @@ class EosDriver(Driver):
         EOS eAPI revision 3 gives Rx/Tx PFC frames per interface, not per priority;
         ECN marks and queue drops are not read yet: ``missing`` names them.
         """
-        c = _switch_counters().parse_eos_pfc_counters(self.run("show priority-flow-control counters | json"))
+        c = switch_counters.parse_eos_pfc_counters(self.run("show priority-flow-control counters | json"))
         res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["ports"]:
@@ -468,15 +474,14 @@ class EosDriver(Driver):
         counters errors | json`` (read-only): fcsErrors, alignmentErrors, symbolErrors,
         inErrors, outErrors, frameTooLongs, frameTooShorts. Link status changes are not
         read: ``link_down`` is None."""
-        sc = _switch_counters()
-        c = sc.parse_eos_intf_errors(self.run("show interfaces counters errors | json"))
+        c = switch_counters.parse_eos_intf_errors(self.run("show interfaces counters errors | json"))
         res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["ports"]:
                 continue
             errors = c["ports"][p]
             res[p] = {"errors": dict(errors), "link_down": None, "link_down_unit": None,
-                      "missing": [k for k in sc.EOS_ERRORS if k not in errors] + ["link down events"]}
+                      "missing": [k for k in switch_counters.EOS_ERRORS if k not in errors] + ["link down events"]}
         return res
 
     def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
@@ -485,43 +490,15 @@ class EosDriver(Driver):
         diagnostics: a port it does not list holds none that does (an empty cage, a copper cable), which has
         no light to judge - said as its cable technology, not left out (an unlisted port would read as one
         the switch does not report)."""
-        op = _switch_optics()
-        mods = op.parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
+        mods = switch_optics.parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
         out: dict[str, Any] = {}
         for p in ports:
-            out[p] = mods.get(p) or dict(op.empty_cage(), present=None,
+            out[p] = mods.get(p) or dict(switch_optics.empty_cage(), present=None,
                                          cable_technology="no module with digital diagnostics (EOS lists none here)")
         return out
 
     def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} from ``show interfaces phy detail | json`` (read-only): the worst pre-FEC BER of the
         port's PHYs and their corrected / uncorrected codewords (ber.py); EOS prints no post-FEC BER."""
-        c = _switch_ber().parse_eos_phy_detail(self.run("show interfaces phy detail | json"))
+        c = switch_ber.parse_eos_phy_detail(self.run("show interfaces phy detail | json"))
         return {p: c[p] for p in ports if p in c}
-
-
-def _switch_counters() -> Any:
-    """The switch counter parsers (module_utils/switch/counters.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore[import-not-found,no-redef]
-    return switch_counters
-
-
-def _switch_optics() -> Any:
-    """The transceiver parsers (module_utils/switch/optics.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore[no-redef]  # "switch" not found: said once, above
-    return switch_optics
-
-
-def _switch_ber() -> Any:
-    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore[no-redef]  # "switch" not found: said once, above
-    return switch_ber

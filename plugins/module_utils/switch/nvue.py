@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optio
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
+        ber as switch_ber, counters as switch_counters, optics as switch_optics)
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue_show import (
         SummaryRow, Watchdog, lossless_headroom, parse_ingress_priority_groups, parse_interface_summary,
@@ -33,8 +35,12 @@ except ImportError:  # standalone (tests, corpus checks)
     # corpus check and the parser tests put module_utils/ there).
     try:
         from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        import ber as switch_ber  # type: ignore[import-not-found,no-redef]
+        import counters as switch_counters  # type: ignore[import-not-found,no-redef]
+        import optics as switch_optics  # type: ignore[import-not-found,no-redef]
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        from switch import ber as switch_ber, counters as switch_counters, optics as switch_optics  # type: ignore[import-not-found,no-redef]
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
     try:
         from nvue_show import (  # type: ignore[import-not-found,no-redef]
@@ -339,11 +345,10 @@ class NvueDriver(Driver):
         NVUE reports the RoCE class only (no per-priority split): pause counts are
         given for the port's RoCE (PFC) priority and ``missing`` says so.
         """
-        from_sc = _switch_counters()
         res: dict[str, dict[str, Any]] = {}
         for p, _row, st in self._roce_status(ports):
             prio = (st.get("pfc") or [None])[0]
-            c = from_sc.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
+            c = switch_counters.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
             key = prio if prio is not None else "roce"
             res[p] = {"rx_pause": {key: c["rx_pause"]}, "tx_pause": {key: c["tx_pause"]},
                       "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
@@ -363,18 +368,17 @@ class NvueDriver(Driver):
         refuses that, ``nv show interface <p> link stats`` (in-errors / out-errors), read-only; carrier-transitions
         (two per flap: down and up) from either. The form the switch answered is kept for the next port, as
         phy_errors keeps its own; a switch that answers neither raises SwitchError naming both answers."""
-        sc = _switch_counters()
         res: dict[str, dict[str, Any]] = {}
         for p, _row in self._present(ports):
-            st = self._error_counters(sc, p)
+            st = self._error_counters(p)
             errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
             res[p] = {"errors": errors, "link_down": st["carrier-transitions"], "link_down_unit": "transitions",
                       "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
         return res
 
-    def _error_counters(self, sc: Any, port: str) -> dict[str, Any]:
+    def _error_counters(self, port: str) -> dict[str, Any]:
         parsers = dict(self.ERROR_COUNTER_FORMS)
-        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(sc, parsers[form])(out),
+        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(switch_counters, parsers[form])(out),
                                                    "_counter_form", "no interface error counters")
         return counters
 
@@ -403,10 +407,9 @@ class NvueDriver(Driver):
     def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} from ``nv show platform transceiver <p>`` (Cumulus Linux 5.11+, read-only): Rx power
         per channel and temperature with the module's alarm thresholds (optics.py)."""
-        op = _switch_optics()
         res: dict[str, Any] = {}
         for p, _row in self._present(ports):
-            res.update(op.parse_nvue_platform_transceiver(self.run(f"nv show platform transceiver {p}"), p))
+            res[p] = switch_optics.parse_nvue_platform_transceiver(self.run(f"nv show platform transceiver {p}"), p)[p]
         return res
 
     # the port's physical-layer error counters: the 5.15 name first, then the 5.10 - 5.14 one (the
@@ -418,41 +421,13 @@ class NvueDriver(Driver):
         (5.10 - 5.14), read-only: raw-ber (pre-FEC), effective-ber (post-FEC), effective-errors (the bits FEC
         did not correct, as ``fec_uncorrected``) (ber.py). The form the switch answers is kept for the next
         port; Cumulus Linux 5.9 and earlier have neither: a SwitchError names both answers."""
-        br = _switch_ber()
         res: dict[str, Any] = {}
         for p, _row in self._present(ports):
-            res.update(self._phy_health(br, p))
+            res.update(self._phy_health(p))
         return res
 
-    def _phy_health(self, br: Any, port: str) -> dict[str, Any]:
+    def _phy_health(self, port: str) -> dict[str, Any]:
         health: dict[str, Any] = self._read_form(port, self.PHY_HEALTH_FORMS,
-                                                 lambda form, out: br.parse_nvue_phy_health(out, port), "_phy_form",
+                                                 lambda form, out: switch_ber.parse_nvue_phy_health(out, port), "_phy_form",
                                                  "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
         return health
-
-
-def _switch_counters() -> Any:
-    """The switch counter parsers (module_utils/switch/counters.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore[import-not-found,no-redef]
-    return switch_counters
-
-
-def _switch_optics() -> Any:
-    """The transceiver parsers (module_utils/switch/optics.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore[no-redef]
-    return switch_optics
-
-
-def _switch_ber() -> Any:
-    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore[no-redef]
-    return switch_ber

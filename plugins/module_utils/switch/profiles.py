@@ -8,13 +8,18 @@ EOS: a platform family profile (``switch_eos_family`` per switch): the
 largest interface MTU, the transmit-queue keyword and the lane-qualified
 ``speed`` forms. Sources in docs/conformance.md (Arista EOS).
 
+Derived once: ``switch_mtu`` and ``fabric_derived`` compute what the fabric templates render (the
+effective interface MTU, the ECN thresholds in bytes, the SONiC object names); the role hands
+``fabric_derived``'s result to the templates (roles/switch_fabric/tasks/rendered.yml) and the intent's
+validation (``switch_problems``) calls the same ``switch_mtu``.
+
 Stdlib only: imported by intent/cabling.py (validation), the switch_fabric filter
 (templates) and the SONiC driver.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional, TypedDict
 
 # sonic-buildimage src/sonic-yang-models/yang-models/sonic-dscp-tc-map.yang:41-42 (the same pattern
 # and length in sonic-wred-profile.yang:37-38, sonic-tc-priority-group-map.yang:41-42,
@@ -135,10 +140,31 @@ def switch_mtu(platform: str, fabric_mtu: Any, family: Any = None) -> int:
     return int(fabric_mtu)
 
 
-def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any) -> list[tuple[str, Any, str]]:
+class FabricDerived(TypedDict):
+    """What the fabric templates render that is computed from the intent, not written in it."""
+    mtu: int                      # the interface MTU: switch_mtu()
+    ecn_min_threshold_bytes: int  # the intent's KB x 1024 (NVUE and SONiC take bytes)
+    ecn_max_threshold_bytes: int
+    sonic_names: dict[str, str]   # {CONFIG_DB table: object name}: sonic_object_names()
+
+
+def fabric_derived(platform: Any, fabric_mtu: Any, eos: Optional[Mapping[str, Any]] = None, profile: Any = "linerate",
+                   ecn_min_threshold_kb: Any = 0, ecn_max_threshold_kb: Any = 0) -> FabricDerived:
+    """The derived values one switch's fabric template renders: ``eos`` is the switch's EOS profile
+    (``eos_profile``; its family caps the MTU), ``profile`` the name of the QoS objects."""
+    family = eos.get("family") if isinstance(eos, Mapping) else None
+    return {"mtu": switch_mtu(str(platform), fabric_mtu, family),
+            "ecn_min_threshold_bytes": int(ecn_min_threshold_kb) * 1024,
+            "ecn_max_threshold_bytes": int(ecn_max_threshold_kb) * 1024,
+            "sonic_names": sonic_object_names(profile)}
+
+
+def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any,
+                    defaults: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     """Problems of one switch's platform settings against the intent, as (key, value, allowed):
     a SONiC object name outside the YANG pattern; an unknown EOS family; a host MTU above what
-    an EOS family's interfaces take; a link speed the family has no ``speed`` form for."""
+    an EOS family's interfaces take; a link speed the family has no ``speed`` form for.
+    ``defaults``: the intent's defaults (intent/fabric.py DEFAULTS), for the keys ``fabric`` leaves out."""
     out: list[tuple[str, Any, str]] = []
     fabric = fabric if isinstance(fabric, dict) else {}
     if platform == "sonic" and "switch_fabric_profile" in sv:
@@ -154,15 +180,15 @@ def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any)
     except ValueError:
         return out + [(f"{switch}: switch_eos_family", family, "allowed: " + " | ".join(EOS_FAMILIES) + _case(family))]
     mtu = fabric.get("mtu") if isinstance(fabric.get("mtu"), dict) else {}
-    host, sw_mtu = mtu.get("host", 4200), mtu.get("switch", 9216)
+    host, sw_mtu = mtu.get("host", defaults["mtu"]["host"]), mtu.get("switch", defaults["mtu"]["switch"])
     if isinstance(host, int) and isinstance(sw_mtu, int) and not isinstance(host, bool):
-        limit = min(sw_mtu, prof["mtu_max"])
+        limit = switch_mtu(platform, sw_mtu, prof["family"])
         if host > limit:
             out.append(("fabric.mtu.host", host,
                         f"allowed: at most {limit}, the MTU {switch} ({prof['family']}) takes: EOS {prof['family']} "
                         f"interfaces accept mtu up to {prof['mtu_max']}; a host MTU above the switch MTU "
                         "drops every full-size frame"))
-    speed = fabric.get("link_speed_gbps", 400)
+    speed = fabric.get("link_speed_gbps", defaults["link_speed_gbps"])
     if isinstance(speed, int) and not isinstance(speed, bool) and speed not in prof["speeds"]:
         out.append((f"{switch}: switch_eos_family", prof["family"],
                     f"allowed: a family with a speed form for fabric.link_speed_gbps {speed} "

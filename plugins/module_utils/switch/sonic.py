@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optio
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
+        ber as switch_ber, counters as switch_counters, optics as switch_optics)
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_show import (
@@ -56,10 +58,14 @@ except ImportError:  # standalone
     # corpus check and the parser tests put module_utils/ there).
     try:
         from base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
+        import ber as switch_ber  # type: ignore[import-not-found,no-redef]
+        import counters as switch_counters  # type: ignore[import-not-found,no-redef]
+        import optics as switch_optics  # type: ignore[import-not-found,no-redef]
         import buffers  # type: ignore[import-not-found,no-redef]
     except ImportError:
         from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
-        from switch import buffers  # type: ignore[import-not-found,no-redef]
+        from switch import ber as switch_ber, counters as switch_counters, optics as switch_optics  # type: ignore[import-not-found,no-redef]
+        from switch import buffers  # type: ignore[no-redef]
     from common import ParseError  # type: ignore[import-not-found,no-redef]
     try:
         from sonic_show import (  # type: ignore[import-not-found,no-redef]
@@ -500,9 +506,8 @@ class SonicDriver(Driver):
         statistics) - read-only. Queue n is taken as priority n (TC_TO_QUEUE identity,
         as the fabric template writes it); what the platform lacks is named in ``missing``.
         """
-        sc = _switch_counters()
-        c = sc.parse_sonic_pfc_counters(self.run("show pfc counters"))
-        q = sc.parse_sonic_queue_counters(self.run("show queue counters"))
+        c = switch_counters.parse_sonic_pfc_counters(self.run("show pfc counters"))
+        q = switch_counters.parse_sonic_queue_counters(self.run("show queue counters"))
         res: dict[str, dict[str, Any]] = {}
         for p in ports:
             if p not in c["rx"] and p not in c["tx"]:
@@ -515,7 +520,7 @@ class SonicDriver(Driver):
                 missing.append("queue drops")
             if "ecn_marked_pkts" in q["columns"]:
                 ecn_vals = [row.get("ecn_marked_pkts") for i, row in uc.items() if i < 8]
-                ecn = None if not ecn_vals or None in ecn_vals else sum(ecn_vals)
+                ecn = None if not ecn_vals or None in ecn_vals else sum(v for v in ecn_vals if v is not None)
             else:
                 ecn = None
             if ecn is None:
@@ -531,7 +536,7 @@ class SonicDriver(Driver):
         """{port: {"errors", "link_down", "link_down_unit", "missing"}} from ``show interfaces
         counters`` (portstat, read-only): RX_ERR / TX_ERR; an ``N/A`` column is named in
         ``missing``. portstat counts no link-down events: ``link_down`` is None."""
-        c = _switch_counters().parse_sonic_intf_counters(self.run("show interfaces counters"))
+        c = switch_counters.parse_sonic_intf_counters(self.run("show interfaces counters"))
         res: dict[str, dict[str, Any]] = {}
         for p in ports:
             row = c["ports"].get(p)
@@ -545,10 +550,9 @@ class SonicDriver(Driver):
     def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: module} from ``show interfaces transceiver eeprom --dom <p>`` (sfpshow, read-only), one port
         at a time: Rx power per lane and temperature with the module's alarm thresholds (optics.py)."""
-        op = _switch_optics()
         res: dict[str, Any] = {}
         for p in ports:
-            mods = op.parse_sonic_transceiver_eeprom(self.run(f"show interfaces transceiver eeprom --dom {p}"))
+            mods = switch_optics.parse_sonic_transceiver_eeprom(self.run(f"show interfaces transceiver eeprom --dom {p}"))
             if p in mods:
                 res[p] = mods[p]
         return res
@@ -556,32 +560,5 @@ class SonicDriver(Driver):
     def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:
         """{port: errors} from ``show interfaces counters fec-stats`` (portstat -f, read-only): FEC_CORR and
         FEC_UNCORR codewords, and from 202411 FEC_PRE_BER / FEC_POST_BER (ber.py); an N/A is None."""
-        c = _switch_ber().parse_sonic_fec_stats(self.run("show interfaces counters fec-stats"))
+        c = switch_ber.parse_sonic_fec_stats(self.run("show interfaces counters fec-stats"))
         return {p: c[p] for p in ports if p in c}
-
-
-def _switch_counters() -> Any:
-    """The switch counter parsers (module_utils/switch/counters.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import counters as switch_counters
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import counters as switch_counters  # type: ignore[no-redef]
-    return switch_counters
-
-
-def _switch_optics() -> Any:
-    """The transceiver parsers (module_utils/switch/optics.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import optics as switch_optics
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import optics as switch_optics  # type: ignore[no-redef]
-    return switch_optics
-
-
-def _switch_ber() -> Any:
-    """The bit error rate and FEC counter parsers (module_utils/switch/ber.py)."""
-    try:
-        from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber
-    except ImportError:  # standalone (tests, corpus checks)
-        from switch import ber as switch_ber  # type: ignore[no-redef]
-    return switch_ber
