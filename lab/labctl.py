@@ -423,7 +423,7 @@ def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None
     for rail, nic in enumerate(node["nics"]):
         peer = peer_name(peer_prefix or name, rail)
         if nic.get("netdev_missing"):
-            continue   # faults.py netdev-missing: its driver never announces it
+            continue   # faults/disruption.py netdev-missing: its driver never announces it
         if f" {nic['netdev']}@" not in have:
             run(["ip", "-n", netns, "link", "del", peer], check=False, capture=True)
             # A NIC port appears with the driver's default MTU, as on real hardware: set at creation,

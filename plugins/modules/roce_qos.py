@@ -288,10 +288,9 @@ ports:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-    ToolFailure, duplicate_port, each_port, exit_module)
+from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import (
-    Port, Sysfs, boot_result, configure, desired)
+    Failure, Port, Sysfs, boot_result, configure, desired)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -307,7 +306,7 @@ def rendered(module, p):
         try:
             out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"],
                                                 p["sysfs_net"])))
-        except ToolFailure as e:
+        except Failure as e:
             module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
     if p["ports"] is None:
         module.exit_json(changed=False, **out[0])
@@ -365,7 +364,7 @@ def main():
     for i, port in enumerate(p["ports"]):
         try:
             desired(dict(p, **port))
-        except ToolFailure as e:
+        except Failure as e:
             module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
     run, sysfs = Runner(module), Sysfs(p["sysfs_net"])
 
@@ -373,7 +372,7 @@ def main():
         one = Port(run, port["netdev"], port["device"], port["port"], sysfs)
         try:
             return configure(one, dict(p, **port), module.check_mode)
-        except ToolFailure as e:
+        except Failure as e:
             # what already ran on this port before it failed
             e.kw.setdefault("commands", one.commands)
             raise

@@ -138,12 +138,12 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
         # the switch simulators' buffer model (switchsim/simcore.py): priorities with lossless headroom
         "switch_headroom": None if sw.get("headroom") is None else list(sw["headroom"]),
         "switch_ecn": sw.get("ecn", True) is not False,
-        # faults.py pfc-storm: a NIC on this switch storms on this priority, its watchdog off (congestion.py)
+        # faults/host.py pfc-storm: a NIC on this switch storms on this priority, its watchdog off (congestion.py)
         "switch_storm": congestion.unguarded_storm(m, nic.get("switch"), prio) if nic.get("switch") else None,
         "transport": m.get("transport", "roce"),
-        # faults.py rx-degrade / flaky: what this port receives at most, the share of tests it fails
+        # faults/host.py rx-degrade / flaky: what this port receives at most, the share of tests it fails
         "rx_limit_gbps": nic.get("rx_limit_gbps"), "flaky": nic.get("flaky"),
-        # faults.py uplink-degrade: the leaf's uplinks in order (ECMP), True where degraded
+        # faults/switch.py uplink-degrade: the leaf's uplinks in order (ECMP), True where degraded
         "uplinks_degraded": [bool(u.get("degraded")) for u in
                              (m.get("switches", {}).get(nic.get("switch")) or {}).get("uplinks") or []],
     }
