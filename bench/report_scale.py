@@ -8,7 +8,7 @@ Builds a synthetic ib_write_bw result set with real-looking host names
 (``dgx-a100-rack07-node03``: 8 nodes a rack), one injected bad link, and
 times what the verify_report action does on the controller: the diagnosis
 (plugins/module_utils/checks/rdma.py: rdma_findings; report.rdma_check: each test
-stored once) and the report files (plugins/module_utils/checks/report.py:
+stored once) and the report files (plugins/module_utils/report/report.py:
 report.json, summary.md, junit.xml, heatmap.svg), the best of ``--repeat``
 runs. No lab needed; bench/run.py runs it as its section ``report``, one
 process per size. Peak memory is the controller process's: the resident
@@ -28,8 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent  # noqa: E402
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep  # noqa: E402
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds  # noqa: E402
@@ -66,7 +65,7 @@ def report_once(tests, cabling, nodes, rounds, out_dir):
     """One verify_report on the controller: (diagnosis s, files s, the files' sizes, what was named)."""
     t0 = time.perf_counter()
     found, evaluated = rdma.rdma_findings(tests, FABRIC, cabling)
-    checks = {"ib_write_bw": report_rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(FABRIC), found)}
+    checks = {"ib_write_bw": rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(FABRIC), found)}
     doc = rep.build_report(found, findings.summarize(found), checks, FABRIC, {"nodes": nodes, "rounds": rounds})
     t1 = time.perf_counter()
     files = rep.write_reports(doc, out_dir)

@@ -4,7 +4,7 @@
     python scripts/report_summary.py inventory/<site>-output/reports/latest
 
 `make lab` runs it after playbooks/site.yml. A checkout tool, not part of the collection: the
-report's logic stays in plugins/module_utils/checks/report.py (stdlib only, no printing there).
+report's logic stays in plugins/module_utils/report/report.py (stdlib only, no printing there).
 """
 import json
 import os
@@ -13,7 +13,7 @@ import sys
 sys.dont_write_bytecode = True   # nothing written into the collection's tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 ".collections"))
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report  # noqa: E402
 
 
 def main(argv=None):

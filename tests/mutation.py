@@ -66,9 +66,11 @@ GROUPS = {
     "intent": {
         # the fabric intent: its defaults and derive, the words of a problem, the schema, the cabling
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/intent/test_problems.py", "tests/unit/intent/test_cabling.py", "tests/unit/intent/test_schema.py",
+                                                     ["tests/unit/intent/test_problems.py", "tests/unit/intent/test_cabling.py",
+                                                      "tests/unit/intent/test_schema.py",
                                                       "tests/unit/test_intent_strict.py", "tests/unit/intent/test_fabric.py",
-                                                      "tests/unit/test_validate_action.py", "tests/unit/test_intent_rule_table.py",
+                                                      "tests/unit/test_validate_action.py", "tests/unit/intent/test_rules_hosts.py",
+                                                      "tests/unit/intent/test_rules_fabric.py",
                                                       "tests/unit/test_intent_edges.py", "tests/unit/intent/test_knobs.py",
                                                       "tests/unit/test_intent_knobs_more.py"],
                                                      _rebuilt(name))
@@ -76,20 +78,22 @@ GROUPS = {
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
                                                       ["tests/unit/test_intent_ib_exact.py", "tests/unit/intent/test_infiniband.py",
                                                        "tests/unit/test_intent_strict.py",
-                                                       "tests/unit/intent/test_fabric.py", "tests/unit/test_intent_rule_table.py"],
+                                                       "tests/unit/intent/test_fabric.py", "tests/unit/intent/test_rules_hosts.py",
+                                                       "tests/unit/intent/test_rules_fabric.py"],
                                                       _rebuilt("infiniband")),
         "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
                                               ["tests/unit/test_validate_action.py", "tests/unit/test_validate_once.py",
                                                "tests/unit/intent/test_knobs.py"]),
         **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/test_intent_rule_table.py", "tests/unit/test_intent_edges.py",
+                                                     ["tests/unit/intent/test_rules_hosts.py", "tests/unit/intent/test_rules_fabric.py",
+                                                      "tests/unit/intent/test_varcheck.py", "tests/unit/test_intent_edges.py",
                                                       "tests/unit/intent/test_variables.py", "tests/unit/intent/test_knobs.py",
                                                       "tests/unit/test_intent_knobs_more.py", "tests/unit/test_validate_action.py"],
                                                      _rebuilt(name))
            for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")},
         "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
-                                                  ["tests/unit/intent/test_mpikey.py", "tests/unit/test_intent_rule_table.py",
-                                                   "tests/unit/test_logic_edges.py"]),
+                                                  ["tests/unit/intent/test_mpikey.py", "tests/unit/intent/test_rules_hosts.py",
+                                                   "tests/unit/intent/test_rules_fabric.py", "tests/unit/test_logic_edges.py"]),
     },
     "switch": {
         # the platform drivers, with the tests of what they read back per platform (QoS and error

@@ -24,9 +24,9 @@ import time
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_files
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import history as checks_history
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
+from ansible_collections.linerate.fabric.plugins.module_utils.report import history as checks_history
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults

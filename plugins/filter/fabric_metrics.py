@@ -1,7 +1,7 @@
-"""Filter: the node-exporter textfile of each node from a linerate report (module_utils/checks/metrics.py)."""
+"""Filter: the node-exporter textfile of each node from a linerate report (module_utils/report/metrics.py)."""
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import metrics
+from ansible_collections.linerate.fabric.plugins.module_utils.report import metrics
 
 
 def _render(name, fn, report, arg):

@@ -54,7 +54,7 @@ commands:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.dpkg import hold
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -64,10 +64,7 @@ def main():
                            supports_check_mode=True)
 
     def compute():
-        try:
-            result = hold(Runner(module), module.params["names"], module.check_mode)
-        except ParseError as e:
-            raise ToolFailure(str(e), stderr=e.text or "") from None
+        result = hold(Runner(module), module.params["names"], module.check_mode)
         after = dict(result["before"], **{name: "hold" for name in result["held"]})
         result["diff"] = {"before": "".join(f"{n} {s}\n" for n, s in sorted(result["before"].items())),
                           "after": "".join(f"{n} {s}\n" for n, s in sorted(after.items()))}

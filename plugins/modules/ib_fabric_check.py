@@ -150,7 +150,7 @@ observed:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.ib_fabric import fabric_check, findings_message
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.ib_fabric import fabric_check, findings_message
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -246,7 +246,7 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import (
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import (
     BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest, run_schedule, schedule_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_measurement, preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner

@@ -101,7 +101,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
-from ansible_collections.linerate.fabric.plugins.module_utils.host.rdma import ToolError, collect
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.rdma import collect
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 SYS_NET = "/sys/class/net"
@@ -126,7 +127,7 @@ def main():
             if not down or time.monotonic() >= deadline:
                 break
             time.sleep(1)
-    except ToolError as e:
+    except ToolFailure as e:
         module.fail_json(msg=e.msg, **e.kw)
     missing = [d for d in module.params["expect_devices"] if d not in facts["devices"]]
     if missing:

@@ -76,7 +76,7 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.ports import check_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.ports import check_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 

@@ -288,9 +288,10 @@ ports:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import (
+    ToolFailure, duplicate_port, each_port, exit_module)
 from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import (
-    Failure, Port, Sysfs, boot_result, configure, desired)
+    Port, Sysfs, boot_result, configure, desired)
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -306,7 +307,7 @@ def rendered(module, p):
         try:
             out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"],
                                                 p["sysfs_net"])))
-        except Failure as e:
+        except ToolFailure as e:
             module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
     if p["ports"] is None:
         module.exit_json(changed=False, **out[0])
@@ -364,7 +365,7 @@ def main():
     for i, port in enumerate(p["ports"]):
         try:
             desired(dict(p, **port))
-        except Failure as e:
+        except ToolFailure as e:
             module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
     run, sysfs = Runner(module), Sysfs(p["sysfs_net"])
 
@@ -372,7 +373,7 @@ def main():
         one = Port(run, port["netdev"], port["device"], port["port"], sysfs)
         try:
             return configure(one, dict(p, **port), module.check_mode)
-        except Failure as e:
+        except ToolFailure as e:
             # what already ran on this port before it failed
             e.kw.setdefault("commands", one.commands)
             raise

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import rdma_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import rdma_tests
 from conftest import run_playbook
 from test_verify import fault, find, healthy, port_of, verify  # noqa: F401 (healthy: a fixture)
 # link health and the incast only: the faults here do not need NCCL to show

@@ -6,7 +6,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import rdma_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import rdma_tests
 from conftest import REPO, lab_fault as fault, run_playbook
 
 # Short tests: the simulated links need no warm-up; every wait is bounded.

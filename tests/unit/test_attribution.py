@@ -5,7 +5,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 
 
 def lab(nodes=4):

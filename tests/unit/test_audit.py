@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_plans import FABRIC

@@ -192,7 +192,7 @@ def test_host_reads_off_for_a_node_skip_its_host_side():
 
 
 def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import report
     from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
     sw = healthy()
     l1 = sw["leaf1"]["neighbors"]

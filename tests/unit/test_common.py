@@ -57,3 +57,30 @@ def test_exited_carries_what_fail_json_shows_beside_the_message():
     assert e.kw["cmd"] is not ARGV      # a copy: a caller's later change to its argv does not change the failure
     with pytest.raises(ToolFailure, match=r"^ibstat exited 2: gone$"):
         raise ToolFailure.exited(["ibstat"], 2, "", "gone")
+
+
+def _host_modules():
+    import importlib
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "host"
+    prefix = "ansible_collections.linerate.fabric.plugins.module_utils.host."
+    return {p.stem: importlib.import_module(prefix + p.stem) for p in sorted(root.glob("*.py")) if p.stem != "__init__"}
+
+
+def test_the_host_layer_has_one_error_under_one_name():
+    # every exception a host/ module defines is a ToolFailure, and none binds ToolFailure (or one of its
+    # own) under a second name: `Failure = ToolFailure` made one error three names before issue 39
+    modules = _host_modules()
+    assert {"breaker", "rollout", "roce", "connectx", "rdma"} <= set(modules)
+    defined, aliases = {}, []
+    for name, mod in modules.items():
+        for attr, value in vars(mod).items():
+            if isinstance(value, type) and issubclass(value, BaseException):
+                if value.__module__ == mod.__name__:
+                    defined[f"{name}.{attr}"] = value
+                if attr != value.__name__:
+                    aliases.append(f"{name}.{attr} = {value.__name__}")
+    assert aliases == []
+    assert sorted(defined) == ["breaker.StateError", "rollout.RolloutError"]
+    assert all(issubclass(cls, ToolFailure) for cls in defined.values())
+    assert not any(hasattr(mod, "Failure") or hasattr(mod, "ToolError") for mod in modules.values())

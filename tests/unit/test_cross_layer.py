@@ -30,7 +30,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import perftest_argv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"

@@ -11,7 +11,7 @@ from labsim import lab  # noqa: F401  (puts lab/sim on sys.path)
 from linerate_lab import grammar
 from linerate_lab.tools import all_reduce_perf, ib_write_bw
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import set_arg

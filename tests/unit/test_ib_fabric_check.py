@@ -1,8 +1,8 @@
-"""ib_fabric_check (module_utils/checks/ib_fabric.py): the diag tools run under timeout through the shared Runner
+"""ib_fabric_check (module_utils/probes/ib_fabric.py): the diag tools run under timeout through the shared Runner
 (locale C plus the given environment), on real captures of the lab fabric; findings, summary, pkey tables."""
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib_fabric as ibfabric
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import ib_fabric as ibfabric
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 from ansible_collections.linerate.fabric.plugins.modules import ib_fabric_check
 from module_harness import Tools, fixture, run_module

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib_fabric as ibfabric
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import ib_fabric as ibfabric
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 from module_harness import fixture

@@ -1,6 +1,6 @@
 """The intent's limits at their edges: a value at each end of a range passes and one past it fails,
 with the exact problem (the fabric tree's limits in schema.py, a variable's in its rule). The rule
-table (test_intent_rule_table.py) pins what each variable refuses; these pin what it still accepts."""
+table (intent/test_rules_hosts.py, test_rules_fabric.py) pins what each variable refuses; these pin what it still accepts."""
 import copy
 
 import pytest

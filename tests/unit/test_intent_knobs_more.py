@@ -1,9 +1,7 @@
 """The rest of the knobs' validation (issue 36 items 5 and 6): the durable state's variables (backup
 retention, the restore's two flags and the one they replace, the trend's share), the master subnet
-manager named once and in the inventory, and infinite or NaN numbers refused by every kind of rule
-(number, integer, text, the NCCL, mlxconfig and environment maps), each before any contact."""
-import math
-
+manager named once and in the inventory, the benchmarks' class flags, each before any contact (infinite
+or NaN numbers refused by every kind of rule: intent/test_varcheck.py)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs
@@ -114,57 +112,6 @@ def test_a_host_list_of_the_inventory_is_shown_whole_up_to_five():
     many = {"hosts": [f"h{i}" for i in range(7)]}
     assert iv.validate_host({"ib_subnet_manager_master": "x"}, many) == [
         msg("ib_subnet_manager_master", "'x'", "a host of the inventory (h0, h1, h2, h3, h4 and 2 more)")]
-
-
-# ---------------------------------------------------------------- infinite and NaN numbers, everywhere
-
-@pytest.mark.parametrize("key,allowed", [
-    ("switch_fabric_max_fail_percentage", "a number 0..100 percent of a batch's switches that may fail"),
-    ("verify_fabric_nccl_tune_margin_percent", "a number 0.5..100 percent a candidate must beat NCCL's pick by"),
-    ("verify_fabric_readiness_load_timeout", "a number 1..3600 seconds")])
-@pytest.mark.parametrize("value", [NAN, INF, -INF, "nan", "inf", "Infinity", "1e400"])
-def test_a_number_rule_refuses_infinite_and_nan(key, allowed, value):
-    shown = repr(value) if isinstance(value, str) else str(value)
-    assert iv.validate_host({key: value}) == [msg(key, shown, allowed)]
-
-
-@pytest.mark.parametrize("key", ["switch_fabric_confirm_timeout", "verify_fabric_ib_write_bw_base_port",
-                                 "roce_qos_mtu", "verify_fabric_incast_max_senders"])
-@pytest.mark.parametrize("value", [NAN, INF, -INF, "inf", 1e400])
-def test_an_integer_rule_refuses_infinite_and_nan(key, value):
-    problems = iv.validate_host({key: value})
-    assert len(problems) == 1 and problems[0].startswith(f"{key}: ") and "is not allowed (allowed: an integer" \
-        in problems[0]
-
-
-@pytest.mark.parametrize("key", ["verify_fabric_mode", "k8s_render_context"])
-@pytest.mark.parametrize("value", [NAN, INF, -INF])
-def test_a_text_rule_refuses_an_infinite_number_it_would_write_as_inf(key, value):
-    assert len(iv.validate_host({key: value})) == 1
-    assert iv.validate_host({key: 1.5}) == [] and iv.validate_host({key: 7}) == []
-
-
-@pytest.mark.parametrize("key,value,bad", [
-    ("nccl_env_overrides", {"NCCL_IB_TIMEOUT": INF}, "nccl_env_overrides.NCCL_IB_TIMEOUT: inf"),
-    ("nccl_env_overrides", {"NCCL_IB_TIMEOUT": NAN}, "nccl_env_overrides.NCCL_IB_TIMEOUT: nan"),
-    ("connectx_firmware_params", {"ROCE_CC_PRIO_MASK_P1": INF}, "connectx_firmware_params.ROCE_CC_PRIO_MASK_P1: inf"),
-    ("connectx_firmware_extra_params", {"X": -INF}, "connectx_firmware_extra_params.X: -inf"),
-    ("verify_fabric_nccl_env", {"NCCL_DEBUG_X": NAN}, "verify_fabric_nccl_env.NCCL_DEBUG_X: nan"),
-    ("ib_subnet_manager_environment", {"OSM_X": INF}, "ib_subnet_manager_environment.OSM_X: inf"),
-])
-def test_a_map_value_that_is_infinite_or_nan_is_refused_by_its_key(key, value, bad):
-    problems = iv.validate_host({key: value})
-    assert len(problems) == 1 and problems[0].startswith(bad + " is not allowed (allowed: "), problems
-    finite = {k: 3 for k in value}
-    assert iv.validate_host({key: finite}) == []
-
-
-def test_the_fabric_wide_percentage_and_share_rules_keep_their_edges():
-    assert iv.validate_host({"switch_fabric_max_fail_percentage": 100, "verify_fabric_nccl_tune_margin_percent": 0.5,
-                             "linerate_trend_bandwidth_drop": 0.5}) == []
-    assert not math.isfinite(INF) and iv.validate_host({"switch_fabric_max_fail_percentage": 100.0001}) == [
-        msg("switch_fabric_max_fail_percentage", "100.0001", "a number 0..100 percent of a batch's switches that may "
-                                                             "fail")]
 
 
 # ---------------------------------------------------------------- the benchmarks' class flags: null or a range

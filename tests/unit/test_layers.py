@@ -1,6 +1,8 @@
 """module_utils is a house of floors (docs/architecture.md "module_utils: the map"): every import
 points down. Read from the source (ast), so a lazy import inside a function counts too.
 
+    probes/    run a check's tools on a node    <- + parsers, switch, intent, host, checks
+    report/    write the verification report   <- + parsers, switch, intent, host, checks
     checks/    findings from facts/measurements <- + parsers, switch, intent, host
     host/      read, plan, apply on a node      <- + parsers, switch, intent
     intent/    validation and derive            <- + parsers, switch
@@ -9,7 +11,9 @@ points down. Read from the source (ast), so a lazy import inside a function coun
     common helpers (common, runner, findings)   <- imported by everything, import nothing of ours
 
 A check judges what the host code reads and runs (readiness facts, the launchers' command lines);
-the host code never imports a check, the intent neither.
+the host code never imports a check, the intent neither. A probe (the node side of a check: the
+tools it runs) and the report writers both stand on the checks; neither imports the other, and a
+check imports neither.
 """
 import ast
 import pathlib
@@ -26,6 +30,8 @@ ALLOWED = {
     "intent": {HELPERS, "parsers", "switch", "intent"},
     "host": {HELPERS, "parsers", "switch", "intent", "host"},
     "checks": {HELPERS, "parsers", "switch", "intent", "host", "checks"},
+    "probes": {HELPERS, "parsers", "switch", "intent", "host", "checks", "probes"},
+    "report": {HELPERS, "parsers", "switch", "intent", "host", "checks", "report"},
 }
 
 
@@ -75,10 +81,15 @@ def test_the_packages_are_the_floors():
     ("parsers/lldp.py", f"from {PREFIX}.checks import cabling\n", "checks"),
     ("parsers/lldp.py", f"from {PREFIX}.host.dpkg import hold\n", "host"),
     ("intent/fabric.py", f"def f():\n    from {PREFIX}.checks.plans import full_plan\n", "checks"),
+    ("host/rdma.py", f"from {PREFIX}.probes.ports import check_ports\n", "probes"),
     ("intent/rails.py", f"import {PREFIX}.host.roce\n", "host"),
     ("switch/base.py", f"from {PREFIX} import intent\n", "intent"),
     ("common.py", f"from {PREFIX}.parsers import lldp\n", "parsers"),
-    ("host/drain.py", f"from {PREFIX}.checks.report import build_report\n", "checks"),
+    ("host/drain.py", f"from {PREFIX}.report.report import build_report\n", "report"),
+    ("checks/rdma.py", f"from {PREFIX}.report.rdma import worst_links\n", "report"),
+    ("checks/ports.py", f"def f():\n    from {PREFIX}.probes.ports import check_ports\n", "probes"),
+    ("probes/ports.py", f"from {PREFIX}.report import report\n", "report"),
+    ("report/history.py", f"from {PREFIX}.probes import benchmarks\n", "probes"),
     ("switch/drivers.py", f"from {PREFIX}.intent import fabric\n", "intent"),
 ])
 def test_an_upward_import_fails(where, source, floor_):

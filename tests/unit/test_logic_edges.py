@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
@@ -169,5 +169,5 @@ def test_two_rails_boot_plans_share_no_device():
 
 
 def test_a_rail_with_rdma_cm_settings_needs_its_device():
-    with pytest.raises(roce.Failure, match="device: required with roce_mode or roce_tos"):
+    with pytest.raises(roce.ToolFailure, match="device: required with roce_mode or roce_tos"):
         roce.boot_plan(PARAMS, "eth0", None)

@@ -1,5 +1,5 @@
 """The report directory and ``latest`` written atomically, private, and never half (issue 36 item 5):
-checks/report_files.py and the verify_report action's failure when a report cannot be written."""
+report/files.py and the verify_report action's failure when a report cannot be written."""
 import errno
 import json
 import os
@@ -8,8 +8,8 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_files as rf
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import files as rf
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 
 FILES = {"report.json": "{\"passed\": true}\n", "summary.md": "# Fabric verification: PASSED\n",
          "report.html": "<html></html>\n", "junit.xml": "<testsuites/>\n", "heatmap.svg": "<svg/>\n"}

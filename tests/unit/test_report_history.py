@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import metrics
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import history as checks_history
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.report import metrics
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.report import history as report_history
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 
 FABRIC = {"name": "lab", "transport": "roce", "link_speed_gbps": 400, "link_width": 4, "mtu": {}, "verify": {}}
 
@@ -18,7 +18,7 @@ def make(gbps=(390.0, 391.0), flaps=0, ber=1e-15, findings=(), stamp="2026-11-26
          nodes=("node1", "node2")):
     rows = [[1, "node1", "node2", "mlx5_0", gbps[0], None, None, None],
             [1, "node1", "node2", "mlx5_1", gbps[1], None if gbps[1] > 360 else "RDMA_BW_LOW", None, None]]
-    checks = {"ib_write_bw": {"passed": True, "threshold_gbps": 360.0, "test_fields": list(report_rdma.RDMA_TEST_FIELDS),
+    checks = {"ib_write_bw": {"passed": True, "threshold_gbps": 360.0, "test_fields": list(checks_rdma.RDMA_TEST_FIELDS),
                               "tests": rows},
               "link_health": {"passed": True, "ports": [
                   {"node": "node2", "device": "mlx5_1", "errors": 3 * flaps, "flaps": flaps, "effective_ber": ber,
@@ -94,7 +94,7 @@ def test_metrics_label_values_are_escaped():
 
 def write(tmp_path, doc):
     os.makedirs(tmp_path, exist_ok=True)
-    checks_history.attach_history(doc, str(tmp_path))
+    report_history.attach_history(doc, str(tmp_path))
     return rep.write_reports(doc, str(tmp_path))
 
 
@@ -146,12 +146,12 @@ def test_last_pass_carries_over_a_failing_run(tmp_path):
 def test_prune_keeps_the_newest_and_latest(tmp_path):
     for h in range(5):
         write(tmp_path, make(stamp=f"2026-11-26T1{h}:00:00Z"))
-    gone = checks_history.prune_history(str(tmp_path), keep=2)
+    gone = report_history.prune_history(str(tmp_path), keep=2)
     assert gone == ["20261126T100000Z", "20261126T110000Z", "20261126T120000Z"]
-    assert checks_history.run_dirs(str(tmp_path)) == ["20261126T130000Z", "20261126T140000Z"]
+    assert report_history.run_dirs(str(tmp_path)) == ["20261126T130000Z", "20261126T140000Z"]
     assert os.path.realpath(os.path.join(tmp_path, "latest")).endswith("20261126T140000Z")
     with pytest.raises(ValueError, match="keep: 0 is not allowed"):
-        checks_history.prune_history(str(tmp_path), keep=0)
+        report_history.prune_history(str(tmp_path), keep=0)
 
 
 def test_example_alert_rules_use_only_documented_metrics():

@@ -2,7 +2,7 @@
 whose findings are empty has no body (never a stray "[]") (issue 26)."""
 import xml.etree.ElementTree as ET
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 
 
 def junit(checks, meta=None):

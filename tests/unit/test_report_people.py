@@ -11,8 +11,8 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import heatmap
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_report import SVG, named_report, parse_svg
@@ -134,14 +134,6 @@ def test_ports_and_devices_sort_in_natural_order_in_the_link_health_table():
     md = report.to_markdown(link_health_report(ports))
     rows = [line.split(" | ")[:2] for line in md.splitlines() if line.startswith("| node") and "device" not in line]
     assert rows == [["| node2", "mlx5_2"], ["| node2", "mlx5_10"], ["| node10", "mlx5_0"]]
-
-
-@pytest.mark.parametrize("names", [["swp10", "swp2", "swp1"], ["Ethernet16", "Ethernet8", "Ethernet0"],
-                                   ["mlx5_10", "mlx5_2"], ["node10", "node9"]])
-def test_natural_key_orders_names_as_a_person_does(names):
-    got = sorted(names, key=report.natural_key)
-    assert got == sorted(names, key=lambda s: (re.sub(r"\d+", "", s), int(re.findall(r"\d+", s)[-1])))
-    assert got != sorted(names)
 
 
 def test_cabling_cases_and_unproven_ports_sort_naturally():

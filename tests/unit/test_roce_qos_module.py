@@ -5,6 +5,7 @@ import shlex
 
 import pytest
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.modules import roce_qos
 
@@ -483,7 +484,7 @@ def test_the_module_renders_its_boot_plan_once_as_script_and_tmpfiles_lines(sysf
 def test_boot_plan_per_port_and_only_managed_settings():
     assert roce.boot_plan({"mtu": 9000, "trust": "pcp"}, "eth9") == [
         ["mlnx_qos", "-i", "eth9", "--trust", "pcp"], ["ip", "link", "set", "dev", "eth9", "mtu", "9000"]]
-    with pytest.raises(roce.Failure, match="device: required"):
+    with pytest.raises(ToolFailure, match="device: required"):
         roce.boot_plan({"roce_mode": "v2"}, "eth9")
 
 

@@ -295,7 +295,7 @@ def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
 
 
 def test_the_report_shows_the_rollout_section_row_per_step():
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
     assert rep.rollout_lines({}) == []
     plan = _plan_dict([["n1"], ["n2", "n3"]])
     marks = {"n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "t1", "end": "t2"}]},

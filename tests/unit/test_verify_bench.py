@@ -7,10 +7,10 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw

@@ -2,7 +2,7 @@
 schedule, the pairing of results and the localisation follow the client's rail into another rail of
 the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/checks/plans.py)."""
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans

@@ -1,7 +1,7 @@
 """InfiniBand subnet check results in the verification report: findings
 placed on switch, port, node and device; checks subnet_manager, ib_topology
 and ib_partitions; a check that could not run is an error, not a pass."""
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 

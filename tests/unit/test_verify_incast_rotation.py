@@ -1,11 +1,11 @@
 """The incast rotation (issue 24): every node a receiver once, its findings and coverage
-(checks_incast.incast_rotation), the report's incast check (report.incast_check) and a node's part in a
+(checks_incast.incast_rotation), the report's incast check (checks_incast.incast_check) and a node's part in a
 round (filter verify_incast_role)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as checks_incast
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -61,7 +61,7 @@ def test_lab_rail_optimised_every_port_a_receiver_uplinks_out_of_scope():
     assert cov["receivers"] == nodes and cov["unproven_ports"] == []
     assert sorted((r["round"], r["receiver"], r["device"], r["k"]) for r in rails) == sorted(
         (i, n, d, 3) for i, n in enumerate(nodes) for d in DEVICES)
-    check = report.incast_check(found, rails, cov, {})
+    check = checks_incast.incast_check(found, rails, cov, {})
     assert check["passed"] and len(check["cases"]) == 8
     assert "host ports proven lossless 8/8 (100 %)" in check["detail"]
     assert "leaf uplinks none in scope (every rail under one leaf" in check["detail"]
@@ -81,7 +81,7 @@ def test_a_sender_without_pause_fails_its_group_and_leaves_that_port_unproven():
     assert sorted(cov["unproven_ports"]) == sorted(f"{r} mlx5_1" for r in receivers)
     # two leaves per rail, interleaved: the senders of mlx5_0's groups cross both leaves' uplinks
     assert cov["uplinks"][1] == 4 and cov["uplinks"][0] == 4
-    check = report.incast_check(found, rails, cov, {})
+    check = checks_incast.incast_check(found, rails, cov, {})
     assert not check["passed"]
     failing = [c for c in check["cases"] if not c["ok"]]
     assert {c["code"] for c in failing} == {"INCAST_GOODPUT_LOW"} and len(failing) == 7
@@ -99,7 +99,7 @@ def test_uplinks_listed_narrow_the_scope_and_a_finding_of_no_rail_is_its_own_cas
     assert cov["uplinks"] == [2, 2]
     sw = faults.finding("SWITCH_NO_HEADROOM", "r0-l0 swp1: no headroom", switch="r0-l0", switch_port="swp1",
                         check="incast")
-    check = report.incast_check([sw], rails, cov, {})
+    check = checks_incast.incast_check([sw], rails, cov, {})
     assert not check["passed"] and check["cases"][-1] == {"name": "incast r0-l0 swp1", "ok": False,
                                                           "code": "SWITCH_NO_HEADROOM", "message": "r0-l0 swp1: no headroom"}
 

@@ -9,7 +9,7 @@ from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, pfc_on, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}

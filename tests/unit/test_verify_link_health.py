@@ -188,7 +188,7 @@ def test_intent_threshold_defaults():
 
 
 def test_the_summary_shows_counter_evidence_per_rail_and_port():
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import report
     f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=4)])})
     rail = {"device": "mlx5_0", "receiver": "node1", "senders": ["node2"], "k": 1, "flows": {"node2": 190.04},
             "pause": {"node1": 0, "node2": 812}, "discards": {"node1": 0, "node2": 0},

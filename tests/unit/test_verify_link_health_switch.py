@@ -11,7 +11,7 @@ from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (

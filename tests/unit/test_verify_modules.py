@@ -1,10 +1,10 @@
-"""The ib_write_bw and nccl_tests modules (module_utils/checks/benchmarks.py): exact argv, retries while the
+"""The ib_write_bw and nccl_tests modules (module_utils/probes/benchmarks.py): exact argv, retries while the
 server starts, deadlines, parsing; the processes run through the shared Runner with the C locale."""
 import os
 import stat
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw, nccl_tests, nccl_tune
 from module_harness import Tools, run_module

@@ -1,8 +1,8 @@
-"""rdma_port_check (module_utils/checks/ports.py): exact argv through the shared Runner (locale C), port
+"""rdma_port_check (module_utils/probes/ports.py, its judge checks/ports.py): exact argv through the shared Runner (locale C), port
 state/speed/width/GID from ibv_devinfo's real output format, and the findings computed on the node."""
 import os
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as portcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import ports as portcheck
 from ansible_collections.linerate.fabric.plugins.modules import rdma_port_check
 from module_harness import Tools, run_module
 

@@ -1,5 +1,5 @@
 """Durations for people and the per-phase timings of the report."""
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 

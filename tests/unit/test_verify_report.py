@@ -8,9 +8,9 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import heatmap as checks_heatmap
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap as report_heatmap
+from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma as report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
@@ -23,7 +23,7 @@ from test_verify_plans import FABRIC
 def make_report():
     found, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
     checks = {"ports": {"passed": True, "detail": "8/8", "cases": [{"name": "node1 mlx5_0", "ok": True}]},
-              "ib_write_bw": report_rdma.rdma_check(evaluated, 360.0, found)}
+              "ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)}
     return report.build_report(found, faults.summarize(found), checks, dict(FABRIC, name="lab"))
 
 
@@ -64,12 +64,12 @@ def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
 
 def report_of(tests):
     found, evaluated = checks_rdma.rdma_findings(tests, FABRIC, {})
-    checks = {"ib_write_bw": report_rdma.rdma_check(evaluated, 360.0, found)}
+    checks = {"ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)}
     return report.build_report(found, faults.summarize(found), checks, dict(FABRIC, name="dc1"))
 
 
 def row(client, server, gbps, code=None, rail="mlx5_0", rnd=0, error=None):
-    """One stored ib_write_bw test (a row of report_rdma.RDMA_TEST_FIELDS)."""
+    """One stored ib_write_bw test (a row of checks_rdma.RDMA_TEST_FIELDS)."""
     return [rnd, client, server, rail, gbps, code, error, None]
 
 
@@ -110,7 +110,7 @@ def test_junit_xml_shape():
 def test_svg_heat_map_names_hosts_as_written_and_marks_the_failing_pair():
     names = ["DGX-H100-Rack12-Node07", "dgx-h100-rack12-node08", "gpu_a.example.com", "dgx-h100-rack13-node01"]
     doc = named_report(names, bad=("gpu_a.example.com", "mlx5_1"))
-    root = parse_svg(checks_heatmap.heatmap_svg(doc))
+    root = parse_svg(report_heatmap.heatmap_svg(doc))
     labels = texts(root)
     for n in names:
         assert n in labels  # as the inventory writes it: case, dots and underscores kept
@@ -137,7 +137,7 @@ def test_svg_heat_map_names_hosts_as_written_and_marks_the_failing_pair():
 
 
 def test_svg_of_a_healthy_fabric_has_no_failing_cell():
-    root = parse_svg(checks_heatmap.heatmap_svg(named_report(["a1", "a2", "a3"])))
+    root = parse_svg(report_heatmap.heatmap_svg(named_report(["a1", "a2", "a3"])))
     assert {c.get("class") for c in cells(root)} == {"cell ok", "cell none"}
     assert not [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
 
@@ -155,7 +155,7 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
     assert (c["n3"]["mlx5_0"]["peer"], c["n3"]["mlx5_0"]["gbps"], c["n3"]["mlx5_0"]["ok"]) == ("n1", 370.0, True)
     assert c["n1"]["mlx5_1"]["peer"] == "n2" and "mlx5_1" not in c["n3"]
     check = {"tests": rows, "threshold_gbps": 360}
-    root = parse_svg(checks_heatmap.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": check}}))
+    root = parse_svg(report_heatmap.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": check}}))
     (cell,) = cells(root, node="n1", rail="mlx5_0")
     assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
     assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
@@ -169,7 +169,7 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
 def test_large_fabric_shows_the_grid_and_the_failing_links_not_the_matrix(monkeypatch):
     names = [f"dgx-a100-rack{i // 8 + 1:02d}-node{i % 8 + 1:02d}" for i in range(12)]
     doc = named_report(names, bad=(names[5], "mlx5_1"))
-    small_md, small_svg = report.to_markdown(doc), parse_svg(checks_heatmap.heatmap_svg(doc))
+    small_md, small_svg = report.to_markdown(doc), parse_svg(report_heatmap.heatmap_svg(doc))
     assert "### ib_write_bw mlx5_1 (Gb/s, client row" in small_md and "failing links" not in small_md
     assert cells(small_svg, rail="mlx5_1", row=names[5], col=names[0])
     monkeypatch.setattr(report_rdma, "MATRIX_MAX_NODES", 8)
@@ -181,7 +181,7 @@ def test_large_fabric_shows_the_grid_and_the_failing_links_not_the_matrix(monkey
     listed = [line for line in md.splitlines() if line.startswith("- ") and "RDMA_BW_LOW" in line]
     assert len(listed) == 4 and all(names[5] in line and "mlx5_1: 150.0 Gb/s" in line for line in listed)
     assert "- ... and 7 more (report.json: checks.ib_write_bw.tests)" in md
-    root = parse_svg(checks_heatmap.heatmap_svg(doc))
+    root = parse_svg(report_heatmap.heatmap_svg(doc))
     assert not cells(root, row=names[5]) and not [g for g in root.iter(SVG + "g") if g.get("class") == "matrix"]
     grid = {(c.get("data-node"), c.get("data-rail")): c.get("class") for c in cells(root)}
     assert grid[(names[5], "mlx5_1")] == "cell fail" and grid[(names[5], "mlx5_0")] == "cell ok"
@@ -205,7 +205,7 @@ def test_report_json_is_indented_only_while_small(tmp_path, monkeypatch):
 
 def test_empty_report_still_renders():
     doc = report.build_report([], faults.summarize([]), {}, dict(FABRIC, name="lab"))
-    root = parse_svg(checks_heatmap.heatmap_svg(doc))
+    root = parse_svg(report_heatmap.heatmap_svg(doc))
     assert "no ib_write_bw tests in this report" in texts(root)
     assert "PASSED" in report.to_markdown(doc)
     ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
@@ -213,7 +213,7 @@ def test_empty_report_still_renders():
 
 def test_summary_printer(tmp_path):
     """scripts/report_summary.py (what make lab prints): the summary, exit 1 failed, 2 no report;
-    module_utils/checks/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
+    module_utils/report/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
     import subprocess
     import sys
     files = report.write_reports(make_report(), str(tmp_path))
@@ -235,7 +235,7 @@ def test_summary_printer(tmp_path):
 
 def test_bandwidth_matrix_is_derived_from_the_stored_tests():
     _, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
-    m = report_rdma.bandwidth_matrix(report_rdma.rdma_rows(evaluated))
+    m = report_rdma.bandwidth_matrix(checks_rdma.rdma_rows(evaluated))
     assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
     assert len(m["mlx5_0"]["cells"]) == 6
     assert sum(not c["ok"] for c in m["mlx5_0"]["cells"].values()) == 3
@@ -247,26 +247,26 @@ def test_report_json_stores_each_test_once(tmp_path):
     tests = rounds_tests("node3")
     tests[0]["gbps"] = 387.123  # a passing test's one-off figure: it must appear once in report.json
     found, evaluated = checks_rdma.rdma_findings(tests, FABRIC, CABLING)
-    doc = report.build_report(found, faults.summarize(found), {"ib_write_bw": report_rdma.rdma_check(evaluated, 360.0, found)},
+    doc = report.build_report(found, faults.summarize(found), {"ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)},
                               dict(FABRIC, name="lab"))
     text = open(report.write_reports(doc, str(tmp_path))["json"]).read()
     assert text.count("387.123") == 1
     check = json.loads(text)["checks"]["ib_write_bw"]
     assert set(check) == {"passed", "threshold_gbps", "detail", "test_fields", "tests"}
-    assert check["test_fields"] == list(report_rdma.RDMA_TEST_FIELDS) and len(check["tests"]) == len(tests) == 6
+    assert check["test_fields"] == list(checks_rdma.RDMA_TEST_FIELDS) and len(check["tests"]) == len(tests) == 6
     assert check["detail"] == "3/6 links >= 360 Gb/s" and check["passed"] is False
     # read back as dicts, every test is what the diagnosis evaluated
     keys = ("round", "client", "server", "gbps", "ok", "code", "client_error", "server_error")
-    assert report_rdma.rdma_tests(check) == [{k: t[k] for k in keys} for t in evaluated]
+    assert checks_rdma.rdma_tests(check) == [{k: t[k] for k in keys} for t in evaluated]
 
 
 def test_schema_1_reports_render_as_schema_2():
     """A report.json written before the rows (tests as dicts, with matrix and cases) still reads the same."""
     doc = make_report()
     old = json.loads(json.dumps(doc))
-    old["checks"]["ib_write_bw"]["tests"] = report_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
+    old["checks"]["ib_write_bw"]["tests"] = checks_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
     del old["checks"]["ib_write_bw"]["test_fields"]
-    assert report_rdma.rdma_tests(old["checks"]["ib_write_bw"]) == report_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
+    assert checks_rdma.rdma_tests(old["checks"]["ib_write_bw"]) == checks_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
     assert report.to_markdown(old) == report.to_markdown(doc) and report.to_junit(old) == report.to_junit(doc)
 
 
@@ -310,7 +310,7 @@ def test_written_files_are_the_texts_rendered_once(tmp_path):
     rendered = report.render_reports(doc)
     assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg", "report.html"}
     assert rendered["summary.md"] == report.to_markdown(doc) and rendered["junit.xml"] == report.to_junit(doc)
-    assert rendered["heatmap.svg"] == checks_heatmap.heatmap_svg(doc)
+    assert rendered["heatmap.svg"] == report_heatmap.heatmap_svg(doc)
     assert rendered["report.html"] == report.to_html(doc)
     given = report.write_reports(doc, str(tmp_path), rendered=rendered)
     own = report.write_reports(doc, str(tmp_path))
@@ -321,9 +321,9 @@ def test_written_files_are_the_texts_rendered_once(tmp_path):
 
 def test_pair_matrices_stop_at_the_limit_given():
     doc = named_report(["a1", "a2", "a3"], bad=("a2", "mlx5_0"))
-    drawn = parse_svg(checks_heatmap.heatmap_svg(doc, matrix_max_nodes=3))
+    drawn = parse_svg(report_heatmap.heatmap_svg(doc, matrix_max_nodes=3))
     assert len([g for g in drawn.iter(SVG + "g") if g.get("class") == "matrix"]) == 2
-    grid_only = parse_svg(checks_heatmap.heatmap_svg(doc, matrix_max_nodes=2))
+    grid_only = parse_svg(report_heatmap.heatmap_svg(doc, matrix_max_nodes=2))
     assert not [g for g in grid_only.iter(SVG + "g") if g.get("class") == "matrix"]
     assert cells(grid_only, node="a2", rail="mlx5_0")[0].get("class") == "cell fail"
     assert any("pair matrices are drawn up to 2 nodes" in (t or "") for t in texts(grid_only))
@@ -493,13 +493,13 @@ def test_a_cross_rail_test_keeps_the_servers_device():
               "client_error": None, "server_error": None},
              {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 385.0, "code": None,
               "client_error": None, "server_error": None}]
-    rows = report_rdma.rdma_rows(tests)
+    rows = checks_rdma.rdma_rows(tests)
     assert rows[0][8] == "mlx5_1" and rows[1][8] is None
-    check = {"threshold_gbps": 360.0, "test_fields": list(report_rdma.RDMA_TEST_FIELDS), "tests": rows}
-    back = report_rdma.rdma_tests(check)
+    check = {"threshold_gbps": 360.0, "test_fields": list(checks_rdma.RDMA_TEST_FIELDS), "tests": rows}
+    back = checks_rdma.rdma_tests(check)
     assert back[0]["server"] == ["node3", "mlx5_1"] and back[1]["server"] == ["node2", "mlx5_0"]
     old = dict(check, tests=[r[:8] for r in rows])
-    assert report_rdma.rdma_tests(old)[0]["server"] == ["node3", "mlx5_0"]
+    assert checks_rdma.rdma_tests(old)[0]["server"] == ["node3", "mlx5_0"]
     xml = "".join(report._rdma_testcases(check, '"ib_write_bw"'))
     assert "node1:mlx5_0 -&gt; node3:mlx5_1 (round 3)" in xml or "node1:mlx5_0 -> node3:mlx5_1 (round 3)" in xml
 

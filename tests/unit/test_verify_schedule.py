@@ -9,7 +9,7 @@ the rounds synchronise through the servers as on a fabric.
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests

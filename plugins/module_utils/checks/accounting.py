@@ -21,7 +21,7 @@ the switch plays before they read it (it failed earlier in the run).
 """
 
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import natural_key
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 
 
 def _text(v, limit=300):

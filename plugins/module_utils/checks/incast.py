@@ -487,3 +487,40 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
                 "receivers": sorted({r for _rnd, r, _p in incast_groups(log)}, key=str),
                 "unproven_ports": sorted(f"{n} {d}" for n, d in scope_ports - proven_ports)[:50]}
     return out, rails, coverage
+
+
+# ---------------------------------------------------------------- in the report
+
+def proven_text(pair):
+    """[proven, in_scope] -> '12/16 (75 %)', or 'none in scope'."""
+    got, of = (list(pair or [0, 0]) + [0, 0])[:2]
+    return f"{got}/{of} ({100 * got / of:.0f} %)" if of else "none in scope"
+
+
+def incast_check(findings, rails, coverage, unproven):
+    """The report's ``incast`` check of the rotation (``incast.incast_rotation``): passed when no error;
+    ``coverage`` (ports and uplinks proven / in scope, rounds, receivers) in the check and its detail;
+    one JUnit case per receiver and rail (its round, k senders), failing with the first error's code."""
+    errors = [x for x in findings if x["severity"] == "error"]
+    coverage = dict(coverage or {})
+    ports, ups = coverage.get("ports") or [0, 0], coverage.get("uplinks") or [0, 0]
+    detail = (f"{coverage.get('rounds', 0)} round(s), {len(coverage.get('receivers') or [])} receiver(s); "
+              f"host ports proven lossless {proven_text(ports)}, leaf uplinks {proven_text(ups)}"
+              + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
+              + f"; {len(errors)} error(s)")
+    cases = []
+
+    def of(x, r):
+        return (x.get("incast_round"), x.get("receiver"), x.get("device")) == (r.get("round"), r["receiver"], r["device"])
+    for r in rails:
+        mine = [x for x in errors if of(x, r)]
+        cases.append({"name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
+                      "ok": not mine, "code": mine[0]["code"] if mine else None,
+                      "message": "; ".join(x["message"] for x in mine) or None})
+    # a finding of no rail (a switch's counters, its lossless state) fails the check as its own case
+    rest = [x for x in errors if not any(of(x, r) for r in rails)]
+    for x in rest:
+        cases.append({"name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}"
+                      .strip(), "ok": False, "code": x["code"], "message": x["message"]})
+    return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven,
+            "detail": detail, "cases": cases}

@@ -369,3 +369,51 @@ def rdma_findings(tests, fabric, cabling, hints=(), uplinks=None):
                            switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"],
                            evidence=_evidence([t])))
     return out, evaluated
+
+
+# server_device: the server's device where it is not the client's (the cross-rail round), else null;
+# rows written before it have eight fields and read as same-rail.
+RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error",
+                    "server_device")
+
+
+# ---------------------------------------------------------------- in the report: each test stored once
+
+def rdma_rows(evaluated):
+    """Evaluated ib_write_bw tests (dicts with client/server = [node, device]) as rows of RDMA_TEST_FIELDS."""
+    return [[t["round"], t["client"][0], t["server"][0], t["client"][1], t.get("gbps"), t.get("code"),
+             t.get("client_error"), t.get("server_error"),
+             t["server"][1] if t["server"][1] != t["client"][1] else None] for t in evaluated]
+
+
+def row_fields(row):
+    """A stored row as (round, client, server, device, gbps, code, client_error, server_error, server_device)."""
+    rnd, client, server, rail, gbps, code, cerr, serr = row[:8]
+    return rnd, client, server, rail, gbps, code, cerr, serr, (row[8] if len(row) > 8 and row[8] else rail)
+
+
+def rdma_check(evaluated, threshold, findings):
+    """``checks.ib_write_bw``: each test once, as a row of ``test_fields``; a test passed when its code is null.
+
+    The worst-link grid, the pair matrices, the failing links and the JUnit cases are derived from these
+    rows when the report is rendered or read (rdma_tests here; report/rdma.py, report/junit.py).
+    """
+    rows = rdma_rows(evaluated)
+    ok = sum(r[5] is None for r in rows)
+    return {"passed": not findings, "threshold_gbps": threshold,
+            "detail": f"{ok}/{len(rows)} links >= {threshold:g} Gb/s",
+            "test_fields": list(RDMA_TEST_FIELDS), "tests": rows}
+
+
+def stored_rows(check):
+    """The rows of ``checks.ib_write_bw.tests`` (a schema-1 report's test dicts converted)."""
+    tests = (check or {}).get("tests") or []
+    return rdma_rows(tests) if isinstance(tests[0] if tests else None, dict) else tests
+
+
+def rdma_tests(check):
+    """The tests of ``checks.ib_write_bw`` as dicts, for readers of report.json:
+    {round, client: [node, device], server: [node, device], gbps, ok, code, client_error, server_error}."""
+    return [{"round": rnd, "client": [client, rail], "server": [server, sdev], "gbps": gbps, "ok": code is None,
+             "code": code, "client_error": cerr, "server_error": serr}
+            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(row_fields, stored_rows(check))]

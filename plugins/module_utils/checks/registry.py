@@ -33,8 +33,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpud
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl_scale
@@ -259,7 +257,7 @@ def ib_write_bw(ctx):
     if not tests:
         return [], {}
     f, evaluated = checks_rdma.rdma_findings(tests, ctx.fabric, ctx.cabling, ctx.hints, ctx.uplinks())
-    check = report_rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(ctx.fabric), f)
+    check = checks_rdma.rdma_check(evaluated, thresholds.rdma_threshold_gbps(ctx.fabric), f)
     check["schedule"] = checks_rdma.schedule_timing(logs)
     return f, {"ib_write_bw": check}
 
@@ -311,7 +309,7 @@ def incast(ctx):
     sw, unproven = incastcheck.switch_findings(ctx.switch_reads("switch_fabric_counters"), ctx.fabric,
                                                ctx.hosts, ctx.uplinks(), rails, faults.finding, f)
     f += sw
-    return f, {"incast": report.incast_check(f, rails, coverage, unproven)}
+    return f, {"incast": incastcheck.incast_check(f, rails, coverage, unproven)}
 
 
 def link_health(ctx):

@@ -35,6 +35,7 @@ import os
 import tempfile
 import time
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import NEVER_DRAIN
 
 STATE_VERSION = 1
@@ -43,8 +44,9 @@ DEFAULTS = {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 2
 RESET_PLAYBOOK = "playbooks/drain_breaker_reset.yml"
 
 
-class StateError(Exception):
-    """The state file cannot be read or written."""
+class StateError(ToolFailure):
+    """The state file cannot be read or written (the host layer's ToolFailure, for the one
+    case its callers tell apart: verify_report goes on without the state when remediation is off)."""
 
 
 def empty_state():

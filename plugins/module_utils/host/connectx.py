@@ -27,10 +27,6 @@ _ENUM_RE = re.compile(r"^(?P<label>.+?)\((?P<code>-?\d+)\)$")
 RESET_KINDS = ("mlxfwreset_level_3", "mlxfwreset_level_4", "reboot", "cold_reboot")
 
 
-# The name this module's callers catch: the shared host-tool error.
-Failure = ToolFailure
-
-
 def want_token(value):
     """How a desired value is compared and passed to ``set``.
 
@@ -78,7 +74,7 @@ class ConnectX:
 
     def __init__(self, run, device, reset_level=3, cold_reboot_params=(), reboot_params=()):
         if not PCI_RE.match(device or ""):
-            raise Failure(f"device: {device!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
+            raise ToolFailure(f"device: {device!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
         self.run = run
         self.device = device
         self.reset_level = reset_level
@@ -95,9 +91,9 @@ class ConnectX:
         try:
             parsed = parser(out if rc == 0 else (out + "\n" + err))
         except ParseError as e:
-            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure.exited(argv, rc, out, err)
+            raise ToolFailure.exited(argv, rc, out, err)
         return parsed
 
     def query(self):
@@ -106,7 +102,7 @@ class ConnectX:
         parsed = self._call(argv, parse_mlxconfig, "mlxconfig")
         devices = parsed["devices"]
         if len(devices) != 1:
-            raise Failure(f"{' '.join(argv)}: expected one device, got {len(devices)}")
+            raise ToolFailure(f"{' '.join(argv)}: expected one device, got {len(devices)}")
         return devices[0]
 
     def set(self, delta):
@@ -118,9 +114,9 @@ class ConnectX:
         try:
             outcome = parse_mlxconfig_set(out + "\n" + err)
         except ParseError as e:
-            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure.exited(argv, rc, out, err, tail=True)
+            raise ToolFailure.exited(argv, rc, out, err, tail=True)
         return outcome
 
     def reset_kind(self, pending):
@@ -181,7 +177,7 @@ def _check_known(dev, desired, device):
     params = dev["params"]
     unknown = sorted(n for n in desired if n not in params)
     if unknown:
-        raise Failure(f"{device}: parameter(s) {', '.join(unknown)} not reported by "
+        raise ToolFailure(f"{device}: parameter(s) {', '.join(unknown)} not reported by "
                       f"'mlxconfig -d {device} -e q' ({dev.get('device_type') or 'unknown device'}); "
                       "this firmware does not have them (check the name and the port suffix _P1/_P2)")
     return params
@@ -200,7 +196,7 @@ def with_profile(dev, desired, profile):
     try:
         wanted, notes = profile_params(profile, dev.get("device_type"))
     except ValueError as e:
-        raise Failure(str(e)) from None
+        raise ToolFailure(str(e)) from None
     skipped = sorted(n for n in wanted if n not in dev["params"] and n not in desired)
     for name in skipped:
         notes.append(f"{name} skipped: not reported by this {dev.get('device_type') or 'device'} "
@@ -213,7 +209,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
     """Bring Next Boot to ``desired`` (over ``profile``'s parameters, module_utils/host/fwprofile.py);
     with state=reset also apply it; state=verified only checks.
 
-    Returns the module result (without ``failed``); raises Failure.
+    Returns the module result (without ``failed``); raises ToolFailure.
     """
     desired = {str(k).upper(): v for k, v in (desired or {}).items()}
     dev = cx.query()
@@ -227,7 +223,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
     if state == "verified":
         still = _pending(params, desired)
         if delta or still:
-            raise Failure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
+            raise ToolFailure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
                           "are not at the desired value in the running firmware",
                           before=before, pending_params=still)
         return dict(extra, changed=False, device=cx.device, before=before, after=before,
@@ -247,7 +243,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
             params = dev["params"]
             unset = sorted(n for n, v in delta.items() if not matches(v, params[n].get("next_boot")))
             if unset:
-                raise Failure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} "
+                raise ToolFailure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} "
                               "is still not the desired value", cmd=cx.commands[-1])
     after = _view(params, desired)
     for name in delta:
@@ -265,7 +261,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
         pending_forced = False
     if state == "reset" and (pending or pending_forced):
         if not kind.startswith("mlxfwreset_level_"):
-            raise Failure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
+            raise ToolFailure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
                           "mlxfwreset cannot apply them", pending_params=pending, reset_kind=kind,
                           before=before, after=after)
         changed = True
@@ -282,7 +278,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
             after = _view(params, desired)
             still = _pending(params, desired)
             if still:
-                raise Failure(f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
+                raise ToolFailure(f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
                               f"firmware still differs on {', '.join(still)}: not retrying; a "
                               "reboot or power cycle may be needed",
                               before=before, after=after, pending_params=still, commands=cx.commands)

@@ -17,10 +17,6 @@ import re
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
 
-# The name this module's callers catch: the shared host-tool error.
-Failure = ToolFailure
-
-
 def read_mlxfwmanager_query(text):
     """``mlxfwmanager --query`` -> [{psid, part_number, pci, fw_current, fw_available, fw_running, status}].
 
@@ -75,11 +71,11 @@ class FwManager:
         try:
             devices = read_mlxfwmanager_query(out if rc == 0 else out + "\n" + err)
         except ValueError as e:
-            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
         if rc != 0:
-            raise Failure.exited(argv, rc, out, err)
+            raise ToolFailure.exited(argv, rc, out, err)
         if len(devices) != 1:
-            raise Failure(f"{' '.join(argv)}: expected one device, got {len(devices)}", stdout=out)
+            raise ToolFailure(f"{' '.join(argv)}: expected one device, got {len(devices)}", stdout=out)
         return devices[0]
 
     def update(self, image, force):
@@ -87,15 +83,15 @@ class FwManager:
         self.commands.append(argv)
         rc, out, err = self.run(argv)
         if rc != 0 or re.search(r"^\s*-E-", out + "\n" + err, re.MULTILINE):
-            raise Failure.exited(argv, rc, out, err, tail=True)
+            raise ToolFailure.exited(argv, rc, out, err, tail=True)
 
 
 def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
     dev = fm.query(image)
     if psid and dev["psid"] != psid:
-        raise Failure(f"{fm.device}: device PSID {dev['psid']} is not the expected {psid}")
+        raise ToolFailure(f"{fm.device}: device PSID {dev['psid']} is not the expected {psid}")
     if dev["fw_available"] is None:
-        raise Failure(f"{fm.device}: image {image} is not for this device's PSID {dev['psid']} "
+        raise ToolFailure(f"{fm.device}: image {image} is not for this device's PSID {dev['psid']} "
                       f"(mlxfwmanager: {dev['status'] or 'no matching image'}); refusing to burn "
                       "another board's firmware")
     burned, want = dev["fw_current"], dev["fw_available"]
@@ -105,7 +101,7 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
     if changed:
         downgrade = version_tuple(want) < version_tuple(burned)
         if downgrade and not allow_downgrade:
-            raise Failure(f"{fm.device}: image {want} is older than the device's {burned}; "
+            raise ToolFailure(f"{fm.device}: image {want} is older than the device's {burned}; "
                           "set allow_downgrade to burn it")
         if check_mode:
             fm.commands.append(["mlxfwmanager", "-d", fm.device, "-i", image, "-u", "-y"]
@@ -114,7 +110,7 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
             fm.update(image, force=downgrade)
             dev = fm.query(image)
             if version_tuple(dev["fw_current"]) != version_tuple(want):
-                raise Failure(f"{fm.device}: burned {image} but mlxfwmanager reports {dev['fw_current']}",
+                raise ToolFailure(f"{fm.device}: burned {image} but mlxfwmanager reports {dev['fw_current']}",
                               commands=fm.commands)
             running = dev["fw_running"] or dev["fw_current"]
     after = {"fw_version": want, "fw_version_running": running, "psid": dev["psid"]}

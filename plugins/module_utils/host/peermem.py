@@ -23,10 +23,6 @@ DMABUF_MIN_KERNEL = (5, 12)
 DMABUF_MIN_DRIVER = 515
 
 
-# The name this module's callers catch: the shared host-tool error.
-Failure = ToolFailure
-
-
 def read_lsmod(text):
     """Module names from ``lsmod`` (header ``Module  Size  Used by``)."""
     lines = [line for line in (text or "").splitlines() if line.strip()]
@@ -93,9 +89,9 @@ class Host:
         try:
             rc, out, err = self.run(argv)
         except OSError:
-            raise Failure(missing_msg, cmd=argv) from None
+            raise ToolFailure(missing_msg, cmd=argv) from None
         if rc != 0:
-            raise Failure.exited(argv, rc, out, err, what=what)
+            raise ToolFailure.exited(argv, rc, out, err, what=what)
         return out
 
     def gpu_driver(self):
@@ -106,7 +102,7 @@ class Host:
         try:
             versions = read_driver_versions(out)
         except ValueError as e:
-            raise Failure(f"NVIDIA GPU driver not working: {e}", stdout=out) from None
+            raise ToolFailure(f"NVIDIA GPU driver not working: {e}", stdout=out) from None
         return versions[0]
 
     def ofed(self):
@@ -116,14 +112,14 @@ class Host:
         try:
             return read_ofed_version(out)
         except ValueError as e:
-            raise Failure(f"MLNX_OFED / DOCA-OFED not recognised: {e}", stdout=out) from None
+            raise ToolFailure(f"MLNX_OFED / DOCA-OFED not recognised: {e}", stdout=out) from None
 
     def loaded(self):
         out = self._call(["lsmod"], "lsmod failed", "lsmod not found (package kmod)")
         try:
             return MODULE in read_lsmod(out)
         except ValueError as e:
-            raise Failure(str(e), stdout=out) from None
+            raise ToolFailure(str(e), stdout=out) from None
 
     def kernel(self):
         return self._call(["uname", "-r"], "uname failed", "uname not found").strip()
@@ -145,13 +141,13 @@ class Host:
         try:
             rc, out, err = self.run(argv)
         except OSError:
-            raise Failure("modprobe not found (package kmod)", cmd=argv) from None
+            raise ToolFailure("modprobe not found (package kmod)", cmd=argv) from None
         if rc != 0:
             hint = ""
             if "not found" in (err + out):
                 hint = (" - this GPU driver build has no nvidia-peermem for the running kernel "
                         "(install the driver's peermem / DKMS package, or use DMA-BUF)")
-            raise Failure.exited(argv, rc, out, err, hint=hint)
+            raise ToolFailure.exited(argv, rc, out, err, hint=hint)
 
 
 DKMS_INSTALLED = re.compile(r"^(install|hold) ok (installed|triggers-pending|triggers-awaited)", re.M)
@@ -165,7 +161,7 @@ def rebuild_if_missing(host, package, check_mode):
     try:
         rc, _out, _err = host.run(["modinfo", MODULE])
     except OSError:
-        raise Failure("modinfo not found (package kmod)", cmd=["modinfo", MODULE]) from None
+        raise ToolFailure("modinfo not found (package kmod)", cmd=["modinfo", MODULE]) from None
     if rc == 0:
         return False
     try:
@@ -179,7 +175,7 @@ def rebuild_if_missing(host, package, check_mode):
     if not check_mode:
         rc, out, err = host.run(argv)
         if rc != 0:
-            raise Failure.exited(argv, rc, out, err, what=f"rebuilding {MODULE}")
+            raise ToolFailure.exited(argv, rc, out, err, what=f"rebuilding {MODULE}")
     return True
 
 
@@ -198,7 +194,7 @@ def ensure(host, state, check_mode, rebuild_package=None):
         host.modprobe(remove=not want)
         after = host.loaded()
         if after != want:
-            raise Failure(f"modprobe {'-r ' if not want else ''}{MODULE} succeeded but lsmod "
+            raise ToolFailure(f"modprobe {'-r ' if not want else ''}{MODULE} succeeded but lsmod "
                           f"{'does not list' if want else 'still lists'} {MODULE}",
                           commands=host.commands)
     elif changed:

@@ -3,24 +3,16 @@
 ``collect(run)`` calls the tools through ``run(argv) -> (rc, stdout, stderr)``
 (the module passes AnsibleModule.run_command; tests pass a fake) and joins
 their parsed outputs per device and port. A tool that reports an error stops
-the collection with that error: an empty "no devices" answer is never
-returned as a success.
+the collection with that error (``ToolFailure``): an empty "no devices"
+answer is never returned as a success.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure, tool_failed
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "ibstat", "show_gids")
-
-
-class ToolError(ToolFailure):
-    """The shared host-tool error, with the failed command's argv and output as attributes too."""
-
-    def __init__(self, argv, rc, stdout, stderr, msg):
-        super().__init__(msg, cmd=argv, rc=rc, stdout=stdout, stderr=stderr)
-        self.argv, self.rc, self.stdout, self.stderr = argv, rc, stdout, stderr
 
 
 def _call(run, argv, parser):
@@ -29,9 +21,9 @@ def _call(run, argv, parser):
     try:
         parsed = parser(text if rc == 0 else (out + "\n" + err))
     except ParseError as e:
-        raise ToolError(argv, rc, out, err, tool_failed(argv, rc, out, err, detail=str(e))) from None
+        raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
     if rc != 0:
-        raise ToolError(argv, rc, out, err, tool_failed(argv, rc, out, err))
+        raise ToolFailure.exited(argv, rc, out, err)
     return parsed
 
 

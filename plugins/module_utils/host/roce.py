@@ -17,7 +17,7 @@ import re
 import shlex
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlnx_qos import parse_mlnx_qos
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
@@ -29,10 +29,6 @@ ECN_POINTS = ("np", "rp")
 # switch stage.
 MTU_CHANGES = ("any", "lower", "raise")
 SYSFS_NET = "/sys/class/net"
-
-
-# The name this module's callers catch: the shared host-tool error.
-Failure = ToolFailure
 
 
 class Sysfs:
@@ -49,7 +45,7 @@ class Sysfs:
             with open(path, encoding="ascii") as f:
                 return f.read().strip()
         except OSError as e:
-            raise Failure(f"cannot read {path} ({e.strerror}): the netdev has no RoCE ECN "
+            raise ToolFailure(f"cannot read {path} ({e.strerror}): the netdev has no RoCE ECN "
                           "controls; they come with the mlx5 driver of MLNX_OFED / DOCA-OFED") from None
 
     def write(self, path, value):
@@ -57,7 +53,7 @@ class Sysfs:
             with open(path, "w", encoding="ascii") as f:
                 f.write(f"{value}\n")
         except OSError as e:
-            raise Failure(f"cannot write {value} to {path} ({e.strerror})") from None
+            raise ToolFailure(f"cannot write {value} to {path} ({e.strerror})") from None
 
 
 def read_roce_mode(text):
@@ -108,14 +104,14 @@ class Port:
                 if reader:
                     reader(text)
             except ParseError as e:
-                raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
-            raise Failure.exited(argv, rc, out, err, tail=True)
+                raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise ToolFailure.exited(argv, rc, out, err, tail=True)
         if reader is None:
             return None
         try:
             return reader(text)
         except ParseError as e:
-            raise Failure.exited(argv, rc, out, err, detail=str(e)) from None
+            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
 
     # ------------------------------------------------------------------ read
 
@@ -205,15 +201,15 @@ def desired(params):
     if params.get("trust") is not None:
         want["trust"] = params["trust"]
     if params.get("pfc_priorities") is not None:
-        want["pfc"] = intent.pfc_vector(params["pfc_priorities"])
+        want["pfc"] = fabric.pfc_vector(params["pfc_priorities"])
     if params.get("dscp2prio"):
         if want.get("trust", "dscp") != "dscp":
-            raise Failure("dscp2prio: only with trust: dscp (in pcp trust the DSCP map is not used)")
+            raise ToolFailure("dscp2prio: only with trust: dscp (in pcp trust the DSCP map is not used)")
         want["dscp2prio"] = {}
         for dscp, prio in params["dscp2prio"].items():
             d, p = int(dscp), int(prio)
             if not (0 <= d <= 63 and 0 <= p <= 7):
-                raise Failure(f"dscp2prio: {dscp}: {prio} is not allowed (allowed: DSCP 0..63 to priority 0..7)")
+                raise ToolFailure(f"dscp2prio: {dscp}: {prio} is not allowed (allowed: DSCP 0..63 to priority 0..7)")
             want["dscp2prio"][str(d)] = p
     if params.get("ecn_priorities") is not None:
         value = 1 if params.get("ecn_enabled", True) else 0
@@ -225,7 +221,7 @@ def desired(params):
     if params.get("roce_mode") is not None:
         want["roce_mode"] = params["roce_mode"]
     if ("roce_mode" in want or "roce_tos" in want) and not params.get("device"):
-        raise Failure("device: required with roce_mode or roce_tos (RDMA-CM defaults are per RDMA device)")
+        raise ToolFailure("device: required with roce_mode or roce_tos (RDMA-CM defaults are per RDMA device)")
     return want
 
 
@@ -233,7 +229,7 @@ def defer_mtu(want, have, mtu_change):
     """(want, deferred): ``want`` without the MTU when ``mtu_change`` does not allow this direction
     (``lower``: a raise waits; ``raise``: a lowering waits), and {from, to} of the change left out."""
     if mtu_change not in MTU_CHANGES:
-        raise Failure(f"mtu_change: {mtu_change!r} is not allowed (allowed: {' | '.join(MTU_CHANGES)})")
+        raise ToolFailure(f"mtu_change: {mtu_change!r} is not allowed (allowed: {' | '.join(MTU_CHANGES)})")
     if "mtu" not in want or mtu_change == "any" or have.get("mtu") in (None, want["mtu"]):
         return want, None
     up = want["mtu"] > have["mtu"]
@@ -305,7 +301,7 @@ def configure(port, params, check_mode):
         after = port.read(full)
         left = port.plan(want, after)
         if left:
-            raise Failure(f"{port.netdev}: settings did not take after applying them; still needed: "
+            raise ToolFailure(f"{port.netdev}: settings did not take after applying them; still needed: "
                           + "; ".join(" ".join(w) if k == "cmd" else f"{w[0]}={w[1]}" for k, w in left),
                           before=before, after=after, commands=port.commands)
     else:

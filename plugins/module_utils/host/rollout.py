@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+
 SPREAD_KEYS = ("leaf", "rack", "nvlink_domain")
 # The host variables that label a node's rack and NVLink domain.
 LABEL_VARS = {"rack": "linerate_rack", "nvlink_domain": "linerate_nvlink_domain"}
@@ -44,8 +46,9 @@ PERCENT_RE = re.compile(r"([1-9][0-9]?|100)%", re.ASCII)
 STATES = ("done", "failed", "unreachable", "skipped", "converged")
 
 
-class RolloutError(ValueError):
-    """A rollout input that is not allowed (the message names the key, the value and what is allowed)."""
+class RolloutError(ToolFailure):
+    """A rollout input that is not allowed (the message names the key, the value and what is allowed):
+    the host layer's ToolFailure, told apart by the rollout filters (an AnsibleFilterError)."""
 
 
 @dataclass(frozen=True)

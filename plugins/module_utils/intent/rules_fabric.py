@@ -306,7 +306,7 @@ FABRIC_RULES = {
     "linerate_drain": boolean,
     "linerate_metrics": boolean,
     "linerate_report_keep": integer(1, 100000, " runs kept under <linerate_output_dir>/reports"),
-    # a trend's bandwidth drop (checks/history.py, docs/audit.md): a share of the previous run's figure
+    # a trend's bandwidth drop (report/history.py, docs/audit.md): a share of the previous run's figure
     "linerate_trend_bandwidth_drop": share,
     "linerate_slurm_node_name": one_node(text(253, empty=False),
                                          "this host's own name in Slurm (scontrol show node <name>), set per host "

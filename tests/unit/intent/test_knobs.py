@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_incast_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs, schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles

@@ -261,7 +261,7 @@ def test_shell_line_round_trips(layout):
 
 
 def test_nccl_tests_module_argv_rank_per_gpu(layout):
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import benchmarks
+    from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
     p = dict(P, gpus=8, launch="rank_per_gpu", layout=layout, rail_pinning="topology", hca="=mlx5_0,mlx5_3")
     argv = benchmarks.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
     assert argv[:10] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",

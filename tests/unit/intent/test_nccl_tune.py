@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings, shell_quote
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv

@@ -7,7 +7,9 @@ import os
 import re
 import shutil
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import _natural, _rows, worst_links
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import stored_rows
+from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import worst_links
 
 
 # ---------------------------------------------------------------- history and trends (issue 27)
@@ -56,7 +58,7 @@ def _finding_key(f):
 
 
 def _rail_bandwidth(report):
-    grid = worst_links(_rows((report.get("checks") or {}).get("ib_write_bw") or {}))
+    grid = worst_links(stored_rows((report.get("checks") or {}).get("ib_write_bw") or {}))
     return {(n, r): c["gbps"] for n, rails in grid["cells"].items() for r, c in rails.items() if c.get("gbps") is not None}
 
 
@@ -70,7 +72,7 @@ def trends(report, previous, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TRE
     out = {"bandwidth_down": [], "busbw_down": [], "ber_rising": [], "errors_rising": [],
            "findings_new": [], "findings_gone": []}
     before, now = _rail_bandwidth(previous), _rail_bandwidth(report)
-    for key in sorted(set(before) & set(now), key=lambda k: (_natural(k[0]), _natural(k[1]))):
+    for key in sorted(set(before) & set(now), key=lambda k: (natural_key(k[0]), natural_key(k[1]))):
         b, a = float(before[key]), float(now[key])
         if b > 0 and (b - a) / b > bandwidth_drop:
             out["bandwidth_down"].append({"node": key[0], "device": key[1], "before_gbps": b, "gbps": a,
@@ -82,7 +84,7 @@ def trends(report, previous, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TRE
             if b > 0 and (b - a) / b > bandwidth_drop:
                 out["busbw_down"].append({"test": name, "before_gbytes": b, "gbytes": a, "drop": round((b - a) / b, 4)})
     pb, pa = _ports(previous), _ports(report)
-    for key in sorted(set(pb) & set(pa), key=lambda k: (_natural(k[0]), _natural(k[1]))):
+    for key in sorted(set(pb) & set(pa), key=lambda k: (natural_key(k[0]), natural_key(k[1]))):
         b, a = pb[key], pa[key]
         for ber in ("effective_ber", "raw_ber"):
             if a.get(ber) is not None and b.get(ber) is not None and a[ber] > max(b[ber], 0) * ber_factor and a[ber] > 0:

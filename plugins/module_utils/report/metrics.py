@@ -89,8 +89,9 @@ def node_samples(report, node, shared=None):
     base = {"fabric": fab, "node": node}
     out = []
     # late import: report.py is this file's sibling (the view of the stored ib_write_bw rows)
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_rdma
-    grid = report_rdma.worst_links(report_rdma._rows(checks.get("ib_write_bw") or {}))
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import stored_rows
+    from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import worst_links
+    grid = worst_links(stored_rows(checks.get("ib_write_bw") or {}))
     for rail, c in sorted((grid["cells"].get(node) or {}).items()):
         lab = dict(base, device=rail)
         if c.get("gbps") is not None:

@@ -3,7 +3,7 @@ the worst-link grid and the failing links beyond. Stdlib only, like report.py.
 """
 from xml.sax.saxutils import escape, quoteattr
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import _gbps, rdma_view
+from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import gbps_text, rdma_view
 
 
 # ---------------------------------------------------------------- SVG heat map
@@ -122,7 +122,7 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
                 for j, rail in enumerate(rails):
                     c = grid["cells"].get(node, {}).get(rail)
                     title = (f"{node} {rail}: not tested" if c is None else
-                             f"{node} {rail}: worst {_gbps(c['gbps'])} Gb/s with {c['peer']}"
+                             f"{node} {rail}: worst {gbps_text(c['gbps'])} Gb/s with {c['peer']}"
                              + (f" ({c['code']})" if c.get("code") else "")
                              + f"; {c['failing']} of {c['tests']} tests failing")
                     _cell_svg(out, x0 + label_w + j * cw, yy, cw - 1, ch - 1, c, threshold, line_rate, title,
@@ -160,7 +160,7 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
                     c = None if a == b else (m["cells"].get((a, b)) or m["cells"].get((b, a)))
                     title = (f"{a} {rail}" if a == b else
                              f"{a} <-> {b} {rail}: not tested" if c is None else
-                             f"{a} <-> {b} {rail}: {_gbps(c.get('gbps'))} Gb/s" + (f" ({c['code']})" if c.get("code") else ""))
+                             f"{a} <-> {b} {rail}: {gbps_text(c.get('gbps'))} Gb/s" + (f" ({c['code']})" if c.get("code") else ""))
                     _cell_svg(out, x0 + label_w + j * cell, yy, cell - 1, cell - 1, c, threshold, line_rate, title,
                               {"data-rail": rail, "data-row": a, "data-col": b})
             out.append("</g>")

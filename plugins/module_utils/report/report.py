@@ -11,7 +11,7 @@ scripts/report_summary.py, loads it so)::
 ``<reports_dir>/latest`` at it. report.html is summary.md as one self-contained
 page (inline CSS, the heat map inline as SVG, nothing fetched), for a browser.
 
-The ib_write_bw check's rows and their views are in report_rdma.py, the SVG heat map in heatmap.py,
+The ib_write_bw check's rows are stored by checks/rdma.py and viewed by rdma.py, the SVG heat map in heatmap.py,
 history and trends in history.py.
 """
 import datetime
@@ -22,11 +22,13 @@ import re
 from xml.sax.saxutils import escape
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import report_files
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.heatmap import heatmap_svg
+from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
+from ansible_collections.linerate.fabric.plugins.module_utils.report.heatmap import heatmap_svg
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import duration_text
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.report_rdma import (
-    _fields, _gbps, _rows, failing_links, natural_key, rdma_view)
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.incast import proven_text
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import row_fields, stored_rows
+from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import failing_links, gbps_text, rdma_view
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import table_markdown as _tuning_table
 
 
@@ -272,45 +274,10 @@ def bench_lines(checks):
                 p99 = (case.get("latency") or {}).get("p99_usec")
                 cells = f"{'' if value is None else f'{value:.2f}'} | {'' if p99 is None else f'{p99:.2f}'}"
             else:
-                cells = _gbps(case.get("gbps"))
+                cells = gbps_text(case.get("gbps"))
             lines.append(f"| {_cell(case['name'])} | {cells} | {'ok' if case['ok'] else 'FAIL ' + _cell(case['code'])} |")
         lines.append("")
     return lines
-
-
-def _pct(pair):
-    """[proven, in_scope] -> '12/16 (75 %)', or 'none in scope'."""
-    got, of = (list(pair or [0, 0]) + [0, 0])[:2]
-    return f"{got}/{of} ({100 * got / of:.0f} %)" if of else "none in scope"
-
-
-def incast_check(findings, rails, coverage, unproven):
-    """The report's ``incast`` check of the rotation (``incast.incast_rotation``): passed when no error;
-    ``coverage`` (ports and uplinks proven / in scope, rounds, receivers) in the check and its detail;
-    one JUnit case per receiver and rail (its round, k senders), failing with the first error's code."""
-    errors = [x for x in findings if x["severity"] == "error"]
-    coverage = dict(coverage or {})
-    ports, ups = coverage.get("ports") or [0, 0], coverage.get("uplinks") or [0, 0]
-    detail = (f"{coverage.get('rounds', 0)} round(s), {len(coverage.get('receivers') or [])} receiver(s); "
-              f"host ports proven lossless {_pct(ports)}, leaf uplinks {_pct(ups)}"
-              + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
-              + f"; {len(errors)} error(s)")
-    cases = []
-
-    def of(x, r):
-        return (x.get("incast_round"), x.get("receiver"), x.get("device")) == (r.get("round"), r["receiver"], r["device"])
-    for r in rails:
-        mine = [x for x in errors if of(x, r)]
-        cases.append({"name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
-                      "ok": not mine, "code": mine[0]["code"] if mine else None,
-                      "message": "; ".join(x["message"] for x in mine) or None})
-    # a finding of no rail (a switch's counters, its lossless state) fails the check as its own case
-    rest = [x for x in errors if not any(of(x, r) for r in rails)]
-    for x in rest:
-        cases.append({"name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}"
-                      .strip(), "ok": False, "code": x["code"], "message": x["message"]})
-    return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven,
-            "detail": detail, "cases": cases}
 
 
 # at most this many incast groups get a counter table in summary.md (every failing one always does)
@@ -324,8 +291,8 @@ def _evidence(checks):
     cov = (checks.get("incast") or {}).get("coverage")
     if cov:
         lines += [f"### incast rotation: {cov.get('rounds', 0)} round(s), every node a receiver once", "",
-                  f"- host ports proven lossless: {_pct(cov.get('ports'))}",
-                  f"- leaf uplinks proven (a sender under another leaf): {_pct(cov.get('uplinks'))}"]
+                  f"- host ports proven lossless: {proven_text(cov.get('ports'))}",
+                  f"- leaf uplinks proven (a sender under another leaf): {proven_text(cov.get('uplinks'))}"]
         if cov.get("unproven_ports"):
             unproven = sorted(cov["unproven_ports"], key=natural_key)
             lines.append(f"- not proven: {', '.join(unproven[:20])}"
@@ -390,7 +357,7 @@ def _markdown_links(view, threshold):
         for rail in grid["rails"]:
             c = grid["cells"].get(node, {}).get(rail)
             row.append("" if c is None else
-                       f"{'' if c['ok'] else 'FAIL '}{_gbps(c['gbps'])} ({_cell(c['peer'])}"
+                       f"{'' if c['ok'] else 'FAIL '}{gbps_text(c['gbps'])} ({_cell(c['peer'])}"
                        + (f", {c['failing']}/{c['tests']} failing)" if c["failing"] else ")"))
         lines.append(f"| {_cell(node)} | " + " | ".join(row) + " |")
     lines.append("")
@@ -398,8 +365,8 @@ def _markdown_links(view, threshold):
         bad = failing_links(view["rows"])
         lines += [f"### ib_write_bw failing links ({len(bad)}; the pair matrix is shown up to "
                   f"{view['limit']} nodes, this fabric has {len(grid['nodes'])})", ""]
-        lines += [f"- {client} -> {server} {rail}" + (f" -> {sdev}" if sdev != rail else "") + f": {_gbps(gbps)} Gb/s {code}"
-                  for _rnd, client, server, rail, gbps, code, _cerr, _serr, sdev in map(_fields, bad[:FAILING_LINKS_MAX])]
+        lines += [f"- {client} -> {server} {rail}" + (f" -> {sdev}" if sdev != rail else "") + f": {gbps_text(gbps)} Gb/s {code}"
+                  for _rnd, client, server, rail, gbps, code, _cerr, _serr, sdev in map(row_fields, bad[:FAILING_LINKS_MAX])]
         if len(bad) > FAILING_LINKS_MAX:
             lines.append(f"- ... and {len(bad) - FAILING_LINKS_MAX} more (report.json: checks.ib_write_bw.tests)")
         lines += ([] if bad else ["none"]) + [""]
@@ -457,8 +424,8 @@ def _rdma_testcases(check, classname):
     return [f'<testcase classname={classname} name="{text[client]}:{text[rail]} -> {text[server]}:{text[sdev]} '
             f'(round {rnd})" />' if code is None else
             _testcase(classname, {"name": f"{client}:{rail} -> {server}:{sdev} (round {rnd})", "ok": False, "code": code,
-                                  "message": cerr or serr or f"{_gbps(gbps)} Gb/s < {threshold:g} Gb/s"})
-            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(_fields, _rows(check))]
+                                  "message": cerr or serr or f"{gbps_text(gbps)} Gb/s < {threshold:g} Gb/s"})
+            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(row_fields, stored_rows(check))]
 
 
 def _suite_cases(name, check, classname):
@@ -626,7 +593,7 @@ def write_reports(report, reports_dir, stamp=None, rendered=None):
     """Write the report files to ``<reports_dir>/<stamp>/`` and point ``latest`` at it;
     ``rendered``: render_reports(report) when the caller has it already.
 
-    Atomic (checks/report_files.py): every file 0600 in a 0700 directory, written whole in a temporary
+    Atomic (report/files.py): every file 0600 in a 0700 directory, written whole in a temporary
     directory that is renamed to its run name, then ``latest`` replaced; a failure keeps nothing of this
     report and raises report_files.ReportWriteError, the earlier reports and ``latest`` as they were."""
     rendered = rendered or render_reports(report)
