@@ -336,7 +336,7 @@ def offline(module, p):
     module.exit_json(changed=False, commands=commands, parsed=driver.view(have, scope))
 
 
-def main():
+def argument_spec():
     spec = dict(CONNECTION_ARGS)
     spec["host"] = dict(CONNECTION_ARGS["host"], required=False)   # required to reach the switch (replaced)
     spec.update(
@@ -358,10 +358,11 @@ def main():
         no_drop_priority=dict(type="int"),
         ecn=dict(type="bool"),
     )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True,
-                           mutually_exclusive=[("config", "backup_file", "restore_backup")],
-                           required_one_of=[("config", "backup_file", "restore_backup")])
-    p = module.params
+    return spec
+
+
+def refuse_bad_options(module, p):
+    """The options refused before anything else (the retired force, a backup_keep below 1)."""
     if p["force"] is not None:
         module.fail_json(msg=f"switch {p['name']}: force is not allowed any more: it was split in two, "
                              "accept_no_digest (restore a backup without a .sha256 digest; the role's "
@@ -372,36 +373,30 @@ def main():
         module.fail_json(msg=f"switch {p['name']}: backup_keep {p['backup_keep']!r} is not allowed (allowed: an "
                              "integer >= 1, the backups kept per switch); nothing was sent to the switch",
                          switch=p["name"], changed=False)
-    if p["state"] != "replaced":
-        offline(module, p)
-    if not p["host"]:
-        module.fail_json(msg=f"switch {p['name']}: host is required to reach the switch (state=replaced); "
-                             "state=rendered or parsed needs none")
-    full = bool(p["backup_file"] or p["restore_backup"])
+
+
+def want_of(module, p, driver, full):
+    """(restored_from, the config to apply, warnings): the rendered intent, or for a restore the backup
+    file, chosen and checked (not empty, digest, parser) before the switch is contacted."""
+    if not full:
+        return None, p["config"], []
     try:
-        driver = make_driver(p)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    restored_from = None
-    if full:
-        # the file is chosen and checked (not empty, digest, parser) before the switch is contacted
-        try:
-            restored_from, want_text, warnings = load_restore(
-                p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"], driver.parse,
-                accept_no_digest=p["accept_no_digest"])
-        except BackupError as exc:
-            module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
-                             backup=exc.path, rolled_back=False, changed=False)
-    else:
-        want_text = p["config"]
-        warnings = []
-    redactor = Redactor(driver.platform) if full else None
+        return load_restore(p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"],
+                            driver.parse, accept_no_digest=p["accept_no_digest"])
+    except BackupError as exc:
+        module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
+                         backup=exc.path, rolled_back=False, changed=False)
+
+
+def apply(module, p, driver, want_text, full, redactor, restored_from):
+    """The change window (run_apply); an unreachable switch exits as UNREACHABLE, a failed window fails
+    saying whether it rolled back."""
     if not module.check_mode:
         # SIGKILL of ansible-playbook's process group does not reach this process (Ansible's worker called
         # setsid): when the controller ends, the window is cut off and recovers as for SIGTERM
         watch_controller()
     try:
-        result = run_apply(
+        return run_apply(
             driver, want_text, ports=p["fabric_ports"], check_mode=module.check_mode,
             backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
             post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
@@ -417,6 +412,27 @@ def main():
                          command_log=command_log(driver, redactor), restored_from=restored_from)
     finally:
         driver.close()
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           mutually_exclusive=[("config", "backup_file", "restore_backup")],
+                           required_one_of=[("config", "backup_file", "restore_backup")])
+    p = module.params
+    refuse_bad_options(module, p)
+    if p["state"] != "replaced":
+        offline(module, p)
+    if not p["host"]:
+        module.fail_json(msg=f"switch {p['name']}: host is required to reach the switch (state=replaced); "
+                             "state=rendered or parsed needs none")
+    full = bool(p["backup_file"] or p["restore_backup"])
+    try:
+        driver = make_driver(p)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    restored_from, want_text, warnings = want_of(module, p, driver, full)
+    redactor = Redactor(driver.platform) if full else None
+    result = apply(module, p, driver, want_text, full, redactor, restored_from)
     warnings += result.pop("warnings", [])
     if p["backup_keep"] is not None and result.get("backup_path"):
         try:
@@ -428,11 +444,10 @@ def main():
         module.warn(f"switch {p['name']}: {w}")
     if full:
         result["restore_warnings"] = warnings
+        result["restored_from"] = restored_from
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff
-    if full:
-        result["restored_from"] = restored_from
     module.exit_json(command_log=command_log(driver, redactor), **result)
 
 
