@@ -31,10 +31,6 @@ _HOST = "host/ is not mirrored yet: its tests are tests/unit/test_<host module o
 _SWITCH = "switch/ is not mirrored yet (others editing the drivers): tests/unit/test_switch_*.py"
 
 NOT_MIRRORED = {
-    # intent
-    "intent/k8s_base": "tested through intent/test_k8s_render.py (the rendered objects against the schemas)",
-    "intent/k8s_jobs": "tested through intent/test_k8s_render.py and test_k8s_render_apis.py",
-    "intent/k8s_network": "tested through intent/test_k8s_render.py (k8s_schemas.py)",
     "checks/accounting": _CHECKS,
     "checks/attribution": _CHECKS,
     "checks/audit": _CHECKS,
