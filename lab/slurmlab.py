@@ -1,6 +1,6 @@
 """The lab's real Slurm: Debian's slurmctld, slurmd, slurm-client and munge (docs/lab.md, "Slurm").
 
-The packages are in the node image (labctl.NODE_PACKAGES). ``labctl up`` then
+The packages are in the node image (labimage.NODE_PACKAGES). ``labctl up`` then
 
 - writes the lab's Slurm configuration under ``lab/state/slurm/`` (``slurm.conf`` generated
   from the fabric model's nodes: their CPUs and GPUs as the simulated hardware reports them;
