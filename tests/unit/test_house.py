@@ -244,8 +244,6 @@ LONG_FUNCTIONS: set[str] = {
     "plugins/module_utils/intent/cabling.py:validate_cabling",
     "plugins/module_utils/intent/infiniband.py:validate_subnet_manager",
     "plugins/module_utils/intent/nccl_env.py:nccl_env_settings",
-    "plugins/module_utils/parsers/ibdiag.py:parse_ibnetdiscover",
-    "plugins/module_utils/parsers/nccl_tests.py:parse_nccl_tests",
     "plugins/modules/nccl_tune.py:main",
 }
 

@@ -291,59 +291,17 @@ def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
             continue
         m = _ND_NODE_RE.match(line)
         if m:
-            guid = _guid_from_id(m["id"])
-            if guid is None:
-                raise ParseError("ibnetdiscover", f"node id without a GUID: {m['id']}", text)
-            ntype = {"Switch": "switch", "Ca": "ca", "Rt": "router"}[m["type"]]
-            rest = m["rest"] or ""
-            cur = {"guid": guid, "type": ntype, "desc": m["desc"] or "",
-                   "nports": int(m["nports"]), "ports": {}}
-            lm = re.search(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?", rest)
-            if lm:
-                cur["lid"] = int(lm.group(1))
-                cur["lmc"] = int(lm.group(2) or 0)
-            if ntype == "switch":
-                cur["enhanced_port0"] = "enhanced port 0" in rest
-            in_chassis = node_chassis if node_chassis is not None else chassis
-            if in_chassis is not None:
-                cur["chassis"] = in_chassis
+            cur = _nd_node(m, text, node_chassis if node_chassis is not None else chassis)
             node_chassis = None
-            nodes[guid] = cur
+            nodes[cur["guid"]] = cur
             continue
         if line.startswith("["):
             if cur is None:
                 raise ParseError("ibnetdiscover", f"port line outside a node: {line}", text)
-            # switch port: [1] "H-..."[1](peer port guid) # "desc" lid 4 4xQDR
-            # CA port:     [1](port guid) "S-..."[2] # lid 5 lmc 0 "desc" lid 6 4xQDR
-            pm = _ND_PORT_RE.match(line)
-            if not pm:
-                raise ParseError("ibnetdiscover", f"unparsable port line: {line}", text)
-            info = _parse_nd_comment(pm["comment"])
-            if _guid_from_id(pm["rid"]) is None:
-                raise ParseError("ibnetdiscover", f"peer id without a GUID: {line}", text)
-            port: IbnetPort = {
-                "peer_guid": _guid_from_id(pm["rid"]),
-                "peer_id": pm["rid"],
-                "peer_port": int(pm["rport"]),
-                "peer_port_guid": norm_guid(pm["rguid"]) if pm["rguid"] else None,
-                "port_guid": norm_guid(pm["pguid"]) if pm["pguid"] else None,
-                "peer_desc": info.get("peer_desc"),
-                "width": info.get("width"),
-                "speed": info.get("speed"),
-            }
-            if "lid" in info:
-                port["lid"] = info["lid"]
-                cur.setdefault("lid", info["lid"])
-            if "peer_lid" in info:
-                port["peer_lid"] = info["peer_lid"]
-            if "unread" in info:
-                port["unread"] = info["unread"]
-                warnings.append(f"port comment words not read: {info['unread']!r} ({line})")
-            if pm["ext"]:
-                port["ext_port"] = int(pm["ext"])
-            if pm["rext"]:
-                port["peer_ext_port"] = int(pm["rext"])
-            cur["ports"][int(pm["port"])] = port
+            number, port = _nd_port(line, text, warnings)
+            if "lid" in port:
+                cur.setdefault("lid", port["lid"])
+            cur["ports"][number] = port
             continue
         # vendid=, devid=, sysimgguid=, switchguid=, caguid= header lines
         if re.match(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=", line):
@@ -360,6 +318,67 @@ def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
     if not nodes:
         raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header
                          else "not ibnetdiscover output", text)
+    return {"nodes": nodes, "links": _nd_links(nodes), "warnings": warnings}
+
+
+def _nd_node(m: "re.Match[str]", text: str, chassis: Optional[int]) -> IbnetNode:
+    """The node a ``Switch``/``Ca``/``Rt`` line opens (``chassis``: the -g chassis it is in, if any)."""
+    guid = _guid_from_id(m["id"])
+    if guid is None:
+        raise ParseError("ibnetdiscover", f"node id without a GUID: {m['id']}", text)
+    ntype = {"Switch": "switch", "Ca": "ca", "Rt": "router"}[m["type"]]
+    rest = m["rest"] or ""
+    node: IbnetNode = {"guid": guid, "type": ntype, "desc": m["desc"] or "",
+                       "nports": int(m["nports"]), "ports": {}}
+    lm = re.search(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?", rest)
+    if lm:
+        node["lid"] = int(lm.group(1))
+        node["lmc"] = int(lm.group(2) or 0)
+    if ntype == "switch":
+        node["enhanced_port0"] = "enhanced port 0" in rest
+    if chassis is not None:
+        node["chassis"] = chassis
+    return node
+
+
+def _nd_port(line: str, text: str, warnings: list[str]) -> tuple[int, IbnetPort]:
+    """(port number, port) of a ``[n]`` line; comment words not read go to ``warnings``.
+
+    switch port: ``[1] "H-..."[1](peer port guid) # "desc" lid 4 4xQDR``;
+    CA port: ``[1](port guid) "S-..."[2] # lid 5 lmc 0 "desc" lid 6 4xQDR``.
+    """
+    pm = _ND_PORT_RE.match(line)
+    if not pm:
+        raise ParseError("ibnetdiscover", f"unparsable port line: {line}", text)
+    info = _parse_nd_comment(pm["comment"])
+    if _guid_from_id(pm["rid"]) is None:
+        raise ParseError("ibnetdiscover", f"peer id without a GUID: {line}", text)
+    port: IbnetPort = {
+        "peer_guid": _guid_from_id(pm["rid"]),
+        "peer_id": pm["rid"],
+        "peer_port": int(pm["rport"]),
+        "peer_port_guid": norm_guid(pm["rguid"]) if pm["rguid"] else None,
+        "port_guid": norm_guid(pm["pguid"]) if pm["pguid"] else None,
+        "peer_desc": info.get("peer_desc"),
+        "width": info.get("width"),
+        "speed": info.get("speed"),
+    }
+    if "lid" in info:
+        port["lid"] = info["lid"]
+    if "peer_lid" in info:
+        port["peer_lid"] = info["peer_lid"]
+    if "unread" in info:
+        port["unread"] = info["unread"]
+        warnings.append(f"port comment words not read: {info['unread']!r} ({line})")
+    if pm["ext"]:
+        port["ext_port"] = int(pm["ext"])
+    if pm["rext"]:
+        port["peer_ext_port"] = int(pm["rext"])
+    return int(pm["port"]), port
+
+
+def _nd_links(nodes: dict[str, IbnetNode]) -> list[IbnetLink]:
+    """Each cabled pair of ports once, in the order the nodes and their ports were read."""
     links: list[IbnetLink] = []
     seen: set[tuple[tuple[Any, int], ...]] = set()
     for guid, node in nodes.items():
@@ -372,7 +391,7 @@ def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
             links.append({"a_guid": guid, "a_port": pnum, "b_guid": p["peer_guid"],
                           "b_port": p["peer_port"], "width": p["width"],
                           "speed": p["speed"]})
-    return {"nodes": nodes, "links": links, "warnings": warnings}
+    return links
 
 
 # ----------------------------------------------------------------- iblinkinfo

@@ -367,60 +367,80 @@ def parse_nccl_tests(text: Optional[str]) -> NcclTests:
     if stripped.startswith("{"):
         return _parse_nccl_tests_json(stripped, text)
 
-    result = _new_tests_result()
-    layout: Optional[_Layout] = None
-    order = ("out_of_place", "in_place")
-    failures: list[str] = []
-    nccl_warnings: list[str] = []
-    traces: list[str] = []
+    run = _TextRun()
     for number, line in enumerate(_lines(text), 1):
+        run.feed(number, line)
+    return run.finish(text)
+
+
+class _TextRun:
+    """One text run of nccl-tests read line by line (``feed``), then judged (``finish``)."""
+
+    def __init__(self) -> None:
+        self.result = _new_tests_result()
+        self.layout: Optional[_Layout] = None
+        self.order = ("out_of_place", "in_place")
+        self.failures: list[str] = []
+        self.nccl_warnings: list[str] = []
+        self.traces: list[str] = []
+
+    def feed(self, number: int, line: str) -> None:
         content = line.strip()
         if not content or content == "...":
-            continue
+            return
+        result = self.result
         nccl_line = _NCCL_LINE_RE.search(content)
         if _TEST_FAILURE_RE.search(content):
-            failures.append(content)
+            self.failures.append(content)
         elif _TEST_TRACE_RE.search(content):
-            traces.append(content)
+            self.traces.append(content)
         elif nccl_line:
             if nccl_line.group("level") == "WARN":
-                nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
+                self.nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
             version = _VERSION_RE.search(nccl_line.group("msg"))
             if version and not result["nccl_version"]:   # ``NCCL INFO NCCL version 2.x`` (NCCL_DEBUG=INFO)
                 result["nccl_version"] = version.group("version")
         elif content.startswith("#"):
-            if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
-                layout = _table_layout(line.rstrip(), order)
-                result["columns"] = layout["columns"]
-            elif "out-of-place" in content and "in-place" in content:
-                order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
-                         else ("out_of_place", "in_place"))
-            else:
-                _handle_comment_line(content, result, number)
+            self._comment(number, line, content)
         elif (plain_version := _VERSION_RE.match(content)):
             result["nccl_version"] = plain_version.group("version")
-        elif layout and re.match(r"^\d+\s", content):
-            row = _parse_row(line.rstrip(), layout)
+        elif self.layout and re.match(r"^\d+\s", content):
+            row = _parse_row(line.rstrip(), self.layout)
             if row:
                 result["rows"].append(row)
             else:
                 result["warnings"].append("line %d: result row does not fit the header's columns: %r"
                                           % (number, content))
 
-    # a WARN of an optional feature NCCL fell back from (CollNet/SHARP, a net plugin) is not the
-    # cause of a failure: the causes first, the fallbacks after, labelled as such
-    causes = [w for w in _dedupe(nccl_warnings) if not is_fallback_warning(w)]
-    fallbacks = [w for w in _dedupe(nccl_warnings) if is_fallback_warning(w)]
-    explained = causes + ["fallback, not the cause: " + w for w in fallbacks]
-    if failures or (traces and not result["rows"]):
-        raise ParseError("nccl-tests", "; ".join(_dedupe(failures + traces) + explained), text)
-    result["failed_checks"] = _dedupe(traces)
-    if not result["rows"]:
-        reason = "empty output" if not stripped else "; ".join(["no result rows in output"] + explained)
-        raise ParseError("nccl-tests", reason, text)
-    result["nccl_warnings"] = _dedupe(nccl_warnings)
-    result["nccl_fallbacks"] = fallbacks
-    return _finish_tests_result(result)
+    def _comment(self, number: int, line: str, content: str) -> None:
+        """A ``#`` line: the table's header, the placement order, or the run's header fields."""
+        if re.search(r"\bsize\b", content) and re.search(r"\bcount\b", content):
+            self.layout = _table_layout(line.rstrip(), self.order)
+            self.result["columns"] = self.layout["columns"]
+        elif "out-of-place" in content and "in-place" in content:
+            self.order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
+                          else ("out_of_place", "in_place"))
+        else:
+            _handle_comment_line(content, self.result, number)
+
+    def finish(self, text: Optional[str]) -> NcclTests:
+        """The result, or ParseError for an aborted run or one without result rows."""
+        result = self.result
+        # a WARN of an optional feature NCCL fell back from (CollNet/SHARP, a net plugin) is not the
+        # cause of a failure: the causes first, the fallbacks after, labelled as such
+        causes = [w for w in _dedupe(self.nccl_warnings) if not is_fallback_warning(w)]
+        fallbacks = [w for w in _dedupe(self.nccl_warnings) if is_fallback_warning(w)]
+        explained = causes + ["fallback, not the cause: " + w for w in fallbacks]
+        if self.failures or (self.traces and not result["rows"]):
+            raise ParseError("nccl-tests", "; ".join(_dedupe(self.failures + self.traces) + explained), text)
+        result["failed_checks"] = _dedupe(self.traces)
+        if not result["rows"]:
+            reason = ("empty output" if not (text or "").strip()
+                      else "; ".join(["no result rows in output"] + explained))
+            raise ParseError("nccl-tests", reason, text)
+        result["nccl_warnings"] = _dedupe(self.nccl_warnings)
+        result["nccl_fallbacks"] = fallbacks
+        return _finish_tests_result(result)
 
 
 def _json_placement(values: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
