@@ -748,3 +748,18 @@ def test_a_digest_name_taken_in_between_leaves_no_temporary_file(tmp_path, monke
     p = write_backup(str(tmp_path), "leaf1", "eos", EOS, "T1")
     assert os.path.basename(p) == "T1-1.eos.cfg"
     assert listing(tmp_path / "leaf1") == ["T1-1.eos.cfg", "T1-1.eos.cfg.sha256", "T1.eos.cfg.sha256"]
+
+
+def test_a_backup_error_is_a_switch_error_naming_the_file_and_the_switch(tmp_path):
+    """One error type for switch/: BackupError is a SwitchError (caught where a switch failure is), its
+    message names the file, its switch the switch the backup is of, and nothing was sent (rolled_back False)."""
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, verify_backup
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+    path = tmp_path / "leaf1" / "20261122T040506Z.eos.cfg"
+    path.parent.mkdir()
+    path.write_text("")
+    with pytest.raises(SwitchError) as err:
+        verify_backup(str(path), "eos", lambda text: text)
+    assert isinstance(err.value, BackupError)
+    assert str(err.value).startswith(f"backup {path}: is empty (0 bytes)")
+    assert (err.value.switch, err.value.path, err.value.rolled_back, err.value.changed) == ("leaf1", str(path), False, False)

@@ -227,7 +227,7 @@ def test_restore_fails_while_pending_state_remains(tmp_path, monkeypatch):
 
 
 def test_backup_names_keep_restore_backups_apart(tmp_path):
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import write_backup
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import write_backup
     a = write_backup(str(tmp_path), "sw", "eos", "x", "T1")
     b = write_backup(str(tmp_path), "sw", "eos", "y", "T1", "restore")
     c = write_backup(str(tmp_path), "sw", "eos", "z", "T1")

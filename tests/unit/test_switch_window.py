@@ -7,7 +7,7 @@ import pytest
 
 from switch_testlib import make, unlocked
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import base
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import backups, base
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window_lock
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
@@ -233,15 +233,15 @@ def test_timestamp_is_utc_compact():
 
 
 def test_backups_never_overwrite_and_restores_are_marked(tmp_path):
-    paths = [base.write_backup(str(tmp_path), "leaf1", "eos", f"cfg{n}\n", "T1") for n in range(3)]
+    paths = [backups.write_backup(str(tmp_path), "leaf1", "eos", f"cfg{n}\n", "T1") for n in range(3)]
     assert paths == [str(tmp_path / "leaf1" / name) for name in ("T1.eos.cfg", "T1-1.eos.cfg", "T1-2.eos.cfg")]
     assert [open(p).read() for p in paths] == ["cfg0\n", "cfg1\n", "cfg2\n"]
-    r = base.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="restore")
+    r = backups.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="restore")
     assert r == str(tmp_path / "leaf1" / "T1.before-restore.eos.cfg")
     assert oct(os.stat(r).st_mode & 0o777) == "0o600"
     assert oct(os.stat(tmp_path / "leaf1").st_mode & 0o777) == "0o700"
     with pytest.raises(ValueError) as err:
-        base.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="other")
+        backups.write_backup(str(tmp_path), "leaf1", "eos", "x", "T1", label="other")
     assert str(err.value) == "backup label 'other' (allowed: window, restore)"
 
 

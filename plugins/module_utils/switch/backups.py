@@ -31,6 +31,14 @@ import os
 import re
 from typing import Any, Callable, Optional
 
+try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
+except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
+    try:
+        from base import SwitchError  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from switch.base import SwitchError  # type: ignore[import-not-found,no-redef]
+
 LABELS = ("window", "restore")
 # The two choices a restore may be given (roles/switch_fabric; one switch_fabric_restore_force did both).
 ACCEPT_NO_DIGEST = "switch_fabric_restore_accept_no_digest"
@@ -45,13 +53,14 @@ STAMP = r"\d{8}T\d{6}Z(?:-\d+)?"
 PLATFORMS = ("nvue", "sonic", "eos")
 
 
-class BackupError(Exception):
-    """A backup that cannot be written or must not be restored; names the file and the reason."""
+class BackupError(SwitchError):
+    """A backup that cannot be written or must not be restored; names the file and the reason (the file's
+    path names the switch: <dir>/<switch>/...). Raised before any change: nothing was sent."""
 
     def __init__(self, path: str, reason: str) -> None:
+        super().__init__(os.path.basename(os.path.dirname(path)), reason, rolled_back=False)
         self.path = path
-        self.reason = reason
-        super().__init__(f"backup {path}: {reason}")
+        self.args = (f"backup {path}: {reason}",)   # the message names the file, not the switch
 
 
 def digest_line(name: str, data: bytes) -> str:
@@ -127,11 +136,15 @@ def _publish(tmp: str, final: str) -> None:
 
 
 def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: str, label: str = "window") -> str:
-    """Write ``text`` to <dir>/<switch>/<stamp>[-n][.before-restore].<platform>.cfg with its digest.
+    """Write ``text`` to <dir>/<switch>/<stamp>[-n][.before-restore].<platform>.cfg, mode 0600, with its
+    digest (temporary file, fsync, atomic publish).
 
     Returns the backup's path. Never overwrites a backup (two in one second
     get ``-1``, ``-2``...). On any failure nothing with a final name remains
-    and :class:`BackupError` names the directory and the cause.
+    and :class:`BackupError` names the directory and the cause. A restore's
+    own backup (``label="restore"``) is ``<stamp>.before-restore.<platform>.cfg``:
+    it never counts as a pre-window backup, so restoring ``latest`` twice
+    cannot put back the config a restore replaced.
     """
     if label not in LABELS:
         raise ValueError(f"backup label {label!r} (allowed: {', '.join(LABELS)})")

@@ -27,14 +27,6 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypedDict
 
-try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import write_backup as _write_backup
-except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
-    try:
-        from backups import write_backup as _write_backup  # type: ignore[import-not-found,no-redef]
-    except ImportError:
-        from switch.backups import write_backup as _write_backup  # type: ignore[import-not-found,no-redef]
-
 if TYPE_CHECKING:
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import LldpTable
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
@@ -504,18 +496,6 @@ def _last_line(exc: BaseException) -> str:
 def timestamp(now: Optional[datetime.datetime] = None) -> str:
     now = now or datetime.datetime.now(datetime.timezone.utc)
     return now.strftime("%Y%m%dT%H%M%SZ")
-
-
-def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: str, label: str = "window") -> Any:
-    """Write the running config to <dir>/<switch>/<stamp>.<platform>.cfg, mode 0600, with its
-    ``.sha256`` digest beside it: temporary file, fsync, atomic publish (module_utils/switch/backups.py).
-
-    A restore's own backup (``label="restore"``) is
-    ``<stamp>.before-restore.<platform>.cfg``: it never counts as a
-    pre-window backup, so restoring ``latest`` twice cannot put back the
-    config a restore replaced.
-    """
-    return _write_backup(backup_dir, switch, platform, text, stamp, label)
 
 
 def _redacted(exc: SwitchError, redactor: Redactor) -> SwitchError:

@@ -14,29 +14,29 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, cast
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import LABELS, BackupError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, write_backup
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as _lock
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal as _journal
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
-        ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
+        ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import WindowLock
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
-        from backups import LABELS, BackupError  # type: ignore[import-not-found,no-redef]
+        from backups import BackupError, write_backup  # type: ignore[import-not-found,no-redef]
         from redact import Redactor  # type: ignore[import-not-found,no-redef]
         import lock as _lock  # type: ignore[import-not-found,no-redef]
         import journal as _journal  # type: ignore[import-not-found,no-redef]
         from base import (  # type: ignore[import-not-found,no-redef]
-            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
+            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
         from window_lock import WindowLock  # type: ignore[import-not-found,no-redef]
     except ImportError:
-        from switch.backups import LABELS, BackupError  # type: ignore[import-not-found,no-redef]
+        from switch.backups import BackupError, write_backup  # type: ignore[import-not-found,no-redef]
         from switch.redact import Redactor  # type: ignore[import-not-found,no-redef]
         from switch import lock as _lock  # type: ignore[import-not-found,no-redef]
         from switch import journal as _journal  # type: ignore[no-redef]
         from switch.base import (  # type: ignore[import-not-found,no-redef]
-            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp, write_backup)
+            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
         from switch.window_lock import WindowLock  # type: ignore[import-not-found,no-redef]
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 # Seconds of the confirm timer that must be left when the window confirms: a confirm sent later may
 # reach a switch whose own timer has already rolled the change back.
 CONFIRM_MARGIN_S = 10
-BACKUP_LABELS = LABELS
 # what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
 PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
 
