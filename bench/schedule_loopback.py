@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The ib_write_bw schedule without Ansible: N simulated nodes on loopback, full plan.
 
-Each node is a thread running ``benchmarks.run_schedule`` (what the module does on a node)
+Each node is a thread running ``probes/schedule.py:run_schedule`` (what the module does on a node)
 with its own 127.0.0.x address and a stand-in perftest that really listens, connects and
 then sleeps the test's duration. What it measures is the schedule's own cost per round (the
 rounds synchronising through the servers, the retries, process starts) against the floor,

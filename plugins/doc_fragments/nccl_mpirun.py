@@ -1,5 +1,5 @@
 """Documentation shared by the modules that run nccl-tests across hosts through mpirun (nccl_tests, nccl_tune):
-the options they read the same way (their argument spec: module_utils/probes/benchmarks.py NCCL_MPIRUN_ARGS)."""
+the options they read the same way (their argument spec: module_utils/probes/nccl_tests.py NCCL_MPIRUN_ARGS)."""
 
 
 class ModuleDocFragment:

@@ -246,8 +246,8 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import (
-    BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest, run_schedule, schedule_port)
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.perftest import BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.schedule import run_schedule, schedule_port
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_measurement, preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 

@@ -134,8 +134,7 @@ stdout:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import (
-    NCCL_MPIRUN_ARGS, nccl_argv, run_nccl_tests)
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.nccl_tests import NCCL_MPIRUN_ARGS, nccl_argv, run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 

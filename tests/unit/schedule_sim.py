@@ -1,5 +1,5 @@
 """The ib_write_bw schedule on loopback, for the unit tests (test_verify_schedule.py) and the bench
-(bench/schedule_loopback.py): each simulated node is a thread running ``benchmarks.run_schedule``
+(bench/schedule_loopback.py): each simulated node is a thread running ``schedule.run_schedule``
 with its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP,
 so the rounds synchronise through the servers as on a fabric.
 """
@@ -9,7 +9,8 @@ import sys
 import threading
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import meeting
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils import runner as runner_mod
 
@@ -111,18 +112,18 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
     patch(runner_mod.subprocess, "Popen", node_popen)
     # a server's stand-in (a rail down) listens on its node's address only, as the fake perftest
     # does: on the wildcard it would take the port from another pair's server of the same round
-    listen = benchmarks._listen
-    patch(benchmarks, "_listen", lambda port: listen(port, addresses[local.node]))
+    listen = meeting.listen
+    patch(meeting, "listen", lambda port: listen(port, addresses[local.node]))
     # and a server's node sees its own servers listen, not another node's of the same round and port
-    ports = benchmarks.listening_ports
-    patch(benchmarks, "listening_ports", lambda: ports(addresses[local.node]))
+    ports = meeting.listening_ports
+    patch(meeting, "listening_ports", lambda: ports(addresses[local.node]))
 
     def one(n):
         local.node = n
         time.sleep((start_delay or {}).get(n, 0))
         try:
             parts = plans.schedule_parts(rounds, n, 0, addresses)
-            out[n] = benchmarks.run_schedule(runner_mod.Runner(NodeModule(binary)), params(parts))
+            out[n] = schedule.run_schedule(runner_mod.Runner(NodeModule(binary)), params(parts))
         except Exception as e:  # pragma: no cover - shown by the error below
             errors.append((n, e))
     threads = [threading.Thread(target=one, args=(n,)) for n in nodes if n not in absent]

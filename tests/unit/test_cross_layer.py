@@ -3,7 +3,7 @@ carry the same DSCP, ToS and priority, and all follow when the intent changes.
 
 Each layer is rendered the way a run renders it, from the real files: the role defaults
 (resolved lazily, as Ansible does), the task arguments of the roles, the templates, and
-the Python they feed (roce.desired, nccl_env_settings, benchmarks.perftest_argv, the ib_write_bw module's). The
+the Python they feed (roce.desired, nccl_env_settings, perftest.perftest_argv, the ib_write_bw module's). The
 only input is the validated intent as the validate action publishes it
 (intent.published: fabric_effective with its ``derived`` values).
 
@@ -30,7 +30,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.perftest import perftest_argv
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"

@@ -6,7 +6,7 @@ import pytest
 from parser_fixtures import fixture
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.benchmarks import perftest_argv
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.perftest import perftest_argv
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 

@@ -11,7 +11,8 @@ from labsim import lab  # noqa: F401  (puts lab/sim on sys.path)
 from linerate_lab import grammar
 from linerate_lab.tools import all_reduce_perf, ib_write_bw
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
 from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import set_arg
@@ -125,7 +126,7 @@ def test_every_perftest_argv_linerate_builds_passes_the_gate(version, variant):
     p = dict(PERF, **variant)
     test = {"device": "mlx5_0", "ib_port": 1, "tcp_port": 18515, "gpu": 2, "server": "10.0.0.2"}
     for json_path in (None, "/tmp/r.json"):
-        argv = benchmarks.perftest_argv("ib_write_bw", p, test, 0, json_path)
+        argv = perftest.perftest_argv("ib_write_bw", p, test, 0, json_path)
         opts, operands = grammar.perftest_parse("ib_write_bw", argv[1:], version)
         assert operands == (["10.0.0.2"] if p["mode"] == "client" else [])
 
@@ -164,11 +165,11 @@ NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8,
 
 
 def test_every_nccl_tests_argv_linerate_builds_passes_the_gate_of_its_release():
-    argv = benchmarks.nccl_argv(NCCL, "/usr/bin/mpirun")
+    argv = nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun")
     test_args = argv[argv.index("all_reduce_perf") + 1:]
     for version in (NCCL_OLD, NCCL_NEW):
         grammar.nccl_tests_parse("all_reduce_perf", test_args, version)
-    with_json = benchmarks.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json")
+    with_json = nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json")
     grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1:], NCCL_NEW)
     with pytest.raises(grammar.NcclTestsUsage):
         grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1:], NCCL_OLD)
@@ -202,34 +203,34 @@ FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "nccl
 def test_nccl_tests_json_is_asked_only_of_a_release_that_has_minus_j(capsys):
     table = os.path.join(FIX, "all_reduce_2_19_two_nodes.txt")
     old = SimRun(NCCL_OLD, table, capsys)
-    res = benchmarks.run_nccl_tests(old, NCCL)
+    res = nccl_tests.run_nccl_tests(old, NCCL)
     assert old.calls == [["all_reduce_perf", "-h"]] and "-J" not in old.started[0]
     assert res["json_used"] is False and "before 2.17.3" in res["json_note"]
     assert res["busbw"] and res["passed"] is True   # the text table was read instead
     new = SimRun(NCCL_NEW, table, capsys)
-    res = benchmarks.run_nccl_tests(new, NCCL)
+    res = nccl_tests.run_nccl_tests(new, NCCL)
     assert new.started[0][-2] == "-J" and res["json_used"] is True and res["json_note"] is None
     # json not asked: no probe at all
     quiet = SimRun(NCCL_NEW, table, capsys)
-    benchmarks.run_nccl_tests(quiet, dict(NCCL, json=False))
+    nccl_tests.run_nccl_tests(quiet, dict(NCCL, json=False))
     assert quiet.calls == [] and "-J" not in quiet.started[0]
 
 
 def test_a_probe_that_prints_no_usage_falls_back_to_the_text_table():
     def run(argv):
         return 127, "", "all_reduce_perf: error while loading shared libraries: libnccl.so.2"
-    assert benchmarks.nccl_json_supported(run, "all_reduce_perf") == (
+    assert nccl_tests.nccl_json_supported(run, "all_reduce_perf") == (
         False, "all_reduce_perf -h printed no usage (exit status 127); reading the text table")
 
 
 def test_the_nccl_tests_version_header_is_read_when_the_release_prints_it(capsys, tmp_path):
     # the fixture (a 2.19 run) carries util.cu's header; a release before 2.17.4 prints none
     fixture = os.path.join(FIX, "all_reduce_2_19_two_nodes.txt")
-    res = benchmarks.run_nccl_tests(SimRun(NCCL_NEW, fixture, capsys), dict(NCCL, json=False))
+    res = nccl_tests.run_nccl_tests(SimRun(NCCL_NEW, fixture, capsys), dict(NCCL, json=False))
     assert res["nccl_tests_version"] == "2.19.6"
     table = tmp_path / "t.txt"
     table.write_text("".join(line for line in open(fixture) if "nccl-tests version" not in line))
-    res = benchmarks.run_nccl_tests(SimRun(NCCL_OLD, str(table), capsys), dict(NCCL, json=False))
+    res = nccl_tests.run_nccl_tests(SimRun(NCCL_OLD, str(table), capsys), dict(NCCL, json=False))
     assert res["nccl_tests_version"] is None and res["busbw"]
 
 

@@ -89,7 +89,7 @@ def test_the_packages_are_the_floors():
     ("checks/rdma.py", f"from {PREFIX}.report.rdma import worst_links\n", "report"),
     ("checks/ports.py", f"def f():\n    from {PREFIX}.probes.ports import check_ports\n", "probes"),
     ("probes/ports.py", f"from {PREFIX}.report import report\n", "report"),
-    ("report/history.py", f"from {PREFIX}.probes import benchmarks\n", "probes"),
+    ("report/history.py", f"from {PREFIX}.probes import perftest\n", "probes"),
     ("switch/drivers.py", f"from {PREFIX}.intent import fabric\n", "intent"),
 ])
 def test_an_upward_import_fails(where, source, floor_):

@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
@@ -124,7 +124,7 @@ def test_the_incast_senders_and_receiver_mark_the_no_drop_traffic_class(mode):
     p = {"tool": "ib_write_bw", "mode": mode, "qps": 4, "size": 65536, "duration": 5, "iterations": 0,
          "gid_index": 3, "tclass": tclass, "sl": sl, "use_cuda": False, "extra_args": []}
     test = {"device": "mlx5_0", "tcp_port": 18615, "server": "10.0.0.12"}
-    argv = benchmarks.perftest_argv("ib_write_bw", p, test, 0)
+    argv = perftest.perftest_argv("ib_write_bw", p, test, 0)
     assert argv[argv.index("-x"):argv.index("-x") + 4] == ["-x", "3", "--tclass=106", "-S"]
     assert argv[-1] == ("10.0.0.12" if mode == "client" else "3")
 

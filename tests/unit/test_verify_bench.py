@@ -7,7 +7,8 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
@@ -27,18 +28,18 @@ SERVER = {"device": "mlx5_1", "tcp_port": 18516, "server": "10.0.0.2"}
 # ---------------------------------------------------------------- argv
 
 def test_send_bw_argv_is_ib_write_bws_with_the_send_binary():
-    argv = benchmarks.perftest_argv("/usr/bin/ib_send_bw", dict(PARAMS, tool="ib_send_bw", duration=3), SERVER, 1)
+    argv = perftest.perftest_argv("/usr/bin/ib_send_bw", dict(PARAMS, tool="ib_send_bw", duration=3), SERVER, 1)
     assert argv == ["/usr/bin/ib_send_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "--report_gbits",
                     "-q", "4", "-s", "1048576", "-D", "3", "-x", "3", "--tclass=104", "10.0.0.2"]
 
 
 def test_latency_argv_has_no_bandwidth_options():
     p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, qps=4)
-    assert benchmarks.perftest_argv("ib_write_lat", p, SERVER, 1) == [
+    assert perftest.perftest_argv("ib_write_lat", p, SERVER, 1) == [
         "ib_write_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "-s", "2", "-n", "1000", "-x", "3",
         "--tclass=104", "10.0.0.2"]
     server = dict(p, mode="server", gid_index=None, tclass=None, sl=2, duration=5)
-    assert benchmarks.perftest_argv("ib_send_lat", dict(server, tool="ib_send_lat"), SERVER, 0) == [
+    assert perftest.perftest_argv("ib_send_lat", dict(server, tool="ib_send_lat"), SERVER, 0) == [
         "ib_send_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "-s", "2", "-D", "5", "-S", "2"]
 
 
@@ -51,7 +52,7 @@ def test_schedule_check_mode_gives_each_parts_latency_argv():
     class Run:
         def which(self, tool):
             return f"/usr/bin/{tool}"
-    [part] = benchmarks.run_schedule(Run(), p, check=True)
+    [part] = schedule.run_schedule(Run(), p, check=True)
     assert part["results"][0]["argv"] == ["/usr/bin/ib_write_lat", "-d", "mlx5_0", "-i", "1", "-p", "18531", "-F",
                                           "-s", "2", "-n", "1000", "-x", "3", "--tclass=104", "10.0.0.2"]
 
@@ -78,7 +79,7 @@ def lat_tool(tmp_path, fixture, rc=0):
 def test_latency_result_reads_t_avg_and_the_distribution(tmp_path):
     binary = lat_tool(tmp_path, "lat_write_composed_v4.txt")
     p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, tests=[SERVER])
-    [res] = benchmarks.run_perftest(runner_for(binary, "ib_write_lat"), p)
+    [res] = perftest.run_perftest(runner_for(binary, "ib_write_lat"), p)
     assert res["error"] is None and res["gbps"] is None and res["latency_usec"] == 1.60
     assert res["latency"] == {"t_min_usec": 1.52, "t_typical_usec": 1.58, "t_avg_usec": 1.60, "p99_usec": 1.79,
                               "p99_9_usec": 4.11, "t_max_usec": 4.11}
@@ -87,21 +88,21 @@ def test_latency_result_reads_t_avg_and_the_distribution(tmp_path):
 def test_old_latency_layout_falls_back_to_t_typical():
     with open(os.path.join(FIX, "perftest", "lat_send_composed_old.txt")) as f:
         from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
-        average, figures = benchmarks.latency_figures(parse_perftest_lat(f.read()))
+        average, figures = perftest.latency_figures(parse_perftest_lat(f.read()))
     assert average == figures["t_typical_usec"] and "t_avg_usec" not in figures
 
 
 def test_send_bw_result_refuses_another_tests_output(tmp_path):
     binary = lat_tool(tmp_path, "client_ib_sweep_gbits_25x.txt")
     p = dict(PARAMS, tool="ib_send_bw", tests=[SERVER])
-    [res] = benchmarks.run_perftest(runner_for(binary, "ib_send_bw"), p)
+    [res] = perftest.run_perftest(runner_for(binary, "ib_send_bw"), p)
     assert res["gbps"] is None and "not ib_send_bw" in res["error"]
 
 
 def test_latency_error_is_the_tools_error(tmp_path):
     binary = lat_tool(tmp_path, "error_device_not_found.txt", rc=1)
     p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, tests=[SERVER])
-    [res] = benchmarks.run_perftest(runner_for(binary, "ib_write_lat"), p)
+    [res] = perftest.run_perftest(runner_for(binary, "ib_write_lat"), p)
     assert res["latency_usec"] is None and "not found" in res["error"]
 
 

@@ -2,7 +2,7 @@
 schedule, the pairing of results and the localisation follow the client's rail into another rail of
 the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/checks/plans.py)."""
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
@@ -76,13 +76,13 @@ def test_schedule_parts_carry_the_shift_and_the_client_meets_the_servers_other_r
     client = plans.schedule_parts(rounds, "node2")
     assert "shift" not in server[0] and server[1]["shift"] == 1 and client[1]["shift"] == 1
     tests = [{"device": "mlx5_0"}, {"device": "mlx5_1"}]
-    got = benchmarks.part_tests(tests, client[1], 18515)
+    got = schedule.part_tests(tests, client[1], 18515)
     # the server listens on its own rails' ports (round 1: 18531, 18532); the client's rail i connects to i + 1
     assert [(t["device"], t["tcp_port"], t["peer_device"]) for t in got] == [("mlx5_0", 18532, "mlx5_1"),
                                                                              ("mlx5_1", 18531, "mlx5_0")]
-    srv = benchmarks.part_tests(tests, server[1], 18515)
+    srv = schedule.part_tests(tests, server[1], 18515)
     assert [(t["device"], t["tcp_port"]) for t in srv] == [("mlx5_0", 18531), ("mlx5_1", 18532)]
-    assert all("peer_device" not in t for t in srv + benchmarks.part_tests(tests, client[0], 18515))
+    assert all("peer_device" not in t for t in srv + schedule.part_tests(tests, client[0], 18515))
 
 
 def cross_logs(gbps):

@@ -1,11 +1,12 @@
-"""The ib_write_bw and nccl_tests modules (module_utils/probes/benchmarks.py): exact argv, retries while the
+"""The ib_write_bw and nccl_tests modules (module_utils/probes/perftest.py, nccl_tests.py): exact argv, retries while the
 server starts, deadlines, parsing; the processes run through the shared Runner with the C locale."""
 import os
 import stat
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import nccl_tests as probes_nccl_tests
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner, finish
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw, nccl_tests, nccl_tune
 from module_harness import Tools, run_module
 
@@ -16,7 +17,7 @@ PARAMS = {"mode": "client", "tool": "ib_write_bw", "size": 1048576, "qps": 4, "d
 
 
 def test_ib_write_bw_client_argv():
-    argv = benchmarks.perftest_argv("/usr/bin/ib_write_bw", PARAMS, {"device": "mlx5_1", "tcp_port": 18516,
+    argv = perftest.perftest_argv("/usr/bin/ib_write_bw", PARAMS, {"device": "mlx5_1", "tcp_port": 18516,
                                                                    "server": "10.0.0.2"}, 1)
     assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "--report_gbits",
                     "-q", "4", "-s", "1048576", "-D", "10", "-x", "3", "--tclass=104", "10.0.0.2"]
@@ -25,7 +26,7 @@ def test_ib_write_bw_client_argv():
 def test_ib_write_bw_server_argv_cuda_json_iterations():
     p = dict(PARAMS, mode="server", duration=0, gid_index=None, tclass=None, sl=5, use_cuda=True,
              extra_args=["--tclass=106"])
-    argv = benchmarks.perftest_argv("ib_write_bw", p, {"device": "mlx5_0", "tcp_port": 18515, "gpu": 2}, 0, "/tmp/x.json")
+    argv = perftest.perftest_argv("ib_write_bw", p, {"device": "mlx5_0", "tcp_port": 18515, "gpu": 2}, 0, "/tmp/x.json")
     assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "-F", "--report_gbits", "-q", "4",
                     "-s", "1048576", "-n", "5000", "-S", "5", "--use_cuda=2", "--out_json", "--out_json_file=/tmp/x.json",
                     "--tclass=106"]
@@ -65,7 +66,7 @@ def fake_tool(tmp_path, outputs):
 def test_client_retries_until_the_server_listens_then_parses(tmp_path):
     binary = fake_tool(tmp_path, [(1, "error_couldnt_connect.txt"), (0, "client_ib_sweep_gbits_25x.txt")])
     p = dict(PARAMS, tests=[{"device": "mlx5_0", "tcp_port": 18515, "server": "10.0.0.2"}])
-    [res] = benchmarks.run_perftest(runner_for(binary), p)
+    [res] = perftest.run_perftest(runner_for(binary), p)
     assert res["attempts"] == 2 and res["error"] is None and res["gbps"] > 0
     assert res["parsed"]["role"] == "client"
 
@@ -73,7 +74,7 @@ def test_client_retries_until_the_server_listens_then_parses(tmp_path):
 def test_errors_are_reported_not_swallowed(tmp_path):
     binary = fake_tool(tmp_path, [(1, "error_completion.txt")])
     p = dict(PARAMS, tests=[{"device": "mlx5_0", "tcp_port": 18515, "server": "10.0.0.2"}])
-    [res] = benchmarks.run_perftest(runner_for(binary), p)
+    [res] = perftest.run_perftest(runner_for(binary), p)
     assert res["gbps"] is None and "Completion with error" in res["error"] and res["attempts"] == 1
 
 
@@ -82,7 +83,7 @@ def test_server_killed_at_timeout(tmp_path):
     script.write_text("#!/bin/sh\necho '* Waiting for client to connect... *'\nexec sleep 30\n")
     script.chmod(0o755)
     p = dict(PARAMS, mode="server", timeout=1, tests=[{"device": "mlx5_0", "tcp_port": 18515}])
-    [res] = benchmarks.run_perftest(runner_for(str(script)), p)
+    [res] = perftest.run_perftest(runner_for(str(script)), p)
     assert res["exit_status"] is None and "no client connected" in res["error"]
 
 
@@ -93,7 +94,7 @@ NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8,
 
 
 def test_nccl_tests_argv():
-    assert benchmarks.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json") == [
+    assert probes_nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json") == [
         "/usr/bin/mpirun", "--allow-run-as-root", "-np", "2", "-H", "10.0.0.1:1,10.0.0.2:1", "--bind-to", "none",
         "--map-by", "slot", "--tag-output", "--mca", "plm_rsh_args", "-i /root/.ssh/k", "--mca", "btl_tcp_if_include", "eth0",
         "-x", "NCCL_ALGO=Ring", "-x", "NCCL_DEBUG=INFO", "all_reduce_perf", "-b", "1G", "-e", "4G", "-f", "2",
@@ -103,8 +104,8 @@ def test_nccl_tests_argv():
 def test_largest_busbw():
     results = {"rows": [{"size": 1, "out_of_place": {"busbw": 5.0}, "in_place": {"busbw": 6.0}},
                         {"size": 4, "out_of_place": {"busbw": 90.0}, "in_place": {"busbw": 91.0}}]}
-    assert benchmarks.largest_busbw(results) == 91.0
-    assert benchmarks.largest_busbw({"rows": []}) is None
+    assert probes_nccl_tests.largest_busbw(results) == 91.0
+    assert probes_nccl_tests.largest_busbw({"rows": []}) is None
 
 
 def script(tmp_path, name, body):
@@ -123,8 +124,8 @@ def test_runner_starts_processes_with_the_c_locale_and_merges_stderr_on_request(
     monkeypatch.setenv("LANG", "de_DE.UTF-8")
     tool = script(tmp_path, "tool", 'echo "$LC_ALL $LANG $1"; echo oops >&2')
     run = Runner(BinModule({"tool": tool}))
-    assert benchmarks.finish(run.start(["tool", "x"]), time.monotonic() + 10)[:3] == (0, "C C x\n", "oops\n")
-    rc, out, err, killed = benchmarks.finish(run.start(["tool", "y"], merge_stderr=True), time.monotonic() + 10)
+    assert finish(run.start(["tool", "x"]), time.monotonic() + 10)[:3] == (0, "C C x\n", "oops\n")
+    rc, out, err, killed = finish(run.start(["tool", "y"], merge_stderr=True), time.monotonic() + 10)
     assert (rc, out, err, killed) == (0, "C C y\noops\n", None, False)
 
 
@@ -134,7 +135,7 @@ def test_a_missing_benchmark_binary_fails_naming_it():
             raise RuntimeError(kw["msg"])
     run = Runner(Failing({"mpirun": "/usr/bin/mpirun"}))
     try:
-        benchmarks.run_nccl_tests(run, NCCL)
+        probes_nccl_tests.run_nccl_tests(run, NCCL)
     except RuntimeError as e:
         assert str(e).startswith("all_reduce_perf: command not found")
     else:
@@ -144,29 +145,29 @@ def test_a_missing_benchmark_binary_fails_naming_it():
 def test_nccl_tests_run_parses_the_table_and_each_hosts_log(tmp_path):
     table = os.path.join(FIX, "nccl_tests", "all_reduce_2_19_two_nodes.txt")
     mpirun = script(tmp_path, "mpirun", f"cat {table} >&2; exit 0")
-    res = benchmarks.run_nccl_tests(nccl_runner(mpirun), NCCL)
+    res = probes_nccl_tests.run_nccl_tests(nccl_runner(mpirun), NCCL)
     assert res["argv"][0] == mpirun and res["argv"][-2:] == ["-n", "20"]
     assert res["exit_status"] == 0 and res["error"] is None and res["passed"] is True
-    assert res["busbw"] == benchmarks.largest_busbw(res["parsed"]) and res["busbw"] > 0
+    assert res["busbw"] == probes_nccl_tests.largest_busbw(res["parsed"]) and res["busbw"] > 0
     assert res["avg_busbw"] == res["parsed"]["avg_bus_bandwidth"] and res["stdout"] == open(table).read()
 
 
 def test_nccl_tests_failing_mpirun_without_a_table_reports_what_is_missing(tmp_path):
     mpirun = script(tmp_path, "mpirun", "echo 'nothing useful'; exit 3")
-    res = benchmarks.run_nccl_tests(nccl_runner(mpirun), NCCL)
+    res = probes_nccl_tests.run_nccl_tests(nccl_runner(mpirun), NCCL)
     assert res["exit_status"] == 3 and res["passed"] is False and res["busbw"] is None
     assert res["error"] == "no result rows in output" and res["parsed"] is None
 
 
 def test_nccl_tests_table_with_a_failing_mpirun_names_its_exit_status(tmp_path):
     table = os.path.join(FIX, "nccl_tests", "all_reduce_2_19_two_nodes.txt")
-    res = benchmarks.run_nccl_tests(nccl_runner(script(tmp_path, "mpirun", f"cat {table}; exit 2")), NCCL)
+    res = probes_nccl_tests.run_nccl_tests(nccl_runner(script(tmp_path, "mpirun", f"cat {table}; exit 2")), NCCL)
     assert res["error"] == "mpirun exit status 2" and res["passed"] is False and res["busbw"] > 0
 
 
 def test_nccl_tests_killed_at_the_timeout_keeps_what_it_printed(tmp_path):
     mpirun = script(tmp_path, "mpirun", "echo '# nThread 1 nGpus 8'; exec sleep 30")
-    res = benchmarks.run_nccl_tests(nccl_runner(mpirun), dict(NCCL, timeout=1))
+    res = probes_nccl_tests.run_nccl_tests(nccl_runner(mpirun), dict(NCCL, timeout=1))
     assert res["exit_status"] is None and res["error"].startswith("killed after 1 s")
     assert "# nThread 1 nGpus 8" in res["stdout"] and res["passed"] is False
 

@@ -1,15 +1,17 @@
 """The ib_write_bw schedule (mode=schedule): one node plays its part in every round in one call.
 
-Pure parts: the TCP port of each round and rail (``benchmarks.schedule_port``), each node's
+Pure parts: the TCP port of each round and rail (``schedule.schedule_port``), each node's
 parts (``plans.schedule_parts``, filter ``verify_schedule``) and the summary line. Then the
-schedule itself (``benchmarks.run_schedule``) on loopback: each simulated node is a thread with
+schedule itself (``schedule.run_schedule``) on loopback: each simulated node is a thread with
 its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP, so
 the rounds synchronise through the servers as on a fabric.
 """
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import meeting
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
@@ -21,16 +23,16 @@ from module_harness import Tools, run_module
 # ---------------------------------------------------------------- ports
 
 def test_round_ports_are_base_plus_round_times_stride_plus_rail():
-    assert [benchmarks.schedule_port(18515, r, i) for r in (0, 1, 2) for i in (0, 1)] == [
+    assert [schedule.schedule_port(18515, r, i) for r in (0, 1, 2) for i in (0, 1)] == [
         18515, 18516, 18531, 18532, 18547, 18548]
     # round 64 reuses round 0's ports (64 rounds apart), 65 round 1's
-    assert benchmarks.schedule_port(18515, 64, 3) == 18518 and benchmarks.schedule_port(18515, 65, 0) == 18531
-    assert benchmarks.schedule_port(20000, 5, 2, stride=8, port_rounds=4) == 20000 + 1 * 8 + 2
+    assert schedule.schedule_port(18515, 64, 3) == 18518 and schedule.schedule_port(18515, 65, 0) == 18531
+    assert schedule.schedule_port(20000, 5, 2, stride=8, port_rounds=4) == 20000 + 1 * 8 + 2
 
 
 @pytest.mark.parametrize("rails,stride,k", [(1, 16, 64), (8, 16, 64), (16, 16, 64), (2, 2, 2), (4, 4, 3)])
 def test_rounds_closer_than_k_never_share_a_port(rails, stride, k):
-    ports = {r: {benchmarks.schedule_port(18515, r, i, stride, k) for i in range(rails)} for r in range(3 * k)}
+    ports = {r: {schedule.schedule_port(18515, r, i, stride, k) for i in range(rails)} for r in range(3 * k)}
     for r in range(3 * k):
         for d in range(1, k):
             assert not ports[r] & ports[r + d] if r + d in ports else True
@@ -38,25 +40,25 @@ def test_rounds_closer_than_k_never_share_a_port(rails, stride, k):
 
 
 def test_port_range_is_validated():
-    assert benchmarks.schedule_port(65536 - 64 * 16, 63, 15) == 65535
+    assert schedule.schedule_port(65536 - 64 * 16, 63, 15) == 65535
     with pytest.raises(ValueError, match=r"TCP ports 64513\.\.65536 .*1\.\.65535"):
-        benchmarks.schedule_port(65536 - 64 * 16 + 1, 0, 0)
+        schedule.schedule_port(65536 - 64 * 16 + 1, 0, 0)
     with pytest.raises(ValueError, match="rail 16 does not fit 16"):
-        benchmarks.schedule_port(18515, 0, 16)
+        schedule.schedule_port(18515, 0, 16)
     with pytest.raises(ValueError, match="at least 2"):
-        benchmarks.schedule_port(18515, 0, 0, port_rounds=1)
+        schedule.schedule_port(18515, 0, 0, port_rounds=1)
     with pytest.raises(ValueError, match="negative"):
-        benchmarks.schedule_port(18515, -1, 0)
+        schedule.schedule_port(18515, -1, 0)
 
 
 def test_part_tests_derive_port_and_server():
     tests = [{"device": "mlx5_0", "ib_port": 1, "gpu": 0, "tcp_port": 1}, {"device": "mlx5_1", "ib_port": 1, "gpu": 1}]
-    client = benchmarks.part_tests(tests, {"round": 2, "role": "client", "peer": "n2", "peer_address": "10.0.0.2"}, 18515)
+    client = schedule.part_tests(tests, {"round": 2, "role": "client", "peer": "n2", "peer_address": "10.0.0.2"}, 18515)
     assert client == [{"device": "mlx5_0", "ib_port": 1, "gpu": 0, "tcp_port": 18547, "server": "10.0.0.2"},
                       {"device": "mlx5_1", "ib_port": 1, "gpu": 1, "tcp_port": 18548, "server": "10.0.0.2"}]
-    server = benchmarks.part_tests(tests, {"round": 2, "role": "server", "peer": "n2"}, 18515)
+    server = schedule.part_tests(tests, {"round": 2, "role": "server", "peer": "n2"}, 18515)
     assert [t["tcp_port"] for t in server] == [18547, 18548] and all("server" not in t for t in server)
-    assert benchmarks.part_tests(tests[:1], {"round": 0, "role": "client", "peer": "n3"}, 18515)[0]["server"] == "n3"
+    assert schedule.part_tests(tests[:1], {"round": 0, "role": "client", "peer": "n3"}, 18515)[0]["server"] == "n3"
 
 
 # ---------------------------------------------------------------- parts
@@ -221,7 +223,7 @@ def test_a_node_whose_schedule_starts_late_is_waited_for_up_to_start_timeout(tmp
 
 def test_without_the_beacon_the_same_lag_fails_tests(tmp_path, monkeypatch):
     # the scenario above is a real one: each side counting its own clock fails healthy rails
-    monkeypatch.setattr(benchmarks, "beacon_port", lambda p: None)
+    monkeypatch.setattr(schedule, "beacon_port", lambda p: None)
     out, log, seconds, base, rounds = _slow_pair_play(tmp_path, monkeypatch)
     tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
     assert [t for t in tests if not t["ok"]]
@@ -229,19 +231,19 @@ def test_without_the_beacon_the_same_lag_fails_tests(tmp_path, monkeypatch):
 
 def test_the_beacon_answers_its_round_and_a_peer_past_the_round_ends_the_wait():
     port = 0
-    beacon = benchmarks.Beacon(None)
+    beacon = meeting.Beacon(None)
     assert beacon.sock is None and beacon.serve() is None
     import socket
     probe = socket.socket()
     probe.bind(("127.0.0.9", 0))
     port = probe.getsockname()[1]
     probe.close()
-    beacon = benchmarks.Beacon(port)
+    beacon = meeting.Beacon(port)
     try:
         beacon.round = 7
         import threading
         answers = []
-        t = threading.Thread(target=lambda: answers.append(benchmarks.ask_round("127.0.0.9", port, timeout=2)))
+        t = threading.Thread(target=lambda: answers.append(meeting.ask_round("127.0.0.9", port, timeout=2)))
         t.start()
         deadline = __import__("time").monotonic() + 3
         while t.is_alive() and __import__("time").monotonic() < deadline:
@@ -249,20 +251,20 @@ def test_the_beacon_answers_its_round_and_a_peer_past_the_round_ends_the_wait():
         t.join()
         assert answers == [7]
         # nobody serving it yet: the connection is taken (the kernel's backlog) but unanswered
-        assert benchmarks.ask_round("127.0.0.9", port, timeout=0.2) is benchmarks.ALIVE
+        assert meeting.ask_round("127.0.0.9", port, timeout=0.2) is meeting.ALIVE
     finally:
         beacon.close()
-    assert benchmarks.ask_round("127.0.0.9", port, timeout=0.2) is None
+    assert meeting.ask_round("127.0.0.9", port, timeout=0.2) is None
 
 
 @pytest.mark.parametrize("answer,seen,now,state", [
-    (benchmarks.ALIVE, False, 0, "behind"), (2, False, 0, "behind"), (-1, True, 0, "behind"),
+    (meeting.ALIVE, False, 0, "behind"), (2, False, 0, "behind"), (-1, True, 0, "behind"),
     (3, False, 0, "here"), (4, True, 0, "past"),
     (None, False, 5, "starting"), (None, False, 20, "absent"), (None, True, 5, "absent")])
 def test_a_watch_reads_the_peers_beacon_against_its_round(monkeypatch, answer, seen, now, state):
-    monkeypatch.setattr(benchmarks, "ask_round", lambda address, port: answer)
+    monkeypatch.setattr(meeting, "ask_round", lambda address, port: answer)
     known = {"10.0.0.2"} if seen else set()
-    watch = benchmarks.Watch("10.0.0.2", 18530, 3, known, start_deadline=10)
+    watch = meeting.Watch("10.0.0.2", 18530, 3, known, start_deadline=10)
     assert watch.state(now) == state
     # a peer that answered once is known from then on (its silence later: gone, not starting)
     assert ("10.0.0.2" in known) == (seen or answer is not None)
@@ -270,22 +272,22 @@ def test_a_watch_reads_the_peers_beacon_against_its_round(monkeypatch, answer, s
 
 
 def test_the_beacon_port_is_the_last_of_round_zeros_stride_when_the_rails_leave_room():
-    assert benchmarks.beacon_port(params(PARTS, base_port=18515)) == 18515 + 15
-    assert benchmarks.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 14)) == 18530
+    assert schedule.beacon_port(params(PARTS, base_port=18515)) == 18515 + 15
+    assert schedule.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 14)) == 18530
     # 15 rails: the meeting port takes the last one, no room for the beacon
-    assert benchmarks.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 15)) is None
+    assert schedule.beacon_port(params(PARTS, base_port=18515, tests=[{"device": "d"}] * 15)) is None
     # no round's rails or meeting port ever take it
     p = params(PARTS, base_port=18515, tests=[{"device": "d"}] * 14)
-    used = {benchmarks.schedule_port(18515, r, i) for r in range(200) for i in range(14)}
-    used |= {benchmarks.meet_port(p, {"round": r}) for r in range(200)}
-    assert benchmarks.beacon_port(p) not in used
+    used = {schedule.schedule_port(18515, r, i) for r in range(200) for i in range(14)}
+    used |= {schedule.meet_port(p, {"round": r}) for r in range(200)}
+    assert schedule.beacon_port(p) not in used
 
 
 def test_the_meeting_port_follows_the_rails_and_is_none_when_they_fill_the_stride():
     two = params(PARTS, base_port=18515)
-    assert [benchmarks.meet_port(two, part) for part in PARTS] == [18517, 18533, 18549]
+    assert [schedule.meet_port(two, part) for part in PARTS] == [18517, 18533, 18549]
     full = params(PARTS, base_port=18515, tests=[{"device": f"mlx5_{i}"} for i in range(16)])
-    assert benchmarks.meet_port(full, PARTS[0]) is None
+    assert schedule.meet_port(full, PARTS[0]) is None
 
 
 def test_listening_ports_reads_the_kernels_listen_table_by_address():
@@ -293,11 +295,11 @@ def test_listening_ports_reads_the_kernels_listen_table_by_address():
     sock = socket.socket()
     sock.bind(("127.0.0.5", 0))
     port = sock.getsockname()[1]
-    assert port not in benchmarks.listening_ports("127.0.0.5")
+    assert port not in meeting.listening_ports("127.0.0.5")
     sock.listen(1)
     try:
-        assert port in benchmarks.listening_ports("127.0.0.5") and port in benchmarks.listening_ports()
-        assert port not in benchmarks.listening_ports("127.0.0.6")
+        assert port in meeting.listening_ports("127.0.0.5") and port in meeting.listening_ports()
+        assert port not in meeting.listening_ports("127.0.0.6")
     finally:
         sock.close()
 
@@ -374,12 +376,12 @@ def test_a_failing_part_is_recorded_and_the_next_part_runs(monkeypatch):
         if len(calls) == 1:
             raise OSError("Too many open files")
         return [{"device": t["device"], "tcp_port": t["tcp_port"], "error": None, "gbps": 390.0} for t in tests]
-    monkeypatch.setattr(benchmarks, "_run_rails", rails)
+    monkeypatch.setattr(perftest, "run_rails", rails)
 
     class Run:
         def path(self, tool):
             return "/usr/bin/" + tool
-    recs = benchmarks.run_schedule(Run(), params(PARTS, base_port=18515))
+    recs = schedule.run_schedule(Run(), params(PARTS, base_port=18515))
     # each part's meeting port: the first of its round's stride after the two rails
     # and what it watches: the peer's beacon (the last port of round 0's stride) in its own round
     assert calls == [("server", 18517, ("10.0.0.2", 18530, 0)), ("client", 18549, ("10.0.0.3", 18530, 2))]

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import meeting
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests import parse_nccl_tests
@@ -83,7 +83,7 @@ def wait_listening(servers, ports, timeout=20):
     want = {int(p) for p in ports}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and all(srv.poll() is None for srv in servers):
-        listening = benchmarks.listening_ports() or set()
+        listening = meeting.listening_ports() or set()
         if want <= listening:
             return
         time.sleep(0.02)

@@ -20,7 +20,7 @@ every value passed its own rule, so a value its rule refused is not reported twi
 
 - a minimum above its maximum (PAIRS: the operator's values over the roles' literal defaults);
 - TCP port ranges that leave 1..65535 once the rails, rounds and senders are added
-  (the RDMA schedule: module_utils/probes/benchmarks.py; incast: plugins/filter/verify.py);
+  (the RDMA schedule: module_utils/probes/schedule.py; incast: plugins/filter/verify.py);
 - host lists: a host twice, the incast receiver among its senders, senders without a receiver,
   and, with ``inventory``, a host the inventory (or the play's host group) does not have.
 
@@ -38,7 +38,7 @@ _HOSTLIST = re.compile(r"[\[\], ]")
 # A play's serial as a percentage of its hosts.
 _PERCENT = re.compile(r"([1-9][0-9]?|100)%", re.ASCII)
 # The RDMA schedule's TCP ports: round r's rail i listens on base + (r mod ROUNDS) x STRIDE + i
-# (module_utils/probes/benchmarks.py PORT_ROUNDS, PORT_STRIDE; tests/unit/intent/test_knobs.py keeps them equal).
+# (module_utils/probes/schedule.py PORT_ROUNDS, PORT_STRIDE; tests/unit/intent/test_knobs.py keeps them equal).
 RDMA_PORT_STRIDE = 16
 RDMA_PORT_ROUNDS = 64
 # Incast: sender i writes rail r on base + INCAST_SENDER_STRIDE x i + r (plugins/filter/verify.py).

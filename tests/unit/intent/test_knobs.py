@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_incast_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs, schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles
@@ -113,10 +113,10 @@ def test_tcp_ports_past_65535_once_the_rails_are_added_are_refused(values, rails
 
 
 def test_the_port_layout_is_the_one_the_tests_use():
-    assert (knobs.RDMA_PORT_STRIDE, knobs.RDMA_PORT_ROUNDS) == (benchmarks.PORT_STRIDE, benchmarks.PORT_ROUNDS)
-    assert benchmarks.schedule_port(64512, 63, 15) == 65535
+    assert (knobs.RDMA_PORT_STRIDE, knobs.RDMA_PORT_ROUNDS) == (schedule.PORT_STRIDE, schedule.PORT_ROUNDS)
+    assert schedule.schedule_port(64512, 63, 15) == 65535
     with pytest.raises(ValueError):
-        benchmarks.schedule_port(64513, 0, 0)
+        schedule.schedule_port(64513, 0, 0)
     ports = [{"device": "mlx5_0"}, {"device": "mlx5_1"}]
     tests = verify_incast_tests(ports, 1000, ["a", "b", "c"], "r")
     assert [t["tcp_port"] for t in tests] == [1000, 1001, 1000 + knobs.INCAST_SENDER_STRIDE,

@@ -261,18 +261,18 @@ def test_shell_line_round_trips(layout):
 
 
 def test_nccl_tests_module_argv_rank_per_gpu(layout):
-    from ansible_collections.linerate.fabric.plugins.module_utils.probes import benchmarks
+    from ansible_collections.linerate.fabric.plugins.module_utils.probes import nccl_tests
     p = dict(P, gpus=8, launch="rank_per_gpu", layout=layout, rail_pinning="topology", hca="=mlx5_0,mlx5_3")
-    argv = benchmarks.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
+    argv = nccl_tests.nccl_argv(p, "/usr/bin/mpirun", "/tmp/r.json")
     assert argv[:10] == ["/usr/bin/mpirun", "--allow-run-as-root", "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8",
                          "--map-by", "ppr:4:numa", "--bind-to", "numa"]
     assert "NCCL_IB_HCA==mlx5_0,mlx5_3" in argv[argv.index("-c") + 1]
     assert argv[-4:] == ["-n", "20", "-J", "/tmp/r.json"] and argv[argv.index("-g") + 1] == "1"
     # the default path is untouched: one process per node driving every GPU
-    node = benchmarks.nccl_argv(dict(P, gpus=8), "/usr/bin/mpirun")
+    node = nccl_tests.nccl_argv(dict(P, gpus=8), "/usr/bin/mpirun")
     assert node[node.index("-g") + 1] == "8" and "-H" in node and node[node.index("-H") + 1] == "10.0.0.1:1,10.0.0.2:1"
     with pytest.raises(ValueError, match="needs the node's layout"):
-        benchmarks.nccl_argv(dict(P, launch="rank_per_gpu", layout=[]), "mpirun")
+        nccl_tests.nccl_argv(dict(P, launch="rank_per_gpu", layout=[]), "mpirun")
 
 
 def test_launcher_files_filter(facts, tmp_path):
