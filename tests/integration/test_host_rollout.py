@@ -231,7 +231,7 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
     lost = "node6"
     # the drain hook (on the controller, before the node's reset) pauses the lost node's container: Ansible
     # loses it mid-wave (ServerAliveInterval 15 s, three misses), as a node that hangs in its reset
-    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause linerate-{lost}', "{{ inventory_hostname }}"]
+    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {_lab_prefix()}{lost}', "{{ inventory_hostname }}"]
     try:
         res = run_playbook("playbooks/hosts.yml", *FW, *extra(True),
                            *waves_args(tmp_path, converged, 25,
@@ -263,5 +263,5 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
                    for n in converged["nodes"] if n != lost and n not in deferred)
         assert all(firmware(n) == ("False(0)", "False(0)") for n in deferred)
     finally:
-        subprocess.run(["podman", "unpause", f"linerate-{lost}"], env=ansible_env(), timeout=120, capture_output=True)
+        subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120, capture_output=True)
         put_back(tmp_path, converged)
