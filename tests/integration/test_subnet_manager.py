@@ -135,7 +135,7 @@ def fabric(tmp_path_factory):
         fab.stop_sms()
         ibsimlab.stop(fab.sim)
         for h in SM_HOSTS:
-            assert fab.pid(h) is None or not ibsimlab._alive(fab.pid(h))
+            assert fab.pid(h) is None or not ibsimlab.waits.pid_alive(fab.pid(h))
 
 
 def test_invalid_partition_rejected_before_opensm_is_touched(fabric):

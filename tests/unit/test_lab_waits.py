@@ -96,6 +96,19 @@ def test_pid_alive():
     assert not waits.pid_alive(p.pid)
 
 
+def test_a_zombie_is_not_alive():
+    """An exited child not reaped yet (ibsim's, until stop() waits on it) runs nothing."""
+    def state(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0]
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        waits.wait_for("the child's exit", lambda: True if state(p.pid) == "Z" else None, deadline=60)
+        assert not waits.pid_alive(p.pid)
+    finally:
+        p.wait()
+
+
 # --------------------------------------------------------------------------- fault.py, no simulator
 
 def _fault(state, *args, env=None):

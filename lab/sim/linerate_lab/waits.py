@@ -38,14 +38,18 @@ def deadline_s(default=DEFAULT_DEADLINE_S):
 
 
 def pid_alive(pid):
-    """Whether process ``pid`` exists (a zombie child counts as gone once reaped by the caller)."""
+    """Whether process ``pid`` runs: it exists and is not a zombie (a child that exited, not reaped yet)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def wait_for(what, ready, gone=None, deadline=None, interval=0.1, clock=time.monotonic, sleep=time.sleep):
