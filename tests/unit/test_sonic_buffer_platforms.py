@@ -58,6 +58,24 @@ def test_the_lab_and_the_collection_read_the_same_generated_table():
         assert flat == ent["rows"], sku
 
 
+def test_the_collections_table_is_what_the_generator_writes_each_file_once():
+    """sonic_buffer_data.py is render_py of the lab's table (the same run wrote both): a lookup file several
+    SKUs share (a symbolic link in sonic-buildimage) is written once and every SKU names it."""
+    import importlib.util
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import sonic_buffer_data
+    spec = importlib.util.spec_from_file_location("gen", os.path.join(ROOT, "scripts", "sonic_buffer_defaults.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(os.path.join(ROOT, "lab", "switchsim", "sonic_buffer_defaults.json"), encoding="utf-8") as f:
+        lab = json.load(f)
+    with open(sonic_buffer_data.__file__, encoding="utf-8") as f:
+        assert gen.render_py(lab["skus"], lab["commit"]) == f.read()
+    shared = PLATFORM_BUFFERS["ACS-MSN4600C"]["lookup"]
+    assert shared["resolved"] == PLATFORM_BUFFERS["ACS-MSN4700"]["lookup"]["path"] != shared["path"]
+    assert PLATFORM_BUFFERS["ACS-MSN4600C"]["rows"] is PLATFORM_BUFFERS["ACS-MSN4700"]["rows"]
+    assert len(sonic_buffer_data.LOOKUP_FILES) < len(sonic_buffer_data.SKUS) == len(PLATFORM_BUFFERS)
+
+
 def test_a_speed_the_skus_file_lacks_is_refused_naming_the_file():
     with pytest.raises(ValueError) as err:   # Arista-7060X6-64PE-B-P64 has 800G 5m only
         buffers.sonic_lossless([{"name": "Ethernet0", "speed_gbps": 400}], "5m", hwsku="Arista-7060X6-64PE-B-P64")
