@@ -10,10 +10,15 @@ A tool that is missing fails the module with its name, unless it is listed in
 ``Runner.start(argv)`` starts the same command in the background (a
 ``subprocess.Popen``, for tools that run in parallel or under a deadline);
 ``finish(proc, deadline)`` collects it and kills it at the deadline.
+
+``read_tool(run, argv, parser)`` runs a reading tool and returns what its
+parser reads, or raises the one ``ToolFailure`` (``common.tool_failed``).
 """
 import os
 import subprocess
 import time
+
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 
 C_LOCALE = {"LANG": "C", "LC_ALL": "C"}
 SBIN_DIRS = ["/usr/sbin", "/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
@@ -69,3 +74,27 @@ def finish(proc, deadline):
         proc.kill()
         out, err = proc.communicate()
         return None, out, err, True
+
+
+def read_tool(run, argv, parser, empty_out_reads_err=False):
+    """``parser``'s reading of what ``argv`` printed, through ``run(argv) -> (rc, stdout, stderr)``.
+
+    A tool that exited non-zero has its stdout and stderr read together, so that a parser that knows the
+    tool's own error words (``-E-``, ``Failed to get IB devices list``) names them; the tool failed either
+    way: ``ToolFailure`` with the parser's reading as the message's detail, or the tool's output when the
+    parser found nothing to say. A parser's ``ValueError`` (``ParseError``) on the output of a tool that
+    exited 0 is a ``ToolFailure`` too (``<argv>: <why>``): an output that is not the tool's format is never
+    an empty success. With ``empty_out_reads_err`` a tool that exited 0 with nothing on stdout has its
+    stderr read: a tool that says what is wrong on stderr but exits 0 is still read by what it said."""
+    rc, out, err = run(argv)
+    if rc != 0:
+        text = out + "\n" + err
+    else:
+        text = err if empty_out_reads_err and not out.strip() else out
+    try:
+        parsed = parser(text)
+    except ValueError as e:
+        raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
+    if rc != 0:
+        raise ToolFailure.exited(argv, rc, out, err)
+    return parsed

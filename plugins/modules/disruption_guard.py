@@ -96,10 +96,9 @@ in_use:
 
 import socket
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host import mgmtpath
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, exit_module
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
 def resolve(address):
@@ -138,19 +137,16 @@ def guard(run, p):
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={"action": {"type": "str", "required": True, "choices": list(mgmtpath.ACTIONS)},
-                       "targets": {"type": "list", "elements": "str", "default": []},
-                       "local_address": {"type": "str", "default": ""},
-                       "peer_address": {"type": "str", "default": ""},
-                       "check_in_use": {"type": "bool", "default": True},
-                       "force": {"type": "bool", "default": False},
-                       "sysfs": {"type": "path", "default": "/sys"},
-                       "procfs": {"type": "path", "default": "/proc"}},
-        supports_check_mode=True,
-    )
-    run = Runner(module)
-    exit_module(module, lambda: guard(run, module.params))
+    host_module({
+        "action": {"type": "str", "required": True, "choices": list(mgmtpath.ACTIONS)},
+        "targets": {"type": "list", "elements": "str", "default": []},
+        "local_address": {"type": "str", "default": ""},
+        "peer_address": {"type": "str", "default": ""},
+        "check_in_use": {"type": "bool", "default": True},
+        "force": {"type": "bool", "default": False},
+        "sysfs": {"type": "path", "default": "/sys"},
+        "procfs": {"type": "path", "default": "/proc"},
+    }, lambda module, run: guard(run, module.params))
 
 
 if __name__ == "__main__":

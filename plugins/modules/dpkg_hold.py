@@ -53,24 +53,19 @@ commands:
   elements: list
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.dpkg import hold
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
 def main():
-    module = AnsibleModule(argument_spec={"names": {"type": "list", "elements": "str", "required": True}},
-                           supports_check_mode=True)
-
-    def compute():
-        result = hold(Runner(module), module.params["names"], module.check_mode)
+    def compute(module, run):
+        result = hold(run, module.params["names"], module.check_mode)
         after = dict(result["before"], **{name: "hold" for name in result["held"]})
         result["diff"] = {"before": "".join(f"{n} {s}\n" for n, s in sorted(result["before"].items())),
                           "after": "".join(f"{n} {s}\n" for n, s in sorted(after.items()))}
         return result
 
-    exit_module(module, compute)
+    host_module({"names": {"type": "list", "elements": "str", "required": True}}, compute)
 
 
 if __name__ == "__main__":

@@ -84,27 +84,16 @@ window_drains:
   type: int
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "state_file": {"type": "path", "required": True},
-            "action": {"type": "str", "choices": ["record", "reset", "show"], "default": "show"},
-            "decision": {"type": "dict", "default": {}},
-            "drained": {"type": "list", "elements": "str", "default": []},
-            "returned": {"type": "list", "elements": "str", "default": []},
-            "reasons": {"type": "dict", "default": {}},
-            "by": {"type": "str", "default": ""},
-        },
-        supports_check_mode=True)
+def compute(module, run):
     p = module.params
     try:
         state = breaker.load(p["state_file"])
     except breaker.StateError as e:
-        module.fail_json(msg=f"drain_breaker: {e}; nothing was changed")
+        raise breaker.StateError(f"drain_breaker: {e}; nothing was changed") from None
     if p["action"] == "record":
         new, changed = breaker.record(state, p["decision"], p["drained"], p["returned"], p["reasons"])
     elif p["action"] == "reset":
@@ -115,14 +104,24 @@ def main():
         try:
             breaker.save(p["state_file"], new)
         except breaker.StateError as e:
-            module.fail_json(msg=f"drain_breaker: {e}")
+            raise breaker.StateError(f"drain_breaker: {e}") from None
     hours = ((p["decision"] or {}).get("budget") or {}).get("window_hours", breaker.DEFAULTS["window_hours"])
-    result = {"changed": changed, "breaker": new["breaker"], "drained": new["drained"],
-              "window_drains": len(breaker.window_drains(new, hours))}
-    if module._diff:
-        result["diff"] = {"before": f"breaker: {'tripped' if state['breaker'].get('tripped') else 'closed'}\n",
-                          "after": f"breaker: {'tripped' if new['breaker'].get('tripped') else 'closed'}\n"}
-    module.exit_json(**result)
+    return {"changed": changed, "breaker": new["breaker"], "drained": new["drained"],
+            "window_drains": len(breaker.window_drains(new, hours)),
+            "diff": {"before": f"breaker: {'tripped' if state['breaker'].get('tripped') else 'closed'}\n",
+                     "after": f"breaker: {'tripped' if new['breaker'].get('tripped') else 'closed'}\n"}}
+
+
+def main():
+    host_module({
+        "state_file": {"type": "path", "required": True},
+        "action": {"type": "str", "choices": ["record", "reset", "show"], "default": "show"},
+        "decision": {"type": "dict", "default": {}},
+        "drained": {"type": "list", "elements": "str", "default": []},
+        "returned": {"type": "list", "elements": "str", "default": []},
+        "reasons": {"type": "dict", "default": {}},
+        "by": {"type": "str", "default": ""},
+    }, compute)
 
 
 if __name__ == "__main__":

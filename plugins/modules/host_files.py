@@ -153,36 +153,34 @@ commands:
   elements: list
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host.hostfiles import ensure
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 _OWNER = {"owner": {"type": "str", "default": "root"}, "group": {"type": "str", "default": "root"}}
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "directories": {"type": "list", "elements": "dict", "default": [], "options": dict(
-                {"path": {"type": "path", "required": True}, "mode": {"type": "raw", "default": "0755"}}, **_OWNER)},
-            "files": {"type": "list", "elements": "dict", "default": [], "options": dict(
-                {"path": {"type": "path", "required": True}, "content": {"type": "str"},
-                 "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-                 "mode": {"type": "raw", "default": "0644"}, "validate": {"type": "str"}}, **_OWNER),
-                "required_if": [("state", "present", ["content"])]},
-            "units": {"type": "list", "elements": "dict", "default": [], "options": {
-                "name": {"type": "str", "required": True}, "enabled": {"type": "bool", "default": True},
-                "state": {"type": "str", "choices": ["started"]}}},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    for kind in ("directories", "files"):
-        for spec in p[kind]:
-            if not spec["path"].startswith("/"):
-                module.fail_json(msg=f"{kind}[].path: {spec['path']!r} is not allowed (allowed: an absolute path)")
-    exit_module(module, lambda: ensure(module, Runner(module), p["directories"], p["files"], p["units"]))
+    def compute(module, run):
+        p = module.params
+        for kind in ("directories", "files"):
+            for spec in p[kind]:
+                if not spec["path"].startswith("/"):
+                    raise ToolFailure(f"{kind}[].path: {spec['path']!r} is not allowed (allowed: an absolute path)")
+        return ensure(module, run, p["directories"], p["files"], p["units"])
+
+    host_module({
+        "directories": {"type": "list", "elements": "dict", "default": [], "options": dict(
+            {"path": {"type": "path", "required": True}, "mode": {"type": "raw", "default": "0755"}}, **_OWNER)},
+        "files": {"type": "list", "elements": "dict", "default": [], "options": dict(
+            {"path": {"type": "path", "required": True}, "content": {"type": "str"},
+             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+             "mode": {"type": "raw", "default": "0644"}, "validate": {"type": "str"}}, **_OWNER),
+            "required_if": [("state", "present", ["content"])]},
+        "units": {"type": "list", "elements": "dict", "default": [], "options": {
+            "name": {"type": "str", "required": True}, "enabled": {"type": "bool", "default": True},
+            "state": {"type": "str", "choices": ["started"]}}},
+    }, compute)
 
 
 if __name__ == "__main__":

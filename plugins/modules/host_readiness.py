@@ -67,10 +67,8 @@ options:
     description: Seconds the workload may take to show on the GPUs.
     type: float
     default: 60
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same result in check mode.
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 author: linerate developers (@linerate)
 """
 
@@ -129,10 +127,9 @@ facts:
 
 import resource
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.readiness import collect
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "lspci", "nvidia-smi", "ofed_info", "modinfo", "dpkg-query")
 
@@ -142,28 +139,27 @@ def memlock_kb():
     return -1 if soft == resource.RLIM_INFINITY else soft // 1024
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "devices": {"type": "list", "elements": "str", "required": True},
-            "nccl_packages": {"type": "list", "elements": "str", "default": ["libnccl2"]},
-            "sys_root": {"type": "path", "default": "/sys"},
-            "proc_root": {"type": "path", "default": "/proc"},
-            "shm_path": {"type": "path", "default": "/dev/shm"},
-            "load_command": {"type": "list", "elements": "str", "default": []},
-            "load_timeout": {"type": "float", "default": 60.0},
-        },
-        supports_check_mode=True,
-    )
+def compute(module, run):
     p = module.params
     if p["load_timeout"] <= 0:
-        module.fail_json(msg=f"load_timeout: {p['load_timeout']} is not allowed (allowed: a positive number of seconds)")
-    run = Runner(module, optional=TOOLS + tuple(p["load_command"][:1]))
+        raise ToolFailure(f"load_timeout: {p['load_timeout']} is not allowed (allowed: a positive number of seconds)")
     load = [] if module.check_mode else p["load_command"]
     facts = collect(run, p["devices"], sys_root=p["sys_root"], proc_root=p["proc_root"], shm_path=p["shm_path"],
                     nccl_packages=tuple(p["nccl_packages"]), memlock=memlock_kb(),
                     load_command=load, load_timeout=p["load_timeout"], start=run.start)
-    module.exit_json(changed=False, facts=facts)
+    return {"changed": False, "facts": facts}
+
+
+def main():
+    host_module({
+        "devices": {"type": "list", "elements": "str", "required": True},
+        "nccl_packages": {"type": "list", "elements": "str", "default": ["libnccl2"]},
+        "sys_root": {"type": "path", "default": "/sys"},
+        "proc_root": {"type": "path", "default": "/proc"},
+        "shm_path": {"type": "path", "default": "/dev/shm"},
+        "load_command": {"type": "list", "elements": "str", "default": []},
+        "load_timeout": {"type": "float", "default": 60.0},
+    }, compute, optional=lambda p: TOOLS + tuple(p["load_command"][:1]))
 
 
 if __name__ == "__main__":

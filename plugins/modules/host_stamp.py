@@ -96,14 +96,14 @@ import os
 import tempfile
 import time
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
-def _runner(module, probes):
-    """Runner with every probed tool optional: a probe of a tool that is missing records that answer."""
-    return Runner(module, optional={argv[0] for argv in probes.get("commands") or []})
+def _observe(run, probes):
+    """What the probes see now, every probed tool optional: a probe of a tool that is missing records that answer."""
+    run.optional.update(argv[0] for argv in probes.get("commands") or [])
+    return stamp.observe(run, probes)
 
 
 def _load(path):
@@ -127,50 +127,49 @@ def _write(path, content):
     os.replace(tmp, path)   # same directory: atomic, and the mode stays 0600
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "state": {"type": "str", "choices": ["check", "write", "refresh"], "default": "check"},
-            "keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
-            "inputs": {"type": "str", "required": True},
-            "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"},
-                                                   "files": {"type": "list", "elements": "str"}}},
-            "path": {"type": "path", "default": "/var/lib/linerate/converged.json"},
-        },
-        required_if=[("state", "write", ["probes"])],
-        supports_check_mode=True,
-    )
+def compute(module, run):
     p = module.params
     recorded = _load(p["path"])
     previous = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
     if p["state"] == "check":
         if recorded is None:
-            module.exit_json(changed=False, converged=False, reason=f"no converge stamp on the host ({p['path']})",
-                             differ=[], probes=0, inputs=p["inputs"])
+            return {"changed": False, "converged": False, "reason": f"no converge stamp on the host ({p['path']})",
+                    "differ": [], "probes": 0, "inputs": p["inputs"]}
         probes = recorded.get("probes") or {} if isinstance(recorded, dict) else {}
-        observed = stamp.observe(_runner(module, probes), probes)
+        observed = _observe(run, probes)
         converged, reason, differ = stamp.compare(recorded, p["inputs"], observed)
-        module.exit_json(changed=False, converged=converged, reason=reason, differ=differ,
-                         probes=len(observed), inputs=p["inputs"])
+        return {"changed": False, "converged": converged, "reason": reason, "differ": differ,
+                "probes": len(observed), "inputs": p["inputs"]}
 
     if p["state"] == "refresh":
         probes = (recorded.get("probes") or {}) if isinstance(recorded, dict) else {}
-        observed = stamp.observe(_runner(module, probes), probes)
+        observed = _observe(run, probes)
         new, reason = stamp.refresh(recorded, p["inputs"], observed, p["keys"])
         changed = new is not None and new != previous
         if changed and not module.check_mode:
             _write(p["path"], new)
-        module.exit_json(changed=changed, converged=new is not None, reason=reason, differ=[],
-                         probes=len(observed), inputs=p["inputs"])
+        return {"changed": changed, "converged": new is not None, "reason": reason, "differ": [],
+                "probes": len(observed), "inputs": p["inputs"]}
 
     probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])]
               for k in ("commands", "files")}
-    new = stamp.stamp(p["inputs"], probes, stamp.observe(_runner(module, probes), probes))
+    new = stamp.stamp(p["inputs"], probes, _observe(run, probes))
     changed = previous != new
     if changed and not module.check_mode:
         _write(p["path"], new)
-    module.exit_json(changed=changed, converged=True, reason="recorded" if changed else "unchanged",
-                     differ=[], probes=len(new["observed"]), inputs=p["inputs"])
+    return {"changed": changed, "converged": True, "reason": "recorded" if changed else "unchanged",
+            "differ": [], "probes": len(new["observed"]), "inputs": p["inputs"]}
+
+
+def main():
+    host_module({
+        "state": {"type": "str", "choices": ["check", "write", "refresh"], "default": "check"},
+        "keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
+        "inputs": {"type": "str", "required": True},
+        "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"},
+                                               "files": {"type": "list", "elements": "str"}}},
+        "path": {"type": "path", "default": "/var/lib/linerate/converged.json"},
+    }, compute, required_if=[("state", "write", ["probes"])])
 
 
 if __name__ == "__main__":

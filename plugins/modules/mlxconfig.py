@@ -161,32 +161,26 @@ commands:
   elements: list
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import ConnectX, configure
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "device": {"type": "str", "required": True},
-            "params": {"type": "dict", "required": True},
-            "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
-            "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
-            "force": {"type": "bool", "default": False},
-            "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
-            "reboot_params": {"type": "list", "elements": "str", "default": []},
-            "profile": {"type": "str", "choices": ["gpudirect", "default", "none"]},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    exit_module(module, lambda: configure(
-        ConnectX(Runner(module, optional=("mlxfwreset",)), p["device"], p["reset_level"],
-                 p["cold_reboot_params"], p["reboot_params"]),
-        p["params"], module.check_mode, p["state"], p["force"], p["profile"]))
+    def compute(module, run):
+        p = module.params
+        cx = ConnectX(run, p["device"], p["reset_level"], p["cold_reboot_params"], p["reboot_params"])
+        return configure(cx, p["params"], module.check_mode, p["state"], p["force"], p["profile"])
+
+    host_module({
+        "device": {"type": "str", "required": True},
+        "params": {"type": "dict", "required": True},
+        "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
+        "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
+        "force": {"type": "bool", "default": False},
+        "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
+        "reboot_params": {"type": "list", "elements": "str", "default": []},
+        "profile": {"type": "str", "choices": ["gpudirect", "default", "none"]},
+    }, compute, optional=("mlxfwreset",))
 
 
 if __name__ == "__main__":

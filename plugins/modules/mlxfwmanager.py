@@ -80,29 +80,26 @@ commands:
   elements: list
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host.connectx import PCI_RE
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.fwupdate import FwManager, ensure_image
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "device": {"type": "str", "required": True},
-            "image": {"type": "path", "required": True},
-            "psid": {"type": "str"},
-            "allow_downgrade": {"type": "bool", "default": False},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    if not PCI_RE.match(p["device"]):
-        module.fail_json(msg=f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
-    exit_module(module, lambda: ensure_image(FwManager(Runner(module), p["device"]), p["image"], p["psid"],
-                                             p["allow_downgrade"], module.check_mode))
+    def compute(module, run):
+        p = module.params
+        if not PCI_RE.match(p["device"]):
+            raise ToolFailure(f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
+        return ensure_image(FwManager(run, p["device"]), p["image"], p["psid"], p["allow_downgrade"],
+                            module.check_mode)
+
+    host_module({
+        "device": {"type": "str", "required": True},
+        "image": {"type": "path", "required": True},
+        "psid": {"type": "str"},
+        "allow_downgrade": {"type": "bool", "default": False},
+    }, compute)
 
 
 if __name__ == "__main__":

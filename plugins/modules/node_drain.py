@@ -158,34 +158,14 @@ commands:
   elements: list
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "scheduler": {"type": "str", "required": True, "choices": list(drain.SCHEDULERS)},
-            "nodes": {"type": "list", "elements": "dict", "required": True, "options": {
-                "name": {"type": "str", "required": True},
-                "host": {"type": "str"},
-                "findings": {"type": "list", "elements": "dict", "default": []},
-                "verified": {"type": "bool", "default": False}}},
-            "drain_codes": {"type": "list", "elements": "str", "default": []},
-            "drain_severities": {"type": "list", "elements": "str", "default": ["error"]},
-            "exempt_codes": {"type": "list", "elements": "str", "default": []},
-            "return_to_service": {"type": "bool", "default": True},
-            "breaker_tripped": {"type": "bool", "default": False},
-            "drain_nodes": {"type": "list", "elements": "str"},
-            "scontrol": {"type": "str", "default": "scontrol"},
-            "kubectl": {"type": "str", "default": "kubectl"},
-        },
-        supports_check_mode=True)
-    p = module.params
-
-    def compute():
+    def compute(module, run):
+        p = module.params
         problems = drain.check_policy(p["drain_codes"], p["drain_severities"], p["exempt_codes"])
         names = [n["name"] for n in p["nodes"]]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -194,10 +174,24 @@ def main():
         if problems:
             raise ToolFailure("node_drain: " + "; ".join(problems))
         binary = p["scontrol"] if p["scheduler"] == "slurm" else p["kubectl"]
-        sched = drain.Scheduler(p["scheduler"], Runner(module), binary)
-        return drain.remediate(sched, p["nodes"], p, module.check_mode)
+        return drain.remediate(drain.Scheduler(p["scheduler"], run, binary), p["nodes"], p, module.check_mode)
 
-    exit_module(module, compute)
+    host_module({
+        "scheduler": {"type": "str", "required": True, "choices": list(drain.SCHEDULERS)},
+        "nodes": {"type": "list", "elements": "dict", "required": True, "options": {
+            "name": {"type": "str", "required": True},
+            "host": {"type": "str"},
+            "findings": {"type": "list", "elements": "dict", "default": []},
+            "verified": {"type": "bool", "default": False}}},
+        "drain_codes": {"type": "list", "elements": "str", "default": []},
+        "drain_severities": {"type": "list", "elements": "str", "default": ["error"]},
+        "exempt_codes": {"type": "list", "elements": "str", "default": []},
+        "return_to_service": {"type": "bool", "default": True},
+        "breaker_tripped": {"type": "bool", "default": False},
+        "drain_nodes": {"type": "list", "elements": "str"},
+        "scontrol": {"type": "str", "default": "scontrol"},
+        "kubectl": {"type": "str", "default": "kubectl"},
+    }, compute)
 
 
 if __name__ == "__main__":

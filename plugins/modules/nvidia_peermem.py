@@ -89,11 +89,8 @@ ansible_facts:
       dmabuf_reason: "open kernel modules 550.54.15, kernel 6.1.0-18-amd64: NCCL can use DMA-BUF without nvidia_peermem"
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.peermem import Host, ensure
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def read_file(path):
@@ -104,16 +101,16 @@ def read_file(path):
         return None
 
 
+# host/peermem.py answers a missing one itself: a failure naming its package, or what it reads instead.
+TOOLS = ("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname", "dpkg-query", "dpkg-reconfigure")
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec={"state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-                       "rebuild_dkms_package": {"type": "str"}},
-        supports_check_mode=True,
-    )
-    runner = Runner(module, optional=("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname",
-                                      "dpkg-query", "dpkg-reconfigure"))
-    exit_module(module, lambda: ensure(Host(runner, read_file), module.params["state"], module.check_mode,
-                                       module.params["rebuild_dkms_package"]))
+    host_module({
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "rebuild_dkms_package": {"type": "str"},
+    }, lambda module, run: ensure(Host(run, read_file), module.params["state"], module.check_mode,
+                                  module.params["rebuild_dkms_package"]), optional=TOOLS)
 
 
 if __name__ == "__main__":

@@ -41,13 +41,8 @@ options:
     description: Where sysfs is mounted.
     type: path
     default: /sys
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same result in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is no diff.
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 """
 
 EXAMPLES = r"""
@@ -99,24 +94,18 @@ reasons:
   sample: ["the loaded mlx5_core is the kernel's inbox build (no /sys/module/mlx5_core/version), the installed one is OFED 24.10-1.1.4"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import driver_info
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "module": {"type": "str", "default": "mlx5_core"},
-            "modules": {"type": "list", "elements": "str",
-                        "default": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"]},
-            "dependents": {"type": "list", "elements": "str", "default": ["nvidia_peermem"]},
-            "sysfs": {"type": "path", "default": "/sys"},
-        },
-        supports_check_mode=True,
-    )
-    exit_module(module, lambda: driver_info(Runner(module), module.params))
+    host_module({
+        "module": {"type": "str", "default": "mlx5_core"},
+        "modules": {"type": "list", "elements": "str",
+                    "default": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"]},
+        "dependents": {"type": "list", "elements": "str", "default": ["nvidia_peermem"]},
+        "sysfs": {"type": "path", "default": "/sys"},
+    }, lambda module, run: driver_info(run, module.params))
 
 
 if __name__ == "__main__":

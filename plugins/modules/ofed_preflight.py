@@ -50,13 +50,8 @@ options:
     description: dpkg's database directory (C(dpkg --admindir)).
     type: path
     default: /var/lib/dpkg
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same result in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is no diff.
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 """
 
 EXAMPLES = r"""
@@ -93,25 +88,19 @@ kernels:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import preflight
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "repo_line": {"type": "str", "required": True},
-            "version": {"type": "str", "required": True},
-            "packages": {"type": "dict", "required": True},
-            "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
-            "kernel": {"type": "str", "required": True},
-            "dpkg_admindir": {"type": "path", "default": "/var/lib/dpkg"},
-        },
-        supports_check_mode=True,
-    )
-    exit_module(module, lambda: preflight(Runner(module), module.params))
+    host_module({
+        "repo_line": {"type": "str", "required": True},
+        "version": {"type": "str", "required": True},
+        "packages": {"type": "dict", "required": True},
+        "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
+        "kernel": {"type": "str", "required": True},
+        "dpkg_admindir": {"type": "path", "default": "/var/lib/dpkg"},
+    }, lambda module, run: preflight(run, module.params))
 
 
 if __name__ == "__main__":

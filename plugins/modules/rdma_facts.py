@@ -40,13 +40,9 @@ options:
         as it is. C(0) reads once. Not in check mode (nothing was started or reset to wait for).
     type: int
     default: 0
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same output in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is no diff.
   facts:
     support: full
     description: Sets C(ansible_facts.rdma).
@@ -99,50 +95,47 @@ ansible_facts:
 import os
 import time
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.rdma import collect
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
 
 SYS_NET = "/sys/class/net"
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={"expect_devices": {"type": "list", "elements": "str", "default": []},
-                       "expect_socket_ifname": {"type": "str"},
-                       "wait_up": {"type": "int", "default": 0}},
-        supports_check_mode=True,
-    )
-    if module.params["wait_up"] < 0:
-        module.fail_json(msg=f"wait_up: {module.params['wait_up']} is not allowed (allowed: seconds, 0 or more)")
-    deadline = time.monotonic() + (0 if module.check_mode else module.params["wait_up"])
-    expect = set(module.params["expect_devices"])
-    try:
-        while True:
-            # mst (MFT) is optional: without it the PCI addresses come from sysfs.
-            facts = collect(Runner(module, optional=("mst",)))
-            down = [p for p in facts["ports"] if p["device"] in expect and not p.get("up")]
-            if not down or time.monotonic() >= deadline:
-                break
-            time.sleep(1)
-    except ToolFailure as e:
-        module.fail_json(msg=e.msg, **e.kw)
-    missing = [d for d in module.params["expect_devices"] if d not in facts["devices"]]
+def compute(module, run):
+    p = module.params
+    if p["wait_up"] < 0:
+        raise ToolFailure(f"wait_up: {p['wait_up']} is not allowed (allowed: seconds, 0 or more)")
+    deadline = time.monotonic() + (0 if module.check_mode else p["wait_up"])
+    expect = set(p["expect_devices"])
+    while True:
+        facts = collect(run)
+        down = [port for port in facts["ports"] if port["device"] in expect and not port.get("up")]
+        if not down or time.monotonic() >= deadline:
+            break
+        time.sleep(1)   # the ports' own time to come up (wait_up), polled once a second
+    missing = [d for d in p["expect_devices"] if d not in facts["devices"]]
     if missing:
-        module.fail_json(msg=f"RDMA device(s) {', '.join(missing)} not found on this host "
-                             f"(found: {', '.join(sorted(facts['devices'])) or 'none'})",
-                         ansible_facts={"rdma": facts})
-    ifname = module.params["expect_socket_ifname"]
+        raise ToolFailure(f"RDMA device(s) {', '.join(missing)} not found on this host "
+                          f"(found: {', '.join(sorted(facts['devices'])) or 'none'})", ansible_facts={"rdma": facts})
+    ifname = p["expect_socket_ifname"]
     interfaces = sorted(os.listdir(SYS_NET)) if ifname else []
     absent = missing_socket_ifnames(ifname, interfaces) if ifname else []
     if absent:
-        module.fail_json(msg=f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
-                             f"(interfaces: {', '.join(interfaces)}; "
-                             "fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
-                         ansible_facts={"rdma": facts})
-    module.exit_json(changed=False, ansible_facts={"rdma": facts})
+        raise ToolFailure(f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
+                          f"(interfaces: {', '.join(interfaces)}; fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
+                          ansible_facts={"rdma": facts})
+    return {"changed": False, "ansible_facts": {"rdma": facts}}
+
+
+def main():
+    # mst (MFT) is optional: without it the PCI addresses come from sysfs.
+    host_module({
+        "expect_devices": {"type": "list", "elements": "str", "default": []},
+        "expect_socket_ifname": {"type": "str"},
+        "wait_up": {"type": "int", "default": 0},
+    }, compute, optional=("mst",))
 
 
 if __name__ == "__main__":

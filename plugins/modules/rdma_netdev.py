@@ -125,60 +125,51 @@ ports:
 
 import ipaddress
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.common import duplicate_port, each_port, exit_module
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, duplicate_port, each_port
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.netdev import ensure
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
 def rail_address(value, where):
-    """``a.b.c.d/len`` of a rail address option, or the message refusing it."""
+    """``a.b.c.d/len`` of a rail address option (None stays None); ToolFailure refusing any other."""
+    if not value:
+        return value
     try:
         iface = ipaddress.ip_interface(value)
     except ValueError:
         iface = None
     if iface is None or "/" not in value or iface.version != 4:
-        return None, (f"{where}: {value!r} is not allowed "
-                      "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
-    return f"{iface.ip}/{iface.network.prefixlen}", None
+        raise ToolFailure(f"{where}: {value!r} is not allowed "
+                          "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
+    return f"{iface.ip}/{iface.network.prefixlen}"
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={"name": {"type": "str"},
-                       "address": {"type": "str"},
-                       "ports": {"type": "list", "elements": "dict",
-                                 "options": {"name": {"type": "str", "required": True},
-                                             "address": {"type": "str"},
-                                             "device": {"type": "str"}}},
-                       "exclusive": {"type": "bool", "default": False}},
-        mutually_exclusive=[["name", "ports"], ["address", "ports"]],
-        required_one_of=[["name", "ports"]],
-        supports_check_mode=True,
-    )
+def compute(module, run):
     p = module.params
     if p["ports"] is None:
-        if p["address"]:
-            p["address"], error = rail_address(p["address"], "address")
-            if error:
-                module.fail_json(msg=error)
-        exit_module(module, lambda: ensure(Runner(module), p["name"], p["address"], p["exclusive"],
-                                           module.check_mode, module._diff))
-        return
+        return ensure(run, p["name"], rail_address(p["address"], "address"), p["exclusive"], module.check_mode,
+                      module._diff)
     # Every port is checked before any is touched.
     error = duplicate_port(p["ports"], "name")
     if error:
-        module.fail_json(msg=error)
+        raise ToolFailure(error)
     for i, port in enumerate(p["ports"]):
-        if port["address"]:
-            port["address"], error = rail_address(port["address"], f"ports[{i}].address")
-            if error:
-                module.fail_json(msg=error)
-    run = Runner(module)
-    exit_module(module, lambda: each_port(
+        port["address"] = rail_address(port["address"], f"ports[{i}].address")
+    return each_port(
         p["ports"], lambda port: ensure(run, port["name"], port["address"], p["exclusive"], module.check_mode,
                                         module._diff),
-        lambda port: {"name": port["name"], "device": port["device"]}, lambda port: port["name"]))
+        lambda port: {"name": port["name"], "device": port["device"]}, lambda port: port["name"])
+
+
+def main():
+    host_module({
+        "name": {"type": "str"},
+        "address": {"type": "str"},
+        "ports": {"type": "list", "elements": "dict", "options": {"name": {"type": "str", "required": True},
+                                                                  "address": {"type": "str"},
+                                                                  "device": {"type": "str"}}},
+        "exclusive": {"type": "bool", "default": False},
+    }, compute, mutually_exclusive=[["name", "ports"], ["address", "ports"]], required_one_of=[["name", "ports"]])
 
 
 if __name__ == "__main__":

@@ -40,10 +40,8 @@ options:
     description: Fail the task when a port has a problem.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; the same result in check mode.
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 author: linerate developers (@linerate)
 """
 

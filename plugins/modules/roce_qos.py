@@ -286,88 +286,66 @@ ports:
       returned: success
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-    ToolFailure, duplicate_port, each_port, exit_module)
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, duplicate_port, each_port
+from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
 from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import (
     Port, Sysfs, boot_result, configure, desired)
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
+
+RANGES = (("cnp_dscp", 0, 63), ("cnp_priority", 0, 7), ("roce_tos", 0, 255), ("mtu", 68, 9216))
 
 
-def rendered(module, p):
+def check_values(p):
+    """The numbers and priorities the argument spec cannot bound; ToolFailure naming the first out of range."""
+    for key, lo, hi in RANGES:
+        if p[key] is not None and not lo <= p[key] <= hi:
+            raise ToolFailure(f"{key}: {p[key]} is not allowed (allowed: {lo}..{hi})")
+    for key in ("pfc_priorities", "ecn_priorities"):
+        bad = [x for x in p[key] or [] if not 0 <= x <= 7]
+        if bad:
+            raise ToolFailure(f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
+
+
+def _per_port(i, e):
+    """A port's ToolFailure from the shared settings, named by its place when it is the port's own key."""
+    return ToolFailure(f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
+
+
+def rendered(p):
     """state=rendered: the boot fields of each port from the options alone; nothing is read or run."""
     ports = p["ports"] if p["ports"] is not None else [{"netdev": p["netdev"], "device": p["device"],
                                                        "port": p["port"]}]
     error = duplicate_port(ports, "netdev")
     if error:
-        module.fail_json(msg=error)
+        raise ToolFailure(error)
     out = []
     for i, port in enumerate(ports):
         try:
             out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"],
                                                 p["sysfs_net"])))
         except ToolFailure as e:
-            module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
+            raise _per_port(i, e) from None
     if p["ports"] is None:
-        module.exit_json(changed=False, **out[0])
-    module.exit_json(changed=False, ports=out)
+        return dict(out[0], changed=False)
+    return {"changed": False, "ports": out}
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "netdev": {"type": "str"},
-            "device": {"type": "str"},
-            "port": {"type": "int", "default": 1},
-            "ports": {"type": "list", "elements": "dict",
-                      "options": {"netdev": {"type": "str", "required": True},
-                                  "device": {"type": "str"},
-                                  "port": {"type": "int", "default": 1}}},
-            "trust": {"type": "str", "choices": ["dscp", "pcp"]},
-            "pfc_priorities": {"type": "list", "elements": "int"},
-            "dscp2prio": {"type": "dict"},
-            "ecn_priorities": {"type": "list", "elements": "int"},
-            "ecn_points": {"type": "list", "elements": "str", "choices": ["np", "rp"], "default": ["np", "rp"]},
-            "ecn_enabled": {"type": "bool", "default": True},
-            "cnp_dscp": {"type": "int"},
-            "cnp_priority": {"type": "int"},
-            "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
-            "roce_tos": {"type": "int"},
-            "mtu": {"type": "int"},
-            "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
-            "sysfs_net": {"type": "path", "default": "/sys/class/net"},
-            "state": {"type": "str", "choices": ["present", "rendered"], "default": "present"},
-        },
-        mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
-        required_one_of=[["netdev", "ports"]],
-        supports_check_mode=True,
-    )
+def compute(module, run):
     p = module.params
-    for key, lo, hi in (("cnp_dscp", 0, 63), ("cnp_priority", 0, 7), ("roce_tos", 0, 255), ("mtu", 68, 9216)):
-        if p[key] is not None and not lo <= p[key] <= hi:
-            module.fail_json(msg=f"{key}: {p[key]} is not allowed (allowed: {lo}..{hi})")
-    for key in ("pfc_priorities", "ecn_priorities"):
-        bad = [x for x in p[key] or [] if not 0 <= x <= 7]
-        if bad:
-            module.fail_json(msg=f"{key}: {bad} is not allowed (allowed: priorities 0..7)")
+    check_values(p)
     if p["state"] == "rendered":
-        rendered(module, p)
-        return
+        return rendered(p)
+    sysfs = Sysfs(p["sysfs_net"])
     if p["ports"] is None:
-        exit_module(module, lambda: configure(Port(Runner(module), p["netdev"], p["device"], p["port"],
-                                                   Sysfs(p["sysfs_net"])), p, module.check_mode))
-        return
+        return configure(Port(run, p["netdev"], p["device"], p["port"], sysfs), p, module.check_mode)
     # Every port is checked before any is touched.
     error = duplicate_port(p["ports"], "netdev")
     if error:
-        module.fail_json(msg=error)
+        raise ToolFailure(error)
     for i, port in enumerate(p["ports"]):
         try:
             desired(dict(p, **port))
         except ToolFailure as e:
-            module.fail_json(msg=f"ports[{i}].{e.msg}" if e.msg.startswith("device:") else e.msg)
-    run, sysfs = Runner(module), Sysfs(p["sysfs_net"])
+            raise _per_port(i, e) from None
 
     def apply(port):
         one = Port(run, port["netdev"], port["device"], port["port"], sysfs)
@@ -378,9 +356,36 @@ def main():
             e.kw.setdefault("commands", one.commands)
             raise
 
-    exit_module(module, lambda: each_port(
-        p["ports"], apply, lambda port: {"netdev": port["netdev"], "device": port["device"], "port": port["port"]},
-        lambda port: port["netdev"]))
+    return each_port(p["ports"], apply,
+                     lambda port: {"netdev": port["netdev"], "device": port["device"], "port": port["port"]},
+                     lambda port: port["netdev"])
+
+
+def main():
+    host_module({
+        "netdev": {"type": "str"},
+        "device": {"type": "str"},
+        "port": {"type": "int", "default": 1},
+        "ports": {"type": "list", "elements": "dict",
+                  "options": {"netdev": {"type": "str", "required": True},
+                              "device": {"type": "str"},
+                              "port": {"type": "int", "default": 1}}},
+        "trust": {"type": "str", "choices": ["dscp", "pcp"]},
+        "pfc_priorities": {"type": "list", "elements": "int"},
+        "dscp2prio": {"type": "dict"},
+        "ecn_priorities": {"type": "list", "elements": "int"},
+        "ecn_points": {"type": "list", "elements": "str", "choices": ["np", "rp"], "default": ["np", "rp"]},
+        "ecn_enabled": {"type": "bool", "default": True},
+        "cnp_dscp": {"type": "int"},
+        "cnp_priority": {"type": "int"},
+        "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
+        "roce_tos": {"type": "int"},
+        "mtu": {"type": "int"},
+        "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
+        "sysfs_net": {"type": "path", "default": "/sys/class/net"},
+        "state": {"type": "str", "choices": ["present", "rendered"], "default": "present"},
+    }, compute, mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
+        required_one_of=[["netdev", "ports"]])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host.fwprofile import profile_params
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlxconfig import (
     parse_mlxconfig, parse_mlxconfig_set, parse_mlxfwreset, parse_mlxfwreset_query)
 
@@ -87,14 +88,7 @@ class ConnectX:
     def _call(self, argv, parser, tool, record=False):
         if record:
             self.commands.append(argv)
-        rc, out, err = self.run(argv)
-        try:
-            parsed = parser(out if rc == 0 else (out + "\n" + err))
-        except ParseError as e:
-            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
-        if rc != 0:
-            raise ToolFailure.exited(argv, rc, out, err)
-        return parsed
+        return read_tool(self.run, argv, parser)
 
     def query(self):
         """{NAME: {"default", "current", "next_boot"} cells} of this device."""

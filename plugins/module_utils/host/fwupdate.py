@@ -15,6 +15,7 @@ of the parsers' contract).
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 
 
 def read_mlxfwmanager_query(text):
@@ -55,6 +56,13 @@ def read_mlxfwmanager_query(text):
     return devices
 
 
+def _one(devices):
+    """The one device a query of one device (``-d``) answers; ValueError for any other count."""
+    if len(devices) != 1:
+        raise ValueError(f"expected one device, got {len(devices)}")
+    return devices[0]
+
+
 def version_tuple(v):
     return tuple(int(x) for x in re.findall(r"\d+", v or ""))
 
@@ -67,16 +75,7 @@ class FwManager:
 
     def query(self, image):
         argv = ["mlxfwmanager", "--query", "-d", self.device, "-i", image]
-        rc, out, err = self.run(argv)
-        try:
-            devices = read_mlxfwmanager_query(out if rc == 0 else out + "\n" + err)
-        except ValueError as e:
-            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
-        if rc != 0:
-            raise ToolFailure.exited(argv, rc, out, err)
-        if len(devices) != 1:
-            raise ToolFailure(f"{' '.join(argv)}: expected one device, got {len(devices)}", stdout=out)
-        return devices[0]
+        return read_tool(self.run, argv, lambda text: _one(read_mlxfwmanager_query(text)))
 
     def update(self, image, force):
         argv = ["mlxfwmanager", "-d", self.device, "-i", image, "-u", "-y"] + (["-f"] if force else [])

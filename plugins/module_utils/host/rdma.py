@@ -8,7 +8,7 @@ answer is never returned as a success.
 """
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
     parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
@@ -16,15 +16,7 @@ TOOLS = ("ibdev2netdev", "ibv_devinfo", "ibstat", "show_gids")
 
 
 def _call(run, argv, parser):
-    rc, out, err = run(argv)
-    text = out if out.strip() else err
-    try:
-        parsed = parser(text if rc == 0 else (out + "\n" + err))
-    except ParseError as e:
-        raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
-    if rc != 0:
-        raise ToolFailure.exited(argv, rc, out, err)
-    return parsed
+    return read_tool(run, argv, parser, empty_out_reads_err=True)
 
 
 def roce_v2_ipv4_index(gids, device, port):
