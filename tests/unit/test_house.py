@@ -242,9 +242,6 @@ LONG_FUNCTIONS: set[str] = {
     "plugins/module_utils/checks/rdma.py:localise",
     "plugins/module_utils/host/connectx.py:configure",
     "plugins/module_utils/host/readiness.py:collect",
-    "plugins/module_utils/intent/cabling.py:validate_cabling",
-    "plugins/module_utils/intent/infiniband.py:validate_subnet_manager",
-    "plugins/module_utils/intent/nccl_env.py:nccl_env_settings",
     "plugins/modules/nccl_tune.py:main",
 }
 

@@ -65,13 +65,35 @@ def validate_cabling(fabric, hosts, switches):
     every host that feeds a switch port (and every RDMA host).
     ``switches``: {inventory_name: {"switch_platform": ..., ...}}.
     """
-    p = Problems()
     transport = fabric.get("transport", DEFAULTS["transport"]) if isinstance(fabric, dict) else None
     if transport not in TRANSPORTS:
         transport = DEFAULTS["transport"]
-    seen_switch_ports = {}
+    check = _Cabling(transport, switches)
     for sw, sv in sorted(switches.items(), key=lambda kv: str(kv[0])):
-        sv = sv if isinstance(sv, dict) else {}
+        check.switch(sw, sv if isinstance(sv, dict) else {}, fabric)
+    for host, hv in sorted(hosts.items(), key=lambda kv: str(kv[0])):
+        check.host(host, hv if isinstance(hv, dict) else {})
+    if transport != "infiniband":
+        for key, value, allowed in port_speed_problems(fabric, hosts, switches):
+            check.p.add(key, value, allowed)
+    return check.p.items
+
+
+class _Cabling:
+    """The cabling's problems (``p``) and what is claimed across hosts and switches so far: each switch
+    port once (``switch_ports``), each rail address in its own subnet (``addresses``), each GUID once."""
+
+    def __init__(self, transport, switches):
+        self.p = Problems()
+        self.transport = transport
+        self.switches = switches
+        self.switch_ports = {}
+        self.addresses = {}
+        self.guids = {}
+
+    def switch(self, sw, sv, fabric):
+        """A switch: its platform (or ansible_network_os), the platform's limits, role, GUID, uplinks."""
+        p, transport = self.p, self.transport
         allowed_platforms = IB_SWITCH_PLATFORMS if transport == "infiniband" else SWITCH_PLATFORMS
         if "switch_platform" not in sv and "ansible_network_os" in sv:
             # Reported under the key the operator wrote, not under switch_platform.
@@ -97,26 +119,29 @@ def validate_cabling(fabric, hosts, switches):
             p.add(f"{sw}: switch_uplinks", uplinks, "allowed: a list of {port, peer, peer_port}")
             uplinks = []
         for i, up in enumerate(uplinks):
-            key = f"{sw}: switch_uplinks[{i}]"
-            if not isinstance(up, dict):
-                p.add(key, up, "allowed: a mapping with port, peer, peer_port")
-                continue
-            unknown_keys(p, key, up, UPLINK_KEYS)
-            for k in sorted(UPLINK_KEYS - set(up)):
-                p.add(f"{key}.{k}", None, "required; allowed keys: " + ", ".join(sorted(UPLINK_KEYS)))
-            peer = up.get("peer")
-            if "peer" in up and (not isinstance(peer, str) or peer not in switches or peer == sw):
-                p.add(f"{key}.peer", peer, "allowed: another host of group switches: "
-                      + _switch_names(switches))
-            port_ok = "port" in up and _switch_port(p, f"{key}.port", up["port"], transport, sw)
-            if "peer_port" in up:
-                _switch_port(p, f"{key}.peer_port", up["peer_port"], transport,
-                             peer if isinstance(peer, str) else "the peer")
-            if port_ok:
-                _claim(p, seen_switch_ports, sw, up["port"], f"{sw} uplink to {show(peer)[1:-1]}")
-    addresses, guids = {}, {}
-    for host, hv in sorted(hosts.items(), key=lambda kv: str(kv[0])):
-        hv = hv if isinstance(hv, dict) else {}
+            self.uplink(f"{sw}: switch_uplinks[{i}]", sw, up)
+
+    def uplink(self, key, sw, up):
+        p, switches = self.p, self.switches
+        if not isinstance(up, dict):
+            p.add(key, up, "allowed: a mapping with port, peer, peer_port")
+            return
+        unknown_keys(p, key, up, UPLINK_KEYS)
+        for k in sorted(UPLINK_KEYS - set(up)):
+            p.add(f"{key}.{k}", None, "required; allowed keys: " + ", ".join(sorted(UPLINK_KEYS)))
+        peer = up.get("peer")
+        if "peer" in up and (not isinstance(peer, str) or peer not in switches or peer == sw):
+            p.add(f"{key}.peer", peer, "allowed: another host of group switches: " + _switch_names(switches))
+        port_ok = "port" in up and _switch_port(p, f"{key}.port", up["port"], self.transport, sw)
+        if "peer_port" in up:
+            _switch_port(p, f"{key}.peer_port", up["peer_port"], self.transport,
+                         peer if isinstance(peer, str) else "the peer")
+        if port_ok:
+            _claim(p, self.switch_ports, sw, up["port"], f"{sw} uplink to {show(peer)[1:-1]}")
+
+    def host(self, host, hv):
+        """A host: its MOFED source and its cabled RDMA ports, each device and netdev once."""
+        p = self.p
         if hv.get("mofed_source") == "inbox":
             p.note(f"{host}: mofed_source: 'inbox' is rejected: {INBOX_REASON}")
         elif "mofed_source" in hv:
@@ -124,47 +149,46 @@ def validate_cabling(fabric, hosts, switches):
         ports = hv.get("rdma_ports")
         if ports is None:
             p.add(f"{host}: rdma_ports", None, "allowed: a list of the host's cabled RDMA ports")
-            continue
+            return
         if not isinstance(ports, list) or not ports:
             p.add(f"{host}: rdma_ports", ports, "allowed: a non-empty list")
-            continue
+            return
         devices, netdevs = set(), set()
         for i, port in enumerate(ports):
-            key = f"{host}: rdma_ports[{i}]"
-            if not isinstance(port, dict):
-                p.add(key, port, "allowed: a mapping with device, netdev, switch, switch_port")
-                continue
-            unknown_keys(p, key, port, PORT_KEYS)
-            dev = port.get("device")
-            if check_format(p, f"{key}.device", dev, "device"):
-                if dev in devices:
-                    p.add(f"{key}.device", dev, "allowed: each device once per host")
-                devices.add(dev)
-            netdev = port.get("netdev")
-            if check_format(p, f"{key}.netdev", netdev, "netdev"):
-                if netdev in netdevs:
-                    p.add(f"{key}.netdev", netdev, "allowed: each netdev once per host")
-                netdevs.add(netdev)
-            if "pci" in port:
-                check_format(p, f"{key}.pci", port["pci"], "pci")
-            if "guid" in port and check_format(p, f"{key}.guid", port["guid"], "guid"):
-                g = int(port["guid"], 16)
-                if g in guids:
-                    p.add(f"{key}.guid", port["guid"], f"allowed: a GUID used once; {guids[g]} has it")
-                guids[g] = f"{host} {dev}"
-            if port.get("address") is not None:
-                _rail_address(p, f"{key}.address", port["address"], addresses, f"{host} {dev}")
-            sw = port.get("switch")
-            if not isinstance(sw, str) or sw not in switches:
-                p.add(f"{key}.switch", sw, "allowed: a host of group switches: " + _switch_names(switches))
-                continue
-            sp = port.get("switch_port")
-            if _switch_port(p, f"{key}.switch_port", sp, transport, sw):
-                _claim(p, seen_switch_ports, sw, sp, f"{host} {dev}")
-    if transport != "infiniband":
-        for key, value, allowed in port_speed_problems(fabric, hosts, switches):
-            p.add(key, value, allowed)
-    return p.items
+            self.rdma_port(f"{host}: rdma_ports[{i}]", host, port, devices, netdevs)
+
+    def rdma_port(self, key, host, port, devices, netdevs):
+        p = self.p
+        if not isinstance(port, dict):
+            p.add(key, port, "allowed: a mapping with device, netdev, switch, switch_port")
+            return
+        unknown_keys(p, key, port, PORT_KEYS)
+        dev = port.get("device")
+        if check_format(p, f"{key}.device", dev, "device"):
+            if dev in devices:
+                p.add(f"{key}.device", dev, "allowed: each device once per host")
+            devices.add(dev)
+        netdev = port.get("netdev")
+        if check_format(p, f"{key}.netdev", netdev, "netdev"):
+            if netdev in netdevs:
+                p.add(f"{key}.netdev", netdev, "allowed: each netdev once per host")
+            netdevs.add(netdev)
+        if "pci" in port:
+            check_format(p, f"{key}.pci", port["pci"], "pci")
+        if "guid" in port and check_format(p, f"{key}.guid", port["guid"], "guid"):
+            g = int(port["guid"], 16)
+            if g in self.guids:
+                p.add(f"{key}.guid", port["guid"], f"allowed: a GUID used once; {self.guids[g]} has it")
+            self.guids[g] = f"{host} {dev}"
+        if port.get("address") is not None:
+            _rail_address(p, f"{key}.address", port["address"], self.addresses, f"{host} {dev}")
+        sw = port.get("switch")
+        if not isinstance(sw, str) or sw not in self.switches:
+            p.add(f"{key}.switch", sw, "allowed: a host of group switches: " + _switch_names(self.switches))
+            return
+        sp = port.get("switch_port")
+        if _switch_port(p, f"{key}.switch_port", sp, self.transport, sw):
+            _claim(p, self.switch_ports, sw, sp, f"{host} {dev}")
 
 
 def _entries(value):

@@ -132,6 +132,26 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
                                      or (sm_hosts and sm["master"] not in sm_hosts)):
         errors.append(_err(f"{base}.master", sm["master"],
                            "a host of group subnet_managers: " + ", ".join(sm_hosts)))
+    _routing_errors(errors, base, sm, known)
+    _int_range(errors, f"{base}.lmc", sm["lmc"], 0, 7)
+    _int_range(errors, f"{base}.sweep_interval", sm["sweep_interval"], 0, 86400)
+    _log_errors(errors, f"{base}.log", sm["log"])
+    dp = sm["default_partition"]
+    if not isinstance(dp, dict) or dp.get("membership") not in MEMBERSHIPS \
+            or not isinstance(dp.get("ipoib"), bool) or set(dp) - {"ipoib", "membership"}:
+        errors.append(_err(f"{base}.default_partition", dp,
+                           "{ipoib: true|false, membership: full|limited}"))
+    parts = sm["partitions"]
+    if not isinstance(parts, list):
+        return errors + [_err(f"{base}.partitions", parts, "a list of partitions")]
+    names, pkeys = set(), set()
+    for i, p in enumerate(parts):
+        _partition_errors(errors, f"{base}.partitions[{i}]", p, names, pkeys, known)
+    return errors
+
+
+def _routing_errors(errors, base, sm, known):
+    """The routing engine(s) and the root switches the engine needs."""
     eng = sm["routing_engine"]
     engines = [e.strip() for e in eng.split(",")] if isinstance(eng, str) else [eng]
     for e in engines:
@@ -147,72 +167,63 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
     if engines and engines[0] in NEEDS_ROOTS and not roots:
         errors.append(_err(f"{base}.root_guids", roots,
                            f"at least one root switch with routing_engine {engines[0]}"))
-    _int_range(errors, f"{base}.lmc", sm["lmc"], 0, 7)
-    _int_range(errors, f"{base}.sweep_interval", sm["sweep_interval"], 0, 86400)
 
-    log = sm["log"]
+
+def _log_errors(errors, key, log):
+    """OpenSM's log settings: the file, its size, the flags, verbose."""
     if not isinstance(log, dict):
-        errors.append(_err(f"{base}.log", log, "a mapping with " + ", ".join(LOG_KEYS)))
+        errors.append(_err(key, log, "a mapping with " + ", ".join(LOG_KEYS)))
+        return
+    for k in log:
+        if k not in LOG_KEYS:
+            errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(LOG_KEYS)))
+    f = log.get("file")
+    if not (isinstance(f, str) and re.fullmatch(PATH_RE, f, re.ASCII)):
+        errors.append(_err(f"{key}.file", f, "an absolute path of at most 255 letters, "
+                           "digits and _ . + / - (no ..)"))
+    _int_range(errors, f"{key}.max_size_mb", log.get("max_size_mb"), 0, 4096)
+    _int_range(errors, f"{key}.flags", log.get("flags"), 0, 255)
+    if not isinstance(log.get("verbose"), bool):
+        errors.append(_err(f"{key}.verbose", log.get("verbose"), "true, false"))
+
+
+def _partition_errors(errors, key, p, names, pkeys, known):
+    """One partition: its keys, a name and a pkey used once (``names``, ``pkeys``: the ones seen), its
+    membership, IPoIB flag and members (inventory hosts or port GUIDs of the fabric)."""
+    if not isinstance(p, dict):
+        errors.append(_err(key, p, "a mapping with " + ", ".join(PARTITION_KEYS)))
+        return
+    for k in p:
+        if k not in PARTITION_KEYS:
+            errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(PARTITION_KEYS)))
+    name = p.get("name")
+    if not (isinstance(name, str) and _NAME_RE.fullmatch(name)) or name == "Default":
+        errors.append(_err(f"{key}.name", name, "letters, digits, _ . -; not Default"))
+    elif name in names:
+        errors.append(_err(f"{key}.name", name, "a name not used by another partition"))
     else:
-        for k in log:
-            if k not in LOG_KEYS:
-                errors.append(_err(f"{base}.log.{k}", "(key)", "known keys: " + ", ".join(LOG_KEYS)))
-        f = log.get("file")
-        if not (isinstance(f, str) and re.fullmatch(PATH_RE, f, re.ASCII)):
-            errors.append(_err(f"{base}.log.file", f, "an absolute path of at most 255 letters, "
-                               "digits and _ . + / - (no ..)"))
-        _int_range(errors, f"{base}.log.max_size_mb", log.get("max_size_mb"), 0, 4096)
-        _int_range(errors, f"{base}.log.flags", log.get("flags"), 0, 255)
-        if not isinstance(log.get("verbose"), bool):
-            errors.append(_err(f"{base}.log.verbose", log.get("verbose"), "true, false"))
-
-    dp = sm["default_partition"]
-    if not isinstance(dp, dict) or dp.get("membership") not in MEMBERSHIPS \
-            or not isinstance(dp.get("ipoib"), bool) or set(dp) - {"ipoib", "membership"}:
-        errors.append(_err(f"{base}.default_partition", dp,
-                           "{ipoib: true|false, membership: full|limited}"))
-
-    parts = sm["partitions"]
-    if not isinstance(parts, list):
-        return errors + [_err(f"{base}.partitions", parts, "a list of partitions")]
-    names, pkeys = set(), set()
-    for i, p in enumerate(parts):
-        key = f"{base}.partitions[{i}]"
-        if not isinstance(p, dict):
-            errors.append(_err(key, p, "a mapping with " + ", ".join(PARTITION_KEYS)))
-            continue
-        for k in p:
-            if k not in PARTITION_KEYS:
-                errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(PARTITION_KEYS)))
-        name = p.get("name")
-        if not (isinstance(name, str) and _NAME_RE.fullmatch(name)) or name == "Default":
-            errors.append(_err(f"{key}.name", name, "letters, digits, _ . -; not Default"))
-        elif name in names:
-            errors.append(_err(f"{key}.name", name, "a name not used by another partition"))
-        else:
-            names.add(name)
-        pk = to_int(p.get("pkey"))
-        if pk is None or not 0x0001 <= pk <= 0x7FFE:
-            errors.append(_err(f"{key}.pkey", p.get("pkey"),
-                               "0x0001..0x7ffe (0x7fff is the default partition)"))
-        elif pk in pkeys:
-            errors.append(_err(f"{key}.pkey", p.get("pkey"), "a pkey not used by another partition"))
-        else:
-            pkeys.add(pk)
-        if p.get("membership", "full") not in MEMBERSHIPS:
-            errors.append(_err(f"{key}.membership", p.get("membership"), ", ".join(MEMBERSHIPS)))
-        if not isinstance(p.get("ipoib", False), bool):
-            errors.append(_err(f"{key}.ipoib", p.get("ipoib"), "true, false"))
-        members = p.get("members")
-        if not isinstance(members, list) or not members:
-            errors.append(_err(f"{key}.members", members,
-                               "a non-empty list of inventory hosts or port GUIDs"))
-            continue
-        for m in members:
-            if resolve_member(m, known) is None:
-                what = "port GUIDs in the fabric" if is_guid(m) else "inventory hosts with rdma_ports"
-                errors.append(_err(f"{key}.members", m, what))
-    return errors
+        names.add(name)
+    pk = to_int(p.get("pkey"))
+    if pk is None or not 0x0001 <= pk <= 0x7FFE:
+        errors.append(_err(f"{key}.pkey", p.get("pkey"),
+                           "0x0001..0x7ffe (0x7fff is the default partition)"))
+    elif pk in pkeys:
+        errors.append(_err(f"{key}.pkey", p.get("pkey"), "a pkey not used by another partition"))
+    else:
+        pkeys.add(pk)
+    if p.get("membership", "full") not in MEMBERSHIPS:
+        errors.append(_err(f"{key}.membership", p.get("membership"), ", ".join(MEMBERSHIPS)))
+    if not isinstance(p.get("ipoib", False), bool):
+        errors.append(_err(f"{key}.ipoib", p.get("ipoib"), "true, false"))
+    members = p.get("members")
+    if not isinstance(members, list) or not members:
+        errors.append(_err(f"{key}.members", members,
+                           "a non-empty list of inventory hosts or port GUIDs"))
+        return
+    for m in members:
+        if resolve_member(m, known) is None:
+            what = "port GUIDs in the fabric" if is_guid(m) else "inventory hosts with rdma_ports"
+            errors.append(_err(f"{key}.members", m, what))
 
 
 def resolve_partitions(sm, known):

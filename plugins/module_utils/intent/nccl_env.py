@@ -63,9 +63,34 @@ def _gids(rdma, device, port):
 
 def nccl_env_settings(rdma, cabled, options):
     transport = options.get("transport", "roce")
-    down_policy = options.get("down_ports", "fail")
-    problems, excluded, hcas, gid_indexes = [], [], [], {}
+    hcas, gid_indexes, problems, excluded = _cabled_hcas(rdma, cabled, transport, options.get("down_ports", "fail"))
+    if not hcas and not problems:
+        problems.append("no cabled RDMA port is up: nothing for NCCL_IB_HCA")
 
+    settings = {}
+    if hcas:
+        # '=' makes NCCL match names exactly (mlx5_1 must not also select mlx5_10)
+        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{h['device']}:{h['port']}" for h in hcas)
+    if transport == "roce" and hcas:
+        _roce_settings(rdma, options, gid_indexes, settings, problems)
+    if options.get("socket_ifname"):
+        settings["NCCL_SOCKET_IFNAME"] = str(options["socket_ifname"])
+    job = {}
+    if options.get("gdr_level") not in (None, "", GDR_AUTO):
+        job["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
+    if options.get("net"):
+        settings["NCCL_NET"] = str(options["net"])
+    problems += _tuned_problems(options.get("tuned"))
+    _apply_overrides(options, settings, problems)
+    ordered = {k: settings[k] for k in ORDER if k in settings}
+    ordered.update({k: v for k, v in settings.items() if k not in ordered})
+    return {"settings": ordered, "job": job, "hcas": hcas, "excluded": excluded, "problems": problems}
+
+
+def _cabled_hcas(rdma, cabled, transport, down_policy):
+    """(hcas, {device:port: RoCE v2 IPv4 GID index}, problems, excluded) of the cabled ports: a port
+    rdma_facts lacks, on another netdev, or not up (excluded or a problem, by ``down_policy``) is no HCA."""
+    problems, excluded, hcas, gid_indexes = [], [], [], {}
     for entry in cabled or []:
         device = entry.get("device")
         port = int(entry.get("port", 1))
@@ -91,51 +116,50 @@ def nccl_env_settings(rdma, cabled, options):
         hcas.append({"device": device, "port": port, "netdev": row.get("netdev")})
         if transport == "roce":
             gid_indexes[f"{device}:{port}"] = row.get("roce_v2_ipv4_gid_index")
+    return hcas, gid_indexes, problems, excluded
 
-    if not hcas and not problems:
-        problems.append("no cabled RDMA port is up: nothing for NCCL_IB_HCA")
 
-    settings = {}
-    if hcas:
-        # '=' makes NCCL match names exactly (mlx5_1 must not also select mlx5_10)
-        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{h['device']}:{h['port']}" for h in hcas)
-    if transport == "roce" and hcas:
-        forced = options.get("gid_index")
-        if forced not in (None, ""):
-            forced = int(forced)
-            for key in gid_indexes:
-                dev, port = key.split(":")
-                row = next((g for g in _gids(rdma, dev, int(port)) if g.get("index") == forced), None)
-                if row is None or row.get("version") != "v2":
-                    problems.append(f"{key}: GID index {forced} is not a RoCE v2 GID on this port")
-            settings["NCCL_IB_GID_INDEX"] = str(forced)
-        else:
-            missing = [k for k, v in gid_indexes.items() if v is None]
-            if missing:
-                problems.append(f"{', '.join(missing)}: no RoCE v2 IPv4 GID (does the netdev have its "
-                                "IPv4 rail address?)")
-            values = sorted({v for v in gid_indexes.values() if v is not None})
-            if len(values) > 1:
-                problems.append("the RoCE v2 IPv4 GID index differs between ports ("
-                                + ", ".join(f"{k}: {v}" for k, v in sorted(gid_indexes.items()))
-                                + "); NCCL_IB_GID_INDEX is one value for all - set nccl_env_gid_index")
-            elif values:
-                settings["NCCL_IB_GID_INDEX"] = str(values[0])
-        if options.get("ib_tc") not in (None, ""):
-            settings["NCCL_IB_TC"] = str(int(options["ib_tc"]))
-    if options.get("socket_ifname"):
-        settings["NCCL_SOCKET_IFNAME"] = str(options["socket_ifname"])
-    job = {}
-    if options.get("gdr_level") not in (None, "", GDR_AUTO):
-        job["NCCL_NET_GDR_LEVEL"] = str(options["gdr_level"])
-    if options.get("net"):
-        settings["NCCL_NET"] = str(options["net"])
-    for key in nccl_tune.debugging_keys(options.get("tuned")):
-        problems.append(f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
-                        "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config")
-    for key, value in (options.get("tuned") or {}).items():
+def _roce_settings(rdma, options, gid_indexes, settings, problems):
+    """NCCL_IB_GID_INDEX (forced, checked to be a RoCE v2 GID on every port, or the one index all ports
+    share) and NCCL_IB_TC."""
+    forced = options.get("gid_index")
+    if forced not in (None, ""):
+        forced = int(forced)
+        for key in gid_indexes:
+            dev, port = key.split(":")
+            row = next((g for g in _gids(rdma, dev, int(port)) if g.get("index") == forced), None)
+            if row is None or row.get("version") != "v2":
+                problems.append(f"{key}: GID index {forced} is not a RoCE v2 GID on this port")
+        settings["NCCL_IB_GID_INDEX"] = str(forced)
+    else:
+        missing = [k for k, v in gid_indexes.items() if v is None]
+        if missing:
+            problems.append(f"{', '.join(missing)}: no RoCE v2 IPv4 GID (does the netdev have its "
+                            "IPv4 rail address?)")
+        values = sorted({v for v in gid_indexes.values() if v is not None})
+        if len(values) > 1:
+            problems.append("the RoCE v2 IPv4 GID index differs between ports ("
+                            + ", ".join(f"{k}: {v}" for k, v in sorted(gid_indexes.items()))
+                            + "); NCCL_IB_GID_INDEX is one value for all - set nccl_env_gid_index")
+        elif values:
+            settings["NCCL_IB_GID_INDEX"] = str(values[0])
+    if options.get("ib_tc") not in (None, ""):
+        settings["NCCL_IB_TC"] = str(int(options["ib_tc"]))
+
+
+def _tuned_problems(tuned):
+    """Tuning writes no /etc/nccl.conf variable: every ``tuned`` entry is a problem (docs/tuning.md)."""
+    problems = [f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
+                "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config"
+                for key in nccl_tune.debugging_keys(tuned)]
+    for key, value in (tuned or {}).items():
         if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
             problems.append(f"tuned {key}={value}: tuning writes no /etc/nccl.conf variable (docs/tuning.md)")
+    return problems
+
+
+def _apply_overrides(options, settings, problems):
+    """The intent's then the role's overrides over ``settings``: NCCL_* names only, no Debugging variable."""
     for where, overrides in (("fabric.nccl.overrides", options.get("intent_overrides") or {}),
                              ("nccl_env_overrides", options.get("overrides") or {})):
         for key, value in overrides.items():
@@ -147,9 +171,6 @@ def nccl_env_settings(rdma, cabled, options):
                 problems.append(debugging)
                 continue
             settings[str(key)] = str(value)
-    ordered = {k: settings[k] for k in ORDER if k in settings}
-    ordered.update({k: v for k, v in settings.items() if k not in ordered})
-    return {"settings": ordered, "job": job, "hcas": hcas, "excluded": excluded, "problems": problems}
 
 
 def shell_quote(value):
