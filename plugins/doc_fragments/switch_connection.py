@@ -1,6 +1,7 @@
 """Documentation shared by the switch modules: how they reach a switch (DOCUMENTATION, every switch module) and
-what the read-only ones promise (READ_ONLY: switch_info, switch_counters, switch_lldp, run by
-module_utils/switch/module_common.py read_only_module)."""
+what the read-only ones promise and the fabric ports they read (SWITCH_READ_ONLY: switch_info, switch_counters,
+switch_lldp, run by module_utils/switch/module_common.py read_only_module). Not READ_ONLY: the slug
+linerate.fabric.switch_connection.read_only resolves to doc_fragments/read_only.py (the host modules')."""
 
 
 class ModuleDocFragment:
@@ -75,9 +76,18 @@ options:
     default: 60
 """
 
-    READ_ONLY = r"""
+    SWITCH_READ_ONLY = r"""
 notes:
   - Read-only; check mode is supported and changes nothing either way.
+  - "Connects from the controller; run it with C(connection: local)."
+options:
+  fabric_ports:
+    description:
+      - The switch's fabric ports (from the cabling) whose state or counters the module reads.
+      - M(linerate.fabric.switch_lldp) returns the neighbours of every port and only accepts it, for symmetry.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     description: Read-only; runs the same in check mode.

@@ -37,18 +37,11 @@ description:
     deltas. What a platform does not expose (NVUE has no per-priority split, SONiC ECN
     marks and queue drops, EOS per-priority PFC) is listed per port in C(missing), so the
     caller can say what it cannot prove; it is never reported as zero.
-  - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-  - linerate.fabric.switch_connection.read_only
-options:
-  fabric_ports:
-    description: Ports whose counters to read.
-    type: list
-    elements: str
-    default: []
+  - linerate.fabric.switch_connection.switch_read_only
 """
 EXAMPLES = r"""
 - name: Snapshot the switch's congestion counters before the incast phase

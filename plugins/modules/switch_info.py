@@ -12,18 +12,12 @@ description:
     running config not saved or leftover change-window checkpoints), and for
     each of O(fabric_ports) the operational link state with the PFC
     priorities and ECN state read back from the switch.
-  - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-  - linerate.fabric.switch_connection.read_only
+  - linerate.fabric.switch_connection.switch_read_only
 options:
-  fabric_ports:
-    description: Ports whose state to report.
-    type: list
-    elements: str
-    default: []
   return_running_config:
     description: Also return the whole running configuration (it may hold hashed secrets; off by default).
     type: bool

@@ -13,18 +13,11 @@ description:
   - A switch that cannot be reached, or whose output cannot be read, is reported with
     C(unreadable=true) and the reason in C(msg) instead of failing, so the caller can say
     which cabling this leaves unproven.
-  - "Connects from the controller; run it with C(connection: local)."
 version_added: "0.1.0"
 author: linerate developers (@linerate)
 extends_documentation_fragment:
   - linerate.fabric.switch_connection
-  - linerate.fabric.switch_connection.read_only
-options:
-  fabric_ports:
-    description: Unused here (every port's neighbours are returned); accepted for symmetry with switch_info.
-    type: list
-    elements: str
-    default: []
+  - linerate.fabric.switch_connection.switch_read_only
 """
 EXAMPLES = r"""
 - name: Read the LLDP neighbours of a leaf

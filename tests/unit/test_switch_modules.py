@@ -515,3 +515,21 @@ def test_switch_info_names_the_holder_of_the_window_lock(monkeypatch, capsys):
                         {"nv config show -o commands": running, read: "lock-mtime=1000\nswitch-now=1030"})
     assert res["window_lock"] == "a window that has not written its name yet (an empty lock, 30 s old by the " \
                                  "switch's clock)"
+
+
+def test_the_read_only_modules_document_what_the_shared_fragment_says():
+    """switch_info, switch_counters and switch_lldp take fabric_ports, the notes and the attributes from one
+    fragment (doc_fragments/switch_connection.py SWITCH_READ_ONLY), as ansible-doc renders them."""
+    import os
+    import subprocess
+    from switch_testlib import ROOT
+    names = [f"linerate.fabric.{m}" for m in ("switch_info", "switch_counters", "switch_lldp")]
+    out = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible-doc"), "--json", *names], cwd=ROOT,
+                         env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg")),
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    for name, entry in json.loads(out).items():
+        doc = entry["doc"]
+        assert doc["options"]["fabric_ports"]["type"] == "list" and doc["options"]["fabric_ports"]["default"] == [], name
+        assert "Connects from the controller; run it with C(connection: local)." in doc["notes"], name
+        assert doc["attributes"]["check_mode"] == {"description": "Read-only; runs the same in check mode.",
+                                                   "support": "full"}, name
