@@ -8,7 +8,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "lab", "sim"))
 
 from linerate_lab import hardware  # noqa: E402
-from linerate_lab.tools import nccl_tests  # noqa: E402
+from linerate_lab.tools import nccl_net  # noqa: E402
 
 
 def node():
@@ -17,26 +17,26 @@ def node():
 
 def test_a_rail_nic_behind_its_gpus_switch_is_pix_and_no_nic_is_sys():
     n = node()
-    assert nccl_tests.gdr_path(n, {"mlx5_0"}) == "PIX" and nccl_tests.gdr_path(n, {"mlx5_1"}) == "PIX"
+    assert nccl_net.gdr_path(n, {"mlx5_0"}) == "PIX" and nccl_net.gdr_path(n, {"mlx5_1"}) == "PIX"
     n["gpus"] = 0
-    assert nccl_tests.gdr_path(n, {"mlx5_0"}) == "SYS"      # no GPU at all: nothing near
+    assert nccl_net.gdr_path(n, {"mlx5_0"}) == "SYS"      # no GPU at all: nothing near
     n["gpus"] = 1                                             # one GPU on NUMA 0, paired with mlx5_0 only
-    assert nccl_tests.gdr_path(n, {"mlx5_0"}) == "PIX" and nccl_tests.gdr_path(n, {"mlx5_1"}) == "SYS"
+    assert nccl_net.gdr_path(n, {"mlx5_0"}) == "PIX" and nccl_net.gdr_path(n, {"mlx5_1"}) == "SYS"
 
 
 def test_no_level_set_is_nccls_default_pxb():
-    assert nccl_tests.DEFAULT_NET_GDR_LEVEL == "PXB"
-    assert [nccl_tests.gdr_enabled({}, p) for p in ("PIX", "PXB", "PHB", "SYS")] == [True, True, False, False]
+    assert nccl_net.DEFAULT_NET_GDR_LEVEL == "PXB"
+    assert [nccl_net.gdr_enabled({}, p) for p in ("PIX", "PXB", "PHB", "SYS")] == [True, True, False, False]
 
 
 def test_an_explicit_level_is_the_farthest_path_gdr_is_used_on():
     want = {"LOC": [False, False, False, False], "PIX": [True, False, False, False],
             "PXB": [True, True, False, False], "PHB": [True, True, True, False], "SYS": [True, True, True, True]}
     for level, expected in want.items():
-        assert [nccl_tests.gdr_enabled({"NCCL_NET_GDR_LEVEL": level}, p) for p in ("PIX", "PXB", "PHB", "SYS")] \
+        assert [nccl_net.gdr_enabled({"NCCL_NET_GDR_LEVEL": level}, p) for p in ("PIX", "PXB", "PHB", "SYS")] \
             == expected, level
     # ncclGetLevel: names compared exactly (strcmp), anything else the default; legacy integers mapped
-    assert not nccl_tests.gdr_enabled({"NCCL_NET_GDR_LEVEL": "phb"}, "PHB")
-    assert not nccl_tests.gdr_enabled({"NCCL_NET_GDR_LEVEL": "bogus"}, "PHB")
-    assert [nccl_tests.gdr_enabled({"NCCL_NET_GDR_LEVEL": n}, "PHB") for n in ("0", "2", "3", "9")] == \
+    assert not nccl_net.gdr_enabled({"NCCL_NET_GDR_LEVEL": "phb"}, "PHB")
+    assert not nccl_net.gdr_enabled({"NCCL_NET_GDR_LEVEL": "bogus"}, "PHB")
+    assert [nccl_net.gdr_enabled({"NCCL_NET_GDR_LEVEL": n}, "PHB") for n in ("0", "2", "3", "9")] == \
         [False, False, True, True]
