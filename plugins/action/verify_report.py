@@ -27,7 +27,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report import history as checks_history
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
@@ -84,7 +84,7 @@ class ActionModule(ActionBase):
         meta = dict(self._templar.template(args.get("meta") or {}))
         if "phase_marks" in meta:
             # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
-            meta["phases"] = plans.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
+            meta["phases"] = estimates.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
         doc = rep.build_report(findings, summary, checks, fabric, meta,
                                mode=self._templar.template(args.get("mode")) or None)
         doc["remediation"] = decision

@@ -1,6 +1,8 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates as checks_estimates
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
@@ -43,13 +45,13 @@ def verify_schedule(rounds, node, offset=0, addresses=None):
 def verify_schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, forks=None):
     """``3 rounds, 6 pairs x 2 rails, one task per node; expected ~19 s (...)``: printed before a schedule
     (the expectation: module_utils/checks/estimates.py, on ``hosts`` nodes with ``forks``)."""
-    return checks_plans.schedule_summary(rounds, duration, rails, label, hosts, forks)
+    return checks_estimates.schedule_summary(rounds, duration, rails, label, hosts, forks)
 
 
 def verify_incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
     """``incast: 4 rounds, every node a receiver once, up to 7 senders each; expected ~...``: printed before
     the rotation (module_utils/checks/estimates.py)."""
-    return checks_plans.incast_summary(rounds, k, duration, ports, hosts, forks)
+    return checks_estimates.incast_summary(rounds, k, duration, ports, hosts, forks)
 
 
 def verify_rail_tests(ports, base_port, server=None, rails=None):
@@ -70,27 +72,27 @@ def verify_rail_tests(ports, base_port, server=None, rails=None):
 
 
 def settled(tests, leaf_of=None):
-    """Endpoints the tests already name for good: failing endpoints (``checks_plans.retest_needs``'s input) that
+    """Endpoints the tests already name for good: failing endpoints (``checks_retests.retest_needs``'s input) that
     need no further re-test - both directions settled (a hard or flaky bad side, the other one clean
     over enough tests, or cleared by same-leaf tests)."""
-    bad = {side[1] for side, st in checks_plans.side_stats(tests, leaf_of).items()
-           if checks_plans.side_state(st) in ("bad", "flaky")}
-    return bad - set(checks_plans.retest_needs(tests, leaf_of))
+    bad = {side[1] for side, st in checks_retests.side_stats(tests, leaf_of).items()
+           if checks_retests.side_state(st) in ("bad", "flaky")}
+    return bad - set(checks_retests.retest_needs(tests, leaf_of))
 
 
 def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None, phase=0):
     """One re-test phase of the cheaper plan: suspect nodes against known-good peers, both directions.
 
-    The suspects are ``checks_plans.retest_needs``: every end of a failing test that no settled bad side
+    The suspects are ``checks_retests.retest_needs``: every end of a failing test that no settled bad side
     explains, until both its directions are settled; each is re-tested in each direction not yet settled
-    (``checks_plans.retest_demand``: as client for its send side, as server for its receive side) at
+    (``checks_retests.retest_demand``: as client for its send side, as server for its receive side) at
     least ``repeats`` times, RETEST_REPEATS_FLAKY times for a side that fails and passes, the direction
-    it never failed first (``checks_plans.retest_plan``), against nodes that failed nothing or failed
+    it never failed first (``checks_retests.retest_plan``), against nodes that failed nothing or failed
     only on other rails, under its own leaves first. Returns [] when nothing is open (no further phase
     is needed)."""
     leaf_of = _leaf_of(ports)
     tests = rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(fabric))
-    demand = checks_plans.retest_demand(tests, leaf_of)
+    demand = checks_retests.retest_demand(tests, leaf_of)
     suspects = sorted({ep[0] for ep in demand})
     per_node, first, rails_of = {}, {}, {}
     for (node, dev), need in demand.items():
@@ -113,9 +115,9 @@ def verify_retest_rounds(logs, nodes, fabric, rounds_done, repeats=1, ports=None
     spare = {n: failed_on[n] for n in nodes if n in failed_on and n not in per_node}
     done = [p for rnd in rounds_done for p in rnd]
     group_of = {n: k for k, g in enumerate(checks_plans.node_groups(list(nodes), leaf_of)) for n in g}
-    rounds = checks_plans.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of, first)
-    if int(phase) < checks_plans.PROBE_PHASES:
-        rounds = checks_plans.fill_idle(rounds, list(nodes), done)
+    rounds = checks_retests.retest_plan(suspects, good, done, per_node, group_of, spare, rails_of, first)
+    if int(phase) < checks_retests.PROBE_PHASES:
+        rounds = checks_retests.fill_idle(rounds, list(nodes), done)
     return rounds
 
 

@@ -47,6 +47,7 @@ NOT_MIRRORED = {
     "checks/ports": _CHECKS,
     "checks/rdma": _CHECKS,
     "checks/registry": _CHECKS,
+    "checks/retests": _CHECKS,
     "checks/sched_topology": _CHECKS,
     "checks/thresholds": _CHECKS,
     "probes/meeting": _CHECKS,
@@ -221,7 +222,6 @@ LONG_FILES: set[str] = {
     "lab/switchsim/sim_nvue.py",
     "lab/switchsim/sim_sonic.py",
     "plugins/module_utils/report/report.py",
-    "plugins/module_utils/checks/plans.py",
 }
 LONG_FUNCTIONS: set[str] = {
     "lab/packages.py:ofed_packages",
@@ -235,8 +235,8 @@ LONG_FUNCTIONS: set[str] = {
     "plugins/module_utils/checks/cabling.py:check_cabling",
     "plugins/module_utils/checks/ib.py:check_topology",
     "plugins/module_utils/checks/incast.py:incast_findings",
-    "plugins/module_utils/checks/plans.py:retest_plan",
     "plugins/module_utils/report/heatmap.py:heatmap_svg",
+    "plugins/module_utils/checks/retests.py:retest_plan",
     "plugins/module_utils/probes/perftest.py:run_rails",
     "plugins/module_utils/checks/rdma.py:localise",
     "plugins/module_utils/host/connectx.py:configure",

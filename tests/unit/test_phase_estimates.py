@@ -11,7 +11,6 @@ import re
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "report")
 # a quiet controller, and the same lab while other engineers' tests ran beside it (every task slower)
@@ -39,7 +38,7 @@ def within_2x(estimate, measured):
 
 
 def schedule_line(shape, rounds, duration):
-    return plans.schedule_summary(rounds, duration, shape["rails"], "rounds", shape["nodes"], shape["forks"])
+    return estimates.schedule_summary(rounds, duration, shape["rails"], "rounds", shape["nodes"], shape["forks"])
 
 
 def test_the_ib_write_bw_line_is_within_2x_of_the_phase_measured(run):
@@ -60,7 +59,7 @@ def test_the_bench_lines_are_within_2x(run, phase, duration):
 def test_the_incast_line_is_within_2x_of_the_phase_measured(run):
     rec, measured, shape = run
     rounds = [["r"]] * rec["checks"]["incast"]["coverage"]["rounds"]
-    line = plans.incast_summary(rounds, shape["incast_k"], shape["incast_duration"], shape["rails"], shape["nodes"],
+    line = estimates.incast_summary(rounds, shape["incast_k"], shape["incast_duration"], shape["rails"], shape["nodes"],
                                 shape["forks"])
     assert line.startswith("incast: 4 rounds, every node a receiver once, up to 7 senders each; expected ~")
     est = expected_seconds(line)

@@ -6,6 +6,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes import sche
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 
 FABRIC = intent.published({"transport": "roce", "link_speed_gbps": 400})
@@ -105,14 +106,14 @@ def test_round_tests_pair_a_cross_rail_client_with_the_server_rail_it_wrote_into
 def test_fill_idle_pairs_the_idle_nodes_on_fresh_pairs_without_adding_a_round():
     nodes = [f"n{i}" for i in range(10)]
     rounds = [[["n0", "n1"]], [["n1", "n0"]]]
-    out = plans.fill_idle(rounds, nodes, tested=[["n2", "n3"]])
+    out = retests.fill_idle(rounds, nodes, tested=[["n2", "n3"]])
     assert len(out) == 2 and [r[0] for r in out] == [["n0", "n1"], ["n1", "n0"]]
     for rnd in out:
         used = [n for p in rnd for n in p]
         assert len(used) == len(set(used)) == 10
     extra = [frozenset(p) for r in out for p in r[1:]]
     assert len(extra) == len(set(extra)) == 8 and frozenset(("n2", "n3")) not in extra
-    assert plans.fill_idle([], nodes) == []
+    assert retests.fill_idle([], nodes) == []
 
 
 def test_retest_rounds_fill_idle_nodes_in_the_first_phase_only():
@@ -125,7 +126,7 @@ def test_retest_rounds_fill_idle_nodes_in_the_first_phase_only():
                         "results": [{"device": "mlx5_0", "gbps": 100.0 if c == "n1" else 380.0, "error": None}]})
         logs[s].append({"round": 0, "role": "server", "peer": c, "results": [{"device": "mlx5_0", "error": None}]})
     first = verify_filters.verify_retest_rounds(logs, nodes, FABRIC, rounds, 1, ports, 0)
-    later = verify_filters.verify_retest_rounds(logs, nodes, FABRIC, rounds, 1, ports, plans.PROBE_PHASES)
+    later = verify_filters.verify_retest_rounds(logs, nodes, FABRIC, rounds, 1, ports, retests.PROBE_PHASES)
     assert len(first) == len(later)
     busy = lambda rs: sorted(len({n for p in r for n in p}) for r in rs)  # noqa: E731
     assert sum(busy(first)) > sum(busy(later)) and max(busy(first)) == 8

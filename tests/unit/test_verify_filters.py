@@ -3,6 +3,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as f
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 
 from test_verify_plans import FABRIC
@@ -84,11 +85,11 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     logs, rounds = two_round_logs(("x", 96.0))
     # ... as receiver only (x served both rounds): its send side is unknown, x alone is re-tested,
     # once as client and once as server against good nodes (twice each with repeats=2)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_plans.PROBE_PHASES)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_retests.PROBE_PHASES)
     pairs = [p for rnd in retest for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 1] and all("x" in p for p in pairs)
     assert {n for p in pairs for n in p} - {"x"} <= set("cde")
-    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2, phase=checks_plans.PROBE_PHASES) for p in rnd]
+    pairs = [p for rnd in f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, 2, phase=checks_retests.PROBE_PHASES) for p in rnd]
     assert sorted(p.index("x") for p in pairs) == [0, 0, 1, 1] and all("x" in p for p in pairs)
     # settled: failed 3 times as server (hard) and passed twice as client: a receive-side fault
     for rnd, peer in ((2, "c"), (3, "d")):
@@ -101,7 +102,7 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     assert f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds) == []
     # one round: x failed against a alone; x and a are each re-tested against good nodes
     logs, rounds = two_round_logs(("x", 96.0), second_round=False)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_plans.PROBE_PHASES)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, rounds, phase=checks_retests.PROBE_PHASES)
     pairs = [set(p) for rnd in retest for p in rnd]
     assert sorted(n for p in pairs for n in p if n in "xa") == ["a", "a", "x", "x"]
     assert all(len(p & {"x", "a"}) == 1 and p - {"x", "a"} <= set("bcde") for p in pairs)
@@ -117,10 +118,10 @@ def test_convicted_needs_two_peers_that_passed_elsewhere_or_a_test_naming_the_en
         return {"server": list(server), "client": list(client), "ok": ok, "blame": blame}
     x, a, b = ("x", "mlx5_1"), ("a", "mlx5_1"), ("b", "mlx5_1")
     good_a, good_b = t(a, ("c", "mlx5_1"), True), t(("d", "mlx5_1"), b, True)
-    assert checks_plans.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
-    assert checks_plans.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
-    assert checks_plans.convicted([t(x, a, False), good_a]) == set()                       # one peer only
-    assert checks_plans.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
+    assert checks_retests.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
+    assert checks_retests.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
+    assert checks_retests.convicted([t(x, a, False), good_a]) == set()                       # one peer only
+    assert checks_retests.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
 
 
 @pytest.mark.parametrize("other, first", [({"send": 0, "receive": 1, "first": None}, "receive"),
@@ -134,8 +135,8 @@ def test_a_nodes_first_direction_is_the_one_its_both_ways_rails_agree_on(monkeyp
         logs[server].append(entry(rnd, "server", client))
         logs[client].append(entry(rnd, "client", server))
     demand = {("x", "mlx5_0"): {"send": 4, "receive": 4, "first": "receive"}, ("x", "mlx5_1"): other}
-    monkeypatch.setattr(f.checks_plans, "retest_demand", lambda tests, leaf_of=None: demand)
-    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, [], phase=checks_plans.PROBE_PHASES)
+    monkeypatch.setattr(f.checks_retests, "retest_demand", lambda tests, leaf_of=None: demand)
+    retest = f.verify_retest_rounds(logs, list("xabcde"), FABRIC, [], phase=checks_retests.PROBE_PHASES)
     ways = ["receive" if p[0] == "x" else "send" for rnd in retest for p in rnd if "x" in p]
     assert len(ways) == 8
     if first:

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
@@ -214,27 +215,27 @@ def test_side_states_and_what_stays_open():
             out.append({"server": [s, "mlx5_0"], "client": [c, "mlx5_0"], "ok": ok, "blame": None})
         return out, {(x[0], "mlx5_0"): x[3] for x in spec} | {(x[1], "mlx5_0"): x[4] for x in spec}
     st = lambda f, t: {"fails": f, "total": t, "same_fails": f, "same_total": t}  # noqa: E731
-    assert checks_plans.side_state(None) == "untested"
-    assert checks_plans.side_state(st(0, 2)) == "clean"
-    assert checks_plans.side_state(st(3, 3)) == "bad"
-    assert checks_plans.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
-    assert checks_plans.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
-    n = checks_plans.RETEST_SAMPLES
-    assert checks_plans.side_state(st(2, n)) == "flaky" and checks_plans.side_state(st(2, n - 1)) == "open"
-    assert checks_plans.side_state({"fails": 2, "total": 4, "same_fails": 0, "same_total": 2}) == "cleared"
-    assert checks_plans.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
+    assert checks_retests.side_state(None) == "untested"
+    assert checks_retests.side_state(st(0, 2)) == "clean"
+    assert checks_retests.side_state(st(3, 3)) == "bad"
+    assert checks_retests.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
+    assert checks_retests.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
+    n = checks_retests.RETEST_SAMPLES
+    assert checks_retests.side_state(st(2, n)) == "flaky" and checks_retests.side_state(st(2, n - 1)) == "open"
+    assert checks_retests.side_state({"fails": 2, "total": 4, "same_fails": 0, "same_total": 2}) == "cleared"
+    assert checks_retests.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
     # x sends badly (3 same-leaf failures, none passed), receives fine twice: settled, nothing open;
     # its peers' receive failures are explained by x and need no re-test
     t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", False, "L1", "L1"), ("c", "x", False, "L1", "L1"),
                     ("x", "a", True, "L1", "L1"), ("x", "b", True, "L1", "L1"))
-    assert checks_plans.retest_needs(t, leaf) == {}
+    assert checks_retests.retest_needs(t, leaf) == {}
     assert vf.settled(t, leaf) == {("x", "mlx5_0")}
     # one failure across leaves: both ends open, once each way
     t, leaf = tests(("a", "x", False, "L1", "L2"))
-    assert checks_plans.retest_needs(t, leaf) == {("a", "mlx5_0"): 1, ("x", "mlx5_0"): 1}
+    assert checks_retests.retest_needs(t, leaf) == {("a", "mlx5_0"): 1, ("x", "mlx5_0"): 1}
     # a side that fails and passes without an uplink: flaky-looking, 3 tests a way per phase
     t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", True, "L1", "L1"), ("c", "x", False, "L1", "L1"))
-    assert checks_plans.retest_needs(t, leaf)[("x", "mlx5_0")] == checks_plans.RETEST_REPEATS_FLAKY
+    assert checks_retests.retest_needs(t, leaf)[("x", "mlx5_0")] == checks_retests.RETEST_REPEATS_FLAKY
 
 
 def test_retest_phases_stop_when_nothing_is_open():
@@ -285,44 +286,44 @@ def test_cross_leaf_failures_clear_a_side_only_when_the_uplink_fails_other_pairs
     # a1's cross-leaf failures share its own end: no uplink's other failures back them (a flaky rail that
     # happened to fail only across, or its victims): lone, never cleared, re-tested
     tests, leaf = lone_tests(False)
-    st = checks_plans.side_stats(tests, leaf)
+    st = checks_retests.side_stats(tests, leaf)
     assert st[("send", ("a1", "mlx5_0"))]["lone_fails"] == 1 and st[("receive", ("a1", "mlx5_0"))]["lone_fails"] == 1
-    assert checks_plans.side_state(st[("send", ("a1", "mlx5_0"))]) == "open"
-    assert ("a1", "mlx5_0") in checks_plans.retest_needs(tests, leaf)
+    assert checks_retests.side_state(st[("send", ("a1", "mlx5_0"))]) == "open"
+    assert ("a1", "mlx5_0") in checks_retests.retest_needs(tests, leaf)
     # another pair of the same leaves fails too (a bad uplink fails many): a1's failures are backed,
     # its 2 same-leaf passes each way clear it
     tests, leaf = lone_tests(True)
-    st = checks_plans.side_stats(tests, leaf)
+    st = checks_retests.side_stats(tests, leaf)
     assert st[("send", ("a1", "mlx5_0"))]["lone_fails"] == 0
-    assert checks_plans.side_state(st[("send", ("a1", "mlx5_0"))]) == "cleared"
-    assert checks_plans.side_state(st[("receive", ("a1", "mlx5_0"))]) == "cleared"
-    assert ("a1", "mlx5_0") not in checks_plans.retest_needs(tests, leaf)
+    assert checks_retests.side_state(st[("send", ("a1", "mlx5_0"))]) == "cleared"
+    assert checks_retests.side_state(st[("receive", ("a1", "mlx5_0"))]) == "cleared"
+    assert ("a1", "mlx5_0") not in checks_retests.retest_needs(tests, leaf)
     # a hard fault's victim: x never sent right, so v's receive failure across the leaves is x's, not lone
     leaf2 = leaf | {("x", "mlx5_0"): "leafA", ("v", "mlx5_0"): "leafB"}
     hard = rdma.evaluate_tests([t_("v", "x", False), t_("a2", "x", False), t_("v", "b2"), t_("x", "a2")], 180.0)
-    st = checks_plans.side_stats(hard, leaf2)
+    st = checks_retests.side_stats(hard, leaf2)
     assert st[("receive", ("v", "mlx5_0"))]["lone_fails"] == 0 and st[("send", ("x", "mlx5_0"))]["lone_fails"] == 1
     # a lone side that fails and passes over RETEST_SAMPLES tests is flaky, not open for ever
-    lone = {"fails": 1, "total": checks_plans.RETEST_SAMPLES, "same_fails": 0,
-            "same_total": checks_plans.RETEST_SAMPLES - 1, "lone_fails": 1}
-    assert checks_plans.side_state(lone) == "flaky"
-    assert checks_plans.side_state(dict(lone, total=checks_plans.RETEST_SAMPLES - 1)) == "open"
+    lone = {"fails": 1, "total": checks_retests.RETEST_SAMPLES, "same_fails": 0,
+            "same_total": checks_retests.RETEST_SAMPLES - 1, "lone_fails": 1}
+    assert checks_retests.side_state(lone) == "flaky"
+    assert checks_retests.side_state(dict(lone, total=checks_retests.RETEST_SAMPLES - 1)) == "open"
 
 
 def test_retest_demand_is_per_direction():
     tests, leaf = lone_tests(False)
-    demand = checks_plans.retest_demand(tests, leaf)
+    demand = checks_retests.retest_demand(tests, leaf)
     # a1 fails and passes both ways, its failures lone: flaky-looking, RETEST_REPEATS_FLAKY each way, no
     # direction first (it failed both); b1 failed receiving from a1 (which sent fine elsewhere), lone too:
     # its receive side flaky-looking, its clean send side what it lacks of RETEST_SAMPLES, send first
-    n = checks_plans.RETEST_REPEATS_FLAKY
+    n = checks_retests.RETEST_REPEATS_FLAKY
     assert demand[("a1", "mlx5_0")] == {"send": n, "receive": n, "first": None}
     assert demand[("b1", "mlx5_0")] == {"send": n, "receive": n, "first": "send"}
     assert demand[("b2", "mlx5_0")] == {"send": n, "receive": n, "first": "receive"}
     # backed by another pair's failure through the leaves (an uplink's): cleared, a test more for the
     # side that passed only twice is all b1 needs (a victim passes it, an intermittent rail would not)
     tests, leaf = lone_tests(True)
-    demand = checks_plans.retest_demand(tests, leaf)
+    demand = checks_retests.retest_demand(tests, leaf)
     assert ("a1", "mlx5_0") not in demand
     # b1's receive: one backed failure, one same-leaf pass (2 clear it): once more; its send passed twice
     # (enough for a one-way fault) but its receive both failed and passed: one send test more, first
@@ -331,8 +332,8 @@ def test_retest_demand_is_per_direction():
     # side what it lacks of RETEST_SAMPLES, that never-failed side first (it must be seen failing)
     tests = rdma.evaluate_tests([t_("b", "x", False), t_("c", "x"), t_("d", "x", False), t_("x", "b"),
                                  t_("x", "c"), t_("x", "d"), t_("c", "b"), t_("b", "c")], 180.0)
-    x = checks_plans.retest_demand(tests)[("x", "mlx5_0")]
-    assert x == {"send": checks_plans.RETEST_REPEATS_FLAKY, "receive": checks_plans.RETEST_REPEATS_FLAKY,
+    x = checks_retests.retest_demand(tests)[("x", "mlx5_0")]
+    assert x == {"send": checks_retests.RETEST_REPEATS_FLAKY, "receive": checks_retests.RETEST_REPEATS_FLAKY,
                  "first": "receive"}
     many = tests + rdma.evaluate_tests([t_("x", p) for p in "efghij"], 180.0)
-    assert checks_plans.retest_demand(many)[("x", "mlx5_0")]["receive"] == checks_plans.RETEST_SAMPLES - 9
+    assert checks_retests.retest_demand(many)[("x", "mlx5_0")]["receive"] == checks_retests.RETEST_SAMPLES - 9

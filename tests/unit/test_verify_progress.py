@@ -1,23 +1,23 @@
 """Durations for people and the per-phase timings of the report."""
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 from test_verify_plans import FABRIC
 
 
 def test_duration_text():
-    assert [plans.duration_text(s) for s in (0, 41.4, 59.6, 392, 3600, 7322)] == [
+    assert [estimates.duration_text(s) for s in (0, 41.4, 59.6, 392, 3600, 7322)] == [
         "0 s", "41 s", "1 min 00 s", "6 min 32 s", "1 h 00 min", "2 h 02 min"]
 
 
 def test_phase_timings_from_start_marks():
     marks = {"ib_write_bw": 110.0, "setup": 100.0, "nccl": 150.5, "ports": 104.25}
-    assert plans.phase_timings(marks, 170.0, 0.44) == [
+    assert estimates.phase_timings(marks, 170.0, 0.44) == [
         {"phase": "setup", "seconds": 4.2}, {"phase": "ports", "seconds": 5.8},
         {"phase": "ib_write_bw", "seconds": 40.5}, {"phase": "nccl", "seconds": 19.5},
         {"phase": "report", "seconds": 0.4}]
-    assert plans.phase_timings({}, 5.0) == [] and plans.phase_timings(None, 5.0, 1) == [{"phase": "report", "seconds": 1}]
+    assert estimates.phase_timings({}, 5.0) == [] and estimates.phase_timings(None, 5.0, 1) == [{"phase": "report", "seconds": 1}]
 
 
 def test_markdown_shows_the_phases():

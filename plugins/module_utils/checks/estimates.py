@@ -89,3 +89,62 @@ def incast_seconds(rounds, duration, ports=1, hosts=None, forks=None):
                  + INCAST_ROUND_LOOPS * task_seconds(hosts, forks, items=int(_positive("ports", ports)))
                  + d + INCAST_ROUND_SECONDS)
     return n * per_round + INCAST_PLAN_TASKS * task_seconds(hosts, forks)
+
+
+# ---------------------------------------------------------------- the lines printed, the phases' times
+
+def schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, forks=None):
+    """The line printed before a schedule starts: ``3 rounds, 6 pairs x 2 rails, one task per node;
+    expected ~12 s (3 x 2 s tests, 1.2 s a round more, and the tasks around them)``.
+
+    The expectation is this module's model: every node plays all its rounds in one task, each
+    round costs its test's ``duration`` and the start and connect around it, and the tasks around the
+    schedule cost their Ansible time on ``hosts`` nodes (default: the nodes of the rounds) with ``forks``.
+    """
+    n = len(rounds or [])
+    pairs = sum(len(r) for r in rounds or [])
+    rails = int(rails)
+    if hosts is None:
+        hosts = len({x for r in rounds or [] for pair in r for x in pair[:2]}) or 2
+    seconds = schedule_seconds(n, float(duration or 0), hosts, forks)
+    return (f"{n} {label if n != 1 else label.rstrip('s')}, {pairs} pair{'' if pairs == 1 else 's'} x "
+            f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(seconds)} "
+            f"({n} x {duration_text(duration or 0)} tests, {SCHEDULE_ROUND_SECONDS:g} s a round more, "
+            "and the tasks around them)")
+
+
+def incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
+    """The line printed before the incast rotation: rounds, senders, and this module's
+    expectation (each round's Ansible tasks on every node, its test, the writers' start)."""
+    n = len(rounds or [])
+    seconds = incast_seconds(n, float(duration or 0), ports, hosts, forks)
+    return (f"incast: {n} round{'' if n == 1 else 's'}, every node a receiver once, up to {int(k)} senders each; "
+            f"expected ~{duration_text(seconds)} ({n} x ({duration_text(duration or 0)} test + "
+            f"{duration_text(seconds / n - float(duration or 0)) if n else '0 s'} of Ansible tasks and starts))")
+
+
+def duration_text(seconds):
+    """41 s, 6 min 32 s, 1 h 02 min: how long, for people."""
+    s = max(0, int(round(float(seconds))))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def phase_timings(marks, end, report_seconds=None):
+    """Per-phase wall times from the start marks the role leaves (``{phase: epoch seconds}``).
+
+    Each phase lasts until the next mark, the last one until ``end``; ``report_seconds`` (the
+    report's own time) is appended as phase ``report``. Returns ``[{"phase", "seconds"}]`` in
+    the order the phases ran.
+    """
+    order = sorted(((float(t), p) for p, t in (marks or {}).items() if t not in (None, "")))
+    out = []
+    for i, (t, phase) in enumerate(order):
+        stop = order[i + 1][0] if i + 1 < len(order) else float(end)
+        out.append({"phase": phase, "seconds": round(max(0.0, stop - t), 1)})
+    if report_seconds is not None:
+        out.append({"phase": "report", "seconds": round(float(report_seconds), 1)})
+    return out

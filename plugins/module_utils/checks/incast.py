@@ -16,7 +16,7 @@ the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, leaves_of, switch_ports
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import _uplink_scope
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import uplink_scope
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
@@ -455,7 +455,7 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
     nodes = list(nodes) if nodes is not None else sorted(log or {})
     leaf_of = {k: v for k, v in leaves_of(cabling).items() if k[0] in set(nodes)}
     scope_ports = {k for k in cabling if k[0] in set(nodes)}
-    scope_up = _uplink_scope(leaf_of)
+    scope_up = uplink_scope(leaf_of)
     if uplinks:
         scope_up &= set(uplinks)
     out, rails, proven_ports, proven_up, rounds = [], [], set(), set(), set()

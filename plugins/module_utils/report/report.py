@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report.heatmap import heatmap_svg
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import duration_text
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.estimates import duration_text
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.incast import proven_text
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import row_fields, stored_rows
