@@ -239,8 +239,6 @@ LONG_FUNCTIONS: set[str] = {
     "plugins/module_utils/checks/retests.py:retest_plan",
     "plugins/module_utils/probes/perftest.py:run_rails",
     "plugins/module_utils/checks/rdma.py:localise",
-    "plugins/module_utils/host/connectx.py:configure",
-    "plugins/module_utils/host/readiness.py:collect",
     "plugins/modules/nccl_tune.py:main",
 }
 

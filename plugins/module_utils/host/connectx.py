@@ -199,6 +199,61 @@ def with_profile(dev, desired, profile):
     return dict(used, **desired), used, skipped, notes
 
 
+def _verified(cx, params, desired, delta, before, extra):
+    """state=verified: the result when Next Boot and the running firmware both hold ``desired``; else fails."""
+    still = _pending(params, desired)
+    if delta or still:
+        raise ToolFailure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
+                          "are not at the desired value in the running firmware",
+                          before=before, pending_params=still)
+    return dict(extra, changed=False, device=cx.device, before=before, after=before,
+                pending_reset=False, reset_kind=None, pending_params=[], commands=[])
+
+
+def _set_next_boot(cx, params, delta, check_mode):
+    """Write ``delta`` to Next Boot (in check mode: record the command, show the value it would write);
+    returns ``(params, reboot_required)``: the parameters read back, and mlxconfig's own word on a reboot
+    (None in check mode). Fails when a value did not take."""
+    if check_mode:
+        cx.commands.append(["mlxconfig", "-d", cx.device, "-y", "set"]
+                           + [f"{n}={set_arg(v)}" for n, v in sorted(delta.items())])
+        for name, value in delta.items():
+            params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None,
+                                                         "value": want_token(value)[1]})
+        return params, None
+    outcome = cx.set(delta)
+    params = cx.query()["params"]
+    unset = sorted(n for n, v in delta.items() if not matches(v, params[n].get("next_boot")))
+    if unset:
+        raise ToolFailure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} "
+                          "is still not the desired value", cmd=cx.commands[-1])
+    return params, outcome["reboot_required"]
+
+
+def _reset(cx, desired, pending, kind, reason, before, after, check_mode):
+    """Apply the pending parameters with mlxfwreset (state=reset); returns ``after`` as the running firmware
+    holds it then. Fails when the reset cannot apply them (``kind`` is a reboot) or they did not take."""
+    if not kind.startswith("mlxfwreset_level_"):
+        raise ToolFailure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
+                          "mlxfwreset cannot apply them", pending_params=pending, reset_kind=kind,
+                          before=before, after=after)
+    if check_mode:
+        cx.commands.append(["mlxfwreset", "-d", cx.device, "-l", str(cx.reset_level), "-y", "reset"])
+        for name in pending:
+            after[name]["current"] = after[name]["next_boot"]
+        return after
+    cx.fwreset()
+    params = cx.query()["params"]
+    after = _view(params, desired)
+    still = _pending(params, desired)
+    if still:
+        raise ToolFailure(f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
+                          f"firmware still differs on {', '.join(still)}: not retrying; a "
+                          "reboot or power cycle may be needed",
+                          before=before, after=after, pending_params=still, commands=cx.commands)
+    return after
+
+
 def configure(cx, desired, check_mode, state="present", force=False, profile=None):
     """Bring Next Boot to ``desired`` (over ``profile``'s parameters, module_utils/host/fwprofile.py);
     with state=reset also apply it; state=verified only checks.
@@ -213,72 +268,28 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
     params = _check_known(dev, desired, cx.device)
     before = _view(params, desired)
     delta = {n: v for n, v in desired.items() if not matches(v, params[n].get("next_boot"))}
-
     if state == "verified":
-        still = _pending(params, desired)
-        if delta or still:
-            raise ToolFailure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
-                          "are not at the desired value in the running firmware",
-                          before=before, pending_params=still)
-        return dict(extra, changed=False, device=cx.device, before=before, after=before,
-                    pending_reset=False, reset_kind=None, pending_params=[], commands=[])
+        return _verified(cx, params, desired, delta, before, extra)
 
     if delta:
-        if check_mode:
-            cx.commands.append(["mlxconfig", "-d", cx.device, "-y", "set"]
-                               + [f"{n}={set_arg(v)}" for n, v in sorted(delta.items())])
-            for name, value in delta.items():
-                params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None,
-                                                             "value": want_token(value)[1]})
-        else:
-            outcome = cx.set(delta)
-            extra = dict(extra, mlxconfig_reboot_required=outcome["reboot_required"])
-            dev = cx.query()
-            params = dev["params"]
-            unset = sorted(n for n, v in delta.items() if not matches(v, params[n].get("next_boot")))
-            if unset:
-                raise ToolFailure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} "
-                              "is still not the desired value", cmd=cx.commands[-1])
+        params, reboot_required = _set_next_boot(cx, params, delta, check_mode)
+        if not check_mode:
+            extra = dict(extra, mlxconfig_reboot_required=reboot_required)
     after = _view(params, desired)
     for name in delta:
         if check_mode:  # show what set will write, in the desired spelling
             after[name]["next_boot"] = str(desired[name])
     pending = _pending(params, desired)
     kind, reason = cx.reset_kind(pending)
-    changed = bool(delta)
     applied = None
-
     if state == "reset" and force and not pending:
         kind, reason = f"mlxfwreset_level_{cx.reset_level}", "forced (a new firmware image was burned)"
-        pending_forced = True
-    else:
-        pending_forced = False
-    if state == "reset" and (pending or pending_forced):
-        if not kind.startswith("mlxfwreset_level_"):
-            raise ToolFailure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
-                          "mlxfwreset cannot apply them", pending_params=pending, reset_kind=kind,
-                          before=before, after=after)
-        changed = True
+    if state == "reset" and (pending or force):
+        after = _reset(cx, desired, pending, kind, reason, before, after, check_mode)
         applied = kind
-        if check_mode:
-            cx.commands.append(["mlxfwreset", "-d", cx.device, "-l", str(cx.reset_level), "-y", "reset"])
-            for name in pending:
-                after[name]["current"] = after[name]["next_boot"]
-            pending, kind, reason = [], None, None
-        else:
-            cx.fwreset()
-            dev = cx.query()
-            params = dev["params"]
-            after = _view(params, desired)
-            still = _pending(params, desired)
-            if still:
-                raise ToolFailure(f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
-                              f"firmware still differs on {', '.join(still)}: not retrying; a "
-                              "reboot or power cycle may be needed",
-                              before=before, after=after, pending_params=still, commands=cx.commands)
-            pending, kind, reason = [], None, None
+        pending, kind, reason = [], None, None
 
-    return dict(extra, changed=changed, device=cx.device, before=before, after=after,
+    return dict(extra, changed=bool(delta) or applied is not None, device=cx.device, before=before, after=after,
                 pending_reset=bool(pending), reset_kind=kind, reset_reason=reason,
                 pending_params=pending, reset_applied=applied, commands=cx.commands,
                 diff=_diff(cx.device, before, after))

@@ -221,55 +221,34 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
     return None
 
 
-def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm",
-            nccl_packages=("libnccl2",), memlock=None, kernel=None, load_command=(), load_timeout=60.0,
-            start=None, clock=time.monotonic, sleep=time.sleep):
-    """The readiness facts of this node for the RDMA ``devices`` (names).
-
-    ``load_command`` (argv; ``{ngpus}`` is replaced by the number of GPUs): a GPU workload started with
-    ``start(argv)`` (a Popen-like: poll, terminate, kill, communicate) while the links of the GPUs that read
-    below their maximum at rest are read again (_probe_under_load)."""
-    facts = {"nics": [], "gpus": [], "versions": {}, "unread": [], "warnings": []}
-    unread = facts["unread"]
-
-    def miss(what, why):
-        unread.append({"what": what, "error": why, "unproven": UNPROVEN[what]})
-
-    facts["versions"]["kernel"] = kernel or os.uname().release
-    nics = {d: {"device": d} for d in devices}
-    out, why = _try(run, ["ibdev2netdev", "-v"])
+def _read(run, argv, parse, what, miss):
+    """``parse`` of what ``argv`` printed; None, with ``what`` recorded as unread, when the tool failed or
+    printed what ``parse`` cannot read."""
+    out, why = _try(run, argv)
     if out is not None:
         try:
-            for p in parse_ibdev2netdev(out)["ports"]:
-                if p["device"] in nics and p.get("pci"):
-                    nics[p["device"]]["pci"] = pci_address(p["pci"])
+            return parse(out)
         except ParseError as e:
             why = str(e)
-    if why:
-        miss("ibdev2netdev", why)
-    out, why = _try(run, ["ibv_devinfo"])
-    if out is not None:
-        try:
-            for d in parse_ibv_devinfo(out)["devices"]:
-                if d["hca_id"] in nics:
-                    nics[d["hca_id"]].update(fw_ver=d.get("fw_ver"), psid=d.get("board_id"))
-        except ParseError as e:
-            why = str(e)
-    if why:
-        miss("ibv_devinfo", why)
+    miss(what, why)
+    return None
 
-    pci = {}
-    out, why = _try(run, ["lspci", "-D", "-vvv"])
-    if out is not None:
-        try:
-            parsed = parse_lspci(out)
-            pci = parsed["devices"]
-            facts["warnings"] += parsed["warnings"]
-        except ParseError as e:
-            why = str(e)
-    if why:
-        miss("lspci", why)
 
+def _read_nics(run, nics, miss):
+    """Each NIC's PCI address (ibdev2netdev) and firmware version and PSID (ibv_devinfo), into ``nics``."""
+    d2n = _read(run, ["ibdev2netdev", "-v"], parse_ibdev2netdev, "ibdev2netdev", miss)
+    for p in (d2n or {}).get("ports", []):
+        if p["device"] in nics and p.get("pci"):
+            nics[p["device"]]["pci"] = pci_address(p["pci"])
+    devinfo = _read(run, ["ibv_devinfo"], parse_ibv_devinfo, "ibv_devinfo", miss)
+    for d in (devinfo or {}).get("devices", []):
+        if d["hca_id"] in nics:
+            nics[d["hca_id"]].update(fw_ver=d.get("fw_ver"), psid=d.get("board_id"))
+
+
+def _read_gpus(run, facts, miss):
+    """The GPUs nvidia-smi lists (index, PCI address, driver, PCIe link, processes) into ``facts``; the
+    ``topo -m`` matrix (None without it)."""
     topo = None
     out, why = _try(run, ["nvidia-smi", GPU_QUERY, "--format=csv,noheader"])
     if out is None and "is not a valid field" in (why or ""):
@@ -296,15 +275,12 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
                 why = str(e)
     if why:
         miss("nvidia-smi", why)
+    return topo
 
-    if not facts["gpus"] and pci:
-        # no nvidia-smi: the GPUs lspci lists (NVIDIA 3D / VGA controllers), so their PCIe links are still judged
-        facts["gpus"] = [{"index": i, "pci": a, "driver": None, "source": "lspci"} for i, a in
-                         enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
-    for g in facts["gpus"]:
-        _link_facts(g, pci)
-    if load_command:
-        _probe_under_load(run, start, facts, load_command, load_timeout, clock, sleep)
+
+def _place(facts, nics, pci, topo):
+    """Each GPU's binding (CPUs, NUMA node, nearest rails) and each NIC's PCIe facts, nearest GPU and the
+    bridges between them, into ``facts`` (``nics``, ``rails``)."""
     if topo:
         # the launchers' binding (module_utils/intent/launchers.py): each GPU's CPUs, NUMA node and nearest rails
         rails = nearest_nics(topo)
@@ -331,14 +307,17 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
                        "gpu_pci": (n.get("gpu") or {}).get("pci"), "link": (n.get("gpu") or {}).get("link")}
                       for n in facts["nics"]]
 
+
+def _read_versions(run, versions, nccl_packages, miss):
+    """OFED, nvidia-peermem and NCCL versions into ``versions``."""
     out, why = _try(run, ["ofed_info", "-s"])
     if out is not None:
-        facts["versions"]["ofed"] = out.strip().rstrip(":") or None
+        versions["ofed"] = out.strip().rstrip(":") or None
     else:
         miss("ofed_info", why)
     out, why = _try(run, ["modinfo", "-F", "version", "nvidia_peermem"])
     if out is not None and out.strip():
-        facts["versions"]["nvidia_peermem"] = out.strip()
+        versions["nvidia_peermem"] = out.strip()
     else:
         miss("nvidia_peermem", why or "modinfo printed no version for nvidia_peermem")
     out, why = _try(run, ["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n", *nccl_packages])
@@ -349,12 +328,15 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
         except ParseError as e:
             ver, why = None, str(e)
         if ver:
-            facts["versions"]["nccl"] = ver
+            versions["nccl"] = ver
         else:
             miss("nccl", why or f"none of {', '.join(nccl_packages)} is installed as a package")
     else:
         miss("nccl", why)
 
+
+def _read_limits(facts, sys_root, proc_root, shm_path, memlock, miss):
+    """The IOMMU mode, the memlock limit and the /dev/shm size into ``facts``."""
     iommu, why = _iommu(sys_root, proc_root)
     if iommu:
         facts["iommu"] = iommu
@@ -366,6 +348,40 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
         facts["shm_bytes"] = st.f_frsize * st.f_blocks
     except OSError as e:
         miss("shm", f"{shm_path}: {e}")
+
+
+def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm",
+            nccl_packages=("libnccl2",), memlock=None, kernel=None, load_command=(), load_timeout=60.0,
+            start=None, clock=time.monotonic, sleep=time.sleep):
+    """The readiness facts of this node for the RDMA ``devices`` (names).
+
+    ``load_command`` (argv; ``{ngpus}`` is replaced by the number of GPUs): a GPU workload started with
+    ``start(argv)`` (a Popen-like: poll, terminate, kill, communicate) while the links of the GPUs that read
+    below their maximum at rest are read again (_probe_under_load). What could not be read goes to
+    ``unread``, in the order read: the NICs, lspci, nvidia-smi, the versions, the limits."""
+    facts = {"nics": [], "gpus": [], "versions": {}, "unread": [], "warnings": []}
+
+    def miss(what, why):
+        facts["unread"].append({"what": what, "error": why, "unproven": UNPROVEN[what]})
+
+    facts["versions"]["kernel"] = kernel or os.uname().release
+    nics = {d: {"device": d} for d in devices}
+    _read_nics(run, nics, miss)
+    lspci = _read(run, ["lspci", "-D", "-vvv"], parse_lspci, "lspci", miss)
+    pci = lspci["devices"] if lspci else {}
+    facts["warnings"] += lspci["warnings"] if lspci else []
+    topo = _read_gpus(run, facts, miss)
+    if not facts["gpus"] and pci:
+        # no nvidia-smi: the GPUs lspci lists (NVIDIA 3D / VGA controllers), so their PCIe links are still judged
+        facts["gpus"] = [{"index": i, "pci": a, "driver": None, "source": "lspci"} for i, a in
+                         enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
+    for g in facts["gpus"]:
+        _link_facts(g, pci)
+    if load_command:
+        _probe_under_load(run, start, facts, load_command, load_timeout, clock, sleep)
+    _place(facts, nics, pci, topo)
+    _read_versions(run, facts["versions"], nccl_packages, miss)
+    _read_limits(facts, sys_root, proc_root, shm_path, memlock, miss)
     return facts
 
 
