@@ -213,7 +213,14 @@ def dkms_prerm(modules):
 # --- the package set ------------------------------------------------------------
 
 def ofed_packages(stack, kernels):
-    s = stack
+    """The packages of one OFED stack, in the order its repository lists them: the driver (kernel
+    modules for ``kernels``, DKMS, openibd), the RDMA user space, the firmware tools, the meta packages."""
+    return (_driver_packages(stack, kernels) + _rdma_packages(stack) + _firmware_packages(stack)
+            + _meta_packages(stack))
+
+
+def _driver_packages(s, kernels):
+    """mlnx-tools, mlnx-ofed-kernel-utils (openibd, ibdev2netdev), -dkms and -modules for each kernel."""
     kp = s["kernel_pkg"]
     pkgs = []
     tools = "mlnx-tools"
@@ -270,6 +277,12 @@ def ofed_packages(stack, kernels):
             f"mlnx-ofed kernel modules\nPrecompiled mlnx-ofed kernel modules for kernel {kver}.",
             depends=[f"mlnx-ofed-kernel-utils (= {kp}-1)"], files=files, section="kernel",
             extra={"Conflicts": "mlnx-ofed-kernel-dkms", "Replaces": "mlnx-ofed-kernel-dkms"}))
+    return pkgs
+
+
+def _rdma_packages(s):
+    """ofed-scripts, rdma-core, ibverbs-utils, infiniband-diags and perftest."""
+    pkgs = []
     pkgs.append(Package(
         "ofed-scripts", s["scripts"], "MLNX_OFED utilities\nofed_info and OFED helper scripts.",
         files={"/usr/bin/ofed_info": (0o755, launcher("ofed_info", "ofed_info", "ofed-scripts",
@@ -300,6 +313,12 @@ def ofed_packages(stack, kernels):
         # the version picks the grammar the simulator parses argv with (linerate_lab/grammar)
         files={f"/usr/bin/{t}": (0o755, launcher(t, t, "perftest", perftest=s["perftest"]))
                for t in PERFTEST_TOOLS}))
+    return pkgs
+
+
+def _firmware_packages(s):
+    """mft (mst, mlxconfig, mlxfwreset, mlxfwmanager, flint, mlxlink) and the firmware images."""
+    pkgs = []
     mft = "mft"
     mft_tools = {
         "/usr/bin/mlxconfig": ("mlxconfig", "mlxconfig", {"mft": s["mft"]}),
@@ -324,6 +343,13 @@ def ofed_packages(stack, kernels):
                f"{fw_dir}/fw-ConnectX7-rel-{s['fw'].replace('.', '_')}-MCX715105AS-WEA_Ax.bin":
                (0o644, firmware_image("MT_0000001244", s["fw"], "MCX715105AS-WEAT_Ax"))},
         section="kernel"))
+    return pkgs
+
+
+def _meta_packages(s):
+    """mlnx-ofed-all (precompiled modules) and doca-ofed (DKMS) over the stack's packages."""
+    kp, rdma = s["kernel_pkg"], s["rdma"]
+    pkgs = []
     members = [f"mlnx-ofed-kernel-utils (= {kp}-1)", f"mlnx-tools (= {s['tools']})",
                f"ofed-scripts (= {s['scripts']})", f"rdma-core (= {rdma})",
                f"ibverbs-utils (= {rdma})", f"infiniband-diags (= {rdma})",
@@ -340,7 +366,6 @@ def ofed_packages(stack, kernels):
             "Meta package of the DOCA-OFED host stack, kernel modules built by DKMS.",
             depends=members + [f"mlnx-ofed-kernel-dkms (= {kp}-1)"], section="metapackages"))
     return pkgs
-
 
 NCCL_TESTS_VERSION = "2.13.11-1"
 # NCCL as NVIDIA's CUDA repository packages it (the version the lab's

@@ -224,7 +224,6 @@ LONG_FILES: set[str] = {
     "plugins/module_utils/report/report.py",
 }
 LONG_FUNCTIONS: set[str] = {
-    "lab/packages.py:ofed_packages",
     "lab/schedsim/schedsim.py:kubectl",
     "lab/sim/linerate_lab/tools/mlnx_qos.py:apply",
     "lab/switchsim/sim_eos.py:config_cmd",
