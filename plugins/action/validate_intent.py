@@ -52,125 +52,23 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         args = self._task.args
-        fabric = args.get("fabric", task_vars.get("fabric"))
-        host_group = args.get("host_group", "gpu_nodes")
-        switch_group = args.get("switch_group", "switches")
-        ib_switch_group = args.get("ib_switch_group", "ib_switches")
-        sm_group = args.get("sm_group", "subnet_managers")
-        check_cabling = args.get("check_cabling", True)
-        if not isinstance(check_cabling, bool):
-            result.update(failed=True, msg=f"check_cabling: {check_cabling!r} is not allowed (allowed: true, false)")
+        options, refused = _options(args)
+        if refused:
+            result.update(failed=True, msg=refused)
             return result
-        # The run installs nccl-tests on the host group (verify.yml, site.yml, nccl_tune.yml say so):
-        # its source is checked here, before any node is touched.
-        nccl_tests = intent_vars.as_bool(args.get("nccl_tests", False))
-        if nccl_tests is None:
-            result.update(failed=True, msg=f"nccl_tests: {args.get('nccl_tests')!r} is not allowed "
-                          "(allowed: true, false)")
-            return result
-        groups = task_vars.get("groups", {})
-        hostvars = task_vars.get("hostvars", {})
-
-        unreadable = []
-
-        def read(value, key, stack=()):
-            # Leaf by leaf, so a problem names its key; a mapping or list that
-            # contains itself (a YAML alias inside its own anchor) is one problem.
-            if isinstance(value, (dict, list)):
-                if id(value) in stack:
-                    unreadable.append(f"{key}: could not be read: it contains itself (a YAML alias inside its "
-                                      "own anchor); allowed: a value that does not refer to itself")
-                    return None
-                stack += (id(value),)
-                if isinstance(value, dict):
-                    return {k: read(v, f"{key}.{k}", stack) for k, v in value.items()}
-                return [read(v, f"{key}[{i}]", stack) for i, v in enumerate(value)]
-            if isinstance(value, str):
-                try:
-                    return self._templar.template(value)
-                except AnsibleError as e:
-                    unreadable.append(f"{key}: could not be read: {e.message}")
-                    return None
-            return value
-
-        def pick_hosts(names, keys):
-            # A value that cannot be templated (a rail_ports plan that does not
-            # expand, an undefined variable, a template that refers to itself) is
-            # one problem of that host and key; the rest is still checked.
-            out = {}
-            for name in names:
-                hv = hostvars[name]
-                out[name] = {}
-                for k in keys:
-                    if k not in hv:
-                        continue
-                    try:
-                        out[name][k] = self._templar.template(hv[k])
-                    except AnsibleError as e:
-                        unreadable.append(f"{name}: {k}: could not be read: {e.message}")
-            return out
-
-        def pick(group, keys):
-            return pick_hosts(groups.get(group, []), keys)
-
-        def role_vars(names, hosts):
-            # Only what the operator set (inventory, -e): role defaults are not hostvars.
-            # The hosts the values name are checked against the inventory and the host group,
-            # the TCP ports against the host's rails (intent/knobs.py).
-            out, per_host = {}, []
-            inventory = {"hosts": list(groups.get("all", [])), "group": host_group,
-                         "group_hosts": list(groups.get(host_group, []))}
-            for name in names:
-                hv = hostvars.get(name, {})
-                present = set(hv.keys()) & set(intent_vars.RULES) - set(intent_vars.PLAY_VARS)
-                values = {}
-                for k in sorted(present):
-                    try:
-                        values[k] = self._templar.template(hv[k])
-                    except AnsibleError as e:
-                        if not _RUNTIME.search(str(e.message)):
-                            per_host.append((name, f"{k}: could not be read: {e.message}"))
-                out[name] = values
-                ports = hosts.get(name, {}).get("rdma_ports")
-                rails = len(ports) if isinstance(ports, list) else None
-                per_host += [(name, m) for m in intent_vars.validate_host(values, dict(inventory, rails=rails))]
-            return out, per_host
-
-        fabric_unreadable = 0
+        inventory = _Inventory(self._templar, task_vars, options)
         try:
-            # Every RDMA host, and every other host that feeds a switch port
-            # (rdma_ports set outside the host group) is validated too.
-            feeding = [h for h in groups.get("all", []) if "rdma_ports" in hostvars[h]]
-            names = list(dict.fromkeys(list(groups.get(host_group, [])) + feeding)) if check_cabling else []
-            hosts = pick_hosts(names, ("rdma_ports", "mofed_source"))
-            keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
-            # ansible_network_os names the platform when switch_platform is not set
-            # (arista.eos.eos -> eos); a wrong one is reported under its own name.
-            # With each switch's platform settings: the EOS family, the SONiC cable length and
-            # headroom rows (inventory names; the role's switch_fabric_* names are added below).
-            switches = pick(switch_group, keys + ("ansible_network_os",) + SWITCH_SETTINGS) if check_cabling else {}
-            # InfiniBand switches are managed in-band by the SM, never over SSH.
-            for name, sv in (pick(ib_switch_group, keys) if check_cabling else {}).items():
-                switches[name] = {"switch_platform": "infiniband", **sv}
-            before = len(unreadable)
-            fabric = read(fabric, "fabric") if fabric is not None else None
-            fabric_unreadable = len(unreadable) - before
-            variables, per_host = role_vars(list(groups.get("all", [])), hosts)
-            for name, sv in switches.items():
-                sv.update({k: variables[name][k] for k in SWITCH_ROLE_SETTINGS if k in variables.get(name, {})})
-            if nccl_tests:
-                per_host += [(name, m) for name in groups.get(host_group, [])
-                             for m in intent_vars.nccl_tests_problems(variables.get(name, {}))]
-            play = {k: read(task_vars[k], k) for k in intent_vars.PLAY_VARS if k in task_vars}
-            per_host_problems = intent_vars.merge_hosts(per_host) + intent_vars.validate_host(play)
+            seen = inventory.collect(args.get("fabric", task_vars.get("fabric")))
         except AnsibleError as e:
             result.update(failed=True, msg=f"the inventory could not be read: {e}")
             return result
 
         # Everything the validation reads, as read: a different intent, cabling, switch or SM group
         # (an -e override, an import's vars) is a different digest and is validated in full.
-        digest = hashlib.sha256(json.dumps([fabric, hosts, switches, list(groups.get(sm_group, [])), unreadable,
-                                            variables, play, nccl_tests], sort_keys=True,
+        sm_hosts = list(inventory.groups.get(options["sm_group"], []))
+        digest = hashlib.sha256(json.dumps([seen["fabric"], seen["hosts"], seen["switches"], sm_hosts,
+                                            inventory.unreadable, seen["variables"], seen["play"],
+                                            options["nccl_tests"]], sort_keys=True,
                                            default=str).encode()).hexdigest()
         result["digest"] = digest
         result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
@@ -178,18 +76,150 @@ class ActionModule(ActionBase):
             result.update(changed=False, problems=[],
                           msg="the same intent and cabling were validated earlier in this run: not checked again")
             return result
-        # A fabric that could not be read in full is reported as such, not checked half-read.
-        checked = [] if fabric_unreadable else schema.validate(fabric, hosts, switches, groups.get(sm_group, []))
-        problems = unreadable + checked + per_host_problems
-        result["problems"] = problems
-        result["changed"] = False
-        if problems:
-            result["failed"] = True
-            result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
-                             + "\n- ".join(problems))
-            return result
-        eff = intent.published(fabric, groups.get(sm_group, []))
-        result["ansible_facts"] = {"fabric_effective": eff}
-        result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
-                         f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")
+        return _judge(result, inventory, seen, options["sm_group"])
+
+
+def _options(args):
+    """(the task's options with their defaults, None) or (None, the message refusing one)."""
+    check_cabling = args.get("check_cabling", True)
+    if not isinstance(check_cabling, bool):
+        return None, f"check_cabling: {check_cabling!r} is not allowed (allowed: true, false)"
+    # The run installs nccl-tests on the host group (verify.yml, site.yml, nccl_tune.yml say so):
+    # its source is checked here, before any node is touched.
+    nccl_tests = intent_vars.as_bool(args.get("nccl_tests", False))
+    if nccl_tests is None:
+        return None, f"nccl_tests: {args.get('nccl_tests')!r} is not allowed (allowed: true, false)"
+    return {"host_group": args.get("host_group", "gpu_nodes"), "switch_group": args.get("switch_group", "switches"),
+            "ib_switch_group": args.get("ib_switch_group", "ib_switches"),
+            "sm_group": args.get("sm_group", "subnet_managers"), "check_cabling": check_cabling,
+            "nccl_tests": nccl_tests}, None
+
+
+def _judge(result, inventory, seen, sm_group):
+    """The problems of what was read (a fabric not read in full is not checked half-read), or the
+    effective intent as ``fabric_effective``."""
+    fabric, hosts, switches = seen["fabric"], seen["hosts"], seen["switches"]
+    sm_hosts = inventory.groups.get(sm_group, [])
+    checked = [] if seen["fabric_unreadable"] else schema.validate(fabric, hosts, switches, sm_hosts)
+    problems = inventory.unreadable + checked + seen["per_host_problems"]
+    result["problems"] = problems
+    result["changed"] = False
+    if problems:
+        result["failed"] = True
+        result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
+                         + "\n- ".join(problems))
         return result
+    eff = intent.published(fabric, sm_hosts)
+    result["ansible_facts"] = {"fabric_effective": eff}
+    result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
+                     f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")
+    return result
+
+
+class _Inventory:
+    """The inventory as the validation reads it, templated value by value: what could not be read is
+    one problem of its host and key in ``unreadable``, the rest is still checked."""
+
+    def __init__(self, templar, task_vars, options):
+        self.templar = templar
+        self.task_vars = task_vars
+        self.options = options
+        self.groups = task_vars.get("groups", {})
+        self.hostvars = task_vars.get("hostvars", {})
+        self.unreadable = []
+
+    def collect(self, fabric):
+        """{fabric, fabric_unreadable, hosts, switches, variables, play, per_host_problems}."""
+        groups, hostvars, o = self.groups, self.hostvars, self.options
+        # Every RDMA host, and every other host that feeds a switch port
+        # (rdma_ports set outside the host group) is validated too.
+        feeding = [h for h in groups.get("all", []) if "rdma_ports" in hostvars[h]]
+        names = list(dict.fromkeys(list(groups.get(o["host_group"], [])) + feeding)) if o["check_cabling"] else []
+        hosts = self.pick_hosts(names, ("rdma_ports", "mofed_source"))
+        keys = ("switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid")
+        # ansible_network_os names the platform when switch_platform is not set
+        # (arista.eos.eos -> eos); a wrong one is reported under its own name.
+        # With each switch's platform settings: the EOS family, the SONiC cable length and
+        # headroom rows (inventory names; the role's switch_fabric_* names are added below).
+        switches = (self.pick(o["switch_group"], keys + ("ansible_network_os",) + SWITCH_SETTINGS)
+                    if o["check_cabling"] else {})
+        # InfiniBand switches are managed in-band by the SM, never over SSH.
+        for name, sv in (self.pick(o["ib_switch_group"], keys) if o["check_cabling"] else {}).items():
+            switches[name] = {"switch_platform": "infiniband", **sv}
+        before = len(self.unreadable)
+        fabric = self.read(fabric, "fabric") if fabric is not None else None
+        fabric_unreadable = len(self.unreadable) - before
+        variables, per_host = self.role_vars(list(groups.get("all", [])), hosts)
+        for name, sv in switches.items():
+            sv.update({k: variables[name][k] for k in SWITCH_ROLE_SETTINGS if k in variables.get(name, {})})
+        if o["nccl_tests"]:
+            per_host += [(name, m) for name in groups.get(o["host_group"], [])
+                         for m in intent_vars.nccl_tests_problems(variables.get(name, {}))]
+        play = {k: self.read(self.task_vars[k], k) for k in intent_vars.PLAY_VARS if k in self.task_vars}
+        return {"fabric": fabric, "fabric_unreadable": fabric_unreadable, "hosts": hosts, "switches": switches,
+                "variables": variables, "play": play,
+                "per_host_problems": intent_vars.merge_hosts(per_host) + intent_vars.validate_host(play)}
+
+    def read(self, value, key, stack=()):
+        # Leaf by leaf, so a problem names its key; a mapping or list that
+        # contains itself (a YAML alias inside its own anchor) is one problem.
+        if isinstance(value, (dict, list)):
+            if id(value) in stack:
+                self.unreadable.append(f"{key}: could not be read: it contains itself (a YAML alias inside its "
+                                       "own anchor); allowed: a value that does not refer to itself")
+                return None
+            stack += (id(value),)
+            if isinstance(value, dict):
+                return {k: self.read(v, f"{key}.{k}", stack) for k, v in value.items()}
+            return [self.read(v, f"{key}[{i}]", stack) for i, v in enumerate(value)]
+        if isinstance(value, str):
+            try:
+                return self.templar.template(value)
+            except AnsibleError as e:
+                self.unreadable.append(f"{key}: could not be read: {e.message}")
+                return None
+        return value
+
+    def pick_hosts(self, names, keys):
+        # A value that cannot be templated (a rail_ports plan that does not
+        # expand, an undefined variable, a template that refers to itself) is
+        # one problem of that host and key; the rest is still checked.
+        out = {}
+        for name in names:
+            hv = self.hostvars[name]
+            out[name] = {}
+            for k in keys:
+                if k not in hv:
+                    continue
+                try:
+                    out[name][k] = self.templar.template(hv[k])
+                except AnsibleError as e:
+                    self.unreadable.append(f"{name}: {k}: could not be read: {e.message}")
+        return out
+
+    def pick(self, group, keys):
+        return self.pick_hosts(self.groups.get(group, []), keys)
+
+    def role_vars(self, names, hosts):
+        # Only what the operator set (inventory, -e): role defaults are not hostvars.
+        # The hosts the values name are checked against the inventory and the host group,
+        # the TCP ports against the host's rails (intent/knobs.py).
+        out, per_host = {}, []
+        host_group = self.options["host_group"]
+        inventory = {"hosts": list(self.groups.get("all", [])), "group": host_group,
+                     "group_hosts": list(self.groups.get(host_group, []))}
+        for name in names:
+            hv = self.hostvars.get(name, {})
+            present = set(hv.keys()) & set(intent_vars.RULES) - set(intent_vars.PLAY_VARS)
+            values = {}
+            for k in sorted(present):
+                try:
+                    values[k] = self.templar.template(hv[k])
+                except AnsibleError as e:
+                    if not _RUNTIME.search(str(e.message)):
+                        per_host.append((name, f"{k}: could not be read: {e.message}"))
+            out[name] = values
+            ports = hosts.get(name, {}).get("rdma_ports")
+            rails = len(ports) if isinstance(ports, list) else None
+            per_host += [(name, m) for m in intent_vars.validate_host(values, dict(inventory, rails=rails))]
+        return out, per_host

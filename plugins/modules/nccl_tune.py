@@ -239,27 +239,68 @@ def checked(p):
     return scales, candidates, None
 
 
+def argument_spec():
+    """The module's options (a new dict each call: its defaults are lists and a dict)."""
+    return dict(
+        NCCL_MPIRUN_ARGS,
+        phase=dict(type="str", choices=["sweep", "confirm"], default="sweep"),
+        min_bytes=dict(type="str", default="1M"),
+        max_bytes=dict(type="str", default="1G"),
+        scales=dict(type="list", elements="int"),
+        candidates=dict(type="list", elements="dict"),
+        check_tests=dict(type="list", elements="str", default=list(nccl_tune.TESTS)),
+        repeats=dict(type="int", default=3),
+        margin_percent=dict(type="float", default=5.0),
+        tolerance_percent=dict(type="float", default=3.0),
+        min_points=dict(type="int", default=2),
+        proposed=dict(type="list", elements="dict", default=[]),
+        tuner_plugin=dict(type="str", default=nccl_tune.TUNER_PLUGIN),
+        tuner_config_file=dict(type="path"),
+        max_runs=dict(type="int", default=200),
+        time_budget=dict(type="int", default=1800),
+        env=dict(type="dict", default={"NCCL_DEBUG": "INFO"}))
+
+
+def plan_runs(p, scales, candidates):
+    """(the plan: per scale and test the configurations run, the most runs it can take)."""
+    if p["phase"] == "sweep":
+        plan = [{"nodes": n, "test": p["test"], "configs": ["baseline"] + [nccl_tune.label(c) for c in candidates]}
+                for n in scales]
+        return plan, len(scales) * (1 + len(candidates)) * p["repeats"]
+    plan = [{"nodes": n, "test": t, "configs": ["baseline", "tuner file"]} for n in scales for t in p["check_tests"]]
+    return plan, len(plan) * 2 * p["repeats"]
+
+
+def run_sweep(p, run, scales, candidates, budget, context, out):
+    """Phase sweep: baseline and candidates interleaved; the winners proposed, or why there is none."""
+    result = nccl_tune.sweep(run, p["test"], scales, candidates, p["repeats"], p["margin_percent"], budget,
+                             p["gpus"], p["min_points"])
+    context["nccl_version"] = result["nccl_version"]
+    out.update(proposed=result["proposed"], rows=result["rows"], nccl_version=result["nccl_version"],
+               runs=result["runs"], stopped=result["stopped"], failed_baseline=result["failed"])
+    if result["proposed"]:
+        out["tuner_config"] = nccl_tune.tuner_config(result["proposed"])
+    else:
+        out["why"] = ("no winner: " + (f"cut short ({result['stopped']})" if result["stopped"] else
+                                       "no candidate beat NCCL's pick at any size range at any scale"))
+        out["document"] = nccl_tune.tuned_document([], context, p["tuner_plugin"])
+
+
+def run_confirm(p, run, scales, budget, context, out):
+    """Phase confirm: the tuner file against the baseline on every check test and scale; the rows kept."""
+    tuner_env = {"NCCL_TUNER_PLUGIN": p["tuner_plugin"], "NCCL_TUNER_CONFIG_FILE": p["tuner_config_file"]}
+    result = nccl_tune.confirm(run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"],
+                               p["margin_percent"], p["tolerance_percent"], budget, p["test"])
+    context["nccl_version"] = result.get("nccl_version")
+    out["nccl_version"] = result.get("nccl_version")
+    out.update(tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
+               rows=result["checks"], runs=result["runs"], stopped=result["stopped"], why=result["why"])
+    out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])
+    out["tuner_config"] = nccl_tune.tuner_config(result["rows"]) if result["rows"] else ""
+
+
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            NCCL_MPIRUN_ARGS,
-            phase=dict(type="str", choices=["sweep", "confirm"], default="sweep"),
-            min_bytes=dict(type="str", default="1M"),
-            max_bytes=dict(type="str", default="1G"),
-            scales=dict(type="list", elements="int"),
-            candidates=dict(type="list", elements="dict"),
-            check_tests=dict(type="list", elements="str", default=list(nccl_tune.TESTS)),
-            repeats=dict(type="int", default=3),
-            margin_percent=dict(type="float", default=5.0),
-            tolerance_percent=dict(type="float", default=3.0),
-            min_points=dict(type="int", default=2),
-            proposed=dict(type="list", elements="dict", default=[]),
-            tuner_plugin=dict(type="str", default=nccl_tune.TUNER_PLUGIN),
-            tuner_config_file=dict(type="path"),
-            max_runs=dict(type="int", default=200),
-            time_budget=dict(type="int", default=1800),
-            env=dict(type="dict", default={"NCCL_DEBUG": "INFO"})),
-        supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     p = module.params
     scales, candidates, problem = checked(p)
     if problem:
@@ -270,13 +311,7 @@ def main():
         module.fail_json(msg=f"env: {', '.join(debug)} is not allowed (NCCL Debugging-section variables would "
                              "change every configuration, the baseline included; allowed: System-configuration "
                              "variables such as NCCL_DEBUG)")
-    if p["phase"] == "sweep":
-        plan = [{"nodes": n, "test": p["test"], "configs": ["baseline"] + [nccl_tune.label(c) for c in candidates]}
-                for n in scales]
-        most = len(scales) * (1 + len(candidates)) * p["repeats"]
-    else:
-        plan = [{"nodes": n, "test": t, "configs": ["baseline", "tuner file"]} for n in scales for t in p["check_tests"]]
-        most = len(plan) * 2 * p["repeats"]
+    plan, most = plan_runs(p, scales, candidates)
     preview_in_check_mode(module, lambda: {"proposed": [], "tuner_rows": [], "runs": 0, "plan": plan,
                                            "max_runs_planned": most, "document": "", "tuner_config": ""})
     runner = Runner(module)
@@ -293,27 +328,9 @@ def main():
     out = dict(changed=False, plan=plan, max_runs_planned=most, scales=scales, proposed=[], tuner_rows=[],
                tuner_config="", why=None, failed_baseline=None, stopped=None, document="")
     if p["phase"] == "sweep":
-        result = nccl_tune.sweep(run, p["test"], scales, candidates, p["repeats"], p["margin_percent"], budget,
-                                 p["gpus"], p["min_points"])
-        context["nccl_version"] = result["nccl_version"]
-        out.update(proposed=result["proposed"], rows=result["rows"], nccl_version=result["nccl_version"],
-                   runs=result["runs"], stopped=result["stopped"], failed_baseline=result["failed"])
-        if result["proposed"]:
-            out["tuner_config"] = nccl_tune.tuner_config(result["proposed"])
-        else:
-            out["why"] = ("no winner: " + (f"cut short ({result['stopped']})" if result["stopped"] else
-                                           "no candidate beat NCCL's pick at any size range at any scale"))
-            out["document"] = nccl_tune.tuned_document([], context, p["tuner_plugin"])
+        run_sweep(p, run, scales, candidates, budget, context, out)
     else:
-        tuner_env = {"NCCL_TUNER_PLUGIN": p["tuner_plugin"], "NCCL_TUNER_CONFIG_FILE": p["tuner_config_file"]}
-        result = nccl_tune.confirm(run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"],
-                                   p["margin_percent"], p["tolerance_percent"], budget, p["test"])
-        context["nccl_version"] = result.get("nccl_version")
-        out["nccl_version"] = result.get("nccl_version")
-        out.update(tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
-                   rows=result["checks"], runs=result["runs"], stopped=result["stopped"], why=result["why"])
-        out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])
-        out["tuner_config"] = nccl_tune.tuner_config(result["rows"]) if result["rows"] else ""
+        run_confirm(p, run, scales, budget, context, out)
     out["seconds"] = round(time.monotonic() - started, 1)
     out["markdown"] = "\n".join(nccl_tune.table_markdown(
         {"rows": out["rows"], "tuner_rows": out["tuner_rows"] or out["proposed"], "why": out["why"],
