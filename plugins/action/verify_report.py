@@ -25,6 +25,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report import history as checks_history
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
@@ -131,7 +132,7 @@ class ActionModule(ActionBase):
                                   msg=f"verify_report: the report could not be written: {e}")
                     return result
                 result["history_pruned"] = checks_history.prune_history(reports_dir, keep)
-        result["summary_markdown"] = rendered["summary.md"] if rendered else rep.to_markdown(doc)
+        result["summary_markdown"] = rendered["summary.md"] if rendered else report_markdown.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):
             result["failed"] = True
             result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "

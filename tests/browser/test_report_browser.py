@@ -16,7 +16,7 @@ import zlib
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import page as report_page
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "unit"))  # the unit tests' report builders
@@ -130,7 +130,7 @@ def check_page(page, tmp_path, rails):
 def test_the_heat_map_titles_of_a_report_never_overlap_in_the_browser(n, tmp_path):
     from test_verify_report import named_report
     doc = named_report([f"node{i}" for i in range(1, n + 1)], bad=("node2", "mlx5_1"))
-    check_page(report.to_html(doc), tmp_path, rails=2)
+    check_page(report_page.to_html(doc), tmp_path, rails=2)
 
 
 # Appended to a copy of a page: every resource the page itself requested (Resource Timing), once loaded.
@@ -158,7 +158,7 @@ def requests(page, tmp_path, name):
 def test_the_page_loads_nothing_from_the_network(tmp_path):
     """What the page requests as Chromium renders it: nothing (a page that does fetch is seen to)."""
     from test_verify_report import named_report
-    page = report.to_html(named_report(["a", "b", "c"], bad=("b", "mlx5_0")))
+    page = report_page.to_html(named_report(["a", "b", "c"], bad=("b", "mlx5_0")))
     control = page.replace("</body>", '<img src="http://127.0.0.1:9/probe.png"></body>')
     assert any("127.0.0.1:9/probe.png" in u for u in requests(control, tmp_path, "control"))
     assert requests(page, tmp_path, "report") == set()

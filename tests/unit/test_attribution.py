@@ -6,6 +6,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings as
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 
 
 def lab(nodes=4):
@@ -198,6 +199,6 @@ def test_the_report_shows_the_elements_and_the_decision():
     doc = report.build_report(found, faults.summarize(found), checks, {"name": "lab", "transport": "roce"}, {})
     doc["remediation"] = {"enabled": True, "breaker": {"tripped": False}, "allowed": {"run": 1, "window": 1},
                           "budget": {"window_hours": 24}, "fleet": 4, "drain": [], "held": {}, "unseen": []}
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "## Remediation" in md and "**LEAF_SUSPECT leaf1** explains 4 node(s): node1, node2, node3, node4" in md
     assert "Drain breaker: **closed**" in md and "- Drain: -" in md

@@ -8,6 +8,8 @@ import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_plans import FABRIC
@@ -240,15 +242,15 @@ def test_the_report_says_it_is_a_read_only_audit():
                               dict(FABRIC, name="lab"), mode=audit.MODE_TEXT)
     assert doc["mode"] == "audit: read-only, nothing was changed"
     json.dumps(doc)
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert md.startswith("# Fabric audit: FAILED") and "audit: read-only, nothing was changed" in md
     assert "DRIFT_FIRMWARE" in md
-    junit = ET.fromstring(report.to_junit(doc))
+    junit = ET.fromstring(report_junit.to_junit(doc))
     assert junit.get("name") == "linerate-audit"
     prop = junit.find("testsuite/properties/property")
     assert prop.get("name") == "mode" and prop.get("value") == audit.MODE_TEXT
     plain = report.build_report([], faults.summarize([]), {}, dict(FABRIC, name="lab"))
-    assert "mode" not in plain and report.to_markdown(plain).startswith("# Fabric verification: PASSED")
+    assert "mode" not in plain and report_markdown.to_markdown(plain).startswith("# Fabric verification: PASSED")
 
 
 def _tasks(path):

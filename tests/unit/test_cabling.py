@@ -193,6 +193,7 @@ def test_host_reads_off_for_a_node_skip_its_host_side():
 
 def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
     from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
     from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
     sw = healthy()
     l1 = sw["leaf1"]["neighbors"]
@@ -200,7 +201,7 @@ def test_markdown_report_has_a_cabling_section_naming_the_failing_link():
     findings, cases = run(sw)
     doc = report.build_report(findings, faults.summarize(findings), {"cabling": cabling.summary(findings, cases)},
                               {"name": "lab", "transport": "roce"})
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "### Cabling (LLDP)" in md
     assert "| leaf1 swp1 <- node1 mlx5_0 (enp65s0f0np0) | FAIL | CABLE_SWAPPED |" in md
     assert "| CABLE_SWAPPED | cabling | node1 | mlx5_0 | leaf1 | swp1 |" in md

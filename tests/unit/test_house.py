@@ -59,7 +59,10 @@ NOT_MIRRORED = {
     "report/files": _CHECKS,
     "report/heatmap": _CHECKS,
     "report/history": _CHECKS,
+    "report/junit": _CHECKS,
+    "report/markdown": _CHECKS,
     "report/metrics": _CHECKS,
+    "report/page": _CHECKS,
     "report/rdma": _CHECKS,
     "report/report": _CHECKS,
     "host/breaker": _HOST,
@@ -221,7 +224,6 @@ LONG_FILES: set[str] = {
     "lab/switchsim/sim_eos.py",
     "lab/switchsim/sim_nvue.py",
     "lab/switchsim/sim_sonic.py",
-    "plugins/module_utils/report/report.py",
 }
 LONG_FUNCTIONS: set[str] = {
     "lab/schedsim/schedsim.py:kubectl",

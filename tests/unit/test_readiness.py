@@ -7,7 +7,8 @@ from parser_fixtures import fixture, fixture_source
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.report.report import build_report, to_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report.markdown import to_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report.report import build_report
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
     nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)

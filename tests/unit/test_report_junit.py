@@ -2,12 +2,12 @@
 whose findings are empty has no body (never a stray "[]") (issue 26)."""
 import xml.etree.ElementTree as ET
 
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
 
 
 def junit(checks, meta=None):
     doc = {"checks": checks, "meta": meta or {}}
-    return ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
+    return ET.fromstring(report_junit.to_junit(doc).split("\n", 1)[1])
 
 
 def test_failure_without_findings_has_no_body_and_with_findings_their_json():
@@ -17,7 +17,7 @@ def test_failure_without_findings_has_no_body_and_with_findings_their_json():
     a, b = root.iter("failure")
     assert a.attrib == {"message": "fell back to sockets", "type": "NCCL_SOCKET"} and a.text is None
     assert b.text.replace(" ", "").replace("\n", "") == '[{"host":"gpu001"}]'
-    assert "[]" not in report.to_junit({"checks": {"x": {"passed": False, "detail": "no data"}}})
+    assert "[]" not in report_junit.to_junit({"checks": {"x": {"passed": False, "detail": "no data"}}})
     assert root.find("testsuite").attrib["failures"] == "2"
 
 
@@ -30,14 +30,14 @@ def test_times_only_where_measured():
     assert ports.attrib["time"] == "12.500" and "time" not in nccl.attrib
     one, two = ports.findall("testcase")
     assert one.attrib["time"] == "1.250" and "time" not in two.attrib
-    assert 'time="0"' not in report.to_junit({"checks": {"nccl": {"passed": True}}, "meta": {}})
+    assert 'time="0"' not in report_junit.to_junit({"checks": {"nccl": {"passed": True}}, "meta": {}})
 
 
 def test_ib_write_bw_tests_claim_no_time():
     check = {"threshold_gbps": 300, "passed": False, "tests": [
         [1, "gpu001", "gpu002", "mlx5_0", 390.1, None, "", ""],
         [1, "gpu003", "gpu004", "mlx5_0", 120.0, "RDMA_BW_LOW", "", ""]]}
-    text = report.to_junit({"checks": {"ib_write_bw": check}, "meta": {}})
+    text = report_junit.to_junit({"checks": {"ib_write_bw": check}, "meta": {}})
     root = ET.fromstring(text.split("\n", 1)[1])
     ok, low = root.iter("testcase")
     assert "time" not in ok.attrib and "time" not in low.attrib

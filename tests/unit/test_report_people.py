@@ -13,6 +13,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import acco
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report import page as report_page
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 from test_verify_report import SVG, named_report, parse_svg
@@ -94,7 +96,7 @@ def test_text_width_reserves_at_least_what_the_font_draws():
                                          (9.9e-16, "< 1e-15"), (1e-15, "1.0e-15"), (1.5e-12, "1.5e-12"),
                                          (2.4e-4, "2.4e-4"), (3e-8, "3.0e-8"), (None, ""), ("n/a", "n/a")])
 def test_a_ber_reads_as_a_person_reads_it(value, text):
-    assert report.ber_text(value) == text
+    assert report_markdown.ber_text(value) == text
 
 
 def link_health_report(ports, findings=()):
@@ -110,7 +112,7 @@ def port(node, device, switch_port, ber=1.5e-254):
 
 def test_the_link_health_table_shows_none_counted_as_an_upper_bound_and_keeps_the_value_in_json():
     doc = link_health_report([port("node1", "mlx5_0", "swp1")])
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "| node1 | mlx5_0 | leaf1 swp1 | 0 | 0 | 0 | 0 | < 1e-15 | 2.5e-9 | RS |" in md
     assert "e-254" not in md and "e-255" not in md
     assert json.loads(report.render_reports(doc)["report.json"])["checks"]["link_health"]["ports"][0][
@@ -124,14 +126,14 @@ def test_a_rising_ber_trend_is_written_for_people():
                      "findings_gone": [], "ber_rising": [{"node": "node1", "device": "mlx5_0",
                                                           "counter": "effective_ber", "before": 1.5e-254,
                                                           "now": 3.2e-11}]}
-    assert "- BER rising: node1 mlx5_0 effective_ber < 1e-15 -> 3.2e-11" in report.to_markdown(doc)
+    assert "- BER rising: node1 mlx5_0 effective_ber < 1e-15 -> 3.2e-11" in report_markdown.to_markdown(doc)
 
 
 # ---------------------------------------------------------------- natural order
 
 def test_ports_and_devices_sort_in_natural_order_in_the_link_health_table():
     ports = [port("node10", "mlx5_0", "swp10"), port("node2", "mlx5_10", "swp3"), port("node2", "mlx5_2", "swp2")]
-    md = report.to_markdown(link_health_report(ports))
+    md = report_markdown.to_markdown(link_health_report(ports))
     rows = [line.split(" | ")[:2] for line in md.splitlines() if line.startswith("| node") and "device" not in line]
     assert rows == [["| node2", "mlx5_2"], ["| node2", "mlx5_10"], ["| node10", "mlx5_0"]]
 
@@ -142,7 +144,7 @@ def test_cabling_cases_and_unproven_ports_sort_naturally():
               "incast": {"passed": True, "detail": "x", "rails": [],
                          "coverage": {"rounds": 1, "ports": [0, 2], "uplinks": [0, 0],
                                       "unproven_ports": ["leaf1 swp10", "leaf1 swp9"]}}}
-    md = report.to_markdown(report.build_report([], faults.summarize([]), checks, {"name": "lab"}))
+    md = report_markdown.to_markdown(report.build_report([], faults.summarize([]), checks, {"name": "lab"}))
     assert md.index("leaf1 swp2 <- node2") < md.index("leaf1 swp10 <- node10")
     assert "- not proven: leaf1 swp9, leaf1 swp10" in md
 
@@ -162,7 +164,7 @@ def test_a_check_whose_switch_could_not_be_read_is_unproven_not_pass():
     found, cases = cabling.check_cabling(hosts, {}, {"leaf1": {"unreadable": True, "msg": "SSH timeout"}})
     checks = {"cabling": cabling.summary(found, cases)}
     assert checks["cabling"]["passed"]
-    md = report.to_markdown(report.build_report(found, faults.summarize(found), checks, {"name": "lab"}))
+    md = report_markdown.to_markdown(report.build_report(found, faults.summarize(found), checks, {"name": "lab"}))
     assert re.search(r"\| cabling \| unproven \(\d+ not read or not proven\) \|", md), md
     assert "| cabling | pass |" not in md
     assert "| leaf1 swp1 <- node1 mlx5_0 | not read (leaf1 not read) |" in md
@@ -174,14 +176,14 @@ def test_a_check_whose_switch_could_not_be_read_is_unproven_not_pass():
     ({"ok": True, "code": "CABLE_UNVERIFIED"}, "unproven"), ({"ok": True, "code": "CABLE_UNEXPECTED"}, "warning"),
     ({"skipped": True, "message": "leaf1 not read"}, "not read (leaf1 not read)"), ({"skipped": True}, "skipped")])
 def test_each_case_state_is_named(case, state):
-    assert report.case_state(case) == state
+    assert report_markdown.case_state(case) == state
 
 
 def test_a_passing_check_with_warnings_says_so():
     f = [faults.finding("CABLE_UNEXPECTED", "x", check="cabling")]
-    assert report.check_state("cabling", {"passed": True}, f) == "pass (1 warning)"
-    assert report.check_state("cabling", {"passed": True}, []) == "pass"
-    assert report.check_state("cabling", {"passed": False}, f) == "FAIL"
+    assert report_markdown.check_state("cabling", {"passed": True}, f) == "pass (1 warning)"
+    assert report_markdown.check_state("cabling", {"passed": True}, []) == "pass"
+    assert report_markdown.check_state("cabling", {"passed": False}, f) == "FAIL"
 
 
 # ---------------------------------------------------------------- report.html
@@ -220,7 +222,7 @@ def test_report_html_is_one_self_contained_file_beside_summary_md(tmp_path):
 
 def test_report_html_says_what_summary_md_says():
     doc = named_report(["a1", "a2", "a3"])
-    md, page = report.to_markdown(doc), report.to_html(doc)
+    md, page = report_markdown.to_markdown(doc), report_page.to_html(doc)
     assert '<h1 class="passed">Fabric verification: PASSED</h1>' in page
     for line in md.splitlines():
         if line.startswith("| ") and not line.startswith("| client") and "---" not in line:
@@ -230,7 +232,7 @@ def test_report_html_says_what_summary_md_says():
 
 
 def test_markdown_html_keeps_escaped_pipes_bold_code_and_lists():
-    out = report.markdown_html("## T\n\n| a | b |\n|---|---|\n| x \\| y | **z** |\n\n- `c` <d>\ntext & more\n")
+    out = report_page.markdown_html("## T\n\n| a | b |\n|---|---|\n| x \\| y | **z** |\n\n- `c` <d>\ntext & more\n")
     assert "<h2>T</h2>" in out and "<td>x | y</td>" in out and "<td><strong>z</strong></td>" in out
     assert "<li><code>c</code> &lt;d&gt;</li>" in out and "<p>text &amp; more</p>" in out
 
@@ -317,7 +319,7 @@ def test_a_failed_switch_read_shows_as_not_read_in_the_link_health_table():
         found, checks = registry.run(ctx, [c for c in registry.CHECKS if c.name == "link_health"])
         (row,) = checks["link_health"]["ports"]
         assert row["switch_read"] == state
-        md = report.to_markdown(report.build_report(found, faults.summarize(found), checks, fabric))
+        md = report_markdown.to_markdown(report.build_report(found, faults.summarize(found), checks, fabric))
         line = next(x for x in md.splitlines() if x.startswith("| node1 | mlx5_0 |"))
         cells = [c.strip() for c in line.strip("|").split("|")]
         if state == "read":
@@ -336,18 +338,18 @@ def test_a_switch_that_answered_but_left_a_read_undone_is_partly_read_not_ok():
     assert check["partly_read"] == {"leaf1": ["FEC / bit error rates (after): leaf1: nv show interface swp1 link "
                                               "phy health: Error: not supported"]}
     assert check["detail"] == "2/2 switches in scope read; partly read: leaf1"
-    states = [report.case_state(c) for c in check["cases"]]
+    states = [report_markdown.case_state(c) for c in check["cases"]]
     assert states == ["partly read", "ok"]
-    assert report.check_state("switches", check, found) == "unproven (1 not read or not proven)"
+    assert report_markdown.check_state("switches", check, found) == "unproven (1 not read or not proven)"
     _f, whole = accounting.switch_findings(["leaf2"], counters={"leaf2": {"before": ok, "after": ok}})
-    assert report.check_state("switches", whole, []) == "pass" and whole["partly_read"] == {}
+    assert report_markdown.check_state("switches", whole, []) == "pass" and whole["partly_read"] == {}
 
 
 def test_the_phases_total_reads_in_minutes_once_it_is_long():
     def md(seconds):
         doc = report.build_report([], faults.summarize([]), {}, {"name": "lab"},
                                   {"phases": [{"phase": "incast", "seconds": seconds}]})
-        return report.to_markdown(doc)
+        return report_markdown.to_markdown(doc)
     assert "Phases: incast 251.4 s; 251.4 s (4 min 11 s) in all." in md(251.4)
     assert "Phases: incast 41.8 s; 41.8 s in all." in md(41.8)
 
@@ -357,5 +359,5 @@ def test_the_phases_total_reads_in_minutes_once_it_is_long():
                                        ("not read (leaf1 not read)", "unproven"), ("partly read", "unproven"),
                                        ("warning", "unproven"), ("385.2", None)])
 def test_html_cells_are_coloured_by_the_state_they_name(cell, cls):
-    out = report.markdown_html(f"| a |\n|---|\n| {cell} |\n")
+    out = report_page.markdown_html(f"| a |\n|---|\n| {cell} |\n")
     assert (f'<td class="{cls}">' if cls else "<td>") + html.escape(cell, quote=False) + "</td>" in out

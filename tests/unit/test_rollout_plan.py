@@ -295,13 +295,13 @@ def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
 
 
 def test_the_report_shows_the_rollout_section_row_per_step():
-    from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
-    assert rep.rollout_lines({}) == []
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+    assert report_markdown.rollout_lines({}) == []
     plan = _plan_dict([["n1"], ["n2", "n3"]])
     marks = {"n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "t1", "end": "t2"}]},
              "n2": {"state": "failed", "steps": [{"action": "driver_restart", "start": "t3", "failed": "t4"}]},
              "n3": {"state": "done"}}
-    lines = rep.rollout_lines({"rollout": rollout.summary(plan, marks, {})})
+    lines = report_markdown.rollout_lines({"rollout": rollout.summary(plan, marks, {})})
     assert lines[0] == "## Host rollout"
     assert lines[2] == ("2 wave(s), at most 2 node(s) at once (spread: leaf); 2 done, 1 failed; most disrupted at "
                         "once: 1; halted after wave 1")

@@ -12,6 +12,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes import sche
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
@@ -218,11 +220,11 @@ def test_new_codes_are_stable_and_documented():
 def test_report_markdown_and_junit_have_a_case_per_pair():
     _ev, found, lat = judge("ib_write_lat", lat_logs(bad_usec=6.4))
     doc = report.build_report(found, faults.summarize(found), {"ib_write_lat": lat}, FABRIC, {})
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "### ib_write_lat (latency, usec; threshold 5)" in md
     assert "| node1:mlx5_0 -> node2:mlx5_0 (round 0) | 6.40 | 1.80 | FAIL RDMA_LATENCY_HIGH |" in md
     assert "| node3:mlx5_0 -> node4:mlx5_0 (round 0) | 1.70 | 1.90 | ok |" in md
-    suite = ET.fromstring(report.to_junit(doc)).find("testsuite[@name='ib_write_lat']")
+    suite = ET.fromstring(report_junit.to_junit(doc)).find("testsuite[@name='ib_write_lat']")
     cases = suite.findall("testcase")
     assert suite.get("failures") == "1" and len(cases) == 2
     assert cases[0].find("failure").get("type") == "RDMA_LATENCY_HIGH" and cases[1].find("failure") is None

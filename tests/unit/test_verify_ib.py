@@ -2,6 +2,8 @@
 placed on switch, port, node and device; checks subnet_manager, ib_topology
 and ib_partitions; a check that could not run is an error, not a pass."""
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
@@ -79,9 +81,9 @@ def test_report_markdown_and_junit_carry_the_subnet_checks():
     f = checks_ib.ib_findings(result(raw), SWITCHES)
     doc = report.build_report(f, faults.summarize(f), checks_ib.ib_checks(result(raw), f),
                               dict(FABRIC, name="lab-ib", transport="infiniband"))
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "| subnet_manager | pass | MASTER 0xa088c20300000101" in md
     assert "| ib_topology | FAIL |" in md
     assert "| IB_LINK_MISSING | cabling | node2 | mlx5_0 | leaf1 | 2 |" in md
-    junit = report.to_junit(doc)
+    junit = report_junit.to_junit(doc)
     assert 'name="ib_topology"' in junit and 'type="IB_LINK_MISSING"' in junit

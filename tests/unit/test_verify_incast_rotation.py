@@ -5,7 +5,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as checks_incast
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -85,7 +85,7 @@ def test_a_sender_without_pause_fails_its_group_and_leaves_that_port_unproven():
     assert not check["passed"]
     failing = [c for c in check["cases"] if not c["ok"]]
     assert {c["code"] for c in failing} == {"INCAST_GOODPUT_LOW"} and len(failing) == 7
-    md = "\n".join(report._evidence({"incast": check}))
+    md = "\n".join(report_markdown._evidence({"incast": check}))
     assert "host ports proven lossless: 9/16 (56 %)" in md
     assert "incast round" in md
 

@@ -9,7 +9,7 @@ from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, pfc_on, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
@@ -149,7 +149,7 @@ def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
 def test_the_report_shows_the_switch_columns_and_what_is_not_proven():
     rail = {"device": "mlx5_0", "receiver": "node2", "senders": ["node1"], "k": 1, "flows": {"node1": 190.0},
             "pause": {"node1": 5}, "switch_pause": {"node2": 4000, "node1": 0}, "switch_drops": {"node2": 0, "node1": 0}}
-    lines = report._evidence({"incast": {"rails": [rail], "switch_unproven": {"leaf1": ["queue drops"]}}})
+    lines = report_markdown._evidence({"incast": {"rails": [rail], "switch_unproven": {"leaf1": ["queue drops"]}}})
     text = "\n".join(lines)
     assert "| node | Gb/s | pause | switch_pause | switch_drops |" in text
     assert "| node2 |  |  | 4000 | 0 |" in text

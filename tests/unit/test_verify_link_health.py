@@ -189,13 +189,14 @@ def test_intent_threshold_defaults():
 
 def test_the_summary_shows_counter_evidence_per_rail_and_port():
     from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+    from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
     f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=4)])})
     rail = {"device": "mlx5_0", "receiver": "node1", "senders": ["node2"], "k": 1, "flows": {"node2": 190.04},
             "pause": {"node1": 0, "node2": 812}, "discards": {"node1": 0, "node2": 0},
             "ecn_marked": {"node1": 90, "node2": 0}, "cnp_sent": {"node1": 90, "node2": 0},
             "cnp_handled": {"node1": 0, "node2": 88}, "out_of_sequence": {"node1": 0, "node2": 0}}
     checks = {"incast": {"passed": True, "rails": [rail], "detail": "1 rail"}, "link_health": linkcheck.check(f, rows)}
-    md = report.to_markdown(report.build_report(f, findings.summarize(f), checks, dict(FABRIC, name="lab")))
+    md = report_markdown.to_markdown(report.build_report(f, findings.summarize(f), checks, dict(FABRIC, name="lab")))
     assert "### incast mlx5_0: 1 senders into node1 (counter deltas)" in md
     assert "| node | Gb/s | pause | discards | ecn_marked | cnp_sent | cnp_handled | out_of_sequence |" in md
     assert "| node2 | 190.0 | 812 | 0 | 0 | 0 | 88 | 0 |" in md and "| node1 |  | 0 | 0 | 90 | 90 | 0 | 0 |" in md

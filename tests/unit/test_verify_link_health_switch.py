@@ -11,7 +11,7 @@ from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, put_counters
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
@@ -220,6 +220,6 @@ def test_the_report_table_shows_the_switch_counts():
     checks = {"link_health": {"ports": [{"node": "n1", "device": "mlx5_0", "switch": "sw", "switch_port": "swp1",
                                          "errors": 0, "flaps": 0, "switch_errors": 42, "switch_flaps": None}],
                               "switch_unproven": {"sw": ["link down events"]}}}
-    text = "\n".join(report._evidence(checks))
+    text = "\n".join(report_markdown._evidence(checks))
     assert "| switch errors | switch flaps |" in text and "| 42 |" in text
     assert "not proven on sw" in text and "link down events" in text

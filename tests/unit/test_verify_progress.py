@@ -1,5 +1,6 @@
 """Durations for people and the per-phase timings of the report."""
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
@@ -24,9 +25,9 @@ def test_markdown_shows_the_phases():
     doc = report.build_report([], findings.summarize([]), {}, dict(FABRIC, name="lab"),
                               {"phases": [{"phase": "ports", "seconds": 1.5}, {"phase": "ib_write_bw", "seconds": 40.0},
                                           {"phase": "report", "seconds": 0.3}]})
-    md = report.to_markdown(doc)
+    md = report_markdown.to_markdown(doc)
     assert "Phases: ports 1.5 s, ib_write_bw 40 s, report 0.3 s; 41.8 s in all." in md
-    assert "Phases" not in report.to_markdown(report.build_report([], findings.summarize([]), {}, FABRIC))
+    assert "Phases" not in report_markdown.to_markdown(report.build_report([], findings.summarize([]), {}, FABRIC))
 
 
 def test_markdown_names_the_slowest_round_and_the_client_restarts():
@@ -35,9 +36,9 @@ def test_markdown_names_the_slowest_round_and_the_client_restarts():
     doc = report.build_report([], findings.summarize([]), {"ib_write_bw": {"passed": True, "schedule": sched}},
                               dict(FABRIC, name="lab"))
     assert ("ib_write_bw rounds: 2, the slowest round 1 (4.1 s); 4 client start(s) again while a server "
-            "was not listening yet.") in report.to_markdown(doc)
+            "was not listening yet.") in report_markdown.to_markdown(doc)
     sched["peer_wait"] = 7.25
     assert ("4 client start(s) again while a server was not listening yet; parts waited 7.25 s in all for a "
-            "peer still in an earlier round.") in report.to_markdown(doc)
+            "peer still in an earlier round.") in report_markdown.to_markdown(doc)
     doc["checks"]["ib_write_bw"]["schedule"] = {"rounds": [], "client_retries": 0}
-    assert "ib_write_bw rounds" not in report.to_markdown(doc)
+    assert "ib_write_bw rounds" not in report_markdown.to_markdown(doc)

@@ -9,6 +9,9 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
+from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report import page as report_page
 from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap as report_heatmap
 from ansible_collections.linerate.fabric.plugins.module_utils.report import rdma as report_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
@@ -88,14 +91,14 @@ def test_json_has_stable_codes_and_locations(tmp_path):
 
 
 def test_markdown_summary(tmp_path):
-    md = report.to_markdown(make_report())
+    md = report_markdown.to_markdown(make_report())
     assert md.startswith("# Fabric verification: FAILED")
     assert "| RDMA_BW_LOW | pfc | node3 | mlx5_0 | leaf1 | swp3 |" in md
     assert "### ib_write_bw mlx5_0" in md and "FAIL 150.0" in md
 
 
 def test_junit_xml_shape():
-    root = ET.fromstring(report.to_junit(make_report()).split("\n", 1)[1])
+    root = ET.fromstring(report_junit.to_junit(make_report()).split("\n", 1)[1])
     assert root.tag == "testsuites" and root.get("tests") == "7" and root.get("failures") == "3"
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {"ports", "ib_write_bw"}
@@ -159,7 +162,7 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
     (cell,) = cells(root, node="n1", rail="mlx5_0")
     assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
     assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
-    md = report.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
+    md = report_markdown.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
                              "summary": {"passed": False, "errors": 1, "warnings": 0},
                              "checks": {"ib_write_bw": check}})
     assert "| n1 | FAIL 150.0 (n4, 1/3 failing) | 390.0 (n2) |" in md
@@ -169,12 +172,12 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
 def test_large_fabric_shows_the_grid_and_the_failing_links_not_the_matrix(monkeypatch):
     names = [f"dgx-a100-rack{i // 8 + 1:02d}-node{i % 8 + 1:02d}" for i in range(12)]
     doc = named_report(names, bad=(names[5], "mlx5_1"))
-    small_md, small_svg = report.to_markdown(doc), parse_svg(report_heatmap.heatmap_svg(doc))
+    small_md, small_svg = report_markdown.to_markdown(doc), parse_svg(report_heatmap.heatmap_svg(doc))
     assert "### ib_write_bw mlx5_1 (Gb/s, client row" in small_md and "failing links" not in small_md
     assert cells(small_svg, rail="mlx5_1", row=names[5], col=names[0])
     monkeypatch.setattr(report_rdma, "MATRIX_MAX_NODES", 8)
-    monkeypatch.setattr(report, "FAILING_LINKS_MAX", 4)
-    md = report.to_markdown(doc)
+    monkeypatch.setattr(report_markdown, "FAILING_LINKS_MAX", 4)
+    md = report_markdown.to_markdown(doc)
     assert "client row" not in md and "### ib_write_bw worst link per node and rail" in md
     assert f"| {names[5]} | 380.0 (" in md and "| FAIL 150.0 (" in md
     assert "### ib_write_bw failing links (11; the pair matrix is shown up to 8 nodes, this fabric has 12)" in md
@@ -207,8 +210,8 @@ def test_empty_report_still_renders():
     doc = report.build_report([], faults.summarize([]), {}, dict(FABRIC, name="lab"))
     root = parse_svg(report_heatmap.heatmap_svg(doc))
     assert "no ib_write_bw tests in this report" in texts(root)
-    assert "PASSED" in report.to_markdown(doc)
-    ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
+    assert "PASSED" in report_markdown.to_markdown(doc)
+    ET.fromstring(report_junit.to_junit(doc).split("\n", 1)[1])
 
 
 def test_summary_printer(tmp_path):
@@ -267,12 +270,12 @@ def test_schema_1_reports_render_as_schema_2():
     old["checks"]["ib_write_bw"]["tests"] = checks_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
     del old["checks"]["ib_write_bw"]["test_fields"]
     assert checks_rdma.rdma_tests(old["checks"]["ib_write_bw"]) == checks_rdma.rdma_tests(doc["checks"]["ib_write_bw"])
-    assert report.to_markdown(old) == report.to_markdown(doc) and report.to_junit(old) == report.to_junit(doc)
+    assert report_markdown.to_markdown(old) == report_markdown.to_markdown(doc) and report_junit.to_junit(old) == report_junit.to_junit(doc)
 
 
 def test_junit_cases_are_derived_from_the_tests():
     doc = make_report()
-    suite = ET.fromstring(report.to_junit(doc).split("\n", 1)[1]).find("testsuite[@name='ib_write_bw']")
+    suite = ET.fromstring(report_junit.to_junit(doc).split("\n", 1)[1]).find("testsuite[@name='ib_write_bw']")
     rows = doc["checks"]["ib_write_bw"]["tests"]
     names = [tc.get("name") for tc in suite.findall("testcase")]
     assert names == [f"{c}:{d} -> {s}:{d} (round {k})" for k, c, s, d, *_ in rows]
@@ -287,7 +290,7 @@ def test_junit_error_message_and_escaped_host_names():
               "client_error": "Couldn't connect to r<2>:18515", "server_error": None},
              {"round": 0, "client": [names[2], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": 385.0,
               "client_error": None, "server_error": None}]
-    root = ET.fromstring(report.to_junit(report_of(tests)).split("\n", 1)[1])
+    root = ET.fromstring(report_junit.to_junit(report_of(tests)).split("\n", 1)[1])
     cases = {tc.get("name"): tc for tc in root.iter("testcase")}
     assert set(cases) == {f"{names[0]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)", f"{names[2]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)"}
     failure = cases[f"{names[0]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)"].find("failure")
@@ -309,9 +312,9 @@ def test_written_files_are_the_texts_rendered_once(tmp_path):
     doc = make_report()
     rendered = report.render_reports(doc)
     assert set(rendered) == {"report.json", "summary.md", "junit.xml", "heatmap.svg", "report.html"}
-    assert rendered["summary.md"] == report.to_markdown(doc) and rendered["junit.xml"] == report.to_junit(doc)
+    assert rendered["summary.md"] == report_markdown.to_markdown(doc) and rendered["junit.xml"] == report_junit.to_junit(doc)
     assert rendered["heatmap.svg"] == report_heatmap.heatmap_svg(doc)
-    assert rendered["report.html"] == report.to_html(doc)
+    assert rendered["report.html"] == report_page.to_html(doc)
     given = report.write_reports(doc, str(tmp_path), rendered=rendered)
     own = report.write_reports(doc, str(tmp_path))
     for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg"),
@@ -428,13 +431,13 @@ def test_without_scope_nothing_is_accounted_for_the_old_way():
 def test_junit_shows_a_node_not_verified_as_a_failure(tmp_path):
     f, check = accounting.node_findings(NODES, ["node1", "node2", "node4"], probes={"node3": UNREACHABLE})
     doc = report.build_report(f, faults.summarize(f), {"nodes": check}, dict(FABRIC, name="lab"))
-    root = ET.fromstring(report.to_junit(doc).split("\n", 1)[1])
+    root = ET.fromstring(report_junit.to_junit(doc).split("\n", 1)[1])
     suite = root.find("testsuite[@name='nodes']")
     assert (suite.get("tests"), suite.get("failures")) == ("4", "1")
     failure = suite.find("testcase[@name='node3 verified']/failure")
     assert failure.get("type") == "NODE_NOT_VERIFIED" and "No route to host" in failure.get("message")
     assert suite.find("testcase[@name='node1 verified']/failure") is None
-    assert not doc["summary"]["passed"] and report.to_markdown(doc).startswith("# Fabric verification: FAILED")
+    assert not doc["summary"]["passed"] and report_markdown.to_markdown(doc).startswith("# Fabric verification: FAILED")
 
 
 SNAP = {"failed": False, "msg": "", "platform": "cumulus", "ports": {"swp1": {}}, "errors": {}}
@@ -500,7 +503,7 @@ def test_a_cross_rail_test_keeps_the_servers_device():
     assert back[0]["server"] == ["node3", "mlx5_1"] and back[1]["server"] == ["node2", "mlx5_0"]
     old = dict(check, tests=[r[:8] for r in rows])
     assert checks_rdma.rdma_tests(old)[0]["server"] == ["node3", "mlx5_0"]
-    xml = "".join(report._rdma_testcases(check, '"ib_write_bw"'))
+    xml = "".join(report_junit._rdma_testcases(check, '"ib_write_bw"'))
     assert "node1:mlx5_0 -&gt; node3:mlx5_1 (round 3)" in xml or "node1:mlx5_0 -> node3:mlx5_1 (round 3)" in xml
 
 

@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings, shell_quote
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
@@ -381,7 +382,7 @@ def test_the_report_carries_the_sweep_table():
     section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN}, margin_percent=5.0,
                                       repeats=3, file="/o/nccl/tuned.json"))
     assert json.loads(json.dumps(section)) == section
-    text = "\n".join(rep.tuning_lines({"nccl_tuning": section}))
+    text = "\n".join(report_markdown.tuning_lines({"nccl_tuning": section}))
     assert "Winner: tuner rows in the tuned file (job environment `NCCL_TUNER_PLUGIN=libnccl-tuner-example.so`)" in text
     assert "| all_reduce_perf x4 | Ring/LL128 |" in text and "**winner**" in text
     none = "\n".join(nt.table_markdown({"rows": sweep(Fabric())["rows"], "why": "no winner: x"}, 5.0, 3))
