@@ -227,7 +227,6 @@ LONG_FILES: set[str] = {
 }
 LONG_FUNCTIONS: set[str] = {
     "lab/schedsim/schedsim.py:kubectl",
-    "lab/sim/linerate_lab/tools/mlnx_qos.py:apply",
     "lab/switchsim/sim_eos.py:config_cmd",
     "lab/switchsim/sim_nvue.py:nv_apply",
     "lab/switchsim/simcore.py:_simple",

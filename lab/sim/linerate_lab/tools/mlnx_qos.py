@@ -157,6 +157,7 @@ def main(argv, tools=MLNX_TOOLS_VERSION):
 
 
 def apply(p, o, q):
+    """The options on the port's QoS state ``q``, in the order mlnx_qos applies them (an error: Exit)."""
     if o.dcbx is not None:
         if o.dcbx in ("os", "fw"):
             q["dcbx"] = o.dcbx
@@ -165,13 +166,26 @@ def apply(p, o, q):
             raise Exit(1)
     if o.cable_len:
         q["cable_len"] = parse_int(p, o.cable_len, 0, 0xFFFF, "cable_len")
+    if _pfc(p, o, q):   # a read of one priority, or a change of some: nothing else runs
+        return
+    _trust(o, q)
+    _buffers(p, o, q)
+    if o.ratelimit:
+        rates = parse_list(p, o.ratelimit, 0, 1000000, "ratelimit",
+                           "Too many items for ratelimit", "ratelimit must have 8 items")
+        q["ratelimit"] = [r * 1000 * 1000 for r in rates]
+    _ets(p, o, q)
+
+
+def _pfc(p, o, q):
+    """--get_pfc, --specific_pfc (both end the run: True) and --pfc."""
     if o.get_pfc is not None:
         index = int(o.get_pfc)
         if index not in range(8):
             common.out("pfc index must be in range of 0-7\n")
             raise Exit(1)
         common.out("%d\n" % q["pfc"][index])
-        return
+        return True
     if o.specific_pfc:
         items = eight(o.specific_pfc.split(","), "pfc list must have 8 items")
         for prio, t in enumerate(items):
@@ -180,9 +194,14 @@ def apply(p, o, q):
                     common.out("Bad value for 'PFC': %s\n" % t)
                     raise Exit(1)
                 q["pfc"][prio] = int(t)
-        return
+        return True
     if o.pfc:
         q["pfc"] = parse_list(p, o.pfc, 0, 1, "PFC", "Too many items for PFC", "pfc list must have 8 items")
+    return False
+
+
+def _trust(o, q):
+    """--dscp2prio (set, del, flush) and --trust."""
     if o.dscp2prio and o.trust:
         common.out("trust and dscp2prio commands cannot be used at the same time.\n")
         raise Exit(1)
@@ -218,6 +237,10 @@ def apply(p, o, q):
         if o.trust != q["trust"]:
             q["dscp2prio"] = {str(d): d >> 3 for d in range(64)} if o.trust == "dscp" else {}
             q["trust"] = o.trust
+
+
+def _buffers(p, o, q):
+    """--prio2buffer and --buffer_size."""
     if o.prio2buffer:
         for i, t in enumerate(items_of(o.prio2buffer, "Too many items for prio2buffer")):
             q["prio2buffer"][i] = parse_int(p, t, 0, 7, "prio buffer")
@@ -229,10 +252,10 @@ def apply(p, o, q):
             common.out("Buffers commands error\n")
             raise Exit(1)
         q["buffer_size"] = sizes
-    if o.ratelimit:
-        rates = parse_list(p, o.ratelimit, 0, 1000000, "ratelimit",
-                           "Too many items for ratelimit", "ratelimit must have 8 items")
-        q["ratelimit"] = [r * 1000 * 1000 for r in rates]
+
+
+def _ets(p, o, q):
+    """--tsa, --tcbw and --prio_tc, checked together (the ETS bandwidths sum to 100)."""
     tsa, tc_bw, prio_tc = list(q["tsa"]), list(q["tc_bw"]), list(q["tc"])
     if o.tsa:
         items = items_of(o.tsa, "Too many items for TSA")
