@@ -2,7 +2,7 @@
 """A model of Slurm's scontrol/sinfo (for the unit tests of node_drain) and the lab's kubectl stand-in.
 
 The lab runs a real Slurm (lab/slurmlab.py, docs/lab.md): the Slurm half here is what
-tests/unit/test_node_drain.py and test_breaker.py run the module against, its formats checked
+tests/unit/host/test_drain.py and host/test_breaker.py run the module against, its formats checked
 against the real slurmctld by tests/integration/test_remediate.py. The kubectl half is the lab's
 stand-in for a Kubernetes API server, which is not installable here.
 
@@ -329,95 +329,111 @@ def node_object(node):
 
 
 def kubectl(argv):
+    """kubectl's node commands the lab's scheduler sees (KUBECTL): the output, or Exit as kubectl fails."""
     args = [a for a in argv if a != "--overwrite"]
     overwrite = "--overwrite" in argv
     if not args:
         raise Exit(1, err="schedsim: kubectl needs a command\n")
     verb, rest = args[0], args[1:]
     with state("kubernetes") as s:
-        def node(name):
-            if name not in s["nodes"]:
-                raise Exit(1, err=f'Error from server (NotFound): nodes "{name}" not found\n')
-            n = s["nodes"][name]
-            return n
-
-        def bump(n):
-            n["rv"] += 1
-
-        if verb == "get":
-            if rest[:1] not in (["node"], ["nodes"], ["no"]) or len(rest) != 4 or rest[2:] != ["-o", "json"]:
-                raise Exit(1, err=f"schedsim: kubectl get {' '.join(rest)}: only 'get node NAME -o json' is modelled\n")
-            return json.dumps(node_object(node(rest[1])), indent=4) + "\n"
-        if verb in ("cordon", "uncordon"):
-            if len(rest) != 1:
-                raise Exit(1, err=f"error: USAGE: {verb} NODE [flags]\n")
-            n = node(rest[0])
-            want = verb == "cordon"
-            if n["unschedulable"] == want:
-                return f"node/{rest[0]} already {verb}ed\n"
-            n["unschedulable"] = want
-            # the node lifecycle controller (TaintNodesByCondition) mirrors spec.unschedulable as this taint
-            n["taints"] = [t for t in n["taints"] if t["key"] != UNSCHEDULABLE_TAINT]
-            if want:
-                n["taints"].append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule",
-                                    "timeAdded": _now() + "Z"})
-            bump(n)
-            return f"node/{rest[0]} {verb}ed\n"
-        if verb == "taint":
-            if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
-                raise Exit(1, err="error: at least one taint update is required\n")
-            n = node(rest[1])
-            adds, removes = [], []
-            for spec in rest[2:]:
-                if spec.endswith("-"):
-                    key, _, effect = spec[:-1].partition(":")
-                    if effect and effect not in TAINT_EFFECTS:
-                        raise Exit(1, err=f"error: invalid taint effect: {effect}, unsupported taint effect\n")
-                    removes.append((key, effect))
-                    continue
-                kv, sep, effect = spec.rpartition(":")
-                key, _, value = kv.partition("=")
-                if not sep or effect not in TAINT_EFFECTS:
-                    raise Exit(1, err=f"error: invalid taint effect: {effect}, unsupported taint effect\n")
-                if not _QUALIFIED.fullmatch(key) or len(key) > 316 or not _LABEL_VALUE.fullmatch(value):
-                    raise Exit(1, err=f"error: invalid taint spec: {spec}\n")
-                adds.append({"key": key, "value": value, "effect": effect})
-            taints = list(n["taints"])
-            for key, effect in removes:
-                left = [t for t in taints if not (t["key"] == key and (not effect or t["effect"] == effect))]
-                if len(left) == len(taints):
-                    raise Exit(1, err=f'error: taint "{key}{":" + effect if effect else ""}" not found\n')
-                taints = left
-            for t in adds:
-                same = [x for x in taints if x["key"] == t["key"] and x["effect"] == t["effect"]]
-                if same and not overwrite:
-                    raise Exit(1, err=f"error: node {rest[1]} already has {t['key']} taint(s) with same effect(s) "
-                                      "and --overwrite is false\n")
-                taints = [x for x in taints if x not in same] + [t]
-            n["taints"] = taints
-            bump(n)
-            return f"node/{rest[1]} {'untainted' if removes and not adds else 'tainted'}\n"
-        if verb == "annotate":
-            if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
-                raise Exit(1, err="error: at least one annotation update is required\n")
-            n = node(rest[1])
-            ann = dict(n["annotations"])
-            for spec in rest[2:]:
-                if spec.endswith("-") and "=" not in spec:
-                    ann.pop(spec[:-1], None)
-                    continue
-                key, sep, value = spec.partition("=")
-                if not sep or not _QUALIFIED.fullmatch(key):
-                    raise Exit(1, err=f"error: invalid annotation format: {spec}\n")
-                if key in ann and ann[key] != value and not overwrite:
-                    raise Exit(1, err=f"error: --overwrite is false but found the following declared annotation(s): "
-                                      f"'{key}' already has a value ({ann[key]})\n")
-                ann[key] = value
-            n["annotations"] = ann
-            bump(n)
-            return f"node/{rest[1]} annotated\n"
+        command = KUBECTL.get(verb)
+        if command is not None:
+            return command(s, verb, rest, overwrite)
     raise Exit(1, err=f'error: unknown command "{verb}" for "kubectl"\n')
 
+
+def _node(s, name):
+    if name not in s["nodes"]:
+        raise Exit(1, err=f'Error from server (NotFound): nodes "{name}" not found\n')
+    return s["nodes"][name]
+
+
+def _kubectl_get(s, verb, rest, overwrite):
+    """get node NAME -o json."""
+    if rest[:1] not in (["node"], ["nodes"], ["no"]) or len(rest) != 4 or rest[2:] != ["-o", "json"]:
+        raise Exit(1, err=f"schedsim: kubectl get {' '.join(rest)}: only 'get node NAME -o json' is modelled\n")
+    return json.dumps(node_object(_node(s, rest[1])), indent=4) + "\n"
+
+
+def _kubectl_cordon(s, verb, rest, overwrite):
+    """cordon / uncordon NODE."""
+    if len(rest) != 1:
+        raise Exit(1, err=f"error: USAGE: {verb} NODE [flags]\n")
+    n = _node(s, rest[0])
+    want = verb == "cordon"
+    if n["unschedulable"] == want:
+        return f"node/{rest[0]} already {verb}ed\n"
+    n["unschedulable"] = want
+    # the node lifecycle controller (TaintNodesByCondition) mirrors spec.unschedulable as this taint
+    n["taints"] = [t for t in n["taints"] if t["key"] != UNSCHEDULABLE_TAINT]
+    if want:
+        n["taints"].append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule",
+                            "timeAdded": _now() + "Z"})
+    n["rv"] += 1
+    return f"node/{rest[0]} {verb}ed\n"
+
+
+def _kubectl_taint(s, verb, rest, overwrite):
+    """taint node NODE KEY[=VALUE]:EFFECT... / KEY[:EFFECT]-..."""
+    if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
+        raise Exit(1, err="error: at least one taint update is required\n")
+    n = _node(s, rest[1])
+    adds, removes = [], []
+    for spec in rest[2:]:
+        if spec.endswith("-"):
+            key, _, effect = spec[:-1].partition(":")
+            if effect and effect not in TAINT_EFFECTS:
+                raise Exit(1, err=f"error: invalid taint effect: {effect}, unsupported taint effect\n")
+            removes.append((key, effect))
+            continue
+        kv, sep, effect = spec.rpartition(":")
+        key, _, value = kv.partition("=")
+        if not sep or effect not in TAINT_EFFECTS:
+            raise Exit(1, err=f"error: invalid taint effect: {effect}, unsupported taint effect\n")
+        if not _QUALIFIED.fullmatch(key) or len(key) > 316 or not _LABEL_VALUE.fullmatch(value):
+            raise Exit(1, err=f"error: invalid taint spec: {spec}\n")
+        adds.append({"key": key, "value": value, "effect": effect})
+    taints = list(n["taints"])
+    for key, effect in removes:
+        left = [t for t in taints if not (t["key"] == key and (not effect or t["effect"] == effect))]
+        if len(left) == len(taints):
+            raise Exit(1, err=f'error: taint "{key}{":" + effect if effect else ""}" not found\n')
+        taints = left
+    for t in adds:
+        same = [x for x in taints if x["key"] == t["key"] and x["effect"] == t["effect"]]
+        if same and not overwrite:
+            raise Exit(1, err=f"error: node {rest[1]} already has {t['key']} taint(s) with same effect(s) "
+                              "and --overwrite is false\n")
+        taints = [x for x in taints if x not in same] + [t]
+    n["taints"] = taints
+    n["rv"] += 1
+    return f"node/{rest[1]} {'untainted' if removes and not adds else 'tainted'}\n"
+
+
+def _kubectl_annotate(s, verb, rest, overwrite):
+    """annotate node NODE KEY=VALUE... / KEY-..."""
+    if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
+        raise Exit(1, err="error: at least one annotation update is required\n")
+    n = _node(s, rest[1])
+    ann = dict(n["annotations"])
+    for spec in rest[2:]:
+        if spec.endswith("-") and "=" not in spec:
+            ann.pop(spec[:-1], None)
+            continue
+        key, sep, value = spec.partition("=")
+        if not sep or not _QUALIFIED.fullmatch(key):
+            raise Exit(1, err=f"error: invalid annotation format: {spec}\n")
+        if key in ann and ann[key] != value and not overwrite:
+            raise Exit(1, err=f"error: --overwrite is false but found the following declared annotation(s): "
+                              f"'{key}' already has a value ({ann[key]})\n")
+        ann[key] = value
+    n["annotations"] = ann
+    n["rv"] += 1
+    return f"node/{rest[1]} annotated\n"
+
+
+KUBECTL = {"get": _kubectl_get, "cordon": _kubectl_cordon, "uncordon": _kubectl_cordon, "taint": _kubectl_taint,
+           "annotate": _kubectl_annotate}
 
 # ---------------------------------------------------------------- the lab's own commands
 

@@ -226,7 +226,6 @@ LONG_FILES: set[str] = {
     "lab/switchsim/sim_sonic.py",
 }
 LONG_FUNCTIONS: set[str] = {
-    "lab/schedsim/schedsim.py:kubectl",
     "lab/switchsim/sim_eos.py:config_cmd",
     "lab/switchsim/sim_nvue.py:nv_apply",
     "lab/switchsim/simcore.py:_simple",
