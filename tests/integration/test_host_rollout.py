@@ -81,7 +81,7 @@ def test_a_failed_check_stops_the_rolling_reset_before_the_next_node(converged):
 @pytest.mark.matrix
 def test_a_process_on_the_device_refuses_the_reset_and_names_it(converged):
     """Matrix: one more failed disruptive step halting the rollout (the core test above is the class); the
-    in-use refusal itself is unit-tested on the module (tests/unit/test_disruption_guard.py)."""
+    in-use refusal itself is unit-tested on the module (tests/unit/host/test_mgmtpath.py)."""
     lab_fault("rdma-busy", "node1", "mlx5_0")
     try:
         res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), timeout=1200)

@@ -2,7 +2,7 @@
 
 The role's tasks as Ansible loads them, and their conditions and messages evaluated by Ansible's own templar
 for each branch: the installed driver running (nothing), a restart due (mismatch, inbox loaded, missing
-module: ofed_driver_info's verdict, tests/unit/test_ofed_driver_info.py), not allowed (the node fails here,
+module: ofed_driver_info's verdict, tests/unit/host/test_ofed.py), not allowed (the node fails here,
 naming what was seen), check mode (reported as a change, the preview of the host ends, nothing runs)."""
 import os
 import sys

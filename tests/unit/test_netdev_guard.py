@@ -11,7 +11,7 @@ from ansible_collections.linerate.fabric.plugins.modules import disruption_guard
 
 from module_harness import run_module
 from test_cross_layer import ROOT, Vars
-from test_disruption_guard import CONTROLLER, NODE, host, ip_tools  # noqa: F401 (fixture)
+from host.test_mgmtpath import CONTROLLER, NODE, host, ip_tools  # noqa: F401 (fixture)
 
 
 def load(*parts):

@@ -1,6 +1,6 @@
 """The ``apt-cache madison`` parser (plugins/module_utils/parsers/apt.py) on the published rows
 (fixtures/apt_madison/SOURCES.md): every row read, apt's notes skipped, any other line refused by number.
-ofed_preflight's use of it is tested in tests/unit/test_ofed_preflight.py."""
+ofed_preflight's use of it is tested in tests/unit/host/test_ofed.py."""
 import pytest
 
 from parser_fixtures import fixture

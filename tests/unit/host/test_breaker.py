@@ -13,7 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import breake
 from ansible_collections.linerate.fabric.plugins.modules import drain_breaker, node_drain
 from module_harness import Tools, run_module
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "lab", "schedsim"))
 import schedsim  # noqa: E402
 

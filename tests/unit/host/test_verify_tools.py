@@ -10,7 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.filter.verify_tools import verify_tools_plan
 from ansible_collections.linerate.fabric.plugins.module_utils.host.verify_tools import tools_plan
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "verify_fabric")
 URL = "https://mirror.example/nccl-tests/v2.19.6.tar.gz"
 

@@ -10,7 +10,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Tool
 from ansible_collections.linerate.fabric.plugins.module_utils.host import rdma
 from ansible_collections.linerate.fabric.plugins.modules import rdma_facts
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "rdma_facts")
+FIX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "rdma_facts")
 OUTPUTS = {
     "ibdev2netdev": "ibdev2netdev_v.txt",
     "ibv_devinfo": "ibv_devinfo_v.txt",

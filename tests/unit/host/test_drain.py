@@ -10,7 +10,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
 from ansible_collections.linerate.fabric.plugins.modules import node_drain
 from module_harness import Tools, run_module
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "lab", "schedsim"))
 import schedsim  # noqa: E402
 
