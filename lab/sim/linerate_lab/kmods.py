@@ -21,6 +21,8 @@ import contextlib
 import os
 import shutil
 
+from linerate_lab import placeholder
+
 MAGIC = "# linerate-lab simulated kernel module"
 
 # name -> (size in bytes as lsmod shows it, depends, description, author, license)
@@ -118,15 +120,11 @@ def ko_text(name, version, kver, inbox=False):
 
 def read_ko(path):
     """The fields of a placeholder ``.ko`` (None when it is not one of ours)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith(MAGIC):
+    body = placeholder.lines(path, MAGIC)
+    if body is None:
         return None
     fields = {}
-    for line in text.splitlines()[1:]:
+    for line in body:
         key, _, value = line.partition("=")
         fields[key] = value
     fields["filename"] = path

@@ -4,19 +4,17 @@
 """
 import os
 
+from linerate_lab import placeholder
+
 MAGIC = "LINERATE-LAB-FW-IMAGE"
 
 
 def read(path):
     """The image's fields, or None when ``path`` is not a readable image."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
+    body = placeholder.lines(path, MAGIC)
+    if body is None:
         return None
-    if not text.startswith(MAGIC):
-        return None
-    fields = dict(line.split("=", 1) for line in text.splitlines()[1:] if "=" in line)
+    fields = dict(line.split("=", 1) for line in body if "=" in line)
     fields["path"] = path
     return fields
 
