@@ -179,19 +179,23 @@ def _const(node):
         return None
 
 
+def _option_calls(repo, tag, path, method):
+    """(source, [(call, flags)]) of ``path`` at ``tag``: each ``method`` call (optparse's add_option,
+    argparse's add_argument) with its positional arguments' literal values (None where not literal)."""
+    src = show(repo, tag, path)
+    return src, [(call, [_const(a) for a in call.args]) for call in _calls(ast.parse(src), method)]
+
+
 def mlnx_qos(repo):
     path = "python/mlnx_qos"
     out = {"_source": {"repo": "Mellanox/mlnx-tools", "file": path, "licence": "CPL-1.0 / BSD / GPL-2.0 (file header)",
                        "what": "optparse OptionParser add_option() calls: flags, dest, action, metavar"},
            "versions": {}}
     for tag in MLNX_TOOLS_TAGS:
-        src = show(repo, tag, path)
-        tree = ast.parse(src)
-        opts = []
-        for call in _calls(tree, "add_option"):
-            flags = [_const(a) for a in call.args]
-            kw = {k.arg: _const(k.value) for k in call.keywords if k.arg in ("dest", "action", "metavar", "default")}
-            opts.append({"flags": flags, **kw, "line": call.lineno})
+        src, calls = _option_calls(repo, tag, path, "add_option")
+        opts = [{"flags": flags, **{k.arg: _const(k.value) for k in call.keywords
+                                    if k.arg in ("dest", "action", "metavar", "default")}, "line": call.lineno}
+                for call, flags in calls]
         pm = re.search(r"OptionParser\(([^)]*)\)", src)
         out["versions"][tag] = {"commit": commit(repo, tag), "parser": pm.group(1), "parser_line": line_of(src, pm.start()),
                                 "options": opts}
@@ -205,11 +209,9 @@ def mlxfwreset(repo):
                        "licence": "GPL-2.0 or BSD (mstflint COPYING)", "what": "argparse add_argument() calls"},
            "versions": {}}
     for tag in MSTFLINT_TAGS:
-        src = show(repo, tag, path)
-        tree = ast.parse(src)
+        _src, calls = _option_calls(repo, tag, path, "add_argument")
         opts = []
-        for call in _calls(tree, "add_argument"):
-            flags = [_const(a) for a in call.args]
+        for call, flags in calls:
             if not flags or flags[0] is None:
                 continue
             kw = {}
