@@ -348,6 +348,13 @@ def _node(s, name):
     return s["nodes"][name]
 
 
+def _node_updates(s, rest, what):
+    """The node of ``kubectl taint|annotate node NODE SPEC...`` and its specs (kubectl's error without one)."""
+    if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
+        raise Exit(1, err=f"error: at least one {what} update is required\n")
+    return _node(s, rest[1]), rest[2:]
+
+
 def _kubectl_get(s, verb, rest, overwrite):
     """get node NAME -o json."""
     if rest[:1] not in (["node"], ["nodes"], ["no"]) or len(rest) != 4 or rest[2:] != ["-o", "json"]:
@@ -375,11 +382,9 @@ def _kubectl_cordon(s, verb, rest, overwrite):
 
 def _kubectl_taint(s, verb, rest, overwrite):
     """taint node NODE KEY[=VALUE]:EFFECT... / KEY[:EFFECT]-..."""
-    if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
-        raise Exit(1, err="error: at least one taint update is required\n")
-    n = _node(s, rest[1])
+    n, specs = _node_updates(s, rest, "taint")
     adds, removes = [], []
-    for spec in rest[2:]:
+    for spec in specs:
         if spec.endswith("-"):
             key, _, effect = spec[:-1].partition(":")
             if effect and effect not in TAINT_EFFECTS:
@@ -412,11 +417,9 @@ def _kubectl_taint(s, verb, rest, overwrite):
 
 def _kubectl_annotate(s, verb, rest, overwrite):
     """annotate node NODE KEY=VALUE... / KEY-..."""
-    if len(rest) < 3 or rest[0] not in ("node", "nodes", "no"):
-        raise Exit(1, err="error: at least one annotation update is required\n")
-    n = _node(s, rest[1])
+    n, specs = _node_updates(s, rest, "annotation")
     ann = dict(n["annotations"])
-    for spec in rest[2:]:
+    for spec in specs:
         if spec.endswith("-") and "=" not in spec:
             ann.pop(spec[:-1], None)
             continue
