@@ -76,7 +76,7 @@ def finish(proc, deadline):
         return None, out, err, True
 
 
-def read_tool(run, argv, parser, empty_out_reads_err=False):
+def read_tool(run, argv, parser, empty_out_reads_err=False, tail=False):
     """``parser``'s reading of what ``argv`` printed, through ``run(argv) -> (rc, stdout, stderr)``.
 
     A tool that exited non-zero has its stdout and stderr read together, so that a parser that knows the
@@ -85,7 +85,8 @@ def read_tool(run, argv, parser, empty_out_reads_err=False):
     parser found nothing to say. A parser's ``ValueError`` (``ParseError``) on the output of a tool that
     exited 0 is a ``ToolFailure`` too (``<argv>: <why>``): an output that is not the tool's format is never
     an empty success. With ``empty_out_reads_err`` a tool that exited 0 with nothing on stdout has its
-    stderr read: a tool that says what is wrong on stderr but exits 0 is still read by what it said."""
+    stderr read: a tool that says what is wrong on stderr but exits 0 is still read by what it said. ``tail``
+    quotes the end of a failed tool's output, not its start (``common.tool_failed``)."""
     rc, out, err = run(argv)
     if rc != 0:
         text = out + "\n" + err
@@ -96,5 +97,5 @@ def read_tool(run, argv, parser, empty_out_reads_err=False):
     except ValueError as e:
         raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
     if rc != 0:
-        raise ToolFailure.exited(argv, rc, out, err)
+        raise ToolFailure.exited(argv, rc, out, err, tail=tail)
     return parsed

@@ -60,3 +60,13 @@ def test_output_that_is_not_the_format_fails_even_when_the_tool_exited_0():
 def test_empty_out_reads_err_reads_stderr_of_a_tool_that_exited_0_with_nothing_on_stdout():
     assert read_tool(tool(0, " \n", "c d\n"), ["t"], parse_words, empty_out_reads_err=True) == ["c", "d"]
     assert read_tool(tool(0, "a\n", "c d\n"), ["t"], parse_words, empty_out_reads_err=True) == ["a"]
+
+
+def test_tail_quotes_the_end_of_a_failed_tools_output():
+    err = "x" * 500 + " the error"
+    with pytest.raises(ToolFailure) as e:
+        read_tool(tool(1, "", err), ["t"], lambda text: None, tail=True)
+    assert e.value.msg.endswith(" the error") and e.value.msg == "t exited 1: " + err[-400:]
+    with pytest.raises(ToolFailure) as e:
+        read_tool(tool(1, "", err), ["t"], lambda text: None)
+    assert e.value.msg == "t exited 1: " + err[:400]

@@ -19,6 +19,7 @@ import shlex
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlnx_qos import parse_mlnx_qos
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 
 ROCE_MODES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}
 ROCE_MODE_ARG = {"v1": "1", "v2": "2"}
@@ -96,22 +97,8 @@ class Port:
     def _call(self, argv, reader=None, change=False):
         if change:
             self.commands.append(argv)
-        rc, out, err = self.run(argv)
-        text = out if rc == 0 else out + "\n" + err
-        if rc != 0:
-            # let the reader name the tool's own error where it can
-            try:
-                if reader:
-                    reader(text)
-            except ParseError as e:
-                raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
-            raise ToolFailure.exited(argv, rc, out, err, tail=True)
-        if reader is None:
-            return None
-        try:
-            return reader(text)
-        except ParseError as e:
-            raise ToolFailure.exited(argv, rc, out, err, detail=str(e)) from None
+        # the reader names the tool's own error where it can; a command without one only has to succeed
+        return read_tool(self.run, argv, reader or (lambda _text: None), tail=True)
 
     # ------------------------------------------------------------------ read
 
