@@ -180,9 +180,9 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
         while True:
             rc = proc.poll()
             if rc is not None:
-                err = proc.communicate()[1]
-                return unjudged(f"the load workload {' '.join(argv)} exited {rc} before it ran on the GPU "
-                                f"({(err or '').strip()[:200]})")
+                out, err = proc.communicate()
+                return unjudged(tool_failed(argv, rc, out, err, what="the load workload never ran on the GPU",
+                                            limit=200))
             out, why = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
             if out is None:
                 return unjudged(f"nvidia-smi could not say which GPUs run a process ({why})")

@@ -679,7 +679,7 @@ def test_collect_load_that_fails_or_misses_a_gpu_leaves_the_speed_unjudged(lab, 
     _gpu_node(lab)
     facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, rc=1))
     assert {g["load_unjudged"] for g in facts["gpus"]} == {
-        "the load workload all_reduce_perf -g 8 -N 0 exited 1 before it ran on the GPU (cudaGetDeviceCount failed)"}
+        "the load workload never ran on the GPU: all_reduce_perf -g 8 -N 0 exited 1: cudaGetDeviceCount failed"}
     assert _pcie1(facts) == []
 
     def missing(argv):
