@@ -84,23 +84,32 @@ def recv(sock, f):
     return json.loads(line)
 
 
+def test_info(title, args, qps):
+    """The header's first lines, every perftest test's (ctx_print_test_info): the test, device, QPs, connection."""
+    return [DASHES, f"                    {title}",
+            f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
+            f" Number of qps   : {qps}\t\tTransport type : IB",
+            " Connection type : RC\t\tUsing SRQ      : OFF",
+            " PCIe relax order: ON\t\tLock-free      : OFF",
+            " ibv_wr* API     : ON\t\tUsing DDP      : OFF"]
+
+
+def link_info(args, me, mtu):
+    """The header's MTU and link type lines, and the GID index on RoCE (ctx_print_test_info)."""
+    out = [f" Mtu             : {mtu}[B]", f" Link type       : {'Ethernet' if me['link_layer'] == 'Ethernet' else 'IB'}"]
+    if me["link_layer"] == "Ethernet":
+        out.append(f" GID index       : {args.gid_index if args.gid_index is not None else 0}")
+    return out
+
+
 def header(prog, args, me, mtu, server_side):
-    title = TITLES[prog]
-    out = [DASHES, f"                    {title}",
-           f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
-           f" Number of qps   : {args.qps}\t\tTransport type : IB",
-           " Connection type : RC\t\tUsing SRQ      : OFF",
-           " PCIe relax order: ON\t\tLock-free      : OFF",
-           " ibv_wr* API     : ON\t\tUsing DDP      : OFF"]
+    out = test_info(TITLES[prog], args, args.qps)
     if not server_side:
         out.append(" TX depth        : 128")
     if prog == "ib_send_bw" and server_side:
         # ctx_print_test_info: has_recv_comp(SEND) on the server; DEF_RX_SEND (perftest_parameters.h)
         out.append(" RX depth        : 512")
-    out += [" CQ Moderation   : 100", " CQE Poll Batch  : 16", f" Mtu             : {mtu}[B]",
-            f" Link type       : {'Ethernet' if me['link_layer'] == 'Ethernet' else 'IB'}"]
-    if me["link_layer"] == "Ethernet":
-        out.append(f" GID index       : {args.gid_index if args.gid_index is not None else 0}")
+    out += [" CQ Moderation   : 100", " CQE Poll Batch  : 16", *link_info(args, me, mtu)]
     if prog == "ib_read_bw":
         out.append(" Outstand reads  : 16")
     else:

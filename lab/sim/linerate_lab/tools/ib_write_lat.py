@@ -108,19 +108,12 @@ def table(args, outcome):
 
 
 def header(prog, args, me, mtu, server_side):
-    out = [bw.DASHES, f"                    {TITLES[prog]}",
-           f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
-           " Number of qps   : 1\t\tTransport type : IB",
-           " Connection type : RC\t\tUsing SRQ      : OFF",
-           " PCIe relax order: ON\t\tLock-free      : OFF",
-           " ibv_wr* API     : ON\t\tUsing DDP      : OFF"]
+    out = bw.test_info(TITLES[prog], args, 1)
     if not server_side:
         out.append(" TX depth        : 1")
     if prog == "ib_send_lat" and server_side:
         out.append(f" RX depth        : {min(DEF_RX_SEND, args.iters) if not args.duration else DEF_RX_SEND}")
-    out += [f" Mtu             : {mtu}[B]", f" Link type       : {'Ethernet' if me['link_layer'] == 'Ethernet' else 'IB'}"]
-    if me["link_layer"] == "Ethernet":
-        out.append(f" GID index       : {args.gid_index if args.gid_index is not None else 0}")
+    out += bw.link_info(args, me, mtu)
     out.append(f" Max inline data : {INLINE[prog]}[B]")
     return out + bw.data_exchange_lines(args, me)
 
