@@ -7,7 +7,7 @@ import pytest
 
 from switch_testlib import make, unlocked
 
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import backups, base
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import backups, base, drivers, module_common
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window_lock
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
@@ -247,8 +247,26 @@ def test_backups_never_overwrite_and_restores_are_marked(tmp_path):
 
 # ---------------------------------------------------------------- the platform interface
 
-ABSTRACT = ["get_running", "parse", "commands", "managed_scope", "out_of_scope", "view", "pending", "begin",
+ABSTRACT = ["parse_config", "commands", "managed_scope", "out_of_scope", "view", "pending", "begin",
             "abort", "commit", "confirm", "rollback", "undo", "oper"]
+
+
+def test_the_running_config_is_read_and_parsed_once_for_every_platform(monkeypatch):
+    """get_running sends the platform's running_command; parse is its parse_config with a refusal named
+    as the switch's (base.py, not restated per driver)."""
+    def refuse(self, text):
+        raise ValueError(f"line 1: {text!r} is not a config line")
+    cls = type("Plain", (base.Driver,), dict({m: (lambda self, *a: None) for m in ABSTRACT},
+                                             running_command="show config", parse_config=refuse))
+    d = cls("sw9")
+    monkeypatch.setattr(d, "send", lambda command, timeout=None: f"answer to {command}")
+    assert d.get_running() == "answer to show config" and d.log == [("show config", "answer to show config")]
+    with pytest.raises(SwitchError, match=r"^switch sw9: line 1: 'x' is not a config line$"):
+        d.parse("x")
+    assert {p: c.running_command for p, c in drivers.DRIVERS.items()} == {
+        "nvue": "nv config show -o commands", "sonic": "show runningconfiguration all", "eos": "show running-config"}
+    assert module_common._CONFIG_READS == {"nv config show -o commands", "show runningconfiguration all",
+                                           "cat /etc/sonic/config_db.json", "show running-config"}
 
 
 @pytest.mark.parametrize("missing", ABSTRACT)
@@ -282,7 +300,7 @@ class Toy(base.Driver):
     def pending(self):
         return self.pend.pop(0) if self.pend else []
 
-    parse = commands = managed_scope = out_of_scope = view = begin = abort = commit = confirm = \
+    parse = parse_config = commands = managed_scope = out_of_scope = view = begin = abort = commit = confirm = \
         rollback = oper = lambda self, *a: None
 
 
@@ -361,7 +379,7 @@ class Book(base.Driver):
         self._step("get_running")
         return self.reads.pop(0) if self.reads else self.running
 
-    def parse(self, text):
+    def parse_config(self, text):
         return dict(line.split(" ", 1) for line in text.splitlines() if line)
 
     def managed_scope(self, want, ports):

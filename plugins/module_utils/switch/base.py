@@ -286,13 +286,30 @@ class Driver(abc.ABC):
         return None
 
     # ------------------------------------------------- platform interface
-    @abc.abstractmethod
+    # the command that prints the running configuration, in the form parse_config reads
+    running_command = ""
+
+    @classmethod
+    def config_reads(cls) -> tuple[str, ...]:
+        """The commands whose output is a whole configuration (it may hold hashed secrets): summarised in the
+        command log, never copied into a module result (module_common.command_log)."""
+        return (cls.running_command,)
+
     def get_running(self) -> str:
-        """Platform-specific."""
+        """The running configuration as the switch prints it (``running_command``)."""
+        return self.run(self.running_command)
+
+    def parse(self, text: str) -> Facts:
+        """A running configuration or the rendered intent as facts; SwitchError naming the switch where the
+        platform's parser refuses it."""
+        try:
+            return self.parse_config(text)
+        except ValueError as exc:
+            raise SwitchError(self.name, str(exc)) from exc
 
     @abc.abstractmethod
-    def parse(self, text: str) -> Facts:
-        """Platform-specific."""
+    def parse_config(self, text: str) -> Facts:
+        """The platform's parser of its configuration text (ValueError on what it cannot read)."""
 
     @abc.abstractmethod
     def commands(self, want: Facts, have: Facts, scope: Scope) -> list[str]:

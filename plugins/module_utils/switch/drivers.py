@@ -10,9 +10,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue import
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import SonicDriver
 
 DRIVERS: dict[str, type[Driver]] = {"nvue": NvueDriver, "sonic": SonicDriver, "eos": EosDriver}
-# ansible_network_os values (short or fully qualified, e.g. arista.eos.eos, nvidia.nvue.nvue,
-# dellemc.enterprise_sonic.sonic) and older names -> platform: module_utils/switch/network_os.py, the one table
-ALIASES = network_os.ALIASES
 
 
 def platform_of(name: str, value: Any) -> str:
@@ -21,7 +18,7 @@ def platform_of(name: str, value: Any) -> str:
     if platform is not None:
         return platform
     raise ValueError(f"switch {name}: unknown platform {value!r} (switch_platform or ansible_network_os; "
-                     f"allowed: {', '.join(sorted(ALIASES))}, also collection-qualified like arista.eos.eos)")
+                     f"allowed: {', '.join(sorted(network_os.ALIASES))}, also collection-qualified like arista.eos.eos)")
 
 
 def driver_for(platform: str, name: str, **kw: Any) -> Driver:

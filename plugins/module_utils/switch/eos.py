@@ -306,6 +306,7 @@ def parse_pfcwd_counters(text: Optional[str]) -> dict[str, dict[str, WatchdogQue
 class EosDriver(Driver):
     platform = "eos"
     device_type = "arista_eos"
+    running_command = "show running-config"
     lldp_command = "show lldp neighbors | json"
     lldp_parser = "parse_eos_lldp_neighbors"
     error_patterns = (r"^% .*$",)
@@ -342,14 +343,8 @@ class EosDriver(Driver):
             raise SwitchError(self.name, f"could not enter privileged exec (enable): {hint}: "
                                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
 
-    def get_running(self) -> str:
-        return self.run("show running-config")
-
-    def parse(self, text: str) -> EosTree:
-        try:
-            return parse_eos_config(text)
-        except ValueError as exc:
-            raise SwitchError(self.name, str(exc)) from exc
+    def parse_config(self, text: str) -> EosTree:
+        return parse_eos_config(text)
 
     def managed_scope(self, want: EosTree, ports: Iterable[str]) -> EosScope:
         return eos_scope(want, ports)

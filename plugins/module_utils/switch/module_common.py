@@ -8,7 +8,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError, Unreachable
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import DRIVERS, driver_for, platform_of
 
 if TYPE_CHECKING:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
@@ -89,8 +89,7 @@ def read_ports_or_why(p: dict[str, Any], read: Callable[[list[str]], Any], faile
 
 # Outputs that are whole configurations (they may hold hashed secrets) are
 # summarised in the command log, never copied into the module result.
-_CONFIG_READS = ("nv config show -o commands", "show runningconfiguration all", "cat /etc/sonic/config_db.json",
-                 "show running-config")
+_CONFIG_READS = frozenset(c for cls in DRIVERS.values() for c in cls.config_reads())
 
 
 def command_log(driver: Driver, redactor: Optional[Redactor] = None) -> list[dict[str, str]]:

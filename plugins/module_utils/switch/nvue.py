@@ -151,6 +151,7 @@ def confirm_minutes(seconds: Any) -> int:
 class NvueDriver(Driver):
     platform = "nvue"
     device_type = "cumulus_linux"
+    running_command = "nv config show -o commands"
     lldp_command = "nv show interface lldp"
     lldp_parser = "parse_nvue_lldp"
     error_patterns = (r"^Error:.*$", r"^Invalid .*$", r"^-bash: .*$")
@@ -164,14 +165,8 @@ class NvueDriver(Driver):
         self._phy_form: Optional[str] = None   # the link phy health form this switch answered (phy_errors)
         self._counter_form: Optional[str] = None   # the error counter form this switch answered (error_counters)
 
-    def get_running(self) -> str:
-        return self.run("nv config show -o commands")
-
-    def parse(self, text: str) -> NvueFacts:
-        try:
-            return parse_nvue_commands(text)
-        except ValueError as exc:
-            raise SwitchError(self.name, str(exc)) from exc
+    def parse_config(self, text: str) -> NvueFacts:
+        return parse_nvue_commands(text)
 
     def managed_scope(self, want: NvueFacts, ports: Iterable[str]) -> NvueScope:
         return nvue_scope(self.profile, ports)

@@ -257,6 +257,8 @@ class SonicDriver(Driver):
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
+    running_command = "show runningconfiguration all"
+    saved_command = "cat /etc/sonic/config_db.json"   # the config the switch boots with
     lldp_command = "show lldp table"
     lldp_parser = "parse_sonic_lldp_table"
     error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
@@ -272,14 +274,12 @@ class SonicDriver(Driver):
         """bash as the admin user; breaking a lock another login made needs root (/run/lock is sticky)."""
         return f"sudo {command}" if root else command
 
-    def get_running(self) -> str:
-        return self.run("show runningconfiguration all")
+    @classmethod
+    def config_reads(cls) -> tuple[str, ...]:
+        return (cls.running_command, cls.saved_command)
 
-    def parse(self, text: str) -> ConfigDb:
-        try:
-            return parse_config_db(text)
-        except ValueError as exc:
-            raise SwitchError(self.name, str(exc)) from exc
+    def parse_config(self, text: str) -> ConfigDb:
+        return parse_config_db(text)
 
     def managed_scope(self, want: ConfigDb, ports: Iterable[str]) -> SonicScope:
         meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
@@ -333,7 +333,7 @@ class SonicDriver(Driver):
         if left:
             problems.append("checkpoints of an unfinished change window: " + ", ".join(left))
         running = self.parse(self.get_running())
-        saved = self.parse(self.run("cat /etc/sonic/config_db.json"))
+        saved = self.parse(self.run(self.saved_command))
         if running != saved:
             tables = sorted({t for t in set(running) | set(saved) if running.get(t) != saved.get(t)})
             problems.append("running configuration is not saved (differs from /etc/sonic/config_db.json in "
@@ -435,7 +435,7 @@ class SonicDriver(Driver):
                 self.run(f"sudo config delete-checkpoint {cp}")
                 done.append(f"systemctl stop {unit}{PUSH_SUFFIX}.timer {unit}.timer; config delete-checkpoint {cp}")
         running = self.parse(self.get_running())
-        if running == self.parse(target_text) and running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+        if running == self.parse(target_text) and running != self.parse(self.run(self.saved_command)):
             self.run("sudo config save -y")
             done.append("config save -y (the running config is the backup)")
         return done
@@ -451,7 +451,7 @@ class SonicDriver(Driver):
         if self._cp in self.checkpoints():
             self.run(f"sudo config rollback {self._cp}", timeout=max(60, self.command_timeout))
             running = self.parse(self.get_running())
-            if running != self.parse(self.run("cat /etc/sonic/config_db.json")):
+            if running != self.parse(self.run(self.saved_command)):
                 self.run("sudo config save -y")
             self.run(f"sudo config delete-checkpoint {self._cp}")
         self._cp = None
