@@ -34,23 +34,14 @@ from typing import Any, Optional, Sequence, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
+    # the diagnostics of a module, one model for a NIC's (ethtool -m) and a switch port's: checks/links.py
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import Ddm, DdmEntry
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, eos_json  # type: ignore[import-not-found,no-redef]
+    from parsers.ethtool_module import Ddm, DdmEntry  # type: ignore[import-not-found,no-redef]
 
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)")
 _COPPER_RE = re.compile(r"copper|passive|\bDAC\b|-CR\d|BASE-CR|CR\d\b", re.I)
-
-
-class DdmEntry(TypedDict):
-    """A monitored value per lane (one for the temperature) and the module's alarm thresholds."""
-    values: list[float]
-    low: float
-    high: float
-
-
-class Ddm(TypedDict):
-    rx_power_dbm: Optional[DdmEntry]
-    temperature_c: Optional[DdmEntry]
 
 
 class _ModuleBase(TypedDict):
