@@ -24,9 +24,9 @@ import re
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 # A value that names one of these is complete only at run time (the validated
 # intent, facts, a role's own defaults): it is checked by the role then.
@@ -86,7 +86,7 @@ def _options(args):
         return None, f"check_cabling: {check_cabling!r} is not allowed (allowed: true, false)"
     # The run installs nccl-tests on the host group (verify.yml, site.yml, nccl_tune.yml say so):
     # its source is checked here, before any node is touched.
-    nccl_tests = intent_vars.as_bool(args.get("nccl_tests", False))
+    nccl_tests = variables.as_bool(args.get("nccl_tests", False))
     if nccl_tests is None:
         return None, f"nccl_tests: {args.get('nccl_tests')!r} is not allowed (allowed: true, false)"
     return {"host_group": args.get("host_group", "gpu_nodes"), "switch_group": args.get("switch_group", "switches"),
@@ -109,7 +109,7 @@ def _judge(result, inventory, seen, sm_group):
         result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
                          + "\n- ".join(problems))
         return result
-    eff = intent.published(fabric, sm_hosts)
+    eff = published(fabric, sm_hosts)
     result["ansible_facts"] = {"fabric_effective": eff}
     result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
                      f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")
@@ -149,16 +149,16 @@ class _Inventory:
         before = len(self.unreadable)
         fabric = self.read(fabric, "fabric") if fabric is not None else None
         fabric_unreadable = len(self.unreadable) - before
-        variables, per_host = self.role_vars(list(groups.get("all", [])), hosts)
+        role_values, per_host = self.role_vars(list(groups.get("all", [])), hosts)
         for name, sv in switches.items():
-            sv.update({k: variables[name][k] for k in SWITCH_ROLE_SETTINGS if k in variables.get(name, {})})
+            sv.update({k: role_values[name][k] for k in SWITCH_ROLE_SETTINGS if k in role_values.get(name, {})})
         if o["nccl_tests"]:
             per_host += [(name, m) for name in groups.get(o["host_group"], [])
-                         for m in intent_vars.nccl_tests_problems(variables.get(name, {}))]
-        play = {k: self.read(self.task_vars[k], k) for k in intent_vars.PLAY_VARS if k in self.task_vars}
+                         for m in variables.nccl_tests_problems(role_values.get(name, {}))]
+        play = {k: self.read(self.task_vars[k], k) for k in variables.PLAY_VARS if k in self.task_vars}
         return {"fabric": fabric, "fabric_unreadable": fabric_unreadable, "hosts": hosts, "switches": switches,
-                "variables": variables, "play": play,
-                "per_host_problems": intent_vars.merge_hosts(per_host) + intent_vars.validate_host(play)}
+                "variables": role_values, "play": play,
+                "per_host_problems": variables.merge_hosts(per_host) + variables.validate_host(play)}
 
     def read(self, value, key, stack=()):
         # Leaf by leaf, so a problem names its key; a mapping or list that
@@ -210,7 +210,7 @@ class _Inventory:
                      "group_hosts": list(self.groups.get(host_group, []))}
         for name in names:
             hv = self.hostvars.get(name, {})
-            present = set(hv.keys()) & set(intent_vars.RULES) - set(intent_vars.PLAY_VARS)
+            present = set(hv.keys()) & set(variables.RULES) - set(variables.PLAY_VARS)
             values = {}
             for k in sorted(present):
                 try:
@@ -221,5 +221,5 @@ class _Inventory:
             out[name] = values
             ports = hosts.get(name, {}).get("rdma_ports")
             rails = len(ports) if isinstance(ports, list) else None
-            per_host += [(name, m) for m in intent_vars.validate_host(values, dict(inventory, rails=rails))]
+            per_host += [(name, m) for m in variables.validate_host(values, dict(inventory, rails=rails))]
         return out, per_host

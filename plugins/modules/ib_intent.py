@@ -60,7 +60,7 @@ root_guids:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 
 
 def main():
@@ -74,12 +74,12 @@ def main():
     )
     known = {k: [g for g in (v or []) if g] for k, v in module.params["known_guids"].items()}
     sm = module.params["subnet_manager"]
-    errors = intent_ib.validate_subnet_manager(sm, known, module.params["sm_hosts"])
+    errors = infiniband.validate_subnet_manager(sm, known, module.params["sm_hosts"])
     if errors:
         module.fail_json(msg="invalid InfiniBand intent:\n" + "\n".join(errors), errors=errors)
-    module.exit_json(changed=False, errors=[], subnet_manager=intent_ib.merged(sm),
-                     partitions=intent_ib.resolve_partitions(sm, known),
-                     root_guids=intent_ib.resolve_roots(sm, known))
+    module.exit_json(changed=False, errors=[], subnet_manager=infiniband.merged(sm),
+                     partitions=infiniband.resolve_partitions(sm, known),
+                     root_guids=infiniband.resolve_roots(sm, known))
 
 
 if __name__ == "__main__":

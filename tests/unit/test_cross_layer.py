@@ -5,7 +5,7 @@ Each layer is rendered the way a run renders it, from the real files: the role d
 (resolved lazily, as Ansible does), the task arguments of the roles, the templates, and
 the Python they feed (roce.desired, nccl_env_settings, perftest.perftest_argv, the ib_write_bw module's). The
 only input is the validated intent as the validate action publishes it
-(intent.published: fabric_effective with its ``derived`` values).
+(fabric.published: fabric_effective with its ``derived`` values).
 
 The probe tests change what ``derive()`` publishes (and the one PFC vector function)
 and assert every layer follows: a layer that computed a value on its own (``dscp * 4``,
@@ -25,7 +25,7 @@ from ansible_collections.linerate.fabric.plugins.filter.fabric import FilterModu
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import FilterModule as NcclFilters
 from ansible_collections.linerate.fabric.plugins.filter.switch_fabric import FilterModule as SwitchFilters
 from ansible_collections.linerate.fabric.plugins.filter.switch_buffers import FilterModule as BufferFilters
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
@@ -200,22 +200,22 @@ def assert_one_class(out, dscp, tos, prio, cnp_dscp, cnp_prio, vector):
 
 
 def test_every_layer_carries_the_intents_class():
-    eff = intent.published(BASE)
+    eff = fabric.published(BASE)
     assert_one_class(layers(eff), dscp=26, tos=104, prio=3, cnp_dscp=48, cnp_prio=6, vector=[0, 0, 0, 1, 0, 0, 0, 0])
 
 
 def test_every_layer_follows_a_changed_intent():
-    out = layers(intent.published(OTHER))
+    out = layers(fabric.published(OTHER))
     assert_one_class(out, dscp=34, tos=136, prio=4, cnp_dscp=40, cnp_prio=7, vector=[0, 0, 0, 0, 1, 0, 0, 0])
     assert out["firmware"]["ROCE_CC_PRIO_MASK_P1"] == 255
     no_ecn = dict(OTHER, roce=dict(OTHER["roce"], ecn={"enabled": False}))
-    assert layers(intent.published(no_ecn))["firmware"]["ROCE_CC_PRIO_MASK_P1"] == 255 - 16
+    assert layers(fabric.published(no_ecn))["firmware"]["ROCE_CC_PRIO_MASK_P1"] == 255 - 16
 
 
 def test_a_layer_deriving_the_tos_on_its_own_is_caught():
     """Every ToS reader takes derive()'s value, whatever it is: publish another one
     (ECT(0) set, 4 * DSCP + 2) and every layer must carry it, not 4 * DSCP."""
-    eff = intent.published(BASE)
+    eff = fabric.published(BASE)
     eff["derived"]["tos"] = 106
     out = layers(eff)
     assert [w["roce_tos"] for w in out["roce_qos"]] == [106, 106]
@@ -226,9 +226,9 @@ def test_a_layer_deriving_the_tos_on_its_own_is_caught():
 
 
 def test_a_layer_deriving_the_pfc_vector_on_its_own_is_caught(monkeypatch):
-    """The module's plan and the boot unit build the vector with intent.pfc_vector only."""
-    monkeypatch.setattr(intent, "pfc_vector", lambda prios: [1] + [0] * 7)
-    out = layers(intent.published(BASE))
+    """The module's plan and the boot unit build the vector with fabric.pfc_vector only."""
+    monkeypatch.setattr(fabric, "pfc_vector", lambda prios: [1] + [0] * 7)
+    out = layers(fabric.published(BASE))
     assert [w["pfc"] for w in out["roce_qos"]] == [[1, 0, 0, 0, 0, 0, 0, 0]] * 2
     assert out["unit"]["pfc"] == ["1,0,0,0,0,0,0,0"] * 2
 
@@ -236,7 +236,7 @@ def test_a_layer_deriving_the_pfc_vector_on_its_own_is_caught(monkeypatch):
 def test_a_layer_deriving_the_dscp_map_or_the_pfc_priorities_on_its_own_is_caught():
     """The host's DSCP map and PFC priorities are derive()'s (roce_qos_dscp2prio, roce_qos_pfc_priorities):
     publish others and the module's plan and the boot script carry them, not a map rebuilt from the DSCPs."""
-    eff = intent.published(BASE)
+    eff = fabric.published(BASE)
     eff["derived"].update(dscp2prio={"10": 2, "48": 6}, pfc_priorities=[2])
     out = layers(eff)
     for want in out["roce_qos"]:
@@ -256,19 +256,19 @@ def test_every_published_derived_value_has_a_reader():
                 if f.endswith((".py", ".yml", ".j2")) and f != "intent.py":
                     with open(os.path.join(d, f), encoding="utf-8") as fh:
                         text += fh.read()
-    for key in intent.derive(intent.effective(BASE)):
+    for key in fabric.derive(fabric.effective(BASE)):
         assert re.search(r"derived(\.|\(fabric\)\[\")" + key + r"\b", text), key
 
 
 def test_a_layer_deriving_the_firmware_values_on_its_own_is_caught():
-    eff = intent.published(BASE)
+    eff = fabric.published(BASE)
     eff["derived"].update(cc_prio_mask=7, cnp_dscp=40, cnp_priority=5)
     assert layers(eff)["firmware"] == {"ROCE_CC_PRIO_MASK_P1": 7, "CNP_DSCP_P1": 40, "CNP_802P_PRIO_P1": 5}
 
 
-@pytest.mark.parametrize("fabric", [BASE, OTHER])
-def test_verification_thresholds_are_the_published_ones(fabric):
-    eff = intent.published(fabric)
+@pytest.mark.parametrize("given", [BASE, OTHER])
+def test_verification_thresholds_are_the_published_ones(given):
+    eff = fabric.published(given)
     eff["derived"].update(ib_write_bw_min_gbps=123.0, nccl_busbw_min_gbytes_per_nic=7.0)
     assert thresholds.rdma_threshold_gbps(eff) == 123.0
     assert thresholds.nccl_threshold_gbytes(eff, 4) == 28.0

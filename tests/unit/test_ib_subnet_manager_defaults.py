@@ -8,8 +8,8 @@ import re
 
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 
 from test_cross_layer import ROOT, Vars
 
@@ -36,11 +36,11 @@ def sm_value(sm, path):
 
 
 def test_every_subnet_manager_value_is_the_published_one():
-    eff = intent.published({"transport": "infiniband"}, ("sm1", "sm2"))
+    eff = published({"transport": "infiniband"}, ("sm1", "sm2"))
     sm = eff["infiniband"]["subnet_manager"]
     v = role(eff)
     for var, path in FROM_INTENT.items():
-        assert v[var] == sm_value(sm, path) == sm_value(intent_ib.DEFAULTS, path), var
+        assert v[var] == sm_value(sm, path) == sm_value(infiniband.DEFAULTS, path), var
     assert v["ib_subnet_manager_master"] == "sm1"
     assert int(v["ib_subnet_manager_priority"]) == 15 and int(role(eff, "sm2")["ib_subnet_manager_priority"]) == 14
     assert v["ib_subnet_manager_link_width"] == 4 and v["ib_subnet_manager_link_speed_gbps"] == 400
@@ -49,7 +49,7 @@ def test_every_subnet_manager_value_is_the_published_one():
 
 def test_the_role_follows_whatever_the_validation_published():
     """A probe: publish values that are nobody's default; a role default that restated one would keep it."""
-    eff = intent.published({"transport": "infiniband", "link_speed_gbps": 200, "link_width": 2}, ("sm1", "sm2"))
+    eff = published({"transport": "infiniband", "link_speed_gbps": 200, "link_width": 2}, ("sm1", "sm2"))
     sm = eff["infiniband"]["subnet_manager"]
     sm.update(priority=9, standby_priority=8, routing_engine="updn", lmc=2, sweep_interval=33, master="sm2",
               log={"file": "/x.log", "max_size_mb": 7, "flags": 1, "verbose": True},

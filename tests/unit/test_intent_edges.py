@@ -8,7 +8,7 @@ import pytest
 from intent.test_fabric import GOOD
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 
 def fabric_with(**paths):
@@ -56,7 +56,7 @@ def test_fabric_limits_at_their_edges(paths, problems):
     ("mofed_repo_url", "file:///srv/mofed/ubuntu22.04"), ("mofed_repo_url", "copy:///srv/mofed"),
 ])
 def test_a_value_at_the_end_of_its_range_passes(key, value):
-    assert iv.validate_host({key: value}) == []
+    assert variables.validate_host({key: value}) == []
 
 
 @pytest.mark.parametrize("key,value,allowed", [
@@ -68,16 +68,16 @@ def test_a_value_at_the_end_of_its_range_passes(key, value):
     ("roce_qos_pfc_priorities", [0, 1, 2, 3, 4, 5, 6, 7, 3], "a list of priorities 0..7"),
 ])
 def test_a_value_past_the_end_of_its_range_fails(key, value, allowed):
-    assert iv.validate_host({key: value}) == [f"{key}: {value!r} is not allowed (allowed: {allowed})"]
+    assert variables.validate_host({key: value}) == [f"{key}: {value!r} is not allowed (allowed: {allowed})"]
 
 
 def test_more_senders_or_tuning_values_than_allowed_fail():
-    assert len(iv.validate_host({"verify_fabric_incast_senders": [f"n{i}" for i in range(1024)]})) == 1
+    assert len(variables.validate_host({"verify_fabric_incast_senders": [f"n{i}" for i in range(1024)]})) == 1
     ring = {"algorithm": "Ring", "protocol": "LL"}
-    (problem,) = iv.validate_host({"verify_fabric_nccl_tune_candidates": [ring] * 33})
+    (problem,) = variables.validate_host({"verify_fabric_nccl_tune_candidates": [ring] * 33})
     assert problem.startswith("verify_fabric_nccl_tune_candidates: [{'algorithm': 'Ring', 'protocol': 'LL'}, ")
     assert problem.endswith("is not allowed (allowed: a list of {algorithm, protocol} of 1..32 entries)")
-    assert iv.validate_host({"verify_fabric_nccl_tune_candidates": [{"algorithm": "Ring", "protocol": "LL256"}]}) == [
+    assert variables.validate_host({"verify_fabric_nccl_tune_candidates": [{"algorithm": "Ring", "protocol": "LL256"}]}) == [
         "verify_fabric_nccl_tune_candidates[0]: {'algorithm': 'Ring', 'protocol': 'LL256'} is not allowed (allowed: "
         "protocol 'LL256' is not one of LL, LL128, Simple; allowed: {algorithm: Tree | Ring | CollNetDirect | "
         "CollNetChain | NVLS | NVLSTree | PAT, protocol: LL | LL128 | Simple})"]
@@ -102,8 +102,8 @@ def test_more_fabric_edges(paths, problems):
 
 
 def test_the_latency_bound_of_each_transport():
-    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-    assert [intent.published({"transport": t, "link_speed_gbps": 400})["derived"]["latency_max_usec"]
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+    assert [published({"transport": t, "link_speed_gbps": 400})["derived"]["latency_max_usec"]
             for t in ("roce", "infiniband")] == [5.0, 3.0]
 
 
@@ -117,4 +117,4 @@ def test_the_latency_bound_of_each_transport():
       "speed_gbps)"]),
 ])
 def test_more_variable_problems_exact(values, problems):
-    assert iv.validate_host(values) == problems
+    assert variables.validate_host(values) == problems

@@ -1,33 +1,33 @@
 """fabric.infiniband.subnet_manager: defaults, bounds and messages exactly."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 
 KNOWN = {"node1": ["0xa088c20300000101"], "node2": ["0xA088C20300000201"], "spine1": ["0xe41d2d0300a00003"]}
 BASE = "fabric.infiniband.subnet_manager"
 
 
 def errors(**sm):
-    return intent_ib.validate_subnet_manager(dict({"routing_engine": "minhop"}, **sm), KNOWN, ["node1", "node2"])
+    return infiniband.validate_subnet_manager(dict({"routing_engine": "minhop"}, **sm), KNOWN, ["node1", "node2"])
 
 
 def test_merged_defaults_exactly():
-    assert intent_ib.merged(None) == {
+    assert infiniband.merged(None) == {
         "priority": 15, "standby_priority": 14, "master": None, "routing_engine": "ftree", "root_guids": [],
         "lmc": 0, "sweep_interval": 10,
         "log": {"file": "/var/log/opensm.log", "max_size_mb": 100, "flags": 3, "verbose": False},
         "default_partition": {"ipoib": True, "membership": "full"}, "partitions": []}
-    m = intent_ib.merged({"log": {"verbose": True}, "default_partition": {"ipoib": False}, "lmc": 2})
+    m = infiniband.merged({"log": {"verbose": True}, "default_partition": {"ipoib": False}, "lmc": 2})
     assert m["log"] == {"file": "/var/log/opensm.log", "max_size_mb": 100, "flags": 3, "verbose": True}
     assert m["default_partition"] == {"ipoib": False, "membership": "full"} and m["lmc"] == 2
-    assert intent_ib.DEFAULTS["log"]["verbose"] is False   # merged() copies
+    assert infiniband.DEFAULTS["log"]["verbose"] is False   # merged() copies
 
 
 @pytest.mark.parametrize("value,result", [(5, 5), ("0x10", 16), ("0x7FFE", 0x7FFE), ("12", 12), ("0x", None),
                                           ("1e3", None), (" 1", None), ("0x123456789", None), ("12345678901", None),
                                           (True, None), (1.0, None), (None, None)])
 def test_to_int(value, result):
-    assert intent_ib.to_int(value) == result
+    assert infiniband.to_int(value) == result
 
 
 @pytest.mark.parametrize("key,lo,hi", [("priority", 0, 15), ("lmc", 0, 7), ("sweep_interval", 0, 86400)])
@@ -64,10 +64,10 @@ def test_log_bounds_and_messages_exactly():
 
 
 def test_keys_masters_and_engines_exactly():
-    assert errors(bogus=1) == [f"{BASE}.bogus: '(key)' is not allowed (allowed: known keys: " + ", ".join(intent_ib.SM_KEYS) + ")"]
+    assert errors(bogus=1) == [f"{BASE}.bogus: '(key)' is not allowed (allowed: known keys: " + ", ".join(infiniband.SM_KEYS) + ")"]
     assert errors(master="node3") == [f"{BASE}.master: 'node3' is not allowed (allowed: a host of group subnet_managers: node1, node2)"]
     assert errors(master="node2") == []
-    assert intent_ib.validate_subnet_manager({"routing_engine": "minhop", "master": "x"}, KNOWN, []) == []
+    assert infiniband.validate_subnet_manager({"routing_engine": "minhop", "master": "x"}, KNOWN, []) == []
     assert errors(routing_engine="ftree, updn", root_guids=["spine1"]) == []
     assert errors(routing_engine="updn,ftree") == []
     assert errors(root_guids="spine1") == [f"{BASE}.root_guids: 'spine1' is not allowed (allowed: a list of switch GUIDs or names)"]
@@ -102,15 +102,15 @@ def test_resolution_exactly():
     sm = {"root_guids": ["spine1", "0xA088C20300000101"],
           "partitions": [{"name": "a", "pkey": "0x12", "members": ["node1", "0xa088c20300000101", "node2"]},
                          {"name": "b", "pkey": 3, "members": ["node2"], "membership": "limited", "ipoib": True}]}
-    assert intent_ib.resolve_partitions(sm, KNOWN) == [
+    assert infiniband.resolve_partitions(sm, KNOWN) == [
         {"name": "a", "pkey": "0x0012", "membership": "full", "ipoib": False,
          "guids": ["0xa088c20300000101", "0xa088c20300000201"]},
         {"name": "b", "pkey": "0x0003", "membership": "limited", "ipoib": True, "guids": ["0xa088c20300000201"]}]
-    assert intent_ib.resolve_roots(sm, KNOWN) == ["0xe41d2d0300a00003", "0xa088c20300000101"]
-    assert intent_ib.norm_guid("0xAB") == "0x00000000000000ab"
-    assert intent_ib.resolve_member("node3", KNOWN) is None
-    assert intent_ib.resolve_member("node1", {"node1": []}) is None
-    assert intent_ib.is_guid("0x" + "f" * 16) and not intent_ib.is_guid("0x" + "f" * 17) and not intent_ib.is_guid("0x")
+    assert infiniband.resolve_roots(sm, KNOWN) == ["0xe41d2d0300a00003", "0xa088c20300000101"]
+    assert infiniband.norm_guid("0xAB") == "0x00000000000000ab"
+    assert infiniband.resolve_member("node3", KNOWN) is None
+    assert infiniband.resolve_member("node1", {"node1": []}) is None
+    assert infiniband.is_guid("0x" + "f" * 16) and not infiniband.is_guid("0x" + "f" * 17) and not infiniband.is_guid("0x")
 
 
 def test_long_values_are_cut():

@@ -5,7 +5,7 @@ or NaN numbers refused by every kind of rule: intent/test_varcheck.py)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import Checker
 
 from test_validate_action import PORT, run_action
@@ -25,18 +25,18 @@ KEEP = "an integer 1..100000 backups kept per switch"
 @pytest.mark.parametrize("value,shown", [(0, "0"), (-1, "-1"), (100001, "100001"), ("all", "'all'"), (True, "True"),
                                          (2.5, "2.5"), (INF, "inf"), (NAN, "nan"), ("", "''")])
 def test_a_backup_count_that_is_no_count_is_refused(value, shown):
-    assert iv.validate_host({"switch_fabric_backup_keep": value}) == [msg("switch_fabric_backup_keep", shown, KEEP)]
+    assert variables.validate_host({"switch_fabric_backup_keep": value}) == [msg("switch_fabric_backup_keep", shown, KEEP)]
 
 
 @pytest.mark.parametrize("value", [1, 30, "30", 100000])
 def test_a_backup_count_passes(value):
-    assert iv.validate_host({"switch_fabric_backup_keep": value}) == []
+    assert variables.validate_host({"switch_fabric_backup_keep": value}) == []
 
 
 @pytest.mark.parametrize("key", ["switch_fabric_restore_accept_no_digest", "switch_fabric_restore_allow_deletions"])
 def test_each_restore_flag_is_a_strict_boolean(key):
-    assert iv.validate_host({key: "true"}) == [] and iv.validate_host({key: False}) == []
-    assert iv.validate_host({key: "maybe"}) == [msg(key, "'maybe'", iv.BOOL_ALLOWED)]
+    assert variables.validate_host({key: "true"}) == [] and variables.validate_host({key: False}) == []
+    assert variables.validate_host({key: "maybe"}) == [msg(key, "'maybe'", variables.BOOL_ALLOWED)]
 
 
 SPLIT = ("unset: switch_fabric_restore_force was split in two (it both accepted a backup without a .sha256 digest "
@@ -46,7 +46,7 @@ SPLIT = ("unset: switch_fabric_restore_force was split in two (it both accepted 
 
 @pytest.mark.parametrize("value,shown", [(True, "True"), (False, "False"), ("true", "'true'"), (None, "None")])
 def test_the_flag_that_did_both_is_refused_naming_the_two(value, shown):
-    assert iv.validate_host({"switch_fabric_restore_force": value}) == [msg("switch_fabric_restore_force", shown, SPLIT)]
+    assert variables.validate_host({"switch_fabric_restore_force": value}) == [msg("switch_fabric_restore_force", shown, SPLIT)]
 
 
 def test_split_into_names_every_replacement():
@@ -73,14 +73,14 @@ SHARE = "a share 0 < x < 1, such as 0.05 for 5 % (a finite number: not nan or in
 
 @pytest.mark.parametrize("value", [0.05, "0.05", ".5", 0.999999])
 def test_a_trend_share_passes(value):
-    assert iv.validate_host({"linerate_trend_bandwidth_drop": value}) == []
+    assert variables.validate_host({"linerate_trend_bandwidth_drop": value}) == []
 
 
 @pytest.mark.parametrize("value,shown", [(0, "0"), (1, "1"), (0.0, "0.0"), (1.0, "1.0"), (-0.05, "-0.05"), (5, "5"),
                                          ("5%", "'5%'"), ("1.5", "'1.5'"), ("nan", "'nan'"), (NAN, "nan"),
                                          (INF, "inf"), (True, "True"), (None, "None")])
 def test_a_trend_share_outside_0_and_1_is_refused(value, shown):
-    assert iv.validate_host({"linerate_trend_bandwidth_drop": value}) == [
+    assert variables.validate_host({"linerate_trend_bandwidth_drop": value}) == [
         msg("linerate_trend_bandwidth_drop", shown, SHARE)]
 
 
@@ -100,17 +100,17 @@ INV = {"hosts": ["n0", "n1", "sm1", "sm2"], "group": "gpu_nodes", "group_hosts":
                      "subnet manager")]),
 ])
 def test_the_master_subnet_manager_is_one_host_of_the_inventory(value, problems):
-    assert iv.validate_host({"ib_subnet_manager_master": value}, INV) == problems
+    assert variables.validate_host({"ib_subnet_manager_master": value}, INV) == problems
 
 
 def test_without_an_inventory_the_master_is_checked_for_its_form_only():
-    assert iv.validate_host({"ib_subnet_manager_master": "sm9"}) == []
-    assert len(iv.validate_host({"ib_subnet_manager_master": "sm[1-2]"})) == 1
+    assert variables.validate_host({"ib_subnet_manager_master": "sm9"}) == []
+    assert len(variables.validate_host({"ib_subnet_manager_master": "sm[1-2]"})) == 1
 
 
 def test_a_host_list_of_the_inventory_is_shown_whole_up_to_five():
     many = {"hosts": [f"h{i}" for i in range(7)]}
-    assert iv.validate_host({"ib_subnet_manager_master": "x"}, many) == [
+    assert variables.validate_host({"ib_subnet_manager_master": "x"}, many) == [
         msg("ib_subnet_manager_master", "'x'", "a host of the inventory (h0, h1, h2, h3, h4 and 2 more)")]
 
 
@@ -122,9 +122,9 @@ def test_a_host_list_of_the_inventory_is_shown_whole_up_to_five():
     ("verify_fabric_sl", 15, "null or a service level 0..15")])
 def test_a_class_flag_is_null_or_within_its_range(key, top, allowed):
     for good in (None, 0, top, str(top)):
-        assert iv.validate_host({key: good}) == [], good
+        assert variables.validate_host({key: good}) == [], good
     for bad, shown in ((-1, "-1"), (top + 1, str(top + 1)), ("", "''"), (1.5, "1.5"), (True, "True"), (NAN, "nan")):
-        assert iv.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
+        assert variables.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
 
 
 @pytest.mark.parametrize("key,allowed", [
@@ -133,9 +133,9 @@ def test_a_class_flag_is_null_or_within_its_range(key, top, allowed):
     ("nccl_env_ib_tc", "empty or a traffic class 0..255")])
 def test_an_nccl_class_flag_is_empty_or_within_its_range(key, allowed):
     for good in ("", 0, 255, "7"):
-        assert iv.validate_host({key: good}) == [], good
+        assert variables.validate_host({key: good}) == [], good
     for bad, shown in ((-1, "-1"), (256, "256"), ("x", "'x'"), (INF, "inf")):
-        assert iv.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
+        assert variables.validate_host({key: bad}) == [msg(key, shown, allowed)], bad
 
 
 # ---------------------------------------------------------------- the intent's messages, exactly (seed 307's survivors)

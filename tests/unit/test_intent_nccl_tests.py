@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, ".venv", "bin")
@@ -25,15 +25,15 @@ def _load(rel):
 
 def test_the_defaults_the_check_reads_are_the_roles():
     defaults = _load("roles/verify_fabric/defaults/main.yml")
-    for key, value in iv.VERIFY_DEFAULTS.items():
+    for key, value in variables.VERIFY_DEFAULTS.items():
         assert defaults[key] == value, key
     specs = _load("roles/verify_fabric/meta/argument_specs.yml")["argument_specs"]["main"]["options"]
-    assert specs["verify_fabric_nccl_tests_method"]["default"] == iv.VERIFY_DEFAULTS["verify_fabric_nccl_tests_method"]
+    assert specs["verify_fabric_nccl_tests_method"]["default"] == variables.VERIFY_DEFAULTS["verify_fabric_nccl_tests_method"]
     assert defaults[URL_KEY] == "" and defaults[SUM_KEY] == ""   # no default mirror: the site sets both
 
 
 def test_the_role_defaults_are_refused_naming_both_keys():
-    problems = iv.nccl_tests_problems({})
+    problems = variables.nccl_tests_problems({})
     assert len(problems) == 2
     assert problems[0].startswith(f"{URL_KEY}: '' is not allowed (allowed: the URL of the nccl-tests v2.19.6 "
                                   "release tarball on the site's mirror (https://, http:// or file://)")
@@ -57,13 +57,13 @@ def test_the_role_defaults_are_refused_naming_both_keys():
     ({"verify_fabric_checks": ["ports", "nccl"]}, [URL_KEY, SUM_KEY]),
 ])
 def test_what_a_node_needs_for_a_source_build(values, keys):
-    assert [p.split(":")[0] for p in iv.nccl_tests_problems(values)] == keys
+    assert [p.split(":")[0] for p in variables.nccl_tests_problems(values)] == keys
 
 
 def test_a_malformed_value_is_its_rules_problem_once():
     values = {URL_KEY: "ftp://mirror/x.tgz", SUM_KEY: "sha256:abc"}
-    assert iv.nccl_tests_problems(values) == []
-    problems = iv.validate_host(values)
+    assert variables.nccl_tests_problems(values) == []
+    problems = variables.validate_host(values)
     assert [p.split(":")[0] for p in problems] == [SUM_KEY, URL_KEY]
     assert "sha256:<64 hex digits>" in problems[0]
 
@@ -71,7 +71,7 @@ def test_a_malformed_value_is_its_rules_problem_once():
 def test_the_lab_installs_its_package_and_needs_no_mirror():
     lab = _load("inventory/lab/group_vars/gpu_nodes/verify.yml")
     assert lab["verify_fabric_nccl_tests_method"] == "package"
-    assert iv.nccl_tests_problems(lab) == []
+    assert variables.nccl_tests_problems(lab) == []
 
 
 def _run(inv, playbook, *args):

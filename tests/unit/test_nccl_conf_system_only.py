@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, shell_quote
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
+    DEFAULTS, NCCL_GDR_LEVELS, effective, published)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema, variables
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import DEBUGGING_VARIABLES
 
@@ -39,7 +40,7 @@ override_maps = st.dictionaries(names, st.one_of(st.integers(0, 99), st.sampled_
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(list(intent.NCCL_GDR_LEVELS) + ["", None]), override_maps, override_maps)
+@given(st.sampled_from(list(NCCL_GDR_LEVELS) + ["", None]), override_maps, override_maps)
 def test_no_debugging_variable_is_ever_in_the_nccl_conf_settings(gdr_level, intent_overrides, overrides):
     out = derive(gdr_level, intent_overrides, overrides)
     assert not set(out["settings"]) & DEBUGGING_VARIABLES, out["settings"]
@@ -54,7 +55,7 @@ def test_no_debugging_variable_is_ever_in_the_nccl_conf_settings(gdr_level, inte
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(intent.NCCL_GDR_LEVELS), override_maps)
+@given(st.sampled_from(NCCL_GDR_LEVELS), override_maps)
 def test_a_valid_intent_derives_an_nccl_conf_without_debugging_variables(gdr_level, overrides):
     fabric = {"transport": "roce", "nccl": {"gdr_level": gdr_level, "overrides": overrides}}
     problems = schema.validate(fabric, HOSTS, SWITCHES)
@@ -62,14 +63,14 @@ def test_a_valid_intent_derives_an_nccl_conf_without_debugging_variables(gdr_lev
     assert problems == [f"fabric.nccl.overrides.{k}: {overrides[k]!r} is not allowed (allowed: "
                         + ALLOWED.format(key=k) + ")" for k in debugging]
     if not problems:
-        eff = intent.effective(fabric)
+        eff = effective(fabric)
         out = derive(eff["nccl"]["gdr_level"], eff["nccl"]["overrides"])
         assert out["problems"] == [] and not set(out["settings"]) & DEBUGGING_VARIABLES
 
 
 def test_the_default_gdr_level_is_auto_and_writes_nothing():
-    assert intent.DEFAULTS["nccl"]["gdr_level"] == "auto"
-    eff = intent.effective({"transport": "roce"})
+    assert DEFAULTS["nccl"]["gdr_level"] == "auto"
+    eff = effective({"transport": "roce"})
     out = derive(eff["nccl"]["gdr_level"])
     assert out["job"] == {} and "NCCL_NET_GDR_LEVEL" not in out["settings"] and out["problems"] == []
 
@@ -86,7 +87,7 @@ def test_role_overrides_refuse_a_debugging_variable_before_any_contact():
         "nccl_env_overrides.NCCL_NET_GDR_LEVEL: 'SYS' is not allowed (allowed: "
         + ALLOWED.format(key="NCCL_NET_GDR_LEVEL") + ")"]
     assert variables.validate_host({"nccl_env_overrides": {"NCCL_IB_SL": 3, "NCCL_IB_TIMEOUT": 22}}) == []
-    for level in intent.NCCL_GDR_LEVELS:
+    for level in NCCL_GDR_LEVELS:
         assert variables.validate_host({"nccl_env_gdr_level": level}) == [], level
 
 
@@ -113,11 +114,11 @@ def test_the_per_job_file_carries_an_explicit_level_and_nccl_conf_does_not():
 
 
 def test_the_pods_carry_the_per_job_level_and_the_host_settings_do_not():
-    eff = intent.published(intent.effective({"transport": "roce", "nccl": {"gdr_level": "PXB"}}))
+    eff = published(effective({"transport": "roce", "nccl": {"gdr_level": "PXB"}}))
     ports = [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1", "address": "10.0.0.1/24"}]
     out = k8s_render_filter(eff, {"n1": ports}, {"image": IMAGE})
     assert out["problems"] == [], out["problems"]
     assert out["nccl_env"]["NCCL_NET_GDR_LEVEL"] == "PXB" and "NCCL_NET_GDR_LEVEL" not in out["host_nccl"]
-    auto = k8s_render_filter(intent.published(intent.effective({"transport": "roce"})), {"n1": ports},
+    auto = k8s_render_filter(published(effective({"transport": "roce"})), {"n1": ports},
                              {"image": IMAGE})
     assert "NCCL_NET_GDR_LEVEL" not in auto["nccl_env"]

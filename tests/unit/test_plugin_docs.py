@@ -17,7 +17,8 @@ BIN = os.path.dirname(sys.executable)
 if os.path.join(ROOT, ".collections") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (  # noqa: E402
+    DEFAULTS, FIRMWARE_PROFILES, GID_TYPES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, TRANSPORTS, TRUST_MODES)
 
 
 def _env(**extra):
@@ -123,14 +124,14 @@ def test_documented_intent_is_the_validators():
                 walk(value, opt["suboptions"], f"{path}.{key}")
             else:
                 assert opt.get("default") == value, f"{path}.{key}: documented {opt.get('default')!r}, validator {value!r}"
-    walk(intent.DEFAULTS, fabric, "fabric")
-    assert fabric["transport"]["choices"] == list(intent.TRANSPORTS)
-    assert fabric["link_speed_gbps"]["choices"] == list(intent.LINK_SPEEDS_GBPS)
-    assert fabric["link_width"]["choices"] == list(intent.LINK_WIDTHS)
-    assert fabric["roce"]["suboptions"]["trust"]["choices"] == list(intent.TRUST_MODES)
-    assert fabric["roce"]["suboptions"]["gid_type"]["choices"] == list(intent.GID_TYPES)
-    assert fabric["nccl"]["suboptions"]["gdr_level"]["choices"] == list(intent.NCCL_GDR_LEVELS)
-    assert fabric["firmware"]["suboptions"]["profile"]["choices"] == list(intent.FIRMWARE_PROFILES)
+    walk(DEFAULTS, fabric, "fabric")
+    assert fabric["transport"]["choices"] == list(TRANSPORTS)
+    assert fabric["link_speed_gbps"]["choices"] == list(LINK_SPEEDS_GBPS)
+    assert fabric["link_width"]["choices"] == list(LINK_WIDTHS)
+    assert fabric["roce"]["suboptions"]["trust"]["choices"] == list(TRUST_MODES)
+    assert fabric["roce"]["suboptions"]["gid_type"]["choices"] == list(GID_TYPES)
+    assert fabric["nccl"]["suboptions"]["gdr_level"]["choices"] == list(NCCL_GDR_LEVELS)
+    assert fabric["firmware"]["suboptions"]["profile"]["choices"] == list(FIRMWARE_PROFILES)
 
 
 def test_documented_action_arguments_are_the_accepted_ones():

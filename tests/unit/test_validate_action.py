@@ -11,7 +11,7 @@ from ansible.plugins.filter.core import FilterModule
 from ansible_collections.linerate.fabric.plugins.action.validate_intent import ActionModule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FABRIC = {"name": "t", "transport": "roce"}
@@ -277,7 +277,7 @@ def test_bad_role_and_connection_variables_fail_before_any_contact():
     assert res["failed"] is True and res["changed"] is False and "ansible_facts" not in res
     assert res["problems"] == [
         "node1: mofed_repo_url: 'https://r.example.org/doca\\nTrusted: yes' is not allowed (allowed: a URL of scheme "
-        + " | ".join(intent_vars.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control character, quote, "
+        + " | ".join(variables.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control character, quote, "
         "bracket or backslash)",
         "node1: verify_fabric_incast_max_senders: 1 is not allowed (allowed: an integer 2..1023: incast needs at "
         "least 2 senders to congest a port)",
@@ -285,7 +285,7 @@ def test_bad_role_and_connection_variables_fail_before_any_contact():
         "digits, _ -, at most 253))",
         "leaf1: ansible_port: '22a' is not allowed (allowed: an integer 1..65535 (a TCP port))",
         "leaf2: ansible_port: 70000 is not allowed (allowed: an integer 1..65535 (a TCP port))",
-        "audit_benchmarks: 'maybe' is not allowed (allowed: " + intent_vars.BOOL_ALLOWED + ")",
+        "audit_benchmarks: 'maybe' is not allowed (allowed: " + variables.BOOL_ALLOWED + ")",
     ]
     assert res["msg"].startswith("the fabric intent has 6 problem(s); nothing was changed:\n- node1: mofed_repo_url")
 

@@ -11,7 +11,7 @@ Stdlib only: used by the validate action plugin, by filters and by tests.
 """
 import copy
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 
 TRANSPORTS = ("roce", "infiniband")
 # Ethernet rates and InfiniBand 4X rates (SDR 10, DDR 20, QDR 40, FDR 56,
@@ -141,7 +141,7 @@ def effective(fabric, sm_hosts=()):
         merged.pop(other, None)
     ib = merged.get("infiniband")
     if transport == "infiniband" and isinstance(ib, dict) and isinstance(ib.get("subnet_manager") or {}, dict):
-        sm = copy.deepcopy(intent_ib.merged(ib.get("subnet_manager")))
+        sm = copy.deepcopy(infiniband.merged(ib.get("subnet_manager")))
         if not sm.get("master") and sm_hosts:
             sm["master"] = list(sm_hosts)[0]
         ib["subnet_manager"] = sm

@@ -6,7 +6,7 @@ variable, built with the checks of intent/varcheck.py.
 Stdlib only (plus the sibling intent modules).
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS, TRUST_MODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release, share, split_into
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
@@ -70,9 +70,9 @@ FABRIC_RULES = {
     # the switch's own Cumulus Linux release (inventory), the default of switch_fabric_nvue_release
     "switch_nvue_release": release(NVUE_RELEASE, "5.10"),
     "switch_fabric_mtu": integer(1280, 9216),
-    "switch_fabric_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
+    "switch_fabric_link_speed_gbps": choice(*LINK_SPEEDS_GBPS),
     "switch_fabric_set_speed": boolean,
-    "switch_fabric_trust": choice(*intent.TRUST_MODES),
+    "switch_fabric_trust": choice(*TRUST_MODES),
     "switch_fabric_no_drop_priority": integer(0, 7),
     "switch_fabric_data_dscp": integer(0, 63),
     "switch_fabric_cnp_dscp": integer(0, 63),

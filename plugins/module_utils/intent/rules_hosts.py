@@ -5,8 +5,9 @@ per variable, built with the checks of intent/varcheck.py.
 Stdlib only (plus the sibling intent modules).
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
+    FIRMWARE_PROFILES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, TRANSPORTS, TRUST_MODES)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import one_node, release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
@@ -54,9 +55,9 @@ HOST_RULES = {
     "nccl_env_ports": ANY_LIST,
     "nccl_env_down_ports": choice("fail", "exclude"),
     "nccl_env_wait_up": integer(0, 3600, " seconds"),
-    "nccl_env_transport": choice(*intent.TRANSPORTS),
+    "nccl_env_transport": choice(*TRANSPORTS),
     "nccl_env_socket_ifname": intent_format("ifname_list"),
-    "nccl_env_gdr_level": choice(*intent.NCCL_GDR_LEVELS),
+    "nccl_env_gdr_level": choice(*NCCL_GDR_LEVELS),
     "nccl_env_ib_tc": either(lambda c, k, v: v is None or v == "", integer(0, 255),
                              allowed="empty or a traffic class 0..255"),
     "nccl_env_gid_index": GID_INDEX,
@@ -75,7 +76,7 @@ HOST_RULES = {
     "ib_subnet_manager_group": intent_format("name"),
     "ib_subnet_manager_master": one_node(intent_format("name"), "the inventory host of the master subnet manager"),
     "ib_subnet_manager_priority": integer(0, 15),
-    "ib_subnet_manager_routing_engine": choice(*intent_ib.ROUTING_ENGINES),
+    "ib_subnet_manager_routing_engine": choice(*infiniband.ROUTING_ENGINES),
     "ib_subnet_manager_lmc": integer(0, 7),
     "ib_subnet_manager_sweep_interval": integer(0, 86400, " seconds"),
     "ib_subnet_manager_log_file": path(),
@@ -83,7 +84,7 @@ HOST_RULES = {
     "ib_subnet_manager_log_flags": integer(0, 255),
     "ib_subnet_manager_log_verbose": boolean,
     "ib_subnet_manager_default_partition_ipoib": boolean,
-    "ib_subnet_manager_default_partition_membership": choice(*intent_ib.MEMBERSHIPS),
+    "ib_subnet_manager_default_partition_membership": choice(*infiniband.MEMBERSHIPS),
     "ib_subnet_manager_port_guid": intent_format("guid"),
     "ib_subnet_manager_install_packages": boolean,
     "ib_subnet_manager_packages": PACKAGES,
@@ -100,8 +101,8 @@ HOST_RULES = {
     "ib_subnet_manager_wait_master": boolean,
     "ib_subnet_manager_wait_timeout": integer(1, 3600, " seconds"),
     "ib_subnet_manager_check_fail": boolean,
-    "ib_subnet_manager_link_width": choice(*intent.LINK_WIDTHS),
-    "ib_subnet_manager_link_speed_gbps": choice(*intent.LINK_SPEEDS_GBPS),
+    "ib_subnet_manager_link_width": choice(*LINK_WIDTHS),
+    "ib_subnet_manager_link_speed_gbps": choice(*LINK_SPEEDS_GBPS),
     "ib_subnet_manager_report": local_path(empty=True),
     # fabric.verify.ib_error_thresholds (schema.py validates the same): counter -> count a port may show
     "ib_subnet_manager_error_thresholds": mapping(choice(*IB_ERROR_COUNTERS), integer(0, 2 ** 64 - 1),
@@ -111,7 +112,7 @@ HOST_RULES = {
     "connectx_firmware_ports": ANY_LIST,
     "connectx_firmware_link_type": choice("ETH", "IB"),
     "connectx_firmware_params": MLX_PARAMS,
-    "connectx_firmware_profile": choice(*intent.FIRMWARE_PROFILES),
+    "connectx_firmware_profile": choice(*FIRMWARE_PROFILES),
     "connectx_firmware_roce_params": MLX_PARAMS,
     "connectx_firmware_extra_params": MLX_PARAMS,
     "connectx_firmware_allow_reset": boolean,
@@ -151,7 +152,7 @@ HOST_RULES = {
     "rdma_netdev_rail_dir": path(),
     # role roce_qos
     "roce_qos_ports": ANY_LIST,
-    "roce_qos_trust": choice(*intent.TRUST_MODES),
+    "roce_qos_trust": choice(*TRUST_MODES),
     "roce_qos_pfc_priorities": listing(integer(0, 7), max_len=8, what="a list of priorities 0..7"),
     "roce_qos_dscp2prio": mapping(integer(0, 63), integer(0, 7), "a mapping of DSCP 0..63 to priority 0..7"),
     "roce_qos_no_drop_priority": integer(0, 7),

@@ -9,7 +9,7 @@ action plugin). Never raises on any shape of input.
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES, NEVER_DRAIN
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import validate_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
     DEFAULTS, FIRMWARE_PROFILES, GID_TYPES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, SCHEDULERS, SEVERITIES,
@@ -279,10 +279,10 @@ def validate_infiniband(fabric, hosts, switches, sm_hosts=()):
     known = {}
     for h, hv in hosts.items():
         ports = hv.get("rdma_ports") if isinstance(hv, dict) else None
-        known[h] = [p["guid"] for p in ports if isinstance(p, dict) and intent_ib.is_guid(p.get("guid"))] \
+        known[h] = [p["guid"] for p in ports if isinstance(p, dict) and infiniband.is_guid(p.get("guid"))] \
             if isinstance(ports, list) else []
     for s, sv in switches.items():
-        if isinstance(sv, dict) and intent_ib.is_guid(sv.get("ib_switch_guid")):
+        if isinstance(sv, dict) and infiniband.is_guid(sv.get("ib_switch_guid")):
             known[s] = [sv["ib_switch_guid"]]
     sm_hosts = [h for h in (sm_hosts if isinstance(sm_hosts, (list, tuple)) else []) if isinstance(h, str)]
-    return intent_ib.validate_subnet_manager(ib.get("subnet_manager"), known, sm_hosts)
+    return infiniband.validate_subnet_manager(ib.get("subnet_manager"), known, sm_hosts)

@@ -10,8 +10,8 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
@@ -167,7 +167,7 @@ def path(empty=False):
     def check(c, key, value):
         if empty and value == "":
             return True
-        ok = isinstance(value, str) and re.fullmatch(intent_ib.PATH_RE, value, re.ASCII) is not None
+        ok = isinstance(value, str) and re.fullmatch(infiniband.PATH_RE, value, re.ASCII) is not None
         return ok or c.bad(key, value, allowed)
     return check
 
@@ -340,7 +340,7 @@ def extra_ports(c, key, value):
         if "peer" in port:
             ok = text(253)(c, f"{k}.peer", port["peer"]) and ok
         if "speed_gbps" in port:
-            ok = choice(*intent.LINK_SPEEDS_GBPS)(c, f"{k}.speed_gbps", port["speed_gbps"]) and ok
+            ok = choice(*LINK_SPEEDS_GBPS)(c, f"{k}.speed_gbps", port["speed_gbps"]) and ok
     return ok
 
 

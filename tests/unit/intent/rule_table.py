@@ -11,7 +11,7 @@ import os
 
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 UNIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(os.path.dirname(UNIT))
@@ -26,7 +26,7 @@ def _defaults():
         with open(f, encoding="utf-8") as fh:
             out.update(yaml.safe_load(fh) or {})
     # a Jinja2 expression is filled in when the play runs: its value is not the operator's to write
-    return {k: v for k, v in out.items() if k in iv.RULES and "{{" not in json.dumps(v)}
+    return {k: v for k, v in out.items() if k in variables.RULES and "{{" not in json.dumps(v)}
 
 
 DEFAULTS = _defaults()

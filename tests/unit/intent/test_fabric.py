@@ -3,8 +3,9 @@ import copy
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
+    derive, effective, pfc_vector, published)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 
 GOOD = {
@@ -49,11 +50,11 @@ def test_good_intent_has_no_problem():
 
 
 def test_effective_fills_defaults_and_drops_other_transport():
-    eff = intent.effective({"transport": "roce"})
+    eff = effective({"transport": "roce"})
     assert eff["roce"]["no_drop_priority"] == 3
     assert eff["verify"]["ib_write_bw_fraction"] == 0.90
     assert "infiniband" not in eff
-    assert "roce" not in intent.effective({"transport": "infiniband"})
+    assert "roce" not in effective({"transport": "infiniband"})
 
 
 @pytest.mark.parametrize("path,value,key,allowed", [
@@ -175,7 +176,7 @@ def test_undefined_fabric():
 
 
 def test_derived_values():
-    d = intent.derive(intent.effective({}))
+    d = derive(effective({}))
     assert d["tos"] == 104 and d["pfc_priorities"] == [3]
     assert d["dscp2prio"] == {"26": 3, "48": 6}
     assert d["cc_prio_mask"] == 255 and d["cnp_dscp"] == 48 and d["cnp_priority"] == 6
@@ -207,28 +208,28 @@ def test_infiniband_subnet_manager_checked_with_the_cabling():
 
 def test_effective_names_the_master_sm():
     ib = {"transport": "infiniband"}
-    assert intent.effective(ib, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm1"
+    assert effective(ib, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm1"
     chosen = dict(ib, infiniband={"subnet_manager": {"master": "sm2"}})
-    assert intent.effective(chosen, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm2"
-    assert "infiniband" not in intent.effective({"transport": "roce"}, ["sm1"])
+    assert effective(chosen, ["sm1", "sm2"])["infiniband"]["subnet_manager"]["master"] == "sm2"
+    assert "infiniband" not in effective({"transport": "roce"}, ["sm1"])
 
 
 def test_effective_on_infiniband_keeps_a_chosen_master_and_the_roce_block_only_when_given():
-    sm = intent.effective({"transport": "infiniband"}, ("sm1",))["infiniband"]["subnet_manager"]
-    assert sm == dict(intent_ib.DEFAULTS, master="sm1")
-    assert intent.effective({"transport": "infiniband"}, ())["infiniband"] == {"subnet_manager": intent_ib.DEFAULTS}
+    sm = effective({"transport": "infiniband"}, ("sm1",))["infiniband"]["subnet_manager"]
+    assert sm == dict(infiniband.DEFAULTS, master="sm1")
+    assert effective({"transport": "infiniband"}, ())["infiniband"] == {"subnet_manager": infiniband.DEFAULTS}
     # a chosen master is kept
-    assert intent.effective({"transport": "infiniband", "infiniband": {"subnet_manager": {"master": "sm2"}}},
+    assert effective({"transport": "infiniband", "infiniband": {"subnet_manager": {"master": "sm2"}}},
                             ("sm1",))["infiniband"]["subnet_manager"]["master"] == "sm2"
-    assert "roce" in intent.effective({"transport": "infiniband", "roce": {}})
-    assert intent.effective(None)["transport"] == "roce"
+    assert "roce" in effective({"transport": "infiniband", "roce": {}})
+    assert effective(None)["transport"] == "roce"
 
 
 def test_effective_merges_the_subnet_manager_defaults_once():
     """Role ib_subnet_manager restates none of them (issue 29 item 3): every one comes from here."""
     given = {"transport": "infiniband", "infiniband": {"subnet_manager": {
         "priority": 12, "log": {"flags": 7}, "default_partition": {"ipoib": False}, "partitions": [{"name": "p"}]}}}
-    sm = intent.effective(given, ("a", "b"))["infiniband"]["subnet_manager"]
+    sm = effective(given, ("a", "b"))["infiniband"]["subnet_manager"]
     assert sm == {"priority": 12, "standby_priority": 14, "master": "a", "routing_engine": "ftree", "root_guids": [],
                   "lmc": 0, "sweep_interval": 10, "partitions": [{"name": "p"}],
                   "log": {"file": "/var/log/opensm.log", "max_size_mb": 100, "flags": 7, "verbose": False},
@@ -236,30 +237,30 @@ def test_effective_merges_the_subnet_manager_defaults_once():
     # nothing shared with the defaults or the input
     sm["root_guids"].append("0x1")
     sm["log"]["flags"] = 1
-    assert intent_ib.DEFAULTS["root_guids"] == [] and intent_ib.DEFAULTS["log"]["flags"] == 3
+    assert infiniband.DEFAULTS["root_guids"] == [] and infiniband.DEFAULTS["log"]["flags"] == 3
     assert given["infiniband"]["subnet_manager"]["log"] == {"flags": 7}
     # a subnet_manager that is not a mapping is left for validate to report
-    assert intent.effective({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}
+    assert effective({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}
                             )["infiniband"]["subnet_manager"] == "x"
     assert schema.validate_fabric({"transport": "infiniband", "infiniband": {"subnet_manager": "x"}}) is not None
 
 
 def test_derived_helpers():
-    assert intent.pfc_vector([0, 7]) == [1, 0, 0, 0, 0, 0, 0, 1]
-    assert intent.pfc_vector([]) == [0] * 8
-    eff = intent.effective({"link_speed_gbps": 200, "verify": {"ib_write_bw_fraction": 0.95},
+    assert pfc_vector([0, 7]) == [1, 0, 0, 0, 0, 0, 0, 1]
+    assert pfc_vector([]) == [0] * 8
+    eff = effective({"link_speed_gbps": 200, "verify": {"ib_write_bw_fraction": 0.95},
                             "roce": {"data_dscp": 48, "cnp_dscp": 46, "no_drop_priority": 5,
                                      "ecn": {"enabled": False}}})
-    d = intent.derive(eff)
+    d = derive(eff)
     assert d["tos"] == 192 and d["pfc_priorities"] == [5]
     assert d["dscp2prio"] == {"48": 5, "46": 6}
     assert d["cc_prio_mask"] == 255 - 32  # ECN off: the no-drop priority's bit cleared
     assert d["ib_write_bw_min_gbps"] == 190 and d["nccl_busbw_min_gbytes_per_nic"] == 20
-    assert intent.published({"link_speed_gbps": 200})["derived"]["line_rate_gbps"] == 200
+    assert published({"link_speed_gbps": 200})["derived"]["line_rate_gbps"] == 200
 
 
 def test_derived_infiniband_has_the_same_keys_without_roce_values():
-    ib = intent.derive(intent.effective({"transport": "infiniband"}))
-    assert set(ib) == set(intent.derive(intent.effective({})))
+    ib = derive(effective({"transport": "infiniband"}))
+    assert set(ib) == set(derive(effective({})))
     assert ib["tos"] is None and ib["cc_prio_mask"] is None
     assert ib["dscp2prio"] == {} and ib["pfc_priorities"] == []

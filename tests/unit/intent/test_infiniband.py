@@ -1,7 +1,7 @@
 """Validation of fabric.infiniband.subnet_manager."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband as intent_ib
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
 
 KNOWN = {
     "node1": ["0xa088c20300000101"], "node2": ["0xa088c20300000201"],
@@ -21,24 +21,24 @@ def good(**over):
 
 
 def test_valid_intent_and_resolution():
-    assert intent_ib.validate_subnet_manager(good(), KNOWN, SMS) == []
-    parts = intent_ib.resolve_partitions(good(), KNOWN)
+    assert infiniband.validate_subnet_manager(good(), KNOWN, SMS) == []
+    parts = infiniband.resolve_partitions(good(), KNOWN)
     assert parts == [{"name": "storage", "pkey": "0x0010", "membership": "full", "ipoib": True,
                       "guids": ["0xa088c20300000101", "0xa088c20300000201"]}]
-    assert intent_ib.resolve_roots(good(), KNOWN) == ["0xe41d2d0300a00003"]
+    assert infiniband.resolve_roots(good(), KNOWN) == ["0xe41d2d0300a00003"]
 
 
 def test_defaults_need_root_guids_for_ftree():
-    errs = intent_ib.validate_subnet_manager({}, KNOWN, SMS)
+    errs = infiniband.validate_subnet_manager({}, KNOWN, SMS)
     assert errs == ["fabric.infiniband.subnet_manager.root_guids: [] is not allowed "
                     "(allowed: at least one root switch with routing_engine ftree)"]
-    assert intent_ib.validate_subnet_manager({"routing_engine": "minhop"}, KNOWN, SMS) == []
+    assert infiniband.validate_subnet_manager({"routing_engine": "minhop"}, KNOWN, SMS) == []
 
 
 @pytest.mark.parametrize("pkey", [0, 0x7FFF, 0x8000, 0xFFFF, -1, "0xzz", None, True])
 def test_pkey_out_of_range(pkey):
     sm = good(partitions=[{"name": "p", "pkey": pkey, "members": ["node1"]}])
-    errs = intent_ib.validate_subnet_manager(sm, KNOWN, SMS)
+    errs = infiniband.validate_subnet_manager(sm, KNOWN, SMS)
     assert len(errs) == 1
     assert errs[0].startswith("fabric.infiniband.subnet_manager.partitions[0].pkey: ")
     assert "(allowed: 0x0001..0x7ffe" in errs[0]
@@ -46,12 +46,12 @@ def test_pkey_out_of_range(pkey):
 
 def test_pkey_as_hex_string_ok():
     sm = good(partitions=[{"name": "p", "pkey": "0x7ffe", "members": ["node1"]}])
-    assert intent_ib.validate_subnet_manager(sm, KNOWN, SMS) == []
+    assert infiniband.validate_subnet_manager(sm, KNOWN, SMS) == []
 
 
 def test_member_guid_not_in_fabric():
     sm = good(partitions=[{"name": "p", "pkey": 1, "members": ["0xdeadbeef00000001", "node9"]}])
-    errs = intent_ib.validate_subnet_manager(sm, KNOWN, SMS)
+    errs = infiniband.validate_subnet_manager(sm, KNOWN, SMS)
     assert errs == [
         "fabric.infiniband.subnet_manager.partitions[0].members: '0xdeadbeef00000001' is not allowed "
         "(allowed: port GUIDs in the fabric)",
@@ -61,10 +61,10 @@ def test_member_guid_not_in_fabric():
 
 
 def test_unknown_routing_engine():
-    errs = intent_ib.validate_subnet_manager(good(routing_engine="fattree"), KNOWN, SMS)
+    errs = infiniband.validate_subnet_manager(good(routing_engine="fattree"), KNOWN, SMS)
     assert errs == ["fabric.infiniband.subnet_manager.routing_engine: 'fattree' is not allowed "
-                    "(allowed: " + ", ".join(intent_ib.ROUTING_ENGINES) + ")"]
-    assert intent_ib.validate_subnet_manager(good(routing_engine="ftree,updn"), KNOWN, SMS) == []
+                    "(allowed: " + ", ".join(infiniband.ROUTING_ENGINES) + ")"]
+    assert infiniband.validate_subnet_manager(good(routing_engine="ftree,updn"), KNOWN, SMS) == []
 
 
 @pytest.mark.parametrize("over,key", [
@@ -86,7 +86,7 @@ def test_unknown_routing_engine():
     ({"partitions": [{"name": "a", "pkey": 1, "members": ["node1"], "ipoib": "yes"}]}, "partitions[0].ipoib"),
 ])
 def test_rejections(over, key):
-    errs = intent_ib.validate_subnet_manager(good(**over), KNOWN, SMS)
+    errs = infiniband.validate_subnet_manager(good(**over), KNOWN, SMS)
     assert len(errs) == 1, errs
     assert errs[0].startswith(f"fabric.infiniband.subnet_manager.{key}: ")
     assert "is not allowed (allowed: " in errs[0]

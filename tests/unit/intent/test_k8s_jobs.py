@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 from k8s_schemas import kueue_config_problems, validate
 from intent.test_k8s_network import problems
@@ -192,7 +192,7 @@ def test_bad_api_options_are_refused_with_key_value_and_allowed(options, expect)
 
 
 def test_the_new_role_variables_are_validated_with_the_intent():
-    found = intent_vars.validate_host({"k8s_render_training_api": "v1", "k8s_render_ipam": "dhcp",
+    found = variables.validate_host({"k8s_render_training_api": "v1", "k8s_render_ipam": "dhcp",
                                        "k8s_render_ipam_block_size": 0, "k8s_render_kueue_block_admission": "maybe",
                                        "k8s_render_kueue_pods_ready_timeout": "5 min"})
     assert [p.split(":")[0] for p in found] == ["k8s_render_ipam", "k8s_render_ipam_block_size",

@@ -17,8 +17,8 @@ import yaml
 from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_render_filter
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as intent_vars
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
@@ -35,7 +35,7 @@ def example(name):
     with open(os.path.join(ROOT, "inventory", name, "group_vars", "gpu_nodes", "rails.yml"), encoding="utf-8") as f:
         plan = yaml.safe_load(f)["rail_plan"]
     hosts = {f"gpu{i:03d}": rail_ports(f"gpu{i:03d}", plan) for i in range(1, 5)}
-    return intent.published(fabric), hosts
+    return published(fabric), hosts
 
 
 def render(inventory="example-roce", eff=None, hosts=None, **options):
@@ -248,7 +248,7 @@ def test_the_pod_follows_the_intent_like_the_host():
     fabric = {"name": "x", "transport": "roce", "roce": {"data_dscp": 34, "no_drop_priority": 4},
               "nccl": {"socket_ifname": "eth0", "gdr_level": "SYS", "overrides": {"NCCL_IB_SL": 4,
                                                                                    "NCCL_IB_RETRY_CNT": 7}}}
-    other = intent.published(fabric)
+    other = published(fabric)
     conf = host_nccl_conf(other, hosts["gpu001"], {"nccl_env_overrides": {"NCCL_IB_TIMEOUT": "22"}})
     pod = pod_env(render(eff=other, hosts=hosts, gid_index=3, nccl_overrides={"NCCL_IB_TIMEOUT": "22"}))
     # the explicit GDR level is the per-job file's (/etc/nccl/tuned-job.env), which the pods carry too
@@ -287,7 +287,7 @@ def test_the_tuning_sweeps_rows_reach_the_pods_as_the_per_job_environment_and_a_
 
 def test_pod_local_settings_are_the_pods():
     eff, hosts = example("example-roce")
-    eff = intent.published({**eff, "nccl": {"socket_ifname": "=bond0", "gdr_level": "PHB", "overrides": {}}})
+    eff = published({**eff, "nccl": {"socket_ifname": "=bond0", "gdr_level": "PHB", "overrides": {}}})
     pod = pod_env(render(eff=eff, hosts=hosts, rdma_resources="sriov"))
     assert pod["NCCL_SOCKET_IFNAME"] == "eth0"       # the pod network's interface, not the host's bond
     assert "NCCL_IB_HCA" not in pod                 # a VF's RDMA device is not the PF's name
@@ -322,10 +322,10 @@ def test_nodes_cabled_differently_are_refused():
 
 
 def test_role_variables_are_validated_with_the_intent():
-    problems = intent_vars.validate_host({"k8s_render_gang_scheduler": "slurm", "k8s_render_apply": "maybe",
+    problems = variables.validate_host({"k8s_render_gang_scheduler": "slurm", "k8s_render_apply": "maybe",
                                           "k8s_render_shm_size": "lots", "k8s_render_gid_index": 3})
     assert problems == [
-        "k8s_render_apply: 'maybe' is not allowed (allowed: " + intent_vars.BOOL_ALLOWED + ")",
+        "k8s_render_apply: 'maybe' is not allowed (allowed: " + variables.BOOL_ALLOWED + ")",
         "k8s_render_gang_scheduler: 'slurm' is not allowed (allowed: kueue | volcano)",
         "k8s_render_shm_size: 'lots' is not allowed (allowed: a Kubernetes quantity such as 64Gi)",
     ]

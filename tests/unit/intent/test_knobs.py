@@ -12,7 +12,7 @@ import yaml
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_incast_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs, schema
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles
 
 from test_validate_action import PORT, run_action
@@ -65,7 +65,7 @@ ECN_WHY = "ECN marks from the minimum queue depth up to the maximum (WRED min-th
           "a size as nccl-tests -b/-e read it: digits with an optional K, M or G")]),
 ])
 def test_a_minimum_above_its_maximum_is_refused(values, problems):
-    assert iv.validate_host(values) == problems
+    assert variables.validate_host(values) == problems
 
 
 # ---------------------------------------------------------------- TCP ports past 65535
@@ -109,7 +109,7 @@ def _incast(base, most, by, rails, top):
      [msg("verify_fabric_incast_base_port", "70000", "an integer 1..65535 (a TCP port)")]),
 ])
 def test_tcp_ports_past_65535_once_the_rails_are_added_are_refused(values, rails, problems):
-    assert iv.validate_host(values, {"rails": rails}) == problems
+    assert variables.validate_host(values, {"rails": rails}) == problems
 
 
 def test_the_port_layout_is_the_one_the_tests_use():
@@ -158,12 +158,12 @@ IN_INV = "a host of the inventory (n0, n1, n2, n3, sm1 and 1 more)"
     ({"verify_fabric_ib_sm_host": "", "remediate_control_host": "localhost"}, []),
 ])
 def test_a_host_twice_or_one_the_inventory_lacks_is_refused(values, problems):
-    assert iv.validate_host(values, INV) == problems
+    assert variables.validate_host(values, INV) == problems
 
 
 def test_without_an_inventory_only_the_lists_themselves_are_checked():
-    assert iv.validate_host({"verify_fabric_incast_receiver": "n9", "remediate_control_host": "x"}) == []
-    assert iv.validate_host({"verify_fabric_incast_receiver": "n9", "verify_fabric_incast_senders": ["a", "a"]}) == [
+    assert variables.validate_host({"verify_fabric_incast_receiver": "n9", "remediate_control_host": "x"}) == []
+    assert variables.validate_host({"verify_fabric_incast_receiver": "n9", "verify_fabric_incast_senders": ["a", "a"]}) == [
         msg("verify_fabric_incast_senders[1]", "'a'", "each host once: it is verify_fabric_incast_senders[0] already")]
 
 
@@ -194,17 +194,17 @@ RELEASES = [("switch_fabric_nvue_release", "5.10"), ("switch_nvue_release", "5.1
 @pytest.mark.parametrize("key,example", RELEASES)
 @pytest.mark.parametrize("number", [5.1, 24, 2.19])
 def test_a_yaml_number_where_a_release_is_meant_is_refused(key, example, number):
-    assert iv.validate_host({key: number}) == [msg(key, repr(number), (
+    assert variables.validate_host({key: number}) == [msg(key, repr(number), (
         f"a string: write the release in quotes, such as {key}: \"{example}\"; YAML reads it unquoted as a number "
         "and a number loses its trailing zeros (5.10 is read as 5.1)"))]
-    assert iv.validate_host({key: example}) == []
+    assert variables.validate_host({key: example}) == []
 
 
 def test_yaml_reads_an_unquoted_release_as_the_number_the_rule_refuses():
     assert yaml.safe_load("switch_nvue_release: 5.10") == {"switch_nvue_release": 5.1}
-    assert iv.validate_host(yaml.safe_load("switch_nvue_release: 5.10"))
-    assert iv.validate_host(yaml.safe_load("switch_nvue_release: '5.10'")) == []
-    assert iv.validate_host({"switch_nvue_release": True}) == [msg("switch_nvue_release", "True", " | ".join(
+    assert variables.validate_host(yaml.safe_load("switch_nvue_release: 5.10"))
+    assert variables.validate_host(yaml.safe_load("switch_nvue_release: '5.10'")) == []
+    assert variables.validate_host({"switch_nvue_release": True}) == [msg("switch_nvue_release", "True", " | ".join(
         f"5.{n}" for n in range(9, 18)))]
 
 
@@ -217,12 +217,12 @@ def test_yaml_reads_an_unquoted_release_as_the_number_the_rule_refuses():
     ("ib_subnet_manager_routing_engine", "FTREE", "ftree"),
 ])
 def test_a_platform_or_choice_in_the_wrong_case_is_refused_naming_the_right_one(key, wrong, right):
-    problems = iv.validate_host({key: wrong})
+    problems = variables.validate_host({key: wrong})
     assert len(problems) == 1 and problems[0].startswith(f"{key}: {wrong!r} is not allowed (allowed: ")
     assert problems[0].endswith(f"; names are case-sensitive: {right!r}, not {wrong!r})")
-    assert iv.validate_host({key: right}) == []
+    assert variables.validate_host({key: right}) == []
     # a value that is no choice in any case says nothing of case
-    assert "case-sensitive" not in iv.validate_host({key: wrong + "x"})[0]
+    assert "case-sensitive" not in variables.validate_host({key: wrong + "x"})[0]
 
 
 def test_the_intents_platform_and_the_eos_family_in_the_wrong_case():
@@ -249,12 +249,12 @@ SERIAL = ("a number of switches 1..100000 or a percentage '1%'..'100%' of the pl
 
 @pytest.mark.parametrize("value", [0, "0", -1, "0%", "101%", "5 %", 100001, 1.5, True, None])
 def test_a_batch_of_0_is_refused(value):
-    assert iv.validate_host({"switch_fabric_serial": value}) == [msg("switch_fabric_serial", repr(value), SERIAL)]
+    assert variables.validate_host({"switch_fabric_serial": value}) == [msg("switch_fabric_serial", repr(value), SERIAL)]
 
 
 @pytest.mark.parametrize("value", [1, "1", 100000, "1%", "25%", "100%"])
 def test_a_batch_of_one_or_more_passes(value):
-    assert iv.validate_host({"switch_fabric_serial": value}) == []
+    assert variables.validate_host({"switch_fabric_serial": value}) == []
 
 
 def test_the_intents_batch_of_0_is_refused():
@@ -271,17 +271,17 @@ def test_the_intents_batch_of_0_is_refused():
 ])
 @pytest.mark.parametrize("over", [101, 150, 1000])
 def test_a_percentage_above_100_is_refused(key, top, over):
-    problems = iv.validate_host({key: over})
+    problems = variables.validate_host({key: over})
     assert len(problems) == 1 and problems[0].startswith(f"{key}: {over} is not allowed (allowed: ")
     assert f"..{top}" in problems[0]
-    assert iv.validate_host({key: top}) == []
+    assert variables.validate_host({key: top}) == []
 
 
 @pytest.mark.parametrize("value", [100.5, "101", "20%", -1])
 def test_the_switches_max_fail_percentage_is_a_number_0_to_100(value):
-    assert iv.validate_host({"switch_fabric_max_fail_percentage": value}) == [
+    assert variables.validate_host({"switch_fabric_max_fail_percentage": value}) == [
         msg("switch_fabric_max_fail_percentage", repr(value), "a number 0..100 percent of a batch's switches that may fail")]
-    assert iv.validate_host({"switch_fabric_max_fail_percentage": "0"}) == []
+    assert variables.validate_host({"switch_fabric_max_fail_percentage": "0"}) == []
 
 
 @pytest.mark.parametrize("path,key", [
@@ -318,12 +318,12 @@ def _hostlist(key, value, where):
 @pytest.mark.parametrize("key,where", NODE_KEYS)
 @pytest.mark.parametrize("value", ["gpu[001-004]", "gpu[1,3]", "gpu1,gpu2", "gpu1 gpu2", "gpu]"])
 def test_a_slurm_hostlist_where_one_node_name_is_meant_is_refused(key, where, value):
-    assert iv.validate_host({key: value}) == [_hostlist(key, value, where)]
-    assert iv.validate_host({key: "gpu001"}) == []
+    assert variables.validate_host({key: value}) == [_hostlist(key, value, where)]
+    assert variables.validate_host({key: "gpu001"}) == []
 
 
 def test_a_hostlist_among_the_incast_senders_is_refused():
-    assert iv.validate_host({"verify_fabric_incast_receiver": "n0",
+    assert variables.validate_host({"verify_fabric_incast_receiver": "n0",
                              "verify_fabric_incast_senders": ["n1", "n[2-3]"]}) == [
         _hostlist("verify_fabric_incast_senders[1]", "n[2-3]", "each entry one sender host (an inventory name)")]
 
@@ -331,7 +331,7 @@ def test_a_hostlist_among_the_incast_senders_is_refused():
 # ---------------------------------------------------------------- every problem at once
 
 def test_every_class_at_once():
-    problems = iv.validate_host({"switch_fabric_serial": 0, "switch_nvue_release": 5.1, "switch_fabric_platform": "EOS",
+    problems = variables.validate_host({"switch_fabric_serial": 0, "switch_nvue_release": 5.1, "switch_fabric_platform": "EOS",
                                  "linerate_slurm_node_name": "n[1-2]", "switch_fabric_max_fail_percentage": 200,
                                  "k8s_render_nccl_min_bytes": "9G", "verify_fabric_ib_write_bw_base_port": 65535,
                                  "verify_fabric_incast_receiver": "x"}, INV)
@@ -344,14 +344,14 @@ def test_every_class_at_once():
 # ---------------------------------------------------------------- edges a mutation sample (seed 97) left untested
 
 def test_sizes_in_bytes_and_with_a_unit_compare_exactly():
-    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1G", "k8s_render_nccl_max_bytes": "1073741824"}) == []
-    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1M", "k8s_render_nccl_max_bytes": "1048576"}) == []
-    assert iv.validate_host({"k8s_render_nccl_min_bytes": "1073741825", "k8s_render_nccl_max_bytes": "1G"}) == [
+    assert variables.validate_host({"k8s_render_nccl_min_bytes": "1G", "k8s_render_nccl_max_bytes": "1073741824"}) == []
+    assert variables.validate_host({"k8s_render_nccl_min_bytes": "1M", "k8s_render_nccl_max_bytes": "1048576"}) == []
+    assert variables.validate_host({"k8s_render_nccl_min_bytes": "1073741825", "k8s_render_nccl_max_bytes": "1G"}) == [
         msg("k8s_render_nccl_min_bytes", "'1073741825'", f"at most k8s_render_nccl_max_bytes ('1G'): {SIZE_WHY['k8s_render_nccl']}")]
 
 
 def test_an_empty_sender_is_refused():
-    assert iv.validate_host({"verify_fabric_incast_receiver": "n0", "verify_fabric_incast_senders": ["n1", ""]}) == [
+    assert variables.validate_host({"verify_fabric_incast_receiver": "n0", "verify_fabric_incast_senders": ["n1", ""]}) == [
         msg("verify_fabric_incast_senders[1]", "''", "a string of at most 253 characters without control characters "
                                                      "(newline, carriage return, tab, NUL), not empty")]
 
@@ -384,7 +384,7 @@ SUM = "sha256:" + "a" * 64
                                                                              "verify_fabric_nccl_tests_source_checksum"]),
 ])
 def test_the_nccl_tests_source_is_required_only_where_it_is_built(values, keys):
-    assert [p.split(":")[0] for p in iv.nccl_tests_problems(values)] == keys
+    assert [p.split(":")[0] for p in variables.nccl_tests_problems(values)] == keys
 
 
 FABRIC = {"name": "t", "transport": "roce"}
@@ -417,7 +417,7 @@ def test_the_intents_edges_and_messages(extra, problems):
         "letter)"))]),
 ])
 def test_variable_edges(values, problems):
-    assert iv.validate_host(values) == problems
+    assert variables.validate_host(values) == problems
 
 
 # ---------------------------------------------------------------- edges a second sample (seed 131) left untested
@@ -455,7 +455,7 @@ def test_more_intent_edges(extra, problems):
         "apt_auth.conf(5))"))]),
 ])
 def test_more_variable_edges(values, problems):
-    assert iv.validate_host(values) == problems
+    assert variables.validate_host(values) == problems
 
 
 # ---------------------------------------------------------------- edges a third sample (seed 151) left untested
@@ -488,7 +488,7 @@ def test_third_intent_edges(extra, problems):
           "_, not starting with a digit, at most 64")]),
 ])
 def test_third_variable_edges(values, problems):
-    assert iv.validate_host(values) == problems
+    assert variables.validate_host(values) == problems
 
 
 def test_a_nccl_tests_switch_that_is_no_boolean_fails_the_action():

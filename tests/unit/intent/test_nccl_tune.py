@@ -16,7 +16,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.report import repo
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.modules import nccl_tune, nccl_tuned_file
 from module_harness import Tools, run_module
 
@@ -397,8 +397,8 @@ def test_the_sweeps_variables_are_validated_with_key_value_and_allowed():
             "verify_fabric_nccl_tune_max_runs": 400, "verify_fabric_nccl_tune_rollback": False,
             "verify_fabric_nccl_tune_rollback_to": None, "verify_fabric_nccl_tuned_required": True,
             "verify_fabric_nccl_tune_plugin": "libnccl-tuner-example.so", "nccl_env_tuned_file": "/tmp/x/tuned.json"}
-    assert iv.validate_host(good) == []
-    bad = iv.validate_host({"verify_fabric_nccl_tune_scales": [4], "verify_fabric_nccl_tune_check_tests": ["x"],
+    assert variables.validate_host(good) == []
+    bad = variables.validate_host({"verify_fabric_nccl_tune_scales": [4], "verify_fabric_nccl_tune_check_tests": ["x"],
                             "verify_fabric_nccl_tune_rollback_to": "last", "verify_fabric_nccl_tune_min_points": 0})
     text = "\n".join(bad)
     assert "verify_fabric_nccl_tune_scales: [4] is not allowed (allowed: empty (2 and all nodes)" in text

@@ -3,7 +3,7 @@ the cut of long values, the problem list and the merge of a fabric over its defa
 wording: test_cabling.py; the effective fabric and what is derived from it: test_fabric.py."""
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import merge
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS, has_format, Problems, show
 
 
@@ -29,8 +29,8 @@ def test_problems_and_merge():
     p.add("k", 1, "allowed: x")
     p.note("free text")
     assert p.items == ["k: 1 is not allowed (allowed: x)", "free text"]
-    assert intent.merge({"a": {"b": 1, "c": 2}}, None) == {"a": {"b": 1, "c": 2}}
-    assert intent.merge({"a": {"b": 1, "c": 2}}, {"a": {"b": 3}, "d": [1]}) == {"a": {"b": 3, "c": 2}, "d": [1]}
-    assert intent.merge({"a": {"b": 1}}, {"a": 5}) == {"a": 5}
+    assert merge({"a": {"b": 1, "c": 2}}, None) == {"a": {"b": 1, "c": 2}}
+    assert merge({"a": {"b": 1, "c": 2}}, {"a": {"b": 3}, "d": [1]}) == {"a": {"b": 3, "c": 2}, "d": [1]}
+    assert merge({"a": {"b": 1}}, {"a": 5}) == {"a": 5}
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from intent.rule_table import DEFAULTS, TABLE
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import rules_fabric
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 
 def test_every_fabric_rule_has_its_rows_in_the_table():
@@ -16,9 +16,9 @@ def test_every_fabric_rule_has_its_rows_in_the_table():
 @pytest.mark.parametrize("key", sorted(k for k in TABLE if k in rules_fabric.FABRIC_RULES))
 def test_what_each_variable_refuses_and_why(key):
     for value, *problems in TABLE[key]:
-        assert iv.validate_host({key: value}) == problems, (key, value)
+        assert variables.validate_host({key: value}) == problems, (key, value)
 
 
 @pytest.mark.parametrize("key", [k for k in sorted(DEFAULTS) if k in rules_fabric.FABRIC_RULES])
 def test_every_role_default_passes_its_rule(key):
-    assert iv.validate_host({key: DEFAULTS[key]}) == []
+    assert variables.validate_host({key: DEFAULTS[key]}) == []

@@ -8,11 +8,11 @@ import pytest
 
 from intent.rule_table import DEFAULTS, TABLE
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import rules_fabric, rules_hosts
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 
 def test_the_table_covers_every_rule_and_nothing_else():
-    assert sorted(TABLE) == sorted(iv.RULES)
+    assert sorted(TABLE) == sorted(variables.RULES)
     # one rule a variable: no name in both tables (RULES would keep the fabric one without a word)
     assert set(rules_hosts.HOST_RULES) & set(rules_fabric.FABRIC_RULES) == set()
 
@@ -20,7 +20,7 @@ def test_the_table_covers_every_rule_and_nothing_else():
 @pytest.mark.parametrize("key", sorted(k for k in TABLE if k in rules_hosts.HOST_RULES))
 def test_what_each_variable_refuses_and_why(key):
     for value, *problems in TABLE[key]:
-        assert iv.validate_host({key: value}) == problems, (key, value)
+        assert variables.validate_host({key: value}) == problems, (key, value)
 
 
 # Defaults their own rule refuses (an operator writing the default value down would be refused):
@@ -35,4 +35,4 @@ REFUSED_DEFAULTS = {
                                  if k in REFUSED_DEFAULTS else k
                                  for k in sorted(DEFAULTS) if k in rules_hosts.HOST_RULES])
 def test_every_role_default_passes_its_rule(key):
-    assert iv.validate_host({key: DEFAULTS[key]}) == []
+    assert variables.validate_host({key: DEFAULTS[key]}) == []

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, effective
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 
 HOSTS = {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "eth1", "switch": "sw1", "switch_port": "swp1"}]}}
@@ -65,7 +65,7 @@ def test_host_mtu_bounds():
 
 
 def test_the_defaults_are_the_documented_ones():
-    assert intent.effective({}) == {
+    assert effective({}) == {
         "name": "fabric", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
         "mtu": {"host": 4200, "switch": 9216},
         "roce": {"trust": "dscp", "no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
@@ -91,6 +91,6 @@ def test_the_defaults_are_the_documented_ones():
 def test_effective_leaves_the_input_alone():
     given = {"transport": "roce", "roce": {"ecn": {"enabled": False}}}
     before = copy.deepcopy(given)
-    eff = intent.effective(given)
+    eff = effective(given)
     eff["roce"]["ecn"]["enabled"] = True
-    assert given == before and intent.DEFAULTS["roce"]["ecn"]["enabled"] is True
+    assert given == before and DEFAULTS["roce"]["ecn"]["enabled"] is True

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import varcheck as vc
 
 NAN, INF = float("nan"), float("inf")
@@ -97,14 +97,14 @@ def test_a_url_never_shows_its_credentials():
 @pytest.mark.parametrize("value", [NAN, INF, -INF, "nan", "inf", "Infinity", "1e400"])
 def test_a_number_rule_refuses_infinite_and_nan(key, allowed, value):
     shown = repr(value) if isinstance(value, str) else str(value)
-    assert iv.validate_host({key: value}) == [msg(key, shown, allowed)]
+    assert variables.validate_host({key: value}) == [msg(key, shown, allowed)]
 
 
 @pytest.mark.parametrize("key", ["switch_fabric_confirm_timeout", "verify_fabric_ib_write_bw_base_port",
                                  "roce_qos_mtu", "verify_fabric_incast_max_senders"])
 @pytest.mark.parametrize("value", [NAN, INF, -INF, "inf", 1e400])
 def test_an_integer_rule_refuses_infinite_and_nan(key, value):
-    problems = iv.validate_host({key: value})
+    problems = variables.validate_host({key: value})
     assert len(problems) == 1 and problems[0].startswith(f"{key}: ") and "is not allowed (allowed: an integer" \
         in problems[0]
 
@@ -112,8 +112,8 @@ def test_an_integer_rule_refuses_infinite_and_nan(key, value):
 @pytest.mark.parametrize("key", ["verify_fabric_mode", "k8s_render_context"])
 @pytest.mark.parametrize("value", [NAN, INF, -INF])
 def test_a_text_rule_refuses_an_infinite_number_it_would_write_as_inf(key, value):
-    assert len(iv.validate_host({key: value})) == 1
-    assert iv.validate_host({key: 1.5}) == [] and iv.validate_host({key: 7}) == []
+    assert len(variables.validate_host({key: value})) == 1
+    assert variables.validate_host({key: 1.5}) == [] and variables.validate_host({key: 7}) == []
 
 
 @pytest.mark.parametrize("key,value,bad", [
@@ -125,15 +125,15 @@ def test_a_text_rule_refuses_an_infinite_number_it_would_write_as_inf(key, value
     ("ib_subnet_manager_environment", {"OSM_X": INF}, "ib_subnet_manager_environment.OSM_X: inf"),
 ])
 def test_a_map_value_that_is_infinite_or_nan_is_refused_by_its_key(key, value, bad):
-    problems = iv.validate_host({key: value})
+    problems = variables.validate_host({key: value})
     assert len(problems) == 1 and problems[0].startswith(bad + " is not allowed (allowed: "), problems
     finite = {k: 3 for k in value}
-    assert iv.validate_host({key: finite}) == []
+    assert variables.validate_host({key: finite}) == []
 
 
 def test_the_fabric_wide_percentage_and_share_rules_keep_their_edges():
-    assert iv.validate_host({"switch_fabric_max_fail_percentage": 100, "verify_fabric_nccl_tune_margin_percent": 0.5,
+    assert variables.validate_host({"switch_fabric_max_fail_percentage": 100, "verify_fabric_nccl_tune_margin_percent": 0.5,
                              "linerate_trend_bandwidth_drop": 0.5}) == []
-    assert not math.isfinite(INF) and iv.validate_host({"switch_fabric_max_fail_percentage": 100.0001}) == [
+    assert not math.isfinite(INF) and variables.validate_host({"switch_fabric_max_fail_percentage": 100.0001}) == [
         msg("switch_fabric_max_fail_percentage", "100.0001", "a number 0..100 percent of a batch's switches that may "
                                                              "fail")]

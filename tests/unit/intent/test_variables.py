@@ -8,15 +8,15 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CTRL = "without control characters (newline, carriage return, tab, NUL)"
 PATH = "an absolute path of at most 255 letters, digits and _ . + / -, without .."
-APT_URL = ("a URL of scheme " + " | ".join(iv.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control "
+APT_URL = ("a URL of scheme " + " | ".join(variables.APT_SCHEMES) + ": at most 2048 characters, no whitespace, control "
            "character, quote, bracket or backslash")
 CREDS = ("a URL without credentials: user:password@ would be written into a world-readable (0644) apt sources file "
          "and shown by --diff; put them in /etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, "
@@ -46,14 +46,14 @@ CASES = [
     ("mofed_repo_key_url", "file:/k.gpg", [msg("mofed_repo_key_url", "'file:/k.gpg'", "a URL of scheme http | https: "
                                             "at most 2048 characters, no whitespace, control character, quote, "
                                             "bracket or backslash, or empty")]),
-    ("mofed_repo_suite", "./\nTrusted: yes", [msg("mofed_repo_suite", "'./\\nTrusted: yes'", iv._SUITE[1])]),
+    ("mofed_repo_suite", "./\nTrusted: yes", [msg("mofed_repo_suite", "'./\\nTrusted: yes'", variables._SUITE[1])]),
     ("mofed_repo_signed_by", "/usr/share/keyrings/a b.gpg",
      [msg("mofed_repo_signed_by", "'/usr/share/keyrings/a b.gpg'", PATH)]),
     ("mofed_repo_signed_by", "keyrings/x.gpg", [msg("mofed_repo_signed_by", "'keyrings/x.gpg'", PATH)]),
-    ("mofed_version", "24.10;reboot", [msg("mofed_version", "'24.10;reboot'", iv._VERSION[1])]),
-    ("mofed_version", "v24.10", [msg("mofed_version", "'v24.10'", iv._VERSION[1])]),
+    ("mofed_version", "24.10;reboot", [msg("mofed_version", "'24.10;reboot'", variables._VERSION[1])]),
+    ("mofed_version", "v24.10", [msg("mofed_version", "'v24.10'", variables._VERSION[1])]),
     ("mofed_hold_packages", ["mft", "Bad_Name"],
-     [msg("mofed_hold_packages[1]", "'Bad_Name'", iv._PACKAGE[1])]),
+     [msg("mofed_hold_packages[1]", "'Bad_Name'", variables._PACKAGE[1])]),
     ("mofed_driver_restart_command", ["openibd", "restart"],
      [msg("mofed_driver_restart_command[0]", "'openibd'", PATH)]),
     ("mofed_driver_restart_command", [], [msg("mofed_driver_restart_command", "[]",
@@ -61,7 +61,7 @@ CASES = [
     ("mofed_driver_restart_command", ["/etc/init.d/openibd", "re\nstart"],
      [msg("mofed_driver_restart_command[1]", "'re\\nstart'", f"a string of at most 256 characters {CTRL}, not empty")]),
     ("mofed_meta_package_by_source", {"doca": {"name": "doca-ofed", "version": "2.9.1\n"}},
-     [msg("mofed_meta_package_by_source.doca.version", "'2.9.1\\n'", iv._VERSION[1])]),
+     [msg("mofed_meta_package_by_source.doca.version", "'2.9.1\\n'", variables._VERSION[1])]),
     ("mofed_meta_package_by_source", {"inbox": {"name": "rdma-core", "version": "44"}},
      [msg("mofed_meta_package_by_source.inbox", "'(key)'", "doca | mlnx_ofed")]),
     ("mofed_reachability_timeout", 0, [msg("mofed_reachability_timeout", "0", "an integer 1..3600 seconds")]),
@@ -70,9 +70,9 @@ CASES = [
      [msg("nccl_env_overrides.NCCL_IB_HCA", "'mlx5_0\\nNCCL_NET=Socket'", FORMATS["nccl_value"][1])]),
     ("nccl_env_overrides", {"NCCL_X": "a b"}, [msg("nccl_env_overrides.NCCL_X", "'a b'",
                                                    FORMATS["nccl_value"][1])]),
-    ("nccl_env_overrides", {"NCCL_X\nY": 1}, [msg("nccl_env_overrides.NCCL_X\nY", "'(key)'", iv._NCCL_NAME[1])]),
+    ("nccl_env_overrides", {"NCCL_X\nY": 1}, [msg("nccl_env_overrides.NCCL_X\nY", "'(key)'", variables._NCCL_NAME[1])]),
     ("nccl_env_overrides", {"LD_PRELOAD": "/x.so"}, [msg("nccl_env_overrides.LD_PRELOAD", "'(key)'",
-                                                         iv._NCCL_NAME[1])]),
+                                                         variables._NCCL_NAME[1])]),
     ("nccl_env_overrides", {"NCCL_X": True}, [msg("nccl_env_overrides.NCCL_X", "True",
                                                   FORMATS["nccl_value"][1])]),
     ("nccl_env_overrides", ["NCCL_X=1"], [msg("nccl_env_overrides", "['NCCL_X=1']", "a mapping")]),
@@ -82,9 +82,9 @@ CASES = [
     ("nccl_env_down_ports", "ignore", [msg("nccl_env_down_ports", "'ignore'", "fail | exclude")]),
     # the OpenSM environment file is sourced by sh: a key is a shell name, a value has no line break
     ("ib_subnet_manager_environment", {"A;reboot": "x"},
-     [msg("ib_subnet_manager_environment.A;reboot", "'(key)'", iv._ENV_NAME[1])]),
+     [msg("ib_subnet_manager_environment.A;reboot", "'(key)'", variables._ENV_NAME[1])]),
     ("ib_subnet_manager_environment", {"1A": "x"}, [msg("ib_subnet_manager_environment.1A", "'(key)'",
-                                                        iv._ENV_NAME[1])]),
+                                                        variables._ENV_NAME[1])]),
     ("ib_subnet_manager_environment", {"SIM_HOST": "n1\nLD_PRELOAD=/tmp/x.so"},
      [msg("ib_subnet_manager_environment.SIM_HOST", "'n1\\nLD_PRELOAD=/tmp/x.so'",
           f"a string of at most 4096 characters {CTRL}")]),
@@ -92,7 +92,7 @@ CASES = [
                                                         f"a string of at most 4096 characters {CTRL}")]),
     ("ib_subnet_manager_port_guid", "0x1 ", [msg("ib_subnet_manager_port_guid", "'0x1 '",
                                                  FORMATS["guid"][1])]),
-    ("ib_subnet_manager_service_name", "x y", [msg("ib_subnet_manager_service_name", "'x y'", iv._UNIT[1])]),
+    ("ib_subnet_manager_service_name", "x y", [msg("ib_subnet_manager_service_name", "'x y'", variables._UNIT[1])]),
     ("ib_subnet_manager_wait_timeout", -5, [msg("ib_subnet_manager_wait_timeout", "-5", "an integer 1..3600 seconds")]),
     # switch connections under their own names
     ("ansible_port", 0, [msg("ansible_port", "0", "an integer 1..65535 (a TCP port)")]),
@@ -106,7 +106,7 @@ CASES = [
                                         "letters, digits, _ -, at most 253)")]),
     ("ansible_host", "-leaf", [msg("ansible_host", "'-leaf'", "an IP address or a DNS name (labels of letters, "
                                    "digits, _ -, at most 253)")]),
-    ("ansible_user", "admin\n", [msg("ansible_user", "'admin\\n'", iv._USER[1])]),
+    ("ansible_user", "admin\n", [msg("ansible_user", "'admin\\n'", variables._USER[1])]),
     ("ansible_password", "pa\nss", [msg("ansible_password", "'********'", f"a string of at most 1024 characters {CTRL}")]),
     ("switch_password", ["x"], [msg("switch_password", "'********'", f"a string of at most 1024 characters {CTRL}")]),
     # role knobs by range
@@ -132,14 +132,14 @@ CASES = [
     ("verify_fabric_nccl_gpus", 0, [msg("verify_fabric_nccl_gpus", "0", "an integer 1..64 GPUs per node")]),
     ("verify_fabric_nccl_iterations", 0, [msg("verify_fabric_nccl_iterations", "0", "an integer 1..100000")]),
     ("verify_fabric_nccl_timeout", 0, [msg("verify_fabric_nccl_timeout", "0", "an integer 1..86400 seconds")]),
-    ("verify_fabric_nccl_min_bytes", "1 G", [msg("verify_fabric_nccl_min_bytes", "'1 G'", iv._NCCL_SIZE[1])]),
+    ("verify_fabric_nccl_min_bytes", "1 G", [msg("verify_fabric_nccl_min_bytes", "'1 G'", variables._NCCL_SIZE[1])]),
     ("verify_fabric_nccl_min_bytes", "8G", [msg("verify_fabric_nccl_min_bytes", "'8G'",
                                                 "at most verify_fabric_nccl_max_bytes (4G)")]),
     ("verify_fabric_checks", ["ports", "pingpong"], [msg("verify_fabric_checks[1]", "'pingpong'",
-                                                         " | ".join(iv.VERIFY_CHECKS))]),
+                                                         " | ".join(variables.VERIFY_CHECKS))]),
     ("verify_fabric_checks", [], [msg("verify_fabric_checks", "[]", "a list of checks of 1..4096 entries")]),
     ("verify_fabric_nccl_env", {"NCCL DEBUG": "INFO"}, [msg("verify_fabric_nccl_env.NCCL DEBUG", "'(key)'",
-                                                            iv._ENV_NAME[1])]),
+                                                            variables._ENV_NAME[1])]),
     ("verify_fabric_mpirun_args", ["--mca", "x\ny"], [msg("verify_fabric_mpirun_args[1]", "'x\\ny'",
                                                           f"a string of at most 256 characters {CTRL}, not empty")]),
     ("verify_fabric_mpi_key_from", ["10.0.0.1,10.0.0.2"],
@@ -150,22 +150,22 @@ CASES = [
     ("connectx_firmware_reset_level", 1, [msg("connectx_firmware_reset_level", "1", "3 | 4")]),
     ("connectx_firmware_reset_level", "3", []),
     ("connectx_firmware_extra_params", {"LINK_TYPE_P1": "ETH;x"}, [msg("connectx_firmware_extra_params.LINK_TYPE_P1",
-                                                                      "'ETH;x'", iv._MLX_VALUE[1] + ", a number or a "
+                                                                      "'ETH;x'", variables._MLX_VALUE[1] + ", a number or a "
                                                                       "boolean")]),
     ("connectx_firmware_extra_params", {"link_type": "ETH"}, [msg("connectx_firmware_extra_params.link_type",
-                                                                 "'(key)'", iv._MLX_NAME[1])]),
+                                                                 "'(key)'", variables._MLX_NAME[1])]),
     ("connectx_firmware_devices", [{"pci": "41:00.0 ", "x": 1}],
      [msg("connectx_firmware_devices[0].x", "1", "unknown key; allowed keys: params, pci"),
       msg("connectx_firmware_devices[0].pci", "'41:00.0 '", FORMATS["pci"][1])]),
-    ("connectx_firmware_image_psid", "MT 1", [msg("connectx_firmware_image_psid", "'MT 1'", iv._PSID[1] + ", or empty")]),
+    ("connectx_firmware_image_psid", "MT 1", [msg("connectx_firmware_image_psid", "'MT 1'", variables._PSID[1] + ", or empty")]),
     ("switch_fabric_confirm_timeout", 30, [msg("switch_fabric_confirm_timeout", "30", "an integer 60..3600 seconds")]),
     ("switch_fabric_confirm_timeout", 86400, [msg("switch_fabric_confirm_timeout", "86400",
                                                   "an integer 60..3600 seconds")]),
     ("switch_fabric_connect_timeout", 0, [msg("switch_fabric_connect_timeout", "0", "an integer 1..300 seconds")]),
-    ("switch_fabric_profile", "linerate qos", [msg("switch_fabric_profile", "'linerate qos'", iv._PROFILE[1])]),
+    ("switch_fabric_profile", "linerate qos", [msg("switch_fabric_profile", "'linerate qos'", variables._PROFILE[1])]),
     ("switch_fabric_extra_ports", [{"name": "swp9\n", "speed_gbps": 300}],
      [msg("switch_fabric_extra_ports[0].name", "'swp9\\n'", FORMATS["port"][1]),
-      msg("switch_fabric_extra_ports[0].speed_gbps", "300", " | ".join(map(str, intent.LINK_SPEEDS_GBPS)))]),
+      msg("switch_fabric_extra_ports[0].speed_gbps", "300", " | ".join(map(str, LINK_SPEEDS_GBPS)))]),
     ("switch_fabric_backup_dir", "/x\n", [msg("switch_fabric_backup_dir", "'/x\\n'",
                                               f"a string of at most 4096 characters {CTRL}, not empty")]),
     ("switch_fabric_backup_dir", "", [msg("switch_fabric_backup_dir", "''",
@@ -176,15 +176,15 @@ CASES = [
     ("roce_qos_rail_dir", "/etc/linerate/x;y", [msg("roce_qos_rail_dir", "'/etc/linerate/x;y'", PATH)]),
     ("rdma_netdev_rail_dir", "/etc/linerate/x;y", [msg("rdma_netdev_rail_dir", "'/etc/linerate/x;y'", PATH)]),
     # booleans, strictly
-    ("mofed_repo_trusted", "maybe", [msg("mofed_repo_trusted", "'maybe'", iv.BOOL_ALLOWED)]),
-    ("mofed_hold", "", [msg("mofed_hold", "''", iv.BOOL_ALLOWED)]),
-    ("mofed_hold", 2, [msg("mofed_hold", "2", iv.BOOL_ALLOWED)]),
-    ("mofed_hold", "y", [msg("mofed_hold", "'y'", iv.BOOL_ALLOWED)]),
-    ("mofed_hold", None, [msg("mofed_hold", "None", iv.BOOL_ALLOWED)]),
-    ("verify_fabric_keep_mpi_key", [True], [msg("verify_fabric_keep_mpi_key", "[True]", iv.BOOL_ALLOWED)]),
+    ("mofed_repo_trusted", "maybe", [msg("mofed_repo_trusted", "'maybe'", variables.BOOL_ALLOWED)]),
+    ("mofed_hold", "", [msg("mofed_hold", "''", variables.BOOL_ALLOWED)]),
+    ("mofed_hold", 2, [msg("mofed_hold", "2", variables.BOOL_ALLOWED)]),
+    ("mofed_hold", "y", [msg("mofed_hold", "'y'", variables.BOOL_ALLOWED)]),
+    ("mofed_hold", None, [msg("mofed_hold", "None", variables.BOOL_ALLOWED)]),
+    ("verify_fabric_keep_mpi_key", [True], [msg("verify_fabric_keep_mpi_key", "[True]", variables.BOOL_ALLOWED)]),
     ("switch_fabric_host_key_checking", "disabled", [msg("switch_fabric_host_key_checking", "'disabled'",
-                                                         iv.BOOL_ALLOWED)]),
-    ("audit_benchmarks", "maybe", [msg("audit_benchmarks", "'maybe'", iv.BOOL_ALLOWED)]),
+                                                         variables.BOOL_ALLOWED)]),
+    ("audit_benchmarks", "maybe", [msg("audit_benchmarks", "'maybe'", variables.BOOL_ALLOWED)]),
 ]
 
 GOOD = [
@@ -215,22 +215,22 @@ GOOD = [
 
 @pytest.mark.parametrize("key,value,expected", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_a_malformed_variable_is_named_exactly(key, value, expected):
-    assert iv.validate_host({key: value}) == expected
+    assert variables.validate_host({key: value}) == expected
 
 
 @pytest.mark.parametrize("key,value", GOOD, ids=[f"{g[0]}-{i}" for i, g in enumerate(GOOD)])
 def test_good_values_pass(key, value):
-    assert iv.validate_host({key: value}) == []
+    assert variables.validate_host({key: value}) == []
 
 
 @pytest.mark.parametrize("value", [True, False, 1, 0, "true", "False", "YES", "no", "On", "off", "1", "0"])
 def test_booleans_ansible_writes_pass(value):
-    assert iv.validate_host({"mofed_hold": value}) == []
-    assert iv.as_bool(value) is (str(value).lower() in ("true", "yes", "on", "1"))
+    assert variables.validate_host({"mofed_hold": value}) == []
+    assert variables.as_bool(value) is (str(value).lower() in ("true", "yes", "on", "1"))
 
 
 def test_a_secret_is_never_shown():
-    problems = iv.validate_host({"ansible_password": "hunter2\n", "switch_password": "s3cret\r",
+    problems = variables.validate_host({"ansible_password": "hunter2\n", "switch_password": "s3cret\r",
                                  "mofed_repo_url": "https://bob:hunter2@r.example.org/x\n"})
     text = "\n".join(problems)
     assert "hunter2" not in text and "s3cret" not in text and len(problems) == 3
@@ -252,20 +252,20 @@ def test_a_secret_is_never_shown():
 def test_the_confirm_timer_must_outlast_the_post_checks(confirm, command, post, expected):
     values = {"switch_fabric_confirm_timeout": confirm, "switch_fabric_command_timeout": command,
               "switch_fabric_post_checks": post}
-    assert iv.validate_host(values) == expected
+    assert variables.validate_host(values) == expected
 
 
 def test_the_default_command_timeout_counts_in_the_budget():
-    assert iv.validate_host({"switch_fabric_confirm_timeout": 179}) != []
-    assert iv.validate_host({"switch_fabric_confirm_timeout": 180}) == []
-    assert iv.validate_host({"switch_fabric_command_timeout": 101}) != []   # 303 > the default 300
-    assert iv.validate_host({"switch_fabric_command_timeout": 100}) == []
+    assert variables.validate_host({"switch_fabric_confirm_timeout": 179}) != []
+    assert variables.validate_host({"switch_fabric_confirm_timeout": 180}) == []
+    assert variables.validate_host({"switch_fabric_command_timeout": 101}) != []   # 303 > the default 300
+    assert variables.validate_host({"switch_fabric_command_timeout": 100}) == []
 
 
 @pytest.mark.parametrize("lo,hi,ok", [("1G", "4G", True), ("4G", "4G", True), ("1025M", "1G", False),
                                       ("512", "1K", True), ("2K", "1025", False)])
 def test_nccl_sizes_in_order(lo, hi, ok):
-    problems = iv.validate_host({"verify_fabric_nccl_min_bytes": lo, "verify_fabric_nccl_max_bytes": hi})
+    problems = variables.validate_host({"verify_fabric_nccl_min_bytes": lo, "verify_fabric_nccl_max_bytes": hi})
     assert (problems == []) is ok
     if not ok:
         assert problems == [f"verify_fabric_nccl_min_bytes: {lo!r} is not allowed (allowed: at most "
@@ -273,19 +273,19 @@ def test_nccl_sizes_in_order(lo, hi, ok):
 
 
 def test_every_problem_at_once_sorted_by_key():
-    problems = iv.validate_host({"mofed_hold": "maybe", "ansible_port": 0, "verify_fabric_incast_max_senders": 1})
+    problems = variables.validate_host({"mofed_hold": "maybe", "ansible_port": 0, "verify_fabric_incast_max_senders": 1})
     assert [p.split(":")[0] for p in problems] == ["ansible_port", "mofed_hold", "verify_fabric_incast_max_senders"]
 
 
 def test_a_mistake_of_many_hosts_is_one_line():
     per_host = [(f"gpu{i:03d}", "mofed_hold: 'maybe' is not allowed") for i in range(1, 6)] + [("gpu009", "x")]
-    assert iv.merge_hosts(per_host) == ["gpu001, gpu002, gpu003 and 2 more host(s): mofed_hold: 'maybe' is not allowed",
+    assert variables.merge_hosts(per_host) == ["gpu001, gpu002, gpu003 and 2 more host(s): mofed_hold: 'maybe' is not allowed",
                                         "gpu009: x"]
-    assert iv.merge_hosts(per_host[:3]) == ["gpu001, gpu002, gpu003: mofed_hold: 'maybe' is not allowed"]
+    assert variables.merge_hosts(per_host[:3]) == ["gpu001, gpu002, gpu003: mofed_hold: 'maybe' is not allowed"]
 
 
 def test_variables_without_a_rule_are_not_read():
-    assert iv.validate_host({"some_site_variable": "x\ny", "ansible_connection": "local"}) == []
+    assert variables.validate_host({"some_site_variable": "x\ny", "ansible_connection": "local"}) == []
 
 
 def _spec_options():
@@ -306,14 +306,14 @@ def _default_names():
 
 
 def test_every_role_variable_has_a_rule():
-    missing = sorted((_spec_options() | _default_names()) - set(iv.RULES) - iv.BY_INTENT)
+    missing = sorted((_spec_options() | _default_names()) - set(variables.RULES) - variables.BY_INTENT)
     assert missing == []
 
 
 @pytest.mark.parametrize("name", ["mofed_repo_url", "ansible_port", "verify_fabric_incast_max_senders",
                                   "nccl_env_overrides", "ib_subnet_manager_environment", "audit_benchmarks"])
 def test_the_rules_the_issue_names_exist(name):
-    assert name in iv.RULES
+    assert name in variables.RULES
 
 
 def test_network_os_aliases_are_the_drivers():
