@@ -64,6 +64,14 @@ class GetoptError(Exception):
         self.opt = opt
 
 
+class Refused(Exception):
+    """A tool refused its command line: ``lines``, what it printed, in order (the first is the message)."""
+
+    def __init__(self, lines):
+        super().__init__(lines[0])
+        self.lines = lines
+
+
 def parse_optstring(optstring):
     """'t:g:hG:' -> {'t': 1, 'g': 1, 'h': 0, 'G': 1} (2 for '::', an optional argument)."""
     out, i = {}, 0
@@ -215,10 +223,8 @@ def perftest_parse(prog, argv, version, kind="bw"):
     return opts, operands
 
 
-class PerftestRefused(Exception):
-    def __init__(self, lines):
-        super().__init__(lines[0])
-        self.lines = lines
+class PerftestRefused(Refused):
+    """perftest's parser() refused the command line: what it printed, then PERFTEST_PARSER_FAILED."""
 
 
 # ------------------------------------------------------------------ nccl-tests
@@ -301,10 +307,8 @@ def mlxlink_parse(argv, version):
         raise MlxlinkRefused([first, "-E- failed to parse arguments. Bad input parameter"]) from None
 
 
-class MlxlinkRefused(Exception):
-    def __init__(self, lines):
-        super().__init__(lines[0])
-        self.lines = lines
+class MlxlinkRefused(Refused):
+    """mlxlink's command parser refused the command line: getopt's line, then mlxlink's -E- line."""
 
 
 # ------------------------------------------------------------------ mlxconfig parameter database
