@@ -196,7 +196,7 @@ def dkms_postinst(modules, version, module_dir, condition=None):
     header = ("#!/bin/sh\nset -e\n"
               'if [ "$1" != configure ]; then exit 0; fi\n'
               "KVER=$(uname -r)\n"
-              f'DEST="/lib/modules/$KVER/updates/dkms"\nmkdir -p "$DEST"')
+              'DEST="/lib/modules/$KVER/updates/dkms"\nmkdir -p "$DEST"')
     body = _ko_install_script(modules, version, "$DEST", header)
     if condition:
         test, extra = condition
@@ -423,7 +423,8 @@ def gpu_packages(version):
                 maintainer=NVIDIA_MAINTAINER, section="kernel"),
         Package("nvidia-kernel-common", deb, "NVIDIA binary kernel module support files\n"
                 "udev rules and modprobe configuration for the NVIDIA kernel modules.",
-                files={"/lib/udev/rules.d/60-nvidia.rules": (0o644, 'ACTION=="add", DEVPATH=="/bus/pci/drivers/nvidia", RUN+="/usr/bin/nvidia-modprobe -c0 -u"\n')},
+                files={"/lib/udev/rules.d/60-nvidia.rules": (
+                    0o644, 'ACTION=="add", DEVPATH=="/bus/pci/drivers/nvidia", RUN+="/usr/bin/nvidia-modprobe -c0 -u"\n')},
                 maintainer=NVIDIA_MAINTAINER, section="kernel"),
         Package("nvidia-smi", deb, "NVIDIA System Management Interface\n"
                 "The NVIDIA Management Library command line client.",

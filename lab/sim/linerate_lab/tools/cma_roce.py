@@ -69,6 +69,6 @@ def main(argv, what="mode"):
                 if value.isdigit() and 0 <= int(value) <= 255:
                     cma["tos"] = int(value)
                 else:
-                    common.err(f"/usr/sbin/cma_roce_tos: line 99: echo: write error: Invalid argument\n")
+                    common.err("/usr/sbin/cma_roce_tos: line 99: echo: write error: Invalid argument\n")
             common.out(f"{cma['tos']}\n")
     return 0

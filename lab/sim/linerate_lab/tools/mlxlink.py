@@ -88,7 +88,7 @@ def _ddm(value, key):
 def module_rows(nic, lanes):
     mod = optics.module(nic)
     o = mod["values"]
-    per_lane = ",".join(f"{{:.3f}}".format(o["rx_power_dbm"]) for _ in range(lanes))
+    per_lane = ",".join("{:.3f}".format(o["rx_power_dbm"]) for _ in range(lanes))
     return [("Temperature [C]", _ddm(int(o["temperature_c"]), "temperature_c")),
             ("Voltage [mV]", _ddm(o["voltage_mv"], "voltage_mv")),
             ("Bias Current [mA]", _ddm(",".join(f"{o['bias_ma']:.3f}" for _ in range(lanes)), "bias_ma")),
