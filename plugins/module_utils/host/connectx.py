@@ -172,8 +172,8 @@ def _check_known(dev, desired, device):
     unknown = sorted(n for n in desired if n not in params)
     if unknown:
         raise ToolFailure(f"{device}: parameter(s) {', '.join(unknown)} not reported by "
-                      f"'mlxconfig -d {device} -e q' ({dev.get('device_type') or 'unknown device'}); "
-                      "this firmware does not have them (check the name and the port suffix _P1/_P2)")
+                          f"'mlxconfig -d {device} -e q' ({dev.get('device_type') or 'unknown device'}); "
+                          "this firmware does not have them (check the name and the port suffix _P1/_P2)")
     return params
 
 

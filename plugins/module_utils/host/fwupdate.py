@@ -91,8 +91,8 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
         raise ToolFailure(f"{fm.device}: device PSID {dev['psid']} is not the expected {psid}")
     if dev["fw_available"] is None:
         raise ToolFailure(f"{fm.device}: image {image} is not for this device's PSID {dev['psid']} "
-                      f"(mlxfwmanager: {dev['status'] or 'no matching image'}); refusing to burn "
-                      "another board's firmware")
+                          f"(mlxfwmanager: {dev['status'] or 'no matching image'}); refusing to burn "
+                          "another board's firmware")
     burned, want = dev["fw_current"], dev["fw_available"]
     running = dev["fw_running"] or burned
     before = {"fw_version": burned, "fw_version_running": running, "psid": dev["psid"]}
@@ -101,7 +101,7 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
         downgrade = version_tuple(want) < version_tuple(burned)
         if downgrade and not allow_downgrade:
             raise ToolFailure(f"{fm.device}: image {want} is older than the device's {burned}; "
-                          "set allow_downgrade to burn it")
+                              "set allow_downgrade to burn it")
         if check_mode:
             fm.commands.append(["mlxfwmanager", "-d", fm.device, "-i", image, "-u", "-y"]
                                + (["-f"] if downgrade else []))
@@ -110,7 +110,7 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
             dev = fm.query(image)
             if version_tuple(dev["fw_current"]) != version_tuple(want):
                 raise ToolFailure(f"{fm.device}: burned {image} but mlxfwmanager reports {dev['fw_current']}",
-                              commands=fm.commands)
+                                  commands=fm.commands)
             running = dev["fw_running"] or dev["fw_current"]
     after = {"fw_version": want, "fw_version_running": running, "psid": dev["psid"]}
     pending = version_tuple(running) != version_tuple(want)

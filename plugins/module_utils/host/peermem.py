@@ -195,8 +195,8 @@ def ensure(host, state, check_mode, rebuild_package=None):
         after = host.loaded()
         if after != want:
             raise ToolFailure(f"modprobe {'-r ' if not want else ''}{MODULE} succeeded but lsmod "
-                          f"{'does not list' if want else 'still lists'} {MODULE}",
-                          commands=host.commands)
+                              f"{'does not list' if want else 'still lists'} {MODULE}",
+                              commands=host.commands)
     elif changed:
         host.commands.append(["modprobe", *([] if want else ["-r"]), MODULE])
         after = want

@@ -47,7 +47,7 @@ class Sysfs:
                 return f.read().strip()
         except OSError as e:
             raise ToolFailure(f"cannot read {path} ({e.strerror}): the netdev has no RoCE ECN "
-                          "controls; they come with the mlx5 driver of MLNX_OFED / DOCA-OFED") from None
+                              "controls; they come with the mlx5 driver of MLNX_OFED / DOCA-OFED") from None
 
     def write(self, path, value):
         try:
@@ -289,8 +289,8 @@ def configure(port, params, check_mode):
         left = port.plan(want, after)
         if left:
             raise ToolFailure(f"{port.netdev}: settings did not take after applying them; still needed: "
-                          + "; ".join(" ".join(w) if k == "cmd" else f"{w[0]}={w[1]}" for k, w in left),
-                          before=before, after=after, commands=port.commands)
+                              + "; ".join(" ".join(w) if k == "cmd" else f"{w[0]}={w[1]}" for k, w in left),
+                              before=before, after=after, commands=port.commands)
     else:
         after = _expected_after(want, have) if steps else have
         if check_mode:
