@@ -149,3 +149,22 @@ def test_bad_input_names_the_argument_and_what_is_allowed(lab, kind, args, messa
         faults.apply(kind, args, lab=None)
     assert str(e.value).startswith(message)
     assert lab.model()["faults"] == []
+
+
+def test_undoing_a_fault_on_one_thing_keeps_it_on_another():
+    m = fabric()
+    faults.pfc_off(None, m, "node1", "mlx5_0")
+    faults.pfc_off(None, m, "node1", "mlx5_1")
+    faults.optic_degrade(None, m, "node2", "mlx5_0")
+    faults.pfc_restore(None, m, "node1", "mlx5_0")
+    assert m["faults"] == [{"kind": "pfc-off", "args": ["node1", "mlx5_1", [0, 0, 0, 1, 0, 0, 0, 0]]},
+                           {"kind": "optic-degrade", "args": ["node2", "mlx5_0"]}]
+    assert m["nodes"]["node1"]["nics"][1]["qos"]["pfc"] == [0] * 8
+
+
+def test_what_a_row_puts_on_a_thing_is_that_thing_s_own():
+    one, two = fabric(), fabric()
+    faults.optic_degrade(None, one, "node1", "mlx5_0")
+    one["nodes"]["node1"]["nics"][0]["optics"]["temperature_c"] = 20     # the model changed later
+    faults.optic_degrade(None, two, "node1", "mlx5_0")
+    assert two["nodes"]["node1"]["nics"][0]["optics"] == {"rx_power_dbm": -14.0, "temperature_c": 78}
