@@ -27,7 +27,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
-from ansible_collections.linerate.fabric.plugins.module_utils.report import history as checks_history
+from ansible_collections.linerate.fabric.plugins.module_utils.report import history as report_history
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -35,6 +35,16 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import regi
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
 from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker
 from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
+
+
+class _Refused(Exception):
+    """What stops the report (unreadable results, unpublished thresholds, a remediation or history setting
+    not allowed, files that cannot be written): the task fails with ``verify_report: <why>`` and ``extra``
+    beside it in the result."""
+
+    def __init__(self, why, **extra):
+        super().__init__(str(why))
+        self.extra = extra
 
 
 class ActionModule(ActionBase):
@@ -46,10 +56,46 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        started = time.time()
-        task_vars = task_vars or {}
+        try:
+            self._verify(result, task_vars or {}, time.time())
+        except _Refused as e:
+            result.update(failed=True, msg=f"verify_report: {e}", **e.extra)
+        return result
+
+    def _verify(self, result, task_vars, started):
+        """The report of this run into ``result``: the checks, remediation, the document and its files,
+        the verdict. Raises _Refused (what stops the report) with what ``result`` says beside it."""
         args = self._task.args
         hostvars = task_vars.get("hostvars", {})
+        inputs = self._inputs(args, hostvars)
+        try:
+            findings, checks = registry.run(inputs)
+        except registry.Unreadable as e:
+            raise _Refused(e) from e
+        findings = faults.correlate(findings)
+        # attribution before action, then the run's drain decision (budget, breaker): both in the report
+        try:
+            decision, attributed = self._remediation(findings, inputs, inputs.fabric, args, hostvars)
+        except (AnsibleError, ValueError, TypeError, breaker.StateError) as e:
+            raise _Refused(f"remediation: {e}") from e
+        checks.update(attributed)
+        summary = faults.summarize(findings)
+        doc = self._document(args, findings, summary, checks, inputs.fabric, decision, started)
+        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"],
+                      remediation=decision)
+        rendered = self._write(doc, args, task_vars, result) if args.get("write", True) else None
+        result["summary_markdown"] = rendered["summary.md"] if rendered else report_markdown.to_markdown(doc)
+        if not summary["passed"] and args.get("fail", True):
+            result["failed"] = True
+            result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "
+                             + "; ".join(f"{x['code']} {x.get('node') or ''} {x.get('device') or ''}".strip()
+                                         for x in findings if x["severity"] == "error"))
+        else:
+            result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
+
+    def _inputs(self, args, hostvars):
+        """The checks' ``registry.Inputs``: the nodes, their results, the fabric (its thresholds the
+        validation's, never re-derived here)."""
         try:
             nodes = list(self._templar.template(args["nodes"]))
             fabric = self._templar.template(args["fabric"])
@@ -57,31 +103,18 @@ class ActionModule(ActionBase):
             data = {n: {k: self._templar.template(hostvars[n][k]) for k in registry.node_results() if k in hostvars[n]}
                     for n in nodes}
         except (AnsibleError, KeyError) as e:
-            result.update(failed=True, msg=f"verify_report: the results could not be read: {e}")
-            return result
+            raise _Refused(f"the results could not be read: {e}") from e
         try:
             checks_thresholds.derived(fabric)  # the thresholds are the validation's, never re-derived here
         except checks_thresholds.NotPublished as e:
-            result.update(failed=True, msg=f"verify_report: {e}")
-            return result
+            raise _Refused(e) from e
         # every check of the registry in the report's order: its findings and its report entries
-        inputs = registry.Inputs(nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template,
-                                 template_error=AnsibleError, nccl_runs=nccl_runs)
-        try:
-            findings, checks = registry.run(inputs)
-        except registry.Unreadable as e:
-            result.update(failed=True, msg=f"verify_report: {e}")
-            return result
+        return registry.Inputs(nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template,
+                               template_error=AnsibleError, nccl_runs=nccl_runs)
 
-        findings = faults.correlate(findings)
-        # attribution before action, then the run's drain decision (budget, breaker): both in the report
-        try:
-            decision, attributed = self._remediation(findings, inputs, fabric, args, hostvars)
-        except (AnsibleError, ValueError, TypeError, breaker.StateError) as e:
-            result.update(failed=True, msg=f"verify_report: remediation: {e}")
-            return result
-        checks.update(attributed)
-        summary = faults.summarize(findings)
+    def _document(self, args, findings, summary, checks, fabric, decision, started):
+        """report.json's document: the checks, the phases' times, the remediation, the NCCL tuning sweep
+        and the host rollout of this run."""
         meta = dict(self._templar.template(args.get("meta") or {}))
         if "phase_marks" in meta:
             # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
@@ -97,50 +130,40 @@ class ActionModule(ActionBase):
         rollout = self._templar.template(args.get("rollout") or {})
         if rollout:
             doc["rollout"] = dict(rollout)
-        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"],
-                      remediation=decision)
-        rendered = None  # the four report files' text, when written
-        if args.get("write", True):
-            reports_dir = self._templar.template(args.get("reports_dir") or "reports")
-            if not os.path.isabs(reports_dir):
-                reports_dir = os.path.join(self._loader.get_basedir(), reports_dir)
-            # history and trends: the previous run of the same scope (issue 27); -e / inventory
-            # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
-            try:
-                keep = int(self._templar.template(args.get("history_keep", task_vars.get(
-                    "linerate_report_keep", checks_history.HISTORY_KEEP))))
-                drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
-                    "linerate_trend_bandwidth_drop", checks_history.TREND_BANDWIDTH_DROP))))
-                if keep < 1 or not 0 < drop < 1:
-                    raise ValueError(f"linerate_report_keep {keep!r} (allowed: an integer >= 1), "
-                                     f"linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)")
-            except (TypeError, ValueError) as e:
-                result.update(failed=True, msg=f"verify_report: history settings not allowed: {e}")
-                return result
-            checks_history.attach_history(doc, reports_dir, bandwidth_drop=drop)
-            result["trends"] = doc.get("trends")
-            if self._task.check_mode:
-                result["report_files"] = {}
-                result["msg"] = "check mode: reports not written"
-            else:
-                rendered = rep.render_reports(doc)
-                try:
-                    result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
-                except report_files.ReportWriteError as e:
-                    # nothing of this run was kept; the run fails, whatever the fabric's verdict
-                    result.update(failed=True, report_files={},
-                                  msg=f"verify_report: the report could not be written: {e}")
-                    return result
-                result["history_pruned"] = checks_history.prune_history(reports_dir, keep)
-        result["summary_markdown"] = rendered["summary.md"] if rendered else report_markdown.to_markdown(doc)
-        if not summary["passed"] and args.get("fail", True):
-            result["failed"] = True
-            result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "
-                             + "; ".join(f"{x['code']} {x.get('node') or ''} {x.get('device') or ''}".strip()
-                                         for x in findings if x["severity"] == "error"))
-        else:
-            result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
-        return result
+        return doc
+
+    def _write(self, doc, args, task_vars, result):
+        """The history and trends, then the report files (not in check mode); their texts, None when
+        none were written."""
+        reports_dir = self._templar.template(args.get("reports_dir") or "reports")
+        if not os.path.isabs(reports_dir):
+            reports_dir = os.path.join(self._loader.get_basedir(), reports_dir)
+        # history and trends: the previous run of the same scope (issue 27); -e / inventory
+        # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
+        try:
+            keep = int(self._templar.template(args.get("history_keep", task_vars.get(
+                "linerate_report_keep", report_history.HISTORY_KEEP))))
+            drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
+                "linerate_trend_bandwidth_drop", report_history.TREND_BANDWIDTH_DROP))))
+            if keep < 1 or not 0 < drop < 1:
+                raise ValueError(f"linerate_report_keep {keep!r} (allowed: an integer >= 1), "
+                                 f"linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)")
+        except (TypeError, ValueError) as e:
+            raise _Refused(f"history settings not allowed: {e}") from e
+        report_history.attach_history(doc, reports_dir, bandwidth_drop=drop)
+        result["trends"] = doc.get("trends")
+        if self._task.check_mode:
+            result["report_files"] = {}
+            result["msg"] = "check mode: reports not written"
+            return None
+        rendered = rep.render_reports(doc)
+        try:
+            result["report_files"] = rep.write_reports(doc, reports_dir, rendered=rendered)
+        except report_files.ReportWriteError as e:
+            # nothing of this run was kept; the run fails, whatever the fabric's verdict
+            raise _Refused(f"the report could not be written: {e}", report_files={}) from e
+        result["history_pruned"] = report_history.prune_history(reports_dir, keep)
+        return rendered
 
     def _remediation(self, findings, inputs, fabric, args, hostvars):
         """(decision, report checks): the element findings (checks/attribution.py) added to ``findings``,

@@ -211,14 +211,6 @@ LONG_FUNCTIONS: set[str] = {
     "lab/switchsim/sim_eos.py:config_cmd",
     "lab/switchsim/sim_nvue.py:nv_apply",
     "lab/switchsim/simcore.py:_simple",
-    "plugins/action/verify_report.py:run",
-    "plugins/module_utils/checks/cabling.py:check_cabling",
-    "plugins/module_utils/checks/ib.py:check_topology",
-    "plugins/module_utils/checks/incast.py:incast_findings",
-    "plugins/module_utils/report/heatmap.py:heatmap_svg",
-    "plugins/module_utils/checks/retests.py:retest_plan",
-    "plugins/module_utils/probes/perftest.py:run_rails",
-    "plugins/module_utils/checks/rdma.py:localise",
 }
 
 

@@ -164,9 +164,24 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
     switches |= {u["peer"] for ups in (uplinks or {}).values() for u in ups or []}
     ident = _Identify(hosts, switches, host_reads)
     exp, names = expected_ends(hosts, uplinks)
-    findings = []
-    readable = {}
-    observed = {}    # (switch, port_key) -> [(end, local port name)]
+    findings, readable, observed = _switch_observed(switches, switch_reads, exp, ident)
+    reported = set()   # expected (switch, port_key) already explained
+    endpoints_reported = set()
+    findings += _swaps(exp, observed, readable, names, reported, endpoints_reported)
+    cases = []
+    for (sw, pk), e in sorted(exp.items()):
+        case, mine = _port_case(sw, pk, e, observed, readable, names, reported, endpoints_reported, findings)
+        findings += [m for m in mine if m not in findings]
+        cases.append(case)
+    findings += _uncabled_ports(exp, observed, names, endpoints_reported)
+    findings += _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp)
+    return findings, cases
+
+
+def _switch_observed(switches, switch_reads, exp, ident):
+    """``(findings, readable, observed)``: CABLE_UNVERIFIED for each switch whose LLDP neighbours were not
+    read, the switches that were, and what they show: {(switch, port_key): [(end, local port name)]}."""
+    findings, readable, observed = [], {}, {}
     for sw in sorted(switches):
         read = (switch_reads or {}).get(sw)
         if not read or read.get("unreadable") or read.get("failed") or read.get("skipped"):
@@ -180,10 +195,13 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
         for port, nbs in (read.get("neighbors") or {}).items():
             for nb in nbs or []:
                 observed.setdefault((sw, port_key(port)), []).append((ident(nb), port))
+    return findings, readable, observed
 
-    reported = set()   # expected (switch, port_key) already explained
-    endpoints_reported = set()
-    # swaps: two ports of one switch each showing the other's intended end
+
+def _swaps(exp, observed, readable, names, reported, endpoints_reported):
+    """CABLE_SWAPPED: two ports of one switch each showing the other's intended end (``reported``,
+    ``endpoints_reported`` gain both)."""
+    findings = []
     for (sw, pk), e in sorted(exp.items()):
         if sw not in readable or (sw, pk) in reported:
             continue
@@ -204,40 +222,45 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
                 reported |= {(sw, pk), (sw2, pk2)}
                 endpoints_reported |= {e[:3], e2[:3]}
                 break
+    return findings
 
-    cases = []
-    for (sw, pk), e in sorted(exp.items()):
-        port = _port_name(observed, sw, pk, names)
-        name = f"{sw} {port} <- {_label(e)}"
-        if sw not in readable:
-            cases.append({"name": name, "skipped": True, "message": f"{sw} not read"})
-            continue
-        mine = []
-        obs = observed.get((sw, pk), [])
-        if (sw, pk) in reported:
-            mine = [f for f in findings if f["code"] == "CABLE_SWAPPED" and f["switch"] == sw
-                    and port_key(port) in (port_key(f["switch_port"]), port_key(f.get("other_switch_port")))]
-        elif any(_same(e, pair[0]) for pair in obs):
-            pass
-        elif not obs:
-            if e[0] == "switch":
-                mine = [_f("CABLE_MISSING", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be "
-                           "(switches run LLDP: no cable, or the link is down)", e, sw, port, **_peer(e))]
-            else:
-                mine = [_f("CABLE_UNVERIFIED", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be: "
-                           f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
-                           "unproven", e, sw, port)]
+
+def _port_case(sw, pk, e, observed, readable, names, reported, endpoints_reported, findings):
+    """``(case, mine)``: the report case of one intended link and its findings (a swap found before,
+    a missing or unproven neighbour, another end than intended)."""
+    port = _port_name(observed, sw, pk, names)
+    name = f"{sw} {port} <- {_label(e)}"
+    if sw not in readable:
+        return {"name": name, "skipped": True, "message": f"{sw} not read"}, []
+    mine = []
+    obs = observed.get((sw, pk), [])
+    if (sw, pk) in reported:
+        mine = [f for f in findings if f["code"] == "CABLE_SWAPPED" and f["switch"] == sw
+                and port_key(port) in (port_key(f["switch_port"]), port_key(f.get("other_switch_port")))]
+    elif any(_same(e, pair[0]) for pair in obs):
+        pass
+    elif not obs:
+        if e[0] == "switch":
+            mine = [_f("CABLE_MISSING", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be "
+                       "(switches run LLDP: no cable, or the link is down)", e, sw, port, **_peer(e))]
         else:
-            o = obs[0][0]
-            mine = [_f("CABLE_MISWIRED", f"{sw} {port}: should have {_label(e)}, LLDP shows {_label(o)}",
-                       e, sw, port, **_peer(o))]
-            endpoints_reported.add(e[:3])
-        findings += [m for m in mine if m not in findings]
-        errors = [m for m in mine if m["severity"] == "error"]
-        cases.append({"name": name, "ok": not errors, "code": mine[0]["code"] if mine else None,
-                      "message": "; ".join(m["message"] for m in mine) or None, "findings": mine})
+            mine = [_f("CABLE_UNVERIFIED", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be: "
+                       f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
+                       "unproven", e, sw, port)]
+    else:
+        o = obs[0][0]
+        mine = [_f("CABLE_MISWIRED", f"{sw} {port}: should have {_label(e)}, LLDP shows {_label(o)}",
+                   e, sw, port, **_peer(o))]
+        endpoints_reported.add(e[:3])
+    errors = [m for m in mine if m["severity"] == "error"]
+    return {"name": name, "ok": not errors, "code": mine[0]["code"] if mine else None,
+            "message": "; ".join(m["message"] for m in mine) or None, "findings": mine}, mine
 
-    # neighbours on ports the inventory does not cable
+
+def _uncabled_ports(exp, observed, names, endpoints_reported):
+    """Neighbours on ports the inventory does not cable: a known end there is CABLE_MISWIRED, anything
+    else CABLE_UNEXPECTED (management ports aside)."""
+    findings = []
     for (sw, pk), items in sorted(observed.items()):
         if (sw, pk) in exp:
             continue
@@ -256,9 +279,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
             else:
                 findings.append(_f("CABLE_UNEXPECTED", f"{sw} {port}: {_label(o)}, on a port the inventory does not cable",
                                    None, sw, port, **_peer(o)))
-
-    findings += _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp)
-    return findings, cases
+    return findings
 
 
 def _port_name(observed, sw, pk, intended=None):

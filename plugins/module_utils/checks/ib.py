@@ -78,16 +78,28 @@ def check_topology(nd, li, expected_links, switch_links, switches,
     switch_links:   [{switch, port, peer, peer_port}] (each cable once or twice)
     switches:       {name: guid or None}
     """
+    known_cas = {ca_desc(e["host"], e["device"]) for e in expected_links}
+    guid_name, findings = _identify_nodes(nd["nodes"], expected_links, switches, known_cas)
+    expected = _expected_peers(expected_links, switch_links)
+    found, found_rate = _discovered_peers(nd["nodes"], li, guid_name)
+    explained = set()
+    findings += _expected_link_findings(expected, found, found_rate, explained, link_width, link_speed_gbps)
+    findings += _unexpected_link_findings(expected, found, explained, known_cas)
+    _place_unexpected_devices(findings, found)
+    return findings
+
+
+def _identify_nodes(nodes, expected_links, switches, known_cas):
+    """``(guid_name, findings)``: each discovered node's identity by node GUID (``("switch", name)`` or
+    ``("ca", "host dev")``), and IB_UNEXPECTED_DEVICE for a switch or CA the inventory does not have."""
     findings = []
     names = set(switches)
-    nodes = nd["nodes"]
     guid_name = {}            # node guid -> ("switch", name) | ("ca", "host dev")
     port_guid_ca = {}         # port guid -> "host dev"
     for e in expected_links:
         if e.get("guid"):
             port_guid_ca[_norm(e["guid"])] = ca_desc(e["host"], e["device"])
     want_switch_guid = {_norm(g): n for n, g in switches.items() if g}
-    known_cas = {ca_desc(e["host"], e["device"]) for e in expected_links}
     for guid, n in nodes.items():
         if n["type"] == "switch":
             name = want_switch_guid.get(guid) or switch_name_from_desc(n["desc"], names)
@@ -108,16 +120,22 @@ def check_topology(nd, li, expected_links, switch_links, switches,
                 findings.append(finding("IB_UNEXPECTED_DEVICE", ident or guid, None,
                                         f"{n['type'].upper()} {guid} ({n['desc']!r}) is not in the inventory",
                                         guid=guid))
+    return guid_name, findings
 
-    # Intended: (switch, port) -> peer identity
+
+def _expected_peers(expected_links, switch_links):
+    """Intended: (switch, port) -> peer identity ``(kind, name, port)``."""
     expected = {}
     for e in expected_links:
         expected[(e["switch"], int(e["switch_port"]))] = ("ca", ca_desc(e["host"], e["device"]), 1)
     for s in switch_links:
         expected[(s["switch"], int(s["port"]))] = ("switch", s["peer"], int(s["peer_port"]))
         expected[(s["peer"], int(s["peer_port"]))] = ("switch", s["switch"], int(s["port"]))
+    return expected
 
-    # Discovered: (switch, port) -> peer identity, and the rate
+
+def _discovered_peers(nodes, li, guid_name):
+    """Discovered: ``(found, found_rate)``, (switch, port) -> peer identity and -> (width, Gb/s)."""
     rate = {}
     if li:
         for entry in li:
@@ -140,11 +158,16 @@ def check_topology(nd, li, expected_links, switch_links, switches,
                 lane = lane_nominal(p["speed"])
                 sp = p["width"] * lane if lane else None
             found_rate[(kind[1], pnum)] = (w, sp)
+    return found, found_rate
 
+
+def _expected_link_findings(expected, found, found_rate, explained, link_width, link_speed_gbps):
+    """Each intended link as found: IB_LINK_DEGRADED, IB_LINK_MISSING, IB_PORTS_SWAPPED, IB_LINK_MISWIRED
+    (a cable seen from both ends once: ``explained`` collects the ports already reported)."""
+    findings = []
     where_found = {}
     for k, v in found.items():
         where_found.setdefault(v, []).append(k)
-    explained = set()
     for key in sorted(expected):
         exp = expected[key]
         act = found.get(key)
@@ -176,22 +199,33 @@ def check_topology(nd, li, expected_links, switch_links, switches,
                 + (f" (port has {act[1]})" if act else ""),
                 peer=exp[1], peer_port=exp[2]))
             continue
-        other = elsewhere[0]
-        if other[0] == sw and expected.get(other) == act and act is not None:
-            explained.update({key, other})
-            a, b = sorted([port, other[1]])
-            findings.append(finding(
-                "IB_PORTS_SWAPPED", sw, a,
-                f"{sw} ports {a} and {b} are swapped: {expected[(sw, a)][1]} is on port {b}, "
-                f"{expected[(sw, b)][1]} is on port {a}",
-                ports=[a, b], peers=[expected[(sw, a)][1], expected[(sw, b)][1]]))
-        else:
-            explained.add(key)
-            explained.add(other)
-            findings.append(finding(
-                "IB_LINK_MISWIRED", sw, port,
-                f"{label} should be on {sw} port {port} but is on {other[0]} port {other[1]}",
-                peer=exp[1], peer_port=exp[2], found_node=other[0], found_port=other[1]))
+        findings.append(_misplaced(key, exp, act, elsewhere[0], expected, explained, label))
+    return findings
+
+
+def _misplaced(key, exp, act, other, expected, explained, label):
+    """The intended link ``key`` -> ``exp`` found at ``other``: two ports of one switch swapped
+    (IB_PORTS_SWAPPED), else the cable on another port (IB_LINK_MISWIRED)."""
+    sw, port = key
+    if other[0] == sw and expected.get(other) == act and act is not None:
+        explained.update({key, other})
+        a, b = sorted([port, other[1]])
+        return finding(
+            "IB_PORTS_SWAPPED", sw, a,
+            f"{sw} ports {a} and {b} are swapped: {expected[(sw, a)][1]} is on port {b}, "
+            f"{expected[(sw, b)][1]} is on port {a}",
+            ports=[a, b], peers=[expected[(sw, a)][1], expected[(sw, b)][1]])
+    explained.add(key)
+    explained.add(other)
+    return finding(
+        "IB_LINK_MISWIRED", sw, port,
+        f"{label} should be on {sw} port {port} but is on {other[0]} port {other[1]}",
+        peer=exp[1], peer_port=exp[2], found_node=other[0], found_port=other[1])
+
+
+def _unexpected_link_findings(expected, found, explained, known_cas):
+    """IB_UNEXPECTED_LINK for each link found that the intent does not have (and no other finding explains)."""
+    findings = []
     for key in sorted(found):
         if key in expected or key in explained:
             continue
@@ -208,6 +242,11 @@ def check_topology(nd, li, expected_links, switch_links, switches,
         findings.append(finding("IB_UNEXPECTED_LINK", key[0], key[1],
                                 f"{key[0]} port {key[1]} has a link to {act[1]} that the intent does not have",
                                 peer=act[1], peer_port=act[2]))
+    return findings
+
+
+def _place_unexpected_devices(findings, found):
+    """An IB_UNEXPECTED_DEVICE names the switch port it is cabled to (in place)."""
     for f in findings:
         if f["code"] == "IB_UNEXPECTED_DEVICE":
             for key, act in found.items():
@@ -215,7 +254,6 @@ def check_topology(nd, li, expected_links, switch_links, switches,
                     f["port"] = key[1]
                     f["message"] += f", cabled to {key[0]} port {key[1]}"
                     f["switch"] = key[0]
-    return findings
 
 
 def check_partitions(partitions, tables, names=None):

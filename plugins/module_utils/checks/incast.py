@@ -342,85 +342,117 @@ def incast_findings(phase, fabric, cabling):
     for device in devices:
         rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
                 "flows": {}, "pause": {}, "discards": {}, "missing": []}
-        deltas = {}
-        for node in [receiver] + senders:
-            pair = ((phase.get(node) or {}).get("counters") or {}).get(device)
-            if pair is None and not roce:
-                continue  # InfiniBand: credit-based, no PFC; its counters (perfquery) are not read here yet
-            pair = pair or ["", ""]
-            d, why = counter_deltas(pair[0], pair[1])
-            if d is None:
-                out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
-                                   "PFC under incast cannot be proven on this port", check="incast",
-                                   **_where(cabling, node, device)))
-                continue
-            deltas[node] = d
-        for node, d in deltas.items():
-            for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
-                if name not in d:
-                    rail["missing"].append(f"{node}:{name}")
-                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
-                                       + ("PFC pauses" if "pause" in name else "drops")
-                                       + f" on priority {prio} cannot be proven", check="incast",
-                                       counter=name, **_where(cabling, node, device)))
-            rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
-            rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
-            wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
-                     and n[7] != str(prio)}
-            if roce and wrong:
-                out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
-                                   f"{node} {device}: pause frames on "
-                                   + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
-                                   + f"; only the no-drop priority {prio} may pause", check="incast",
-                                   evidence={"deltas": wrong}, **_where(cabling, node, device)))
-            if roce and rail["discards"][node] > 0:
-                out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
-                                   f"on the no-drop priority under incast", check="incast",
-                                   **_where(cabling, node, device)))
-        bad = []
-        for node in senders:
-            res = next((r for r in (phase.get(node) or {}).get("results") or [] if r.get("device") == device), None)
-            gbps = (res or {}).get("gbps")
-            rail["flows"][node] = gbps
-            if res is None or res.get("error") or gbps is None:
-                out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
-                                   + ((res or {}).get("error") or "no result"), check="incast",
-                                   **_where(cabling, node, device)))
-                continue
-            if k >= 2 and gbps > 1.5 * derived(fabric)["line_rate_gbps"] / k:
-                # far above its fair share: it never shared the receiver's port, so it proves nothing
-                out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
-                                   f"the fair share of {k} flows - it ran alone (the others had not started or had "
-                                   "finished); its port's lossless class is not proven", check="incast",
-                                   evidence={"k": k, "gbps": gbps}, **_where(cabling, node, device)))
-                rail.setdefault("inconclusive", []).append(node)
-                continue
-            no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
-            if gbps < threshold or no_pause:
-                bad.append((node, gbps, no_pause))
-        # every flow into the receiver suffers: the receiver's port (or its switch port) is the suspect
-        counted = [n for n in senders if n not in rail.get("inconclusive", [])]
-        blame_receiver = len(bad) == len(counted) and len(counted) >= 2
-        for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
-            where = _where(cabling, node, device)
-            if blame_receiver:
-                flows = ", ".join(f"{flow[0]} {flow[1]:.1f}" if flow[1] is not None else f"{flow[0]} -" for flow in bad)
-                msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
-                       f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
-                       + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
-                code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
-            elif gbps < threshold:
-                code = "INCAST_GOODPUT_LOW"
-                msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
-                       f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
-            else:
-                code = "INCAST_NO_PAUSE"
-                msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
-                       "although the intent declares it lossless")
-            out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
-                                                                    "pause": rail["pause"]}, **where))
+        deltas = _rail_deltas(phase, rail, roce, cabling, out)
+        out += _counter_findings(deltas, rail, roce, prio, cabling)
+        bad = _flow_findings(phase, rail, deltas, roce, fabric, cabling, out)
+        out += _lossless_findings(rail, bad, prio, cabling)
         rails.append(rail)
     return out, rails
+
+
+def _rail_deltas(phase, rail, roce, cabling, out):
+    """{node: its ethtool -S deltas on the rail's device}; an unreadable pair is COUNTER_MISSING (into ``out``)."""
+    device, deltas = rail["device"], {}
+    for node in [rail["receiver"]] + rail["senders"]:
+        pair = ((phase.get(node) or {}).get("counters") or {}).get(device)
+        if pair is None and not roce:
+            continue  # InfiniBand: credit-based, no PFC; its counters (perfquery) are not read here yet
+        pair = pair or ["", ""]
+        d, why = counter_deltas(pair[0], pair[1])
+        if d is None:
+            out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
+                               "PFC under incast cannot be proven on this port", check="incast",
+                               **_where(cabling, node, device)))
+            continue
+        deltas[node] = d
+    return deltas
+
+
+def _counter_findings(deltas, rail, roce, prio, cabling):
+    """The rail's pauses and discards per node (into ``rail``) and what they prove wrong: a counter the
+    driver lacks, pauses on another priority than the no-drop one, drops on it."""
+    out, device = [], rail["device"]
+    for node, d in deltas.items():
+        for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
+            if name not in d:
+                rail["missing"].append(f"{node}:{name}")
+                out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
+                                   + ("PFC pauses" if "pause" in name else "drops")
+                                   + f" on priority {prio} cannot be proven", check="incast",
+                                   counter=name, **_where(cabling, node, device)))
+        rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
+        rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
+        wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
+                 and n[7] != str(prio)}
+        if roce and wrong:
+            out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
+                               f"{node} {device}: pause frames on "
+                               + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
+                               + f"; only the no-drop priority {prio} may pause", check="incast",
+                               evidence={"deltas": wrong}, **_where(cabling, node, device)))
+        if roce and rail["discards"][node] > 0:
+            out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
+                               f"on the no-drop priority under incast", check="incast",
+                               **_where(cabling, node, device)))
+    return out
+
+
+def _flow_findings(phase, rail, deltas, roce, fabric, cabling, out):
+    """Each sender's flow on the rail (into ``rail``): a failed test is INCAST_FAILED, a flow far above
+    its fair share INCAST_INCONCLUSIVE (into ``out``); returns the flows that missed the threshold or
+    saw no pause, ``[(node, gbps, no_pause)]``."""
+    device, receiver, k, threshold = rail["device"], rail["receiver"], rail["k"], rail["threshold_gbps"]
+    bad = []
+    for node in rail["senders"]:
+        res = next((r for r in (phase.get(node) or {}).get("results") or [] if r.get("device") == device), None)
+        gbps = (res or {}).get("gbps")
+        rail["flows"][node] = gbps
+        if res is None or res.get("error") or gbps is None:
+            out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
+                               + ((res or {}).get("error") or "no result"), check="incast",
+                               **_where(cabling, node, device)))
+            continue
+        if k >= 2 and gbps > 1.5 * derived(fabric)["line_rate_gbps"] / k:
+            # far above its fair share: it never shared the receiver's port, so it proves nothing
+            out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
+                               f"the fair share of {k} flows - it ran alone (the others had not started or had "
+                               "finished); its port's lossless class is not proven", check="incast",
+                               evidence={"k": k, "gbps": gbps}, **_where(cabling, node, device)))
+            rail.setdefault("inconclusive", []).append(node)
+            continue
+        no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
+        if gbps < threshold or no_pause:
+            bad.append((node, gbps, no_pause))
+    return bad
+
+
+def _lossless_findings(rail, bad, prio, cabling):
+    """INCAST_GOODPUT_LOW / INCAST_NO_PAUSE of the flows that failed the lossless proof; when every
+    counted flow into the receiver failed, the receiver's port (or its switch port) is the suspect."""
+    device, receiver, senders, k, threshold = (rail["device"], rail["receiver"], rail["senders"], rail["k"],
+                                               rail["threshold_gbps"])
+    out = []
+    counted = [n for n in senders if n not in rail.get("inconclusive", [])]
+    blame_receiver = len(bad) == len(counted) and len(counted) >= 2
+    for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
+        where = _where(cabling, node, device)
+        if blame_receiver:
+            flows = ", ".join(f"{flow[0]} {flow[1]:.1f}" if flow[1] is not None else f"{flow[0]} -" for flow in bad)
+            msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
+                   f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
+                   + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
+            code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
+        elif gbps < threshold:
+            code = "INCAST_GOODPUT_LOW"
+            msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
+                   f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
+        else:
+            code = "INCAST_NO_PAUSE"
+            msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
+                   "although the intent declares it lossless")
+        out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
+                                                                "pause": rail["pause"]}, **where))
+    return out
 
 
 # ---------------------------------------------------------------- incast rotation: every port a receiver

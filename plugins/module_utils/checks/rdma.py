@@ -174,13 +174,22 @@ def localise(tests, hints=(), leaf_of=None):
             if not t["ok"]:
                 fails[e] += 1
     sound = {e for e in total if e[0] != "uplink" and fails[e] < total[e]}
-    hints = {tuple(h) for h in hints}
-    explained, chosen, blamed = set(), {}, {}
+    explained, blamed = set(), {}
     for i, t in enumerate(failing):
         if t.get("blame"):
             blamed.setdefault(tuple(t[t["blame"]]), set()).add(i)
             explained.add(i)
-    inconclusive = []
+    chosen, inconclusive = _greedy_cover(failing, explained, leaf_of, sound, {tuple(h) for h in hints}, fails, total)
+    _drop_redundant(chosen, failing, leaf_of, sound)
+    _uplinks_to_rails(chosen, failing)
+    return _suspects(chosen, blamed, failing, fails, total), inconclusive
+
+
+def _greedy_cover(failing, explained, leaf_of, sound, hints, fails, total):
+    """``(chosen, inconclusive)``: {element: failing test indexes it explains}, chosen greedily (see
+    ``localise``), and the failing tests whose own elements are equally likely. A path between two
+    leaf groups becomes an element of its own (``fails``, ``total`` gain it)."""
+    chosen, inconclusive = {}, []
     while len(explained) < len(failing):
         cover = {}
         for i, t in enumerate(failing):
@@ -217,7 +226,11 @@ def localise(tests, hints=(), leaf_of=None):
                 best = ("uplink", same)
         chosen.setdefault(best, set()).update(cover[best] if best in cover else cover[("uplink", best[1][0])])
         explained |= chosen[best]
-    # a test every other chosen element explains needs no element of its own
+    return chosen, inconclusive
+
+
+def _drop_redundant(chosen, failing, leaf_of, sound):
+    """A test every other chosen element explains needs no element of its own (``chosen`` in place)."""
 
     def on_path(e, t):
         els = _elements(t, leaf_of, sound)
@@ -230,8 +243,11 @@ def localise(tests, hints=(), leaf_of=None):
             del chosen[e]
             for o in chosen:
                 chosen[o] |= full[o] & full[e]
-    # an uplink whose every failing test has a chosen rail at one end: those rails explain them, the
-    # other way round where needed (a flaky rail's cross-leaf failures, not a leaf's uplinks)
+
+
+def _uplinks_to_rails(chosen, failing):
+    """An uplink whose every failing test has a chosen rail at one end: those rails explain them, the
+    other way round where needed (a flaky rail's cross-leaf failures, not a leaf's uplinks); in place."""
     eps = {e[1] for e in chosen if e[0] != "uplink"}
     for e in [e for e in chosen if e[0] == "uplink"]:
         owners = {}
@@ -244,6 +260,10 @@ def localise(tests, hints=(), leaf_of=None):
             del chosen[e]
             for o, idx in owners.items():
                 chosen.setdefault(o, set()).update(idx)
+
+
+def _suspects(chosen, blamed, failing, fails, total):
+    """The suspects of ``localise`` from the chosen elements and the endpoints an error blames."""
     out = []
     per_ep = {}
     for (kind, what), idx in chosen.items():
@@ -270,7 +290,7 @@ def localise(tests, hints=(), leaf_of=None):
         s["passed"] = s["total"] - s["fails"]
         s["codes"] = sorted({failing[i]["code"] for i in idx})
         result.append(s)
-    return result, inconclusive
+    return result
 
 
 def _bw_layer(tests, speed):

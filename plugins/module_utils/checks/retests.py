@@ -44,72 +44,89 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
     lasts about as many rounds as one suspect's tests, not their sum over a leaf.
     """
     seen = {frozenset(p[:2]) for p in tested}
-    spare = spare or {}
     order = {s: i for i, s in enumerate(suspects)}
     per = {s: (repeats.get(s, 1) if isinstance(repeats, dict) else repeats) for s in suspects}
     queue = {s: _directions(per[s], (first or {}).get(s)) for s in suspects}
+    pools = _peer_pools(suspects, good, spare or {}, order, group_of, rails_of or {})
+    met = {s: set() for s in suspects}
+    rounds = []
+    while any(queue.values()):
+        rnd = _plan_round(suspects, order, queue, pools, seen, met, rails_of or {}, len(rounds))
+        if not rnd:
+            break   # the suspects left have no peer at all
+        rounds.append(rnd)
+    return rounds
+
+
+def _peer_pools(suspects, good, spare, order, group_of, rails_of):
+    """{suspect: (near peers, far peers)}: with ``group_of`` the good and spare peers and the other
+    suspects under the suspect's own leaves, else (none there) the good and spare ones under other
+    leaves; without it every good and spare peer (see ``retest_plan``)."""
     key = group_of.get if group_of else (lambda n: None)
-    near_of, far_of = {}, {}
+    pools = {}
     for s in suspects:
-        mine = set((rails_of or {}).get(s) or ())
+        mine = set(rails_of.get(s) or ())
         pool = [g for g in good if g != s and g not in order] + \
             [g for g, bad in spare.items() if g != s and mine and not set(bad) & mine]
         if group_of:
             near = [g for g in pool if key(g) == key(s)]
             near += [g for g in suspects if g != s and key(g) == key(s)]
             far = [g for g in pool if key(g) != key(s)]
-            near_of[s], far_of[s] = (near, []) if near else ([], far)
+            pools[s] = (near, []) if near else ([], far)
         else:
-            near_of[s], far_of[s] = pool, []
-    met = {s: set() for s in suspects}
-    rails_of = rails_of or {}
-    rounds = []
-    while any(queue.values()):
-        busy, rnd = set(), []
-        for s in sorted((s for s in suspects if queue[s]), key=lambda s: (-len(queue[s]), order[s])):
-            if s in busy or not queue[s]:
-                continue
-            way = queue[s][0]
-            back = "receive" if way == "send" else "send"
-            peer = None
-            mine = rails_of.get(s) or set()
-            for peers in (near_of[s], far_of[s]):
-                free = [g for g in peers if g not in busy]
-                if not free:
-                    continue
+            pools[s] = (pool, [])
+    return pools
 
-                def tier(g):
-                    # a known-good peer not met before, then another suspect that needs the other
-                    # direction (this test serves both), then a known-good peer met before, then any
-                    # suspect, one done with its own tests first; a suspect under test on other rails
-                    # before one on the same rail (a failure between two suspects of one rail blames
-                    # neither)
-                    fresh = frozenset((s, g)) not in seen and g not in met[s]
-                    if g not in order:
-                        return 0 if fresh else 3
-                    other_rails = not (rails_of.get(g) or set()) & mine
-                    if back in queue[g]:
-                        return (1 if other_rails else 2) if fresh else 4
-                    # one with no test of its own left before one that would rather run its own
-                    return 5 + 2 * bool(queue[g]) + (not other_rails) if fresh else 9
-                # ties go round the peers (suspects and rounds start further along), not to the first
-                k = (order[s] + len(rounds)) % len(free)
-                peer = min(free[k:] + free[:k], key=tier)
-                break
-            if peer is None:
-                continue
-            queue[s].pop(0)
-            if back in queue.get(peer, ()):
-                queue[peer].remove(back)
-            rnd.append([peer, s] if way == "send" else [s, peer])
-            busy.update((s, peer))
-            met[s].add(peer)
-            if peer in met:
-                met[peer].add(s)
-        if not rnd:
-            break   # the suspects left have no peer at all
-        rounds.append(rnd)
-    return rounds
+
+def _plan_round(suspects, order, queue, pools, seen, met, rails_of, index):
+    """Round ``index`` of the re-test plan: each suspect with tests left its next direction against a
+    free peer (the suspects with the most tests left first); ``queue`` and ``met`` are updated."""
+    busy, rnd = set(), []
+    for s in sorted((s for s in suspects if queue[s]), key=lambda s: (-len(queue[s]), order[s])):
+        if s in busy or not queue[s]:
+            continue
+        way = queue[s][0]
+        back = "receive" if way == "send" else "send"
+        peer = _pick_peer(s, back, pools[s], busy, order, queue, seen, met, rails_of, index)
+        if peer is None:
+            continue
+        queue[s].pop(0)
+        if back in queue.get(peer, ()):
+            queue[peer].remove(back)
+        rnd.append([peer, s] if way == "send" else [s, peer])
+        busy.update((s, peer))
+        met[s].add(peer)
+        if peer in met:
+            met[peer].add(s)
+    return rnd
+
+
+def _pick_peer(s, back, pools, busy, order, queue, seen, met, rails_of, index):
+    """The peer of suspect ``s``'s next test: from its near peers, else its far ones, the free peer of
+    the best tier; None when none is free."""
+    mine = rails_of.get(s) or set()
+
+    def tier(g):
+        # a known-good peer not met before, then another suspect that needs the other
+        # direction (this test serves both), then a known-good peer met before, then any
+        # suspect, one done with its own tests first; a suspect under test on other rails
+        # before one on the same rail (a failure between two suspects of one rail blames
+        # neither)
+        fresh = frozenset((s, g)) not in seen and g not in met[s]
+        if g not in order:
+            return 0 if fresh else 3
+        other_rails = not (rails_of.get(g) or set()) & mine
+        if back in queue[g]:
+            return (1 if other_rails else 2) if fresh else 4
+        # one with no test of its own left before one that would rather run its own
+        return 5 + 2 * bool(queue[g]) + (not other_rails) if fresh else 9
+    for peers in pools:
+        free = [g for g in peers if g not in busy]
+        if free:
+            # ties go round the peers (suspects and rounds start further along), not to the first
+            k = (order[s] + index) % len(free)
+            return min(free[k:] + free[:k], key=tier)
+    return None
 
 
 PROBE_PHASES = 1   # re-test phases whose idle nodes take fresh sample pairs (``fill_idle``)

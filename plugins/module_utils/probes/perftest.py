@@ -154,116 +154,156 @@ def run_rails(run, p, tests, release=False, meet=None, beacon=None, watch=None, 
     server listens in its place and closes the client's connection (the client's handshake
     fails instead of retrying). Both sides then record an error, the failing side's names it.
     """
-    binary = run.path(p["tool"])
-    timeout = p["timeout"] or (p["duration"] or 10) + 60
-    now = began = time.monotonic()
-    met = False
-    deadline, connect_deadline = now + timeout, now + p["connect_timeout"]
-    tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
-    serving = p["mode"] == "server"
-    # a client behind a meeting starts nothing until its server's node opens it
-    gate = meet is not None and not serving and bool(tests)
-    opened, meet_at = None, now + meeting.MEET_GRACE   # meet_at: the server's meeting not opened yet
-    jobs = []
-    for i, test in enumerate(tests):
-        jpath = os.path.join(tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
-        argv = perftest_argv(binary, p, test, i, jpath)
-        jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
-                     "proc": None if gate else run.start(argv),
-                     "restart_at": now, "result": None, "stand_in": None, "poke": False})
+    rails = _Rails(run, p, tests, release, meet, watch, stats)
     try:
         while True:
             now = time.monotonic()
             if beacon is not None:
                 beacon.serve()
-            if gate:
-                met = meeting.poke(tests[0]["server"], meet, meeting.MEET_CONNECT)
-                if not met and now < connect_deadline:
-                    state = watch.state(now) if watch else None
-                    if state in ("behind", "here"):       # alive, not past the round: it is coming
-                        connect_deadline = max(connect_deadline, watch.ask_at + p["connect_timeout"])
-                    elif state == "starting":
-                        connect_deadline = max(connect_deadline, watch.start_deadline)
-                    elif state == "past":                 # it gave this round up
-                        connect_deadline = now
+            if rails.gate:
+                waiting, now = rails.wait_for_peer(now)
+                if waiting:
                     time.sleep(POLL)
                     continue
-                # met, or out of time: the rails start below, their clocks from now (the peer's arrival)
-                gate, now = False, time.monotonic()
-                deadline = now + timeout
-                connect_deadline = now + p["connect_timeout"] if met else now
-                if stats is not None:
-                    stats["peer_wait"] = now - began
-                for job in jobs:
-                    job["restart_at"] = now
-            if serving and watch and any(j["result"] is None for j in jobs):
-                state = watch.state(now)
-                if state in ("behind", "starting"):       # its client is still coming
-                    deadline = max(deadline, time.monotonic() + timeout)
-                    if stats is not None:
-                        stats["peer_wait"] = time.monotonic() - began
-                elif state in ("here", "past"):
-                    watch = None                          # its client reached the round: no more questions
-            if serving and meet is not None and meet_at is not None:
-                listening = meeting.listening_ports() if now < meet_at else None
-                if listening is None or all(job["result"] is not None or job["stand_in"] is not None
-                                            or job["test"]["tcp_port"] in listening for job in jobs):
-                    opened, meet_at = meeting.listen(meet), None
-            if opened is not None and meeting.accept_one(opened):
-                opened.close()
-                opened = None
+            rails.follow_peer(now)
+            rails.meet(now)
             busy = False
-            for job in jobs:
-                if job["stand_in"] is not None:          # a server's stand-in waits for its client
-                    if meeting.accept_one(job["stand_in"]) or now >= deadline:
-                        job["stand_in"].close()
-                        job["stand_in"] = None
-                    else:
-                        busy = True
-                    continue
-                if job["poke"]:                          # a client tells its server not to wait
-                    if now >= job["restart_at"]:
-                        done = meeting.poke(job["test"]["server"], job["test"]["tcp_port"])
-                        job["poke"], job["restart_at"] = not done and now < connect_deadline, now + RETRY_DELAY
-                    busy = busy or job["poke"]
-                    continue
-                if job["result"] is not None:
-                    continue
-                busy = True
-                if job["proc"] is None:
-                    if now >= job["restart_at"]:
-                        job["proc"] = run.start(job["argv"])
-                    continue
-                if job["proc"].poll() is None:
-                    if now < deadline:
-                        continue
-                    job["proc"].kill()                   # each rail at the deadline, none waited for
-                out, err = job["proc"].communicate()
-                rc, killed = job["proc"].returncode, job["proc"].returncode < 0 and now >= deadline
-                rc = None if killed else rc
-                job["attempts"] += 1
-                text = out + err
-                if (p["mode"] == "client" and rc not in (0, None) and any(s in text for s in CONNECT_RETRY)
-                        and now < connect_deadline):
-                    job["proc"], job["restart_at"] = None, now + RETRY_DELAY
-                    continue
-                job["result"] = _perftest_result(job, rc, out, err, killed, p, timeout)
-                if release and rc not in (0, None) and PRE_CONNECT.search(text):
-                    if p["mode"] == "client":
-                        job["poke"], job["restart_at"] = True, now
-                    else:
-                        job["stand_in"] = meeting.listen(job["test"]["tcp_port"])
+            for job in rails.jobs:
+                busy = rails.step(job, now) or busy
             if not busy:
                 break
             time.sleep(POLL)
     finally:
-        if opened is not None:
-            opened.close()
-        for job in jobs:
+        rails.close()
+    return [job["result"] for job in rails.jobs]
+
+
+class _Rails:
+    """One ``run_rails`` call: its rails' processes (``jobs``), their clocks, the meeting and the peer's watch."""
+
+    def __init__(self, run, p, tests, release, meet, watch, stats):
+        self.run, self.p, self.tests, self.release, self.meet_port = run, p, tests, release, meet
+        self.watch, self.stats = watch, stats
+        binary = run.path(p["tool"])
+        self.timeout = p["timeout"] or (p["duration"] or 10) + 60
+        now = self.began = time.monotonic()
+        self.deadline, self.connect_deadline = now + self.timeout, now + p["connect_timeout"]
+        self.tmp = tempfile.mkdtemp(prefix="linerate-perftest-")
+        self.serving = p["mode"] == "server"
+        # a client behind a meeting starts nothing until its server's node opens it
+        self.gate = meet is not None and not self.serving and bool(tests)
+        self.opened, self.meet_at = None, now + meeting.MEET_GRACE   # meet_at: the server's meeting not opened yet
+        self.jobs = []
+        for i, test in enumerate(tests):
+            jpath = os.path.join(self.tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
+            argv = perftest_argv(binary, p, test, i, jpath)
+            self.jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
+                              "proc": None if self.gate else run.start(argv),
+                              "restart_at": now, "result": None, "stand_in": None, "poke": False})
+
+    def wait_for_peer(self, now):
+        """A client behind the meeting: ``(True, now)`` while its server's node has not opened it and
+        there is time (the peer's beacon moves the time), else ``(False, now)``: the rails start, their
+        clocks from now (the peer's arrival)."""
+        p, watch = self.p, self.watch
+        met = meeting.poke(self.tests[0]["server"], self.meet_port, meeting.MEET_CONNECT)
+        if not met and now < self.connect_deadline:
+            state = watch.state(now) if watch else None
+            if state in ("behind", "here"):       # alive, not past the round: it is coming
+                self.connect_deadline = max(self.connect_deadline, watch.ask_at + p["connect_timeout"])
+            elif state == "starting":
+                self.connect_deadline = max(self.connect_deadline, watch.start_deadline)
+            elif state == "past":                 # it gave this round up
+                self.connect_deadline = now
+            return True, now
+        # met, or out of time: the rails start below, their clocks from now (the peer's arrival)
+        self.gate, now = False, time.monotonic()
+        self.deadline = now + self.timeout
+        self.connect_deadline = now + p["connect_timeout"] if met else now
+        if self.stats is not None:
+            self.stats["peer_wait"] = now - self.began
+        for job in self.jobs:
+            job["restart_at"] = now
+        return False, now
+
+    def follow_peer(self, now):
+        """A server whose client's beacon says it is still coming keeps its processes (their deadline moves)."""
+        if self.serving and self.watch and any(j["result"] is None for j in self.jobs):
+            state = self.watch.state(now)
+            if state in ("behind", "starting"):       # its client is still coming
+                self.deadline = max(self.deadline, time.monotonic() + self.timeout)
+                if self.stats is not None:
+                    self.stats["peer_wait"] = time.monotonic() - self.began
+            elif state in ("here", "past"):
+                self.watch = None                     # its client reached the round: no more questions
+
+    def meet(self, now):
+        """A server opens the round's meeting once every rail listens (or failed), and closes it at the
+        client's connection."""
+        if self.serving and self.meet_port is not None and self.meet_at is not None:
+            listening = meeting.listening_ports() if now < self.meet_at else None
+            if listening is None or all(job["result"] is not None or job["stand_in"] is not None
+                                        or job["test"]["tcp_port"] in listening for job in self.jobs):
+                self.opened, self.meet_at = meeting.listen(self.meet_port), None
+        if self.opened is not None and meeting.accept_one(self.opened):
+            self.opened.close()
+            self.opened = None
+
+    def step(self, job, now):
+        """One rail's turn of the poll: its stand-in, its poke, its process (started, restarted, killed
+        at the deadline, its result); True while it is busy."""
+        if job["stand_in"] is not None:          # a server's stand-in waits for its client
+            if meeting.accept_one(job["stand_in"]) or now >= self.deadline:
+                job["stand_in"].close()
+                job["stand_in"] = None
+                return False
+            return True
+        if job["poke"]:                          # a client tells its server not to wait
+            if now >= job["restart_at"]:
+                done = meeting.poke(job["test"]["server"], job["test"]["tcp_port"])
+                job["poke"], job["restart_at"] = not done and now < self.connect_deadline, now + RETRY_DELAY
+            return job["poke"]
+        if job["result"] is not None:
+            return False
+        if job["proc"] is None:
+            if now >= job["restart_at"]:
+                job["proc"] = self.run.start(job["argv"])
+            return True
+        if job["proc"].poll() is None:
+            if now < self.deadline:
+                return True
+            job["proc"].kill()                   # each rail at the deadline, none waited for
+        self._finished(job, now)
+        return True
+
+    def _finished(self, job, now):
+        """A rail's process ended: a client whose server did not listen yet starts again, else its result
+        (with ``release``, a rail that failed before any connection does not leave its peer waiting)."""
+        p = self.p
+        out, err = job["proc"].communicate()
+        rc, killed = job["proc"].returncode, job["proc"].returncode < 0 and now >= self.deadline
+        rc = None if killed else rc
+        job["attempts"] += 1
+        text = out + err
+        if (p["mode"] == "client" and rc not in (0, None) and any(s in text for s in CONNECT_RETRY)
+                and now < self.connect_deadline):
+            job["proc"], job["restart_at"] = None, now + RETRY_DELAY
+            return
+        job["result"] = _perftest_result(job, rc, out, err, killed, p, self.timeout)
+        if self.release and rc not in (0, None) and PRE_CONNECT.search(text):
+            if p["mode"] == "client":
+                job["poke"], job["restart_at"] = True, now
+            else:
+                job["stand_in"] = meeting.listen(job["test"]["tcp_port"])
+
+    def close(self):
+        """Whatever is still open or running: closed, killed; the temporary directory removed."""
+        if self.opened is not None:
+            self.opened.close()
+        for job in self.jobs:
             if job["stand_in"] is not None:
                 job["stand_in"].close()
             if job["proc"] is not None and job["proc"].poll() is None:
                 job["proc"].kill()
                 job["proc"].communicate()
-        shutil.rmtree(tmp, ignore_errors=True)
-    return [job["result"] for job in jobs]
+        shutil.rmtree(self.tmp, ignore_errors=True)

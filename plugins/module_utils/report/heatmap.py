@@ -88,7 +88,7 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
     rdma, grid, matrix, limit = view["check"], view["grid"], view["matrix"], view["limit"]
     line_rate = float((report.get("fabric") or {}).get("link_speed_gbps") or 1)
     threshold = float(rdma.get("threshold_gbps") or line_rate)
-    nodes, rails = grid["nodes"], grid["rails"]
+    nodes = grid["nodes"]
     label_w = round(CHAR_W * max([len(str(n)) for n in nodes] + [8]) + 12)
     out = []
     s = report.get("summary") or {}
@@ -102,72 +102,8 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
         out.append(f'<text x="16" y="{y}">no ib_write_bw tests in this report</text>')
         y += 20
     else:
-        # the node x rail grid of worst links, in blocks of up to 64 rows side by side
-        cw, ch, per_block = max(72, round(CHAR_W * max(len(r) for r in rails) + 8)), 16, 64
-        section = ("worst link per node and rail (Gb/s, then failing/tests when any failed: the bad endpoint "
-                   "fails with every peer; tooltip: the peer)")
-        out.append(f'<text class="section" x="16" y="{y}" font-weight="bold">{section}</text>')
-        width = max(width, 16 + text_width(section) + 16)
-        y += 12
-        block_w = label_w + cw * len(rails) + 24
-        x0 = 16
-        for b in range(0, len(nodes), per_block):
-            block = nodes[b:b + per_block]
-            for j, rail in enumerate(rails):
-                out.append(f'<text x="{x0 + label_w + j * cw + cw / 2:g}" y="{y + 12}" text-anchor="middle">'
-                           f'{escape(rail)}</text>')
-            for i, node in enumerate(block):
-                yy = y + 18 + i * ch
-                out.append(f'<text x="{x0}" y="{yy + 12}">{escape(str(node))}</text>')
-                for j, rail in enumerate(rails):
-                    c = grid["cells"].get(node, {}).get(rail)
-                    title = (f"{node} {rail}: not tested" if c is None else
-                             f"{node} {rail}: worst {gbps_text(c['gbps'])} Gb/s with {c['peer']}"
-                             + (f" ({c['code']})" if c.get("code") else "")
-                             + f"; {c['failing']} of {c['tests']} tests failing")
-                    _cell_svg(out, x0 + label_w + j * cw, yy, cw - 1, ch - 1, c, threshold, line_rate, title,
-                              {"data-node": node, "data-rail": rail, "data-peer": "" if c is None else c["peer"],
-                               "data-failing": 0 if c is None else c["failing"], "data-tests": 0 if c is None else c["tests"]},
-                              suffix=f" {c['failing']}/{c['tests']}" if c and c["failing"] else "")
-            x0 += block_w
-        width = max(width, x0)
-        y += 18 + ch * min(len(nodes), per_block) + 24
-        # per rail, the pair matrix (one test per pair, shown in both triangles)
-        drawn = list(matrix.items())
-        if len(nodes) > limit:
-            out.append(f'<text x="16" y="{y}">pair matrices are drawn up to {limit} nodes; this fabric has '
-                       f'{len(nodes)}: the grid above and summary.md\'s failing links tell which pairs failed</text>')
-            y += 20
-        cell = 24
-        x0, row_h = 16, 0
-        for k, (rail, m) in enumerate(drawn):
-            mn = m["nodes"]
-            top = label_w  # the column labels, rotated
-            heading = f"{rail}: client row -> server column"
-            # a matrix is as wide as its cells or its title, whichever is wider: the next one starts after both
-            pw = max(label_w + cell * len(mn), text_width(heading)) + MATRIX_GAP
-            if k and k % 2 == 0:
-                x0, y = 16, y + row_h
-            out.append(f'<g class="matrix" data-rail={quoteattr(rail)}><text class="matrix-title" x="{x0}" '
-                       f'y="{y + 12}" font-weight="bold">{escape(heading)}</text>')
-            for j, b in enumerate(mn):
-                cx, cy = x0 + label_w + j * cell + cell / 2 + 4, y + 18 + top
-                out.append(f'<text x="{cx:g}" y="{cy}" transform="rotate(-90 {cx:g} {cy})">{escape(str(b))}</text>')
-            for i, a in enumerate(mn):
-                yy = y + 24 + top + i * cell
-                out.append(f'<text x="{x0}" y="{yy + 16}">{escape(str(a))}</text>')
-                for j, b in enumerate(mn):
-                    c = None if a == b else (m["cells"].get((a, b)) or m["cells"].get((b, a)))
-                    title = (f"{a} {rail}" if a == b else
-                             f"{a} <-> {b} {rail}: not tested" if c is None else
-                             f"{a} <-> {b} {rail}: {gbps_text(c.get('gbps'))} Gb/s" + (f" ({c['code']})" if c.get("code") else ""))
-                    _cell_svg(out, x0 + label_w + j * cell, yy, cell - 1, cell - 1, c, threshold, line_rate, title,
-                              {"data-rail": rail, "data-row": a, "data-col": b})
-            out.append("</g>")
-            row_h = max(row_h if k % 2 else 0, 24 + top + cell * len(mn) + 32)
-            x0 += pw
-            width = max(width, x0)
-        y += row_h
+        y, width = _grid_svg(out, grid, y, width, label_w, threshold, line_rate)
+        y, width = _matrices_svg(out, matrix, len(nodes), limit, y, width, label_w, threshold, line_rate)
     height = y + 10
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{round(width)}" height="{round(height)}" '
             f'viewBox="0 0 {round(width)} {round(height)}" font-family="DejaVu Sans Mono, monospace" font-size="11">'
@@ -177,3 +113,76 @@ def heatmap_svg(report, matrix_max_nodes=None, view=None):
             '<line x1="0" y1="0" x2="0" y2="6" stroke="#ffffff" stroke-width="2"/></pattern></defs>'
             '<rect width="100%" height="100%" fill="#ffffff"/>')
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + head + "\n".join(out) + "</svg>\n"
+
+
+def _grid_svg(out, grid, y, width, label_w, threshold, line_rate):
+    """The node x rail grid of worst links, in blocks of up to 64 rows side by side; ``(y, width)`` after it."""
+    nodes, rails = grid["nodes"], grid["rails"]
+    cw, ch, per_block = max(72, round(CHAR_W * max(len(r) for r in rails) + 8)), 16, 64
+    section = ("worst link per node and rail (Gb/s, then failing/tests when any failed: the bad endpoint "
+               "fails with every peer; tooltip: the peer)")
+    out.append(f'<text class="section" x="16" y="{y}" font-weight="bold">{section}</text>')
+    width = max(width, 16 + text_width(section) + 16)
+    y += 12
+    block_w = label_w + cw * len(rails) + 24
+    x0 = 16
+    for b in range(0, len(nodes), per_block):
+        block = nodes[b:b + per_block]
+        for j, rail in enumerate(rails):
+            out.append(f'<text x="{x0 + label_w + j * cw + cw / 2:g}" y="{y + 12}" text-anchor="middle">'
+                       f'{escape(rail)}</text>')
+        for i, node in enumerate(block):
+            yy = y + 18 + i * ch
+            out.append(f'<text x="{x0}" y="{yy + 12}">{escape(str(node))}</text>')
+            for j, rail in enumerate(rails):
+                c = grid["cells"].get(node, {}).get(rail)
+                title = (f"{node} {rail}: not tested" if c is None else
+                         f"{node} {rail}: worst {gbps_text(c['gbps'])} Gb/s with {c['peer']}"
+                         + (f" ({c['code']})" if c.get("code") else "")
+                         + f"; {c['failing']} of {c['tests']} tests failing")
+                _cell_svg(out, x0 + label_w + j * cw, yy, cw - 1, ch - 1, c, threshold, line_rate, title,
+                          {"data-node": node, "data-rail": rail, "data-peer": "" if c is None else c["peer"],
+                           "data-failing": 0 if c is None else c["failing"], "data-tests": 0 if c is None else c["tests"]},
+                          suffix=f" {c['failing']}/{c['tests']}" if c and c["failing"] else "")
+        x0 += block_w
+    return y + 18 + ch * min(len(nodes), per_block) + 24, max(width, x0)
+
+
+def _matrices_svg(out, matrix, n_nodes, limit, y, width, label_w, threshold, line_rate):
+    """Per rail, the pair matrix (one test per pair, shown in both triangles), two a row; ``(y, width)``
+    after them (a note instead above ``limit`` nodes)."""
+    drawn = list(matrix.items())
+    if n_nodes > limit:
+        out.append(f'<text x="16" y="{y}">pair matrices are drawn up to {limit} nodes; this fabric has '
+                   f'{n_nodes}: the grid above and summary.md\'s failing links tell which pairs failed</text>')
+        y += 20
+    cell = 24
+    x0, row_h = 16, 0
+    for k, (rail, m) in enumerate(drawn):
+        mn = m["nodes"]
+        top = label_w  # the column labels, rotated
+        heading = f"{rail}: client row -> server column"
+        # a matrix is as wide as its cells or its title, whichever is wider: the next one starts after both
+        pw = max(label_w + cell * len(mn), text_width(heading)) + MATRIX_GAP
+        if k and k % 2 == 0:
+            x0, y = 16, y + row_h
+        out.append(f'<g class="matrix" data-rail={quoteattr(rail)}><text class="matrix-title" x="{x0}" '
+                   f'y="{y + 12}" font-weight="bold">{escape(heading)}</text>')
+        for j, b in enumerate(mn):
+            cx, cy = x0 + label_w + j * cell + cell / 2 + 4, y + 18 + top
+            out.append(f'<text x="{cx:g}" y="{cy}" transform="rotate(-90 {cx:g} {cy})">{escape(str(b))}</text>')
+        for i, a in enumerate(mn):
+            yy = y + 24 + top + i * cell
+            out.append(f'<text x="{x0}" y="{yy + 16}">{escape(str(a))}</text>')
+            for j, b in enumerate(mn):
+                c = None if a == b else (m["cells"].get((a, b)) or m["cells"].get((b, a)))
+                title = (f"{a} {rail}" if a == b else
+                         f"{a} <-> {b} {rail}: not tested" if c is None else
+                         f"{a} <-> {b} {rail}: {gbps_text(c.get('gbps'))} Gb/s" + (f" ({c['code']})" if c.get("code") else ""))
+                _cell_svg(out, x0 + label_w + j * cell, yy, cell - 1, cell - 1, c, threshold, line_rate, title,
+                          {"data-rail": rail, "data-row": a, "data-col": b})
+        out.append("</g>")
+        row_h = max(row_h if k % 2 else 0, 24 + top + cell * len(mn) + 32)
+        x0 += pw
+        width = max(width, x0)
+    return y + row_h, width
