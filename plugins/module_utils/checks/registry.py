@@ -42,9 +42,10 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import thre
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
 
 
-class Unreadable(ValueError):
+class Unreadable(CheckError):
     """A check's inputs could not be read: the report fails with this message."""
 
 

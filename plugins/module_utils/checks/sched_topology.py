@@ -26,6 +26,7 @@ needs spec.nodeLabels), CRD vendored in tests/schemas/sched_topology/.
 """
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.ib import switch_name_from_desc
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import norm_guid
 
@@ -42,7 +43,7 @@ _NAME_RE = re.compile(r"^(?P<stem>.*?)(?P<num>\d+)$")
 _LABEL_PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
-class TopologyRefused(ValueError):
+class TopologyRefused(CheckError):
     """The observed cabling cannot be the scheduler's topology (open findings, unobserved nodes)."""
 
 

@@ -7,10 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
+
 
 # ---------------------------------------------------------------- thresholds
 
-class NotPublished(ValueError):
+class NotPublished(CheckError):
     """A fabric without the derived values the validation publishes with it."""
 
 

@@ -10,11 +10,13 @@ run directories and ``latest`` are as they were, and no directory with a run's n
 
 ``reports_dir`` is made (or kept) 0700: reports hold node names, addresses and findings of the fabric.
 A temporary directory left by a writer that was killed (its pid no longer runs) is removed by the next
-write. Stdlib only.
+write. Stdlib only (and the layer's error, checks/errors.py).
 """
 import os
 import re
 import shutil
+
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -22,7 +24,7 @@ LATEST = "latest"
 _PARTIAL = re.compile(r"\.(?P<stamp>[^/]+)\.(?P<pid>[0-9]+)\.partial")
 
 
-class ReportWriteError(Exception):
+class ReportWriteError(CheckError):
     """The report could not be written; ``path`` the file or directory, ``reason`` why. Nothing was kept."""
 
     def __init__(self, path: str, reason: str) -> None:
