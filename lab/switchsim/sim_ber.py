@@ -89,17 +89,21 @@ def _comma(n):
     return f"{n:,}"
 
 
+def _ber(v):
+    """A BER cell as portstat prints it: 1.48e-20, or N/A where the port has none."""
+    return "N/A" if v is None else f"{v:.2e}"
+
+
 def render_sonic(rows, release=SONIC_DEFAULT_RELEASE):
     """``show interfaces counters fec-stats`` for [(port, state)] in the release's columns (tabulate
     "simple", every cell right-aligned as portstat prints it)."""
     columns = SONIC_FEC_COLUMNS[release]
     table = []
     for port, st in rows:
-        ber = (lambda v: "N/A" if v is None else f"{v:.2e}")
         cells = {"IFACE": port, "STATE": "U" if st["up"] else "D", "FEC_CORR": _comma(st["corrected"]),
                  "FEC_UNCORR": _comma(st["uncorrected"]), "FEC_SYMBOL_ERR": _comma(st["corrected"]),
-                 "FEC_PRE_BER": ber(st["pre_fec_ber"]), "FEC_POST_BER": ber(st["post_fec_ber"]),
-                 "FEC_PRE_BER_MAX": ber(st["pre_fec_ber"]),
+                 "FEC_PRE_BER": _ber(st["pre_fec_ber"]), "FEC_POST_BER": _ber(st["post_fec_ber"]),
+                 "FEC_PRE_BER_MAX": _ber(st["pre_fec_ber"]),
                  "FLR(O)": "N/A" if not st["up"] else ("0" if not st["uncorrected"] else
                                                        f"{st['uncorrected'] / max(st['corrected'], 1):.2e}"),
                  "FLR(P) (Accuracy)": "N/A" if not st["up"] else "0",

@@ -29,8 +29,8 @@ import shlex
 import time
 
 import sim_ber
-import sim_counters
 import sim_optics
+from sim_nvue_show import NvueShow
 from simcore import Exit, Platform, kb, natural_key
 
 NAME = r"[A-Za-z0-9_.-]+"
@@ -118,7 +118,7 @@ def q(v):
     return v if re.fullmatch(r"[\w.,:/@+-]+", v) else shlex.quote(v)
 
 
-class Nvue(Platform):
+class Nvue(NvueShow, Platform):
     platform = "nvue"
 
     def factory(self):
@@ -260,83 +260,32 @@ class Nvue(Platform):
         return f"Error: Invalid command: nv config {sub}"
 
     def nv_apply(self, ctx, rest):
-        yes = any(a in ("-y", "--y", "--assume-yes") for a in rest)
-        no = "--assume-no" in rest
-        confirm = None
-        rev = None
-        keep = status = reject = False
-        i = 0
-        while i < len(rest):
-            a = rest[i]
-            if a == "--confirm":
-                if i + 1 < len(rest) and re.fullmatch(r"\d+[smh]?", rest[i + 1]):
-                    confirm = _seconds(rest[i + 1])
-                    i += 1
-                else:
-                    confirm = 600   # the reference: "If you do not confirm within ten minutes"
-                if confirm <= 0:
-                    return f"Error: Invalid value for --confirm: {rest[i]}"
-            elif a == "--confirm-yes":
-                keep = True
-            elif a == "--confirm-no":   # NVIDIA's NVUE tests (ngts ConfigConsts): reject now, roll back
-                reject = True
-            elif a == "--confirm-status":
-                status = True
-            elif re.fullmatch(r"\d+|applied|startup|empty", a) and rev is None:
-                rev = a
-            elif a not in ("-y", "--y", "--assume-yes", "--assume-no"):
-                return f"Error: Invalid option: {a}"
-            i += 1
-        if keep or status or reject:
-            if confirm is not None or keep + status + reject > 1:
+        """``nv config apply [<rev>] [-y|--assume-yes|--assume-no] [--confirm [<t>]|--confirm-yes|
+        --confirm-no|--confirm-status]``: the confirm commands, else the pending config (or a revision)
+        applied, asked first unless -y."""
+        opts = _apply_options(rest)
+        if isinstance(opts, str):
+            return opts
+        if opts["keep"] or opts["status"] or opts["reject"]:
+            if opts["confirm"] is not None or opts["keep"] + opts["status"] + opts["reject"] > 1:
                 return "Error: --confirm, --confirm-yes, --confirm-no and --confirm-status are exclusive"
-            if reject:
+            if opts["reject"]:
                 return self._confirm_reject()
-            return self._confirm_status() if status else self._confirm_keep(rev)
+            return self._confirm_status() if opts["status"] else self._confirm_keep(opts["rev"])
+        rev = opts["rev"]
         if rev is not None and not rev.isdigit():
             return f"Error: Revision {rev} cannot be applied in this simulator"
         rev = int(rev) if rev is not None else None
-        if rev is not None:
-            target = next((r for r in self.revisions if r["id"] == rev), None)
-            if target is None:
-                return f"Error: Revision {rev} does not exist"
-            new = copy.deepcopy(target["config"])
-        else:
-            if self.pending is None or self.pending == self.applied:
-                self.pending = None
-                return "Warning: The pending config does not have any changes. Nothing to apply."
-            err = validate(self.pending)
-            if err:
-                return f"Error: Invalid config [rev_id: {self.revisions[-1]['id'] + 1}]\n  {err}"
-            new = copy.deepcopy(self.pending)
+        new = self._apply_target(rev)
+        if isinstance(new, str):
+            return new
 
         def do_apply():
-            prev = self.applied
-            self._cancel_timer()
-            if self.confirm:   # a new apply ends the confirm wait: back to before it, or kept
-                superseded = "rolled_back" if new == self.confirm["prev"] else "applied"
-                for r in self.revisions:
-                    if r["id"] == self.confirm["rev"]:
-                        r["state"] = superseded
-            self.confirm = None
-            rid = self.revisions[-1]["id"] + 1
-            self.applied = new
-            if rev is None:
-                self.pending = None
-            self.revisions.append({"id": rid, "config": copy.deepcopy(new),
-                                   "state": "confirm_pending" if confirm else "applied_and_saved",
-                                   "date": _now(), "user": ctx["user"],
-                                   "message": f"Config update by {ctx['user']}"})
-            if confirm:
-                self.confirm = {"rev": rid, "prev": prev, "deadline": time.time() + confirm}
-                if self.loop:
-                    self._timer = self.loop.call_later(confirm, self._confirm_expired)
-            self.changed()
-            return f"applied [rev_id: {rid}]"
+            return self._do_apply(ctx, new, rev, opts["confirm"])
 
-        if yes:
+        if opts["yes"]:
             return do_apply()
-        if no:
+        if opts["no"]:
             return "Aborted."
 
         def answer(a):
@@ -346,6 +295,48 @@ class Nvue(Platform):
         ctx["ask"] = answer
         return ("Warning: The following files will be applied:\n  /etc/nvue.d/startup.yaml\n"
                 "Are you sure? [y/N] ", "noeol")
+
+    def _apply_target(self, rev):
+        """The config an apply makes applied (a copy): revision ``rev``'s, or the pending one; a str says why
+        there is none (the pending config is the applied one: nothing to apply)."""
+        if rev is not None:
+            target = next((r for r in self.revisions if r["id"] == rev), None)
+            if target is None:
+                return f"Error: Revision {rev} does not exist"
+            return copy.deepcopy(target["config"])
+        if self.pending is None or self.pending == self.applied:
+            self.pending = None
+            return "Warning: The pending config does not have any changes. Nothing to apply."
+        err = validate(self.pending)
+        if err:
+            return f"Error: Invalid config [rev_id: {self.revisions[-1]['id'] + 1}]\n  {err}"
+        return copy.deepcopy(self.pending)
+
+    def _do_apply(self, ctx, new, rev, confirm):
+        """``new`` applied as a new revision; with ``confirm`` seconds it waits for a confirm (rolled back at
+        the deadline). A confirm wait in progress ends: back to before it, or kept."""
+        prev = self.applied
+        self._cancel_timer()
+        if self.confirm:
+            superseded = "rolled_back" if new == self.confirm["prev"] else "applied"
+            for r in self.revisions:
+                if r["id"] == self.confirm["rev"]:
+                    r["state"] = superseded
+        self.confirm = None
+        rid = self.revisions[-1]["id"] + 1
+        self.applied = new
+        if rev is None:
+            self.pending = None
+        self.revisions.append({"id": rid, "config": copy.deepcopy(new),
+                               "state": "confirm_pending" if confirm else "applied_and_saved",
+                               "date": _now(), "user": ctx["user"],
+                               "message": f"Config update by {ctx['user']}"})
+        if confirm:
+            self.confirm = {"rev": rid, "prev": prev, "deadline": time.time() + confirm}
+            if self.loop:
+                self._timer = self.loop.call_later(confirm, self._confirm_expired)
+        self.changed()
+        return f"applied [rev_id: {rid}]"
 
     def _confirm_keep(self, rev):
         """``nv config apply [<rev>] --confirm-yes``: keep the applied revision that awaits confirmation."""
@@ -408,66 +399,9 @@ class Nvue(Platform):
                         f"{'CLI':<8}  {r['user']:<7}  {'Config update':<13}  {r['message']}")
         return "\n".join(rows)
 
-    def nv_show(self, args):
-        """``nv show <path> [-o json|--output json]``: only the forms the configured release's reference
-        lists (``show_forms``); anything else is refused as NVUE refuses a path it does not have."""
-        fmt, rest, i = "text", [], 0
-        while i < len(args):
-            if args[i] in ("-o", "--output"):
-                if i + 1 >= len(args):
-                    return f"Error: {args[i]} needs a value"
-                fmt = args[i + 1]
-                i += 2
-                continue
-            if args[i].startswith("--output="):
-                fmt = args[i].split("=", 1)[1]
-            else:
-                rest.append(args[i])
-            i += 1
-        line = " ".join(["nv", "show"] + rest)
-        form = next((kinds for pat, kinds in show_forms(self.release()) if re.fullmatch(pat, line)), None)
-        if form is None:
-            return "Error: The requested item does not exist."
-        if fmt not in form:
-            return f"Error: the simulator prints '{line}' as {' or '.join(form)} only, not {fmt}"
-        args = rest
-        if len(args) > 2 and args[0] == "interface" and args[2:] in (
-                ["qos", "buffer", "ingress-priority-group"], ["qos", "pfc-watchdog"]):
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            if args[3:4] == ["buffer"]:
-                return self.show_ingress_pgs(args[1], fmt)
-            return self.show_pfc_watchdog(args[1], fmt)
-        if args[:1] == ["interface"] and args[2:] in (["link", "phy-detail"], ["link", "phy", "health"]):
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            return sim_ber.render_nvue(self.phy_state(args[1]), self.release())
-        if len(args) == 3 and args[:2] == ["platform", "transceiver"]:
-            if args[2] not in self.ports:
-                return f"Error: The requested item does not exist: platform transceiver {args[2]}"
-            return sim_optics.render_nvue(self.optic(args[2]))
-        if args == ["interface"]:
-            return self.show_interfaces()
-        if args == ["interface", "lldp"]:
-            return self.show_interface_lldp()
-        if len(args) == 5 and args[0] == "interface" and args[2:] == ["qos", "roce", "status"]:
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            return self.show_roce_status(args[1])
-        if len(args) == 5 and args[0] == "interface" and args[2:] == ["qos", "roce", "counters"]:
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            pfc = self.port_config()[args[1]]["pfc"]
-            return sim_counters.render_nvue_roce_counters(self.name, args[1], pfc[0] if pfc else 3)
-        if len(args) == 4 and args[0] == "interface" and args[2:] == ["link", "stats"]:
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            return sim_counters.render_nvue_link_stats(self.name, args[1])
-        if len(args) == 3 and args[0] == "interface" and args[2] == "counters":
-            if args[1] not in self.ports:
-                return f"Error: The requested item does not exist: interface {args[1]}"
-            return sim_counters.render_nvue_interface_counters(self.name, args[1])
-        return "Error: The requested item does not exist."
+    def show_forms(self):
+        """The ``nv show`` forms the configured release's reference lists (module ``show_forms``)."""
+        return show_forms(self.release())
 
     def optic(self, port):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
@@ -478,127 +412,6 @@ class Nvue(Platform):
         """What ``port`` has measured at the physical layer (sim_ber: healthy, or the model's ``ber``)."""
         st = self.port_config()[port]
         return sim_ber.state(self.name, port, st["speed_gbps"], self.port_oper_up(port, st["admin_up"]))
-
-    def show_interfaces(self):
-        cfg = self.port_config()
-        rows = [("Interface", "MTU", "Speed", "State", "Remote Host", "Remote Port", "Type", "Summary")]
-        rows.append(("eth0", "1500", "1G", "up", "", "", "eth", "IP Address: dhcp"))
-        for p in self.ports:
-            st = cfg[p]
-            peer = self.spec["ports"][p].get("peer", "")
-            host, _, rport = peer.partition(":")
-            up = self.port_oper_up(p, st["admin_up"])
-            rows.append((p, str(st["mtu"]), f"{st['speed_gbps']}G" if up else "", "up" if up else "down",
-                         host, rport, "swp", ""))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        out = []
-        for n, r in enumerate(rows):
-            prefix = "  " if n == 0 else "+ "
-            out.append(prefix + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-            if n == 0:
-                out.append("  " + "  ".join("-" * w for w in widths))
-        return "\n".join(out)
-
-    def show_interface_lldp(self):
-        """``nv show interface lldp`` (Cumulus Linux 5.x): one row per interface, blank remote when none."""
-        cfg = self.port_config()
-        seen = {}
-        for port, nb in self.lldp_neighbors():
-            seen.setdefault(port, nb)
-        rows = [("Interface", "Speed", "Type", "Remote Host", "Remote Port"), ("eth0", "1G", "eth", "", "")]
-        for p in self.ports:
-            up = self.port_oper_up(p, cfg[p]["admin_up"])
-            nb = seen.get(p) or {}
-            rows.append((p, f"{cfg[p]['speed_gbps']}G" if up else "", "swp", nb.get("system_name") or "",
-                         nb.get("port_id") or ""))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-        out.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(out)
-
-    def show_roce_status(self, port):
-        st = self.port_config()[port]
-        pfc = ",".join(map(str, st["pfc"]))
-        ecn = st["ecn"]
-        trust = {"dscp": "dscp", "pcp": "pcp", "pcp,dscp": "pcp,dscp"}[st["trust"]]
-        mode = "lossless" if st["pfc"] else "lossy"
-        lines = [
-            "                    operational    applied  description",
-            "------------------  -------------  -------  ---------------------------------------------------",
-            "congestion-control",
-            f"  congestion-mode   {'ecn, absolute' if ecn['enabled'] else '':<13}           Congestion config mode",
-            f"  enabled-tc        {ecn.get('tc', ''):<13}           Congestion config enabled Traffic Class",
-            f"  max-threshold     {_size(ecn.get('max_kb')):<13}           Congestion config max-threshold",
-            f"  min-threshold     {_size(ecn.get('min_kb')):<13}           Congestion config min-threshold",
-            "pfc",
-            f"  pfc-priority      {pfc:<13}           switch-prio on which PFC is enabled",
-            f"  rx-enabled        {'yes' if st['pfc'] else 'no':<13}           PFC Rx Enabled status",
-            f"  tx-enabled        {'yes' if st['pfc'] else 'no':<13}           PFC Tx Enabled status",
-            "trust",
-            f"  trust-mode        {trust:<13}           Trust Setting on the port for packet classification",
-            f"mode                {mode:<13}           Roce Mode",
-        ]
-        return "\n".join(lines)
-
-    # ---------------------------------------------------------- buffer model and PFC watchdog
-    # Shapes: NVUE command reference Show-Commands/QoS.md (stored file id 3506132260), "nv show interface
-    # <interface-id> qos buffer ingress-priority-group" (5.4.0) and "... qos pfc-watchdog" (5.6.0), and
-    # the QoS guide's pfc-watchdog example. No -o json sample is published: the JSON keys are the
-    # tables' columns (docs/conformance.md, NVUE; unsettled).
-    def ingress_pgs(self, port):
-        """{pg: row} of one port: PG 0 lossy (the example's default row), PG 9 the control PG, and per
-        PFC priority its PG (the identity map) lossless, with headroom unless the buffer model's
-        fault (headroom_zero) left it none."""
-        cfg = self.port_config()[port]
-        head = self.buffer_state(port, cfg)["headroom"]
-        rows = {0: {"pool-id": 2, "mode": "DYNAMIC", "reserved-size": 0, "current-usage": 0, "max-usage": 0,
-                    "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0,
-                    "hr": 19435, "hr-pl-usage": 0, "hr-pl-max": 0}}
-        for prio in cfg["pfc"]:
-            ok = prio in head
-            rows[prio] = {"pool-id": 3, "mode": "DYNAMIC", "reserved-size": 10220 if ok else 0, "current-usage": 0,
-                          "max-usage": 0, "shared-max": "ALPHA_8", "lossy-lossless": "Lossless",
-                          "xon-th": 18432 if ok else 0, "xoff-th": 36864 if ok else 0,
-                          "hr": 55296 if ok else 0, "hr-pl-usage": 0, "hr-pl-max": 0}
-        rows[9] = {"pool-id": 1, "mode": "DYNAMIC", "reserved-size": 10220, "current-usage": 0, "max-usage": 0,
-                   "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0, "hr": 10220,
-                   "hr-pl-usage": 0, "hr-pl-max": 0}
-        return {str(pg): rows[pg] for pg in sorted(rows)}
-
-    def show_ingress_pgs(self, port, fmt):
-        rows = self.ingress_pgs(port)
-        if fmt == "json":
-            return json.dumps(rows, indent=2)
-        cols = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode"), ("Reserved Size", "reserved-size"),
-                ("Current Usage", "current-usage"), ("Max Usage", "max-usage"), ("Shared Max", "shared-max"),
-                ("Lossy/Lossless", "lossy-lossless"), ("XON Th", "xon-th"), ("XOFF Th", "xoff-th"), ("HR", "hr"),
-                ("HR/PL Usage", "hr-pl-usage"), ("HR/PL Max", "hr-pl-max")]
-        sizes = {"reserved-size", "current-usage", "max-usage", "xon-th", "xoff-th", "hr", "hr-pl-usage", "hr-pl-max"}
-        table = [[h for h, _k in cols]]
-        for pg, row in rows.items():
-            table.append([pg] + [_bytes_text(row[k]) if k in sizes else str(row[k]) for _h, k in cols[1:]])
-        return _table(table)
-
-    def show_pfc_watchdog(self, port, fmt):
-        cfg = self.port_config()[port]
-        configured = self.applied.get(f"interface {port} qos pfc-watchdog state") == "enable"
-        on = configured and not self.pfcwd_disabled
-        guarded = self.buffer_state(port, cfg)["pfcwd"]
-        status = {}
-        if on:
-            for tc in range(8):
-                st = sim_counters.pfcwd_queue_stats(self.name, port, tc) if tc in guarded else {}
-                status[str(tc)] = {"status": "DEADLOCK" if st.get("stormed") else "OK",
-                                   "deadlock-count": int(st.get("detected") or 0)}
-        if fmt == "json":
-            return json.dumps({"state": "enabled" if on else "disabled", "status": status}, indent=2)
-        head = _table([["", "operational", "applied"],
-                       ["state", "enabled" if on else "disabled", "enabled" if configured else "disabled"]])
-        if not status:
-            return head
-        rows = _table([["traffic-class", "status", "deadlock-count"]]
-                      + [[tc, v["status"], str(v["deadlock-count"])] for tc, v in status.items()])
-        return head + "\n\nPFC WD Status\n" + "=" * 27 + "\n" + "\n".join("    " + r for r in rows.split("\n"))
 
     def pfc_watchdog(self, port, cfg):
         """The port's PFC priorities while ``interface <port> qos pfc-watchdog state enable`` is applied
@@ -678,6 +491,34 @@ class Nvue(Platform):
         self._drift(new, "lab fault: pfc off")
 
 
+def _apply_options(rest):
+    """The options of ``nv config apply``: {yes, no, confirm (seconds or None), rev, keep, status, reject},
+    or the error NVUE prints for a bad one."""
+    opts = {"yes": any(a in ("-y", "--y", "--assume-yes") for a in rest), "no": "--assume-no" in rest,
+            "confirm": None, "rev": None, "keep": False, "status": False, "reject": False}
+    flags = {"--confirm-yes": "keep", "--confirm-no": "reject",   # --confirm-no: NVIDIA's NVUE tests (ngts
+             "--confirm-status": "status"}                        # ConfigConsts): reject now, roll back
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--confirm":
+            if i + 1 < len(rest) and re.fullmatch(r"\d+[smh]?", rest[i + 1]):
+                opts["confirm"] = _seconds(rest[i + 1])
+                i += 1
+            else:
+                opts["confirm"] = 600   # the reference: "If you do not confirm within ten minutes"
+            if opts["confirm"] <= 0:
+                return f"Error: Invalid value for --confirm: {rest[i]}"
+        elif a in flags:
+            opts[flags[a]] = True
+        elif re.fullmatch(r"\d+|applied|startup|empty", a) and opts["rev"] is None:
+            opts["rev"] = a
+        elif a not in ("-y", "--y", "--assume-yes", "--assume-no"):
+            return f"Error: Invalid option: {a}"
+        i += 1
+    return opts
+
+
 def validate(cfg):
     for k, v in cfg.items():
         m = re.fullmatch(r"interface (\S+) qos (pfc|mapping|congestion-control) profile", k)
@@ -737,27 +578,6 @@ def render_diff(applied, pending):
     if sets:
         out += ["- set:"] + _yaml(_tree(pending, sets), 4)
     return "\n".join(out)
-
-
-def _bytes_text(n):
-    """Bytes as NVUE's tables print a size: ``0 Bytes``, ``18.98 KB``, ``1.43 MB``."""
-    if n < 1024:
-        return f"{n} Bytes"
-    return f"{n / 1024:.2f} KB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.2f} MB"
-
-
-def _table(rows):
-    """Left-aligned columns two spaces apart, a dashed rule under the header row."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
-def _size(kbv):
-    if kbv is None:
-        return ""
-    return f"{kbv / 1024:.2f} MB" if kbv >= 1024 else f"{kbv:.2f} KB"
 
 
 def _seconds(v):

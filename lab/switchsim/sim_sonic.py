@@ -22,7 +22,6 @@ writes anything, as redis does.
 """
 import copy
 import json
-import os
 import re
 import shlex
 import time
@@ -31,24 +30,16 @@ import sim_ber
 import sim_counters
 import sim_optics
 import sonic_yang
-from simcore import Exit, Platform, kb, natural_key
+from sim_sonic_lossless import BUFFER_DEFAULTS, SonicLossless
+from simcore import Exit, Platform, click_usage, kb, natural_key, tabulate
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
 
-# The SKUs' own buffer defaults (pg_profile_lookup.ini rows per speed and cable, default cable length),
-# extracted from sonic-buildimage by scripts/sonic_buffer_defaults.py: the simulated buffermgrd's data.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sonic_buffer_defaults.json"),
-          encoding="utf-8") as _f:
-    BUFFER_DEFAULTS = json.load(_f)["skus"]
 # a switch spec without "hwsku" (fabric.json) is a Spectrum-4 SN5600 in its default SKU
 DEFAULT_HWSKU = "ACS-SN5600"
 
 
-def click_usage(cmd, args_usage):
-    return f"Usage: {cmd} [OPTIONS] {args_usage}\nTry \"{cmd} -h\" for help.\n"
-
-
-class Sonic(Platform):
+class Sonic(SonicLossless, Platform):
     platform = "sonic"
 
     def factory(self):
@@ -539,202 +530,6 @@ class Sonic(Platform):
         self.changed()
         return str(n)
 
-    # ---------------------------------------------------------- PFC watchdog
-    # sonic-utilities pfcwd/main.py: `pfcwd start [--action drop|forward|alert] [--restoration-time N]
-    # PORTS... DETECTION_TIME` (the words "ports" and "detection-time" are dropped from the PORTS),
-    # `pfcwd stop [PORTS]`; ranges from sonic-pfcwd.yang (detection 100-5000 ms, restoration
-    # 100-60000 ms). `show pfcwd config` / `show pfcwd stats`: the layouts of sonic-utilities
-    # tests/pfcwd_input/pfcwd_test_vectors.py (/work/shared/real-outputs/switch_sonic.md).
-    def config_pfcwd(self, args):
-        usage = click_usage("config pfcwd start", "[PORTS]... DETECTION_TIME")
-        if args[:1] == ["stop"]:
-            ports = [p for p in args[1:] if p != "ports"] or list(self.db.get("PFC_WD", {}))
-            for p in ports:
-                if p not in self.db["PORT"] and p != "GLOBAL":
-                    return f"Error: Invalid port {p}"
-            for p in ports:
-                self.db.get("PFC_WD", {}).pop(p, None)
-            if "PFC_WD" in self.db and not self.db["PFC_WD"]:
-                del self.db["PFC_WD"]
-            self.changed()
-            return ""
-        if args[:1] != ["start"]:
-            return click_usage("config pfcwd", "COMMAND [ARGS]...") + f"\nError: No such command \"{(args or [''])[0]}\"."
-        rest, action, restore, pos = args[1:], None, None, []
-        i = 0
-        while i < len(rest):
-            tok = rest[i]
-            if tok in ("--action", "-a", "--restoration-time", "-r"):
-                if i + 1 >= len(rest):
-                    return usage + f"\nError: Option '{tok}' requires an argument."
-                if tok in ("--action", "-a"):
-                    action = rest[i + 1]
-                    if action not in ("drop", "forward", "alert"):
-                        return usage + (f"\nError: Invalid value for '--action' / '-a': '{action}' is not one of "
-                                        "'drop', 'forward', 'alert'.")
-                else:
-                    restore = rest[i + 1]
-                    if not restore.isdigit() or not 100 <= int(restore) <= 60000:
-                        return usage + (f"\nError: Invalid value for '--restoration-time' / '-r': {restore} is not "
-                                        "in the range 100<=x<=60000.")
-                i += 2
-                continue
-            if tok.startswith("-"):
-                return usage + f"\nError: No such option: {tok}"
-            pos.append(tok)
-            i += 1
-        if not pos:
-            return usage + "\nError: Missing argument 'DETECTION_TIME'."
-        detect = pos[-1]
-        if not detect.isdigit() or not 100 <= int(detect) <= 5000:
-            return usage + f"\nError: Invalid value for 'DETECTION_TIME': {detect} is not in the range 100<=x<=5000."
-        ports = [p for p in pos[:-1] if p not in ("ports", "detection-time")]
-        if ports == ["all"] or not ports:
-            ports = list(self.ports)
-        for p in ports:
-            if p not in self.db["PORT"]:
-                return f"Error: Invalid port {p}"
-        for p in ports:
-            ent = {"action": action or "drop", "detection_time": detect,
-                   "restoration_time": restore or detect}
-            self.db.setdefault("PFC_WD", {})[p] = ent
-        self.changed()
-        return ""
-
-    def show_pfcwd(self, args):
-        if args[:1] == ["config"]:
-            rows = [[p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A"),
-                     e.get("pfc_stat_history", "disable")]
-                    for p, e in sorted(self.db.get("PFC_WD", {}).items(), key=lambda kv: natural_key(kv[0]))
-                    if p != "GLOBAL" and (len(args) < 2 or p == args[1])]
-            return tabulate(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows,
-                            right={0, 1, 2, 3, 4})
-        if args[:1] == ["stats"]:
-            rows = []
-            for p, e in sorted(self.db.get("PFC_WD", {}).items(), key=lambda kv: natural_key(kv[0])):
-                for prio in self.pfc_watchdog(p, None):
-                    st = sim_counters.pfcwd_queue_stats(self.name, p, prio)
-                    rows.append([f"{p}:{prio}", "stormed" if st["stormed"] else "operational",
-                                 f"{st['detected']}/{st['restored']}", f"{st['tx_ok']}/{st['tx_drop']}",
-                                 f"{st['rx_ok']}/{st['rx_drop']}", "0/0", "0/0"])
-            return tabulate(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
-                             "TX LAST OK/DROP", "RX LAST OK/DROP"], rows, right={0, 1, 2, 3, 4, 5, 6})
-        return click_usage("show pfcwd", "COMMAND [ARGS]...") + f"\nError: No such command \"{(args or [''])[0]}\"."
-
-    # ---------------------------------------------------------- buffer model
-    # buffermgrd: the SKU's pg_profile_lookup.ini row for the port's speed and cable length is the headroom
-    # the ASIC needs there (the traditional model looks it up; the dynamic model's calculation is modelled
-    # by the same row). A lossless PG gets its profile from CONFIG_DB (traditional, or a headroom override
-    # in the dynamic model) or, with profile NULL in the dynamic model, the computed one (APPL_DB).
-    def buffer_need(self, port):
-        """(profile name, APPL_DB fields) of the headroom the port's speed and cable length need, or None."""
-        md = self.db.get("DEVICE_METADATA", {}).get("localhost", {})
-        sku = BUFFER_DEFAULTS.get(md.get("hwsku"), {})
-        speed = self.db.get("PORT", {}).get(port, {}).get("speed", "")
-        cable = self.db.get("CABLE_LENGTH", {}).get("AZURE", {}).get(port) or sku.get("default_cable", {}).get("t0")
-        row = sku.get("rows", {}).get(speed, {}).get(cable or "")
-        if not row:
-            return None
-        fields = {"pool": "ingress_lossless_pool", "xon": str(row["xon"]), "xoff": str(row["xoff"]),
-                  "size": str(row["size"]), f"{sku.get('pool_mode', 'dynamic')}_th": str(row["threshold"])}
-        if "xon_offset" in row:
-            fields["xon_offset"] = str(row["xon_offset"])
-        return f"pg_lossless_{speed}_{cable}_profile", fields
-
-    def pg_profile(self, port, pg):
-        """(name, fields) of the profile buffermgrd programs on BUFFER_PG <port>|<pg>, or (None, None)."""
-        ent = self.db.get("BUFFER_PG", {}).get(f"{port}|{pg}")
-        if ent is None:
-            return None, None
-        name = ent.get("profile", "NULL")
-        if name != "NULL":
-            return name, self.db.get("BUFFER_PROFILE", {}).get(name)
-        model = self.db.get("DEVICE_METADATA", {}).get("localhost", {}).get("buffer_model", "traditional")
-        need = self.buffer_need(port) if model == "dynamic" else None
-        return need if need else (None, None)
-
-    def lossless_headroom(self, port, cfg):
-        """The PGs of the port whose profile draws from a lossless pool with at least the xoff the SKU's
-        row for the port's speed and cable length asks (less absorbs less than is in flight after the
-        pause: drops under incast); without a row, any xoff. The TC->PG map is the identity."""
-        out = set()
-        need = self.buffer_need(port)
-        for key in self.db.get("BUFFER_PG", {}):
-            name, _, pg = key.partition("|")
-            m = re.fullmatch(r"([0-7])(?:-([0-7]))?", pg)
-            if name != port or not m:
-                continue
-            _pname, prof = self.pg_profile(port, pg)
-            if not prof or "lossless" not in prof.get("pool", "") or not str(prof.get("xoff", "0")).isdigit():
-                continue
-            if int(prof["xoff"]) > 0 and (need is None or int(prof["xoff"]) >= int(need[1]["xoff"])):
-                out |= set(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-        return sorted(out)
-
-    def appl_db(self, args):
-        """``sonic-db-cli APPL_DB HGETALL BUFFER_PG_TABLE:<port>:<pg> | BUFFER_PROFILE_TABLE:<name>``: what
-        buffermgrd put there, printed as sonic-db-cli prints a hash (a Python dict; {} when absent)."""
-        if len(args) != 2 or args[0].lower() != "hgetall":
-            return "(error) ERR this simulator serves APPL_DB HGETALL of the buffer tables only"
-        table, _, rest = args[1].partition(":")
-        if table == "BUFFER_PG_TABLE":
-            port, _, pg = rest.rpartition(":")
-            name, prof = self.pg_profile(port, pg)
-            return str({"profile": name} if prof else {})
-        if table == "BUFFER_PROFILE_TABLE":
-            for key in self.db.get("BUFFER_PG", {}):
-                port, _, pg = key.partition("|")
-                name, prof = self.pg_profile(port, pg)
-                if name == rest and prof:
-                    return str(dict(sorted(prof.items())))
-            return str(self.db.get("BUFFER_PROFILE", {}).get(rest, {}))
-        return "{}"
-
-    def pfc_watchdog(self, port, cfg):
-        """The priorities pfcwd guards on the port: a PFC_WD entry and pfcwd_sw_enable (orchagent
-        watches the lossless queues the port's PORT_QOS_MAP names)."""
-        if port not in self.db.get("PFC_WD", {}):
-            return []
-        qm = self.db.get("PORT_QOS_MAP", {}).get(port, {})
-        return sorted(int(x) for x in re.findall(r"\d", qm.get("pfcwd_sw_enable", "")))
-
-    def fault_headroom_zero(self, port):
-        """Someone deleted the port's lossless BUFFER_PG entries and ran `config save -y`."""
-        pgs = {k: v for k, v in self.db.get("BUFFER_PG", {}).items()
-               if k.partition("|")[0] == port and k.partition("|")[2] != "0"}
-        self.fault_saved = getattr(self, "fault_saved", {})
-        self.fault_saved.setdefault(f"pg:{port}", pgs)
-        for k in pgs:
-            del self.db["BUFFER_PG"][k]
-        if "BUFFER_PG" in self.db and not self.db["BUFFER_PG"]:
-            del self.db["BUFFER_PG"]
-        self.saved = copy.deepcopy(self.db)
-        self.changed()
-
-    def fault_headroom_restore(self, port):
-        pgs = getattr(self, "fault_saved", {}).pop(f"pg:{port}", {})
-        self.db.setdefault("BUFFER_PG", {}).update(pgs)
-        if not self.db["BUFFER_PG"]:
-            del self.db["BUFFER_PG"]
-        self.saved = copy.deepcopy(self.db)
-        self.changed()
-
-    def fault_pfcwd_off(self):
-        """Someone ran `config pfcwd stop` and `config save -y`."""
-        self.fault_saved = getattr(self, "fault_saved", {})
-        self.fault_saved.setdefault("pfcwd", copy.deepcopy(self.db.get("PFC_WD", {})))
-        self.db.pop("PFC_WD", None)
-        self.saved = copy.deepcopy(self.db)
-        self.changed()
-
-    def fault_pfcwd_restore(self):
-        wd = getattr(self, "fault_saved", {}).pop("pfcwd", {})
-        if wd:
-            self.db.setdefault("PFC_WD", {}).update(wd)
-        self.saved = copy.deepcopy(self.db)
-        self.changed()
-
-    # ---------------------------------------------------------- state
     def port_config(self):
         res = {}
         qmap = self.db.get("PORT_QOS_MAP", {})
@@ -767,12 +562,3 @@ class Sonic(Platform):
 
 def dump(db):
     return json.dumps(db, indent=4, sort_keys=True)
-
-
-def tabulate(head, rows, right=()):
-    widths = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(head)]
-
-    def fmt(cells):
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])

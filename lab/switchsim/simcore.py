@@ -170,6 +170,8 @@ class Platform(abc.ABC):
         return "\n".join(out), rc
 
     def _simple(self, argv):
+        """One simple command: its redirections (``> F``, ``2>/dev/null``) taken off, run from the command
+        table (``_sh_<name>``: (stdout, stderr, status)); a command the platform's shell lacks is not found."""
         redirect, quiet, args = None, False, []
         i = 0
         while i < len(argv):
@@ -185,68 +187,8 @@ class Platform(abc.ABC):
             args = args[1:]
         if not args or args[0] not in self.SHELL_COMMANDS:
             return f"-bash: {(args or [''])[0]}: command not found", 127
-        cmd, rest = args[0], args[1:]
-        err = stdout = ""
-        rc = 0
-        if cmd == "mkdir":
-            if not rest:
-                err, rc = "mkdir: missing operand\nTry 'mkdir --help' for more information.", 1
-            for p in rest:
-                n = self._norm(p)
-                if self._isdir(n) or n in self.fs:
-                    err, rc = f"mkdir: cannot create directory '{p}': File exists", 1
-                elif not self._isdir(os.path.dirname(n)):
-                    err, rc = f"mkdir: cannot create directory '{p}': No such file or directory", 1
-                else:
-                    self.fs[n] = None
-                    self.fs_mtime[n] = self.now()
-        elif cmd == "stat":
-            if len(rest) != 3 or rest[0] != "-c":
-                err, rc = "stat: this simulator answers stat -c FORMAT FILE only", 1
-            else:
-                n = self._norm(rest[2])
-                if n not in self.fs and not self._isdir(n):
-                    err, rc = f"stat: cannot statx '{rest[2]}': No such file or directory", 1
-                else:
-                    stdout = rest[1].replace("%Y", str(self.fs_mtime.get(n, 0))) + "\n"
-        elif cmd == "date":
-            if len(rest) != 1 or not rest[0].startswith("+"):
-                err, rc = "date: this simulator answers date +FORMAT only", 1
-            else:
-                stdout = rest[0][1:].replace("%s", str(self.now())) + "\n"
-        elif cmd == "cat":
-            texts = []
-            for p in rest:
-                n = self._norm(p)
-                if self._isdir(n):
-                    err, rc = f"cat: {p}: Is a directory", 1
-                elif n not in self.fs:
-                    err, rc = f"cat: {p}: No such file or directory", 1
-                else:
-                    texts.append(self.fs[n])
-            stdout = "".join(texts)
-        elif cmd == "rm":
-            opts = [a for a in rest if a.startswith("-")]
-            paths = [a for a in rest if not a.startswith("-")]
-            bad = [o for o in opts if set(o[1:]) - set("rfR")]
-            recursive, force = any(set(o) & set("rR") for o in opts), any("f" in o for o in opts)
-            if bad:
-                err, rc = f"rm: invalid option -- '{bad[0][1:]}'", 1
-            for p in [] if bad else paths:
-                n = self._norm(p)
-                if self._isdir(n) and n not in self.fs:
-                    err, rc = f"rm: cannot remove '{p}': Permission denied", 1
-                elif n not in self.fs:
-                    if not force:
-                        err, rc = f"rm: cannot remove '{p}': No such file or directory", 1
-                elif self.fs[n] is None and not recursive:
-                    err, rc = f"rm: cannot remove '{p}': Is a directory", 1
-                else:
-                    for k in [k for k in self.fs if k == n or k.startswith(n + "/")]:
-                        del self.fs[k]
-                        self.fs_mtime.pop(k, None)
-        elif cmd == "echo":
-            stdout = " ".join(rest) + "\n"
+        run = getattr(self, "_sh_" + args[0], None)
+        stdout, err, rc = run(args[1:]) if run is not None else ("", "", 0)
         if redirect is not None:
             n = self._norm(redirect)
             if not self._isdir(os.path.dirname(n)):
@@ -261,6 +203,73 @@ class Platform(abc.ABC):
         if err and not quiet:
             text = (text + "\n" + err) if text else err
         return text, rc
+
+    # the shell's commands (coreutils' messages): each (stdout, stderr, status); the last error wins
+    def _sh_mkdir(self, rest):
+        err, rc = "", 0
+        if not rest:
+            err, rc = "mkdir: missing operand\nTry 'mkdir --help' for more information.", 1
+        for p in rest:
+            n = self._norm(p)
+            if self._isdir(n) or n in self.fs:
+                err, rc = f"mkdir: cannot create directory '{p}': File exists", 1
+            elif not self._isdir(os.path.dirname(n)):
+                err, rc = f"mkdir: cannot create directory '{p}': No such file or directory", 1
+            else:
+                self.fs[n] = None
+                self.fs_mtime[n] = self.now()
+        return "", err, rc
+
+    def _sh_stat(self, rest):
+        if len(rest) != 3 or rest[0] != "-c":
+            return "", "stat: this simulator answers stat -c FORMAT FILE only", 1
+        n = self._norm(rest[2])
+        if n not in self.fs and not self._isdir(n):
+            return "", f"stat: cannot statx '{rest[2]}': No such file or directory", 1
+        return rest[1].replace("%Y", str(self.fs_mtime.get(n, 0))) + "\n", "", 0
+
+    def _sh_date(self, rest):
+        if len(rest) != 1 or not rest[0].startswith("+"):
+            return "", "date: this simulator answers date +FORMAT only", 1
+        return rest[0][1:].replace("%s", str(self.now())) + "\n", "", 0
+
+    def _sh_cat(self, rest):
+        texts, err, rc = [], "", 0
+        for p in rest:
+            n = self._norm(p)
+            if self._isdir(n):
+                err, rc = f"cat: {p}: Is a directory", 1
+            elif n not in self.fs:
+                err, rc = f"cat: {p}: No such file or directory", 1
+            else:
+                texts.append(self.fs[n])
+        return "".join(texts), err, rc
+
+    def _sh_rm(self, rest):
+        opts = [a for a in rest if a.startswith("-")]
+        paths = [a for a in rest if not a.startswith("-")]
+        bad = [o for o in opts if set(o[1:]) - set("rfR")]
+        recursive, force = any(set(o) & set("rR") for o in opts), any("f" in o for o in opts)
+        if bad:
+            return "", f"rm: invalid option -- '{bad[0][1:]}'", 1
+        err, rc = "", 0
+        for p in paths:
+            n = self._norm(p)
+            if self._isdir(n) and n not in self.fs:
+                err, rc = f"rm: cannot remove '{p}': Permission denied", 1
+            elif n not in self.fs:
+                if not force:
+                    err, rc = f"rm: cannot remove '{p}': No such file or directory", 1
+            elif self.fs[n] is None and not recursive:
+                err, rc = f"rm: cannot remove '{p}': Is a directory", 1
+            else:
+                for k in [k for k in self.fs if k == n or k.startswith(n + "/")]:
+                    del self.fs[k]
+                    self.fs_mtime.pop(k, None)
+        return "", err, rc
+
+    def _sh_echo(self, rest):
+        return " ".join(rest) + "\n", "", 0
 
     # state ---------------------------------------------------------------
     @abc.abstractmethod
@@ -438,3 +447,17 @@ def kb(value):
     n = float(m.group(1))
     unit = (m.group(2) or "B").upper()
     return int(round(n / 1024 if unit == "B" else n * 1024 if unit == "MB" else n))
+
+
+# SONiC's CLI prints its usage as click does and its tables as tabulate's "simple" format (sonic-utilities)
+def click_usage(cmd, args_usage):
+    return f"Usage: {cmd} [OPTIONS] {args_usage}\nTry \"{cmd} -h\" for help.\n"
+
+
+def tabulate(head, rows, right=()):
+    widths = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(head)]
+
+    def fmt(cells):
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
