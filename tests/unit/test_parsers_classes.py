@@ -261,7 +261,7 @@ def test_ibstatus_ndr_rate_and_errors():
 
 
 def test_write_lat_all_columns():
-    res = perftest_lat.parse_ib_write_lat(fixture("perftest", "lat_write_composed_v4.txt"))
+    res = perftest_lat.parse_perftest_lat(fixture("perftest", "lat_write_composed_v4.txt"))
     assert (res["test"], res["verb"], res["device"], res["link_type"]) == ("RDMA_Write Latency Test", "write",
                                                                           "mlx5_0", "Ethernet")
     assert res["results"] == [{"bytes": 2, "iterations": 1000, "t_min_usec": 1.52, "t_max_usec": 4.11,
@@ -271,7 +271,7 @@ def test_write_lat_all_columns():
 
 
 def test_send_lat_old_three_columns_and_duration_mode():
-    old = perftest_lat.parse_ib_send_lat(fixture("perftest", "lat_send_composed_old.txt"))
+    old = perftest_lat.parse_perftest_lat(fixture("perftest", "lat_send_composed_old.txt"))
     assert old["columns"] == ["bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec"]
     assert (old["t_typical_usec"], old["t_avg_usec"], old["p99_usec"]) == (1.35, None, None)
     dur = perftest_lat.parse_perftest_lat(fixture("perftest", "lat_write_composed_duration.txt"))
@@ -280,7 +280,7 @@ def test_send_lat_old_three_columns_and_duration_mode():
 
 def test_latency_failures_raise():
     with pytest.raises(ParseError, match="ib_write_lat: Couldn't connect to 10.0.0.2:18515"):
-        perftest_lat.parse_ib_write_lat("$ ib_write_lat -d mlx5_0 10.0.0.2\nCouldn't connect to 10.0.0.2:18515\n")
+        perftest_lat.parse_perftest_lat("$ ib_write_lat -d mlx5_0 10.0.0.2\nCouldn't connect to 10.0.0.2:18515\n")
     with pytest.raises(ParseError, match="no latency table"):
         perftest_lat.parse_perftest_lat(fixture("perftest", "real_client_sweep_roce_cx7.txt"))
 

@@ -177,7 +177,7 @@ def _defined_parsers():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("parse_"):
                 found.add((module, node.name))
-            elif isinstance(node, ast.Assign):  # aliases: parse_perftest = parse_ib_write_bw
+            elif isinstance(node, ast.Assign):  # an alias (parse_x = parse_y) would be a parser too
                 found.update((module, t.id) for t in node.targets
                              if isinstance(t, ast.Name) and t.id.startswith("parse_"))
     return found

@@ -91,8 +91,6 @@ KNOWN_THIN = {
     "parsers.perftest.parse_ib_send_bw": 1,   # skypilot's Nebius InfiniBand example (issue 38)
     # issue 23: no attributable real capture (repository + path) of these was found; the latency
     # fixtures are composed from perftest's own format strings (fixtures/perftest/SOURCES.md)
-    "parsers.perftest_lat.parse_ib_send_lat": 0,
-    "parsers.perftest_lat.parse_ib_write_lat": 0,
     "parsers.perftest_lat.parse_perftest_lat": 0,
     "switch.eos.parse_sessions": 0,
     # the EOS watchdog counters: one public health check's keys only (docs/conformance.md, Arista EOS)

@@ -24,8 +24,7 @@ SWITCH_ROLES = ("leaf", "spine")
 # ansible_network_os, bare or collection-qualified (arista.eos.eos,
 # nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
 # platform (module_utils/switch/network_os.py, the one table the drivers and the role read too).
-NETWORK_OS_ALIASES = network_os.ALIASES
-NETWORK_OS_ALLOWED = (" | ".join(NETWORK_OS_ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
+NETWORK_OS_ALLOWED = (" | ".join(network_os.ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
                       "or set switch_platform: nvue | sonic | eos")
 # Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
 PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}

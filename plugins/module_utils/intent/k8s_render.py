@@ -36,6 +36,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.launchers i
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name as _name, resource as _resource
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
 
 GANG_SCHEDULERS = ("kueue", "volcano")
 RDMA_RESOURCES = ("rdma_shared", "sriov")
@@ -45,7 +46,6 @@ OFED_DRIVERS = ("host", "container")
 CNI_FOR = {"roce": ("macvlan", "host-device"), "infiniband": ("ipoib", "host-device")}
 IPAMS = ("nv-ipam", "whereabouts")
 GPU_DRIVERS = ("container", "host")
-TRAINING_APIS = k8s_jobs.TRAINING_APIS
 # NCCL settings that name what the pod sees, not what the host sees (docs/kubernetes.md):
 # the bootstrap interface is the pod's own; an SR-IOV VF has its own RDMA device name; a GID
 # index discovered on the host is not the pod address's (NCCL >= 2.21 selects the RoCE v2
@@ -99,7 +99,7 @@ DEFAULTS = {
 }
 
 
-class RenderError(ValueError):
+class RenderError(IntentError):
     """The inputs cannot be rendered: ``problems`` names each key, value and what is allowed."""
 
     def __init__(self, problems):
@@ -162,7 +162,7 @@ def check_options(options, transport):
 
 def _check_apis(o: dict, p: list) -> None:
     """The training API, IPAM, GPU Operator, binding and Kueue options: every problem into ``p``."""
-    for key, choices in (("training_api", TRAINING_APIS), ("ipam", IPAMS), ("gpu_driver", GPU_DRIVERS),
+    for key, choices in (("training_api", k8s_jobs.TRAINING_APIS), ("ipam", IPAMS), ("gpu_driver", GPU_DRIVERS),
                          ("binding", BIND_POLICIES)):
         if o[key] not in choices:
             _bad(p, f"k8s_render_{key}", o[key], " | ".join(choices))

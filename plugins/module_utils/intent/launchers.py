@@ -30,6 +30,7 @@ Either way UCX_NET_DEVICES (Open MPI's own traffic through UCX) is the rank's ra
 import re
 import shlex
 
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import LINK_RANK
 
 BINDERS = ("numactl", "slurm", "env")
@@ -41,7 +42,7 @@ LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK")
 _CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
-class LayoutError(ValueError):
+class LayoutError(IntentError):
     """The facts cannot give every rank a GPU, a NUMA node and a rail."""
 
 

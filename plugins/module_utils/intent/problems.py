@@ -2,13 +2,19 @@
 allowed (allowed: ...)``, the value shown short, the formats of values that reach a
 command line, and the checks of one value (type, range, choice, known keys).
 
-Stdlib only. The fabric intent (schema.py, cabling.py) and the role variables
+Stdlib only; the intent's one base exception, IntentError, is defined here. The fabric intent (schema.py, cabling.py) and the role variables
 (varcheck.py) report with them, so every message reads the same.
 """
 import math
 import re
 
 REPR_MAX = 80
+
+
+class IntentError(ValueError):
+    """The intent, or the facts it is applied to, cannot give what is asked: the message names the key,
+    the value and what is allowed. The base of the intent's errors (launchers.LayoutError,
+    rails.PlanError, k8s_render.RenderError): the caller that reports them catches this one."""
 
 # Per key, the format of a value that reaches a command line, a script, a
 # file name or a switch: a safe ASCII character set (no whitespace, newline,

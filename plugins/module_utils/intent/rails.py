@@ -1,4 +1,4 @@
-"""Generate a host's ``rdma_ports`` from a rail pattern (stdlib only).
+"""Generate a host's ``rdma_ports`` from a rail pattern (stdlib and the intent's problems.py only).
 
 A rail-optimised cluster cables rail r of every node to the leaf of rail r
 (per scalable unit), node n to port n of that leaf, and gives rail r its own
@@ -23,6 +23,8 @@ Several rails per leaf (rails_per_leaf, e.g. 8-rail nodes on 4 leaves) put rails
 import ipaddress
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
+
 PLAN_KEYS = ("rails", "device", "netdev", "switch", "switch_port", "subnet", "address_offset",
              "node_base", "nodes_per_leaf", "port_base", "port_step", "pci", "rails_per_leaf",
              "rail_port_offset", "port_offsets")
@@ -31,7 +33,7 @@ _FIELD = re.compile(r"\{([a-z0-9]+)(?::(0?[1-9]?d))?\}")
 MAX_RAILS = 32
 
 
-class PlanError(ValueError):
+class PlanError(IntentError):
     """A rail plan that cannot be expanded; the message names key and value."""
 
 

@@ -7,7 +7,7 @@ Stdlib only (plus the sibling intent modules).
 """
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS, TRUST_MODES
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import batch, one_node, release, share, split_into
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
     ANY_DICT, ANY_LIST, ARGV, boolean, choice, CONFIRM_RANGE, either, ENV_MAP, extra_ports, fmt, GID_INDEX,
@@ -261,7 +261,7 @@ FABRIC_RULES = {
     "k8s_render_kubeconfig": local_path(empty=True),
     "k8s_render_context": text(253),
     # the current APIs (issue 37): Trainer v2 / training-operator v1, nv-ipam, GPU Operator, binding, Kueue
-    "k8s_render_training_api": choice(*k8s_render.TRAINING_APIS),
+    "k8s_render_training_api": choice(*k8s_jobs.TRAINING_APIS),
     "k8s_render_ipam": choice(*k8s_render.IPAMS),
     "k8s_render_ipam_namespace": fmt((k8s_render.DNS_LABEL.pattern, "the namespace nv-ipam watches (a DNS label), "
                                       "network-operator's: nvidia-network-operator")),

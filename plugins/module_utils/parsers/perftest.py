@@ -226,10 +226,6 @@ def _summarize(result: dict[str, Any]) -> None:
     result["max_bw_average_gbps"] = max(row["bw_average_gbps"] for row in result["results"])
 
 
-# ib_read_bw / ib_send_bw print the same layout: a neutral name for their callers.
-parse_perftest = parse_ib_write_bw
-
-
 def parse_ib_send_bw(text: Optional[str], units: Optional[str] = None) -> dict[str, Any]:
     """``ib_send_bw`` output: the same header and ``#bytes #iterations BW peak ...`` table as
     ``ib_write_bw`` (perftest src/send_bw.c prints through the same report functions), so the

@@ -104,7 +104,3 @@ def parse_perftest_lat(text: Optional[str]) -> dict[str, Any]:
     for _name, key in _LAT_COLUMNS:
         result[key] = last.get(key)
     return result
-
-
-parse_ib_write_lat = parse_perftest_lat
-parse_ib_send_lat = parse_perftest_lat

@@ -34,3 +34,31 @@ def test_problems_and_merge():
     assert merge({"a": {"b": 1}}, {"a": 5}) == {"a": 5}
 
 
+
+
+def test_the_intents_errors_have_one_base():
+    # one exception type for the layer (issue 39): every error class an intent module defines is an
+    # IntentError, itself a ValueError (what the filters and modules that report them catch)
+    import ast
+    import importlib
+    import pathlib
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers, k8s_render, rails
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
+    assert issubclass(IntentError, ValueError)
+    assert all(issubclass(e, IntentError) for e in (launchers.LayoutError, rails.PlanError, k8s_render.RenderError))
+    package = pathlib.Path(launchers.__file__).parent
+    defined = {}
+    for path in sorted(package.glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and node.name.endswith(("Error", "Exception")):
+                defined[f"{path.stem}.{node.name}"] = getattr(
+                    importlib.import_module(f"{launchers.__package__}.{path.stem}"), node.name)
+    assert sorted(defined) == ["k8s_render.RenderError", "launchers.LayoutError", "problems.IntentError",
+                               "rails.PlanError"]
+    assert [name for name, cls in defined.items() if not issubclass(cls, IntentError)] == []
+    # and none is bound under a second name (an alias such as ``PlanningError = PlanError``)
+    aliases = [f"{path.stem}: {node.targets[0].id} = {node.value.id}" for path in sorted(package.glob("*.py"))
+               for node in ast.parse(path.read_text(encoding="utf-8")).body
+               if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+               and node.value.id.endswith("Error") and isinstance(node.targets[0], ast.Name)]
+    assert aliases == []

@@ -6,11 +6,11 @@ import pytest
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import (
-    parse_ib_send_lat, parse_ib_write_lat, parse_perftest_lat)
+    parse_perftest_lat)
 
 
 def test_the_current_table_every_column_read():
-    res = parse_ib_write_lat(fixture("perftest", "lat_write_composed_v4.txt"))
+    res = parse_perftest_lat(fixture("perftest", "lat_write_composed_v4.txt"))
     assert (res["test"], res["verb"]) == ("RDMA_Write Latency Test", "write") and res["columns"] == [
         "bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec", "t_stdev_usec",
         "p99_usec", "p99_9_usec"]
@@ -21,7 +21,7 @@ def test_the_current_table_every_column_read():
 
 
 def test_the_old_three_column_table_leaves_the_newer_figures_none():
-    res = parse_ib_send_lat(fixture("perftest", "lat_send_composed_old.txt"))
+    res = parse_perftest_lat(fixture("perftest", "lat_send_composed_old.txt"))
     assert res["results"] == [{"bytes": 2, "iterations": 1000, "t_min_usec": 1.31, "t_max_usec": 9.87,
                                "t_typical_usec": 1.35}]
     assert (res["test"], res["verb"]) == ("Send Latency Test", "send")
