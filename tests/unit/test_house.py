@@ -202,10 +202,8 @@ PRODUCT = ("plugins", "lab", "bench", "scripts")
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 LONG_REASON = re.compile(r"#\s*long:\s*\S")
-LONG_FILES: set[str] = {
-}
-LONG_FUNCTIONS: set[str] = {
-}
+LONG_FILES: set[str] = set()
+LONG_FUNCTIONS: set[str] = set()
 
 
 def _product_files():
