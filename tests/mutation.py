@@ -47,9 +47,9 @@ PKG = "ansible_collections.linerate.fabric"
 # Per file: the module names it is imported under, the unit tests that exercise
 # it (fastest-failing first; each mutant runs only its file's tests), and
 # optionally the modules to rebuild from the mutant (tables built at import).
-SWITCH_TESTS = ["tests/unit/test_switch_window.py", "tests/unit/test_switch_nvue.py", "tests/unit/test_switch_sonic.py", "tests/unit/test_switch_eos.py",
-                "tests/unit/test_switch_modules.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
-                "tests/unit/test_switch_connection.py", "tests/unit/test_switch_counters_sim.py",
+SWITCH_TESTS = ["tests/unit/switch/test_window.py", "tests/unit/switch/test_nvue.py", "tests/unit/switch/test_sonic.py", "tests/unit/switch/test_eos.py",
+                "tests/unit/switch/test_module_common.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
+                "tests/unit/switch/test_network_os.py", "tests/unit/test_switch_counters_sim.py",
                 "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
 # The variable rules are tables built at import from varcheck's helpers and the intent's constants:
 # a mutant of those files is rebuilt into them (every module after it in this order).
@@ -99,49 +99,49 @@ GROUPS = {
         # the platform drivers, with the tests of what they read back per platform (QoS and error
         # counters, lossless headroom, the PFC watchdog and its storms) for the verification
         **{f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"],
-                                                     ["tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS,
+                                                     ["tests/unit/switch/test_drivers.py", *SWITCH_TESTS,
                                                       "tests/unit/test_nvue_lossless.py",
                                                       "tests/unit/test_lossless_watchdog_storm.py",
-                                                      "tests/unit/test_sonic_buffer_platforms.py",
+                                                      "tests/unit/switch/test_buffers.py",
                                                       "tests/unit/test_verify_incast_switch.py",
                                                       "tests/unit/test_verify_link_health_switch.py",
                                                       "tests/unit/test_switch_parsers_unexpected.py"])
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
         # what SONiC's show commands print and the lossless headroom read (the driver's oper reads)
         "plugins/module_utils/switch/sonic_show.py": ([f"{PKG}.plugins.module_utils.switch.sonic_show"],
-                                                      ["tests/unit/test_switch_sonic.py", "tests/unit/test_switch_parsers_unexpected.py",
-                                                       "tests/unit/test_sonic_buffer_platforms.py", "tests/unit/test_lossless_watchdog_storm.py",
-                                                       "tests/unit/test_parsers_real.py", "tests/unit/test_switch_drivers_exact.py"]),
+                                                      ["tests/unit/switch/test_sonic.py", "tests/unit/test_switch_parsers_unexpected.py",
+                                                       "tests/unit/switch/test_buffers.py", "tests/unit/test_lossless_watchdog_storm.py",
+                                                       "tests/unit/test_parsers_real.py", "tests/unit/switch/test_drivers.py"]),
         # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests
         "plugins/module_utils/switch/nvue_show.py": ([f"{PKG}.plugins.module_utils.switch.nvue_show"],
-                                                     ["tests/unit/test_parsers_switch.py", "tests/unit/test_switch_drivers_exact.py",
-                                                      "tests/unit/test_nvue_readback_shapes.py", "tests/unit/test_nvue_lossless.py",
-                                                      "tests/unit/test_switch_nvue.py", "tests/unit/test_switch_parsers_unexpected.py",
+                                                     ["tests/unit/test_parsers_switch.py", "tests/unit/switch/test_drivers.py",
+                                                      "tests/unit/switch/test_nvue_show.py", "tests/unit/test_nvue_lossless.py",
+                                                      "tests/unit/switch/test_nvue.py", "tests/unit/test_switch_parsers_unexpected.py",
                                                       "tests/unit/test_parsers_real.py"]),
         # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the
         # template filter call it through the module object)
         "plugins/module_utils/switch/buffers.py": ([f"{PKG}.plugins.module_utils.switch.buffers"],
-                                                   ["tests/unit/test_sonic_buffer_platforms.py",
+                                                   ["tests/unit/switch/test_buffers.py",
                                                     "tests/unit/test_switch_buffers.py", "tests/unit/test_intent_port_speeds.py",
-                                                    "tests/unit/test_switch_sonic.py", "tests/unit/test_lossless_watchdog_storm.py"]),
+                                                    "tests/unit/switch/test_sonic.py", "tests/unit/test_lossless_watchdog_storm.py"]),
         # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
         # writes and a rollback or restore chooses: their own tests first.
         "plugins/module_utils/switch/window.py": ([f"{PKG}.plugins.module_utils.switch.window"],
-                                                  ["tests/unit/test_switch_window.py", "tests/unit/test_switch_lock.py",
-                                                   "tests/unit/test_switch_drivers_exact.py", *SWITCH_TESTS[1:],
-                                                   "tests/unit/test_switch_backup.py"]),
+                                                  ["tests/unit/switch/test_window.py", "tests/unit/switch/test_window_lock.py",
+                                                   "tests/unit/switch/test_drivers.py", *SWITCH_TESTS[1:],
+                                                   "tests/unit/switch/test_backups.py"]),
         "plugins/module_utils/switch/window_lock.py": ([f"{PKG}.plugins.module_utils.switch.window_lock"],
-                                                       ["tests/unit/test_switch_lock.py", "tests/unit/test_switch_window.py",
-                                                        "tests/unit/test_switch_journal.py", "tests/unit/test_switch_modules.py"]),
+                                                       ["tests/unit/switch/test_window_lock.py", "tests/unit/switch/test_window.py",
+                                                        "tests/unit/switch/test_journal.py", "tests/unit/switch/test_module_common.py"]),
         "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
-                                                   ["tests/unit/test_switch_window.py", "tests/unit/test_switch_backup.py",
-                                                    "tests/unit/test_switch_backup_keep.py"]),
+                                                   ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py",
+                                                    "tests/unit/switch/test_backups.py"]),
     },
     # Verification's counters: the host and switch counter parsers (per platform) and the
     # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).
     "counters": {
         **{f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                                ["tests/unit/parsers/test_counters.py", "tests/unit/test_switch_counters.py",
+                                                                ["tests/unit/parsers/test_counters.py", "tests/unit/switch/test_counters.py",
                                                                  "tests/unit/test_parsers_counters_errors.py",
                                                                  "tests/unit/test_parsers_real.py",
                                                                  "tests/unit/test_parsers_classes.py",

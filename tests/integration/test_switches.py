@@ -575,7 +575,7 @@ def test_a_cancelled_run_ends_at_the_backup_with_nothing_pending(lab, sig):
 def test_a_second_operator_is_refused_while_a_window_holds_the_switch(lab, name):
     """Two ansible-playbook runs racing on one switch: the second is refused, naming the first (user@host,
     pid, run), before any change; --check reports the lock; the first ends as it would alone and leaves no
-    lock behind (issue 25; unit level: tests/unit/test_switch_lock.py)."""
+    lock behind (issue 25; unit level: tests/unit/switch/test_window_lock.py)."""
     before = lab.running(name)
     known = set(lab.backups_of(name))
     lab.fault(name, "hang", PUSH[name], "1", "--skip", "1")   # the first window stays mid-push ~30 s

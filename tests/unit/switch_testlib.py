@@ -182,7 +182,7 @@ def sim_conn_driver(tmp_path, platform, ports):
 
 
 def unlocked(sent):
-    """The commands sent, less the window lock's (taken, read, released: test_switch_lock.py asserts those)."""
+    """The commands sent, less the window lock's (taken, read, released: switch/test_window_lock.py asserts those)."""
     return [c for c in sent if "/linerate.lock" not in c]
 
 

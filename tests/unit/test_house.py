@@ -21,13 +21,12 @@ UNIT = ROOT / "tests" / "unit"
 
 # Packages every module of which has its test file: nothing of theirs may be in NOT_MIRRORED except
 # the modules others are editing (the reason says so).
-MIRRORED = ("parsers", "intent", "host")
+MIRRORED = ("parsers", "intent", "host", "switch")
 
 _OTHERS = "others editing it while the tests moved; its test file moves with issue 39's follow-up"
 _INTENT = ("tested through the intent's rule and message tests (tests/unit/test_intent*.py, "
            "the lead editing them while the tests moved); issue 39 follow-up")
 _CHECKS = "checks/ is not mirrored yet: its tests are tests/unit/test_verify_*.py and the check's own files"
-_SWITCH = "switch/ is not mirrored yet (others editing the drivers): tests/unit/test_switch_*.py"
 
 NOT_MIRRORED = {
     "checks/accounting": _CHECKS,
@@ -64,28 +63,11 @@ NOT_MIRRORED = {
     "report/page": _CHECKS,
     "report/rdma": _CHECKS,
     "report/report": _CHECKS,
-    "switch/backups": _SWITCH,
-    "switch/base": _SWITCH,
-    "switch/ber": _SWITCH,
-    "switch/buffers": _SWITCH,
-    "switch/counters": _SWITCH,
-    "switch/drivers": _SWITCH,
-    "switch/eos": _SWITCH,
-    "switch/journal": _SWITCH,
-    "switch/lock": _SWITCH,
-    "switch/module_common": _SWITCH,
-    "switch/network_os": _SWITCH,
-    "switch/nvue": _SWITCH,
-    "switch/nvue_show": _SWITCH,
-    "switch/nvue_tables": _SWITCH,
-    "switch/optics": _SWITCH,
-    "switch/profiles": _SWITCH,
-    "switch/redact": _SWITCH,
-    "switch/sonic": _SWITCH,
-    "switch/sonic_buffer_data": _SWITCH,
-    "switch/sonic_show": _SWITCH,
-    "switch/window": _SWITCH,
-    "switch/window_lock": _SWITCH,
+    "switch/lock": "the window lock's primitives, tested with it: tests/unit/switch/test_window_lock.py",
+    "switch/nvue_tables": "the NVUE show tables, tested through their parsers: tests/unit/switch/test_nvue_show.py",
+    "switch/redact": "the restore's masking, tested with the restore: tests/unit/switch/test_backups.py",
+    "switch/sonic_buffer_data": "the generated SKU table, tested with its reader: tests/unit/switch/test_buffers.py",
+    "switch/sonic_show": "the SONiC show parsers, tested with the driver: tests/unit/switch/test_sonic.py",
 }
 
 

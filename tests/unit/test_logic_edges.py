@@ -11,7 +11,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
 
-from test_switch_window import Toy
+from switch.test_window import Toy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TASKS = os.path.join(ROOT, "roles", "verify_fabric", "tasks")

@@ -185,7 +185,7 @@ def test_a_degraded_port_on_each_simulated_platform_is_found(tmp_path, monkeypat
 
 def test_switch_counters_returns_ber_and_says_why_when_it_cannot(monkeypatch, capsys):
     from parser_fixtures import fixture
-    from test_switch_modules import ARGS, run_module
+    from switch.test_module_common import ARGS, run_module
     from ansible_collections.linerate.fabric.plugins.modules import switch_counters
     from switch_testlib import fixture as switch_fixture
     base = {"nv show interface": switch_fixture("nvue_show_interface.txt"),

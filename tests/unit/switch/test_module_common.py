@@ -15,7 +15,7 @@ ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "a
         "password": "s3cret-pw", "known_hosts": "/nonexistent", "fabric_ports": PORTS}
 
 
-# the lossless read-back every oper makes (test_switch_nvue.py): swp1 lossless on priority 3 with its PFC
+# the lossless read-back every oper makes (switch/test_nvue.py): swp1 lossless on priority 3 with its PFC
 # watchdog, swp2 (PFC off) neither
 LOSSLESS = {
     "nv show interface swp1 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
@@ -196,7 +196,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch import netw
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import drivers  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 NETWORK_OS = [("nvue", "nvue"), ("cumulus", "nvue"), ("nvidia.nvue.nvue", "nvue"), ("nvidia.nvue.httpapi", "nvue"),
               ("eos", "eos"), ("arista.eos.eos", "eos"), ("Arista.EOS.eos ", "eos"), ("sonic", "sonic"),
               ("dellemc.enterprise_sonic.sonic", "sonic")]

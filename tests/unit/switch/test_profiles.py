@@ -114,7 +114,7 @@ def test_fabric_derived_is_what_the_templates_render():
 
 def test_the_templates_compute_nothing_fabric_derived_has():
     import pathlib
-    root = pathlib.Path(__file__).resolve().parents[2] / "switch_configs"
+    root = pathlib.Path(__file__).resolve().parents[3] / "switch_configs"
     for template in sorted(root.glob("*/fabric.j2")):
         text = template.read_text(encoding="utf-8")
         assert "switch_fabric_derived.mtu" in text, template

@@ -107,7 +107,7 @@ def test_eos_watchdog_counters_refuse_a_queue_that_is_not_one():
 
 
 def test_the_lossless_read_back_names_what_a_platform_does_not_read():
-    from test_switch_window import Book
+    from switch.test_window import Book
     d = Book("mtu 1500\n", oper={"p1": {"pfc": [3], "headroom": None, "pfcwd": None}})
     d.pfcwd_storms = lambda ports: None
     assert d.lossless(["p1", "p2"]) == {"p1": {"pfc": [3], "headroom": None, "pfcwd": None, "storms": None,
