@@ -134,8 +134,7 @@ GROUPS = {
                                                        ["tests/unit/switch/test_window_lock.py", "tests/unit/switch/test_window.py",
                                                         "tests/unit/switch/test_journal.py", "tests/unit/switch/test_module_common.py"]),
         "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
-                                                   ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py",
-                                                    "tests/unit/switch/test_backups.py"]),
+                                                   ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py"]),
     },
     # Verification's counters: the host and switch counter parsers (per platform) and the
     # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).
