@@ -370,13 +370,9 @@ options:
       - playbooks/validate.yml passes the digest it kept on localhost, so site.yml, which imports
         validate.yml through each playbook, validates once.
     type: str
+extends_documentation_fragment:
+  - linerate.fabric.read_only
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is no diff.
   platform:
     support: full
     description: Runs on the controller.

@@ -169,14 +169,21 @@ def _routing_errors(errors, base, sm, known):
                            f"at least one root switch with routing_engine {engines[0]}"))
 
 
+def _mapping_of(errors, key, value, known):
+    """Whether ``value`` is a mapping (else its error); a key of it not ``known`` is named."""
+    if not isinstance(value, dict):
+        errors.append(_err(key, value, "a mapping with " + ", ".join(known)))
+        return False
+    for k in value:
+        if k not in known:
+            errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(known)))
+    return True
+
+
 def _log_errors(errors, key, log):
     """OpenSM's log settings: the file, its size, the flags, verbose."""
-    if not isinstance(log, dict):
-        errors.append(_err(key, log, "a mapping with " + ", ".join(LOG_KEYS)))
+    if not _mapping_of(errors, key, log, LOG_KEYS):
         return
-    for k in log:
-        if k not in LOG_KEYS:
-            errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(LOG_KEYS)))
     f = log.get("file")
     if not (isinstance(f, str) and re.fullmatch(PATH_RE, f, re.ASCII)):
         errors.append(_err(f"{key}.file", f, "an absolute path of at most 255 letters, "
@@ -190,12 +197,8 @@ def _log_errors(errors, key, log):
 def _partition_errors(errors, key, p, names, pkeys, known):
     """One partition: its keys, a name and a pkey used once (``names``, ``pkeys``: the ones seen), its
     membership, IPoIB flag and members (inventory hosts or port GUIDs of the fabric)."""
-    if not isinstance(p, dict):
-        errors.append(_err(key, p, "a mapping with " + ", ".join(PARTITION_KEYS)))
+    if not _mapping_of(errors, key, p, PARTITION_KEYS):
         return
-    for k in p:
-        if k not in PARTITION_KEYS:
-            errors.append(_err(f"{key}.{k}", "(key)", "known keys: " + ", ".join(PARTITION_KEYS)))
     name = p.get("name")
     if not (isinstance(name, str) and _NAME_RE.fullmatch(name)) or name == "Default":
         errors.append(_err(f"{key}.name", name, "letters, digits, _ . -; not Default"))

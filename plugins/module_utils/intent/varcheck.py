@@ -324,41 +324,47 @@ def mpi_from(c, key, value):
         return c.bad(key, value, str(e).split("(allowed: ", 1)[-1].rstrip(")"))
 
 
-def extra_ports(c, key, value):
-    known = ("name", "peer", "speed_gbps")
+def _list_of_mappings(c, key, value, keys, list_what, entry_what, entry):
+    """A list whose every entry is a mapping of ``keys`` (an unknown key named), each checked by
+    ``entry(c, key_of_entry, entry)``; every bad entry reported, not the first."""
     if not isinstance(value, list):
-        return c.bad(key, value, "a list of {name, peer, speed_gbps}")
+        return c.bad(key, value, list_what)
     ok = True
-    for i, port in enumerate(value):
+    for i, item in enumerate(value):
         k = f"{key}[{i}]"
-        if not isinstance(port, dict):
-            ok = c.bad(k, port, "a mapping with name, peer, speed_gbps")
+        if not isinstance(item, dict):
+            ok = c.bad(k, item, entry_what)
             continue
-        for extra in sorted(set(port) - set(known), key=str):
-            ok = c.bad(f"{k}.{extra}", port[extra], "unknown key; allowed keys: " + ", ".join(known))
-        ok = intent_format("port")(c, f"{k}.name", port.get("name")) and ok
-        if "peer" in port:
-            ok = text(253)(c, f"{k}.peer", port["peer"]) and ok
-        if "speed_gbps" in port:
-            ok = choice(*LINK_SPEEDS_GBPS)(c, f"{k}.speed_gbps", port["speed_gbps"]) and ok
+        for extra in sorted(set(item) - set(keys), key=str):
+            ok = c.bad(f"{k}.{extra}", item[extra], "unknown key; allowed keys: " + ", ".join(keys))
+        ok = entry(c, k, item) and ok
+    return ok
+
+
+def _extra_port(c, k, port):
+    ok = intent_format("port")(c, f"{k}.name", port.get("name"))
+    if "peer" in port:
+        ok = text(253)(c, f"{k}.peer", port["peer"]) and ok
+    if "speed_gbps" in port:
+        ok = choice(*LINK_SPEEDS_GBPS)(c, f"{k}.speed_gbps", port["speed_gbps"]) and ok
+    return ok
+
+
+def extra_ports(c, key, value):
+    return _list_of_mappings(c, key, value, ("name", "peer", "speed_gbps"), "a list of {name, peer, speed_gbps}",
+                             "a mapping with name, peer, speed_gbps", _extra_port)
+
+
+def _device(c, k, dev):
+    ok = intent_format("pci")(c, f"{k}.pci", dev.get("pci"))
+    if "params" in dev:
+        ok = MLX_PARAMS(c, f"{k}.params", dev["params"]) and ok
     return ok
 
 
 def devices(c, key, value):
-    if not isinstance(value, list):
-        return c.bad(key, value, "a list of {pci, params}")
-    ok = True
-    for i, dev in enumerate(value):
-        k = f"{key}[{i}]"
-        if not isinstance(dev, dict):
-            ok = c.bad(k, dev, "a mapping with pci and params")
-            continue
-        for extra in sorted(set(dev) - {"pci", "params"}, key=str):
-            ok = c.bad(f"{k}.{extra}", dev[extra], "unknown key; allowed keys: params, pci")
-        ok = intent_format("pci")(c, f"{k}.pci", dev.get("pci")) and ok
-        if "params" in dev:
-            ok = MLX_PARAMS(c, f"{k}.params", dev["params"]) and ok
-    return ok
+    return _list_of_mappings(c, key, value, ("params", "pci"), "a list of {pci, params}",
+                             "a mapping with pci and params", _device)
 
 
 def meta_packages(c, key, value):

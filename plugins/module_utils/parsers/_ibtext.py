@@ -68,3 +68,13 @@ def _split_enum(value: str) -> tuple[str, Optional[int]]:
     if match:
         return match.group(1), int(match.group(2))
     return value, None
+
+
+def _read_rate(port: dict[str, Any], value: str, pattern: str) -> None:
+    """A port's rate as printed (``rate_text``), its Gb/s (``rate_gbps``, group 1 of ``pattern``; None when
+    it does not match) and its parenthesised note (``rate_note``, group 2, when there is one)."""
+    match = re.match(pattern, value)
+    port["rate_text"] = value
+    port["rate_gbps"] = _to_number(match.group(1)) if match else None
+    if match and match.group(2):
+        port["rate_note"] = match.group(2)

@@ -80,14 +80,19 @@ class Ddm(TypedDict):
     temperature_c: Optional[DdmEntry]
 
 
-class EthtoolModule(TypedDict):
-    """``parse_ethtool_module``: the shape checks/links.py ``module_problems`` reads for every source."""
+class ModuleReading(TypedDict):
+    """What checks/links.py ``module_problems`` reads of a module, whatever read it: ``ethtool -m`` on a
+    NIC (``EthtoolModule``) or a switch port's transceiver read (switch/optics.py ``Module``)."""
     present: bool
     optical: bool
     vendor: Optional[str]
     part_number: Optional[str]
     cable_technology: Optional[str]
     ddm: Ddm
+
+
+class EthtoolModule(ModuleReading):
+    """``parse_ethtool_module``: the reading, and every field as printed."""
     fields: dict[str, list[str]]
 
 

@@ -14,10 +14,10 @@ from typing import Any, Optional, TypedDict
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
-        _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number)
+        _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _read_rate)
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
-    from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _to_number  # type: ignore[import-not-found,no-redef]
+    from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _read_rate  # type: ignore[import-not-found,no-redef]
 
 
 # --------------------------------------------------------------------------
@@ -161,11 +161,7 @@ def _ibstatus_value(field: str, value: str, port: dict[str, Any]) -> None:
         port[field + "_code"] = int(match.group(1)) if match else None
     elif field == "rate":
         # "400 Gb/sec (4X NDR)", "56 Gb/sec (4X FDR)", "10 Gb/sec (1X QDR)"
-        match = re.match(r"([\d.]+)\s*Gb/sec(?:\s*\((.*)\))?", value)
-        port["rate_text"] = value
-        port["rate_gbps"] = _to_number(match.group(1)) if match else None
-        if match and match.group(2):
-            port["rate_note"] = match.group(2)
+        _read_rate(port, value, r"([\d.]+)\s*Gb/sec(?:\s*\((.*)\))?")
     else:
         port[field] = value
 

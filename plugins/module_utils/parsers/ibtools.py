@@ -15,10 +15,10 @@ from typing import Any, Optional, TypedDict, cast
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
-        _int_or_text, _lines, _raise_no_data, _split_enum, _to_number)
+        _int_or_text, _lines, _raise_no_data, _read_rate, _split_enum)
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
-    from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _split_enum, _to_number  # type: ignore[import-not-found,no-redef]
+    from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _read_rate, _split_enum  # type: ignore[import-not-found,no-redef]
 
 
 # --------------------------------------------------------------------------
@@ -105,11 +105,7 @@ def _ibstat_port_value(field: str, value: str, port: dict[str, Any]) -> None:
     """Store one ``Port N:`` field, numbers as numbers; Rate keeps its text too."""
     if field == "rate":
         # "400", "2.5" (1x SDR), "10 (FDR10)"
-        match = re.match(r"([\d.]+)\s*(?:\((.*)\))?", value)
-        port["rate_text"] = value
-        port["rate_gbps"] = _to_number(match.group(1)) if match else None
-        if match and match.group(2):
-            port["rate_note"] = match.group(2)
+        _read_rate(port, value, r"([\d.]+)\s*(?:\((.*)\))?")
     elif field in _IBSTAT_INT_FIELDS:
         port[field] = _int_or_text(value)
     else:

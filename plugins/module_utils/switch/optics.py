@@ -30,30 +30,21 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional, Sequence, TypedDict
+from typing import Any, Optional, Sequence
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
     # the diagnostics of a module, one model for a NIC's (ethtool -m) and a switch port's: checks/links.py
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import Ddm, DdmEntry
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import DdmEntry, ModuleReading
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, eos_json  # type: ignore[import-not-found,no-redef]
-    from parsers.ethtool_module import Ddm, DdmEntry  # type: ignore[import-not-found,no-redef]
+    from parsers.ethtool_module import DdmEntry, ModuleReading  # type: ignore[import-not-found,no-redef]
 
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)")
 _COPPER_RE = re.compile(r"copper|passive|\bDAC\b|-CR\d|BASE-CR|CR\d\b", re.I)
 
 
-class _ModuleBase(TypedDict):
-    present: bool
-    optical: bool
-    vendor: Optional[str]
-    part_number: Optional[str]
-    cable_technology: Optional[str]
-    ddm: Ddm
-
-
-class Module(_ModuleBase, total=False):
+class Module(ModuleReading, total=False):
     """The optical module in one port (``Driver.transceivers``); ``fields``: every field as printed."""
     fields: dict[str, Any]
 

@@ -38,3 +38,16 @@ def test_split_enum(value, split):
 
 def test_int_or_text():
     assert (_ibtext._int_or_text("-12"), _ibtext._int_or_text("0x1a")) == (-12, "0x1a")
+
+
+@pytest.mark.parametrize("value,pattern,port", [
+    ("400 Gb/sec (4X NDR)", r"([\d.]+)\s*Gb/sec(?:\s*\((.*)\))?",             # rdma link / ibstatus
+     {"rate_text": "400 Gb/sec (4X NDR)", "rate_gbps": 400, "rate_note": "4X NDR"}),
+    ("2.5", r"([\d.]+)\s*(?:\((.*)\))?", {"rate_text": "2.5", "rate_gbps": 2.5}),          # ibstat, no note
+    ("10 (FDR10)", r"([\d.]+)\s*(?:\((.*)\))?", {"rate_text": "10 (FDR10)", "rate_gbps": 10, "rate_note": "FDR10"}),
+    ("unknown", r"([\d.]+)\s*(?:\((.*)\))?", {"rate_text": "unknown", "rate_gbps": None}),
+])
+def test_a_rate_keeps_its_text_its_gbps_and_its_note(value, pattern, port):
+    read = {}
+    _ibtext._read_rate(read, value, pattern)
+    assert read == port
