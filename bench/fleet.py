@@ -62,8 +62,8 @@ GOOD_GBPS, BAD_GBPS = 385.0, 150.0
 def _published(fabric):
     """The intent as the validation publishes it (fabric_effective, with its derived values): what
     verification reads."""
-    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-    return intent.published(fabric)
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+    return published(fabric)
 
 
 FABRIC = _published({"transport": "roce", "link_speed_gbps": 400})

@@ -27,7 +27,7 @@ import tracemalloc
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), ".collections"))
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma  # noqa: E402
@@ -35,7 +35,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import thre
 from ansible_collections.linerate.fabric.plugins.module_utils import findings  # noqa: E402
 
 # As the validation publishes it (fabric_effective, with its derived values): what verification reads.
-FABRIC = intent.published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
+FABRIC = published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
                            "mtu": {"host": 4200, "switch": 9216}, "verify": {"ib_write_bw_fraction": 0.9}})
 
 

@@ -4,7 +4,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import effective, published
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import show
 
@@ -20,8 +20,8 @@ DEFAULT = {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0,
 
 
 def test_default_is_a_canary_then_waves_of_10_percent_spread_stopping_at_the_first_failed_wave():
-    assert intent.effective({})["rollout"] == DEFAULT
-    assert intent.published({})["rollout"] == DEFAULT
+    assert effective({})["rollout"] == DEFAULT
+    assert published({})["rollout"] == DEFAULT
 
 
 @pytest.mark.parametrize("value", [1, 4, 100000, "1%", "25%", "100%"])
@@ -75,8 +75,8 @@ def test_batch_is_the_old_name_of_max_unavailable_and_not_both():
         "fabric.rollout.batch: 4 is not allowed (allowed: only one of batch and max_unavailable (batch is the old "
         "name of max_unavailable: the most nodes disrupted at once))"]
     from ansible_collections.linerate.fabric.plugins.filter import rollout as rollout_filter
-    assert rollout_filter._rollout_keys(intent.effective({"rollout": {"batch": 3}})["rollout"])["max_unavailable"] == 3
-    assert rollout_filter._rollout_keys(intent.effective({})["rollout"])["max_unavailable"] == "10%"
+    assert rollout_filter._rollout_keys(effective({"rollout": {"batch": 3}})["rollout"])["max_unavailable"] == 3
+    assert rollout_filter._rollout_keys(effective({})["rollout"])["max_unavailable"] == "10%"
 
 
 @pytest.mark.parametrize("batch", [1, 4, 100000, "1%", "25%", "100%"])

@@ -7,7 +7,7 @@ import os
 
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 
 from test_cross_layer import ROOT, host_vars, module_args
 
@@ -32,7 +32,7 @@ def test_hosts_yml_alone_changes_the_mtu_in_either_direction():
 
 
 def _mtu_change(**extra):
-    v = host_vars(intent.published({"name": "xl", "transport": "roce"}))
+    v = host_vars(published({"name": "xl", "transport": "roce"}))
     dict.update(v, **extra)
     tasks = load("roles", "roce_qos", "tasks", "configure.yml")
     task = next(t for t in tasks if t.get("name") == "Configure RoCE QoS on each cabled port")
@@ -56,7 +56,7 @@ def test_the_late_play_raises_only_the_mtu_on_the_nodes_the_host_stage_ran():
     assert stamp["ansible.builtin.include_tasks"] == "../tasks/host_stamp_write.yml"
     mtu = next(t for t in load("roles", "roce_qos", "tasks", "mtu.yml")
                if t["name"] == "Raise the MTU of each cabled port to the intent's host MTU")
-    v = host_vars(intent.published({"name": "xl", "transport": "roce"}))
+    v = host_vars(published({"name": "xl", "transport": "roce"}))
     args = module_args(v, mtu, "linerate.fabric.roce_qos")
     assert args == {"ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1},
                               {"netdev": "enp65s0f1np1", "device": "mlx5_1", "port": 1}],

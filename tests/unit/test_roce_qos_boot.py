@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.host import roce
 
 from test_cross_layer import ROOT, TEXT, Vars, host_vars, module_args
@@ -30,7 +30,7 @@ def task(name):
 
 def role_vars(ports=PORTS, **extra):
     """The defaults over one host, the module's result as registered, and a template lookup."""
-    v = host_vars(intent.published({"name": "xl", "transport": "roce"}))
+    v = host_vars(published({"name": "xl", "transport": "roce"}))
     dict.update(v, **extra)
     args = module_args(v, task("Configure RoCE QoS on each cabled port"), "linerate.fabric.roce_qos")
     result = {"ports": [dict(p, changed=False, **roce.boot_result(dict(args, **p), p["netdev"], p["device"], p["port"]))

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, nccl_threshold_gbytes
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
@@ -157,7 +157,7 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
     out = []
     transport = (fabric or {}).get("transport", "roce")
     if transport == "roce":
-        dscp = ((fabric or {}).get("roce") or {}).get("data_dscp", intent.DEFAULTS["roce"]["data_dscp"])
+        dscp = ((fabric or {}).get("roce") or {}).get("data_dscp", DEFAULTS["roce"]["data_dscp"])
         want_tc = derived(fabric)["tos"]
         tc = got.get("NCCL_IB_TC")
         if tc is None or not str(tc).isdigit() or int(tc) != want_tc:

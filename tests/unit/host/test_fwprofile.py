@@ -3,7 +3,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
 from ansible_collections.linerate.fabric.plugins.module_utils.host import fwprofile
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import FIRMWARE_PROFILES, effective
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.modules import mlxconfig
 
@@ -41,8 +41,8 @@ def test_unknown_profile_is_refused():
 
 
 def test_intent_knows_the_same_profiles_and_defaults_to_default():
-    assert intent.FIRMWARE_PROFILES == fwprofile.PROFILES
-    assert intent.effective({})["firmware"] == {"profile": "default"}
+    assert FIRMWARE_PROFILES == fwprofile.PROFILES
+    assert effective({})["firmware"] == {"profile": "default"}
     assert schema.validate_fabric({"firmware": {"profile": "gpudirect"}}) == []
     assert schema.validate_fabric({"firmware": {"profile": "none"}}) == []
 
