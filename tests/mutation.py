@@ -150,7 +150,7 @@ GROUPS = {
            for name in ("parsers.counters", "switch.counters")},
         "plugins/module_utils/checks/incast.py": ([f"{PKG}.plugins.module_utils.checks.incast"],
                                                   ["tests/unit/test_verify_incast_exact.py",
-                                                   "tests/unit/test_verify_incast.py", "tests/unit/test_verify_incast_hw.py",
+                                                   "tests/unit/checks/test_incast.py", "tests/unit/test_verify_incast_hw.py",
                                                    "tests/unit/test_verify_incast_switch.py",
                                                    "tests/unit/test_verify_incast_rotation.py",
                                                    "tests/unit/test_lossless_watchdog_storm.py",
@@ -161,7 +161,7 @@ GROUPS = {
     "links": {
         f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
                                                               ["tests/unit/test_verify_link_health_exact.py",
-                                                               "tests/unit/test_verify_link_health.py",
+                                                               "tests/unit/checks/test_links.py",
                                                                "tests/unit/test_verify_link_health_switch.py",
                                                                "tests/unit/test_verify_optics_switch.py",
                                                                "tests/unit/test_verify_link_health_optics.py",
@@ -175,7 +175,7 @@ GROUPS = {
     # RoCE cabling by LLDP: the parsers and the comparison (its findings and their severity).
     "cabling": {
         f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                              ["tests/unit/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
+                                                              ["tests/unit/checks/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
                                                                "tests/unit/test_parsers_classes.py",
                                                                "tests/unit/test_switch_parsers_unexpected.py",
                                                                "tests/unit/parsers/test_lldp.py",

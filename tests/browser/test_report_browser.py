@@ -128,7 +128,7 @@ def check_page(page, tmp_path, rails):
 
 @pytest.mark.parametrize("n", [2, 4, 5])
 def test_the_heat_map_titles_of_a_report_never_overlap_in_the_browser(n, tmp_path):
-    from test_verify_report import named_report
+    from report.test_report import named_report
     doc = named_report([f"node{i}" for i in range(1, n + 1)], bad=("node2", "mlx5_1"))
     check_page(report_page.to_html(doc), tmp_path, rails=2)
 
@@ -157,7 +157,7 @@ def requests(page, tmp_path, name):
 
 def test_the_page_loads_nothing_from_the_network(tmp_path):
     """What the page requests as Chromium renders it: nothing (a page that does fetch is seen to)."""
-    from test_verify_report import named_report
+    from report.test_report import named_report
     page = report_page.to_html(named_report(["a", "b", "c"], bad=("b", "mlx5_0")))
     control = page.replace("</body>", '<img src="http://127.0.0.1:9/probe.png"></body>')
     assert any("127.0.0.1:9/probe.png" in u for u in requests(control, tmp_path, "control"))

@@ -13,5 +13,5 @@ def fixture(*parts):
 
 # The simulated node (labsim.Lab) for every unit test that names `lab` as a parameter: a fixture in the
 # conftest, so test modules do not import it (an imported fixture that a parameter shadows is pyflakes'
-# F811). A module that defines its own `lab` (test_verify_sim.py, test_attribution.py) overrides it.
+# F811). A module that defines its own `lab` (test_verify_sim.py, checks/test_attribution.py) overrides it.
 from labsim import lab  # noqa: E402,F401

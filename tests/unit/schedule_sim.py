@@ -1,4 +1,4 @@
-"""The ib_write_bw schedule on loopback, for the unit tests (test_verify_schedule.py) and the bench
+"""The ib_write_bw schedule on loopback, for the unit tests (probes/test_schedule.py) and the bench
 (bench/schedule_loopback.py): each simulated node is a thread running ``schedule.run_schedule``
 with its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP,
 so the rounds synchronise through the servers as on a fabric.

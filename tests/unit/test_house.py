@@ -21,48 +21,13 @@ UNIT = ROOT / "tests" / "unit"
 
 # Packages every module of which has its test file: nothing of theirs may be in NOT_MIRRORED except
 # the modules others are editing (the reason says so).
-MIRRORED = ("parsers", "intent", "host", "switch")
+MIRRORED = ("parsers", "intent", "host", "switch", "checks", "probes", "report")
 
 _OTHERS = "others editing it while the tests moved; its test file moves with issue 39's follow-up"
 _INTENT = ("tested through the intent's rule and message tests (tests/unit/test_intent*.py, "
            "the lead editing them while the tests moved); issue 39 follow-up")
-_CHECKS = "checks/ is not mirrored yet: its tests are tests/unit/test_verify_*.py and the check's own files"
 
 NOT_MIRRORED = {
-    "checks/accounting": _CHECKS,
-    "checks/attribution": _CHECKS,
-    "checks/audit": _CHECKS,
-    "checks/bench": _CHECKS,
-    "checks/cabling": _CHECKS,
-    "checks/estimates": _CHECKS,
-    "checks/gpudirect": _CHECKS,
-    "checks/ib": _CHECKS,
-    "checks/incast": _CHECKS,
-    "checks/links": _CHECKS,
-    "checks/nccl": _CHECKS,
-    "checks/nccl_scale": _CHECKS,
-    "checks/plans": _CHECKS,
-    "checks/ports": _CHECKS,
-    "checks/rdma": _CHECKS,
-    "checks/registry": _CHECKS,
-    "checks/retests": _CHECKS,
-    "checks/sched_topology": _CHECKS,
-    "checks/thresholds": _CHECKS,
-    "probes/meeting": _CHECKS,
-    "probes/ib_fabric": _CHECKS,
-    "probes/nccl_tests": _CHECKS,
-    "probes/ports": _CHECKS,
-    "probes/perftest": _CHECKS,
-    "probes/schedule": _CHECKS,
-    "report/files": _CHECKS,
-    "report/heatmap": _CHECKS,
-    "report/history": _CHECKS,
-    "report/junit": _CHECKS,
-    "report/markdown": _CHECKS,
-    "report/metrics": _CHECKS,
-    "report/page": _CHECKS,
-    "report/rdma": _CHECKS,
-    "report/report": _CHECKS,
     "switch/lock": "the window lock's primitives, tested with it: tests/unit/switch/test_window_lock.py",
     "switch/nvue_tables": "the NVUE show tables, tested through their parsers: tests/unit/switch/test_nvue_show.py",
     "switch/redact": "the restore's masking, tested with the restore: tests/unit/switch/test_backups.py",

@@ -12,8 +12,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes import ib_f
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 from module_harness import fixture
-from test_ib_fabric_check import ARGS, Diag, counters, run
-from test_ibcheck import _intent
+from probes.test_ib_fabric import ARGS, Diag, counters, run
+from checks.test_ib import _intent
 
 LINKS, UPLINKS, SWITCHES = _intent()
 ND = ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib.txt"))

@@ -16,7 +16,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib a
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from parser_fixtures import fixture
-from test_ibcheck import _intent
+from checks.test_ib import _intent
 
 LAB_LINKS, LAB_UPLINKS, LAB_SWITCHES = _intent()
 # the X5 fabric's switches as an inventory would name them: leaves by the GUID tail, spines likewise
@@ -166,7 +166,7 @@ def test_a_ca_is_named_by_its_description_where_the_inventory_has_no_guid():
 
 
 def test_the_subnet_check_returns_what_ibnetdiscover_observed(capsys):
-    from test_ib_fabric_check import Diag, run
+    from probes.test_ib_fabric import Diag, run
     res, _calls = run(capsys, Diag(topology="lab-ib-missing-swapped.txt"), checks=["topology"], fail_on_findings=False)
     assert res["observed"]["hosts"] == {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "1"}],
                                         "node3": [{"device": "mlx5_0", "switch": "leaf2", "switch_port": "2"}],

@@ -6,7 +6,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import plan
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 
-from test_verify_plans import FABRIC
+from checks.test_plans import FABRIC
 
 PORTS = [{"device": "mlx5_0"}, {"device": "mlx5_1", "ib_port": 1}]
 

@@ -7,8 +7,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.report import mark
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_ibcheck import _check
-from test_verify_plans import FABRIC
+from checks.test_ib import _check
+from checks.test_plans import FABRIC
 
 SWITCHES = {"leaf1", "leaf2", "spine1"}
 SMINFO = {"guid": "0xa088c20300000101", "lid": 1, "priority": 15, "state_name": "SMINFO_MASTER", "master": True}

@@ -2,7 +2,7 @@
 evidence and message, for the host counters (ethtool -S), the RDMA hw_counters and the switches' own
 counters and lossless state. The other incast test files check which findings come out; these check
 each finding's every field, so a changed word, threshold or argument fails."""
-from test_verify_incast import CABLING, FABRIC, phase
+from checks.test_incast import CABLING, FABRIC, phase
 import test_verify_incast_hw as hw
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
@@ -324,7 +324,7 @@ def test_one_storm_is_a_storm():
 
 def test_infiniband_reads_the_counters_it_has_past_a_node_without_them():
     from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
-    from test_verify_incast import INTENT
+    from checks.test_incast import INTENT
     p = phase()
     del p["node1"]["counters"]
     for n in p:

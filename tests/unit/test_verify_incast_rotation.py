@@ -10,7 +10,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabl
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as checks_incast
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_verify_incast import ethtool
+from checks.test_incast import ethtool
 from test_verify_incast_hw import stat
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}},

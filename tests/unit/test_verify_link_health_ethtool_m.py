@@ -13,7 +13,7 @@ from linerate_lab.tools import mlxlink as sim_mlxlink
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import parse_ethtool_module
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink
 from parser_fixtures import fixture
-from test_verify_link_health import ethtool, run, snap
+from checks.test_links import ethtool, run, snap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NO_MFT = "[Errno 2] No such file or directory: b'mlxlink'"

@@ -13,7 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import link
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_value, parse_mlxlink
-from test_verify_link_health import CABLING, MLXLINK, ethtool, node, run
+from checks.test_links import CABLING, MLXLINK, ethtool, node, run
 
 DDM = ("Temperature [C]                    : {temp}\n"
        "Voltage [mV]                       : 3261.2 [2970..3630]\n"

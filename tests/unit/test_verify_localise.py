@@ -13,7 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import rete
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_verify_plans import FABRIC
+from checks.test_plans import FABRIC
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 import fleet  # noqa: E402  (bench/fleet.py: the fabric model)

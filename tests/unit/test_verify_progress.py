@@ -4,7 +4,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.report import mark
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
-from test_verify_plans import FABRIC
+from checks.test_plans import FABRIC
 
 
 def test_duration_text():

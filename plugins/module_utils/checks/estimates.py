@@ -17,7 +17,7 @@ duration, which was 2.5-16x low: the lab's incast rotation printed "~40 s" and t
 The constants are calibrated on two recorded lab runs (tests/unit/fixtures/report/lab_verify_4nodes*.json:
 their ``meta.phases``, rounds and schedule, and the shape they ran: 4 nodes, 2 rails, forks 32, the role's
 default durations; ib_write_bw 52.1 s and 54.5 s measured, incast 96.3 s and 147.9 s, one on a quiet
-controller, one beside other tests); tests/unit/test_phase_estimates.py holds every printed estimate within
+controller, one beside other tests); tests/unit/checks/test_estimates.py holds every printed estimate within
 2x of both. On a controller shared by many runs at once (the issue's 661 s incast) every task waits for a
 core and the phases take longer still.
 """

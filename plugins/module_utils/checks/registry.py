@@ -16,7 +16,7 @@ Two tables, read by their two users and by nothing else:
 
 Adding a check: its module (findings from facts or measurements, and a ``report(ctx)``), one line in
 ``CHECKS`` and, when it runs something on the nodes, its task file and one line in ``PHASES``
-(docs/verification.md "Adding a check"). tests/unit/test_verify_registry.py holds the tables to the
+(docs/verification.md "Adding a check"). tests/unit/checks/test_registry.py holds the tables to the
 role's argument spec and defaults.
 
 ``ctx`` (``Inputs``) is what the action read: the nodes still in the play, each node's results

@@ -6,7 +6,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes import port
 from ansible_collections.linerate.fabric.plugins.modules import rdma_port_check
 from module_harness import Tools, run_module
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "ibv_devinfo")
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "ibv_devinfo")
 DEVINFO = open(os.path.join(FIX, "cx6dx_verbose_tabs.txt")).read()
 IP = '[{"addr_info": [{"family": "inet", "local": "10.60.0.21"}]}]'
 PORT = {"device": "mlx5_3", "netdev": "no-such-netdev0", "switch": "leaf1", "switch_port": "swp3",
@@ -93,7 +93,7 @@ def test_without_a_discovered_gid_index_no_index_is_assumed(capsys):
 
 
 def test_the_role_passes_the_discovered_index_or_none_never_a_default():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     import yaml
     with open(os.path.join(root, "roles", "verify_fabric", "tasks", "ports.yml"), encoding="utf-8") as f:
         (task,) = yaml.safe_load(f)[:1]

@@ -152,8 +152,8 @@ def test_write_reports_writes_every_file_through_the_atomic_path(tmp_path):
 def test_the_action_fails_saying_the_report_was_not_written(tmp_path, monkeypatch):
     """A report that cannot be written fails the run, naming the file and the cause; latest stays."""
     from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
-    from test_verify_diagnosis import NODES, PORTS
-    from test_verify_plans import FABRIC
+    from checks.test_rdma import NODES, PORTS
+    from checks.test_plans import FABRIC
     reports = tmp_path / "reports"
     rf.publish(str(reports), "20261202T110000Z", FILES)
     _full_disk_at("summary.md", monkeypatch)

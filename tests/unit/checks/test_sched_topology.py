@@ -15,7 +15,7 @@ from ansible_collections.linerate.fabric.plugins.filter.sched_topology import sc
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 NODES = [f"node{i}" for i in range(1, 5)]
 
 

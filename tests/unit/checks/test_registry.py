@@ -12,10 +12,10 @@ import yaml
 from ansible_collections.linerate.fabric.plugins.filter.verify import FilterModule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
 
-from test_verify_report import node_hostvars, run_report
-from test_verify_plans import FABRIC
+from report.test_report import node_hostvars, run_report
+from checks.test_plans import FABRIC
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, "roles", "verify_fabric")
 NODES = ["node1", "node2", "node3"]
 

@@ -19,8 +19,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_verify_diagnosis import CABLING, NODES, PORTS, rounds_tests
-from test_verify_plans import FABRIC
+from checks.test_rdma import CABLING, NODES, PORTS, rounds_tests
+from checks.test_plans import FABRIC
 
 
 def make_report():
@@ -110,65 +110,6 @@ def test_junit_xml_shape():
     assert {f.get("type") for f in suites["ib_write_bw"].findall("testcase/failure")} == {"RDMA_BW_LOW"}
 
 
-def test_svg_heat_map_names_hosts_as_written_and_marks_the_failing_pair():
-    names = ["DGX-H100-Rack12-Node07", "dgx-h100-rack12-node08", "gpu_a.example.com", "dgx-h100-rack13-node01"]
-    doc = named_report(names, bad=("gpu_a.example.com", "mlx5_1"))
-    root = parse_svg(report_heatmap.heatmap_svg(doc))
-    labels = texts(root)
-    for n in names:
-        assert n in labels  # as the inventory writes it: case, dots and underscores kept
-    # the legend explains the colours, the failing mark and untested cells
-    legend = next(g for g in root.iter(SVG + "g") if g.get("class") == "legend")
-    assert any("failing" in (t.text or "") for t in legend.iter(SVG + "text"))
-    assert any("not tested" in (t.text or "") for t in legend.iter(SVG + "text"))
-    assert root.find(f"{SVG}defs/{SVG}pattern[@id='lr-fail']") is not None
-    # the failing pair's cell (both triangles) is failing: hatched red, and titled with the code
-    for row, col in (("gpu_a.example.com", "DGX-H100-Rack12-Node07"), ("DGX-H100-Rack12-Node07", "gpu_a.example.com")):
-        (cell,) = cells(root, rail="mlx5_1", row=row, col=col)
-        assert cell.get("class") == "cell fail" and cell.get("fill") == "url(#lr-fail)"
-        assert "150.0 Gb/s (RDMA_BW_LOW)" in cell.find(SVG + "title").text
-        (ok,) = cells(root, rail="mlx5_0", row=row, col=col)  # the other rail of the same pair passed
-        assert ok.get("class") == "cell ok" and ok.get("fill").startswith("#")
-    failing = cells(root, rail="mlx5_1")
-    assert {(c.get("data-row"), c.get("data-col")) for c in failing
-            if c.get("class") == "cell fail" and c.get("data-row")} == \
-        {(a, b) for a in names for b in names if a != b and "gpu_a.example.com" in (a, b)}
-    # a cross over each failing cell, so the failure reads without colour
-    marks = [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
-    assert len(marks) == len([c for c in cells(root) if c.get("class") == "cell fail"])
-    assert not cells(root, rail="mlx5_1", row=names[0], col=names[0])[0].get("class").endswith("fail")
-
-
-def test_svg_of_a_healthy_fabric_has_no_failing_cell():
-    root = parse_svg(report_heatmap.heatmap_svg(named_report(["a1", "a2", "a3"])))
-    assert {c.get("class") for c in cells(root)} == {"cell ok", "cell none"}
-    assert not [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
-
-
-def test_worst_link_grid_names_each_endpoints_worst_test():
-    rows = [row("n1", "n2", 385.0), row("n3", "n1", 370.0), row("n1", "n4", 150.0, "RDMA_BW_LOW"),
-            row("n2", "n3", 381.0), row("n4", "n2", None, "RDMA_QP_FAILED"), row("n2", "n1", 390.0, rail="mlx5_1")]
-    grid = report_rdma.worst_links(rows)
-    assert grid["rails"] == ["mlx5_0", "mlx5_1"] and grid["nodes"] == ["n1", "n2", "n3", "n4"]
-    c = grid["cells"]
-    assert c["n1"]["mlx5_0"] == {"gbps": 150.0, "ok": False, "code": "RDMA_BW_LOW", "peer": "n4", "tests": 3, "failing": 1}
-    # no result is worse than low bandwidth
-    assert (c["n4"]["mlx5_0"]["peer"], c["n4"]["mlx5_0"]["gbps"], c["n4"]["mlx5_0"]["failing"]) == ("n2", None, 2)
-    # all passing: the lowest bandwidth
-    assert (c["n3"]["mlx5_0"]["peer"], c["n3"]["mlx5_0"]["gbps"], c["n3"]["mlx5_0"]["ok"]) == ("n1", 370.0, True)
-    assert c["n1"]["mlx5_1"]["peer"] == "n2" and "mlx5_1" not in c["n3"]
-    check = {"tests": rows, "threshold_gbps": 360}
-    root = parse_svg(report_heatmap.heatmap_svg({"fabric": FABRIC, "checks": {"ib_write_bw": check}}))
-    (cell,) = cells(root, node="n1", rail="mlx5_0")
-    assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
-    assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
-    md = report_markdown.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
-                             "summary": {"passed": False, "errors": 1, "warnings": 0},
-                             "checks": {"ib_write_bw": check}})
-    assert "| n1 | FAIL 150.0 (n4, 1/3 failing) | 390.0 (n2) |" in md
-    assert "| n3 | 370.0 (n1) |  |" in md
-
-
 def test_large_fabric_shows_the_grid_and_the_failing_links_not_the_matrix(monkeypatch):
     names = [f"dgx-a100-rack{i // 8 + 1:02d}-node{i % 8 + 1:02d}" for i in range(12)]
     doc = named_report(names, bad=(names[5], "mlx5_1"))
@@ -220,7 +161,7 @@ def test_summary_printer(tmp_path):
     import subprocess
     import sys
     files = report.write_reports(make_report(), str(tmp_path))
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                           "scripts", "report_summary.py")
     r = subprocess.run([sys.executable, script, str(tmp_path / "latest")], capture_output=True, text=True,
                        check=False)
@@ -235,15 +176,6 @@ def test_summary_printer(tmp_path):
 
 
 # ---------------------------------------------------------------- each ib_write_bw test stored once
-
-def test_bandwidth_matrix_is_derived_from_the_stored_tests():
-    _, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
-    m = report_rdma.bandwidth_matrix(checks_rdma.rdma_rows(evaluated))
-    assert list(m) == ["mlx5_0"] and m["mlx5_0"]["nodes"] == NODES
-    assert len(m["mlx5_0"]["cells"]) == 6
-    assert sum(not c["ok"] for c in m["mlx5_0"]["cells"].values()) == 3
-    (bad,) = [t for t in evaluated if not t["ok"] and t["client"][0] == "node1"]
-    assert m["mlx5_0"]["cells"][("node1", bad["server"][0])] == {"gbps": bad["gbps"], "ok": False, "code": "RDMA_BW_LOW"}
 
 
 def test_report_json_stores_each_test_once(tmp_path):
@@ -298,16 +230,6 @@ def test_junit_error_message_and_escaped_host_names():
     assert root.get("tests") == "2" and root.get("failures") == "1"
 
 
-def test_worst_link_ties_and_failures_rank():
-    rows = [row("a", "b", 380.0), row("c", "a", 380.0), row("a", "d", 390.0),
-            row("e", "f", 100.0, "RDMA_BW_LOW"), row("f", "g", None, "RDMA_TEST_ERROR"), row("f", "h", 50.0)]
-    c = report_rdma.worst_links(rows)["cells"]
-    assert c["a"]["mlx5_0"]["peer"] == "b" and c["a"]["mlx5_0"]["tests"] == 3  # the first of equals
-    assert (c["f"]["mlx5_0"]["peer"], c["f"]["mlx5_0"]["code"], c["f"]["mlx5_0"]["failing"]) == ("g", "RDMA_TEST_ERROR", 2)
-    assert (c["h"]["mlx5_0"]["gbps"], c["h"]["mlx5_0"]["ok"]) == (50.0, True)
-    assert report_rdma.failing_links(rows) == [rows[4], rows[3]]
-
-
 def test_written_files_are_the_texts_rendered_once(tmp_path):
     doc = make_report()
     rendered = report.render_reports(doc)
@@ -322,18 +244,7 @@ def test_written_files_are_the_texts_rendered_once(tmp_path):
         assert open(given[key]).read() == open(own[key]).read() == rendered[name]
 
 
-def test_pair_matrices_stop_at_the_limit_given():
-    doc = named_report(["a1", "a2", "a3"], bad=("a2", "mlx5_0"))
-    drawn = parse_svg(report_heatmap.heatmap_svg(doc, matrix_max_nodes=3))
-    assert len([g for g in drawn.iter(SVG + "g") if g.get("class") == "matrix"]) == 2
-    grid_only = parse_svg(report_heatmap.heatmap_svg(doc, matrix_max_nodes=2))
-    assert not [g for g in grid_only.iter(SVG + "g") if g.get("class") == "matrix"]
-    assert cells(grid_only, node="a2", rail="mlx5_0")[0].get("class") == "cell fail"
-    assert any("pair matrices are drawn up to 2 nodes" in (t or "") for t in texts(grid_only))
-
-
 # ---------------------------------------------------------------- every node and switch accounted for
-
 
 
 def run_report(nodes, hostvars, **args):
@@ -403,26 +314,6 @@ def test_a_node_that_failed_names_the_task_and_its_message():
     assert f["message"] == "node3: not verified: failed at task 'Check the RDMA ports': rdma: command not found"
 
 
-@pytest.mark.parametrize("probe, reason, text", [
-    (UNREACHABLE, "unreachable", "unreachable (Failed to connect"),
-    ({"item": "node3", "ping": "pong", "changed": False}, "left_play", "it answers now"),
-    # report.yml's probe: the node's sshd banner, waited for from the controller
-    ({"item": "node3", "state": "started", "port": 22, "elapsed": 0, "failed": False}, "left_play", "it answers now"),
-    ({"item": "node3", "failed": False, "elapsed": 10, "msg": "Timeout when waiting for search string ^SSH- in "
-      "10.89.240.14:22"}, "unreachable", "does not answer (Timeout when waiting for search string"),
-    ({"item": "node3", "failed": False, "msg": "python3: not found"}, "unreachable", "does not answer (python3: not found)"),
-    ({"item": "node3", "skipped": True}, "unknown", "left no result"),
-    (None, "unknown", "left no result"),
-])
-def test_each_reason_a_node_did_not_finish(probe, reason, text):
-    got, msg = accounting.node_reason("node3", None, probe)
-    assert got == reason and text in msg and msg.startswith("node3: not verified")
-
-
-def test_a_recorded_failure_wins_over_the_probe():
-    assert accounting.node_reason("node3", {"task": "T", "msg": "m"}, UNREACHABLE)[0] == "failed"
-
-
 def test_without_scope_nothing_is_accounted_for_the_old_way():
     res = run_report(["node1", "node2"], node_hostvars())
     assert res["passed"] is True and "nodes" not in res["summary_markdown"].split("| check |")[1].split("\n\n")[0]
@@ -438,35 +329,6 @@ def test_junit_shows_a_node_not_verified_as_a_failure(tmp_path):
     assert failure.get("type") == "NODE_NOT_VERIFIED" and "No route to host" in failure.get("message")
     assert suite.find("testcase[@name='node1 verified']/failure") is None
     assert not doc["summary"]["passed"] and report_markdown.to_markdown(doc).startswith("# Fabric verification: FAILED")
-
-
-SNAP = {"failed": False, "msg": "", "platform": "cumulus", "ports": {"swp1": {}}, "errors": {}}
-
-
-def test_switches_read_are_accounted_for():
-    lldp = {"leaf1": {"neighbors": {"swp1": []}, "changed": False}, "leaf2": {"neighbors": {}}}
-    f, check = accounting.switch_findings(["leaf1", "leaf2"], lldp, {"leaf1": {"before": SNAP, "after": SNAP}})
-    assert f == [] and check["passed"] and check["detail"] == "2/2 switches in scope read"
-
-
-def test_an_unreachable_switch_is_an_error_naming_each_failed_read():
-    # what the role's failed_when: false leaves of a failed read: failed cleared, msg kept, no table
-    lldp = {"leaf1": {"failed": False, "failed_when_result": False, "msg": "TCP connection to device failed"},
-            "leaf2": {"neighbors": {}}}
-    counters = {"leaf1": {"before": dict(SNAP, failed=True, msg="timed out"), "after": SNAP}}
-    f, check = accounting.switch_findings(["leaf1", "leaf2"], lldp, counters)
-    (x,) = f
-    assert (x["code"], x["severity"], x["switch"], x["node"]) == ("SWITCH_UNREACHABLE", "error", "leaf1", None)
-    assert x["message"] == ("leaf1: not verified: LLDP neighbours: TCP connection to device failed; "
-                            "counters (before): timed out")
-    assert not check["passed"] and check["unreachable"] == ["leaf1"]
-    assert [c["ok"] for c in check["cases"]] == [False, True]
-
-
-def test_a_switch_that_left_the_run_and_a_skipped_read():
-    f, _check = accounting.switch_findings(["leaf1", "leaf2"], {"leaf2": {"skipped": True}}, {}, left=["leaf1"])
-    assert [x["switch"] for x in f] == ["leaf1"] and "left the play" in f[0]["message"]
-    assert accounting.switch_findings([], {}, {}) == ([], None)
 
 
 def test_the_action_reports_an_unreachable_switch_and_the_cabling_sees_it_unread():

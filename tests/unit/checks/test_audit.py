@@ -12,9 +12,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils.report import juni
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_verify_plans import FABRIC
+from checks.test_plans import FABRIC
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # Shapes as the modules return them in check mode (--diff).
 MLXCONFIG_DRIFT = {

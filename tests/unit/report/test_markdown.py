@@ -1,7 +1,5 @@
 """The report people read (issue 40 point 8): heat-map titles that never overlap, BER as a person reads it,
 natural port order, report.html beside summary.md, every state named as it is."""
-import html
-import html.parser
 import json
 import os
 import re
@@ -11,83 +9,10 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
-from ansible_collections.linerate.fabric.plugins.module_utils.report import page as report_page
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
-from test_verify_report import SVG, named_report, parse_svg
-
-
-# DejaVu Sans Mono's advance is 0.602 em (1233/2048), bold too: the width a browser draws a line of it at.
-ADVANCE_EM = 0.602
-
-
-def text_boxes(svg_text, selector=None):
-    """[(x0, y0, x1, y1, text)] of the SVG's unrotated text elements, as the font draws them: the ink box is
-    the advance times the characters wide and the font size high above the baseline. ``selector``: a class."""
-    root = parse_svg(svg_text)
-    default = float(root.get("font-size") or 11)
-    out = []
-    for g in root.iter():
-        for t in g.findall(SVG + "text"):
-            if t.get("transform") or (selector and t.get("class") != selector):
-                continue
-            size = float(t.get("font-size") or default)
-            w = ADVANCE_EM * size * len(t.text or "")
-            x, y = float(t.get("x")), float(t.get("y"))
-            x0 = {"middle": x - w / 2, "end": x - w}.get(t.get("text-anchor"), x)
-            out.append((x0, y - size, x0 + w, y, t.text))
-    return out
-
-
-def overlaps(a, b):
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def matrix_titles(svg_text):
-    """The pair matrices' titles: the first text of each g.matrix (today's class-less layout included)."""
-    root = parse_svg(svg_text)
-    default = float(root.get("font-size") or 11)
-    out = []
-    for g in root.iter(SVG + "g"):
-        if g.get("class") == "matrix":
-            t = g.find(SVG + "text")
-            w = ADVANCE_EM * default * len(t.text)
-            out.append((float(t.get("x")), float(t.get("y")) - default, float(t.get("x")) + w, float(t.get("y")), t.text))
-    return out
-
-
-@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
-@pytest.mark.parametrize("rails", [("mlx5_0", "mlx5_1"), ("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3")])
-def test_the_pair_matrix_titles_never_overlap_and_stay_inside_the_picture(n, rails):
-    svg = heatmap.heatmap_svg(named_report([f"node{i}" for i in range(1, n + 1)], rails=rails))
-    titles = matrix_titles(svg)
-    assert len(titles) == len(rails)
-    width = int(parse_svg(svg).get("width"))
-    for i, a in enumerate(titles):
-        assert a[2] <= width, (a, width)
-        for b in titles[i + 1:]:
-            assert not overlaps(a, b), (n, a, b)
-    # no title runs into any other text of the picture either (row labels, cell values, the next matrix)
-    boxes = text_boxes(svg)
-    for a in titles:
-        hit = [b for b in boxes if b[4] != a[4] and overlaps(a, b)]
-        assert not hit, (a, hit)
-
-
-def test_the_header_and_legend_fit_the_picture_whatever_its_size():
-    svg = heatmap.heatmap_svg(named_report(["a", "b"], rails=("mlx5_0",)))
-    width = int(parse_svg(svg).get("width"))
-    for box in text_boxes(svg):
-        assert box[2] <= width + 1, box
-
-
-def test_text_width_reserves_at_least_what_the_font_draws():
-    for s in ("mlx5_10: client row -> server column", "x", "Ethernet248"):
-        assert heatmap.text_width(s) >= ADVANCE_EM * 11 * len(s)
-        assert heatmap.text_width(s, 15) >= ADVANCE_EM * 15 * len(s)
 
 
 # ---------------------------------------------------------------- BER for people
@@ -149,13 +74,6 @@ def test_cabling_cases_and_unproven_ports_sort_naturally():
     assert "- not proven: leaf1 swp9, leaf1 swp10" in md
 
 
-def test_nodes_and_switches_in_scope_are_accounted_for_in_natural_order():
-    _f, check = accounting.node_findings(["node10", "node2", "node1"], ["node10", "node2", "node1"])
-    assert [c["name"] for c in check["cases"]] == ["node1 verified", "node2 verified", "node10 verified"]
-    _f, check = accounting.switch_findings(["leaf10", "leaf2"])
-    assert [c["name"] for c in check["cases"]] == ["leaf2 reachable", "leaf10 reachable"]
-
-
 # ---------------------------------------------------------------- each state named as it is
 
 def test_a_check_whose_switch_could_not_be_read_is_unproven_not_pass():
@@ -188,54 +106,6 @@ def test_a_passing_check_with_warnings_says_so():
 
 # ---------------------------------------------------------------- report.html
 
-class _Refs(html.parser.HTMLParser):
-    """Every attribute that could fetch something, and the tags."""
-
-    def __init__(self):
-        super().__init__()
-        self.refs, self.tags = [], []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        self.refs += [(tag, k, v) for k, v in attrs if k in ("src", "href", "xlink:href", "srcset", "data")]
-
-
-def test_report_html_is_one_self_contained_file_beside_summary_md(tmp_path):
-    doc = named_report([f"node{i}" for i in range(1, 6)], bad=("node3", "mlx5_1"))
-    files = report.write_reports(doc, str(tmp_path))
-    assert os.path.dirname(files["html"]) == os.path.dirname(files["markdown"])
-    text = open(files["html"], encoding="utf-8").read()
-    assert text.startswith("<!DOCTYPE html>")
-    parser = _Refs()
-    parser.feed(text)
-    assert parser.refs == []
-    assert "script" not in parser.tags and "link" not in parser.tags and "img" not in parser.tags
-    assert not re.search(r"url\((?!#)", text) and "@import" not in text
-    # the heat map inline, with its failing cells; the summary's sections as HTML tables
-    svg = text[text.index("<svg"):text.index("</svg>") + 6]
-    root = ET.fromstring(svg)
-    assert any("fail" in (r.get("class") or "") for r in root.iter(SVG + "rect"))
-    assert '<h1 class="failed">Fabric verification: FAILED</h1>' in text
-    assert "<th>client \\ server</th>" in text
-    assert re.search(r'<td class="fail">FAIL 150.0 \(node\d, 4/4 failing\)</td>', text)
-
-
-def test_report_html_says_what_summary_md_says():
-    doc = named_report(["a1", "a2", "a3"])
-    md, page = report_markdown.to_markdown(doc), report_page.to_html(doc)
-    assert '<h1 class="passed">Fabric verification: PASSED</h1>' in page
-    for line in md.splitlines():
-        if line.startswith("| ") and not line.startswith("| client") and "---" not in line:
-            for cell in line.strip("| ").split(" | "):
-                cell = html.escape(cell, quote=False)
-                assert f">{cell}</td>" in page or f">{cell}</th>" in page, cell
-
-
-def test_markdown_html_keeps_escaped_pipes_bold_code_and_lists():
-    out = report_page.markdown_html("## T\n\n| a | b |\n|---|---|\n| x \\| y | **z** |\n\n- `c` <d>\ntext & more\n")
-    assert "<h2>T</h2>" in out and "<td>x | y</td>" in out and "<td><strong>z</strong></td>" in out
-    assert "<li><code>c</code> &lt;d&gt;</li>" in out and "<p>text &amp; more</p>" in out
-
 
 # ---------------------------------------------------------------- a report whatever fails
 
@@ -244,8 +114,8 @@ def test_a_report_is_written_when_every_node_is_unreachable_naming_each(tmp_path
     to verify, and the report is still written, latest pointing at it, every node named unreachable."""
     from unittest import mock
     from ansible_collections.linerate.fabric.plugins.action.verify_report import ActionModule
-    from test_verify_diagnosis import NODES, PORTS
-    from test_verify_plans import FABRIC
+    from checks.test_rdma import NODES, PORTS
+    from checks.test_plans import FABRIC
     msg = "timed out waiting for ping module test: Failed to connect to the host via ssh: Connection refused"
     hostvars = {n: {"rdma_ports": PORTS[n], "verify_fabric_not_verified": {
         "task": "Check that the node answers before verifying it", "msg": msg, "unreachable": True}} for n in NODES}
@@ -273,13 +143,6 @@ def test_a_report_is_written_when_every_node_is_unreachable_naming_each(tmp_path
     root = ET.parse(latest / "junit.xml").getroot()
     failing = [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
     assert failing[:len(NODES)] == [f"{n} verified" for n in NODES], failing
-
-
-def test_a_recorded_unreachable_node_is_named_unreachable_not_failed():
-    rec = {"task": "Check that the node answers before verifying it", "msg": "timed out", "unreachable": True}
-    assert accounting.node_reason("node3", rec)[0] == "unreachable"
-    assert accounting.node_reason("node3", dict(rec, unreachable=False))[0] == "failed"
-    assert accounting.node_reason("node3", dict(rec, unreachable="True"))[0] == "unreachable"
 
 
 # ---------------------------------------------------------------- netmiko missing: say how to install it
@@ -352,12 +215,3 @@ def test_the_phases_total_reads_in_minutes_once_it_is_long():
         return report_markdown.to_markdown(doc)
     assert "Phases: incast 251.4 s; 251.4 s (4 min 11 s) in all." in md(251.4)
     assert "Phases: incast 41.8 s; 41.8 s in all." in md(41.8)
-
-
-@pytest.mark.parametrize("cell, cls", [("FAIL", "fail"), ("FAIL 150.0 (node1, 4/4 failing)", "fail"), ("ok", "ok"),
-                                       ("pass", "ok"), ("pass (2 warnings)", "ok"), ("unproven (1 not read)", "unproven"),
-                                       ("not read (leaf1 not read)", "unproven"), ("partly read", "unproven"),
-                                       ("warning", "unproven"), ("385.2", None)])
-def test_html_cells_are_coloured_by_the_state_they_name(cell, cls):
-    out = report_page.markdown_html(f"| a |\n|---|\n| {cell} |\n")
-    assert (f'<td class="{cls}">' if cls else "<td>") + html.escape(cell, quote=False) + "</td>" in out

@@ -10,7 +10,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import link
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters")
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "counters")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "verify": {}}
 CABLING = cabling.cabling_index({"node1": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
                                           {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": "swp1"}],

@@ -19,11 +19,11 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings as
 from ansible_collections.linerate.fabric.plugins.modules import ib_write_bw
 from module_harness import Tools, run_module
 
-from test_verify_diagnosis import CABLING
-from test_verify_modules import PARAMS, fake_tool, runner_for
-from test_verify_plans import FABRIC, INTENT
+from checks.test_rdma import CABLING
+from probes.test_perftest import PARAMS, fake_tool, runner_for
+from checks.test_plans import FABRIC, INTENT
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 SERVER = {"device": "mlx5_1", "tcp_port": 18516, "server": "10.0.0.2"}
 
 
@@ -210,7 +210,7 @@ def test_a_test_without_a_figure_or_error_is_a_test_error():
 def test_new_codes_are_stable_and_documented():
     assert faults.FAULT_CODES["RDMA_SEND_BW_LOW"][:2] == ("error", "link")
     assert faults.FAULT_CODES["RDMA_LATENCY_HIGH"][:2] == ("error", "link")
-    with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "verification.md")) as f:
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "verification.md")) as f:
         doc = f.read()
     assert "| `RDMA_SEND_BW_LOW` |" in doc and "| `RDMA_LATENCY_HIGH` |" in doc
 

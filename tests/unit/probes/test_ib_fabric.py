@@ -6,7 +6,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes import ib_f
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 from ansible_collections.linerate.fabric.plugins.modules import ib_fabric_check
 from module_harness import Tools, fixture, run_module
-from test_ibcheck import _intent
+from checks.test_ib import _intent
 
 LINKS, UPLINKS, SWITCHES = _intent()
 NODE1, NODE3 = "0xa088c20300000101", "0xa088c20300000301"
@@ -18,7 +18,7 @@ ARGS = {"expected_sm_priority": 15, "expected_links": LINKS, "switch_links": UPL
 
 
 def counters(name):
-    with open(os.path.join(os.path.dirname(__file__), "fixtures", "counters", name)) as f:
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "counters", name)) as f:
         return f.read()
 
 

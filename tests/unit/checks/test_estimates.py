@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "report")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "report")
 # a quiet controller, and the same lab while other engineers' tests ran beside it (every task slower)
 RUNS = {name: json.load(open(os.path.join(FIXTURES, f"{name}.json")))
         for name in ("lab_verify_4nodes", "lab_verify_4nodes_busy")}
