@@ -13,7 +13,7 @@ the contract is met by the commands each platform really prints and accepts:
 - failure modes: a port name or an intent outside the managed scope is refused before anything is sent;
   a command the switch rejects mid-push ends at the backup with nothing pending.
 
-The per-platform files (tests/unit/test_switch_nvue.py, test_switch_sonic.py, test_switch_eos.py) assert
+The per-platform files (tests/unit/switch/test_nvue.py, switch/test_sonic.py, switch/test_eos.py) assert
 each platform's exact commands; tests/unit/test_switch_faults.py every fault at every step.
 """
 import re
