@@ -31,7 +31,7 @@ import time
 import sim_ber
 import sim_optics
 from sim_nvue_show import NvueShow
-from simcore import Exit, Platform, kb, natural_key
+from simcore import Exit, Platform, bash_words, kb, natural_key
 
 NAME = r"[A-Za-z0-9_.-]+"
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvue_reference.json")
@@ -169,12 +169,9 @@ class Nvue(NvueShow, Platform):
             ctx["ask"] = None
             return fn(line.strip())
         line = line.strip()
-        if not line:
-            return ""
-        try:
-            argv = shlex.split(line)
-        except ValueError as exc:
-            return f"-bash: syntax error: {exc}"
+        argv, answer = bash_words(line)
+        if argv is None:
+            return answer
         if argv[0] in ("exit", "logout"):
             raise Exit()
         if argv[0] == "sudo":

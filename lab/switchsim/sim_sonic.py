@@ -31,7 +31,7 @@ import sim_counters
 import sim_optics
 import sonic_yang
 from sim_sonic_lossless import BUFFER_DEFAULTS, SonicLossless
-from simcore import Exit, Platform, click_usage, kb, natural_key, tabulate
+from simcore import Exit, Platform, bash_words, click_usage, kb, natural_key, tabulate
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
 
@@ -205,12 +205,9 @@ class Sonic(SonicLossless, Platform):
     def execute(self, ctx, line):
         self.fire_due_timers()   # in-process (no event loop): time has passed between two commands
         line = line.strip()
-        if not line:
-            return ""
-        try:
-            argv = shlex.split(line)
-        except ValueError as exc:
-            return f"-bash: syntax error: {exc}"
+        argv, answer = bash_words(line)
+        if argv is None:
+            return answer
         sudo = False
         if argv[0] == "sudo":
             sudo, argv = True, argv[1:]

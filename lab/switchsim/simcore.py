@@ -18,6 +18,17 @@ def natural_key(name):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
+def bash_words(line):
+    """(words, None) of one command line as bash splits it; (None, the answer) for a blank line (nothing)
+    and for an unterminated quote (bash's syntax error)."""
+    if not line.strip():
+        return None, ""
+    try:
+        return shlex.split(line), None
+    except ValueError as exc:
+        return None, f"-bash: syntax error: {exc}"
+
+
 class Exit(Exception):
     """The user logged out."""
 
