@@ -44,11 +44,11 @@ def eos_speed(profile, gbps, port=""):
     return form
 
 
-def fabric_derived(platform, mtu, eos=None, profile="linerate", ecn_min_threshold_kb=0, ecn_max_threshold_kb=0):
+def fabric_derived(platform, **intent):
     """The derived values a switch's fabric template renders (profiles.fabric_derived): mtu (switch_mtu),
-    the ECN thresholds in bytes and the SONiC object names."""
+    the ECN thresholds in bytes, the SONiC object names, NVUE's ECN word and ETS."""
     try:
-        return switch_profiles.fabric_derived(platform, mtu, eos, profile, ecn_min_threshold_kb, ecn_max_threshold_kb)
+        return switch_profiles.fabric_derived(platform, **intent)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"switch_fabric_derived: {exc}") from None
 

@@ -62,8 +62,11 @@ def render(platform, ports, **overrides):
     v.setdefault("switch_fabric_ports_effective", [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports])
     # as the role's tasks/template.yml hands them over: computed in Python, not in the template
     v.setdefault("switch_fabric_derived", fabric_derived(
-        platform, v["switch_fabric_mtu"], v["switch_fabric_eos_profile"], v["switch_fabric_profile"],
-        v["switch_fabric_ecn_min_threshold_kb"], v["switch_fabric_ecn_max_threshold_kb"]))
+        platform, mtu=v["switch_fabric_mtu"], eos=v["switch_fabric_eos_profile"], profile=v["switch_fabric_profile"],
+        ecn_min_threshold_kb=v["switch_fabric_ecn_min_threshold_kb"],
+        ecn_max_threshold_kb=v["switch_fabric_ecn_max_threshold_kb"],
+        no_drop_priority=v["switch_fabric_no_drop_priority"], cnp_priority=v["switch_fabric_cnp_priority"],
+        nvue_release=v["switch_fabric_nvue_release"]))
     return env.get_template(f"{platform}/fabric.j2").render(**v)
 
 

@@ -140,23 +140,49 @@ def switch_mtu(platform: str, fabric_mtu: Any, family: Any = None) -> int:
     return int(fabric_mtu)
 
 
+# NVUE: the release from which ``congestion-control ... ecn`` takes enabled|disabled (enable|disable before;
+# lab/switchsim/nvue_reference.json, docs/switches.md "NVUE forms per release")
+NVUE_ECN_ENABLED_FROM = (5, 15)
+
+
+class NvueEts(TypedDict):
+    """ETS as NVUE's RoCE preset sets it: the CNP class at strict priority, the no-drop class and class 0
+    sharing DWRR (the no-drop class alone at 100 when class 0 is the no-drop or the CNP class)."""
+    strict: int
+    dwrr: list[tuple[int, int]]   # (traffic class, bw-percent), by class
+
+
 class FabricDerived(TypedDict):
     """What the fabric templates render that is computed from the intent, not written in it."""
     mtu: int                      # the interface MTU: switch_mtu()
     ecn_min_threshold_bytes: int  # the intent's KB x 1024 (NVUE and SONiC take bytes)
     ecn_max_threshold_bytes: int
     sonic_names: dict[str, str]   # {CONFIG_DB table: object name}: sonic_object_names()
+    nvue_ecn_on: str              # NVUE's word for ECN on in the switch's release: enabled | enable
+    nvue_ets: NvueEts
 
 
-def fabric_derived(platform: Any, fabric_mtu: Any, eos: Optional[Mapping[str, Any]] = None, profile: Any = "linerate",
-                   ecn_min_threshold_kb: Any = 0, ecn_max_threshold_kb: Any = 0) -> FabricDerived:
+def nvue_ets(no_drop_priority: Any, cnp_priority: Any) -> NvueEts:
+    """NVUE's egress scheduler for the no-drop and CNP classes (the RoCE guide's ``nv show qos roce``)."""
+    prio, cnp = int(no_drop_priority), int(cnp_priority)
+    dwrr = [prio] if 0 in (prio, cnp) else sorted({0, prio})
+    return {"strict": cnp, "dwrr": [(tc, 100 // len(dwrr)) for tc in dwrr]}
+
+
+def fabric_derived(platform: Any, mtu: Any, eos: Optional[Mapping[str, Any]] = None, profile: Any = "linerate",
+                   ecn_min_threshold_kb: Any = 0, ecn_max_threshold_kb: Any = 0, no_drop_priority: Any = 3,
+                   cnp_priority: Any = 6, nvue_release: Any = "5.17") -> FabricDerived:
     """The derived values one switch's fabric template renders: ``eos`` is the switch's EOS profile
-    (``eos_profile``; its family caps the MTU), ``profile`` the name of the QoS objects."""
+    (``eos_profile``; its family caps the MTU), ``profile`` the name of the QoS objects, ``nvue_release``
+    the switch's Cumulus Linux release (its forms)."""
     family = eos.get("family") if isinstance(eos, Mapping) else None
-    return {"mtu": switch_mtu(str(platform), fabric_mtu, family),
+    release = tuple(int(x) for x in str(nvue_release).split("."))
+    return {"mtu": switch_mtu(str(platform), mtu, family),
             "ecn_min_threshold_bytes": int(ecn_min_threshold_kb) * 1024,
             "ecn_max_threshold_bytes": int(ecn_max_threshold_kb) * 1024,
-            "sonic_names": sonic_object_names(profile)}
+            "sonic_names": sonic_object_names(profile),
+            "nvue_ecn_on": "enabled" if release >= NVUE_ECN_ENABLED_FROM else "enable",
+            "nvue_ets": nvue_ets(no_drop_priority, cnp_priority)}
 
 
 def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any,

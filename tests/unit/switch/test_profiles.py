@@ -105,11 +105,28 @@ def test_fabric_derived_is_what_the_templates_render():
     """The templates take the MTU, the ECN bytes and the SONiC names from fabric_derived, never compute them."""
     eos = sp.fabric_derived("eos", 9216, sp.eos_profile("7280r3"), "rdma", 150, 1500)
     assert eos == {"mtu": 9214, "ecn_min_threshold_bytes": 153600, "ecn_max_threshold_bytes": 1536000,
-                   "sonic_names": {"DSCP_TO_TC_MAP": "RDMA", "WRED_PROFILE": "RDMA_LOSSLESS"}}
+                   "sonic_names": {"DSCP_TO_TC_MAP": "RDMA", "WRED_PROFILE": "RDMA_LOSSLESS"},
+                   "nvue_ecn_on": "enabled", "nvue_ets": {"strict": 6, "dwrr": [(0, 50), (3, 50)]}}
     assert sp.fabric_derived("eos", 9000, sp.eos_profile(None))["mtu"] == 9000
     assert sp.fabric_derived("nvue", "9216", None)["mtu"] == sp.fabric_derived("sonic", 9216)["mtu"] == 9216
     with pytest.raises(ValueError, match="switch_eos_family: 'x' is not allowed"):
         sp.fabric_derived("eos", 9216, {"family": "x"})
+
+
+@pytest.mark.parametrize("release, word", [("5.9", "enable"), ("5.14", "enable"), ("5.15", "enabled"),
+                                           ("5.17", "enabled"), ("6.0", "enabled")])
+def test_nvue_ecn_word_follows_the_release(release, word):
+    assert sp.fabric_derived("nvue", 9216, nvue_release=release)["nvue_ecn_on"] == word
+
+
+@pytest.mark.parametrize("prio, cnp, ets", [
+    (3, 6, {"strict": 6, "dwrr": [(0, 50), (3, 50)]}),
+    (0, 6, {"strict": 6, "dwrr": [(0, 100)]}),     # class 0 is the no-drop class: it alone at 100
+    (3, 0, {"strict": 0, "dwrr": [(3, 100)]}),     # class 0 is the CNP class (strict)
+    (5, "7", {"strict": 7, "dwrr": [(0, 50), (5, 50)]}),
+])
+def test_nvue_ets_is_the_roce_presets(prio, cnp, ets):
+    assert sp.fabric_derived("nvue", 9216, no_drop_priority=prio, cnp_priority=cnp)["nvue_ets"] == ets
 
 
 def test_the_templates_compute_nothing_fabric_derived_has():
@@ -118,7 +135,8 @@ def test_the_templates_compute_nothing_fabric_derived_has():
     for template in sorted(root.glob("*/fabric.j2")):
         text = template.read_text(encoding="utf-8")
         assert "switch_fabric_derived.mtu" in text, template
-        for computed in ("* 1024", "mtu_max", "switch_fabric_mtu", "| upper", "_LOSSLESS"):
+        for computed in ("* 1024", "mtu_max", "switch_fabric_mtu", "| upper", "_LOSSLESS", "release >=", "100 /",
+                         "switch_fabric_nvue_release"):
             assert computed not in text, (template, computed)
 
 
