@@ -76,7 +76,7 @@ GROUPS = {
                                                      _rebuilt(name))
            for name in ("fabric", "problems", "schema", "cabling")},
         "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
-                                                      ["tests/unit/test_intent_ib_exact.py", "tests/unit/intent/test_infiniband.py",
+                                                      ["tests/unit/intent/test_infiniband.py",
                                                        "tests/unit/test_intent_strict.py",
                                                        "tests/unit/intent/test_fabric.py", "tests/unit/intent/test_rules_hosts.py",
                                                        "tests/unit/intent/test_rules_fabric.py"],
@@ -122,7 +122,7 @@ GROUPS = {
         # template filter call it through the module object)
         "plugins/module_utils/switch/buffers.py": ([f"{PKG}.plugins.module_utils.switch.buffers"],
                                                    ["tests/unit/switch/test_buffers.py",
-                                                    "tests/unit/test_switch_buffers.py", "tests/unit/test_intent_port_speeds.py",
+                                                    "tests/unit/test_switch_buffers.py", "tests/unit/intent/test_cabling.py",
                                                     "tests/unit/switch/test_sonic.py", "tests/unit/test_lossless_watchdog_storm.py"]),
         # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
         # writes and a rollback or restore chooses: their own tests first.

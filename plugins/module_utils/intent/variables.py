@@ -65,7 +65,7 @@ def cross_checks(c, values):
 
 
 # Role verify_fabric's defaults that the nccl-tests checks read where the operator set nothing
-# (roles/verify_fabric/defaults/main.yml; tests/unit/test_intent_nccl_tests.py keeps them equal).
+# (roles/verify_fabric/defaults/main.yml; tests/unit/intent/test_variables.py keeps them equal).
 VERIFY_DEFAULTS = {
     "verify_fabric_nccl_tests_method": "source",
     "verify_fabric_nccl_tests_version": "2.19.6",

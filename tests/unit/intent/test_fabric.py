@@ -16,7 +16,7 @@ GOOD = {
 }
 # leaf2 (SONiC) at 400G: sonic-swss's pg_profile_lookup.ini stops at 100G, so the site gives its
 # platform's 400G row (the lab's, inventory/lab/group_vars/switches/main.yml); without it the
-# intent is refused (tests/unit/test_intent_port_speeds.py)
+# intent is refused (tests/unit/intent/test_cabling.py)
 SONIC_400G = {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}
 SWITCHES = {"leaf1": {"switch_platform": "nvue"},
             "leaf2": {"switch_platform": "sonic", "switch_sonic_pg_lookup": SONIC_400G}}
