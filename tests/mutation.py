@@ -109,7 +109,8 @@ GROUPS = {
            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
         # what SONiC's show commands print and the lossless headroom read (the driver's oper reads)
         "plugins/module_utils/switch/sonic_show.py": ([f"{PKG}.plugins.module_utils.switch.sonic_show"],
-                                                      ["tests/unit/switch/test_sonic.py", "tests/unit/test_switch_parsers_unexpected.py",
+                                                      ["tests/unit/switch/test_sonic_show.py", "tests/unit/switch/test_sonic.py",
+                                                       "tests/unit/test_switch_parsers_unexpected.py",
                                                        "tests/unit/switch/test_buffers.py", "tests/unit/test_lossless_watchdog_storm.py",
                                                        "tests/unit/test_parsers_real.py", "tests/unit/switch/test_drivers.py"]),
         # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests

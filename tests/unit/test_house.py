@@ -30,9 +30,6 @@ _INTENT = ("tested through the intent's rule and message tests (tests/unit/test_
 NOT_MIRRORED = {
     "switch/lock": "the window lock's primitives, tested with it: tests/unit/switch/test_window_lock.py",
     "switch/nvue_tables": "the NVUE show tables, tested through their parsers: tests/unit/switch/test_nvue_show.py",
-    "switch/redact": "the restore's masking, tested with the restore: tests/unit/switch/test_backups.py",
-    "switch/sonic_buffer_data": "the generated SKU table, tested with its reader: tests/unit/switch/test_buffers.py",
-    "switch/sonic_show": "the SONiC show parsers, tested with the driver: tests/unit/switch/test_sonic.py",
 }
 
 
