@@ -264,3 +264,64 @@ def test_derived_infiniband_has_the_same_keys_without_roce_values():
     assert set(ib) == set(derive(effective({})))
     assert ib["tos"] is None and ib["cc_prio_mask"] is None
     assert ib["dscp2prio"] == {} and ib["pfc_priorities"] == []
+
+
+# ---------------------------------------------------------------- the fabric tree's limits at their edges
+# A value at each end of a range passes and one past it fails, with the exact problem (the limits in
+# schema.py); the variables' edges: test_variables.py.
+
+
+def fabric_with(**paths):
+    """GOOD with each dotted path (``verify.latency_us_max``) set to its value."""
+    f = copy.deepcopy(GOOD)
+    for path, value in paths.items():
+        node, *keys = [f] + path.split(".")
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+        node[keys[-1]] = value
+    return schema.validate_fabric(f)
+
+
+@pytest.mark.parametrize("paths,problems", [
+    ({"verify.latency_us_max": 1000}, []),
+    ({"verify.latency_us_max": 0}, [
+        "fabric.verify.latency_us_max: 0 is not allowed (allowed: a number of microseconds, 0 < x <= 1000 "
+        "(ib_write_lat's average one-way latency a pair may show), or null for the transport's default (RoCE 5.0, "
+        "InfiniBand 3.0))"]),
+    ({"roce.ecn.min_threshold_kb": 1499, "roce.ecn.max_threshold_kb": 1500}, []),
+    ({"roce.ecn.min_threshold_kb": 1500, "roce.ecn.max_threshold_kb": 1500}, [
+        "fabric.roce.ecn.min_threshold_kb: 1500 is not allowed (allowed: below fabric.roce.ecn.max_threshold_kb "
+        "(1500))"]),
+    ({"verify.ib_error_thresholds": {"Bogus": 1}}, [
+        "fabric.verify.ib_error_thresholds.Bogus: 1 is not allowed (unknown counter; allowed: SymbolErrorCounter, "
+        "LinkErrorRecoveryCounter, LinkDownedCounter, PortRcvErrors, PortRcvRemotePhysicalErrors, "
+        "PortRcvSwitchRelayErrors, PortXmitDiscards, PortXmitConstraintErrors, PortRcvConstraintErrors, "
+        "LocalLinkIntegrityErrors, ExcessiveBufferOverrunErrors, VL15Dropped)"]),
+    ({"remediation.drain_severities": ["error", "warning"]}, []),
+    ({"remediation.drain_severities": ["fatal"]}, [
+        "fabric.remediation.drain_severities: ['fatal'] is not allowed (allowed: a list of error | warning)"]),
+])
+def test_fabric_limits_at_their_edges(paths, problems):
+    assert fabric_with(**paths) == problems
+
+
+@pytest.mark.parametrize("paths,problems", [
+    ({"rollout.batch": 1}, []),
+    ({"verify.full_plan_max_nodes": 2}, []),
+    ({"remediation.drain": True, "remediation.scheduler": "none"}, [
+        "fabric.remediation.scheduler: 'none' is not allowed (allowed: slurm | kubernetes when "
+        "fabric.remediation.drain is true (a drain needs a scheduler to take the node out of))"]),
+    ({"roce.ecn.max_threshold_kb": 0}, [
+        "fabric.roce.ecn.max_threshold_kb: 0 is not allowed (allowed: an integer 1..100000)"]),
+    ({"nccl.overrides": {"NCCL_IB_TIMEOUT": [22]}}, [
+        "fabric.nccl.overrides.NCCL_IB_TIMEOUT: [22] is not allowed (allowed: a string of at most 256 letters, "
+        "digits and _ . , : = ^ + / @ -, or a finite number)"]),
+])
+def test_more_fabric_edges(paths, problems):
+    assert fabric_with(**paths) == problems
+
+
+def test_the_latency_bound_of_each_transport():
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+    assert [published({"transport": t, "link_speed_gbps": 400})["derived"]["latency_max_usec"]
+            for t in ("roce", "infiniband")] == [5.0, 3.0]

@@ -447,3 +447,59 @@ def test_the_action_checks_the_host_group_only_when_the_run_installs_nccl_tests(
     assert res["digest"] != _action(args, hostvars, groups)["digest"]
     res = _action(dict(args, nccl_tests="maybe"), hostvars, groups)
     assert res["failed"] is True and res["msg"] == "nccl_tests: 'maybe' is not allowed (allowed: true, false)"
+
+
+# ---------------------------------------------------------------- the variables' limits at their edges
+# A value at each end of a variable's range passes and one past it fails, with the exact problem; the rule
+# table (test_rules_hosts.py, test_rules_fabric.py) pins what each variable refuses, these what it accepts.
+
+
+@pytest.mark.parametrize("key,value", [
+    ("verify_fabric_nccl_tune_margin_percent", 0.5), ("verify_fabric_nccl_tune_margin_percent", 100),
+    ("verify_fabric_nccl_tune_margin_percent", "2.5"),
+    ("roce_qos_pfc_priorities", list(range(8))),
+    ("verify_fabric_nccl_tune_candidates", [{"algorithm": a, "protocol": p} for a in ("Ring", "Tree", "PAT", "NVLS")
+                                            for p in ("LL", "LL128", "Simple")] * 2 + [{"algorithm": "Ring",
+                                                                                        "protocol": "LL"}] * 8),
+    ("verify_fabric_nccl_tune_scales", [2, 3]), ("verify_fabric_nccl_tune_scales", []),
+    ("mofed_repo_url", "file:///srv/mofed/ubuntu22.04"), ("mofed_repo_url", "copy:///srv/mofed"),
+])
+def test_a_value_at_the_end_of_its_range_passes(key, value):
+    assert variables.validate_host({key: value}) == []
+
+
+@pytest.mark.parametrize("key,value,allowed", [
+    ("verify_fabric_nccl_tune_margin_percent", 0.4, "a number 0.5..100 percent a candidate must beat NCCL's pick by"),
+    ("verify_fabric_nccl_tune_scales", [1, 4], "empty (2 and all nodes) or a list of two or more distinct node counts, "
+                                               "each >= 2 (a winner must hold at two scales)"),
+    ("verify_fabric_nccl_tune_scales", [4], "empty (2 and all nodes) or a list of two or more distinct node counts, "
+                                            "each >= 2 (a winner must hold at two scales)"),
+    ("roce_qos_pfc_priorities", [0, 1, 2, 3, 4, 5, 6, 7, 3], "a list of priorities 0..7"),
+])
+def test_a_value_past_the_end_of_its_range_fails(key, value, allowed):
+    assert variables.validate_host({key: value}) == [f"{key}: {value!r} is not allowed (allowed: {allowed})"]
+
+
+def test_more_senders_or_tuning_values_than_allowed_fail():
+    assert len(variables.validate_host({"verify_fabric_incast_senders": [f"n{i}" for i in range(1024)]})) == 1
+    ring = {"algorithm": "Ring", "protocol": "LL"}
+    (problem,) = variables.validate_host({"verify_fabric_nccl_tune_candidates": [ring] * 33})
+    assert problem.startswith("verify_fabric_nccl_tune_candidates: [{'algorithm': 'Ring', 'protocol': 'LL'}, ")
+    assert problem.endswith("is not allowed (allowed: a list of {algorithm, protocol} of 1..32 entries)")
+    assert variables.validate_host({"verify_fabric_nccl_tune_candidates": [{"algorithm": "Ring", "protocol": "LL256"}]}) == [
+        "verify_fabric_nccl_tune_candidates[0]: {'algorithm': 'Ring', 'protocol': 'LL256'} is not allowed (allowed: "
+        "protocol 'LL256' is not one of LL, LL128, Simple; allowed: {algorithm: Tree | Ring | CollNetDirect | "
+        "CollNetChain | NVLS | NVLSTree | PAT, protocol: LL | LL128 | Simple})"]
+
+
+@pytest.mark.parametrize("values,problems", [
+    ({"verify_fabric_nccl_max_bytes": "512M"},      # the default minimum (1G) is above it
+     ["verify_fabric_nccl_min_bytes: '1G' is not allowed (allowed: at most verify_fabric_nccl_max_bytes (512M))"]),
+    ({"mofed_meta_package_by_source": {"doca": 5}},
+     ["mofed_meta_package_by_source.doca: 5 is not allowed (allowed: a mapping with name and version)"]),
+    ({"switch_fabric_extra_ports": [{"name": "swp9", "color": "red"}]},
+     ["switch_fabric_extra_ports[0].color: 'red' is not allowed (allowed: unknown key; allowed keys: name, peer, "
+      "speed_gbps)"]),
+])
+def test_more_variable_problems_exact(values, problems):
+    assert variables.validate_host(values) == problems
