@@ -114,8 +114,8 @@ GROUPS = {
                                                        "tests/unit/test_parsers_real.py", "tests/unit/switch/test_drivers.py"]),
         # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests
         "plugins/module_utils/switch/nvue_show.py": ([f"{PKG}.plugins.module_utils.switch.nvue_show"],
-                                                     ["tests/unit/test_parsers_switch.py", "tests/unit/switch/test_drivers.py",
-                                                      "tests/unit/switch/test_nvue_show.py", "tests/unit/test_nvue_lossless.py",
+                                                     ["tests/unit/switch/test_nvue_show.py", "tests/unit/switch/test_drivers.py",
+                                                      "tests/unit/switch/test_nvue_tables.py", "tests/unit/test_nvue_lossless.py",
                                                       "tests/unit/switch/test_nvue.py", "tests/unit/test_switch_parsers_unexpected.py",
                                                       "tests/unit/test_parsers_real.py"]),
         # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the

@@ -28,7 +28,6 @@ _INTENT = ("tested through the intent's rule and message tests (tests/unit/test_
            "the lead editing them while the tests moved); issue 39 follow-up")
 
 NOT_MIRRORED = {
-    "switch/nvue_tables": "the NVUE show tables, tested through their parsers: tests/unit/switch/test_nvue_show.py",
 }
 
 

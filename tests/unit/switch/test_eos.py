@@ -3,6 +3,7 @@ import pytest
 
 from switch_testlib import fixture, make, render, sim_driver, unlocked
 
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
@@ -341,3 +342,33 @@ def test_template_refuses_a_port_speed_the_family_has_no_form_for():
                              r"50g-1, 100g-2, 200g-4, 400g-8\): set switch_eos_family or the port speed"):
         render("eos", [], switch_fabric_eos_profile=eos_profile("7050x4"),
                switch_fabric_ports_effective=[{"name": "Ethernet1/1", "speed_gbps": 800, "peer": ""}])
+
+
+# ------------------------------------------------------------------ show interfaces status (was test_parsers_switch.py)
+def test_eos_interfaces_status_blank_name_and_spaced_vlan_cells():
+    status = eos.parse_interfaces_status(fixture("real_eos_interfaces_status_ceos.txt"))
+    assert list(status) == ["Ethernet1", "Ethernet2", "Ethernet3", "Ethernet4", "Ethernet5", "Ma0", "Po1"]
+    assert status["Ethernet5"] == {"up": True, "status": "connected"}
+
+
+def test_eos_interfaces_status_named_ports_and_notconnect():
+    status = eos.parse_interfaces_status(fixture("eos_interfaces_status.txt"))
+    assert status == {"Ethernet1/1": {"up": True, "status": "connected"},
+                      "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+def test_eos_interfaces_status_json_is_read_first():
+    status = eos.parse_interfaces_status(fixture("eos_interfaces_status.json"))
+    assert status == {"Ethernet1/1": {"up": True, "status": "connected"},
+                      "Ethernet2/1": {"up": False, "status": "notconnect"}}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("% Invalid input\n", "line 1: % Invalid input"),
+    ("", "no 'Port ... Status' header"),
+    ("Port   Name  Status     Vlan\nEt1    x     connectedroutedXX\n", "line 2 does not fit"),
+    ('{"interfaceStatuses": {"Ethernet1": {}}}', "'Ethernet1' has no linkStatus"),
+])
+def test_eos_interfaces_status_bad_input(text, message):
+    with pytest.raises(ParseError, match=message):
+        eos.parse_interfaces_status(text)
