@@ -1,6 +1,6 @@
 """The LLDP parsers (plugins/module_utils/parsers/lldp.py) on published outputs of NVUE, SONiC, EOS and
 lldpd (fixtures/lldp/SOURCES.md) and on the refusals: every line read or named, never dropped unsaid.
-The comparison of the tables with the inventory is tested in tests/unit/test_cabling.py."""
+The comparison of the tables with the inventory is tested in tests/unit/checks/test_cabling.py."""
 import pytest
 
 from parser_fixtures import fixture, fixture_source
