@@ -410,7 +410,7 @@ def _restore_start(w: Window, want: Any) -> tuple[Optional[str], list[str]]:
                             "switch_fabric_restore_allow_deletions=true", rolled_back=False)
     if outside:
         w.warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
-                            + "; ".join(outside))
+                          + "; ".join(outside))
     cleared: list[str] = []
     if not w.check_mode:
         if w.wlock is not None:   # the restore changes the switch from here: one window at a time
