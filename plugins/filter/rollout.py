@@ -86,10 +86,16 @@ def rollout_halt(plan, hostvars, active, wave):
 
 def rollout_room(plan, hostvars, active, wave, batch, unseen=()):
     """At the start of wave ``wave`` (``batch``: ansible_play_batch): the nodes still out of service from
-    earlier waves or from before the plan (``unseen``), and this wave's nodes beyond what they leave of
-    max_unavailable (``module_utils.host.rollout.room``: {lost, room, defer})."""
+    earlier waves or from before the plan (``unseen``, their groups from their inventory labels), and this
+    wave's nodes in a group with one of them or beyond what they leave of max_unavailable
+    (``module_utils.host.rollout.room``: {lost, room, defer, why})."""
     states = _earlier_states(plan, hostvars, active, wave)
-    return rollout.room(plan, states, list(batch or []), list(unseen or []))
+    unseen = list(unseen or [])
+    try:
+        unseen_nodes = rollout.nodes_from_hostvars(unseen, hostvars)
+    except rollout.RolloutError as e:
+        raise AnsibleFilterError(f"rollout_room: {e}") from None
+    return rollout.room(plan, states, list(batch or []), unseen, unseen_nodes)
 
 
 def rollout_wave(plan, batch):

@@ -8,7 +8,7 @@
 - (matrix, a lab of 16 nodes: LAB_NODES=16) the rollout in waves of at most 4, one node per rack, with the
   start and end of every node's reset in the rollout summary; and a node made unreachable in its reset (its
   container paused by the drain hook) is reported unreachable while its wave's other nodes and the later
-  waves finish.
+  waves finish, its rack-mates in later waves deferred (never two of one rack out at once).
 
 The firmware change is one parameter the lab's ConnectX-7 applies at a level-3 reset (VF_VPD_ENABLE), passed
 with -e connectx_firmware_extra_params; each test puts it back (the same change to False), undoes its fault
@@ -247,12 +247,20 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         # one of the wave's four nodes: 25 %, within the budget: the wave's others and the later waves finish
         assert len(s["waves"][wave]["nodes"]) == 4 and s["waves"][wave]["failed"] == [lost]
         assert s["halted_at_wave"] is None
-        # the lost node stays out of service: it holds one of the four places for the rest of the run, so
-        # each later wave takes at most three and defers the rest (skipped, named, for the next run)
+        # the lost node stays out of service: it holds one of the four places and its rack for the rest of the
+        # run, so a later wave never resets its rack-mates and takes at most three of the others; the rest are
+        # deferred (skipped, named, for the next run)
         later = s["waves"][wave + 1:]
-        deferred = {n for w in later for n in w["nodes"][3:]}
+        rack = s["nodes"][lost]["rack"]
+        mates = {n for w in later for n in w["nodes"] if s["nodes"][n]["rack"] == rack}
+        beyond = {n for w in later for n in [m for m in w["nodes"] if m not in mates][3:]}
+        deferred = mates | beyond
+        assert mates, "the 16-node lab's racks of four put the lost node's rack-mates in later waves"
         assert {n for n, v in s["nodes"].items() if v["state"] == "skipped"} == deferred, res.stdout[-6000:]
         assert all(s["nodes"][n]["reason"].startswith(f"deferred: {lost} still out of service") for n in deferred)
+        assert all(f"in rack {rack} with it" in s["nodes"][n]["reason"] for n in mates)
+        # and so no two of one rack were out at once, the lost node's never-ending reset included
+        assert s["same_group_overlaps"] == []
         assert s["counts"] == {"done": SIXTEEN - 1 - len(deferred), "failed": 0, "unreachable": 1,
                                "skipped": len(deferred), "converged": 0}
         # the timestamps: the lost node's reset never ended, and with it never more than four out at once

@@ -259,18 +259,50 @@ def halted_at(plan_: Mapping[str, Any], states: Mapping[str, str], before: int |
 
 
 def room(plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[str],
-         unseen: Sequence[str] = ()) -> dict[str, Any]:
-    """At the start of a wave (``batch``, its nodes): what of ``max_unavailable`` is left to it.
+         unseen: Sequence[str] = (), unseen_nodes: Sequence[Node] = ()) -> dict[str, Any]:
+    """At the start of a wave (``batch``, its nodes): what the nodes still out of service leave it.
 
     A node of an earlier wave that failed or went unreachable (``states``) is still out of service, and
-    so is one that did not answer before the plan (``unseen``): each holds one place of the budget for the
-    rest of the run. The wave disrupts at most what is left; its nodes beyond that (the last in the plan's
-    order) are deferred: left as they are, ``skipped``, for the next run. ``{lost, room, defer}``."""
+    so is one that did not answer before the plan (``unseen``; its groups from ``unseen_nodes``, built
+    from the inventory as the plan's nodes are). Each holds, for the rest of the run, one place of the
+    budget and its groups (per the plan's ``spread``): a node of this wave in a rack, leaf or NVLink domain
+    with one of them is deferred, since resetting it would make two of that group out at once. The wave
+    disrupts at most what is left of ``max_unavailable``; its other nodes beyond that (the last in the
+    plan's order) are deferred too: left as they are, ``skipped``, for the next run.
+    ``{lost, room, defer, why}``; ``why`` is each deferred node's reason."""
     lost = sorted({n for n, st in states.items() if st in ("failed", "unreachable")} | set(unseen),
                   key=natural_key)
-    left = max(0, int(plan_["max_unavailable"]) - len(lost))
+    limit = int(plan_["max_unavailable"])
+    left = max(0, limit - len(lost))
+    spread = tuple(plan_.get("spread") or ())
+    extra = {n.name: n.tokens(spread) for n in unseen_nodes}
+
+    def groups(name: str) -> frozenset[tuple[str, str]]:
+        info = (plan_.get("nodes") or {}).get(name)
+        if info is None:
+            return extra.get(name, frozenset())
+        return Node(name, tuple(info.get("leaf") or ()), info.get("rack"), info.get("nvlink_domain")).tokens(spread)
+
+    held: dict[tuple[str, str], list[str]] = {}
+    for name in lost:
+        for tok in groups(name):
+            held.setdefault(tok, []).append(name)
     wave = [n for n in plan_["order"] if n in set(batch)]
-    return {"lost": lost, "room": left, "defer": wave[left:]}
+    why: dict[str, str] = {}
+    for name in wave:
+        shared = sorted(groups(name) & set(held))
+        if shared:
+            kind, group = shared[0]
+            who = ", ".join(held[shared[0]])
+            why[name] = (f"deferred: {who} still out of service (failed or unreachable in an earlier wave, or "
+                         f"before the plan) and in {kind} {group} with it: fabric.rollout.spread keeps two of "
+                         f"one {kind} from being out at once; run again once {who} is back")
+    rest = [n for n in wave if n not in why]
+    for name in rest[left:]:
+        why[name] = (f"deferred: {', '.join(lost)} still out of service (failed or unreachable in an earlier "
+                     f"wave, or before the plan) hold their places of fabric.rollout.max_unavailable ({limit}): "
+                     f"this wave takes {min(left, len(rest))} node(s); run again once they are back")
+    return {"lost": lost, "room": left, "defer": [n for n in wave if n in why], "why": why}
 
 
 def states_of(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]],

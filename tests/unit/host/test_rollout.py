@@ -314,19 +314,50 @@ def test_a_node_still_out_of_service_holds_its_place_and_the_wave_defers_the_res
     plan = rollout.plan([Node(f"n{i}") for i in range(1, 11)], max_unavailable=4, canary=1, spread=[]).as_dict()
     assert plan["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5", "n6", "n7"], ["n8", "n9", "n10"]]
     # nothing lost: the whole wave
-    assert rollout.room(plan, {"n1": "done"}, plan["waves"][1]) == {"lost": [], "room": 4, "defer": []}
+    assert rollout.room(plan, {"n1": "done"}, plan["waves"][1]) == {"lost": [], "room": 4, "defer": [], "why": {}}
     # n2 failed, n3 unreachable: two places held, the next wave takes two and defers the last two in plan order
     states = {"n1": "done", "n2": "failed", "n3": "unreachable"}
-    assert rollout.room(plan, states, ["n7", "n4", "n6", "n5"]) == {
-        "lost": ["n2", "n3"], "room": 2, "defer": ["n6", "n7"]}
+    r = rollout.room(plan, states, ["n7", "n4", "n6", "n5"])
+    assert (r["lost"], r["room"], r["defer"]) == (["n2", "n3"], 2, ["n6", "n7"])
+    assert r["why"]["n6"] == r["why"]["n7"] == (
+        "deferred: n2, n3 still out of service (failed or unreachable in an earlier wave, or before the plan) hold "
+        "their places of fabric.rollout.max_unavailable (4): this wave takes 2 node(s); run again once they are back")
     # a node that did not answer before the plan holds a place too; skipped and done nodes hold none
     states = {"n1": "done", "n2": "skipped", "n3": "done"}
-    assert rollout.room(plan, states, plan["waves"][2], unseen=["n11"]) == {
-        "lost": ["n11"], "room": 3, "defer": ["n7"]}
+    r = rollout.room(plan, states, plan["waves"][2], unseen=["n11"])
+    assert (r["lost"], r["room"], r["defer"], list(r["why"])) == (["n11"], 3, ["n7"], ["n7"])
     # more lost than max_unavailable: the wave takes nothing
     lost = {f"n{i}": "failed" for i in range(1, 8)}
-    assert rollout.room(plan, lost, plan["waves"][3]) == {
-        "lost": ["n1", "n2", "n3", "n4", "n5", "n6", "n7"], "room": 0, "defer": ["n8", "n9", "n10"]}
+    r = rollout.room(plan, lost, plan["waves"][3])
+    assert (r["lost"], r["room"], r["defer"]) == (["n1", "n2", "n3", "n4", "n5", "n6", "n7"], 0, ["n8", "n9", "n10"])
+    assert "this wave takes 0 node(s)" in r["why"]["n8"]
+
+
+def test_a_node_still_out_of_service_holds_its_rack_and_leaf_for_the_rest_of_the_run():
+    # four racks of three; n2 (rack r2) is lost in wave 1: a later wave must not reset its rack-mates n6 and n10
+    # (two of r2 out at once), though the budget would have room for them
+    nodes = [Node(f"n{i}", rack=f"r{(i - 1) % 4 + 1}") for i in range(1, 13)]
+    plan = rollout.plan(nodes, max_unavailable=4, canary=1, spread=["rack"]).as_dict()
+    states = {"n1": "done", "n2": "unreachable", "n3": "done"}
+    later = [w for w in plan["waves"][2:]]
+    r = rollout.room(plan, states, later[0])
+    mates = [n for n in later[0] if plan["nodes"][n]["rack"] == "r2"]
+    assert mates and set(mates) <= set(r["defer"])
+    for n in mates:
+        assert r["why"][n] == ("deferred: n2 still out of service (failed or unreachable in an earlier wave, or "
+                               "before the plan) and in rack r2 with it: fabric.rollout.spread keeps two of one rack "
+                               "from being out at once; run again once n2 is back")
+    # the rack-mate does not use a place: the wave's others fit in the three places n2 leaves
+    others = [n for n in later[0] if n not in mates]
+    assert len(others) <= 3 and not set(others) & set(r["defer"])
+    # a leaf works the same, and a node unreachable before the plan holds its groups from its inventory labels
+    nodes = [Node(f"m{i}", leaf=("leafA",) if i in (1, 5) else ("leafB",)) for i in range(1, 6)]
+    plan = rollout.plan(nodes[1:], max_unavailable=4, canary=1, spread=["leaf"]).as_dict()
+    wave = [n for w in plan["waves"] for n in w if n == "m5"]
+    r = rollout.room(plan, {}, wave, unseen=["m1"], unseen_nodes=[nodes[0]])
+    assert r["defer"] == ["m5"] and "in leaf leafA with it" in r["why"]["m5"]
+    # without the groups of the unseen node only its place is held
+    assert rollout.room(plan, {}, wave, unseen=["m1"])["defer"] == []
 
 
 def test_the_room_filter_counts_the_nodes_ansible_dropped_as_out_of_service():
@@ -337,7 +368,12 @@ def test_the_room_filter_counts_the_nodes_ansible_dropped_as_out_of_service():
                 "n3": {"host_disruption_rollout_state": "failed"}}
     # n2: no mark and gone from the play (unreachable): out of service, as n3 (failed in its disruptive step)
     active = ["n1", "n4", "n5", "n6", "n7"]
-    assert rollout_room(plan, hostvars, active, 2, ["n4", "n5", "n6"]) == {
-        "lost": ["n2", "n3"], "room": 1, "defer": ["n5", "n6"]}
+    r = rollout_room(plan, hostvars, active, 2, ["n4", "n5", "n6"])
+    assert (r["lost"], r["room"], r["defer"]) == (["n2", "n3"], 1, ["n5", "n6"])
+    # a node that did not answer before the plan holds its rack, read from its inventory labels
+    plan = rollout.plan([Node("n2", rack="r1"), Node("n3", rack="r2"), Node("n4", rack="r1")], max_unavailable=3,
+                        canary=1, spread=["rack"]).as_dict()
+    r = rollout_room(plan, {"n1": {"linerate_rack": "r1"}}, ["n2", "n3", "n4"], 1, plan["waves"][1], ["n1"])
+    assert r["lost"] == ["n1"] and "n4" in r["defer"] and "in rack r1 with it" in r["why"]["n4"]
     # n2 still in the play with no mark yet counts as done (it finished its wave)
     assert rollout_room(plan, hostvars, active + ["n2"], 2, ["n4", "n5", "n6"])["lost"] == ["n3"]
