@@ -16,6 +16,7 @@ class IntentError(ValueError):
     the value and what is allowed. The base of the intent's errors (launchers.LayoutError,
     rails.PlanError, k8s_render.RenderError): the caller that reports them catches this one."""
 
+
 # Per key, the format of a value that reaches a command line, a script, a
 # file name or a switch: a safe ASCII character set (no whitespace, newline,
 # quotes, `;` or other shell / CLI metacharacters) and a bounded length.
