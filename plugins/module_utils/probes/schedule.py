@@ -104,7 +104,7 @@ def run_schedule(run, p, check=False):
         for part in p["parts"]:
             if part["role"] in ("server", "client"):
                 watch = meeting.Watch(part.get("peer_address") or part["peer"], port, int(part["round"]), seen,
-                              start_deadline) if port else None
+                                      start_deadline) if port else None
                 records.append(_play_part(run, p, part, binary, check, beacon, watch))
     finally:
         beacon.close()
@@ -127,7 +127,7 @@ def _play_part(run, p, part, binary, check, beacon, watch):
         stats = {}
         try:
             record["results"] = perftest.run_rails(run, pp, tests, release=True, meet=meet_port(p, part),
-                                           beacon=beacon, watch=watch, stats=stats)
+                                                   beacon=beacon, watch=watch, stats=stats)
         except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
             record["error"] = f"{type(e).__name__}: {e}"
             record["results"] = _part_failed(tests, f"part failed: {record['error']}")

@@ -15,8 +15,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import
 MATRIX_MAX_NODES = 32
 
 
-
-
 def _low_first(row):
     """Sort key of a test: no result lowest, then the lower Gb/s."""
     return -1.0 if row[4] is None else float(row[4])
