@@ -3,13 +3,13 @@ schedule, the pairing of results and the localisation follow the client's rail i
 the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/checks/plans.py)."""
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 
-FABRIC = intent.published({"transport": "roce", "link_speed_gbps": 400})
+FABRIC = published({"transport": "roce", "link_speed_gbps": 400})
 UPLINKS = {f"leaf{r}": [{"port": f"swp{r}1", "peer": "spine1", "peer_port": f"Ethernet{r}/1"}] for r in (1, 2)}
 
 

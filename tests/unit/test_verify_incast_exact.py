@@ -323,13 +323,13 @@ def test_one_storm_is_a_storm():
 # ---------------------------------------------------------------- seed-47 survivors
 
 def test_infiniband_reads_the_counters_it_has_past_a_node_without_them():
-    from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
     from checks.test_incast import INTENT
     p = phase()
     del p["node1"]["counters"]
     for n in p:
         p[n]["devices"] = ["mlx5_0"]
-    f, rails = incast.incast_findings(p, intent.published(dict(INTENT, transport="infiniband")), CABLING)
+    f, rails = incast.incast_findings(p, published(dict(INTENT, transport="infiniband")), CABLING)
     assert f == [] and rails[0]["pause"] == {"node2": 100, "node3": 100, "node4": 100}
 
 

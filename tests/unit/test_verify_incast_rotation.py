@@ -4,7 +4,7 @@ round (filter verify_incast_role)."""
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as checks_incast
@@ -15,7 +15,7 @@ from test_verify_incast_hw import stat
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}},
           "verify": {"ib_write_bw_fraction": 0.9}}
-FABRIC = intent.published(INTENT)
+FABRIC = published(INTENT)
 DEVICES = ["mlx5_0", "mlx5_1"]
 
 

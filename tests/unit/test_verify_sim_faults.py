@@ -1,4 +1,4 @@
-"""Lab faults of issue 24 (lab/sim/linerate_lab/faults.py): rx-degrade, flaky, uplink-degrade and their
+"""Lab faults of issue 24 (lab/sim/linerate_lab/faults/: rx-degrade and flaky in host.py, uplink-degrade in switch.py) and their
 undo, and what the simulated data path (rdma.path, used by the simulated ib_write_bw) makes of them."""
 import pytest
 

@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report
 from ansible_collections.linerate.fabric.plugins.module_utils.report import junit as report_junit
@@ -112,11 +112,11 @@ def test_latency_error_is_the_tools_error(tmp_path):
 
 def test_latency_threshold_per_transport_and_from_the_intent():
     assert benchcheck.threshold("ib_write_lat", FABRIC) == 5.0
-    assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, transport="infiniband"))) == 3.0
-    assert benchcheck.threshold("ib_write_lat", intent.published(dict(INTENT, verify=dict(INTENT["verify"], latency_us_max=2.5)))) == 2.5
+    assert benchcheck.threshold("ib_write_lat", published(dict(INTENT, transport="infiniband"))) == 3.0
+    assert benchcheck.threshold("ib_write_lat", published(dict(INTENT, verify=dict(INTENT["verify"], latency_us_max=2.5)))) == 2.5
     # ib_send_bw: exactly ib_write_bw's, from the link speed
     assert benchcheck.threshold("ib_send_bw", FABRIC) == checks_thresholds.rdma_threshold_gbps(FABRIC) == 360.0
-    assert benchcheck.threshold("ib_send_bw", intent.published(dict(INTENT, link_speed_gbps=200))) == 180.0
+    assert benchcheck.threshold("ib_send_bw", published(dict(INTENT, link_speed_gbps=200))) == 180.0
     with pytest.raises(ValueError, match="ib_read_lat"):
         benchcheck.threshold("ib_read_lat", FABRIC)
 

@@ -1,12 +1,12 @@
 """Incast phase: lossless proof by counters (incast.incast_findings) and its test plan filter."""
 from ansible_collections.linerate.fabric.plugins.filter.verify import verify_incast_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3},
           "verify": {"ib_write_bw_fraction": 0.9}}
-FABRIC = intent.published(INTENT)
+FABRIC = published(INTENT)
 PORTS = [{"device": "mlx5_0", "netdev": "eth1"}, {"device": "mlx5_1", "netdev": "eth2"}]
 NODES = ["node1", "node2", "node3", "node4"]
 CABLING = cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i + 1}"},
@@ -57,7 +57,7 @@ def test_one_sender_without_pfc_is_named_with_its_switch_port():
 def test_no_pause_at_full_goodput_is_still_an_error_on_a_lossless_intent():
     f, _ = incast.incast_findings(phase(pauses={("node3", "mlx5_1"): 0}), FABRIC, CABLING)
     assert [(x["code"], x["node"], x["device"]) for x in f] == [("INCAST_NO_PAUSE", "node3", "mlx5_1")]
-    ib = intent.published(dict(INTENT, transport="infiniband"))
+    ib = published(dict(INTENT, transport="infiniband"))
     assert incast.incast_findings(phase(pauses={("node3", "mlx5_1"): 0}), ib, CABLING)[0] == []
 
 
@@ -101,7 +101,7 @@ def test_incast_test_plan_ports_never_collide():
 
 
 def test_infiniband_incast_checks_goodput_without_pfc_counters():
-    ib = intent.published(dict(INTENT, transport="infiniband"))
+    ib = published(dict(INTENT, transport="infiniband"))
     ph = phase(gbps={("node2", "mlx5_1"): 40.0})
     for n in ph.values():
         n["counters"], n["devices"] = {}, ["mlx5_0", "mlx5_1"]

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import show
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
@@ -184,7 +184,7 @@ def test_good_intent_thresholds_pass():
 
 
 def test_intent_threshold_defaults():
-    assert {k: intent.DEFAULTS["verify"][k] for k in linkcheck.DEFAULTS} == linkcheck.DEFAULTS
+    assert {k: DEFAULTS["verify"][k] for k in linkcheck.DEFAULTS} == linkcheck.DEFAULTS
 
 
 def test_the_summary_shows_counter_evidence_per_rail_and_port():

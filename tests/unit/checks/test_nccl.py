@@ -3,14 +3,14 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"data_dscp": 26, "no_drop_priority": 3}}
-FABRIC = intent.published(INTENT)
+FABRIC = published(INTENT)
 # What role nccl_env writes (roles/nccl_env/templates/etc/nccl.conf.j2)
 GOOD = """# Ansible managed
 # NCCL reads this file at init (environment variables take precedence).

@@ -4,9 +4,9 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl_scale
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 
-FABRIC = intent.published({"link_speed_gbps": 400, "link_width": 4, "transport": "roce",
+FABRIC = published({"link_speed_gbps": 400, "link_width": 4, "transport": "roce",
                            "mtu": {"host": 4200, "switch": 9216}, "verify": {"nccl_busbw_fraction": 0.8}})
 RAILS = [{"device": f"mlx5_{k}"} for k in range(8)]
 NODES = [f"node{i}" for i in range(1, 9)]
@@ -17,7 +17,7 @@ def test_loopback_threshold_is_a_nics_worth_per_rank():
     assert thresholds.nccl_loopback_threshold_gbytes(FABRIC, 8, 8) == 40.0
     assert thresholds.nccl_loopback_threshold_gbytes(FABRIC, 2, 8) == 10.0       # four ranks share a NIC
     assert thresholds.nccl_loopback_threshold_gbytes(FABRIC, 8, 2) == 40.0       # a rank uses its own NIC
-    slow = intent.published({"link_speed_gbps": 200, "link_width": 4, "transport": "roce",
+    slow = published({"link_speed_gbps": 200, "link_width": 4, "transport": "roce",
                              "mtu": {"host": 4200, "switch": 9216}})
     assert thresholds.nccl_loopback_threshold_gbytes(slow, 8, 8) == 20.0
     with pytest.raises(ValueError, match="nics 0, ranks 8"):

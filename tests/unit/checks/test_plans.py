@@ -5,7 +5,7 @@ import os
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, published
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 # verification reads only the published one.
 INTENT = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
           "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8}}
-FABRIC = intent.published(INTENT)
+FABRIC = published(INTENT)
 
 
 def plan_covers(rounds, nodes):
@@ -149,7 +149,7 @@ def test_the_role_default_is_auto_and_the_intent_default_16():
     import yaml
     with open(os.path.join(REPO, "roles", "verify_fabric", "defaults", "main.yml")) as f:
         assert yaml.safe_load(f)["verify_fabric_ib_write_bw_plan"] == "auto"
-    assert intent.DEFAULTS["verify"]["full_plan_max_nodes"] == 16
+    assert DEFAULTS["verify"]["full_plan_max_nodes"] == 16
 
 
 def test_retest_phases_are_validated_with_key_value_and_range():

@@ -2,7 +2,7 @@
 the report's check from every node's result (the probe itself: probes/test_ports.py)."""
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 
 from checks.test_plans import FABRIC, INTENT
 from checks.test_rdma import NODES, PORTS
@@ -31,7 +31,7 @@ def test_missing_device_mtu_and_gid():
 
 
 def test_infiniband_ports_skip_roce_checks():
-    ib = intent.published(dict(INTENT, transport="infiniband"))
+    ib = published(dict(INTENT, transport="infiniband"))
     ports = [good_port("mlx5_0", mtu=2044, gid=None, ipv4=[]), good_port("mlx5_1", mtu=2044, gid=None, ipv4=[])]
     assert checks_ports.port_findings("node1", ports, PORTS["node1"], ib) == []
 

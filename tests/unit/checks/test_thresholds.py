@@ -2,14 +2,14 @@
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import fabric as intent
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 
 from checks.test_plans import FABRIC, INTENT
 
 
 def test_thresholds_from_intent():
     assert checks_thresholds.rdma_threshold_gbps(FABRIC) == 360.0
-    assert checks_thresholds.rdma_threshold_gbps(intent.published(dict(INTENT, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85}))) == 170.0
+    assert checks_thresholds.rdma_threshold_gbps(published(dict(INTENT, link_speed_gbps=200, verify={"ib_write_bw_fraction": 0.85}))) == 170.0
     assert checks_thresholds.nccl_threshold_gbytes(FABRIC, 8) == 320.0  # 0.8 x 8 x 400 Gb/s / 8
     assert checks_thresholds.nccl_threshold_gbytes(FABRIC, 2) == 80.0
 
