@@ -15,7 +15,7 @@ plugin. The logic is in module_utils/intent/k8s_render.py.
 import yaml
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import nccl_env_settings
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render as k8s
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import SUPPORTED
 
 # A placeholder GID index for the host derivation when none is forced: the pod
@@ -99,9 +99,9 @@ def k8s_render_filter(fabric_effective, hosts, options=None):
     if host["problems"]:
         return {"files": {}, "nccl_env": {}, "problems": host["problems"]}
     try:
-        out = k8s.render(fabric_effective, hosts, host["settings"], options, tuner=tuned if "job" in (tuned or {}) else None,
-                         job_env=host["job"])
-    except k8s.RenderError as e:
+        out = k8s_render.render(fabric_effective, hosts, host["settings"], options,
+                                tuner=tuned if "job" in (tuned or {}) else None, job_env=host["job"])
+    except k8s_render.RenderError as e:
         return {"files": {}, "nccl_env": {}, "problems": e.problems}
     return {"files": {path: to_yaml(objs) for path, objs in out["files"].items()},
             "nccl_env": out["nccl_env"], "host_nccl": host["settings"], "binding": out["binding"], "problems": []}

@@ -13,9 +13,9 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric impo
     DEFAULTS, LINK_SPEEDS_GBPS, TRANSPORTS)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
     FORMATS, Problems, check_format, has_format, is_int, one_of, show, unknown_keys)
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles
 
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
 # InfiniBand switches are managed by the subnet manager, not over SSH.
@@ -106,7 +106,7 @@ class _Cabling:
             platform = sv.get("switch_platform")
             one_of(p, f"{sw}: switch_platform", platform, allowed_platforms)
         # the platform's own limits: SONiC object names, EOS family (MTU, speed forms)
-        for key, value, allowed in switch_profiles.switch_problems(sw, sv, platform, fabric, DEFAULTS):
+        for key, value, allowed in profiles.switch_problems(sw, sv, platform, fabric, DEFAULTS):
             p.add(key, value, allowed)
         one_of(p, f"{sw}: switch_role", sv.get("switch_role", "leaf"), SWITCH_ROLES)
         if "ib_switch_guid" in sv:
@@ -222,11 +222,11 @@ def port_speed_problems(fabric, hosts, switches):
             lookup_key = ("switch_fabric_sonic_pg_lookup" if "switch_fabric_sonic_pg_lookup" in sv
                           else "switch_sonic_pg_lookup")
             sku_key = "switch_fabric_sonic_hwsku" if "switch_fabric_sonic_hwsku" in sv else "switch_sonic_hwsku"
-            out += switch_buffers.port_speed_problems(sw, ports, sv.get(cable_key, switch_buffers.DEFAULT_CABLE),
-                                                      sv.get(lookup_key) or {}, cable_key, lookup_key,
-                                                      sv.get(sku_key) or None, sku_key)
+            out += buffers.port_speed_problems(sw, ports, sv.get(cable_key, buffers.DEFAULT_CABLE),
+                                               sv.get(lookup_key) or {}, cable_key, lookup_key,
+                                               sv.get(sku_key) or None, sku_key)
         elif sv.get("switch_fabric_set_speed", True) not in (False, "false", "no", "off", 0, "0"):
-            out += switch_profiles.eos_port_speed_problems(sw, ports, sv.get("switch_eos_family"), skip=(link_speed,))
+            out += profiles.eos_port_speed_problems(sw, ports, sv.get("switch_eos_family"), skip=(link_speed,))
     return out
 
 

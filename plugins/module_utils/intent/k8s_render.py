@@ -34,7 +34,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.launchers import BIND_POLICIES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import name as _name, resource as _resource
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_base
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
 
@@ -281,13 +281,13 @@ def pod_template(eff, o, rail_list, env, container, image, command, gpus=True, j
     if gpus:
         limits["nvidia.com/gpu"] = o["gpus_per_node"]
         for rail in rail_list:
-            limits[_resource(o, rail)] = 1
+            limits[k8s_base.resource(o, rail)] = 1
     labels = {"app.kubernetes.io/name": o["name"], "app.kubernetes.io/managed-by": "linerate"}
     labels.update(job_labels or {})
     meta = {"labels": labels}
     if gpus:
         meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": ",".join(
-            _name(o, f"rail{r['index']}") for r in rail_list)}
+            k8s_base.name(o, f"rail{r['index']}") for r in rail_list)}
     c = {"name": container, "image": image, "imagePullPolicy": "IfNotPresent", "env": _env_list(env)}
     if command:
         c["command"] = command
@@ -366,7 +366,7 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     files, binding = _files(eff, o, rail_list, env, nodes)
     if o["preflight_nccl_version"]:
         # the job's own preflight, an init container of every GPU pod (docs/launchers.md)
-        cm = _name(o, "job-preflight")
+        cm = k8s_base.name(o, "job-preflight")
         for key in sorted(files):
             if key.startswith(("pods/", "jobs/")):
                 k8s_preflight.add(files[key], cm, o["image"])
@@ -375,11 +375,11 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
         path = job["NCCL_TUNER_CONFIG_FILE"]
         directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))
         files["nccl/tuner-config.yaml"] = [{"apiVersion": "v1", "kind": "ConfigMap",
-                                            "metadata": {"name": _name(o, "nccl-tuner"), "namespace": o["namespace"]},
+                                            "metadata": {"name": k8s_base.name(o, "nccl-tuner"), "namespace": o["namespace"]},
                                             "data": {base: tuner["tuner_config"]}}]
         for key in sorted(files):
             if key.startswith(("pods/", "jobs/")):
-                _mount_tuner(files[key], _name(o, "nccl-tuner"), directory or "/")
+                _mount_tuner(files[key], k8s_base.name(o, "nccl-tuner"), directory or "/")
     return {"files": files, "nccl_env": env, "rails": rail_list, "options": o, "binding": binding}
 
 
@@ -389,7 +389,7 @@ def _files(eff: dict, o: dict, rail_list: list, env: dict, nodes: int) -> tuple:
         return pod_template(eff, o, rail_list, env, container, image, command, gpus=gpus)
 
     template = {"apiVersion": "v1", "kind": "PodTemplate",
-                "metadata": {"name": _name(o, "nccl-pod"), "namespace": o["namespace"]},
+                "metadata": {"name": k8s_base.name(o, "nccl-pod"), "namespace": o["namespace"]},
                 "template": pod("nccl", o["image"], None)}
     mpi, binding = k8s_jobs.mpi_job(o, pod, env, nodes, o["layout"])
     files = {

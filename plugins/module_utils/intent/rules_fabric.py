@@ -14,7 +14,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck im
     host_address, integer, intent_format, listing, local_path, MAX_READ_REQ, mpi_from, NCCL_OVERRIDES, _NCCL_SIZE,
     NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, number, shape, _PACKAGE, PACKAGES, path, _PROFILE, text, url, _USER,
     VERIFY_CHECKS, _VERSION)
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import TESTS as NCCL_TUNE_TESTS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import case_hint
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS
 
@@ -196,7 +196,7 @@ FABRIC_RULES = {
     "verify_fabric_nccl_tune_candidates": listing(nccl_tune_candidate, min_len=1, max_len=32,
                                                   what="a list of {algorithm, protocol}"),
     "verify_fabric_nccl_tune_scales": nccl_tune_scales,
-    "verify_fabric_nccl_tune_check_tests": listing(choice(*NCCL_TUNE_TESTS), min_len=1,
+    "verify_fabric_nccl_tune_check_tests": listing(choice(*nccl_tune.TESTS), min_len=1,
                                                    what="a list of nccl-tests collectives"),
     "verify_fabric_nccl_tune_repeats": integer(2, 10, " interleaved rounds (one run shows no noise)"),
     "verify_fabric_nccl_tune_margin_percent": number(0.5, 100, " percent a candidate must beat NCCL's pick by"),
