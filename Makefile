@@ -113,6 +113,7 @@ fuzz: venv
 # mypy strict on the parsers (mypy.ini).
 lint: venv
 	$(VENV)/bin/ruff check plugins lab bench scripts tests
+	$(VENV)/bin/ruff format --check plugins lab bench scripts tests
 	$(VENV)/bin/mypy
 	$(VENV)/bin/yamllint -s .
 	$(VENV)/bin/ansible-lint -q

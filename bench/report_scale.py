@@ -15,6 +15,7 @@ process per size. Peak memory is the controller process's: the resident
 peak (ru_maxrss) and the Python heap's peak during one report (tracemalloc,
 measured in a run of its own, since tracing slows Python down).
 """
+
 import argparse
 import json
 import os
@@ -35,8 +36,16 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import thre
 from ansible_collections.linerate.fabric.plugins.module_utils import findings  # noqa: E402
 
 # As the validation publishes it (fabric_effective, with its derived values): what verification reads.
-FABRIC = published({"name": "bench", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
-                           "mtu": {"host": 4200, "switch": 9216}, "verify": {"ib_write_bw_fraction": 0.9}})
+FABRIC = published(
+    {
+        "name": "bench",
+        "transport": "roce",
+        "link_speed_gbps": 400,
+        "link_width": 4,
+        "mtu": {"host": 4200, "switch": 9216},
+        "verify": {"ib_write_bw_fraction": 0.9},
+    }
+)
 
 
 def host_names(n, per_rack=8):
@@ -47,8 +56,7 @@ def synthetic(nodes, rails, plan="full", bad=None):
     """(tests, cabling): every planned pair on every rail at ~385 Gb/s; ``bad`` = (node, device) at 150."""
     rounds = plans.round_robin(nodes) if plan == "full" else plans.sampled_plan(nodes, 2)
     devices = [f"mlx5_{r}" for r in range(rails)]
-    cabling = {(n, d): {"device": d, "switch": f"leaf{r + 1}", "switch_port": f"swp{k + 1}"}
-               for k, n in enumerate(nodes) for r, d in enumerate(devices)}
+    cabling = {(n, d): {"device": d, "switch": f"leaf{r + 1}", "switch_port": f"swp{k + 1}"} for k, n in enumerate(nodes) for r, d in enumerate(devices)}
     tests = []
     for k, rnd in enumerate(rounds):
         for server, client in rnd:
@@ -56,8 +64,7 @@ def synthetic(nodes, rails, plan="full", bad=None):
                 gbps = 380.0 + (hash((server, client, d)) % 90) / 10
                 if bad and bad[1] == d and bad[0] in (server, client):
                     gbps = 150.0
-                tests.append({"round": k, "server": [server, d], "client": [client, d], "gbps": gbps,
-                              "client_error": None, "server_error": None})
+                tests.append({"round": k, "server": [server, d], "client": [client, d], "gbps": gbps, "client_error": None, "server_error": None})
     return tests, cabling, rounds
 
 
@@ -94,12 +101,24 @@ def run(n_nodes=256, rails=8, plan="full", out_dir=None, repeat=3):
             runs.append(report_once(tests, cabling, nodes, rounds, out_dir or tmp))
     diagnosis, write, sizes, named = min(runs, key=lambda r: r[0] + r[1])
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"section": "report", "nodes": n_nodes, "rails": rails, "plan": plan, "tests": len(tests),
-            "runs": repeat, "diagnosis_s": round(diagnosis, 2), "write_s": round(write, 2),
-            "total_s": round(diagnosis + write, 2), "heatmap_kib": round(sizes.get("heatmap", 0) / 1024),
-            "json_kib": round(sizes.get("json", 0) / 1024), "junit_kib": round(sizes.get("junit", 0) / 1024),
-            "named": named, "injected": f"{bad[0]} {bad[1]}", "peak_rss_mib": round(rss_mib),
-            "peak_heap_mib": heap_peak_mib(tests, cabling, nodes, rounds)}
+    return {
+        "section": "report",
+        "nodes": n_nodes,
+        "rails": rails,
+        "plan": plan,
+        "tests": len(tests),
+        "runs": repeat,
+        "diagnosis_s": round(diagnosis, 2),
+        "write_s": round(write, 2),
+        "total_s": round(diagnosis + write, 2),
+        "heatmap_kib": round(sizes.get("heatmap", 0) / 1024),
+        "json_kib": round(sizes.get("json", 0) / 1024),
+        "junit_kib": round(sizes.get("junit", 0) / 1024),
+        "named": named,
+        "injected": f"{bad[0]} {bad[1]}",
+        "peak_rss_mib": round(rss_mib),
+        "peak_heap_mib": heap_peak_mib(tests, cabling, nodes, rounds),
+    }
 
 
 def main():

@@ -17,6 +17,7 @@ or marked as an assumption), and prints task results, controller CPU and wall ti
 one-node-at-a-time turns the waves replaced. Benchmarks, not tests: nothing fails on a figure. The lab must be
 free (wrap in ``flock /tmp/linerate-lab.lock``); it is left at the last size measured.
 """
+
 import argparse
 import datetime
 import glob
@@ -81,24 +82,27 @@ def latest_summary():
 
 def firmware_run(value, extra=()):
     """hosts.yml, only the firmware role, with PARAM set to value: every node resets in its wave."""
-    args = ["--tags", "connectx_firmware", "-e", json.dumps({"connectx_firmware_extra_params": {PARAM: value}}),
-            *extra]
-    dt, res = bench.timed([os.path.join(bench.VENV_BIN, "ansible-playbook"), "-i", "inventory/lab",
-                           "playbooks/hosts.yml", *args])
+    args = ["--tags", "connectx_firmware", "-e", json.dumps({"connectx_firmware_extra_params": {PARAM: value}}), *extra]
+    dt, res = bench.timed([os.path.join(bench.VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/hosts.yml", *args])
     if res.returncode != 0:
         raise SystemExit(f"bench: hosts.yml failed ({res.returncode}):\n{res.stdout[-4000:]}")
     s = latest_summary()
-    return dict(recap(res.stdout), wall_s=round(dt, 1), controller_cpu_s=res.cpu_s, waves=len(s["waves"]),
-                sizes=[len(w["nodes"]) for w in s["waves"]], max_disrupted_at_once=s["max_disrupted_at_once"],
-                done=s["counts"]["done"])
+    return dict(
+        recap(res.stdout),
+        wall_s=round(dt, 1),
+        controller_cpu_s=res.cpu_s,
+        waves=len(s["waves"]),
+        sizes=[len(w["nodes"]) for w in s["waves"]],
+        max_disrupted_at_once=s["max_disrupted_at_once"],
+        done=s["counts"]["done"],
+    )
 
 
 def measure(sizes, max_unavailable):
     rows = []
     # the lab is rail-optimised (every node on every leaf): spread on leaves would make every wave one node;
     # the bench spreads on racks (none labelled: no constraint) to measure the widening waves
-    extra = ("-e", json.dumps({"fabric": dict(_lab_fabric(), rollout={"max_unavailable": max_unavailable,
-                                                                      "spread": []})}))
+    extra = ("-e", json.dumps({"fabric": dict(_lab_fabric(), rollout={"max_unavailable": max_unavailable, "spread": []})}))
     for n in sizes:
         bench.ensure_lab(n, fresh=False)
         bench.playbook("playbooks/hosts.yml")  # converged first: the two runs below change only the firmware
@@ -111,6 +115,7 @@ def measure(sizes, max_unavailable):
 
 def _lab_fabric():
     import yaml
+
     with open(os.path.join(REPO, "inventory", "lab", "group_vars", "all", "fabric.yml"), encoding="utf-8") as f:
         return yaml.safe_load(f)["fabric"]
 
@@ -126,10 +131,15 @@ def fit(xs, ys):
 
 def fleet(nodes=2000, per_su=32, rails=8, per_rack=4, per_domain=None):
     """A rail-optimised fleet: scalable units of per_su nodes on the unit's rail leaves, racks of per_rack."""
-    return [rollout.Node(name=f"gpu{i + 1:04d}", leaf=tuple(f"su{i // per_su}-leaf{r}" for r in range(rails)),
-                         rack=f"rack{i // per_rack}",
-                         nvlink_domain=None if per_domain is None else f"nvl{i // per_domain}")
-            for i in range(nodes)]
+    return [
+        rollout.Node(
+            name=f"gpu{i + 1:04d}",
+            leaf=tuple(f"su{i // per_su}-leaf{r}" for r in range(rails)),
+            rack=f"rack{i // per_rack}",
+            nvlink_domain=None if per_domain is None else f"nvl{i // per_domain}",
+        )
+        for i in range(nodes)
+    ]
 
 
 # ASSUMPTION: the controller has 8 cores for ansible-playbook's forks (a modest VM; the lab's has 2, shared).
@@ -148,8 +158,7 @@ def model(rows, nodes=2000, max_unavailable="10%", reboot=False, cores=CONTROLLE
     # per wave, the validation and the plan spread over the waves; on real nodes DURATIONS come on top
     wave_s = (0.0, sum(r["wall_s"] / r["waves"] for r in rows) / len(rows))
     plan = rollout.plan(fleet(nodes), max_unavailable=max_unavailable, canary=1)
-    step = DURATIONS["drain"] + DURATIONS["mlxfwreset"] + DURATIONS["wait"] + DURATIONS["check"] \
-        + (DURATIONS["reboot"] if reboot else 0)
+    step = DURATIONS["drain"] + DURATIONS["mlxfwreset"] + DURATIONS["wait"] + DURATIONS["check"] + (DURATIONS["reboot"] if reboot else 0)
     results = per_node_results[0] + per_node_results[1] * nodes
     # a wave takes the disruptive step plus the host stack's own work: the lab's time per wave, or the
     # controller's CPU for the wave's task results spread over its cores, whichever is longer
@@ -160,15 +169,23 @@ def model(rows, nodes=2000, max_unavailable="10%", reboot=False, cores=CONTROLLE
     turn_results = results + nodes * (nodes - 1) * 11
     turn_wall = max(nodes * (step + wave_s[1]), turn_results * cpu_per_result / cores)
     return {
-        "nodes": nodes, "max_unavailable": plan.max_unavailable, "waves": len(plan.waves),
-        "widest_wave": max(plan.sizes), "first_waves": plan.sizes[:8],
-        "task_results": round(results), "controller_cpu_s": round(results * cpu_per_result),
-        "disruptive_step_s": step, "controller_cores": cores,
+        "nodes": nodes,
+        "max_unavailable": plan.max_unavailable,
+        "waves": len(plan.waves),
+        "widest_wave": max(plan.sizes),
+        "first_waves": plan.sizes[:8],
+        "task_results": round(results),
+        "controller_cpu_s": round(results * cpu_per_result),
+        "disruptive_step_s": step,
+        "controller_cores": cores,
         "wall_h": round(wall / 3600, 1),
-        "turns": {"task_results": round(turn_results), "controller_cpu_s": round(turn_results * cpu_per_result),
-                  "wall_h": round(turn_wall / 3600, 1)},
-        "fit": {"results_per_node": round(per_node_results[1], 1), "results_fixed": round(per_node_results[0], 1),
-                "cpu_ms_per_result": round(cpu_per_result * 1000, 2), "lab_s_per_wave": round(wave_s[1], 1)},
+        "turns": {"task_results": round(turn_results), "controller_cpu_s": round(turn_results * cpu_per_result), "wall_h": round(turn_wall / 3600, 1)},
+        "fit": {
+            "results_per_node": round(per_node_results[1], 1),
+            "results_fixed": round(per_node_results[0], 1),
+            "cpu_ms_per_result": round(cpu_per_result * 1000, 2),
+            "lab_s_per_wave": round(wave_s[1], 1),
+        },
         "durations": DURATIONS,
     }
 
@@ -190,8 +207,7 @@ def main(argv=None):
                 rows += json.load(f)["measured"]
     else:
         rows = measure(a.sizes, a.max_unavailable)
-    out = {"measured": rows,
-           "model": {"firmware_reset": model(rows, a.nodes), "firmware_reboot": model(rows, a.nodes, reboot=True)}}
+    out = {"measured": rows, "model": {"firmware_reset": model(rows, a.nodes), "firmware_reboot": model(rows, a.nodes, reboot=True)}}
     print(json.dumps(out["model"], indent=1))
     if not a.model_only:
         os.makedirs(RESULTS, exist_ok=True)

@@ -10,6 +10,7 @@ written to bench/results/<timestamp>.json. Benchmarks, not tests: nothing
 here fails on a figure. Sizes other than the running lab's rebuild the lab
 (the image is kept).
 """
+
 import argparse
 import datetime
 import json
@@ -26,9 +27,13 @@ VENV_BIN = os.path.join(REPO, ".venv", "bin")
 
 
 def env(**extra):
-    e = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-             CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
-             ANSIBLE_NOCOLOR="1", PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    e = dict(
+        os.environ,
+        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+        CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
+        ANSIBLE_NOCOLOR="1",
+        PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
+    )
     e.update(extra)
     return e
 
@@ -43,14 +48,12 @@ class Ran:
 
 def timed(argv, **kw):
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=REPO, env=kw.pop("env", env()), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+    proc = subprocess.Popen(argv, cwd=REPO, env=kw.pop("env", env()), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
     out = proc.stdout.read()
     proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.monotonic() - t0, Ran(proc.returncode, out, round(usage.ru_maxrss / 1024, 1),
-                                      round(usage.ru_utime + usage.ru_stime, 1))
+    return time.monotonic() - t0, Ran(proc.returncode, out, round(usage.ru_maxrss / 1024, 1), round(usage.ru_utime + usage.ru_stime, 1))
 
 
 # podman's cgroup of the lab's containers (cgroupfs manager): the CPU the simulated nodes and
@@ -74,13 +77,13 @@ def lab_cpu_s():
 
 def playbook(path, *args, extra_env=None):
     lab0 = lab_cpu_s()
-    dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", path, *args],
-                    env=env(**(extra_env or {})))
+    dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", path, *args], env=env(**(extra_env or {})))
     lab1 = lab_cpu_s()
     if res.returncode != 0:
         raise SystemExit(f"bench: {path} failed ({res.returncode}):\n{res.stdout[-4000:]}")
-    return dt, dict(recap(res.stdout), peak_rss_mib=res.peak_rss_mib, controller_cpu_s=res.cpu_s,
-                    lab_cpu_s=None if lab0 is None or lab1 is None else round(lab1 - lab0, 1))
+    return dt, dict(
+        recap(res.stdout), peak_rss_mib=res.peak_rss_mib, controller_cpu_s=res.cpu_s, lab_cpu_s=None if lab0 is None or lab1 is None else round(lab1 - lab0, 1)
+    )
 
 
 def recap(output):
@@ -135,20 +138,31 @@ def section_converge(sizes, rows):
         check, r3 = playbook("playbooks/site.yml", "--check", "--diff")
         full, r4 = playbook("playbooks/site.yml", "-e", "linerate_full_run=true")
         fl = floor()
-        row = {"section": "converge", "nodes": n, "lab_up_s": round(up, 1),
-               "first_s": round(first, 1), "first_changed": r1["changed"],
-               "second_s": round(second, 1), "second_changed": r2["changed"],
-               "check_s": round(check, 1), "check_changed": r3["changed"],
-               "full_run_s": round(full, 1), "full_run_changed": r4["changed"],
-               "floor_s": round(fl, 1), "second_over_floor": round(second / fl, 2),
-               "check_over_floor": round(check / fl, 2), "full_run_over_floor": round(full / fl, 2),
-               "peak_rss_mib": max(r["peak_rss_mib"] for r in (r1, r2, r3, r4))}
+        row = {
+            "section": "converge",
+            "nodes": n,
+            "lab_up_s": round(up, 1),
+            "first_s": round(first, 1),
+            "first_changed": r1["changed"],
+            "second_s": round(second, 1),
+            "second_changed": r2["changed"],
+            "check_s": round(check, 1),
+            "check_changed": r3["changed"],
+            "full_run_s": round(full, 1),
+            "full_run_changed": r4["changed"],
+            "floor_s": round(fl, 1),
+            "second_over_floor": round(second / fl, 2),
+            "check_over_floor": round(check / fl, 2),
+            "full_run_over_floor": round(full / fl, 2),
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in (r1, r2, r3, r4)),
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
 
 
 def lab_fabric():
     import yaml
+
     with open(os.path.join(REPO, "inventory", "lab", "group_vars", "all", "fabric.yml")) as f:
         return yaml.safe_load(f)["fabric"]
 
@@ -165,19 +179,19 @@ def section_switches(sizes, rows):
     fabric = lab_fabric()
     switches = ["leaf1", "leaf2", "spine1"]
     results = {}
-    for label, args in (("1 switch", ["--limit", "localhost,leaf1"]),
-                        (f"{len(switches)} serial", ["-e", "switch_fabric_serial=1"]),
-                        (f"{len(switches)} parallel", ["-e", f"switch_fabric_serial={len(switches)}"])):
+    for label, args in (
+        ("1 switch", ["--limit", "localhost,leaf1"]),
+        (f"{len(switches)} serial", ["-e", "switch_fabric_serial=1"]),
+        (f"{len(switches)} parallel", ["-e", f"switch_fabric_serial={len(switches)}"]),
+    ):
         fabric["roce"]["ecn"]["min_threshold_kb"] += 10  # a real delta on every switch
         dt, r = switch_window(fabric, *args)
         results[label] = dt
-        rows.append({"section": "switch window", "window": label, "seconds": round(dt, 1),
-                     "changed": r["changed"]})
+        rows.append({"section": "switch window", "window": label, "seconds": round(dt, 1), "changed": r["changed"]})
         print(json.dumps(rows[-1]), flush=True)
     one = results["1 switch"]
     for label in list(results)[1:]:
-        rows.append({"section": "switch window", "window": f"{label} / 1 switch",
-                     "seconds": round(results[label] / one, 2), "changed": ""})
+        rows.append({"section": "switch window", "window": f"{label} / 1 switch", "seconds": round(results[label] / one, 2), "changed": ""})
     # Put the lab's intent back.
     playbook("playbooks/switches.yml")
 
@@ -194,27 +208,43 @@ def section_verify(sizes, rows):
         ensure_lab(n)
         playbook("playbooks/site.yml", "--skip-tags", "verify")
         for duration in VERIFY_DURATIONS:
-            dt, rv = playbook("playbooks/verify.yml", "-e", f"verify_fabric_ib_write_bw_duration={duration}",
-                              "-e", "verify_fabric_ib_write_bw_plan=full",
-                              "-e", json.dumps({"verify_fabric_checks": ["ports", "ib_write_bw"]}))
+            dt, rv = playbook(
+                "playbooks/verify.yml",
+                "-e",
+                f"verify_fabric_ib_write_bw_duration={duration}",
+                "-e",
+                "verify_fabric_ib_write_bw_plan=full",
+                "-e",
+                json.dumps({"verify_fabric_checks": ["ports", "ib_write_bw"]}),
+            )
             with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
                 report = json.load(f)
             rounds = len(report["meta"]["rounds"])
-            phase = next((p["seconds"] for p in report["meta"].get("phases") or [] if p["phase"] == "ib_write_bw"),
-                         None)
+            phase = next((p["seconds"] for p in report["meta"].get("phases") or [] if p["phase"] == "ib_write_bw"), None)
             floor_s = rounds * duration
             sched = (report["checks"].get("ib_write_bw") or {}).get("schedule") or {}
-            rows.append({"section": "verify", "nodes": n, "duration_s": duration, "rounds": rounds,
-                         "pairs": sum(len(r) for r in report["meta"]["rounds"]),
-                         "floor_s": floor_s, "phase_s": phase,
-                         "phase_over_floor": round(phase / floor_s, 2) if phase else None,
-                         "wall_s": round(dt, 1), "wall_over_floor": round(dt / floor_s, 2),
-                         # the machine's own floor: the CPU the run needed, spread over every core
-                         "controller_cpu_s": rv["controller_cpu_s"], "lab_cpu_s": rv["lab_cpu_s"],
-                         "cpu_floor_s": round((rv["controller_cpu_s"] + (rv["lab_cpu_s"] or 0)) / os.cpu_count(), 1),
-                         "slowest_round_s": max((r["seconds"] for r in sched.get("rounds") or []), default=None),
-                         "client_retries": sched.get("client_retries"),
-                         "passed": report["summary"]["passed"], "peak_rss_mib": rv["peak_rss_mib"]})
+            rows.append(
+                {
+                    "section": "verify",
+                    "nodes": n,
+                    "duration_s": duration,
+                    "rounds": rounds,
+                    "pairs": sum(len(r) for r in report["meta"]["rounds"]),
+                    "floor_s": floor_s,
+                    "phase_s": phase,
+                    "phase_over_floor": round(phase / floor_s, 2) if phase else None,
+                    "wall_s": round(dt, 1),
+                    "wall_over_floor": round(dt / floor_s, 2),
+                    # the machine's own floor: the CPU the run needed, spread over every core
+                    "controller_cpu_s": rv["controller_cpu_s"],
+                    "lab_cpu_s": rv["lab_cpu_s"],
+                    "cpu_floor_s": round((rv["controller_cpu_s"] + (rv["lab_cpu_s"] or 0)) / os.cpu_count(), 1),
+                    "slowest_round_s": max((r["seconds"] for r in sched.get("rounds") or []), default=None),
+                    "client_retries": sched.get("client_retries"),
+                    "passed": report["summary"]["passed"],
+                    "peak_rss_mib": rv["peak_rss_mib"],
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
 
 
@@ -228,9 +258,18 @@ def section_sampled(sizes, rows):
         node, device = f"node{n}", "mlx5_1"
         lab("fault", "speed", node, device, "100")
         try:
-            dt, res = timed([os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/verify.yml",
-                             "-e", f"verify_fabric_ib_write_bw_duration={duration}",
-                             "-e", "verify_fabric_ib_write_bw_plan=sampled"])
+            dt, res = timed(
+                [
+                    os.path.join(VENV_BIN, "ansible-playbook"),
+                    "-i",
+                    "inventory/lab",
+                    "playbooks/verify.yml",
+                    "-e",
+                    f"verify_fabric_ib_write_bw_duration={duration}",
+                    "-e",
+                    "verify_fabric_ib_write_bw_plan=sampled",
+                ]
+            )
         finally:
             lab("fault", "speed", node, device, "400")
         with open(os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")) as f:
@@ -238,21 +277,36 @@ def section_sampled(sizes, rows):
         # every round that ran, the re-test rounds against known-good peers included
         tests = (report["checks"].get("ib_write_bw") or {}).get("tests") or []
         rounds = len({t[0] for t in tests})
-        named = sorted({f"{f['node']} {f['device']}" for f in report["findings"]
-                        if f.get("check") == "ib_write_bw" and f.get("node") and f.get("device")})
-        rows.append({"section": "sampled", "nodes": n, "plan": report["meta"].get("plan"), "rounds": rounds,
-                     "first_phase_rounds": len(report["meta"]["rounds"]), "tests": len(tests),
-                     "injected": f"{node} {device}",
-                     "named_by_ib_write_bw": ", ".join(named) or "-",
-                     "found": f"{node} {device}" in named, "verify_rc": res.returncode,
-                     "wall_s": round(dt, 1), "floor_s": rounds * duration,
-                     "wall_over_floor": round(dt / (rounds * duration), 1), "peak_rss_mib": res.peak_rss_mib})
+        named = sorted({f"{f['node']} {f['device']}" for f in report["findings"] if f.get("check") == "ib_write_bw" and f.get("node") and f.get("device")})
+        rows.append(
+            {
+                "section": "sampled",
+                "nodes": n,
+                "plan": report["meta"].get("plan"),
+                "rounds": rounds,
+                "first_phase_rounds": len(report["meta"]["rounds"]),
+                "tests": len(tests),
+                "injected": f"{node} {device}",
+                "named_by_ib_write_bw": ", ".join(named) or "-",
+                "found": f"{node} {device}" in named,
+                "verify_rc": res.returncode,
+                "wall_s": round(dt, 1),
+                "floor_s": rounds * duration,
+                "wall_over_floor": round(dt / (rounds * duration), 1),
+                "peak_rss_mib": res.peak_rss_mib,
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 
 
 # Ansible's own defaults, against which ansible.cfg's tuning is measured.
-UNTUNED = {"ANSIBLE_PIPELINING": "False", "ANSIBLE_SSH_ARGS": "-o ControlMaster=no",
-           "ANSIBLE_GATHERING": "implicit", "ANSIBLE_CACHE_PLUGIN": "memory", "ANSIBLE_FORKS": "5"}
+UNTUNED = {
+    "ANSIBLE_PIPELINING": "False",
+    "ANSIBLE_SSH_ARGS": "-o ControlMaster=no",
+    "ANSIBLE_GATHERING": "implicit",
+    "ANSIBLE_CACHE_PLUGIN": "memory",
+    "ANSIBLE_FORKS": "5",
+}
 
 
 def section_tuning(sizes, rows):
@@ -263,9 +317,16 @@ def section_tuning(sizes, rows):
         playbook("playbooks/site.yml")  # converged
         before, r1 = playbook("playbooks/site.yml", extra_env=UNTUNED)
         after, r2 = playbook("playbooks/site.yml")
-        rows.append({"section": "tuning", "nodes": n, "ansible_defaults_s": round(before, 1),
-                     "tuned_s": round(after, 1), "speedup": round(before / after, 2),
-                     "changed": r1["changed"] + r2["changed"]})
+        rows.append(
+            {
+                "section": "tuning",
+                "nodes": n,
+                "ansible_defaults_s": round(before, 1),
+                "tuned_s": round(after, 1),
+                "speedup": round(before / after, 2),
+                "changed": r1["changed"] + r2["changed"],
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 
 
@@ -274,8 +335,7 @@ def section_report(sizes, rows):
     64 and 256 nodes x 8 rails, full and sampled plans (bench/report_scale.py, one process each,
     so the peak memory is that run's own)."""
     for n, plan in ((64, "full"), (256, "sampled"), (256, "full")):
-        _dt, res = timed([os.path.join(VENV_BIN, "python"), os.path.join(HERE, "report_scale.py"),
-                          "--nodes", str(n), "--rails", "8", "--plan", plan])
+        _dt, res = timed([os.path.join(VENV_BIN, "python"), os.path.join(HERE, "report_scale.py"), "--nodes", str(n), "--rails", "8", "--plan", plan])
         if res.returncode != 0:
             raise SystemExit(f"bench: report_scale.py failed:\n{res.stdout[-3000:]}")
         row = json.loads(res.stdout.strip().splitlines()[-1])
@@ -291,21 +351,31 @@ def section_check(sizes, rows):
         playbook("playbooks/site.yml")  # converged
         dt, r = playbook("playbooks/site.yml", "--check", "--diff")
         fl = floor()
-        rows.append({"section": "check", "nodes": n, "check_diff_s": round(dt, 1), "changed": r["changed"],
-                     "floor_s": round(fl, 1), "check_over_floor": round(dt / fl, 2),
-                     "peak_rss_mib": r["peak_rss_mib"]})
+        rows.append(
+            {
+                "section": "check",
+                "nodes": n,
+                "check_diff_s": round(dt, 1),
+                "changed": r["changed"],
+                "floor_s": round(fl, 1),
+                "check_over_floor": round(dt / fl, 2),
+                "peak_rss_mib": r["peak_rss_mib"],
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 
 
 def mitogen_env():
     """ANSIBLE_STRATEGY=mitogen_linear from the venv's mitogen (requirements-dev.txt), or None."""
-    res = subprocess.run([os.path.join(VENV_BIN, "python"), "-c",
-                          "import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))"],
-                         capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [os.path.join(VENV_BIN, "python"), "-c", "import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if res.returncode != 0:
         return None
-    return {"ANSIBLE_STRATEGY_PLUGINS": os.path.join(res.stdout.strip(), "plugins", "strategy"),
-            "ANSIBLE_STRATEGY": "mitogen_linear"}
+    return {"ANSIBLE_STRATEGY_PLUGINS": os.path.join(res.stdout.strip(), "plugins", "strategy"), "ANSIBLE_STRATEGY": "mitogen_linear"}
 
 
 def section_mitogen(sizes, rows):
@@ -321,16 +391,33 @@ def section_mitogen(sizes, rows):
         fast, r2 = playbook("playbooks/site.yml", extra_env=extra)
         fl = floor()
         fl_m = floor(extra_env=extra)
-        rows.append({"section": "mitogen", "nodes": n, "plain_s": round(plain, 1), "mitogen_s": round(fast, 1),
-                     "speedup": round(plain / fast, 2), "changed": r1["changed"] + r2["changed"],
-                     "floor_s": round(fl, 1), "mitogen_floor_s": round(fl_m, 1),
-                     "plain_over_floor": round(plain / fl, 2), "mitogen_over_floor": round(fast / fl, 2)})
+        rows.append(
+            {
+                "section": "mitogen",
+                "nodes": n,
+                "plain_s": round(plain, 1),
+                "mitogen_s": round(fast, 1),
+                "speedup": round(plain / fast, 2),
+                "changed": r1["changed"] + r2["changed"],
+                "floor_s": round(fl, 1),
+                "mitogen_floor_s": round(fl_m, 1),
+                "plain_over_floor": round(plain / fl, 2),
+                "mitogen_over_floor": round(fast / fl, 2),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 
 
-SECTIONS = {"converge": section_converge, "tuning": section_tuning, "switches": section_switches, "verify": section_verify,
-            "report": section_report, "check": section_check, "mitogen": section_mitogen,
-            "sampled": section_sampled}
+SECTIONS = {
+    "converge": section_converge,
+    "tuning": section_tuning,
+    "switches": section_switches,
+    "verify": section_verify,
+    "report": section_report,
+    "check": section_check,
+    "mitogen": section_mitogen,
+    "sampled": section_sampled,
+}
 
 
 def print_table(rows):

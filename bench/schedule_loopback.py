@@ -9,6 +9,7 @@ rounds x duration; the Ansible side (one async start, one collection) is a fixed
 
     .venv/bin/python bench/schedule_loopback.py --nodes 32 --rails 2 --duration 2
 """
+
 import argparse
 import os
 import sys
@@ -35,18 +36,36 @@ def main():
     addresses = {n: f"127.0.1.{i + 1}" for i, n in enumerate(nodes)}
 
     def params(parts):
-        return {"tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": args.duration, "iterations": 5000,
-                "gid_index": None, "tclass": None, "sl": None, "use_cuda": False, "out_json": False,
-                "extra_args": [], "timeout": args.duration + 20, "connect_timeout": 15,
-                "base_port": args.base_port, "port_stride": 16, "port_rounds": 64, "parts": parts,
-                "tests": [{"device": f"mlx5_{i}"} for i in range(args.rails)]}
+        return {
+            "tool": "ib_write_bw",
+            "size": 1048576,
+            "qps": 4,
+            "duration": args.duration,
+            "iterations": 5000,
+            "gid_index": None,
+            "tclass": None,
+            "sl": None,
+            "use_cuda": False,
+            "out_json": False,
+            "extra_args": [],
+            "timeout": args.duration + 20,
+            "connect_timeout": 15,
+            "base_port": args.base_port,
+            "port_stride": 16,
+            "port_rounds": 64,
+            "parts": parts,
+            "tests": [{"device": f"mlx5_{i}"} for i in range(args.rails)],
+        }
+
     out, _log, wall, rounds = schedule_sim.play(tmp, nodes, addresses, params, setattr)
     tests = rdma.evaluate_tests(rdma.round_tests(out), 100)
     floor = len(rounds) * args.duration
-    print(f"{args.nodes} nodes x {args.rails} rails, {len(rounds)} rounds of {args.duration} s: {len(tests)} tests, "
-          f"{sum(t['ok'] for t in tests)} passed; {wall:.1f} s against a floor of {floor} s "
-          f"(x{wall / floor:.2f}, {(wall - floor) / len(rounds):.2f} s a round above it); "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.nodes} nodes x {args.rails} rails, {len(rounds)} rounds of {args.duration} s: {len(tests)} tests, "
+        f"{sum(t['ok'] for t in tests)} passed; {wall:.1f} s against a floor of {floor} s "
+        f"(x{wall / floor:.2f}, {(wall - floor) / len(rounds):.2f} s a round above it); "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ parameter names, types and enumerations, with file and line); no code is
 copied. Licences: perftest, mlnx-tools, mstflint and opensm are dual
 GPL-2.0 / BSD (OpenIB.org BSD); nccl-tests is BSD-3-Clause.
 """
+
 import argparse
 import ast
 import json
@@ -51,17 +52,25 @@ def line_of(text, pos):
 
 # ------------------------------------------------------------------ getopt_long tables
 
-LONG_C = re.compile(r'\{\s*\.name\s*=\s*"([^"]+)"\s*,\s*\.has_arg\s*=\s*(\d)\s*,\s*(?:\.flag\s*=\s*&\w+\s*,\s*)?'
-                    r"\.val\s*=\s*('.'|\d+)\s*\}")
+LONG_C = re.compile(
+    r'\{\s*\.name\s*=\s*"([^"]+)"\s*,\s*\.has_arg\s*=\s*(\d)\s*,\s*(?:\.flag\s*=\s*&\w+\s*,\s*)?'
+    r"\.val\s*=\s*('.'|\d+)\s*\}"
+)
 COND = re.compile(r"^\s*#\s*(if|ifdef|if defined|endif|else)\b(.*)$")
 
 
 def perftest(repo):
     path = "src/perftest_parameters.c"
-    out = {"_source": {"repo": "linux-rdma/perftest", "file": path, "licence": "GPL-2.0 or BSD (COPYING)",
-                       "what": "getopt_long long_options[] and optstring of parser(); per-option checks from its "
-                               "switch (case lines); messages from the default: branch and write_bw.c main()"},
-           "versions": {}}
+    out = {
+        "_source": {
+            "repo": "linux-rdma/perftest",
+            "file": path,
+            "licence": "GPL-2.0 or BSD (COPYING)",
+            "what": "getopt_long long_options[] and optstring of parser(); per-option checks from its "
+            "switch (case lines); messages from the default: branch and write_bw.c main()",
+        },
+        "versions": {},
+    }
     for tag in PERFTEST_TAGS:
         src = show(repo, tag, path)
         start = src.index("long_options[] = {")
@@ -80,17 +89,24 @@ def perftest(repo):
             lm = LONG_C.search(raw)
             if lm:
                 val = lm.group(3)
-                longs.append({"name": lm.group(1), "has_arg": int(lm.group(2)),
-                              "short": val[1] if val.startswith("'") else None,
-                              "build_condition": cond[-1] if cond else None})
+                longs.append(
+                    {
+                        "name": lm.group(1),
+                        "has_arg": int(lm.group(2)),
+                        "short": val[1] if val.startswith("'") else None,
+                        "build_condition": cond[-1] if cond else None,
+                    }
+                )
         gm = re.search(r'getopt_long\(argc,\s*argv,\s*"([^"]+)"', src[end:])
         optstring = gm.group(1)
         # integer-valued short options: CHECK_VALUE*(field,type,[min,max,]"Name",...)
         ints = {}
-        for cm in re.finditer(r"case '(.)':\s*CHECK_VALUE(\w*)\(\s*user_param->\w+\s*,\s*(\w+)\s*,"
-                              r"(?:[^,\"]+,[^,\"]+,)?\s*\"([^\"]+)\"", src):
-            ints[cm.group(1)] = {"type": cm.group(3), "name": cm.group(4), "check": "CHECK_VALUE" + cm.group(2),
-                                 "line": line_of(src, cm.start())}
+        for cm in re.finditer(
+            r"case '(.)':\s*CHECK_VALUE(\w*)\(\s*user_param->\w+\s*,\s*(\w+)\s*,"
+            r"(?:[^,\"]+,[^,\"]+,)?\s*\"([^\"]+)\"",
+            src,
+        ):
+            ints[cm.group(1)] = {"type": cm.group(3), "name": cm.group(4), "check": "CHECK_VALUE" + cm.group(2), "line": line_of(src, cm.start())}
         # test-kind restrictions inside a case: "if (user_param->tst == LAT)" / "!= BW" / "!= LAT"
         kinds = {}
         for cm in re.finditer(r"case '(.)':(.*?)(?=\n\s*case '|\n\s*default:)", src, re.S):
@@ -98,18 +114,22 @@ def perftest(repo):
             rm = re.search(r"if \(user_param->tst (==|!=) (BW|LAT)\)\s*\{\s*fprintf\(stderr,\s*\"([^\"]+)\"", body)
             if rm:
                 bw_only = (rm.group(1), rm.group(2)) in (("!=", "BW"), ("==", "LAT"))
-                kinds[cm.group(1)] = {"only": "bw" if bw_only else "lat", "message": rm.group(3).rstrip("\\n"),
-                                      "line": line_of(src, cm.start())}
+                kinds[cm.group(1)] = {"only": "bw" if bw_only else "lat", "message": rm.group(3).rstrip("\\n"), "line": line_of(src, cm.start())}
         for name in ("run_infinitely",):
             rm = re.search(r"(run_infinitely exists only in BW tests[^\"]*)", src)
             if rm:
-                kinds["--" + name] = {"only": "bw", "message": " " + rm.group(1).rstrip("\\n").strip(),
-                                      "line": line_of(src, rm.start())}
+                kinds["--" + name] = {"only": "bw", "message": " " + rm.group(1).rstrip("\\n").strip(), "line": line_of(src, rm.start())}
         dflt = src.index("Invalid Command or flag", end)
         out["versions"][tag] = {
-            "commit": commit(repo, tag), "long_options_lines": f"{line_of(src, start)}-{line_of(src, end)}",
-            "getopt_line": line_of(src, end + gm.start()), "default_branch_line": line_of(src, dflt),
-            "optstring": optstring, "long": longs, "int_args": ints, "test_kind": kinds}
+            "commit": commit(repo, tag),
+            "long_options_lines": f"{line_of(src, start)}-{line_of(src, end)}",
+            "getopt_line": line_of(src, end + gm.start()),
+            "default_branch_line": line_of(src, dflt),
+            "optstring": optstring,
+            "long": longs,
+            "int_args": ints,
+            "test_kind": kinds,
+        }
     return out
 
 
@@ -117,24 +137,30 @@ def nccl_tests(repo):
     tags = [t for t in git(repo, "tag").split() if re.fullmatch(r"v\d+\.\d+\.\d+", t)]
     tags = sorted(tags, key=lambda t: tuple(int(x) for x in t[1:].split(".")))
     tags = [t for t in tags if tuple(int(x) for x in t[1:].split(".")) >= NCCL_TESTS_FIRST]
-    out = {"_source": {"repo": "NVIDIA/nccl-tests", "file": "src/common.cu (longopts[], getopt_long optstring, "
-                       "usage printf); src/util.cu or src/common.cu (version header PRINT)",
-                       "licence": "BSD-3-Clause (LICENSE.txt)",
-                       "what": "per release tag; an unknown option: glibc getopt_long prints its message on "
-                               "stderr, returns '?', the default: branch prints \"invalid option '?'\" and the "
-                               "usage on stdout and main() returns 0"},
-           "tables": [], "versions": {}}
+    out = {
+        "_source": {
+            "repo": "NVIDIA/nccl-tests",
+            "file": "src/common.cu (longopts[], getopt_long optstring, usage printf); src/util.cu or src/common.cu (version header PRINT)",
+            "licence": "BSD-3-Clause (LICENSE.txt)",
+            "what": "per release tag; an unknown option: glibc getopt_long prints its message on "
+            "stderr, returns '?', the default: branch prints \"invalid option '?'\" and the "
+            "usage on stdout and main() returns 0",
+        },
+        "tables": [],
+        "versions": {},
+    }
     seen = {}
     for tag in tags:
         src = show(repo, tag, "src/common.cu")
         start = src.index("longopts[] = {")
         end = src.index("{}", start)
-        longs = [{"name": m.group(1), "has_arg": 1 if m.group(2) == "required_argument" else
-                  (2 if m.group(2) == "optional_argument" else 0), "short": m.group(3)}
-                 for m in re.finditer(r'\{"(\w+)",\s*(\w+),\s*0,\s*\'(.)\'\}', src[start:end])]
+        longs = [
+            {"name": m.group(1), "has_arg": 1 if m.group(2) == "required_argument" else (2 if m.group(2) == "optional_argument" else 0), "short": m.group(3)}
+            for m in re.finditer(r'\{"(\w+)",\s*(\w+),\s*0,\s*\'(.)\'\}', src[start:end])
+        ]
         gm = re.search(r'getopt_long\(argc,\s*argv,\s*"([^"]+)"', src[end:])
         um = re.search(r'printf\("USAGE: %s \\n\\t"(.*?),\s*(?:basename\(argv\[0\]\)|programName)\)', src, re.S)
-        usage, skip = [], False   # the #if branch of each alternative (the newest NCCL's text)
+        usage, skip = [], False  # the #if branch of each alternative (the newest NCCL's text)
         for line in um.group(1).splitlines():
             line = line.strip()
             if line.startswith("#"):
@@ -157,14 +183,19 @@ def nccl_tests(repo):
         if key not in seen:
             seen[key] = len(out["tables"])
             out["tables"].append(table)
-        out["versions"][tag[1:]] = {"commit": commit(repo, tag), "table": seen[key],
-                                    "longopts_lines": f"{line_of(src, start)}-{line_of(src, end)}",
-                                    "getopt_line": line_of(src, end + gm.start()), "usage_line": line_of(src, um.start()),
-                                    "version_header": header}
+        out["versions"][tag[1:]] = {
+            "commit": commit(repo, tag),
+            "table": seen[key],
+            "longopts_lines": f"{line_of(src, start)}-{line_of(src, end)}",
+            "getopt_line": line_of(src, end + gm.start()),
+            "usage_line": line_of(src, um.start()),
+            "version_header": header,
+        }
     return out
 
 
 # ------------------------------------------------------------------ optparse / argparse scripts (mlnx-tools, mstflint)
+
 
 def _calls(tree, method):
     for node in ast.walk(tree):
@@ -188,26 +219,37 @@ def _option_calls(repo, tag, path, method):
 
 def mlnx_qos(repo):
     path = "python/mlnx_qos"
-    out = {"_source": {"repo": "Mellanox/mlnx-tools", "file": path, "licence": "CPL-1.0 / BSD / GPL-2.0 (file header)",
-                       "what": "optparse OptionParser add_option() calls: flags, dest, action, metavar"},
-           "versions": {}}
+    out = {
+        "_source": {
+            "repo": "Mellanox/mlnx-tools",
+            "file": path,
+            "licence": "CPL-1.0 / BSD / GPL-2.0 (file header)",
+            "what": "optparse OptionParser add_option() calls: flags, dest, action, metavar",
+        },
+        "versions": {},
+    }
     for tag in MLNX_TOOLS_TAGS:
         src, calls = _option_calls(repo, tag, path, "add_option")
-        opts = [{"flags": flags, **{k.arg: _const(k.value) for k in call.keywords
-                                    if k.arg in ("dest", "action", "metavar", "default")}, "line": call.lineno}
-                for call, flags in calls]
+        opts = [
+            {"flags": flags, **{k.arg: _const(k.value) for k in call.keywords if k.arg in ("dest", "action", "metavar", "default")}, "line": call.lineno}
+            for call, flags in calls
+        ]
         pm = re.search(r"OptionParser\(([^)]*)\)", src)
-        out["versions"][tag] = {"commit": commit(repo, tag), "parser": pm.group(1), "parser_line": line_of(src, pm.start()),
-                                "options": opts}
+        out["versions"][tag] = {"commit": commit(repo, tag), "parser": pm.group(1), "parser_line": line_of(src, pm.start()), "options": opts}
     return out
 
 
 def mlxfwreset(repo):
     path = "small_utils/mstfwreset.py"
-    out = {"_source": {"repo": "Mellanox/mstflint", "file": path + " (MFT ships the same tool as mlxfwreset); "
-                       "levels/types: small_utils/mlxfwresetlib/cmd_reg_mfrl.py reset_levels_db/reset_types_db",
-                       "licence": "GPL-2.0 or BSD (mstflint COPYING)", "what": "argparse add_argument() calls"},
-           "versions": {}}
+    out = {
+        "_source": {
+            "repo": "Mellanox/mstflint",
+            "file": path + " (MFT ships the same tool as mlxfwreset); levels/types: small_utils/mlxfwresetlib/cmd_reg_mfrl.py reset_levels_db/reset_types_db",
+            "licence": "GPL-2.0 or BSD (mstflint COPYING)",
+            "what": "argparse add_argument() calls",
+        },
+        "versions": {},
+    }
     for tag in MSTFLINT_TAGS:
         _src, calls = _option_calls(repo, tag, path, "add_argument")
         opts = []
@@ -243,10 +285,16 @@ def mlxfwreset(repo):
 
 
 def mlxlink(repo):
-    out = {"_source": {"repo": "Mellanox/mstflint", "file": "mlxlink/modules/mlxlink_ui.cpp initCmdParser() AddOptions "
-                       "+ #defines in mlxlink/modules/mlxlink_commander.h; parsing: cmdparser/cmdparser.cpp "
-                       "(getopt_long_only), error: mlxlink_ui.cpp run() + mlxlink_main.cpp",
-                       "licence": "GPL-2.0 or BSD (mstflint COPYING)"}, "versions": {}}
+    out = {
+        "_source": {
+            "repo": "Mellanox/mstflint",
+            "file": "mlxlink/modules/mlxlink_ui.cpp initCmdParser() AddOptions "
+            "+ #defines in mlxlink/modules/mlxlink_commander.h; parsing: cmdparser/cmdparser.cpp "
+            "(getopt_long_only), error: mlxlink_ui.cpp run() + mlxlink_main.cpp",
+            "licence": "GPL-2.0 or BSD (mstflint COPYING)",
+        },
+        "versions": {},
+    }
     for tag in MSTFLINT_TAGS:
         ui = show(repo, tag, "mlxlink/modules/mlxlink_ui.cpp")
         defs = {}
@@ -258,32 +306,38 @@ def mlxlink(repo):
             name, short = defs.get(m.group(1)), defs.get(m.group(2))
             if name is None:
                 continue
-            opts.append({"name": name, "short": None if short in (None, " ") else short,
-                         "has_arg": 1 if m.group(3) else 0, "line": line_of(ui, m.start())})
+            opts.append({"name": name, "short": None if short in (None, " ") else short, "has_arg": 1 if m.group(3) else 0, "line": line_of(ui, m.start())})
         out["versions"][tag] = {"commit": commit(repo, tag), "options": opts}
     return out
 
 
 def mlxconfig(repo):
-    out = {"_source": {"repo": "Mellanox/mstflint", "file": "mlxconfig/mlxconfig_dbs/mlxconfig_host.db (SQLite: "
-                       "params JOIN tlvs)", "licence": "GPL-2.0 or BSD (mstflint COPYING)",
-                       "what": "mlxconfig names, type, enum textual_values, min/max, TLV class; class 1 TLVs take "
-                               "the _P<port> suffix (mlxcfg_tlv.cpp isPortTargetClass), class 9 _M<module>; an "
-                               "unknown name: 'Unknown Parameter: NAME' (mlxcfg_db_manager.cpp), a known one the "
-                               "device lacks: 'The Device doesn't support NAME parameter' "
-                               "(mlxcfg_generic_commander.cpp). The database has no ConnectX-generation column: "
-                               "which parameters a card has is what its firmware reports."},
-           "versions": {}}
+    out = {
+        "_source": {
+            "repo": "Mellanox/mstflint",
+            "file": "mlxconfig/mlxconfig_dbs/mlxconfig_host.db (SQLite: params JOIN tlvs)",
+            "licence": "GPL-2.0 or BSD (mstflint COPYING)",
+            "what": "mlxconfig names, type, enum textual_values, min/max, TLV class; class 1 TLVs take "
+            "the _P<port> suffix (mlxcfg_tlv.cpp isPortTargetClass), class 9 _M<module>; an "
+            "unknown name: 'Unknown Parameter: NAME' (mlxcfg_db_manager.cpp), a known one the "
+            "device lacks: 'The Device doesn't support NAME parameter' "
+            "(mlxcfg_generic_commander.cpp). The database has no ConnectX-generation column: "
+            "which parameters a card has is what its firmware reports.",
+        },
+        "versions": {},
+    }
     for tag in MSTFLINT_TAGS:
         data = show(repo, tag, "mlxconfig/mlxconfig_dbs/mlxconfig_host.db", text=False)
         with tempfile.NamedTemporaryFile(suffix=".db") as f:
             f.write(data if isinstance(data, bytes) else data.encode("latin-1"))
             f.flush()
             db = sqlite3.connect(f.name)
-            rows = db.execute("SELECT p.mlxconfig_name, p.type, p.textual_values, p.size, p.min_val, p.max_val, "
-                              "p.array_length, t.class, t.mlxconfig_name FROM params p JOIN tlvs t "
-                              "ON p.tlv_name = t.name WHERE p.mlxconfig_name IS NOT NULL AND p.mlxconfig_name != '' "
-                              "AND t.target IN ('NIC', 'NIC-internal', 'EXP_ROM') ORDER BY p.mlxconfig_name").fetchall()
+            rows = db.execute(
+                "SELECT p.mlxconfig_name, p.type, p.textual_values, p.size, p.min_val, p.max_val, "
+                "p.array_length, t.class, t.mlxconfig_name FROM params p JOIN tlvs t "
+                "ON p.tlv_name = t.name WHERE p.mlxconfig_name IS NOT NULL AND p.mlxconfig_name != '' "
+                "AND t.target IN ('NIC', 'NIC-internal', 'EXP_ROM') ORDER BY p.mlxconfig_name"
+            ).fetchall()
             db.close()
         params = {}
         for name, typ, tv, size, lo, hi, arr, cls, tlv in rows:
@@ -307,9 +361,14 @@ def _bits(size):
 
 
 def opensm(repo):
-    out = {"_source": {"repo": "linux-rdma/opensm", "file": "opensm/osm_subnet.c opt_tbl[] (opensm.conf keys); "
-                       "opensm/main.c long_option[] and getopt_long_only optstring (command line)",
-                       "licence": "GPL-2.0 or BSD (COPYING)"}, "versions": {}}
+    out = {
+        "_source": {
+            "repo": "linux-rdma/opensm",
+            "file": "opensm/osm_subnet.c opt_tbl[] (opensm.conf keys); opensm/main.c long_option[] and getopt_long_only optstring (command line)",
+            "licence": "GPL-2.0 or BSD (COPYING)",
+        },
+        "versions": {},
+    }
     for tag in OPENSM_TAGS:
         sub = show(repo, tag, "opensm/osm_subnet.c")
         start = sub.index("opt_tbl[] = {")
@@ -318,20 +377,31 @@ def opensm(repo):
         main = show(repo, tag, "opensm/main.c")
         ls = main.index("long_option[] = {")
         le = main.index("{NULL, 0, NULL, 0}", ls)
-        longs = [{"name": m.group(1), "has_arg": int(m.group(2)), "short": m.group(3)}
-                 for m in re.finditer(r'\{"([\w-]+)",\s*(\d),\s*NULL,\s*\'(.)\'\}', main[ls:le])]
+        longs = [
+            {"name": m.group(1), "has_arg": int(m.group(2)), "short": m.group(3)}
+            for m in re.finditer(r'\{"([\w-]+)",\s*(\d),\s*NULL,\s*\'(.)\'\}', main[ls:le])
+        ]
         gm = re.search(r'const char \*const short_option\s*=\s*"([^"]+)"', main, re.S)
-        out["versions"][tag] = {"commit": commit(repo, tag),
-                                "conf_keys_lines": f"{line_of(sub, start)}-{line_of(sub, end)}", "conf_keys": keys,
-                                "long_option_lines": f"{line_of(main, ls)}-{line_of(main, le)}",
-                                "optstring": gm.group(1) if gm else None, "long": longs}
+        out["versions"][tag] = {
+            "commit": commit(repo, tag),
+            "conf_keys_lines": f"{line_of(sub, start)}-{line_of(sub, end)}",
+            "conf_keys": keys,
+            "long_option_lines": f"{line_of(main, ls)}-{line_of(main, le)}",
+            "optstring": gm.group(1) if gm else None,
+            "long": longs,
+        }
     return out
 
 
-TOOLS = {"perftest": ("linux-rdma+perftest", perftest), "nccl_tests": ("NVIDIA+nccl-tests", nccl_tests),
-         "mlnx_qos": ("Mellanox+mlnx-tools", mlnx_qos), "mlxfwreset": ("Mellanox+mstflint", mlxfwreset),
-         "mlxlink": ("Mellanox+mstflint", mlxlink), "mlxconfig": ("Mellanox+mstflint", mlxconfig),
-         "opensm": ("linux-rdma+opensm", opensm)}
+TOOLS = {
+    "perftest": ("linux-rdma+perftest", perftest),
+    "nccl_tests": ("NVIDIA+nccl-tests", nccl_tests),
+    "mlnx_qos": ("Mellanox+mlnx-tools", mlnx_qos),
+    "mlxfwreset": ("Mellanox+mstflint", mlxfwreset),
+    "mlxlink": ("Mellanox+mstflint", mlxlink),
+    "mlxconfig": ("Mellanox+mstflint", mlxconfig),
+    "opensm": ("linux-rdma+opensm", opensm),
+}
 
 
 def main():

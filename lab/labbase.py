@@ -1,5 +1,6 @@
 """The lab's names and paths (several labs live side by side: LINERATE_LAB_ID, LINERATE_LAB_SLOT) and how
 lab/labctl.py runs commands: what labctl.py, labimage.py and labib.py share."""
+
 import os
 import subprocess
 import sys
@@ -30,9 +31,9 @@ def log(msg):
 
 
 def run(argv, check=True, capture=False, input=None, env=None):
-    res = subprocess.run(argv, check=False, text=True, input=input, env=env,
-                         stdout=subprocess.PIPE if capture else None,
-                         stderr=subprocess.PIPE if capture else None)
+    res = subprocess.run(
+        argv, check=False, text=True, input=input, env=env, stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE if capture else None
+    )
     if check and res.returncode != 0:
         # debootstrap and apt say what went wrong on stdout, not stderr.
         err = "\n".join(((res.stdout or "") + (res.stderr or "")).strip().splitlines()[-20:]) if capture else ""
@@ -43,7 +44,6 @@ def run(argv, check=True, capture=False, input=None, env=None):
 def podman(*args, **kw):
     env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
     return run(["podman", *args], env=env, **kw)
-
 
 
 def node_names(n):

@@ -1,5 +1,6 @@
 """The lab's node image (`labctl.py image`: debootstrap, no registry) and the local DOCA-OFED repository of
 simulator packages it is built with (`labctl.py repo`)."""
+
 import hashlib
 import json
 import os
@@ -12,25 +13,42 @@ import time
 import slurmlab  # (its customize_rootfs shapes the image: IMAGE_RECIPE_VERSION)
 from labbase import HERE, IMAGE, MIRROR, STATE, log, podman, run
 
-NODE_PACKAGES = ["python3", "python3-apt", "openssh-server", "iproute2", "kmod", "ethtool",
-                 "procps", "systemd", "systemd-sysv", "dbus", "ca-certificates", "gnupg",
-                 # nccl-tests' launcher: mpirun starts its ranks over SSH between nodes.
-                 "openmpi-bin", "openssh-client",
-                 # InfiniBand: the real OpenSM (a GPU node can be an SM host), the
-                 # libraries of the real diag tools, libumad2sim (the node's "HCA" on
-                 # the ibsim subnet) and ibsim itself (the lab's subnet container).
-                 # infiniband-diags' programs are also copied aside (stash_ib_diags).
-                 "opensm", "infiniband-diags", "libibmad5", "libibnetdisc5", "libibumad3",
-                 "libumad2sim0", "ibsim-utils",
-                 # the lab's real Slurm (lab/slurmlab.py): slurmd on every node, slurmctld in its own container
-                 *slurmlab.PACKAGES]
+NODE_PACKAGES = [
+    "python3",
+    "python3-apt",
+    "openssh-server",
+    "iproute2",
+    "kmod",
+    "ethtool",
+    "procps",
+    "systemd",
+    "systemd-sysv",
+    "dbus",
+    "ca-certificates",
+    "gnupg",
+    # nccl-tests' launcher: mpirun starts its ranks over SSH between nodes.
+    "openmpi-bin",
+    "openssh-client",
+    # InfiniBand: the real OpenSM (a GPU node can be an SM host), the
+    # libraries of the real diag tools, libumad2sim (the node's "HCA" on
+    # the ibsim subnet) and ibsim itself (the lab's subnet container).
+    # infiniband-diags' programs are also copied aside (stash_ib_diags).
+    "opensm",
+    "infiniband-diags",
+    "libibmad5",
+    "libibnetdisc5",
+    "libibumad3",
+    "libumad2sim0",
+    "ibsim-utils",
+    # the lab's real Slurm (lab/slurmlab.py): slurmd on every node, slurmctld in its own container
+    *slurmlab.PACKAGES,
+]
 # Everything that shapes the image; a change rebuilds it.
 IMAGE_RECIPE_VERSION = 8
 # Installed into the image from the lab's repository: the simulated hardware
 # and the GPU driver a GPU node's base image already has. OFED, peermem and
 # everything else are the roles' job.
-IMAGE_DEBS = ["linerate-lab-hw", "nvidia-kernel-common", "nvidia-kernel-open-dkms", "nvidia-smi",
-              "nvidia-driver", "nvidia-open", "cuda-drivers"]
+IMAGE_DEBS = ["linerate-lab-hw", "nvidia-kernel-common", "nvidia-kernel-open-dkms", "nvidia-smi", "nvidia-driver", "nvidia-open", "cuda-drivers"]
 GPU_DRIVER = "550.54.15-1"
 
 
@@ -60,8 +78,7 @@ def repo_recipe():
 
 
 def image_tag():
-    h = hashlib.sha256(json.dumps([IMAGE_RECIPE_VERSION, NODE_PACKAGES, IMAGE_DEBS,
-                                   repo_recipe()]).encode())
+    h = hashlib.sha256(json.dumps([IMAGE_RECIPE_VERSION, NODE_PACKAGES, IMAGE_DEBS, repo_recipe()]).encode())
     return f"{IMAGE}:r{IMAGE_RECIPE_VERSION}-{h.hexdigest()[:8]}"
 
 
@@ -102,9 +119,13 @@ def build_image(force=False):
     release_mounts(rootfs)
     tar = subprocess.Popen(["tar", "-C", rootfs, "-c", "."], stdout=subprocess.PIPE)
     env = dict(os.environ, CONTAINERS_CONF=os.path.join(HERE, "containers.conf"))
-    subprocess.run(["podman", "import", "-q", "--change", 'CMD ["/sbin/init"]',
-                    "--change", "STOPSIGNAL=SIGRTMIN+3", "-", tag],
-                   stdin=tar.stdout, check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["podman", "import", "-q", "--change", 'CMD ["/sbin/init"]', "--change", "STOPSIGNAL=SIGRTMIN+3", "-", tag],
+        stdin=tar.stdout,
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     tar.wait()
     podman("tag", tag, f"{IMAGE}:latest")  # what molecule scenarios name
     release_mounts(os.path.join(STATE, "build"))
@@ -117,8 +138,7 @@ def debootstrap(rootfs, tries=2):
     """debootstrap the node's root file system; a mirror that fails mid-download
     (seen here: exit 2 after 20 s on a fresh machine) gets one more try on a
     clean tree, and a second failure shows what debootstrap logged."""
-    argv = ["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES),
-            "bookworm", rootfs, apt_mirror()]
+    argv = ["debootstrap", "--variant=minbase", "--include=" + ",".join(NODE_PACKAGES), "bookworm", rootfs, apt_mirror()]
     for attempt in range(1, tries + 1):
         res = run(argv, check=False, capture=True)
         if res.returncode == 0:
@@ -130,8 +150,7 @@ def debootstrap(rootfs, tries=2):
                 tail = "".join(f.readlines()[-15:])
         out = "\n".join(((res.stdout or "") + (res.stderr or "")).strip().splitlines()[-15:])
         if attempt == tries:
-            raise SystemExit(f"lab: debootstrap failed ({res.returncode}) {tries} times: {' '.join(argv)}\n"
-                             f"{out}\n--- {logfile}:\n{tail}")
+            raise SystemExit(f"lab: debootstrap failed ({res.returncode}) {tries} times: {' '.join(argv)}\n{out}\n--- {logfile}:\n{tail}")
         log(f"debootstrap failed ({res.returncode}), trying again on a clean tree:\n{out}")
         release_mounts(os.path.dirname(rootfs))
         shutil.rmtree(rootfs, ignore_errors=True)
@@ -149,6 +168,7 @@ def stash_ib_diags(root):
     """
     sys.path.insert(0, HERE)
     import packages
+
     stash = os.path.join(root, packages.REAL_IB_DIAGS.lstrip("/"))
     files = run(["chroot", root, "dpkg-query", "-L", "infiniband-diags"], capture=True).stdout.split()
     for rel in files:
@@ -157,8 +177,7 @@ def stash_ib_diags(root):
             dst = os.path.join(stash, rel.lstrip("/"))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copy2(src, dst)
-    missing = [t for t in packages.IB_DIAG_TOOLS
-               if not os.path.exists(os.path.join(stash, "usr/sbin", t))]
+    missing = [t for t in packages.IB_DIAG_TOOLS if not os.path.exists(os.path.join(stash, "usr/sbin", t))]
     if "sminfo" in missing or "ibnetdiscover" in missing:
         raise SystemExit(f"lab: Debian's infiniband-diags lacks {', '.join(missing)}")
 
@@ -180,10 +199,12 @@ def install_image_debs(root, repo):
     shutil.rmtree(tmp)
     # The node's power-on: firmware loads its next-boot settings, the boot-time
     # modules load (simulated hardware; see linerate_lab/tools/boot.py).
-    unit = ("[Unit]\nDescription=linerate lab: power on the simulated NICs and GPUs\n"
-            "DefaultDependencies=no\nAfter=local-fs.target\nBefore=sysinit.target systemd-modules-load.service\n\n"
-            "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/lib/linerate-lab-hw/boot\n\n"
-            "[Install]\nWantedBy=sysinit.target\n")
+    unit = (
+        "[Unit]\nDescription=linerate lab: power on the simulated NICs and GPUs\n"
+        "DefaultDependencies=no\nAfter=local-fs.target\nBefore=sysinit.target systemd-modules-load.service\n\n"
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/lib/linerate-lab-hw/boot\n\n"
+        "[Install]\nWantedBy=sysinit.target\n"
+    )
     path = os.path.join(root, "etc/systemd/system/linerate-lab-boot.service")
     with open(path, "w") as f:
         f.write(unit)
@@ -194,12 +215,14 @@ def install_image_debs(root, repo):
     # starts the units enabled into it (linerate-rail@, linerate-roce-qos@): the lab's udev tells
     # systemd of each netdev as udevd does (linerate_lab/udev.py). Like systemd-udevd.service it
     # runs only where /sys is writable (lab nodes: lab/sim/node-init.sh), where systemd has device units.
-    unit = ("[Unit]\nDescription=linerate lab: udev's network interface events for systemd's device units\n"
-            "DefaultDependencies=no\nAfter=linerate-lab-boot.service\nBefore=sysinit.target\n"
-            "ConditionPathIsReadWrite=/sys\n\n"
-            "[Service]\nEnvironment=PYTHONPATH=/usr/lib/linerate-lab PYTHONDONTWRITEBYTECODE=1\n"
-            "ExecStart=/usr/bin/python3 -m linerate_lab.udev\nRestart=always\n\n"
-            "[Install]\nWantedBy=sysinit.target\n")
+    unit = (
+        "[Unit]\nDescription=linerate lab: udev's network interface events for systemd's device units\n"
+        "DefaultDependencies=no\nAfter=linerate-lab-boot.service\nBefore=sysinit.target\n"
+        "ConditionPathIsReadWrite=/sys\n\n"
+        "[Service]\nEnvironment=PYTHONPATH=/usr/lib/linerate-lab PYTHONDONTWRITEBYTECODE=1\n"
+        "ExecStart=/usr/bin/python3 -m linerate_lab.udev\nRestart=always\n\n"
+        "[Install]\nWantedBy=sysinit.target\n"
+    )
     with open(os.path.join(root, "etc/systemd/system/linerate-lab-udev.service"), "w") as f:
         f.write(unit)
     os.symlink("/etc/systemd/system/linerate-lab-udev.service", os.path.join(wants, "linerate-lab-udev.service"))
@@ -207,6 +230,7 @@ def install_image_debs(root, repo):
 
 def customize_rootfs(root):
     """Turn a minbase rootfs into a node: per-container host keys, no remote apt."""
+
     def write(rel, text, mode=0o644):
         path = os.path.join(root, rel.lstrip("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -218,23 +242,19 @@ def customize_rootfs(root):
     for name in os.listdir(os.path.join(root, "etc/ssh")):
         if name.startswith("ssh_host_"):
             os.remove(os.path.join(root, "etc/ssh", name))
-    write("/etc/systemd/system/ssh.service.d/10-hostkeys.conf",
-          "[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\n"
-          "ExecStartPre=/usr/sbin/sshd -t\n")
-    write("/etc/ssh/sshd_config.d/10-lab.conf",
-          "PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\n"
-          "MaxStartups 100:30:200\n")
+    write(
+        "/etc/systemd/system/ssh.service.d/10-hostkeys.conf", "[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n"
+    )
+    write("/etc/ssh/sshd_config.d/10-lab.conf", "PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\nMaxStartups 100:30:200\n")
     # A node knows only the repositories Ansible configures (the lab's local
     # DOCA-OFED repository): nothing is downloaded at converge time.
     for rel in ("etc/apt/sources.list",):
         p = os.path.join(root, rel)
         if os.path.exists(p):
             os.remove(p)
-    write("/etc/apt/apt.conf.d/99-lab", 'APT::Install-Recommends "false";\n'
-          'Acquire::Languages "none";\n')
+    write("/etc/apt/apt.conf.d/99-lab", 'APT::Install-Recommends "false";\nAcquire::Languages "none";\n')
     # Units that make no sense in a container and slow boot down.
-    for unit in ("apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer",
-                 "fstrim.timer", "systemd-timesyncd.service", "getty@tty1.service"):
+    for unit in ("apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer", "systemd-timesyncd.service", "getty@tty1.service"):
         link = os.path.join(root, "etc/systemd/system", unit)
         if os.path.lexists(link):
             os.remove(link)
@@ -246,6 +266,7 @@ def customize_rootfs(root):
 def build_repo():
     sys.path.insert(0, HERE)
     import packages
+
     out = os.path.join(STATE, "apt")
     stamp = os.path.join(out, ".recipe")
     recipe = repo_recipe()

@@ -5,6 +5,7 @@
 
 Usage: check_commit_subject.py <message file>   (what git passes a commit-msg hook)
 """
+
 import sys
 
 MAX_SUBJECT = 72
@@ -26,8 +27,9 @@ def problems(message):
     out = []
     subject = lines[0]
     if len(subject) > MAX_SUBJECT:
-        out.append(f"the subject is {len(subject)} characters (at most {MAX_SUBJECT}; the detail goes in the "
-                   f"body after a blank line): {subject[:MAX_SUBJECT]}...")
+        out.append(
+            f"the subject is {len(subject)} characters (at most {MAX_SUBJECT}; the detail goes in the body after a blank line): {subject[:MAX_SUBJECT]}..."
+        )
     if len(lines) > 1 and lines[1]:
         out.append("the second line is not blank (subject, blank line, body)")
     return out

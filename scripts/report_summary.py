@@ -6,13 +6,13 @@
 `make lab` runs it after playbooks/site.yml. A checkout tool, not part of the collection: the
 report's logic stays in plugins/module_utils/report/report.py (stdlib only, no printing there).
 """
+
 import json
 import os
 import sys
 
-sys.dont_write_bytecode = True   # nothing written into the collection's tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                ".collections"))
+sys.dont_write_bytecode = True  # nothing written into the collection's tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".collections"))
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report  # noqa: E402
 
 

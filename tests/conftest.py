@@ -1,4 +1,5 @@
 """Shared pytest wiring: the collection on sys.path, the lab fixture."""
+
 import os
 import subprocess
 import sys
@@ -13,10 +14,13 @@ VENV_BIN = os.path.join(REPO, ".venv", "bin")
 
 def ansible_env(**extra):
     env = dict(os.environ)
-    env.update(ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-               CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-               PATH=VENV_BIN + os.pathsep + env.get("PATH", ""))
+    env.update(
+        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+        CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+        PATH=VENV_BIN + os.pathsep + env.get("PATH", ""),
+    )
     env.update(extra)
     return env
 
@@ -24,8 +28,7 @@ def ansible_env(**extra):
 def run_playbook(playbook, *args, inventory="inventory/lab", check=False, timeout=900, env=None):
     """Run ansible-playbook from the repo root; returns CompletedProcess (text)."""
     argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", inventory, playbook, *args]
-    res = subprocess.run(argv, cwd=REPO, env=env or ansible_env(), text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    res = subprocess.run(argv, cwd=REPO, env=env or ansible_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     if check and res.returncode != 0:
         raise AssertionError(f"{' '.join(argv)} failed ({res.returncode}):\n{res.stdout[-6000:]}")
     return res
@@ -33,8 +36,9 @@ def run_playbook(playbook, *args, inventory="inventory/lab", check=False, timeou
 
 def lab_fault(*args):
     """labctl.py fault ARGS against the lab this session's environment names; fails the test on error."""
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr + res.stdout
 
 
@@ -42,11 +46,11 @@ def lab_fault(*args):
 def lab():
     """The lab, up (idempotent). Tests that change it put it back."""
     nodes = os.environ.get("LAB_NODES", "4")
-    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--nodes", nodes],
-                   cwd=REPO, check=True, env=ansible_env(), timeout=900)
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up", "--nodes", nodes], cwd=REPO, check=True, env=ansible_env(), timeout=900)
     sys.path.insert(0, os.path.join(REPO, "lab", "sim"))
     os.environ["LINERATE_LAB_STATE"] = os.path.join(REPO, "lab", "state", "fabric")
     from linerate_lab import model
+
     return model.load()
 
 
@@ -68,7 +72,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "matrix: one more fault or case of a class that a core integration test already proves "
-        "(make test-integration runs them; make test, and so CI, leaves them out to stay within its time)")
+        "(make test-integration runs them; make test, and so CI, leaves them out to stay within its time)",
+    )
 
 
 # Files that bring the lab down and up again (a fresh machine) run before the
@@ -81,9 +86,14 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _labctl(*args):
-    return subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
-                          env=dict(os.environ, CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf")),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args],
+        cwd=REPO,
+        env=dict(os.environ, CONTAINERS_CONF=os.path.join(REPO, "lab", "containers.conf")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

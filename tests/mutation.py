@@ -30,6 +30,7 @@ and --min applies to the estimate.
 
 Usage: python tests/mutation.py [--min 90] [--timeout 60] [--only SUBSTR] [--sample N [--seed S]] [group ...]
 """
+
 import argparse
 import difflib
 import importlib
@@ -47,10 +48,19 @@ PKG = "ansible_collections.linerate.fabric"
 # Per file: the module names it is imported under, the unit tests that exercise
 # it (fastest-failing first; each mutant runs only its file's tests), and
 # optionally the modules to rebuild from the mutant (tables built at import).
-SWITCH_TESTS = ["tests/unit/switch/test_window.py", "tests/unit/switch/test_nvue.py", "tests/unit/switch/test_sonic.py", "tests/unit/switch/test_eos.py",
-                "tests/unit/switch/test_module_common.py", "tests/unit/test_switch_ports.py", "tests/unit/test_switch_faults.py",
-                "tests/unit/switch/test_network_os.py", "tests/unit/test_switch_counters_sim.py",
-                "tests/unit/test_switch_lldp_module.py", "tests/unit/test_switch_lldp_sim.py"]
+SWITCH_TESTS = [
+    "tests/unit/switch/test_window.py",
+    "tests/unit/switch/test_nvue.py",
+    "tests/unit/switch/test_sonic.py",
+    "tests/unit/switch/test_eos.py",
+    "tests/unit/switch/test_module_common.py",
+    "tests/unit/test_switch_ports.py",
+    "tests/unit/test_switch_faults.py",
+    "tests/unit/switch/test_network_os.py",
+    "tests/unit/test_switch_counters_sim.py",
+    "tests/unit/test_switch_lldp_module.py",
+    "tests/unit/test_switch_lldp_sim.py",
+]
 # The variable rules are tables built at import from varcheck's helpers and the intent's constants:
 # a mutant of those files is rebuilt into them (every module after it in this order).
 RULE_TABLES = ("fabric", "cabling", "infiniband", "varcheck", "knobs", "rules_hosts", "rules_fabric", "variables")
@@ -58,131 +68,223 @@ RULE_TABLES = ("fabric", "cabling", "infiniband", "varcheck", "knobs", "rules_ho
 
 def _rebuilt(name):
     """The rule-table modules built from ``name`` (intent/<name>.py): those after it in RULE_TABLES."""
-    after = RULE_TABLES[RULE_TABLES.index(name) + 1:] if name in RULE_TABLES else ()
+    after = RULE_TABLES[RULE_TABLES.index(name) + 1 :] if name in RULE_TABLES else ()
     return tuple(f"{PKG}.plugins.module_utils.intent.{m}" for m in after if m in ("rules_hosts", "rules_fabric", "variables"))
 
 
 GROUPS = {
     "intent": {
         # the fabric intent: its defaults and derive, the words of a problem, the schema, the cabling
-        **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/intent/test_problems.py", "tests/unit/intent/test_cabling.py",
-                                                      "tests/unit/intent/test_schema.py",
-                                                      "tests/unit/intent/test_fabric.py",
-                                                      "tests/unit/test_validate_action.py", "tests/unit/intent/test_rules_hosts.py",
-                                                      "tests/unit/intent/test_rules_fabric.py",
-                                                      "tests/unit/intent/test_variables.py", "tests/unit/intent/test_knobs.py"],
-                                                     _rebuilt(name))
-           for name in ("fabric", "problems", "schema", "cabling")},
-        "plugins/module_utils/intent/infiniband.py": ([f"{PKG}.plugins.module_utils.intent.infiniband"],
-                                                      ["tests/unit/intent/test_infiniband.py",
-                                                       "tests/unit/intent/test_schema.py",
-                                                       "tests/unit/intent/test_fabric.py", "tests/unit/intent/test_rules_hosts.py",
-                                                       "tests/unit/intent/test_rules_fabric.py"],
-                                                      _rebuilt("infiniband")),
-        "plugins/action/validate_intent.py": ([f"{PKG}.plugins.action.validate_intent"],
-                                              ["tests/unit/test_validate_action.py", "tests/unit/test_validate_once.py",
-                                               "tests/unit/intent/test_knobs.py"]),
-        **{f"plugins/module_utils/intent/{name}.py": ([f"{PKG}.plugins.module_utils.intent.{name}"],
-                                                     ["tests/unit/intent/test_rules_hosts.py", "tests/unit/intent/test_rules_fabric.py",
-                                                      "tests/unit/intent/test_varcheck.py", "tests/unit/intent/test_fabric.py",
-                                                      "tests/unit/intent/test_variables.py", "tests/unit/intent/test_knobs.py",
-                                                      "tests/unit/test_validate_action.py"],
-                                                     _rebuilt(name))
-           for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")},
-        "plugins/module_utils/intent/mpikey.py": ([f"{PKG}.plugins.module_utils.intent.mpikey"],
-                                                  ["tests/unit/intent/test_mpikey.py", "tests/unit/intent/test_rules_hosts.py",
-                                                   "tests/unit/intent/test_rules_fabric.py", "tests/unit/test_logic_edges.py"]),
+        **{
+            f"plugins/module_utils/intent/{name}.py": (
+                [f"{PKG}.plugins.module_utils.intent.{name}"],
+                [
+                    "tests/unit/intent/test_problems.py",
+                    "tests/unit/intent/test_cabling.py",
+                    "tests/unit/intent/test_schema.py",
+                    "tests/unit/intent/test_fabric.py",
+                    "tests/unit/test_validate_action.py",
+                    "tests/unit/intent/test_rules_hosts.py",
+                    "tests/unit/intent/test_rules_fabric.py",
+                    "tests/unit/intent/test_variables.py",
+                    "tests/unit/intent/test_knobs.py",
+                ],
+                _rebuilt(name),
+            )
+            for name in ("fabric", "problems", "schema", "cabling")
+        },
+        "plugins/module_utils/intent/infiniband.py": (
+            [f"{PKG}.plugins.module_utils.intent.infiniband"],
+            [
+                "tests/unit/intent/test_infiniband.py",
+                "tests/unit/intent/test_schema.py",
+                "tests/unit/intent/test_fabric.py",
+                "tests/unit/intent/test_rules_hosts.py",
+                "tests/unit/intent/test_rules_fabric.py",
+            ],
+            _rebuilt("infiniband"),
+        ),
+        "plugins/action/validate_intent.py": (
+            [f"{PKG}.plugins.action.validate_intent"],
+            ["tests/unit/test_validate_action.py", "tests/unit/test_validate_once.py", "tests/unit/intent/test_knobs.py"],
+        ),
+        **{
+            f"plugins/module_utils/intent/{name}.py": (
+                [f"{PKG}.plugins.module_utils.intent.{name}"],
+                [
+                    "tests/unit/intent/test_rules_hosts.py",
+                    "tests/unit/intent/test_rules_fabric.py",
+                    "tests/unit/intent/test_varcheck.py",
+                    "tests/unit/intent/test_fabric.py",
+                    "tests/unit/intent/test_variables.py",
+                    "tests/unit/intent/test_knobs.py",
+                    "tests/unit/test_validate_action.py",
+                ],
+                _rebuilt(name),
+            )
+            for name in ("variables", "varcheck", "knobs", "rules_hosts", "rules_fabric")
+        },
+        "plugins/module_utils/intent/mpikey.py": (
+            [f"{PKG}.plugins.module_utils.intent.mpikey"],
+            [
+                "tests/unit/intent/test_mpikey.py",
+                "tests/unit/intent/test_rules_hosts.py",
+                "tests/unit/intent/test_rules_fabric.py",
+                "tests/unit/test_logic_edges.py",
+            ],
+        ),
     },
     "switch": {
         # the platform drivers, with the tests of what they read back per platform (QoS and error
         # counters, lossless headroom, the PFC watchdog and its storms) for the verification
-        **{f"plugins/module_utils/switch/{name}.py": ([f"{PKG}.plugins.module_utils.switch.{name}"],
-                                                     ["tests/unit/switch/test_drivers.py", *SWITCH_TESTS,
-                                                      "tests/unit/test_nvue_lossless.py",
-                                                      "tests/unit/test_lossless_watchdog_storm.py",
-                                                      "tests/unit/switch/test_buffers.py",
-                                                      "tests/unit/test_verify_incast_switch.py",
-                                                      "tests/unit/test_verify_link_health_switch.py",
-                                                      "tests/unit/test_switch_parsers_unexpected.py"])
-           for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")},
+        **{
+            f"plugins/module_utils/switch/{name}.py": (
+                [f"{PKG}.plugins.module_utils.switch.{name}"],
+                [
+                    "tests/unit/switch/test_drivers.py",
+                    *SWITCH_TESTS,
+                    "tests/unit/test_nvue_lossless.py",
+                    "tests/unit/test_lossless_watchdog_storm.py",
+                    "tests/unit/switch/test_buffers.py",
+                    "tests/unit/test_verify_incast_switch.py",
+                    "tests/unit/test_verify_link_health_switch.py",
+                    "tests/unit/test_switch_parsers_unexpected.py",
+                ],
+            )
+            for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")
+        },
         # what SONiC's show commands print and the lossless headroom read (the driver's oper reads)
-        "plugins/module_utils/switch/sonic_show.py": ([f"{PKG}.plugins.module_utils.switch.sonic_show"],
-                                                      ["tests/unit/switch/test_sonic_show.py", "tests/unit/switch/test_sonic.py",
-                                                       "tests/unit/test_switch_parsers_unexpected.py",
-                                                       "tests/unit/switch/test_buffers.py", "tests/unit/test_lossless_watchdog_storm.py",
-                                                       "tests/unit/test_parsers_real.py", "tests/unit/switch/test_drivers.py"]),
+        "plugins/module_utils/switch/sonic_show.py": (
+            [f"{PKG}.plugins.module_utils.switch.sonic_show"],
+            [
+                "tests/unit/switch/test_sonic_show.py",
+                "tests/unit/switch/test_sonic.py",
+                "tests/unit/test_switch_parsers_unexpected.py",
+                "tests/unit/switch/test_buffers.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+                "tests/unit/test_parsers_real.py",
+                "tests/unit/switch/test_drivers.py",
+            ],
+        ),
         # what NVUE's show commands print (the driver's oper reads), with the NVUE read-back tests
-        "plugins/module_utils/switch/nvue_show.py": ([f"{PKG}.plugins.module_utils.switch.nvue_show"],
-                                                     ["tests/unit/switch/test_nvue_show.py", "tests/unit/switch/test_drivers.py",
-                                                      "tests/unit/switch/test_nvue_tables.py", "tests/unit/test_nvue_lossless.py",
-                                                      "tests/unit/switch/test_nvue.py", "tests/unit/test_switch_parsers_unexpected.py",
-                                                      "tests/unit/test_parsers_real.py"]),
+        "plugins/module_utils/switch/nvue_show.py": (
+            [f"{PKG}.plugins.module_utils.switch.nvue_show"],
+            [
+                "tests/unit/switch/test_nvue_show.py",
+                "tests/unit/switch/test_drivers.py",
+                "tests/unit/switch/test_nvue_tables.py",
+                "tests/unit/test_nvue_lossless.py",
+                "tests/unit/switch/test_nvue.py",
+                "tests/unit/test_switch_parsers_unexpected.py",
+                "tests/unit/test_parsers_real.py",
+            ],
+        ),
         # lossless headroom: the SKU's rows, the buffer model, the SKU check (the SONiC driver and the
         # template filter call it through the module object)
-        "plugins/module_utils/switch/buffers.py": ([f"{PKG}.plugins.module_utils.switch.buffers"],
-                                                   ["tests/unit/switch/test_buffers.py",
-                                                    "tests/unit/test_switch_buffers.py", "tests/unit/intent/test_cabling.py",
-                                                    "tests/unit/switch/test_sonic.py", "tests/unit/test_lossless_watchdog_storm.py"]),
+        "plugins/module_utils/switch/buffers.py": (
+            [f"{PKG}.plugins.module_utils.switch.buffers"],
+            [
+                "tests/unit/switch/test_buffers.py",
+                "tests/unit/test_switch_buffers.py",
+                "tests/unit/intent/test_cabling.py",
+                "tests/unit/switch/test_sonic.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+            ],
+        ),
         # The change window (its lock, signals, rollback and recovery verdicts) and the backups it
         # writes and a rollback or restore chooses: their own tests first.
-        "plugins/module_utils/switch/window.py": ([f"{PKG}.plugins.module_utils.switch.window"],
-                                                  ["tests/unit/switch/test_window.py", "tests/unit/switch/test_window_lock.py",
-                                                   "tests/unit/switch/test_drivers.py", *SWITCH_TESTS[1:],
-                                                   "tests/unit/switch/test_backups.py"]),
-        "plugins/module_utils/switch/window_lock.py": ([f"{PKG}.plugins.module_utils.switch.window_lock"],
-                                                       ["tests/unit/switch/test_window_lock.py", "tests/unit/switch/test_window.py",
-                                                        "tests/unit/switch/test_journal.py", "tests/unit/switch/test_module_common.py"]),
-        "plugins/module_utils/switch/backups.py": ([f"{PKG}.plugins.module_utils.switch.backups"],
-                                                   ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py"]),
+        "plugins/module_utils/switch/window.py": (
+            [f"{PKG}.plugins.module_utils.switch.window"],
+            [
+                "tests/unit/switch/test_window.py",
+                "tests/unit/switch/test_window_lock.py",
+                "tests/unit/switch/test_drivers.py",
+                *SWITCH_TESTS[1:],
+                "tests/unit/switch/test_backups.py",
+            ],
+        ),
+        "plugins/module_utils/switch/window_lock.py": (
+            [f"{PKG}.plugins.module_utils.switch.window_lock"],
+            [
+                "tests/unit/switch/test_window_lock.py",
+                "tests/unit/switch/test_window.py",
+                "tests/unit/switch/test_journal.py",
+                "tests/unit/switch/test_module_common.py",
+            ],
+        ),
+        "plugins/module_utils/switch/backups.py": (
+            [f"{PKG}.plugins.module_utils.switch.backups"],
+            ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py"],
+        ),
     },
     # Verification's counters: the host and switch counter parsers (per platform) and the
     # incast phase's checks that turn them into findings (PFC, ECN, CNPs, loss, lossless state).
     "counters": {
-        **{f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                                ["tests/unit/parsers/test_counters.py", "tests/unit/switch/test_counters.py",
-                                                                 "tests/unit/test_parsers_counters_errors.py",
-                                                                 "tests/unit/test_parsers_real.py",
-                                                                 "tests/unit/test_parsers_classes.py",
-                                                                 "tests/unit/test_verify_link_health_switch.py",
-                                                                 "tests/unit/test_switch_counters_sim.py",
-                                                                 "tests/unit/test_switch_parsers_unexpected.py"])
-           for name in ("parsers.counters", "switch.counters")},
-        "plugins/module_utils/checks/incast.py": ([f"{PKG}.plugins.module_utils.checks.incast"],
-                                                  ["tests/unit/test_verify_incast_exact.py",
-                                                   "tests/unit/checks/test_incast.py", "tests/unit/test_verify_incast_hw.py",
-                                                   "tests/unit/test_verify_incast_switch.py",
-                                                   "tests/unit/test_verify_incast_rotation.py",
-                                                   "tests/unit/test_lossless_watchdog_storm.py",
-                                                   "tests/unit/test_nvue_lossless.py"]),
+        **{
+            f"plugins/module_utils/{name.replace('.', '/')}.py": (
+                [f"{PKG}.plugins.module_utils.{name}"],
+                [
+                    "tests/unit/parsers/test_counters.py",
+                    "tests/unit/switch/test_counters.py",
+                    "tests/unit/test_parsers_counters_errors.py",
+                    "tests/unit/test_parsers_real.py",
+                    "tests/unit/test_parsers_classes.py",
+                    "tests/unit/test_verify_link_health_switch.py",
+                    "tests/unit/test_switch_counters_sim.py",
+                    "tests/unit/test_switch_parsers_unexpected.py",
+                ],
+            )
+            for name in ("parsers.counters", "switch.counters")
+        },
+        "plugins/module_utils/checks/incast.py": (
+            [f"{PKG}.plugins.module_utils.checks.incast"],
+            [
+                "tests/unit/test_verify_incast_exact.py",
+                "tests/unit/checks/test_incast.py",
+                "tests/unit/test_verify_incast_hw.py",
+                "tests/unit/test_verify_incast_switch.py",
+                "tests/unit/test_verify_incast_rotation.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+                "tests/unit/test_nvue_lossless.py",
+            ],
+        ),
     },
     # Link health: the perfquery / mlxlink / ibqueryerrors parsers and the check that judges
     # error counters, BER and optics, host and switch side.
     "links": {
-        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                              ["tests/unit/test_verify_link_health_exact.py",
-                                                               "tests/unit/checks/test_links.py",
-                                                               "tests/unit/test_verify_link_health_switch.py",
-                                                               "tests/unit/test_verify_optics_switch.py",
-                                                               "tests/unit/test_verify_link_health_optics.py",
-                                                               "tests/unit/test_ib_port_errors.py",
-                                                               "tests/unit/parsers/test_linkhealth.py",
-                                                               "tests/unit/test_parsers_counters_errors.py",
-                                                               "tests/unit/test_parsers_real.py",
-                                                               "tests/unit/test_lossless_watchdog_storm.py"])
+        f"plugins/module_utils/{name.replace('.', '/')}.py": (
+            [f"{PKG}.plugins.module_utils.{name}"],
+            [
+                "tests/unit/test_verify_link_health_exact.py",
+                "tests/unit/checks/test_links.py",
+                "tests/unit/test_verify_link_health_switch.py",
+                "tests/unit/test_verify_optics_switch.py",
+                "tests/unit/test_verify_link_health_optics.py",
+                "tests/unit/test_ib_port_errors.py",
+                "tests/unit/parsers/test_linkhealth.py",
+                "tests/unit/test_parsers_counters_errors.py",
+                "tests/unit/test_parsers_real.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+            ],
+        )
         for name in ("parsers.linkhealth", "checks.links")
     },
     # RoCE cabling by LLDP: the parsers and the comparison (its findings and their severity).
     "cabling": {
-        f"plugins/module_utils/{name.replace('.', '/')}.py": ([f"{PKG}.plugins.module_utils.{name}"],
-                                                              ["tests/unit/checks/test_cabling.py", "tests/unit/test_switch_lldp_sim.py",
-                                                               "tests/unit/test_parsers_classes.py",
-                                                               "tests/unit/test_switch_parsers_unexpected.py",
-                                                               "tests/unit/parsers/test_lldp.py",
-                                                               # the other checks locate endpoints and walk a
-                                                               # switch's cabled ports through checks/cabling.py
-                                                               "tests/unit/test_verify_incast_exact.py",
-                                                               "tests/unit/test_verify_link_health_exact.py"])
+        f"plugins/module_utils/{name.replace('.', '/')}.py": (
+            [f"{PKG}.plugins.module_utils.{name}"],
+            [
+                "tests/unit/checks/test_cabling.py",
+                "tests/unit/test_switch_lldp_sim.py",
+                "tests/unit/test_parsers_classes.py",
+                "tests/unit/test_switch_parsers_unexpected.py",
+                "tests/unit/parsers/test_lldp.py",
+                # the other checks locate endpoints and walk a
+                # switch's cabled ports through checks/cabling.py
+                "tests/unit/test_verify_incast_exact.py",
+                "tests/unit/test_verify_link_health_exact.py",
+            ],
+        )
         for name in ("parsers.lldp", "checks.cabling")
     },
 }
@@ -190,8 +292,7 @@ GROUPS = {
 
 def setup_paths():
     """The sys.path the unit tests' conftests build, so modules import once here."""
-    for p in (os.path.join(ROOT, "lab", "sim"), os.path.join(ROOT, "lab", "ibsim"),
-              os.path.join(ROOT, ".collections")):
+    for p in (os.path.join(ROOT, "lab", "sim"), os.path.join(ROOT, "lab", "ibsim"), os.path.join(ROOT, ".collections")):
         if p not in sys.path:
             sys.path.insert(0, p)
     os.environ.setdefault("LINERATE_HYPOTHESIS_PROFILE", "mutation")
@@ -200,6 +301,7 @@ def setup_paths():
 def mutants(path):
     """(mutation id, mutated source) for every mutant mutmut makes of ``path``."""
     from mutmut import ALL, Context, list_mutations, mutate
+
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         source = f.read()
     for mid in list_mutations(Context(source=source, mutation_id=ALL, filename=path)):
@@ -224,8 +326,7 @@ def _graft_class(old, new):
         if attr in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
             continue
         current = old.__dict__.get(attr)
-        if isinstance(current, types.FunctionType) and isinstance(value, types.FunctionType) \
-                and _graft_function(current, value):
+        if isinstance(current, types.FunctionType) and isinstance(value, types.FunctionType) and _graft_function(current, value):
             continue
         setattr(old, attr, value)
 
@@ -255,9 +356,8 @@ def install_mutant(module, code):
         old = before.get(key)
         if old is None or old is new or getattr(new, "__module__", module.__name__) != module.__name__:
             continue
-        if isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) \
-                and old.__closure__ is None and _graft_function(old, new):
-            module.__dict__[key] = old   # a closure (a rule built by a factory) keeps its new cells: rebound below
+        if isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) and old.__closure__ is None and _graft_function(old, new):
+            module.__dict__[key] = old  # a closure (a rule built by a factory) keeps its new cells: rebound below
         elif isinstance(old, type) and isinstance(new, type):
             _graft_class(old, new)
             module.__dict__[key] = old
@@ -269,6 +369,7 @@ def run_child(path, modules, mutated, tests, rebuild=()):
     """In the forked child: the mutant in place of the module(s), the modules built from it
     rebuilt, then pytest."""
     import pytest
+
     try:
         code = compile(mutated, os.path.join(ROOT, path), "exec")
         for name in modules:
@@ -336,6 +437,7 @@ def run_group(name, timeout, only=None, sample=None, seed=0):
     files = GROUPS[name]
     os.chdir(ROOT)
     import pytest
+
     # The baseline: the tests pass on the real code (and warm every import).
     every = sorted({t for spec in files.values() for t in spec[1]})
     if pytest.main(["-q", "-p", "no:cacheprovider", *every]) != 0:
@@ -349,11 +451,13 @@ def run_group(name, timeout, only=None, sample=None, seed=0):
         result = test_mutant(path, modules, mutated, [os.path.join(ROOT, t) for t in tests], timeout, rebuild)
         counts[result] += 1
         if result == "survived":
-            diff = "".join(ln for ln in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True),
-                                                              path, path, n=0) if ln[0] in "-+" and ln[:3] not in ("---", "+++"))
+            diff = "".join(
+                ln
+                for ln in difflib.unified_diff(source.splitlines(True), mutated.splitlines(True), path, path, n=0)
+                if ln[0] in "-+" and ln[:3] not in ("---", "+++")
+            )
             survivors.append(f"{path}:{mid.line_number + 1}\n{diff}")
-        print(f"\r{name}: {sum(counts.values())} mutants, {counts['survived']} survived", end="",
-              file=sys.stderr, flush=True)
+        print(f"\r{name}: {sum(counts.values())} mutants, {counts['survived']} survived", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return counts, time.monotonic() - start, survivors
 
@@ -375,10 +479,12 @@ def main():
         caught = counts["killed"] + counts["timeout"]
         score = 100.0 * caught / total if total else 0.0
         print("\n".join(survivors))
-        sampled = (f" (a random sample, seed {a.seed}; 95 % interval {wilson(caught, total)[0]:.1f}-"
-                   f"{wilson(caught, total)[1]:.1f} %)" if a.sample else "")
-        print(f"mutation {name}: {caught}/{total} mutants killed ({score:.1f} %){sampled}: killed {counts['killed']}, "
-              f"timeout {counts['timeout']}, survived {counts['survived']}; {took / 60:.1f} min", flush=True)
+        sampled = f" (a random sample, seed {a.seed}; 95 % interval {wilson(caught, total)[0]:.1f}-{wilson(caught, total)[1]:.1f} %)" if a.sample else ""
+        print(
+            f"mutation {name}: {caught}/{total} mutants killed ({score:.1f} %){sampled}: killed {counts['killed']}, "
+            f"timeout {counts['timeout']}, survived {counts['survived']}; {took / 60:.1f} min",
+            flush=True,
+        )
         ok &= score >= a.min
     return 0 if ok else 1
 

@@ -37,6 +37,7 @@ performance counters of base switch port 0``), so the real ibqueryerrors and
 perfquery read them; value 0 undoes it. The counters live in ibsim's memory:
 a restart (degrade) sets them again from DIR/faults.json.
 """
+
 import argparse
 import json
 import os
@@ -51,24 +52,52 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from linerate_lab import waits  # noqa: E402  (lab/sim: waits bounded by state, not a fixed time)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ibsimnet import (DEFAULT_SWITCH_PORTS, SPEED_MASK, WIDTH_MASK, apply_faults, ca_nodeid, find_cable,  # noqa: E402,F401
-                      load_inventory, model_from_inventory, netfile_from_model, speed_name)
+from ibsimnet import (  # noqa: E402,F401
+    DEFAULT_SWITCH_PORTS,
+    SPEED_MASK,
+    WIDTH_MASK,
+    apply_faults,
+    ca_nodeid,
+    find_cable,
+    load_inventory,
+    model_from_inventory,
+    netfile_from_model,
+    speed_name,
+)
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 DEFAULT_PORT = 7070
 # The PortCounters error fields ibsim's PerformanceSet sets (ibsim 0.10 ibsim/sim_cmd.c, the
 # field names it matches; the data counters PortXmitData ... are left out: not errors)
-PERF_ERROR_COUNTERS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-                       "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
-                       "PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
-                       "ExcessiveBufferOverrunErrors", "VL15Dropped")
+PERF_ERROR_COUNTERS = (
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+)
 
 
 # ------------------------------------------------------------- the simulator
 def _paths(run_dir):
-    return {k: os.path.join(run_dir, v) for k, v in {
-        "net": "fabric.net", "pid": "ibsim.pid", "log": "ibsim.log",
-        "console": "console.fifo", "model": "fabric.json", "conf": "ibsim.json"}.items()}
+    return {
+        k: os.path.join(run_dir, v)
+        for k, v in {
+            "net": "fabric.net",
+            "pid": "ibsim.pid",
+            "log": "ibsim.log",
+            "console": "console.fifo",
+            "model": "fabric.json",
+            "conf": "ibsim.json",
+        }.items()
+    }
 
 
 def read_pid(run_dir):
@@ -99,22 +128,46 @@ def _container_argv(c, port, p):
     """ibsim in a container of the lab network: the subnet is reachable from
     the lab's nodes only (remote mode binds every address of its namespace)."""
     labels = [a for k, v in sorted((c.get("labels") or {}).items()) for a in ("--label", f"{k}={v}")]
-    return ["podman", "run", "--rm", "-i", "--init", "--name", c["name"],
-            "--label", "linerate-lab=1", *labels, "--network", c["network"], "--ip", c["ip"],
-            "-v", f"{os.path.dirname(p['net'])}:/run/ibsim", "--workdir", "/run/ibsim",
-            c["image"], "ibsim", "-s", "-r", "-l", str(port), "/run/ibsim/" + os.path.basename(p["net"])]
+    return [
+        "podman",
+        "run",
+        "--rm",
+        "-i",
+        "--init",
+        "--name",
+        c["name"],
+        "--label",
+        "linerate-lab=1",
+        *labels,
+        "--network",
+        c["network"],
+        "--ip",
+        c["ip"],
+        "-v",
+        f"{os.path.dirname(p['net'])}:/run/ibsim",
+        "--workdir",
+        "/run/ibsim",
+        c["image"],
+        "ibsim",
+        "-s",
+        "-r",
+        "-l",
+        str(port),
+        "/run/ibsim/" + os.path.basename(p["net"]),
+    ]
 
 
 def _remove_container(conf):
     c = (conf or {}).get("container")
     if c:
-        subprocess.run(["podman", "rm", "-f", "-t", "2", c["name"]], capture_output=True,
-                       env=dict(os.environ, **({"CONTAINERS_CONF": c["containers_conf"]}
-                                               if c.get("containers_conf") else {})))
+        subprocess.run(
+            ["podman", "rm", "-f", "-t", "2", c["name"]],
+            capture_output=True,
+            env=dict(os.environ, **({"CONTAINERS_CONF": c["containers_conf"]} if c.get("containers_conf") else {})),
+        )
 
 
-def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=None, sockname=None,
-          container=None):
+def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=None, sockname=None, container=None):
     """Start ibsim on the model's net file: here (remote mode on this host's
     address, or --local), or in a container on the lab network (container:
     {name, network, ip, image[, containers_conf]}; remote mode on its ip)."""
@@ -128,9 +181,13 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=None, sockname
         f.write(netfile_from_model(apply_faults(model, load_faults(run_dir))))
     if not os.path.exists(p["console"]):
         os.mkfifo(p["console"], 0o600)
-    conf = {"port": port, "local": local, "sockname": sockname,
-            "address": None if local else (container["ip"] if container else gateway_address()),
-            "container": container}
+    conf = {
+        "port": port,
+        "local": local,
+        "sockname": sockname,
+        "address": None if local else (container["ip"] if container else gateway_address()),
+        "container": container,
+    }
     with open(p["conf"], "w") as f:
         json.dump(conf, f)
     if container:
@@ -151,19 +208,19 @@ def start(run_dir, model, port=DEFAULT_PORT, local=False, timeout=None, sockname
         env["CONTAINERS_CONF"] = container["containers_conf"]
     if sockname:  # its own abstract socket names: several local ibsims side by side
         env["IBSIM_SOCKNAME"] = sockname
-    proc = subprocess.Popen(cmd, stdin=fifo, stdout=log, stderr=subprocess.STDOUT,
-                            cwd=run_dir, start_new_session=True, env=env)
+    proc = subprocess.Popen(cmd, stdin=fifo, stdout=log, stderr=subprocess.STDOUT, cwd=run_dir, start_new_session=True, env=env)
     os.close(fifo)
     log.close()
     with open(p["pid"], "w") as f:
         f.write(f"{proc.pid}\n")
     # bounded by ibsim's state (ready, or exited), not a fixed time a loaded machine misses
     try:
-        waits.wait_for(f"ibsim (pid {proc.pid}, {run_dir})",
-                       lambda: True if "Network simulator ready" in open(p["log"]).read() else None,
-                       lambda: None if proc.poll() is None else
-                       f"exited ({proc.returncode}):\n" + open(p["log"]).read()[-2000:],
-                       deadline=timeout)
+        waits.wait_for(
+            f"ibsim (pid {proc.pid}, {run_dir})",
+            lambda: True if "Network simulator ready" in open(p["log"]).read() else None,
+            lambda: None if proc.poll() is None else f"exited ({proc.returncode}):\n" + open(p["log"]).read()[-2000:],
+            deadline=timeout,
+        )
     except waits.WaitError as exc:
         if proc.poll() is None:
             stop(run_dir)
@@ -245,8 +302,7 @@ def parse_counter_settings(settings):
     for item in settings or []:
         name, sep, value = str(item).partition("=")
         if not sep or name not in PERF_ERROR_COUNTERS:
-            raise SystemExit(f"counters: {item!r}: allowed: COUNTER=VALUE with COUNTER one of "
-                             + ", ".join(PERF_ERROR_COUNTERS))
+            raise SystemExit(f"counters: {item!r}: allowed: COUNTER=VALUE with COUNTER one of " + ", ".join(PERF_ERROR_COUNTERS))
         if not value.isdigit() or int(value) > 0xFFFFFFFF:
             raise SystemExit(f"counters: {item!r}: the value must be an integer 0..4294967295")
         out[name] = int(value)
@@ -259,8 +315,7 @@ def perf_set(run_dir, switch, port, counters, timeout=None):
     """Set a switch port's PortCounters on the running ibsim and wait for its answer (an ibsim refusal exits with it)."""
     log = _paths(run_dir)["log"]
     start_at = os.path.getsize(log) if os.path.exists(log) else 0
-    console(run_dir, *(f'PerformanceSet "{switch}"[{port}] PortCounters.{name}={value}'
-                       for name, value in counters.items()))
+    console(run_dir, *(f'PerformanceSet "{switch}"[{port}] PortCounters.{name}={value}' for name, value in counters.items()))
     want = [f"{switch}[{port}] PortCounters.{name} has been set to {value}" for name, value in counters.items()]
 
     def confirmed():
@@ -274,9 +329,12 @@ def perf_set(run_dir, switch, port, counters, timeout=None):
 
     # bounded by ibsim's state (its answer, or its exit), not a fixed time a loaded machine misses
     try:
-        waits.wait_for(f"ibsim did not confirm PerformanceSet on {switch}[{port}]", confirmed,
-                       lambda: None if read_pid(run_dir) else f"ibsim is not running ({run_dir})",
-                       deadline=timeout)
+        waits.wait_for(
+            f"ibsim did not confirm PerformanceSet on {switch}[{port}]",
+            confirmed,
+            lambda: None if read_pid(run_dir) else f"ibsim is not running ({run_dir})",
+            deadline=timeout,
+        )
     except waits.WaitError as exc:
         raise SystemExit(str(exc)) from None
 
@@ -298,27 +356,21 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=None, co
         na, nb = find_cable(current, switch, a), find_cable(current, switch, b)
         if not na or not nb:
             raise SystemExit(f"swap needs host cables on {switch} ports {a} and {b}")
-        hosts = {ca_nodeid(h, n["device"]): n for h, node in current["nodes"].items()
-                 for n in node.get("nics", [])}
+        hosts = {ca_nodeid(h, n["device"]): n for h, node in current["nodes"].items() for n in node.get("nics", [])}
         ida = next(k for k, v in hosts.items() if v is na)
         idb = next(k for k, v in hosts.items() if v is nb)
-        console(run_dir, f'Unlink "{switch}"[{a}]', f'Unlink "{switch}"[{b}]',
-                f'Link "{switch}"[{a}] "{idb}"[1]', f'Link "{switch}"[{b}] "{ida}"[1]')
+        console(run_dir, f'Unlink "{switch}"[{a}]', f'Unlink "{switch}"[{b}]', f'Link "{switch}"[{a}] "{idb}"[1]', f'Link "{switch}"[{b}] "{ida}"[1]')
         rec = {"kind": "swap", "switch": switch, "ports": [a, b]}
     elif kind == "degrade":
         rec = {"kind": "degrade", "switch": switch, "port": ports[0], "width": width, "speed": speed}
     elif kind == "counters":
-        nports = int((model["switches"].get(switch) or {}).get("nports", DEFAULT_SWITCH_PORTS)) \
-            if switch in model.get("switches", {}) else None
+        nports = int((model["switches"].get(switch) or {}).get("nports", DEFAULT_SWITCH_PORTS)) if switch in model.get("switches", {}) else None
         if nports is None:
-            raise SystemExit(f"counters: {switch!r} is not a switch of the subnet "
-                             f"(allowed: {', '.join(sorted(model.get('switches', {})))})")
+            raise SystemExit(f"counters: {switch!r} is not a switch of the subnet (allowed: {', '.join(sorted(model.get('switches', {})))})")
         if not 1 <= ports[0] <= nports:
-            raise SystemExit(f"counters: port {ports[0]} of {switch}: allowed 1..{nports} "
-                             "(ibsim cannot set the base switch port 0's counters)")
+            raise SystemExit(f"counters: port {ports[0]} of {switch}: allowed 1..{nports} (ibsim cannot set the base switch port 0's counters)")
         perf_set(run_dir, switch, ports[0], counters)
-        faults = [f for f in faults if not (f["kind"] == "counters" and f["switch"] == switch
-                                             and f["port"] == ports[0])]
+        faults = [f for f in faults if not (f["kind"] == "counters" and f["switch"] == switch and f["port"] == ports[0])]
         kept = {k: v for k, v in counters.items() if v}
         if kept:
             faults.append({"kind": "counters", "switch": switch, "port": ports[0], "counters": kept})
@@ -332,8 +384,7 @@ def fault(run_dir, kind, switch, ports, width=None, speed=None, timeout=None, co
         with open(p["conf"]) as f:
             conf = json.load(f)
         stop(run_dir)
-        start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout,
-              sockname=conf.get("sockname"), container=conf.get("container"))
+        start(run_dir, model, port=conf["port"], local=conf["local"], timeout=timeout, sockname=conf.get("sockname"), container=conf.get("container"))
         for f in faults:  # the restarted ibsim's counters start at 0: set the recorded ones again
             if f["kind"] == "counters":
                 perf_set(run_dir, f["switch"], f["port"], f["counters"])
@@ -364,8 +415,9 @@ def main(argv=None):
     s.add_argument("--port", type=int, default=DEFAULT_PORT)
     s.add_argument("--local", action="store_true")
     s.add_argument("--sockname", help="abstract socket base name (local mode; default ibsim)")
-    s.add_argument("--timeout", type=float, default=None,
-                   help="overall deadline in s of a live ibsim that never gets ready (default: LINERATE_LAB_WAIT_S or 600)")
+    s.add_argument(
+        "--timeout", type=float, default=None, help="overall deadline in s of a live ibsim that never gets ready (default: LINERATE_LAB_WAIT_S or 600)"
+    )
     for name in ("stop", "status"):
         sub.add_parser(name).add_argument("--run-dir", required=True)
     e = sub.add_parser("env")
@@ -379,8 +431,7 @@ def main(argv=None):
     f.add_argument("ports", nargs="+", type=int)
     f.add_argument("--width", type=int, choices=sorted(WIDTH_MASK))
     f.add_argument("--speed", choices=sorted(SPEED_MASK))
-    f.add_argument("--set", action="append", dest="counters", metavar="COUNTER=VALUE",
-                   help="counters: a PortCounters error field and its value (0 undoes)")
+    f.add_argument("--set", action="append", dest="counters", metavar="COUNTER=VALUE", help="counters: a PortCounters error field and its value (0 undoes)")
     args = ap.parse_args(argv)
 
     if args.cmd == "netfile":
@@ -391,8 +442,7 @@ def main(argv=None):
         else:
             sys.stdout.write(text)
     elif args.cmd == "start":
-        pid = start(args.run_dir, _model_arg(args), args.port, args.local, args.timeout,
-                    args.sockname)
+        pid = start(args.run_dir, _model_arg(args), args.port, args.local, args.timeout, args.sockname)
         print(f"ibsim running, pid {pid}")
     elif args.cmd == "stop":
         pid = stop(args.run_dir)
@@ -406,8 +456,7 @@ def main(argv=None):
             print(f"{k}={v}")
     elif args.cmd == "fault":
         counters = parse_counter_settings(args.counters) if args.kind == "counters" else None
-        print(json.dumps(fault(args.run_dir, args.kind, args.switch, args.ports,
-                               args.width, args.speed, counters=counters)))
+        print(json.dumps(fault(args.run_dir, args.kind, args.switch, args.ports, args.width, args.speed, counters=counters)))
     return 0
 
 

@@ -1,5 +1,6 @@
 """The ibsim net file of the lab's InfiniBand fabric: the model (from an Ansible inventory), the faults that
 change its physics (unlink, relink, swap, degrade), and the ibnetdiscover-compatible node records ibsim reads."""
+
 import hashlib
 import json
 import os
@@ -45,8 +46,7 @@ def speed_name(speed_gbps, width):
 def model_from_inventory(inv):
     """`ansible-inventory --list` JSON -> a fabric model (transport infiniband)."""
     hostvars = inv.get("_meta", {}).get("hostvars", {})
-    switches_group = set(inv.get("switches", {}).get("hosts", [])) | \
-        set(inv.get("ib_switches", {}).get("hosts", []))
+    switches_group = set(inv.get("switches", {}).get("hosts", [])) | set(inv.get("ib_switches", {}).get("hosts", []))
     model = {"version": 1, "transport": "infiniband", "nodes": {}, "switches": {}, "faults": []}
     fabric = {}
     for hv in hostvars.values():
@@ -71,34 +71,36 @@ def model_from_inventory(inv):
         nics = []
         for p in ports:
             pguid = p.get("guid") or default_port_guid(name, p["device"])
-            nics.append({
-                "device": p["device"], "netdev": p.get("netdev"), "port": 1,
-                "node_guid": _fmt_guid(_guid_int(pguid) - 1), "port_guid": _fmt_guid(_guid_int(pguid)),
-                "link_layer": "InfiniBand", "speed_gbps": speed, "width": width,
-                "cable": "up", "switch": p["switch"], "switch_port": str(p["switch_port"]),
-            })
-            sw = model["switches"].setdefault(p["switch"], {
-                "guid": default_switch_guid(p["switch"]), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
-            sw["ports"][str(p["switch_port"])] = {"peer": f"{name}:{p['device']}",
-                                                  "speed_gbps": speed, "up": True}
+            nics.append(
+                {
+                    "device": p["device"],
+                    "netdev": p.get("netdev"),
+                    "port": 1,
+                    "node_guid": _fmt_guid(_guid_int(pguid) - 1),
+                    "port_guid": _fmt_guid(_guid_int(pguid)),
+                    "link_layer": "InfiniBand",
+                    "speed_gbps": speed,
+                    "width": width,
+                    "cable": "up",
+                    "switch": p["switch"],
+                    "switch_port": str(p["switch_port"]),
+                }
+            )
+            sw = model["switches"].setdefault(p["switch"], {"guid": default_switch_guid(p["switch"]), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
+            sw["ports"][str(p["switch_port"])] = {"peer": f"{name}:{p['device']}", "speed_gbps": speed, "up": True}
         model["nodes"][name] = {"nics": nics}
     for name in sorted(switches_group):
         for up in hostvars.get(name, {}).get("switch_uplinks") or []:
-            for a, ap, b, bp in ((name, up["port"], up["peer"], up["peer_port"]),
-                                 (up["peer"], up["peer_port"], name, up["port"])):
-                sw = model["switches"].setdefault(a, {
-                    "guid": default_switch_guid(a), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
-                sw["ports"][str(ap)] = {"peer": f"{b}:{bp}", "up": True,
-                                        "speed_gbps": up.get("speed_gbps", speed),
-                                        "width": up.get("width", width)}
+            for a, ap, b, bp in ((name, up["port"], up["peer"], up["peer_port"]), (up["peer"], up["peer_port"], name, up["port"])):
+                sw = model["switches"].setdefault(a, {"guid": default_switch_guid(a), "nports": DEFAULT_SWITCH_PORTS, "ports": {}})
+                sw["ports"][str(ap)] = {"peer": f"{b}:{bp}", "up": True, "speed_gbps": up.get("speed_gbps", speed), "width": up.get("width", width)}
     return model
 
 
 def load_inventory(path):
     exe = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
     exe = exe if os.path.exists(exe) else "ansible-inventory"
-    out = subprocess.run([exe, "-i", path, "--list"], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run([exe, "-i", path, "--list"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -199,8 +201,7 @@ def apply_faults(model, faults):
             target = nic if nic is not None else sp
             if target is not None:
                 w = int(f.get("width") or target.get("width", 4))
-                lane = LANE_OF[f["speed"]] if f.get("speed") else \
-                    float(target.get("speed_gbps", 40)) / int(target.get("width", 4))
+                lane = LANE_OF[f["speed"]] if f.get("speed") else float(target.get("speed_gbps", 40)) / int(target.get("width", 4))
                 target["width"] = w
                 target["speed_gbps"] = w * lane
                 if nic is None and sp is not None:

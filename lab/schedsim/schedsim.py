@@ -31,6 +31,7 @@ kubectl's other verbs and output formats.
     schedsim.py init --nodes node1,node2,...   the lab's nodes, in service (both schedulers)
     schedsim.py state                          print the state files
 """
+
 import contextlib
 import datetime
 import fcntl
@@ -40,8 +41,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STATE_DIR = os.path.join(os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(os.path.dirname(HERE), "state")),
-                         "schedsim")
+STATE_DIR = os.path.join(os.environ.get("LINERATE_LAB_STATE_DIR", os.path.join(os.path.dirname(HERE), "state")), "schedsim")
 USER = "root"
 SLURM_VERSION = "23.11.4"
 
@@ -79,6 +79,7 @@ class Exit(Exception):
 
 # ---------------------------------------------------------------- Slurm
 
+
 def _abbrev(tag, full, minimum):
     """xstrncasecmp(tag, full, MAX(strlen(tag), minimum)) == 0: ``tag`` abbreviates ``full``."""
     m = max(len(tag), minimum)
@@ -86,14 +87,39 @@ def _abbrev(tag, full, minimum):
 
 
 # update_node.c scontrol_update_node: (key, minimum abbreviation), in the order it tests them.
-UPDATE_KEYS = (("NodeAddr", 5), ("NodeHostName", 5), ("NodeName", 1), ("ActiveFeatures", 3), ("CpuBind", 7),
-               ("Extra", 1), ("Features", 1), ("AvailableFeatures", 3), ("Gres", 1), ("InstanceId", 9),
-               ("InstanceType", 9), ("Weight", 1), ("Comment", 2), ("Reason", 1), ("ResumeAfter", 1), ("State", 1))
+UPDATE_KEYS = (
+    ("NodeAddr", 5),
+    ("NodeHostName", 5),
+    ("NodeName", 1),
+    ("ActiveFeatures", 3),
+    ("CpuBind", 7),
+    ("Extra", 1),
+    ("Features", 1),
+    ("AvailableFeatures", 3),
+    ("Gres", 1),
+    ("InstanceId", 9),
+    ("InstanceType", 9),
+    ("Weight", 1),
+    ("Comment", 2),
+    ("Reason", 1),
+    ("ResumeAfter", 1),
+    ("State", 1),
+)
 # State values update accepts (update_node.c), with their minimum abbreviation; the node_state_string
 # names (DOWN, IDLE, ...) are matched after these, as the real code does.
-UPDATE_STATES = (("NoResp", 3), ("CANCEL_REBOOT", 3), ("DRAIN", 3), ("FAIL", 3), ("FUTURE", 3), ("RESUME", 3),
-                 ("POWER_DOWN_ASAP", 12), ("POWER_DOWN_FORCE", 12), ("POWER_DOWN", 7), ("POWER_UP", 7),
-                 ("UNDRAIN", 3))
+UPDATE_STATES = (
+    ("NoResp", 3),
+    ("CANCEL_REBOOT", 3),
+    ("DRAIN", 3),
+    ("FAIL", 3),
+    ("FUTURE", 3),
+    ("RESUME", 3),
+    ("POWER_DOWN_ASAP", 12),
+    ("POWER_DOWN_FORCE", 12),
+    ("POWER_DOWN", 7),
+    ("POWER_UP", 7),
+    ("UNDRAIN", 3),
+)
 BASE_STATES = ("UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE")
 MODELLED_STATES = ("DRAIN", "RESUME", "UNDRAIN", "DOWN", "FAIL", "IDLE")
 
@@ -104,18 +130,23 @@ def slurm_state_string(node):
 
 def show_node(node, one_liner=False):
     """The record of slurm_sprint_node_table for a lab node (an idle GPU node with 8 GPUs)."""
-    lines = [f"NodeName={node['name']} Arch=x86_64 CoresPerSocket=32 ",
-             "CPUAlloc=0 CPUEfctv=128 CPUTot=128 CPULoad=0.00",
-             "AvailableFeatures=(null)", "ActiveFeatures=(null)", "Gres=gpu:8",
-             f"NodeAddr={node['name']} NodeHostName={node['name']} Version={SLURM_VERSION}",
-             "OS=Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) ",
-             "RealMemory=1031000 AllocMem=0 FreeMem=1000000 Sockets=2 Boards=1",
-             f"State={slurm_state_string(node)} ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
-             "Partitions=gpu ",
-             f"BootTime={node['boot']} SlurmdStartTime={node['boot']}",
-             f"LastBusyTime={node['boot']} ResumeAfterTime=None",
-             "CfgTRES=cpu=128,mem=1031000M,billing=128,gres/gpu=8", "AllocTRES=",
-             "CurrentWatts=0 AveWatts=0"]
+    lines = [
+        f"NodeName={node['name']} Arch=x86_64 CoresPerSocket=32 ",
+        "CPUAlloc=0 CPUEfctv=128 CPUTot=128 CPULoad=0.00",
+        "AvailableFeatures=(null)",
+        "ActiveFeatures=(null)",
+        "Gres=gpu:8",
+        f"NodeAddr={node['name']} NodeHostName={node['name']} Version={SLURM_VERSION}",
+        "OS=Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) ",
+        "RealMemory=1031000 AllocMem=0 FreeMem=1000000 Sockets=2 Boards=1",
+        f"State={slurm_state_string(node)} ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
+        "Partitions=gpu ",
+        f"BootTime={node['boot']} SlurmdStartTime={node['boot']}",
+        f"LastBusyTime={node['boot']} ResumeAfterTime=None",
+        "CfgTRES=cpu=128,mem=1031000M,billing=128,gres/gpu=8",
+        "AllocTRES=",
+        "CurrentWatts=0 AveWatts=0",
+    ]
     if node.get("reason"):
         lines.append(f"Reason={node['reason']} [{node['reason_user']}@{node['reason_time']}]")
     return (" " if one_liner else "\n   ").join(lines) + ("\n" if one_liner else "\n\n")
@@ -187,9 +218,12 @@ def _update(rest):
             if st is None:
                 st = next((b for b in BASE_STATES if _abbrev(val, b, 3)), None)
             if st is None:
-                raise Exit(1, err=f"Invalid input: {arg}\nRequest aborted\nValid states are: NoResp DRAIN FAIL "
-                                  "FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\nNot all states are valid given a "
-                                  "node's prior state\n")
+                raise Exit(
+                    1,
+                    err=f"Invalid input: {arg}\nRequest aborted\nValid states are: NoResp DRAIN FAIL "
+                    "FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\nNot all states are valid given a "
+                    "node's prior state\n",
+                )
             val = st
         msg[key] = val
     if "NodeName" not in msg:
@@ -237,8 +271,14 @@ def _apply(node, st, reason):
         node.update(reason=reason, reason_user=USER, reason_time=_now())
 
 
-SINFO_FIELDS = {"N": ("NODELIST", "name"), "T": ("STATE", "long"), "t": ("STATE", "short"),
-                "E": ("REASON", "reason"), "H": ("TIMESTAMP", "time"), "u": ("USER", "user")}
+SINFO_FIELDS = {
+    "N": ("NODELIST", "name"),
+    "T": ("STATE", "long"),
+    "t": ("STATE", "short"),
+    "E": ("REASON", "reason"),
+    "H": ("TIMESTAMP", "time"),
+    "u": ("USER", "user"),
+}
 
 
 def _sinfo_state(node, long):
@@ -279,8 +319,7 @@ def sinfo(argv):
     specs = re.findall(r"%(\d*)([A-Za-z])|([^%]+)", fmt)
     for _w, c, _lit in specs:
         if c and c not in SINFO_FIELDS:
-            raise Exit(1, err=f"schedsim: sinfo format %{c}: not modelled (modelled: "
-                              f"{' '.join('%' + k for k in SINFO_FIELDS)})\n")
+            raise Exit(1, err=f"schedsim: sinfo format %{c}: not modelled (modelled: {' '.join('%' + k for k in SINFO_FIELDS)})\n")
 
     def row(values):
         out = ""
@@ -289,13 +328,21 @@ def sinfo(argv):
                 out += lit
                 continue
             v = str(values[c])
-            out += v.ljust(int(w))[:int(w)] if w else v
+            out += v.ljust(int(w))[: int(w)] if w else v
         return out.rstrip() + "\n"
+
     text = row({c: h for c, (h, _) in SINFO_FIELDS.items()}) if header else ""
     for n in nodes:
-        text += row({"N": n["name"], "T": _sinfo_state(n, True), "t": _sinfo_state(n, False),
-                     "E": n.get("reason") or "none", "H": n.get("reason_time") or "Unknown",
-                     "u": n.get("reason_user") or "Unknown"})
+        text += row(
+            {
+                "N": n["name"],
+                "T": _sinfo_state(n, True),
+                "t": _sinfo_state(n, False),
+                "E": n.get("reason") or "none",
+                "H": n.get("reason_time") or "Unknown",
+                "u": n.get("reason_user") or "Unknown",
+            }
+        )
     return text
 
 
@@ -304,8 +351,10 @@ def sinfo(argv):
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # k8s.io/apimachinery pkg/util/validation: a qualified name (optional DNS-subdomain prefix) and a label value.
-_QUALIFIED = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                        r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
+_QUALIFIED = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]"
+)
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
 
 
@@ -317,15 +366,22 @@ def node_object(node):
     if node["taints"]:
         # core/v1 Taint field order: key, value (omitted when empty), effect, timeAdded
         spec["taints"] = [{k: t[k] for k in ("key", "value", "effect", "timeAdded") if t.get(k)} for t in node["taints"]]
-    meta = {"name": node["name"], "uid": node["uid"], "resourceVersion": str(node["rv"]),
-            "creationTimestamp": node["created"],
-            "labels": {"kubernetes.io/hostname": node["name"], "kubernetes.io/os": "linux",
-                       "kubernetes.io/arch": "amd64"}}
+    meta = {
+        "name": node["name"],
+        "uid": node["uid"],
+        "resourceVersion": str(node["rv"]),
+        "creationTimestamp": node["created"],
+        "labels": {"kubernetes.io/hostname": node["name"], "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+    }
     if node["annotations"]:
         meta["annotations"] = node["annotations"]
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec,
-            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                       "message": "kubelet is posting ready status"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}]},
+    }
 
 
 def kubectl(argv):
@@ -374,8 +430,7 @@ def _kubectl_cordon(s, verb, rest, overwrite):
     # the node lifecycle controller (TaintNodesByCondition) mirrors spec.unschedulable as this taint
     n["taints"] = [t for t in n["taints"] if t["key"] != UNSCHEDULABLE_TAINT]
     if want:
-        n["taints"].append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule",
-                            "timeAdded": _now() + "Z"})
+        n["taints"].append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule", "timeAdded": _now() + "Z"})
     n["rv"] += 1
     return f"node/{rest[0]} {verb}ed\n"
 
@@ -407,8 +462,7 @@ def _kubectl_taint(s, verb, rest, overwrite):
     for t in adds:
         same = [x for x in taints if x["key"] == t["key"] and x["effect"] == t["effect"]]
         if same and not overwrite:
-            raise Exit(1, err=f"error: node {rest[1]} already has {t['key']} taint(s) with same effect(s) "
-                              "and --overwrite is false\n")
+            raise Exit(1, err=f"error: node {rest[1]} already has {t['key']} taint(s) with same effect(s) and --overwrite is false\n")
         taints = [x for x in taints if x not in same] + [t]
     n["taints"] = taints
     n["rv"] += 1
@@ -427,29 +481,37 @@ def _kubectl_annotate(s, verb, rest, overwrite):
         if not sep or not _QUALIFIED.fullmatch(key):
             raise Exit(1, err=f"error: invalid annotation format: {spec}\n")
         if key in ann and ann[key] != value and not overwrite:
-            raise Exit(1, err=f"error: --overwrite is false but found the following declared annotation(s): "
-                              f"'{key}' already has a value ({ann[key]})\n")
+            raise Exit(1, err=f"error: --overwrite is false but found the following declared annotation(s): '{key}' already has a value ({ann[key]})\n")
         ann[key] = value
     n["annotations"] = ann
     n["rv"] += 1
     return f"node/{rest[1]} annotated\n"
 
 
-KUBECTL = {"get": _kubectl_get, "cordon": _kubectl_cordon, "uncordon": _kubectl_cordon, "taint": _kubectl_taint,
-           "annotate": _kubectl_annotate}
+KUBECTL = {"get": _kubectl_get, "cordon": _kubectl_cordon, "uncordon": _kubectl_cordon, "taint": _kubectl_taint, "annotate": _kubectl_annotate}
 
 # ---------------------------------------------------------------- the lab's own commands
+
 
 def init(names):
     """Every node in service in both schedulers (what a freshly booted cluster shows)."""
     now = _now()
     with state("slurm") as s:
-        s["nodes"] = {n: {"name": n, "base": "IDLE", "flags": [], "reason": None, "reason_user": None,
-                          "reason_time": None, "boot": now} for n in names}
+        s["nodes"] = {n: {"name": n, "base": "IDLE", "flags": [], "reason": None, "reason_user": None, "reason_time": None, "boot": now} for n in names}
     with state("kubernetes") as s:
-        s["nodes"] = {n: {"name": n, "unschedulable": False, "taints": [], "annotations": {}, "rv": 1000 + i,
-                          "uid": f"00000000-0000-4000-8000-{i:012d}", "created": now + "Z",
-                          "pod_cidr": f"10.244.{i}.0/24"} for i, n in enumerate(names)}
+        s["nodes"] = {
+            n: {
+                "name": n,
+                "unschedulable": False,
+                "taints": [],
+                "annotations": {},
+                "rv": 1000 + i,
+                "uid": f"00000000-0000-4000-8000-{i:012d}",
+                "created": now + "Z",
+                "pod_cidr": f"10.244.{i}.0/24",
+            }
+            for i, n in enumerate(names)
+        }
     return f"schedsim: {len(names)} node(s) in service in {STATE_DIR}\n"
 
 
@@ -466,8 +528,9 @@ def main(argv=None):
         elif argv[1:2] == ["init"] and argv[2:3] == ["--nodes"] and len(argv) == 4:
             out = init([n for n in argv[3].split(",") if n])
         elif argv[1:2] == ["state"]:
-            out = "".join(open(os.path.join(STATE_DIR, f"{k}.json")).read() for k in ("slurm", "kubernetes")
-                          if os.path.exists(os.path.join(STATE_DIR, f"{k}.json")))
+            out = "".join(
+                open(os.path.join(STATE_DIR, f"{k}.json")).read() for k in ("slurm", "kubernetes") if os.path.exists(os.path.join(STATE_DIR, f"{k}.json"))
+            )
         else:
             raise Exit(2, err=__doc__.split("\n\n")[-1])
     except Exit as e:

@@ -9,6 +9,7 @@ family has).
 Tx-queue: [no] random-detect ecn minimum-threshold <n> kbytes maximum-threshold <n> kbytes
 [max-mark-probability <p>].
 """
+
 import copy
 import re
 
@@ -20,9 +21,9 @@ import re
 FAMILIES = {
     "7050x3": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 25},
     "7050x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},
-    "7060x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},     # Tomahawk 3
-    "7060x5": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},     # Tomahawk 4 (400G ports)
-    "7060x6": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},    # Tomahawk 5 (800G ports)
+    "7060x4": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},  # Tomahawk 3
+    "7060x5": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 50},  # Tomahawk 4 (400G ports)
+    "7060x6": {"mtu_max": 9214, "queue": "tx-queue", "lane_gbps": 100},  # Tomahawk 5 (800G ports)
     "7280r3": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
     "7388x5": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},
     "7800r3": {"mtu_max": 9214, "queue": "uc-tx-queue", "lane_gbps": 50},  # Jericho2 line cards
@@ -57,7 +58,7 @@ class EosConfig:
 
     # ------------------------------------------------------------ global config
     def _config_global(self, ctx, mode, line, body, toks, no):
-        if line in ("end", "exit"):   # leaves config mode; a session stays pending
+        if line in ("end", "exit"):  # leaves config mode; a session stays pending
             ctx["mode"], ctx["session"] = [], None
             return ""
         if line == "abort":
@@ -131,22 +132,22 @@ class EosConfig:
             if no:
                 intf.pop("description", None)
             else:
-                intf["description"] = body[len("description "):]
+                intf["description"] = body[len("description ") :]
             return self._edited(ctx)
-        if toks == ["shutdown"] or toks == ["priority-flow-control", "on"]:   # a flag: set, or gone with no
+        if toks == ["shutdown"] or toks == ["priority-flow-control", "on"]:  # a flag: set, or gone with no
             key = "shutdown" if toks == ["shutdown"] else "pfc_on"
             intf[key] = not no
             if no:
                 intf.pop(key)
             return self._edited(ctx)
         limits = FAMILIES[self.family]
-        values = {   # one value: its key, the token it is at and what it may be
+        values = {  # one value: its key, the token it is at and what it may be
             ("mtu",): ("mtu", 1, lambda v: v.isdigit() and 68 <= int(v) <= limits["mtu_max"], int),
             ("speed",): ("speed", 1, lambda v: v in speed_forms(self.family), str),
             ("qos", "trust"): ("trust", 2, lambda v: v in ("dscp", "cos"), str),
         }
         for words, (key, at, valid, conv) in values.items():
-            if tuple(toks[:len(words)]) == words:
+            if tuple(toks[: len(words)]) == words:
                 if no:
                     intf.pop(key, None)
                 elif len(toks) != at + 1 or not valid(toks[at]):
@@ -181,7 +182,7 @@ class EosConfig:
 
     def _tx_queue(self, ctx, mode, intf, line, m, no):
         if m.group(1) != FAMILIES[self.family]["queue"]:
-            return invalid(line, 1 if no else 0)     # this family has no such queue keyword
+            return invalid(line, 1 if no else 0)  # this family has no such queue keyword
         q = m.group(2)
         if not 0 <= int(q) <= 7:
             return invalid(line, 1)
@@ -206,8 +207,11 @@ class EosConfig:
         if no:
             tq.pop("ecn", None)
             return self._edited(ctx)
-        m = re.fullmatch(r"random-detect ecn minimum-threshold (\d+) kbytes maximum-threshold (\d+) kbytes"
-                         r"(?: max-mark-probability (\d+))?", body)
+        m = re.fullmatch(
+            r"random-detect ecn minimum-threshold (\d+) kbytes maximum-threshold (\d+) kbytes"
+            r"(?: max-mark-probability (\d+))?",
+            body,
+        )
         if not m:
             return invalid(line, 2)
         mn, mx, pr = int(m.group(1)), int(m.group(2)), int(m.group(3) or 100)
@@ -269,8 +273,7 @@ class EosConfig:
             return bad(10)
         if len(toks) > 12 or (len(toks) == 12 and toks[11] != "forced"):
             return bad(11 if toks[11] != "forced" else 12)
-        intf["pfcwd_timer"] = {"timeout": t, "polling": p if p == "auto" else _seconds(p, 3, 0.005, 30),
-                               "recovery": r, "forced": len(toks) == 12}
+        intf["pfcwd_timer"] = {"timeout": t, "polling": p if p == "auto" else _seconds(p, 3, 0.005, 30), "recovery": r, "forced": len(toks) == 12}
         return self._edited(ctx)
 
     def _edited(self, ctx):

@@ -38,6 +38,7 @@ lets the first N matching commands through (e.g. the read-back after the
 push, not the first read). The
 request is also recorded in the fabric model's ``faults`` list.
 """
+
 import argparse
 import json
 import os
@@ -74,8 +75,10 @@ def inject(state, request, deadline=None):
     pid = simulator_pid(state)
     where = f"the switch simulator for {switch} (state {data_dir(state)})"
     if pid is None or not waits.pid_alive(pid):
-        raise waits.WaitError(f"{where}: not running (no live pid in {os.path.join(data_dir(state), 'switchsim.pid')}); "
-                              "start it with lab/switchsim/run.py --state DIR (make lab-up does)")
+        raise waits.WaitError(
+            f"{where}: not running (no live pid in {os.path.join(data_dir(state), 'switchsim.pid')}); "
+            "start it with lab/switchsim/run.py --state DIR (make lab-up does)"
+        )
     d = os.path.join(data_dir(state), "faults")
     os.makedirs(d, exist_ok=True)
     rid = f"{time.time():.6f}-{uuid.uuid4().hex[:8]}"
@@ -98,16 +101,14 @@ def inject(state, request, deadline=None):
     def gone():
         if waits.pid_alive(pid):
             return None
-        taken = "after taking the request (it may be half applied)" if not os.path.exists(req_path) \
-            else "before taking the request"
+        taken = "after taking the request (it may be half applied)" if not os.path.exists(req_path) else "before taking the request"
         return f"the simulator (pid {pid}) exited {taken}; see its log"
 
     try:
-        return waits.wait_for(f"{where}, pid {pid}, fault {request.get('action')}", answer, gone,
-                              deadline=deadline, interval=0.05)
+        return waits.wait_for(f"{where}, pid {pid}, fault {request.get('action')}", answer, gone, deadline=deadline, interval=0.05)
     except waits.WaitError:
         try:
-            os.remove(req_path)   # withdrawn: nobody applies it later
+            os.remove(req_path)  # withdrawn: nobody applies it later
         except FileNotFoundError:
             pass
         raise
@@ -116,6 +117,7 @@ def inject(state, request, deadline=None):
 def record(state, request):
     os.environ["LINERATE_LAB_STATE"] = state
     from simcore import model
+
     with model.locked() as m:
         m.setdefault("faults", []).append(dict(request, kind="switch"))
 
@@ -124,9 +126,26 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--state", default=os.environ.get("LINERATE_LAB_STATE"))
     ap.add_argument("switch")
-    ap.add_argument("action", choices=["pfc_off", "link_down", "link_up", "headroom_zero", "headroom_restore",
-                                       "pfcwd_off", "pfcwd_restore", "reject", "drop", "drop_after",
-                                       "hang", "hang_after", "clock_skew", "clear", "armed"])
+    ap.add_argument(
+        "action",
+        choices=[
+            "pfc_off",
+            "link_down",
+            "link_up",
+            "headroom_zero",
+            "headroom_restore",
+            "pfcwd_off",
+            "pfcwd_restore",
+            "reject",
+            "drop",
+            "drop_after",
+            "hang",
+            "hang_after",
+            "clock_skew",
+            "clear",
+            "armed",
+        ],
+    )
     ap.add_argument("arg", nargs="?")
     ap.add_argument("count", nargs="?", type=int, default=1)
     ap.add_argument("--skip", type=int, default=0, help="let the first N matching commands through")

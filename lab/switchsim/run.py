@@ -12,6 +12,7 @@ login is read from ``--credentials`` (JSON {"username", "password"}; default
 Writes <state>/switchsim/known_hosts (the persisted host key for every
 address) and the pid file; SIGTERM/SIGINT stop it cleanly.
 """
+
 import argparse
 import asyncio
 import json
@@ -55,22 +56,22 @@ def write_vars(path, creds):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--state", default=os.environ.get("LINERATE_LAB_STATE"),
-                    help="directory holding fabric.json (default: $LINERATE_LAB_STATE)")
+    ap.add_argument("--state", default=os.environ.get("LINERATE_LAB_STATE"), help="directory holding fabric.json (default: $LINERATE_LAB_STATE)")
     ap.add_argument("--only", default="", help="comma-separated switch names to serve (default: all)")
     ap.add_argument("--port", type=int, default=None, help="listen on this port on every address")
     ap.add_argument("--credentials", default=None)
     ap.add_argument("--pidfile", default=None, help="default: <state>/switchsim/switchsim.pid")
     ap.add_argument("--log", default=None, help="log file (default: stderr)")
-    ap.add_argument("--credentials-yml", default=None,
-                    help="also write the login as Ansible vars (ansible_user/ansible_password), mode 0600, "
-                         "e.g. inventory/lab/group_vars/switches/credentials.yml")
+    ap.add_argument(
+        "--credentials-yml",
+        default=None,
+        help="also write the login as Ansible vars (ansible_user/ansible_password), mode 0600, e.g. inventory/lab/group_vars/switches/credentials.yml",
+    )
     args = ap.parse_args(argv)
     if not args.state:
         ap.error("--state is required (or set LINERATE_LAB_STATE)")
     state = os.path.abspath(args.state)
-    logging.basicConfig(filename=args.log, level=logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(filename=args.log, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
     creds = load_credentials(args.credentials or os.path.join(data_dir(state), "credentials.json"))
     if args.credentials_yml:

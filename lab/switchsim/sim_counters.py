@@ -33,11 +33,11 @@ rate the NIC does; a flapping link (``flap``) goes down on both ends. Served as
 - EOS ``show interfaces counters errors | json`` (fcsErrors, symbolErrors,
   inErrors, outErrors ...).
 """
+
 import json
 
 from simcore import model
 from linerate_lab import linkphys
-
 
 
 # Either spelling the data-path physics may use: a list of 8 per-priority values,
@@ -98,8 +98,7 @@ def port_counters(switch, port, m=None):
     for k in ("ecn_marked", "cnp_tx", "roce_tx_packets", "roce_tx_bytes", "rx_roce_discards"):
         out[k] = _total(raw.get(k))
     # per-priority ECN marks where the physics keeps them per priority (None: only a total)
-    out["ecn_marked_prio"] = _per_prio(raw.get("ecn_marked")) if isinstance(raw.get("ecn_marked"), (dict, list)) \
-        else None
+    out["ecn_marked_prio"] = _per_prio(raw.get("ecn_marked")) if isinstance(raw.get("ecn_marked"), (dict, list)) else None
     return out
 
 
@@ -110,8 +109,7 @@ def _comma(n):
 def _simple_table(headers, rows):
     """tabulate(tablefmt="simple", numalign="right", stralign="right") as pfcstat prints it."""
     widths = [max([len(h) + 2] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths)),
-             "  ".join("-" * w for w in widths)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     return lines
 
@@ -128,15 +126,13 @@ def render_sonic_pfc_counters(switch, ports, m=None):
 def render_sonic_queue_counters(switch, ports, m=None):
     """``show queue counters`` of a platform with ECN statistics (EcnMarked columns), unicast
     queues UC0..UC7 (the lab's TC_TO_QUEUE map is the identity: queue n carries priority n)."""
-    headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes",
-               "EcnMarked/pkts", "EcnMarked/bytes"]
+    headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
     rows = []
     for p in ports:
         c = port_counters(switch, p, m)
         ecn = c["ecn_marked_prio"] or [0] * 8
         for q in range(8):
-            rows.append([p, f"UC{q}", _comma(0), _comma(0), _comma(c["drops"][q]), _comma(c["drops"][q] * 4160),
-                         _comma(ecn[q]), _comma(ecn[q] * 4160)])
+            rows.append([p, f"UC{q}", _comma(0), _comma(0), _comma(c["drops"][q]), _comma(c["drops"][q] * 4160), _comma(ecn[q]), _comma(ecn[q] * 4160)])
     return "\n".join(_simple_table(headers, rows))
 
 
@@ -195,8 +191,10 @@ def render_nvue_roce_counters(switch, port, roce_prio, m=None):
         ("    tc-usage", _bytes(0), "Current TC-buffer usage for RoCE traffic"),
         ("    unicast-no-buffer-discard", str(c["drops"][p]), "Tx buffer discards for RoCE traffic"),
     ]
-    lines = ["                               operational   applied  description",
-             "-----------------------------  ------------  -------  ------------------------------------------------------"]
+    lines = [
+        "                               operational   applied  description",
+        "-----------------------------  ------------  -------  ------------------------------------------------------",
+    ]
     for key, value, desc in rows:
         if value is None:
             lines.append(key)
@@ -238,25 +236,46 @@ def error_counters(switch, port, m=None):
 
 def render_sonic_intf_counters(switch, ports, m=None):
     """``show interfaces counters`` (portstat, STATE and RX_BPS columns) of ``ports``."""
-    headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR",
-               "TX_OK", "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
+    headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
     rows = []
     for p in ports:
         c = error_counters(switch, p, m)
-        rows.append([p, "U", "0", "0.00 B/s", "0.00%", _comma(c["rx_errors"]), _comma(c["rx_drops"]), "0",
-                     "0", "0.00 B/s", "0.00%", _comma(c["tx_errors"]), _comma(c["tx_drops"]), "0"])
+        rows.append(
+            [
+                p,
+                "U",
+                "0",
+                "0.00 B/s",
+                "0.00%",
+                _comma(c["rx_errors"]),
+                _comma(c["rx_drops"]),
+                "0",
+                "0",
+                "0.00 B/s",
+                "0.00%",
+                _comma(c["tx_errors"]),
+                _comma(c["tx_drops"]),
+                "0",
+            ]
+        )
     return "\n".join(_simple_table(headers, rows))
 
 
 def render_nvue_link_stats(switch, port, m=None):
     """``nv show interface <swp> link stats`` (Cumulus Linux 5.x reference layout)."""
     c = error_counters(switch, port, m)
-    rows = [("carrier-transitions", str(2 * c["link_down"])), ("in-bytes", _bytes(0)),
-            ("in-drops", str(c["rx_drops"])), ("in-errors", str(c["rx_errors"])), ("in-pkts", "0"),
-            ("out-bytes", _bytes(0)), ("out-drops", str(c["tx_drops"])), ("out-errors", str(c["tx_errors"])),
-            ("out-pkts", "0")]
-    lines = ["                     operational  applied  pending",
-             "-------------------  -----------  -------  -------"]
+    rows = [
+        ("carrier-transitions", str(2 * c["link_down"])),
+        ("in-bytes", _bytes(0)),
+        ("in-drops", str(c["rx_drops"])),
+        ("in-errors", str(c["rx_errors"])),
+        ("in-pkts", "0"),
+        ("out-bytes", _bytes(0)),
+        ("out-drops", str(c["tx_drops"])),
+        ("out-errors", str(c["tx_errors"])),
+        ("out-pkts", "0"),
+    ]
+    lines = ["                     operational  applied  pending", "-------------------  -----------  -------  -------"]
     lines += [f"{k:<19}  {v:<11}  {'':<7}  " for k, v in rows]
     return "\n".join(line.rstrip() if i == len(lines) - 1 else line for i, line in enumerate(lines))
 
@@ -280,23 +299,50 @@ def render_nvue_interface_counters(switch, port, m=None):
     c = error_counters(switch, port, m)
     rx_err, tx_err, rx_drop, tx_drop = (str(c[k]) for k in ("rx_errors", "tx_errors", "rx_drops", "tx_drops"))
     rxtx = ["Counter", "Receive", "Transmit"]
-    lines = ["                     operational  applied",
-             "-------------------  -----------  -------",
-             f"{'carrier-transitions':<19}  {str(2 * c['link_down']):<11}  {'':<7}", ""]
-    lines += _nvue_titled_table("Detailed Counters", rxtx, [[k, "0", "0"] for k in (
-        "Broadcast Packets", "Multicast Packets", "Total Octets", "Total Packets", "Unicast Packets")]) + [""]
-    lines += _nvue_titled_table("Drop Counters", rxtx, [
-        ["ACL Drops", "0", "n/a"], ["Buffer Drops", rx_drop, "n/a"], ["Non-Queue Drops", "n/a", "0"],
-        ["Queue Drops", "n/a", tx_drop], ["Total Drops", rx_drop, tx_drop]]) + [""]
-    lines += _nvue_titled_table("Error Counters", rxtx, [
-        ["Alignment Errors", "0", "n/a"], ["FCS Errors", rx_err, "n/a"], ["Jabber Errors", "0", "n/a"],
-        ["Length Errors", "0", "n/a"], ["Oversize Errors", "0", "n/a"], ["Symbol Errors", "0", "n/a"],
-        ["Total Errors", rx_err, tx_err], ["Undersize Errors", "0", "n/a"]]) + [""]
-    lines += _nvue_titled_table("Packet Size Statistics", rxtx, [[k, "0", "0"] for k in (
-        "64", "65-127", "128-255", "256-511", "512-1023", "1024-1518", "1519-2047", "2048-4095", "4096-16383")])
+    lines = [
+        "                     operational  applied",
+        "-------------------  -----------  -------",
+        f"{'carrier-transitions':<19}  {str(2 * c['link_down']):<11}  {'':<7}",
+        "",
+    ]
+    lines += _nvue_titled_table(
+        "Detailed Counters", rxtx, [[k, "0", "0"] for k in ("Broadcast Packets", "Multicast Packets", "Total Octets", "Total Packets", "Unicast Packets")]
+    ) + [""]
+    lines += _nvue_titled_table(
+        "Drop Counters",
+        rxtx,
+        [
+            ["ACL Drops", "0", "n/a"],
+            ["Buffer Drops", rx_drop, "n/a"],
+            ["Non-Queue Drops", "n/a", "0"],
+            ["Queue Drops", "n/a", tx_drop],
+            ["Total Drops", rx_drop, tx_drop],
+        ],
+    ) + [""]
+    lines += _nvue_titled_table(
+        "Error Counters",
+        rxtx,
+        [
+            ["Alignment Errors", "0", "n/a"],
+            ["FCS Errors", rx_err, "n/a"],
+            ["Jabber Errors", "0", "n/a"],
+            ["Length Errors", "0", "n/a"],
+            ["Oversize Errors", "0", "n/a"],
+            ["Symbol Errors", "0", "n/a"],
+            ["Total Errors", rx_err, tx_err],
+            ["Undersize Errors", "0", "n/a"],
+        ],
+    ) + [""]
+    lines += _nvue_titled_table(
+        "Packet Size Statistics",
+        rxtx,
+        [[k, "0", "0"] for k in ("64", "65-127", "128-255", "256-511", "512-1023", "1024-1518", "1519-2047", "2048-4095", "4096-16383")],
+    )
     lines += [""] + _nvue_titled_table(
-        "Ingress Buffer Statistics", ["priority-group", "rx-frames", "rx-buffer-discards", "rx-shared-buffer-discards"],
-        [[str(pg), "0", _bytes(0), _bytes(0)] for pg in range(8)])
+        "Ingress Buffer Statistics",
+        ["priority-group", "rx-frames", "rx-buffer-discards", "rx-shared-buffer-discards"],
+        [[str(pg), "0", _bytes(0), _bytes(0)] for pg in range(8)],
+    )
     return "\n".join(line.rstrip() if i == len(lines) - 1 else line for i, line in enumerate(lines))
 
 
@@ -306,9 +352,15 @@ def render_eos_intf_errors_json(switch, ports, m=None):
     doc = {"interfaceErrorCounters": {}}
     for p in ports:
         c = error_counters(switch, p, m)
-        doc["interfaceErrorCounters"][p] = {"inErrors": c["rx_errors"], "frameTooLongs": 0, "outErrors": c["tx_errors"],
-                                            "frameTooShorts": 0, "fcsErrors": c["rx_errors"], "alignmentErrors": 0,
-                                            "symbolErrors": c["rx_errors"]}
+        doc["interfaceErrorCounters"][p] = {
+            "inErrors": c["rx_errors"],
+            "frameTooLongs": 0,
+            "outErrors": c["tx_errors"],
+            "frameTooShorts": 0,
+            "fcsErrors": c["rx_errors"],
+            "alignmentErrors": 0,
+            "symbolErrors": c["rx_errors"],
+        }
     return json.dumps(doc, indent=2)
 
 
@@ -318,15 +370,19 @@ def pfcwd_queue_stats(switch, port, prio, m=None):
     (``{"<prio>": {"detected", "restored", "tx_drop", "rx_drop", "stormed"}}``); zeros where none."""
     m, raw = _raw(switch, port, m)
     st = ((raw.get("pfcwd") or {}).get(str(prio))) or {}
-    out = {"stormed": bool(st.get("stormed")), "detected": int(st.get("detected") or 0),
-           "restored": int(st.get("restored") or 0), "tx_ok": int(st.get("tx_ok") or 0),
-           "tx_drop": int(st.get("tx_drop") or 0), "rx_ok": int(st.get("rx_ok") or 0),
-           "rx_drop": int(st.get("rx_drop") or 0)}
+    out = {
+        "stormed": bool(st.get("stormed")),
+        "detected": int(st.get("detected") or 0),
+        "restored": int(st.get("restored") or 0),
+        "tx_ok": int(st.get("tx_ok") or 0),
+        "tx_drop": int(st.get("tx_drop") or 0),
+        "rx_ok": int(st.get("rx_ok") or 0),
+        "rx_drop": int(st.get("rx_drop") or 0),
+    }
     # a live storm on the port's cable (lab fault pfc-storm): a watchdog that guards the priority has
     # detected it and drops the queue (what would have waited, a tenth of the pauses' worth of packets)
     live = storm(switch, port, m)
-    guarded = prio in ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get(
-        "pfcwd", [])
+    guarded = prio in ((((m.get("switches") or {}).get(switch) or {}).get("ports") or {}).get(str(port)) or {}).get("pfcwd", [])
     if live and live[0] == int(prio) and guarded:
         out["stormed"] = True
         out["detected"] += 1

@@ -16,6 +16,7 @@ the largest mtu and the speed forms (lane-qualified: 400g-8, 100g-2, ...).
 Tx-queue: [no] random-detect ecn minimum-threshold <n> kbytes
 maximum-threshold <n> kbytes [max-mark-probability <p>].
 """
+
 import copy
 import difflib
 import json
@@ -27,6 +28,7 @@ import sim_optics
 from eos_config import DEFAULT_FAMILY, FAMILIES, EosConfig, invalid
 from simcore import Exit, Platform, natural_key
 
+
 class Eos(EosConfig, Platform):
     platform = "eos"
 
@@ -36,14 +38,12 @@ class Eos(EosConfig, Platform):
         return self.spec.get("eos_family", DEFAULT_FAMILY)
 
     def factory(self):
-        self.cfg = {"hostname": self.name, "dscp_map": {},
-                    "interfaces": {p: {"description": self.spec["ports"][p].get("peer", "")} for p in self.ports}}
+        self.cfg = {"hostname": self.name, "dscp_map": {}, "interfaces": {p: {"description": self.spec["ports"][p].get("peer", "")} for p in self.ports}}
         self.sessions = {}
         self._timers = {}
 
     def to_json(self):
-        return {"cfg": self.cfg, "sessions": {n: {k: v for k, v in s.items() if k != "timer"}
-                                              for n, s in self.sessions.items()}}
+        return {"cfg": self.cfg, "sessions": {n: {k: v for k, v in s.items() if k != "timer"} for n, s in self.sessions.items()}}
 
     def from_json(self, d):
         self.cfg = d["cfg"]
@@ -135,10 +135,9 @@ class Eos(EosConfig, Platform):
         if line == "show lldp neighbors | json":
             return self.show_lldp_neighbors_json()
         if line == "show version":
-            return ("Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\n"
-                    "Software image version: 4.32.0F\nArchitecture: x86_64\n")
+            return "Arista vEOS-lab\nHardware version: \nSerial number: SIM0000\nSoftware image version: 4.32.0F\nArchitecture: x86_64\n"
         m = re.fullmatch(r"bash timeout (\d+) (.+)", line)
-        if m:   # EOS runs the rest of the line in bash (the shell subset of simcore: the window lock)
+        if m:  # EOS runs the rest of the line in bash (the shell subset of simcore: the window lock)
             return self.shell(m.group(2))[0]
         if toks[0] == "show":
             return invalid(line, 1)
@@ -212,13 +211,16 @@ class Eos(EosConfig, Platform):
     def session_diff(self, name):
         a = render(self.cfg, self.device_line(), FAMILIES[self.family]["queue"]).splitlines()
         b = render(self.sessions[name]["cfg"], self.device_line(), FAMILIES[self.family]["queue"]).splitlines()
-        return "\n".join(difflib.unified_diff(a, b, "system:/running-config", f"session:/{name}-session-config",
-                                              lineterm=""))
+        return "\n".join(difflib.unified_diff(a, b, "system:/running-config", f"session:/{name}-session-config", lineterm=""))
 
     def show_sessions(self, ctx):
-        rows = ["Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
-                "  Name                           State                User       Terminal",
-                "  ------------------------------ -------------------- ---------- --------"]
+        rows = [
+            "Maximum number of completed sessions: 1",
+            "Maximum number of pending sessions: 5",
+            "",
+            "  Name                           State                User       Terminal",
+            "  ------------------------------ -------------------- ---------- --------",
+        ]
         for n, s in self.sessions.items():
             mark = "*" if ctx.get("session") == n else " "
             rows.append(f"{mark} {n:<30} {s['state']:<20} {s.get('user', ''):<10} vty")
@@ -226,15 +228,14 @@ class Eos(EosConfig, Platform):
 
     def show_lldp_neighbors_json(self):
         """``show lldp neighbors | json`` (eAPI): port, neighborDevice, neighborPort, ttl."""
-        rows = [{"ttl": 120, "neighborDevice": nb["system_name"], "neighborPort": nb["port_id"], "port": p}
-                for p, nb in self.lldp_neighbors()]
-        return json.dumps({"tablesLastChangeTime": 0.0, "tablesAgeOuts": 0, "tablesInserts": len(rows),
-                           "lldpNeighbors": rows, "tablesDeletes": 0, "tablesDrops": 0}, indent=2)
+        rows = [{"ttl": 120, "neighborDevice": nb["system_name"], "neighborPort": nb["port_id"], "port": p} for p, nb in self.lldp_neighbors()]
+        return json.dumps(
+            {"tablesLastChangeTime": 0.0, "tablesAgeOuts": 0, "tablesInserts": len(rows), "lldpNeighbors": rows, "tablesDeletes": 0, "tablesDrops": 0}, indent=2
+        )
 
     def optic(self, port):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
-        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
-                                 bool(self.spec["ports"][port].get("peer")))
+        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"], bool(self.spec["ports"][port].get("peer")))
 
     def phy_state(self, port):
         """What ``port`` has measured at the physical layer (sim_ber: healthy, or the model's ``ber``)."""
@@ -250,8 +251,10 @@ class Eos(EosConfig, Platform):
             up = self.port_oper_up(p, admin)
             status = "connected" if up else ("disabled" if not admin else "notconnect")
             speed = f"{_gbps(i.get('speed')) or self.spec['ports'].get(p, {}).get('speed_gbps', 400)}G"
-            rows.append(f"{re.sub(r'^Ethernet', 'Et', p):<10} {i.get('description', '')[:18]:<18} {status:<12} "
-                        f"{'routed':<8} {'full':<6} {speed:<6} {'400GBASE-DR4':<15}")
+            rows.append(
+                f"{re.sub(r'^Ethernet', 'Et', p):<10} {i.get('description', '')[:18]:<18} {status:<12} "
+                f"{'routed':<8} {'full':<6} {speed:<6} {'400GBASE-DR4':<15}"
+            )
         return "\n".join(r.rstrip() for r in rows)
 
     def device_line(self):
@@ -269,10 +272,14 @@ class Eos(EosConfig, Platform):
                     ecn = {"enabled": True, "tc": int(q), "min_kb": tq["ecn"]["min"], "max_kb": tq["ecn"]["max"]}
                     break
             speed = i.get("speed")
-            res[p] = {"mtu": i.get("mtu", 1500),
-                      "speed_gbps": _gbps(speed) or self.spec["ports"][p].get("speed_gbps", 400),
-                      "pfc": pfc, "trust": {"dscp": "dscp", "cos": "pcp"}.get(i.get("trust"), "pcp"),
-                      "ecn": ecn, "admin_up": not i.get("shutdown")}
+            res[p] = {
+                "mtu": i.get("mtu", 1500),
+                "speed_gbps": _gbps(speed) or self.spec["ports"][p].get("speed_gbps", 400),
+                "pfc": pfc,
+                "trust": {"dscp": "dscp", "cos": "pcp"}.get(i.get("trust"), "pcp"),
+                "ecn": ecn,
+                "admin_up": not i.get("shutdown"),
+            }
         return res
 
     def pfc_watchdog(self, port, cfg):
@@ -355,18 +362,17 @@ def render(cfg, device_line, queue="tx-queue"):
             out.append(f"   priority-flow-control pause watchdog port action {i['pfcwd_action']}")
         if i.get("pfcwd_timer"):
             t = i["pfcwd_timer"]
-            out.append(f"   priority-flow-control pause watchdog port timer timeout {t['timeout']} polling-interval "
-                       f"{t['polling']} recovery-time {t['recovery']}{' forced' if t.get('forced') else ''}")
+            out.append(
+                f"   priority-flow-control pause watchdog port timer timeout {t['timeout']} polling-interval "
+                f"{t['polling']} recovery-time {t['recovery']}{' forced' if t.get('forced') else ''}"
+            )
         for q in sorted(i.get("txq", {}), key=int):
             tq = i["txq"][q]
             out += ["   !", f"   {queue} {q}"]
             if tq.get("ecn"):
                 e = tq["ecn"]
                 prob = f" max-mark-probability {e['prob']}" if e.get("prob_set") else ""
-                out.append(f"      random-detect ecn minimum-threshold {e['min']} kbytes "
-                           f"maximum-threshold {e['max']} kbytes{prob}")
+                out.append(f"      random-detect ecn minimum-threshold {e['min']} kbytes maximum-threshold {e['max']} kbytes{prob}")
         out.append("!")
     out.append("end")
     return "\n".join(out)
-
-

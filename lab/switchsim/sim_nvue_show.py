@@ -1,6 +1,7 @@
 """The ``nv show`` commands of the NVUE simulator (sim_nvue.py's Nvue takes them as a mixin): the dispatch on
 the forms the configured release lists, and the interface, LLDP, RoCE, buffer and PFC watchdog views in
 the layouts NVUE prints (nvue_reference.json, docs/conformance.md)."""
+
 import json
 import re
 
@@ -36,8 +37,7 @@ class NvueShow:
         if fmt not in form:
             return f"Error: the simulator prints '{line}' as {' or '.join(form)} only, not {fmt}"
         args = rest
-        if len(args) > 2 and args[0] == "interface" and args[2:] in (
-                ["qos", "buffer", "ingress-priority-group"], ["qos", "pfc-watchdog"]):
+        if len(args) > 2 and args[0] == "interface" and args[2:] in (["qos", "buffer", "ingress-priority-group"], ["qos", "pfc-watchdog"]):
             if args[1] not in self.ports:
                 return f"Error: The requested item does not exist: interface {args[1]}"
             if args[3:4] == ["buffer"]:
@@ -83,8 +83,7 @@ class NvueShow:
             peer = self.spec["ports"][p].get("peer", "")
             host, _, rport = peer.partition(":")
             up = self.port_oper_up(p, st["admin_up"])
-            rows.append((p, str(st["mtu"]), f"{st['speed_gbps']}G" if up else "", "up" if up else "down",
-                         host, rport, "swp", ""))
+            rows.append((p, str(st["mtu"]), f"{st['speed_gbps']}G" if up else "", "up" if up else "down", host, rport, "swp", ""))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         out = []
         for n, r in enumerate(rows):
@@ -104,8 +103,7 @@ class NvueShow:
         for p in self.ports:
             up = self.port_oper_up(p, cfg[p]["admin_up"])
             nb = seen.get(p) or {}
-            rows.append((p, f"{cfg[p]['speed_gbps']}G" if up else "", "swp", nb.get("system_name") or "",
-                         nb.get("port_id") or ""))
+            rows.append((p, f"{cfg[p]['speed_gbps']}G" if up else "", "swp", nb.get("system_name") or "", nb.get("port_id") or ""))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
         out.insert(1, "  ".join("-" * w for w in widths))
@@ -146,28 +144,73 @@ class NvueShow:
         fault (headroom_zero) left it none."""
         cfg = self.port_config()[port]
         head = self.buffer_state(port, cfg)["headroom"]
-        rows = {0: {"pool-id": 2, "mode": "DYNAMIC", "reserved-size": 0, "current-usage": 0, "max-usage": 0,
-                    "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0,
-                    "hr": 19435, "hr-pl-usage": 0, "hr-pl-max": 0}}
+        rows = {
+            0: {
+                "pool-id": 2,
+                "mode": "DYNAMIC",
+                "reserved-size": 0,
+                "current-usage": 0,
+                "max-usage": 0,
+                "shared-max": "ALPHA_8",
+                "lossy-lossless": "Lossy",
+                "xon-th": 0,
+                "xoff-th": 0,
+                "hr": 19435,
+                "hr-pl-usage": 0,
+                "hr-pl-max": 0,
+            }
+        }
         for prio in cfg["pfc"]:
             ok = prio in head
-            rows[prio] = {"pool-id": 3, "mode": "DYNAMIC", "reserved-size": 10220 if ok else 0, "current-usage": 0,
-                          "max-usage": 0, "shared-max": "ALPHA_8", "lossy-lossless": "Lossless",
-                          "xon-th": 18432 if ok else 0, "xoff-th": 36864 if ok else 0,
-                          "hr": 55296 if ok else 0, "hr-pl-usage": 0, "hr-pl-max": 0}
-        rows[9] = {"pool-id": 1, "mode": "DYNAMIC", "reserved-size": 10220, "current-usage": 0, "max-usage": 0,
-                   "shared-max": "ALPHA_8", "lossy-lossless": "Lossy", "xon-th": 0, "xoff-th": 0, "hr": 10220,
-                   "hr-pl-usage": 0, "hr-pl-max": 0}
+            rows[prio] = {
+                "pool-id": 3,
+                "mode": "DYNAMIC",
+                "reserved-size": 10220 if ok else 0,
+                "current-usage": 0,
+                "max-usage": 0,
+                "shared-max": "ALPHA_8",
+                "lossy-lossless": "Lossless",
+                "xon-th": 18432 if ok else 0,
+                "xoff-th": 36864 if ok else 0,
+                "hr": 55296 if ok else 0,
+                "hr-pl-usage": 0,
+                "hr-pl-max": 0,
+            }
+        rows[9] = {
+            "pool-id": 1,
+            "mode": "DYNAMIC",
+            "reserved-size": 10220,
+            "current-usage": 0,
+            "max-usage": 0,
+            "shared-max": "ALPHA_8",
+            "lossy-lossless": "Lossy",
+            "xon-th": 0,
+            "xoff-th": 0,
+            "hr": 10220,
+            "hr-pl-usage": 0,
+            "hr-pl-max": 0,
+        }
         return {str(pg): rows[pg] for pg in sorted(rows)}
 
     def show_ingress_pgs(self, port, fmt):
         rows = self.ingress_pgs(port)
         if fmt == "json":
             return json.dumps(rows, indent=2)
-        cols = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode"), ("Reserved Size", "reserved-size"),
-                ("Current Usage", "current-usage"), ("Max Usage", "max-usage"), ("Shared Max", "shared-max"),
-                ("Lossy/Lossless", "lossy-lossless"), ("XON Th", "xon-th"), ("XOFF Th", "xoff-th"), ("HR", "hr"),
-                ("HR/PL Usage", "hr-pl-usage"), ("HR/PL Max", "hr-pl-max")]
+        cols = [
+            ("priority-group", None),
+            ("Pool ID", "pool-id"),
+            ("Mode", "mode"),
+            ("Reserved Size", "reserved-size"),
+            ("Current Usage", "current-usage"),
+            ("Max Usage", "max-usage"),
+            ("Shared Max", "shared-max"),
+            ("Lossy/Lossless", "lossy-lossless"),
+            ("XON Th", "xon-th"),
+            ("XOFF Th", "xoff-th"),
+            ("HR", "hr"),
+            ("HR/PL Usage", "hr-pl-usage"),
+            ("HR/PL Max", "hr-pl-max"),
+        ]
         sizes = {"reserved-size", "current-usage", "max-usage", "xon-th", "xoff-th", "hr", "hr-pl-usage", "hr-pl-max"}
         table = [[h for h, _k in cols]]
         for pg, row in rows.items():
@@ -183,16 +226,13 @@ class NvueShow:
         if on:
             for tc in range(8):
                 st = sim_counters.pfcwd_queue_stats(self.name, port, tc) if tc in guarded else {}
-                status[str(tc)] = {"status": "DEADLOCK" if st.get("stormed") else "OK",
-                                   "deadlock-count": int(st.get("detected") or 0)}
+                status[str(tc)] = {"status": "DEADLOCK" if st.get("stormed") else "OK", "deadlock-count": int(st.get("detected") or 0)}
         if fmt == "json":
             return json.dumps({"state": "enabled" if on else "disabled", "status": status}, indent=2)
-        head = _table([["", "operational", "applied"],
-                       ["state", "enabled" if on else "disabled", "enabled" if configured else "disabled"]])
+        head = _table([["", "operational", "applied"], ["state", "enabled" if on else "disabled", "enabled" if configured else "disabled"]])
         if not status:
             return head
-        rows = _table([["traffic-class", "status", "deadlock-count"]]
-                      + [[tc, v["status"], str(v["deadlock-count"])] for tc, v in status.items()])
+        rows = _table([["traffic-class", "status", "deadlock-count"]] + [[tc, v["status"], str(v["deadlock-count"])] for tc, v in status.items()])
         return head + "\n\nPFC WD Status\n" + "=" * 27 + "\n" + "\n".join("    " + r for r in rows.split("\n"))
 
 

@@ -6,6 +6,7 @@ typed characters are echoed, a line runs on CR or LF, output lines end in
 CRLF, EOS pages long output with ``--More--`` until ``terminal length 0``.
 Password and public-key authentication; one persisted ed25519 host key.
 """
+
 import asyncio
 import glob
 import json
@@ -30,10 +31,10 @@ class CliSession(asyncssh.SSHServerSession):
         self.ctx = sw.new_context(username)
         self.buf = ""
         self.skip_lf = False
-        self.more = None        # remaining lines while paging
+        self.more = None  # remaining lines while paging
         self.exec_cmd = None
         self.chan = None
-        self.hung = False       # fault: this session no longer answers
+        self.hung = False  # fault: this session no longer answers
 
     def connection_made(self, chan):
         self.chan = chan
@@ -104,7 +105,7 @@ class CliSession(asyncssh.SSHServerSession):
         except Drop:
             log.info("%s: fault: dropping the session at %r", self.sw.name, line)
             self.chan.get_extra_info("connection").abort()
-            self.hung = True     # nothing more is read or written on this session
+            self.hung = True  # nothing more is read or written on this session
             return
         except Hang:
             log.info("%s: fault: no answer from %r on", self.sw.name, line)
@@ -113,14 +114,14 @@ class CliSession(asyncssh.SSHServerSession):
         except Exception as exc:  # a simulator bug must not kill the server
             log.exception("%s: command %r failed", self.sw.name, line)
             out = f"% Internal error: {exc}"
-        if isinstance(out, tuple):   # a question: no newline, no prompt
+        if isinstance(out, tuple):  # a question: no newline, no prompt
             self.chan.write(out[0])
             return
         lines = out.split("\n") if out else []
         n = self.ctx.get("term_length", 0)
         if n and len(lines) > n:
-            self.chan.write("\r\n".join(lines[:n - 1]) + "\r\n --More-- ")
-            self.more = lines[n - 1:]
+            self.chan.write("\r\n".join(lines[: n - 1]) + "\r\n --More-- ")
+            self.more = lines[n - 1 :]
             return
         self._finish(lines)
 
@@ -203,6 +204,7 @@ class Simulator:
 
     async def start(self):
         from simcore import model
+
         m = model.load()
         key = self.host_key()
         pub = key.export_public_key("openssh").decode().split()
@@ -226,12 +228,17 @@ class Simulator:
                 raise SystemExit(f"switch {name}: {addr} is not a loopback address; refusing to listen")
             try:
                 srv = await asyncssh.create_server(
-                    lambda sw=sw: SwitchServer(sw, self.creds, authorized), addr, port,
-                    server_host_keys=[key], reuse_address=True, line_editor=False,
-                    keepalive_interval=0, login_timeout=30)
+                    lambda sw=sw: SwitchServer(sw, self.creds, authorized),
+                    addr,
+                    port,
+                    server_host_keys=[key],
+                    reuse_address=True,
+                    line_editor=False,
+                    keepalive_interval=0,
+                    login_timeout=30,
+                )
             except OSError as exc:
-                raise SystemExit(f"switch {name}: cannot listen on {addr}:{port}: {exc.strerror} "
-                                 "(pick another port in the model, or run.py --port)") from None
+                raise SystemExit(f"switch {name}: cannot listen on {addr}:{port}: {exc.strerror} (pick another port in the model, or run.py --port)") from None
             self.servers.append(srv)
             self.store.publish(sw)
             known.append(f"[{addr}]:{port} {pub[0]} {pub[1]}" if port != 22 else f"{addr} {pub[0]} {pub[1]}")
@@ -248,7 +255,7 @@ class Simulator:
                 try:
                     with open(path, encoding="utf-8") as f:
                         text = f.read()
-                except FileNotFoundError:   # withdrawn by fault.py after its wait ended
+                except FileNotFoundError:  # withdrawn by fault.py after its wait ended
                     continue
                 try:
                     result = self.apply_fault(json.loads(text))
@@ -275,7 +282,7 @@ class Simulator:
             return {"ok": False, "error": f"{sw.name} has no fabric port {port!r}"}
         if action == "pfc_off":
             sw.fault_pfc_off(port)
-        elif action in ("headroom_zero", "headroom_restore"):   # the buffer model (simcore.py)
+        elif action in ("headroom_zero", "headroom_restore"):  # the buffer model (simcore.py)
             getattr(sw, "fault_" + action)(port)
         elif action in ("pfcwd_off", "pfcwd_restore"):
             getattr(sw, "fault_" + action)()
@@ -290,15 +297,14 @@ class Simulator:
                 re.compile(req["match"])
             except (KeyError, re.error) as exc:
                 return {"ok": False, "error": f"{action} needs a valid REGEX: {exc}"}
-            sw.rejects.append({"kind": action, "match": req["match"], "count": int(req.get("count", 1)),
-                               "skip": int(req.get("skip", 0))})
-        elif action == "clock_skew":   # the switch's clock runs this many seconds ahead (no NTP)
+            sw.rejects.append({"kind": action, "match": req["match"], "count": int(req.get("count", 1)), "skip": int(req.get("skip", 0))})
+        elif action == "clock_skew":  # the switch's clock runs this many seconds ahead (no NTP)
             try:
                 sw.clock_skew_s = int(req["seconds"])
             except (KeyError, TypeError, ValueError) as exc:
                 return {"ok": False, "error": f"clock_skew needs whole SECONDS: {exc}"}
             self.store.save(sw)
-        elif action == "armed":   # a read: the session faults still waiting for their command
+        elif action == "armed":  # a read: the session faults still waiting for their command
             return {"ok": True, "armed": [dict(r) for r in sw.rejects if r["count"] > 0]}
         elif action == "clear":
             sw.link_down.clear()

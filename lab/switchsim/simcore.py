@@ -1,5 +1,6 @@
 """Pieces shared by the three switch simulators: persistence, the fabric
 model bridge, natural sort, fault bookkeeping."""
+
 import abc
 import json
 import os
@@ -60,16 +61,16 @@ class Platform(abc.ABC):
     def __init__(self, name, spec, store):
         self.name = name
         self.spec = spec
-        self.store = store            # Store (persistence + model publishing)
+        self.store = store  # Store (persistence + model publishing)
         self.ports = sorted(spec.get("ports", {}), key=natural_key)
-        self.link_down = set()        # fault: oper down
-        self.rejects = []             # faults: [{"kind", "match": regex, "count": n, "skip": n}]
-        self.loop = None              # asyncio loop (timers)
-        self.no_headroom = set()      # fault: ports whose buffer carving left no lossless headroom
-        self.pfcwd_disabled = False   # fault: the switch's PFC watchdog stopped
-        self.fs = {}                  # the Linux side's files the shell subset made: {path: None (dir) | text}
-        self.fs_mtime = {}            # their modification times, epoch seconds on the switch's clock
-        self.clock_skew_s = 0         # the switch's clock minus the controller's (a switch without NTP)
+        self.link_down = set()  # fault: oper down
+        self.rejects = []  # faults: [{"kind", "match": regex, "count": n, "skip": n}]
+        self.loop = None  # asyncio loop (timers)
+        self.no_headroom = set()  # fault: ports whose buffer carving left no lossless headroom
+        self.pfcwd_disabled = False  # fault: the switch's PFC watchdog stopped
+        self.fs = {}  # the Linux side's files the shell subset made: {path: None (dir) | text}
+        self.fs_mtime = {}  # their modification times, epoch seconds on the switch's clock
+        self.clock_skew_s = 0  # the switch's clock minus the controller's (a switch without NTP)
 
     # persistence ---------------------------------------------------------
     @abc.abstractmethod
@@ -150,7 +151,7 @@ class Platform(abc.ABC):
 
     def _norm(self, path):
         path = os.path.normpath(path)
-        return "/run/lock" + path[len("/var/lock"):] if path == "/var/lock" or path.startswith("/var/lock/") else path
+        return "/run/lock" + path[len("/var/lock") :] if path == "/var/lock" or path.startswith("/var/lock/") else path
 
     def _isdir(self, path):
         return path in [self._norm(d) for d in self.SHELL_DIRS] or (path in self.fs and self.fs[path] is None)
@@ -357,11 +358,20 @@ class Platform(abc.ABC):
                 nic = next((n for n in node.get("nics", []) if n.get("device") == rport), None)
                 if nic is None or nic.get("cable", "up") == "down":
                     continue
-                out.append((port, {"system_name": name, "chassis_id": (node.get("nics") or [nic])[0].get("mac"),
-                                   "port_id": nic.get("mac"), "port_id_type": "mac", "port_descr": nic.get("netdev")}))
+                out.append(
+                    (
+                        port,
+                        {
+                            "system_name": name,
+                            "chassis_id": (node.get("nics") or [nic])[0].get("mac"),
+                            "port_id": nic.get("mac"),
+                            "port_id_type": "mac",
+                            "port_descr": nic.get("netdev"),
+                        },
+                    )
+                )
             elif name in m.get("switches", {}):
-                out.append((port, {"system_name": name, "chassis_id": switch_mac(name), "port_id": rport,
-                                   "port_id_type": "ifname", "port_descr": rport}))
+                out.append((port, {"system_name": name, "chassis_id": switch_mac(name), "port_id": rport, "port_id_type": "ifname", "port_descr": rport}))
         return out
 
     # faults --------------------------------------------------------------
@@ -402,7 +412,7 @@ class Store:
         if os.path.exists(p):
             with open(p, encoding="utf-8") as f:
                 data = json.load(f)
-            sw.fs = data.pop("_fs", {})   # the shell's files (the window lock) outlive a restart
+            sw.fs = data.pop("_fs", {})  # the shell's files (the window lock) outlive a restart
             sw.fs_mtime = data.pop("_fs_mtime", {})
             sw.clock_skew_s = data.pop("_clock_skew_s", 0)
             sw.from_json(data)
@@ -414,8 +424,12 @@ class Store:
         p = self.path(sw.name)
         tmp = p + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(dict(sw.to_json(), _fs=getattr(sw, "fs", {}), _fs_mtime=getattr(sw, "fs_mtime", {}),
-                           _clock_skew_s=getattr(sw, "clock_skew_s", 0)), f, indent=1, sort_keys=True)
+            json.dump(
+                dict(sw.to_json(), _fs=getattr(sw, "fs", {}), _fs_mtime=getattr(sw, "fs_mtime", {}), _clock_skew_s=getattr(sw, "clock_skew_s", 0)),
+                f,
+                indent=1,
+                sort_keys=True,
+            )
         os.replace(tmp, p)
 
     def publish(self, sw):
@@ -462,13 +476,13 @@ def kb(value):
 
 # SONiC's CLI prints its usage as click does and its tables as tabulate's "simple" format (sonic-utilities)
 def click_usage(cmd, args_usage):
-    return f"Usage: {cmd} [OPTIONS] {args_usage}\nTry \"{cmd} -h\" for help.\n"
+    return f'Usage: {cmd} [OPTIONS] {args_usage}\nTry "{cmd} -h" for help.\n'
 
 
 def tabulate(head, rows, right=()):
     widths = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(head)]
 
     def fmt(cells):
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])

@@ -10,6 +10,7 @@ that file does not list is not checked (docs/conformance.md, SONiC).
 ``validate(db)`` returns every problem as ``TABLE|key: field: value: why
 (file:line)``; an empty list means valid.
 """
+
 import json
 import os
 import re
@@ -74,31 +75,29 @@ def validate(db, constraints=None):
             parts = key.split("|")
             kspecs = model["keys"]
             if len(parts) != len(kspecs):
-                problems.append(f"{table}|{key}: key has {len(parts)} part(s), the model {len(kspecs)} "
-                                f"({'|'.join(k['name'] for k in kspecs)}) ({model['file']}:{kspecs[0]['line']})")
+                problems.append(
+                    f"{table}|{key}: key has {len(parts)} part(s), the model {len(kspecs)} "
+                    f"({'|'.join(k['name'] for k in kspecs)}) ({model['file']}:{kspecs[0]['line']})"
+                )
                 continue
             for part, kspec in zip(parts, kspecs):
                 why = check_value(db, part, kspec, types)
                 if why:
-                    problems.append(f"{table}|{key}: key {kspec['name']} {part!r}: {why} "
-                                    f"({model['file']}:{kspec['line']})")
+                    problems.append(f"{table}|{key}: key {kspec['name']} {part!r}: {why} ({model['file']}:{kspec['line']})")
             if "map" in model:
                 fspec, vspec = model["map"]["field"], model["map"]["value"]
                 for field in sorted(fields):
                     why = check_value(db, field, fspec, types)
                     if why:
-                        problems.append(f"{table}|{key}: {fspec['name']} {field!r}: {why} "
-                                        f"({model['file']}:{fspec['line']})")
+                        problems.append(f"{table}|{key}: {fspec['name']} {field!r}: {why} ({model['file']}:{fspec['line']})")
                     why = check_value(db, str(fields[field]), vspec, types)
                     if why:
-                        problems.append(f"{table}|{key}: {vspec['name']} of {field}: {str(fields[field])!r}: {why} "
-                                        f"({model['file']}:{vspec['line']})")
+                        problems.append(f"{table}|{key}: {vspec['name']} of {field}: {str(fields[field])!r}: {why} ({model['file']}:{vspec['line']})")
                 continue
             specs = model["fields"]
             for field, line in sorted(model.get("mandatory", {}).items()):
                 if field not in fields:
-                    problems.append(f"{table}|{key}: {field}: missing; the model makes it mandatory "
-                                    f"({model['file']}:{line})")
+                    problems.append(f"{table}|{key}: {field}: missing; the model makes it mandatory ({model['file']}:{line})")
             is_global = parts[0] == "GLOBAL"
             for field in sorted(fields):
                 value = str(fields[field])
@@ -107,8 +106,7 @@ def validate(db, constraints=None):
                     problems.append(f"{table}|{key}: {field}: not a leaf of the model ({model['file']})")
                     continue
                 if spec.get("not_global") and is_global or spec.get("global_only") and not is_global:
-                    problems.append(f"{table}|{key}: {field}: not allowed on this key (must) "
-                                    f"({model['file']}:{spec['line']})")
+                    problems.append(f"{table}|{key}: {field}: not allowed on this key (must) ({model['file']}:{spec['line']})")
                     continue
                 why = check_value(db, value, spec, types)
                 if why is None and "at_least" in spec and spec["at_least"] in fields:

@@ -10,6 +10,7 @@ mlx5_1 -> leaf2 Ethernet<8(i-1)>; each leaf has two uplinks to spine1
 The lead's lab/up writes the full model; this only holds what the switch
 simulators and the switch playbooks need.
 """
+
 import argparse
 import json
 import os
@@ -25,6 +26,7 @@ from linerate_lab.topology import port_name as leaf_port  # noqa: E402  (one por
 def port_free(addresses, port):
     """Whether every address can listen on port (sshd on 0.0.0.0:22 makes 22 busy everywhere)."""
     import socket
+
     for a in addresses:
         s = socket.socket()
         try:
@@ -48,8 +50,7 @@ def pick_port(addresses, preferred=22, fallback=2222):
 
 
 def topology(nodes=2, base="127.0.1.", port=22, speed=400):
-    sw = {name: {"platform": plat, "address": f"{base}{n + 1}", "port": port, "ports": {}}
-          for n, (name, plat) in enumerate(PLATFORMS.items())}
+    sw = {name: {"platform": plat, "address": f"{base}{n + 1}", "port": port, "ports": {}} for n, (name, plat) in enumerate(PLATFORMS.items())}
     model = {"version": 1, "transport": "roce", "nodes": {}, "switches": sw, "faults": []}
     uplinks = {}
     for i in range(1, nodes + 1):
@@ -58,9 +59,19 @@ def topology(nodes=2, base="127.0.1.", port=22, speed=400):
             p = leaf_port(sw[leaf]["platform"], i)
             dev = f"mlx5_{rail}"
             sw[leaf]["ports"][p] = {"peer": f"node{i}:{dev}", "speed_gbps": speed}
-            nics.append({"device": dev, "netdev": f"enp{65 + rail}s0f0np0", "port": 1,
-                         "speed_gbps": speed, "width": 4, "cable": "up",
-                         "switch": leaf, "switch_port": p, "link_layer": "Ethernet"})
+            nics.append(
+                {
+                    "device": dev,
+                    "netdev": f"enp{65 + rail}s0f0np0",
+                    "port": 1,
+                    "speed_gbps": speed,
+                    "width": 4,
+                    "cable": "up",
+                    "switch": leaf,
+                    "switch_port": p,
+                    "link_layer": "Ethernet",
+                }
+            )
         model["nodes"][f"node{i}"] = {"nics": nics}
     spine_i = 0
     for leaf in ("leaf1", "leaf2"):
@@ -79,20 +90,27 @@ def inventory(model, uplinks, known_hosts, username="admin", password_var="ansib
     """An Ansible YAML inventory (dict) for the topology: switches + nodes' cabling."""
     switches = {}
     for name, s in model["switches"].items():
-        h = {"ansible_host": s["address"], "ansible_port": s["port"], "switch_platform": s["platform"],
-             "switch_role": "spine" if name.startswith("spine") else "leaf"}
+        h = {
+            "ansible_host": s["address"],
+            "ansible_port": s["port"],
+            "switch_platform": s["platform"],
+            "switch_role": "spine" if name.startswith("spine") else "leaf",
+        }
         if uplinks.get(name):
             h["switch_uplinks"] = uplinks[name]
         switches[name] = h
     nodes = {}
     for n, spec in model["nodes"].items():
-        nodes[n] = {"rdma_ports": [{"device": nic["device"], "netdev": nic["netdev"],
-                                    "switch": nic["switch"], "switch_port": nic["switch_port"]}
-                                   for nic in spec["nics"]]}
-    return {"all": {"children": {
-        "switches": {"hosts": switches, "vars": {
-            "switch_known_hosts": known_hosts, "ansible_user": username}},
-        "gpu_nodes": {"hosts": nodes}}}}
+        nodes[n] = {
+            "rdma_ports": [
+                {"device": nic["device"], "netdev": nic["netdev"], "switch": nic["switch"], "switch_port": nic["switch_port"]} for nic in spec["nics"]
+            ]
+        }
+    return {
+        "all": {
+            "children": {"switches": {"hosts": switches, "vars": {"switch_known_hosts": known_hosts, "ansible_user": username}}, "gpu_nodes": {"hosts": nodes}}
+        }
+    }
 
 
 def write(state, nodes=2, port=22, base="127.0.1."):
@@ -116,6 +134,7 @@ def main(argv=None):
     print(f"switches on {a.base}1-{len(PLATFORMS)} port {port}")
     if a.inventory:
         import yaml  # ansible's dependency, present in the venv
+
         inv = inventory(model, uplinks, os.path.join(os.path.abspath(a.state), "switchsim", "known_hosts"))
         with open(a.inventory, "w", encoding="utf-8") as f:
             yaml.safe_dump(inv, f, sort_keys=False)

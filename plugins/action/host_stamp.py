@@ -17,11 +17,11 @@ device's firmware configuration (``firmware_devices``), and every file,
 directory and unit the roles' ``host_files`` calls manage (``managed``: their
 registered results, whose ``paths`` and ``units`` list them all).
 """
+
 import os
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
-
 from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
 
 ROLE_PREFIXES = ("mofed_", "rdma_netdev_", "connectx_firmware_", "roce_qos_", "nvidia_peermem_", "nccl_env_")
@@ -44,15 +44,21 @@ def input_names(names):
 
 def host_probes(ports, transport, firmware_devices=(), managed=(), files=(), sysfs_net="/sys/class/net"):
     """The probes of the host stack (module_utils/host/stamp.py) for a host's ports and managed files."""
-    commands = [["uname", "-r"], ["dpkg-query", "-W", "-f=${Package} ${Version} ${Status}\n"], ["lsmod"],
-                ["ibdev2netdev", "-v"], ["ibv_devinfo", "-v"], ["ibstat"], ["show_gids"]]
+    commands = [
+        ["uname", "-r"],
+        ["dpkg-query", "-W", "-f=${Package} ${Version} ${Status}\n"],
+        ["lsmod"],
+        ["ibdev2netdev", "-v"],
+        ["ibv_devinfo", "-v"],
+        ["ibstat"],
+        ["show_gids"],
+    ]
     paths = ["/etc/os-release"]
     for port in ports:
         netdev, device, num = port["netdev"], port["device"], str(port.get("port", 1))
         commands.append(["ip", "-json", "addr", "show", "dev", netdev])
         if transport == "roce":
-            commands += [["mlnx_qos", "-i", netdev], ["cma_roce_mode", "-d", device, "-p", num],
-                         ["cma_roce_tos", "-d", device, "-p", num]]
+            commands += [["mlnx_qos", "-i", netdev], ["cma_roce_mode", "-d", device, "-p", num], ["cma_roce_tos", "-d", device, "-p", num]]
             paths += [f"{sysfs_net}/{netdev}/ecn/roce_*/*", f"{sysfs_net}/{netdev}/ecn/roce_*/enable/*"]
     commands += [["mlxconfig", "-d", pci, "-e", "q"] for pci in firmware_devices]
     units = []
@@ -67,8 +73,7 @@ def host_probes(ports, transport, firmware_devices=(), managed=(), files=(), sys
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("state", "inputs", "keys", "path", "ports", "transport", "firmware_devices", "managed", "files",
-                             "sysfs_net"))
+    _VALID_ARGS = frozenset(("state", "inputs", "keys", "path", "ports", "transport", "firmware_devices", "managed", "files", "sysfs_net"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -87,8 +92,13 @@ class ActionModule(ActionBase):
                     raise AnsibleError("inputs: missing (allowed: the inputs digest of this run's state=check)")
                 module_args["inputs"] = args["inputs"]
                 module_args["probes"] = host_probes(
-                    args.get("ports") or [], args.get("transport"), args.get("firmware_devices") or [],
-                    args.get("managed") or [], args.get("files") or [], args.get("sysfs_net") or "/sys/class/net")
+                    args.get("ports") or [],
+                    args.get("transport"),
+                    args.get("firmware_devices") or [],
+                    args.get("managed") or [],
+                    args.get("files") or [],
+                    args.get("sysfs_net") or "/sys/class/net",
+                )
             elif state == "refresh":
                 if not args.get("inputs"):
                     raise AnsibleError("inputs: missing (allowed: the inputs digest of this run's state=check)")
@@ -98,6 +108,5 @@ class ActionModule(ActionBase):
         except (AnsibleError, KeyError, TypeError) as e:
             result.update(failed=True, msg=f"host_stamp: {e}")
             return result
-        result.update(self._execute_module(module_name="linerate.fabric.host_stamp", module_args=module_args,
-                                           task_vars=task_vars))
+        result.update(self._execute_module(module_name="linerate.fabric.host_stamp", module_args=module_args, task_vars=task_vars))
         return result

@@ -17,36 +17,42 @@ refers to itself is reported under its own key instead of failing the task.
 same inputs are not validated again in the same run: site.yml imports
 validate.yml through every playbook it imports.
 """
+
 import hashlib
 import json
 import re
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
-
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema, variables
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 
 # A value that names one of these is complete only at run time (the validated
 # intent, facts, a role's own defaults): it is checked by the role then.
-_RUNTIME = re.compile(r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory_dir|role_path|rdma_ports"
-                      r"|(?:mofed|nccl_env|ib_subnet_manager|connectx_firmware|nvidia_peermem|rdma_netdev|roce_qos"
-                      r"|switch_fabric|verify_fabric)_\w+)' is undefined")
+_RUNTIME = re.compile(
+    r"'(fabric_effective|ansible_\w+|groups|hostvars|inventory_dir|role_path|rdma_ports"
+    r"|(?:mofed|nccl_env|ib_subnet_manager|connectx_firmware|nvidia_peermem|rdma_netdev|roce_qos"
+    r"|switch_fabric|verify_fabric)_\w+)' is undefined"
+)
 
 
 # A switch's settings the cabling checks read with its platform (module_utils/intent/cabling.py):
 # the inventory's own names, and the role variables that override them (the fabric ports' speeds).
 SWITCH_SETTINGS = ("switch_eos_family", "switch_cable_length", "switch_sonic_pg_lookup", "switch_sonic_hwsku")
-SWITCH_ROLE_SETTINGS = ("switch_fabric_cable_length", "switch_fabric_sonic_pg_lookup", "switch_fabric_sonic_hwsku",
-                        "switch_fabric_extra_ports",
-                        "switch_fabric_link_speed_gbps", "switch_fabric_set_speed", "switch_fabric_profile")
+SWITCH_ROLE_SETTINGS = (
+    "switch_fabric_cable_length",
+    "switch_fabric_sonic_pg_lookup",
+    "switch_fabric_sonic_hwsku",
+    "switch_fabric_extra_ports",
+    "switch_fabric_link_speed_gbps",
+    "switch_fabric_set_speed",
+    "switch_fabric_profile",
+)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group",
-                             "validated_digest", "nccl_tests"))
+    _VALID_ARGS = frozenset(("fabric", "host_group", "check_cabling", "switch_group", "ib_switch_group", "sm_group", "validated_digest", "nccl_tests"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -66,15 +72,17 @@ class ActionModule(ActionBase):
         # Everything the validation reads, as read: a different intent, cabling, switch or SM group
         # (an -e override, an import's vars) is a different digest and is validated in full.
         sm_hosts = list(inventory.groups.get(options["sm_group"], []))
-        digest = hashlib.sha256(json.dumps([seen["fabric"], seen["hosts"], seen["switches"], sm_hosts,
-                                            inventory.unreadable, seen["variables"], seen["play"],
-                                            options["nccl_tests"]], sort_keys=True,
-                                           default=str).encode()).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps(
+                [seen["fabric"], seen["hosts"], seen["switches"], sm_hosts, inventory.unreadable, seen["variables"], seen["play"], options["nccl_tests"]],
+                sort_keys=True,
+                default=str,
+            ).encode()
+        ).hexdigest()
         result["digest"] = digest
         result["reused"] = bool(args.get("validated_digest")) and args.get("validated_digest") == digest
         if result["reused"]:
-            result.update(changed=False, problems=[],
-                          msg="the same intent and cabling were validated earlier in this run: not checked again")
+            result.update(changed=False, problems=[], msg="the same intent and cabling were validated earlier in this run: not checked again")
             return result
         return _judge(result, inventory, seen, options["sm_group"])
 
@@ -89,10 +97,14 @@ def _options(args):
     nccl_tests = variables.as_bool(args.get("nccl_tests", False))
     if nccl_tests is None:
         return None, f"nccl_tests: {args.get('nccl_tests')!r} is not allowed (allowed: true, false)"
-    return {"host_group": args.get("host_group", "gpu_nodes"), "switch_group": args.get("switch_group", "switches"),
-            "ib_switch_group": args.get("ib_switch_group", "ib_switches"),
-            "sm_group": args.get("sm_group", "subnet_managers"), "check_cabling": check_cabling,
-            "nccl_tests": nccl_tests}, None
+    return {
+        "host_group": args.get("host_group", "gpu_nodes"),
+        "switch_group": args.get("switch_group", "switches"),
+        "ib_switch_group": args.get("ib_switch_group", "ib_switches"),
+        "sm_group": args.get("sm_group", "subnet_managers"),
+        "check_cabling": check_cabling,
+        "nccl_tests": nccl_tests,
+    }, None
 
 
 def _judge(result, inventory, seen, sm_group):
@@ -106,13 +118,13 @@ def _judge(result, inventory, seen, sm_group):
     result["changed"] = False
     if problems:
         result["failed"] = True
-        result["msg"] = (f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- "
-                         + "\n- ".join(problems))
+        result["msg"] = f"the fabric intent has {len(problems)} problem(s); nothing was changed:\n- " + "\n- ".join(problems)
         return result
     eff = published(fabric, sm_hosts)
     result["ansible_facts"] = {"fabric_effective": eff}
-    result["msg"] = (f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): "
-                     f"{len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid")
+    result["msg"] = (
+        f"fabric {eff['name']!r} ({eff['transport']}, {eff['link_speed_gbps']} Gb/s): {len(hosts)} RDMA host(s), {len(switches)} switch(es), intent valid"
+    )
     return result
 
 
@@ -141,8 +153,7 @@ class _Inventory:
         # (arista.eos.eos -> eos); a wrong one is reported under its own name.
         # With each switch's platform settings: the EOS family, the SONiC cable length and
         # headroom rows (inventory names; the role's switch_fabric_* names are added below).
-        switches = (self.pick(o["switch_group"], keys + ("ansible_network_os",) + SWITCH_SETTINGS)
-                    if o["check_cabling"] else {})
+        switches = self.pick(o["switch_group"], keys + ("ansible_network_os",) + SWITCH_SETTINGS) if o["check_cabling"] else {}
         # InfiniBand switches are managed in-band by the SM, never over SSH.
         for name, sv in (self.pick(o["ib_switch_group"], keys) if o["check_cabling"] else {}).items():
             switches[name] = {"switch_platform": "infiniband", **sv}
@@ -153,20 +164,26 @@ class _Inventory:
         for name, sv in switches.items():
             sv.update({k: role_values[name][k] for k in SWITCH_ROLE_SETTINGS if k in role_values.get(name, {})})
         if o["nccl_tests"]:
-            per_host += [(name, m) for name in groups.get(o["host_group"], [])
-                         for m in variables.nccl_tests_problems(role_values.get(name, {}))]
+            per_host += [(name, m) for name in groups.get(o["host_group"], []) for m in variables.nccl_tests_problems(role_values.get(name, {}))]
         play = {k: self.read(self.task_vars[k], k) for k in variables.PLAY_VARS if k in self.task_vars}
-        return {"fabric": fabric, "fabric_unreadable": fabric_unreadable, "hosts": hosts, "switches": switches,
-                "variables": role_values, "play": play,
-                "per_host_problems": variables.merge_hosts(per_host) + variables.validate_host(play)}
+        return {
+            "fabric": fabric,
+            "fabric_unreadable": fabric_unreadable,
+            "hosts": hosts,
+            "switches": switches,
+            "variables": role_values,
+            "play": play,
+            "per_host_problems": variables.merge_hosts(per_host) + variables.validate_host(play),
+        }
 
     def read(self, value, key, stack=()):
         # Leaf by leaf, so a problem names its key; a mapping or list that
         # contains itself (a YAML alias inside its own anchor) is one problem.
         if isinstance(value, (dict, list)):
             if id(value) in stack:
-                self.unreadable.append(f"{key}: could not be read: it contains itself (a YAML alias inside its "
-                                       "own anchor); allowed: a value that does not refer to itself")
+                self.unreadable.append(
+                    f"{key}: could not be read: it contains itself (a YAML alias inside its own anchor); allowed: a value that does not refer to itself"
+                )
                 return None
             stack += (id(value),)
             if isinstance(value, dict):
@@ -206,8 +223,7 @@ class _Inventory:
         # the TCP ports against the host's rails (intent/knobs.py).
         out, per_host = {}, []
         host_group = self.options["host_group"]
-        inventory = {"hosts": list(self.groups.get("all", [])), "group": host_group,
-                     "group_hosts": list(self.groups.get(host_group, []))}
+        inventory = {"hosts": list(self.groups.get("all", [])), "group": host_group, "group_hosts": list(self.groups.get(host_group, []))}
         for name in names:
             hv = self.hostvars.get(name, {})
             present = set(hv.keys()) & set(variables.RULES) - set(variables.PLAY_VARS)

@@ -18,23 +18,20 @@ results]}, "pci": {pci: device}}}, "switches": {switch: registered result}}``,
 the check-mode results of every role, which module_utils/checks/audit.py turns into
 ``DRIFT_*`` findings (check ``drift``).
 """
+
 import os
 import time
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
-
-from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
-from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution, estimates, registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker, drain
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report import history as report_history
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution
-from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker
-from ansible_collections.linerate.fabric.plugins.module_utils.host import drain
+from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
 
 
 class _Refused(Exception):
@@ -49,10 +46,34 @@ class _Refused(Exception):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("nodes", "fabric", "nccl", "reports_dir", "expect_gdr", "fail", "meta", "write",
-                             "ib_fabric", "ib_switches", "sl", "readiness", "switches", "mode", "drift",
-                             "scope", "probes", "switch_scope", "switches_left", "history_keep",
-                             "trend_bandwidth_drop", "nccl_tuning", "remediation", "rollout"))
+    _VALID_ARGS = frozenset(
+        (
+            "nodes",
+            "fabric",
+            "nccl",
+            "reports_dir",
+            "expect_gdr",
+            "fail",
+            "meta",
+            "write",
+            "ib_fabric",
+            "ib_switches",
+            "sl",
+            "readiness",
+            "switches",
+            "mode",
+            "drift",
+            "scope",
+            "probes",
+            "switch_scope",
+            "switches_left",
+            "history_keep",
+            "trend_bandwidth_drop",
+            "nccl_tuning",
+            "remediation",
+            "rollout",
+        )
+    )
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -81,15 +102,14 @@ class ActionModule(ActionBase):
         checks.update(attributed)
         summary = faults.summarize(findings)
         doc = self._document(args, findings, summary, checks, inputs.fabric, decision, started)
-        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"],
-                      remediation=decision)
+        result.update(changed=False, findings=findings, summary=summary, passed=summary["passed"], remediation=decision)
         rendered = self._write(doc, args, task_vars, result) if args.get("write", True) else None
         result["summary_markdown"] = rendered["summary.md"] if rendered else report_markdown.to_markdown(doc)
         if not summary["passed"] and args.get("fail", True):
             result["failed"] = True
-            result["msg"] = (f"fabric verification failed: {summary['errors']} error(s): "
-                             + "; ".join(f"{x['code']} {x.get('node') or ''} {x.get('device') or ''}".strip()
-                                         for x in findings if x["severity"] == "error"))
+            result["msg"] = f"fabric verification failed: {summary['errors']} error(s): " + "; ".join(
+                f"{x['code']} {x.get('node') or ''} {x.get('device') or ''}".strip() for x in findings if x["severity"] == "error"
+            )
         else:
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
 
@@ -100,8 +120,7 @@ class ActionModule(ActionBase):
             nodes = list(self._templar.template(args["nodes"]))
             fabric = self._templar.template(args["fabric"])
             nccl_runs = self._templar.template(args.get("nccl") or [])
-            data = {n: {k: self._templar.template(hostvars[n][k]) for k in registry.node_results() if k in hostvars[n]}
-                    for n in nodes}
+            data = {n: {k: self._templar.template(hostvars[n][k]) for k in registry.node_results() if k in hostvars[n]} for n in nodes}
         except (AnsibleError, KeyError) as e:
             raise _Refused(f"the results could not be read: {e}") from e
         try:
@@ -109,8 +128,9 @@ class ActionModule(ActionBase):
         except checks_thresholds.NotPublished as e:
             raise _Refused(e) from e
         # every check of the registry in the report's order: its findings and its report entries
-        return registry.Inputs(nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template,
-                               template_error=AnsibleError, nccl_runs=nccl_runs)
+        return registry.Inputs(
+            nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template, template_error=AnsibleError, nccl_runs=nccl_runs
+        )
 
     def _document(self, args, findings, summary, checks, fabric, decision, started):
         """report.json's document: the checks, the phases' times, the remediation, the NCCL tuning sweep
@@ -119,8 +139,7 @@ class ActionModule(ActionBase):
         if "phase_marks" in meta:
             # the role's start marks -> per-phase wall times; "report" is this action's own time before writing
             meta["phases"] = estimates.phase_timings(meta.pop("phase_marks"), started, time.time() - started)
-        doc = rep.build_report(findings, summary, checks, fabric, meta,
-                               mode=self._templar.template(args.get("mode")) or None)
+        doc = rep.build_report(findings, summary, checks, fabric, meta, mode=self._templar.template(args.get("mode")) or None)
         doc["remediation"] = decision
         # the NCCL tuning sweep of this run (playbooks/nccl_tune.yml): its table, beside the checks
         tuning = self._templar.template(args.get("nccl_tuning") or {})
@@ -141,13 +160,14 @@ class ActionModule(ActionBase):
         # history and trends: the previous run of the same scope (issue 27); -e / inventory
         # linerate_report_keep and linerate_trend_bandwidth_drop when the task does not say
         try:
-            keep = int(self._templar.template(args.get("history_keep", task_vars.get(
-                "linerate_report_keep", report_history.HISTORY_KEEP))))
-            drop = float(self._templar.template(args.get("trend_bandwidth_drop", task_vars.get(
-                "linerate_trend_bandwidth_drop", report_history.TREND_BANDWIDTH_DROP))))
+            keep = int(self._templar.template(args.get("history_keep", task_vars.get("linerate_report_keep", report_history.HISTORY_KEEP))))
+            drop = float(
+                self._templar.template(args.get("trend_bandwidth_drop", task_vars.get("linerate_trend_bandwidth_drop", report_history.TREND_BANDWIDTH_DROP)))
+            )
             if keep < 1 or not 0 < drop < 1:
-                raise ValueError(f"linerate_report_keep {keep!r} (allowed: an integer >= 1), "
-                                 f"linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)")
+                raise ValueError(
+                    f"linerate_report_keep {keep!r} (allowed: an integer >= 1), linerate_trend_bandwidth_drop {drop!r} (allowed: a share 0 < x < 1)"
+                )
         except (TypeError, ValueError) as e:
             raise _Refused(f"history settings not allowed: {e}") from e
         report_history.attach_history(doc, reports_dir, bandwidth_drop=drop)
@@ -172,11 +192,14 @@ class ActionModule(ActionBase):
         policy = (fabric or {}).get("remediation") or {}
         rem = dict(self._templar.template(args.get("remediation") or {}))
         unseen = {f["node"] for f in findings if f.get("code") == "NODE_NOT_VERIFIED" and f.get("node")}
-        ssh = {n: {k: self._templar.template(hostvars[n][k]) for k in
-                   ("ansible_ssh_common_args", "ansible_ssh_extra_args", "ansible_ssh_args") if k in hostvars[n]}
-               for n in unseen if n in hostvars}
-        _found, attributed = attribution.attribute(findings, inputs.cabling, inputs.uplinks(), ssh, policy,
-                                                   transport=(fabric or {}).get("transport", "roce"))
+        ssh = {
+            n: {
+                k: self._templar.template(hostvars[n][k]) for k in ("ansible_ssh_common_args", "ansible_ssh_extra_args", "ansible_ssh_args") if k in hostvars[n]
+            }
+            for n in unseen
+            if n in hostvars
+        }
+        _found, attributed = attribution.attribute(findings, inputs.cabling, inputs.uplinks(), ssh, policy, transport=(fabric or {}).get("transport", "roce"))
         enabled = bool(rem.get("enabled", False))
         state_file = rem.get("state_file")
         try:
@@ -184,12 +207,12 @@ class ActionModule(ActionBase):
             state_error = None
         except breaker.StateError as e:
             if enabled:
-                raise   # never act on a forgotten breaker: the report (and the drain) stop, naming the file
+                raise  # never act on a forgotten breaker: the report (and the drain) stop, naming the file
             state, state_error = breaker.empty_state(), str(e)
 
         def select(fs):
-            return drain.selected(fs, policy.get("drain_codes") or (), policy.get("drain_severities") or ("error",),
-                                  policy.get("exempt_codes") or ())
+            return drain.selected(fs, policy.get("drain_codes") or (), policy.get("drain_severities") or ("error",), policy.get("exempt_codes") or ())
+
         fleet = int(rem.get("fleet") or len(inputs.nodes) + len(unseen))
         decision = breaker.plan(findings, state, policy, fleet, select, enabled=enabled)
         decision["state_file"] = state_file

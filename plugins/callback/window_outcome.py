@@ -27,7 +27,6 @@ import signal
 import tempfile
 
 from ansible.plugins.callback import CallbackBase
-
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal
 
 
@@ -64,10 +63,10 @@ class CallbackModule(CallbackBase):
             signal.signal(signum, self._handler)
 
     def _handler(self, signum, frame):
-        signal.signal(signum, signal.SIG_IGN)   # a second one while we wait changes nothing
+        signal.signal(signum, signal.SIG_IGN)  # a second one while we wait changes nothing
         for pid in children(os.getpid()):
             try:
-                os.kill(pid, signum)   # the worker passes it to its module's process group
+                os.kill(pid, signum)  # the worker passes it to its module's process group
             except ProcessLookupError:
                 pass
         lines = journal.collect_outcomes(self.rundir)
@@ -82,12 +81,12 @@ class CallbackModule(CallbackBase):
         previous = self.previous.get(signum)
         signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         if callable(previous):
-            previous(signum, frame)   # Ansible's own: SIGINT raises KeyboardInterrupt, SIGTERM ends the run
+            previous(signum, frame)  # Ansible's own: SIGINT raises KeyboardInterrupt, SIGTERM ends the run
         else:
             os.kill(os.getpid(), signum)
 
     def v2_playbook_on_stats(self, stats):
         try:
-            os.rmdir(self.rundir)   # empty: every window gave its result to Ansible
+            os.rmdir(self.rundir)  # empty: every window gave its result to Ansible
         except OSError:
             pass

@@ -12,7 +12,8 @@ def rdma_summary(ports):
             f"{p['device']}/{p['port']} {p.get('netdev') or '-'} {p.get('link_layer')} {p.get('state')} "
             f"{p.get('physical_state')} {p.get('speed_gbps')}G {p.get('width') or '-'} "
             f"mtu {p.get('active_mtu')} gid {'-' if gid is None else gid} fw {p.get('fw_version')} "
-            f"pci {p.get('pci') or '-'} numa {'-' if p.get('numa_node') is None else p.get('numa_node')}")
+            f"pci {p.get('pci') or '-'} numa {'-' if p.get('numa_node') is None else p.get('numa_node')}"
+        )
     return lines
 
 

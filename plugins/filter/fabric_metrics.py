@@ -1,6 +1,6 @@
 """Filter: the node-exporter textfile of each node from a linerate report (module_utils/report/metrics.py)."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.report import metrics
 
 

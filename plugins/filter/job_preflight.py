@@ -1,6 +1,6 @@
 """Filter job_preflight_script: the job's own preflight (module_utils/intent/preflight.py)."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight
 
 

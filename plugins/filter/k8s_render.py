@@ -12,17 +12,19 @@ then the pod-local ones as the pod sees them (module_utils/intent/k8s_render.py
 intent's explicit GDR level (NCCL_NET_GDR_LEVEL; none with ``auto``) and the tuning sweep's tuner
 plugin. The logic is in module_utils/intent/k8s_render.py.
 """
-import yaml
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import nccl_env_settings
+import yaml
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_render
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.k8s_base import SUPPORTED
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import nccl_env_settings
 
 # A placeholder GID index for the host derivation when none is forced: the pod
 # does not use it (pod_nccl_env drops NCCL_IB_GID_INDEX unless one is forced).
 _PLACEHOLDER_GID = 3
-HEADER = ("# Rendered by linerate (role k8s_render, linerate.fabric.k8s) from the fabric intent; do not edit:\n"
-          "# change the intent or the k8s_render_* variables and render again. Validated against: {versions}.\n")
+HEADER = (
+    "# Rendered by linerate (role k8s_render, linerate.fabric.k8s) from the fabric intent; do not edit:\n"
+    "# change the intent or the k8s_render_* variables and render again. Validated against: {versions}.\n"
+)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -44,22 +46,25 @@ def host_nccl_settings(eff, ports, gid_index="", net="IB", overrides=None, tuned
     rdma = {"ports": [], "devices": {}}
     for p in ports:
         port = int(p.get("port", 1))
-        rdma["ports"].append({"device": p["device"], "port": port, "netdev": p.get("netdev"), "up": True,
-                              "roce_v2_ipv4_gid_index": gid})
+        rdma["ports"].append({"device": p["device"], "port": port, "netdev": p.get("netdev"), "up": True, "roce_v2_ipv4_gid_index": gid})
         rdma["devices"][p["device"]] = {"ports": {port: {"gids": [{"index": gid, "version": "v2"}]}}}
     derived = eff.get("derived") or {}
-    result = nccl_env_settings(rdma, ports, {
-        "transport": eff["transport"],
-        "down_ports": "fail",
-        "gid_index": gid_index,
-        "ib_tc": derived.get("tos"),
-        "socket_ifname": eff["nccl"]["socket_ifname"],
-        "gdr_level": eff["nccl"]["gdr_level"],
-        "net": net,
-        "intent_overrides": eff["nccl"].get("overrides") or {},
-        "overrides": overrides or {},
-        "tuned": tuned or {},
-    })
+    result = nccl_env_settings(
+        rdma,
+        ports,
+        {
+            "transport": eff["transport"],
+            "down_ports": "fail",
+            "gid_index": gid_index,
+            "ib_tc": derived.get("tos"),
+            "socket_ifname": eff["nccl"]["socket_ifname"],
+            "gdr_level": eff["nccl"]["gdr_level"],
+            "net": net,
+            "intent_overrides": eff["nccl"].get("overrides") or {},
+            "overrides": overrides or {},
+            "tuned": tuned or {},
+        },
+    )
     return result
 
 
@@ -77,8 +82,7 @@ def plain(value):
 
 def to_yaml(objects):
     versions = ", ".join(f"{k} {v}" for k, v in SUPPORTED.items())
-    return HEADER.format(versions=versions) + yaml.dump_all(
-        objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=120)
+    return HEADER.format(versions=versions) + yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=120)
 
 
 def k8s_render_filter(fabric_effective, hosts, options=None):
@@ -90,21 +94,25 @@ def k8s_render_filter(fabric_effective, hosts, options=None):
     first = sorted(hosts)[0] if hosts else None
     ports = hosts.get(first) if first is not None else []
     if not isinstance(ports, list):
-        return {"files": {}, "nccl_env": {}, "problems": [f"{first}: rdma_ports: {ports!r} is not allowed "
-                                                          "(allowed: a list of the host's cabled RDMA ports)"]}
+        return {"files": {}, "nccl_env": {}, "problems": [f"{first}: rdma_ports: {ports!r} is not allowed (allowed: a list of the host's cabled RDMA ports)"]}
     # the tuning sweep's result (filter nccl_tuned_settings): its per-job environment and tuner config, never
     # a variable of /etc/nccl.conf (docs/tuning.md)
-    host = host_nccl_settings(fabric_effective, ports, options.get("gid_index", ""), net, overrides,
-                              (tuned or {}).get("settings") if "job" in (tuned or {}) else tuned)
+    host = host_nccl_settings(
+        fabric_effective, ports, options.get("gid_index", ""), net, overrides, (tuned or {}).get("settings") if "job" in (tuned or {}) else tuned
+    )
     if host["problems"]:
         return {"files": {}, "nccl_env": {}, "problems": host["problems"]}
     try:
-        out = k8s_render.render(fabric_effective, hosts, host["settings"], options,
-                                tuner=tuned if "job" in (tuned or {}) else None, job_env=host["job"])
+        out = k8s_render.render(fabric_effective, hosts, host["settings"], options, tuner=tuned if "job" in (tuned or {}) else None, job_env=host["job"])
     except k8s_render.RenderError as e:
         return {"files": {}, "nccl_env": {}, "problems": e.problems}
-    return {"files": {path: to_yaml(objs) for path, objs in out["files"].items()},
-            "nccl_env": out["nccl_env"], "host_nccl": host["settings"], "binding": out["binding"], "problems": []}
+    return {
+        "files": {path: to_yaml(objs) for path, objs in out["files"].items()},
+        "nccl_env": out["nccl_env"],
+        "host_nccl": host["settings"],
+        "binding": out["binding"],
+        "problems": [],
+    }
 
 
 class FilterModule:

@@ -1,8 +1,8 @@
 """Filter launcher_files: the training launchers of a play's nodes (module_utils/intent/launchers.py)."""
+
 import json
 
 from ansible.errors import AnsibleFilterError
-
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
 
 
@@ -33,15 +33,16 @@ def launcher_files(nodes, params):
         srun = launchers.shell_line(launchers.srun_argv(p, layout, hca=hca))
         files = {
             "nccl-tests-mpirun.sh": head + "exec " + mpirun + "\n",
-            "nccl-tests-srun.sh": (head + f"#SBATCH --nodes={len(nodes)}\n#SBATCH --ntasks-per-node={len(layout)}\n"
-                                   f"#SBATCH --gpus-per-node={len(layout)}\nexec {srun}\n"),
+            "nccl-tests-srun.sh": (
+                head + f"#SBATCH --nodes={len(nodes)}\n#SBATCH --ntasks-per-node={len(layout)}\n#SBATCH --gpus-per-node={len(layout)}\nexec {srun}\n"
+            ),
             "slurm-env.sh": launchers.slurm_env_script(nccl, params["master_port"], len(layout)),
-            "layout.json": json.dumps({"ranks_per_node": len(layout), "layout": layout,
-                                       "nodes": [n["name"] for n in nodes]}, indent=2, sort_keys=True) + "\n",
+            "layout.json": json.dumps({"ranks_per_node": len(layout), "layout": layout, "nodes": [n["name"] for n in nodes]}, indent=2, sort_keys=True) + "\n",
         }
         for rank, n in enumerate(nodes):
             files[f"torchrun/{n['name']}.env"] = launchers.torchrun_env(
-                dict(n.get("nccl") or nccl, **job), first["address"], params["master_port"], len(nodes), len(layout), rank)
+                dict(n.get("nccl") or nccl, **job), first["address"], params["master_port"], len(nodes), len(layout), rank
+            )
     except ValueError as e:
         raise AnsibleFilterError(f"launcher_files: {e}") from None
     return files

@@ -1,6 +1,6 @@
 """Filter mpi_key_options: authorized_keys options for the launcher's MPI key."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
 
 DOCUMENTATION = r"""

@@ -1,6 +1,6 @@
 """Filter rail_ports: a host's rdma_ports from a rail pattern."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import rails
 
 DOCUMENTATION = r"""

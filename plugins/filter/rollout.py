@@ -1,8 +1,8 @@
 """Filters for the host stack's rollout in waves (module_utils/host/rollout.py, playbooks/stages/hosts.yml)."""
+
 import datetime
 
 from ansible.errors import AnsibleFilterError
-
 from ansible_collections.linerate.fabric.plugins.module_utils.host import rollout
 
 
@@ -10,10 +10,13 @@ def _rollout_keys(intent):
     """max_unavailable from the intent (the legacy ``batch`` where it is given instead)."""
     intent = dict(intent or {})
     limit = intent.get("batch") if intent.get("batch") is not None else intent.get("max_unavailable", 1)
-    return {"max_unavailable": limit, "canary": intent.get("canary", 1),
-            "spread": list(intent.get("spread", rollout.SPREAD_KEYS)),
-            "max_fail_percentage": int(intent.get("max_fail_percentage", 0)),
-            "slow_start": intent.get("slow_start", True)}
+    return {
+        "max_unavailable": limit,
+        "canary": intent.get("canary", 1),
+        "spread": list(intent.get("spread", rollout.SPREAD_KEYS)),
+        "max_fail_percentage": int(intent.get("max_fail_percentage", 0)),
+        "slow_start": intent.get("slow_start", True),
+    }
 
 
 # One controller-local host at the end of every wave (playbooks/stages/hosts.yml): it ends itself in the
@@ -41,9 +44,11 @@ def _marks(hostvars, names):
     marks = {}
     for name in names:
         hv = hostvars.get(name) or {}
-        marks[name] = {"state": hv.get("host_disruption_rollout_state"),
-                       "steps": hv.get("host_disruption_rollout_steps") or [],
-                       "reason": hv.get("host_disruption_rollout_reason")}
+        marks[name] = {
+            "state": hv.get("host_disruption_rollout_state"),
+            "steps": hv.get("host_disruption_rollout_steps") or [],
+            "reason": hv.get("host_disruption_rollout_reason"),
+        }
     return marks
 
 
@@ -57,9 +62,11 @@ def rollout_plan(names, hostvars, intent, observed=None):
         nodes = rollout.nodes_from_hostvars(list(names), hostvars, leaves if isinstance(leaves, dict) else None)
         out = rollout.plan(nodes, **_rollout_keys(intent)).as_dict()
         _with_sentinels(out)
-        out["leaves_from"] = (f"declared rdma_ports and the cabling LLDP saw (report of {report.get('generated')})"
-                              if report else ("declared rdma_ports and the observed cabling" if leaves
-                                              else "declared rdma_ports"))
+        out["leaves_from"] = (
+            f"declared rdma_ports and the cabling LLDP saw (report of {report.get('generated')})"
+            if report
+            else ("declared rdma_ports and the observed cabling" if leaves else "declared rdma_ports")
+        )
         return out
     except rollout.RolloutError as e:
         raise AnsibleFilterError(f"rollout_plan: {e}") from None
@@ -69,10 +76,9 @@ def _earlier_states(plan, hostvars, active, wave):
     """The states of the nodes of the waves before ``wave``: a node that is not in ``active``
     (ansible_play_hosts: Ansible dropped it, failed or unreachable) and did not mark itself counts as failed."""
     active = set(active or [])
-    earlier = [n for w in plan["waves"][:int(wave)] for n in w]
+    earlier = [n for w in plan["waves"][: int(wave)] for n in w]
     marks = _marks(hostvars, earlier)
-    return {n: (marks[n]["state"] if marks[n]["state"] in ("done", "failed", "skipped")
-                else ("done" if n in active else "failed")) for n in earlier}
+    return {n: (marks[n]["state"] if marks[n]["state"] in ("done", "failed", "skipped") else ("done" if n in active else "failed")) for n in earlier}
 
 
 def rollout_halt(plan, hostvars, active, wave):
@@ -131,12 +137,18 @@ def rollout_summary(plan, hostvars, probes=(), converged=(), unseen=()):
     """The rollout summary (``module_utils.host.rollout.summary``) from the nodes' marks and the
     results of the ping that asked the unmarked ones (``probes``: a registered loop's results)."""
     reachable = {r["item"]: not r.get("unreachable", False) for r in probes or [] if "item" in r}
-    return rollout.summary(plan, _marks(hostvars, plan["order"]), reachable,
-                           list(converged or []), list(unseen or []))
+    return rollout.summary(plan, _marks(hostvars, plan["order"]), reachable, list(converged or []), list(unseen or []))
 
 
 class FilterModule:
     def filters(self):
-        return {"rollout_plan": rollout_plan, "rollout_observed": rollout_observed, "rollout_halt": rollout_halt, "rollout_room": rollout_room,
-                "rollout_wave": rollout_wave,
-                "rollout_step": rollout_step, "rollout_unmarked": rollout_unmarked, "rollout_summary": rollout_summary}
+        return {
+            "rollout_plan": rollout_plan,
+            "rollout_observed": rollout_observed,
+            "rollout_halt": rollout_halt,
+            "rollout_room": rollout_room,
+            "rollout_wave": rollout_wave,
+            "rollout_step": rollout_step,
+            "rollout_unmarked": rollout_unmarked,
+            "rollout_summary": rollout_summary,
+        }

@@ -1,13 +1,11 @@
 """Filter sched_topology: the scheduler's topology from the cabling LLDP or ibnetdiscover observed
 (module_utils/checks/sched_topology.py)."""
+
 import json
 
 import yaml
-
 from ansible.errors import AnsibleFilterError
-
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting, cabling
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology as topo
 
 
@@ -16,9 +14,11 @@ def _ib_inputs(check):
     ib_subnet_manager registers it); AnsibleFilterError where it did not discover the subnet."""
     if not isinstance(check, dict) or check.get("failed") or "observed" not in check:
         why = (check or {}).get("msg") if isinstance(check, dict) else None
-        raise AnsibleFilterError("sched_topology: the InfiniBand subnet was not discovered (ibnetdiscover, the "
-                                 f"subnet check on the master SM host): {why or 'no topology check result'}; the "
-                                 "topology is rendered from observed cabling only")
+        raise AnsibleFilterError(
+            "sched_topology: the InfiniBand subnet was not discovered (ibnetdiscover, the "
+            f"subnet check on the master SM host): {why or 'no topology check result'}; the "
+            "topology is rendered from observed cabling only"
+        )
     return list(check.get("findings") or []), check["observed"]
 
 
@@ -37,8 +37,7 @@ def sched_topology(inputs, options=None):
             findings, observed = _ib_inputs(inputs["ib_fabric"])
             return _render(observed, findings, hosts, dict(options, method="ibnetdiscover"))
         # as the report reads them (registry.cabled): a read without a neighbour table failed
-        reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
-                 for s, r in (inputs.get("switch_reads") or {}).items()}
+        reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r) for s, r in (inputs.get("switch_reads") or {}).items()}
         args = (hosts, inputs.get("uplinks") or {}, reads, inputs.get("host_reads") or {})
     except (KeyError, TypeError, ValueError) as e:
         raise AnsibleFilterError(f"sched_topology: inputs need hosts, host_reads, switch_reads, uplinks ({e})") from None
@@ -53,8 +52,7 @@ def _render(observed, findings, hosts, options):
     except ValueError as e:
         raise AnsibleFilterError(f"sched_topology: {e}") from None
     files = dict(out["files"])
-    files["kueue/topology.yaml"] = yaml.safe_dump_all(out["kueue"], default_flow_style=False, sort_keys=False,
-                                                      explicit_start=True)
+    files["kueue/topology.yaml"] = yaml.safe_dump_all(out["kueue"], default_flow_style=False, sort_keys=False, explicit_start=True)
     return files
 
 

@@ -2,8 +2,8 @@
 switch_platform or ansible_network_os (module_utils/switch/network_os.py), and an EOS switch's platform
 profile and the values the fabric templates render that are derived from the intent
 (module_utils/switch/profiles.py)."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import fabric_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles as switch_profiles
@@ -19,8 +19,7 @@ def switch_platform(value, name="", strict=False):
     if platform is not None:
         return platform
     if strict:
-        raise AnsibleFilterError(f"switch {name}: ansible_network_os (or switch_platform) is {value!r}: "
-                                 f"allowed: {network_os.ALLOWED}")
+        raise AnsibleFilterError(f"switch {name}: ansible_network_os (or switch_platform) is {value!r}: allowed: {network_os.ALLOWED}")
     return value
 
 
@@ -39,8 +38,10 @@ def eos_speed(profile, gbps, port=""):
     speeds = {str(k): v for k, v in (profile.get("speeds") or {}).items()}
     form = speeds.get(str(gbps))
     if form is None:
-        raise AnsibleFilterError(f"EOS {profile.get('family')} has no speed form for {gbps} Gb/s on {port} "
-                                 f"(it has {', '.join(speeds.values())}): set switch_eos_family or the port speed")
+        raise AnsibleFilterError(
+            f"EOS {profile.get('family')} has no speed form for {gbps} Gb/s on {port} "
+            f"(it has {', '.join(speeds.values())}): set switch_eos_family or the port speed"
+        )
     return form
 
 
@@ -55,6 +56,10 @@ def fabric_derived(platform, **intent):
 
 class FilterModule:
     def filters(self):
-        return {"switch_fabric_ports": fabric_ports, "switch_eos_profile": eos_profile,
-                "switch_eos_speed": eos_speed, "switch_platform": switch_platform,
-                "switch_fabric_derived": fabric_derived}
+        return {
+            "switch_fabric_ports": fabric_ports,
+            "switch_eos_profile": eos_profile,
+            "switch_eos_speed": eos_speed,
+            "switch_platform": switch_platform,
+            "switch_fabric_derived": fabric_derived,
+        }

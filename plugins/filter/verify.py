@@ -1,11 +1,10 @@
 """Filters for the verify_fabric role: pairing plans and the tests the rounds produced."""
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
+
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling, rdma, thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import estimates as checks_estimates
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import plans as checks_plans
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import retests as checks_retests
 
 
 def _leaf_of(ports):
@@ -63,8 +62,7 @@ def verify_rail_tests(ports, base_port, server=None, rails=None):
     nearest = {r.get("device"): r.get("gpu") for r in rails or [] if isinstance(r, dict) and r.get("gpu") is not None}
     out = []
     for i, p in enumerate(ports or []):
-        t = {"device": p["device"], "tcp_port": int(base_port) + i, "ib_port": int(p.get("ib_port", 1)),
-             "gpu": int(nearest.get(p["device"], i))}
+        t = {"device": p["device"], "tcp_port": int(base_port) + i, "ib_port": int(p.get("ib_port", 1)), "gpu": int(nearest.get(p["device"], i))}
         if server:
             t["server"] = server
         out.append(t)
@@ -75,8 +73,7 @@ def settled(tests, leaf_of=None):
     """Endpoints the tests already name for good: failing endpoints (``checks_retests.retest_needs``'s input) that
     need no further re-test - both directions settled (a hard or flaky bad side, the other one clean
     over enough tests, or cleared by same-leaf tests)."""
-    bad = {side[1] for side, st in checks_retests.side_stats(tests, leaf_of).items()
-           if checks_retests.side_state(st) in ("bad", "flaky")}
+    bad = {side[1] for side, st in checks_retests.side_stats(tests, leaf_of).items() if checks_retests.side_state(st) in ("bad", "flaky")}
     return bad - set(checks_retests.retest_needs(tests, leaf_of))
 
 
@@ -160,9 +157,16 @@ def verify_phases(active_checks):
 
 class FilterModule:
     def filters(self):
-        return {"verify_rounds": verify_rounds, "verify_plan": verify_plan,
-                "verify_rail_tests": verify_rail_tests, "verify_retest_rounds": verify_retest_rounds,
-                "verify_incast_tests": verify_incast_tests, "verify_incast_plan": verify_incast_plan,
-                "verify_incast_role": verify_incast_role, "verify_schedule": verify_schedule,
-                "verify_schedule_summary": verify_schedule_summary, "verify_phases": verify_phases,
-                "verify_incast_summary": verify_incast_summary}
+        return {
+            "verify_rounds": verify_rounds,
+            "verify_plan": verify_plan,
+            "verify_rail_tests": verify_rail_tests,
+            "verify_retest_rounds": verify_retest_rounds,
+            "verify_incast_tests": verify_incast_tests,
+            "verify_incast_plan": verify_incast_plan,
+            "verify_incast_role": verify_incast_role,
+            "verify_schedule": verify_schedule,
+            "verify_schedule_summary": verify_schedule_summary,
+            "verify_phases": verify_phases,
+            "verify_incast_summary": verify_incast_summary,
+        }

@@ -1,6 +1,6 @@
 """Filter for the verify_fabric role: the nccl-tests install plan (module_utils.host.verify_tools)."""
-from ansible.errors import AnsibleFilterError
 
+from ansible.errors import AnsibleFilterError
 from ansible_collections.linerate.fabric.plugins.module_utils.host import verify_tools
 
 

@@ -13,9 +13,17 @@ _T = TypeVar("_T")
 TOOL_OUTPUT_LIMIT = 400
 
 
-def tool_failed(argv: Sequence[Any], rc: Optional[int], out: Optional[str] = "", err: Optional[str] = "",
-                what: Optional[str] = None, detail: Optional[str] = None, tail: bool = False,
-                limit: int = TOOL_OUTPUT_LIMIT, hint: str = "") -> str:
+def tool_failed(
+    argv: Sequence[Any],
+    rc: Optional[int],
+    out: Optional[str] = "",
+    err: Optional[str] = "",
+    what: Optional[str] = None,
+    detail: Optional[str] = None,
+    tail: bool = False,
+    limit: int = TOOL_OUTPUT_LIMIT,
+    hint: str = "",
+) -> str:
     """The one message for a tool that failed: ``[<what>: ]<argv> exited <rc>[: <why>][<hint>]``.
 
     ``why`` is ``detail`` (what a parser read from the tool's own error) or else what the tool printed:
@@ -44,13 +52,24 @@ class ToolFailure(Exception):
         self.kw = kw
 
     @classmethod
-    def exited(cls, argv: Sequence[Any], rc: Optional[int], out: Optional[str] = "", err: Optional[str] = "",
-               what: Optional[str] = None, detail: Optional[str] = None, tail: bool = False,
-               limit: int = TOOL_OUTPUT_LIMIT, hint: str = "", **kw: Any) -> ToolFailure:
+    def exited(
+        cls,
+        argv: Sequence[Any],
+        rc: Optional[int],
+        out: Optional[str] = "",
+        err: Optional[str] = "",
+        what: Optional[str] = None,
+        detail: Optional[str] = None,
+        tail: bool = False,
+        limit: int = TOOL_OUTPUT_LIMIT,
+        hint: str = "",
+        **kw: Any,
+    ) -> ToolFailure:
         """The failure of ``argv``: ``tool_failed``'s message with ``rc``, ``stdout``, ``stderr`` and
         ``cmd`` beside it (and ``kw``: the result so far, ...), for ``raise ToolFailure.exited(...)``."""
-        return cls(tool_failed(argv, rc, out, err, what=what, detail=detail, tail=tail, limit=limit, hint=hint),
-                   rc=rc, stdout=out, stderr=err, cmd=list(argv), **kw)
+        return cls(
+            tool_failed(argv, rc, out, err, what=what, detail=detail, tail=tail, limit=limit, hint=hint), rc=rc, stdout=out, stderr=err, cmd=list(argv), **kw
+        )
 
 
 # ANSI SGR/CSI escape sequences (``ESC [ ... m`` and the like): nvidia-smi underlines the header of
@@ -59,13 +78,11 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
 @overload
-def strip_ansi(text: str) -> str:
-    ...
+def strip_ansi(text: str) -> str: ...
 
 
 @overload
-def strip_ansi(text: _T) -> _T:
-    ...
+def strip_ansi(text: _T) -> _T: ...
 
 
 def strip_ansi(text: Any) -> Any:
@@ -116,8 +133,12 @@ def duplicate_port(ports: Sequence[dict[str, Any]], key: str) -> Optional[str]:
     return None
 
 
-def each_port(ports: Sequence[dict[str, Any]], apply: Callable[[dict[str, Any]], dict[str, Any]],
-              ident: Callable[[dict[str, Any]], dict[str, Any]], label: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+def each_port(
+    ports: Sequence[dict[str, Any]],
+    apply: Callable[[dict[str, Any]], dict[str, Any]],
+    ident: Callable[[dict[str, Any]], dict[str, Any]],
+    label: Callable[[dict[str, Any]], str],
+) -> dict[str, Any]:
     """One module execution over several ports, as a loop over them would be.
 
     ``apply(port)`` configures one port and returns its result (``changed``,
@@ -143,14 +164,15 @@ def each_port(ports: Sequence[dict[str, Any]], apply: Callable[[dict[str, Any]],
         if diff:
             diffs.append(diff)
         results.append(result)
-    combined: dict[str, Any] = {"changed": any(r.get("changed") for r in results),
-                                "commands": [c for r in results for c in r.get("commands") or []],
-                                "ports": results}
+    combined: dict[str, Any] = {
+        "changed": any(r.get("changed") for r in results),
+        "commands": [c for r in results for c in r.get("commands") or []],
+        "ports": results,
+    }
     if diffs:
         combined["diff"] = diffs
     if failures:
-        raise ToolFailure(f"{len(failures)} of {len(results)} ports failed (the others were done): "
-                          + "; ".join(failures), **combined)
+        raise ToolFailure(f"{len(failures)} of {len(results)} ports failed (the others were done): " + "; ".join(failures), **combined)
     return combined
 
 
@@ -215,7 +237,7 @@ def column_spans(header: str, rule: Optional[str] = None, words: bool = False) -
     spans: list[tuple[str, int, int]] = []
     for index, m in enumerate(found):
         nxt = found[index + 1].start() if index + 1 < len(found) else None
-        spans.append((header[m.start():nxt].strip(), m.start(), m.end()))
+        spans.append((header[m.start() : nxt].strip(), m.start(), m.end()))
     return spans
 
 
@@ -262,5 +284,4 @@ def split_columns(line: str, spans: Sequence[Sequence[Any]]) -> Optional[dict[st
             return None
         last = col
         placed[col].append((begin, end))
-    return {name: (line[placed[i][0][0]:placed[i][-1][1]] if placed[i] else "")
-            for i, (name, _start, _end) in enumerate(cols)}
+    return {name: (line[placed[i][0][0] : placed[i][-1][1]] if placed[i] else "") for i, (name, _start, _end) in enumerate(cols)}

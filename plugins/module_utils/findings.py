@@ -5,6 +5,7 @@
 the report's correlation and summary of them. Shared by intent (which codes a policy may name),
 host (drain, readiness) and checks.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -88,8 +89,11 @@ FAULT_CODES = {
     # Link health over the verification window (linkcheck.py): ethtool -S / perfquery deltas, mlxlink BER
     "LINK_ERRORS": ("error", "link", "physical errors (CRC, symbol, uncorrectable FEC) over the threshold in the window"),
     "LINK_FLAP": ("error", "link", "the link went down and came back during verification"),
-    "LINK_BER_HIGH": ("error", "link", "an effective (post-FEC) or raw (pre-FEC) bit error rate above the threshold: "
-                      "mlxlink on a NIC, the switch's FEC read on a switch port"),
+    "LINK_BER_HIGH": (
+        "error",
+        "link",
+        "an effective (post-FEC) or raw (pre-FEC) bit error rate above the threshold: mlxlink on a NIC, the switch's FEC read on a switch port",
+    ),
     # Optics (mlxlink -m Module Info) against the module's own thresholds and fabric.verify's margins
     "OPTIC_RX_POWER_LOW": ("error", "link", "an optical module's received power on a lane below its low threshold (+ margin)"),
     "OPTIC_TEMP_HIGH": ("error", "link", "an optical module's temperature above its high threshold (- margin)"),
@@ -114,7 +118,6 @@ FAULT_CODES = {
     "CABLE_MISSING": ("error", "cabling", "no LLDP neighbour on an intended switch-to-switch link"),
     "CABLE_UNEXPECTED": ("warning", "cabling", "a neighbour the inventory does not know, on a port it does not cable"),
     "CABLE_UNVERIFIED": ("warning", "cabling", "LLDP could not be read (switch, lldpd on a host, silent host port): cabling unproven"),
-
     # The read-only audit (playbooks/audit.yml, module_utils/checks/audit.py): what a role would change in check mode
     "DRIFT_FIRMWARE": ("error", "firmware", "a NIC firmware (mlxconfig Next Boot) value differs from the intent"),
     "DRIFT_ROCE_QOS": ("error", "pfc", "a port's trust, PFC, DSCP map, ECN, RDMA-CM ToS or MTU differs from the intent"),
@@ -150,29 +153,56 @@ FAULT_CODES = {
 
 # Findings that never drain a node, whatever fabric.remediation says: what the run could not see is not a
 # fault of the node (NODE_NOT_VERIFIED), and a shared element's finding or the breaker's names no node of its own.
-NEVER_DRAIN = frozenset(("NODE_NOT_VERIFIED", "DRAIN_BREAKER_TRIPPED", "LEAF_SUSPECT", "RAIL_SUSPECT",
-                         "SPINE_SUSPECT", "SM_SUSPECT", "CONTROLLER_PATH"))
+NEVER_DRAIN = frozenset(("NODE_NOT_VERIFIED", "DRAIN_BREAKER_TRIPPED", "LEAF_SUSPECT", "RAIL_SUSPECT", "SPINE_SUSPECT", "SM_SUSPECT", "CONTROLLER_PATH"))
 
 
-LAYERS = ("link", "hca", "hca_selection", "interface_selection", "peermem", "pfc", "mtu", "gid",
-          "host", "fabric", "subnet_manager", "cabling", "partition", "firmware", "switch", "pcie")
+LAYERS = (
+    "link",
+    "hca",
+    "hca_selection",
+    "interface_selection",
+    "peermem",
+    "pfc",
+    "mtu",
+    "gid",
+    "host",
+    "fabric",
+    "subnet_manager",
+    "cabling",
+    "partition",
+    "firmware",
+    "switch",
+    "pcie",
+)
 
 
 # Which report check an InfiniBand finding belongs to.
-IB_CHECK_OF = {"IB_CHECK_FAILED": "subnet_manager", "IB_SM_NOT_MASTER": "subnet_manager",
-               "IB_SM_PRIORITY_MISMATCH": "subnet_manager", "IB_PARTITION_NOT_IN_FORCE": "ib_partitions",
-               "IB_LINK_ERRORS": "ib_port_errors", "IB_COUNTERS_UNREADABLE": "ib_port_errors"}
+IB_CHECK_OF = {
+    "IB_CHECK_FAILED": "subnet_manager",
+    "IB_SM_NOT_MASTER": "subnet_manager",
+    "IB_SM_PRIORITY_MISMATCH": "subnet_manager",
+    "IB_PARTITION_NOT_IN_FORCE": "ib_partitions",
+    "IB_LINK_ERRORS": "ib_port_errors",
+    "IB_COUNTERS_UNREADABLE": "ib_port_errors",
+}
 
 
 # ---------------------------------------------------------------- findings
 
-def finding(code, message, node=None, device=None, switch=None, switch_port=None, layer=None,
-            check=None, evidence=None, **extra):
+
+def finding(code, message, node=None, device=None, switch=None, switch_port=None, layer=None, check=None, evidence=None, **extra):
     severity, default_layer, _meaning = FAULT_CODES[code]
-    out = {"code": code, "severity": severity, "layer": layer or default_layer, "check": check,
-           "node": node, "device": device, "switch": switch,
-           "switch_port": None if switch_port is None else str(switch_port),
-           "message": message}
+    out = {
+        "code": code,
+        "severity": severity,
+        "layer": layer or default_layer,
+        "check": check,
+        "node": node,
+        "device": device,
+        "switch": switch,
+        "switch_port": None if switch_port is None else str(switch_port),
+        "message": message,
+    }
     if evidence:
         out["evidence"] = evidence
     out.update(extra)
@@ -200,8 +230,7 @@ def correlate(findings):
             # the NCCL log names the node; the port check may know the one port to blame
             same = [p[0] for (n, _device), p in by_ep.items() if n == f["node"] and p[0]["layer"] == f["layer"]]
             if len(same) == 1:
-                f.update(device=same[0]["device"], switch=same[0]["switch"], switch_port=same[0]["switch_port"],
-                         related=[same[0]["code"]])
+                f.update(device=same[0]["device"], switch=same[0]["switch"], switch_port=same[0]["switch_port"], related=[same[0]["code"]])
         elif str(f.get("check", "")).startswith("nccl") and f["code"] == "NCCL_BUSBW_LOW":
             port_layers = sorted({p[0]["layer"] for p in by_ep.values()})
             if len(port_layers) == 1 and f["layer"] == "pfc":

@@ -14,6 +14,7 @@ A tool that is missing fails the module with its name, unless it is listed in
 ``read_tool(run, argv, parser)`` runs a reading tool and returns what its
 parser reads, or raises the one ``ToolFailure`` (``common.tool_failed``).
 """
+
 import os
 import subprocess
 import time
@@ -41,9 +42,7 @@ class Runner:
         if path is None:
             if tool in self.optional:
                 raise OSError(f"{tool} not found")
-            self.module.fail_json(msg=f"{tool}: command not found (looked in PATH and "
-                                      f"{', '.join(SBIN_DIRS)}); is its package installed?",
-                                  cmd=argv or [tool])
+            self.module.fail_json(msg=f"{tool}: command not found (looked in PATH and {', '.join(SBIN_DIRS)}); is its package installed?", cmd=argv or [tool])
         return path
 
     def __call__(self, argv, env=None, data=None):
@@ -51,15 +50,18 @@ class Runner:
         path = self.path(argv[0], argv)
         if data is None:
             return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE))
-        return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE),
-                                       data=data, binary_data=True)
+        return self.module.run_command([path, *argv[1:]], environ_update=dict(env or {}, **C_LOCALE), data=data, binary_data=True)
 
     def start(self, argv, merge_stderr=False):
         """Start ``argv`` without waiting: a Popen with text stdout/stderr (stderr into stdout with ``merge_stderr``)."""
         path = self.path(argv[0], argv)
-        return subprocess.Popen([path, *argv[1:]], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-                                text=True, env=dict(os.environ, **C_LOCALE))
+        return subprocess.Popen(
+            [path, *argv[1:]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, **C_LOCALE),
+        )
 
 
 def finish(proc, deadline):

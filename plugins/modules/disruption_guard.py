@@ -108,8 +108,7 @@ def resolve(address):
     try:
         return socket.getaddrinfo(address, None)[0][4][0]
     except (socket.gaierror, UnicodeError) as e:
-        raise ToolFailure(f"local_address: {address!r} does not resolve ({e}); the connection's interface "
-                          "cannot be found") from None
+        raise ToolFailure(f"local_address: {address!r} does not resolve ({e}); the connection's interface cannot be found") from None
 
 
 def guard(run, p):
@@ -117,12 +116,10 @@ def guard(run, p):
     if p["action"] == "firmware_reset":
         bad = [t for t in targets if not mgmtpath.BDF.fullmatch(mgmtpath.full_bdf(t))]
         if bad or not targets:
-            raise ToolFailure(f"targets: {bad or targets!r} is not allowed (allowed: one or more PCI addresses "
-                              "such as 0000:41:00.0 for action firmware_reset)")
+            raise ToolFailure(f"targets: {bad or targets!r} is not allowed (allowed: one or more PCI addresses such as 0000:41:00.0 for action firmware_reset)")
     if p["action"] == "netdev_change" and not targets:
         raise ToolFailure("targets: [] is not allowed (allowed: the netdevs to change, for action netdev_change)")
-    mgmt, refused = mgmtpath.refusal(run, p["sysfs"], p["action"], targets, resolve(p["local_address"]),
-                                     p["peer_address"])
+    mgmt, refused = mgmtpath.refusal(run, p["sysfs"], p["action"], targets, resolve(p["local_address"]), p["peer_address"])
     if refused:
         raise ToolFailure(refused, management=mgmt)
     held = []
@@ -130,23 +127,30 @@ def guard(run, p):
         held = mgmtpath.in_use(p["procfs"], p["sysfs"], mgmtpath.devices_of(p["sysfs"], p["action"], targets))
         if held and not p["force"]:
             names = ", ".join(f"{h['comm']} (pid {h['pid']}) on {h['device']}" for h in held)
-            raise ToolFailure(f"refusing to {p['action'].replace('_', ' ')}: RDMA devices are in use by {names}; "
-                              "drain the node first (host_disruption_drain_command) or force it "
-                              "(host_disruption_force: true)", management=mgmt, in_use=held)
+            raise ToolFailure(
+                f"refusing to {p['action'].replace('_', ' ')}: RDMA devices are in use by {names}; "
+                "drain the node first (host_disruption_drain_command) or force it "
+                "(host_disruption_force: true)",
+                management=mgmt,
+                in_use=held,
+            )
     return {"changed": False, "management": mgmt, "in_use": held}
 
 
 def main():
-    host_module({
-        "action": {"type": "str", "required": True, "choices": list(mgmtpath.ACTIONS)},
-        "targets": {"type": "list", "elements": "str", "default": []},
-        "local_address": {"type": "str", "default": ""},
-        "peer_address": {"type": "str", "default": ""},
-        "check_in_use": {"type": "bool", "default": True},
-        "force": {"type": "bool", "default": False},
-        "sysfs": {"type": "path", "default": "/sys"},
-        "procfs": {"type": "path", "default": "/proc"},
-    }, lambda module, run: guard(run, module.params))
+    host_module(
+        {
+            "action": {"type": "str", "required": True, "choices": list(mgmtpath.ACTIONS)},
+            "targets": {"type": "list", "elements": "str", "default": []},
+            "local_address": {"type": "str", "default": ""},
+            "peer_address": {"type": "str", "default": ""},
+            "check_in_use": {"type": "bool", "default": True},
+            "force": {"type": "bool", "default": False},
+            "sysfs": {"type": "path", "default": "/sys"},
+            "procfs": {"type": "path", "default": "/proc"},
+        },
+        lambda module, run: guard(run, module.params),
+    )
 
 
 if __name__ == "__main__":

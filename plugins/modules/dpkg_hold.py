@@ -61,8 +61,10 @@ def main():
     def compute(module, run):
         result = hold(run, module.params["names"], module.check_mode)
         after = dict(result["before"], **{name: "hold" for name in result["held"]})
-        result["diff"] = {"before": "".join(f"{n} {s}\n" for n, s in sorted(result["before"].items())),
-                          "after": "".join(f"{n} {s}\n" for n, s in sorted(after.items()))}
+        result["diff"] = {
+            "before": "".join(f"{n} {s}\n" for n, s in sorted(result["before"].items())),
+            "after": "".join(f"{n} {s}\n" for n, s in sorted(after.items())),
+        }
         return result
 
     host_module({"names": {"type": "list", "elements": "str", "required": True}}, compute)

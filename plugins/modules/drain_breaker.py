@@ -106,22 +106,31 @@ def compute(module, run):
         except breaker.StateError as e:
             raise breaker.StateError(f"drain_breaker: {e}") from None
     hours = ((p["decision"] or {}).get("budget") or {}).get("window_hours", breaker.DEFAULTS["window_hours"])
-    return {"changed": changed, "breaker": new["breaker"], "drained": new["drained"],
-            "window_drains": len(breaker.window_drains(new, hours)),
-            "diff": {"before": f"breaker: {'tripped' if state['breaker'].get('tripped') else 'closed'}\n",
-                     "after": f"breaker: {'tripped' if new['breaker'].get('tripped') else 'closed'}\n"}}
+    return {
+        "changed": changed,
+        "breaker": new["breaker"],
+        "drained": new["drained"],
+        "window_drains": len(breaker.window_drains(new, hours)),
+        "diff": {
+            "before": f"breaker: {'tripped' if state['breaker'].get('tripped') else 'closed'}\n",
+            "after": f"breaker: {'tripped' if new['breaker'].get('tripped') else 'closed'}\n",
+        },
+    }
 
 
 def main():
-    host_module({
-        "state_file": {"type": "path", "required": True},
-        "action": {"type": "str", "choices": ["record", "reset", "show"], "default": "show"},
-        "decision": {"type": "dict", "default": {}},
-        "drained": {"type": "list", "elements": "str", "default": []},
-        "returned": {"type": "list", "elements": "str", "default": []},
-        "reasons": {"type": "dict", "default": {}},
-        "by": {"type": "str", "default": ""},
-    }, compute)
+    host_module(
+        {
+            "state_file": {"type": "path", "required": True},
+            "action": {"type": "str", "choices": ["record", "reset", "show"], "default": "show"},
+            "decision": {"type": "dict", "default": {}},
+            "drained": {"type": "list", "elements": "str", "default": []},
+            "returned": {"type": "list", "elements": "str", "default": []},
+            "reasons": {"type": "dict", "default": {}},
+            "by": {"type": "str", "default": ""},
+        },
+        compute,
+    )
 
 
 if __name__ == "__main__":

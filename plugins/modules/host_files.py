@@ -169,18 +169,43 @@ def main():
                     raise ToolFailure(f"{kind}[].path: {spec['path']!r} is not allowed (allowed: an absolute path)")
         return ensure(module, run, p["directories"], p["files"], p["units"])
 
-    host_module({
-        "directories": {"type": "list", "elements": "dict", "default": [], "options": dict(
-            {"path": {"type": "path", "required": True}, "mode": {"type": "raw", "default": "0755"}}, **_OWNER)},
-        "files": {"type": "list", "elements": "dict", "default": [], "options": dict(
-            {"path": {"type": "path", "required": True}, "content": {"type": "str"},
-             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-             "mode": {"type": "raw", "default": "0644"}, "validate": {"type": "str"}}, **_OWNER),
-            "required_if": [("state", "present", ["content"])]},
-        "units": {"type": "list", "elements": "dict", "default": [], "options": {
-            "name": {"type": "str", "required": True}, "enabled": {"type": "bool", "default": True},
-            "state": {"type": "str", "choices": ["started"]}}},
-    }, compute)
+    host_module(
+        {
+            "directories": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": dict({"path": {"type": "path", "required": True}, "mode": {"type": "raw", "default": "0755"}}, **_OWNER),
+            },
+            "files": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": dict(
+                    {
+                        "path": {"type": "path", "required": True},
+                        "content": {"type": "str"},
+                        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+                        "mode": {"type": "raw", "default": "0644"},
+                        "validate": {"type": "str"},
+                    },
+                    **_OWNER,
+                ),
+                "required_if": [("state", "present", ["content"])],
+            },
+            "units": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "name": {"type": "str", "required": True},
+                    "enabled": {"type": "bool", "default": True},
+                    "state": {"type": "str", "choices": ["started"]},
+                },
+            },
+        },
+        compute,
+    )
 
 
 if __name__ == "__main__":

@@ -144,22 +144,35 @@ def compute(module, run):
     if p["load_timeout"] <= 0:
         raise ToolFailure(f"load_timeout: {p['load_timeout']} is not allowed (allowed: a positive number of seconds)")
     load = [] if module.check_mode else p["load_command"]
-    facts = collect(run, p["devices"], sys_root=p["sys_root"], proc_root=p["proc_root"], shm_path=p["shm_path"],
-                    nccl_packages=tuple(p["nccl_packages"]), memlock=memlock_kb(),
-                    load_command=load, load_timeout=p["load_timeout"], start=run.start)
+    facts = collect(
+        run,
+        p["devices"],
+        sys_root=p["sys_root"],
+        proc_root=p["proc_root"],
+        shm_path=p["shm_path"],
+        nccl_packages=tuple(p["nccl_packages"]),
+        memlock=memlock_kb(),
+        load_command=load,
+        load_timeout=p["load_timeout"],
+        start=run.start,
+    )
     return {"changed": False, "facts": facts}
 
 
 def main():
-    host_module({
-        "devices": {"type": "list", "elements": "str", "required": True},
-        "nccl_packages": {"type": "list", "elements": "str", "default": ["libnccl2"]},
-        "sys_root": {"type": "path", "default": "/sys"},
-        "proc_root": {"type": "path", "default": "/proc"},
-        "shm_path": {"type": "path", "default": "/dev/shm"},
-        "load_command": {"type": "list", "elements": "str", "default": []},
-        "load_timeout": {"type": "float", "default": 60.0},
-    }, compute, optional=lambda p: TOOLS + tuple(p["load_command"][:1]))
+    host_module(
+        {
+            "devices": {"type": "list", "elements": "str", "required": True},
+            "nccl_packages": {"type": "list", "elements": "str", "default": ["libnccl2"]},
+            "sys_root": {"type": "path", "default": "/sys"},
+            "proc_root": {"type": "path", "default": "/proc"},
+            "shm_path": {"type": "path", "default": "/dev/shm"},
+            "load_command": {"type": "list", "elements": "str", "default": []},
+            "load_timeout": {"type": "float", "default": 60.0},
+        },
+        compute,
+        optional=lambda p: TOOLS + tuple(p["load_command"][:1]),
+    )
 
 
 if __name__ == "__main__":

@@ -118,13 +118,12 @@ def _write(path, content):
     """Write the stamp atomically, mode 0600 in a 0700 directory."""
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    data = json.dumps(dict(content, written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-                      sort_keys=True, indent=1).encode()
+    data = json.dumps(dict(content, written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), sort_keys=True, indent=1).encode()
     fd, tmp = tempfile.mkstemp(prefix=".linerate-", dir=directory)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.chmod(tmp, 0o600)
-    os.replace(tmp, path)   # same directory: atomic, and the mode stays 0600
+    os.replace(tmp, path)  # same directory: atomic, and the mode stays 0600
 
 
 def compute(module, run):
@@ -133,13 +132,18 @@ def compute(module, run):
     previous = {k: v for k, v in recorded.items() if k != "written_at"} if isinstance(recorded, dict) else None
     if p["state"] == "check":
         if recorded is None:
-            return {"changed": False, "converged": False, "reason": f"no converge stamp on the host ({p['path']})",
-                    "differ": [], "probes": 0, "inputs": p["inputs"]}
+            return {
+                "changed": False,
+                "converged": False,
+                "reason": f"no converge stamp on the host ({p['path']})",
+                "differ": [],
+                "probes": 0,
+                "inputs": p["inputs"],
+            }
         probes = recorded.get("probes") or {} if isinstance(recorded, dict) else {}
         observed = _observe(run, probes)
         converged, reason, differ = stamp.compare(recorded, p["inputs"], observed)
-        return {"changed": False, "converged": converged, "reason": reason, "differ": differ,
-                "probes": len(observed), "inputs": p["inputs"]}
+        return {"changed": False, "converged": converged, "reason": reason, "differ": differ, "probes": len(observed), "inputs": p["inputs"]}
 
     if p["state"] == "refresh":
         probes = (recorded.get("probes") or {}) if isinstance(recorded, dict) else {}
@@ -148,28 +152,35 @@ def compute(module, run):
         changed = new is not None and new != previous
         if changed and not module.check_mode:
             _write(p["path"], new)
-        return {"changed": changed, "converged": new is not None, "reason": reason, "differ": [],
-                "probes": len(observed), "inputs": p["inputs"]}
+        return {"changed": changed, "converged": new is not None, "reason": reason, "differ": [], "probes": len(observed), "inputs": p["inputs"]}
 
-    probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])]
-              for k in ("commands", "files")}
+    probes = {k: [list(map(str, v)) if isinstance(v, list) else v for v in (p["probes"][k] or [])] for k in ("commands", "files")}
     new = stamp.stamp(p["inputs"], probes, _observe(run, probes))
     changed = previous != new
     if changed and not module.check_mode:
         _write(p["path"], new)
-    return {"changed": changed, "converged": True, "reason": "recorded" if changed else "unchanged",
-            "differ": [], "probes": len(new["observed"]), "inputs": p["inputs"]}
+    return {
+        "changed": changed,
+        "converged": True,
+        "reason": "recorded" if changed else "unchanged",
+        "differ": [],
+        "probes": len(new["observed"]),
+        "inputs": p["inputs"],
+    }
 
 
 def main():
-    host_module({
-        "state": {"type": "str", "choices": ["check", "write", "refresh"], "default": "check"},
-        "keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
-        "inputs": {"type": "str", "required": True},
-        "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"},
-                                               "files": {"type": "list", "elements": "str"}}},
-        "path": {"type": "path", "default": "/var/lib/linerate/converged.json"},
-    }, compute, required_if=[("state", "write", ["probes"])])
+    host_module(
+        {
+            "state": {"type": "str", "choices": ["check", "write", "refresh"], "default": "check"},
+            "keys": {"type": "list", "elements": "str", "default": [], "no_log": False},
+            "inputs": {"type": "str", "required": True},
+            "probes": {"type": "dict", "options": {"commands": {"type": "list", "elements": "list"}, "files": {"type": "list", "elements": "str"}}},
+            "path": {"type": "path", "default": "/var/lib/linerate/converged.json"},
+        },
+        compute,
+        required_if=[("state", "write", ["probes"])],
+    )
 
 
 if __name__ == "__main__":

@@ -157,8 +157,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runn
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            checks=dict(type="list", elements="str", choices=["sm", "topology", "partitions", "errors"],
-                        default=["sm", "topology", "partitions", "errors"]),
+            checks=dict(type="list", elements="str", choices=["sm", "topology", "partitions", "errors"], default=["sm", "topology", "partitions", "errors"]),
             environment=dict(type="dict", default={}),
             expected_sm_guid=dict(type="str"),
             expected_sm_priority=dict(type="int"),

@@ -77,9 +77,13 @@ def main():
     errors = infiniband.validate_subnet_manager(sm, known, module.params["sm_hosts"])
     if errors:
         module.fail_json(msg="invalid InfiniBand intent:\n" + "\n".join(errors), errors=errors)
-    module.exit_json(changed=False, errors=[], subnet_manager=infiniband.merged(sm),
-                     partitions=infiniband.resolve_partitions(sm, known),
-                     root_guids=infiniband.resolve_roots(sm, known))
+    module.exit_json(
+        changed=False,
+        errors=[],
+        subnet_manager=infiniband.merged(sm),
+        partitions=infiniband.resolve_partitions(sm, known),
+        root_guids=infiniband.resolve_roots(sm, known),
+    )
 
 
 if __name__ == "__main__":

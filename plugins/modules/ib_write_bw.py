@@ -246,9 +246,9 @@ passed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_measurement, preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.probes.perftest import BW_TOOLS, LAT_TOOLS, perftest_argv, run_perftest
 from ansible_collections.linerate.fabric.plugins.module_utils.probes.schedule import run_schedule, schedule_port
-from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_measurement, preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -291,21 +291,26 @@ def main():
             extra_args=dict(type="list", elements="str", default=[]),
             timeout=dict(type="int"),
             connect_timeout=dict(type="int", default=30),
-            start_timeout=dict(type="int")),
+            start_timeout=dict(type="int"),
+        ),
         required_if=[("mode", "schedule", ["parts"])],
-        supports_check_mode=True)
+        supports_check_mode=True,
+    )
     p = module.params
     for key, top in (("tclass", 255), ("sl", 15), ("gid_index", 255)):
         if p[key] is not None and not 0 <= p[key] <= top:
             module.fail_json(msg=f"{key}: {p[key]} is out of range; allowed: 0..{top}")
     if p["tool"] in LAT_TOOLS:
-        for key, why in (("use_cuda", "ib_write_lat refuses device memory (perftest 26.04: use --write_with_imm)"),
-                         ("out_json", "a latency test writes no bandwidth report file here")):
+        for key, why in (
+            ("use_cuda", "ib_write_lat refuses device memory (perftest 26.04: use --write_with_imm)"),
+            ("out_json", "a latency test writes no bandwidth report file here"),
+        ):
             if p[key]:
                 module.fail_json(msg=f"{key}: true is not allowed with tool {p['tool']}; allowed: false ({why})")
         if "-q" in p["extra_args"] or any(a.startswith("--qp") for a in p["extra_args"]):
-            module.fail_json(msg=f"extra_args: {p['extra_args']} - -q/--qp is not allowed with tool {p['tool']} "
-                                 "(perftest: 'Multiple QPs only available on bw tests')")
+            module.fail_json(
+                msg=f"extra_args: {p['extra_args']} - -q/--qp is not allowed with tool {p['tool']} (perftest: 'Multiple QPs only available on bw tests')"
+            )
     needed = ("device",) if p["mode"] == "schedule" else ("device", "tcp_port")
     for i, t in enumerate(p["tests"]):
         missing = [k for k in needed + (("server",) if p["mode"] == "client" else ()) if not t.get(k)]
@@ -321,8 +326,11 @@ def main():
     def preview():
         binary = run.which(p["tool"]) or p["tool"]
         argvs = [perftest_argv(binary, p, t, i) for i, t in enumerate(p["tests"])]
-        return {"passed": True, "tests": [{"device": t["device"], "argv": a, "exit_status": None, "gbps": None,
-                                           "error": None} for t, a in zip(p["tests"], argvs)]}
+        return {
+            "passed": True,
+            "tests": [{"device": t["device"], "argv": a, "exit_status": None, "gbps": None, "error": None} for t, a in zip(p["tests"], argvs)],
+        }
+
     preview_in_check_mode(module, preview)
     results = run_perftest(run, p)
     module.exit_json(changed=False, tests=results, passed=all(r["error"] is None for r in results))

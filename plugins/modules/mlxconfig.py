@@ -171,16 +171,20 @@ def main():
         cx = ConnectX(run, p["device"], p["reset_level"], p["cold_reboot_params"], p["reboot_params"])
         return configure(cx, p["params"], module.check_mode, p["state"], p["force"], p["profile"])
 
-    host_module({
-        "device": {"type": "str", "required": True},
-        "params": {"type": "dict", "required": True},
-        "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
-        "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
-        "force": {"type": "bool", "default": False},
-        "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
-        "reboot_params": {"type": "list", "elements": "str", "default": []},
-        "profile": {"type": "str", "choices": ["gpudirect", "default", "none"]},
-    }, compute, optional=("mlxfwreset",))
+    host_module(
+        {
+            "device": {"type": "str", "required": True},
+            "params": {"type": "dict", "required": True},
+            "state": {"type": "str", "choices": ["present", "reset", "verified"], "default": "present"},
+            "reset_level": {"type": "int", "choices": [3, 4], "default": 3},
+            "force": {"type": "bool", "default": False},
+            "cold_reboot_params": {"type": "list", "elements": "str", "default": []},
+            "reboot_params": {"type": "list", "elements": "str", "default": []},
+            "profile": {"type": "str", "choices": ["gpudirect", "default", "none"]},
+        },
+        compute,
+        optional=("mlxfwreset",),
+    )
 
 
 if __name__ == "__main__":

@@ -91,15 +91,17 @@ def main():
         p = module.params
         if not PCI_RE.match(p["device"]):
             raise ToolFailure(f"device: {p['device']!r} is not allowed (allowed: a PCI address such as 0000:41:00.0)")
-        return ensure_image(FwManager(run, p["device"]), p["image"], p["psid"], p["allow_downgrade"],
-                            module.check_mode)
+        return ensure_image(FwManager(run, p["device"]), p["image"], p["psid"], p["allow_downgrade"], module.check_mode)
 
-    host_module({
-        "device": {"type": "str", "required": True},
-        "image": {"type": "path", "required": True},
-        "psid": {"type": "str"},
-        "allow_downgrade": {"type": "bool", "default": False},
-    }, compute)
+    host_module(
+        {
+            "device": {"type": "str", "required": True},
+            "image": {"type": "path", "required": True},
+            "psid": {"type": "str"},
+            "allow_downgrade": {"type": "bool", "default": False},
+        },
+        compute,
+    )
 
 
 if __name__ == "__main__":

@@ -134,8 +134,8 @@ stdout:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.probes.nccl_tests import NCCL_MPIRUN_ARGS, nccl_argv, run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
+from ansible_collections.linerate.fabric.plugins.module_utils.probes.nccl_tests import NCCL_MPIRUN_ARGS, nccl_argv, run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -151,9 +151,11 @@ def main():
             layout=dict(type="list", elements="dict"),
             rail_pinning=dict(type="str", choices=["topology", "nearest"], default="topology"),
             hca=dict(type="str"),
-            json=dict(type="bool", default=False)),
+            json=dict(type="bool", default=False),
+        ),
         required_if=[("launch", "rank_per_gpu", ("layout",))],
-        supports_check_mode=True)
+        supports_check_mode=True,
+    )
     p = module.params
     preview_in_check_mode(module, lambda: {"test": p["test"], "argv": nccl_argv(p, p["mpirun"])})
     module.exit_json(**run_nccl_tests(Runner(module), p))

@@ -196,9 +196,9 @@ max_runs_planned:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.probes.nccl_tests import NCCL_MPIRUN_ARGS, run_nccl_tests
-from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
 
@@ -208,8 +208,11 @@ def checked(p):
     scales = p["scales"] if p["scales"] is not None else sorted({min(2, len(hosts)), len(hosts)})
     for n in scales:
         if isinstance(n, bool) or not 2 <= n <= len(hosts):
-            return None, None, (f"scales: {n!r} is not allowed (allowed: node counts 2..{len(hosts)}, the number "
-                                "of hosts; a scale of 1 node does not cross the fabric)")
+            return (
+                None,
+                None,
+                (f"scales: {n!r} is not allowed (allowed: node counts 2..{len(hosts)}, the number of hosts; a scale of 1 node does not cross the fabric)"),
+            )
     if len(set(scales)) != len(scales):
         return None, None, f"scales: {scales} repeats a node count (allowed: distinct node counts)"
     candidates = p["candidates"] if p["candidates"] is not None else [dict(c) for c in nccl_tune.DEFAULT_CANDIDATES]
@@ -223,8 +226,7 @@ def checked(p):
         return None, None, f"test: {p['test']!r} is not allowed (allowed: a collective the tuner plugin chooses for)"
     bad = [t for t in p["check_tests"] if t not in nccl_tune.TESTS]
     if bad or not p["check_tests"]:
-        return None, None, (f"check_tests: {bad or p['check_tests']!r} is not allowed (allowed: one or more of "
-                            f"{', '.join(nccl_tune.TESTS)})")
+        return None, None, (f"check_tests: {bad or p['check_tests']!r} is not allowed (allowed: one or more of {', '.join(nccl_tune.TESTS)})")
     if p["repeats"] < 2:
         return None, None, f"repeats: {p['repeats']} is not allowed (allowed: 2 or more; one run shows no noise)"
     if p["min_points"] < 1:
@@ -258,14 +260,14 @@ def argument_spec():
         tuner_config_file=dict(type="path"),
         max_runs=dict(type="int", default=200),
         time_budget=dict(type="int", default=1800),
-        env=dict(type="dict", default={"NCCL_DEBUG": "INFO"}))
+        env=dict(type="dict", default={"NCCL_DEBUG": "INFO"}),
+    )
 
 
 def plan_runs(p, scales, candidates):
     """(the plan: per scale and test the configurations run, the most runs it can take)."""
     if p["phase"] == "sweep":
-        plan = [{"nodes": n, "test": p["test"], "configs": ["baseline"] + [nccl_tune.label(c) for c in candidates]}
-                for n in scales]
+        plan = [{"nodes": n, "test": p["test"], "configs": ["baseline"] + [nccl_tune.label(c) for c in candidates]} for n in scales]
         return plan, len(scales) * (1 + len(candidates)) * p["repeats"]
     plan = [{"nodes": n, "test": t, "configs": ["baseline", "tuner file"]} for n in scales for t in p["check_tests"]]
     return plan, len(plan) * 2 * p["repeats"]
@@ -273,28 +275,40 @@ def plan_runs(p, scales, candidates):
 
 def run_sweep(p, run, scales, candidates, budget, context, out):
     """Phase sweep: baseline and candidates interleaved; the winners proposed, or why there is none."""
-    result = nccl_tune.sweep(run, p["test"], scales, candidates, p["repeats"], p["margin_percent"], budget,
-                             p["gpus"], p["min_points"])
+    result = nccl_tune.sweep(run, p["test"], scales, candidates, p["repeats"], p["margin_percent"], budget, p["gpus"], p["min_points"])
     context["nccl_version"] = result["nccl_version"]
-    out.update(proposed=result["proposed"], rows=result["rows"], nccl_version=result["nccl_version"],
-               runs=result["runs"], stopped=result["stopped"], failed_baseline=result["failed"])
+    out.update(
+        proposed=result["proposed"],
+        rows=result["rows"],
+        nccl_version=result["nccl_version"],
+        runs=result["runs"],
+        stopped=result["stopped"],
+        failed_baseline=result["failed"],
+    )
     if result["proposed"]:
         out["tuner_config"] = nccl_tune.tuner_config(result["proposed"])
     else:
-        out["why"] = ("no winner: " + (f"cut short ({result['stopped']})" if result["stopped"] else
-                                       "no candidate beat NCCL's pick at any size range at any scale"))
+        out["why"] = "no winner: " + (
+            f"cut short ({result['stopped']})" if result["stopped"] else "no candidate beat NCCL's pick at any size range at any scale"
+        )
         out["document"] = nccl_tune.tuned_document([], context, p["tuner_plugin"])
 
 
 def run_confirm(p, run, scales, budget, context, out):
     """Phase confirm: the tuner file against the baseline on every check test and scale; the rows kept."""
     tuner_env = {"NCCL_TUNER_PLUGIN": p["tuner_plugin"], "NCCL_TUNER_CONFIG_FILE": p["tuner_config_file"]}
-    result = nccl_tune.confirm(run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"],
-                               p["margin_percent"], p["tolerance_percent"], budget, p["test"])
+    result = nccl_tune.confirm(
+        run, p["check_tests"], scales, tuner_env, p["proposed"], p["repeats"], p["margin_percent"], p["tolerance_percent"], budget, p["test"]
+    )
     context["nccl_version"] = result.get("nccl_version")
     out["nccl_version"] = result.get("nccl_version")
-    out.update(tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
-               rows=result["checks"], runs=result["runs"], stopped=result["stopped"], why=result["why"])
+    out.update(
+        tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
+        rows=result["checks"],
+        runs=result["runs"],
+        stopped=result["stopped"],
+        why=result["why"],
+    )
     out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])
     out["tuner_config"] = nccl_tune.tuner_config(result["rows"]) if result["rows"] else ""
 
@@ -308,12 +322,15 @@ def main():
     base = {k: str(v) for k, v in (p["env"] or {}).items()}
     debug = nccl_tune.debugging_keys(base)
     if debug:
-        module.fail_json(msg=f"env: {', '.join(debug)} is not allowed (NCCL Debugging-section variables would "
-                             "change every configuration, the baseline included; allowed: System-configuration "
-                             "variables such as NCCL_DEBUG)")
+        module.fail_json(
+            msg=f"env: {', '.join(debug)} is not allowed (NCCL Debugging-section variables would "
+            "change every configuration, the baseline included; allowed: System-configuration "
+            "variables such as NCCL_DEBUG)"
+        )
     plan, most = plan_runs(p, scales, candidates)
-    preview_in_check_mode(module, lambda: {"proposed": [], "tuner_rows": [], "runs": 0, "plan": plan,
-                                           "max_runs_planned": most, "document": "", "tuner_config": ""})
+    preview_in_check_mode(
+        module, lambda: {"proposed": [], "tuner_rows": [], "runs": 0, "plan": plan, "max_runs_planned": most, "document": "", "tuner_config": ""}
+    )
     runner = Runner(module)
 
     def run(nodes, test, extra):
@@ -321,20 +338,43 @@ def main():
 
     started = time.monotonic()
     budget = nccl_tune.Budget(p["max_runs"], p["time_budget"])
-    context = {"test": p["test"], "min_bytes": p["min_bytes"], "max_bytes": p["max_bytes"], "scales": scales,
-               "gpus_per_node": p["gpus"], "margin_percent": p["margin_percent"], "repeats": p["repeats"],
-               "tolerance_percent": p["tolerance_percent"], "check_tests": list(p["check_tests"]),
-               "candidates": [nccl_tune.label(c) for c in candidates]}
-    out = dict(changed=False, plan=plan, max_runs_planned=most, scales=scales, proposed=[], tuner_rows=[],
-               tuner_config="", why=None, failed_baseline=None, stopped=None, document="")
+    context = {
+        "test": p["test"],
+        "min_bytes": p["min_bytes"],
+        "max_bytes": p["max_bytes"],
+        "scales": scales,
+        "gpus_per_node": p["gpus"],
+        "margin_percent": p["margin_percent"],
+        "repeats": p["repeats"],
+        "tolerance_percent": p["tolerance_percent"],
+        "check_tests": list(p["check_tests"]),
+        "candidates": [nccl_tune.label(c) for c in candidates],
+    }
+    out = dict(
+        changed=False,
+        plan=plan,
+        max_runs_planned=most,
+        scales=scales,
+        proposed=[],
+        tuner_rows=[],
+        tuner_config="",
+        why=None,
+        failed_baseline=None,
+        stopped=None,
+        document="",
+    )
     if p["phase"] == "sweep":
         run_sweep(p, run, scales, candidates, budget, context, out)
     else:
         run_confirm(p, run, scales, budget, context, out)
     out["seconds"] = round(time.monotonic() - started, 1)
-    out["markdown"] = "\n".join(nccl_tune.table_markdown(
-        {"rows": out["rows"], "tuner_rows": out["tuner_rows"] or out["proposed"], "why": out["why"],
-         "stopped": out["stopped"]}, p["margin_percent"], p["repeats"]))
+    out["markdown"] = "\n".join(
+        nccl_tune.table_markdown(
+            {"rows": out["rows"], "tuner_rows": out["tuner_rows"] or out["proposed"], "why": out["why"], "stopped": out["stopped"]},
+            p["margin_percent"],
+            p["repeats"],
+        )
+    )
     if out["failed_baseline"]:
         module.fail_json(msg=f"nccl_tune: {out['failed_baseline']}", **out)
     module.exit_json(**out)

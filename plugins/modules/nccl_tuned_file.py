@@ -106,13 +106,13 @@ def _private_dirs(directory: str) -> None:
 
 def _write(module, path, text):
     directory = os.path.dirname(path) or "."
-    _private_dirs(directory)   # under linerate_output_dir: 0700 directories, 0600 files
+    _private_dirs(directory)  # under linerate_output_dir: 0700 directories, 0600 files
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w") as f:
         f.write(text)
     os.chmod(tmp, 0o600)
     module.atomic_move(tmp, path)
-    os.chmod(path, 0o600)   # atomic_move gives a new file the umask's mode
+    os.chmod(path, 0o600)  # atomic_move gives a new file the umask's mode
 
 
 def main():
@@ -123,9 +123,11 @@ def main():
             document=dict(type="str"),
             rollback=dict(type="bool", default=False),
             rollback_to=dict(type="int"),
-            keep=dict(type="int", default=20)),
+            keep=dict(type="int", default=20),
+        ),
         required_if=[("rollback", False, ["document"])],
-        supports_check_mode=True)
+        supports_check_mode=True,
+    )
     p = module.params
     path = p["path"]
     history_path = p["history_path"] or (path[:-5] if path.endswith(".json") else path) + ".history.json"
@@ -151,8 +153,9 @@ def main():
     else:
         problems = nccl_tune.read_tuned(p["document"])["problems"]
         if problems or not p["document"].strip():
-            module.fail_json(msg=f"document: {'; '.join(problems) or 'empty'} (allowed: a tuned file of version "
-                                 f"{nccl_tune.TUNED_VERSION} as nccl_tune returns it)")
+            module.fail_json(
+                msg=f"document: {'; '.join(problems) or 'empty'} (allowed: a tuned file of version {nccl_tune.TUNED_VERSION} as nccl_tune returns it)"
+            )
         at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         after, new_entries, changed = nccl_tune_history.plan_write(current, p["document"], entries, p["keep"], at)
     if changed and not module.check_mode:
@@ -162,9 +165,12 @@ def main():
             os.remove(path)
         else:
             _write(module, path, after)
-    out = dict(changed=changed, before=current, after=after,
-               history=[{"n": e["n"], "at": e.get("at"), "by": e.get("by"), "absent": e["document"] is None}
-                        for e in new_entries])
+    out = dict(
+        changed=changed,
+        before=current,
+        after=after,
+        history=[{"n": e["n"], "at": e.get("at"), "by": e.get("by"), "absent": e["document"] is None} for e in new_entries],
+    )
     if restored:
         out["restored"] = restored
     if module._diff:

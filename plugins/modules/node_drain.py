@@ -176,22 +176,31 @@ def main():
         binary = p["scontrol"] if p["scheduler"] == "slurm" else p["kubectl"]
         return drain.remediate(drain.Scheduler(p["scheduler"], run, binary), p["nodes"], p, module.check_mode)
 
-    host_module({
-        "scheduler": {"type": "str", "required": True, "choices": list(drain.SCHEDULERS)},
-        "nodes": {"type": "list", "elements": "dict", "required": True, "options": {
-            "name": {"type": "str", "required": True},
-            "host": {"type": "str"},
-            "findings": {"type": "list", "elements": "dict", "default": []},
-            "verified": {"type": "bool", "default": False}}},
-        "drain_codes": {"type": "list", "elements": "str", "default": []},
-        "drain_severities": {"type": "list", "elements": "str", "default": ["error"]},
-        "exempt_codes": {"type": "list", "elements": "str", "default": []},
-        "return_to_service": {"type": "bool", "default": True},
-        "breaker_tripped": {"type": "bool", "default": False},
-        "drain_nodes": {"type": "list", "elements": "str"},
-        "scontrol": {"type": "str", "default": "scontrol"},
-        "kubectl": {"type": "str", "default": "kubectl"},
-    }, compute)
+    host_module(
+        {
+            "scheduler": {"type": "str", "required": True, "choices": list(drain.SCHEDULERS)},
+            "nodes": {
+                "type": "list",
+                "elements": "dict",
+                "required": True,
+                "options": {
+                    "name": {"type": "str", "required": True},
+                    "host": {"type": "str"},
+                    "findings": {"type": "list", "elements": "dict", "default": []},
+                    "verified": {"type": "bool", "default": False},
+                },
+            },
+            "drain_codes": {"type": "list", "elements": "str", "default": []},
+            "drain_severities": {"type": "list", "elements": "str", "default": ["error"]},
+            "exempt_codes": {"type": "list", "elements": "str", "default": []},
+            "return_to_service": {"type": "bool", "default": True},
+            "breaker_tripped": {"type": "bool", "default": False},
+            "drain_nodes": {"type": "list", "elements": "str"},
+            "scontrol": {"type": "str", "default": "scontrol"},
+            "kubectl": {"type": "str", "default": "kubectl"},
+        },
+        compute,
+    )
 
 
 if __name__ == "__main__":

@@ -106,11 +106,14 @@ TOOLS = ("nvidia-smi", "ofed_info", "modinfo", "lsmod", "modprobe", "uname", "dp
 
 
 def main():
-    host_module({
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-        "rebuild_dkms_package": {"type": "str"},
-    }, lambda module, run: ensure(Host(run, read_file), module.params["state"], module.check_mode,
-                                  module.params["rebuild_dkms_package"]), optional=TOOLS)
+    host_module(
+        {
+            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            "rebuild_dkms_package": {"type": "str"},
+        },
+        lambda module, run: ensure(Host(run, read_file), module.params["state"], module.check_mode, module.params["rebuild_dkms_package"]),
+        optional=TOOLS,
+    )
 
 
 if __name__ == "__main__":

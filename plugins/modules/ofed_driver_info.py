@@ -99,13 +99,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import d
 
 
 def main():
-    host_module({
-        "module": {"type": "str", "default": "mlx5_core"},
-        "modules": {"type": "list", "elements": "str",
-                    "default": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"]},
-        "dependents": {"type": "list", "elements": "str", "default": ["nvidia_peermem"]},
-        "sysfs": {"type": "path", "default": "/sys"},
-    }, lambda module, run: driver_info(run, module.params))
+    host_module(
+        {
+            "module": {"type": "str", "default": "mlx5_core"},
+            "modules": {"type": "list", "elements": "str", "default": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"]},
+            "dependents": {"type": "list", "elements": "str", "default": ["nvidia_peermem"]},
+            "sysfs": {"type": "path", "default": "/sys"},
+        },
+        lambda module, run: driver_info(run, module.params),
+    )
 
 
 if __name__ == "__main__":

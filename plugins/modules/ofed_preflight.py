@@ -93,14 +93,17 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host.ofed import p
 
 
 def main():
-    host_module({
-        "repo_line": {"type": "str", "required": True},
-        "version": {"type": "str", "required": True},
-        "packages": {"type": "dict", "required": True},
-        "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
-        "kernel": {"type": "str", "required": True},
-        "dpkg_admindir": {"type": "path", "default": "/var/lib/dpkg"},
-    }, lambda module, run: preflight(run, module.params))
+    host_module(
+        {
+            "repo_line": {"type": "str", "required": True},
+            "version": {"type": "str", "required": True},
+            "packages": {"type": "dict", "required": True},
+            "kernel_package": {"type": "str", "default": "mlnx-ofed-kernel-modules"},
+            "kernel": {"type": "str", "required": True},
+            "dpkg_admindir": {"type": "path", "default": "/var/lib/dpkg"},
+        },
+        lambda module, run: preflight(run, module.params),
+    )
 
 
 if __name__ == "__main__":

@@ -114,28 +114,36 @@ def compute(module, run):
         down = [port for port in facts["ports"] if port["device"] in expect and not port.get("up")]
         if not down or time.monotonic() >= deadline:
             break
-        time.sleep(1)   # the ports' own time to come up (wait_up), polled once a second
+        time.sleep(1)  # the ports' own time to come up (wait_up), polled once a second
     missing = [d for d in p["expect_devices"] if d not in facts["devices"]]
     if missing:
-        raise ToolFailure(f"RDMA device(s) {', '.join(missing)} not found on this host "
-                          f"(found: {', '.join(sorted(facts['devices'])) or 'none'})", ansible_facts={"rdma": facts})
+        raise ToolFailure(
+            f"RDMA device(s) {', '.join(missing)} not found on this host (found: {', '.join(sorted(facts['devices'])) or 'none'})",
+            ansible_facts={"rdma": facts},
+        )
     ifname = p["expect_socket_ifname"]
     interfaces = sorted(os.listdir(SYS_NET)) if ifname else []
     absent = missing_socket_ifnames(ifname, interfaces) if ifname else []
     if absent:
-        raise ToolFailure(f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
-                          f"(interfaces: {', '.join(interfaces)}; fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
-                          ansible_facts={"rdma": facts})
+        raise ToolFailure(
+            f"NCCL_SOCKET_IFNAME {ifname}: no interface matches {', '.join(absent)} on this host "
+            f"(interfaces: {', '.join(interfaces)}; fabric.nccl.socket_ifname / nccl_env_socket_ifname)",
+            ansible_facts={"rdma": facts},
+        )
     return {"changed": False, "ansible_facts": {"rdma": facts}}
 
 
 def main():
     # mst (MFT) is optional: without it the PCI addresses come from sysfs.
-    host_module({
-        "expect_devices": {"type": "list", "elements": "str", "default": []},
-        "expect_socket_ifname": {"type": "str"},
-        "wait_up": {"type": "int", "default": 0},
-    }, compute, optional=("mst",))
+    host_module(
+        {
+            "expect_devices": {"type": "list", "elements": "str", "default": []},
+            "expect_socket_ifname": {"type": "str"},
+            "wait_up": {"type": "int", "default": 0},
+        },
+        compute,
+        optional=("mst",),
+    )
 
 
 if __name__ == "__main__":

@@ -139,16 +139,14 @@ def rail_address(value, where):
     except ValueError:
         iface = None
     if iface is None or "/" not in value or iface.version != 4:
-        raise ToolFailure(f"{where}: {value!r} is not allowed "
-                          "(allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
+        raise ToolFailure(f"{where}: {value!r} is not allowed (allowed: an IPv4 address with prefix length, such as 192.168.100.11/24)")
     return f"{iface.ip}/{iface.network.prefixlen}"
 
 
 def compute(module, run):
     p = module.params
     if p["ports"] is None:
-        return ensure(run, p["name"], rail_address(p["address"], "address"), p["exclusive"], module.check_mode,
-                      module._diff)
+        return ensure(run, p["name"], rail_address(p["address"], "address"), p["exclusive"], module.check_mode, module._diff)
     # Every port is checked before any is touched.
     error = duplicate_port(p["ports"], "name")
     if error:
@@ -156,20 +154,29 @@ def compute(module, run):
     for i, port in enumerate(p["ports"]):
         port["address"] = rail_address(port["address"], f"ports[{i}].address")
     return each_port(
-        p["ports"], lambda port: ensure(run, port["name"], port["address"], p["exclusive"], module.check_mode,
-                                        module._diff),
-        lambda port: {"name": port["name"], "device": port["device"]}, lambda port: port["name"])
+        p["ports"],
+        lambda port: ensure(run, port["name"], port["address"], p["exclusive"], module.check_mode, module._diff),
+        lambda port: {"name": port["name"], "device": port["device"]},
+        lambda port: port["name"],
+    )
 
 
 def main():
-    host_module({
-        "name": {"type": "str"},
-        "address": {"type": "str"},
-        "ports": {"type": "list", "elements": "dict", "options": {"name": {"type": "str", "required": True},
-                                                                  "address": {"type": "str"},
-                                                                  "device": {"type": "str"}}},
-        "exclusive": {"type": "bool", "default": False},
-    }, compute, mutually_exclusive=[["name", "ports"], ["address", "ports"]], required_one_of=[["name", "ports"]])
+    host_module(
+        {
+            "name": {"type": "str"},
+            "address": {"type": "str"},
+            "ports": {
+                "type": "list",
+                "elements": "dict",
+                "options": {"name": {"type": "str", "required": True}, "address": {"type": "str"}, "device": {"type": "str"}},
+            },
+            "exclusive": {"type": "bool", "default": False},
+        },
+        compute,
+        mutually_exclusive=[["name", "ports"], ["address", "ports"]],
+        required_one_of=[["name", "ports"]],
+    )
 
 
 if __name__ == "__main__":

@@ -80,12 +80,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runn
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(ports=dict(type="list", elements="dict", required=True),
-                           fabric=dict(type="dict", required=True),
-                           gid_index=dict(type="int"),
-                           node=dict(type="str", required=True),
-                           fail_on_findings=dict(type="bool", default=False)),
-        supports_check_mode=True)
+        argument_spec=dict(
+            ports=dict(type="list", elements="dict", required=True),
+            fabric=dict(type="dict", required=True),
+            gid_index=dict(type="int"),
+            node=dict(type="str", required=True),
+            fail_on_findings=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
     p = module.params
     result = check_ports(Runner(module), p["node"], p["ports"], p["fabric"], p["gid_index"])
     if result["findings"] and p["fail_on_findings"]:

@@ -288,8 +288,7 @@ ports:
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure, duplicate_port, each_port
 from ansible_collections.linerate.fabric.plugins.module_utils.host.module_common import host_module
-from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import (
-    Port, Sysfs, boot_result, configure, desired)
+from ansible_collections.linerate.fabric.plugins.module_utils.host.roce import Port, Sysfs, boot_result, configure, desired
 
 RANGES = (("cnp_dscp", 0, 63), ("cnp_priority", 0, 7), ("roce_tos", 0, 255), ("mtu", 68, 9216))
 
@@ -312,16 +311,14 @@ def _per_port(i, e):
 
 def rendered(p):
     """state=rendered: the boot fields of each port from the options alone; nothing is read or run."""
-    ports = p["ports"] if p["ports"] is not None else [{"netdev": p["netdev"], "device": p["device"],
-                                                       "port": p["port"]}]
+    ports = p["ports"] if p["ports"] is not None else [{"netdev": p["netdev"], "device": p["device"], "port": p["port"]}]
     error = duplicate_port(ports, "netdev")
     if error:
         raise ToolFailure(error)
     out = []
     for i, port in enumerate(ports):
         try:
-            out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"],
-                                                p["sysfs_net"])))
+            out.append(dict(port, **boot_result(dict(p, **port), port["netdev"], port["device"], port["port"], p["sysfs_net"])))
         except ToolFailure as e:
             raise _per_port(i, e) from None
     if p["ports"] is None:
@@ -356,36 +353,39 @@ def compute(module, run):
             e.kw.setdefault("commands", one.commands)
             raise
 
-    return each_port(p["ports"], apply,
-                     lambda port: {"netdev": port["netdev"], "device": port["device"], "port": port["port"]},
-                     lambda port: port["netdev"])
+    return each_port(p["ports"], apply, lambda port: {"netdev": port["netdev"], "device": port["device"], "port": port["port"]}, lambda port: port["netdev"])
 
 
 def main():
-    host_module({
-        "netdev": {"type": "str"},
-        "device": {"type": "str"},
-        "port": {"type": "int", "default": 1},
-        "ports": {"type": "list", "elements": "dict",
-                  "options": {"netdev": {"type": "str", "required": True},
-                              "device": {"type": "str"},
-                              "port": {"type": "int", "default": 1}}},
-        "trust": {"type": "str", "choices": ["dscp", "pcp"]},
-        "pfc_priorities": {"type": "list", "elements": "int"},
-        "dscp2prio": {"type": "dict"},
-        "ecn_priorities": {"type": "list", "elements": "int"},
-        "ecn_points": {"type": "list", "elements": "str", "choices": ["np", "rp"], "default": ["np", "rp"]},
-        "ecn_enabled": {"type": "bool", "default": True},
-        "cnp_dscp": {"type": "int"},
-        "cnp_priority": {"type": "int"},
-        "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
-        "roce_tos": {"type": "int"},
-        "mtu": {"type": "int"},
-        "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
-        "sysfs_net": {"type": "path", "default": "/sys/class/net"},
-        "state": {"type": "str", "choices": ["present", "rendered"], "default": "present"},
-    }, compute, mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
-        required_one_of=[["netdev", "ports"]])
+    host_module(
+        {
+            "netdev": {"type": "str"},
+            "device": {"type": "str"},
+            "port": {"type": "int", "default": 1},
+            "ports": {
+                "type": "list",
+                "elements": "dict",
+                "options": {"netdev": {"type": "str", "required": True}, "device": {"type": "str"}, "port": {"type": "int", "default": 1}},
+            },
+            "trust": {"type": "str", "choices": ["dscp", "pcp"]},
+            "pfc_priorities": {"type": "list", "elements": "int"},
+            "dscp2prio": {"type": "dict"},
+            "ecn_priorities": {"type": "list", "elements": "int"},
+            "ecn_points": {"type": "list", "elements": "str", "choices": ["np", "rp"], "default": ["np", "rp"]},
+            "ecn_enabled": {"type": "bool", "default": True},
+            "cnp_dscp": {"type": "int"},
+            "cnp_priority": {"type": "int"},
+            "roce_mode": {"type": "str", "choices": ["v1", "v2"]},
+            "roce_tos": {"type": "int"},
+            "mtu": {"type": "int"},
+            "mtu_change": {"type": "str", "choices": ["any", "lower", "raise"], "default": "any"},
+            "sysfs_net": {"type": "path", "default": "/sys/class/net"},
+            "state": {"type": "str", "choices": ["present", "rendered"], "default": "present"},
+        },
+        compute,
+        mutually_exclusive=[["netdev", "ports"], ["device", "ports"], ["port", "ports"]],
+        required_one_of=[["netdev", "ports"]],
+    )
 
 
 if __name__ == "__main__":

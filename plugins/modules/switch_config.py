@@ -283,15 +283,13 @@ command_log:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, load_restore, prune_backups
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError, Unreachable
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.journal import watch_controller
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for, platform_of
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.journal import watch_controller
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import CONNECTION_ARGS, command_log, make_driver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import (
-    CONNECTION_ARGS, command_log, make_driver)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
 
 
 def offline(module, p):
@@ -299,11 +297,9 @@ def offline(module, p):
     computed by the same driver code a push uses (parse, managed scope, commands); no connection."""
     state = p["state"]
     if not p["config"] or p["backup_file"] or p["restore_backup"]:
-        module.fail_json(msg=f"switch {p['name']}: state={state} needs config (the rendered intent) and takes no "
-                             f"backup_file or restore_backup")
+        module.fail_json(msg=f"switch {p['name']}: state={state} needs config (the rendered intent) and takes no backup_file or restore_backup")
     if state == "parsed" and not p["running_config"]:
-        module.fail_json(msg=f"switch {p['name']}: state=parsed needs running_config (the path of a saved "
-                             "running configuration)")
+        module.fail_json(msg=f"switch {p['name']}: state=parsed needs running_config (the path of a saved running configuration)")
     if state == "rendered" and p["running_config"]:
         module.fail_json(msg=f"switch {p['name']}: running_config is for state=parsed, not state=rendered")
     try:
@@ -338,7 +334,7 @@ def offline(module, p):
 
 def argument_spec():
     spec = dict(CONNECTION_ARGS)
-    spec["host"] = dict(CONNECTION_ARGS["host"], required=False)   # required to reach the switch (replaced)
+    spec["host"] = dict(CONNECTION_ARGS["host"], required=False)  # required to reach the switch (replaced)
     spec.update(
         state=dict(type="str", default="replaced", choices=["replaced", "rendered", "parsed"]),
         running_config=dict(type="path"),
@@ -364,15 +360,22 @@ def argument_spec():
 def refuse_bad_options(module, p):
     """The options refused before anything else (the retired force, a backup_keep below 1)."""
     if p["force"] is not None:
-        module.fail_json(msg=f"switch {p['name']}: force is not allowed any more: it was split in two, "
-                             "accept_no_digest (restore a backup without a .sha256 digest; the role's "
-                             "switch_fabric_restore_accept_no_digest) and allow_deletions (a restore may delete "
-                             "settings outside the managed scope; switch_fabric_restore_allow_deletions); nothing "
-                             "was sent to the switch", switch=p["name"], changed=False)
+        module.fail_json(
+            msg=f"switch {p['name']}: force is not allowed any more: it was split in two, "
+            "accept_no_digest (restore a backup without a .sha256 digest; the role's "
+            "switch_fabric_restore_accept_no_digest) and allow_deletions (a restore may delete "
+            "settings outside the managed scope; switch_fabric_restore_allow_deletions); nothing "
+            "was sent to the switch",
+            switch=p["name"],
+            changed=False,
+        )
     if p["backup_keep"] is not None and p["backup_keep"] < 1:
-        module.fail_json(msg=f"switch {p['name']}: backup_keep {p['backup_keep']!r} is not allowed (allowed: an "
-                             "integer >= 1, the backups kept per switch); nothing was sent to the switch",
-                         switch=p["name"], changed=False)
+        module.fail_json(
+            msg=f"switch {p['name']}: backup_keep {p['backup_keep']!r} is not allowed (allowed: an "
+            "integer >= 1, the backups kept per switch); nothing was sent to the switch",
+            switch=p["name"],
+            changed=False,
+        )
 
 
 def want_of(module, p, driver, full):
@@ -381,11 +384,11 @@ def want_of(module, p, driver, full):
     if not full:
         return None, p["config"], []
     try:
-        return load_restore(p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"],
-                            driver.parse, accept_no_digest=p["accept_no_digest"])
+        return load_restore(
+            p["backup_dir"], p["name"], driver.platform, p["backup_file"] or p["restore_backup"], driver.parse, accept_no_digest=p["accept_no_digest"]
+        )
     except BackupError as exc:
-        module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"],
-                         backup=exc.path, rolled_back=False, changed=False)
+        module.fail_json(msg=f"switch {p['name']}: {exc}; nothing was sent to the switch", switch=p["name"], backup=exc.path, rolled_back=False, changed=False)
 
 
 def apply(module, p, driver, want_text, full, redactor, restored_from):
@@ -397,34 +400,53 @@ def apply(module, p, driver, want_text, full, redactor, restored_from):
         watch_controller()
     try:
         return run_apply(
-            driver, want_text, ports=p["fabric_ports"], check_mode=module.check_mode,
-            backup_dir=p["backup_dir"] if p["backup"] else None, confirm_timeout=p["confirm_timeout"],
-            post_check=p["post_checks"], require_up=p["require_ports_up"], full=full,
+            driver,
+            want_text,
+            ports=p["fabric_ports"],
+            check_mode=module.check_mode,
+            backup_dir=p["backup_dir"] if p["backup"] else None,
+            confirm_timeout=p["confirm_timeout"],
+            post_check=p["post_checks"],
+            require_up=p["require_ports_up"],
+            full=full,
             want_pfc=[p["no_drop_priority"]] if p["no_drop_priority"] is not None else None,
-            want_ecn=p["ecn"], backup_label=p["backup_label"], force=p["allow_deletions"], redactor=redactor)
-    except Unreachable as exc:   # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
+            want_ecn=p["ecn"],
+            backup_label=p["backup_label"],
+            force=p["allow_deletions"],
+            redactor=redactor,
+        )
+    except Unreachable as exc:  # nothing was touched; shown as UNREACHABLE in the recap, not FAILED
         module.exit_json(unreachable=True, changed=False, msg=str(exc), switch=p["name"], rolled_back=False)
     except SwitchError as exc:
         # rolled_back is never null: a failure before the first change leaves the switch as it was (false,
         # unchanged); after it, true only when read back byte-identical to the backup with nothing pending
-        module.fail_json(msg=str(exc), switch=p["name"], command=exc.command, output=exc.output,
-                         rolled_back=bool(exc.rolled_back), changed=bool(exc.changed),
-                         command_log=command_log(driver, redactor), restored_from=restored_from)
+        module.fail_json(
+            msg=str(exc),
+            switch=p["name"],
+            command=exc.command,
+            output=exc.output,
+            rolled_back=bool(exc.rolled_back),
+            changed=bool(exc.changed),
+            command_log=command_log(driver, redactor),
+            restored_from=restored_from,
+        )
     finally:
         driver.close()
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           mutually_exclusive=[("config", "backup_file", "restore_backup")],
-                           required_one_of=[("config", "backup_file", "restore_backup")])
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        supports_check_mode=True,
+        mutually_exclusive=[("config", "backup_file", "restore_backup")],
+        required_one_of=[("config", "backup_file", "restore_backup")],
+    )
     p = module.params
     refuse_bad_options(module, p)
     if p["state"] != "replaced":
         offline(module, p)
     if not p["host"]:
-        module.fail_json(msg=f"switch {p['name']}: host is required to reach the switch (state=replaced); "
-                             "state=rendered or parsed needs none")
+        module.fail_json(msg=f"switch {p['name']}: host is required to reach the switch (state=replaced); state=rendered or parsed needs none")
     full = bool(p["backup_file"] or p["restore_backup"])
     try:
         driver = make_driver(p)
@@ -436,9 +458,8 @@ def main():
     warnings += result.pop("warnings", [])
     if p["backup_keep"] is not None and result.get("backup_path"):
         try:
-            result["backups_removed"] = prune_backups(p["backup_dir"], p["name"], driver.platform, p["backup_keep"],
-                                                      taken=result["backup_path"])
-        except BackupError as exc:   # the change is done and confirmed: a warning, not a failure
+            result["backups_removed"] = prune_backups(p["backup_dir"], p["name"], driver.platform, p["backup_keep"], taken=result["backup_path"])
+        except BackupError as exc:  # the change is done and confirmed: a warning, not a failure
             warnings.append(f"old backups not removed: {exc}")
     for w in warnings:
         module.warn(f"switch {p['name']}: {w}")

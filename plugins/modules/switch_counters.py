@@ -1,6 +1,7 @@
 #!/usr/bin/python
 """Read a switch's congestion counters (PFC pause frames, ECN marks, queue drops), interface
 error counters, optical modules and bit error rates per fabric port."""
+
 DOCUMENTATION = r"""
 ---
 module: switch_counters
@@ -142,9 +143,18 @@ def read(p, driver):
     lossless, lossless_msg = read_ports_or_why(p, driver.lossless, None)
     optics, optics_msg = read_ports_or_why(p, driver.transceivers, None)
     ber, ber_msg = read_ports_or_why(p, driver.phy_errors, None)
-    return dict(ports=ports, ports_missing=[x for x in p["fabric_ports"] if x not in ports],
-                errors=errors, errors_msg=errors_msg, lossless=lossless, lossless_msg=lossless_msg,
-                optics=optics, optics_msg=optics_msg, ber=ber, ber_msg=ber_msg)
+    return dict(
+        ports=ports,
+        ports_missing=[x for x in p["fabric_ports"] if x not in ports],
+        errors=errors,
+        errors_msg=errors_msg,
+        lossless=lossless,
+        lossless_msg=lossless_msg,
+        optics=optics,
+        optics_msg=optics_msg,
+        ber=ber,
+        ber_msg=ber_msg,
+    )
 
 
 def main():

@@ -130,10 +130,9 @@ problems:
 """
 
 from ansible.module_utils.common.warnings import warn
-
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import earlier_window, lock_description
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
 
 
 def read(p, driver):
@@ -144,7 +143,7 @@ def read(p, driver):
     if earlier is not None:
         warn(f"switch {p['name']}: {earlier['report']}")
     running = driver.get_running()
-    driver.parse(running)   # fails on output that is not a config
+    driver.parse(running)  # fails on output that is not a config
     pending = driver.pending()
     # pending state may be a live window's own: the pre-check then names its holder, not only the state
     window_lock = lock_description(driver.lock_read())
@@ -154,21 +153,30 @@ def read(p, driver):
     if p["return_running_config"]:
         extra["running_config"] = running
     return dict(
-        pending=pending, window_lock=window_lock, **extra,
+        pending=pending,
+        window_lock=window_lock,
+        **extra,
         ports={k: {"up": v["up"], "pfc": v["pfc"], "ecn": v["ecn"]} for k, v in ports.items()},
         ports_missing=[x for x in p["fabric_ports"] if x not in ports],
         ports_down=[x for x in p["fabric_ports"] if x in ports and not ports[x]["up"]],
-        problems=oper_problems(ports, p["fabric_ports"],
-                               None if p["no_drop_priority"] is None else [p["no_drop_priority"]],
-                               p["ecn"], p["require_ports_up"]))
+        problems=oper_problems(ports, p["fabric_ports"], None if p["no_drop_priority"] is None else [p["no_drop_priority"]], p["ecn"], p["require_ports_up"]),
+    )
 
 
 def main():
     # an unreachable switch is shown as UNREACHABLE in the recap, not FAILED
-    read_only_module(read, dict(return_running_config=dict(type="bool", default=False),
-                                require_ports_up=dict(type="bool", default=True), no_drop_priority=dict(type="int"),
-                                ecn=dict(type="bool"), config=dict(type="str"), backup_dir=dict(type="path")),
-                     unreachable=True)
+    read_only_module(
+        read,
+        dict(
+            return_running_config=dict(type="bool", default=False),
+            require_ports_up=dict(type="bool", default=True),
+            no_drop_priority=dict(type="int"),
+            ecn=dict(type="bool"),
+            config=dict(type="str"),
+            backup_dir=dict(type="path"),
+        ),
+        unreachable=True,
+    )
 
 
 if __name__ == "__main__":

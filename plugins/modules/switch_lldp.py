@@ -1,5 +1,6 @@
 #!/usr/bin/python
 """Read a switch's LLDP neighbour table (read-only), for the cabling check."""
+
 DOCUMENTATION = r"""
 ---
 module: switch_lldp

@@ -6,6 +6,7 @@ packages; not part of ``make test``). Without chromium every test here is skippe
 ``LINERATE_REPORT_HTML=<path to report.html>`` (``make test-browser`` passes the lab's
 ``inventory/lab-output/reports/latest/report.html`` when there is one) that report is checked too.
 """
+
 import json
 import os
 import shutil
@@ -46,8 +47,18 @@ WINDOW_W = 1800
 
 
 def chromium(*args, timeout=120):
-    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--disable-extensions", "--disable-background-networking", "--force-device-scale-factor=1", *args]
+    argv = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--force-device-scale-factor=1",
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True)
 
 
@@ -57,7 +68,7 @@ def measured(page, tmp_path):
     path.write_text(page.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
     dom = chromium(f"--window-size={WINDOW_W},1000", "--virtual-time-budget=5000", "--dump-dom", path.as_uri()).stdout
     start = dom.index('<pre id="lr-boxes">') + len('<pre id="lr-boxes">')
-    text = dom[start:dom.index("</pre>", start)]
+    text = dom[start : dom.index("</pre>", start)]
     return json.loads(text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&"))
 
 
@@ -67,8 +78,8 @@ def png_pixels(path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, head = 8, b"", None
     while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             head = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -79,7 +90,7 @@ def png_pixels(path):
     bpp = 3 if color == 2 else 4
     raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -95,7 +106,7 @@ def png_pixels(path):
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
         rows.append(line)
         prev = line
-    return width, height, [[tuple(r[x * bpp:x * bpp + 3]) for x in range(width)] for r in rows]
+    return width, height, [[tuple(r[x * bpp : x * bpp + 3]) for x in range(width)] for r in rows]
 
 
 def overlap(a, b):
@@ -129,6 +140,7 @@ def check_page(page, tmp_path, rails):
 @pytest.mark.parametrize("n", [2, 4, 5])
 def test_the_heat_map_titles_of_a_report_never_overlap_in_the_browser(n, tmp_path):
     from report.test_report import named_report
+
     doc = named_report([f"node{i}" for i in range(1, n + 1)], bad=("node2", "mlx5_1"))
     check_page(report_page.to_html(doc), tmp_path, rails=2)
 
@@ -152,12 +164,13 @@ def requests(page, tmp_path, name):
     path.write_text(page.replace("</body>", RESOURCES + "</body>"), encoding="utf-8")
     dom = chromium("--virtual-time-budget=5000", "--dump-dom", path.as_uri()).stdout
     start = dom.index('<pre id="lr-resources">') + len('<pre id="lr-resources">')
-    return set(json.loads(dom[start:dom.index("</pre>", start)].replace("&amp;", "&")))
+    return set(json.loads(dom[start : dom.index("</pre>", start)].replace("&amp;", "&")))
 
 
 def test_the_page_loads_nothing_from_the_network(tmp_path):
     """What the page requests as Chromium renders it: nothing (a page that does fetch is seen to)."""
     from report.test_report import named_report
+
     page = report_page.to_html(named_report(["a", "b", "c"], bad=("b", "mlx5_0")))
     control = page.replace("</body>", '<img src="http://127.0.0.1:9/probe.png"></body>')
     assert any("127.0.0.1:9/probe.png" in u for u in requests(control, tmp_path, "control"))
@@ -173,6 +186,5 @@ def test_the_lab_report_opens_and_its_titles_do_not_overlap(tmp_path):
     assert '<h1 class="' in dom and "Fabric " in dom, dom[:2000]
     rails = page.count('<g class="matrix"')
     if not rails:
-        pytest.skip("the lab's latest report has no ib_write_bw pair matrix (a run without ib_write_bw): "
-                    "it opens; there are no titles to lay out")
+        pytest.skip("the lab's latest report has no ib_write_bw pair matrix (a run without ib_write_bw): it opens; there are no titles to lay out")
     check_page(page, tmp_path, rails)

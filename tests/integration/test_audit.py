@@ -3,6 +3,7 @@ drift, PASSED); drift injected on every layer plus faults is all named, and
 the audit changes nothing on the nodes or the switches. The lab is put back
 (re-converged) at the end.
 """
+
 import hashlib
 import json
 import os
@@ -16,22 +17,23 @@ from conftest import REPO, ansible_env, run_playbook, lab_fault as labctl_fault
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 NODE = "node2"
-NETDEV = "enp65s0f0np0"   # mlx5_0
-PCI = "0000:41:00.0"      # mlx5_0
+NETDEV = "enp65s0f0np0"  # mlx5_0
+PCI = "0000:41:00.0"  # mlx5_0
 MODE = "audit: read-only, nothing was changed"
 LAB_ID = os.environ.get("LINERATE_LAB_ID", "")
-PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"   # the lab's container names (lab/labctl.py)
+PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"  # the lab's container names (lab/labctl.py)
 
 
 def recap(output):
     tail = output.split("PLAY RECAP", 1)[1]
-    return {m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)}
+    return {
+        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
+        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
+    }
 
 
 def on(node, *argv):
-    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True,
-                         capture_output=True, timeout=60)
+    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
     assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
     return res.stdout
 
@@ -39,8 +41,13 @@ def on(node, *argv):
 def switch_fault(*args):
     state = os.path.join(REPO, "lab", "state")
     env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state",
-                          os.path.join(state, "fabric"), *args], env=env, text=True, capture_output=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state", os.path.join(state, "fabric"), *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
 
 
@@ -91,8 +98,9 @@ def test_converged_lab_audits_clean(converged):
     assert report["summary"]["passed"] is True, report["findings"]
     assert drift_of(report) == []
     checks = report["checks"]
-    assert checks["drift"]["passed"] and {c["name"] for c in checks["drift"]["cases"]} >= {
-        f"{n} drift" for n in converged["nodes"]} | {f"{s} drift" for s in converged["switches"]}
+    assert checks["drift"]["passed"] and {c["name"] for c in checks["drift"]["cases"]} >= {f"{n} drift" for n in converged["nodes"]} | {
+        f"{s} drift" for s in converged["switches"]
+    }
     assert checks["ports"]["passed"] and checks["nccl_conf"]["passed"]
     # no benchmark without audit_benchmarks
     assert not {"ib_write_bw", "incast", "nccl:all_reduce_perf"} & set(checks)
@@ -142,8 +150,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
     assert {f.get("node") or f.get("switch") for f in drift_of(report) if f["severity"] == "error"} <= {NODE, "node3", "leaf1"}
     assert not [f for f in drift_of(report) if f.get("node") == "node1"]
     # put the lab back: one converge of what drifted repairs it, and the audit is clean again
-    run_playbook("playbooks/site.yml", "--skip-tags", "verify", "--limit", f"localhost,{NODE},leaf1", check=True,
-                 timeout=1500)
+    run_playbook("playbooks/site.yml", "--skip-tags", "verify", "--limit", f"localhost,{NODE},leaf1", check=True, timeout=1500)
     _, again = audit(expect_ok=True)
     assert drift_of(again) == [] and again["summary"]["passed"]
 

@@ -10,6 +10,7 @@ is enabled into it.
 Then: every other rail is back as site.yml left it (address, MTU, the NIC's QoS) and the missing rail's
 units never started; when the netdev appears late (`netdev-appear`: hotplug, a late rename) its units start
 and it is configured too; the node is then as converged as before (site.yml on it changes nothing)."""
+
 import json
 import os
 import subprocess
@@ -24,12 +25,12 @@ CONTAINER = f"linerate-{LAB_ID + '-' if LAB_ID else ''}{NODE}"
 
 
 def sh(*argv):
-    return subprocess.run(["podman", "exec", CONTAINER, *argv], env=ansible_env(), text=True,
-                          capture_output=True, timeout=60)
+    return subprocess.run(["podman", "exec", CONTAINER, *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
 
 
 def nics():
     from linerate_lab import model
+
     return {n["device"]: n for n in model.load()["nodes"][NODE]["nics"]}
 
 
@@ -76,12 +77,11 @@ def test_a_rail_missing_at_boot_leaves_the_others_configured_and_comes_up_when_i
         # back below is the boot units' doing
         for d in others:
             netdev = devices[d]["netdev"]
-            wait(f"{NODE} {netdev} configured at boot",
-                 lambda netdev=netdev, d=d: (rail_state(netdev), qos(d)) == before[d])
+            wait(f"{NODE} {netdev} configured at boot", lambda netdev=netdev, d=d: (rail_state(netdev), qos(d)) == before[d])
             assert [active(u) for u in units(netdev)] == ["active", "active"]
         assert rail_state(gone) is None
         assert [active(u) for u in units(gone)] == ["inactive", "inactive"]
-        assert qos(MISSING) != before[MISSING][1]          # nothing configured the missing rail's NIC
+        assert qos(MISSING) != before[MISSING][1]  # nothing configured the missing rail's NIC
 
         # the netdev appears late: its units start, the rail is configured like the others
         lab_fault("netdev-appear", NODE, MISSING)
@@ -91,5 +91,5 @@ def test_a_rail_missing_at_boot_leaves_the_others_configured_and_comes_up_when_i
         lab_fault("netdev-appear", NODE, MISSING)
     # the node is as converged as before the reboot: a run on it changes nothing
     res = run_playbook("playbooks/site.yml", "--skip-tags", "verify", "--limit", NODE, check=True, timeout=1200)
-    recap = res.stdout[res.stdout.index("PLAY RECAP"):]
+    recap = res.stdout[res.stdout.index("PLAY RECAP") :]
     assert f"{NODE}" in recap and "changed=0" in recap.split(NODE, 1)[1].split("\n", 1)[0], recap

@@ -1,6 +1,7 @@
 """RoCE cabling by LLDP against the lab: the healthy lab has no cabling finding; swapped cables
 on a leaf (NVUE and SONiC) are caught as CABLE_SWAPPED naming both nodes, devices and ports;
 after the undo the check is clean again."""
+
 import json
 import os
 

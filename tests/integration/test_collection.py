@@ -6,6 +6,7 @@ The plain Ansible is a virtualenv with the pinned `ansible` package and the
 collection's runtime needs (requirements.txt), made once under
 .ansible/plain-ansible and reused (LINERATE_PLAIN_ANSIBLE names another).
 """
+
 import os
 import re
 import subprocess
@@ -29,12 +30,15 @@ def _pin(name):
 @pytest.fixture(scope="session")
 def plain_ansible():
     # distlib: ansible-galaxy collection build reads galaxy.yml's manifest allow-list with it
-    want = f'{_pin("ansible")} {_pin("distlib")}'
+    want = f"{_pin('ansible')} {_pin('distlib')}"
     marker = os.path.join(PLAIN, "linerate-plain.txt")
     if not (os.path.exists(marker) and open(marker, encoding="utf-8").read() == want):
         subprocess.run([sys.executable, "-m", "venv", "--clear", PLAIN], check=True, timeout=300)
-        subprocess.run([os.path.join(PLAIN, "bin", "pip"), "install", "-q", "--disable-pip-version-check", *want.split(),
-                        "-r", os.path.join(REPO, "requirements.txt")], check=True, timeout=900)
+        subprocess.run(
+            [os.path.join(PLAIN, "bin", "pip"), "install", "-q", "--disable-pip-version-check", *want.split(), "-r", os.path.join(REPO, "requirements.txt")],
+            check=True,
+            timeout=900,
+        )
         with open(marker, "w", encoding="utf-8") as f:
             f.write(want)
     return os.path.join(PLAIN, "bin")
@@ -43,8 +47,7 @@ def plain_ansible():
 def plain_env(bindir, collections):
     """An environment that knows nothing of the checkout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(PATH=bindir + os.pathsep + "/usr/sbin:/usr/bin:/sbin:/bin", ANSIBLE_COLLECTIONS_PATH=collections,
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env.update(PATH=bindir + os.pathsep + "/usr/sbin:/usr/bin:/sbin:/bin", ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     env.pop("VIRTUAL_ENV", None)
     return env
 
@@ -79,9 +82,18 @@ def test_installed_collection_runs_site_check_against_the_lab(lab, plain_ansible
     before = tree(installed)
 
     out = tmp_path / "output"
-    res = subprocess.run([os.path.join(plain_ansible, "ansible-playbook"), "-i", os.path.join(REPO, "inventory", "lab"),
-                          "linerate.fabric.site", "--check", "-e", f"linerate_output_dir={out}"],
-                         **dict(run, timeout=900))
+    res = subprocess.run(
+        [
+            os.path.join(plain_ansible, "ansible-playbook"),
+            "-i",
+            os.path.join(REPO, "inventory", "lab"),
+            "linerate.fabric.site",
+            "--check",
+            "-e",
+            f"linerate_output_dir={out}",
+        ],
+        **dict(run, timeout=900),
+    )
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-2000:]
     recap = res.stdout.split("PLAY RECAP", 1)[1]
     hosts = dict(re.findall(r"^(\S+)\s+: (ok=.*)$", recap, re.M))

@@ -6,6 +6,7 @@ loaded mlx5 driver is the kernel's inbox build (no /sys/module/mlx5_core/version
 are not loaded (what made roce_qos fail with "cma_roce_mode: Module rdma_cm is not loaded ..."). Written
 here, run by make test-integration; every test undoes its fault (driver-restart-done) in a finally.
 """
+
 import os
 import re
 import subprocess
@@ -16,13 +17,14 @@ from conftest import ansible_env, lab_fault, run_playbook
 NODE = "node1"
 PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERATE_LAB_ID") else "linerate-"
 VERSION_FILE = "/run/linerate-lab/sys/module/mlx5_core/version"
-SEEN = ("the loaded mlx5_core is the kernel's inbox build (no /run/linerate-lab/sys/module/mlx5_core/version), "
-        "the installed one is OFED 24.10-1.1.4; not loaded: ib_uverbs, rdma_cm")
+SEEN = (
+    "the loaded mlx5_core is the kernel's inbox build (no /run/linerate-lab/sys/module/mlx5_core/version), "
+    "the installed one is OFED 24.10-1.1.4; not loaded: ib_uverbs, rdma_cm"
+)
 
 
 def on(node, *argv):
-    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True,
-                          capture_output=True, timeout=60)
+    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
 
 
 def loaded_version(node=NODE):
@@ -37,8 +39,10 @@ def flat(output):
 
 def recap(output):
     tail = output.split("PLAY RECAP", 1)[1]
-    return {m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)}
+    return {
+        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
+        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
+    }
 
 
 def undo():
@@ -66,7 +70,7 @@ def test_an_interrupted_restart_is_previewed_then_done_by_the_next_run(converged
         res = run_playbook("playbooks/site.yml", timeout=1500)
         assert res.returncode == 0, res.stdout[-6000:]
         out = res.stdout
-        restart = out[out.index("TASK [mofed : Restart the RDMA driver]"):]
+        restart = out[out.index("TASK [mofed : Restart the RDMA driver]") :]
         assert restart.split("TASK [", 2)[1].count(f"changed: [{NODE}]") == 1, restart[:2000]
         assert "cma_roce_mode: Module rdma_cm is not loaded" not in out
         assert all(c["failed"] == 0 for c in recap(out).values()), recap(out)
@@ -87,15 +91,13 @@ def test_an_interrupted_restart_is_previewed_then_done_by_the_next_run(converged
 def test_a_restart_that_is_not_allowed_stops_the_node_at_mofed_naming_what_was_seen(converged):
     lab_fault("driver-restart-pending", NODE)
     try:
-        res = run_playbook("playbooks/hosts.yml", "--limit", NODE, "-e", "mofed_allow_driver_restart=false",
-                           timeout=1200)
+        res = run_playbook("playbooks/hosts.yml", "--limit", NODE, "-e", "mofed_allow_driver_restart=false", timeout=1200)
         assert res.returncode != 0, res.stdout[-6000:]
         out = res.stdout
-        assert f"mofed: the installed OFED 24.10-1.1.4 driver is not the one running ({SEEN}) and " \
-               "mofed_allow_driver_restart is false." in flat(out)
+        assert f"mofed: the installed OFED 24.10-1.1.4 driver is not the one running ({SEEN}) and mofed_allow_driver_restart is false." in flat(out)
         # no confusing failure further down: the node stopped before the roles that read the driver
         assert "cma_roce_mode: Module rdma_cm is not loaded" not in out
-        assert "TASK [roce_qos" not in out[out.index("Stop this node while its new driver waits"):]
+        assert "TASK [roce_qos" not in out[out.index("Stop this node while its new driver waits") :]
         assert loaded_version() is None
     finally:
         undo()

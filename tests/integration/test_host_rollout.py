@@ -13,6 +13,7 @@
 The firmware change is one parameter the lab's ConnectX-7 applies at a level-3 reset (VF_VPD_ENABLE), passed
 with -e connectx_firmware_extra_params; each test puts it back (the same change to False), undoes its fault
 and re-converges the host stack in a finally."""
+
 import json
 import os
 import subprocess
@@ -32,6 +33,7 @@ def extra(value):
 def firmware(node, device="mlx5_0"):
     """(current, next_boot) of PARAM on a node's device, as the lab's model holds them."""
     from linerate_lab import model
+
     nic = next(n for n in model.load()["nodes"][node]["nics"] if n["device"] == device)
     return nic["firmware"]["current"].get(PARAM), nic["firmware"]["next_boot"].get(PARAM)
 
@@ -61,7 +63,7 @@ def test_a_failed_check_stops_the_rolling_reset_before_the_next_node(converged):
         out = res.stdout
         # node1, the canary: reset (the parameter runs), then its check fails naming the lost device
         assert firmware("node1") == ("True(1)", "True(1)")
-        assert "mlx5_0" in out[out.index("Check the RDMA devices are back after the firmware change"):], out[-6000:]
+        assert "mlx5_0" in out[out.index("Check the RDMA devices are back after the firmware change") :], out[-6000:]
         # node2: a later wave, skipped after the canary failed: not even written for the next boot
         assert firmware("node2") == ("False(0)", "False(0)")
         s = summary()
@@ -70,8 +72,7 @@ def test_a_failed_check_stops_the_rolling_reset_before_the_next_node(converged):
         assert s["nodes"]["node1"]["reason"].startswith("Check the RDMA devices are back after the firmware change")
         step = s["nodes"]["node1"]["steps"][0]
         assert step["action"] == "firmware_reset" and step["start"] < step["failed"] and "end" not in step
-        assert {n: v["state"] for n, v in s["nodes"].items() if n != "node1"} == {
-            "node2": "skipped", "node3": "skipped", "node4": "skipped"}
+        assert {n: v["state"] for n, v in s["nodes"].items() if n != "node1"} == {"node2": "skipped", "node3": "skipped", "node4": "skipped"}
         assert "rollout: node2 skipped: the rollout halted: wave 0 failed on node1" in out
     finally:
         restore(("reset-lost-restore", "node1", "mlx5_0"))
@@ -115,11 +116,17 @@ def test_a_node_lost_in_the_canary_holds_its_place_and_the_next_wave_defers_one(
     fabric = _lab_fabric()
     fabric["rollout"]["max_fail_percentage"] = 100
     try:
-        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), "-e", json.dumps({"fabric": fabric}),
-                           "-e", json.dumps({"host_disruption_drain_command": hook}),
-                           env=ansible_env(ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=120s "
-                                                            "-o ServerAliveInterval=5 -o ServerAliveCountMax=2"),
-                           timeout=1200)
+        res = run_playbook(
+            "playbooks/hosts.yml",
+            *FW,
+            *extra(True),
+            "-e",
+            json.dumps({"fabric": fabric}),
+            "-e",
+            json.dumps({"host_disruption_drain_command": hook}),
+            env=ansible_env(ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=120s -o ServerAliveInterval=5 -o ServerAliveCountMax=2"),
+            timeout=1200,
+        )
         assert res.returncode != 0, res.stdout[-6000:]
         s = summary()
         assert [w["nodes"] for w in s["waves"]] == [["node1"], ["node2", "node3", "node4"]], res.stdout[-6000:]
@@ -131,8 +138,7 @@ def test_a_node_lost_in_the_canary_holds_its_place_and_the_next_wave_defers_one(
         assert firmware("node2") == firmware("node3") == ("True(1)", "True(1)")
         assert firmware("node4") == ("False(0)", "False(0)")
     finally:
-        subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120,
-                       capture_output=True)
+        subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120, capture_output=True)
         restore()
     assert all(firmware(n) == ("False(0)", "False(0)") for n in ("node1", "node2", "node3", "node4"))
 
@@ -158,6 +164,7 @@ def waves_args(tmp_path, lab, budget, *more):
 
 def _lab_fabric():
     import yaml
+
     with open(os.path.join(REPO, "inventory", "lab", "group_vars", "all", "fabric.yml"), encoding="utf-8") as f:
         return yaml.safe_load(f)["fabric"]
 
@@ -169,8 +176,7 @@ def sixteen(lab, tmp_path_factory):
     would take the nodes one at a time."""
     if len(lab["nodes"]) < SIXTEEN:
         pytest.skip(f"needs a lab of {SIXTEEN} nodes (LAB_NODES={SIXTEEN}; the lab is up with {len(lab['nodes'])})")
-    run_playbook("playbooks/hosts.yml", *waves_args(tmp_path_factory.mktemp("converge"), lab, 0), check=True,
-                 timeout=2400)
+    run_playbook("playbooks/hosts.yml", *waves_args(tmp_path_factory.mktemp("converge"), lab, 0), check=True, timeout=2400)
     return lab
 
 
@@ -180,15 +186,13 @@ def put_back(tmp_path, lab):
 
 
 def _intervals(s):
-    return {n: (v["steps"][0]["start"], v["steps"][0].get("end") or v["steps"][0].get("failed"))
-            for n, v in s["nodes"].items() if v["steps"]}
+    return {n: (v["steps"][0]["start"], v["steps"][0].get("end") or v["steps"][0].get("failed")) for n, v in s["nodes"].items() if v["steps"]}
 
 
 def _intervals_to_end(s):
     """As _intervals, a step that never ended (its node was lost in it) lasting to the rollout's last end."""
     last = max(st.get("end") or st["start"] for v in s["nodes"].values() for st in v["steps"])
-    return {n: (v["steps"][0]["start"], v["steps"][0].get("end") or last)
-            for n, v in s["nodes"].items() if v["steps"]}
+    return {n: (v["steps"][0]["start"], v["steps"][0].get("end") or last) for n, v in s["nodes"].items() if v["steps"]}
 
 
 def _most_at_once(spans):
@@ -204,8 +208,7 @@ def _most_at_once(spans):
 def test_sixteen_nodes_roll_in_waves_of_four_never_two_of_one_rack_at_once(sixteen, tmp_path):
     converged = sixteen
     try:
-        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), *waves_args(tmp_path, converged, 0),
-                           timeout=2400)
+        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True), *waves_args(tmp_path, converged, 0), timeout=2400)
         assert res.returncode == 0, res.stdout[-6000:]
         s = summary()
         assert [len(w["nodes"]) for w in s["waves"]] == [1, 2, 4, 4, 4, 1], res.stdout[-6000:]
@@ -233,12 +236,14 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
     # loses it mid-wave (ServerAliveInterval 15 s, three misses), as a node that hangs in its reset
     hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {_lab_prefix()}{lost}', "{{ inventory_hostname }}"]
     try:
-        res = run_playbook("playbooks/hosts.yml", *FW, *extra(True),
-                           *waves_args(tmp_path, converged, 25,
-                                       "-e", json.dumps({"host_disruption_drain_command": hook})),
-                           env=ansible_env(ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=120s "
-                                                            "-o ServerAliveInterval=5 -o ServerAliveCountMax=2"),
-                           timeout=2400)
+        res = run_playbook(
+            "playbooks/hosts.yml",
+            *FW,
+            *extra(True),
+            *waves_args(tmp_path, converged, 25, "-e", json.dumps({"host_disruption_drain_command": hook})),
+            env=ansible_env(ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=120s -o ServerAliveInterval=5 -o ServerAliveCountMax=2"),
+            timeout=2400,
+        )
         # the run fails (a node did not finish), but every other node rolled
         assert res.returncode != 0, res.stdout[-6000:]
         s = summary()
@@ -250,7 +255,7 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         # the lost node stays out of service: it holds one of the four places and its rack for the rest of the
         # run, so a later wave never resets its rack-mates and takes at most three of the others; the rest are
         # deferred (skipped, named, for the next run)
-        later = s["waves"][wave + 1:]
+        later = s["waves"][wave + 1 :]
         rack = s["nodes"][lost]["rack"]
         mates = {n for w in later for n in w["nodes"] if s["nodes"][n]["rack"] == rack}
         beyond = {n for w in later for n in [m for m in w["nodes"] if m not in mates][3:]}
@@ -261,14 +266,12 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         assert all(f"in rack {rack} with it" in s["nodes"][n]["reason"] for n in mates)
         # and so no two of one rack were out at once, the lost node's never-ending reset included
         assert s["same_group_overlaps"] == []
-        assert s["counts"] == {"done": SIXTEEN - 1 - len(deferred), "failed": 0, "unreachable": 1,
-                               "skipped": len(deferred), "converged": 0}
+        assert s["counts"] == {"done": SIXTEEN - 1 - len(deferred), "failed": 0, "unreachable": 1, "skipped": len(deferred), "converged": 0}
         # the timestamps: the lost node's reset never ended, and with it never more than four out at once
         assert s["max_disrupted_at_once"] == _most_at_once(_intervals_to_end(s)) <= 4
         step = s["nodes"][lost]["steps"][0]
         assert step["action"] == "firmware_reset" and "end" not in step
-        assert all(firmware(n) == ("True(1)", "True(1)")
-                   for n in converged["nodes"] if n != lost and n not in deferred)
+        assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"] if n != lost and n not in deferred)
         assert all(firmware(n) == ("False(0)", "False(0)") for n in deferred)
     finally:
         subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120, capture_output=True)

@@ -4,6 +4,7 @@ nothing, a file an earlier choice wrote is removed, and the launchers' layout bi
 No lab: the play runs on the controller against inventory/example-ib. It runs ansible-playbook four times
 (about three minutes), so it is a `matrix` case (make test-integration); the rendering itself is unit-tested
 in tests/unit/test_k8s_render*.py."""
+
 import json
 import os
 import re
@@ -18,11 +19,18 @@ IMAGE = "registry.example.org/nccl-tests:2.13.11"
 
 
 def _play(tmp_path, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-            os.path.join(ROOT, "inventory", "example-ib"), os.path.join(ROOT, "playbooks", "k8s.yml"),
-            "-e", f"linerate_output_dir={tmp_path / 'out'}", "-e", f"k8s_render_image={IMAGE}", *extra]
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    argv = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        os.path.join(ROOT, "inventory", "example-ib"),
+        os.path.join(ROOT, "playbooks", "k8s.yml"),
+        "-e",
+        f"linerate_output_dir={tmp_path / 'out'}",
+        "-e",
+        f"k8s_render_image={IMAGE}",
+        *extra,
+    ]
     run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     return re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", run.stdout).group(1)
@@ -38,8 +46,7 @@ def test_playbook_renders_idempotently_and_drops_what_it_no_longer_renders(tmp_p
     # the launchers' layout verification writes (verify_fabric_launchers): GPU i on rail i, NUMA 0 then 1
     launchers = tmp_path / "out" / "launchers"
     launchers.mkdir(parents=True)
-    layout = [{"local_rank": i, "gpu": i, "gpu_pci": None, "numa": i // 4, "cpus": None, "nic": f"mlx5_{i}",
-               "link": "PIX"} for i in range(8)]
+    layout = [{"local_rank": i, "gpu": i, "gpu_pci": None, "numa": i // 4, "cpus": None, "nic": f"mlx5_{i}", "link": "PIX"} for i in range(8)]
     (launchers / "layout.json").write_text(json.dumps({"ranks_per_node": 8, "layout": layout}))
     assert _play(tmp_path) != "0"
     assert _kinds(out / "jobs" / "trainjob.yaml") == ["ConfigMap", "ClusterTrainingRuntime", "TrainJob"]

@@ -9,6 +9,7 @@ device.
 The lab runs under its own id, slot and state directory, beside the RoCE lab
 the other tests use, and is removed at the end.
 """
+
 import json
 import os
 import re
@@ -25,8 +26,7 @@ INVENTORY = "inventory/lab-ib"
 
 def recap(output):
     tail = output.split("PLAY RECAP", 1)[1]
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=\d+", tail, re.M)}
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=\d+", tail, re.M)}
 
 
 @pytest.fixture(scope="module")
@@ -35,16 +35,19 @@ def ib_lab(tmp_path_factory):
     # A copy of the inventory: the lab writes its connection file beside
     # hosts.yml, and a `make lab-ib` lab may be using the repository's.
     inventory = str(base / "inventory")
-    shutil.copytree(os.path.join(REPO, INVENTORY), inventory, symlinks=False,
-                    ignore=shutil.ignore_patterns("lab-connection.yml"))
-    env = ansible_env(LINERATE_LAB_ID="itib", LINERATE_LAB_SLOT="3",
-                      LINERATE_LAB_STATE_DIR=str(base / "state"),
-                      # node1..node4 are also the RoCE lab's names: facts of their own
-                      ANSIBLE_CACHE_PLUGIN_CONNECTION=str(base / "facts"))
+    shutil.copytree(os.path.join(REPO, INVENTORY), inventory, symlinks=False, ignore=shutil.ignore_patterns("lab-connection.yml"))
+    env = ansible_env(
+        LINERATE_LAB_ID="itib",
+        LINERATE_LAB_SLOT="3",
+        LINERATE_LAB_STATE_DIR=str(base / "state"),
+        # node1..node4 are also the RoCE lab's names: facts of their own
+        ANSIBLE_CACHE_PLUGIN_CONNECTION=str(base / "facts"),
+    )
 
     def labctl(*args, timeout=900):
-        res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
-                             env=env, text=True, capture_output=True, timeout=timeout)
+        res = subprocess.run(
+            [sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO, env=env, text=True, capture_output=True, timeout=timeout
+        )
         assert res.returncode == 0, res.stdout + res.stderr
         return res.stdout + res.stderr
 
@@ -55,14 +58,20 @@ def ib_lab(tmp_path_factory):
         assert "subnet simulator (ibsim) up" in out, out
         yield {"env": env, "labctl": labctl, "reports": str(base / "reports"), "inventory": inventory}
     finally:
-        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down"], cwd=REPO,
-                       env=env, capture_output=True, timeout=300)
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "down"], cwd=REPO, env=env, capture_output=True, timeout=300)
 
 
 def playbook(lab, name, *args):
-    return run_playbook(f"playbooks/{name}", "-e", f"verify_fabric_reports_dir={lab['reports']}",
-                        "-e", f"ib_subnet_manager_report={lab['reports']}/ib_fabric_check.json", *args,
-                        inventory=lab["inventory"], env=lab["env"])
+    return run_playbook(
+        f"playbooks/{name}",
+        "-e",
+        f"verify_fabric_reports_dir={lab['reports']}",
+        "-e",
+        f"ib_subnet_manager_report={lab['reports']}/ib_fabric_check.json",
+        *args,
+        inventory=lab["inventory"],
+        env=lab["env"],
+    )
 
 
 def report(lab):
@@ -76,8 +85,7 @@ def test_site_converges_and_the_report_has_the_subnet(ib_lab):
     doc = report(ib_lab)
     checks = doc["checks"]
     assert doc["fabric"]["transport"] == "infiniband" and doc["summary"]["passed"], doc["findings"]
-    for name in ("subnet_manager", "ib_topology", "ib_partitions", "ports", "ib_write_bw",
-                 "nccl:all_reduce_perf"):
+    for name in ("subnet_manager", "ib_topology", "ib_partitions", "ports", "ib_write_bw", "nccl:all_reduce_perf"):
         assert checks[name]["passed"], (name, checks[name])
     # node1's port is the MASTER, with the intent's priority; the cabling is the inventory's
     assert checks["subnet_manager"]["detail"].startswith("MASTER 0xa088c20300000101 ")
@@ -109,10 +117,12 @@ def test_port_errors_on_an_inter_switch_link_and_a_host_link_name_both_ends(ib_l
         res = playbook(ib_lab, "verify.yml")
         assert res.returncode != 0, "verification passed with port errors in the subnet"
         doc = report(ib_lab)
-        found = sorted((f["switch"], f["switch_port"], f["node"], f["device"], f.get("peer_switch"), f.get("peer_port"))
-                       for f in doc["findings"] if f["code"] == "IB_LINK_ERRORS")
-        assert found == [("leaf1", "2", "node2", "mlx5_0", None, None),
-                         ("leaf1", "7", None, None, "spine1", "1")], doc["findings"]
+        found = sorted(
+            (f["switch"], f["switch_port"], f["node"], f["device"], f.get("peer_switch"), f.get("peer_port"))
+            for f in doc["findings"]
+            if f["code"] == "IB_LINK_ERRORS"
+        )
+        assert found == [("leaf1", "2", "node2", "mlx5_0", None, None), ("leaf1", "7", None, None, "spine1", "1")], doc["findings"]
         isl = next(f for f in doc["findings"] if f["code"] == "IB_LINK_ERRORS" and f["switch_port"] == "7")
         assert isl["evidence"]["counters"]["leaf1 port 7"] == {"SymbolErrorCounter": 250, "LinkDownedCounter": 3}
         assert not doc["checks"]["ib_port_errors"]["passed"] and doc["checks"]["ib_topology"]["passed"]
@@ -129,8 +139,7 @@ def test_a_cable_pulled_in_the_subnet_is_named_in_the_report(ib_lab):
         assert res.returncode != 0, "verification passed with a cable missing"
         doc = report(ib_lab)
         missing = [f for f in doc["findings"] if f["code"] == "IB_LINK_MISSING"]
-        assert [(f["switch"], f["switch_port"], f["node"], f["device"]) for f in missing] == \
-            [("leaf1", "2", "node2", "mlx5_0")], doc["findings"]
+        assert [(f["switch"], f["switch_port"], f["node"], f["device"]) for f in missing] == [("leaf1", "2", "node2", "mlx5_0")], doc["findings"]
         assert not doc["checks"]["ib_topology"]["passed"] and doc["checks"]["subnet_manager"]["passed"]
     finally:
         ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")
@@ -148,13 +157,16 @@ def test_the_scheduler_topology_comes_from_what_ibnetdiscover_saw(ib_lab):
         healthy = f.read()
     assert healthy.startswith("# Rendered by linerate from the cabling check observed (ibnetdiscover)")
     assert [ln for ln in healthy.splitlines() if not ln.startswith("#")] == [
-        "SwitchName=leaf1 Nodes=node[1-2]", "SwitchName=leaf2 Nodes=node[3-4]", "SwitchName=spine1 Switches=leaf1,leaf2"]
+        "SwitchName=leaf1 Nodes=node[1-2]",
+        "SwitchName=leaf2 Nodes=node[3-4]",
+        "SwitchName=spine1 Switches=leaf1,leaf2",
+    ]
     ib_lab["labctl"]("fault", "ib-unlink", "leaf1", "2")
     try:
         refused = playbook(ib_lab, "sched_topology.yml", "-e", "linerate_sched_topology_accept_observed=true")
         assert refused.returncode != 0
         assert "IB_LINK_MISSING: leaf1 port 2: link to node2 mlx5_0 is missing" in " ".join(refused.stdout.split())
         with open(out) as f:
-            assert f.read() == healthy   # nothing written while refused
+            assert f.read() == healthy  # nothing written while refused
     finally:
         ib_lab["labctl"]("fault", "ib-relink", "leaf1", "2")

@@ -1,6 +1,7 @@
 """Counter evidence against the lab (issue 12): link health over the verification window and the
 RDMA/ECN side of the incast. Each fault is injected, caught with its code, node, device and switch
 port, then undone; a healthy lab has no counter finding at all."""
+
 import os
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import rdma_tests
 from conftest import run_playbook
 from test_verify import fault, find, healthy, port_of, verify  # noqa: F401 (healthy: a fixture)
+
 # link health and the incast only: the faults here do not need NCCL to show
 FAST_CHECKS = ["-e", '{"verify_fabric_checks": ["ports", "link_health", "ib_write_bw", "incast"]}']
 
@@ -41,8 +43,7 @@ def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged
     # and queue drops
     unproven = report["checks"]["incast"]["switch_unproven"]
     assert set(unproven) == set(converged["switches"])
-    lacks = {"nvue": "pause frames on priorities other than the RoCE one", "sonic": "CNPs sent",
-             "eos": "pause frames per priority"}
+    lacks = {"nvue": "pause frames on priorities other than the RoCE one", "sonic": "CNPs sent", "eos": "pause frames per priority"}
     for name, sw in converged["switches"].items():
         assert lacks[sw["platform"]] in unproven[name], (name, unproven[name])
     with open(os.path.join(latest, "summary.md")) as f:
@@ -65,7 +66,9 @@ def test_crc_errors_on_a_cable(converged):
     assert f["evidence"]["deltas"]["rx_crc_errors_phy"] > 0 and f["layer"] == "link"
     # the damaged cable's errors also lift its BER (mlxlink counts since boot): same port, nothing else
     assert {(x["code"], x["node"], x["device"]) for x in report["findings"] if x["severity"] == "error"} <= {
-        ("LINK_ERRORS", "node2", "mlx5_1"), ("LINK_BER_HIGH", "node2", "mlx5_1")}
+        ("LINK_ERRORS", "node2", "mlx5_1"),
+        ("LINK_BER_HIGH", "node2", "mlx5_1"),
+    }
 
 
 # matrix: the optics class stays in CI through the switch ports' optic on every platform and the NIC
@@ -83,8 +86,7 @@ def test_a_degraded_optic_is_named_by_its_rx_power_and_temperature(converged):
     f = find(report, "OPTIC_RX_POWER_LOW", "node3", "mlx5_1")[0]
     assert set(f["evidence"]["lanes"].values()) == {-14.0} and f["evidence"]["low_threshold_dbm"] == -10.41
     # the other ports' optics are read and healthy: no other optics finding
-    assert {x["code"] for x in report["findings"] if x["code"].startswith("OPTIC_")} == {
-        "OPTIC_RX_POWER_LOW", "OPTIC_TEMP_HIGH"}
+    assert {x["code"] for x in report["findings"] if x["code"].startswith("OPTIC_")} == {"OPTIC_RX_POWER_LOW", "OPTIC_TEMP_HIGH"}
     ports = {(p["node"], p["device"]): p for p in report["checks"]["link_health"]["ports"]}
     assert ports[("node1", "mlx5_0")]["optics"]["rx_power_dbm"]
 
@@ -94,7 +96,7 @@ def test_a_switch_ports_degraded_optic_is_named_on_every_platform(converged):
     SONiC) and on the spine's (EOS) end of an uplink; each platform's transceiver read names it with the
     switch, the port and what is cabled there, and the NICs' own modules stay healthy."""
     node2, node3 = port_of(converged, "node2", "mlx5_0"), port_of(converged, "node3", "mlx5_1")
-    spine = ("spine1", "Ethernet1/1")                  # towards leaf1 swp5 (inventory/lab switch_uplinks)
+    spine = ("spine1", "Ethernet1/1")  # towards leaf1 swp5 (inventory/lab switch_uplinks)
     injected = [node2, node3, spine]
     assert {converged["switches"][sw]["platform"] for sw, _ in injected} == {"nvue", "sonic", "eos"}
     for sw, port in injected:
@@ -112,8 +114,7 @@ def test_a_switch_ports_degraded_optic_is_named_on_every_platform(converged):
         assert named[node2] == ("node2", "mlx5_0", None) and named[node3] == ("node3", "mlx5_1", None)
         assert named[spine] == (None, None, "leaf1")
     rx = next(f for f in report["findings"] if f["code"] == "OPTIC_RX_POWER_LOW" and f["switch"] == "spine1")
-    assert set(rx["evidence"]["lanes"].values()) == {-14.0} and rx["message"].startswith(
-        "spine1 Ethernet1/1 (towards leaf1 swp5): optical module ")
+    assert set(rx["evidence"]["lanes"].values()) == {-14.0} and rx["message"].startswith("spine1 Ethernet1/1 (towards leaf1 swp5): optical module ")
     # nothing else about optics: every other switch port and every NIC module read healthy
     assert len([f for f in report["findings"] if f["code"].startswith("OPTIC_")]) == 6
 
@@ -123,7 +124,7 @@ def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without
     EOS phy detail) names the port that receives errors, with what is cabled there; and with mlxlink off (MFT
     absent) each NIC's module is read with ethtool -m, a degraded one named, only the BER left unproven."""
     node2, node3 = port_of(converged, "node2", "mlx5_0"), port_of(converged, "node3", "mlx5_1")
-    spine = ("spine1", "Ethernet1/1")                  # towards leaf1 swp5 (inventory/lab switch_uplinks)
+    spine = ("spine1", "Ethernet1/1")  # towards leaf1 swp5 (inventory/lab switch_uplinks)
     injected = [node2, node3, spine]
     platform = {sw: converged["switches"][sw]["platform"] for sw, _ in injected}
     assert set(platform.values()) == {"nvue", "sonic", "eos"}
@@ -140,8 +141,7 @@ def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without
     # uncorrected codewords grew on every platform; a post-FEC rate above effective_ber_max where the platform
     # prints one (EOS prints none; the pre-FEC 1e-5 stays below raw_ber_max)
     assert {(f["switch"], f["switch_port"]) for f in by_switch if f["code"] == "LINK_ERRORS"} == set(injected)
-    assert {(f["switch"], f["switch_port"]) for f in by_switch if f["code"] == "LINK_BER_HIGH"} == {
-        p for p in injected if platform[p[0]] != "eos"}
+    assert {(f["switch"], f["switch_port"]) for f in by_switch if f["code"] == "LINK_BER_HIGH"} == {p for p in injected if platform[p[0]] != "eos"}
     named = {(f["switch"], f["switch_port"]): (f["node"], f["device"], f.get("peer_switch")) for f in by_switch}
     assert named[node2] == ("node2", "mlx5_0", None) and named[node3] == ("node3", "mlx5_1", None)
     assert named[spine] == (None, None, "leaf1")
@@ -150,14 +150,12 @@ def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without
     assert {(f["switch"], f["switch_port"]) for f in by_switch} == set(injected)
     # the NIC module from ethtool -m: node4 mlx5_0 named, every other module read and healthy
     optic = [f for f in report["findings"] if f["code"].startswith("OPTIC_")]
-    assert {(f["code"], f["node"], f["device"]) for f in optic} == {
-        ("OPTIC_RX_POWER_LOW", "node4", "mlx5_0"), ("OPTIC_TEMP_HIGH", "node4", "mlx5_0")}
+    assert {(f["code"], f["node"], f["device"]) for f in optic} == {("OPTIC_RX_POWER_LOW", "node4", "mlx5_0"), ("OPTIC_TEMP_HIGH", "node4", "mlx5_0")}
     assert all(f["evidence"]["read_by"] == "ethtool -m" for f in optic)
     # what stays unproven is the BER (mlxlink), said per port as a warning, never the module
     missing = [f for f in report["findings"] if f["code"] == "COUNTER_MISSING" and f.get("node")]
     assert missing and all(f["severity"] == "warning" and "BER" in f["message"] for f in missing)
-    assert not any("module" in f["message"] and "not proven" in f["message"] and "ethtool" not in f["message"]
-                   for f in missing)
+    assert not any("module" in f["message"] and "not proven" in f["message"] and "ethtool" not in f["message"] for f in missing)
 
 
 @pytest.mark.matrix
@@ -183,8 +181,7 @@ def test_ecn_off_on_the_receivers_switch_port(converged):
         fault("switch-ecn-restore", switch, port)
     # incast only: mlxlink's BER counts since boot, so a port an earlier crc-errors test damaged keeps it
     errors = [x for x in report["findings"] if x["severity"] == "error" and x["check"] == "incast"]
-    assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in errors] == [
-        ("INCAST_NO_ECN", "node1", "mlx5_0", switch, port)]
+    assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in errors] == [("INCAST_NO_ECN", "node1", "mlx5_0", switch, port)]
     rail = next(r for r in report["checks"]["incast"]["rails"] if r["device"] == "mlx5_0")
     assert rail["ecn_marked"]["node1"] == 0 and rail["out_of_sequence"]["node1"] == 0
 

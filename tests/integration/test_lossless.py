@@ -3,6 +3,7 @@ watchdog is off and a NIC that keeps sending pause frames are each caught with a
 switch and port (and the node and device cabled there); a healthy lab has none of these codes.
 
 Written alongside the unit tests; run by the lead with the rest of tests/integration (the lab)."""
+
 import os
 import subprocess
 import sys
@@ -19,8 +20,13 @@ def switch_fault(*args):
     """lab/switchsim/fault.py: the fault as config drift on the switch itself (what its driver reads)."""
     state = os.path.join(REPO, "lab", "state")
     env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state",
-                          os.path.join(state, "fabric"), *args], env=env, text=True, capture_output=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state", os.path.join(state, "fabric"), *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
 
 
@@ -32,8 +38,7 @@ def test_healthy_lab_has_no_lossless_findings(converged, healthy):  # noqa: F811
 @pytest.mark.matrix
 def test_switch_headroom_zero_is_named_with_switch_and_port(converged):
     # leaf2 is the lab's SONiC leaf: its driver reads the lossless BUFFER_PG back
-    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
-                        if x["switch"] == "leaf2")
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, port = port_of(converged, node, device)
     switch_fault(switch, "headroom_zero", port)
     fault("switch-headroom-zero", switch, port)
@@ -48,8 +53,7 @@ def test_switch_headroom_zero_is_named_with_switch_and_port(converged):
 
 @pytest.mark.matrix
 def test_pfc_watchdog_off_is_named_with_switch_and_port(converged):
-    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
-                        if x["switch"] == "leaf2")
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, _ = port_of(converged, node, device)
     switch_fault(switch, "pfcwd_off")
     fault("pfc-watchdog-off", switch)
@@ -68,8 +72,7 @@ def test_pfc_watchdog_off_is_named_with_switch_and_port(converged):
 def test_nvue_switch_headroom_zero_is_named_with_switch_and_port(converged):
     # leaf1 is the lab's NVUE leaf (lab/switchsim/topology.py): its driver reads the lossless headroom back
     # from `nv show interface <swp> qos buffer ingress-priority-group -o json`
-    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
-                        if x["switch"] == "leaf1")
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf1")
     switch, port = port_of(converged, node, device)
     switch_fault(switch, "headroom_zero", port)
     fault("switch-headroom-zero", switch, port)
@@ -87,8 +90,7 @@ def test_nvue_switch_headroom_zero_is_named_with_switch_and_port(converged):
 def test_nvue_pfc_watchdog_off_is_named_with_switch_and_port(converged):
     # NVUE: `nv set interface <swp> qos pfc-watchdog state disable` applied on every port (drift), read back
     # from `nv show interface <swp> qos pfc-watchdog -o json`
-    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
-                        if x["switch"] == "leaf1")
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf1")
     switch, _ = port_of(converged, node, device)
     switch_fault(switch, "pfcwd_off")
     fault("pfc-watchdog-off", switch)
@@ -105,8 +107,7 @@ def test_nvue_pfc_watchdog_off_is_named_with_switch_and_port(converged):
 
 @pytest.mark.matrix
 def test_pfc_storm_is_named_with_node_device_switch_and_port(converged):
-    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"]
-                        if x["switch"] == "leaf2")
+    node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, port = port_of(converged, node, device)
     fault("pfc-storm", node, device)
     try:

@@ -2,6 +2,7 @@
 and the scaling series name the node of a slow rail as the straggler; a cable swap changes the
 scheduler's topology rendered from the observed cabling and is named. Matrix cases (make
 test-integration): each adds several nccl-tests runs or a cabling verification to the suite."""
+
 import json
 import os
 
@@ -9,8 +10,16 @@ import pytest
 
 from conftest import REPO, lab_fault as fault, run_playbook
 
-FAST = ["-e", "verify_fabric_nccl_timeout=120", "-e", "verify_fabric_nccl_min_bytes=256M",
-        "-e", "verify_fabric_nccl_max_bytes=256M", "-e", "verify_fabric_nccl_iterations=5"]
+FAST = [
+    "-e",
+    "verify_fabric_nccl_timeout=120",
+    "-e",
+    "verify_fabric_nccl_min_bytes=256M",
+    "-e",
+    "verify_fabric_nccl_max_bytes=256M",
+    "-e",
+    "verify_fabric_nccl_iterations=5",
+]
 OUT = os.path.join(REPO, "inventory", "lab-output")
 REPORT = os.path.join(OUT, "reports", "latest", "report.json")
 TOPOLOGY = os.path.join(OUT, "sched_topology")
@@ -39,8 +48,7 @@ def test_a_slow_rail_is_named_by_its_nodes_loopback_and_the_series_straggler(con
     finally:
         fault("speed", "node3", "mlx5_1", "400")
     loop = report["checks"]["nccl_loopback"]
-    assert [(f["node"], f["code"]) for f in report["findings"] if f["check"] == "nccl_loopback"] == \
-        [("node3", "NCCL_LOOPBACK_LOW")]
+    assert [(f["node"], f["code"]) for f in report["findings"] if f["check"] == "nccl_loopback"] == [("node3", "NCCL_LOOPBACK_LOW")]
     by_node = {c["name"].split()[0]: c for c in loop["cases"]}
     assert by_node["node3"]["busbw"] < by_node["node3"]["threshold"] <= by_node["node1"]["busbw"]
     # one rank per GPU: 8 processes on each node, every rank through its own GPU's rail
@@ -83,7 +91,7 @@ def test_a_cable_swap_changes_the_rendered_topology_and_is_named(converged):
         refused = topology(expect_ok=False)
         # the callback folds long messages: compare with the whitespace joined
         assert "CABLE_SWAPPED: leaf1 swp1 and swp3: cables swapped" in " ".join(refused.stdout.split())
-        assert read("slurm/topology.conf") == healthy       # nothing written while refused
+        assert read("slurm/topology.conf") == healthy  # nothing written while refused
         topology("-e", "linerate_sched_topology_accept_observed=true", expect_ok=True)
         seen = read("slurm/topology.conf")
         assert seen != healthy and "# accepted as observed: CABLE_SWAPPED: leaf1 swp1 and swp3" in seen

@@ -7,6 +7,7 @@ the scoped rows (allreduce, 64M..256M, ring/ll128, per node count), the nodes ge
 plugin's config and the per-job environment file and nothing in nccl.conf; a second run is changed=0;
 the rollback puts back the file from before (no rows) and removes them from the nodes, and a second
 rollback changes nothing. The lab is put back (no fault, no tuned file, nccl_env from the intent alone)."""
+
 import json
 import os
 import re
@@ -26,16 +27,24 @@ TUNED = os.path.join(OUT, "tuned.json")
 HISTORY = os.path.join(OUT, "tuned.history.json")
 MIB = 1 << 20
 # A short range keeps each simulated run to a few seconds; 3 rounds, 5 % margin (the defaults), scales 2 and 4.
-ARGS = ["-e", "verify_fabric_nccl_tune=true", "-e", "verify_fabric_nccl_tune_min_bytes=1M",
-        "-e", "verify_fabric_nccl_tune_max_bytes=256M", "-e", "verify_fabric_ib_write_bw_duration=2",
-        "-e", "verify_fabric_nccl_timeout=120"]
+ARGS = [
+    "-e",
+    "verify_fabric_nccl_tune=true",
+    "-e",
+    "verify_fabric_nccl_tune_min_bytes=1M",
+    "-e",
+    "verify_fabric_nccl_tune_max_bytes=256M",
+    "-e",
+    "verify_fabric_ib_write_bw_duration=2",
+    "-e",
+    "verify_fabric_nccl_timeout=120",
+]
 ROLLBACK = ["-e", "verify_fabric_nccl_tune_rollback=true", "-e", "verify_fabric_ib_write_bw_duration=2"]
 NODE_FILES = ("/etc/nccl.conf", "/etc/default/nccl", "/etc/profile.d/nccl.sh")
 
 
 def on(node, *argv):
-    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True,
-                          capture_output=True, timeout=60)
+    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
 
 
 def read(node, path):
@@ -44,21 +53,23 @@ def read(node, path):
 
 
 def labctl(*args):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO, env=ansible_env(),
-                         text=True, capture_output=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=300
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
 
 def recap(output):
     tail = output.split("PLAY RECAP", 1)[1]
-    return {m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)}
+    return {
+        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
+        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
+    }
 
 
 def keys(text):
-    return {line.split("=", 1)[0].replace("export ", "").strip() for line in (text or "").splitlines()
-            if "=" in line and not line.lstrip().startswith("#")}
+    return {line.split("=", 1)[0].replace("export ", "").strip() for line in (text or "").splitlines() if "=" in line and not line.lstrip().startswith("#")}
 
 
 def remove_tuned():
@@ -98,7 +109,7 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
     assert not any(name in no_rows for name in nt.DEBUGGING_VARIABLES)
     for n in nodes:
         for path in NODE_FILES:
-            assert read(n, path) == before[n][path], (n, path)        # tuning wrote nothing into NCCL's files
+            assert read(n, path) == before[n][path], (n, path)  # tuning wrote nothing into NCCL's files
         assert read(n, "/etc/nccl/tuner.conf") is None and read(n, "/etc/nccl/tuned-job.env") is None
         assert read(n, "/var/lib/linerate/nccl-tuner-candidate.conf") is None
     with open(os.path.join(OUT, "sweep.json")) as f:
@@ -112,9 +123,9 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
     assert quirky.returncode == 0, quirky.stdout[-6000:]
     with open(TUNED) as f:
         doc = json.load(f)
-    assert [(r["collective"], r["min_bytes"], r["max_bytes"], r["algorithm"], r["protocol"], r["nodes"], r["ranks"])
-            for r in doc["tuner"]["rows"]] == [("allreduce", 64 * MIB, 256 * MIB, "ring", "ll128", n, n * 8)
-                                               for n in (2, len(nodes))], json.dumps(doc)
+    assert [(r["collective"], r["min_bytes"], r["max_bytes"], r["algorithm"], r["protocol"], r["nodes"], r["ranks"]) for r in doc["tuner"]["rows"]] == [
+        ("allreduce", 64 * MIB, 256 * MIB, "ring", "ll128", n, n * 8) for n in (2, len(nodes))
+    ], json.dumps(doc)
     rows_text = open(TUNED).read()
     assert not any(name in rows_text for name in nt.DEBUGGING_VARIABLES)
     for n in nodes:
@@ -124,13 +135,12 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
         assert csv == [f"allreduce,{64 * MIB},{256 * MIB},ring,ll128,-1,{k},{k * 8},-1,-1" for k in (2, len(nodes))]
         job = read(n, "/etc/nccl/tuned-job.env")
         assert keys(job) == {"NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE"}, job
-        assert read(n, "/var/lib/linerate/nccl-tuner-candidate.conf") is None   # the staging is gone
+        assert read(n, "/var/lib/linerate/nccl-tuner-candidate.conf") is None  # the staging is gone
     assert any(c["changed"] for c in recap(quirky.stdout).values())
     with open(os.path.join(OUT, "sweep.json")) as f:
         sweep = json.load(f)
     proof = [r for r in sweep["rows"] if r["value"] == "tuner file vs NCCL default"]
-    assert {r["key"] for r in proof} == {f"{t} x{k}" for t in ("all_reduce_perf", "all_gather_perf")
-                                         for k in (2, len(nodes))}
+    assert {r["key"] for r in proof} == {f"{t} x{k}" for t in ("all_reduce_perf", "all_gather_perf") for k in (2, len(nodes))}
     assert all(r["kept"] for r in proof)
 
     # 3. the same result again: nothing changes

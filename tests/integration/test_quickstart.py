@@ -14,6 +14,7 @@ Every command then runs as written: the vault is encrypted with the password fil
 site.yml --check --diff, site.yml, site.yml again with changed=0 - all against the lab (RoCE; the
 InfiniBand example needs the IB lab and is covered by test_lab_ib.py).
 """
+
 import json
 import os
 import re
@@ -57,8 +58,9 @@ for path in sys.argv[1:]:
 
 def recap(out, play_hosts):
     tail = out.rsplit("PLAY RECAP", 1)[1]
-    got = {m.group(1): (int(m.group(2)), int(m.group(3)))
-           for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)}
+    got = {
+        m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
+    }
     assert set(play_hosts) <= set(got), got
     return got
 
@@ -76,10 +78,8 @@ def test_the_readme_quickstart_runs_as_written_against_the_lab(lab, tmp_path):
     env.pop("ANSIBLE_VAULT_PASSWORD_FILE", None)
     # one bash for the whole block (the export carries over); a marker after each command splits the output
     outputs = [line.replace(SITE, site) for line in lines]
-    script = "set -euo pipefail\n" + "".join(f"{cmd}\necho '=== quickstart step {i} done'\n"
-                                             for i, cmd in enumerate(outputs))
-    r = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=5400,
-                       check=False)
+    script = "set -euo pipefail\n" + "".join(f"{cmd}\necho '=== quickstart step {i} done'\n" for i, cmd in enumerate(outputs))
+    r = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=5400, check=False)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-8000:]
     assert "no vault secrets" not in out
@@ -92,10 +92,15 @@ def test_the_readme_quickstart_runs_as_written_against_the_lab(lab, tmp_path):
         assert f.readline().startswith("$ANSIBLE_VAULT;1.1;AES256")
     assert oct(os.stat(home / ".linerate-vault-pass").st_mode & 0o777) == "0o600"
     with open(os.path.join(site, "group_vars", "switches", "credentials.yml"), encoding="utf-8") as f:
-        assert yaml.safe_load(f)["ansible_password"] == "{{ vault_switch_password }}"   # the example's, not the lab's
+        assert yaml.safe_load(f)["ansible_password"] == "{{ vault_switch_password }}"  # the example's, not the lab's
     # validate, preview, apply, apply again: the last one changes nothing anywhere
-    assert [p[0].split()[3] for p in plays] == ["playbooks/validate.yml", "playbooks/site.yml",
-                                                "playbooks/site.yml", "playbooks/site.yml", "playbooks/verify.yml"], plays
+    assert [p[0].split()[3] for p in plays] == [
+        "playbooks/validate.yml",
+        "playbooks/site.yml",
+        "playbooks/site.yml",
+        "playbooks/site.yml",
+        "playbooks/verify.yml",
+    ], plays
     preview, again = plays[1][1], plays[3][1]
     assert "--check --diff" in plays[1][0]
     counts = recap(again, nodes + switches)

@@ -1,6 +1,7 @@
 """Host readiness against the lab: the healthy lab is ready (rails PIX, versions agree, idle
 GPUs at Gen1 are no finding: they train up under load); each fault below the fabric is caught
 with its code, node, device and PCI address, then put back."""
+
 import json
 import os
 
@@ -60,9 +61,13 @@ def test_faults_below_the_fabric_are_caught(converged):
         fault("acs-off", "node3")
         fault("version-restore", "node1")
     got = {(f["code"], f["node"], f["device"]) for f in readiness(report)}
-    assert got == {("PCIE_DEGRADED", "node2", "mlx5_1"),
-                   ("ACS_ENABLED", "node3", "mlx5_0"), ("ACS_ENABLED", "node3", "mlx5_1"),
-                   ("VERSION_SKEW", "node1", "mlx5_0"), ("VERSION_SKEW", "node1", "mlx5_1")}, got
+    assert got == {
+        ("PCIE_DEGRADED", "node2", "mlx5_1"),
+        ("ACS_ENABLED", "node3", "mlx5_0"),
+        ("ACS_ENABLED", "node3", "mlx5_1"),
+        ("VERSION_SKEW", "node1", "mlx5_0"),
+        ("VERSION_SKEW", "node1", "mlx5_1"),
+    }, got
     degraded = next(f for f in readiness(report) if f["code"] == "PCIE_DEGRADED")
     assert degraded["pci_address"] == pci and "x8" in degraded["message"] and degraded["layer"] == "pcie"
     acs = [f for f in readiness(report) if f["code"] == "ACS_ENABLED"]
@@ -104,6 +109,7 @@ def test_a_gpu_link_stuck_under_load_is_named_with_node_gpu_and_slot(converged):
     """A GPU whose link stays at Gen1 under load reads like every idle GPU at rest; read again under
     the readiness load it is PCIE_DEGRADED, naming the node, the GPU, its PCI address and its slot."""
     from linerate_lab import pcie
+
     node = converged["nodes"]["node3"]
     gpu_pci = f"0000:{pcie.gpu_buses(node)[4]:02x}:00.0"
     slot = pcie.upstream_of(node, gpu_pci)["address"]

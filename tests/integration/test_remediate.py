@@ -4,6 +4,7 @@ scontrol on the inventory's slurm_controllers host) with the code and device in 
 shows the drain and changes nothing; a node drained by someone else is left alone; the metrics file on the node
 holds the report's values; after the undo the re-check returns the node to service and the summary shows the
 trend. Every node is returned to service at the start and the fault undone in a finally."""
+
 import json
 import os
 import subprocess
@@ -14,10 +15,9 @@ from test_audit import on
 
 NODE, DEVICE, FOREIGN = "node2", "mlx5_1", "node3"
 REPORTS = os.path.join(REPO, "inventory", "lab-output", "reports")
-CTL = "slurmctld"   # the lab's Slurm controller: its container and inventory host (lab/slurmlab.py)
+CTL = "slurmctld"  # the lab's Slurm controller: its container and inventory host (lab/slurmlab.py)
 PROM = "/var/lib/node_exporter/textfile_collector/linerate.prom"
-ACT = ["-e", "linerate_drain=true", "-e", "linerate_metrics=true",
-       "-e", '{"verify_fabric_checks": ["ports", "link_health"]}']
+ACT = ["-e", "linerate_drain=true", "-e", "linerate_metrics=true", "-e", '{"verify_fabric_checks": ["ports", "link_health"]}']
 
 
 def scontrol(*argv):
@@ -28,6 +28,7 @@ def scontrol(*argv):
 def slurm(node):
     """{state, base, flags, reason, reason_by} of ``scontrol show node`` (the parser the role reads it with)."""
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.scheduler import parse_scontrol_node
+
     return parse_scontrol_node(scontrol("show", "node", node))
 
 
@@ -52,11 +53,12 @@ def in_service(nodes):
 def node_drain(nodes, check=False):
     """The node_drain module on the controller host, as the remediate role runs it; the module's result."""
     args = {"scheduler": "slurm", "nodes": nodes, "return_to_service": True}
-    argv = [os.path.join(REPO, ".venv", "bin", "ansible"), CTL, "-i", "inventory/lab", "-m",
-            "linerate.fabric.node_drain", "-a", json.dumps(args)] + (["--check"] if check else [])
-    res = subprocess.run(argv, cwd=REPO, env=ansible_env(ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-                                                         ANSIBLE_STDOUT_CALLBACK="json"),
-                         text=True, capture_output=True, timeout=120)
+    argv = [os.path.join(REPO, ".venv", "bin", "ansible"), CTL, "-i", "inventory/lab", "-m", "linerate.fabric.node_drain", "-a", json.dumps(args)] + (
+        ["--check"] if check else []
+    )
+    res = subprocess.run(
+        argv, cwd=REPO, env=ansible_env(ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="json"), text=True, capture_output=True, timeout=120
+    )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
     return json.loads(res.stdout)["plays"][0]["tasks"][0]["hosts"][CTL]
 
@@ -71,20 +73,17 @@ def test_drain_and_resume_in_the_real_slurm(lab):
     scontrol("update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
     try:
         preview = node_drain([{"name": NODE, "findings": [flap], "verified": True}], check=True)
-        assert preview["changed"] and NODE not in reasons()   # check mode: nothing reaches Slurm
-        res = node_drain([{"name": NODE, "findings": [flap], "verified": True},
-                          {"name": FOREIGN, "findings": [], "verified": True}])
+        assert preview["changed"] and NODE not in reasons()  # check mode: nothing reaches Slurm
+        res = node_drain([{"name": NODE, "findings": [flap], "verified": True}, {"name": FOREIGN, "findings": [], "verified": True}])
         assert res["changed"] and res["drained"] == [NODE] and res["left_alone"] == [FOREIGN]
-        assert res["commands"] == [["scontrol", "update", f"NodeName={NODE}", "State=DRAIN",
-                                    f"Reason=linerate: LINK_FLAP {DEVICE}"]]
+        assert res["commands"] == [["scontrol", "update", f"NodeName={NODE}", "State=DRAIN", f"Reason=linerate: LINK_FLAP {DEVICE}"]]
         got = reasons()
         assert set(got) == {NODE, FOREIGN} and got[NODE][:2] == (f"linerate: LINK_FLAP {DEVICE}", "root")
         assert slurm(NODE)["flags"] == ["DRAIN"] and got[FOREIGN][0] == "disk replacement"
         assert not node_drain([{"name": NODE, "findings": [flap], "verified": True}])["changed"]
         assert reasons() == got
         # the node passes again: linerate's drain is lifted, the other one stays
-        res = node_drain([{"name": NODE, "findings": [], "verified": True},
-                          {"name": FOREIGN, "findings": [], "verified": True}])
+        res = node_drain([{"name": NODE, "findings": [], "verified": True}, {"name": FOREIGN, "findings": [], "verified": True}])
         assert res["returned"] == [NODE] and res["left_alone"] == [FOREIGN]
         # resumed: IDLE again (slurmctld flags it NOT_RESPONDING until its next ping of the node's slurmd)
         back = slurm(NODE)
@@ -105,7 +104,7 @@ def audit(*extra, expect_ok):
 def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
     nodes = sorted(converged["nodes"])
     in_service(nodes)
-    fresh_breaker()   # the drain budget's window from nothing: earlier tests' drains would count
+    fresh_breaker()  # the drain budget's window from nothing: earlier tests' drains would count
     scontrol("update", f"NodeName={FOREIGN}", "State=DRAIN", "Reason=disk replacement")
     # --check: the read-only checks do not run under --check, the drift does: a drift on the node is
     # previewed as its drain, and nothing changes in the scheduler
@@ -135,10 +134,8 @@ def test_flap_drains_that_node_only_and_it_returns_after_the_fix(converged):
         # the node's textfile holds the report's values
         prom = on(NODE, "cat", PROM)
         port = next(p for p in report["checks"]["link_health"]["ports"] if p["node"] == NODE and p["device"] == DEVICE)
-        assert (f'linerate_link_flaps_window{{fabric="lab",node="{NODE}",device="{DEVICE}",mode="audit"}} '
-                f'{port["flaps"]}') in prom
-        assert f'linerate_findings{{fabric="lab",node="{NODE}",code="LINK_FLAP",severity="error",mode="audit"}} ' \
-               f'{len(flaps)}' in prom
+        assert (f'linerate_link_flaps_window{{fabric="lab",node="{NODE}",device="{DEVICE}",mode="audit"}} {port["flaps"]}') in prom
+        assert f'linerate_findings{{fabric="lab",node="{NODE}",code="LINK_FLAP",severity="error",mode="audit"}} {len(flaps)}' in prom
         assert f'linerate_node_passed{{fabric="lab",node="{NODE}",mode="audit"}} 0' in prom
         assert on(NODE, "stat", "-c", "%a", PROM).strip() == "644"
     finally:
@@ -190,8 +187,7 @@ def test_a_leaf_that_reboots_drains_no_node_and_is_named_once(converged):
     finally:
         lab_fault("switch-reboot-stop", "leaf1")
     suspects = [f for f in report["findings"] if f.get("check") == "attribution"]
-    assert [(f["code"], f["element"], f["explains"]) for f in suspects] == [("LEAF_SUSPECT", "leaf1", nodes)], \
-        report["findings"]
+    assert [(f["code"], f["element"], f["explains"]) for f in suspects] == [("LEAF_SUSPECT", "leaf1", nodes)], report["findings"]
     flaps = [f for f in report["findings"] if f["code"] == "LINK_FLAP" and f.get("node")]
     assert {f["node"] for f in flaps} == set(nodes) and {f["device"] for f in flaps} == {"mlx5_0"}
     assert all(f["explained_by"] == "leaf1" for f in report["findings"] if f.get("node") and f["severity"] == "error")
@@ -202,8 +198,7 @@ def test_a_leaf_that_reboots_drains_no_node_and_is_named_once(converged):
     with open(os.path.join(REPORTS, "latest", "summary.md")) as f:
         assert "**LEAF_SUSPECT leaf1** explains 4 node(s)" in f.read()
     prom = on(NODE, "cat", PROM)
-    assert ('linerate_suspect_element_nodes{fabric="lab",code="LEAF_SUSPECT",kind="leaf",element="leaf1",'
-            'mode="audit"} 4') in prom
+    assert ('linerate_suspect_element_nodes{fabric="lab",code="LEAF_SUSPECT",kind="leaf",element="leaf1",mode="audit"} 4') in prom
     assert f'linerate_node_explained{{fabric="lab",node="{NODE}",element="leaf1",mode="audit"}} 1' in prom
 
 
@@ -213,15 +208,15 @@ def test_nodes_unreachable_from_the_controller_trip_the_breaker_until_it_is_rese
     DRAIN_BREAKER_TRIPPED, nothing is drained (node2's own fault is held), the state keeps the breaker open
     and the metrics say so - then the documented reset closes it, and a second reset changes nothing."""
     import socket
+
     nodes = sorted(converged["nodes"])
     in_service(nodes)
     fresh_breaker()
-    with socket.socket() as s:   # a loopback port nothing listens on (bound, then closed)
+    with socket.socket() as s:  # a loopback port nothing listens on (bound, then closed)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     override = tmp_path / "unreachable.yml"
-    override.write_text("all:\n  hosts:\n" + "".join(
-        f"    {n}:\n      ansible_host: 127.0.0.1\n      ansible_port: {port}\n" for n in ("node3", "node4")))
+    override.write_text("all:\n  hosts:\n" + "".join(f"    {n}:\n      ansible_host: 127.0.0.1\n      ansible_port: {port}\n" for n in ("node3", "node4")))
     # node2's own fault: a state (the cable pulled), not a rate a short window might not see
     lab_fault("port-down", NODE, DEVICE)
     try:
@@ -229,8 +224,13 @@ def test_nodes_unreachable_from_the_controller_trip_the_breaker_until_it_is_rese
     finally:
         lab_fault("port-up", NODE, DEVICE)
     codes = {(f["code"], f.get("node")) for f in report["findings"]}
-    assert {("NODE_NOT_VERIFIED", "node3"), ("NODE_NOT_VERIFIED", "node4"), ("PORT_DOWN", NODE),
-            ("CONTROLLER_PATH", None), ("DRAIN_BREAKER_TRIPPED", None)} <= codes, codes
+    assert {
+        ("NODE_NOT_VERIFIED", "node3"),
+        ("NODE_NOT_VERIFIED", "node4"),
+        ("PORT_DOWN", NODE),
+        ("CONTROLLER_PATH", None),
+        ("DRAIN_BREAKER_TRIPPED", None),
+    } <= codes, codes
     (path,) = [f for f in report["findings"] if f["code"] == "CONTROLLER_PATH"]
     assert path["explains"] == ["node3", "node4"] and path["element"] == "controller"
     rem = report["remediation"]

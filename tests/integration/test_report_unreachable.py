@@ -6,6 +6,7 @@ read, and no node is reached. Before, Ansible ended the run when every node of t
 whole batch failed) and no report was written; now each node's rescue records why, the report play writes
 the report naming every node unreachable, updates latest, and then fails the nodes.
 """
+
 import json
 import os
 import re
@@ -28,8 +29,7 @@ def down_inventory(lab, tmp_path):
     shutil.copytree(os.path.join(REPO, "inventory", "lab", "group_vars"), inv / "group_vars")
     text = open(LAB_HOSTS, encoding="utf-8").read()
     nodes = re.findall(r"^        (node\d+):\n          ansible_host: \S+$", text, flags=re.M)
-    text = re.sub(r"^(        node\d+:\n)(          )ansible_host: \S+$", r"\1\2ansible_host: 127.0.0.1\n\2ansible_port: 1",
-                  text, flags=re.M)
+    text = re.sub(r"^(        node\d+:\n)(          )ansible_host: \S+$", r"\1\2ansible_host: 127.0.0.1\n\2ansible_port: 1", text, flags=re.M)
     (inv / "hosts.yml").write_text(text, encoding="utf-8")
     assert nodes
     return inv, nodes
@@ -38,9 +38,17 @@ def down_inventory(lab, tmp_path):
 def test_every_node_unreachable_still_writes_the_report_naming_each(down_inventory, tmp_path):
     inv, nodes = down_inventory
     out = tmp_path / "output"
-    res = run_playbook("playbooks/verify.yml", "-e", '{"verify_fabric_checks": ["ports"]}',
-                       "-e", "verify_fabric_reachable_timeout=5", "-e", f"linerate_output_dir={out}",
-                       inventory=str(inv), timeout=600)
+    res = run_playbook(
+        "playbooks/verify.yml",
+        "-e",
+        '{"verify_fabric_checks": ["ports"]}',
+        "-e",
+        "verify_fabric_reachable_timeout=5",
+        "-e",
+        f"linerate_output_dir={out}",
+        inventory=str(inv),
+        timeout=600,
+    )
     assert res.returncode != 0, res.stdout[-3000:]
     latest = out / "reports" / "latest"
     assert latest.is_symlink() and (latest / "report.json").exists(), res.stdout[-4000:]
@@ -56,8 +64,7 @@ def test_every_node_unreachable_still_writes_the_report_naming_each(down_invento
     assert md.startswith("# Fabric verification: FAILED") and "0/4 nodes in scope verified" in md
     assert (latest / "report.html").read_text().startswith("<!DOCTYPE html>")
     root = ET.parse(latest / "junit.xml").getroot()
-    assert {c.get("name") for c in root.iter("testcase") if c.find("failure") is not None} >= {
-        f"{n} verified" for n in nodes}
+    assert {c.get("name") for c in root.iter("testcase") if c.find("failure") is not None} >= {f"{n} verified" for n in nodes}
     # every node still ends failed in the recap, after the report was written
     for node in nodes:
         assert re.search(rf"^{node}\s+: .*failed=1 .*rescued=1", res.stdout, flags=re.M), res.stdout[-2000:]

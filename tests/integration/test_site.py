@@ -3,6 +3,7 @@ converge, a second run with changed=0, and drift corrected by one run.
 
 The tests run in order on one lab (module scope); the lab is reset first.
 """
+
 import datetime
 import hashlib
 import json
@@ -21,15 +22,15 @@ PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERAT
 
 
 def labctl(*args, timeout=900):
-    res = subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO,
-                         env=ansible_env(), text=True, capture_output=True, timeout=timeout)
+    res = subprocess.run(
+        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=timeout
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
 
 def on(node, *argv, check=True):
-    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True,
-                         capture_output=True, timeout=60)
+    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
     if check:
         assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
     return res
@@ -37,14 +38,17 @@ def on(node, *argv, check=True):
 
 def recap(output):
     tail = output.split("PLAY RECAP", 1)[1]
-    return {m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-            for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)}
+    return {
+        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
+        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
+    }
 
 
 def switch_configs():
     d = os.path.join(REPO, "lab", "state", "switchsim")
-    return {f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
-            for f in sorted(os.listdir(d)) if f.endswith(".json") and f != "credentials.json"}
+    return {
+        f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest() for f in sorted(os.listdir(d)) if f.endswith(".json") and f != "credentials.json"
+    }
 
 
 def node_state(node):
@@ -62,6 +66,7 @@ def fresh_lab():
     os.environ["LINERATE_LAB_STATE"] = os.path.join(REPO, "lab", "state", "fabric")
     sys.path.insert(0, os.path.join(REPO, "lab", "sim"))
     from linerate_lab import model
+
     return model.load()
 
 
@@ -104,8 +109,11 @@ def test_second_run_changes_nothing(fresh_lab):
     assert {h: c["changed"] for h, c in counts.items()} == {h: 0 for h in counts}, counts
     # Every node reads as its last converge left it (converge stamp) and every switch is at its
     # intent (pre-check delta): the host stack and the rollout run on nobody.
-    for play in ("Install and configure the RDMA host stack", "Write NCCL's environment from the ports as they are now",
-                 "Roll out the fabric config, one batch at a time"):
+    for play in (
+        "Install and configure the RDMA host stack",
+        "Write NCCL's environment from the ports as they are now",
+        "Roll out the fabric config, one batch at a time",
+    ):
         assert re.search(rf"PLAY \[{re.escape(play)}\] \**\nskipping: no hosts matched", res.stdout), play
     assert "as the last converge left it" in run_playbook("playbooks/hosts.yml", "-v").stdout
 
@@ -150,12 +158,16 @@ def observe(node):
 
 def test_drift_is_previewed_then_corrected_by_one_run(fresh_lab):
     healthy = observe(NODE)
-    assert healthy == {"trust": "dscp", "pfc": ["0", "0", "0", "1", "0", "0", "0", "0"],
-                       "roce_v2_ipv4_gid": True, "peermem": True, "cnp_dscp_next_boot": "48"}, healthy
+    assert healthy == {
+        "trust": "dscp",
+        "pfc": ["0", "0", "0", "1", "0", "0", "0", "0"],
+        "roce_v2_ipv4_gid": True,
+        "peermem": True,
+        "cnp_dscp_next_boot": "48",
+    }, healthy
     drift(NODE)
     broken = observe(NODE)
-    assert broken == {"trust": "pcp", "pfc": ["0"] * 8, "roce_v2_ipv4_gid": False, "peermem": False,
-                      "cnp_dscp_next_boot": "10"}, broken
+    assert broken == {"trust": "pcp", "pfc": ["0"] * 8, "roce_v2_ipv4_gid": False, "peermem": False, "cnp_dscp_next_boot": "10"}, broken
 
     preview = run_playbook("playbooks/site.yml", "--check", "--diff", "--limit", f"localhost,{NODE}")
     assert preview.returncode == 0, preview.stdout[-5000:]

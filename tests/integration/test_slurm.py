@@ -6,6 +6,7 @@ Jobs are submitted on the controller (srun in the slurmctld container), as from 
 a test makes on a node (a hidden verbs device file, another NCCL in a job's library path) is undone in a
 finally. Matrix cases (make test-integration); the core drain/resume test against the same Slurm is
 tests/integration/test_remediate.py::test_drain_and_resume_in_the_real_slurm."""
+
 import re
 import subprocess
 
@@ -25,16 +26,14 @@ def slurm_jobs(converged):
     (verification installs it from the lab's repository, as here: package nccl-tests)."""
     run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True, timeout=900)
     for node in sorted(converged["nodes"]):
-        on(node, "sh", "-c", "command -v all_reduce_perf >/dev/null || "
-                             "DEBIAN_FRONTEND=noninteractive apt-get install -y -q nccl-tests >/dev/null")
+        on(node, "sh", "-c", "command -v all_reduce_perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nccl-tests >/dev/null")
         assert on(node, "test", "-x", "/etc/slurm/linerate-task-prolog") == ""
     return converged
 
 
 def srun(*argv, timeout=300):
     """srun on the controller; CompletedProcess (stdout and stderr apart)."""
-    return subprocess.run(["podman", "exec", "-w", "/tmp", f"{PREFIX}{CTL}", "srun", *argv], env=ansible_env(),
-                          text=True, capture_output=True, timeout=timeout)
+    return subprocess.run(["podman", "exec", "-w", "/tmp", f"{PREFIX}{CTL}", "srun", *argv], env=ansible_env(), text=True, capture_output=True, timeout=timeout)
 
 
 def in_service(node):
@@ -46,9 +45,25 @@ def in_service(node):
 def test_srun_launches_nccl_tests_one_rank_per_gpu(slurm_jobs):
     """Two nodes, eight tasks a node, each its GPU by Slurm's --gpu-bind (CUDA_VISIBLE_DEVICES), PMIx for the
     ranks, NCCL over NET/IB with GPUDirect RDMA: the launcher form of docs/launchers.md, from the controller."""
-    res = srun("--nodes=2", "--ntasks-per-node=8", "--gpus-per-node=8", "--gpu-bind=map_gpu:0,1,2,3,4,5,6,7",
-               "--mpi=pmix", "--export=ALL,NCCL_DEBUG=INFO", "all_reduce_perf", "-b", "8", "-e", "8M", "-f", "4",
-               "-g", "1", "-n", "5")
+    res = srun(
+        "--nodes=2",
+        "--ntasks-per-node=8",
+        "--gpus-per-node=8",
+        "--gpu-bind=map_gpu:0,1,2,3,4,5,6,7",
+        "--mpi=pmix",
+        "--export=ALL,NCCL_DEBUG=INFO",
+        "all_reduce_perf",
+        "-b",
+        "8",
+        "-e",
+        "8M",
+        "-f",
+        "4",
+        "-g",
+        "1",
+        "-n",
+        "5",
+    )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-3000:]
     out = res.stdout
     assert re.search(r"#\s+nThread 1 nGpus 1 .*", out), out[:2000]
@@ -65,10 +80,10 @@ def test_srun_launches_nccl_tests_one_rank_per_gpu(slurm_jobs):
 def _task_prolog_refuses(argv, code, node=NODE):
     res = srun("-w", node, "-N1", "-n1", *argv, "sh", "-c", "echo job-ran", timeout=300)
     assert res.returncode != 0, res.stdout + res.stderr
-    assert f"print linerate: {code}" not in res.stdout   # the 'print' prefix is Slurm's, stripped
+    assert f"print linerate: {code}" not in res.stdout  # the 'print' prefix is Slurm's, stripped
     assert f"linerate: {code}" in res.stdout, res.stdout + res.stderr
     assert "job-ran" not in res.stdout and "TaskProlog failed status=1" in res.stderr
-    assert in_service(node)[0], in_service(node)   # a job's problem, not the node's: no drain
+    assert in_service(node)[0], in_service(node)  # a job's problem, not the node's: no drain
     return res
 
 

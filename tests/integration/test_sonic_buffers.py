@@ -5,12 +5,13 @@ The simulator is the SKU and buffer model of its fabric.json entry (lab/switchsi
 expected are those of sonic-buildimage 086b03bd70f9 the collection vendors
 (plugins/module_utils/switch/sonic_buffer_data.py).
 """
+
 import json
 import os
 
 import pytest
 
-import test_switches as base   # the switch simulators' Lab (tests/integration/test_switches.py)
+import test_switches as base  # the switch simulators' Lab (tests/integration/test_switches.py)
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import parse_config_db
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS
@@ -31,6 +32,7 @@ class BufferLab(base.Lab):
             with open(os.path.join(state, "fabric.json"), "w", encoding="utf-8") as f:
                 json.dump(m, f, indent=1, sort_keys=True)
             return m, uplinks
+
         base.gen.write = write_leaf2
         try:
             super().__init__(tmp)
@@ -60,7 +62,7 @@ def test_a_400g_sonic_leaf_gets_its_platforms_headroom_in_its_buffer_model(buffe
         assert db["BUFFER_PG"]["Ethernet0|3"] == {"profile": "pg_lossless_400000_5m_profile"}
         prof = db["BUFFER_PROFILE"]["pg_lossless_400000_5m_profile"]
         assert (prof["size"], prof["xon"], prof["xoff"]) == (str(row["size"]), str(row["xon"]), str(row["xoff"]))
-    else:   # no headroom sizes: buffermgrd computes them (the post-check read them from APPL_DB)
+    else:  # no headroom sizes: buffermgrd computes them (the post-check read them from APPL_DB)
         assert db["BUFFER_PG"]["Ethernet0|3"] == {"profile": "NULL"}
         assert not [p for p in db.get("BUFFER_PROFILE", {}) if p.startswith("pg_lossless")]
     rc, out = lab.play("switches.yml", *args)

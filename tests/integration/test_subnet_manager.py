@@ -7,6 +7,7 @@ is attached to node1's / node2's simulated HCA through libumad2sim. The
 role runs them as pid-file daemons in a temporary directory (no systemd
 here); nothing outside that directory is written.
 """
+
 import copy
 import json
 import os
@@ -25,14 +26,22 @@ import ibsimlab  # noqa: E402
 
 VENV_BIN = os.path.dirname(sys.executable)
 PLAYBOOK_TIMEOUT = 180
-NEEDS = ["/usr/bin/ibsim", "/usr/sbin/opensm", "/usr/sbin/sminfo", "/usr/sbin/ibnetdiscover",
-         "/usr/sbin/iblinkinfo", "/usr/sbin/smpquery", ibsimlab.UMAD2SIM, "/sbin/start-stop-daemon"]
+NEEDS = [
+    "/usr/bin/ibsim",
+    "/usr/sbin/opensm",
+    "/usr/sbin/sminfo",
+    "/usr/sbin/ibnetdiscover",
+    "/usr/sbin/iblinkinfo",
+    "/usr/sbin/smpquery",
+    ibsimlab.UMAD2SIM,
+    "/sbin/start-stop-daemon",
+]
 SM_HOSTS = ("node1", "node2")
 
 pytestmark = pytest.mark.skipif(
     [p for p in NEEDS if not os.path.exists(p)] != [],
-    reason="needs Debian packages ibsim-utils, libumad2sim0, opensm, infiniband-diags: missing "
-    + ", ".join(p for p in NEEDS if not os.path.exists(p)))
+    reason="needs Debian packages ibsim-utils, libumad2sim0, opensm, infiniband-diags: missing " + ", ".join(p for p in NEEDS if not os.path.exists(p)),
+)
 
 
 class Fabric:
@@ -65,17 +74,25 @@ class Fabric:
                 "ib_subnet_manager_report": self.report,
                 "ib_subnet_manager_environment": e,
             }
-        inv = {"all": {
-            "vars": {"ansible_connection": "local", "ansible_become": False,
-                     "ansible_python_interpreter": sys.executable},
-            "children": {"gpu_nodes": {"hosts": hosts}}}}
+        inv = {
+            "all": {
+                "vars": {"ansible_connection": "local", "ansible_become": False, "ansible_python_interpreter": sys.executable},
+                "children": {"gpu_nodes": {"hosts": hosts}},
+            }
+        }
         self.inventory = os.path.join(self.base, "loopback.yml")
         with open(self.inventory, "w") as f:
             yaml.safe_dump(inv, f)
 
     def playbook(self, name, fabric=None):
-        cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", os.path.join(ROOT, "inventory", "lab-ib"),
-               "-i", self.inventory, os.path.join(ROOT, "playbooks", name)]
+        cmd = [
+            os.path.join(VENV_BIN, "ansible-playbook"),
+            "-i",
+            os.path.join(ROOT, "inventory", "lab-ib"),
+            "-i",
+            self.inventory,
+            os.path.join(ROOT, "playbooks", name),
+        ]
         if fabric is not None:
             path = os.path.join(self.base, "fabric-override.json")
             with open(path, "w") as f:
@@ -83,12 +100,15 @@ class Fabric:
             cmd += ["-e", "@" + path]
         # Own fact cache: the loopback "node1"/"node2" facts must never land in
         # the repository's cache, where the lab's real node1/node2 would find them.
-        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-                   ANSIBLE_CACHE_PLUGIN_CONNECTION=os.path.join(self.base, "facts"),
-                   ANSIBLE_LOCAL_TEMP=os.path.join(self.base, "tmp"),
-                   PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=PLAYBOOK_TIMEOUT)
+        env = dict(
+            os.environ,
+            ANSIBLE_NOCOLOR="1",
+            ANSIBLE_FORCE_COLOR="0",
+            ANSIBLE_CACHE_PLUGIN_CONNECTION=os.path.join(self.base, "facts"),
+            ANSIBLE_LOCAL_TEMP=os.path.join(self.base, "tmp"),
+            PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
+        )
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT)
         return p.returncode, p.stdout + p.stderr
 
     def diag(self, host, *args):
@@ -118,9 +138,10 @@ class Fabric:
 
 
 def recap(out):
-    return {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "failed": int(m[4])}
-            for m in re.findall(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)",
-                                out, re.M)}
+    return {
+        m[0]: {"ok": int(m[1]), "changed": int(m[2]), "failed": int(m[4])}
+        for m in re.findall(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
+    }
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +161,7 @@ def fabric(tmp_path_factory):
 
 def test_invalid_partition_rejected_before_opensm_is_touched(fabric):
     bad = copy.deepcopy(fabric.fabric)
-    bad["infiniband"]["subnet_manager"]["partitions"].append(
-        {"name": "rogue", "pkey": "0x8001", "members": ["0xdeadbeefdeadbeef"], "membership": "full"})
+    bad["infiniband"]["subnet_manager"]["partitions"].append({"name": "rogue", "pkey": "0x8001", "members": ["0xdeadbeefdeadbeef"], "membership": "full"})
     rc, out = fabric.playbook("subnet_manager.yml", bad)
     assert rc != 0
     assert "partitions[2].pkey: '0x8001' is not allowed (allowed: 0x0001..0x7ffe" in out
@@ -204,7 +224,7 @@ def test_config_change_restarts_opensm_once(fabric):
     assert rc == 0, out[-4000:]
     assert out.count("RUNNING HANDLER [ib_subnet_manager : Restart opensm (pid file)]") == 2  # a play each
     for h in SM_HOSTS:
-        assert fabric.starts(h) == 2, h          # one restart each
+        assert fabric.starts(h) == 2, h  # one restart each
         assert fabric.pid(h) != pids[h]
         assert "\nsweep_interval 15\n" in open(fabric.host_dir(h, "etc", "opensm.conf")).read()
     assert re.search(r"priority 15 state 3 SMINFO_MASTER", fabric.diag("node3", "sminfo"))
@@ -239,8 +259,7 @@ def test_swapped_ports_reported_with_node_and_ports(fabric):
         # (partition findings may come too until the SM has reswept the moved ports)
         # (and the subnet's error-counter sweep may count or miss the re-trained links while the SM resweeps:
         # IB_LINK_ERRORS / IB_COUNTERS_UNREADABLE, which are not topology findings)
-        topo = [f for f in findings if f["code"] not in ("IB_PARTITION_NOT_IN_FORCE", "IB_LINK_ERRORS",
-                                                        "IB_COUNTERS_UNREADABLE")]
+        topo = [f for f in findings if f["code"] not in ("IB_PARTITION_NOT_IN_FORCE", "IB_LINK_ERRORS", "IB_COUNTERS_UNREADABLE")]
         assert [(f["code"], f["node"], f.get("ports")) for f in topo] == [("IB_PORTS_SWAPPED", "leaf2", [1, 2])], topo
         assert "leaf2 ports 1 and 2 are swapped" in out
     finally:
@@ -256,13 +275,11 @@ def test_swapped_ports_reported_with_node_and_ports(fabric):
         # like a switch does): healing the topology does not reset them; and a relinked port's counters
         # (a GMP, answered only by an Active port) stay unreadable until OpenSM next programs it, like its
         # pkeys above: IB_COUNTERS_UNREADABLE is not a topology finding here either
-        topo = [f for f in findings if f["code"] not in ("IB_PARTITION_NOT_IN_FORCE", "IB_LINK_ERRORS",
-                                                        "IB_COUNTERS_UNREADABLE")]
+        topo = [f for f in findings if f["code"] not in ("IB_PARTITION_NOT_IN_FORCE", "IB_LINK_ERRORS", "IB_COUNTERS_UNREADABLE")]
         if not topo:
             break
         time.sleep(2)
     assert topo == [], topo
-
 
 
 def test_degraded_link_reported_with_node_and_port(fabric):
@@ -270,15 +287,13 @@ def test_degraded_link_reported_with_node_and_port(fabric):
     # and ibsim restarted, so the SMs are restarted after it (master first).
     ibsimlab.fault(fabric.sim, "degrade", "leaf1", [7], width=1, speed="SDR")
     for h in SM_HOSTS:
-        subprocess.run([fabric.host_dir(h, "opensm-ctl"), "restart"], check=True,
-                       capture_output=True, timeout=60)
+        subprocess.run([fabric.host_dir(h, "opensm-ctl"), "restart"], check=True, capture_output=True, timeout=60)
         if h == "node1":
-            deadline = time.monotonic() + ibsimlab.waits.deadline_s()   # the master's election, however loaded
+            deadline = time.monotonic() + ibsimlab.waits.deadline_s()  # the master's election, however loaded
             while "SMINFO_MASTER" not in fabric.diag("node3", "sminfo") and time.monotonic() < deadline:
                 time.sleep(1)
     rc, out, findings = _findings(fabric)
     assert rc != 0
     topo = [f for f in findings if f["code"] != "IB_PARTITION_NOT_IN_FORCE"]
-    assert [(f["code"], f["node"], f["port"], f["width"], f["speed_gbps"]) for f in topo] == \
-        [("IB_LINK_DEGRADED", "leaf1", 7, 1, 2.5)]
+    assert [(f["code"], f["node"], f["port"], f["width"], f["speed_gbps"]) for f in topo] == [("IB_LINK_DEGRADED", "leaf1", 7, 1, 2.5)]
     assert "leaf1 port 7 -> spine1 port 1: 1X 2.5 Gb/s, expected 4X 40 Gb/s" in out

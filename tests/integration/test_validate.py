@@ -1,4 +1,5 @@
 """Bad intent is rejected on the controller before any host or switch is touched."""
+
 import json
 import os
 import re
@@ -12,8 +13,10 @@ BAD = [
     ({"roce": {"no_drop_priority": 9}}, "fabric.roce.no_drop_priority: 9 is not allowed (allowed: an integer 0..7)"),
     ({"mtu": {"host": 9216, "switch": 4200}}, "fabric.mtu.host: 9216 is not allowed (allowed: at most fabric.mtu.switch (4200)"),
     ({"roce": {"data_dscp": 64}}, "fabric.roce.data_dscp: 64 is not allowed (allowed: an integer 0..63)"),
-    ({"roce": {"ecn": {"min_threshold_kb": 2000, "max_threshold_kb": 1000}}},
-     "fabric.roce.ecn.min_threshold_kb: 2000 is not allowed (allowed: below fabric.roce.ecn.max_threshold_kb (1000))"),
+    (
+        {"roce": {"ecn": {"min_threshold_kb": 2000, "max_threshold_kb": 1000}}},
+        "fabric.roce.ecn.min_threshold_kb: 2000 is not allowed (allowed: below fabric.roce.ecn.max_threshold_kb (1000))",
+    ),
     ({"roce": {"cnp_priority": 3}}, "fabric.roce.cnp_priority: 3 is not allowed"),
     ({"verify": {"ib_write_bw_fraction": 1.5}}, "above the line rate of 400 Gb/s"),
     ({"infiniband": {"subnet_manager": {"priority": 1}}}, "fabric.infiniband: '...' is not allowed (only with fabric.transport: infiniband"),
@@ -42,8 +45,7 @@ def test_two_hosts_on_one_switch_port_is_rejected(lab):
     # -e sets rdma_ports on every host, switches included: each host that feeds a
     # switch port is validated, so the port is claimed by the first of them.
     out = " ".join(res.stdout.split())
-    assert "node2 mlx5_0: switch_port: 'leaf1 swp1' is not allowed (allowed: a switch port cabled once; " \
-           "leaf1 swp1 is already cabled to" in out
+    assert "node2 mlx5_0: switch_port: 'leaf1 swp1' is not allowed (allowed: a switch port cabled once; leaf1 swp1 is already cabled to" in out
     assert recap_hosts(res.stdout) == ["localhost"]
 
 
@@ -57,10 +59,15 @@ def test_fabric_effective_without_injected_facts():
     # validated intent must still reach every host as fabric_effective.
     # example-roce reads the switch logins from a vault (credentials.yml); the
     # test stands the vault in with extra vars, as test_examples.py does.
-    res = run_playbook("tests/integration/playbooks/fabric_effective.yml",
-                       "-e", "vault_switch_user=admin", "-e", "vault_switch_password=x",
-                       inventory="inventory/example-roce",
-                       env=ansible_env(ANSIBLE_INJECT_FACT_VARS="False"))
+    res = run_playbook(
+        "tests/integration/playbooks/fabric_effective.yml",
+        "-e",
+        "vault_switch_user=admin",
+        "-e",
+        "vault_switch_password=x",
+        inventory="inventory/example-roce",
+        env=ansible_env(ANSIBLE_INJECT_FACT_VARS="False"),
+    )
     assert res.returncode == 0, res.stdout[-4000:]
     recap = res.stdout.split("PLAY RECAP", 1)[1]
     hosts = [h for h in recap_hosts(res.stdout) if h != "localhost"]
@@ -74,8 +81,7 @@ def test_validated_once_per_run_and_the_hosts_keep_the_intent(lab, inject):
     # A playbook that imports validate.yml twice (two playbooks in one run): the second import
     # reads the same intent and cabling, validates nothing again and ends its
     # plays; every host still has fabric_effective (with or without injected facts).
-    res = run_playbook("tests/integration/playbooks/validate_twice.yml",
-                       env=ansible_env(ANSIBLE_INJECT_FACT_VARS=inject))
+    res = run_playbook("tests/integration/playbooks/validate_twice.yml", env=ansible_env(ANSIBLE_INJECT_FACT_VARS=inject))
     assert res.returncode == 0, res.stdout[-4000:]
     assert res.stdout.count("TASK [Check the intent, the cabling and every cross-layer constraint]") == 2
     assert res.stdout.count("TASK [Show what was validated]") == 1

@@ -1,5 +1,6 @@
 """Fabric verification against the lab: a healthy lab passes; every injected fault is caught
 with the right fault code, naming the node, device and switch port, then put back."""
+
 import json
 import os
 from xml.etree import ElementTree as ET
@@ -10,8 +11,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import
 from conftest import REPO, lab_fault as fault, run_playbook
 
 # Short tests: the simulated links need no warm-up; every wait is bounded.
-FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6",
-        "-e", "verify_fabric_nccl_timeout=120"]
+FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6", "-e", "verify_fabric_nccl_timeout=120"]
 LATEST = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
 REPORT = os.path.join(LATEST, "report.json")
 _HEALTHY = {}
@@ -36,8 +36,7 @@ def codes(report):
 
 
 def find(report, code, node=None, device=None):
-    hits = [f for f in report["findings"] if f["code"] == code
-            and (node is None or f.get("node") == node) and (device is None or f.get("device") == device)]
+    hits = [f for f in report["findings"] if f["code"] == code and (node is None or f.get("node") == node) and (device is None or f.get("device") == device)]
     assert hits, f"no {code} {node} {device} in {sorted(codes(report), key=str)}"
     return hits
 
@@ -278,15 +277,13 @@ def test_handler_runs_verification_only_after_a_change(converged):
     marker = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
     before = os.path.realpath(marker) if os.path.exists(marker) else None
     only_ports = ["-e", '{"verify_fabric_checks": ["ports"]}']
-    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
-                       *only_ports, timeout=300)
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}", *only_ports, timeout=300)
     assert res.returncode == 0, res.stdout[-4000:]
     assert "RUNNING HANDLER [Request fabric verification]" in res.stdout
     after = os.path.realpath(marker)
     assert after != before and json.load(open(os.path.join(after, "report.json")))["summary"]["passed"]
     # nothing changed: no handler, no verification
-    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}",
-                       *only_ports, timeout=300)
+    res = run_playbook("tests/integration/playbooks/notify_verify.yml", "-e", f"linerate_test_marker={os.getpid()}", *only_ports, timeout=300)
     assert res.returncode == 0, res.stdout[-4000:]
     assert "RUNNING HANDLER" not in res.stdout
     assert os.path.realpath(marker) == after
@@ -296,8 +293,15 @@ def test_handler_runs_verification_only_after_a_change(converged):
 def test_sampled_plan_retests_suspects_against_good_peers(converged):
     fault("speed", "node3", "mlx5_0", "200")
     try:
-        report = verify("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_ib_write_bw_sample_rounds=1",
-                        "-e", '{"verify_fabric_checks": ["ib_write_bw"]}', expect_ok=False)
+        report = verify(
+            "-e",
+            "verify_fabric_ib_write_bw_plan=sampled",
+            "-e",
+            "verify_fabric_ib_write_bw_sample_rounds=1",
+            "-e",
+            '{"verify_fabric_checks": ["ib_write_bw"]}',
+            expect_ok=False,
+        )
     finally:
         fault("speed", "node3", "mlx5_0", "400")
     tests = rdma_tests(report["checks"]["ib_write_bw"])
@@ -308,8 +312,7 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
     # re-tested against a peer that is not a suspect (the re-test rounds also pair idle nodes that have
     # not met yet, and the cross-rail round crosses the spine: those need not involve a suspect)
     later = [t for t in tests if t["round"] > 0]
-    assert any("node3" in (t["client"][0], t["server"][0])
-               and ({t["client"][0], t["server"][0]} - {"node3"}) - suspects for t in later), later
+    assert any("node3" in (t["client"][0], t["server"][0]) and ({t["client"][0], t["server"][0]} - {"node3"}) - suspects for t in later), later
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
     assert [(f["code"], f["node"], f["device"]) for f in rdma] == [("RDMA_BW_LOW", "node3", "mlx5_0")]
 
@@ -318,8 +321,7 @@ def test_more_nodes_than_forks_run_the_schedule_as_async_jobs(converged):
     """With fewer forks than nodes the schedule cannot be one plain task (the nodes beyond the
     forks would start only after the others had given up on them): it runs as async jobs,
     collected once, and every client still meets its round's server at its first start."""
-    res = run_playbook("playbooks/verify.yml", *FAST, "-f", "3", "-e", '{"verify_fabric_checks": ["ib_write_bw"]}',
-                       timeout=600)
+    res = run_playbook("playbooks/verify.yml", *FAST, "-f", "3", "-e", '{"verify_fabric_checks": ["ib_write_bw"]}', timeout=600)
     assert res.returncode == 0, res.stdout[-4000:]
     collect = res.stdout.split("Collect every node's rounds]", 1)[1].split("TASK [", 1)[0]
     assert "skipping" not in collect and all(f"ok: [node{i}]" in collect for i in range(1, 5)), collect
@@ -359,10 +361,10 @@ print("\n".join(sorted(stale)))
 def test_the_nodes_run_the_simulator_from_current_bytecode(lab):
     import subprocess
     from conftest import ansible_env
+
     lab_id = os.environ.get("LINERATE_LAB_ID", "")
     node = f"linerate-{lab_id + '-' if lab_id else ''}{sorted(lab['nodes'])[0]}"
-    res = subprocess.run(["podman", "exec", node, "python3", "-c", STALE_PYC], env=ansible_env(), text=True,
-                         capture_output=True, timeout=60, check=True)
+    res = subprocess.run(["podman", "exec", node, "python3", "-c", STALE_PYC], env=ansible_env(), text=True, capture_output=True, timeout=60, check=True)
     assert res.stdout.strip() == "", f"modules without a current .pyc in {node}:\n{res.stdout}"
 
 
@@ -375,21 +377,20 @@ def test_a_node_unreachable_during_verification_is_not_verified(converged):
     import sys
     import time
     from conftest import VENV_BIN, ansible_env
+
     lab_id = os.environ.get("LINERATE_LAB_ID", "")
     container = f"linerate-{lab_id + '-' if lab_id else ''}node4"
     only = ["-e", '{"verify_fabric_checks": ["ports", "readiness"]}']
     argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/verify.yml", *FAST, *only]
     before = os.stat(REPORT).st_mtime_ns if os.path.exists(REPORT) else None
-    proc = subprocess.Popen(argv, cwd=REPO, env=ansible_env(), text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(argv, cwd=REPO, env=ansible_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out, stopped = [], False
     try:
         deadline = time.time() + 600
         for line in proc.stdout:
             out.append(line)
             if not stopped and "TASK [verify_fabric : Check the RDMA ports]" in line:
-                subprocess.run(["podman", "stop", "-t", "0", container], env=ansible_env(), check=True,
-                               capture_output=True, timeout=60)
+                subprocess.run(["podman", "stop", "-t", "0", container], env=ansible_env(), check=True, capture_output=True, timeout=60)
                 stopped = True
             assert time.time() < deadline, "".join(out[-50:])
         rc = proc.wait(timeout=60)
@@ -397,8 +398,7 @@ def test_a_node_unreachable_during_verification_is_not_verified(converged):
         if proc.poll() is None:
             proc.kill()
         # bring node4 back (labctl up restarts a stopped node) and converge it again
-        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up"], cwd=REPO, env=ansible_env(),
-                       check=True, timeout=900)
+        subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "up"], cwd=REPO, env=ansible_env(), check=True, timeout=900)
         run_playbook("playbooks/site.yml", "--skip-tags", "verify", "--limit", "node4", check=True, timeout=1500)
     assert stopped, "".join(out[-50:])
     assert rc != 0, "".join(out[-50:])
@@ -420,8 +420,7 @@ def test_a_node_unreachable_during_verification_is_not_verified(converged):
 # ---------------------------------------------------------------- issue 24: both directions, intermittent, uplinks
 # Written for the lead's lab run (not run by their author). The sampled plan is forced as above.
 
-SAMPLED = ("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_ib_write_bw_sample_rounds=2",
-           "-e", '{"verify_fabric_checks": ["ib_write_bw"]}')
+SAMPLED = ("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_ib_write_bw_sample_rounds=2", "-e", '{"verify_fabric_checks": ["ib_write_bw"]}')
 
 
 @pytest.mark.matrix
@@ -432,8 +431,7 @@ def test_receive_only_fault_is_named_with_its_direction(converged):
     finally:
         fault("rx-restore", "node2", "mlx5_1")
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
-    assert [(f["code"], f["node"], f["device"], f["direction"]) for f in rdma] == [
-        ("RDMA_BW_LOW", "node2", "mlx5_1", "receive")]
+    assert [(f["code"], f["node"], f["device"], f["direction"]) for f in rdma] == [("RDMA_BW_LOW", "node2", "mlx5_1", "receive")]
     assert rdma[0]["severity"] == "error" and report["summary"]["passed"] is False
     # it was re-tested as server against a good client, not only as client
     tests = rdma_tests(report["checks"]["ib_write_bw"])

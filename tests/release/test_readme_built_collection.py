@@ -12,6 +12,7 @@ After the block, in the same shell: what ansible-core the fresh virtualenv has, 
 `ansible-galaxy collection list` finds linerate.fabric (the installed copy, not the checkout).
 Slow (a fresh virtualenv with the ansible package): not in `make test`.
 """
+
 import json
 import os
 import re
@@ -34,21 +35,24 @@ def ran(tmp_path_factory):
     shutil.copytree(ROOT, tmp / "linerate", symlinks=True, ignore=_ignore)
     shutil.copytree(os.path.join(ROOT, "inventory", "example-ib"), tmp / "mysite")
     (tmp / "home").mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON")) and k not in ("PATH", "HOME")}
-    env.update(PATH="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", HOME=str(tmp / "home"),
-               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", os.path.expanduser("~/.cache/pip")),
-               ANSIBLE_NOCOLOR="1")
-    script = "\n".join([
-        "set -euo pipefail",
-        readme_built_collection(),
-        "echo '--- checks'",
-        "echo \"python=$(command -v python)\"",
-        "python -c 'import ansible.release as r; print(\"core=\" + r.__version__)'",
-        "ansible-galaxy collection list linerate.fabric --format json",
-    ])
-    r = subprocess.run(["bash", "-c", script], cwd=tmp / "linerate", env=env, capture_output=True, text=True,
-                       timeout=1800, check=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON")) and k not in ("PATH", "HOME")}
+    env.update(
+        PATH="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+        HOME=str(tmp / "home"),
+        PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", os.path.expanduser("~/.cache/pip")),
+        ANSIBLE_NOCOLOR="1",
+    )
+    script = "\n".join(
+        [
+            "set -euo pipefail",
+            readme_built_collection(),
+            "echo '--- checks'",
+            'echo "python=$(command -v python)"',
+            "python -c 'import ansible.release as r; print(\"core=\" + r.__version__)'",
+            "ansible-galaxy collection list linerate.fabric --format json",
+        ]
+    )
+    r = subprocess.run(["bash", "-c", script], cwd=tmp / "linerate", env=env, capture_output=True, text=True, timeout=1800, check=False)
     return r, tmp
 
 

@@ -9,6 +9,7 @@ bundled pip into the environment, then pip installs what was asked (the
 pinned pip) from the configured index. ``make sanity`` copies it into
 ansible-test's cache when the real script is not there.
 """
+
 import subprocess
 import sys
 
@@ -20,8 +21,7 @@ def main(argv):
     # Each in its own process: ensurepip clears pip's configuration (index,
     # certificates) in the environment of the process it runs in.
     subprocess.run([sys.executable, "-m", "ensurepip", "--upgrade"], check=True)
-    return subprocess.run([sys.executable, "-m", "pip", "install"] + [a for a in argv if a not in GET_PIP_ONLY],
-                          check=False).returncode
+    return subprocess.run([sys.executable, "-m", "pip", "install"] + [a for a in argv if a not in GET_PIP_ONLY], check=False).returncode
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ PATH, else the newest pyenv build of it (~/.pyenv/versions/<X.Y>.*).
 
 Usage: tests/sanity/release_check.py [--only readme|2.19|2.20|2.21 ...] [--gate sanity|galaxy-importer|ansible-lint ...]
 """
+
 import argparse
 import glob
 import os
@@ -60,14 +61,19 @@ def python_for(version):
     """The interpreter for Python `version` ("3.12"), or a SystemExit naming where it was looked for. A
     candidate counts when it runs and says it is that version (a pyenv shim of an unselected one does not)."""
     var = "LINERATE_PYTHON_" + version.replace(".", "_")
-    builds = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")),
-                    key=_release)
+    builds = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")), key=_release)
     for candidate in [os.environ.get(var), shutil.which(f"python{version}"), *reversed(builds)]:
-        if candidate and subprocess.run([candidate, "-c", f"import sys; sys.exit(sys.version[:{len(version) + 1}] "
-                                         f"!= '{version}.')"], capture_output=True, check=False).returncode == 0:
+        if (
+            candidate
+            and subprocess.run(
+                [candidate, "-c", f"import sys; sys.exit(sys.version[:{len(version) + 1}] != '{version}.')"], capture_output=True, check=False
+            ).returncode
+            == 0
+        ):
             return candidate
-    raise SystemExit(f"release-check: no Python {version} (needed by ansible-core for {version}): set {var}, "
-                     f"put python{version} on PATH, or install it with pyenv")
+    raise SystemExit(
+        f"release-check: no Python {version} (needed by ansible-core for {version}): set {var}, put python{version} on PATH, or install it with pyenv"
+    )
 
 
 def core_venv(line):
@@ -82,8 +88,10 @@ def core_venv(line):
             if f.read() == want:
                 return venv
     subprocess.run([python_for(python), "-m", "venv", "--clear", venv], check=True)
-    subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    f"ansible-core=={core}", "-r", RELEASE_REQUIREMENTS], check=True)
+    subprocess.run(
+        [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"ansible-core=={core}", "-r", RELEASE_REQUIREMENTS],
+        check=True,
+    )
     with open(marker, "w", encoding="utf-8") as f:
         f.write(want)
     return venv
@@ -92,8 +100,7 @@ def core_venv(line):
 def build(work):
     """The artifact: this checkout built once, with the .venv's ansible-galaxy."""
     out = os.path.join(work, "artifact")
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out, ROOT],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out, ROOT], check=True, stdout=subprocess.DEVNULL)
     (name,) = [f for f in os.listdir(out) if f.endswith(".tar.gz")]
     return os.path.join(out, name)
 
@@ -101,14 +108,12 @@ def build(work):
 def venv_env(venv, **extra):
     """The environment of a gate: that venv's tools first, nothing of the checkout's Ansible settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_") and k != "VIRTUAL_ENV"}
-    env.update(PATH=os.path.join(venv, "bin") + os.pathsep + "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-               ANSIBLE_NOCOLOR="1", NO_COLOR="1", **extra)
+    env.update(PATH=os.path.join(venv, "bin") + os.pathsep + "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", ANSIBLE_NOCOLOR="1", NO_COLOR="1", **extra)
     return env
 
 
 def sanity(venv, artifact, _work, python):
-    cmd = [os.path.join(venv, "bin", "python"), os.path.join(SANITY, "run.py"), "--artifact", artifact,
-           "--local", "--python", python]
+    cmd = [os.path.join(venv, "bin", "python"), os.path.join(SANITY, "run.py"), "--artifact", artifact, "--local", "--python", python]
     return subprocess.run(cmd, env=venv_env(venv), check=False).returncode == 0
 
 
@@ -119,9 +124,14 @@ def galaxy_importer(venv, artifact, work, _python):
         f.write(IMPORTER_CONFIG)
     home = os.path.join(work, "importer-home")
     os.makedirs(home, exist_ok=True)
-    r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "galaxy_importer.main", artifact],
-                       env=venv_env(venv, GALAXY_IMPORTER_CONFIG=config, HOME=home), cwd=work,
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [os.path.join(venv, "bin", "python"), "-m", "galaxy_importer.main", artifact],
+        env=venv_env(venv, GALAXY_IMPORTER_CONFIG=config, HOME=home),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     output = r.stdout + r.stderr
     flagged = [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
     for line in flagged:
@@ -138,13 +148,15 @@ def ansible_lint(venv, artifact, work, _python):
     shutil.rmtree(collections, ignore_errors=True)
     os.makedirs(os.path.join(work, "lint-home"), exist_ok=True)
     env = venv_env(venv, ANSIBLE_COLLECTIONS_PATH=collections, HOME=os.path.join(work, "lint-home"))
-    subprocess.run([os.path.join(venv, "bin", "ansible-galaxy"), "collection", "install", "--no-deps", artifact],
-                   env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [os.path.join(venv, "bin", "ansible-galaxy"), "collection", "install", "--no-deps", artifact], env=env, check=True, stdout=subprocess.DEVNULL
+    )
     posix = os.path.join(sysconfig.get_paths()["purelib"], "ansible_collections", "ansible", "posix")
     shutil.copytree(posix, os.path.join(collections, "ansible_collections", "ansible", "posix"))
     installed = os.path.join(collections, "ansible_collections", "linerate", "fabric")
-    return subprocess.run([os.path.join(venv, "bin", "ansible-lint"), "--profile", "production", "--nocolor"],
-                          cwd=installed, env=env, check=False).returncode == 0
+    return (
+        subprocess.run([os.path.join(venv, "bin", "ansible-lint"), "--profile", "production", "--nocolor"], cwd=installed, env=env, check=False).returncode == 0
+    )
 
 
 # Each gate of one ansible-core: (its venv, the artifact, a scratch directory, the core's Python X.Y) -> passed.
@@ -162,8 +174,9 @@ def main(argv):
     start = time.monotonic()
     if "readme" in only:
         t = time.monotonic()
-        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             os.path.join(ROOT, "tests", "release")], cwd=ROOT, check=False).returncode
+        rc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(ROOT, "tests", "release")], cwd=ROOT, check=False
+        ).returncode
         results["README built-collection block"] = (rc == 0, time.monotonic() - t)
     with tempfile.TemporaryDirectory(prefix="linerate-release-") as work:
         artifact = build(work) if only & set(CORES) else None

@@ -26,6 +26,7 @@ own per ansible-core (make release-check: 2.19, 2.20, 2.21).
 Usage: tests/sanity/run.py [--artifact linerate-fabric-X.Y.Z.tar.gz] [ansible-test sanity options...]
   default: the artifact built from this checkout; options --local --python <this Python's X.Y>
 """
+
 import glob
 import hashlib
 import importlib.metadata
@@ -43,8 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.path.dirname(sys.executable)
 # One tree per checkout and per ansible-core (make release-check runs each supported one from its own venv).
 CORE = importlib.metadata.version("ansible-core")
-WORK = os.path.join(tempfile.gettempdir(),
-                    f"linerate-sanity-{hashlib.sha256(ROOT.encode()).hexdigest()[:8]}-{CORE}")
+WORK = os.path.join(tempfile.gettempdir(), f"linerate-sanity-{hashlib.sha256(ROOT.encode()).hexdigest()[:8]}-{CORE}")
 DEST = os.path.join(WORK, "ansible_collections", "linerate", "fabric")
 HOME = os.path.join(ROOT, ".ansible", "sanity-home")
 SANITY = os.path.join(ROOT, "tests", "sanity")
@@ -54,11 +54,13 @@ def copy_collection(artifact=None):
     """The artifact itself (`artifact`, or `ansible-galaxy collection build`: galaxy.yml's manifest allow-list)
     unpacked at DEST, so sanity tests exactly what a user installs, the checkout's ignore files beside it."""
     import tarfile  # pylint: disable=import-outside-toplevel
+
     shutil.rmtree(WORK, ignore_errors=True)
     if artifact is None:
         out = os.path.join(WORK, "build")
-        subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out,
-                        ROOT], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--force", "--output-path", out, ROOT], check=True, stdout=subprocess.DEVNULL
+        )
         (name,) = [f for f in os.listdir(out) if f.endswith(".tar.gz")]
         artifact = os.path.join(out, name)
     os.makedirs(DEST)
@@ -70,8 +72,10 @@ def copy_collection(artifact=None):
     for path in sorted(glob.glob(os.path.join(SANITY, "ignore-*.txt"))):
         target = os.path.join(DEST, "tests", "sanity", os.path.basename(path))
         if os.path.exists(target):
-            raise SystemExit(f"sanity: the artifact ships {os.path.relpath(target, DEST)}; it must not "
-                             "(galaxy.yml manifest: tests/sanity/ignore-*.txt stays in the checkout)")
+            raise SystemExit(
+                f"sanity: the artifact ships {os.path.relpath(target, DEST)}; it must not "
+                "(galaxy.yml manifest: tests/sanity/ignore-*.txt stays in the checkout)"
+            )
         shutil.copy(path, target)
 
 
@@ -79,8 +83,7 @@ def pip_home():
     """HOME for ansible-test: pip's settings as a file, the bootstrap script cached."""
     conf = os.path.join(HOME, ".config", "pip", "pip.conf")
     os.makedirs(os.path.dirname(conf), exist_ok=True)
-    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                            check=False).stdout
+    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=False).stdout
     settings = {}
     for line in listed.splitlines():
         key, _sep, value = line.partition("=")
@@ -91,6 +94,7 @@ def pip_home():
         f.write("[global]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(settings.items())))
     from ansible_test._internal.python_requirements import get_venv_packages  # pylint: disable=import-outside-toplevel
     from ansible_test._internal.host_configs import NativePythonConfig  # pylint: disable=import-outside-toplevel
+
     pip_version = get_venv_packages(NativePythonConfig(version=f"{sys.version_info[0]}.{sys.version_info[1]}"))["pip"]
     cache = os.path.join(HOME, ".ansible", "test", "cache", f"get_pip_{pip_version.replace('.', '_')}.py")
     if not os.path.exists(cache):
@@ -107,8 +111,7 @@ def main(argv):
     pip_home()
     env = dict(os.environ, HOME=HOME, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     start = time.monotonic()
-    rc = subprocess.run([os.path.join(BIN, "ansible-test"), "sanity", *args], cwd=DEST, env=env,
-                        check=False).returncode
+    rc = subprocess.run([os.path.join(BIN, "ansible-test"), "sanity", *args], cwd=DEST, env=env, check=False).returncode
     print(f"sanity: ansible-test sanity {' '.join(args)}: rc {rc} in {time.monotonic() - start:.0f} s")
     return rc
 

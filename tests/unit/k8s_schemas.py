@@ -10,6 +10,7 @@
   config API at the release (``apis/config/v1beta2/configuration_types.go``, vendored): field names
   from the json tags, types, required fields and the typed string constants as enums.
 """
+
 import gzip
 import ipaddress
 import json
@@ -39,8 +40,7 @@ def _crds():
                 crd = next(d for d in yaml.safe_load_all(f) if d)
             for v in crd["spec"]["versions"]:
                 if v["served"]:
-                    out[(f"{crd['spec']['group']}/{v['name']}", crd["spec"]["names"]["kind"])] = \
-                        v["schema"]["openAPIV3Schema"]
+                    out[(f"{crd['spec']['group']}/{v['name']}", crd["spec"]["names"]["kind"])] = v["schema"]["openAPIV3Schema"]
     return out
 
 
@@ -77,8 +77,7 @@ def pod_templates(obj):
     if obj["kind"] == "MPIJob":
         return [(f"mpiReplicaSpecs.{k}", v["template"]) for k, v in spec["mpiReplicaSpecs"].items()]
     if obj["kind"] == "ClusterTrainingRuntime":
-        return [(f"template.spec.replicatedJobs[{i}]", j["template"]["spec"]["template"])
-                for i, j in enumerate(spec["template"]["spec"]["replicatedJobs"])]
+        return [(f"template.spec.replicatedJobs[{i}]", j["template"]["spec"]["template"]) for i, j in enumerate(spec["template"]["spec"]["replicatedJobs"])]
     return []
 
 
@@ -106,7 +105,7 @@ def validate(obj):
     for e in jsonschema.Draft7Validator(schema).iter_errors(obj):
         errors.append(f"{'.'.join(map(str, e.absolute_path))}: {e.message}")
     errors += unknown_fields(schema, obj, "")
-    for where, template in pod_templates(obj):   # the core PodTemplateSpec, strictly
+    for where, template in pod_templates(obj):  # the core PodTemplateSpec, strictly
         wrapped = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "probe"}, "template": template}
         errors += [f"spec.{where}.template.{e.split('.', 1)[-1]}" for e in _strict_core(wrapped)]
     if obj["kind"] == "NetworkAttachmentDefinition":
@@ -114,8 +113,7 @@ def validate(obj):
     return errors
 
 
-CNI_REQUIRED = {"macvlan": ("master", "mode"), "ipoib": ("master",), "host-device": ("device",),
-                "sriov": (), "ib-sriov": ()}
+CNI_REQUIRED = {"macvlan": ("master", "mode"), "ipoib": ("master",), "host-device": ("device",), "sriov": (), "ib-sriov": ()}
 
 
 def cni_problems(nad):
@@ -130,13 +128,11 @@ def cni_problems(nad):
     out += [f"config.{k}: missing" for k in CNI_REQUIRED.get(conf.get("type"), ()) if k not in conf]
     ipam = conf.get("ipam", {})
     if ipam.get("type") == "nv-ipam":
-        if set(ipam) - {"type", "poolName", "poolType"} or not ipam.get("poolName") or \
-                ipam.get("poolType", "ippool") not in ("ippool", "cidrpool"):
+        if set(ipam) - {"type", "poolName", "poolType"} or not ipam.get("poolName") or ipam.get("poolType", "ippool") not in ("ippool", "cidrpool"):
             out.append(f"config.ipam: {ipam!r}")
         return out
     net = ipaddress.ip_network(ipam.get("range"))
-    if ipam.get("type") != "whereabouts" or any(ipaddress.ip_network(x).subnet_of(net) is False
-                                               for x in ipam.get("exclude", [])):
+    if ipam.get("type") != "whereabouts" or any(ipaddress.ip_network(x).subnet_of(net) is False for x in ipam.get("exclude", [])):
         out.append(f"config.ipam: {ipam!r}")
     return out
 
@@ -170,7 +166,7 @@ def _fields(structs, sname):
         key, *opts = tag.split(",")
         if key == "" and "inline" in opts:
             base = gotype.split(".")[-1]
-            if base in structs:           # an embedded struct of this file: its fields are the parent's
+            if base in structs:  # an embedded struct of this file: its fields are the parent's
                 out.update(_fields(structs, base))
             continue
         out[key] = (gotype, "omitempty" not in opts and not gotype.startswith("*") and field != "")
@@ -193,8 +189,7 @@ def _check(structs, enums, gotype, value, path):
         fields = _fields(structs, gotype)
         errors = [f"{path}.{k}: unknown field" for k in value if k not in fields]
         errors += [f"{path}.{k}: required" for k, (_t, req) in fields.items() if req and k not in value]
-        return errors + [e for k, v in value.items() if k in fields
-                         for e in _check(structs, enums, fields[k][0], v, f"{path}.{k}")]
+        return errors + [e for k, v in value.items() if k in fields for e in _check(structs, enums, fields[k][0], v, f"{path}.{k}")]
     if gotype in ("metav1.Duration", "time.Duration"):
         return [] if isinstance(value, str) and _DURATION.fullmatch(value) else [f"{path}: {value!r} is not a duration"]
     if gotype == "bool":
@@ -206,7 +201,7 @@ def _check(structs, enums, gotype, value, path):
         return [] if value in enums[gotype] else [f"{path}: {value!r} is not one of {enums[gotype]}"]
     if gotype == "string" or "." not in gotype:
         return [] if isinstance(value, str) else [f"{path}: {value!r} is not a string"]
-    return []        # a type of another package (metav1.LabelSelector, LeaderElectionConfiguration): not checked
+    return []  # a type of another package (metav1.LabelSelector, LeaderElectionConfiguration): not checked
 
 
 def kueue_config_problems(config):

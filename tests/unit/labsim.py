@@ -3,6 +3,7 @@ the netdevs' kernel state as a dict, module placeholders in a temp tree.
 
 The ``lab`` fixture reaches every unit test through tests/unit/conftest.py: name it as a parameter.
 """
+
 import io
 import json
 import os
@@ -34,15 +35,10 @@ class Lab:
         self.sysfs = tmp_path / "sys"
         monkeypatch.setenv("LINERATE_LAB_SYSFS", str(self.sysfs))
         monkeypatch.setattr(os, "geteuid", lambda: 0)
-        node = hardware.new_node("node1", 1, "roce", 2, 400,
-                                 [("leaf1", "swp1"), ("leaf2", "swp1")])
+        node = hardware.new_node("node1", 1, "roce", 2, 400, [("leaf1", "swp1"), ("leaf2", "swp1")])
         node["modules"] = list(kmods.OFED_STACK)
-        self.write({"version": 1, "transport": "roce", "nodes": {"node1": node},
-                    "switches": {}, "faults": []})
-        self.netdevs = {
-            n["netdev"]: {"name": n["netdev"], "up": True, "operstate": "UNKNOWN",
-                          "mtu": 4200, "ipv4": [], "ipv6": []}
-            for n in node["nics"]}
+        self.write({"version": 1, "transport": "roce", "nodes": {"node1": node}, "switches": {}, "faults": []})
+        self.netdevs = {n["netdev"]: {"name": n["netdev"], "up": True, "operstate": "UNKNOWN", "mtu": 4200, "ipv4": [], "ipv6": []} for n in node["nics"]}
         self.netdevs["enp65s0f0np0"]["ipv4"] = ["192.168.100.11"]
         monkeypatch.setattr(common, "read_netdev", lambda name: self.netdevs.get(name))
         for name in kmods.INBOX:
@@ -69,8 +65,7 @@ class Lab:
         d = self.modroot / kver / subdir
         d.mkdir(parents=True, exist_ok=True)
         for name in names:
-            (d / kmods.file_name(name)).write_text(
-                kmods.ko_text(name, version, kver, inbox=subdir.startswith("kernel")))
+            (d / kmods.file_name(name)).write_text(kmods.ko_text(name, version, kver, inbox=subdir.startswith("kernel")))
 
     def run(self, tool, argv, stdin="", **kwargs):
         """(rc, stdout, stderr) of ``tool.main(argv)``."""

@@ -5,6 +5,7 @@ check mode, diff and fail_json/exit_json are AnsibleModule's own. Every argv
 the module runs is recorded (tool name without its directory) so tests can
 assert the exact commands.
 """
+
 import json
 import os
 

@@ -35,4 +35,4 @@ def fixture(tool, name):
 def fixture_source(tool, name):
     """The ``#source:`` line of a fixture (None for our own fixtures)."""
     first = (FIXTURES / tool / name).read_text(encoding="utf-8").split("\n", 1)[0]
-    return first[len(SOURCE_PREFIX):].strip() if first.startswith(SOURCE_PREFIX) else None
+    return first[len(SOURCE_PREFIX) :].strip() if first.startswith(SOURCE_PREFIX) else None

@@ -3,6 +3,7 @@
 with its own 127.0.0.x address and a stand-in perftest that really listens and connects over TCP,
 so the rounds synchronise through the servers as on a fabric.
 """
+
 import os
 import stat
 import sys
@@ -21,7 +22,7 @@ FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "perf
 # both exchange their node names; a device listed in $DOWN fails before any connection, as a
 # port that is not ACTIVE does. Each side appends "role node device port peer" to $LOG. The
 # client holds the connection for the test's duration times $SCALE.
-FAKE = r'''#!{python} -S
+FAKE = r"""#!{python} -S
 import os, socket, sys, time
 a = sys.argv[1:]
 dev, port, dur = a[a.index("-d") + 1], int(a[a.index("-p") + 1]), int(a[a.index("-D") + 1])
@@ -58,7 +59,7 @@ time.sleep(dur * float(os.environ.get("SCALE", "1")))
 c.sendall(b"done")
 note("client", peer)
 print(open(os.path.join("{fix}", "client_ib_sweep_gbits_25x.txt")).read())
-'''
+"""
 
 
 class NodeModule:
@@ -83,8 +84,7 @@ def fake_perftest(directory):
     return path
 
 
-def play(directory, nodes, addresses, params, patch, absent=(), down=None, start_delay=None, scale=1.0,
-         join_timeout=None):
+def play(directory, nodes, addresses, params, patch, absent=(), down=None, start_delay=None, scale=1.0, join_timeout=None):
     """Run every node's schedule at once, one thread a node; returns ({node: records}, log lines
     split into fields, seconds, rounds).
 
@@ -101,14 +101,16 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
     rounds = plans.round_robin(nodes)
     out, errors = {}, []
     scales = scale if isinstance(scale, dict) else {}
-    envs = {n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=log, SCALE=str(scales.get(n, 1.0) if scales else scale),
-                    DOWN=" ".join((down or {}).get(n, ())))
-            for n in nodes}
+    envs = {
+        n: dict(os.environ, NODE=n, ADDR=addresses[n], LOG=log, SCALE=str(scales.get(n, 1.0) if scales else scale), DOWN=" ".join((down or {}).get(n, ())))
+        for n in nodes
+    }
     local = threading.local()
     popen = runner_mod.subprocess.Popen
 
     def node_popen(argv, **pkw):
         return popen(argv, **dict(pkw, env=envs[local.node]))
+
     patch(runner_mod.subprocess, "Popen", node_popen)
     # a server's stand-in (a rail down) listens on its node's address only, as the fake perftest
     # does: on the wildcard it would take the port from another pair's server of the same round
@@ -126,6 +128,7 @@ def play(directory, nodes, addresses, params, patch, absent=(), down=None, start
             out[n] = schedule.run_schedule(runner_mod.Runner(NodeModule(binary)), params(parts))
         except Exception as e:  # pragma: no cover - shown by the error below
             errors.append((n, e))
+
     threads = [threading.Thread(target=one, args=(n,)) for n in nodes if n not in absent]
     t0 = time.monotonic()
     for t in threads:

@@ -1,7 +1,8 @@
 """Run a lab simulator tool outside the lab: netdev kernel state and hostname come from the environment.
 
-    SIM_NETDEVS='{"enp65s0f0np0": {...}}' LINERATE_LAB_NODE=node1 python sim_runner.py ib_write_bw ARGS...
+SIM_NETDEVS='{"enp65s0f0np0": {...}}' LINERATE_LAB_NODE=node1 python sim_runner.py ib_write_bw ARGS...
 """
+
 import json
 import os
 import socket
@@ -20,5 +21,6 @@ socket.gethostname = lambda: os.environ["LINERATE_LAB_NODE"]
 if __name__ == "__main__":
     tool = sys.argv[1]
     from importlib import import_module
+
     module = import_module(f"linerate_lab.tools.{tool}")
     sys.exit(module.main(sys.argv[2:]))

@@ -1,4 +1,5 @@
 """Helpers for the switch unit tests: imports, template rendering, fakes."""
+
 import os
 import sys
 import time
@@ -53,20 +54,27 @@ def fixture(name):
 
 
 def render(platform, ports, **overrides):
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "switch_configs")),
-                             trim_blocks=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROOT, "switch_configs")), trim_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters.update(FilterModule().filters())
     env.filters.update({f"linerate.fabric.{k}": v for k, v in SwitchFilters().filters().items()})
     env.filters.update({f"linerate.fabric.{k}": v for k, v in BufferFilters().filters().items()})
     v = dict(INTENT, **overrides)
     v.setdefault("switch_fabric_ports_effective", [{"name": p, "speed_gbps": 400, "peer": ""} for p in ports])
     # as the role's tasks/template.yml hands them over: computed in Python, not in the template
-    v.setdefault("switch_fabric_derived", fabric_derived(
-        platform, mtu=v["switch_fabric_mtu"], eos=v["switch_fabric_eos_profile"], profile=v["switch_fabric_profile"],
-        ecn_min_threshold_kb=v["switch_fabric_ecn_min_threshold_kb"],
-        ecn_max_threshold_kb=v["switch_fabric_ecn_max_threshold_kb"],
-        no_drop_priority=v["switch_fabric_no_drop_priority"], cnp_priority=v["switch_fabric_cnp_priority"],
-        nvue_release=v["switch_fabric_nvue_release"]))
+    v.setdefault(
+        "switch_fabric_derived",
+        fabric_derived(
+            platform,
+            mtu=v["switch_fabric_mtu"],
+            eos=v["switch_fabric_eos_profile"],
+            profile=v["switch_fabric_profile"],
+            ecn_min_threshold_kb=v["switch_fabric_ecn_min_threshold_kb"],
+            ecn_max_threshold_kb=v["switch_fabric_ecn_max_threshold_kb"],
+            no_drop_priority=v["switch_fabric_no_drop_priority"],
+            cnp_priority=v["switch_fabric_cnp_priority"],
+            nvue_release=v["switch_fabric_nvue_release"],
+        ),
+    )
     return env.get_template(f"{platform}/fabric.j2").render(**v)
 
 
@@ -74,7 +82,7 @@ class Scripted:
     """Replaces Driver.send: answers from a table, records every command."""
 
     def __init__(self, answers):
-        self.answers = answers   # command -> str | list[str] (consumed in order)
+        self.answers = answers  # command -> str | list[str] (consumed in order)
         self.sent = []
 
     def __call__(self, command, timeout=None):
@@ -104,8 +112,13 @@ class SimSwitch:
         from sim_eos import Eos
         from sim_nvue import Nvue
         from sim_sonic import Sonic
-        spec = {"platform": platform, "address": "127.0.1.9", "port": 22,
-                "ports": {p: {"peer": f"node{i + 1}:mlx5_0", "speed_gbps": 400} for i, p in enumerate(ports)}}
+
+        spec = {
+            "platform": platform,
+            "address": "127.0.1.9",
+            "port": 22,
+            "ports": {p: {"peer": f"node{i + 1}:mlx5_0", "speed_gbps": 400} for i, p in enumerate(ports)},
+        }
         (tmp_path / "fabric.json").write_text(json.dumps({"version": 1, "nodes": {}, "switches": {"sw": spec}}))
         store = Store(str(tmp_path))
         self.sw = {"nvue": Nvue, "sonic": Sonic, "eos": Eos}[platform]("sw", spec, store)
@@ -144,10 +157,10 @@ class SimConn:
         self.ctx["term_length"] = 0
         self.dead = False
 
-    def send_command(self, command, read_timeout=None, expect_string=None, strip_prompt=True,
-                     strip_command=True):
+    def send_command(self, command, read_timeout=None, expect_string=None, strip_prompt=True, strip_command=True):
         from netmiko.exceptions import ReadTimeout
         from simcore import Drop, Hang
+
         if self.dead:
             raise OSError("Socket is closed")
         self.sim.sent.append(command)
@@ -161,7 +174,7 @@ class SimConn:
             raise ReadTimeout(f"Pattern not detected: {expect_string!r} in output.") from None
         return out[0] if isinstance(out, tuple) else out
 
-    def check_enable_mode(self):   # netmiko: privileged exec when the prompt ends in #
+    def check_enable_mode(self):  # netmiko: privileged exec when the prompt ends in #
         return self.sim.sw.prompt(self.ctx).rstrip().endswith("#")
 
     def enable(self):
@@ -180,6 +193,7 @@ def sim_conn_driver(tmp_path, platform, ports):
     def open_connection(params):
         sim.connections += 1
         return SimConn(sim)
+
     d.open_connection = open_connection
     return d, sim
 

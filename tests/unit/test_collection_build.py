@@ -10,6 +10,7 @@ The README's "From the built collection" block is well-formed here (its pins,
 the artifact's name, outside the checkout, the playbook by name);
 tests/release/test_readme_built_collection.py runs it (`make release-check`).
 Every supported ansible-core has its sanity ignore file."""
+
 import json
 import os
 import re
@@ -24,9 +25,11 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Collections a task could name by FQCN (those the ansible package ships).
-KNOWN = {f"{ns}.{name}" for ns in ("ansible", "community", "containers", "cisco", "arista", "nvidia")
-         for name in ("posix", "general", "netcommon", "utils", "podman", "crypto", "docker", "nxos", "eos",
-                      "cumulus", "windows")}
+KNOWN = {
+    f"{ns}.{name}"
+    for ns in ("ansible", "community", "containers", "cisco", "arista", "nvidia")
+    for name in ("posix", "general", "netcommon", "utils", "podman", "crypto", "docker", "nxos", "eos", "cumulus", "windows")
+}
 NETWORK_OS_NAMES = re.compile(r"\b(arista\.eos\.eos|nvidia\.nvue\.(nvue|httpapi)|dellemc\.enterprise_sonic\.sonic)\b")
 GALAXY = os.path.join(os.path.dirname(sys.executable), "ansible-galaxy")
 
@@ -64,25 +67,64 @@ PLANTED = [
     "switch_configs/nvue/.fabric.j2.swp",
 ]
 # galaxy.yml's manifest allow-list, restated: the artifact holds exactly the checkout's files these match.
-SHIPS = re.compile(r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|bindep\.txt|meta/(runtime|execution-environment)\.yml|meta/(requirements|bindep)\.txt"
-                   r"|changelogs/(config|changelog)\.yaml|changelogs/fragments/[^/]+\.ya?ml|docs/[^/]+\.md"
-                   r"|plugins/.+\.(py|yml)|roles/(?![^/]+/molecule/).+\.(yml|j2|md)|playbooks/.+\.yml"
-                   r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?)")
+SHIPS = re.compile(
+    r"(README\.md|LICENSE|CHANGELOG\.md|requirements\.txt|bindep\.txt|meta/(runtime|execution-environment)\.yml|meta/(requirements|bindep)\.txt"
+    r"|changelogs/(config|changelog)\.yaml|changelogs/fragments/[^/]+\.ya?ml|docs/[^/]+\.md"
+    r"|plugins/.+\.(py|yml)|roles/(?![^/]+/molecule/).+\.(yml|j2|md)|playbooks/.+\.yml"
+    r"|switch_configs/.+\.j2|inventory/example-(roce|ib)/.+\.yml(\.example)?)"
+)
 NEVER = re.compile(r"(^|/)(\.[^/]*|__pycache__|vault\.yml)(/|$)|\.(bak|orig|rej|swp|pyc|pyo)$|~$")
-FORBIDDEN = ("lab/", "tests/", "bench/", "scripts/",
-             "inventory/mysite", ".bak", "backups/", "reports/", "linerate-output/", ".venv",
-             ".ansible", ".make", ".git", ".collections", ".ci/", ".pytest_cache", ".yamllint",
-             "inventory/lab/", "inventory/lab-ib/", "inventory/lab-output/", "ansible.cfg",
-             "Makefile", "requirements-dev.txt", ".tar.gz")
-REQUIRED = ("MANIFEST.json", "FILES.json", "README.md", "LICENSE", "changelogs/changelog.yaml",
-            "changelogs/config.yaml", "inventory/example-ib/hosts.yml",
-            "meta/runtime.yml", "meta/execution-environment.yml", "meta/requirements.txt", "meta/bindep.txt",
-            "requirements.txt", "bindep.txt",
-            "plugins/modules/mlxconfig.py", "plugins/action/validate_intent.py",
-            "plugins/filter/fabric.py", "plugins/module_utils/intent/fabric.py",
-            "roles/mofed/tasks/main.yml", "roles/switch_fabric/meta/argument_specs.yml",
-            "playbooks/site.yml", "playbooks/validate.yml", "switch_configs/nvue",
-            "inventory/example-roce/hosts.yml")
+FORBIDDEN = (
+    "lab/",
+    "tests/",
+    "bench/",
+    "scripts/",
+    "inventory/mysite",
+    ".bak",
+    "backups/",
+    "reports/",
+    "linerate-output/",
+    ".venv",
+    ".ansible",
+    ".make",
+    ".git",
+    ".collections",
+    ".ci/",
+    ".pytest_cache",
+    ".yamllint",
+    "inventory/lab/",
+    "inventory/lab-ib/",
+    "inventory/lab-output/",
+    "ansible.cfg",
+    "Makefile",
+    "requirements-dev.txt",
+    ".tar.gz",
+)
+REQUIRED = (
+    "MANIFEST.json",
+    "FILES.json",
+    "README.md",
+    "LICENSE",
+    "changelogs/changelog.yaml",
+    "changelogs/config.yaml",
+    "inventory/example-ib/hosts.yml",
+    "meta/runtime.yml",
+    "meta/execution-environment.yml",
+    "meta/requirements.txt",
+    "meta/bindep.txt",
+    "requirements.txt",
+    "bindep.txt",
+    "plugins/modules/mlxconfig.py",
+    "plugins/action/validate_intent.py",
+    "plugins/filter/fabric.py",
+    "plugins/module_utils/intent/fabric.py",
+    "roles/mofed/tasks/main.yml",
+    "roles/switch_fabric/meta/argument_specs.yml",
+    "playbooks/site.yml",
+    "playbooks/validate.yml",
+    "switch_configs/nvue",
+    "inventory/example-roce/hosts.yml",
+)
 
 
 class Built(tuple):
@@ -96,9 +138,12 @@ def _ignore(directory, names):
     skip = {".venv", ".git", "__pycache__", ".ansible", "mutants", ".hypothesis"}
     if os.path.abspath(directory) == os.path.join(ROOT, "lab"):
         skip.add("state")
-    return [n for n in names if n in skip or not (os.path.islink(os.path.join(directory, n))
-                                                  or os.path.isfile(os.path.join(directory, n))
-                                                  or os.path.isdir(os.path.join(directory, n)))]
+    return [
+        n
+        for n in names
+        if n in skip
+        or not (os.path.islink(os.path.join(directory, n)) or os.path.isfile(os.path.join(directory, n)) or os.path.isdir(os.path.join(directory, n)))
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +159,7 @@ def artifact(tmp_path_factory):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("secret: planted by test_collection_build\n")
     out = tmp / "out"
-    r = subprocess.run([GALAXY, "collection", "build", "--output-path", str(out), str(src)],
-                       capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run([GALAXY, "collection", "build", "--output-path", str(out), str(src)], capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     with open(src / "galaxy.yml", encoding="utf-8") as f:
         version = yaml.safe_load(f)["version"]
@@ -146,8 +190,7 @@ def test_artifact_holds_the_collection(artifact):
 @pytest.mark.parametrize("prefix", FORBIDDEN)
 def test_artifact_holds_nothing_of_the_checkout(artifact, prefix):
     names, _ = artifact
-    leaked = [n for n in names if n == prefix.rstrip("/") or n.startswith(prefix)
-              or f"/{prefix}" in f"/{n}" or (prefix == ".tar.gz" and n.endswith(prefix))]
+    leaked = [n for n in names if n == prefix.rstrip("/") or n.startswith(prefix) or f"/{prefix}" in f"/{n}" or (prefix == ".tar.gz" and n.endswith(prefix))]
     assert not leaked, f"{prefix}: {leaked[:5]}"
 
 
@@ -177,8 +220,7 @@ def test_metadata_names_real_project_urls(artifact):
     _, manifest = artifact
     info = manifest["collection_info"]
     base = "https://github.com/linerate-fabric/linerate"
-    assert (info["repository"], info["homepage"], info["issues"], info["documentation"]) == (
-        base, base, f"{base}/issues", f"{base}/tree/main/docs")
+    assert (info["repository"], info["homepage"], info["issues"], info["documentation"]) == (base, base, f"{base}/issues", f"{base}/tree/main/docs")
     assert not [k for k, v in info.items() if isinstance(v, str) and ("example" in v or "invalid" in v)]
 
 
@@ -266,8 +308,7 @@ def readme_built_collection():
 
 
 def _readme_commands():
-    return [shlex.split(line, comments=True) for line in readme_built_collection().splitlines()
-            if shlex.split(line, comments=True)]
+    return [shlex.split(line, comments=True) for line in readme_built_collection().splitlines() if shlex.split(line, comments=True)]
 
 
 def _dev_pin(name):
@@ -307,8 +348,7 @@ def test_readme_built_collection_builds_then_installs_and_runs_outside_the_check
     assert plays, "the block runs a playbook of the installed collection"
     for c in plays:
         name = c[-1]
-        assert name.startswith("linerate.fabric.") and os.path.isfile(
-            os.path.join(ROOT, "playbooks", name.split(".", 2)[2] + ".yml")), c
+        assert name.startswith("linerate.fabric.") and os.path.isfile(os.path.join(ROOT, "playbooks", name.split(".", 2)[2] + ".yml")), c
         assert c[c.index("-i") + 1] == "mysite", "the quickstart's ../mysite, seen from outside the checkout"
 
 
@@ -321,8 +361,9 @@ def test_every_supported_ansible_core_has_its_sanity_ignore_file():
     with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as f:
         floor = yaml.safe_load(f)["requires_ansible"].removeprefix(">=")
     assert min(CORES, key=lambda v: tuple(map(int, v.split(".")))) == ".".join(floor.split(".")[:2])
-    present = {os.path.basename(p)[len("ignore-"):-len(".txt")]
-               for p in os.listdir(os.path.join(ROOT, "tests", "sanity")) if re.fullmatch(r"ignore-.+\.txt", p)}
+    present = {
+        os.path.basename(p)[len("ignore-") : -len(".txt")] for p in os.listdir(os.path.join(ROOT, "tests", "sanity")) if re.fullmatch(r"ignore-.+\.txt", p)
+    }
     assert present == set(CORES), f"ignore files {sorted(present)} for the supported cores {sorted(CORES)}"
     for line in CORES:
         core, _python = CORES[line]
@@ -336,10 +377,13 @@ def test_every_supported_ansible_core_has_its_sanity_ignore_file():
 def test_every_module_is_in_every_ignore_file_for_the_gplv3_header():
     """The collection is Apache-2.0: validate-modules' GPLv3 header check is ignored for every module, in the
     ignore file of every supported ansible-core (a module added without it fails sanity under that core only)."""
-    modules = {f"plugins/{kind}/{fn}" for kind in ("modules", "callback")
-               if os.path.isdir(os.path.join(ROOT, "plugins", kind))
-               for fn in os.listdir(os.path.join(ROOT, "plugins", kind))
-               if fn.endswith(".py") and not fn.startswith("_")}
+    modules = {
+        f"plugins/{kind}/{fn}"
+        for kind in ("modules", "callback")
+        if os.path.isdir(os.path.join(ROOT, "plugins", kind))
+        for fn in os.listdir(os.path.join(ROOT, "plugins", kind))
+        if fn.endswith(".py") and not fn.startswith("_")
+    }
     # validate-modules checks the callback plugins' header too (window_outcome)
     assert "plugins/callback/window_outcome.py" in modules
     for fn in sorted(os.listdir(os.path.join(ROOT, "tests", "sanity"))):

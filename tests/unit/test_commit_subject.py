@@ -1,4 +1,5 @@
 """scripts/check_commit_subject.py, the commit-msg hook: subjects of at most 72 characters (issue 39)."""
+
 import importlib.util
 import pathlib
 import subprocess
@@ -25,7 +26,7 @@ def test_the_body_is_separated_by_a_blank_line():
 
 
 def test_git_comments_and_the_scissors_are_not_the_message():
-    msg = ("# Please enter the commit message\n\nsubject\n\nbody\n" + hook.SCISSORS + "\n" + "y" * 200 + "\n")
+    msg = "# Please enter the commit message\n\nsubject\n\nbody\n" + hook.SCISSORS + "\n" + "y" * 200 + "\n"
     assert hook.problems(msg) == []
     assert hook.problems("# only comments\n\n") == ["the message is empty"]
 

@@ -1,4 +1,5 @@
 """module_utils/common.py: the one "tool failed" message and the host layer's error."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import TOOL_OUTPUT_LIMIT, ToolFailure, tool_failed
@@ -7,8 +8,7 @@ ARGV = ["mlnx_qos", "-i", "enp65s0f0np0"]
 
 
 def test_the_message_names_the_command_its_rc_and_its_error():
-    assert tool_failed(ARGV, 1, "", "Netlink error: Operation not permitted\n") == (
-        "mlnx_qos -i enp65s0f0np0 exited 1: Netlink error: Operation not permitted")
+    assert tool_failed(ARGV, 1, "", "Netlink error: Operation not permitted\n") == ("mlnx_qos -i enp65s0f0np0 exited 1: Netlink error: Operation not permitted")
 
 
 def test_stderr_first_stdout_when_stderr_is_empty_nothing_when_both_are():
@@ -30,13 +30,11 @@ def test_long_output_is_cut_to_its_first_or_with_tail_its_last_characters():
 
 
 def test_what_leads_detail_replaces_the_output_and_hint_ends_it():
-    assert tool_failed(["scontrol", "show", "node", "n1"], 1, "", "boom", what="n1") == (
-        "n1: scontrol show node n1 exited 1: boom")
+    assert tool_failed(["scontrol", "show", "node", "n1"], 1, "", "boom", what="n1") == ("n1: scontrol show node n1 exited 1: boom")
     long_detail = "d" * (TOOL_OUTPUT_LIMIT + 50)
     # a parser's reading of the tool's error is its own words: never cut
     assert tool_failed(["x"], 2, "out", "err", detail=long_detail) == "x exited 2: " + long_detail
-    assert tool_failed(["modprobe", "m"], 1, "", "not found", hint=" - install it") == (
-        "modprobe m exited 1: not found - install it")
+    assert tool_failed(["modprobe", "m"], 1, "", "not found", hint=" - install it") == ("modprobe m exited 1: not found - install it")
 
 
 def test_a_tool_that_exited_0_with_unreadable_output_has_no_rc():
@@ -44,8 +42,7 @@ def test_a_tool_that_exited_0_with_unreadable_output_has_no_rc():
 
 
 def test_the_argv_is_joined_with_spaces_a_newline_written_escaped():
-    assert tool_failed(["dpkg-query", "-W", "-f", "${Package}\n", "rdma-core"], 2, "", "e") == (
-        "dpkg-query -W -f ${Package}\\n rdma-core exited 2: e")
+    assert tool_failed(["dpkg-query", "-W", "-f", "${Package}\n", "rdma-core"], 2, "", "e") == ("dpkg-query -W -f ${Package}\\n rdma-core exited 2: e")
     assert tool_failed(["cma_roce_tos", "-t", 106], 1, "", "e") == "cma_roce_tos -t 106 exited 1: e"
 
 
@@ -54,7 +51,7 @@ def test_exited_carries_what_fail_json_shows_beside_the_message():
     assert isinstance(e, ToolFailure) and str(e) == e.msg
     assert e.msg == "port 1: mlnx_qos -i enp65s0f0np0 exited 1: the err"
     assert e.kw == {"rc": 1, "stdout": "the out", "stderr": "the err", "cmd": ARGV, "before": {"trust": "pcp"}}
-    assert e.kw["cmd"] is not ARGV      # a copy: a caller's later change to its argv does not change the failure
+    assert e.kw["cmd"] is not ARGV  # a copy: a caller's later change to its argv does not change the failure
     with pytest.raises(ToolFailure, match=r"^ibstat exited 2: gone$"):
         raise ToolFailure.exited(["ibstat"], 2, "", "gone")
 
@@ -62,6 +59,7 @@ def test_exited_carries_what_fail_json_shows_beside_the_message():
 def _host_modules():
     import importlib
     import pathlib
+
     root = pathlib.Path(__file__).resolve().parents[2] / "plugins" / "module_utils" / "host"
     prefix = "ansible_collections.linerate.fabric.plugins.module_utils.host."
     return {p.stem: importlib.import_module(prefix + p.stem) for p in sorted(root.glob("*.py")) if p.stem != "__init__"}

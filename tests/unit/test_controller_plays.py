@@ -8,6 +8,7 @@ switch over netmiko. A play var ``ansible_connection: local`` beats the inventor
 (ansible-playbook, no lab, nothing reachable: every address is port 1 of 127.0.0.1) against an
 inventory that gives the hosts each connection an operator may set.
 """
+
 import glob
 import os
 import shutil
@@ -25,8 +26,7 @@ CONTROLLER_PATTERNS = ("localhost", "switches", "all")
 KEEP_CONNECTION = {
     # the remediate role delegates the drain to remediate_control_host (a Slurm or Kubernetes
     # control node reached by its own connection): a play var would force it local too
-    ("playbooks/stages/act_on_findings.yml", "Drain the nodes the findings name, return the ones linerate "
-                                             "drained that pass (opt-in)"),
+    ("playbooks/stages/act_on_findings.yml", "Drain the nodes the findings name, return the ones linerate drained that pass (opt-in)"),
     ("playbooks/stages/act_on_findings.yml", "Give the verification's verdict"),
 }
 # every connection an operator may give a switch, with the ansible_network_os that goes with it
@@ -84,12 +84,20 @@ def inventory(tmp_path_factory):
     inv = tmp / "inv"
     shutil.copytree(os.path.join(ROOT, "inventory", "example-roce", "group_vars"), inv / "group_vars")
     unreachable = {"ansible_host": "127.0.0.1", "ansible_port": 1}
-    leaves = {name: dict(unreachable, ansible_connection=conn, ansible_network_os=nos, switch_platform=platform,
-                         switch_role="leaf",
-                         switch_uplinks=[{"port": f"swp{31 + i}", "peer": spine,
-                                          "peer_port": f"Ethernet{int(name[4:])}/1"}
-                                         for i, spine in enumerate(("spine01", "spine02"))])
-              for name, (conn, nos, platform) in SWITCHES.items() if name.startswith("leaf")}
+    leaves = {
+        name: dict(
+            unreachable,
+            ansible_connection=conn,
+            ansible_network_os=nos,
+            switch_platform=platform,
+            switch_role="leaf",
+            switch_uplinks=[
+                {"port": f"swp{31 + i}", "peer": spine, "peer_port": f"Ethernet{int(name[4:])}/1"} for i, spine in enumerate(("spine01", "spine02"))
+            ],
+        )
+        for name, (conn, nos, platform) in SWITCHES.items()
+        if name.startswith("leaf")
+    }
     for name, (_, _, platform) in SWITCHES.items():
         if platform == "sonic":
             # sonic-swss's table stops at 100G: a 400G row, as the operator gives the
@@ -97,27 +105,55 @@ def inventory(tmp_path_factory):
             leaves[name]["switch_sonic_pg_lookup"] = {400000: {"5m": {"size": 90112, "xon": 18432, "xoff": 71680}}}
             leaves[name]["switch_uplinks"] = [
                 {"port": "Ethernet248", "peer": "spine01", "peer_port": f"Ethernet{int(name[4:])}/1"},
-                {"port": "Ethernet256", "peer": "spine02", "peer_port": f"Ethernet{int(name[4:])}/1"}]
-    spines = {name: dict(unreachable, ansible_connection=conn, ansible_network_os=nos, switch_platform=platform,
-                         switch_role="spine")
-              for name, (conn, nos, platform) in SWITCHES.items() if name.startswith("spine")}
-    hosts = {"all": {
-        "hosts": {"localhost": {"ansible_connection": "ssh", **unreachable}},
-        "children": {
-            "gpu_nodes": {"hosts": {f"gpu00{i}": dict(unreachable, ansible_connection="ssh") for i in range(1, 5)}},
-            "switches": {"children": {"leaves": {"hosts": leaves}, "spines": {"hosts": spines}}}}}}
+                {"port": "Ethernet256", "peer": "spine02", "peer_port": f"Ethernet{int(name[4:])}/1"},
+            ]
+    spines = {
+        name: dict(unreachable, ansible_connection=conn, ansible_network_os=nos, switch_platform=platform, switch_role="spine")
+        for name, (conn, nos, platform) in SWITCHES.items()
+        if name.startswith("spine")
+    }
+    hosts = {
+        "all": {
+            "hosts": {"localhost": {"ansible_connection": "ssh", **unreachable}},
+            "children": {
+                "gpu_nodes": {"hosts": {f"gpu00{i}": dict(unreachable, ansible_connection="ssh") for i in range(1, 5)}},
+                "switches": {"children": {"leaves": {"hosts": leaves}, "spines": {"hosts": spines}}},
+            },
+        }
+    }
     (inv / "hosts.yml").write_text(yaml.safe_dump(hosts, sort_keys=False))
     return tmp
 
 
 def _run(tmp, playbook, *args):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_FACT_CACHING="memory",
-               PATH=BIN + os.pathsep + os.environ["PATH"])
-    return subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", str(tmp / "inv"), playbook,
-                           "-e", "vault_switch_user=admin", "-e", "vault_switch_password=x",
-                           "-e", f"linerate_output_dir={tmp / 'out'}", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"),
+        ANSIBLE_FACT_CACHING="memory",
+        PATH=BIN + os.pathsep + os.environ["PATH"],
+    )
+    return subprocess.run(
+        [
+            os.path.join(BIN, "ansible-playbook"),
+            "-i",
+            str(tmp / "inv"),
+            playbook,
+            "-e",
+            "vault_switch_user=admin",
+            "-e",
+            "vault_switch_password=x",
+            "-e",
+            f"linerate_output_dir={tmp / 'out'}",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _recap(stdout):
@@ -131,13 +167,16 @@ def _recap(stdout):
     return out
 
 
-@pytest.mark.parametrize("playbook,args", [
-    ("playbooks/validate.yml", ()),
-    # every playbook's validation (the same two plays) and the change window's summary on localhost
-    ("playbooks/switches.yml", ("--tags", "summary")),
-    # the offline preview: every switch, node and localhost play, with their modules and file writes
-    ("playbooks/render.yml", ()),
-])
+@pytest.mark.parametrize(
+    "playbook,args",
+    [
+        ("playbooks/validate.yml", ()),
+        # every playbook's validation (the same two plays) and the change window's summary on localhost
+        ("playbooks/switches.yml", ("--tags", "summary")),
+        # the offline preview: every switch, node and localhost play, with their modules and file writes
+        ("playbooks/render.yml", ()),
+    ],
+)
 def test_controller_plays_reach_no_host_whatever_the_inventory_connection(inventory, playbook, args):
     r = _run(inventory, playbook, *args)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

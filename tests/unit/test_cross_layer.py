@@ -11,6 +11,7 @@ The probe tests change what ``derive()`` publishes (and the one PFC vector funct
 and assert every layer follows: a layer that computed a value on its own (``dscp * 4``,
 a Jinja loop over priorities) would keep the textbook value and fail them.
 """
+
 import json
 import os
 import re
@@ -34,14 +35,14 @@ from ansible_collections.linerate.fabric.plugins.module_utils.probes.perftest im
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OMIT = "__omit_place_holder__"
-PORTS = [{"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"},
-         {"device": "mlx5_1", "netdev": "enp65s0f1np1", "switch": "leaf1", "switch_port": "swp2"}]
+PORTS = [
+    {"device": "mlx5_0", "netdev": "enp65s0f0np0", "switch": "leaf1", "switch_port": "swp1"},
+    {"device": "mlx5_1", "netdev": "enp65s0f1np1", "switch": "leaf1", "switch_port": "swp2"},
+]
 # What rdma_facts reports for those ports: up, RoCE v2 IPv4 GID at index 3.
-RDMA = {"ports": [{"device": p["device"], "port": 1, "netdev": p["netdev"], "up": True,
-                   "roce_v2_ipv4_gid_index": 3} for p in PORTS]}
+RDMA = {"ports": [{"device": p["device"], "port": 1, "netdev": p["netdev"], "up": True, "roce_v2_ipv4_gid_index": 3} for p in PORTS]}
 BASE = {"name": "xl", "transport": "roce"}
-OTHER = {"name": "xl", "transport": "roce",
-         "roce": {"data_dscp": 34, "no_drop_priority": 4, "cnp_dscp": 40, "cnp_priority": 7}}
+OTHER = {"name": "xl", "transport": "roce", "roce": {"data_dscp": 34, "no_drop_priority": 4, "cnp_dscp": 40, "cnp_priority": 7}}
 
 
 def _filters():
@@ -55,8 +56,7 @@ def _filters():
 
 def _env(native):
     cls = jinja2.nativetypes.NativeEnvironment if native else jinja2.Environment
-    env = cls(trim_blocks=True, undefined=jinja2.StrictUndefined,
-              loader=jinja2.FileSystemLoader(ROOT))
+    env = cls(trim_blocks=True, undefined=jinja2.StrictUndefined, loader=jinja2.FileSystemLoader(ROOT))
     env.filters.update(_filters())
     env.tests["match"] = lambda value, pattern: re.match(pattern, str(value)) is not None
     return env
@@ -102,9 +102,16 @@ def _task(role, tasks_file, name):
 
 def host_vars(fabric_effective):
     """Every role's defaults over one host, as a play sees them."""
-    v = Vars(inventory_hostname="node1", ansible_managed="Ansible managed", omit=OMIT,
-             rdma_ports=PORTS, fabric_effective=fabric_effective,
-             ansible_facts={"rdma": RDMA}, ansible_check_mode=False, ansible_play_hosts=["node1", "node2"])
+    v = Vars(
+        inventory_hostname="node1",
+        ansible_managed="Ansible managed",
+        omit=OMIT,
+        rdma_ports=PORTS,
+        fabric_effective=fabric_effective,
+        ansible_facts={"rdma": RDMA},
+        ansible_check_mode=False,
+        ansible_play_hosts=["node1", "node2"],
+    )
     dict.update(v, TEXT.globals)  # range, dict, ...: the context is shared, not layered over the globals
     for role in ("roce_qos", "nccl_env", "verify_fabric", "connectx_firmware", "switch_fabric"):
         dict.update(v, _yaml("roles", role, "defaults", "main.yml"))
@@ -125,27 +132,37 @@ def layers(eff):
     v = host_vars(eff)
     out = {}
     # Switches: the three platform templates with role switch_fabric's defaults.
-    dict.update(v, switch_fabric_ports_effective=[{"name": "swp1", "speed_gbps": 400, "peer": ""}],
-                # SONiC's lossless headroom for 400G: the lab switches' own row (inventory/lab/group_vars/switches)
-                switch_sonic_pg_lookup={400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}})
+    dict.update(
+        v,
+        switch_fabric_ports_effective=[{"name": "swp1", "speed_gbps": 400, "peer": ""}],
+        # SONiC's lossless headroom for 400G: the lab switches' own row (inventory/lab/group_vars/switches)
+        switch_sonic_pg_lookup={400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}},
+    )
     # the derived values (interface MTU, ECN bytes, SONiC names) as the role's tasks/template.yml hands them over
     task = _task("switch_fabric", "template.yml", "Render the intent in the platform's configuration language")
 
     def derived(platform):
         dict.update(v, switch_fabric_template_platform=platform)
         dict.update(v, switch_fabric_derived=v.resolve(task["vars"]["switch_fabric_derived"].strip()))
+
     derived("nvue")
     nvue = v.render_file("switch_configs/nvue/fabric.j2")
-    out["nvue"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"mapping \S+ dscp (\d+) switch-priority (\d+)", nvue)},
-                   "pfc": [int(p) for p in re.findall(r"qos pfc \S+ switch-priority (\d+)", nvue)]}
+    out["nvue"] = {
+        "dscp": {int(d): int(p) for d, p in re.findall(r"mapping \S+ dscp (\d+) switch-priority (\d+)", nvue)},
+        "pfc": [int(p) for p in re.findall(r"qos pfc \S+ switch-priority (\d+)", nvue)],
+    }
     derived("sonic")
     sonic = json.loads(v.render_file("switch_configs/sonic/fabric.j2"))
-    out["sonic"] = {"dscp": {int(d): int(p) for d, p in sonic["DSCP_TO_TC_MAP"]["LINERATE"].items()},
-                    "pfc": [int(p) for p in sonic["PORT_QOS_MAP"]["swp1"]["pfc_enable"].split(",")]}
+    out["sonic"] = {
+        "dscp": {int(d): int(p) for d, p in sonic["DSCP_TO_TC_MAP"]["LINERATE"].items()},
+        "pfc": [int(p) for p in sonic["PORT_QOS_MAP"]["swp1"]["pfc_enable"].split(",")],
+    }
     derived("eos")
     eos = v.render_file("switch_configs/eos/fabric.j2")
-    out["eos"] = {"dscp": {int(d): int(p) for d, p in re.findall(r"qos map dscp (\d+) to traffic-class (\d+)", eos)},
-                  "pfc": [int(p) for p in re.findall(r"priority-flow-control priority (\d+) no-drop", eos)]}
+    out["eos"] = {
+        "dscp": {int(d): int(p) for d, p in re.findall(r"qos map dscp (\d+) to traffic-class (\d+)", eos)},
+        "pfc": [int(p) for p in re.findall(r"priority-flow-control priority (\d+) no-drop", eos)],
+    }
     # Host QoS: the roce_qos task's arguments (every port in one call), per port through the module's own plan.
     task = _task("roce_qos", "configure.yml", "Configure RoCE QoS on each cabled port")
     args = module_args(v, task, "linerate.fabric.roce_qos")
@@ -160,24 +177,33 @@ def layers(eff):
     out["unit"] = {
         "pfc": re.findall(r"mlnx_qos -i \S+ --trust \S+ --pfc ([\d,]+)", unit),
         "dscp": {int(d): int(p) for d, p in re.findall(r"--dscp2prio set,(\d+),(\d+)", unit)},
-        "tos": [int(t) for t in re.findall(r"cma_roce_tos -d \S+ -p \d+ -t (\d+)", unit)]}
+        "tos": [int(t) for t in re.findall(r"cma_roce_tos -d \S+ -p \d+ -t (\d+)", unit)],
+    }
     # NCCL: the nccl_env settings from the facts and the intent, written by its template.
     task = _task("nccl_env", "configure.yml", "Derive the NCCL settings from the facts and the intent")
     dict.update(v, nccl_env_tuned={"settings": {}, "problems": []})  # no tuned-settings file (docs/tuning.md)
     dict.update(v, nccl_env_result=v.resolve(task["ansible.builtin.set_fact"]["nccl_env_result"].strip()))
     out["nccl"] = parse_nccl_conf(v.render_file("roles/nccl_env/templates/etc/nccl.conf.j2"))
     # Benchmarks: the ib_write_bw client task's arguments through the module's argv builder.
-    task = _task("verify_fabric", "rdma_schedule.yml",
-                 "Play this node's rounds (one task; in check mode only the commands, nothing runs)")
+    task = _task("verify_fabric", "rdma_schedule.yml", "Play this node's rounds (one task; in check mode only the commands, nothing runs)")
     args = module_args(v, {"m": {k: task["linerate.fabric.ib_write_bw"][k] for k in ("tclass", "qps", "size")}}, "m")
-    params = dict(qps=args["qps"], size=args["size"], duration=10, iterations=0, gid_index=3,
-                  tclass=args.get("tclass"), sl=None, use_cuda=False, extra_args=[], mode="server")
+    params = dict(
+        qps=args["qps"],
+        size=args["size"],
+        duration=10,
+        iterations=0,
+        gid_index=3,
+        tclass=args.get("tclass"),
+        sl=None,
+        use_cuda=False,
+        extra_args=[],
+        mode="server",
+    )
     out["argv"] = perftest_argv("ib_write_bw", params, {"device": "mlx5_0", "tcp_port": 18515}, 0)
     # Firmware: the DCQCN parameters of role connectx_firmware.
     out["firmware"] = v["connectx_firmware_roce_params"]
     # Verification: what the report checks NCCL_IB_TC against.
-    out["nccl_findings"] = checks_nccl.nccl_conf_findings("node1", {"path": "/etc/nccl.conf", "settings": out["nccl"]},
-                                                     out["nccl"], {"mlx5_0": 3}, eff)
+    out["nccl_findings"] = checks_nccl.nccl_conf_findings("node1", {"path": "/etc/nccl.conf", "settings": out["nccl"]}, out["nccl"], {"mlx5_0": 3}, eff)
     return out
 
 

@@ -1,5 +1,6 @@
 """The example inventories pass their own validation, with 8 rails per node,
 and every variable they set is read by something."""
+
 import json
 import os
 import re
@@ -9,8 +10,7 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.join(ROOT, ".venv", "bin")
-ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"],
-           ANSIBLE_NOCOLOR="1")
+ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), PATH=BIN + os.pathsep + os.environ["PATH"], ANSIBLE_NOCOLOR="1")
 # Ansible's own connection variables (honoured by Ansible or by switch_fabric's defaults).
 ANSIBLE_VARS = {"ansible_host", "ansible_connection"}
 
@@ -23,16 +23,23 @@ def ansible(*argv):
 def test_example_passes_validation(example, transport, switches):
     # The switches' vault (group_vars/switches/vault.yml, encrypted by the
     # operator from vault.yml.example) stands in as extra vars.
-    res = ansible(os.path.join(BIN, "ansible-playbook"), "-i", f"inventory/{example}", "playbooks/validate.yml",
-                  "-e", "vault_switch_user=admin", "-e", "vault_switch_password=x")
+    res = ansible(
+        os.path.join(BIN, "ansible-playbook"),
+        "-i",
+        f"inventory/{example}",
+        "playbooks/validate.yml",
+        "-e",
+        "vault_switch_user=admin",
+        "-e",
+        "vault_switch_password=x",
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert f"({transport}, 400 Gb/s): 4 RDMA host(s), {switches} switch(es), intent valid" in " ".join(res.stdout.split())
 
 
 @pytest.mark.parametrize("example", ["example-roce", "example-ib"])
 def test_example_nodes_have_eight_rails_from_the_pattern(example):
-    res = ansible(os.path.join(BIN, "ansible"), "-i", f"inventory/{example}", "gpu004", "-m", "ansible.builtin.debug",
-                  "-a", "var=rdma_ports", "-o")
+    res = ansible(os.path.join(BIN, "ansible"), "-i", f"inventory/{example}", "gpu004", "-m", "ansible.builtin.debug", "-a", "var=rdma_ports", "-o")
     assert res.returncode == 0, res.stdout + res.stderr
     ports = json.loads(res.stdout.split("=>", 1)[1])["rdma_ports"]
     assert len(ports) == 8
@@ -49,7 +56,7 @@ def test_every_variable_an_example_sets_is_read(example):
     for hv in inv["_meta"]["hostvars"].values():
         names.update(hv)
     names -= ANSIBLE_VARS
-    assert "switch_host" not in names   # was set in example-roce and read by nothing
+    assert "switch_host" not in names  # was set in example-roce and read by nothing
     sources = []
     for top in ("roles", "plugins", "playbooks", os.path.join("inventory", example)):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
@@ -60,8 +67,7 @@ def test_every_variable_an_example_sets_is_read(example):
                         sources.append((path, fh.read()))
     for name in sorted(names):
         # Read means used in an expression or by a plugin, not only set (name: value).
-        readers = [p for p, text in sources
-                   if re.search(rf"(\{{\{{[^}}]*\b{name}\b|['\"]{name}['\"]|\.{name}\b|\b{name}\s*\|)", text)]
+        readers = [p for p, text in sources if re.search(rf"(\{{\{{[^}}]*\b{name}\b|['\"]{name}['\"]|\.{name}\b|\b{name}\s*\|)", text)]
         assert readers, f"{example} sets {name}, which nothing reads"
 
 

@@ -15,6 +15,7 @@ create` with the artifact beside it: the pinned base image and ansible-core, the
 and installed, the ssh client a system dependency. create writes only the build context: no container
 engine, no registry.
 """
+
 import hashlib
 import json
 import os
@@ -56,8 +57,7 @@ def artifact(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ee-build")
     src = tmp / "checkout"
     shutil.copytree(ROOT, src, symlinks=True, ignore=_ignore)
-    r = subprocess.run([GALAXY, "collection", "build", "--output-path", str(tmp / "out"), str(src)],
-                       capture_output=True, text=True, timeout=180, check=False)
+    r = subprocess.run([GALAXY, "collection", "build", "--output-path", str(tmp / "out"), str(src)], capture_output=True, text=True, timeout=180, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     with open(src / "galaxy.yml", encoding="utf-8") as f:
         version = yaml.safe_load(f)["version"]
@@ -72,8 +72,7 @@ def context(artifact, tmp_path_factory):
     text = documented_definition()
     (d / "execution-environment.yml").write_text(text)
     shutil.copy(path, d / path.name)
-    r = subprocess.run([BUILDER, "create", "-f", "execution-environment.yml", "-c", "context"], cwd=d,
-                       capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run([BUILDER, "create", "-f", "execution-environment.yml", "-c", "context"], cwd=d, capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     return d / "context", yaml.safe_load(text)
 
@@ -87,15 +86,18 @@ def test_the_base_image_is_pinned(context):
     assert "FROM $EE_BASE_IMAGE AS base" in containerfile
 
 
-@pytest.mark.parametrize("image,ok", [
-    ("registry.access.redhat.com/ubi9/ubi:9.5", True),
-    ("quay.io/fedora/fedora:42", True),
-    ("registry.access.redhat.com/ubi9/ubi@sha256:" + "a" * 64, True),
-    ("registry.access.redhat.com/ubi9/ubi:latest", False),
-    ("registry.access.redhat.com/ubi9/ubi", False),
-    ("quay.io/fedora/python-311:latest", False),
-    ("quay.io/centos/centos:stream9", False),
-])
+@pytest.mark.parametrize(
+    "image,ok",
+    [
+        ("registry.access.redhat.com/ubi9/ubi:9.5", True),
+        ("quay.io/fedora/fedora:42", True),
+        ("registry.access.redhat.com/ubi9/ubi@sha256:" + "a" * 64, True),
+        ("registry.access.redhat.com/ubi9/ubi:latest", False),
+        ("registry.access.redhat.com/ubi9/ubi", False),
+        ("quay.io/fedora/python-311:latest", False),
+        ("quay.io/centos/centos:stream9", False),
+    ],
+)
 def test_what_counts_as_pinned(image, ok):
     assert bool(PINNED_IMAGE.match(image)) is ok
 
@@ -125,8 +127,7 @@ def test_the_artifact_is_in_the_context_and_installed(context, artifact):
     cf = (ctx / "Containerfile").read_text()
     galaxy = cf.split("FROM base AS galaxy", 1)[1].split("FROM base AS builder", 1)[0]
     # the relative name resolves: the galaxy stage copies _build to /build and installs from there
-    assert galaxy.index("COPY _build /build") < galaxy.index("WORKDIR /build") < galaxy.index(
-        "ansible-galaxy collection install")
+    assert galaxy.index("COPY _build /build") < galaxy.index("WORKDIR /build") < galaxy.index("ansible-galaxy collection install")
     assert "-r requirements.yml" in galaxy.split("ansible-galaxy collection install", 1)[1].splitlines()[0]
 
 
@@ -143,13 +144,23 @@ def test_the_collection_metadata_is_what_introspect_reads(artifact, tmp_path):
     """What the EE build's introspect step finds in the installed artifact: its pip and bindep needs."""
     path, _version = artifact
     # --force: the checkout's ansible.cfg puts its own linerate.fabric on the collections path
-    r = subprocess.run([GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(path)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert (tmp_path / "ansible_collections" / "linerate" / "fabric" / "meta" / "execution-environment.yml").exists()
     assert r.returncode == 0, r.stdout + r.stderr
-    r = subprocess.run([BUILDER, "introspect", str(tmp_path), "--write-pip", str(tmp_path / "pip.txt"),
-                        "--write-bindep", str(tmp_path / "bindep.txt")],
-                       capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [BUILDER, "introspect", str(tmp_path), "--write-pip", str(tmp_path / "pip.txt"), "--write-bindep", str(tmp_path / "bindep.txt")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     pip = (tmp_path / "pip.txt").read_text().splitlines()
     bindep = (tmp_path / "bindep.txt").read_text().splitlines()
@@ -177,11 +188,9 @@ def test_meta_is_what_introspect_reads():
     same names resolve relative to meta/: copies there, never different."""
     meta = _meta()
     assert meta["version"] == 3 and set(meta) == {"version", "images", "dependencies", "additional_build_files"}
-    assert {k: meta["dependencies"][k] for k in ("python", "system")} == {"python": "requirements.txt",
-                                                                         "system": "bindep.txt"}
+    assert {k: meta["dependencies"][k] for k in ("python", "system")} == {"python": "requirements.txt", "system": "bindep.txt"}
     for rel in ("requirements.txt", "bindep.txt"):
-        with open(os.path.join(ROOT, rel), encoding="utf-8") as a, \
-                open(os.path.join(ROOT, "meta", rel), encoding="utf-8") as b:
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as a, open(os.path.join(ROOT, "meta", rel), encoding="utf-8") as b:
             assert a.read() == b.read(), f"meta/{rel} differs from {rel}: copy it again"
 
 
@@ -202,17 +211,20 @@ def test_meta_base_image_is_pinned_and_ships_a_tested_core_above_the_floor():
     assert "ansible_core" not in _meta()["dependencies"] and "ansible_runner" not in _meta()["dependencies"]
 
 
-@pytest.mark.parametrize("image,core", [
-    ("ghcr.io/ansible-community/community-ee-minimal:2.21.3-1", (2, 21, 3)),
-    ("ghcr.io/ansible-community/community-ee-base:2.19.5-2", (2, 19, 5)),
-])
+@pytest.mark.parametrize(
+    "image,core",
+    [
+        ("ghcr.io/ansible-community/community-ee-minimal:2.21.3-1", (2, 21, 3)),
+        ("ghcr.io/ansible-community/community-ee-base:2.19.5-2", (2, 19, 5)),
+    ],
+)
 def test_core_of_reads_the_community_ee_tag(image, core):
     assert _core_of(image) == core
 
 
-@pytest.mark.parametrize("image", ["ghcr.io/ansible-community/community-ee-minimal:latest",
-                                   "quay.io/ansible/awx-ee:24.6.1",
-                                   "ghcr.io/ansible-community/community-ee-minimal:2.21"])
+@pytest.mark.parametrize(
+    "image", ["ghcr.io/ansible-community/community-ee-minimal:latest", "quay.io/ansible/awx-ee:24.6.1", "ghcr.io/ansible-community/community-ee-minimal:2.21"]
+)
 def test_core_of_refuses_what_names_no_core(image):
     with pytest.raises(AssertionError):
         _core_of(image)
@@ -227,8 +239,9 @@ def meta_context(artifact, tmp_path_factory):
     src = tmp / "checkout"
     shutil.copytree(ROOT, src, symlinks=True, ignore=_ignore)
     shutil.copy(path, src / path.name)
-    r = subprocess.run([BUILDER, "create", "-f", "meta/execution-environment.yml", "-c", str(tmp / "ctx")],
-                       cwd=src, capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [BUILDER, "create", "-f", "meta/execution-environment.yml", "-c", str(tmp / "ctx")], cwd=src, capture_output=True, text=True, timeout=120, check=False
+    )
     assert r.returncode == 0 and "No matches" not in r.stdout + r.stderr, r.stdout + r.stderr
     return tmp / "ctx", src
 
@@ -247,22 +260,30 @@ def test_meta_context_holds_the_built_collection_on_the_pinned_base(meta_context
     copied = ctx / "_build" / "collections" / name
     assert copied.is_file(), f"{name} not in the context: stale name in meta/execution-environment.yml?"
     assert hashlib.sha256(copied.read_bytes()).digest() == hashlib.sha256(path.read_bytes()).digest()
-    assert yaml.safe_load((ctx / "_build" / "requirements.yml").read_text()) == {
-        "collections": [{"name": f"collections/{name}", "type": "file"}]}
+    assert yaml.safe_load((ctx / "_build" / "requirements.yml").read_text()) == {"collections": [{"name": f"collections/{name}", "type": "file"}]}
     assert (ctx / "_build" / "requirements.txt").read_text() == (src / "requirements.txt").read_text()
     assert (ctx / "_build" / "bindep.txt").read_text() == (src / "bindep.txt").read_text()
     with tarfile.open(copied) as tar:
         info = json.load(tar.extractfile("MANIFEST.json"))["collection_info"]
     assert (info["namespace"], info["name"], info["version"]) == ("linerate", "fabric", version)
-    print(f"EE context: {image} (ansible-core {'.'.join(map(str, _core_of(image)))}) + "
-          f"{info['namespace']}.{info['name']} {info['version']} ({name})")
+    print(f"EE context: {image} (ansible-core {'.'.join(map(str, _core_of(image)))}) + {info['namespace']}.{info['name']} {info['version']} ({name})")
     # what the builder stage's introspect finds in the collection the galaxy stage installs from that tarball
-    r = subprocess.run([GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(copied)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [GALAXY, "collection", "install", "--no-deps", "--force", "-p", str(tmp_path), str(copied)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    r = subprocess.run([BUILDER, "introspect", str(tmp_path), "--write-pip", str(tmp_path / "pip.txt"),
-                        "--write-bindep", str(tmp_path / "bindep.txt")],
-                       capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [BUILDER, "introspect", str(tmp_path), "--write-pip", str(tmp_path / "pip.txt"), "--write-bindep", str(tmp_path / "bindep.txt")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     pip = (tmp_path / "pip.txt").read_text()
     assert "netmiko>=4.3  # from collection linerate.fabric" in pip and "paramiko" in pip, pip

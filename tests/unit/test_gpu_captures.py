@@ -3,6 +3,7 @@
 The lab cannot produce these: they are what nvidia-smi, nccl-tests 2.19.6 and 2.13.11 and NCCL 2.28.9
 printed on a GPU. Each test pins what the parser must read from them.
 """
+
 import json
 import os
 
@@ -22,19 +23,22 @@ def capture(name):
 
 def test_nvidia_smi_topo_with_its_underlined_header_is_read():
     text = capture("nvidia-smi-topo-m.txt")
-    assert "\x1b[4m" in text   # the real header carries a terminal escape even in a file
+    assert "\x1b[4m" in text  # the real header carries a terminal escape even in a file
     topo = pcie.parse_nvidia_smi_topo(text)
     assert topo["devices"] == ["GPU0"]
     assert topo["links"] == {"GPU0": {"GPU0": "X"}}
     assert topo["affinity"] == {"GPU0": {"cpu": "0-15", "numa": 0}}
     assert topo["nic_names"] == {} and topo["warnings"] == []
-    assert pcie.nearest_gpus(topo) == {}   # no NIC: nothing is near a GPU
+    assert pcie.nearest_gpus(topo) == {}  # no NIC: nothing is near a GPU
 
 
-@pytest.mark.parametrize("name,version,test", [
-    ("nccl-tests-2.19.6-all_reduce_perf-g1.txt", "2.19.6", "all_reduce_perf"),
-    ("nccl-tests-2.13.11-all_reduce_perf-g1.txt", None, None),   # 2.13 prints neither
-])
+@pytest.mark.parametrize(
+    "name,version,test",
+    [
+        ("nccl-tests-2.19.6-all_reduce_perf-g1.txt", "2.19.6", "all_reduce_perf"),
+        ("nccl-tests-2.13.11-all_reduce_perf-g1.txt", None, None),  # 2.13 prints neither
+    ],
+)
 def test_nccl_tests_text_of_two_releases(name, version, test):
     res = nccl_tests.parse_nccl_tests(capture(name))
     assert res["nccl_tests_version"] == version and res["test"] == test
@@ -49,15 +53,14 @@ def test_nccl_tests_text_of_two_releases(name, version, test):
 
 def test_nccl_tests_json_of_2_19_6():
     res = nccl_tests.parse_nccl_tests(capture("nccl-tests-2.19.6-J.json"))
-    assert res["format"] == "json" and res["test"] == "all_reduce_perf"   # from args[0]: experiment_name is ""
+    assert res["format"] == "json" and res["test"] == "all_reduce_perf"  # from args[0]: experiment_name is ""
     assert res["nccl_version"] == "2.28.9"
     assert [r["size"] for r in res["rows"]] == [1048576, 8388608, 67108864]
     assert res["rows"][0]["root"] == -1
-    assert res["out_of_bounds_ok"] is True          # written as the string "true"
-    assert res["avg_bus_bandwidth_ok"] is None      # "unchecked"
-    assert res["nccl_last_error"] is None           # "errors": [""]
-    assert res["devices"] == [{"rank": 0, "group": 0, "pid": 1171, "host": "vm", "device": 0,
-                               "bus_id": "0000:00:06", "name": "NVIDIA H100 80GB HBM3"}]
+    assert res["out_of_bounds_ok"] is True  # written as the string "true"
+    assert res["avg_bus_bandwidth_ok"] is None  # "unchecked"
+    assert res["nccl_last_error"] is None  # "errors": [""]
+    assert res["devices"] == [{"rank": 0, "group": 0, "pid": 1171, "host": "vm", "device": 0, "bus_id": "0000:00:06", "name": "NVIDIA H100 80GB HBM3"}]
 
 
 def test_a_release_without_J_prints_its_usage_exits_0_and_writes_nothing():
@@ -74,13 +77,14 @@ def test_the_lab_nccl_tests_refuses_J_at_2_13_11_as_the_real_binary_does(capsys)
     """The lab's simulated all_reduce_perf at 2.13.11 answers -J with the real binary's words, usage and status."""
     from labsim import lab  # noqa: F401  (puts lab/sim on sys.path)
     from linerate_lab.tools import all_reduce_perf
+
     real = capture("nccl-tests-option-refusals.txt").split("=== 2.13.11 -J\n", 1)[1]
     real_lines = real.splitlines()
     assert all_reduce_perf.main(["-b", "1M", "-e", "8M", "-g", "1", "-J", "/tmp/x.json"], version="2.13.11-1") == 0
     out, err = capsys.readouterr()
-    assert err.strip() == real_lines[0].replace("/tmp/build-v2.13.11/", "")   # "<argv0>: invalid option -- 'J'"
-    usage = real_lines[1:real_lines.index("rc=0")]
-    assert out.splitlines() == usage   # the usage, line for line, as 2.13.11 prints it
+    assert err.strip() == real_lines[0].replace("/tmp/build-v2.13.11/", "")  # "<argv0>: invalid option -- 'J'"
+    usage = real_lines[1 : real_lines.index("rc=0")]
+    assert out.splitlines() == usage  # the usage, line for line, as 2.13.11 prints it
 
 
 def test_ncclsocket_between_two_hosts_is_the_tcp_fallback():

@@ -2,6 +2,7 @@
 sources per release by lab/grammar_extract.py) refuse an invented form, accept a real-but-rare one, and
 accept every argv linerate's modules build for the releases the lab ships. The last group is the one
 that catches a future invented flag: it builds argv through the product's own code."""
+
 import os
 import re
 
@@ -23,7 +24,7 @@ PERFTESTS = ["23.10.0-0.29.g0705c22.2310213", "24.10.0-0.65.g9093bae.2410114", "
 MFTS = ["4.26.1-3", "4.30.0-139"]
 MLNX_TOOLS = ["23.10.0-1.2310213", "24.10.0-1.2410114"]
 NCCL_OLD, NCCL_NEW = "2.13.11-1", "2.19.6"
-OPENSM = "3.3.23"   # Debian 12's opensm, which the lab runs for real
+OPENSM = "3.3.23"  # Debian 12's opensm, which the lab runs for real
 
 
 def test_every_grammar_file_names_its_source_and_each_version_its_commit():
@@ -44,25 +45,31 @@ def test_pick_takes_the_newest_tag_not_newer_and_refuses_an_older_release():
 
 # ---------------------------------------------------------------- getopt_long (glibc)
 
-LONGS = [{"name": "report_gbits", "has_arg": 0, "short": None}, {"name": "report-both", "has_arg": 0, "short": None},
-         {"name": "tclass", "has_arg": 1, "short": None}, {"name": "size", "has_arg": 1, "short": "s"}]
+LONGS = [
+    {"name": "report_gbits", "has_arg": 0, "short": None},
+    {"name": "report-both", "has_arg": 0, "short": None},
+    {"name": "tclass", "has_arg": 1, "short": None},
+    {"name": "size", "has_arg": 1, "short": "s"},
+]
 
 
 def test_getopt_long_permutes_takes_prefixes_and_both_argument_forms():
-    opts, operands = grammar.getopt_long("t", ["srv", "--report_g", "--tclass", "96", "-s65536", "--size=8", "--",
-                                               "-x"], "s:", LONGS)
+    opts, operands = grammar.getopt_long("t", ["srv", "--report_g", "--tclass", "96", "-s65536", "--size=8", "--", "-x"], "s:", LONGS)
     assert opts == [("--report_gbits", None), ("--tclass", "96"), ("s", "65536"), ("s", "8")]
     assert operands == ["srv", "-x"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--bogus"], "t: unrecognized option '--bogus'"),
-    (["-q"], "t: invalid option -- 'q'"),
-    (["-s"], "t: option requires an argument -- 's'"),
-    (["--tclass"], "t: option '--tclass' requires an argument"),
-    (["--report_gbits=1"], "t: option '--report_gbits' doesn't allow an argument"),
-    (["--report"], "t: option '--report' is ambiguous; possibilities: '--report_gbits' '--report-both'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--bogus"], "t: unrecognized option '--bogus'"),
+        (["-q"], "t: invalid option -- 'q'"),
+        (["-s"], "t: option requires an argument -- 's'"),
+        (["--tclass"], "t: option '--tclass' requires an argument"),
+        (["--report_gbits=1"], "t: option '--report_gbits' doesn't allow an argument"),
+        (["--report"], "t: option '--report' is ambiguous; possibilities: '--report_gbits' '--report-both'"),
+    ],
+)
 def test_getopt_long_refuses_with_glibcs_message(argv, message):
     with pytest.raises(grammar.GetoptError) as e:
         grammar.getopt_long("t", argv, "s:", LONGS)
@@ -71,18 +78,25 @@ def test_getopt_long_refuses_with_glibcs_message(argv, message):
 
 # ---------------------------------------------------------------- perftest
 
+
 @pytest.mark.parametrize("version", PERFTESTS)
 def test_perftest_refuses_invented_options_as_its_parser_does(version):
     with pytest.raises(grammar.PerftestRefused) as e:
         grammar.perftest_parse("ib_write_bw", ["-d", "mlx5_0", "--traffic_class=96"], version)
-    assert e.value.lines == ["ib_write_bw: unrecognized option '--traffic_class=96'",
-                             " Invalid Command or flag.", " Please check command line and run again.", "",
-                             " Parser function exited with Error"]
-    for argv, first in ((["-D", "2.5"], " Duration period argument 2.5 should be int"),
-                        (["-D", "0"], " Duration period must be positive"),
-                        (["-x", "3", "-x", "5"], " Duplicated argument: -x "),
-                        (["--tclass=1", "--tclass=2"], " Duplicated argument: tclass "),
-                        (["-b", "h1", "h2"], " Invalid Command line. Please check command rerun ")):
+    assert e.value.lines == [
+        "ib_write_bw: unrecognized option '--traffic_class=96'",
+        " Invalid Command or flag.",
+        " Please check command line and run again.",
+        "",
+        " Parser function exited with Error",
+    ]
+    for argv, first in (
+        (["-D", "2.5"], " Duration period argument 2.5 should be int"),
+        (["-D", "0"], " Duration period must be positive"),
+        (["-x", "3", "-x", "5"], " Duplicated argument: -x "),
+        (["--tclass=1", "--tclass=2"], " Duplicated argument: tclass "),
+        (["-b", "h1", "h2"], " Invalid Command line. Please check command rerun "),
+    ):
         with pytest.raises(grammar.PerftestRefused) as e:
             grammar.perftest_parse("ib_write_bw", argv, version)
         assert e.value.lines == [first, " Parser function exited with Error"], argv
@@ -103,25 +117,36 @@ def test_perftest_bw_only_and_latency_only_options():
 
 def test_perftest_accepts_real_but_rare_forms():
     opts, operands = grammar.perftest_parse(
-        "ib_write_bw", ["--run_infinitely", "--flow_label", "7", "-T", "106", "-R", "--use_cuda_dmabuf",
-                        "--report-both", "-x3", "10.0.0.2"], PERFTESTS[0])
+        "ib_write_bw", ["--run_infinitely", "--flow_label", "7", "-T", "106", "-R", "--use_cuda_dmabuf", "--report-both", "-x3", "10.0.0.2"], PERFTESTS[0]
+    )
     assert ("--flow_label", "7") in opts and ("T", "106") in opts and operands == ["10.0.0.2"]
 
 
 def test_the_simulated_perftest_prints_the_refusal_and_exits_1(capsys):
     assert ib_write_bw.main(["-d", "mlx5_0", "--gid_index", "3"], perftest=PERFTESTS[1]) == 1
-    assert capsys.readouterr().err == ("ib_write_bw: unrecognized option '--gid_index'\n Invalid Command or flag.\n"
-                                       " Please check command line and run again.\n\n Parser function exited with "
-                                       "Error\n")
+    assert capsys.readouterr().err == (
+        "ib_write_bw: unrecognized option '--gid_index'\n Invalid Command or flag.\n"
+        " Please check command line and run again.\n\n Parser function exited with "
+        "Error\n"
+    )
 
 
-PERF = {"size": 1048576, "qps": 4, "duration": 10, "iterations": 5000, "gid_index": 3, "tclass": 106, "sl": 3,
-        "use_cuda": True, "extra_args": [], "mode": "client"}
+PERF = {
+    "size": 1048576,
+    "qps": 4,
+    "duration": 10,
+    "iterations": 5000,
+    "gid_index": 3,
+    "tclass": 106,
+    "sl": 3,
+    "use_cuda": True,
+    "extra_args": [],
+    "mode": "client",
+}
 
 
 @pytest.mark.parametrize("version", PERFTESTS)
-@pytest.mark.parametrize("variant", [{}, {"mode": "server"}, {"duration": 0}, {"use_cuda": False, "sl": None,
-                                                                                 "tclass": None, "gid_index": None}])
+@pytest.mark.parametrize("variant", [{}, {"mode": "server"}, {"duration": 0}, {"use_cuda": False, "sl": None, "tclass": None, "gid_index": None}])
 def test_every_perftest_argv_linerate_builds_passes_the_gate(version, variant):
     p = dict(PERF, **variant)
     test = {"device": "mlx5_0", "ib_port": 1, "tcp_port": 18515, "gpu": 2, "server": "10.0.0.2"}
@@ -132,6 +157,7 @@ def test_every_perftest_argv_linerate_builds_passes_the_gate(version, variant):
 
 
 # ---------------------------------------------------------------- nccl-tests
+
 
 def test_output_file_minus_j_first_appears_in_nccl_tests_2_17_3():
     versions = grammar.table("nccl_tests")["versions"]
@@ -159,20 +185,32 @@ def test_nccl_tests_accepts_real_but_rare_forms():
     assert opts == [("J", "r.json"), ("M", "1")]
 
 
-NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8, "min_bytes": "1G", "max_bytes": "4G",
-        "step_factor": 2, "iterations": 20, "env": {"NCCL_DEBUG": "INFO"}, "json": True, "mpirun": "mpirun",
-        "mpirun_args": [], "ssh_args": "", "timeout": 60}
+NCCL = {
+    "test": "all_reduce_perf",
+    "hosts": ["10.0.0.1", "10.0.0.2"],
+    "gpus": 8,
+    "min_bytes": "1G",
+    "max_bytes": "4G",
+    "step_factor": 2,
+    "iterations": 20,
+    "env": {"NCCL_DEBUG": "INFO"},
+    "json": True,
+    "mpirun": "mpirun",
+    "mpirun_args": [],
+    "ssh_args": "",
+    "timeout": 60,
+}
 
 
 def test_every_nccl_tests_argv_linerate_builds_passes_the_gate_of_its_release():
     argv = nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun")
-    test_args = argv[argv.index("all_reduce_perf") + 1:]
+    test_args = argv[argv.index("all_reduce_perf") + 1 :]
     for version in (NCCL_OLD, NCCL_NEW):
         grammar.nccl_tests_parse("all_reduce_perf", test_args, version)
     with_json = nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json")
-    grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1:], NCCL_NEW)
+    grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1 :], NCCL_NEW)
     with pytest.raises(grammar.NcclTestsUsage):
-        grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1:], NCCL_OLD)
+        grammar.nccl_tests_parse("all_reduce_perf", with_json[with_json.index("all_reduce_perf") + 1 :], NCCL_OLD)
 
 
 class SimRun:
@@ -194,6 +232,7 @@ class SimRun:
     def start(self, argv, merge_stderr=False):
         self.started.append(argv)
         import subprocess
+
         return subprocess.Popen(["cat", self.table], stdout=subprocess.PIPE, text=True)
 
 
@@ -206,7 +245,7 @@ def test_nccl_tests_json_is_asked_only_of_a_release_that_has_minus_j(capsys):
     res = nccl_tests.run_nccl_tests(old, NCCL)
     assert old.calls == [["all_reduce_perf", "-h"]] and "-J" not in old.started[0]
     assert res["json_used"] is False and "before 2.17.3" in res["json_note"]
-    assert res["busbw"] and res["passed"] is True   # the text table was read instead
+    assert res["busbw"] and res["passed"] is True  # the text table was read instead
     new = SimRun(NCCL_NEW, table, capsys)
     res = nccl_tests.run_nccl_tests(new, NCCL)
     assert new.started[0][-2] == "-J" and res["json_used"] is True and res["json_note"] is None
@@ -219,8 +258,8 @@ def test_nccl_tests_json_is_asked_only_of_a_release_that_has_minus_j(capsys):
 def test_a_probe_that_prints_no_usage_falls_back_to_the_text_table():
     def run(argv):
         return 127, "", "all_reduce_perf: error while loading shared libraries: libnccl.so.2"
-    assert nccl_tests.nccl_json_supported(run, "all_reduce_perf") == (
-        False, "all_reduce_perf -h printed no usage (exit status 127); reading the text table")
+
+    assert nccl_tests.nccl_json_supported(run, "all_reduce_perf") == (False, "all_reduce_perf -h printed no usage (exit status 127); reading the text table")
 
 
 def test_the_nccl_tests_version_header_is_read_when_the_release_prints_it(capsys, tmp_path):
@@ -236,8 +275,10 @@ def test_the_nccl_tests_version_header_is_read_when_the_release_prints_it(capsys
 
 # ---------------------------------------------------------------- mlnx_qos (mlnx-tools optparse table)
 
+
 def _mlnx_qos_parse(argv, version):
     from linerate_lab.tools import mlnx_qos
+
     return mlnx_qos.parser(version).parse_args(argv)
 
 
@@ -263,6 +304,7 @@ def test_every_mlnx_qos_argv_linerate_builds_passes_the_gate(version):
 
 
 # ---------------------------------------------------------------- mlxconfig (mstflint parameter database)
+
 
 def _linerate_mlxconfig_sets():
     """NAME=value pairs linerate's role and profiles set, rendered with the module's own set_arg."""
@@ -295,8 +337,8 @@ def test_every_mlxconfig_parameter_linerate_sets_is_in_the_database_with_a_valid
 
 def test_mlxconfig_database_refuses_invented_names_and_values():
     assert grammar.mlxconfig_param("PCI_WRITE_ORDERING", MFTS[1]) is None
-    assert grammar.mlxconfig_param("SRIOV_EN_P1", MFTS[1]) is None        # a global TLV takes no port suffix
-    assert grammar.mlxconfig_param("LINK_TYPE", MFTS[1]) is None          # a port TLV needs one
+    assert grammar.mlxconfig_param("SRIOV_EN_P1", MFTS[1]) is None  # a global TLV takes no port suffix
+    assert grammar.mlxconfig_param("LINK_TYPE", MFTS[1]) is None  # a port TLV needs one
     entry, port = grammar.mlxconfig_param("LINK_TYPE_P2", MFTS[1])
     assert port == 2 and entry["enum"] == {"IB": 1, "ETH": 2}
     assert not grammar.mlxconfig_value_ok(entry, "VPI") and grammar.mlxconfig_value_ok(entry, "eth")
@@ -309,17 +351,24 @@ def test_mlxconfig_database_refuses_invented_names_and_values():
 
 # ---------------------------------------------------------------- mlxfwreset, mlxlink
 
+
 @pytest.mark.parametrize("mft", MFTS)
 def test_mlxfwreset_argv_linerate_builds_pass_and_invented_ones_fail(mft, capsys):
     from linerate_lab.tools import mlxfwreset
+
     p = mlxfwreset.parser(mft)
-    for argv in (["-d", "0000:41:00.0", "q"], ["-d", "0000:41:00.0", "-l", "3", "-y", "reset"],
-                 ["-d", "0000:41:00.0", "-l", "4", "-y", "reset"],
-                 ["--device", "x", "--sync", "1", "--skip_driver", "r"]):          # rare but real
+    for argv in (
+        ["-d", "0000:41:00.0", "q"],
+        ["-d", "0000:41:00.0", "-l", "3", "-y", "reset"],
+        ["-d", "0000:41:00.0", "-l", "4", "-y", "reset"],
+        ["--device", "x", "--sync", "1", "--skip_driver", "r"],
+    ):  # rare but real
         p.parse_args(argv)
-    for argv, msg in ((["-d", "x", "-l", "2", "reset"], "argument --level/-l: invalid choice: 2"),
-                      (["-d", "x", "--force", "reset"], "unrecognized arguments: --force"),
-                      (["-d", "x", "restart"], "argument command: invalid choice: 'restart'")):
+    for argv, msg in (
+        (["-d", "x", "-l", "2", "reset"], "argument --level/-l: invalid choice: 2"),
+        (["-d", "x", "--force", "reset"], "unrecognized arguments: --force"),
+        (["-d", "x", "restart"], "argument command: invalid choice: 'restart'"),
+    ):
         with pytest.raises(SystemExit) as e:
             p.parse_args(argv)
         assert e.value.code == 2 and msg in capsys.readouterr().err
@@ -334,15 +383,15 @@ def test_mlxlink_argv_linerate_builds_pass_and_invented_ones_fail(mft):
     argv[1] = "0000:41:00.0"
     opts, operands = grammar.mlxlink_parse(argv, mft)
     assert [k for k, _ in opts] == ["d", "c", "m"] and operands == []
-    opts, _ = grammar.mlxlink_parse(["-d", "x", "--show_fec", "--json", "-e"], mft)   # rare but real
+    opts, _ = grammar.mlxlink_parse(["-d", "x", "--show_fec", "--json", "-e"], mft)  # rare but real
     assert [k for k, _ in opts] == ["d", "--show_fec", "--json", "e"]
     with pytest.raises(grammar.MlxlinkRefused) as e:
         grammar.mlxlink_parse(["-d", "x", "--show_bler"], mft)
-    assert e.value.lines == ["mlxlink: unrecognized option `--show_bler'",
-                             "-E- failed to parse arguments. Bad input parameter"]
+    assert e.value.lines == ["mlxlink: unrecognized option `--show_bler'", "-E- failed to parse arguments. Bad input parameter"]
 
 
 # ---------------------------------------------------------------- OpenSM (the lab runs the real one)
+
 
 def test_every_opensm_conf_key_linerate_writes_is_in_opensms_option_table():
     with open(os.path.join(ROOT, "roles", "ib_subnet_manager", "templates", "opensm.conf.j2")) as f:

@@ -1,4 +1,5 @@
 """The order of disruptive host actions (issue 25 items 4-6), read from the roles as Ansible loads them."""
+
 import os
 
 import yaml
@@ -39,14 +40,15 @@ def test_the_apply_is_guard_reset_wait_check_undrain_and_a_failure_marks_the_nod
     assert "when" not in block
     names = [t["name"] for t in block["block"]]
     assert names[0] == "Check the management path and running RDMA jobs, and drain the node"
-    assert block["block"][0]["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption",
-                                                                 "tasks_from": "begin"}
-    assert names.index("Apply pending firmware parameters with mlxfwreset, one device at a time") \
-        < names.index("Wait for the host to answer after the firmware reset") \
-        < names.index("Check the RDMA devices are back after the firmware change") < len(names) - 1
+    assert block["block"][0]["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption", "tasks_from": "begin"}
+    assert (
+        names.index("Apply pending firmware parameters with mlxfwreset, one device at a time")
+        < names.index("Wait for the host to answer after the firmware reset")
+        < names.index("Check the RDMA devices are back after the firmware change")
+        < len(names) - 1
+    )
     assert block["block"][-1]["ansible.builtin.include_role"]["tasks_from"] == "end"
-    assert [t["ansible.builtin.include_role"] for t in block["rescue"]] == [
-        {"name": "linerate.fabric.host_disruption", "tasks_from": "failed"}]
+    assert [t["ansible.builtin.include_role"] for t in block["rescue"]] == [{"name": "linerate.fabric.host_disruption", "tasks_from": "failed"}]
     assert not [t for t in block["block"] if "throttle" in t or "listen" in t]
 
 
@@ -57,8 +59,7 @@ def test_each_node_restarts_its_own_driver_guarded_and_a_failure_marks_it():
     restart_inc = _task(main, "Restart the driver now if an install is waiting for it, before other roles read the NICs")
     flush = next(i for i, t in enumerate(main) if t.get("ansible.builtin.meta") == "flush_handlers")
     # between them only the check-mode preview's end (tests/unit/test_mofed_driver_restart.py)
-    assert [t["name"] for t in main[flush + 1:main.index(restart_inc)]] == [
-        "Preview ends here for this host until its driver is restarted"]
+    assert [t["name"] for t in main[flush + 1 : main.index(restart_inc)]] == ["Preview ends here for this host until its driver is restarted"]
     assert restart_inc["ansible.builtin.include_tasks"] == "restart.yml"
     assert "loop" not in restart_inc
     assert restart_inc["when"] == "mofed_restart_pending | default(false) | bool"
@@ -85,8 +86,7 @@ def test_the_failed_entry_marks_the_node_keeps_the_step_and_ends_the_host():
 def test_begin_and_end_note_the_disruptive_steps_start_and_end():
     begin = load("roles", "host_disruption", "tasks", "begin.yml")
     note = _task(begin, "Note when the node leaves service")
-    assert "linerate.fabric.rollout_step('start', host_disruption_action)" in \
-        note["ansible.builtin.set_fact"]["host_disruption_rollout_steps"]
+    assert "linerate.fabric.rollout_step('start', host_disruption_action)" in note["ansible.builtin.set_fact"]["host_disruption_rollout_steps"]
     # after the guards (a refused node never left service), before the drain
     assert begin.index(note) == 4 and begin[5]["name"] == "Drain the node (command)"
     end = load("roles", "host_disruption", "tasks", "end.yml")
@@ -98,9 +98,15 @@ def test_begin_checks_the_path_and_use_before_any_drain_hook():
     """A node the in-use check refuses is never drained first (issue 35): path, in use, then the hooks."""
     tasks = load("roles", "host_disruption", "tasks", "begin.yml")
     modules = [next(k for k in t if k.startswith(("ansible.builtin.", "linerate.fabric."))) for t in tasks]
-    assert modules == ["ansible.builtin.command", "linerate.fabric.disruption_guard", "linerate.fabric.disruption_guard",
-                       "ansible.builtin.debug", "ansible.builtin.set_fact", "ansible.builtin.command",
-                       "ansible.builtin.include_tasks"]
+    assert modules == [
+        "ansible.builtin.command",
+        "linerate.fabric.disruption_guard",
+        "linerate.fabric.disruption_guard",
+        "ansible.builtin.debug",
+        "ansible.builtin.set_fact",
+        "ansible.builtin.command",
+        "ansible.builtin.include_tasks",
+    ]
     assert tasks[0]["ansible.builtin.command"] == {"argv": ["printenv", "SSH_CONNECTION"]}
     assert tasks[0]["become"] is False
     assert tasks[1]["linerate.fabric.disruption_guard"]["check_in_use"] is False
@@ -110,8 +116,7 @@ def test_begin_checks_the_path_and_use_before_any_drain_hook():
 
 
 def test_each_rail_is_its_own_unit_bound_to_its_netdev():
-    with open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system",
-                           "linerate-rail@.service.j2"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system", "linerate-rail@.service.j2"), encoding="utf-8") as f:
         lines = [ln for ln in f.read().splitlines() if ln and not ln.startswith("#")]
     assert "BindsTo=sys-subsystem-net-devices-%i.device" in lines
     assert "After=sys-subsystem-net-devices-%i.device network-pre.target openibd.service" in lines
@@ -120,5 +125,7 @@ def test_each_rail_is_its_own_unit_bound_to_its_netdev():
     tasks = load("roles", "rdma_netdev", "tasks", "main.yml")
     persist = tasks[-1]
     assert persist["linerate.fabric.host_files"]["units"] == "{{ rdma_netdev_units }}"
-    assert "set -e" not in open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system",
-                                             "linerate-rail@.service.j2"), encoding="utf-8").read()
+    assert (
+        "set -e"
+        not in open(os.path.join(ROOT, "roles", "rdma_netdev", "templates", "etc", "systemd", "system", "linerate-rail@.service.j2"), encoding="utf-8").read()
+    )

@@ -1,4 +1,5 @@
 """fabric.rollout: the host stack's waves from the intent (issue 25 item 4, issue 36 item 1): validation, the plays."""
+
 import os
 
 import pytest
@@ -15,8 +16,7 @@ def problems(rollout):
     return schema.validate_fabric({"transport": "roce", "rollout": rollout})
 
 
-DEFAULT = {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0,
-           "spread": ["leaf", "rack", "nvlink_domain"], "slow_start": True, "batch": None}
+DEFAULT = {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0, "spread": ["leaf", "rack", "nvlink_domain"], "slow_start": True, "batch": None}
 
 
 def test_default_is_a_canary_then_waves_of_10_percent_spread_stopping_at_the_first_failed_wave():
@@ -34,7 +34,8 @@ def test_max_unavailable_refused_with_key_value_and_what_is_allowed(value):
     assert problems({"max_unavailable": value}) == [
         f"fabric.rollout.max_unavailable: {show(value)} is not allowed (allowed: a number of nodes 1..100000 or a "
         "percentage '1%'..'100%' of the nodes rolled (the most nodes disrupted at once; a percentage is rounded "
-        "down, at least 1))"]
+        "down, at least 1))"
+    ]
 
 
 @pytest.mark.parametrize("value,ok", [(1, True), (5, True), (0, False), (True, False), ("1", False), (1.0, False)])
@@ -45,27 +46,47 @@ def test_canary(value, ok):
 
 @pytest.mark.parametrize("value,ok", [(True, True), (False, True), ("false", False), (0, False), (None, False)])
 def test_slow_start_is_a_boolean(value, ok):
-    expected = [] if ok else [
-        f"fabric.rollout.slow_start: {show(value)} is not allowed (allowed: true (after the canary, waves double "
-        "up to max_unavailable) or false (the wave after the canary is max_unavailable nodes))"]
+    expected = (
+        []
+        if ok
+        else [
+            f"fabric.rollout.slow_start: {show(value)} is not allowed (allowed: true (after the canary, waves double "
+            "up to max_unavailable) or false (the wave after the canary is max_unavailable nodes))"
+        ]
+    )
     assert problems({"slow_start": value}) == expected
 
 
 def test_a_canary_larger_than_max_unavailable_is_refused_naming_both():
     assert problems({"canary": 5, "max_unavailable": 4}) == [
-        "fabric.rollout.canary: 5 is not allowed (allowed: at most fabric.rollout.max_unavailable (4); the canary "
-        "wave is the first, smallest wave)"]
+        "fabric.rollout.canary: 5 is not allowed (allowed: at most fabric.rollout.max_unavailable (4); the canary wave is the first, smallest wave)"
+    ]
     # against a percentage the plan takes the smaller (the nodes are known only then)
     assert problems({"canary": 5, "max_unavailable": "1%"}) == []
 
 
-@pytest.mark.parametrize("value,ok", [([], True), (["leaf"], True), (["rack", "nvlink_domain"], True),
-                                      (["leaf", "leaf"], False), (["switch"], False), ("leaf", False),
-                                      (None, False), ([1], False)])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        ([], True),
+        (["leaf"], True),
+        (["rack", "nvlink_domain"], True),
+        (["leaf", "leaf"], False),
+        (["switch"], False),
+        ("leaf", False),
+        (None, False),
+        ([1], False),
+    ],
+)
 def test_spread(value, ok):
-    expected = [] if ok else [
-        f"fabric.rollout.spread: {show(value)} is not allowed (allowed: a list of leaf, rack, nvlink_domain, each "
-        "at most once (never two nodes of one such group disrupted in the same wave); [] spreads on nothing)"]
+    expected = (
+        []
+        if ok
+        else [
+            f"fabric.rollout.spread: {show(value)} is not allowed (allowed: a list of leaf, rack, nvlink_domain, each "
+            "at most once (never two nodes of one such group disrupted in the same wave); [] spreads on nothing)"
+        ]
+    )
     assert problems({"spread": value}) == expected
 
 
@@ -73,8 +94,10 @@ def test_batch_is_the_old_name_of_max_unavailable_and_not_both():
     assert problems({"batch": 4}) == []
     assert problems({"batch": 4, "max_unavailable": 4}) == [
         "fabric.rollout.batch: 4 is not allowed (allowed: only one of batch and max_unavailable (batch is the old "
-        "name of max_unavailable: the most nodes disrupted at once))"]
+        "name of max_unavailable: the most nodes disrupted at once))"
+    ]
     from ansible_collections.linerate.fabric.plugins.filter import rollout as rollout_filter
+
     assert rollout_filter._rollout_keys(effective({"rollout": {"batch": 3}})["rollout"])["max_unavailable"] == 3
     assert rollout_filter._rollout_keys(effective({})["rollout"])["max_unavailable"] == "10%"
 
@@ -88,21 +111,20 @@ def test_batches_ansible_serial_takes(batch):
 def test_batches_refused_with_key_value_and_what_is_allowed(batch):
     assert problems({"batch": batch}) == [
         f"fabric.rollout.batch: {show(batch)} is not allowed (allowed: a number of nodes >= 1 or a percentage "
-        "'1%'..'100%' of gpu_nodes (the host stack's serial: nodes changed at a time))"]
+        "'1%'..'100%' of gpu_nodes (the host stack's serial: nodes changed at a time))"
+    ]
 
 
-@pytest.mark.parametrize("value,ok", [(0, True), (50, True), (100, True), (-1, False), (101, False),
-                                      ("10", False), (True, False), (1.5, False)])
+@pytest.mark.parametrize("value,ok", [(0, True), (50, True), (100, True), (-1, False), (101, False), ("10", False), (True, False), (1.5, False)])
 def test_max_fail_percentage(value, ok):
-    expected = [] if ok else [
-        f"fabric.rollout.max_fail_percentage: {show(value)} is not allowed (allowed: an integer 0..100)"]
+    expected = [] if ok else [f"fabric.rollout.max_fail_percentage: {show(value)} is not allowed (allowed: an integer 0..100)"]
     assert problems({"max_fail_percentage": value}) == expected
 
 
 def test_unknown_key_and_non_mapping():
     assert problems({"serial": 2}) == [
-        "fabric.rollout.serial: 2 is not allowed (unknown key; allowed keys: batch, canary, max_fail_percentage, "
-        "max_unavailable, slow_start, spread)"]
+        "fabric.rollout.serial: 2 is not allowed (unknown key; allowed keys: batch, canary, max_fail_percentage, max_unavailable, slow_start, spread)"
+    ]
     assert problems(3) == ["fabric.rollout: 3 is not allowed (allowed: a mapping)"]
 
 
@@ -126,20 +148,17 @@ def test_the_host_stack_play_runs_the_plans_order_in_its_waves():
     # Ansible keeps a list pattern's order and batches it by a serial list (checked on ansible-core 2.19,
     # docs/host-stack.md "Rolling host changes"; the lab integration test shows it end to end)
     # each wave closed by its controller-local host (rollout filter SENTINEL): a wave is never all failed
-    assert play["hosts"] == ("{{ hostvars['localhost'].linerate_host_rollout_plan.play_order"
-                             " | default('gpu_nodes:!linerate_converged') }}")
+    assert play["hosts"] == ("{{ hostvars['localhost'].linerate_host_rollout_plan.play_order | default('gpu_nodes:!linerate_converged') }}")
     assert play["serial"] == "{{ hostvars['localhost'].linerate_host_rollout_plan.play_sizes | default(1) }}"
     assert play["gather_facts"] is False
     # the budget is the plan's, per wave: Ansible's max_fail_percentage would fail the wave's other nodes mid-role
     assert "max_fail_percentage" not in play
     pre = play["pre_tasks"]
-    assert "linerate.fabric.rollout_halt(hostvars, ansible_play_hosts" in \
-        pre[0]["ansible.builtin.set_fact"]["linerate_host_rollout_halt"]
+    assert "linerate.fabric.rollout_halt(hostvars, ansible_play_hosts" in pre[0]["ansible.builtin.set_fact"]["linerate_host_rollout_halt"]
     assert pre[0]["run_once"] is True
     assert pre[1]["ansible.builtin.set_fact"]["host_disruption_rollout_state"] == "skipped"
     # the nodes still out of service hold their places of max_unavailable: the wave defers the rest
-    assert "linerate.fabric.rollout_room(hostvars, ansible_play_hosts" in \
-        pre[2]["ansible.builtin.set_fact"]["linerate_host_rollout_room"]
+    assert "linerate.fabric.rollout_room(hostvars, ansible_play_hosts" in pre[2]["ansible.builtin.set_fact"]["linerate_host_rollout_room"]
     assert pre[2]["run_once"] is True and pre[2]["delegate_facts"] is True
     assert pre[3]["ansible.builtin.set_fact"]["host_disruption_rollout_state"] == "skipped"
     assert "inventory_hostname in room.defer" in pre[3]["when"]
@@ -153,12 +172,12 @@ def test_the_host_stack_play_runs_the_plans_order_in_its_waves():
 
 def test_every_wave_is_closed_by_a_controller_local_host_added_before_the_play():
     from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_plan
+
     hv = {f"n{i}": {} for i in range(1, 6)}
     p = rollout_plan(list(hv), hv, {"max_unavailable": 2, "canary": 1, "spread": []})
     assert p["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5"]]
     assert p["sentinels"] == ["linerate_rollout_wave_0", "linerate_rollout_wave_1", "linerate_rollout_wave_2"]
-    assert p["play_order"] == ["n1", "linerate_rollout_wave_0", "n2", "n3", "linerate_rollout_wave_1",
-                               "n4", "n5", "linerate_rollout_wave_2"]
+    assert p["play_order"] == ["n1", "linerate_rollout_wave_0", "n2", "n3", "linerate_rollout_wave_1", "n4", "n5", "linerate_rollout_wave_2"]
     assert p["play_sizes"] == [2, 3, 3] and p["order"] == ["n1", "n2", "n3", "n4", "n5"]
     plan_play = _play("Compare each node with what its last converge left")
     add = next(t for t in plan_play["tasks"] if "ansible.builtin.add_host" in t)

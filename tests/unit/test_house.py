@@ -7,6 +7,7 @@
 (b) A check is registered in one place: ``checks/registry.py``'s ``CHECKS`` (one name, one report
     function each); a fault code is defined once, in ``findings.py``'s ``FAULT_CODES``.
 """
+
 import ast
 import collections
 import pathlib
@@ -39,8 +40,7 @@ def _test_file(module):
 
 def test_every_module_has_its_test_file_or_a_reason():
     missing = [m for m in _modules() if m not in NOT_MIRRORED and not _test_file(m).is_file()]
-    assert missing == [], ("modules without tests/unit/<package>/test_<module>.py (add it; NOT_MIRRORED only "
-                           f"for what waits, with the reason): {missing}")
+    assert missing == [], f"modules without tests/unit/<package>/test_<module>.py (add it; NOT_MIRRORED only for what waits, with the reason): {missing}"
 
 
 def test_the_allowlist_only_shrinks():
@@ -65,8 +65,12 @@ def test_every_package_is_mirrored():
 
 
 def test_every_test_file_of_a_package_names_a_module_of_it():
-    strays = [str(p.relative_to(ROOT)) for package in MIRRORED for p in (UNIT / package).glob("test_*.py")
-              if not (MODULE_UTILS / package / (p.stem[len("test_"):] + ".py")).is_file()]
+    strays = [
+        str(p.relative_to(ROOT))
+        for package in MIRRORED
+        for p in (UNIT / package).glob("test_*.py")
+        if not (MODULE_UTILS / package / (p.stem[len("test_") :] + ".py")).is_file()
+    ]
     assert strays == [], f"test files that mirror no module (tests/unit/<package>/test_<module>.py): {strays}"
 
 
@@ -95,8 +99,7 @@ def _plugin_trees():
 
 def _assigned_names(tree):
     for node in ast.walk(tree):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
         for target in targets:
             if isinstance(target, ast.Name):
                 yield target.id
@@ -111,16 +114,20 @@ def test_checks_and_fault_codes_have_one_home():
     elsewhere = []
     for path, tree in _plugin_trees():
         names = set(_assigned_names(tree))
-        if path != registry_py and ({"CHECKS", "PHASES"} & names or any(
-                isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Check"
-                for n in ast.walk(tree))):
+        if path != registry_py and (
+            {"CHECKS", "PHASES"} & names
+            or any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Check" for n in ast.walk(tree))
+        ):
             elsewhere.append(f"{path.relative_to(ROOT)}: registers a check")
         if path != findings_py and {"FAULT_CODES", "FAULT_CODES[]"} & names:
             elsewhere.append(f"{path.relative_to(ROOT)}: defines fault codes")
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("update", "setdefault", "__setitem__")
-                    and getattr(node.func.value, "attr", getattr(node.func.value, "id", None)) == "FAULT_CODES"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("update", "setdefault", "__setitem__")
+                and getattr(node.func.value, "attr", getattr(node.func.value, "id", None)) == "FAULT_CODES"
+            ):
                 elsewhere.append(f"{path.relative_to(ROOT)}:{node.lineno}: changes FAULT_CODES")
     assert elsewhere == []
 
@@ -128,8 +135,7 @@ def test_checks_and_fault_codes_have_one_home():
 def test_a_fault_code_is_defined_once():
     # a dict literal keeps the last of two equal keys without a word: read the source, not the dict
     tree = ast.parse((MODULE_UTILS / "findings.py").read_text(encoding="utf-8"))
-    (table,) = [n.value for n in tree.body if isinstance(n, ast.Assign)
-                and any(getattr(t, "id", None) == "FAULT_CODES" for t in n.targets)]
+    (table,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "FAULT_CODES" for t in n.targets)]
     keys = [k.value for k in table.keys]
     assert _duplicates(keys) == [], "a fault code defined twice in FAULT_CODES"
     assert sorted(keys) == sorted(findings.FAULT_CODES)
@@ -168,7 +174,7 @@ def _long_functions(source, filename="<src>"):
             continue
         top = min([node.lineno] + [d.lineno for d in node.decorator_list])
         body = node.body[0].lineno
-        near = lines[max(top - 2, 0):body]
+        near = lines[max(top - 2, 0) : body]
         if not any(LONG_REASON.search(line) for line in near):
             out.append(f"{node.name}:{node.lineno}")
     return out
@@ -185,8 +191,7 @@ def test_the_length_finder_finds_long_functions_and_reads_reasons():
 
 
 def test_no_product_file_over_600_lines():
-    over = {str(rel) for rel, path in _product_files()
-            if len(path.read_text(encoding="utf-8").splitlines()) > MAX_FILE_LINES}
+    over = {str(rel) for rel, path in _product_files() if len(path.read_text(encoding="utf-8").splitlines()) > MAX_FILE_LINES}
     assert over - LONG_FILES == set(), f"product files over {MAX_FILE_LINES} lines (split them along a seam): {over}"
     assert LONG_FILES - over == set(), "LONG_FILES entries no longer over the limit (drop them)"
 
@@ -195,6 +200,7 @@ def test_no_function_over_80_lines_without_a_reason():
     found = set()
     for rel, path in _product_files():
         found.update(f"{rel}:{f.split(':')[0]}" for f in _long_functions(path.read_text(encoding="utf-8"), str(rel)))
-    assert found - LONG_FUNCTIONS == set(), (f"functions over {MAX_FUNCTION_LINES} lines with no '# long: <why>' "
-                                             "comment (split them, or say why they stay whole)")
+    assert found - LONG_FUNCTIONS == set(), (
+        f"functions over {MAX_FUNCTION_LINES} lines with no '# long: <why>' comment (split them, or say why they stay whole)"
+    )
     assert LONG_FUNCTIONS - found == set(), "LONG_FUNCTIONS entries no longer long (drop them)"

@@ -3,6 +3,7 @@
 
 The role's defaults are resolved the way a play resolves them (test_cross_layer's Vars) over
 ``intent.published`` - the fabric_effective the validation hands every host."""
+
 import os
 import re
 
@@ -14,12 +15,17 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import infi
 from test_cross_layer import ROOT, Vars
 
 DEFAULTS = os.path.join(ROOT, "roles", "ib_subnet_manager", "defaults", "main.yml")
-FROM_INTENT = {"ib_subnet_manager_routing_engine": ("routing_engine",), "ib_subnet_manager_lmc": ("lmc",),
-               "ib_subnet_manager_sweep_interval": ("sweep_interval",),
-               "ib_subnet_manager_log_file": ("log", "file"), "ib_subnet_manager_log_max_size_mb": ("log", "max_size_mb"),
-               "ib_subnet_manager_log_flags": ("log", "flags"), "ib_subnet_manager_log_verbose": ("log", "verbose"),
-               "ib_subnet_manager_default_partition_ipoib": ("default_partition", "ipoib"),
-               "ib_subnet_manager_default_partition_membership": ("default_partition", "membership")}
+FROM_INTENT = {
+    "ib_subnet_manager_routing_engine": ("routing_engine",),
+    "ib_subnet_manager_lmc": ("lmc",),
+    "ib_subnet_manager_sweep_interval": ("sweep_interval",),
+    "ib_subnet_manager_log_file": ("log", "file"),
+    "ib_subnet_manager_log_max_size_mb": ("log", "max_size_mb"),
+    "ib_subnet_manager_log_flags": ("log", "flags"),
+    "ib_subnet_manager_log_verbose": ("log", "verbose"),
+    "ib_subnet_manager_default_partition_ipoib": ("default_partition", "ipoib"),
+    "ib_subnet_manager_default_partition_membership": ("default_partition", "membership"),
+}
 
 
 def role(eff, host="sm1"):
@@ -51,9 +57,16 @@ def test_the_role_follows_whatever_the_validation_published():
     """A probe: publish values that are nobody's default; a role default that restated one would keep it."""
     eff = published({"transport": "infiniband", "link_speed_gbps": 200, "link_width": 2}, ("sm1", "sm2"))
     sm = eff["infiniband"]["subnet_manager"]
-    sm.update(priority=9, standby_priority=8, routing_engine="updn", lmc=2, sweep_interval=33, master="sm2",
-              log={"file": "/x.log", "max_size_mb": 7, "flags": 1, "verbose": True},
-              default_partition={"ipoib": False, "membership": "limited"})
+    sm.update(
+        priority=9,
+        standby_priority=8,
+        routing_engine="updn",
+        lmc=2,
+        sweep_interval=33,
+        master="sm2",
+        log={"file": "/x.log", "max_size_mb": 7, "flags": 1, "verbose": True},
+        default_partition={"ipoib": False, "membership": "limited"},
+    )
     v = role(eff)
     for var, path in FROM_INTENT.items():
         assert v[var] == sm_value(sm, path), var

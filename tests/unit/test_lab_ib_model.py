@@ -1,5 +1,6 @@
 """The InfiniBand lab is built to inventory/lab-ib: hosts, HCA GUIDs and
 cabling as the inventory says, so the nodes' ibstat and ibsim's subnet agree."""
+
 import os
 import sys
 
@@ -24,8 +25,7 @@ def test_nodes_carry_the_inventory_guids_and_cabling(built):
     m, ib = built
     assert m["transport"] == "infiniband" and sorted(m["nodes"]) == ["node1", "node2", "node3", "node4"]
     nic = m["nodes"]["node3"]["nics"][0]
-    assert (nic["device"], nic["netdev"], nic["port_guid"], nic["node_guid"]) == \
-        ("mlx5_0", "ibp65s0", "0xa088c20300000301", "0xa088c20300000300")
+    assert (nic["device"], nic["netdev"], nic["port_guid"], nic["node_guid"]) == ("mlx5_0", "ibp65s0", "0xa088c20300000301", "0xa088c20300000300")
     assert (nic["switch"], str(nic["switch_port"]), nic["link_layer"]) == ("leaf2", "1", "InfiniBand")
     assert nic["firmware"]["current"]["LINK_TYPE_P1"] == "IB(1)"
     assert (nic["speed_gbps"], nic["width"]) == (40, 4)

@@ -1,6 +1,7 @@
 """The lab's real Slurm (lab/slurmlab.py): slurm.conf and gres.conf from the fabric model, the munge key made
 once, the image's units, and the wait for the nodes' registration (ready, refused at once with slurmctld's
 reason, the controller gone). No podman: the controller is a function returning sinfo's output."""
+
 import os
 import stat
 import sys
@@ -23,14 +24,18 @@ def test_slurm_conf_names_every_node_with_the_simulated_hardware():
     text = slurmlab.slurm_conf(model(), "10.89.240.240")
     lines = text.splitlines()
     assert "SlurmctldHost=slurmctld(10.89.240.240)" in lines and "AuthType=auth/munge" in lines
-    assert (f"NodeName=node3 NodeAddr={labctl.node_ip(3)} Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 "
-            "Gres=gpu:8 State=UNKNOWN") in lines
+    assert (f"NodeName=node3 NodeAddr={labctl.node_ip(3)} Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 Gres=gpu:8 State=UNKNOWN") in lines
     assert sum(1 for line in lines if line.startswith("NodeName=")) == 4
     assert "PartitionName=gpu Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP" in lines
     # what containers cannot do is not asked for; the preflight is the role's TaskProlog
-    assert {"ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SlurmdParameters=config_overrides",
-            "GresTypes=gpu", f"TaskProlog={slurmlab.TASK_PROLOG}"} <= set(lines)
-    assert not any(line.startswith("Prolog=") for line in lines)   # an unmatched Prolog fails every job
+    assert {
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SlurmdParameters=config_overrides",
+        "GresTypes=gpu",
+        f"TaskProlog={slurmlab.TASK_PROLOG}",
+    } <= set(lines)
+    assert not any(line.startswith("Prolog=") for line in lines)  # an unmatched Prolog fails every job
 
 
 def test_gres_conf_binds_the_gpus_by_their_device_files():
@@ -58,7 +63,7 @@ def test_config_and_one_munge_key(tmp_path):
     first = open(key, "rb").read()
     assert len(first) == 1024 and stat.S_IMODE(os.stat(key).st_mode) == 0o400
     slurmlab.write_config(str(tmp_path), model(2), "10.89.240.240")
-    assert open(key, "rb").read() == first   # a running lab keeps its key
+    assert open(key, "rb").read() == first  # a running lab keeps its key
     assert "Nodes=node[1-2]" in open(os.path.join(d, "slurm.conf")).read()
 
 

@@ -1,5 +1,6 @@
 """labctl's wait for the nodes' sshd reads the controller's path too (a recreated node keeps its address
 but not its MAC: with the controller's stale neighbour entry, sshd was active inside and every ssh timed out)."""
+
 import os
 import socket
 import sys
@@ -26,6 +27,7 @@ def serve(banner):
                 return
             with conn:
                 conn.sendall(banner)
+
     threading.Thread(target=loop, daemon=True).start()
     return srv
 
@@ -56,6 +58,7 @@ class Podman:
 
         class R:
             returncode, stdout = 0, out
+
         return R()
 
 
@@ -67,7 +70,7 @@ def test_a_node_whose_sshd_does_not_answer_from_here_is_still_waited_for(monkeyp
     got = labctl.wait_ssh(["node4"], key=None, addresses={"node4": "10.0.0.4"})
     assert got == {"node4": ["ssh-ed25519", "AAAAkey"]}
     with pytest.raises(StopIteration):
-        next(answers)   # asked until it answered, not accepted from inside the container alone
+        next(answers)  # asked until it answered, not accepted from inside the container alone
 
 
 def test_the_timeout_names_the_node_that_does_not_answer(monkeypatch):

@@ -2,6 +2,7 @@
 and loses goodput, with PFC pauses the senders; InfiniBand is lossless by
 credit flow control whatever PFC says (it has none): the flows share the
 line rate and no PFC counter moves."""
+
 import os
 import sys
 
@@ -12,13 +13,20 @@ from linerate_lab import congestion  # noqa: E402
 
 
 def end(node, link_layer, host_pfc, switch_pfc=(3,)):
-    return {"node": node, "device": "mlx5_0", "priority": 3, "host_pfc": host_pfc, "switch_pfc": list(switch_pfc),
-            "link_layer": link_layer, "switch_ecn": False, "switch_up": True}
+    return {
+        "node": node,
+        "device": "mlx5_0",
+        "priority": 3,
+        "host_pfc": host_pfc,
+        "switch_pfc": list(switch_pfc),
+        "link_layer": link_layer,
+        "switch_ecn": False,
+        "switch_up": True,
+    }
 
 
 def test_infiniband_incast_shares_the_line_rate_without_pfc_counters():
-    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "InfiniBand", False, ()), end("node1", "InfiniBand", False, ()),
-                                            3, 40.0, 2.0)
+    gbps, d_w, d_r, sw = congestion.outcome(end("node2", "InfiniBand", False, ()), end("node1", "InfiniBand", False, ()), 3, 40.0, 2.0)
     assert gbps == 40.0 / 3
     assert d_w == {} and d_r == {} and sw == {}
 
@@ -46,6 +54,7 @@ def test_a_flow_sees_a_sender_that_starts_after_it_and_lasts_its_duration(tmp_pa
     second (sampled while it runs), and a flow takes its -D seconds, no start-up window on top."""
     import threading
     import time
+
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     first = congestion.register("node1", "mlx5_0", "node2", 5)
     later = []
@@ -64,13 +73,24 @@ def test_a_flow_sees_a_sender_that_starts_after_it_and_lasts_its_duration(tmp_pa
 
 # ---------------------------------------------------------------- the switch buffer model (headroom)
 
+
 def _end(node, headroom):
-    return {"node": node, "device": "mlx5_0", "priority": 3, "host_pfc": True, "switch_pfc": [3],
-            "switch_headroom": headroom, "switch": "leaf2", "switch_port": "Ethernet0", "link_layer": "Ethernet"}
+    return {
+        "node": node,
+        "device": "mlx5_0",
+        "priority": 3,
+        "host_pfc": True,
+        "switch_pfc": [3],
+        "switch_headroom": headroom,
+        "switch": "leaf2",
+        "switch_port": "Ethernet0",
+        "link_layer": "Ethernet",
+    }
 
 
 def test_port_without_headroom_drops_under_incast_and_does_not_pause():
     from linerate_lab import congestion
+
     gbps, d_w, d_r, sw = congestion.outcome(_end("a", [3]), _end("b", []), 4, 400, 2)
     assert d_r["out_of_sequence"] > 0 and "rx_prio3_pause" not in d_w
     assert sw["receiver"]["queue_drop"][3] > 0 and not sw["sender"].get("pfc_tx")
@@ -79,6 +99,7 @@ def test_port_without_headroom_drops_under_incast_and_does_not_pause():
 
 def test_port_with_headroom_pauses_and_not_modelled_means_pfc_decides():
     from linerate_lab import congestion
+
     for head in ([3], None):
         gbps, d_w, d_r, sw = congestion.outcome(_end("a", head), _end("b", head), 4, 400, 2)
         assert d_w["rx_prio3_pause"] > 0 and "out_of_sequence" not in d_r and gbps == pytest.approx(100)

@@ -1,6 +1,7 @@
 """Lab faults for the disruptive host actions (issue 25): reset-lost (a NIC that does not come back
 from mlxfwreset) and rdma-busy / rdma-idle (a process holding /dev/infiniband/uverbsN, read by the
 in-use check of plugins/module_utils/host/mgmtpath.py exactly as on a real host)."""
+
 import os
 import subprocess
 import time
@@ -48,8 +49,7 @@ class Node:
         assert argv[:2] == ("exec", "linerate-node1") and argv[2:5] == faults.NODE_CAPS, argv
         argv = argv[:2] + argv[5:]
         assert argv[2:4] == ("sh", "-c")
-        script = argv[4].replace("/run/linerate-lab", self.root + "/run/linerate-lab").replace(
-            "/dev/infiniband", self.root + "/dev/infiniband")
+        script = argv[4].replace("/run/linerate-lab", self.root + "/run/linerate-lab").replace("/dev/infiniband", self.root + "/dev/infiniband")
         self.scripts.append(argv[4])
         os.makedirs(self.root + "/run/linerate-lab", exist_ok=True)
         return subprocess.run(["sh", "-c", script], capture_output=True, text=True)

@@ -1,6 +1,7 @@
 """The lab's /sys/module view (kmods.write_sysfs): a directory per loaded module, ``version`` only for a build
 that declares one (OFED's, not the inbox one), kept by modprobe/rmmod/openibd/boot; and the faults
 driver-restart-pending / driver-restart-done, read by ofed_driver_info's logic as a real host's sysfs is."""
+
 import subprocess
 import types
 
@@ -12,8 +13,7 @@ from linerate_lab.tools import boot, kmod, openibd
 from ansible_collections.linerate.fabric.plugins.module_utils.host import ofed
 
 OFED = "24.10-1.1.4"
-PARAMS = {"module": "mlx5_core", "modules": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"],
-          "dependents": ["nvidia_peermem"]}
+PARAMS = {"module": "mlx5_core", "modules": ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"], "dependents": ["nvidia_peermem"]}
 
 
 def modules_dir(lab):
@@ -48,8 +48,7 @@ class Node:
         argv = list(argv[5:])
         self.commands.append(argv)
         if argv[:2] == ["sh", "-c"] and kmods.LAB_SYSFS in argv[2]:
-            res = subprocess.run(["sh", "-c", argv[2].replace(kmods.LAB_SYSFS, str(self.lab.sysfs))],
-                                 capture_output=True, text=True)
+            res = subprocess.run(["sh", "-c", argv[2].replace(kmods.LAB_SYSFS, str(self.lab.sysfs))], capture_output=True, text=True)
             return res
         if argv[:2] == ["sh", "-c"]:
             out = ""
@@ -110,7 +109,7 @@ def test_boot_writes_the_tree_of_what_it_loaded(lab):
     assert lab.run(boot, [])[0] == 0
     assert modules_dir(lab) == sorted(lab.node()["modules"]) and "stale" not in modules_dir(lab)
     assert set(kmods.BOOT_AUTOLOAD) <= set(modules_dir(lab))
-    assert version_of(lab, "mlx5_core") == OFED + "\n"   # updates/ wins over kernel/, as depmod orders them
+    assert version_of(lab, "mlx5_core") == OFED + "\n"  # updates/ wins over kernel/, as depmod orders them
 
 
 def test_driver_restart_pending_is_seen_and_driver_restart_done_repairs_it(lab):
@@ -118,8 +117,10 @@ def test_driver_restart_pending_is_seen_and_driver_restart_done_repairs_it(lab):
     assert lab.run(openibd, ["restart"])[0] == 0
     assert driver(lab)["restart_needed"] is False
     msg = faults.apply("driver-restart-pending", ["node1"], lab=node)
-    assert msg == (f"node1: OFED {OFED} is installed, the running mlx5 driver is the kernel's inbox build "
-                   "(no /sys/module/mlx5_core/version; rdma_cm, ib_uverbs not loaded) until driver-restart-done")
+    assert msg == (
+        f"node1: OFED {OFED} is installed, the running mlx5 driver is the kernel's inbox build "
+        "(no /sys/module/mlx5_core/version; rdma_cm, ib_uverbs not loaded) until driver-restart-done"
+    )
     assert node.commands[0] == ["modinfo", "-F", "version", "mlx5_core"]
     n = lab.node()
     assert n["modules"] == [m for m in kmods.BOOT_AUTOLOAD if m in kmods.INBOX]
@@ -128,8 +129,9 @@ def test_driver_restart_pending_is_seen_and_driver_restart_done_repairs_it(lab):
     # what roce_qos met in the lab: no rdma_cm, so no configfs for cma_roce_mode
     seen = driver(lab)
     assert seen["restart_needed"] is True and seen["missing"] == ["ib_uverbs", "rdma_cm"]
-    assert seen["reasons"][0] == (f"the loaded mlx5_core is the kernel's inbox build (no {lab.sysfs}/module/"
-                                  f"mlx5_core/version), the installed one is OFED {OFED}")
+    assert seen["reasons"][0] == (
+        f"the loaded mlx5_core is the kernel's inbox build (no {lab.sysfs}/module/mlx5_core/version), the installed one is OFED {OFED}"
+    )
     msg = faults.apply("driver-restart-done", ["node1"], lab=node)
     assert node.commands[-1] == ["sh", "-c", "set -e\n/etc/init.d/openibd restart"]
     assert msg == "node1: driver restarted (/etc/init.d/openibd restart): the installed OFED driver is loaded"
@@ -146,8 +148,7 @@ def test_driver_restart_done_takes_nvidia_peermem_out_and_back(lab):
     assert "nvidia_peermem" in lab.node()["modules"]
     assert driver(lab)["dependents_loaded"] == ["nvidia_peermem"]
     faults.apply("driver-restart-done", ["node1"], lab=node)
-    assert node.commands[-1] == ["sh", "-c", "set -e\nmodprobe -r nvidia_peermem\n/etc/init.d/openibd restart\n"
-                                             "modprobe nvidia_peermem"]
+    assert node.commands[-1] == ["sh", "-c", "set -e\nmodprobe -r nvidia_peermem\n/etc/init.d/openibd restart\nmodprobe nvidia_peermem"]
     assert "nvidia_peermem" in lab.node()["modules"] and driver(lab)["restart_needed"] is False
 
 

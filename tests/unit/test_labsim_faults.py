@@ -1,6 +1,7 @@
 """The lab's fault table (lab/sim/linerate_lab/faults/): one row per fault, its apply and its undo derived
 from the row. Every fault with an undo gives back the model it found, after one injection or two; a fault
 is recorded once per thing it breaks; what `fault list` prints is the table, each undo under its fault."""
+
 import copy
 
 import pytest
@@ -12,6 +13,7 @@ from linerate_lab.faults import engine
 
 class Lab:
     """The parts of lab/labctl.py a fault calls, recording each call."""
+
     PREFIX = "linerate-"
     IBSIM_DIR = "/ibsim"
 
@@ -44,9 +46,17 @@ def fabric():
     return m
 
 
-ARGS = {engine.NIC: ["node1", "mlx5_0"], engine.NODE: ["node1"], engine.GPU: ["node1", "GPU1"],
-        engine.SLOT: ["node1", "mlx5_1"], engine.FABRIC: [], engine.PORT: ["leaf1", "swp1"],
-        engine.SWITCH: ["leaf1"], engine.HOST_PORTS: ["leaf1"], engine.UPLINK: ["leaf1", "swp3"]}
+ARGS = {
+    engine.NIC: ["node1", "mlx5_0"],
+    engine.NODE: ["node1"],
+    engine.GPU: ["node1", "GPU1"],
+    engine.SLOT: ["node1", "mlx5_1"],
+    engine.FABRIC: [],
+    engine.PORT: ["leaf1", "swp1"],
+    engine.SWITCH: ["leaf1"],
+    engine.HOST_PORTS: ["leaf1"],
+    engine.UPLINK: ["leaf1", "swp3"],
+}
 PARAMS = {"how": "x8", "hcas": "mlx5_9", "gbps": "200", "value": "1500"}
 # What an undo leaves changed on purpose: hardware counters never go back (the physical faults fold what
 # they counted into the port's counters), a driver restart runs the node's openibd (not the model).
@@ -60,7 +70,7 @@ def args_of(row):
 
 def test_the_round_trip_covers_every_fault_with_an_undo_but_the_subnet_and_the_cabling():
     left = {r.name for r in faults.ROWS if r.undo} - {r.name for r in UNDONE} - NOT_ROUND_TRIP
-    assert left == {"ib-unlink", "ib-errors", "cable-swap"}   # tested in test_labsim_ib_errors / _cable_swap
+    assert left == {"ib-unlink", "ib-errors", "cable-swap"}  # tested in test_labsim_ib_errors / _cable_swap
 
 
 @pytest.mark.parametrize("row", UNDONE, ids=lambda r: r.name)
@@ -71,7 +81,7 @@ def test_undo_gives_back_the_model_the_fault_found(row, times):
     for _ in range(times):
         faults.FAULTS[row.name](lab, m, *args_of(row))
     assert m != before, f"{row.name} changed nothing in the model"
-    assert [f["kind"] for f in m["faults"]] == [row.kind]          # one record, however often applied
+    assert [f["kind"] for f in m["faults"]] == [row.kind]  # one record, however often applied
     undo = row.undo.split()[0]
     faults.FAULTS[undo](lab, m, *ARGS[row.on])
     engine.AFTER.clear()
@@ -84,9 +94,11 @@ def test_a_second_injection_keeps_what_the_first_saved():
         faults.pfc_off(None, m, "node1", "mlx5_0")
         faults.switch_pfc_off(None, m, "leaf1", "swp1")
         faults.switch_ecn_off(None, m, "leaf1", "swp1")
-    assert m["faults"] == [{"kind": "pfc-off", "args": ["node1", "mlx5_0", [0, 0, 0, 1, 0, 0, 0, 0]]},
-                           {"kind": "switch-pfc-off", "args": ["leaf1", "swp1", [3]]},
-                           {"kind": "switch-ecn-off", "args": ["leaf1", "swp1", True]}]
+    assert m["faults"] == [
+        {"kind": "pfc-off", "args": ["node1", "mlx5_0", [0, 0, 0, 1, 0, 0, 0, 0]]},
+        {"kind": "switch-pfc-off", "args": ["leaf1", "swp1", [3]]},
+        {"kind": "switch-ecn-off", "args": ["leaf1", "swp1", True]},
+    ]
     assert faults.pfc_restore(None, m, "node1", "mlx5_0") == "node1 mlx5_0: PFC back to [0, 0, 0, 1, 0, 0, 0, 0]"
     assert faults.switch_pfc_restore(None, m, "leaf1", "swp1") == "leaf1 swp1: PFC on priorities [3]"
     assert faults.switch_ecn_restore(None, m, "leaf1", "swp1") == "leaf1 swp1: ECN marking as configured"
@@ -119,8 +131,7 @@ def test_the_list_is_the_table_each_undo_under_its_fault():
     want = [line for r in faults.ROWS for line in (r.usage, r.undo) if line]
     assert [line.strip() for line in lines[1:]] == want
     assert list(faults.FAULTS) == [line.split()[0] for line in want]
-    assert lines[1:3] == ["  port-down NODE DEVICE   pull the cable of one NIC port",
-                          "  port-up NODE DEVICE     plug it back in"]
+    assert lines[1:3] == ["  port-down NODE DEVICE   pull the cable of one NIC port", "  port-up NODE DEVICE     plug it back in"]
 
 
 def test_a_fault_named_twice_in_the_table_is_refused():
@@ -136,12 +147,15 @@ def test_each_name_is_the_module_attribute_of_its_fault():
         faults.port_sideways
 
 
-@pytest.mark.parametrize("kind, args, message", [
-    ("port-down", ["node1"], "fault: usage: port-down NODE DEVICE   pull the cable of one NIC port"),
-    ("ib-errors-clear", ["leaf1", "1", "2"], "fault: usage: ib-errors-clear SWITCH PORT  undo ib-errors"),
-    ("port-sideways", [], "fault: 'port-sideways' is not allowed (allowed: acs-off, acs-on, cable-swap, "),
-    ("pcie-slot", ["node9", "mlx5_0", "x8"], "fault: 'node9' is not a lab node (allowed: node1, node2)"),
-])
+@pytest.mark.parametrize(
+    "kind, args, message",
+    [
+        ("port-down", ["node1"], "fault: usage: port-down NODE DEVICE   pull the cable of one NIC port"),
+        ("ib-errors-clear", ["leaf1", "1", "2"], "fault: usage: ib-errors-clear SWITCH PORT  undo ib-errors"),
+        ("port-sideways", [], "fault: 'port-sideways' is not allowed (allowed: acs-off, acs-on, cable-swap, "),
+        ("pcie-slot", ["node9", "mlx5_0", "x8"], "fault: 'node9' is not a lab node (allowed: node1, node2)"),
+    ],
+)
 def test_bad_input_names_the_argument_and_what_is_allowed(lab, kind, args, message):
     m = fabric()
     lab.write(m)
@@ -157,14 +171,13 @@ def test_undoing_a_fault_on_one_thing_keeps_it_on_another():
     faults.pfc_off(None, m, "node1", "mlx5_1")
     faults.optic_degrade(None, m, "node2", "mlx5_0")
     faults.pfc_restore(None, m, "node1", "mlx5_0")
-    assert m["faults"] == [{"kind": "pfc-off", "args": ["node1", "mlx5_1", [0, 0, 0, 1, 0, 0, 0, 0]]},
-                           {"kind": "optic-degrade", "args": ["node2", "mlx5_0"]}]
+    assert m["faults"] == [{"kind": "pfc-off", "args": ["node1", "mlx5_1", [0, 0, 0, 1, 0, 0, 0, 0]]}, {"kind": "optic-degrade", "args": ["node2", "mlx5_0"]}]
     assert m["nodes"]["node1"]["nics"][1]["qos"]["pfc"] == [0] * 8
 
 
 def test_what_a_row_puts_on_a_thing_is_that_thing_s_own():
     one, two = fabric(), fabric()
     faults.optic_degrade(None, one, "node1", "mlx5_0")
-    one["nodes"]["node1"]["nics"][0]["optics"]["temperature_c"] = 20     # the model changed later
+    one["nodes"]["node1"]["nics"][0]["optics"]["temperature_c"] = 20  # the model changed later
     faults.optic_degrade(None, two, "node1", "mlx5_0")
     assert two["nodes"]["node1"]["nics"][0]["optics"] == {"rx_power_dbm": -14.0, "temperature_c": 78}

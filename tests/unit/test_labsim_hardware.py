@@ -1,10 +1,33 @@
 """lab/sim/linerate_lab/hardware.py: the node and NIC dicts of the fabric model."""
+
 from labsim import hardware, kmods  # noqa: F401  (labsim puts lab/sim on sys.path)
 
-NIC_FIELDS = {"device", "netdev", "port", "pci", "numa_node", "ca_type", "board_id", "psid",
-              "part_number", "fw_version", "node_guid", "port_guid", "sys_image_guid", "mac",
-              "link_layer", "speed_gbps", "width", "cable", "switch", "switch_port",
-              "firmware", "qos", "ecn", "cma"}
+NIC_FIELDS = {
+    "device",
+    "netdev",
+    "port",
+    "pci",
+    "numa_node",
+    "ca_type",
+    "board_id",
+    "psid",
+    "part_number",
+    "fw_version",
+    "node_guid",
+    "port_guid",
+    "sys_image_guid",
+    "mac",
+    "link_layer",
+    "speed_gbps",
+    "width",
+    "cable",
+    "switch",
+    "switch_port",
+    "firmware",
+    "qos",
+    "ecn",
+    "cma",
+}
 
 
 def test_new_node_has_every_architecture_field():
@@ -24,8 +47,7 @@ def test_new_node_has_every_architecture_field():
 
 
 def test_addresses_are_unique_per_node_and_rail():
-    nics = [nic for i in range(1, 9)
-            for nic in hardware.new_node(f"node{i}", i, nics_per_node=8)["nics"]]
+    nics = [nic for i in range(1, 9) for nic in hardware.new_node(f"node{i}", i, nics_per_node=8)["nics"]]
     for key in ("mac", "node_guid", "port_guid"):
         assert len({n[key] for n in nics}) == len(nics), key
     nic = nics[0]

@@ -1,5 +1,6 @@
 """The lab's physical-layer faults (crc-errors, flap): counters that keep rising while the fault
 lasts, served by ethtool -S and mlxlink, and kept (never lowered) when the fault is undone."""
+
 import pytest
 
 from linerate_lab import linkphys
@@ -33,6 +34,7 @@ def test_a_flapping_link_counts_one_down_event_per_period():
 
 def test_ethtool_and_mlxlink_show_the_fault(lab, monkeypatch):
     from linerate_lab.tools import ethtool
+
     monkeypatch.setattr(mlxlink, "uptime_s", lambda: 3600.0)
     lab.update(lambda n: linkphys.start(n["nics"][0], "crc", now=0.0, rate=50))
     monkeypatch.setattr(linkphys.time, "time", lambda: 20.0)
@@ -48,10 +50,10 @@ def test_ethtool_and_mlxlink_show_the_fault(lab, monkeypatch):
 
 def test_an_ipv6_address_up_first_moves_the_roce_v2_ipv4_gid_to_index_5(lab):
     from linerate_lab.tools import common
+
     lab.netdevs["enp65s0f0np0"]["ipv6"] = ["fd00:5ca1::1", "fe80::1"]
     nic = lab.nic("mlx5_0")
-    assert [(i, v, ip) for i, _, v, ip in common.gids(nic) if ip] == [(2, "v1", "192.168.100.11"),
-                                                                       (3, "v2", "192.168.100.11")]
+    assert [(i, v, ip) for i, _, v, ip in common.gids(nic) if ip] == [(2, "v1", "192.168.100.11"), (3, "v2", "192.168.100.11")]
     lab.update(lambda n: n["nics"][0].update(gids_first=["fd00:5ca1::1"]))
     table = common.gids(lab.nic("mlx5_0"))
     assert [(i, v, ip) for i, _, v, ip in table if ip] == [(4, "v1", "192.168.100.11"), (5, "v2", "192.168.100.11")]
@@ -62,6 +64,7 @@ def test_an_ipv6_address_up_first_moves_the_roce_v2_ipv4_gid_to_index_5(lab):
 def test_the_rdma_tool_prints_the_hw_counters_like_mofed_iproute2(lab):
     from linerate_lab.tools import rdma
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_rdma_statistic
+
     lab.update(lambda n: n["nics"][0].setdefault("counters", {}).update(np_cnp_sent=7, out_of_sequence=3))
     rc, out, _ = lab.run(rdma, ["statistic", "show", "link", "mlx5_0/1"])
     assert rc == 0 and out.startswith("link mlx5_0/1 rx_write_requests 0 ")

@@ -1,21 +1,26 @@
 """mlxconfig, mlxfwreset, mlxfwmanager, flint, mst against the model."""
+
 from linerate_lab import hardware
 from linerate_lab.tools import flint, fwimage, mlxconfig, mlxfwmanager, mlxfwreset, mlnx_qos, mst
 
-HEADER = ("\nDevice #1:\n----------\n\n"
-          "Device type:        ConnectX7           \n"
-          "Name:               MCX75310AAS-NEAT_Ax \n"
-          "Description:        NVIDIA ConnectX-7 HHHL Adapter Card; 400GbE / NDR IB (default mode); "
-          "Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled\n")
+HEADER = (
+    "\nDevice #1:\n----------\n\n"
+    "Device type:        ConnectX7           \n"
+    "Name:               MCX75310AAS-NEAT_Ax \n"
+    "Description:        NVIDIA ConnectX-7 HHHL Adapter Card; 400GbE / NDR IB (default mode); "
+    "Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled\n"
+)
 
 
 def test_query_layout(lab):
     rc, out, _ = lab.run(mlxconfig, ["-d", "0000:41:00.0", "q", "LINK_TYPE_P1", "SRIOV_EN"])
     assert rc == 0
-    assert out == (HEADER + "Device:             0000:41:00.0        \n\n"
-                   "Configurations:                                          Next Boot\n"
-                   "        LINK_TYPE_P1                                ETH(2)              \n"
-                   "        SRIOV_EN                                    False(0)            \n")
+    assert out == (
+        HEADER + "Device:             0000:41:00.0        \n\n"
+        "Configurations:                                          Next Boot\n"
+        "        LINK_TYPE_P1                                ETH(2)              \n"
+        "        SRIOV_EN                                    False(0)            \n"
+    )
 
 
 def test_full_query_lists_every_param_in_order(lab):
@@ -32,15 +37,16 @@ def test_query_all_devices_without_d(lab):
 
 
 def test_set_writes_next_boot_only(lab):
-    rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "SRIOV_EN=1", "LINK_TYPE_P1=ETH",
-                                     "ROCE_CC_PRIO_MASK_P1=8"])
+    rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "SRIOV_EN=1", "LINK_TYPE_P1=ETH", "ROCE_CC_PRIO_MASK_P1=8"])
     assert rc == 0
-    assert ("Configurations:                                          Next Boot       New\n"
-            "        SRIOV_EN                                    False(0)             True(1)             \n"
-            "        LINK_TYPE_P1                                ETH(2)               ETH(2)              \n"
-            "        ROCE_CC_PRIO_MASK_P1                        255                  8                   \n"
-            "\n Apply new Configuration? (y/n) [n] : y\n"
-            "Applying... Done!\n-I- Please reboot machine to load new configurations.\n") in out
+    assert (
+        "Configurations:                                          Next Boot       New\n"
+        "        SRIOV_EN                                    False(0)             True(1)             \n"
+        "        LINK_TYPE_P1                                ETH(2)               ETH(2)              \n"
+        "        ROCE_CC_PRIO_MASK_P1                        255                  8                   \n"
+        "\n Apply new Configuration? (y/n) [n] : y\n"
+        "Applying... Done!\n-I- Please reboot machine to load new configurations.\n"
+    ) in out
     fw = lab.nic()["firmware"]
     assert fw["next_boot"]["SRIOV_EN"] == "True(1)" and fw["current"]["SRIOV_EN"] == "False(0)"
     assert fw["next_boot"]["ROCE_CC_PRIO_MASK_P1"] == "8"
@@ -49,7 +55,8 @@ def test_set_writes_next_boot_only(lab):
         "Configurations:                                          Default             Current         Next Boot\n"
         "*       SRIOV_EN                                    False(0)             False(0)             True(1)             \n"
         "        LINK_TYPE_P1                                ETH(2)               ETH(2)               ETH(2)              \n"
-        "The '*' shows parameters with next value different from default/current value.\n")
+        "The '*' shows parameters with next value different from default/current value.\n"
+    )
 
 
 def test_set_prompt_and_errors(lab):
@@ -69,17 +76,16 @@ def test_set_prompt_and_errors(lab):
     rc, out, _ = lab.run(mlxconfig, ["-d", "41:00.0", "-y", "set", "PCI_WR_ORDERING=relaxed"])
     assert rc == 3 and out.endswith("-E- Unknown value relaxed\n")
     assert lab.run(mlxconfig, ["-d", "99:00.0", "q"])[:2] == (3, "-E- Failed to open the device\n")
-    assert lab.run(mlxconfig, ["-y", "set", "SRIOV_EN=1"])[:2] == (
-        3, "-E- set command expects device to be specified.\n")
-    assert lab.run(mlxconfig, ["-d", "mlx5_0", "set", "SRIOV_EN"])[:2] == (
-        3, "-E- Invalid Configuration argument SRIOV_EN\n")
+    assert lab.run(mlxconfig, ["-y", "set", "SRIOV_EN=1"])[:2] == (3, "-E- set command expects device to be specified.\n")
+    assert lab.run(mlxconfig, ["-d", "mlx5_0", "set", "SRIOV_EN"])[:2] == (3, "-E- Invalid Configuration argument SRIOV_EN\n")
 
 
 def test_reset_restores_defaults_in_next_boot(lab):
     lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "set", "NUM_OF_VFS=8"])
     rc, out, _ = lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "reset"])
-    assert rc == 0 and out == ("\n Reset configuration for device mlx5_0? (y/n) [n] : y\n"
-                               "Applying... Done!\n-I- Please reboot machine to load new configurations.\n")
+    assert rc == 0 and out == (
+        "\n Reset configuration for device mlx5_0? (y/n) [n] : y\nApplying... Done!\n-I- Please reboot machine to load new configurations.\n"
+    )
     assert lab.nic()["firmware"]["next_boot"]["NUM_OF_VFS"] == "0"
 
 
@@ -88,21 +94,23 @@ def test_mlxfwreset_level3_applies_what_a_firmware_reload_can(lab):
     lab.run(mlnx_qos, ["-i", "enp65s0f0np0", "--pfc", "0,0,0,1,0,0,0,0"])
     rc, out, _ = lab.run(mlxfwreset, ["-d", "0000:41:00.0", "-l", "3", "-y", "reset"])
     assert rc == 0
-    assert out == ("\nThe reset level for device, 0000:41:00.0 is:\n\n3: Driver restart and PCI reset\n"
-                   "Continue with reset?[y/N] y\n"
-                   "-I- Sending Reset Command To Fw             -Done\n"
-                   "-I- Stopping Driver                         -Done\n"
-                   "-I- Resetting PCI                           -Done\n"
-                   "-I- Starting Driver                         -Done\n"
-                   "-I- Restarting MST                          -Skipped\n"
-                   "-I- FW was loaded successfully.\n")
+    assert out == (
+        "\nThe reset level for device, 0000:41:00.0 is:\n\n3: Driver restart and PCI reset\n"
+        "Continue with reset?[y/N] y\n"
+        "-I- Sending Reset Command To Fw             -Done\n"
+        "-I- Stopping Driver                         -Done\n"
+        "-I- Resetting PCI                           -Done\n"
+        "-I- Starting Driver                         -Done\n"
+        "-I- Restarting MST                          -Skipped\n"
+        "-I- FW was loaded successfully.\n"
+    )
     nic = lab.nic()
     cur = nic["firmware"]["current"]
     assert cur["ROCE_CC_PRIO_MASK_P1"] == "8" and cur["CNP_DSCP_P1"] == "46"
-    assert cur["SRIOV_EN"] == "False(0)"                      # needs a cold reboot
+    assert cur["SRIOV_EN"] == "False(0)"  # needs a cold reboot
     assert nic["firmware"]["next_boot"]["SRIOV_EN"] == "True(1)"
     assert nic["ecn"]["np"] == [0, 0, 0, 1, 0, 0, 0, 0]
-    assert nic["qos"]["pfc"] == [0] * 8                       # driver restarted
+    assert nic["qos"]["pfc"] == [0] * 8  # driver restarted
 
 
 def test_mlxfwreset_refusals_and_query(lab):
@@ -152,8 +160,7 @@ def test_mlxfwmanager_update_is_guarded_by_psid(lab):
     assert "     FW (Running)   28.39.2048     N/A           \n" in out
     lab.run(mlxfwreset, ["-d", "41:00.0", "-y", "reset"])
     assert lab.nic()["fw_version"] == "28.43.1014"
-    assert lab.run(flint, ["-d", "41:00.0", "q"])[1].startswith(
-        "Image type:            FS4\nFW Version:            28.43.1014\nFW Release Date:")
+    assert lab.run(flint, ["-d", "41:00.0", "q"])[1].startswith("Image type:            FS4\nFW Version:            28.43.1014\nFW Release Date:")
 
 
 def test_flint_query_and_missing_device(lab):
@@ -161,8 +168,7 @@ def test_flint_query_and_missing_device(lab):
     assert "Base GUID:             a088c20300100110        16\n" in out
     assert "Base MAC:              a088c2100110            16\n" in out
     assert "PSID:                  MT_0000000838\n" in out
-    assert lab.run(flint, ["-d", "0000:99:00.0", "q"])[:2] == (
-        1, "-E- Cannot open Device: 0000:99:00.0. No such file or directory\n")
+    assert lab.run(flint, ["-d", "0000:99:00.0", "q"])[:2] == (1, "-E- Cannot open Device: 0000:99:00.0. No such file or directory\n")
 
 
 def test_max_acc_out_read_is_hidden_until_advanced_pci_settings_runs(lab):
@@ -175,7 +181,7 @@ def test_max_acc_out_read_is_hidden_until_advanced_pci_settings_runs(lab):
     # set for the next boot only: still hidden
     assert "MAX_ACC_OUT_READ" not in lab.run(mlxconfig, ["-d", "mlx5_0", "-e", "q"])[1]
     assert lab.nic()["firmware"]["current"]["ADVANCED_PCI_SETTINGS"] == "False(0)"
-    lab.update(hardware.boot)   # the power cycle it needs
+    lab.update(hardware.boot)  # the power cycle it needs
     out = lab.run(mlxconfig, ["-d", "mlx5_0", "-e", "q", "MAX_ACC_OUT_READ"])[1]
     assert out.endswith("        MAX_ACC_OUT_READ                            0                    0                    0                   \n")
     rc, _, _ = lab.run(mlxconfig, ["-d", "mlx5_0", "-y", "set", "MAX_ACC_OUT_READ=44"])

@@ -1,4 +1,5 @@
 """InfiniBand ports, ibv_devices, ofed_info, mst status -v, ibstat port errors."""
+
 from labsim import hardware  # noqa: F401
 from linerate_lab.tools import ibdev2netdev, ibstat, ibstatus, ibv_devinfo, mlxconfig, mst, ofed_info, show_gids
 
@@ -11,10 +12,9 @@ def make_ib(lab, lid=None):
                 ib.update(lid=lid + rail, sm_lid=1)
             nic.clear()
             nic.update(ib)
+
     lab.update(change)
-    lab.netdevs.update({n: dict(v, name=n) for n, v in
-                        {"ibp65s0": lab.netdevs["enp65s0f0np0"],
-                         "ibp193s0": lab.netdevs["enp193s0f0np0"]}.items()})
+    lab.netdevs.update({n: dict(v, name=n) for n, v in {"ibp65s0": lab.netdevs["enp65s0f0np0"], "ibp193s0": lab.netdevs["enp193s0f0np0"]}.items()})
 
 
 def test_infiniband_port_waits_for_the_subnet_manager(lab):
@@ -31,8 +31,7 @@ def test_infiniband_port_waits_for_the_subnet_manager(lab):
     assert "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:a088:c203:0010:0100\n" in out
     assert lab.run(ibdev2netdev, [])[1].startswith("mlx5_0 port 1 ==> ibp65s0 (Up)\n")
     assert "mlx5_0\t1\t0\tfe80:0000:0000:0000:a088:c203:0010:0100\t\t\tv1\t\n" in lab.run(show_gids, [])[1]
-    assert lab.run(mlxconfig, ["-d", "mlx5_0", "q", "LINK_TYPE_P1"])[1].endswith(
-        "        LINK_TYPE_P1                                IB(1)               \n")
+    assert lab.run(mlxconfig, ["-d", "mlx5_0", "q", "LINK_TYPE_P1"])[1].endswith("        LINK_TYPE_P1                                IB(1)               \n")
 
 
 def test_ibstat_missing_port_warns(lab):
@@ -45,11 +44,10 @@ def test_ibstat_missing_port_warns(lab):
 def test_ibv_devices_and_ofed_info(lab):
     assert lab.run(ibv_devinfo, [], what="devices")[1] == (
         "    device          \t   node GUID\n    ------          \t----------------\n"
-        "    mlx5_0          \ta088c20300100100\n    mlx5_1          \ta088c20300100110\n")
-    assert lab.run(ofed_info, ["-s"], release="MLNX_OFED_LINUX-23.10-2.1.3.1",
-                   ofed="23.10-2.1.3.1")[1] == "MLNX_OFED_LINUX-23.10-2.1.3.1:\n"
-    assert lab.run(ofed_info, ["-n"], release="OFED-internal-24.10-1.1.4",
-                   ofed="24.10-1.1.4.0")[1] == "24.10-1.1.4.0\n"
+        "    mlx5_0          \ta088c20300100100\n    mlx5_1          \ta088c20300100110\n"
+    )
+    assert lab.run(ofed_info, ["-s"], release="MLNX_OFED_LINUX-23.10-2.1.3.1", ofed="23.10-2.1.3.1")[1] == "MLNX_OFED_LINUX-23.10-2.1.3.1:\n"
+    assert lab.run(ofed_info, ["-n"], release="OFED-internal-24.10-1.1.4", ofed="24.10-1.1.4.0")[1] == "24.10-1.1.4.0\n"
 
 
 def test_mst_status_and_stop(lab):

@@ -1,5 +1,6 @@
 """The lab's mlxlink: MFT 4.30 layout (read by the real-format parser), link state and the
 physical error counters of the NIC in the model, BER over the bits carried since boot."""
+
 import pytest
 
 from linerate_lab.tools import mlxlink
@@ -29,8 +30,13 @@ def test_healthy_link_reads_like_mft(lab, up_1h):
 
 
 def test_errors_and_flaps_show_with_their_ber(lab, up_1h):
-    lab.update(lambda n: n["nics"][0].setdefault("counters", {}).update(
-        rx_symbol_err_phy=144, rx_corrected_bits_phy=2_000_000, rx_err_lane_2_phy=5000, link_down_events_phy=3))
+    lab.update(
+        lambda n: (
+            n["nics"][0]
+            .setdefault("counters", {})
+            .update(rx_symbol_err_phy=144, rx_corrected_bits_phy=2_000_000, rx_err_lane_2_phy=5000, link_down_events_phy=3)
+        )
+    )
     r = parse_mlxlink(lab.run(mlxlink, ["-d", "mlx5_0", "-c"])[1])
     assert r["effective_errors"] == 144 and r["link_down"] == 3 and r["raw_errors_per_lane"] == [0, 0, 5000, 0]
     assert r["effective_ber"] == pytest.approx(144 / (400e9 * 3600), rel=0.05)
@@ -56,7 +62,6 @@ def test_down_link_and_bad_device(lab, up_1h):
     assert rc == 1 and out == "-E- Failed to open device: mlx5_9\n"
 
 
-@pytest.mark.parametrize("errors, bits, text", [(0, 1e15, "15E-255"), (23, 1e13, "23E-13"), (1, 1e12, "10E-13"),
-                                                (999, 1e12, "10E-10")])
+@pytest.mark.parametrize("errors, bits, text", [(0, 1e15, "15E-255"), (23, 1e13, "23E-13"), (1, 1e12, "10E-13"), (999, 1e12, "10E-10")])
 def test_ber_text(errors, bits, text):
     assert mlxlink.ber_text(errors, bits) == text

@@ -1,6 +1,7 @@
 """The lab's simulated nccl-tests runs one process per rank like the real binary (issue 37): ranks are
 grouped into nodes by host, and on one node with P2P and SHM off (the NET loopback test) the ring leaves
 through the NICs, so a slow rail lowers that node's bus bandwidth and nothing else's."""
+
 import os
 import sys
 
@@ -14,16 +15,37 @@ from linerate_lab.tools import nccl_net, nccl_tests  # noqa: E402
 
 
 def port(node, device, speed=400):
-    return {"node": node, "device": device, "link_layer": "Ethernet", "gid": {"type": "v2", "ipv4": "10.0.0.1"},
-            "active_mtu": 4096, "netdev_mtu": 9000, "speed_gbps": speed, "host_pfc": True, "priority": 3,
-            "switch_pfc": [3], "switch": "leaf1", "switch_port": "swp1"}
+    return {
+        "node": node,
+        "device": device,
+        "link_layer": "Ethernet",
+        "gid": {"type": "v2", "ipv4": "10.0.0.1"},
+        "active_mtu": 4096,
+        "netdev_mtu": 9000,
+        "speed_gbps": speed,
+        "host_pfc": True,
+        "priority": 3,
+        "switch_pfc": [3],
+        "switch": "leaf1",
+        "switch_port": "swp1",
+    }
 
 
 def rank(host, r, gpu, speeds=(400, 400), p2p_off=True, pid=100):
     ib = [port(host, f"mlx5_{k}", s) for k, s in enumerate(speeds)]
-    return {"rank": r, "host": host, "pid": pid + r, "ip": "192.0.2.1", "gpus": 1, "ib": ib, "net": "IB",
-            "gdr": True, "p2p_off": p2p_off, "rails": [f"mlx5_{gpu * len(speeds) // 8}"],
-            "buses": [nccl_tests.GPU_BUSES[gpu]]}
+    return {
+        "rank": r,
+        "host": host,
+        "pid": pid + r,
+        "ip": "192.0.2.1",
+        "gpus": 1,
+        "ib": ib,
+        "net": "IB",
+        "gdr": True,
+        "p2p_off": p2p_off,
+        "rails": [f"mlx5_{gpu * len(speeds) // 8}"],
+        "buses": [nccl_tests.GPU_BUSES[gpu]],
+    }
 
 
 def test_ranks_of_one_host_are_one_node_and_rank_0_lists_them_all():

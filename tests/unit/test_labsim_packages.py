@@ -1,4 +1,5 @@
 """lab/packages.py: the simulator packages and the flat apt repository."""
+
 import ast
 import gzip
 import hashlib
@@ -25,8 +26,7 @@ def repo(tmp_path_factory):
 
 
 def field(deb, name):
-    return subprocess.run(["dpkg-deb", "-f", str(deb), name], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["dpkg-deb", "-f", str(deb), name], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def deb(repo, name, version=None):
@@ -38,29 +38,37 @@ def deb(repo, name, version=None):
 def test_control_fields(repo):
     d = deb(repo, "mlnx-tools", "24.10.0-1.2410114")
     info = subprocess.run(["dpkg-deb", "-I", str(d)], check=True, capture_output=True, text=True).stdout
-    for key in ("Package: mlnx-tools", "Version: 24.10.0-1.2410114", "Architecture: amd64",
-                "Maintainer: Mellanox Technologies <support@mellanox.com>", "Depends: python3",
-                "Description: Userspace tools to restart and tune MLNX_OFED kernel modules"):
+    for key in (
+        "Package: mlnx-tools",
+        "Version: 24.10.0-1.2410114",
+        "Architecture: amd64",
+        "Maintainer: Mellanox Technologies <support@mellanox.com>",
+        "Depends: python3",
+        "Description: Userspace tools to restart and tune MLNX_OFED kernel modules",
+    ):
         assert " " + key in info
-    assert field(deb(repo, "doca-ofed"), "Depends").startswith(
-        "mlnx-ofed-kernel-utils (= 24.10.OFED.24.10.1.1.4.1-1), mlnx-tools (= 24.10.0-1.2410114)")
+    assert field(deb(repo, "doca-ofed"), "Depends").startswith("mlnx-ofed-kernel-utils (= 24.10.OFED.24.10.1.1.4.1-1), mlnx-tools (= 24.10.0-1.2410114)")
     assert "mlnx-ofed-kernel-dkms (= 24.10.OFED.24.10.1.1.4.1-1)" in field(deb(repo, "doca-ofed"), "Depends")
     dkms = deb(repo, "mlnx-ofed-kernel-dkms", "24.10.OFED.24.10.1.1.4.1-1")
     assert field(dkms, "Conflicts") == "mlnx-ofed-kernel-modules"
     assert field(dkms, "Replaces") == "mlnx-ofed-kernel-modules"
-    assert field(deb(repo, "nvidia-open", "550.54.15-1"), "Depends") == (
-        "nvidia-driver (= 550.54.15-1), nvidia-kernel-open-dkms (= 550.54.15-1)")
+    assert field(deb(repo, "nvidia-open", "550.54.15-1"), "Depends") == ("nvidia-driver (= 550.54.15-1), nvidia-kernel-open-dkms (= 550.54.15-1)")
 
 
 def test_files_are_root_owned_launchers(repo):
-    listing = subprocess.run(["dpkg-deb", "-c", str(deb(repo, "mft", "4.30.0-139"))],
-                             check=True, capture_output=True, text=True).stdout
+    listing = subprocess.run(["dpkg-deb", "-c", str(deb(repo, "mft", "4.30.0-139"))], check=True, capture_output=True, text=True).stdout
     assert "-rwxr-xr-x root/root" in listing and "./usr/bin/mlxconfig" in listing
     assert all("root/root" in line for line in listing.splitlines())
     tools_dir = os.path.join(ROOT, "lab", "sim", "linerate_lab", "tools")
-    for name in ("mft_4.30.0-139", "mlnx-tools_24.10.0-1.2410114", "infiniband-diags_2410mlnx54-1.2410114",
-                 "ibverbs-utils_2410mlnx54-1.2410114", "linerate-lab-hw_1.0", "nvidia-smi_550.54.15-1",
-                 "mlnx-ofed-kernel-utils_24.10.OFED.24.10.1.1.4.1-1"):
+    for name in (
+        "mft_4.30.0-139",
+        "mlnx-tools_24.10.0-1.2410114",
+        "infiniband-diags_2410mlnx54-1.2410114",
+        "ibverbs-utils_2410mlnx54-1.2410114",
+        "linerate-lab-hw_1.0",
+        "nvidia-smi_550.54.15-1",
+        "mlnx-ofed-kernel-utils_24.10.OFED.24.10.1.1.4.1-1",
+    ):
         tmp = repo.parent / ("x-" + name)
         subprocess.run(["dpkg-deb", "-x", str(repo / f"{name}_amd64.deb"), str(tmp)], check=True)
         for path in tmp.rglob("*"):
@@ -78,8 +86,7 @@ def test_files_are_root_owned_launchers(repo):
 def test_modules_package_carries_its_kernel(repo):
     for kver in KERNELS:
         d = deb(repo, "mlnx-ofed-kernel-modules", f"24.10.OFED.24.10.1.1.4.1.kver.{kver}")
-        listing = subprocess.run(["dpkg-deb", "-c", str(d)], check=True, capture_output=True,
-                                 text=True).stdout
+        listing = subprocess.run(["dpkg-deb", "-c", str(d)], check=True, capture_output=True, text=True).stdout
         assert f"./lib/modules/{kver}/updates/mlx5_core.ko" in listing
     tmp = repo.parent / "mods"
     subprocess.run(["dpkg-deb", "-x", str(d), str(tmp)], check=True)
@@ -116,11 +123,11 @@ def test_index(repo):
 
 
 def test_dkms_postinst_builds_peermem_only_against_ofed(repo, tmp_path):
-    script = subprocess.run(["dpkg-deb", "-I", str(deb(repo, "nvidia-kernel-open-dkms", "550.54.15-1")),
-                             "postinst"], check=True, capture_output=True, text=True).stdout
+    script = subprocess.run(
+        ["dpkg-deb", "-I", str(deb(repo, "nvidia-kernel-open-dkms", "550.54.15-1")), "postinst"], check=True, capture_output=True, text=True
+    ).stdout
     root = tmp_path / "root"
-    script = script.replace("/lib/modules/", f"{root}/lib/modules/").replace(
-        "/usr/src/ofa_kernel", f"{root}/usr/src/ofa_kernel")
+    script = script.replace("/lib/modules/", f"{root}/lib/modules/").replace("/usr/src/ofa_kernel", f"{root}/usr/src/ofa_kernel")
     kver = os.uname().release
     subprocess.run(["sh", "-c", script, "postinst", "configure"], check=True)
     built = sorted(p.name for p in (root / "lib/modules" / kver / "updates/dkms").iterdir())
@@ -143,7 +150,7 @@ def test_infiniband_diags_runs_the_real_programs(repo, tmp_path):
     assert "linerate_lab.tools import ibstat" in (sbin / "ibstat").read_text()
     for tool in ("sminfo", "ibnetdiscover", "iblinkinfo", "smpquery", "saquery"):
         text = (sbin / tool).read_text()
-        assert f'real={packages.REAL_IB_DIAGS}/usr/sbin/{tool}' in text
+        assert f"real={packages.REAL_IB_DIAGS}/usr/sbin/{tool}" in text
         assert os.access(sbin / tool, os.X_OK)
     if not os.path.exists(packages.REAL_IB_DIAGS):
         p = subprocess.run([str(sbin / "sminfo")], capture_output=True, text=True)

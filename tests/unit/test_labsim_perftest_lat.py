@@ -1,5 +1,6 @@
 """The lab's simulated ib_send_bw, ib_write_lat and ib_send_lat: perftest's own formats (read by the
 product's parsers), the grammar gate of a latency test, and the fabric model (faults, class, GID)."""
+
 import subprocess
 import sys
 
@@ -59,15 +60,13 @@ def test_send_bw_follows_the_link_speed(lab):
     assert crc == 0 and 180 < parse_ib_send_bw(cout)["bw_average_gbps"] < 200
 
 
-@pytest.mark.parametrize("tool,title,inline", [("ib_write_lat", "RDMA_Write Latency Test", 220),
-                                               ("ib_send_lat", "Send Latency Test", 236)])
+@pytest.mark.parametrize("tool,title,inline", [("ib_write_lat", "RDMA_Write Latency Test", 220), ("ib_send_lat", "Send Latency Test", 236)])
 def test_latency_healthy_pair_both_sides_print_the_table(lab, tool, title, inline):
     (crc, cout, cerr), (src, sout, serr) = run_pair(lab, tool, LAT_ARGS)
     assert crc == 0 and src == 0, cout + cerr + sout + serr
     c, s = parse_perftest_lat(cout), parse_perftest_lat(sout)
     assert c["test"] == title and c["role"] == "client" and s["role"] == "server"
-    assert c["columns"] == ["bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec",
-                            "t_stdev_usec", "p99_usec", "p99_9_usec"]
+    assert c["columns"] == ["bytes", "iterations", "t_min_usec", "t_max_usec", "t_typical_usec", "t_avg_usec", "t_stdev_usec", "p99_usec", "p99_9_usec"]
     assert c["bytes"] == 2 and c["iterations"] == 1000 and c["max_inline_data"] == inline
     # one leaf between the two nodes: host 1.05 + one switch 0.45 us (+ the wire time of 2 bytes)
     assert 1.4 < c["t_typical_usec"] < 1.7 and 1.4 < s["t_typical_usec"] < 1.7
@@ -103,50 +102,49 @@ def test_rx_degraded_port_raises_latency(lab):
 def test_latency_model_terms():
     a = {"link_layer": "Ethernet", "speed_gbps": 400, "switch": "leaf1"}
     b = dict(a)
-    healthy = {"gbps": 400 * 0.985 * 256 / (256 + 82), "mtu": 256, "notes": []}   # rdma.path at a 256-byte MTU
+    healthy = {"gbps": 400 * 0.985 * 256 / (256 + 82), "mtu": 256, "notes": []}  # rdma.path at a 256-byte MTU
     t, degraded = ib_write_lat.latency_usec(a, b, 2, healthy)
     assert degraded == [] and t == pytest.approx(1.05 + 0.45 + 2 * (2 + 82) * 8 / 400e3)
-    assert ib_write_lat.latency_usec(a, dict(b, switch="leaf2"), 2, healthy)[0] == pytest.approx(
-        1.05 + 3 * 0.45 + 4 * (2 + 82) * 8 / 400e3)
+    assert ib_write_lat.latency_usec(a, dict(b, switch="leaf2"), 2, healthy)[0] == pytest.approx(1.05 + 3 * 0.45 + 4 * (2 + 82) * 8 / 400e3)
     # a lossy class alone (one pair does not congest) costs nothing; a degraded element does
     assert ib_write_lat.latency_usec(a, b, 2, dict(healthy, notes=["lossy"]))[0] == pytest.approx(t)
     slow = dict(healthy, gbps=healthy["gbps"] * 0.4, notes=["flaky node2 mlx5_0"])
     assert ib_write_lat.latency_usec(a, b, 2, slow)[0] == pytest.approx(t + 6.0 * 0.6)
     assert ib_write_lat.latency_usec(a, b, 2, healthy, k_other=2)[0] == pytest.approx(t + 3.0)
     ib = {"link_layer": "InfiniBand", "speed_gbps": 400, "switch": "ib1"}
-    assert ib_write_lat.latency_usec(ib, dict(ib), 2, dict(healthy, gbps=400 * 0.985))[0] == pytest.approx(
-        0.90 + 0.13 + 2 * (2 + 30) * 8 / 400e3)
+    assert ib_write_lat.latency_usec(ib, dict(ib), 2, dict(healthy, gbps=400 * 0.985))[0] == pytest.approx(0.90 + 0.13 + 2 * (2 + 30) * 8 / 400e3)
 
 
 def test_latency_port_down_and_missing_gid_fail_like_perftest(lab):
     lab.model["nodes"]["node2"]["nics"][0]["cable"] = "down"
     lab.save()
     port = str(free_port())
-    res = subprocess.run([sys.executable, RUNNER, "ib_write_lat", *LAT_ARGS, "-p", port],
-                         env=lab.env("node2"), capture_output=True, text=True, timeout=30)
+    res = subprocess.run([sys.executable, RUNNER, "ib_write_lat", *LAT_ARGS, "-p", port], env=lab.env("node2"), capture_output=True, text=True, timeout=30)
     assert res.returncode == 1 and "Port number 1 state is Down" in res.stderr
     lab.model["nodes"]["node2"]["nics"][0]["cable"] = "up"
-    (crc, cout, cerr), (src, sout, serr) = run_pair(lab, "ib_write_lat", LAT_ARGS,
-                                                    server_args=[a if a != "3" else "0" for a in LAT_ARGS])
+    (crc, cout, cerr), (src, sout, serr) = run_pair(lab, "ib_write_lat", LAT_ARGS, server_args=[a if a != "3" else "0" for a in LAT_ARGS])
     assert src == 1 and "to RTR" in serr
     with pytest.raises(ParseError):
         parse_perftest_lat(cout + cerr)
 
 
-@pytest.mark.parametrize("bad,message", [(["-q", "4"], "Multiple QPs only available on bw tests"),
-                                         (["-b"], "Bidirectional is only available in BW test"),
-                                         (["--report-gbits"], "unrecognized option")])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (["-q", "4"], "Multiple QPs only available on bw tests"),
+        (["-b"], "Bidirectional is only available in BW test"),
+        (["--report-gbits"], "unrecognized option"),
+    ],
+)
 def test_latency_grammar_gate_refuses_what_perftest_refuses(lab, bad, message):
     lab.save()
-    res = subprocess.run([sys.executable, RUNNER, "ib_write_lat", *LAT_ARGS, *bad],
-                         env=lab.env("node1"), capture_output=True, text=True, timeout=30)
+    res = subprocess.run([sys.executable, RUNNER, "ib_write_lat", *LAT_ARGS, *bad], env=lab.env("node1"), capture_output=True, text=True, timeout=30)
     assert res.returncode == 1 and message in res.stderr
 
 
 def test_bw_gate_refuses_latency_only_options(lab):
     lab.save()
-    res = subprocess.run([sys.executable, RUNNER, "ib_send_bw", "-d", "mlx5_0", "-C"],
-                         env=lab.env("node1"), capture_output=True, text=True, timeout=30)
+    res = subprocess.run([sys.executable, RUNNER, "ib_send_bw", "-d", "mlx5_0", "-C"], env=lab.env("node1"), capture_output=True, text=True, timeout=30)
     assert res.returncode == 1 and "Available only on Latency tests" in res.stderr
 
 
@@ -161,6 +159,7 @@ def test_figures_keep_their_order_in_every_draw():
     """min <= typical <= avg <= 99 % <= 99.9 % <= max, whatever the draw (a run once printed t_max below 99.9 %)."""
     import random
     from linerate_lab.tools import ib_write_lat
+
     for seed in range(3000):
         f = ib_write_lat.figures(2.0, random.Random(seed))
         assert f["t_min"] <= f["t_typical"] <= f["t_avg"] <= f["p99"] <= f["p999"] <= f["t_max"], (seed, f)

@@ -2,6 +2,7 @@
 ibsim serves at most ten attached clients (IBSIM_MAX_CLIENTS, ibsim/ibsim.h), and nccl-tests one rank per
 GPU is eight processes a node reading their ports together. A stand-in smpquery asks ``flock -n`` for the
 node's lock while it runs: it gets it only if port_info did not hold it, and then fails the read."""
+
 import os
 import stat
 import sys
@@ -24,10 +25,9 @@ LinkSpeedActive:.................25.78125 Gbps
 
 def fake_smpquery(tmp_path, lock):
     tool = tmp_path / "smpquery"
-    tool.write_text("#!/bin/sh\n"
-                    f"if flock -n {lock} true; then echo 'ibwarn: lock not held: another client could attach' >&2; "
-                    "exit 1; fi\n"
-                    f"cat <<'EOF'\n{PORTINFO}EOF\n")
+    tool.write_text(
+        f"#!/bin/sh\nif flock -n {lock} true; then echo 'ibwarn: lock not held: another client could attach' >&2; exit 1; fi\ncat <<'EOF'\n{PORTINFO}EOF\n"
+    )
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
     return str(tool)
 
@@ -60,6 +60,7 @@ def test_without_the_lock_the_stand_in_refuses(tmp_path, monkeypatch):
     monkeypatch.setattr(subnet, "QUERY_LOCK", lock)
     tool = fake_smpquery(tmp_path, lock)
     import subprocess
+
     res = subprocess.run([tool], capture_output=True, text=True)
     assert res.returncode == 1 and "lock not held" in res.stderr
     monkeypatch.setattr(subnet, "SMPQUERY", tool)
@@ -70,7 +71,7 @@ def test_without_the_lock_the_stand_in_refuses(tmp_path, monkeypatch):
 
         def __exit__(self, *exc):
             return False
+
     monkeypatch.setattr(subnet, "_one_query_at_a_time", Unlocked)
-    out = subnet.port_info({"subnet": {"address": "127.0.0.1", "port": 7070}}, "node1",
-                           {"device": "mlx5_0", "link_layer": "InfiniBand", "port": 1})
+    out = subnet.port_info({"subnet": {"address": "127.0.0.1", "port": 7070}}, "node1", {"device": "mlx5_0", "link_layer": "InfiniBand", "port": 1})
     assert out == {"error": "ibwarn: lock not held: another client could attach"}

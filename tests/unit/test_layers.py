@@ -15,6 +15,7 @@ the host code never imports a check, the intent neither. A probe (the node side 
 tools it runs) and the report writers both stand on the checks; neither imports the other, and a
 check imports neither.
 """
+
 import ast
 import pathlib
 
@@ -45,10 +46,10 @@ def imported(tree):
     for node in ast.walk(tree):
         names = []
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PREFIX):
-            base = node.module[len(PREFIX):].lstrip(".").split(".") if node.module != PREFIX else []
+            base = node.module[len(PREFIX) :].lstrip(".").split(".") if node.module != PREFIX else []
             names = [base + [a.name] if len(base) <= 1 else base for a in node.names]
         elif isinstance(node, ast.Import):
-            names = [a.name[len(PREFIX):].lstrip(".").split(".") for a in node.names if a.name.startswith(PREFIX + ".")]
+            names = [a.name[len(PREFIX) :].lstrip(".").split(".") for a in node.names if a.name.startswith(PREFIX + ".")]
         for parts in names:
             if parts and parts != [""]:
                 yield node.lineno, parts
@@ -62,8 +63,9 @@ def upward_imports(path, text=None):
     rel = path.relative_to(MODULE_UTILS).with_suffix("").parts
     mine = floor(rel)
     tree = ast.parse(text if text is not None else path.read_text(encoding="utf-8"))
-    return [f"{'/'.join(rel)}.py:{line} ({mine}) imports {'.'.join(parts)} ({floor(parts)})"
-            for line, parts in imported(tree) if floor(parts) not in ALLOWED[mine]]
+    return [
+        f"{'/'.join(rel)}.py:{line} ({mine}) imports {'.'.join(parts)} ({floor(parts)})" for line, parts in imported(tree) if floor(parts) not in ALLOWED[mine]
+    ]
 
 
 @pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(MODULE_UTILS)))
@@ -77,26 +79,28 @@ def test_the_packages_are_the_floors():
     assert {p.stem for p in MODULE_UTILS.glob("*.py")} - {"__init__"} == {"common", "runner", "findings"}
 
 
-@pytest.mark.parametrize("where, source, floor_", [
-    ("parsers/lldp.py", f"from {PREFIX}.checks import cabling\n", "checks"),
-    ("parsers/lldp.py", f"from {PREFIX}.host.dpkg import hold\n", "host"),
-    ("intent/fabric.py", f"def f():\n    from {PREFIX}.checks.plans import full_plan\n", "checks"),
-    ("host/rdma.py", f"from {PREFIX}.probes.ports import check_ports\n", "probes"),
-    ("intent/rails.py", f"import {PREFIX}.host.roce\n", "host"),
-    ("switch/base.py", f"from {PREFIX} import intent\n", "intent"),
-    ("common.py", f"from {PREFIX}.parsers import lldp\n", "parsers"),
-    ("host/drain.py", f"from {PREFIX}.report.report import build_report\n", "report"),
-    ("checks/rdma.py", f"from {PREFIX}.report.rdma import worst_links\n", "report"),
-    ("checks/ports.py", f"def f():\n    from {PREFIX}.probes.ports import check_ports\n", "probes"),
-    ("probes/ports.py", f"from {PREFIX}.report import report\n", "report"),
-    ("report/history.py", f"from {PREFIX}.probes import perftest\n", "probes"),
-    ("switch/drivers.py", f"from {PREFIX}.intent import fabric\n", "intent"),
-])
+@pytest.mark.parametrize(
+    "where, source, floor_",
+    [
+        ("parsers/lldp.py", f"from {PREFIX}.checks import cabling\n", "checks"),
+        ("parsers/lldp.py", f"from {PREFIX}.host.dpkg import hold\n", "host"),
+        ("intent/fabric.py", f"def f():\n    from {PREFIX}.checks.plans import full_plan\n", "checks"),
+        ("host/rdma.py", f"from {PREFIX}.probes.ports import check_ports\n", "probes"),
+        ("intent/rails.py", f"import {PREFIX}.host.roce\n", "host"),
+        ("switch/base.py", f"from {PREFIX} import intent\n", "intent"),
+        ("common.py", f"from {PREFIX}.parsers import lldp\n", "parsers"),
+        ("host/drain.py", f"from {PREFIX}.report.report import build_report\n", "report"),
+        ("checks/rdma.py", f"from {PREFIX}.report.rdma import worst_links\n", "report"),
+        ("checks/ports.py", f"def f():\n    from {PREFIX}.probes.ports import check_ports\n", "probes"),
+        ("probes/ports.py", f"from {PREFIX}.report import report\n", "report"),
+        ("report/history.py", f"from {PREFIX}.probes import perftest\n", "probes"),
+        ("switch/drivers.py", f"from {PREFIX}.intent import fabric\n", "intent"),
+    ],
+)
 def test_an_upward_import_fails(where, source, floor_):
     found = upward_imports(MODULE_UTILS / where, source)
     assert len(found) == 1 and found[0].endswith(f"({floor_})"), found
 
 
 def test_a_downward_import_passes():
-    assert upward_imports(MODULE_UTILS / "checks" / "links.py", f"from {PREFIX}.parsers.counters import x\n"
-                                                                f"from {PREFIX} import common\n") == []
+    assert upward_imports(MODULE_UTILS / "checks" / "links.py", f"from {PREFIX}.parsers.counters import x\nfrom {PREFIX} import common\n") == []

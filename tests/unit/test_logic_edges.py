@@ -1,6 +1,7 @@
 """Tests that fail when the logic breaks (issue 36 item 7): the pending-state part of the recovery verdict,
 the MPI key's removal after verification, the incast clients' traffic class, a boot plan per rail on its
 own device."""
+
 import os
 
 import pytest
@@ -19,10 +20,10 @@ TASKS = os.path.join(ROOT, "roles", "verify_fabric", "tasks")
 
 # ---------------------------------------------------------------- the recovery's verdict: nothing pending
 
+
 def test_a_running_config_equal_to_the_backup_with_a_revision_pending_is_not_restored():
     d = Toy(["backup"], pend=[["revision 7 pending"], ["revision 7 pending"]])
-    assert switch_window.recover(d, "backup") == (
-        False, "still pending: revision 7 pending; still pending: revision 7 pending")
+    assert switch_window.recover(d, "backup") == (False, "still pending: revision 7 pending; still pending: revision 7 pending")
     assert d.calls == ["undo", "undo"]
 
 
@@ -34,11 +35,11 @@ def test_pending_state_cleared_by_the_second_undo_is_restored():
 
 def test_every_pending_item_is_named_in_the_verdict():
     d = Toy(["backup"], pend=[["checkpoint linerate-a", "config session linerate-b"]])
-    assert switch_window.recover(d, "backup", attempts=1) == (
-        False, "still pending: checkpoint linerate-a; config session linerate-b")
+    assert switch_window.recover(d, "backup", attempts=1) == (False, "still pending: checkpoint linerate-a; config session linerate-b")
 
 
 # ---------------------------------------------------------------- the MPI key taken back after the run
+
 
 def _tasks(name, seen=()):
     """The tasks of a task file, include_tasks followed (blocks flattened, with their always part)."""
@@ -68,24 +69,21 @@ def _always(name):
 
 
 def test_the_key_admitted_for_mpirun_is_removed_in_the_always_part_of_the_run():
-    admit = [t for t in _tasks("mpi_ssh.yml") if "ansible.posix.authorized_key" in t
-             and t["ansible.posix.authorized_key"].get("state", "present") == "present"]
+    admit = [t for t in _tasks("mpi_ssh.yml") if "ansible.posix.authorized_key" in t and t["ansible.posix.authorized_key"].get("state", "present") == "present"]
     assert len(admit) == 1
     granted = admit[0]["ansible.posix.authorized_key"]
-    removals = [t for t in _always("nccl.yml") if "ansible.posix.authorized_key" in t
-                and t["ansible.posix.authorized_key"].get("state") == "absent"]
+    removals = [t for t in _always("nccl.yml") if "ansible.posix.authorized_key" in t and t["ansible.posix.authorized_key"].get("state") == "absent"]
     assert len(removals) == 1, "the nccl run's always part takes the key back, also when the run failed"
     removed = removals[0]["ansible.posix.authorized_key"]
     # the very key, user and file the admission wrote (a different path or key removes nothing)
     assert (removed["key"], removed["user"], removed["path"]) == (granted["key"], granted["user"], granted["path"])
     when = removals[0]["when"] if isinstance(removals[0]["when"], list) else [removals[0]["when"]]
-    assert "not verify_fabric_keep_mpi_key | bool" in when     # kept only when asked
-    assert not any("failed" in str(w) or "succeeded" in str(w) for w in when)   # whatever the run's outcome
+    assert "not verify_fabric_keep_mpi_key | bool" in when  # kept only when asked
+    assert not any("failed" in str(w) or "succeeded" in str(w) for w in when)  # whatever the run's outcome
 
 
 def test_the_key_pair_is_removed_with_the_key():
-    files = [t for t in _always("nccl.yml") if "ansible.builtin.file" in t
-             and t["ansible.builtin.file"].get("state") == "absent"]
+    files = [t for t in _always("nccl.yml") if "ansible.builtin.file" in t and t["ansible.builtin.file"].get("state") == "absent"]
     assert files and set(files[0]["loop"]) >= {"{{ verify_fabric_mpi_ssh_key }}", "{{ verify_fabric_mpi_ssh_key }}.pub"}
     assert "not verify_fabric_keep_mpi_key | bool" in files[0]["when"]
 
@@ -99,16 +97,17 @@ def test_a_key_left_behind_expires_and_is_bound_to_the_launchers():
 
 # ---------------------------------------------------------------- the incast clients' traffic class
 
+
 def _incast_tasks():
     with open(os.path.join(TASKS, "incast_round.yml"), encoding="utf-8") as f:
         tasks = yaml.safe_load(f)
-    return {t["linerate.fabric.ib_write_bw"]["mode"]: t["linerate.fabric.ib_write_bw"]
-            for t in tasks if "linerate.fabric.ib_write_bw" in t}
+    return {t["linerate.fabric.ib_write_bw"]["mode"]: t["linerate.fabric.ib_write_bw"] for t in tasks if "linerate.fabric.ib_write_bw" in t}
 
 
 def _templated(expr, **variables):
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar, trust_as_template
+
     templar = Templar(loader=DataLoader(), variables=dict(variables, omit="__omit_place_holder__"))
     return templar.template(trust_as_template(expr))
 
@@ -121,11 +120,22 @@ def test_the_incast_senders_and_receiver_mark_the_no_drop_traffic_class(mode):
     tclass = _templated(args["tclass"], verify_fabric_tclass=106)
     sl = _templated(args["sl"], verify_fabric_sl=3)
     assert (tclass, sl) == (106, 3)
-    p = {"tool": "ib_write_bw", "mode": mode, "qps": 4, "size": 65536, "duration": 5, "iterations": 0,
-         "gid_index": 3, "tclass": tclass, "sl": sl, "use_cuda": False, "extra_args": []}
+    p = {
+        "tool": "ib_write_bw",
+        "mode": mode,
+        "qps": 4,
+        "size": 65536,
+        "duration": 5,
+        "iterations": 0,
+        "gid_index": 3,
+        "tclass": tclass,
+        "sl": sl,
+        "use_cuda": False,
+        "extra_args": [],
+    }
     test = {"device": "mlx5_0", "tcp_port": 18615, "server": "10.0.0.12"}
     argv = perftest.perftest_argv("ib_write_bw", p, test, 0)
-    assert argv[argv.index("-x"):argv.index("-x") + 4] == ["-x", "3", "--tclass=106", "-S"]
+    assert argv[argv.index("-x") : argv.index("-x") + 4] == ["-x", "3", "--tclass=106", "-S"]
     assert argv[-1] == ("10.0.0.12" if mode == "client" else "3")
 
 
@@ -137,8 +147,18 @@ def test_without_a_traffic_class_the_incast_leaves_it_to_the_device():
 
 # ---------------------------------------------------------------- a boot plan per rail, on its own device
 
-PARAMS = {"trust": "dscp", "pfc_priorities": [3], "ecn_priorities": [3], "ecn_enabled": True, "cnp_dscp": 48,
-          "cnp_priority": 6, "roce_tos": 106, "mtu": 9000, "roce_mode": "v2", "dscp2prio": {26: 3}}
+PARAMS = {
+    "trust": "dscp",
+    "pfc_priorities": [3],
+    "ecn_priorities": [3],
+    "ecn_enabled": True,
+    "cnp_dscp": 48,
+    "cnp_priority": 6,
+    "roce_tos": 106,
+    "mtu": 9000,
+    "roce_mode": "v2",
+    "dscp2prio": {26: 3},
+}
 
 
 def _plan(netdev, device, port=1):
@@ -151,7 +171,8 @@ def _plan(netdev, device, port=1):
         ["write", f"/sys/class/net/{netdev}/ecn/roce_np/cnp_802p_prio", "6"],
         ["cma_roce_mode", "-d", device, "-p", str(port), "-m", "2"],
         ["cma_roce_tos", "-d", device, "-p", str(port), "-t", "106"],
-        ["ip", "link", "set", "dev", netdev, "mtu", "9000"]]
+        ["ip", "link", "set", "dev", netdev, "mtu", "9000"],
+    ]
 
 
 @pytest.mark.parametrize("netdev,device,port", [("eth0", "mlx5_0", 1), ("eth1", "mlx5_1", 1), ("eth2", "mlx5_2", 2)])

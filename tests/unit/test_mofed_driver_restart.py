@@ -4,6 +4,7 @@ The role's tasks as Ansible loads them, and their conditions and messages evalua
 for each branch: the installed driver running (nothing), a restart due (mismatch, inbox loaded, missing
 module: ofed_driver_info's verdict, tests/unit/host/test_ofed.py), not allowed (the node fails here,
 naming what was seen), check mode (reported as a change, the preview of the host ends, nothing runs)."""
+
 import os
 import sys
 
@@ -15,8 +16,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "lab", "sim"))
 from linerate_lab import kmods  # noqa: E402
 
-REASON = ("the loaded mlx5_core is the kernel's inbox build (no /sys/module/mlx5_core/version), the installed one "
-          "is OFED 24.10-1.1.4; not loaded: ib_uverbs, rdma_cm")
+REASON = (
+    "the loaded mlx5_core is the kernel's inbox build (no /sys/module/mlx5_core/version), the installed one is OFED 24.10-1.1.4; not loaded: ib_uverbs, rdma_cm"
+)
 
 
 def load(*parts):
@@ -60,13 +62,21 @@ REFUSE = "Stop this node while its new driver waits for a restart that is not al
 
 def test_the_driver_is_read_after_the_packages_and_before_the_turns():
     names = [t.get("name") for t in MAIN]
-    assert names.index("Install from the OFED repository") < names.index(READ) < names.index(NOTE) \
-        < names.index("Note whether an install is waiting for a driver restart") < names.index(PREVIEW) \
+    assert (
+        names.index("Install from the OFED repository")
+        < names.index(READ)
+        < names.index(NOTE)
+        < names.index("Note whether an install is waiting for a driver restart")
+        < names.index(PREVIEW)
         < names.index(TURNS)
+    )
     read = task(MAIN, READ)
     assert read["linerate.fabric.ofed_driver_info"] == {
-        "module": "{{ mofed_driver_modules | first }}", "modules": "{{ mofed_driver_modules }}",
-        "dependents": "{{ mofed_driver_dependents }}", "sysfs": "{{ mofed_sysfs }}"}
+        "module": "{{ mofed_driver_modules | first }}",
+        "modules": "{{ mofed_driver_modules }}",
+        "dependents": "{{ mofed_driver_dependents }}",
+        "sysfs": "{{ mofed_sysfs }}",
+    }
     assert read["register"] == "mofed_driver"
     assert DEFAULTS["mofed_driver_modules"] == ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_cm"]
     assert DEFAULTS["mofed_driver_dependents"] == ["nvidia_peermem"] and DEFAULTS["mofed_sysfs"] == "/sys"
@@ -83,14 +93,13 @@ def test_the_read_runs_on_every_run_but_a_preview_of_an_install():
 
 def test_a_restart_due_marks_the_node_as_the_handler_does_with_what_was_seen():
     note = task(MAIN, NOTE)
-    assert note["ansible.builtin.set_fact"] == {"mofed_restart_pending": True,
-                                                "mofed_restart_reason": "{{ mofed_driver.reasons | join('; ') }}"}
+    assert note["ansible.builtin.set_fact"] == {"mofed_restart_pending": True, "mofed_restart_reason": "{{ mofed_driver.reasons | join('; ') }}"}
     due = {"changed": False, "restart_needed": True, "reasons": REASON.split("; ")}
     assert when(note, mofed_driver=due)
     assert render(note["ansible.builtin.set_fact"]["mofed_restart_reason"], mofed_driver=due) == REASON
     assert not when(note, mofed_driver={"changed": False, "restart_needed": False, "reasons": []})
     assert not when(note, mofed_driver=skipped())
-    handler, = load("roles", "mofed", "handlers", "main.yml")
+    (handler,) = load("roles", "mofed", "handlers", "main.yml")
     assert handler["ansible.builtin.set_fact"] == {"mofed_restart_pending": True}
 
 
@@ -103,12 +112,15 @@ def test_check_mode_reports_the_restart_as_a_change_and_ends_the_preview_of_the_
     assert say["changed_when"] is True
     assert remember["ansible.builtin.set_fact"] == {"mofed_preview_ended": True}
     assert stop["ansible.builtin.meta"] == "end_host"
+
     def would(**v):
         return {"mofed_restart_would": render(say["vars"]["mofed_restart_would"], **v)}
-    msg = render(say["ansible.builtin.debug"]["msg"], would(mofed_allow_driver_restart=True),
-                 mofed_restart_reason=REASON, mofed_allow_driver_restart=True)
-    assert msg == (f"check mode: {REASON}; a run would restart the driver (/etc/init.d/openibd restart). The roles "
-                   "after mofed read the driver, so they are previewed once it runs.")
+
+    msg = render(say["ansible.builtin.debug"]["msg"], would(mofed_allow_driver_restart=True), mofed_restart_reason=REASON, mofed_allow_driver_restart=True)
+    assert msg == (
+        f"check mode: {REASON}; a run would restart the driver (/etc/init.d/openibd restart). The roles "
+        "after mofed read the driver, so they are previewed once it runs."
+    )
     msg = render(say["ansible.builtin.debug"]["msg"], would(), mofed_restart_reason=REASON)
     assert "a run would stop this node here: mofed_allow_driver_restart is false." in msg
     # no command runs in the preview: the turns come after the end of the host
@@ -121,11 +133,9 @@ def test_a_restart_that_is_not_allowed_fails_the_node_naming_what_was_seen():
     assert when(refuse, inventory_hostname="node1")
     assert not when(refuse, inventory_hostname="node1", mofed_allow_driver_restart=True)
     msg = render(refuse["ansible.builtin.fail"]["msg"], mofed_restart_reason=REASON)
-    assert msg.startswith(f"mofed: the installed OFED 24.10-1.1.4 driver is not the one running ({REASON}) and "
-                          "mofed_allow_driver_restart is false.")
+    assert msg.startswith(f"mofed: the installed OFED 24.10-1.1.4 driver is not the one running ({REASON}) and mofed_allow_driver_restart is false.")
     assert "roce_qos's cma_roce_mode needs the new stack's rdma_cm" in msg
-    assert msg.endswith("run /etc/init.d/openibd restart or reboot it in a maintenance window (or set "
-                        "mofed_allow_driver_restart: true), then run again.")
+    assert msg.endswith("run /etc/init.d/openibd restart or reboot it in a maintenance window (or set mofed_allow_driver_restart: true), then run again.")
     # the handler's mark alone (an install of this run) names the install
     assert "(OFED 24.10-1.1.4 was installed by this run)" in render(refuse["ansible.builtin.fail"]["msg"])
 
@@ -138,12 +148,18 @@ def test_a_restart_unloads_the_holders_restarts_reads_again_and_fails_if_the_dri
     (rescue,) = block["rescue"]
     assert rescue["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption", "tasks_from": "failed"}
     names = [t["name"] for t in block["block"]]
-    assert names == ["Check the management path and running RDMA jobs, and drain the node",
-                     "Unload the modules that hold the driver stack", "Restart the RDMA driver",
-                     "Wait for the host to answer again", "Load the modules that held the stack again",
-                     "Read the driver the kernel runs now", "Check the restart loaded the installed driver",
-                     "Check the RDMA devices came back", "Note that no driver restart waits any more",
-                     "Put the node back in service"]
+    assert names == [
+        "Check the management path and running RDMA jobs, and drain the node",
+        "Unload the modules that hold the driver stack",
+        "Restart the RDMA driver",
+        "Wait for the host to answer again",
+        "Load the modules that held the stack again",
+        "Read the driver the kernel runs now",
+        "Check the restart loaded the installed driver",
+        "Check the RDMA devices came back",
+        "Note that no driver restart waits any more",
+        "Put the node back in service",
+    ]
     unload, restart, _wait, reload_, read, check = block["block"][1:7]
     assert unload["ansible.builtin.command"] == {"argv": ["modprobe", "-r", "{{ item }}"]}
     assert reload_["ansible.builtin.command"] == {"argv": ["modprobe", "{{ item }}"]}
@@ -154,8 +170,10 @@ def test_a_restart_unloads_the_holders_restarts_reads_again_and_fails_if_the_dri
     assert read["linerate.fabric.ofed_driver_info"] == task(MAIN, READ)["linerate.fabric.ofed_driver_info"]
     tp = templar(mofed_driver_after={"restart_needed": True, "reasons": ["not loaded: rdma_cm"]})
     assert not tp.evaluate_conditional(trust_as_template(check["ansible.builtin.assert"]["that"]))
-    assert render(check["ansible.builtin.assert"]["fail_msg"], mofed_driver_after={"reasons": ["not loaded: rdma_cm"]}) \
+    assert (
+        render(check["ansible.builtin.assert"]["fail_msg"], mofed_driver_after={"reasons": ["not loaded: rdma_cm"]})
         == "/etc/init.d/openibd restart did not load the installed driver: not loaded: rdma_cm"
+    )
     assert block["block"][8]["ansible.builtin.set_fact"] == {"mofed_restart_pending": False}
 
 
@@ -175,11 +193,11 @@ def test_the_converge_stamp_probes_the_loaded_driver_version():
 
 def test_bad_driver_variables_are_refused_naming_the_key_the_value_and_what_is_allowed():
     from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+
     (problem,) = iv.validate_host({"mofed_driver_modules": ["mlx5_core", "a/b"]})
     assert problem.startswith("mofed_driver_modules[1]: 'a/b' is not allowed (allowed: a kernel module name")
     (problem,) = iv.validate_host({"mofed_driver_modules": []})
     assert problem.startswith("mofed_driver_modules: [] is not allowed (allowed: a list of kernel module names")
     (problem,) = iv.validate_host({"mofed_sysfs": "sys"})
     assert problem.startswith("mofed_sysfs: 'sys' is not allowed (allowed: an absolute path")
-    assert iv.validate_host({"mofed_driver_modules": ["mlx5_core", "rdma_cm"], "mofed_driver_dependents": [],
-                             "mofed_sysfs": kmods.LAB_SYSFS}) == []
+    assert iv.validate_host({"mofed_driver_modules": ["mlx5_core", "rdma_cm"], "mofed_driver_dependents": [], "mofed_sysfs": kmods.LAB_SYSFS}) == []

@@ -3,6 +3,7 @@
 The host stage only lowers a host MTU (roce_qos_mtu_change: lower), the switch stage changes the switches,
 then stages/host_mtu.yml raises the host MTU; the converge stamp is written after that raise, so a second
 run still finds every node converged. Read from the playbooks and roles as Ansible loads them."""
+
 import os
 
 import yaml
@@ -20,7 +21,12 @@ def load(*parts):
 def test_site_runs_hosts_then_switches_then_the_host_mtu_raise():
     site = load("playbooks", "site.yml")
     assert [p["ansible.builtin.import_playbook"] for p in site] == [
-        "validate.yml", "stages/hosts.yml", "stages/switches.yml", "stages/host_mtu.yml", "stages/verify.yml"]
+        "validate.yml",
+        "stages/hosts.yml",
+        "stages/switches.yml",
+        "stages/host_mtu.yml",
+        "stages/verify.yml",
+    ]
     assert site[1]["vars"] == {"linerate_host_mtu_raise_later": True}
     assert "vars" not in site[2] and "vars" not in site[3]
 
@@ -54,13 +60,14 @@ def test_the_late_play_raises_only_the_mtu_on_the_nodes_the_host_stage_ran():
     assert raise_task["ansible.builtin.import_role"] == {"name": "roce_qos", "tasks_from": "mtu"}
     assert raise_task["tags"] == ["roce_qos"]
     assert stamp["ansible.builtin.include_tasks"] == "../tasks/host_stamp_write.yml"
-    mtu = next(t for t in load("roles", "roce_qos", "tasks", "mtu.yml")
-               if t["name"] == "Raise the MTU of each cabled port to the intent's host MTU")
+    mtu = next(t for t in load("roles", "roce_qos", "tasks", "mtu.yml") if t["name"] == "Raise the MTU of each cabled port to the intent's host MTU")
     v = host_vars(published({"name": "xl", "transport": "roce"}))
     args = module_args(v, mtu, "linerate.fabric.roce_qos")
-    assert args == {"ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1},
-                              {"netdev": "enp65s0f1np1", "device": "mlx5_1", "port": 1}],
-                    "mtu": 4200, "mtu_change": "raise"}
+    assert args == {
+        "ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1}, {"netdev": "enp65s0f1np1", "device": "mlx5_1", "port": 1}],
+        "mtu": 4200,
+        "mtu_change": "raise",
+    }
     assert mtu["when"] == "fabric_effective.transport == 'roce'"
     assert mtu["notify"] == "linerate verify fabric"
 
@@ -73,7 +80,10 @@ def test_the_stamp_waits_for_the_raise_from_site_and_is_written_once():
     (write,) = load("playbooks", "tasks", "host_stamp_write.yml")
     assert write["linerate.fabric.host_stamp"]["state"] == "write"
     assert write["changed_when"] is False
-    assert write["when"] == ["not ansible_check_mode", "linerate_host_stamp.inputs is defined",
-                             "ansible_run_tags | list == ['all'] and ansible_skip_tags | length == 0",
-                             "pending | length == 0"]
+    assert write["when"] == [
+        "not ansible_check_mode",
+        "linerate_host_stamp.inputs is defined",
+        "ansible_run_tags | list == ['all'] and ansible_skip_tags | length == 0",
+        "pending | length == 0",
+    ]
     assert "roce_qos_unit_file | default(none)" in write["linerate.fabric.host_stamp"]["managed"]

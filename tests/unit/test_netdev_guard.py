@@ -2,6 +2,7 @@
 roce_qos (QoS, MTU, and the late MTU raise) plan with their own module in check mode, ask
 disruption_guard (action netdev_change) about exactly the netdevs that change, and only then apply.
 The refusal itself is run through the module with the arguments the roles build."""
+
 import os
 
 import pytest
@@ -24,9 +25,13 @@ def named(tasks, name):
 
 
 # what a plan registers: one port changes, one is as wanted, one could not be read
-PLAN = {"ports": [{"name": "enp193s0f0np0", "netdev": "enp193s0f0np0", "changed": True},
-                  {"name": "enp65s0f0np0", "netdev": "enp65s0f0np0", "changed": False},
-                  {"name": "enp65s0f1np1", "netdev": "enp65s0f1np1", "failed": True, "msg": "not found"}]}
+PLAN = {
+    "ports": [
+        {"name": "enp193s0f0np0", "netdev": "enp193s0f0np0", "changed": True},
+        {"name": "enp65s0f0np0", "netdev": "enp65s0f0np0", "changed": False},
+        {"name": "enp65s0f1np1", "netdev": "enp65s0f1np1", "failed": True, "msg": "not found"},
+    ]
+}
 
 
 def test_path_yml_reads_the_connection_and_checks_the_path_only():
@@ -52,13 +57,15 @@ def _rdma_netdev_block():
 def test_rdma_netdev_plans_guards_then_applies():
     block = _rdma_netdev_block()
     plan, guard, apply = block["block"]
-    assert plan["linerate.fabric.rdma_netdev"] == apply["linerate.fabric.rdma_netdev"] == {
-        "ports": "{{ rdma_netdev_module_ports }}", "exclusive": "{{ rdma_netdev_exclusive }}"}
+    assert (
+        plan["linerate.fabric.rdma_netdev"]
+        == apply["linerate.fabric.rdma_netdev"]
+        == {"ports": "{{ rdma_netdev_module_ports }}", "exclusive": "{{ rdma_netdev_exclusive }}"}
+    )
     assert plan["check_mode"] is True and plan["failed_when"] is False and plan["register"] == "rdma_netdev_plan"
     assert "check_mode" not in apply and apply["register"] == "rdma_netdev_result"
     assert guard["ansible.builtin.include_role"] == {"name": "linerate.fabric.host_disruption", "tasks_from": "path"}
-    assert guard["vars"] == {"host_disruption_action": "netdev_change",
-                             "host_disruption_targets": "{{ rdma_netdev_changing }}"}
+    assert guard["vars"] == {"host_disruption_action": "netdev_change", "host_disruption_targets": "{{ rdma_netdev_changing }}"}
     assert guard["when"] == "rdma_netdev_changing | length > 0"
     v = Vars(rdma_netdev_plan=PLAN)
     assert v.resolve(block["vars"]["rdma_netdev_changing"]) == ["enp193s0f0np0"]
@@ -66,13 +73,25 @@ def test_rdma_netdev_plans_guards_then_applies():
     assert v.resolve(block["vars"]["rdma_netdev_changing"]) == []
 
 
-@pytest.mark.parametrize("tasks_file,plan_name,guard_name,apply_name,register", [
-    ("configure.yml", "Plan the RoCE QoS change of each cabled port (reads only)",
-     "Refuse a change of a netdev Ansible's connection runs over", "Configure RoCE QoS on each cabled port",
-     "roce_qos_plan"),
-    ("mtu.yml", "Plan the MTU raise of each cabled port (reads only)",
-     "Refuse an MTU change of a netdev Ansible's connection runs over",
-     "Raise the MTU of each cabled port to the intent's host MTU", "roce_qos_mtu_plan")])
+@pytest.mark.parametrize(
+    "tasks_file,plan_name,guard_name,apply_name,register",
+    [
+        (
+            "configure.yml",
+            "Plan the RoCE QoS change of each cabled port (reads only)",
+            "Refuse a change of a netdev Ansible's connection runs over",
+            "Configure RoCE QoS on each cabled port",
+            "roce_qos_plan",
+        ),
+        (
+            "mtu.yml",
+            "Plan the MTU raise of each cabled port (reads only)",
+            "Refuse an MTU change of a netdev Ansible's connection runs over",
+            "Raise the MTU of each cabled port to the intent's host MTU",
+            "roce_qos_mtu_plan",
+        ),
+    ],
+)
 def test_roce_qos_plans_guards_then_applies(tasks_file, plan_name, guard_name, apply_name, register):
     tasks = load("roles", "roce_qos", "tasks", tasks_file)
     names = [t["name"] for t in tasks]
@@ -93,15 +112,24 @@ def test_the_roles_refusal_when_the_connection_runs_over_a_changing_rail(capsys,
     host.netdev("enp193s0f0np0.100", lower=["enp193s0f0np0"])
     block = _rdma_netdev_block()
     targets = Vars(rdma_netdev_plan=PLAN).resolve(block["vars"]["rdma_netdev_changing"])
-    args = {"action": "netdev_change", "targets": targets, "local_address": NODE, "peer_address": CONTROLLER,
-            "check_in_use": False, "sysfs": host.sysfs, "procfs": host.procfs}
+    args = {
+        "action": "netdev_change",
+        "targets": targets,
+        "local_address": NODE,
+        "peer_address": CONTROLLER,
+        "check_in_use": False,
+        "sysfs": host.sysfs,
+        "procfs": host.procfs,
+    }
     tools = ip_tools("enp193s0f0np0.100")
     res = run_module(disruption_guard.main, args, tools, capsys)
     assert res["failed"] is True
-    assert res["msg"] == ("refusing to change enp193s0f0np0: Ansible reaches this host over "
-                          "enp193s0f0np0.100 -> enp193s0f0np0 -> 0000:c1:00.0, and the action takes down "
-                          "enp193s0f0np0 (the connection runs over it). Apply it from the console or the BMC, "
-                          "or connect through a management interface on another NIC.")
+    assert res["msg"] == (
+        "refusing to change enp193s0f0np0: Ansible reaches this host over "
+        "enp193s0f0np0.100 -> enp193s0f0np0 -> 0000:c1:00.0, and the action takes down "
+        "enp193s0f0np0 (the connection runs over it). Apply it from the console or the BMC, "
+        "or connect through a management interface on another NIC."
+    )
     assert tools.calls == [["ip", "-json", "addr", "show"], ["ip", "-json", "route", "get", CONTROLLER]]
     # the same plan with the connection on the Intel NIC: allowed, nothing else read
     res = run_module(disruption_guard.main, args, ip_tools("eno1"), capsys)
@@ -109,8 +137,11 @@ def test_the_roles_refusal_when_the_connection_runs_over_a_changing_rail(capsys,
 
 
 def test_the_in_use_check_reads_the_sysfs_the_inventory_names():
-    use = next(t["linerate.fabric.disruption_guard"] for t in load("roles", "host_disruption", "tasks", "begin.yml")
-               if (t.get("linerate.fabric.disruption_guard") or {}).get("check_in_use") is True)
+    use = next(
+        t["linerate.fabric.disruption_guard"]
+        for t in load("roles", "host_disruption", "tasks", "begin.yml")
+        if (t.get("linerate.fabric.disruption_guard") or {}).get("check_in_use") is True
+    )
     assert use["check_in_use"] is True and use["sysfs"] == "{{ host_disruption_sysfs }}"
     assert load("roles", "host_disruption", "defaults", "main.yml")["host_disruption_sysfs"] == "/sys"
     lab = load("inventory", "lab", "group_vars", "gpu_nodes", "hardware.yml")

@@ -3,6 +3,7 @@
 (``nv show interface <swp> qos pfc-watchdog -o json``) into the oper structure the SONiC and EOS drivers
 fill, the NVUE simulator answers both from its running config and the fault state and refuses forms the
 reference does not list, and verification names the NVUE switch and port."""
+
 import json
 
 import pytest
@@ -29,6 +30,7 @@ def _applied(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the driver on the simulator's output
 
+
 def test_healthy_read_back_has_headroom_and_the_watchdog_on_the_no_drop_priority(tmp_path, monkeypatch):
     d, sim = _applied(tmp_path, monkeypatch)
     oper = d.oper(PORTS)
@@ -37,7 +39,7 @@ def test_healthy_read_back_has_headroom_and_the_watchdog_on_the_no_drop_priority
     assert oper_problems(oper, PORTS, [3], True, require_up=False) == []
     lossless = d.lossless(PORTS)
     assert lossless["swp1"]["headroom"] == [3] and lossless["swp1"]["pfcwd"] == [3]
-    assert lossless["swp1"]["missing"] == []   # nothing left unproven on NVUE any more
+    assert lossless["swp1"]["missing"] == []  # nothing left unproven on NVUE any more
     assert lossless["swp1"]["storms"]["3"] == {"detected": 0, "stormed": False}
     sent = [c for c in sim.sent if "qos buffer" in c or "pfc-watchdog" in c and c.startswith("nv show")]
     assert "nv show interface swp1 qos buffer ingress-priority-group -o json" in sent
@@ -49,12 +51,12 @@ def test_headroom_zero_is_read_back_and_fails_the_post_check(tmp_path, monkeypat
     sim.sw.fault_headroom_zero("swp2")
     oper = d.oper(PORTS)
     assert oper["swp1"]["headroom"] == [3] and oper["swp2"]["headroom"] == []
-    assert oper["swp2"]["pfc"] == [3]   # PFC stays on: only the headroom is gone
+    assert oper["swp2"]["pfc"] == [3]  # PFC stays on: only the headroom is gone
     doc = json.loads(sim("nv show interface swp2 qos buffer ingress-priority-group -o json"))
     assert doc["3"]["lossy-lossless"] == "Lossless" and doc["3"]["hr"] == 0
     assert oper_problems(oper, PORTS, [3], True, require_up=False) == [
-        "swp2: no lossless headroom for the no-drop priority 3 (lossless priorities with headroom: []): "
-        "it drops under incast"]
+        "swp2: no lossless headroom for the no-drop priority 3 (lossless priorities with headroom: []): it drops under incast"
+    ]
     sim.sw.fault_headroom_restore("swp2")
     assert d.oper(PORTS)["swp2"]["headroom"] == [3]
 
@@ -65,14 +67,17 @@ def test_watchdog_off_is_drift_the_read_back_sees_and_a_rerun_repairs(tmp_path, 
     assert "nv set interface swp1 qos pfc-watchdog state disable" in sim("nv config show -o commands")
     oper = d.oper(PORTS)
     assert oper["swp1"]["pfcwd"] == [] and oper["swp2"]["pfcwd"] == [] and oper["swp1"]["headroom"] == [3]
-    assert "swp1: PFC watchdog off on the no-drop priority 3 (on: []): a pause storm would stall the fabric" \
-        in oper_problems(oper, PORTS, [3], True, require_up=False)
+    assert "swp1: PFC watchdog off on the no-drop priority 3 (on: []): a pause storm would stall the fabric" in oper_problems(
+        oper, PORTS, [3], True, require_up=False
+    )
     assert json.loads(sim("nv show interface swp1 qos pfc-watchdog -o json")) == {"state": "disabled", "status": {}}
     repaired = run_apply(d, want_text=render("nvue", PORTS), ports=PORTS, stamp="20260101T000002Z")
     assert [c for c in repaired["commands"] if "pfc-watchdog" in c] == [
-        "nv set interface swp1 qos pfc-watchdog state enable", "nv set interface swp2 qos pfc-watchdog state enable"]
+        "nv set interface swp1 qos pfc-watchdog state enable",
+        "nv set interface swp2 qos pfc-watchdog state enable",
+    ]
     assert d.oper(PORTS)["swp1"]["pfcwd"] == [3]
-    sim.sw.fault_pfcwd_restore()   # the undo leaves the (repaired) config as it is
+    sim.sw.fault_pfcwd_restore()  # the undo leaves the (repaired) config as it is
     assert d.oper(PORTS)["swp2"]["pfcwd"] == [3]
 
 
@@ -88,32 +93,37 @@ def test_the_text_forms_follow_the_published_tables(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ parsers
 
+
 def test_parsers_read_json_numbers_and_table_sizes():
-    doc = {"0": {"lossy-lossless": "Lossy", "hr": "18.98 KB", "xoff-th": "0 Bytes"},
-           "3": {"lossy-lossless": "Lossless", "hr": 55296, "xoff-th": 36864},
-           "4": {"lossy-lossless": "Lossless", "hr": "0 Bytes", "xoff-th": "0 Bytes"},
-           "9": {"lossy-lossless": "Lossy", "hr": "9.98 KB"}}
+    doc = {
+        "0": {"lossy-lossless": "Lossy", "hr": "18.98 KB", "xoff-th": "0 Bytes"},
+        "3": {"lossy-lossless": "Lossless", "hr": 55296, "xoff-th": 36864},
+        "4": {"lossy-lossless": "Lossless", "hr": "0 Bytes", "xoff-th": "0 Bytes"},
+        "9": {"lossy-lossless": "Lossy", "hr": "9.98 KB"},
+    }
     pgs = nvue_show.parse_ingress_priority_groups(json.dumps(doc))
     assert pgs[0] == {"lossless": False, "headroom": 19436, "xoff": 0} and pgs[3]["headroom"] == 55296
-    assert nvue_show.lossless_headroom(pgs) == [3]   # lossless without headroom (4) and lossy PGs are not
-    wd = nvue_show.parse_pfc_watchdog(json.dumps({"state": "enabled", "status": {
-        "3": {"status": "DEADLOCK", "deadlock-count": 2}, "0": {"status": "OK", "deadlock-count": 0}}}))
-    assert wd == {"enabled": True, "status": {3: {"status": "DEADLOCK", "deadlock": 2},
-                                              0: {"status": "OK", "deadlock": 0}}}
+    assert nvue_show.lossless_headroom(pgs) == [3]  # lossless without headroom (4) and lossy PGs are not
+    wd = nvue_show.parse_pfc_watchdog(
+        json.dumps({"state": "enabled", "status": {"3": {"status": "DEADLOCK", "deadlock-count": 2}, "0": {"status": "OK", "deadlock-count": 0}}})
+    )
+    assert wd == {"enabled": True, "status": {3: {"status": "DEADLOCK", "deadlock": 2}, 0: {"status": "OK", "deadlock": 0}}}
     assert nvue_show.parse_pfc_watchdog('{"state": "disabled"}') == {"enabled": False, "status": {}}
 
 
-@pytest.mark.parametrize("parse, text, words", [
-    # issue 38: text is read as the reference's table; NVUE's error is neither JSON nor that table
-    (nvue_show.parse_ingress_priority_groups, "Error: The requested item does not exist.", "neither JSON nor the "
-                                                                                      "reference's table: Error"),
-    (nvue_show.parse_ingress_priority_groups, "", "no output"),
-    (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "Lossless"}}', "priority group 3"),
-    (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "sometimes", "hr": 1}}', "priority group 3"),
-    (nvue_show.parse_pfc_watchdog, '{"state": "maybe"}', "no state"),
-    (nvue_show.parse_pfc_watchdog, '{"state": "enabled", "status": {"3": {"status": "OK"}}}', "deadlock-count"),
-    (nvue_show.parse_pfc_watchdog, "{not json", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "parse, text, words",
+    [
+        # issue 38: text is read as the reference's table; NVUE's error is neither JSON nor that table
+        (nvue_show.parse_ingress_priority_groups, "Error: The requested item does not exist.", "neither JSON nor the reference's table: Error"),
+        (nvue_show.parse_ingress_priority_groups, "", "no output"),
+        (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "Lossless"}}', "priority group 3"),
+        (nvue_show.parse_ingress_priority_groups, '{"3": {"lossy-lossless": "sometimes", "hr": 1}}', "priority group 3"),
+        (nvue_show.parse_pfc_watchdog, '{"state": "maybe"}', "no state"),
+        (nvue_show.parse_pfc_watchdog, '{"state": "enabled", "status": {"3": {"status": "OK"}}}', "deadlock-count"),
+        (nvue_show.parse_pfc_watchdog, "{not json", "invalid JSON"),
+    ],
+)
 def test_parsers_refuse_what_they_cannot_read(parse, text, words):
     with pytest.raises(ParseError, match=words):
         parse(text)
@@ -121,12 +131,16 @@ def test_parsers_refuse_what_they_cannot_read(parse, text, words):
 
 # ------------------------------------------------------------------ the simulator's gate
 
-@pytest.mark.parametrize("line", [
-    "nv show interface swp1 qos headroom",                              # invented
-    "nv show interface swp1 qos buffer ingress-priority-group detail",  # invented tail
-    "nv show qos lossless",                                             # invented
-    "nv show interface swp1 qos pfc-watchdog -o yaml",                  # no YAML rendering in the simulator
-])
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nv show interface swp1 qos headroom",  # invented
+        "nv show interface swp1 qos buffer ingress-priority-group detail",  # invented tail
+        "nv show qos lossless",  # invented
+        "nv show interface swp1 qos pfc-watchdog -o yaml",  # no YAML rendering in the simulator
+    ],
+)
 def test_the_simulator_refuses_forms_the_reference_does_not_list(tmp_path, monkeypatch, line):
     _d, sim = _applied(tmp_path, monkeypatch)
     assert sim(line).startswith("Error:")
@@ -134,6 +148,7 @@ def test_the_simulator_refuses_forms_the_reference_does_not_list(tmp_path, monke
 
 def test_show_forms_follow_the_release(tmp_path):
     import sim_nvue
+
     ref = sim_nvue.load_reference()
     lines = [pat for pat, _kinds in sim_nvue.show_forms("5.9", ref)]
     assert any("pfc\\-watchdog" in p for p in lines) and any("ingress\\-priority\\-group" in p for p in lines)
@@ -146,26 +161,27 @@ def test_show_forms_follow_the_release(tmp_path):
 # ------------------------------------------------------------------ findings name the NVUE switch and port
 
 FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3}}
-HOSTS = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}],
-         "node2": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp2"}]}
+HOSTS = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}], "node2": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp2"}]}
 
 
 def _judge(d):
     snap = {"failed": False, "platform": "nvue", "ports": {}, "lossless": d.lossless(PORTS)}
-    return incastcheck.lossless_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {},
-                                         faults.finding)
+    return incastcheck.lossless_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {}, faults.finding)
 
 
 def test_findings_name_the_nvue_switch_and_port(tmp_path, monkeypatch):
     d, sim = _applied(tmp_path, monkeypatch)
-    assert _judge(d) == ([], {})   # healthy: zero findings, nothing unproven
+    assert _judge(d) == ([], {})  # healthy: zero findings, nothing unproven
     sim.sw.fault_headroom_zero("swp2")
     out, unproven = _judge(d)
     assert unproven == {}
     assert [(x["code"], x["severity"], x["switch"], x["switch_port"], x["node"], x["device"]) for x in out] == [
-        ("SWITCH_NO_HEADROOM", "error", "leaf1", "swp2", "node2", "mlx5_0")]
+        ("SWITCH_NO_HEADROOM", "error", "leaf1", "swp2", "node2", "mlx5_0")
+    ]
     sim.sw.fault_headroom_restore("swp2")
     sim.sw.fault_pfcwd_off()
     out, _ = _judge(d)
     assert [(x["code"], x["switch"], x["switch_port"], x["node"]) for x in out] == [
-        ("PFC_WATCHDOG_OFF", "leaf1", "swp1", "node1"), ("PFC_WATCHDOG_OFF", "leaf1", "swp2", "node2")]
+        ("PFC_WATCHDOG_OFF", "leaf1", "swp1", "node1"),
+        ("PFC_WATCHDOG_OFF", "leaf1", "swp2", "node2"),
+    ]

@@ -16,13 +16,14 @@ simulator; each command it sent is then looked up in the reference:
 So a removal entered in the reference (an ``until``) fails here by the command's name until the driver
 sends what replaced it (test_a_removal_in_the_reference_fails_by_name).
 """
+
 import json
 import re
 import shlex
 
 import pytest
 
-from switch_testlib import SimSwitch, driver_for, render   # puts lab/switchsim on sys.path
+from switch_testlib import SimSwitch, driver_for, render  # puts lab/switchsim on sys.path
 import sim_nvue  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError  # noqa: E402
@@ -92,12 +93,22 @@ def drive(tmp_path, monkeypatch, release):
         have = d.parse(d.get_running())
         d.push(d.commands(want, have, d.managed_scope(want, PORTS)))
 
-    steps = [("pending", d.pending), ("begin", lambda: d.begin("linerate-test")), ("push", push),
-             ("commit", lambda: d.commit(300)), ("confirm", d.confirm),
-             ("oper", lambda: d.oper(PORTS)), ("qos_counters", lambda: d.qos_counters(PORTS)),
-             ("error_counters", lambda: d.error_counters(PORTS)), ("pfcwd_storms", lambda: d.pfcwd_storms(PORTS)),
-             ("transceivers", lambda: d.transceivers(PORTS)), ("phy_errors", lambda: d.phy_errors(PORTS)),
-             ("lldp", d.lldp_neighbors), ("abort", d.abort), ("rollback", d.rollback)]
+    steps = [
+        ("pending", d.pending),
+        ("begin", lambda: d.begin("linerate-test")),
+        ("push", push),
+        ("commit", lambda: d.commit(300)),
+        ("confirm", d.confirm),
+        ("oper", lambda: d.oper(PORTS)),
+        ("qos_counters", lambda: d.qos_counters(PORTS)),
+        ("error_counters", lambda: d.error_counters(PORTS)),
+        ("pfcwd_storms", lambda: d.pfcwd_storms(PORTS)),
+        ("transceivers", lambda: d.transceivers(PORTS)),
+        ("phy_errors", lambda: d.phy_errors(PORTS)),
+        ("lldp", d.lldp_neighbors),
+        ("abort", d.abort),
+        ("rollback", d.rollback),
+    ]
     for name, step in steps:
         rec.step = name
         try:
@@ -120,9 +131,9 @@ def audit(sent, raised, release, ref):
         refused = answer.startswith("Error:")
         newer = all(_rel(e["since"]) > _rel(release) for _k, e in entries)
         if refused and step not in raised:
-            continue    # a probe the switch refused; the step read the same through a form the release has
+            continue  # a probe the switch refused; the step read the same through a form the release has
         if refused and newer:
-            continue    # a capability newer than the release: the driver reports it unread
+            continue  # a capability newer than the release: the driver reports it unread
         gone = sorted({e["until"] for _k, e in entries if "until" in e})
         why = f"removed after {', '.join(gone)}" if gone else f"since {entries[0][1]['since']}"
         problems.append(f"{release} {step}: {command!r} does not exist on {release} ({why})")
@@ -139,8 +150,7 @@ def test_every_command_the_nvue_driver_sends_exists_on_the_release(tmp_path, mon
     sent, raised = drive(tmp_path, monkeypatch, release)
     assert not audit(sent, raised, release, ref), "\n".join(audit(sent, raised, release, ref))
     # the steps that may fail are the capabilities the release lacks, and nothing else
-    assert sorted(raised) == sorted(
-        [s for s, since in (("transceivers", "5.11"), ("phy_errors", "5.10")) if _rel(release) < _rel(since)])
+    assert sorted(raised) == sorted([s for s, since in (("transceivers", "5.11"), ("phy_errors", "5.10")) if _rel(release) < _rel(since)])
     # the error counters come from `counters` (5.5.0+) on every release of the reference; link stats stays unsent
     counters = [c for s, c, _a in sent if s == "error_counters"]
     assert counters == ["nv show interface"] + [f"nv show interface {p} counters" for p in PORTS]
@@ -174,17 +184,22 @@ def test_a_removed_counters_form_falls_back_to_link_stats(tmp_path, monkeypatch)
     sent, raised = drive(tmp_path, monkeypatch, "5.17")
     assert audit(sent, raised, "5.17", ref) == []
     assert [c for s, c, _a in sent if s == "error_counters"] == [
-        "nv show interface", "nv show interface swp1 counters", "nv show interface swp1 link stats", "nv show interface swp2 link stats"]
+        "nv show interface",
+        "nv show interface swp1 counters",
+        "nv show interface swp1 link stats",
+        "nv show interface swp2 link stats",
+    ]
 
 
 def test_an_invented_command_is_named():
     ref = sim_nvue.load_reference()
     assert reference_entries("nv show interface swp1 link counters", ref) == []
     assert audit([("error_counters", "nv show interface swp1 link counters", "x")], {}, "5.17", ref) == [
-        "5.17 error_counters: 'nv show interface swp1 link counters' is no form of the NVUE reference"]
+        "5.17 error_counters: 'nv show interface swp1 link counters' is no form of the NVUE reference"
+    ]
     # the value picks the entry: ecn enable is 5.9 - 5.14, enabled 5.15 on
     line = "nv set qos congestion-control linerate traffic-class 3 ecn enable"
     assert [e["until"] for _k, e in reference_entries(line, ref)] == ["5.14"]
-    assert audit([("push", line, "Error: 'enable' is not one of ['enabled', 'disabled'] (at 'ecn')")],
-                 {"push": SwitchError("sw", "rejected")}, "5.15", ref) == [
-        f"5.15 push: {line!r} does not exist on 5.15 (removed after 5.14)"]
+    assert audit(
+        [("push", line, "Error: 'enable' is not one of ['enabled', 'disabled'] (at 'ecn')")], {"push": SwitchError("sw", "rejected")}, "5.15", ref
+    ) == [f"5.15 push: {line!r} does not exist on 5.15 (removed after 5.14)"]

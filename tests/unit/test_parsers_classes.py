@@ -27,6 +27,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
 
 # ------------------------------------------------------------------ 1. strict gates
 
+
 def test_ethtool_filtered_listing_without_banner_is_read():
     # `ethtool -S <dev> | grep prio` prints no 'NIC statistics:' banner: the counters are still the counters
     full = fixture("counters", "ethtool_mlx5_cx6dx_k5.15.txt")
@@ -52,9 +53,14 @@ def test_sonic_wredcounters_columns_are_read():
     res = switch_counters.parse_sonic_queue_counters(fixture("counters", "sonic_queue_counters_wred_unittest.txt"))
     assert res["columns"] == ["wred_drop_pkts", "wred_drop_bytes", "ecn_marked_pkts", "ecn_marked_bytes"]
     assert res["warnings"] == []
-    assert res["ports"]["Ethernet0"]["UC1"] == {"type": "UC", "index": 1, "wred_drop_pkts": 60,
-                                                 "wred_drop_bytes": 43, "ecn_marked_pkts": 39,
-                                                 "ecn_marked_bytes": 1}
+    assert res["ports"]["Ethernet0"]["UC1"] == {
+        "type": "UC",
+        "index": 1,
+        "wred_drop_pkts": 60,
+        "wred_drop_bytes": 43,
+        "ecn_marked_pkts": 39,
+        "ecn_marked_bytes": 1,
+    }
     assert res["ports"]["Ethernet0"]["ALL20"]["ecn_marked_pkts"] is None
     assert len(res["ports"]["Ethernet0"]) == 30
 
@@ -64,30 +70,33 @@ def test_sonic_queue_table_with_an_unknown_column_reads_the_known_ones():
     res = switch_counters.parse_sonic_queue_counters(text)
     assert res["warnings"] == ["column 'Future/bytes' is not read (unknown to this parser)"]
     assert res["columns"] == ["wred_drop_pkts", "ecn_marked_pkts", "ecn_marked_bytes"]
-    assert res["ports"]["Ethernet0"]["UC2"] == {"type": "UC", "index": 2, "wred_drop_pkts": 82,
-                                                 "ecn_marked_pkts": 39, "ecn_marked_bytes": 21}
+    assert res["ports"]["Ethernet0"]["UC2"] == {"type": "UC", "index": 2, "wred_drop_pkts": 82, "ecn_marked_pkts": 39, "ecn_marked_bytes": 21}
 
 
-@pytest.mark.parametrize("name, ports, first", [
-    ("real_eos_lldp_neighbors_ntc.txt", ["Ethernet1", "Ethernet2", "Ethernet3/1", "Management1/1"],
-     ("Ethernet3/1", "tg104.sjc.aristanetworks.com", "Ethernet3/2")),
-    ("real_eos_lldp_neighbors_ntc_rule.txt", ["Ethernet%d" % i for i in range(2, 8)],
-     ("Ethernet4", "arista2", "Ethernet4")),
-])
+@pytest.mark.parametrize(
+    "name, ports, first",
+    [
+        (
+            "real_eos_lldp_neighbors_ntc.txt",
+            ["Ethernet1", "Ethernet2", "Ethernet3/1", "Management1/1"],
+            ("Ethernet3/1", "tg104.sjc.aristanetworks.com", "Ethernet3/2"),
+        ),
+        ("real_eos_lldp_neighbors_ntc_rule.txt", ["Ethernet%d" % i for i in range(2, 8)], ("Ethernet4", "arista2", "Ethernet4")),
+    ],
+)
 def test_eos_lldp_neighbors_text(name, ports, first):
     res = lldp.parse_eos_lldp_neighbors(fixture("lldp", name))
     assert res["ports"] == ports and res["warnings"] == []
     port, system, rport = first
-    assert res["neighbors"][port] == [{"system_name": system, "port_id": rport, "port_id_type": "ifname",
-                                       "port_descr": None, "chassis_id": None}]
+    assert res["neighbors"][port] == [{"system_name": system, "port_id": rport, "port_id_type": "ifname", "port_descr": None, "chassis_id": None}]
 
 
 def test_eos_lldp_neighbors_detail_text():
     res = lldp.parse_eos_lldp_neighbors(fixture("lldp", "real_eos_lldp_neighbors_detail_ntc.txt"))
     assert res["ports"] == ["Ethernet1", "Ethernet2", "Ethernet3"]
-    assert res["neighbors"]["Ethernet2"] == [{"system_name": "spine2.company.com", "port_id": "Ethernet2",
-                                              "port_id_type": "ifname", "port_descr": None,
-                                              "chassis_id": "2cc2.6081.eaf9"}]
+    assert res["neighbors"]["Ethernet2"] == [
+        {"system_name": "spine2.company.com", "port_id": "Ethernet2", "port_id_type": "ifname", "port_descr": None, "chassis_id": "2cc2.6081.eaf9"}
+    ]
 
 
 def test_eos_lldp_json_stays_first_and_text_errors_are_errors():
@@ -107,11 +116,12 @@ def test_lldp_table_unknown_column_is_a_warning():
 
 # ------------------------------------------------------------------ 2. right-aligned cells
 
+
 def test_eos_right_aligned_speed_cell_starting_left_of_its_header():
     text = fixture("switch", "real_eos_interfaces_status_ntc_unconf.txt")
     row = next(line for line in text.splitlines() if line.startswith("Et3/1/4"))
     header = text.splitlines()[0]
-    assert row.index("unconf 40G") < header.index("Speed")   # the cell starts before its header word
+    assert row.index("unconf 40G") < header.index("Speed")  # the cell starts before its header word
     status = eos.parse_interfaces_status(text)
     assert status["Ethernet3/1/4"] == {"up": False, "status": "inactive"}
     assert status["Ethernet3/1/1"] == {"up": True, "status": "connected"}
@@ -125,8 +135,14 @@ def test_split_columns_places_cells_by_the_header_spans():
     row = "Et1        a b    connected    1        full  unconf  40GBASE-CR4"
     assert row.index("unconf") == 46
     assert common.split_columns(row, spans) == {
-        "Port": "Et1", "Name": "a b", "Status": "connected", "Vlan": "1", "Duplex": "full",
-        "Speed": "unconf", "Type": "40GBASE-CR4"}
+        "Port": "Et1",
+        "Name": "a b",
+        "Status": "connected",
+        "Vlan": "1",
+        "Duplex": "full",
+        "Speed": "unconf",
+        "Type": "40GBASE-CR4",
+    }
     # right-aligned numbers end at the header's end, however wide
     spans = common.column_spans("Port        FCS  Align", words=True)
     assert common.split_columns("Et1   123456789  0", spans) == {"Port": "Et1", "FCS": "123456789", "Align": "0"}
@@ -138,6 +154,7 @@ def test_split_columns_places_cells_by_the_header_spans():
 
 # ------------------------------------------------------------------ 3. NCCL fallbacks
 
+
 def test_collnet_sharp_fallback_is_not_the_jobs_error():
     res = nccl_log.parse_nccl_log(fixture("nccl_logs", "collnet_sharp_fallback_then_gdrdma.txt"))
     assert res["error"] is None and res["error_code"] is None
@@ -147,8 +164,9 @@ def test_collnet_sharp_fallback_is_not_the_jobs_error():
 
 
 def test_collnet_fallback_that_never_completes_init_is_fatal():
-    text = "\n".join(line for line in fixture("nccl_logs", "collnet_sharp_fallback_then_gdrdma.txt").splitlines()
-                     if "Init COMPLETE" not in line and "via NET" not in line)
+    text = "\n".join(
+        line for line in fixture("nccl_logs", "collnet_sharp_fallback_then_gdrdma.txt").splitlines() if "Init COMPLETE" not in line and "via NET" not in line
+    )
     res = nccl_log.parse_nccl_log(text)
     assert res["error"] == "NET/IB : SHARP coll init error: Cannot create SHARP job(-11)"
     assert res["error_code"] == "system error"
@@ -157,7 +175,8 @@ def test_collnet_fallback_that_never_completes_init_is_fatal():
 def test_a_rank_that_never_completes_init_is_fatal():
     text = fixture("nccl_logs", "collnet_sharp_fallback_then_gdrdma.txt").replace(
         "rank 3 nranks 8 cudaDev 1 nvmlDev 1 busId cb000 commId 0x70fba02a8d314739 - Init COMPLETE",
-        "rank 3 nranks 8 cudaDev 1 nvmlDev 1 busId cb000 commId 0x70fba02a8d314739 - Init START")
+        "rank 3 nranks 8 cudaDev 1 nvmlDev 1 busId cb000 commId 0x70fba02a8d314739 - Init START",
+    )
     res = nccl_log.parse_nccl_log(text)
     assert res["ranks_without_init_complete"] == [3]
     # the fallback did not let rank 3 go on: its error return is the job's error again
@@ -167,9 +186,10 @@ def test_a_rank_that_never_completes_init_is_fatal():
 
 
 def test_net_plugin_symbol_fallback_then_ib_is_not_an_error():
-    text = ("n1:1:2 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v10 symbol.\n"
-            "n1:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)\n"
-            + fixture("nccl_logs", "real_gdrdma_init_moc.txt"))
+    text = (
+        "n1:1:2 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v10 symbol.\n"
+        "n1:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)\n" + fixture("nccl_logs", "real_gdrdma_init_moc.txt")
+    )
     res = nccl_log.parse_nccl_log(text)
     assert res["error"] is None and res["transport"] == "IB"
     assert "no_external_net_plugin" in [f["signal"] for f in res["fallbacks"]]
@@ -182,9 +202,11 @@ def test_real_fatal_errors_stay_fatal():
 
 
 def test_nccl_tests_failure_names_the_cause_before_the_fallbacks():
-    text = ("n1:1:2 [0] transport.cc:384 NCCL WARN Cannot initialize CollNet, using point-to-point network instead\n"
-            "n1:1:2 [0] include/socket.h:403 NCCL WARN Connect to 10.0.0.2<5000> failed : Connection refused\n"
-            "n1: Test NCCL failure common.cu:1005 'unhandled system error'\n")
+    text = (
+        "n1:1:2 [0] transport.cc:384 NCCL WARN Cannot initialize CollNet, using point-to-point network instead\n"
+        "n1:1:2 [0] include/socket.h:403 NCCL WARN Connect to 10.0.0.2<5000> failed : Connection refused\n"
+        "n1: Test NCCL failure common.cu:1005 'unhandled system error'\n"
+    )
     with pytest.raises(ParseError) as err:
         nccl_tests.parse_nccl_tests(text)
     msg = str(err.value)
@@ -193,13 +215,16 @@ def test_nccl_tests_failure_names_the_cause_before_the_fallbacks():
 
 # ------------------------------------------------------------------ 4. echoed command with a placeholder
 
-@pytest.mark.parametrize("echo, server, placeholders, dev", [
-    # the command as its source documents it (real-outputs/perftest.md: the MOC client run)
-    ("ib_write_bw -a -R -T 41 -F -x 3 -m 4096 -p 10000 --report_gbits -d mlx5_2 -q 1 <server_ip>",
-     "<server_ip>", ["<server_ip>"], "mlx5_2"),
-    ("$ ib_write_bw -d <mlx5_X> -x 3 -F 192.168.60.174", "192.168.60.174", ["<mlx5_X>"], "<mlx5_X>"),
-    ("$ ib_write_bw -d mlx5_2 -F 192.168.60.174 > /tmp/perftest_log 2>&1", "192.168.60.174", None, "mlx5_2"),
-])
+
+@pytest.mark.parametrize(
+    "echo, server, placeholders, dev",
+    [
+        # the command as its source documents it (real-outputs/perftest.md: the MOC client run)
+        ("ib_write_bw -a -R -T 41 -F -x 3 -m 4096 -p 10000 --report_gbits -d mlx5_2 -q 1 <server_ip>", "<server_ip>", ["<server_ip>"], "mlx5_2"),
+        ("$ ib_write_bw -d <mlx5_X> -x 3 -F 192.168.60.174", "192.168.60.174", ["<mlx5_X>"], "<mlx5_X>"),
+        ("$ ib_write_bw -d mlx5_2 -F 192.168.60.174 > /tmp/perftest_log 2>&1", "192.168.60.174", None, "mlx5_2"),
+    ],
+)
 def test_echoed_command_keeps_argv_after_a_placeholder(echo, server, placeholders, dev):
     res = perftest.parse_ib_write_bw(echo + "\n" + fixture("perftest", "real_client_sweep_roce_cx7.txt"))
     assert res["command"]["server"] == server
@@ -211,30 +236,34 @@ def test_echoed_command_keeps_argv_after_a_placeholder(echo, server, placeholder
 
 # ------------------------------------------------------------------ 5. new parsers
 
-@pytest.mark.parametrize("name, changes", [
-    ("real_set_cx4_link_type_ib.txt", {"LINK_TYPE_P1": {"from": "ETH(2)", "to": "IB(1)"}}),
-    ("real_set_cx4_dual_port_eth.txt", {"LINK_TYPE_P1": {"from": "IB(1)", "to": "ETH(2)"},
-                                        "LINK_TYPE_P2": {"from": "IB(1)", "to": "ETH(2)"}}),
-    ("real_set_cx5_sriov_mstconfig.txt", {"SRIOV_EN": {"from": "False(0)", "to": "True(1)"},
-                                          "NUM_OF_VFS": {"from": "0", "to": "8"}}),
-])
+
+@pytest.mark.parametrize(
+    "name, changes",
+    [
+        ("real_set_cx4_link_type_ib.txt", {"LINK_TYPE_P1": {"from": "ETH(2)", "to": "IB(1)"}}),
+        ("real_set_cx4_dual_port_eth.txt", {"LINK_TYPE_P1": {"from": "IB(1)", "to": "ETH(2)"}, "LINK_TYPE_P2": {"from": "IB(1)", "to": "ETH(2)"}}),
+        ("real_set_cx5_sriov_mstconfig.txt", {"SRIOV_EN": {"from": "False(0)", "to": "True(1)"}, "NUM_OF_VFS": {"from": "0", "to": "8"}}),
+    ],
+)
 def test_mlxconfig_set_applied_and_reboot_needed(name, changes):
     res = mlxconfig.parse_mlxconfig_set(fixture("mlxconfig", name))
     assert res["applied"] is True and res["reboot_required"] is True
     assert res["changes"] == changes
 
 
-@pytest.mark.parametrize("tail, message", [
-    (" Apply new Configuration? (y/n) [n] : n\n", "aborted by the user"),
-    (" Apply new Configuration? (y/n) [n] : \n", "ends at the 'Apply new Configuration\\?' prompt"),
-    (" Apply new Configuration? (y/n) [n] : y\nApplying... Failed!\n-E- Failed to set configuration\n",
-     "mlxconfig set: Failed to set configuration"),
-    (" Apply new Configuration? (y/n) [n] : y\nApplying... Failed!\n", "Applying... Failed!"),
-    ("-E- Aborted by user.\n", "Aborted by user"),
-])
+@pytest.mark.parametrize(
+    "tail, message",
+    [
+        (" Apply new Configuration? (y/n) [n] : n\n", "aborted by the user"),
+        (" Apply new Configuration? (y/n) [n] : \n", "ends at the 'Apply new Configuration\\?' prompt"),
+        (" Apply new Configuration? (y/n) [n] : y\nApplying... Failed!\n-E- Failed to set configuration\n", "mlxconfig set: Failed to set configuration"),
+        (" Apply new Configuration? (y/n) [n] : y\nApplying... Failed!\n", "Applying... Failed!"),
+        ("-E- Aborted by user.\n", "Aborted by user"),
+    ],
+)
 def test_mlxconfig_set_failures_are_errors(tail, message):
     text = fixture("mlxconfig", "real_set_cx4_link_type_ib.txt")
-    text = text[:text.index(" Apply new Configuration?")] + tail
+    text = text[: text.index(" Apply new Configuration?")] + tail
     with pytest.raises(ParseError, match=message):
         mlxconfig.parse_mlxconfig_set(text)
     with pytest.raises(ParseError, match="doesn't support LINK_TYPE_P1"):
@@ -244,10 +273,21 @@ def test_mlxconfig_set_failures_are_errors(tail, message):
 def test_ibstatus_two_ports():
     res = iblink.parse_ibstatus(fixture("ibstatus", "real_cx3_fdr_two_ports.txt"))
     assert res["warnings"] == []
-    assert res["ports"][1] == {"device": "mlx4_0", "port": 2, "default_gid": "fe80:0000:0000:0000:0002:c903:00a4:e722",
-                               "base_lid": 2, "sm_lid": 2, "state": "ACTIVE", "state_code": 4,
-                               "physical_state": "LinkUp", "physical_state_code": 5, "rate_text": "56 Gb/sec (4X FDR)",
-                               "rate_gbps": 56, "rate_note": "4X FDR", "link_layer": "InfiniBand"}
+    assert res["ports"][1] == {
+        "device": "mlx4_0",
+        "port": 2,
+        "default_gid": "fe80:0000:0000:0000:0002:c903:00a4:e722",
+        "base_lid": 2,
+        "sm_lid": 2,
+        "state": "ACTIVE",
+        "state_code": 4,
+        "physical_state": "LinkUp",
+        "physical_state_code": 5,
+        "rate_text": "56 Gb/sec (4X FDR)",
+        "rate_gbps": 56,
+        "rate_note": "4X FDR",
+        "link_layer": "InfiniBand",
+    }
 
 
 def test_ibstatus_ndr_rate_and_errors():
@@ -262,11 +302,20 @@ def test_ibstatus_ndr_rate_and_errors():
 
 def test_write_lat_all_columns():
     res = perftest_lat.parse_perftest_lat(fixture("perftest", "lat_write_composed_v4.txt"))
-    assert (res["test"], res["verb"], res["device"], res["link_type"]) == ("RDMA_Write Latency Test", "write",
-                                                                          "mlx5_0", "Ethernet")
-    assert res["results"] == [{"bytes": 2, "iterations": 1000, "t_min_usec": 1.52, "t_max_usec": 4.11,
-                               "t_typical_usec": 1.58, "t_avg_usec": 1.6, "t_stdev_usec": 0.05,
-                               "p99_usec": 1.79, "p99_9_usec": 4.11}]
+    assert (res["test"], res["verb"], res["device"], res["link_type"]) == ("RDMA_Write Latency Test", "write", "mlx5_0", "Ethernet")
+    assert res["results"] == [
+        {
+            "bytes": 2,
+            "iterations": 1000,
+            "t_min_usec": 1.52,
+            "t_max_usec": 4.11,
+            "t_typical_usec": 1.58,
+            "t_avg_usec": 1.6,
+            "t_stdev_usec": 0.05,
+            "p99_usec": 1.79,
+            "p99_9_usec": 4.11,
+        }
+    ]
     assert res["t_avg_usec"] == 1.6 and res["remote"][0]["ipv4"] == "10.0.0.2"
 
 

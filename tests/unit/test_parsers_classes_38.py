@@ -24,6 +24,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ncc
 
 # ------------------------------------------------------------------ 1. nothing vanishes
 
+
 def _with_row_renamed(text, old, new):
     assert re.search(r"^\s*%s\s" % re.escape(old), text, re.MULTILINE), old
     return re.sub(r"^(\s*)%s(\s)" % re.escape(old), r"\g<1>%s\g<2>" % new, text, count=1, flags=re.MULTILINE)
@@ -43,10 +44,9 @@ def test_mlxconfig_reads_a_parameter_name_with_lower_case_letters():
 
 def test_mlxconfig_names_a_line_it_cannot_read():
     text = fixture("mlxconfig", "real_query_e_cx4.txt")
-    result = mlxconfig.parse_mlxconfig(text.replace("Configurations:", "-W- Parameter FOO is deprecated\n"
-                                                    "Configurations:", 1))
+    result = mlxconfig.parse_mlxconfig(text.replace("Configurations:", "-W- Parameter FOO is deprecated\nConfigurations:", 1))
     assert any("-W- Parameter FOO is deprecated" in w and w.startswith("line ") for w in result["warnings"])
-    assert result["devices"][0]["params"]   # the rest is still read
+    assert result["devices"][0]["params"]  # the rest is still read
 
 
 def test_mlnx_qos_names_an_unknown_field_and_another_tools_lines():
@@ -66,14 +66,14 @@ def test_nccl_tests_configuration_value_that_is_not_a_number_is_named():
     line = next(x for x in text.splitlines() if "nThread" in x)
     result = nccl_tests.parse_nccl_tests(text.replace(line, line.replace("graph: 0", "graph: auto"), 1))
     assert any("graph" in w and "'auto'" in w for w in result["warnings"])
-    assert result["passed"] is True   # a configuration oddity does not fail the run
+    assert result["passed"] is True  # a configuration oddity does not fail the run
 
 
 def test_nccl_tests_result_cell_that_is_not_a_number_fails_the_run():
     text = fixture("nccl_tests", "real_oci_h100_2_23.txt")
     row = next(x for x in text.splitlines() if re.match(r"^\s+\d+\s+\d+\s+float", x))
     cells = row.split()
-    broken = row[:row.rindex(cells[-1])] + "??"
+    broken = row[: row.rindex(cells[-1])] + "??"
     result = nccl_tests.parse_nccl_tests(text.replace(row, broken, 1))
     assert result["passed"] is False
     assert any("not numbers" in f for f in result["failures"])
@@ -90,18 +90,18 @@ def test_show_gids_reads_a_row_after_a_prompt_and_names_an_unread_one():
 
 # ------------------------------------------------------------------ 2. a fact in another place
 
+
 def test_nccl_tests_reads_the_nccl_version_from_an_nccl_info_line():
     # OCI H100 (oracle-quickstart/oci-hpc) prints a bare "NCCL version 2.23.4+cuda12.6"; with
     # NCCL_DEBUG=INFO NCCL prints it as "<host>:<pid>:<tid> [0] NCCL INFO NCCL version ..." (the
     # published MOC logs, fixtures/nccl_logs/real_gdrdma_init_moc.txt), and nothing else says it
     text = fixture("nccl_tests", "real_oci_h100_2_23.txt")
     assert nccl_tests.parse_nccl_tests(text)["nccl_version"] == "2.23.4"
-    info = text.replace("NCCL version 2.23.4+cuda12.6",
-                        "h100-ord01-03-14:1942267:1942267 [0] NCCL INFO NCCL version 2.23.4+cuda12.6", 1)
+    info = text.replace("NCCL version 2.23.4+cuda12.6", "h100-ord01-03-14:1942267:1942267 [0] NCCL INFO NCCL version 2.23.4+cuda12.6", 1)
     assert "\nNCCL version" not in info
     assert nccl_tests.parse_nccl_tests(info)["nccl_version"] == "2.23.4"
     moc = fixture("nccl_logs", "real_gdrdma_init_moc.txt")
-    assert nccl_log.parse_nccl_log(moc)["nccl_version"] == "2.26.2"   # the log parser reads the same line
+    assert nccl_log.parse_nccl_log(moc)["nccl_version"] == "2.26.2"  # the log parser reads the same line
 
 
 def test_nccl_log_names_ib_from_the_ib_transports_own_warn():
@@ -115,8 +115,9 @@ def test_nccl_log_names_ib_from_the_ib_transports_own_warn():
     assert socket["transport"] == "Socket"
     # aws-ofi-nccl's own WARN (aws-samples/awsome-distributed-training efa-cheatsheet.md, commit 7217859f67bc,
     # line 14, quoted there as the error FI_EFA_SET_CUDA_SYNC_MEMOPS prevents): the network is the plugin's
-    ofi = nccl_log.parse_nccl_log("register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory "
-                                  "(type = 2) for device 4. RC: -22, Error: Invalid argument\n")
+    ofi = nccl_log.parse_nccl_log(
+        "register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 4. RC: -22, Error: Invalid argument\n"
+    )
     assert ofi["transport"] == "AWS Libfabric" and ofi["error"]
     # a plugin that was not found names no network in use
     missing = nccl_log.parse_nccl_log(fixture("nccl_logs", "real_error_net_plugin_not_found.txt"))
@@ -125,12 +126,13 @@ def test_nccl_log_names_ib_from_the_ib_transports_own_warn():
 
 # ------------------------------------------------------------------ 3. table, then failed checks
 
+
 def _failed_validation(text):
     """A published table whose run failed its data check, in the lines nccl-tests prints for it
     (src/util.cu: "# Out of bounds values : %d FAILED"; src/common.h TESTCHECK: " .. %s pid %d: Test
     failure %s:%d"): one #wrong count, the FAILED summary, the back-trace of the exit."""
     row = next(x for x in text.splitlines() if re.match(r"^\s+\d+\s+\d+\s+float", x))
-    wrong = row[:row.rindex("0")] + "7" + row[row.rindex("0") + 1:]
+    wrong = row[: row.rindex("0")] + "7" + row[row.rindex("0") + 1 :]
     text = text.replace(row, wrong, 1).replace("# Out of bounds values : 0 OK", "# Out of bounds values : 7 FAILED")
     return text + " .. h100-ord01-03-14 pid 1942267: Test failure common.cu:1121\n"
 
@@ -149,14 +151,16 @@ def test_a_complete_table_followed_by_validation_failure_lines_is_returned_faile
 def test_an_abort_still_raises():
     # the abort line before the back-trace (Test NCCL/CUDA failure) is not a failed check
     with pytest.raises(ParseError, match="Test CUDA failure"):
-        nccl_tests.parse_nccl_tests(fixture("nccl_tests", "real_oci_h100_2_23.txt")
-                                    + "h100-ord01-03-14: Test CUDA failure common.cu:1171 'out of memory'\n"
-                                    " .. h100-ord01-03-14 pid 1942267: Test failure common.cu:1043\n")
-    with pytest.raises(ParseError, match="Test failure"):   # the back-trace alone, no table
+        nccl_tests.parse_nccl_tests(
+            fixture("nccl_tests", "real_oci_h100_2_23.txt") + "h100-ord01-03-14: Test CUDA failure common.cu:1171 'out of memory'\n"
+            " .. h100-ord01-03-14 pid 1942267: Test failure common.cu:1043\n"
+        )
+    with pytest.raises(ParseError, match="Test failure"):  # the back-trace alone, no table
         nccl_tests.parse_nccl_tests(" .. gpu-c11 pid 51020: Test failure common.cu:1043\n")
 
 
 # ------------------------------------------------------------------ 4. older IB diagnostic layouts
+
 
 def test_sminfo_older_layout_hex_lid_without_state():
     result = ibdiag.parse_sminfo(fixture("sminfo", "real_ofed15_readme_hex_lid.txt"))
@@ -167,11 +171,12 @@ def test_sminfo_older_layout_hex_lid_without_state():
     current = ibdiag.parse_sminfo(fixture("sminfo", "master.txt"))
     assert current["master"] is True and current["lid"] == 1 and current["warnings"] == []
     # the check does not take an unknown state for MASTER, nor call it another state
-    finding, = ib_checks.check_sm(result)
+    (finding,) = ib_checks.check_sm(result)
     assert finding["code"] == "IB_SM_NOT_MASTER" and "unknown" in finding["message"]
 
 
 # ------------------------------------------------------------------ 5. masked values
+
 
 def test_a_masked_gid_is_read_as_unknown_with_a_warning():
     text = fixture("show_gids", "real_k8s_macvlan_tabs.txt")

@@ -30,12 +30,11 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 MODULE_UTILS = pathlib.Path(__file__).resolve().parents[2] / "plugins" / "module_utils"
 PACKAGE = "ansible_collections.linerate.fabric.plugins.module_utils."
 
-_COMMON = dict(deadline=None, database=None, print_blob=True,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                      HealthCheck.filter_too_much])
+_COMMON = dict(
+    deadline=None, database=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+)
 settings.register_profile("parsers", max_examples=1000, derandomize=True, **_COMMON)
-settings.register_profile("fuzz", max_examples=int(os.environ.get("LINERATE_FUZZ_EXAMPLES", "20000")),
-                          derandomize=False, **_COMMON)
+settings.register_profile("fuzz", max_examples=int(os.environ.get("LINERATE_FUZZ_EXAMPLES", "20000")), derandomize=False, **_COMMON)
 PROFILE = settings.get_profile(os.environ.get("LINERATE_FUZZ_PROFILE", "parsers"))
 
 # What a capture mixes into stdout: shell, ssh, locale, MPI and driver noise.
@@ -53,7 +52,7 @@ STDERR_LINES = (
     "NCCL WARN Call to ibv_create_qp failed",
     "   ",
 )
-ODD_CHARS = ("\u00e9", "\u2026", "\u00a0", "\ufffd", "\u4e2d", "\x00", "\u200b", "\t", "\r", "\"", "'", "#", "[", "(")
+ODD_CHARS = ("\u00e9", "\u2026", "\u00a0", "\ufffd", "\u4e2d", "\x00", "\u200b", "\t", "\r", '"', "'", "#", "[", "(")
 ODD_NUMBERS = ("0", "-1", "99999999999999999999999", "1e309", "nan", "inf", "", "0x", "4294967296", "-0", "1.2.3")
 
 
@@ -61,8 +60,7 @@ def _lines(text):
     return text.split("\n")
 
 
-KINDS = ("truncate", "drop", "duplicate", "swap", "stderr", "crlf", "tabs", "untab",
-         "char", "number", "random_line", "strip_indent", "blank_out")
+KINDS = ("truncate", "drop", "duplicate", "swap", "stderr", "crlf", "tabs", "untab", "char", "number", "random_line", "strip_indent", "blank_out")
 RANDOM_CHARS = "abcXYZ019 :#=-[](),.\"'\t\u00e9\u2026\x00"
 
 
@@ -79,7 +77,7 @@ def _mutate(rng, text):
         lines = _lines(text)
         index = rng.randrange(len(lines))
         if kind == "truncate":
-            text = text[:rng.randrange(len(text) + 1)]
+            text = text[: rng.randrange(len(text) + 1)]
         elif kind == "drop":
             del lines[index]
             text = "\n".join(lines)
@@ -109,7 +107,7 @@ def _mutate(rng, text):
             numbers = list(re.finditer(r"\d+(?:\.\d+)?", text))
             if numbers:
                 match = rng.choice(numbers)
-                text = text[:match.start()] + rng.choice(ODD_NUMBERS) + text[match.end():]
+                text = text[: match.start()] + rng.choice(ODD_NUMBERS) + text[match.end() :]
         elif kind == "random_line":
             lines.insert(index, "".join(rng.choice(RANDOM_CHARS) for _ in range(rng.randrange(60))))
             text = "\n".join(lines)
@@ -139,34 +137,48 @@ def _check(parser, text):
     except ParseError as err:
         assert str(err).strip(), "ParseError without a message"
     except Exception as err:  # noqa: BLE001 - the property under test
-        raise AssertionError("%s raised %s: %s\n--- input ---\n%r"
-                             % (parser.__name__, type(err).__name__, err, text)) from err
+        raise AssertionError("%s raised %s: %s\n--- input ---\n%r" % (parser.__name__, type(err).__name__, err, text)) from err
 
 
-@pytest.mark.parametrize("module, name, globs", [(m, n, g) for m, n, *g in PARSERS],
-                         ids=["%s.%s" % (m, n) for m, n, *_ in PARSERS])
+@pytest.mark.parametrize("module, name, globs", [(m, n, g) for m, n, *g in PARSERS], ids=["%s.%s" % (m, n) for m, n, *_ in PARSERS])
 def test_parser_returns_a_result_or_parse_error_on_mutated_fixtures(module, name, globs):
     parser = _function(module, name)
     texts = [fixture(*path.split("/", 1)) for path in _fixtures(globs)]
     assert texts, "no fixture matches %s" % (globs,)
 
     @PROFILE
-    @given(text=st.sampled_from(texts), seed=st.integers(0, 2 ** 32 - 1))
+    @given(text=st.sampled_from(texts), seed=st.integers(0, 2**32 - 1))
     def run(text, seed):
         _check(parser, _mutate(random.Random(seed), text))
 
     run()
 
 
-@pytest.mark.parametrize("module, name, globs", [(m, n, g) for m, n, *g in PARSERS],
-                         ids=["%s.%s" % (m, n) for m, n, *_ in PARSERS])
+@pytest.mark.parametrize("module, name, globs", [(m, n, g) for m, n, *g in PARSERS], ids=["%s.%s" % (m, n) for m, n, *_ in PARSERS])
 def test_parser_on_every_fixture_unmutated_and_degenerate_input(module, name, globs):
     parser = _function(module, name)
     for path in _fixtures(globs):
         _check(parser, fixture(*path.split("/", 1)))
-    for text in ("", None, "\n", "\x00", "{", "[]", "{}", "null", "\ufeff", "#", "-" * 80,
-                 '{"results": 5}', '{"results": [1]}', '{"config": 5}', '{"a": [1, 2]}', '{"a": {"b": 1}}',
-                 '{"interfaceStatuses": []}', '{"swp1": {"link": []}}'):
+    for text in (
+        "",
+        None,
+        "\n",
+        "\x00",
+        "{",
+        "[]",
+        "{}",
+        "null",
+        "\ufeff",
+        "#",
+        "-" * 80,
+        '{"results": 5}',
+        '{"results": [1]}',
+        '{"config": 5}',
+        '{"a": [1, 2]}',
+        '{"a": {"b": 1}}',
+        '{"interfaceStatuses": []}',
+        '{"swp1": {"link": []}}',
+    ):
         _check(parser, text)
 
 
@@ -178,8 +190,7 @@ def _defined_parsers():
             if isinstance(node, ast.FunctionDef) and node.name.startswith("parse_"):
                 found.add((module, node.name))
             elif isinstance(node, ast.Assign):  # an alias (parse_x = parse_y) would be a parser too
-                found.update((module, t.id) for t in node.targets
-                             if isinstance(t, ast.Name) and t.id.startswith("parse_"))
+                found.update((module, t.id) for t in node.targets if isinstance(t, ast.Name) and t.id.startswith("parse_"))
     return found
 
 

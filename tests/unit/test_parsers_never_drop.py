@@ -39,9 +39,14 @@ _KEYED = re.compile(r"^\s*\*?\s*(?P<name>[A-Za-z][\w\-. /()]*?)\s*(?::(?=\s)|=|\
 # Parsers of structured output (JSON, a dict, a config DB): no text line to mutate; named, so a text
 # parser that finds no fixture line fails instead of skipping.
 STRUCTURED = {
-    "parsers.counters.parse_hw_counters", "switch.counters.parse_eos_pfc_counters",
-    "switch.counters.parse_eos_intf_errors", "parsers.lldp.parse_lldpctl_json", "switch.eos.parse_pfcwd_counters",
-    "parsers.scheduler.parse_kubectl_node", "switch.sonic.parse_config_db", "switch.optics.parse_eos_transceiver_detail",
+    "parsers.counters.parse_hw_counters",
+    "switch.counters.parse_eos_pfc_counters",
+    "switch.counters.parse_eos_intf_errors",
+    "parsers.lldp.parse_lldpctl_json",
+    "switch.eos.parse_pfcwd_counters",
+    "parsers.scheduler.parse_kubectl_node",
+    "switch.sonic.parse_config_db",
+    "switch.optics.parse_eos_transceiver_detail",
     "switch.ber.parse_eos_phy_detail",
 }
 # Text parsers whose fixtures give the generator no line it can change (a gap, not a pass): none now
@@ -76,7 +81,7 @@ def _mutations(line, read):
         out.append(("name", keyed.start("name"), keyed.end("name"), NAME))
     if values and values[-1].start() > (keyed.end("name") if keyed else -1):
         out.append(("value", values[-1].start(), values[-1].end(), WORD))
-    numbers = [m for m in _NUMBER.finditer(line) if m.group() in read and line[m.end():m.end() + 1] != ":"]
+    numbers = [m for m in _NUMBER.finditer(line) if m.group() in read and line[m.end() : m.end() + 1] != ":"]
     if numbers:
         out.append(("number", numbers[-1].start(), numbers[-1].end(), NUMBER))
     return out
@@ -98,7 +103,7 @@ def _candidates(parser, globs):
         tool, fname = path.split("/", 1)
         text = fixture(tool, fname)
         if text.lstrip().startswith(("{", "[")):
-            continue   # structured output: its names are the tool's schema, read as keys
+            continue  # structured output: its names are the tool's schema, read as keys
         base = _call(parser, text)
         if not base:
             continue
@@ -128,22 +133,22 @@ def test_an_unexpected_name_or_value_is_read_or_warned(module, name, globs):
         pytest.skip("structured output (JSON, a dict): no text line to change")
     assert candidates, "a text parser with no fixture line the generator can change: add a fixture or NO_LINE_YET"
 
-    @settings(max_examples=min(60, len(candidates)), derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=min(60, len(candidates)), derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from(candidates))
     def check(case):
         path, index, kind, lines, base, mutated, new = case
-        if _call(parser, "\n".join(lines[:index] + lines[index + 1:])) == base:
-            return   # a line the parser does not read at all (a banner, a rule)
-        text = "\n".join(lines[:index] + [mutated] + lines[index + 1:])
+        if _call(parser, "\n".join(lines[:index] + lines[index + 1 :])) == base:
+            return  # a line the parser does not read at all (a banner, a rule)
+        text = "\n".join(lines[:index] + [mutated] + lines[index + 1 :])
         try:
             result = parser(text)
         except ParseError:
-            return   # refused loudly: not silent
+            return  # refused loudly: not silent
         if result == base:
-            return   # the word sat where the parser reads nothing (a log prefix, a description)
+            return  # the word sat where the parser reads nothing (a log prefix, a description)
         assert any(new.lower() in s for s in _strings(result)), (
             "%s dropped a line with an unexpected %s: %s line %d now reads %r, and %r is neither read "
-            "nor warned about" % (name, kind, path, index + 1, mutated, new))
+            "nor warned about" % (name, kind, path, index + 1, mutated, new)
+        )
 
     check()

@@ -20,8 +20,7 @@ def _is_real(path):
     return fname.startswith("real_") or fixture_source(tool, fname) is not None
 
 
-CASES = [(module, name, path) for module, name, *globs in PARSERS
-         for path in _fixtures(globs) if _is_real(path)]
+CASES = [(module, name, path) for module, name, *globs in PARSERS for path in _fixtures(globs) if _is_real(path)]
 
 
 def _warnings(result):
@@ -52,7 +51,7 @@ def test_real_output_is_read(module, name, path):
         return
     result = parser(text)
     assert result, "empty result"
-    if path in MIXED_CAPTURES:   # another tool's lines in the capture: each one named, none dropped
+    if path in MIXED_CAPTURES:  # another tool's lines in the capture: each one named, none dropped
         assert _warnings(result), "a mixed capture read without naming the other tool's lines"
         return
     assert _warnings(result) == [], "lines the parser could not read"
@@ -71,12 +70,12 @@ MIXED_CAPTURES = {
 # with how many there are: the gap stays visible here (docs/parsers.md lists
 # it too, with what was searched) and a count may only go up.
 KNOWN_THIN = {
-    "parsers.gdrcopy.parse_gdrcopy_sanity": 0,   # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
+    "parsers.gdrcopy.parse_gdrcopy_sanity": 0,  # shaped on gdrcopy's source (fixtures/gdrcopy/SOURCES.md); no published run found
     "parsers.counters.parse_hw_counters": 0,
     "parsers.counters.parse_rdma_statistic": 0,
     "parsers.dpkg.parse_dpkg_query": 0,
     "parsers.ibdiag.parse_iblinkinfo": 0,
-    "parsers.ibdiag.parse_sminfo": 1,   # the OFED 1.5 README's example (older layout: hex LID, no state)
+    "parsers.ibdiag.parse_sminfo": 1,  # the OFED 1.5 README's example (older layout: hex LID, no state)
     "parsers.ibdiag.parse_smpquery_pkeys": 0,
     "parsers.iblink.parse_ibstatus": 2,
     "parsers.linkhealth.parse_ibqueryerrors": 0,
@@ -87,8 +86,8 @@ KNOWN_THIN = {
     "parsers.mlxconfig.parse_mlxfwreset": 0,
     "parsers.mlxconfig.parse_mlxfwreset_query": 0,
     "parsers.ncclconf.parse_nccl_conf": 0,
-    "parsers.apt.parse_madison": 1,   # vpenso/scripts#2's bash rows (issue 38; fixtures/apt_madison/SOURCES.md)
-    "parsers.perftest.parse_ib_send_bw": 1,   # skypilot's Nebius InfiniBand example (issue 38)
+    "parsers.apt.parse_madison": 1,  # vpenso/scripts#2's bash rows (issue 38; fixtures/apt_madison/SOURCES.md)
+    "parsers.perftest.parse_ib_send_bw": 1,  # skypilot's Nebius InfiniBand example (issue 38)
     # issue 23: no attributable real capture (repository + path) of these was found; the latency
     # fixtures are composed from perftest's own format strings (fixtures/perftest/SOURCES.md)
     "parsers.perftest_lat.parse_perftest_lat": 0,
@@ -96,8 +95,8 @@ KNOWN_THIN = {
     # the EOS watchdog counters: one public health check's keys only (docs/conformance.md, Arista EOS)
     "switch.eos.parse_pfcwd_counters": 0,
     # NVUE lossless reads: the reference publishes the tables, no -o json sample (docs/conformance.md, NVUE)
-    "switch.nvue_show.parse_ingress_priority_groups": 2,   # the reference's two tables (issue 38); no JSON sample
-    "switch.nvue_show.parse_pfc_watchdog": 1,   # the reference's table (issue 38); no JSON sample
+    "switch.nvue_show.parse_ingress_priority_groups": 2,  # the reference's two tables (issue 38); no JSON sample
+    "switch.nvue_show.parse_pfc_watchdog": 1,  # the reference's table (issue 38); no JSON sample
     # the scheduler stand-ins' output, no live capture (fixtures/drain/SOURCES.md)
     "parsers.scheduler.parse_scontrol_node": 0,
     "parsers.scheduler.parse_kubectl_node": 0,
@@ -136,6 +135,7 @@ def test_at_least_three_real_outputs_per_parser():
 # Values read from the published outputs added for issue #15 item 3 (one
 # layout quirk each: what the per-parser count alone would not check).
 
+
 def _read(parser, tool, name):
     module, func = parser
     return _function(module, func)(fixture(tool, name))
@@ -148,8 +148,7 @@ def test_sonic_interface_counters_published_layouts():
     assert r["ports"]["Ethernet24"]["TX_OK"] == 43066076370 and len(r["ports"]) == 7
     r = _read(sic, "counters", "sonic_intf_counters_errors_s6000.txt")  # 'errors' subcommand: no RX_OK/TX_OK
     assert r["columns"] == ["RX_ERR", "RX_DRP", "RX_OVR", "TX_ERR", "TX_DRP", "TX_OVR"]
-    assert r["ports"]["Ethernet8"] == {"state": "U", "RX_ERR": 0, "RX_DRP": 1, "RX_OVR": 0, "TX_ERR": 0,
-                                       "TX_DRP": 0, "TX_OVR": 0}
+    assert r["ports"]["Ethernet8"] == {"state": "U", "RX_ERR": 0, "RX_DRP": 1, "RX_OVR": 0, "TX_ERR": 0, "TX_DRP": 0, "TX_OVR": 0}
     r = _read(sic, "counters", "sonic_intf_counters_period_cmdref.txt")  # rows left-aligned, a B/s rate
     assert (r["ports"]["Ethernet20"]["TX_OK"], r["ports"]["Ethernet0"]["TX_OK"]) == (138, 1305)
     r = _read(sic, "counters", "sonic_intf_counters_printall.txt")  # -a: PPS and TRIM columns, N/A
@@ -184,8 +183,7 @@ def test_eos_interfaces_status_published_captures():
 def test_lldp_tables_published_captures():
     r = _read(("parsers.lldp", "parse_nvue_lldp"), "lldp", "nvue_interface_lldp_cl516_vx.txt")  # blank Speed column
     assert r["ports"] == ["swp1", "swp2", "swp65"]
-    assert (r["neighbors"]["swp65"][0]["port_id"], r["neighbors"]["swp65"][0]["port_id_type"]) == (
-        "48:b0:2d:27:5f:50", "mac")
+    assert (r["neighbors"]["swp65"][0]["port_id"], r["neighbors"]["swp65"][0]["port_id_type"]) == ("48:b0:2d:27:5f:50", "mac")
     r = _read(("parsers.lldp", "parse_sonic_lldp_table"), "lldp", "sonic_lldp_table_cmdref.txt")
     eth0 = r["neighbors"]["eth0"][0]
     assert (eth0["system_name"], eth0["port_id"], eth0["port_descr"]) == ("swtor-b2lab2-1610", "GigabitEthernet 0/2", None)
@@ -198,21 +196,19 @@ def test_perfquery_published_captures():
     assert [(p["lid"], p["port"]) for p in ports] == [(1719, 1), (1719, 2)]
     assert ports[1]["counters"]["PortXmitWait"] == 36510964
     port = _read(pq, "counters", "perfquery_extended_capmask5a00.txt")["ports"][0]
-    assert (port["capmask"], port["counters"]["PortRcvData"], port["counters"]["SymbolErrorCounter"]) == (
-        "0x5A00", 37225401952885, 0)
+    assert (port["capmask"], port["counters"]["PortRcvData"], port["counters"]["SymbolErrorCounter"]) == ("0x5A00", 37225401952885, 0)
 
 
 def test_ethtool_stats_published_mlx5_captures():
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import (
-        mlx5_phy_counters, mlx5_priority_counters)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import mlx5_phy_counters, mlx5_priority_counters
+
     es = ("parsers.counters", "parse_ethtool_stats")
     stats = _read(es, "counters", "ethtool_mlx5_cx6dx_k5.15.txt")["stats"]  # ConnectX-6 Dx, kernel 5.15
     assert stats["rx_discards_phy"] == 58591428329 and stats["tx_pause_ctrl_phy"] == 5745055
-    assert mlx5_priority_counters(stats) == {0: {"rx_bytes": 6211318150440, "rx_packets": 38460533605,
-                                                 "rx_discards": 58591314012, "tx_bytes": 357288052986,
-                                                 "tx_packets": 5582625883}}
-    assert mlx5_phy_counters(stats) == {"rx_discards_phy": 58591428329, "tx_discards_phy": 0,
-                                        "rx_out_of_buffer": 990473555, "rx_undersize_pkts_phy": 0}
+    assert mlx5_priority_counters(stats) == {
+        0: {"rx_bytes": 6211318150440, "rx_packets": 38460533605, "rx_discards": 58591314012, "tx_bytes": 357288052986, "tx_packets": 5582625883}
+    }
+    assert mlx5_phy_counters(stats) == {"rx_discards_phy": 58591428329, "tx_discards_phy": 0, "rx_out_of_buffer": 990473555, "rx_undersize_pkts_phy": 0}
     stats = _read(es, "counters", "ethtool_mlx5_cx6dx_k6.5.txt")["stats"]  # same port, kernel 6.5 (page pool)
     assert stats["rx_pp_recycle_cached"] == 3641280 and stats["rx_prio0_discards"] == 441063206498
     assert len(stats) == 108

@@ -30,7 +30,10 @@ print(",".join(parsers))
 def test_parser_module_imports_standalone(name, tmp_path):
     completed = subprocess.run(
         [sys.executable, "-c", SCRIPT.format(path=str(MODULE_UTILS), name=name)],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip()

@@ -2,6 +2,7 @@
 warning; every action plugin has its documentation; the documented intent
 is the validator's; ansible.cfg finds the collection and its dependencies
 with the Ansible that runs it."""
+
 import configparser
 import importlib
 import json
@@ -18,24 +19,29 @@ if os.path.join(ROOT, ".collections") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (  # noqa: E402
-    DEFAULTS, FIRMWARE_PROFILES, GID_TYPES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, TRANSPORTS, TRUST_MODES)
+    DEFAULTS,
+    FIRMWARE_PROFILES,
+    GID_TYPES,
+    LINK_SPEEDS_GBPS,
+    LINK_WIDTHS,
+    NCCL_GDR_LEVELS,
+    TRANSPORTS,
+    TRUST_MODES,
+)
 
 
 def _env(**extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_DEPRECATION_WARNINGS="1")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="1")
     env.update(extra)
     return env
 
 
 def ansible_doc(*args, env=None):
-    return subprocess.run([os.path.join(BIN, "ansible-doc"), *args], cwd=ROOT, env=env or _env(),
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run([os.path.join(BIN, "ansible-doc"), *args], cwd=ROOT, env=env or _env(), capture_output=True, text=True, timeout=300, check=False)
 
 
 def modules():
-    return sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules"))
-                  if f.endswith(".py") and not f.startswith("_"))
+    return sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules")) if f.endswith(".py") and not f.startswith("_"))
 
 
 def filters():
@@ -48,13 +54,11 @@ def filters():
 
 
 def roles():
-    return sorted(r for r in os.listdir(os.path.join(ROOT, "roles"))
-                  if os.path.isdir(os.path.join(ROOT, "roles", r, "tasks")))
+    return sorted(r for r in os.listdir(os.path.join(ROOT, "roles")) if os.path.isdir(os.path.join(ROOT, "roles", r, "tasks")))
 
 
 def action_plugins():
-    return sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "action"))
-                  if f.endswith(".py") and not f.startswith("_"))
+    return sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "action")) if f.endswith(".py") and not f.startswith("_"))
 
 
 def _no_warnings(res):
@@ -90,8 +94,7 @@ def test_ansible_doc_renders_every_plugin(kind, names):
 def test_ansible_doc_lists_nothing_undocumented(kind, names):
     res = ansible_doc("-t", kind, "-l", "linerate.fabric")
     _no_warnings(res)
-    listed = {ln.split()[0]: ln for ln in res.stdout.splitlines()
-              if ln.startswith("linerate.fabric.") and kind != "role"}
+    listed = {ln.split()[0]: ln for ln in res.stdout.splitlines() if ln.startswith("linerate.fabric.") and kind != "role"}
     if kind == "role":
         listed = {ln.rstrip(":"): ln for ln in res.stdout.splitlines() if ln.startswith("linerate.fabric.")}
     assert sorted(listed) == sorted(f"linerate.fabric.{n}" for n in names())
@@ -124,6 +127,7 @@ def test_documented_intent_is_the_validators():
                 walk(value, opt["suboptions"], f"{path}.{key}")
             else:
                 assert opt.get("default") == value, f"{path}.{key}: documented {opt.get('default')!r}, validator {value!r}"
+
     walk(DEFAULTS, fabric, "fabric")
     assert fabric["transport"]["choices"] == list(TRANSPORTS)
     assert fabric["link_speed_gbps"]["choices"] == list(LINK_SPEEDS_GBPS)
@@ -136,10 +140,12 @@ def test_documented_intent_is_the_validators():
 
 def test_documented_action_arguments_are_the_accepted_ones():
     from ansible_collections.linerate.fabric.plugins.action import validate_intent
+
     assert sorted(_doc("validate_intent")["options"]) == sorted(validate_intent.ActionModule._VALID_ARGS)
 
 
 # ansible.cfg: any Ansible install, the checkout first.
+
 
 def test_ansible_cfg_names_no_interpreter_path():
     cfg = configparser.ConfigParser()
@@ -157,8 +163,9 @@ def test_checkout_wins_over_an_installed_copy_and_dependencies_resolve(tmp_path)
     home = tmp_path / "home"
     installed = home / ".ansible" / "collections" / "ansible_collections" / "linerate" / "fabric"
     (installed / "plugins" / "modules").mkdir(parents=True)
-    (installed / "MANIFEST.json").write_text(json.dumps({"collection_info": {
-        "namespace": "linerate", "name": "fabric", "version": "0.0.1", "dependencies": {}}}))
+    (installed / "MANIFEST.json").write_text(
+        json.dumps({"collection_info": {"namespace": "linerate", "name": "fabric", "version": "0.0.1", "dependencies": {}}})
+    )
     with open(os.path.join(ROOT, "plugins", "modules", "rdma_facts.py"), encoding="utf-8") as f:
         (installed / "plugins" / "modules" / "rdma_facts.py").write_text(f.read())
     env = _env(HOME=str(home))
@@ -172,6 +179,13 @@ def test_checkout_wins_over_an_installed_copy_and_dependencies_resolve(tmp_path)
     assert "authorized_key" in docs["ansible.posix.authorized_key"]["doc"]["module"]
     with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as f:
         for dep in yaml.safe_load(f)["dependencies"]:
-            res = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "list", dep, "--format", "json"],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+            res = subprocess.run(
+                [os.path.join(BIN, "ansible-galaxy"), "collection", "list", dep, "--format", "json"],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             assert res.returncode == 0 and dep in res.stdout, f"{dep} not found: {res.stderr}"

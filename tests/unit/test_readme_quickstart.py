@@ -6,6 +6,7 @@ site inventory outside the checkout. Its controller-only part - copy, vault pass
 encrypt, validate.yml - runs here as written (no cluster needed; $EDITOR leaves the example as it
 is); tests/integration/test_quickstart.py runs all of it against the lab.
 """
+
 import os
 import re
 import shlex
@@ -14,7 +15,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-SITE = "../mysite"          # the one name the tests substitute (the integration test: a temp directory)
+SITE = "../mysite"  # the one name the tests substitute (the integration test: a temp directory)
 
 
 def quickstart():
@@ -62,9 +63,8 @@ def test_every_path_the_block_names_exists():
             created.add(w[2])
         for word in w:
             if word.startswith(SITE + "/"):
-                rel = word[len(SITE) + 1:]
-                assert word in created or os.path.exists(os.path.join(ROOT, example, rel)), \
-                    f"{line}: {rel} is not in {example}"
+                rel = word[len(SITE) + 1 :]
+                assert word in created or os.path.exists(os.path.join(ROOT, example, rel)), f"{line}: {rel} is not in {example}"
             elif word.startswith("playbooks/"):
                 assert os.path.isfile(os.path.join(ROOT, word)), f"{line}: {word} does not exist"
         if w[0] == "ansible-playbook":
@@ -93,8 +93,9 @@ def test_every_vault_reading_command_has_a_vault_password():
         if w[0] == "export" and w[1].startswith("ANSIBLE_VAULT_PASSWORD_FILE="):
             exported = True
         if w[0] in ("ansible-vault", "ansible-playbook"):
-            assert exported or "--ask-vault-pass" in w or any(x.startswith("--vault-password-file") for x in w), \
+            assert exported or "--ask-vault-pass" in w or any(x.startswith("--vault-password-file") for x in w), (
                 f"{line}: no vault password (ANSIBLE_VAULT_PASSWORD_FILE, --ask-vault-pass or --vault-password-file)"
+            )
 
 
 def test_the_vault_password_file_is_made_private():
@@ -112,12 +113,10 @@ def test_the_controller_part_runs_as_written(tmp_path):
     until = next(i for i, x in enumerate(lines) if "playbooks/site.yml" in x)
     site = str(tmp_path / "mysite")
     script = "set -euo pipefail\n" + "\n".join(x.replace(SITE, site) for x in lines[:until]) + "\n"
-    env = dict(os.environ, HOME=str(tmp_path / "home"), EDITOR="true", PATH=BIN + os.pathsep + os.environ["PATH"],
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = dict(os.environ, HOME=str(tmp_path / "home"), EDITOR="true", PATH=BIN + os.pathsep + os.environ["PATH"], ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     env.pop("ANSIBLE_VAULT_PASSWORD_FILE", None)
     os.makedirs(env["HOME"])
-    r = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-                       check=False)
+    r = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "no vault secrets" not in out

@@ -3,6 +3,7 @@ attribution and drain decision at 2,000 nodes (bench/fleet.py's fabric: rail-opt
 rails, two spines): a leaf fault drains 0 nodes and is one LEAF_SUSPECT; 30 % of the nodes unreachable from
 the controller drain 0 and trip the breaker; one bad rail drains exactly its node. Only the data path is
 simulated (which ib_write_bw test fails); everything the controller decides is the product's code."""
+
 import os
 import sys
 
@@ -47,6 +48,7 @@ def decide(found, cabling, fab, state=None, hostvars=None):
 
     def select(fs):
         return drain.selected(fs)
+
     return breaker.plan(found, state or breaker.empty_state(), POLICY, len(fab.nodes), select), found
 
 
@@ -66,8 +68,7 @@ def test_a_leaf_fault_at_2000_nodes_drains_no_node():
     assert [(f["code"], f["element"]) for f in suspects] == [("LEAF_SUSPECT", leaf)]
     assert suspects[0]["explains"] == victims
     # every error naming a victim is explained by the leaf; no healthy node is a candidate
-    assert all(f.get("explained_by") == leaf for f in found if f.get("node") in victims
-               and f["severity"] == "error")
+    assert all(f.get("explained_by") == leaf for f in found if f.get("node") in victims and f["severity"] == "error")
     assert d["candidates"] == []
 
 
@@ -76,7 +77,7 @@ def test_30_percent_unreachable_from_the_controller_drains_no_node():
     ep = (fab.nodes[77], fab.devices[2])
     fab.faults[ep] = {"send": 1.0, "receive": 1.0}
     found, cabling = verify(fab)
-    lost = fab.nodes[::10] + fab.nodes[1::10] + fab.nodes[2::10]   # 600 of 2,000
+    lost = fab.nodes[::10] + fab.nodes[1::10] + fab.nodes[2::10]  # 600 of 2,000
     probes = {n: {"unreachable": True, "msg": "Connection timed out during banner exchange"} for n in lost}
     nv, _check = accounting.node_findings(fab.nodes, [n for n in fab.nodes if n not in lost], probes=probes)
     found += nv
@@ -85,7 +86,7 @@ def test_30_percent_unreachable_from_the_controller_drains_no_node():
     assert len(d["unseen"]) == 600 and "per-run budget of 10" in d["breaker"]["reason"]
     (path,) = [f for f in found if f["code"] == "CONTROLLER_PATH"]
     assert len(path["explains"]) == 600
-    assert ep[0] in d["held"]   # its own fault, held by the breaker
+    assert ep[0] in d["held"]  # its own fault, held by the breaker
 
 
 def test_30_percent_unreachable_behind_one_jump_host_is_that_host():

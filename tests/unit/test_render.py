@@ -2,6 +2,7 @@
 (issue 40, point 7), and the rendered examples of the module docs as pasted. Runs ansible-playbook
 on a copy of inventory/example-roce, whose hosts resolve nowhere: nothing can be contacted, and
 the switches carry the conventional network_cli connection."""
+
 import os
 import re
 import shutil
@@ -18,14 +19,18 @@ VAULT = ["-e", "vault_switch_user=admin", "-e", "vault_switch_password=x"]
 
 
 def _env(tmp):
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-                ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_FACT_CACHING="memory",
-                PATH=BIN + os.pathsep + os.environ["PATH"])
+    return dict(
+        os.environ,
+        ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"),
+        ANSIBLE_FACT_CACHING="memory",
+        PATH=BIN + os.pathsep + os.environ["PATH"],
+    )
 
 
 def _playbook(tmp, *argv):
-    return subprocess.run([os.path.join(BIN, "ansible-playbook"), *argv], cwd=ROOT, env=_env(tmp),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run([os.path.join(BIN, "ansible-playbook"), *argv], cwd=ROOT, env=_env(tmp), capture_output=True, text=True, timeout=600)
 
 
 def _recap(stdout):
@@ -38,15 +43,21 @@ def _recap(stdout):
 
 
 def _example(module, state):
-    return next(t for t in yaml.safe_load(module.EXAMPLES)
-                if any(isinstance(v, dict) and v.get("state") == state for v in t.values()))
+    return next(t for t in yaml.safe_load(module.EXAMPLES) if any(isinstance(v, dict) and v.get("state") == state for v in t.values()))
 
 
 def test_the_switch_config_rendered_example_works_as_pasted(tmp_path):
     task = _example(switch_config, "rendered")
-    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
-        task, {"ansible.builtin.copy": {"content": "{{ " + task["register"] + ".rendered | to_json }}",
-                                        "dest": str(tmp_path / "out.json"), "mode": "0644"}}]}]
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                task,
+                {"ansible.builtin.copy": {"content": "{{ " + task["register"] + ".rendered | to_json }}", "dest": str(tmp_path / "out.json"), "mode": "0644"}},
+            ],
+        }
+    ]
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
     r = _playbook(tmp_path, str(tmp_path / "play.yml"))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -57,9 +68,16 @@ def test_the_switch_config_rendered_example_works_as_pasted(tmp_path):
 
 def test_the_roce_qos_rendered_example_works_as_pasted(tmp_path):
     task = _example(roce_qos, "rendered")
-    play = [{"hosts": "localhost", "gather_facts": False, "tasks": [
-        task, {"ansible.builtin.copy": {"content": "{{ " + task["register"] + " | to_json }}",
-                                        "dest": str(tmp_path / "out.json"), "mode": "0644"}}]}]
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "tasks": [
+                task,
+                {"ansible.builtin.copy": {"content": "{{ " + task["register"] + " | to_json }}", "dest": str(tmp_path / "out.json"), "mode": "0644"}},
+            ],
+        }
+    ]
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
     r = _playbook(tmp_path, str(tmp_path / "play.yml"))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -73,7 +91,8 @@ def test_the_roce_qos_rendered_example_works_as_pasted(tmp_path):
         "mlnx_qos -i enp65s0f0np0 --dscp2prio set,48,6",
         "cma_roce_mode -d mlx5_0 -p 1 -m 2",
         "cma_roce_tos -d mlx5_0 -p 1 -t 104",
-        "ip link set dev enp65s0f0np0 mtu 4200"]
+        "ip link set dev enp65s0f0np0 mtu 4200",
+    ]
     assert port["boot_tmpfiles"] == []
 
 
@@ -84,16 +103,15 @@ def rendered(tmp_path_factory):
     shutil.copytree(os.path.join(ROOT, "inventory", "example-roce"), inv)
     hosts = (inv / "hosts.yml").read_text()
     # the conventional connection of Ansible's network modules, which the preview never opens
-    hosts = re.sub(r"ansible_connection: local .*", "ansible_connection: ansible.netcommon.network_cli\n"
-                   "        ansible_network_os: nvidia.nvue.nvue", hosts)
+    hosts = re.sub(r"ansible_connection: local .*", "ansible_connection: ansible.netcommon.network_cli\n        ansible_network_os: nvidia.nvue.nvue", hosts)
     (inv / "hosts.yml").write_text(hosts)
     out = tmp / "out"
     first = _playbook(tmp, "-i", str(inv), "playbooks/render.yml", *VAULT, "-e", f"linerate_output_dir={out}")
     second = _playbook(tmp, "-i", str(inv), "playbooks/render.yml", *VAULT, "-e", f"linerate_output_dir={out}")
-    inventory = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", str(inv), "--list", "--yaml"],
-                               cwd=ROOT, env=_env(tmp), capture_output=True, text=True, timeout=300)
-    return {"first": first, "second": second, "out": out / "render", "inv": inv, "tmp": tmp,
-            "hostvars": _hostvars(yaml.safe_load(inventory.stdout))}
+    inventory = subprocess.run(
+        [os.path.join(BIN, "ansible-inventory"), "-i", str(inv), "--list", "--yaml"], cwd=ROOT, env=_env(tmp), capture_output=True, text=True, timeout=300
+    )
+    return {"first": first, "second": second, "out": out / "render", "inv": inv, "tmp": tmp, "hostvars": _hostvars(yaml.safe_load(inventory.stdout))}
 
 
 def _hostvars(tree):
@@ -105,6 +123,7 @@ def _hostvars(tree):
             out.setdefault(name, {}).update(dict(gvars, **(hv or {})))
         for child in (group.get("children") or {}).values():
             walk(child or {}, gvars)
+
     walk(tree["all"], {})
     return out
 
@@ -150,7 +169,7 @@ def test_every_node_has_the_files_the_roles_write(rendered):
         # gdr_level auto: nothing of GDR anywhere (NCCL's own rule); nccl.conf is System-configuration only
         assert "NCCL_IB_TC=104" in conf and not any(line.startswith("NCCL_NET_GDR_LEVEL") for line in conf)
         assert not (base / "etc" / "nccl" / "tuned-job.env").exists()
-        assert not any(line.startswith("NCCL_IB_GID_INDEX") for line in conf)   # the node's (NOTES.txt)
+        assert not any(line.startswith("NCCL_IB_GID_INDEX") for line in conf)  # the node's (NOTES.txt)
         assert (base / "etc" / "default" / "nccl").is_file() and (base / "etc" / "profile.d" / "nccl.sh").is_file()
         scripts = sorted((base / "etc" / "linerate" / "rails").iterdir())
         assert len(scripts) == 8
@@ -166,8 +185,7 @@ def test_every_node_has_the_files_the_roles_write(rendered):
         for unit in ("linerate-rail@.service", "linerate-roce-qos@.service"):
             assert (base / "etc" / "systemd" / "system" / unit).is_file()
         assert (base / "etc" / "modules-load.d" / "nvidia-peermem.conf").read_text().strip().endswith("nvidia_peermem")
-        assert "URIs: https://linux.mellanox.com/" in (
-            base / "etc" / "apt" / "sources.list.d" / "linerate-ofed.sources").read_text()
+        assert "URIs: https://linux.mellanox.com/" in (base / "etc" / "apt" / "sources.list.d" / "linerate-ofed.sources").read_text()
         assert oct((base / "etc" / "linerate" / "rails" / scripts[0].name).stat().st_mode & 0o777) == "0o755"
     notes = (out / "NOTES.txt").read_text()
     assert "gpu001: NCCL_IB_GID_INDEX: not in the preview" in notes
@@ -175,8 +193,19 @@ def test_every_node_has_the_files_the_roles_write(rendered):
 
 def test_a_pinned_gid_index_is_in_the_preview(rendered, tmp_path):
     out = tmp_path / "out"
-    r = _playbook(rendered["tmp"], "-i", str(rendered["inv"]), "playbooks/render.yml", *VAULT,
-                  "-e", f"linerate_output_dir={out}", "-e", "nccl_env_gid_index=3", "--limit", "gpu001,localhost")
+    r = _playbook(
+        rendered["tmp"],
+        "-i",
+        str(rendered["inv"]),
+        "playbooks/render.yml",
+        *VAULT,
+        "-e",
+        f"linerate_output_dir={out}",
+        "-e",
+        "nccl_env_gid_index=3",
+        "--limit",
+        "gpu001,localhost",
+    )
     assert r.returncode == 0, r.stdout[-3000:]
     assert "NCCL_IB_GID_INDEX=3" in (out / "render" / "gpu001" / "etc" / "nccl.conf").read_text().splitlines()
     assert "NCCL_IB_GID_INDEX" not in (out / "render" / "NOTES.txt").read_text()
@@ -214,7 +243,7 @@ def test_the_roles_preview_derives_the_files_as_the_roles_do():
     written = [f["path"] for f in nccl["linerate.fabric.host_files"]["files"]]
     with open(os.path.join(ROOT, "roles", "nccl_env", "tasks", "render.yml"), encoding="utf-8") as f:
         text = f.read()
-    for path in written:   # every file the role writes is in its preview
+    for path in written:  # every file the role writes is in its preview
         assert "'path': " + path.strip("{} ") in text, path
     derive = _task("roles/nccl_env/tasks/configure.yml", "Derive the NCCL settings from the facts and the intent")
     options = re.sub(r"\s+", " ", derive["ansible.builtin.set_fact"]["nccl_env_result"].split("nccl_env_settings", 1)[1])

@@ -6,6 +6,7 @@ arrives as the string "false", and ansible-core 2.19 refuses a conditional that 
 switch broke the run. A boolean's value handed to a module as it is (`force: "{{ x }}"`) is converted
 by the module's own argument spec and is fine; a `when:` or a Jinja `if`/`and`/`or`/`not` is not.
 """
+
 import glob
 import os
 import re
@@ -48,17 +49,16 @@ def bare_uses(text, kind, names):
     """The names used in a decision without `| bool` (a value passed as it is, `{{ x }}`, is not one)."""
     if kind == "jinja" and re.fullmatch(r"\{\{\s*[\w.]+\s*\}\}", text):
         return []
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text)   # words inside string literals are text, not variables
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text)  # words inside string literals are text, not variables
     bad = []
     for name in names:
         for m in re.finditer(rf"(?<![\w.'\"]){name}\b", text):
-            rest = text[m.end():]
+            rest = text[m.end() :]
             if re.match(r"\s*(\|\s*default\([^()]*\)\s*)?\|\s*bool\b", rest):
                 continue
             if re.match(r"\s*(is\s+(not\s+)?(boolean|string|defined|undefined)\b|\|\s*(to_json|string|lower|type_debug))", rest):
                 continue
-            if kind == "jinja" and not re.search(rf"(\bif|\band|\bor|\bnot|\(|==|!=)\s*{name}\b|{name}\s*(\band\b|\bor\b|\belse\b|==|!=)",
-                                                 text):
+            if kind == "jinja" and not re.search(rf"(\bif|\band|\bor|\bnot|\(|==|!=)\s*{name}\b|{name}\s*(\band\b|\bor\b|\belse\b|==|!=)", text):
                 continue
             bad.append(name)
     return bad

@@ -1,6 +1,7 @@
 """Every role has what galaxy-importer and ansible-doc read (issue 40, point 3): a README.md that
 names the role and whose links resolve, and meta/argument_specs.yml whose entry points are task
 files of the role; galaxy-importer stopped at roles/remediate, which had no README."""
+
 import os
 import re
 
@@ -8,8 +9,7 @@ import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLES = sorted(d for d in os.listdir(os.path.join(ROOT, "roles"))
-               if os.path.isdir(os.path.join(ROOT, "roles", d, "tasks")))
+ROLES = sorted(d for d in os.listdir(os.path.join(ROOT, "roles")) if os.path.isdir(os.path.join(ROOT, "roles", d, "tasks")))
 
 
 def test_the_roles_are_found():
@@ -35,7 +35,7 @@ def test_every_role_has_argument_specs_whose_entry_points_are_its_task_files(rol
     assert os.path.isfile(path), f"roles/{role}/meta/argument_specs.yml is missing"
     with open(path, encoding="utf-8") as f:
         specs = yaml.safe_load(f)["argument_specs"]
-    assert "main" in specs or role == "host_disruption"   # host_disruption: tasks_from begin / end only
+    assert "main" in specs or role == "host_disruption"  # host_disruption: tasks_from begin / end only
     for entry, spec in specs.items():
         assert os.path.isfile(os.path.join(ROOT, "roles", role, "tasks", f"{entry}.yml")), (role, entry)
         assert spec.get("short_description"), (role, entry)

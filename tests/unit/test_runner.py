@@ -1,4 +1,5 @@
 """module_utils/runner.py: read_tool, the one run-and-parse of a reading tool."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
@@ -11,6 +12,7 @@ def tool(rc, out, err=""):
     def run(argv):
         calls.append(argv)
         return rc, out, err
+
     run.calls = calls
     return run
 
@@ -50,8 +52,9 @@ def test_output_that_is_not_the_format_fails_even_when_the_tool_exited_0():
 
     def parse_number(text):
         if not text.strip().isdigit():
-            raise ValueError("not a number")   # a reader of host/ raising ValueError, not ParseError
+            raise ValueError("not a number")  # a reader of host/ raising ValueError, not ParseError
         return int(text)
+
     with pytest.raises(ToolFailure, match=r"^t: not a number$"):
         read_tool(tool(0, "x\n"), ["t"], parse_number)
     assert read_tool(tool(0, "42\n"), ["t"], parse_number) == 42

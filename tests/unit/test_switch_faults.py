@@ -12,6 +12,7 @@ EOS config session, SONiC checkpoint or saved config), and the next window
 goes through. Faults before the first change give rolled_back False and
 changed False.
 """
+
 import pytest
 
 from switch_testlib import arm, render, sim_conn_driver
@@ -22,13 +23,14 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.window impo
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
 
 # where each step of the window is, in each platform's commands
-PUSH = {"nvue": r"^nv set ", "sonic": r"^sudo (config interface|sonic-db-cli)",
-        "eos": r"^(qos map|interface |mtu |speed |qos trust|priority-flow-control|tx-queue|random-detect)"}
-COMMIT = {"nvue": r"^nv config apply --confirm", "sonic": r"^sudo config checkpoint ",
-          "eos": r"^commit timer "}
+PUSH = {
+    "nvue": r"^nv set ",
+    "sonic": r"^sudo (config interface|sonic-db-cli)",
+    "eos": r"^(qos map|interface |mtu |speed |qos trust|priority-flow-control|tx-queue|random-detect)",
+}
+COMMIT = {"nvue": r"^nv config apply --confirm", "sonic": r"^sudo config checkpoint ", "eos": r"^commit timer "}
 CONFIRM = {"nvue": r"^nv config apply --confirm-yes", "sonic": r"^sudo config save", "eos": r"^configure session \S+ commit$"}
-READ = {"nvue": r"^nv config show -o commands$", "sonic": r"^show runningconfiguration all$",
-        "eos": r"^show running-config$"}
+READ = {"nvue": r"^nv config show -o commands$", "sonic": r"^show runningconfiguration all$", "eos": r"^show running-config$"}
 # reads of the running config before the push (SONiC's pending check reads it too,
 # and the re-read after begin)
 READS_BEFORE = {"nvue": 2, "sonic": 3, "eos": 2}
@@ -47,25 +49,33 @@ CASES = {
     "readback-error": lambda p: ("reject", READ[p], 1, READS_BEFORE[p]),
     "drop-at-readback": lambda p: ("drop", READ[p], 1, READS_BEFORE[p]),
 }
-STEP = {"reject-first-push": "push", "reject-mid-push": "push", "reject-commit": None, "reject-confirm": "confirm",
-        "drop-mid-push": "push", "drop-after-commit": None, "drop-at-confirm": "confirm",
-        "drop-after-confirm": "confirm", "hang-mid-push": "push", "hang-after-commit": None,
-        "readback-error": "read-back", "drop-at-readback": "read-back"}
+STEP = {
+    "reject-first-push": "push",
+    "reject-mid-push": "push",
+    "reject-commit": None,
+    "reject-confirm": "confirm",
+    "drop-mid-push": "push",
+    "drop-after-commit": None,
+    "drop-at-confirm": "confirm",
+    "drop-after-confirm": "confirm",
+    "hang-mid-push": "push",
+    "hang-after-commit": None,
+    "readback-error": "read-back",
+    "drop-at-readback": "read-back",
+}
 
 
 def sim_clean(platform, sw, saved_before):
     """Pending state as the simulator itself holds it (not as the driver reports it)."""
     if platform == "nvue":
-        return (sw.pending is None and sw.confirm is None
-                and not [r for r in sw.revisions if r["state"] == "confirm_pending"])
+        return sw.pending is None and sw.confirm is None and not [r for r in sw.revisions if r["state"] == "confirm_pending"]
     if platform == "eos":
         return all(s["state"] == "completed" for s in sw.sessions.values())
     return not sw.checkpoints and sw.saved == saved_before
 
 
 def window(d, platform, **kw):
-    return run_apply(d, render(platform, PORTS[platform]), ports=PORTS[platform], want_pfc=[3], want_ecn=True,
-                     confirm_timeout=300, **kw)
+    return run_apply(d, render(platform, PORTS[platform]), ports=PORTS[platform], want_pfc=[3], want_ecn=True, confirm_timeout=300, **kw)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -123,7 +133,7 @@ def test_fault_before_the_first_change_is_rolled_back_false(tmp_path, monkeypatc
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_conn_driver(tmp_path, platform, PORTS[platform])
     before = d.get_running()
-    arm(sim, kind, READ[platform])     # the first read of the window
+    arm(sim, kind, READ[platform])  # the first read of the window
     with pytest.raises(SwitchError) as err:
         window(d, platform, backup_dir=str(tmp_path / "b"), stamp="T1")
     assert err.value.rolled_back is False and err.value.changed is False
@@ -146,7 +156,7 @@ def test_rollback_that_cannot_finish_says_false_and_what_is_left(tmp_path, monke
     assert e.rolled_back is False and e.changed is True
     assert "ROLLBACK INCOMPLETE" in str(e) and str(e).startswith("switch sw: ")
     sim.sw.rejects.clear()
-    assert d.get_running() == before or d.pending()   # honest: whichever it is, the message said so
+    assert d.get_running() == before or d.pending()  # honest: whichever it is, the message said so
 
 
 def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
@@ -165,6 +175,7 @@ def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
 
         def read_channel(self):
             return ""
+
     c = Conn()
     base._watch_channel(c)
     with pytest.raises(EOFError, match="closed the SSH session"):
@@ -174,15 +185,17 @@ def test_dropped_session_is_named_at_once_not_after_the_read_timeout():
     class Transport:
         def is_active(self):
             return True
+
     Chan.get_transport = lambda self: Transport()
-    assert c.read_channel() == ""     # an open, quiet channel keeps waiting
+    assert c.read_channel() == ""  # an open, quiet channel keeps waiting
 
 
-LEFTOVER = {   # pending state a failed window leaves, typed into the simulator as an operator would
+LEFTOVER = {  # pending state a failed window leaves, typed into the simulator as an operator would
     # NVUE names no revision after linerate: the dead window's own lock (stale) says whose it is
-    "nvue": ["nv set interface swp1 link mtu 1500",
-             "mkdir /var/lock/linerate.lock && echo 'linerate ops@elsewhere pid=1 run=X time=20200101T000000Z' > "
-             "/var/lock/linerate.lock/holder"],
+    "nvue": [
+        "nv set interface swp1 link mtu 1500",
+        "mkdir /var/lock/linerate.lock && echo 'linerate ops@elsewhere pid=1 run=X time=20200101T000000Z' > /var/lock/linerate.lock/holder",
+    ],
     "eos": ["configure session linerate-X", "interface Ethernet1/1", "mtu 1500", "end"],
     "sonic": ["sudo config checkpoint linerate-X"],
 }
@@ -199,18 +212,16 @@ def test_restore_clears_pending_state_and_is_idempotent(tmp_path, monkeypatch, p
     ctx = sim.sw.new_context("ops")
     for line in LEFTOVER[platform]:
         sim.sw.execute(ctx, line)
-    for path in [p for p in sim.sw.fs if "linerate.lock" in p]:   # the dead window's lock: an hour old
-        sim.sw.fs_mtime[path] = sim.sw.now() - 3600           # by the switch's own clock
+    for path in [p for p in sim.sw.fs if "linerate.lock" in p]:  # the dead window's lock: an hour old
+        sim.sw.fs_mtime[path] = sim.sw.now() - 3600  # by the switch's own clock
     assert d.pending()
-    res = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T2",
-                    backup_label="restore")
+    res = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T2", backup_label="restore")
     assert res["changed"] is True and res["cleared"]
     assert d.get_running() == factory and d.pending() == []
     assert sim_clean(platform, sim.sw, getattr(sim.sw, "saved", None))
     own = tmp_path / "b" / "sw" / f"T2.before-restore.{platform}.cfg"
     assert own.exists() and own.read_text() != factory
-    again = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T3",
-                      backup_label="restore")
+    again = run_apply(d, pre_window.read_text(), full=True, backup_dir=str(tmp_path / "b"), stamp="T3", backup_label="restore")
     assert again["changed"] is False and again["commands"] == []
     assert not (tmp_path / "b" / "sw" / f"T3.before-restore.{platform}.cfg").exists()
 
@@ -228,6 +239,7 @@ def test_restore_fails_while_pending_state_remains(tmp_path, monkeypatch):
 
 def test_backup_names_keep_restore_backups_apart(tmp_path):
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import write_backup
+
     a = write_backup(str(tmp_path), "sw", "eos", "x", "T1")
     b = write_backup(str(tmp_path), "sw", "eos", "y", "T1", "restore")
     c = write_backup(str(tmp_path), "sw", "eos", "z", "T1")
@@ -236,20 +248,19 @@ def test_backup_names_keep_restore_backups_apart(tmp_path):
         write_backup(str(tmp_path), "sw", "eos", "x", "T1", "other")
 
 
-OUTSIDE = {"nvue": "nv set system hostname pwned\n",
-           "eos": "username evil secret x\ninterface Management1\n   mtu 1500\n",
-           "sonic": None}
+OUTSIDE = {"nvue": "nv set system hostname pwned\n", "eos": "username evil secret x\ninterface Management1\n   mtu 1500\n", "sonic": None}
 
 
 @pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
 def test_config_outside_the_managed_scope_is_refused_before_anything_is_sent(tmp_path, monkeypatch, platform):
     import json
     from switch_testlib import make
+
     text = render(platform, PORTS[platform])
     if platform == "sonic":
         db = json.loads(text)
-        db["PORT"]["Ethernet99"] = {"mtu": "1500"}            # not a fabric port
-        db["SYSLOG_SERVER"] = {"10.0.0.1": {"source": "x"}}   # not QoS at all
+        db["PORT"]["Ethernet99"] = {"mtu": "1500"}  # not a fabric port
+        db["SYSLOG_SERVER"] = {"10.0.0.1": {"source": "x"}}  # not QoS at all
         text = json.dumps(db)
     else:
         text += OUTSIDE[platform]
@@ -265,14 +276,18 @@ def test_config_outside_the_managed_scope_is_refused_before_anything_is_sent(tmp
     else:
         assert "PORT|Ethernet99 mtu=1500" in msg and "SYSLOG_SERVER|10.0.0.1 source=x" in msg
     # the intent alone is inside the scope
-    assert d.out_of_scope(d.parse(render(platform, PORTS[platform])),
-                          d.managed_scope(d.parse(render(platform, PORTS[platform])), PORTS[platform]),
-                          PORTS[platform]) == []
+    assert (
+        d.out_of_scope(
+            d.parse(render(platform, PORTS[platform])), d.managed_scope(d.parse(render(platform, PORTS[platform])), PORTS[platform]), PORTS[platform]
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize("bad", ["swp1;reboot", "swp1 swp2", "swp1\nnv config apply", "", "$(id)", "x" * 65])
 def test_unsafe_port_names_are_refused_before_anything_is_sent(bad):
     from switch_testlib import make
+
     d, fake = make("nvue")
     with pytest.raises(SwitchError, match="fabric port name"):
         run_apply(d, render("nvue", ["swp1"]), ports=["swp1", bad])
@@ -281,9 +296,11 @@ def test_unsafe_port_names_are_refused_before_anything_is_sent(bad):
 
 def test_templates_quote_what_they_render():
     import json
+
     nv = render("nvue", ["swp1"], switch_fabric_profile="my prof")
     assert "nv set qos pfc 'my prof' switch-priority 3" in nv
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue
+
     assert nvue.parse_nvue_commands(nv)["qos pfc my prof switch-priority"] == "3"
     son = json.loads(render("sonic", ['Ether"net0']))
     assert 'Ether"net0' in son["PORT"] and 'Ether"net0|3' in son["QUEUE"]

@@ -1,5 +1,6 @@
 """Module switch_lldp: one read-only command per platform, the parsed table, and an unreachable
 or unreadable switch reported (unreadable, msg naming the switch) rather than failing."""
+
 import json
 
 import pytest
@@ -12,8 +13,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch import modu
 from ansible_collections.linerate.fabric.plugins.modules import switch_lldp
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Unreachable
 
-ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "admin",
-        "password": "s3cret-pw", "known_hosts": "/nonexistent"}
+ARGS = {"name": "leaf1", "platform": "nvue", "host": "127.0.1.1", "username": "admin", "password": "s3cret-pw", "known_hosts": "/nonexistent"}
 
 
 def run(monkeypatch, capsys, platform, answers, check=False, send=None):
@@ -29,11 +29,14 @@ def run(monkeypatch, capsys, platform, answers, check=False, send=None):
 
 
 @pytest.mark.parametrize("check", [False, True])
-@pytest.mark.parametrize("platform,command,name,port", [
-    ("nvue", "nv show interface lldp", "nvue_interface_lldp_cl5.txt", "swp1"),
-    ("sonic", "show lldp table", "sonic_lldp_table_2macs.txt", "Ethernet0"),
-    ("eos", "show lldp neighbors | json", "eos_lldp_neighbors_sonic_mgmt.json", "Ethernet4"),
-])
+@pytest.mark.parametrize(
+    "platform,command,name,port",
+    [
+        ("nvue", "nv show interface lldp", "nvue_interface_lldp_cl5.txt", "swp1"),
+        ("sonic", "show lldp table", "sonic_lldp_table_2macs.txt", "Ethernet0"),
+        ("eos", "show lldp neighbors | json", "eos_lldp_neighbors_sonic_mgmt.json", "Ethernet4"),
+    ],
+)
 def test_reads_the_platform_table_with_one_command(monkeypatch, capsys, check, platform, command, name, port):
     res, fake = run(monkeypatch, capsys, platform, {command: fixture("lldp", name)}, check=check)
     assert fake.sent == [command]
@@ -53,6 +56,7 @@ def test_rejected_or_unparsable_output_is_reported_not_failed(monkeypatch, capsy
 def test_unreachable_switch_is_reported_not_failed(monkeypatch, capsys):
     def down(command, timeout=None):
         raise Unreachable("leaf1", "unreachable at 127.0.1.1:22: timed out")
+
     res, _ = run(monkeypatch, capsys, "eos", {}, send=down)
     assert res["unreadable"] is True and not res.get("failed")
     assert res["msg"] == "switch leaf1: unreachable at 127.0.1.1:22: timed out"

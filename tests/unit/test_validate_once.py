@@ -1,4 +1,5 @@
 """validate_intent's digest: site.yml validates once, and a changed intent is validated again."""
+
 import copy
 
 from test_validate_action import PORT, run_action
@@ -35,4 +36,3 @@ def test_any_change_is_validated_in_full():
     # another digest, or none
     assert run_action(GROUPS, HOSTVARS, fabric=FABRIC, validated_digest="0" * 64)["reused"] is False
     assert run_action(GROUPS, HOSTVARS, fabric=FABRIC, validated_digest="")["reused"] is False
-

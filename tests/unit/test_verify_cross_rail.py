@@ -1,6 +1,7 @@
 """Cross-rail rounds (issue 24): a rail-optimised unit's leaf uplinks carry ib_write_bw tests; the
 schedule, the pairing of results and the localisation follow the client's rail into another rail of
 the server; fresh sample pairs fill a re-test round's idle nodes (module_utils/checks/plans.py)."""
+
 from ansible_collections.linerate.fabric.plugins.filter import verify as verify_filters
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import schedule
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
@@ -15,8 +16,7 @@ UPLINKS = {f"leaf{r}": [{"port": f"swp{r}1", "peer": "spine1", "peer_port": f"Et
 
 def unit(n=4, rails=2, leaf=lambda r: f"leaf{r + 1}"):
     """{node: rdma_ports} of one rail-optimised unit: rail r of every node on leaf(r)."""
-    return {f"node{i}": [{"device": f"mlx5_{r}", "switch": leaf(r), "switch_port": f"swp{i}"} for r in range(rails)]
-            for i in range(1, n + 1)}
+    return {f"node{i}": [{"device": f"mlx5_{r}", "switch": leaf(r), "switch_port": f"swp{i}"} for r in range(rails)] for i in range(1, n + 1)}
 
 
 def leaf_of(ports):
@@ -66,8 +66,10 @@ def test_sampled_plan_on_one_unit_crosses_every_leaf_uplink_both_ways_on_new_pai
 def test_plan_tests_follow_the_shift_into_the_servers_other_rail():
     lo = leaf_of(unit(2, rails=3))
     assert list(plans.plan_tests([[["node1", "node2", 1]]], lo)) == [
-        (("node2", "mlx5_0"), ("node1", "mlx5_1")), (("node2", "mlx5_1"), ("node1", "mlx5_2")),
-        (("node2", "mlx5_2"), ("node1", "mlx5_0"))]
+        (("node2", "mlx5_0"), ("node1", "mlx5_1")),
+        (("node2", "mlx5_1"), ("node1", "mlx5_2")),
+        (("node2", "mlx5_2"), ("node1", "mlx5_0")),
+    ]
     assert list(plans.plan_tests([[["node1", "node2"]]], lo))[0] == (("node2", "mlx5_0"), ("node1", "mlx5_0"))
 
 
@@ -79,8 +81,7 @@ def test_schedule_parts_carry_the_shift_and_the_client_meets_the_servers_other_r
     tests = [{"device": "mlx5_0"}, {"device": "mlx5_1"}]
     got = schedule.part_tests(tests, client[1], 18515)
     # the server listens on its own rails' ports (round 1: 18531, 18532); the client's rail i connects to i + 1
-    assert [(t["device"], t["tcp_port"], t["peer_device"]) for t in got] == [("mlx5_0", 18532, "mlx5_1"),
-                                                                             ("mlx5_1", 18531, "mlx5_0")]
+    assert [(t["device"], t["tcp_port"], t["peer_device"]) for t in got] == [("mlx5_0", 18532, "mlx5_1"), ("mlx5_1", 18531, "mlx5_0")]
     srv = schedule.part_tests(tests, server[1], 18515)
     assert [(t["device"], t["tcp_port"]) for t in srv] == [("mlx5_0", 18531), ("mlx5_1", 18532)]
     assert all("peer_device" not in t for t in srv + schedule.part_tests(tests, client[0], 18515))
@@ -88,19 +89,35 @@ def test_schedule_parts_carry_the_shift_and_the_client_meets_the_servers_other_r
 
 def cross_logs(gbps):
     """node2 (client) wrote mlx5_0 -> node1 mlx5_1 and mlx5_1 -> node1 mlx5_0; node1 recorded its rails."""
-    return {"node2": [{"round": 3, "role": "client", "peer": "node1",
-                       "results": [{"device": "mlx5_0", "peer_device": "mlx5_1", "gbps": gbps[0], "error": None},
-                                   {"device": "mlx5_1", "peer_device": "mlx5_0", "gbps": gbps[1], "error": None}]}],
-            "node1": [{"round": 3, "role": "server", "peer": "node2",
-                       "results": [{"device": "mlx5_0", "gbps": None, "error": None},
-                                   {"device": "mlx5_1", "gbps": None, "error": "server side failed"}]}]}
+    return {
+        "node2": [
+            {
+                "round": 3,
+                "role": "client",
+                "peer": "node1",
+                "results": [
+                    {"device": "mlx5_0", "peer_device": "mlx5_1", "gbps": gbps[0], "error": None},
+                    {"device": "mlx5_1", "peer_device": "mlx5_0", "gbps": gbps[1], "error": None},
+                ],
+            }
+        ],
+        "node1": [
+            {
+                "round": 3,
+                "role": "server",
+                "peer": "node2",
+                "results": [{"device": "mlx5_0", "gbps": None, "error": None}, {"device": "mlx5_1", "gbps": None, "error": "server side failed"}],
+            }
+        ],
+    }
 
 
 def test_round_tests_pair_a_cross_rail_client_with_the_server_rail_it_wrote_into():
     tests = rdma.round_tests(cross_logs((380.0, 381.0)))
     assert [(t["client"], t["server"], t["server_error"]) for t in tests] == [
         (["node2", "mlx5_0"], ["node1", "mlx5_1"], "server side failed"),
-        (["node2", "mlx5_1"], ["node1", "mlx5_0"], None)]
+        (["node2", "mlx5_1"], ["node1", "mlx5_0"], None),
+    ]
 
 
 def test_fill_idle_pairs_the_idle_nodes_on_fresh_pairs_without_adding_a_round():
@@ -122,8 +139,7 @@ def test_retest_rounds_fill_idle_nodes_in_the_first_phase_only():
     rounds = [[["n0", "n1"], ["n2", "n3"], ["n4", "n5"], ["n6", "n7"]]]
     logs = {n: [] for n in nodes}
     for s, c in rounds[0]:
-        logs[c].append({"round": 0, "role": "client", "peer": s,
-                        "results": [{"device": "mlx5_0", "gbps": 100.0 if c == "n1" else 380.0, "error": None}]})
+        logs[c].append({"round": 0, "role": "client", "peer": s, "results": [{"device": "mlx5_0", "gbps": 100.0 if c == "n1" else 380.0, "error": None}]})
         logs[s].append({"round": 0, "role": "server", "peer": c, "results": [{"device": "mlx5_0", "error": None}]})
     first = verify_filters.verify_retest_rounds(logs, nodes, FABRIC, rounds, 1, ports, 0)
     later = verify_filters.verify_retest_rounds(logs, nodes, FABRIC, rounds, 1, ports, retests.PROBE_PHASES)
@@ -139,11 +155,26 @@ def test_a_flaky_rails_cross_leaf_failures_are_its_own_not_its_leafs_uplinks():
     # x mlx5_0 (leafA) fails same-leaf as client and cross-leaf as server (twice, two peers under leafB):
     # the uplinks carry only x's failures, the rail explains them both ways; a good rail passes both ways
     lo = {("x", "d"): "leafA", ("a", "d"): "leafA", ("b", "d"): "leafA", ("p", "d"): "leafB", ("q", "d"): "leafB"}
-    t = lambda s, c, ok: {"server": [s, "d"], "client": [c, "d"], "ok": ok, "code": None if ok else "RDMA_BW_LOW",  # noqa: E731
-                          "gbps": 380.0 if ok else 100.0}
-    tests = [t("a", "x", False), t("b", "x", False), t("x", "a", True), t("x", "b", True), t("x", "p", False),
-             t("x", "q", False), t("x", "p", True), t("a", "p", True), t("q", "b", True), t("p", "b", True),
-             t("b", "q", True)]
+    t = lambda s, c, ok: {  # noqa: E731
+        "server": [s, "d"],
+        "client": [c, "d"],
+        "ok": ok,
+        "code": None if ok else "RDMA_BW_LOW",
+        "gbps": 380.0 if ok else 100.0,
+    }
+    tests = [
+        t("a", "x", False),
+        t("b", "x", False),
+        t("x", "a", True),
+        t("x", "b", True),
+        t("x", "p", False),
+        t("x", "q", False),
+        t("x", "p", True),
+        t("a", "p", True),
+        t("q", "b", True),
+        t("p", "b", True),
+        t("b", "q", True),
+    ]
     suspects, inconclusive = rdma.localise(tests, leaf_of=lo)
     assert [(s["endpoint"], s["uplink"], s["direction"]) for s in suspects] == [(["x", "d"], None, "both")]
     assert inconclusive == []

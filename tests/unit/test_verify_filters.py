@@ -1,4 +1,5 @@
 """Filters the verify_fabric role plans and collects its rounds with."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as f
@@ -14,7 +15,8 @@ PORTS = [{"device": "mlx5_0"}, {"device": "mlx5_1", "ib_port": 1}]
 def test_rail_tests_use_one_tcp_port_per_rail():
     assert f.verify_rail_tests(PORTS, 18515) == [
         {"device": "mlx5_0", "tcp_port": 18515, "ib_port": 1, "gpu": 0},
-        {"device": "mlx5_1", "tcp_port": 18516, "ib_port": 1, "gpu": 1}]
+        {"device": "mlx5_1", "tcp_port": 18516, "ib_port": 1, "gpu": 1},
+    ]
     assert {t["server"] for t in f.verify_rail_tests(PORTS, 18515, "10.0.0.2")} == {"10.0.0.2"}
 
 
@@ -38,24 +40,22 @@ def test_rounds_filter():
 
 
 def entry(rnd, role, peer, gbps=385.0, error=None, devices=("mlx5_0", "mlx5_1")):
-    return {"round": rnd, "role": role, "peer": peer,
-            "results": [{"device": d, "gbps": gbps, "error": error} for d in devices]}
+    return {"round": rnd, "role": role, "peer": peer, "results": [{"device": d, "gbps": gbps, "error": error} for d in devices]}
 
 
 def test_tests_pair_client_and_server_results_rail_by_rail():
-    logs = {"a": [entry(0, "server", "b", error=None)],
-            "b": [entry(0, "client", "a", gbps=150.0)]}
+    logs = {"a": [entry(0, "server", "b", error=None)], "b": [entry(0, "client", "a", gbps=150.0)]}
     tests = rdma.round_tests(logs)
-    assert tests == [{"round": 0, "client": ["b", d], "server": ["a", d], "gbps": 150.0, "client_error": None,
-                      "server_error": None} for d in ("mlx5_0", "mlx5_1")]
+    assert tests == [
+        {"round": 0, "client": ["b", d], "server": ["a", d], "gbps": 150.0, "client_error": None, "server_error": None} for d in ("mlx5_0", "mlx5_1")
+    ]
     logs["a"][0]["results"][0]["error"] = "Port number 1 state is Down"
     assert rdma.round_tests(logs)[0]["server_error"] == "Port number 1 state is Down"
 
 
 def test_retest_rounds_pair_suspects_with_good_nodes():
     rounds = [[["a", "b"], ["c", "d"]]]
-    logs = {"a": [entry(0, "server", "b")], "b": [entry(0, "client", "a", gbps=100.0)],
-            "c": [entry(0, "server", "d")], "d": [entry(0, "client", "c")]}
+    logs = {"a": [entry(0, "server", "b")], "b": [entry(0, "client", "a", gbps=100.0)], "c": [entry(0, "server", "d")], "d": [entry(0, "client", "c")]}
     retest = f.verify_retest_rounds(logs, ["a", "b", "c", "d"], FABRIC, rounds)
     pairs = {frozenset(p) for rnd in retest for p in rnd}
     assert pairs == {frozenset(x) for x in (("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"))}
@@ -106,7 +106,7 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
     pairs = [set(p) for rnd in retest for p in rnd]
     assert sorted(n for p in pairs for n in p if n in "xa") == ["a", "a", "x", "x"]
     assert all(len(p & {"x", "a"}) == 1 and p - {"x", "a"} <= set("bcde") for p in pairs)
-    assert len(retest) == 2   # the suspects take different good peers: two rounds, not four
+    assert len(retest) == 2  # the suspects take different good peers: two rounds, not four
     # both directions of each suspect: once as client (it sends), once as server (it receives)
     ordered = [p for rnd in retest for p in rnd]
     for s in "xa":
@@ -116,17 +116,23 @@ def test_a_link_that_failed_against_two_good_peers_needs_no_retest():
 def test_convicted_needs_two_peers_that_passed_elsewhere_or_a_test_naming_the_end():
     def t(server, client, ok, blame=None):
         return {"server": list(server), "client": list(client), "ok": ok, "blame": blame}
+
     x, a, b = ("x", "mlx5_1"), ("a", "mlx5_1"), ("b", "mlx5_1")
     good_a, good_b = t(a, ("c", "mlx5_1"), True), t(("d", "mlx5_1"), b, True)
     assert checks_retests.convicted([t(x, a, False), t(b, x, False), good_a, good_b]) == {x}
-    assert checks_retests.convicted([t(x, a, False), t(b, x, False), good_a]) == set()      # b never passed
-    assert checks_retests.convicted([t(x, a, False), good_a]) == set()                       # one peer only
-    assert checks_retests.convicted([t(x, a, False, blame="client")]) == {a}                 # a's port was down
+    assert checks_retests.convicted([t(x, a, False), t(b, x, False), good_a]) == set()  # b never passed
+    assert checks_retests.convicted([t(x, a, False), good_a]) == set()  # one peer only
+    assert checks_retests.convicted([t(x, a, False, blame="client")]) == {a}  # a's port was down
 
 
-@pytest.mark.parametrize("other, first", [({"send": 0, "receive": 1, "first": None}, "receive"),
-                                          ({"send": 4, "receive": 4, "first": None}, None),
-                                          ({"send": 4, "receive": 4, "first": "send"}, None)])
+@pytest.mark.parametrize(
+    "other, first",
+    [
+        ({"send": 0, "receive": 1, "first": None}, "receive"),
+        ({"send": 4, "receive": 4, "first": None}, None),
+        ({"send": 4, "receive": 4, "first": "send"}, None),
+    ],
+)
 def test_a_nodes_first_direction_is_the_one_its_both_ways_rails_agree_on(monkeypatch, other, first):
     # x's mlx5_0 never failed receiving (receive first); mlx5_1 needs one way only (no say), or both
     # ways with no preference (it failed both: both in turn), or the other way first (a conflict)

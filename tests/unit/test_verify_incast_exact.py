@@ -2,6 +2,7 @@
 evidence and message, for the host counters (ethtool -S), the RDMA hw_counters and the switches' own
 counters and lossless state. The other incast test files check which findings come out; these check
 each finding's every field, so a changed word, threshold or argument fails."""
+
 from checks.test_incast import CABLING, FABRIC, phase
 import test_verify_incast_hw as hw
 
@@ -11,40 +12,72 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 
 def fault(code, severity, layer, message, node=None, device=None, switch=None, switch_port=None, **extra):
-    return {"code": code, "severity": severity, "layer": layer, "check": "incast", "node": node, "device": device,
-            "switch": switch, "switch_port": switch_port, "message": message, **extra}
+    return {
+        "code": code,
+        "severity": severity,
+        "layer": layer,
+        "check": "incast",
+        "node": node,
+        "device": device,
+        "switch": switch,
+        "switch_port": switch_port,
+        "message": message,
+        **extra,
+    }
 
 
 # ---------------------------------------------------------------- host counters (ethtool -S)
 
+
 def test_no_pause_wrong_priority_and_a_single_discard_exact():
     f, rails = incast.incast_findings(
-        phase(pauses={("node2", "mlx5_0"): 0},
-              extra={("node3", "mlx5_1"): {"tx_prio5_pause": 7, "rx_prio0_pause": 2, "rx_prio3_discards": 1}}),
-        FABRIC, CABLING)
+        phase(pauses={("node2", "mlx5_0"): 0}, extra={("node3", "mlx5_1"): {"tx_prio5_pause": 7, "rx_prio0_pause": 2, "rx_prio3_discards": 1}}), FABRIC, CABLING
+    )
     assert f == [
-        fault("INCAST_NO_PAUSE", "error", "pfc", "node2 mlx5_0 -> node1: no PFC pause on priority 3 under incast of 3 "
-              "although the intent declares it lossless", "node2", "mlx5_0", "leaf1", "swp2",
-              evidence={"k": 3, "flows": {"node2": 128.0, "node3": 128.0, "node4": 128.0},
-                        "pause": {"node1": 0, "node2": 0, "node3": 100, "node4": 100}}),
-        fault("INCAST_PAUSE_WRONG_PRIORITY", "error", "pfc", "node3 mlx5_1: pause frames on rx_prio0_pause +2, "
-              "tx_prio5_pause +7; only the no-drop priority 3 may pause", "node3", "mlx5_1", "leaf2", "swp3",
-              evidence={"deltas": {"rx_prio0_pause": 2, "tx_prio5_pause": 7}}),
-        fault("INCAST_DROPS", "error", "pfc", "node3 mlx5_1: rx_prio3_discards +1 on the no-drop priority under incast",
-              "node3", "mlx5_1", "leaf2", "swp3")]
+        fault(
+            "INCAST_NO_PAUSE",
+            "error",
+            "pfc",
+            "node2 mlx5_0 -> node1: no PFC pause on priority 3 under incast of 3 although the intent declares it lossless",
+            "node2",
+            "mlx5_0",
+            "leaf1",
+            "swp2",
+            evidence={"k": 3, "flows": {"node2": 128.0, "node3": 128.0, "node4": 128.0}, "pause": {"node1": 0, "node2": 0, "node3": 100, "node4": 100}},
+        ),
+        fault(
+            "INCAST_PAUSE_WRONG_PRIORITY",
+            "error",
+            "pfc",
+            "node3 mlx5_1: pause frames on rx_prio0_pause +2, tx_prio5_pause +7; only the no-drop priority 3 may pause",
+            "node3",
+            "mlx5_1",
+            "leaf2",
+            "swp3",
+            evidence={"deltas": {"rx_prio0_pause": 2, "tx_prio5_pause": 7}},
+        ),
+        fault("INCAST_DROPS", "error", "pfc", "node3 mlx5_1: rx_prio3_discards +1 on the no-drop priority under incast", "node3", "mlx5_1", "leaf2", "swp3"),
+    ]
     assert rails[1]["discards"] == {"node1": 0, "node2": 0, "node3": 1, "node4": 0}
     assert rails[1]["pause"]["node3"] == 100
 
 
 def test_every_flow_failing_blames_the_receiver_listing_each_flow_and_pause():
-    f, _ = incast.incast_findings(phase(gbps={("node2", "mlx5_0"): 40.0, ("node3", "mlx5_0"): 50.5},
-                                        pauses={("node4", "mlx5_0"): 0}), FABRIC, CABLING)
-    assert f == [fault("INCAST_GOODPUT_LOW", "error", "pfc",
-                       "every incast flow into node1 mlx5_0 failed the lossless proof (node2 40.0, node3 50.5, node4 "
-                       "128.0 Gb/s, fair share threshold 120.0; pauses on priority 3: node2 100, node3 100, node4 0)",
-                       "node1", "mlx5_0", "leaf1", "swp1",
-                       evidence={"k": 3, "flows": {"node2": 40.0, "node3": 50.5, "node4": 128.0},
-                                 "pause": {"node1": 0, "node2": 100, "node3": 100, "node4": 0}})]
+    f, _ = incast.incast_findings(phase(gbps={("node2", "mlx5_0"): 40.0, ("node3", "mlx5_0"): 50.5}, pauses={("node4", "mlx5_0"): 0}), FABRIC, CABLING)
+    assert f == [
+        fault(
+            "INCAST_GOODPUT_LOW",
+            "error",
+            "pfc",
+            "every incast flow into node1 mlx5_0 failed the lossless proof (node2 40.0, node3 50.5, node4 "
+            "128.0 Gb/s, fair share threshold 120.0; pauses on priority 3: node2 100, node3 100, node4 0)",
+            "node1",
+            "mlx5_0",
+            "leaf1",
+            "swp1",
+            evidence={"k": 3, "flows": {"node2": 40.0, "node3": 50.5, "node4": 128.0}, "pause": {"node1": 0, "node2": 100, "node3": 100, "node4": 0}},
+        )
+    ]
 
 
 def test_a_low_flow_and_a_failed_flow_exact():
@@ -52,12 +85,19 @@ def test_a_low_flow_and_a_failed_flow_exact():
     p["node3"]["results"][1] = {"device": "mlx5_1", "gbps": None, "error": "ib_write_bw: Couldn't connect to node1"}
     f, _ = incast.incast_findings(p, FABRIC, CABLING)
     assert f == [
-        fault("INCAST_FAILED", "error", "host", "node3 mlx5_1 -> node1: ib_write_bw: Couldn't connect to node1",
-              "node3", "mlx5_1", "leaf2", "swp3"),
-        fault("INCAST_GOODPUT_LOW", "error", "pfc", "node2 mlx5_1 -> node1: 60.2 Gb/s under incast of 3 (threshold "
-              "120.0 Gb/s); pauses on priority 3: 100", "node2", "mlx5_1", "leaf2", "swp2",
-              evidence={"k": 3, "flows": {"node2": 60.25, "node3": None, "node4": 128.0},
-                        "pause": {"node1": 0, "node2": 100, "node3": 100, "node4": 100}})]
+        fault("INCAST_FAILED", "error", "host", "node3 mlx5_1 -> node1: ib_write_bw: Couldn't connect to node1", "node3", "mlx5_1", "leaf2", "swp3"),
+        fault(
+            "INCAST_GOODPUT_LOW",
+            "error",
+            "pfc",
+            "node2 mlx5_1 -> node1: 60.2 Gb/s under incast of 3 (threshold 120.0 Gb/s); pauses on priority 3: 100",
+            "node2",
+            "mlx5_1",
+            "leaf2",
+            "swp2",
+            evidence={"k": 3, "flows": {"node2": 60.25, "node3": None, "node4": 128.0}, "pause": {"node1": 0, "node2": 100, "node3": 100, "node4": 100}},
+        ),
+    ]
 
 
 def test_an_unreadable_listing_and_a_missing_counter_are_warnings_naming_them():
@@ -65,169 +105,362 @@ def test_an_unreadable_listing_and_a_missing_counter_are_warnings_naming_them():
     p["node2"]["counters"]["mlx5_1"] = ["", "NIC statistics:\n"]
     f, rails = incast.incast_findings(p, FABRIC, CABLING)
     assert [x for x in f if x["code"] == "COUNTER_MISSING"] == [
-        fault("COUNTER_MISSING", "warning", "hca", "node4 mlx5_0: the driver does not expose rx_prio3_pause; PFC pauses "
-              "on priority 3 cannot be proven", "node4", "mlx5_0", "leaf1", "swp4", counter="rx_prio3_pause"),
-        fault("COUNTER_MISSING", "warning", "hca", "node4 mlx5_0: the driver does not expose tx_prio3_pause; PFC pauses "
-              "on priority 3 cannot be proven", "node4", "mlx5_0", "leaf1", "swp4", counter="tx_prio3_pause"),
-        fault("COUNTER_MISSING", "warning", "hca", "node2 mlx5_1: ethtool -S unreadable (ethtool -S: no output); PFC "
-              "under incast cannot be proven on this port", "node2", "mlx5_1", "leaf2", "swp2")]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node4 mlx5_0: the driver does not expose rx_prio3_pause; PFC pauses on priority 3 cannot be proven",
+            "node4",
+            "mlx5_0",
+            "leaf1",
+            "swp4",
+            counter="rx_prio3_pause",
+        ),
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node4 mlx5_0: the driver does not expose tx_prio3_pause; PFC pauses on priority 3 cannot be proven",
+            "node4",
+            "mlx5_0",
+            "leaf1",
+            "swp4",
+            counter="tx_prio3_pause",
+        ),
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node2 mlx5_1: ethtool -S unreadable (ethtool -S: no output); PFC under incast cannot be proven on this port",
+            "node2",
+            "mlx5_1",
+            "leaf2",
+            "swp2",
+        ),
+    ]
     assert rails[0]["missing"] == ["node4:rx_prio3_pause", "node4:tx_prio3_pause"]
 
 
 # ---------------------------------------------------------------- RDMA hw_counters
+
 
 def test_hw_counters_of_another_link_or_none_at_all_and_receiver_loss_exact():
     after = hw.healthy()
     after["node1"].update(out_of_sequence=4, packet_seq_err=1)
     f, rail = hw.run(after, texts={"node2": [hw.stat("mlx5_1"), hw.stat("mlx5_1")]})
     assert f == [
-        fault("COUNTER_MISSING", "warning", "hca", "node2 mlx5_0: RDMA hw_counters unreadable (no link mlx5_0/1 in the "
-              "output (has: mlx5_1/1)); ECN marking, CNPs and loss under incast are not proven on this port",
-              "node2", "mlx5_0", "leaf1", "swp2", counter="hw_counters"),
-        fault("INCAST_OUT_OF_SEQUENCE", "error", "pfc", "node1 mlx5_0: out_of_sequence +4, packet_seq_err +1 under "
-              "incast: packets of the no-drop priority 3 were lost on the way in (senders' local_ack_timeout_err: "
-              "{'node3': 0})", "node1", "mlx5_0", "leaf1", "swp1",
-              evidence={"deltas": {"out_of_sequence": 4, "packet_seq_err": 1}, "local_ack_timeout_err": {"node3": 0}})]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node2 mlx5_0: RDMA hw_counters unreadable (no link mlx5_0/1 in the "
+            "output (has: mlx5_1/1)); ECN marking, CNPs and loss under incast are not proven on this port",
+            "node2",
+            "mlx5_0",
+            "leaf1",
+            "swp2",
+            counter="hw_counters",
+        ),
+        fault(
+            "INCAST_OUT_OF_SEQUENCE",
+            "error",
+            "pfc",
+            "node1 mlx5_0: out_of_sequence +4, packet_seq_err +1 under "
+            "incast: packets of the no-drop priority 3 were lost on the way in (senders' local_ack_timeout_err: "
+            "{'node3': 0})",
+            "node1",
+            "mlx5_0",
+            "leaf1",
+            "swp1",
+            evidence={"deltas": {"out_of_sequence": 4, "packet_seq_err": 1}, "local_ack_timeout_err": {"node3": 0}},
+        ),
+    ]
     assert rail["out_of_sequence"] == {"node1": 4, "node3": 0}
     phase_ = {n: {"hw": {"mlx5_0": [hw.stat(), hw.stat(**hw.healthy().get(n, {}))]}} for n in hw.NODES}
     del phase_["node3"]["hw"]
-    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2,
-              "flows": {"node2": 190.0, "node3": 188.0}, "missing": []}]
+    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2, "flows": {"node2": 190.0, "node3": 188.0}, "missing": []}]
     assert incast.hw_findings(phase_, hw.FABRIC, hw.CABLING, rails, findings.finding, cabling._where) == [
-        fault("COUNTER_MISSING", "warning", "hca", "node3 mlx5_0: RDMA hw_counters unreadable (rdma statistic: no "
-              "output); ECN marking, CNPs and loss under incast are not proven on this port",
-              "node3", "mlx5_0", "leaf1", "swp3", counter="hw_counters")]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node3 mlx5_0: RDMA hw_counters unreadable (rdma statistic: no output); ECN marking, CNPs and loss under incast are not proven on this port",
+            "node3",
+            "mlx5_0",
+            "leaf1",
+            "swp3",
+            counter="hw_counters",
+        )
+    ]
     assert incast._link("", "mlx5_0") == (None, "rdma statistic: no output")
-    assert incast._link("link mlx5_0/1 np_cnp_sent 1\n", "mlx5_0", 2) == \
-        (None, "no link mlx5_0/2 in the output (has: mlx5_0/1)")
+    assert incast._link("link mlx5_0/1 np_cnp_sent 1\n", "mlx5_0", 2) == (None, "no link mlx5_0/2 in the output (has: mlx5_0/1)")
 
 
 def test_marks_without_cnps_and_cnps_not_handled_exact():
     f, _ = hw.run({"node1": {"np_ecn_marked_roce_packets": 900}, "node2": {"rp_cnp_handled": 450}})
-    assert f == [fault("INCAST_ECN_NO_CNP", "error", "pfc", "node1 mlx5_0: np_ecn_marked_roce_packets +900 but "
-                       "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification point off?)",
-                       "node1", "mlx5_0", "leaf1", "swp1", evidence={"marked": 900, "cnp_sent": 0})]
+    assert f == [
+        fault(
+            "INCAST_ECN_NO_CNP",
+            "error",
+            "pfc",
+            "node1 mlx5_0: np_ecn_marked_roce_packets +900 but "
+            "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification point off?)",
+            "node1",
+            "mlx5_0",
+            "leaf1",
+            "swp1",
+            evidence={"marked": 900, "cnp_sent": 0},
+        )
+    ]
     f, _ = hw.run({"node1": {"np_ecn_marked_roce_packets": 900, "np_cnp_sent": 800}, "node2": {"rp_cnp_handled": 450}})
-    assert f == [fault("INCAST_ECN_NO_CNP", "error", "pfc", "node3 mlx5_0: rp_cnp_handled +0 although node1 sent 800 "
-                       "CNPs: this sender does not slow down on CNPs (DCQCN reaction point off, or the CNPs do not "
-                       "reach it)", "node3", "mlx5_0", "leaf1", "swp3", evidence={"cnp_sent": 800, "cnp_handled": 0})]
+    assert f == [
+        fault(
+            "INCAST_ECN_NO_CNP",
+            "error",
+            "pfc",
+            "node3 mlx5_0: rp_cnp_handled +0 although node1 sent 800 "
+            "CNPs: this sender does not slow down on CNPs (DCQCN reaction point off, or the CNPs do not "
+            "reach it)",
+            "node3",
+            "mlx5_0",
+            "leaf1",
+            "swp3",
+            evidence={"cnp_sent": 800, "cnp_handled": 0},
+        )
+    ]
 
 
 # ---------------------------------------------------------------- the switches' counters and lossless state
 
-HOSTS = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}],
-         "node2": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp2"}],
-         "node3": [{"device": "mlx5_0", "switch": "leaf2", "switch_port": "swp1"}]}
+HOSTS = {
+    "node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}],
+    "node2": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp2"}],
+    "node3": [{"device": "mlx5_0", "switch": "leaf2", "switch_port": "swp1"}],
+}
 SW_FABRIC = {"transport": "roce", "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
 
 
 def port(rx=None, tx=None, drops=None, ecn=None):
     """One port of a switch_counters snapshot of a platform that splits pauses per priority (SONiC)."""
-    return {"rx_pause": rx or {}, "tx_pause": tx or {}, "rx_pause_total": None, "tx_pause_total": None,
-            "drops": drops or {}, "ecn_marked": ecn, "cnp_tx": None, "per_priority": True, "missing": []}
+    return {
+        "rx_pause": rx or {},
+        "tx_pause": tx or {},
+        "rx_pause_total": None,
+        "tx_pause_total": None,
+        "drops": drops or {},
+        "ecn_marked": ecn,
+        "cnp_tx": None,
+        "per_priority": True,
+        "missing": [],
+    }
 
 
 def test_switch_counters_and_lossless_state_exact():
-    before = {"failed": False,
-              "ports": {"swp1": port({"3": 5}, {"3": 1}, {"3": 0}, 10), "swp2": port({"3": 0}, {}, {"3": 2, "0": 0}, 0)},
-              "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3],
-                                    "storms": {"3": {"detected": 1, "stormed": False}}},
-                           "swp2": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {}}}}
-    after = {"failed": False,
-             "ports": {"swp1": port({"3": 25, "5": 4}, {"3": 1, "0": 1}, {"3": 0}, 30),
-                       "swp2": port({"3": 0}, {}, {"3": 9, "0": 100}, 0)},
-             "lossless": {"swp1": {"headroom": [4], "pfc": [3], "pfcwd": [4], "missing": ["buffer pool"],
-                                   "storms": {"3": {"detected": 3, "stormed": False}}},
-                          "swp2": {"headroom": [], "pfc": [], "pfcwd": [3],
-                                   "storms": {"3": {"detected": 0, "stormed": True}}}}}
+    before = {
+        "failed": False,
+        "ports": {"swp1": port({"3": 5}, {"3": 1}, {"3": 0}, 10), "swp2": port({"3": 0}, {}, {"3": 2, "0": 0}, 0)},
+        "lossless": {
+            "swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {"3": {"detected": 1, "stormed": False}}},
+            "swp2": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {}},
+        },
+    }
+    after = {
+        "failed": False,
+        "ports": {"swp1": port({"3": 25, "5": 4}, {"3": 1, "0": 1}, {"3": 0}, 30), "swp2": port({"3": 0}, {}, {"3": 9, "0": 100}, 0)},
+        "lossless": {
+            "swp1": {"headroom": [4], "pfc": [3], "pfcwd": [4], "missing": ["buffer pool"], "storms": {"3": {"detected": 3, "stormed": False}}},
+            "swp2": {"headroom": [], "pfc": [], "pfcwd": [3], "storms": {"3": {"detected": 0, "stormed": True}}},
+        },
+    }
     rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"]}]
-    reads = {"leaf1": {"before": before, "after": after},
-             "leaf2": {"before": before, "after": {"failed": True, "msg": "leaf2: timed out"}}}
+    reads = {"leaf1": {"before": before, "after": after}, "leaf2": {"before": before, "after": {"failed": True, "msg": "leaf2: timed out"}}}
     out, unproven = incast.switch_findings(reads, SW_FABRIC, HOSTS, {}, rails, findings.finding)
     node1 = {"node": "node1", "device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}
     node2 = {"node": "node2", "device": "mlx5_0", "switch": "leaf1", "switch_port": "swp2"}
     assert out == [
-        fault("SWITCH_PAUSE_WRONG_PRIORITY", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): pause frames +1 on "
-              "priority 0, +4 on priority 5 during the benchmarks; only the no-drop priority 3 may pause (PFC enabled "
-              "on another priority, or traffic classified into the wrong one)", **node1,
-              evidence={"pause": {"0": 1, "3": 20, "5": 4}}),
-        fault("SWITCH_DROPS_NO_DROP", "error", "pfc", "leaf1 swp2 (towards node2 mlx5_0): +7 packets of the no-drop "
-              "priority 3 dropped during the benchmarks: the class is not lossless on this port (PFC off or not "
-              "honoured on the path)", **node2, evidence={"drops": {"3": 7, "0": 100}}),
-        fault("COUNTER_MISSING", "warning", "hca", "leaf2: the switch's congestion counters could not be read (leaf2: "
-              "timed out); pause frames, ECN marks and drops on its ports are not proven", switch="leaf2",
-              counter="switch_counters"),
-        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): no lossless headroom for the "
-              "no-drop priority 3 (priorities with headroom: [4]): PFC is on but what is in flight when the pause goes "
-              "out has nowhere to go, so the port drops under incast", **node1,
-              evidence={"headroom": [4], "pfc": [3]}),
-        fault("PFC_WATCHDOG_OFF", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog does not guard "
-              "the no-drop priority 3 (guarded: [4]): a NIC that keeps sending pause frames would stall this queue and "
-              "spread back through the fabric", **node1, evidence={"pfcwd": [4]}),
-        fault("PFC_STORM", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog detected 2 pause "
-              "storm(s) on the no-drop priority 3 during verification: node1 mlx5_0 keeps sending pause frames (the "
-              "watchdog drops the queue meanwhile)", **node1, evidence={"detected": 2, "stormed": False}),
-        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf1 swp2 (towards node2 mlx5_0): no lossless headroom for the "
-              "no-drop priority 3 (priorities with headroom: []): PFC is off but what is in flight when the pause goes "
-              "out has nowhere to go, so the port drops under incast", **node2,
-              evidence={"headroom": [], "pfc": []}),
-        fault("PFC_STORM", "error", "pfc", "leaf1 swp2 (towards node2 mlx5_0): the PFC watchdog holds a stormed queue "
-              "on the no-drop priority 3 during verification: node2 mlx5_0 keeps sending pause frames (the watchdog "
-              "drops the queue meanwhile)", **node2, evidence={"detected": 0, "stormed": True})]
+        fault(
+            "SWITCH_PAUSE_WRONG_PRIORITY",
+            "error",
+            "pfc",
+            "leaf1 swp1 (towards node1 mlx5_0): pause frames +1 on "
+            "priority 0, +4 on priority 5 during the benchmarks; only the no-drop priority 3 may pause (PFC enabled "
+            "on another priority, or traffic classified into the wrong one)",
+            **node1,
+            evidence={"pause": {"0": 1, "3": 20, "5": 4}},
+        ),
+        fault(
+            "SWITCH_DROPS_NO_DROP",
+            "error",
+            "pfc",
+            "leaf1 swp2 (towards node2 mlx5_0): +7 packets of the no-drop "
+            "priority 3 dropped during the benchmarks: the class is not lossless on this port (PFC off or not "
+            "honoured on the path)",
+            **node2,
+            evidence={"drops": {"3": 7, "0": 100}},
+        ),
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "leaf2: the switch's congestion counters could not be read (leaf2: timed out); pause frames, ECN marks and drops on its ports are not proven",
+            switch="leaf2",
+            counter="switch_counters",
+        ),
+        fault(
+            "SWITCH_NO_HEADROOM",
+            "error",
+            "pfc",
+            "leaf1 swp1 (towards node1 mlx5_0): no lossless headroom for the "
+            "no-drop priority 3 (priorities with headroom: [4]): PFC is on but what is in flight when the pause goes "
+            "out has nowhere to go, so the port drops under incast",
+            **node1,
+            evidence={"headroom": [4], "pfc": [3]},
+        ),
+        fault(
+            "PFC_WATCHDOG_OFF",
+            "error",
+            "pfc",
+            "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog does not guard "
+            "the no-drop priority 3 (guarded: [4]): a NIC that keeps sending pause frames would stall this queue and "
+            "spread back through the fabric",
+            **node1,
+            evidence={"pfcwd": [4]},
+        ),
+        fault(
+            "PFC_STORM",
+            "error",
+            "pfc",
+            "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog detected 2 pause "
+            "storm(s) on the no-drop priority 3 during verification: node1 mlx5_0 keeps sending pause frames (the "
+            "watchdog drops the queue meanwhile)",
+            **node1,
+            evidence={"detected": 2, "stormed": False},
+        ),
+        fault(
+            "SWITCH_NO_HEADROOM",
+            "error",
+            "pfc",
+            "leaf1 swp2 (towards node2 mlx5_0): no lossless headroom for the "
+            "no-drop priority 3 (priorities with headroom: []): PFC is off but what is in flight when the pause goes "
+            "out has nowhere to go, so the port drops under incast",
+            **node2,
+            evidence={"headroom": [], "pfc": []},
+        ),
+        fault(
+            "PFC_STORM",
+            "error",
+            "pfc",
+            "leaf1 swp2 (towards node2 mlx5_0): the PFC watchdog holds a stormed queue "
+            "on the no-drop priority 3 during verification: node2 mlx5_0 keeps sending pause frames (the watchdog "
+            "drops the queue meanwhile)",
+            **node2,
+            evidence={"detected": 0, "stormed": True},
+        ),
+    ]
     assert unproven == {"leaf1": ["buffer pool"]}
-    assert rails == [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"],
-                      "switch_pause": {"node1": 20, "node2": 0, "node3": None},
-                      "switch_ecn_marked": {"node1": 20, "node2": 0, "node3": None},
-                      "switch_drops": {"node1": 0, "node2": 7, "node3": None}}]
+    assert rails == [
+        {
+            "device": "mlx5_0",
+            "receiver": "node1",
+            "senders": ["node2", "node3"],
+            "switch_pause": {"node1": 20, "node2": 0, "node3": None},
+            "switch_ecn_marked": {"node1": 20, "node2": 0, "node3": None},
+            "switch_drops": {"node1": 0, "node2": 7, "node3": None},
+        }
+    ]
 
 
 def test_an_uplink_storm_names_the_peer_switch_and_an_unread_switch_or_port_is_unproven():
     uplinks = {"leaf1": [{"port": "swp9", "peer": "spine1", "peer_port": "Ethernet1/1"}]}
-    snap = {"failed": False, "ports": {"swp1": port()},
-            "lossless": {"swp9": {"headroom": [3], "pfc": [3], "pfcwd": [3],
-                                  "storms": {"3": {"detected": 0, "stormed": True}}}}}
-    out, _ = incast.switch_findings({"leaf1": {"before": snap, "after": snap}}, SW_FABRIC,
-                                    {"node1": HOSTS["node1"]}, uplinks, [], findings.finding)
+    snap = {
+        "failed": False,
+        "ports": {"swp1": port()},
+        "lossless": {"swp9": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {"3": {"detected": 0, "stormed": True}}}},
+    }
+    out, _ = incast.switch_findings({"leaf1": {"before": snap, "after": snap}}, SW_FABRIC, {"node1": HOSTS["node1"]}, uplinks, [], findings.finding)
     where = {"switch": "leaf1", "switch_port": "swp9", "peer_switch": "spine1", "peer_port": "Ethernet1/1"}
     assert out == [
-        fault("COUNTER_MISSING", "warning", "hca", "leaf1 swp9: the switch does not report this port's congestion "
-              "counters; pause frames and drops on it are not proven", counter="switch_counters", **where),
-        fault("COUNTER_MISSING", "warning", "hca", "spine1: the switch's congestion counters could not be read (no "
-              "snapshot before the benchmarks); pause frames, ECN marks and drops on its ports are not proven",
-              switch="spine1", counter="switch_counters"),
-        fault("PFC_STORM", "error", "pfc", "leaf1 swp9 (towards spine1 Ethernet1/1): the PFC watchdog holds a stormed "
-              "queue on the no-drop priority 3 during verification: the peer spine1 Ethernet1/1 keeps pausing this "
-              "port (the watchdog drops the queue meanwhile)", evidence={"detected": 0, "stormed": True}, **where)]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "leaf1 swp9: the switch does not report this port's congestion counters; pause frames and drops on it are not proven",
+            counter="switch_counters",
+            **where,
+        ),
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "spine1: the switch's congestion counters could not be read (no "
+            "snapshot before the benchmarks); pause frames, ECN marks and drops on its ports are not proven",
+            switch="spine1",
+            counter="switch_counters",
+        ),
+        fault(
+            "PFC_STORM",
+            "error",
+            "pfc",
+            "leaf1 swp9 (towards spine1 Ethernet1/1): the PFC watchdog holds a stormed "
+            "queue on the no-drop priority 3 during verification: the peer spine1 Ethernet1/1 keeps pausing this "
+            "port (the watchdog drops the queue meanwhile)",
+            evidence={"detected": 0, "stormed": True},
+            **where,
+        ),
+    ]
 
 
 # ---------------------------------------------------------------- thresholds and defaults
 
+
 def test_a_sender_without_rp_cnp_handled_is_unproven_naming_what():
     f, rail = hw.run(drop=("rp_cnp_handled",))
-    assert f == [fault("COUNTER_MISSING", "warning", "hca", f"{n} mlx5_0: the driver/firmware does not expose "
-                       "rp_cnp_handled; the senders slowing down on CNPs under incast is not proven", n, "mlx5_0",
-                       "leaf1", port, counter="rp_cnp_handled") for n, port in (("node2", "swp2"), ("node3", "swp3"))]
+    assert f == [
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            f"{n} mlx5_0: the driver/firmware does not expose rp_cnp_handled; the senders slowing down on CNPs under incast is not proven",
+            n,
+            "mlx5_0",
+            "leaf1",
+            port,
+            counter="rp_cnp_handled",
+        )
+        for n, port in (("node2", "swp2"), ("node3", "swp3"))
+    ]
     assert rail["missing"] == ["node2:rp_cnp_handled", "node3:rp_cnp_handled"]
 
 
 def test_a_flow_ran_alone_above_one_and_a_half_fair_shares_from_two_flows_on():
     # k=3 at 400 Gb/s: 200 Gb/s is exactly 1.5 fair shares, still a shared flow
     assert incast.incast_findings(phase(gbps={("node2", "mlx5_0"): 200.0}), FABRIC, CABLING)[0] == []
-    p = phase(gbps={("node2", "mlx5_0"): 300.5, ("node3", "mlx5_0"): 190.0, ("node3", "mlx5_1"): 190.0,
-                    ("node2", "mlx5_1"): 190.0})
+    p = phase(gbps={("node2", "mlx5_0"): 300.5, ("node3", "mlx5_0"): 190.0, ("node3", "mlx5_1"): 190.0, ("node2", "mlx5_1"): 190.0})
     del p["node4"]
     for n in p:
         p[n]["senders"] = ["node2", "node3"]
     f, rails = incast.incast_findings(p, FABRIC, CABLING)
-    assert f == [fault("INCAST_INCONCLUSIVE", "warning", "pfc", "node2 mlx5_0 -> node1: 300.5 Gb/s, above the fair "
-                       "share of 2 flows - it ran alone (the others had not started or had finished); its port's "
-                       "lossless class is not proven", "node2", "mlx5_0", "leaf1", "swp2",
-                       evidence={"k": 2, "gbps": 300.5})]
+    assert f == [
+        fault(
+            "INCAST_INCONCLUSIVE",
+            "warning",
+            "pfc",
+            "node2 mlx5_0 -> node1: 300.5 Gb/s, above the fair "
+            "share of 2 flows - it ran alone (the others had not started or had finished); its port's "
+            "lossless class is not proven",
+            "node2",
+            "mlx5_0",
+            "leaf1",
+            "swp2",
+            evidence={"k": 2, "gbps": 300.5},
+        )
+    ]
     assert [r.get("inconclusive") for r in rails] == [["node2"], None]
 
 
 def test_each_rotation_rail_says_whether_it_passed():
     from test_verify_incast_rotation import ports, run_rotation
+
     nodes = ["n0", "n1", "n2", "n3"]
     cabled = ports(nodes)
     rounds, log = run_rotation(nodes, cabled, bad={("n3", "mlx5_1"): 20.0})
@@ -238,26 +471,50 @@ def test_each_rotation_rail_says_whether_it_passed():
 
 
 def test_switch_side_defaults_to_roce_names_a_failed_first_snapshot_and_reads_the_intents_priority():
-    fabric = {"roce": {"no_drop_priority": 4}}          # no transport: RoCE, the default
-    good = {"failed": False, "ports": {"swp1": port(drops={"4": 0})},
-            "lossless": {"swp1": {"headroom": [3], "pfc": [4], "pfcwd": [4], "storms": {}}}}
+    fabric = {"roce": {"no_drop_priority": 4}}  # no transport: RoCE, the default
+    good = {"failed": False, "ports": {"swp1": port(drops={"4": 0})}, "lossless": {"swp1": {"headroom": [3], "pfc": [4], "pfcwd": [4], "storms": {}}}}
     bad = {"failed": True, "msg": "leaf2: authentication failed"}
     reads = {"leaf1": {"before": good, "after": good}, "leaf2": {"before": bad, "after": good}}
     hosts = {"node1": HOSTS["node1"], "node3": HOSTS["node3"]}
     out, _ = incast.switch_findings(reads, fabric, hosts, {}, [], findings.finding)
     assert out == [
-        fault("COUNTER_MISSING", "warning", "hca", "leaf2: the switch's congestion counters could not be read (leaf2: "
-              "authentication failed); pause frames, ECN marks and drops on its ports are not proven", switch="leaf2",
-              counter="switch_counters"),
-        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf1 swp1 (towards node1 mlx5_0): no lossless headroom for the "
-              "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
-              "out has nowhere to go, so the port drops under incast", node="node1", device="mlx5_0", switch="leaf1",
-              switch_port="swp1", evidence={"headroom": [3], "pfc": [4]}),
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "leaf2: the switch's congestion counters could not be read (leaf2: "
+            "authentication failed); pause frames, ECN marks and drops on its ports are not proven",
+            switch="leaf2",
+            counter="switch_counters",
+        ),
+        fault(
+            "SWITCH_NO_HEADROOM",
+            "error",
+            "pfc",
+            "leaf1 swp1 (towards node1 mlx5_0): no lossless headroom for the "
+            "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
+            "out has nowhere to go, so the port drops under incast",
+            node="node1",
+            device="mlx5_0",
+            switch="leaf1",
+            switch_port="swp1",
+            evidence={"headroom": [3], "pfc": [4]},
+        ),
         # the lossless state is judged on the snapshot after alone: leaf2's is readable
-        fault("SWITCH_NO_HEADROOM", "error", "pfc", "leaf2 swp1 (towards node3 mlx5_0): no lossless headroom for the "
-              "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
-              "out has nowhere to go, so the port drops under incast", node="node3", device="mlx5_0", switch="leaf2",
-              switch_port="swp1", evidence={"headroom": [3], "pfc": [4]})]
+        fault(
+            "SWITCH_NO_HEADROOM",
+            "error",
+            "pfc",
+            "leaf2 swp1 (towards node3 mlx5_0): no lossless headroom for the "
+            "no-drop priority 4 (priorities with headroom: [3]): PFC is on but what is in flight when the pause goes "
+            "out has nowhere to go, so the port drops under incast",
+            node="node3",
+            device="mlx5_0",
+            switch="leaf2",
+            switch_port="swp1",
+            evidence={"headroom": [3], "pfc": [4]},
+        ),
+    ]
 
 
 def test_the_intents_no_drop_priority_or_three_by_default():
@@ -276,55 +533,89 @@ def test_a_node_without_counters_for_a_rail_is_unreadable_with_no_output():
     p = phase()
     del p["node3"]["counters"]["mlx5_1"]
     assert incast.incast_findings(p, FABRIC, CABLING)[0] == [
-        fault("COUNTER_MISSING", "warning", "hca", "node3 mlx5_1: ethtool -S unreadable (ethtool -S: no output); PFC "
-              "under incast cannot be proven on this port", "node3", "mlx5_1", "leaf2", "swp3")]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node3 mlx5_1: ethtool -S unreadable (ethtool -S: no output); PFC under incast cannot be proven on this port",
+            "node3",
+            "mlx5_1",
+            "leaf2",
+            "swp3",
+        )
+    ]
 
 
 def test_one_unreadable_side_of_the_hw_counters_and_ecn_on_by_default():
-    f, _ = hw.run(texts={"node2": [hw.stat(), ""]}, fabric={"transport": "roce"},
-                  after={"node2": {"rp_cnp_handled": 1}, "node3": {"rp_cnp_handled": 1}})
+    f, _ = hw.run(texts={"node2": [hw.stat(), ""]}, fabric={"transport": "roce"}, after={"node2": {"rp_cnp_handled": 1}, "node3": {"rp_cnp_handled": 1}})
     assert f == [
-        fault("COUNTER_MISSING", "warning", "hca", "node2 mlx5_0: RDMA hw_counters unreadable (rdma statistic: no "
-              "output); ECN marking, CNPs and loss under incast are not proven on this port", "node2", "mlx5_0",
-              "leaf1", "swp2", counter="hw_counters"),
-        fault("INCAST_NO_ECN", "error", "pfc", "node1 mlx5_0: no ECN mark and no CNP under incast of 2 although the "
-              "intent enables ECN (fabric.roce.ecn): the switch port leaf1 swp1 towards the receiver does not mark",
-              "node1", "mlx5_0", "leaf1", "swp1", evidence={"ecn_marked": 0, "cnp_sent": 0})]
+        fault(
+            "COUNTER_MISSING",
+            "warning",
+            "hca",
+            "node2 mlx5_0: RDMA hw_counters unreadable (rdma statistic: no output); ECN marking, CNPs and loss under incast are not proven on this port",
+            "node2",
+            "mlx5_0",
+            "leaf1",
+            "swp2",
+            counter="hw_counters",
+        ),
+        fault(
+            "INCAST_NO_ECN",
+            "error",
+            "pfc",
+            "node1 mlx5_0: no ECN mark and no CNP under incast of 2 although the "
+            "intent enables ECN (fabric.roce.ecn): the switch port leaf1 swp1 towards the receiver does not mark",
+            "node1",
+            "mlx5_0",
+            "leaf1",
+            "swp1",
+            evidence={"ecn_marked": 0, "cnp_sent": 0},
+        ),
+    ]
 
 
 def test_groups_come_in_round_order_and_a_flow_that_ran_alone_proves_nothing():
-    log = {"a": [{"round": 1, "receiver": "a"}], "b": [{"round": 0, "receiver": "b"}, {"round": 1, "receiver": "a"}],
-           "c": [{"round": 0, "receiver": "b"}, "junk", {"round": 2}]}
+    log = {
+        "a": [{"round": 1, "receiver": "a"}],
+        "b": [{"round": 0, "receiver": "b"}, {"round": 1, "receiver": "a"}],
+        "c": [{"round": 0, "receiver": "b"}, "junk", {"round": 2}],
+    }
     assert incast.incast_groups(log) == [
         (0, "b", {"b": {"round": 0, "receiver": "b"}, "c": {"round": 0, "receiver": "b"}}),
-        (1, "a", {"a": {"round": 1, "receiver": "a"}, "b": {"round": 1, "receiver": "a"}})]
+        (1, "a", {"a": {"round": 1, "receiver": "a"}, "b": {"round": 1, "receiver": "a"}}),
+    ]
     from test_verify_incast_rotation import FABRIC as ROTATION_FABRIC, ports, run_rotation
+
     nodes = ["n0", "n1", "n2"]
     cabled = ports(nodes)
-    _, log = run_rotation(nodes, cabled, bad={("n1", "mlx5_0"): 301.0})   # above 1.5 fair shares of 2 flows
+    _, log = run_rotation(nodes, cabled, bad={("n1", "mlx5_0"): 301.0})  # above 1.5 fair shares of 2 flows
     f, _, cov = incast.incast_rotation(log, ROTATION_FABRIC, cabling.cabling_index(cabled), nodes)
-    assert [(x["code"], x["node"], x["receiver"]) for x in f] == [("INCAST_INCONCLUSIVE", "n1", "n0"),
-                                                                  ("INCAST_INCONCLUSIVE", "n1", "n2")]
+    assert [(x["code"], x["node"], x["receiver"]) for x in f] == [("INCAST_INCONCLUSIVE", "n1", "n0"), ("INCAST_INCONCLUSIVE", "n1", "n2")]
     assert cov["ports"] == [4, 6] and cov["unproven_ports"] == ["n0 mlx5_0", "n2 mlx5_0"]
 
 
 def test_one_storm_is_a_storm():
-    snap = {"failed": False, "ports": {"swp1": port()},
-            "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3],
-                                  "storms": {"3": {"detected": 1, "stormed": False}}}}}
+    snap = {
+        "failed": False,
+        "ports": {"swp1": port()},
+        "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {"3": {"detected": 1, "stormed": False}}}},
+    }
     before = dict(snap, lossless={"swp1": dict(snap["lossless"]["swp1"], storms={})})
-    out, _ = incast.lossless_findings({"leaf1": {"before": before, "after": snap}}, SW_FABRIC,
-                                      {"node1": HOSTS["node1"]}, {}, findings.finding)
+    out, _ = incast.lossless_findings({"leaf1": {"before": before, "after": snap}}, SW_FABRIC, {"node1": HOSTS["node1"]}, {}, findings.finding)
     assert [x["message"] for x in out] == [
         "leaf1 swp1 (towards node1 mlx5_0): the PFC watchdog detected 1 pause storm(s) on the no-drop priority 3 "
-        "during verification: node1 mlx5_0 keeps sending pause frames (the watchdog drops the queue meanwhile)"]
+        "during verification: node1 mlx5_0 keeps sending pause frames (the watchdog drops the queue meanwhile)"
+    ]
 
 
 # ---------------------------------------------------------------- seed-47 survivors
 
+
 def test_infiniband_reads_the_counters_it_has_past_a_node_without_them():
     from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
     from checks.test_incast import INTENT
+
     p = phase()
     del p["node1"]["counters"]
     for n in p:
@@ -335,52 +626,85 @@ def test_infiniband_reads_the_counters_it_has_past_a_node_without_them():
 
 def test_a_flow_with_an_error_or_no_result_failed_and_tx_pauses_count():
     p = phase(pauses={("node2", "mlx5_0"): 0}, extra={("node2", "mlx5_0"): {"tx_prio3_pause": 7}})
-    p["node3"]["results"][0]["error"] = "ib_write_bw: timeout"     # with a figure: still failed
+    p["node3"]["results"][0]["error"] = "ib_write_bw: timeout"  # with a figure: still failed
     p["node4"]["results"] = [r for r in p["node4"]["results"] if r["device"] != "mlx5_0"]
     f, rails = incast.incast_findings(p, FABRIC, CABLING)
-    assert f == [fault("INCAST_FAILED", "error", "host", "node3 mlx5_0 -> node1: ib_write_bw: timeout", "node3",
-                       "mlx5_0", "leaf1", "swp3"),
-                 fault("INCAST_FAILED", "error", "host", "node4 mlx5_0 -> node1: no result", "node4", "mlx5_0",
-                       "leaf1", "swp4")]
+    assert f == [
+        fault("INCAST_FAILED", "error", "host", "node3 mlx5_0 -> node1: ib_write_bw: timeout", "node3", "mlx5_0", "leaf1", "swp3"),
+        fault("INCAST_FAILED", "error", "host", "node4 mlx5_0 -> node1: no result", "node4", "mlx5_0", "leaf1", "swp4"),
+    ]
     assert rails[0]["pause"] == {"node1": 0, "node2": 7, "node3": 100, "node4": 100}
 
 
 def test_the_receivers_missing_ecn_counter_and_loss_on_the_intents_priority():
     f, _ = hw.run(drop=("np_ecn_marked_roce_packets",))
-    assert [x["message"] for x in f] == ["node1 mlx5_0: the driver/firmware does not expose np_ecn_marked_roce_packets; "
-                                         "ECN marking by the switch under incast is not proven"]
+    assert [x["message"] for x in f] == [
+        "node1 mlx5_0: the driver/firmware does not expose np_ecn_marked_roce_packets; ECN marking by the switch under incast is not proven"
+    ]
     after = hw.healthy()
     after["node1"].update(out_of_sequence=2)
     f, _ = hw.run(after, fabric=dict(hw.FABRIC, roce=dict(hw.FABRIC["roce"], no_drop_priority=4)))
     assert [x["message"] for x in f] == [
         "node1 mlx5_0: out_of_sequence +2 under incast: packets of the no-drop priority 4 were lost on the way in "
-        "(senders' local_ack_timeout_err: {'node2': 0, 'node3': 0})"]
+        "(senders' local_ack_timeout_err: {'node2': 0, 'node3': 0})"
+    ]
 
 
 def test_switch_deltas_whole():
-    before = {"ports": {"swp1": {"rx_pause": {"3": 1}, "tx_pause": {}, "rx_pause_total": 1, "tx_pause_total": None,
-                                 "drops": {"3": 0}, "ecn_marked": 5, "cnp_tx": 2, "per_priority": True, "missing": []}}}
-    after = {"ports": {"swp1": {"rx_pause": {"3": 4}, "tx_pause": {}, "rx_pause_total": 4, "tx_pause_total": None,
-                                "drops": {"3": 1}, "ecn_marked": 9, "cnp_tx": 7, "per_priority": True,
-                                "missing": ["x"]},
-                       "swp2": {}}}                         # not in the first snapshot: no delta
-    assert incast.switch_deltas(before, after) == {"swp1": {
-        "rx_pause": {"3": 3}, "tx_pause": {}, "rx_pause_total": 3, "tx_pause_total": None, "drops": {"3": 1},
-        "ecn_marked": 4, "cnp_tx": 5, "per_priority": True, "missing": ["x"]}}
+    before = {
+        "ports": {
+            "swp1": {
+                "rx_pause": {"3": 1},
+                "tx_pause": {},
+                "rx_pause_total": 1,
+                "tx_pause_total": None,
+                "drops": {"3": 0},
+                "ecn_marked": 5,
+                "cnp_tx": 2,
+                "per_priority": True,
+                "missing": [],
+            }
+        }
+    }
+    after = {
+        "ports": {
+            "swp1": {
+                "rx_pause": {"3": 4},
+                "tx_pause": {},
+                "rx_pause_total": 4,
+                "tx_pause_total": None,
+                "drops": {"3": 1},
+                "ecn_marked": 9,
+                "cnp_tx": 7,
+                "per_priority": True,
+                "missing": ["x"],
+            },
+            "swp2": {},
+        }
+    }  # not in the first snapshot: no delta
+    assert incast.switch_deltas(before, after) == {
+        "swp1": {
+            "rx_pause": {"3": 3},
+            "tx_pause": {},
+            "rx_pause_total": 3,
+            "tx_pause_total": None,
+            "drops": {"3": 1},
+            "ecn_marked": 4,
+            "cnp_tx": 5,
+            "per_priority": True,
+            "missing": ["x"],
+        }
+    }
 
 
 def test_no_drops_leave_the_culprits_evidence_alone_and_an_integer_keyed_storm_counts():
     prior = [findings.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
     snap = {"failed": False, "ports": {"swp1": port(drops={"3": 0})}}
-    out, _ = incast.switch_findings({"leaf1": {"before": snap, "after": snap}}, SW_FABRIC, {"node1": HOSTS["node1"]},
-                                    {}, [], findings.finding, prior)
+    out, _ = incast.switch_findings({"leaf1": {"before": snap, "after": snap}}, SW_FABRIC, {"node1": HOSTS["node1"]}, {}, [], findings.finding, prior)
     assert out == [] and "evidence" not in prior[0]
-    stormy = {"failed": False, "ports": {}, "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3],
-                                                                 "storms": {3: {"detected": 0, "stormed": True}}}}}
-    out, _ = incast.lossless_findings({"leaf1": {"before": {}, "after": stormy}}, SW_FABRIC, {"node1": HOSTS["node1"]},
-                                      {}, findings.finding)
+    stormy = {"failed": False, "ports": {}, "lossless": {"swp1": {"headroom": [3], "pfc": [3], "pfcwd": [3], "storms": {3: {"detected": 0, "stormed": True}}}}}
+    out, _ = incast.lossless_findings({"leaf1": {"before": {}, "after": stormy}}, SW_FABRIC, {"node1": HOSTS["node1"]}, {}, findings.finding)
     assert [x["code"] for x in out] == ["PFC_STORM"]
     # a failed read is switch_findings' to report: the lossless state of a failed snapshot is not judged
     failed = dict(stormy, failed=True, msg="timed out")
-    assert incast.lossless_findings({"leaf1": {"before": {}, "after": failed}}, SW_FABRIC, {"node1": HOSTS["node1"]},
-                                    {}, findings.finding) == ([], {})
+    assert incast.lossless_findings({"leaf1": {"before": {}, "after": failed}}, SW_FABRIC, {"node1": HOSTS["node1"]}, {}, findings.finding) == ([], {})

@@ -1,4 +1,5 @@
 """Incast phase, RDMA side (module_utils/checks/incast.py): ECN marks, CNPs and loss from the hw_counters."""
+
 import os
 
 import pytest
@@ -10,10 +11,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "counters", "rdma_statistic_mofed.txt")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}}
 NODES = ["node1", "node2", "node3"]
-CABLING = cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i + 1}"}]
-                                for i, n in enumerate(NODES)})
-NAMES = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rp_cnp_handled",
-         "np_ecn_marked_roce_packets", "np_cnp_sent")
+CABLING = cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i + 1}"}] for i, n in enumerate(NODES)})
+NAMES = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent")
 
 
 def stat(device="mlx5_0", drop=(), **c):
@@ -22,16 +21,13 @@ def stat(device="mlx5_0", drop=(), **c):
 
 
 def healthy():
-    return {"node1": {"np_ecn_marked_roce_packets": 900, "np_cnp_sent": 900},
-            "node2": {"rp_cnp_handled": 450}, "node3": {"rp_cnp_handled": 450}}
+    return {"node1": {"np_ecn_marked_roce_packets": 900, "np_cnp_sent": 900}, "node2": {"rp_cnp_handled": 450}, "node3": {"rp_cnp_handled": 450}}
 
 
 def run(after=None, fabric=FABRIC, texts=None, drop=(), inconclusive=None):
     after = healthy() if after is None else after
-    phase = {n: {"hw": {"mlx5_0": (texts or {}).get(n) or [stat(), stat(drop=drop, **after.get(n, {}))]}}
-             for n in NODES}
-    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2,
-              "flows": {"node2": 190.0, "node3": 188.0}, "missing": []}]
+    phase = {n: {"hw": {"mlx5_0": (texts or {}).get(n) or [stat(), stat(drop=drop, **after.get(n, {}))]}} for n in NODES}
+    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2, "flows": {"node2": 190.0, "node3": 188.0}, "missing": []}]
     if inconclusive:
         rails[0]["inconclusive"] = list(inconclusive)
     f = incastcheck.hw_findings(phase, fabric, CABLING, rails, findings.finding, cabling._where)
@@ -107,8 +103,7 @@ def test_infiniband_has_no_rdma_congestion_counters_to_judge():
     assert run({"node1": {}}, {"transport": "infiniband"})[0] == []
 
 
-@pytest.mark.parametrize("drop, node, counter", [(("np_cnp_sent",), "node1", "np_cnp_sent"),
-                                                 (("rp_cnp_handled",), "node2", "rp_cnp_handled")])
+@pytest.mark.parametrize("drop, node, counter", [(("np_cnp_sent",), "node1", "np_cnp_sent"), (("rp_cnp_handled",), "node2", "rp_cnp_handled")])
 def test_a_counter_the_driver_lacks_is_a_warning_naming_it(drop, node, counter):
     f, rail = run(drop=drop)
     warn = [x for x in f if x["code"] == "COUNTER_MISSING" and x["node"] == node]
@@ -129,10 +124,8 @@ def test_loss_already_blamed_on_a_sender_goes_into_that_finding_not_onto_the_rec
     after = healthy()
     after["node1"]["out_of_sequence"] = 700
     phase = {n: {"hw": {"mlx5_0": [stat(), stat(**after.get(n, {}))]}} for n in NODES}
-    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2,
-              "flows": {"node2": 190.0, "node3": 60.0}, "missing": []}]
-    prior = [findings.finding("INCAST_GOODPUT_LOW", "node3 mlx5_0: 60 Gb/s", check="incast",
-                            **cabling._where(CABLING, "node3", "mlx5_0"))]
+    rails = [{"device": "mlx5_0", "receiver": "node1", "senders": ["node2", "node3"], "k": 2, "flows": {"node2": 190.0, "node3": 60.0}, "missing": []}]
+    prior = [findings.finding("INCAST_GOODPUT_LOW", "node3 mlx5_0: 60 Gb/s", check="incast", **cabling._where(CABLING, "node3", "mlx5_0"))]
     f = incastcheck.hw_findings(phase, FABRIC, CABLING, rails, findings.finding, cabling._where, prior)
     assert f == []
     assert prior[0]["evidence"]["receiver_loss"] == {"node1": {"out_of_sequence": 700}}

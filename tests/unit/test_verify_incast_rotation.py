@@ -1,6 +1,7 @@
 """The incast rotation (issue 24): every node a receiver once, its findings and coverage
 (checks_incast.incast_rotation), the report's incast check (checks_incast.incast_check) and a node's part in a
 round (filter verify_incast_role)."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.filter import verify as vf
@@ -13,16 +14,16 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings as
 from checks.test_incast import ethtool
 from test_verify_incast_hw import stat
 
-INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}},
-          "verify": {"ib_write_bw_fraction": 0.9}}
+INTENT = {"transport": "roce", "link_speed_gbps": 400, "roce": {"no_drop_priority": 3, "ecn": {"enabled": True}}, "verify": {"ib_write_bw_fraction": 0.9}}
 FABRIC = published(INTENT)
 DEVICES = ["mlx5_0", "mlx5_1"]
 
 
 def ports(nodes, leaves_per_rail=1):
     """Rail r of node i on leaf ``r<r>-l<i % leaves_per_rail>`` (1: rail-optimised, one leaf per rail, the lab's)."""
-    return {n: [{"device": d, "switch": f"r{r}-l{i % leaves_per_rail}", "switch_port": f"swp{i + 1}"}
-                for r, d in enumerate(DEVICES)] for i, n in enumerate(nodes)}
+    return {
+        n: [{"device": d, "switch": f"r{r}-l{i % leaves_per_rail}", "switch_port": f"swp{i + 1}"} for r, d in enumerate(DEVICES)] for i, n in enumerate(nodes)
+    }
 
 
 def run_rotation(nodes, cabled, bad=None, no_pause=()):
@@ -37,16 +38,21 @@ def run_rotation(nodes, cabled, bad=None, no_pause=()):
             for n in [g["receiver"], *g["senders"]]:
                 part = vf.verify_incast_role(rnd, n)
                 sender = part["role"] == "sender"
-                counters = {d: [ethtool(), ethtool(rx_prio3_pause=0 if (n, d) in no_pause or not sender else 50)]
-                            for d in DEVICES}
-                hw = {d: [stat(d), stat(d, **({"rp_cnp_handled": 10} if sender else
-                                              {"np_ecn_marked_roce_packets": 30, "np_cnp_sent": 30}))]
-                      for d in DEVICES}
-                results = [{"device": d, "gbps": bad.get((n, d), 380.0 / k), "error": None} for d in DEVICES] \
-                    if sender else []
-                log[n].append({"round": i, "role": part["role"], "receiver": part["receiver"],
-                               "senders": part["senders"], "devices": DEVICES, "results": results,
-                               "counters": counters, "hw": hw})
+                counters = {d: [ethtool(), ethtool(rx_prio3_pause=0 if (n, d) in no_pause or not sender else 50)] for d in DEVICES}
+                hw = {d: [stat(d), stat(d, **({"rp_cnp_handled": 10} if sender else {"np_ecn_marked_roce_packets": 30, "np_cnp_sent": 30}))] for d in DEVICES}
+                results = [{"device": d, "gbps": bad.get((n, d), 380.0 / k), "error": None} for d in DEVICES] if sender else []
+                log[n].append(
+                    {
+                        "round": i,
+                        "role": part["role"],
+                        "receiver": part["receiver"],
+                        "senders": part["senders"],
+                        "devices": DEVICES,
+                        "results": results,
+                        "counters": counters,
+                        "hw": hw,
+                    }
+                )
     return rounds, log
 
 
@@ -59,8 +65,7 @@ def test_lab_rail_optimised_every_port_a_receiver_uplinks_out_of_scope():
     assert found == []
     assert cov["ports"] == [8, 8] and cov["uplinks"] == [0, 0] and cov["rounds"] == 4
     assert cov["receivers"] == nodes and cov["unproven_ports"] == []
-    assert sorted((r["round"], r["receiver"], r["device"], r["k"]) for r in rails) == sorted(
-        (i, n, d, 3) for i, n in enumerate(nodes) for d in DEVICES)
+    assert sorted((r["round"], r["receiver"], r["device"], r["k"]) for r in rails) == sorted((i, n, d, 3) for i, n in enumerate(nodes) for d in DEVICES)
     check = checks_incast.incast_check(found, rails, cov, {})
     assert check["passed"] and len(check["cases"]) == 8
     assert "host ports proven lossless 8/8 (100 %)" in check["detail"]
@@ -94,14 +99,16 @@ def test_uplinks_listed_narrow_the_scope_and_a_finding_of_no_rail_is_its_own_cas
     nodes = [f"n{i}" for i in range(8)]
     cabled = ports(nodes, leaves_per_rail=2)
     _rounds, log = run_rotation(nodes, cabled)
-    _f, rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes,
-                                            uplinks={"r0-l0": [], "r0-l1": []})
+    _f, rails, cov = checks_incast.incast_rotation(log, FABRIC, cabling.cabling_index(cabled), nodes, uplinks={"r0-l0": [], "r0-l1": []})
     assert cov["uplinks"] == [2, 2]
-    sw = faults.finding("SWITCH_NO_HEADROOM", "r0-l0 swp1: no headroom", switch="r0-l0", switch_port="swp1",
-                        check="incast")
+    sw = faults.finding("SWITCH_NO_HEADROOM", "r0-l0 swp1: no headroom", switch="r0-l0", switch_port="swp1", check="incast")
     check = checks_incast.incast_check([sw], rails, cov, {})
-    assert not check["passed"] and check["cases"][-1] == {"name": "incast r0-l0 swp1", "ok": False,
-                                                          "code": "SWITCH_NO_HEADROOM", "message": "r0-l0 swp1: no headroom"}
+    assert not check["passed"] and check["cases"][-1] == {
+        "name": "incast r0-l0 swp1",
+        "ok": False,
+        "code": "SWITCH_NO_HEADROOM",
+        "message": "r0-l0 swp1: no headroom",
+    }
 
 
 def test_nodes_in_scope_without_records_count_as_unproven():
@@ -112,11 +119,14 @@ def test_nodes_in_scope_without_records_count_as_unproven():
     assert cov["ports"] == [8, 10] and "node5 mlx5_0" in cov["unproven_ports"]
 
 
-@pytest.mark.parametrize("node,want", [
-    ("a", {"role": "receiver", "receiver": "a", "senders": ["b", "c"]}),
-    ("c", {"role": "sender", "receiver": "a", "senders": ["b", "c"]}),
-    ("z", {"role": "idle", "receiver": None, "senders": []}),
-])
+@pytest.mark.parametrize(
+    "node,want",
+    [
+        ("a", {"role": "receiver", "receiver": "a", "senders": ["b", "c"]}),
+        ("c", {"role": "sender", "receiver": "a", "senders": ["b", "c"]}),
+        ("z", {"role": "idle", "receiver": None, "senders": []}),
+    ],
+)
 def test_incast_role(node, want):
     rnd = [{"receiver": "a", "senders": ["b", "c"]}, {"receiver": "d", "senders": ["e", "f"]}]
     assert vf.verify_incast_role(rnd, node) == want

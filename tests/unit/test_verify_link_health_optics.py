@@ -2,6 +2,7 @@
 (mstflint mlxlink_commander.cpp getValueAndThresholdsStr: "<value[,lane...]> [<low>..<high>]", or N/A)
 judged against the module's own thresholds and fabric.verify's margins; the lab's mlxlink prints the
 model's optics and the optic-degrade fault makes OPTIC_RX_POWER_LOW and OPTIC_TEMP_HIGH fire."""
+
 import pytest
 
 from linerate_lab import faults
@@ -15,31 +16,30 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_value, parse_mlxlink
 from checks.test_links import CABLING, MLXLINK, ethtool, node, run
 
-DDM = ("Temperature [C]                    : {temp}\n"
-       "Voltage [mV]                       : 3261.2 [2970..3630]\n"
-       "Bias Current [mA]                  : 8.380,8.380,8.380,8.380 [2..15]\n"
-       "Rx Power Current [dBm]             : {rx}\n"
-       "Tx Power Current [dBm]             : 1.562,1.427,1.559,1.761 [-8.508..5]\n")
+DDM = (
+    "Temperature [C]                    : {temp}\n"
+    "Voltage [mV]                       : 3261.2 [2970..3630]\n"
+    "Bias Current [mA]                  : 8.380,8.380,8.380,8.380 [2..15]\n"
+    "Rx Power Current [dBm]             : {rx}\n"
+    "Tx Power Current [dBm]             : 1.562,1.427,1.559,1.761 [-8.508..5]\n"
+)
 
 
-def optical(rx="1.886,1.989,2.281,1.976 [-10.41..6]", temp="54 [-5..75]", tech="Optical Module (separated)",
-            rec="No issue was observed", opcode="0"):
+def optical(rx="1.886,1.989,2.281,1.976 [-10.41..6]", temp="54 [-5..75]", tech="Optical Module (separated)", rec="No issue was observed", opcode="0"):
     text = MLXLINK.replace("Temperature [C]                    : N/A\n", DDM.format(temp=temp, rx=rx))
     text = text.replace("Copper cable, passive, unequalized", tech)
-    return text.replace("Recommendation                     : No issue was observed",
-                        f"Recommendation                     : {rec}") \
-               .replace("Status Opcode                      : 0", f"Status Opcode                      : {opcode}")
+    return text.replace("Recommendation                     : No issue was observed", f"Recommendation                     : {rec}").replace(
+        "Status Opcode                      : 0", f"Status Opcode                      : {opcode}"
+    )
 
 
 def judge(text, fabric=None):
-    f, rows = run({"node1": node([ethtool()] * 1, devices=("mlx5_0",), mlx=[text])},
-                  fabric or {"transport": "roce", "link_speed_gbps": 400, "verify": {}})
+    f, rows = run({"node1": node([ethtool()] * 1, devices=("mlx5_0",), mlx=[text])}, fabric or {"transport": "roce", "link_speed_gbps": 400, "verify": {}})
     return f, rows[0]
 
 
 def test_module_values_are_lane_lists_with_the_modules_thresholds():
-    assert module_value("1.886,1.989,2.281,1.976 [-10.41..6]") == {
-        "values": [1.886, 1.989, 2.281, 1.976], "low": -10.41, "high": 6.0}
+    assert module_value("1.886,1.989,2.281,1.976 [-10.41..6]") == {"values": [1.886, 1.989, 2.281, 1.976], "low": -10.41, "high": 6.0}
     assert module_value("54 [-5..75]") == {"values": [54.0], "low": -5.0, "high": 75.0}
     assert module_value("N/A") is None and module_value(None) is None
     with pytest.raises(ValueError, match="not an mlxlink module value"):
@@ -57,7 +57,8 @@ def test_a_healthy_optic_passes_and_shows_its_values():
 def test_rx_power_below_the_low_threshold_names_the_lanes_node_device_and_switch_port():
     f, row = judge(optical(rx="1.886,-11.2,2.281,-12.5 [-10.41..6]"))
     assert [(x["code"], x["severity"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [
-        ("OPTIC_RX_POWER_LOW", "error", "node1", "mlx5_0", "leaf1", "swp1")]
+        ("OPTIC_RX_POWER_LOW", "error", "node1", "mlx5_0", "leaf1", "swp1")
+    ]
     assert f[0]["evidence"]["lanes"] == {1: -11.2, 3: -12.5} and f[0]["evidence"]["low_threshold_dbm"] == -10.41
     assert "lane 1 -11.2 dBm, lane 3 -12.5 dBm, below -10.41 dBm" in f[0]["message"]
     assert f[0]["message"].endswith("(cabled to leaf1 swp1)") and not row["ok"]
@@ -90,7 +91,9 @@ def test_copper_is_not_judged_even_with_zero_ddm():
 def test_an_optic_without_ddm_or_an_output_without_module_info_is_unproven_not_passed():
     f, _ = judge(optical(rx="N/A", temp="N/A"))
     assert [(x["code"], x["severity"], x["counter"]) for x in f] == [
-        ("COUNTER_MISSING", "warning", "Module Info Rx power"), ("COUNTER_MISSING", "warning", "Module Info temperature")]
+        ("COUNTER_MISSING", "warning", "Module Info Rx power"),
+        ("COUNTER_MISSING", "warning", "Module Info temperature"),
+    ]
     no_module = MLXLINK.split("Module Info")[0] + "Physical Counters" + MLXLINK.split("Physical Counters")[1]
     f, row = judge(no_module)
     assert [(x["code"], x["counter"]) for x in f] == [("COUNTER_MISSING", "Module Info")] and row["optics"] == "not read"
@@ -108,8 +111,9 @@ def test_the_older_healthy_wording_with_a_full_stop_is_healthy():
     assert judge(optical(rec="No issue was observed."))[0] == []
 
 
-@pytest.mark.parametrize("key,value", [("optic_rx_power_margin_db", -1), ("optic_rx_power_margin_db", "3"),
-                                       ("optic_temp_margin_c", 51), ("optic_temp_margin_c", True)])
+@pytest.mark.parametrize(
+    "key,value", [("optic_rx_power_margin_db", -1), ("optic_rx_power_margin_db", "3"), ("optic_temp_margin_c", 51), ("optic_temp_margin_c", True)]
+)
 def test_intent_margins_are_validated_with_key_value_and_what_is_allowed(key, value):
     msgs = schema.validate_fabric({"transport": "roce", "verify": {key: value}})
     assert [m for m in msgs if m.startswith(f"fabric.verify.{key}: ")] and "allowed: a number 0.." in msgs[0]

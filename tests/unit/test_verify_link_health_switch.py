@@ -2,6 +2,7 @@
 read through each platform's driver from the simulator's real formats (two snapshots, as
 playbooks/verify.yml takes them), judged per cabled port against fabric.verify's thresholds;
 merged into the host side's finding of the same port; what cannot be read is a warning."""
+
 import json
 
 import pytest
@@ -14,23 +15,20 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import link
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
-    parse_eos_intf_errors, parse_nvue_link_stats, parse_sonic_intf_counters)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_eos_intf_errors, parse_nvue_link_stats, parse_sonic_intf_counters
 
 FABRIC = {"transport": "roce", "verify": {"link_errors_max": 0, "link_flaps_max": 0}}
 
 
 def hosts(platform):
     a, b = PORTS[platform]
-    return {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": a}],
-            "node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": b}]}
+    return {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": a}], "node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": b}]}
 
 
 def snapshot(d, platform):
     """What switch_fabric/counters.yml keeps, after Ansible's JSON round trip."""
     errors = d.error_counters(PORTS[platform])
-    return json.loads(json.dumps({"failed": False, "msg": "", "platform": platform, "ports": {}, "ports_missing": [],
-                                  "errors": errors, "errors_msg": ""}))
+    return json.loads(json.dumps({"failed": False, "msg": "", "platform": platform, "ports": {}, "ports_missing": [], "errors": errors, "errors_msg": ""}))
 
 
 def window(tmp_path, monkeypatch, platform, before, after, fabric=FABRIC, prior=()):
@@ -41,19 +39,28 @@ def window(tmp_path, monkeypatch, platform, before, after, fabric=FABRIC, prior=
     b = snapshot(d, platform)
     put_counters(port, after)
     a = snapshot(d, platform)
-    return linkcheck.switch_link_findings({"sw": {"before": b, "after": a}}, fabric, hosts(platform), {},
-                                          findings.finding, list(prior))
+    return linkcheck.switch_link_findings({"sw": {"before": b, "after": a}}, fabric, hosts(platform), {}, findings.finding, list(prior))
 
 
 # ------------------------------------------------------------------ parsers on real outputs
+
 
 def test_sonic_portstat_both_layouts():
     new = parse_sonic_intf_counters(fixture("counters", "sonic_intf_counters_unittest.txt"))
     assert new["ports"]["Ethernet8"]["RX_ERR"] == 100 and new["ports"]["Ethernet4"]["RX_DRP"] == 1000
     assert new["ports"]["Ethernet0"]["TX_ERR"] is None and new["ports"]["Ethernet0"]["state"] == "D"
     old = parse_sonic_intf_counters(fixture("counters", "sonic_intf_counters_wiki2018.txt"))
-    assert old["ports"]["Ethernet12"] == {"state": None, "RX_OK": 458052204029, "RX_ERR": 0, "RX_DRP": 17614,
-                                          "RX_OVR": 0, "TX_OK": 388341776615, "TX_ERR": 0, "TX_DRP": 0, "TX_OVR": 0}
+    assert old["ports"]["Ethernet12"] == {
+        "state": None,
+        "RX_OK": 458052204029,
+        "RX_ERR": 0,
+        "RX_DRP": 17614,
+        "RX_OVR": 0,
+        "TX_OK": 388341776615,
+        "TX_ERR": 0,
+        "TX_DRP": 0,
+        "TX_OVR": 0,
+    }
 
 
 def test_sonic_portstat_bad_rows_name_the_line():
@@ -90,6 +97,7 @@ def test_eos_errors_json():
 
 # ------------------------------------------------------------------ drivers on the simulators
 
+
 @pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
 def test_drivers_read_the_model_counters_read_only(tmp_path, monkeypatch, platform):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
@@ -113,10 +121,12 @@ def test_a_damaged_cable_counts_at_the_switch_end_too(tmp_path, monkeypatch):
     """lab fault crc-errors on a NIC: the switch port at the cable's other end counts RX errors as well;
     a flap counts link downs there; ending the fault keeps what was counted."""
     import time
+
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, _ = sim_driver(tmp_path, "nvue", PORTS["nvue"])
     from simcore import model
     from linerate_lab import faults, linkphys
+
     with model.locked() as m:
         sw = m["switches"]["sw"].setdefault("ports", {}).setdefault("swp2", {})
         sw["peer"] = "node1:mlx5_0"
@@ -135,6 +145,7 @@ def test_a_damaged_cable_counts_at_the_switch_end_too(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ judging
+
 
 @pytest.mark.parametrize("platform", ["nvue", "sonic", "eos"])
 def test_switch_errors_over_the_window_name_node_device_switch_and_port(tmp_path, monkeypatch, platform):
@@ -169,10 +180,17 @@ def test_a_switch_side_flap_is_link_flap_carrier_transitions_halved(tmp_path, mo
 
 
 def test_the_host_side_finding_of_the_same_port_takes_the_switch_evidence(tmp_path, monkeypatch):
-    host = findings.finding("LINK_ERRORS", "node2 mlx5_0: rx_crc_errors_phy +40", node="node2", device="mlx5_0",
-                          switch="sw", switch_port="swp2", check="link_health", evidence={"deltas": {"x": 40}})
-    other = findings.finding("LINK_ERRORS", "node1 mlx5_0: rx_crc_errors_phy +1", node="node1", device="mlx5_0",
-                           check="link_health")
+    host = findings.finding(
+        "LINK_ERRORS",
+        "node2 mlx5_0: rx_crc_errors_phy +40",
+        node="node2",
+        device="mlx5_0",
+        switch="sw",
+        switch_port="swp2",
+        check="link_health",
+        evidence={"deltas": {"x": 40}},
+    )
+    other = findings.finding("LINK_ERRORS", "node1 mlx5_0: rx_crc_errors_phy +1", node="node1", device="mlx5_0", check="link_health")
     f, _, _ = window(tmp_path, monkeypatch, "nvue", {"rx_errors": 0}, {"rx_errors": 40}, prior=[host, other])
     assert [x for x in f if x["code"] == "LINK_ERRORS"] == []
     assert host["evidence"]["switch_counted"]["deltas"] == {"in-errors": 40}
@@ -183,23 +201,23 @@ def test_the_host_side_finding_of_the_same_port_takes_the_switch_evidence(tmp_pa
 def test_an_unreadable_switch_or_port_warns_and_does_not_crash():
     h = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "swp1"}]}
     ok = {"errors": {"swp1": {"errors": {"in-errors": 0}, "link_down": 0, "missing": []}}, "errors_msg": ""}
-    cases = [{"before": ok, "after": {"errors": {}, "errors_msg": "sw: nv show interface link stats: no output"}},
-             {"before": ok, "after": {"failed": True, "msg": "ssh timed out"}},
-             {"before": ok},
-             {"before": ok, "after": {"ports": {}}}]
+    cases = [
+        {"before": ok, "after": {"errors": {}, "errors_msg": "sw: nv show interface link stats: no output"}},
+        {"before": ok, "after": {"failed": True, "msg": "ssh timed out"}},
+        {"before": ok},
+        {"before": ok, "after": {"ports": {}}},
+    ]
     for read in cases:
         f, _, _ = linkcheck.switch_link_findings({"sw": read}, FABRIC, h, {}, findings.finding)
         assert [(x["code"], x["severity"], x["switch"]) for x in f] == [("COUNTER_MISSING", "warning", "sw")]
         assert "not proven" in f[0]["message"]
-    f, _, _ = linkcheck.switch_link_findings({"sw": {"before": ok, "after": {"errors": {}, "errors_msg": ""}}},
-                                             FABRIC, h, {}, findings.finding)
+    f, _, _ = linkcheck.switch_link_findings({"sw": {"before": ok, "after": {"errors": {}, "errors_msg": ""}}}, FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["node"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "node1", "swp1")]
 
 
 def test_a_counter_the_port_lacks_is_named():
     h = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet0"}]}
-    snap = {"errors": {"Ethernet0": {"errors": {"RX_ERR": 0}, "link_down": None,
-                                     "missing": ["TX_ERR", "link down events"]}}, "errors_msg": ""}
+    snap = {"errors": {"Ethernet0": {"errors": {"RX_ERR": 0}, "link_down": None, "missing": ["TX_ERR", "link down events"]}}, "errors_msg": ""}
     f, unproven, _ = linkcheck.switch_link_findings({"sw": {"before": snap, "after": snap}}, FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["counter"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "TX_ERR", "Ethernet0")]
     assert unproven == {"sw": ["link down events"]}
@@ -217,9 +235,14 @@ def test_uplinks_are_judged_by_their_peer_and_infiniband_is_not():
 
 
 def test_the_report_table_shows_the_switch_counts():
-    checks = {"link_health": {"ports": [{"node": "n1", "device": "mlx5_0", "switch": "sw", "switch_port": "swp1",
-                                         "errors": 0, "flaps": 0, "switch_errors": 42, "switch_flaps": None}],
-                              "switch_unproven": {"sw": ["link down events"]}}}
+    checks = {
+        "link_health": {
+            "ports": [
+                {"node": "n1", "device": "mlx5_0", "switch": "sw", "switch_port": "swp1", "errors": 0, "flaps": 0, "switch_errors": 42, "switch_flaps": None}
+            ],
+            "switch_unproven": {"sw": ["link down events"]},
+        }
+    }
     text = "\n".join(report_markdown._evidence(checks))
     assert "| switch errors | switch flaps |" in text and "| 42 |" in text
     assert "not proven on sw" in text and "link down events" in text

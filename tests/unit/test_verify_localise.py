@@ -1,6 +1,7 @@
 """Localisation in both directions, intermittent rails, uplinks, the incast plan (issue 24), on the
 plan/evaluation code of module_utils/checks/plans.py and rdma.py and the verify filters; the fleet model of
 bench/fleet.py drives them at 64 and 256 nodes x 8 rails."""
+
 import os
 import sys
 
@@ -20,17 +21,13 @@ import fleet  # noqa: E402  (bench/fleet.py: the fabric model)
 
 
 def t_(server, client, ok=True, dev="mlx5_0"):
-    return {"server": [server, dev], "client": [client, dev], "gbps": 385.0 if ok else 150.0,
-            "client_error": None, "server_error": None}
+    return {"server": [server, dev], "client": [client, dev], "gbps": 385.0 if ok else 150.0, "client_error": None, "server_error": None}
 
 
 # a is bad only when it sends (client) / only when it receives (server); b..e are good
-SEND_ONLY = [t_("b", "a", False), t_("c", "a", False), t_("a", "d"), t_("a", "e"), t_("d", "b"),
-             t_("e", "c")]
-RECV_ONLY = [t_("a", "b", False), t_("a", "c", False), t_("d", "a"), t_("e", "a"), t_("d", "b"),
-             t_("e", "c")]
-CABLING = checks_cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"}]
-                                for i, n in enumerate("abcde", 1)})
+SEND_ONLY = [t_("b", "a", False), t_("c", "a", False), t_("a", "d"), t_("a", "e"), t_("d", "b"), t_("e", "c")]
+RECV_ONLY = [t_("a", "b", False), t_("a", "c", False), t_("d", "a"), t_("e", "a"), t_("d", "b"), t_("e", "c")]
+CABLING = checks_cabling.cabling_index({n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"}] for i, n in enumerate("abcde", 1)})
 
 
 def where(found):
@@ -57,8 +54,7 @@ def test_both_directions():
 
 
 def test_intermittent_rail_reports_its_failure_rate():
-    tests = [t_("b", "a", False), t_("c", "a"), t_("d", "a", False), t_("e", "a"),
-             t_("a", "b"), t_("a", "c"), t_("d", "b"), t_("e", "c"), t_("b", "d")]
+    tests = [t_("b", "a", False), t_("c", "a"), t_("d", "a", False), t_("e", "a"), t_("a", "b"), t_("a", "c"), t_("d", "b"), t_("e", "c"), t_("b", "d")]
     found, _ = rdma.rdma_findings(tests, FABRIC, CABLING)
     assert where(found) == [("RDMA_INTERMITTENT", "a", "mlx5_0", "send", 2, 4)]
     assert found[0]["failure_rate"] == 0.5 and found[0]["cause"] == "RDMA_BW_LOW"
@@ -67,15 +63,13 @@ def test_intermittent_rail_reports_its_failure_rate():
 
 def test_one_failing_test_without_evidence_is_an_inconclusive_error():
     found, _ = rdma.rdma_findings([t_("a", "b", False)], FABRIC, {})
-    assert [(f["code"], f["severity"], f["node"], f["peer"]["node"]) for f in found] == [
-        ("RDMA_INCONCLUSIVE", "error", "a", "b")]
+    assert [(f["code"], f["severity"], f["node"], f["peer"]["node"]) for f in found] == [("RDMA_INCONCLUSIVE", "error", "a", "b")]
     assert faults.summarize(found)["passed"] is False
 
 
 def leaf_cabling(groups):
     """{node: rdma_ports} with nodes of group g under leaf<g>."""
-    return {n: [{"device": "mlx5_0", "switch": f"leaf{g}", "switch_port": f"swp{i}"}]
-            for g, nodes in enumerate(groups) for i, n in enumerate(nodes, 1)}
+    return {n: [{"device": "mlx5_0", "switch": f"leaf{g}", "switch_port": f"swp{i}"}] for g, nodes in enumerate(groups) for i, n in enumerate(nodes, 1)}
 
 
 def test_uplink_is_named_when_cross_leaf_tests_through_it_fail_and_same_leaf_pass():
@@ -90,16 +84,23 @@ def test_uplink_is_named_when_cross_leaf_tests_through_it_fail_and_same_leaf_pas
         tests.append(t_(x, y, False))
     tests += [t_("b3", "c2"), t_("c2", "b3")]  # leaf1 <-> leaf2: pass
     found, _ = rdma.rdma_findings(tests, FABRIC, cabling, uplinks=up)
-    assert [(f["code"], f["switch"], f["switch_port"], f["leaves"], f["fails"]) for f in found] == [
-        ("UPLINK_DEGRADED", "leaf0", "swp31", ["leaf0"], 4)]
+    assert [(f["code"], f["switch"], f["switch_port"], f["leaves"], f["fails"]) for f in found] == [("UPLINK_DEGRADED", "leaf0", "swp31", ["leaf0"], 4)]
     assert "swp31 -> spine1 Ethernet1/1" in found[0]["message"]
 
 
 def test_one_bad_rail_under_a_leaf_does_not_blame_the_uplink():
     groups = [["a1", "a2", "a3"], ["b1", "b2", "b3"]]
     cabling = checks_cabling.cabling_index(leaf_cabling(groups))
-    tests = [t_("b1", "a1", False), t_("a2", "a1", False), t_("b2", "a1", False), t_("a1", "b3"),
-             t_("a2", "a3"), t_("b1", "b2"), t_("a3", "b3"), t_("b2", "a2")]
+    tests = [
+        t_("b1", "a1", False),
+        t_("a2", "a1", False),
+        t_("b2", "a1", False),
+        t_("a1", "b3"),
+        t_("a2", "a3"),
+        t_("b1", "b2"),
+        t_("a3", "b3"),
+        t_("b2", "a2"),
+    ]
     found, _ = rdma.rdma_findings(tests, FABRIC, cabling)
     assert where(found) == [("RDMA_BW_LOW", "a1", "mlx5_0", "send", 3, 3)]
 
@@ -118,8 +119,7 @@ def test_sampled_plan_adds_same_leaf_and_cross_leaf_rounds():
         used = [n for p in rnd for n in p]
         assert len(used) == len(set(used))
     # one leaf group (a rail-optimised unit): the circle rounds alone, as before
-    assert vf.verify_rounds(nodes, "sampled", 2, {n: [{"device": "mlx5_0", "switch": "leaf1"}] for n in nodes}) == \
-        checks_plans.sampled_plan(nodes, 2)
+    assert vf.verify_rounds(nodes, "sampled", 2, {n: [{"device": "mlx5_0", "switch": "leaf1"}] for n in nodes}) == checks_plans.sampled_plan(nodes, 2)
 
 
 def test_incast_plan_makes_every_node_a_receiver_once_in_bounded_rounds():
@@ -177,6 +177,7 @@ def test_fleet_model_names_every_class_and_the_combination_with_no_false_positiv
 def test_fleet_model_exact_findings_of_each_class():
     """The findings themselves, not only the counts: node, device, direction, code; the uplink named
     by its leaves, and no rail under it (a rail cleared by same-leaf re-tests is not a finding)."""
+
     def final(cls, n=64, seed=0):
         fab = fleet.Fabric(n, seed=seed)
         want = fab.inject(cls)
@@ -192,8 +193,13 @@ def test_fleet_model_exact_findings_of_each_class():
             done = done + retest
         found, _ = rdma.rdma_findings(rdma.round_tests(logs), fleet.FABRIC, cabling, uplinks=fab.uplinks)
         return want, found
-    for cls, code, direction in (("send", "RDMA_BW_LOW", "send"), ("receive", "RDMA_BW_LOW", "receive"),
-                                 ("both", "RDMA_BW_LOW", "both"), ("intermittent", "RDMA_INTERMITTENT", "both")):
+
+    for cls, code, direction in (
+        ("send", "RDMA_BW_LOW", "send"),
+        ("receive", "RDMA_BW_LOW", "receive"),
+        ("both", "RDMA_BW_LOW", "both"),
+        ("intermittent", "RDMA_INTERMITTENT", "both"),
+    ):
         want, found = final(cls)
         (node, device), _, _ = want[0]
         assert [(f["code"], f["node"], f["device"], f["direction"]) for f in found] == [(code, node, device, direction)]
@@ -214,11 +220,12 @@ def test_side_states_and_what_stays_open():
         for s, c, ok, *_ in spec:
             out.append({"server": [s, "mlx5_0"], "client": [c, "mlx5_0"], "ok": ok, "blame": None})
         return out, {(x[0], "mlx5_0"): x[3] for x in spec} | {(x[1], "mlx5_0"): x[4] for x in spec}
+
     st = lambda f, t: {"fails": f, "total": t, "same_fails": f, "same_total": t}  # noqa: E731
     assert checks_retests.side_state(None) == "untested"
     assert checks_retests.side_state(st(0, 2)) == "clean"
     assert checks_retests.side_state(st(3, 3)) == "bad"
-    assert checks_retests.side_state(st(2, 2)) == "open"                       # two failures: not yet hard
+    assert checks_retests.side_state(st(2, 2)) == "open"  # two failures: not yet hard
     assert checks_retests.side_state({"fails": 3, "total": 3, "same_fails": 0, "same_total": 0}) == "open"  # only across
     n = checks_retests.RETEST_SAMPLES
     assert checks_retests.side_state(st(2, n)) == "flaky" and checks_retests.side_state(st(2, n - 1)) == "open"
@@ -226,8 +233,9 @@ def test_side_states_and_what_stays_open():
     assert checks_retests.side_state({"fails": 2, "total": 3, "same_fails": 0, "same_total": 1}) == "open"
     # x sends badly (3 same-leaf failures, none passed), receives fine twice: settled, nothing open;
     # its peers' receive failures are explained by x and need no re-test
-    t, leaf = tests(("a", "x", False, "L1", "L1"), ("b", "x", False, "L1", "L1"), ("c", "x", False, "L1", "L1"),
-                    ("x", "a", True, "L1", "L1"), ("x", "b", True, "L1", "L1"))
+    t, leaf = tests(
+        ("a", "x", False, "L1", "L1"), ("b", "x", False, "L1", "L1"), ("c", "x", False, "L1", "L1"), ("x", "a", True, "L1", "L1"), ("x", "b", True, "L1", "L1")
+    )
     assert checks_retests.retest_needs(t, leaf) == {}
     assert vf.settled(t, leaf) == {("x", "mlx5_0")}
     # one failure across leaves: both ends open, once each way
@@ -258,14 +266,30 @@ def test_retest_phases_stop_when_nothing_is_open():
 def test_a_tie_elsewhere_does_not_make_a_test_inconclusive():
     # x and y each fail receiving twice (chosen first), then once sending of 4: each send failure is its
     # own endpoint's, already suspected; the two rank alike but share no test - neither is inconclusive
-    tests = [t_("x", "a", False), t_("x", "b", False), t_("x", "c"),
-             t_("e", "x", False), t_("f", "x"), t_("g", "x"), t_("h", "x"),
-             t_("y", "c", False), t_("y", "d", False), t_("y", "a"),
-             t_("f", "y", False), t_("e", "y"), t_("g", "y"), t_("h", "y"),
-             t_("a", "b"), t_("b", "a"), t_("c", "d"), t_("d", "c"), t_("e", "a"), t_("f", "b")]
+    tests = [
+        t_("x", "a", False),
+        t_("x", "b", False),
+        t_("x", "c"),
+        t_("e", "x", False),
+        t_("f", "x"),
+        t_("g", "x"),
+        t_("h", "x"),
+        t_("y", "c", False),
+        t_("y", "d", False),
+        t_("y", "a"),
+        t_("f", "y", False),
+        t_("e", "y"),
+        t_("g", "y"),
+        t_("h", "y"),
+        t_("a", "b"),
+        t_("b", "a"),
+        t_("c", "d"),
+        t_("d", "c"),
+        t_("e", "a"),
+        t_("f", "b"),
+    ]
     suspects, inconclusive = rdma.localise(rdma.evaluate_tests(tests, 180.0))
-    assert [(s["endpoint"][0], s["direction"], s["fails"], s["total"]) for s in suspects] == [
-        ("x", "both", 3, 7), ("y", "both", 3, 7)]
+    assert [(s["endpoint"][0], s["direction"], s["fails"], s["total"]) for s in suspects] == [("x", "both", 3, 7), ("y", "both", 3, 7)]
     assert inconclusive == []
     # one failing test whose own two ends rank alike stays inconclusive
     _, inconclusive = rdma.localise(rdma.evaluate_tests(tests + [t_("q", "p", False)], 180.0))
@@ -276,9 +300,24 @@ def lone_tests(flaky_backed):
     """Rail mlx5_0 of nodes a1..a4 under leafA, b1..b4 under leafB. x=a1 fails across leaves, once each way,
     and passes same-leaf; with ``flaky_backed`` another pair (a3 -> b3) fails through the same leaves too."""
     leaf = {(f"{g}{i}", "mlx5_0"): f"leaf{g.upper()}" for g in "ab" for i in range(1, 5)}
-    tests = [t_("b1", "a1", False), t_("a1", "b2", False), t_("a2", "a1"), t_("a1", "a2"), t_("a4", "a1"),
-             t_("a1", "a4"), t_("b2", "b1"), t_("b1", "b2"), t_("a2", "b1"), t_("b2", "a2"), t_("b3", "a3"),
-             t_("a3", "b3", not flaky_backed), t_("b4", "a4"), t_("a4", "b4"), t_("a3", "a4"), t_("b4", "b3")]
+    tests = [
+        t_("b1", "a1", False),
+        t_("a1", "b2", False),
+        t_("a2", "a1"),
+        t_("a1", "a2"),
+        t_("a4", "a1"),
+        t_("a1", "a4"),
+        t_("b2", "b1"),
+        t_("b1", "b2"),
+        t_("a2", "b1"),
+        t_("b2", "a2"),
+        t_("b3", "a3"),
+        t_("a3", "b3", not flaky_backed),
+        t_("b4", "a4"),
+        t_("a4", "b4"),
+        t_("a3", "a4"),
+        t_("b4", "b3"),
+    ]
     return rdma.evaluate_tests(tests, 180.0), leaf
 
 
@@ -304,8 +343,7 @@ def test_cross_leaf_failures_clear_a_side_only_when_the_uplink_fails_other_pairs
     st = checks_retests.side_stats(hard, leaf2)
     assert st[("receive", ("v", "mlx5_0"))]["lone_fails"] == 0 and st[("send", ("x", "mlx5_0"))]["lone_fails"] == 1
     # a lone side that fails and passes over RETEST_SAMPLES tests is flaky, not open for ever
-    lone = {"fails": 1, "total": checks_retests.RETEST_SAMPLES, "same_fails": 0,
-            "same_total": checks_retests.RETEST_SAMPLES - 1, "lone_fails": 1}
+    lone = {"fails": 1, "total": checks_retests.RETEST_SAMPLES, "same_fails": 0, "same_total": checks_retests.RETEST_SAMPLES - 1, "lone_fails": 1}
     assert checks_retests.side_state(lone) == "flaky"
     assert checks_retests.side_state(dict(lone, total=checks_retests.RETEST_SAMPLES - 1)) == "open"
 
@@ -330,10 +368,10 @@ def test_retest_demand_is_per_direction():
     assert demand[("b1", "mlx5_0")] == {"send": 1, "receive": 1, "first": "send"}
     # a side that fails and passes same-leaf (flaky-looking): RETEST_REPEATS_FLAKY on it, the clean other
     # side what it lacks of RETEST_SAMPLES, that never-failed side first (it must be seen failing)
-    tests = rdma.evaluate_tests([t_("b", "x", False), t_("c", "x"), t_("d", "x", False), t_("x", "b"),
-                                 t_("x", "c"), t_("x", "d"), t_("c", "b"), t_("b", "c")], 180.0)
+    tests = rdma.evaluate_tests(
+        [t_("b", "x", False), t_("c", "x"), t_("d", "x", False), t_("x", "b"), t_("x", "c"), t_("x", "d"), t_("c", "b"), t_("b", "c")], 180.0
+    )
     x = checks_retests.retest_demand(tests)[("x", "mlx5_0")]
-    assert x == {"send": checks_retests.RETEST_REPEATS_FLAKY, "receive": checks_retests.RETEST_REPEATS_FLAKY,
-                 "first": "receive"}
+    assert x == {"send": checks_retests.RETEST_REPEATS_FLAKY, "receive": checks_retests.RETEST_REPEATS_FLAKY, "first": "receive"}
     many = tests + rdma.evaluate_tests([t_("x", p) for p in "efghij"], 180.0)
     assert checks_retests.retest_demand(many)[("x", "mlx5_0")]["receive"] == checks_retests.RETEST_SAMPLES - 9

@@ -1,5 +1,6 @@
 """The lab's simulated ib_write_bw and nccl-tests: real formats (read by the real parsers), real
 failure texts, bandwidth and failures from the simulated data path."""
+
 import json
 import os
 import socket
@@ -24,27 +25,42 @@ RUNNER = os.path.join(HERE, "sim_runner.py")
 
 
 def nic(node_i, rail, **kw):
-    n = {"device": f"mlx5_{rail}", "netdev": f"enp{65 + 16 * rail}s0f0np0", "port": 1, "link_layer": "Ethernet",
-         "speed_gbps": 400, "width": 4, "cable": "up", "switch": f"leaf{rail + 1}", "switch_port": f"swp{node_i}",
-         "address": f"192.168.{100 + rail}.{10 + node_i}/24", "mac": f"a0:88:c2:{node_i:02x}:{rail:02x}:01",
-         "qos": {"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "dscp2prio": {"26": 3}},
-         "cma": {"tos": 104}}
+    n = {
+        "device": f"mlx5_{rail}",
+        "netdev": f"enp{65 + 16 * rail}s0f0np0",
+        "port": 1,
+        "link_layer": "Ethernet",
+        "speed_gbps": 400,
+        "width": 4,
+        "cable": "up",
+        "switch": f"leaf{rail + 1}",
+        "switch_port": f"swp{node_i}",
+        "address": f"192.168.{100 + rail}.{10 + node_i}/24",
+        "mac": f"a0:88:c2:{node_i:02x}:{rail:02x}:01",
+        "qos": {"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "dscp2prio": {"26": 3}},
+        "cma": {"tos": 104},
+    }
     n.update(kw)
     return n
 
 
 def lab_model():
     nodes = {f"node{i}": {"gpus": 8, "modules": ["nvidia_peermem"], "nics": [nic(i, 0), nic(i, 1)]} for i in (1, 2)}
-    switches = {f"leaf{r + 1}": {"ports": {f"swp{i}": {"up": True, "mtu": 9216, "pfc": [3], "speed_gbps": 400}
-                                           for i in (1, 2)}} for r in (0, 1)}
+    switches = {f"leaf{r + 1}": {"ports": {f"swp{i}": {"up": True, "mtu": 9216, "pfc": [3], "speed_gbps": 400} for i in (1, 2)}} for r in (0, 1)}
     return {"version": 1, "transport": "roce", "nodes": nodes, "switches": switches, "faults": []}
 
 
 def netdevs(node_i, mtu=4200, ipv4=True):
-    return {f"enp{65 + 16 * r}s0f0np0": {"exists": True, "carrier": True, "mtu": mtu, "mac": f"a0:88:c2:{node_i:02x}:{r:02x}:01",
-                                          "ipv4": [f"192.168.{100 + r}.{10 + node_i}"] if ipv4 else []}
-            for r in (0, 1)} | {"lo": {"exists": True, "carrier": True, "mtu": 65536, "mac": "00:00:00:00:00:00",
-                                      "ipv4": ["127.0.0.1"]}}
+    return {
+        f"enp{65 + 16 * r}s0f0np0": {
+            "exists": True,
+            "carrier": True,
+            "mtu": mtu,
+            "mac": f"a0:88:c2:{node_i:02x}:{r:02x}:01",
+            "ipv4": [f"192.168.{100 + r}.{10 + node_i}"] if ipv4 else [],
+        }
+        for r in (0, 1)
+    } | {"lo": {"exists": True, "carrier": True, "mtu": 65536, "mac": "00:00:00:00:00:00", "ipv4": ["127.0.0.1"]}}
 
 
 @pytest.fixture
@@ -60,13 +76,14 @@ def lab(tmp_path):
             (state / "fabric.json").write_text(json.dumps(self.model))
 
         def env(self, node, **extra):
-            return dict(os.environ, LINERATE_LAB_STATE=str(state), LINERATE_LAB_NODE=node,
-                        SIM_NETDEVS=json.dumps(self.nets[node]), PYTHONPATH="", **extra)
+            return dict(os.environ, LINERATE_LAB_STATE=str(state), LINERATE_LAB_NODE=node, SIM_NETDEVS=json.dumps(self.nets[node]), PYTHONPATH="", **extra)
 
         def start(self, node, tool, *args, **extra):
             self.save()
-            return subprocess.Popen([sys.executable, RUNNER, tool, *args], env=self.env(node, **extra),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            return subprocess.Popen(
+                [sys.executable, RUNNER, tool, *args], env=self.env(node, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+
     return Lab()
 
 
@@ -96,8 +113,7 @@ def pair(lab, *extra, tool="ib_write_bw", server_node="node2", client_node="node
     port = str(free_port())
     args = ["-d", "mlx5_0", "-x", "3", "-F", "--report_gbits", "-q", "4", "-D", "1", "-p", port, *extra]
     args += [f"--tclass={tclass}"] if tclass is not None else []
-    srv = lab.start(server_node, tool, *[server_gid if a == "3" and args[i - 1] == "-x" else a
-                                         for i, a in enumerate(args)])
+    srv = lab.start(server_node, tool, *[server_gid if a == "3" and args[i - 1] == "-x" else a for i, a in enumerate(args)])
     wait_listening([srv], [port])
     cli = lab.start(client_node, tool, *args, "127.0.0.1")
     c_out, c_err = cli.communicate(timeout=30)
@@ -133,8 +149,13 @@ def test_read_bw_and_mib_units(lab):
 def test_no_server_gives_perftests_connect_error(lab):
     lab.save()
     port = str(free_port())
-    res = subprocess.run([sys.executable, RUNNER, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-p", port, "127.0.0.1"],
-                         env=lab.env("node1"), capture_output=True, text=True, timeout=30)
+    res = subprocess.run(
+        [sys.executable, RUNNER, "ib_write_bw", "-d", "mlx5_0", "-x", "3", "-p", port, "127.0.0.1"],
+        env=lab.env("node1"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert res.returncode == 1
     assert f"Couldn't connect to 127.0.0.1:{port}" in res.stderr
     with pytest.raises(ParseError, match="Unable to init the socket connection"):
@@ -212,8 +233,7 @@ def test_gid_table_and_active_mtu():
     # perftest and NCCL read the one GID table show_gids prints (tools/common.gids)
     st = {"exists": True, "carrier": True, "mtu": 4200, "mac": "a0:88:c2:01:00:01", "ipv4": ["192.168.100.11"]}
     table = common.gids(nic(1, 0), st)
-    assert [(i, t, ip) for i, _, t, ip in table] == [(0, "v1", None), (1, "v2", None), (2, "v1", "192.168.100.11"),
-                                                     (3, "v2", "192.168.100.11")]
+    assert [(i, t, ip) for i, _, t, ip in table] == [(0, "v1", None), (1, "v2", None), (2, "v1", "192.168.100.11"), (3, "v2", "192.168.100.11")]
     assert table[3][1] == "0000:0000:0000:0000:0000:ffff:c0a8:640b"
     assert rdma.perftest_gid(table[3][1]) == "00:00:00:00:00:00:00:00:00:00:255:255:192:168:100:11"
     assert [rdma.active_mtu(m) for m in (1500, 4200, 9000, 1000, 300)] == [1024, 4096, 4096, 512, 256]
@@ -229,8 +249,7 @@ def test_gid_index_is_each_sides_own(lab):
     # perftest's -x names the local GID; the remote one comes over the out-of-band exchange,
     # so node2 at index 5 and node1 at 3 connect, as on hardware
     moved_gid(lab, "node2")
-    assert [g[0] for g in common.gids(
-        lab.model["nodes"]["node2"]["nics"][0], lab.nets["node2"]["enp65s0f0np0"]) if g[2] == "v2" and g[3]] == [5]
+    assert [g[0] for g in common.gids(lab.model["nodes"]["node2"]["nics"][0], lab.nets["node2"]["enp65s0f0np0"]) if g[2] == "v2" and g[3]] == [5]
     (crc, cout), (src, sout) = pair(lab, server_gid="5")
     assert crc == 0 and src == 0, cout + sout
     c, s = parse_ib_write_bw(cout), parse_ib_write_bw(sout)
@@ -248,13 +267,20 @@ def test_stale_gid_index_after_the_move_fails_to_rtr(lab):
 
 # ---------------------------------------------------------------- nccl-tests
 
+
 def nccl_job(lab, nodes=("node1", "node2"), conf=None, test="all_reduce_perf"):
     jobid = f"t{free_port()}"
     procs = []
     for rank, node in enumerate(nodes):
-        env = {"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(len(nodes)),
-               "OMPI_MCA_ess_base_jobid": jobid, "NCCL_DEBUG": "INFO", "NCCL_SOCKET_IFNAME": "lo",
-               "NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "mlx5_0,mlx5_1"}
+        env = {
+            "OMPI_COMM_WORLD_RANK": str(rank),
+            "OMPI_COMM_WORLD_SIZE": str(len(nodes)),
+            "OMPI_MCA_ess_base_jobid": jobid,
+            "NCCL_DEBUG": "INFO",
+            "NCCL_SOCKET_IFNAME": "lo",
+            "NCCL_IB_GID_INDEX": "3",
+            "NCCL_IB_HCA": "mlx5_0,mlx5_1",
+        }
         env.update((conf or {}).get(node, {}))
         procs.append(lab.start(node, "nccl_tests", "-b", "256M", "-e", "1G", "-f", "2", "-g", "8", **env))
     outs = [p.communicate(timeout=60) for p in procs]
@@ -265,7 +291,7 @@ def test_nccl_healthy_uses_ib_with_gdr(lab):
     rcs, out = nccl_job(lab)
     assert rcs == [0, 0], out
     t = parse_nccl_tests(out)
-    assert len(t["devices"]) == 16 and t["rows"][-1]["size"] == 2 ** 30
+    assert len(t["devices"]) == 16 and t["rows"][-1]["size"] == 2**30
     busbw = t["rows"][-1]["out_of_place"]["busbw"]
     assert 0.8 * 2 * 400 / 8 < busbw < 2 * 400 / 8
     log = parse_nccl_log(out)
@@ -309,8 +335,13 @@ def test_nccl_port_down_uses_fewer_nics(lab):
 
 def test_nccl_single_process_and_all_gather(lab):
     lab.save()
-    res = subprocess.run([sys.executable, RUNNER, "nccl_tests", "-b", "1G", "-e", "1G", "-g", "8"],
-                         env=lab.env("node1", NCCL_SOCKET_IFNAME="lo"), capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, RUNNER, "nccl_tests", "-b", "1G", "-e", "1G", "-g", "8"],
+        env=lab.env("node1", NCCL_SOCKET_IFNAME="lo"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0
     assert parse_nccl_tests(res.stdout)["avg_bus_bandwidth"] > 100
     rcs, out = nccl_job(lab, test="all_gather_perf")
@@ -368,4 +399,3 @@ def test_incast_without_pfc_on_the_class_drops(lab, where):
     assert min(bws) < 0.5 * 200, bws
     assert counters(m, "node2")["out_of_sequence"] > 0
     assert m["switches"]["leaf1"]["ports"]["swp2"]["counters"]["queue_drop"]
-

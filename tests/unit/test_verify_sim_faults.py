@@ -1,5 +1,6 @@
 """Lab faults of issue 24 (lab/sim/linerate_lab/faults/: rx-degrade and flaky in host.py, uplink-degrade in switch.py) and their
 undo, and what the simulated data path (rdma.path, used by the simulated ib_write_bw) makes of them."""
+
 import pytest
 
 import labsim  # noqa: F401  (lab/sim on sys.path)
@@ -7,19 +8,45 @@ from linerate_lab import faults, rdma
 
 
 def lab_model():
-    nics = lambda i: [{"device": f"mlx5_{r}", "netdev": f"eth{r}", "switch": f"leaf{r + 1}",  # noqa: E731
-                       "switch_port": f"swp{i}"} for r in range(2)]
-    return {"nodes": {f"node{i}": {"nics": nics(i)} for i in (1, 2)},
-            "switches": {"leaf1": {"ports": {}, "uplinks": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"},
-                                                           {"port": "swp6", "peer": "spine1", "peer_port": "Ethernet2/1"}]}},
-            "faults": []}
+    nics = lambda i: [  # noqa: E731
+        {
+            "device": f"mlx5_{r}",
+            "netdev": f"eth{r}",
+            "switch": f"leaf{r + 1}",
+            "switch_port": f"swp{i}",
+        }
+        for r in range(2)
+    ]
+    return {
+        "nodes": {f"node{i}": {"nics": nics(i)} for i in (1, 2)},
+        "switches": {
+            "leaf1": {
+                "ports": {},
+                "uplinks": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}, {"port": "swp6", "peer": "spine1", "peer_port": "Ethernet2/1"}],
+            }
+        },
+        "faults": [],
+    }
 
 
 def side(node, device="mlx5_0", switch="leaf1", **kw):
-    p = {"node": node, "device": device, "error": None, "link_layer": "Ethernet", "speed_gbps": 400,
-         "active_mtu": 4096, "netdev_mtu": 9000, "gid": {"type": "v2", "ipv4": "x"}, "switch": switch,
-         "switch_port": "swp1", "switch_mtu": None, "switch_speed_gbps": None, "host_pfc": True, "priority": 3,
-         "switch_pfc": [3]}
+    p = {
+        "node": node,
+        "device": device,
+        "error": None,
+        "link_layer": "Ethernet",
+        "speed_gbps": 400,
+        "active_mtu": 4096,
+        "netdev_mtu": 9000,
+        "gid": {"type": "v2", "ipv4": "x"},
+        "switch": switch,
+        "switch_port": "swp1",
+        "switch_mtu": None,
+        "switch_speed_gbps": None,
+        "host_pfc": True,
+        "priority": 3,
+        "switch_pfc": [3],
+    }
     p.update(kw)
     return p
 
@@ -30,8 +57,8 @@ def test_rx_degrade_limits_only_the_receiving_side_and_is_undone():
     nic = m["nodes"]["node1"]["nics"][0]
     assert nic["rx_limit_gbps"] == faults.RX_DEGRADE_GBPS and m["faults"] == [{"kind": "rx-degrade", "args": ["node1", "mlx5_0"]}]
     bad = side("node1", rx_limit_gbps=nic["rx_limit_gbps"])
-    into = rdma.path(side("node2"), bad, salt="t")["gbps"]      # node1 is the server: written into
-    out = rdma.path(bad, side("node2"), salt="t")["gbps"]       # node1 is the client: it writes
+    into = rdma.path(side("node2"), bad, salt="t")["gbps"]  # node1 is the server: written into
+    out = rdma.path(bad, side("node2"), salt="t")["gbps"]  # node1 is the client: it writes
     assert into < 150 and out > 370
     faults.rx_restore(None, m, "node1", "mlx5_0")
     assert "rx_limit_gbps" not in nic and m["faults"] == []
@@ -56,18 +83,15 @@ def test_uplink_degrade_hits_cross_leaf_flows_hashed_onto_it_only():
     faults.uplink_degrade(None, m, "leaf1", "swp5")
     assert m["switches"]["leaf1"]["uplinks"][0]["degraded"] is True
     ups = [True, False]
-    same = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", uplinks_degraded=ups), salt=i)["gbps"]
-            for i in range(50)]
-    cross = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", switch="leaf2"), salt=i)["gbps"]
-             for i in range(100)]
+    same = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", uplinks_degraded=ups), salt=i)["gbps"] for i in range(50)]
+    cross = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", switch="leaf2"), salt=i)["gbps"] for i in range(100)]
     assert all(r > 370 for r in same)
     assert 25 <= sum(r < 200 for r in cross) <= 75
     # 4 QPs: each its own ECMP flow (its UDP source port); the test loses the share of QPs on the bad uplink
-    multi = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", switch="leaf2"), salt=i, qps=4)
-             for i in range(100)]
+    multi = [rdma.path(side("node1", uplinks_degraded=ups), side("node2", switch="leaf2"), salt=i, qps=4) for i in range(100)]
     clean = rdma.path(side("node1"), side("node2", switch="leaf2"), salt=0, qps=4)["gbps"]
     assert {round(x["gbps"] / clean, 2) for x in multi} <= {1.0, 0.85, 0.7, 0.55, 0.4}
-    assert sum(x["gbps"] < 0.9 * clean for x in multi) >= 80        # 15 in 16 4-QP tests touch it
+    assert sum(x["gbps"] < 0.9 * clean for x in multi) >= 80  # 15 in 16 4-QP tests touch it
     assert all("uplink of leaf1" in x["notes"] for x in multi if x["gbps"] < clean)
     faults.uplink_restore(None, m, "leaf1", "swp5")
     assert "degraded" not in m["switches"]["leaf1"]["uplinks"][0] and m["faults"] == []
@@ -89,7 +113,7 @@ def test_switch_optic_degrade_sets_the_ports_module_and_is_undone_naming_what_is
     faults.switch_optic_degrade(None, m, "leaf1", "swp2")
     assert m["switches"]["leaf1"]["ports"]["swp2"]["optics"] == {"rx_power_dbm": -14.0, "temperature_c": 78}
     assert "optics" not in m["switches"]["leaf1"]["ports"]["swp1"]
-    faults.switch_optic_degrade(None, m, "leaf1", "swp2")          # twice: one record
+    faults.switch_optic_degrade(None, m, "leaf1", "swp2")  # twice: one record
     assert m["faults"] == [{"kind": "switch-optic-degrade", "args": ["leaf1", "swp2"]}]
     faults.switch_optic_restore(None, m, "leaf1", "swp2")
     assert m["switches"]["leaf1"]["ports"]["swp2"] == {"pfc": [3]} and m["faults"] == []

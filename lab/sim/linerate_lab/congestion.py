@@ -22,6 +22,7 @@ their duration, so concurrent perftest clients see each other the way queues
 on hardware do. Counters accumulate in the model (``nic["counters"]``) and are
 served by ``ethtool -S`` and the RDMA hw_counters, in the mlx5 names.
 """
+
 import glob
 import os
 import time
@@ -89,7 +90,7 @@ STORM_BACKPRESSURE_FRACTION = 0.2
 
 
 def unguarded_storm(m, switch, prio):
-    """"<node> <device>" of a NIC cabled to ``switch`` that storms on ``prio`` while the switch
+    """ "<node> <device>" of a NIC cabled to ``switch`` that storms on ``prio`` while the switch
     port's PFC watchdog does not guard that priority (None: no such storm)."""
     ports = ((m.get("switches") or {}).get(switch) or {}).get("ports") or {}
     for name, node in sorted((m.get("nodes") or {}).items()):
@@ -116,7 +117,7 @@ def outcome(writer, reader, k, line_gbps, seconds):
     prio = writer["priority"]
     lossless = all(s["host_pfc"] and s["priority"] in s["switch_pfc"] and has_headroom(s) for s in (writer, reader))
     ecn = bool(reader.get("switch_ecn", True)) and reader.get("switch_up", True)
-    share = line_gbps / k   # line_gbps: rdma.path's rate (an unguarded pause storm already counted there)
+    share = line_gbps / k  # line_gbps: rdma.path's rate (an unguarded pause storm already counted there)
     d_w, d_r = {}, {}
     if k < 2:
         return line_gbps, d_w, d_r, {}
@@ -168,8 +169,7 @@ def account(writer, reader, d_w, d_r, sw):
             for k, v in delta.items():
                 c[k] = int(c.get(k, 0)) + int(v)
         for end, kinds in ((writer, (sw or {}).get("sender") or {}), (reader, (sw or {}).get("receiver") or {})):
-            port = ((m.get("switches") or {}).get(end.get("switch") or "") or {}).get("ports", {}).get(
-                str(end.get("switch_port")))
+            port = ((m.get("switches") or {}).get(end.get("switch") or "") or {}).get("ports", {}).get(str(end.get("switch_port")))
             if port is None:
                 continue
             c = port.setdefault("counters", {})

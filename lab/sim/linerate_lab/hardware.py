@@ -13,6 +13,7 @@ parameters in, each parameter's value spellings, which reset makes a pending
 parameter take effect (``RESET_REQUIRED``), and ``boot()`` — what a power
 cycle of the node does to the model.
 """
+
 import copy
 import os
 
@@ -22,16 +23,15 @@ OUI = (0xA0, 0x88, 0xC2)  # Mellanox Technologies / NVIDIA
 
 CX7 = {
     "ca_type": "MT4129",
-    "device_id": 4129,           # PCI device 0x1021; ibv_devinfo vendor_part_id
+    "device_id": 4129,  # PCI device 0x1021; ibv_devinfo vendor_part_id
     "device_type": "ConnectX7",  # mlxconfig / mlxfwmanager "Device type"
-    "mst_name": "mt4129",        # /dev/mst/mt4129_pciconf<N>
+    "mst_name": "mt4129",  # /dev/mst/mt4129_pciconf<N>
     "part_number": "MCX75310AAS-NEAT",
     "psid": "MT_0000000838",
     "board_id": "MT_0000000838",
     "name": "MCX75310AAS-NEAT_Ax",
     "description": (
-        "NVIDIA ConnectX-7 HHHL Adapter Card; 400GbE / NDR IB (default mode); "
-        "Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled"
+        "NVIDIA ConnectX-7 HHHL Adapter Card; 400GbE / NDR IB (default mode); Single-port OSFP; PCIe 5.0 x16; Crypto Disabled; Secure Boot Enabled"
     ),
     "vpd_description": "NVIDIA ConnectX-7 HHHL adapter card, 400GbE / NDR IB (default mode), single-port OSFP, PCIe 5.0 x16",
     "fw_version": "28.39.2048",
@@ -47,8 +47,7 @@ PCI_SLOTS = {
     1: [(0x41, 0)],
     2: [(0x41, 0), (0xC1, 1)],
     4: [(0x1A, 0), (0x41, 0), (0x9A, 1), (0xC1, 1)],
-    8: [(0x0C, 0), (0x2A, 0), (0x41, 0), (0x58, 0),
-        (0x86, 1), (0xA5, 1), (0xBD, 1), (0xD5, 1)],
+    8: [(0x0C, 0), (0x2A, 0), (0x41, 0), (0x58, 0), (0x86, 1), (0xA5, 1), (0xBD, 1), (0xD5, 1)],
 }
 
 GPU_MODEL = "NVIDIA H100 80GB HBM3"
@@ -208,9 +207,7 @@ ENUMS = {
     "PCI_BUS0_RESTRICT_SPEED": {"PCI_GEN_1": 0, "PCI_GEN_2": 1, "PCI_GEN_3": 2, "PCI_GEN_4": 3, "PCI_GEN_5": 4},
     "PCI_BUS0_RESTRICT_WIDTH": {"PCI_X1": 0, "PCI_X2": 1, "PCI_X4": 2, "PCI_X8": 3, "PCI_X16": 4},
     "CQE_COMPRESSION": {"BALANCED": 0, "AGGRESSIVE": 1},
-    "PCI_ATOMIC_MODE": {"PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED": 0,
-                        "PCI_ATOMIC_ENABLED_EXT_ATOMIC_DISABLED": 1,
-                        "PCI_ATOMIC_ENABLED_EXT_ATOMIC_ENABLED": 2},
+    "PCI_ATOMIC_MODE": {"PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED": 0, "PCI_ATOMIC_ENABLED_EXT_ATOMIC_DISABLED": 1, "PCI_ATOMIC_ENABLED_EXT_ATOMIC_ENABLED": 2},
     "ICM_CACHE_MODE": {"DEVICE_DEFAULT": 0, "AGGRESSIVE": 1, "SMALL_CACHE": 2},
     "ROCE_CC_CNP_MODERATION_P1": {"DEVICE_DEFAULT": 0, "DISABLED": 1, "ENABLED": 2},
     "ROCE_RTT_RESP_DSCP_MODE_P1": {"DEVICE_DEFAULT": 0, "FIXED_VALUE": 1, "CNP_DSCP": 2},
@@ -301,7 +298,7 @@ def applies_at_level(param, level):
 def numeric(value):
     """The number behind a value as mlxconfig prints it: 'ETH(2)' -> 2, '48' -> 48."""
     if value.endswith(")") and "(" in value:
-        return int(value[value.rindex("(") + 1:-1])
+        return int(value[value.rindex("(") + 1 : -1])
     return int(value)
 
 
@@ -319,6 +316,7 @@ def spell(param, number, like):
 
 
 # --- addresses --------------------------------------------------------------
+
 
 def _serial(node_index, rail):
     """A 24-bit number unique per (node, rail): the NIC part of MAC and GUIDs."""
@@ -361,6 +359,7 @@ def netdev_for(bus, transport):
 
 
 # --- driver state ------------------------------------------------------------
+
 
 def fresh_qos():
     """mlnx_qos state right after mlx5_core loads (DCBX in OS mode, PCP trust)."""
@@ -408,8 +407,7 @@ def factory_params(transport):
     return params
 
 
-def new_nic(node_index, rail, transport="roce", speed_gbps=400, switch=None,
-            switch_port=None, nics_per_node=2):
+def new_nic(node_index, rail, transport="roce", speed_gbps=400, switch=None, switch_port=None, nics_per_node=2):
     """One ConnectX-7 port of node number ``node_index`` (1-based) on ``rail``."""
     bus, numa = pci_slots(nics_per_node)[rail]
     mac = mac_for(node_index, rail)
@@ -428,7 +426,7 @@ def new_nic(node_index, rail, transport="roce", speed_gbps=400, switch=None,
         "psid": CX7["psid"],
         "part_number": CX7["part_number"],
         "fw_version": CX7["fw_version"],
-        "fw_pending": None,   # a burned image that runs after the next reset
+        "fw_pending": None,  # a burned image that runs after the next reset
         "serial_number": "MT2349X%05d" % (node_index * 16 + rail),
         "node_guid": guid,
         "port_guid": port_guid,
@@ -462,8 +460,7 @@ def _cable(entry):
     return switch, port
 
 
-def new_node(name, index, transport="roce", nics_per_node=2, speed_gbps=400,
-             cabling=None, gpus=8, kernel=KERNEL, mgmt_ip=None):
+def new_node(name, index, transport="roce", nics_per_node=2, speed_gbps=400, cabling=None, gpus=8, kernel=KERNEL, mgmt_ip=None):
     """A GPU node: ``index`` (1-based) makes its addresses unique in the lab.
 
     ``cabling`` has one entry per rail: ``{"switch": ..., "switch_port": ...}``,
@@ -479,8 +476,7 @@ def new_node(name, index, transport="roce", nics_per_node=2, speed_gbps=400,
     nics = []
     for rail in range(nics_per_node):
         switch, port = _cable(cabling[rail])
-        nics.append(new_nic(index, rail, transport, speed_gbps, switch, port,
-                            nics_per_node))
+        nics.append(new_nic(index, rail, transport, speed_gbps, switch, port, nics_per_node))
     return {
         "name": name,
         "index": index,
@@ -506,8 +502,7 @@ def boot(node):
         if nic.get("fw_pending"):
             nic["fw_version"] = nic["fw_pending"]
             nic["fw_pending"] = None
-        nic["link_layer"] = ("InfiniBand" if fw["current"].get("LINK_TYPE_P1") == "IB(1)"
-                             else "Ethernet")
+        nic["link_layer"] = "InfiniBand" if fw["current"].get("LINK_TYPE_P1") == "IB(1)" else "Ethernet"
         nic["qos"] = fresh_qos()
         nic["ecn"] = ecn_from_firmware(fw["current"])
         nic["cma"] = fresh_cma()

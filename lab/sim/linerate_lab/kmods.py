@@ -17,6 +17,7 @@ as Linux's kernel/module/main.c (``MODINFO_ATTR(version)`` with its
 ``modinfo_version_exists`` test) creates them. OFED's out-of-tree modules
 declare one; the Debian kernel's inbox mlx5_core does not.
 """
+
 import contextlib
 import os
 import shutil
@@ -31,12 +32,20 @@ MODULES = {
     "mlxfw": (36864, [], "Mellanox firmware flash lib", "Yotam Gigi <yotamg@mellanox.com>", "Dual BSD/GPL"),
     "mlxdevm": (180224, ["mlx_compat"], "mlxdevm", "Mellanox Technologies", "Dual BSD/GPL"),
     "ib_core": (454656, ["mlx_compat"], "core kernel InfiniBand API", "Roland Dreier", "Dual BSD/GPL"),
-    "mlx5_core": (2306048, ["mlxfw", "mlxdevm", "mlx_compat", "psample", "tls", "pci_hyperv_intf"],
-                  "Mellanox 5th generation network adapters (ConnectX series) core driver",
-                  "Eli Cohen <eli@mellanox.com>", "Dual BSD/GPL"),
-    "mlx5_ib": (499712, ["mlx5_core", "ib_uverbs", "ib_core", "mlx_compat"],
-                "Mellanox 5th generation network adapters (ConnectX series) IB driver",
-                "Eli Cohen <eli@mellanox.com>", "Dual BSD/GPL"),
+    "mlx5_core": (
+        2306048,
+        ["mlxfw", "mlxdevm", "mlx_compat", "psample", "tls", "pci_hyperv_intf"],
+        "Mellanox 5th generation network adapters (ConnectX series) core driver",
+        "Eli Cohen <eli@mellanox.com>",
+        "Dual BSD/GPL",
+    ),
+    "mlx5_ib": (
+        499712,
+        ["mlx5_core", "ib_uverbs", "ib_core", "mlx_compat"],
+        "Mellanox 5th generation network adapters (ConnectX series) IB driver",
+        "Eli Cohen <eli@mellanox.com>",
+        "Dual BSD/GPL",
+    ),
     "ib_uverbs": (188416, ["ib_core", "mlx_compat"], "InfiniBand userspace verbs access", "Roland Dreier", "Dual BSD/GPL"),
     "ib_umad": (40960, ["ib_core", "mlx_compat"], "InfiniBand userspace MAD packet access", "Roland Dreier", "Dual BSD/GPL"),
     "ib_cm": (147456, ["ib_core", "mlx_compat"], "InfiniBand CM", "Sean Hefty", "Dual BSD/GPL"),
@@ -56,9 +65,23 @@ MODULES = {
 }
 
 # What the Debian kernel itself carries (inbox drivers under kernel/).
-INBOX = ["mlxfw", "ib_core", "mlx5_core", "mlx5_ib", "ib_uverbs",
-         "ib_umad", "ib_cm", "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib",
-         "psample", "tls", "pci_hyperv_intf", "configfs"]
+INBOX = [
+    "mlxfw",
+    "ib_core",
+    "mlx5_core",
+    "mlx5_ib",
+    "ib_uverbs",
+    "ib_umad",
+    "ib_cm",
+    "iw_cm",
+    "rdma_cm",
+    "rdma_ucm",
+    "ib_ipoib",
+    "psample",
+    "tls",
+    "pci_hyperv_intf",
+    "configfs",
+]
 INBOX_PATHS = {
     "mlx5_core": "kernel/drivers/net/ethernet/mellanox/mlx5/core",
     "mlxfw": "kernel/drivers/net/ethernet/mellanox/mlxfw",
@@ -74,12 +97,42 @@ INBOX_PATHS = {
 def inbox_path(name):
     """Where the Debian kernel keeps an inbox module (relative to /lib/modules/<kver>)."""
     return INBOX_PATHS.get(name, "kernel/drivers/infiniband/core")
+
+
 # The stack the openibd init script loads, in load order.
-OFED_STACK = ["mlx_compat", "mlxfw", "mlxdevm", "psample", "tls", "pci_hyperv_intf",
-              "mlx5_core", "ib_core", "ib_uverbs", "mlx5_ib", "ib_umad", "ib_cm",
-              "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib"]
-OFED_MODULES = ["mlx_compat", "mlxfw", "mlxdevm", "ib_core", "mlx5_core", "mlx5_ib",
-                "ib_uverbs", "ib_umad", "ib_cm", "iw_cm", "rdma_cm", "rdma_ucm", "ib_ipoib"]
+OFED_STACK = [
+    "mlx_compat",
+    "mlxfw",
+    "mlxdevm",
+    "psample",
+    "tls",
+    "pci_hyperv_intf",
+    "mlx5_core",
+    "ib_core",
+    "ib_uverbs",
+    "mlx5_ib",
+    "ib_umad",
+    "ib_cm",
+    "iw_cm",
+    "rdma_cm",
+    "rdma_ucm",
+    "ib_ipoib",
+]
+OFED_MODULES = [
+    "mlx_compat",
+    "mlxfw",
+    "mlxdevm",
+    "ib_core",
+    "mlx5_core",
+    "mlx5_ib",
+    "ib_uverbs",
+    "ib_umad",
+    "ib_cm",
+    "iw_cm",
+    "rdma_cm",
+    "rdma_ucm",
+    "ib_ipoib",
+]
 # What udev loads at boot for a ConnectX PCI function with the inbox driver.
 BOOT_AUTOLOAD = ["mlxfw", "psample", "tls", "pci_hyperv_intf", "mlx5_core", "ib_core", "mlx5_ib"]
 NVIDIA_MODULES = ["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"]
@@ -95,9 +148,9 @@ def canonical(name):
 
 def file_name(name):
     """The file a module ships as (NVIDIA's peermem module is nvidia-peermem.ko)."""
-    return {"nvidia_peermem": "nvidia-peermem.ko", "nvidia_uvm": "nvidia-uvm.ko",
-            "nvidia_modeset": "nvidia-modeset.ko", "nvidia_drm": "nvidia-drm.ko"}.get(
-        name, name + ".ko")
+    return {"nvidia_peermem": "nvidia-peermem.ko", "nvidia_uvm": "nvidia-uvm.ko", "nvidia_modeset": "nvidia-modeset.ko", "nvidia_drm": "nvidia-drm.ko"}.get(
+        name, name + ".ko"
+    )
 
 
 def ko_text(name, version, kver, inbox=False):
@@ -112,9 +165,13 @@ def ko_text(name, version, kver, inbox=False):
     lines = [MAGIC, f"name={name}", f"size={size}"]
     if version:
         lines.append(f"version={version}")
-    lines += [f"license={license_}", f"description={description}", f"author={author}",
-              f"depends={','.join(depends)}",
-              f"vermagic={kver} SMP preempt mod_unload modversions "]
+    lines += [
+        f"license={license_}",
+        f"description={description}",
+        f"author={author}",
+        f"depends={','.join(depends)}",
+        f"vermagic={kver} SMP preempt mod_unload modversions ",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -184,9 +241,9 @@ def write_sysfs(node, root=None):
     loaded = {rel.split("/")[1] for rel in files}
     if os.path.isdir(base):
         for name in os.listdir(base):
-            if name not in loaded:   # unloaded: its directory goes with it
+            if name not in loaded:  # unloaded: its directory goes with it
                 shutil.rmtree(os.path.join(base, name), ignore_errors=True)
-            elif f"module/{name}/version" not in files:   # reloaded as a build without a version
+            elif f"module/{name}/version" not in files:  # reloaded as a build without a version
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(os.path.join(base, name, "version"))
     for rel, content in files.items():

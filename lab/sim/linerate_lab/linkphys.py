@@ -10,6 +10,7 @@ the driver reports now (``nic["counters"]`` plus what the faults have added),
 read by ``ethtool -S`` and ``mlxlink``. Undoing a fault folds what it added into
 ``nic["counters"]``: hardware counters never go back down.
 """
+
 import time
 
 # A damaged cable on a 400G PAM4 link: corrected bits by the million per second,
@@ -34,15 +35,13 @@ def accrued(nic, now=None, kinds=None):
     if crc and (kinds is None or "crc" in kinds):
         n = int(max(0.0, now - crc["since"]) * crc.get("rate", CRC_ERRORS_PER_S))
         lanes = max(1, int(nic.get("width", 4)))
-        out.update(rx_crc_errors_phy=n, rx_symbol_err_phy=n, rx_pcs_symbol_err_phy=n,
-                   rx_corrected_bits_phy=n * CORRECTED_BITS_PER_ERROR)
+        out.update(rx_crc_errors_phy=n, rx_symbol_err_phy=n, rx_pcs_symbol_err_phy=n, rx_corrected_bits_phy=n * CORRECTED_BITS_PER_ERROR)
         out.update({f"rx_err_lane_{i}_phy": n * CORRECTED_BITS_PER_ERROR // lanes for i in range(lanes)})
     storm = faults.get("pfc_storm")
     if storm and (kinds is None or "pfc_storm" in kinds):
         dt = max(0.0, now - storm["since"])
         prio = int(storm.get("prio", 3))
-        out.update({f"tx_prio{prio}_pause": int(dt * storm.get("rate", PFC_STORM_FRAMES_PER_S)),
-                    f"tx_prio{prio}_pause_duration": int(dt * 1e6)})
+        out.update({f"tx_prio{prio}_pause": int(dt * storm.get("rate", PFC_STORM_FRAMES_PER_S)), f"tx_prio{prio}_pause_duration": int(dt * 1e6)})
     flap = faults.get("flap")
     if flap and (kinds is None or "flap" in kinds):
         downs = 1 + int(max(0.0, now - flap["since"]) / flap.get("period", FLAP_PERIOD_S))
@@ -73,8 +72,15 @@ def stop(nic, kind, now=None):
     return True
 
 
-PHY_PREFIXES = ("rx_crc_errors_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_corrected_bits_phy",
-                "rx_err_lane_", "link_down_events_phy", "link_error_recovery_phy")
+PHY_PREFIXES = (
+    "rx_crc_errors_phy",
+    "rx_symbol_err_phy",
+    "rx_pcs_symbol_err_phy",
+    "rx_corrected_bits_phy",
+    "rx_err_lane_",
+    "link_down_events_phy",
+    "link_error_recovery_phy",
+)
 
 
 def clear(nic, now=None):

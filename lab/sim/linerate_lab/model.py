@@ -4,6 +4,7 @@ Every simulated tool reads it; writers hold an exclusive flock on
 ``fabric.json.lock`` for the whole read-modify-write, so node containers,
 the switch simulators and ``lab/fault`` never lose each other's updates.
 """
+
 import contextlib
 import fcntl
 import json

@@ -52,6 +52,7 @@ other plugin name is not found and NCCL keeps its internal tuner.
 NVLS/NVLSTree and CollNet need NVLink SHARP / a CollNet plugin the lab's nodes lack: NCCL
 disables them (they never run).
 """
+
 import math
 
 ALGOS_221 = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree")
@@ -66,15 +67,24 @@ NTHREADS_MAX, NTHREADS_MIN = 512, 64
 PROTO_BW = {"LL": 0.5, "LL128": 0.95, "Simple": 1.0}
 PROTO_LAT = {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}
 BASE_LAT = 6.6
-TREE_BW = 0.98           # Tree's bandwidth between nodes, relative to Ring's (NCCL's model and the lab's)
+TREE_BW = 0.98  # Tree's bandwidth between nodes, relative to Ring's (NCCL's model and the lab's)
 # the collectives of nccl-tests the lab runs: (the tuner plugin's collective name, algorithms that run it)
-COLLECTIVES = {"all_reduce_perf": ("allreduce", ("Tree", "Ring")),
-               "all_gather_perf": ("allgather", ("Ring",)),
-               "reduce_scatter_perf": ("reducescatter", ("Ring",)),
-               "alltoall_perf": (None, ())}
+COLLECTIVES = {
+    "all_reduce_perf": ("allreduce", ("Tree", "Ring")),
+    "all_gather_perf": ("allgather", ("Ring",)),
+    "reduce_scatter_perf": ("reducescatter", ("Ring",)),
+    "alltoall_perf": (None, ()),
+}
 # the example tuner plugin's names (plugins/tuner/example/plugin.c parseAlgorithm / parseProtocol)
-TUNER_ALGOS = {"tree": "Tree", "ring": "Ring", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
-               "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
+TUNER_ALGOS = {
+    "tree": "Tree",
+    "ring": "Ring",
+    "collnet_direct": "CollNetDirect",
+    "collnet_chain": "CollNetChain",
+    "nvls": "NVLS",
+    "nvls_tree": "NVLSTree",
+    "pat": "PAT",
+}
 TUNER_PROTOS = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
 TUNER_LIBRARY = "libnccl-tuner-example.so"
 # the fault nccl-proto-quirk's quirk (see above)
@@ -137,7 +147,7 @@ def read(conf, version):
             out["warnings"].append(("graph/tuning.cc:95", warn))
             out["error"] = err
     algos = {a for a in algos if a not in UNAVAILABLE}
-    if not algos:   # no CollNet: a list that enabled only CollNet/NVLS (or nothing known) gets Ring and Tree
+    if not algos:  # no CollNet: a list that enabled only CollNet/NVLS (or nothing known) gets Ring and Tree
         algos = {"Ring", "Tree"}
     if not protos:  # nothing available: "at least set ring algo available", every protocol
         algos, protos = {"Ring"}, set(PROTOS)
@@ -204,8 +214,7 @@ def tuner_match(rows, test, size, nodes, nranks):
     """The (algorithm, protocol) of the first example-plugin row that matches, or None."""
     coll = COLLECTIVES.get(test, (None, ()))[0]
     for row in rows or []:
-        if (row["collective"] == coll and row["min_bytes"] <= size <= row["max_bytes"]
-                and row["nodes"] in (-1, nodes) and row["ranks"] in (-1, nranks)):
+        if row["collective"] == coll and row["min_bytes"] <= size <= row["max_bytes"] and row["nodes"] in (-1, nodes) and row["ranks"] in (-1, nranks):
             return row["algorithm"], row["protocol"]
     return None
 
@@ -245,6 +254,7 @@ def busbw(size, nranks, nodes, peak, tuning, test="all_reduce_perf", quirk=None)
 
 # ------------------------------------------------------------ the example tuner plugin
 
+
 def _plugin_found(name):
     """NCCL_TUNER_PLUGIN resolved as NCCL does (the name, then libnccl-tuner-<name>.so): True for the
     example plugin (the one the lab's NCCL carries)."""
@@ -263,17 +273,26 @@ def parse_tuner_config(text):
         if not 8 <= len(tokens) <= 10:
             continue
         try:
-            row = {"collective": tokens[0], "min_bytes": int(tokens[1]), "max_bytes": int(tokens[2]),
-                   "algorithm": TUNER_ALGOS.get(tokens[3]), "protocol": TUNER_PROTOS.get(tokens[4]),
-                   "channels": int(tokens[5]), "nodes": int(tokens[6]), "ranks": int(tokens[7]),
-                   "pipe_ops": int(tokens[8]) if len(tokens) > 8 else -1,
-                   "reg_buff": int(tokens[9]) if len(tokens) > 9 else -1}
+            row = {
+                "collective": tokens[0],
+                "min_bytes": int(tokens[1]),
+                "max_bytes": int(tokens[2]),
+                "algorithm": TUNER_ALGOS.get(tokens[3]),
+                "protocol": TUNER_PROTOS.get(tokens[4]),
+                "channels": int(tokens[5]),
+                "nodes": int(tokens[6]),
+                "ranks": int(tokens[7]),
+                "pipe_ops": int(tokens[8]) if len(tokens) > 8 else -1,
+                "reg_buff": int(tokens[9]) if len(tokens) > 9 else -1,
+            }
         except ValueError:
             continue
         rows.append(row)
-        msgs.append(f"TUNER/ExamplePlugin: Loaded config: {tokens[0]} [{row['min_bytes']}-{row['max_bytes']}] "
-                    f"{tokens[3]}/{tokens[4]} channels={row['channels']} nodes={row['nodes']} "
-                    f"ranks={row['ranks']} pipeOps=any regBuff=any")
+        msgs.append(
+            f"TUNER/ExamplePlugin: Loaded config: {tokens[0]} [{row['min_bytes']}-{row['max_bytes']}] "
+            f"{tokens[3]}/{tokens[4]} channels={row['channels']} nodes={row['nodes']} "
+            f"ranks={row['ranks']} pipeOps=any regBuff=any"
+        )
     return rows, msgs
 
 

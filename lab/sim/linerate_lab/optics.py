@@ -16,10 +16,8 @@ which only ethtool prints, sit inside them.
 
 # (low, high) alarm thresholds: mlxlink prints them beside each value ([low..high]), ethtool as
 # "<what> low/high alarm threshold"
-ALARMS = {"temperature_c": (-5, 75), "voltage_mv": (2970, 3630), "bias_ma": (2, 15),
-          "rx_power_dbm": (-10.41, 6), "tx_power_dbm": (-8.508, 5)}
-WARNINGS = {"temperature_c": (0, 70), "voltage_mv": (3135, 3465), "bias_ma": (3, 13),
-            "rx_power_dbm": (-7.4, 3), "tx_power_dbm": (-5.5, 3)}
+ALARMS = {"temperature_c": (-5, 75), "voltage_mv": (2970, 3630), "bias_ma": (2, 15), "rx_power_dbm": (-10.41, 6), "tx_power_dbm": (-8.508, 5)}
+WARNINGS = {"temperature_c": (0, 70), "voltage_mv": (3135, 3465), "bias_ma": (3, 13), "rx_power_dbm": (-7.4, 3), "tx_power_dbm": (-5.5, 3)}
 HEALTHY = {"temperature_c": 52, "voltage_mv": 3261.2, "bias_ma": 8.38, "rx_power_dbm": 1.9, "tx_power_dbm": 1.5}
 
 
@@ -30,9 +28,13 @@ def module(nic):
     """
     speed = int(nic.get("speed_gbps", 0))
     osfp = speed >= 400
-    return {"form": "OSFP" if osfp else "QSFP28", "cmis": osfp, "vendor": "NVIDIA",
-            "part_number": "MMA4Z00-NS" if osfp else "MMA1B00-C100D",
-            "serial": "MT2402FT" + str(nic.get("serial_number") or "00000")[-5:],
-            "lanes": max(1, int(nic.get("width", 4))),
-            "values": dict(HEALTHY, **(nic.get("optics") or {})),
-            "eeprom_error": bool(nic.get("module_eeprom_error"))}
+    return {
+        "form": "OSFP" if osfp else "QSFP28",
+        "cmis": osfp,
+        "vendor": "NVIDIA",
+        "part_number": "MMA4Z00-NS" if osfp else "MMA1B00-C100D",
+        "serial": "MT2402FT" + str(nic.get("serial_number") or "00000")[-5:],
+        "lanes": max(1, int(nic.get("width", 4))),
+        "values": dict(HEALTHY, **(nic.get("optics") or {})),
+        "eeprom_error": bool(nic.get("module_eeprom_error")),
+    }

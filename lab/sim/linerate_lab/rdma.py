@@ -18,6 +18,7 @@ descriptions travel over the test's TCP connection, as QPN/PSN/GID do for
 the real tools, and ``path()`` decides what the link between them gives.
 Stdlib only (runs inside the node containers).
 """
+
 import hashlib
 import ipaddress
 import json
@@ -68,11 +69,18 @@ def netdev_state(netdev):
         addrs = json.loads(sh(["ip", "-j", "addr", "show", "dev", netdev]) or "[]")
     except ValueError:
         addrs = []
+
     def family(name):
         return [a["local"] for entry in addrs for a in entry.get("addr_info", []) if a.get("family") == name]
-    return {"exists": True, "carrier": read("carrier", "0") == "1" and read("operstate") in ("up", "unknown"),
-            "mtu": int(read("mtu", "0") or 0), "ipv4": family("inet"), "ipv6": family("inet6"),
-            "mac": read("address")}
+
+    return {
+        "exists": True,
+        "carrier": read("carrier", "0") == "1" and read("operstate") in ("up", "unknown"),
+        "mtu": int(read("mtu", "0") or 0),
+        "ipv4": family("inet"),
+        "ipv6": family("inet6"),
+        "mac": read("address"),
+    }
 
 
 def active_mtu(netdev_mtu, link_layer="Ethernet"):
@@ -107,7 +115,7 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
     subnet.refresh_nic(m, node or model.node_name(), nic)
     state = netdev_state(nic["netdev"])
     sw = (m.get("switches", {}).get(nic.get("switch")) or {}).get("ports", {}).get(str(nic.get("switch_port"))) or {}
-    up = (nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False)
+    up = nic.get("cable", "up") == "up" and state["carrier"] and sw.get("up", True) is not False
     if "subnet_state" in nic and nic["subnet_state"][0] != 4:
         up = False  # an IB port the SM has not made ACTIVE carries no RDMA traffic
     # the table show_gids prints (one GID table in the lab: an IPv6 address that came up
@@ -125,16 +133,30 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
     prio = int((qos.get("dscp2prio") or {}).get(str(dscp), 0)) if trust == "dscp" else 0
     pfc = list(qos.get("pfc") or [0] * 8)
     return {
-        "node": n and (node or model.node_name()), "device": device, "port": ib_port, "netdev": nic["netdev"],
+        "node": n and (node or model.node_name()),
+        "device": device,
+        "port": ib_port,
+        "netdev": nic["netdev"],
         "error": None if up else "port_down",
         "link_layer": nic.get("link_layer", "Ethernet"),
-        "speed_gbps": nic.get("speed_gbps", 0), "width": nic.get("width", 4),
-        "netdev_mtu": state["mtu"], "active_mtu": active_mtu(state["mtu"], nic.get("link_layer", "Ethernet")),
-        "ipv4": state["ipv4"], "gid_index": gid_index, "gid": gid, "gids": [list(e) for e in table],
-        "tos": tos, "sl": sl, "priority": prio, "host_pfc": bool(pfc[prio]) if 0 <= prio < 8 else False,
-        "switch": nic.get("switch"), "switch_port": nic.get("switch_port"),
-        "switch_up": sw.get("up", True) is not False, "switch_mtu": sw.get("mtu"),
-        "switch_pfc": list(sw.get("pfc") or []), "switch_speed_gbps": sw.get("speed_gbps"),
+        "speed_gbps": nic.get("speed_gbps", 0),
+        "width": nic.get("width", 4),
+        "netdev_mtu": state["mtu"],
+        "active_mtu": active_mtu(state["mtu"], nic.get("link_layer", "Ethernet")),
+        "ipv4": state["ipv4"],
+        "gid_index": gid_index,
+        "gid": gid,
+        "gids": [list(e) for e in table],
+        "tos": tos,
+        "sl": sl,
+        "priority": prio,
+        "host_pfc": bool(pfc[prio]) if 0 <= prio < 8 else False,
+        "switch": nic.get("switch"),
+        "switch_port": nic.get("switch_port"),
+        "switch_up": sw.get("up", True) is not False,
+        "switch_mtu": sw.get("mtu"),
+        "switch_pfc": list(sw.get("pfc") or []),
+        "switch_speed_gbps": sw.get("speed_gbps"),
         # the switch simulators' buffer model (switchsim/simcore.py): priorities with lossless headroom
         "switch_headroom": None if sw.get("headroom") is None else list(sw["headroom"]),
         "switch_ecn": sw.get("ecn", True) is not False,
@@ -142,10 +164,10 @@ def local_port(device, ib_port=1, gid_index=None, tos=None, node=None, rdma_cm=F
         "switch_storm": congestion.unguarded_storm(m, nic.get("switch"), prio) if nic.get("switch") else None,
         "transport": m.get("transport", "roce"),
         # faults/host.py rx-degrade / flaky: what this port receives at most, the share of tests it fails
-        "rx_limit_gbps": nic.get("rx_limit_gbps"), "flaky": nic.get("flaky"),
+        "rx_limit_gbps": nic.get("rx_limit_gbps"),
+        "flaky": nic.get("flaky"),
         # faults/switch.py uplink-degrade: the leaf's uplinks in order (ECMP), True where degraded
-        "uplinks_degraded": [bool(u.get("degraded")) for u in
-                             (m.get("switches", {}).get(nic.get("switch")) or {}).get("uplinks") or []],
+        "uplinks_degraded": [bool(u.get("degraded")) for u in (m.get("switches", {}).get(nic.get("switch")) or {}).get("uplinks") or []],
     }
 
 
@@ -155,7 +177,7 @@ DEGRADED_FRACTION = 0.4
 
 def _share(salt):
     """A test's draw in [0, 1), fixed by its identity (ends and TCP port): reproducible runs."""
-    return zlib.crc32(str(salt).encode()) / 2 ** 32
+    return zlib.crc32(str(salt).encode()) / 2**32
 
 
 def path(a, b, requested_mtu=4096, salt=None, qps=1):
@@ -173,8 +195,9 @@ def path(a, b, requested_mtu=4096, salt=None, qps=1):
         if side.get("error"):
             return {"ok": False, "error": side["error"], "side": side, "gbps": 0.0, "notes": []}
     roce = a.get("link_layer") == "Ethernet"
-    if roce and (a.get("gid") is None or b.get("gid") is None or a["gid"]["type"] != "v2"
-                 or b["gid"]["type"] != "v2" or not a["gid"]["ipv4"] or not b["gid"]["ipv4"]):
+    if roce and (
+        a.get("gid") is None or b.get("gid") is None or a["gid"]["type"] != "v2" or b["gid"]["type"] != "v2" or not a["gid"]["ipv4"] or not b["gid"]["ipv4"]
+    ):
         bad = a if (a.get("gid") is None or a["gid"]["type"] != "v2" or not a["gid"]["ipv4"]) else b
         return {"ok": False, "error": "gid", "side": bad, "gbps": 0.0, "notes": []}
     mtu = min(requested_mtu, a["active_mtu"])
@@ -187,9 +210,15 @@ def path(a, b, requested_mtu=4096, salt=None, qps=1):
                 limits.append(("switch", side["switch"], side["switch_port"], side["switch_mtu"]))
         for kind, who, port, limit in limits:
             if frame > limit:
-                return {"ok": False, "error": "mtu_drop", "side": b if kind == "host" else a,
-                        "where": {"kind": kind, "name": who, "port": port, "mtu": limit, "frame": frame},
-                        "gbps": 0.0, "mtu": mtu, "notes": notes}
+                return {
+                    "ok": False,
+                    "error": "mtu_drop",
+                    "side": b if kind == "host" else a,
+                    "where": {"kind": kind, "name": who, "port": port, "mtu": limit, "frame": frame},
+                    "gbps": 0.0,
+                    "mtu": mtu,
+                    "notes": notes,
+                }
     speed = min(a["speed_gbps"], b["speed_gbps"])
     for side in (a, b):
         if side.get("switch_speed_gbps"):
@@ -218,8 +247,11 @@ def path(a, b, requested_mtu=4096, salt=None, qps=1):
         for q in range(max(1, int(qps))):
             # a digest, not crc32: CRC is linear, and flows that differ in one character land alike
             h = int.from_bytes(hashlib.sha256(f"{a['node']}|{b['node']}|{a['device']}|{salt}|{q}".encode()).digest()[:4], "big")
-            hit = [side["switch"] for k, side in enumerate((a, b))
-                   if (side.get("uplinks_degraded") or []) and side["uplinks_degraded"][(h >> k) % len(side["uplinks_degraded"])]]
+            hit = [
+                side["switch"]
+                for k, side in enumerate((a, b))
+                if (side.get("uplinks_degraded") or []) and side["uplinks_degraded"][(h >> k) % len(side["uplinks_degraded"])]
+            ]
             slow += bool(hit)
             seen += [s for s in hit if s not in seen]
         if slow:

@@ -3,6 +3,7 @@
 Each is started once, detached, with a pid file under the lab state; ``up``
 is idempotent and ``down`` stops them all. A part of the lab registers here.
 """
+
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ def register(name):
     def deco(fn):
         REGISTRY[name] = fn
         return fn
+
     return deco
 
 
@@ -50,19 +52,25 @@ def start_all(model, state, wait=None):
             os.remove(ready)
         log = os.path.join(state, "run", f"{name}.log")
         with open(log, "ab") as logf:
-            proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True, cwd=os.path.dirname(LAB),
-                                    env=dict(os.environ, LINERATE_LAB_STATE=os.path.join(state, "fabric"),
-                                             **extra_env))
+            proc = subprocess.Popen(
+                argv,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=os.path.dirname(LAB),
+                env=dict(os.environ, LINERATE_LAB_STATE=os.path.join(state, "fabric"), **extra_env),
+            )
         with open(_pidfile(state, name), "w") as f:
             f.write(str(proc.pid))
         # bounded by the service's state (waits.py): its ready file, or its exit; not a fixed time
         try:
-            waits.wait_for(f"lab: service {name} (pid {proc.pid})",
-                           lambda: True if os.path.exists(ready) else None,
-                           lambda: None if proc.poll() is None else f"exited with status {proc.returncode} "
-                                                                     f"before it was ready; see {log}",
-                           deadline=wait)
+            waits.wait_for(
+                f"lab: service {name} (pid {proc.pid})",
+                lambda: True if os.path.exists(ready) else None,
+                lambda: None if proc.poll() is None else f"exited with status {proc.returncode} before it was ready; see {log}",
+                deadline=wait,
+            )
         except waits.WaitError as exc:
             if proc.poll() is None:
                 proc.kill()
@@ -102,9 +110,14 @@ def _switchsim(model, state):
         return None
     data = switchsim_dir(state)
     repo = os.path.dirname(LAB)
-    argv = [sys.executable, os.path.join(LAB, "switchsim", "run.py"),
-            "--state", os.path.join(state, "fabric"),
-            "--credentials-yml", os.path.join(repo, "inventory", "lab", "group_vars", "switches",
-                                              "credentials.yml"),
-            "--log", os.path.join(state, "run", "switchsim.log")]
+    argv = [
+        sys.executable,
+        os.path.join(LAB, "switchsim", "run.py"),
+        "--state",
+        os.path.join(state, "fabric"),
+        "--credentials-yml",
+        os.path.join(repo, "inventory", "lab", "group_vars", "switches", "credentials.yml"),
+        "--log",
+        os.path.join(state, "run", "switchsim.log"),
+    ]
     return argv, {"LINERATE_SWITCHSIM_DIR": data}, os.path.join(data, "switchsim.pid")

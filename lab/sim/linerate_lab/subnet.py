@@ -19,6 +19,7 @@ and its two SMs stay under ibsim's ten.
 
 Stdlib only (runs inside the node containers).
 """
+
 import fcntl
 import os
 import re
@@ -61,7 +62,7 @@ class _one_query_at_a_time:
         return self
 
     def __exit__(self, *exc):
-        os.close(self.fd)   # closing the descriptor drops the lock
+        os.close(self.fd)  # closing the descriptor drops the lock
         return False
 
 
@@ -70,8 +71,9 @@ def port_info(m, node_name, nic, timeout=5.0):
     sub = m.get("subnet")
     if not sub or nic.get("link_layer") != "InfiniBand":
         return None
-    env = dict(os.environ, LD_PRELOAD=UMAD2SIM, SIM_HOST=f"{node_name} {nic['device']}",
-               IBSIM_SERVER_NAME=str(sub["address"]), IBSIM_SERVER_PORT=str(sub["port"]))
+    env = dict(
+        os.environ, LD_PRELOAD=UMAD2SIM, SIM_HOST=f"{node_name} {nic['device']}", IBSIM_SERVER_NAME=str(sub["address"]), IBSIM_SERVER_PORT=str(sub["port"])
+    )
     argv = [SMPQUERY, "-D", "portinfo", "0", str(nic.get("port", 1))]
     try:
         with _one_query_at_a_time():
@@ -91,7 +93,7 @@ def refresh_nic(m, node_name, nic):
     if info is None:
         return
     if "error" in info:
-        nic["subnet_state"] = (1, 2)   # an HCA the subnet cannot see: down, polling
+        nic["subnet_state"] = (1, 2)  # an HCA the subnet cannot see: down, polling
         nic["subnet_error"] = info["error"]
         return
     nic["lid"], nic["sm_lid"] = info["lid"], info["sm_lid"]

@@ -36,17 +36,13 @@ def build(nodes, nics, transport, speed, loopback_base="127.0.1"):
         name = f"leaf{rail + 1}"
         platform = "infiniband" if transport == "infiniband" else LEAF_PLATFORMS[rail % len(LEAF_PLATFORMS)]
         leaves.append(name)
-        switches[name] = {"platform": platform, "role": "leaf", "address": f"{loopback_base}.{rail + 1}",
-                          "port": 22, "ports": {}, "uplinks": []}
+        switches[name] = {"platform": platform, "role": "leaf", "address": f"{loopback_base}.{rail + 1}", "port": 22, "ports": {}, "uplinks": []}
         for i in range(1, nodes + 1):
             port = port_name(platform, i)
-            cabling[f"node{i}"].append({"switch": name, "switch_port": port,
-                                        "address": rail_address(rail, i) if transport == "roce" else None})
-            switches[name]["ports"][str(port)] = {"peer": f"node{i}:mlx5_{rail}", "speed_gbps": speed,
-                                                  "up": True}
+            cabling[f"node{i}"].append({"switch": name, "switch_port": port, "address": rail_address(rail, i) if transport == "roce" else None})
+            switches[name]["ports"][str(port)] = {"peer": f"node{i}:mlx5_{rail}", "speed_gbps": speed, "up": True}
     spine_platform = "infiniband" if transport == "infiniband" else SPINE_PLATFORM
-    spine = {"platform": spine_platform, "role": "spine", "address": f"{loopback_base}.{nics + 1}",
-             "port": 22, "ports": {}, "uplinks": []}
+    spine = {"platform": spine_platform, "role": "spine", "address": f"{loopback_base}.{nics + 1}", "port": 22, "ports": {}, "uplinks": []}
     switches["spine1"] = spine
     s_index = 0
     for li, leaf in enumerate(leaves):
@@ -57,7 +53,6 @@ def build(nodes, nics, transport, speed, loopback_base="127.0.1"):
             spine_port = port_name(spine_platform, s_index)
             switches[leaf]["uplinks"].append({"port": leaf_port, "peer": "spine1", "peer_port": spine_port})
             spine["uplinks"].append({"port": spine_port, "peer": leaf, "peer_port": leaf_port})
-            switches[leaf]["ports"][str(leaf_port)] = {"peer": f"spine1:{spine_port}", "speed_gbps": speed,
-                                                       "up": True}
+            switches[leaf]["ports"][str(leaf_port)] = {"peer": f"spine1:{spine_port}", "speed_gbps": speed, "up": True}
             spine["ports"][str(spine_port)] = {"peer": f"{leaf}:{leaf_port}", "speed_gbps": speed, "up": True}
     return {"switches": switches, "cabling": cabling}

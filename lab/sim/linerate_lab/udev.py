@@ -32,6 +32,7 @@ only where /sys is writable: labctl starts the nodes with
 lab/sim/node-init.sh, and the service's ``ConditionPathIsReadWrite=/sys`` (as
 systemd-udevd.service has) keeps it off elsewhere.
 """
+
 import os
 import socket
 import struct
@@ -44,7 +45,7 @@ RUN = "/run/udev"
 NETLINK_KOBJECT_UEVENT = 15
 MONITOR_GROUP_UDEV = 2
 UDEV_MONITOR_MAGIC = 0xFEEDCAFE
-HEADER = struct.Struct("=8sIIIIIIII")   # monitor_netlink_header: prefix[8], magic (network order), 7 x unsigned
+HEADER = struct.Struct("=8sIIIIIIII")  # monitor_netlink_header: prefix[8], magic (network order), 7 x unsigned
 
 
 def present(net=NET):
@@ -61,7 +62,7 @@ def present(net=NET):
             with open(os.path.join(net, name, "ifindex"), encoding="ascii") as f:
                 out[name] = int(f.read().strip())
         except (OSError, ValueError):
-            continue   # gone while we looked: the next event settles it
+            continue  # gone while we looked: the next event settles it
     return out
 
 
@@ -81,16 +82,24 @@ def alias(netdev):
 
 def properties(action, netdev, ifindex, seqnum, usec, devpath=None):
     devpath = devpath or f"/devices/virtual/net/{netdev}"
-    return [f"ACTION={action}", f"DEVPATH={devpath}", "SUBSYSTEM=net", f"INTERFACE={netdev}",
-            f"IFINDEX={ifindex}", f"SEQNUM={seqnum}", f"USEC_INITIALIZED={usec}", alias(netdev),
-            "TAGS=:systemd:", "CURRENT_TAGS=:systemd:"]
+    return [
+        f"ACTION={action}",
+        f"DEVPATH={devpath}",
+        "SUBSYSTEM=net",
+        f"INTERFACE={netdev}",
+        f"IFINDEX={ifindex}",
+        f"SEQNUM={seqnum}",
+        f"USEC_INITIALIZED={usec}",
+        alias(netdev),
+        "TAGS=:systemd:",
+        "CURRENT_TAGS=:systemd:",
+    ]
 
 
 def message(props):
     """A udev monitor message (libudev's wire format): header, then the properties NUL-separated."""
     body = b"".join(p.encode() + b"\0" for p in props)
-    head = HEADER.pack(b"libudev\0", socket.htonl(UDEV_MONITOR_MAGIC), HEADER.size, HEADER.size, len(body),
-                       0, 0, 0xFFFFFFFF, 0xFFFFFFFF)
+    head = HEADER.pack(b"libudev\0", socket.htonl(UDEV_MONITOR_MAGIC), HEADER.size, HEADER.size, len(body), 0, 0, 0xFFFFFFFF, 0xFFFFFFFF)
     return head + body
 
 
@@ -116,7 +125,7 @@ class Udev:
 
     def devpath(self, netdev):
         real = os.path.realpath(os.path.join(self.net, netdev))
-        return real[len("/sys"):] if real.startswith("/sys/devices/") else None
+        return real[len("/sys") :] if real.startswith("/sys/devices/") else None
 
     def add(self, netdev, ifindex):
         usec = int(self.clock() * 1e6)

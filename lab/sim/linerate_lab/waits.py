@@ -13,6 +13,7 @@ overall deadline (``LINERATE_LAB_WAIT_S``, default 600 s) that a healthy but loa
 exists so that a simulator that is alive but wedged still ends the wait with an error.
 Every error names what was waited for, on which simulator, and why it ended.
 """
+
 import os
 import time
 
@@ -74,6 +75,7 @@ def wait_for(what, ready, gone=None, deadline=None, interval=0.1, clock=time.mon
             raise WaitError(f"{what}: {reason}")
         waited = clock() - start
         if waited >= limit:
-            raise WaitError(f"{what}: no answer after {waited:.0f} s although the process is alive "
-                            f"(wedged or starved; LINERATE_LAB_WAIT_S={limit:.0f} bounds this wait)")
+            raise WaitError(
+                f"{what}: no answer after {waited:.0f} s although the process is alive (wedged or starved; LINERATE_LAB_WAIT_S={limit:.0f} bounds this wait)"
+            )
         sleep(interval)

@@ -20,13 +20,13 @@ the modules' message, e.g. the SSH timeout or refused login) or when it left
 the switch plays before they read it (it failed earlier in the run).
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 
 def _text(v, limit=300):
     s = " ".join(str(v or "").split())
-    return s if len(s) <= limit else s[:limit - 3] + "..."
+    return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
 def _sorted(names):
@@ -50,16 +50,17 @@ def node_reason(node, record=None, probe=None):
         return "failed", f"{node}: not verified: failed at task '{task}': {msg}"
     if probe and not probe.get("skipped"):
         if probe.get("unreachable"):
-            return "unreachable", (f"{node}: not verified: unreachable ({_text(probe.get('msg')) or 'no message'}); "
-                                   "Ansible removed it from the play")
+            return "unreachable", (f"{node}: not verified: unreachable ({_text(probe.get('msg')) or 'no message'}); Ansible removed it from the play")
         # the ping of a node (ping: pong) or, from the controller, its sshd's banner (wait_for: state started)
         if probe.get("ping") != "pong" and probe.get("state") != "started":
-            return "unreachable", (f"{node}: not verified: it does not answer ({_text(probe.get('msg')) or 'no message'}); "
-                                   "Ansible removed it from the play")
-        return "left_play", (f"{node}: not verified: it left the play before the verification finished (unreachable "
-                             "or failed earlier in the run; it answers now): see the play recap")
-    return "unknown", (f"{node}: not verified: Ansible removed it from the play (unreachable, or failed before the "
-                       "verification) and left no result: see the play recap")
+            return "unreachable", (f"{node}: not verified: it does not answer ({_text(probe.get('msg')) or 'no message'}); Ansible removed it from the play")
+        return "left_play", (
+            f"{node}: not verified: it left the play before the verification finished (unreachable "
+            "or failed earlier in the run; it answers now): see the play recap"
+        )
+    return "unknown", (
+        f"{node}: not verified: Ansible removed it from the play (unreachable, or failed before the verification) and left no result: see the play recap"
+    )
 
 
 def node_findings(scope, verified, records=None, probes=None):
@@ -76,16 +77,18 @@ def node_findings(scope, verified, records=None, probes=None):
             continue
         reason, msg = node_reason(node, records.get(node), probes.get(node))
         rec = records.get(node) or {}
-        f = finding("NODE_NOT_VERIFIED", msg, node=node, check="nodes", reason=reason,
-                    **({"task": rec.get("task")} if rec.get("task") else {}))
+        f = finding("NODE_NOT_VERIFIED", msg, node=node, check="nodes", reason=reason, **({"task": rec.get("task")} if rec.get("task") else {}))
         findings.append(f)
         cases.append({"name": f"{node} verified", "ok": False, "code": f["code"], "message": msg, "findings": [f]})
     n = len(cases)
-    check = {"passed": not findings, "in_scope": n, "verified": n - len(findings),
-             "not_verified": [f["node"] for f in findings],
-             "detail": f"{n - len(findings)}/{n} nodes in scope verified"
-                       + (f"; not verified: {', '.join(f['node'] for f in findings)}" if findings else ""),
-             "cases": cases}
+    check = {
+        "passed": not findings,
+        "in_scope": n,
+        "verified": n - len(findings),
+        "not_verified": [f["node"] for f in findings],
+        "detail": f"{n - len(findings)}/{n} nodes in scope verified" + (f"; not verified: {', '.join(f['node'] for f in findings)}" if findings else ""),
+        "cases": cases,
+    }
     return findings, check
 
 
@@ -112,8 +115,12 @@ def counters_failures(snapshots):
 
 
 # the parts of a counters snapshot read apart (switch_counters): each can fail while the switch answers
-PARTIAL_READS = (("errors_msg", "interface error counters"), ("lossless_msg", "lossless state"),
-                 ("optics_msg", "optical modules"), ("ber_msg", "FEC / bit error rates"))
+PARTIAL_READS = (
+    ("errors_msg", "interface error counters"),
+    ("lossless_msg", "lossless state"),
+    ("optics_msg", "optical modules"),
+    ("ber_msg", "FEC / bit error rates"),
+)
 
 
 def partial_failures(snapshots):
@@ -150,8 +157,7 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
         if not why:
             # it answered; a part it could not read is named (the checks that needed it say it is unproven)
             part = [f"{what} ({phase}): {w}" for phase, what, w in partial_failures(counters.get(sw))]
-            cases.append({"name": f"{sw} reachable", "ok": True, "code": None,
-                          "message": ("partly read: " + "; ".join(part)) if part else None})
+            cases.append({"name": f"{sw} reachable", "ok": True, "code": None, "message": ("partly read: " + "; ".join(part)) if part else None})
             if part:
                 partly[sw] = part
             continue
@@ -160,9 +166,13 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
         findings.append(f)
         cases.append({"name": f"{sw} reachable", "ok": False, "code": f["code"], "message": msg, "findings": [f]})
     n = len(cases)
-    return findings, {"passed": not findings, "in_scope": n, "unreachable": [f["switch"] for f in findings],
-                      "partly_read": partly,
-                      "detail": f"{n - len(findings)}/{n} switches in scope read"
-                                + (f"; unreachable: {', '.join(f['switch'] for f in findings)}" if findings else "")
-                                + (f"; partly read: {', '.join(partly)}" if partly else ""),
-                      "cases": cases}
+    return findings, {
+        "passed": not findings,
+        "in_scope": n,
+        "unreachable": [f["switch"] for f in findings],
+        "partly_read": partly,
+        "detail": f"{n - len(findings)}/{n} switches in scope read"
+        + (f"; unreachable: {', '.join(f['switch'] for f in findings)}" if findings else "")
+        + (f"; partly read: {', '.join(partly)}" if partly else ""),
+        "cases": cases,
+    }

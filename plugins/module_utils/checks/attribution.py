@@ -29,6 +29,7 @@ the controller itself): ``min_nodes`` or more in one group are one ``CONTROLLER_
 
 Stdlib only; pure.
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
@@ -37,22 +38,45 @@ CHECK = "attribution"
 DEFAULTS = {"min_nodes": 2, "min_share_percent": 50}
 
 # Findings a shared element on the data path can cause (the leaf, its optics, its uplinks, the SM).
-PATH_CODES = frozenset((
-    "PORT_DOWN", "PORT_SPEED", "PORT_WIDTH", "LINK_FLAP", "LINK_ERRORS", "LINK_BER_HIGH",
-    "OPTIC_RX_POWER_LOW", "MLXLINK_RECOMMENDATION",
-    "RDMA_CONNECT_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_TEST_ERROR", "RDMA_BW_LOW", "RDMA_INCONCLUSIVE",
-    "RDMA_INTERMITTENT", "RDMA_SEND_BW_LOW", "RDMA_LATENCY_HIGH",
-    "INCAST_NO_PAUSE", "INCAST_DROPS", "INCAST_GOODPUT_LOW", "INCAST_FAILED", "INCAST_OUT_OF_SEQUENCE",
-    "INCAST_ECN_NO_CNP", "INCAST_NO_ECN", "PFC_STORM",
-    "NCCL_TRANSPORT_RETRY", "NCCL_FAILED", "NCCL_BUSBW_LOW",
-    "IB_LINK_DEGRADED", "IB_LINK_ERRORS", "IB_LINK_MISSING",
-))
+PATH_CODES = frozenset(
+    (
+        "PORT_DOWN",
+        "PORT_SPEED",
+        "PORT_WIDTH",
+        "LINK_FLAP",
+        "LINK_ERRORS",
+        "LINK_BER_HIGH",
+        "OPTIC_RX_POWER_LOW",
+        "MLXLINK_RECOMMENDATION",
+        "RDMA_CONNECT_FAILED",
+        "RDMA_TRANSPORT_RETRY",
+        "RDMA_TEST_ERROR",
+        "RDMA_BW_LOW",
+        "RDMA_INCONCLUSIVE",
+        "RDMA_INTERMITTENT",
+        "RDMA_SEND_BW_LOW",
+        "RDMA_LATENCY_HIGH",
+        "INCAST_NO_PAUSE",
+        "INCAST_DROPS",
+        "INCAST_GOODPUT_LOW",
+        "INCAST_FAILED",
+        "INCAST_OUT_OF_SEQUENCE",
+        "INCAST_ECN_NO_CNP",
+        "INCAST_NO_ECN",
+        "PFC_STORM",
+        "NCCL_TRANSPORT_RETRY",
+        "NCCL_FAILED",
+        "NCCL_BUSBW_LOW",
+        "IB_LINK_DEGRADED",
+        "IB_LINK_ERRORS",
+        "IB_LINK_MISSING",
+    )
+)
 # Where a port's cabling was found wrong by the run itself: its switch is not known.
 CABLING_CODES = frozenset(("CABLE_SWAPPED", "CABLE_MISWIRED"))
 # NODE_NOT_VERIFIED reasons that say the controller could not reach the node (not that a task failed on it).
 UNREACHABLE_REASONS = frozenset(("unreachable", "left_play", "unknown"))
-ELEMENT_CODES = {"leaf": "LEAF_SUSPECT", "rail": "RAIL_SUSPECT", "spine": "SPINE_SUSPECT",
-                 "subnet_manager": "SM_SUSPECT", "controller": "CONTROLLER_PATH"}
+ELEMENT_CODES = {"leaf": "LEAF_SUSPECT", "rail": "RAIL_SUSPECT", "spine": "SPINE_SUSPECT", "subnet_manager": "SM_SUSPECT", "controller": "CONTROLLER_PATH"}
 _PROXY_JUMP = re.compile(r"(?:^|\s)(?:-J\s*|-o\s*ProxyJump[=\s]+|ProxyJump[=\s]+)['\"]?([^\s'\",]+)", re.I)
 _PROXY_COMMAND = re.compile(r"ProxyCommand[=\s]+(['\"]?)(.+?)\1(?:\s+-o|\s*$)", re.I)
 
@@ -108,8 +132,7 @@ def topology(cabling, uplinks=None, miscabled=()):
         for u in ups or []:
             if u.get("peer") and leaf in leaves:
                 spines.setdefault(u["peer"], set()).update(leaves[leaf])
-    leaves_under = {s: {leaf for leaf, ups in (uplinks or {}).items() for u in ups or [] if u.get("peer") == s}
-                    for s in spines}
+    leaves_under = {s: {leaf for leaf, ups in (uplinks or {}).items() for u in ups or [] if u.get("peer") == s} for s in spines}
     spines = {s: ps for s, ps in spines.items() if len(leaves_under[s]) > 1}
     return {"leaf": leaves, "rail": rails, "spine": spines}
 
@@ -140,8 +163,11 @@ def attribute(findings, cabling, uplinks=None, hostvars=None, policy=None, trans
         for _kind, _name, bad, _nodes, _n in elements:
             taken.update(bad)
     if transport == "infiniband":
-        sm = [f for f in findings if f.get("severity") == "error" and f.get("layer") == "subnet_manager"
-              and not f.get("node") and f.get("code") not in ELEMENT_CODES.values()]
+        sm = [
+            f
+            for f in findings
+            if f.get("severity") == "error" and f.get("layer") == "subnet_manager" and not f.get("node") and f.get("code") not in ELEMENT_CODES.values()
+        ]
         rest = sorted(k for k in failing if k not in taken)
         nodes = sorted({n for n, _d in rest})
         if sm and len(nodes) >= min_nodes:
@@ -153,21 +179,34 @@ def attribute(findings, cabling, uplinks=None, hostvars=None, policy=None, trans
         for f in explained:
             f["explained_by"] = name
         codes = sorted({f["code"] for f in explained})
-        what = {"leaf": f"leaf {name}", "rail": f"rail {name}", "spine": f"spine {name}",
-                "subnet_manager": "the subnet manager"}[kind]
-        out.append(finding(ELEMENT_CODES[kind],
-                           f"{what} explains the failures of {len(nodes)} node(s) ({len(bad)} of its {total} port(s) "
-                           f"fail: {', '.join(codes)}): {', '.join(nodes)}; none of them is drained for it - check "
-                           f"{what} first", switch=name if kind in ("leaf", "spine") else None,
-                           device=name if kind == "rail" else None, check=CHECK, element=name, kind=kind,
-                           explains=nodes, ports=[f"{n} {d}" for n, d in bad], codes=codes))
+        what = {"leaf": f"leaf {name}", "rail": f"rail {name}", "spine": f"spine {name}", "subnet_manager": "the subnet manager"}[kind]
+        out.append(
+            finding(
+                ELEMENT_CODES[kind],
+                f"{what} explains the failures of {len(nodes)} node(s) ({len(bad)} of its {total} port(s) "
+                f"fail: {', '.join(codes)}): {', '.join(nodes)}; none of them is drained for it - check "
+                f"{what} first",
+                switch=name if kind in ("leaf", "spine") else None,
+                device=name if kind == "rail" else None,
+                check=CHECK,
+                element=name,
+                kind=kind,
+                explains=nodes,
+                ports=[f"{n} {d}" for n, d in bad],
+                codes=codes,
+            )
+        )
     out += _controller(findings, hostvars or {}, min_nodes)
     findings.extend(out)
-    check = {"passed": not out, "rule": {"min_nodes": min_nodes, "min_share_percent": cfg["min_share_percent"]},
-             "elements": [{"code": f["code"], "kind": f["kind"], "element": f["element"], "nodes": f["explains"],
-                           "ports": f.get("ports", []), "codes": f.get("codes", [])} for f in out],
-             "detail": ("no shared element suspected" if not out else
-                        "; ".join(f"{f['code']} {f['element']}: {len(f['explains'])} node(s)" for f in out))}
+    check = {
+        "passed": not out,
+        "rule": {"min_nodes": min_nodes, "min_share_percent": cfg["min_share_percent"]},
+        "elements": [
+            {"code": f["code"], "kind": f["kind"], "element": f["element"], "nodes": f["explains"], "ports": f.get("ports", []), "codes": f.get("codes", [])}
+            for f in out
+        ],
+        "detail": ("no shared element suspected" if not out else "; ".join(f"{f['code']} {f['element']}: {len(f['explains'])} node(s)" for f in out)),
+    }
     return out, {CHECK: check}
 
 
@@ -186,11 +225,19 @@ def _controller(findings, hostvars, min_nodes):
         name = f"jump host {jump}" if jump else "controller"
         for f in group:
             f["explained_by"] = name
-        out.append(finding("CONTROLLER_PATH",
-                           f"{len(nodes)} node(s) are unreachable from the controller at once "
-                           f"({'all through ' + name if jump else 'directly'}): {', '.join(nodes)}; the run's view "
-                           "of them is the controller's path, not their fabric: none is drained for it",
-                           check=CHECK, element=name, kind="controller", explains=nodes, jump_host=jump))
+        out.append(
+            finding(
+                "CONTROLLER_PATH",
+                f"{len(nodes)} node(s) are unreachable from the controller at once "
+                f"({'all through ' + name if jump else 'directly'}): {', '.join(nodes)}; the run's view "
+                "of them is the controller's path, not their fabric: none is drained for it",
+                check=CHECK,
+                element=name,
+                kind="controller",
+                explains=nodes,
+                jump_host=jump,
+            )
+        )
     return out
 
 
@@ -203,18 +250,23 @@ def markdown(report):
         return []
     lines = ["## Remediation", ""]
     for e in elements:
-        lines.append(f"- **{e['code']} {e['element']}** explains {len(e['nodes'])} node(s): "
-                     f"{', '.join(e['nodes'])}" + (f" ({', '.join(e['codes'])})" if e.get("codes") else ""))
+        lines.append(
+            f"- **{e['code']} {e['element']}** explains {len(e['nodes'])} node(s): "
+            f"{', '.join(e['nodes'])}" + (f" ({', '.join(e['codes'])})" if e.get("codes") else "")
+        )
     if rem:
         br = rem.get("breaker") or {}
         allowed = rem.get("allowed") or {}
-        lines.append(f"- Drain breaker: **{'TRIPPED' if br.get('tripped') else 'closed'}**"
-                     + (f" since {br.get('since')}: {br.get('reason')}; reset: `{br.get('reset')}`"
-                        if br.get("tripped") else ""))
-        lines.append(f"- Draining {'on' if rem.get('enabled') else 'off'}; budget: {allowed.get('run')} node(s) a run, "
-                     f"{allowed.get('window')} in {(rem.get('budget') or {}).get('window_hours')} h "
-                     f"({rem.get('window_drains', 0)} so far) of {rem.get('fleet')}; not verified: "
-                     f"{', '.join(rem.get('unseen') or []) or '-'}")
+        lines.append(
+            f"- Drain breaker: **{'TRIPPED' if br.get('tripped') else 'closed'}**"
+            + (f" since {br.get('since')}: {br.get('reason')}; reset: `{br.get('reset')}`" if br.get("tripped") else "")
+        )
+        lines.append(
+            f"- Draining {'on' if rem.get('enabled') else 'off'}; budget: {allowed.get('run')} node(s) a run, "
+            f"{allowed.get('window')} in {(rem.get('budget') or {}).get('window_hours')} h "
+            f"({rem.get('window_drains', 0)} so far) of {rem.get('fleet')}; not verified: "
+            f"{', '.join(rem.get('unseen') or []) or '-'}"
+        )
         lines.append(f"- Drain: {', '.join(rem.get('drain') or []) or '-'}")
         for node, why in sorted((rem.get("held") or {}).items()):
             lines.append(f"- Held: {node}: {why}")

@@ -10,6 +10,7 @@ switch, the device, the layer, the key, the current and the intended value.
 
 Stdlib only: used by the audit filter and by tests.
 """
+
 import json
 
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -33,7 +34,7 @@ SHOW_MAX = 60
 
 def _show(value):
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return text if len(text) <= SHOW_MAX else text[:SHOW_MAX - 3] + "..."
+    return text if len(text) <= SHOW_MAX else text[: SHOW_MAX - 3] + "..."
 
 
 def _results(registered):
@@ -78,8 +79,9 @@ def _flatten(state, prefix=""):
 
 def _drift(layer, message, node=None, device=None, key=None, current=None, intended=None, **extra):
     code, report_layer = LAYER_CODES[layer]
-    return faults.finding(code, message, node=node, device=device, layer=report_layer, check="drift",
-                          audit_layer=layer, key=key, current=current, intended=intended, **extra)
+    return faults.finding(
+        code, message, node=node, device=device, layer=report_layer, check="drift", audit_layer=layer, key=key, current=current, intended=intended, **extra
+    )
 
 
 def firmware_drift(node, registered, pci_to_device=None):
@@ -99,17 +101,31 @@ def firmware_drift(node, registered, pci_to_device=None):
             want = (after.get(key) or {}).get("next_boot")
             if r.get("changed") and was != want:
                 drifted.add(key)
-                out.append(_drift("firmware", f"{node} {dev} ({pci}): firmware {key} is {was} (next boot), "
-                                  f"the intent makes it {want}", node, dev, key, was, want, pci=pci))
+                out.append(
+                    _drift(
+                        "firmware", f"{node} {dev} ({pci}): firmware {key} is {was} (next boot), the intent makes it {want}", node, dev, key, was, want, pci=pci
+                    )
+                )
         for key in r.get("pending_params") or []:
             if key in drifted:
                 continue
             cell = before.get(key) or {}
-            out.append(faults.finding(
-                "FIRMWARE_PENDING", f"{node} {dev} ({pci}): firmware {key} is {cell.get('current')} running, "
-                f"{cell.get('next_boot')} set for the next boot; needs a {r.get('reset_kind')} "
-                f"({r.get('reset_reason')})", node=node, device=dev, check="drift", audit_layer="firmware",
-                key=key, current=cell.get("current"), intended=cell.get("next_boot"), pci=pci))
+            out.append(
+                faults.finding(
+                    "FIRMWARE_PENDING",
+                    f"{node} {dev} ({pci}): firmware {key} is {cell.get('current')} running, "
+                    f"{cell.get('next_boot')} set for the next boot; needs a {r.get('reset_kind')} "
+                    f"({r.get('reset_reason')})",
+                    node=node,
+                    device=dev,
+                    check="drift",
+                    audit_layer="firmware",
+                    key=key,
+                    current=cell.get("current"),
+                    intended=cell.get("next_boot"),
+                    pci=pci,
+                )
+            )
     return out
 
 
@@ -127,9 +143,17 @@ def state_drift(layer, node, registered):
             flat_b, flat_a = _flatten(before), _flatten(after)
             keys = [k for k in sorted(set(flat_b) | set(flat_a)) if flat_b.get(k) != flat_a.get(k)]
             for key in keys:
-                out.append(_drift(layer, f"{node} {dev or ''}: {key} is {_show(flat_b.get(key))}, "
-                                  f"the intent makes it {_show(flat_a.get(key))}".replace("  ", " "),
-                                  node, dev, key, flat_b.get(key), flat_a.get(key)))
+                out.append(
+                    _drift(
+                        layer,
+                        f"{node} {dev or ''}: {key} is {_show(flat_b.get(key))}, the intent makes it {_show(flat_a.get(key))}".replace("  ", " "),
+                        node,
+                        dev,
+                        key,
+                        flat_b.get(key),
+                        flat_a.get(key),
+                    )
+                )
             if keys:
                 continue
         out.append(_changed(layer, node, r, dev))
@@ -145,7 +169,7 @@ def _conf_lines(text):
             continue
         for prefix in ("export ",):
             if line.startswith(prefix):
-                line = line[len(prefix):]
+                line = line[len(prefix) :]
         name, sep, value = line.partition("=")
         out[name.strip()] = value.strip() if sep else None
     return out
@@ -173,8 +197,7 @@ def file_drift(layer, node, registered):
                     found = True
                     cur = "absent" if key not in was else was[key]
                     new = "absent" if key not in want else want[key]
-                    out.append(_drift(layer, f"{node} {path}: {key} is {_show(cur)}, the intent makes it "
-                                      f"{_show(new)}", node, None, key, cur, new, path=path))
+                    out.append(_drift(layer, f"{node} {path}: {key} is {_show(cur)}, the intent makes it {_show(new)}", node, None, key, cur, new, path=path))
         files = r.get("files") if isinstance(r.get("files"), list) else None
         if files is not None:
             # host_files: each file that would change without a NAME=value difference
@@ -190,13 +213,10 @@ def file_drift(layer, node, registered):
 
 def _changed(layer, node, r, dev, what=None):
     """A result that would change without a readable before/after."""
-    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or \
-        ", ".join(r.get("changed_paths") or []) or r.get("msg") or "state"
+    label = what or (r.get("item") if isinstance(r.get("item"), str) else None) or ", ".join(r.get("changed_paths") or []) or r.get("msg") or "state"
     cmds = r.get("commands") or []
-    detail = f"; would run: {'; '.join(' '.join(map(str, c)) if isinstance(c, list) else str(c) for c in cmds[:3])}" \
-        if cmds else ""
-    return _drift(layer, f"{node} {dev or ''}: {label} differs from the intent{detail}".replace("  ", " "),
-                  node, dev, str(label), None, None)
+    detail = f"; would run: {'; '.join(' '.join(map(str, c)) if isinstance(c, list) else str(c) for c in cmds[:3])}" if cmds else ""
+    return _drift(layer, f"{node} {dev or ''}: {label} differs from the intent{detail}".replace("  ", " "), node, dev, str(label), None, None)
 
 
 def switch_drift(switch, registered):
@@ -207,10 +227,20 @@ def switch_drift(switch, registered):
             continue
         commands = [str(c) for c in r.get("commands") or []]
         shown = "; ".join(commands[:5]) + (f"; ... ({len(commands)} commands)" if len(commands) > 5 else "")
-        out.append(faults.finding("DRIFT_SWITCH", f"{switch}: the running config differs from the intent; "
-                                  f"would push: {shown or 'a replacement'}", switch=switch, layer="switch",
-                                  check="drift", audit_layer="switch", key="running-config",
-                                  current=r.get("before"), intended=r.get("after"), commands=commands))
+        out.append(
+            faults.finding(
+                "DRIFT_SWITCH",
+                f"{switch}: the running config differs from the intent; would push: {shown or 'a replacement'}",
+                switch=switch,
+                layer="switch",
+                check="drift",
+                audit_layer="switch",
+                key="running-config",
+                current=r.get("before"),
+                intended=r.get("after"),
+                commands=commands,
+            )
+        )
     return out
 
 
@@ -251,9 +281,14 @@ def layer_errors(node, errors):
             continue
         layer = str(e.get("layer") or e.get("role") or "?")
         task = f" at '{e['task']}'" if e.get("task") else ""
-        out.append(faults.finding("AUDIT_LAYER_FAILED",
-                                  f"{node}: the {layer} layer could not be audited (role {e.get('role') or layer}{task}: "
-                                  f"{e.get('msg') or 'failed'}); its drift is unproven", node=node, check="drift"))
+        out.append(
+            faults.finding(
+                "AUDIT_LAYER_FAILED",
+                f"{node}: the {layer} layer could not be audited (role {e.get('role') or layer}{task}: {e.get('msg') or 'failed'}); its drift is unproven",
+                node=node,
+                check="drift",
+            )
+        )
     return out
 
 
@@ -280,9 +315,19 @@ def drift_check(findings, nodes, switches=()):
     cases = []
     for who in list(nodes) + list(switches):
         mine = [f for f in findings if (f.get("node") or f.get("switch")) == who and f["severity"] == "error"]
-        cases.append({"name": f"{who} drift", "ok": not mine, "code": mine[0]["code"] if mine else None,
-                      "message": "; ".join(f["message"] for f in mine) or None, "findings": mine})
+        cases.append(
+            {
+                "name": f"{who} drift",
+                "ok": not mine,
+                "code": mine[0]["code"] if mine else None,
+                "message": "; ".join(f["message"] for f in mine) or None,
+                "findings": mine,
+            }
+        )
     bad = sum(not c["ok"] for c in cases)
-    return {"passed": bad == 0, "cases": cases,
-            "detail": f"{len(cases) - bad}/{len(cases)} nodes and switches as the intent makes them"
-                      + (f"; {sum(1 for f in findings if f['severity'] == 'error')} drifted key(s)" if bad else "")}
+    return {
+        "passed": bad == 0,
+        "cases": cases,
+        "detail": f"{len(cases) - bad}/{len(cases)} nodes and switches as the intent makes them"
+        + (f"; {sum(1 for f in findings if f['severity'] == 'error')} drifted key(s)" if bad else ""),
+    }

@@ -8,14 +8,17 @@ named (``hints``: ports, ib_write_bw) where there is one. Thresholds: ib_send_bw
 same ``ib_write_bw_min_gbps`` as ib_write_bw (``ib_write_bw_fraction`` x line rate),
 ib_write_lat ``fabric.verify.latency_us_max`` (``derived.latency_max_usec``).
 """
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
+
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma, thresholds
 
 # tool -> (what is measured, the code of a threshold miss)
-BENCHES = {"ib_send_bw": ("gbps", "RDMA_SEND_BW_LOW"), "ib_write_lat": ("latency_usec", "RDMA_LATENCY_HIGH"),
-           "ib_send_lat": ("latency_usec", "RDMA_LATENCY_HIGH")}
+BENCHES = {
+    "ib_send_bw": ("gbps", "RDMA_SEND_BW_LOW"),
+    "ib_write_lat": ("latency_usec", "RDMA_LATENCY_HIGH"),
+    "ib_send_lat": ("latency_usec", "RDMA_LATENCY_HIGH"),
+}
 
 
 def latency_threshold_usec(fabric):
@@ -33,10 +36,19 @@ def bench_tests(logs):
     """Tests from the per-node schedule records of one tool ({node: [{round, role, peer, results}]}):
     [{round, client: [node, device], server: [node, device], gbps, latency_usec, latency, client_error,
     server_error}], the client's measurement (both ends of a latency test print the same ping-pong)."""
-    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
-             "gbps": r.get("gbps"), "latency_usec": r.get("latency_usec"), "latency": r.get("latency"),
-             "client_error": r.get("error"), "server_error": s.get("error")}
-            for rnd, node, peer, r, s in rdma.paired_results(logs, round_of=int)]
+    return [
+        {
+            "round": rnd,
+            "client": [node, r["device"]],
+            "server": [peer, r.get("peer_device") or r["device"]],
+            "gbps": r.get("gbps"),
+            "latency_usec": r.get("latency_usec"),
+            "latency": r.get("latency"),
+            "client_error": r.get("error"),
+            "server_error": s.get("error"),
+        }
+        for rnd, node, peer, r, s in rdma.paired_results(logs, round_of=int)
+    ]
 
 
 def evaluate(tool, tests, limit):
@@ -47,7 +59,7 @@ def evaluate(tool, tests, limit):
         value = t.get(key)
         if t.get("client_error") or t.get("server_error") or value is None:
             code, blame = rdma._test_error_code(t)
-            if code == "RDMA_BW_LOW":          # no error text and no figure: the test printed nothing readable
+            if code == "RDMA_BW_LOW":  # no error text and no figure: the test printed nothing readable
                 code = "RDMA_TEST_ERROR"
         elif (value < limit) if key == "gbps" else (value > limit):
             code, blame = low, None
@@ -87,21 +99,27 @@ def findings(tool, evaluated, fabric, cabling, limit, known=()):
             continue
         where = checks_cabling._where(cabling, *end)
         role = "client" if end == ends[0] else "server"
-        head = (f"{end[0]} {end[1]} (switch {where['switch']} port {where['switch_port']}) with {peer[0]} {peer[1]}, "
-                f"round {t['round']}, {tool} {role}")
+        head = f"{end[0]} {end[1]} (switch {where['switch']} port {where['switch_port']}) with {peer[0]} {peer[1]}, round {t['round']}, {tool} {role}"
         if t["code"] == low:
             cmp = "<" if key == "gbps" else ">"
             msg = f"{head}: {_figure(tool, t)} {cmp} {limit:g} {unit}"
             if key == "latency_usec":
                 msg += " (retransmissions or queueing on the path: a degraded link, a congested port)"
         else:
-            err = (t.get("client_error") if role == "client" else t.get("server_error")) or t.get("client_error") \
-                or t.get("server_error") or "no result"
+            err = (t.get("client_error") if role == "client" else t.get("server_error")) or t.get("client_error") or t.get("server_error") or "no result"
             msg = f"{head}: {err.strip().splitlines()[0]}"
         evidence = {k: t.get(k) for k in ("gbps", "latency_usec", "latency", "client_error", "server_error") if t.get(k)}
-        out.append(faults.finding(t["code"], msg, check=tool, peer={"node": peer[0], "device": peer[1]},
-                                  round=t["round"], evidence=dict(evidence, client=t["client"], server=t["server"]),
-                                  **where))
+        out.append(
+            faults.finding(
+                t["code"],
+                msg,
+                check=tool,
+                peer={"node": peer[0], "device": peer[1]},
+                round=t["round"],
+                evidence=dict(evidence, client=t["client"], server=t["server"]),
+                **where,
+            )
+        )
     return out
 
 
@@ -111,17 +129,26 @@ def check(tool, evaluated, limit, found):
     unit = "gbps" if key == "gbps" else "usec"
     cases = []
     for t in evaluated:
-        mine = [f for f in found if f.get("round") == t["round"]
-                and {(f["node"], f["device"]), (f["peer"]["node"], f["peer"]["device"])}
-                == {tuple(t["client"]), tuple(t["server"])}]
-        cases.append({"name": f"{t['client'][0]}:{t['client'][1]} -> {t['server'][0]}:{t['server'][1]} "
-                              f"(round {t['round']})",
-                      "ok": t["ok"], "code": t["code"], key: t.get(key),
-                      "message": "; ".join(f["message"] for f in mine) or (None if t["ok"] else
-                                                                           t.get("client_error") or t.get("server_error")),
-                      **({"latency": t.get("latency")} if key == "latency_usec" else {})})
+        mine = [
+            f
+            for f in found
+            if f.get("round") == t["round"] and {(f["node"], f["device"]), (f["peer"]["node"], f["peer"]["device"])} == {tuple(t["client"]), tuple(t["server"])}
+        ]
+        cases.append(
+            {
+                "name": f"{t['client'][0]}:{t['client'][1]} -> {t['server'][0]}:{t['server'][1]} (round {t['round']})",
+                "ok": t["ok"],
+                "code": t["code"],
+                key: t.get(key),
+                "message": "; ".join(f["message"] for f in mine) or (None if t["ok"] else t.get("client_error") or t.get("server_error")),
+                **({"latency": t.get("latency")} if key == "latency_usec" else {}),
+            }
+        )
     ok = sum(c["ok"] for c in cases)
     cmp = ">=" if key == "gbps" else "<="
-    return {"passed": not [f for f in found if f["severity"] == "error"] and ok == len(cases),
-            f"threshold_{unit}": limit, "cases": cases,
-            "detail": f"{ok}/{len(cases)} links {cmp} {limit:g} {'Gb/s' if key == 'gbps' else 'us'}"}
+    return {
+        "passed": not [f for f in found if f["severity"] == "error"] and ok == len(cases),
+        f"threshold_{unit}": limit,
+        "cases": cases,
+        "detail": f"{ok}/{len(cases)} links {cmp} {limit:g} {'Gb/s' if key == 'gbps' else 'us'}",
+    }

@@ -29,11 +29,12 @@ Findings (codes in findings.FAULT_CODES), each naming both ends - node, device
                     host, a host port the switch sees no LLDP from) and what
                     that leaves unproven
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import normalize_mac, parse_lldpctl_json
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import normalize_mac, parse_lldpctl_json
 
 CHECK = "cabling"
 # Management and internal ports: their neighbours are not the fabric's concern.
@@ -85,8 +86,7 @@ def switch_ports(sw, ends, names):
     out = []
     for key in sorted((k for k in ends if k[0] == sw), key=lambda k: names[k]):
         port, end = names[key], ends[key]
-        where = ({"node": end[1], "device": end[2]} if end[0] == "host" else
-                 {"peer_switch": end[1], "peer_port": end[2]})
+        where = {"node": end[1], "device": end[2]} if end[0] == "host" else {"peer_switch": end[1], "peer_port": end[2]}
         where.update(switch=sw, switch_port=port)
         out.append((port, end, where))
     return out
@@ -165,7 +165,7 @@ def check_cabling(hosts, uplinks, switch_reads, host_reads=None, host_lldp=True)
     ident = _Identify(hosts, switches, host_reads)
     exp, names = expected_ends(hosts, uplinks)
     findings, readable, observed = _switch_observed(switches, switch_reads, exp, ident)
-    reported = set()   # expected (switch, port_key) already explained
+    reported = set()  # expected (switch, port_key) already explained
     endpoints_reported = set()
     findings += _swaps(exp, observed, readable, names, reported, endpoints_reported)
     cases = []
@@ -187,9 +187,16 @@ def _switch_observed(switches, switch_reads, exp, ident):
         if not read or read.get("unreadable") or read.get("failed") or read.get("skipped"):
             why = (read or {}).get("msg") or "not read"
             ends = [e for (s, _p), e in exp.items() if s == sw]
-            findings.append(_f("CABLE_UNVERIFIED", f"{sw}: LLDP neighbours could not be read ({why}): the cabling of "
-                               f"its {len(ends)} intended link(s) is unproven from the switch side",
-                               None, sw, None, unproven=[_label(e) for e in ends]))
+            findings.append(
+                _f(
+                    "CABLE_UNVERIFIED",
+                    f"{sw}: LLDP neighbours could not be read ({why}): the cabling of its {len(ends)} intended link(s) is unproven from the switch side",
+                    None,
+                    sw,
+                    None,
+                    unproven=[_label(e) for e in ends],
+                )
+            )
             continue
         readable[sw] = True
         for port, nbs in (read.get("neighbors") or {}).items():
@@ -212,13 +219,20 @@ def _swaps(exp, observed, readable, names, reported, endpoints_reported):
             if sw2 != sw or pk2 == pk or (sw2, pk2) in reported:
                 continue
             obs2 = [pair[0] for pair in observed.get((sw2, pk2), [])]
-            if any(_same(e2, o) for o in obs) and any(_same(e, o) for o in obs2) \
-                    and not any(_same(e2, o) for o in obs2):
+            if any(_same(e2, o) for o in obs) and any(_same(e, o) for o in obs2) and not any(_same(e2, o) for o in obs2):
                 p1, p2 = _port_name(observed, sw, pk, names), _port_name(observed, sw2, pk2, names)
-                findings.append(_f("CABLE_SWAPPED",
-                                   f"{sw} {p1} and {p2}: cables swapped: {p1} should have {_label(e)} and sees "
-                                   f"{_label(e2)}; {p2} should have {_label(e2)} and sees {_label(e)}",
-                                   e, sw, p1, **_peer(e2), other_switch_port=p2))
+                findings.append(
+                    _f(
+                        "CABLE_SWAPPED",
+                        f"{sw} {p1} and {p2}: cables swapped: {p1} should have {_label(e)} and sees "
+                        f"{_label(e2)}; {p2} should have {_label(e2)} and sees {_label(e)}",
+                        e,
+                        sw,
+                        p1,
+                        **_peer(e2),
+                        other_switch_port=p2,
+                    )
+                )
                 reported |= {(sw, pk), (sw2, pk2)}
                 endpoints_reported |= {e[:3], e2[:3]}
                 break
@@ -235,26 +249,49 @@ def _port_case(sw, pk, e, observed, readable, names, reported, endpoints_reporte
     mine = []
     obs = observed.get((sw, pk), [])
     if (sw, pk) in reported:
-        mine = [f for f in findings if f["code"] == "CABLE_SWAPPED" and f["switch"] == sw
-                and port_key(port) in (port_key(f["switch_port"]), port_key(f.get("other_switch_port")))]
+        mine = [
+            f
+            for f in findings
+            if f["code"] == "CABLE_SWAPPED" and f["switch"] == sw and port_key(port) in (port_key(f["switch_port"]), port_key(f.get("other_switch_port")))
+        ]
     elif any(_same(e, pair[0]) for pair in obs):
         pass
     elif not obs:
         if e[0] == "switch":
-            mine = [_f("CABLE_MISSING", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be "
-                       "(switches run LLDP: no cable, or the link is down)", e, sw, port, **_peer(e))]
+            mine = [
+                _f(
+                    "CABLE_MISSING",
+                    f"{sw} {port}: no LLDP neighbour where {_label(e)} should be (switches run LLDP: no cable, or the link is down)",
+                    e,
+                    sw,
+                    port,
+                    **_peer(e),
+                )
+            ]
         else:
-            mine = [_f("CABLE_UNVERIFIED", f"{sw} {port}: no LLDP neighbour where {_label(e)} should be: "
-                       f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
-                       "unproven", e, sw, port)]
+            mine = [
+                _f(
+                    "CABLE_UNVERIFIED",
+                    f"{sw} {port}: no LLDP neighbour where {_label(e)} should be: "
+                    f"lldpd not running on {e[1]}, LLDP off on the port, or no cable; this port's cabling is "
+                    "unproven",
+                    e,
+                    sw,
+                    port,
+                )
+            ]
     else:
         o = obs[0][0]
-        mine = [_f("CABLE_MISWIRED", f"{sw} {port}: should have {_label(e)}, LLDP shows {_label(o)}",
-                   e, sw, port, **_peer(o))]
+        mine = [_f("CABLE_MISWIRED", f"{sw} {port}: should have {_label(e)}, LLDP shows {_label(o)}", e, sw, port, **_peer(o))]
         endpoints_reported.add(e[:3])
     errors = [m for m in mine if m["severity"] == "error"]
-    return {"name": name, "ok": not errors, "code": mine[0]["code"] if mine else None,
-            "message": "; ".join(m["message"] for m in mine) or None, "findings": mine}, mine
+    return {
+        "name": name,
+        "ok": not errors,
+        "code": mine[0]["code"] if mine else None,
+        "message": "; ".join(m["message"] for m in mine) or None,
+        "findings": mine,
+    }, mine
 
 
 def _uncabled_ports(exp, observed, names, endpoints_reported):
@@ -272,13 +309,20 @@ def _uncabled_ports(exp, observed, names, endpoints_reported):
                 for key, e in exp.items():
                     if _same(e, o):
                         where = key
-                findings.append(_f("CABLE_MISWIRED", f"{sw} {port}: LLDP shows {_label(o)}, which the inventory "
-                                   f"cables to {where[0] + ' ' + _port_name(observed, *where, names) if where else 'no port'}",
-                                   o if o[0] == "host" else None, sw, port, **_peer(o)))
+                findings.append(
+                    _f(
+                        "CABLE_MISWIRED",
+                        f"{sw} {port}: LLDP shows {_label(o)}, which the inventory "
+                        f"cables to {where[0] + ' ' + _port_name(observed, *where, names) if where else 'no port'}",
+                        o if o[0] == "host" else None,
+                        sw,
+                        port,
+                        **_peer(o),
+                    )
+                )
                 endpoints_reported.add(o[:3])
             else:
-                findings.append(_f("CABLE_UNEXPECTED", f"{sw} {port}: {_label(o)}, on a port the inventory does not cable",
-                                   None, sw, port, **_peer(o)))
+                findings.append(_f("CABLE_UNEXPECTED", f"{sw} {port}: {_label(o)}, on a port the inventory does not cable", None, sw, port, **_peer(o)))
     return findings
 
 
@@ -296,19 +340,26 @@ def _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp):
         return out
     for node, ports in sorted((hosts or {}).items()):
         read = host_reads.get(node)
-        if read is not None and read.get("host_lldp") is False:   # the inventory reads the switch side only here
+        if read is not None and read.get("host_lldp") is False:  # the inventory reads the switch side only here
             continue
         if not read or not read.get("lldpctl"):
             why = (read or {}).get("error") or "not read"
-            out.append(finding("CABLE_UNVERIFIED", f"{node}: lldpctl could not be read ({why}): the host side of its "
-                               f"{len(ports or [])} RDMA port(s)' cabling is unproven (the switch side still counts)",
-                               node=node, check=CHECK))
+            out.append(
+                finding(
+                    "CABLE_UNVERIFIED",
+                    f"{node}: lldpctl could not be read ({why}): the host side of its "
+                    f"{len(ports or [])} RDMA port(s)' cabling is unproven (the switch side still counts)",
+                    node=node,
+                    check=CHECK,
+                )
+            )
             continue
         try:
             table = parse_lldpctl_json(read["lldpctl"])
         except ParseError as e:
-            out.append(finding("CABLE_UNVERIFIED", f"{node}: lldpctl output unreadable ({e}): the host side of its "
-                               "cabling is unproven", node=node, check=CHECK))
+            out.append(
+                finding("CABLE_UNVERIFIED", f"{node}: lldpctl output unreadable ({e}): the host side of its cabling is unproven", node=node, check=CHECK)
+            )
             continue
         for p in ports or []:
             nbs = table["neighbors"].get(p.get("netdev")) or []
@@ -323,10 +374,18 @@ def _host_side(hosts, host_reads, ident, endpoints_reported, host_lldp):
                     break
                 seen.append(f"{nb.get('system_name') or '(no system name)'} {nb.get('port_id') or '?'}")
             else:
-                out.append(finding("CABLE_MISWIRED", f"{node} {p['device']} ({p.get('netdev')}): lldpd sees "
-                                   f"{', '.join(seen)}, the inventory cables it to {want_sw} {want_port}",
-                                   node=node, device=p["device"], switch=want_sw, switch_port=want_port, check=CHECK,
-                                   seen=seen))
+                out.append(
+                    finding(
+                        "CABLE_MISWIRED",
+                        f"{node} {p['device']} ({p.get('netdev')}): lldpd sees {', '.join(seen)}, the inventory cables it to {want_sw} {want_port}",
+                        node=node,
+                        device=p["device"],
+                        switch=want_sw,
+                        switch_port=want_port,
+                        check=CHECK,
+                        seen=seen,
+                    )
+                )
     return out
 
 
@@ -335,12 +394,13 @@ def summary(findings, cases, observed=None):
     switches LLDP saw each node's ports on, which the next host rollout spreads its waves over."""
     errors = [f for f in findings if f["severity"] == "error"]
     ok = sum(1 for c in cases if c.get("ok"))
-    out = {"passed": not errors, "cases": cases,
-           "detail": f"{ok}/{len(cases)} intended links seen by LLDP as cabled; {len(errors)} error(s), "
-                     f"{len(findings) - len(errors)} warning(s)"}
+    out = {
+        "passed": not errors,
+        "cases": cases,
+        "detail": f"{ok}/{len(cases)} intended links seen by LLDP as cabled; {len(errors)} error(s), {len(findings) - len(errors)} warning(s)",
+    }
     if observed is not None:
-        out["observed_leaves"] = {node: sorted({p["switch"] for p in ports})
-                                  for node, ports in sorted((observed.get("hosts") or {}).items())}
+        out["observed_leaves"] = {node: sorted({p["switch"] for p in ports}) for node, ports in sorted((observed.get("hosts") or {}).items())}
     return out
 
 
@@ -386,8 +446,7 @@ def observed_map(hosts, uplinks, switch_reads, host_reads=None):
             for nb in nbs or []:
                 end = ident(nb)
                 if end[0] == "host":
-                    out["hosts"].setdefault(end[1], []).append(
-                        {"device": end[2], "netdev": end[3], "switch": sw, "switch_port": str(port)})
+                    out["hosts"].setdefault(end[1], []).append({"device": end[2], "netdev": end[3], "switch": sw, "switch_port": str(port)})
                 elif end[0] == "switch":
                     out["links"].append({"switch": sw, "port": str(port), "peer": end[1], "peer_port": end[2]})
     return out

@@ -21,6 +21,7 @@ controller, one beside other tests); tests/unit/checks/test_estimates.py holds e
 2x of both. On a controller shared by many runs at once (the issue's 661 s incast) every task waits for a
 core and the phases take longer still.
 """
+
 import math
 
 # seconds of one Ansible task on one batch of forks (worker start, connection, module transfer and run)
@@ -85,13 +86,17 @@ def incast_seconds(rounds, duration, ports=1, hosts=None, forks=None):
     hosts = n if hosts is None else hosts
     if n == 0:
         return 0.0
-    per_round = ((INCAST_ROUND_TASKS - INCAST_ROUND_LOOPS) * task_seconds(hosts, forks)
-                 + INCAST_ROUND_LOOPS * task_seconds(hosts, forks, items=int(_positive("ports", ports)))
-                 + d + INCAST_ROUND_SECONDS)
+    per_round = (
+        (INCAST_ROUND_TASKS - INCAST_ROUND_LOOPS) * task_seconds(hosts, forks)
+        + INCAST_ROUND_LOOPS * task_seconds(hosts, forks, items=int(_positive("ports", ports)))
+        + d
+        + INCAST_ROUND_SECONDS
+    )
     return n * per_round + INCAST_PLAN_TASKS * task_seconds(hosts, forks)
 
 
 # ---------------------------------------------------------------- the lines printed, the phases' times
+
 
 def schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, forks=None):
     """The line printed before a schedule starts: ``3 rounds, 6 pairs x 2 rails, one task per node;
@@ -107,10 +112,12 @@ def schedule_summary(rounds, duration, rails=1, label="rounds", hosts=None, fork
     if hosts is None:
         hosts = len({x for r in rounds or [] for pair in r for x in pair[:2]}) or 2
     seconds = schedule_seconds(n, float(duration or 0), hosts, forks)
-    return (f"{n} {label if n != 1 else label.rstrip('s')}, {pairs} pair{'' if pairs == 1 else 's'} x "
-            f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(seconds)} "
-            f"({n} x {duration_text(duration or 0)} tests, {SCHEDULE_ROUND_SECONDS:g} s a round more, "
-            "and the tasks around them)")
+    return (
+        f"{n} {label if n != 1 else label.rstrip('s')}, {pairs} pair{'' if pairs == 1 else 's'} x "
+        f"{rails} rail{'' if rails == 1 else 's'}, one task per node; expected ~{duration_text(seconds)} "
+        f"({n} x {duration_text(duration or 0)} tests, {SCHEDULE_ROUND_SECONDS:g} s a round more, "
+        "and the tasks around them)"
+    )
 
 
 def incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
@@ -118,9 +125,11 @@ def incast_summary(rounds, k, duration, ports=1, hosts=None, forks=None):
     expectation (each round's Ansible tasks on every node, its test, the writers' start)."""
     n = len(rounds or [])
     seconds = incast_seconds(n, float(duration or 0), ports, hosts, forks)
-    return (f"incast: {n} round{'' if n == 1 else 's'}, every node a receiver once, up to {int(k)} senders each; "
-            f"expected ~{duration_text(seconds)} ({n} x ({duration_text(duration or 0)} test + "
-            f"{duration_text(seconds / n - float(duration or 0)) if n else '0 s'} of Ansible tasks and starts))")
+    return (
+        f"incast: {n} round{'' if n == 1 else 's'}, every node a receiver once, up to {int(k)} senders each; "
+        f"expected ~{duration_text(seconds)} ({n} x ({duration_text(duration or 0)} test + "
+        f"{duration_text(seconds / n - float(duration or 0)) if n else '0 s'} of Ansible tasks and starts))"
+    )
 
 
 def duration_text(seconds):

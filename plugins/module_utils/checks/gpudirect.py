@@ -17,23 +17,33 @@ tests/): v2.4+ prints ``Total: N, Passed: P, Failed: F, Waived: W`` and the fail
 tests' names (testsuites/testsuite.cpp), exit 1 on a failure; v2.0-v2.3 are a libcheck
 suite (``Running suite(s): Sanity`` / ``NN%: Checks: N, Failures: F, Errors: E``).
 """
+
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.gdrcopy import parse_gdrcopy_sanity
 
 CHECK = "gpudirect"
 # perftest's words -> why GPU memory could not be used
 UNAVAILABLE = (
-    (re.compile(r"Unsupported memory type"), "perftest was built without CUDA (it refuses --use_cuda: "
-                                             "'Unsupported memory type'); build it with cuda.h present"),
-    (re.compile(r"Couldn't allocate MR"), "the NIC could not register GPU memory (Couldn't allocate MR): "
-                                          "nvidia_peermem is not loaded and DMA-BUF is not in use"),
+    (
+        re.compile(r"Unsupported memory type"),
+        "perftest was built without CUDA (it refuses --use_cuda: 'Unsupported memory type'); build it with cuda.h present",
+    ),
+    (
+        re.compile(r"Couldn't allocate MR"),
+        "the NIC could not register GPU memory (Couldn't allocate MR): nvidia_peermem is not loaded and DMA-BUF is not in use",
+    ),
     (re.compile(r"No such device ID \(\d+\) exists in system"), "the GPU index does not exist on the node"),
-    (re.compile(r"There are no available device\(s\) that support CUDA|cuInit\(0\) returned \d+|"
-                r"Failed to load CUDA library dynamically"), "CUDA is not usable on the node (driver / libcuda)"),
+    (
+        re.compile(
+            r"There are no available device\(s\) that support CUDA|cuInit\(0\) returned \d+|"
+            r"Failed to load CUDA library dynamically"
+        ),
+        "CUDA is not usable on the node (driver / libcuda)",
+    ),
 )
 
 
@@ -65,11 +75,19 @@ def tests(logs):
     out = []
     for rnd, node, peer, r, s in checks_rdma.paired_results(logs, round_of=int):
         gpu = next((a.split("=", 1)[1] for a in r.get("argv") or [] if str(a).startswith("--use_cuda=")), None)
-        out.append({"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
-                    "gbps": r.get("gbps"), "gpu": None if gpu is None else int(gpu),
-                    "client_error": r.get("error"), "server_error": s.get("error"),
-                    "client_text": (r.get("stdout") or "") + (r.get("stderr") or "") + (r.get("error") or ""),
-                    "server_text": (s.get("stdout") or "") + (s.get("stderr") or "") + (s.get("error") or "")})
+        out.append(
+            {
+                "round": rnd,
+                "client": [node, r["device"]],
+                "server": [peer, r.get("peer_device") or r["device"]],
+                "gbps": r.get("gbps"),
+                "gpu": None if gpu is None else int(gpu),
+                "client_error": r.get("error"),
+                "server_error": s.get("error"),
+                "client_text": (r.get("stdout") or "") + (r.get("stderr") or "") + (r.get("error") or ""),
+                "server_text": (s.get("stdout") or "") + (s.get("stderr") or "") + (s.get("error") or ""),
+            }
+        )
     return out
 
 
@@ -120,8 +138,7 @@ def findings(evaluated, limit, readiness_by_node=None, host_gbps=None):
         elif t["code"] == "GPUDIRECT_RDMA_SLOW":
             link = _rail_link(readiness_by_node, *t["client"])
             host = host_gbps.get(tuple(t["client"]))
-            msg = (f"{head}: ib_write_bw from GPU memory {t['gbps']:.1f} Gb/s < {limit:g} Gb/s to "
-                   f"{peer[0]} {peer[1]}")
+            msg = f"{head}: ib_write_bw from GPU memory {t['gbps']:.1f} Gb/s < {limit:g} Gb/s to {peer[0]} {peer[1]}"
             if link:
                 msg += f"; the GPU is {link} from the rail"
                 evidence["link"] = link
@@ -133,28 +150,43 @@ def findings(evaluated, limit, readiness_by_node=None, host_gbps=None):
         else:
             err = t.get("client_error") or t.get("server_error") or "no result"
             msg = f"{head}: ib_write_bw --use_cuda failed: {str(err).strip().splitlines()[0]}"
-        out.append(faults.finding(t["code"], msg, node=end[0], device=end[1], check=CHECK, round=t["round"],
-                                  peer={"node": peer[0], "device": peer[1]}, evidence=evidence))
+        out.append(
+            faults.finding(
+                t["code"], msg, node=end[0], device=end[1], check=CHECK, round=t["round"], peer={"node": peer[0], "device": peer[1]}, evidence=evidence
+            )
+        )
     return out
 
 
 def check(evaluated, limit, found, not_applicable=None):
     """``checks.gpudirect`` of the report. ``not_applicable``: {node: why} of nodes the test did not run on."""
-    cases = [{"name": f"{t['client'][0]}:{t['client'][1]} (GPU{t['gpu']}) -> {t['server'][0]}:{t['server'][1]} "
-                      f"(round {t['round']})", "ok": t["ok"], "code": t["code"], "gbps": t.get("gbps"),
-              "message": next((f["message"] for f in found if f.get("round") == t["round"]
-                               and f["node"] in (t["client"][0], t["server"][0])
-                               and f["device"] == t["client"][1]), None)}
-             for t in evaluated]
-    cases += [{"name": f"{n}: not applicable", "ok": True, "code": None, "gbps": None, "message": why,
-               "not_applicable": True} for n, why in sorted((not_applicable or {}).items())]
+    cases = [
+        {
+            "name": f"{t['client'][0]}:{t['client'][1]} (GPU{t['gpu']}) -> {t['server'][0]}:{t['server'][1]} (round {t['round']})",
+            "ok": t["ok"],
+            "code": t["code"],
+            "gbps": t.get("gbps"),
+            "message": next(
+                (
+                    f["message"]
+                    for f in found
+                    if f.get("round") == t["round"] and f["node"] in (t["client"][0], t["server"][0]) and f["device"] == t["client"][1]
+                ),
+                None,
+            ),
+        }
+        for t in evaluated
+    ]
+    cases += [
+        {"name": f"{n}: not applicable", "ok": True, "code": None, "gbps": None, "message": why, "not_applicable": True}
+        for n, why in sorted((not_applicable or {}).items())
+    ]
     ran = [c for c in cases if not c.get("not_applicable")]
     ok = sum(c["ok"] for c in ran)
     detail = f"{ok}/{len(ran)} rails from GPU memory >= {limit:g} Gb/s" if ran else "not applicable"
     if not_applicable:
         detail += f"; not applicable on {len(not_applicable)} node(s) (no GPU)"
-    return {"passed": not [f for f in found if f["severity"] == "error"] and ok == len(ran),
-            "threshold_gbps": limit, "cases": cases, "detail": detail}
+    return {"passed": not [f for f in found if f["severity"] == "error"] and ok == len(ran), "threshold_gbps": limit, "cases": cases, "detail": detail}
 
 
 def gdrcopy_findings(results):
@@ -163,22 +195,20 @@ def gdrcopy_findings(results):
     found, cases = [], []
     for node, r in sorted((results or {}).items()):
         if r.get("skipped"):
-            cases.append({"name": f"{node}: gdrcopy sanity", "ok": True, "not_applicable": True,
-                          "message": r["skipped"]})
+            cases.append({"name": f"{node}: gdrcopy sanity", "ok": True, "not_applicable": True, "message": r["skipped"]})
             continue
         try:
             parsed = parse_gdrcopy_sanity((r.get("stdout") or "") + "\n" + (r.get("stderr") or ""), r.get("rc"))
         except ParseError as e:
             msg = f"{node}: {r.get('binary')} gave no result (exit status {r.get('rc')}): {str(e).split(': ', 1)[-1]}"
-            found.append(faults.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK,
-                                        evidence={"rc": r.get("rc")}))
+            found.append(faults.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK, evidence={"rc": r.get("rc")}))
             cases.append({"name": f"{node}: gdrcopy sanity", "ok": False, "message": msg})
             continue
         if not parsed["ok"]:
             names = ", ".join(parsed["failed_tests"]) or "see its output"
-            msg = (f"{node}: {r.get('binary')} failed {parsed['failed']} of {parsed['total']} tests "
-                   f"(exit status {r.get('rc')}): {names}")
+            msg = f"{node}: {r.get('binary')} failed {parsed['failed']} of {parsed['total']} tests (exit status {r.get('rc')}): {names}"
             found.append(faults.finding("GDRCOPY_SANITY_FAILED", msg, node=node, check=CHECK, evidence=parsed))
-        cases.append({"name": f"{node}: gdrcopy sanity", "ok": parsed["ok"],
-                      "message": f"{parsed['passed']}/{parsed['total']} passed, {parsed['waived']} waived"})
+        cases.append(
+            {"name": f"{node}: gdrcopy sanity", "ok": parsed["ok"], "message": f"{parsed['passed']}/{parsed['total']} passed, {parsed['waived']} waived"}
+        )
     return found, cases

@@ -14,10 +14,10 @@ Findings are dicts with a stable ``code`` and the exact ``node`` / ``port``:
 - IB_LINK_ERRORS          a port's error counters (ibqueryerrors) above the thresholds; both ends of the link named
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import lane_nominal
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES, IB_CHECK_OF
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding as report_finding
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag import lane_nominal
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
 
 def _norm(g):
@@ -52,26 +52,44 @@ def check_sm(sminfo, expected_guid=None, expected_priority=None, expected_node=N
     if sminfo is None:
         return [finding("IB_SM_NOT_MASTER", where, None, "no subnet manager answers sminfo")]
     out = []
-    if sminfo["master"] is None:   # an older sminfo prints no state: the SM answered, its state is unknown
-        out.append(finding("IB_SM_NOT_MASTER", where, None,
-                           f"SM {sminfo['guid']} (lid {sminfo['lid']}) answered, but this sminfo prints no state: "
-                           "whether it is MASTER is unknown (run a current infiniband-diags)"))
+    if sminfo["master"] is None:  # an older sminfo prints no state: the SM answered, its state is unknown
+        out.append(
+            finding(
+                "IB_SM_NOT_MASTER",
+                where,
+                None,
+                f"SM {sminfo['guid']} (lid {sminfo['lid']}) answered, but this sminfo prints no state: "
+                "whether it is MASTER is unknown (run a current infiniband-diags)",
+            )
+        )
     elif not sminfo["master"]:
-        out.append(finding("IB_SM_NOT_MASTER", where, None,
-                           f"SM {sminfo['guid']} (lid {sminfo['lid']}) is {sminfo['state_name']}, not MASTER"))
+        out.append(finding("IB_SM_NOT_MASTER", where, None, f"SM {sminfo['guid']} (lid {sminfo['lid']}) is {sminfo['state_name']}, not MASTER"))
     elif expected_guid and _norm(expected_guid) != sminfo["guid"]:
-        out.append(finding("IB_SM_NOT_MASTER", where, None,
-                           f"master SM is {sminfo['guid']} (lid {sminfo['lid']}), expected {_norm(expected_guid)}",
-                           actual=sminfo["guid"], expected=_norm(expected_guid)))
+        out.append(
+            finding(
+                "IB_SM_NOT_MASTER",
+                where,
+                None,
+                f"master SM is {sminfo['guid']} (lid {sminfo['lid']}), expected {_norm(expected_guid)}",
+                actual=sminfo["guid"],
+                expected=_norm(expected_guid),
+            )
+        )
     if expected_priority is not None and sminfo["priority"] != int(expected_priority):
-        out.append(finding("IB_SM_PRIORITY_MISMATCH", where, None,
-                           f"master SM priority {sminfo['priority']}, expected {expected_priority}",
-                           actual=sminfo["priority"], expected=int(expected_priority)))
+        out.append(
+            finding(
+                "IB_SM_PRIORITY_MISMATCH",
+                where,
+                None,
+                f"master SM priority {sminfo['priority']}, expected {expected_priority}",
+                actual=sminfo["priority"],
+                expected=int(expected_priority),
+            )
+        )
     return out
 
 
-def check_topology(nd, li, expected_links, switch_links, switches,
-                   link_width=None, link_speed_gbps=None):
+def check_topology(nd, li, expected_links, switch_links, switches, link_width=None, link_speed_gbps=None):
     """nd: parse_ibnetdiscover(); li: parse_iblinkinfo() or None.
 
     expected_links: [{host, device, switch, switch_port, guid (port GUID, optional)}]
@@ -94,8 +112,8 @@ def _identify_nodes(nodes, expected_links, switches, known_cas):
     ``("ca", "host dev")``), and IB_UNEXPECTED_DEVICE for a switch or CA the inventory does not have."""
     findings = []
     names = set(switches)
-    guid_name = {}            # node guid -> ("switch", name) | ("ca", "host dev")
-    port_guid_ca = {}         # port guid -> "host dev"
+    guid_name = {}  # node guid -> ("switch", name) | ("ca", "host dev")
+    port_guid_ca = {}  # port guid -> "host dev"
     for e in expected_links:
         if e.get("guid"):
             port_guid_ca[_norm(e["guid"])] = ca_desc(e["host"], e["device"])
@@ -104,9 +122,7 @@ def _identify_nodes(nodes, expected_links, switches, known_cas):
         if n["type"] == "switch":
             name = want_switch_guid.get(guid) or switch_name_from_desc(n["desc"], names)
             if name is None:
-                findings.append(finding("IB_UNEXPECTED_DEVICE", n["desc"] or guid, None,
-                                        f"switch {guid} ({n['desc']!r}) is not in the inventory",
-                                        guid=guid))
+                findings.append(finding("IB_UNEXPECTED_DEVICE", n["desc"] or guid, None, f"switch {guid} ({n['desc']!r}) is not in the inventory", guid=guid))
                 continue
             guid_name[guid] = ("switch", name)
         else:
@@ -117,9 +133,9 @@ def _identify_nodes(nodes, expected_links, switches, known_cas):
             ident = ident or n["desc"]
             guid_name[guid] = ("ca", ident)
             if ident not in known_cas:
-                findings.append(finding("IB_UNEXPECTED_DEVICE", ident or guid, None,
-                                        f"{n['type'].upper()} {guid} ({n['desc']!r}) is not in the inventory",
-                                        guid=guid))
+                findings.append(
+                    finding("IB_UNEXPECTED_DEVICE", ident or guid, None, f"{n['type'].upper()} {guid} ({n['desc']!r}) is not in the inventory", guid=guid)
+                )
     return guid_name, findings
 
 
@@ -179,12 +195,20 @@ def _expected_link_findings(expected, found, found_rate, explained, link_width, 
             low_s = link_speed_gbps and sp and sp + 1e-6 < float(link_speed_gbps)
             if (low_w or low_s) and not (exp[0] == "switch" and (exp[1], exp[2]) in explained):
                 explained.add(key)
-                findings.append(finding(
-                    "IB_LINK_DEGRADED", sw, port,
-                    f"{sw} port {port} -> {label}: {w}X {sp:g} Gb/s, expected "
-                    f"{link_width}X {float(link_speed_gbps):g} Gb/s",
-                    peer=exp[1], peer_port=exp[2], width=w, speed_gbps=sp,
-                    expected_width=link_width, expected_speed_gbps=link_speed_gbps))
+                findings.append(
+                    finding(
+                        "IB_LINK_DEGRADED",
+                        sw,
+                        port,
+                        f"{sw} port {port} -> {label}: {w}X {sp:g} Gb/s, expected {link_width}X {float(link_speed_gbps):g} Gb/s",
+                        peer=exp[1],
+                        peer_port=exp[2],
+                        width=w,
+                        speed_gbps=sp,
+                        expected_width=link_width,
+                        expected_speed_gbps=link_speed_gbps,
+                    )
+                )
             continue
         if key in explained:
             continue
@@ -193,11 +217,16 @@ def _expected_link_findings(expected, found, found_rate, explained, link_width, 
             if exp[0] == "switch" and (exp[1], exp[2]) in explained:
                 continue
             explained.add(key)
-            findings.append(finding(
-                "IB_LINK_MISSING", sw, port,
-                f"{sw} port {port}: link to {label} is missing"
-                + (f" (port has {act[1]})" if act else ""),
-                peer=exp[1], peer_port=exp[2]))
+            findings.append(
+                finding(
+                    "IB_LINK_MISSING",
+                    sw,
+                    port,
+                    f"{sw} port {port}: link to {label} is missing" + (f" (port has {act[1]})" if act else ""),
+                    peer=exp[1],
+                    peer_port=exp[2],
+                )
+            )
             continue
         findings.append(_misplaced(key, exp, act, elsewhere[0], expected, explained, label))
     return findings
@@ -211,16 +240,25 @@ def _misplaced(key, exp, act, other, expected, explained, label):
         explained.update({key, other})
         a, b = sorted([port, other[1]])
         return finding(
-            "IB_PORTS_SWAPPED", sw, a,
-            f"{sw} ports {a} and {b} are swapped: {expected[(sw, a)][1]} is on port {b}, "
-            f"{expected[(sw, b)][1]} is on port {a}",
-            ports=[a, b], peers=[expected[(sw, a)][1], expected[(sw, b)][1]])
+            "IB_PORTS_SWAPPED",
+            sw,
+            a,
+            f"{sw} ports {a} and {b} are swapped: {expected[(sw, a)][1]} is on port {b}, {expected[(sw, b)][1]} is on port {a}",
+            ports=[a, b],
+            peers=[expected[(sw, a)][1], expected[(sw, b)][1]],
+        )
     explained.add(key)
     explained.add(other)
     return finding(
-        "IB_LINK_MISWIRED", sw, port,
+        "IB_LINK_MISWIRED",
+        sw,
+        port,
         f"{label} should be on {sw} port {port} but is on {other[0]} port {other[1]}",
-        peer=exp[1], peer_port=exp[2], found_node=other[0], found_port=other[1])
+        peer=exp[1],
+        peer_port=exp[2],
+        found_node=other[0],
+        found_port=other[1],
+    )
 
 
 def _unexpected_link_findings(expected, found, explained, known_cas):
@@ -239,9 +277,16 @@ def _unexpected_link_findings(expected, found, explained, known_cas):
         if act[0] == "switch" and (act[1], act[2]) in expected and (act[1], act[2]) not in found:
             continue
         explained.add(key)
-        findings.append(finding("IB_UNEXPECTED_LINK", key[0], key[1],
-                                f"{key[0]} port {key[1]} has a link to {act[1]} that the intent does not have",
-                                peer=act[1], peer_port=act[2]))
+        findings.append(
+            finding(
+                "IB_UNEXPECTED_LINK",
+                key[0],
+                key[1],
+                f"{key[0]} port {key[1]} has a link to {act[1]} that the intent does not have",
+                peer=act[1],
+                peer_port=act[2],
+            )
+        )
     return findings
 
 
@@ -270,20 +315,40 @@ def check_partitions(partitions, tables, names=None):
             node = names.get(g, g)
             table = tables.get(g)
             if g not in tables:
-                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
-                                   f"partition {p['name']} ({p['pkey']}): member port {g} is not in the subnet",
-                                   partition=p["name"], guid=g))
+                out.append(
+                    finding(
+                        "IB_PARTITION_NOT_IN_FORCE",
+                        node,
+                        1,
+                        f"partition {p['name']} ({p['pkey']}): member port {g} is not in the subnet",
+                        partition=p["name"],
+                        guid=g,
+                    )
+                )
             elif table is None:
-                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
-                                   f"partition {p['name']} ({p['pkey']}): the pkey table of port {g} "
-                                   "cannot be read", partition=p["name"], guid=g))
+                out.append(
+                    finding(
+                        "IB_PARTITION_NOT_IN_FORCE",
+                        node,
+                        1,
+                        f"partition {p['name']} ({p['pkey']}): the pkey table of port {g} cannot be read",
+                        partition=p["name"],
+                        guid=g,
+                    )
+                )
             elif want not in table:
                 have = [t for t in table if t & 0x7FFF == pk]
-                why = (f"has {'full' if have[0] & 0x8000 else 'limited'} membership"
-                       if have else "lacks the pkey")
-                out.append(finding("IB_PARTITION_NOT_IN_FORCE", node, 1,
-                                   f"partition {p['name']} ({p['pkey']}, {p.get('membership', 'full')}): "
-                                   f"port {g} {why}", partition=p["name"], guid=g))
+                why = f"has {'full' if have[0] & 0x8000 else 'limited'} membership" if have else "lacks the pkey"
+                out.append(
+                    finding(
+                        "IB_PARTITION_NOT_IN_FORCE",
+                        node,
+                        1,
+                        f"partition {p['name']} ({p['pkey']}, {p.get('membership', 'full')}): port {g} {why}",
+                        partition=p["name"],
+                        guid=g,
+                    )
+                )
     return out
 
 
@@ -388,14 +453,25 @@ def check_port_errors(port_counters, nd, switches, expected_links, thresholds, b
         counts = {f"{node_name.get(e[0], e[0])} port {e[1]}": dict(ends[e]) for e in all_ends if e in ends}
         limits = {c: int(thresholds[c]) for e in ends.values() for c in e}
         kind = "inter-switch link" if b_type == "switch" and nodes.get(a[0], {}).get("type") == "switch" else "link"
-        findings.append(finding(
-            "IB_LINK_ERRORS", a_name, a[1],
-            f"{kind} {a_name} port {a[1]} <-> {towards}: " + "; ".join(parts)
-            + " (thresholds " + ", ".join(f"{c} {v}" for c, v in sorted(limits.items()))
-            + (", over the window since the baseline" if baseline else ", since the counters were last cleared")
-            + ")",
-            peer=b_name, peer_port=b[1] if b else None, peer_type=b_type, counters=counts, thresholds=limits,
-            link_kind="isl" if kind == "inter-switch link" else "host"))
+        findings.append(
+            finding(
+                "IB_LINK_ERRORS",
+                a_name,
+                a[1],
+                f"{kind} {a_name} port {a[1]} <-> {towards}: "
+                + "; ".join(parts)
+                + " (thresholds "
+                + ", ".join(f"{c} {v}" for c, v in sorted(limits.items()))
+                + (", over the window since the baseline" if baseline else ", since the counters were last cleared")
+                + ")",
+                peer=b_name,
+                peer_port=b[1] if b else None,
+                peer_type=b_type,
+                counters=counts,
+                thresholds=limits,
+                link_kind="isl" if kind == "inter-switch link" else "host",
+            )
+        )
     findings.sort(key=lambda f: (str(f["node"]), f["port"]))
     return findings
 
@@ -414,8 +490,9 @@ def ib_findings(result, switches):
     names the node and device.
     """
     if result.get("failed"):
-        return [report_finding("IB_CHECK_FAILED", f"InfiniBand check failed: {result.get('msg') or 'no result'}",
-                               node=result.get("host"), check="subnet_manager")]
+        return [
+            report_finding("IB_CHECK_FAILED", f"InfiniBand check failed: {result.get('msg') or 'no result'}", node=result.get("host"), check="subnet_manager")
+        ]
     out = []
     for f in result.get("findings") or []:
         code = f["code"] if f["code"] in FAULT_CODES else "IB_CHECK_FAILED"
@@ -431,10 +508,24 @@ def ib_findings(result, switches):
                 switch, port = f["switch"], f.get("port")
         evidence = {k: v for k, v in f.items() if k not in ("code", "node", "port", "message")}
         # an inter-switch link's far end (IB_LINK_ERRORS names both ends)
-        extra = ({"peer_switch": f["peer"], "peer_port": None if f.get("peer_port") is None else str(f["peer_port"])}
-                 if f.get("peer_type") == "switch" and f.get("peer") else {})
-        out.append(report_finding(code, f["message"], node=node, device=device, switch=switch, switch_port=port,
-                                  check=IB_CHECK_OF.get(code, "ib_topology"), evidence=evidence or None, **extra))
+        extra = (
+            {"peer_switch": f["peer"], "peer_port": None if f.get("peer_port") is None else str(f["peer_port"])}
+            if f.get("peer_type") == "switch" and f.get("peer")
+            else {}
+        )
+        out.append(
+            report_finding(
+                code,
+                f["message"],
+                node=node,
+                device=device,
+                switch=switch,
+                switch_port=port,
+                check=IB_CHECK_OF.get(code, "ib_topology"),
+                evidence=evidence or None,
+                **extra,
+            )
+        )
     return out
 
 
@@ -446,28 +537,48 @@ def ib_checks(result, findings):
     for f in findings:
         by.setdefault(f["check"], []).append(f)
     details = {
-        "subnet_manager": ("not checked" if result.get("failed") else
-                           f"MASTER {sm.get('guid')} (lid {sm.get('lid')}) priority {sm.get('priority')}"
-                           if sm.get("master") else "no MASTER SM"),
-        "ib_topology": (f"{summ.get('switches', 0)} switches, {summ.get('cas', 0)} CAs, "
-                        f"{summ.get('links', 0)} links" + (" as cabled" if not by.get("ib_topology") else "")
-                        if summ else "not discovered"),
+        "subnet_manager": (
+            "not checked"
+            if result.get("failed")
+            else f"MASTER {sm.get('guid')} (lid {sm.get('lid')}) priority {sm.get('priority')}"
+            if sm.get("master")
+            else "no MASTER SM"
+        ),
+        "ib_topology": (
+            f"{summ.get('switches', 0)} switches, {summ.get('cas', 0)} CAs, {summ.get('links', 0)} links" + (" as cabled" if not by.get("ib_topology") else "")
+            if summ
+            else "not discovered"
+        ),
         "ib_partitions": f"{len(result.get('pkey_tables') or {})} ports' pkey tables read",
     }
     pe = result.get("port_errors_summary")
     if pe or result.get("port_errors_error"):
-        details["ib_port_errors"] = (f"{pe.get('ports_checked')} ports of {pe.get('nodes_checked')} nodes read by "
-                                     f"ibqueryerrors ({pe.get('window')})" if pe else "not read")
+        details["ib_port_errors"] = (
+            f"{pe.get('ports_checked')} ports of {pe.get('nodes_checked')} nodes read by ibqueryerrors ({pe.get('window')})" if pe else "not read"
+        )
     checks = {}
     for name, detail in details.items():
         mine = by.get(name, [])
         errors = [x for x in mine if x["severity"] == "error"]
         if result.get("failed") and name != "subnet_manager":
-            checks[name] = {"passed": False, "skipped": True, "detail": "not checked",
-                            "cases": [{"name": name, "skipped": True, "message": "the subnet could not be checked"}]}
+            checks[name] = {
+                "passed": False,
+                "skipped": True,
+                "detail": "not checked",
+                "cases": [{"name": name, "skipped": True, "message": "the subnet could not be checked"}],
+            }
             continue
-        checks[name] = {"passed": not errors, "detail": detail + ("; " + "; ".join(x["message"] for x in mine[:3])
-                                                                  if mine else ""),
-                        "cases": [{"name": name, "ok": not errors, "code": errors[0]["code"] if errors else None,
-                                   "message": "; ".join(x["message"] for x in mine) or None, "findings": mine}]}
+        checks[name] = {
+            "passed": not errors,
+            "detail": detail + ("; " + "; ".join(x["message"] for x in mine[:3]) if mine else ""),
+            "cases": [
+                {
+                    "name": name,
+                    "ok": not errors,
+                    "code": errors[0]["code"] if errors else None,
+                    "message": "; ".join(x["message"] for x in mine) or None,
+                    "findings": mine,
+                }
+            ],
+        }
     return checks

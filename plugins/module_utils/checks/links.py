@@ -31,8 +31,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling imp
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import parse_ethtool_module
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import (
-    parse_mlxlink, parse_perfquery)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink, parse_perfquery
 
 # Thresholds of fabric.verify (module_utils/intent/fabric.py validates them).
 DEFAULTS = {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,

@@ -1,4 +1,5 @@
 """Names in the order a person expects: node2 before node10, swp2 before swp10. Stdlib only."""
+
 import re
 
 

@@ -9,11 +9,10 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, nccl_threshold_gbytes
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
-
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
 
 # ---------------------------------------------------------------- nccl
 

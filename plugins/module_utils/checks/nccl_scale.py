@@ -14,6 +14,7 @@
   one whose own loopback was slowest (its per-rank timing: the time its ranks took through its own
   NICs); without a loopback result, the first failing step's nodes are named as suspects.
 """
+
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
@@ -34,17 +35,32 @@ def loopback_findings(results: dict, fabric: dict, hosts: dict, ranks: int) -> t
         busbw = r.get("busbw")
         if r.get("error") or busbw is None:
             why = r.get("error") or "no result"
-            f = [finding("NCCL_LOOPBACK_FAILED", f"{node}: NET loopback failed: {why}", node=node,
-                         check=LOOPBACK_CHECK)]
+            f = [finding("NCCL_LOOPBACK_FAILED", f"{node}: NET loopback failed: {why}", node=node, check=LOOPBACK_CHECK)]
         elif busbw < threshold:
-            f = [finding("NCCL_LOOPBACK_LOW", f"{node}: NET loopback {busbw:.2f} GB/s < {threshold:g} GB/s "
-                         f"({ranks} ranks through {nics} NIC(s), P2P and SHM off): its own rails are slow",
-                         node=node, check=LOOPBACK_CHECK, actual=busbw, expected=threshold)]
+            f = [
+                finding(
+                    "NCCL_LOOPBACK_LOW",
+                    f"{node}: NET loopback {busbw:.2f} GB/s < {threshold:g} GB/s "
+                    f"({ranks} ranks through {nics} NIC(s), P2P and SHM off): its own rails are slow",
+                    node=node,
+                    check=LOOPBACK_CHECK,
+                    actual=busbw,
+                    expected=threshold,
+                )
+            ]
         else:
             f = []
         out += f
-        cases.append({"name": f"{node} loopback", "ok": not f, "code": f[0]["code"] if f else None,
-                      "busbw": busbw, "threshold": threshold, "message": f[0]["message"] if f else None})
+        cases.append(
+            {
+                "name": f"{node} loopback",
+                "ok": not f,
+                "code": f[0]["code"] if f else None,
+                "busbw": busbw,
+                "threshold": threshold,
+                "message": f[0]["message"] if f else None,
+            }
+        )
     return out, cases
 
 
@@ -73,12 +89,11 @@ def series_steps(nodes: list, group_of: dict = None) -> list:
     order = _ordered(list(nodes), group_of)
     steps = []
     for label, members in [("fleet", order)] + [
-            (g, [n for n in order if group_of.get(n) == g]) for g in sorted(set(group_of.values()))
-            if len(set(group_of.values())) > 1]:
+        (g, [n for n in order if group_of.get(n) == g]) for g in sorted(set(group_of.values())) if len(set(group_of.values())) > 1
+    ]:
         prev = []
         for c in _counts(len(members)):
-            steps.append({"name": f"{label}:{c}", "group": label, "nodes": members[:c],
-                          "added": [n for n in members[:c] if n not in prev]})
+            steps.append({"name": f"{label}:{c}", "group": label, "nodes": members[:c], "added": [n for n in members[:c] if n not in prev]})
             prev = members[:c]
     return steps
 
@@ -109,14 +124,30 @@ def series_findings(steps: list, loopback: dict = None, min_efficiency: float = 
         if s.get("error") or s.get("busbw") is None:
             bad = f"{s['name']} ({len(s['nodes'])} nodes): no result ({s.get('error') or 'not run'})"
         elif e is not None and e < min_efficiency:
-            bad = (f"{s['name']}: {s['busbw']:.2f} GB/s, {e:.0%} of the first step's (at least "
-                   f"{min_efficiency:.0%} asked for); it added {', '.join(s['added'])}")
+            bad = f"{s['name']}: {s['busbw']:.2f} GB/s, {e:.0%} of the first step's (at least {min_efficiency:.0%} asked for); it added {', '.join(s['added'])}"
         if bad:
-            out.append(finding("NCCL_SCALING_LOW", bad, check=SERIES_CHECK, actual=e, expected=min_efficiency,
-                               evidence={"step": s["name"], "nodes": s["nodes"], "added": s["added"]}))
+            out.append(
+                finding(
+                    "NCCL_SCALING_LOW",
+                    bad,
+                    check=SERIES_CHECK,
+                    actual=e,
+                    expected=min_efficiency,
+                    evidence={"step": s["name"], "nodes": s["nodes"], "added": s["added"]},
+                )
+            )
             first_bad.setdefault(s["group"], s)
-        cases.append({"name": s["name"], "ok": not bad, "busbw": s.get("busbw"), "efficiency": e,
-                      "step_efficiency": s["step_efficiency"], "nodes": len(s["nodes"]), "message": bad})
+        cases.append(
+            {
+                "name": s["name"],
+                "ok": not bad,
+                "busbw": s.get("busbw"),
+                "efficiency": e,
+                "step_efficiency": s["step_efficiency"],
+                "nodes": len(s["nodes"]),
+                "message": bad,
+            }
+        )
     who = straggler(first_bad.get("fleet") or next(iter(first_bad.values()), None), loopback or {})
     if who:
         out.append(who)
@@ -127,21 +158,29 @@ def straggler(step: dict, loopback: dict):
     """The NCCL_STRAGGLER finding for the first step that did not scale, or None."""
     if not step:
         return None
-    timed = [(loopback[n]["busbw"], n) for n in step["added"]
-             if (loopback.get(n) or {}).get("busbw") is not None]
+    timed = [(loopback[n]["busbw"], n) for n in step["added"] if (loopback.get(n) or {}).get("busbw") is not None]
     if not timed:
-        return finding("NCCL_STRAGGLER", f"{step['name']}: one of {', '.join(step['added'])} slows the collective "
-                       "(no loopback result tells which)", check=SERIES_CHECK,
-                       evidence={"step": step["name"], "suspects": step["added"]})
+        return finding(
+            "NCCL_STRAGGLER",
+            f"{step['name']}: one of {', '.join(step['added'])} slows the collective (no loopback result tells which)",
+            check=SERIES_CHECK,
+            evidence={"step": step["name"], "suspects": step["added"]},
+        )
     busbw, node = min(timed)
     others = sorted(b for b, n in timed if n != node)
     beside = f"; the others added {others[0]:.2f} GB/s or more" if others else ""
-    return finding("NCCL_STRAGGLER", f"{node}: slows the collective from {step['name']} on: its own NET loopback "
-                   f"{busbw:.2f} GB/s{beside}", node=node, check=SERIES_CHECK, actual=busbw,
-                   evidence={"step": step["name"], "added": step["added"]})
+    return finding(
+        "NCCL_STRAGGLER",
+        f"{node}: slows the collective from {step['name']} on: its own NET loopback {busbw:.2f} GB/s{beside}",
+        node=node,
+        check=SERIES_CHECK,
+        actual=busbw,
+        evidence={"step": step["name"], "added": step["added"]},
+    )
 
 
 # ---------------------------------------------------------------- the report (checks/registry.py)
+
 
 def _ranks(run: dict) -> int:
     """A run's ranks on its node: mpirun's -np times nccl-tests' -g (both from its argv)."""
@@ -165,36 +204,39 @@ def loopback_report(ctx) -> tuple:
     results, ranks = {}, 1
     for n, r in runs.items():
         if not _is_loopback(r):
-            results[n] = {"busbw": None, "error": "not a NET loopback: the run did not set "
-                          + " and ".join(f"{k}={v}" for k, v in LOOPBACK_ENV.items())}
+            results[n] = {"busbw": None, "error": "not a NET loopback: the run did not set " + " and ".join(f"{k}={v}" for k, v in LOOPBACK_ENV.items())}
         else:
-            failed = r.get("msg") if r.get("failed") else None   # the module itself failed (no mpirun, a bad layout)
+            failed = r.get("msg") if r.get("failed") else None  # the module itself failed (no mpirun, a bad layout)
             results[n] = {"busbw": r.get("busbw"), "error": r.get("error") or failed}
         ranks = max(ranks, _ranks(r))
     found, cases = loopback_findings(results, ctx.fabric, ctx.hosts, ranks)
     ok = sum(1 for c in cases if c["ok"])
-    return found, {LOOPBACK_CHECK: {"passed": not found, "cases": cases,
-                                    "detail": f"{ok}/{len(cases)} node(s) at their NET loopback threshold "
-                                              f"({ranks} ranks a node, P2P and SHM off)"}}
+    return found, {
+        LOOPBACK_CHECK: {
+            "passed": not found,
+            "cases": cases,
+            "detail": f"{ok}/{len(cases)} node(s) at their NET loopback threshold ({ranks} ranks a node, P2P and SHM off)",
+        }
+    }
 
 
 def series_report(ctx) -> tuple:
     """check ``nccl_scaling``: the series' runs (``verify_fabric_nccl_series``: the registered loop, each
     result's ``item`` its step) and the nodes' own loopback where it ran (the straggler)."""
-    reg = next((ctx.data[n].get("verify_fabric_nccl_series") for n in ctx.nodes
-                if ctx.data[n].get("verify_fabric_nccl_series")), None)
+    reg = next((ctx.data[n].get("verify_fabric_nccl_series") for n in ctx.nodes if ctx.data[n].get("verify_fabric_nccl_series")), None)
     results = [r for r in (reg or {}).get("results") or [] if isinstance(r, dict) and r.get("item")]
     results = [r for r in results if not r.get("skipped") and not r.get("skipped_run")]
     if not results:
         return [], {}
-    steps = [dict(r["item"], busbw=r.get("busbw"), error=r.get("error") or (r.get("msg") if r.get("failed") else None))
-             for r in results]
-    loopback = {n: {"busbw": (ctx.data[n].get("verify_fabric_nccl_loopback") or {}).get("busbw")}
-                for n in ctx.nodes if ctx.data[n].get("verify_fabric_nccl_loopback")}
+    steps = [dict(r["item"], busbw=r.get("busbw"), error=r.get("error") or (r.get("msg") if r.get("failed") else None)) for r in results]
+    loopback = {
+        n: {"busbw": (ctx.data[n].get("verify_fabric_nccl_loopback") or {}).get("busbw")} for n in ctx.nodes if ctx.data[n].get("verify_fabric_nccl_loopback")
+    }
     # the share asked for rides each step (role variable verify_fabric_nccl_scaling_min_efficiency)
     minimum = float(results[0]["item"].get("min_efficiency") or DEFAULT_MIN_EFFICIENCY)
     found, cases, who = series_findings(steps, loopback, minimum)
-    detail = "; ".join(f"{c['name']} {c['busbw']:.1f} GB/s" + (f" ({c['efficiency']:.0%})" if c["efficiency"] else "")
-                       if c["busbw"] is not None else f"{c['name']} no result" for c in cases)
-    return found, {SERIES_CHECK: {"passed": not found, "cases": cases, "straggler": who,
-                                  "detail": detail + (f"; straggler {who}" if who else "")}}
+    detail = "; ".join(
+        f"{c['name']} {c['busbw']:.1f} GB/s" + (f" ({c['efficiency']:.0%})" if c["efficiency"] else "") if c["busbw"] is not None else f"{c['name']} no result"
+        for c in cases
+    )
+    return found, {SERIES_CHECK: {"passed": not found, "cases": cases, "straggler": who, "detail": detail + (f"; straggler {who}" if who else "")}}

@@ -5,12 +5,14 @@
 plans, what a plan proves of the uplinks and each node's schedule (pure). The re-test plans are
 retests.py, how long a phase takes estimates.py.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 
 # ---------------------------------------------------------------- plans
+
 
 def round_robin(nodes, rounds=None):
     """Rounds of disjoint pairs covering every pair once (circle method).
@@ -193,7 +195,7 @@ def incast_plan(nodes, k=7, leaf_of=None):
     order = []
     for i in range(max((len(g) for g in groups), default=0)):
         order += [g[i] for g in groups if i < len(g)]
-    chunks = [order[i:i + k + 1] for i in range(0, len(order), k + 1)]
+    chunks = [order[i : i + k + 1] for i in range(0, len(order), k + 1)]
     if len(chunks) > 1 and len(chunks[-1]) < 2:
         last = chunks.pop()
         chunks[-1] += last
@@ -272,8 +274,7 @@ def uplink_test_coverage(rounds, leaf_of, uplinks=None):
             if ls in flows:
                 flows[ls][1] += 1
     proven = [leaf for leaf, (o, i) in flows.items() if o and i]
-    return {"uplinks": [len(proven), len(scope)], "flows": flows,
-            "missing": sorted(leaf for leaf in flows if leaf not in proven)}
+    return {"uplinks": [len(proven), len(scope)], "flows": flows, "missing": sorted(leaf for leaf in flows if leaf not in proven)}
 
 
 def round_roles(rounds, node):
@@ -304,8 +305,14 @@ def schedule_parts(rounds, node, offset=0, addresses=None):
     out = []
     for part in round_roles(rounds, node):
         peer = part["peer"]
-        out.append({"round": int(offset) + part["round"], "role": part["role"], "peer": peer,
-                    "peer_address": (addresses.get(peer) or peer) if peer is not None else None})
+        out.append(
+            {
+                "round": int(offset) + part["round"],
+                "role": part["role"],
+                "peer": peer,
+                "peer_address": (addresses.get(peer) or peer) if peer is not None else None,
+            }
+        )
         if part.get("shift"):
             out[-1]["shift"] = part["shift"]
     return out

@@ -14,7 +14,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling imp
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
-
 # ---------------------------------------------------------------- ib_write_bw
 
 _ERR_CLASSES = (

@@ -23,26 +23,22 @@ role's argument spec and defaults.
 (``data``), the fabric, the cabling, the task's arguments (``args``, templated on use with
 ``ctx.template``), the host variables of the switches, and the findings of the checks before.
 """
+
 from collections import namedtuple
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import audit
+from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import accounting, audit, cabling, gpudirect, nccl_scale, thresholds
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import bench as benchcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import gpudirect
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
-from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as checks_ib
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl_scale
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ports as checks_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
-from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 
 class Unreadable(CheckError):
@@ -57,8 +53,7 @@ class Inputs:
     ``hints``: (node, device) of the findings up to the port check's (where ib_write_bw looks first).
     """
 
-    def __init__(self, nodes, data, fabric, args=None, hostvars=None, template=None, template_error=(),
-                 nccl_runs=()):
+    def __init__(self, nodes, data, fabric, args=None, hostvars=None, template=None, template_error=(), nccl_runs=()):
         self.nodes = list(nodes)
         self.data = data
         self.fabric = fabric
@@ -106,10 +101,10 @@ def run(ctx, checks=None):
 
 # ---------------------------------------------------------------- each check's report
 
+
 def _list(key, value):
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{key} must be a list of inventory host names (ansible_play_hosts_all), "
-                         f"got {type(value).__name__} {str(value)[:80]!r}")
+        raise ValueError(f"{key} must be a list of inventory host names (ansible_play_hosts_all), got {type(value).__name__} {str(value)[:80]!r}")
     return value
 
 
@@ -119,7 +114,7 @@ def accounted(ctx):
     reason the verification's rescue recorded (``verify_fabric_not_verified``) or the controller's
     probe (``probes``: the registered loop of report.yml's ping); SWITCH_UNREACHABLE for each switch in
     ``switch_scope`` that left the switch plays (``switches_left``) or whose reads failed."""
-    errors = (ctx.template_error if isinstance(ctx.template_error, tuple) else (ctx.template_error,))
+    errors = ctx.template_error if isinstance(ctx.template_error, tuple) else (ctx.template_error,)
     errors += (TypeError, ValueError, AttributeError)
     try:
         out = _accounting(ctx)
@@ -139,8 +134,7 @@ def _accounting(ctx):
     if scope is not None:
         scope = [str(n) for n in _list("scope", ctx.template(scope))]
         missing = [n for n in scope if n not in ctx.nodes]
-        records = {n: ctx.template(hostvars[n]["verify_fabric_not_verified"]) for n in missing
-                   if n in hostvars and "verify_fabric_not_verified" in hostvars[n]}
+        records = {n: ctx.template(hostvars[n]["verify_fabric_not_verified"]) for n in missing if n in hostvars and "verify_fabric_not_verified" in hostvars[n]}
         probes = {}
         for r in (ctx.template(args.get("probes") or {}) or {}).get("results") or []:
             if isinstance(r, dict) and r.get("item") is not None:
@@ -150,10 +144,8 @@ def _accounting(ctx):
     if sw_scope is not None:
         sw_scope = [str(s) for s in _list("switch_scope", ctx.template(sw_scope))]
         present = [s for s in sw_scope if s in hostvars]
-        lldp = {s: ctx.template(hostvars[s]["switch_fabric_lldp"]) for s in present
-                if "switch_fabric_lldp" in hostvars[s]}
-        counters = {s: ctx.template(hostvars[s]["switch_fabric_counters"]) for s in present
-                    if "switch_fabric_counters" in hostvars[s]}
+        lldp = {s: ctx.template(hostvars[s]["switch_fabric_lldp"]) for s in present if "switch_fabric_lldp" in hostvars[s]}
+        counters = {s: ctx.template(hostvars[s]["switch_fabric_counters"]) for s in present if "switch_fabric_counters" in hostvars[s]}
         left = [str(s) for s in _list("switches_left", ctx.template(args.get("switches_left") or []))]
         out["switches"] = accounting.switch_findings(sw_scope, lldp, counters, left)
     return out
@@ -162,8 +154,7 @@ def _accounting(ctx):
 def ports(ctx):
     """check ``ports``: the findings rdma_port_check computed on each node, taken as they are."""
     try:
-        found, check = checks_ports.port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes},
-                                               ctx.hosts)
+        found, check = checks_ports.port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes}, ctx.hosts)
     except KeyError as e:
         raise Unreadable(f"the results could not be read: {e}") from e
     ctx.hints = [(x["node"], x["device"]) for x in ctx.findings + found if x.get("device")]
@@ -172,23 +163,31 @@ def ports(ctx):
 
 def readiness_check(nodes, data, limits):
     """Findings and the report check of the host readiness facts (role task readiness.yml)."""
-    ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes
-             if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
+    ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
     if not ready:
         return [], None
     f = [x for n, fx in ready.items() for x in readiness.host_findings(n, fx, **limits)]
     f += readiness.parity_findings(ready)
     bad = {x["node"] for x in f if x["severity"] == "error"}
-    cases = [{"name": f"{n} readiness", "ok": n not in bad,
-              "code": next((x["code"] for x in f if x["node"] == n and x["severity"] == "error"), None),
-              "message": "; ".join(x["message"] for x in f if x["node"] == n) or None,
-              "findings": [x for x in f if x["node"] == n]} for n in ready]
-    return f, {"passed": not bad, "rails": readiness.rail_summary(ready),
-               "versions": {n: fx.get("versions") for n, fx in ready.items()},
-               # how each GPU's PCIe link was judged (at rest: width only; under load: speed too) and why
-               "gpu_links": {n: readiness.gpu_link_notes(fx) for n, fx in ready.items()},
-               "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); "
-                         f"{len(f)} finding(s)", "cases": cases}
+    cases = [
+        {
+            "name": f"{n} readiness",
+            "ok": n not in bad,
+            "code": next((x["code"] for x in f if x["node"] == n and x["severity"] == "error"), None),
+            "message": "; ".join(x["message"] for x in f if x["node"] == n) or None,
+            "findings": [x for x in f if x["node"] == n],
+        }
+        for n in ready
+    ]
+    return f, {
+        "passed": not bad,
+        "rails": readiness.rail_summary(ready),
+        "versions": {n: fx.get("versions") for n, fx in ready.items()},
+        # how each GPU's PCIe link was judged (at rest: width only; under load: speed too) and why
+        "gpu_links": {n: readiness.gpu_link_notes(fx) for n, fx in ready.items()},
+        "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); {len(f)} finding(s)",
+        "cases": cases,
+    }
 
 
 def ready(ctx):
@@ -204,8 +203,7 @@ def cabled(ctx):
         return [], {}
     host_reads = {n: ctx.data[n].get("verify_fabric_cabling") or {} for n in ctx.nodes}
     # the role reads with failed_when: false (which clears ``failed``): a read without a neighbour table failed
-    reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r)
-             for s, r in ctx.switch_reads("switch_fabric_lldp").items()}
+    reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r) for s, r in ctx.switch_reads("switch_fabric_lldp").items()}
     f, cases = cabling.check_cabling(ctx.hosts, ctx.uplinks(), reads, host_reads)
     observed = cabling.observed_map(ctx.hosts, ctx.uplinks(), reads, host_reads)
     return f, {cabling.CHECK: cabling.summary(f, cases, observed)}
@@ -235,8 +233,9 @@ def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):
                 x["switch"] = where["switch"]
                 x["switch_port"] = None if where["switch_port"] is None else str(where["switch_port"])
         findings += f
-        cases.append({"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None,
-                      "message": "; ".join(x["message"] for x in f) or None, "findings": f})
+        cases.append(
+            {"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None, "message": "; ".join(x["message"] for x in f) or None, "findings": f}
+        )
     return findings, cases
 
 
@@ -246,9 +245,13 @@ def nccl_conf(ctx):
     f, cases = nccl_conf_check(ctx.nodes, ctx.data, ctx.fabric, ctx.cabling, None if sl in (None, "") else int(sl))
     if not cases:
         return [], {}
-    return f, {"nccl_conf": {"passed": not f, "cases": cases,
-                             "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} nodes' NCCL_IB_TC / "
-                                       "NCCL_IB_GID_INDEX / NCCL_IB_HCA agree with the intent and facts"}}
+    return f, {
+        "nccl_conf": {
+            "passed": not f,
+            "cases": cases,
+            "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} nodes' NCCL_IB_TC / NCCL_IB_GID_INDEX / NCCL_IB_HCA agree with the intent and facts",
+        }
+    }
 
 
 def ib_write_bw(ctx):
@@ -265,15 +268,16 @@ def ib_write_bw(ctx):
 
 def bench(tool):
     """check ``tool`` (ib_send_bw / ib_write_lat / ib_send_lat) on the first rounds' pairs (module benchcheck)."""
+
     def bench_report(ctx):
         tests = benchcheck.bench_tests(ctx.logs("verify_fabric_bench_log", tool))
         if not tests:
             return [], {}
         limit = benchcheck.threshold(tool, ctx.fabric)
         evaluated = benchcheck.evaluate(tool, tests, limit)
-        f = benchcheck.findings(tool, evaluated, ctx.fabric, ctx.cabling, limit,
-                                [(x["code"], x.get("node"), x.get("device")) for x in ctx.findings])
+        f = benchcheck.findings(tool, evaluated, ctx.fabric, ctx.cabling, limit, [(x["code"], x.get("node"), x.get("device")) for x in ctx.findings])
         return f, {tool: benchcheck.check(tool, evaluated, limit, f)}
+
     bench_report.__name__ = f"bench_{tool}"
     return bench_report
 
@@ -291,8 +295,7 @@ def gpudirect_check(ctx):
         return [], {}
     limit = thresholds.rdma_threshold_gbps(ctx.fabric)
     evaluated = gpudirect.evaluate(tests, limit)
-    host = {tuple(t["client"]): t["gbps"] for t in checks_rdma.round_tests(ctx.logs("verify_fabric_rdma_log"))
-            if t.get("gbps") is not None}
+    host = {tuple(t["client"]): t["gbps"] for t in checks_rdma.round_tests(ctx.logs("verify_fabric_rdma_log")) if t.get("gbps") is not None}
     found = gpudirect.findings(evaluated, limit, facts, host)
     check = gpudirect.check(evaluated, limit, found, {n: "no GPU on the node (nvidia-smi lists none)" for n in none})
     gfound, gcases = gpudirect.gdrcopy_findings(gdr)
@@ -307,16 +310,14 @@ def incast(ctx):
     if not log:
         return [], {}
     f, rails, coverage = incastcheck.incast_rotation(log, ctx.fabric, ctx.cabling, ctx.nodes, ctx.uplinks())
-    sw, unproven = incastcheck.switch_findings(ctx.switch_reads("switch_fabric_counters"), ctx.fabric,
-                                               ctx.hosts, ctx.uplinks(), rails, faults.finding, f)
+    sw, unproven = incastcheck.switch_findings(ctx.switch_reads("switch_fabric_counters"), ctx.fabric, ctx.hosts, ctx.uplinks(), rails, faults.finding, f)
     f += sw
     return f, {"incast": incastcheck.incast_check(f, rails, coverage, unproven)}
 
 
 def link_health(ctx):
     """check ``link_health``: error counters and flaps over the window, BER."""
-    snaps = {n: ctx.data[n]["verify_fabric_link_health"] for n in ctx.nodes
-             if ctx.data[n].get("verify_fabric_link_health")}
+    snaps = {n: ctx.data[n]["verify_fabric_link_health"] for n in ctx.nodes if ctx.data[n].get("verify_fabric_link_health")}
     if not snaps:
         return [], {}
     f, rows = linkcheck.link_health_findings(snaps, ctx.fabric, ctx.cabling, faults.finding, cabling._where)
@@ -344,13 +345,17 @@ def nccl(ctx):
         name = f"nccl:{run_.get('test', 'all_reduce_perf')}"
         busbw = run_.get("busbw")
         logs = run_.get("logs") or {}
-        checks[name] = {"passed": not f, "busbw_gbytes": busbw, "threshold_gbytes": threshold,
-                        "transports": {h: (lg or {}).get("transport") for h, lg in logs.items()},
-                        "gdr": {h: (lg or {}).get("gdr") for h, lg in logs.items()},
-                        "detail": (f"busbw {busbw:.2f} GB/s" if busbw is not None else "no result")
-                        + f" (threshold {threshold:g} GB/s)" + (f"; {run_['error'][:160]}" if run_.get("error") else ""),
-                        "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None,
-                                   "message": "; ".join(x["message"] for x in f) or None, "findings": f}]}
+        checks[name] = {
+            "passed": not f,
+            "busbw_gbytes": busbw,
+            "threshold_gbytes": threshold,
+            "transports": {h: (lg or {}).get("transport") for h, lg in logs.items()},
+            "gdr": {h: (lg or {}).get("gdr") for h, lg in logs.items()},
+            "detail": (f"busbw {busbw:.2f} GB/s" if busbw is not None else "no result")
+            + f" (threshold {threshold:g} GB/s)"
+            + (f"; {run_['error'][:160]}" if run_.get("error") else ""),
+            "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None, "message": "; ".join(x["message"] for x in f) or None, "findings": f}],
+        }
     return findings, checks
 
 
@@ -374,8 +379,7 @@ def drift(ctx):
         f = audit.drift_findings((d or {}).get("hosts") or {}, (d or {}).get("switches") or {})
     except (ValueError, TypeError, AttributeError) as e:
         raise Unreadable(f"the audit's drift results could not be read: {e}") from e
-    return f, {"drift": audit.drift_check(f, sorted(((d or {}).get("hosts") or {}), key=str),
-                                          sorted(((d or {}).get("switches") or {}), key=str))}
+    return f, {"drift": audit.drift_check(f, sorted(((d or {}).get("hosts") or {}), key=str), sorted(((d or {}).get("switches") or {}), key=str))}
 
 
 # ---------------------------------------------------------------- the tables
@@ -387,25 +391,25 @@ Check = namedtuple("Check", "name report reads selectable default benchmark", de
 
 _BENCH = ("verify_fabric_bench_log",)
 CHECKS = (
-    Check("accounting", accounted, selectable=False),       # nodes, switches: every one in scope accounted for
+    Check("accounting", accounted, selectable=False),  # nodes, switches: every one in scope accounted for
     Check("ports", ports, ("verify_fabric_port_result",)),
     Check("readiness", ready, ("verify_fabric_readiness",)),
     Check("cabling", cabled, ("verify_fabric_cabling",)),
-    Check("nccl_conf", nccl_conf, ("verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_nccl_tuned"),
-          selectable=False),                                # read back by the ports phase
+    Check(
+        "nccl_conf", nccl_conf, ("verify_fabric_nccl_expected", "verify_fabric_nccl_conf", "verify_fabric_nccl_tuned"), selectable=False
+    ),  # read back by the ports phase
     Check("ib_write_bw", ib_write_bw, ("verify_fabric_rdma_log",), benchmark=True),
     Check("ib_send_bw", bench("ib_send_bw"), _BENCH, benchmark=True),
     Check("ib_write_lat", bench("ib_write_lat"), _BENCH, benchmark=True),
-    Check("ib_send_lat", bench("ib_send_lat"), _BENCH, selectable=False),   # reported where a run recorded it
-    Check("gpudirect", gpudirect_check, _BENCH + ("verify_fabric_gdrcopy", "verify_fabric_readiness",
-                                                  "verify_fabric_rdma_log"), default=False, benchmark=True),
+    Check("ib_send_lat", bench("ib_send_lat"), _BENCH, selectable=False),  # reported where a run recorded it
+    Check("gpudirect", gpudirect_check, _BENCH + ("verify_fabric_gdrcopy", "verify_fabric_readiness", "verify_fabric_rdma_log"), default=False, benchmark=True),
     Check("incast", incast, ("verify_fabric_incast_log",), benchmark=True),
     Check("link_health", link_health, ("verify_fabric_link_health",)),
-    Check("nccl", nccl, benchmark=True),                    # the task's nccl argument (verify_fabric_nccl)
+    Check("nccl", nccl, benchmark=True),  # the task's nccl argument (verify_fabric_nccl)
     Check("nccl_loopback", nccl_scale.loopback_report, ("verify_fabric_nccl_loopback",), default=False, benchmark=True),
     Check("nccl_scaling", nccl_scale.series_report, ("verify_fabric_nccl_series",), default=False, benchmark=True),
-    Check("infiniband", infiniband, selectable=False),      # subnet_manager, ib_topology, ib_partitions, ...
-    Check("drift", drift, selectable=False),                # the audit
+    Check("infiniband", infiniband, selectable=False),  # subnet_manager, ib_topology, ib_partitions, ...
+    Check("drift", drift, selectable=False),  # the audit
 )
 
 
@@ -421,32 +425,41 @@ def node_results(checks=None):
 # them is active; mark: the phase its start times (while that check is active); min_hosts: fewest nodes
 # still in the play; transport: only on this transport; flag: a role variable that must be true;
 # window: verify_fabric_link_health_phase for the included tasks.
-Phase = namedtuple("Phase", "tasks title checks mark min_hosts transport flag window",
-                   defaults=(None, 1, None, None, ""))
+Phase = namedtuple("Phase", "tasks title checks mark min_hosts transport flag window", defaults=(None, 1, None, None, ""))
 
 PHASES = (
     Phase("ports.yml", "Check the RDMA ports", ("ports",), mark="ports"),
-    Phase("link_health.yml", "Snapshot the link health counters at the start of the window", ("link_health",),
-          window="start"),
-    Phase("readiness.yml", "Check the host below the fabric (PCIe, ACS, IOMMU, GPU-NIC affinity, version parity)",
-          ("readiness",), mark="readiness"),
+    Phase("link_health.yml", "Snapshot the link health counters at the start of the window", ("link_health",), window="start"),
+    Phase("readiness.yml", "Check the host below the fabric (PCIe, ACS, IOMMU, GPU-NIC affinity, version parity)", ("readiness",), mark="readiness"),
     Phase("gpudirect.yml", "Decide where GPUDirect applies and run gdrcopy's sanity test", ("gpudirect",)),
-    Phase("launchers.yml", "Render the training launchers (rank per GPU) and environment files from the same facts",
-          ("readiness",), flag="verify_fabric_launchers"),
-    Phase("cabling.yml", "Read the host side of the RoCE cabling (LLDP)", ("cabling",), mark="cabling",
-          transport="roce"),
+    Phase(
+        "launchers.yml",
+        "Render the training launchers (rank per GPU) and environment files from the same facts",
+        ("readiness",),
+        flag="verify_fabric_launchers",
+    ),
+    Phase("cabling.yml", "Read the host side of the RoCE cabling (LLDP)", ("cabling",), mark="cabling", transport="roce"),
     # ib_send_bw and ib_write_lat run on the first rounds of the same plan (tasks/rdma_bench.yml)
-    Phase("rdma.yml", "Measure RDMA write bandwidth between every pair of nodes (and send bandwidth, write latency)",
-          ("ib_write_bw", "ib_send_bw", "ib_write_lat", "gpudirect"), mark="ib_write_bw", min_hosts=2),
-    Phase("incast.yml", "Prove the no-drop class under incast (every node a receiver of k senders once, every rail)",
-          ("incast",), mark="incast", min_hosts=3),
-    Phase("nccl_loopback.yml", "Run the NET loopback on every node at once (nccl-tests on one node, P2P and SHM off)",
-          ("nccl_loopback",), mark="nccl_loopback"),
+    Phase(
+        "rdma.yml",
+        "Measure RDMA write bandwidth between every pair of nodes (and send bandwidth, write latency)",
+        ("ib_write_bw", "ib_send_bw", "ib_write_lat", "gpudirect"),
+        mark="ib_write_bw",
+        min_hosts=2,
+    ),
+    Phase("incast.yml", "Prove the no-drop class under incast (every node a receiver of k senders once, every rail)", ("incast",), mark="incast", min_hosts=3),
+    Phase(
+        "nccl_loopback.yml", "Run the NET loopback on every node at once (nccl-tests on one node, P2P and SHM off)", ("nccl_loopback",), mark="nccl_loopback"
+    ),
     Phase("nccl.yml", "Run nccl-tests across the nodes", ("nccl",), mark="nccl"),
-    Phase("nccl_scaling.yml", "Run the scaling series over 2, 4, 8 and more nodes, and within each leaf group",
-          ("nccl_scaling",), mark="nccl_scaling", min_hosts=2),
-    Phase("link_health.yml", "Snapshot the link health counters at the end of the window", ("link_health",),
-          window="end"),
+    Phase(
+        "nccl_scaling.yml",
+        "Run the scaling series over 2, 4, 8 and more nodes, and within each leaf group",
+        ("nccl_scaling",),
+        mark="nccl_scaling",
+        min_hosts=2,
+    ),
+    Phase("link_health.yml", "Snapshot the link health counters at the end of the window", ("link_health",), window="end"),
 )
 
 
@@ -459,5 +472,4 @@ def phases(active):
     """The phases that run for the ``active`` checks, in order, as dicts for the role (its ``mark``:
     null when the check it times is not active)."""
     active = set(active or [])
-    return [dict(p._asdict(), checks=list(p.checks), mark=p.mark if p.mark in active else None)
-            for p in PHASES if active & set(p.checks)]
+    return [dict(p._asdict(), checks=list(p.checks), mark=p.mark if p.mark in active else None) for p in PHASES if active & set(p.checks)]

@@ -53,7 +53,7 @@ def retest_plan(suspects, good, tested=(), repeats=1, group_of=None, spare=None,
     while any(queue.values()):
         rnd = _plan_round(suspects, order, queue, pools, seen, met, rails_of or {}, len(rounds))
         if not rnd:
-            break   # the suspects left have no peer at all
+            break  # the suspects left have no peer at all
         rounds.append(rnd)
     return rounds
 
@@ -66,8 +66,7 @@ def _peer_pools(suspects, good, spare, order, group_of, rails_of):
     pools = {}
     for s in suspects:
         mine = set(rails_of.get(s) or ())
-        pool = [g for g in good if g != s and g not in order] + \
-            [g for g, bad in spare.items() if g != s and mine and not set(bad) & mine]
+        pool = [g for g in good if g != s and g not in order] + [g for g, bad in spare.items() if g != s and mine and not set(bad) & mine]
         if group_of:
             near = [g for g in pool if key(g) == key(s)]
             near += [g for g in suspects if g != s and key(g) == key(s)]
@@ -120,6 +119,7 @@ def _pick_peer(s, back, pools, busy, order, queue, seen, met, rails_of, index):
             return (1 if other_rails else 2) if fresh else 4
         # one with no test of its own left before one that would rather run its own
         return 5 + 2 * bool(queue[g]) + (not other_rails) if fresh else 9
+
     for peers in pools:
         free = [g for g in peers if g not in busy]
         if free:
@@ -129,7 +129,7 @@ def _pick_peer(s, back, pools, busy, order, queue, seen, met, rails_of, index):
     return None
 
 
-PROBE_PHASES = 1   # re-test phases whose idle nodes take fresh sample pairs (``fill_idle``)
+PROBE_PHASES = 1  # re-test phases whose idle nodes take fresh sample pairs (``fill_idle``)
 
 
 PROBE_WINDOW = 64  # how far along the idle nodes a fresh peer is looked for
@@ -155,7 +155,7 @@ def fill_idle(rounds, nodes, tested=()):
         for i, a in enumerate(idle):
             if a in used:
                 continue
-            for b in idle[i + 1:i + 1 + PROBE_WINDOW]:
+            for b in idle[i + 1 : i + 1 + PROBE_WINDOW]:
                 if b not in used and frozenset((a, b)) not in seen:
                     extra.append([a, b] if j % 2 == 0 else [b, a])
                     used.update((a, b))
@@ -166,13 +166,13 @@ def fill_idle(rounds, nodes, tested=()):
 
 
 # How many tests one way settle a side (re-test phases stop once every suspect is settled):
-RETEST_SAMPLES = 12     # an intermittent rail's other direction: a 50 % flaky side passes 12 in a row 0.024 % of the time
+RETEST_SAMPLES = 12  # an intermittent rail's other direction: a 50 % flaky side passes 12 in a row 0.024 % of the time
 
 
-CLEAR_SAME_LEAF = 2     # same-leaf passes that clear a side whose failures all crossed uplinks
+CLEAR_SAME_LEAF = 2  # same-leaf passes that clear a side whose failures all crossed uplinks
 
 
-HARD_FAILS = 3          # failures, none passed, one same-leaf: a hard fault that way
+HARD_FAILS = 3  # failures, none passed, one same-leaf: a hard fault that way
 
 
 RETEST_REPEATS_FLAKY = 4  # tests per direction and phase for a side that both fails and passes
@@ -191,16 +191,14 @@ def side_stats(tests, leaf_of=None, ignore=()):
     the failure). ``ignore``: {(test index, side)} left out (a failure another element
     already explains)."""
     leaf_of = {tuple(k): v for k, v in (leaf_of or {}).items()}
-    sound = {("send", tuple(t["client"])) for t in tests if t["ok"]} | \
-        {("receive", tuple(t["server"])) for t in tests if t["ok"]}
+    sound = {("send", tuple(t["client"])) for t in tests if t["ok"]} | {("receive", tuple(t["server"])) for t in tests if t["ok"]}
     # per leaf: failing cross-leaf tests between sound ends, counted per endpoint and per pair, so the
     # failures through it that share no end with a given test are a subtraction away
     through = {}
     for t in tests:
         c, sv = tuple(t["client"]), tuple(t["server"])
         lc, ls = leaf_of.get(c), leaf_of.get(sv)
-        if t["ok"] or lc is None or ls is None or lc == ls or \
-                ("send", c) not in sound or ("receive", sv) not in sound:
+        if t["ok"] or lc is None or ls is None or lc == ls or ("send", c) not in sound or ("receive", sv) not in sound:
             continue
         for leaf in (lc, ls):
             n = through.setdefault(leaf, {"all": 0, "ep": {}, "pair": {}})
@@ -213,6 +211,7 @@ def side_stats(tests, leaf_of=None, ignore=()):
     def backed(c, sv, leaf):
         n = through.get(leaf)
         return bool(n) and n["all"] - n["ep"].get(c, 0) - n["ep"].get(sv, 0) + n["pair"].get(frozenset((c, sv)), 0) > 0
+
     out = {}
     for i, t in enumerate(tests):
         c, sv = tuple(t["client"]), tuple(t["server"])
@@ -227,7 +226,7 @@ def side_stats(tests, leaf_of=None, ignore=()):
             st["fails"] += not t["ok"]
             st["same_total"] += same
             st["same_fails"] += same and not t["ok"]
-            st["lone_fails"] += lone and other in sound   # an other end that never passed explains it
+            st["lone_fails"] += lone and other in sound  # an other end that never passed explains it
     return out
 
 
@@ -284,13 +283,11 @@ def retest_demand(tests, leaf_of=None):
             if state in ("bad", "flaky", "cleared"):
                 need[d] = 0
             elif state == "clean":
-                need[d] = max(int(mixed and not flaky and st["total"] < RETEST_SAMPLES),
-                              min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
+                need[d] = max(int(mixed and not flaky and st["total"] < RETEST_SAMPLES), min(reps, (RETEST_SAMPLES if flaky else 2) - st["total"]))
             else:
                 need[d] = reps
         never = [d for d, (state, _stats) in sides.items() if need[d] and state in ("clean", "untested")]
-        out[ep] = dict(need, first=never[0] if len(never) == 1 and len(
-            [d for d in need if need[d]]) == 2 else None)
+        out[ep] = dict(need, first=never[0] if len(never) == 1 and len([d for d in need if need[d]]) == 2 else None)
     return out
 
 
@@ -302,8 +299,7 @@ def _open_endpoints(tests, leaf_of):
     settled_bad = {side for side, s in state.items() if s in ("bad", "flaky")}
     # an end that failed against two peers that passed elsewhere, twice without an uplink on the
     # path, explains those failures: its peers need no re-test (``convicted``)
-    settled_bad |= {(d, ep) for ep in convicted(tests) for d in ("send", "receive")
-                    if (stats.get((d, ep)) or {}).get("same_fails", 0) >= 2}
+    settled_bad |= {(d, ep) for ep in convicted(tests) for d in ("send", "receive") if (stats.get((d, ep)) or {}).get("same_fails", 0) >= 2}
     ignore = set()
     for i, t in enumerate(tests):
         if t["ok"]:
@@ -320,8 +316,9 @@ def _open_endpoints(tests, leaf_of):
     for ep in sorted({side[1] for side, s in state.items() if s not in ("clean", "untested")}):
         sides = {d: stats.get((d, ep)) for d in ("send", "receive")}
         states = {d: state.get((d, ep), "untested") for d in sides}
-        flaky = any(s == "flaky" or (st and 0 < st["fails"] < st["total"] and (st["same_fails"] or st["lone_fails"]))
-                    for s, st in zip(states.values(), sides.values()))
+        flaky = any(
+            s == "flaky" or (st and 0 < st["fails"] < st["total"] and (st["same_fails"] or st["lone_fails"])) for s, st in zip(states.values(), sides.values())
+        )
         done = True
         for d, s in states.items():
             if s in ("bad", "flaky", "cleared"):

@@ -24,6 +24,7 @@ block.block_sizes, block.blocks[block, nodes]); Kueue v0.19.2 kueue.x-k8s.io/v1b
 (spec.levels[].nodeLabel, kubernetes.io/hostname only last) and ResourceFlavor (spec.topologyName
 needs spec.nodeLabels), CRD vendored in tests/schemas/sched_topology/.
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
@@ -33,12 +34,10 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibdiag imp
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # the findings of the cabling check that accept_observed may render over: each names both ends seen
-ACCEPTABLE = ("CABLE_SWAPPED", "CABLE_MISWIRED", "CABLE_UNEXPECTED",
-              "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK")
+ACCEPTABLE = ("CABLE_SWAPPED", "CABLE_MISWIRED", "CABLE_UNEXPECTED", "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK")
 # the InfiniBand subnet check's findings about the cabling (module_utils/checks/ib.py check_topology); a
 # degraded link (IB_LINK_DEGRADED) puts no node in the wrong group and does not stop the render
-IB_CABLING_CODES = ("IB_LINK_MISSING", "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK",
-                    "IB_UNEXPECTED_DEVICE")
+IB_CABLING_CODES = ("IB_LINK_MISSING", "IB_PORTS_SWAPPED", "IB_LINK_MISWIRED", "IB_UNEXPECTED_LINK", "IB_UNEXPECTED_DEVICE")
 _NAME_RE = re.compile(r"^(?P<stem>.*?)(?P<num>\d+)$")
 _LABEL_PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -96,7 +95,7 @@ def groups_of(observed: dict, nodes: list) -> dict:
     # groups that share a spine are one top switch (Slurm's tree needs a switch above both to place a job
     # across them; two groups under overlapping but unequal spine sets - a real fabric's leaf cabled to
     # two of four spines - would otherwise be two roots with nothing joining them)
-    parts = []   # [(spines, [groups])], disjoint spine sets
+    parts = []  # [(spines, [groups])], disjoint spine sets
     for g, ls in sorted(leaves.items()):
         spines = set().union(*[above.get(sw, set()) for sw in ls])
         if not spines:
@@ -105,8 +104,7 @@ def groups_of(observed: dict, nodes: list) -> dict:
         parts = [p for p in parts if not p[0] & spines]
         parts.append((spines.union(*[p[0] for p in joined]), sorted([g] + [x for p in joined for x in p[1]])))
     tops = {"_".join(sorted(sp)): grps for sp, grps in parts}
-    return {"groups": groups, "tops": tops, "leaves": leaves, "unobserved": unobserved,
-            "node_group": {n: g for g, ns in groups.items() for n in ns}}
+    return {"groups": groups, "tops": tops, "leaves": leaves, "unobserved": unobserved, "node_group": {n: g for g, ns in groups.items() for n in ns}}
 
 
 def ib_observed_map(nd: dict, expected_links: list, switches: dict) -> dict:
@@ -154,8 +152,7 @@ def ib_observed_map(nd: dict, expected_links: list, switches: dict) -> dict:
             if peer["type"] == "switch":
                 other = switch_name(port["peer_guid"])
                 if other is not None:
-                    out["links"].append({"switch": sw, "port": str(pnum), "peer": other,
-                                         "peer_port": str(port.get("peer_port"))})
+                    out["links"].append({"switch": sw, "port": str(pnum), "peer": other, "peer_port": str(port.get("peer_port"))})
                 continue
             # the CA's port GUID: on the switch's port line ("H-<node guid>"[1](<port guid>)), else on the CA's own
             peer_port = (peer.get("ports") or {}).get(port.get("peer_port")) or {}
@@ -179,8 +176,10 @@ def refusal(findings: list, accept_observed: bool = False) -> list:
 
 
 def _header(source: str, observed: dict, nodes: list, accepted: list, method: str = "LLDP") -> list:
-    lines = [f"# Rendered by linerate from the cabling {source} observed ({method}), not the inventory's claims.",
-             "# docs/verification.md \"The scheduler's topology\". Observed rails:"]
+    lines = [
+        f"# Rendered by linerate from the cabling {source} observed ({method}), not the inventory's claims.",
+        '# docs/verification.md "The scheduler\'s topology". Observed rails:',
+    ]
     for n in sorted(nodes, key=_natural):
         seen = sorted((a["switch"], a["switch_port"], a.get("device") or "?") for a in observed["hosts"].get(n) or [])
         lines.append(f"#   {n}: " + ", ".join(f"{d} -> {sw} {p}" for sw, p, d in seen))
@@ -217,24 +216,28 @@ def slurm_yaml(g: dict) -> list:
     """topology.yaml (Slurm 25.05+): the tree (the cluster's default) and the block topology."""
     lines = ["---", "- topology: linerate-tree", "  cluster_default: true", "  tree:", "    switches:"]
     for grp, ns in sorted(g["groups"].items()):
-        lines += [f"      - switch: {grp}", f"        nodes: \"{hostlist(ns)}\""]
+        lines += [f"      - switch: {grp}", f'        nodes: "{hostlist(ns)}"']
     for top, grps in sorted(g["tops"].items()):
-        lines += [f"      - switch: {top}", f"        children: \"{','.join(grps)}\""]
-    lines += ["- topology: linerate-block", "  cluster_default: false", "  block:",
-              f"    block_sizes: [{', '.join(map(str, block_sizes(g)))}]", "    blocks:"]
+        lines += [f"      - switch: {top}", f'        children: "{",".join(grps)}"']
+    lines += ["- topology: linerate-block", "  cluster_default: false", "  block:", f"    block_sizes: [{', '.join(map(str, block_sizes(g)))}]", "    blocks:"]
     for grp, ns in sorted(g["groups"].items()):
-        lines += [f"      - block: {grp}", f"        nodes: \"{hostlist(ns)}\""]
+        lines += [f"      - block: {grp}", f'        nodes: "{hostlist(ns)}"']
     return lines
 
 
 def kueue_objects(g: dict, name: str, prefix: str) -> list:
     """Kueue TAS: a Topology whose levels are the top switch, the group and the host, and a ResourceFlavor
     that names it (topologyName needs nodeLabels: the flavor selects the nodes linerate labelled)."""
-    levels = ([{"nodeLabel": f"{prefix}/topology-spine"}] if g["tops"] else []) + \
-        [{"nodeLabel": f"{prefix}/topology-block"}, {"nodeLabel": HOSTNAME_LABEL}]
-    return [{"apiVersion": KUEUE_API, "kind": "Topology", "metadata": {"name": name}, "spec": {"levels": levels}},
-            {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": name},
-             "spec": {"nodeLabels": {f"{prefix}/fabric": name}, "topologyName": name}}]
+    levels = ([{"nodeLabel": f"{prefix}/topology-spine"}] if g["tops"] else []) + [{"nodeLabel": f"{prefix}/topology-block"}, {"nodeLabel": HOSTNAME_LABEL}]
+    return [
+        {"apiVersion": KUEUE_API, "kind": "Topology", "metadata": {"name": name}, "spec": {"levels": levels}},
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": name},
+            "spec": {"nodeLabels": {f"{prefix}/fabric": name}, "topologyName": name},
+        },
+    ]
 
 
 def node_labels(g: dict, name: str, prefix: str) -> dict:
@@ -256,44 +259,49 @@ def render(observed: dict, findings: list, nodes: list, options: dict = None) ->
     (default linerate.fabric), ``accept_observed`` (bool), ``source`` (what observed it, for the
     header), ``method`` (how: ``LLDP``, ``ibnetdiscover``). Raises ``TopologyRefused`` naming every
     blocking finding or unobserved node."""
-    o = dict({"name": "linerate", "label_prefix": "linerate.fabric", "accept_observed": False,
-              "source": "verification", "method": "LLDP"}, **(options or {}))
+    o = dict({"name": "linerate", "label_prefix": "linerate.fabric", "accept_observed": False, "source": "verification", "method": "LLDP"}, **(options or {}))
     if not _LABEL_PREFIX_RE.match(str(o["label_prefix"])) or len(str(o["label_prefix"])) > 253:
-        raise ValueError(f"label_prefix {o['label_prefix']!r}: a node label's prefix is a DNS subdomain "
-                         "(lower-case letters, digits, '-' and '.'; at most 253 characters)")
+        raise ValueError(
+            f"label_prefix {o['label_prefix']!r}: a node label's prefix is a DNS subdomain (lower-case letters, digits, '-' and '.'; at most 253 characters)"
+        )
     if not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", str(o["name"])):
-        raise ValueError(f"name {o['name']!r}: a Kueue object's name is a DNS label (lower-case letters, "
-                         "digits and '-')")
+        raise ValueError(f"name {o['name']!r}: a Kueue object's name is a DNS label (lower-case letters, digits and '-')")
     blocking = refusal(findings, o["accept_observed"])
     if blocking:
-        raise TopologyRefused("the scheduler's topology is not rendered while the cabling check has findings open: "
-                              + "; ".join(f"{f['code']}: {f['message']}" for f in blocking)
-                              + " - fix the cabling and verify again" + (
-                                  "" if o["accept_observed"] else
-                                  f" (or accept what {o['method']} sees: accept_observed, for swapped/miswired "
-                                  "cables)"))
+        raise TopologyRefused(
+            "the scheduler's topology is not rendered while the cabling check has findings open: "
+            + "; ".join(f"{f['code']}: {f['message']}" for f in blocking)
+            + " - fix the cabling and verify again"
+            + ("" if o["accept_observed"] else f" (or accept what {o['method']} sees: accept_observed, for swapped/miswired cables)")
+        )
     if observed.get("unread"):
-        raise TopologyRefused(f"switches {', '.join(observed['unread'])}: {o['method']} not read, their cabling is "
-                              "unobserved; the topology is rendered from observed cabling only")
+        raise TopologyRefused(
+            f"switches {', '.join(observed['unread'])}: {o['method']} not read, their cabling is "
+            "unobserved; the topology is rendered from observed cabling only"
+        )
     if observed.get("warnings"):
-        raise TopologyRefused(f"the subnet's discovery ({o['method']}) warned: {'; '.join(observed['warnings'])}: "
-                              "nodes behind a failed query may be missing; the topology is rendered from a "
-                              "whole discovery only")
+        raise TopologyRefused(
+            f"the subnet's discovery ({o['method']}) warned: {'; '.join(observed['warnings'])}: "
+            "nodes behind a failed query may be missing; the topology is rendered from a "
+            "whole discovery only"
+        )
     g = groups_of(observed, nodes)
     if g["unobserved"]:
-        raise TopologyRefused(f"{', '.join(g['unobserved'])}: {o['method']} shows them on no switch; a node the "
-                              "cabling did not observe has no place in the topology")
+        raise TopologyRefused(
+            f"{', '.join(g['unobserved'])}: {o['method']} shows them on no switch; a node the cabling did not observe has no place in the topology"
+        )
     accepted = [f for f in findings or [] if _topology_finding(f) and f["code"] in ACCEPTABLE]
     head = _header(o["source"], observed, nodes, accepted, o["method"])
     labels = node_labels(g, o["name"], o["label_prefix"])
     files = {
         "slurm/topology.conf": "\n".join(head + ["# TopologyPlugin=topology/tree"] + slurm_tree(g)) + "\n",
-        "slurm/topology-block.conf": "\n".join(head + ["# TopologyPlugin=topology/block (Slurm 23.11+)"]
-                                               + slurm_block(g)) + "\n",
+        "slurm/topology-block.conf": "\n".join(head + ["# TopologyPlugin=topology/block (Slurm 23.11+)"] + slurm_block(g)) + "\n",
         "slurm/topology.yaml": "\n".join(head + ["# Slurm 25.05+: read before topology.conf"] + slurm_yaml(g)) + "\n",
-        "kueue/node-labels.sh": "\n".join(["#!/bin/sh", "set -e"] + head + [
-            f"kubectl label node {n} --overwrite " + " ".join(f"{k}={v}" for k, v in sorted(ls.items()))
-            for n, ls in labels.items()]) + "\n",
+        "kueue/node-labels.sh": "\n".join(
+            ["#!/bin/sh", "set -e"]
+            + head
+            + [f"kubectl label node {n} --overwrite " + " ".join(f"{k}={v}" for k, v in sorted(ls.items())) for n, ls in labels.items()]
+        )
+        + "\n",
     }
-    return {"files": files, "groups": g, "labels": labels, "accepted": accepted,
-            "kueue": kueue_objects(g, o["name"], o["label_prefix"])}
+    return {"files": files, "groups": g, "labels": labels, "accepted": accepted, "kueue": kueue_objects(g, o["name"], o["label_prefix"])}

@@ -1,16 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: linerate developers
 # Apache License 2.0 (see galaxy.yml)
-"""Thresholds of the verification, read from the derived values the intent publishes.
-"""
+"""Thresholds of the verification, read from the derived values the intent publishes."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
 
-
 # ---------------------------------------------------------------- thresholds
+
 
 class NotPublished(CheckError):
     """A fabric without the derived values the validation publishes with it."""
@@ -23,8 +23,10 @@ def derived(fabric):
     ``NotPublished``, naming what to pass instead."""
     d = fabric.get("derived") if isinstance(fabric, dict) else None
     if not isinstance(d, dict):
-        raise NotPublished("fabric: has no 'derived' values: pass fabric_effective as playbooks/validate.yml "
-                           "publishes it (module_utils/intent/fabric.py published()), not the raw fabric intent")
+        raise NotPublished(
+            "fabric: has no 'derived' values: pass fabric_effective as playbooks/validate.yml "
+            "publishes it (module_utils/intent/fabric.py published()), not the raw fabric intent"
+        )
     return d
 
 

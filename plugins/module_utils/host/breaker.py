@@ -28,6 +28,7 @@ error, never an empty state: an empty state would forget a tripped breaker and t
 
 Stdlib only.
 """
+
 import calendar
 import json
 import math
@@ -39,8 +40,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Tool
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import NEVER_DRAIN
 
 STATE_VERSION = 1
-DEFAULTS = {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24,
-            "max_nodes_per_window": 20, "max_percent_per_window": 10}
+DEFAULTS = {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24, "max_nodes_per_window": 20, "max_percent_per_window": 10}
 RESET_PLAYBOOK = "playbooks/drain_breaker_reset.yml"
 
 
@@ -74,13 +74,15 @@ def load(path):
     try:
         state = json.loads(text)
     except ValueError as e:
-        raise StateError(f"{path}: not JSON ({e}); move it aside only after reading it: it may hold a tripped "
-                         "breaker and the window's drains") from None
-    if (not isinstance(state, dict) or state.get("version") != STATE_VERSION
-            or not isinstance(state.get("breaker"), dict) or not isinstance(state.get("drained"), dict)
-            or not isinstance(state.get("events"), list)):
-        raise StateError(f"{path}: not a linerate drain state (version {STATE_VERSION} with breaker, drained, "
-                         "events)")
+        raise StateError(f"{path}: not JSON ({e}); move it aside only after reading it: it may hold a tripped breaker and the window's drains") from None
+    if (
+        not isinstance(state, dict)
+        or state.get("version") != STATE_VERSION
+        or not isinstance(state.get("breaker"), dict)
+        or not isinstance(state.get("drained"), dict)
+        or not isinstance(state.get("events"), list)
+    ):
+        raise StateError(f"{path}: not a linerate drain state (version {STATE_VERSION} with breaker, drained, events)")
     return state
 
 
@@ -120,8 +122,7 @@ def allowance(count, percent, fleet):
 def window_drains(state, hours, now=None):
     """The drain events of the last ``hours`` hours."""
     t = time.time() if now is None else now
-    return [e for e in state.get("events") or [] if e.get("action") == "drain" and e.get("at")
-            and t - _epoch(e["at"]) <= float(hours) * 3600]
+    return [e for e in state.get("events") or [] if e.get("action") == "drain" and e.get("at") and t - _epoch(e["at"]) <= float(hours) * 3600]
 
 
 def own_faults(findings, select):
@@ -145,29 +146,41 @@ def plan(findings, state, policy, fleet, select, enabled=True, now=None):
     held_drained = set((state.get("drained") or {}))
     candidates = sorted(n for n in own if n not in held_drained)
     unseen = sorted({f["node"] for f in findings or [] if f.get("code") == "NODE_NOT_VERIFIED" and f.get("node")})
-    explained = sorted({f["node"] for f in findings or [] if f.get("node") and f.get("explained_by")
-                        and f["node"] not in own})
+    explained = sorted({f["node"] for f in findings or [] if f.get("node") and f.get("explained_by") and f["node"] not in own})
     run_allow = allowance(b["max_nodes_per_run"], b["max_percent_per_run"], fleet)
     win_allow = allowance(b["max_nodes_per_window"], b["max_percent_per_window"], fleet)
     recent = window_drains(state, b["window_hours"], now)
     br = dict(state.get("breaker") or {"tripped": False})
-    out = {"enabled": bool(enabled), "budget": b, "allowed": {"run": run_allow, "window": win_allow},
-           "candidates": candidates, "unseen": unseen, "window_drains": len(recent), "drain": [], "held": {},
-           "fleet": int(fleet)}
+    out = {
+        "enabled": bool(enabled),
+        "budget": b,
+        "allowed": {"run": run_allow, "window": win_allow},
+        "candidates": candidates,
+        "unseen": unseen,
+        "window_drains": len(recent),
+        "drain": [],
+        "held": {},
+        "fleet": int(fleet),
+    }
     for n in explained:
-        out["held"][n] = "its failures are explained by " + ", ".join(sorted(
-            {f["explained_by"] for f in findings if f.get("node") == n and f.get("explained_by")}))
+        out["held"][n] = "its failures are explained by " + ", ".join(
+            sorted({f["explained_by"] for f in findings if f.get("node") == n and f.get("explained_by")})
+        )
     reason = None
     if br.get("tripped"):
         reason = None  # tripped before: it stays so, with its own reason
     elif len(candidates) + len(unseen) > run_allow:
-        reason = (f"{len(candidates)} node(s) to drain and {len(unseen)} not verified in this run exceed the "
-                  f"per-run budget of {run_allow} (fabric.remediation.budget: max_nodes_per_run "
-                  f"{b['max_nodes_per_run']}, max_percent_per_run {b['max_percent_per_run']} of {fleet})")
+        reason = (
+            f"{len(candidates)} node(s) to drain and {len(unseen)} not verified in this run exceed the "
+            f"per-run budget of {run_allow} (fabric.remediation.budget: max_nodes_per_run "
+            f"{b['max_nodes_per_run']}, max_percent_per_run {b['max_percent_per_run']} of {fleet})"
+        )
     elif len(recent) + len(candidates) > win_allow:
-        reason = (f"{len(recent)} drain(s) in the last {b['window_hours']} h and {len(candidates)} more exceed "
-                  f"the window's budget of {win_allow} (max_nodes_per_window {b['max_nodes_per_window']}, "
-                  f"max_percent_per_window {b['max_percent_per_window']} of {fleet})")
+        reason = (
+            f"{len(recent)} drain(s) in the last {b['window_hours']} h and {len(candidates)} more exceed "
+            f"the window's budget of {win_allow} (max_nodes_per_window {b['max_nodes_per_window']}, "
+            f"max_percent_per_window {b['max_percent_per_window']} of {fleet})"
+        )
     if reason and enabled:
         br = {"tripped": True, "since": now_stamp(now), "reason": reason}
         out["tripped_now"] = True
@@ -189,11 +202,18 @@ def breaker_finding(decision, finding):
     if not br.get("tripped") or not decision.get("enabled"):
         return []
     held = sorted(decision.get("held") or {})
-    return [finding("DRAIN_BREAKER_TRIPPED",
-                    f"the drain breaker is tripped{' in this run' if decision.get('tripped_now') else ' since ' + str(br.get('since'))}: "
-                    f"{br.get('reason')}; nothing is drained or returned to service until an operator resets it "
-                    f"({br['reset']})" + (f"; held: {', '.join(held)}" if held else ""),
-                    check="remediation", since=br.get("since"), reason=br.get("reason"), held=held)]
+    return [
+        finding(
+            "DRAIN_BREAKER_TRIPPED",
+            f"the drain breaker is tripped{' in this run' if decision.get('tripped_now') else ' since ' + str(br.get('since'))}: "
+            f"{br.get('reason')}; nothing is drained or returned to service until an operator resets it "
+            f"({br['reset']})" + (f"; held: {', '.join(held)}" if held else ""),
+            check="remediation",
+            since=br.get("since"),
+            reason=br.get("reason"),
+            held=held,
+        )
+    ]
 
 
 def record(state, decision, drained=(), returned=(), reasons=None, now=None):
@@ -233,7 +253,6 @@ def reset(state, by, now=None):
         return state, False
     new = json.loads(json.dumps(state))
     stamp = now_stamp(now)
-    new["events"].append({"action": "reset", "at": stamp, "by": by,
-                          "was": {k: v for k, v in new["breaker"].items() if k != "tripped"}})
+    new["events"].append({"action": "reset", "at": stamp, "by": by, "was": {k: v for k, v in new["breaker"].items() if k != "tripped"}})
     new["breaker"] = {"tripped": False, "reset_at": stamp, "reset_by": by}
     return new, True

@@ -13,13 +13,18 @@ The tools are called through ``run(argv) -> (rc, stdout, stderr)`` where
 Parsing is done by the parsers in ``mlxconfig.py`` (``parse_mlxconfig``,
 ``parse_mlxfwreset_query``, ``parse_mlxfwreset``).
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
 from ansible_collections.linerate.fabric.plugins.module_utils.host.fwprofile import profile_params
-from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.mlxconfig import (
-    parse_mlxconfig, parse_mlxconfig_set, parse_mlxfwreset, parse_mlxfwreset_query)
+    parse_mlxconfig,
+    parse_mlxconfig_set,
+    parse_mlxfwreset,
+    parse_mlxfwreset_query,
+)
+from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
 
 PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 _ENUM_RE = re.compile(r"^(?P<label>.+?)\((?P<code>-?\d+)\)$")
@@ -133,10 +138,8 @@ class ConnectX:
         except ParseError as e:
             return "reboot", f"mlxfwreset cannot reset this device ({e})"
         if rc == 0 and self.reset_level in levels["supported_levels"]:
-            return f"mlxfwreset_level_{self.reset_level}", (
-                f"mlxfwreset supports level {self.reset_level} on {self.device}")
-        return "reboot", (f"mlxfwreset level {self.reset_level} is not supported on {self.device} "
-                          f"(supported: {levels['supported_levels']})")
+            return f"mlxfwreset_level_{self.reset_level}", (f"mlxfwreset supports level {self.reset_level} on {self.device}")
+        return "reboot", (f"mlxfwreset level {self.reset_level} is not supported on {self.device} (supported: {levels['supported_levels']})")
 
     def fwreset(self):
         argv = ["mlxfwreset", "-d", self.device, "-l", str(self.reset_level), "-y", "reset"]
@@ -144,8 +147,9 @@ class ConnectX:
 
 
 def _view(params, names):
-    return {n: {"default": raw(params[n].get("default")), "current": raw(params[n].get("current")),
-                "next_boot": raw(params[n].get("next_boot"))} for n in names}
+    return {
+        n: {"default": raw(params[n].get("default")), "current": raw(params[n].get("current")), "next_boot": raw(params[n].get("next_boot"))} for n in names
+    }
 
 
 def _pending(params, desired):
@@ -163,17 +167,19 @@ def _pending(params, desired):
 def _diff(device, before, after):
     def text(view):
         return "".join(f"{n}={v['next_boot']} (current {v['current']})\n" for n, v in sorted(view.items()))
-    return {"before": text(before), "after": text(after),
-            "before_header": f"{device} (next boot)", "after_header": f"{device} (next boot)"}
+
+    return {"before": text(before), "after": text(after), "before_header": f"{device} (next boot)", "after_header": f"{device} (next boot)"}
 
 
 def _check_known(dev, desired, device):
     params = dev["params"]
     unknown = sorted(n for n in desired if n not in params)
     if unknown:
-        raise ToolFailure(f"{device}: parameter(s) {', '.join(unknown)} not reported by "
-                          f"'mlxconfig -d {device} -e q' ({dev.get('device_type') or 'unknown device'}); "
-                          "this firmware does not have them (check the name and the port suffix _P1/_P2)")
+        raise ToolFailure(
+            f"{device}: parameter(s) {', '.join(unknown)} not reported by "
+            f"'mlxconfig -d {device} -e q' ({dev.get('device_type') or 'unknown device'}); "
+            "this firmware does not have them (check the name and the port suffix _P1/_P2)"
+        )
     return params
 
 
@@ -193,8 +199,10 @@ def with_profile(dev, desired, profile):
         raise ToolFailure(str(e)) from None
     skipped = sorted(n for n in wanted if n not in dev["params"] and n not in desired)
     for name in skipped:
-        notes.append(f"{name} skipped: not reported by this {dev.get('device_type') or 'device'} "
-                     "(hidden until ADVANCED_PCI_SETTINGS=1 runs in the firmware; a run after the reset sets it)")
+        notes.append(
+            f"{name} skipped: not reported by this {dev.get('device_type') or 'device'} "
+            "(hidden until ADVANCED_PCI_SETTINGS=1 runs in the firmware; a run after the reset sets it)"
+        )
     used = {n: v for n, v in wanted.items() if n not in skipped}
     return dict(used, **desired), used, skipped, notes
 
@@ -203,11 +211,12 @@ def _verified(cx, params, desired, delta, before, extra):
     """state=verified: the result when Next Boot and the running firmware both hold ``desired``; else fails."""
     still = _pending(params, desired)
     if delta or still:
-        raise ToolFailure(f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} "
-                          "are not at the desired value in the running firmware",
-                          before=before, pending_params=still)
-    return dict(extra, changed=False, device=cx.device, before=before, after=before,
-                pending_reset=False, reset_kind=None, pending_params=[], commands=[])
+        raise ToolFailure(
+            f"{cx.device}: parameter(s) {', '.join(sorted(set(delta) | set(still)))} are not at the desired value in the running firmware",
+            before=before,
+            pending_params=still,
+        )
+    return dict(extra, changed=False, device=cx.device, before=before, after=before, pending_reset=False, reset_kind=None, pending_params=[], commands=[])
 
 
 def _set_next_boot(cx, params, delta, check_mode):
@@ -215,18 +224,15 @@ def _set_next_boot(cx, params, delta, check_mode):
     returns ``(params, reboot_required)``: the parameters read back, and mlxconfig's own word on a reboot
     (None in check mode). Fails when a value did not take."""
     if check_mode:
-        cx.commands.append(["mlxconfig", "-d", cx.device, "-y", "set"]
-                           + [f"{n}={set_arg(v)}" for n, v in sorted(delta.items())])
+        cx.commands.append(["mlxconfig", "-d", cx.device, "-y", "set"] + [f"{n}={set_arg(v)}" for n, v in sorted(delta.items())])
         for name, value in delta.items():
-            params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None,
-                                                         "value": want_token(value)[1]})
+            params[name] = dict(params[name], next_boot={"raw": set_arg(value), "label": None, "value": want_token(value)[1]})
         return params, None
     outcome = cx.set(delta)
     params = cx.query()["params"]
     unset = sorted(n for n, v in delta.items() if not matches(v, params[n].get("next_boot")))
     if unset:
-        raise ToolFailure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} "
-                          "is still not the desired value", cmd=cx.commands[-1])
+        raise ToolFailure(f"{cx.device}: mlxconfig set ran but Next Boot of {', '.join(unset)} is still not the desired value", cmd=cx.commands[-1])
     return params, outcome["reboot_required"]
 
 
@@ -234,9 +240,13 @@ def _reset(cx, desired, pending, kind, reason, before, after, check_mode):
     """Apply the pending parameters with mlxfwreset (state=reset); returns ``after`` as the running firmware
     holds it then. Fails when the reset cannot apply them (``kind`` is a reboot) or they did not take."""
     if not kind.startswith("mlxfwreset_level_"):
-        raise ToolFailure(f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); "
-                          "mlxfwreset cannot apply them", pending_params=pending, reset_kind=kind,
-                          before=before, after=after)
+        raise ToolFailure(
+            f"{cx.device}: {', '.join(pending)} pending; they need a {kind} ({reason}); mlxfwreset cannot apply them",
+            pending_params=pending,
+            reset_kind=kind,
+            before=before,
+            after=after,
+        )
     if check_mode:
         cx.commands.append(["mlxfwreset", "-d", cx.device, "-l", str(cx.reset_level), "-y", "reset"])
         for name in pending:
@@ -247,10 +257,15 @@ def _reset(cx, desired, pending, kind, reason, before, after, check_mode):
     after = _view(params, desired)
     still = _pending(params, desired)
     if still:
-        raise ToolFailure(f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
-                          f"firmware still differs on {', '.join(still)}: not retrying; a "
-                          "reboot or power cycle may be needed",
-                          before=before, after=after, pending_params=still, commands=cx.commands)
+        raise ToolFailure(
+            f"{cx.device}: after mlxfwreset level {cx.reset_level} the running "
+            f"firmware still differs on {', '.join(still)}: not retrying; a "
+            "reboot or power cycle may be needed",
+            before=before,
+            after=after,
+            pending_params=still,
+            commands=cx.commands,
+        )
     return after
 
 
@@ -263,8 +278,7 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
     desired = {str(k).upper(): v for k, v in (desired or {}).items()}
     dev = cx.query()
     desired, from_profile, skipped, notes = with_profile(dev, desired, profile)
-    extra = {"profile": profile, "profile_params": from_profile, "profile_skipped": skipped, "warnings": notes} \
-        if profile else {}
+    extra = {"profile": profile, "profile_params": from_profile, "profile_skipped": skipped, "warnings": notes} if profile else {}
     params = _check_known(dev, desired, cx.device)
     before = _view(params, desired)
     delta = {n: v for n, v in desired.items() if not matches(v, params[n].get("next_boot"))}
@@ -289,7 +303,17 @@ def configure(cx, desired, check_mode, state="present", force=False, profile=Non
         applied = kind
         pending, kind, reason = [], None, None
 
-    return dict(extra, changed=bool(delta) or applied is not None, device=cx.device, before=before, after=after,
-                pending_reset=bool(pending), reset_kind=kind, reset_reason=reason,
-                pending_params=pending, reset_applied=applied, commands=cx.commands,
-                diff=_diff(cx.device, before, after))
+    return dict(
+        extra,
+        changed=bool(delta) or applied is not None,
+        device=cx.device,
+        before=before,
+        after=after,
+        pending_reset=bool(pending),
+        reset_kind=kind,
+        reset_reason=reason,
+        pending_params=pending,
+        reset_applied=applied,
+        commands=cx.commands,
+        diff=_diff(cx.device, before, after),
+    )

@@ -5,6 +5,7 @@
 
 What ``dpkg-query`` prints is read by ``parsers/dpkg.py``.
 """
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -41,8 +42,9 @@ def interrupted(run, admindir=ADMINDIR):
     except OSError:
         journal = []
     if journal:
-        problems.append(f"dpkg was interrupted: {updates} holds {len(journal)} unapplied journal "
-                        f"entr{'y' if len(journal) == 1 else 'ies'} ({', '.join(journal[:5])})")
+        problems.append(
+            f"dpkg was interrupted: {updates} holds {len(journal)} unapplied journal entr{'y' if len(journal) == 1 else 'ies'} ({', '.join(journal[:5])})"
+        )
     argv = ["dpkg", "--audit"] if admindir == ADMINDIR else ["dpkg", f"--admindir={admindir}", "--audit"]
     rc, out, err = run(argv)
     if rc not in (0, 1):

@@ -18,6 +18,7 @@ Read, plan, apply, read again - as roce.py does - for two schedulers:
 Which findings drain a node is the intent's ``fabric.remediation`` policy
 (``selected``). Stdlib only, no I/O but through ``run`` (Runner).
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
@@ -41,17 +42,22 @@ SEVERITY_ORDER = {"error": 0, "warning": 1}
 
 # ---------------------------------------------------------------- policy
 
+
 def selected(findings, drain_codes=(), drain_severities=("error",), exempt_codes=()):
     """The findings that drain: a code in ``drain_codes`` or a severity in ``drain_severities``,
     unless the code is in ``exempt_codes``; sorted errors first, then by code and device.
 
     Never a finding that is not the node's own: one ``explained_by`` a shared element (attribution),
     or a code of ``breaker.NEVER_DRAIN`` (``NODE_NOT_VERIFIED``: what the run could not see)."""
-    out = [f for f in findings or [] if f.get("code") not in set(exempt_codes)
-           and f.get("code") not in NEVER_DRAIN and not f.get("explained_by")
-           and (f.get("code") in set(drain_codes) or f.get("severity") in set(drain_severities))]
-    return sorted(out, key=lambda f: (SEVERITY_ORDER.get(f.get("severity"), 2), str(f.get("code")),
-                                      str(f.get("device") or "")))
+    out = [
+        f
+        for f in findings or []
+        if f.get("code") not in set(exempt_codes)
+        and f.get("code") not in NEVER_DRAIN
+        and not f.get("explained_by")
+        and (f.get("code") in set(drain_codes) or f.get("severity") in set(drain_severities))
+    ]
+    return sorted(out, key=lambda f: (SEVERITY_ORDER.get(f.get("severity"), 2), str(f.get("code")), str(f.get("device") or "")))
 
 
 def faults(findings):
@@ -78,11 +84,12 @@ def check_policy(drain_codes, drain_severities, exempt_codes):
     for key, codes in (("drain_codes", drain_codes), ("exempt_codes", exempt_codes)):
         for code in codes or []:
             if code not in FAULT_CODES:
-                problems.append(f"{key}: {code!r} is not a linerate fault code (allowed: one of "
-                                f"{', '.join(sorted(FAULT_CODES))})")
+                problems.append(f"{key}: {code!r} is not a linerate fault code (allowed: one of {', '.join(sorted(FAULT_CODES))})")
             elif key == "drain_codes" and code in NEVER_DRAIN:
-                problems.append(f"drain_codes: {code!r} never drains a node (what the run could not see, or a "
-                                "shared element's finding) (allowed: a code of a node's own fault)")
+                problems.append(
+                    f"drain_codes: {code!r} never drains a node (what the run could not see, or a "
+                    "shared element's finding) (allowed: a code of a node's own fault)"
+                )
     for sev in drain_severities or []:
         if sev not in SEVERITY_ORDER:
             problems.append(f"drain_severities: {sev!r} is not allowed (allowed: error | warning)")
@@ -91,10 +98,10 @@ def check_policy(drain_codes, drain_severities, exempt_codes):
 
 # ---------------------------------------------------------------- Slurm
 
+
 def slurm_out_of_service(node):
     """True when the node takes no new jobs (drained, draining, down or failed)."""
-    return (node["base"] in ("DOWN", "FAIL") or any(f in ("DRAIN", "FAIL") for f in node["flags"])
-            or node["base"] in ("DRAINED", "DRAINING", "DRAIN"))
+    return node["base"] in ("DOWN", "FAIL") or any(f in ("DRAIN", "FAIL") for f in node["flags"]) or node["base"] in ("DRAINED", "DRAINING", "DRAIN")
 
 
 def slurm_ours(node):
@@ -111,8 +118,7 @@ def slurm_plan(node, want_reason, verified, return_to_service):
             if node["reason"] == want_reason:
                 return "none", None, "drained by linerate for the same faults"
             return "reason", ["update", f"NodeName={n}", "State=DRAIN", f"Reason={want_reason}"], None
-        return "foreign", None, (f"out of service for another reason ({node['state']}, "
-                                 f"Reason={node['reason'] or '-'}): left alone")
+        return "foreign", None, (f"out of service for another reason ({node['state']}, Reason={node['reason'] or '-'}): left alone")
     if not verified:
         return "none", None, "not re-checked in this run: left as it is"
     if slurm_ours(node):
@@ -120,8 +126,7 @@ def slurm_plan(node, want_reason, verified, return_to_service):
             return "none", None, "passes again; fabric.remediation.return_to_service is false: left drained"
         return "resume", ["update", f"NodeName={n}", "State=RESUME"], None
     if slurm_out_of_service(node):
-        return "foreign", None, (f"out of service for another reason ({node['state']}, "
-                                 f"Reason={node['reason'] or '-'}): left alone")
+        return "foreign", None, (f"out of service for another reason ({node['state']}, Reason={node['reason'] or '-'}): left alone")
     return "none", None, "in service and passing"
 
 
@@ -132,6 +137,7 @@ def slurm_view(node):
 
 
 # ---------------------------------------------------------------- Kubernetes
+
 
 def taint_value(fault_list):
     """The taint's value: the first fault's code (a label value; codes are [A-Z_])."""
@@ -163,8 +169,7 @@ def k8s_plan(node, want_faults, verified, return_to_service):
             cmds.append(["taint", "nodes", n, f"{TAINT_KEY}={value}:{TAINT_EFFECT}", "--overwrite"])
         if node["annotations"].get(REASON_ANNOTATION) != text:
             cmds.append(["annotate", "node", n, f"{REASON_ANNOTATION}={text}", "--overwrite"])
-        note = None if (not node["unschedulable"] or cordoned_by_us) else \
-            "cordoned by someone else: tainted, and will not be uncordoned by linerate"
+        note = None if (not node["unschedulable"] or cordoned_by_us) else "cordoned by someone else: tainted, and will not be uncordoned by linerate"
         return ("drain" if cmds else "none"), cmds, note or (None if cmds else "drained by linerate for the same faults")
     if not verified:
         return "none", [], "not re-checked in this run: left as it is"
@@ -180,8 +185,7 @@ def k8s_plan(node, want_faults, verified, return_to_service):
         cmds.append(["uncordon", n])
     if drop:
         cmds.append(["annotate", "node", n, *[f"{a}-" for a in drop]])
-    note = None if cordoned_by_us or not node["unschedulable"] else \
-        "cordoned by someone else: linerate's taint removed, the cordon left"
+    note = None if cordoned_by_us or not node["unschedulable"] else "cordoned by someone else: linerate's taint removed, the cordon left"
     return "resume", cmds, note
 
 
@@ -193,6 +197,7 @@ def k8s_view(node):
 
 
 # ---------------------------------------------------------------- the workflow
+
 
 class Scheduler:
     """One scheduler's read and write through ``run`` (a Runner: argv -> (rc, out, err))."""
@@ -217,8 +222,7 @@ class Scheduler:
 
     def plan(self, node, want_faults, verified, return_to_service):
         if self.kind == "slurm":
-            action, tail, note = slurm_plan(node, reason(want_faults) if want_faults else None, verified,
-                                            return_to_service)
+            action, tail, note = slurm_plan(node, reason(want_faults) if want_faults else None, verified, return_to_service)
             return action, [] if tail is None else [[self.bin, *tail]], note
         action, tails, note = k8s_plan(node, want_faults, verified, return_to_service)
         return action, [[self.bin, *t] for t in tails], note
@@ -237,8 +241,7 @@ def remediate(sched, nodes, policy, check_mode):
     ({"drain_codes", "drain_severities", "exempt_codes", "return_to_service"}).
 
     Returns {"changed", "nodes": {name: {...}}, "drained", "returned", "left_alone", "commands", "diff"}."""
-    out = {"nodes": {}, "drained": [], "returned": [], "left_alone": [], "held": [], "commands": [],
-           "drained_hosts": [], "returned_hosts": [], "reasons": {}}
+    out = {"nodes": {}, "drained": [], "returned": [], "left_alone": [], "held": [], "commands": [], "drained_hosts": [], "returned_hosts": [], "reasons": {}}
     before_lines, after_lines = [], []
     # the run's decision (host/breaker.py plan): a tripped breaker acts on nobody; ``drain_nodes`` (inventory
     # names) are the only nodes a drain may take; a node with an error that is not its own is not passing
@@ -247,15 +250,15 @@ def remediate(sched, nodes, policy, check_mode):
     for item in nodes:
         name = item["name"]
         host = item.get("host") or name
-        chosen = selected(item.get("findings"), policy.get("drain_codes") or (),
-                          policy.get("drain_severities") or (), policy.get("exempt_codes") or ())
+        chosen = selected(item.get("findings"), policy.get("drain_codes") or (), policy.get("drain_severities") or (), policy.get("exempt_codes") or ())
         held = None
         if frozen:
             held = "the drain breaker is tripped: nothing is drained or returned to service until it is reset"
         elif allowed is not None and chosen and host not in allowed:
             held = "held by the run's drain decision (budget or attribution)"
-        not_own = not chosen and any(f.get("severity") == "error" and (f.get("explained_by") or f.get("code") in NEVER_DRAIN)
-                                     for f in item.get("findings") or [])
+        not_own = not chosen and any(
+            f.get("severity") == "error" and (f.get("explained_by") or f.get("code") in NEVER_DRAIN) for f in item.get("findings") or []
+        )
         want = [] if held else faults(chosen)
         verified = bool(item.get("verified")) and not held and not not_own
         node = sched.read(name)
@@ -271,9 +274,14 @@ def remediate(sched, nodes, policy, check_mode):
                 sched.apply(argv)
             after = sched.read(name)
             _confirm(sched, after, action, want)
-        rec = {"host": item.get("host") or name, "action": action, "before": sched.view(node),
-               "after": sched.view(after) if not check_mode or not cmds else f"(would) {action}",
-               "faults": [f"{c} {d}".strip() for c, d in want], "commands": cmds}
+        rec = {
+            "host": item.get("host") or name,
+            "action": action,
+            "before": sched.view(node),
+            "after": sched.view(after) if not check_mode or not cmds else f"(would) {action}",
+            "faults": [f"{c} {d}".strip() for c, d in want],
+            "commands": cmds,
+        }
         if note:
             rec["note"] = note
         out["nodes"][name] = rec
@@ -289,8 +297,7 @@ def remediate(sched, nodes, policy, check_mode):
             out["left_alone"].append(name)
         if cmds:
             before_lines.append(f"{name}: {sched.view(node)}\n")
-            after_lines.append(f"{name}: " + (sched.view(after) if not check_mode else
-                                              ("drained: " + reason(want) if want else "in service")) + "\n")
+            after_lines.append(f"{name}: " + (sched.view(after) if not check_mode else ("drained: " + reason(want) if want else "in service")) + "\n")
     out["changed"] = bool(out["commands"])
     out["diff"] = {"before": "".join(before_lines), "after": "".join(after_lines)}
     return out

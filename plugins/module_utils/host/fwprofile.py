@@ -96,6 +96,7 @@ def profile_params(profile, device_type):
     if gen in MAX_ACC_OUT_READ:
         params["MAX_ACC_OUT_READ"] = MAX_ACC_OUT_READ[gen]
     else:
-        notes.append(f"MAX_ACC_OUT_READ left alone: {label} is not a NIC generation the gpudirect profile knows "
-                     f"(known: {', '.join(v[0] for v in GENERATIONS.values())})")
+        notes.append(
+            f"MAX_ACC_OUT_READ left alone: {label} is not a NIC generation the gpudirect profile knows (known: {', '.join(v[0] for v in GENERATIONS.values())})"
+        )
     return params, notes

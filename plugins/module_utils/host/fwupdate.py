@@ -12,6 +12,7 @@ that a mismatch fails with a message instead of a silent "nothing to do".
 ``read_mlxfwmanager_query`` reads that text here (not a ``parse_*`` parser
 of the parsers' contract).
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
@@ -30,16 +31,14 @@ def read_mlxfwmanager_query(text):
     for line in (text or "").splitlines():
         s = line.strip()
         if re.match(r"^Device #\d+:", s):
-            dev = {"psid": None, "part_number": None, "pci": None, "fw_current": None,
-                   "fw_available": None, "fw_running": None, "status": None}
+            dev = {"psid": None, "part_number": None, "pci": None, "fw_current": None, "fw_available": None, "fw_running": None, "status": None}
             devices.append(dev)
             continue
         if dev is None:
             continue
         m = re.match(r"^(PSID|Part Number|PCI Device Name|Status):\s*(.*?)\s*$", s)
         if m:
-            key = {"PSID": "psid", "Part Number": "part_number", "PCI Device Name": "pci",
-                   "Status": "status"}[m.group(1)]
+            key = {"PSID": "psid", "Part Number": "part_number", "PCI Device Name": "pci", "Status": "status"}[m.group(1)]
             dev[key] = m.group(2)
             continue
         m = re.match(r"^FW \(Running\)\s+(\S+)", s)
@@ -90,9 +89,11 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
     if psid and dev["psid"] != psid:
         raise ToolFailure(f"{fm.device}: device PSID {dev['psid']} is not the expected {psid}")
     if dev["fw_available"] is None:
-        raise ToolFailure(f"{fm.device}: image {image} is not for this device's PSID {dev['psid']} "
-                          f"(mlxfwmanager: {dev['status'] or 'no matching image'}); refusing to burn "
-                          "another board's firmware")
+        raise ToolFailure(
+            f"{fm.device}: image {image} is not for this device's PSID {dev['psid']} "
+            f"(mlxfwmanager: {dev['status'] or 'no matching image'}); refusing to burn "
+            "another board's firmware"
+        )
     burned, want = dev["fw_current"], dev["fw_available"]
     running = dev["fw_running"] or burned
     before = {"fw_version": burned, "fw_version_running": running, "psid": dev["psid"]}
@@ -100,22 +101,28 @@ def ensure_image(fm, image, psid=None, allow_downgrade=False, check_mode=False):
     if changed:
         downgrade = version_tuple(want) < version_tuple(burned)
         if downgrade and not allow_downgrade:
-            raise ToolFailure(f"{fm.device}: image {want} is older than the device's {burned}; "
-                              "set allow_downgrade to burn it")
+            raise ToolFailure(f"{fm.device}: image {want} is older than the device's {burned}; set allow_downgrade to burn it")
         if check_mode:
-            fm.commands.append(["mlxfwmanager", "-d", fm.device, "-i", image, "-u", "-y"]
-                               + (["-f"] if downgrade else []))
+            fm.commands.append(["mlxfwmanager", "-d", fm.device, "-i", image, "-u", "-y"] + (["-f"] if downgrade else []))
         else:
             fm.update(image, force=downgrade)
             dev = fm.query(image)
             if version_tuple(dev["fw_current"]) != version_tuple(want):
-                raise ToolFailure(f"{fm.device}: burned {image} but mlxfwmanager reports {dev['fw_current']}",
-                                  commands=fm.commands)
+                raise ToolFailure(f"{fm.device}: burned {image} but mlxfwmanager reports {dev['fw_current']}", commands=fm.commands)
             running = dev["fw_running"] or dev["fw_current"]
     after = {"fw_version": want, "fw_version_running": running, "psid": dev["psid"]}
     pending = version_tuple(running) != version_tuple(want)
-    return {"changed": changed, "device": fm.device, "before": before, "after": after,
-            "image_version": want, "pending_reset": pending,
-            "reset_kind": "mlxfwreset_level_3" if pending else None, "commands": fm.commands,
-            "diff": {"before": f"{fm.device} firmware {burned} (running {before['fw_version_running']})\n",
-                     "after": f"{fm.device} firmware {want} (running {running})\n"}}
+    return {
+        "changed": changed,
+        "device": fm.device,
+        "before": before,
+        "after": after,
+        "image_version": want,
+        "pending_reset": pending,
+        "reset_kind": "mlxfwreset_level_3" if pending else None,
+        "commands": fm.commands,
+        "diff": {
+            "before": f"{fm.device} firmware {burned} (running {before['fw_version_running']})\n",
+            "after": f"{fm.device} firmware {want} (running {running})\n",
+        },
+    }

@@ -9,6 +9,7 @@ result. Files are compared by content, then mode, owner and group; a file
 with ``validate`` (a command with ``%s``) is checked on its new content
 before it replaces the old one, so a syntax error never lands.
 """
+
 import os
 import shlex
 import tempfile
@@ -31,8 +32,7 @@ def _read(path):
 def _attrs(module, spec):
     """The file-attribute dict AnsibleModule.set_fs_attributes_if_different takes (SELinux defaults
     where SELinux is on, as the file and template modules have)."""
-    return module.load_file_common_arguments(
-        {"mode": spec.get("mode"), "owner": spec.get("owner"), "group": spec.get("group")}, path=spec["path"])
+    return module.load_file_common_arguments({"mode": spec.get("mode"), "owner": spec.get("owner"), "group": spec.get("group")}, path=spec["path"])
 
 
 def _temp_file(directory, prefix, data):
@@ -51,12 +51,12 @@ def _validate(runner, spec, data):
     try:
         argv = [tmp if word == "%s" else word for word in shlex.split(spec["validate"])]
         if tmp not in argv:
-            raise ToolFailure(f"files[{spec['path']}].validate: {spec['validate']!r} is not allowed "
-                              "(allowed: a command with %s where the file goes)")
+            raise ToolFailure(f"files[{spec['path']}].validate: {spec['validate']!r} is not allowed (allowed: a command with %s where the file goes)")
         rc, out, err = runner(argv)
         if rc != 0:
-            raise ToolFailure(f"{spec['path']}: the new content fails its check ({spec['validate']}); "
-                              "the file is left as it was", rc=rc, stdout=out, stderr=err)
+            raise ToolFailure(
+                f"{spec['path']}: the new content fails its check ({spec['validate']}); the file is left as it was", rc=rc, stdout=out, stderr=err
+            )
     finally:
         os.unlink(tmp)
 
@@ -90,8 +90,7 @@ def ensure_files(module, runner, files, check):
         if spec.get("state", "present") == "absent":
             if before is not None:
                 changes.append({"path": path, "action": "removed"})
-                diffs.append({"before_header": path, "after_header": path,
-                              "before": before.decode("utf-8", "replace"), "after": ""})
+                diffs.append({"before_header": path, "after_header": path, "before": before.decode("utf-8", "replace"), "after": ""})
                 if not check:
                     os.unlink(path)
             continue
@@ -103,9 +102,14 @@ def ensure_files(module, runner, files, check):
                 _validate(runner, spec, data)
             action = "created" if before is None else "updated"
             changes.append({"path": path, "action": action})
-            diffs.append({"before_header": path if before is not None else "/dev/null", "after_header": path,
-                          "before": "" if before is None else before.decode("utf-8", "replace"),
-                          "after": spec["content"]})
+            diffs.append(
+                {
+                    "before_header": path if before is not None else "/dev/null",
+                    "after_header": path,
+                    "before": "" if before is None else before.decode("utf-8", "replace"),
+                    "after": spec["content"],
+                }
+            )
             if check:
                 continue
             _write(module, spec, data)
@@ -129,8 +133,7 @@ def ensure_units(runner, units, reload_needed, check):
     for unit in units:
         name = unit["name"]
         rc, out, _err = runner(["systemctl", "is-enabled", name])
-        enabled = rc == 0 and out.strip() in ("enabled", "enabled-runtime", "static", "alias", "indirect",
-                                              "generated")
+        enabled = rc == 0 and out.strip() in ("enabled", "enabled-runtime", "static", "alias", "indirect", "generated")
         rc, out, _err = runner(["systemctl", "is-active", name])
         active = out.strip() == "active"
         want = []
@@ -145,9 +148,10 @@ def ensure_units(runner, units, reload_needed, check):
             rc, out, err = runner(["systemctl", *args])
             if rc != 0:
                 raise ToolFailure.exited(["systemctl", *args], rc, out, err)
-        states[name] = {"before": {"enabled": enabled, "active": active},
-                        "after": {"enabled": enabled or ["enable", name] in want,
-                                  "active": active or ["start", name] in want}}
+        states[name] = {
+            "before": {"enabled": enabled, "active": active},
+            "after": {"enabled": enabled or ["enable", name] in want, "active": active or ["start", name] in want},
+        }
     return commands, states
 
 

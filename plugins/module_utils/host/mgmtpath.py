@@ -35,6 +35,7 @@ management runs over the NIC is changed from its console.
 ``/dev/infiniband/uverbsN``, found in ``/proc/<pid>/fd``, as ``lsof`` does;
 ``/sys/class/infiniband_verbs/uverbsN/ibdev`` names its device).
 """
+
 import json
 import os
 import re
@@ -76,7 +77,7 @@ def _read(path):
 def lower_devices(sysfs, ifname):
     """The devices directly under ``ifname`` (VLAN parent, bond/bridge ports), sorted."""
     net = os.path.join(sysfs, "class", "net", ifname)
-    lowers = {n[len("lower_"):] for n in _listdir(net) if n.startswith("lower_")}
+    lowers = {n[len("lower_") :] for n in _listdir(net) if n.startswith("lower_")}
     slaves = _read(os.path.join(net, "bonding", "slaves"))
     if slaves:
         lowers.update(slaves.split())
@@ -146,9 +147,11 @@ def management(run, sysfs, local_address, peer_address):
     """{'interfaces', 'netdevs', 'functions', 'paths'} of the connection Ansible uses (empty without one)."""
     ifaces = connection_interfaces(run, local_address, peer_address)
     if (local_address or peer_address) and not ifaces:
-        raise ToolFailure(f"cannot find the interface of this connection (node address {local_address or '-'}, "
-                          f"controller {peer_address or '-'}): neither ip -json addr show nor ip -json route get "
-                          "names one; refusing a disruptive action whose effect on it is unknown")
+        raise ToolFailure(
+            f"cannot find the interface of this connection (node address {local_address or '-'}, "
+            f"controller {peer_address or '-'}): neither ip -json addr show nor ip -json route get "
+            "names one; refusing a disruptive action whose effect on it is unknown"
+        )
     out = {"interfaces": ifaces, "netdevs": [], "functions": [], "paths": []}
     for name in ifaces:
         c = chain(sysfs, name)
@@ -166,8 +169,7 @@ def _bus_device(sysfs, bdf):
 def ofed_function(sysfs, bdf):
     """True when ``openibd restart`` takes the function down (mlx driver bound, or a Mellanox device)."""
     dev = _bus_device(sysfs, bdf)
-    driver = os.path.basename(os.path.realpath(os.path.join(dev, "driver"))) \
-        if os.path.exists(os.path.join(dev, "driver")) else None
+    driver = os.path.basename(os.path.realpath(os.path.join(dev, "driver"))) if os.path.exists(os.path.join(dev, "driver")) else None
     return driver in OFED_DRIVERS or _read(os.path.join(dev, "vendor")) == MELLANOX_VENDOR
 
 
@@ -175,12 +177,10 @@ def touched(sysfs, mgmt, action, targets):
     """The management functions (or netdevs) the action takes down, each with why."""
     hits = []
     if action == "driver_restart":
-        hits = [f"{fn} (driver restart unloads its mlx driver)" for fn in mgmt["functions"]
-                if ofed_function(sysfs, fn)]
+        hits = [f"{fn} (driver restart unloads its mlx driver)" for fn in mgmt["functions"] if ofed_function(sysfs, fn)]
     elif action == "firmware_reset":
         cards = {card(t): t for t in targets}
-        hits = [f"{fn} (mlxfwreset {cards[card(fn)]} resets every function of card {card(fn)})"
-                for fn in mgmt["functions"] if card(fn) in cards]
+        hits = [f"{fn} (mlxfwreset {cards[card(fn)]} resets every function of card {card(fn)})" for fn in mgmt["functions"] if card(fn) in cards]
     elif action == "netdev_change":
         for name in targets:
             if name in mgmt["netdevs"]:
@@ -202,11 +202,16 @@ def refusal(run, sysfs, action, targets, local_address, peer_address):
     hits = touched(sysfs, mgmt, action, targets)
     if not hits:
         return mgmt, None
-    what = {"driver_restart": "restart the RDMA driver", "firmware_reset": "reset the firmware of "
-            + ", ".join(targets), "netdev_change": "change " + ", ".join(targets)}[action]
-    return mgmt, (f"refusing to {what}: Ansible reaches this host over {', '.join(mgmt['paths'])}, and the "
-                  f"action takes down {'; '.join(hits)}. Apply it from the console or the BMC, or connect "
-                  "through a management interface on another NIC.")
+    what = {
+        "driver_restart": "restart the RDMA driver",
+        "firmware_reset": "reset the firmware of " + ", ".join(targets),
+        "netdev_change": "change " + ", ".join(targets),
+    }[action]
+    return mgmt, (
+        f"refusing to {what}: Ansible reaches this host over {', '.join(mgmt['paths'])}, and the "
+        f"action takes down {'; '.join(hits)}. Apply it from the console or the BMC, or connect "
+        "through a management interface on another NIC."
+    )
 
 
 def uverbs_devices(sysfs):

@@ -10,8 +10,8 @@ is its argument spec and its ``compute(module, run) -> result``, which checks th
 The switch modules have their own skeleton (``switch/module_common.py``): they reach a switch, not
 the host they run on.
 """
-from ansible.module_utils.basic import AnsibleModule
 
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import exit_module
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 

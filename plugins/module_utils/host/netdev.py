@@ -4,6 +4,7 @@ Read the current state with ``ip -json addr show dev NAME``, plan the ``ip``
 commands of the delta, run them only outside check mode and read again.
 Tools run through a ``Runner``; a failing ``ip`` raises ``ToolFailure``.
 """
+
 import json
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
@@ -16,8 +17,7 @@ def read(run, name):
     if rc != 0:
         raise ToolFailure.exited(argv, rc, out, err)
     data = json.loads(out)[0]
-    addrs = [f"{a['local']}/{a['prefixlen']}" for a in data.get("addr_info", [])
-             if a.get("family") == "inet" and a.get("scope") == "global"]
+    addrs = [f"{a['local']}/{a['prefixlen']}" for a in data.get("addr_info", []) if a.get("family") == "inet" and a.get("scope") == "global"]
     return {"up": "UP" in data.get("flags", []), "addresses": sorted(addrs)}
 
 
@@ -44,8 +44,12 @@ def ensure(run, name, address, exclusive, check_mode, diff=False):
     cmds, after = plan(name, before, address, exclusive)
     result = {"changed": bool(cmds), "before": before, "after": after, "commands": [["ip", *c] for c in cmds]}
     if diff:
-        result["diff"] = {"before": json.dumps(before, indent=1) + "\n", "after": json.dumps(after, indent=1) + "\n",
-                          "before_header": name, "after_header": name}
+        result["diff"] = {
+            "before": json.dumps(before, indent=1) + "\n",
+            "after": json.dumps(after, indent=1) + "\n",
+            "before_header": name,
+            "after_header": name,
+        }
     if cmds and not check_mode:
         for c in cmds:
             rc, out, err = run(["ip", *c])

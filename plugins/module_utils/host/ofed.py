@@ -9,16 +9,16 @@ kernel. Tools run through a ``Runner``; what stops the check raises
 ``driver_info`` (module ofed_driver_info) compares the driver the packages
 installed with the one the kernel has loaded, after the packages are in place.
 """
+
 import os
 import re
 import shutil
 import tempfile
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import (
-    installed_versions as dpkg_installed)
 from ansible_collections.linerate.fabric.plugins.module_utils.host.dpkg import REPAIR, interrupted
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.apt import parse_madison
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import installed_versions as dpkg_installed
 
 
 def version_matches(version, pin):
@@ -48,12 +48,18 @@ class Sandbox:
         with open(os.path.join(self.dir, "etc", "sources.list"), "w") as f:
             f.write(repo_line.strip() + "\n")
         self.opts = [
-            "-o", f"Dir::Etc::SourceList={self.dir}/etc/sources.list",
-            "-o", f"Dir::Etc::SourceParts={self.dir}/etc/sources.list.d",
-            "-o", f"Dir::Etc::PreferencesParts={self.dir}/etc/preferences.d",
-            "-o", f"Dir::State::Lists={self.dir}/lists",
-            "-o", f"Dir::Cache={self.dir}/cache",
-            "-o", "Debug::NoLocking=1",
+            "-o",
+            f"Dir::Etc::SourceList={self.dir}/etc/sources.list",
+            "-o",
+            f"Dir::Etc::SourceParts={self.dir}/etc/sources.list.d",
+            "-o",
+            f"Dir::Etc::PreferencesParts={self.dir}/etc/preferences.d",
+            "-o",
+            f"Dir::State::Lists={self.dir}/lists",
+            "-o",
+            f"Dir::Cache={self.dir}/cache",
+            "-o",
+            "Debug::NoLocking=1",
         ]
 
     def run(self, tool, *args):
@@ -69,8 +75,9 @@ def available_versions(run, repo_line, names):
     try:
         rc, out, err = box.run("apt-get", "update", "-q")
         if rc != 0 or re.search(r"^(E:|Err:)", out + err, re.M):
-            raise ToolFailure.exited(["apt-get", "update", "-q"], rc, out, err, tail=True, limit=600,
-                                     what=f"the OFED repository could not be read ({repo_line})")
+            raise ToolFailure.exited(
+                ["apt-get", "update", "-q"], rc, out, err, tail=True, limit=600, what=f"the OFED repository could not be read ({repo_line})"
+            )
         rc, out, err = box.run("apt-cache", "madison", *names)
         return parse_madison(out)
     finally:
@@ -99,7 +106,8 @@ def resolve(available, packages, version, kernel_package, kernel):
             problems.append(
                 f"{kernel_package}: no driver build of OFED {version} for the running kernel "
                 f"{kernel} (builds exist for: {', '.join(kernels) or 'no kernel'}); install a "
-                "matching kernel or pin an OFED release built for this one. Nothing was changed.")
+                "matching kernel or pin an OFED release built for this one. Nothing was changed."
+            )
     return versions, kernels, problems
 
 
@@ -118,9 +126,13 @@ def preflight(run, p):
     # An interrupted dpkg stops every apt run after this one: say so first, with the repair.
     broken = interrupted(run, p.get("dpkg_admindir") or "/var/lib/dpkg")
     if broken:
-        raise ToolFailure("the node's package system is in an interrupted state: " + "; ".join(broken)
-                          + f". Repair it on the node with `{REPAIR}` (then `apt-get -f install` if apt still "
-                          "reports broken packages) and run again; no package task ran.", dpkg_problems=broken)
+        raise ToolFailure(
+            "the node's package system is in an interrupted state: "
+            + "; ".join(broken)
+            + f". Repair it on the node with `{REPAIR}` (then `apt-get -f install` if apt still "
+            "reports broken packages) and run again; no package task ran.",
+            dpkg_problems=broken,
+        )
     names = list(dict.fromkeys(list(p["packages"]) + ([p["kernel_package"]] if p["kernel_package"] else [])))
     available = available_versions(run, p["repo_line"], names)
     versions, kernels, problems = resolve(available, p["packages"], p["version"], p["kernel_package"], p["kernel"])
@@ -128,8 +140,7 @@ def preflight(run, p):
         raise ToolFailure("; ".join(problems), kernels=kernels, available=available)
     installed = installed_versions(run, list(versions))
     pending = {name: v for name, v in versions.items() if installed.get(name) != v}
-    return {"changed": False, "versions": versions, "kernels": kernels, "pending": pending,
-            "installed": {n: installed.get(n) for n in versions}}
+    return {"changed": False, "versions": versions, "kernels": kernels, "pending": pending, "installed": {n: installed.get(n) for n in versions}}
 
 
 # ---------------------------------------------------------------- the loaded driver (module ofed_driver_info)
@@ -148,12 +159,11 @@ def check_module_names(key, names):
     """A module name is a file name under <sysfs>/module: letters, digits, '_' and '-' only."""
     bad = [n for n in names if not isinstance(n, str) or not MODULE_NAME.match(n)]
     if bad:
-        raise ToolFailure(f"{key}: {bad[0]!r} is not allowed (allowed: kernel module names, letters, digits, "
-                          "'_' and '-', for example mlx5_core)")
+        raise ToolFailure(f"{key}: {bad[0]!r} is not allowed (allowed: kernel module names, letters, digits, '_' and '-', for example mlx5_core)")
 
 
 def _sysfs_name(name):
-    return name.replace("-", "_")   # the kernel keeps module names with '_' (nvidia-peermem -> nvidia_peermem)
+    return name.replace("-", "_")  # the kernel keeps module names with '_' (nvidia-peermem -> nvidia_peermem)
 
 
 def read_loaded(sysfs, names):
@@ -180,18 +190,25 @@ def installed_driver(run, module):
     driver): a driver restart would not load OFED then, and nothing is changed."""
     rc, out, err = run(["modinfo", "-F", "version", module])
     if rc != 0:
-        raise ToolFailure(f"modinfo finds no {module} for the running kernel ({(err or out).strip()}): the OFED "
-                          "kernel modules are not installed for it (mlnx-ofed-kernel-modules of this kernel, or "
-                          "a DKMS build that failed); nothing was changed.", rc=rc, stdout=out, stderr=err)
+        raise ToolFailure(
+            f"modinfo finds no {module} for the running kernel ({(err or out).strip()}): the OFED "
+            "kernel modules are not installed for it (mlnx-ofed-kernel-modules of this kernel, or "
+            "a DKMS build that failed); nothing was changed.",
+            rc=rc,
+            stdout=out,
+            stderr=err,
+        )
     version = out.strip()
     if version:
         return version
     _rc, path, _err = run(["modinfo", "-F", "filename", module])
-    raise ToolFailure(f"the {module} that modprobe loads for the running kernel ({path.strip() or 'unknown file'}) "
-                      "declares no version: it is the kernel's inbox build, not OFED's, so the OFED kernel modules "
-                      "are not installed for this kernel (mlnx-ofed-kernel-modules of this kernel, or a DKMS build "
-                      "that failed) and a driver restart would load the inbox driver again; nothing was changed.",
-                      stdout=out)
+    raise ToolFailure(
+        f"the {module} that modprobe loads for the running kernel ({path.strip() or 'unknown file'}) "
+        "declares no version: it is the kernel's inbox build, not OFED's, so the OFED kernel modules "
+        "are not installed for this kernel (mlnx-ofed-kernel-modules of this kernel, or a DKMS build "
+        "that failed) and a driver restart would load the inbox driver again; nothing was changed.",
+        stdout=out,
+    )
 
 
 def driver_verdict(installed, loaded, modules, module, sysfs):
@@ -200,8 +217,9 @@ def driver_verdict(installed, loaded, modules, module, sysfs):
     if module not in loaded:
         reasons.append(f"{module} is not loaded (no {sysfs}/module/{_sysfs_name(module)})")
     elif loaded[module] is None:
-        reasons.append(f"the loaded {module} is the kernel's inbox build (no {sysfs}/module/{_sysfs_name(module)}"
-                       f"/version), the installed one is OFED {installed}")
+        reasons.append(
+            f"the loaded {module} is the kernel's inbox build (no {sysfs}/module/{_sysfs_name(module)}/version), the installed one is OFED {installed}"
+        )
     elif loaded[module] != installed:
         reasons.append(f"the loaded {module} is {loaded[module]}, the installed one is {installed}")
     missing = [n for n in modules if n != module and n not in loaded]
@@ -220,9 +238,16 @@ def driver_info(run, p):
     loaded = read_loaded(p["sysfs"], modules)
     reasons = driver_verdict(installed, loaded, modules, p["module"], p["sysfs"])
     dependents = read_loaded(p["sysfs"], p["dependents"])
-    return {"changed": False, "installed_version": installed, "loaded_version": loaded.get(p["module"]),
-            "loaded": [n for n in modules if n in loaded], "missing": [n for n in modules if n not in loaded],
-            "dependents_loaded": [n for n in p["dependents"] if n in dependents],
-            "restart_needed": bool(reasons), "reasons": reasons,
-            "msg": ("the installed driver waits for a restart: " + "; ".join(reasons)) if reasons
-            else f"the loaded {p['module']} is the installed OFED {installed}"}
+    return {
+        "changed": False,
+        "installed_version": installed,
+        "loaded_version": loaded.get(p["module"]),
+        "loaded": [n for n in modules if n in loaded],
+        "missing": [n for n in modules if n not in loaded],
+        "dependents_loaded": [n for n in p["dependents"] if n in dependents],
+        "restart_needed": bool(reasons),
+        "reasons": reasons,
+        "msg": ("the installed driver waits for a restart: " + "; ".join(reasons))
+        if reasons
+        else f"the loaded {p['module']} is the installed OFED {installed}",
+    }

@@ -14,6 +14,7 @@ NCCL_DMABUF_ENABLE, on by default) then uses it without nvidia_peermem; CUDA
 
 Tools through ``run(argv) -> (rc, out, err)``; files through ``read_file``.
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ToolFailure
@@ -72,8 +73,7 @@ def dmabuf(kernel, driver, flavor):
     if major is None or major < DMABUF_MIN_DRIVER:
         return False, f"NVIDIA driver {driver} is older than R515"
     if flavor is None:
-        return False, ("could not tell whether the NVIDIA open kernel modules are in use "
-                       "(no /proc/driver/nvidia/version, no modinfo nvidia)")
+        return False, ("could not tell whether the NVIDIA open kernel modules are in use (no /proc/driver/nvidia/version, no modinfo nvidia)")
     if flavor != "open":
         return False, "the proprietary NVIDIA kernel modules do not export GPU memory as dma-buf"
     return True, f"open kernel modules {driver}, kernel {kernel}: NCCL can use DMA-BUF without nvidia_peermem"
@@ -95,10 +95,11 @@ class Host:
         return out
 
     def gpu_driver(self):
-        out = self._call(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         "NVIDIA GPU driver not working",
-                         "NVIDIA GPU driver missing: nvidia-smi not found; install the GPU driver "
-                         "before nvidia_peermem (it ships with the driver, R470 or newer)")
+        out = self._call(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            "NVIDIA GPU driver not working",
+            "NVIDIA GPU driver missing: nvidia-smi not found; install the GPU driver before nvidia_peermem (it ships with the driver, R470 or newer)",
+        )
         try:
             versions = read_driver_versions(out)
         except ValueError as e:
@@ -106,9 +107,11 @@ class Host:
         return versions[0]
 
     def ofed(self):
-        out = self._call(["ofed_info", "-s"], "MLNX_OFED / DOCA-OFED not working",
-                         "MLNX_OFED / DOCA-OFED missing: ofed_info not found; nvidia_peermem needs "
-                         "the peer-memory API of its ib_core (run the mofed role first)")
+        out = self._call(
+            ["ofed_info", "-s"],
+            "MLNX_OFED / DOCA-OFED not working",
+            "MLNX_OFED / DOCA-OFED missing: ofed_info not found; nvidia_peermem needs the peer-memory API of its ib_core (run the mofed role first)",
+        )
         try:
             return read_ofed_version(out)
         except ValueError as e:
@@ -145,8 +148,7 @@ class Host:
         if rc != 0:
             hint = ""
             if "not found" in (err + out):
-                hint = (" - this GPU driver build has no nvidia-peermem for the running kernel "
-                        "(install the driver's peermem / DKMS package, or use DMA-BUF)")
+                hint = " - this GPU driver build has no nvidia-peermem for the running kernel (install the driver's peermem / DKMS package, or use DMA-BUF)"
             raise ToolFailure.exited(argv, rc, out, err, hint=hint)
 
 
@@ -194,14 +196,28 @@ def ensure(host, state, check_mode, rebuild_package=None):
         host.modprobe(remove=not want)
         after = host.loaded()
         if after != want:
-            raise ToolFailure(f"modprobe {'-r ' if not want else ''}{MODULE} succeeded but lsmod "
-                              f"{'does not list' if want else 'still lists'} {MODULE}",
-                              commands=host.commands)
+            raise ToolFailure(
+                f"modprobe {'-r ' if not want else ''}{MODULE} succeeded but lsmod {'does not list' if want else 'still lists'} {MODULE}",
+                commands=host.commands,
+            )
     elif changed:
         host.commands.append(["modprobe", *([] if want else ["-r"]), MODULE])
         after = want
-    facts = {"loaded": after, "driver_version": driver, "ofed_version": ofed, "kernel": kernel,
-             "kernel_module_flavor": flavor, "dmabuf_supported": supported, "dmabuf_reason": reason}
-    return {"changed": changed or rebuilt, "rebuilt": rebuilt, "before": {"loaded": before}, "after": {"loaded": after},
-            "commands": host.commands, "ansible_facts": {"nvidia_peermem": facts},
-            "diff": {"before": f"{MODULE} loaded: {before}\n", "after": f"{MODULE} loaded: {after}\n"}}
+    facts = {
+        "loaded": after,
+        "driver_version": driver,
+        "ofed_version": ofed,
+        "kernel": kernel,
+        "kernel_module_flavor": flavor,
+        "dmabuf_supported": supported,
+        "dmabuf_reason": reason,
+    }
+    return {
+        "changed": changed or rebuilt,
+        "rebuilt": rebuilt,
+        "before": {"loaded": before},
+        "after": {"loaded": after},
+        "commands": host.commands,
+        "ansible_facts": {"nvidia_peermem": facts},
+        "diff": {"before": f"{MODULE} loaded: {before}\n", "after": f"{MODULE} loaded: {after}\n"},
+    }

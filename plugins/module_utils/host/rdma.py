@@ -6,11 +6,11 @@ their parsed outputs per device and port. A tool that reports an error stops
 the collection with that error (``ToolFailure``): an empty "no devices"
 answer is never returned as a success.
 """
+
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import read_tool
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
-    parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
 
 TOOLS = ("ibdev2netdev", "ibv_devinfo", "ibstat", "show_gids")
 
@@ -21,8 +21,7 @@ def _call(run, argv, parser):
 
 def roce_v2_ipv4_index(gids, device, port):
     """The lowest GID index that is RoCE v2 over an IPv4 address (NCCL's choice)."""
-    rows = [g for g in gids if g["device"] == device and g["port"] == port
-            and g.get("version") == "v2" and g.get("ipv4")]
+    rows = [g for g in gids if g["device"] == device and g["port"] == port and g.get("version") == "v2" and g.get("ipv4")]
     return min((g["index"] for g in rows), default=None)
 
 
@@ -87,9 +86,13 @@ def collect(run, with_mst=True):
         dev["ca_type"] = ca.get("ca_type")
         for p in ca["ports"]:
             port = dev["ports"].setdefault(p["port"], {"port": p["port"]})
-            port.update(ibstat_state=p.get("state"), physical_state=p.get("physical_state"),
-                        speed_gbps=p.get("rate_gbps"), port_guid=p.get("port_guid"),
-                        link_layer=port.get("link_layer") or p.get("link_layer"))
+            port.update(
+                ibstat_state=p.get("state"),
+                physical_state=p.get("physical_state"),
+                speed_gbps=p.get("rate_gbps"),
+                port_guid=p.get("port_guid"),
+                link_layer=port.get("link_layer") or p.get("link_layer"),
+            )
     for entry in d2n["ports"]:
         dev = devices.get(entry["device"])
         if dev is None:
@@ -106,10 +109,8 @@ def collect(run, with_mst=True):
         dev["numa_node"] = mst_numa.get(name, _numa(run, pci) if pci else None)
         for port in dev["ports"].values():
             port["roce_v2_ipv4_gid_index"] = roce_v2_ipv4_index(gids, name, port["port"])
-            port["gids"] = [{k: g[k] for k in ("index", "gid", "ipv4", "version")}
-                            for g in gids if g["device"] == name and g["port"] == port["port"]]
-            port["up"] = (port.get("state") == "PORT_ACTIVE"
-                          and port.get("physical_state") in (None, "LinkUp"))
+            port["gids"] = [{k: g[k] for k in ("index", "gid", "ipv4", "version")} for g in gids if g["device"] == name and g["port"] == port["port"]]
+            port["up"] = port.get("state") == "PORT_ACTIVE" and port.get("physical_state") in (None, "LinkUp")
     return {"devices": devices, "ports": flatten(devices)}
 
 
@@ -120,13 +121,25 @@ def flatten(devices):
         dev = devices[name]
         for num in sorted(dev["ports"]):
             p = dev["ports"][num]
-            rows.append({"device": name, "port": num, "netdev": p.get("netdev"), "pci": dev.get("pci"),
-                         "numa_node": dev.get("numa_node"), "link_layer": p.get("link_layer"),
-                         "state": p.get("state"), "physical_state": p.get("physical_state"),
-                         "speed_gbps": p.get("speed_gbps"), "width": p.get("width"),
-                         "active_mtu": p.get("active_mtu"), "up": p.get("up"),
-                         "roce_v2_ipv4_gid_index": p.get("roce_v2_ipv4_gid_index"),
-                         "fw_version": dev.get("fw_version"), "psid": dev.get("psid")})
+            rows.append(
+                {
+                    "device": name,
+                    "port": num,
+                    "netdev": p.get("netdev"),
+                    "pci": dev.get("pci"),
+                    "numa_node": dev.get("numa_node"),
+                    "link_layer": p.get("link_layer"),
+                    "state": p.get("state"),
+                    "physical_state": p.get("physical_state"),
+                    "speed_gbps": p.get("speed_gbps"),
+                    "width": p.get("width"),
+                    "active_mtu": p.get("active_mtu"),
+                    "up": p.get("up"),
+                    "roce_v2_ipv4_gid_index": p.get("roce_v2_ipv4_gid_index"),
+                    "fw_version": dev.get("fw_version"),
+                    "psid": dev.get("psid"),
+                }
+            )
     return rows
 
 

@@ -15,12 +15,19 @@ import subprocess
 import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, tool_failed
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
-    parse_ibdev2netdev, parse_ibv_devinfo)
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
-    GTS, nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address, upstream_port)
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibdev2netdev, parse_ibv_devinfo
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
+    GTS,
+    nearest_gpus,
+    nearest_nics,
+    parse_lspci,
+    parse_nvidia_smi_topo,
+    path_between,
+    pci_address,
+    upstream_port,
+)
 
 # ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
 ACS_REDIRECT = ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl")

@@ -11,6 +11,7 @@ mlnx_qos output is read with ``parse_mlnx_qos`` (``mlnx_qos.py``); the
 one-line answers of ``cma_roce_mode`` / ``cma_roce_tos`` and ``ip -j link``
 JSON are read here (``read_*`` helpers, not ``parse_*`` parsers).
 """
+
 import json
 import os
 import re
@@ -46,8 +47,9 @@ class Sysfs:
             with open(path, encoding="ascii") as f:
                 return f.read().strip()
         except OSError as e:
-            raise ToolFailure(f"cannot read {path} ({e.strerror}): the netdev has no RoCE ECN "
-                              "controls; they come with the mlx5 driver of MLNX_OFED / DOCA-OFED") from None
+            raise ToolFailure(
+                f"cannot read {path} ({e.strerror}): the netdev has no RoCE ECN controls; they come with the mlx5 driver of MLNX_OFED / DOCA-OFED"
+            ) from None
 
     def write(self, path, value):
         try:
@@ -111,23 +113,20 @@ class Port:
             if "dscp2prio" in want:
                 have["dscp2prio"] = {d: qos["dscp2prio"].get(d) for d in want["dscp2prio"]}
         if "ecn" in want:
-            have["ecn"] = {point: {p: int(self.sysfs.read(self.sysfs.path(self.netdev, f"roce_{point}",
-                                                                          "enable", str(p))))
-                                   for p in want["ecn"][point]}
-                           for point in want["ecn"]}
+            have["ecn"] = {
+                point: {p: int(self.sysfs.read(self.sysfs.path(self.netdev, f"roce_{point}", "enable", str(p)))) for p in want["ecn"][point]}
+                for point in want["ecn"]
+            }
         if "cnp_dscp" in want:
             have["cnp_dscp"] = int(self.sysfs.read(self.sysfs.path(self.netdev, "roce_np", "cnp_dscp")))
         if "cnp_priority" in want:
             have["cnp_priority"] = int(self.sysfs.read(self.sysfs.path(self.netdev, "roce_np", "cnp_802p_prio")))
         if "roce_mode" in want:
-            have["roce_mode"] = self._call(["cma_roce_mode", "-d", self.device, "-p", str(self.port)],
-                                           read_roce_mode)
+            have["roce_mode"] = self._call(["cma_roce_mode", "-d", self.device, "-p", str(self.port)], read_roce_mode)
         if "roce_tos" in want:
-            have["roce_tos"] = self._call(["cma_roce_tos", "-d", self.device, "-p", str(self.port)],
-                                          read_roce_tos)
+            have["roce_tos"] = self._call(["cma_roce_tos", "-d", self.device, "-p", str(self.port)], read_roce_tos)
         if "mtu" in want:
-            have["mtu"] = self._call(["ip", "-j", "link", "show", "dev", self.netdev],
-                                     lambda t: read_mtu(t, self.netdev))
+            have["mtu"] = self._call(["ip", "-j", "link", "show", "dev", self.netdev], lambda t: read_mtu(t, self.netdev))
         return have
 
     # ------------------------------------------------------------------ plan
@@ -148,19 +147,15 @@ class Port:
         for point in sorted(want.get("ecn", {})):
             for prio, value in sorted(want["ecn"][point].items()):
                 if have.get("ecn", {}).get(point, {}).get(prio) != value:
-                    steps.append(("sysfs", (self.sysfs.path(self.netdev, f"roce_{point}", "enable", str(prio)),
-                                            value)))
+                    steps.append(("sysfs", (self.sysfs.path(self.netdev, f"roce_{point}", "enable", str(prio)), value)))
         if "cnp_dscp" in want and have.get("cnp_dscp") != want["cnp_dscp"]:
             steps.append(("sysfs", (self.sysfs.path(self.netdev, "roce_np", "cnp_dscp"), want["cnp_dscp"])))
         if "cnp_priority" in want and have.get("cnp_priority") != want["cnp_priority"]:
-            steps.append(("sysfs", (self.sysfs.path(self.netdev, "roce_np", "cnp_802p_prio"),
-                                    want["cnp_priority"])))
+            steps.append(("sysfs", (self.sysfs.path(self.netdev, "roce_np", "cnp_802p_prio"), want["cnp_priority"])))
         if "roce_mode" in want and have.get("roce_mode") != want["roce_mode"]:
-            steps.append(("cmd", ["cma_roce_mode", "-d", self.device, "-p", str(self.port),
-                                  "-m", ROCE_MODE_ARG[want["roce_mode"]]]))
+            steps.append(("cmd", ["cma_roce_mode", "-d", self.device, "-p", str(self.port), "-m", ROCE_MODE_ARG[want["roce_mode"]]]))
         if "roce_tos" in want and have.get("roce_tos") != want["roce_tos"]:
-            steps.append(("cmd", ["cma_roce_tos", "-d", self.device, "-p", str(self.port),
-                                  "-t", str(want["roce_tos"])]))
+            steps.append(("cmd", ["cma_roce_tos", "-d", self.device, "-p", str(self.port), "-t", str(want["roce_tos"])]))
         if "mtu" in want and have.get("mtu") != want["mtu"]:
             steps.append(("cmd", ["ip", "link", "set", "dev", self.netdev, "mtu", str(want["mtu"])]))
         return steps
@@ -200,8 +195,7 @@ def desired(params):
             want["dscp2prio"][str(d)] = p
     if params.get("ecn_priorities") is not None:
         value = 1 if params.get("ecn_enabled", True) else 0
-        want["ecn"] = {point: {int(p): value for p in params["ecn_priorities"]}
-                       for point in params.get("ecn_points") or ECN_POINTS}
+        want["ecn"] = {point: {int(p): value for p in params["ecn_priorities"]} for point in params.get("ecn_points") or ECN_POINTS}
     for key in ("cnp_dscp", "cnp_priority", "roce_tos", "mtu"):
         if params.get(key) is not None:
             want[key] = params[key]
@@ -240,8 +234,10 @@ def boot_lines(boot):
     step as one ``sh`` line, every argument shell-quoted (the rail's boot script, in order) - and
     ``tmpfiles`` - each sysfs write as a tmpfiles.d ``w`` line (``w <path> - - - - <value>``, the
     rail's ECN file, applied by ``systemd-tmpfiles --create``). Role roce_qos writes both as they are."""
-    return {"commands": [" ".join(shlex.quote(str(a)) for a in argv) for argv in boot if argv[0] != "write"],
-            "tmpfiles": [f"w {argv[1]} - - - - {argv[2]}" for argv in boot if argv[0] == "write"]}
+    return {
+        "commands": [" ".join(shlex.quote(str(a)) for a in argv) for argv in boot if argv[0] != "write"],
+        "tmpfiles": [f"w {argv[1]} - - - - {argv[2]}" for argv in boot if argv[0] == "write"],
+    }
 
 
 def boot_result(params, netdev, device=None, port=1, sysfs_net=SYSFS_NET):
@@ -288,16 +284,26 @@ def configure(port, params, check_mode):
         after = port.read(full)
         left = port.plan(want, after)
         if left:
-            raise ToolFailure(f"{port.netdev}: settings did not take after applying them; still needed: "
-                              + "; ".join(" ".join(w) if k == "cmd" else f"{w[0]}={w[1]}" for k, w in left),
-                              before=before, after=after, commands=port.commands)
+            raise ToolFailure(
+                f"{port.netdev}: settings did not take after applying them; still needed: "
+                + "; ".join(" ".join(w) if k == "cmd" else f"{w[0]}={w[1]}" for k, w in left),
+                before=before,
+                after=after,
+                commands=port.commands,
+            )
     else:
         after = _expected_after(want, have) if steps else have
         if check_mode:
             for kind, what in steps:
                 port.commands.append(what if kind == "cmd" else ["write", what[0], str(what[1])])
-    return {"changed": bool(steps), "netdev": port.netdev, "device": port.device,
-            "before": before, "after": after, "commands": port.commands, "mtu_deferred": deferred,
-            **boot_result(params, port.netdev, port.device, port.port, port.sysfs.root),
-            "diff": {"before": _lines(before), "after": _lines(after),
-                     "before_header": port.netdev, "after_header": port.netdev}}
+    return {
+        "changed": bool(steps),
+        "netdev": port.netdev,
+        "device": port.device,
+        "before": before,
+        "after": after,
+        "commands": port.commands,
+        "mtu_deferred": deferred,
+        **boot_result(params, port.netdev, port.device, port.port, port.sysfs.root),
+        "diff": {"before": _lines(before), "after": _lines(after), "before_header": port.netdev, "after_header": port.netdev},
+    }

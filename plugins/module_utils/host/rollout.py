@@ -26,6 +26,7 @@ nodes.
 
 Stdlib only.
 """
+
 from __future__ import annotations
 
 import json
@@ -92,16 +93,22 @@ class Plan:
         return [len(w) for w in self.waves]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"waves": self.waves, "order": self.order, "sizes": self.sizes,
-                "max_unavailable": self.max_unavailable, "canary": self.canary, "spread": list(self.spread),
-                "max_fail_percentage": self.max_fail_percentage, "slow_start": self.slow_start,
-                "nodes": self.nodes}
+        return {
+            "waves": self.waves,
+            "order": self.order,
+            "sizes": self.sizes,
+            "max_unavailable": self.max_unavailable,
+            "canary": self.canary,
+            "spread": list(self.spread),
+            "max_fail_percentage": self.max_fail_percentage,
+            "slow_start": self.slow_start,
+            "nodes": self.nodes,
+        }
 
 
 def natural_key(name: str) -> tuple:
     """node2 before node10: digits compare as numbers."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", name) if part)
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
 
 
 def resolve_count(value: Any, total: int, key: str = "fabric.rollout.max_unavailable") -> int:
@@ -126,8 +133,7 @@ def _label(problems: list[str], node: str, var: str, value: Any) -> str | None:
     return value
 
 
-def nodes_from_hostvars(names: Iterable[str], hostvars: Mapping[str, Mapping[str, Any]],
-                        observed: Mapping[str, Sequence[str]] | None = None) -> list[Node]:
+def nodes_from_hostvars(names: Iterable[str], hostvars: Mapping[str, Mapping[str, Any]], observed: Mapping[str, Sequence[str]] | None = None) -> list[Node]:
     """The nodes to roll with their leaves, rack and NVLink domain. A node's leaves are the switches of
     its declared ``rdma_ports`` and the leaves LLDP saw its ports on (``observed``, {node: [leaf]}: the
     last verification's cabling check, ``observed_leaves``): both, so that a cabling the inventory gets
@@ -164,9 +170,10 @@ def observed_from_report(text: Any) -> dict[str, Any]:
     leaves = check.get("observed_leaves") if isinstance(check, dict) else None
     if not isinstance(leaves, dict):
         return {}
-    return {"leaves": {str(n): sorted({str(x) for x in v if isinstance(x, str)}) for n, v in leaves.items()
-                       if isinstance(v, list)},
-            "generated": report.get("generated_at")}
+    return {
+        "leaves": {str(n): sorted({str(x) for x in v if isinstance(x, str)}) for n, v in leaves.items() if isinstance(v, list)},
+        "generated": report.get("generated_at"),
+    }
 
 
 def _priority(nodes: Sequence[Node], spread: Sequence[str]) -> list[Node]:
@@ -183,8 +190,7 @@ def _priority(nodes: Sequence[Node], spread: Sequence[str]) -> list[Node]:
     return sorted(nodes, key=key)
 
 
-def _fill(remaining: list[Node], target: int,
-          tokens: Mapping[str, frozenset[tuple[str, str]]]) -> tuple[list[Node], list[Node]]:
+def _fill(remaining: list[Node], target: int, tokens: Mapping[str, frozenset[tuple[str, str]]]) -> tuple[list[Node], list[Node]]:
     """One wave: the first nodes of ``remaining`` (in order) that share no group, up to ``target``."""
     wave: list[Node] = []
     used: set[tuple[str, str]] = set()
@@ -202,8 +208,9 @@ def _fill(remaining: list[Node], target: int,
     return wave, rest
 
 
-def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
-         spread: Sequence[str] = SPREAD_KEYS, max_fail_percentage: int = 0, slow_start: bool = True) -> Plan:
+def plan(
+    nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1, spread: Sequence[str] = SPREAD_KEYS, max_fail_percentage: int = 0, slow_start: bool = True
+) -> Plan:
     """The waves for ``nodes``: the canary, then waves doubling up to ``max_unavailable`` (``slow_start``;
     without it the first wave after the canary is ``max_unavailable``), no two nodes of one group (per
     ``spread``) in a wave. Every node is in exactly one wave."""
@@ -213,8 +220,7 @@ def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
         raise RolloutError(f"rollout nodes: {', '.join(dup)} given twice (allowed: each node once)")
     bad = [s for s in spread if s not in SPREAD_KEYS]
     if bad:
-        raise RolloutError(f"fabric.rollout.spread: {list(spread)!r} is not allowed "
-                           f"(allowed: a list of {', '.join(SPREAD_KEYS)})")
+        raise RolloutError(f"fabric.rollout.spread: {list(spread)!r} is not allowed (allowed: a list of {', '.join(SPREAD_KEYS)})")
     if isinstance(canary, bool) or not isinstance(canary, int) or canary < 1:
         raise RolloutError(f"fabric.rollout.canary: {canary!r} is not allowed (allowed: a number of nodes >= 1)")
     if not isinstance(slow_start, bool):
@@ -229,14 +235,20 @@ def plan(nodes: Sequence[Node], max_unavailable: Any = 1, canary: int = 1,
         wave, remaining = _fill(remaining, target, tokens)
         waves.append(sorted((n.name for n in wave), key=natural_key))
         target = min(limit, target * 2) if slow_start else limit
-    return Plan(waves=waves, max_unavailable=limit, canary=first, spread=tuple(spread),
-                max_fail_percentage=max_fail_percentage, nodes=_info(nodes, waves), slow_start=slow_start)
+    return Plan(
+        waves=waves,
+        max_unavailable=limit,
+        canary=first,
+        spread=tuple(spread),
+        max_fail_percentage=max_fail_percentage,
+        nodes=_info(nodes, waves),
+        slow_start=slow_start,
+    )
 
 
 def _info(nodes: Sequence[Node], waves: Sequence[Sequence[str]]) -> dict[str, dict[str, Any]]:
     wave_of = {name: i for i, w in enumerate(waves) for name in w}
-    return {n.name: {"wave": wave_of[n.name], "leaf": list(n.leaf), "rack": n.rack,
-                     "nvlink_domain": n.nvlink_domain} for n in nodes}
+    return {n.name: {"wave": wave_of[n.name], "leaf": list(n.leaf), "rack": n.rack, "nvlink_domain": n.nvlink_domain} for n in nodes}
 
 
 def wave_failed(wave: Sequence[str], states: Mapping[str, str]) -> list[str]:
@@ -258,8 +270,9 @@ def halted_at(plan_: Mapping[str, Any], states: Mapping[str, str], before: int |
     return None
 
 
-def room(plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[str],
-         unseen: Sequence[str] = (), unseen_nodes: Sequence[Node] = ()) -> dict[str, Any]:
+def room(
+    plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[str], unseen: Sequence[str] = (), unseen_nodes: Sequence[Node] = ()
+) -> dict[str, Any]:
     """At the start of a wave (``batch``, its nodes): what the nodes still out of service leave it.
 
     A node of an earlier wave that failed or went unreachable (``states``) is still out of service, and
@@ -270,8 +283,7 @@ def room(plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[st
     disrupts at most what is left of ``max_unavailable``; its other nodes beyond that (the last in the
     plan's order) are deferred too: left as they are, ``skipped``, for the next run.
     ``{lost, room, defer, why}``; ``why`` is each deferred node's reason."""
-    lost = sorted({n for n, st in states.items() if st in ("failed", "unreachable")} | set(unseen),
-                  key=natural_key)
+    lost = sorted({n for n, st in states.items() if st in ("failed", "unreachable")} | set(unseen), key=natural_key)
     limit = int(plan_["max_unavailable"])
     left = max(0, limit - len(lost))
     spread = tuple(plan_.get("spread") or ())
@@ -294,19 +306,22 @@ def room(plan_: Mapping[str, Any], states: Mapping[str, str], batch: Sequence[st
         if shared:
             kind, group = shared[0]
             who = ", ".join(held[shared[0]])
-            why[name] = (f"deferred: {who} still out of service (failed or unreachable in an earlier wave, or "
-                         f"before the plan) and in {kind} {group} with it: fabric.rollout.spread keeps two of "
-                         f"one {kind} from being out at once; run again once {who} is back")
+            why[name] = (
+                f"deferred: {who} still out of service (failed or unreachable in an earlier wave, or "
+                f"before the plan) and in {kind} {group} with it: fabric.rollout.spread keeps two of "
+                f"one {kind} from being out at once; run again once {who} is back"
+            )
     rest = [n for n in wave if n not in why]
     for name in rest[left:]:
-        why[name] = (f"deferred: {', '.join(lost)} still out of service (failed or unreachable in an earlier "
-                     f"wave, or before the plan) hold their places of fabric.rollout.max_unavailable ({limit}): "
-                     f"this wave takes {min(left, len(rest))} node(s); run again once they are back")
+        why[name] = (
+            f"deferred: {', '.join(lost)} still out of service (failed or unreachable in an earlier "
+            f"wave, or before the plan) hold their places of fabric.rollout.max_unavailable ({limit}): "
+            f"this wave takes {min(left, len(rest))} node(s); run again once they are back"
+        )
     return {"lost": lost, "room": left, "defer": [n for n in wave if n in why], "why": why}
 
 
-def states_of(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]],
-              reachable: Mapping[str, bool]) -> dict[str, str]:
+def states_of(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]], reachable: Mapping[str, bool]) -> dict[str, str]:
     """Every planned node's state: its own mark (done, failed in its disruptive step, skipped after a
     halt), else ``failed`` where it still answers and ``unreachable`` where it does not."""
     out = {}
@@ -325,8 +340,7 @@ def overlaps(nodes: Mapping[str, Mapping[str, Any]], spread: Sequence[str]) -> d
     (the node was lost in it) lasts to the end of the rollout."""
     events = []
     spans: dict[str, list[tuple[str, str]]] = {}
-    last = max((s.get("end") or s.get("start") or "" for n in nodes.values() for s in n.get("steps") or []),
-               default="")
+    last = max((s.get("end") or s.get("start") or "" for n in nodes.values() for s in n.get("steps") or []), default="")
     for name, node in nodes.items():
         for step in node.get("steps") or []:
             if not step.get("start"):
@@ -349,14 +363,15 @@ def overlaps(nodes: Mapping[str, Mapping[str, Any]], spread: Sequence[str]) -> d
             groups.setdefault(tok, []).append(name)
     for (kind, group), members in sorted(groups.items()):
         for i, a in enumerate(members):
-            for b in members[i + 1:]:
+            for b in members[i + 1 :]:
                 if any(s1 < e2 and s2 < e1 for s1, e1 in spans[a] for s2, e2 in spans[b]):
                     clashes.append({"spread": kind, "group": group, "nodes": [a, b]})
     return {"max_disrupted_at_once": peak, "same_group_overlaps": clashes}
 
 
-def summary(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]], reachable: Mapping[str, bool],
-            converged: Sequence[str] = (), unseen: Sequence[str] = ()) -> dict[str, Any]:
+def summary(
+    plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]], reachable: Mapping[str, bool], converged: Sequence[str] = (), unseen: Sequence[str] = ()
+) -> dict[str, Any]:
     """The rollout summary the report shows: every node's state and disruptive steps, each wave's
     outcome, where the rollout halted, the most nodes disrupted at once."""
     states = states_of(plan_, marks, reachable)
@@ -371,18 +386,22 @@ def summary(plan_: Mapping[str, Any], marks: Mapping[str, Mapping[str, Any]], re
     for name in converged:
         nodes.setdefault(name, {"state": "converged", "wave": None, "steps": []})
     for name in unseen:
-        nodes.setdefault(name, {"state": "unreachable", "wave": None, "steps": [],
-                                "reason": "did not answer before the rollout was planned"})
+        nodes.setdefault(name, {"state": "unreachable", "wave": None, "steps": [], "reason": "did not answer before the rollout was planned"})
     waves = []
     for i, wave in enumerate(plan_["waves"]):
         failed = wave_failed(wave, states)
-        waves.append({"wave": i, "nodes": list(wave), "failed": failed,
-                      "over_budget": over_budget(wave, failed, int(plan_["max_fail_percentage"]))})
+        waves.append({"wave": i, "nodes": list(wave), "failed": failed, "over_budget": over_budget(wave, failed, int(plan_["max_fail_percentage"]))})
     halt = halted_at(plan_, states)
     counts = {s: sum(1 for n in nodes.values() if n["state"] == s) for s in STATES}
-    return {"passed": counts["failed"] + counts["unreachable"] + counts["skipped"] == 0,
-            "halted_at_wave": halt, "max_unavailable": plan_["max_unavailable"], "canary": plan_["canary"],
-            "spread": list(plan_["spread"]), "max_fail_percentage": plan_["max_fail_percentage"],
-            "counts": counts, "waves": waves,
-            "nodes": dict(sorted(nodes.items(), key=lambda kv: natural_key(kv[0]))),
-            **overlaps(nodes, plan_["spread"])}
+    return {
+        "passed": counts["failed"] + counts["unreachable"] + counts["skipped"] == 0,
+        "halted_at_wave": halt,
+        "max_unavailable": plan_["max_unavailable"],
+        "canary": plan_["canary"],
+        "spread": list(plan_["spread"]),
+        "max_fail_percentage": plan_["max_fail_percentage"],
+        "counts": counts,
+        "waves": waves,
+        "nodes": dict(sorted(nodes.items(), key=lambda kv: natural_key(kv[0]))),
+        **overlaps(nodes, plan_["spread"]),
+    }

@@ -19,6 +19,7 @@ Probes are reads only:
 - ``files``: paths or glob patterns; each file's digest covers its content,
   mode, owner and group; a path that does not exist is recorded as absent.
 """
+
 import glob
 import hashlib
 import json

@@ -10,6 +10,7 @@ leaves none, so the next run builds again). The binaries are not run to read the
 nccl-tests >= 2.17.4 print ``# nccl-tests version X`` and only once a test starts (GPUs, MPI).
 ``none``: the site puts all_reduce_perf on PATH itself.
 """
+
 import re
 
 METHODS = ("package", "source", "none")
@@ -33,16 +34,19 @@ def tools_plan(method, version, url="", installed=None):
     version = "" if version is None else str(version).strip()
     if method == "source":
         if not SOURCE_VERSION.match(version):
-            raise ValueError(_problem("verify_fabric_nccl_tests_version", version,
-                                      "a release of NVIDIA/nccl-tests as X.Y.Z, the tag vX.Y.Z"))
+            raise ValueError(_problem("verify_fabric_nccl_tests_version", version, "a release of NVIDIA/nccl-tests as X.Y.Z, the tag vX.Y.Z"))
         if not URL.match(url or ""):
-            raise ValueError(_problem("verify_fabric_nccl_tests_source_url", url or "",
-                                      f"the URL of the nccl-tests v{version} release tarball on your mirror "
-                                      "(https://, http:// or file://); or verify_fabric_nccl_tests_method: "
-                                      "package | none"))
+            raise ValueError(
+                _problem(
+                    "verify_fabric_nccl_tests_source_url",
+                    url or "",
+                    f"the URL of the nccl-tests v{version} release tarball on your mirror "
+                    "(https://, http:// or file://); or verify_fabric_nccl_tests_method: "
+                    "package | none",
+                )
+            )
     elif not version:
-        raise ValueError(_problem("verify_fabric_nccl_tests_version", version,
-                                  "the exact version of the site's nccl-tests package (dpkg's, e.g. 2.13.11-1)"))
+        raise ValueError(_problem("verify_fabric_nccl_tests_version", version, "the exact version of the site's nccl-tests package (dpkg's, e.g. 2.13.11-1)"))
     if installed == version:
         action = "skip"
     elif installed is None:

@@ -6,16 +6,22 @@ port names a switch of the inventory; on InfiniBand a switch port is a number
 and the switches have no SSH platform. Stdlib only; ``schema.validate()`` runs
 it after the intent's own tree.
 """
+
 import ipaddress
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
-    DEFAULTS, LINK_SPEEDS_GBPS, TRANSPORTS)
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, LINK_SPEEDS_GBPS, TRANSPORTS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
-    FORMATS, Problems, check_format, has_format, is_int, one_of, show, unknown_keys)
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import network_os
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import profiles
+    FORMATS,
+    Problems,
+    check_format,
+    has_format,
+    is_int,
+    one_of,
+    show,
+    unknown_keys,
+)
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers, network_os, profiles
 
 SWITCH_PLATFORMS = ("nvue", "sonic", "eos")
 # InfiniBand switches are managed by the subnet manager, not over SSH.
@@ -24,8 +30,7 @@ SWITCH_ROLES = ("leaf", "spine")
 # ansible_network_os, bare or collection-qualified (arista.eos.eos,
 # nvidia.nvue.nvue, dellemc.enterprise_sonic.sonic): the last part names the
 # platform (module_utils/switch/network_os.py, the one table the drivers and the role read too).
-NETWORK_OS_ALLOWED = (" | ".join(network_os.ALIASES) + ", bare or collection-qualified such as arista.eos.eos; "
-                      "or set switch_platform: nvue | sonic | eos")
+NETWORK_OS_ALLOWED = " | ".join(network_os.ALIASES) + ", bare or collection-qualified such as arista.eos.eos; or set switch_platform: nvue | sonic | eos"
 # Keys of one entry of a host's rdma_ports (guid: the InfiniBand port GUID).
 PORT_KEYS = {"device", "netdev", "address", "switch", "switch_port", "pci", "guid"}
 UPLINK_KEYS = {"port", "peer", "peer_port"}
@@ -33,8 +38,9 @@ UPLINK_KEYS = {"port", "peer", "peer_port"}
 # lacks ibdev2netdev, show_gids and mlnx_qos, which rdma_facts, roce_qos and
 # verification read, so it is rejected with that reason.
 MOFED_SOURCES = ("doca", "mlnx_ofed")
-INBOX_REASON = ("the distribution's rdma-core (inbox) has no ibdev2netdev, show_gids or mlnx_qos, "
-                "which rdma_facts, roce_qos and verification need; use doca or mlnx_ofed")
+INBOX_REASON = (
+    "the distribution's rdma-core (inbox) has no ibdev2netdev, show_gids or mlnx_qos, which rdma_facts, roce_qos and verification need; use doca or mlnx_ofed"
+)
 # InfiniBand switch port numbers: 8-bit, port 0 is the switch's management port.
 IB_PORT_RANGE = (1, 255)
 
@@ -43,8 +49,7 @@ def _switch_port(p, key, value, transport, switch):
     """A switch port: a port name on Ethernet, a port number on InfiniBand."""
     if transport == "infiniband":
         if not is_int(value) or not IB_PORT_RANGE[0] <= value <= IB_PORT_RANGE[1]:
-            p.add(key, value, "allowed: an InfiniBand switch port number "
-                  f"{IB_PORT_RANGE[0]}..{IB_PORT_RANGE[1]}")
+            p.add(key, value, f"allowed: an InfiniBand switch port number {IB_PORT_RANGE[0]}..{IB_PORT_RANGE[1]}")
             return False
         return True
     if not has_format(value, "port"):
@@ -99,9 +104,13 @@ class _Cabling:
             os_value = sv["ansible_network_os"]
             platform = network_os.normalize(os_value)
             if platform not in allowed_platforms:
-                p.add(f"{sw}: ansible_network_os", os_value, "allowed: " + NETWORK_OS_ALLOWED
-                      if transport != "infiniband" else "allowed: none on InfiniBand (the subnet manager "
-                      "manages its switches, not SSH); remove it or the switch from the group")
+                p.add(
+                    f"{sw}: ansible_network_os",
+                    os_value,
+                    "allowed: " + NETWORK_OS_ALLOWED
+                    if transport != "infiniband"
+                    else "allowed: none on InfiniBand (the subnet manager manages its switches, not SSH); remove it or the switch from the group",
+                )
         else:
             platform = sv.get("switch_platform")
             one_of(p, f"{sw}: switch_platform", platform, allowed_platforms)
@@ -133,8 +142,7 @@ class _Cabling:
             p.add(f"{key}.peer", peer, "allowed: another host of group switches: " + _switch_names(switches))
         port_ok = "port" in up and _switch_port(p, f"{key}.port", up["port"], self.transport, sw)
         if "peer_port" in up:
-            _switch_port(p, f"{key}.peer_port", up["peer_port"], self.transport,
-                         peer if isinstance(peer, str) else "the peer")
+            _switch_port(p, f"{key}.peer_port", up["peer_port"], self.transport, peer if isinstance(peer, str) else "the peer")
         if port_ok:
             _claim(p, self.switch_ports, sw, up["port"], f"{sw} uplink to {show(peer)[1:-1]}")
 
@@ -211,20 +219,18 @@ def port_speed_problems(fabric, hosts, switches):
         if platform not in ("sonic", "eos"):
             continue
         try:
-            ports = fabric_ports(cabled, list(cabled), sw, sv.get("switch_fabric_link_speed_gbps", link_speed),
-                                 _entries(sv.get("switch_fabric_extra_ports")))
+            ports = fabric_ports(cabled, list(cabled), sw, sv.get("switch_fabric_link_speed_gbps", link_speed), _entries(sv.get("switch_fabric_extra_ports")))
         except (TypeError, ValueError):
-            continue   # a speed that is no number: its own rule names it
+            continue  # a speed that is no number: its own rule names it
         # a speed that is no link speed at all is its own key's problem (fabric.link_speed_gbps, ...)
         ports = [pt for pt in ports if pt["speed_gbps"] in LINK_SPEEDS_GBPS]
         if platform == "sonic":
             cable_key = "switch_fabric_cable_length" if "switch_fabric_cable_length" in sv else "switch_cable_length"
-            lookup_key = ("switch_fabric_sonic_pg_lookup" if "switch_fabric_sonic_pg_lookup" in sv
-                          else "switch_sonic_pg_lookup")
+            lookup_key = "switch_fabric_sonic_pg_lookup" if "switch_fabric_sonic_pg_lookup" in sv else "switch_sonic_pg_lookup"
             sku_key = "switch_fabric_sonic_hwsku" if "switch_fabric_sonic_hwsku" in sv else "switch_sonic_hwsku"
-            out += buffers.port_speed_problems(sw, ports, sv.get(cable_key, buffers.DEFAULT_CABLE),
-                                               sv.get(lookup_key) or {}, cable_key, lookup_key,
-                                               sv.get(sku_key) or None, sku_key)
+            out += buffers.port_speed_problems(
+                sw, ports, sv.get(cable_key, buffers.DEFAULT_CABLE), sv.get(lookup_key) or {}, cable_key, lookup_key, sv.get(sku_key) or None, sku_key
+            )
         elif sv.get("switch_fabric_set_speed", True) not in (False, "false", "no", "off", 0, "0"):
             out += profiles.eos_port_speed_problems(sw, ports, sv.get("switch_eos_family"), skip=(link_speed,))
     return out
@@ -248,8 +254,7 @@ def fabric_ports(hostvars, hosts, switch, link_speed_gbps=None, extra=None):
     def add(name, peer, speed):
         if not name:
             return
-        ports.setdefault(str(name), {"name": str(name), "peer": peer,
-                                     "speed_gbps": int(speed) if speed else None})
+        ports.setdefault(str(name), {"name": str(name), "peer": peer, "speed_gbps": int(speed) if speed else None})
 
     for h in hosts:
         hv = hostvars[h]
@@ -279,14 +284,18 @@ def _rail_address(p, key, value, seen, who):
         p.add(key, value, allowed)
         return
     if iface.version != 4:
-        p.add(key, value, allowed + "; rail addresses are IPv4: the RoCEv2 GID NCCL and "
-              "ib_write_bw use is the IPv4-mapped one")
+        p.add(key, value, allowed + "; rail addresses are IPv4: the RoCEv2 GID NCCL and ib_write_bw use is the IPv4-mapped one")
         return
     net = iface.network
     edges = (net.network_address, net.broadcast_address)
     if net.prefixlen == 32 or (net.prefixlen <= 30 and iface.ip in edges):
-        p.add(key, value, allowed + f"; {iface.ip} is the network or broadcast address of {net}"
-              if net.prefixlen != 32 else allowed + "; a /32 has no neighbours on the rail")
+        p.add(
+            key,
+            value,
+            allowed + f"; {iface.ip} is the network or broadcast address of {net}"
+            if net.prefixlen != 32
+            else allowed + "; a /32 has no neighbours on the rail",
+        )
         return
     if iface.ip in seen:
         p.add(key, value, f"allowed: an address used once; {iface.ip} is already {seen[iface.ip]}'s")
@@ -297,7 +306,6 @@ def _rail_address(p, key, value, seen, who):
 def _claim(p, seen, switch, port, who):
     key = (switch, str(port))
     if key in seen:
-        p.add(f"{who}: switch_port", f"{switch} {port}",
-              f"allowed: a switch port cabled once; {switch} {port} is already cabled to {seen[key]}")
+        p.add(f"{who}: switch_port", f"{switch} {port}", f"allowed: a switch port cabled once; {switch} {port} is already cabled to {seen[key]}")
     else:
         seen[key] = who

@@ -9,6 +9,7 @@ rdma_ports and the switches).
 
 Stdlib only: used by the validate action plugin, by filters and by tests.
 """
+
 import copy
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
@@ -104,8 +105,7 @@ DEFAULTS = {
         "attribution": {"min_nodes": 2, "min_share_percent": 50},
         # the drain budget and its breaker (host/breaker.py): the lower of the count and the share of
         # gpu_nodes, at least 1, per run and per sliding window
-        "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24,
-                   "max_nodes_per_window": 20, "max_percent_per_window": 10},
+        "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24, "max_nodes_per_window": 20, "max_percent_per_window": 10},
     },
 }
 SCHEDULERS = ("none", "slurm", "kubernetes")
@@ -193,10 +193,13 @@ def derive(eff):
         "line_rate_gbps": speed,
         "ib_write_bw_min_gbps": round(float(v["ib_write_bw_fraction"]) * speed, 3),
         "nccl_busbw_min_gbytes_per_nic": round(float(v["nccl_busbw_fraction"]) * speed / 8, 3),
-        "latency_max_usec": float(v["latency_us_max"] if v.get("latency_us_max") is not None
-                                  else LATENCY_US_MAX[eff["transport"]]),
-        "tos": None, "pfc_priorities": [], "dscp2prio": {},
-        "cc_prio_mask": None, "cnp_dscp": None, "cnp_priority": None,
+        "latency_max_usec": float(v["latency_us_max"] if v.get("latency_us_max") is not None else LATENCY_US_MAX[eff["transport"]]),
+        "tos": None,
+        "pfc_priorities": [],
+        "dscp2prio": {},
+        "cc_prio_mask": None,
+        "cnp_dscp": None,
+        "cnp_priority": None,
     }
     if eff["transport"] != "roce":
         return out

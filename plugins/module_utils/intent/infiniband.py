@@ -22,15 +22,14 @@
 ``known`` maps inventory host name -> list of its port GUIDs (hosts) and
 switch name -> [its GUID] (switches); it is what "in the fabric" means.
 """
+
 import re
 
-ROUTING_ENGINES = ("minhop", "updn", "dnup", "ftree", "dor", "lash", "torus-2QoS",
-                   "nue", "dfsssp", "sssp", "file")
-NEEDS_ROOTS = ("ftree",)          # OpenSM's ftree needs the spine GUIDs to be robust
+ROUTING_ENGINES = ("minhop", "updn", "dnup", "ftree", "dor", "lash", "torus-2QoS", "nue", "dfsssp", "sssp", "file")
+NEEDS_ROOTS = ("ftree",)  # OpenSM's ftree needs the spine GUIDs to be robust
 MEMBERSHIPS = ("full", "limited")
 LOG_KEYS = ("file", "max_size_mb", "flags", "verbose")
-SM_KEYS = ("priority", "standby_priority", "master", "routing_engine", "root_guids", "lmc",
-           "sweep_interval", "log", "partitions", "default_partition")
+SM_KEYS = ("priority", "standby_priority", "master", "routing_engine", "root_guids", "lmc", "sweep_interval", "log", "partitions", "default_partition")
 PARTITION_KEYS = ("name", "pkey", "members", "membership", "ipoib")
 
 DEFAULTS = {
@@ -126,21 +125,16 @@ def validate_subnet_manager(sm, known, sm_hosts=()):
     prio = _int_range(errors, f"{base}.priority", sm["priority"], 0, 15)
     sprio = _int_range(errors, f"{base}.standby_priority", sm["standby_priority"], 0, 15)
     if prio is not None and sprio is not None and sprio >= prio:
-        errors.append(_err(f"{base}.standby_priority", sm["standby_priority"],
-                           f"0..{prio - 1}, below priority {prio}"))
-    if sm["master"] is not None and (not isinstance(sm["master"], str)
-                                     or (sm_hosts and sm["master"] not in sm_hosts)):
-        errors.append(_err(f"{base}.master", sm["master"],
-                           "a host of group subnet_managers: " + ", ".join(sm_hosts)))
+        errors.append(_err(f"{base}.standby_priority", sm["standby_priority"], f"0..{prio - 1}, below priority {prio}"))
+    if sm["master"] is not None and (not isinstance(sm["master"], str) or (sm_hosts and sm["master"] not in sm_hosts)):
+        errors.append(_err(f"{base}.master", sm["master"], "a host of group subnet_managers: " + ", ".join(sm_hosts)))
     _routing_errors(errors, base, sm, known)
     _int_range(errors, f"{base}.lmc", sm["lmc"], 0, 7)
     _int_range(errors, f"{base}.sweep_interval", sm["sweep_interval"], 0, 86400)
     _log_errors(errors, f"{base}.log", sm["log"])
     dp = sm["default_partition"]
-    if not isinstance(dp, dict) or dp.get("membership") not in MEMBERSHIPS \
-            or not isinstance(dp.get("ipoib"), bool) or set(dp) - {"ipoib", "membership"}:
-        errors.append(_err(f"{base}.default_partition", dp,
-                           "{ipoib: true|false, membership: full|limited}"))
+    if not isinstance(dp, dict) or dp.get("membership") not in MEMBERSHIPS or not isinstance(dp.get("ipoib"), bool) or set(dp) - {"ipoib", "membership"}:
+        errors.append(_err(f"{base}.default_partition", dp, "{ipoib: true|false, membership: full|limited}"))
     parts = sm["partitions"]
     if not isinstance(parts, list):
         return errors + [_err(f"{base}.partitions", parts, "a list of partitions")]
@@ -165,8 +159,7 @@ def _routing_errors(errors, base, sm, known):
         if resolve_member(r, known) is None:
             errors.append(_err(f"{base}.root_guids", r, "GUIDs or names of switches in the fabric"))
     if engines and engines[0] in NEEDS_ROOTS and not roots:
-        errors.append(_err(f"{base}.root_guids", roots,
-                           f"at least one root switch with routing_engine {engines[0]}"))
+        errors.append(_err(f"{base}.root_guids", roots, f"at least one root switch with routing_engine {engines[0]}"))
 
 
 def _mapping_of(errors, key, value, known):
@@ -186,8 +179,7 @@ def _log_errors(errors, key, log):
         return
     f = log.get("file")
     if not (isinstance(f, str) and re.fullmatch(PATH_RE, f, re.ASCII)):
-        errors.append(_err(f"{key}.file", f, "an absolute path of at most 255 letters, "
-                           "digits and _ . + / - (no ..)"))
+        errors.append(_err(f"{key}.file", f, "an absolute path of at most 255 letters, digits and _ . + / - (no ..)"))
     _int_range(errors, f"{key}.max_size_mb", log.get("max_size_mb"), 0, 4096)
     _int_range(errors, f"{key}.flags", log.get("flags"), 0, 255)
     if not isinstance(log.get("verbose"), bool):
@@ -208,8 +200,7 @@ def _partition_errors(errors, key, p, names, pkeys, known):
         names.add(name)
     pk = to_int(p.get("pkey"))
     if pk is None or not 0x0001 <= pk <= 0x7FFE:
-        errors.append(_err(f"{key}.pkey", p.get("pkey"),
-                           "0x0001..0x7ffe (0x7fff is the default partition)"))
+        errors.append(_err(f"{key}.pkey", p.get("pkey"), "0x0001..0x7ffe (0x7fff is the default partition)"))
     elif pk in pkeys:
         errors.append(_err(f"{key}.pkey", p.get("pkey"), "a pkey not used by another partition"))
     else:
@@ -220,8 +211,7 @@ def _partition_errors(errors, key, p, names, pkeys, known):
         errors.append(_err(f"{key}.ipoib", p.get("ipoib"), "true, false"))
     members = p.get("members")
     if not isinstance(members, list) or not members:
-        errors.append(_err(f"{key}.members", members,
-                           "a non-empty list of inventory hosts or port GUIDs"))
+        errors.append(_err(f"{key}.members", members, "a non-empty list of inventory hosts or port GUIDs"))
         return
     for m in members:
         if resolve_member(m, known) is None:
@@ -240,9 +230,15 @@ def resolve_partitions(sm, known):
             for g in resolve_member(m, known):
                 if g not in guids:
                     guids.append(g)
-        out.append({"name": p["name"], "pkey": "0x%04x" % to_int(p["pkey"]),
-                    "membership": p.get("membership", "full"),
-                    "ipoib": bool(p.get("ipoib", False)), "guids": guids})
+        out.append(
+            {
+                "name": p["name"],
+                "pkey": "0x%04x" % to_int(p["pkey"]),
+                "membership": p.get("membership", "full"),
+                "ipoib": bool(p.get("ipoib", False)),
+                "guids": guids,
+            }
+        )
     return out
 
 

@@ -36,5 +36,4 @@ def resource(o: dict, rail: dict) -> str:
 
 def gpu_node_selector() -> dict:
     """A NodeSelector (nodeSelectorTerms) for the GPU nodes, by GPU Operator's label."""
-    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": GPU_NODE_LABEL, "operator": "In",
-                                                         "values": ["true"]}]}]}
+    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": GPU_NODE_LABEL, "operator": "In", "values": ["true"]}]}]}

@@ -13,6 +13,7 @@
 ``pod(container, image, command, gpus=True)`` is the caller's pod-template builder
 (``k8s_render.pod_template`` bound to the intent). Stdlib only.
 """
+
 import copy
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import launchers
@@ -52,14 +53,33 @@ KUEUE_MANAGER_DEFAULTS = {
     "metrics": {"bindAddress": ":8443"},
     "webhook": {"port": 9443},
     "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-    "controller": {"groupKindConcurrency": {"Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10,
-                                            "LocalQueue.kueue.x-k8s.io": 5, "Cohort.kueue.x-k8s.io": 1,
-                                            "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
+    "controller": {
+        "groupKindConcurrency": {
+            "Job.batch": 5,
+            "Pod": 5,
+            "Workload.kueue.x-k8s.io": 10,
+            "LocalQueue.kueue.x-k8s.io": 5,
+            "Cohort.kueue.x-k8s.io": 1,
+            "ClusterQueue.kueue.x-k8s.io": 5,
+            "ResourceFlavor.kueue.x-k8s.io": 1,
+        }
+    },
     "clientConnection": {"qps": 300, "burst": 500},
 }
-KUEUE_FRAMEWORKS = ["batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice",
-                    "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob",
-                    "pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"]
+KUEUE_FRAMEWORKS = [
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+]
 # The ConfigMap Kueue's manager reads (kustomize configMapGenerator manager-config, namePrefix kueue-).
 KUEUE_CONFIGMAP = ("kueue-system", "kueue-manager-config", "controller_manager_config.yaml")
 
@@ -81,8 +101,12 @@ def _with_script(template: dict, o: dict) -> dict:
 
 
 def script_configmap(o: dict) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name(o, "allreduce"), "namespace": o["namespace"]},
-            "data": {"allreduce.py": ALLREDUCE_PY}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name(o, "allreduce"), "namespace": o["namespace"]},
+        "data": {"allreduce.py": ALLREDUCE_PY},
+    }
 
 
 def pytorch_job(o: dict, pod, nodes: int) -> dict:
@@ -93,14 +117,17 @@ def pytorch_job(o: dict, pod, nodes: int) -> dict:
     specs = {"Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": copy.deepcopy(worker)}}
     if nodes > 1:
         specs["Worker"] = {"replicas": nodes - 1, "restartPolicy": "OnFailure", "template": worker}
-    spec = {"nprocPerNode": str(o["gpus_per_node"]), "pytorchReplicaSpecs": specs,
-            "runPolicy": {"cleanPodPolicy": "Running"}}
+    spec = {"nprocPerNode": str(o["gpus_per_node"]), "pytorchReplicaSpecs": specs, "runPolicy": {"cleanPodPolicy": "Running"}}
     if o["gang_scheduler"] == "volcano":
         spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": nodes, "queue": "default"}
     else:
-        spec["runPolicy"]["suspend"] = True       # Kueue admits (unsuspends) the whole job at once
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-            "metadata": {"name": job, "namespace": o["namespace"], "labels": job_labels(o)}, "spec": spec}
+        spec["runPolicy"]["suspend"] = True  # Kueue admits (unsuspends) the whole job at once
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": job, "namespace": o["namespace"], "labels": job_labels(o)},
+        "spec": spec,
+    }
 
 
 def trainer_objects(o: dict, pod, nodes: int) -> list:
@@ -109,22 +136,33 @@ def trainer_objects(o: dict, pod, nodes: int) -> list:
     runtime = name(o, "torch")
     node = _with_script(pod("node", o["pytorch_image"], None), o)
     node["spec"]["containers"][0].pop("command", None)
-    job_template = {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                    "spec": {"template": node}}
-    spec = {"mlPolicy": {"numNodes": nodes, "torch": {}},
-            "template": {"spec": {"replicatedJobs": [{"name": "node", "template": job_template}]}}}
+    job_template = {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}, "spec": {"template": node}}
+    spec = {"mlPolicy": {"numNodes": nodes, "torch": {}}, "template": {"spec": {"replicatedJobs": [{"name": "node", "template": job_template}]}}}
     if o["gang_scheduler"] == "volcano":
-        spec["podGroupPolicy"] = {"volcano": {}}   # Trainer creates the job's PodGroup itself
-    ctr = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
-           "metadata": {"name": runtime, "labels": {"trainer.kubeflow.org/framework": "torch"}}, "spec": spec}
-    job_spec = {"runtimeRef": {"name": runtime, "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
-                "trainer": {"image": o["pytorch_image"], "command": ["torchrun", f"{SCRIPT_DIR}/allreduce.py"],
-                            "numNodes": nodes, "numProcPerNode": o["gpus_per_node"]}}
+        spec["podGroupPolicy"] = {"volcano": {}}  # Trainer creates the job's PodGroup itself
+    ctr = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": runtime, "labels": {"trainer.kubeflow.org/framework": "torch"}},
+        "spec": spec,
+    }
+    job_spec = {
+        "runtimeRef": {"name": runtime, "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
+        "trainer": {
+            "image": o["pytorch_image"],
+            "command": ["torchrun", f"{SCRIPT_DIR}/allreduce.py"],
+            "numNodes": nodes,
+            "numProcPerNode": o["gpus_per_node"],
+        },
+    }
     if o["gang_scheduler"] == "kueue":
         job_spec["suspend"] = True
-    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-           "metadata": {"name": name(o, "allreduce"), "namespace": o["namespace"], "labels": job_labels(o)},
-           "spec": job_spec}
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name(o, "allreduce"), "namespace": o["namespace"], "labels": job_labels(o)},
+        "spec": job_spec,
+    }
     return [ctr, job]
 
 
@@ -132,11 +170,14 @@ def pod_layout(o: dict, layout) -> tuple:
     """The launchers' layout the MPIJob's ranks are bound by, and why: the layout only where the pod
     holds every GPU of the node it describes (gpus_per_node of them, so pod GPU i is the node's GPU i)."""
     if not layout:
-        return None, ("no layout (the launchers' layout.json from the readiness facts): nothing is bound; "
-                      "nccl-tests puts local rank i on the pod's GPU i itself")
+        return None, (
+            "no layout (the launchers' layout.json from the readiness facts): nothing is bound; nccl-tests puts local rank i on the pod's GPU i itself"
+        )
     if len(layout) != o["gpus_per_node"]:
-        return None, (f"the layout has {len(layout)} ranks a node, the pods {o['gpus_per_node']} GPUs: a pod with "
-                      "part of a node's GPUs gets them in the device plugin's choice, so nothing is bound")
+        return None, (
+            f"the layout has {len(layout)} ranks a node, the pods {o['gpus_per_node']} GPUs: a pod with "
+            "part of a node's GPUs gets them in the device plugin's choice, so nothing is bound"
+        )
     return layout, "the launchers' layout.json"
 
 
@@ -169,17 +210,26 @@ def mpi_job(o: dict, pod, env: dict, nodes: int, layout=None) -> tuple:
     worker = pod("worker", o["image"], ["/usr/sbin/sshd", "-De"])
     _join(launcher, o, job)
     _join(worker, o, job)
-    spec = {"slotsPerWorker": o["gpus_per_node"], "mpiImplementation": "OpenMPI",
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            "runPolicy": {"cleanPodPolicy": "Running"},
-            "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": launcher},
-                                "Worker": {"replicas": nodes, "restartPolicy": "OnFailure", "template": worker}}}
+    spec = {
+        "slotsPerWorker": o["gpus_per_node"],
+        "mpiImplementation": "OpenMPI",
+        "launcherCreationPolicy": "WaitForWorkersReady",
+        "runPolicy": {"cleanPodPolicy": "Running"},
+        "mpiReplicaSpecs": {
+            "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": launcher},
+            "Worker": {"replicas": nodes, "restartPolicy": "OnFailure", "template": worker},
+        },
+    }
     if o["gang_scheduler"] == "volcano":
         spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": nodes + 1, "queue": "default"}
     else:
         spec["runPolicy"]["suspend"] = True
-    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-            "metadata": {"name": job, "namespace": o["namespace"], "labels": job_labels(o)}, "spec": spec}, binding
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": job, "namespace": o["namespace"], "labels": job_labels(o)},
+        "spec": spec,
+    }, binding
 
 
 def kueue_objects(o: dict, rail_list: list, nodes: int) -> list:
@@ -188,12 +238,22 @@ def kueue_objects(o: dict, rail_list: list, nodes: int) -> list:
     resources += [{"name": resource(o, r), "nominalQuota": nodes} for r in rail_list]
     return [
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": flavor}, "spec": {}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name(o, "cluster")},
-         "spec": {"namespaceSelector": {}, "queueingStrategy": "StrictFIFO",
-                  "resourceGroups": [{"coveredResources": [r["name"] for r in resources],
-                                      "flavors": [{"name": flavor, "resources": resources}]}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-         "metadata": {"name": o["queue"], "namespace": o["namespace"]}, "spec": {"clusterQueue": name(o, "cluster")}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name(o, "cluster")},
+            "spec": {
+                "namespaceSelector": {},
+                "queueingStrategy": "StrictFIFO",
+                "resourceGroups": [{"coveredResources": [r["name"] for r in resources], "flavors": [{"name": flavor, "resources": resources}]}],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": o["queue"], "namespace": o["namespace"]},
+            "spec": {"clusterQueue": name(o, "cluster")},
+        },
     ]
 
 
@@ -205,13 +265,19 @@ def kueue_configuration(o: dict) -> dict:
     frameworks = list(KUEUE_FRAMEWORKS)
     if o["training_api"] != "trainer":
         frameworks.insert(2, "kubeflow.org/pytorchjob")
-    ready = {"timeout": o["kueue_pods_ready_timeout"], "blockAdmission": o["kueue_block_admission"],
-             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}}
+    ready = {
+        "timeout": o["kueue_pods_ready_timeout"],
+        "blockAdmission": o["kueue_block_admission"],
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+    }
     if o["kueue_requeue_limit"] != "":
         ready["requeuingStrategy"]["backoffLimitCount"] = o["kueue_requeue_limit"]
-    return dict({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"},
-                **copy.deepcopy(KUEUE_MANAGER_DEFAULTS), waitForPodsReady=ready,
-                integrations={"frameworks": frameworks})
+    return dict(
+        {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"},
+        **copy.deepcopy(KUEUE_MANAGER_DEFAULTS),
+        waitForPodsReady=ready,
+        integrations={"frameworks": frameworks},
+    )
 
 
 def volcano_groups(o: dict, nodes: int) -> list:
@@ -221,7 +287,12 @@ def volcano_groups(o: dict, nodes: int) -> list:
     if o["training_api"] != "trainer":
         groups.append((name(o, "allreduce"), nodes))
     groups.append((name(o, "nccl-tests"), nodes + 1))
-    return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-             "metadata": {"name": job, "namespace": o["namespace"]},
-             "spec": {"minMember": members, "queue": "default", "minResources": {"nvidia.com/gpu": gpus}}}
-            for job, members in groups]
+    return [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": job, "namespace": o["namespace"]},
+            "spec": {"minMember": members, "queue": "default", "minResources": {"nvidia.com/gpu": gpus}},
+        }
+        for job, members in groups
+    ]

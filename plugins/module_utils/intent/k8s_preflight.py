@@ -12,6 +12,7 @@ device plugin exposes them by name) and Multus' interfaces ``net1``, ``net2``, .
 the pod's networks annotation. The 2-rank handshake needs nccl-tests and mpirun in the image: on
 for pods of the nccl-tests image (``image``), off for the training image's pods.
 """
+
 from __future__ import absolute_import, division, print_function
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight
@@ -25,10 +26,8 @@ CONTAINER = "linerate-preflight"
 
 def script(o: dict, rail_list: list, env: dict, handshake: bool) -> str:
     """The preflight text for a pod: rails as Multus names them, NCCL's pod variables."""
-    rails = [{"device": r["device"], "port": int(r.get("port", 1)), "netdev": f"net{i + 1}"}
-             for i, r in enumerate(rail_list)]
-    return preflight.preflight_script({"rails": rails, "settings": env, "nccl_version": o["preflight_nccl_version"],
-                                       "output": "plain", "handshake": handshake})
+    rails = [{"device": r["device"], "port": int(r.get("port", 1)), "netdev": f"net{i + 1}"} for i, r in enumerate(rail_list)]
+    return preflight.preflight_script({"rails": rails, "settings": env, "nccl_version": o["preflight_nccl_version"], "output": "plain", "handshake": handshake})
 
 
 def check(o: dict, rail_list: list, env: dict) -> list:
@@ -36,9 +35,11 @@ def check(o: dict, rail_list: list, env: dict) -> list:
     if not o.get("preflight_nccl_version"):
         return []
     if o.get("rdma_resources") == "sriov":
-        return [f"k8s_render_preflight_nccl_version: {o['preflight_nccl_version']!r} is not allowed with "
-                "k8s_render_rdma_resources sriov (allowed: '' there: a pod's VFs have names no inventory knows, "
-                "so the preflight cannot name its rails)"]
+        return [
+            f"k8s_render_preflight_nccl_version: {o['preflight_nccl_version']!r} is not allowed with "
+            "k8s_render_rdma_resources sriov (allowed: '' there: a pod's VFs have names no inventory knows, "
+            "so the preflight cannot name its rails)"
+        ]
     try:
         script(o, rail_list, env, True)
     except ValueError as e:
@@ -47,13 +48,22 @@ def check(o: dict, rail_list: list, env: dict) -> list:
 
 
 def configmap(o: dict, name: str, rail_list: list, env: dict) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": o["namespace"]},
-            "data": {KEY: script(o, rail_list, env, True), KEY + "-no-handshake": script(o, rail_list, env, False)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": o["namespace"]},
+        "data": {KEY: script(o, rail_list, env, True), KEY + "-no-handshake": script(o, rail_list, env, False)},
+    }
 
 
 def _init_container(main: dict, handshake: bool) -> dict:
-    c = {"name": CONTAINER, "image": main["image"], "imagePullPolicy": main.get("imagePullPolicy", "IfNotPresent"),
-         "command": ["sh", f"{MOUNT}/{KEY if handshake else KEY + '-no-handshake'}"], "env": list(main.get("env") or [])}
+    c = {
+        "name": CONTAINER,
+        "image": main["image"],
+        "imagePullPolicy": main.get("imagePullPolicy", "IfNotPresent"),
+        "command": ["sh", f"{MOUNT}/{KEY if handshake else KEY + '-no-handshake'}"],
+        "env": list(main.get("env") or []),
+    }
     for key in ("resources", "securityContext"):
         if key in main:
             c[key] = main[key]

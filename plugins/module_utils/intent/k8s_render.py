@@ -28,14 +28,13 @@ Pure and stdlib only (parts in k8s_base, k8s_network, k8s_jobs): the filter
 ``linerate.fabric.k8s_render`` is its front end; tests validate every object
 against the upstream schemas (tests/schemas/k8s/SOURCES.md).
 """
+
 import ipaddress
 import json
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_base, k8s_jobs, k8s_network, k8s_preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.launchers import BIND_POLICIES
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_jobs, k8s_network
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_base
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
 
 GANG_SCHEDULERS = ("kueue", "volcano")
@@ -54,8 +53,11 @@ POD_LOCAL = ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", re.ASCII)
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", re.ASCII)
 # An image reference: [registry[:port]/]path[:tag][@sha256:digest]
-IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
-                   r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?", re.ASCII)
+IMAGE = re.compile(
+    r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?",
+    re.ASCII,
+)
 QUANTITY = re.compile(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", re.ASCII)
 OFED_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", re.ASCII)
 NCCL_SIZE = re.compile(r"[0-9]{1,12}[KMG]?", re.ASCII)
@@ -63,18 +65,18 @@ NCCL_SIZE = re.compile(r"[0-9]{1,12}[KMG]?", re.ASCII)
 DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+", re.ASCII)
 
 DEFAULTS = {
-    "name": "linerate",             # prefix of every object name
+    "name": "linerate",  # prefix of every object name
     "namespace": "linerate",
     "gang_scheduler": "kueue",
     "rdma_resources": "rdma_shared",
     "cni": "auto",
     "ofed_driver": "host",
-    "ofed_version": "",             # the doca-driver container tag (ofed_driver: container)
-    "mofed_version": "",            # the host's pinned MOFED (role mofed), which the tag must carry
+    "ofed_version": "",  # the doca-driver container tag (ofed_driver: container)
+    "mofed_version": "",  # the host's pinned MOFED (role mofed), which the tag must carry
     "image": "",
     "pytorch_image": "nvcr.io/nvidia/pytorch:24.10-py3",
     "gpus_per_node": 8,
-    "nodes": 0,                     # workers; 0: every GPU node
+    "nodes": 0,  # workers; 0: every GPU node
     "socket_ifname": "eth0",
     "gid_index": "",
     "shm_size": "64Gi",
@@ -83,19 +85,19 @@ DEFAULTS = {
     "nccl_test": "all_reduce_perf",
     "nccl_min_bytes": "8",
     "nccl_max_bytes": "8G",
-    "training_api": "trainer",      # trainer (Trainer v2 TrainJob) | training-operator (PyTorchJob v1) | both
+    "training_api": "trainer",  # trainer (Trainer v2 TrainJob) | training-operator (PyTorchJob v1) | both
     "ipam": "nv-ipam",
     "ipam_namespace": "nvidia-network-operator",
-    "ipam_block_size": 16,          # IPPool: pod addresses of each node on an L2 rail
-    "ipam_gateway_index": 1,        # CIDRPool: the leaf's address in each node's prefix on an L3 rail
-    "node_names": {},               # inventory name -> Kubernetes node name (default: the same)
+    "ipam_block_size": 16,  # IPPool: pod addresses of each node on an L2 rail
+    "ipam_gateway_index": 1,  # CIDRPool: the leaf's address in each node's prefix on an L3 rail
+    "node_names": {},  # inventory name -> Kubernetes node name (default: the same)
     "gpu_driver": "container",
-    "binding": "auto",              # launchers.rank_binding's policy for the MPIJob's ranks
-    "layout": [],                   # the launchers' layout (layout.json's "layout"); none: unbound
+    "binding": "auto",  # launchers.rank_binding's policy for the MPIJob's ranks
+    "layout": [],  # the launchers' layout (layout.json's "layout"); none: unbound
     "kueue_pods_ready_timeout": "10m",
     "kueue_block_admission": True,
-    "kueue_requeue_limit": "",      # waitForPodsReady requeues before deactivating; empty: no limit
-    "preflight_nccl_version": "",   # the job preflight's init container (intent/k8s_preflight.py); empty: none
+    "kueue_requeue_limit": "",  # waitForPodsReady requeues before deactivating; empty: no limit
+    "preflight_nccl_version": "",  # the job preflight's init container (intent/k8s_preflight.py); empty: none
 }
 
 
@@ -118,22 +120,32 @@ def check_options(options, transport):
     p = []
     for key in sorted(set(o) - set(DEFAULTS)):
         _bad(p, f"k8s_render_{key}", o[key], "unknown option; allowed: " + ", ".join(sorted(DEFAULTS)))
-    for key, choices in (("gang_scheduler", GANG_SCHEDULERS), ("rdma_resources", RDMA_RESOURCES),
-                         ("cni", CNI_TYPES), ("ofed_driver", OFED_DRIVERS)):
+    for key, choices in (("gang_scheduler", GANG_SCHEDULERS), ("rdma_resources", RDMA_RESOURCES), ("cni", CNI_TYPES), ("ofed_driver", OFED_DRIVERS)):
         if o[key] not in choices:
             _bad(p, f"k8s_render_{key}", o[key], " | ".join(choices))
     if o["cni"] not in ("auto",) + CNI_FOR.get(transport, ()) and o["cni"] in CNI_TYPES:
-        _bad(p, "k8s_render_cni", o["cni"], f"auto | {' | '.join(CNI_FOR[transport])} on a {transport} fabric "
-             "(macvlan needs an Ethernet parent, ipoib an IPoIB one)")
+        _bad(
+            p,
+            "k8s_render_cni",
+            o["cni"],
+            f"auto | {' | '.join(CNI_FOR[transport])} on a {transport} fabric (macvlan needs an Ethernet parent, ipoib an IPoIB one)",
+        )
     for key in ("name", "namespace", "queue"):
         if not isinstance(o[key], str) or len(o[key]) > 40 or not DNS_LABEL.fullmatch(o[key]):
-            _bad(p, f"k8s_render_{key}", o[key], "a DNS label of at most 40: a-z 0-9 -, starting and ending "
-                 "alphanumeric")
+            _bad(p, f"k8s_render_{key}", o[key], "a DNS label of at most 40: a-z 0-9 -, starting and ending alphanumeric")
     for key in ("image", "pytorch_image"):
         if not isinstance(o[key], str) or not IMAGE.fullmatch(o[key]):
-            _bad(p, f"k8s_render_{key}", o[key], "a container image reference " + (
-                "with nccl-tests, Open MPI and sshd, such as registry.example.org/nccl-tests:2.13.11 (linerate ships "
-                "none)" if key == "image" else "with PyTorch (torchrun), such as nvcr.io/nvidia/pytorch:24.10-py3"))
+            _bad(
+                p,
+                f"k8s_render_{key}",
+                o[key],
+                "a container image reference "
+                + (
+                    "with nccl-tests, Open MPI and sshd, such as registry.example.org/nccl-tests:2.13.11 (linerate ships none)"
+                    if key == "image"
+                    else "with PyTorch (torchrun), such as nvcr.io/nvidia/pytorch:24.10-py3"
+                ),
+            )
     for key, lo, hi in (("gpus_per_node", 1, 64), ("nodes", 0, 100000), ("rdma_hca_max", 1, 1000)):
         if not isinstance(o[key], int) or isinstance(o[key], bool) or not lo <= o[key] <= hi:
             _bad(p, f"k8s_render_{key}", o[key], f"an integer {lo}..{hi}")
@@ -150,25 +162,38 @@ def check_options(options, transport):
     if o["ofed_driver"] == "container":
         tag = o["ofed_version"]
         if not isinstance(tag, str) or not OFED_TAG.fullmatch(tag):
-            _bad(p, "k8s_render_ofed_version", tag, "the network-operator doca-driver image tag of the host's "
-                 "MOFED release, such as doca3.4.1-26.04-1.1.0.0-1 (required with k8s_render_ofed_driver: container)")
+            _bad(
+                p,
+                "k8s_render_ofed_version",
+                tag,
+                "the network-operator doca-driver image tag of the host's "
+                "MOFED release, such as doca3.4.1-26.04-1.1.0.0-1 (required with k8s_render_ofed_driver: container)",
+            )
         elif o["mofed_version"] and str(o["mofed_version"]) not in tag:
-            _bad(p, "k8s_render_ofed_version", tag, f"a doca-driver tag of the pinned MOFED release mofed_version "
-                 f"{o['mofed_version']!r} (the tag carries it, e.g. doca<DOCA>-{o['mofed_version']}.0-<build>): "
-                 "the container must load the driver linerate verified")
+            _bad(
+                p,
+                "k8s_render_ofed_version",
+                tag,
+                f"a doca-driver tag of the pinned MOFED release mofed_version "
+                f"{o['mofed_version']!r} (the tag carries it, e.g. doca<DOCA>-{o['mofed_version']}.0-<build>): "
+                "the container must load the driver linerate verified",
+            )
     _check_apis(o, p)
     return o, p
 
 
 def _check_apis(o: dict, p: list) -> None:
     """The training API, IPAM, GPU Operator, binding and Kueue options: every problem into ``p``."""
-    for key, choices in (("training_api", k8s_jobs.TRAINING_APIS), ("ipam", IPAMS), ("gpu_driver", GPU_DRIVERS),
-                         ("binding", BIND_POLICIES)):
+    for key, choices in (("training_api", k8s_jobs.TRAINING_APIS), ("ipam", IPAMS), ("gpu_driver", GPU_DRIVERS), ("binding", BIND_POLICIES)):
         if o[key] not in choices:
             _bad(p, f"k8s_render_{key}", o[key], " | ".join(choices))
     if not isinstance(o["ipam_namespace"], str) or not DNS_LABEL.fullmatch(o["ipam_namespace"]):
-        _bad(p, "k8s_render_ipam_namespace", o["ipam_namespace"], "the namespace nv-ipam watches for its pools (a DNS "
-             "label), network-operator's own: nvidia-network-operator")
+        _bad(
+            p,
+            "k8s_render_ipam_namespace",
+            o["ipam_namespace"],
+            "the namespace nv-ipam watches for its pools (a DNS label), network-operator's own: nvidia-network-operator",
+        )
     for key, lo, hi in (("ipam_block_size", 1, 65536), ("ipam_gateway_index", 1, 65536)):
         if not isinstance(o[key], int) or isinstance(o[key], bool) or not lo <= o[key] <= hi:
             _bad(p, f"k8s_render_{key}", o[key], f"an integer {lo}..{hi}")
@@ -176,10 +201,8 @@ def _check_apis(o: dict, p: list) -> None:
     if not isinstance(names, dict) or not all(isinstance(v, str) and DNS_SUBDOMAIN.fullmatch(v) for v in names.values()):
         _bad(p, "k8s_render_node_names", names, "{inventory name: Kubernetes node name (a DNS subdomain)}")
     layout = o["layout"]
-    if not isinstance(layout, list) or not all(isinstance(e, dict) and {"local_rank", "gpu", "numa", "nic"} <= set(e)
-                                               for e in layout):
-        _bad(p, "k8s_render_layout_file", layout, "the launchers' layout.json (verify_fabric_launchers: its \"layout\": "
-             "local_rank, gpu, numa, nic per rank)")
+    if not isinstance(layout, list) or not all(isinstance(e, dict) and {"local_rank", "gpu", "numa", "nic"} <= set(e) for e in layout):
+        _bad(p, "k8s_render_layout_file", layout, 'the launchers\' layout.json (verify_fabric_launchers: its "layout": local_rank, gpu, numa, nic per rank)')
     if not isinstance(o["kueue_pods_ready_timeout"], str) or not DURATION.fullmatch(o["kueue_pods_ready_timeout"]):
         _bad(p, "k8s_render_kueue_pods_ready_timeout", o["kueue_pods_ready_timeout"], "a duration such as 10m or 1h30m")
     if not isinstance(o["kueue_block_admission"], bool):
@@ -198,37 +221,54 @@ def rails(hosts, transport):
     p = []
     names = sorted(hosts or {})
     if not names:
-        return [], ["k8s_render_hosts: {} is not allowed (allowed: the GPU nodes and their rdma_ports; "
-                    "the group is empty)"]
+        return [], ["k8s_render_hosts: {} is not allowed (allowed: the GPU nodes and their rdma_ports; the group is empty)"]
     first = names[0]
     ref = hosts[first] if isinstance(hosts[first], list) else []
     out = []
     for i, port in enumerate(ref):
-        out.append({"index": i, "device": port.get("device"), "netdev": port.get("netdev"),
-                    "port": int(port.get("port", 1)), "subnet": None, "addresses": [], "hosts": {}, "networks": {},
-                    "layer": "l2"})
+        out.append(
+            {
+                "index": i,
+                "device": port.get("device"),
+                "netdev": port.get("netdev"),
+                "port": int(port.get("port", 1)),
+                "subnet": None,
+                "addresses": [],
+                "hosts": {},
+                "networks": {},
+                "layer": "l2",
+            }
+        )
     for host in names:
         ports = hosts[host]
         if not isinstance(ports, list) or len(ports) != len(ref):
-            p.append(f"{host}: rdma_ports: {len(ports) if isinstance(ports, list) else ports!r} port(s) is not allowed "
-                     f"(allowed: {len(ref)} ports, as {first} has: one NetworkAttachmentDefinition and one RDMA "
-                     "resource per rail need the nodes cabled alike)")
+            p.append(
+                f"{host}: rdma_ports: {len(ports) if isinstance(ports, list) else ports!r} port(s) is not allowed "
+                f"(allowed: {len(ref)} ports, as {first} has: one NetworkAttachmentDefinition and one RDMA "
+                "resource per rail need the nodes cabled alike)"
+            )
             continue
         for rail, port in zip(out, ports):
             for key in ("device", "netdev"):
                 if port.get(key) != rail[key]:
-                    p.append(f"{host}: rdma_ports[{rail['index']}].{key}: {port.get(key)!r} is not allowed (allowed: "
-                             f"{rail[key]!r}, as on {first}: a rail's {key} is one name on every node in Kubernetes)")
+                    p.append(
+                        f"{host}: rdma_ports[{rail['index']}].{key}: {port.get(key)!r} is not allowed (allowed: "
+                        f"{rail[key]!r}, as on {first}: a rail's {key} is one name on every node in Kubernetes)"
+                    )
             address = port.get("address")
             if not address:
-                p.append(f"{host}: rdma_ports[{rail['index']}].address: None is not allowed (allowed: the rail "
-                         "address with its prefix: the pods' addresses come from the rail's subnet)")
+                p.append(
+                    f"{host}: rdma_ports[{rail['index']}].address: None is not allowed (allowed: the rail "
+                    "address with its prefix: the pods' addresses come from the rail's subnet)"
+                )
                 continue
             try:
                 iface = ipaddress.ip_interface(address)
             except ValueError:
-                p.append(f"{host}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an IPv4 "
-                         "host address with prefix length, such as 192.168.100.11/24)")
+                p.append(
+                    f"{host}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an IPv4 "
+                    "host address with prefix length, such as 192.168.100.11/24)"
+                )
                 continue
             rail["hosts"][host] = str(address)
             rail["networks"][host] = str(iface.network)
@@ -254,9 +294,11 @@ def _rail_layer(rail: dict, first: str) -> list:
     shared = ", ".join(sorted(h for h, n in nets.items() if n == ref))
     other = sorted(h for h, n in nets.items() if n != ref)[0]
     address = rail["hosts"][other]
-    return [f"{other}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an "
-            f"address in {ref}, rail {rail['index']}'s subnet on {shared} (an L2 rail), or every node in "
-            "its own prefix (an L3 rail, nv-ipam's CIDRPool): one address pool per rail serves one or the other)"]
+    return [
+        f"{other}: rdma_ports[{rail['index']}].address: {address!r} is not allowed (allowed: an "
+        f"address in {ref}, rail {rail['index']}'s subnet on {shared} (an L2 rail), or every node in "
+        "its own prefix (an L3 rail, nv-ipam's CIDRPool): one address pool per rail serves one or the other)"
+    ]
 
 
 def pod_nccl_env(host_settings, options, eff):
@@ -264,7 +306,7 @@ def pod_nccl_env(host_settings, options, eff):
     env = dict(host_settings)
     env["NCCL_SOCKET_IFNAME"] = options["socket_ifname"]
     if options["rdma_resources"] == "sriov":
-        env.pop("NCCL_IB_HCA", None)          # the pod's VFs are the only RDMA devices it sees
+        env.pop("NCCL_IB_HCA", None)  # the pod's VFs are the only RDMA devices it sees
     if eff["transport"] == "roce" and options["gid_index"] == "":
         env.pop("NCCL_IB_GID_INDEX", None)
         env["NCCL_IB_ROCE_VERSION_NUM"] = "2"  # gid_type v2: NCCL picks the pod address's RoCE v2 GID
@@ -286,8 +328,7 @@ def pod_template(eff, o, rail_list, env, container, image, command, gpus=True, j
     labels.update(job_labels or {})
     meta = {"labels": labels}
     if gpus:
-        meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": ",".join(
-            k8s_base.name(o, f"rail{r['index']}") for r in rail_list)}
+        meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": ",".join(k8s_base.name(o, f"rail{r['index']}") for r in rail_list)}
     c = {"name": container, "image": image, "imagePullPolicy": "IfNotPresent", "env": _env_list(env)}
     if command:
         c["command"] = command
@@ -319,8 +360,7 @@ def _mount_tuner(node, volume, directory):
         mounted = False
         for c in containers:
             if any(e.get("name") == "NCCL_TUNER_CONFIG_FILE" for e in c.get("env") or []):
-                c.setdefault("volumeMounts", []).append({"name": "nccl-tuner", "mountPath": directory,
-                                                         "readOnly": True})
+                c.setdefault("volumeMounts", []).append({"name": "nccl-tuner", "mountPath": directory, "readOnly": True})
                 mounted = True
         if mounted:
             node["volumes"].append({"name": "nccl-tuner", "configMap": {"name": volume}})
@@ -347,15 +387,18 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     if not problems:
         problems += k8s_network.ipam_problems(o, rail_list, hosts)
         devices = {r["device"] for r in rail_list}
-        problems += [f"k8s_render_layout_file: local rank {e['local_rank']}'s nic {e['nic']!r} is not allowed (allowed: "
-                     f"a rail's device, {', '.join(sorted(devices))}: the layout is of another cabling; render the "
-                     "launchers again)" for e in o["layout"] if e["nic"] not in devices]
+        problems += [
+            f"k8s_render_layout_file: local rank {e['local_rank']}'s nic {e['nic']!r} is not allowed (allowed: "
+            f"a rail's device, {', '.join(sorted(devices))}: the layout is of another cabling; render the "
+            "launchers again)"
+            for e in o["layout"]
+            if e["nic"] not in devices
+        ]
     if problems:
         raise RenderError(problems)
     nodes = o["nodes"] or len(hosts)
     if nodes > len(hosts):
-        raise RenderError([f"k8s_render_nodes: {nodes} is not allowed (allowed: 0 (every GPU node) or 1..{len(hosts)}, "
-                           "the GPU nodes the inventory has)"])
+        raise RenderError([f"k8s_render_nodes: {nodes} is not allowed (allowed: 0 (every GPU node) or 1..{len(hosts)}, the GPU nodes the inventory has)"])
     env = pod_nccl_env(host_settings, o, eff)
     env.update({str(k): str(v) for k, v in (job_env or {}).items()})
     job = dict((tuner or {}).get("job") or {})
@@ -374,9 +417,14 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
     if job.get("NCCL_TUNER_CONFIG_FILE"):
         path = job["NCCL_TUNER_CONFIG_FILE"]
         directory, base = path.rsplit("/", 1) if "/" in path.strip("/") else ("/", path.strip("/"))
-        files["nccl/tuner-config.yaml"] = [{"apiVersion": "v1", "kind": "ConfigMap",
-                                            "metadata": {"name": k8s_base.name(o, "nccl-tuner"), "namespace": o["namespace"]},
-                                            "data": {base: tuner["tuner_config"]}}]
+        files["nccl/tuner-config.yaml"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": k8s_base.name(o, "nccl-tuner"), "namespace": o["namespace"]},
+                "data": {base: tuner["tuner_config"]},
+            }
+        ]
         for key in sorted(files):
             if key.startswith(("pods/", "jobs/")):
                 _mount_tuner(files[key], k8s_base.name(o, "nccl-tuner"), directory or "/")
@@ -385,12 +433,16 @@ def render(eff, hosts, host_settings, options, tuner=None, job_env=None):
 
 def _files(eff: dict, o: dict, rail_list: list, env: dict, nodes: int) -> tuple:
     """{file: [objects]} for the checked options, and how the MPIJob's ranks are bound."""
+
     def pod(container, image, command, gpus=True):
         return pod_template(eff, o, rail_list, env, container, image, command, gpus=gpus)
 
-    template = {"apiVersion": "v1", "kind": "PodTemplate",
-                "metadata": {"name": k8s_base.name(o, "nccl-pod"), "namespace": o["namespace"]},
-                "template": pod("nccl", o["image"], None)}
+    template = {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": k8s_base.name(o, "nccl-pod"), "namespace": o["namespace"]},
+        "template": pod("nccl", o["image"], None),
+    }
     mpi, binding = k8s_jobs.mpi_job(o, pod, env, nodes, o["layout"])
     files = {
         "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": o["namespace"]}}],
@@ -411,8 +463,8 @@ def _files(eff: dict, o: dict, rail_list: list, env: dict, nodes: int) -> tuple:
         namespace, cm_name, key = k8s_jobs.KUEUE_CONFIGMAP
         config = k8s_jobs.kueue_configuration(o)
         files["scheduling/kueue-manager-config.yaml"] = [
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm_name, "namespace": namespace},
-             "data": {key: json.dumps(config, indent=2) + "\n"}}]  # JSON is YAML
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm_name, "namespace": namespace}, "data": {key: json.dumps(config, indent=2) + "\n"}}
+        ]  # JSON is YAML
     else:
         files["scheduling/volcano-podgroups.yaml"] = k8s_jobs.volcano_groups(o, nodes)
     return files, binding

@@ -28,6 +28,7 @@ every value passed its own rule, so a value its rule refused is not reported twi
 its hosts, "rails": the number of this host's rdma_ports}; any of them absent (None) skips the
 checks that need it. Stdlib only (plus the sibling intent modules).
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import is_num
@@ -55,7 +56,7 @@ DEFAULTS = {
     "k8s_render_nccl_min_bytes": "8",
     "k8s_render_nccl_max_bytes": "8G",
 }
-_SIZE_UNITS = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+_SIZE_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
 
 
 def _bytes(value):
@@ -72,43 +73,59 @@ def _kb(value):
 
 # (minimum, maximum, how a value is read, why the minimum may not exceed the maximum)
 PAIRS = (
-    ("verify_fabric_nccl_tune_min_bytes", "verify_fabric_nccl_tune_max_bytes", _bytes,
-     "the sweep's sizes run from the minimum up to the maximum (nccl-tests -b .. -e)"),
-    ("k8s_render_nccl_min_bytes", "k8s_render_nccl_max_bytes", _bytes,
-     "the rendered job runs nccl-tests -b minimum -e maximum"),
-    ("switch_fabric_ecn_min_threshold_kb", "switch_fabric_ecn_max_threshold_kb", _kb,
-     "ECN marks from the minimum queue depth up to the maximum (WRED min-threshold <= max-threshold)"),
+    (
+        "verify_fabric_nccl_tune_min_bytes",
+        "verify_fabric_nccl_tune_max_bytes",
+        _bytes,
+        "the sweep's sizes run from the minimum up to the maximum (nccl-tests -b .. -e)",
+    ),
+    ("k8s_render_nccl_min_bytes", "k8s_render_nccl_max_bytes", _bytes, "the rendered job runs nccl-tests -b minimum -e maximum"),
+    (
+        "switch_fabric_ecn_min_threshold_kb",
+        "switch_fabric_ecn_max_threshold_kb",
+        _kb,
+        "ECN marks from the minimum queue depth up to the maximum (WRED min-threshold <= max-threshold)",
+    ),
 )
 
 
 # --- of form: wrapped around a variable's own rule ----------------------------------------------
 
+
 def release(rule, example):
     """``rule`` for a release or version string; a YAML number (an unquoted 5.10 is 5.1) refused first."""
+
     def check(c, key, value):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return c.bad(key, value, f"a string: write the release in quotes, such as {key}: \"{example}\"; "
-                                     "YAML reads it unquoted as a number and a number loses its trailing zeros "
-                                     "(5.10 is read as 5.1)")
+            return c.bad(
+                key,
+                value,
+                f'a string: write the release in quotes, such as {key}: "{example}"; '
+                "YAML reads it unquoted as a number and a number loses its trailing zeros "
+                "(5.10 is read as 5.1)",
+            )
         return rule(c, key, value)
+
     return check
 
 
 def one_node(rule, where):
     """``rule`` for one node or host name; a Slurm hostlist (node[1-4], a,b) or a space refused first."""
+
     def check(c, key, value):
         if isinstance(value, str) and _HOSTLIST.search(value):
-            return c.bad(key, value, f"one name, not a Slurm hostlist: node[1-4], node[1,3] or a,b (or names "
-                                     f"separated by a space) name several nodes; {where}")
+            return c.bad(key, value, f"one name, not a Slurm hostlist: node[1-4], node[1,3] or a,b (or names separated by a space) name several nodes; {where}")
         return rule(c, key, value)
+
     return check
 
 
 def split_into(what: str, *names: str):
     """A variable that is no more: one name did what ``names`` now say each on its own; any value refused."""
+
     def check(c, key, value):
-        return c.bad(key, value, f"unset: {key} was split in two ({what}); set instead "
-                                 + " and/or ".join(f"{n}: true" for n in names))
+        return c.bad(key, value, f"unset: {key} was split in two ({what}); set instead " + " and/or ".join(f"{n}: true" for n in names))
+
     return check
 
 
@@ -125,11 +142,16 @@ def batch(c, key, value):
     n = as_int(value)
     if (n is not None and 1 <= n <= 100000) or (isinstance(value, str) and _PERCENT.fullmatch(value)):
         return True
-    return c.bad(key, value, "a number of switches 1..100000 or a percentage '1%'..'100%' of the play's switches "
-                             "(the batch changed at a time; Ansible runs every switch at once for serial 0)")
+    return c.bad(
+        key,
+        value,
+        "a number of switches 1..100000 or a percentage '1%'..'100%' of the play's switches "
+        "(the batch changed at a time; Ansible runs every switch at once for serial 0)",
+    )
 
 
 # --- of agreement: a host's values together -----------------------------------------------------
+
 
 def _set(values, key):
     """The operator's value of ``key``, else the role's literal default, else None."""
@@ -156,9 +178,13 @@ def _ports(c, values, rails):
     base = _port(values, key)
     span = RDMA_PORT_ROUNDS * RDMA_PORT_STRIDE
     if key in values and base is not None and base + span - 1 > TCP_PORT_MAX:
-        c.bad(key, values[key], f"at most {TCP_PORT_MAX + 1 - span}: round r's rail i listens on TCP port "
-                                f"base_port + (r mod {RDMA_PORT_ROUNDS}) x {RDMA_PORT_STRIDE} + i, "
-                                f"{base}..{base + span - 1} here, past {TCP_PORT_MAX}")
+        c.bad(
+            key,
+            values[key],
+            f"at most {TCP_PORT_MAX + 1 - span}: round r's rail i listens on TCP port "
+            f"base_port + (r mod {RDMA_PORT_ROUNDS}) x {RDMA_PORT_STRIDE} + i, "
+            f"{base}..{base + span - 1} here, past {TCP_PORT_MAX}",
+        )
     keys = ("verify_fabric_incast_base_port", "verify_fabric_incast_max_senders", "verify_fabric_incast_senders")
     if not any(k in values for k in keys):
         return
@@ -174,9 +200,12 @@ def _ports(c, values, rails):
         return
     top = base + INCAST_SENDER_STRIDE * (count - 1) + lanes - 1
     if top > TCP_PORT_MAX:
-        c.bad(keys[0], _set(values, keys[0]),
-              f"at most {base - (top - TCP_PORT_MAX)} with {by} and {lanes} rail(s) (rdma_ports): sender i writes "
-              f"rail r on TCP port base_port + {INCAST_SENDER_STRIDE} x i + r, up to {top} here, past {TCP_PORT_MAX}")
+        c.bad(
+            keys[0],
+            _set(values, keys[0]),
+            f"at most {base - (top - TCP_PORT_MAX)} with {by} and {lanes} rail(s) (rdma_ports): sender i writes "
+            f"rail r on TCP port base_port + {INCAST_SENDER_STRIDE} x i + r, up to {top} here, past {TCP_PORT_MAX}",
+        )
 
 
 def _names(hosts, most=5):
@@ -189,36 +218,41 @@ def _hosts(c, values, inventory):
     senders = values.get("verify_fabric_incast_senders")
     senders = senders if isinstance(senders, list) else None
     if senders is not None and receiver is None:
-        c.bad("verify_fabric_incast_senders", senders,
-              "only with verify_fabric_incast_receiver: the senders of that one group; without a receiver the "
-              "rotation picks every group's senders and these are not used")
+        c.bad(
+            "verify_fabric_incast_senders",
+            senders,
+            "only with verify_fabric_incast_receiver: the senders of that one group; without a receiver the "
+            "rotation picks every group's senders and these are not used",
+        )
     first = {}
     for i, s in enumerate(senders or []):
         if not isinstance(s, str):
             continue
         if s == receiver:
-            c.bad(f"verify_fabric_incast_senders[{i}]", s,
-                  f"a host other than verify_fabric_incast_receiver ({receiver!r}): the receiver does not write "
-                  "into itself")
+            c.bad(
+                f"verify_fabric_incast_senders[{i}]",
+                s,
+                f"a host other than verify_fabric_incast_receiver ({receiver!r}): the receiver does not write into itself",
+            )
         elif s in first:
-            c.bad(f"verify_fabric_incast_senders[{i}]", s,
-                  f"each host once: it is verify_fabric_incast_senders[{first[s]}] already")
+            c.bad(f"verify_fabric_incast_senders[{i}]", s, f"each host once: it is verify_fabric_incast_senders[{first[s]}] already")
         first.setdefault(s, i)
     group, members = inventory.get("group") or "gpu_nodes", inventory.get("group_hosts")
     if members is not None:
-        named = ([("verify_fabric_incast_receiver", receiver)] if receiver is not None else []) \
-            + [(f"verify_fabric_incast_senders[{i}]", s) for i, s in enumerate(senders or [])]
+        named = ([("verify_fabric_incast_receiver", receiver)] if receiver is not None else []) + [
+            (f"verify_fabric_incast_senders[{i}]", s) for i, s in enumerate(senders or [])
+        ]
         for key, name in named:
             if isinstance(name, str) and name not in members:
                 c.bad(key, name, f"a host of {group}, the hosts incast runs on: {_names(list(members))}")
     known = inventory.get("hosts")
     if known is not None:
-        for key, also in (("verify_fabric_ib_sm_host", ("",)), ("remediate_control_host", ("localhost",)),
-                          ("ib_subnet_manager_master", ())):
+        for key, also in (("verify_fabric_ib_sm_host", ("",)), ("remediate_control_host", ("localhost",)), ("ib_subnet_manager_master", ())):
             name = values.get(key)
             if isinstance(name, str) and name not in known and name not in also:
-                c.bad(key, name, f"a host of the inventory ({_names(list(known))})"
-                                 + (" or localhost" if "localhost" in also else ", or empty" if also else ""))
+                c.bad(
+                    key, name, f"a host of the inventory ({_names(list(known))})" + (" or localhost" if "localhost" in also else ", or empty" if also else "")
+                )
 
 
 def together(c, values, inventory=None):

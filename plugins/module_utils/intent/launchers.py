@@ -27,6 +27,7 @@ another GPU's rail over NVLink). ``nearest`` narrows each rank's NCCL_IB_HCA to 
 rail (for hosts where NCCL cannot see the PCI tree, e.g. some VMs without a topology file).
 Either way UCX_NET_DEVICES (Open MPI's own traffic through UCX) is the rank's rail.
 """
+
 import re
 import shlex
 
@@ -72,8 +73,7 @@ def rank_layout(facts, devices, gpus=None):
     for rank, g in enumerate(found):
         near = [(n["device"], n["link"]) for n in g.get("nearest_nics") or [] if n["device"] in used]
         if not near:
-            raise LayoutError(f"GPU{g['index']}: no cabled rail ({', '.join(devices) or 'none'}) in its row "
-                              "of nvidia-smi topo -m: its rank has no nearest NIC")
+            raise LayoutError(f"GPU{g['index']}: no cabled rail ({', '.join(devices) or 'none'}) in its row of nvidia-smi topo -m: its rank has no nearest NIC")
         best = min(LINK_RANK.get(lk, 9) for _d, lk in near)
         tied = [(d, lk) for d, lk in near if LINK_RANK.get(lk, 9) == best]
         nic, link = min(tied, key=lambda p: (used[p[0]], tied.index(p)))
@@ -82,8 +82,17 @@ def rank_layout(facts, devices, gpus=None):
         if numa is None:
             numa = nic_numa.get(nic)
         cpus = g.get("cpus")
-        layout.append({"local_rank": rank, "gpu": g["index"], "gpu_pci": g.get("pci"), "numa": numa,
-                       "cpus": cpus if cpus and _CPUS_RE.match(cpus) else None, "nic": nic, "link": link})
+        layout.append(
+            {
+                "local_rank": rank,
+                "gpu": g["index"],
+                "gpu_pci": g.get("pci"),
+                "numa": numa,
+                "cpus": cpus if cpus and _CPUS_RE.match(cpus) else None,
+                "nic": nic,
+                "link": link,
+            }
+        )
     return layout
 
 
@@ -100,9 +109,11 @@ def common_layout(layouts):
     ref = layouts[nodes[0]]
     differ = [n for n in nodes[1:] if layout_key(layouts[n]) != layout_key(ref)]
     if differ:
-        raise LayoutError(f"the GPU/NUMA/rail layout of {', '.join(differ)} differs from {nodes[0]}'s "
-                          f"({_describe(ref)}): one launcher line cannot bind both; fix the cabling or "
-                          "launch those nodes separately")
+        raise LayoutError(
+            f"the GPU/NUMA/rail layout of {', '.join(differ)} differs from {nodes[0]}'s "
+            f"({_describe(ref)}): one launcher line cannot bind both; fix the cabling or "
+            "launch those nodes separately"
+        )
     return ref
 
 
@@ -117,7 +128,7 @@ def rank_env(entry, binder="numactl", rail_pinning="topology", hca=None):
     if rail_pinning not in RAIL_PINNING:
         raise ValueError(f"rail_pinning {rail_pinning!r}; allowed: {', '.join(RAIL_PINNING)}")
     env = []
-    if binder != "slurm":   # srun --gpu-bind sets CUDA_VISIBLE_DEVICES itself
+    if binder != "slurm":  # srun --gpu-bind sets CUDA_VISIBLE_DEVICES itself
         env.append(("CUDA_VISIBLE_DEVICES", str(entry["gpu"])))
     env.append(("NCCL_TESTS_DEVICE", "0"))
     env.append(("UCX_NET_DEVICES", f"{entry['nic']}:1"))
@@ -139,16 +150,14 @@ def bind_script(layout, binder="numactl", rail_pinning="topology", hca=None):
         bind = ""
         if binder == "numactl" and e["numa"] is not None:
             bind = f"numactl --cpunodebind={e['numa']} --membind={e['numa']} -- "
-        lines.append(f"{e['local_rank']}) export {exports}; set -- {bind}\"$@\";;")
-    lines.append(f"*) echo \"linerate-bind: local rank '$r' is not one of the {len(layout)} ranks of this "
-                 "node's layout\" >&2; exit 1;;")
+        lines.append(f'{e["local_rank"]}) export {exports}; set -- {bind}"$@";;')
+    lines.append(f"*) echo \"linerate-bind: local rank '$r' is not one of the {len(layout)} ranks of this node's layout\" >&2; exit 1;;")
     lines += ["esac", 'exec "$@"']
     return "\n".join(lines) + "\n"
 
 
 def _test_args(p):
-    return [p["test"], "-b", str(p["min_bytes"]), "-e", str(p["max_bytes"]), "-f", str(p["step_factor"]),
-            "-g", "1", "-n", str(p["iterations"])]
+    return [p["test"], "-b", str(p["min_bytes"]), "-e", str(p["max_bytes"]), "-f", str(p["step_factor"]), "-g", "1", "-n", str(p["iterations"])]
 
 
 def _numa_blocks(layout):
@@ -189,28 +198,43 @@ def rank_binding(layout, launcher="mpirun", policy="auto"):
     out = {"launcher": launcher, "ranks_per_node": ppn, "ranks_per_numa": per}
     if launcher == "srun":
         numas = [e["numa"] for e in layout]
-        args = [f"--ntasks-per-node={ppn}", "--gpus-per-task=1",
-                "--gpu-bind=map_gpu:" + ",".join(str(e["gpu"]) for e in layout)]
+        args = [f"--ntasks-per-node={ppn}", "--gpus-per-task=1", "--gpu-bind=map_gpu:" + ",".join(str(e["gpu"]) for e in layout)]
         if policy != "none" and all(n is not None for n in numas):
-            args += ["--cpu-bind=map_ldom:" + ",".join(map(str, numas)),
-                     "--mem-bind=map_mem:" + ",".join(map(str, numas))]
+            args += ["--cpu-bind=map_ldom:" + ",".join(map(str, numas)), "--mem-bind=map_mem:" + ",".join(map(str, numas))]
             why = "Slurm binds each local rank to its GPU, and its GPU's NUMA node (cores and memory)"
         else:
             args += ["--cpu-bind=none"]
-            why = ("binding off (policy none)" if policy == "none" else
-                   "a GPU without a NUMA node in the facts: its rank is left unbound rather than bound wrong")
+            why = (
+                "binding off (policy none)" if policy == "none" else "a GPU without a NUMA node in the facts: its rank is left unbound rather than bound wrong"
+            )
         return dict(out, policy="slurm" if policy != "none" else "none", args=args, wrapper_binder="slurm", why=why)
     if policy == "none":
-        return dict(out, policy="none", args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
-                    wrapper_binder="env", why="binding off (policy none): the wrapper sets each rank's GPU and rails")
+        return dict(
+            out,
+            policy="none",
+            args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
+            wrapper_binder="env",
+            why="binding off (policy none): the wrapper sets each rank's GPU and rails",
+        )
     if policy == "auto" and per is not None:
-        return dict(out, policy="mpirun", args=["--map-by", f"ppr:{per}:numa", "--bind-to", "numa"],
-                    wrapper_binder="env",
-                    why=f"{per} rank(s) on each NUMA node in GPU order: Open MPI binds each to its GPU's NUMA node")
-    return dict(out, policy="numactl", args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
-                wrapper_binder="numactl",
-                why=("the wrapper binds each rank with numactl" if policy == "numactl" else
-                     "the GPUs' NUMA nodes are not K per node in order: the wrapper binds each rank with numactl"))
+        return dict(
+            out,
+            policy="mpirun",
+            args=["--map-by", f"ppr:{per}:numa", "--bind-to", "numa"],
+            wrapper_binder="env",
+            why=f"{per} rank(s) on each NUMA node in GPU order: Open MPI binds each to its GPU's NUMA node",
+        )
+    return dict(
+        out,
+        policy="numactl",
+        args=["--map-by", f"ppr:{ppn}:node", "--bind-to", "none"],
+        wrapper_binder="numactl",
+        why=(
+            "the wrapper binds each rank with numactl"
+            if policy == "numactl"
+            else "the GPUs' NUMA nodes are not K per node in order: the wrapper binds each rank with numactl"
+        ),
+    )
 
 
 def mpirun_argv(p, layout, mpirun="mpirun", json_path=None, hca=None):
@@ -220,15 +244,15 @@ def mpirun_argv(p, layout, mpirun="mpirun", json_path=None, hca=None):
     the layout's index."""
     ppn = len(layout)
     bind = rank_binding(layout, "mpirun", p.get("binding") or "auto")
-    argv = [mpirun, "--allow-run-as-root", "-np", str(ppn * len(p["hosts"])),
-            "-H", ",".join(f"{h}:{ppn}" for h in p["hosts"])] + bind["args"] + ["--tag-output"]
+    argv = (
+        [mpirun, "--allow-run-as-root", "-np", str(ppn * len(p["hosts"])), "-H", ",".join(f"{h}:{ppn}" for h in p["hosts"])] + bind["args"] + ["--tag-output"]
+    )
     if p.get("ssh_args"):
         argv += ["--mca", "plm_rsh_args", p["ssh_args"]]
     argv += list(p.get("mpirun_args") or [])
     for key, value in sorted((p.get("env") or {}).items()):
         argv += ["-x", f"{key}={value}"]
-    argv += ["sh", "-c", bind_script(layout, bind["wrapper_binder"], p.get("rail_pinning") or "topology", hca),
-             "linerate-bind"]
+    argv += ["sh", "-c", bind_script(layout, bind["wrapper_binder"], p.get("rail_pinning") or "topology", hca), "linerate-bind"]
     argv += _test_args(p)
     if json_path:
         argv += ["-J", json_path]
@@ -245,8 +269,7 @@ def srun_argv(p, layout, srun="srun", hca=None):
     bad = [k for k, v in env if "," in str(v)]
     if bad:
         # srun --export splits on commas: a value with one cannot ride it (Slurm's own limitation)
-        raise ValueError(f"env {', '.join(bad)}: a value with a comma cannot go through srun --export; "
-                         "put it in nccl.conf or the environment of the job")
+        raise ValueError(f"env {', '.join(bad)}: a value with a comma cannot go through srun --export; put it in nccl.conf or the environment of the job")
     argv += ["--export=" + ",".join(["ALL"] + [f"{k}={v}" for k, v in env])]
     argv += list(p.get("srun_args") or [])
     argv += ["sh", "-c", bind_script(layout, "slurm", p.get("rail_pinning") or "topology", hca), "linerate-bind"]
@@ -286,10 +309,19 @@ def launch_plan(nodes: int, launcher: str = "mpirun", tree_spawn: bool = True, r
         width = step
     ssh = launcher == "mpirun"
     first = min(fanout, nodes - 1)
-    return {"launcher": launcher, "nodes": nodes, "tree_spawn": tree, "fanout": fanout, "depth": len(levels),
-            "levels": levels, "ssh_from_launch_node": first if ssh else 0, "max_ssh_per_node": first if ssh else 0,
-            "mpirun_args": ((["--mca", "plm_rsh_no_tree_spawn", "0", "--mca", "routed_radix", str(radix)] if tree
-                             else ["--mca", "plm_rsh_no_tree_spawn", "1"]) if ssh else [])}
+    return {
+        "launcher": launcher,
+        "nodes": nodes,
+        "tree_spawn": tree,
+        "fanout": fanout,
+        "depth": len(levels),
+        "levels": levels,
+        "ssh_from_launch_node": first if ssh else 0,
+        "max_ssh_per_node": first if ssh else 0,
+        "mpirun_args": (
+            (["--mca", "plm_rsh_no_tree_spawn", "0", "--mca", "routed_radix", str(radix)] if tree else ["--mca", "plm_rsh_no_tree_spawn", "1"]) if ssh else []
+        ),
+    }
 
 
 def shell_line(argv):
@@ -298,6 +330,7 @@ def shell_line(argv):
 
 
 # ---------------------------------------------------------------- torchrun / DeepSpeed
+
 
 def torchrun_env(nccl, master_addr, master_port, nnodes, nproc_per_node, node_rank=None):
     """KEY=value lines for one node's bare-metal launch (``--env-file``, ``set -a; . file``).
@@ -311,13 +344,16 @@ def torchrun_env(nccl, master_addr, master_port, nnodes, nproc_per_node, node_ra
     them). ``nccl``: NCCL's settings from the derivation /etc/nccl.conf is written from."""
     if not 1 <= int(master_port) <= 65535:
         raise ValueError(f"master_port {master_port}: a TCP port is 1..65535")
-    rows = [("MASTER_ADDR", master_addr), ("MASTER_PORT", int(master_port)),
-            ("WORLD_SIZE", int(nnodes) * int(nproc_per_node)), ("NNODES", int(nnodes)),
-            ("NPROC_PER_NODE", int(nproc_per_node))]
+    rows = [
+        ("MASTER_ADDR", master_addr),
+        ("MASTER_PORT", int(master_port)),
+        ("WORLD_SIZE", int(nnodes) * int(nproc_per_node)),
+        ("NNODES", int(nnodes)),
+        ("NPROC_PER_NODE", int(nproc_per_node)),
+    ]
     if node_rank is not None:
         rows.append(("NODE_RANK", int(node_rank)))
-    rows += [("PET_NNODES", int(nnodes)), ("PET_NPROC_PER_NODE", int(nproc_per_node)),
-             ("PET_MASTER_ADDR", master_addr), ("PET_MASTER_PORT", int(master_port))]
+    rows += [("PET_NNODES", int(nnodes)), ("PET_NPROC_PER_NODE", int(nproc_per_node)), ("PET_MASTER_ADDR", master_addr), ("PET_MASTER_PORT", int(master_port))]
     if node_rank is not None:
         rows.append(("PET_NODE_RANK", int(node_rank)))
     rows += sorted((k, v) for k, v in (nccl or {}).items())
@@ -348,7 +384,7 @@ def slurm_env_script(nccl, master_port, nproc_per_node):
         "PET_MASTER_ADDR=$MASTER_ADDR PET_MASTER_PORT=$MASTER_PORT",
         "export MASTER_ADDR MASTER_PORT NNODES NODE_RANK NPROC_PER_NODE WORLD_SIZE",
         "export PET_NNODES PET_NPROC_PER_NODE PET_NODE_RANK PET_MASTER_ADDR PET_MASTER_PORT",
-        '# one task per GPU (srun --ntasks-per-node): each task its own rank',
+        "# one task per GPU (srun --ntasks-per-node): each task its own rank",
         'if [ -n "${SLURM_PROCID:-}" ] && [ "${SLURM_NTASKS_PER_NODE:-1}" = "$NPROC_PER_NODE" ]; then',
         "  RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; export RANK LOCAL_RANK",
         "fi",

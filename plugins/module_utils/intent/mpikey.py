@@ -15,6 +15,7 @@ sshd(8), AUTHORIZED_KEYS FILE FORMAT (OpenSSH 9.2p1, Debian 12 openssh-server
   default is no), so host names are resolved here, on the controller, to
   the addresses sshd sees.
 """
+
 import datetime
 import ipaddress
 import re
@@ -23,8 +24,11 @@ import socket
 RESTRICTIONS = ("no-port-forwarding", "no-agent-forwarding", "no-X11-forwarding", "no-pty")
 KEY = "verify_fabric_mpi_key_from"
 # A host name as DNS writes it (no wildcards: sshd would match those against names only).
-_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                        r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?", re.ASCII)
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?",
+    re.ASCII,
+)
 _TIMESPEC = re.compile(r"([0-9]{8})([0-9]{4}([0-9]{2})?)?(Z?)", re.ASCII)
 VALID_HOURS = (1, 720)
 
@@ -53,15 +57,17 @@ def from_patterns(addresses, resolve=_lookup):
             found = [str(ipaddress.ip_network(a, strict=False)) if "/" in a else str(ipaddress.ip_address(a))]
         except ValueError:
             if not _HOST_NAME.fullmatch(a) or a.replace(".", "").isdigit():
-                raise _bad(KEY, a, "an IP address, a CIDR network or a host name (letters, digits, . -); "
-                                   "sshd matches name patterns only with UseDNS yes") from None
+                raise _bad(
+                    KEY, a, "an IP address, a CIDR network or a host name (letters, digits, . -); sshd matches name patterns only with UseDNS yes"
+                ) from None
             if resolve is None:
                 continue
             try:
                 found = resolve(a)
             except OSError as e:
-                raise _bad(KEY, a, f"a host name that resolves to an address here ({e}); sshd's default "
-                                   "UseDNS no never matches a name, so from= lists addresses") from None
+                raise _bad(
+                    KEY, a, f"a host name that resolves to an address here ({e}); sshd's default UseDNS no never matches a name, so from= lists addresses"
+                ) from None
             if not found:
                 raise _bad(KEY, a, "a host name that resolves to an address") from None
         out += [f for f in found if f not in out]
@@ -72,8 +78,7 @@ def expiry_time(valid_hours=24, now=None, utc=True):
     """The expiry-time timespec ``valid_hours`` from ``now`` (UTC), rounded up
     to the next full hour so every host of a run writes the same line:
     YYYYMMDDHHMMZ (utc) or YYYYMMDDHHMM read in the node's time zone."""
-    if isinstance(valid_hours, bool) or not isinstance(valid_hours, int) \
-            or not VALID_HOURS[0] <= valid_hours <= VALID_HOURS[1]:
+    if isinstance(valid_hours, bool) or not isinstance(valid_hours, int) or not VALID_HOURS[0] <= valid_hours <= VALID_HOURS[1]:
         raise _bad("valid_hours", valid_hours, f"an integer {VALID_HOURS[0]}..{VALID_HOURS[1]}")
     now = now or datetime.datetime.now(datetime.timezone.utc)
     end = now + datetime.timedelta(hours=valid_hours)

@@ -22,6 +22,7 @@ is scoped tuner-plugin rows (``nccl_tuned_settings``: the tuner config and the
 per-job environment that loads it), and ``options["tuned"]`` refuses every
 variable of NCCL's Debugging section.
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
@@ -34,10 +35,12 @@ GDR_AUTO = "auto"
 
 def debugging_allowed(key):
     """What is allowed instead of ``key``, a variable of NCCL's Debugging section (the validators' text)."""
-    return (f"a System-configuration NCCL_* variable of NCCL's env.rst; {key} is in its Debugging section, "
-            "never written to /etc/nccl.conf: set it per job, in the job's own environment (the launcher's "
-            "-x / env:), and the GDR level with fabric.nccl.gdr_level, which goes to the per-job file "
-            "/etc/nccl/tuned-job.env")
+    return (
+        f"a System-configuration NCCL_* variable of NCCL's env.rst; {key} is in its Debugging section, "
+        "never written to /etc/nccl.conf: set it per job, in the job's own environment (the launcher's "
+        "-x / env:), and the GDR level with fabric.nccl.gdr_level, which goes to the per-job file "
+        "/etc/nccl/tuned-job.env"
+    )
 
 
 def debugging_override_problem(where, key, value):
@@ -99,19 +102,16 @@ def _cabled_hcas(rdma, cabled, transport, down_policy):
             problems.append(f"{device} port {port}: cabled (rdma_ports) but not found by rdma_facts")
             continue
         if entry.get("netdev") and row.get("netdev") and entry["netdev"] != row["netdev"]:
-            problems.append(f"{device} port {port}: rdma_ports says netdev {entry['netdev']}, "
-                            f"the host has {row['netdev']}")
+            problems.append(f"{device} port {port}: rdma_ports says netdev {entry['netdev']}, the host has {row['netdev']}")
             continue
         if not row.get("up"):
-            msg = (f"{device} port {port} ({row.get('netdev')}) is cabled but not up: state "
-                   f"{row.get('state')}, physical state {row.get('physical_state')}")
+            msg = f"{device} port {port} ({row.get('netdev')}) is cabled but not up: state {row.get('state')}, physical state {row.get('physical_state')}"
             if transport == "infiniband" and "INIT" in str(row.get("state")) and row.get("physical_state") == "LinkUp":
                 msg += " (an InfiniBand port stays INIT until a subnet manager configures it: is one running?)"
             if down_policy == "exclude":
                 excluded.append(msg + "; left out of NCCL_IB_HCA")
             else:
-                problems.append(msg + " - NCCL must not use it (fix the link, or set "
-                                      "nccl_env_down_ports: exclude to run without this rail)")
+                problems.append(msg + " - NCCL must not use it (fix the link, or set nccl_env_down_ports: exclude to run without this rail)")
             continue
         hcas.append({"device": device, "port": port, "netdev": row.get("netdev")})
         if transport == "roce":
@@ -134,13 +134,14 @@ def _roce_settings(rdma, options, gid_indexes, settings, problems):
     else:
         missing = [k for k, v in gid_indexes.items() if v is None]
         if missing:
-            problems.append(f"{', '.join(missing)}: no RoCE v2 IPv4 GID (does the netdev have its "
-                            "IPv4 rail address?)")
+            problems.append(f"{', '.join(missing)}: no RoCE v2 IPv4 GID (does the netdev have its IPv4 rail address?)")
         values = sorted({v for v in gid_indexes.values() if v is not None})
         if len(values) > 1:
-            problems.append("the RoCE v2 IPv4 GID index differs between ports ("
-                            + ", ".join(f"{k}: {v}" for k, v in sorted(gid_indexes.items()))
-                            + "); NCCL_IB_GID_INDEX is one value for all - set nccl_env_gid_index")
+            problems.append(
+                "the RoCE v2 IPv4 GID index differs between ports ("
+                + ", ".join(f"{k}: {v}" for k, v in sorted(gid_indexes.items()))
+                + "); NCCL_IB_GID_INDEX is one value for all - set nccl_env_gid_index"
+            )
         elif values:
             settings["NCCL_IB_GID_INDEX"] = str(values[0])
     if options.get("ib_tc") not in (None, ""):
@@ -149,9 +150,11 @@ def _roce_settings(rdma, options, gid_indexes, settings, problems):
 
 def _tuned_problems(tuned):
     """Tuning writes no /etc/nccl.conf variable: every ``tuned`` entry is a problem (docs/tuning.md)."""
-    problems = [f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
-                "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config"
-                for key in nccl_tune.debugging_keys(tuned)]
+    problems = [
+        f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
+        "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config"
+        for key in nccl_tune.debugging_keys(tuned)
+    ]
     for key, value in (tuned or {}).items():
         if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
             problems.append(f"tuned {key}={value}: tuning writes no /etc/nccl.conf variable (docs/tuning.md)")
@@ -160,8 +163,7 @@ def _tuned_problems(tuned):
 
 def _apply_overrides(options, settings, problems):
     """The intent's then the role's overrides over ``settings``: NCCL_* names only, no Debugging variable."""
-    for where, overrides in (("fabric.nccl.overrides", options.get("intent_overrides") or {}),
-                             ("nccl_env_overrides", options.get("overrides") or {})):
+    for where, overrides in (("fabric.nccl.overrides", options.get("intent_overrides") or {}), ("nccl_env_overrides", options.get("overrides") or {})):
         for key, value in overrides.items():
             if not re.fullmatch(r"NCCL_[A-Z0-9_]+", str(key)):
                 problems.append(f"override {key}: only NCCL_* names are allowed")
@@ -188,14 +190,21 @@ def nccl_tuned_settings(text, config_file=nccl_tune.TUNER_CONFIG, state=None):
     of sweeps is there) a missing or unreadable file is ``missing`` (finding NCCL_TUNED_MISSING),
     never silently no tuning."""
     tuned = nccl_tune.read_tuned(text)
-    out = {"settings": {}, "rows": tuned["rows"], "problems": list(tuned["problems"]), "missing": None,
-           "tuner_config": nccl_tune.tuner_config(tuned["rows"]) if tuned["rows"] else "",
-           "job": nccl_tune.job_env(tuned, config_file)}
+    out = {
+        "settings": {},
+        "rows": tuned["rows"],
+        "problems": list(tuned["problems"]),
+        "missing": None,
+        "tuner_config": nccl_tune.tuner_config(tuned["rows"]) if tuned["rows"] else "",
+        "job": nccl_tune.job_env(tuned, config_file),
+    }
     st = state or {}
     if st.get("required") and (not st.get("exists") or not st.get("readable", True)):
-        out["missing"] = (f"{st.get('path') or 'the tuned NCCL file'}: "
-                          + ("absent" if not st.get("exists") else "not readable")
-                          + " while NCCL tuning is in use (linerate_nccl_tuning, or a history of sweeps beside it); "
-                            "restore it (playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true) or run the "
-                            "sweep again")
+        out["missing"] = (
+            f"{st.get('path') or 'the tuned NCCL file'}: "
+            + ("absent" if not st.get("exists") else "not readable")
+            + " while NCCL tuning is in use (linerate_nccl_tuning, or a history of sweeps beside it); "
+            "restore it (playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true) or run the "
+            "sweep again"
+        )
     return out

@@ -3,6 +3,7 @@ differs from the one before is kept in a history document beside it (``plan_writ
 back the file from before the newest sweep, idempotent: a second rollback changes nothing
 (``plan_rollback``). Pure functions, stdlib only; module nccl_tuned_file writes what they plan.
 """
+
 import json
 
 HISTORY_VERSION = 1
@@ -33,12 +34,12 @@ def plan_write(current, new, entries, keep=20, at=None):
     if current == new:
         return current, entries, False
     entries = list(entries)
-    n = (entries[-1]["n"] if entries else 0)
+    n = entries[-1]["n"] if entries else 0
     if not entries or entries[-1]["document"] != current:
         n += 1
         entries.append({"n": n, "document": current, "at": at, "by": "before"})
     entries.append({"n": n + 1, "document": new, "at": at, "by": "sweep"})
-    return new, entries[-max(2, keep):], True
+    return new, entries[-max(2, keep) :], True
 
 
 def plan_rollback(current, entries, to=None):
@@ -47,12 +48,10 @@ def plan_rollback(current, entries, to=None):
     nothing. ``to``: the entry numbered so. ValueError when there is nothing to roll back to."""
     if to is None:
         if len(entries) < 2:
-            raise ValueError("nothing to roll back to: the history holds "
-                             f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} (a sweep writes two)")
+            raise ValueError(f"nothing to roll back to: the history holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} (a sweep writes two)")
         target = entries[-2]
     else:
         target = next((e for e in entries if e["n"] == int(to)), None)
         if target is None:
-            raise ValueError(f"rollback_to {to}: no such history entry (allowed: "
-                             f"{', '.join(str(e['n']) for e in entries) or 'none'})")
+            raise ValueError(f"rollback_to {to}: no such history entry (allowed: {', '.join(str(e['n']) for e in entries) or 'none'})")
     return target["document"], target["document"] != current, f"history entry {target['n']}"

@@ -18,6 +18,7 @@ module_utils/findings.py, ``PREFLIGHT_*``) and the script exits 1 before NCCL co
 back to TCP. Pure and stdlib only: ``preflight_script(params)`` -> text; ``check_params`` names
 every bad key with its value and what is allowed.
 """
+
 from __future__ import absolute_import, division, print_function
 
 import re
@@ -30,9 +31,18 @@ GDR = ("auto", "yes", "no")
 _DEV = re.compile(r"^[A-Za-z0-9_.-]+$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 _PLUGIN = re.compile(r"^[A-Za-z0-9_.+-]+$")
-DEFAULTS = {"output": "plain", "net_plugins": [], "min_memlock_kb": -1, "min_shm_mb": 1024, "gdr": "auto",
-            "handshake": True, "handshake_program": "all_reduce_perf", "handshake_timeout_s": 60,
-            "bootstrap_port": 29500, "mpirun": "mpirun"}
+DEFAULTS = {
+    "output": "plain",
+    "net_plugins": [],
+    "min_memlock_kb": -1,
+    "min_shm_mb": 1024,
+    "gdr": "auto",
+    "handshake": True,
+    "handshake_program": "all_reduce_perf",
+    "handshake_timeout_s": 60,
+    "bootstrap_port": 29500,
+    "mpirun": "mpirun",
+}
 
 
 def check_params(p: dict) -> list:
@@ -42,28 +52,29 @@ def check_params(p: dict) -> list:
         problems.append(f"output: {p.get('output')!r} is not allowed (allowed: {' | '.join(OUTPUTS)})")
     rails = p.get("rails")
     if not isinstance(rails, list) or not rails:
-        problems.append(f"rails: {rails!r} is not allowed (allowed: the rails NCCL_IB_HCA lists, "
-                        "[{device, port, netdev}], at least one: the nccl_env derivation's hcas)")
+        problems.append(
+            f"rails: {rails!r} is not allowed (allowed: the rails NCCL_IB_HCA lists, [{{device, port, netdev}}], at least one: the nccl_env derivation's hcas)"
+        )
     else:
         for i, r in enumerate(rails):
             for key in ("device", "netdev"):
                 if not isinstance(r, dict) or not _DEV.match(str(r.get(key) or "")):
-                    problems.append(f"rails[{i}].{key}: {r.get(key) if isinstance(r, dict) else r!r} is not "
-                                    "allowed (allowed: a device or interface name, [A-Za-z0-9_.-])")
+                    problems.append(
+                        f"rails[{i}].{key}: {r.get(key) if isinstance(r, dict) else r!r} is not allowed (allowed: a device or interface name, [A-Za-z0-9_.-])"
+                    )
             if isinstance(r, dict) and not str(r.get("port", 1)).isdigit():
                 problems.append(f"rails[{i}].port: {r.get('port')!r} is not allowed (allowed: a port number)")
     if not _VERSION.match(str(p.get("nccl_version") or "")):
-        problems.append(f"nccl_version: {p.get('nccl_version')!r} is not allowed (allowed: the fleet's NCCL "
-                        "release, major.minor.patch, e.g. 2.21.5)")
+        problems.append(f"nccl_version: {p.get('nccl_version')!r} is not allowed (allowed: the fleet's NCCL release, major.minor.patch, e.g. 2.21.5)")
     for name in p.get("net_plugins") or []:
         if not _PLUGIN.match(str(name)):
-            problems.append(f"net_plugins: {name!r} is not allowed (allowed: a plugin's library name, "
-                            "libnccl-net.so or libnccl-net-<name>.so)")
+            problems.append(f"net_plugins: {name!r} is not allowed (allowed: a plugin's library name, libnccl-net.so or libnccl-net-<name>.so)")
     for key, low in (("min_memlock_kb", -1), ("min_shm_mb", 0), ("handshake_timeout_s", 1)):
         value = p.get(key, DEFAULTS[key])
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            problems.append(f"{key}: {value!r} is not allowed (allowed: an integer >= {low}"
-                            + ("; -1 means unlimited" if key == "min_memlock_kb" else "") + ")")
+            problems.append(
+                f"{key}: {value!r} is not allowed (allowed: an integer >= {low}" + ("; -1 means unlimited" if key == "min_memlock_kb" else "") + ")"
+            )
     port = p.get("bootstrap_port", DEFAULTS["bootstrap_port"])
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         problems.append(f"bootstrap_port: {port!r} is not allowed (allowed: a TCP port, 1..65535)")
@@ -113,7 +124,7 @@ def _header(p: dict) -> list:
 
 
 # Each check is a shell function; the order is the order a hang would be met in.
-_CHECKS = r'''
+_CHECKS = r"""
 check_rdma() {
     # the rails' devices and netdevs as the job sees them: the verbs device files a container gets only
     # with its RDMA resource (/dev/infiniband/uverbs*), the device in sysfs, the netdev and its state
@@ -312,9 +323,9 @@ check_shm
 check_nccl
 check_socket_ifname
 check_bootstrap
-'''
+"""
 
-_TAIL = r'''
+_TAIL = r"""
 # the handshake only where the job can run NCCL at all
 [ "$failed" = 0 ] && check_handshake
 if [ "$failed" != 0 ]; then
@@ -322,7 +333,7 @@ if [ "$failed" != 0 ]; then
     exit 1
 fi
 exit 0
-'''
+"""
 
 
 def preflight_script(params: dict) -> str:

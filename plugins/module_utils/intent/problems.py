@@ -5,6 +5,7 @@ command line, and the checks of one value (type, range, choice, known keys).
 Stdlib only; the intent's one base exception, IntentError, is defined here. The fabric intent (schema.py, cabling.py) and the role variables
 (varcheck.py) report with them, so every message reads the same.
 """
+
 import math
 import re
 
@@ -22,21 +23,16 @@ class IntentError(ValueError):
 # quotes, `;` or other shell / CLI metacharacters) and a bounded length.
 # name: (regex, what is allowed); matched with re.fullmatch and re.ASCII.
 FORMATS = {
-    "name": (r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
-             "1-64 of letters, digits, _ . -, starting with a letter or digit"),
-    "device": (r"[a-z][a-z0-9_]{0,30}[0-9]",
-               "an RDMA device name such as mlx5_0 (a-z 0-9 _, ending in a digit, at most 32)"),
-    "netdev": (r"(?!\.{1,2}$)[A-Za-z0-9_.-]{1,15}",
-               "a Linux interface name: 1-15 of letters, digits, _ . -"),
-    "port": (r"[A-Za-z][A-Za-z0-9_./:-]{0,63}",
-             "a port name such as swp1, Ethernet0 or Ethernet1/1 "
-             "(1-64 of letters, digits, _ . / : -, starting with a letter)"),
-    "ifname_list": (r"\^?=?[A-Za-z0-9_.:-]{1,64}(,[A-Za-z0-9_.:-]{1,64}){0,15}",
-                    "an interface name or NCCL prefix list such as eth0 or ^lo,docker"),
-    "nccl_value": (r"[A-Za-z0-9_.,:=^+/@-]{0,256}",
-                   "a string of at most 256 letters, digits and _ . , : = ^ + / @ -, or a finite number"),
-    "pci": (r"([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]",
-            "a PCI address such as 0000:41:00.0 (lower-case hex)"),
+    "name": (r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", "1-64 of letters, digits, _ . -, starting with a letter or digit"),
+    "device": (r"[a-z][a-z0-9_]{0,30}[0-9]", "an RDMA device name such as mlx5_0 (a-z 0-9 _, ending in a digit, at most 32)"),
+    "netdev": (r"(?!\.{1,2}$)[A-Za-z0-9_.-]{1,15}", "a Linux interface name: 1-15 of letters, digits, _ . -"),
+    "port": (
+        r"[A-Za-z][A-Za-z0-9_./:-]{0,63}",
+        "a port name such as swp1, Ethernet0 or Ethernet1/1 (1-64 of letters, digits, _ . / : -, starting with a letter)",
+    ),
+    "ifname_list": (r"\^?=?[A-Za-z0-9_.:-]{1,64}(,[A-Za-z0-9_.:-]{1,64}){0,15}", "an interface name or NCCL prefix list such as eth0 or ^lo,docker"),
+    "nccl_value": (r"[A-Za-z0-9_.,:=^+/@-]{0,256}", "a string of at most 256 letters, digits and _ . , : = ^ + / @ -, or a finite number"),
+    "pci": (r"([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", "a PCI address such as 0000:41:00.0 (lower-case hex)"),
     "guid": (r"0x[0-9a-fA-F]{1,16}", "a port GUID such as 0xa088c20300000101"),
 }
 
@@ -59,7 +55,7 @@ def show(value):
     stays readable in the message)."""
     text = repr(value)
     if len(text) > REPR_MAX:
-        text = text[:REPR_MAX - 3] + "..." + f" ({len(str(value))} characters)"
+        text = text[: REPR_MAX - 3] + "..." + f" ({len(str(value))} characters)"
     return text
 
 
@@ -83,8 +79,7 @@ def is_int(v):
 
 def is_num(v):
     """A finite int or float; a bool is never a number."""
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)
-            and math.isfinite(v))
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def int_in(p, key, value, lo, hi):
@@ -124,8 +119,7 @@ def one_of(p, key, value, choices):
 def unknown_keys(p, prefix, given, known):
     """A problem for every key of ``given`` that is not in ``known``, with the keys allowed."""
     for key in sorted(set(given) - set(known), key=str):
-        p.add(f"{prefix}.{key}" if prefix else key, given[key],
-              "unknown key; allowed keys: " + ", ".join(sorted(known)))
+        p.add(f"{prefix}.{key}" if prefix else key, given[key], "unknown key; allowed keys: " + ", ".join(sorted(known)))
 
 
 def as_mapping(p, key, value, what="a mapping"):

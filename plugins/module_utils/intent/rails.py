@@ -20,14 +20,29 @@ Placeholders in the patterns (``{name}`` or ``{name:03d}``):
 Several rails per leaf (rails_per_leaf, e.g. 8-rail nodes on 4 leaves) put rails
 2k and 2k+1 on leaf k.
 """
+
 import ipaddress
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import IntentError
 
-PLAN_KEYS = ("rails", "device", "netdev", "switch", "switch_port", "subnet", "address_offset",
-             "node_base", "nodes_per_leaf", "port_base", "port_step", "pci", "rails_per_leaf",
-             "rail_port_offset", "port_offsets")
+PLAN_KEYS = (
+    "rails",
+    "device",
+    "netdev",
+    "switch",
+    "switch_port",
+    "subnet",
+    "address_offset",
+    "node_base",
+    "nodes_per_leaf",
+    "port_base",
+    "port_step",
+    "pci",
+    "rails_per_leaf",
+    "rail_port_offset",
+    "port_offsets",
+)
 PLACEHOLDERS = ("rail", "rail1", "node", "su", "leaf", "leaf1", "port")
 _FIELD = re.compile(r"\{([a-z0-9]+)(?::(0?[1-9]?d))?\}")
 MAX_RAILS = 32
@@ -62,9 +77,8 @@ def render(key, pattern, values):
     for m in _FIELD.finditer(pattern):
         name, spec = m.group(1), m.group(2) or ""
         if name not in values:
-            raise _bad(key, pattern, "placeholders " + ", ".join("{%s}" % p for p in values)
-                       + f"; {{{name}}} is not one")
-        out.append(pattern[pos:m.start()])
+            raise _bad(key, pattern, "placeholders " + ", ".join("{%s}" % p for p in values) + f"; {{{name}}} is not one")
+        out.append(pattern[pos : m.start()])
         out.append(format(values[name], spec))
         pos = m.end()
     out.append(pattern[pos:])
@@ -97,8 +111,7 @@ def expand(node, plan):
         raise _bad("plan", plan, "a mapping with " + ", ".join(PLAN_KEYS))
     unknown = sorted((str(k) for k in plan if k not in PLAN_KEYS))
     if unknown:
-        raise _bad(unknown[0], plan[unknown[0]] if unknown[0] in plan else None,
-                   "unknown key; allowed keys: " + ", ".join(PLAN_KEYS))
+        raise _bad(unknown[0], plan[unknown[0]] if unknown[0] in plan else None, "unknown key; allowed keys: " + ", ".join(PLAN_KEYS))
     for key in ("device", "netdev", "switch", "switch_port"):
         if key not in plan:
             per_rail = " or a list per rail" if key in ("device", "netdev") else ""
@@ -121,10 +134,12 @@ def expand(node, plan):
     if block is not None:
         block = _int(plan, "rail_port_offset", None, 1, 4096)
     leaf_offsets = plan.get("port_offsets", [0] * leaves)
-    if (not isinstance(leaf_offsets, list) or len(leaf_offsets) != leaves
-            or any(isinstance(o, bool) or not isinstance(o, int) or not 0 <= o <= 4096 for o in leaf_offsets)):
-        raise _bad("port_offsets", leaf_offsets, f"a list of {leaves} integers 0..4096, one per leaf "
-                   f"({rails} rails / rails_per_leaf {per_leaf_rails})")
+    if (
+        not isinstance(leaf_offsets, list)
+        or len(leaf_offsets) != leaves
+        or any(isinstance(o, bool) or not isinstance(o, int) or not 0 <= o <= 4096 for o in leaf_offsets)
+    ):
+        raise _bad("port_offsets", leaf_offsets, f"a list of {leaves} integers 0..4096, one per leaf ({rails} rails / rails_per_leaf {per_leaf_rails})")
     position = number - base
     su, in_su = divmod(position, per_leaf) if per_leaf else (0, position)
     ports = []
@@ -134,11 +149,12 @@ def expand(node, plan):
             port = port_base + leaf_offsets[leaf] + (in_su * per_leaf_rails + place) * port_step
         else:
             port = port_base + leaf_offsets[leaf] + in_su * port_step + place * block
-        values = {"rail": rail, "rail1": rail + 1, "node": number, "su": su, "leaf": leaf, "leaf1": leaf + 1,
-                  "port": port}
-        entry = {"device": _per_rail(plan, "device", rails, values),
-                 "netdev": _per_rail(plan, "netdev", rails, values),
-                 "switch": render("switch", plan["switch"], values)}
+        values = {"rail": rail, "rail1": rail + 1, "node": number, "su": su, "leaf": leaf, "leaf1": leaf + 1, "port": port}
+        entry = {
+            "device": _per_rail(plan, "device", rails, values),
+            "netdev": _per_rail(plan, "netdev", rails, values),
+            "switch": render("switch", plan["switch"], values),
+        }
         sp = render("switch_port", plan["switch_port"], values)
         # An all-digit port is an InfiniBand port number.
         entry["switch_port"] = int(sp, 10) if sp.isdigit() and sp.isascii() else sp
@@ -157,6 +173,5 @@ def rail_address(subnet, host):
     except ValueError as e:
         raise _bad("subnet", subnet, f"an IPv4 network such as 10.{{rail}}.0.0/16 ({e})") from None
     if not 0 < host < net.num_addresses:
-        raise _bad("subnet", subnet, f"a network with room for host {host} "
-                   f"(it has {net.num_addresses} addresses)")
+        raise _bad("subnet", subnet, f"a network with room for host {host} (it has {net.num_addresses} addresses)")
     return f"{net.network_address + host}/{net.prefixlen}"

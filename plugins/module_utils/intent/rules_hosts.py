@@ -4,22 +4,56 @@ per variable, built with the checks of intent/varcheck.py.
 
 Stdlib only (plus the sibling intent modules).
 """
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling
+
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import cabling, infiniband, preflight
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import (
-    FIRMWARE_PROFILES, LINK_SPEEDS_GBPS, LINK_WIDTHS, NCCL_GDR_LEVELS, TRANSPORTS, TRUST_MODES)
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight
+    FIRMWARE_PROFILES,
+    LINK_SPEEDS_GBPS,
+    LINK_WIDTHS,
+    NCCL_GDR_LEVELS,
+    TRANSPORTS,
+    TRUST_MODES,
+)
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.knobs import one_node, release
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (
-    ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, boolean, choice, devices, either, ENV_MAP, fmt, GID_INDEX, integer,
-    intent_format, KEY_SCHEMES, _KMOD, listing, local_path, mapping, meta_packages, _MLX_NAME, MLX_PARAMS,
-    NCCL_OVERRIDES, _PACKAGE, PACKAGES, path, _PSID, RESET_LEVELS, restart_command, _SUITE, _UNIT, url, _VERSION)
+    _KMOD,
+    _MLX_NAME,
+    _PACKAGE,
+    _PSID,
+    _SUITE,
+    _UNIT,
+    _VERSION,
+    ANY_DICT,
+    ANY_LIST,
+    APT_SCHEMES,
+    ARGV,
+    ENV_MAP,
+    GID_INDEX,
+    KEY_SCHEMES,
+    MLX_PARAMS,
+    NCCL_OVERRIDES,
+    PACKAGES,
+    RESET_LEVELS,
+    boolean,
+    choice,
+    devices,
+    either,
+    fmt,
+    integer,
+    intent_format,
+    listing,
+    local_path,
+    mapping,
+    meta_packages,
+    path,
+    restart_command,
+    url,
+)
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import IB_ERROR_COUNTERS
 
 # The rollout's spread labels (module_utils/host/rollout.py LABEL_RE, the same pattern): a node's rack and
 # NVLink domain, never two of one disrupted in the same wave (fabric.rollout.spread).
-_ROLLOUT_LABEL = (r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}",
-                  "a name of 1..128 characters: letters, digits and . _ : / - (starting with a letter or digit)")
+_ROLLOUT_LABEL = (r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}", "a name of 1..128 characters: letters, digits and . _ : / - (starting with a letter or digit)")
 
 # The job preflight's forms (intent/preflight.py): NCCL's release as libnccl2 prints it, a net plugin's
 # library name, the handshake's program.
@@ -47,8 +81,9 @@ HOST_RULES = {
     "mofed_allow_driver_restart": boolean,
     "mofed_driver_restart_command": restart_command,
     "mofed_reachability_timeout": integer(1, 3600, " seconds"),
-    "mofed_driver_modules": listing(fmt(_KMOD), min_len=1, what="a list of kernel module names, the first the one whose "
-                                    "installed and loaded versions are compared (mlx5_core)"),
+    "mofed_driver_modules": listing(
+        fmt(_KMOD), min_len=1, what="a list of kernel module names, the first the one whose installed and loaded versions are compared (mlx5_core)"
+    ),
     "mofed_driver_dependents": listing(fmt(_KMOD), what="a list of kernel module names"),
     "mofed_sysfs": path(),
     # role nccl_env
@@ -58,8 +93,7 @@ HOST_RULES = {
     "nccl_env_transport": choice(*TRANSPORTS),
     "nccl_env_socket_ifname": intent_format("ifname_list"),
     "nccl_env_gdr_level": choice(*NCCL_GDR_LEVELS),
-    "nccl_env_ib_tc": either(lambda c, k, v: v is None or v == "", integer(0, 255),
-                             allowed="empty or a traffic class 0..255"),
+    "nccl_env_ib_tc": either(lambda c, k, v: v is None or v == "", integer(0, 255), allowed="empty or a traffic class 0..255"),
     "nccl_env_gid_index": GID_INDEX,
     "nccl_env_net": intent_format("nccl_value"),
     "nccl_env_overrides": NCCL_OVERRIDES,
@@ -105,8 +139,9 @@ HOST_RULES = {
     "ib_subnet_manager_link_speed_gbps": choice(*LINK_SPEEDS_GBPS),
     "ib_subnet_manager_report": local_path(empty=True),
     # fabric.verify.ib_error_thresholds (schema.py validates the same): counter -> count a port may show
-    "ib_subnet_manager_error_thresholds": mapping(choice(*IB_ERROR_COUNTERS), integer(0, 2 ** 64 - 1),
-                                                  "a mapping of PortCounters error counter -> an integer >= 0"),
+    "ib_subnet_manager_error_thresholds": mapping(
+        choice(*IB_ERROR_COUNTERS), integer(0, 2**64 - 1), "a mapping of PortCounters error counter -> an integer >= 0"
+    ),
     # role connectx_firmware
     "connectx_firmware_devices": devices,
     "connectx_firmware_ports": ANY_LIST,
@@ -172,8 +207,8 @@ HOST_RULES = {
     "job_preflight_slurm_task_prolog": path(empty=True),
     "job_preflight_nccl_version": release(fmt(_NCCL_RELEASE, empty=True), "2.21.5"),
     "job_preflight_net_plugins": listing(fmt(_NET_PLUGIN), max_len=16, what="a list of NCCL net plugin names"),
-    "job_preflight_min_memlock_kb": integer(-1, 2 ** 40, " KiB (-1: unlimited, what RDMA registration needs)"),
-    "job_preflight_min_shm_mb": integer(0, 2 ** 30, " MiB"),
+    "job_preflight_min_memlock_kb": integer(-1, 2**40, " KiB (-1: unlimited, what RDMA registration needs)"),
+    "job_preflight_min_shm_mb": integer(0, 2**30, " MiB"),
     "job_preflight_gdr": choice(*preflight.GDR),
     "job_preflight_handshake": boolean,
     "job_preflight_handshake_program": fmt(_PROGRAM),

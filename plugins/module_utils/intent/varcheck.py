@@ -6,22 +6,30 @@ with them; intent/variables.py assembles RULES and validates a host.
 
 Stdlib only (plus the sibling intent modules).
 """
+
 import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import mpikey
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband, mpikey, nccl_tune
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import MOFED_SOURCES
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import case_hint, FORMATS, is_num, show
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import FORMATS, case_hint, is_num, show
 
 SECRET = "'********'"
 # Variables whose value is never shown (they carry a secret).
-SECRETS = frozenset(("ansible_password", "switch_password", "switch_fabric_password", "ansible_become_password",
-                     "ansible_ssh_pass", "ansible_become_pass", "switch_fabric_enable_secret"))
+SECRETS = frozenset(
+    (
+        "ansible_password",
+        "switch_password",
+        "switch_fabric_password",
+        "ansible_become_password",
+        "ansible_ssh_pass",
+        "ansible_become_pass",
+        "switch_fabric_enable_secret",
+    )
+)
 # Booleans: a real one, the integers 1 and 0 (an INI inventory's x=1), or one of
 # these strings in any case (-e key=value gives strings). Anything else - 'maybe',
 # '', 'y', 2 - is refused: Ansible's `| bool` reads an unknown string as false.
@@ -34,17 +42,14 @@ BOOL_ALLOWED = "a boolean: true/false, yes/no, on/off, 1/0 (any case)"
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Debian policy 5.6.1 (package names) and 5.6.12 (versions).
 _PACKAGE = (r"[a-z0-9][a-z0-9+.-]{1,99}", "a Debian package name (a-z 0-9 + . -, at least 2, starting alphanumeric)")
-_VERSION = (r"([0-9]{1,9}:)?[0-9][A-Za-z0-9.+~-]{0,63}",
-            "a Debian version such as 24.10-1.1.4 (starts with a digit; letters, digits and . + ~ -)")
+_VERSION = (r"([0-9]{1,9}:)?[0-9][A-Za-z0-9.+~-]{0,63}", "a Debian version such as 24.10-1.1.4 (starts with a digit; letters, digits and . + ~ -)")
 # POSIX shell variable names: the environment files are sourced by sh (set -a; .)
 # and read by systemd's EnvironmentFile=; any other name is a command to sh.
-_ENV_NAME = (r"[A-Za-z_][A-Za-z0-9_]{0,63}", "an environment variable name: letters, digits, _, not starting "
-             "with a digit, at most 64")
+_ENV_NAME = (r"[A-Za-z_][A-Za-z0-9_]{0,63}", "an environment variable name: letters, digits, _, not starting with a digit, at most 64")
 _NCCL_NAME = (r"NCCL_[A-Z0-9_]{1,60}", "keys named NCCL_* (upper case, digits, _)")
 _UNIT = (r"[A-Za-z0-9_.:@-]{1,64}", "a systemd unit name: 1-64 of letters, digits and _ . : @ -")
 _PROFILE = (r"[A-Za-z][A-Za-z0-9_-]{0,31}", "a QoS object name: 1-32 of letters, digits, _ -, starting with a letter")
-_MLX_NAME = (r"[A-Z][A-Za-z0-9_]{0,63}(\[[0-9]{1,4}(\.\.[0-9]{1,4})?\])?",
-             "an mlxconfig parameter name such as LINK_TYPE_P1 or ROCE_CC_PRIO_MASK_P1")
+_MLX_NAME = (r"[A-Z][A-Za-z0-9_]{0,63}(\[[0-9]{1,4}(\.\.[0-9]{1,4})?\])?", "an mlxconfig parameter name such as LINK_TYPE_P1 or ROCE_CC_PRIO_MASK_P1")
 _MLX_VALUE = (r"[A-Za-z0-9_.]{1,64}", "an mlxconfig value: a number or a name of letters, digits, _ .")
 _PSID = (r"[A-Za-z0-9_]{1,16}", "a PSID such as MT_0000000838 (1-16 of letters, digits, _)")
 _SUITE = (r"[A-Za-z0-9._/~+-]{1,64}", "an apt suite such as ./ or stable (letters, digits and . _ / ~ + -)")
@@ -52,8 +57,11 @@ _USER = (r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,63}", "a login name: 1-64 of letters,
 # Kernel module names as modprobe takes them and /sys/module/<name> shows them.
 _KMOD = (r"[A-Za-z0-9_-]{1,56}", "a kernel module name such as mlx5_core (1-56 of letters, digits, _ -)")
 _NCCL_SIZE = (r"[0-9]{1,12}[KMG]?", "a size as nccl-tests -b/-e read it: digits with an optional K, M or G")
-_HOSTNAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
-                       r"(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?", re.ASCII)
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+    r"(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?",
+    re.ASCII,
+)
 # URLs: RFC 3986 characters less the quotes, brackets and backslash (the
 # sources' one-line form puts options in [ ]); apt's own schemes.
 _URL_CHARS = re.compile(r"[A-Za-z0-9._~:/?#@!$&()*+,;=%-]{1,2048}", re.ASCII)
@@ -63,12 +71,23 @@ KEY_SCHEMES = ("http", "https")
 RESET_LEVELS = (3, 4)
 # PCIe Max_Read_Request_Size values (PCIe base specification, Device Control register).
 MAX_READ_REQ = (128, 256, 512, 1024, 2048, 4096)
-VERIFY_CHECKS = ("ports", "readiness", "cabling", "link_health", "ib_write_bw", "ib_send_bw", "ib_write_lat",
-                 "gpudirect", "incast", "nccl", "nccl_loopback", "nccl_scaling")
+VERIFY_CHECKS = (
+    "ports",
+    "readiness",
+    "cabling",
+    "link_health",
+    "ib_write_bw",
+    "ib_send_bw",
+    "ib_write_lat",
+    "gpudirect",
+    "incast",
+    "nccl",
+    "nccl_loopback",
+    "nccl_scaling",
+)
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf")
 # Variables schema.validate() checks itself (with the cabling).
-BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks",
-                       "ib_switch_guid", "ansible_network_os", "fabric"))
+BY_INTENT = frozenset(("mofed_source", "rdma_ports", "switch_platform", "switch_role", "switch_uplinks", "ib_switch_guid", "ansible_network_os", "fabric"))
 # Checked once, from the play's variables (-e), not per host.
 PLAY_VARS = ("audit_benchmarks",)
 # The switch window, after commit and before confirm, sends at least a
@@ -91,12 +110,12 @@ class Checker:
 
     def bad(self, key, value, allowed):
         prefix = f"{self.who}: " if self.who else ""
-        self.items.append(f"{prefix}{key}: {_shown(key.split('.')[0].split('[')[0], value)} "
-                          f"is not allowed (allowed: {allowed})")
+        self.items.append(f"{prefix}{key}: {_shown(key.split('.')[0].split('[')[0], value)} is not allowed (allowed: {allowed})")
         return False
 
 
 # --- value checks: fn(c, key, value) -> bool --------------------------------
+
 
 def as_int(value):
     """An int (not a bool), or a string of decimal digits (-e key=value); else None."""
@@ -132,6 +151,7 @@ def integer(lo, hi, why=""):
     def check(c, key, value):
         n = as_int(value)
         return (n is not None and lo <= n <= hi) or c.bad(key, value, f"an integer {lo}..{hi}{why}")
+
     return check
 
 
@@ -140,6 +160,7 @@ def choice(*values):
         n = as_int(value) if all(isinstance(v, int) for v in values) else None
         ok = (n in values) if n is not None else (isinstance(value, str) and value in values)
         return ok or c.bad(key, value, " | ".join(map(str, values)) + case_hint(value, values))
+
     return check
 
 
@@ -151,6 +172,7 @@ def fmt(spec, empty=False):
             return True
         ok = isinstance(value, str) and re.fullmatch(regex, value, re.ASCII) is not None
         return ok or c.bad(key, value, allowed + (", or empty" if empty else ""))
+
     return check
 
 
@@ -161,21 +183,20 @@ def intent_format(name, empty=False):
 def path(empty=False):
     """A path on the managed host: absolute, safe characters, no '..' (it reaches
     unit files, environment files and argv unquoted)."""
-    allowed = "an absolute path of at most 255 letters, digits and _ . + / -, without .." + (
-        ", or empty" if empty else "")
+    allowed = "an absolute path of at most 255 letters, digits and _ . + / -, without .." + (", or empty" if empty else "")
 
     def check(c, key, value):
         if empty and value == "":
             return True
         ok = isinstance(value, str) and re.fullmatch(infiniband.PATH_RE, value, re.ASCII) is not None
         return ok or c.bad(key, value, allowed)
+
     return check
 
 
 def text(max_len=1024, empty=True):
     """A string (or a finite number) with no control character, at most ``max_len``."""
-    allowed = (f"a string of at most {max_len} characters without control characters "
-               "(newline, carriage return, tab, NUL)" + ("" if empty else ", not empty"))
+    allowed = f"a string of at most {max_len} characters without control characters (newline, carriage return, tab, NUL)" + ("" if empty else ", not empty")
 
     def check(c, key, value):
         if isinstance(value, str):
@@ -187,6 +208,7 @@ def text(max_len=1024, empty=True):
         if (not s and not empty) or len(s) > max_len or _CONTROL.search(s):
             return c.bad(key, value, allowed)
         return True
+
     return check
 
 
@@ -204,8 +226,10 @@ def url(schemes, empty=False):
     def check(c, key, value):
         if empty and value == "":
             return True
-        allowed = ("a URL of scheme " + " | ".join(schemes) + ": at most 2048 characters, no whitespace, "
-                   "control character, quote, bracket or backslash" + (", or empty" if empty else ""))
+        allowed = (
+            "a URL of scheme " + " | ".join(schemes) + ": at most 2048 characters, no whitespace, "
+            "control character, quote, bracket or backslash" + (", or empty" if empty else "")
+        )
         if not isinstance(value, str) or not _URL_CHARS.fullmatch(value):
             return c.bad(key, value if not isinstance(value, str) else _redacted(value), allowed)
         parts = urlsplit(value)
@@ -214,10 +238,15 @@ def url(schemes, empty=False):
         if scheme not in schemes or (not local and not parts.netloc) or (local and not parts.path.startswith("/")):
             return c.bad(key, _redacted(value), allowed)
         if "@" in parts.netloc:
-            return c.bad(key, _redacted(value), "a URL without credentials: user:password@ would be written into "
-                         "a world-readable (0644) apt sources file and shown by --diff; put them in "
-                         "/etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, apt_auth.conf(5))")
+            return c.bad(
+                key,
+                _redacted(value),
+                "a URL without credentials: user:password@ would be written into "
+                "a world-readable (0644) apt sources file and shown by --diff; put them in "
+                "/etc/apt/auth.conf.d/<name>.conf (machine/login/password, mode 0600, apt_auth.conf(5))",
+            )
         return True
+
     return check
 
 
@@ -237,8 +266,9 @@ def listing(elem, min_len=0, max_len=4096, what="a list"):
     def check(c, key, value):
         if not isinstance(value, list) or not min_len <= len(value) <= max_len:
             return c.bad(key, value, f"{what} of {min_len}..{max_len} entries" if min_len else what)
-        checked = [elem(c, f"{key}[{i}]", v) for i, v in enumerate(value)]   # every element, not the first bad
+        checked = [elem(c, f"{key}[{i}]", v) for i, v in enumerate(value)]  # every element, not the first bad
         return all(checked)
+
     return check
 
 
@@ -253,17 +283,20 @@ def mapping(key_rule, value_rule, what="a mapping"):
             elif not value_rule(c, f"{key}.{k}", v):
                 ok = False
         return ok
+
     return check
 
 
 def either(*rules, allowed):
     """The first rule that passes, else one problem with ``allowed``."""
+
     def check(c, key, value):
         for rule in rules:
             probe = Checker(c.who)
             if rule(probe, key, value):
                 return True
         return c.bad(key, value, allowed)
+
     return check
 
 
@@ -273,6 +306,7 @@ def key_is(spec):
     def check(c, key, k):
         ok = isinstance(k, str) and re.fullmatch(regex, k, re.ASCII) is not None
         return ok or c.bad(key, "(key)", allowed)
+
     return check
 
 
@@ -284,35 +318,35 @@ def nccl_value(c, key, value):
 
 def number(lo, hi, why=""):
     """A finite number (int or float, or its decimal text from -e), never a bool, within lo..hi."""
+
     def check(c, key, value):
         n = value
         if isinstance(value, str) and re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9})?", value, re.ASCII):
             n = float(value)
         ok = is_num(n) and lo <= n <= hi
         return ok or c.bad(key, value, f"a number {lo:g}..{hi:g}{why}")
+
     return check
 
 
 def nccl_tune_candidate(c, key, value):
     """One of verify_fabric_nccl_tune_candidates: {algorithm, protocol} NCCL and its tuner plugin know."""
     problem = nccl_tune.candidate_problem(value)
-    allowed = (f"{problem}; allowed: {{algorithm: {' | '.join(nccl_tune.ALGOS_PAT)}, "
-               f"protocol: {' | '.join(nccl_tune.PROTOS)}}}")
+    allowed = f"{problem}; allowed: {{algorithm: {' | '.join(nccl_tune.ALGOS_PAT)}, protocol: {' | '.join(nccl_tune.PROTOS)}}}"
     return problem is None or c.bad(key, value, allowed)
 
 
 def nccl_tune_scales(c, key, value):
     """verify_fabric_nccl_tune_scales: empty (2 and all nodes) or two or more distinct node counts >= 2."""
     counts = [as_int(v) for v in value] if isinstance(value, list) else None
-    ok = counts is not None and (not counts or (len(counts) >= 2 and None not in counts and min(counts) >= 2
-                                                and len(set(counts)) == len(counts)))
-    return ok or c.bad(key, value, "empty (2 and all nodes) or a list of two or more distinct node counts, each >= 2 "
-                                   "(a winner must hold at two scales)")
+    ok = counts is not None and (not counts or (len(counts) >= 2 and None not in counts and min(counts) >= 2 and len(set(counts)) == len(counts)))
+    return ok or c.bad(key, value, "empty (2 and all nodes) or a list of two or more distinct node counts, each >= 2 (a winner must hold at two scales)")
 
 
 def shape(kind, what):
     def check(c, key, value):
         return isinstance(value, kind) or c.bad(key, value, what)
+
     return check
 
 
@@ -351,8 +385,9 @@ def _extra_port(c, k, port):
 
 
 def extra_ports(c, key, value):
-    return _list_of_mappings(c, key, value, ("name", "peer", "speed_gbps"), "a list of {name, peer, speed_gbps}",
-                             "a mapping with name, peer, speed_gbps", _extra_port)
+    return _list_of_mappings(
+        c, key, value, ("name", "peer", "speed_gbps"), "a list of {name, peer, speed_gbps}", "a mapping with name, peer, speed_gbps", _extra_port
+    )
 
 
 def _device(c, k, dev):
@@ -363,8 +398,7 @@ def _device(c, k, dev):
 
 
 def devices(c, key, value):
-    return _list_of_mappings(c, key, value, ("params", "pci"), "a list of {pci, params}",
-                             "a mapping with pci and params", _device)
+    return _list_of_mappings(c, key, value, ("params", "pci"), "a list of {pci, params}", "a mapping with pci and params", _device)
 
 
 def meta_packages(c, key, value):
@@ -390,9 +424,10 @@ def restart_command(c, key, value):
     return all([ok] + [text(256, empty=False)(c, f"{key}[{i}]", v) for i, v in enumerate(value[1:], 1)])
 
 
-MLX_PARAMS = mapping(key_is(_MLX_NAME), either(
-    lambda c, k, v: isinstance(v, bool) or is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None,
-    allowed=_MLX_VALUE[1] + ", a number or a boolean"))
+MLX_PARAMS = mapping(
+    key_is(_MLX_NAME),
+    either(lambda c, k, v: isinstance(v, bool) or is_num(v), fmt(_MLX_VALUE), lambda c, k, v: v is None, allowed=_MLX_VALUE[1] + ", a number or a boolean"),
+)
 ENV_MAP = mapping(key_is(_ENV_NAME), text(4096))
 
 

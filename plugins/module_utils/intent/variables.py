@@ -13,18 +13,82 @@ The checks are in intent/varcheck.py (re-exported here: callers import them from
 the tables in intent/rules_hosts.py (host roles) and intent/rules_fabric.py (switch, verification,
 connection and playbook variables). Stdlib only (plus the sibling intent modules).
 """
+
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import knobs, rules_fabric, rules_hosts
+
 # Re-exported: callers import the checks and formats from this module.
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.varcheck import (  # noqa: F401  # pylint: disable=unused-import
-    ANY_DICT, ANY_LIST, APT_SCHEMES, ARGV, as_bool, as_int, BOOL_ALLOWED, BOOL_FALSE, BOOL_TRUE, boolean,
-    BY_INTENT, Checker, choice, CONFIRM_RANGE, _CONTROL, devices, either, ENV_MAP, _ENV_NAME, extra_ports, fmt,
-    GID_INDEX, host_address, _HOSTNAME, integer, intent_format, key_is, KEY_SCHEMES, _KMOD, listing, local_path,
-    mapping, MAX_READ_REQ, meta_packages, _MLX_NAME, MLX_PARAMS, _MLX_VALUE, mpi_from, _NCCL_NAME, NCCL_OVERRIDES,
-    _NCCL_SIZE, NCCL_TESTS, nccl_tune_candidate, nccl_tune_scales, nccl_value, number, _PACKAGE, PACKAGES, path,
-    PLAY_VARS, _PROFILE, _PSID, _redacted, RESET_LEVELS, restart_command, SECRET, SECRETS, shape, _shown, _SUITE, text, _UNIT, url,
-    _URL_CHARS, _USER, VERIFY_CHECKS, _VERSION, WINDOW_COMMANDS_AFTER_COMMIT)
+    _CONTROL,
+    _ENV_NAME,
+    _HOSTNAME,
+    _KMOD,
+    _MLX_NAME,
+    _MLX_VALUE,
+    _NCCL_NAME,
+    _NCCL_SIZE,
+    _PACKAGE,
+    _PROFILE,
+    _PSID,
+    _SUITE,
+    _UNIT,
+    _URL_CHARS,
+    _USER,
+    _VERSION,
+    ANY_DICT,
+    ANY_LIST,
+    APT_SCHEMES,
+    ARGV,
+    BOOL_ALLOWED,
+    BOOL_FALSE,
+    BOOL_TRUE,
+    BY_INTENT,
+    CONFIRM_RANGE,
+    ENV_MAP,
+    GID_INDEX,
+    KEY_SCHEMES,
+    MAX_READ_REQ,
+    MLX_PARAMS,
+    NCCL_OVERRIDES,
+    NCCL_TESTS,
+    PACKAGES,
+    PLAY_VARS,
+    RESET_LEVELS,
+    SECRET,
+    SECRETS,
+    VERIFY_CHECKS,
+    WINDOW_COMMANDS_AFTER_COMMIT,
+    Checker,
+    _redacted,
+    _shown,
+    as_bool,
+    as_int,
+    boolean,
+    choice,
+    devices,
+    either,
+    extra_ports,
+    fmt,
+    host_address,
+    integer,
+    intent_format,
+    key_is,
+    listing,
+    local_path,
+    mapping,
+    meta_packages,
+    mpi_from,
+    nccl_tune_candidate,
+    nccl_tune_scales,
+    nccl_value,
+    number,
+    path,
+    restart_command,
+    shape,
+    text,
+    url,
+)
 
 # Every variable with its rule. Derived values (set from others by the
 # roles' defaults) keep a shape rule: overriding them is allowed but unusual.
@@ -32,13 +96,12 @@ RULES = {**rules_hosts.HOST_RULES, **rules_fabric.FABRIC_RULES}
 # validate_host reads the two tables through their modules (the same rules: no variable is in
 # both), so that a mutant of a table (tests/mutation.py) is the one that runs.
 
-_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
 def _nccl_bytes(value):
     m = re.fullmatch(_NCCL_SIZE[0], value, re.ASCII) if isinstance(value, str) else None
-    return int(value[:-1] if value[-1:] in "KMG" else value) * _SIZE_UNITS[value[-1] if value[-1:] in "KMG" else ""] \
-        if m else None
+    return int(value[:-1] if value[-1:] in "KMG" else value) * _SIZE_UNITS[value[-1] if value[-1:] in "KMG" else ""] if m else None
 
 
 def cross_checks(c, values):
@@ -46,22 +109,26 @@ def cross_checks(c, values):
     confirm = as_int(values.get("switch_fabric_confirm_timeout", 300))
     command = as_int(values.get("switch_fabric_command_timeout", 60))
     post = as_bool(values.get("switch_fabric_post_checks", True))
-    if confirm is not None and command is not None and post is not None \
-            and CONFIRM_RANGE[0] <= confirm <= CONFIRM_RANGE[1]:
+    if confirm is not None and command is not None and post is not None and CONFIRM_RANGE[0] <= confirm <= CONFIRM_RANGE[1]:
         steps = WINDOW_COMMANDS_AFTER_COMMIT if post else WINDOW_COMMANDS_AFTER_COMMIT - 1
         if confirm < steps * command:
-            c.bad("switch_fabric_confirm_timeout", confirm,
-                  f"at least {steps} x switch_fabric_command_timeout ({command}) = {steps * command} seconds: "
-                  "after the commit the window reads the config back"
-                  + (", runs the post-checks" if post else "") + " and confirms, each allowed "
-                  "switch_fabric_command_timeout, before the switch's timer reverts the change")
+            c.bad(
+                "switch_fabric_confirm_timeout",
+                confirm,
+                f"at least {steps} x switch_fabric_command_timeout ({command}) = {steps * command} seconds: "
+                "after the commit the window reads the config back" + (", runs the post-checks" if post else "") + " and confirms, each allowed "
+                "switch_fabric_command_timeout, before the switch's timer reverts the change",
+            )
     lo, hi = (_nccl_bytes(values.get(k)) for k in ("verify_fabric_nccl_min_bytes", "verify_fabric_nccl_max_bytes"))
     if "verify_fabric_nccl_min_bytes" in values or "verify_fabric_nccl_max_bytes" in values:
         lo = lo if "verify_fabric_nccl_min_bytes" in values else _nccl_bytes("1G")
         hi = hi if "verify_fabric_nccl_max_bytes" in values else _nccl_bytes("4G")
         if lo is not None and hi is not None and lo > hi:
-            c.bad("verify_fabric_nccl_min_bytes", values.get("verify_fabric_nccl_min_bytes", "1G"),
-                  f"at most verify_fabric_nccl_max_bytes ({values.get('verify_fabric_nccl_max_bytes', '4G')})")
+            c.bad(
+                "verify_fabric_nccl_min_bytes",
+                values.get("verify_fabric_nccl_min_bytes", "1G"),
+                f"at most verify_fabric_nccl_max_bytes ({values.get('verify_fabric_nccl_max_bytes', '4G')})",
+            )
 
 
 # Role verify_fabric's defaults that the nccl-tests checks read where the operator set nothing
@@ -69,8 +136,7 @@ def cross_checks(c, values):
 VERIFY_DEFAULTS = {
     "verify_fabric_nccl_tests_method": "source",
     "verify_fabric_nccl_tests_version": "2.19.6",
-    "verify_fabric_checks": ["ports", "link_health", "readiness", "cabling", "ib_write_bw", "ib_send_bw",
-                             "ib_write_lat", "incast", "nccl"],
+    "verify_fabric_checks": ["ports", "link_health", "readiness", "cabling", "ib_write_bw", "ib_send_bw", "ib_write_lat", "incast", "nccl"],
 }
 # A release of NVIDIA/nccl-tests as its tag names it (vX.Y.Z): what method source builds.
 NCCL_TESTS_RELEASE = r"[0-9]+\.[0-9]+\.[0-9]+"
@@ -88,22 +154,32 @@ def nccl_tests_problems(values):
     runs = (isinstance(checks, list) and "nccl" in checks) or as_bool(values.get("verify_fabric_nccl_tune")) is True
     if method != "source" or not runs:
         return []
-    alternatives = ("; or verify_fabric_nccl_tests_method: package (the site's own nccl-tests package at "
-                    "verify_fabric_nccl_tests_version) | none (all_reduce_perf on PATH already)")
+    alternatives = (
+        "; or verify_fabric_nccl_tests_method: package (the site's own nccl-tests package at "
+        "verify_fabric_nccl_tests_version) | none (all_reduce_perf on PATH already)"
+    )
     version = v["verify_fabric_nccl_tests_version"]
     if not isinstance(version, str) or not re.fullmatch(NCCL_TESTS_RELEASE, version, re.ASCII):
-        c.bad("verify_fabric_nccl_tests_version", version,
-              "a release of NVIDIA/nccl-tests as X.Y.Z (the tag vX.Y.Z) with verify_fabric_nccl_tests_method: "
-              "source, the role's default" + alternatives)
+        c.bad(
+            "verify_fabric_nccl_tests_version",
+            version,
+            "a release of NVIDIA/nccl-tests as X.Y.Z (the tag vX.Y.Z) with verify_fabric_nccl_tests_method: source, the role's default" + alternatives,
+        )
     if values.get("verify_fabric_nccl_tests_source_url", "") == "":
-        c.bad("verify_fabric_nccl_tests_source_url", values.get("verify_fabric_nccl_tests_source_url", ""),
-              f"the URL of the nccl-tests v{version} release tarball on the site's mirror (https://, http:// or "
-              "file://) with verify_fabric_nccl_tests_method: source, the role's default; nothing is fetched "
-              "from the internet unless it is set" + alternatives)
+        c.bad(
+            "verify_fabric_nccl_tests_source_url",
+            values.get("verify_fabric_nccl_tests_source_url", ""),
+            f"the URL of the nccl-tests v{version} release tarball on the site's mirror (https://, http:// or "
+            "file://) with verify_fabric_nccl_tests_method: source, the role's default; nothing is fetched "
+            "from the internet unless it is set" + alternatives,
+        )
     if values.get("verify_fabric_nccl_tests_source_checksum", "") == "":
-        c.bad("verify_fabric_nccl_tests_source_checksum", values.get("verify_fabric_nccl_tests_source_checksum", ""),
-              "sha256:<64 hex digits> of that tarball (sha256sum <file>), required with method source: get_url "
-              "checks it before the tarball is built and its programs run on the node" + alternatives)
+        c.bad(
+            "verify_fabric_nccl_tests_source_checksum",
+            values.get("verify_fabric_nccl_tests_source_checksum", ""),
+            "sha256:<64 hex digits> of that tarball (sha256sum <file>), required with method source: get_url "
+            "checks it before the tarball is built and its programs run on the node" + alternatives,
+        )
     return c.items
 
 

@@ -38,7 +38,8 @@ _ERROR_RE = re.compile(
 )
 _RUN_WARNING_RE = re.compile(
     r"Requested mtu|Changing to active mtu|Conflicting CPU frequency|WARNING|Warning:|Test integrity|"
-    r"Perftest doesn't supports CUDA")
+    r"Perftest doesn't supports CUDA"
+)
 _NOT_ERROR_RE = re.compile(r"^WARNING|Perftest doesn't supports CUDA|Conflicting CPU frequency")
 
 # Lines perftest prints that carry nothing to read: rules of stars, a capture's shell prompt
@@ -53,22 +54,39 @@ _PLACEHOLDER_RE = re.compile(r"^<[^<>\s]+>$")
 # options we report, with the key they get in "command".
 _SHORT_WITH_VALUE = set("wypdimsntuSxcqIoMrQAlDfBTLEJjKkXW")
 _COMMAND_OPTIONS = {
-    "-d": "ib_dev", "--ib-dev": "ib_dev",
-    "-i": "ib_port", "--ib-port": "ib_port",
-    "-p": "tcp_port", "--port": "tcp_port",
-    "-q": "qps", "--qp": "qps",
-    "-x": "gid_index", "--gid-index": "gid_index",
-    "-s": "size", "--size": "size",
-    "-D": "duration", "--duration": "duration",
-    "-m": "mtu", "--mtu": "mtu",
-    "-T": "tos", "--tos": "tos",
-    "-n": "iters", "--iters": "iters",
+    "-d": "ib_dev",
+    "--ib-dev": "ib_dev",
+    "-i": "ib_port",
+    "--ib-port": "ib_port",
+    "-p": "tcp_port",
+    "--port": "tcp_port",
+    "-q": "qps",
+    "--qp": "qps",
+    "-x": "gid_index",
+    "--gid-index": "gid_index",
+    "-s": "size",
+    "--size": "size",
+    "-D": "duration",
+    "--duration": "duration",
+    "-m": "mtu",
+    "--mtu": "mtu",
+    "-T": "tos",
+    "--tos": "tos",
+    "-n": "iters",
+    "--iters": "iters",
     "--use_cuda": "use_cuda",
     "--source_ip": "source_ip",
 }
-_COMMAND_FLAGS = {"-a": "all_sizes", "--all": "all_sizes", "-R": "rdma_cm", "--rdma_cm": "rdma_cm",
-                  "-b": "bidirectional", "--bidirectional": "bidirectional",
-                  "--report_gbits": "report_gbits", "--use_cuda_dmabuf": "use_cuda_dmabuf"}
+_COMMAND_FLAGS = {
+    "-a": "all_sizes",
+    "--all": "all_sizes",
+    "-R": "rdma_cm",
+    "--rdma_cm": "rdma_cm",
+    "-b": "bidirectional",
+    "--bidirectional": "bidirectional",
+    "--report_gbits": "report_gbits",
+    "--use_cuda_dmabuf": "use_cuda_dmabuf",
+}
 
 # Header "Key : value" pairs promoted to typed top-level fields.
 _HEADER_FIELDS = {
@@ -115,8 +133,7 @@ def _convert(value: str, kind: Any) -> Any:
 def _ipv4_from_gid(gid: str) -> Optional[str]:
     """perftest prints GIDs byte-wise in decimal; IPv4-mapped ones end 255:255:a:b:c:d."""
     parts = gid.split(":")
-    if (len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10])
-            and all(p.isdigit() for p in parts[12:])):
+    if len(parts) == 16 and parts[10:12] == ["255", "255"] and all(p == "00" or p == "0" for p in parts[:10]) and all(p.isdigit() for p in parts[12:]):
         return ".".join(str(int(p)) for p in parts[12:])
     return None
 
@@ -145,7 +162,7 @@ def _parse_command(line: str) -> Optional[dict[str, Any]]:
             argv = argv[:position]
             break
         if token.endswith(('"', "'")) and not shlex_ok:
-            argv[position] = token.rstrip("\"'")   # the end of a quoted remote command (ssh host "...")
+            argv[position] = token.rstrip("\"'")  # the end of a quoted remote command (ssh host "...")
     command: dict[str, Any] = {"tool": match.group("tool"), "argv": argv, "server": None}
     if placeholders:
         command["placeholders"] = placeholders
@@ -215,25 +232,28 @@ def _read_cuda_line(line: str, result: PerftestResult) -> None:
 
 
 def _is_cuda_line(line: str) -> bool:
-    return bool(re.match(
-        r"initializing CUDA|Listing all CUDA devices|CUDA device \d+|Picking device No|"
-        r"\[pid = \d+, dev = \d+\] device name|creating CUDA Ctx|making it the current CUDA Ctx|"
-        r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr|CUDA device integrated|"
-        r"deallocating GPU buffer|destroying current CUDA Ctx", line))
+    return bool(
+        re.match(
+            r"initializing CUDA|Listing all CUDA devices|CUDA device \d+|Picking device No|"
+            r"\[pid = \d+, dev = \d+\] device name|creating CUDA Ctx|making it the current CUDA Ctx|"
+            r"cuMemAlloc|allocated GPU buffer|using DMA-BUF|Calling ibv_reg_dmabuf_mr|CUDA device integrated|"
+            r"deallocating GPU buffer|destroying current CUDA Ctx",
+            line,
+        )
+    )
 
 
 class _Reader:
     """Line-by-line reader of one perftest run; ``result`` holds what was read."""
 
-    _title_re: Optional[Pattern[str]] = None   # the test's title line, which opens the header
-    _bw = False   # a bandwidth test: "BW peak won't be measured" marks a run by duration
+    _title_re: Optional[Pattern[str]] = None  # the test's title line, which opens the header
+    _bw = False  # a bandwidth test: "BW peak won't be measured" marks a run by duration
 
     def __init__(self) -> None:
         self.result = _new_result()
         self.in_header = False
         self.address: Optional[dict[str, Any]] = None
-        self.handlers: tuple[Callable[[str], bool], ...] = (
-            self._command, self._title, self._banner, self._cuda, self._table, self._address, self._header)
+        self.handlers: tuple[Callable[[str], bool], ...] = (self._command, self._title, self._banner, self._cuda, self._table, self._address, self._header)
 
     def feed(self, line: str) -> bool:
         """Hand ``line`` to the first handler that reads it; False when none does."""
@@ -260,7 +280,7 @@ class _Reader:
         if "Waiting for client" in line:
             self.result["role"] = "server"
         elif line.startswith("Please run the same command with the IB/RoCE interface IP"):
-            pass   # the server banner's second line
+            pass  # the server banner's second line
         elif self._bw and "BW peak won't be measured" in line:
             self.result["duration_mode"] = True
             self.result["warnings"].append(line)
@@ -284,10 +304,9 @@ class _Reader:
         """``local|remote address: LID .. QPN .. PSN ..`` and the ``GID:`` line after it."""
         addr = _ADDRESS_RE.match(line)
         if addr:
-            self.address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"),
-                            "gid": None, "ipv4": None}
+            self.address = {"lid": addr.group("lid"), "qpn": addr.group("qpn"), "psn": addr.group("psn"), "gid": None, "ipv4": None}
             self.address.update({key: addr.group(key) for key in ("rkey", "vaddr") if addr.group(key)})
-            if addr.group("rest").strip():   # a field this layout does not have: kept, not dropped
+            if addr.group("rest").strip():  # a field this layout does not have: kept, not dropped
                 self.address["other"] = addr.group("rest").strip()
             self.result[addr.group("side")].append(self.address)
             return True
@@ -314,21 +333,19 @@ def _collect_errors(lines: Iterable[str]) -> list[str]:
     return seen
 
 
-def _read(reader: _Reader, text: Optional[str], kind: str = "bw",
-          no_table: str = "no result table in output") -> tuple[list[str], PerftestResult]:
+def _read(reader: _Reader, text: Optional[str], kind: str = "bw", no_table: str = "no result table in output") -> tuple[list[str], PerftestResult]:
     """Feed every line of ``text`` (stripped, empty ones skipped) to ``reader``: (the stripped lines,
     ``reader.result``); ParseError (``_raise_no_results``) when the run printed no result row."""
     lines = [line.strip() for line in _lines(text)]
     for number, line in enumerate(lines, 1):
-        if line and not reader.feed(line):   # nothing perftest prints vanishes silently (issue 38)
+        if line and not reader.feed(line):  # nothing perftest prints vanishes silently (issue 38)
             reader.result["warnings"].append("line %d: not read: %r" % (number, line))
     if not reader.result["results"]:
         _raise_no_results(text, lines, reader.result, kind, no_table)
     return lines, reader.result
 
 
-def _raise_no_results(text: Optional[str], lines: list[str], result: PerftestResult, kind: str = "bw",
-                      no_table: str = "no result table in output") -> None:
+def _raise_no_results(text: Optional[str], lines: list[str], result: PerftestResult, kind: str = "bw", no_table: str = "no result table in output") -> None:
     """ParseError naming the perftest binary (from the echoed command, else the test title and
     ``kind``, bw or lat): the tool's error lines, else what the output lacks."""
     tool = (result["command"] or {}).get("tool") or "ib_%s_%s" % (result["verb"] or "write", kind)

@@ -2,6 +2,7 @@
 # Copyright: linerate developers
 # Apache License 2.0 (see galaxy.yml)
 """Parser for ``apt-cache madison`` (what a repository offers)."""
+
 from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type

@@ -24,36 +24,74 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # mlx5 per-priority counters (Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst)
-_PRIO_RE = re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_(?P<what>pause|pause_duration|pause_transition|"
-                      r"discards|bytes|packets|buf_discard|cong_discard|marked)$")
+_PRIO_RE = re.compile(
+    r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_(?P<what>pause|pause_duration|pause_transition|"
+    r"discards|bytes|packets|buf_discard|cong_discard|marked)$"
+)
 # mlx5 physical-port (PHY) counters that speak of link health
-PHY_COUNTERS = ("rx_crc_errors_phy", "rx_symbol_err_phy", "link_down_events_phy", "rx_corrected_bits_phy",
-                "rx_err_lane_0_phy", "rx_err_lane_1_phy", "rx_err_lane_2_phy", "rx_err_lane_3_phy",
-                "rx_pcs_symbol_err_phy", "rx_fec_uncorrectable_phy", "rx_discards_phy", "tx_discards_phy",
-                "rx_out_of_buffer", "rx_in_range_len_errors_phy", "rx_oversize_pkts_phy", "rx_undersize_pkts_phy")
+PHY_COUNTERS = (
+    "rx_crc_errors_phy",
+    "rx_symbol_err_phy",
+    "link_down_events_phy",
+    "rx_corrected_bits_phy",
+    "rx_err_lane_0_phy",
+    "rx_err_lane_1_phy",
+    "rx_err_lane_2_phy",
+    "rx_err_lane_3_phy",
+    "rx_pcs_symbol_err_phy",
+    "rx_fec_uncorrectable_phy",
+    "rx_discards_phy",
+    "tx_discards_phy",
+    "rx_out_of_buffer",
+    "rx_in_range_len_errors_phy",
+    "rx_oversize_pkts_phy",
+    "rx_undersize_pkts_phy",
+)
 # RDMA hw_counters that prove (or disprove) congestion control and loss recovery
-RDMA_COUNTERS = ("np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "rp_cnp_ignored",
-                 "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "duplicate_request",
-                 "rnr_nak_retry_err", "implied_nak_seq_err", "out_of_buffer", "roce_adp_retrans",
-                 "roce_slow_restart", "req_cqe_error", "resp_cqe_error")
+RDMA_COUNTERS = (
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+    "rp_cnp_ignored",
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "implied_nak_seq_err",
+    "out_of_buffer",
+    "roce_adp_retrans",
+    "roce_slow_restart",
+    "req_cqe_error",
+    "resp_cqe_error",
+)
 
-_ETHTOOL_ERRORS = ("no stats available", "Cannot get stats", "Operation not supported", "No such device",
-                   "Cannot get driver information", "Operation not permitted")
+_ETHTOOL_ERRORS = (
+    "no stats available",
+    "Cannot get stats",
+    "Operation not supported",
+    "No such device",
+    "Cannot get driver information",
+    "Operation not permitted",
+)
 
 
 class EthtoolStats(TypedDict):
     """``parse_ethtool_stats``: every ``name: integer`` line, and what was skipped."""
+
     stats: dict[str, int]
     warnings: list[str]
 
 
 class RdmaStatistic(TypedDict):
     """``parse_rdma_statistic``: ``{"DEV/PORT": {counter: value}}``."""
+
     links: dict[str, dict[str, int]]
 
 
 class HwCounters(TypedDict):
     """``parse_hw_counters``: ``{counter: value}`` (the file names under hw_counters/)."""
+
     counters: dict[str, int]
 
 
@@ -139,8 +177,7 @@ def parse_rdma_statistic(text: Optional[str]) -> RdmaStatistic:
                 raise ParseError("rdma statistic", line.strip(), text)
             raise ParseError("rdma statistic", f"line {n}: {line.strip()!r} does not start with 'link DEV/PORT'", text)
         if len(words) % 2:
-            raise ParseError("rdma statistic", f"line {n}: {line.strip()!r}: counter names and values do not pair up",
-                             text)
+            raise ParseError("rdma statistic", f"line {n}: {line.strip()!r}: counter names and values do not pair up", text)
         for name, value in zip(words[::2], words[1::2]):
             current[name] = _int(value, "rdma statistic", n, line, text)
     return {"links": links}

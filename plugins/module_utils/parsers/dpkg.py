@@ -18,6 +18,7 @@ configured; trigger processing does not change what version runs), whatever the
 selection: `hi` is installed and held (what the mofed role leaves), `ri` is
 installed and marked for removal. `rc`, `un`, `iU`, `iF`, `iH` are not.
 """
+
 from __future__ import absolute_import, annotations, division, print_function
 
 from typing import Optional, TypedDict
@@ -25,8 +26,16 @@ from typing import Optional, TypedDict
 __metaclass__ = type
 
 SELECTIONS = {"u": "unknown", "i": "install", "h": "hold", "r": "remove", "p": "purge"}
-STATES = {"n": "not-installed", "c": "config-files", "H": "half-installed", "U": "unpacked",
-          "F": "half-configured", "W": "triggers-awaited", "t": "triggers-pending", "i": "installed"}
+STATES = {
+    "n": "not-installed",
+    "c": "config-files",
+    "H": "half-installed",
+    "U": "unpacked",
+    "F": "half-configured",
+    "W": "triggers-awaited",
+    "t": "triggers-pending",
+    "i": "installed",
+}
 INSTALLED_STATES = ("i", "W", "t")
 
 
@@ -38,6 +47,7 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
 
 class PackageStatus(TypedDict):
     """One ``${db:Status-Abbrev}`` decoded (``status_from_abbrev``)."""
+
     selection: str
     state: str
     installed: bool
@@ -47,6 +57,7 @@ class PackageStatus(TypedDict):
 
 class PackageState(PackageStatus):
     """One package of ``parse_dpkg_query``: its status and version (None: known only from a removed install)."""
+
     version: Optional[str]
 
 
@@ -57,8 +68,7 @@ def status_from_abbrev(abbrev: Optional[str]) -> PackageStatus:
     sel, state, err = text[0], text[1], text[2]
     if sel not in SELECTIONS or state not in STATES or err not in (" ", "R") or len(text.rstrip()) > 3:
         raise ParseError("dpkg-query", f"not a dpkg status abbreviation: {abbrev!r}")
-    return {"selection": SELECTIONS[sel], "state": STATES[state], "installed": state in INSTALLED_STATES,
-            "held": sel == "h", "reinstall_required": err == "R"}
+    return {"selection": SELECTIONS[sel], "state": STATES[state], "installed": state in INSTALLED_STATES, "held": sel == "h", "reinstall_required": err == "R"}
 
 
 def parse_dpkg_query(text: object) -> dict[str, PackageState]:

@@ -49,16 +49,25 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
 TOOL = "ethtool -m"
 
 # what ethtool itself writes when it cannot read the module (ethtool.c do_getmodule, netlink/nlsock.c)
-_ERRORS = ("Cannot get module EEPROM information", "Cannot get Module EEPROM data", "SFP module not in cage",
-           "netlink error:", "netlink warning:", "ethtool: bad command line", "Cannot get control socket",
-           "Cannot get device")
+_ERRORS = (
+    "Cannot get module EEPROM information",
+    "Cannot get Module EEPROM data",
+    "SFP module not in cage",
+    "netlink error:",
+    "netlink warning:",
+    "ethtool: bad command line",
+    "Cannot get control socket",
+    "Cannot get device",
+)
 _LINE_RE = re.compile(r"^\s*(?P<key>[^:]*?\S)\s*:(?:\s(?P<value>.*))?$")
 _POWER_RE = re.compile(r"^(?P<mw>\d+(?:\.\d+)?) mW / (?P<dbm>-?(?:\d+(?:\.\d+)?|inf)) dBm$")
 _TEMP_RE = re.compile(r"^(?P<c>-?\d+(?:\.\d+)?) degrees C / -?\d+(?:\.\d+)? degrees F$")
 _BIAS_RE = re.compile(r"^(?P<ma>\d+(?:\.\d+)?) mA$")
 _HEX_RE = re.compile(r"^\s*0x[0-9a-fA-F]+:")
-_CHANNEL_RE = re.compile(r"^(?P<what>Rcvr signal avg optical power|Receiver signal OMA|Transmit avg optical power|"
-                         r"Laser tx bias current) ?\(Channel (?P<n>\d+)\)$")
+_CHANNEL_RE = re.compile(
+    r"^(?P<what>Rcvr signal avg optical power|Receiver signal OMA|Transmit avg optical power|"
+    r"Laser tx bias current) ?\(Channel (?P<n>\d+)\)$"
+)
 _SFP_RX = ("Receiver signal average optical power", "Receiver signal OMA")
 # 0 mW: below the 0.1 uW step of the power registers (SFF-8472 / SFF-8636 / CMIS), printed -inf dBm
 NO_LIGHT_DBM = -40.0
@@ -70,6 +79,7 @@ _T = TypeVar("_T")
 
 class DdmEntry(TypedDict):
     """A diagnostic's readings (per lane) and its alarm thresholds."""
+
     values: list[float]
     low: float
     high: float
@@ -83,6 +93,7 @@ class Ddm(TypedDict):
 class ModuleReading(TypedDict):
     """What checks/links.py ``module_problems`` reads of a module, whatever read it: ``ethtool -m`` on a
     NIC (``EthtoolModule``) or a switch port's transceiver read (switch/optics.py ``Module``)."""
+
     present: bool
     optical: bool
     vendor: Optional[str]
@@ -93,6 +104,7 @@ class ModuleReading(TypedDict):
 
 class EthtoolModule(ModuleReading):
     """``parse_ethtool_module``: the reading, and every field as printed."""
+
     fields: dict[str, list[str]]
 
 
@@ -108,8 +120,12 @@ def _lines(text: Optional[str]) -> list[tuple[str, str]]:
             raise ParseError(TOOL, line.strip(), text)
     first = stripped.splitlines()[0].split()
     if first[:2] == ["Offset", "Values"] or _HEX_RE.match(stripped):
-        raise ParseError(TOOL, "a hex dump of the module's EEPROM, not its decoded fields: ethtool does not know the "
-                         "module's identifier, or the driver returned a failed read as data", text)
+        raise ParseError(
+            TOOL,
+            "a hex dump of the module's EEPROM, not its decoded fields: ethtool does not know the "
+            "module's identifier, or the driver returned a failed read as data",
+            text,
+        )
     out: list[tuple[str, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -200,8 +216,7 @@ def parse_ethtool_module(text: Optional[str]) -> EthtoolModule:
         m = _CHANNEL_RE.match(key)
         if m:
             what = {"Laser tx bias current": "bias", "Transmit avg optical power": "tx"}.get(m.group("what"), "rx")
-            channels.setdefault(int(m.group("n")), {})[what] = (
-                _number(_BIAS_RE, "ma", key, value, text, "mA") if what == "bias" else _power(key, value, text))
+            channels.setdefault(int(m.group("n")), {})[what] = _number(_BIAS_RE, "ma", key, value, text, "mA") if what == "bias" else _power(key, value, text)
     ident = _IDENTIFIER_RE.match(fields["Identifier"])
     if not ident:
         raise ParseError(TOOL, f"Identifier: {fields['Identifier']!r} is not '0x<code> (<name>)'", text)
@@ -209,10 +224,9 @@ def parse_ethtool_module(text: Optional[str]) -> EthtoolModule:
     technology = _paren(fields.get("Transmitter technology"))
     types = multi.get("Transceiver type", [])
     copper = present and _copper(fields, multi, technology)
-    if technology is None and copper:   # an SFP's copper cable: what says so
-        technology = next((t for t in types if t in ("Passive Cable", "Active Cable")), None) or \
-            _paren(fields.get("Connector"))
-    if technology is None:              # an SFP's optic: its transceiver codes
+    if technology is None and copper:  # an SFP's copper cable: what says so
+        technology = next((t for t in types if t in ("Passive Cable", "Active Cable")), None) or _paren(fields.get("Connector"))
+    if technology is None:  # an SFP's optic: its transceiver codes
         technology = ", ".join(types) or None
 
     lanes = _lanes(channels, text)
@@ -226,7 +240,7 @@ def parse_ethtool_module(text: Optional[str]) -> EthtoolModule:
 
     rx_low, rx_high = _thresholds(fields, "Laser rx power", power_threshold)
     if rx_low is not None and rx_high is not None and rx_low[0] == 0 and rx_high[0] == 0:
-        rx_low = rx_high = None     # 0 mW / 0 mW: the module fills no thresholds
+        rx_low = rx_high = None  # 0 mW / 0 mW: the module fills no thresholds
     rx = _entry(lanes, rx_low and rx_low[1], rx_high and rx_high[1])
 
     def temp(value: str) -> float:
@@ -240,10 +254,13 @@ def parse_ethtool_module(text: Optional[str]) -> EthtoolModule:
         value = (fields.get(key) or "").strip()
         return value or None
 
-    return {"present": present, "optical": bool(present and not copper),
-            "vendor": text_field("Vendor name") if present else None,
-            "part_number": text_field("Vendor PN") if present else None,
-            "cable_technology": technology if present else None,
-            "ddm": {"rx_power_dbm": rx if present else None, "temperature_c": temperature if present else None},
-            # every 'name : value' line as printed (a field none of the above reads is not dropped: issue 38)
-            "fields": multi}
+    return {
+        "present": present,
+        "optical": bool(present and not copper),
+        "vendor": text_field("Vendor name") if present else None,
+        "part_number": text_field("Vendor PN") if present else None,
+        "cable_technology": technology if present else None,
+        "ddm": {"rx_power_dbm": rx if present else None, "temperature_c": temperature if present else None},
+        # every 'name : value' line as printed (a field none of the above reads is not dropped: issue 38)
+        "fields": multi,
+    }

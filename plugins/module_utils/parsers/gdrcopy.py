@@ -23,6 +23,7 @@ _CHECK_FAIL = re.compile(r"^[^:\s]+:\d+:[FE]:[^:]*:(\w+):\d+:", re.M)
 
 class GdrcopySanity(TypedDict):
     """``parse_gdrcopy_sanity``: the summary in either format, the tests named, ``ok`` (no failure, rc 0)."""
+
     format: str
     total: int
     passed: int
@@ -48,11 +49,11 @@ def parse_gdrcopy_sanity(text: Optional[str], rc: Optional[int] = None) -> Gdrco
         lists: dict[str, list[str]] = {"failed": [], "waived": []}
         current: Optional[str] = None
         warnings: list[str] = []
-        for line in text[m.end():].splitlines():
+        for line in text[m.end() :].splitlines():
             heading = re.match(r"^List of (\w+) tests:\s*$", line)
             if heading:
                 current = heading.group(1)
-                if current not in lists:   # a list this parser does not know: its tests are named, not dropped
+                if current not in lists:  # a list this parser does not know: its tests are named, not dropped
                     warnings.append("a list of %s tests this parser does not know: %r" % (current, line.strip()))
                     lists[current] = []
             elif current and line.startswith("    ") and line.strip():
@@ -61,19 +62,34 @@ def parse_gdrcopy_sanity(text: Optional[str], rc: Optional[int] = None) -> Gdrco
                 continue
             else:
                 current = None
-        warnings += ["%s test not counted: %s" % (kind, name) for kind, names in lists.items()
-                     if kind not in ("failed", "waived") for name in names]
-        res = GdrcopySanity(format="testsuite", total=total, passed=passed, failed=failed, waived=waived,
-                            failed_tests=lists["failed"], waived_tests=lists["waived"], warnings=warnings, ok=False)
+        warnings += ["%s test not counted: %s" % (kind, name) for kind, names in lists.items() if kind not in ("failed", "waived") for name in names]
+        res = GdrcopySanity(
+            format="testsuite",
+            total=total,
+            passed=passed,
+            failed=failed,
+            waived=waived,
+            failed_tests=lists["failed"],
+            waived_tests=lists["waived"],
+            warnings=warnings,
+            ok=False,
+        )
     else:
         m = _CHECK.search(text)
         if not m:
-            error = next((x.strip() for x in text.splitlines() if re.search(r"error|Invalid option|not found", x, re.I)),
-                         None)
+            error = next((x.strip() for x in text.splitlines() if re.search(r"error|Invalid option|not found", x, re.I)), None)
             raise ParseError("gdrcopy_sanity", error or "no test summary in the output", text)
         _pct, total, failures, errors = map(int, m.groups())
-        res = GdrcopySanity(format="libcheck", total=total, passed=total - failures - errors,
-                            failed=failures + errors, waived=0, failed_tests=_CHECK_FAIL.findall(text),
-                            waived_tests=[], warnings=[], ok=False)
+        res = GdrcopySanity(
+            format="libcheck",
+            total=total,
+            passed=total - failures - errors,
+            failed=failures + errors,
+            waived=0,
+            failed_tests=_CHECK_FAIL.findall(text),
+            waived_tests=[],
+            warnings=[],
+            ok=False,
+        )
     res["ok"] = res["failed"] == 0 and rc in (None, 0)
     return res

@@ -5,6 +5,7 @@ Every parser raises ParseError on error output (no SM, no port, umad
 failure, tool missing) or on text that is not the tool's format; none of
 them returns an empty success.
 """
+
 from __future__ import annotations
 
 import re
@@ -33,13 +34,23 @@ LANE_RATES = {
 }
 SPEED_NAMES = {name: nominal for nominal, name in LANE_RATES.values()}
 
-_ERROR_MARKERS = ("ibwarn:", "ibpanic:", "iberror:", "ibError:", "command not found",
-                  "No such file or directory", "Permission denied",
-                  "can't open UMAD port", "Failed to open", "umad_open_port")
+_ERROR_MARKERS = (
+    "ibwarn:",
+    "ibpanic:",
+    "iberror:",
+    "ibError:",
+    "command not found",
+    "No such file or directory",
+    "Permission denied",
+    "can't open UMAD port",
+    "Failed to open",
+    "umad_open_port",
+)
 
 
 class SmInfo(TypedDict):
     """``parse_sminfo``: the SM's LID, GUID, activity, priority and state (None: an older layout)."""
+
     lid: int
     guid: str
     activity_count: int
@@ -63,6 +74,7 @@ class _IbnetPortBase(TypedDict):
 
 class IbnetPort(_IbnetPortBase, total=False):
     """One port of an ibnetdiscover node; the optional keys only where the line printed them."""
+
     lid: int
     peer_lid: int
     unread: str
@@ -80,6 +92,7 @@ class _IbnetNodeBase(TypedDict):
 
 class IbnetNode(_IbnetNodeBase, total=False):
     """One ibnetdiscover node (``switch``, ``ca``, ``router``)."""
+
     lid: int
     lmc: int
     enhanced_port0: bool
@@ -88,6 +101,7 @@ class IbnetNode(_IbnetNodeBase, total=False):
 
 class IbnetLink(TypedDict):
     """Each cabled pair once."""
+
     a_guid: str
     a_port: int
     b_guid: Optional[str]
@@ -98,6 +112,7 @@ class IbnetLink(TypedDict):
 
 class Ibnetdiscover(TypedDict):
     """``parse_ibnetdiscover``."""
+
     nodes: dict[str, IbnetNode]
     links: list[IbnetLink]
     warnings: list[str]
@@ -105,6 +120,7 @@ class Ibnetdiscover(TypedDict):
 
 class IblinkPort(TypedDict):
     """One port of ``parse_iblinkinfo``: its node's fields and the link's."""
+
     node_type: str
     node_guid: Optional[str]
     node_desc: str
@@ -124,6 +140,7 @@ class IblinkPort(TypedDict):
 
 class SmpqueryPkeys(TypedDict):
     """``parse_smpquery_pkeys``: the table's capacity and its non-zero entries."""
+
     capacity: int
     pkeys: list[int]
 
@@ -156,7 +173,8 @@ def norm_guid(value: object) -> str:
 _SMINFO_RE = re.compile(
     r"^sminfo: sm lid (?P<lid>0x[0-9a-fA-F]+|\d+) sm guid (?P<guid>0x[0-9a-fA-F]+), "
     r"activity count (?P<act>\d+) priority (?P<prio>\d+)"
-    r"(?: state (?P<state>\d+) (?P<name>\S+))?\s*$")
+    r"(?: state (?P<state>\d+) (?P<name>\S+))?\s*$"
+)
 
 
 def parse_sminfo(text: Optional[str]) -> SmInfo:
@@ -182,8 +200,7 @@ def parse_sminfo(text: Optional[str]) -> SmInfo:
                 "warnings": [],
             }
             if not m["name"]:
-                warnings.append("this sminfo prints no state field (an older infiniband-diags): "
-                                "whether the SM is MASTER is unknown")
+                warnings.append("this sminfo prints no state field (an older infiniband-diags): whether the SM is MASTER is unknown")
         elif line.strip():
             warnings.append("line %d: not read: %r" % (number, line.strip()))
     if found is None:
@@ -195,11 +212,13 @@ def parse_sminfo(text: Optional[str]) -> SmInfo:
 # -------------------------------------------------------------- ibnetdiscover
 _ND_NODE_RE = re.compile(
     r'^(?P<type>Switch|Ca|Rt)\s+(?P<nports>\d+)\s+"(?P<id>[^"]+)"\s*'
-    r'(?:#\s*"(?P<desc>(?:[^"\\]|\\.)*)"(?P<rest>.*))?$')
+    r'(?:#\s*"(?P<desc>(?:[^"\\]|\\.)*)"(?P<rest>.*))?$'
+)
 _ND_PORT_RE = re.compile(
-    r'^\[(?P<port>\d+)\](?:\[ext (?P<ext>\d+)\])?(?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+'
+    r"^\[(?P<port>\d+)\](?:\[ext (?P<ext>\d+)\])?(?:\((?P<pguid>[0-9a-fA-F]+)\))?\s+"
     r'"(?P<rid>[^"]+)"\[(?P<rport>\d+)\](?:\[ext (?P<rext>\d+)\])?\s*(?:\((?P<rguid>[0-9a-fA-F]+)\))?\s*'
-    r'(?:#\s*(?P<comment>.*))?$')
+    r"(?:#\s*(?P<comment>.*))?$"
+)
 # ibnetdiscover -g (grouped): "Chassis 1 (guid 0x...)", "Non-Chassis Nodes",
 # "Hostname: <name>" (Xsigo chassis), and "# Chassis N" after sysimgguid=.
 _ND_CHASSIS_RE = re.compile(r"^Chassis (?P<num>\d+)(?: \(guid (?P<guid>0x[0-9a-fA-F]+)\))?$")
@@ -235,8 +254,8 @@ def _parse_nd_comment(comment: Optional[str]) -> dict[str, Any]:
         out["lid"] = int(m.group(1))
         if m.group(2) is not None:
             out["lmc"] = int(m.group(2))
-        head = head[:m.start()] + head[m.end():]
-    if head.strip():   # words of the comment none of these patterns read: kept, not dropped (issue 38)
+        head = head[: m.start()] + head[m.end() :]
+    if head.strip():  # words of the comment none of these patterns read: kept, not dropped (issue 38)
         out["unread"] = head.strip()
     return out
 
@@ -268,8 +287,8 @@ def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
     nodes: dict[str, IbnetNode] = {}
     cur: Optional[IbnetNode] = None
     saw_header = False
-    chassis: Optional[int] = None        # the -g section we are in (None: ungrouped or Non-Chassis)
-    node_chassis: Optional[int] = None   # "# Chassis N" on the sysimgguid= line of the next node
+    chassis: Optional[int] = None  # the -g section we are in (None: ungrouped or Non-Chassis)
+    node_chassis: Optional[int] = None  # "# Chassis N" on the sysimgguid= line of the next node
     warnings: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -311,13 +330,11 @@ def parse_ibnetdiscover(text: Optional[str]) -> Ibnetdiscover:
             continue
         diag = _ND_LIBDIAG_RE.match(line)
         if diag:
-            warnings.append(f"ibnetdiscover reported a failed query ({diag['msg']}): "
-                            "nodes behind that route may be missing from the topology")
+            warnings.append(f"ibnetdiscover reported a failed query ({diag['msg']}): nodes behind that route may be missing from the topology")
             continue
         raise ParseError("ibnetdiscover", f"unexpected line: {line}", text)
     if not nodes:
-        raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header
-                         else "not ibnetdiscover output", text)
+        raise ParseError("ibnetdiscover", "no nodes discovered" if saw_header else "not ibnetdiscover output", text)
     return {"nodes": nodes, "links": _nd_links(nodes), "warnings": warnings}
 
 
@@ -328,8 +345,7 @@ def _nd_node(m: "re.Match[str]", text: str, chassis: Optional[int]) -> IbnetNode
         raise ParseError("ibnetdiscover", f"node id without a GUID: {m['id']}", text)
     ntype = {"Switch": "switch", "Ca": "ca", "Rt": "router"}[m["type"]]
     rest = m["rest"] or ""
-    node: IbnetNode = {"guid": guid, "type": ntype, "desc": m["desc"] or "",
-                       "nports": int(m["nports"]), "ports": {}}
+    node: IbnetNode = {"guid": guid, "type": ntype, "desc": m["desc"] or "", "nports": int(m["nports"]), "ports": {}}
     lm = re.search(r"\blid\s+(\d+)(?:\s+lmc\s+(\d+))?", rest)
     if lm:
         node["lid"] = int(lm.group(1))
@@ -388,9 +404,7 @@ def _nd_links(nodes: dict[str, IbnetNode]) -> list[IbnetLink]:
             if key in seen:
                 continue
             seen.add(key)
-            links.append({"a_guid": guid, "a_port": pnum, "b_guid": p["peer_guid"],
-                          "b_port": p["peer_port"], "width": p["width"],
-                          "speed": p["speed"]})
+            links.append({"a_guid": guid, "a_port": pnum, "b_guid": p["peer_guid"], "b_port": p["peer_port"], "width": p["width"], "speed": p["speed"]})
     return links
 
 
@@ -401,7 +415,8 @@ _LI_PORT_RE = re.compile(
     r"==\(\s*(?:(?P<width>\d+)X\s+(?P<speed>\d+(?:\.\d+)?)\s+Gbps\s+)?"
     r"(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z]+)\s*\)==>\s*"
     r"(?:(?P<plid>\d+)\s+(?P<pport>\d+))?\[[^\]]*\]\s+\"(?P<pdesc>(?:[^\"\\]|\\.)*)\"\s*"
-    r"\((?P<could>.*)\)\s*$")
+    r"\((?P<could>.*)\)\s*$"
+)
 
 
 def lane_nominal(speed: Union[str, float, None]) -> Optional[float]:
@@ -432,9 +447,11 @@ def parse_iblinkinfo(text: Optional[str]) -> list[IblinkPort]:
             continue
         h = _LI_HDR_RE.match(raw.strip())
         if h:
-            node = {"node_type": {"CA": "ca", "Switch": "switch", "Router": "router"}[h["type"]],
-                    "node_guid": norm_guid(h["guid"]) if h["guid"] else None,
-                    "node_desc": h["desc"]}
+            node = {
+                "node_type": {"CA": "ca", "Switch": "switch", "Router": "router"}[h["type"]],
+                "node_guid": norm_guid(h["guid"]) if h["guid"] else None,
+                "node_desc": h["desc"],
+            }
             continue
         m = _LI_PORT_RE.match(raw)
         if not m:
@@ -443,20 +460,23 @@ def parse_iblinkinfo(text: Optional[str]) -> list[IblinkPort]:
             raise ParseError("iblinkinfo", "port line before any node header", text)
         width = int(m["width"]) if m["width"] else None
         lane = lane_nominal(m["speed"]) if m["speed"] else None
-        entry: IblinkPort = {**node, **{  # type: ignore[typeddict-item]  # the node's three keys and these
-            "port_guid": norm_guid(m["pguid"]) if m["pguid"] else None,
-            "lid": int(m["lid"]),
-            "port": int(m["port"]),
-            "width": width,
-            "lane_gbps": float(m["speed"]) if m["speed"] else None,
-            "speed_gbps": (width * lane) if (width and lane) else None,
-            "state": m["state"],
-            "phys_state": m["phys"],
-            "peer_lid": int(m["plid"]) if m["plid"] else None,
-            "peer_port": int(m["pport"]) if m["pport"] else None,
-            "peer_desc": m["pdesc"],
-            "could_be": m["could"].strip(),
-        }}
+        entry: IblinkPort = {
+            **node,  # type: ignore[typeddict-item]  # the node's three keys and these
+            **{
+                "port_guid": norm_guid(m["pguid"]) if m["pguid"] else None,
+                "lid": int(m["lid"]),
+                "port": int(m["port"]),
+                "width": width,
+                "lane_gbps": float(m["speed"]) if m["speed"] else None,
+                "speed_gbps": (width * lane) if (width and lane) else None,
+                "state": m["state"],
+                "phys_state": m["phys"],
+                "peer_lid": int(m["plid"]) if m["plid"] else None,
+                "peer_port": int(m["pport"]) if m["pport"] else None,
+                "peer_desc": m["pdesc"],
+                "could_be": m["could"].strip(),
+            },
+        }
         out.append(entry)
     if not out:
         raise ParseError("iblinkinfo", "no ports in output", text)

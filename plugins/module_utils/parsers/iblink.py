@@ -13,10 +13,10 @@ from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
-        _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _read_rate)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _read_rate
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+
     from parsers._ibtext import _GENERIC_ERROR_RE, _int_or_text, _lines, _raise_no_data, _read_rate  # type: ignore[import-not-found,no-redef]
 
 
@@ -25,8 +25,10 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
 # --------------------------------------------------------------------------
 
 _RDMA_LINK_RE = re.compile(r"^(?:link |\d+/\d+: )(?P<device>[^/\s]+)/(?P<port>\d+):? (?P<rest>.*)$")
-_RDMA_ERROR_RE = re.compile(r"^(?:Error|error)|Failed|command not found|Operation not supported|"
-                            r"No such file|Wrong device name|Permission denied")
+_RDMA_ERROR_RE = re.compile(
+    r"^(?:Error|error)|Failed|command not found|Operation not supported|"
+    r"No such file|Wrong device name|Permission denied"
+)
 _RDMA_INT_KEYS = ("lid", "sm_lid", "lmc", "netdev_index", "ifindex")
 _RDMA_LINK_KEYS = ("state", "physical_state", "netdev", "netdev_index", "subnet_prefix", "lid", "sm_lid", "lmc")
 
@@ -34,12 +36,14 @@ _RDMA_LINK_KEYS = ("state", "physical_state", "netdev", "netdev_index", "subnet_
 class RdmaLinks(TypedDict):
     """``parse_rdma_link``: one dict per port (``device``, ``port`` and the ``key value`` words the tool
     printed: an open set, so a plain dict), and what was not read."""
+
     links: list[dict[str, Any]]
     warnings: list[str]
 
 
 class IbStatus(TypedDict):
     """``parse_ibstatus``: one dict per port block (``device``, ``port`` and the fields it printed)."""
+
     ports: list[dict[str, Any]]
     warnings: list[str]
 
@@ -64,11 +68,11 @@ def parse_rdma_link(text: Optional[str]) -> RdmaLinks:
     (``Error: ...``, unknown device, tool missing) or output without a link.
     """
     stripped = (text or "").strip()
-    if re.match(r"\[\s*[{\]]", stripped):   # not a "[root@host ~]#" prompt line
+    if re.match(r"\[\s*[{\]]", stripped):  # not a "[root@host ~]#" prompt line
         return _rdma_link_json(stripped, text)
     links: list[dict[str, Any]] = []
     warnings: list[str] = []
-    caps: Optional[list[str]] = None   # the caps list being read while a '<...' spans lines
+    caps: Optional[list[str]] = None  # the caps list being read while a '<...' spans lines
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
@@ -87,7 +91,7 @@ def parse_rdma_link(text: Optional[str]) -> RdmaLinks:
         elif links and line.startswith("caps:"):
             # -d: "caps: <SM, TRAP, ...>", wrapped over several lines
             caps = links[-1].setdefault("caps", [])
-            caps.extend(_rdma_caps(line[len("caps:"):]))
+            caps.extend(_rdma_caps(line[len("caps:") :]))
             caps = None if ">" in line else caps
         elif links and raw[:1] in (" ", "\t") and line.split()[0] in _RDMA_LINK_KEYS:
             # -d on older iproute2 wraps "state .. physical_state .." to an indented line
@@ -118,6 +122,7 @@ def _rdma_caps(fragment: str) -> list[str]:
 
 def _rdma_link_json(document: str, text: Optional[str]) -> RdmaLinks:
     import json
+
     try:
         data = json.loads(document)
     except ValueError as err:
@@ -126,15 +131,18 @@ def _rdma_link_json(document: str, text: Optional[str]) -> RdmaLinks:
         raise ParseError("rdma", "rdma -j link show: not a non-empty list of links", text)
     links: list[dict[str, Any]] = []
     for index, entry in enumerate(data):
-        if not isinstance(entry, dict) or not isinstance(entry.get("ifname"), str) \
-                or not isinstance(entry.get("port"), int) or isinstance(entry.get("port"), bool):
-            raise ParseError("rdma", "rdma -j link show: entry %d has no ifname and port: %r"
-                             % (index, entry), text)
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("ifname"), str)
+            or not isinstance(entry.get("port"), int)
+            or isinstance(entry.get("port"), bool)
+        ):
+            raise ParseError("rdma", "rdma -j link show: entry %d has no ifname and port: %r" % (index, entry), text)
         device = entry["ifname"]
         # the first JSON layout (iproute2 2017) names the port too: "mlx5_0/1"
         suffix = "/%d" % entry["port"]
         if device.endswith(suffix):
-            device = device[:-len(suffix)]
+            device = device[: -len(suffix)]
         link: dict[str, Any] = {"device": device, "port": entry["port"]}
         link.update({key: value for key, value in entry.items() if key not in ("ifname", "port")})
         links.append(link)
@@ -147,8 +155,15 @@ def _rdma_link_json(document: str, text: Optional[str]) -> RdmaLinks:
 
 _IBSTATUS_PORT_RE = re.compile(r"^Infiniband device '(?P<device>[^']+)' port (?P<port>\d+) status:\s*$")
 _IBSTATUS_KV_RE = re.compile(r"^\s+(?P<key>[a-z_][a-z_ ]*?):\s*(?P<value>.*?)\s*$")
-_IBSTATUS_FIELDS = {"default gid": "default_gid", "base lid": "base_lid", "sm lid": "sm_lid",
-                    "state": "state", "phys state": "physical_state", "rate": "rate", "link_layer": "link_layer"}
+_IBSTATUS_FIELDS = {
+    "default gid": "default_gid",
+    "base lid": "base_lid",
+    "sm lid": "sm_lid",
+    "state": "state",
+    "phys state": "physical_state",
+    "rate": "rate",
+    "link_layer": "link_layer",
+}
 
 
 def _ibstatus_value(field: str, value: str, port: dict[str, Any]) -> None:
@@ -204,7 +219,7 @@ def parse_ibstatus(text: Optional[str]) -> IbStatus:
         elif _GENERIC_ERROR_RE.search(line) or re.search(r"\bnot found\b|No such|does not exist", line):
             errors.append(line.strip())
         elif port is None and re.match(r"^\s*\S*[#$]\s*ibstatus\b", line):
-            continue   # the echoed command
+            continue  # the echoed command
         else:
             warnings.append("line %d: %r is not an ibstatus field: not read" % (number, line.strip()))
     if errors and not ports:

@@ -14,10 +14,10 @@ from typing import Any, Optional, TypedDict, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import (
-        _int_or_text, _lines, _raise_no_data, _read_rate, _split_enum)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._ibtext import _int_or_text, _lines, _raise_no_data, _read_rate, _split_enum
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+
     from parsers._ibtext import _int_or_text, _lines, _raise_no_data, _read_rate, _split_enum  # type: ignore[import-not-found,no-redef]
 
 
@@ -60,6 +60,7 @@ _IBSTAT_INT_FIELDS = ("num_ports", "base_lid", "lmc", "sm_lid")
 # parser does not know is kept under its own name): plain dicts. The envelopes are typed.
 class IbStat(TypedDict):
     """``parse_ibstat``."""
+
     cas: list[dict[str, Any]]
     warnings: list[str]
 
@@ -70,11 +71,13 @@ class _IbvDevinfoBase(TypedDict):
 
 class IbvDevinfo(_IbvDevinfoBase, total=False):
     """``parse_ibv_devinfo``; ``warnings`` only when lines before the first ``hca_id`` were not read."""
+
     warnings: list[str]
 
 
 class Ibdev2netdev(TypedDict):
     """``parse_ibdev2netdev``."""
+
     ports: list[dict[str, Any]]
     warnings: list[str]
 
@@ -91,11 +94,13 @@ class _GidRowBase(TypedDict):
 
 class GidRow(_GidRowBase, total=False):
     """One show_gids row; ``masked`` (gid None) where the capture's author masked the GID."""
+
     masked: bool
 
 
 class ShowGids(TypedDict):
     """``parse_show_gids``."""
+
     gids: list[GidRow]
     count: int
     warnings: list[str]
@@ -311,17 +316,16 @@ class _DevinfoReader:
         self.devices: list[dict[str, Any]] = []
         self.device: Optional[dict[str, Any]] = None
         self.port: Optional[dict[str, Any]] = None
-        self.blocks: list[tuple[int, str, bool]] = []      # [(indent, path, is_flag_list)]
+        self.blocks: list[tuple[int, str, bool]] = []  # [(indent, path, is_flag_list)]
         self.in_tm = False
-        self.preamble: list[str] = []    # warnings for lines before the first hca_id
+        self.preamble: list[str] = []  # warnings for lines before the first hca_id
 
     def feed(self, raw: str, number: int) -> None:
         line = raw.strip()
         indent = _indent(raw)
         hca = _DEVINFO_HCA_RE.match(line)
         if hca:
-            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": [],
-                           "caps": {}, "warnings": []}
+            self.device = {"hca_id": hca.group("name"), "ports": [], "flags": {}, "notes": [], "caps": {}, "warnings": []}
             self.devices.append(self.device)
             self.port, self.blocks, self.in_tm = None, [], False
             return
@@ -391,8 +395,7 @@ class _DevinfoReader:
         self.in_tm = False
         target = self.port if self.port is not None else device
         if key in _DEVINFO_RESERVED or key in target:
-            device["warnings"].append(
-                "line %d: field %r repeated or reserved, first value kept: %r" % (number, key, line))
+            device["warnings"].append("line %d: field %r repeated or reserved, first value kept: %r" % (number, key, line))
         else:
             _devinfo_value(key, value, target)
         # An empty value opens a heading (key: value pairs below); a value
@@ -418,9 +421,7 @@ def _parse_devinfo_list(text: Optional[str]) -> Optional[IbvDevinfo]:
 # ibdev2netdev
 # --------------------------------------------------------------------------
 
-_IBDEV2NETDEV_RE = re.compile(
-    r"^(?P<device>\S+) port (?P<port>\d+) (?P<arrow>==>|<===>) (?P<netdev>\S+)(?: \((?P<state>[^)]*)\))?\s*$"
-)
+_IBDEV2NETDEV_RE = re.compile(r"^(?P<device>\S+) port (?P<port>\d+) (?P<arrow>==>|<===>) (?P<netdev>\S+)(?: \((?P<state>[^)]*)\))?\s*$")
 _IBDEV2NETDEV_VERBOSE_RE = re.compile(
     r"^(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])?\s*"
     r"(?P<device>\S+) \((?P<ca_type>\S+) - (?P<part_id>[^)]*?)\s*\)\s*"
@@ -458,12 +459,14 @@ def parse_ibdev2netdev(text: Optional[str]) -> Ibdev2netdev:
             continue
         plain = _IBDEV2NETDEV_RE.match(line)
         if plain:
-            ports.append({
-                "device": plain.group("device"),
-                "port": int(plain.group("port")),
-                "netdev": plain.group("netdev"),
-                "netdev_state": plain.group("state"),
-            })
+            ports.append(
+                {
+                    "device": plain.group("device"),
+                    "port": int(plain.group("port")),
+                    "netdev": plain.group("netdev"),
+                    "netdev_state": plain.group("state"),
+                }
+            )
         elif "==>" in line:
             warnings.append("line %d: a '==>' line not read: %r" % (number, line))
     if not ports:

@@ -25,13 +25,25 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # The IB PortCounters attribute's error counters (IBA 16.1.3.5) perfquery prints
-IB_ERROR_COUNTERS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-                     "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
-                     "PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
-                     "ExcessiveBufferOverrunErrors", "VL15Dropped")
+IB_ERROR_COUNTERS = (
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+)
 
-_PQ_HEADER_RE = re.compile(r"^# Port (?P<kind>extended )?counters: Lid (?P<lid>\d+) port (?P<port>\d+)"
-                           r"(?: \(CapMask: (?P<capmask>0x[0-9A-Fa-f]+)(?: CapMask2: (?P<capmask2>0x[0-9A-Fa-f]+))?\))?\s*$")
+_PQ_HEADER_RE = re.compile(
+    r"^# Port (?P<kind>extended )?counters: Lid (?P<lid>\d+) port (?P<port>\d+)"
+    r"(?: \(CapMask: (?P<capmask>0x[0-9A-Fa-f]+)(?: CapMask2: (?P<capmask2>0x[0-9A-Fa-f]+))?\))?\s*$"
+)
 _PQ_LINE_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+):\.*(?P<value>\S+)\s*$")
 _PQ_ERRORS = ("ibwarn", "perfquery: iberror", "failed", "Failed", "can't open", "No such")
 
@@ -47,6 +59,7 @@ _ANSI_SGR_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 class PerfqueryPort(TypedDict):
     """One ``# Port counters`` block."""
+
     lid: int
     port: int
     extended: bool
@@ -56,11 +69,13 @@ class PerfqueryPort(TypedDict):
 
 class Perfquery(TypedDict):
     """``parse_perfquery``."""
+
     ports: list[PerfqueryPort]
 
 
 class ModuleValue(TypedDict):
     """A Module Info DDM value: per-lane readings and the thresholds."""
+
     values: list[float]
     low: float
     high: float
@@ -68,6 +83,7 @@ class ModuleValue(TypedDict):
 
 class ModuleInfo(TypedDict):
     """``module_info``: mlxlink's Module Info section decoded."""
+
     identifier: Optional[str]
     cable_technology: Optional[str]
     cable_type: Optional[str]
@@ -80,6 +96,7 @@ class ModuleInfo(TypedDict):
 
 class Mlxlink(TypedDict):
     """``parse_mlxlink``: every section as printed, and the link-health fields decoded (None: absent)."""
+
     sections: dict[str, dict[str, str]]
     state: Optional[str]
     physical_state: Optional[str]
@@ -100,6 +117,7 @@ class Mlxlink(TypedDict):
 
 class IbqueryerrorsNode(TypedDict):
     """One ``Errors for`` node: counters per port (int, or ``"ALL"``) and the GUID each port line names."""
+
     guid: Optional[str]
     name: str
     ports: dict[Union[int, str], dict[str, int]]
@@ -115,6 +133,7 @@ class IbqueryerrorsSummary(TypedDict):
 
 class Ibqueryerrors(TypedDict):
     """``parse_ibqueryerrors``."""
+
     nodes: list[IbqueryerrorsNode]
     summary: Optional[IbqueryerrorsSummary]
     thresholds: Optional[str]
@@ -137,8 +156,13 @@ def parse_perfquery(text: Optional[str]) -> Perfquery:
             continue
         m = _PQ_HEADER_RE.match(s)
         if m:
-            current = {"lid": int(m.group("lid")), "port": int(m.group("port")), "extended": bool(m.group("kind")),
-                       "capmask": m.group("capmask"), "counters": {}}
+            current = {
+                "lid": int(m.group("lid")),
+                "port": int(m.group("port")),
+                "extended": bool(m.group("kind")),
+                "capmask": m.group("capmask"),
+                "counters": {},
+            }
             ports.append(current)
             continue
         m = _PQ_LINE_RE.match(s)
@@ -180,8 +204,13 @@ def _num(value: str) -> Union[int, float, None]:
 # "<value or per-lane values, comma separated> [<low threshold>..<high threshold>]", or "N/A" where
 # the module has no digital diagnostics (e.g. "Rx Power Current [dBm] : 1.886,1.989,2.281,1.976 [-10.41..6]").
 _ML_DDM_RE = re.compile(r"^(?P<values>-?[\d.]+(?:,-?[\d.]+)*)\s+\[(?P<low>-?[\d.]+)\.\.(?P<high>-?[\d.]+)\]$")
-MODULE_DDM = {"temperature_c": "Temperature [C]", "voltage_mv": "Voltage [mV]", "bias_ma": "Bias Current [mA]",
-              "rx_power_dbm": "Rx Power Current [dBm]", "tx_power_dbm": "Tx Power Current [dBm]"}
+MODULE_DDM = {
+    "temperature_c": "Temperature [C]",
+    "voltage_mv": "Voltage [mV]",
+    "bias_ma": "Bias Current [mA]",
+    "rx_power_dbm": "Rx Power Current [dBm]",
+    "tx_power_dbm": "Tx Power Current [dBm]",
+}
 
 
 def module_value(text: Optional[str]) -> Optional[ModuleValue]:
@@ -192,8 +221,7 @@ def module_value(text: Optional[str]) -> Optional[ModuleValue]:
     m = _ML_DDM_RE.match(s)
     if not m:
         raise ValueError(f"not an mlxlink module value 'v[,v...] [low..high]': {s!r}")
-    return {"values": [float(v) for v in m.group("values").split(",")],
-            "low": float(m.group("low")), "high": float(m.group("high"))}
+    return {"values": [float(v) for v in m.group("values").split(",")], "low": float(m.group("low")), "high": float(m.group("high"))}
 
 
 def module_info(section: Optional[dict[str, str]]) -> Optional[ModuleInfo]:
@@ -204,8 +232,11 @@ def module_info(section: Optional[dict[str, str]]) -> Optional[ModuleInfo]:
     tech = section.get("Cable Technology") or ""
     ctype = section.get("Cable Type") or ""
     return {
-        "identifier": section.get("Identifier"), "cable_technology": tech or None, "cable_type": ctype or None,
-        "vendor": section.get("Vendor Name"), "part_number": section.get("Vendor Part Number"),
+        "identifier": section.get("Identifier"),
+        "cable_technology": tech or None,
+        "cable_type": ctype or None,
+        "vendor": section.get("Vendor Name"),
+        "part_number": section.get("Vendor Part Number"),
         "serial": section.get("Vendor Serial Number"),
         # copper (passive or active) carries no light: its DDM reads 0 [0..0] or N/A
         "optical": "optical" in (tech + " " + ctype).lower(),
@@ -266,18 +297,21 @@ def parse_mlxlink(text: Optional[str]) -> Mlxlink:
             raise ParseError("mlxlink", f"Raw Physical Errors Per Lane: {lanes!r} is not a list of numbers", text)
     return {
         "sections": sections,
-        "state": op.get("State"), "physical_state": op.get("Physical state"), "speed": op.get("Speed"),
-        "width": op.get("Width"), "fec": op.get("FEC"),
+        "state": op.get("State"),
+        "physical_state": op.get("Physical state"),
+        "speed": op.get("Speed"),
+        "width": op.get("Width"),
+        "fec": op.get("FEC"),
         "recommendation": ts.get("Recommendation"),
         "status_opcode": _num(ts["Status Opcode"]) if "Status Opcode" in ts else None,
         "module": module,
         "effective_errors": _num(ctr["Effective Physical Errors"]) if "Effective Physical Errors" in ctr else None,
-        "effective_ber": eff_ber, "raw_ber": raw_ber, "raw_errors_per_lane": per_lane,
+        "effective_ber": eff_ber,
+        "raw_ber": raw_ber,
+        "raw_errors_per_lane": per_lane,
         "link_down": _num(ctr["Link Down Counter"]) if "Link Down Counter" in ctr else None,
-        "link_error_recovery": (_num(ctr["Link Error Recovery Counter"])
-                                if "Link Error Recovery Counter" in ctr else None),
-        "time_since_clear_min": (_num(ctr["Time Since Last Clear [Min]"])
-                                 if "Time Since Last Clear [Min]" in ctr else None),
+        "link_error_recovery": (_num(ctr["Link Error Recovery Counter"]) if "Link Error Recovery Counter" in ctr else None),
+        "time_since_clear_min": (_num(ctr["Time Since Last Clear [Min]"]) if "Time Since Last Clear [Min]" in ctr else None),
     }
 
 
@@ -320,8 +354,7 @@ def parse_ibqueryerrors(text: Optional[str]) -> Ibqueryerrors:
             counters = {c.group("name"): int(c.group("value")) for c in _IQE_COUNTER_RE.finditer(m.group("rest"))}
             if not counters and m.group("rest").strip():
                 raise ParseError("ibqueryerrors", f"line {n}: {s!r}: no '[Counter == value]'", text)
-            warnings += [f"line {n}: not read: {cell!r}" for cell in re.findall(r"\[[^\]]*\]", m.group("rest"))
-                         if not _IQE_COUNTER_RE.fullmatch(cell)]
+            warnings += [f"line {n}: not read: {cell!r}" for cell in re.findall(r"\[[^\]]*\]", m.group("rest")) if not _IQE_COUNTER_RE.fullmatch(cell)]
             cell = m.group("port")
             port: Union[int, str] = cell if cell == "ALL" else int(cell)
             current["ports"][port] = counters
@@ -331,18 +364,17 @@ def parse_ibqueryerrors(text: Optional[str]) -> Ibqueryerrors:
             continue
         m = _IQE_SUMMARY_RE.match(s)
         if m:
-            summary = {"nodes_checked": int(m.group("nodes")), "bad_nodes": int(m.group("bad_nodes")),
-                       "ports_checked": None, "bad_ports": None}
+            summary = {"nodes_checked": int(m.group("nodes")), "bad_nodes": int(m.group("bad_nodes")), "ports_checked": None, "bad_ports": None}
             continue
         m = _IQE_PORTS_RE.match(s)
         if m and summary is not None:
             summary.update({"ports_checked": int(m.group("ports")), "bad_ports": int(m.group("bad_ports"))})
             continue
         if s.startswith("## Thresholds:"):
-            thresholds = s[len("## Thresholds:"):].strip()
+            thresholds = s[len("## Thresholds:") :].strip()
             continue
         if s.startswith("## Suppressed:"):
-            suppressed = s[len("## Suppressed:"):].split()
+            suppressed = s[len("## Suppressed:") :].split()
             continue
         if s.startswith("##"):
             # e.g. "##          3 PMA query failures", or a summary in another wording: named (issue 38)
@@ -351,5 +383,4 @@ def parse_ibqueryerrors(text: Optional[str]) -> Ibqueryerrors:
         raise ParseError("ibqueryerrors", f"line {n}: {s!r} is not an ibqueryerrors line", text)
     if not nodes and summary is None:
         raise ParseError("ibqueryerrors", "neither errors nor a summary", text)
-    return {"nodes": nodes, "summary": summary, "thresholds": thresholds, "suppressed": suppressed,
-            "warnings": warnings}
+    return {"nodes": nodes, "summary": summary, "thresholds": thresholds, "suppressed": suppressed, "warnings": warnings}

@@ -35,8 +35,7 @@ import re
 from typing import Any, Optional, Sequence, TypedDict, cast
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-        ParseError, column_spans, eos_json, split_columns)
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, column_spans, eos_json, split_columns
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, column_spans, eos_json, split_columns  # type: ignore[import-not-found,no-redef]
 
@@ -46,6 +45,7 @@ _MAC_RE = re.compile(r"^[0-9a-f]{2}([:.-]?[0-9a-f]{2}){5}$", re.I)
 
 class LldpNeighbor(TypedDict):
     """One neighbour on a local port (None where the format does not carry the field)."""
+
     system_name: Optional[str]
     port_id: Optional[str]
     port_id_type: Optional[str]
@@ -55,6 +55,7 @@ class LldpNeighbor(TypedDict):
 
 class LldpTable(TypedDict):
     """What every parser here returns."""
+
     neighbors: dict[str, list[LldpNeighbor]]
     ports: list[str]
     warnings: list[str]
@@ -68,20 +69,31 @@ def normalize_mac(value: Any) -> Optional[str]:
     digits = re.sub(r"[^0-9a-f]", "", s)
     if len(digits) != 12:
         return None
-    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+    return ":".join(digits[i : i + 2] for i in range(0, 12, 2))
 
 
-def _neighbor(system_name: Optional[str] = None, port_id: Any = None, port_id_type: Optional[str] = None,
-              port_descr: Optional[str] = None, chassis_id: Optional[str] = None) -> LldpNeighbor:
+def _neighbor(
+    system_name: Optional[str] = None,
+    port_id: Any = None,
+    port_id_type: Optional[str] = None,
+    port_descr: Optional[str] = None,
+    chassis_id: Optional[str] = None,
+) -> LldpNeighbor:
     port_id = (port_id or None) and str(port_id)
     if port_id and port_id_type is None:
         port_id_type = "mac" if normalize_mac(port_id) else "ifname"
-    return {"system_name": system_name or None, "port_id": port_id, "port_id_type": port_id_type,
-            "port_descr": port_descr or None, "chassis_id": chassis_id or None}
+    return {
+        "system_name": system_name or None,
+        "port_id": port_id,
+        "port_id_type": port_id_type,
+        "port_descr": port_descr or None,
+        "chassis_id": chassis_id or None,
+    }
 
 
-def _table(text: Optional[str], tool: str, first_col: str, columns: Sequence[str], known: Sequence[str] = (),
-           header_re: Optional[str] = None) -> tuple[list[tuple[int, str, dict[str, str]]], list[str]]:
+def _table(
+    text: Optional[str], tool: str, first_col: str, columns: Sequence[str], known: Sequence[str] = (), header_re: Optional[str] = None
+) -> tuple[list[tuple[int, str, dict[str, str]]], list[str]]:
     """Rows of an aligned table whose header starts with ``first_col``: ([(n, line, cells)], warnings).
 
     ``columns`` must be in the header (else nothing usable: ParseError);
@@ -105,12 +117,14 @@ def _table(text: Optional[str], tool: str, first_col: str, columns: Sequence[str
         raise ParseError(tool, f"line {head + 1}: header lacks column {missing[0]!r}", text)
     rule = lines[head + 1] if head + 1 < len(lines) and _RULE_RE.match(lines[head + 1]) else None
     spans = column_spans(lines[head], rule)
-    warnings = [f"column {name!r} is not read (unknown to this parser)"
-                for name, *_pos in spans if name and name not in columns and name not in known
-                and name != first_col]
+    warnings = [
+        f"column {name!r} is not read (unknown to this parser)"
+        for name, *_pos in spans
+        if name and name not in columns and name not in known and name != first_col
+    ]
     rows: list[tuple[int, str, dict[str, str]]] = []
     misfits: list[str] = []
-    for n, line in enumerate(lines[head + (2 if rule else 1):], head + (3 if rule else 2)):
+    for n, line in enumerate(lines[head + (2 if rule else 1) :], head + (3 if rule else 2)):
         if not line.strip():
             continue
         if _RULE_RE.match(line) or line.strip().startswith("Total entries displayed"):
@@ -144,8 +158,7 @@ def parse_nvue_lldp(text: Optional[str]) -> LldpTable:
 def parse_sonic_lldp_table(text: str) -> LldpTable:
     """``show lldp table`` -> neighbours per port (several per port where the table lists several)."""
     tool = "show lldp table"
-    rows, warnings = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"),
-                            ("Capability",))
+    rows, warnings = _table(text, tool, "LocalPort", ("RemoteDevice", "RemotePortID", "RemotePortDescr"), ("Capability",))
     out: LldpTable = {"neighbors": {}, "ports": [], "warnings": warnings}
     for n, line, c in rows:
         port = c.get("LocalPort")
@@ -153,8 +166,7 @@ def parse_sonic_lldp_table(text: str) -> LldpTable:
             raise ParseError(tool, f"line {n}: {line.strip()!r} has no LocalPort", text)
         if port not in out["ports"]:
             out["ports"].append(port)
-        out["neighbors"].setdefault(port, []).append(
-            _neighbor(c.get("RemoteDevice"), c.get("RemotePortID"), None, c.get("RemotePortDescr")))
+        out["neighbors"].setdefault(port, []).append(_neighbor(c.get("RemoteDevice"), c.get("RemotePortID"), None, c.get("RemotePortDescr")))
     m = re.search(r"Total entries displayed:\s+(\d+)", text)
     if m and int(m.group(1)) != len(rows):
         out["warnings"].append(f"the table says {m.group(1)} entries, {len(rows)} were read")
@@ -204,8 +216,7 @@ def _eos_lldp_text(text: str) -> LldpTable:
     """``show lldp neighbors`` as text (EOS 4.x; source in docs/parsers.md)."""
     tool = "show lldp neighbors"
     _eos_error(tool, text)
-    rows, warnings = _table(text, tool, "Port", ("Neighbor Device ID", "Neighbor Port ID"), ("TTL",),
-                            header_re=r"Neighbor Device ID")
+    rows, warnings = _table(text, tool, "Port", ("Neighbor Device ID", "Neighbor Port ID"), ("TTL",), header_re=r"Neighbor Device ID")
     out: LldpTable = {"neighbors": {}, "ports": [], "warnings": warnings}
     for n, line, c in rows:
         port = c.get("Port")
@@ -215,8 +226,7 @@ def _eos_lldp_text(text: str) -> LldpTable:
         port = _eos_port(port)
         if port not in out["ports"]:
             out["ports"].append(port)
-        out["neighbors"].setdefault(port, []).append(
-            _neighbor(c.get("Neighbor Device ID"), c.get("Neighbor Port ID")))
+        out["neighbors"].setdefault(port, []).append(_neighbor(c.get("Neighbor Device ID"), c.get("Neighbor Port ID")))
     return out
 
 
@@ -231,11 +241,26 @@ _EOS_DETAIL_RE = {
 # the TLV lines of EOS ``show lldp neighbors detail`` known and not read: those of the published capture
 # (ntc-templates' EOS 4.15.2F output, fixtures/lldp/real_eos_lldp_neighbors_detail_ntc.txt); another TLV
 # EOS prints is named in ``warnings``
-_EOS_DETAIL_FIELDS = frozenset((
-    "Chassis ID type", "Port ID type", "Time To Live", "System Description", "System Capabilities",
-    "Enabled Capabilities", "Management Address Subtype", "Management Address", "Interface Number Subtype",
-    "Interface Number", "OID String", "IEEE802.1 Port VLAN ID", "Link Aggregation Status",
-    "IEEE802.3 Maximum Frame Size", "IEEE802.1/IEEE802.3 Link Aggregation", "Port ID"))
+_EOS_DETAIL_FIELDS = frozenset(
+    (
+        "Chassis ID type",
+        "Port ID type",
+        "Time To Live",
+        "System Description",
+        "System Capabilities",
+        "Enabled Capabilities",
+        "Management Address Subtype",
+        "Management Address",
+        "Interface Number Subtype",
+        "Interface Number",
+        "OID String",
+        "IEEE802.1 Port VLAN ID",
+        "Link Aggregation Status",
+        "IEEE802.3 Maximum Frame Size",
+        "IEEE802.1/IEEE802.3 Link Aggregation",
+        "Port ID",
+    )
+)
 
 
 def _unquote(value: str) -> str:
@@ -272,7 +297,7 @@ def _eos_lldp_detail(text: str) -> LldpTable:
             out["warnings"].append(f"line {n}: not read (before any 'Neighbor' line of {port}): {line.strip()!r}")
             continue
         if line.strip().startswith("- "):
-            in_lag = "Link Aggregation" in line   # its 'Port ID' is the aggregation port, not the neighbour's
+            in_lag = "Link Aggregation" in line  # its 'Port ID' is the aggregation port, not the neighbour's
         read = False
         for key, rx in _EOS_DETAIL_RE.items():
             m = rx.match(line)
@@ -280,12 +305,10 @@ def _eos_lldp_detail(text: str) -> LldpTable:
                 current[key] = _unquote(m.group("v"))
             read = read or bool(m)
         field = re.match(r"^\s*(?:- )?([^:]+?)\s*(?::|$)", line)
-        if not read and not (field and field.group(1) in _EOS_DETAIL_FIELDS) \
-                and not re.match(r"^\s*Discovered .* ago", line):
+        if not read and not (field and field.group(1) in _EOS_DETAIL_FIELDS) and not re.match(r"^\s*Discovered .* ago", line):
             out["warnings"].append(f"line {n}: not read: {line.strip()!r}")
     for p, found in blocks.items():
-        out["neighbors"][p] = [_neighbor(f.get("system_name"), f.get("port_id"), None, f.get("port_descr"),
-                                         f.get("chassis_id")) for f in found]
+        out["neighbors"][p] = [_neighbor(f.get("system_name"), f.get("port_id"), None, f.get("port_descr"), f.get("chassis_id")) for f in found]
     if not out["ports"]:
         raise ParseError(tool, "no 'Interface ... detected N LLDP neighbors:' block", text)
     return out
@@ -317,7 +340,7 @@ def parse_lldpctl_json(text: Optional[str]) -> LldpTable:
     if not isinstance(doc, dict) or "lldp" not in doc:
         raise ParseError(tool, "no 'lldp' object", text)
     lldp = doc["lldp"]
-    if isinstance(lldp, list):          # json0-like wrapping of the top object
+    if isinstance(lldp, list):  # json0-like wrapping of the top object
         lldp = lldp[0] if lldp else {}
     if not isinstance(lldp, dict):
         raise ParseError(tool, "'lldp' is not an object", text)
@@ -334,7 +357,7 @@ def parse_lldpctl_json(text: Optional[str]) -> LldpTable:
             if not isinstance(chassis, dict):
                 raise ParseError(tool, f"interface {ifname}: chassis is not an object", text)
             if isinstance(chassis.get("id"), dict) and "value" in chassis["id"]:
-                name, ch = None, chassis          # the neighbour sent no system name
+                name, ch = None, chassis  # the neighbour sent no system name
             else:
                 name, ch = next(iter(chassis.items()), (None, {}))
             port = data.get("port") or {}
@@ -343,6 +366,5 @@ def parse_lldpctl_json(text: Optional[str]) -> LldpTable:
             pid = port.get("id")
             pid = pid[0] if isinstance(pid, list) and pid else pid
             pid_type = pid.get("type") if isinstance(pid, dict) else None
-            out["neighbors"].setdefault(ifname, []).append(
-                _neighbor(name, _value(port, "id"), pid_type, _value(port, "descr"), _value(ch, "id")))
+            out["neighbors"].setdefault(ifname, []).append(_neighbor(name, _value(port, "id"), pid_type, _value(port, "descr"), _value(ch, "id")))
     return out

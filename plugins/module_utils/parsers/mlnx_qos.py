@@ -20,13 +20,12 @@ _FAILURE_RE = re.compile(
     r"Interface name is required|Bad arguments|Traceback|Error|cannot",
     re.IGNORECASE,
 )
-_TC_RE = re.compile(
-    r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)(?:,\s*bw:\s*(?P<bw>\d+)%)?\s*$"
-)
+_TC_RE = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)(?:,\s*bw:\s*(?P<bw>\d+)%)?\s*$")
 
 
 class QosTc(TypedDict):
     """One ``tc: N ratelimit: ..., tsa: ...`` block and the priorities listed under it."""
+
     tc: int
     ratelimit: str
     ratelimit_gbps: Optional[float]
@@ -38,6 +37,7 @@ class QosTc(TypedDict):
 class MlnxQos(TypedDict):
     """``parse_mlnx_qos``. Besides these keys, ``Receive buffer size`` extras arrive as
     ``receive_buffer_<name>`` (``receive_buffer_max_buffer_size``: bytes)."""
+
     dcbx_mode: Optional[str]
     trust: Optional[str]
     dscp2prio: dict[str, int]
@@ -113,7 +113,7 @@ def _new_result() -> dict[str, Any]:
 
 
 def _handle_tc_line(line: str, result: dict[str, Any]) -> QosTc:
-    match = cast("re.Match[str]", _TC_RE.match(line))   # the caller matched the line already
+    match = cast("re.Match[str]", _TC_RE.match(line))  # the caller matched the line already
     rate = match.group("rate").strip()
     tc: QosTc = {
         "tc": int(match.group("tc")),

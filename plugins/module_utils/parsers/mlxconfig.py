@@ -60,12 +60,14 @@ class _ValueBase(TypedDict):
 
 class MlxconfigValue(_ValueBase, total=False):
     """One mlxconfig cell (see the module docstring); ``array`` for ``Array[low..high]``."""
+
     array: list[int]
 
 
 class MlxconfigDevice(TypedDict):
     """One ``Device #N:`` block. ``params``: {NAME: {"modified": bool, and per column
     ("default", "current", "next_boot", "new") an MlxconfigValue}}."""
+
     index: int
     device_type: Optional[str]
     name: Optional[str]
@@ -77,6 +79,7 @@ class MlxconfigDevice(TypedDict):
 
 class Mlxconfig(TypedDict):
     """``parse_mlxconfig``."""
+
     devices: list[MlxconfigDevice]
     warnings: list[str]
 
@@ -87,6 +90,7 @@ MlxconfigChange = TypedDict("MlxconfigChange", {"from": Optional[str], "to": str
 
 class MlxconfigSet(TypedDict):
     """``parse_mlxconfig_set``."""
+
     devices: list[MlxconfigDevice]
     changes: dict[str, MlxconfigChange]
     applied: bool
@@ -96,6 +100,7 @@ class MlxconfigSet(TypedDict):
 
 class ResetOption(TypedDict):
     """One ``N: <description> -Supported|-Not Supported`` line of ``mlxfwreset query``."""
+
     id: int
     description: str
     supported: bool
@@ -105,6 +110,7 @@ class ResetOption(TypedDict):
 
 class MlxfwresetQuery(TypedDict):
     """``parse_mlxfwreset_query``."""
+
     levels: list[ResetOption]
     types: list[ResetOption]
     sync: list[ResetOption]
@@ -121,6 +127,7 @@ class ResetStep(TypedDict):
 
 class Mlxfwreset(TypedDict):
     """``parse_mlxfwreset``."""
+
     level: Optional[int]
     level_description: Optional[str]
     steps: list[ResetStep]
@@ -140,8 +147,7 @@ def normalize_value(raw: str) -> MlxconfigValue:
         return {"raw": raw, "label": enum.group("label"), "value": int(enum.group("code"))}
     array = _ARRAY_RE.match(raw)
     if array:
-        return {"raw": raw, "label": "Array", "value": None,
-                "array": [int(array.group("low")), int(array.group("high"))]}
+        return {"raw": raw, "label": "Array", "value": None, "array": [int(array.group("low")), int(array.group("high"))]}
     if re.fullmatch(r"-?\d+", raw):
         return {"raw": raw, "label": None, "value": int(raw)}
     if re.fullmatch(r"0x[0-9a-fA-F]+", raw):
@@ -185,13 +191,18 @@ def _parse_param_line(line: str, columns: Sequence[str]) -> Optional[tuple[str, 
 # A parameter row: the name as mlxconfig prints it. The parameter database has names with
 # lower-case letters and dots as well as the usual upper-case ones, so any identifier is a name
 # (class 1 of issue 38: a name the pattern did not expect vanished from the query).
-_PARAM_RE = re.compile(r"^\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*(?:\[\d+(?:\.\.\d+)?\])?)"
-                       r"\s+(?P<rest>\S.*?)\s*$")
+_PARAM_RE = re.compile(
+    r"^\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*(?:\[\d+(?:\.\.\d+)?\])?)"
+    r"\s+(?P<rest>\S.*?)\s*$"
+)
 # Lines mlxconfig prints that carry no parameter: the echoed command, the set prompt and outcome,
 # -I-/-W- notes. Anything else that is not a device field or a row is named in ``warnings``.
-_NOT_A_ROW_RE = re.compile(r"^(?:(?:\[[^\]]*\]|[\w.@:~/-]+)?[#$]\s|(?:sudo\s+)?(?:mlxconfig|mstconfig)\b|"
-                           r"-I-|Apply new Configuration|Applying\.\.\.|Aborted by user|"
-                           r"The '\*' shows parameters)", re.IGNORECASE)
+_NOT_A_ROW_RE = re.compile(
+    r"^(?:(?:\[[^\]]*\]|[\w.@:~/-]+)?[#$]\s|(?:sudo\s+)?(?:mlxconfig|mstconfig)\b|"
+    r"-I-|Apply new Configuration|Applying\.\.\.|Aborted by user|"
+    r"The '\*' shows parameters)",
+    re.IGNORECASE,
+)
 
 
 # Rows without a "Configurations:" header (``mlxconfig q | grep ...``): one
@@ -201,8 +212,7 @@ _HEADERLESS_COLUMNS = ["default", "current", "next_boot"]
 
 
 def _new_device(index: int) -> MlxconfigDevice:
-    return {"index": index, "device_type": None, "name": None, "description": None,
-            "device": None, "pci": None, "params": {}}
+    return {"index": index, "device_type": None, "name": None, "description": None, "device": None, "pci": None, "params": {}}
 
 
 def _parse_device_field(line: str, device: MlxconfigDevice) -> bool:
@@ -250,8 +260,7 @@ def _parse_devices(text: Optional[str]) -> tuple[list[MlxconfigDevice], list[str
             continue
         name, param, ncells = parsed
         if columns is None and ncells not in (1, 3):
-            warnings.append("line %d: %d value cells without a Configurations: header; "
-                            "expected 1 (q) or 3 (-e q): %r" % (lineno, ncells, stripped))
+            warnings.append("line %d: %d value cells without a Configurations: header; expected 1 (q) or 3 (-e q): %r" % (lineno, ncells, stripped))
             continue
         if columns is None and ncells == 1:
             param = {"modified": param["modified"], "next_boot": param["default"]}
@@ -325,29 +334,29 @@ def parse_mlxconfig_set(text: Optional[str]) -> MlxconfigSet:
     if re.search(r"^\s*Applying\.\.\.\s*Failed", text, re.MULTILINE):
         raise ParseError(tool, "Applying... Failed!: the new configuration was not written", text)
     prompt = _SET_PROMPT_RE.search(text)
-    if (prompt and prompt.group("answer") and prompt.group("answer").lower() not in ("y", "yes")) \
-            or re.search(r"aborted by user", text, re.IGNORECASE):
+    if (prompt and prompt.group("answer") and prompt.group("answer").lower() not in ("y", "yes")) or re.search(r"aborted by user", text, re.IGNORECASE):
         raise ParseError(tool, "aborted by the user at 'Apply new Configuration?': nothing was written", text)
     devices, warnings = _parse_devices(text)
     applied = bool(re.search(r"^\s*Applying\.\.\.\s*Done", text, re.MULTILINE))
     if not applied:
         if prompt and not prompt.group("answer"):
-            raise ParseError(tool, "the output ends at the 'Apply new Configuration?' prompt (run with -y): "
-                                   "nothing was written", text)
+            raise ParseError(tool, "the output ends at the 'Apply new Configuration?' prompt (run with -y): nothing was written", text)
         first = next(line.strip() for line in _lines(text) if line.strip())
-        raise ParseError(tool, "no 'Applying... Done!' line: the outcome is unknown (first line: %r)" % first,
-                         text)
+        raise ParseError(tool, "no 'Applying... Done!' line: the outcome is unknown (first line: %r)" % first, text)
     changes: dict[str, MlxconfigChange] = {}
     for device in devices:
         for name, param in device["params"].items():
             if "new" in param:
                 changes[name] = {"from": param.get("next_boot", {}).get("raw"), "to": param["new"]["raw"]}
     # -I- notes other than the reboot request are not dropped (-W- lines are already in warnings)
-    warnings += [line.strip() for line in _lines(text) if line.strip().startswith("-I-")
-                 and "Please reboot machine to load new configurations" not in line]
-    return {"devices": devices, "changes": changes, "applied": True,
-            "reboot_required": bool(re.search(r"Please reboot machine to load new configurations", text)),
-            "warnings": warnings}
+    warnings += [line.strip() for line in _lines(text) if line.strip().startswith("-I-") and "Please reboot machine to load new configurations" not in line]
+    return {
+        "devices": devices,
+        "changes": changes,
+        "applied": True,
+        "reboot_required": bool(re.search(r"Please reboot machine to load new configurations", text)),
+        "warnings": warnings,
+    }
 
 
 def _raise_empty(tool: str, text: Optional[str], warnings: Sequence[str] = ()) -> NoReturn:
@@ -356,8 +365,7 @@ def _raise_empty(tool: str, text: Optional[str], warnings: Sequence[str] = ()) -
     if any("value cells" in warning for warning in warnings):
         raise ParseError(tool, "no parameter could be read: " + "; ".join(warnings), text)
     first = next(line.strip() for line in _lines(text) if line.strip())
-    raise ParseError(tool, "no device/parameter table in output (first line: %r)%s"
-                     % (first, "".join("; " + warning for warning in warnings[:3])), text)
+    raise ParseError(tool, "no device/parameter table in output (first line: %r)%s" % (first, "".join("; " + warning for warning in warnings[:3])), text)
 
 
 # --------------------------------------------------------------------------
@@ -369,8 +377,7 @@ _RESET_OPTION_RE = re.compile(
     r"^(?P<num>\d+):\s*(?P<desc>.*?)\s*-(?P<support>Supported|Not Supported)"
     r"(?:\s*\((?P<reason>Reason:[^)]*)\))?\s*(?P<default>\(default\))?\s*$"
 )
-_RESET_SECTION_KEYS = {"levels": "levels", "types": "types", "sync": "sync", "method": "methods",
-                       "methods": "methods"}
+_RESET_SECTION_KEYS = {"levels": "levels", "types": "types", "sync": "sync", "method": "methods", "methods": "methods"}
 
 
 def parse_mlxfwreset_query(text: Optional[str]) -> MlxfwresetQuery:
@@ -403,25 +410,32 @@ def parse_mlxfwreset_query(text: Optional[str]) -> MlxfwresetQuery:
             continue
         option = _RESET_OPTION_RE.match(stripped)
         if not option or not section:
-            if stripped and not _NOT_A_ROW_RE.match(stripped):   # named, never dropped (issue 38)
+            if stripped and not _NOT_A_ROW_RE.match(stripped):  # named, never dropped (issue 38)
                 warnings.append("line %d: not read: %r" % (lineno, stripped))
             continue
         if option and section:
             reason = option.group("reason")
-            options[section].append({
-                "id": int(option.group("num")),
-                "description": option.group("desc"),
-                "supported": option.group("support") == "Supported",
-                "default": bool(option.group("default")),
-                "reason": reason[len("Reason:"):].strip() if reason else None,
-            })
+            options[section].append(
+                {
+                    "id": int(option.group("num")),
+                    "description": option.group("desc"),
+                    "supported": option.group("support") == "Supported",
+                    "default": bool(option.group("default")),
+                    "reason": reason[len("Reason:") :].strip() if reason else None,
+                }
+            )
     levels = options["levels"]
     if not levels:
         _raise_empty("mlxfwreset", text)
-    return {"levels": levels, "types": options["types"], "sync": options["sync"], "methods": options["methods"],
-            "warnings": warnings,
-            "default_level": next((lvl["id"] for lvl in levels if lvl["default"]), None),
-            "supported_levels": [lvl["id"] for lvl in levels if lvl["supported"]]}
+    return {
+        "levels": levels,
+        "types": options["types"],
+        "sync": options["sync"],
+        "methods": options["methods"],
+        "warnings": warnings,
+        "default_level": next((lvl["id"] for lvl in levels if lvl["default"]), None),
+        "supported_levels": [lvl["id"] for lvl in levels if lvl["supported"]],
+    }
 
 
 _RESET_STEP_RE = re.compile(r"^-I-\s*(?P<step>.*?)\s+-(?P<status>Done|Skipped|Failed|Not Supported)\s*$")

@@ -58,6 +58,7 @@ class _NcclLogBase(TypedDict):
 class NcclLog(_NcclLogBase, total=False):
     """``parse_nccl_log`` (the keys: its docstring); ``ranks_without_init_complete`` is set once the
     log is resolved."""
+
     ranks_without_init_complete: list[int]
 
 
@@ -86,7 +87,7 @@ def untangle_tagged(text: Optional[str]) -> str:
     key: Optional[tuple[int, int, int]] = None
     pos = 0
     for m in list(_TAG_RE.finditer(text)) + [None]:
-        piece = text[pos:m.start() if m else len(text)]
+        piece = text[pos : m.start() if m else len(text)]
         if key is not None:
             # the rank's piece runs to the end of its line; whole lines after it carry no tag
             head, newline, rest = piece.partition("\n")
@@ -117,8 +118,7 @@ def _dedupe(items: Iterable[_T]) -> list[_T]:
 
 
 _NET_USING_RE = re.compile(r"^NET/(?P<net>[\w ]+?)\s*: Using (?P<list>\[\d+\].*)$")
-_NET_DEVICE_RE = re.compile(
-    r"\[(?P<index>\d+)\]\s*(?P<name>[^:\s={},\[\]]+):(?P<port>\d+)/(?P<ll>\w+)(?P<sharp>/SHARP)?")
+_NET_DEVICE_RE = re.compile(r"\[(?P<index>\d+)\]\s*(?P<name>[^:\s={},\[\]]+):(?P<port>\d+)/(?P<ll>\w+)(?P<sharp>/SHARP)?")
 _MERGED_NIC_RE = re.compile(r"\[(?P<vnic>\d+)\]=\{(?P<members>[^}]*)\}")
 _SOCKET_IF_RE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s]+):(?P<addr>[^<\s]+)<[^>\s]*>")
 _USING_NETWORK_RE = re.compile(r"^Using network (?P<name>.+?)\s*$")
@@ -139,20 +139,29 @@ _FATAL_WARN_RE = re.compile(
     r"truncated|closed|unreachable|denied|invalid|unsupported|\bno \w+(?: \w+)* found",
     re.IGNORECASE,
 )
-_NCCL_RESULT_CODES = {1: "unhandled cuda error", 2: "system error", 3: "internal error",
-                      4: "invalid argument", 5: "invalid usage", 6: "remote error"}
+_NCCL_RESULT_CODES = {1: "unhandled cuda error", 2: "system error", 3: "internal error", 4: "invalid argument", 5: "invalid usage", 6: "remote error"}
 
 _FALLBACK_SIGNALS = (
     ("ib_disabled", re.compile(r"NCCL_IB_DISABLE set (?:by environment )?to 1")),
     ("no_ib_device", re.compile(r"NET/IB : No device found|No IB device found|NET/IB : Using \[\]|no IB devices")),
-    ("ibverbs_unavailable",
-     re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
-    ("no_external_net_plugin", re.compile(r"NET/Plugin\s*: ?(?:Could not find|No plugin found|Plugin load returned|"
-                                          r"Failed to find ncclNetPlugin)")),
+    ("ibverbs_unavailable", re.compile(r"Failed to open libibverbs|libibverbs\S* (?:not found|cannot)|ibv_fork_init\(\) failed")),
+    (
+        "no_external_net_plugin",
+        re.compile(
+            r"NET/Plugin\s*: ?(?:Could not find|No plugin found|Plugin load returned|"
+            r"Failed to find ncclNetPlugin)"
+        ),
+    ),
     # CollNet (SHARP) is optional: NCCL prints the WARN and goes on over the point-to-point network
     # (src/transport.cc ncclTransportCollNetCheck: "Cannot initialize CollNet, using point-to-point network instead")
-    ("collnet_unavailable", re.compile(r"Cannot initialize CollNet|SHARP coll init error|SHARP group create|"
-                                       r"CollNet.*(?:fail|error|not supported)", re.IGNORECASE)),
+    (
+        "collnet_unavailable",
+        re.compile(
+            r"Cannot initialize CollNet|SHARP coll init error|SHARP group create|"
+            r"CollNet.*(?:fail|error|not supported)",
+            re.IGNORECASE,
+        ),
+    ),
     ("gdr_disabled", re.compile(r"GPU Direct RDMA Disabled")),
     ("net_not_found", re.compile(r"network .+ not found")),
 )
@@ -219,16 +228,22 @@ class _LogState:
 # Got completion ...``: the file is the transport's source) or tagged ``NET/IB :`` / ``NET/Socket :``
 # names the network in use; lowest in precedence (docs/parsers.md). ``NET/Plugin`` lines (loading
 # a plugin, or not finding one) name no network in use.
-_TRANSPORT_HINT_RE = re.compile(r"(?:\b(?:transport/)?(?P<file>net_ib|net_socket)\.cc:\d+)|"
-                                r"(?:^|\s)NET/(?P<net>IB|Socket|OFI)(?:\s*:|\s)")
+_TRANSPORT_HINT_RE = re.compile(
+    r"(?:\b(?:transport/)?(?P<file>net_ib|net_socket)\.cc:\d+)|"
+    r"(?:^|\s)NET/(?P<net>IB|Socket|OFI)(?:\s*:|\s)"
+)
 # aws-ofi-nccl tags its lines NET/OFI; NCCL names that plugin's network "AWS Libfabric"
 # ("Using network AWS Libfabric", the published CSCS and p4d logs)
 _HINT_NETS = {"net_ib": "IB", "net_socket": "Socket", "OFI": "AWS Libfabric"}
 
 
 def _net_device(match: re.Match[str], vnic: Optional[int] = None) -> dict[str, Any]:
-    device: dict[str, Any] = {"index": int(match.group("index")), "device": match.group("name"),
-                              "port": int(match.group("port")), "link_layer": match.group("ll")}
+    device: dict[str, Any] = {
+        "index": int(match.group("index")),
+        "device": match.group("name"),
+        "port": int(match.group("port")),
+        "link_layer": match.group("ll"),
+    }
     if match.group("sharp"):
         device["sharp"] = True
     if vnic is not None:
@@ -240,8 +255,7 @@ def _net_devices(listing: str) -> list[dict[str, Any]]:
     """``[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE`` or merged ``[0]={[0] mlx5_2:1/RoCE, [1] ..}`` -> devices."""
     merged = list(_MERGED_NIC_RE.finditer(listing))
     if merged:
-        return [_net_device(member, int(group.group("vnic")))
-                for group in merged for member in _NET_DEVICE_RE.finditer(group.group("members"))]
+        return [_net_device(member, int(group.group("vnic"))) for group in merged for member in _NET_DEVICE_RE.finditer(group.group("members"))]
     return [_net_device(match) for match in _NET_DEVICE_RE.finditer(listing)]
 
 
@@ -258,8 +272,9 @@ def _handle_net_using(message: str, result: NcclLog, state: _LogState) -> bool:
         result["ib_devices"] = devices
         result["relaxed_ordering"] = "[RO]" in listing
     elif not devices and not result["socket_interfaces"]:
-        result["socket_interfaces"] = [{"index": int(m.group("index")), "interface": m.group("name"),
-                                        "address": m.group("addr")} for m in _SOCKET_IF_RE.finditer(listing)]
+        result["socket_interfaces"] = [
+            {"index": int(m.group("index")), "interface": m.group("name"), "address": m.group("addr")} for m in _SOCKET_IF_RE.finditer(listing)
+        ]
     if oob and not result["oob_interface"]:
         result["oob_interface"] = oob.split(":")[0].strip()
     return True
@@ -301,8 +316,7 @@ def _handle_info(message: str, result: NcclLog, state: _LogState) -> None:
     elif chain and chain.group("code") != "0":
         # an error return right after a fallback WARN (CollNet setup returning ncclSystemError
         # before NCCL goes on without it) belongs to that fallback, unless the run never went on
-        (state.fallback_chain if state.last_warn_noise else state.error_chain).append(
-            (message, int(chain.group("code"))))
+        (state.fallback_chain if state.last_warn_noise else state.error_chain).append((message, int(chain.group("code"))))
     else:
         _handle_info_misc(message, result, state)
 
@@ -372,8 +386,7 @@ def _resolve_fallbacks(result: NcclLog, messages: list[str]) -> None:
             result["fallbacks"].append({"signal": signal, "line": hit})
     wanted_ib = "NCCL_IB_HCA" in result["env"] or bool(result["ib_devices"])
     if result["transport"] == "Socket" and wanted_ib:
-        result["fallbacks"].append({"signal": "socket_instead_of_ib",
-                                    "line": "IB devices configured but NCCL used NET/Socket"})
+        result["fallbacks"].append({"signal": "socket_instead_of_ib", "line": "IB devices configured but NCCL used NET/Socket"})
 
 
 # WARN lines that NCCL prints on runs that go on fine: a topology search
@@ -391,9 +404,11 @@ _NOISE_WARN_RE = re.compile(
     re.IGNORECASE,
 )
 # Even with a noise word in them, these end the run.
-_NEVER_NOISE_RE = re.compile(r"Failed to initialize any|network .+ not found|Cuda failure|"
-                             r"unhandled|Call to \S+ failed|Got completion|Connection refused",
-                             re.IGNORECASE)
+_NEVER_NOISE_RE = re.compile(
+    r"Failed to initialize any|network .+ not found|Cuda failure|"
+    r"unhandled|Call to \S+ failed|Got completion|Connection refused",
+    re.IGNORECASE,
+)
 
 
 def _is_noise(warning: str) -> bool:
@@ -423,11 +438,10 @@ def _resolve_error(result: NcclLog, state: _LogState) -> None:
     went_on = bool(result["transport"]) or result["init_complete"]
     stuck = sorted(state.start_ranks - state.complete_ranks)
     if state.fallback_chain and not (result["init_complete"] and not stuck):
-        state.error_chain = state.fallback_chain + state.error_chain   # the fallback did not let it go on
+        state.error_chain = state.fallback_chain + state.error_chain  # the fallback did not let it go on
     result["ranks_without_init_complete"] = stuck if result["init_complete"] else []
     if result["init_complete"] and stuck and not fatal_warns and not state.fatal_lines and not state.error_chain:
-        result["error"] = ("rank(s) %s printed Init START but never Init COMPLETE"
-                           % ", ".join(str(r) for r in stuck))
+        result["error"] = "rank(s) %s printed Init START but never Init COMPLETE" % ", ".join(str(r) for r in stuck)
         return
     if fatal_warns:
         result["error"] = fatal_warns[0]
@@ -441,8 +455,7 @@ def _resolve_error(result: NcclLog, state: _LogState) -> None:
         code = state.error_chain[0][1]
         result["error_code"] = _NCCL_RESULT_CODES.get(code, str(code))
     elif state.fatal_lines:
-        known = re.search(r"unhandled (?:system|cuda) error|internal error|invalid usage|remote error",
-                          " ".join(state.fatal_lines))
+        known = re.search(r"unhandled (?:system|cuda) error|internal error|invalid usage|remote error", " ".join(state.fatal_lines))
         result["error_code"] = known.group(0) if known else None
 
 
@@ -458,8 +471,8 @@ def _collect_log_lines(text: Optional[str], result: NcclLog, state: _LogState) -
         if match:
             message = match.group("msg").strip()
             messages.append(message)
-            hint = _TRANSPORT_HINT_RE.search(content[:match.start()] + " " + message)
-            if hint:   # the network named only by the line's source file or its ``NET/X :`` tag
+            hint = _TRANSPORT_HINT_RE.search(content[: match.start()] + " " + message)
+            if hint:  # the network named only by the line's source file or its ``NET/X :`` tag
                 state.hint_nets.append(_HINT_NETS.get(hint.group("file") or hint.group("net"), hint.group("net")))
             if match.group("level") == "WARN":
                 result["warnings"].append(message)
@@ -522,8 +535,7 @@ def parse_nccl_log(text: Optional[str]) -> NcclLog:
     state = _LogState()
     messages = _collect_log_lines(text, result, state)
     if not messages and not state.fatal_lines:
-        raise ParseError("nccl", "empty output" if not (text or "").strip()
-                         else "no NCCL_DEBUG lines (NCCL INFO/WARN) in output", text)
+        raise ParseError("nccl", "empty output" if not (text or "").strip() else "no NCCL_DEBUG lines (NCCL INFO/WARN) in output", text)
     _resolve_transport(result, state)
     _resolve_gdr(result, state)
     _resolve_nics(result, state)

@@ -16,9 +16,7 @@ try:
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import is_fallback_warning
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import (
-        _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from parsers.nccl_log import _NCCL_LINE_RE, _VERSION_RE, _dedupe, _lines, is_fallback_warning  # type: ignore[import-not-found,no-redef]
 
@@ -47,6 +45,7 @@ class _NcclTestsBase(TypedDict):
 class NcclTests(_NcclTestsBase, total=False):
     """``parse_nccl_tests`` (the keys: its docstring). The figures derived from the rows are set once
     the result is finished (``_finish_tests_result``); ``_errors`` lives only while the JSON is read."""
+
     nccl_fallbacks: list[str]
     max_busbw: Optional[float]
     avg_bus_bandwidth_gbits: Optional[float]
@@ -90,8 +89,7 @@ _DEVICE_RE = re.compile(
 _CONFIG_RE = re.compile(r"^#\s*nThread\s")
 _TIME_COLUMNS = ("time", "cputime")
 _PREFIX_KEYS = {"size": "size", "count": "count", "type": "type", "redop": "redop", "root": "root"}
-_GROUP_KEYS = {"time": "time_us", "cputime": "cputime_us", "algbw": "algbw", "busbw": "busbw",
-               "copybw": "copybw", "#wrong": "wrong", "error": "error"}
+_GROUP_KEYS = {"time": "time_us", "cputime": "cputime_us", "algbw": "algbw", "busbw": "busbw", "copybw": "copybw", "#wrong": "wrong", "error": "error"}
 
 
 def _table_layout(header: str, order: tuple[str, str] = ("out_of_place", "in_place")) -> _Layout:
@@ -114,10 +112,10 @@ def _table_layout(header: str, order: tuple[str, str] = ("out_of_place", "in_pla
     return {
         "columns": columns,
         "ends": [span[1] for span in spans],
-        "prefix": columns[:starts[0]],
-        "group": columns[starts[0]:starts[1]],
+        "prefix": columns[: starts[0]],
+        "group": columns[starts[0] : starts[1]],
         "groups": ((order[0], starts[0]), (order[1], starts[1])),
-        "trailing": columns[starts[1] + group_len:],
+        "trailing": columns[starts[1] + group_len :],
         "width": len(header.rstrip()),
     }
 
@@ -129,7 +127,7 @@ def _placement(names: Sequence[str], cells: Sequence[Optional[str]]) -> dict[str
         key = _GROUP_KEYS.get(name, name.replace("%", "_pct"))
         number = _number(cell) if cell is not None else None
         if number is None and cell not in (None, "N/A", "n/a", "-"):
-            values.setdefault("unread", {})[key] = cell   # not a number: kept, and the run fails on it
+            values.setdefault("unread", {})[key] = cell  # not a number: kept, and the run fails on it
         if key == "wrong" or number is None:
             values[key] = number
         else:
@@ -153,7 +151,7 @@ def _row_cells(line: str, layout: _Layout) -> Optional[dict[int, str]]:
     if len(cells) == ncols or (layout["trailing"] and len(cells) > ncols):
         mapped: dict[int, str] = {i: cell[0] for i, cell in enumerate(cells[:ncols])}
         if len(cells) > ncols:  # a timestamp with spaces
-            mapped[ncols - 1] = " ".join(cell[0] for cell in cells[ncols - 1:])
+            mapped[ncols - 1] = " ".join(cell[0] for cell in cells[ncols - 1 :])
         return mapped
     if len(cells) > ncols:
         return None
@@ -196,8 +194,11 @@ def _parse_config(line: str, number: Optional[int] = None, warnings: Optional[li
 
     A value that is not a number is not dropped: it is a ``warnings`` entry naming the key."""
     config: dict[str, int] = {}
-    pairs = re.finditer(r"(?P<key>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?P<value>\S+)|"
-                        r"(?P<bare>[A-Za-z]+)\s+(?P<bvalue>[^\s:]+)(?=\s|$)", line.lstrip("# "))
+    pairs = re.finditer(
+        r"(?P<key>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?P<value>\S+)|"
+        r"(?P<bare>[A-Za-z]+)\s+(?P<bvalue>[^\s:]+)(?=\s|$)",
+        line.lstrip("# "),
+    )
     for pair in pairs:
         key = (pair.group("key") or pair.group("bare")).replace(" ", "_").lower()
         value = re.sub(r"\((?:factor|bytes)\)$", "", pair.group("value") or pair.group("bvalue"))
@@ -250,9 +251,12 @@ def _handle_summary_line(line: str, result: NcclTests) -> bool:
 
 # ``#`` lines nccl-tests prints that carry nothing to read (src/common.cu, util.cu): blank ``#``,
 # ``Using devices``, ``Collective test concluded``, ``Reducing maxBytes ...``, the units row
-_COMMENT_SKIP_RE = re.compile(r"^#\s*(?:$|Using devices|Collective test concluded|Reducing maxBytes|\(B\)|"
-                              r"Benchmark Data|Results|Initializing MSCCL\+\+|"
-                              r"Setting up the connection in MSCCL\+\+)", re.IGNORECASE)
+_COMMENT_SKIP_RE = re.compile(
+    r"^#\s*(?:$|Using devices|Collective test concluded|Reducing maxBytes|\(B\)|"
+    r"Benchmark Data|Results|Initializing MSCCL\+\+|"
+    r"Setting up the connection in MSCCL\+\+)",
+    re.IGNORECASE,
+)
 
 
 def _handle_comment_line(line: str, result: NcclTests, number: Optional[int] = None) -> None:
@@ -270,15 +274,17 @@ def _handle_comment_line(line: str, result: NcclTests, number: Optional[int] = N
     elif _CONFIG_RE.match(line):
         result["config"] = _parse_config(line, number, result["warnings"])
     elif device:
-        result["devices"].append({
-            "rank": int(device.group("rank")),
-            "group": int(device.group("group")) if device.group("group") else None,
-            "pid": int(device.group("pid")),
-            "host": device.group("host"),
-            "device": int(device.group("device")),
-            "bus_id": device.group("bus"),
-            "name": device.group("name"),
-        })
+        result["devices"].append(
+            {
+                "rank": int(device.group("rank")),
+                "group": int(device.group("group")) if device.group("group") else None,
+                "pid": int(device.group("pid")),
+                "host": device.group("host"),
+                "device": int(device.group("device")),
+                "bus_id": device.group("bus"),
+                "name": device.group("name"),
+            }
+        )
     elif error:
         result["nccl_last_error"] = error.group(1).strip()
     elif not _COMMENT_SKIP_RE.match(line):
@@ -288,19 +294,17 @@ def _handle_comment_line(line: str, result: NcclTests, number: Optional[int] = N
 def _failures(result: NcclTests) -> list[str]:
     """Human-readable reasons why a completed run did not pass."""
     reasons: list[str] = []
-    wrong_rows = [row["size"] for row in result["rows"]
-                  for place in ("out_of_place", "in_place")
-                  if row.get(place) and (row[place].get("wrong") or 0) > 0]
+    wrong_rows = [row["size"] for row in result["rows"] for place in ("out_of_place", "in_place") if row.get(place) and (row[place].get("wrong") or 0) > 0]
     if wrong_rows:
         reasons.append("#wrong elements at sizes %s" % sorted(set(wrong_rows)))
     if result["out_of_bounds"]:
         reasons.append("%d out-of-bounds values" % result["out_of_bounds"])
-    no_bw = [row.get("size") for row in result["rows"]
-             if not any(row.get(p) and row[p].get("busbw") is not None for p in ("out_of_place", "in_place"))]
+    no_bw = [row.get("size") for row in result["rows"] if not any(row.get(p) and row[p].get("busbw") is not None for p in ("out_of_place", "in_place"))]
     if no_bw:
         reasons.append("no bus bandwidth read at sizes %s" % no_bw)
-    unread_cells = sorted({row.get("size") for row in result["rows"] for place in ("out_of_place", "in_place")
-                           if row.get(place) and row[place].get("unread")}, key=str)
+    unread_cells = sorted(
+        {row.get("size") for row in result["rows"] for place in ("out_of_place", "in_place") if row.get(place) and row[place].get("unread")}, key=str
+    )
     if unread_cells:
         reasons.append("cells that are not numbers at sizes %s" % unread_cells)
     unread_rows = [w for w in result["warnings"] if "result row" in w]
@@ -314,8 +318,7 @@ def _failures(result: NcclTests) -> list[str]:
 
 def _finish_tests_result(result: NcclTests) -> NcclTests:
     rows = result["rows"]
-    busbws = [row[p]["busbw"] for row in rows for p in ("out_of_place", "in_place")
-              if row.get(p) and row[p].get("busbw") is not None]
+    busbws = [row[p]["busbw"] for row in rows for p in ("out_of_place", "in_place") if row.get(p) and row[p].get("busbw") is not None]
     result["max_busbw"] = max(busbws) if busbws else None
     if result["avg_bus_bandwidth"] is not None:
         result["avg_bus_bandwidth_gbits"] = round(result["avg_bus_bandwidth"] * 8, 6)
@@ -398,19 +401,18 @@ class _TextRun:
             if nccl_line.group("level") == "WARN":
                 self.nccl_warnings.append("NCCL WARN " + nccl_line.group("msg").strip())
             version = _VERSION_RE.search(nccl_line.group("msg"))
-            if version and not result["nccl_version"]:   # ``NCCL INFO NCCL version 2.x`` (NCCL_DEBUG=INFO)
+            if version and not result["nccl_version"]:  # ``NCCL INFO NCCL version 2.x`` (NCCL_DEBUG=INFO)
                 result["nccl_version"] = version.group("version")
         elif content.startswith("#"):
             self._comment(number, line, content)
-        elif (plain_version := _VERSION_RE.match(content)):
+        elif plain_version := _VERSION_RE.match(content):
             result["nccl_version"] = plain_version.group("version")
         elif self.layout and re.match(r"^\d+\s", content):
             row = _parse_row(line.rstrip(), self.layout)
             if row:
                 result["rows"].append(row)
             else:
-                result["warnings"].append("line %d: result row does not fit the header's columns: %r"
-                                          % (number, content))
+                result["warnings"].append("line %d: result row does not fit the header's columns: %r" % (number, content))
 
     def _comment(self, number: int, line: str, content: str) -> None:
         """A ``#`` line: the table's header, the placement order, or the run's header fields."""
@@ -418,8 +420,7 @@ class _TextRun:
             self.layout = _table_layout(line.rstrip(), self.order)
             self.result["columns"] = self.layout["columns"]
         elif "out-of-place" in content and "in-place" in content:
-            self.order = (("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place")
-                          else ("out_of_place", "in_place"))
+            self.order = ("in_place", "out_of_place") if content.index("in-place") < content.index("out-of-place") else ("out_of_place", "in_place")
         else:
             _handle_comment_line(content, self.result, number)
 
@@ -435,8 +436,7 @@ class _TextRun:
             raise ParseError("nccl-tests", "; ".join(_dedupe(self.failures + self.traces) + explained), text)
         result["failed_checks"] = _dedupe(self.traces)
         if not result["rows"]:
-            reason = ("empty output" if not (text or "").strip()
-                      else "; ".join(["no result rows in output"] + explained))
+            reason = "empty output" if not (text or "").strip() else "; ".join(["no result rows in output"] + explained)
             raise ParseError("nccl-tests", reason, text)
         result["nccl_warnings"] = _dedupe(self.nccl_warnings)
         result["nccl_fallbacks"] = fallbacks
@@ -467,8 +467,7 @@ def _parse_nccl_tests_json(document: str, text: Optional[str]) -> NcclTests:
         result = _read_nccl_tests_json(data)
     except (AttributeError, TypeError, ValueError, OverflowError) as err:
         # a key of the -J format holding the wrong kind of value
-        raise ParseError("nccl-tests", "JSON output not in the -J format (%s: %s)"
-                         % (type(err).__name__, err), text)
+        raise ParseError("nccl-tests", "JSON output not in the -J format (%s: %s)" % (type(err).__name__, err), text)
     if not result["rows"]:
         errors = result.pop("_errors")
         reason = "; ".join(map(str, errors)) if errors else "no results in JSON output"
@@ -484,17 +483,31 @@ def _read_nccl_tests_json(data: dict[str, Any]) -> NcclTests:
     devices = config.pop("devices", [])
     result["config"] = config
     result["nccl_version"] = _nccl_version_from_code(data.get("nccl_version"))
-    result["devices"] = [{"rank": d.get("rank"), "group": d.get("group"), "pid": d.get("pid"),
-                          "host": d.get("hostname"), "device": d.get("device"),
-                          "bus_id": d.get("device_hex"), "name": d.get("device_info")} for d in devices]
+    result["devices"] = [
+        {
+            "rank": d.get("rank"),
+            "group": d.get("group"),
+            "pid": d.get("pid"),
+            "host": d.get("hostname"),
+            "device": d.get("device"),
+            "bus_id": d.get("device_hex"),
+            "name": d.get("device_info"),
+        }
+        for d in devices
+    ]
     for entry in data.get("results") or []:
         root = str(entry.get("root", "")).strip()
-        result["rows"].append({
-            "size": entry.get("size"), "count": entry.get("count"), "type": entry.get("type"),
-            "redop": entry.get("redop"), "root": int(root) if re.fullmatch(r"-?\d+", root) else root,
-            "out_of_place": _json_placement(entry.get("out_of_place")),
-            "in_place": _json_placement(entry.get("in_place")),
-        })
+        result["rows"].append(
+            {
+                "size": entry.get("size"),
+                "count": entry.get("count"),
+                "type": entry.get("type"),
+                "redop": entry.get("redop"),
+                "root": int(root) if re.fullmatch(r"-?\d+", root) else root,
+                "out_of_place": _json_placement(entry.get("out_of_place")),
+                "in_place": _json_placement(entry.get("in_place")),
+            }
+        )
     oob = data.get("out_of_bounds") or {}
     avg = data.get("average_bus_bandwidth") or {}
     result["out_of_bounds"] = oob.get("count")

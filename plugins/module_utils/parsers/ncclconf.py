@@ -49,5 +49,4 @@ def missing_socket_ifnames(value: Optional[str], interfaces: Iterable[str]) -> l
         return []
     exact = value.startswith("=")
     items = [item.strip() for item in value.lstrip("=").split(",") if item.strip()]
-    return [item for item in items
-            if not any(name == item if exact else name.startswith(item) for name in interfaces)]
+    return [item for item in items if not any(name == item if exact else name.startswith(item) for name in interfaces)]

@@ -14,6 +14,7 @@ Pure functions, stdlib only:
 Both raise ParseError on a tool's error text and return ``warnings`` for
 what they read only in part.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,21 +27,27 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
 
 # ---------------------------------------------------------------- lspci -vvv
 
-_HEAD_RE = re.compile(r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])"
-                      r"\s+(?P<cls>[^:]+?)(?: \[[0-9a-f]{4}\])?:\s*(?P<desc>.*)$")
-_BUS_RE = re.compile(r"Bus:\s*primary=(?P<p>[0-9a-fA-F]{2}),\s*secondary=(?P<s>[0-9a-fA-F]{2}),\s*"
-                     r"subordinate=(?P<u>[0-9a-fA-F]{2})")
+_HEAD_RE = re.compile(
+    r"^(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7])"
+    r"\s+(?P<cls>[^:]+?)(?: \[[0-9a-f]{4}\])?:\s*(?P<desc>.*)$"
+)
+_BUS_RE = re.compile(
+    r"Bus:\s*primary=(?P<p>[0-9a-fA-F]{2}),\s*secondary=(?P<s>[0-9a-fA-F]{2}),\s*"
+    r"subordinate=(?P<u>[0-9a-fA-F]{2})"
+)
 _EXPRESS_RE = re.compile(r"Capabilities:\s*\[[0-9a-f]+\]\s*Express\s*(?:\(v\d\)\s*)?(?P<type>[A-Za-z ]+?)\s*(?:\(|,|$)")
-_LNK_RE = re.compile(r"^(?P<which>LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed (?P<speed>[\d.]+GT/s|unknown)"
-                     r"(?P<sdown> \(downgraded\))?(?: \(ok\))?,\s*Width x(?P<width>\d+)(?P<wdown> \(downgraded\))?")
+_LNK_RE = re.compile(
+    r"^(?P<which>LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed (?P<speed>[\d.]+GT/s|unknown)"
+    r"(?P<sdown> \(downgraded\))?(?: \(ok\))?,\s*Width x(?P<width>\d+)(?P<wdown> \(downgraded\))?"
+)
 _MRR_RE = re.compile(r"MaxReadReq (?P<mrr>\d+) bytes")
 _ACS_RE = re.compile(r"^ACSCtl:\s*(?P<flags>.*)$")
-_ERRORS = ("Cannot find any working access method", "pcilib: Cannot open", "lspci: Unable to",
-           "command not found", "No such file or directory")
+_ERRORS = ("Cannot find any working access method", "pcilib: Cannot open", "lspci: Unable to", "command not found", "No such file or directory")
 
 
 class Lspci(TypedDict):
     """``parse_lspci``: per address the fields read (an open set, see the function) and the warnings."""
+
     devices: dict[str, dict[str, Any]]
     warnings: list[str]
 
@@ -52,6 +59,7 @@ class GpuAffinity(TypedDict):
 
 class NvidiaSmiTopo(TypedDict):
     """``parse_nvidia_smi_topo``."""
+
     devices: list[str]
     links: dict[str, dict[str, str]]
     affinity: dict[str, GpuAffinity]
@@ -69,7 +77,7 @@ def pci_address(text: Optional[str]) -> Optional[str]:
     return f"{dom:04x}:{m.group(2)}:{m.group(3)}.{m.group(4)}".lower()
 
 
-GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}   # PCIe generation -> GT/s per lane
+GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}  # PCIe generation -> GT/s per lane
 
 
 def gen_of(speed_gts: Optional[float]) -> Optional[int]:
@@ -128,12 +136,11 @@ def parse_lspci(text: object) -> Lspci:
             cur["driver"] = s.split(":", 1)[1].strip()
         elif "<access denied>" in s:
             denied.append(cur["address"])
-        elif (m := _BUS_RE.search(s)):
-            cur["bus"] = {"primary": int(m.group("p"), 16), "secondary": int(m.group("s"), 16),
-                          "subordinate": int(m.group("u"), 16)}
-        elif (m := _EXPRESS_RE.search(s)):
+        elif m := _BUS_RE.search(s):
+            cur["bus"] = {"primary": int(m.group("p"), 16), "secondary": int(m.group("s"), 16), "subordinate": int(m.group("u"), 16)}
+        elif m := _EXPRESS_RE.search(s):
             cur["port_type"] = m.group("type").strip()
-        elif (m := _LNK_RE.match(s)):
+        elif m := _LNK_RE.match(s):
             speed = None if m.group("speed") == "unknown" else float(m.group("speed")[:-4])
             link: dict[str, Any] = {"speed_gts": speed, "gen": gen_of(speed), "width": int(m.group("width"))}
             if m.group("which") == "LnkSta":
@@ -141,11 +148,11 @@ def parse_lspci(text: object) -> Lspci:
             cur[m.group("which").lower()] = link
         elif s.startswith(("LnkCap:", "LnkSta:")):
             warnings.append(f"line {n}: {cur['address']}: link line not understood: {s[:100]!r}")
-        elif (m := _ACS_RE.match(s)):
+        elif m := _ACS_RE.match(s):
             cur["acs_ctl"] = _flags(m.group("flags"))
         elif (m := _MRR_RE.search(s)) and "max_read_req" not in cur:
             cur["max_read_req"] = int(m.group("mrr"))
-        else:   # the many capability lines linerate does not use: kept as printed, never dropped (issue 38)
+        else:  # the many capability lines linerate does not use: kept as printed, never dropped (issue 38)
             cur.setdefault("other", []).append(s)
     if not devices:
         raise ParseError("lspci", "no PCI device in the output", text)
@@ -157,8 +164,7 @@ def parse_lspci(text: object) -> Lspci:
 def bridges_above(devices: dict[str, dict[str, Any]], address: str) -> list[dict[str, Any]]:
     """The bridges whose secondary..subordinate bus range holds ``address``'s bus, nearest last."""
     dom, bus = address[:4], int(address[5:7], 16)
-    above = [d for a, d in devices.items() if a[:4] == dom and d.get("bus")
-             and d["bus"]["secondary"] <= bus <= d["bus"]["subordinate"]]
+    above = [d for a, d in devices.items() if a[:4] == dom and d.get("bus") and d["bus"]["secondary"] <= bus <= d["bus"]["subordinate"]]
     return sorted(above, key=lambda d: d["bus"]["subordinate"] - d["bus"]["secondary"], reverse=True)
 
 
@@ -166,8 +172,7 @@ def upstream_port(devices: dict[str, dict[str, Any]], address: str) -> Optional[
     """The port directly above ``address`` - the other end of its PCIe link (its slot): the bridge whose
     secondary bus is ``address``'s bus (a root port or a switch downstream port). None when lspci did not list it."""
     dom, bus = address[:4], int(address[5:7], 16)
-    return next((d for a, d in sorted(devices.items()) if a[:4] == dom and d.get("bus")
-                 and d["bus"]["secondary"] == bus), None)
+    return next((d for a, d in sorted(devices.items()) if a[:4] == dom and d.get("bus") and d["bus"]["secondary"] == bus), None)
 
 
 def path_between(devices: dict[str, dict[str, Any]], a: str, b: str) -> list[dict[str, Any]]:
@@ -187,8 +192,7 @@ def path_between(devices: dict[str, dict[str, Any]], a: str, b: str) -> list[dic
 LINK_RANK = {"X": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5, "SOC": 5}
 _DEV_RE = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_\d+|mlx5_bond_\d+)$")
 _LINK_RE = re.compile(r"^(X|PIX|PXB|PHB|NODE|SYS|SOC|PXN|NV\d+)$")
-_SMI_ERRORS = ("NVIDIA-SMI has failed", "No devices were found", "couldn't communicate with the NVIDIA driver",
-               "Invalid combination of input arguments")
+_SMI_ERRORS = ("NVIDIA-SMI has failed", "No devices were found", "couldn't communicate with the NVIDIA driver", "Invalid combination of input arguments")
 
 
 def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
@@ -204,7 +208,7 @@ def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
     """
     if not isinstance(text, str):
         raise ParseError("nvidia-smi", f"output must be text, not {type(text).__name__}")
-    text = strip_ansi(text)   # the header is underlined with terminal escapes, even into a file
+    text = strip_ansi(text)  # the header is underlined with terminal escapes, even into a file
     for e in _SMI_ERRORS:
         if e in text:
             line = next(x for x in text.splitlines() if e in x)
@@ -220,7 +224,7 @@ def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
     warnings: list[str] = []
     extra: dict[str, list[str]] = {}
     in_legend = False
-    for n, line in enumerate(lines[head_at + 1:], head_at + 2):
+    for n, line in enumerate(lines[head_at + 1 :], head_at + 2):
         s = line.strip()
         if not s:
             continue
@@ -238,19 +242,17 @@ def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
         tokens = s.split()
         if tokens[0] not in devices:
             raise ParseError("nvidia-smi", f"line {n}: row {tokens[0]!r} is not a device of the header", text)
-        cells = tokens[1:1 + len(devices)]
+        cells = tokens[1 : 1 + len(devices)]
         if len(cells) < len(devices) or not all(_LINK_RE.match(c) for c in cells):
-            raise ParseError("nvidia-smi", f"line {n}: {tokens[0]}: expected {len(devices)} link cells, "
-                                           f"got {' '.join(cells)!r}", text)
+            raise ParseError("nvidia-smi", f"line {n}: {tokens[0]}: expected {len(devices)} link cells, got {' '.join(cells)!r}", text)
         links[tokens[0]] = dict(zip(devices, cells))
-        rest = tokens[1 + len(devices):]
+        rest = tokens[1 + len(devices) :]
         if tokens[0].startswith("GPU"):
             numa = rest[1] if len(rest) > 1 else None
-            affinity[tokens[0]] = {"cpu": rest[0] if rest else None,
-                                   "numa": int(numa) if numa and re.fullmatch(r"\d+", numa) else None}
+            affinity[tokens[0]] = {"cpu": rest[0] if rest else None, "numa": int(numa) if numa and re.fullmatch(r"\d+", numa) else None}
             if numa not in (None, "N/A") and affinity[tokens[0]]["numa"] is None:
                 warnings.append(f"line {n}: {tokens[0]}: NUMA affinity not a number: {numa!r}")
-            if rest[2:]:   # columns after NUMA Affinity (GPU NUMA ID, ...): kept as printed
+            if rest[2:]:  # columns after NUMA Affinity (GPU NUMA ID, ...): kept as printed
                 extra[tokens[0]] = rest[2:]
     missing = [d for d in devices if d not in links]
     if missing:
@@ -261,8 +263,7 @@ def parse_nvidia_smi_topo(text: object) -> NvidiaSmiTopo:
     unnamed = [d for d in devices if d.startswith("NIC") and d not in nic_names]
     if unnamed:
         warnings.append("no NIC Legend entry for: " + ", ".join(unnamed))
-    return {"devices": devices, "links": links, "affinity": affinity, "nic_names": nic_names,
-            "other_columns": extra, "warnings": warnings}
+    return {"devices": devices, "links": links, "affinity": affinity, "nic_names": nic_names, "other_columns": extra, "warnings": warnings}
 
 
 def nearest_gpus(topo: NvidiaSmiTopo) -> dict[str, list[tuple[int, str]]]:

@@ -18,11 +18,11 @@ from typing import Any, Optional, TypedDict
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
-        _VERBS, _Reader, _collect_errors, _new_result, _read)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import _VERBS, _collect_errors, _new_result, _read, _Reader
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]
-    from parsers._perftest import _VERBS, _Reader, _collect_errors, _new_result, _read  # type: ignore[import-not-found,no-redef]
+
+    from parsers._perftest import _VERBS, _collect_errors, _new_result, _read, _Reader  # type: ignore[import-not-found,no-redef]
 
 
 MIB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
@@ -44,6 +44,7 @@ class _BwRowBase(TypedDict):
 
 class BwRow(_BwRowBase, total=False):
     """One row of the result table; ``unread``: the cells after the numbers, kept, not dropped."""
+
     unread: list[str]
 
 
@@ -65,7 +66,7 @@ def _parse_row(line: str, unit: str, duration_mode: bool) -> Optional[BwRow]:
             break
     if len(numbers) < 4:
         return None
-    rest = cells[len(numbers):]
+    rest = cells[len(numbers) :]
     peak, average = numbers[2], numbers[3]
     # perftest prints 0.00 for a peak it did not measure (-D, --run_infinitely,
     # and on either side, banner or not): a peak below the average is not one.
@@ -79,7 +80,7 @@ def _parse_row(line: str, unit: str, duration_mode: bool) -> Optional[BwRow]:
         "bw_peak_gbps": None if unmeasured else _to_gbps(peak, unit),
         "bw_average_gbps": _to_gbps(average, unit),
     }
-    if rest:   # a cell that is not a number (where MsgRate or a per-port figure goes): kept, not dropped
+    if rest:  # a cell that is not a number (where MsgRate or a per-port figure goes): kept, not dropped
         row["unread"] = rest
     return row
 
@@ -166,10 +167,20 @@ def parse_ib_write_bw(text: Optional[str], units: Optional[str] = None) -> dict[
 
 
 # --out_json test_info keys -> the text header's typed fields
-_JSON_INFO_FIELDS = {"Device": "device", "Number_of_qps": "num_qps", "Transport_type": "transport_type",
-                     "Connection_type": "connection_type", "Link_type": "link_type", "Mtu": "mtu",
-                     "GID_index": "gid_index", "TX_depth": "tx_depth", "RX_depth": "rx_depth",
-                     "CQ_Moderation": "cq_moderation", "Data_ex_method": "data_exchange", "TOS": "tos"}
+_JSON_INFO_FIELDS = {
+    "Device": "device",
+    "Number_of_qps": "num_qps",
+    "Transport_type": "transport_type",
+    "Connection_type": "connection_type",
+    "Link_type": "link_type",
+    "Mtu": "mtu",
+    "GID_index": "gid_index",
+    "TX_depth": "tx_depth",
+    "RX_depth": "rx_depth",
+    "CQ_Moderation": "cq_moderation",
+    "Data_ex_method": "data_exchange",
+    "TOS": "tos",
+}
 
 
 def _parse_out_json(text: str, units: Optional[str]) -> dict[str, Any]:
@@ -177,7 +188,7 @@ def _parse_out_json(text: str, units: Optional[str]) -> dict[str, Any]:
     tool = "ib_write_bw"
     try:
         data = json.loads(text)
-    except ValueError as err:   # incl. the raw_qos layout, whose 'sl:' key is not quoted
+    except ValueError as err:  # incl. the raw_qos layout, whose 'sl:' key is not quoted
         raise ParseError(tool, "--out_json file is not valid JSON: %s" % err, text)
     info = data.get("test_info") if isinstance(data, dict) else None
     results = data.get("results") if isinstance(data, dict) else None
@@ -185,8 +196,7 @@ def _parse_out_json(text: str, units: Optional[str]) -> dict[str, Any]:
         raise ParseError(tool, "--out_json file without test_info and results objects", text)
     numbers: dict[str, Any] = {key: results.get(key) for key in ("MsgSize", "n_iterations", "BW_peak", "BW_average", "MsgRate")}
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers.values()):
-        raise ParseError(tool, "--out_json results without MsgSize / n_iterations / BW_peak / "
-                         "BW_average / MsgRate numbers: %r" % (results,), text)
+        raise ParseError(tool, "--out_json results without MsgSize / n_iterations / BW_peak / BW_average / MsgRate numbers: %r" % (results,), text)
     result = _new_result()
     result["format"] = "json"
     test = str(info.get("test", ""))
@@ -200,18 +210,22 @@ def _parse_out_json(text: str, units: Optional[str]) -> dict[str, Any]:
         if key in info:
             result[field] = info[key]
     if units is None:
-        result["warnings"].append("--out_json does not state its unit (Gb/sec with --report_gbits, "
-                                  "MB/sec otherwise): Gb/s figures not derived")
+        result["warnings"].append("--out_json does not state its unit (Gb/sec with --report_gbits, MB/sec otherwise): Gb/s figures not derived")
     result["units"] = units
     peak, average = float(numbers["BW_peak"]), float(numbers["BW_average"])
     unmeasured = peak == 0 and average > 0
     result["duration_mode"] = unmeasured
-    result["results"].append({
-        "bytes": int(numbers["MsgSize"]), "iterations": int(numbers["n_iterations"]),
-        "bw_peak": peak, "bw_average": average, "msg_rate_mpps": float(numbers["MsgRate"]),
-        "bw_peak_gbps": None if unmeasured or units is None else _to_gbps(peak, units),
-        "bw_average_gbps": None if units is None else _to_gbps(average, units),
-    })
+    result["results"].append(
+        {
+            "bytes": int(numbers["MsgSize"]),
+            "iterations": int(numbers["n_iterations"]),
+            "bw_peak": peak,
+            "bw_average": average,
+            "msg_rate_mpps": float(numbers["MsgRate"]),
+            "bw_peak_gbps": None if unmeasured or units is None else _to_gbps(peak, units),
+            "bw_average_gbps": None if units is None else _to_gbps(average, units),
+        }
+    )
     for key in ("bytes", "iterations", "bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps"):
         result[key] = result["results"][-1][key]
     result["max_bw_average_gbps"] = result["bw_average_gbps"]

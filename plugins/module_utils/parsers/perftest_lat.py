@@ -13,22 +13,29 @@ from typing import Any, Optional, cast
 try:
     # ParseError: what parse_perftest_lat raises, importable from here as from every parser
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError  # noqa: F401  # pylint: disable=unused-import
-    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import (
-        _Reader, _collect_errors, _read)
+    from ansible_collections.linerate.fabric.plugins.module_utils.parsers._perftest import _collect_errors, _read, _Reader
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]  # noqa: F401  # pylint: disable=unused-import
-    from parsers._perftest import _Reader, _collect_errors, _read  # type: ignore[import-not-found,no-redef]
+
+    from parsers._perftest import _collect_errors, _read, _Reader  # type: ignore[import-not-found,no-redef]
 
 
 _LAT_TITLE_RE = re.compile(r"^(?P<title>(?P<verb>Send|RDMA_Write|RDMA_Read|Atomic)\b.*?Latency Test)$")
 # Column names of the latency table (perftest src/perftest_parameters.h RESULT_FMT_LAT since
 # commit 1ccb3fd "Extra measurements in latency tests" (2016, v3.x): t_avg, t_stdev and the two
 # percentiles; before it only t_min, t_max, t_typical. RESULT_FMT_LAT_DUR (-D): t_avg, tps average.)
-_LAT_COLUMNS = (("#bytes", "bytes"), ("#iterations", "iterations"), ("t_min[usec]", "t_min_usec"),
-                ("t_max[usec]", "t_max_usec"), ("t_typical[usec]", "t_typical_usec"),
-                ("t_avg[usec]", "t_avg_usec"), ("t_stdev[usec]", "t_stdev_usec"),
-                ("99% percentile[usec]", "p99_usec"), ("99.9% percentile[usec]", "p99_9_usec"),
-                ("tps average", "tps_average"))
+_LAT_COLUMNS = (
+    ("#bytes", "bytes"),
+    ("#iterations", "iterations"),
+    ("t_min[usec]", "t_min_usec"),
+    ("t_max[usec]", "t_max_usec"),
+    ("t_typical[usec]", "t_typical_usec"),
+    ("t_avg[usec]", "t_avg_usec"),
+    ("t_stdev[usec]", "t_stdev_usec"),
+    ("99% percentile[usec]", "p99_usec"),
+    ("99.9% percentile[usec]", "p99_9_usec"),
+    ("tps average", "tps_average"),
+)
 _LAT_COLUMN_RE = re.compile("|".join(re.escape(name) for name, _key in _LAT_COLUMNS))
 _LAT_KEYS = dict(_LAT_COLUMNS)
 
@@ -63,8 +70,7 @@ class _LatReader(_Reader):
             except ValueError:
                 numbers = None
             if numbers is None or len(numbers) != len(self.columns):
-                self.result["warnings"].append("result row not read (%s cells for %d columns): %r"
-                                               % (len(cells), len(self.columns), line))
+                self.result["warnings"].append("result row not read (%s cells for %d columns): %r" % (len(cells), len(self.columns), line))
                 return True
             row = {key: (int(v) if key in ("bytes", "iterations") else v) for key, v in zip(self.columns, numbers)}
             self.result["results"].append(row)
@@ -98,7 +104,7 @@ def parse_perftest_lat(text: Optional[str]) -> dict[str, Any]:
     reader = _LatReader()
     result: dict[str, Any]
     lines, result = _read(reader, text, "lat", "no latency table (#bytes #iterations t_...) in output")
-    result["columns"] = list(cast("list[str]", reader.columns))   # _read raised when no table was read
+    result["columns"] = list(cast("list[str]", reader.columns))  # _read raised when no table was read
     result["warnings"].extend(_collect_errors(lines))
     last = result["results"][-1]
     for _name, key in _LAT_COLUMNS:

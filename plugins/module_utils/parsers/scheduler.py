@@ -21,6 +21,7 @@ _REASON = re.compile(r"(?:^|\s)Reason=(.*?)(?=\s(?:Comment|Extra|InstanceId|Inst
 
 class ScontrolNode(TypedDict):
     """``parse_scontrol_node``: the node's name, its state (``base`` and ``+`` flags), the reason and who set it."""
+
     name: str
     state: str
     base: str
@@ -31,6 +32,7 @@ class ScontrolNode(TypedDict):
 
 class KubectlNode(TypedDict):
     """``parse_kubectl_node``: what a drain reads and changes."""
+
     name: Optional[str]
     unschedulable: bool
     taints: list[dict[str, Any]]
@@ -54,7 +56,7 @@ def parse_scontrol_node(text: Optional[str]) -> ScontrolNode:
             m = re.fullmatch(r"(.*) \[([^\[\]@]*)@([^\[\]]*)\]", reason_text)
             if m:
                 reason_text, by = m.group(1), f"{m.group(2)}@{m.group(3)}"
-            s = s[:r.start()]
+            s = s[: r.start()]
         for tok in s.split():
             k, _sep, v = tok.partition("=")
             if k == "NodeName" and name is None:
@@ -64,8 +66,7 @@ def parse_scontrol_node(text: Optional[str]) -> ScontrolNode:
     if name is None or state is None:
         raise ParseError("scontrol", "no NodeName=/State= in the output", text)
     parts = state.split("+")
-    return ScontrolNode(name=name, state=state, base=parts[0].rstrip("*~#!%$@^-"), flags=parts[1:],
-                        reason=reason_text, reason_by=by)
+    return ScontrolNode(name=name, state=state, base=parts[0].rstrip("*~#!%$@^-"), flags=parts[1:], reason=reason_text, reason_by=by)
 
 
 def parse_kubectl_node(text: Any) -> KubectlNode:
@@ -75,9 +76,11 @@ def parse_kubectl_node(text: Any) -> KubectlNode:
     except (TypeError, ValueError) as err:
         raise ParseError("kubectl", f"not JSON: {err}", text) from None
     if not isinstance(doc, dict) or doc.get("kind") != "Node":
-        raise ParseError("kubectl", "not a Node object (kind %s)"
-                         % (doc.get("kind") if isinstance(doc, dict) else type(doc).__name__), text)
+        raise ParseError("kubectl", "not a Node object (kind %s)" % (doc.get("kind") if isinstance(doc, dict) else type(doc).__name__), text)
     spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
-    return KubectlNode(name=meta.get("name"), unschedulable=bool(spec.get("unschedulable")),
-                       taints=[t for t in spec.get("taints") or [] if isinstance(t, dict)],
-                       annotations=dict(meta.get("annotations") or {}))
+    return KubectlNode(
+        name=meta.get("name"),
+        unschedulable=bool(spec.get("unschedulable")),
+        taints=[t for t in spec.get("taints") or [] if isinstance(t, dict)],
+        annotations=dict(meta.get("annotations") or {}),
+    )

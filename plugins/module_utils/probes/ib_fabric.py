@@ -6,10 +6,11 @@ the module is given (the locale stays C); their output is parsed
 (``ibdiag``) and compared with the intent (``ibcheck``). A subnet that
 cannot be discovered raises ``ToolFailure`` with what was found so far.
 """
+
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import ib as ibcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.sched_topology import ib_observed_map
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, ToolFailure
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers import ibdiag
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_ibqueryerrors
 
 # ibqueryerrors reads every port's PortCounters over the whole subnet. Its own thresholds come from
@@ -61,8 +62,7 @@ def fabric_check(run, p):
     env = {k: str(v) for k, v in p["environment"].items()}
     for key, value in sorted((p.get("error_thresholds") or {}).items()):
         if key not in ibcheck.IB_PORT_ERROR_DEFAULTS:
-            raise ToolFailure(f"error_thresholds.{key}: {value!r}: unknown counter; allowed: "
-                              + ", ".join(ibcheck.IB_PORT_ERROR_DEFAULTS))
+            raise ToolFailure(f"error_thresholds.{key}: {value!r}: unknown counter; allowed: " + ", ".join(ibcheck.IB_PORT_ERROR_DEFAULTS))
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ToolFailure(f"error_thresholds.{key}: {value!r}: allowed: an integer >= 0 (the count a port may show)")
 
@@ -91,8 +91,7 @@ def fabric_check(run, p):
             li = ibdiag.parse_iblinkinfo(tool(["iblinkinfo"]))
         except ParseError as e:
             raise ToolFailure(f"iblinkinfo failed: {e}", findings=findings, **result) from e
-        findings += ibcheck.check_topology(nd, li, p["expected_links"], p["switch_links"],
-                                           p["switches"], p["link_width"], p["link_speed_gbps"])
+        findings += ibcheck.check_topology(nd, li, p["expected_links"], p["switch_links"], p["switches"], p["link_width"], p["link_speed_gbps"])
         result["summary"] = {
             "switches": sum(1 for n in nd["nodes"].values() if n["type"] == "switch"),
             "cas": sum(1 for n in nd["nodes"].values() if n["type"] == "ca"),
@@ -122,22 +121,27 @@ def port_errors(tool, nd, p, result):
         iqe = parse_ibqueryerrors(tool(IBQUERYERRORS_ARGV, ok_rcs=(0, 1)))
     except ParseError as e:
         result["port_errors_error"] = str(e)
-        return [ibcheck.finding("IB_COUNTERS_UNREADABLE", p.get("expected_sm_node") or "subnet", None,
-                                f"the subnet's port error counters could not be read ({e}): errors on switch "
-                                "ports and inter-switch links are not proven")]
+        return [
+            ibcheck.finding(
+                "IB_COUNTERS_UNREADABLE",
+                p.get("expected_sm_node") or "subnet",
+                None,
+                f"the subnet's port error counters could not be read ({e}): errors on switch ports and inter-switch links are not proven",
+            )
+        ]
     limits = dict(ibcheck.IB_PORT_ERROR_DEFAULTS)
     limits.update({k: int(v) for k, v in (p.get("error_thresholds") or {}).items()})
     counters = ibcheck.port_error_counters(iqe)
     result["port_errors"] = counters
-    result["port_errors_summary"] = dict(iqe["summary"] or {}, thresholds=limits,
-                                         window="baseline" if p.get("errors_baseline") else "since last clear")
-    return ibcheck.check_port_errors(counters, nd, p["switches"], p["expected_links"], limits,
-                                     p.get("errors_baseline") or None)
+    result["port_errors_summary"] = dict(iqe["summary"] or {}, thresholds=limits, window="baseline" if p.get("errors_baseline") else "since last clear")
+    return ibcheck.check_port_errors(counters, nd, p["switches"], p["expected_links"], limits, p.get("errors_baseline") or None)
 
 
 def findings_message(findings):
     """The failure message of ``fail_on_findings``: each finding's code, node and port (and the far end of a link)."""
     return "InfiniBand fabric check: " + "; ".join(
-        f"{f['code']} {f['node']}" + (f" port {f['port']}" if f["port"] is not None else "")
+        f"{f['code']} {f['node']}"
+        + (f" port {f['port']}" if f["port"] is not None else "")
         + (f" <-> {f['peer']} port {f['peer_port']}" if f["code"] == "IB_LINK_ERRORS" and f.get("peer") else "")
-        for f in findings)
+        for f in findings
+    )

@@ -3,6 +3,7 @@ beacon that answers the round a node's schedule plays, and what a part learns of
 
 Stdlib only: TCP connections on the rails' own network, /proc/net/tcp for what listens.
 """
+
 import select
 import socket
 import time
@@ -74,7 +75,7 @@ def listening_ports(address=None):
         read = True
         for row in rows:
             cols = row.split()
-            if len(cols) > 3 and cols[3] == "0A":              # TCP_LISTEN
+            if len(cols) > 3 and cols[3] == "0A":  # TCP_LISTEN
                 local, port = cols[1].rsplit(":", 1)
                 if address is None or local in mine:
                     ports.add(int(port, 16))
@@ -86,7 +87,7 @@ def listening_ports(address=None):
 # not there yet: a perftest start opens the device, registers its memory and, with
 # --use_cuda, makes a CUDA context)
 MEET_CONNECT = 0.5
-MEET_GRACE = 5.0    # a server whose ports never show in /proc/net/tcp opens the meeting anyway
+MEET_GRACE = 5.0  # a server whose ports never show in /proc/net/tcp opens the meeting anyway
 
 # The beacon: each node's schedule answers, on one TCP port for the whole schedule, the round it
 # plays. A part's clock (connect_timeout, timeout) counts from when its peer reached the round,
@@ -96,8 +97,8 @@ MEET_GRACE = 5.0    # a server whose ports never show in /proc/net/tcp opens the
 # answers an earlier round (or answers at all without a round: alive, busy), this side waits
 # for it; a peer whose beacon does not answer (not started, or gone) gets connect_timeout, as
 # before, and a peer past the round (it gave this round up) none.
-BEACON_ASK = 0.5    # how often a waiting side asks its peer's beacon
-ALIVE = "alive"     # the peer's beacon took the connection and said nothing in time (busy, not gone)
+BEACON_ASK = 0.5  # how often a waiting side asks its peer's beacon
+ALIVE = "alive"  # the peer's beacon took the connection and said nothing in time (busy, not gone)
 
 
 class Beacon:

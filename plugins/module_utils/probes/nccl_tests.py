@@ -1,6 +1,7 @@
 """The nccl-tests probe (modules nccl_tests, nccl_tune): the mpirun argv, whether the installed
 nccl-tests writes JSON, and the run under a deadline with its table and NCCL's logs parsed.
 """
+
 import os
 import re
 import tempfile
@@ -38,15 +39,25 @@ def nccl_argv(p, mpirun, json_path=None):
         return launchers.mpirun_argv(p, p["layout"], mpirun, json_path, hca=p.get("hca"))
     # --tag-output: each rank's chunks are tagged, so the parsers join a log line another rank's
     # output cut in two (nccl_log.untangle_tagged) instead of losing it
-    argv = [mpirun, "--allow-run-as-root", "-np", str(len(p["hosts"])),
-            "-H", ",".join(f"{h}:1" for h in p["hosts"]), "--bind-to", "none", "--map-by", "slot", "--tag-output"]
+    argv = [
+        mpirun,
+        "--allow-run-as-root",
+        "-np",
+        str(len(p["hosts"])),
+        "-H",
+        ",".join(f"{h}:1" for h in p["hosts"]),
+        "--bind-to",
+        "none",
+        "--map-by",
+        "slot",
+        "--tag-output",
+    ]
     if p["ssh_args"]:
         argv += ["--mca", "plm_rsh_args", p["ssh_args"]]
     argv += list(p["mpirun_args"])
     for key, value in sorted((p["env"] or {}).items()):
         argv += ["-x", f"{key}={value}"]
-    argv += [p["test"], "-b", p["min_bytes"], "-e", p["max_bytes"], "-f", str(p["step_factor"]),
-             "-g", str(p["gpus"]), "-n", str(p["iterations"])]
+    argv += [p["test"], "-b", p["min_bytes"], "-e", p["max_bytes"], "-f", str(p["step_factor"]), "-g", str(p["gpus"]), "-n", str(p["iterations"])]
     if json_path:
         argv += ["-J", json_path]
     return argv
@@ -69,8 +80,7 @@ def nccl_json_supported(run, test):
     if NCCL_JSON_OPTION in text:
         return True, None
     if "USAGE:" in text:
-        return False, (f"{test} lists no -J,{NCCL_JSON_OPTION} in its usage (nccl-tests before 2.17.3); "
-                       "reading the text table")
+        return False, (f"{test} lists no -J,{NCCL_JSON_OPTION} in its usage (nccl-tests before 2.17.3); reading the text table")
     return False, f"{test} -h printed no usage (exit status {rc}); reading the text table"
 
 
@@ -97,9 +107,21 @@ def run_nccl_tests(run, p):
     rc, out, _err, _killed = finish(run.start(argv, merge_stderr=True), time.monotonic() + p["timeout"])
     out = out or ""
     version = NCCL_TESTS_HEADER.search(out)
-    result = dict(changed=False, test=p["test"], argv=argv, exit_status=rc, stdout=out, busbw=None, avg_busbw=None,
-                  error=None, parsed=None, logs={}, json_used=json_path is not None, json_note=json_note,
-                  nccl_tests_version=version.group(1) if version else None)
+    result = dict(
+        changed=False,
+        test=p["test"],
+        argv=argv,
+        exit_status=rc,
+        stdout=out,
+        busbw=None,
+        avg_busbw=None,
+        error=None,
+        parsed=None,
+        logs={},
+        json_used=json_path is not None,
+        json_note=json_note,
+        nccl_tests_version=version.group(1) if version else None,
+    )
     try:
         if json_path and os.path.getsize(json_path) > 0:
             with open(json_path) as f:

@@ -5,6 +5,7 @@ once with its retries and deadlines, and the parsed result. ``p`` is the module'
 A schedule of rounds (probes/schedule.py) plays one part at a time through ``run_rails``; the two sides
 of a pair meet through probes/meeting.py; nccl-tests is probes/nccl_tests.py.
 """
+
 import json
 import os
 import re
@@ -36,13 +37,25 @@ def perftest_argv(binary, p, test, index, json_path=None):
     A latency test (``p["tool"]`` in LAT_TOOLS) takes ``-s`` (its message size), ``-n`` or ``-D``
     and the class flags, never ``-q``, ``--report_gbits``, ``--use_cuda`` or ``--out_json``."""
     if p.get("tool") in LAT_TOOLS:
-        argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
-                "-F", "-s", str(p["size"])]
+        argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]), "-F", "-s", str(p["size"])]
         argv += ["-D", str(p["duration"])] if p["duration"] else ["-n", str(p["iterations"])]
         argv += _class_flags(p) + list(p["extra_args"])
         return argv + ([test["server"]] if p["mode"] == "client" else [])
-    argv = [binary, "-d", test["device"], "-i", str(test.get("ib_port", 1)), "-p", str(test["tcp_port"]),
-            "-F", "--report_gbits", "-q", str(p["qps"]), "-s", str(p["size"])]
+    argv = [
+        binary,
+        "-d",
+        test["device"],
+        "-i",
+        str(test.get("ib_port", 1)),
+        "-p",
+        str(test["tcp_port"]),
+        "-F",
+        "--report_gbits",
+        "-q",
+        str(p["qps"]),
+        "-s",
+        str(p["size"]),
+    ]
     if p["duration"]:
         argv += ["-D", str(p["duration"])]
     else:
@@ -73,18 +86,27 @@ def _class_flags(p):
 def latency_figures(parsed):
     """The figures of a latency test's last row: ``latency_usec`` (t_avg; t_typical where an old
     perftest prints no average) and the distribution it printed."""
-    figures = {k: parsed.get(k) for k in ("t_min_usec", "t_typical_usec", "t_avg_usec", "p99_usec",
-                                          "p99_9_usec", "t_max_usec")}
+    figures = {k: parsed.get(k) for k in ("t_min_usec", "t_typical_usec", "t_avg_usec", "p99_usec", "p99_9_usec", "t_max_usec")}
     average = figures["t_avg_usec"] if figures["t_avg_usec"] is not None else figures["t_typical_usec"]
     return average, {k: v for k, v in figures.items() if v is not None}
 
 
 def _perftest_result(job, rc, out, err, killed, p, timeout):
-    res = {"device": job["test"]["device"], "tcp_port": job["test"]["tcp_port"],
-           "server": job["test"].get("server"), "argv": job["argv"], "exit_status": rc, "stdout": out, "stderr": err,
-           "attempts": job["attempts"], "gbps": None, "error": None, "parsed": None}
+    res = {
+        "device": job["test"]["device"],
+        "tcp_port": job["test"]["tcp_port"],
+        "server": job["test"].get("server"),
+        "argv": job["argv"],
+        "exit_status": rc,
+        "stdout": out,
+        "stderr": err,
+        "attempts": job["attempts"],
+        "gbps": None,
+        "error": None,
+        "parsed": None,
+    }
     if job["test"].get("peer_device"):
-        res["peer_device"] = job["test"]["peer_device"]   # a cross-rail round: the server's rail
+        res["peer_device"] = job["test"]["peer_device"]  # a cross-rail round: the server's rail
     latency = p.get("tool") in LAT_TOOLS
     if latency:
         res.update(latency_usec=None, latency=None)
@@ -125,9 +147,11 @@ def run_perftest(run, p):
 
 # a perftest that printed one of these failed on its own host before any TCP connection:
 # its peer would wait for it until a timeout (see run_rails' ``release``)
-PRE_CONNECT = re.compile(r"Port number \d+ state is|Couldn't set the link layer|IB device \S+ not found|"
-                         r"No IB devices found|Did not detect devices|Unable to create the needed resources|"
-                         r"Couldn't allocate MR")
+PRE_CONNECT = re.compile(
+    r"Port number \d+ state is|Couldn't set the link layer|IB device \S+ not found|"
+    r"No IB devices found|Did not detect devices|Unable to create the needed resources|"
+    r"Couldn't allocate MR"
+)
 RETRY_DELAY = 0.2
 POLL = 0.05
 
@@ -192,14 +216,24 @@ class _Rails:
         self.serving = p["mode"] == "server"
         # a client behind a meeting starts nothing until its server's node opens it
         self.gate = meet is not None and not self.serving and bool(tests)
-        self.opened, self.meet_at = None, now + meeting.MEET_GRACE   # meet_at: the server's meeting not opened yet
+        self.opened, self.meet_at = None, now + meeting.MEET_GRACE  # meet_at: the server's meeting not opened yet
         self.jobs = []
         for i, test in enumerate(tests):
             jpath = os.path.join(self.tmp, f"{i}-{test['device']}.json") if p["out_json"] else None
             argv = perftest_argv(binary, p, test, i, jpath)
-            self.jobs.append({"test": test, "argv": argv, "json_path": jpath, "attempts": 0,
-                              "proc": None if self.gate else run.start(argv),
-                              "restart_at": now, "result": None, "stand_in": None, "poke": False})
+            self.jobs.append(
+                {
+                    "test": test,
+                    "argv": argv,
+                    "json_path": jpath,
+                    "attempts": 0,
+                    "proc": None if self.gate else run.start(argv),
+                    "restart_at": now,
+                    "result": None,
+                    "stand_in": None,
+                    "poke": False,
+                }
+            )
 
     def wait_for_peer(self, now):
         """A client behind the meeting: ``(True, now)`` while its server's node has not opened it and
@@ -209,11 +243,11 @@ class _Rails:
         met = meeting.poke(self.tests[0]["server"], self.meet_port, meeting.MEET_CONNECT)
         if not met and now < self.connect_deadline:
             state = watch.state(now) if watch else None
-            if state in ("behind", "here"):       # alive, not past the round: it is coming
+            if state in ("behind", "here"):  # alive, not past the round: it is coming
                 self.connect_deadline = max(self.connect_deadline, watch.ask_at + p["connect_timeout"])
             elif state == "starting":
                 self.connect_deadline = max(self.connect_deadline, watch.start_deadline)
-            elif state == "past":                 # it gave this round up
+            elif state == "past":  # it gave this round up
                 self.connect_deadline = now
             return True, now
         # met, or out of time: the rails start below, their clocks from now (the peer's arrival)
@@ -230,20 +264,19 @@ class _Rails:
         """A server whose client's beacon says it is still coming keeps its processes (their deadline moves)."""
         if self.serving and self.watch and any(j["result"] is None for j in self.jobs):
             state = self.watch.state(now)
-            if state in ("behind", "starting"):       # its client is still coming
+            if state in ("behind", "starting"):  # its client is still coming
                 self.deadline = max(self.deadline, time.monotonic() + self.timeout)
                 if self.stats is not None:
                     self.stats["peer_wait"] = time.monotonic() - self.began
             elif state in ("here", "past"):
-                self.watch = None                     # its client reached the round: no more questions
+                self.watch = None  # its client reached the round: no more questions
 
     def meet(self, now):
         """A server opens the round's meeting once every rail listens (or failed), and closes it at the
         client's connection."""
         if self.serving and self.meet_port is not None and self.meet_at is not None:
             listening = meeting.listening_ports() if now < self.meet_at else None
-            if listening is None or all(job["result"] is not None or job["stand_in"] is not None
-                                        or job["test"]["tcp_port"] in listening for job in self.jobs):
+            if listening is None or all(job["result"] is not None or job["stand_in"] is not None or job["test"]["tcp_port"] in listening for job in self.jobs):
                 self.opened, self.meet_at = meeting.listen(self.meet_port), None
         if self.opened is not None and meeting.accept_one(self.opened):
             self.opened.close()
@@ -252,13 +285,13 @@ class _Rails:
     def step(self, job, now):
         """One rail's turn of the poll: its stand-in, its poke, its process (started, restarted, killed
         at the deadline, its result); True while it is busy."""
-        if job["stand_in"] is not None:          # a server's stand-in waits for its client
+        if job["stand_in"] is not None:  # a server's stand-in waits for its client
             if meeting.accept_one(job["stand_in"]) or now >= self.deadline:
                 job["stand_in"].close()
                 job["stand_in"] = None
                 return False
             return True
-        if job["poke"]:                          # a client tells its server not to wait
+        if job["poke"]:  # a client tells its server not to wait
             if now >= job["restart_at"]:
                 done = meeting.poke(job["test"]["server"], job["test"]["tcp_port"])
                 job["poke"], job["restart_at"] = not done and now < self.connect_deadline, now + RETRY_DELAY
@@ -272,7 +305,7 @@ class _Rails:
         if job["proc"].poll() is None:
             if now < self.deadline:
                 return True
-            job["proc"].kill()                   # each rail at the deadline, none waited for
+            job["proc"].kill()  # each rail at the deadline, none waited for
         self._finished(job, now)
         return True
 
@@ -285,8 +318,7 @@ class _Rails:
         rc = None if killed else rc
         job["attempts"] += 1
         text = out + err
-        if (p["mode"] == "client" and rc not in (0, None) and any(s in text for s in CONNECT_RETRY)
-                and now < self.connect_deadline):
+        if p["mode"] == "client" and rc not in (0, None) and any(s in text for s in CONNECT_RETRY) and now < self.connect_deadline:
             job["proc"], job["restart_at"] = None, now + RETRY_DELAY
             return
         job["result"] = _perftest_result(job, rc, out, err, killed, p, self.timeout)

@@ -5,11 +5,12 @@ netdev's MTU, carrier (sysfs) and IPv4 addresses (``ip -j -4 addr show``),
 through a ``Runner``; the findings are ``checks/ports.py:port_findings`` over
 what was read, computed here once (the report takes them as they are).
 """
+
 import json
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.ports import port_findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibv_devinfo
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.ports import port_findings
 
 STATES = {"PORT_ACTIVE": "ACTIVE", "PORT_DOWN": "DOWN", "PORT_INIT": "INIT", "PORT_ARMED": "ARMED"}
 PHYS = {"LINK_UP": "LinkUp", "DISABLED": "Disabled", "POLLING": "Polling", "SLEEP": "Sleep"}
@@ -47,11 +48,16 @@ def check_port(run, port, gid_index, read=read_sys):
     except (ParseError, StopIteration) as e:
         out["error"] = str(e) or f"{dev} port {ib_port} not listed"
         return out
-    out.update(present=True, state=STATES.get(p.get("state"), p.get("state")),
-               phys_state=PHYS.get(p.get("phys_state"), p.get("phys_state")),
-               speed_gbps=p.get("rate_gbps"), width=p.get("active_width_lanes"),
-               active_mtu=p.get("active_mtu"), link_layer=p.get("link_layer"),
-               gid=gid_info(p.get("gids"), gid_index))
+    out.update(
+        present=True,
+        state=STATES.get(p.get("state"), p.get("state")),
+        phys_state=PHYS.get(p.get("phys_state"), p.get("phys_state")),
+        speed_gbps=p.get("rate_gbps"),
+        width=p.get("active_width_lanes"),
+        active_mtu=p.get("active_mtu"),
+        link_layer=p.get("link_layer"),
+        gid=gid_info(p.get("gids"), gid_index),
+    )
     if netdev:
         mtu = read(f"/sys/class/net/{netdev}/mtu")
         out["mtu"] = int(mtu) if mtu and mtu.isdigit() else None

@@ -2,10 +2,10 @@
 one round each, over ``probes/perftest.py:run_rails``; the TCP ports of every round, its meeting port
 and the node's beacon (probes/meeting.py).
 """
+
 import time
 
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import meeting
-from ansible_collections.linerate.fabric.plugins.module_utils.probes import perftest
+from ansible_collections.linerate.fabric.plugins.module_utils.probes import meeting, perftest
 
 # TCP ports of a schedule: round r's rail i listens on base + (r mod PORT_ROUNDS) x PORT_STRIDE + i,
 # so a client of round r can only reach its peer's server of round r, never one still
@@ -27,8 +27,7 @@ def schedule_port(base_port, round_id, rail, stride=PORT_STRIDE, port_rounds=POR
         raise ValueError(f"port_rounds {port_rounds}: consecutive rounds need their own ports (at least 2)")
     top = base_port + port_rounds * stride - 1
     if base_port < 1 or top > 65535:
-        raise ValueError(f"TCP ports {base_port}..{top} (base_port + port_rounds x port_stride) "
-                         f"must stay within 1..65535")
+        raise ValueError(f"TCP ports {base_port}..{top} (base_port + port_rounds x port_stride) must stay within 1..65535")
     if round_id < 0:
         raise ValueError(f"round {round_id} is negative")
     return base_port + (round_id % port_rounds) * stride + rail
@@ -74,9 +73,23 @@ def beacon_port(p):
 
 
 def _part_failed(tests, msg):
-    return [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"), "argv": None,
-                  "exit_status": None, "attempts": 0, "gbps": None, "error": msg, "parsed": None},
-                 **({"peer_device": t["peer_device"]} if t.get("peer_device") else {})) for t in tests]
+    return [
+        dict(
+            {
+                "device": t["device"],
+                "tcp_port": t["tcp_port"],
+                "server": t.get("server"),
+                "argv": None,
+                "exit_status": None,
+                "attempts": 0,
+                "gbps": None,
+                "error": msg,
+                "parsed": None,
+            },
+            **({"peer_device": t["peer_device"]} if t.get("peer_device") else {}),
+        )
+        for t in tests
+    ]
 
 
 def run_schedule(run, p, check=False):
@@ -103,8 +116,7 @@ def run_schedule(run, p, check=False):
     try:
         for part in p["parts"]:
             if part["role"] in ("server", "client"):
-                watch = meeting.Watch(part.get("peer_address") or part["peer"], port, int(part["round"]), seen,
-                                      start_deadline) if port else None
+                watch = meeting.Watch(part.get("peer_address") or part["peer"], port, int(part["round"]), seen, start_deadline) if port else None
                 records.append(_play_part(run, p, part, binary, check, beacon, watch))
     finally:
         beacon.close()
@@ -119,15 +131,25 @@ def _play_part(run, p, part, binary, check, beacon, watch):
     record = {"round": int(part["round"]), "role": part["role"], "peer": part["peer"]}
     beacon.round = record["round"]
     if check:
-        record["results"] = [dict({"device": t["device"], "tcp_port": t["tcp_port"], "server": t.get("server"),
-                                   "argv": perftest.perftest_argv(binary, pp, t, i), "exit_status": None, "gbps": None,
-                                   "error": None}, **({"peer_device": t["peer_device"]} if t.get("peer_device")
-                                                      else {})) for i, t in enumerate(tests)]
+        record["results"] = [
+            dict(
+                {
+                    "device": t["device"],
+                    "tcp_port": t["tcp_port"],
+                    "server": t.get("server"),
+                    "argv": perftest.perftest_argv(binary, pp, t, i),
+                    "exit_status": None,
+                    "gbps": None,
+                    "error": None,
+                },
+                **({"peer_device": t["peer_device"]} if t.get("peer_device") else {}),
+            )
+            for i, t in enumerate(tests)
+        ]
     else:
         stats = {}
         try:
-            record["results"] = perftest.run_rails(run, pp, tests, release=True, meet=meet_port(p, part),
-                                                   beacon=beacon, watch=watch, stats=stats)
+            record["results"] = perftest.run_rails(run, pp, tests, release=True, meet=meet_port(p, part), beacon=beacon, watch=watch, stats=stats)
         except Exception as e:  # noqa: BLE001 - one part's failure must not end the schedule
             record["error"] = f"{type(e).__name__}: {e}"
             record["results"] = _part_failed(tests, f"part failed: {record['error']}")

@@ -12,6 +12,7 @@ run directories and ``latest`` are as they were, and no directory with a run's n
 A temporary directory left by a writer that was killed (its pid no longer runs) is removed by the next
 write. Stdlib only (and the layer's error, checks/errors.py).
 """
+
 import os
 import re
 import shutil
@@ -47,7 +48,7 @@ def write_private(path: str, text: str) -> None:
     try:
         view = memoryview(text.encode("utf-8"))
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -72,7 +73,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:   # another user's process: it runs
+    except PermissionError:  # another user's process: it runs
         return True
     return True
 
@@ -97,7 +98,7 @@ def _rename_free(tmp: str, reports_dir: str, stamp: str) -> str:
         if os.path.lexists(out):
             continue
         try:
-            os.rename(tmp, out)   # an empty directory of that name made in between would be replaced: refuse it
+            os.rename(tmp, out)  # an empty directory of that name made in between would be replaced: refuse it
         except OSError as exc:
             if os.path.lexists(out) and os.path.lexists(tmp):
                 continue
@@ -118,7 +119,7 @@ def _point_latest(reports_dir: str, out: str) -> None:
         raise
     try:
         _fsync_dir(reports_dir)
-    except OSError:   # latest is replaced already and names a complete report: the run is not undone for this
+    except OSError:  # latest is replaced already and names a complete report: the run is not undone for this
         pass
 
 
@@ -151,5 +152,6 @@ def publish(reports_dir: str, stamp: str, files: dict) -> str:
                 shutil.rmtree(d, ignore_errors=True)
         if not isinstance(exc, OSError):
             raise
-        raise ReportWriteError(step, f"cannot be written ({exc.strerror or exc}); nothing of this report was "
-                                     f"kept, the earlier reports and {LATEST} are as they were") from exc
+        raise ReportWriteError(
+            step, f"cannot be written ({exc.strerror or exc}); nothing of this report was kept, the earlier reports and {LATEST} are as they were"
+        ) from exc

@@ -2,6 +2,7 @@
 (bandwidth drops, error-rate rises), the last pass, and pruning of old run directories. Stdlib only,
 like report.py.
 """
+
 import json
 import os
 import re
@@ -10,7 +11,6 @@ import shutil
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import stored_rows
 from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import worst_links
-
 
 # ---------------------------------------------------------------- history and trends (issue 27)
 
@@ -25,15 +25,13 @@ _RUN_DIR = re.compile(r"\d{8}T\d{6}Z(-\d+)?")
 
 def scope_of(report):
     """What makes two runs comparable: the mode (verification or audit) and the nodes verified."""
-    return {"mode": "audit" if report.get("mode") else "verify",
-            "nodes": sorted(str(n) for n in ((report.get("meta") or {}).get("nodes") or []))}
+    return {"mode": "audit" if report.get("mode") else "verify", "nodes": sorted(str(n) for n in ((report.get("meta") or {}).get("nodes") or []))}
 
 
 def run_dirs(reports_dir):
     """The run directories of ``reports_dir`` (``<timestamp>[-n]``), oldest first."""
     try:
-        names = [n for n in os.listdir(reports_dir) if _RUN_DIR.fullmatch(n)
-                 and os.path.isdir(os.path.join(reports_dir, n))]
+        names = [n for n in os.listdir(reports_dir) if _RUN_DIR.fullmatch(n) and os.path.isdir(os.path.join(reports_dir, n))]
     except FileNotFoundError:
         return []
     return sorted(names, key=lambda n: (n.split("-")[0], int(n.split("-")[1]) if "-" in n else 1))
@@ -69,16 +67,14 @@ def _ports(report):
 def trends(report, previous, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TREND_BER_FACTOR):
     """What changed since ``previous`` (a report of the same scope): bandwidth down by more than
     ``bandwidth_drop``, BER up by more than ``ber_factor``, window error counts or flaps up, findings new and gone."""
-    out = {"bandwidth_down": [], "busbw_down": [], "ber_rising": [], "errors_rising": [],
-           "findings_new": [], "findings_gone": []}
+    out = {"bandwidth_down": [], "busbw_down": [], "ber_rising": [], "errors_rising": [], "findings_new": [], "findings_gone": []}
     before, now = _rail_bandwidth(previous), _rail_bandwidth(report)
     for key in sorted(set(before) & set(now), key=lambda k: (natural_key(k[0]), natural_key(k[1]))):
         b, a = float(before[key]), float(now[key])
         if b > 0 and (b - a) / b > bandwidth_drop:
-            out["bandwidth_down"].append({"node": key[0], "device": key[1], "before_gbps": b, "gbps": a,
-                                          "drop": round((b - a) / b, 4)})
+            out["bandwidth_down"].append({"node": key[0], "device": key[1], "before_gbps": b, "gbps": a, "drop": round((b - a) / b, 4)})
     for name, c in (report.get("checks") or {}).items():
-        p = ((previous.get("checks") or {}).get(name) or {})
+        p = (previous.get("checks") or {}).get(name) or {}
         if name.startswith("nccl:") and p.get("busbw_gbytes") and c.get("busbw_gbytes") is not None:
             b, a = float(p["busbw_gbytes"]), float(c["busbw_gbytes"])
             if b > 0 and (b - a) / b > bandwidth_drop:
@@ -91,8 +87,7 @@ def trends(report, previous, bandwidth_drop=TREND_BANDWIDTH_DROP, ber_factor=TRE
                 out["ber_rising"].append({"node": key[0], "device": key[1], "counter": ber, "before": b[ber], "now": a[ber]})
         for cnt in ("errors", "flaps"):
             if (a.get(cnt) or 0) > (b.get(cnt) or 0):
-                out["errors_rising"].append({"node": key[0], "device": key[1], "counter": cnt,
-                                             "before": b.get(cnt) or 0, "now": a.get(cnt)})
+                out["errors_rising"].append({"node": key[0], "device": key[1], "counter": cnt, "before": b.get(cnt) or 0, "now": a.get(cnt)})
     old = {_finding_key(f): f for f in previous.get("findings") or []}
     new = {_finding_key(f): f for f in report.get("findings") or []}
     short = ("code", "severity", "node", "device", "switch", "switch_port")
@@ -116,8 +111,7 @@ def attach_history(report, reports_dir, bandwidth_drop=TREND_BANDWIDTH_DROP, ber
     """Add ``history`` ({previous, last_pass}) and ``trends`` (against the previous run of the same scope) to
     ``report`` before it is rendered; returns it."""
     name, prev = previous_report(reports_dir, report) if reports_dir else (None, None)
-    report["history"] = {"previous": name, "previous_generated_at": (prev or {}).get("generated_at"),
-                         "last_pass": last_pass(report, prev)}
+    report["history"] = {"previous": name, "previous_generated_at": (prev or {}).get("generated_at"), "last_pass": last_pass(report, prev)}
     if prev is not None:
         report["trends"] = trends(report, prev, bandwidth_drop, ber_factor)
     return report
@@ -129,7 +123,7 @@ def prune_history(reports_dir, keep=HISTORY_KEEP):
         raise ValueError(f"history keep: {keep!r} is not allowed (allowed: an integer >= 1)")
     latest = os.path.basename(os.path.realpath(os.path.join(reports_dir, "latest")))
     runs = run_dirs(reports_dir)
-    gone = [n for n in runs[:max(0, len(runs) - keep)] if n != latest]
+    gone = [n for n in runs[: max(0, len(runs) - keep)] if n != latest]
     for name in gone:
         shutil.rmtree(os.path.join(reports_dir, name))
     return gone

@@ -10,7 +10,6 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import table_markdown as _tuning_table
 from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import failing_links, gbps_text, rdma_view
 
-
 # Failing links listed one by one in summary.md (report.json has every test).
 FAILING_LINKS_MAX = 100
 

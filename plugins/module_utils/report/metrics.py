@@ -27,12 +27,17 @@ fleet-wide (labels fabric; on every node's textfile and the controller's, fleet_
 
 Stdlib only.
 """
+
 import calendar
 import time
 
-INCAST = (("pause", "linerate_incast_pause_frames"), ("ecn_marked", "linerate_incast_ecn_marked"),
-          ("cnp_sent", "linerate_incast_cnp_sent"), ("cnp_handled", "linerate_incast_cnp_handled"),
-          ("out_of_sequence", "linerate_incast_out_of_sequence"))
+INCAST = (
+    ("pause", "linerate_incast_pause_frames"),
+    ("ecn_marked", "linerate_incast_ecn_marked"),
+    ("cnp_sent", "linerate_incast_cnp_sent"),
+    ("cnp_handled", "linerate_incast_cnp_handled"),
+    ("out_of_sequence", "linerate_incast_out_of_sequence"),
+)
 HELP = {
     "linerate_rdma_bandwidth_gbps": ("gauge", "Worst ib_write_bw of the rail in the last linerate run (Gb/s)."),
     "linerate_rdma_tests": ("gauge", "ib_write_bw tests of the rail in the last run."),
@@ -51,16 +56,14 @@ HELP = {
     "linerate_node_passed": ("gauge", "1 when the last run found no error on the node."),
     "linerate_last_run_timestamp_seconds": ("gauge", "When the last linerate run's report was generated."),
     "linerate_last_pass_timestamp_seconds": ("gauge", "When a linerate run last passed on the node."),
-    "linerate_node_verified": ("gauge", "1 when the node finished the last run's verification (0: unreachable, "
-                               "failed or left the run: its other values are not this run's)."),
-    "linerate_node_explained": ("gauge", "1 when the node's failures in the last run are explained by a shared "
-                                "element (label element): not drained for them."),
-    "linerate_drain_breaker_tripped": ("gauge", "1 while the drain circuit breaker is open: nothing is drained or "
-                                       "returned until an operator resets it."),
-    "linerate_drain_held_nodes": ("gauge", "Nodes with a fault of their own the last run's drain decision held "
-                                  "(breaker, budget or draining off)."),
-    "linerate_suspect_element_nodes": ("gauge", "Nodes whose failures one shared element explains in the last run "
-                                       "(labels code, kind, element)."),
+    "linerate_node_verified": (
+        "gauge",
+        "1 when the node finished the last run's verification (0: unreachable, failed or left the run: its other values are not this run's).",
+    ),
+    "linerate_node_explained": ("gauge", "1 when the node's failures in the last run are explained by a shared element (label element): not drained for them."),
+    "linerate_drain_breaker_tripped": ("gauge", "1 while the drain circuit breaker is open: nothing is drained or returned until an operator resets it."),
+    "linerate_drain_held_nodes": ("gauge", "Nodes with a fault of their own the last run's drain decision held (breaker, budget or draining off)."),
+    "linerate_suspect_element_nodes": ("gauge", "Nodes whose failures one shared element explains in the last run (labels code, kind, element)."),
 }
 
 
@@ -91,6 +94,7 @@ def node_samples(report, node, shared=None):
     # late import: report.py is this file's sibling (the view of the stored ib_write_bw rows)
     from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import stored_rows
     from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import worst_links
+
     grid = worst_links(stored_rows(checks.get("ib_write_bw") or {}))
     for rail, c in sorted((grid["cells"].get(node) or {}).items()):
         lab = dict(base, device=rail)
@@ -101,8 +105,12 @@ def node_samples(report, node, shared=None):
         if p.get("node") != node:
             continue
         lab = dict(base, device=p["device"])
-        for key, name in (("errors", "linerate_link_errors_window"), ("flaps", "linerate_link_flaps_window"),
-                          ("effective_ber", "linerate_link_effective_ber"), ("raw_ber", "linerate_link_raw_ber")):
+        for key, name in (
+            ("errors", "linerate_link_errors_window"),
+            ("flaps", "linerate_link_flaps_window"),
+            ("effective_ber", "linerate_link_effective_ber"),
+            ("raw_ber", "linerate_link_raw_ber"),
+        ):
             if p.get(key) is not None:
                 out.append((name, lab, p[key]))
     for r in (checks.get("incast") or {}).get("rails") or []:
@@ -125,8 +133,7 @@ def node_samples(report, node, shared=None):
     out.append(("linerate_node_passed", base, 0 if errors else 1))
     verified = node in ((report.get("meta") or {}).get("nodes") or [])
     out.append(("linerate_node_verified", base, 1 if verified else 0))
-    for element in sorted({f["explained_by"] for f in report.get("findings") or []
-                           if f.get("node") == node and f.get("explained_by")}):
+    for element in sorted({f["explained_by"] for f in report.get("findings") or [] if f.get("node") == node and f.get("explained_by")}):
         out.append(("linerate_node_explained", dict(base, element=element), 1))
     out += remediation_samples(report) if shared is None else shared
     out.append(("linerate_last_run_timestamp_seconds", base, epoch(report["generated_at"])))
@@ -142,12 +149,19 @@ def remediation_samples(report):
     rem = report.get("remediation") or {}
     if not rem:
         return []
-    out = [("linerate_drain_breaker_tripped", {"fabric": fab}, 1 if (rem.get("breaker") or {}).get("tripped") else 0),
-           ("linerate_drain_held_nodes", {"fabric": fab}, len(rem.get("held") or {}))]
+    out = [
+        ("linerate_drain_breaker_tripped", {"fabric": fab}, 1 if (rem.get("breaker") or {}).get("tripped") else 0),
+        ("linerate_drain_held_nodes", {"fabric": fab}, len(rem.get("held") or {})),
+    ]
     for f in report.get("findings") or []:
         if f.get("check") == "attribution":
-            out.append(("linerate_suspect_element_nodes", {"fabric": fab, "code": f["code"], "kind": f.get("kind"),
-                                                           "element": f.get("element")}, len(f.get("explains") or [])))
+            out.append(
+                (
+                    "linerate_suspect_element_nodes",
+                    {"fabric": fab, "code": f["code"], "kind": f.get("kind"), "element": f.get("element")},
+                    len(f.get("explains") or []),
+                )
+            )
     return out
 
 
@@ -158,14 +172,16 @@ def fleet_metrics(report, scope=None):
     mode = "audit" if report.get("mode") else "verify"
     fab = (report.get("fabric") or {}).get("name") or "fabric"
     verified = list((report.get("meta") or {}).get("nodes") or [])
-    nodes = list(scope) if scope is not None else verified + sorted(
-        {f["node"] for f in report.get("findings") or [] if f.get("node") and f["node"] not in verified})
+    nodes = (
+        list(scope)
+        if scope is not None
+        else verified + sorted({f["node"] for f in report.get("findings") or [] if f.get("node") and f["node"] not in verified})
+    )
     errors = {f["node"] for f in report.get("findings") or [] if f.get("node") and f.get("severity") == "error"}
     samples = []
     for n in nodes:
         base = {"fabric": fab, "node": n}
-        samples += [("linerate_node_verified", base, 1 if n in verified else 0),
-                    ("linerate_node_passed", base, 0 if n in errors or n not in verified else 1)]
+        samples += [("linerate_node_verified", base, 1 if n in verified else 0), ("linerate_node_passed", base, 0 if n in errors or n not in verified else 1)]
     samples += remediation_samples(report)
     samples.append(("linerate_last_run_timestamp_seconds", {"fabric": fab}, epoch(report["generated_at"])))
     return render(samples, mode)

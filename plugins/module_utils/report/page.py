@@ -1,12 +1,11 @@
-"""report.html: summary.md's Markdown as one self-contained page, the ib_write_bw heat map inline.
-"""
+"""report.html: summary.md's Markdown as one self-contained page, the ib_write_bw heat map inline."""
+
 import html
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.report.heatmap import heatmap_svg
 from ansible_collections.linerate.fabric.plugins.module_utils.report.markdown import to_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import rdma_view
-
 
 # report.html's style, inline: tables scroll sideways on a narrow screen instead of squeezing their text, and
 # the heat map keeps its own pixel size (its labels stay legible at any fabric size: the page scrolls).
@@ -42,8 +41,17 @@ def _md_cells(line):
 def _td(cell):
     """A table cell, classed by the state it names (FAIL..., ok/pass, unproven/not read) for its colour."""
     low = cell.lower()
-    cls = ("fail" if cell.startswith("FAIL") else "ok" if low in ("ok", "pass") or low.startswith("pass")
-           else "unproven" if low.startswith(("unproven", "not read", "partly read", "warning")) else "wrap" if len(cell) > 80 else "")
+    cls = (
+        "fail"
+        if cell.startswith("FAIL")
+        else "ok"
+        if low in ("ok", "pass") or low.startswith("pass")
+        else "unproven"
+        if low.startswith(("unproven", "not read", "partly read", "warning"))
+        else "wrap"
+        if len(cell) > 80
+        else ""
+    )
     return f'<td class="{cls}">{_inline(cell)}</td>' if cls else f"<td>{_inline(cell)}</td>"
 
 
@@ -55,9 +63,13 @@ def markdown_html(markdown):
         nonlocal table, items, para
         if table is not None:
             head, rows = table[0], table[1:]
-            out.append('<div class="scroll"><table><thead><tr>' + "".join(f"<th>{_inline(c)}</th>" for c in head)
-                       + "</tr></thead><tbody>" + "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows)
-                       + "</tbody></table></div>")
+            out.append(
+                '<div class="scroll"><table><thead><tr>'
+                + "".join(f"<th>{_inline(c)}</th>" for c in head)
+                + "</tr></thead><tbody>"
+                + "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows)
+                + "</tbody></table></div>"
+            )
         if items is not None:
             out.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in items) + "</ul>")
         if para:
@@ -106,9 +118,10 @@ def to_html(report, markdown=None, svg=None, view=None):
     title = markdown.splitlines()[0].lstrip("# ") if markdown else "Fabric verification"
     fabric = (report.get("fabric") or {}).get("name")
     if view["grid"]["nodes"]:
-        body += ('\n<h2>ib_write_bw heat map</h2>\n<div class="scroll heatmap">'
-                 + svg.split("\n", 1)[1] + "</div>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html.escape(title)}: {html.escape(str(fabric))}</title>"
-            f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+        body += '\n<h2>ib_write_bw heat map</h2>\n<div class="scroll heatmap">' + svg.split("\n", 1)[1] + "</div>"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}: {html.escape(str(fabric))}</title>"
+        f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )

@@ -2,12 +2,12 @@
 ``rdma_check``, a row of RDMA_TEST_FIELDS each): the bandwidth matrix, the worst links, the failing
 links, the report's view of them. Stdlib only, like report.py.
 """
+
 from collections import Counter
 from operator import itemgetter
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import stored_rows
-
 
 # The full pair matrix (client row x server column, per rail) is drawn up to
 # this many nodes; above it the report shows the node x rail worst-link grid
@@ -55,10 +55,15 @@ def worst_links(rows):
                 worst[key] = (r, peer)
     cells = {}
     for (node, rail), (row, peer) in worst.items():
-        cells.setdefault(node, {})[rail] = {"gbps": row[4], "ok": row[5] is None, "code": row[5], "peer": peer,
-                                            "tests": tests[(node, rail)], "failing": fails[(node, rail)]}
-    return {"rails": sorted({rail for _node, rail in worst}, key=natural_key), "nodes": sorted(cells, key=natural_key),
-            "cells": cells}
+        cells.setdefault(node, {})[rail] = {
+            "gbps": row[4],
+            "ok": row[5] is None,
+            "code": row[5],
+            "peer": peer,
+            "tests": tests[(node, rail)],
+            "failing": fails[(node, rail)],
+        }
+    return {"rails": sorted({rail for _node, rail in worst}, key=natural_key), "nodes": sorted(cells, key=natural_key), "cells": cells}
 
 
 def bandwidth_matrix(rows):
@@ -68,14 +73,12 @@ def bandwidth_matrix(rows):
         r = rails.setdefault(rail, {"nodes": set(), "cells": {}})
         r["nodes"].update((client, server))
         r["cells"][(client, server)] = {"gbps": gbps, "ok": code is None, "code": code}
-    return {rail: {"nodes": sorted(r["nodes"], key=natural_key), "cells": r["cells"]}
-            for rail, r in sorted(rails.items(), key=lambda x: natural_key(x[0]))}
+    return {rail: {"nodes": sorted(r["nodes"], key=natural_key), "cells": r["cells"]} for rail, r in sorted(rails.items(), key=lambda x: natural_key(x[0]))}
 
 
 def failing_links(rows):
     """Every failing test (rows of RDMA_TEST_FIELDS), the worst first."""
-    return sorted((r for r in rows if r[5] is not None),
-                  key=lambda r: (_low_first(r), natural_key(r[3]), natural_key(r[1]), natural_key(r[2])))
+    return sorted((r for r in rows if r[5] is not None), key=lambda r: (_low_first(r), natural_key(r[3]), natural_key(r[1]), natural_key(r[2])))
 
 
 def rdma_view(report, limit=None):
@@ -85,8 +88,7 @@ def rdma_view(report, limit=None):
     rows = stored_rows(check)
     grid = worst_links(rows)
     limit = MATRIX_MAX_NODES if limit is None else limit
-    return {"check": check, "rows": rows, "grid": grid, "limit": limit,
-            "matrix": bandwidth_matrix(rows) if len(grid["nodes"]) <= limit else {}}
+    return {"check": check, "rows": rows, "grid": grid, "limit": limit, "matrix": bandwidth_matrix(rows) if len(grid["nodes"]) <= limit else {}}
 
 
 def gbps_text(v):

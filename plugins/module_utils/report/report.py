@@ -15,17 +15,17 @@ Each file has its writer: markdown.py (summary.md), junit.py, page.py (report.ht
 SVG), with the ib_write_bw check's views in rdma.py (checks/rdma.py stores its rows); files.py writes
 them, history.py keeps the trends.
 """
+
 import datetime
 import json
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report.heatmap import heatmap_svg
-from ansible_collections.linerate.fabric.plugins.module_utils.report.page import to_html
 from ansible_collections.linerate.fabric.plugins.module_utils.report.junit import to_junit
 from ansible_collections.linerate.fabric.plugins.module_utils.report.markdown import to_markdown
+from ansible_collections.linerate.fabric.plugins.module_utils.report.page import to_html
 from ansible_collections.linerate.fabric.plugins.module_utils.report.rdma import rdma_view
-
 
 # 2: checks.ib_write_bw stores each test once, as a row of RDMA_TEST_FIELDS (its matrix and JUnit cases
 # are derived on read); 1 stored every test three times (tests, matrix, cases).
@@ -37,6 +37,7 @@ JSON_INDENT_MAX = 1 << 20
 
 
 # ---------------------------------------------------------------- the report document
+
 
 def build_report(findings, summary, checks, fabric, meta=None, mode=None):
     """The JSON document: what ran, what was found, with stable codes.
@@ -59,8 +60,7 @@ def build_report(findings, summary, checks, fabric, meta=None, mode=None):
 
 
 # The NCCL tuning sweep's row fields in report.json (nccl_tuning.rows); runs and medians are GB/s.
-TUNING_ROW_FIELDS = ("key", "value", "runs", "median", "min", "max", "gain_percent", "spread_percent", "kept",
-                     "winner", "why")
+TUNING_ROW_FIELDS = ("key", "value", "runs", "median", "min", "max", "gain_percent", "spread_percent", "kept", "winner", "why")
 
 
 def tuning_section(sweep):
@@ -80,6 +80,7 @@ def tuning_section(sweep):
 
 # ---------------------------------------------------------------- files
 
+
 def render_reports(report):
     """{file name: text} of the five report files; the ib_write_bw view is derived once for all of them."""
     # json.dumps without indent or sorting is the C encoder at its fastest (json.dump and indent are pure
@@ -90,8 +91,13 @@ def render_reports(report):
         text = json.dumps(report, indent=1, sort_keys=True)
     view = rdma_view(report)
     markdown, svg = to_markdown(report, view), heatmap_svg(report, view=view)
-    return {"report.json": text + "\n", "summary.md": markdown, "junit.xml": to_junit(report),
-            "heatmap.svg": svg, "report.html": to_html(report, markdown, svg, view)}
+    return {
+        "report.json": text + "\n",
+        "summary.md": markdown,
+        "junit.xml": to_junit(report),
+        "heatmap.svg": svg,
+        "report.html": to_html(report, markdown, svg, view),
+    }
 
 
 def write_reports(report, reports_dir, stamp=None, rendered=None):
@@ -103,8 +109,7 @@ def write_reports(report, reports_dir, stamp=None, rendered=None):
     report and raises report_files.ReportWriteError, the earlier reports and ``latest`` as they were."""
     rendered = rendered or render_reports(report)
     stamp = stamp or report["generated_at"].replace(":", "").replace("-", "")
-    files = {"json": "report.json", "markdown": "summary.md", "html": "report.html", "junit": "junit.xml",
-             "heatmap": "heatmap.svg"}
+    files = {"json": "report.json", "markdown": "summary.md", "html": "report.html", "junit": "junit.xml", "heatmap": "heatmap.svg"}
     out = report_files.publish(reports_dir, stamp, {name: rendered[name] for name in files.values()})
     return {k: os.path.join(out, v) for k, v in files.items()} | {"dir": out}
 

@@ -22,6 +22,7 @@ Retention: :func:`prune_backups` keeps a switch's newest ``switch_fabric_backup_
 one just taken, the newest pre-window one and those of a window still under way are never removed).
 Stdlib only.
 """
+
 from __future__ import annotations
 
 import errno
@@ -60,7 +61,7 @@ class BackupError(SwitchError):
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(os.path.basename(os.path.dirname(path)), reason, rolled_back=False)
         self.path = path
-        self.args = (f"backup {path}: {reason}",)   # the message names the file, not the switch
+        self.args = (f"backup {path}: {reason}",)  # the message names the file, not the switch
 
 
 def digest_line(name: str, data: bytes) -> str:
@@ -175,7 +176,7 @@ def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: 
             published.append(path + ".sha256")
             try:
                 _publish(cfg_tmp, path)
-            except FileExistsError:   # another writer took the name in between: step over it
+            except FileExistsError:  # another writer took the name in between: step over it
                 _unlink(path + ".sha256")
                 published.pop()
                 n += 1
@@ -187,9 +188,9 @@ def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: 
         for p in published + tmps:
             _unlink(p)
         if isinstance(exc, OSError):
-            raise BackupError(os.path.join(d, f"{stamp}{mid}.{platform}.cfg"),
-                              f"cannot be written ({exc.strerror or exc}); nothing was kept under that name") \
-                from exc
+            raise BackupError(
+                os.path.join(d, f"{stamp}{mid}.{platform}.cfg"), f"cannot be written ({exc.strerror or exc}); nothing was kept under that name"
+            ) from exc
         raise
     return path
 
@@ -232,9 +233,12 @@ def choose_backup(backup_dir: str, switch: str, platform: str, selector: Any) ->
         if not os.path.lexists(path):
             raise BackupError(path, "does not exist")
         return path
-    raise BackupError(d, f"switch_fabric_restore_backup {selector!r} is not a backup name: allowed are a UTC "
-                         "timestamp like 20261122T040000Z (or 20261122T040000Z-1), latest, or the path of a "
-                         "backup file")
+    raise BackupError(
+        d,
+        f"switch_fabric_restore_backup {selector!r} is not a backup name: allowed are a UTC "
+        "timestamp like 20261122T040000Z (or 20261122T040000Z-1), latest, or the path of a "
+        "backup file",
+    )
 
 
 # ------------------------------------------------------------------ checking
@@ -258,8 +262,7 @@ def read_digest(path: str) -> Optional[str]:
     return m.group(1)
 
 
-def verify_backup(path: str, platform: str, parse: Callable[[str], Any],
-                  accept_no_digest: bool = False) -> tuple[str, list[str]]:
+def verify_backup(path: str, platform: str, parse: Callable[[str], Any], accept_no_digest: bool = False) -> tuple[str, list[str]]:
     """Read a backup for a restore, refusing what would hurt. Returns (text, warnings).
 
     Refused always: not a ``.<platform>.cfg`` file, unreadable, empty (or
@@ -278,20 +281,23 @@ def verify_backup(path: str, platform: str, parse: Callable[[str], Any],
     except OSError as exc:
         raise BackupError(path, f"cannot be read: {exc.strerror or exc}") from exc
     if not data.strip():
-        raise BackupError(path, f"is empty ({len(data)} bytes): restoring it would erase the switch's "
-                                "configuration; refused")
+        raise BackupError(path, f"is empty ({len(data)} bytes): restoring it would erase the switch's configuration; refused")
     warnings: list[str] = []
     want = read_digest(path)
     if want is None:
         if not accept_no_digest:
-            raise BackupError(path, f"has no digest file {name}.sha256 (written before backups had digests, or "
-                                    "the digest was lost), so a truncated or altered file cannot be told apart; "
-                                    "refused: check the file, then restore it with "
-                                    f"{ACCEPT_NO_DIGEST}=true")
+            raise BackupError(
+                path,
+                f"has no digest file {name}.sha256 (written before backups had digests, or "
+                "the digest was lost), so a truncated or altered file cannot be told apart; "
+                "refused: check the file, then restore it with "
+                f"{ACCEPT_NO_DIGEST}=true",
+            )
         warnings.append(f"{path} has no digest: restored without one because {ACCEPT_NO_DIGEST} is true")
     elif hashlib.sha256(data).hexdigest() != want:
-        raise BackupError(path, f"does not match its digest {name}.sha256 (sha256 {hashlib.sha256(data).hexdigest()}"
-                                f", recorded {want}): truncated or modified; refused")
+        raise BackupError(
+            path, f"does not match its digest {name}.sha256 (sha256 {hashlib.sha256(data).hexdigest()}, recorded {want}): truncated or modified; refused"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -299,16 +305,17 @@ def verify_backup(path: str, platform: str, parse: Callable[[str], Any],
     try:
         facts = parse(text)
     except Exception as exc:  # noqa: BLE001 - the platform parser's error, whatever its type
-        raise BackupError(path, f"cannot be parsed as a {platform} configuration: "
-                                f"{getattr(exc, 'reason', None) or exc}; refused") from exc
+        raise BackupError(path, f"cannot be parsed as a {platform} configuration: {getattr(exc, 'reason', None) or exc}; refused") from exc
     if not facts:
-        raise BackupError(path, f"holds no {platform} configuration (only comments or blank lines): restoring "
-                                "it would erase the switch's configuration; refused")
+        raise BackupError(
+            path, f"holds no {platform} configuration (only comments or blank lines): restoring it would erase the switch's configuration; refused"
+        )
     return text, warnings
 
 
-def load_restore(backup_dir: str, switch: str, platform: str, selector: Any, parse: Callable[[str], Any],
-                 accept_no_digest: bool = False) -> tuple[str, str, list[str]]:
+def load_restore(
+    backup_dir: str, switch: str, platform: str, selector: Any, parse: Callable[[str], Any], accept_no_digest: bool = False
+) -> tuple[str, str, list[str]]:
     """The backup a restore uses: (path, text, warnings). :func:`choose_backup` then :func:`verify_backup`;
     an invalid ``latest`` is refused naming it, never replaced by an older backup."""
     path = choose_backup(backup_dir, switch, platform, selector)
@@ -316,9 +323,12 @@ def load_restore(backup_dir: str, switch: str, platform: str, selector: Any, par
         text, warnings = verify_backup(path, platform, parse, accept_no_digest)
     except BackupError as exc:
         if str(selector).strip() == "latest":
-            raise BackupError(exc.path, exc.reason + " (it is the latest pre-window backup; an older one is never "
-                              "taken instead: name the backup to restore with "
-                              "switch_fabric_restore_backup=<UTC timestamp or path>)") from exc
+            raise BackupError(
+                exc.path,
+                exc.reason + " (it is the latest pre-window backup; an older one is never "
+                "taken instead: name the backup to restore with "
+                "switch_fabric_restore_backup=<UTC timestamp or path>)",
+            ) from exc
         raise
     return path, text, warnings
 
@@ -368,8 +378,7 @@ def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken:
     window under way, or killed before it ended), every backup written since it was made. BackupError when ``keep`` is not an
     integer >= 1 or a file cannot be removed."""
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise BackupError(str(backup_dir), f"switch_fabric_backup_keep {keep!r} is not allowed (allowed: an "
-                                           "integer >= 1, the backups kept per switch)")
+        raise BackupError(str(backup_dir), f"switch_fabric_backup_keep {keep!r} is not allowed (allowed: an integer >= 1, the backups kept per switch)")
     d = os.path.join(os.path.expanduser(backup_dir), switch)
     names = _backups(d, platform)
     pre = [n for n in names if ".before-restore." not in n]
@@ -378,12 +387,11 @@ def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken:
         kept.add(os.path.basename(taken))
     gone = [n for n in names if n not in kept]
     for name in gone:
-        for p in (os.path.join(d, name), os.path.join(d, name) + ".sha256"):   # never a backup without its digest
+        for p in (os.path.join(d, name), os.path.join(d, name) + ".sha256"):  # never a backup without its digest
             try:
                 _unlink(p)
             except OSError as exc:
-                raise BackupError(p, f"cannot be removed ({exc.strerror or exc}) while keeping the newest "
-                                     f"{keep} backups") from exc
+                raise BackupError(p, f"cannot be removed ({exc.strerror or exc}) while keeping the newest {keep} backups") from exc
     if gone:
         _fsync_dir(d)
     return gone

@@ -16,6 +16,7 @@ What every driver reads has one model here (napalm's models.py): ``LockState`` (
 parsers/lldp.py's ``LldpTable``. A driver's parsed running config (``Facts``) is the platform's own
 tree, and a scope is the platform's predicate over its keys: both stay open types.
 """
+
 from __future__ import annotations
 
 import abc
@@ -39,6 +40,7 @@ Scope = Callable[..., bool]
 
 class LockState(TypedDict):
     """The switch's window lock as the switch sees it (``Driver.lock_read``)."""
+
     text: str
     exists: bool
     age_s: Optional[int]
@@ -46,6 +48,7 @@ class LockState(TypedDict):
 
 class PortOper(TypedDict, total=False):
     """One port's operational state (``Driver.oper``): what every platform reads, and NVUE's extras."""
+
     up: bool
     pfc: list[int]
     ecn: bool
@@ -59,12 +62,14 @@ class PortOper(TypedDict, total=False):
 
 class Storm(TypedDict):
     """One priority's PFC watchdog counters (``Driver.pfcwd_storms``)."""
+
     detected: int
     stormed: Optional[bool]
 
 
 class Lossless(TypedDict):
     """One port's lossless state (``Driver.lossless``); ``missing``: what was not read, so not proven."""
+
     pfc: Optional[list[int]]
     headroom: Optional[list[int]]
     pfcwd: Optional[list[int]]
@@ -75,9 +80,11 @@ class Lossless(TypedDict):
 def netmiko_missing(exc: BaseException) -> str:
     """The message of a switch read or push without netmiko: what is missing, for which Python, and how to
     install it (the modules run on the controller, under ansible_playbook_python)."""
-    return (f"netmiko is not installed in the Python that runs the switch modules on the controller "
-            f"({sys.executable}): {exc}. Install it there: pip install 'netmiko>=4.3' (or pip install -r "
-            "requirements.txt from the linerate checkout or collection, which names it)")
+    return (
+        f"netmiko is not installed in the Python that runs the switch modules on the controller "
+        f"({sys.executable}): {exc}. Install it there: pip install 'netmiko>=4.3' (or pip install -r "
+        "requirements.txt from the linerate checkout or collection, which names it)"
+    )
 
 
 class SwitchError(Exception):
@@ -88,8 +95,9 @@ class SwitchError(Exception):
     whether the switch was left modified.
     """
 
-    def __init__(self, switch: str, message: str, output: Optional[str] = None, command: Optional[str] = None,
-                 rolled_back: Optional[bool] = None, changed: bool = False) -> None:
+    def __init__(
+        self, switch: str, message: str, output: Optional[str] = None, command: Optional[str] = None, rolled_back: Optional[bool] = None, changed: bool = False
+    ) -> None:
         self.switch = switch
         self.reason = message
         self.output = output
@@ -126,10 +134,10 @@ def _watch_channel(conn: Any) -> None:
 
     def read_channel() -> Any:
         out = orig()
-        if not out and (chan.closed or chan.eof_received or
-                        not (chan.get_transport() and chan.get_transport().is_active())):
+        if not out and (chan.closed or chan.eof_received or not (chan.get_transport() and chan.get_transport().is_active())):
             raise EOFError("the switch closed the SSH session")
         return out
+
     conn.read_channel = read_channel
 
 
@@ -147,10 +155,22 @@ class Driver(abc.ABC):
     # regexes that mark a command's output as rejected, in the platform's words
     error_patterns: tuple[str, ...] = ()
 
-    def __init__(self, name: str, host: Optional[str] = None, port: int = 22, username: Optional[str] = None,
-                 password: Optional[str] = None, key_file: Optional[str] = None, known_hosts: Optional[str] = None,
-                 host_key_checking: bool = True, connect_timeout: int = 10, command_timeout: int = 30,
-                 profile: str = "linerate", ssh_config_file: Optional[str] = None, secret: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        host: Optional[str] = None,
+        port: int = 22,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        key_file: Optional[str] = None,
+        known_hosts: Optional[str] = None,
+        host_key_checking: bool = True,
+        connect_timeout: int = 10,
+        command_timeout: int = 30,
+        profile: str = "linerate",
+        ssh_config_file: Optional[str] = None,
+        secret: Optional[str] = None,
+    ) -> None:
         self.name = name
         self.host = host
         self.port = port
@@ -163,42 +183,47 @@ class Driver(abc.ABC):
         self.command_timeout = command_timeout
         self.profile = profile
         self.ssh_config_file = ssh_config_file
-        self.secret = secret   # EOS enable secret (netmiko's secret); never logged
+        self.secret = secret  # EOS enable secret (netmiko's secret); never logged
         self.conn: Any = None
-        self.log: list[tuple[str, str]] = []          # (command, output) of every command sent
+        self.log: list[tuple[str, str]] = []  # (command, output) of every command sent
 
     # ---------------------------------------------------------------- I/O
     def connect(self) -> None:
         if self.conn is not None:
             return
         try:
-            from netmiko.exceptions import (NetmikoAuthenticationException,
-                                            NetmikoTimeoutException)
+            from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
         except ImportError as exc:
             raise SwitchError(self.name, netmiko_missing(exc)) from exc
         params: dict[str, Any] = dict(
-            device_type=self.device_type, host=self.host, port=int(self.port),
-            username=self.username, password=self.password,
-            conn_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
-            banner_timeout=self.connect_timeout, read_timeout_override=None,
-            allow_agent=False, use_keys=bool(self.key_file),
+            device_type=self.device_type,
+            host=self.host,
+            port=int(self.port),
+            username=self.username,
+            password=self.password,
+            conn_timeout=self.connect_timeout,
+            auth_timeout=self.connect_timeout,
+            banner_timeout=self.connect_timeout,
+            read_timeout_override=None,
+            allow_agent=False,
+            use_keys=bool(self.key_file),
             key_file=self.key_file or None,
             ssh_strict=bool(self.host_key_checking),
             system_host_keys=False,
             alt_host_keys=bool(self.host_key_checking and self.known_hosts),
             alt_key_file=os.path.expanduser(self.known_hosts or ""),
-            fast_cli=True, session_log=None,
+            fast_cli=True,
+            session_log=None,
         )
-        if self.secret:   # EOS enable secret: netmiko's enable() answers its Password: prompt with it
+        if self.secret:  # EOS enable secret: netmiko's enable() answers its Password: prompt with it
             params["secret"] = self.secret
-        if self.ssh_config_file:   # jump hosts (ProxyJump / ProxyCommand) as OpenSSH's config says
+        if self.ssh_config_file:  # jump hosts (ProxyJump / ProxyCommand) as OpenSSH's config says
             path = os.path.expanduser(self.ssh_config_file)
             if not os.path.isfile(path):
                 raise SwitchError(self.name, f"ssh_config_file {self.ssh_config_file} does not exist")
             params["ssh_config_file"] = path
         if self.host_key_checking and self.known_hosts and not os.path.isfile(params["alt_key_file"]):
-            raise SwitchError(self.name, f"known_hosts file {self.known_hosts} does not exist "
-                                         "(host key checking is on)")
+            raise SwitchError(self.name, f"known_hosts file {self.known_hosts} does not exist (host key checking is on)")
         where = f"{self.host}:{self.port}"
         try:
             self.conn = self.open_connection(params)
@@ -207,8 +232,9 @@ class Driver(abc.ABC):
         except Exception as exc:  # timeout, refused, host key rejected (netmiko wraps paramiko's)
             text = str(exc)
             if "known_hosts" in text or "host key" in text.lower():
-                raise SwitchError(self.name, f"SSH host key of {where} is not in the known_hosts file "
-                                             f"{self.known_hosts} (or does not match it): {_last_line(exc)}") from exc
+                raise SwitchError(
+                    self.name, f"SSH host key of {where} is not in the known_hosts file {self.known_hosts} (or does not match it): {_last_line(exc)}"
+                ) from exc
             if isinstance(exc, NetmikoTimeoutException):
                 raise Unreachable(self.name, f"unreachable at {where}: {_first_line(exc)}") from exc
             raise Unreachable(self.name, f"unreachable at {where}: {type(exc).__name__}: {_first_line(exc)}") from exc
@@ -217,6 +243,7 @@ class Driver(abc.ABC):
     def open_connection(self, params: dict[str, Any]) -> Any:
         """A netmiko connection (tests replace this with a simulator-backed one)."""
         from netmiko import ConnectHandler
+
         return ConnectHandler(**params)
 
     def close(self) -> None:
@@ -244,24 +271,30 @@ class Driver(abc.ABC):
         except ImportError:  # pragma: no cover - venv always has it
             ReadTimeout = TimeoutError  # type: ignore[misc,assignment]  # noqa: N806
         try:
-            return str(self.conn.send_command(
-                command, read_timeout=timeout,
-                expect_string=self.expect_string(command), strip_prompt=True, strip_command=True,
-            ))
+            return str(
+                self.conn.send_command(
+                    command,
+                    read_timeout=timeout,
+                    expect_string=self.expect_string(command),
+                    strip_prompt=True,
+                    strip_command=True,
+                )
+            )
         except ReadTimeout as exc:
             self.close()
-            raise CommandTimeout(self.name, f"no answer within {timeout}s (command_timeout) to {command!r}: "
-                                            "the switch hung or is too slow", command=command) from exc
+            raise CommandTimeout(
+                self.name, f"no answer within {timeout}s (command_timeout) to {command!r}: the switch hung or is too slow", command=command
+            ) from exc
         except (OSError, EOFError) as exc:
             self.close()
-            raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: "
-                                         f"{_first_line(exc)}", command=command) from exc
+            raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: {_first_line(exc)}", command=command) from exc
         except Exception as exc:  # paramiko.SSHException and kin
             if type(exc).__module__.split(".", maxsplit=1)[0] not in ("paramiko", "socket", "netmiko"):
                 raise
             self.close()
-            raise SessionLost(self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: "
-                                         f"{type(exc).__name__}: {_first_line(exc)}", command=command) from exc
+            raise SessionLost(
+                self.name, f"SSH session to {self.host}:{self.port} lost during {command!r}: {type(exc).__name__}: {_first_line(exc)}", command=command
+            ) from exc
 
     def expect_string(self, command: str) -> str:
         """Any prompt of this switch, in any mode (config sessions change it)."""
@@ -274,8 +307,7 @@ class Driver(abc.ABC):
         if check:
             err = self.error_in(out)
             if err:
-                raise SwitchError(self.name, f"rejected command {command!r}: {err}",
-                                  output=out, command=command)
+                raise SwitchError(self.name, f"rejected command {command!r}: {err}", output=out, command=command)
         return out
 
     def error_in(self, output: str) -> Optional[str]:
@@ -386,8 +418,7 @@ class Driver(abc.ABC):
         "exists": whether the lock directory exists, "age_s": its age by the switch's own clock (the
         directory's mtime against ``date +%s`` there; None when it does not exist)}``."""
         p = self.lock_path
-        out = self.run(self.shell(f"cat {p}/holder 2>/dev/null ; stat -c lock-mtime=%Y {p} 2>/dev/null ; "
-                                  "date +switch-now=%s"), check=False)
+        out = self.run(self.shell(f"cat {p}/holder 2>/dev/null ; stat -c lock-mtime=%Y {p} 2>/dev/null ; date +switch-now=%s"), check=False)
         text: list[str] = []
         mtime: Optional[int] = None
         now: Optional[int] = None
@@ -400,10 +431,8 @@ class Driver(abc.ABC):
             elif line.strip():
                 text.append(line.strip())
         if now is None:
-            raise SwitchError(self.name, f"reading the window lock {p}: the switch did not print its clock "
-                                         f"(date +%s): {out.strip()[:200]!r}", output=out)
-        return {"text": "\n".join(text), "exists": mtime is not None,
-                "age_s": None if mtime is None else now - mtime}
+            raise SwitchError(self.name, f"reading the window lock {p}: the switch did not print its clock (date +%s): {out.strip()[:200]!r}", output=out)
+        return {"text": "\n".join(text), "exists": mtime is not None, "age_s": None if mtime is None else now - mtime}
 
     def window_timers(self, run: str) -> list[str]:
         """The confirm timers of the window ``run`` (a lock holder's run id) still running on this switch,
@@ -413,8 +442,7 @@ class Driver(abc.ABC):
 
     def lock_take(self, line: str) -> str:
         """Create the lock naming ``line``: '' when taken, the shell's refusal otherwise."""
-        return self.run(self.shell(f"mkdir {self.lock_path} && echo {shlex.quote(line)} > {self.lock_path}/holder"),
-                        check=False).strip()
+        return self.run(self.shell(f"mkdir {self.lock_path} && echo {shlex.quote(line)} > {self.lock_path}/holder"), check=False).strip()
 
     def lock_remove(self) -> None:
         self.run(self.shell(f"rm -rf {self.lock_path}", root=True), check=False)
@@ -468,8 +496,7 @@ class Driver(abc.ABC):
         where the platform does not print it). A port the switch does not report is left out. A driver
         that has no such read says so as a SwitchError: switch_counters then reports the rates as unproven
         (``ber_msg``), never as healthy and never as a crash of the whole read."""
-        raise SwitchError(self.name, f"{type(self).__name__}: reading bit error rates and FEC counters is not built "
-                                     "for this platform")
+        raise SwitchError(self.name, f"{type(self).__name__}: reading bit error rates and FEC counters is not built for this platform")
 
     def lossless(self, ports: list[str]) -> dict[str, Lossless]:
         """{port: {"headroom", "pfcwd", "storms", "missing"}} (read-only): the priorities with lossless
@@ -485,9 +512,13 @@ class Driver(abc.ABC):
                 continue
             head, wd = st.get("headroom"), st.get("pfcwd")
             s = None if storms is None else storms.get(p, {})
-            res[p] = {"pfc": st.get("pfc"), "headroom": head, "pfcwd": wd, "storms": s,
-                      "missing": [w for w, v in (("lossless headroom", head), ("PFC watchdog state", wd),
-                                                 ("PFC watchdog storm counters", s)) if v is None]}
+            res[p] = {
+                "pfc": st.get("pfc"),
+                "headroom": head,
+                "pfcwd": wd,
+                "storms": s,
+                "missing": [w for w, v in (("lossless headroom", head), ("PFC watchdog state", wd), ("PFC watchdog storm counters", s)) if v is None],
+            }
         return res
 
 
@@ -516,8 +547,14 @@ def timestamp(now: Optional[datetime.datetime] = None) -> str:
 
 
 def _redacted(exc: SwitchError, redactor: Redactor) -> SwitchError:
-    new = type(exc)(exc.switch, redactor.text(exc.reason), output=redactor.text(exc.output),
-                    command=redactor.text(exc.command), rolled_back=exc.rolled_back, changed=exc.changed)
+    new = type(exc)(
+        exc.switch,
+        redactor.text(exc.reason),
+        output=redactor.text(exc.output),
+        command=redactor.text(exc.command),
+        rolled_back=exc.rolled_back,
+        changed=exc.changed,
+    )
     return new
 
 
@@ -531,8 +568,7 @@ def signal_name(signum: int) -> str:
 # data ports of each platform: a restore's managed scope covers the QoS, MTU and speed settings of all of
 # them (not only the fabric ports, which a rollback does not derive); management ports (eth0, Management1,
 # MGMT_INTERFACE) never match
-DATA_PORT = {"nvue": re.compile(r"swp\d+(s\d+)?"), "sonic": re.compile(r"Ethernet\d+"),
-             "eos": re.compile(r"Ethernet\d+(/\d+)*")}
+DATA_PORT = {"nvue": re.compile(r"swp\d+(s\d+)?"), "sonic": re.compile(r"Ethernet\d+"), "eos": re.compile(r"Ethernet\d+(/\d+)*")}
 
 
 class ConfigMoved(SwitchError):

@@ -51,6 +51,7 @@ class _PhyErrorsBase(TypedDict):
 class PhyErrors(_PhyErrorsBase, total=False):
     """What one port receives (``Driver.phy_errors``): FIELDS, None where the platform does not print
     it; ``warnings`` only where a row was not read."""
+
     warnings: list[str]
 
 
@@ -85,8 +86,7 @@ def _count(raw: Optional[str], tool: str, where: str, text: Optional[str]) -> Op
 
 # ---------------------------------------------------------------- SONiC
 
-_SONIC_COLUMNS = {"FEC_CORR": "fec_corrected", "FEC_UNCORR": "fec_uncorrected",
-                  "FEC_PRE_BER": "pre_fec_ber", "FEC_POST_BER": "post_fec_ber"}
+_SONIC_COLUMNS = {"FEC_CORR": "fec_corrected", "FEC_UNCORR": "fec_uncorrected", "FEC_PRE_BER": "pre_fec_ber", "FEC_POST_BER": "post_fec_ber"}
 _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 _CELLS_RE = re.compile(r"\s{2,}")
 
@@ -104,8 +104,7 @@ def parse_sonic_fec_stats(text: Optional[str]) -> dict[str, PhyErrors]:
     out: dict[str, PhyErrors] = {}
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if (not s or _DASH_RE.match(line) or s.startswith("Last cached time") or s.startswith("For namespace")
-                or s.startswith("The rates are calculated")):
+        if not s or _DASH_RE.match(line) or s.startswith("Last cached time") or s.startswith("For namespace") or s.startswith("The rates are calculated"):
             continue
         cells = _CELLS_RE.split(s)
         if cells[0] == "IFACE":
@@ -122,8 +121,7 @@ def parse_sonic_fec_stats(text: Optional[str]) -> dict[str, PhyErrors]:
         errors = unread()
         for col, key in _SONIC_COLUMNS.items():
             if col in row:
-                value: Union[float, int, None] = (_ber if key.endswith("_ber") else _count)(
-                    row[col], tool, f"line {n} {port} {col}", text)
+                value: Union[float, int, None] = (_ber if key.endswith("_ber") else _count)(row[col], tool, f"line {n} {port} {col}", text)
                 cast(Dict[str, Any], errors)[key] = value
         out[port] = errors
     if columns is None:
@@ -136,9 +134,11 @@ def parse_sonic_fec_stats(text: Optional[str]) -> dict[str, PhyErrors]:
 _NVUE_ROW_RE = re.compile(r"^(?P<key>\S+)\s+(?P<value>\S.*?)\s*$")
 _NVUE_RULE_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 # the rows of the published outputs (5.10 user guide, the reference, 5.15): those not read are known
-_NVUE_PHY_KEY_RE = re.compile(r"^(time-since-last-clear-min|phy-received-bits|symbol-errors|effective-errors|raw-ber"
-                              r"|symbol-ber|effective-ber|phy-raw-errors-lane\d+|raw-ber-lane\d+"
-                              r"|rs-num-corr-err-bin\d+|snr-(host|media)-lane\d+)$")
+_NVUE_PHY_KEY_RE = re.compile(
+    r"^(time-since-last-clear-min|phy-received-bits|symbol-errors|effective-errors|raw-ber"
+    r"|symbol-ber|effective-ber|phy-raw-errors-lane\d+|raw-ber-lane\d+"
+    r"|rs-num-corr-err-bin\d+|snr-(host|media)-lane\d+)$"
+)
 
 
 def parse_nvue_phy_health(text: Optional[str], port: Optional[str] = None) -> dict[Optional[str], PhyErrors]:
@@ -160,7 +160,7 @@ def parse_nvue_phy_health(text: Optional[str], port: Optional[str] = None) -> di
     started = False
     for n, line in enumerate(text.splitlines(), 1):
         if line.strip() and set(line.strip()) == {"="}:
-            break   # a sub-table (Lane Stats): its rows are per lane
+            break  # a sub-table (Lane Stats): its rows are per lane
         if not started:
             started = bool(_NVUE_RULE_RE.match(line))
             continue
@@ -209,7 +209,7 @@ def parse_eos_phy_detail(doc: Any) -> dict[str, PhyErrors]:
         if not isinstance(entry, dict):
             raise ParseError(tool, f"{name}: not an interface entry", None)
         if not _EOS_INTF_RE.match(name):
-            continue   # a management port: no fabric link
+            continue  # a management port: no fabric link
         phys = entry.get("phyStatuses")
         if not isinstance(phys, list) or not all(isinstance(p, dict) for p in phys):
             raise ParseError(tool, f"{name}: phyStatuses is not a list of PHYs", None)

@@ -23,14 +23,14 @@ BUFFER_PG ``{"profile": "NULL"}`` per lossless PG and CABLE_LENGTH (``for_model`
 
 Stdlib only: imported by the switch_buffers filter (templates), the SONiC driver and the tests.
 """
+
 from __future__ import annotations
 
 import re
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, TypedDict
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import (
-        PLATFORM_BUFFERS, SOURCE_COMMIT)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         from sonic_buffer_data import PLATFORM_BUFFERS, SOURCE_COMMIT  # type: ignore[import-not-found,no-redef]
@@ -59,7 +59,7 @@ PFCWD_RESTORATION_MS = (100, 60000)
 PFCWD_ACTIONS = ("drop", "forward", "alert")
 
 
-BUFFER_MODELS = ("traditional", "dynamic")   # sonic-device_metadata.yang buffer_model
+BUFFER_MODELS = ("traditional", "dynamic")  # sonic-device_metadata.yang buffer_model
 LOSSLESS_PROFILE = re.compile(r"pg_lossless_(\d+)_(\d+m)_profile")
 
 # (size, xon, xoff, threshold, xon_offset or None) of one speed and cable
@@ -70,6 +70,7 @@ _SKUS: Dict[str, Any] = PLATFORM_BUFFERS
 
 class LosslessProfile(TypedDict):
     """The lossless headroom profile of one speed (``sonic_lossless``)."""
+
     name: str
     size: int
     xon: int
@@ -93,11 +94,14 @@ def hwsku_problem(hwsku: Any, key: str = "switch_fabric_sonic_hwsku") -> str:
     if hwsku in (None, "") or (isinstance(hwsku, str) and hwsku in PLATFORM_BUFFERS):
         return ""
     case = [k for k in PLATFORM_BUFFERS if isinstance(hwsku, str) and k.lower() == hwsku.lower()]
-    return (f"{key}: {hwsku!r} is not a SONiC SKU linerate has the buffer defaults of (allowed: "
-            f"{' | '.join(sorted(PLATFORM_BUFFERS))}, or empty for sonic-swss's test rows plus "
-            "switch_sonic_pg_lookup" + (f"; names are case-sensitive: {case[0]!r}" if case else "")
-            + "); on another platform leave it empty and give the rows of its "
-            "device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini in switch_sonic_pg_lookup")
+    return (
+        f"{key}: {hwsku!r} is not a SONiC SKU linerate has the buffer defaults of (allowed: "
+        f"{' | '.join(sorted(PLATFORM_BUFFERS))}, or empty for sonic-swss's test rows plus "
+        "switch_sonic_pg_lookup"
+        + (f"; names are case-sensitive: {case[0]!r}" if case else "")
+        + "); on another platform leave it empty and give the rows of its "
+        "device/<vendor>/<platform>/<hwsku>/pg_profile_lookup.ini in switch_sonic_pg_lookup"
+    )
 
 
 def source(hwsku: Any = None) -> str:
@@ -127,9 +131,13 @@ def lookup(extra: Any = None, hwsku: Any = None) -> dict[int, dict[str, Row]]:
     for speed, cables in (extra or {}).items():
         for cable, row in (cables or {}).items():
             offset = row.get("xon_offset")
-            table.setdefault(int(speed), {})[str(cable)] = (int(row["size"]), int(row["xon"]), int(row["xoff"]),
-                                                            int(row.get("dynamic_th", 0)),
-                                                            None if offset is None else int(offset))
+            table.setdefault(int(speed), {})[str(cable)] = (
+                int(row["size"]),
+                int(row["xon"]),
+                int(row["xoff"]),
+                int(row.get("dynamic_th", 0)),
+                None if offset is None else int(offset),
+            )
     return table
 
 
@@ -138,15 +146,15 @@ def pool_mode(hwsku: Any = None) -> str:
     return str(_SKUS[hwsku]["pool_mode"]) if hwsku in PLATFORM_BUFFERS else "dynamic"
 
 
-def headroom_problems(speeds_mbps: Iterable[Any], cable: Any, extra: Any = None, detection_ms: Any = None,
-                      restoration_ms: Any = None, action: Any = None, hwsku: Any = None) -> list[str]:
+def headroom_problems(
+    speeds_mbps: Iterable[Any], cable: Any, extra: Any = None, detection_ms: Any = None, restoration_ms: Any = None, action: Any = None, hwsku: Any = None
+) -> list[str]:
     """Every reason the lossless buffer intent cannot be rendered, each naming key, value and allowed."""
     out: list[str] = []
     if hwsku_problem(hwsku):
         return [hwsku_problem(hwsku)]
     if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
-        out.append(f"switch_fabric_cable_length: {cable!r} is not a cable length (allowed: digits and 'm', "
-                   "e.g. 5m, 40m, 300m: sonic-cable-length.yang)")
+        out.append(f"switch_fabric_cable_length: {cable!r} is not a cable length (allowed: digits and 'm', e.g. 5m, 40m, 300m: sonic-cable-length.yang)")
         return out
     try:
         table = lookup(extra, hwsku)
@@ -155,12 +163,16 @@ def headroom_problems(speeds_mbps: Iterable[Any], cable: Any, extra: Any = None,
     for speed in sorted(set(int(s) for s in speeds_mbps)):
         if cable not in table.get(speed, {}):
             known = ", ".join(f"{s}/{c}" for s in sorted(table) for c in table[s])
-            out.append(f"switch_fabric_cable_length: no lossless headroom profile for speed {speed} and cable "
-                       f"{cable} in {source(hwsku)} (a real switch's buffermgrd has none either: the port would "
-                       f"have no headroom); known speed/cable pairs: {known}; add the platform's row in "
-                       "switch_fabric_sonic_pg_lookup")
-    for key, value, (lo, hi) in (("switch_fabric_pfcwd_detection_ms", detection_ms, PFCWD_DETECTION_MS),
-                                 ("switch_fabric_pfcwd_restoration_ms", restoration_ms, PFCWD_RESTORATION_MS)):
+            out.append(
+                f"switch_fabric_cable_length: no lossless headroom profile for speed {speed} and cable "
+                f"{cable} in {source(hwsku)} (a real switch's buffermgrd has none either: the port would "
+                f"have no headroom); known speed/cable pairs: {known}; add the platform's row in "
+                "switch_fabric_sonic_pg_lookup"
+            )
+    for key, value, (lo, hi) in (
+        ("switch_fabric_pfcwd_detection_ms", detection_ms, PFCWD_DETECTION_MS),
+        ("switch_fabric_pfcwd_restoration_ms", restoration_ms, PFCWD_RESTORATION_MS),
+    ):
         if value is None:
             continue
         if isinstance(value, bool) or not str(value).isdigit() or not lo <= int(value) <= hi:
@@ -170,25 +182,37 @@ def headroom_problems(speeds_mbps: Iterable[Any], cable: Any, extra: Any = None,
     return out
 
 
-def port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], cable: Any, extra: Any = None,
-                        cable_key: str = "switch_cable_length", lookup_key: str = "switch_sonic_pg_lookup",
-                        hwsku: Any = None, hwsku_key: str = "switch_sonic_hwsku") -> list[tuple[str, Any, str]]:
+def port_speed_problems(
+    switch: str,
+    ports: Iterable[dict[str, Any]],
+    cable: Any,
+    extra: Any = None,
+    cable_key: str = "switch_cable_length",
+    lookup_key: str = "switch_sonic_pg_lookup",
+    hwsku: Any = None,
+    hwsku_key: str = "switch_sonic_hwsku",
+) -> list[tuple[str, Any, str]]:
     """(key, value, allowed) for each speed of a SONiC switch's fabric ports ([{name, speed_gbps}]) that
     has no lossless headroom row for ``cable`` in the lookup table (the SKU's or sonic-swss's rows and
     the operator's ``extra``), naming the switch, its ports at that speed and the speeds the table has
     for the cable: checked with the intent, before any switch is contacted. The speeds come from the
     table only."""
     if hwsku_problem(hwsku, hwsku_key):
-        return [(f"{switch}: {hwsku_key}", hwsku, "allowed: " + " | ".join(sorted(PLATFORM_BUFFERS))
-                 + " (the SKUs linerate has the buffer defaults of), or empty")]
+        return [
+            (f"{switch}: {hwsku_key}", hwsku, "allowed: " + " | ".join(sorted(PLATFORM_BUFFERS)) + " (the SKUs linerate has the buffer defaults of), or empty")
+        ]
     if not isinstance(cable, str) or not re.fullmatch(CABLE_PATTERN, cable):
-        return [(f"{switch}: {cable_key}", cable, "allowed: a cable length: digits and 'm', e.g. 5m, 40m, 300m "
-                 "(sonic-cable-length.yang)")]
+        return [(f"{switch}: {cable_key}", cable, "allowed: a cable length: digits and 'm', e.g. 5m, 40m, 300m (sonic-cable-length.yang)")]
     try:
         table = lookup(extra, hwsku)
     except (AttributeError, KeyError, TypeError, ValueError):
-        return [(f"{switch}: {lookup_key}", extra, "allowed: {<speed Mb/s>: {<cable>: {size, xon, xoff[, "
-                 "dynamic_th][, xon_offset]}}}, the rows of the platform's pg_profile_lookup.ini")]
+        return [
+            (
+                f"{switch}: {lookup_key}",
+                extra,
+                "allowed: {<speed Mb/s>: {<cable>: {size, xon, xoff[, dynamic_th][, xon_offset]}}}, the rows of the platform's pg_profile_lookup.ini",
+            )
+        ]
     by_speed: dict[int, list[str]] = {}
     for port in ports:
         if port.get("speed_gbps"):
@@ -199,11 +223,16 @@ def port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], cable: Any
         if cable in table.get(gbps * 1000, {}):
             continue
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        out.append((f"{switch}: fabric port(s) {shown}: speed_gbps", gbps,
-                    f"allowed: a speed with a lossless headroom row for cable {cable} on SONiC: {supported} Gb/s "
-                    f"(the rows of {source(hwsku)}, and {lookup_key}); buffermgrd has no profile for "
-                    f"{gbps * 1000} Mb/s and {cable}, so the port would have no headroom: add the platform's row "
-                    f"for {gbps * 1000} in {lookup_key} (docs/switches.md)"))
+        out.append(
+            (
+                f"{switch}: fabric port(s) {shown}: speed_gbps",
+                gbps,
+                f"allowed: a speed with a lossless headroom row for cable {cable} on SONiC: {supported} Gb/s "
+                f"(the rows of {source(hwsku)}, and {lookup_key}); buffermgrd has no profile for "
+                f"{gbps * 1000} Mb/s and {cable}, so the port would have no headroom: add the platform's row "
+                f"for {gbps * 1000} in {lookup_key} (docs/switches.md)",
+            )
+        )
     return out
 
 
@@ -213,16 +242,25 @@ PFCWD_DEFAULT_MS = 200
 PFCWD_DEFAULT_ACTION = "drop"
 
 
-def sonic_lossless(ports: Sequence[dict[str, Any]], cable: str, extra: Any = None,
-                   detection_ms: Any = PFCWD_DEFAULT_MS, restoration_ms: Any = PFCWD_DEFAULT_MS,
-                   action: Any = PFCWD_DEFAULT_ACTION, hwsku: Any = None) -> dict[int, LosslessProfile]:
+def sonic_lossless(
+    ports: Sequence[dict[str, Any]],
+    cable: str,
+    extra: Any = None,
+    detection_ms: Any = PFCWD_DEFAULT_MS,
+    restoration_ms: Any = PFCWD_DEFAULT_MS,
+    action: Any = PFCWD_DEFAULT_ACTION,
+    hwsku: Any = None,
+) -> dict[int, LosslessProfile]:
     """{speed_mbps: {"name", "size", "xon", "xoff", "dynamic_th", "fields"}} for the fabric ports'
     speeds, ``fields`` the BUFFER_PROFILE entry as buffermgrd writes it (pool, xon, [xon_offset,] xoff,
     size, <pool mode>_th); raises ValueError naming every problem."""
     speeds = [int(p["speed_gbps"]) * 1000 for p in ports if p.get("speed_gbps")]
-    problems = [f"switch_fabric_ports_effective: port {p.get('name')!r} has no speed_gbps (allowed: the port's "
-                "speed in Gb/s; its lossless headroom profile is chosen by speed and cable length)"
-                for p in ports if not p.get("speed_gbps")]
+    problems = [
+        f"switch_fabric_ports_effective: port {p.get('name')!r} has no speed_gbps (allowed: the port's "
+        "speed in Gb/s; its lossless headroom profile is chosen by speed and cable length)"
+        for p in ports
+        if not p.get("speed_gbps")
+    ]
     problems += headroom_problems(speeds, cable, extra, detection_ms, restoration_ms, action, hwsku)
     if problems:
         raise ValueError("; ".join(problems))
@@ -230,12 +268,10 @@ def sonic_lossless(ports: Sequence[dict[str, Any]], cable: str, extra: Any = Non
     out: dict[int, LosslessProfile] = {}
     for s in sorted(set(speeds)):
         size, xon, xoff, th, offset = table[s][cable]
-        fields = {"pool": LOSSLESS_POOL, "size": str(size), "xon": str(xon), "xoff": str(xoff),
-                  f"{pool_mode(hwsku)}_th": str(th)}
+        fields = {"pool": LOSSLESS_POOL, "size": str(size), "xon": str(xon), "xoff": str(xoff), f"{pool_mode(hwsku)}_th": str(th)}
         if offset is not None:
             fields["xon_offset"] = str(offset)
-        out[s] = {"name": profile_name(s, cable), "size": size, "xon": xon, "xoff": xoff, "dynamic_th": th,
-                  "fields": fields}
+        out[s] = {"name": profile_name(s, cable), "size": size, "xon": xon, "xoff": xoff, "dynamic_th": th, "fields": fields}
     return out
 
 
@@ -249,8 +285,10 @@ def buffer_model(have: Any, want: Any = None) -> str:
         if "buffer_model" in md:
             model = md["buffer_model"]
             if model not in BUFFER_MODELS:
-                raise ValueError(f"DEVICE_METADATA|localhost buffer_model: {model!r} is not a buffer model "
-                                 f"(allowed: {' | '.join(BUFFER_MODELS)}, sonic-device_metadata.yang)")
+                raise ValueError(
+                    f"DEVICE_METADATA|localhost buffer_model: {model!r} is not a buffer model "
+                    f"(allowed: {' | '.join(BUFFER_MODELS)}, sonic-device_metadata.yang)"
+                )
             return str(model)
     return "traditional"
 
@@ -286,9 +324,11 @@ def hwsku_mismatch(want: dict[str, Any], have: dict[str, Any]) -> str:
     actual = ((have.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
     if actual == meant:
         return ""
-    return (f"switch_fabric_sonic_hwsku: {meant!r} is not this switch's SKU (its DEVICE_METADATA|localhost hwsku "
-            f"is {actual!r}): the lossless headroom was taken from {meant}'s pg_profile_lookup.ini; set "
-            "switch_sonic_hwsku to the switch's own SKU; nothing is sent")
+    return (
+        f"switch_fabric_sonic_hwsku: {meant!r} is not this switch's SKU (its DEVICE_METADATA|localhost hwsku "
+        f"is {actual!r}): the lossless headroom was taken from {meant}'s pg_profile_lookup.ini; set "
+        "switch_sonic_hwsku to the switch's own SKU; nothing is sent"
+    )
 
 
 # EOS PFC watchdog per port (Arista EOS User Manual, "DCBX and Flow Control", PFC Watchdog;
@@ -307,21 +347,21 @@ def _eos_seconds(ms: Any) -> str:
     return f"{int(ms) / 1000:.2f}".rstrip("0").rstrip(".")
 
 
-def eos_pfcwd(action: Any = PFCWD_DEFAULT_ACTION, detection_ms: Any = PFCWD_DEFAULT_MS,
-              restoration_ms: Any = PFCWD_DEFAULT_MS) -> EosPfcwd:
+def eos_pfcwd(action: Any = PFCWD_DEFAULT_ACTION, detection_ms: Any = PFCWD_DEFAULT_MS, restoration_ms: Any = PFCWD_DEFAULT_MS) -> EosPfcwd:
     """{"action", "timeout", "recovery_time"} of EOS's per-port watchdog; raises ValueError naming
     every problem (key, value, allowed)."""
     out: list[str] = []
     if action not in EOS_PFCWD_ACTIONS:
-        out.append(f"switch_fabric_pfcwd_action: {action!r} is not allowed on EOS (allowed: "
-                   f"{', '.join(EOS_PFCWD_ACTIONS)}; EOS's per-port watchdog action is drop or notify-only)")
-    for key, value in (("switch_fabric_pfcwd_detection_ms", detection_ms),
-                       ("switch_fabric_pfcwd_restoration_ms", restoration_ms)):
+        out.append(
+            f"switch_fabric_pfcwd_action: {action!r} is not allowed on EOS (allowed: "
+            f"{', '.join(EOS_PFCWD_ACTIONS)}; EOS's per-port watchdog action is drop or notify-only)"
+        )
+    for key, value in (("switch_fabric_pfcwd_detection_ms", detection_ms), ("switch_fabric_pfcwd_restoration_ms", restoration_ms)):
         lo, hi = EOS_PFCWD_MS
         if isinstance(value, bool) or not str(value).isdigit() or not lo <= int(value) <= hi or int(value) % 10:
-            out.append(f"{key}: {value!r} is not allowed on EOS (allowed: {lo}..{hi} ms in steps of 10 ms: "
-                       "EOS takes seconds with at most 2 decimals, 0.01..60)")
+            out.append(
+                f"{key}: {value!r} is not allowed on EOS (allowed: {lo}..{hi} ms in steps of 10 ms: EOS takes seconds with at most 2 decimals, 0.01..60)"
+            )
     if out:
         raise ValueError("; ".join(out))
-    return {"action": EOS_PFCWD_ACTIONS[action], "timeout": _eos_seconds(detection_ms),
-            "recovery_time": _eos_seconds(restoration_ms)}
+    return {"action": EOS_PFCWD_ACTIONS[action], "timeout": _eos_seconds(detection_ms), "recovery_time": _eos_seconds(restoration_ms)}

@@ -34,8 +34,7 @@ import re
 from typing import Any, Optional, Sequence, TypedDict, Union
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-        ParseError, column_spans, eos_json, split_columns)
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, column_spans, eos_json, split_columns
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, column_spans, eos_json, split_columns  # type: ignore[import-not-found,no-redef]
 
@@ -45,12 +44,14 @@ _DASH_RE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 
 class SonicPfcCounters(TypedDict):
     """``show pfc counters``: {port: {priority: frames}} per direction (None where N/A)."""
+
     rx: dict[str, dict[int, Optional[int]]]
     tx: dict[str, dict[int, Optional[int]]]
 
 
 class QueueCounters(TypedDict):
     """``show queue counters``: {port: {queue: {"type", "index", counter...}}}, the columns read, warnings."""
+
     ports: dict[str, dict[str, dict[str, Any]]]
     columns: list[str]
     warnings: list[str]
@@ -66,12 +67,20 @@ def _count(value: str, tool: str, n: int, line: str, text: Optional[str]) -> Opt
         raise ParseError(tool, f"line {n}: {line.strip()!r}: {value!r} is not a counter", text) from None
 
 
-_QUEUE_COLS = {"Counter/pkts": "pkts", "Counter/bytes": "bytes", "Drop/pkts": "drop_pkts",
-               "Drop/bytes": "drop_bytes", "EcnMarked/pkts": "ecn_marked_pkts",
-               "EcnMarked/bytes": "ecn_marked_bytes", "Trim/pkts": "trim_pkts",
-               "TrimSent/pkts": "trim_sent_pkts", "TrimDrop/pkts": "trim_drop_pkts",
-               # show queue wredcounters (sonic-utilities scripts/queuestat, tests/wred_queue_counter_test.py)
-               "WredDrp/pkts": "wred_drop_pkts", "WredDrp/bytes": "wred_drop_bytes"}
+_QUEUE_COLS = {
+    "Counter/pkts": "pkts",
+    "Counter/bytes": "bytes",
+    "Drop/pkts": "drop_pkts",
+    "Drop/bytes": "drop_bytes",
+    "EcnMarked/pkts": "ecn_marked_pkts",
+    "EcnMarked/bytes": "ecn_marked_bytes",
+    "Trim/pkts": "trim_pkts",
+    "TrimSent/pkts": "trim_sent_pkts",
+    "TrimDrop/pkts": "trim_drop_pkts",
+    # show queue wredcounters (sonic-utilities scripts/queuestat, tests/wred_queue_counter_test.py)
+    "WredDrp/pkts": "wred_drop_pkts",
+    "WredDrp/bytes": "wred_drop_bytes",
+}
 
 
 def parse_sonic_queue_counters(text: Optional[str]) -> QueueCounters:
@@ -98,8 +107,7 @@ def parse_sonic_queue_counters(text: Optional[str]) -> QueueCounters:
         if words[:2] == ["Port", "TxQ"]:
             columns = [_QUEUE_COLS.get(w) for w in words[2:]]
             if not any(columns):
-                raise ParseError(tool, f"line {n}: {s!r}: no counter column this parser knows "
-                                       f"(known: {', '.join(_QUEUE_COLS)})", text)
+                raise ParseError(tool, f"line {n}: {s!r}: no counter column this parser knows (known: {', '.join(_QUEUE_COLS)})", text)
             for w in words[2:]:
                 note = f"column {w!r} is not read (unknown to this parser)"
                 if w not in _QUEUE_COLS and note not in warnings:
@@ -108,13 +116,12 @@ def parse_sonic_queue_counters(text: Optional[str]) -> QueueCounters:
         if columns is None:
             raise ParseError(tool, f"line {n}: {s!r} before the 'Port TxQ ...' header", text)
         if len(words) != len(columns) + 2:
-            raise ParseError(tool, f"line {n}: {s!r}: {len(words) - 2} values for "
-                                   f"{len(columns)} columns", text)
+            raise ParseError(tool, f"line {n}: {s!r}: {len(words) - 2} values for {len(columns)} columns", text)
         port, queue = words[0], words[1]
         kind = queue.rstrip("0123456789")
-        if kind not in ("UC", "MC", "ALL") or not queue[len(kind):].isdigit():
+        if kind not in ("UC", "MC", "ALL") or not queue[len(kind) :].isdigit():
             raise ParseError(tool, f"line {n}: {queue!r} is not a queue (UCn, MCn, ALLn)", text)
-        row = ports.setdefault(port, {}).setdefault(queue, {"type": kind, "index": int(queue[len(kind):])})
+        row = ports.setdefault(port, {}).setdefault(queue, {"type": kind, "index": int(queue[len(kind) :])})
         row.update({c: _count(v, tool, n, line, text) for c, v in zip(columns, words[2:]) if c})
     if columns is None:
         raise ParseError(tool, "no 'Port TxQ' header", text)
@@ -141,8 +148,7 @@ def parse_sonic_pfc_counters(text: Optional[str]) -> SonicPfcCounters:
             raise ParseError("show pfc counters", f"line {n}: {s!r} before a 'Port Rx/Tx PFC0..' header", text)
         cells = s.split()
         if len(cells) != len(prios) + 1:
-            raise ParseError("show pfc counters", f"line {n}: {s!r}: {len(cells) - 1} counters for "
-                                                  f"{len(prios)} priorities", text)
+            raise ParseError("show pfc counters", f"line {n}: {s!r}: {len(cells) - 1} counters for {len(prios)} priorities", text)
         current[cells[0]] = {p: _count(v, "show pfc counters", n, line, text) for p, v in zip(prios, cells[1:])}
     if not out["rx"] and not out["tx"]:
         raise ParseError("show pfc counters", "no Rx/Tx PFC table", text)
@@ -176,13 +182,16 @@ def parse_nvue_roce_counters(text: Optional[str]) -> dict[str, Any]:
                 return None
             node = node[p]
         return node
-    return {"tree": tree,
-            "rx_pause": get("rx-stats", "rx-pfc-stats", "pause-packets"),
-            "tx_pause": get("tx-stats", "tx-pfc-stats", "pause-packets"),
-            "ecn_marked": get("tx-stats", "tx-ecn-stats", "ecn-marked-packets"),
-            "rx_roce_discards": get("rx-stats", "rx-roce-stats", "no-buffer-discard"),
-            "tx_roce_discards": get("tx-stats", "tx-roce-stats", "unicast-no-buffer-discard"),
-            "cnp_tx": get("tx-stats", "tx-cnp-stats", "cnp-packets")}
+
+    return {
+        "tree": tree,
+        "rx_pause": get("rx-stats", "rx-pfc-stats", "pause-packets"),
+        "tx_pause": get("tx-stats", "tx-pfc-stats", "pause-packets"),
+        "ecn_marked": get("tx-stats", "tx-ecn-stats", "ecn-marked-packets"),
+        "rx_roce_discards": get("rx-stats", "rx-roce-stats", "no-buffer-discard"),
+        "tx_roce_discards": get("tx-stats", "tx-roce-stats", "unicast-no-buffer-discard"),
+        "cnp_tx": get("tx-stats", "tx-cnp-stats", "cnp-packets"),
+    }
 
 
 def parse_eos_pfc_counters(doc: Any) -> dict[str, dict[str, dict[str, int]]]:
@@ -241,8 +250,11 @@ def parse_sonic_intf_counters(text: Optional[str]) -> dict[str, Any]:
     if header is None:
         raise ParseError(tool, "no 'IFACE ...' header", text)
     # the columns read, and every other column named (rates, utilisation, trimming: not dropped unsaid)
-    return {"ports": ports, "columns": [c for c in header if c in _SONIC_INTF_COUNTS],
-            "other_columns": [c for c in header[1:] if c not in _SONIC_INTF_COUNTS and c != "STATE"]}
+    return {
+        "ports": ports,
+        "columns": [c for c in header if c in _SONIC_INTF_COUNTS],
+        "other_columns": [c for c in header[1:] if c not in _SONIC_INTF_COUNTS and c != "STATE"],
+    }
 
 
 def _nvue_tree(text: Optional[str], tool: str) -> dict[str, Any]:
@@ -299,8 +311,9 @@ _SECTION_RULE_RE = re.compile(r"^\s*=+\s*$")
 _RX_TX = ("Receive", "Transmit")
 
 
-def _nvue_section(title: str, body: Sequence[tuple[int, str]], tool: str, first_line: int, text: Optional[str],
-                  columns: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+def _nvue_section(
+    title: str, body: Sequence[tuple[int, str]], tool: str, first_line: int, text: Optional[str], columns: dict[str, list[str]]
+) -> dict[str, dict[str, Any]]:
     """One ``Title`` / ``=====`` table of ``nv show interface <swp> counters``: {row name: {column: cell}}.
 
     The header line and its dashed rule give the columns (``Counter  Receive  Transmit``, or the
@@ -313,11 +326,9 @@ def _nvue_section(title: str, body: Sequence[tuple[int, str]], tool: str, first_
     spans = column_spans(rows[0][1], rows[1][1])
     names = [span[0] for span in spans]
     header = rows[0][1]
-    if any(0 < start <= len(header) and not header[start - 1].isspace() and not header[start:start + 1].isspace()
-           for _name, start, _end in spans[1:]):
+    if any(0 < start <= len(header) and not header[start - 1].isspace() and not header[start : start + 1].isspace() for _name, start, _end in spans[1:]):
         # a header word runs across a column of the dashed rule: the rule does not say where its cells are
-        raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: the header {header.strip()!r} does not fit "
-                               f"its dashed rule", text)
+        raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: the header {header.strip()!r} does not fit its dashed rule", text)
     if len(names) < 2 or not all(names):
         raise ParseError(tool, f"line {rows[0][0]}: section {title!r}: no column names in {rows[0][1].strip()!r}", text)
     table: dict[str, dict[str, Any]] = {}
@@ -354,9 +365,8 @@ def parse_nvue_interface_counters(text: Optional[str]) -> dict[str, Any]:
     if text is None or not text.strip():
         raise ParseError(tool, "no output", text)
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() != "..."]
-    starts = [i for i in range(len(lines) - 1)
-              if lines[i][1].strip() and _SECTION_RULE_RE.match(lines[i + 1][1])]
-    head = lines[:starts[0]] if starts else lines
+    starts = [i for i in range(len(lines) - 1) if lines[i][1].strip() and _SECTION_RULE_RE.match(lines[i + 1][1])]
+    head = lines[: starts[0]] if starts else lines
     first = next((line for _n, line in head if line.strip()), "")
     if any(x in first for x in ("Error", "No Data", "not found", "Invalid")):
         raise ParseError(tool, first.strip(), text)
@@ -368,7 +378,7 @@ def parse_nvue_interface_counters(text: Optional[str]) -> dict[str, Any]:
         title = lines[start][1].strip()
         if title in sections:
             raise ParseError(tool, f"line {lines[start][0]}: section {title!r} twice", text)
-        sections[title] = _nvue_section(title, lines[start + 2:end], tool, lines[start][0], text, columns)
+        sections[title] = _nvue_section(title, lines[start + 2 : end], tool, lines[start][0], text, columns)
     carrier = top.get("carrier-transitions")
     if carrier is not None and (isinstance(carrier, bool) or not isinstance(carrier, int)):
         raise ParseError(tool, f"carrier-transitions: {carrier!r} is not a counter", text)
@@ -376,14 +386,19 @@ def parse_nvue_interface_counters(text: Optional[str]) -> dict[str, Any]:
     drops = sections.get("Drop Counters", {}).get("Total Drops") or {}
     if carrier is None and not errors and not drops:
         raise ParseError(tool, "no carrier-transitions, Total Errors or Total Drops", text)
-    return {"top": top, "sections": sections, "columns": columns,
-            "in-errors": errors.get("Receive"), "out-errors": errors.get("Transmit"),
-            "in-drops": drops.get("Receive"), "out-drops": drops.get("Transmit"),
-            "carrier-transitions": carrier}
+    return {
+        "top": top,
+        "sections": sections,
+        "columns": columns,
+        "in-errors": errors.get("Receive"),
+        "out-errors": errors.get("Transmit"),
+        "in-drops": drops.get("Receive"),
+        "out-drops": drops.get("Transmit"),
+        "carrier-transitions": carrier,
+    }
 
 
-EOS_ERRORS = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "outErrors", "frameTooLongs",
-              "frameTooShorts")
+EOS_ERRORS = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "outErrors", "frameTooLongs", "frameTooShorts")
 
 
 def parse_eos_intf_errors(doc: Any) -> dict[str, dict[str, dict[str, int]]]:

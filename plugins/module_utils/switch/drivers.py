@@ -1,4 +1,5 @@
 """Platform name -> driver class."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,14 +18,15 @@ def platform_of(name: str, value: Any) -> str:
     platform = network_os.normalize(value)
     if platform is not None:
         return platform
-    raise ValueError(f"switch {name}: unknown platform {value!r} (switch_platform or ansible_network_os; "
-                     f"allowed: {', '.join(sorted(network_os.ALIASES))}, also collection-qualified like arista.eos.eos)")
+    raise ValueError(
+        f"switch {name}: unknown platform {value!r} (switch_platform or ansible_network_os; "
+        f"allowed: {', '.join(sorted(network_os.ALIASES))}, also collection-qualified like arista.eos.eos)"
+    )
 
 
 def driver_for(platform: str, name: str, **kw: Any) -> Driver:
     try:
         cls = DRIVERS[platform]
     except KeyError:
-        raise ValueError(f"switch {name}: unknown switch_platform {platform!r} "
-                         f"(allowed: {', '.join(sorted(DRIVERS))})") from None
+        raise ValueError(f"switch {name}: unknown switch_platform {platform!r} (allowed: {', '.join(sorted(DRIVERS))})") from None
     return cls(name, **kw)

@@ -13,6 +13,7 @@ commits with an automatic rollback; after the post-checks
 ``configure session <name> commit`` confirms it (then ``write memory``),
 otherwise ``configure session <name> abort`` rolls it back.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
-        ber as switch_ber, counters as switch_counters, optics as switch_optics)
-    from ansible_collections.linerate.fabric.plugins.module_utils.common import (
-        ParseError, column_spans, split_columns)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber, counters as switch_counters, optics as switch_optics
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, column_spans, split_columns
 except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
@@ -42,11 +41,21 @@ if TYPE_CHECKING:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
 
 INDENT = 3
-_KEY_PREFIXES = ("mtu", "l2 mtu", "speed", "qos trust", "description", "hostname",
-                 "random-detect ecn", "ip address", "shape rate", "bandwidth percent",
-                 # the PFC watchdog's per-port settings: a changed value is one command
-                 "priority-flow-control pause watchdog port action",
-                 "priority-flow-control pause watchdog port timer")
+_KEY_PREFIXES = (
+    "mtu",
+    "l2 mtu",
+    "speed",
+    "qos trust",
+    "description",
+    "hostname",
+    "random-detect ecn",
+    "ip address",
+    "shape rate",
+    "bandwidth percent",
+    # the PFC watchdog's per-port settings: a changed value is one command
+    "priority-flow-control pause watchdog port action",
+    "priority-flow-control pause watchdog port timer",
+)
 WATCHDOG = "priority-flow-control pause watchdog"
 _DSCP_MAP = re.compile(r"^qos map dscp ([\d ]+?) to traffic-class (\d+)$")
 # transmit-queue blocks: tx-queue (Trident/Tomahawk), uc-tx-queue (Jericho-class; the platform
@@ -61,6 +70,7 @@ EosScope = Callable[[Tuple[str, ...], str], bool]
 
 class PortStatus(TypedDict):
     """One row of ``show interfaces status``."""
+
     up: bool
     status: str
 
@@ -119,11 +129,11 @@ def eos_scope(want: EosTree, ports: Iterable[str]) -> EosScope:
         if not path:
             return key in dscps
         if len(path) == 1 and path[0] in blocks:
-            return key in ("mtu", "speed", "qos trust") or key.startswith("priority-flow-control") \
-                or key.startswith(QUEUE_BLOCKS)
+            return key in ("mtu", "speed", "qos trust") or key.startswith("priority-flow-control") or key.startswith(QUEUE_BLOCKS)
         if len(path) == 2 and path[0] in blocks and path[1].startswith(QUEUE_BLOCKS):
             return key == "random-detect ecn"
         return False
+
     return scope
 
 
@@ -228,15 +238,14 @@ def parse_interfaces_status(text: Optional[str]) -> dict[str, PortStatus]:
             if line.startswith("Port") and "Status" in line:
                 spans = column_spans(line, words=True)
                 if not {"Port", "Status"} <= {span[0] for span in spans}:
-                    raise ParseError("eos", "line %d: no Port and Status columns in the header: %r"
-                                     % (number, line), text)
+                    raise ParseError("eos", "line %d: no Port and Status columns in the header: %r" % (number, line), text)
             continue
         if not line.strip():
             continue
         cells = split_columns(line, spans)
         if cells is None or not cells.get("Port"):
             raise ParseError("eos", "line %d does not fit the header's columns: %r" % (number, line), text)
-        if not cells.get("Status"):   # EOS prints a status on every row: the cell's text went elsewhere
+        if not cells.get("Status"):  # EOS prints a status on every row: the cell's text went elsewhere
             raise ParseError("eos", "line %d: no Status for %r: %r" % (number, cells["Port"], line), text)
         name = re.sub(r"^Et(?=\d)", "Ethernet", cells["Port"])
         res[name] = {"up": cells["Status"] == "connected", "status": cells["Status"]}
@@ -249,8 +258,7 @@ def qos_from_tree(tree: EosTree, port: str) -> dict[str, Any]:
     """PFC priorities / ECN on a port as the running config states them."""
     blk = tree.get(f"interface {port}", ("", {}))[1]
     on = "priority-flow-control on" in blk
-    pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _children) in blk.items()
-                 if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
+    pfc = sorted(int(k.rsplit(" ", 1)[1]) for k, (ln, _children) in blk.items() if k.startswith("priority-flow-control priority ") and ln.endswith(" no-drop"))
     ecn = any("random-detect ecn" in ch for k, (_line, ch) in blk.items() if k.startswith(QUEUE_BLOCKS))
     return {"pfc": pfc if on else [], "ecn": ecn}
 
@@ -287,18 +295,20 @@ def parse_pfcwd_counters(text: Optional[str]) -> dict[str, dict[str, WatchdogQue
     for name, info in intfs.items():
         queues = (info or {}).get("txQueues") if isinstance(info, dict) else None
         if not isinstance(queues, dict):
-            raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r has no txQueues" % name,
-                             text)
+            raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r has no txQueues" % name, text)
         out[name] = {}
         for q, st in queues.items():
             if not str(q).isdigit() or not isinstance(st, dict):
-                raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r is not "
-                                 "{stuckCount, recoveryCount}" % (name, q), text)
+                raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r is not {stuckCount, recoveryCount}" % (name, q), text)
             counts = {k: st.get(k, 0) for k in ("stuckCount", "recoveryCount")}
             bad = {k: v for k, v in counts.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0}
             if bad:
-                raise ParseError("eos", "show priority-flow-control counters watchdog | json: %r queue %r: %s not a "
-                                 "count" % (name, q, ", ".join(f"{k}={v!r}" for k, v in bad.items())), text)
+                raise ParseError(
+                    "eos",
+                    "show priority-flow-control counters watchdog | json: %r queue %r: %s not a "
+                    "count" % (name, q, ", ".join(f"{k}={v!r}" for k, v in bad.items())),
+                    text,
+                )
             out[name][str(q)] = {"stuck": counts["stuckCount"], "recovered": counts["recoveryCount"]}
     return out
 
@@ -314,7 +324,7 @@ class EosDriver(Driver):
     # the window lock: EOS runs Linux commands from the CLI with ``bash timeout <s> <command>`` (the rest of
     # the line goes to bash); /var/tmp is the Linux side's scratch directory
     lock_path = "/var/tmp/linerate.lock"
-    SESSION_PREFIXES = ("linerate-", "linerate_")   # linerate_ : the sessions of releases before the lock
+    SESSION_PREFIXES = ("linerate-", "linerate_")  # linerate_ : the sessions of releases before the lock
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
@@ -338,10 +348,10 @@ class EosDriver(Driver):
         try:
             self.conn.enable()
         except Exception as exc:  # netmiko: ValueError "Failed to enter enable mode", ReadTimeout
-            hint = ("the enable secret (ansible_become_password) was refused" if self.secret else
-                    "no enable secret is set (ansible_become_password)")
-            raise SwitchError(self.name, f"could not enter privileged exec (enable): {hint}: "
-                                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+            hint = "the enable secret (ansible_become_password) was refused" if self.secret else "no enable secret is set (ansible_become_password)"
+            raise SwitchError(
+                self.name, f"could not enter privileged exec (enable): {hint}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            ) from exc
 
     def parse_config(self, text: str) -> EosTree:
         return parse_eos_config(text)
@@ -374,9 +384,11 @@ class EosDriver(Driver):
     def window_timers(self, run: str) -> list[str]:
         """The window ``run``'s session committed on its timer (``linerate-<run>`` pendingCommitTimer): EOS
         restores the config from before it when the timer runs out."""
-        return [f"configure session {n} is {st} (EOS aborts it when its commit timer runs out)"
-                for n, st in parse_sessions(self.run("show configuration sessions"))
-                if n in (f"linerate-{run}", f"linerate_{run}") and st == "pendingCommitTimer"]
+        return [
+            f"configure session {n} is {st} (EOS aborts it when its commit timer runs out)"
+            for n, st in parse_sessions(self.run("show configuration sessions"))
+            if n in (f"linerate-{run}", f"linerate_{run}") and st == "pendingCommitTimer"
+        ]
 
     def discard(self) -> None:
         """Leave the session and abort it while it is still being edited (nothing was pushed into it)."""
@@ -421,7 +433,7 @@ class EosDriver(Driver):
         """Leave config mode, then abort the window's session by name, whether still being edited
         (pending) or committed with a timer (pendingCommitTimer): either way EOS restores the config
         from before it. Works from a new SSH session too (sessions outlive the SSH session)."""
-        self.run("end", check=False)   # in exec mode EOS answers "% Invalid input": harmless
+        self.run("end", check=False)  # in exec mode EOS answers "% Invalid input": harmless
         if self._session is None:
             return
         state = dict(parse_sessions(self.run("show configuration sessions"))).get(self._session)
@@ -444,8 +456,7 @@ class EosDriver(Driver):
         to tx-queue map is the identity, so queue n carries priority n. A queue found stuck more often
         than it recovered is stuck now (``stormed``)."""
         c = parse_pfcwd_counters(self.run("show priority-flow-control counters watchdog | json"))
-        return {p: {q: {"detected": v["stuck"], "stormed": v["stuck"] > v["recovered"]} for q, v in c.get(p, {}).items()}
-                for p in ports}
+        return {p: {q: {"detected": v["stuck"], "stormed": v["stuck"] > v["recovered"]} for q, v in c.get(p, {}).items()} for p in ports}
 
     def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
         """{port: counters} from ``show priority-flow-control counters | json`` (read-only).
@@ -459,9 +470,17 @@ class EosDriver(Driver):
             if p not in c["ports"]:
                 continue
             v = c["ports"][p]
-            res[p] = {"rx_pause": None, "tx_pause": None, "rx_pause_total": v["rx"], "tx_pause_total": v["tx"],
-                      "ecn_marked": None, "drops": None, "cnp_tx": None, "per_priority": False,
-                      "missing": ["pause frames per priority", "ECN-marked packets", "queue drops"]}
+            res[p] = {
+                "rx_pause": None,
+                "tx_pause": None,
+                "rx_pause_total": v["rx"],
+                "tx_pause_total": v["tx"],
+                "ecn_marked": None,
+                "drops": None,
+                "cnp_tx": None,
+                "per_priority": False,
+                "missing": ["pause frames per priority", "ECN-marked packets", "queue drops"],
+            }
         return res
 
     def error_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -475,8 +494,12 @@ class EosDriver(Driver):
             if p not in c["ports"]:
                 continue
             errors = c["ports"][p]
-            res[p] = {"errors": dict(errors), "link_down": None, "link_down_unit": None,
-                      "missing": [k for k in switch_counters.EOS_ERRORS if k not in errors] + ["link down events"]}
+            res[p] = {
+                "errors": dict(errors),
+                "link_down": None,
+                "link_down_unit": None,
+                "missing": [k for k in switch_counters.EOS_ERRORS if k not in errors] + ["link down events"],
+            }
         return res
 
     def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:
@@ -488,8 +511,7 @@ class EosDriver(Driver):
         mods = switch_optics.parse_eos_transceiver_detail(self.run("show interfaces transceiver detail | json"))
         out: dict[str, Any] = {}
         for p in ports:
-            out[p] = mods.get(p) or dict(switch_optics.empty_cage(), present=None,
-                                         cable_technology="no module with digital diagnostics (EOS lists none here)")
+            out[p] = mods.get(p) or dict(switch_optics.empty_cage(), present=None, cable_technology="no module with digital diagnostics (EOS lists none here)")
         return out
 
     def phy_errors(self, ports: Iterable[str]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ ansible-playbook process - the module's first ancestor outside its own
 session - to end, then sends the module SIGTERM with that cause, so the
 window recovers as for any cancel. Stdlib only.
 """
+
 from __future__ import annotations
 
 import json
@@ -93,11 +94,17 @@ class Journal:
         entry = self.entry = dict(fields, state="in-flight", outcome=None, written=time.time())
         write(self.path, entry)
         rundir = os.environ.get(RUNDIR_ENV)
-        if rundir and os.path.isdir(rundir):   # tell the controller where this window's outcome will be
+        if rundir and os.path.isdir(rundir):  # tell the controller where this window's outcome will be
             pointer = self.pointer = os.path.join(rundir, f"{fields.get('switch')}.{os.getpid()}.json")
-            write(pointer, {"journal": self.path, "pid": os.getpid(), "switch": fields.get("switch"),
-                            "deadline": time.time() + int(fields.get("confirm_timeout") or 0)
-                            + OUTCOME_MARGIN_S})
+            write(
+                pointer,
+                {
+                    "journal": self.path,
+                    "pid": os.getpid(),
+                    "switch": fields.get("switch"),
+                    "deadline": time.time() + int(fields.get("confirm_timeout") or 0) + OUTCOME_MARGIN_S,
+                },
+            )
 
     def step(self, step: str) -> None:
         if self.entry is not None and self.entry.get("step") != step:
@@ -124,7 +131,7 @@ def wait_pid(pid: int, timeout: float) -> bool:
     try:
         fd = os.pidfd_open(pid)
     except (OSError, AttributeError):
-        return True   # already gone (or no pidfd: nothing to wait on)
+        return True  # already gone (or no pidfd: nothing to wait on)
     try:
         ready = select.select([fd], [], [], min(max(0.0, timeout), 86400.0))[0]
         return bool(ready)
@@ -155,9 +162,11 @@ def collect_outcomes(rundir: str, now: Callable[[], float] = time.time) -> list[
             lines.append(entry["outcome"])
             remove(ptr["journal"])
         else:
-            lines.append(f"switch {switch}: the window (pid {ptr.get('pid')}) has no outcome yet (it was "
-                         f"{entry.get('state')} during {entry.get('step')}); the next run reads "
-                         f"{ptr['journal']} and the switch and reports it")
+            lines.append(
+                f"switch {switch}: the window (pid {ptr.get('pid')}) has no outcome yet (it was "
+                f"{entry.get('state')} during {entry.get('step')}); the next run reads "
+                f"{ptr['journal']} and the switch and reports it"
+            )
         remove(os.path.join(rundir, name))
     return lines
 
@@ -170,7 +179,7 @@ def parent_pid(pid: int) -> int | None:
     except OSError:
         return None
     try:
-        return int(stat[stat.rfind(")") + 2:].split()[1])
+        return int(stat[stat.rfind(")") + 2 :].split()[1])
     except (IndexError, ValueError):
         return None
 
@@ -204,14 +213,14 @@ def watch_controller(pid: int | None = None, on_end: Callable[[], None] | None =
         return None
 
     def wait() -> None:
-        select.select([fd], [], [])   # readable once the process has ended
+        select.select([fd], [], [])  # readable once the process has ended
         os.close(fd)
-        CAUSE["name"] = (f"the end of its controller (ansible-playbook pid {pid}: killed, e.g. SIGKILL of its "
-                         "process group)")
+        CAUSE["name"] = f"the end of its controller (ansible-playbook pid {pid}: killed, e.g. SIGKILL of its process group)"
         if on_end is not None:
             on_end()
         else:
             os.kill(os.getpid(), signal.SIGTERM)
+
     t = threading.Thread(target=wait, name=f"linerate-watch-{pid}", daemon=True)
     t.start()
     return t

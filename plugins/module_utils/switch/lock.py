@@ -33,6 +33,7 @@ When a window finds the lock held (:func:`verdict`):
 
 Stdlib only.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -47,9 +48,11 @@ from typing import Any, Callable, Iterable, Optional, Union
 LOCK_MARGIN_S = 600
 # How long an empty lock (no holder line yet) is taken to be a window taking it right now.
 EMPTY_GRACE_S = 60
-LINE = re.compile(r"^linerate (?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9._-]+)"
-                  r"(?: machine=(?P<machine>[0-9a-f]{32}|unknown))? pid=(?P<pid>\d+)(?: start=(?P<start>\d+))? "
-                  r"run=(?P<run>[A-Za-z0-9._-]+) time=(?P<time>\d{8}T\d{6}Z)$")
+LINE = re.compile(
+    r"^linerate (?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9._-]+)"
+    r"(?: machine=(?P<machine>[0-9a-f]{32}|unknown))? pid=(?P<pid>\d+)(?: start=(?P<start>\d+))? "
+    r"run=(?P<run>[A-Za-z0-9._-]+) time=(?P<time>\d{8}T\d{6}Z)$"
+)
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 
 
@@ -79,7 +82,7 @@ def start_time(pid: Union[int, str]) -> Optional[int]:
     except OSError:
         return None
     # the command name (field 2) is in parentheses and may hold spaces: count from the last ")"
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     try:
         return int(fields[19])
     except (IndexError, ValueError):
@@ -89,8 +92,9 @@ def start_time(pid: Union[int, str]) -> Optional[int]:
 class Holder:
     """Who holds (or asks for) the window: user@host, machine id, pid and its start time, run id, time."""
 
-    def __init__(self, user: Any, host: Any, pid: Union[int, str], run: Any, when: float,
-                 machine: Optional[str] = None, start: Union[int, str, None] = None) -> None:
+    def __init__(
+        self, user: Any, host: Any, pid: Union[int, str], run: Any, when: float, machine: Optional[str] = None, start: Union[int, str, None] = None
+    ) -> None:
         self.user, self.host, self.pid, self.run, self.when = _safe(user), _safe(host), int(pid), _safe(run), int(when)
         self.machine = machine if machine and machine != "unknown" else None
         self.start = int(start) if start is not None else None
@@ -102,8 +106,7 @@ class Holder:
         except Exception:  # noqa: BLE001 - no passwd entry for the uid (containers)
             user = f"uid{os.getuid()}"
         pid = os.getpid()
-        return cls(user, socket.gethostname().split(".")[0], pid, run, now if now is not None else time.time(),
-                   machine=machine_id(), start=start_time(pid))
+        return cls(user, socket.gethostname().split(".")[0], pid, run, now if now is not None else time.time(), machine=machine_id(), start=start_time(pid))
 
     @classmethod
     def parse(cls, line: Optional[str]) -> Optional[Holder]:
@@ -112,16 +115,14 @@ class Holder:
         if not m:
             return None
         when = datetime.datetime.strptime(m.group("time"), "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
-        return cls(m.group("user"), m.group("host"), m.group("pid"), m.group("run"), when.timestamp(),
-                   machine=m.group("machine"), start=m.group("start"))
+        return cls(m.group("user"), m.group("host"), m.group("pid"), m.group("run"), when.timestamp(), machine=m.group("machine"), start=m.group("start"))
 
     def stamp(self) -> str:
         return datetime.datetime.fromtimestamp(self.when, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
     def line(self) -> str:
         start = f" start={self.start}" if self.start is not None else ""
-        return (f"linerate {self.user}@{self.host} machine={self.machine or 'unknown'} pid={self.pid}{start} "
-                f"run={self.run} time={self.stamp()}")
+        return f"linerate {self.user}@{self.host} machine={self.machine or 'unknown'} pid={self.pid}{start} run={self.run} time={self.stamp()}"
 
     def describe(self) -> str:
         where = f"machine {self.machine[:12]}, " if self.machine else ""
@@ -141,25 +142,21 @@ def pid_alive(pid: Union[int, str], start: Optional[int] = None) -> bool:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
-    except PermissionError:   # another user's process: it runs
+    except PermissionError:  # another user's process: it runs
         pass
     return start is None or start_time(pid) in (None, start)
 
 
-def stale(holder: Holder, confirm_timeout: Any, me: Holder, age_s: Optional[float],
-          alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
+def stale(holder: Holder, confirm_timeout: Any, me: Holder, age_s: Optional[float], alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
     """Why ``holder``'s lock may be broken by ``me`` (a sentence), or None while it is live.
 
     ``age_s`` is the lock's age by the clock of the machine it lives on (the switch's for the switch's
     lock). A holder's process counts as gone only when it ran on this very machine (same machine id)."""
     limit = int(confirm_timeout or 0) + LOCK_MARGIN_S
     if age_s is not None and age_s > limit:
-        return (f"it was taken {int(age_s)} s ago, longer than the confirm timer ({int(confirm_timeout or 0)} s) "
-                f"plus {LOCK_MARGIN_S} s")
-    if (holder.machine and holder.machine == me.machine and (holder.pid, holder.start) != (me.pid, me.start)
-            and not alive(holder.pid, holder.start)):
-        return (f"its process {holder.pid} no longer runs on this controller ({me.host}, machine "
-                f"{(me.machine or '')[:12]})")
+        return f"it was taken {int(age_s)} s ago, longer than the confirm timer ({int(confirm_timeout or 0)} s) plus {LOCK_MARGIN_S} s"
+    if holder.machine and holder.machine == me.machine and (holder.pid, holder.start) != (me.pid, me.start) and not alive(holder.pid, holder.start):
+        return f"its process {holder.pid} no longer runs on this controller ({me.host}, machine {(me.machine or '')[:12]})"
     return None
 
 
@@ -180,8 +177,7 @@ class ControllerLock:
         except FileNotFoundError:
             return None
 
-    def acquire(self, me: Holder, confirm_timeout: Any, now: Optional[float] = None,
-                alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
+    def acquire(self, me: Holder, confirm_timeout: Any, now: Optional[float] = None, alive: Callable[[int, Optional[int]], bool] = pid_alive) -> Optional[str]:
         """Take it: None, or (held by a live holder) the holder's line; a stale copy is replaced and
         ``self.broken`` names it."""
         self.broken = None
@@ -192,15 +188,14 @@ class ControllerLock:
             except FileExistsError:
                 text = self.read()
                 if text is None:
-                    continue   # released between the open and the read
-                if not text:   # created, its line not written yet (or a window cut off right there)
+                    continue  # released between the open and the read
+                if not text:  # created, its line not written yet (or a window cut off right there)
                     age = self.age(now)
                     if age is None:
-                        continue   # released meanwhile
+                        continue  # released meanwhile
                     if age <= EMPTY_GRACE_S:
                         return "(an empty lock file: another window is taking it)"
-                    self.broken = (None, f"it is empty and {int(age)} s old (more than {EMPTY_GRACE_S} s): a window "
-                                         "cut off while taking it")
+                    self.broken = (None, f"it is empty and {int(age)} s old (more than {EMPTY_GRACE_S} s): a window cut off while taking it")
                     self._unlink()
                     continue
                 other = Holder.parse(text)

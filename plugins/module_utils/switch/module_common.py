@@ -1,11 +1,11 @@
 """Argument spec and driver construction shared by the switch modules, and the one skeleton of the
 read-only ones (switch_info, switch_counters, switch_lldp): ``read_only_module``."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError, Unreachable
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import DRIVERS, driver_for, platform_of
@@ -36,17 +36,31 @@ def make_driver(p: dict[str, Any]) -> Driver:
     if not p.get("username"):
         raise ValueError(f"switch {p['name']}: no login name: set ansible_user (or switch_username)")
     if not p.get("password") and not p.get("private_key_file"):
-        raise ValueError(f"switch {p['name']}: neither a password (ansible_password or switch_password) nor a "
-                         "private key (ansible_ssh_private_key_file or switch_private_key_file) is set")
+        raise ValueError(
+            f"switch {p['name']}: neither a password (ansible_password or switch_password) nor a "
+            "private key (ansible_ssh_private_key_file or switch_private_key_file) is set"
+        )
     return driver_for(
-        platform_of(p["name"], p["platform"]), p["name"], ssh_config_file=p.get("ssh_config_file"), host=p["host"], port=p["port"], username=p["username"],
-        password=p.get("password"), secret=p.get("enable_secret"), key_file=p.get("private_key_file"), known_hosts=p["known_hosts"],
-        host_key_checking=p["host_key_checking"], connect_timeout=p["connect_timeout"],
-        command_timeout=p["command_timeout"], profile=p["profile"])
+        platform_of(p["name"], p["platform"]),
+        p["name"],
+        ssh_config_file=p.get("ssh_config_file"),
+        host=p["host"],
+        port=p["port"],
+        username=p["username"],
+        password=p.get("password"),
+        secret=p.get("enable_secret"),
+        key_file=p.get("private_key_file"),
+        known_hosts=p["known_hosts"],
+        host_key_checking=p["host_key_checking"],
+        connect_timeout=p["connect_timeout"],
+        command_timeout=p["command_timeout"],
+        profile=p["profile"],
+    )
 
 
-def read_only_module(read: Callable[[dict[str, Any], Driver], dict[str, Any]],
-                     argument_spec: Optional[dict[str, Any]] = None, unreachable: bool = False) -> None:
+def read_only_module(
+    read: Callable[[dict[str, Any], Driver], dict[str, Any]], argument_spec: Optional[dict[str, Any]] = None, unreachable: bool = False
+) -> None:
     """Run one read-only switch module: its argument spec (CONNECTION_ARGS and ``argument_spec``), full check
     mode (it only reads), the driver made from the connection arguments (missing credentials fail naming the
     variables) and always closed, and ``read(params, driver) -> dict`` as the result with ``changed: false``.

@@ -12,6 +12,7 @@ with ``ansible_network_os: nvidia.nvue.httpapi`` in NVIDIA's "Data Center Networ
 Ansible Deployment Guide" (Running the Playbooks); ``nvidia.nvue.nvue`` and ``cumulus`` are seen
 in site inventories. docs/conformance.md, "Switch platforms", lists them.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -21,8 +22,9 @@ ALIASES = {"nvue": "nvue", "cumulus": "nvue", "eos": "eos", "sonic": "sonic", "e
 # Fully qualified names whose last part is a plugin kind, not the platform.
 QUALIFIED = {"nvidia.nvue.httpapi": "nvue"}
 PLATFORMS = ("nvue", "sonic", "eos")
-ALLOWED = (", ".join(sorted(ALIASES)) + ", also collection-qualified like arista.eos.eos, "
-           "dellemc.enterprise_sonic.sonic, nvidia.nvue.nvue or nvidia.nvue.httpapi")
+ALLOWED = (
+    ", ".join(sorted(ALIASES)) + ", also collection-qualified like arista.eos.eos, dellemc.enterprise_sonic.sonic, nvidia.nvue.nvue or nvidia.nvue.httpapi"
+)
 
 
 def normalize(value: Any) -> Optional[str]:

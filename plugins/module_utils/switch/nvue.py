@@ -16,6 +16,7 @@ minutes: ``--confirm 60`` is one hour); after the post-checks
 (``nv config apply <rev> -y``). Whether the confirmation took is read back
 from ``nv config revision``, never from the command's own answer.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,12 +25,17 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optio
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
-        ber as switch_ber, counters as switch_counters, optics as switch_optics)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber, counters as switch_counters, optics as switch_optics
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.nvue_show import (
-        SummaryRow, Watchdog, lossless_headroom, parse_ingress_priority_groups, parse_interface_summary,
-        parse_pfc_watchdog, parse_roce_status)
+        SummaryRow,
+        Watchdog,
+        lossless_headroom,
+        parse_ingress_priority_groups,
+        parse_interface_summary,
+        parse_pfc_watchdog,
+        parse_roce_status,
+    )
 except ImportError:  # standalone (tests, corpus checks)
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
@@ -42,14 +48,27 @@ except ImportError:  # standalone (tests, corpus checks)
         from switch.base import Driver, SwitchError  # type: ignore[import-not-found,no-redef]
         from switch import ber as switch_ber, counters as switch_counters, optics as switch_optics  # type: ignore[import-not-found,no-redef]
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
+
     try:
         from nvue_show import (  # type: ignore[import-not-found,no-redef]
-            SummaryRow, Watchdog, lossless_headroom, parse_ingress_priority_groups, parse_interface_summary,
-            parse_pfc_watchdog, parse_roce_status)
+            SummaryRow,
+            Watchdog,
+            lossless_headroom,
+            parse_ingress_priority_groups,
+            parse_interface_summary,
+            parse_pfc_watchdog,
+            parse_roce_status,
+        )
     except ImportError:
         from switch.nvue_show import (  # type: ignore[import-not-found,no-redef]
-            SummaryRow, Watchdog, lossless_headroom, parse_ingress_priority_groups, parse_interface_summary,
-            parse_pfc_watchdog, parse_roce_status)
+            SummaryRow,
+            Watchdog,
+            lossless_headroom,
+            parse_ingress_priority_groups,
+            parse_interface_summary,
+            parse_pfc_watchdog,
+            parse_roce_status,
+        )
 
 if TYPE_CHECKING:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
@@ -65,7 +84,7 @@ def parse_nvue_commands(text: Optional[str]) -> NvueFacts:
     for raw in (text or "").splitlines():
         line = raw.strip()
         if not line or line.startswith("#") or line.startswith("nv config apply"):
-            continue   # the command listing may end with the apply that would load it
+            continue  # the command listing may end with the apply that would load it
         if not line.startswith("nv set "):
             if line.startswith("nv "):
                 raise ParseError("nvue", f"not an 'nv set' line: {line!r}")
@@ -104,6 +123,7 @@ def nvue_scope(profile: str, ports: Iterable[str]) -> NvueScope:
             return True
         m = i.match(path)
         return bool(m and m.group(1) in names)
+
     return scope
 
 
@@ -124,13 +144,12 @@ def parse_revisions(text: Optional[str]) -> list[tuple[str, str]]:
     if header is None:
         return [(t[0], t[1]) for t in (line.split() for line in lines) if len(t) >= 2 and t[0].isdigit()]
     revs: list[tuple[str, str]] = []
-    for number, line in enumerate(lines[header + 1:], header + 2):
+    for number, line in enumerate(lines[header + 1 :], header + 2):
         if not line.strip() or line[0].isspace() or _RULE_RE.match(line) or SHELL_PROMPT_RE.match(line):
             continue
         toks = line.split()
         if len(toks) < 2:
-            raise ParseError("nvue", "nv config revision: line %d: no State for revision %r: %r"
-                             % (number, toks[0], line), text)
+            raise ParseError("nvue", "nv config revision: line %d: no State for revision %r: %r" % (number, toks[0], line), text)
         revs.append((toks[0], toks[1]))
     return revs
 
@@ -161,9 +180,9 @@ class NvueDriver(Driver):
         self._rev_before: Optional[str] = None
         self._rev_applied: Optional[str] = None
         self._committed = False
-        self._revs_seen: set[str] = set()   # the revisions begin listed
-        self._phy_form: Optional[str] = None   # the link phy health form this switch answered (phy_errors)
-        self._counter_form: Optional[str] = None   # the error counter form this switch answered (error_counters)
+        self._revs_seen: set[str] = set()  # the revisions begin listed
+        self._phy_form: Optional[str] = None  # the link phy health form this switch answered (phy_errors)
+        self._counter_form: Optional[str] = None  # the error counter form this switch answered (error_counters)
 
     def parse_config(self, text: str) -> NvueFacts:
         return parse_nvue_commands(text)
@@ -194,13 +213,12 @@ class NvueDriver(Driver):
         revs = parse_revisions(self.run("nv config revision"))
         applied = [r for r, st in revs if st.startswith("applied")]
         self._rev_before = applied[-1] if applied else None
-        self._revs_seen = {r for r, st in revs}   # a revision not in here appeared during the window
+        self._revs_seen = {r for r, st in revs}  # a revision not in here appeared during the window
 
     def window_timers(self, run: str) -> list[str]:
         """Revisions applied with ``--confirm`` and awaiting confirmation: NVUE rolls each back by itself when
         its timer runs out. NVUE does not say whose revision it is, so any such revision counts."""
-        return [f"NVUE revision {r} is awaiting confirmation (NVUE rolls it back when its confirm timer runs out)"
-                for r in self._awaiting()]
+        return [f"NVUE revision {r} is awaiting confirmation (NVUE rolls it back when its confirm timer runs out)" for r in self._awaiting()]
 
     def abort(self) -> None:
         self.run("nv config detach", check=False)
@@ -210,7 +228,7 @@ class NvueDriver(Driver):
         return None
 
     def commit(self, confirm_timeout: int) -> None:
-        self._committed = True   # from here the apply may have happened, whatever the answer
+        self._committed = True  # from here the apply may have happened, whatever the answer
         out = self.run(f"nv config apply --confirm {confirm_minutes(confirm_timeout)} -y")
         m = re.search(r"rev_id: (\d+)", out or "")
         self._rev_applied = m.group(1) if m else None
@@ -220,17 +238,16 @@ class NvueDriver(Driver):
         confirmation is this window's own; then read back that nothing awaits confirmation any more."""
         waiting = self._awaiting()
         if self._rev_applied and waiting and waiting != [self._rev_applied]:
-            raise SwitchError(self.name, "refusing to confirm: the revision(s) awaiting confirmation "
-                                         f"({', '.join(waiting)}) are not this window's revision "
-                                         f"{self._rev_applied}")
+            raise SwitchError(
+                self.name,
+                f"refusing to confirm: the revision(s) awaiting confirmation ({', '.join(waiting)}) are not this window's revision {self._rev_applied}",
+            )
         if not waiting:
-            raise SwitchError(self.name, "nothing awaits confirmation: the confirm timer already rolled the "
-                                         "change back, or another session ended the wait")
+            raise SwitchError(self.name, "nothing awaits confirmation: the confirm timer already rolled the change back, or another session ended the wait")
         self.run("nv config apply --confirm-yes")
         left = self._awaiting()
         if left:
-            raise SwitchError(self.name, "nv config apply --confirm-yes did not confirm: revision(s) "
-                                         f"{', '.join(left)} still await confirmation")
+            raise SwitchError(self.name, f"nv config apply --confirm-yes did not confirm: revision(s) {', '.join(left)} still await confirmation")
 
     def _awaiting(self) -> list[str]:
         return [r for r, st in parse_revisions(self.run("nv config revision")) if "confirm" in st]
@@ -240,7 +257,7 @@ class NvueDriver(Driver):
             raise SwitchError(self.name, "no earlier applied revision to roll back to")
         out = self.run(f"nv config apply {self._rev_before} -y")
         m = re.search(r"rev_id: (\d+)", out)
-        if m:   # the re-applied backup is now the revision to come back to
+        if m:  # the re-applied backup is now the revision to come back to
             self._rev_before = m.group(1)
 
     def clear_pending(self, target_text: str) -> list[str]:
@@ -268,7 +285,7 @@ class NvueDriver(Driver):
         is ours: the rev id our apply printed, or (when its answer was lost) the one revision after
         begin's listing. Another administrator's revision is left; the read-back then reports it."""
         if self._rev_before is None or not self._committed:
-            self.run("nv config detach")   # nothing applied: the pending revision is our nv set lines
+            self.run("nv config detach")  # nothing applied: the pending revision is our nv set lines
             return
         revs = parse_revisions(self.run("nv config revision"))
         waiting = [r for r, st in revs if "confirm" in st]
@@ -318,8 +335,7 @@ class NvueDriver(Driver):
         res: dict[str, PortOper] = {}
         for p, row, st in self._roce_status(ports):
             st["up"] = row["up"]
-            st["headroom"] = lossless_headroom(self._documented(
-                f"nv show interface {p} qos buffer ingress-priority-group", parse_ingress_priority_groups))
+            st["headroom"] = lossless_headroom(self._documented(f"nv show interface {p} qos buffer ingress-priority-group", parse_ingress_priority_groups))
             st["pfcwd"] = list(st["pfc"]) if self._watchdog(p)["enabled"] else []
             res[p] = cast("PortOper", st)
         return res
@@ -330,8 +346,7 @@ class NvueDriver(Driver):
         class n: the default SP->TC map, which linerate's fabric config keeps)."""
         res: dict[str, dict[str, Storm]] = {}
         for p, _row in self._present(ports):
-            res[p] = {str(tc): {"detected": st["deadlock"], "stormed": st["status"].upper() == "DEADLOCK"}
-                      for tc, st in self._watchdog(p)["status"].items()}
+            res[p] = {str(tc): {"detected": st["deadlock"], "stormed": st["status"].upper() == "DEADLOCK"} for tc, st in self._watchdog(p)["status"].items()}
         return res
 
     def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -345,11 +360,17 @@ class NvueDriver(Driver):
             prio = (st.get("pfc") or [None])[0]
             c = switch_counters.parse_nvue_roce_counters(self.run(f"nv show interface {p} qos roce counters"))
             key = prio if prio is not None else "roce"
-            res[p] = {"rx_pause": {key: c["rx_pause"]}, "tx_pause": {key: c["tx_pause"]},
-                      "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
-                      "ecn_marked": c["ecn_marked"], "drops": {key: c["tx_roce_discards"]},
-                      "cnp_tx": c["cnp_tx"], "per_priority": False,
-                      "missing": ["pause frames on priorities other than the RoCE one"]}
+            res[p] = {
+                "rx_pause": {key: c["rx_pause"]},
+                "tx_pause": {key: c["tx_pause"]},
+                "rx_pause_total": c["rx_pause"],
+                "tx_pause_total": c["tx_pause"],
+                "ecn_marked": c["ecn_marked"],
+                "drops": {key: c["tx_roce_discards"]},
+                "cnp_tx": c["cnp_tx"],
+                "per_priority": False,
+                "missing": ["pause frames on priorities other than the RoCE one"],
+            }
         return res
 
     # the port's error counters: ``counters`` (Cumulus Linux 5.5.0 and later, every release the NVUE
@@ -367,14 +388,19 @@ class NvueDriver(Driver):
         for p, _row in self._present(ports):
             st = self._error_counters(p)
             errors = {k: st[k] for k in ("in-errors", "out-errors") if st[k] is not None}
-            res[p] = {"errors": errors, "link_down": st["carrier-transitions"], "link_down_unit": "transitions",
-                      "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None]}
+            res[p] = {
+                "errors": errors,
+                "link_down": st["carrier-transitions"],
+                "link_down_unit": "transitions",
+                "missing": [k for k in ("in-errors", "out-errors", "carrier-transitions") if st[k] is None],
+            }
         return res
 
     def _error_counters(self, port: str) -> dict[str, Any]:
         parsers = dict(self.ERROR_COUNTER_FORMS)
-        counters: dict[str, Any] = self._read_form(port, parsers, lambda form, out: getattr(switch_counters, parsers[form])(out),
-                                                   "_counter_form", "no interface error counters")
+        counters: dict[str, Any] = self._read_form(
+            port, parsers, lambda form, out: getattr(switch_counters, parsers[form])(out), "_counter_form", "no interface error counters"
+        )
         return counters
 
     def _read_form(self, port: str, forms: Iterable[str], parse: Callable[[str, str], Any], kept: str, what: str) -> Any:
@@ -384,7 +410,7 @@ class NvueDriver(Driver):
         known = getattr(self, kept)
         why: list[str] = []
         out = command = ""
-        for form in ([known] if known else list(forms)):
+        for form in [known] if known else list(forms):
             command = f"nv show interface {port} {form}"
             out = self.run(command, check=False)
             err = self.error_in(out)
@@ -422,7 +448,11 @@ class NvueDriver(Driver):
         return res
 
     def _phy_health(self, port: str) -> dict[str, Any]:
-        health: dict[str, Any] = self._read_form(port, self.PHY_HEALTH_FORMS,
-                                                 lambda form, out: switch_ber.parse_nvue_phy_health(out, port), "_phy_form",
-                                                 "no physical-layer error counters (Cumulus Linux 5.10 and later print them)")
+        health: dict[str, Any] = self._read_form(
+            port,
+            self.PHY_HEALTH_FORMS,
+            lambda form, out: switch_ber.parse_nvue_phy_health(out, port),
+            "_phy_form",
+            "no physical-layer error counters (Cumulus Linux 5.10 and later print them)",
+        )
         return health

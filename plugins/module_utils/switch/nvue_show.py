@@ -3,6 +3,7 @@
 through switch/nvue_tables.py). Pure functions, stdlib only; the NVUE driver (switch/nvue.py) reads its
 oper state with them.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_tables
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     from common import ParseError, column_spans, split_columns  # type: ignore[import-not-found,no-redef]
+
     try:
         import nvue_tables  # type: ignore[import-not-found,no-redef]
     except ImportError:
@@ -23,6 +25,7 @@ except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.pat
 
 class SummaryRow(TypedDict, total=False):
     """One interface of ``nv show interface``; ``warnings`` only where a cell was not read."""
+
     up: bool
     mtu: Optional[int]
     speed: str
@@ -48,8 +51,7 @@ class Watchdog(TypedDict):
 # the link states NVUE prints (the kernel's operstates: RFC 2863 ifOperStatus as iproute2 names them)
 OPER_STATES = ("up", "down", "dormant", "lowerlayerdown", "unknown", "notpresent", "testing")
 # the columns of ``nv show interface`` in the published outputs (Cumulus Linux 5.x and the 5.15/5.19 guides)
-SUMMARY_COLUMNS = ("Interface", "State", "Admin Status", "Oper Status", "Speed", "MTU", "Type", "Remote Host",
-                   "Remote Port", "Summary")
+SUMMARY_COLUMNS = ("Interface", "State", "Admin Status", "Oper Status", "Speed", "MTU", "Type", "Remote Host", "Remote Port", "Summary")
 
 
 def parse_interface_summary(text: Optional[str]) -> dict[str, SummaryRow]:
@@ -82,27 +84,27 @@ def parse_interface_summary(text: Optional[str]) -> dict[str, SummaryRow]:
     if re.search(r"^Error", text or "", re.M):
         raise ParseError("nvue", stripped.splitlines()[0], text)
     lines = (text or "").replace("\r\n", "\n").split("\n")
-    header_at = next((n for n, line in enumerate(lines)
-                      if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b|\bOper Status\b", line)), None)
+    header_at = next((n for n, line in enumerate(lines) if re.match(r"^\s*Interface\s", line) and re.search(r"\bState\b|\bOper Status\b", line)), None)
     if header_at is None:
         raise ParseError("nvue", "nv show interface: no 'Interface ... State' header line", text)
     below = lines[header_at + 1] if header_at + 1 < len(lines) else ""
     rule = below if below.strip() and set(below.strip()) <= set("-\u2026 ") else None
     spans = column_spans(lines[header_at], rule)
     names = [span[0] for span in spans]
-    if rule and any(0 < start <= len(lines[header_at]) and not lines[header_at][start - 1].isspace()
-                    and not lines[header_at][start:start + 1].isspace() for _n, start, _e in spans[1:]):
-        raise ParseError("nvue", "line %d: the header does not fit its dashed rule (a column name runs across a "
-                                 "column): %r" % (header_at + 1, lines[header_at]), text)
+    if rule and any(
+        0 < start <= len(lines[header_at]) and not lines[header_at][start - 1].isspace() and not lines[header_at][start : start + 1].isspace()
+        for _n, start, _e in spans[1:]
+    ):
+        raise ParseError(
+            "nvue", "line %d: the header does not fit its dashed rule (a column name runs across a column): %r" % (header_at + 1, lines[header_at]), text
+        )
     state_col = "State" if "State" in names else "Oper Status"
     if "Interface" not in names or state_col not in names:
-        raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r"
-                         % (header_at + 1, lines[header_at]), text)
-    unknown = ["line %d: column %r is not read (unknown to this parser)" % (header_at + 1, n)
-               for n in names if n not in SUMMARY_COLUMNS]
+        raise ParseError("nvue", "line %d: no Interface and State columns in the header: %r" % (header_at + 1, lines[header_at]), text)
+    unknown = ["line %d: column %r is not read (unknown to this parser)" % (header_at + 1, n) for n in names if n not in SUMMARY_COLUMNS]
     res: dict[str, SummaryRow] = {}
     last: Optional[str] = None
-    for number, line in enumerate(lines[header_at + (2 if rule else 1):], header_at + (3 if rule else 2)):
+    for number, line in enumerate(lines[header_at + (2 if rule else 1) :], header_at + (3 if rule else 2)):
         if not line.strip():
             continue
         cells = split_columns(line, spans)
@@ -111,13 +113,12 @@ def parse_interface_summary(text: Optional[str]) -> dict[str, SummaryRow]:
         name = cells["Interface"].lstrip("+- ").strip()
         state = cells.get(state_col, "")
         if not name or (name == last and not state and not cells.get("MTU")):
-            continue   # a wrapped Summary cell, or the same interface's next Summary line
+            continue  # a wrapped Summary cell, or the same interface's next Summary line
         last = name
         if not state or " " in state:
             raise ParseError("nvue", "line %d: no State for %r: %r" % (number, name, line), text)
         mtu = cells.get("MTU", "")
-        res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None,
-                     "speed": cells.get("Speed", "")}
+        res[name] = {"up": state == "up", "mtu": int(mtu) if mtu.isdigit() else None, "speed": cells.get("Speed", "")}
         notes = list(unknown)
         if mtu and not mtu.isdigit():
             notes.append("line %d: MTU %r is not a number: read as unknown" % (number, mtu))
@@ -141,22 +142,33 @@ def _interface_summary_json(document: str, text: Optional[str]) -> dict[str, Sum
         if not isinstance(link, dict):
             raise ParseError("nvue", "nv show interface -o json: %r has no link object" % name, text)
         state = link.get("oper-status", link.get("state"))
-        if isinstance(state, dict):   # {"up": {}}
+        if isinstance(state, dict):  # {"up": {}}
             state = next(iter(state), None)
         if not isinstance(state, str) or not state:
             raise ParseError("nvue", "nv show interface -o json: %r has no link state" % name, text)
         mtu = link.get("mtu")
-        res[name] = {"up": state == "up", "mtu": mtu if isinstance(mtu, int) else None,
-                     "speed": str(link.get("speed") or "")}
+        res[name] = {"up": state == "up", "mtu": mtu if isinstance(mtu, int) else None, "speed": str(link.get("speed") or "")}
     return res
 
 
 # the rows of ``qos roce status`` / ``nv show qos roce`` in the published outputs (Cumulus Linux 5.0 - 5.12,
 # docs/conformance.md): those read, and those known and not needed
 _ROCE_READ = ("pfc-priority", "trust-mode", "congestion-mode", "min-threshold", "max-threshold", "mode")
-_ROCE_KNOWN = _ROCE_READ + ("enable", "pfc", "rx-enabled", "tx-enabled", "cable-length", "congestion-control",
-                            "enabled-tc", "probability", "trust", "lldp-app-tlv", "priority", "protocol-id",
-                            "selector")
+_ROCE_KNOWN = _ROCE_READ + (
+    "enable",
+    "pfc",
+    "rx-enabled",
+    "tx-enabled",
+    "cable-length",
+    "congestion-control",
+    "enabled-tc",
+    "probability",
+    "trust",
+    "lldp-app-tlv",
+    "priority",
+    "protocol-id",
+    "selector",
+)
 # the words of a congestion mode: ``ecn, absolute`` (5.0 per port), ``ECN`` (5.12 global)
 _CONGESTION_WORDS = ("ecn", "red", "absolute", "relative")
 _CELL_RE = re.compile(r"\S+(?: \S+)*")
@@ -181,7 +193,7 @@ def parse_roce_status(text: Optional[str]) -> dict[str, Any]:
     for number, line in enumerate((text or "").splitlines(), 1):
         if col is None and "operational" in line:
             start = line.index("operational")
-            nxt = re.search(r"\S", line[start + len("operational"):])
+            nxt = re.search(r"\S", line[start + len("operational") :])
             col = (start, start + len("operational") + (nxt.start() if nxt else 40))
             continue
         if line.startswith("RoCE "):
@@ -210,8 +222,7 @@ def parse_roce_status(text: Optional[str]) -> dict[str, Any]:
             warnings.append("pfc-priority %r: %r is not a priority 0-7: not read" % (pfc, item))
     mode = vals.get("congestion-mode", "")
     if any(w.strip() and w.strip().lower() not in _CONGESTION_WORDS for w in mode.split(",")):
-        warnings.append("congestion-mode %r: a mode NVUE's published outputs do not print: ECN read as %s"
-                        % (mode, "on" if "ecn" in mode.lower() else "off"))
+        warnings.append("congestion-mode %r: a mode NVUE's published outputs do not print: ECN read as %s" % (mode, "on" if "ecn" in mode.lower() else "off"))
     out: dict[str, Any] = {
         "pfc": prios,
         "trust": vals.get("trust-mode", ""),
@@ -240,7 +251,7 @@ def _nvue_json(text: Optional[str], command: str) -> dict[str, Any]:
     return data
 
 
-_UNITS: dict[str, int] = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
+_UNITS: dict[str, int] = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3}
 
 
 def _bytes(value: Any) -> Optional[int]:
@@ -269,7 +280,7 @@ def parse_ingress_priority_groups(text: Optional[str]) -> dict[int, PriorityGrou
     headroom is a ParseError naming the priority group."""
     cmd = "nv show interface <swp> qos buffer ingress-priority-group -o json"
     text_form = not (text or "").strip().startswith("{")
-    data: dict[str, Any] = nvue_tables.pg_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
+    data: dict[str, Any] = nvue_tables.pg_table(text, cmd[: -len(" -o json")]) if text_form else _nvue_json(text, cmd)
     res: dict[int, PriorityGroup] = {}
     for pg, row in data.items():
         if not str(pg).isdigit() or not isinstance(row, dict):
@@ -277,8 +288,7 @@ def parse_ingress_priority_groups(text: Optional[str]) -> dict[int, PriorityGrou
         mode = str(row.get("lossy-lossless", "")).strip().lower()
         head = _bytes(row.get("hr"))
         if mode not in ("lossy", "lossless") or head is None:
-            raise ParseError("nvue", f"{cmd}: priority group {pg} has no lossy-lossless mode or hr "
-                                     f"(headroom) size: {row!r}", text)
+            raise ParseError("nvue", f"{cmd}: priority group {pg} has no lossy-lossless mode or hr (headroom) size: {row!r}", text)
         res[int(pg)] = {"lossless": mode == "lossless", "headroom": head, "xoff": _bytes(row.get("xoff-th")) or 0}
     return res
 
@@ -300,9 +310,9 @@ def parse_pfc_watchdog(text: Optional[str]) -> Watchdog:
     that published table is read too (``nvue_tables.pfc_watchdog_table``)."""
     cmd = "nv show interface <swp> qos pfc-watchdog -o json"
     text_form = not (text or "").strip().startswith("{")
-    data = nvue_tables.pfc_watchdog_table(text, cmd[:-len(" -o json")]) if text_form else _nvue_json(text, cmd)
+    data = nvue_tables.pfc_watchdog_table(text, cmd[: -len(" -o json")]) if text_form else _nvue_json(text, cmd)
     state = data.get("state")
-    if isinstance(state, dict):   # {"enabled": {}}
+    if isinstance(state, dict):  # {"enabled": {}}
         state = next(iter(state), None)
     if state not in ("enabled", "disabled", "enable", "disable"):
         raise ParseError("nvue", f"{cmd}: no state (enabled or disabled): {state!r}", text)

@@ -25,10 +25,21 @@ except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError  # type: ignore[import-not-found,no-redef]
 
 # the reference's column order and each column's JSON key (docs/conformance.md, NVUE)
-PG_COLUMNS = [("priority-group", None), ("Pool ID", "pool-id"), ("Mode", "mode"),
-              ("Reserved Size", "reserved-size"), ("Current Usage", "current-usage"), ("Max Usage", "max-usage"),
-              ("Shared Max", "shared-max"), ("Lossy/Lossless", "lossy-lossless"), ("XON Th", "xon-th"),
-              ("XOFF Th", "xoff-th"), ("HR", "hr"), ("HR/PL Usage", "hr-pl-usage"), ("HR/PL Max", "hr-pl-max")]
+PG_COLUMNS = [
+    ("priority-group", None),
+    ("Pool ID", "pool-id"),
+    ("Mode", "mode"),
+    ("Reserved Size", "reserved-size"),
+    ("Current Usage", "current-usage"),
+    ("Max Usage", "max-usage"),
+    ("Shared Max", "shared-max"),
+    ("Lossy/Lossless", "lossy-lossless"),
+    ("XON Th", "xon-th"),
+    ("XOFF Th", "xoff-th"),
+    ("HR", "hr"),
+    ("HR/PL Usage", "hr-pl-usage"),
+    ("HR/PL Max", "hr-pl-max"),
+]
 _RULE_RE = re.compile(r"^\s*[-…]+(?:\s+[-…]+)+\s*$")
 
 
@@ -74,7 +85,7 @@ def _table(text: Optional[str], command: str) -> tuple[list[str], list[list[str]
         start -= 1
     names = _names(lines[start:rule], spans)
     rows: list[list[str]] = []
-    for line in lines[rule + 1:]:
+    for line in lines[rule + 1 :]:
         if not line.strip():
             if rows:
                 break
@@ -82,7 +93,7 @@ def _table(text: Optional[str], command: str) -> tuple[list[str], list[list[str]
         cells = _cells(line, spans)
         if cells[0] or not rows:
             rows.append(cells)
-        else:   # a continuation line: its cells belong to the row above (``18.98`` / ``KB``)
+        else:  # a continuation line: its cells belong to the row above (``18.98`` / ``KB``)
             rows[-1] = [(a + " " + b).strip() for a, b in zip(rows[-1], cells)]
     return names, rows
 
@@ -94,12 +105,10 @@ def pg_table(text: Optional[str], command: str) -> dict[str, dict[str, str]]:
     for name in names:
         match: Any = next((key for canonical, key in PG_COLUMNS if _is(name, canonical)), False)
         if match is False:
-            raise ParseError("nvue", f"{command}: a column the reference does not have: {name!r} "
-                                     f"(known: {', '.join(c for c, _k in PG_COLUMNS)})", text)
+            raise ParseError("nvue", f"{command}: a column the reference does not have: {name!r} (known: {', '.join(c for c, _k in PG_COLUMNS)})", text)
         keys.append(match)
     if None not in keys or "lossy-lossless" not in keys or "hr" not in keys:
-        raise ParseError("nvue", f"{command}: the table has no priority-group, Lossy/Lossless or HR column: "
-                                 f"{names!r}", text)
+        raise ParseError("nvue", f"{command}: the table has no priority-group, Lossy/Lossless or HR column: {names!r}", text)
     return {row[keys.index(None)]: {str(key): cell for key, cell in zip(keys, row) if key} for row in rows}
 
 
@@ -110,19 +119,22 @@ def pfc_watchdog_table(text: Optional[str], command: str) -> dict[str, Any]:
     the state); under ``PFC WD Status`` each row is ``traffic-class  status  deadlock-count``."""
     state = re.search(r"^\s*state\s+(?P<value>\S+)", text or "", re.MULTILINE)
     if not state:
-        _table(text, command)   # no table at all: the same refusal as the other read
+        _table(text, command)  # no table at all: the same refusal as the other read
         raise ParseError("nvue", f"{command}: the table has no state row", text)
     status: dict[str, dict[str, str]] = {}
     _head, heading, rest = (text or "").partition("PFC WD Status")
-    after = [line.strip() for line in (text or "")[state.end():].splitlines()[1:] if line.strip()]
-    if not heading and after:   # more than the state table, but not the status table the reference prints
-        raise ParseError("nvue", f"{command}: a line after the state table that is not 'PFC WD Status': "
-                                 f"{after[0]!r}", text)
+    after = [line.strip() for line in (text or "")[state.end() :].splitlines()[1:] if line.strip()]
+    if not heading and after:  # more than the state table, but not the status table the reference prints
+        raise ParseError("nvue", f"{command}: a line after the state table that is not 'PFC WD Status': {after[0]!r}", text)
     for line in rest.splitlines():
         row = re.match(r"^\s*(?P<tc>\d+)\s+(?P<status>\S+)\s+(?P<count>\S+)\s*$", line)
         if row:
             status[row.group("tc")] = {"status": row.group("status"), "deadlock-count": row.group("count")}
-        elif line.strip() and not _RULE_RE.match(line) and not set(line.strip()) <= {"="} \
-                and not re.match(r"^\s*traffic-class\s+status\s+deadlock-count\s*$", line):
+        elif (
+            line.strip()
+            and not _RULE_RE.match(line)
+            and not set(line.strip()) <= {"="}
+            and not re.match(r"^\s*traffic-class\s+status\s+deadlock-count\s*$", line)
+        ):
             raise ParseError("nvue", f"{command}: a PFC WD Status line that is not a row: {line.strip()!r}", text)
     return {"state": state.group("value"), "status": status}

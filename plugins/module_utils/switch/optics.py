@@ -34,6 +34,7 @@ from typing import Any, Optional, Sequence
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
+
     # the diagnostics of a module, one model for a NIC's (ethtool -m) and a switch port's: checks/links.py
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import DdmEntry, ModuleReading
 except ImportError:  # loaded standalone, with module_utils on sys.path
@@ -46,13 +47,20 @@ _COPPER_RE = re.compile(r"copper|passive|\bDAC\b|-CR\d|BASE-CR|CR\d\b", re.I)
 
 class Module(ModuleReading, total=False):
     """The optical module in one port (``Driver.transceivers``); ``fields``: every field as printed."""
+
     fields: dict[str, Any]
 
 
 def empty_cage() -> Module:
     """The module of a port with no transceiver."""
-    return {"present": False, "optical": False, "vendor": None, "part_number": None,
-            "cable_technology": None, "ddm": {"rx_power_dbm": None, "temperature_c": None}}
+    return {
+        "present": False,
+        "optical": False,
+        "vendor": None,
+        "part_number": None,
+        "cable_technology": None,
+        "ddm": {"rx_power_dbm": None, "temperature_c": None},
+    }
 
 
 def _entry(values: Sequence[Optional[float]], low: Optional[float], high: Optional[float]) -> Optional[DdmEntry]:
@@ -136,9 +144,11 @@ def parse_nvue_platform_transceiver(text: Optional[str], port: Optional[str] = N
     temp = tree.get("temperature")
     temperature = None
     if isinstance(temp, dict):
-        temperature = _entry([_num(temp.get("temperature"), tool, "temperature", text)],
-                             _num(temp.get("low-alarm-threshold"), tool, "temperature low-alarm-threshold", text),
-                             _num(temp.get("high-alarm-threshold"), tool, "temperature high-alarm-threshold", text))
+        temperature = _entry(
+            [_num(temp.get("temperature"), tool, "temperature", text)],
+            _num(temp.get("low-alarm-threshold"), tool, "temperature low-alarm-threshold", text),
+            _num(temp.get("high-alarm-threshold"), tool, "temperature high-alarm-threshold", text),
+        )
     rx: Optional[DdmEntry] = None
     channels = tree.get("channel")
     if isinstance(channels, dict) and channels:
@@ -155,10 +165,17 @@ def parse_nvue_platform_transceiver(text: Optional[str], port: Optional[str] = N
             highs.append(_num(p.get("high-alarm-threshold"), tool, f"{lane} rx-power high-alarm-threshold", text))
         # the module has one rx threshold pair; NVUE repeats it per channel
         rx = _entry(values, lows[0] if lows else None, highs[0] if highs else None)
-    return {port: {"present": True, "optical": _optical(tech), "vendor": _text(tree.get("vendor-name")),
-                   "part_number": _text(tree.get("vendor-pn")), "cable_technology": tech,
-                   "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
-                   "fields": tree}}   # every field as printed: one the shape does not read is kept (issue 38)
+    return {
+        port: {
+            "present": True,
+            "optical": _optical(tech),
+            "vendor": _text(tree.get("vendor-name")),
+            "part_number": _text(tree.get("vendor-pn")),
+            "cable_technology": tech,
+            "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
+            "fields": tree,
+        }
+    }  # every field as printed: one the shape does not read is kept (issue 38)
 
 
 # ---------------------------------------------------------------- SONiC
@@ -180,8 +197,7 @@ def parse_sonic_transceiver_eeprom(text: Optional[str]) -> dict[str, Module]:
             continue
         m = _SONIC_HEAD_RE.match(line)
         if m:
-            current = blocks.setdefault(m.group("port"), {"present": m.group("state").lower() == "detected",
-                                                          "info": {}, **{s: {} for s in _SONIC_SECTIONS}})
+            current = blocks.setdefault(m.group("port"), {"present": m.group("state").lower() == "detected", "info": {}, **{s: {} for s in _SONIC_SECTIONS}})
             section = "info"
             continue
         if current is None:
@@ -214,18 +230,28 @@ def parse_sonic_transceiver_eeprom(text: Optional[str]) -> dict[str, Module]:
         # a lane the module does not print (N/A) is still one of its lanes: up to the host lane count
         count = max(lanes + ([int(host_lanes)] if host_lanes.isdigit() and int(host_lanes) <= 16 else []), default=0)
         values = [_num(chm.get(f"RX{i}Power"), tool, f"{port} RX{i}Power", text) for i in range(1, count + 1)]
-        rx = _entry(values, _num(cht.get("RxPowerLowAlarm"), tool, f"{port} RxPowerLowAlarm", text),
-                    _num(cht.get("RxPowerHighAlarm"), tool, f"{port} RxPowerHighAlarm", text))
-        temperature = _entry([_num(mom.get("Temperature"), tool, f"{port} Temperature", text)],
-                             _num(mot.get("TempLowAlarm"), tool, f"{port} TempLowAlarm", text),
-                             _num(mot.get("TempHighAlarm"), tool, f"{port} TempHighAlarm", text))
+        rx = _entry(
+            values,
+            _num(cht.get("RxPowerLowAlarm"), tool, f"{port} RxPowerLowAlarm", text),
+            _num(cht.get("RxPowerHighAlarm"), tool, f"{port} RxPowerHighAlarm", text),
+        )
+        temperature = _entry(
+            [_num(mom.get("Temperature"), tool, f"{port} Temperature", text)],
+            _num(mot.get("TempLowAlarm"), tool, f"{port} TempLowAlarm", text),
+            _num(mot.get("TempHighAlarm"), tool, f"{port} TempHighAlarm", text),
+        )
         tech = _text(info.get("Media Interface Technology"))
         if tech is None:
             tech = next((_text(v) for k, v in info.items() if k.endswith("Compliance Code")), None)
-        out[port] = {"present": True, "optical": _optical(tech), "vendor": _text(info.get("Vendor Name")),
-                     "part_number": _text(info.get("Vendor PN")), "cable_technology": tech,
-                     "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
-                     "fields": {k: v for k, v in b.items() if k != "present"}}   # as printed (issue 38)
+        out[port] = {
+            "present": True,
+            "optical": _optical(tech),
+            "vendor": _text(info.get("Vendor Name")),
+            "part_number": _text(info.get("Vendor PN")),
+            "cable_technology": tech,
+            "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
+            "fields": {k: v for k, v in b.items() if k != "present"},
+        }  # as printed (issue 38)
     return out
 
 
@@ -266,9 +292,16 @@ def parse_eos_transceiver_detail(doc: Any) -> dict[str, Module]:
         head = lanes[0][2]
         values = [_eos_value(e, "rxPower") for _n, _name, e in lanes]
         rx = _entry(values, _eos_threshold(head, "rxPower", "lowAlarm"), _eos_threshold(head, "rxPower", "highAlarm"))
-        temperature = _entry([_eos_value(head, "temperature")], _eos_threshold(head, "temperature", "lowAlarm"),
-                             _eos_threshold(head, "temperature", "highAlarm"))
+        temperature = _entry(
+            [_eos_value(head, "temperature")], _eos_threshold(head, "temperature", "lowAlarm"), _eos_threshold(head, "temperature", "highAlarm")
+        )
         tech = head.get("mediaType") if isinstance(head.get("mediaType"), str) else None
-        out[lanes[0][1]] = {"present": True, "optical": _optical(tech), "vendor": None, "part_number": None,
-                            "cable_technology": tech, "ddm": {"rx_power_dbm": rx, "temperature_c": temperature}}
+        out[lanes[0][1]] = {
+            "present": True,
+            "optical": _optical(tech),
+            "vendor": None,
+            "part_number": None,
+            "cable_technology": tech,
+            "ddm": {"rx_power_dbm": rx, "temperature_c": temperature},
+        }
     return out

@@ -16,6 +16,7 @@ validation (``switch_problems``) calls the same ``switch_mtu``.
 Stdlib only: imported by intent/cabling.py (validation), the switch_fabric filter
 (templates) and the SONiC driver.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,9 @@ from typing import Any, Iterable, Mapping, Optional, TypedDict
 # and length in sonic-wred-profile.yang:37-38, sonic-tc-priority-group-map.yang:41-42,
 # sonic-cable-length.yang:30-34); commit 086b03bd70f9. YANG patterns are anchored.
 SONIC_OBJECT_NAME = r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}"
-SONIC_OBJECT_NAME_ALLOWED = ("1-32 of letters, digits, - and _, starting with a letter or digit "
-                             "(the name pattern of SONiC's YANG models, e.g. sonic-dscp-tc-map.yang)")
+SONIC_OBJECT_NAME_ALLOWED = (
+    "1-32 of letters, digits, - and _, starting with a letter or digit (the name pattern of SONiC's YANG models, e.g. sonic-dscp-tc-map.yang)"
+)
 
 
 def sonic_object_names(profile: Any) -> dict[str, str]:
@@ -39,9 +41,11 @@ def sonic_name_problems(profile: Any) -> list[str]:
     """Why ``profile`` cannot name SONiC objects (one message per bad derived name), or []."""
     if not isinstance(profile, str):
         return [f"{profile!r} is not a string"]
-    return [f"{table} name {name!r} does not match {SONIC_OBJECT_NAME} (allowed: {SONIC_OBJECT_NAME_ALLOWED})"
-            for table, name in sonic_object_names(profile).items()
-            if not re.fullmatch(SONIC_OBJECT_NAME, name, re.ASCII)]
+    return [
+        f"{table} name {name!r} does not match {SONIC_OBJECT_NAME} (allowed: {SONIC_OBJECT_NAME_ALLOWED})"
+        for table, name in sonic_object_names(profile).items()
+        if not re.fullmatch(SONIC_OBJECT_NAME, name, re.ASCII)
+    ]
 
 
 # ------------------------------------------------------------------ EOS
@@ -100,15 +104,12 @@ def eos_profile(family: Any = None) -> dict[str, Any]:
     ValueError naming the family and the allowed ones otherwise."""
     family = EOS_DEFAULT_FAMILY if family in (None, "") else family
     if family not in EOS_FAMILIES:
-        raise ValueError(f"switch_eos_family: {family!r} is not allowed (allowed: {' | '.join(EOS_FAMILIES)}"
-                         f"{_case(family)})")
+        raise ValueError(f"switch_eos_family: {family!r} is not allowed (allowed: {' | '.join(EOS_FAMILIES)}{_case(family)})")
     speeds = {g: eos_speed_form(family, g) for g in sorted(EOS_PLAIN_SPEEDS + tuple(EOS_LANE_FORMS))}
-    return dict(EOS_FAMILIES[family], family=family,
-                speeds={g: f for g, f in speeds.items() if f is not None})
+    return dict(EOS_FAMILIES[family], family=family, speeds={g: f for g, f in speeds.items() if f is not None})
 
 
-def eos_port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], family: Any = None,
-                            skip: Iterable[int] = ()) -> list[tuple[str, Any, str]]:
+def eos_port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], family: Any = None, skip: Iterable[int] = ()) -> list[tuple[str, Any, str]]:
     """(key, value, allowed) for each speed of an EOS switch's fabric ports ([{name, speed_gbps}]) its
     family has no ``speed`` form for (speeds in ``skip`` are reported elsewhere); an unknown family: []
     (switch_problems reports it)."""
@@ -125,10 +126,15 @@ def eos_port_speed_problems(switch: str, ports: Iterable[dict[str, Any]], family
         if gbps in prof["speeds"]:
             continue
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        out.append((f"{switch}: fabric port(s) {shown}: speed_gbps", gbps,
-                    f"allowed: a speed EOS {prof['family']} has a speed form for: "
-                    + ", ".join(f"{g} ({f})" for g, f in sorted(prof["speeds"].items()))
-                    + "; or the switch_eos_family of a family that has one"))
+        out.append(
+            (
+                f"{switch}: fabric port(s) {shown}: speed_gbps",
+                gbps,
+                f"allowed: a speed EOS {prof['family']} has a speed form for: "
+                + ", ".join(f"{g} ({f})" for g, f in sorted(prof["speeds"].items()))
+                + "; or the switch_eos_family of a family that has one",
+            )
+        )
     return out
 
 
@@ -148,17 +154,19 @@ NVUE_ECN_ENABLED_FROM = (5, 15)
 class NvueEts(TypedDict):
     """ETS as NVUE's RoCE preset sets it: the CNP class at strict priority, the no-drop class and class 0
     sharing DWRR (the no-drop class alone at 100 when class 0 is the no-drop or the CNP class)."""
+
     strict: int
-    dwrr: list[tuple[int, int]]   # (traffic class, bw-percent), by class
+    dwrr: list[tuple[int, int]]  # (traffic class, bw-percent), by class
 
 
 class FabricDerived(TypedDict):
     """What the fabric templates render that is computed from the intent, not written in it."""
-    mtu: int                      # the interface MTU: switch_mtu()
+
+    mtu: int  # the interface MTU: switch_mtu()
     ecn_min_threshold_bytes: int  # the intent's KB x 1024 (NVUE and SONiC take bytes)
     ecn_max_threshold_bytes: int
-    sonic_names: dict[str, str]   # {CONFIG_DB table: object name}: sonic_object_names()
-    nvue_ecn_on: str              # NVUE's word for ECN on in the switch's release: enabled | enable
+    sonic_names: dict[str, str]  # {CONFIG_DB table: object name}: sonic_object_names()
+    nvue_ecn_on: str  # NVUE's word for ECN on in the switch's release: enabled | enable
     nvue_ets: NvueEts
 
 
@@ -169,24 +177,33 @@ def nvue_ets(no_drop_priority: Any, cnp_priority: Any) -> NvueEts:
     return {"strict": cnp, "dwrr": [(tc, 100 // len(dwrr)) for tc in dwrr]}
 
 
-def fabric_derived(platform: Any, mtu: Any, eos: Optional[Mapping[str, Any]] = None, profile: Any = "linerate",
-                   ecn_min_threshold_kb: Any = 0, ecn_max_threshold_kb: Any = 0, no_drop_priority: Any = 3,
-                   cnp_priority: Any = 6, nvue_release: Any = "5.17") -> FabricDerived:
+def fabric_derived(
+    platform: Any,
+    mtu: Any,
+    eos: Optional[Mapping[str, Any]] = None,
+    profile: Any = "linerate",
+    ecn_min_threshold_kb: Any = 0,
+    ecn_max_threshold_kb: Any = 0,
+    no_drop_priority: Any = 3,
+    cnp_priority: Any = 6,
+    nvue_release: Any = "5.17",
+) -> FabricDerived:
     """The derived values one switch's fabric template renders: ``eos`` is the switch's EOS profile
     (``eos_profile``; its family caps the MTU), ``profile`` the name of the QoS objects, ``nvue_release``
     the switch's Cumulus Linux release (its forms)."""
     family = eos.get("family") if isinstance(eos, Mapping) else None
     release = tuple(int(x) for x in str(nvue_release).split("."))
-    return {"mtu": switch_mtu(str(platform), mtu, family),
-            "ecn_min_threshold_bytes": int(ecn_min_threshold_kb) * 1024,
-            "ecn_max_threshold_bytes": int(ecn_max_threshold_kb) * 1024,
-            "sonic_names": sonic_object_names(profile),
-            "nvue_ecn_on": "enabled" if release >= NVUE_ECN_ENABLED_FROM else "enable",
-            "nvue_ets": nvue_ets(no_drop_priority, cnp_priority)}
+    return {
+        "mtu": switch_mtu(str(platform), mtu, family),
+        "ecn_min_threshold_bytes": int(ecn_min_threshold_kb) * 1024,
+        "ecn_max_threshold_bytes": int(ecn_max_threshold_kb) * 1024,
+        "sonic_names": sonic_object_names(profile),
+        "nvue_ecn_on": "enabled" if release >= NVUE_ECN_ENABLED_FROM else "enable",
+        "nvue_ets": nvue_ets(no_drop_priority, cnp_priority),
+    }
 
 
-def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any,
-                    defaults: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any, defaults: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     """Problems of one switch's platform settings against the intent, as (key, value, allowed):
     a SONiC object name outside the YANG pattern; an unknown EOS family; a host MTU above what
     an EOS family's interfaces take; a link speed the family has no ``speed`` form for.
@@ -195,9 +212,13 @@ def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any,
     fabric = fabric if isinstance(fabric, dict) else {}
     if platform == "sonic" and "switch_fabric_profile" in sv:
         for why in sonic_name_problems(sv["switch_fabric_profile"]):
-            out.append((f"{switch}: switch_fabric_profile", sv["switch_fabric_profile"],
-                        f"allowed: a name whose SONiC objects pass the YANG models: {why}; "
-                        "SONiC's config checkpoint/rollback refuse such a CONFIG_DB"))
+            out.append(
+                (
+                    f"{switch}: switch_fabric_profile",
+                    sv["switch_fabric_profile"],
+                    f"allowed: a name whose SONiC objects pass the YANG models: {why}; SONiC's config checkpoint/rollback refuse such a CONFIG_DB",
+                )
+            )
     if platform != "eos":
         return out
     family = sv.get("switch_eos_family")
@@ -210,13 +231,23 @@ def switch_problems(switch: str, sv: dict[str, Any], platform: str, fabric: Any,
     if isinstance(host, int) and isinstance(sw_mtu, int) and not isinstance(host, bool):
         limit = switch_mtu(platform, sw_mtu, prof["family"])
         if host > limit:
-            out.append(("fabric.mtu.host", host,
-                        f"allowed: at most {limit}, the MTU {switch} ({prof['family']}) takes: EOS {prof['family']} "
-                        f"interfaces accept mtu up to {prof['mtu_max']}; a host MTU above the switch MTU "
-                        "drops every full-size frame"))
+            out.append(
+                (
+                    "fabric.mtu.host",
+                    host,
+                    f"allowed: at most {limit}, the MTU {switch} ({prof['family']}) takes: EOS {prof['family']} "
+                    f"interfaces accept mtu up to {prof['mtu_max']}; a host MTU above the switch MTU "
+                    "drops every full-size frame",
+                )
+            )
     speed = fabric.get("link_speed_gbps", defaults["link_speed_gbps"])
     if isinstance(speed, int) and not isinstance(speed, bool) and speed not in prof["speeds"]:
-        out.append((f"{switch}: switch_eos_family", prof["family"],
-                    f"allowed: a family with a speed form for fabric.link_speed_gbps {speed} "
-                    f"({prof['family']} has {', '.join(prof['speeds'].values())}), or another link speed"))
+        out.append(
+            (
+                f"{switch}: switch_eos_family",
+                prof["family"],
+                f"allowed: a family with a speed form for fabric.link_speed_gbps {speed} "
+                f"({prof['family']} has {', '.join(prof['speeds'].values())}), or another link speed",
+            )
+        )
     return out

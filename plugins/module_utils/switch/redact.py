@@ -31,6 +31,7 @@ What counts as a secret, per platform (the forms the switches print):
 Over-masking is harmless (a restore result is for reading); the window's
 own results hold QoS only and are not passed through here.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,10 @@ from typing import Any, Iterable, Match
 _VALUE = r"""('[^']*'|"[^"]*"|\S+)"""
 _LINE_RULES: dict[str, list[re.Pattern[str]]] = {
     "nvue": [
-        re.compile(r"(?<=\s)(?:password|hashed-password|secret|key|community-password|auth-md5|auth-sha"
-                   r"|encrypt-aes|encrypt-des|readonly-community(?:-v6)?)\s+" + _VALUE),
+        re.compile(
+            r"(?<=\s)(?:password|hashed-password|secret|key|community-password|auth-md5|auth-sha"
+            r"|encrypt-aes|encrypt-des|readonly-community(?:-v6)?)\s+" + _VALUE
+        ),
     ],
     "eos": [
         re.compile(r"(?<![\w-])(?:secret|password|key)(?:\s+(?:0|5|7|8a|sha512|md5))?\s+" + _VALUE),
@@ -89,9 +92,9 @@ class Redactor:
         base = m.start(0)
         whole = m.group(0)
         value, tail = m.group(1), ""
-        if value.endswith(";") and len(value) > 1:   # a message's "; " separator, not part of the value
+        if value.endswith(";") and len(value) > 1:  # a message's "; " separator, not part of the value
             value, tail = value[:-1], ";"
-        return whole[:start - base] + self.mask(value) + tail + whole[end - base:]
+        return whole[: start - base] + self.mask(value) + tail + whole[end - base :]
 
     def _sonic_json(self, text: str) -> str:
         try:
@@ -112,8 +115,7 @@ class Redactor:
                 if table in _SONIC_SECRET_KEYS:
                     key = self.mask(key)
                 if isinstance(fields, dict):
-                    fields = {f: (self.mask(str(v)) if _SONIC_SECRET_FIELD.search(f) else v)
-                              for f, v in fields.items()}
+                    fields = {f: (self.mask(str(v)) if _SONIC_SECRET_FIELD.search(f) else v) for f, v in fields.items()}
                 new[key] = fields
             out[table] = new
         return json.dumps(out, indent=4, sort_keys=True) + ("\n" if text.endswith("\n") else "")

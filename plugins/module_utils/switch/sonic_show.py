@@ -3,14 +3,15 @@ priority``, ``show interfaces status``, ``show ecn``; and the lossless headroom 
 and APPL_DB (``lossless_pgs``). Pure functions, stdlib only; the SONiC driver (switch/sonic.py) reads its
 oper state with them.
 """
+
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypedDict
 
 try:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
     from ansible_collections.linerate.fabric.plugins.module_utils.common import SHELL_PROMPT_RE, ParseError
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         import buffers  # type: ignore[import-not-found,no-redef]
@@ -31,6 +32,7 @@ class _StatusRowBase(TypedDict):
 
 class StatusRow(_StatusRowBase, total=False):
     """One row of ``show interfaces status``; ``warnings`` only where a cell was not read."""
+
     warnings: list[str]
 
 
@@ -57,13 +59,13 @@ def parse_table(text: Optional[str]) -> list[dict[str, str]]:
             # off its rule (the Command Reference's examples) still lands
             out: list[list[str]] = [[] for span in spans]
             for word in re.finditer(r"\S+(?: \S+)*", row):
-                j = max(range(len(spans)),
-                        key=lambda k: min(word.end(), spans[k][1]) - max(word.start(), spans[k][0]))
+                j = max(range(len(spans)), key=lambda k: min(word.end(), spans[k][1]) - max(word.start(), spans[k][0]))
                 out[j].append(word.group(0))
             return [" ".join(words) for words in out]
+
         heads = cells(lines[i - 1])
         rows: list[dict[str, str]] = []
-        for row in lines[i + 1:]:
+        for row in lines[i + 1 :]:
             if not row.strip() or re.match(r"^\s*-{2,}", row):
                 break
             rows.append(dict(zip(heads, cells(row))))
@@ -130,8 +132,9 @@ def _columns(rows: list[dict[str, str]], tool: str, text: Optional[str], *names:
     """The rows of a ``parse_table`` table, or ParseError when a column the parser reads is not in its header
     (issue 38: a renamed column is never read as an empty table)."""
     if rows and not all(n in rows[0] for n in names):
-        raise ParseError("sonic", "%s: the header has no %s column (columns: %s)"
-                         % (tool, " / ".join(repr(n) for n in names if n not in rows[0]), ", ".join(rows[0])), text)
+        raise ParseError(
+            "sonic", "%s: the header has no %s column (columns: %s)" % (tool, " / ".join(repr(n) for n in names if n not in rows[0]), ", ".join(rows[0])), text
+        )
     return rows
 
 
@@ -147,11 +150,10 @@ def parse_pfc_priority(text: Optional[str]) -> dict[str, list[int]]:
     for r in _columns(parse_table(text), "show pfc priority", text, "Interface", "Lossless priorities"):
         if not r.get("Interface"):
             continue
-        cell = r["Lossless priorities"]   # every row has the header's columns (_columns checked it)
+        cell = r["Lossless priorities"]  # every row has the header's columns (_columns checked it)
         items = [x.strip() for x in cell.split(",")] if cell not in ("", "N/A") else []
         if not all(x.isdigit() and int(x) < 8 for x in items):
-            raise ParseError("sonic", "show pfc priority: %s: %r is not a list of priorities 0-7"
-                             % (r["Interface"], cell), text)
+            raise ParseError("sonic", "show pfc priority: %s: %r is not a list of priorities 0-7" % (r["Interface"], cell), text)
         out[r["Interface"]] = sorted({int(x) for x in items})
     return out
 
@@ -171,19 +173,21 @@ def parse_interfaces_status(text: Optional[str]) -> dict[str, StatusRow]:
     header with a column none of STATUS_COLUMNS; a row read cleanly has no such key."""
     out: dict[str, StatusRow] = {}
     rows = _columns(parse_table(text), "show interfaces status", text, "Interface", "Oper")
-    unknown = ["column %r is not read (unknown to this parser)" % c for c in (rows[0] if rows else ())
-               if c not in STATUS_COLUMNS]
+    unknown = ["column %r is not read (unknown to this parser)" % c for c in (rows[0] if rows else ()) if c not in STATUS_COLUMNS]
     for r in rows:
         name = r.get("Interface")
         if not name:
             continue
         mtu = r.get("MTU", "")
-        out[name] = {"up": r.get("Oper") == "up", "admin_up": r.get("Admin") == "up",
-                     "mtu": int(mtu) if mtu.isdigit() else None, "speed": r.get("Speed", "")}
-        notes = unknown + ["%s %r is not up, down or N/A: read as not up" % (col, r[col])
-                           for col in ("Oper", "Admin") if r.get(col) and r[col] not in _SONIC_STATES]
-        notes += ["no %s cell: the row does not fit the header: %r" % (col, "  ".join(v for v in r.values() if v))
-                  for col in ("Oper", "Admin") if col in r and not r[col]]
+        out[name] = {"up": r.get("Oper") == "up", "admin_up": r.get("Admin") == "up", "mtu": int(mtu) if mtu.isdigit() else None, "speed": r.get("Speed", "")}
+        notes = unknown + [
+            "%s %r is not up, down or N/A: read as not up" % (col, r[col]) for col in ("Oper", "Admin") if r.get(col) and r[col] not in _SONIC_STATES
+        ]
+        notes += [
+            "no %s cell: the row does not fit the header: %r" % (col, "  ".join(v for v in r.values() if v))
+            for col in ("Oper", "Admin")
+            if col in r and not r[col]
+        ]
         if mtu not in ("", "N/A") and not mtu.isdigit():
             notes.append("MTU %r is not a number: read as unknown" % mtu)
         if notes:
@@ -206,12 +210,11 @@ def parse_show_ecn(text: Optional[str]) -> dict[str, dict[str, Any]]:
         head = re.match(r"^\s*([A-Za-z][\w -]*):\s*\**([^*\s]+)\**\s*$", line)
         if head and not SHELL_PROMPT_RE.match(line.strip()):
             # ``<Name>: <value>`` where a ``Profile:`` line stands: its rows would belong to no profile
-            raise ParseError("sonic", "show ecn: line %d: %r is not a 'Profile: <name>' line" % (number, line.strip()),
-                             text)
+            raise ParseError("sonic", "show ecn: line %d: %r is not a 'Profile: <name>' line" % (number, line.strip()), text)
         if cur is None or not line.strip() or re.match(r"^\s*-+(\s+-+)*\s*$", line):
             continue
         if SHELL_PROMPT_RE.match(line.strip()):
-            cur = None   # the next command of a capture
+            cur = None  # the next command of a capture
             continue
         m = re.match(r"^\s*(\S+)\s+(\S+)\s*$", line)
         if m and m.group(1) != "warnings":

@@ -3,6 +3,7 @@
 an earlier run left in the journal (earlier_window). switch/window.py's run_apply takes and releases it.
 Pure logic stdlib-only.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -35,8 +36,15 @@ class WindowLock:
     holder. :meth:`release` removes it only while it is still ours. :meth:`peek` (check mode) reads it.
     """
 
-    def __init__(self, driver: Driver, run_id: str, confirm_timeout: int, controller_dir: Optional[str] = None,
-                 now: Optional[float] = None, alive: Callable[[int, Optional[int]], bool] = _lock.pid_alive) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        run_id: str,
+        confirm_timeout: int,
+        controller_dir: Optional[str] = None,
+        now: Optional[float] = None,
+        alive: Callable[[int, Optional[int]], bool] = _lock.pid_alive,
+    ) -> None:
         self.driver = driver
         self.me = _lock.Holder.me(run_id, now=now)
         self.confirm_timeout = confirm_timeout
@@ -48,11 +56,16 @@ class WindowLock:
 
     def _refuse(self, who: str, where: str, why: str = "") -> SwitchError:
         return SwitchError(
-            self.driver.name, f"another change window holds this switch: {who} ({where}); nothing is sent. "
-            + (why or f"It ends with that window; it is broken by the next window only once no confirm timer of "
-                      f"it runs on the switch and it is older than the confirm timer plus {_lock.LOCK_MARGIN_S} s by "
-                      "the switch's clock, or its process is gone from this very controller (same machine id)"),
-            rolled_back=False)
+            self.driver.name,
+            f"another change window holds this switch: {who} ({where}); nothing is sent. "
+            + (
+                why
+                or f"It ends with that window; it is broken by the next window only once no confirm timer of "
+                f"it runs on the switch and it is older than the confirm timer plus {_lock.LOCK_MARGIN_S} s by "
+                "the switch's clock, or its process is gone from this very controller (same machine id)"
+            ),
+            rolled_back=False,
+        )
 
     def _describe(self, line: Optional[str]) -> str:
         h = _lock.Holder.parse(line)
@@ -64,10 +77,13 @@ class WindowLock:
             return
         try:
             other = self.controller.acquire(self.me, self.confirm_timeout, self.now, self.alive)
-        except OSError as err:   # the backup directory is not a directory, read-only, full
-            raise SwitchError(d.name, f"lock {self.controller.path}: cannot be written "
-                                      f"({err.strerror or err}); the change window stops before any change, "
-                                      "nothing is sent", rolled_back=False, changed=False) from err
+        except OSError as err:  # the backup directory is not a directory, read-only, full
+            raise SwitchError(
+                d.name,
+                f"lock {self.controller.path}: cannot be written ({err.strerror or err}); the change window stops before any change, nothing is sent",
+                rolled_back=False,
+                changed=False,
+            ) from err
         if other is not None:
             raise self._refuse(self._describe(other), f"lock {self.controller.path} on this controller")
         if self.controller.broken:
@@ -83,24 +99,38 @@ class WindowLock:
         where = f"lock {d.lock_path} on the switch"
         if not line:
             if age is not None and age > _lock.EMPTY_GRACE_S:
-                return (None, f"it names no holder and is {int(age)} s old by the switch's clock (more than "
-                              f"{_lock.EMPTY_GRACE_S} s): a window cut off while taking it, before any change")
-            raise self._refuse("a window that has not written its name yet", where,
-                               f"An empty lock is another window taking it this moment; once it is older than "
-                               f"{_lock.EMPTY_GRACE_S} s by the switch's clock it is broken by the next window")
+                return (
+                    None,
+                    f"it names no holder and is {int(age)} s old by the switch's clock (more than "
+                    f"{_lock.EMPTY_GRACE_S} s): a window cut off while taking it, before any change",
+                )
+            raise self._refuse(
+                "a window that has not written its name yet",
+                where,
+                f"An empty lock is another window taking it this moment; once it is older than "
+                f"{_lock.EMPTY_GRACE_S} s by the switch's clock it is broken by the next window",
+            )
         other = _lock.Holder.parse(line)
         if other is None:
-            raise SwitchError(d.name, f"the window lock {d.lock_path} on the switch names no linerate holder "
-                                      f"({line[:120]!r}); nothing is sent. Remove it by hand (rm -rf {d.lock_path}) "
-                                      "once no change is under way", rolled_back=False)
+            raise SwitchError(
+                d.name,
+                f"the window lock {d.lock_path} on the switch names no linerate holder "
+                f"({line[:120]!r}); nothing is sent. Remove it by hand (rm -rf {d.lock_path}) "
+                "once no change is under way",
+                rolled_back=False,
+            )
         why = _lock.stale(other, self.confirm_timeout, self.me, age, self.alive)
         if why is None:
             raise self._refuse(other.describe(), where)
         timers = d.window_timers(other.run)
         if timers:
-            raise self._refuse(other.describe(), where, f"Its lock looks stale ({why}), but its window's confirm timer "
-                                                        "still runs: " + "; ".join(timers) + ". The switch ends "
-                                                        "that window by itself; run again after it")
+            raise self._refuse(
+                other.describe(),
+                where,
+                f"Its lock looks stale ({why}), but its window's confirm timer "
+                "still runs: " + "; ".join(timers) + ". The switch ends "
+                "that window by itself; run again after it",
+            )
         return other, why
 
     def take(self) -> None:
@@ -116,16 +146,16 @@ class WindowLock:
                     self.held = True
                     return
                 if "File exists" not in answer:
-                    raise SwitchError(d.name, f"could not create the window lock {d.lock_path} on the switch: "
-                                              f"{answer.splitlines()[0]}; nothing is sent", rolled_back=False)
+                    raise SwitchError(
+                        d.name, f"could not create the window lock {d.lock_path} on the switch: {answer.splitlines()[0]}; nothing is sent", rolled_back=False
+                    )
                 state = d.lock_read()
                 if not state["exists"]:
-                    continue   # released between our mkdir and the read
+                    continue  # released between our mkdir and the read
                 other, why = self._verdict(state)
-                if attempt:   # broken once and taken again by someone else meanwhile
+                if attempt:  # broken once and taken again by someone else meanwhile
                     raise self._refuse(self._describe(state["text"]), f"lock {d.lock_path} on the switch")
-                self.warnings.append(f"broke the stale window lock {d.lock_path} of "
-                                     f"{other.describe() if other else 'nobody (empty)'}: {why}")
+                self.warnings.append(f"broke the stale window lock {d.lock_path} of {other.describe() if other else 'nobody (empty)'}: {why}")
                 if other is not None:
                     d.stale_window = other
                 d.lock_remove()
@@ -140,9 +170,11 @@ class WindowLock:
         state = self.driver.lock_read()
         line = state["text"]
         if state["exists"]:
-            self.warnings.append(f"the switch is locked by another change window: {self._describe(line)} "
-                                 f"({self.driver.lock_path}); a real run now would be refused unless the lock is "
-                                 "stale")
+            self.warnings.append(
+                f"the switch is locked by another change window: {self._describe(line)} "
+                f"({self.driver.lock_path}); a real run now would be refused unless the lock is "
+                "stale"
+            )
         return line
 
     def release(self) -> Optional[str]:
@@ -157,11 +189,12 @@ class WindowLock:
             if line in ("", self.me.line()):
                 d.lock_remove()
             else:
-                note = (f"the window lock {d.lock_path} was taken over by {self._describe(line)} (ours was broken "
-                        "as stale): left as it is")
+                note = f"the window lock {d.lock_path} was taken over by {self._describe(line)} (ours was broken as stale): left as it is"
         except SwitchError as exc:
-            note = (f"could not remove the window lock {d.lock_path} on the switch ({exc.reason}): remove it by "
-                    f"hand (rm -rf {d.lock_path}) - the next window breaks it once its process is gone")
+            note = (
+                f"could not remove the window lock {d.lock_path} on the switch ({exc.reason}): remove it by "
+                f"hand (rm -rf {d.lock_path}) - the next window breaks it once its process is gone"
+            )
         if self.controller is not None:
             self.controller.release()
         return note
@@ -174,14 +207,12 @@ def lock_description(state: LockState) -> Optional[str]:
     line = state["text"]
     if not line:
         age = state["age_s"]
-        return ("a window that has not written its name yet (an empty lock"
-                + (f", {int(age)} s old by the switch's clock)" if age is not None else ")"))
+        return "a window that has not written its name yet (an empty lock" + (f", {int(age)} s old by the switch's clock)" if age is not None else ")")
     holder = _lock.Holder.parse(line)
     return holder.describe() if holder else f"{line[:120]!r} (not a holder linerate wrote)"
 
 
-def earlier_window(driver: Driver, backup_dir: str,
-                   alive: Callable[[Any, Any], bool] = _lock.pid_alive) -> Optional[dict[str, Any]]:
+def earlier_window(driver: Driver, backup_dir: str, alive: Callable[[Any, Any], bool] = _lock.pid_alive) -> Optional[dict[str, Any]]:
     """The window an earlier run left in the journal (:mod:`journal`) of this switch, read with the switch
     now: None when there is none, else ``{"path", "entry", "clean", "report"}``. ``clean`` when the switch
     is byte-identical to that window's backup (or at its confirmed change) with nothing pending: the
@@ -191,15 +222,21 @@ def earlier_window(driver: Driver, backup_dir: str,
     if entry is None:
         return None
     if "unreadable" in entry:
-        return {"path": path, "entry": entry, "clean": False,
-                "report": f"the window journal {path} is not one linerate wrote ({entry['unreadable']!r}): read the "
-                          "switch by hand, then remove it"}
+        return {
+            "path": path,
+            "entry": entry,
+            "clean": False,
+            "report": f"the window journal {path} is not one linerate wrote ({entry['unreadable']!r}): read the switch by hand, then remove it",
+        }
     me = _lock.Holder.me("check")
     who = f"run {entry.get('run')}, pid {entry.get('pid')}"
-    if entry.get("machine") and entry["machine"] == me.machine and entry.get("pid") != me.pid \
-            and alive(entry.get("pid"), entry.get("start")):
-        return {"path": path, "entry": entry, "clean": False,
-                "report": f"a change window on this switch ({who}) is still running on this controller: wait for it"}
+    if entry.get("machine") and entry["machine"] == me.machine and entry.get("pid") != me.pid and alive(entry.get("pid"), entry.get("start")):
+        return {
+            "path": path,
+            "entry": entry,
+            "clean": False,
+            "report": f"a change window on this switch ({who}) is still running on this controller: wait for it",
+        }
     backup = None
     if entry.get("backup_path"):
         try:
@@ -211,13 +248,16 @@ def earlier_window(driver: Driver, backup_dir: str,
     pend = driver.pending()
     confirmed = "after the change was confirmed" in (entry.get("outcome") or "")
     at_backup = backup is not None and running == backup
-    what = entry.get("outcome") or (f"cut off during {entry.get('step')} with no outcome written (its process "
-                                    "ended without a word: killed outright)")
-    now = (f"the running config is byte-identical to its backup {entry.get('backup_path')}" if at_backup else
-           f"the running config differs from its backup {entry.get('backup_path')}")
+    what = entry.get("outcome") or (f"cut off during {entry.get('step')} with no outcome written (its process ended without a word: killed outright)")
+    now = (
+        f"the running config is byte-identical to its backup {entry.get('backup_path')}"
+        if at_backup
+        else f"the running config differs from its backup {entry.get('backup_path')}"
+    )
     clean = not pend and (at_backup or confirmed)
-    report = (f"an earlier change window on this switch ({who}) was cut off: {what}. Now: {now}, "
-              + ("nothing pending" if not pend else "pending: " + "; ".join(pend))
-              + ("" if clean else ". Restore that backup (playbooks/switch_rollback.yml) once you know why; the "
-                                  f"journal {path} stays until the switch is clean"))
+    report = (
+        f"an earlier change window on this switch ({who}) was cut off: {what}. Now: {now}, "
+        + ("nothing pending" if not pend else "pending: " + "; ".join(pend))
+        + ("" if clean else f". Restore that backup (playbooks/switch_rollback.yml) once you know why; the journal {path} stays until the switch is clean")
+    )
     return {"path": path, "entry": entry, "clean": clean, "report": report}

@@ -1,5 +1,6 @@
 """Attribution before action (issue 35): one shared element explains the failures of several nodes; the nodes
 it explains are not drained for them; a node's own fault stays its own."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
@@ -11,17 +12,22 @@ from ansible_collections.linerate.fabric.plugins.module_utils.report import mark
 
 def lab(nodes=4):
     """The lab's shape: rail 0 on leaf1, rail 1 on leaf2, one spine."""
-    ports = {f"node{i}": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"},
-                          {"device": "mlx5_1", "switch": "leaf2", "switch_port": f"Ethernet{8 * (i - 1)}"}]
-             for i in range(1, nodes + 1)}
-    uplinks = {"leaf1": [{"port": "swp51", "peer": "spine1", "peer_port": "Ethernet1/1"}],
-               "leaf2": [{"port": "Ethernet200", "peer": "spine1", "peer_port": "Ethernet2/1"}]}
+    ports = {
+        f"node{i}": [
+            {"device": "mlx5_0", "switch": "leaf1", "switch_port": f"swp{i}"},
+            {"device": "mlx5_1", "switch": "leaf2", "switch_port": f"Ethernet{8 * (i - 1)}"},
+        ]
+        for i in range(1, nodes + 1)
+    }
+    uplinks = {
+        "leaf1": [{"port": "swp51", "peer": "spine1", "peer_port": "Ethernet1/1"}],
+        "leaf2": [{"port": "Ethernet200", "peer": "spine1", "peer_port": "Ethernet2/1"}],
+    }
     return checks_cabling.cabling_index(ports), uplinks
 
 
 def flap(node, device, switch=None):
-    return faults.finding("LINK_FLAP", f"{node} {device} flapped", node=node, device=device, switch=switch,
-                          check="link_health")
+    return faults.finding("LINK_FLAP", f"{node} {device} flapped", node=node, device=device, switch=switch, check="link_health")
 
 
 def codes(found):
@@ -48,12 +54,15 @@ def test_one_node_flapping_is_its_own_fault():
     assert new == [] and "explained_by" not in found[0] and check["attribution"]["passed"]
 
 
-@pytest.mark.parametrize("nodes,failing,want", [
-    (32, 16, True),    # half the leaf's ports: the leaf
-    (32, 15, False),   # below half: each node's own (the budget is the next guard)
-    (4, 1, False),     # one node never makes an element
-    (4, 2, True),
-])
+@pytest.mark.parametrize(
+    "nodes,failing,want",
+    [
+        (32, 16, True),  # half the leaf's ports: the leaf
+        (32, 15, False),  # below half: each node's own (the budget is the next guard)
+        (4, 1, False),  # one node never makes an element
+        (4, 2, True),
+    ],
+)
 def test_the_share_and_node_count_rule(nodes, failing, want):
     cab, up = lab(nodes)
     found = [flap(f"node{i}", "mlx5_0") for i in range(1, failing + 1)]
@@ -67,12 +76,10 @@ def test_the_share_and_node_count_rule(nodes, failing, want):
 def test_the_rule_is_the_intent_s():
     cab, up = lab(32)
     found = [flap(f"node{i}", "mlx5_0") for i in range(1, 9)]
-    new, check = attribution.attribute(found, cab, up,
-                                       policy={"attribution": {"min_nodes": 8, "min_share_percent": 25}})
+    new, check = attribution.attribute(found, cab, up, policy={"attribution": {"min_nodes": 8, "min_share_percent": 25}})
     assert codes(new) == [("LEAF_SUSPECT", "leaf1")] and check["attribution"]["rule"]["min_nodes"] == 8
     found = [flap(f"node{i}", "mlx5_0") for i in range(1, 8)]
-    assert attribution.attribute(found, cab, up,
-                                 policy={"attribution": {"min_nodes": 8, "min_share_percent": 1}})[0] == []
+    assert attribution.attribute(found, cab, up, policy={"attribution": {"min_nodes": 8, "min_share_percent": 1}})[0] == []
 
 
 def test_a_node_s_own_state_is_never_explained_by_a_leaf():
@@ -91,9 +98,12 @@ def test_warnings_are_not_attributed():
 
 def test_a_miscabled_port_is_attributed_to_nothing():
     cab, up = lab()
-    found = [flap("node1", "mlx5_0"), flap("node2", "mlx5_0"),
-             faults.finding("CABLE_SWAPPED", "x", node="node1", device="mlx5_0", switch="leaf1"),
-             faults.finding("CABLE_SWAPPED", "x", node="node2", device="mlx5_0", switch="leaf1")]
+    found = [
+        flap("node1", "mlx5_0"),
+        flap("node2", "mlx5_0"),
+        faults.finding("CABLE_SWAPPED", "x", node="node1", device="mlx5_0", switch="leaf1"),
+        faults.finding("CABLE_SWAPPED", "x", node="node2", device="mlx5_0", switch="leaf1"),
+    ]
     assert attribution.attribute(found, cab, up)[0] == []
 
 
@@ -167,27 +177,31 @@ def test_one_unreachable_node_or_a_failed_task_is_not_the_path():
 
 def test_unreachable_nodes_are_grouped_by_their_jump_host():
     cab, up = lab(6)
-    hv = {"node1": {"ansible_ssh_common_args": "-o ProxyJump=admin@bastion-a:2222"},
-          "node2": {"ansible_ssh_common_args": "-J bastion-a"},
-          "node3": {"ansible_ssh_extra_args": "-o ProxyCommand=\"ssh -W %h:%p -q ops@bastion-b\""},
-          "node4": {"ansible_ssh_common_args": "-o StrictHostKeyChecking=yes"}}
+    hv = {
+        "node1": {"ansible_ssh_common_args": "-o ProxyJump=admin@bastion-a:2222"},
+        "node2": {"ansible_ssh_common_args": "-J bastion-a"},
+        "node3": {"ansible_ssh_extra_args": '-o ProxyCommand="ssh -W %h:%p -q ops@bastion-b"'},
+        "node4": {"ansible_ssh_common_args": "-o StrictHostKeyChecking=yes"},
+    }
     found = [unseen(n) for n in ("node1", "node2", "node3", "node4")]
     new, _ = attribution.attribute(found, cab, up, hostvars=hv)
     assert codes(new) == [("CONTROLLER_PATH", "jump host bastion-a")]
     assert new[0]["jump_host"] == "bastion-a" and new[0]["explains"] == ["node1", "node2"]
-    assert [f.get("explained_by") for f in found if f["code"] == "NODE_NOT_VERIFIED"] == \
-        ["jump host bastion-a"] * 2 + [None, None]
+    assert [f.get("explained_by") for f in found if f["code"] == "NODE_NOT_VERIFIED"] == ["jump host bastion-a"] * 2 + [None, None]
 
 
-@pytest.mark.parametrize("args,want", [
-    ("-o ProxyJump=admin@bastion1:2222 -o StrictHostKeyChecking=yes", "bastion1"),
-    ("-J bastion2", "bastion2"),
-    ("-o ProxyJump=j1,j2", "j1"),
-    ("-o ProxyCommand=\"ssh -W %h:%p -q user@bast3\"", "bast3"),
-    ("-o ProxyCommand=\"nc -X 5 -x proxy4:1080 %h %p\"", "proxy4"),
-    ("-o UserKnownHostsFile=/x -o StrictHostKeyChecking=yes", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "args,want",
+    [
+        ("-o ProxyJump=admin@bastion1:2222 -o StrictHostKeyChecking=yes", "bastion1"),
+        ("-J bastion2", "bastion2"),
+        ("-o ProxyJump=j1,j2", "j1"),
+        ('-o ProxyCommand="ssh -W %h:%p -q user@bast3"', "bast3"),
+        ('-o ProxyCommand="nc -X 5 -x proxy4:1080 %h %p"', "proxy4"),
+        ("-o UserKnownHostsFile=/x -o StrictHostKeyChecking=yes", None),
+        ("", None),
+    ],
+)
 def test_jump_host(args, want):
     assert attribution.jump_host({"ansible_ssh_common_args": args}) == want
 
@@ -197,8 +211,16 @@ def test_the_report_shows_the_elements_and_the_decision():
     found = [flap(f"node{i}", "mlx5_0", "leaf1") for i in range(1, 5)]
     _new, checks = attribution.attribute(found, cab, up)
     doc = report.build_report(found, faults.summarize(found), checks, {"name": "lab", "transport": "roce"}, {})
-    doc["remediation"] = {"enabled": True, "breaker": {"tripped": False}, "allowed": {"run": 1, "window": 1},
-                          "budget": {"window_hours": 24}, "fleet": 4, "drain": [], "held": {}, "unseen": []}
+    doc["remediation"] = {
+        "enabled": True,
+        "breaker": {"tripped": False},
+        "allowed": {"run": 1, "window": 1},
+        "budget": {"window_hours": 24},
+        "fleet": 4,
+        "drain": [],
+        "held": {},
+        "unseen": [],
+    }
     md = report_markdown.to_markdown(doc)
     assert "## Remediation" in md and "**LEAF_SUSPECT leaf1** explains 4 node(s): node1, node2, node3, node4" in md
     assert "Drain breaker: **closed**" in md and "- Drain: -" in md

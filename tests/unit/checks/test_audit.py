@@ -1,4 +1,5 @@
 """The read-only audit's drift collection (module_utils/checks/audit.py) and its report mode."""
+
 import json
 import os
 from xml.etree import ElementTree as ET
@@ -18,35 +19,59 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 # Shapes as the modules return them in check mode (--diff).
 MLXCONFIG_DRIFT = {
-    "changed": True, "device": "0000:41:00.0", "item": {"pci": "0000:41:00.0"},
-    "before": {"CNP_DSCP_P1": {"default": "48", "current": "48", "next_boot": "10"},
-               "LINK_TYPE_P1": {"default": "ETH(2)", "current": "ETH(2)", "next_boot": "ETH(2)"}},
-    "after": {"CNP_DSCP_P1": {"default": "48", "current": "48", "next_boot": "48"},
-              "LINK_TYPE_P1": {"default": "ETH(2)", "current": "ETH(2)", "next_boot": "ETH(2)"}},
-    "pending_reset": False, "pending_params": [], "reset_kind": None,
+    "changed": True,
+    "device": "0000:41:00.0",
+    "item": {"pci": "0000:41:00.0"},
+    "before": {
+        "CNP_DSCP_P1": {"default": "48", "current": "48", "next_boot": "10"},
+        "LINK_TYPE_P1": {"default": "ETH(2)", "current": "ETH(2)", "next_boot": "ETH(2)"},
+    },
+    "after": {
+        "CNP_DSCP_P1": {"default": "48", "current": "48", "next_boot": "48"},
+        "LINK_TYPE_P1": {"default": "ETH(2)", "current": "ETH(2)", "next_boot": "ETH(2)"},
+    },
+    "pending_reset": False,
+    "pending_params": [],
+    "reset_kind": None,
     "commands": [["mlxconfig", "-d", "0000:41:00.0", "-y", "set", "CNP_DSCP_P1=48"]],
 }
 MLXCONFIG_PENDING = {
-    "changed": False, "device": "0000:c1:00.0",
+    "changed": False,
+    "device": "0000:c1:00.0",
     "before": {"ATS_ENABLED": {"default": "False(0)", "current": "True(1)", "next_boot": "False(0)"}},
     "after": {"ATS_ENABLED": {"default": "False(0)", "current": "True(1)", "next_boot": "False(0)"}},
-    "pending_reset": True, "pending_params": ["ATS_ENABLED"], "reset_kind": "cold_reboot",
-    "reset_reason": "PCIe enumeration", "commands": [],
+    "pending_reset": True,
+    "pending_params": ["ATS_ENABLED"],
+    "reset_kind": "cold_reboot",
+    "reset_reason": "PCIe enumeration",
+    "commands": [],
 }
-MLXCONFIG_CLEAN = {"changed": False, "device": "0000:41:00.0", "before": MLXCONFIG_DRIFT["after"],
-                   "after": MLXCONFIG_DRIFT["after"], "pending_reset": False, "pending_params": []}
+MLXCONFIG_CLEAN = {
+    "changed": False,
+    "device": "0000:41:00.0",
+    "before": MLXCONFIG_DRIFT["after"],
+    "after": MLXCONFIG_DRIFT["after"],
+    "pending_reset": False,
+    "pending_params": [],
+}
 ROCE_QOS_DRIFT = {
-    "changed": True, "netdev": "enp65s0f0np0", "device": "mlx5_0",
+    "changed": True,
+    "netdev": "enp65s0f0np0",
+    "device": "mlx5_0",
     "item": {"device": "mlx5_0", "netdev": "enp65s0f0np0"},
     "before": {"trust": "pcp", "pfc": [0, 0, 0, 0, 0, 0, 0, 0], "mtu": 4200, "dscp2prio": {"26": 3, "48": 6}},
     "after": {"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "mtu": 4200, "dscp2prio": {"26": 3, "48": 6}},
     "commands": [["mlnx_qos", "-i", "enp65s0f0np0", "--trust", "dscp"]],
 }
 NCCL_CONF_DRIFT = {
-    "changed": True, "dest": "/etc/nccl.conf",
-    "diff": {"before": "# Ansible managed\nNCCL_IB_HCA=mlx5_0\nNCCL_IB_TC=0\nNCCL_DEBUG=WARN\n",
-             "after": "# Ansible managed\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1\nNCCL_IB_TC=104\nNCCL_DEBUG=WARN\n",
-             "before_header": "/etc/nccl.conf", "after_header": "/etc/nccl.conf"},
+    "changed": True,
+    "dest": "/etc/nccl.conf",
+    "diff": {
+        "before": "# Ansible managed\nNCCL_IB_HCA=mlx5_0\nNCCL_IB_TC=0\nNCCL_DEBUG=WARN\n",
+        "after": "# Ansible managed\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1\nNCCL_IB_TC=104\nNCCL_DEBUG=WARN\n",
+        "before_header": "/etc/nccl.conf",
+        "after_header": "/etc/nccl.conf",
+    },
 }
 SKIPPED = {"changed": False, "skipped": True, "skip_reason": "Conditional result was False"}
 
@@ -86,31 +111,70 @@ def test_nested_state_keys_are_flattened():
 
 # One module execution for every port (roce_qos / rdma_netdev with ``ports``), as they return it in check mode.
 ROCE_QOS_PORTS = {
-    "changed": True, "commands": ROCE_QOS_DRIFT["commands"],
-    "ports": [{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1, "changed": True,
-               "before": ROCE_QOS_DRIFT["before"], "after": ROCE_QOS_DRIFT["after"], "commands": ROCE_QOS_DRIFT["commands"]},
-              {"netdev": "enp193s0f0np0", "device": "mlx5_1", "port": 1, "changed": True,
-               "before": dict(ROCE_QOS_DRIFT["after"], mtu=1500), "after": ROCE_QOS_DRIFT["after"],
-               "commands": [["ip", "link", "set", "dev", "enp193s0f0np0", "mtu", "4200"]]},
-              {"netdev": "enp66s0f0np0", "device": "mlx5_2", "port": 1, "changed": False,
-               "before": ROCE_QOS_DRIFT["after"], "after": ROCE_QOS_DRIFT["after"], "commands": []}],
+    "changed": True,
+    "commands": ROCE_QOS_DRIFT["commands"],
+    "ports": [
+        {
+            "netdev": "enp65s0f0np0",
+            "device": "mlx5_0",
+            "port": 1,
+            "changed": True,
+            "before": ROCE_QOS_DRIFT["before"],
+            "after": ROCE_QOS_DRIFT["after"],
+            "commands": ROCE_QOS_DRIFT["commands"],
+        },
+        {
+            "netdev": "enp193s0f0np0",
+            "device": "mlx5_1",
+            "port": 1,
+            "changed": True,
+            "before": dict(ROCE_QOS_DRIFT["after"], mtu=1500),
+            "after": ROCE_QOS_DRIFT["after"],
+            "commands": [["ip", "link", "set", "dev", "enp193s0f0np0", "mtu", "4200"]],
+        },
+        {
+            "netdev": "enp66s0f0np0",
+            "device": "mlx5_2",
+            "port": 1,
+            "changed": False,
+            "before": ROCE_QOS_DRIFT["after"],
+            "after": ROCE_QOS_DRIFT["after"],
+            "commands": [],
+        },
+    ],
     "diff": [{"before": "", "after": ""}] * 3,
 }
 RDMA_NETDEV_PORTS = {
-    "changed": True, "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]],
-    "ports": [{"name": "enp65s0f0np0", "device": "mlx5_0", "changed": False,
-               "before": {"up": True, "addresses": ["192.168.100.11/24"]},
-               "after": {"up": True, "addresses": ["192.168.100.11/24"]}, "commands": []},
-              {"name": "enp193s0f0np0", "device": None, "changed": True,
-               "before": {"up": True, "addresses": []}, "after": {"up": True, "addresses": ["192.168.101.11/24"]},
-               "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]]}],
+    "changed": True,
+    "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]],
+    "ports": [
+        {
+            "name": "enp65s0f0np0",
+            "device": "mlx5_0",
+            "changed": False,
+            "before": {"up": True, "addresses": ["192.168.100.11/24"]},
+            "after": {"up": True, "addresses": ["192.168.100.11/24"]},
+            "commands": [],
+        },
+        {
+            "name": "enp193s0f0np0",
+            "device": None,
+            "changed": True,
+            "before": {"up": True, "addresses": []},
+            "after": {"up": True, "addresses": ["192.168.101.11/24"]},
+            "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", "enp193s0f0np0"]],
+        },
+    ],
 }
 
 
 def test_a_result_with_ports_is_one_result_per_port():
     found = audit.state_drift("roce_qos", "node3", ROCE_QOS_PORTS)
-    assert codes(found) == [("DRIFT_ROCE_QOS", "node3", "mlx5_0", "pfc"), ("DRIFT_ROCE_QOS", "node3", "mlx5_0", "trust"),
-                            ("DRIFT_ROCE_QOS", "node3", "mlx5_1", "mtu")]
+    assert codes(found) == [
+        ("DRIFT_ROCE_QOS", "node3", "mlx5_0", "pfc"),
+        ("DRIFT_ROCE_QOS", "node3", "mlx5_0", "trust"),
+        ("DRIFT_ROCE_QOS", "node3", "mlx5_1", "mtu"),
+    ]
     mtu = next(f for f in found if f["key"] == "mtu")
     assert (mtu["current"], mtu["intended"]) == (1500, 4200) and mtu["message"].startswith("node3 mlx5_1: mtu is 1500")
     # the same as a loop over the ports registers
@@ -126,14 +190,16 @@ def test_rdma_netdev_ports_are_named_by_device_or_netdev():
     named = dict(RDMA_NETDEV_PORTS, ports=[RDMA_NETDEV_PORTS["ports"][0], dict(RDMA_NETDEV_PORTS["ports"][1], device="mlx5_1")])
     assert codes(audit.state_drift("rdma_netdev", "node2", named)) == [("DRIFT_HOST", "node2", "mlx5_1", "addresses")]
     found = audit.drift_findings({"node2": {"layers": {"rdma_netdev": [RDMA_NETDEV_PORTS], "roce_qos": [ROCE_QOS_PORTS]}}})
-    assert {(f["code"], f["device"]) for f in found} == {("DRIFT_HOST", "enp193s0f0np0"), ("DRIFT_ROCE_QOS", "mlx5_0"),
-                                                        ("DRIFT_ROCE_QOS", "mlx5_1")}
+    assert {(f["code"], f["device"]) for f in found} == {("DRIFT_HOST", "enp193s0f0np0"), ("DRIFT_ROCE_QOS", "mlx5_0"), ("DRIFT_ROCE_QOS", "mlx5_1")}
 
 
 def test_a_failed_port_is_no_drift_the_others_still_are():
-    failed = dict(ROCE_QOS_PORTS, failed=True, msg="1 of 3 ports failed (the others were done): enp65s0f0np0: ...",
-                  ports=[{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1, "failed": True, "msg": "mlnx_qos ...",
-                          "rc": 1}] + ROCE_QOS_PORTS["ports"][1:])
+    failed = dict(
+        ROCE_QOS_PORTS,
+        failed=True,
+        msg="1 of 3 ports failed (the others were done): enp65s0f0np0: ...",
+        ports=[{"netdev": "enp65s0f0np0", "device": "mlx5_0", "port": 1, "failed": True, "msg": "mlnx_qos ...", "rc": 1}] + ROCE_QOS_PORTS["ports"][1:],
+    )
     assert codes(audit.state_drift("roce_qos", "node3", failed)) == [("DRIFT_ROCE_QOS", "node3", "mlx5_1", "mtu")]
     skipped = dict(SKIPPED, ports=ROCE_QOS_PORTS["ports"])
     assert audit.state_drift("roce_qos", "node3", skipped) == []
@@ -172,33 +238,40 @@ def test_a_result_without_before_after_still_is_named():
 def test_host_files_result_one_finding_per_line_and_per_file_without_lines():
     # host_files (nccl_env's three files in one call): nccl.conf has a NAME=value delta, the profile
     # script changed only in its mode, the env file is missing (created): each file is named once.
-    r = {"changed": True, "changed_paths": ["/etc/nccl.conf", "/etc/profile.d/nccl.sh", "/etc/default/nccl"],
-         "files": [{"path": "/etc/nccl.conf", "action": "updated"},
-                   {"path": "/etc/profile.d/nccl.sh", "action": "attributes"},
-                   {"path": "/etc/default/nccl", "action": "created"}],
-         "diff": [NCCL_CONF_DRIFT["diff"],
-                  {"before_header": "/dev/null", "after_header": "/etc/default/nccl", "before": "",
-                   "after": "NCCL_IB_TC='104'\n"}]}
+    r = {
+        "changed": True,
+        "changed_paths": ["/etc/nccl.conf", "/etc/profile.d/nccl.sh", "/etc/default/nccl"],
+        "files": [
+            {"path": "/etc/nccl.conf", "action": "updated"},
+            {"path": "/etc/profile.d/nccl.sh", "action": "attributes"},
+            {"path": "/etc/default/nccl", "action": "created"},
+        ],
+        "diff": [NCCL_CONF_DRIFT["diff"], {"before_header": "/dev/null", "after_header": "/etc/default/nccl", "before": "", "after": "NCCL_IB_TC='104'\n"}],
+    }
     found = audit.file_drift("nccl_conf", "node1", r)
-    assert codes(found) == [("DRIFT_NCCL_CONF", "node1", None, "/etc/profile.d/nccl.sh (attributes)"),
-                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_HCA"),
-                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC"),
-                            ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC")]
+    assert codes(found) == [
+        ("DRIFT_NCCL_CONF", "node1", None, "/etc/profile.d/nccl.sh (attributes)"),
+        ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_HCA"),
+        ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC"),
+        ("DRIFT_NCCL_CONF", "node1", None, "NCCL_IB_TC"),
+    ]
     assert sorted(f["path"] for f in found if f["key"] == "NCCL_IB_TC") == ["/etc/default/nccl", "/etc/nccl.conf"]
     assert audit.file_drift("nccl_conf", "node1", dict(r, changed=False)) == []
 
 
 def test_a_boot_unit_that_would_change_is_named_by_its_path_and_commands():
-    unit = {"changed": True, "changed_paths": ["/etc/systemd/system/linerate-roce-qos.service"],
-            "commands": [["systemctl", "daemon-reload"], ["systemctl", "enable", "linerate-roce-qos.service"]]}
+    unit = {
+        "changed": True,
+        "changed_paths": ["/etc/systemd/system/linerate-roce-qos.service"],
+        "commands": [["systemctl", "daemon-reload"], ["systemctl", "enable", "linerate-roce-qos.service"]],
+    }
     found = audit.state_drift("roce_qos", "node2", unit)
     assert codes(found) == [("DRIFT_ROCE_QOS", "node2", None, "/etc/systemd/system/linerate-roce-qos.service")]
     assert "would run: systemctl daemon-reload; systemctl enable linerate-roce-qos.service" in found[0]["message"]
 
 
 def test_switch_drift_lists_the_commands():
-    r = {"changed": True, "commands": [f"nv set interface swp{i} qos pfc profile linerate" for i in range(7)],
-         "before": "a", "after": "b"}
+    r = {"changed": True, "commands": [f"nv set interface swp{i} qos pfc profile linerate" for i in range(7)], "before": "a", "after": "b"}
     found = audit.switch_drift("leaf1", r)
     assert codes(found) == [("DRIFT_SWITCH", "leaf1", None, "running-config")]
     assert found[0]["switch"] == "leaf1" and found[0]["layer"] == "switch"
@@ -207,18 +280,26 @@ def test_switch_drift_lists_the_commands():
 
 
 def test_drift_findings_over_hosts_and_switches_and_the_check():
-    hosts = {"node1": {"layers": {"firmware": [{}, {"results": [MLXCONFIG_DRIFT]}], "roce_qos": [{"results": [ROCE_QOS_DRIFT]}],
-                                  "nccl_conf": [NCCL_CONF_DRIFT]},
-                       "devices": {"mlx5_0": {"pci": "0000:41:00.0"}, "mlx5_1": {"pci": "0000:c1:00.0"}}},
-             "node2": {"layers": {"firmware": [{"results": [MLXCONFIG_CLEAN]}], "roce_qos": [SKIPPED]}},
-             "node3": {}}
+    hosts = {
+        "node1": {
+            "layers": {"firmware": [{}, {"results": [MLXCONFIG_DRIFT]}], "roce_qos": [{"results": [ROCE_QOS_DRIFT]}], "nccl_conf": [NCCL_CONF_DRIFT]},
+            "devices": {"mlx5_0": {"pci": "0000:41:00.0"}, "mlx5_1": {"pci": "0000:c1:00.0"}},
+        },
+        "node2": {"layers": {"firmware": [{"results": [MLXCONFIG_CLEAN]}], "roce_qos": [SKIPPED]}},
+        "node3": {},
+    }
     found = audit.drift_findings(hosts, {"leaf1": {"changed": True, "commands": ["x"]}, "leaf2": {"changed": False}})
     assert {f["code"] for f in found} == {"DRIFT_FIRMWARE", "DRIFT_ROCE_QOS", "DRIFT_NCCL_CONF", "DRIFT_SWITCH"}
     assert next(f for f in found if f["code"] == "DRIFT_FIRMWARE")["device"] == "mlx5_0"
     check = audit.drift_check(found, ["node1", "node2", "node3"], ["leaf1", "leaf2"])
     assert not check["passed"]
     assert {c["name"]: c["ok"] for c in check["cases"]} == {
-        "node1 drift": False, "node2 drift": True, "node3 drift": True, "leaf1 drift": False, "leaf2 drift": True}
+        "node1 drift": False,
+        "node2 drift": True,
+        "node3 drift": True,
+        "leaf1 drift": False,
+        "leaf2 drift": True,
+    }
     assert audit.drift_check([], ["node1"], [])["passed"]
 
 
@@ -238,8 +319,7 @@ def test_every_drift_code_is_a_fault_code_and_documented():
 
 def test_the_report_says_it_is_a_read_only_audit():
     found = audit.firmware_drift("node2", {"results": [MLXCONFIG_DRIFT]})
-    doc = report.build_report(found, faults.summarize(found), {"drift": audit.drift_check(found, ["node2"])},
-                              dict(FABRIC, name="lab"), mode=audit.MODE_TEXT)
+    doc = report.build_report(found, faults.summarize(found), {"drift": audit.drift_check(found, ["node2"])}, dict(FABRIC, name="lab"), mode=audit.MODE_TEXT)
     assert doc["mode"] == "audit: read-only, nothing was changed"
     json.dumps(doc)
     md = report_markdown.to_markdown(doc)
@@ -288,13 +368,16 @@ def test_every_task_that_escapes_check_mode_only_reads():
 
 
 def test_a_layer_that_failed_is_an_error_naming_the_node_layer_and_cause():
-    hosts = {"node3": {"layers": {}, "errors": [
-        {"layer": "firmware", "role": "connectx_firmware", "task": "Query the firmware", "msg": "mlxconfig: -E- no device"},
-        "junk"]}, "node1": {"layers": {}}}
+    hosts = {
+        "node3": {
+            "layers": {},
+            "errors": [{"layer": "firmware", "role": "connectx_firmware", "task": "Query the firmware", "msg": "mlxconfig: -E- no device"}, "junk"],
+        },
+        "node1": {"layers": {}},
+    }
     f = audit.drift_findings(hosts)
     assert [(x["code"], x["severity"], x["node"], x["check"]) for x in f] == [("AUDIT_LAYER_FAILED", "error", "node3", "drift")]
-    assert "firmware layer could not be audited (role connectx_firmware at 'Query the firmware': mlxconfig: -E- no device)" \
-        in f[0]["message"]
+    assert "firmware layer could not be audited (role connectx_firmware at 'Query the firmware': mlxconfig: -E- no device)" in f[0]["message"]
     check = audit.drift_check(f, ["node1", "node3"])
     assert not check["passed"] and [c["ok"] for c in check["cases"]] == [True, False]
 
@@ -304,8 +387,7 @@ def test_audit_layers_run_one_by_one_with_a_rescue_each():
         plays = yaml.safe_load(fh)
     host_play = next(p for p in plays if p.get("hosts") == "gpu_nodes" and p.get("check_mode") is True)
     layers = next(t for t in host_play["tasks"] if "audit_layer.yml" in str(t))
-    assert [x["role"] for x in layers["loop"]] == ["mofed", "rdma_netdev", "connectx_firmware", "roce_qos",
-                                                    "nvidia_peermem", "nccl_env"]
+    assert [x["role"] for x in layers["loop"]] == ["mofed", "rdma_netdev", "connectx_firmware", "roce_qos", "nvidia_peermem", "nccl_env"]
     assert set(x["layer"] for x in layers["loop"]) <= set(audit.HOST_LAYERS)
     with open(os.path.join(REPO, "playbooks", "tasks", "audit_layer.yml")) as fh:
         block = yaml.safe_load(fh)[0]
@@ -316,12 +398,14 @@ def test_audit_layers_run_one_by_one_with_a_rescue_each():
 def test_audit_playbook_forces_check_mode_on_every_role_play():
     with open(os.path.join(REPO, "playbooks", "audit.yml")) as f:
         plays = yaml.safe_load(f)
-    role_plays = [p for p in plays if "hosts" in p and (p.get("roles") or any(
-        ("include_role" in str(t) or "audit_layer.yml" in str(t)) and "verify_fabric" not in str(t)
-        for t in p.get("tasks") or []))]
+    role_plays = [
+        p
+        for p in plays
+        if "hosts" in p
+        and (p.get("roles") or any(("include_role" in str(t) or "audit_layer.yml" in str(t)) and "verify_fabric" not in str(t) for t in p.get("tasks") or []))
+    ]
     assert len(role_plays) >= 3
     assert all(p.get("check_mode") is True for p in role_plays), [p["name"] for p in role_plays]
-    verify_play = next(p for p in plays if any((t.get("ansible.builtin.include_role") or {}).get("name") == "verify_fabric"
-                                               for t in p.get("tasks") or []))
+    verify_play = next(p for p in plays if any((t.get("ansible.builtin.include_role") or {}).get("name") == "verify_fabric" for t in p.get("tasks") or []))
     v = verify_play["tasks"][0]["vars"]
     assert v["verify_fabric_read_only"] is True and v["verify_fabric_mode"] == audit.MODE_TEXT

@@ -1,6 +1,7 @@
 """ib_send_bw and ib_write_lat in verification: the exact argv, the module's refusals, the
 thresholds (fabric.verify.latency_us_max validated, per-transport default), findings naming
 node, device and peer, and the report's sections (JSON cases, Markdown, JUnit per pair)."""
+
 import os
 from xml.etree import ElementTree as ET
 
@@ -29,50 +30,126 @@ SERVER = {"device": "mlx5_1", "tcp_port": 18516, "server": "10.0.0.2"}
 
 # ---------------------------------------------------------------- argv
 
+
 def test_send_bw_argv_is_ib_write_bws_with_the_send_binary():
     argv = perftest.perftest_argv("/usr/bin/ib_send_bw", dict(PARAMS, tool="ib_send_bw", duration=3), SERVER, 1)
-    assert argv == ["/usr/bin/ib_send_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "--report_gbits",
-                    "-q", "4", "-s", "1048576", "-D", "3", "-x", "3", "--tclass=104", "10.0.0.2"]
+    assert argv == [
+        "/usr/bin/ib_send_bw",
+        "-d",
+        "mlx5_1",
+        "-i",
+        "1",
+        "-p",
+        "18516",
+        "-F",
+        "--report_gbits",
+        "-q",
+        "4",
+        "-s",
+        "1048576",
+        "-D",
+        "3",
+        "-x",
+        "3",
+        "--tclass=104",
+        "10.0.0.2",
+    ]
 
 
 def test_latency_argv_has_no_bandwidth_options():
     p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, qps=4)
     assert perftest.perftest_argv("ib_write_lat", p, SERVER, 1) == [
-        "ib_write_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "-s", "2", "-n", "1000", "-x", "3",
-        "--tclass=104", "10.0.0.2"]
+        "ib_write_lat",
+        "-d",
+        "mlx5_1",
+        "-i",
+        "1",
+        "-p",
+        "18516",
+        "-F",
+        "-s",
+        "2",
+        "-n",
+        "1000",
+        "-x",
+        "3",
+        "--tclass=104",
+        "10.0.0.2",
+    ]
     server = dict(p, mode="server", gid_index=None, tclass=None, sl=2, duration=5)
     assert perftest.perftest_argv("ib_send_lat", dict(server, tool="ib_send_lat"), SERVER, 0) == [
-        "ib_send_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "-s", "2", "-D", "5", "-S", "2"]
+        "ib_send_lat",
+        "-d",
+        "mlx5_1",
+        "-i",
+        "1",
+        "-p",
+        "18516",
+        "-F",
+        "-s",
+        "2",
+        "-D",
+        "5",
+        "-S",
+        "2",
+    ]
 
 
 def test_schedule_check_mode_gives_each_parts_latency_argv():
-    p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, base_port=18515, port_stride=16,
-             port_rounds=64, tests=[{"device": "mlx5_0"}],
-             parts=[{"round": 1, "role": "client", "peer": "node2", "peer_address": "10.0.0.2"},
-                    {"round": 2, "role": "idle", "peer": None}])
+    p = dict(
+        PARAMS,
+        tool="ib_write_lat",
+        size=2,
+        duration=0,
+        iterations=1000,
+        base_port=18515,
+        port_stride=16,
+        port_rounds=64,
+        tests=[{"device": "mlx5_0"}],
+        parts=[{"round": 1, "role": "client", "peer": "node2", "peer_address": "10.0.0.2"}, {"round": 2, "role": "idle", "peer": None}],
+    )
 
     class Run:
         def which(self, tool):
             return f"/usr/bin/{tool}"
+
     [part] = schedule.run_schedule(Run(), p, check=True)
-    assert part["results"][0]["argv"] == ["/usr/bin/ib_write_lat", "-d", "mlx5_0", "-i", "1", "-p", "18531", "-F",
-                                          "-s", "2", "-n", "1000", "-x", "3", "--tclass=104", "10.0.0.2"]
+    assert part["results"][0]["argv"] == [
+        "/usr/bin/ib_write_lat",
+        "-d",
+        "mlx5_0",
+        "-i",
+        "1",
+        "-p",
+        "18531",
+        "-F",
+        "-s",
+        "2",
+        "-n",
+        "1000",
+        "-x",
+        "3",
+        "--tclass=104",
+        "10.0.0.2",
+    ]
 
 
 def test_module_check_mode_latency_argv_and_refusals(capsys):
-    res = run_module(ib_write_bw.main, {"mode": "client", "tool": "ib_write_lat", "size": 2, "duration": 0,
-                                        "iterations": 1000, "gid_index": 3, "tests": [SERVER]}, Tools({}), capsys,
-                     check=True)
-    assert res["tests"][0]["argv"] == ["/usr/bin/ib_write_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F",
-                                       "-s", "2", "-n", "1000", "-x", "3", "10.0.0.2"]
-    for bad, key in (({"use_cuda": True}, "use_cuda"), ({"out_json": True}, "out_json"),
-                     ({"extra_args": ["-q", "2"]}, "extra_args")):
-        res = run_module(ib_write_bw.main, dict({"mode": "client", "tool": "ib_write_lat", "tests": [SERVER]}, **bad),
-                         Tools({}), capsys, check=True)
+    res = run_module(
+        ib_write_bw.main,
+        {"mode": "client", "tool": "ib_write_lat", "size": 2, "duration": 0, "iterations": 1000, "gid_index": 3, "tests": [SERVER]},
+        Tools({}),
+        capsys,
+        check=True,
+    )
+    assert res["tests"][0]["argv"] == ["/usr/bin/ib_write_lat", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "-s", "2", "-n", "1000", "-x", "3", "10.0.0.2"]
+    for bad, key in (({"use_cuda": True}, "use_cuda"), ({"out_json": True}, "out_json"), ({"extra_args": ["-q", "2"]}, "extra_args")):
+        res = run_module(ib_write_bw.main, dict({"mode": "client", "tool": "ib_write_lat", "tests": [SERVER]}, **bad), Tools({}), capsys, check=True)
         assert res["failed"] and res["msg"].startswith(f"{key}: ") and "ib_write_lat" in res["msg"]
 
 
 # ---------------------------------------------------------------- results
+
 
 def lat_tool(tmp_path, fixture, rc=0):
     return fake_tool(tmp_path, [(rc, fixture)])
@@ -83,13 +160,13 @@ def test_latency_result_reads_t_avg_and_the_distribution(tmp_path):
     p = dict(PARAMS, tool="ib_write_lat", size=2, duration=0, iterations=1000, tests=[SERVER])
     [res] = perftest.run_perftest(runner_for(binary, "ib_write_lat"), p)
     assert res["error"] is None and res["gbps"] is None and res["latency_usec"] == 1.60
-    assert res["latency"] == {"t_min_usec": 1.52, "t_typical_usec": 1.58, "t_avg_usec": 1.60, "p99_usec": 1.79,
-                              "p99_9_usec": 4.11, "t_max_usec": 4.11}
+    assert res["latency"] == {"t_min_usec": 1.52, "t_typical_usec": 1.58, "t_avg_usec": 1.60, "p99_usec": 1.79, "p99_9_usec": 4.11, "t_max_usec": 4.11}
 
 
 def test_old_latency_layout_falls_back_to_t_typical():
     with open(os.path.join(FIX, "perftest", "lat_send_composed_old.txt")) as f:
         from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest_lat import parse_perftest_lat
+
         average, figures = perftest.latency_figures(parse_perftest_lat(f.read()))
     assert average == figures["t_typical_usec"] and "t_avg_usec" not in figures
 
@@ -109,6 +186,7 @@ def test_latency_error_is_the_tools_error(tmp_path):
 
 
 # ---------------------------------------------------------------- thresholds
+
 
 def test_latency_threshold_per_transport_and_from_the_intent():
     assert benchcheck.threshold("ib_write_lat", FABRIC) == 5.0
@@ -136,17 +214,18 @@ def test_latency_us_max_accepts_a_number_or_null():
 
 # ---------------------------------------------------------------- findings
 
+
 def record(rnd, role, peer, device, **res):
-    return {"round": rnd, "role": role, "peer": peer,
-            "results": [dict({"device": device, "error": None, "gbps": None, "latency_usec": None}, **res)]}
+    return {"round": rnd, "role": role, "peer": peer, "results": [dict({"device": device, "error": None, "gbps": None, "latency_usec": None}, **res)]}
 
 
 def lat_logs(bad_usec=None, error=None):
-    logs = {"node1": [record(0, "client", "node2", "mlx5_0", latency_usec=bad_usec or 1.6,
-                             latency={"p99_usec": 1.8}, error=error)],
-            "node2": [record(0, "server", "node1", "mlx5_0", latency_usec=bad_usec or 1.6)],
-            "node3": [record(0, "client", "node4", "mlx5_0", latency_usec=1.7, latency={"p99_usec": 1.9})],
-            "node4": [record(0, "server", "node3", "mlx5_0", latency_usec=1.7)]}
+    logs = {
+        "node1": [record(0, "client", "node2", "mlx5_0", latency_usec=bad_usec or 1.6, latency={"p99_usec": 1.8}, error=error)],
+        "node2": [record(0, "server", "node1", "mlx5_0", latency_usec=bad_usec or 1.6)],
+        "node3": [record(0, "client", "node4", "mlx5_0", latency_usec=1.7, latency={"p99_usec": 1.9})],
+        "node4": [record(0, "server", "node3", "mlx5_0", latency_usec=1.7)],
+    }
     return logs
 
 
@@ -160,8 +239,7 @@ def judge(tool, logs, known=()):
 def test_healthy_latency_passes():
     evaluated, found, check = judge("ib_write_lat", lat_logs())
     assert found == [] and check["passed"] and check["threshold_usec"] == 5.0
-    assert [c["name"] for c in check["cases"]] == ["node1:mlx5_0 -> node2:mlx5_0 (round 0)",
-                                                   "node3:mlx5_0 -> node4:mlx5_0 (round 0)"]
+    assert [c["name"] for c in check["cases"]] == ["node1:mlx5_0 -> node2:mlx5_0 (round 0)", "node3:mlx5_0 -> node4:mlx5_0 (round 0)"]
     assert check["detail"] == "2/2 links <= 5 us"
 
 
@@ -169,7 +247,13 @@ def test_high_latency_names_node_device_switch_port_and_peer():
     _ev, found, check = judge("ib_write_lat", lat_logs(bad_usec=6.4))
     [f] = found
     assert (f["code"], f["node"], f["device"], f["switch"], f["switch_port"], f["peer"]) == (
-        "RDMA_LATENCY_HIGH", "node1", "mlx5_0", "leaf1", "swp1", {"node": "node2", "device": "mlx5_0"})
+        "RDMA_LATENCY_HIGH",
+        "node1",
+        "mlx5_0",
+        "leaf1",
+        "swp1",
+        {"node": "node2", "device": "mlx5_0"},
+    )
     assert f["check"] == "ib_write_lat" and f["severity"] == "error" and "6.40 us average, 99% 1.80 us > 5 us" in f["message"]
     assert not check["passed"] and check["cases"][0]["code"] == "RDMA_LATENCY_HIGH" and check["cases"][1]["ok"]
 
@@ -180,10 +264,12 @@ def test_the_end_another_check_named_is_the_one_blamed():
 
 
 def test_low_send_bandwidth_and_exactly_at_the_threshold():
-    logs = {"node1": [record(0, "client", "node2", "mlx5_0", gbps=150.0)],
-            "node2": [record(0, "server", "node1", "mlx5_0", gbps=150.0)],
-            "node3": [record(0, "client", "node4", "mlx5_0", gbps=360.0)],
-            "node4": [record(0, "server", "node3", "mlx5_0", gbps=360.0)]}
+    logs = {
+        "node1": [record(0, "client", "node2", "mlx5_0", gbps=150.0)],
+        "node2": [record(0, "server", "node1", "mlx5_0", gbps=150.0)],
+        "node3": [record(0, "client", "node4", "mlx5_0", gbps=360.0)],
+        "node4": [record(0, "server", "node3", "mlx5_0", gbps=360.0)],
+    }
     _ev, [f], check = judge("ib_send_bw", logs)
     assert f["code"] == "RDMA_SEND_BW_LOW" and f["node"] == "node1" and "150.0 Gb/s < 360 Gb/s" in f["message"]
     assert check["threshold_gbps"] == 360.0 and [c["ok"] for c in check["cases"]] == [False, True]
@@ -216,6 +302,7 @@ def test_new_codes_are_stable_and_documented():
 
 
 # ---------------------------------------------------------------- report
+
 
 def test_report_markdown_and_junit_have_a_case_per_pair():
     _ev, found, lat = judge("ib_write_lat", lat_logs(bad_usec=6.4))

@@ -1,5 +1,6 @@
 """checks/errors.py: one error for the checks layer (issue 39 item 3), every error of checks/ and report/
 under it, each still a ValueError for the callers that catch that."""
+
 import importlib
 import inspect
 import pathlib
@@ -37,11 +38,13 @@ def test_the_finder_sees_an_error_outside_the_base():
     assert names["ReportWriteError"].__mro__[1] is CheckError
 
 
-@pytest.mark.parametrize("raise_it, kind, text", [
-    (lambda: thresholds.derived({"name": "lab"}), thresholds.NotPublished, "pass fabric_effective"),
-    (lambda: (_ for _ in ()).throw(files.ReportWriteError("/r/x", "cannot be written")), files.ReportWriteError,
-     "/r/x: cannot be written"),
-])
+@pytest.mark.parametrize(
+    "raise_it, kind, text",
+    [
+        (lambda: thresholds.derived({"name": "lab"}), thresholds.NotPublished, "pass fabric_effective"),
+        (lambda: (_ for _ in ()).throw(files.ReportWriteError("/r/x", "cannot be written")), files.ReportWriteError, "/r/x: cannot be written"),
+    ],
+)
 def test_one_except_catches_each_and_keeps_its_message(raise_it, kind, text):
     with pytest.raises(CheckError, match=text) as err:
         raise_it()

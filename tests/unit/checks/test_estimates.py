@@ -4,6 +4,7 @@ a phase that took 661 s; the estimate was the measuring floor, rounds x one test
 The recorded runs (fixtures/report/lab_verify_4nodes*.json: their meta.phases, rounds and schedule, and the
 shape they ran with; one on a quiet controller, one beside other tests) are replayed through the lines the
 role prints before each phase."""
+
 import json
 import os
 import re
@@ -14,8 +15,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import esti
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "report")
 # a quiet controller, and the same lab while other engineers' tests ran beside it (every task slower)
-RUNS = {name: json.load(open(os.path.join(FIXTURES, f"{name}.json")))
-        for name in ("lab_verify_4nodes", "lab_verify_4nodes_busy")}
+RUNS = {name: json.load(open(os.path.join(FIXTURES, f"{name}.json"))) for name in ("lab_verify_4nodes", "lab_verify_4nodes_busy")}
 
 
 @pytest.fixture(params=sorted(RUNS))
@@ -47,11 +47,10 @@ def test_the_ib_write_bw_line_is_within_2x_of_the_phase_measured(run):
     assert within_2x(est, measured["ib_write_bw"]), (est, measured["ib_write_bw"])
 
 
-@pytest.mark.parametrize("phase, duration", [("ib_send_bw", "ib_send_bw_duration"),
-                                             ("ib_write_lat", "ib_write_lat_duration")])
+@pytest.mark.parametrize("phase, duration", [("ib_send_bw", "ib_send_bw_duration"), ("ib_write_lat", "ib_write_lat_duration")])
 def test_the_bench_lines_are_within_2x(run, phase, duration):
     rec, measured, shape = run
-    rounds = rec["meta"]["rounds"][:shape["bench_rounds"]]
+    rounds = rec["meta"]["rounds"][: shape["bench_rounds"]]
     est = expected_seconds(schedule_line(shape, rounds, shape[duration]))
     assert within_2x(est, measured[phase]), (phase, est, measured[phase])
 
@@ -59,8 +58,7 @@ def test_the_bench_lines_are_within_2x(run, phase, duration):
 def test_the_incast_line_is_within_2x_of_the_phase_measured(run):
     rec, measured, shape = run
     rounds = [["r"]] * rec["checks"]["incast"]["coverage"]["rounds"]
-    line = estimates.incast_summary(rounds, shape["incast_k"], shape["incast_duration"], shape["rails"], shape["nodes"],
-                                shape["forks"])
+    line = estimates.incast_summary(rounds, shape["incast_k"], shape["incast_duration"], shape["rails"], shape["nodes"], shape["forks"])
     assert line.startswith("incast: 4 rounds, every node a receiver once, up to 7 senders each; expected ~")
     est = expected_seconds(line)
     assert within_2x(est, measured["incast"]), (est, measured["incast"])
@@ -84,9 +82,15 @@ def test_the_estimate_grows_with_hosts_over_forks_and_ports():
     assert estimates.schedule_seconds(0, 10) == 0 and estimates.incast_seconds(0, 10) == 0
 
 
-@pytest.mark.parametrize("kw, key", [({"rounds": -1, "duration": 1}, "rounds"), ({"rounds": 2, "duration": "x"}, "duration"),
-                                     ({"rounds": 2, "duration": 1, "forks": 0}, "forks"),
-                                     ({"rounds": True, "duration": 1}, "rounds")])
+@pytest.mark.parametrize(
+    "kw, key",
+    [
+        ({"rounds": -1, "duration": 1}, "rounds"),
+        ({"rounds": 2, "duration": "x"}, "duration"),
+        ({"rounds": 2, "duration": 1, "forks": 0}, "forks"),
+        ({"rounds": True, "duration": 1}, "rounds"),
+    ],
+)
 def test_bad_input_names_the_key_and_what_is_allowed(kw, key):
     with pytest.raises(ValueError, match=rf"^{key}: .* is not allowed \(allowed: a number"):
         estimates.schedule_seconds(kw["rounds"], kw["duration"], 4, kw.get("forks"))

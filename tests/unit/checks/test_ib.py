@@ -1,4 +1,5 @@
 """The topology / SM / partition comparison, on real captures of the lab fabric."""
+
 import os
 
 import yaml
@@ -14,8 +15,7 @@ def _intent():
     links, uplinks, switches = [], [], {}
     for host, hv in inv["gpu_nodes"]["hosts"].items():
         for p in hv["rdma_ports"]:
-            links.append(dict(host=host, device=p["device"], switch=p["switch"],
-                              switch_port=p["switch_port"], guid=p["guid"]))
+            links.append(dict(host=host, device=p["device"], switch=p["switch"], switch_port=p["switch_port"], guid=p["guid"]))
     for sw, hv in inv["ib_switches"]["hosts"].items():
         switches[sw] = hv["ib_switch_guid"]
         for u in hv.get("switch_uplinks", []):
@@ -63,12 +63,11 @@ def test_line_rate_above_fabric_is_degraded_everywhere():
 
 def test_unexpected_device_and_link():
     links, uplinks, switches = _intent()
-    links = [x for x in links if x["host"] != "node4"]          # node4 not in inventory
+    links = [x for x in links if x["host"] != "node4"]  # node4 not in inventory
     nd = ibdiag.parse_ibnetdiscover(fixture("ibnetdiscover", "lab-ib.txt"))
     f = ibcheck.check_topology(nd, None, links, uplinks, switches, 4, 40)
-    assert [(x["code"], x["node"], x["port"], x.get("switch")) for x in f] == \
-        [("IB_UNEXPECTED_DEVICE", "node4 mlx5_0", 2, "leaf2")]
-    uplinks = [u for u in uplinks if u["switch"] != "leaf2"]   # leaf2-spine1 not intended
+    assert [(x["code"], x["node"], x["port"], x.get("switch")) for x in f] == [("IB_UNEXPECTED_DEVICE", "node4 mlx5_0", 2, "leaf2")]
+    uplinks = [u for u in uplinks if u["switch"] != "leaf2"]  # leaf2-spine1 not intended
     links, _, _ = _intent()
     f = ibcheck.check_topology(nd, None, links, uplinks, switches, 4, 40)
     assert [(x["code"], x["node"], x["port"]) for x in f] == [("IB_UNEXPECTED_LINK", "leaf2", 7)]
@@ -98,13 +97,14 @@ def test_sm_checks():
 def test_partitions():
     table = ibdiag.parse_smpquery_pkeys(fixture("smpquery", "pkeys-node3.txt"))["pkeys"]
     g = "0xa088c20300000301"
-    parts = [{"name": "storage", "pkey": "0x0010", "membership": "full", "guids": [g]},
-             {"name": "tenant_a", "pkey": "0x0020", "membership": "limited", "guids": [g]}]
+    parts = [
+        {"name": "storage", "pkey": "0x0010", "membership": "full", "guids": [g]},
+        {"name": "tenant_a", "pkey": "0x0020", "membership": "limited", "guids": [g]},
+    ]
     assert ibcheck.check_partitions(parts, {g: table}) == []
     parts[1]["membership"] = "full"
     f = ibcheck.check_partitions(parts, {g: table}, {g: "node3 mlx5_0"})
-    assert [(x["code"], x["node"], x["partition"]) for x in f] == \
-        [("IB_PARTITION_NOT_IN_FORCE", "node3 mlx5_0", "tenant_a")]
+    assert [(x["code"], x["node"], x["partition"]) for x in f] == [("IB_PARTITION_NOT_IN_FORCE", "node3 mlx5_0", "tenant_a")]
     assert "limited membership" in f[0]["message"]
     node1 = ibdiag.parse_smpquery_pkeys(fixture("smpquery", "pkeys-node1.txt"))["pkeys"]
     f = ibcheck.check_partitions(parts, {g: node1})

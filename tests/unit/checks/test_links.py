@@ -1,4 +1,5 @@
 """Link health over the verification window (module_utils/checks/links.py): PHY error deltas, flaps, BER."""
+
 import os
 
 import pytest
@@ -12,9 +13,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "counters")
 FABRIC = {"transport": "roce", "link_speed_gbps": 400, "verify": {}}
-CABLING = cabling.cabling_index({"node1": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
-                                          {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": "swp1"}],
-                                "node2": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp2"}]})
+CABLING = cabling.cabling_index(
+    {
+        "node1": [
+            {"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp1"},
+            {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": "swp1"},
+        ],
+        "node2": [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": "swp2"}],
+    }
+)
 
 
 def fixture(name):
@@ -31,19 +38,24 @@ def ethtool(**c):
 
 
 def mlxlink(eff="15E-255", raw="15E-255"):
-    return MLXLINK.replace("Effective Physical BER             : 15E-255", f"Effective Physical BER             : {eff}") \
-                  .replace("Raw Physical BER                   : 15E-255", f"Raw Physical BER                   : {raw}")
+    return MLXLINK.replace("Effective Physical BER             : 15E-255", f"Effective Physical BER             : {eff}").replace(
+        "Raw Physical BER                   : 15E-255", f"Raw Physical BER                   : {raw}"
+    )
 
 
 def snap(devices, phy, mlx=None, phy_err=None, mlx_err=None):
-    return {"devices": devices, "phy": phy, "phy_err": phy_err or [""] * len(devices),
-            "mlxlink": mlx if mlx is not None else [MLXLINK] * len(devices), "mlxlink_err": mlx_err or [""] * len(devices)}
+    return {
+        "devices": devices,
+        "phy": phy,
+        "phy_err": phy_err or [""] * len(devices),
+        "mlxlink": mlx if mlx is not None else [MLXLINK] * len(devices),
+        "mlxlink_err": mlx_err or [""] * len(devices),
+    }
 
 
 def node(end_phy, start_phy=None, devices=("mlx5_0", "mlx5_1"), **kw):
     devices = list(devices)
-    return {"transport": "roce", "start": snap(devices, start_phy or [ethtool()] * len(devices)),
-            "end": snap(devices, end_phy, **kw)}
+    return {"transport": "roce", "start": snap(devices, start_phy or [ethtool()] * len(devices)), "end": snap(devices, end_phy, **kw)}
 
 
 def run(data, fabric=FABRIC):
@@ -55,17 +67,18 @@ def where(f):
 
 
 def test_a_healthy_window_has_no_finding_and_a_row_per_port():
-    f, rows = run({"node1": node([ethtool(rx_packets=10 ** 9, rx_corrected_bits_phy=500)] * 2)})
+    f, rows = run({"node1": node([ethtool(rx_packets=10**9, rx_corrected_bits_phy=500)] * 2)})
     assert f == []
     assert [(r["device"], r["errors"], r["flaps"], r["ok"], r["switch_port"], r["netdev"]) for r in rows] == [
-        ("mlx5_0", 0, 0, True, "swp1", "eth1"), ("mlx5_1", 0, 0, True, "swp1", "eth2")]
+        ("mlx5_0", 0, 0, True, "swp1", "eth1"),
+        ("mlx5_1", 0, 0, True, "swp1", "eth2"),
+    ]
     assert rows[0]["effective_ber"] == pytest.approx(1.5e-254) and rows[0]["fec"].startswith("Standard RS-FEC")
     assert linkcheck.check(f, rows)["passed"]
 
 
 def test_crc_errors_over_the_window_are_named_with_node_device_and_switch_port():
-    f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=7, rx_symbol_err_phy=3)],
-                                 start_phy=[ethtool(), ethtool(rx_crc_errors_phy=2)])})
+    f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=7, rx_symbol_err_phy=3)], start_phy=[ethtool(), ethtool(rx_crc_errors_phy=2)])})
     assert where(f) == [("LINK_ERRORS", "node1", "mlx5_1", "leaf2", "swp1")]
     assert f[0]["evidence"]["deltas"] == {"rx_crc_errors_phy": 5, "rx_symbol_err_phy": 3}
     assert f[0]["netdev"] == "eth2" and "leaf2 swp1" in f[0]["message"]
@@ -76,8 +89,7 @@ def test_crc_errors_over_the_window_are_named_with_node_device_and_switch_port()
 def test_errors_at_the_threshold_pass_and_above_it_fail():
     data = {"node1": node([ethtool(rx_crc_errors_phy=5)], devices=["mlx5_0"])}
     assert run(data, {**FABRIC, "verify": {"link_errors_max": 5}})[0] == []
-    assert where(run(data, {**FABRIC, "verify": {"link_errors_max": 4}})[0]) == [
-        ("LINK_ERRORS", "node1", "mlx5_0", "leaf1", "swp1")]
+    assert where(run(data, {**FABRIC, "verify": {"link_errors_max": 4}})[0]) == [("LINK_ERRORS", "node1", "mlx5_0", "leaf1", "swp1")]
 
 
 def test_errors_counted_before_the_window_are_not_blamed():
@@ -89,8 +101,7 @@ def test_a_link_down_event_in_the_window_is_a_flap():
     f, rows = run({"node2": node([ethtool(link_down_events_phy=2)], devices=["mlx5_0"])})
     assert where(f) == [("LINK_FLAP", "node2", "mlx5_0", "leaf1", "swp2")]
     assert rows[0]["flaps"] == 2 and f[0]["evidence"]["link_down_events_phy"] == 2
-    assert run({"node2": node([ethtool(link_down_events_phy=2)], devices=["mlx5_0"])},
-               {**FABRIC, "verify": {"link_flaps_max": 2}})[0] == []
+    assert run({"node2": node([ethtool(link_down_events_phy=2)], devices=["mlx5_0"])}, {**FABRIC, "verify": {"link_flaps_max": 2}})[0] == []
 
 
 def test_a_link_that_flapped_and_retrained_before_the_window_counts_only_its_flaps_inside_it():
@@ -98,15 +109,13 @@ def test_a_link_that_flapped_and_retrained_before_the_window_counts_only_its_fla
     re-trained before the window's start snapshot (the counter stands at 4 there) is counted once, for the one
     flap inside it; its CRC errors from before the window are not counted at all."""
     before = ethtool(link_down_events_phy=4, rx_crc_errors_phy=77)
-    f, rows = run({"node2": node([ethtool(link_down_events_phy=5, rx_crc_errors_phy=77)], start_phy=[before],
-                                 devices=["mlx5_0"])})
+    f, rows = run({"node2": node([ethtool(link_down_events_phy=5, rx_crc_errors_phy=77)], start_phy=[before], devices=["mlx5_0"])})
     assert [x["code"] for x in f] == ["LINK_FLAP"] and f[0]["evidence"]["link_down_events_phy"] == 1
     assert (rows[0]["flaps"], rows[0]["errors"]) == (1, 0)
 
 
 def test_a_cleared_counter_counts_what_it_shows_now():
-    f, _ = run({"node1": node([ethtool(rx_crc_errors_phy=3)], start_phy=[ethtool(rx_crc_errors_phy=900)],
-                              devices=["mlx5_0"])})
+    f, _ = run({"node1": node([ethtool(rx_crc_errors_phy=3)], start_phy=[ethtool(rx_crc_errors_phy=900)], devices=["mlx5_0"])})
     assert f[0]["evidence"]["deltas"] == {"rx_crc_errors_phy": 3}
 
 
@@ -123,10 +132,17 @@ def test_ber_below_the_threshold_passes():
 
 def test_missing_tools_and_counters_warn_naming_what_is_unproven():
     no_crc = "NIC statistics:\n     rx_symbol_err_phy: 0\n     link_down_events_phy: 0\n"
-    f, rows = run({"node1": node([no_crc, ""], devices=["mlx5_0", "mlx5_1"],
-                                 phy_err=["", "ethtool: command not found"],
-                                 mlx=["", MLXLINK.replace("Effective Physical BER             : 15E-255\n", "")],
-                                 mlx_err=["[Errno 2] No such file or directory: b'mlxlink'", ""])})
+    f, rows = run(
+        {
+            "node1": node(
+                [no_crc, ""],
+                devices=["mlx5_0", "mlx5_1"],
+                phy_err=["", "ethtool: command not found"],
+                mlx=["", MLXLINK.replace("Effective Physical BER             : 15E-255\n", "")],
+                mlx_err=["[Errno 2] No such file or directory: b'mlxlink'", ""],
+            )
+        }
+    )
     assert {x["severity"] for x in f} == {"warning"} and {x["code"] for x in f} == {"COUNTER_MISSING"}
     msgs = {(x["device"], x["counter"]): x["message"] for x in f}
     assert "physical errors" in msgs[("mlx5_0", "rx_crc_errors_phy")]
@@ -145,17 +161,19 @@ def test_a_missing_end_snapshot_warns_per_port():
 
 def perfquery(**c):
     names = ["SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors"]
-    return "# Port counters: Lid 3 port 1 (CapMask: 0x1B01)\n" + "".join(
-        f"{n}:{'.' * (32 - len(n))}{c.get(n, 0)}\n" for n in names)
+    return "# Port counters: Lid 3 port 1 (CapMask: 0x1B01)\n" + "".join(f"{n}:{'.' * (32 - len(n))}{c.get(n, 0)}\n" for n in names)
 
 
 def test_infiniband_reads_perfquery_deltas():
-    data = {"node1": {"transport": "infiniband",
-                      "start": snap(["mlx5_0"], [perfquery(SymbolErrorCounter=4)]),
-                      "end": snap(["mlx5_0"], [perfquery(SymbolErrorCounter=9, LinkDownedCounter=1)])}}
+    data = {
+        "node1": {
+            "transport": "infiniband",
+            "start": snap(["mlx5_0"], [perfquery(SymbolErrorCounter=4)]),
+            "end": snap(["mlx5_0"], [perfquery(SymbolErrorCounter=9, LinkDownedCounter=1)]),
+        }
+    }
     f, rows = run(data, {"transport": "infiniband"})
-    assert sorted(where(f)) == [("LINK_ERRORS", "node1", "mlx5_0", "leaf1", "swp1"),
-                                ("LINK_FLAP", "node1", "mlx5_0", "leaf1", "swp1")]
+    assert sorted(where(f)) == [("LINK_ERRORS", "node1", "mlx5_0", "leaf1", "swp1"), ("LINK_FLAP", "node1", "mlx5_0", "leaf1", "swp1")]
     assert rows[0]["tool"] == "perfquery" and rows[0]["errors"] == 5
 
 
@@ -166,20 +184,32 @@ def test_the_perfquery_fixture_parses_as_a_healthy_port():
     assert [x for x in f if x["severity"] == "error"] == [] and rows[0]["errors"] == 0
 
 
-@pytest.mark.parametrize("key, value", [("link_errors_max", -1), ("link_flaps_max", 1.5), ("link_errors_max", True),
-                                        ("effective_ber_max", float("nan")), ("raw_ber_max", 1.0),
-                                        ("effective_ber_max", "1e-12"), ("full_plan_max_nodes", 1),
-                                        ("full_plan_max_nodes", 16.0), ("full_plan_max_nodes", True)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("link_errors_max", -1),
+        ("link_flaps_max", 1.5),
+        ("link_errors_max", True),
+        ("effective_ber_max", float("nan")),
+        ("raw_ber_max", 1.0),
+        ("effective_ber_max", "1e-12"),
+        ("full_plan_max_nodes", 1),
+        ("full_plan_max_nodes", 16.0),
+        ("full_plan_max_nodes", True),
+    ],
+)
 def test_intent_thresholds_are_validated_with_key_and_value(key, value):
     problems = schema.validate_fabric({"name": "t", "transport": "roce", "verify": {key: value}})
     assert [p for p in problems if p.startswith("fabric.verify.")] == [
-        p for p in problems if p.startswith(f"fabric.verify.{key}: {show(value)} is not allowed")], problems
+        p for p in problems if p.startswith(f"fabric.verify.{key}: {show(value)} is not allowed")
+    ], problems
     assert any(p.startswith(f"fabric.verify.{key}: {show(value)} is not allowed") for p in problems), problems
 
 
 def test_good_intent_thresholds_pass():
-    problems = schema.validate_fabric({"name": "t", "transport": "roce", "verify": {
-        "link_errors_max": 10, "link_flaps_max": 0, "effective_ber_max": 1.0e-15, "raw_ber_max": 0.0}})
+    problems = schema.validate_fabric(
+        {"name": "t", "transport": "roce", "verify": {"link_errors_max": 10, "link_flaps_max": 0, "effective_ber_max": 1.0e-15, "raw_ber_max": 0.0}}
+    )
     assert [p for p in problems if p.startswith("fabric.verify")] == []
 
 
@@ -190,11 +220,21 @@ def test_intent_threshold_defaults():
 def test_the_summary_shows_counter_evidence_per_rail_and_port():
     from ansible_collections.linerate.fabric.plugins.module_utils.report import report
     from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+
     f, rows = run({"node1": node([ethtool(), ethtool(rx_crc_errors_phy=4)])})
-    rail = {"device": "mlx5_0", "receiver": "node1", "senders": ["node2"], "k": 1, "flows": {"node2": 190.04},
-            "pause": {"node1": 0, "node2": 812}, "discards": {"node1": 0, "node2": 0},
-            "ecn_marked": {"node1": 90, "node2": 0}, "cnp_sent": {"node1": 90, "node2": 0},
-            "cnp_handled": {"node1": 0, "node2": 88}, "out_of_sequence": {"node1": 0, "node2": 0}}
+    rail = {
+        "device": "mlx5_0",
+        "receiver": "node1",
+        "senders": ["node2"],
+        "k": 1,
+        "flows": {"node2": 190.04},
+        "pause": {"node1": 0, "node2": 812},
+        "discards": {"node1": 0, "node2": 0},
+        "ecn_marked": {"node1": 90, "node2": 0},
+        "cnp_sent": {"node1": 90, "node2": 0},
+        "cnp_handled": {"node1": 0, "node2": 88},
+        "out_of_sequence": {"node1": 0, "node2": 0},
+    }
     checks = {"incast": {"passed": True, "rails": [rail], "detail": "1 rail"}, "link_health": linkcheck.check(f, rows)}
     md = report_markdown.to_markdown(report.build_report(f, findings.summarize(f), checks, dict(FABRIC, name="lab")))
     assert "### incast mlx5_0: 1 senders into node1 (counter deltas)" in md

@@ -1,4 +1,5 @@
 """checks/names.py: names in natural order (the report's tables, the accounting's cases)."""
+
 import re
 
 import pytest
@@ -6,8 +7,7 @@ import pytest
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 
 
-@pytest.mark.parametrize("names", [["swp10", "swp2", "swp1"], ["Ethernet16", "Ethernet8", "Ethernet0"],
-                                   ["mlx5_10", "mlx5_2"], ["node10", "node9"]])
+@pytest.mark.parametrize("names", [["swp10", "swp2", "swp1"], ["Ethernet16", "Ethernet8", "Ethernet0"], ["mlx5_10", "mlx5_2"], ["node10", "node9"]])
 def test_natural_key_orders_names_as_a_person_does(names):
     got = sorted(names, key=natural_key)
     assert got == sorted(names, key=lambda s: (re.sub(r"\d+", "", s), int(re.findall(r"\d+", s)[-1])))

@@ -1,4 +1,5 @@
 """Pairing plans (module_utils/checks/plans.py); the re-tests are checks/test_retests.py, the thresholds checks/test_thresholds.py."""
+
 import itertools
 import os
 
@@ -13,8 +14,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 # The intent as written, and as the validation publishes it (fabric_effective, with its derived values):
 # verification reads only the published one.
-INTENT = {"link_speed_gbps": 400, "link_width": 4, "transport": "roce", "mtu": {"host": 4200, "switch": 9216},
-          "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8}}
+INTENT = {
+    "link_speed_gbps": 400,
+    "link_width": 4,
+    "transport": "roce",
+    "mtu": {"host": 4200, "switch": 9216},
+    "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8},
+}
 FABRIC = published(INTENT)
 
 
@@ -26,7 +32,7 @@ def plan_covers(rounds, nodes):
         if len(used) != len(set(used)):
             return False
         seen += [frozenset(p) for p in rnd]
-    want = {frozenset((a, b)) for i, a in enumerate(nodes) for b in nodes[i + 1:]}
+    want = {frozenset((a, b)) for i, a in enumerate(nodes) for b in nodes[i + 1 :]}
     return len(seen) == len(set(seen)) and set(seen) == want
 
 
@@ -119,22 +125,41 @@ def test_sampled_plan_is_a_few_disjoint_rounds():
 
 def test_round_roles():
     rounds = [[["a", "b"]], [["c", "a"]], [["b", "c"]]]
-    assert checks_plans.round_roles(rounds, "a") == [{"round": 0, "role": "server", "peer": "b"},
-                                              {"round": 1, "role": "client", "peer": "c"},
-                                              {"round": 2, "role": "idle", "peer": None}]
+    assert checks_plans.round_roles(rounds, "a") == [
+        {"round": 0, "role": "server", "peer": "b"},
+        {"round": 1, "role": "client", "peer": "c"},
+        {"round": 2, "role": "idle", "peer": None},
+    ]
 
 
 def test_fault_codes_are_stable_and_complete():
     for code, (severity, layer, text) in findings.FAULT_CODES.items():
         assert code.isupper() and severity in ("error", "warning") and layer in findings.LAYERS and text
-    for code in ("PORT_DOWN", "PORT_SPEED", "PORT_WIDTH", "RDMA_BW_LOW", "RDMA_CONNECT_FAILED",
-                 "NCCL_NET_SOCKET", "NCCL_NO_GDR", "NCCL_FEW_NICS", "NCCL_BUSBW_LOW"):
+    for code in (
+        "PORT_DOWN",
+        "PORT_SPEED",
+        "PORT_WIDTH",
+        "RDMA_BW_LOW",
+        "RDMA_CONNECT_FAILED",
+        "NCCL_NET_SOCKET",
+        "NCCL_NO_GDR",
+        "NCCL_FEW_NICS",
+        "NCCL_BUSBW_LOW",
+    ):
         assert code in findings.FAULT_CODES
 
 
-@pytest.mark.parametrize("plan, nodes, full_max, want", [
-    ("auto", 16, 16, "full"), ("auto", 17, 16, "sampled"), ("auto", 2, 2, "full"), ("auto", 3, 2, "sampled"),
-    ("full", 256, 16, "full"), ("sampled", 4, 16, "sampled")])
+@pytest.mark.parametrize(
+    "plan, nodes, full_max, want",
+    [
+        ("auto", 16, 16, "full"),
+        ("auto", 17, 16, "sampled"),
+        ("auto", 2, 2, "full"),
+        ("auto", 3, 2, "sampled"),
+        ("full", 256, 16, "full"),
+        ("sampled", 4, 16, "sampled"),
+    ],
+)
 def test_auto_plan_is_full_up_to_the_intents_size_and_sampled_above(plan, nodes, full_max, want):
     assert checks_plans.resolve_plan(plan, nodes, full_max) == want
     assert verify_filters.FilterModule().filters()["verify_plan"](plan, str(nodes), str(full_max)) == want
@@ -147,6 +172,7 @@ def test_an_unknown_plan_names_what_is_allowed():
 
 def test_the_role_default_is_auto_and_the_intent_default_16():
     import yaml
+
     with open(os.path.join(REPO, "roles", "verify_fabric", "defaults", "main.yml")) as f:
         assert yaml.safe_load(f)["verify_fabric_ib_write_bw_plan"] == "auto"
     assert DEFAULTS["verify"]["full_plan_max_nodes"] == 16
@@ -154,6 +180,7 @@ def test_the_role_default_is_auto_and_the_intent_default_16():
 
 def test_retest_phases_are_validated_with_key_value_and_range():
     from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables as iv
+
     assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 3}) == []
     assert iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": "0"}) == []
     problems = iv.validate_host({"verify_fabric_ib_write_bw_retest_phases": 11})

@@ -16,14 +16,15 @@ def test_port_findings_name_node_device_and_switch_port():
     ports = [good_port("mlx5_0", state="DOWN", phys_state="Disabled"), good_port("mlx5_1", speed_gbps=200.0, width=2)]
     found = checks_ports.port_findings("node1", ports, PORTS["node1"], FABRIC)
     assert [(f["code"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
-        ("PORT_DOWN", "mlx5_0", "leaf1", "swp1"), ("PORT_SPEED", "mlx5_1", "leaf2", "swp1"),
-        ("PORT_WIDTH", "mlx5_1", "leaf2", "swp1")]
+        ("PORT_DOWN", "mlx5_0", "leaf1", "swp1"),
+        ("PORT_SPEED", "mlx5_1", "leaf2", "swp1"),
+        ("PORT_WIDTH", "mlx5_1", "leaf2", "swp1"),
+    ]
     assert found[0]["layer"] == "link"
 
 
 def test_missing_device_mtu_and_gid():
-    ports = [{"device": "mlx5_0", "present": False, "error": "IB device 'mlx5_0' wasn't found"},
-             good_port("mlx5_1", mtu=1500, gid=None, ipv4=[])]
+    ports = [{"device": "mlx5_0", "present": False, "error": "IB device 'mlx5_0' wasn't found"}, good_port("mlx5_1", mtu=1500, gid=None, ipv4=[])]
     found = {f["code"]: f for f in checks_ports.port_findings("node1", ports, PORTS["node1"], FABRIC)}
     assert set(found) == {"PORT_MISSING", "MTU_MISMATCH", "GID_MISSING"}
     assert found["MTU_MISMATCH"]["layer"] == "mtu" and found["MTU_MISMATCH"]["actual"] == 1500
@@ -38,14 +39,12 @@ def test_infiniband_ports_skip_roce_checks():
 
 def test_port_check_takes_the_nodes_findings_as_they_are():
     node1 = checks_ports.port_findings("node1", [good_port("mlx5_0"), good_port("mlx5_1", state="DOWN")], PORTS["node1"], FABRIC)
-    results = {"node1": {"ports": [], "findings": node1}, "node2": {"skipped": True},
-               "node3": {"ports": [], "findings": []}}
+    results = {"node1": {"ports": [], "findings": node1}, "node2": {"skipped": True}, "node3": {"ports": [], "findings": []}}
     found, check = checks_ports.port_check(results, PORTS)
     assert found == node1 and [f["code"] for f in found] == ["PORT_DOWN"]
     assert [c["name"] for c in check["cases"]] == ["node1 mlx5_0", "node1 mlx5_1", "node3 mlx5_0", "node3 mlx5_1"]
     down = check["cases"][1]
-    assert down == {"name": "node1 mlx5_1", "ok": False, "code": "PORT_DOWN", "message": node1[0]["message"],
-                    "findings": node1}
+    assert down == {"name": "node1 mlx5_1", "ok": False, "code": "PORT_DOWN", "message": node1[0]["message"], "findings": node1}
     assert check["cases"][0] == {"name": "node1 mlx5_0", "ok": True, "code": None, "message": None, "findings": []}
     assert check["passed"] is False and check["detail"] == "3/4 ports OK"
 
@@ -64,8 +63,18 @@ def test_port_check_without_results_has_no_check_and_a_result_without_findings_i
 def good_port(dev, node="node1", **kw):
     i = NODES.index(node) + 1
     r = int(dev[-1])
-    p = {"device": dev, "netdev": f"enp{65 + 16 * r}s0f0np0", "present": True, "state": "ACTIVE",
-         "phys_state": "LinkUp", "speed_gbps": 400.0, "width": 4, "mtu": 4200, "ipv4": [f"192.168.{100 + r}.{10 + i}"],
-         "gid_table": True, "gid": {"index": 3, "type": "RoCE v2", "ipv4": f"192.168.{100 + r}.{10 + i}"}}
+    p = {
+        "device": dev,
+        "netdev": f"enp{65 + 16 * r}s0f0np0",
+        "present": True,
+        "state": "ACTIVE",
+        "phys_state": "LinkUp",
+        "speed_gbps": 400.0,
+        "width": 4,
+        "mtu": 4200,
+        "ipv4": [f"192.168.{100 + r}.{10 + i}"],
+        "gid_table": True,
+        "gid": {"index": 3, "type": "RoCE v2", "ipv4": f"192.168.{100 + r}.{10 + i}"},
+    }
     p.update(kw)
     return p

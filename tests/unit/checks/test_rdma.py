@@ -1,4 +1,5 @@
 """Diagnosis rules and link localisation (module_utils/checks/rdma.py), on real tool outputs where they exist."""
+
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling
@@ -14,9 +15,19 @@ from checks.test_plans import FABRIC
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 NODES = [f"node{i}" for i in range(1, 5)]
-PORTS = {n: [{"device": f"mlx5_{r}", "netdev": f"enp{65 + 16 * r}s0f0np0",
-              "address": f"192.168.{100 + r}.{10 + i}/24", "switch": f"leaf{r + 1}", "switch_port": f"swp{i}"}
-             for r in range(2)] for i, n in enumerate(NODES, 1)}
+PORTS = {
+    n: [
+        {
+            "device": f"mlx5_{r}",
+            "netdev": f"enp{65 + 16 * r}s0f0np0",
+            "address": f"192.168.{100 + r}.{10 + i}/24",
+            "switch": f"leaf{r + 1}",
+            "switch_port": f"swp{i}",
+        }
+        for r in range(2)
+    ]
+    for i, n in enumerate(NODES, 1)
+}
 CABLING = cabling.cabling_index(PORTS)
 
 
@@ -30,13 +41,13 @@ def fixture(*parts):
 
 # ---------------------------------------------------------------- ib_write_bw
 
+
 def rounds_tests(bad=None, gbps_bad=150.0, errors=None, dev="mlx5_0"):
     """Every pair of NODES on one rail; tests touching ``bad`` get ``gbps_bad`` or ``errors``."""
     tests = []
     for k, rnd in enumerate(plans.round_robin(NODES)):
         for server, client in rnd:
-            t = {"round": k, "server": [server, dev], "client": [client, dev], "gbps": 385.0,
-                 "client_error": None, "server_error": None}
+            t = {"round": k, "server": [server, dev], "client": [client, dev], "gbps": 385.0, "client_error": None, "server_error": None}
             if bad in (server, client):
                 if errors:
                     side = "server" if server == bad else "client"
@@ -50,8 +61,7 @@ def rounds_tests(bad=None, gbps_bad=150.0, errors=None, dev="mlx5_0"):
 
 def test_low_bandwidth_is_localised_to_the_common_endpoint():
     found, evaluated = rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
-    assert [(f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) for f in found] == [
-        ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")]
+    assert [(f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) for f in found] == [("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")]
     assert found[0]["layer"] == "pfc"  # full speed link, a fraction of line rate
     assert sum(not t["ok"] for t in evaluated) == 3
 
@@ -69,13 +79,14 @@ def test_healthy_rounds_have_no_findings():
 def test_port_state_error_blames_the_side_that_printed_it():
     def errors(side):
         if side == "server":
-            return {"server_error": "Port number 1 state is Down; Couldn't set the link layer",
-                    "client_error": "Couldn't connect to 10.0.0.4:18515; Unable to init the socket connection"}
-        return {"client_error": "Port number 1 state is Down; Couldn't set the link layer",
-                "server_error": "killed after 13 s (no client connected)"}
+            return {
+                "server_error": "Port number 1 state is Down; Couldn't set the link layer",
+                "client_error": "Couldn't connect to 10.0.0.4:18515; Unable to init the socket connection",
+            }
+        return {"client_error": "Port number 1 state is Down; Couldn't set the link layer", "server_error": "killed after 13 s (no client connected)"}
+
     found, _ = rdma.rdma_findings(rounds_tests("node4", errors=errors), FABRIC, CABLING)
-    assert [(f["code"], f["node"], f["device"], f["switch_port"]) for f in found] == [
-        ("PORT_DOWN", "node4", "mlx5_0", "swp4")]
+    assert [(f["code"], f["node"], f["device"], f["switch_port"]) for f in found] == [("PORT_DOWN", "node4", "mlx5_0", "swp4")]
     assert "state is Down" in found[0]["message"]
 
 
@@ -84,6 +95,7 @@ def test_qp_failure_is_a_gid_problem_of_the_side_that_printed_it():
         mine = "Failed to modify QP 0x0128 to RTR; Unable to Connect the HCA's through the link"
         other = "Failed to exchange data between server and clients"
         return {f"{side}_error": mine, f"{'client' if side == 'server' else 'server'}_error": other}
+
     found, _ = rdma.rdma_findings(rounds_tests("node2", errors=errors), FABRIC, CABLING)
     assert [(f["code"], f["node"], f["layer"]) for f in found] == [("RDMA_QP_FAILED", "node2", "gid")]
 
@@ -101,8 +113,7 @@ def test_transport_retry_uses_port_check_hints_to_break_ties():
 
 
 def test_two_node_pair_is_inconclusive():
-    tests = [{"round": 0, "server": ["a", "mlx5_0"], "client": ["b", "mlx5_0"], "gbps": 100.0,
-              "client_error": None, "server_error": None}]
+    tests = [{"round": 0, "server": ["a", "mlx5_0"], "client": ["b", "mlx5_0"], "gbps": 100.0, "client_error": None, "server_error": None}]
     found, _ = rdma.rdma_findings(tests, FABRIC, {})
     assert [f["code"] for f in found] == ["RDMA_INCONCLUSIVE"] and found[0]["peer"]["node"] == "b"
 
@@ -116,6 +127,7 @@ def test_classify_real_perftest_errors():
 
 
 # ---------------------------------------------------------------- nccl (real NCCL logs)
+
 
 def run_from_logs(logs, busbw=95.0, error=None, test="all_reduce_perf"):
     return {"test": test, "busbw": busbw, "error": error, "logs": logs}
@@ -142,15 +154,14 @@ def test_real_log_without_gdr():
     log = parse_nccl_log(fixture("nccl_logs", "ibext_plugin_no_gdr.txt"))
     assert log["gdr"] is False
     hosts = {"node1": [{"device": d["device"]} for d in log["ib_devices"]]}
-    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts)
+    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10**4), FABRIC, hosts)
     assert [f["code"] for f in found] == ["NCCL_NO_GDR"] and found[0]["layer"] == "peermem"
-    assert checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10 ** 4), FABRIC, hosts, expect_gdr=False) == []
+    assert checks_nccl.nccl_findings(run_from_logs({"node1": log}, 10**4), FABRIC, hosts, expect_gdr=False) == []
 
 
 def test_real_completion_error_is_a_transport_retry():
     log = parse_nccl_log(fixture("nccl_logs", "error_completion_wrapped.txt"))
-    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, None, error="Test NCCL failure"), FABRIC,
-                                 {"node1": PORTS["node1"]})
+    found = checks_nccl.nccl_findings(run_from_logs({"node1": log}, None, error="Test NCCL failure"), FABRIC, {"node1": PORTS["node1"]})
     assert "NCCL_TRANSPORT_RETRY" in {f["code"] for f in found}
     assert "NCCL_BUSBW_LOW" not in {f["code"] for f in found}
 
@@ -175,13 +186,11 @@ def test_correlate_takes_the_port_checks_layer():
     bw = faults.finding("RDMA_BW_LOW", "y", node="node2", device="mlx5_1", check="ib_write_bw", layer="pfc")
     out = faults.correlate([port, bw])
     assert out[1]["layer"] == "link" and out[1]["related"] == ["PORT_SPEED"]
-    assert faults.summarize(out) == {"passed": False, "errors": 2, "warnings": 0,
-                                     "codes": {"PORT_SPEED": 1, "RDMA_BW_LOW": 1}}
+    assert faults.summarize(out) == {"passed": False, "errors": 2, "warnings": 0, "codes": {"PORT_SPEED": 1, "RDMA_BW_LOW": 1}}
 
 
 def test_split_log_by_host_handles_mpirun_tags():
-    text = ("[1,0]<stdout>:node1:11:12 [0] NCCL INFO Using network IB\n"
-            "node2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n")
+    text = "[1,0]<stdout>:node1:11:12 [0] NCCL INFO Using network IB\nnode2:21:22 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n# not a log line\n"
     out = checks_nccl.split_log_by_host(text)
     assert set(out) == {"node1", "node2"} and "NET/Socket" in out["node2"]
 
@@ -200,7 +209,8 @@ TANGLED = (
     "[1,0]<stdout>:# done\n"
     "[1,3]<stderr>:warn: late\n"
     "--------------------------------------------------------------------------\n"
-    "mpirun noticed nothing\n")
+    "mpirun noticed nothing\n"
+)
 
 
 def test_untangle_gives_each_rank_its_own_lines_back():
@@ -215,7 +225,8 @@ def test_untangle_gives_each_rank_its_own_lines_back():
         "node4:829:870 [0] NCCL INFO Using network IB",
         "warn: late",
         "--------------------------------------------------------------------------",
-        "mpirun noticed nothing"]
+        "mpirun noticed nothing",
+    ]
     # untagged text is left as it is (a line another process cut is lost there: nothing says whose it was)
     plain = "node1:1:2 [0] NCCL INFO Using network IB\r\nnoise\n"
     assert nccl_log.untangle_tagged(plain) == plain.replace("\r\n", "\n")
@@ -229,20 +240,34 @@ def test_a_log_line_cut_by_another_ranks_chunk_still_counts_its_nics():
     assert set(logs) == {"node1", "node4"}
     assert [d["device"] for d in logs["node1"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
     assert [d["device"] for d in logs["node4"]["ib_devices"]] == ["mlx5_0", "mlx5_1"]
-    hosts = {n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"},
-                 {"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}] for n in logs}
+    hosts = {n: [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}, {"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}] for n in logs}
     run = {"test": "all_gather_perf", "busbw": 90.0, "logs": logs}
     assert [f["code"] for f in checks_nccl.nccl_findings(run, FABRIC, hosts, expect_gdr=False)] == []
 
 
 def test_round_tests_pair_each_client_with_its_servers_rail():
-    logs = {"node1": [{"round": 0, "role": "client", "peer": "node2",
-                       "results": [{"device": "mlx5_0", "gbps": 390.0, "error": None},
-                                   {"device": "mlx5_1", "gbps": None, "error": "exit status 1"}]}],
-            "node2": [{"round": 0, "role": "server", "results": [{"device": "mlx5_1", "error": "Port number 1 state is Down"}]},
-                      {"round": 1, "role": "server", "results": [{"device": "mlx5_0", "error": "other round"}]}]}
+    logs = {
+        "node1": [
+            {
+                "round": 0,
+                "role": "client",
+                "peer": "node2",
+                "results": [{"device": "mlx5_0", "gbps": 390.0, "error": None}, {"device": "mlx5_1", "gbps": None, "error": "exit status 1"}],
+            }
+        ],
+        "node2": [
+            {"round": 0, "role": "server", "results": [{"device": "mlx5_1", "error": "Port number 1 state is Down"}]},
+            {"round": 1, "role": "server", "results": [{"device": "mlx5_0", "error": "other round"}]},
+        ],
+    }
     assert rdma.round_tests(logs) == [
-        {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 390.0,
-         "client_error": None, "server_error": None},
-        {"round": 0, "client": ["node1", "mlx5_1"], "server": ["node2", "mlx5_1"], "gbps": None,
-         "client_error": "exit status 1", "server_error": "Port number 1 state is Down"}]
+        {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 390.0, "client_error": None, "server_error": None},
+        {
+            "round": 0,
+            "client": ["node1", "mlx5_1"],
+            "server": ["node2", "mlx5_1"],
+            "gbps": None,
+            "client_error": "exit status 1",
+            "server_error": "Port number 1 state is Down",
+        },
+    ]

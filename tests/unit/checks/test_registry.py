@@ -3,6 +3,7 @@
 Adding a check is its module and one line in CHECKS (and, when it runs on the nodes, one in PHASES):
 a check registered here appears in the report's summary and JUnit XML without a change to the
 action; the tables agree with the role's argument spec, defaults and task files."""
+
 import os
 from unittest import mock
 from xml.etree import ElementTree as ET
@@ -31,20 +32,27 @@ def _spec():
 
 # ---------------------------------------------------------------- adding a check: one module, one line
 
+
 def _fake_report(ctx):
     """A new check's report: one case per node, failing where the node's result says so."""
     results = {n: ctx.data[n].get("verify_fabric_fake") for n in ctx.nodes}
     if not any(results.values()):
         return [], {}
     found = [ctx_finding(n) for n, r in results.items() if r == "bad"]
-    cases = [{"name": f"{n} fake", "ok": results[n] != "bad", "code": "FAKE_BAD" if results[n] == "bad" else None,
-              "message": "the fake check failed" if results[n] == "bad" else None} for n in ctx.nodes]
+    cases = [
+        {
+            "name": f"{n} fake",
+            "ok": results[n] != "bad",
+            "code": "FAKE_BAD" if results[n] == "bad" else None,
+            "message": "the fake check failed" if results[n] == "bad" else None,
+        }
+        for n in ctx.nodes
+    ]
     return found, {"fake": {"passed": not found, "detail": f"{len(found)} bad node(s)", "cases": cases}}
 
 
 def ctx_finding(node):
-    return {"code": "FAKE_BAD", "severity": "error", "layer": "fake", "node": node, "device": None,
-            "message": f"{node}: the fake check failed"}
+    return {"code": "FAKE_BAD", "severity": "error", "layer": "fake", "node": node, "device": None, "message": f"{node}: the fake check failed"}
 
 
 def test_a_registered_check_appears_in_the_report_without_touching_the_action(tmp_path):
@@ -74,7 +82,9 @@ def test_the_checks_report_in_the_registry_order():
         def report(ctx):
             seen.append((name, len(ctx.findings)))
             return [ctx_finding(name)], {name: {"passed": False, "detail": name}}
+
         return report
+
     checks = tuple(registry.Check(n, probe(n)) for n in ("b", "a", "c"))
     findings, out = registry.run(registry.Inputs(NODES, {n: {} for n in NODES}, FABRIC), checks)
     assert seen == [("b", 0), ("a", 1), ("c", 2)] and list(out) == ["b", "a", "c"]
@@ -84,12 +94,14 @@ def test_the_checks_report_in_the_registry_order():
 def test_an_unreadable_input_fails_the_report_with_its_message():
     def broken(ctx):
         raise registry.Unreadable("the fake results could not be read: node1")
+
     with mock.patch.object(registry, "CHECKS", (registry.Check("fake", broken),)):
         res = run_report(NODES, node_hostvars())
     assert res["failed"] is True and res["msg"] == "verify_report: the fake results could not be read: node1"
 
 
 # ---------------------------------------------------------------- the tables agree with the role
+
 
 def test_every_selectable_check_is_a_choice_of_verify_fabric_checks_and_back():
     choices = _spec()["verify_fabric_checks"]["choices"]
@@ -99,20 +111,27 @@ def test_every_selectable_check_is_a_choice_of_verify_fabric_checks_and_back():
 
 def test_the_role_defaults_are_the_registry_s():
     defaults = _yaml("defaults", "main.yml")
-    assert sorted(defaults["verify_fabric_checks"]) == sorted(c.name for c in registry.CHECKS
-                                                             if c.selectable and c.default)
-    assert sorted(defaults["verify_fabric_benchmark_checks"]) == sorted(c.name for c in registry.CHECKS
-                                                                       if c.selectable and c.benchmark)
+    assert sorted(defaults["verify_fabric_checks"]) == sorted(c.name for c in registry.CHECKS if c.selectable and c.default)
+    assert sorted(defaults["verify_fabric_benchmark_checks"]) == sorted(c.name for c in registry.CHECKS if c.selectable and c.benchmark)
 
 
 def test_the_action_reads_every_node_result_a_check_reads():
-    assert set(registry.node_results()) == {"rdma_ports", "verify_fabric_port_result", "verify_fabric_rdma_log",
-                                            "verify_fabric_nccl_expected", "verify_fabric_nccl_conf",
-                                            "verify_fabric_incast_log", "verify_fabric_readiness",
-                                            "verify_fabric_cabling", "verify_fabric_link_health",
-                                            "verify_fabric_bench_log", "verify_fabric_gdrcopy",
-                                            "verify_fabric_nccl_tuned", "verify_fabric_nccl_loopback",
-                                            "verify_fabric_nccl_series"}
+    assert set(registry.node_results()) == {
+        "rdma_ports",
+        "verify_fabric_port_result",
+        "verify_fabric_rdma_log",
+        "verify_fabric_nccl_expected",
+        "verify_fabric_nccl_conf",
+        "verify_fabric_incast_log",
+        "verify_fabric_readiness",
+        "verify_fabric_cabling",
+        "verify_fabric_link_health",
+        "verify_fabric_bench_log",
+        "verify_fabric_gdrcopy",
+        "verify_fabric_nccl_tuned",
+        "verify_fabric_nccl_loopback",
+        "verify_fabric_nccl_series",
+    }
 
 
 def test_every_selectable_check_has_a_phase_and_every_phase_a_task_file():
@@ -141,9 +160,16 @@ def test_the_phases_of_the_default_checks_in_order():
     defaults = _yaml("defaults", "main.yml")["verify_fabric_checks"]
     phases = FilterModule().filters()["verify_phases"](defaults)
     assert [(p["tasks"], p["mark"], p["window"]) for p in phases] == [
-        ("ports.yml", "ports", ""), ("link_health.yml", None, "start"), ("readiness.yml", "readiness", ""),
-        ("launchers.yml", None, ""), ("cabling.yml", "cabling", ""), ("rdma.yml", "ib_write_bw", ""),
-        ("incast.yml", "incast", ""), ("nccl.yml", "nccl", ""), ("link_health.yml", None, "end")]
+        ("ports.yml", "ports", ""),
+        ("link_health.yml", None, "start"),
+        ("readiness.yml", "readiness", ""),
+        ("launchers.yml", None, ""),
+        ("cabling.yml", "cabling", ""),
+        ("rdma.yml", "ib_write_bw", ""),
+        ("incast.yml", "incast", ""),
+        ("nccl.yml", "nccl", ""),
+        ("link_health.yml", None, "end"),
+    ]
     assert phases[0]["title"] == "Check the RDMA ports"  # tests/integration/test_verify.py waits for it
     rdma = next(p for p in phases if p["tasks"] == "rdma.yml")
     assert (rdma["min_hosts"], rdma["checks"]) == (2, ["ib_write_bw", "ib_send_bw", "ib_write_lat", "gpudirect"])

@@ -1,6 +1,7 @@
 """The scheduler's topology from the cabling LLDP observed (module_utils/checks/sched_topology.py, filter
 sched_topology): Slurm topology.conf (tree, block), topology.yaml, Kueue Topology + ResourceFlavor + node
 labels, validated against Kueue v0.19.2's CRDs; refused while a cabling finding is open."""
+
 import copy
 import gzip
 import os
@@ -25,14 +26,22 @@ def nb(name, port):
 
 def rail_optimised():
     """The lab's shape: rail r of every node on leaf r+1, each leaf two uplinks to spine1."""
-    hosts = {n: [{"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": f"swp{i}"},
-                 {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": f"Ethernet{(i - 1) * 8}"}]
-             for i, n in enumerate(NODES, 1)}
-    uplinks = {"leaf1": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}],
-               "leaf2": [{"port": "Ethernet32", "peer": "spine1", "peer_port": "Ethernet2/1"}]}
-    reads = {"leaf1": {"neighbors": {f"swp{i}": [nb(n, "eth1")] for i, n in enumerate(NODES, 1)}},
-             "leaf2": {"neighbors": {f"Ethernet{(i - 1) * 8}": [nb(n, "eth2")] for i, n in enumerate(NODES, 1)}},
-             "spine1": {"neighbors": {"Ethernet1/1": [nb("leaf1", "swp5")], "Ethernet2/1": [nb("leaf2", "Ethernet32")]}}}
+    hosts = {
+        n: [
+            {"device": "mlx5_0", "netdev": "eth1", "switch": "leaf1", "switch_port": f"swp{i}"},
+            {"device": "mlx5_1", "netdev": "eth2", "switch": "leaf2", "switch_port": f"Ethernet{(i - 1) * 8}"},
+        ]
+        for i, n in enumerate(NODES, 1)
+    }
+    uplinks = {
+        "leaf1": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}],
+        "leaf2": [{"port": "Ethernet32", "peer": "spine1", "peer_port": "Ethernet2/1"}],
+    }
+    reads = {
+        "leaf1": {"neighbors": {f"swp{i}": [nb(n, "eth1")] for i, n in enumerate(NODES, 1)}},
+        "leaf2": {"neighbors": {f"Ethernet{(i - 1) * 8}": [nb(n, "eth2")] for i, n in enumerate(NODES, 1)}},
+        "spine1": {"neighbors": {"Ethernet1/1": [nb("leaf1", "swp5")], "Ethernet2/1": [nb("leaf2", "Ethernet32")]}},
+    }
     reads["leaf1"]["neighbors"]["swp5"] = [nb("spine1", "Ethernet1/1")]
     reads["leaf2"]["neighbors"]["Ethernet32"] = [nb("spine1", "Ethernet2/1")]
     host_reads = {n: {"macs": {}, "names": [n], "lldpctl": None, "host_lldp": False} for n in NODES}
@@ -41,13 +50,17 @@ def rail_optimised():
 
 def top_of_rack():
     """Two racks: node1-2 on tor1, node3-4 on tor2, both tors under spine1 and spine2."""
-    hosts = {n: [{"device": "mlx5_0", "netdev": "eth1", "switch": "tor1" if i <= 2 else "tor2",
-                  "switch_port": f"swp{i}"}] for i, n in enumerate(NODES, 1)}
-    uplinks = {t: [{"port": "swp51", "peer": "spine1", "peer_port": f"swp{k}"},
-                   {"port": "swp52", "peer": "spine2", "peer_port": f"swp{k}"}] for k, t in enumerate(("tor1", "tor2"), 1)}
-    reads = {"tor1": {"neighbors": {"swp1": [nb("node1", "eth1")], "swp2": [nb("node2", "eth1")]}},
-             "tor2": {"neighbors": {"swp3": [nb("node3", "eth1")], "swp4": [nb("node4", "eth1")]}},
-             "spine1": {"neighbors": {}}, "spine2": {"neighbors": {}}}
+    hosts = {n: [{"device": "mlx5_0", "netdev": "eth1", "switch": "tor1" if i <= 2 else "tor2", "switch_port": f"swp{i}"}] for i, n in enumerate(NODES, 1)}
+    uplinks = {
+        t: [{"port": "swp51", "peer": "spine1", "peer_port": f"swp{k}"}, {"port": "swp52", "peer": "spine2", "peer_port": f"swp{k}"}]
+        for k, t in enumerate(("tor1", "tor2"), 1)
+    }
+    reads = {
+        "tor1": {"neighbors": {"swp1": [nb("node1", "eth1")], "swp2": [nb("node2", "eth1")]}},
+        "tor2": {"neighbors": {"swp3": [nb("node3", "eth1")], "swp4": [nb("node4", "eth1")]}},
+        "spine1": {"neighbors": {}},
+        "spine2": {"neighbors": {}},
+    }
     for k, t in enumerate(("tor1", "tor2"), 1):
         reads[t]["neighbors"].update({"swp51": [nb("spine1", f"swp{k}")], "swp52": [nb("spine2", f"swp{k}")]})
         reads["spine1"]["neighbors"][f"swp{k}"] = [nb(t, "swp51")]
@@ -66,18 +79,26 @@ def test_hostlist_is_slurms_range_form():
 def test_a_top_of_rack_fabric_is_one_switch_per_rack_under_its_spines():
     files = sched_topology(top_of_rack())
     conf = [ln for ln in files["slurm/topology.conf"].splitlines() if not ln.startswith("#")]
-    assert conf == ["SwitchName=tor1 Nodes=node[1-2]", "SwitchName=tor2 Nodes=node[3-4]",
-                    "SwitchName=spine1_spine2 Switches=tor1,tor2"]
+    assert conf == ["SwitchName=tor1 Nodes=node[1-2]", "SwitchName=tor2 Nodes=node[3-4]", "SwitchName=spine1_spine2 Switches=tor1,tor2"]
     block = [ln for ln in files["slurm/topology-block.conf"].splitlines() if not ln.startswith("#")]
     assert block == ["BlockName=tor1 Nodes=node[1-2]", "BlockName=tor2 Nodes=node[3-4]", "BlockSizes=2"]
     docs = yaml.safe_load(files["slurm/topology.yaml"])
-    assert docs[0] == {"topology": "linerate-tree", "cluster_default": True, "tree": {"switches": [
-        {"switch": "tor1", "nodes": "node[1-2]"}, {"switch": "tor2", "nodes": "node[3-4]"},
-        {"switch": "spine1_spine2", "children": "tor1,tor2"}]}}
-    assert docs[1]["block"] == {"block_sizes": [2], "blocks": [{"block": "tor1", "nodes": "node[1-2]"},
-                                                              {"block": "tor2", "nodes": "node[3-4]"}]}
-    assert "kubectl label node node3 --overwrite linerate.fabric/fabric=linerate linerate.fabric/topology-block=tor2 " \
-           "linerate.fabric/topology-spine=spine1_spine2" in files["kueue/node-labels.sh"]
+    assert docs[0] == {
+        "topology": "linerate-tree",
+        "cluster_default": True,
+        "tree": {
+            "switches": [
+                {"switch": "tor1", "nodes": "node[1-2]"},
+                {"switch": "tor2", "nodes": "node[3-4]"},
+                {"switch": "spine1_spine2", "children": "tor1,tor2"},
+            ]
+        },
+    }
+    assert docs[1]["block"] == {"block_sizes": [2], "blocks": [{"block": "tor1", "nodes": "node[1-2]"}, {"block": "tor2", "nodes": "node[3-4]"}]}
+    assert (
+        "kubectl label node node3 --overwrite linerate.fabric/fabric=linerate linerate.fabric/topology-block=tor2 "
+        "linerate.fabric/topology-spine=spine1_spine2" in files["kueue/node-labels.sh"]
+    )
 
 
 def test_a_rail_optimised_unit_is_one_group_of_every_rail_leaf():
@@ -99,10 +120,15 @@ def test_kueue_objects_validate_against_kueue_v0_19_2():
     objs = list(yaml.safe_load_all(files["kueue/topology.yaml"]))
     assert [o["kind"] for o in objs] == ["Topology", "ResourceFlavor"]
     assert [lv["nodeLabel"] for lv in objs[0]["spec"]["levels"]] == [
-        "linerate.fabric/topology-spine", "linerate.fabric/topology-block", "kubernetes.io/hostname"]
+        "linerate.fabric/topology-spine",
+        "linerate.fabric/topology-block",
+        "kubernetes.io/hostname",
+    ]
     assert objs[1]["spec"] == {"nodeLabels": {"linerate.fabric/fabric": "gpu-fabric"}, "topologyName": "gpu-fabric"}
-    schemas = {"Topology": _crd_schema("sched_topology/kueue.x-k8s.io_topologies.yaml.gz", "v1beta2"),
-               "ResourceFlavor": _crd_schema("k8s/kueue.x-k8s.io_resourceflavors.yaml.gz", "v1beta2")}
+    schemas = {
+        "Topology": _crd_schema("sched_topology/kueue.x-k8s.io_topologies.yaml.gz", "v1beta2"),
+        "ResourceFlavor": _crd_schema("k8s/kueue.x-k8s.io_resourceflavors.yaml.gz", "v1beta2"),
+    }
     for o in objs:
         assert o["apiVersion"] == "kueue.x-k8s.io/v1beta2"
         errors = list(jsonschema.Draft7Validator(schemas[o["kind"]]).iter_errors(o))
@@ -145,8 +171,7 @@ def test_a_node_moved_to_another_rack_moves_in_the_topology_not_as_the_inventory
     observed = cabling.observed_map(inputs["hosts"], inputs["uplinks"], nbs, inputs["host_reads"])
     g = topo.groups_of(observed, NODES)
     assert g["groups"] == {"tor1": ["node1"], "tor2": ["node2", "node3", "node4"]}
-    assert topo.slurm_tree(g) == ["SwitchName=tor1 Nodes=node1", "SwitchName=tor2 Nodes=node[2-4]",
-                                  "SwitchName=spine1_spine2 Switches=tor1,tor2"]
+    assert topo.slurm_tree(g) == ["SwitchName=tor1 Nodes=node1", "SwitchName=tor2 Nodes=node[2-4]", "SwitchName=spine1_spine2 Switches=tor1,tor2"]
     assert topo.block_sizes(g) == [1, 2]
 
 
@@ -155,8 +180,7 @@ def test_refused_for_an_unread_switch_and_an_unobserved_node():
     inputs["switch_reads"]["leaf2"] = {"failed": True, "msg": "timeout"}
     with pytest.raises(AnsibleFilterError, match=r"CABLE_UNVERIFIED: leaf2: LLDP neighbours could not be read"):
         sched_topology(inputs)
-    observed = {"hosts": {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}, "links": [],
-                "read": ["leaf1"], "unread": []}
+    observed = {"hosts": {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}, "links": [], "read": ["leaf1"], "unread": []}
     with pytest.raises(topo.TopologyRefused, match="node2: LLDP shows them on no switch"):
         topo.render(observed, [], ["node1", "node2"])
     with pytest.raises(topo.TopologyRefused, match="switches leaf2: LLDP not read"):
@@ -170,11 +194,12 @@ def test_options_are_checked():
         sched_topology(rail_optimised(), {"name": "GPU fabric"})
     with pytest.raises(AnsibleFilterError, match="inputs need hosts"):
         sched_topology({})
-    assert sched_topology(rail_optimised()) == sched_topology(rail_optimised())   # same cabling, same text
+    assert sched_topology(rail_optimised()) == sched_topology(rail_optimised())  # same cabling, same text
 
 
 def test_templated_strings_render_as_plain_text():
     class Tagged(str):
         """What Ansible's templating hands a filter (a str subclass the YAML dumper refuses)."""
+
     files = sched_topology(rail_optimised(), {"name": Tagged("gpu-fabric")})
     assert yaml.safe_load_all(files["kueue/topology.yaml"]).__next__()["metadata"]["name"] == "gpu-fabric"

@@ -1,4 +1,5 @@
 """Thresholds of the verification (module_utils/checks/thresholds.py), read from what the intent publishes."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds

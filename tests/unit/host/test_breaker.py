@@ -1,6 +1,7 @@
 """The drain budget and its circuit breaker (issue 35): allowances, the trip before any drain, a breaker that
 stays tripped until reset, the durable state (0600, atomic, never forgotten when unreadable), node_drain
 holding and freezing, and the drain_breaker module."""
+
 import json
 import os
 import stat
@@ -32,13 +33,16 @@ def unseen(node):
     return faults.finding("NODE_NOT_VERIFIED", "x", node=node, reason="unreachable")
 
 
-@pytest.mark.parametrize("count,percent,fleet,want", [
-    (10, 5, 4, 1),        # a small cluster can always drain one node
-    (10, 5, 2000, 10),    # the count is lower
-    (1000, 5, 2000, 100),  # the percentage is lower
-    (10, 50, 4, 2),
-    (3, 100, 0, 1),
-])
+@pytest.mark.parametrize(
+    "count,percent,fleet,want",
+    [
+        (10, 5, 4, 1),  # a small cluster can always drain one node
+        (10, 5, 2000, 10),  # the count is lower
+        (1000, 5, 2000, 100),  # the percentage is lower
+        (10, 50, 4, 2),
+        (3, 100, 0, 1),
+    ],
+)
 def test_allowance(count, percent, fleet, want):
     assert breaker.allowance(count, percent, fleet) == want
 
@@ -50,8 +54,7 @@ def test_one_own_fault_drains_within_the_budget():
 
 
 def test_two_unreachable_of_four_trip_the_breaker_and_drain_nothing():
-    d = breaker.plan([unseen("node3"), unseen("node4"), flap("node2")], breaker.empty_state(), {}, 4, select,
-                     now=NOW)
+    d = breaker.plan([unseen("node3"), unseen("node4"), flap("node2")], breaker.empty_state(), {}, 4, select, now=NOW)
     assert d["breaker"]["tripped"] and d["tripped_now"] and d["drain"] == []
     assert d["unseen"] == ["node3", "node4"] and "per-run budget of 1" in d["breaker"]["reason"]
     assert d["held"]["node2"].startswith("the drain breaker is tripped")
@@ -61,8 +64,7 @@ def test_two_unreachable_of_four_trip_the_breaker_and_drain_nothing():
 
 
 def test_draining_off_trips_nothing_and_holds_the_candidates():
-    d = breaker.plan([unseen("node3"), unseen("node4"), flap("node2")], breaker.empty_state(), {}, 4, select,
-                     enabled=False, now=NOW)
+    d = breaker.plan([unseen("node3"), unseen("node4"), flap("node2")], breaker.empty_state(), {}, 4, select, enabled=False, now=NOW)
     assert not d["breaker"]["tripped"] and d["drain"] == [] and "draining is off" in d["held"]["node2"]
     assert breaker.breaker_finding(d, faults.finding) == []
 
@@ -115,8 +117,7 @@ def test_a_tripped_breaker_stays_tripped_until_reset(tmp_path):
     assert d2["breaker"]["since"] == breaker.now_stamp(NOW)
     # reset: closed, who and when kept; a second reset changes nothing
     state, changed = breaker.reset(breaker.load(path), "ops", now=NOW + 120)
-    assert changed and state["breaker"] == {"tripped": False, "reset_at": breaker.now_stamp(NOW + 120),
-                                            "reset_by": "ops"}
+    assert changed and state["breaker"] == {"tripped": False, "reset_at": breaker.now_stamp(NOW + 120), "reset_by": "ops"}
     assert state["events"][-1]["action"] == "reset" and "budget" in state["events"][-1]["was"]["reason"]
     breaker.save(path, state)
     assert breaker.reset(breaker.load(path), "ops")[1] is False
@@ -126,14 +127,12 @@ def test_a_tripped_breaker_stays_tripped_until_reset(tmp_path):
 
 def test_record_keeps_drains_returns_and_the_held_set():
     d = breaker.plan([flap("node2")], breaker.empty_state(), {}, 4, select, now=NOW)
-    state, changed = breaker.record(breaker.empty_state(), d, drained=["node2"],
-                                    reasons={"node2": "linerate: LINK_FLAP mlx5_1"}, now=NOW)
+    state, changed = breaker.record(breaker.empty_state(), d, drained=["node2"], reasons={"node2": "linerate: LINK_FLAP mlx5_1"}, now=NOW)
     assert changed and state["drained"]["node2"]["reason"] == "linerate: LINK_FLAP mlx5_1"
     assert [e["action"] for e in state["events"]] == ["drain"]
     # drained again (a reason update): no second drain event, the first time kept
     again, _ = breaker.record(state, d, drained=["node2"], reasons={"node2": "linerate: X"}, now=NOW + 10)
-    assert [e["action"] for e in again["events"]] == ["drain"] and again["drained"]["node2"]["at"] == \
-        breaker.now_stamp(NOW)
+    assert [e["action"] for e in again["events"]] == ["drain"] and again["drained"]["node2"]["at"] == breaker.now_stamp(NOW)
     back, changed = breaker.record(again, d, returned=["node2"], now=NOW + 20)
     assert changed and back["drained"] == {} and [e["action"] for e in back["events"]] == ["drain", "return"]
     assert breaker.record(back, d, now=NOW + 30) == (back, False)
@@ -161,24 +160,32 @@ def test_an_unreadable_state_is_an_error_never_an_empty_state(tmp_path, text):
 
 def test_the_validation_refuses_a_bad_budget_naming_the_key():
     from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-    probs = schema.validate_fabric({"remediation": {"budget": {"max_percent_per_run": 0, "window_hours": "24",
-                                                               "max_nodes_per_run": 30, "nope": 1},
-                                                    "attribution": {"min_nodes": 1},
-                                                    "drain_codes": ["NODE_NOT_VERIFIED", "LEAF_SUSPECT"]}})
+
+    probs = schema.validate_fabric(
+        {
+            "remediation": {
+                "budget": {"max_percent_per_run": 0, "window_hours": "24", "max_nodes_per_run": 30, "nope": 1},
+                "attribution": {"min_nodes": 1},
+                "drain_codes": ["NODE_NOT_VERIFIED", "LEAF_SUSPECT"],
+            }
+        }
+    )
     text = "\n".join(probs)
-    for want in ("fabric.remediation.budget.max_percent_per_run: 0 is not allowed (allowed: an integer 1..100)",
-                 "fabric.remediation.budget.window_hours: '24' is not allowed",
-                 "fabric.remediation.budget.max_nodes_per_run: 30 is not allowed (allowed: at most "
-                 "fabric.remediation.budget.max_nodes_per_window (20)",
-                 "fabric.remediation.budget.nope: 1 is not allowed (unknown key",
-                 "fabric.remediation.attribution.min_nodes: 1 is not allowed (allowed: an integer 2..100000)",
-                 "fabric.remediation.drain_codes[0]: 'NODE_NOT_VERIFIED' is not allowed",
-                 "fabric.remediation.drain_codes[1]: 'LEAF_SUSPECT' is not allowed"):
+    for want in (
+        "fabric.remediation.budget.max_percent_per_run: 0 is not allowed (allowed: an integer 1..100)",
+        "fabric.remediation.budget.window_hours: '24' is not allowed",
+        "fabric.remediation.budget.max_nodes_per_run: 30 is not allowed (allowed: at most fabric.remediation.budget.max_nodes_per_window (20)",
+        "fabric.remediation.budget.nope: 1 is not allowed (unknown key",
+        "fabric.remediation.attribution.min_nodes: 1 is not allowed (allowed: an integer 2..100000)",
+        "fabric.remediation.drain_codes[0]: 'NODE_NOT_VERIFIED' is not allowed",
+        "fabric.remediation.drain_codes[1]: 'LEAF_SUSPECT' is not allowed",
+    ):
         assert want in text, text
     assert schema.validate_fabric({"remediation": {"budget": {"max_nodes_per_run": 20}}}) == []
 
 
 # ---------------------------------------------------------------- node_drain holds and freezes
+
 
 @pytest.fixture()
 def sim(tmp_path, monkeypatch):
@@ -190,6 +197,7 @@ def sim(tmp_path, monkeypatch):
             return 0, schedsim.scontrol(args), ""
         except schedsim.Exit as e:
             return e.rc, e.out, e.err
+
     return Tools({"scontrol": tool})
 
 
@@ -206,8 +214,7 @@ def drain_run(capsys, tools, nodes, **kw):
 
 def test_a_tripped_breaker_drains_and_returns_nobody(sim, capsys):
     schedsim.scontrol(["update", "NodeName=node1", "State=DRAIN", "Reason=linerate: PORT_DOWN mlx5_0"])
-    nodes = [{"name": "node1", "findings": [], "verified": True},
-             {"name": "node2", "findings": [FLAP], "verified": True}]
+    nodes = [{"name": "node1", "findings": [], "verified": True}, {"name": "node2", "findings": [FLAP], "verified": True}]
     res = drain_run(capsys, sim, nodes, breaker_tripped=True)
     assert not res["changed"] and res["commands"] == [] and sorted(res["held"]) == ["node1", "node2"]
     assert "breaker" in res["nodes"]["node2"]["note"]
@@ -228,20 +235,23 @@ def test_explained_findings_never_drain_and_the_node_is_not_returned(sim, capsys
     schedsim.scontrol(["update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"])
     explained = dict(FLAP, explained_by="leaf2")
     nv = {"code": "NODE_NOT_VERIFIED", "severity": "error", "node": "node3"}
-    res = drain_run(capsys, sim, [{"name": "node2", "findings": [explained], "verified": True},
-                                  {"name": "node3", "findings": [nv], "verified": False}],
-                    drain_codes=["LINK_FLAP"])
+    res = drain_run(
+        capsys,
+        sim,
+        [{"name": "node2", "findings": [explained], "verified": True}, {"name": "node3", "findings": [nv], "verified": False}],
+        drain_codes=["LINK_FLAP"],
+    )
     assert res["commands"] == [] and "DRAIN" in slurm("node2")["flags"] and slurm("node3")["state"] == "IDLE"
     assert "not its own" in res["nodes"]["node2"]["note"]
 
 
 def test_node_drain_refuses_a_code_that_never_drains(sim, capsys):
-    res = run_module(node_drain.main, {"scheduler": "slurm", "nodes": [], "drain_codes": ["NODE_NOT_VERIFIED"]},
-                     sim, capsys)
+    res = run_module(node_drain.main, {"scheduler": "slurm", "nodes": [], "drain_codes": ["NODE_NOT_VERIFIED"]}, sim, capsys)
     assert res["failed"] and "NODE_NOT_VERIFIED' never drains" in res["msg"]
 
 
 # ---------------------------------------------------------------- drain_breaker
+
 
 def breaker_run(capsys, check=False, **args):
     return run_module(drain_breaker.main, args, Tools({}), capsys, check=check, diff=True)

@@ -1,4 +1,5 @@
 """mlxconfig module: exact argv, changed, check mode, idempotence, reset and its verification."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
@@ -12,8 +13,7 @@ QUERY = ["mlxconfig", "-d", PCI, "-e", "q"]
 SET = ["mlxconfig", "-d", PCI, "-y", "set", "ADVANCED_PCI_SETTINGS=1", "LINK_TYPE_P1=ETH"]
 FWQ = ["mlxfwreset", "-d", PCI, "q"]
 RESET = ["mlxfwreset", "-d", PCI, "-l", "3", "-y", "reset"]
-STAGES = {"defaults": "query_cx7_ib_defaults.txt", "pending": "query_cx7_eth_pending.txt",
-          "applied": "query_cx7_eth_applied.txt"}
+STAGES = {"defaults": "query_cx7_ib_defaults.txt", "pending": "query_cx7_eth_pending.txt", "applied": "query_cx7_eth_applied.txt"}
 
 
 class Card:
@@ -187,17 +187,20 @@ def test_bad_pci_address_fails_before_running_anything(capsys):
     assert out["failed"] is True and "PCI address" in out["msg"] and tools.calls == []
 
 
-@pytest.mark.parametrize("want,cell,same", [
-    ("ETH", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
-    ("eth", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
-    (2, {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
-    ("ETH(2)", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
-    (True, {"raw": "True(1)", "label": "True", "value": 1}, True),
-    (False, {"raw": "True(1)", "label": "True", "value": 1}, False),
-    (8, {"raw": "8", "label": None, "value": 8}, True),
-    ("IB", {"raw": "ETH(2)", "label": "ETH", "value": 2}, False),
-    ("force_relax", {"raw": "force_relax(1)", "label": "force_relax", "value": 1}, True),
-])
+@pytest.mark.parametrize(
+    "want,cell,same",
+    [
+        ("ETH", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
+        ("eth", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
+        (2, {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
+        ("ETH(2)", {"raw": "ETH(2)", "label": "ETH", "value": 2}, True),
+        (True, {"raw": "True(1)", "label": "True", "value": 1}, True),
+        (False, {"raw": "True(1)", "label": "True", "value": 1}, False),
+        (8, {"raw": "8", "label": None, "value": 8}, True),
+        ("IB", {"raw": "ETH(2)", "label": "ETH", "value": 2}, False),
+        ("force_relax", {"raw": "force_relax(1)", "label": "force_relax", "value": 1}, True),
+    ],
+)
 def test_value_matching(want, cell, same):
     assert connectx.matches(want, cell) is same
 

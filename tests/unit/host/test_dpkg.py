@@ -1,5 +1,6 @@
 """dpkg_hold: one dpkg-query for every package, one dpkg --set-selections for those not held,
 unknown packages held too, check mode, and a failing dpkg named."""
+
 import json
 
 import pytest
@@ -84,14 +85,14 @@ def test_check_mode_writes_nothing_and_diff_shows_selections(capsys):
 def test_failing_set_selections_fails_with_dpkgs_words(capsys):
     result, _ = run(capsys, Dpkg({"rdma-core": "ii "}, set_rc=2), ["rdma-core"])
     assert result["failed"] is True
-    assert result["msg"] == ("dpkg --set-selections exited 2: dpkg: error: unable to access the dpkg "
-                             "database directory /var/lib/dpkg")
+    assert result["msg"] == ("dpkg --set-selections exited 2: dpkg: error: unable to access the dpkg database directory /var/lib/dpkg")
 
 
 def test_query_error_that_is_not_unknown_package_fails(capsys):
     class Broken(Dpkg):
         def query(self, args):
             return 2, "", "dpkg-query: error: parsing file '/var/lib/dpkg/status' near line 4\n"
+
     result, calls = run(capsys, Broken({}), ["rdma-core"])
     assert result["failed"] is True and "parsing file '/var/lib/dpkg/status'" in result["msg"]
     assert len(calls) == 1

@@ -1,5 +1,6 @@
 """node_drain: the exact scontrol / kubectl argv, check mode, idempotence, return to service only of what
 linerate drained, a foreign drain or cordon left alone; the lab's stand-ins answer as the real tools do."""
+
 import json
 import os
 import sys
@@ -29,13 +30,14 @@ def sim(tmp_path, monkeypatch):
                 return 0, {"scontrol": schedsim.scontrol, "kubectl": schedsim.kubectl}[name](args), ""
             except schedsim.Exit as e:
                 return e.rc, e.out, e.err
+
         return handler
+
     return Tools({"scontrol": tool("scontrol"), "kubectl": tool("kubectl")})
 
 
 def run(capsys, tools, scheduler, nodes, check=False, diff=False, **policy):
-    return run_module(node_drain.main, dict({"scheduler": scheduler, "nodes": nodes}, **policy), tools, capsys,
-                      check=check, diff=diff)
+    return run_module(node_drain.main, dict({"scheduler": scheduler, "nodes": nodes}, **policy), tools, capsys, check=check, diff=diff)
 
 
 def slurm_node(name):
@@ -46,16 +48,18 @@ def k8s_node(name):
     return drain.parse_kubectl_node(schedsim.kubectl(["get", "node", name, "-o", "json"]))
 
 
-NODES = [{"name": "node1", "findings": [], "verified": True},
-         {"name": "node2", "findings": [FLAP, WARN], "verified": True}]
+NODES = [{"name": "node1", "findings": [], "verified": True}, {"name": "node2", "findings": [FLAP, WARN], "verified": True}]
 
 
 def test_slurm_drains_the_faulty_node_with_the_code_in_the_reason(sim, capsys):
     res = run(capsys, sim, "slurm", NODES, diff=True)
     assert res["changed"] and res["drained"] == ["node2"] and res["returned"] == []
-    assert sim.calls == [["scontrol", "show", "node", "node1"], ["scontrol", "show", "node", "node2"],
-                         ["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"],
-                         ["scontrol", "show", "node", "node2"]]
+    assert sim.calls == [
+        ["scontrol", "show", "node", "node1"],
+        ["scontrol", "show", "node", "node2"],
+        ["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"],
+        ["scontrol", "show", "node", "node2"],
+    ]
     n = slurm_node("node2")
     assert n["state"] == "IDLE+DRAIN" and n["reason"] == "linerate: LINK_FLAP mlx5_1" and n["reason_by"].startswith("root@")
     assert slurm_node("node1")["state"] == "IDLE"
@@ -69,8 +73,7 @@ def test_slurm_drains_the_faulty_node_with_the_code_in_the_reason(sim, capsys):
 
 def test_slurm_check_mode_shows_the_drain_and_changes_nothing(sim, capsys):
     res = run(capsys, sim, "slurm", NODES, check=True, diff=True)
-    assert res["changed"] and res["commands"] == [
-        ["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"]]
+    assert res["changed"] and res["commands"] == [["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"]]
     assert [c[1] for c in sim.calls] == ["show", "show"]
     assert slurm_node("node2")["state"] == "IDLE"
     assert res["diff"]["after"] == "node2: drained: linerate: LINK_FLAP mlx5_1\n"
@@ -106,8 +109,7 @@ def test_slurm_not_rechecked_stays_drained_and_new_faults_update_the_reason(sim,
     sim.calls.clear()
     res = run(capsys, sim, "slurm", [{"name": "node2", "findings": [FLAP, port], "verified": True}])
     assert res["nodes"]["node2"]["action"] == "reason"
-    assert ["scontrol", "update", "NodeName=node2", "State=DRAIN",
-            "Reason=linerate: LINK_FLAP mlx5_1; PORT_DOWN mlx5_0"] in sim.calls
+    assert ["scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1; PORT_DOWN mlx5_0"] in sim.calls
 
 
 def test_slurm_return_to_service_off_leaves_it_drained(sim, capsys):
@@ -116,12 +118,15 @@ def test_slurm_return_to_service_off_leaves_it_drained(sim, capsys):
     assert not res["changed"] and slurm_node("node2")["state"] == "IDLE+DRAIN"
 
 
-@pytest.mark.parametrize("policy,drains", [
-    ({}, True),                                                     # errors drain
-    ({"drain_severities": []}, False),                              # nothing drains
-    ({"drain_severities": [], "drain_codes": ["LINK_FLAP"]}, True),  # by code
-    ({"exempt_codes": ["LINK_FLAP"]}, False),                       # exempt
-])
+@pytest.mark.parametrize(
+    "policy,drains",
+    [
+        ({}, True),  # errors drain
+        ({"drain_severities": []}, False),  # nothing drains
+        ({"drain_severities": [], "drain_codes": ["LINK_FLAP"]}, True),  # by code
+        ({"exempt_codes": ["LINK_FLAP"]}, False),  # exempt
+    ],
+)
 def test_policy_selects_what_drains(sim, capsys, policy, drains):
     res = run(capsys, sim, "slurm", [{"name": "node2", "findings": [FLAP], "verified": True}], **policy)
     assert res["drained"] == (["node2"] if drains else [])
@@ -129,8 +134,7 @@ def test_policy_selects_what_drains(sim, capsys, policy, drains):
 
 def test_a_warning_alone_does_not_drain_unless_asked(sim, capsys):
     assert run(capsys, sim, "slurm", [{"name": "node2", "findings": [WARN], "verified": True}])["drained"] == []
-    res = run(capsys, sim, "slurm", [{"name": "node2", "findings": [WARN], "verified": True}],
-              drain_severities=["error", "warning"])
+    res = run(capsys, sim, "slurm", [{"name": "node2", "findings": [WARN], "verified": True}], drain_severities=["error", "warning"])
     assert slurm_node("node2")["reason"] == "linerate: PCIE_SLOT_LIMITED mlx5_0" and res["drained"] == ["node2"]
 
 
@@ -151,11 +155,14 @@ def test_kubernetes_cordons_taints_and_returns(sim, capsys):
     res = run(capsys, sim, "kubernetes", NODES, diff=True)
     assert res["drained"] == ["node2"]
     assert sim.calls == [
-        ["kubectl", "get", "node", "node1", "-o", "json"], ["kubectl", "get", "node", "node2", "-o", "json"],
-        ["kubectl", "cordon", "node2"], ["kubectl", "annotate", "node", "node2", "linerate.fabric/cordoned=true"],
+        ["kubectl", "get", "node", "node1", "-o", "json"],
+        ["kubectl", "get", "node", "node2", "-o", "json"],
+        ["kubectl", "cordon", "node2"],
+        ["kubectl", "annotate", "node", "node2", "linerate.fabric/cordoned=true"],
         ["kubectl", "taint", "nodes", "node2", "linerate.fabric/fault=LINK_FLAP:NoSchedule"],
         ["kubectl", "annotate", "node", "node2", "linerate.fabric/reason=linerate: LINK_FLAP mlx5_1", "--overwrite"],
-        ["kubectl", "get", "node", "node2", "-o", "json"]]
+        ["kubectl", "get", "node", "node2", "-o", "json"],
+    ]
     n = k8s_node("node2")
     assert n["unschedulable"] and {"key": "linerate.fabric/fault", "value": "LINK_FLAP", "effect": "NoSchedule"} in n["taints"]
     sim.calls.clear()
@@ -164,10 +171,11 @@ def test_kubernetes_cordons_taints_and_returns(sim, capsys):
     sim.calls.clear()
     res = run(capsys, sim, "kubernetes", [{"name": "node2", "findings": [], "verified": True}])
     assert res["returned"] == ["node2"]
-    assert sim.calls[1:4] == [["kubectl", "taint", "nodes", "node2", "linerate.fabric/fault:NoSchedule-"],
-                              ["kubectl", "uncordon", "node2"],
-                              ["kubectl", "annotate", "node", "node2", "linerate.fabric/cordoned-",
-                               "linerate.fabric/reason-"]]
+    assert sim.calls[1:4] == [
+        ["kubectl", "taint", "nodes", "node2", "linerate.fabric/fault:NoSchedule-"],
+        ["kubectl", "uncordon", "node2"],
+        ["kubectl", "annotate", "node", "node2", "linerate.fabric/cordoned-", "linerate.fabric/reason-"],
+    ]
     n = k8s_node("node2")
     assert not n["unschedulable"] and n["taints"] == [] and n["annotations"] == {}
 
@@ -195,8 +203,18 @@ def test_kubernetes_check_mode_runs_no_write(sim, capsys):
 
 
 def test_parse_scontrol_reason_with_brackets_and_one_liner():
-    text = schedsim.show_node({"name": "gpu01", "base": "MIXED", "flags": ["DRAIN"], "reason": "linerate: X [a]",
-                               "reason_user": "slurm", "reason_time": "2024-01-01T00:00:00", "boot": "None"}, True)
+    text = schedsim.show_node(
+        {
+            "name": "gpu01",
+            "base": "MIXED",
+            "flags": ["DRAIN"],
+            "reason": "linerate: X [a]",
+            "reason_user": "slurm",
+            "reason_time": "2024-01-01T00:00:00",
+            "boot": "None",
+        },
+        True,
+    )
     n = drain.parse_scontrol_node(text)
     assert n["state"] == "MIXED+DRAIN" and n["reason"] == "linerate: X [a]" and n["reason_by"] == "slurm@2024-01-01T00:00:00"
     assert drain.slurm_ours(n)
@@ -212,7 +230,7 @@ def test_stand_in_refuses_what_scontrol_refuses(sim):
     with pytest.raises(schedsim.Exit, match="Invalid node state"):
         schedsim.scontrol(["update", "NodeName=node1", "State=RESUME"])
     # abbreviations the real parser takes
-    schedsim.scontrol(["update", "N=node1", "st=drain", "R=\"maint\""])
+    schedsim.scontrol(["update", "N=node1", "st=drain", 'R="maint"'])
     assert slurm_node("node1")["reason"] == "maint"
     with pytest.raises(schedsim.Exit, match="invalid keyword: drain"):
         schedsim.scontrol(["drain", "node1"])
@@ -230,6 +248,7 @@ def test_stand_in_refuses_what_kubectl_refuses(sim):
 
 
 # ---------------------------------------------------------------- the real Slurm's records (lab captures)
+
 
 def test_real_slurm_22_05_records_are_read():
     """Records of Debian's slurmctld 22.05.8 in the lab (fixtures/drain/SOURCES.md): a drain slurmctld made
@@ -262,5 +281,9 @@ def test_real_slurm_22_05_drain_by_linerate_in_both_layouts():
     # the same faults again: nothing to do; fewer faults: the reason is replaced; none and re-checked: resume
     assert drain.slurm_plan(node, node["reason"], True, True)[0] == "none"
     assert drain.slurm_plan(node, drain.reason([("LINK_FLAP", "mlx5_1")]), True, True)[1] == [
-        "update", "NodeName=node4", "State=DRAIN", "Reason=linerate: LINK_FLAP mlx5_1"]
+        "update",
+        "NodeName=node4",
+        "State=DRAIN",
+        "Reason=linerate: LINK_FLAP mlx5_1",
+    ]
     assert drain.slurm_plan(node, None, True, True)[1] == ["update", "NodeName=node4", "State=RESUME"]

@@ -1,4 +1,5 @@
 """Firmware profiles (module_utils/host/fwprofile.py), their intent key and module mlxconfig's profile option."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import connectx
@@ -13,9 +14,9 @@ PCI = "0000:41:00.0"
 QUERY = ["mlxconfig", "-d", PCI, "-e", "q"]
 
 
-@pytest.mark.parametrize("device_type,value", [
-    ("ConnectX6DX", 44), ("BlueField2", 44), ("ConnectX6", 44),
-    ("ConnectX7", 0), ("BlueField3", 0), ("ConnectX8", 0), ("connectx7", 0)])
+@pytest.mark.parametrize(
+    "device_type,value", [("ConnectX6DX", 44), ("BlueField2", 44), ("ConnectX6", 44), ("ConnectX7", 0), ("BlueField3", 0), ("ConnectX8", 0), ("connectx7", 0)]
+)
 def test_gpudirect_per_generation(device_type, value):
     params, notes = fwprofile.profile_params("gpudirect", device_type)
     assert params == {"ADVANCED_PCI_SETTINGS": True, "ATS_ENABLED": False, "MAX_ACC_OUT_READ": value}
@@ -47,26 +48,28 @@ def test_intent_knows_the_same_profiles_and_defaults_to_default():
     assert schema.validate_fabric({"firmware": {"profile": "none"}}) == []
 
 
-@pytest.mark.parametrize("given,message", [
-    ({"profile": "fast"}, "fabric.firmware.profile: 'fast' is not allowed (allowed: gpudirect | default | none)"),
-    ({"profile": True}, "fabric.firmware.profile: True is not allowed (allowed: gpudirect | default | none)"),
-    ({"profil": "gpudirect"}, "fabric.firmware.profil: 'gpudirect' is not allowed (unknown key; allowed keys: profile)"),
-])
+@pytest.mark.parametrize(
+    "given,message",
+    [
+        ({"profile": "fast"}, "fabric.firmware.profile: 'fast' is not allowed (allowed: gpudirect | default | none)"),
+        ({"profile": True}, "fabric.firmware.profile: True is not allowed (allowed: gpudirect | default | none)"),
+        ({"profil": "gpudirect"}, "fabric.firmware.profil: 'gpudirect' is not allowed (unknown key; allowed keys: profile)"),
+    ],
+)
 def test_intent_messages_name_key_value_and_allowed(given, message):
     assert schema.validate_fabric({"firmware": given}) == [message]
 
 
 def test_intent_firmware_block_must_be_a_mapping():
-    assert schema.validate_fabric({"firmware": "gpudirect"}) == [
-        "fabric.firmware: 'gpudirect' is not allowed (allowed: a mapping)"]
+    assert schema.validate_fabric({"firmware": "gpudirect"}) == ["fabric.firmware: 'gpudirect' is not allowed (allowed: a mapping)"]
 
 
 APPLIED = fixture("connectx", "query_cx7_eth_applied.txt")
 # The same card once ADVANCED_PCI_SETTINGS runs: the hidden MAX_ACC_OUT_READ shows (default 0 = auto).
 VISIBLE = APPLIED.replace(
     "        PCI_WR_ORDERING ",
-    "        MAX_ACC_OUT_READ                                0                                 0                                 32\n"
-    "        PCI_WR_ORDERING ")
+    "        MAX_ACC_OUT_READ                                0                                 0                                 32\n        PCI_WR_ORDERING ",
+)
 
 
 def card(text):
@@ -74,13 +77,13 @@ def card(text):
         if args == ["-d", PCI, "-e", "q"]:
             return 0, text, ""
         raise AssertionError(args)
+
     return Tools({"mlxconfig": mlxconfig_tool, "mlxfwreset": lambda args: (1, "", "-E- not supported")})
 
 
 def test_gpudirect_skips_the_hidden_parameter_and_names_it(capsys):
     tools = card(APPLIED)
-    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "gpudirect"},
-                     tools, capsys)
+    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "gpudirect"}, tools, capsys)
     assert tools.calls == [QUERY]
     assert out["changed"] is False
     assert out["profile_params"] == {"ADVANCED_PCI_SETTINGS": True, "ATS_ENABLED": False}
@@ -95,24 +98,20 @@ def test_gpudirect_skips_the_hidden_parameter_and_names_it(capsys):
 
 def test_gpudirect_sets_max_acc_out_read_once_visible(capsys):
     tools = card(VISIBLE)
-    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "gpudirect"},
-                     tools, capsys, check=True)
+    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "gpudirect"}, tools, capsys, check=True)
     assert out["changed"] is True and out["profile_skipped"] == []
     assert out["commands"] == [["mlxconfig", "-d", PCI, "-y", "set", "MAX_ACC_OUT_READ=0"]]
 
 
 def test_default_profile_turns_advanced_pci_settings_back_off_and_explicit_params_win(capsys):
-    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "default"},
-                     card(APPLIED), capsys, check=True)
+    out = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "default"}, card(APPLIED), capsys, check=True)
     assert out["commands"] == [["mlxconfig", "-d", PCI, "-y", "set", "ADVANCED_PCI_SETTINGS=0"]]
-    out = run_module(mlxconfig.main, {"device": PCI, "params": {"ADVANCED_PCI_SETTINGS": True}, "profile": "default"},
-                     card(APPLIED), capsys, check=True)
+    out = run_module(mlxconfig.main, {"device": PCI, "params": {"ADVANCED_PCI_SETTINGS": True}, "profile": "default"}, card(APPLIED), capsys, check=True)
     assert out["changed"] is False and out["profile_params"] == {"ADVANCED_PCI_SETTINGS": False, "ATS_ENABLED": False}
 
 
 def test_no_profile_and_none_profile_manage_only_the_given_params(capsys):
     plain = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}}, card(APPLIED), capsys)
     assert plain["changed"] is False and "profile" not in plain
-    none = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "none"},
-                      card(APPLIED), capsys)
+    none = run_module(mlxconfig.main, {"device": PCI, "params": {"LINK_TYPE_P1": "ETH"}, "profile": "none"}, card(APPLIED), capsys)
     assert none["changed"] is False and none["profile_params"] == {}

@@ -1,4 +1,5 @@
 """mlxfwmanager module: PSID guard, update only when versions differ, check mode, idempotence."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import fwupdate
@@ -97,8 +98,16 @@ def test_tool_error(capsys):
 
 def test_reader_on_the_real_layout_with_running_row():
     devs = fwupdate.read_mlxfwmanager_query(fixture("mlxfwmanager", "query_burned_pending.txt"))
-    assert devs == [{"psid": "MT_0000000838", "part_number": "MCX75310AAS-NEAT_Ax", "pci": "41:00.0",
-                     "fw_current": "28.43.1014", "fw_available": "28.43.1014", "fw_running": "28.39.2048",
-                     "status": "Up to date"}]
+    assert devs == [
+        {
+            "psid": "MT_0000000838",
+            "part_number": "MCX75310AAS-NEAT_Ax",
+            "pci": "41:00.0",
+            "fw_current": "28.43.1014",
+            "fw_available": "28.43.1014",
+            "fw_running": "28.39.2048",
+            "status": "Up to date",
+        }
+    ]
     with pytest.raises(ValueError):
         fwupdate.read_mlxfwmanager_query("Querying Mellanox devices firmware ...\n\n")

@@ -1,5 +1,6 @@
 """host_files: a role's files, directories and units in one call; only the delta is written,
 check mode changes nothing, a failing validate leaves the old file, units enabled/started once."""
+
 import os
 import stat
 
@@ -31,8 +32,7 @@ class Systemd:
 def shell_check(args):
     with open(args[-1], encoding="utf-8") as f:
         text = f.read()
-    return (2, "", f"{args[-1]}: 1: Syntax error: end of file unexpected\n") if "if [" in text and "fi" not in text \
-        else (0, "", "")
+    return (2, "", f"{args[-1]}: 1: Syntax error: end of file unexpected\n") if "if [" in text and "fi" not in text else (0, "", "")
 
 
 def run(capsys, args, systemd=None, check=False, diff=False):
@@ -50,14 +50,17 @@ def test_writes_only_what_differs_and_second_run_is_unchanged(tmp_path, capsys):
     os.chmod(same, 0o644)
     other.write_text("B=old\n")
     os.chmod(other, 0o644)
-    args = {"directories": [{"path": str(tmp_path / "d")}],
-            "files": [{"path": str(same), "content": "A=1\n"},
-                      {"path": str(other), "content": "B=new\n"},
-                      {"path": str(tmp_path / "d" / "new.sh"), "content": "echo hi\n", "mode": "0755"}]}
+    args = {
+        "directories": [{"path": str(tmp_path / "d")}],
+        "files": [
+            {"path": str(same), "content": "A=1\n"},
+            {"path": str(other), "content": "B=new\n"},
+            {"path": str(tmp_path / "d" / "new.sh"), "content": "echo hi\n", "mode": "0755"},
+        ],
+    }
     result, calls = run(capsys, args)
     assert result["changed"] is True
-    assert result["files"] == [{"path": str(other), "action": "updated"},
-                               {"path": str(tmp_path / "d" / "new.sh"), "action": "created"}]
+    assert result["files"] == [{"path": str(other), "action": "updated"}, {"path": str(tmp_path / "d" / "new.sh"), "action": "created"}]
     assert result["created"] == [str(tmp_path / "d" / "new.sh")]
     assert result["directories"] == [{"path": str(tmp_path / "d"), "action": "created"}]
     assert other.read_text() == "B=new\n"
@@ -79,13 +82,13 @@ def test_mode_only_difference_is_a_change(tmp_path, capsys):
 def test_check_mode_reports_and_changes_nothing_with_diff(tmp_path, capsys):
     f = tmp_path / "nccl.conf"
     f.write_text("NCCL_IB_GID_INDEX=3\n")
-    args = {"directories": [{"path": str(tmp_path / "new")}],
-            "files": [{"path": str(f), "content": "NCCL_IB_GID_INDEX=5\n"},
-                      {"path": str(tmp_path / "gone"), "state": "absent"}]}
+    args = {
+        "directories": [{"path": str(tmp_path / "new")}],
+        "files": [{"path": str(f), "content": "NCCL_IB_GID_INDEX=5\n"}, {"path": str(tmp_path / "gone"), "state": "absent"}],
+    }
     result, _ = run(capsys, args, check=True, diff=True)
     assert result["changed"] is True
-    assert result["diff"] == [{"before_header": str(f), "after_header": str(f),
-                               "before": "NCCL_IB_GID_INDEX=3\n", "after": "NCCL_IB_GID_INDEX=5\n"}]
+    assert result["diff"] == [{"before_header": str(f), "after_header": str(f), "before": "NCCL_IB_GID_INDEX=3\n", "after": "NCCL_IB_GID_INDEX=5\n"}]
     assert f.read_text() == "NCCL_IB_GID_INDEX=3\n"
     assert not (tmp_path / "new").exists()
 
@@ -137,16 +140,20 @@ def test_unit_file_change_reloads_then_enables_and_starts(tmp_path, capsys, monk
     root.mkdir(parents=True)
     systemd = Systemd()
     monkeypatch.setattr(hostfiles, "UNIT_DIRS", (str(root) + "/",))
-    args = {"files": [{"path": str(root / "linerate-roce-qos.service"), "content": "[Unit]\n"}],
-            "units": [{"name": "linerate-roce-qos.service", "state": "started"}]}
+    args = {
+        "files": [{"path": str(root / "linerate-roce-qos.service"), "content": "[Unit]\n"}],
+        "units": [{"name": "linerate-roce-qos.service", "state": "started"}],
+    }
     result, calls = run(capsys, args, systemd=systemd)
-    assert calls == [["systemctl", "daemon-reload"], ["systemctl", "is-enabled", "linerate-roce-qos.service"],
-                     ["systemctl", "is-active", "linerate-roce-qos.service"],
-                     ["systemctl", "enable", "linerate-roce-qos.service"],
-                     ["systemctl", "start", "linerate-roce-qos.service"]]
+    assert calls == [
+        ["systemctl", "daemon-reload"],
+        ["systemctl", "is-enabled", "linerate-roce-qos.service"],
+        ["systemctl", "is-active", "linerate-roce-qos.service"],
+        ["systemctl", "enable", "linerate-roce-qos.service"],
+        ["systemctl", "start", "linerate-roce-qos.service"],
+    ]
     assert result["changed"] is True
-    assert result["units"]["linerate-roce-qos.service"] == {"before": {"enabled": False, "active": False},
-                                                             "after": {"enabled": True, "active": True}}
+    assert result["units"]["linerate-roce-qos.service"] == {"before": {"enabled": False, "active": False}, "after": {"enabled": True, "active": True}}
     again, calls = run(capsys, args, systemd=systemd)
     assert again["changed"] is False and again["commands"] == []
     assert ["systemctl", "daemon-reload"] not in calls
@@ -188,8 +195,10 @@ def test_missing_directory_fails_clearly(tmp_path, capsys):
 def test_check_mode_validates_a_file_whose_directory_the_run_would_create(tmp_path, capsys):
     # Preview of a fresh host: the script's directory is created by the same call in a real run.
     script = tmp_path / "linerate" / "rdma-netdev.sh"
-    args = {"directories": [{"path": str(tmp_path / "linerate")}],
-            "files": [{"path": str(script), "content": "ip link set dev x up\n", "validate": "sh -n %s"}]}
+    args = {
+        "directories": [{"path": str(tmp_path / "linerate")}],
+        "files": [{"path": str(script), "content": "ip link set dev x up\n", "validate": "sh -n %s"}],
+    }
     result, calls = run(capsys, args, check=True)
     assert result["changed"] is True and result["created"] == [str(script)]
     assert [c[:2] for c in calls] == [["sh", "-n"]]

@@ -4,6 +4,7 @@ A fake sysfs with the kernel's layout: /sys/class/net/<if>/{lower_<dev>,device,b
 /sys/bus/pci/devices/<bdf>/{driver,vendor,physfn}, /sys/class/infiniband/<dev>/device and
 /sys/class/infiniband_verbs/uverbsN/ibdev; a fake /proc with fd links to /dev/infiniband/uverbsN.
 """
+
 import json
 import os
 
@@ -87,17 +88,20 @@ def host(tmp_path):
 def ip_tools(mgmt_if, route_if=None):
     def ip(args):
         if args[:3] == ["-json", "addr", "show"]:
-            return 0, json.dumps([{"ifname": "lo", "addr_info": [{"local": "127.0.0.1"}]},
-                                  {"ifname": mgmt_if, "addr_info": [{"family": "inet", "local": NODE}]}]), ""
+            return (
+                0,
+                json.dumps([{"ifname": "lo", "addr_info": [{"local": "127.0.0.1"}]}, {"ifname": mgmt_if, "addr_info": [{"family": "inet", "local": NODE}]}]),
+                "",
+            )
         if args[:3] == ["-json", "route", "get"]:
             return 0, json.dumps([{"dst": args[3], "dev": route_if or mgmt_if, "prefsrc": NODE}]), ""
         raise AssertionError(args)
+
     return Tools({"ip": ip})
 
 
 def guard(capsys, host, tools, action, targets=(), **kw):
-    args = {"action": action, "targets": list(targets), "local_address": NODE, "peer_address": CONTROLLER,
-            "sysfs": host.sysfs, "procfs": host.procfs, **kw}
+    args = {"action": action, "targets": list(targets), "local_address": NODE, "peer_address": CONTROLLER, "sysfs": host.sysfs, "procfs": host.procfs, **kw}
     return run_module(disruption_guard.main, args, tools, capsys)
 
 
@@ -106,12 +110,10 @@ def test_reads_the_connection_with_these_exact_commands(capsys, host):
     res = guard(capsys, host, tools, "driver_restart")
     assert tools.calls == [["ip", "-json", "addr", "show"], ["ip", "-json", "route", "get", CONTROLLER]]
     assert not res.get("failed") and res["changed"] is False
-    assert res["management"] == {"interfaces": ["eno1"], "netdevs": ["eno1"], "functions": ["0000:01:00.0"],
-                                 "paths": ["eno1 -> 0000:01:00.0"]}
+    assert res["management"] == {"interfaces": ["eno1"], "netdevs": ["eno1"], "functions": ["0000:01:00.0"], "paths": ["eno1 -> 0000:01:00.0"]}
 
 
-@pytest.mark.parametrize("action,targets", [("driver_restart", []), ("firmware_reset", ["0000:41:00.0"]),
-                                            ("netdev_change", ["enp65s0f0np0"])])
+@pytest.mark.parametrize("action,targets", [("driver_restart", []), ("firmware_reset", ["0000:41:00.0"]), ("netdev_change", ["enp65s0f0np0"])])
 def test_a_management_nic_elsewhere_allows_every_action(capsys, host, action, targets):
     assert not guard(capsys, host, ip_tools("eno1"), action, targets).get("failed")
 
@@ -122,7 +124,8 @@ def test_driver_restart_refused_over_a_connectx_port(capsys, host):
     assert res["msg"] == (
         "refusing to restart the RDMA driver: Ansible reaches this host over enp193s0f0np0 -> 0000:c1:00.0, and "
         "the action takes down 0000:c1:00.0 (driver restart unloads its mlx driver). Apply it from the console "
-        "or the BMC, or connect through a management interface on another NIC.")
+        "or the BMC, or connect through a management interface on another NIC."
+    )
 
 
 def test_driver_restart_refused_through_a_vlan_on_a_connectx_port(capsys, host):
@@ -137,8 +140,7 @@ def test_a_vlan_on_a_bond_of_an_intel_and_a_connectx_port_is_followed_to_both(ca
     res = guard(capsys, host, ip_tools("bond0.10"), "firmware_reset", ["0000:c1:00.0"])
     assert res["failed"]
     assert res["management"]["functions"] == ["0000:01:00.0", "0000:c1:00.0"]
-    assert res["management"]["paths"] == ["bond0.10 -> bond0 -> eno1 -> 0000:01:00.0",
-                                          "bond0.10 -> bond0 -> enp193s0f0np0 -> 0000:c1:00.0"]
+    assert res["management"]["paths"] == ["bond0.10 -> bond0 -> eno1 -> 0000:01:00.0", "bond0.10 -> bond0 -> enp193s0f0np0 -> 0000:c1:00.0"]
     assert "0000:c1:00.0 (mlxfwreset 0000:c1:00.0 resets every function of card 0000:c1:00)" in res["msg"]
 
 
@@ -166,16 +168,14 @@ def test_the_route_back_counts_even_when_the_address_is_elsewhere(capsys, host):
     assert res["failed"] and res["management"]["interfaces"] == ["eno1", "enp193s0f0np0"]
 
 
-@pytest.mark.parametrize("target,refused", [("enp193s0f0np0", True), ("enp193s0f0np0.100", True),
-                                            ("enp65s0f0np0", False)])
+@pytest.mark.parametrize("target,refused", [("enp193s0f0np0", True), ("enp193s0f0np0.100", True), ("enp65s0f0np0", False)])
 def test_netdev_change_refused_on_the_connection_or_its_function(capsys, host, target, refused):
     host.netdev("enp193s0f0np0.100", lower=["enp193s0f0np0"])
     host.netdev("mgmt", lower=["enp193s0f0np0"])  # a macvlan on the rail port carries the connection
     res = guard(capsys, host, ip_tools("mgmt"), "netdev_change", [target])
     assert bool(res.get("failed")) is refused
     if refused:
-        assert res["msg"].startswith(f"refusing to change {target}: Ansible reaches this host over "
-                                     "mgmt -> enp193s0f0np0 -> 0000:c1:00.0")
+        assert res["msg"].startswith(f"refusing to change {target}: Ansible reaches this host over mgmt -> enp193s0f0np0 -> 0000:c1:00.0")
 
 
 def test_no_connection_no_path(capsys, host):
@@ -187,17 +187,16 @@ def test_no_connection_no_path(capsys, host):
 def test_an_unfound_connection_fails_closed(capsys, host):
     def ip(args):
         return 0, "[]", ""
+
     res = guard(capsys, host, Tools({"ip": ip}), "driver_restart")
-    assert res["failed"] and res["msg"].startswith("cannot find the interface of this connection (node address "
-                                                   "10.0.0.11, controller 10.0.0.1)")
+    assert res["failed"] and res["msg"].startswith("cannot find the interface of this connection (node address 10.0.0.11, controller 10.0.0.1)")
 
 
 def test_bad_targets_are_refused_before_any_read(capsys, host):
     tools = Tools({})
     res = guard(capsys, host, tools, "firmware_reset", ["41:00"])
     assert res["failed"] and tools.calls == []
-    assert res["msg"] == ("targets: ['41:00'] is not allowed (allowed: one or more PCI addresses such as "
-                          "0000:41:00.0 for action firmware_reset)")
+    assert res["msg"] == ("targets: ['41:00'] is not allowed (allowed: one or more PCI addresses such as 0000:41:00.0 for action firmware_reset)")
     res = guard(capsys, host, tools, "netdev_change", [])
     assert res["failed"] and res["msg"].startswith("targets: [] is not allowed")
 
@@ -207,9 +206,11 @@ def test_devices_in_use_refuse_the_reset_of_their_card_only(capsys, host):
     host.process(5000, "python3", "/dev/infiniband/uverbs2")
     res = guard(capsys, host, ip_tools("eno1"), "firmware_reset", ["0000:41:00.0"])
     assert res["failed"] and res["in_use"] == [{"pid": 4242, "comm": "ib_write_bw", "device": "mlx5_1"}]
-    assert res["msg"] == ("refusing to firmware reset: RDMA devices are in use by ib_write_bw (pid 4242) on mlx5_1; "
-                          "drain the node first (host_disruption_drain_command) or force it "
-                          "(host_disruption_force: true)")
+    assert res["msg"] == (
+        "refusing to firmware reset: RDMA devices are in use by ib_write_bw (pid 4242) on mlx5_1; "
+        "drain the node first (host_disruption_drain_command) or force it "
+        "(host_disruption_force: true)"
+    )
     forced = guard(capsys, host, ip_tools("eno1"), "firmware_reset", ["0000:41:00.0"], force=True)
     assert not forced.get("failed") and forced["in_use"] == res["in_use"]
     # a driver restart takes every device

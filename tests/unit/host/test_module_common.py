@@ -1,4 +1,5 @@
 """host/module_common.py: the one skeleton of the host modules, run with a real AnsibleModule."""
+
 import pytest
 from ansible.module_utils import basic
 
@@ -24,8 +25,8 @@ def test_the_result_is_computes_with_the_runner_and_check_mode(capsys):
     tools = Tools({"ibstat": lambda args: (0, "mlx5_0\n", "")})
     res = run_module(_main(compute), {"name": "n1"}, tools, capsys, check=True)
     assert res["changed"] is True and res["out"] == "mlx5_0" and seen == {"check": True}
-    assert "diff" not in res                    # the diff only under --diff
-    assert tools.calls == [["ibstat", "-l"]]    # through the Runner: argv, C locale (the harness asserts it)
+    assert "diff" not in res  # the diff only under --diff
+    assert tools.calls == [["ibstat", "-l"]]  # through the Runner: argv, C locale (the harness asserts it)
     res = run_module(_main(compute), {"name": "n1"}, tools, capsys, diff=True)
     assert res["diff"] == {"before": "a\n", "after": "b\n"} and seen == {"check": False}
 
@@ -43,8 +44,7 @@ def test_a_tool_failure_fails_the_module_with_its_fields(capsys):
 def test_the_results_warnings_are_the_modules_warnings(capsys, monkeypatch):
     warned = []
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warned.append(text))
-    res = run_module(_main(lambda m, r: {"changed": False, "warnings": ["w1", "w2"]}), {"name": "n1"}, Tools({}),
-                     capsys)
+    res = run_module(_main(lambda m, r: {"changed": False, "warnings": ["w1", "w2"]}), {"name": "n1"}, Tools({}), capsys)
     assert warned == ["w1", "w2"] and "failed" not in res and res["changed"] is False
 
 
@@ -76,6 +76,5 @@ def test_the_argument_spec_and_its_rules_are_ansibles(capsys):
 @pytest.mark.parametrize("check", [False, True])
 def test_check_mode_is_supported_by_every_host_module(check, capsys):
     # supports_check_mode=True: Ansible would skip the module in check mode otherwise ("skipped": True)
-    res = run_module(_main(lambda m, r: {"changed": False, "check": m.check_mode}), {"name": "n1"}, Tools({}),
-                     capsys, check=check)
+    res = run_module(_main(lambda m, r: {"changed": False, "check": m.check_mode}), {"name": "n1"}, Tools({}), capsys, check=check)
     assert res.get("skipped") is None and res["check"] is check

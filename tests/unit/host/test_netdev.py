@@ -1,5 +1,6 @@
 """rdma_netdev (module_utils/host/netdev.py): exact ip argv through the shared Runner, only the delta,
 check mode, idempotence and failures naming the command."""
+
 import json
 
 from ansible_collections.linerate.fabric.plugins.modules import rdma_netdev
@@ -18,8 +19,7 @@ class Ip:
         if args[:3] == ["-json", "addr", "show"]:
             if args[4] != DEV:
                 return 1, "", f'Device "{args[4]}" does not exist.\n'
-            info = [{"family": "inet", "local": a.split("/")[0], "prefixlen": int(a.split("/")[1]), "scope": "global"}
-                    for a in self.addrs]
+            info = [{"family": "inet", "local": a.split("/")[0], "prefixlen": int(a.split("/")[1]), "scope": "global"} for a in self.addrs]
             info.append({"family": "inet6", "local": "fe80::1", "prefixlen": 64, "scope": "link"})
             flags = ["BROADCAST", "MULTICAST"] + (["UP", "LOWER_UP"] if self.up else [])
             return 0, json.dumps([{"ifname": DEV, "flags": flags, "addr_info": info}]), ""
@@ -42,10 +42,12 @@ def run(capsys, ip, check=False, diff=False, **args):
 def test_brings_the_link_up_with_its_address_then_is_idempotent(capsys):
     ip = Ip(addrs=["10.9.0.5/16"])
     res, calls = run(capsys, ip, address="192.168.100.11/24")
-    assert calls == [["ip", "-json", "addr", "show", "dev", DEV],
-                     ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
-                     ["ip", "link", "set", "dev", DEV, "up"],
-                     ["ip", "-json", "addr", "show", "dev", DEV]]
+    assert calls == [
+        ["ip", "-json", "addr", "show", "dev", DEV],
+        ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
+        ["ip", "link", "set", "dev", DEV, "up"],
+        ["ip", "-json", "addr", "show", "dev", DEV],
+    ]
     assert res["changed"] is True and res["before"] == {"up": False, "addresses": ["10.9.0.5/16"]}
     assert res["after"] == {"up": True, "addresses": ["10.9.0.5/16", "192.168.100.11/24"]}
     again, calls = run(capsys, ip, address="192.168.100.11/24")
@@ -56,8 +58,10 @@ def test_check_mode_plans_and_changes_nothing_with_a_diff(capsys):
     ip = Ip(up=True, addrs=["10.9.0.5/16"])
     res, calls = run(capsys, ip, check=True, diff=True, address="192.168.100.11/24", exclusive=True)
     assert calls == [["ip", "-json", "addr", "show", "dev", DEV]] and ip.addrs == ["10.9.0.5/16"]
-    assert res["changed"] is True and res["commands"] == [["ip", "addr", "del", "10.9.0.5/16", "dev", DEV],
-                                                          ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV]]
+    assert res["changed"] is True and res["commands"] == [
+        ["ip", "addr", "del", "10.9.0.5/16", "dev", DEV],
+        ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
+    ]
     assert res["after"] == {"up": True, "addresses": ["192.168.100.11/24"]}
     assert json.loads(res["diff"]["before"]) == res["before"] and res["diff"]["after_header"] == DEV
 
@@ -100,35 +104,42 @@ class Ips:
 
 def run_ports(capsys, ips, ports, check=False, diff=False, **args):
     tools = Tools({"ip": ips})
-    return run_module(rdma_netdev.main, dict({"ports": ports}, **args), tools, capsys, check=check, diff=diff), \
-        tools.calls
+    return run_module(rdma_netdev.main, dict({"ports": ports}, **args), tools, capsys, check=check, diff=diff), tools.calls
 
 
-PORTS = [{"name": DEV, "address": "192.168.100.11/24", "device": "mlx5_0"},
-         {"name": DEV2, "address": "192.168.101.11/24", "device": "mlx5_1"}]
+PORTS = [{"name": DEV, "address": "192.168.100.11/24", "device": "mlx5_0"}, {"name": DEV2, "address": "192.168.101.11/24", "device": "mlx5_1"}]
 
 
 def test_ports_brings_each_netdev_up_in_one_execution_only_the_delta(capsys):
     ips = Ips(**{DEV: Ip(), DEV2: Ip(up=True, addrs=["10.9.0.5/16"])})
     res, calls = run_ports(capsys, ips, PORTS)
-    assert calls == [["ip", "-json", "addr", "show", "dev", DEV],
-                     ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
-                     ["ip", "link", "set", "dev", DEV, "up"],
-                     ["ip", "-json", "addr", "show", "dev", DEV],
-                     ["ip", "-json", "addr", "show", "dev", DEV2],
-                     ["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2],
-                     ["ip", "-json", "addr", "show", "dev", DEV2]]
+    assert calls == [
+        ["ip", "-json", "addr", "show", "dev", DEV],
+        ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
+        ["ip", "link", "set", "dev", DEV, "up"],
+        ["ip", "-json", "addr", "show", "dev", DEV],
+        ["ip", "-json", "addr", "show", "dev", DEV2],
+        ["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2],
+        ["ip", "-json", "addr", "show", "dev", DEV2],
+    ]
     first, second = res["ports"]
-    assert first == {"name": DEV, "device": "mlx5_0", "changed": True,
-                     "before": {"up": False, "addresses": []},
-                     "after": {"up": True, "addresses": ["192.168.100.11/24"]},
-                     "commands": [["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
-                                  ["ip", "link", "set", "dev", DEV, "up"]]}
+    assert first == {
+        "name": DEV,
+        "device": "mlx5_0",
+        "changed": True,
+        "before": {"up": False, "addresses": []},
+        "after": {"up": True, "addresses": ["192.168.100.11/24"]},
+        "commands": [["ip", "addr", "add", "192.168.100.11/24", "dev", DEV], ["ip", "link", "set", "dev", DEV, "up"]],
+    }
     # already up: only its address is added; the other address stays (not exclusive)
-    assert second == {"name": DEV2, "device": "mlx5_1", "changed": True,
-                      "before": {"up": True, "addresses": ["10.9.0.5/16"]},
-                      "after": {"up": True, "addresses": ["10.9.0.5/16", "192.168.101.11/24"]},
-                      "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2]]}
+    assert second == {
+        "name": DEV2,
+        "device": "mlx5_1",
+        "changed": True,
+        "before": {"up": True, "addresses": ["10.9.0.5/16"]},
+        "after": {"up": True, "addresses": ["10.9.0.5/16", "192.168.101.11/24"]},
+        "commands": [["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2]],
+    }
     assert res["changed"] is True and res["commands"] == first["commands"] + second["commands"]
     assert "diff" not in res and "before" not in res
     again, calls = run_ports(capsys, ips, PORTS)
@@ -138,8 +149,7 @@ def test_ports_brings_each_netdev_up_in_one_execution_only_the_delta(capsys):
 
 def test_ports_without_address_or_device_only_bring_the_link_up(capsys):
     ips = Ips(**{DEV: Ip(up=True, addrs=["192.168.100.11/24"]), DEV2: Ip(addrs=["10.9.0.5/16"])})
-    res, _calls = run_ports(capsys, ips, [{"name": DEV, "address": "192.168.100.11/24"}, {"name": DEV2}],
-                            exclusive=True)
+    res, _calls = run_ports(capsys, ips, [{"name": DEV, "address": "192.168.100.11/24"}, {"name": DEV2}], exclusive=True)
     first, second = res["ports"]
     assert first["changed"] is False and first["commands"] == [] and first["device"] is None
     # exclusive applies to every port: with no rail address, the stray one goes
@@ -153,10 +163,12 @@ def test_ports_check_mode_plans_every_port_and_changes_nothing(capsys):
     assert calls == [["ip", "-json", "addr", "show", "dev", DEV], ["ip", "-json", "addr", "show", "dev", DEV2]]
     assert ips.netdevs[DEV].addrs == [] and not ips.netdevs[DEV].up and ips.netdevs[DEV2].addrs == ["10.9.0.5/16"]
     assert res["changed"] is True
-    assert res["commands"] == [["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
-                               ["ip", "link", "set", "dev", DEV, "up"],
-                               ["ip", "addr", "del", "10.9.0.5/16", "dev", DEV2],
-                               ["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2]]
+    assert res["commands"] == [
+        ["ip", "addr", "add", "192.168.100.11/24", "dev", DEV],
+        ["ip", "link", "set", "dev", DEV, "up"],
+        ["ip", "addr", "del", "10.9.0.5/16", "dev", DEV2],
+        ["ip", "addr", "add", "192.168.101.11/24", "dev", DEV2],
+    ]
     assert res["ports"][1]["after"] == {"up": True, "addresses": ["192.168.101.11/24"]}
     assert [d["before_header"] for d in res["diff"]] == [DEV, DEV2]
     assert [json.loads(d["after"]) for d in res["diff"]] == [p["after"] for p in res["ports"]]
@@ -168,9 +180,11 @@ def test_ports_a_failing_port_does_not_stop_the_others(capsys):
     ports = [{"name": "nosuch0", "address": "192.168.99.11/24"}] + PORTS
     res, calls = run_ports(capsys, ips, ports)
     assert res["failed"] is True
-    assert res["msg"] == ('2 of 3 ports failed (the others were done): '
-                          'nosuch0: ip -json addr show dev nosuch0 exited 1: Device "nosuch0" does not exist.; '
-                          f'{DEV}: ip addr add 192.168.100.11/24 dev {DEV} exited 2: RTNETLINK answers: Operation not permitted')
+    assert res["msg"] == (
+        "2 of 3 ports failed (the others were done): "
+        'nosuch0: ip -json addr show dev nosuch0 exited 1: Device "nosuch0" does not exist.; '
+        f"{DEV}: ip addr add 192.168.100.11/24 dev {DEV} exited 2: RTNETLINK answers: Operation not permitted"
+    )
     missing, refused, done = res["ports"]
     assert missing["failed"] is True and missing["name"] == "nosuch0" and missing["rc"] == 1
     assert refused["failed"] is True and (refused["name"], refused["device"], refused["rc"]) == (DEV, "mlx5_0", 2)

@@ -1,4 +1,5 @@
 """nvidia_peermem module: prerequisites, load, idempotence, check mode, DMA-BUF fact."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.host import peermem
@@ -11,13 +12,16 @@ READS = [SMI, ["ofed_info", "-s"], ["uname", "-r"], ["lsmod"]]
 
 
 class Node:
-    def __init__(self, loaded=False, driver=True, ofed=True, kernel="6.1.0-18-amd64", proc="open",
-                 modprobe_works=True):
+    def __init__(self, loaded=False, driver=True, ofed=True, kernel="6.1.0-18-amd64", proc="open", modprobe_works=True):
         self.loaded = loaded
         self.modprobe_works = modprobe_works
         self.proc = None if proc is None else fixture("peermem", f"proc_driver_version_{proc}.txt")
-        handlers = {"lsmod": self.lsmod, "uname": lambda a: (0, kernel + "\n", ""),
-                    "modprobe": self.modprobe, "modinfo": lambda a: (1, "", "modinfo: ERROR: Module nvidia not found.\n")}
+        handlers = {
+            "lsmod": self.lsmod,
+            "uname": lambda a: (0, kernel + "\n", ""),
+            "modprobe": self.modprobe,
+            "modinfo": lambda a: (1, "", "modinfo: ERROR: Module nvidia not found.\n"),
+        }
         if driver:
             handlers["nvidia-smi"] = lambda a: (0, fixture("peermem", "nvidia_smi_driver_version.txt"), "")
         if ofed:
@@ -100,13 +104,16 @@ def test_driver_without_peermem_fails_with_hint(capsys, monkeypatch):
     assert out["failed"] is True and "no nvidia-peermem for the running kernel" in out["msg"]
 
 
-@pytest.mark.parametrize("kernel,driver,flavor,ok,needle", [
-    ("6.1.0-18-amd64", "550.54.15", "open", True, "without nvidia_peermem"),
-    ("5.15.0-91-generic", "535.104.05", "proprietary", False, "proprietary"),
-    ("5.4.0-150-generic", "550.54.15", "open", False, "older than 5.12"),
-    ("6.1.0-18-amd64", "470.223.02", "open", False, "older than R515"),
-    ("6.1.0-18-amd64", "550.54.15", None, False, "could not tell"),
-])
+@pytest.mark.parametrize(
+    "kernel,driver,flavor,ok,needle",
+    [
+        ("6.1.0-18-amd64", "550.54.15", "open", True, "without nvidia_peermem"),
+        ("5.15.0-91-generic", "535.104.05", "proprietary", False, "proprietary"),
+        ("5.4.0-150-generic", "550.54.15", "open", False, "older than 5.12"),
+        ("6.1.0-18-amd64", "470.223.02", "open", False, "older than R515"),
+        ("6.1.0-18-amd64", "550.54.15", None, False, "could not tell"),
+    ],
+)
 def test_dmabuf_rule(kernel, driver, flavor, ok, needle):
     supported, reason = peermem.dmabuf(kernel, driver, flavor)
     assert supported is ok and needle in reason
@@ -137,8 +144,11 @@ def dkms_node(built, status, reconfigure_rc=0):
 
     def modinfo(args):
         if args == ["nvidia_peermem"]:
-            return (0, "filename: /lib/modules/6.1.0-18-amd64/updates/dkms/nvidia-peermem.ko\n", "") \
-                if built or node.reconfigured else (1, "", "modinfo: ERROR: Module nvidia_peermem not found.\n")
+            return (
+                (0, "filename: /lib/modules/6.1.0-18-amd64/updates/dkms/nvidia-peermem.ko\n", "")
+                if built or node.reconfigured
+                else (1, "", "modinfo: ERROR: Module nvidia_peermem not found.\n")
+            )
         return 1, "", "modinfo: ERROR: Module nvidia not found.\n"
 
     def reconfigure(args):
@@ -146,17 +156,20 @@ def dkms_node(built, status, reconfigure_rc=0):
         node.reconfigured = reconfigure_rc == 0
         return reconfigure_rc, "", "" if reconfigure_rc == 0 else "Error! Bad return status for module build on kernel\n"
 
-    node.tools.handlers.update({"modinfo": modinfo, "dpkg-reconfigure": reconfigure,
-                                "dpkg-query": lambda a: (0, status, "") if status else
-                                (1, "", f"dpkg-query: no packages found matching {DKMS}\n")})
+    node.tools.handlers.update(
+        {
+            "modinfo": modinfo,
+            "dpkg-reconfigure": reconfigure,
+            "dpkg-query": lambda a: (0, status, "") if status else (1, "", f"dpkg-query: no packages found matching {DKMS}\n"),
+        }
+    )
     return node
 
 
 def test_rebuilds_peermem_when_not_built_and_the_dkms_package_is_installed(capsys, monkeypatch):
     node = dkms_node(built=False, status="install ok installed")
     out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
-    assert node.tools.calls[:3] == [["modinfo", "nvidia_peermem"], ["dpkg-query", "-W", "-f=${Status}", DKMS],
-                                    ["dpkg-reconfigure", "-fnoninteractive", DKMS]]
+    assert node.tools.calls[:3] == [["modinfo", "nvidia_peermem"], ["dpkg-query", "-W", "-f=${Status}", DKMS], ["dpkg-reconfigure", "-fnoninteractive", DKMS]]
     assert out["rebuilt"] is True and out["changed"] is True
     assert out["commands"][0] == ["dpkg-reconfigure", "-fnoninteractive", DKMS]
     assert ["modprobe", "nvidia_peermem"] in node.tools.calls
@@ -192,8 +205,7 @@ def test_failed_rebuild_fails_naming_it(capsys, monkeypatch):
     node = dkms_node(built=False, status="install ok installed", reconfigure_rc=10)
     out = run(node, capsys, monkeypatch, args={"rebuild_dkms_package": DKMS})
     assert out["failed"] is True
-    assert out["msg"] == (f"rebuilding nvidia_peermem: dpkg-reconfigure -fnoninteractive {DKMS} exited 10: "
-                          "Error! Bad return status for module build on kernel")
+    assert out["msg"] == (f"rebuilding nvidia_peermem: dpkg-reconfigure -fnoninteractive {DKMS} exited 10: Error! Bad return status for module build on kernel")
     assert ["modprobe", "nvidia_peermem"] not in node.tools.calls
 
 

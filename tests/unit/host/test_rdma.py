@@ -1,4 +1,5 @@
 """rdma_facts: the join of four tools, and the module around it (real AnsibleModule)."""
+
 import json
 import os
 
@@ -45,10 +46,21 @@ def test_collect_joins_tools_per_port():
     assert tools.calls[:4] == [["ibdev2netdev", "-v"], ["ibv_devinfo", "-v"], ["ibstat"], ["show_gids"]]
     p0, p1 = facts["ports"]
     assert p0 == {
-        "device": "mlx5_0", "port": 1, "netdev": "enp65s0f0np0", "pci": "0000:41:00.0",
-        "numa_node": None, "link_layer": "Ethernet", "state": "PORT_ACTIVE",
-        "physical_state": "LinkUp", "speed_gbps": 400, "width": "4X", "active_mtu": 4096,
-        "up": True, "roce_v2_ipv4_gid_index": 3, "fw_version": "28.39.2048", "psid": "MT_0000000838",
+        "device": "mlx5_0",
+        "port": 1,
+        "netdev": "enp65s0f0np0",
+        "pci": "0000:41:00.0",
+        "numa_node": None,
+        "link_layer": "Ethernet",
+        "state": "PORT_ACTIVE",
+        "physical_state": "LinkUp",
+        "speed_gbps": 400,
+        "width": "4X",
+        "active_mtu": 4096,
+        "up": True,
+        "roce_v2_ipv4_gid_index": 3,
+        "fw_version": "28.39.2048",
+        "psid": "MT_0000000838",
     }
     assert p1["device"] == "mlx5_1" and p1["up"] is False
     assert p1["roce_v2_ipv4_gid_index"] is None  # no IPv4 on the netdev: no RoCEv2 IPv4 GID
@@ -56,29 +68,41 @@ def test_collect_joins_tools_per_port():
 
 
 def test_gid_index_is_the_lowest_v2_ipv4():
-    gids = [{"device": "mlx5_0", "port": 1, "index": 5, "version": "v2", "ipv4": "10.0.0.1"},
-            {"device": "mlx5_0", "port": 1, "index": 3, "version": "v2", "ipv4": "10.0.0.2"},
-            {"device": "mlx5_0", "port": 1, "index": 2, "version": "v1", "ipv4": "10.0.0.2"},
-            {"device": "mlx5_0", "port": 1, "index": 1, "version": "v2", "ipv4": ""}]
+    gids = [
+        {"device": "mlx5_0", "port": 1, "index": 5, "version": "v2", "ipv4": "10.0.0.1"},
+        {"device": "mlx5_0", "port": 1, "index": 3, "version": "v2", "ipv4": "10.0.0.2"},
+        {"device": "mlx5_0", "port": 1, "index": 2, "version": "v1", "ipv4": "10.0.0.2"},
+        {"device": "mlx5_0", "port": 1, "index": 1, "version": "v2", "ipv4": ""},
+    ]
     assert rdma.roce_v2_ipv4_index(gids, "mlx5_0", 1) == 3
 
 
 def test_mst_numa_is_used_when_present():
-    mst = ("MST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\n"
-           "PCI devices:\n------------\n"
-           "DEVICE_TYPE             MST                           PCI       RDMA            NET                                     NUMA  \n"
-           "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      41:00.0   mlx5_0          net-enp65s0f0np0                        0     \n"
-           "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf1      51:00.0   mlx5_1          net-enp81s0f0np0                        1     \n")
+    mst = (
+        "MST modules:\n------------\n    MST PCI module is not loaded\n    MST PCI configuration module loaded\n"
+        "PCI devices:\n------------\n"
+        "DEVICE_TYPE             MST                           PCI       RDMA            NET                                     NUMA  \n"
+        "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf0      41:00.0   mlx5_0          net-enp65s0f0np0                        0     \n"
+        "ConnectX7(rev:0)        /dev/mst/mt4129_pciconf1      51:00.0   mlx5_1          net-enp81s0f0np0                        1     \n"
+    )
     facts = rdma.collect(FakeTools({"mst": (0, mst, "")}))
     assert [p["numa_node"] for p in facts["ports"]] == [0, 1]
 
 
-@pytest.mark.parametrize("tool,rc,out,err,needle", [
-    ("ibv_devinfo", 255, "", "Failed to get IB devices list: Function not implemented", "Failed to get IB devices list"),
-    ("ibdev2netdev", 0, "", "", "ibdev2netdev"),
-    ("show_gids", 0, "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
-                     "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\nn_gids_found=0\n", "", "show_gids"),
-])
+@pytest.mark.parametrize(
+    "tool,rc,out,err,needle",
+    [
+        ("ibv_devinfo", 255, "", "Failed to get IB devices list: Function not implemented", "Failed to get IB devices list"),
+        ("ibdev2netdev", 0, "", "", "ibdev2netdev"),
+        (
+            "show_gids",
+            0,
+            "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\nn_gids_found=0\n",
+            "",
+            "show_gids",
+        ),
+    ],
+)
 def test_tool_errors_stop_collection(tool, rc, out, err, needle):
     with pytest.raises(ToolFailure) as e:
         rdma.collect(FakeTools({tool: (rc, out, err)}))
@@ -121,19 +145,23 @@ def test_module_reports_tool_error_with_rc(capsys):
     assert "ibv_devinfo -v" in out["msg"]
 
 
-@pytest.mark.parametrize("value, missing", [
-    ("eth0", []),                     # an exact name is a prefix of itself
-    ("eth", []),                      # NCCL: a prefix matches eth0
-    ("ens", ["ens"]),
-    ("=eth", ["eth"]),                # = : exact names only
-    ("=eth0,lo", []),
-    ("eth0,ib", ["ib"]),              # each item of the list must match something
-    ("^docker,lo", []),               # an exclude list names no interface to find
-    ("", []),
-    (" eth1 ", ["eth1"]),
-])
+@pytest.mark.parametrize(
+    "value, missing",
+    [
+        ("eth0", []),  # an exact name is a prefix of itself
+        ("eth", []),  # NCCL: a prefix matches eth0
+        ("ens", ["ens"]),
+        ("=eth", ["eth"]),  # = : exact names only
+        ("=eth0,lo", []),
+        ("eth0,ib", ["ib"]),  # each item of the list must match something
+        ("^docker,lo", []),  # an exclude list names no interface to find
+        ("", []),
+        (" eth1 ", ["eth1"]),
+    ],
+)
 def test_missing_socket_ifnames_reads_nccls_syntax(value, missing):
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import missing_socket_ifnames
+
     assert missing_socket_ifnames(value, ["lo", "eth0", "enp65s0f0np0"]) == missing
 
 
@@ -141,8 +169,9 @@ def test_module_fails_naming_a_socket_ifname_that_matches_no_interface(capsys, m
     monkeypatch.setattr(os, "listdir", lambda path: ["lo", "eth0"] if path == "/sys/class/net" else [])
     out = run_module({"expect_devices": ["mlx5_0"], "expect_socket_ifname": "bond0"}, FakeTools(), capsys)
     assert out["failed"] is True
-    assert out["msg"] == ("NCCL_SOCKET_IFNAME bond0: no interface matches bond0 on this host (interfaces: eth0, lo; "
-                          "fabric.nccl.socket_ifname / nccl_env_socket_ifname)")
+    assert out["msg"] == (
+        "NCCL_SOCKET_IFNAME bond0: no interface matches bond0 on this host (interfaces: eth0, lo; fabric.nccl.socket_ifname / nccl_env_socket_ifname)"
+    )
     ok = run_module({"expect_devices": ["mlx5_0"], "expect_socket_ifname": "eth"}, FakeTools(), capsys)
     assert "failed" not in ok and ok["ansible_facts"]["rdma"]["devices"]
 
@@ -161,8 +190,7 @@ class ComingUp(FakeTools):
             if tool == "ibv_devinfo":
                 out = out.replace("PORT_DOWN (1)", "PORT_ACTIVE (4)").replace("DISABLED (3)", "LINK_UP (5)")
             if tool == "ibstat":
-                out = out.replace("State: Down", "State: Active").replace("Physical state: Disabled",
-                                                                          "Physical state: LinkUp")
+                out = out.replace("State: Down", "State: Active").replace("Physical state: Disabled", "Physical state: LinkUp")
         return rc, out, err
 
 
@@ -191,7 +219,7 @@ def test_module_gives_up_at_the_deadline_with_the_port_as_it_is(capsys, monkeypa
     tools = ComingUp(after=100)
     out = run_module({"expect_devices": ["mlx5_1"], "wait_up": 25}, tools, capsys)
     assert out["changed"] is False and out["ansible_facts"]["rdma"]["ports"][1]["up"] is False
-    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 3   # read at 10, 20, 30 s (deadline 25)
+    assert sum(1 for c in tools.calls if c[0] == "ibv_devinfo") == 3  # read at 10, 20, 30 s (deadline 25)
     bad = run_module({"expect_devices": ["mlx5_1"], "wait_up": -1}, FakeTools(), capsys)
     assert bad["failed"] and bad["msg"] == "wait_up: -1 is not allowed (allowed: seconds, 0 or more)"
 

@@ -1,6 +1,7 @@
 """Host readiness: the lspci / nvidia-smi topo parsers on real outputs, the node
 collector over the lab's simulated tools, the findings and fleet parity, and
 the lab's PCIe faults."""
+
 import pytest
 
 from parser_fixtures import fixture, fixture_source
@@ -10,14 +11,14 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.report.markdown import to_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.report.report import build_report
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
-    nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from linerate_lab import faults, model
 from linerate_lab.tools import ibdev2netdev, ibv_devinfo, lspci, nvidia_smi, ofed_info
 
 
 # ---------------------------------------------------------------- lspci
+
 
 def test_lspci_real_connectx6dx_endpoint():
     assert fixture_source("pcie", "real_lspci_cx6dx.txt").startswith("https://github.com/NVIDIA/l2fwd-nv/issues/6")
@@ -53,22 +54,27 @@ def test_lspci_lab_tree_acs_and_downgrade():
 
 
 def test_lspci_old_format_without_annotations_and_access_denied():
-    text = ("41:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n"
-            "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
-            "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
-            "\t\tLnkSta:\tSpeed 8GT/s, Width x8, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
-            "42:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n"
-            "\tCapabilities: <access denied>\n")
+    text = (
+        "41:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n"
+        "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+        "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
+        "\t\tLnkSta:\tSpeed 8GT/s, Width x8, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+        "42:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n"
+        "\tCapabilities: <access denied>\n"
+    )
     out = parse_lspci(text)
     assert out["devices"]["0000:41:00.0"]["lnksta"] == {"speed_gts": 8.0, "gen": 3, "width": 8, "downgraded": False}
     assert out["warnings"] == ["capabilities not readable (lspci needs root) for: 0000:42:00.0"]
 
 
-@pytest.mark.parametrize("text, where", [
-    (fixture("pcie", "error_no_access.txt"), "line 1: pcilib: Cannot open /proc/bus/pci"),
-    ("\tNUMA node: 0\n", "line 1: detail line before any device header"),
-    ("", "no PCI device"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        (fixture("pcie", "error_no_access.txt"), "line 1: pcilib: Cannot open /proc/bus/pci"),
+        ("\tNUMA node: 0\n", "line 1: detail line before any device header"),
+        ("", "no PCI device"),
+    ],
+)
 def test_lspci_errors(text, where):
     with pytest.raises(ParseError, match=where):
         parse_lspci(text)
@@ -81,6 +87,7 @@ def test_pci_address_forms():
 
 
 # ---------------------------------------------------------------- nvidia-smi topo -m
+
 
 def test_topo_real_4nic_layout_with_gpu_numa_id():
     t = parse_nvidia_smi_topo(fixture("nvidia_smi_topo", "real_rtx6000_4nic.txt"))
@@ -114,12 +121,15 @@ def test_topo_lab_rail_aligned_gpus_are_pix():
     assert near["mlx5_0"][1] == (1, "NODE")
 
 
-@pytest.mark.parametrize("text, where", [
-    (fixture("nvidia_smi_topo", "error_no_driver.txt"), "NVIDIA-SMI has failed"),
-    ("nothing here\n", "no topology matrix"),
-    ("\tGPU0\tNIC0\nGPU0\t X \tWAT\n", "line 2: GPU0: expected 2 link cells"),
-    ("\tGPU0\tNIC0\nGPU9\t X \tPIX\n", "line 2: row 'GPU9' is not a device"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        (fixture("nvidia_smi_topo", "error_no_driver.txt"), "NVIDIA-SMI has failed"),
+        ("nothing here\n", "no topology matrix"),
+        ("\tGPU0\tNIC0\nGPU0\t X \tWAT\n", "line 2: GPU0: expected 2 link cells"),
+        ("\tGPU0\tNIC0\nGPU9\t X \tPIX\n", "line 2: row 'GPU9' is not a device"),
+    ],
+)
 def test_topo_errors(text, where):
     with pytest.raises(ParseError, match=where):
         parse_nvidia_smi_topo(text)
@@ -127,9 +137,9 @@ def test_topo_errors(text, where):
 
 # ---------------------------------------------------------------- the collector, over the lab's tools
 
+
 def _fake_run(lab, missing=()):
-    tools = {"ibdev2netdev": ibdev2netdev, "ibv_devinfo": ibv_devinfo, "lspci": lspci, "nvidia-smi": nvidia_smi,
-             "ofed_info": ofed_info}
+    tools = {"ibdev2netdev": ibdev2netdev, "ibv_devinfo": ibv_devinfo, "lspci": lspci, "nvidia-smi": nvidia_smi, "ofed_info": ofed_info}
     calls = []
 
     def run(argv):
@@ -141,6 +151,7 @@ def _fake_run(lab, missing=()):
         if argv[0] == "dpkg-query":
             return 0, "libnccl2 2.21.5-1+cuda12.4 ii \n", ""
         return lab.run(tools[argv[0]], argv[1:])
+
     run.calls = calls
     return run
 
@@ -149,6 +160,7 @@ def _gpu_node(lab):
     def up(n):
         n["gpu_driver"] = "550.54.15"
         n["modules"] += ["nvidia", "nvidia_peermem"]
+
     lab.update(up)
 
 
@@ -157,18 +169,25 @@ def test_collect_healthy_lab_node(lab, tmp_path):
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc" / "cmdline").write_text("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro\n")
     run = _fake_run(lab)
-    facts = readiness.collect(run, ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path / "sys"), proc_root=str(tmp_path / "proc"),
-                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64")
+    facts = readiness.collect(
+        run, ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path / "sys"), proc_root=str(tmp_path / "proc"), shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64"
+    )
     assert ["lspci", "-D", "-vvv"] in run.calls and ["nvidia-smi", "topo", "-m"] in run.calls
     assert facts["unread"] == []
     assert facts["rails"] == [
         {"device": "mlx5_0", "pci": "0000:41:00.0", "gpu": 0, "gpu_pci": "0000:42:00.0", "link": "PIX"},
-        {"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
+        {"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"},
+    ]
     nic = facts["nics"][0]
     assert nic["lnksta"]["width"] == 16 and nic["max_read_req"] == 4096 and nic["fw_ver"] == "28.39.2048"
     assert [b["address"] for b in nic["path"]] == ["0000:40:00.0", "0000:40:01.0"]
-    assert facts["versions"] == {"kernel": "6.1.0-25-amd64", "gpu_driver": "550.54.15", "ofed": "MLNX_OFED_LINUX-24.10-1.1.4.0",
-                                 "nvidia_peermem": "550.54.15", "nccl": "2.21.5-1+cuda12.4"}
+    assert facts["versions"] == {
+        "kernel": "6.1.0-25-amd64",
+        "gpu_driver": "550.54.15",
+        "ofed": "MLNX_OFED_LINUX-24.10-1.1.4.0",
+        "nvidia_peermem": "550.54.15",
+        "nccl": "2.21.5-1+cuda12.4",
+    }
     assert facts["iommu"]["mode"] == "off"
     assert readiness.host_findings("node1", facts, min_shm_bytes=0) == []
 
@@ -181,8 +200,10 @@ def test_collect_missing_tools_warn_what_stays_unproven(lab, tmp_path):
     assert what["lspci"]["error"] == "lspci not found (lspci not found)"
     f = readiness.host_findings("node1", facts, min_shm_bytes=0)
     assert {(x["code"], x["severity"], x["what"]) for x in f} == {
-        ("READINESS_UNPROVEN", "warning", "lspci"), ("READINESS_UNPROVEN", "warning", "nvidia-smi"),
-        ("READINESS_UNPROVEN", "warning", "iommu")}
+        ("READINESS_UNPROVEN", "warning", "lspci"),
+        ("READINESS_UNPROVEN", "warning", "nvidia-smi"),
+        ("READINESS_UNPROVEN", "warning", "iommu"),
+    }
     msg = next(x["message"] for x in f if x["what"] == "nvidia-smi")
     assert "GPU<->NIC affinity" in msg and "not proven" in msg
     assert "lnksta" not in facts["nics"][0] and "gpu" not in facts["nics"][0]
@@ -200,18 +221,23 @@ def test_collect_driver_not_loaded_is_unproven_not_a_crash(lab, tmp_path):
 
 # ---------------------------------------------------------------- findings
 
+
 def _nic(**kw):
-    base = {"device": "mlx5_1", "pci": "0000:c1:00.0", "lnkcap": {"speed_gts": 32.0, "gen": 5, "width": 16},
-            "lnksta": {"speed_gts": 32.0, "gen": 5, "width": 16}, "max_read_req": 4096,
-            "gpu": {"index": 4, "link": "PIX", "pci": "0000:c2:00.0"},
-            "path": [{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": False, "ReqRedir": False, "CmpltRedir": False}}]}
+    base = {
+        "device": "mlx5_1",
+        "pci": "0000:c1:00.0",
+        "lnkcap": {"speed_gts": 32.0, "gen": 5, "width": 16},
+        "lnksta": {"speed_gts": 32.0, "gen": 5, "width": 16},
+        "max_read_req": 4096,
+        "gpu": {"index": 4, "link": "PIX", "pci": "0000:c2:00.0"},
+        "path": [{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": False, "ReqRedir": False, "CmpltRedir": False}}],
+    }
     base.update(kw)
     return base
 
 
 def _facts(**kw):
-    f = {"nics": [_nic()], "iommu": {"mode": "passthrough", "units": ["dmar0"]}, "memlock_kb": -1, "shm_bytes": 8 << 30,
-         "unread": []}
+    f = {"nics": [_nic()], "iommu": {"mode": "passthrough", "units": ["dmar0"]}, "memlock_kb": -1, "shm_bytes": 8 << 30, "unread": []}
     f.update(kw)
     return f
 
@@ -220,14 +246,22 @@ def test_healthy_facts_no_findings():
     assert readiness.host_findings("node2", _facts()) == []
 
 
-@pytest.mark.parametrize("facts, code, extra", [
-    (_facts(nics=[_nic(lnksta={"speed_gts": 32.0, "gen": 5, "width": 8})]), "PCIE_DEGRADED", "x8"),
-    (_facts(nics=[_nic(lnksta={"speed_gts": 8.0, "gen": 3, "width": 16})]), "PCIE_DEGRADED", "Gen3 x16"),
-    (_facts(nics=[_nic(path=[{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": True, "ReqRedir": True}}])],),
-     "ACS_ENABLED", "between mlx5_1 (0000:c1:00.0) and GPU4 (0000:c2:00.0): 0000:c0:00.0 SrcValid+ ReqRedir+"),
-    (_facts(nics=[_nic(max_read_req=512)]), "MAX_READ_REQ_LOW", "MaxReadReq 512 bytes"),
-    (_facts(nics=[_nic(gpu={"index": 3, "link": "SYS", "pci": "0000:5d:00.0"})]), "GPU_NIC_AFFINITY", "GPU3 at SYS"),
-])
+@pytest.mark.parametrize(
+    "facts, code, extra",
+    [
+        (_facts(nics=[_nic(lnksta={"speed_gts": 32.0, "gen": 5, "width": 8})]), "PCIE_DEGRADED", "x8"),
+        (_facts(nics=[_nic(lnksta={"speed_gts": 8.0, "gen": 3, "width": 16})]), "PCIE_DEGRADED", "Gen3 x16"),
+        (
+            _facts(
+                nics=[_nic(path=[{"address": "0000:c0:00.0", "acs_ctl": {"SrcValid": True, "ReqRedir": True}}])],
+            ),
+            "ACS_ENABLED",
+            "between mlx5_1 (0000:c1:00.0) and GPU4 (0000:c2:00.0): 0000:c0:00.0 SrcValid+ ReqRedir+",
+        ),
+        (_facts(nics=[_nic(max_read_req=512)]), "MAX_READ_REQ_LOW", "MaxReadReq 512 bytes"),
+        (_facts(nics=[_nic(gpu={"index": 3, "link": "SYS", "pci": "0000:5d:00.0"})]), "GPU_NIC_AFFINITY", "GPU3 at SYS"),
+    ],
+)
 def test_nic_findings_name_node_device_pci(facts, code, extra):
     f = readiness.host_findings("node2", facts)
     assert [x["code"] for x in f] == [code]
@@ -237,12 +271,13 @@ def test_nic_findings_name_node_device_pci(facts, code, extra):
 
 
 def test_acs_one_finding_per_nic_naming_every_redirecting_bridge():
-    path = [{"address": "0000:c0:00.0", "acs_ctl": {"ReqRedir": True, "CmpltRedir": True}},
-            {"address": "0000:c0:01.0", "acs_ctl": {"SrcValid": False, "TransBlk": True}},
-            {"address": "0000:bf:00.0", "acs_ctl": {"UpstreamFwd": True}}]
+    path = [
+        {"address": "0000:c0:00.0", "acs_ctl": {"ReqRedir": True, "CmpltRedir": True}},
+        {"address": "0000:c0:01.0", "acs_ctl": {"SrcValid": False, "TransBlk": True}},
+        {"address": "0000:bf:00.0", "acs_ctl": {"UpstreamFwd": True}},
+    ]
     f = readiness.host_findings("n", _facts(nics=[_nic(path=path)]))
-    assert [(x["code"], x["bridge"], x["bridges"]) for x in f] == [
-        ("ACS_ENABLED", "0000:c0:00.0", ["0000:bf:00.0", "0000:c0:00.0"])]
+    assert [(x["code"], x["bridge"], x["bridges"]) for x in f] == [("ACS_ENABLED", "0000:c0:00.0", ["0000:bf:00.0", "0000:c0:00.0"])]
     assert "0000:c0:00.0 ReqRedir+ CmpltRedir+" in f[0]["message"] and "0000:c0:01.0" not in f[0]["message"]
 
 
@@ -251,11 +286,14 @@ def test_acs_only_on_the_path_of_a_near_gpu_and_pxb_is_near():
     assert readiness.host_findings("n", _facts(nics=[nic])) == []
 
 
-@pytest.mark.parametrize("facts, code", [
-    (_facts(iommu={"mode": "translated", "units": ["dmar0", "dmar1"]}), "IOMMU_NOT_PASSTHROUGH"),
-    (_facts(memlock_kb=65536), "MEMLOCK_LIMITED"),
-    (_facts(shm_bytes=64 << 20), "SHM_SMALL"),
-])
+@pytest.mark.parametrize(
+    "facts, code",
+    [
+        (_facts(iommu={"mode": "translated", "units": ["dmar0", "dmar1"]}), "IOMMU_NOT_PASSTHROUGH"),
+        (_facts(memlock_kb=65536), "MEMLOCK_LIMITED"),
+        (_facts(shm_bytes=64 << 20), "SHM_SMALL"),
+    ],
+)
 def test_host_findings(facts, code):
     f = readiness.host_findings("node3", facts)
     assert [(x["code"], x["node"]) for x in f] == [(code, "node3")]
@@ -280,13 +318,13 @@ def test_iommu_mode_from_cmdline(tmp_path):
 
 def test_parity_names_the_odd_node_component_and_majority():
     def node(nccl, fw):
-        return {"versions": {"kernel": "6.1", "nccl": nccl},
-                "nics": [{"device": "mlx5_0", "pci": "0000:41:00.0", "fw_ver": fw, "psid": "MT_0000000838"}]}
-    f = readiness.parity_findings({"node1": node("2.21.5", "28.39.2048"), "node2": node("2.21.5", "28.39.2048"),
-                                   "node3": node("2.18.3", "28.38.1002")})
+        return {"versions": {"kernel": "6.1", "nccl": nccl}, "nics": [{"device": "mlx5_0", "pci": "0000:41:00.0", "fw_ver": fw, "psid": "MT_0000000838"}]}
+
+    f = readiness.parity_findings({"node1": node("2.21.5", "28.39.2048"), "node2": node("2.21.5", "28.39.2048"), "node3": node("2.18.3", "28.38.1002")})
     assert [(x["code"], x["node"], x["device"], x["component"], x["value"], x["majority"]) for x in f] == [
         ("VERSION_SKEW", "node3", None, "nccl", "2.18.3", "2.21.5"),
-        ("VERSION_SKEW", "node3", "mlx5_0", "connectx_firmware", "28.38.1002", "28.39.2048")]
+        ("VERSION_SKEW", "node3", "mlx5_0", "connectx_firmware", "28.38.1002", "28.39.2048"),
+    ]
     assert f[1]["pci_address"] == "0000:41:00.0"
     assert readiness.parity_findings({"a": node("2.21.5", "1"), "b": node("2.21.5", "1")}) == []
 
@@ -304,6 +342,7 @@ def test_report_action_check_rails_and_markdown():
         f["rails"] = [{"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
         f["versions"] = {"kernel": "6.1"}
         return {"verify_fabric_readiness": {"changed": False, "facts": f}}
+
     data = {"node1": node("28.39.2048"), "node2": node("28.39.2048"), "node3": node("28.38.1002"), "node4": {}}
     f, check = verify_registry.readiness_check(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
     assert [(x["code"], x["node"], x["device"]) for x in f] == [("VERSION_SKEW", "node3", "mlx5_1")]
@@ -315,6 +354,7 @@ def test_report_action_check_rails_and_markdown():
 
 
 # ---------------------------------------------------------------- the lab's lspci and faults
+
 
 def test_lab_lspci_slot_filter_and_bad_option(lab):
     rc, out, _ = lab.run(lspci, ["-D", "-vvv", "-s", "41:00.0"])
@@ -361,21 +401,24 @@ def _up(cap, sta=None, address="0000:c0:00.0"):
     return {"address": address, "port_type": "Downstream Port", "lnkcap": cap, "lnksta": sta or cap}
 
 
-@pytest.mark.parametrize("own, slot, sta, want", [
-    # healthy: trained at what both ends can do
-    (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN5, width=16), []),
-    # a Gen5 NIC in a Gen4 slot at Gen4 x16: full speed for the slot - a warning naming the slot
-    (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN4, width=16), ["PCIE_SLOT_LIMITED"]),
-    # an x8 slot at x8
-    (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=8), ["PCIE_SLOT_LIMITED"]),
-    # below both ends: the error, whatever the slot
-    (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
-    (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN4, width=16), ["PCIE_DEGRADED"]),
-    (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=4), ["PCIE_DEGRADED"]),
-    # an older NIC in a newer slot: its own capability is the reference
-    (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN4, width=16), []),
-    (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
-])
+@pytest.mark.parametrize(
+    "own, slot, sta, want",
+    [
+        # healthy: trained at what both ends can do
+        (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN5, width=16), []),
+        # a Gen5 NIC in a Gen4 slot at Gen4 x16: full speed for the slot - a warning naming the slot
+        (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN4, width=16), ["PCIE_SLOT_LIMITED"]),
+        # an x8 slot at x8
+        (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=8), ["PCIE_SLOT_LIMITED"]),
+        # below both ends: the error, whatever the slot
+        (dict(GEN5, width=16), dict(GEN4, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
+        (dict(GEN5, width=16), dict(GEN5, width=16), dict(GEN4, width=16), ["PCIE_DEGRADED"]),
+        (dict(GEN5, width=16), dict(GEN5, width=8), dict(GEN5, width=4), ["PCIE_DEGRADED"]),
+        # an older NIC in a newer slot: its own capability is the reference
+        (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN4, width=16), []),
+        (dict(GEN4, width=16), dict(GEN5, width=16), dict(GEN3, width=16), ["PCIE_DEGRADED"]),
+    ],
+)
 def test_pcie_link_against_the_lower_of_both_ends(own, slot, sta, want):
     nic = _nic(lnkcap=own, lnksta=dict(sta, downgraded=sta != own), upstream=_up(slot))
     f = [x for x in readiness.host_findings("node1", _facts(nics=[nic])) if x["code"].startswith("PCIE")]
@@ -397,32 +440,54 @@ def test_pcie_without_the_upstream_port_falls_back_to_the_devices_own_capability
 
 
 def test_gpu_pcie_links_are_judged_too():
-    gpus = [{"index": 0, "pci": "0000:42:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN4, width=16),
-             "upstream": _up(dict(GEN4, width=16), address="0000:40:01.0")},
-            {"index": 4, "pci": "0000:c2:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN5, width=8),
-             "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0")},
-            {"index": 5, "pci": "0000:d2:00.0", "lnkcap": dict(GEN5, width=16), "lnksta": dict(GEN5, width=16),
-             "upstream": _up(dict(GEN5, width=16), address="0000:d0:01.0")}]
+    gpus = [
+        {
+            "index": 0,
+            "pci": "0000:42:00.0",
+            "lnkcap": dict(GEN5, width=16),
+            "lnksta": dict(GEN4, width=16),
+            "upstream": _up(dict(GEN4, width=16), address="0000:40:01.0"),
+        },
+        {
+            "index": 4,
+            "pci": "0000:c2:00.0",
+            "lnkcap": dict(GEN5, width=16),
+            "lnksta": dict(GEN5, width=8),
+            "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0"),
+        },
+        {
+            "index": 5,
+            "pci": "0000:d2:00.0",
+            "lnkcap": dict(GEN5, width=16),
+            "lnksta": dict(GEN5, width=16),
+            "upstream": _up(dict(GEN5, width=16), address="0000:d0:01.0"),
+        },
+    ]
     f = [x for x in readiness.host_findings("node1", _facts(gpus=gpus)) if x["code"].startswith("PCIE")]
     assert [(x["code"], x["device"], x["gpu"], x["upstream"]) for x in f] == [
-        ("PCIE_SLOT_LIMITED", "GPU0", 0, "0000:40:01.0"), ("PCIE_DEGRADED", "GPU4", 4, "0000:c0:01.0")]
+        ("PCIE_SLOT_LIMITED", "GPU0", 0, "0000:40:01.0"),
+        ("PCIE_DEGRADED", "GPU4", 4, "0000:c0:01.0"),
+    ]
 
 
 def test_upstream_port_is_the_bridge_whose_secondary_bus_holds_the_device():
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import upstream_port
+
     devs = parse_lspci(fixture("pcie", "lab_h100_2nic_acs_x8.txt"))["devices"]
     assert upstream_port(devs, "0000:41:00.0")["address"] == "0000:40:00.0"
     assert upstream_port(devs, "0000:42:00.0")["address"] == "0000:40:01.0"
-    assert upstream_port(devs, "0000:40:00.0")["address"] == "0000:3f:00.0"   # the switch's upstream port
+    assert upstream_port(devs, "0000:40:00.0")["address"] == "0000:3f:00.0"  # the switch's upstream port
     assert upstream_port(devs, "0000:99:00.0") is None
 
 
 def _lab_pcie_findings(lab, tmp_path):
     _gpu_node(lab)
-    facts = readiness.collect(_fake_run(lab), ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path), proc_root=str(tmp_path),
-                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64")
-    return [(x["code"], x["device"], x.get("upstream")) for x in readiness.host_findings("node1", facts, min_shm_bytes=0)
-            if x["code"].startswith("PCIE")], facts
+    facts = readiness.collect(
+        _fake_run(lab), ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path), proc_root=str(tmp_path), shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64"
+    )
+    return [
+        (x["code"], x["device"], x.get("upstream")) for x in readiness.host_findings("node1", facts, min_shm_bytes=0) if x["code"].startswith("PCIE")
+    ], facts
 
 
 def test_lab_presents_both_ends_of_each_link(lab, tmp_path):
@@ -473,14 +538,19 @@ def test_lab_fault_gpu_slot_and_bad_input_changes_nothing(lab, tmp_path):
 from linerate_lab import pcie as lab_pcie  # noqa: E402
 from linerate_lab.tools import nccl_tests  # noqa: E402
 
-LINK_QUERY = ("--query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.gen.gpumax,pcie.link.gen.hostmax,"
-              "pcie.link.width.current,pcie.link.width.max")
+LINK_QUERY = "--query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.gen.gpumax,pcie.link.gen.hostmax,pcie.link.width.current,pcie.link.width.max"
 
 
 def _gpu(index=4, rest=None, **kw):
-    g = {"index": index, "pci": "0000:c2:00.0", "driver": "550.54.15", "lnkcap": dict(GEN5, width=16),
-         "lnksta": rest or {"speed_gts": 2.5, "gen": 1, "width": 16, "downgraded": True},
-         "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0"), "busy": []}
+    g = {
+        "index": index,
+        "pci": "0000:c2:00.0",
+        "driver": "550.54.15",
+        "lnkcap": dict(GEN5, width=16),
+        "lnksta": rest or {"speed_gts": 2.5, "gen": 1, "width": 16, "downgraded": True},
+        "upstream": _up(dict(GEN5, width=16), address="0000:c0:01.0"),
+        "busy": [],
+    }
     g.update(kw)
     return g
 
@@ -501,8 +571,7 @@ def test_an_idle_gpu_below_its_maximum_speed_is_no_finding_and_says_why():
 
 def test_a_gpu_narrower_at_rest_is_degraded_its_width_does_not_change_with_power_state():
     (x,) = _pcie(_facts(gpus=[_gpu(rest={"speed_gts": 2.5, "gen": 1, "width": 8})]))
-    assert (x["code"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"]) == (
-        "PCIE_DEGRADED", "node7", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")
+    assert (x["code"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"]) == ("PCIE_DEGRADED", "node7", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")
     assert "x8 (width at rest; its speed at rest is not judged)" in x["message"]
     assert x["evidence"]["state"] == "at rest" and "trains up under load" in x["evidence"]["speed_unjudged"]
 
@@ -511,9 +580,16 @@ def test_a_gpu_below_its_maximum_under_load_is_degraded_naming_node_gpu_and_slot
     load = {"workload": "all_reduce_perf (pid 4242)", "lnksta": {"speed_gts": 2.5, "gen": 1, "width": 16}}
     (x,) = _pcie(_facts(gpus=[_gpu(under_load=load)]))
     assert (x["code"], x["severity"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"], x["upstream"]) == (
-        "PCIE_DEGRADED", "error", "node7", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0", "0000:c0:01.0")
-    assert x["message"].startswith("GPU4 (0000:c2:00.0) trained at PCIe Gen1 x16 (2.5 GT/s) under load "
-                                   "(all_reduce_perf (pid 4242))")
+        "PCIE_DEGRADED",
+        "error",
+        "node7",
+        "GPU4",
+        4,
+        "0000:c2:00.0",
+        "0000:c0:01.0",
+        "0000:c0:01.0",
+    )
+    assert x["message"].startswith("GPU4 (0000:c2:00.0) trained at PCIe Gen1 x16 (2.5 GT/s) under load (all_reduce_perf (pid 4242))")
     assert "upstream port 0000:c0:01.0" in x["message"]
     # at full speed under load: nothing, and the note says what it trained up to
     load = dict(load, lnksta=dict(GEN5, width=16))
@@ -538,7 +614,7 @@ def test_a_gpu_in_a_gen4_slot_at_rest_warns_about_the_slot_not_about_rest():
 def test_a_gpu_from_nvidia_smi_alone_uses_its_max_fields():
     smi = {"gen_current": 1, "gen_max": 5, "gen_gpumax": 5, "gen_hostmax": 5, "width_current": 16, "width_max": 16}
     g = {"index": 2, "pci": "0000:3a:00.0", "driver": "550.54.15", "smi_link": smi, "busy": []}
-    assert _pcie(_facts(gpus=[g])) == []          # Gen1 at rest below gen.max 5: not a finding
+    assert _pcie(_facts(gpus=[g])) == []  # Gen1 at rest below gen.max 5: not a finding
     (x,) = _pcie(_facts(gpus=[dict(g, smi_link=dict(smi, width_current=8))]))
     assert x["code"] == "PCIE_DEGRADED" and x["gpu"] == 2 and "x8" in x["message"]
     (x,) = _pcie(_facts(gpus=[dict(g, under_load={"workload": "w (pid 1)", "smi_link": dict(smi, gen_current=3)})]))
@@ -558,15 +634,17 @@ def test_lab_gpu_trains_down_at_rest_and_up_under_load(lab):
     assert "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)" in gpu0
     rc, out, _ = lab.run(nvidia_smi, [LINK_QUERY, "--format=csv"])
     assert rc == 0 and out.splitlines()[:2] == [
-        "index, pcie.link.gen.current, pcie.link.gen.max, pcie.link.gen.gpumax, pcie.link.gen.hostmax, "
-        "pcie.link.width.current, pcie.link.width.max", "0, 1, 5, 5, 5, 16, 16"]
+        "index, pcie.link.gen.current, pcie.link.gen.max, pcie.link.gen.gpumax, pcie.link.gen.hostmax, pcie.link.width.current, pcie.link.width.max",
+        "0, 1, 5, 5, 5, 16, 16",
+    ]
     assert lab.run(nvidia_smi, ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv,noheader"])[1] == ""
     with lab_pcie.hold_gpus([0], "all_reduce_perf", pid=4242):
         assert "LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)" in lab.run(lspci, ["-vvv", "-s", "42:00.0"])[1]
         rows = lab.run(nvidia_smi, [LINK_QUERY, "--format=csv,noheader"])[1].splitlines()
         assert rows[0] == "0, 5, 5, 5, 5, 16, 16" and rows[1] == "1, 1, 5, 5, 5, 16, 16"
-        assert lab.run(nvidia_smi, ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv,noheader"])[1] \
-            == "4242, all_reduce_perf, 00000000:42:00.0\n"
+        assert (
+            lab.run(nvidia_smi, ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv,noheader"])[1] == "4242, all_reduce_perf, 00000000:42:00.0\n"
+        )
         table = lab.run(nvidia_smi, [])[1]
         assert "|    0   N/A  N/A       4242      C   all_reduce_perf" in table
         assert all(len(line) == 91 for line in table.splitlines()[1:] if line.startswith("|"))
@@ -584,7 +662,7 @@ def test_lab_nvidia_smi_refuses_fields_it_does_not_know(lab):
 def test_lab_gpu_holder_that_died_is_not_counted(lab):
     d = lab.state / "gpu-load" / "node1"
     d.mkdir(parents=True)
-    (d / "999.json").write_text('{"pid": 999, "name": "ghost", "gpus": [3]}')   # nobody holds its lock
+    (d / "999.json").write_text('{"pid": 999, "name": "ghost", "gpus": [3]}')  # nobody holds its lock
     assert lab_pcie.busy_gpus() == {} and not (d / "999.json").exists()
 
 
@@ -615,6 +693,7 @@ class _Load:
 
     def __init__(self, argv, rc=None, gpus=None):
         import contextlib
+
         self.argv, self.rc, self.stack = argv, rc, contextlib.ExitStack()
         self.returncode = rc
         if rc is None:
@@ -643,9 +722,20 @@ def _collect(lab, tmp_path, load=("all_reduce_perf", "-g", "{ngpus}", "-N", "0")
         proc = (start or _Load)(argv)
         started.append(proc)
         return proc
-    facts = readiness.collect(_fake_run(lab), ["mlx5_0", "mlx5_1"], sys_root=str(tmp_path), proc_root=str(tmp_path),
-                              shm_path=str(tmp_path), memlock=-1, kernel="6.1.0-25-amd64", load_command=list(load),
-                              start=begin, sleep=lambda s: None, **kw)
+
+    facts = readiness.collect(
+        _fake_run(lab),
+        ["mlx5_0", "mlx5_1"],
+        sys_root=str(tmp_path),
+        proc_root=str(tmp_path),
+        shm_path=str(tmp_path),
+        memlock=-1,
+        kernel="6.1.0-25-amd64",
+        load_command=list(load),
+        start=begin,
+        sleep=lambda s: None,
+        **kw,
+    )
     return facts, started
 
 
@@ -653,10 +743,11 @@ def test_collect_reads_idle_gpus_again_under_load_and_stops_the_load(lab, tmp_pa
     _gpu_node(lab)
     facts, started = _collect(lab, tmp_path)
     assert started[0] == ["all_reduce_perf", "-g", "8", "-N", "0"] and started[1].returncode == -15
-    assert lab_pcie.busy_gpus() == {}          # the workload was stopped
+    assert lab_pcie.busy_gpus() == {}  # the workload was stopped
     assert {g["lnksta"]["gen"] for g in facts["gpus"]} == {1}
-    assert {(g["under_load"]["lnksta"]["gen"], g["under_load"]["smi_link"]["gen_current"], g["under_load"]["workload"])
-            for g in facts["gpus"]} == {(5, 5, "all_reduce_perf (pid 5151)")}
+    assert {(g["under_load"]["lnksta"]["gen"], g["under_load"]["smi_link"]["gen_current"], g["under_load"]["workload"]) for g in facts["gpus"]} == {
+        (5, 5, "all_reduce_perf (pid 5151)")
+    }
     assert _pcie1(facts) == []
     assert {n["speed_judged"] for n in readiness.gpu_link_notes(facts)} == {True}
 
@@ -667,7 +758,8 @@ def test_collect_names_the_gpu_stuck_under_load_with_node_gpu_and_slot(lab, tmp_
     facts, _ = _collect(lab, tmp_path)
     f = _pcie1(facts)
     assert [(x["code"], x["node"], x["device"], x["gpu"], x["pci_address"], x["slot"]) for x in f] == [
-        ("PCIE_DEGRADED", "node1", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")]
+        ("PCIE_DEGRADED", "node1", "GPU4", 4, "0000:c2:00.0", "0000:c0:01.0")
+    ]
     assert "under load (all_reduce_perf (pid 5151))" in f[0]["message"]
     # without a load reading the same node reads healthy: its speed is unjudged, not an error
     facts, started = _collect(lab, tmp_path, load=())
@@ -679,19 +771,22 @@ def test_collect_load_that_fails_or_misses_a_gpu_leaves_the_speed_unjudged(lab, 
     _gpu_node(lab)
     facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, rc=1))
     assert {g["load_unjudged"] for g in facts["gpus"]} == {
-        "the load workload never ran on the GPU: all_reduce_perf -g 8 -N 0 exited 1: cudaGetDeviceCount failed"}
+        "the load workload never ran on the GPU: all_reduce_perf -g 8 -N 0 exited 1: cudaGetDeviceCount failed"
+    }
     assert _pcie1(facts) == []
 
     def missing(argv):
         raise OSError("all_reduce_perf not found")
+
     facts, _ = _collect(lab, tmp_path, start=missing)
     assert "did not start (all_reduce_perf not found)" in facts["gpus"][0]["load_unjudged"]
     # the workload reaches GPUs 0-3 only: they are judged, 4-7 wait out the timeout and stay unjudged
     ticks = iter(range(1000))
-    facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, gpus=[0, 1, 2, 3]), load_timeout=5,
-                        clock=lambda: next(ticks))
+    facts, _ = _collect(lab, tmp_path, start=lambda argv: _Load(argv, gpus=[0, 1, 2, 3]), load_timeout=5, clock=lambda: next(ticks))
     assert [("under_load" in g, g.get("load_unjudged")) for g in facts["gpus"]][3:5] == [
-        (True, None), (False, "the load workload all_reduce_perf -g 8 -N 0 did not reach this GPU within 5 s")]
+        (True, None),
+        (False, "the load workload all_reduce_perf -g 8 -N 0 did not reach this GPU within 5 s"),
+    ]
 
 
 def test_collect_loads_nothing_when_every_gpu_already_reads_its_maximum(lab, tmp_path):
@@ -705,10 +800,11 @@ def test_collect_loads_nothing_when_every_gpu_already_reads_its_maximum(lab, tmp
 def test_lab_nccl_tests_run_cycles_repeat_the_sizes_and_zero_runs_until_stopped():
     import argparse
     import itertools
+
     args = argparse.Namespace(minbytes="1M", maxbytes="4M", stepfactor=2, stepbytes=None, run_cycles=2)
-    assert list(nccl_tests.sizes(args)) == [2 ** 20, 2 ** 21, 2 ** 22] * 2
+    assert list(nccl_tests.sizes(args)) == [2**20, 2**21, 2**22] * 2
     args.run_cycles = 0
-    assert list(itertools.islice(nccl_tests.sizes(args), 10)) == ([2 ** 20, 2 ** 21, 2 ** 22] * 4)[:10]
+    assert list(itertools.islice(nccl_tests.sizes(args), 10)) == ([2**20, 2**21, 2**22] * 4)[:10]
     assert nccl_tests.cuda_gpus(2) == [0, 1]
 
 
@@ -718,7 +814,7 @@ def test_lab_nccl_tests_rank_holds_the_gpus_cuda_visible_devices_names(monkeypat
 
 
 def test_collect_without_nvidia_smi_starts_no_load_and_says_why(lab, tmp_path):
-    facts, started = _collect(lab, tmp_path)        # the driver is not loaded: nvidia-smi fails, lspci lists the GPUs
+    facts, started = _collect(lab, tmp_path)  # the driver is not loaded: nvidia-smi fails, lspci lists the GPUs
     assert started == [] and {g["source"] for g in facts["gpus"]} == {"lspci"}
     assert {g["load_unjudged"] for g in facts["gpus"]} == {"nvidia-smi cannot run: no reading under load"}
     assert _pcie1(facts) == []

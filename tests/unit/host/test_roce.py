@@ -1,4 +1,5 @@
 """roce_qos module: exact argv, changed, check mode, idempotence, verification after apply."""
+
 import json
 import os
 import shlex
@@ -12,18 +13,31 @@ from ansible_collections.linerate.fabric.plugins.modules import roce_qos
 from module_harness import Tools, fixture, run_module
 
 NETDEV = "enp65s0f0np0"
-ARGS = {"netdev": NETDEV, "device": "mlx5_0", "trust": "dscp", "pfc_priorities": [3],
-        "dscp2prio": {"26": 3, "48": 6}, "ecn_priorities": [3], "cnp_dscp": 48, "cnp_priority": 6,
-        "roce_mode": "v2", "roce_tos": 104, "mtu": 4200}
-READS = [["mlnx_qos", "-i", NETDEV], ["cma_roce_mode", "-d", "mlx5_0", "-p", "1"],
-         ["cma_roce_tos", "-d", "mlx5_0", "-p", "1"], ["ip", "-j", "link", "show", "dev", NETDEV]]
+ARGS = {
+    "netdev": NETDEV,
+    "device": "mlx5_0",
+    "trust": "dscp",
+    "pfc_priorities": [3],
+    "dscp2prio": {"26": 3, "48": 6},
+    "ecn_priorities": [3],
+    "cnp_dscp": 48,
+    "cnp_priority": 6,
+    "roce_mode": "v2",
+    "roce_tos": 104,
+    "mtu": 4200,
+}
+READS = [
+    ["mlnx_qos", "-i", NETDEV],
+    ["cma_roce_mode", "-d", "mlx5_0", "-p", "1"],
+    ["cma_roce_tos", "-d", "mlx5_0", "-p", "1"],
+    ["ip", "-j", "link", "show", "dev", NETDEV],
+]
 
 
 class Nic:
     """A ConnectX port: mlnx_qos, cma_roce_* and ip answer from (and change) its state."""
 
-    def __init__(self, sysfs_root, trust="pcp", pfc=None, mode="IB/RoCE v1", tos=0, mtu=1500,
-                 dscp2prio=None, sticky=(), netdev=NETDEV, device="mlx5_0"):
+    def __init__(self, sysfs_root, trust="pcp", pfc=None, mode="IB/RoCE v1", tos=0, mtu=1500, dscp2prio=None, sticky=(), netdev=NETDEV, device="mlx5_0"):
         self.netdev, self.device = netdev, device
         self.trust, self.pfc = trust, list(pfc or [0] * 8)
         self.dscp2prio = dict(dscp2prio or {d: d >> 3 for d in range(64)})
@@ -36,8 +50,7 @@ class Nic:
                 self._w(f"{point}/enable/{p}", 0)
         self._w("roce_np/cnp_dscp", 0)
         self._w("roce_np/cnp_802p_prio", 0)
-        self.tools = Tools({"mlnx_qos": self.mlnx_qos, "cma_roce_mode": self.cma_roce_mode,
-                            "cma_roce_tos": self.cma_roce_tos, "ip": self.ip})
+        self.tools = Tools({"mlnx_qos": self.mlnx_qos, "cma_roce_mode": self.cma_roce_mode, "cma_roce_tos": self.cma_roce_tos, "ip": self.ip})
 
     def _w(self, rel, value):
         with open(os.path.join(self.ecn, rel), "w") as f:
@@ -55,9 +68,12 @@ class Nic:
                 dscps = sorted((d for d, p in self.dscp2prio.items() if p == prio), reverse=True)
                 if dscps:
                     lines.append(f"\tprio:{prio} dscp:" + "".join(f"{d:02d}," for d in dscps))
-        lines += ["Cable len: 7", "PFC configuration:",
-                  "\tpriority    0   1   2   3   4   5   6   7",
-                  "\tenabled     " + "   ".join(str(v) for v in self.pfc) + "   "]
+        lines += [
+            "Cable len: 7",
+            "PFC configuration:",
+            "\tpriority    0   1   2   3   4   5   6   7",
+            "\tenabled     " + "   ".join(str(v) for v in self.pfc) + "   ",
+        ]
         for tc, prio in enumerate([1, 0, 2, 3, 4, 5, 6, 7]):
             lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"\t priority:  {prio}"]
         return "\n".join(lines) + "\n"
@@ -154,14 +170,11 @@ def test_idempotent_on_a_configured_port(sysfs, capsys):
 def test_wrong_pfc_vector_and_custom_dscp_map_are_corrected(sysfs, capsys):
     dmap = {d: d >> 3 for d in range(64)}
     dmap[26] = 0
-    nic = Nic(sysfs, trust="dscp", pfc=[0, 0, 0, 1, 1, 0, 0, 0], dscp2prio=dmap, mode="RoCE v2", tos=104,
-              mtu=4200)
-    for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48),
-                   ("roce_np/cnp_802p_prio", 6)):
+    nic = Nic(sysfs, trust="dscp", pfc=[0, 0, 0, 1, 1, 0, 0, 0], dscp2prio=dmap, mode="RoCE v2", tos=104, mtu=4200)
+    for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48), ("roce_np/cnp_802p_prio", 6)):
         nic._w(rel, v)
     out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
-    assert out["commands"] == [["mlnx_qos", "-i", NETDEV, "--pfc", "0,0,0,1,0,0,0,0"],
-                               ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"]]
+    assert out["commands"] == [["mlnx_qos", "-i", NETDEV, "--pfc", "0,0,0,1,0,0,0,0"], ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"]]
     assert out["before"]["dscp2prio"] == {"26": 0, "48": 6}
     assert out["after"]["dscp2prio"] == {"26": 3, "48": 6}
 
@@ -176,16 +189,17 @@ def test_setting_that_does_not_take_fails(sysfs, capsys):
 def test_only_given_settings_are_managed(sysfs, capsys):
     nic = Nic(sysfs)
     out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200}, nic.tools, capsys)
-    assert nic.tools.calls == [["ip", "-j", "link", "show", "dev", NETDEV],
-                               ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"],
-                               ["ip", "-j", "link", "show", "dev", NETDEV]]
+    assert nic.tools.calls == [
+        ["ip", "-j", "link", "show", "dev", NETDEV],
+        ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"],
+        ["ip", "-j", "link", "show", "dev", NETDEV],
+    ]
     assert out["before"] == {"mtu": 1500}
 
 
 def test_missing_ecn_controls_fail_clearly(tmp_path, capsys):
     nic = Nic(str(tmp_path))
-    out = run_module(roce_qos.main, {"netdev": NETDEV, "ecn_priorities": [3], "sysfs_net": str(tmp_path / "none")},
-                     nic.tools, capsys)
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "ecn_priorities": [3], "sysfs_net": str(tmp_path / "none")}, nic.tools, capsys)
     assert out["failed"] is True and "no RoCE ECN controls" in out["msg"]
 
 
@@ -230,34 +244,45 @@ class Nics:
     def __init__(self, *nics):
         self.nics = {n.netdev: n for n in nics}
         self.nics.update({n.device: n for n in nics})
-        self.tools = Tools({"mlnx_qos": lambda a: self.nics[a[1]].mlnx_qos(a),
-                            "cma_roce_mode": lambda a: self.nics[a[1]].cma_roce_mode(a),
-                            "cma_roce_tos": lambda a: self.nics[a[1]].cma_roce_tos(a),
-                            "ip": lambda a: self.nics[a[a.index("dev") + 1]].ip(a)})
+        self.tools = Tools(
+            {
+                "mlnx_qos": lambda a: self.nics[a[1]].mlnx_qos(a),
+                "cma_roce_mode": lambda a: self.nics[a[1]].cma_roce_mode(a),
+                "cma_roce_tos": lambda a: self.nics[a[1]].cma_roce_tos(a),
+                "ip": lambda a: self.nics[a[a.index("dev") + 1]].ip(a),
+            }
+        )
 
 
 def fresh_commands(sysfs, netdev, device):
-    return [["mlnx_qos", "-i", netdev, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
-            ["write", f"{sysfs}/{netdev}/ecn/roce_np/enable/3", "1"],
-            ["write", f"{sysfs}/{netdev}/ecn/roce_rp/enable/3", "1"],
-            ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_dscp", "48"],
-            ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_802p_prio", "6"],
-            ["cma_roce_mode", "-d", device, "-p", "1", "-m", "2"],
-            ["cma_roce_tos", "-d", device, "-p", "1", "-t", "104"],
-            ["ip", "link", "set", "dev", netdev, "mtu", "4200"]]
+    return [
+        ["mlnx_qos", "-i", netdev, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
+        ["write", f"{sysfs}/{netdev}/ecn/roce_np/enable/3", "1"],
+        ["write", f"{sysfs}/{netdev}/ecn/roce_rp/enable/3", "1"],
+        ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_dscp", "48"],
+        ["write", f"{sysfs}/{netdev}/ecn/roce_np/cnp_802p_prio", "6"],
+        ["cma_roce_mode", "-d", device, "-p", "1", "-m", "2"],
+        ["cma_roce_tos", "-d", device, "-p", "1", "-t", "104"],
+        ["ip", "link", "set", "dev", netdev, "mtu", "4200"],
+    ]
 
 
 def reads(netdev, device):
-    return [["mlnx_qos", "-i", netdev], ["cma_roce_mode", "-d", device, "-p", "1"],
-            ["cma_roce_tos", "-d", device, "-p", "1"], ["ip", "-j", "link", "show", "dev", netdev]]
+    return [
+        ["mlnx_qos", "-i", netdev],
+        ["cma_roce_mode", "-d", device, "-p", "1"],
+        ["cma_roce_tos", "-d", device, "-p", "1"],
+        ["ip", "-j", "link", "show", "dev", netdev],
+    ]
 
 
 def configured(sysfs, netdev, device, **state):
     """A port as the intent makes it, but for what ``state`` says."""
-    nic = Nic(sysfs, **dict({"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "mode": "RoCE v2", "tos": 104,
-                             "mtu": 4200, "netdev": netdev, "device": device}, **state))
-    for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48),
-                   ("roce_np/cnp_802p_prio", 6)):
+    nic = Nic(
+        sysfs,
+        **dict({"trust": "dscp", "pfc": [0, 0, 0, 1, 0, 0, 0, 0], "mode": "RoCE v2", "tos": 104, "mtu": 4200, "netdev": netdev, "device": device}, **state),
+    )
+    for rel, v in (("roce_np/enable/3", 1), ("roce_rp/enable/3", 1), ("roce_np/cnp_dscp", 48), ("roce_np/cnp_802p_prio", 6)):
         nic._w(rel, v)
     return nic
 
@@ -297,17 +322,16 @@ def test_ports_port_number_goes_to_rdma_cm(sysfs, capsys):
     def cma(args):
         calls.append(args)
         return 0, "RoCE v2\n" if len(args) == 4 else "", ""
+
     tools = Tools({"cma_roce_mode": cma})
-    out = run_module(roce_qos.main, {"ports": [{"netdev": NETDEV, "device": "mlx5_0", "port": 2}], "roce_mode": "v2"},
-                     tools, capsys)
+    out = run_module(roce_qos.main, {"ports": [{"netdev": NETDEV, "device": "mlx5_0", "port": 2}], "roce_mode": "v2"}, tools, capsys)
     assert calls == [["-d", "mlx5_0", "-p", "2"]] and out["ports"][0]["port"] == 2 and out["changed"] is False
 
 
 def test_ports_check_mode_changes_nothing_and_diffs_each_port(sysfs, capsys):
     fresh, almost = Nic(sysfs), configured(sysfs, NETDEV2, "mlx5_1", trust="pcp")
     nics = Nics(fresh, almost)
-    out = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys,
-                     check=True, diff=True)
+    out = run_module(roce_qos.main, dict(SHARED, ports=PORTS, sysfs_net=sysfs), nics.tools, capsys, check=True, diff=True)
     assert nics.tools.calls == reads(NETDEV, "mlx5_0") + reads(NETDEV2, "mlx5_1")  # only reads ran
     assert fresh.trust == "pcp" and fresh.mtu == 1500 and almost.trust == "pcp"
     assert fresh.ecn_value("roce_np/enable/3") == 0
@@ -317,8 +341,7 @@ def test_ports_check_mode_changes_nothing_and_diffs_each_port(sysfs, capsys):
     fresh_cmds = fresh_commands(sysfs, NETDEV, "mlx5_0")
     assert first["commands"] == fresh_cmds[:1] + dscp_map + fresh_cmds[1:]
     # the second port: its trust mode and nothing else
-    assert second["commands"] == [["mlnx_qos", "-i", NETDEV2, "--trust", "dscp"],
-                                  *([c[0], c[1], NETDEV2, *c[3:]] for c in dscp_map)]
+    assert second["commands"] == [["mlnx_qos", "-i", NETDEV2, "--trust", "dscp"], *([c[0], c[1], NETDEV2, *c[3:]] for c in dscp_map)]
     assert out["changed"] is True and out["commands"] == first["commands"] + second["commands"]
     assert [d["before_header"] for d in out["diff"]] == [NETDEV, NETDEV2]
     assert 'trust = "pcp"' in out["diff"][1]["before"] and 'trust = "dscp"' in out["diff"][1]["after"]
@@ -351,6 +374,7 @@ def test_ports_a_port_whose_tool_fails_is_named_with_the_error(sysfs, capsys):
 
     def mlnx_qos(args):
         return (1, gone, "") if args[1] == NETDEV else nic2.mlnx_qos(args)
+
     tools = Tools({"mlnx_qos": mlnx_qos})
     out = run_module(roce_qos.main, {"ports": PORTS, "trust": "dscp", "pfc_priorities": [3]}, tools, capsys)
     assert out["failed"] is True and out["msg"].startswith(f"1 of 2 ports failed (the others were done): {NETDEV}: mlnx_qos -i {NETDEV} exited 1")
@@ -395,16 +419,18 @@ def test_an_empty_ports_list_does_nothing(capsys):
 
 # ---------------------------------------------------------------- the MTU order and the boot plan (issue 25)
 
-BOOT = [["mlnx_qos", "-i", NETDEV, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
-        ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"],
-        ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,48,6"],
-        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/enable/3", "1"],
-        ["write", "SYSFS/enp65s0f0np0/ecn/roce_rp/enable/3", "1"],
-        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_dscp", "48"],
-        ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_802p_prio", "6"],
-        ["cma_roce_mode", "-d", "mlx5_0", "-p", "1", "-m", "2"],
-        ["cma_roce_tos", "-d", "mlx5_0", "-p", "1", "-t", "104"],
-        ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]]
+BOOT = [
+    ["mlnx_qos", "-i", NETDEV, "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"],
+    ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,26,3"],
+    ["mlnx_qos", "-i", NETDEV, "--dscp2prio", "set,48,6"],
+    ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/enable/3", "1"],
+    ["write", "SYSFS/enp65s0f0np0/ecn/roce_rp/enable/3", "1"],
+    ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_dscp", "48"],
+    ["write", "SYSFS/enp65s0f0np0/ecn/roce_np/cnp_802p_prio", "6"],
+    ["cma_roce_mode", "-d", "mlx5_0", "-p", "1", "-m", "2"],
+    ["cma_roce_tos", "-d", "mlx5_0", "-p", "1", "-t", "104"],
+    ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"],
+]
 
 
 def boot(sysfs):
@@ -439,8 +465,7 @@ def test_lower_only_lowers_and_raise_only_leaves_a_lowering(sysfs, capsys):
 
 def test_check_mode_with_a_deferred_raise_previews_no_mtu(sysfs, capsys):
     nic = Nic(sysfs, mtu=1500)
-    out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200, "mtu_change": "lower"}, nic.tools, capsys,
-                     check=True, diff=True)
+    out = run_module(roce_qos.main, {"netdev": NETDEV, "mtu": 4200, "mtu_change": "lower"}, nic.tools, capsys, check=True, diff=True)
     assert out["changed"] is False and out["commands"] == []
     assert out["mtu_deferred"] == {"from": 1500, "to": 4200}
 
@@ -458,8 +483,7 @@ def test_boot_plan_is_every_step_from_defaults_whatever_the_port_holds(sysfs, ca
     again = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), nic.tools, capsys)
     assert first["boot"] == again["boot"] == boot(sysfs)
     # a deferred MTU raise is still in the boot plan: at boot the switches are configured
-    lower = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="lower"), Nic(
-        os.path.join(sysfs, "other")).tools, capsys)
+    lower = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, mtu_change="lower"), Nic(os.path.join(sysfs, "other")).tools, capsys)
     assert lower["boot"][-1] == ["ip", "link", "set", "dev", NETDEV, "mtu", "4200"]
 
 
@@ -468,9 +492,12 @@ def test_the_module_renders_its_boot_plan_once_as_script_and_tmpfiles_lines(sysf
     out = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs), Nic(sysfs).tools, capsys, check=True)
     assert out["boot_commands"] == [
         f"mlnx_qos -i {NETDEV} --trust dscp --pfc 0,0,0,1,0,0,0,0",
-        f"mlnx_qos -i {NETDEV} --dscp2prio set,26,3", f"mlnx_qos -i {NETDEV} --dscp2prio set,48,6",
-        "cma_roce_mode -d mlx5_0 -p 1 -m 2", "cma_roce_tos -d mlx5_0 -p 1 -t 104",
-        f"ip link set dev {NETDEV} mtu 4200"]
+        f"mlnx_qos -i {NETDEV} --dscp2prio set,26,3",
+        f"mlnx_qos -i {NETDEV} --dscp2prio set,48,6",
+        "cma_roce_mode -d mlx5_0 -p 1 -m 2",
+        "cma_roce_tos -d mlx5_0 -p 1 -t 104",
+        f"ip link set dev {NETDEV} mtu 4200",
+    ]
     assert out["boot_tmpfiles"] == [f"w {a[1]} - - - - {a[2]}" for a in boot(sysfs) if a[0] == "write"]
     assert len(out["boot_tmpfiles"]) == 4
     # every argument shell-quoted, as sh reads it back
@@ -483,17 +510,20 @@ def test_the_module_renders_its_boot_plan_once_as_script_and_tmpfiles_lines(sysf
 
 def test_boot_plan_per_port_and_only_managed_settings():
     assert roce.boot_plan({"mtu": 9000, "trust": "pcp"}, "eth9") == [
-        ["mlnx_qos", "-i", "eth9", "--trust", "pcp"], ["ip", "link", "set", "dev", "eth9", "mtu", "9000"]]
+        ["mlnx_qos", "-i", "eth9", "--trust", "pcp"],
+        ["ip", "link", "set", "dev", "eth9", "mtu", "9000"],
+    ]
     with pytest.raises(ToolFailure, match="device: required"):
         roce.boot_plan({"roce_mode": "v2"}, "eth9")
 
 
 # ---------------------------------------------------------------- state=rendered (playbooks/render.yml, issue 40)
 
+
 def test_rendered_is_the_boot_plan_of_a_fresh_port_and_runs_nothing(sysfs, capsys):
     nic = Nic(sysfs)
     rendered = run_module(roce_qos.main, dict(ARGS, sysfs_net=sysfs, state="rendered"), nic.tools, capsys)
-    assert nic.tools.calls == []   # no tool read or run, no sysfs write
+    assert nic.tools.calls == []  # no tool read or run, no sysfs write
     assert nic.trust == "pcp" and nic.ecn_value("roce_np/enable/3") == 0
     assert rendered["changed"] is False
     # what a configure of the same port puts in its boot unit, whatever the port held
@@ -511,6 +541,5 @@ def test_rendered_ports_one_result_each_and_bad_settings_are_refused(sysfs, caps
     assert nic.tools.calls == []
     assert [(p["netdev"], p["port"]) for p in out["ports"]] == [(NETDEV, 1), ("eth9", 2)]
     assert "cma_roce_mode -d mlx5_9 -p 2 -m 2" in out["ports"][1]["boot_commands"]
-    out = run_module(roce_qos.main, dict(args, sysfs_net=sysfs, state="rendered", ports=ports + ports[:1]),
-                     nic.tools, capsys)
+    out = run_module(roce_qos.main, dict(args, sysfs_net=sysfs, state="rendered", ports=ports + ports[:1]), nic.tools, capsys)
     assert out["failed"] and NETDEV in out["msg"]

@@ -1,5 +1,6 @@
 """The rollout's wave planner (module_utils/host/rollout.py; issue 36 item 1): waves, topology spread, budget,
 summary. Pure: no Ansible, no lab."""
+
 import time
 
 import pytest
@@ -16,9 +17,14 @@ def su_fleet(nodes, per_su=32, rails=8, per_rack=4, per_domain=None):
     out = []
     for i in range(nodes):
         su = i // per_su
-        out.append(Node(name=f"gpu{i + 1:04d}", leaf=tuple(f"su{su}-leaf{r}" for r in range(rails)),
-                        rack=f"rack{i // per_rack}",
-                        nvlink_domain=None if per_domain is None else f"nvl{i // per_domain}"))
+        out.append(
+            Node(
+                name=f"gpu{i + 1:04d}",
+                leaf=tuple(f"su{su}-leaf{r}" for r in range(rails)),
+                rack=f"rack{i // per_rack}",
+                nvlink_domain=None if per_domain is None else f"nvl{i // per_domain}",
+            )
+        )
     return out
 
 
@@ -58,15 +64,13 @@ def test_without_slow_start_the_wave_after_the_canary_is_max_unavailable():
     assert p.sizes == [1, 8, 8, 8, 5] and p.waves[0] == ["n1"]
     assert p.as_dict()["slow_start"] is False
     # the lab's four nodes (inventory/lab): the canary, then the other three at once
-    assert rollout.plan(nodes[:4], max_unavailable=3, canary=1, spread=[], slow_start=False).waves == [
-        ["n1"], ["n2", "n3", "n4"]]
+    assert rollout.plan(nodes[:4], max_unavailable=3, canary=1, spread=[], slow_start=False).waves == [["n1"], ["n2", "n3", "n4"]]
     # spread still holds in the wide waves
     racked = [Node(f"n{i}", rack=f"r{i % 2}") for i in range(1, 9)]
     p = rollout.plan(racked, max_unavailable=4, canary=1, spread=["rack"], slow_start=False)
     assert p.sizes == [1, 2, 2, 2, 1]
     assert all(len({n % 2 for n in (int(x[1:]) for x in w)}) == len(w) for w in p.waves)
-    with pytest.raises(RolloutError,
-                       match=r"fabric.rollout.slow_start: 'no' is not allowed \(allowed: true or false\)"):
+    with pytest.raises(RolloutError, match=r"fabric.rollout.slow_start: 'no' is not allowed \(allowed: true or false\)"):
         rollout.plan(nodes, slow_start="no")
 
 
@@ -78,16 +82,20 @@ def test_names_sort_naturally_and_the_plan_does_not_depend_on_the_given_order():
 
 
 def test_two_nodes_of_one_leaf_rack_or_domain_never_share_a_wave():
-    nodes = [Node("a", leaf=("l1",)), Node("b", leaf=("l1",)), Node("c", leaf=("l2",), rack="r1"),
-             Node("d", leaf=("l3",), rack="r1"), Node("e", leaf=("l4",), nvlink_domain="d1"),
-             Node("f", leaf=("l5",), nvlink_domain="d1")]
+    nodes = [
+        Node("a", leaf=("l1",)),
+        Node("b", leaf=("l1",)),
+        Node("c", leaf=("l2",), rack="r1"),
+        Node("d", leaf=("l3",), rack="r1"),
+        Node("e", leaf=("l4",), nvlink_domain="d1"),
+        Node("f", leaf=("l5",), nvlink_domain="d1"),
+    ]
     p = rollout.plan(nodes, max_unavailable=6, canary=6)
     assert p.waves == [["a", "c", "e"], ["b", "d", "f"]]
     # spread on nothing: one wave of all six
     assert rollout.plan(nodes, max_unavailable=6, canary=6, spread=[]).waves == [["a", "b", "c", "d", "e", "f"]]
     # only racks: a and b may share a wave now
-    assert rollout.plan(nodes, max_unavailable=6, canary=6, spread=["rack"]).waves == [
-        ["a", "b", "c", "e", "f"], ["d"]]
+    assert rollout.plan(nodes, max_unavailable=6, canary=6, spread=["rack"]).waves == [["a", "b", "c", "e", "f"], ["d"]]
 
 
 def test_a_node_on_several_leaves_conflicts_with_every_node_on_any_of_them():
@@ -115,8 +123,7 @@ def test_percentages_round_down_and_never_below_one():
 def test_max_unavailable_refused_with_key_value_and_what_is_allowed(value):
     with pytest.raises(RolloutError) as e:
         rollout.resolve_count(value, 10)
-    assert str(e.value) == (f"fabric.rollout.max_unavailable: {value!r} is not allowed "
-                            "(allowed: a number of nodes >= 1 or '1%'..'100%')")
+    assert str(e.value) == (f"fabric.rollout.max_unavailable: {value!r} is not allowed (allowed: a number of nodes >= 1 or '1%'..'100%')")
 
 
 def test_bad_canary_spread_and_duplicate_nodes_are_refused():
@@ -129,9 +136,14 @@ def test_bad_canary_spread_and_duplicate_nodes_are_refused():
 
 
 def test_labels_and_leaves_from_hostvars_and_observed_cabling():
-    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}, {"device": "mlx5_1", "switch": "leaf1"}],
-                 "linerate_rack": "r1", "linerate_nvlink_domain": "nvl-a"},
-          "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]}}
+    hv = {
+        "n1": {
+            "rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}, {"device": "mlx5_1", "switch": "leaf1"}],
+            "linerate_rack": "r1",
+            "linerate_nvlink_domain": "nvl-a",
+        },
+        "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]},
+    }
     nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv)
     assert nodes == [Node("n1", ("leaf1", "leaf2"), "r1", "nvl-a"), Node("n2", ("leaf1",), None, None)]
     # the observed cabling joins the declared one: a wrong inventory can only make a wave smaller
@@ -141,10 +153,8 @@ def test_labels_and_leaves_from_hostvars_and_observed_cabling():
 
 def test_a_swapped_cable_the_inventory_misses_still_keeps_two_nodes_of_one_leaf_apart():
     # declared: n1 on leaf1, n2 on leaf2; LLDP saw n2's port on leaf1 (a cable moved): never in one wave
-    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]},
-          "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
-    assert rollout.plan(rollout.nodes_from_hostvars(["n1", "n2"], hv), max_unavailable=2, canary=2).waves == [
-        ["n1", "n2"]]
+    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]}, "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
+    assert rollout.plan(rollout.nodes_from_hostvars(["n1", "n2"], hv), max_unavailable=2, canary=2).waves == [["n1", "n2"]]
     nodes = rollout.nodes_from_hostvars(["n1", "n2"], hv, observed={"n2": ["leaf1"]})
     assert rollout.plan(nodes, max_unavailable=2, canary=2).waves == [["n1"], ["n2"]]
 
@@ -152,16 +162,14 @@ def test_a_swapped_cable_the_inventory_misses_still_keeps_two_nodes_of_one_leaf_
 def test_the_observed_leaves_come_from_the_last_reports_cabling_check():
     import json
     from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_observed, rollout_plan
-    report = {"generated_at": "2026-12-02T10:00:00Z",
-              "checks": {"cabling": {"passed": False, "observed_leaves": {"n2": ["leaf1"], "n3": "bad"}}}}
+
+    report = {"generated_at": "2026-12-02T10:00:00Z", "checks": {"cabling": {"passed": False, "observed_leaves": {"n2": ["leaf1"], "n3": "bad"}}}}
     got = rollout_observed(json.dumps(report))
     assert got == {"leaves": {"n2": ["leaf1"]}, "generated": "2026-12-02T10:00:00Z"}
     # no report, not JSON, no cabling check: the declared cabling alone
-    for text in ("", None, [], "{not json", json.dumps({"checks": {}}), json.dumps([1]),
-                 json.dumps({"checks": {"cabling": {"passed": True}}})):
+    for text in ("", None, [], "{not json", json.dumps({"checks": {}}), json.dumps([1]), json.dumps({"checks": {"cabling": {"passed": True}}})):
         assert rollout_observed(text) == {}
-    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]},
-          "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
+    hv = {"n1": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf1"}]}, "n2": {"rdma_ports": [{"device": "mlx5_0", "switch": "leaf2"}]}}
     intent = {"max_unavailable": 2, "canary": 2, "spread": ["leaf"]}
     p = rollout_plan(["n1", "n2"], hv, intent, got)
     assert p["waves"] == [["n1"], ["n2"]]
@@ -200,16 +208,21 @@ def test_2000_nodes_without_constraints_one_at_a_time_is_2000_waves():
 
 node_strategy = st.builds(
     lambda i, leaves, rack, dom: Node(f"n{i}", tuple(sorted(set(leaves))), rack, dom),
-    st.integers(0, 10_000), st.lists(st.sampled_from(["l1", "l2", "l3", "l4", "l5"]), max_size=3),
-    st.one_of(st.none(), st.sampled_from(["r1", "r2", "r3"])), st.one_of(st.none(), st.sampled_from(["d1", "d2"])))
+    st.integers(0, 10_000),
+    st.lists(st.sampled_from(["l1", "l2", "l3", "l4", "l5"]), max_size=3),
+    st.one_of(st.none(), st.sampled_from(["r1", "r2", "r3"])),
+    st.one_of(st.none(), st.sampled_from(["d1", "d2"])),
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(node_strategy, min_size=1, max_size=60, unique_by=lambda n: n.name),
-       st.one_of(st.integers(1, 20), st.sampled_from(["1%", "10%", "50%", "100%"])), st.integers(1, 6),
-       st.sets(st.sampled_from(rollout.SPREAD_KEYS)))
-def test_property_every_node_once_no_wave_too_large_no_group_twice_canary_first_deterministic(
-        nodes, limit, canary, spread):
+@given(
+    st.lists(node_strategy, min_size=1, max_size=60, unique_by=lambda n: n.name),
+    st.one_of(st.integers(1, 20), st.sampled_from(["1%", "10%", "50%", "100%"])),
+    st.integers(1, 6),
+    st.sets(st.sampled_from(rollout.SPREAD_KEYS)),
+)
+def test_property_every_node_once_no_wave_too_large_no_group_twice_canary_first_deterministic(nodes, limit, canary, spread):
     spread = sorted(spread)
     p = rollout.plan(nodes, max_unavailable=limit, canary=canary, spread=spread)
     check_plan(p, nodes, spread)
@@ -218,10 +231,16 @@ def test_property_every_node_once_no_wave_too_large_no_group_twice_canary_first_
 
 
 def _plan_dict(waves, budget=0):
-    nodes = {n: {"wave": i, "leaf": ["l1"] if n.endswith("1") else [], "rack": None, "nvlink_domain": None}
-             for i, w in enumerate(waves) for n in w}
-    return {"waves": waves, "order": [n for w in waves for n in w], "max_unavailable": 2, "canary": 1,
-            "spread": ["leaf"], "max_fail_percentage": budget, "nodes": nodes}
+    nodes = {n: {"wave": i, "leaf": ["l1"] if n.endswith("1") else [], "rack": None, "nvlink_domain": None} for i, w in enumerate(waves) for n in w}
+    return {
+        "waves": waves,
+        "order": [n for w in waves for n in w],
+        "max_unavailable": 2,
+        "canary": 1,
+        "spread": ["leaf"],
+        "max_fail_percentage": budget,
+        "nodes": nodes,
+    }
 
 
 def test_a_wave_over_its_budget_halts_the_later_waves_and_one_within_does_not():
@@ -242,23 +261,26 @@ def test_a_wave_over_its_budget_halts_the_later_waves_and_one_within_does_not():
 def test_states_from_marks_and_the_probe():
     plan = _plan_dict([["a"], ["b", "c"], ["d"], ["e"]])
     marks = {"a": {"state": "done"}, "b": {"state": "failed", "reason": "x"}, "d": {"state": "skipped"}}
-    assert rollout.states_of(plan, marks, {"c": False, "e": True}) == {
-        "a": "done", "b": "failed", "c": "unreachable", "d": "skipped", "e": "failed"}
+    assert rollout.states_of(plan, marks, {"c": False, "e": True}) == {"a": "done", "b": "failed", "c": "unreachable", "d": "skipped", "e": "failed"}
 
 
 def test_summary_names_every_node_counts_states_and_finds_the_concurrency():
     plan = _plan_dict([["n1"], ["n2", "n3"], ["n4"]])
     marks = {
-        "n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "2026-01-01T00:00:00",
-                                          "end": "2026-01-01T00:01:00"}]},
-        "n2": {"state": "done", "steps": [{"action": "firmware_reset", "start": "2026-01-01T00:01:00",
-                                          "end": "2026-01-01T00:02:00"}]},
+        "n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "2026-01-01T00:00:00", "end": "2026-01-01T00:01:00"}]},
+        "n2": {"state": "done", "steps": [{"action": "firmware_reset", "start": "2026-01-01T00:01:00", "end": "2026-01-01T00:02:00"}]},
         "n3": {"state": None, "steps": [{"action": "firmware_reset", "start": "2026-01-01T00:01:10"}]},
         "n4": {"state": "skipped", "reason": "halted"},
     }
     s = rollout.summary(plan, marks, {"n3": False}, converged=["n5"], unseen=["n6"])
     assert {n: v["state"] for n, v in s["nodes"].items()} == {
-        "n1": "done", "n2": "done", "n3": "unreachable", "n4": "skipped", "n5": "converged", "n6": "unreachable"}
+        "n1": "done",
+        "n2": "done",
+        "n3": "unreachable",
+        "n4": "skipped",
+        "n5": "converged",
+        "n6": "unreachable",
+    }
     assert s["counts"] == {"done": 2, "failed": 0, "unreachable": 2, "skipped": 1, "converged": 1}
     assert s["halted_at_wave"] == 1 and s["passed"] is False
     assert s["waves"][1] == {"wave": 1, "nodes": ["n2", "n3"], "failed": ["n3"], "over_budget": True}
@@ -269,19 +291,21 @@ def test_summary_names_every_node_counts_states_and_finds_the_concurrency():
 
 
 def test_overlaps_name_two_nodes_of_one_leaf_disrupted_at_once():
-    nodes = {"a": {"leaf": ["l1"], "steps": [{"start": "t1", "end": "t3"}]},
-             "b": {"leaf": ["l1"], "steps": [{"start": "t2", "end": "t4"}]},
-             "c": {"leaf": ["l2"], "steps": [{"start": "t2", "end": "t4"}]},
-             "d": {"leaf": ["l1"], "steps": [{"start": "t4", "end": "t5"}]}}
+    nodes = {
+        "a": {"leaf": ["l1"], "steps": [{"start": "t1", "end": "t3"}]},
+        "b": {"leaf": ["l1"], "steps": [{"start": "t2", "end": "t4"}]},
+        "c": {"leaf": ["l2"], "steps": [{"start": "t2", "end": "t4"}]},
+        "d": {"leaf": ["l1"], "steps": [{"start": "t4", "end": "t5"}]},
+    }
     o = rollout.overlaps(nodes, ["leaf"])
-    assert o == {"max_disrupted_at_once": 3,
-                 "same_group_overlaps": [{"spread": "leaf", "group": "l1", "nodes": ["a", "b"]}]}
+    assert o == {"max_disrupted_at_once": 3, "same_group_overlaps": [{"spread": "leaf", "group": "l1", "nodes": ["a", "b"]}]}
 
 
 def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
     from ansible.errors import AnsibleFilterError
 
     from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_step
+
     steps = rollout_step([], "start", "firmware_reset")
     assert [set(s) for s in steps] == [{"action", "start"}] and steps[0]["action"] == "firmware_reset"
     closed = rollout_step(steps, "end")
@@ -296,15 +320,17 @@ def test_the_step_filter_opens_and_closes_steps_on_the_controllers_clock():
 
 def test_the_report_shows_the_rollout_section_row_per_step():
     from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
+
     assert report_markdown.rollout_lines({}) == []
     plan = _plan_dict([["n1"], ["n2", "n3"]])
-    marks = {"n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "t1", "end": "t2"}]},
-             "n2": {"state": "failed", "steps": [{"action": "driver_restart", "start": "t3", "failed": "t4"}]},
-             "n3": {"state": "done"}}
+    marks = {
+        "n1": {"state": "done", "steps": [{"action": "firmware_reset", "start": "t1", "end": "t2"}]},
+        "n2": {"state": "failed", "steps": [{"action": "driver_restart", "start": "t3", "failed": "t4"}]},
+        "n3": {"state": "done"},
+    }
     lines = report_markdown.rollout_lines({"rollout": rollout.summary(plan, marks, {})})
     assert lines[0] == "## Host rollout"
-    assert lines[2] == ("2 wave(s), at most 2 node(s) at once (spread: leaf); 2 done, 1 failed; most disrupted at "
-                        "once: 1; halted after wave 1")
+    assert lines[2] == ("2 wave(s), at most 2 node(s) at once (spread: leaf); 2 done, 1 failed; most disrupted at once: 1; halted after wave 1")
     assert "| n1 | 0 | done | firmware_reset | t1 | t2 |" in lines
     assert "| n2 | 1 | failed | driver_restart | t3 | failed t4 |" in lines
     assert "| n3 | 1 | done |  |  |  |" in lines
@@ -319,9 +345,14 @@ def test_a_node_still_out_of_service_holds_its_place_and_the_wave_defers_the_res
     states = {"n1": "done", "n2": "failed", "n3": "unreachable"}
     r = rollout.room(plan, states, ["n7", "n4", "n6", "n5"])
     assert (r["lost"], r["room"], r["defer"]) == (["n2", "n3"], 2, ["n6", "n7"])
-    assert r["why"]["n6"] == r["why"]["n7"] == (
-        "deferred: n2, n3 still out of service (failed or unreachable in an earlier wave, or before the plan) hold "
-        "their places of fabric.rollout.max_unavailable (4): this wave takes 2 node(s); run again once they are back")
+    assert (
+        r["why"]["n6"]
+        == r["why"]["n7"]
+        == (
+            "deferred: n2, n3 still out of service (failed or unreachable in an earlier wave, or before the plan) hold "
+            "their places of fabric.rollout.max_unavailable (4): this wave takes 2 node(s); run again once they are back"
+        )
+    )
     # a node that did not answer before the plan holds a place too; skipped and done nodes hold none
     states = {"n1": "done", "n2": "skipped", "n3": "done"}
     r = rollout.room(plan, states, plan["waves"][2], unseen=["n11"])
@@ -344,9 +375,11 @@ def test_a_node_still_out_of_service_holds_its_rack_and_leaf_for_the_rest_of_the
     mates = [n for n in later[0] if plan["nodes"][n]["rack"] == "r2"]
     assert mates and set(mates) <= set(r["defer"])
     for n in mates:
-        assert r["why"][n] == ("deferred: n2 still out of service (failed or unreachable in an earlier wave, or "
-                               "before the plan) and in rack r2 with it: fabric.rollout.spread keeps two of one rack "
-                               "from being out at once; run again once n2 is back")
+        assert r["why"][n] == (
+            "deferred: n2 still out of service (failed or unreachable in an earlier wave, or "
+            "before the plan) and in rack r2 with it: fabric.rollout.spread keeps two of one rack "
+            "from being out at once; run again once n2 is back"
+        )
     # the rack-mate does not use a place: the wave's others fit in the three places n2 leaves
     others = [n for n in later[0] if n not in mates]
     assert len(others) <= 3 and not set(others) & set(r["defer"])
@@ -362,17 +395,16 @@ def test_a_node_still_out_of_service_holds_its_rack_and_leaf_for_the_rest_of_the
 
 def test_the_room_filter_counts_the_nodes_ansible_dropped_as_out_of_service():
     from ansible_collections.linerate.fabric.plugins.filter.rollout import rollout_room
+
     plan = rollout.plan([Node(f"n{i}") for i in range(1, 8)], max_unavailable=3, canary=1, spread=[]).as_dict()
     assert plan["waves"] == [["n1"], ["n2", "n3"], ["n4", "n5", "n6"], ["n7"]]
-    hostvars = {"n1": {"host_disruption_rollout_state": "done"}, "n2": {},
-                "n3": {"host_disruption_rollout_state": "failed"}}
+    hostvars = {"n1": {"host_disruption_rollout_state": "done"}, "n2": {}, "n3": {"host_disruption_rollout_state": "failed"}}
     # n2: no mark and gone from the play (unreachable): out of service, as n3 (failed in its disruptive step)
     active = ["n1", "n4", "n5", "n6", "n7"]
     r = rollout_room(plan, hostvars, active, 2, ["n4", "n5", "n6"])
     assert (r["lost"], r["room"], r["defer"]) == (["n2", "n3"], 1, ["n5", "n6"])
     # a node that did not answer before the plan holds its rack, read from its inventory labels
-    plan = rollout.plan([Node("n2", rack="r1"), Node("n3", rack="r2"), Node("n4", rack="r1")], max_unavailable=3,
-                        canary=1, spread=["rack"]).as_dict()
+    plan = rollout.plan([Node("n2", rack="r1"), Node("n3", rack="r2"), Node("n4", rack="r1")], max_unavailable=3, canary=1, spread=["rack"]).as_dict()
     r = rollout_room(plan, {"n1": {"linerate_rack": "r1"}}, ["n2", "n3", "n4"], 1, plan["waves"][1], ["n1"])
     assert r["lost"] == ["n1"] and "n4" in r["defer"] and "in rack r1 with it" in r["why"]["n4"]
     # n2 still in the play with no mark yet counts as done (it finished its wave)

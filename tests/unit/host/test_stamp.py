@@ -1,5 +1,6 @@
 """The converge stamp: what the probes read, what counts as a difference, the module's check and
 write (0600, rewritten only when it differs), and the probes and inputs the action plugin builds."""
+
 import json
 import os
 
@@ -9,23 +10,25 @@ from ansible_collections.linerate.fabric.plugins.action import host_stamp as act
 from ansible_collections.linerate.fabric.plugins.module_utils.host import stamp
 from ansible_collections.linerate.fabric.plugins.modules import host_stamp
 
-QOS = "Priority trust state: dscp\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n" \
-      "\tenabled     0   0   0   1   0   0   0   0\n"
-ADDR = [{"ifname": "enp65s0f0np0", "mtu": 4200, "operstate": "UP",
-         "addr_info": [{"family": "inet", "local": "192.168.100.11", "prefixlen": 24,
-                        "valid_life_time": 4294967295, "preferred_life_time": 4294967295}]}]
+QOS = "Priority trust state: dscp\nPFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   1   0   0   0   0\n"
+ADDR = [
+    {
+        "ifname": "enp65s0f0np0",
+        "mtu": 4200,
+        "operstate": "UP",
+        "addr_info": [{"family": "inet", "local": "192.168.100.11", "prefixlen": 24, "valid_life_time": 4294967295, "preferred_life_time": 4294967295}],
+    }
+]
 
 
 class Host:
     """A node's answers: tools by argv, mutable between runs."""
 
     def __init__(self):
-        self.answers = {("mlnx_qos", "-i", "enp65s0f0np0"): (0, QOS, ""),
-                        ("ip", "-json", "addr", "show", "dev", "enp65s0f0np0"): (0, json.dumps(ADDR), "")}
+        self.answers = {("mlnx_qos", "-i", "enp65s0f0np0"): (0, QOS, ""), ("ip", "-json", "addr", "show", "dev", "enp65s0f0np0"): (0, json.dumps(ADDR), "")}
 
     def tools(self):
-        return Tools({name: (lambda args, name=name: self.answers[(name, *args)])
-                      for name in {k[0] for k in self.answers}})
+        return Tools({name: (lambda args, name=name: self.answers[(name, *args)]) for name in {k[0] for k in self.answers}})
 
 
 PROBES = {"commands": [["mlnx_qos", "-i", "enp65s0f0np0"], ["ip", "-json", "addr", "show", "dev", "enp65s0f0np0"]]}
@@ -71,8 +74,7 @@ def test_address_lifetimes_do_not_count_but_addresses_do():
 def test_other_inputs_or_an_old_stamp_are_not_converged():
     host = Host()
     rec = stamp.stamp("in", PROBES, observe(host))
-    assert stamp.compare(rec, "other", observe(host))[:2] == (
-        False, "the intent, a role variable or linerate's code changed since the last converge")
+    assert stamp.compare(rec, "other", observe(host))[:2] == (False, "the intent, a role variable or linerate's code changed since the last converge")
     assert stamp.compare(dict(rec, version=0), "in", observe(host))[0] is False
     assert stamp.compare(None, "in", observe(host))[0] is False
 
@@ -132,27 +134,40 @@ PORTS = [{"device": "mlx5_0", "netdev": "enp65s0f0np0"}, {"device": "mlx5_1", "n
 
 
 def test_probes_of_a_roce_host_cover_every_layer():
-    managed = [{"paths": ["/etc/linerate", "/etc/linerate/rdma-netdev.sh"],
-                "units": {"linerate-rdma-netdev.service": {}}},
-               {"paths": ["/etc/nccl.conf"], "units": {}},
-               {"paths": ["/etc/systemd/system/linerate-roce-qos.service"],
-                "units": {"linerate-roce-qos.service": {}, "linerate-rdma-netdev.service": {}}}]
-    probes = action.host_probes(PORTS, "roce", ["0000:41:00.0"], managed, ["", "/etc/apt/keyrings/ofed.asc"],
-                                sysfs_net="/host/sys/class/net")
+    managed = [
+        {"paths": ["/etc/linerate", "/etc/linerate/rdma-netdev.sh"], "units": {"linerate-rdma-netdev.service": {}}},
+        {"paths": ["/etc/nccl.conf"], "units": {}},
+        {"paths": ["/etc/systemd/system/linerate-roce-qos.service"], "units": {"linerate-roce-qos.service": {}, "linerate-rdma-netdev.service": {}}},
+    ]
+    probes = action.host_probes(PORTS, "roce", ["0000:41:00.0"], managed, ["", "/etc/apt/keyrings/ofed.asc"], sysfs_net="/host/sys/class/net")
     cmds = probes["commands"]
-    for argv in (["uname", "-r"], ["lsmod"], ["show_gids"], ["ibv_devinfo", "-v"],
-                 ["mlnx_qos", "-i", "enp193s0f0np0"], ["cma_roce_tos", "-d", "mlx5_1", "-p", "2"],
-                 ["cma_roce_mode", "-d", "mlx5_0", "-p", "1"], ["ip", "-json", "addr", "show", "dev", "enp65s0f0np0"],
-                 ["mlxconfig", "-d", "0000:41:00.0", "-e", "q"],
-                 ["systemctl", "is-enabled", "linerate-rdma-netdev.service", "linerate-roce-qos.service"],
-                 ["systemctl", "is-active", "linerate-rdma-netdev.service", "linerate-roce-qos.service"]):
+    for argv in (
+        ["uname", "-r"],
+        ["lsmod"],
+        ["show_gids"],
+        ["ibv_devinfo", "-v"],
+        ["mlnx_qos", "-i", "enp193s0f0np0"],
+        ["cma_roce_tos", "-d", "mlx5_1", "-p", "2"],
+        ["cma_roce_mode", "-d", "mlx5_0", "-p", "1"],
+        ["ip", "-json", "addr", "show", "dev", "enp65s0f0np0"],
+        ["mlxconfig", "-d", "0000:41:00.0", "-e", "q"],
+        ["systemctl", "is-enabled", "linerate-rdma-netdev.service", "linerate-roce-qos.service"],
+        ["systemctl", "is-active", "linerate-rdma-netdev.service", "linerate-roce-qos.service"],
+    ):
         assert argv in cmds, argv
     assert any(a[0] == "dpkg-query" for a in cmds)
     assert probes["files"] == [
-        "/etc/os-release", "/host/sys/class/net/enp65s0f0np0/ecn/roce_*/*",
-        "/host/sys/class/net/enp65s0f0np0/ecn/roce_*/enable/*", "/host/sys/class/net/enp193s0f0np0/ecn/roce_*/*",
-        "/host/sys/class/net/enp193s0f0np0/ecn/roce_*/enable/*", "/etc/linerate", "/etc/linerate/rdma-netdev.sh",
-        "/etc/nccl.conf", "/etc/systemd/system/linerate-roce-qos.service", "/etc/apt/keyrings/ofed.asc"]
+        "/etc/os-release",
+        "/host/sys/class/net/enp65s0f0np0/ecn/roce_*/*",
+        "/host/sys/class/net/enp65s0f0np0/ecn/roce_*/enable/*",
+        "/host/sys/class/net/enp193s0f0np0/ecn/roce_*/*",
+        "/host/sys/class/net/enp193s0f0np0/ecn/roce_*/enable/*",
+        "/etc/linerate",
+        "/etc/linerate/rdma-netdev.sh",
+        "/etc/nccl.conf",
+        "/etc/systemd/system/linerate-roce-qos.service",
+        "/etc/apt/keyrings/ofed.asc",
+    ]
 
 
 def test_probes_of_an_infiniband_host_leave_roce_qos_out():
@@ -162,12 +177,35 @@ def test_probes_of_an_infiniband_host_leave_roce_qos_out():
 
 
 def test_inputs_are_the_intent_the_ports_and_role_variables_only():
-    names = ["fabric_effective", "rdma_ports", "group_names", "roce_qos_trust", "nccl_env_socket_ifname",
-             "mofed_version", "ansible_host", "inventory_hostname", "verify_fabric_rounds", "linerate_validation",
-             "switch_fabric_serial", "connectx_firmware_params", "nvidia_peermem_load", "rdma_netdev_exclusive"]
+    names = [
+        "fabric_effective",
+        "rdma_ports",
+        "group_names",
+        "roce_qos_trust",
+        "nccl_env_socket_ifname",
+        "mofed_version",
+        "ansible_host",
+        "inventory_hostname",
+        "verify_fabric_rounds",
+        "linerate_validation",
+        "switch_fabric_serial",
+        "connectx_firmware_params",
+        "nvidia_peermem_load",
+        "rdma_netdev_exclusive",
+    ]
     assert action.input_names(names) == sorted(
-        ["fabric_effective", "rdma_ports", "group_names", "roce_qos_trust", "nccl_env_socket_ifname",
-         "mofed_version", "connectx_firmware_params", "nvidia_peermem_load", "rdma_netdev_exclusive"])
+        [
+            "fabric_effective",
+            "rdma_ports",
+            "group_names",
+            "roce_qos_trust",
+            "nccl_env_socket_ifname",
+            "mofed_version",
+            "connectx_firmware_params",
+            "nvidia_peermem_load",
+            "rdma_netdev_exclusive",
+        ]
+    )
     a = stamp.inputs_digest({"roce_qos_trust": "dscp"}, "code")
     assert a == stamp.inputs_digest({"roce_qos_trust": "dscp"}, "code")
     assert a != stamp.inputs_digest({"roce_qos_trust": "pcp"}, "code")

@@ -5,6 +5,7 @@ The table holds, per variable, the answer to 1.5 (or [None] where 1.5 passes) an
 [], {"\\x00": None}, "" and "\\x00" whose answer differs from it (a list's element rule, an empty value
 that is allowed, ...). Regenerate it with tests/unit/fixtures/intent/regen.py after a deliberate rule
 change; a deliberate change of a rule changes its line: review that diff like code."""
+
 import glob
 import json
 import os

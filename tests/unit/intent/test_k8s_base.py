@@ -2,13 +2,13 @@
 releases it is written for are the ones whose schemas are vendored (tests/schemas/k8s/SOURCES.md), the
 objects' names, a rail's extended resource per device plugin and the GPU nodes' selector. The rendered
 objects themselves: test_k8s_render.py, test_k8s_network.py, test_k8s_jobs.py."""
+
 import os
 import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import k8s_base
 
-SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                       "schemas", "k8s", "SOURCES.md")
+SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schemas", "k8s", "SOURCES.md")
 # SUPPORTED's names -> the repository SOURCES.md vendors that project's schemas from
 REPOSITORIES = {
     "network-operator": "github.com/Mellanox/network-operator",
@@ -35,8 +35,7 @@ def _vendored():
 def test_the_supported_releases_are_the_vendored_schemas_releases():
     tags, text = _vendored()
     assert set(k8s_base.SUPPORTED) == set(REPOSITORIES) | {"kubernetes"}
-    assert {name: tags.get(repo) for name, repo in REPOSITORIES.items()} == {
-        name: {k8s_base.SUPPORTED[name]} for name in REPOSITORIES}
+    assert {name: tags.get(repo) for name, repo in REPOSITORIES.items()} == {name: {k8s_base.SUPPORTED[name]} for name in REPOSITORIES}
     assert f"against Kubernetes {k8s_base.SUPPORTED['kubernetes']}." in " ".join(text.split())
 
 
@@ -49,6 +48,7 @@ def test_names_and_a_rails_resource_per_device_plugin():
 
 def test_the_gpu_nodes_are_selected_by_gpu_operators_label():
     assert k8s_base.GPU_NODE_LABEL == "nvidia.com/gpu.present"
-    assert k8s_base.gpu_node_selector() == {"nodeSelectorTerms": [{"matchExpressions": [
-        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}
-    assert k8s_base.gpu_node_selector() is not k8s_base.gpu_node_selector()   # each object its own copy
+    assert k8s_base.gpu_node_selector() == {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]
+    }
+    assert k8s_base.gpu_node_selector() is not k8s_base.gpu_node_selector()  # each object its own copy

@@ -2,6 +2,7 @@
 rendered jobs gets it, in the job's own image with the pod's RDMA resources, IPC_LOCK and /dev/shm; its
 script is the TaskProlog's text with the pod's rails (Multus' net1, net2, ...); every object validates
 against the vendored schemas; sriov and a bad version are refused naming the option."""
+
 import subprocess
 
 import yaml
@@ -42,8 +43,7 @@ def test_every_gpu_pod_runs_the_preflight_first_in_its_own_image():
         key = init["command"][1].rsplit("/", 1)[1]
         # the handshake needs nccl-tests and mpirun: the nccl-tests image's pods only
         assert key == ("job-preflight" if main["image"] == IMAGE else "job-preflight-no-handshake")
-        assert {"name": "linerate-preflight", "configMap": {"name": cm["metadata"]["name"], "defaultMode": 0o555}} \
-            in spec["volumes"]
+        assert {"name": "linerate-preflight", "configMap": {"name": cm["metadata"]["name"], "defaultMode": 0o555}} in spec["volumes"]
     # pods without GPUs (the MPIJob's launcher) run none
     assert all("initContainers" not in s for o in objs for s in pod_specs(o) if s not in gpu_pods)
     text = cm["data"]["job-preflight"]
@@ -63,8 +63,7 @@ def test_no_init_container_unless_asked():
 def test_bad_version_and_sriov_are_refused_naming_the_option():
     e, h = example("example-roce")
     out = k8s_render_filter(e, h, {"image": IMAGE, "preflight_nccl_version": "2.21"})
-    assert any(p.startswith("k8s_render_preflight_nccl_version: '2.21' is not allowed") for p in out["problems"]), \
-        out["problems"]
+    assert any(p.startswith("k8s_render_preflight_nccl_version: '2.21' is not allowed") for p in out["problems"]), out["problems"]
     out = k8s_render_filter(e, h, {"image": IMAGE, "preflight_nccl_version": "2.21.5", "rdma_resources": "sriov"})
     assert any("not allowed with k8s_render_rdma_resources sriov" in p for p in out["problems"]), out["problems"]
     assert k8s_preflight.check({"preflight_nccl_version": ""}, [], {}) == []

@@ -1,5 +1,6 @@
 """The launcher's MPI key: restricted in authorized_keys (addresses, expiry),
 removed after the run."""
+
 import datetime
 import getpass
 import os
@@ -20,10 +21,9 @@ PUB = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ4l0vPr5dvQ3x0gOqkzq0G8x0k1c4y1h9f3J
 
 def test_options_restrict_source_and_every_forwarding():
     assert options(["10.0.0.11", "10.0.0.12", "10.0.0.11"], expiry="20261123") == (
-        'from="10.0.0.11,10.0.0.12",expiry-time="20261123",no-port-forwarding,no-agent-forwarding,'
-        'no-X11-forwarding,no-pty')
-    assert options(["10.0.0.11"], expiry="none") == (
-        'from="10.0.0.11",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty')
+        'from="10.0.0.11,10.0.0.12",expiry-time="20261123",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty'
+    )
+    assert options(["10.0.0.11"], expiry="none") == ('from="10.0.0.11",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty')
 
 
 def test_the_default_expiry_is_a_day_on_the_hour_in_utc():
@@ -37,12 +37,15 @@ def test_the_default_expiry_is_a_day_on_the_hour_in_utc():
     assert not options(["10.0.0.11"], valid_hours=2, utc=False).split('expiry-time="')[1].split('"')[0].endswith("Z")
 
 
-@pytest.mark.parametrize("hours,now,stamp", [
-    (24, datetime.datetime(2026, 11, 22, 9, 0, tzinfo=datetime.timezone.utc), "202611230900Z"),
-    (24, datetime.datetime(2026, 11, 22, 9, 0, 1, tzinfo=datetime.timezone.utc), "202611231000Z"),
-    (1, datetime.datetime(2026, 12, 31, 23, 30, tzinfo=datetime.timezone.utc), "202701010100Z"),
-    (720, datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc), "202601310000Z"),
-])
+@pytest.mark.parametrize(
+    "hours,now,stamp",
+    [
+        (24, datetime.datetime(2026, 11, 22, 9, 0, tzinfo=datetime.timezone.utc), "202611230900Z"),
+        (24, datetime.datetime(2026, 11, 22, 9, 0, 1, tzinfo=datetime.timezone.utc), "202611231000Z"),
+        (1, datetime.datetime(2026, 12, 31, 23, 30, tzinfo=datetime.timezone.utc), "202701010100Z"),
+        (720, datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc), "202601310000Z"),
+    ],
+)
 def test_expiry_time(hours, now, stamp):
     assert mpikey.expiry_time(hours, now=now) == stamp
     assert mpikey.expiry_time(hours, now=now, utc=False) == stamp[:-1]
@@ -60,17 +63,18 @@ def test_timespecs_sshd_reads(spec):
     assert mpikey.check_timespec(spec) == spec
 
 
-@pytest.mark.parametrize("spec", ["2026112", "20261323", "20261131", "202611232500", "2026112309", "20261123z",
-                                  "20261123\nx", 20261123, "20261123ZZ", '20261123",command="sh'])
+@pytest.mark.parametrize(
+    "spec", ["2026112", "20261323", "20261131", "202611232500", "2026112309", "20261123z", "20261123\nx", 20261123, "20261123ZZ", '20261123",command="sh']
+)
 def test_timespecs_sshd_refuses(spec):
     with pytest.raises(ValueError) as e:
         mpikey.key_options(["10.0.0.1"], expiry=spec)
-    assert str(e.value) == (f"expiry: {spec!r} is not allowed (allowed: YYYYMMDD[Z] or YYYYMMDDHHMM[SS][Z] "
-                            "(sshd expiry-time), a real date)")
+    assert str(e.value) == (f"expiry: {spec!r} is not allowed (allowed: YYYYMMDD[Z] or YYYYMMDDHHMM[SS][Z] (sshd expiry-time), a real date)")
 
 
-@pytest.mark.parametrize("given,pattern", [("10.1.0.0/16", ["10.1.0.0/16"]), ("10.1.2.3/16", ["10.1.0.0/16"]),
-                                           ("fd00::1", ["fd00::1"]), ("10.0.0.7", ["10.0.0.7"])])
+@pytest.mark.parametrize(
+    "given,pattern", [("10.1.0.0/16", ["10.1.0.0/16"]), ("10.1.2.3/16", ["10.1.0.0/16"]), ("fd00::1", ["fd00::1"]), ("10.0.0.7", ["10.0.0.7"])]
+)
 def test_from_patterns(given, pattern):
     assert mpikey.from_patterns([given], resolve=None) == pattern
     assert mpikey.from_patterns([given]) == pattern
@@ -79,10 +83,14 @@ def test_from_patterns(given, pattern):
 def test_host_names_become_their_addresses():
     # sshd's default UseDNS no never matches a name: from= gets what the name resolves to
     table = {"gpu001.mgmt.example.org": ["10.0.0.11"], "gpu002.mgmt.example.org": ["10.0.0.12", "fd00::12"]}
-    assert mpikey.from_patterns(["gpu001.mgmt.example.org", "10.0.0.11", "gpu002.mgmt.example.org"],
-                                resolve=table.__getitem__) == ["10.0.0.11", "10.0.0.12", "fd00::12"]
+    assert mpikey.from_patterns(["gpu001.mgmt.example.org", "10.0.0.11", "gpu002.mgmt.example.org"], resolve=table.__getitem__) == [
+        "10.0.0.11",
+        "10.0.0.12",
+        "fd00::12",
+    ]
     assert mpikey.key_options(["gpu002.mgmt.example.org"], resolve=table.__getitem__) == (
-        'from="10.0.0.12,fd00::12",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty')
+        'from="10.0.0.12,fd00::12",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty'
+    )
     # the form alone (the intent validation) accepts the name without looking it up
     assert mpikey.from_patterns(["gpu001.mgmt.example.org"], resolve=None) == []
     assert mpikey.from_patterns(["localhost"]) in (["127.0.0.1"], ["::1", "127.0.0.1"], ["127.0.0.1", "::1"])
@@ -91,35 +99,42 @@ def test_host_names_become_their_addresses():
 def test_a_name_that_does_not_resolve_is_named():
     def fail(name):
         raise OSError("Name or service not known")
+
     with pytest.raises(ValueError) as e:
         mpikey.from_patterns(["gpu009.mgmt.example.org"], resolve=fail)
-    assert str(e.value) == ("verify_fabric_mpi_key_from: 'gpu009.mgmt.example.org' is not allowed (allowed: a host "
-                            "name that resolves to an address here (Name or service not known); sshd's default "
-                            "UseDNS no never matches a name, so from= lists addresses)")
+    assert str(e.value) == (
+        "verify_fabric_mpi_key_from: 'gpu009.mgmt.example.org' is not allowed (allowed: a host "
+        "name that resolves to an address here (Name or service not known); sshd's default "
+        "UseDNS no never matches a name, so from= lists addresses)"
+    )
     with pytest.raises(ValueError) as e:
         mpikey.from_patterns(["gpu009"], resolve=lambda name: [])
-    assert str(e.value) == ("verify_fabric_mpi_key_from: 'gpu009' is not allowed (allowed: a host name that "
-                            "resolves to an address)")
+    assert str(e.value) == ("verify_fabric_mpi_key_from: 'gpu009' is not allowed (allowed: a host name that resolves to an address)")
 
 
-@pytest.mark.parametrize("bad,message", [
-    ([], "verify_fabric_mpi_key_from: [] is not allowed (allowed: a non-empty list of management addresses)"),
-    ("10.0.0.1", "verify_fabric_mpi_key_from: '10.0.0.1' is not allowed"),
-    (None, "verify_fabric_mpi_key_from: None is not allowed"),
-    # a mapping or a number is not a list, even a non-empty one
-    ({"10.0.0.1": "mgmt"}, "verify_fabric_mpi_key_from: {'10.0.0.1': 'mgmt'} is not allowed (allowed: a non-empty "
-     "list of management addresses)"),
-    (7, "verify_fabric_mpi_key_from: 7 is not allowed (allowed: a non-empty list of management addresses)"),
-    ([5], "verify_fabric_mpi_key_from: 5 is not allowed (allowed: an IP address, a CIDR network or a host name)"),
-    (['10.0.0.1",command="sh'], "verify_fabric_mpi_key_from: '10.0.0.1\",command=\"sh' is not allowed"),
-    (["10.0.0.1,10.0.0.2"], "verify_fabric_mpi_key_from: '10.0.0.1,10.0.0.2' is not allowed"),
-    (["a b"], "verify_fabric_mpi_key_from: 'a b' is not allowed"),
-    (["10.0.0.300"], "verify_fabric_mpi_key_from: '10.0.0.300' is not allowed"),
-    (["10.0.0.0/33"], "verify_fabric_mpi_key_from: '10.0.0.0/33' is not allowed"),
-    (["host-"], "verify_fabric_mpi_key_from: 'host-' is not allowed"),
-    (["*.mgmt.example.org"], "verify_fabric_mpi_key_from: '*.mgmt.example.org' is not allowed (allowed: an IP "
-     "address, a CIDR network or a host name (letters, digits, . -); sshd matches name patterns only with UseDNS yes)"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ([], "verify_fabric_mpi_key_from: [] is not allowed (allowed: a non-empty list of management addresses)"),
+        ("10.0.0.1", "verify_fabric_mpi_key_from: '10.0.0.1' is not allowed"),
+        (None, "verify_fabric_mpi_key_from: None is not allowed"),
+        # a mapping or a number is not a list, even a non-empty one
+        ({"10.0.0.1": "mgmt"}, "verify_fabric_mpi_key_from: {'10.0.0.1': 'mgmt'} is not allowed (allowed: a non-empty list of management addresses)"),
+        (7, "verify_fabric_mpi_key_from: 7 is not allowed (allowed: a non-empty list of management addresses)"),
+        ([5], "verify_fabric_mpi_key_from: 5 is not allowed (allowed: an IP address, a CIDR network or a host name)"),
+        (['10.0.0.1",command="sh'], "verify_fabric_mpi_key_from: '10.0.0.1\",command=\"sh' is not allowed"),
+        (["10.0.0.1,10.0.0.2"], "verify_fabric_mpi_key_from: '10.0.0.1,10.0.0.2' is not allowed"),
+        (["a b"], "verify_fabric_mpi_key_from: 'a b' is not allowed"),
+        (["10.0.0.300"], "verify_fabric_mpi_key_from: '10.0.0.300' is not allowed"),
+        (["10.0.0.0/33"], "verify_fabric_mpi_key_from: '10.0.0.0/33' is not allowed"),
+        (["host-"], "verify_fabric_mpi_key_from: 'host-' is not allowed"),
+        (
+            ["*.mgmt.example.org"],
+            "verify_fabric_mpi_key_from: '*.mgmt.example.org' is not allowed (allowed: an IP "
+            "address, a CIDR network or a host name (letters, digits, . -); sshd matches name patterns only with UseDNS yes)",
+        ),
+    ],
+)
 def test_bad_addresses_are_named(bad, message):
     with pytest.raises(AnsibleFilterError) as e:
         options(bad)
@@ -130,8 +145,14 @@ def _authorized_key(path, state, key_options=None):
     args = [f"user={getpass.getuser()}", f"path={path}", "manage_dir=false", f"state={state}", f"key='{PUB}'"]
     if key_options:
         args.append(f"key_options='{key_options}'")
-    res = subprocess.run([os.path.join(BIN, "ansible"), "localhost", "-m", "ansible.posix.authorized_key",
-                          "-a", " ".join(args)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [os.path.join(BIN, "ansible"), "localhost", "-m", "ansible.posix.authorized_key", "-a", " ".join(args)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
@@ -143,8 +164,7 @@ def test_the_line_authorized_key_writes_and_its_removal(tmp_path):
     _authorized_key(keys, "present", options(["10.0.0.11", "10.0.0.12"], expiry="202611231000Z"))
     assert keys.read_text().splitlines() == [
         other,
-        'from="10.0.0.11,10.0.0.12",expiry-time="202611231000Z",no-port-forwarding,no-agent-forwarding,'
-        'no-X11-forwarding,no-pty ' + PUB,
+        'from="10.0.0.11,10.0.0.12",expiry-time="202611231000Z",no-port-forwarding,no-agent-forwarding,no-X11-forwarding,no-pty ' + PUB,
     ]
     _authorized_key(keys, "absent")
     assert keys.read_text().splitlines() == [other]

@@ -1,4 +1,5 @@
 """nccl_env_settings: HCAs from cabled ACTIVE ports, RoCEv2 GID index, TC, overrides, down ports."""
+
 import copy
 import os
 
@@ -8,19 +9,28 @@ from ansible_collections.linerate.fabric.plugins.module_utils.host import rdma
 from module_harness import fixture
 
 CABLED = [{"device": "mlx5_0", "netdev": "enp65s0f0np0"}, {"device": "mlx5_1", "netdev": "enp81s0f0np0"}]
-OPTIONS = {"transport": "roce", "down_ports": "fail", "gid_index": "", "ib_tc": 104, "socket_ifname": "eth0",
-           "gdr_level": "PHB", "net": "IB", "intent_overrides": {}, "overrides": {}}
+OPTIONS = {
+    "transport": "roce",
+    "down_ports": "fail",
+    "gid_index": "",
+    "ib_tc": 104,
+    "socket_ifname": "eth0",
+    "gdr_level": "PHB",
+    "net": "IB",
+    "intent_overrides": {},
+    "overrides": {},
+}
 
 
 def facts(mlx5_1_up=True):
-    outputs = {"ibdev2netdev": "ibdev2netdev_v.txt", "ibv_devinfo": "ibv_devinfo_v.txt",
-               "ibstat": "ibstat.txt", "show_gids": "show_gids.txt"}
+    outputs = {"ibdev2netdev": "ibdev2netdev_v.txt", "ibv_devinfo": "ibv_devinfo_v.txt", "ibstat": "ibstat.txt", "show_gids": "show_gids.txt"}
 
     def run(argv):
         tool = os.path.basename(argv[0])
         if tool == "mst":
             return 127, "", "mst: command not found"
         return 0, fixture("rdma_facts", outputs[tool]), ""
+
     f = rdma.collect(run)
     if mlx5_1_up:  # the rdma_facts fixture has mlx5_1 down without IPv4; bring it up here
         f = copy.deepcopy(f)
@@ -33,8 +43,12 @@ def test_roce_settings_in_order():
     out = nccl_env_settings(facts(), CABLED, OPTIONS)
     assert out["problems"] == [] and out["excluded"] == []
     assert list(out["settings"].items()) == [
-        ("NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1"), ("NCCL_IB_GID_INDEX", "3"), ("NCCL_IB_TC", "104"),
-        ("NCCL_SOCKET_IFNAME", "eth0"), ("NCCL_NET", "IB")]
+        ("NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1"),
+        ("NCCL_IB_GID_INDEX", "3"),
+        ("NCCL_IB_TC", "104"),
+        ("NCCL_SOCKET_IFNAME", "eth0"),
+        ("NCCL_NET", "IB"),
+    ]
     # the explicit GDR level is the per-job environment's, never /etc/nccl.conf's
     assert out["job"] == {"NCCL_NET_GDR_LEVEL": "PHB"}
 
@@ -93,8 +107,7 @@ def test_netdev_mismatch_is_a_problem():
 
 
 def test_overrides_last_and_validated():
-    out = nccl_env_settings(facts(), CABLED, dict(OPTIONS, intent_overrides={"NCCL_IB_TIMEOUT": 20},
-                                                  overrides={"NCCL_IB_TIMEOUT": 22, "FOO": 1}))
+    out = nccl_env_settings(facts(), CABLED, dict(OPTIONS, intent_overrides={"NCCL_IB_TIMEOUT": 20}, overrides={"NCCL_IB_TIMEOUT": 22, "FOO": 1}))
     assert out["settings"]["NCCL_IB_TIMEOUT"] == "22"
     assert list(out["settings"])[-1] == "NCCL_IB_TIMEOUT"
     assert out["problems"] == ["override FOO: only NCCL_* names are allowed"]

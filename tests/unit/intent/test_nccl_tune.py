@@ -3,6 +3,7 @@ variable is ever written; winners are example-tuner-plugin rows scoped to what w
 when the tuner file reproduces them and every collective is no worse with it at two or more scales;
 baseline and candidates interleaved and repeated; the tuned file's history and rollback; a missing
 tuned file while tuning is in use is a finding."""
+
 import json
 import os
 import random
@@ -21,32 +22,57 @@ from ansible_collections.linerate.fabric.plugins.modules import nccl_tune, nccl_
 from module_harness import Tools, run_module
 
 MIB = 1 << 20
-SIZES = [MIB << k for k in range(11)]            # 1M .. 1G, the sweep's default range
+SIZES = [MIB << k for k in range(11)]  # 1M .. 1G, the sweep's default range
 RING_LL128 = {"algorithm": "Ring", "protocol": "LL128"}
 CANDIDATES = [dict(c) for c in nt.DEFAULT_CANDIDATES]
 
 
 # ---------------------------------------------------------------- NCCL's Debugging section
 
+
 def test_the_debugging_section_holds_what_the_old_sweep_wrote_and_not_the_system_configuration():
     # NCCL env.rst, "Debugging": every key the issue-28 sweep wrote into /etc/nccl.conf is one of them
-    for key in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS", "NCCL_NET_GDR_LEVEL",
-                "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_CHECKS_DISABLE", "NCCL_CHECK_POINTERS",
-                "NCCL_LAUNCH_MODE", "NCCL_IB_CUDA_SUPPORT", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_MIN_CTAS"):
+    for key in (
+        "NCCL_ALGO",
+        "NCCL_PROTO",
+        "NCCL_BUFFSIZE",
+        "NCCL_NTHREADS",
+        "NCCL_NET_GDR_LEVEL",
+        "NCCL_MAX_NCHANNELS",
+        "NCCL_MIN_NCHANNELS",
+        "NCCL_CHECKS_DISABLE",
+        "NCCL_CHECK_POINTERS",
+        "NCCL_LAUNCH_MODE",
+        "NCCL_IB_CUDA_SUPPORT",
+        "NCCL_P2P_DISABLE",
+        "NCCL_IB_DISABLE",
+        "NCCL_MIN_CTAS",
+    ):
         assert key in nt.DEBUGGING_VARIABLES, key
     # "System configuration": what a site keeps, and what loads the tuner plugin
-    for key in ("NCCL_TUNER_PLUGIN", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_TC", "NCCL_IB_GID_INDEX",
-                "NCCL_IB_SL", "NCCL_DEBUG", "NCCL_NET", "NCCL_NET_PLUGIN", "NCCL_CROSS_NIC", "NCCL_IB_TIMEOUT"):
+    for key in (
+        "NCCL_TUNER_PLUGIN",
+        "NCCL_IB_HCA",
+        "NCCL_SOCKET_IFNAME",
+        "NCCL_IB_TC",
+        "NCCL_IB_GID_INDEX",
+        "NCCL_IB_SL",
+        "NCCL_DEBUG",
+        "NCCL_NET",
+        "NCCL_NET_PLUGIN",
+        "NCCL_CROSS_NIC",
+        "NCCL_IB_TIMEOUT",
+    ):
         assert key not in nt.DEBUGGING_VARIABLES, key
     assert nt.debugging_keys({"NCCL_IB_HCA": "x", "NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}) == ["NCCL_ALGO", "NCCL_PROTO"]
 
 
 # ---------------------------------------------------------------- a fake fabric
 
+
 def make_result(busbw, nodes, version="2.21.5"):
     rows = [{"size": s, "out_of_place": {"busbw": round(b, 3)}} for s, b in busbw.items()]
-    return {"error": None, "passed": True, "parsed": {"nccl_version": version, "nccl_warnings": [], "rows": rows},
-            "nodes": nodes}
+    return {"error": None, "passed": True, "parsed": {"nccl_version": version, "nccl_warnings": [], "rows": rows}, "nodes": nodes}
 
 
 class Fabric:
@@ -72,13 +98,12 @@ class Fabric:
         for size in SIZES:
             bw = self.base(size)
             pick = forced
-            if forced and forced != ("Ring", "LL128"):      # the healthy pick is Ring/LL128 (here): others lose
+            if forced and forced != ("Ring", "LL128"):  # the healthy pick is Ring/LL128 (here): others lose
                 bw *= 0.9
             if "NCCL_TUNER_PLUGIN" in env and self.tuner_works and test == "all_reduce_perf":
                 for r in self.tuner_rows or []:
                     if r["nodes"] == nodes and r["min_bytes"] <= size <= r["max_bytes"]:
-                        pick = ({v: k for k, v in nt.TUNER_ALGO.items()}[r["algorithm"]],
-                                {v: k for k, v in nt.TUNER_PROTO.items()}[r["protocol"]])
+                        pick = ({v: k for k, v in nt.TUNER_ALGO.items()}[r["algorithm"]], {v: k for k, v in nt.TUNER_PROTO.items()}[r["protocol"]])
             for (algo, proto), (lo, hi, gain) in self.quirk.items():
                 if pick == (algo, proto) and lo <= size <= hi and test == "all_reduce_perf":
                     bw = self.base(size) * (1 + gain)
@@ -89,7 +114,7 @@ class Fabric:
 
 
 def budget(runs=1000):
-    return nt.Budget(runs, 10 ** 9)
+    return nt.Budget(runs, 10**9)
 
 
 def sweep(fabric, scales=(2, 4), candidates=CANDIDATES, repeats=3, margin=5.0, min_points=2):
@@ -98,22 +123,22 @@ def sweep(fabric, scales=(2, 4), candidates=CANDIDATES, repeats=3, margin=5.0, m
 
 # ---------------------------------------------------------------- interleaving
 
+
 def test_baseline_and_candidates_are_interleaved_every_round_rotated():
     assert nt.interleaved(3, 3) == [0, 1, 2, 1, 2, 0, 2, 0, 1]
     assert nt.interleaved(2, 4) == [0, 1, 1, 0, 0, 1, 1, 0]
     fab = Fabric()
     sweep(fab, scales=(2,), candidates=[RING_LL128, {"algorithm": "Tree", "protocol": "LL"}], repeats=3)
-    labels = ["base" if "NCCL_ALGO" not in env else env["NCCL_ALGO"] + "/" + env["NCCL_PROTO"]
-              for _n, _t, env in fab.calls]
+    labels = ["base" if "NCCL_ALGO" not in env else env["NCCL_ALGO"] + "/" + env["NCCL_PROTO"] for _n, _t, env in fab.calls]
     assert labels == ["base", "Ring/LL128", "Tree/LL", "Ring/LL128", "Tree/LL", "base", "Tree/LL", "base", "Ring/LL128"]
     # each round holds every configuration once: drift hits the baseline and the candidates alike
     for r in range(3):
-        assert sorted(labels[3 * r:3 * r + 3]) == ["Ring/LL128", "Tree/LL", "base"]
+        assert sorted(labels[3 * r : 3 * r + 3]) == ["Ring/LL128", "Tree/LL", "base"]
 
 
 def test_the_budget_cuts_the_interleaved_runs_and_a_cut_scale_decides_nothing():
     fab = Fabric(quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
-    out = nt.sweep(fab, "all_reduce_perf", [2, 4], CANDIDATES, 3, 5.0, nt.Budget(25, 10 ** 9), 8)
+    out = nt.sweep(fab, "all_reduce_perf", [2, 4], CANDIDATES, 3, 5.0, nt.Budget(25, 10**9), 8)
     # scale 2 takes 7 x 3 = 21 runs; scale 4 is cut after 4: only scale 2's rows are proposed
     assert out["runs"] == 25 and "run bound (25 runs)" in out["stopped"]
     assert out["scales"] == [2] and {r["nodes"] for r in out["proposed"]} == {2}
@@ -121,24 +146,25 @@ def test_the_budget_cuts_the_interleaved_runs_and_a_cut_scale_decides_nothing():
 
 # ---------------------------------------------------------------- the decision per size
 
+
 def test_a_size_is_won_only_at_the_margin_with_every_run_above_the_baselines_best():
     base = [{1: 100.0}, {1: 101.0}, {1: 99.0}]
     assert nt.per_size(base, [{1: 107.0}, {1: 106.0}, {1: 108.0}], 5)[1]["beats"]
-    assert not nt.per_size(base, [{1: 104.0}, {1: 104.5}, {1: 103.9}], 5)[1]["beats"]      # below the margin
-    assert not nt.per_size(base, [{1: 110.0}, {1: 100.5}, {1: 112.0}], 5)[1]["beats"]      # one run in the noise
-    assert nt.per_size([{1: 100.0}] * 2, [{1: 105.0}] * 2, 5)[1]["beats"]                  # exactly the margin
+    assert not nt.per_size(base, [{1: 104.0}, {1: 104.5}, {1: 103.9}], 5)[1]["beats"]  # below the margin
+    assert not nt.per_size(base, [{1: 110.0}, {1: 100.5}, {1: 112.0}], 5)[1]["beats"]  # one run in the noise
+    assert nt.per_size([{1: 100.0}] * 2, [{1: 105.0}] * 2, 5)[1]["beats"]  # exactly the margin
     assert not nt.per_size([{1: 100.0}, {1: 106.0}], [{1: 106.0}, {1: 107.0}], 5)[1]["beats"]  # equal to the best
 
 
 def test_candidates_within_each_others_noise_are_equal_and_the_first_listed_wins():
     base = [{1: 100.0}] * 3
-    a = nt.per_size(base, [{1: 120.0}, {1: 121.0}, {1: 119.5}], 5)     # listed first, lower median
-    b = nt.per_size(base, [{1: 121.0}, {1: 121.5}, {1: 120.5}], 5)     # higher median, overlapping a
-    c = nt.per_size(base, [{1: 130.0}, {1: 131.0}, {1: 130.5}], 5)     # clearly the best
+    a = nt.per_size(base, [{1: 120.0}, {1: 121.0}, {1: 119.5}], 5)  # listed first, lower median
+    b = nt.per_size(base, [{1: 121.0}, {1: 121.5}, {1: 120.5}], 5)  # higher median, overlapping a
+    c = nt.per_size(base, [{1: 130.0}, {1: 131.0}, {1: 130.5}], 5)  # clearly the best
     assert nt.pick_per_size([a, b]) == {1: 0}
     assert nt.pick_per_size([a, b, c]) == {1: 2}
     assert nt.ranges({1: 0, 2: 0, 4: 1, 8: 1, 16: 1, 32: 0}, [1, 2, 4, 8, 16, 32, 64], 2) == [(1, 2, 0, 2), (4, 16, 1, 3)]
-    assert nt.ranges({1: 0}, [1, 2], 2) == []                           # one size alone is not a range
+    assert nt.ranges({1: 0}, [1, 2], 2) == []  # one size alone is not a range
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -154,12 +180,22 @@ def test_a_quirk_gives_a_winner_scoped_to_the_collective_size_range_and_scale(se
     fab = Fabric(seed=seed, quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
     out = sweep(fab)
     assert [{k: r[k] for k in nt.TUNER_FIELDS} for r in out["proposed"]] == [
-        {"collective": "allreduce", "min_bytes": 64 * MIB, "max_bytes": 256 * MIB, "algorithm": "ring",
-         "protocol": "ll128", "channels": -1, "nodes": n, "ranks": n * 8, "pipe_ops": -1, "reg_buff": -1}
-        for n in (2, 4)]
+        {
+            "collective": "allreduce",
+            "min_bytes": 64 * MIB,
+            "max_bytes": 256 * MIB,
+            "algorithm": "ring",
+            "protocol": "ll128",
+            "channels": -1,
+            "nodes": n,
+            "ranks": n * 8,
+            "pipe_ops": -1,
+            "reg_buff": -1,
+        }
+        for n in (2, 4)
+    ]
     winner = [r for r in out["rows"] if r.get("winner")]
-    assert [(r["key"], r["value"]) for r in winner] == [("all_reduce_perf x2", "Ring/LL128"),
-                                                        ("all_reduce_perf x4", "Ring/LL128")]
+    assert [(r["key"], r["value"]) for r in winner] == [("all_reduce_perf x2", "Ring/LL128"), ("all_reduce_perf x4", "Ring/LL128")]
     assert "64M..256M" in winner[0]["why"]
     # a quirk over one measured size only is not enough (min_points 2)
     one = sweep(Fabric(seed=seed, quirk={("Ring", "LL128"): (64 * MIB, 64 * MIB, 0.2)}))
@@ -171,15 +207,17 @@ def test_a_failed_baseline_fails_the_sweep_and_a_failed_candidate_is_out():
         if "NCCL_ALGO" not in env:
             return {"error": "mpirun exit status 3", "passed": False, "parsed": None}
         return make_result({s: 90.0 for s in SIZES}, nodes)
+
     out = nt.sweep(run, "all_reduce_perf", [2, 4], [RING_LL128], 2, 5.0, budget(), 8)
     assert out["failed"] == "all_reduce_perf on 2 nodes: the baseline failed: mpirun exit status 3"
     fab = Fabric(quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
 
     def warned(nodes, test, env):
         result = fab(nodes, test, env)
-        if env.get("NCCL_PROTO") == "LL128":   # NCCL >= 2.24 refuses a name it does not know: a warning
+        if env.get("NCCL_PROTO") == "LL128":  # NCCL >= 2.24 refuses a name it does not know: a warning
             result["parsed"]["nccl_warnings"] = ['Unrecognized element token "LL128" when parsing "LL128"']
         return result
+
     out = nt.sweep(warned, "all_reduce_perf", [2, 4], CANDIDATES, 3, 5.0, budget(), 8)
     assert out["proposed"] == []
     assert [r["why"][:7] for r in out["rows"] if r["value"] == "Ring/LL128"] == ["failed:"] * 2
@@ -204,12 +242,11 @@ def test_a_row_is_written_only_when_the_tuner_file_reproduces_it_and_nothing_is_
     rows = proposed()
     fab = Fabric(quirk=QUIRK, tuner_rows=rows)
     out = confirm(fab, rows)
-    assert out["why"] is None and [(r["nodes"], r["min_bytes"], r["max_bytes"]) for r in out["rows"]] == [
-        (2, 64 * MIB, 256 * MIB), (4, 64 * MIB, 256 * MIB)]
+    assert out["why"] is None and [(r["nodes"], r["min_bytes"], r["max_bytes"]) for r in out["rows"]] == [(2, 64 * MIB, 256 * MIB), (4, 64 * MIB, 256 * MIB)]
     # every collective at every scale, baseline and tuner file interleaved
     assert sorted({(n, t) for n, t, _e in fab.calls}) == sorted((n, t) for n in (2, 4) for t in TESTS)
     assert [("NCCL_TUNER_PLUGIN" in e) for _n, _t, e in fab.calls[:6]] == [False, True, True, False, False, True]
-    assert all(not nt.debugging_keys(e) for _n, _t, e in fab.calls)     # the proof forces nothing
+    assert all(not nt.debugging_keys(e) for _n, _t, e in fab.calls)  # the proof forces nothing
 
 
 def test_one_collective_worse_at_one_scale_means_no_winner():
@@ -236,11 +273,13 @@ def test_a_failed_proof_run_means_no_winner():
         if test == "alltoall_perf" and "NCCL_TUNER_PLUGIN" in env:
             return {"error": "mpirun exit status 3", "passed": False, "parsed": None}
         return fab(nodes, test, env)
+
     out = nt.confirm(run, TESTS, [2, 4], ENV, rows, 3, 5.0, 3.0, budget())
     assert out["rows"] == [] and "alltoall_perf on 2 nodes could not be measured" in out["why"]
 
 
 # ---------------------------------------------------------------- the tuned file and the tuner config
+
 
 def test_the_tuned_file_holds_scoped_rows_and_no_debugging_variable_and_the_same_result_gives_the_same_bytes():
     rows = proposed()
@@ -253,8 +292,7 @@ def test_the_tuned_file_holds_scoped_rows_and_no_debugging_variable_and_the_same
     assert tuned["settings"] == {} and tuned["problems"] == [] and tuned["missing"] is None
     assert tuned["job"] == {"NCCL_TUNER_PLUGIN": "libnccl-tuner-example.so", "NCCL_TUNER_CONFIG_FILE": "/etc/nccl/tuner.conf"}
     csv = [line for line in tuned["tuner_config"].splitlines() if not line.startswith("#")]
-    assert csv == ["allreduce,67108864,268435456,ring,ll128,-1,2,16,-1,-1",
-                   "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"]
+    assert csv == ["allreduce,67108864,268435456,ring,ll128,-1,2,16,-1,-1", "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"]
     # no rows: NCCL's defaults, nothing to load
     empty = nccl_tuned_settings(nt.tuned_document([], {}))
     assert (empty["rows"], empty["job"], empty["tuner_config"]) == ([], {}, "")
@@ -289,9 +327,13 @@ def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable(
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     env.filters["linerate.fabric.nccl_shell_quote"] = shell_quote
     with open(os.path.join(root, "roles", "nccl_env", "templates", "etc", "nccl", "tuned-job.env.j2")) as f:
-        text = env.from_string(f.read()).render(ansible_managed="m", nccl_env_tuned=tuned, nccl_env_result={"job": {}},
-                                                nccl_env_tuner_config_file="/etc/nccl/tuner.conf",
-                                                nccl_env_job_env_file="/etc/nccl/tuned-job.env")
+        text = env.from_string(f.read()).render(
+            ansible_managed="m",
+            nccl_env_tuned=tuned,
+            nccl_env_result={"job": {}},
+            nccl_env_tuner_config_file="/etc/nccl/tuner.conf",
+            nccl_env_job_env_file="/etc/nccl/tuned-job.env",
+        )
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert lines == ["NCCL_TUNER_PLUGIN='libnccl-tuner-example.so'", "NCCL_TUNER_CONFIG_FILE='/etc/nccl/tuner.conf'"]
 
@@ -312,9 +354,8 @@ def test_module_nccl_tuned_file_writes_keeps_history_is_idempotent_and_rolls_bac
     assert res["changed"] and res["restored"] == "history entry 2" and open(path).read() == first
     res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True}, Tools({}), capsys)
     assert res["changed"] is False and open(path).read() == first
-    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True, "rollback_to": 1}, Tools({}), capsys,
-                     check=True)
-    assert res["changed"] and os.path.exists(path)                       # check mode removes nothing
+    res = run_module(nccl_tuned_file.main, {"path": path, "rollback": True, "rollback_to": 1}, Tools({}), capsys, check=True)
+    assert res["changed"] and os.path.exists(path)  # check mode removes nothing
     run_module(nccl_tuned_file.main, {"path": path, "rollback": True, "rollback_to": 1}, Tools({}), capsys)
     assert not os.path.exists(path)
 
@@ -330,6 +371,7 @@ def test_module_nccl_tuned_file_refuses_a_debugging_variable_before_writing(tmp_
 
 
 # ---------------------------------------------------------------- a missing tuned file is a finding
+
 
 def test_a_missing_or_unreadable_tuned_file_while_tuning_is_in_use_is_a_finding():
     assert "NCCL_TUNED_MISSING" in FAULT_CODES
@@ -349,26 +391,30 @@ def test_a_missing_or_unreadable_tuned_file_while_tuning_is_in_use_is_a_finding(
 
 # ---------------------------------------------------------------- the module's checks and plan
 
+
 def test_nccl_tune_check_mode_returns_the_plan_and_runs_nothing(capsys):
     tools = Tools({})
-    res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2", "10.0.0.3"],
-                                      "candidates": [RING_LL128]}, tools, capsys, check=True)
+    res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2", "10.0.0.3"], "candidates": [RING_LL128]}, tools, capsys, check=True)
     assert tools.calls == [] and res["skipped_run"] is True
-    assert res["plan"] == [{"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]},
-                           {"nodes": 3, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]}]
+    assert res["plan"] == [
+        {"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]},
+        {"nodes": 3, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL128"]},
+    ]
     assert res["max_runs_planned"] == 12
 
 
-@pytest.mark.parametrize("args,msg", [
-    ({"scales": [1, 2]}, "scales: 1 is not allowed (allowed: node counts 2..2, the number of hosts"),
-    ({"scales": [2, 2]}, "scales: [2, 2] repeats a node count"),
-    ({"candidates": [{"algorithm": "Warp", "protocol": "LL"}]}, "candidates[0]: {'algorithm': 'Warp', 'protocol': "
-                                                                 "'LL'} is not allowed (algorithm 'Warp'"),
-    ({"check_tests": ["bcast_perf"]}, "check_tests: ['bcast_perf'] is not allowed"),
-    ({"env": {"NCCL_DEBUG": "INFO", "NCCL_PROTO": "LL"}}, "env: NCCL_PROTO is not allowed (NCCL Debugging-section"),
-    ({"phase": "confirm"}, "tuner_config_file: needed for phase confirm"),
-    ({"repeats": 1}, "repeats: 1 is not allowed (allowed: 2 or more"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        ({"scales": [1, 2]}, "scales: 1 is not allowed (allowed: node counts 2..2, the number of hosts"),
+        ({"scales": [2, 2]}, "scales: [2, 2] repeats a node count"),
+        ({"candidates": [{"algorithm": "Warp", "protocol": "LL"}]}, "candidates[0]: {'algorithm': 'Warp', 'protocol': 'LL'} is not allowed (algorithm 'Warp'"),
+        ({"check_tests": ["bcast_perf"]}, "check_tests: ['bcast_perf'] is not allowed"),
+        ({"env": {"NCCL_DEBUG": "INFO", "NCCL_PROTO": "LL"}}, "env: NCCL_PROTO is not allowed (NCCL Debugging-section"),
+        ({"phase": "confirm"}, "tuner_config_file: needed for phase confirm"),
+        ({"repeats": 1}, "repeats: 1 is not allowed (allowed: 2 or more"),
+    ],
+)
 def test_nccl_tune_refuses_bad_options_before_running(capsys, args, msg):
     tools = Tools({})
     res = run_module(nccl_tune.main, dict({"hosts": ["10.0.0.1", "10.0.0.2"]}, **args), tools, capsys)
@@ -377,10 +423,10 @@ def test_nccl_tune_refuses_bad_options_before_running(capsys, args, msg):
 
 # ---------------------------------------------------------------- the report and the role variables
 
+
 def test_the_report_carries_the_sweep_table():
     out = sweep(Fabric(quirk=QUIRK))
-    section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN}, margin_percent=5.0,
-                                      repeats=3, file="/o/nccl/tuned.json"))
+    section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN}, margin_percent=5.0, repeats=3, file="/o/nccl/tuned.json"))
     assert json.loads(json.dumps(section)) == section
     text = "\n".join(report_markdown.tuning_lines({"nccl_tuning": section}))
     assert "Winner: tuner rows in the tuned file (job environment `NCCL_TUNER_PLUGIN=libnccl-tuner-example.so`)" in text
@@ -390,16 +436,30 @@ def test_the_report_carries_the_sweep_table():
 
 
 def test_the_sweeps_variables_are_validated_with_key_value_and_allowed():
-    good = {"verify_fabric_nccl_tune": True, "verify_fabric_nccl_tune_repeats": 3,
-            "verify_fabric_nccl_tune_candidates": [RING_LL128], "verify_fabric_nccl_tune_scales": [2, 4],
-            "verify_fabric_nccl_tune_check_tests": ["all_reduce_perf", "alltoall_perf"],
-            "verify_fabric_nccl_tune_tolerance_percent": 3, "verify_fabric_nccl_tune_min_points": 2,
-            "verify_fabric_nccl_tune_max_runs": 400, "verify_fabric_nccl_tune_rollback": False,
-            "verify_fabric_nccl_tune_rollback_to": None, "verify_fabric_nccl_tuned_required": True,
-            "verify_fabric_nccl_tune_plugin": "libnccl-tuner-example.so", "nccl_env_tuned_file": "/tmp/x/tuned.json"}
+    good = {
+        "verify_fabric_nccl_tune": True,
+        "verify_fabric_nccl_tune_repeats": 3,
+        "verify_fabric_nccl_tune_candidates": [RING_LL128],
+        "verify_fabric_nccl_tune_scales": [2, 4],
+        "verify_fabric_nccl_tune_check_tests": ["all_reduce_perf", "alltoall_perf"],
+        "verify_fabric_nccl_tune_tolerance_percent": 3,
+        "verify_fabric_nccl_tune_min_points": 2,
+        "verify_fabric_nccl_tune_max_runs": 400,
+        "verify_fabric_nccl_tune_rollback": False,
+        "verify_fabric_nccl_tune_rollback_to": None,
+        "verify_fabric_nccl_tuned_required": True,
+        "verify_fabric_nccl_tune_plugin": "libnccl-tuner-example.so",
+        "nccl_env_tuned_file": "/tmp/x/tuned.json",
+    }
     assert variables.validate_host(good) == []
-    bad = variables.validate_host({"verify_fabric_nccl_tune_scales": [4], "verify_fabric_nccl_tune_check_tests": ["x"],
-                            "verify_fabric_nccl_tune_rollback_to": "last", "verify_fabric_nccl_tune_min_points": 0})
+    bad = variables.validate_host(
+        {
+            "verify_fabric_nccl_tune_scales": [4],
+            "verify_fabric_nccl_tune_check_tests": ["x"],
+            "verify_fabric_nccl_tune_rollback_to": "last",
+            "verify_fabric_nccl_tune_min_points": 0,
+        }
+    )
     text = "\n".join(bad)
     assert "verify_fabric_nccl_tune_scales: [4] is not allowed (allowed: empty (2 and all nodes)" in text
     assert "verify_fabric_nccl_tune_check_tests[0]: 'x' is not allowed (allowed: all_reduce_perf | " in text
@@ -413,6 +473,7 @@ def test_tuning_is_off_by_default_and_the_sweep_runs_only_when_asked():
     the role defaults keep the sweep and the tuned file's requirement off, and nccl_tune.yml sweeps,
     rolls back or says it is off by those variables alone."""
     import yaml
+
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     with open(os.path.join(root, "roles", "verify_fabric", "defaults", "main.yml"), encoding="utf-8") as fh:
         verify_defaults = yaml.safe_load(fh)
@@ -426,10 +487,8 @@ def test_tuning_is_off_by_default_and_the_sweep_runs_only_when_asked():
     tasks = {t["name"]: t for t in sweep["tasks"]}
     off = tasks["Say that the sweep is off"]
     assert "NCCL tuning is off" in off["ansible.builtin.debug"]["msg"]
-    assert off["when"] == ["not (verify_fabric_nccl_tune | default(false) | bool)",
-                           "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
+    assert off["when"] == ["not (verify_fabric_nccl_tune | default(false) | bool)", "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
     run = tasks["Run the sweep and write its result to the tuned file"]
-    assert run["when"] == ["verify_fabric_nccl_tune | default(false) | bool",
-                           "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
+    assert run["when"] == ["verify_fabric_nccl_tune | default(false) | bool", "not (verify_fabric_nccl_tune_rollback | default(false) | bool)"]
     rollback = tasks["Put back the previous tuned file (controller)"]
     assert rollback["when"] == "verify_fabric_nccl_tune_rollback | default(false) | bool"

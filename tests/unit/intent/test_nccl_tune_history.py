@@ -1,5 +1,6 @@
 """intent/nccl_tune_history.py: the tuned file's history and its rollback (module nccl_tuned_file runs them:
 tests/unit/intent/test_nccl_tune.py)."""
+
 import pytest
 
 from intent.test_nccl_tune import proposed
@@ -11,14 +12,13 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl
 def test_history_records_what_a_sweep_replaced_and_rollback_puts_back_the_previous_file_idempotently():
     a, b = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
     text, entries, changed = nth.plan_write(None, a, [], at="t1")
-    assert changed and text == a and [(e["n"], e["document"], e["by"]) for e in entries] == [(1, None, "before"),
-                                                                                              (2, a, "sweep")]
-    assert nth.plan_write(a, a, entries) == (a, entries, False)           # the same result: nothing changes
+    assert changed and text == a and [(e["n"], e["document"], e["by"]) for e in entries] == [(1, None, "before"), (2, a, "sweep")]
+    assert nth.plan_write(a, a, entries) == (a, entries, False)  # the same result: nothing changes
     text, entries, changed = nth.plan_write(a, b, entries, at="t2")
-    assert changed and [e["n"] for e in entries] == [1, 2, 3]            # a is already the newest entry
+    assert changed and [e["n"] for e in entries] == [1, 2, 3]  # a is already the newest entry
     assert nth.plan_rollback(b, entries) == (a, True, "history entry 2")
     assert nth.plan_rollback(a, entries) == (a, False, "history entry 2")  # a second rollback changes nothing
-    assert nth.plan_rollback(b, entries, to=1) == (None, True, "history entry 1")   # before any sweep: no file
+    assert nth.plan_rollback(b, entries, to=1) == (None, True, "history entry 1")  # before any sweep: no file
     with pytest.raises(ValueError, match="nothing to roll back to"):
         nth.plan_rollback(a, entries[:1])
     with pytest.raises(ValueError, match=r"rollback_to 9: no such history entry \(allowed: 1, 2, 3\)"):

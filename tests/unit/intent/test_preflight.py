@@ -2,6 +2,7 @@
 the rendered POSIX sh script run here with a controlled environment (its library path, NCCL_NET_PLUGIN,
 NCCL_SOCKET_IFNAME, rails that name interfaces this machine lacks), asserting the PREFLIGHT_* codes it
 prints and its exit status. No sleeps; each run is one sh process."""
+
 import os
 import subprocess
 import sys
@@ -14,9 +15,14 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES  # noqa: E402
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import preflight  # noqa: E402
 
-BASE = {"rails": [{"device": "mlx5_0", "port": 1, "netdev": "lo"}],
-        "settings": {"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_SOCKET_IFNAME": "lo"},
-        "nccl_version": "2.21.5", "min_memlock_kb": 0, "min_shm_mb": 0, "handshake": False}
+BASE = {
+    "rails": [{"device": "mlx5_0", "port": 1, "netdev": "lo"}],
+    "settings": {"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_SOCKET_IFNAME": "lo"},
+    "nccl_version": "2.21.5",
+    "min_memlock_kb": 0,
+    "min_shm_mb": 0,
+    "handshake": False,
+}
 
 
 def run(tmp_path, params=None, env=None, libver="2.21.5", plugins=()):
@@ -48,29 +54,38 @@ def test_every_code_the_script_prints_is_a_fault_code():
 
 
 def test_rendered_from_the_derivation():
-    text = preflight.preflight_script(dict(BASE, rails=[{"device": "mlx5_0", "port": 1, "netdev": "ens1f0np0"},
-                                                        {"device": "mlx5_3", "port": 2, "netdev": "ens4f1np1"}],
-                                           settings={"NCCL_SOCKET_IFNAME": "=eth0"}, nccl_version="2.23.4",
-                                           net_plugins=["libnccl-net-ofi.so"], bootstrap_port=29400))
+    text = preflight.preflight_script(
+        dict(
+            BASE,
+            rails=[{"device": "mlx5_0", "port": 1, "netdev": "ens1f0np0"}, {"device": "mlx5_3", "port": 2, "netdev": "ens4f1np1"}],
+            settings={"NCCL_SOCKET_IFNAME": "=eth0"},
+            nccl_version="2.23.4",
+            net_plugins=["libnccl-net-ofi.so"],
+            bootstrap_port=29400,
+        )
+    )
     assert "RAILS='mlx5_0:1:ens1f0np0 mlx5_3:2:ens4f1np1'" in text
     assert "FLEET_SOCKET_IFNAME==eth0" in text and "NCCL_WANT=2.23.4" in text
     assert "PLUGINS_WANT=libnccl-net-ofi.so" in text and "BOOTSTRAP_PORT=29400" in text
     assert subprocess.run(["sh", "-n", "/dev/stdin"], input=text, text=True).returncode == 0
 
 
-@pytest.mark.parametrize("key, value, allowed", [
-    ("rails", [], "at least one"),
-    ("rails", [{"device": "mlx5_0;rm", "netdev": "eth1"}], "rails[0].device"),
-    ("nccl_version", "2.21", "major.minor.patch"),
-    ("nccl_version", "", "major.minor.patch"),
-    ("min_memlock_kb", -2, "an integer >= -1"),
-    ("min_shm_mb", "big", "an integer >= 0"),
-    ("bootstrap_port", 70000, "1..65535"),
-    ("gdr", "maybe", "auto | yes | no"),
-    ("output", "json", "slurm | plain"),
-    ("net_plugins", ["lib nccl"], "libnccl-net"),
-    ("handshake_program", "a b", "a program name or path"),
-])
+@pytest.mark.parametrize(
+    "key, value, allowed",
+    [
+        ("rails", [], "at least one"),
+        ("rails", [{"device": "mlx5_0;rm", "netdev": "eth1"}], "rails[0].device"),
+        ("nccl_version", "2.21", "major.minor.patch"),
+        ("nccl_version", "", "major.minor.patch"),
+        ("min_memlock_kb", -2, "an integer >= -1"),
+        ("min_shm_mb", "big", "an integer >= 0"),
+        ("bootstrap_port", 70000, "1..65535"),
+        ("gdr", "maybe", "auto | yes | no"),
+        ("output", "json", "slurm | plain"),
+        ("net_plugins", ["lib nccl"], "libnccl-net"),
+        ("handshake_program", "a b", "a program name or path"),
+    ],
+)
 def test_bad_parameters_name_key_value_and_allowed(key, value, allowed):
     with pytest.raises(ValueError) as exc:
         preflight.preflight_script(dict(BASE, **{key: value}))
@@ -104,8 +119,9 @@ def test_net_plugins_against_the_fleets(tmp_path):
     rc, out, err = run(tmp_path, {"net_plugins": ["libnccl-net-ofi.so"]}, plugins=["libnccl-net-ofi.so"])
     assert "PREFLIGHT_NET_PLUGIN" not in err
     # NCCL_NET_PLUGIN, when the job sets it, is the plugin NCCL loads
-    rc, out, err = run(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
-                       {"net_plugins": ["libnccl-net-ofi.so"]}, env={"NCCL_NET_PLUGIN": "aws-ofi"})
+    rc, out, err = run(
+        tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, {"net_plugins": ["libnccl-net-ofi.so"]}, env={"NCCL_NET_PLUGIN": "aws-ofi"}
+    )
     assert "net plugins are 'aws-ofi', the fleet's 'libnccl-net-ofi.so'" in err
 
 
@@ -125,7 +141,7 @@ def test_a_rail_netdev_the_job_does_not_see(tmp_path):
 
 
 def test_shm_and_memlock_minimums(tmp_path):
-    rc, out, err = run(tmp_path, {"min_shm_mb": 10 ** 9})
+    rc, out, err = run(tmp_path, {"min_shm_mb": 10**9})
     assert rc == 1 and "PREFLIGHT_SHM /dev/shm in the job is" in err and "at least 1000000000 MiB" in err
     limit = subprocess.run(["sh", "-c", "ulimit -l"], capture_output=True, text=True).stdout.strip()
     with open("/proc/self/status") as f:
@@ -133,10 +149,9 @@ def test_shm_and_memlock_minimums(tmp_path):
     rc, out, err = run(tmp_path, {"min_memlock_kb": -1})
     # CAP_IPC_LOCK (root, a pod's IPC_LOCK) registers memory whatever the limit says
     assert ("PREFLIGHT_MEMLOCK" in err) == (limit != "unlimited" and not cap >> 14 & 1)
-    if limit != "unlimited":   # without the capability the limit rules (a job of an ordinary user)
+    if limit != "unlimited":  # without the capability the limit rules (a job of an ordinary user)
         text = preflight.preflight_script(dict(BASE, min_memlock_kb=-1))
-        res = subprocess.run(["capsh", "--drop=cap_ipc_lock", "--", "-c", text], capture_output=True, text=True) \
-            if os.path.exists("/usr/sbin/capsh") else None
+        res = subprocess.run(["capsh", "--drop=cap_ipc_lock", "--", "-c", text], capture_output=True, text=True) if os.path.exists("/usr/sbin/capsh") else None
         if res is not None:
             assert f"PREFLIGHT_MEMLOCK RLIMIT_MEMLOCK in the job is {limit} KiB (expected: unlimited" in res.stderr
 
@@ -157,13 +172,13 @@ def test_the_handshake_is_not_run_when_a_check_failed(tmp_path):
     for name in ("mpirun", "all_reduce_perf"):
         (bindir / name).write_text(f"#!/bin/sh\ntouch {marker}\necho 'NCCL INFO Channel 00/0 : 0[0] -> 1[0] via NET/IB/0'\n")
         (bindir / name).chmod(0o755)
-    rc, out, err = run(tmp_path, {"handshake": True}, libver="2.18.3",
-                       env={"PATH": f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
+    rc, out, err = run(tmp_path, {"handshake": True}, libver="2.18.3", env={"PATH": f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
     assert rc == 1 and not marker.exists()
 
 
 def test_bootstrap_port_taken_on_the_first_node_and_an_address_off_the_socket_interface(tmp_path):
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
@@ -171,7 +186,7 @@ def test_bootstrap_port_taken_on_the_first_node_and_an_address_off_the_socket_in
         rc, out, err = run(tmp_path, env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
     assert rc == 1 and f"PREFLIGHT_BOOTSTRAP the bootstrap port {port} is already taken on" in err
     rc, out, err = run(tmp_path, env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
-    assert "PREFLIGHT_BOOTSTRAP" not in err   # closed again: free
+    assert "PREFLIGHT_BOOTSTRAP" not in err  # closed again: free
     # another node's address that NCCL_SOCKET_IFNAME's interfaces (lo here) do not reach
     rc, out, err = run(tmp_path, env={"MASTER_ADDR": "192.0.2.1", "MASTER_PORT": "29500"})
     assert rc == 1 and "PREFLIGHT_BOOTSTRAP" in err and "192.0.2.1" in err

@@ -2,6 +2,7 @@
 verify_fabric, k8s_render, Ansible's connection variables, the playbooks' switches), whole: what validate_host says of a few wrong values for
 each variable of FABRIC_RULES (the generated table, rule_table.py), with key, value and what is
 allowed; and every role default passes its own rule. The host roles' rules: test_rules_hosts.py."""
+
 import pytest
 
 from intent.rule_table import DEFAULTS, TABLE

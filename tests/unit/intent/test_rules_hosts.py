@@ -4,6 +4,7 @@ problem names the key, the value (a secret masked) and what is allowed - the typ
 choices, the format - so a renamed key, a changed limit or choice, a lost rule or a rule that stopped
 refusing fails here by name; and every role default passes its own rule. The fabric-wide variables'
 rules: test_rules_fabric.py."""
+
 import pytest
 
 from intent.rule_table import DEFAULTS, TABLE
@@ -27,12 +28,17 @@ def test_what_each_variable_refuses_and_why(key):
 # reported, not changed here; each xfail is strict, so the fix removes it from this list.
 REFUSED_DEFAULTS = {
     "mofed_repo_url": "url() without empty=True refuses the default '' (no repository); test_intent_vars pins '' "
-                      "as refused: a decision to make, not changed here",
+    "as refused: a decision to make, not changed here",
 }
 
 
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(reason=REFUSED_DEFAULTS[k], strict=True))
-                                 if k in REFUSED_DEFAULTS else k
-                                 for k in sorted(DEFAULTS) if k in rules_hosts.HOST_RULES])
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(reason=REFUSED_DEFAULTS[k], strict=True)) if k in REFUSED_DEFAULTS else k
+        for k in sorted(DEFAULTS)
+        if k in rules_hosts.HOST_RULES
+    ],
+)
 def test_every_role_default_passes_its_rule(key):
     assert variables.validate_host({key: DEFAULTS[key]}) == []

@@ -3,6 +3,7 @@ asserted exactly (every allowed value passes, the message lists exactly the allo
 are the documented ones); and strict input, never a crash: about 150 malformed inventories, each with
 the message fragment naming its key and value, and random shapes (hypothesis) answered with a list of
 problems only (below)."""
+
 import copy
 import math
 import os
@@ -23,28 +24,32 @@ def problems(fabric, hosts=HOSTS, switches=SWITCHES):
     return schema.validate(fabric, hosts, switches)
 
 
-@pytest.mark.parametrize("key,values,allowed", [
-    ("link_speed_gbps", (10, 20, 25, 40, 50, 56, 100, 200, 400, 800),
-     "10 | 20 | 25 | 40 | 50 | 56 | 100 | 200 | 400 | 800"),
-    ("link_width", (1, 2, 4, 8), "1 | 2 | 4 | 8"),
-])
+@pytest.mark.parametrize(
+    "key,values,allowed",
+    [
+        ("link_speed_gbps", (10, 20, 25, 40, 50, 56, 100, 200, 400, 800), "10 | 20 | 25 | 40 | 50 | 56 | 100 | 200 | 400 | 800"),
+        ("link_width", (1, 2, 4, 8), "1 | 2 | 4 | 8"),
+    ],
+)
 def test_every_allowed_number_passes_and_the_message_lists_them(key, values, allowed):
     for v in values:
         assert problems({"transport": "roce", key: v}) == [], v
     assert problems({"transport": "roce", key: 3}) == [f"fabric.{key}: 3 is not allowed (allowed: {allowed})"]
 
 
-@pytest.mark.parametrize("path,values,allowed", [
-    (("nccl", "gdr_level"), ("auto", "LOC", "PIX", "PXB", "PHB", "SYS"), "auto | LOC | PIX | PXB | PHB | SYS"),
-    (("roce", "trust"), ("dscp", "pcp"), "dscp | pcp"),
-    (("roce", "gid_type"), ("v2",), "v2"),
-])
+@pytest.mark.parametrize(
+    "path,values,allowed",
+    [
+        (("nccl", "gdr_level"), ("auto", "LOC", "PIX", "PXB", "PHB", "SYS"), "auto | LOC | PIX | PXB | PHB | SYS"),
+        (("roce", "trust"), ("dscp", "pcp"), "dscp | pcp"),
+        (("roce", "gid_type"), ("v2",), "v2"),
+    ],
+)
 def test_every_allowed_word_passes_and_the_message_lists_them(path, values, allowed):
     block, key = path
     for v in values:
         assert problems({"transport": "roce", block: {key: v}}) == [], v
-    assert problems({"transport": "roce", block: {key: "x"}}) == [
-        f"fabric.{block}.{key}: 'x' is not allowed (allowed: {allowed})"]
+    assert problems({"transport": "roce", block: {key: "x"}}) == [f"fabric.{block}.{key}: 'x' is not allowed (allowed: {allowed})"]
 
 
 def test_transports():
@@ -56,11 +61,11 @@ def test_switch_platforms_and_roles():
         for role in ("leaf", "spine"):
             # SONiC at the default 400G with the platform's headroom row (sonic-swss's stops at 100G)
             headroom = {"switch_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}} if platform == "sonic" else {}
-            assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": platform,
-                                                                     "switch_role": role, **headroom}}) == []
+            assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": platform, "switch_role": role, **headroom}}) == []
     assert problems({"transport": "roce"}, switches={"sw1": {"switch_platform": "x", "switch_role": "x"}}) == [
         "sw1: switch_platform: 'x' is not allowed (allowed: nvue | sonic | eos)",
-        "sw1: switch_role: 'x' is not allowed (allowed: leaf | spine)"]
+        "sw1: switch_role: 'x' is not allowed (allowed: leaf | spine)",
+    ]
 
 
 def test_host_mtu_bounds():
@@ -68,30 +73,59 @@ def test_host_mtu_bounds():
     assert problems({"transport": "roce", "mtu": {"host": 9216, "switch": 9216}}) == []
     assert problems({"transport": "roce", "mtu": {"host": 1279, "switch": 9217}}) == [
         "fabric.mtu.host: 1279 is not allowed (allowed: an integer 1280..9216)",
-        "fabric.mtu.switch: 9217 is not allowed (allowed: an integer 1280..9216)"]
+        "fabric.mtu.switch: 9217 is not allowed (allowed: an integer 1280..9216)",
+    ]
 
 
 def test_the_defaults_are_the_documented_ones():
     assert effective({}) == {
-        "name": "fabric", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
+        "name": "fabric",
+        "transport": "roce",
+        "link_speed_gbps": 400,
+        "link_width": 4,
         "mtu": {"host": 4200, "switch": 9216},
-        "roce": {"trust": "dscp", "no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
-                 "gid_type": "v2",
-                 "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500,
-                         "probability_percent": 100}},
+        "roce": {
+            "trust": "dscp",
+            "no_drop_priority": 3,
+            "data_dscp": 26,
+            "cnp_dscp": 48,
+            "cnp_priority": 6,
+            "gid_type": "v2",
+            "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500, "probability_percent": 100},
+        },
         "nccl": {"socket_ifname": "eth0", "gdr_level": "auto", "overrides": {}},
-        "verify": {"ib_write_bw_fraction": 0.90, "nccl_busbw_fraction": 0.80, "link_errors_max": 0,
-                   "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4,
-                   "optic_rx_power_margin_db": 0.0, "optic_temp_margin_c": 0.0, "ib_error_thresholds": {},
-                   "full_plan_max_nodes": 16, "latency_us_max": None},
+        "verify": {
+            "ib_write_bw_fraction": 0.90,
+            "nccl_busbw_fraction": 0.80,
+            "link_errors_max": 0,
+            "link_flaps_max": 0,
+            "effective_ber_max": 1e-12,
+            "raw_ber_max": 2.4e-4,
+            "optic_rx_power_margin_db": 0.0,
+            "optic_temp_margin_c": 0.0,
+            "ib_error_thresholds": {},
+            "full_plan_max_nodes": 16,
+            "latency_us_max": None,
+        },
         "firmware": {"profile": "default"},
-        "rollout": {"max_unavailable": "10%", "canary": 1, "max_fail_percentage": 0,
-                    "spread": ["leaf", "rack", "nvlink_domain"], "slow_start": True, "batch": None},
-        "remediation": {"drain": False, "scheduler": "none", "drain_codes": [], "drain_severities": ["error"],
-                        "exempt_codes": [], "return_to_service": True,
-                        "attribution": {"min_nodes": 2, "min_share_percent": 50},
-                        "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24,
-                                   "max_nodes_per_window": 20, "max_percent_per_window": 10}},
+        "rollout": {
+            "max_unavailable": "10%",
+            "canary": 1,
+            "max_fail_percentage": 0,
+            "spread": ["leaf", "rack", "nvlink_domain"],
+            "slow_start": True,
+            "batch": None,
+        },
+        "remediation": {
+            "drain": False,
+            "scheduler": "none",
+            "drain_codes": [],
+            "drain_severities": ["error"],
+            "exempt_codes": [],
+            "return_to_service": True,
+            "attribution": {"min_nodes": 2, "min_share_percent": 50},
+            "budget": {"max_nodes_per_run": 10, "max_percent_per_run": 5, "window_hours": 24, "max_nodes_per_window": 20, "max_percent_per_window": 10},
+        },
     }
 
 
@@ -109,10 +143,8 @@ def test_effective_leaves_the_input_alone():
 # validator (hypothesis), which must answer with a list of problems only.
 
 # `make mutation` runs these once per mutant: fewer random examples there.
-settings.register_profile("linerate", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("mutation", max_examples=10, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("linerate", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("mutation", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("LINERATE_HYPOTHESIS_PROFILE", "linerate"))
 
 
@@ -120,41 +152,46 @@ NAN, INF = float("nan"), float("inf")
 
 ROCE = {
     "fabric": {
-        "name": "t", "transport": "roce", "link_speed_gbps": 400, "link_width": 4,
+        "name": "t",
+        "transport": "roce",
+        "link_speed_gbps": 400,
+        "link_width": 4,
         "mtu": {"host": 4200, "switch": 9216},
-        "roce": {"no_drop_priority": 3, "data_dscp": 26, "cnp_dscp": 48, "cnp_priority": 6,
-                 "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500}},
+        "roce": {
+            "no_drop_priority": 3,
+            "data_dscp": 26,
+            "cnp_dscp": 48,
+            "cnp_priority": 6,
+            "ecn": {"enabled": True, "min_threshold_kb": 150, "max_threshold_kb": 1500},
+        },
         "nccl": {"socket_ifname": "eth0", "gdr_level": "PHB", "overrides": {"NCCL_IB_TIMEOUT": 22}},
         "verify": {"ib_write_bw_fraction": 0.9, "nccl_busbw_fraction": 0.8},
     },
     "hosts": {
-        "node1": {"rdma_ports": [
-            {"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.1/24",
-             "switch": "leaf1", "switch_port": "swp1", "pci": "0000:41:00.0"},
-            {"device": "mlx5_1", "netdev": "enp81s0f0np0", "address": "192.168.101.1/24",
-             "switch": "leaf2", "switch_port": "Ethernet0"}]},
-        "node2": {"rdma_ports": [
-            {"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.2/24",
-             "switch": "leaf1", "switch_port": "swp2"}]},
+        "node1": {
+            "rdma_ports": [
+                {"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.1/24", "switch": "leaf1", "switch_port": "swp1", "pci": "0000:41:00.0"},
+                {"device": "mlx5_1", "netdev": "enp81s0f0np0", "address": "192.168.101.1/24", "switch": "leaf2", "switch_port": "Ethernet0"},
+            ]
+        },
+        "node2": {"rdma_ports": [{"device": "mlx5_0", "netdev": "enp65s0f0np0", "address": "192.168.100.2/24", "switch": "leaf1", "switch_port": "swp2"}]},
     },
     "switches": {
-        "leaf1": {"switch_platform": "nvue", "switch_role": "leaf",
-                  "switch_uplinks": [{"port": "swp31", "peer": "spine1", "peer_port": "Ethernet1/1"}]},
+        "leaf1": {"switch_platform": "nvue", "switch_role": "leaf", "switch_uplinks": [{"port": "swp31", "peer": "spine1", "peer_port": "Ethernet1/1"}]},
         # at 400G, with the platform's lossless headroom row (sonic-swss's table stops at 100G)
         "leaf2": {"switch_platform": "sonic", "switch_sonic_pg_lookup": {400000: {"5m": {"size": 55296, "xon": 18432, "xoff": 36864}}}},
-        "spine1": {"switch_platform": "eos", "switch_role": "spine",
-                   "switch_uplinks": [{"port": "Ethernet1/1", "peer": "leaf1", "peer_port": "swp31"}]},
+        "spine1": {"switch_platform": "eos", "switch_role": "spine", "switch_uplinks": [{"port": "Ethernet1/1", "peer": "leaf1", "peer_port": "swp31"}]},
     },
     "sm_hosts": [],
 }
 
 IB = {
-    "fabric": {"transport": "infiniband", "mtu": {"host": 4092, "switch": 4096},
-               "infiniband": {"subnet_manager": {
-                   "routing_engine": "minhop",
-                   "partitions": [{"name": "p", "pkey": 1, "members": ["n1"]}]}}},
-    "hosts": {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1",
-                                     "switch_port": 1, "guid": "0xa088c20300000101"}]}},
+    "fabric": {
+        "transport": "infiniband",
+        "mtu": {"host": 4092, "switch": 4096},
+        "infiniband": {"subnet_manager": {"routing_engine": "minhop", "partitions": [{"name": "p", "pkey": 1, "members": ["n1"]}]}},
+    },
+    "hosts": {"n1": {"rdma_ports": [{"device": "mlx5_0", "netdev": "ibp65s0", "switch": "ibsw1", "switch_port": 1, "guid": "0xa088c20300000101"}]}},
     "switches": {"ibsw1": {"switch_platform": "infiniband", "ib_switch_guid": "0xe41d2d0300a00001"}},
     "sm_hosts": ["n1"],
 }
@@ -243,8 +280,11 @@ ROCE_CASES = [
     ("fabric.nccl.socket_ifname", "eth0;reboot", "fabric.nccl.socket_ifname: 'eth0;reboot' is not allowed"),
     ("fabric.nccl.socket_ifname", "", "fabric.nccl.socket_ifname: '' is not allowed"),
     ("fabric.nccl.socket_ifname", ["eth0"], "fabric.nccl.socket_ifname: ['eth0'] is not allowed"),
-    ("fabric.nccl.overrides", {"NCCL_IB_HCA": "mlx5_0\nrm -rf /"},
-     "fabric.nccl.overrides.NCCL_IB_HCA: 'mlx5_0\\nrm -rf /' is not allowed (allowed: a string of at most 256"),
+    (
+        "fabric.nccl.overrides",
+        {"NCCL_IB_HCA": "mlx5_0\nrm -rf /"},
+        "fabric.nccl.overrides.NCCL_IB_HCA: 'mlx5_0\\nrm -rf /' is not allowed (allowed: a string of at most 256",
+    ),
     ("fabric.nccl.overrides", {"NCCL_DEBUG": "INFO; reboot"}, "fabric.nccl.overrides.NCCL_DEBUG: 'INFO; reboot'"),
     ("fabric.nccl.overrides", {"NCCL_X": "$(reboot)"}, "fabric.nccl.overrides.NCCL_X: '$(reboot)' is not allowed"),
     ("fabric.nccl.overrides", {"NCCL_X": "`id`"}, "fabric.nccl.overrides.NCCL_X: '`id`' is not allowed"),
@@ -270,7 +310,7 @@ ROCE_CASES = [
     (P0 + "switch_port", DELETE, "node1: rdma_ports[0].switch_port: None is not allowed"),
     (P0 + "switch_port", "swp" + "1" * 2000, "(2003 characters) is not allowed"),
     (P0 + "switch_port", "swp1\u00e9", "node1: rdma_ports[0].switch_port: 'swp1\u00e9' is not allowed"),
-    (P0 + "switch_port", "Ethernet1/1'", "node1: rdma_ports[0].switch_port: \"Ethernet1/1'\" is not allowed"),
+    (P0 + "switch_port", "Ethernet1/1'", 'node1: rdma_ports[0].switch_port: "Ethernet1/1\'" is not allowed'),
     (P0 + "switch_port", "swp1$(id)", "node1: rdma_ports[0].switch_port: 'swp1$(id)' is not allowed"),
     (P0 + "switch", ["leaf1"], "node1: rdma_ports[0].switch: ['leaf1'] is not allowed (allowed: a host of group switches: leaf1, leaf2, spine1)"),
     (P0 + "switch", {"leaf1": 1}, "node1: rdma_ports[0].switch: {'leaf1': 1} is not allowed"),
@@ -296,14 +336,25 @@ ROCE_CASES = [
     (P0 + "guid", "0xzz", "node1: rdma_ports[0].guid: '0xzz' is not allowed (allowed: a port GUID"),
     (P0 + "vlan", 10, "node1: rdma_ports[0].vlan: 10 is not allowed (unknown key; allowed keys: address, device"),
     # rail addresses: IPv4 host addresses in CIDR, used once
-    (P0 + "address", "192.168.100.0/24", "node1: rdma_ports[0].address: '192.168.100.0/24' is not allowed "
-     "(allowed: an IPv4 host address with prefix length, such as 192.168.100.11/24; 192.168.100.0 is the network "
-     "or broadcast address of 192.168.100.0/24)"),
+    (
+        P0 + "address",
+        "192.168.100.0/24",
+        "node1: rdma_ports[0].address: '192.168.100.0/24' is not allowed "
+        "(allowed: an IPv4 host address with prefix length, such as 192.168.100.11/24; 192.168.100.0 is the network "
+        "or broadcast address of 192.168.100.0/24)",
+    ),
     (P0 + "address", "192.168.100.255/24", "192.168.100.255 is the network or broadcast address of 192.168.100.0/24"),
-    (P0 + "address", "fd00::1/64", "node1: rdma_ports[0].address: 'fd00::1/64' is not allowed (allowed: an IPv4 "
-     "host address with prefix length, such as 192.168.100.11/24; rail addresses are IPv4"),
-    ("hosts.node2.rdma_ports.0.address", "192.168.100.1/24", "node2: rdma_ports[0].address: '192.168.100.1/24' "
-     "is not allowed (allowed: an address used once; 192.168.100.1 is already node1 mlx5_0's)"),
+    (
+        P0 + "address",
+        "fd00::1/64",
+        "node1: rdma_ports[0].address: 'fd00::1/64' is not allowed (allowed: an IPv4 "
+        "host address with prefix length, such as 192.168.100.11/24; rail addresses are IPv4",
+    ),
+    (
+        "hosts.node2.rdma_ports.0.address",
+        "192.168.100.1/24",
+        "node2: rdma_ports[0].address: '192.168.100.1/24' is not allowed (allowed: an address used once; 192.168.100.1 is already node1 mlx5_0's)",
+    ),
     ("hosts.node2.rdma_ports.0.address", "192.168.100.1/16", "192.168.100.1 is already node1 mlx5_0's"),
     (P0 + "address", "192.168.100.1/32", "node1: rdma_ports[0].address: '192.168.100.1/32' is not allowed"),
     (P0 + "address", "192.168.100.300/24", "node1: rdma_ports[0].address: '192.168.100.300/24' is not allowed"),
@@ -317,8 +368,11 @@ ROCE_CASES = [
     ("hosts.node1.rdma_ports", [], "node1: rdma_ports: [] is not allowed (allowed: a non-empty list)"),
     ("hosts.node1.rdma_ports.0", "mlx5_0", "node1: rdma_ports[0]: 'mlx5_0' is not allowed (allowed: a mapping"),
     ("hosts.node1.rdma_ports", DELETE, "node1: rdma_ports: None is not allowed"),
-    ("hosts.node1.mofed_source", "inbox", "node1: mofed_source: 'inbox' is rejected: the distribution's rdma-core "
-     "(inbox) has no ibdev2netdev, show_gids or mlnx_qos"),
+    (
+        "hosts.node1.mofed_source",
+        "inbox",
+        "node1: mofed_source: 'inbox' is rejected: the distribution's rdma-core (inbox) has no ibdev2netdev, show_gids or mlnx_qos",
+    ),
     ("hosts.node1.mofed_source", "ofed", "node1: mofed_source: 'ofed' is not allowed (allowed: doca | mlnx_ofed)"),
     # switches: uplinks, peers, platforms
     (UP + "peer", ["spine1"], "leaf1: switch_uplinks[0].peer: ['spine1'] is not allowed (allowed: another host of group switches"),
@@ -333,8 +387,11 @@ ROCE_CASES = [
     ("switches.leaf1.switch_uplinks", "swp31", "leaf1: switch_uplinks: 'swp31' is not allowed (allowed: a list"),
     ("switches.leaf1.switch_uplinks", {"port": "swp31"}, "leaf1: switch_uplinks: {'port': 'swp31'} is not allowed"),
     ("switches.leaf1.switch_uplinks.0", ["swp31"], "leaf1: switch_uplinks[0]: ['swp31'] is not allowed (allowed: a mapping"),
-    (UP + "port", "swp1", "node1 mlx5_0: switch_port: 'leaf1 swp1' is not allowed (allowed: a switch port cabled "
-     "once; leaf1 swp1 is already cabled to leaf1 uplink to spine1)"),
+    (
+        UP + "port",
+        "swp1",
+        "node1 mlx5_0: switch_port: 'leaf1 swp1' is not allowed (allowed: a switch port cabled once; leaf1 swp1 is already cabled to leaf1 uplink to spine1)",
+    ),
     ("switches.leaf1.switch_platform", ["nvue"], "leaf1: switch_platform: ['nvue'] is not allowed (allowed: nvue | sonic | eos)"),
     ("switches.leaf1.switch_platform", None, "leaf1: switch_platform: None is not allowed"),
     ("switches.leaf1.switch_role", "core", "leaf1: switch_role: 'core' is not allowed (allowed: leaf | spine)"),
@@ -378,9 +435,11 @@ def test_the_bases_are_valid():
     assert problems_of(IB) == []
 
 
-@pytest.mark.parametrize("base,path,value,fragment",
-                         [(ROCE, *c) for c in ROCE_CASES] + [(IB, *c) for c in IB_CASES],
-                         ids=[f"roce-{i}" for i in range(len(ROCE_CASES))] + [f"ib-{i}" for i in range(len(IB_CASES))])
+@pytest.mark.parametrize(
+    "base,path,value,fragment",
+    [(ROCE, *c) for c in ROCE_CASES] + [(IB, *c) for c in IB_CASES],
+    ids=[f"roce-{i}" for i in range(len(ROCE_CASES))] + [f"ib-{i}" for i in range(len(IB_CASES))],
+)
 def test_malformed_inventory_is_named(base, path, value, fragment):
     problems = problems_of(mutate(base, path, value))
     assert problems and all(isinstance(p, str) for p in problems)
@@ -396,8 +455,7 @@ def test_every_problem_at_once_the_subnet_managers_included():
     inv = mutate(inv, SM + "priority", 16)
     inv = mutate(inv, IP0 + "switch_port", "1")
     keys = sorted(p.split(" is not allowed")[0] for p in problems_of(inv))
-    assert keys == ["fabric.infiniband.subnet_manager.priority: 16", "fabric.mtu.host: 9999",
-                    "n1: rdma_ports[0].switch_port: '1'"]
+    assert keys == ["fabric.infiniband.subnet_manager.priority: 16", "fabric.mtu.host: 9999", "n1: rdma_ports[0].switch_port: '1'"]
 
 
 def test_a_long_value_is_shown_cut():
@@ -424,27 +482,93 @@ def test_port_names_of_the_three_platforms_pass(value):
 
 # --- random shapes: only a list of problems, never another exception --------
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-                    st.text(max_size=20), st.sampled_from(["roce", "infiniband", "leaf1", "swp1", "mlx5_0",
-                                                           "192.168.100.1/24", "fd00::1/64", "0x1", "inbox"]))
-keys = st.one_of(st.sampled_from(["transport", "roce", "infiniband", "subnet_manager", "nccl", "overrides",
-                                  "verify", "mtu", "ecn", "rdma_ports", "switch", "switch_port", "peer",
-                                  "switch_uplinks", "partitions", "members", "log", "file", "name",
-                                  "pkey", "root_guids", "master", "device", "netdev", "address", "guid"]),
-                 st.text(max_size=8), st.integers(-3, 3))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(keys, inner, max_size=5)),
-                      max_leaves=25)
-paths = st.sampled_from([
-    "fabric", "fabric.transport", "fabric.roce", "fabric.roce.ecn", "fabric.nccl", "fabric.nccl.overrides",
-    "fabric.verify", "fabric.mtu", "fabric.name", "fabric.link_width",
-    "hosts.node1", "hosts.node1.rdma_ports", "hosts.node1.rdma_ports.0", P0 + "switch", P0 + "switch_port",
-    P0 + "address", "switches.leaf1", "switches.leaf1.switch_uplinks", UP + "peer", UP + "port", "switches",
-    "hosts", "sm_hosts"])
-ib_paths = st.sampled_from([
-    "fabric.infiniband", "fabric.infiniband.subnet_manager", SM + "log", SM + "partitions",
-    SM + "partitions.0", SM + "partitions.0.members", SM + "root_guids", SM + "master", SM + "default_partition",
-    "hosts.n1.rdma_ports", IP0 + "guid", "switches.ibsw1", "sm_hosts"])
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(["roce", "infiniband", "leaf1", "swp1", "mlx5_0", "192.168.100.1/24", "fd00::1/64", "0x1", "inbox"]),
+)
+keys = st.one_of(
+    st.sampled_from(
+        [
+            "transport",
+            "roce",
+            "infiniband",
+            "subnet_manager",
+            "nccl",
+            "overrides",
+            "verify",
+            "mtu",
+            "ecn",
+            "rdma_ports",
+            "switch",
+            "switch_port",
+            "peer",
+            "switch_uplinks",
+            "partitions",
+            "members",
+            "log",
+            "file",
+            "name",
+            "pkey",
+            "root_guids",
+            "master",
+            "device",
+            "netdev",
+            "address",
+            "guid",
+        ]
+    ),
+    st.text(max_size=8),
+    st.integers(-3, 3),
+)
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=5)), max_leaves=25)
+paths = st.sampled_from(
+    [
+        "fabric",
+        "fabric.transport",
+        "fabric.roce",
+        "fabric.roce.ecn",
+        "fabric.nccl",
+        "fabric.nccl.overrides",
+        "fabric.verify",
+        "fabric.mtu",
+        "fabric.name",
+        "fabric.link_width",
+        "hosts.node1",
+        "hosts.node1.rdma_ports",
+        "hosts.node1.rdma_ports.0",
+        P0 + "switch",
+        P0 + "switch_port",
+        P0 + "address",
+        "switches.leaf1",
+        "switches.leaf1.switch_uplinks",
+        UP + "peer",
+        UP + "port",
+        "switches",
+        "hosts",
+        "sm_hosts",
+    ]
+)
+ib_paths = st.sampled_from(
+    [
+        "fabric.infiniband",
+        "fabric.infiniband.subnet_manager",
+        SM + "log",
+        SM + "partitions",
+        SM + "partitions.0",
+        SM + "partitions.0.members",
+        SM + "root_guids",
+        SM + "master",
+        SM + "default_partition",
+        "hosts.n1.rdma_ports",
+        IP0 + "guid",
+        "switches.ibsw1",
+        "sm_hosts",
+    ]
+)
 
 
 def _answers_with_problems_only(inv):

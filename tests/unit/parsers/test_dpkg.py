@@ -1,6 +1,7 @@
 """dpkg's package state: a held package is installed (the drift check must not
 promise an install that would not happen), half-installed and config-only
 ones are not, and what dpkg would not print is an error naming the line."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers import dpkg
@@ -22,11 +23,23 @@ CONVERGED = (
 )
 
 
-@pytest.mark.parametrize("abbrev,installed,held", [
-    ("ii ", True, False), ("hi ", True, True), ("ri ", True, False), ("it ", True, False),
-    ("iW ", True, False), ("iU ", False, False), ("iF ", False, False), ("rc ", False, False),
-    ("un ", False, False), ("pn ", False, False), ("hH ", False, True), ("iiR", True, False),
-])
+@pytest.mark.parametrize(
+    "abbrev,installed,held",
+    [
+        ("ii ", True, False),
+        ("hi ", True, True),
+        ("ri ", True, False),
+        ("it ", True, False),
+        ("iW ", True, False),
+        ("iU ", False, False),
+        ("iF ", False, False),
+        ("rc ", False, False),
+        ("un ", False, False),
+        ("pn ", False, False),
+        ("hH ", False, True),
+        ("iiR", True, False),
+    ],
+)
 def test_status_abbrev(abbrev, installed, held):
     st = dpkg.status_from_abbrev(abbrev)
     assert (st["installed"], st["held"]) == (installed, held)
@@ -34,20 +47,27 @@ def test_status_abbrev(abbrev, installed, held):
 
 def test_held_and_trigger_pending_packages_are_installed():
     assert dpkg.installed_versions(CONVERGED) == {
-        "mlnx-ofed-all": "24.10-1.1.4.0", "doca-ofed": "24.10-1.1.4.0",
-        "mlnx-tools": "24.10-0.2410068", "libibverbs1": "2410mlnx54-1.2410068"}
+        "mlnx-ofed-all": "24.10-1.1.4.0",
+        "doca-ofed": "24.10-1.1.4.0",
+        "mlnx-tools": "24.10-0.2410068",
+        "libibverbs1": "2410mlnx54-1.2410068",
+    }
 
 
 def test_states_read_in_full():
     got = dpkg.parse_dpkg_query(CONVERGED)
-    assert got["ibverbs-utils"] == {"selection": "install", "state": "half-installed", "installed": False,
-                                    "held": False, "reinstall_required": True,
-                                    "version": "2410mlnx54-1.2410068"}
+    assert got["ibverbs-utils"] == {
+        "selection": "install",
+        "state": "half-installed",
+        "installed": False,
+        "held": False,
+        "reinstall_required": True,
+        "version": "2410mlnx54-1.2410068",
+    }
     assert got["openmpi"]["version"] is None and got["openmpi"]["state"] == "not-installed"
 
 
-@pytest.mark.parametrize("text", ["mlnx-ofed-all\n", "mlnx-ofed-all 24.10\n", "x 1.0 zz \n", "x 1.0 iX \n",
-                                  "x 1.0 iiQ\n"])
+@pytest.mark.parametrize("text", ["mlnx-ofed-all\n", "mlnx-ofed-all 24.10\n", "x 1.0 zz \n", "x 1.0 iX \n", "x 1.0 iiQ\n"])
 def test_what_dpkg_does_not_print_is_named(text):
     with pytest.raises(dpkg.ParseError, match="line 1"):
         dpkg.parse_dpkg_query(text)

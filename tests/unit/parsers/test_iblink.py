@@ -11,7 +11,8 @@ def test_rdma_link_text_real_roce():
     result = parse_rdma_link(fixture("rdma_link", "real_roce_cx5.txt"))
     assert result["links"] == [
         {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f0np0"},
-        {"device": "mlx5_1", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f1np1"}]
+        {"device": "mlx5_1", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp4s0f1np1"},
+    ]
 
 
 def test_rdma_link_ib_fields_and_old_layout():
@@ -23,8 +24,7 @@ def test_rdma_link_ib_fields_and_old_layout():
 
 def test_rdma_link_json_first():
     links = parse_rdma_link(fixture("rdma_link", "links.json"))["links"]
-    assert links[1] == {"device": "mlx5_1", "port": 1, "ifindex": 1, "state": "DOWN",
-                        "physical_state": "DISABLED", "netdev": "ens1f1np1", "netdev_index": 5}
+    assert links[1] == {"device": "mlx5_1", "port": 1, "ifindex": 1, "state": "DOWN", "physical_state": "DISABLED", "netdev": "ens1f1np1", "netdev_index": 5}
 
 
 def test_rdma_link_detail_state_on_continuation_line_and_wrapped_caps():
@@ -49,23 +49,27 @@ def test_rdma_link_old_layout_behind_a_bracket_prompt_is_text():
 
 def test_rdma_link_indented_line_that_is_not_link_data_is_ignored():
     text = "    link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth0\n    $ ibdev2netdev\n"
-    assert parse_rdma_link(text) == {"links": [{"device": "mlx5_0", "port": 1, "state": "ACTIVE",
-                                                "physical_state": "LINK_UP", "netdev": "eth0"}], "warnings": []}
+    assert parse_rdma_link(text) == {
+        "links": [{"device": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "eth0"}],
+        "warnings": [],
+    }
 
 
 def test_rdma_link_json_2017_ifname_with_port():
     links = parse_rdma_link(fixture("rdma_link", "real_json_2017_ib.json"))["links"]
-    assert [(lk["device"], lk["port"], lk["lid"], lk["state"]) for lk in links] == [
-        ("mlx5_0", 1, 13399, "ACTIVE"), ("mlx5_1", 1, 13400, "ACTIVE")]
+    assert [(lk["device"], lk["port"], lk["lid"], lk["state"]) for lk in links] == [("mlx5_0", 1, 13399, "ACTIVE"), ("mlx5_1", 1, 13400, "ACTIVE")]
     assert links[0]["caps"] == ["AUTO_MIG"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("Error: Failed to get device mlx5_9\n", "line 1: Error: Failed to get device mlx5_9"),
-    ("", "empty output"),
-    ("[]", "not a non-empty list"),
-    ('[{"ifname": "mlx5_0"}]', "entry 0 has no ifname and port"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Error: Failed to get device mlx5_9\n", "line 1: Error: Failed to get device mlx5_9"),
+        ("", "empty output"),
+        ("[]", "not a non-empty list"),
+        ('[{"ifname": "mlx5_0"}]', "entry 0 has no ifname and port"),
+    ],
+)
 def test_rdma_link_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
         parse_rdma_link(text)

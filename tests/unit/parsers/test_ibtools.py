@@ -4,11 +4,11 @@ import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import (
-    parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibdev2netdev, parse_ibstat, parse_ibv_devinfo, parse_show_gids
 
 
 # ---------------------------------------------------------------- ibstat
+
 
 def test_ibstat_mixed_ib_and_ethernet_with_tabs():
     cas = parse_ibstat(fixture("ibstat", "h100_mixed_tabs.txt"))["cas"]
@@ -28,8 +28,7 @@ def test_ibstat_mixed_ib_and_ethernet_with_tabs():
     assert port["sm_lid"] == 1
     assert port["link_layer"] == "InfiniBand"
     down = cas[2]["ports"][0]
-    assert (down["state"], down["physical_state"], down["rate_gbps"], down["link_layer"]) == (
-        "Down", "Disabled", 40, "Ethernet")
+    assert (down["state"], down["physical_state"], down["rate_gbps"], down["link_layer"]) == ("Down", "Disabled", 40, "Ethernet")
 
 
 def test_ibstat_space_indented_dual_port_fdr10_and_sdr_rates():
@@ -62,10 +61,13 @@ def test_ibstat_ibpanic_after_partial_output_raises():
         parse_ibstat(fixture("ibstat", "error_ibpanic_partial.txt"))
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty output"),
-    ("bash: line 1: ibstat: command not found\n", "command not found"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty output"),
+        ("bash: line 1: ibstat: command not found\n", "command not found"),
+    ],
+)
 def test_ibstat_error_outputs_raise(text, message):
     with pytest.raises(ParseError, match=message):
         parse_ibstat(text)
@@ -79,6 +81,7 @@ def test_ibstat_error_fixture_names_the_tool():
 
 
 # ---------------------------------------------------------------- ibv_devinfo
+
 
 def test_ibv_devinfo_plain_space_expanded():
     devices = parse_ibv_devinfo(fixture("ibv_devinfo", "cx7_cx6_spaces.txt"))["devices"]
@@ -122,10 +125,13 @@ def test_ibv_devinfo_list():
     assert [d["hca_id"] for d in devices] == ["mlx5_0", "mlx5_1", "mlx5_bond_0"]
 
 
-@pytest.mark.parametrize("name, message", [
-    ("error_no_devices.txt", "No IB devices found"),
-    ("error_no_driver.txt", "Failed to get IB devices list: Function not implemented"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("error_no_devices.txt", "No IB devices found"),
+        ("error_no_driver.txt", "Failed to get IB devices list: Function not implemented"),
+    ],
+)
 def test_ibv_devinfo_errors_raise(name, message):
     with pytest.raises(ParseError, match=message):
         parse_ibv_devinfo(fixture("ibv_devinfo", name))
@@ -137,6 +143,7 @@ def test_ibv_devinfo_empty_raises():
 
 
 # ---------------------------------------------------------------- ibdev2netdev
+
 
 def test_ibdev2netdev_plain():
     ports = parse_ibdev2netdev(fixture("ibdev2netdev", "roce.txt"))["ports"]
@@ -151,9 +158,15 @@ def test_ibdev2netdev_verbose():
     ports = parse_ibdev2netdev(fixture("ibdev2netdev", "verbose.txt"))["ports"]
     assert len(ports) == 3
     assert ports[0] == {
-        "device": "mlx5_0", "port": 1, "netdev": "ens41np0", "netdev_state": "Up",
-        "pci": "0000:41:00.0", "ca_type": "MT4129", "part_id": "MT2231X0A1B2",
-        "description": "NVIDIA ConnectX-7 HHHL adapter card", "firmware_version": "28.42.1000",
+        "device": "mlx5_0",
+        "port": 1,
+        "netdev": "ens41np0",
+        "netdev_state": "Up",
+        "pci": "0000:41:00.0",
+        "ca_type": "MT4129",
+        "part_id": "MT2231X0A1B2",
+        "description": "NVIDIA ConnectX-7 HHHL adapter card",
+        "firmware_version": "28.42.1000",
         "port_state": "ACTIVE",
     }
     assert ports[1]["port_state"] == "DOWN"
@@ -173,13 +186,20 @@ def test_ibdev2netdev_empty_raises():
 
 # ---------------------------------------------------------------- show_gids
 
+
 def test_show_gids_roce_and_ib_rows():
     result = parse_show_gids(fixture("show_gids", "roce_and_ib.txt"))
     assert result["count"] == 5
     gids = result["gids"]
-    assert gids[3] == {"device": "mlx5_0", "port": 1, "index": 3,
-                       "gid": "0000:0000:0000:0000:0000:ffff:ac10:0b0b", "ipv4": "172.16.11.11",
-                       "version": "v2", "netdev": "ens41np0"}
+    assert gids[3] == {
+        "device": "mlx5_0",
+        "port": 1,
+        "index": 3,
+        "gid": "0000:0000:0000:0000:0000:ffff:ac10:0b0b",
+        "ipv4": "172.16.11.11",
+        "version": "v2",
+        "netdev": "ens41np0",
+    }
     assert gids[0]["ipv4"] is None
     assert gids[4]["device"] == "mlx5_2"
     assert gids[4]["netdev"] is None
@@ -192,13 +212,13 @@ def test_show_gids_without_driver_raises_with_ls_message():
 
 # ------------------------------------------- ibv_devinfo -v capability blocks
 
+
 def test_ibv_devinfo_tag_matching_flags_line_does_not_clobber_device_keys():
     # rdma-core prints the tag-matching caps at device indentation with a bare
     # "flags:" and a second "max_sge:" (openucx/ucx#9908, ConnectX-6 HDR).
     device = parse_ibv_devinfo(fixture("ibv_devinfo", "real_ucx9908_cx6_tm_caps.txt"))["devices"][0]
     assert device["max_sge"] == 30
-    assert device["caps"]["tag_matching"] == {
-        "max_rndv_hdr_size": 64, "max_num_tags": 127, "max_ops": 32768, "max_sge": 1}
+    assert device["caps"]["tag_matching"] == {"max_rndv_hdr_size": 64, "max_num_tags": 127, "max_ops": 32768, "max_sge": 1}
     assert device["flags"]["tag_matching.flags"] == ["IBV_TM_CAP_RC"]
     assert device["flags"]["device_cap_flags"][-1] == "MANAGED_FLOW_STEERING"
     assert device["caps"]["cq_moderation_caps"] == {"max_cq_count": 65535, "max_cq_period": "4095 us"}
@@ -237,13 +257,15 @@ def test_ibv_devinfo_nested_heading_and_colliding_field_names():
 
 # ------------------------------------------------ partial reads say so
 
+
 def test_show_gids_row_not_read_and_count_mismatch_are_warnings():
-    text = fixture("show_gids", "real_k8s_macvlan_tabs.txt").replace(
-        "mlx5_1\t1\t5\tfe80:0000:0000:0000:9459:9bff:fe54:7704", "mlx5_1\t1\t5\tfe80:zzzz") + "n_gids_found=8\n"
+    text = (
+        fixture("show_gids", "real_k8s_macvlan_tabs.txt").replace("mlx5_1\t1\t5\tfe80:0000:0000:0000:9459:9bff:fe54:7704", "mlx5_1\t1\t5\tfe80:zzzz")
+        + "n_gids_found=8\n"
+    )
     result = parse_show_gids(text)
     assert len(result["gids"]) == 7 and result["count"] == 8
-    assert result["warnings"] == ["line 9: a GID row not read: 'mlx5_1\\t1\\t5\\tfe80:zzzz\\t\\t\\tv2\\tnet2'",
-                                  "n_gids_found=8 but 7 GID rows read"]
+    assert result["warnings"] == ["line 9: a GID row not read: 'mlx5_1\\t1\\t5\\tfe80:zzzz\\t\\t\\tv2\\tnet2'", "n_gids_found=8 but 7 GID rows read"]
 
 
 def test_ibdev2netdev_line_not_read_is_a_warning():

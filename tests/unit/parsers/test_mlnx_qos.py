@@ -25,8 +25,7 @@ def test_dscp_trust_with_buffers_and_ets():
     assert qos["cable_len"] == 7
     assert qos["default_priority"] is None
     assert [tc["tc"] for tc in qos["tcs"]] == [0, 3, 6, 7]
-    assert qos["tcs"][1] == {"tc": 3, "ratelimit": "unlimited", "ratelimit_gbps": None, "tsa": "ets",
-                             "bw_percent": 50, "priorities": [3, 4, 5]}
+    assert qos["tcs"][1] == {"tc": 3, "ratelimit": "unlimited", "ratelimit_gbps": None, "tsa": "ets", "bw_percent": 50, "priorities": [3, 4, 5]}
     assert qos["tcs"][2]["tsa"] == "strict"
     assert qos["tcs"][2]["ratelimit_gbps"] == 25.0
     assert qos["prio2tc"] == {"0": 0, "1": 0, "2": 0, "3": 3, "4": 3, "5": 3, "6": 6, "7": 7}
@@ -41,8 +40,7 @@ def test_old_ofed_without_trust_support_and_shell_trace():
     assert qos["pfc_enabled_priorities"] == []
     assert qos["prio2buffer"] is None
     assert qos["receive_buffer_size"] is None
-    assert qos["notes"] == ["Priority trust state is not supported on your system",
-                            "Buffers commands are not supported on your system"]
+    assert qos["notes"] == ["Priority trust state is not supported on your system", "Buffers commands are not supported on your system"]
     assert qos["prio2tc"]["1"] == 0 and qos["prio2tc"]["0"] == 1
     assert all(tc["tsa"] == "vendor" for tc in qos["tcs"])
 
@@ -53,14 +51,16 @@ def test_pcp_trust_single_strict_tc():
     assert qos["pfc_enabled_priorities"] == [5]
     assert qos["prio2buffer"][5] == 1
     assert qos["receive_buffer_max_buffer_size"] == 262016
-    assert qos["tcs"] == [{"tc": 0, "ratelimit": "unlimited", "ratelimit_gbps": None, "tsa": "strict",
-                           "bw_percent": None, "priorities": list(range(8))}]
+    assert qos["tcs"] == [{"tc": 0, "ratelimit": "unlimited", "ratelimit_gbps": None, "tsa": "strict", "bw_percent": None, "priorities": list(range(8))}]
 
 
-@pytest.mark.parametrize("name, message", [
-    ("error_no_device.txt", r"OSError: \[Errno 19\] No such device"),
-    ("error_permission.txt", "Operation not permitted"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("error_no_device.txt", r"OSError: \[Errno 19\] No such device"),
+        ("error_permission.txt", "Operation not permitted"),
+    ],
+)
 def test_errors_raise(name, message):
     with pytest.raises(ParseError, match=message):
         parse_mlnx_qos(fixture("mlnx_qos", name))

@@ -7,8 +7,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.common import Pars
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import parse_nccl_log
 
 
-
 # ---------------------------------------------------------------- NCCL_DEBUG logs
+
 
 def test_log_ib_roce_with_gdr():
     log = parse_nccl_log(fixture("nccl_logs", "ib_roce_gdr_2_23.txt"))
@@ -16,8 +16,10 @@ def test_log_ib_roce_with_gdr():
     assert log["gdr"] is True
     assert log["nccl_version"] == "2.23.4"
     assert log["cuda_version"] == "12.6"
-    assert log["ib_devices"] == [{"index": 0, "device": "mlx5_0", "port": 1, "link_layer": "RoCE"},
-                                 {"index": 1, "device": "mlx5_3", "port": 1, "link_layer": "RoCE"}]
+    assert log["ib_devices"] == [
+        {"index": 0, "device": "mlx5_0", "port": 1, "link_layer": "RoCE"},
+        {"index": 1, "device": "mlx5_3", "port": 1, "link_layer": "RoCE"},
+    ]
     assert log["num_nics"] == 2
     assert log["relaxed_ordering"] is True
     assert log["oob_interface"] == "ens41np0"
@@ -29,8 +31,7 @@ def test_log_ib_roce_with_gdr():
     assert log["init_complete"] is True
     assert log["init_complete_ranks"] == 1
     assert log["env"]["NCCL_IB_GID_INDEX"] == "3"
-    assert log["fallbacks"] == [{"signal": "no_external_net_plugin",
-                                 "line": "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."}]
+    assert log["fallbacks"] == [{"signal": "no_external_net_plugin", "line": "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."}]
     assert log["error"] is None
     assert log["warnings"] == []
 
@@ -78,17 +79,21 @@ def test_log_wrapped_warn_line_is_rejoined():
     log = parse_nccl_log(fixture("nccl_logs", "error_completion_wrapped.txt"))
     assert log["warnings"] == [
         "NET/IB : Got completion from peer 172.16.11.17<41872> with status=12 opcode=0 len=0 vendor err 129 "
-        "(Recv) localGid ::ffff:172.16.11.18 remoteGids::ffff:172.16.11.17 hca mlx5_0"]
+        "(Recv) localGid ::ffff:172.16.11.18 remoteGids::ffff:172.16.11.17 hca mlx5_0"
+    ]
     assert log["error"].startswith("NET/IB : Got completion from peer")
     assert log["error_code"] == "remote error"
     # no ``Using`` line, but the WARN is NCCL's IB transport's own (NET/IB, net_ib.cc): issue 38 class 2
     assert log["transport"] == "IB"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty output"),
-    ("step 10 loss 2.31\nstep 20 loss 2.07\n", "no NCCL_DEBUG lines"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty output"),
+        ("step 10 loss 2.31\nstep 20 loss 2.07\n", "no NCCL_DEBUG lines"),
+    ],
+)
 def test_log_without_nccl_lines_raises(text, message):
     with pytest.raises(ParseError, match=message):
         parse_nccl_log(text)
@@ -106,8 +111,7 @@ def test_log_merged_virtual_nics():
     log = parse_nccl_log(fixture("nccl_logs", "ibext_merged_nics.txt"))
     assert log["transport"] == "IB"
     assert log["network"] == "IBext_v9"
-    assert [(d["device"], d["vnic"]) for d in log["ib_devices"]] == [
-        ("mlx5_4", 0), ("mlx5_5", 0), ("mlx5_6", 1), ("mlx5_7", 1)]
+    assert [(d["device"], d["vnic"]) for d in log["ib_devices"]] == [("mlx5_4", 0), ("mlx5_5", 0), ("mlx5_6", 1), ("mlx5_7", 1)]
     assert log["num_nics"] == 4
     assert log["oob_interface"] == "bond0"
     assert log["gdr"] is None  # nothing in this excerpt says
@@ -122,6 +126,7 @@ def test_log_sharp_devices_and_shared_gdr_channel():
 
 
 # ------------------------------------------------ NCCL logs: fatal wins over noise
+
 
 def test_log_fatal_cuda_failure_wins_over_falling_back_warnings():
     log = parse_nccl_log(fixture("nccl_logs", "real_fallback_noise_then_cuda_failure_2_25.txt"))

@@ -9,6 +9,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_tests
 
 # ---------------------------------------------------------------- nccl-tests
 
+
 def test_new_layout_2_19_two_nodes():
     result = parse_nccl_tests(fixture("nccl_tests", "all_reduce_2_19_two_nodes.txt"))
     assert result["nccl_tests_version"] == "2.19.6"
@@ -18,12 +19,18 @@ def test_new_layout_2_19_two_nodes():
     assert result["config"]["step_factor"] == 4
     assert result["config"]["unalign"] == 0
     assert len(result["devices"]) == 8
-    assert result["devices"][5] == {"rank": 5, "group": 0, "pid": 41205, "host": "gpu-a08", "device": 1,
-                                    "bus_id": "0000:3b:00", "name": "NVIDIA H100 80GB HBM3"}
+    assert result["devices"][5] == {
+        "rank": 5,
+        "group": 0,
+        "pid": 41205,
+        "host": "gpu-a08",
+        "device": 1,
+        "bus_id": "0000:3b:00",
+        "name": "NVIDIA H100 80GB HBM3",
+    }
     assert len(result["rows"]) == 8
     last = result["rows"][-1]
-    assert (last["size"], last["count"], last["type"], last["redop"], last["root"]) == (
-        8589934592, 2147483648, "float", "sum", -1)
+    assert (last["size"], last["count"], last["type"], last["redop"], last["root"]) == (8589934592, 2147483648, "float", "sum", -1)
     assert last["out_of_place"] == {"time_us": 94871.0, "algbw": 90.54, "busbw": 158.45, "wrong": 0}
     assert last["in_place"]["busbw"] == 158.40
     assert result["avg_bus_bandwidth"] == 109.787
@@ -43,8 +50,11 @@ def test_wrong_elements_and_min_bandwidth_failure():
     assert result["out_of_bounds_ok"] is False
     assert result["avg_bus_bandwidth_ok"] is False
     assert result["passed"] is False
-    assert result["failures"] == ["#wrong elements at sizes [67108864, 134217728]", "2 out-of-bounds values",
-                                  "average bus bandwidth 148.432 below NCCL_TESTS_MIN_BW"]
+    assert result["failures"] == [
+        "#wrong elements at sizes [67108864, 134217728]",
+        "2 out-of-bounds values",
+        "average bus bandwidth 148.432 below NCCL_TESTS_MIN_BW",
+    ]
     assert result["nccl_last_error"] is None  # '# error: ' with nothing after it
     assert result["devices"][7]["name"] == "NVIDIA H200"
 
@@ -87,20 +97,26 @@ def test_json_output():
     assert result["passed"] is True
 
 
-@pytest.mark.parametrize("name, message", [
-    ("error_nccl_failure.txt", "Test NCCL failure common.cu:1035 'remote process exited or there was a network error"),
-    ("error_cuda_failure.txt", "Test CUDA failure common.cu:1171 'out of memory'"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("error_nccl_failure.txt", "Test NCCL failure common.cu:1035 'remote process exited or there was a network error"),
+        ("error_cuda_failure.txt", "Test CUDA failure common.cu:1171 'out of memory'"),
+    ],
+)
 def test_aborted_tests_raise(name, message):
     with pytest.raises(ParseError, match=message):
         parse_nccl_tests(fixture("nccl_tests", name))
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty output"),
-    ("mpirun was unable to launch the specified application\n", "no result rows"),
-    ("{not json", "invalid JSON output"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty output"),
+        ("mpirun was unable to launch the specified application\n", "no result rows"),
+        ("{not json", "invalid JSON output"),
+    ],
+)
 def test_non_results_raise(text, message):
     with pytest.raises(ParseError, match=message):
         parse_nccl_tests(text)
@@ -117,6 +133,7 @@ def test_interleaved_warnings_are_kept():
 
 
 # ------------------------------------------ blank columns: read by header positions
+
 
 def test_nccl_tests_old_alltoall_blank_redop_reads_columns_by_position():
     result = parse_nccl_tests(fixture("nccl_tests", "real_alltoall_blank_redop_issue78.txt"))
@@ -149,7 +166,8 @@ def test_nccl_tests_placement_order_from_group_line_and_blank_group():
 def test_nccl_tests_row_without_bandwidth_never_passes():
     text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
         "   536870912     134217728     float     sum   244833    2.19    4.32  2e-06   244844    2.19    4.32  2e-06",
-        "   536870912     134217728     float     sum   244833    2.19     N/A  2e-06   244844    2.19     N/A  2e-06")
+        "   536870912     134217728     float     sum   244833    2.19     N/A  2e-06   244844    2.19     N/A  2e-06",
+    )
     result = parse_nccl_tests(text)
     assert result["passed"] is False
     assert result["failures"] == ["no bus bandwidth read at sizes [536870912]"]
@@ -157,8 +175,8 @@ def test_nccl_tests_row_without_bandwidth_never_passes():
 
 def test_nccl_tests_row_that_fits_no_column_is_a_warning_and_fails():
     text = fixture("nccl_tests", "real_allreduce_issue78.txt").replace(
-        "   536870912     134217728     float     sum   244833",
-        "   536870912 134217728 float 244833")
+        "   536870912     134217728     float     sum   244833", "   536870912 134217728 float 244833"
+    )
     result = parse_nccl_tests(text)
     assert len(result["rows"]) == 1
     assert result["warnings"][0].startswith("line 6: result row does not fit")

@@ -1,12 +1,21 @@
 """Unit tests for plugins/module_utils/parsers/pcie.py: ``lspci -D -vvv`` and ``nvidia-smi topo -m``, and the
 PCIe paths read from them, on tests/unit/fixtures/pcie and nvidia_smi_topo (real captures and the lab's)."""
+
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
-    bridges_above, gen_of, nearest_gpus, nearest_nics, parse_lspci, parse_nvidia_smi_topo, path_between,
-    pci_address, upstream_port)
+    bridges_above,
+    gen_of,
+    nearest_gpus,
+    nearest_nics,
+    parse_lspci,
+    parse_nvidia_smi_topo,
+    path_between,
+    pci_address,
+    upstream_port,
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,21 +29,20 @@ def test_a_nic_behind_a_pcie_switch(lab_tree):
     assert nic["lnkcap"] == {"speed_gts": 32.0, "gen": 5, "width": 16}
     assert nic["lnksta"] == {"speed_gts": 32.0, "gen": 5, "width": 16, "downgraded": False}
     switch_port = lab_tree["0000:3f:00.0"]
-    assert switch_port["bus"] == {"primary": 0x3f, "secondary": 0x40, "subordinate": 0x42}
+    assert switch_port["bus"] == {"primary": 0x3F, "secondary": 0x40, "subordinate": 0x42}
     assert switch_port["acs_ctl"]["ReqRedir"] is False and lab_tree["0000:3e:01.0"]["acs_ctl"]["ReqRedir"] is True
 
 
 def test_the_path_between_a_nic_and_its_gpu(lab_tree):
     # 41:00.0 (NIC) and 42:00.0 (GPU) hang off two downstream ports of one switch (40:00.0, 40:01.0)
     assert upstream_port(lab_tree, "0000:41:00.0")["address"] == "0000:40:00.0"
-    assert [d["address"] for d in bridges_above(lab_tree, "0000:41:00.0")] == [
-        "0000:3e:01.0", "0000:3f:00.0", "0000:40:00.0"]
-    assert [d["address"] for d in path_between(lab_tree, "0000:41:00.0", "0000:42:00.0")] == [
-        "0000:40:00.0", "0000:40:01.0"]
+    assert [d["address"] for d in bridges_above(lab_tree, "0000:41:00.0")] == ["0000:3e:01.0", "0000:3f:00.0", "0000:40:00.0"]
+    assert [d["address"] for d in path_between(lab_tree, "0000:41:00.0", "0000:42:00.0")] == ["0000:40:00.0", "0000:40:01.0"]
 
 
-@pytest.mark.parametrize("text,address", [("41:00.0", "0000:41:00.0"), ("00000000:41:00.0", "0000:41:00.0"),
-                                          ("0000:B3:00.1", "0000:b3:00.1"), ("41:00", None), (None, None)])
+@pytest.mark.parametrize(
+    "text,address", [("41:00.0", "0000:41:00.0"), ("00000000:41:00.0", "0000:41:00.0"), ("0000:B3:00.1", "0000:b3:00.1"), ("41:00", None), (None, None)]
+)
 def test_pci_address(text, address):
     assert pci_address(text) == address
 

@@ -4,8 +4,7 @@ import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import (
-    MIB_PER_SEC_IN_GBPS, parse_ib_send_bw, parse_ib_write_bw)
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.perftest import MIB_PER_SEC_IN_GBPS, parse_ib_send_bw, parse_ib_write_bw
 
 
 def test_client_native_ib_sweep_report_gbits_25x():
@@ -28,8 +27,7 @@ def test_client_native_ib_sweep_report_gbits_25x():
     assert result["bw_peak_gbps"] == 392.02
     assert result["msg_rate_mpps"] == 0.005842
     assert result["max_bw_average_gbps"] == 392.01
-    assert result["local"] == [{"lid": "0x2b", "qpn": "0x00d7", "psn": "0x5e1a20", "gid": None, "ipv4": None,
-                                "rkey": "0x1fefee", "vaddr": "0x007f93c5a00000"}]
+    assert result["local"] == [{"lid": "0x2b", "qpn": "0x00d7", "psn": "0x5e1a20", "gid": None, "ipv4": None, "rkey": "0x1fefee", "vaddr": "0x007f93c5a00000"}]
     assert result["duration_mode"] is False
     assert result["cuda"] is None
 
@@ -71,8 +69,7 @@ def test_duration_mode_with_cuda():
     assert result["bw_average_gbps"] == 370.12
     assert result["iterations"] == 2151880
     assert result["num_qps"] == 8
-    assert result["cuda"] == {"device": 1, "name": "NVIDIA H200", "dmabuf": True,
-                              "pci": {"0": "18:00", "1": "2A:00"}}
+    assert result["cuda"] == {"device": 1, "name": "NVIDIA H200", "dmabuf": True, "pci": {"0": "18:00", "1": "2A:00"}}
     assert "WARNING: BW peak won't be measured in this run." in result["warnings"]
     command = result["command"]
     assert (command["ib_dev"], command["ib_port"], command["tcp_port"]) == ("mlx5_7", 1, 18520)
@@ -91,13 +88,16 @@ def test_command_line_is_optional():
     assert parse_ib_write_bw(fixture("perftest", "client_old_mbsec_4qp.txt"))["command"] is None
 
 
-@pytest.mark.parametrize("name, message", [
-    ("error_couldnt_connect.txt", "Couldn't connect to 172.16.12.12:18515"),
-    ("error_no_devices.txt", "Did not detect devices"),
-    ("error_device_not_found.txt", "IB device mlx5_9 not found"),
-    ("error_completion.txt", "Completion with error at client"),
-    ("error_server_no_client.txt", "no client connected"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("error_couldnt_connect.txt", "Couldn't connect to 172.16.12.12:18515"),
+        ("error_no_devices.txt", "Did not detect devices"),
+        ("error_device_not_found.txt", "IB device mlx5_9 not found"),
+        ("error_completion.txt", "Completion with error at client"),
+        ("error_server_no_client.txt", "no client connected"),
+    ],
+)
 def test_failures_raise_with_the_tool_message(name, message):
     with pytest.raises(ParseError, match=message):
         parse_ib_write_bw(fixture("perftest", name))
@@ -118,6 +118,7 @@ def test_read_bw_failure_names_ib_read_bw():
 
 # ------------------------------------------ -D server side: peak None without a banner
 
+
 @pytest.mark.parametrize("name", ["real_server_duration_cuda_schmaustech.txt", "server_duration_no_banner.txt"])
 def test_duration_server_side_peak_is_none_with_or_without_banner(name):
     result = parse_ib_write_bw(fixture("perftest", name))
@@ -131,14 +132,14 @@ def test_duration_server_side_peak_is_none_with_or_without_banner(name):
 
 
 def test_measured_peak_is_kept_when_not_duration():
-    text = fixture("perftest", "server_duration_no_banner.txt").replace(
-        " 65536      10384867         0.00 ", " 65536      10384867         190.10 ")
+    text = fixture("perftest", "server_duration_no_banner.txt").replace(" 65536      10384867         0.00 ", " 65536      10384867         190.10 ")
     result = parse_ib_write_bw(text)
     assert result["duration_mode"] is False
     assert result["bw_peak_gbps"] == 190.10
 
 
 # ------------------------------------------ --out_json (format of perftest_parameters.c)
+
 
 def test_out_json_client_with_units_given():
     result = parse_ib_write_bw(fixture("perftest", "out_json_client_gbits.json"), units="Gb/sec")
@@ -163,11 +164,14 @@ def test_out_json_server_duration_mib():
     assert result["tos"] == 41
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"test_info": {}, "results": {"MsgSize": 1}}', "without MsgSize / n_iterations"),
-    ('{"results": {}}', "without test_info and results"),
-    ('{"test_info": {},\n"results": {"MsgSize": 8,\nsl: 0,\n"n_iterations": 5}}', "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"test_info": {}, "results": {"MsgSize": 1}}', "without MsgSize / n_iterations"),
+        ('{"results": {}}', "without test_info and results"),
+        ('{"test_info": {},\n"results": {"MsgSize": 8,\nsl: 0,\n"n_iterations": 5}}', "not valid JSON"),
+    ],
+)
 def test_out_json_bad_input(text, message):
     with pytest.raises(ParseError, match=message):
         parse_ib_write_bw(text)

@@ -1,5 +1,6 @@
 """ib_fabric_check (module_utils/probes/ib_fabric.py): the diag tools run under timeout through the shared Runner
 (locale C plus the given environment), on real captures of the lab fabric; findings, summary, pkey tables."""
+
 import os
 
 from ansible_collections.linerate.fabric.plugins.module_utils.probes import ib_fabric as ibfabric
@@ -10,11 +11,21 @@ from checks.test_ib import _intent
 
 LINKS, UPLINKS, SWITCHES = _intent()
 NODE1, NODE3 = "0xa088c20300000101", "0xa088c20300000301"
-PARTS = [{"name": "storage", "pkey": "0x0010", "membership": "full", "guids": [NODE3, NODE1]},
-         {"name": "tenant_a", "pkey": "0x0020", "membership": "limited", "guids": [NODE3]}]
-ARGS = {"expected_sm_priority": 15, "expected_links": LINKS, "switch_links": UPLINKS, "switches": SWITCHES,
-        "link_width": 4, "link_speed_gbps": 40, "partitions": PARTS, "timeout": 7,
-        "environment": {"SIM_HOST": "node1", "IBSIM_PORT": 7070}}
+PARTS = [
+    {"name": "storage", "pkey": "0x0010", "membership": "full", "guids": [NODE3, NODE1]},
+    {"name": "tenant_a", "pkey": "0x0020", "membership": "limited", "guids": [NODE3]},
+]
+ARGS = {
+    "expected_sm_priority": 15,
+    "expected_links": LINKS,
+    "switch_links": UPLINKS,
+    "switches": SWITCHES,
+    "link_width": 4,
+    "link_speed_gbps": 40,
+    "partitions": PARTS,
+    "timeout": 7,
+    "environment": {"SIM_HOST": "node1", "IBSIM_PORT": 7070},
+}
 
 
 def counters(name):
@@ -23,8 +34,13 @@ def counters(name):
 
 
 class Diag:
-    def __init__(self, topology="lab-ib.txt", sminfo=(0, fixture("sminfo", "master.txt"), ""), netdiscover=None,
-                 queryerrors=(0, counters("ibqueryerrors_lab_ibsim_clean.txt"), "")):
+    def __init__(
+        self,
+        topology="lab-ib.txt",
+        sminfo=(0, fixture("sminfo", "master.txt"), ""),
+        netdiscover=None,
+        queryerrors=(0, counters("ibqueryerrors_lab_ibsim_clean.txt"), ""),
+    ):
         self.topology, self.sminfo, self.netdiscover = topology, sminfo, netdiscover
         self.queryerrors = queryerrors
         self.envs = []
@@ -55,9 +71,14 @@ def run(capsys, diag, **args):
 
 def test_clean_fabric_runs_each_tool_once_under_timeout(capsys):
     res, calls = run(capsys, Diag(), partitions=PARTS[:1])
-    assert calls == [["timeout", "7", "sminfo"], ["timeout", "7", "ibnetdiscover"], ["timeout", "7", "iblinkinfo"],
-                     ["timeout", "7", "smpquery", "pkeys", "4"], ["timeout", "7", "smpquery", "pkeys", "1"],
-                     ["timeout", "7", "ibqueryerrors", "--threshold-file", "/dev/null"]]
+    assert calls == [
+        ["timeout", "7", "sminfo"],
+        ["timeout", "7", "ibnetdiscover"],
+        ["timeout", "7", "iblinkinfo"],
+        ["timeout", "7", "smpquery", "pkeys", "4"],
+        ["timeout", "7", "smpquery", "pkeys", "1"],
+        ["timeout", "7", "ibqueryerrors", "--threshold-file", "/dev/null"],
+    ]
     assert res["findings"] == [] and res["changed"] is False and res["sminfo"]["priority"] == 15
     assert res["summary"] == {"switches": 3, "cas": 4, "links": 6}
     assert set(res["pkey_tables"]) == {NODE1, NODE3}
@@ -70,6 +91,7 @@ def test_the_given_environment_reaches_the_tools_as_strings():
     def run(argv, env=None):
         envs.append(env)
         return Diag()(argv[1:])
+
     res = ibfabric.fabric_check(run, dict(ARGS, checks=["sm"], expected_sm_guid=None, expected_sm_node=None))
     assert envs == [{"SIM_HOST": "node1", "IBSIM_PORT": "7070"}]
     assert res["findings"] == [] and "summary" not in res and "pkey_tables" not in res
@@ -82,6 +104,7 @@ def test_the_runner_keeps_the_c_locale_over_an_extra_environment():
 
         def run_command(self, argv, environ_update=None):
             return argv, environ_update
+
     argv, env = Runner(Module())(["timeout", "7", "sminfo"], env={"SIM_HOST": "node1", "LC_ALL": "de_DE.UTF-8"})
     assert argv == ["/usr/bin/timeout", "7", "sminfo"] and env == {"SIM_HOST": "node1", "LC_ALL": "C", "LANG": "C"}
 
@@ -97,8 +120,7 @@ def test_findings_fail_the_task_naming_code_node_and_port(capsys):
 def test_an_unanswered_sminfo_is_a_finding_and_an_undiscoverable_subnet_fails(capsys):
     diag = Diag(sminfo=(124, "", ""), netdiscover=(1, "", "ibwarn: [1234] mad_rpc_open_port: can't open UMAD port\n"))
     res, calls = run(capsys, diag)
-    assert res["failed"] and res["msg"] == ("cannot discover the subnet: ibnetdiscover: exit 1: ibwarn: [1234] "
-                                            "mad_rpc_open_port: can't open UMAD port")
+    assert res["failed"] and res["msg"] == ("cannot discover the subnet: ibnetdiscover: exit 1: ibwarn: [1234] mad_rpc_open_port: can't open UMAD port")
     assert res["sminfo_error"] == "sminfo: exit 124: " and [f["code"] for f in res["findings"]] == ["IB_SM_NOT_MASTER"]
     assert [c[2] for c in calls] == ["sminfo", "ibnetdiscover"]
 
@@ -112,10 +134,12 @@ def test_an_unreadable_pkey_table_is_a_partition_finding(capsys):
 
 def test_a_failed_discovery_query_reaches_the_task_as_a_warning(capsys, monkeypatch):
     from ansible.module_utils import basic
+
     warned = []
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warned.append(msg))
-    text = "src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110; " \
-           "Connection timed out\n" + fixture("ibnetdiscover", "lab-ib.txt")
+    text = "src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110; Connection timed out\n" + fixture(
+        "ibnetdiscover", "lab-ib.txt"
+    )
     res, _ = run(capsys, Diag(netdiscover=(0, text, "")), partitions=PARTS[:1])
     assert res["summary"] == {"switches": 3, "cas": 4, "links": 6}
     assert len(res["discovery_warnings"]) == 1

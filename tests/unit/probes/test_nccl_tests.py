@@ -1,5 +1,6 @@
 """The nccl-tests probe (module_utils/probes/nccl_tests.py): the mpirun argv, the run under its deadline, its
 table and each host's NCCL log parsed, what is missing named."""
+
 import os
 
 
@@ -9,23 +10,69 @@ from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runn
 from probes.test_perftest import FIX, BinModule, script
 
 
-NCCL = {"test": "all_reduce_perf", "hosts": ["10.0.0.1", "10.0.0.2"], "gpus": 8, "min_bytes": "1G", "max_bytes": "4G",
-        "step_factor": 2, "iterations": 20, "env": {"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring"}, "json": False,
-        "mpirun": "mpirun", "mpirun_args": ["--mca", "btl_tcp_if_include", "eth0"],
-        "ssh_args": "-i /root/.ssh/k", "timeout": 60}
+NCCL = {
+    "test": "all_reduce_perf",
+    "hosts": ["10.0.0.1", "10.0.0.2"],
+    "gpus": 8,
+    "min_bytes": "1G",
+    "max_bytes": "4G",
+    "step_factor": 2,
+    "iterations": 20,
+    "env": {"NCCL_DEBUG": "INFO", "NCCL_ALGO": "Ring"},
+    "json": False,
+    "mpirun": "mpirun",
+    "mpirun_args": ["--mca", "btl_tcp_if_include", "eth0"],
+    "ssh_args": "-i /root/.ssh/k",
+    "timeout": 60,
+}
 
 
 def test_nccl_tests_argv():
     assert probes_nccl_tests.nccl_argv(NCCL, "/usr/bin/mpirun", "/tmp/r.json") == [
-        "/usr/bin/mpirun", "--allow-run-as-root", "-np", "2", "-H", "10.0.0.1:1,10.0.0.2:1", "--bind-to", "none",
-        "--map-by", "slot", "--tag-output", "--mca", "plm_rsh_args", "-i /root/.ssh/k", "--mca", "btl_tcp_if_include", "eth0",
-        "-x", "NCCL_ALGO=Ring", "-x", "NCCL_DEBUG=INFO", "all_reduce_perf", "-b", "1G", "-e", "4G", "-f", "2",
-        "-g", "8", "-n", "20", "-J", "/tmp/r.json"]
+        "/usr/bin/mpirun",
+        "--allow-run-as-root",
+        "-np",
+        "2",
+        "-H",
+        "10.0.0.1:1,10.0.0.2:1",
+        "--bind-to",
+        "none",
+        "--map-by",
+        "slot",
+        "--tag-output",
+        "--mca",
+        "plm_rsh_args",
+        "-i /root/.ssh/k",
+        "--mca",
+        "btl_tcp_if_include",
+        "eth0",
+        "-x",
+        "NCCL_ALGO=Ring",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "all_reduce_perf",
+        "-b",
+        "1G",
+        "-e",
+        "4G",
+        "-f",
+        "2",
+        "-g",
+        "8",
+        "-n",
+        "20",
+        "-J",
+        "/tmp/r.json",
+    ]
 
 
 def test_largest_busbw():
-    results = {"rows": [{"size": 1, "out_of_place": {"busbw": 5.0}, "in_place": {"busbw": 6.0}},
-                        {"size": 4, "out_of_place": {"busbw": 90.0}, "in_place": {"busbw": 91.0}}]}
+    results = {
+        "rows": [
+            {"size": 1, "out_of_place": {"busbw": 5.0}, "in_place": {"busbw": 6.0}},
+            {"size": 4, "out_of_place": {"busbw": 90.0}, "in_place": {"busbw": 91.0}},
+        ]
+    }
     assert probes_nccl_tests.largest_busbw(results) == 91.0
     assert probes_nccl_tests.largest_busbw({"rows": []}) is None
 
@@ -38,6 +85,7 @@ def test_a_missing_benchmark_binary_fails_naming_it():
     class Failing(BinModule):
         def fail_json(self, **kw):
             raise RuntimeError(kw["msg"])
+
     run = Runner(Failing({"mpirun": "/usr/bin/mpirun"}))
     try:
         probes_nccl_tests.run_nccl_tests(run, NCCL)

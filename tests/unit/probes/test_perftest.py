@@ -1,5 +1,6 @@
 """The ib_write_bw module and its probe (module_utils/probes/perftest.py; nccl-tests: probes/test_nccl_tests.py): exact argv, retries while the
 server starts, deadlines, parsing; the processes run through the shared Runner with the C locale."""
+
 import os
 import stat
 import time
@@ -11,24 +12,75 @@ from module_harness import Tools, run_module
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
-PARAMS = {"mode": "client", "tool": "ib_write_bw", "size": 1048576, "qps": 4, "duration": 10, "iterations": 5000,
-          "gid_index": 3, "tclass": 104, "sl": None, "use_cuda": False, "out_json": False, "extra_args": [], "timeout": None, "connect_timeout": 5}
+PARAMS = {
+    "mode": "client",
+    "tool": "ib_write_bw",
+    "size": 1048576,
+    "qps": 4,
+    "duration": 10,
+    "iterations": 5000,
+    "gid_index": 3,
+    "tclass": 104,
+    "sl": None,
+    "use_cuda": False,
+    "out_json": False,
+    "extra_args": [],
+    "timeout": None,
+    "connect_timeout": 5,
+}
 
 
 def test_ib_write_bw_client_argv():
-    argv = perftest.perftest_argv("/usr/bin/ib_write_bw", PARAMS, {"device": "mlx5_1", "tcp_port": 18516,
-                                                                   "server": "10.0.0.2"}, 1)
-    assert argv == ["/usr/bin/ib_write_bw", "-d", "mlx5_1", "-i", "1", "-p", "18516", "-F", "--report_gbits",
-                    "-q", "4", "-s", "1048576", "-D", "10", "-x", "3", "--tclass=104", "10.0.0.2"]
+    argv = perftest.perftest_argv("/usr/bin/ib_write_bw", PARAMS, {"device": "mlx5_1", "tcp_port": 18516, "server": "10.0.0.2"}, 1)
+    assert argv == [
+        "/usr/bin/ib_write_bw",
+        "-d",
+        "mlx5_1",
+        "-i",
+        "1",
+        "-p",
+        "18516",
+        "-F",
+        "--report_gbits",
+        "-q",
+        "4",
+        "-s",
+        "1048576",
+        "-D",
+        "10",
+        "-x",
+        "3",
+        "--tclass=104",
+        "10.0.0.2",
+    ]
 
 
 def test_ib_write_bw_server_argv_cuda_json_iterations():
-    p = dict(PARAMS, mode="server", duration=0, gid_index=None, tclass=None, sl=5, use_cuda=True,
-             extra_args=["--tclass=106"])
+    p = dict(PARAMS, mode="server", duration=0, gid_index=None, tclass=None, sl=5, use_cuda=True, extra_args=["--tclass=106"])
     argv = perftest.perftest_argv("ib_write_bw", p, {"device": "mlx5_0", "tcp_port": 18515, "gpu": 2}, 0, "/tmp/x.json")
-    assert argv == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "-F", "--report_gbits", "-q", "4",
-                    "-s", "1048576", "-n", "5000", "-S", "5", "--use_cuda=2", "--out_json", "--out_json_file=/tmp/x.json",
-                    "--tclass=106"]
+    assert argv == [
+        "ib_write_bw",
+        "-d",
+        "mlx5_0",
+        "-i",
+        "1",
+        "-p",
+        "18515",
+        "-F",
+        "--report_gbits",
+        "-q",
+        "4",
+        "-s",
+        "1048576",
+        "-n",
+        "5000",
+        "-S",
+        "5",
+        "--use_cuda=2",
+        "--out_json",
+        "--out_json_file=/tmp/x.json",
+        "--tclass=106",
+    ]
 
 
 class BinModule:
@@ -105,16 +157,38 @@ def test_runner_starts_processes_with_the_c_locale_and_merges_stderr_on_request(
 
 def test_ib_write_bw_check_mode_returns_the_argv_and_runs_nothing(capsys):
     tools = Tools({})
-    res = run_module(ib_write_bw.main, {"mode": "client", "gid_index": 3, "tests": [
-        {"device": "mlx5_0", "tcp_port": 18515, "server": "10.0.0.2"}]}, tools, capsys, check=True)
+    res = run_module(
+        ib_write_bw.main,
+        {"mode": "client", "gid_index": 3, "tests": [{"device": "mlx5_0", "tcp_port": 18515, "server": "10.0.0.2"}]},
+        tools,
+        capsys,
+        check=True,
+    )
     assert tools.calls == [] and res["changed"] is False and res["skipped_run"] is True
-    assert res["tests"][0]["argv"] == ["/usr/bin/ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", "18515", "-F",
-                                       "--report_gbits", "-q", "4", "-s", "1048576", "-D", "10", "-x", "3", "10.0.0.2"]
+    assert res["tests"][0]["argv"] == [
+        "/usr/bin/ib_write_bw",
+        "-d",
+        "mlx5_0",
+        "-i",
+        "1",
+        "-p",
+        "18515",
+        "-F",
+        "--report_gbits",
+        "-q",
+        "4",
+        "-s",
+        "1048576",
+        "-D",
+        "10",
+        "-x",
+        "3",
+        "10.0.0.2",
+    ]
 
 
 def test_ib_write_bw_rejects_a_client_test_without_its_server(capsys):
-    res = run_module(ib_write_bw.main, {"mode": "client", "tests": [{"device": "mlx5_0", "tcp_port": 1}]},
-                     Tools({}), capsys, check=True)
+    res = run_module(ib_write_bw.main, {"mode": "client", "tests": [{"device": "mlx5_0", "tcp_port": 1}]}, Tools({}), capsys, check=True)
     assert res["failed"] and res["msg"] == "tests[0]: missing server"
 
 
@@ -126,11 +200,22 @@ def test_nccl_tests_check_mode_returns_the_argv(capsys):
 
 def test_nccl_tune_check_mode_returns_the_plan_and_runs_nothing(capsys):
     tools = Tools({})
-    res = run_module(nccl_tune.main, {"hosts": ["10.0.0.1", "10.0.0.2"],
-                                      "candidates": [{"algorithm": "Ring", "protocol": "LL"},
-                                                     {"algorithm": "Tree", "protocol": "LL"}]}, tools, capsys, check=True)
+    res = run_module(
+        nccl_tune.main,
+        {"hosts": ["10.0.0.1", "10.0.0.2"], "candidates": [{"algorithm": "Ring", "protocol": "LL"}, {"algorithm": "Tree", "protocol": "LL"}]},
+        tools,
+        capsys,
+        check=True,
+    )
     res.pop("invocation")
     assert tools.calls == [] and res == {
-        "changed": False, "skipped_run": True, "proposed": [], "tuner_rows": [], "runs": 0, "document": "",
-        "tuner_config": "", "max_runs_planned": 9,
-        "plan": [{"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL", "Tree/LL"]}]}
+        "changed": False,
+        "skipped_run": True,
+        "proposed": [],
+        "tuner_rows": [],
+        "runs": 0,
+        "document": "",
+        "tuner_config": "",
+        "max_runs_planned": 9,
+        "plan": [{"nodes": 2, "test": "all_reduce_perf", "configs": ["baseline", "Ring/LL", "Tree/LL"]}],
+    }

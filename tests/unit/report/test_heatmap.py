@@ -1,5 +1,6 @@
 """The ib_write_bw heat map (module_utils/report/heatmap.py): hosts as written, failing pairs marked without
 colour too, titles that never overlap, the matrices up to their limit."""
+
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.report import heatmap as report_heatmap
@@ -27,9 +28,9 @@ def test_svg_heat_map_names_hosts_as_written_and_marks_the_failing_pair():
         (ok,) = cells(root, rail="mlx5_0", row=row, col=col)  # the other rail of the same pair passed
         assert ok.get("class") == "cell ok" and ok.get("fill").startswith("#")
     failing = cells(root, rail="mlx5_1")
-    assert {(c.get("data-row"), c.get("data-col")) for c in failing
-            if c.get("class") == "cell fail" and c.get("data-row")} == \
-        {(a, b) for a in names for b in names if a != b and "gpu_a.example.com" in (a, b)}
+    assert {(c.get("data-row"), c.get("data-col")) for c in failing if c.get("class") == "cell fail" and c.get("data-row")} == {
+        (a, b) for a in names for b in names if a != b and "gpu_a.example.com" in (a, b)
+    }
     # a cross over each failing cell, so the failure reads without colour
     marks = [p for p in root.iter(SVG + "path") if p.get("class") == "cell-fail-mark"]
     assert len(marks) == len([c for c in cells(root) if c.get("class") == "cell fail"])
@@ -100,7 +101,7 @@ def test_the_pair_matrix_titles_never_overlap_and_stay_inside_the_picture(n, rai
     width = int(parse_svg(svg).get("width"))
     for i, a in enumerate(titles):
         assert a[2] <= width, (a, width)
-        for b in titles[i + 1:]:
+        for b in titles[i + 1 :]:
             assert not overlaps(a, b), (n, a, b)
     # no title runs into any other text of the picture either (row labels, cell values, the next matrix)
     boxes = text_boxes(svg)

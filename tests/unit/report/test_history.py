@@ -1,5 +1,6 @@
 """History and trends of the reports (report.py) and the node-exporter textfile (metrics.py): values match the
 report, the previous run of the same scope is the one compared, the oldest runs beyond keep are pruned."""
+
 import json
 import os
 
@@ -12,31 +13,49 @@ from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
 FABRIC = {"name": "lab", "transport": "roce", "link_speed_gbps": 400, "link_width": 4, "mtu": {}, "verify": {}}
 
 
-def make(gbps=(390.0, 391.0), flaps=0, ber=1e-15, findings=(), stamp="2026-11-26T10:00:00Z", mode=None,
-         nodes=("node1", "node2")):
-    rows = [[1, "node1", "node2", "mlx5_0", gbps[0], None, None, None],
-            [1, "node1", "node2", "mlx5_1", gbps[1], None if gbps[1] > 360 else "RDMA_BW_LOW", None, None]]
-    checks = {"ib_write_bw": {"passed": True, "threshold_gbps": 360.0, "test_fields": list(checks_rdma.RDMA_TEST_FIELDS),
-                              "tests": rows},
-              "link_health": {"passed": True, "ports": [
-                  {"node": "node2", "device": "mlx5_1", "errors": 3 * flaps, "flaps": flaps, "effective_ber": ber,
-                   "raw_ber": 1e-9, "fec": "RS"},
-                  {"node": "node1", "device": "mlx5_0", "errors": 0, "flaps": 0, "effective_ber": 1e-15,
-                   "raw_ber": 1e-9, "fec": "RS"}]},
-              "incast": {"passed": True, "rails": [{"device": "mlx5_0", "k": 1, "receiver": "node1",
-                                                    "senders": ["node2"], "pause": {"node1": 0, "node2": 17},
-                                                    "ecn_marked": {"node1": 40, "node2": 0},
-                                                    "cnp_sent": {"node1": 12}, "cnp_handled": {"node2": 12}}]},
-              "nccl:all_reduce_perf": {"passed": True, "busbw_gbytes": 180.5}}
-    summary = {"passed": not findings, "errors": sum(f["severity"] == "error" for f in findings),
-               "warnings": sum(f["severity"] != "error" for f in findings), "codes": {}}
+def make(gbps=(390.0, 391.0), flaps=0, ber=1e-15, findings=(), stamp="2026-11-26T10:00:00Z", mode=None, nodes=("node1", "node2")):
+    rows = [
+        [1, "node1", "node2", "mlx5_0", gbps[0], None, None, None],
+        [1, "node1", "node2", "mlx5_1", gbps[1], None if gbps[1] > 360 else "RDMA_BW_LOW", None, None],
+    ]
+    checks = {
+        "ib_write_bw": {"passed": True, "threshold_gbps": 360.0, "test_fields": list(checks_rdma.RDMA_TEST_FIELDS), "tests": rows},
+        "link_health": {
+            "passed": True,
+            "ports": [
+                {"node": "node2", "device": "mlx5_1", "errors": 3 * flaps, "flaps": flaps, "effective_ber": ber, "raw_ber": 1e-9, "fec": "RS"},
+                {"node": "node1", "device": "mlx5_0", "errors": 0, "flaps": 0, "effective_ber": 1e-15, "raw_ber": 1e-9, "fec": "RS"},
+            ],
+        },
+        "incast": {
+            "passed": True,
+            "rails": [
+                {
+                    "device": "mlx5_0",
+                    "k": 1,
+                    "receiver": "node1",
+                    "senders": ["node2"],
+                    "pause": {"node1": 0, "node2": 17},
+                    "ecn_marked": {"node1": 40, "node2": 0},
+                    "cnp_sent": {"node1": 12},
+                    "cnp_handled": {"node2": 12},
+                }
+            ],
+        },
+        "nccl:all_reduce_perf": {"passed": True, "busbw_gbytes": 180.5},
+    }
+    summary = {
+        "passed": not findings,
+        "errors": sum(f["severity"] == "error" for f in findings),
+        "warnings": sum(f["severity"] != "error" for f in findings),
+        "codes": {},
+    }
     doc = rep.build_report(list(findings), summary, checks, FABRIC, {"nodes": list(nodes)}, mode=mode)
     doc["generated_at"] = stamp
     return doc
 
 
-FLAP = {"code": "LINK_FLAP", "severity": "error", "node": "node2", "device": "mlx5_1", "switch": "leaf1",
-        "switch_port": "swp2", "message": "flap"}
+FLAP = {"code": "LINK_FLAP", "severity": "error", "node": "node2", "device": "mlx5_1", "switch": "leaf1", "switch_port": "swp2", "message": "flap"}
 
 
 def write(tmp_path, doc):
@@ -53,12 +72,11 @@ def test_trends_against_the_previous_run_of_the_same_scope(tmp_path):
     files = write(tmp_path, doc)
     t = doc["trends"]
     assert doc["history"]["previous"] == "20261126T100000Z"
-    assert t["bandwidth_down"] == [{"node": "node1", "device": "mlx5_1", "before_gbps": 391.0, "gbps": 300.0,
-                                    "drop": round(91 / 391, 4)},
-                                   {"node": "node2", "device": "mlx5_1", "before_gbps": 391.0, "gbps": 300.0,
-                                    "drop": round(91 / 391, 4)}]
-    assert t["ber_rising"] == [{"node": "node2", "device": "mlx5_1", "counter": "effective_ber",
-                                "before": 1e-15, "now": 1e-12}]
+    assert t["bandwidth_down"] == [
+        {"node": "node1", "device": "mlx5_1", "before_gbps": 391.0, "gbps": 300.0, "drop": round(91 / 391, 4)},
+        {"node": "node2", "device": "mlx5_1", "before_gbps": 391.0, "gbps": 300.0, "drop": round(91 / 391, 4)},
+    ]
+    assert t["ber_rising"] == [{"node": "node2", "device": "mlx5_1", "counter": "effective_ber", "before": 1e-15, "now": 1e-12}]
     assert {(x["counter"], x["now"]) for x in t["errors_rising"]} == {("errors", 3), ("flaps", 1)}
     assert [x["code"] for x in t["findings_new"]] == ["LINK_FLAP"] and t["findings_gone"] == []
     md = open(files["markdown"]).read()
@@ -78,7 +96,7 @@ def test_small_drop_is_no_trend_and_first_run_says_so(tmp_path):
     doc = make()
     files = write(tmp_path, doc)
     assert "trends" not in doc and "No earlier run of the same scope" in open(files["markdown"]).read()
-    doc = make(stamp="2026-11-26T11:00:00Z", gbps=(380.0, 391.0))   # -2.6 %: under the 5 % default
+    doc = make(stamp="2026-11-26T11:00:00Z", gbps=(380.0, 391.0))  # -2.6 %: under the 5 % default
     write(tmp_path, doc)
     assert doc["trends"]["bandwidth_down"] == []
 

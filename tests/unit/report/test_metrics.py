@@ -1,5 +1,6 @@
 """The Prometheus textfile of a report (module_utils/report/metrics.py): every value the report's, labels
 escaped, the example alerts on documented metrics only."""
+
 import os
 
 
@@ -17,7 +18,7 @@ def parse_prom(text):
     for line in text.splitlines():
         if line.startswith("#"):
             continue
-        m = re.fullmatch(r'(\w+)\{(.*)\} (\S+)', line)
+        m = re.fullmatch(r"(\w+)\{(.*)\} (\S+)", line)
         labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
         out[(m.group(1), tuple(sorted(labels.items())))] = float(m.group(3))
     return out
@@ -48,8 +49,7 @@ def test_metrics_values_match_the_report():
     assert value(s, "linerate_nccl_busbw_gbytes", test="all_reduce_perf") == 180.5
     assert value(s, "linerate_last_run_timestamp_seconds") == metrics.epoch("2026-11-26T10:00:00Z")
     assert value(s, "linerate_last_pass_timestamp_seconds") == metrics.epoch("2026-11-25T10:00:00Z")
-    assert all(dict(ls)["mode"] == "verify" and dict(ls)["fabric"] == "lab" and dict(ls)["node"] == "node2"
-               for _n, ls in s)
+    assert all(dict(ls)["mode"] == "verify" and dict(ls)["fabric"] == "lab" and dict(ls)["node"] == "node2" for _n, ls in s)
     s1 = parse_prom(text["node1"])
     assert value(s1, "linerate_node_passed") == 1 and value(s1, "linerate_incast_ecn_marked", device="mlx5_0") == 40
     assert not [k for k in s1 if k[0] == "linerate_findings"]
@@ -65,6 +65,7 @@ def test_metrics_label_values_are_escaped():
 
 def test_example_alert_rules_use_only_documented_metrics():
     import yaml
+
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     with open(os.path.join(root, "examples", "prometheus", "linerate-alerts.yml")) as f:
         rules = [r for g in yaml.safe_load(f)["groups"] for r in g["rules"]]

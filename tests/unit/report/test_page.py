@@ -1,5 +1,6 @@
 """report.html (module_utils/report/page.py): one self-contained page beside summary.md, saying what it says,
 its cells coloured by the state they name."""
+
 import os
 import re
 from xml.etree import ElementTree as ET
@@ -14,9 +15,6 @@ from report.test_report import SVG, named_report
 
 import html
 import html.parser
-
-
-
 
 
 class _Refs(html.parser.HTMLParser):
@@ -43,7 +41,7 @@ def test_report_html_is_one_self_contained_file_beside_summary_md(tmp_path):
     assert "script" not in parser.tags and "link" not in parser.tags and "img" not in parser.tags
     assert not re.search(r"url\((?!#)", text) and "@import" not in text
     # the heat map inline, with its failing cells; the summary's sections as HTML tables
-    svg = text[text.index("<svg"):text.index("</svg>") + 6]
+    svg = text[text.index("<svg") : text.index("</svg>") + 6]
     root = ET.fromstring(svg)
     assert any("fail" in (r.get("class") or "") for r in root.iter(SVG + "rect"))
     assert '<h1 class="failed">Fabric verification: FAILED</h1>' in text
@@ -68,10 +66,21 @@ def test_markdown_html_keeps_escaped_pipes_bold_code_and_lists():
     assert "<li><code>c</code> &lt;d&gt;</li>" in out and "<p>text &amp; more</p>" in out
 
 
-@pytest.mark.parametrize("cell, cls", [("FAIL", "fail"), ("FAIL 150.0 (node1, 4/4 failing)", "fail"), ("ok", "ok"),
-                                       ("pass", "ok"), ("pass (2 warnings)", "ok"), ("unproven (1 not read)", "unproven"),
-                                       ("not read (leaf1 not read)", "unproven"), ("partly read", "unproven"),
-                                       ("warning", "unproven"), ("385.2", None)])
+@pytest.mark.parametrize(
+    "cell, cls",
+    [
+        ("FAIL", "fail"),
+        ("FAIL 150.0 (node1, 4/4 failing)", "fail"),
+        ("ok", "ok"),
+        ("pass", "ok"),
+        ("pass (2 warnings)", "ok"),
+        ("unproven (1 not read)", "unproven"),
+        ("not read (leaf1 not read)", "unproven"),
+        ("partly read", "unproven"),
+        ("warning", "unproven"),
+        ("385.2", None),
+    ],
+)
 def test_html_cells_are_coloured_by_the_state_they_name(cell, cls):
     out = report_page.markdown_html(f"| a |\n|---|\n| {cell} |\n")
     assert (f'<td class="{cls}">' if cls else "<td>") + html.escape(cell, quote=False) + "</td>" in out

@@ -12,8 +12,14 @@ from report.test_report import cells, parse_svg, row
 
 
 def test_worst_link_grid_names_each_endpoints_worst_test():
-    rows = [row("n1", "n2", 385.0), row("n3", "n1", 370.0), row("n1", "n4", 150.0, "RDMA_BW_LOW"),
-            row("n2", "n3", 381.0), row("n4", "n2", None, "RDMA_QP_FAILED"), row("n2", "n1", 390.0, rail="mlx5_1")]
+    rows = [
+        row("n1", "n2", 385.0),
+        row("n3", "n1", 370.0),
+        row("n1", "n4", 150.0, "RDMA_BW_LOW"),
+        row("n2", "n3", 381.0),
+        row("n4", "n2", None, "RDMA_QP_FAILED"),
+        row("n2", "n1", 390.0, rail="mlx5_1"),
+    ]
     grid = report_rdma.worst_links(rows)
     assert grid["rails"] == ["mlx5_0", "mlx5_1"] and grid["nodes"] == ["n1", "n2", "n3", "n4"]
     c = grid["cells"]
@@ -28,9 +34,9 @@ def test_worst_link_grid_names_each_endpoints_worst_test():
     (cell,) = cells(root, node="n1", rail="mlx5_0")
     assert cell.get("class") == "cell fail" and cell.get("data-peer") == "n4"
     assert cells(root, node="n3", rail="mlx5_1")[0].get("class") == "cell none"
-    md = report_markdown.to_markdown({"generated_at": "t", "fabric": FABRIC, "findings": [],
-                             "summary": {"passed": False, "errors": 1, "warnings": 0},
-                             "checks": {"ib_write_bw": check}})
+    md = report_markdown.to_markdown(
+        {"generated_at": "t", "fabric": FABRIC, "findings": [], "summary": {"passed": False, "errors": 1, "warnings": 0}, "checks": {"ib_write_bw": check}}
+    )
     assert "| n1 | FAIL 150.0 (n4, 1/3 failing) | 390.0 (n2) |" in md
     assert "| n3 | 370.0 (n1) |  |" in md
 
@@ -46,8 +52,14 @@ def test_bandwidth_matrix_is_derived_from_the_stored_tests():
 
 
 def test_worst_link_ties_and_failures_rank():
-    rows = [row("a", "b", 380.0), row("c", "a", 380.0), row("a", "d", 390.0),
-            row("e", "f", 100.0, "RDMA_BW_LOW"), row("f", "g", None, "RDMA_TEST_ERROR"), row("f", "h", 50.0)]
+    rows = [
+        row("a", "b", 380.0),
+        row("c", "a", 380.0),
+        row("a", "d", 390.0),
+        row("e", "f", 100.0, "RDMA_BW_LOW"),
+        row("f", "g", None, "RDMA_TEST_ERROR"),
+        row("f", "h", 50.0),
+    ]
     c = report_rdma.worst_links(rows)["cells"]
     assert c["a"]["mlx5_0"]["peer"] == "b" and c["a"]["mlx5_0"]["tests"] == 3  # the first of equals
     assert (c["f"]["mlx5_0"]["peer"], c["f"]["mlx5_0"]["code"], c["f"]["mlx5_0"]["failing"]) == ("g", "RDMA_TEST_ERROR", 2)

@@ -1,4 +1,5 @@
 """Report writers: JSON, Markdown, JUnit XML and the SVG heat map."""
+
 import json
 import os
 from unittest import mock
@@ -25,8 +26,10 @@ from checks.test_plans import FABRIC
 
 def make_report():
     found, evaluated = checks_rdma.rdma_findings(rounds_tests("node3"), FABRIC, CABLING)
-    checks = {"ports": {"passed": True, "detail": "8/8", "cases": [{"name": "node1 mlx5_0", "ok": True}]},
-              "ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)}
+    checks = {
+        "ports": {"passed": True, "detail": "8/8", "cases": [{"name": "node1 mlx5_0", "ok": True}]},
+        "ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found),
+    }
     return report.build_report(found, faults.summarize(found), checks, dict(FABRIC, name="lab"))
 
 
@@ -43,8 +46,7 @@ def parse_svg(text):
 
 def cells(root, **attrs):
     """The heat map's cells (rects of class cell) whose data-* attributes match."""
-    return [r for r in root.iter(SVG + "rect") if (r.get("class") or "").startswith("cell ")
-            and all(r.get(f"data-{k}") == v for k, v in attrs.items())]
+    return [r for r in root.iter(SVG + "rect") if (r.get("class") or "").startswith("cell ") and all(r.get(f"data-{k}") == v for k, v in attrs.items())]
 
 
 def texts(root):
@@ -60,8 +62,7 @@ def named_report(names, bad=None, rails=("mlx5_0", "mlx5_1"), gbps_bad=150.0):
                 g = 380.0 + i + k / 10
                 if bad and rail == bad[1] and bad[0] in (server, client):
                     g = gbps_bad
-                tests.append({"round": k, "server": [server, rail], "client": [client, rail], "gbps": g,
-                              "client_error": None, "server_error": None})
+                tests.append({"round": k, "server": [server, rail], "client": [client, rail], "gbps": g, "client_error": None, "server_error": None})
     return report_of(tests)
 
 
@@ -82,8 +83,7 @@ def test_json_has_stable_codes_and_locations(tmp_path):
     data = json.load(open(files["json"]))
     assert data["schema_version"] == 2 and data["summary"]["passed"] is False
     f = data["findings"][0]
-    assert (f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) == \
-        ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")
+    assert (f["code"], f["node"], f["device"], f["switch"], f["switch_port"]) == ("RDMA_BW_LOW", "node3", "mlx5_0", "leaf1", "swp3")
     assert os.path.islink(tmp_path / "latest") and os.readlink(tmp_path / "latest") == os.path.basename(files["dir"])
     # a second report gets its own directory and moves latest
     files2 = report.write_reports(doc, str(tmp_path))
@@ -160,15 +160,13 @@ def test_summary_printer(tmp_path):
     module_utils/report/report.py has no command-line entry (no print, no sys.exit: ansible-test sanity)."""
     import subprocess
     import sys
+
     files = report.write_reports(make_report(), str(tmp_path))
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
-                          "scripts", "report_summary.py")
-    r = subprocess.run([sys.executable, script, str(tmp_path / "latest")], capture_output=True, text=True,
-                       check=False)
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "scripts", "report_summary.py")
+    r = subprocess.run([sys.executable, script, str(tmp_path / "latest")], capture_output=True, text=True, check=False)
     assert r.returncode == 1 and "Fabric verification: FAILED" in r.stdout
     assert f"Full report: {os.path.realpath(tmp_path / 'latest')}/" in r.stdout
-    r = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "no verification report at" in r.stderr
     assert os.path.exists(files["markdown"])
     src = open(report.__file__, encoding="utf-8").read()
@@ -182,8 +180,7 @@ def test_report_json_stores_each_test_once(tmp_path):
     tests = rounds_tests("node3")
     tests[0]["gbps"] = 387.123  # a passing test's one-off figure: it must appear once in report.json
     found, evaluated = checks_rdma.rdma_findings(tests, FABRIC, CABLING)
-    doc = report.build_report(found, faults.summarize(found), {"ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)},
-                              dict(FABRIC, name="lab"))
+    doc = report.build_report(found, faults.summarize(found), {"ib_write_bw": checks_rdma.rdma_check(evaluated, 360.0, found)}, dict(FABRIC, name="lab"))
     text = open(report.write_reports(doc, str(tmp_path))["json"]).read()
     assert text.count("387.123") == 1
     check = json.loads(text)["checks"]["ib_write_bw"]
@@ -218,10 +215,17 @@ def test_junit_cases_are_derived_from_the_tests():
 
 def test_junit_error_message_and_escaped_host_names():
     names = ['rack&1-"a"', "r<2>", "plain-3"]
-    tests = [{"round": 0, "client": [names[0], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": None,
-              "client_error": "Couldn't connect to r<2>:18515", "server_error": None},
-             {"round": 0, "client": [names[2], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": 385.0,
-              "client_error": None, "server_error": None}]
+    tests = [
+        {
+            "round": 0,
+            "client": [names[0], "mlx5_0"],
+            "server": [names[1], "mlx5_0"],
+            "gbps": None,
+            "client_error": "Couldn't connect to r<2>:18515",
+            "server_error": None,
+        },
+        {"round": 0, "client": [names[2], "mlx5_0"], "server": [names[1], "mlx5_0"], "gbps": 385.0, "client_error": None, "server_error": None},
+    ]
     root = ET.fromstring(report_junit.to_junit(report_of(tests)).split("\n", 1)[1])
     cases = {tc.get("name"): tc for tc in root.iter("testcase")}
     assert set(cases) == {f"{names[0]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)", f"{names[2]}:mlx5_0 -> {names[1]}:mlx5_0 (round 0)"}
@@ -239,8 +243,7 @@ def test_written_files_are_the_texts_rendered_once(tmp_path):
     assert rendered["report.html"] == report_page.to_html(doc)
     given = report.write_reports(doc, str(tmp_path), rendered=rendered)
     own = report.write_reports(doc, str(tmp_path))
-    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg"),
-                      ("html", "report.html")):
+    for key, name in (("json", "report.json"), ("markdown", "summary.md"), ("junit", "junit.xml"), ("heatmap", "heatmap.svg"), ("html", "report.html")):
         assert open(given[key]).read() == open(own[key]).read() == rendered[name]
 
 
@@ -255,8 +258,7 @@ def run_report(nodes, hostvars, **args):
     task.check_mode = False
     templar = mock.MagicMock()
     templar.template.side_effect = lambda v: v
-    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
-                          shared_loader_obj=None)
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar, shared_loader_obj=None)
     with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
         return action.run(task_vars={"hostvars": hostvars})
 
@@ -268,8 +270,12 @@ def node_hostvars(extra=None):
     return hv
 
 
-UNREACHABLE = {"item": "node3", "unreachable": True, "changed": False,
-               "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.89.0.13 port 22: No route to host"}
+UNREACHABLE = {
+    "item": "node3",
+    "unreachable": True,
+    "changed": False,
+    "msg": "Failed to connect to the host via ssh: ssh: connect to host 10.89.0.13 port 22: No route to host",
+}
 
 
 def test_a_fabric_without_its_published_derived_values_is_refused_with_the_reason():
@@ -298,8 +304,7 @@ def test_an_unreachable_node_is_not_verified_and_the_summary_fails():
     res = run_report(nodes, node_hostvars(), scope=NODES, probes={"results": [UNREACHABLE]})
     assert res["passed"] is False and res["summary"]["codes"] == {"NODE_NOT_VERIFIED": 1}
     (f,) = res["findings"]
-    assert (f["code"], f["severity"], f["node"], f["reason"], f["check"]) == \
-        ("NODE_NOT_VERIFIED", "error", "node3", "unreachable", "nodes")
+    assert (f["code"], f["severity"], f["node"], f["reason"], f["check"]) == ("NODE_NOT_VERIFIED", "error", "node3", "unreachable", "nodes")
     assert "No route to host" in f["message"] and f["message"].startswith("node3: not verified: unreachable")
     assert "FAILED" in res["summary_markdown"].splitlines()[0]
     assert "| nodes | FAIL | 3/4 nodes in scope verified; not verified: node3 |" in res["summary_markdown"]
@@ -307,8 +312,7 @@ def test_an_unreachable_node_is_not_verified_and_the_summary_fails():
 
 def test_a_node_that_failed_names_the_task_and_its_message():
     rec = {"verify_fabric_not_verified": {"task": "Check the RDMA ports", "msg": "rdma: command not found"}}
-    res = run_report(["node1", "node2", "node4"], node_hostvars({"node3": rec}), scope=NODES,
-                     probes={"results": []})
+    res = run_report(["node1", "node2", "node4"], node_hostvars({"node3": rec}), scope=NODES, probes={"results": []})
     (f,) = res["findings"]
     assert (f["node"], f["reason"], f["task"]) == ("node3", "failed", "Check the RDMA ports")
     assert f["message"] == "node3: not verified: failed at task 'Check the RDMA ports': rdma: command not found"
@@ -332,12 +336,12 @@ def test_junit_shows_a_node_not_verified_as_a_failure(tmp_path):
 
 
 def test_the_action_reports_an_unreachable_switch_and_the_cabling_sees_it_unread():
-    hv = node_hostvars({"leaf1": {"switch_fabric_lldp": {"failed": False, "msg": "Authentication failed."}},
-                        "leaf2": {"switch_fabric_lldp": {"neighbors": {}}}})
+    hv = node_hostvars(
+        {"leaf1": {"switch_fabric_lldp": {"failed": False, "msg": "Authentication failed."}}, "leaf2": {"switch_fabric_lldp": {"neighbors": {}}}}
+    )
     for n in NODES:
         hv[n]["verify_fabric_cabling"] = {"skipped": True}
-    res = run_report(NODES, hv, scope=NODES, switches=["leaf1", "leaf2"], switch_scope=["leaf1", "leaf2"],
-                     switches_left=[])
+    res = run_report(NODES, hv, scope=NODES, switches=["leaf1", "leaf2"], switch_scope=["leaf1", "leaf2"], switches_left=[])
     sw = [x for x in res["findings"] if x["code"] == "SWITCH_UNREACHABLE"]
     assert [x["switch"] for x in sw] == ["leaf1"] and "Authentication failed." in sw[0]["message"]
     unverified = [x for x in res["findings"] if x["code"] == "CABLE_UNVERIFIED" and x.get("switch") == "leaf1"]
@@ -354,10 +358,18 @@ def test_a_scope_that_is_not_a_list_is_refused_naming_the_key(key):
 def test_a_cross_rail_test_keeps_the_servers_device():
     """The cross-rail round (client mlx5_0 into the server's mlx5_1) is stored, read back and named with both
     devices; a row written before server_device existed reads as same-rail."""
-    tests = [{"round": 3, "client": ["node1", "mlx5_0"], "server": ["node3", "mlx5_1"], "gbps": 120.0, "code": "RDMA_BW_LOW",
-              "client_error": None, "server_error": None},
-             {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 385.0, "code": None,
-              "client_error": None, "server_error": None}]
+    tests = [
+        {
+            "round": 3,
+            "client": ["node1", "mlx5_0"],
+            "server": ["node3", "mlx5_1"],
+            "gbps": 120.0,
+            "code": "RDMA_BW_LOW",
+            "client_error": None,
+            "server_error": None,
+        },
+        {"round": 0, "client": ["node1", "mlx5_0"], "server": ["node2", "mlx5_0"], "gbps": 385.0, "code": None, "client_error": None, "server_error": None},
+    ]
     rows = checks_rdma.rdma_rows(tests)
     assert rows[0][8] == "mlx5_1" and rows[1][8] is None
     check = {"threshold_gbps": 360.0, "test_fields": list(checks_rdma.RDMA_TEST_FIELDS), "tests": rows}
@@ -371,13 +383,13 @@ def test_a_cross_rail_test_keeps_the_servers_device():
 
 # ---------------------------------------------------------------- issue 35: attribution and the drain decision
 
+
 def test_the_report_attributes_and_decides_before_any_drain(tmp_path):
     """Two of four nodes unreachable with draining on: CONTROLLER_PATH, the breaker trips in the decision (the
     report only reads the state: nothing is written), DRAIN_BREAKER_TRIPPED names the reset."""
     state = tmp_path / "remediation" / "state.json"
     probes = {"results": [dict(UNREACHABLE, item="node3"), dict(UNREACHABLE, item="node4")]}
-    res = run_report(["node1", "node2"], node_hostvars(), scope=NODES, probes=probes,
-                     remediation={"enabled": True, "state_file": str(state), "fleet": 4})
+    res = run_report(["node1", "node2"], node_hostvars(), scope=NODES, probes=probes, remediation={"enabled": True, "state_file": str(state), "fleet": 4})
     codes = [f["code"] for f in res["findings"]]
     assert "CONTROLLER_PATH" in codes and "DRAIN_BREAKER_TRIPPED" in codes, codes
     rem = res["remediation"]

@@ -16,6 +16,7 @@ the contract is met by the commands each platform really prints and accepts:
 The per-platform files (tests/unit/switch/test_nvue.py, switch/test_sonic.py, switch/test_eos.py) assert
 each platform's exact commands; tests/unit/test_switch_faults.py every fault at every step.
 """
+
 import re
 
 import pytest
@@ -29,12 +30,17 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.window impo
 PLATFORMS = ("nvue", "sonic", "eos")
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
 # a command of each platform's push that the simulator can be made to reject (test_switch_faults.PUSH)
-PUSH = {"nvue": r"^nv set ", "sonic": r"^sudo (config interface|sonic-db-cli)",
-        "eos": r"^(qos map|interface |mtu |speed |qos trust|priority-flow-control|tx-queue|random-detect)"}
+PUSH = {
+    "nvue": r"^nv set ",
+    "sonic": r"^sudo (config interface|sonic-db-cli)",
+    "eos": r"^(qos map|interface |mtu |speed |qos trust|priority-flow-control|tx-queue|random-detect)",
+}
 # what changes each platform's configuration (or arms its rollback), in its own commands
-WRITES = {"nvue": r"^nv (set|unset|config (apply|detach))\b",
-          "sonic": r"^sudo (config (interface|checkpoint|save|rollback|pfcwd)|sonic-db-cli CONFIG_DB h(set|del)|systemd-run)\b",
-          "eos": r"^(configure session|commit timer|write memory)\b"}
+WRITES = {
+    "nvue": r"^nv (set|unset|config (apply|detach))\b",
+    "sonic": r"^sudo (config (interface|checkpoint|save|rollback|pfcwd)|sonic-db-cli CONFIG_DB h(set|del)|systemd-run)\b",
+    "eos": r"^(configure session|commit timer|write memory)\b",
+}
 # the window's phases, each one Driver method, in the order the window calls them
 PHASES = ("begin", "push", "commit", "confirm")
 
@@ -61,6 +67,7 @@ def phases(d, monkeypatch):
         def wrapped(*a, _name=name, _real=real, **kw):
             calls.append(_name)
             return _real(*a, **kw)
+
         monkeypatch.setattr(d, name, wrapped)
     return calls
 

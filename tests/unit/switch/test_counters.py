@@ -1,10 +1,15 @@
 """Unit tests for plugins/module_utils/switch/counters.py on published real outputs (tests/unit/fixtures/counters/SOURCES.md)."""
+
 import pytest
 
 from parser_fixtures import fixture
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
-    parse_eos_pfc_counters, parse_nvue_roce_counters, parse_sonic_pfc_counters, parse_sonic_queue_counters)
+    parse_eos_pfc_counters,
+    parse_nvue_roce_counters,
+    parse_sonic_pfc_counters,
+    parse_sonic_queue_counters,
+)
 
 
 def fx(name):
@@ -26,8 +31,7 @@ def test_sonic_pfc_counters_docs_indented():
 
 def test_sonic_pfc_counters_errors():
     with pytest.raises(ParseError, match="counters for 8 priorities"):
-        parse_sonic_pfc_counters("  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
-                                 "Ethernet0 1 2\n")
+        parse_sonic_pfc_counters("  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\nEthernet0 1 2\n")
     with pytest.raises(ParseError, match="before a 'Port Rx/Tx"):
         parse_sonic_pfc_counters("Ethernet0 1 2 3 4 5 6 7 8\n")
 
@@ -48,8 +52,7 @@ def test_nvue_errors():
 
 
 def test_eos_pfc_counters_eapi_revision3():
-    doc = {"interfaceCounters": {"Ethernet3/1/1": {"rxFrames": 1, "txFrames": 0},
-                                 "Ethernet3/2/1": {"rxFrames": 0, "txFrames": 2}}}
+    doc = {"interfaceCounters": {"Ethernet3/1/1": {"rxFrames": 1, "txFrames": 0}, "Ethernet3/2/1": {"rxFrames": 0, "txFrames": 2}}}
     assert parse_eos_pfc_counters(doc)["ports"]["Ethernet3/2/1"] == {"rx": 0, "tx": 2}
     with pytest.raises(ParseError, match="rxFrames/txFrames missing"):
         parse_eos_pfc_counters({"interfaceCounters": {"Ethernet1": {"rxFrames": 1}}})
@@ -76,12 +79,15 @@ def test_sonic_queue_counters_all_with_na():
     assert e0["UC0"]["drop_pkts"] is None and e0["UC1"]["drop_pkts"] == 100 and e0["UC1"]["trim_sent_pkts"] == 50
 
 
-@pytest.mark.parametrize("text, match", [
-    ("     Port    TxQ    Bogus/pkts\n", "line 1: .*no counter column this parser knows"),
-    ("Ethernet0    UC0     1\n", "before the 'Port TxQ"),
-    ("     Port    TxQ    Counter/pkts\nEthernet0    XX0     1\n", "is not a queue"),
-    ("     Port    TxQ    Counter/pkts\nEthernet0    UC0     1  2\n", "2 values for 1 columns"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("     Port    TxQ    Bogus/pkts\n", "line 1: .*no counter column this parser knows"),
+        ("Ethernet0    UC0     1\n", "before the 'Port TxQ"),
+        ("     Port    TxQ    Counter/pkts\nEthernet0    XX0     1\n", "is not a queue"),
+        ("     Port    TxQ    Counter/pkts\nEthernet0    UC0     1  2\n", "2 values for 1 columns"),
+    ],
+)
 def test_sonic_queue_counters_errors(text, match):
     with pytest.raises(ParseError, match=match):
         parse_sonic_queue_counters(text)
@@ -89,53 +95,67 @@ def test_sonic_queue_counters_errors(text, match):
 
 def test_sonic_interface_counters_of_a_namespace_and_their_rates():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_sonic_intf_counters
-    text = ("For namespace asic0:\n"
-            "      IFACE    STATE    RX_OK       RX_BPS    RX_UTIL    RX_ERR    RX_DRP    RX_OVR    TX_OK       TX_BPS"
-            "    TX_UTIL    TX_ERR    TX_DRP    TX_OVR\n"
-            "-----------  -------  -------  -----------  ---------  --------  --------  --------  -------  -----------"
-            "  ---------  --------  --------  --------\n"
-            "  Ethernet0        U       10  653.87 MB/s     12.77%         1         2         3       20   2.00 KB/s"
-            "      0.01%         4         5         6\n")
+
+    text = (
+        "For namespace asic0:\n"
+        "      IFACE    STATE    RX_OK       RX_BPS    RX_UTIL    RX_ERR    RX_DRP    RX_OVR    TX_OK       TX_BPS"
+        "    TX_UTIL    TX_ERR    TX_DRP    TX_OVR\n"
+        "-----------  -------  -------  -----------  ---------  --------  --------  --------  -------  -----------"
+        "  ---------  --------  --------  --------\n"
+        "  Ethernet0        U       10  653.87 MB/s     12.77%         1         2         3       20   2.00 KB/s"
+        "      0.01%         4         5         6\n"
+    )
     assert parse_sonic_intf_counters(text) == {
-        "ports": {"Ethernet0": {"state": "U", "RX_OK": 10, "RX_ERR": 1, "RX_DRP": 2, "RX_OVR": 3, "TX_OK": 20,
-                                "TX_ERR": 4, "TX_DRP": 5, "TX_OVR": 6}},
+        "ports": {"Ethernet0": {"state": "U", "RX_OK": 10, "RX_ERR": 1, "RX_DRP": 2, "RX_OVR": 3, "TX_OK": 20, "TX_ERR": 4, "TX_DRP": 5, "TX_OVR": 6}},
         "columns": ["RX_OK", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_ERR", "TX_DRP", "TX_OVR"],
-        "other_columns": ["RX_BPS", "RX_UTIL", "TX_BPS", "TX_UTIL"]}   # named, not read (issue 38)
+        "other_columns": ["RX_BPS", "RX_UTIL", "TX_BPS", "TX_UTIL"],
+    }  # named, not read (issue 38)
 
 
-@pytest.mark.parametrize("text,message", [
-    ("IFACE  STATE  RX_OK  TX_OK\n", "line 1: 'IFACE  STATE  RX_OK  TX_OK': no RX_ERR/TX_ERR column"),
-    ("Ethernet0  U  1\n", "line 1: 'Ethernet0  U  1' before the 'IFACE ...' header"),
-    ("Last cached time was 2024-01-01T00:00:00\n\n", "no 'IFACE ...' header"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("IFACE  STATE  RX_OK  TX_OK\n", "line 1: 'IFACE  STATE  RX_OK  TX_OK': no RX_ERR/TX_ERR column"),
+        ("Ethernet0  U  1\n", "line 1: 'Ethernet0  U  1' before the 'IFACE ...' header"),
+        ("Last cached time was 2024-01-01T00:00:00\n\n", "no 'IFACE ...' header"),
+    ],
+)
 def test_sonic_interface_counters_refusals_exact(text, message):
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_sonic_intf_counters
+
     with pytest.raises(ParseError) as err:
         parse_sonic_intf_counters(text)
     assert str(err.value) == f"show interfaces counters: {message}"
 
 
-@pytest.mark.parametrize("text,message", [
-    ("Error: The requested item does not exist.\n", "Error: The requested item does not exist."),
-    ("                     operational  applied\n-------------------  -----------  -------\nin-errors            x\n",
-     "in-errors: 'x' is not a counter"),
-    ("in-errors  0\n", "no table under a '----' rule"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("Error: The requested item does not exist.\n", "Error: The requested item does not exist."),
+        ("                     operational  applied\n-------------------  -----------  -------\nin-errors            x\n", "in-errors: 'x' is not a counter"),
+        ("in-errors  0\n", "no table under a '----' rule"),
+    ],
+)
 def test_nvue_link_stats_refusals_exact(text, message):
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_link_stats
+
     with pytest.raises(ParseError) as err:
         parse_nvue_link_stats(text)
     assert str(err.value) == f"nv show interface link stats: {message}"
 
 
 def test_switch_counter_parsers_blank_lines_none_and_eos_rows_without_frames():
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import (
-        parse_nvue_link_stats, parse_sonic_intf_counters)
-    text = ("                     operational  applied\n-------------------  -----------  -------\nin-errors            3\n"
-            "\nout-errors           4\n")
-    assert parse_nvue_link_stats(text) == {"stats": {"in-errors": 3, "out-errors": 4}, "in-errors": 3,
-                                           "in-drops": None, "out-errors": 4, "out-drops": None,
-                                           "carrier-transitions": None}
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_link_stats, parse_sonic_intf_counters
+
+    text = "                     operational  applied\n-------------------  -----------  -------\nin-errors            3\n\nout-errors           4\n"
+    assert parse_nvue_link_stats(text) == {
+        "stats": {"in-errors": 3, "out-errors": 4},
+        "in-errors": 3,
+        "in-drops": None,
+        "out-errors": 4,
+        "out-drops": None,
+        "carrier-transitions": None,
+    }
     with pytest.raises(ParseError) as err:
         parse_sonic_intf_counters(None)
     assert str(err.value) == "show interfaces counters: no output"

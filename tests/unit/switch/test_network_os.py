@@ -1,4 +1,5 @@
 """Switch connections by Ansible's conventions: ansible_network_os values, login checks, ssh_config_file."""
+
 import os
 
 import pytest
@@ -10,10 +11,19 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers imp
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import make_driver
 
 
-@pytest.mark.parametrize("value,platform", [
-    ("nvue", "nvue"), ("nvidia.nvue.nvue", "nvue"), ("cumulus", "nvue"), ("arista.eos.eos", "eos"),
-    ("EOS", "eos"), ("sonic", "sonic"), ("dellemc.enterprise_sonic.sonic", "sonic"),
-    ("dellemc.enterprise_sonic.enterprise_sonic", "sonic")])
+@pytest.mark.parametrize(
+    "value,platform",
+    [
+        ("nvue", "nvue"),
+        ("nvidia.nvue.nvue", "nvue"),
+        ("cumulus", "nvue"),
+        ("arista.eos.eos", "eos"),
+        ("EOS", "eos"),
+        ("sonic", "sonic"),
+        ("dellemc.enterprise_sonic.sonic", "sonic"),
+        ("dellemc.enterprise_sonic.enterprise_sonic", "sonic"),
+    ],
+)
 def test_network_os_values_map_to_a_platform(value, platform):
     assert platform_of("leaf1", value) == platform
 
@@ -25,9 +35,21 @@ def test_unknown_platform_names_the_switch_and_the_allowed(value):
 
 
 def params(**kw):
-    p = dict(name="leaf1", platform="arista.eos.eos", host="127.0.1.3", port=22, username="admin", password="pw",
-             private_key_file=None, known_hosts="~/.ssh/known_hosts", ssh_config_file=None, host_key_checking=True,
-             connect_timeout=15, command_timeout=60, profile="linerate")
+    p = dict(
+        name="leaf1",
+        platform="arista.eos.eos",
+        host="127.0.1.3",
+        port=22,
+        username="admin",
+        password="pw",
+        private_key_file=None,
+        known_hosts="~/.ssh/known_hosts",
+        ssh_config_file=None,
+        host_key_checking=True,
+        connect_timeout=15,
+        command_timeout=60,
+        profile="linerate",
+    )
     p.update(kw)
     return p
 
@@ -39,10 +61,13 @@ def test_make_driver_from_ansible_conventions(tmp_path):
     assert d.platform == "eos" and d.ssh_config_file == str(cfg) and d.host_key_checking is True
 
 
-@pytest.mark.parametrize("kw,msg", [
-    ({"username": ""}, "switch leaf1: no login name: set ansible_user"),
-    ({"password": None}, "switch leaf1: neither a password \\(ansible_password or switch_password\\)"),
-])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"username": ""}, "switch leaf1: no login name: set ansible_user"),
+        ({"password": None}, "switch leaf1: neither a password \\(ansible_password or switch_password\\)"),
+    ],
+)
 def test_missing_login_is_named(kw, msg):
     with pytest.raises(ValueError, match=msg):
         make_driver(params(**kw))
@@ -64,6 +89,7 @@ def test_ssh_config_file_reaches_netmiko(tmp_path):
     def open_connection(p):
         seen.update(p)
         raise OSError("stop here")
+
     d.open_connection = open_connection
     with pytest.raises(SwitchError, match="switch leaf1: unreachable at 127.0.1.3:22"):
         d.connect()
@@ -72,10 +98,11 @@ def test_ssh_config_file_reaches_netmiko(tmp_path):
 
 # ---------------------------------------------------------------- what netmiko is handed, and its errors
 
+
 class NoChannelConn:
     base_prompt = "leaf1"
 
-    def check_enable_mode(self):   # netmiko's: the login landed in privileged exec
+    def check_enable_mode(self):  # netmiko's: the login landed in privileged exec
         return True
 
     def disconnect(self):
@@ -84,6 +111,7 @@ class NoChannelConn:
 
 def driver(platform="eos", **kw):
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
+
     args = dict(host="10.0.0.7", port="2222", username="admin", password="pw", connect_timeout=7)
     args.update(kw)
     return driver_for(platform, "leaf1", **args)
@@ -97,24 +125,41 @@ def connect_with(d, conn=None, exc=None):
         if exc is not None:
             raise exc
         return conn or NoChannelConn()
+
     d.open_connection = open_connection
     d.connect()
     return seen
 
 
-@pytest.mark.parametrize("platform,device_type", [("nvue", "cumulus_linux"), ("sonic", "linux"),
-                                                  ("eos", "arista_eos")])
+@pytest.mark.parametrize("platform,device_type", [("nvue", "cumulus_linux"), ("sonic", "linux"), ("eos", "arista_eos")])
 def test_connect_hands_netmiko_exactly_these_arguments_key_and_known_hosts(tmp_path, platform, device_type):
     kh = tmp_path / "known_hosts"
     kh.write_text("")
     d = driver(platform, key_file="/keys/id_ed25519", known_hosts=str(kh), host_key_checking=True)
     seen = connect_with(d)
-    assert seen == [dict(device_type=device_type, host="10.0.0.7", port=2222, username="admin", password="pw",
-                         conn_timeout=7, auth_timeout=7, banner_timeout=7, read_timeout_override=None,
-                         allow_agent=False, use_keys=True, key_file="/keys/id_ed25519", ssh_strict=True,
-                         system_host_keys=False, alt_host_keys=True, alt_key_file=str(kh),
-                         fast_cli=True, session_log=None)]
-    connect_with(d)   # already connected: no second session
+    assert seen == [
+        dict(
+            device_type=device_type,
+            host="10.0.0.7",
+            port=2222,
+            username="admin",
+            password="pw",
+            conn_timeout=7,
+            auth_timeout=7,
+            banner_timeout=7,
+            read_timeout_override=None,
+            allow_agent=False,
+            use_keys=True,
+            key_file="/keys/id_ed25519",
+            ssh_strict=True,
+            system_host_keys=False,
+            alt_host_keys=True,
+            alt_key_file=str(kh),
+            fast_cli=True,
+            session_log=None,
+        )
+    ]
+    connect_with(d)  # already connected: no second session
     assert d.conn is not None
 
 
@@ -136,8 +181,7 @@ def test_missing_known_hosts_with_checking_is_refused_before_connecting(tmp_path
     d.open_connection = lambda p: pytest.fail("must not connect")
     with pytest.raises(SwitchError) as err:
         d.connect()
-    assert str(err.value) == (f"switch leaf1: known_hosts file {tmp_path / 'nope'} does not exist "
-                              "(host key checking is on)")
+    assert str(err.value) == (f"switch leaf1: known_hosts file {tmp_path / 'nope'} does not exist (host key checking is on)")
 
 
 def connect_error(exc, **kw):
@@ -150,6 +194,7 @@ def connect_error(exc, **kw):
 
 def test_connect_errors_are_named_authentication():
     from netmiko.exceptions import NetmikoAuthenticationException
+
     err = connect_error(NetmikoAuthenticationException("Authentication to device failed."))
     assert type(err) is SwitchError and err.switch == "leaf1"
     assert str(err) == "switch leaf1: authentication failed for user 'admin' at 10.0.0.7:2222"
@@ -158,8 +203,7 @@ def test_connect_errors_are_named_authentication():
 def test_connect_errors_are_named_host_key():
     err = connect_error(ValueError("Server '10.0.0.7' not found in known_hosts\n\n  last words here  \n"))
     assert type(err) is SwitchError
-    assert str(err) == ("switch leaf1: SSH host key of 10.0.0.7:2222 is not in the known_hosts file /kh "
-                        "(or does not match it): last words here")
+    assert str(err) == ("switch leaf1: SSH host key of 10.0.0.7:2222 is not in the known_hosts file /kh (or does not match it): last words here")
     err = connect_error(ValueError("first\nHost key for server 10.0.0.7 does not match!"))
     assert err.reason.endswith("(or does not match it): Host key for server 10.0.0.7 does not match!")
 
@@ -167,21 +211,20 @@ def test_connect_errors_are_named_host_key():
 def test_connect_errors_are_named_unreachable():
     from netmiko.exceptions import NetmikoTimeoutException
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Unreachable
+
     err = connect_error(NetmikoTimeoutException("TCP connection to device failed.\n\nCommon causes: ..."))
     assert type(err) is Unreachable
     assert str(err) == "switch leaf1: unreachable at 10.0.0.7:2222: TCP connection to device failed."
     err = connect_error(ConnectionRefusedError(111, "Connection refused"))
     assert type(err) is Unreachable
-    assert str(err) == "switch leaf1: unreachable at 10.0.0.7:2222: ConnectionRefusedError: [Errno 111] " \
-                       "Connection refused"
+    assert str(err) == "switch leaf1: unreachable at 10.0.0.7:2222: ConnectionRefusedError: [Errno 111] Connection refused"
     err = connect_error(OSError())
     assert err.reason == "unreachable at 10.0.0.7:2222: OSError: OSError"
 
 
 def test_switch_error_carries_its_fields():
     err = SwitchError("leaf1", "it broke", output="out", command="cmd", rolled_back=True, changed=True)
-    assert (err.switch, err.reason, err.output, err.command, err.rolled_back, err.changed) == (
-        "leaf1", "it broke", "out", "cmd", True, True)
+    assert (err.switch, err.reason, err.output, err.command, err.rolled_back, err.changed) == ("leaf1", "it broke", "out", "cmd", True, True)
     assert str(err) == "switch leaf1: it broke"
     plain = SwitchError("leaf1", "x")
     assert (plain.output, plain.command, plain.rolled_back, plain.changed) == (None, None, None, False)
@@ -214,14 +257,26 @@ def test_send_hands_netmiko_the_command_timeout_and_any_prompt():
     expect = r"leaf1(\([^)\n]*\))?[$>#]\s*$"
     assert conn.calls == [
         ("show version", {"read_timeout": 45, "expect_string": expect, "strip_prompt": True, "strip_command": True}),
-        ("show tech", {"read_timeout": 300, "expect_string": expect, "strip_prompt": True, "strip_command": True})]
+        ("show tech", {"read_timeout": 300, "expect_string": expect, "strip_prompt": True, "strip_command": True}),
+    ]
 
 
-@pytest.mark.parametrize("prompt,matches", [
-    ("leaf1#", True), ("leaf1>", True), ("leaf1$ ", True), ("leaf1(config-s-linerate_T1)#", True),
-    ("leaf1(config)# \n", True), ("leaf1", False), ("leaf1#x", False), ("leaf1(a\nb)#", False)])
+@pytest.mark.parametrize(
+    "prompt,matches",
+    [
+        ("leaf1#", True),
+        ("leaf1>", True),
+        ("leaf1$ ", True),
+        ("leaf1(config-s-linerate_T1)#", True),
+        ("leaf1(config)# \n", True),
+        ("leaf1", False),
+        ("leaf1#x", False),
+        ("leaf1(a\nb)#", False),
+    ],
+)
 def test_expect_string_is_any_prompt_of_this_switch(prompt, matches):
     import re
+
     d = driver()
     d.conn = FakeConn()
     assert bool(re.search(d.expect_string("x"), prompt)) is matches
@@ -229,6 +284,7 @@ def test_expect_string_is_any_prompt_of_this_switch(prompt, matches):
 
 def test_expect_string_escapes_the_prompt():
     import re
+
     d = driver()
     d.conn = FakeConn()
     d.conn.base_prompt = "sw.1"
@@ -238,21 +294,25 @@ def test_expect_string_escapes_the_prompt():
 def test_send_timeout_is_command_timeout_and_drops_the_session():
     from netmiko.exceptions import ReadTimeout
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import CommandTimeout
+
     d = driver(command_timeout=45)
     d.conn = conn = FakeConn(exc=ReadTimeout("Pattern not detected"))
     with pytest.raises(CommandTimeout) as err:
         d.send("show tech")
-    assert str(err.value) == ("switch leaf1: no answer within 45s (command_timeout) to 'show tech': "
-                              "the switch hung or is too slow")
+    assert str(err.value) == ("switch leaf1: no answer within 45s (command_timeout) to 'show tech': the switch hung or is too slow")
     assert err.value.command == "show tech" and d.conn is None and conn.disconnected
 
 
-@pytest.mark.parametrize("exc,tail", [
-    (OSError("Socket is closed\nmore"), "Socket is closed"),
-    (EOFError(), "EOFError"),
-])
+@pytest.mark.parametrize(
+    "exc,tail",
+    [
+        (OSError("Socket is closed\nmore"), "Socket is closed"),
+        (EOFError(), "EOFError"),
+    ],
+)
 def test_send_lost_session(exc, tail):
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SessionLost
+
     d = driver()
     d.conn = conn = FakeConn(exc=exc)
     with pytest.raises(SessionLost) as err:
@@ -264,12 +324,12 @@ def test_send_lost_session(exc, tail):
 def test_send_lost_session_paramiko_error_names_its_type():
     import paramiko
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SessionLost
+
     d = driver()
     d.conn = FakeConn(exc=paramiko.SSHException("No existing session"))
     with pytest.raises(SessionLost) as err:
         d.send("show version")
-    assert err.value.reason == "SSH session to 10.0.0.7:2222 lost during 'show version': SSHException: " \
-                               "No existing session"
+    assert err.value.reason == "SSH session to 10.0.0.7:2222 lost during 'show version': SSHException: No existing session"
     assert err.value.command == "show version" and d.conn is None
 
 
@@ -286,7 +346,7 @@ def test_close_drops_a_session_that_cannot_be_closed():
     d.conn = conn = FakeConn(disconnect_exc=OSError("Socket is closed"))
     d.close()
     assert d.conn is None and conn.disconnected
-    d.close()   # nothing to close
+    d.close()  # nothing to close
 
 
 def test_run_logs_and_checks_the_platform_error_patterns():
@@ -302,6 +362,7 @@ def test_run_logs_and_checks_the_platform_error_patterns():
 
 
 # ---------------------------------------------------------------- a closed channel is noticed at once
+
 
 class Transport:
     def __init__(self, active):
@@ -327,15 +388,18 @@ class ChanConn(NoChannelConn):
         return self.outs.pop(0)
 
 
-@pytest.mark.parametrize("chan,out,raises", [
-    (Chan(Transport(True)), "", False),
-    (Chan(Transport(True)), "prompt#", False),
-    (Chan(Transport(False), closed=True), "last bytes", False),
-    (Chan(Transport(True), closed=True), "", True),
-    (Chan(Transport(True), eof=True), "", True),
-    (Chan(Transport(False)), "", True),
-    (Chan(None), "", True),
-])
+@pytest.mark.parametrize(
+    "chan,out,raises",
+    [
+        (Chan(Transport(True)), "", False),
+        (Chan(Transport(True)), "prompt#", False),
+        (Chan(Transport(False), closed=True), "last bytes", False),
+        (Chan(Transport(True), closed=True), "", True),
+        (Chan(Transport(True), eof=True), "", True),
+        (Chan(Transport(False)), "", True),
+        (Chan(None), "", True),
+    ],
+)
 def test_connect_watches_the_channel(chan, out, raises):
     d = driver(host_key_checking=False)
     connect_with(d, conn=ChanConn(chan, [out]))
@@ -348,6 +412,7 @@ def test_connect_watches_the_channel(chan, out, raises):
 
 def test_a_connection_without_a_paramiko_channel_is_left_alone():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import _watch_channel
+
     conn = ChanConn(object(), [""])
     before = conn.read_channel
     _watch_channel(conn)
@@ -356,6 +421,7 @@ def test_a_connection_without_a_paramiko_channel_is_left_alone():
 
 # ---------------------------------------------------------------- the modules' connection arguments
 
+
 def run_info_module(monkeypatch, capsys, args):
     """switch_info's main() with module_common's driver construction recorded (the real make_driver)."""
     import json
@@ -363,6 +429,7 @@ def run_info_module(monkeypatch, capsys, args):
     from switch_testlib import make
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import module_common
     from ansible_collections.linerate.fabric.plugins.modules import switch_info
+
     seen = []
 
     def driver_for(platform, name, **kw):
@@ -371,6 +438,7 @@ def run_info_module(monkeypatch, capsys, args):
         d.close = lambda: None
         d.oper = lambda ports: {}
         return d
+
     monkeypatch.setattr(module_common, "driver_for", driver_for)
     with patch_module_args(args):
         with pytest.raises(SystemExit):
@@ -379,29 +447,71 @@ def run_info_module(monkeypatch, capsys, args):
 
 
 def test_connection_arguments_types_defaults_and_alias(monkeypatch, capsys):
-    res, seen = run_info_module(monkeypatch, capsys, {
-        "name": "leaf1", "network_os": "nvidia.nvue.nvue", "host": "10.0.0.7", "port": "2222",
-        "username": "admin", "password": "pw", "ssh_config_file": "~/ssh_cfg", "private_key_file": "~/.ssh/id",
-        "host_key_checking": "no", "connect_timeout": "5", "fabric_ports": [7, "swp2"]})
+    res, seen = run_info_module(
+        monkeypatch,
+        capsys,
+        {
+            "name": "leaf1",
+            "network_os": "nvidia.nvue.nvue",
+            "host": "10.0.0.7",
+            "port": "2222",
+            "username": "admin",
+            "password": "pw",
+            "ssh_config_file": "~/ssh_cfg",
+            "private_key_file": "~/.ssh/id",
+            "host_key_checking": "no",
+            "connect_timeout": "5",
+            "fabric_ports": [7, "swp2"],
+        },
+    )
     assert not res.get("failed"), res
-    assert seen == [dict(platform="nvue", name="leaf1", ssh_config_file=os.path.expanduser("~/ssh_cfg"),
-                         host="10.0.0.7", port=2222, username="admin", password="pw", secret=None,
-                         key_file=os.path.expanduser("~/.ssh/id"),
-                         known_hosts=os.path.expanduser("~/.ssh/known_hosts"), host_key_checking=False,
-                         connect_timeout=5, command_timeout=60, profile="linerate")]
-    assert res["ports_missing"] == ["7", "swp2"]   # elements=str: a YAML number is a port name
-    assert "'pw'" not in repr(res) and '"pw"' not in repr(res)   # no_log
+    assert seen == [
+        dict(
+            platform="nvue",
+            name="leaf1",
+            ssh_config_file=os.path.expanduser("~/ssh_cfg"),
+            host="10.0.0.7",
+            port=2222,
+            username="admin",
+            password="pw",
+            secret=None,
+            key_file=os.path.expanduser("~/.ssh/id"),
+            known_hosts=os.path.expanduser("~/.ssh/known_hosts"),
+            host_key_checking=False,
+            connect_timeout=5,
+            command_timeout=60,
+            profile="linerate",
+        )
+    ]
+    assert res["ports_missing"] == ["7", "swp2"]  # elements=str: a YAML number is a port name
+    assert "'pw'" not in repr(res) and '"pw"' not in repr(res)  # no_log
 
 
 def test_connection_argument_defaults(monkeypatch, capsys):
-    res, seen = run_info_module(monkeypatch, capsys, {
-        "name": "leaf1", "platform": "eos", "host": "10.0.0.7", "username": "admin", "password": "pw",
-        "profile": "rdma", "command_timeout": "90"})
+    res, seen = run_info_module(
+        monkeypatch,
+        capsys,
+        {"name": "leaf1", "platform": "eos", "host": "10.0.0.7", "username": "admin", "password": "pw", "profile": "rdma", "command_timeout": "90"},
+    )
     assert not res.get("failed"), res
-    assert seen == [dict(platform="eos", name="leaf1", ssh_config_file=None, host="10.0.0.7", port=22,
-                         username="admin", password="pw", secret=None, key_file=None,
-                         known_hosts=os.path.expanduser("~/.ssh/known_hosts"), host_key_checking=True,
-                         connect_timeout=15, command_timeout=90, profile="rdma")]
+    assert seen == [
+        dict(
+            platform="eos",
+            name="leaf1",
+            ssh_config_file=None,
+            host="10.0.0.7",
+            port=22,
+            username="admin",
+            password="pw",
+            secret=None,
+            key_file=None,
+            known_hosts=os.path.expanduser("~/.ssh/known_hosts"),
+            host_key_checking=True,
+            connect_timeout=15,
+            command_timeout=90,
+            profile="rdma",
+        )
+    ]
     assert res["ports_missing"] == [] and res["problems"] == []
 
 
@@ -415,28 +525,37 @@ def test_connection_arguments_required(monkeypatch, capsys, missing):
 
 def test_command_log_summarises_whole_configs_only():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import command_log
+
     d = driver()
-    d.log = [("show running-config", "a\nb\nc\n"), ("nv config show -o commands", "x"),
-             ("show runningconfiguration all", ""), ("cat /etc/sonic/config_db.json", "{\n}"),
-             ("show configuration sessions", "s1 pending")]
+    d.log = [
+        ("show running-config", "a\nb\nc\n"),
+        ("nv config show -o commands", "x"),
+        ("show runningconfiguration all", ""),
+        ("cat /etc/sonic/config_db.json", "{\n}"),
+        ("show configuration sessions", "s1 pending"),
+    ]
     assert command_log(d) == [
         {"command": "show running-config", "output": "<running configuration, 3 lines, not shown>"},
         {"command": "nv config show -o commands", "output": "<running configuration, 1 lines, not shown>"},
         {"command": "show runningconfiguration all", "output": "<running configuration, 0 lines, not shown>"},
         {"command": "cat /etc/sonic/config_db.json", "output": "<running configuration, 2 lines, not shown>"},
-        {"command": "show configuration sessions", "output": "s1 pending"}]
+        {"command": "show configuration sessions", "output": "s1 pending"},
+    ]
 
 
 def test_unknown_platform_message_is_exact():
     with pytest.raises(ValueError) as err:
         platform_of("leaf1", "junos")
-    assert str(err.value) == ("switch leaf1: unknown platform 'junos' (switch_platform or ansible_network_os; "
-                              "allowed: cumulus, enterprise_sonic, eos, nvue, sonic, also collection-qualified "
-                              "like arista.eos.eos)")
+    assert str(err.value) == (
+        "switch leaf1: unknown platform 'junos' (switch_platform or ansible_network_os; "
+        "allowed: cumulus, enterprise_sonic, eos, nvue, sonic, also collection-qualified "
+        "like arista.eos.eos)"
+    )
 
 
 def test_driver_for_builds_the_platform_class_or_names_the_switch():
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
+
     for platform in ("nvue", "sonic", "eos"):
         d = driver_for(platform, "leaf1", host="10.0.0.7", profile="rdma")
         assert (d.platform, d.name, d.host, d.profile) == (platform, "leaf1", "10.0.0.7", "rdma")

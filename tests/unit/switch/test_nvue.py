@@ -1,4 +1,5 @@
 """NVUE: parser, exact delta commands, idempotence, push and rollback paths."""
+
 import pytest
 
 from switch_testlib import fixture, make, render, sim_driver, unlocked
@@ -47,8 +48,7 @@ def test_parse_config_show_commands():
 
 
 def test_parse_skips_comments_and_the_trailing_apply():
-    assert nvue.parse_nvue_commands("# header\nnv set system hostname x\nnv config apply\n") == {
-        "system hostname": "x"}
+    assert nvue.parse_nvue_commands("# header\nnv set system hostname x\nnv config apply\n") == {"system hostname": "x"}
 
 
 def test_parse_rejects_non_config_output():
@@ -77,8 +77,7 @@ def test_idempotent_when_running_equals_intent():
     d, _ = make("nvue")
     text = render("nvue", PORTS)
     want = d.parse(text)
-    assert d.commands(want, d.parse(fixture("nvue_config_show_commands.txt") + text),
-                      d.managed_scope(want, PORTS)) == []
+    assert d.commands(want, d.parse(fixture("nvue_config_show_commands.txt") + text), d.managed_scope(want, PORTS)) == []
 
 
 def test_oper_parsers():
@@ -103,29 +102,38 @@ def test_check_mode_only_reads():
     d, fake = make("nvue", answers={"nv config show -o commands": fixture("nvue_config_show_commands.txt")})
     res = run_apply(d, render("nvue", PORTS), ports=PORTS, check_mode=True)
     # reads only: the running config, and the window lock (reported, never taken)
-    assert fake.sent == ["nv config show -o commands", "cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c "
-                         "lock-mtime=%Y /var/lock/linerate.lock 2>/dev/null ; date +switch-now=%s"]
+    assert fake.sent == [
+        "nv config show -o commands",
+        "cat /var/lock/linerate.lock/holder 2>/dev/null ; stat -c lock-mtime=%Y /var/lock/linerate.lock 2>/dev/null ; date +switch-now=%s",
+    ]
     assert res["changed"] is True and res["commands"] == EXPECTED
     assert "+nv set" not in res["diff"]["before"] and "link mtu 9216" in res["diff"]["after"]
 
 
 def test_rejected_set_detaches_pending_revision(tmp_path):
     running = fixture("nvue_config_show_commands.txt")
-    d, fake = make("nvue", answers={
-        "nv config show -o commands": running,
-        "nv config revision": fixture("nvue_revision.txt"),
-        "nv set interface swp1 link speed 400G": "Error: '400G' is not a valid value for 'speed'",
-    })
+    d, fake = make(
+        "nvue",
+        answers={
+            "nv config show -o commands": running,
+            "nv config revision": fixture("nvue_revision.txt"),
+            "nv set interface swp1 link speed 400G": "Error: '400G' is not a valid value for 'speed'",
+        },
+    )
     with pytest.raises(SwitchError) as err:
         run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), stamp="T1")
     assert "switch sw: push failed: rejected command 'nv set interface swp1 link speed 400G'" in str(err.value)
     assert err.value.rolled_back is True and err.value.changed is False
     sent = unlocked(fake.sent)
-    assert sent[:5] == ["nv config show -o commands", "nv config diff", "nv config revision",
-                        "nv config revision", "nv config show -o commands"]   # begin, then the re-read
+    assert sent[:5] == [
+        "nv config show -o commands",
+        "nv config diff",
+        "nv config revision",
+        "nv config revision",
+        "nv config show -o commands",
+    ]  # begin, then the re-read
     i = sent.index("nv set interface swp1 link speed 400G")
-    assert sent[i + 1:] == ["nv config detach", "nv config show -o commands", "nv config diff",
-                            "nv config revision"]
+    assert sent[i + 1 :] == ["nv config detach", "nv config show -o commands", "nv config diff", "nv config revision"]
     assert not any(c.startswith("nv config apply") for c in fake.sent)
     backup = tmp_path / "sw" / "T1.nvue.cfg"
     assert backup.read_text() == running and oct(backup.stat().st_mode & 0o777) == "0o600"
@@ -134,24 +142,26 @@ def test_rejected_set_detaches_pending_revision(tmp_path):
 def test_failed_post_check_reapplies_previous_revision(tmp_path):
     running = fixture("nvue_config_show_commands.txt")
     after = running + render("nvue", PORTS)
-    d, fake = make("nvue", answers={
-        "nv config show -o commands": [running, running, after, running],
-        # the pending check, begin, then the undo (rev 3 is ours, awaiting confirmation), the verification
-        "nv config revision": [fixture("nvue_revision.txt")] * 2 + [
-            fixture("nvue_revision.txt") + "3  confirm_pending\n",
-            fixture("nvue_revision.txt").replace("2                     applied_and_saved", "2  applied")
-            + "3  rolled_back\n4  applied_and_saved\n"],
-        "nv show interface": fixture("nvue_show_interface.txt"),   # swp2 is down
-        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
-        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_on.txt"),
-        **LOSSLESS_ON,
-        "nv config apply --confirm 2 -y": "applied [rev_id: 3]",
-    })
+    d, fake = make(
+        "nvue",
+        answers={
+            "nv config show -o commands": [running, running, after, running],
+            # the pending check, begin, then the undo (rev 3 is ours, awaiting confirmation), the verification
+            "nv config revision": [fixture("nvue_revision.txt")] * 2
+            + [
+                fixture("nvue_revision.txt") + "3  confirm_pending\n",
+                fixture("nvue_revision.txt").replace("2                     applied_and_saved", "2  applied") + "3  rolled_back\n4  applied_and_saved\n",
+            ],
+            "nv show interface": fixture("nvue_show_interface.txt"),  # swp2 is down
+            "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+            "nv show interface swp2 qos roce status": fixture("nvue_roce_status_on.txt"),
+            **LOSSLESS_ON,
+            "nv config apply --confirm 2 -y": "applied [rev_id: 3]",
+        },
+    )
     with pytest.raises(SwitchError) as err:
-        run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), confirm_timeout=120,
-                  want_pfc=[3], want_ecn=True, stamp="T2")
-    assert "switch sw: post-check failed: swp2: link is down; rolled back: the running config is " \
-           "byte-identical" in str(err.value)
+        run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path), confirm_timeout=120, want_pfc=[3], want_ecn=True, stamp="T2")
+    assert "switch sw: post-check failed: swp2: link is down; rolled back: the running config is byte-identical" in str(err.value)
     assert "nv config apply --confirm 2 -y" in fake.sent
     assert "nv config apply 2 -y" in fake.sent and "nv config apply --confirm-yes" not in fake.sent
     assert err.value.rolled_back is True
@@ -160,8 +170,7 @@ def test_failed_post_check_reapplies_previous_revision(tmp_path):
 def test_apply_then_second_run_is_idempotent_on_the_simulator(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
     d, sim = sim_driver(tmp_path, "nvue", PORTS)
-    res = run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"),
-                    want_pfc=[3], want_ecn=True)
+    res = run_apply(d, render("nvue", PORTS), ports=PORTS, backup_dir=str(tmp_path / "b"), want_pfc=[3], want_ecn=True)
     assert res["changed"] and "nv config apply --confirm-yes" in sim.sent
     assert not any(c.startswith("nv config confirm") for c in sim.sent)
     assert sim.sw.confirm is None and sim.sw.pending is None
@@ -172,12 +181,16 @@ def test_apply_then_second_run_is_idempotent_on_the_simulator(tmp_path, monkeypa
 
 # ---------------------------------------------------------------- parser messages
 
-@pytest.mark.parametrize("text,message", [
-    ("nv unset system hostname", "nvue: not an 'nv set' line: 'nv unset system hostname'"),
-    ("hello", "nvue: unexpected output line: 'hello'"),
-    ('nv set system hostname "x', "nvue: No closing quotation: 'nv set system hostname \"x'"),
-    ("nv set system", "nvue: 'nv set' line without a value: 'nv set system'"),
-])
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("nv unset system hostname", "nvue: not an 'nv set' line: 'nv unset system hostname'"),
+        ("hello", "nvue: unexpected output line: 'hello'"),
+        ('nv set system hostname "x', "nvue: No closing quotation: 'nv set system hostname \"x'"),
+        ("nv set system", "nvue: 'nv set' line without a value: 'nv set system'"),
+    ],
+)
 def test_parse_errors_name_the_line(text, message):
     with pytest.raises(nvue.ParseError) as err:
         nvue.parse_nvue_commands(text)
@@ -185,8 +198,7 @@ def test_parse_errors_name_the_line(text, message):
 
 
 def test_parse_quoted_values_and_driver_wraps_errors():
-    assert nvue.parse_nvue_commands("  nv set interface swp1 description 'a b'  \n") == {
-        "interface swp1 description": "a b"}
+    assert nvue.parse_nvue_commands("  nv set interface swp1 description 'a b'  \n") == {"interface swp1 description": "a b"}
     d, _ = make("nvue", "leaf3")
     with pytest.raises(SwitchError) as err:
         d.parse("hello")
@@ -196,34 +208,49 @@ def test_parse_quoted_values_and_driver_wraps_errors():
 def test_commands_quote_what_the_shell_would_split():
     d, _ = make("nvue")
     want = {"interface swp1 description": "a b", "qos pfc linerate switch-priority": "3,4"}
-    assert d.commands(want, {}, lambda k: True) == [
-        "nv set interface swp1 description 'a b'", "nv set qos pfc linerate switch-priority 3,4"]
+    assert d.commands(want, {}, lambda k: True) == ["nv set interface swp1 description 'a b'", "nv set qos pfc linerate switch-priority 3,4"]
     assert d.view(want, lambda k: k.startswith("interface")) == "nv set interface swp1 description 'a b'\n"
     assert d.out_of_scope(want, lambda k: k.startswith("qos"), []) == ["nv set interface swp1 description 'a b'"]
 
 
 def test_scope_is_the_profile_and_the_fabric_ports():
     scope = nvue.nvue_scope("linerate", ["swp1"])
-    inside = ["qos pfc linerate switch-priority", "qos mapping linerate trust", "qos congestion-control linerate",
-              "interface swp1 link mtu", "interface swp1 link speed", "interface swp1 qos pfc profile"]
-    outside = ["qos pfc other switch-priority", "qos pfc linerate2 x", "qos roce mode", "interface swp2 link mtu",
-               "interface swp1 link mtu2", "interface swp1 description", "system hostname"]
+    inside = [
+        "qos pfc linerate switch-priority",
+        "qos mapping linerate trust",
+        "qos congestion-control linerate",
+        "interface swp1 link mtu",
+        "interface swp1 link speed",
+        "interface swp1 qos pfc profile",
+    ]
+    outside = [
+        "qos pfc other switch-priority",
+        "qos pfc linerate2 x",
+        "qos roce mode",
+        "interface swp2 link mtu",
+        "interface swp1 link mtu2",
+        "interface swp1 description",
+        "system hostname",
+    ]
     assert [scope(k) for k in inside] == [True] * len(inside)
     assert [scope(k) for k in outside] == [False] * len(outside)
 
 
-HEADER = ("  Interface  MTU    Speed  State  Remote Host  Remote Port  Type  Summary\n"
-          "  ---------  -----  -----  -----  -----------  -----------  ----  -------------------------\n")
+HEADER = (
+    "  Interface  MTU    Speed  State  Remote Host  Remote Port  Type  Summary\n"
+    "  ---------  -----  -----  -----  -----------  -----------  ----  -------------------------\n"
+)
 
 
 def test_show_interface_repeated_rows_of_one_interface_are_its_summary_lines():
-    text = HEADER + ("+ eth0       1500   1G     up                               eth   IP Address: 10.0.0.1/24\n"
-                     "+ eth0                                                            IP Address: fe80::1/64\n"
-                     "\n"
-                     "+ swp1       9216   400G   down   node1        mlx5_0       swp\n"
-                     "                                                                  continued summary\n")
-    assert nvue_show.parse_interface_summary(text) == {
-        "eth0": {"up": True, "mtu": 1500, "speed": "1G"}, "swp1": {"up": False, "mtu": 9216, "speed": "400G"}}
+    text = HEADER + (
+        "+ eth0       1500   1G     up                               eth   IP Address: 10.0.0.1/24\n"
+        "+ eth0                                                            IP Address: fe80::1/64\n"
+        "\n"
+        "+ swp1       9216   400G   down   node1        mlx5_0       swp\n"
+        "                                                                  continued summary\n"
+    )
+    assert nvue_show.parse_interface_summary(text) == {"eth0": {"up": True, "mtu": 1500, "speed": "1G"}, "swp1": {"up": False, "mtu": 9216, "speed": "400G"}}
 
 
 def test_show_interface_real_cl5x_blank_speed_and_wrapped_summary():
@@ -232,15 +259,20 @@ def test_show_interface_real_cl5x_blank_speed_and_wrapped_summary():
     assert res["eth0"] == {"up": True, "mtu": 1500, "speed": "1G"}
 
 
-@pytest.mark.parametrize("rows,message", [
-    ("+ swp9                                                            only a summary\n",
-     "nvue: line 3: no State for 'swp9': '+ swp9                                                            "
-     "only a summary'"),
-    ("+ swp1       9216   400G   up x   node1        mlx5_0       swp\n",
-     "nvue: line 3: no State for 'swp1': '+ swp1       9216   400G   up x   node1        mlx5_0       swp'"),
-    ("+ swp1       9216   400G   upper_state node1\n",
-     "nvue: line 3 does not fit the header's columns: '+ swp1       9216   400G   upper_state node1'"),
-])
+@pytest.mark.parametrize(
+    "rows,message",
+    [
+        (
+            "+ swp9                                                            only a summary\n",
+            "nvue: line 3: no State for 'swp9': '+ swp9                                                            only a summary'",
+        ),
+        (
+            "+ swp1       9216   400G   up x   node1        mlx5_0       swp\n",
+            "nvue: line 3: no State for 'swp1': '+ swp1       9216   400G   up x   node1        mlx5_0       swp'",
+        ),
+        ("+ swp1       9216   400G   upper_state node1\n", "nvue: line 3 does not fit the header's columns: '+ swp1       9216   400G   upper_state node1'"),
+    ],
+)
 def test_show_interface_bad_rows_are_named(rows, message):
     with pytest.raises(nvue.ParseError) as err:
         nvue_show.parse_interface_summary(HEADER + rows)
@@ -252,18 +284,20 @@ def test_show_interface_without_a_rule_counts_lines_from_the_header():
     with pytest.raises(nvue.ParseError) as err:
         nvue_show.parse_interface_summary(text)
     assert str(err.value) == "nvue: line 3: no State for 'swp2': 'swp2'"
-    assert nvue_show.parse_interface_summary(text.replace("swp2\n", "")) == {
-        "swp1": {"up": True, "mtu": 9216, "speed": ""}}
+    assert nvue_show.parse_interface_summary(text.replace("swp2\n", "")) == {"swp1": {"up": True, "mtu": 9216, "speed": ""}}
 
 
-@pytest.mark.parametrize("text,message", [
-    ("Error: The requested item does not exist.\nmore", "nvue: Error: The requested item does not exist."),
-    ("swp1 up\n", "nvue: nv show interface: no 'Interface ... State' header line"),
-    ("Interface  MTU\n", "nvue: nv show interface: no 'Interface ... State' header line"),
-    ('{"swp1": {"link": {}}}', "nvue: nv show interface -o json: 'swp1' has no link state"),
-    ('{"swp1": 3}', "nvue: nv show interface -o json: 'swp1' has no link object"),
-    ('{"swp1": ', "nvue: nv show interface -o json: invalid JSON: Expecting value: line 1 column 9 (char 8)"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("Error: The requested item does not exist.\nmore", "nvue: Error: The requested item does not exist."),
+        ("swp1 up\n", "nvue: nv show interface: no 'Interface ... State' header line"),
+        ("Interface  MTU\n", "nvue: nv show interface: no 'Interface ... State' header line"),
+        ('{"swp1": {"link": {}}}', "nvue: nv show interface -o json: 'swp1' has no link state"),
+        ('{"swp1": 3}', "nvue: nv show interface -o json: 'swp1' has no link object"),
+        ('{"swp1": ', "nvue: nv show interface -o json: invalid JSON: Expecting value: line 1 column 9 (char 8)"),
+    ],
+)
 def test_show_interface_errors(text, message):
     with pytest.raises(nvue.ParseError) as err:
         nvue_show.parse_interface_summary(text)
@@ -272,16 +306,19 @@ def test_show_interface_errors(text, message):
 
 def test_show_interface_json():
     assert nvue_show.parse_interface_summary(
-        '{"swp1": {"link": {"oper-status": {"up": {}}, "mtu": 9216, "speed": "400G"}},'
-        ' "swp2": {"link": {"state": "down", "mtu": "x"}}}') == {
-        "swp1": {"up": True, "mtu": 9216, "speed": "400G"}, "swp2": {"up": False, "mtu": None, "speed": ""}}
+        '{"swp1": {"link": {"oper-status": {"up": {}}, "mtu": 9216, "speed": "400G"}}, "swp2": {"link": {"state": "down", "mtu": "x"}}}'
+    ) == {"swp1": {"up": True, "mtu": 9216, "speed": "400G"}, "swp2": {"up": False, "mtu": None, "speed": ""}}
 
 
 def test_roce_status_whole_result_and_errors():
     assert nvue_show.parse_roce_status(fixture("nvue_roce_status_on.txt")) == {
-        "pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB", "max_threshold": "1.46 MB"}
-    assert nvue_show.parse_roce_status("") == {"pfc": [], "trust": "", "ecn": False, "min_threshold": "",
-                                          "max_threshold": ""}
+        "pfc": [3],
+        "trust": "dscp",
+        "ecn": True,
+        "min_threshold": "150.00 KB",
+        "max_threshold": "1.46 MB",
+    }
+    assert nvue_show.parse_roce_status("") == {"pfc": [], "trust": "", "ecn": False, "min_threshold": "", "max_threshold": ""}
     with pytest.raises(nvue.ParseError) as err:
         nvue_show.parse_roce_status("Error: The requested item does not exist.\n")
     assert str(err.value) == "nvue: Error: The requested item does not exist."
@@ -301,17 +338,12 @@ def test_revisions_rows_with_only_id_and_state():
 
 # ---------------------------------------------------------------- pending state and the revision steps
 
-REVS = ("Rev ID  State\n"
-        "1       applied_and_saved\n"
-        "2       applied\n"
-        "3       rolled_back\n")
+REVS = "Rev ID  State\n1       applied_and_saved\n2       applied\n3       rolled_back\n"
 
 
 def test_pending_names_the_diff_and_each_revision_awaiting_confirmation():
-    d, fake = make("nvue", answers={"nv config diff": "  - set: x\n",
-                                    "nv config revision": REVS + "4  confirm_pending\n5  confirm_pending\n"})
-    assert d.pending() == ["pending NVUE revision:\n- set: x",
-                           "applied revision(s) awaiting confirmation: 4, 5"]
+    d, fake = make("nvue", answers={"nv config diff": "  - set: x\n", "nv config revision": REVS + "4  confirm_pending\n5  confirm_pending\n"})
+    assert d.pending() == ["pending NVUE revision:\n- set: x", "applied revision(s) awaiting confirmation: 4, 5"]
     assert fake.sent == ["nv config diff", "nv config revision"]
     d, _ = make("nvue", answers={"nv config revision": REVS})
     assert d.pending() == []
@@ -331,21 +363,24 @@ def test_rollback_without_an_earlier_revision_is_refused():
     with pytest.raises(SwitchError) as err:
         d.rollback()
     assert str(err.value) == "switch leaf3: no earlier applied revision to roll back to"
-    d.undo()   # begin found nothing applied: only the pending revision is discarded
+    d.undo()  # begin found nothing applied: only the pending revision is discarded
     assert fake.sent == ["nv config revision", "nv config detach"]
 
 
 def test_commit_confirm_and_abort_commands():
-    d, fake = make("nvue", answers={"nv config detach": "Error: nothing to detach",
-                                    "nv config apply --confirm 3 -y": "applied [rev_id: 4]",
-                                    "nv config revision": [REVS + "4  confirm_pending\n",
-                                                           REVS + "4  applied_and_saved\n"]})
+    d, fake = make(
+        "nvue",
+        answers={
+            "nv config detach": "Error: nothing to detach",
+            "nv config apply --confirm 3 -y": "applied [rev_id: 4]",
+            "nv config revision": [REVS + "4  confirm_pending\n", REVS + "4  applied_and_saved\n"],
+        },
+    )
     d.commit(125.7)
     d.confirm()
-    d.abort()   # never fails: the pending revision may already be gone
+    d.abort()  # never fails: the pending revision may already be gone
     # the reference has no `nv config confirm`: the timer is in minutes, the wait ends through apply
-    assert fake.sent == ["nv config apply --confirm 3 -y", "nv config revision", "nv config apply --confirm-yes",
-                         "nv config revision", "nv config detach"]
+    assert fake.sent == ["nv config apply --confirm 3 -y", "nv config revision", "nv config apply --confirm-yes", "nv config revision", "nv config detach"]
 
 
 @pytest.mark.parametrize("seconds,minutes", [(1, 1), (59, 1), (60, 1), (61, 2), (300, 5), (3600, 60)])
@@ -360,8 +395,7 @@ def test_a_confirm_timer_that_is_not_positive_is_refused(seconds):
 
 
 def test_confirm_refuses_a_revision_that_is_not_the_windows_own():
-    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
-                                    "nv config revision": REVS + "9  confirm_pending\n"})
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]", "nv config revision": REVS + "9  confirm_pending\n"})
     d.commit(300)
     with pytest.raises(SwitchError, match=r"awaiting confirmation \(9\) are not this window's revision 4"):
         d.confirm()
@@ -369,8 +403,7 @@ def test_confirm_refuses_a_revision_that_is_not_the_windows_own():
 
 
 def test_confirm_fails_when_the_timer_already_rolled_back():
-    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
-                                    "nv config revision": REVS + "4  rolled_back\n"})
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]", "nv config revision": REVS + "4  rolled_back\n"})
     d.commit(300)
     with pytest.raises(SwitchError, match="nothing awaits confirmation"):
         d.confirm()
@@ -378,8 +411,7 @@ def test_confirm_fails_when_the_timer_already_rolled_back():
 
 
 def test_confirm_fails_when_the_revision_still_awaits_confirmation_after_it():
-    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]",
-                                    "nv config revision": REVS + "4  confirm_pending\n"})
+    d, fake = make("nvue", answers={"nv config apply --confirm 5 -y": "applied [rev_id: 4]", "nv config revision": REVS + "4  confirm_pending\n"})
     d.commit(300)
     with pytest.raises(SwitchError, match="did not confirm: revision\\(s\\) 4 still await"):
         d.confirm()
@@ -396,29 +428,32 @@ def test_the_simulator_refuses_the_invented_confirm_verb_and_reads_bare_timers_a
     assert sw.confirm is not None
     status = sw.execute({"user": "cumulus"}, "nv config apply --confirm-status")
     assert "awaits confirmation" in status
-    assert 290 < int(status.split(": ")[-1].split()[0]) <= 300   # a bare 5 is five minutes, not five seconds
+    assert 290 < int(status.split(": ")[-1].split()[0]) <= 300  # a bare 5 is five minutes, not five seconds
     assert sw.execute({"user": "cumulus"}, "nv config apply --confirm-yes").startswith("applied [rev_id:")
     assert sw.confirm is None
     assert sw.execute({"user": "cumulus"}, "nv config apply --confirm-yes").startswith("Error:")
     assert sw.execute({"user": "cumulus"}, "nv config apply --bogus").startswith("Error: Invalid option")
 
 
-@pytest.mark.parametrize("revs,committed,applied,sent", [
-    # not applied: only our own pending revision (our nv set lines) is detached
-    (REVS, False, None, ["nv config detach"]),
-    # the apply was sent but never reached the switch (no new revision): still our pending revision
-    (REVS, True, None, ["nv config revision", "nv config detach"]),
-    # our revision (the rev id our apply printed) awaits confirmation, or is applied: re-apply the one before
-    (REVS + "4  confirm_pending\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
-    (REVS + "4  applied_and_saved\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
-    # the apply's answer was lost: the one revision that appeared since begin is ours
-    (REVS + "4  confirm_pending\n", True, None, ["nv config revision", "nv config apply 2 -y"]),
-    # another administrator's revision awaits confirmation, or two appeared: neither is touched
-    (REVS + "4  applied\n5  confirm_pending\n", True, "4", ["nv config revision"]),
-    (REVS + "4  applied\n5  applied_and_saved\n", True, None, ["nv config revision"]),
-    # ours already rolled back by the timer (a newer applied revision is not ours): nothing to do
-    (REVS + "4  rolled_back\n5  applied_and_saved\n", True, "4", ["nv config revision"]),
-])
+@pytest.mark.parametrize(
+    "revs,committed,applied,sent",
+    [
+        # not applied: only our own pending revision (our nv set lines) is detached
+        (REVS, False, None, ["nv config detach"]),
+        # the apply was sent but never reached the switch (no new revision): still our pending revision
+        (REVS, True, None, ["nv config revision", "nv config detach"]),
+        # our revision (the rev id our apply printed) awaits confirmation, or is applied: re-apply the one before
+        (REVS + "4  confirm_pending\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
+        (REVS + "4  applied_and_saved\n", True, "4", ["nv config revision", "nv config apply 2 -y"]),
+        # the apply's answer was lost: the one revision that appeared since begin is ours
+        (REVS + "4  confirm_pending\n", True, None, ["nv config revision", "nv config apply 2 -y"]),
+        # another administrator's revision awaits confirmation, or two appeared: neither is touched
+        (REVS + "4  applied\n5  confirm_pending\n", True, "4", ["nv config revision"]),
+        (REVS + "4  applied\n5  applied_and_saved\n", True, None, ["nv config revision"]),
+        # ours already rolled back by the timer (a newer applied revision is not ours): nothing to do
+        (REVS + "4  rolled_back\n5  applied_and_saved\n", True, "4", ["nv config revision"]),
+    ],
+)
 def test_undo_touches_only_this_windows_revision(revs, committed, applied, sent):
     d, fake = make("nvue", answers={"nv config revision": [REVS, revs]})
     d.begin("T1")
@@ -429,19 +464,15 @@ def test_undo_touches_only_this_windows_revision(revs, committed, applied, sent)
 
 
 def test_clear_pending_detaches_and_confirms_a_revision_that_is_the_backup():
-    answers = {"nv config diff": "- x", "nv config show -o commands": "backup",
-               "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"}
+    answers = {"nv config diff": "- x", "nv config show -o commands": "backup", "nv config revision": REVS + "4  confirm_pending\n7  confirm_pending\n"}
     d, fake = make("nvue", answers=dict(answers))
     # no stale linerate window was broken by this run: the pending revisions are someone else's, left alone
     assert d.clear_pending("backup") == [] and fake.sent == []
     d, fake = make("nvue", answers=answers)
-    d.stale_window = object()   # this run broke a dead window's lock: what is pending is that window's
-    assert d.clear_pending("backup") == ["nv config detach (discarded a pending revision)",
-                                         "nv config apply --confirm-yes (revision 7 already is the backup)"]
-    assert fake.sent == ["nv config diff", "nv config detach", "nv config revision",
-                         "nv config show -o commands", "nv config apply --confirm-yes"]
-    d, fake = make("nvue", answers={"nv config show -o commands": "other",
-                                    "nv config revision": REVS + "4  confirm_pending\n"})
+    d.stale_window = object()  # this run broke a dead window's lock: what is pending is that window's
+    assert d.clear_pending("backup") == ["nv config detach (discarded a pending revision)", "nv config apply --confirm-yes (revision 7 already is the backup)"]
+    assert fake.sent == ["nv config diff", "nv config detach", "nv config revision", "nv config show -o commands", "nv config apply --confirm-yes"]
+    d, fake = make("nvue", answers={"nv config show -o commands": "other", "nv config revision": REVS + "4  confirm_pending\n"})
     d.stale_window = object()
     assert d.clear_pending("backup") == []
     assert fake.sent == ["nv config diff", "nv config revision", "nv config show -o commands"]
@@ -454,67 +485,92 @@ LOSSLESS_ON = {
     "nv show interface swp1 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
     "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossless.json"),
     "nv show interface swp1 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json"),
-    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json")}
-LOSSLESS_SWP2_OFF = dict(LOSSLESS_ON, **{
-    "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossy.json"),
-    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_off.json")})
+    "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_on.json"),
+}
+LOSSLESS_SWP2_OFF = dict(
+    LOSSLESS_ON,
+    **{
+        "nv show interface swp2 qos buffer ingress-priority-group -o json": fixture("nvue_buffer_pg_lossy.json"),
+        "nv show interface swp2 qos pfc-watchdog -o json": fixture("nvue_pfc_watchdog_off.json"),
+    },
+)
 
 
 def test_oper_skips_ports_the_switch_does_not_have():
-    d, fake = make("nvue", answers={"nv show interface": fixture("nvue_show_interface.txt"),
-                                    "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
-                                    "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
-                                    **LOSSLESS_SWP2_OFF})
+    d, fake = make(
+        "nvue",
+        answers={
+            "nv show interface": fixture("nvue_show_interface.txt"),
+            "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+            "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+            **LOSSLESS_SWP2_OFF,
+        },
+    )
     res = d.oper(["swp9", "swp1", "swp2"])
     assert res == {
-        "swp1": {"pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB",
-                 "max_threshold": "1.46 MB", "up": True, "headroom": [3], "pfcwd": [3]},
-        "swp2": dict(nvue_show.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False, headroom=[], pfcwd=[])}
-    assert fake.sent == ["nv show interface", "nv show interface swp1 qos roce status",
-                         "nv show interface swp1 qos buffer ingress-priority-group -o json",
-                         "nv show interface swp1 qos pfc-watchdog -o json",
-                         "nv show interface swp2 qos roce status",
-                         "nv show interface swp2 qos buffer ingress-priority-group -o json",
-                         "nv show interface swp2 qos pfc-watchdog -o json"]
+        "swp1": {"pfc": [3], "trust": "dscp", "ecn": True, "min_threshold": "150.00 KB", "max_threshold": "1.46 MB", "up": True, "headroom": [3], "pfcwd": [3]},
+        "swp2": dict(nvue_show.parse_roce_status(fixture("nvue_roce_status_off.txt")), up=False, headroom=[], pfcwd=[]),
+    }
+    assert fake.sent == [
+        "nv show interface",
+        "nv show interface swp1 qos roce status",
+        "nv show interface swp1 qos buffer ingress-priority-group -o json",
+        "nv show interface swp1 qos pfc-watchdog -o json",
+        "nv show interface swp2 qos roce status",
+        "nv show interface swp2 qos buffer ingress-priority-group -o json",
+        "nv show interface swp2 qos pfc-watchdog -o json",
+    ]
 
 
 # ---------------------------------------------------------------- counters on ports the switch lacks
 
+
 def counter_fixture(name):
     from parser_fixtures import fixture as source_fixture
+
     return source_fixture("counters", name)
 
 
 def test_qos_and_error_counters_skip_ports_the_switch_does_not_have():
     roce = counter_fixture("nvue_roce_counters_cl512.txt")
-    d, fake = make("nvue", answers={
-        "nv show interface": fixture("nvue_show_interface.txt"),
-        "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
-        "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
-        "nv show interface swp1 qos roce counters": roce, "nv show interface swp2 qos roce counters": roce,
-        "nv show interface swp1 link stats": counter_fixture("nvue_link_stats_reference.txt"),
-        "nv show interface swp2 link stats": counter_fixture("nvue_link_stats_described.txt")})
+    d, fake = make(
+        "nvue",
+        answers={
+            "nv show interface": fixture("nvue_show_interface.txt"),
+            "nv show interface swp1 qos roce status": fixture("nvue_roce_status_on.txt"),
+            "nv show interface swp2 qos roce status": fixture("nvue_roce_status_off.txt"),
+            "nv show interface swp1 qos roce counters": roce,
+            "nv show interface swp2 qos roce counters": roce,
+            "nv show interface swp1 link stats": counter_fixture("nvue_link_stats_reference.txt"),
+            "nv show interface swp2 link stats": counter_fixture("nvue_link_stats_described.txt"),
+        },
+    )
     c = nvue.switch_counters.parse_nvue_roce_counters(roce)
     res = d.qos_counters(["swp9", "swp1", "swp2"])
     assert list(res) == ["swp1", "swp2"]
-    assert res["swp1"] == {"rx_pause": {3: c["rx_pause"]}, "tx_pause": {3: c["tx_pause"]},
-                           "rx_pause_total": c["rx_pause"], "tx_pause_total": c["tx_pause"],
-                           "ecn_marked": c["ecn_marked"], "drops": {3: c["tx_roce_discards"]},
-                           "cnp_tx": c["cnp_tx"], "per_priority": False,
-                           "missing": ["pause frames on priorities other than the RoCE one"]}
+    assert res["swp1"] == {
+        "rx_pause": {3: c["rx_pause"]},
+        "tx_pause": {3: c["tx_pause"]},
+        "rx_pause_total": c["rx_pause"],
+        "tx_pause_total": c["tx_pause"],
+        "ecn_marked": c["ecn_marked"],
+        "drops": {3: c["tx_roce_discards"]},
+        "cnp_tx": c["cnp_tx"],
+        "per_priority": False,
+        "missing": ["pause frames on priorities other than the RoCE one"],
+    }
     assert res["swp2"]["rx_pause"] == {"roce": c["rx_pause"]} and res["swp2"]["drops"] == {"roce": c["tx_roce_discards"]}
     errs = d.error_counters(["swp9", "swp1", "swp2"])
     assert list(errs) == ["swp1", "swp2"]
-    assert errs["swp1"] == {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6,
-                            "link_down_unit": "transitions", "missing": []}
+    assert errs["swp1"] == {"errors": {"in-errors": 0, "out-errors": 0}, "link_down": 6, "link_down_unit": "transitions", "missing": []}
     assert errs["swp2"]["missing"] == ["out-errors"] and "out-errors" not in errs["swp2"]["errors"]
     assert not any(cmd.startswith("nv show interface swp9") for cmd in fake.sent)
 
 
 @pytest.mark.parametrize("release, ecn", [("5.9", "enable"), ("5.14", "enable"), ("5.15", "enabled"), ("5.17", "enabled")])
-def test_the_rendered_config_uses_the_release_form_and_the_release_simulator_takes_every_line(
-        tmp_path, monkeypatch, release, ecn):
+def test_the_rendered_config_uses_the_release_form_and_the_release_simulator_takes_every_line(tmp_path, monkeypatch, release, ecn):
     from switch_testlib import SimSwitch
+
     text = render("nvue", ["swp1"], switch_fabric_nvue_release=release)
     assert f"nv set qos congestion-control linerate traffic-class 3 ecn {ecn}\n" in text
     assert "min-threshold 153600\n" in text and "KB" not in text

@@ -3,6 +3,7 @@
 sample published, keys taken from the tables' columns). The parsers read both; the driver asks
 for JSON and, when a switch's JSON has another shape, reads the table instead of failing every
 post-check."""
+
 import json
 
 import pytest
@@ -19,11 +20,11 @@ PORTS = ["swp1", "swp2"]
 
 # ------------------------------------------------------------------ the reference's tables
 
+
 def test_the_references_ingress_priority_group_table_is_read():
     # rows 0 and 9 of the example, both lossy; HR "18.98 KB" and "9.98 KB"
     pgs = nvue_show.parse_ingress_priority_groups(fixture("switch", "real_nvue_buffer_pg_reference.txt"))
-    assert pgs == {0: {"lossless": False, "headroom": round(18.98 * 1024), "xoff": 0},
-                   9: {"lossless": False, "headroom": round(9.98 * 1024), "xoff": 0}}
+    assert pgs == {0: {"lossless": False, "headroom": round(18.98 * 1024), "xoff": 0}, 9: {"lossless": False, "headroom": round(9.98 * 1024), "xoff": 0}}
     assert nvue_show.lossless_headroom(pgs) == []
 
 
@@ -47,25 +48,27 @@ def test_the_json_shape_is_still_read():
     assert nvue_show.parse_pfc_watchdog(fixture("switch", "nvue_pfc_watchdog_on.json"))["enabled"] is True
 
 
-@pytest.mark.parametrize("text, message", [
-    ("Error: The requested item does not exist.\n", "neither JSON nor the reference's table"),
-    ("Zone  Pool ID\n----  -------\n0     2\n", "a column the reference does not have: 'Zone'"),
-    ("priority-group  Pool ID\n--------------  -------\n0               2\n",
-     "no priority-group, Lossy/Lossless or HR"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Error: The requested item does not exist.\n", "neither JSON nor the reference's table"),
+        ("Zone  Pool ID\n----  -------\n0     2\n", "a column the reference does not have: 'Zone'"),
+        ("priority-group  Pool ID\n--------------  -------\n0               2\n", "no priority-group, Lossy/Lossless or HR"),
+    ],
+)
 def test_a_table_that_is_not_the_references_is_refused_by_name(text, message):
     with pytest.raises(ParseError, match=message):
         nvue_show.parse_ingress_priority_groups(text)
 
 
 def test_a_watchdog_status_line_that_is_not_a_row_is_refused():
-    text = fixture("switch", "real_nvue_pfc_watchdog_reference.txt").replace("    3              OK        0",
-                                                                             "    3              OK")
+    text = fixture("switch", "real_nvue_pfc_watchdog_reference.txt").replace("    3              OK        0", "    3              OK")
     with pytest.raises(ParseError, match="not a row: '3              OK'"):
         nvue_show.parse_pfc_watchdog(text)
 
 
 # ------------------------------------------------------------------ the simulator prints both; the driver falls back
+
 
 def _applied(tmp_path, monkeypatch):
     monkeypatch.setenv("LINERATE_LAB_STATE", str(tmp_path))
@@ -82,7 +85,7 @@ def test_the_simulators_table_and_json_read_the_same(tmp_path, monkeypatch):
         table = nvue_show.parse_ingress_priority_groups(sim(base))
         doc = nvue_show.parse_ingress_priority_groups(sim(base + " -o json"))
         assert nvue_show.lossless_headroom(table) == nvue_show.lossless_headroom(doc) == [3]
-        for pg, row in doc.items():   # the table prints sizes to 1/100 KB
+        for pg, row in doc.items():  # the table prints sizes to 1/100 KB
             assert table[pg]["lossless"] == row["lossless"]
             assert abs(table[pg]["headroom"] - row["headroom"]) <= 6 and abs(table[pg]["xoff"] - row["xoff"]) <= 6
         base = f"nv show interface {port} qos pfc-watchdog"

@@ -1,5 +1,6 @@
 """SONiC's show-command parsers (switch/sonic_show.py) on published outputs: column tables by header
 positions, misaligned rows, the errors SONiC prints."""
+
 import pytest
 
 from switch_testlib import fixture
@@ -21,7 +22,8 @@ def test_real_docs_outputs_read_first_table_and_misaligned_rows():
     # Command Reference: two commands in one capture; only the first table's
     # ports, not the second prompt and header as rows
     assert sonic_show.parse_pfc_priority(fixture("real_sonic_pfc_priority_docs.txt")) == {
-        port: [3, 4] for port in ("Ethernet0", "Ethernet2", "Ethernet8", "Ethernet10", "Ethernet16")}
+        port: [3, 4] for port in ("Ethernet0", "Ethernet2", "Ethernet8", "Ethernet10", "Ethernet16")
+    }
     # rows printed one character left of their rule: MTU 9100 is MTU, not Speed "100G   9"
     st = sonic_show.parse_interfaces_status(fixture("real_sonic_interfaces_status_docs.txt"))
     assert sorted(st) == ["Ethernet0", "Ethernet4", "Ethernet8"]
@@ -30,22 +32,25 @@ def test_real_docs_outputs_read_first_table_and_misaligned_rows():
 
 
 def test_real_unittest_outputs_pfc_priority_and_ecn():
-    assert sonic_show.parse_pfc_priority(fixture("real_sonic_pfc_priority_all_unittest.txt")) == {
-        "Ethernet0": [3, 4], "Ethernet4": [3, 4]}
+    assert sonic_show.parse_pfc_priority(fixture("real_sonic_pfc_priority_all_unittest.txt")) == {"Ethernet0": [3, 4], "Ethernet4": [3, 4]}
     assert sonic_show.parse_pfc_priority(fixture("real_sonic_pfc_priority_after_config_on.txt")) == {"Ethernet0": [3, 4, 5]}
     ecn = sonic_show.parse_show_ecn(fixture("real_sonic_show_ecn_one_profile_msft.txt"))
     assert list(ecn) == ["AZURE_LOSSLESS"] and len(ecn["AZURE_LOSSLESS"]) == 13
-    assert (ecn["AZURE_LOSSLESS"]["ecn"], ecn["AZURE_LOSSLESS"]["green_min_threshold"],
-            ecn["AZURE_LOSSLESS"]["wred_red_enable"]) == ("ecn_all", "1048576", "true")
+    assert (ecn["AZURE_LOSSLESS"]["ecn"], ecn["AZURE_LOSSLESS"]["green_min_threshold"], ecn["AZURE_LOSSLESS"]["wred_red_enable"]) == (
+        "ecn_all",
+        "1048576",
+        "true",
+    )
 
 
 def test_parse_table_cells_of_several_words():
-    text = ("Name    Description              Type\n"
-            "------  -----------------------  ------\n"
-            "a       two  runs                x\n"
-            "b                                y z\n")
-    assert sonic_show.parse_table(text) == [{"Name": "a", "Description": "two runs", "Type": "x"},
-                                       {"Name": "b", "Description": "", "Type": "y z"}]
+    text = (
+        "Name    Description              Type\n"
+        "------  -----------------------  ------\n"
+        "a       two  runs                x\n"
+        "b                                y z\n"
+    )
+    assert sonic_show.parse_table(text) == [{"Name": "a", "Description": "two runs", "Type": "x"}, {"Name": "b", "Description": "", "Type": "y z"}]
 
 
 def test_pfc_priority_error_names_sonic():
@@ -55,16 +60,25 @@ def test_pfc_priority_error_names_sonic():
 
 
 def test_show_ecn_profiles_and_status_fields():
-    text = ("Profile: **AZURE_LOSSLESS**\n-----  ---\necn    ecn_all\nwred_green_enable   true\n"
-            "not a field line here\n\nProfile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n")
+    text = (
+        "Profile: **AZURE_LOSSLESS**\n-----  ---\necn    ecn_all\nwred_green_enable   true\n"
+        "not a field line here\n\nProfile: LINERATE_LOSSLESS\n-----  ---\necn    ecn_none\n"
+    )
     assert sonic_show.parse_show_ecn("ecn ecn_all\n" + text) == {
-        "AZURE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true",
-                           "warnings": ["line 6: not a 'field  value' row: 'not a field line here'"]},   # issue 38
-        "LINERATE_LOSSLESS": {"ecn": "ecn_none"}}
-    status = ("  Interface  Speed    MTU  Oper  Admin\n"
-              "-----------  -----  -----  ----  -----\n"
-              "  Ethernet0   400G   9216    up   down\n"
-              "  Ethernet4   100G    N/A  down     up\n")
+        "AZURE_LOSSLESS": {
+            "ecn": "ecn_all",
+            "wred_green_enable": "true",
+            "warnings": ["line 6: not a 'field  value' row: 'not a field line here'"],
+        },  # issue 38
+        "LINERATE_LOSSLESS": {"ecn": "ecn_none"},
+    }
+    status = (
+        "  Interface  Speed    MTU  Oper  Admin\n"
+        "-----------  -----  -----  ----  -----\n"
+        "  Ethernet0   400G   9216    up   down\n"
+        "  Ethernet4   100G    N/A  down     up\n"
+    )
     assert sonic_show.parse_interfaces_status(status) == {
         "Ethernet0": {"up": True, "admin_up": False, "mtu": 9216, "speed": "400G"},
-        "Ethernet4": {"up": False, "admin_up": True, "mtu": None, "speed": "100G"}}
+        "Ethernet4": {"up": False, "admin_up": True, "mtu": None, "speed": "100G"},
+    }

@@ -1,6 +1,7 @@
 """One window per switch (issue 25): the lock on the switch and the controller, the re-read after begin,
 recovery that touches only linerate's own state, and SONiC's dead-man timer - at driver level, with the
 in-process simulators."""
+
 import json
 import math
 import os
@@ -48,14 +49,12 @@ OTHER_MACHINE = "0123456789abcdef0123456789abcdef"
 
 
 def holder_line(user="ops", host="elsewhere", pid=4242, run="R1", when=None, machine=OTHER_MACHINE, start=777):
-    return lock.Holder(user, host, pid, run, time.time() if when is None else when, machine=machine,
-                       start=start).line()
+    return lock.Holder(user, host, pid, run, time.time() if when is None else when, machine=machine, start=start).line()
 
 
 def take_by_hand(sim, platform, line, age=0):
     """Another window's lock, written on the switch ``age`` seconds ago by the switch's own clock."""
-    out = sim.sw.execute(sim.sw.new_context("ops"), f"{SHELL[platform]}mkdir {LOCK[platform]} && echo '{line}' > "
-                                                    f"{LOCK[platform]}/holder")
+    out = sim.sw.execute(sim.sw.new_context("ops"), f"{SHELL[platform]}mkdir {LOCK[platform]} && echo '{line}' > {LOCK[platform]}/holder")
     assert out == ""
     for path in (LOCK[platform], LOCK[platform] + "/holder"):
         sim.sw.fs_mtime[sim.sw._norm(path)] = sim.sw.now() - age
@@ -67,6 +66,7 @@ def lock_read_command(platform):
 
 
 # ---------------------------------------------------------------- the lock on the switch
+
 
 @pytest.mark.parametrize("platform", ALL)
 def test_the_lock_is_taken_named_and_released_with_the_platforms_shell(tmp_path, platform):
@@ -80,6 +80,7 @@ def test_the_lock_is_taken_named_and_released_with_the_platforms_shell(tmp_path,
         # while the window runs, any administrator reads the holder on the switch
         seen["read"] = sim.sw.shell(f"cat {LOCK[platform]}/holder")[0]
         return out
+
     d.lock_take = spy
     res = window(d, platform, stamp="T1", backup_dir=str(tmp_path / "b"))
     assert res["changed"] is True
@@ -107,20 +108,21 @@ def test_a_second_window_is_refused_naming_the_first_before_any_change(tmp_path,
 
     def begin_then_second_operator(tag):
         orig(tag)
-        with pytest.raises(SwitchError) as err:   # operator 2 arrives in the middle of operator 1's window
+        with pytest.raises(SwitchError) as err:  # operator 2 arrives in the middle of operator 1's window
             window(d2, platform, stamp="T9")
         result["err"] = err.value
+
     d.begin = begin_then_second_operator
     res = window(d, platform, stamp="T1")
     err = result["err"]
     me = lock.Holder.me("T1")
-    assert str(err).startswith(f"switch sw: another change window holds this switch: {me.user}@{me.host} "
-                               f"(machine {me.machine[:12]}, pid {os.getpid()}, run T1, since ")
+    assert str(err).startswith(
+        f"switch sw: another change window holds this switch: {me.user}@{me.host} (machine {me.machine[:12]}, pid {os.getpid()}, run T1, since "
+    )
     assert f"lock {LOCK[platform]} on the switch); nothing is sent" in str(err)
     assert (err.rolled_back, err.changed) == (False, False)
     # the second operator read and tried the lock, nothing else
-    assert all("linerate.lock" in c or c in ("nv config show -o commands", "show runningconfiguration all",
-                                             "show running-config") for c in sim2.sent)
+    assert all("linerate.lock" in c or c in ("nv config show -o commands", "show runningconfiguration all", "show running-config") for c in sim2.sent)
     # the first operator's change landed and is the only one
     assert res["changed"] is True and d.get_running() != before and d.pending() == []
 
@@ -128,14 +130,13 @@ def test_a_second_window_is_refused_naming_the_first_before_any_change(tmp_path,
 @pytest.mark.parametrize("platform", ALL)
 def test_a_stale_lock_is_broken_with_a_warning_naming_the_old_holder(tmp_path, platform):
     d, sim = sim_driver(tmp_path, platform, PORTS[platform])
-    old = holder_line()   # by the controller's clock just taken; by the switch's 905 s ago
+    old = holder_line()  # by the controller's clock just taken; by the switch's 905 s ago
     start = time.monotonic()
     take_by_hand(sim, platform, old, age=300 + lock.LOCK_MARGIN_S + 5)
     res = window(d, platform, stamp="T1", confirm_timeout=300)
     took = time.monotonic() - start
     assert res["changed"] is True
-    assert res["warnings"][0].startswith(f"broke the stale window lock {LOCK[platform]} of ops@elsewhere (machine "
-                                         "0123456789ab, pid 4242, run R1, since ")
+    assert res["warnings"][0].startswith(f"broke the stale window lock {LOCK[platform]} of ops@elsewhere (machine 0123456789ab, pid 4242, run R1, since ")
     # the switch's clock goes on while the window runs: 905 s, plus at most the test's own time on a loaded machine
     age = int(re.search(r"it was taken (\d+) s ago", res["warnings"][0]).group(1))
     assert 905 <= age <= 905 + math.ceil(took), (age, took)
@@ -150,8 +151,7 @@ def test_a_lock_of_a_dead_process_on_this_controller_is_broken(tmp_path, platfor
     take_by_hand(sim, platform, holder_line(user=me.user, host=me.host, pid=999999, machine=me.machine))
     wl = WindowLock(d, "T1", 300, alive=lambda pid, start: pid != 999999)
     res = window(d, platform, stamp="T1", lock=wl)
-    assert (f"its process 999999 no longer runs on this controller ({me.host}, machine {me.machine[:12]})"
-            in res["warnings"][0])
+    assert f"its process 999999 no longer runs on this controller ({me.host}, machine {me.machine[:12]})" in res["warnings"][0]
 
 
 @pytest.mark.parametrize("platform", ALL)
@@ -164,8 +164,9 @@ def test_a_live_lock_of_another_controller_with_the_same_hostname_is_not_broken(
     take_by_hand(sim, platform, line, age=30)
     with pytest.raises(SwitchError) as err:
         window(d, platform, stamp="T1", lock=WindowLock(d, "T1", 300, alive=lambda pid, start: False))
-    assert str(err.value).startswith(f"switch sw: another change window holds this switch: {me.user}@{me.host} "
-                                     f"(machine 0123456789ab, pid 999999, run R1, since ")
+    assert str(err.value).startswith(
+        f"switch sw: another change window holds this switch: {me.user}@{me.host} (machine 0123456789ab, pid 999999, run R1, since "
+    )
     assert sim.sw.shell(f"cat {LOCK[platform]}/holder")[0] == line
 
 
@@ -175,7 +176,7 @@ def test_a_reused_pid_on_this_controller_does_not_keep_a_dead_window_alive(tmp_p
     d, sim = sim_driver(tmp_path, platform, PORTS[platform])
     me = lock.Holder.me("x")
     take_by_hand(sim, platform, holder_line(user=me.user, host=me.host, pid=1, machine=me.machine, start=12345))
-    res = window(d, platform, stamp="T1")   # pid 1 runs, started at boot: not at tick 12345
+    res = window(d, platform, stamp="T1")  # pid 1 runs, started at boot: not at tick 12345
     assert "its process 1 no longer runs on this controller" in res["warnings"][0]
     assert lock.pid_alive(1, lock.start_time(1)) and not lock.pid_alive(1, 12345) and lock.pid_alive(1)
 
@@ -186,32 +187,40 @@ def test_a_live_lock_is_not_broken(tmp_path, platform):
     before = d.get_running()
     # the controller's clock says old (the line's time), the switch's own clock says young: live
     take_by_hand(sim, platform, holder_line(when=time.time() - 10_000), age=300 + lock.LOCK_MARGIN_S - 30)
-    with pytest.raises(SwitchError, match=r"another change window holds this switch: ops@elsewhere \(machine "
-                                          r"0123456789ab, pid 4242, run R1"):
+    with pytest.raises(
+        SwitchError,
+        match=r"another change window holds this switch: ops@elsewhere \(machine "
+        r"0123456789ab, pid 4242, run R1",
+    ):
         window(d, platform, stamp="T1", confirm_timeout=300)
     assert d.get_running() == before
-    assert "ops@elsewhere" in sim.sw.shell(f"cat {LOCK[platform]}/holder")[0]   # left as it was
+    assert "ops@elsewhere" in sim.sw.shell(f"cat {LOCK[platform]}/holder")[0]  # left as it was
 
 
 def test_a_lock_naming_no_linerate_holder_is_refused_with_how_to_remove_it(tmp_path):
     d, sim = sim_driver(tmp_path, "sonic", PORTS["sonic"])
     take_by_hand(sim, "sonic", "someone typed this")
-    with pytest.raises(SwitchError, match=r"names no linerate holder \('someone typed this'\); nothing is sent. "
-                                          r"Remove it by hand \(rm -rf /var/lock/linerate.lock\)"):
+    with pytest.raises(
+        SwitchError,
+        match=r"names no linerate holder \('someone typed this'\); nothing is sent. "
+        r"Remove it by hand \(rm -rf /var/lock/linerate.lock\)",
+    ):
         window(d, "sonic", stamp="T1")
 
 
 @pytest.mark.parametrize("platform", ALL)
 def test_check_mode_reports_the_lock_and_changes_nothing(tmp_path, platform):
     d, sim = sim_driver(tmp_path, platform, PORTS[platform])
-    line = holder_line()      # once: a second call may fall in the next second (its stamp is the clock's)
+    line = holder_line()  # once: a second call may fall in the next second (its stamp is the clock's)
     take_by_hand(sim, platform, line)
     state = json.dumps(sim.sw.to_json(), sort_keys=True)
     res = window(d, platform, check_mode=True)
     assert res["changed"] is True and res["commands"]
-    assert res["warnings"] == [f"the switch is locked by another change window: ops@elsewhere (machine 0123456789ab, "
-                               f"pid 4242, run R1, since {lock.Holder.parse(line).stamp()}) ({LOCK[platform]}); a "
-                               "real run now would be refused unless the lock is stale"]
+    assert res["warnings"] == [
+        f"the switch is locked by another change window: ops@elsewhere (machine 0123456789ab, "
+        f"pid 4242, run R1, since {lock.Holder.parse(line).stamp()}) ({LOCK[platform]}); a "
+        "real run now would be refused unless the lock is stale"
+    ]
     assert json.dumps(sim.sw.to_json(), sort_keys=True) == state
     assert "ops@elsewhere" in sim.sw.shell(f"cat {LOCK[platform]}/holder")[0]
 
@@ -230,6 +239,7 @@ def test_the_controller_copy_refuses_a_second_window_on_the_same_controller(tmp_
         d2.lock_take = lambda line: pytest.fail("the controller copy refuses before the switch is asked")
         with pytest.raises(SwitchError, match=f"lock {copy} on this controller"):
             window(d2, "nvue", stamp="T9", backup_dir=str(tmp_path / "b"))
+
     d.begin = begin
     window(d, "nvue", stamp="T1", backup_dir=str(tmp_path / "b"))
     assert seen["copy"].startswith(f"linerate {lock.Holder.me('x').user}@") and " run=T1 " in seen["copy"]
@@ -237,6 +247,7 @@ def test_the_controller_copy_refuses_a_second_window_on_the_same_controller(tmp_
 
 
 # ---------------------------------------------------------------- empty, malformed, timer still running
+
 
 @pytest.mark.parametrize("platform", ALL)
 def test_an_empty_lock_is_broken_once_older_than_the_grace_and_refused_while_younger(tmp_path, platform):
@@ -247,19 +258,24 @@ def test_an_empty_lock_is_broken_once_older_than_the_grace_and_refused_while_you
     assert sim.sw.execute(ctx, f"{SHELL[platform]}mkdir {LOCK[platform]}") == ""
     with pytest.raises(SwitchError) as err:
         window(d, platform, stamp="T1")
-    assert str(err.value).startswith(f"switch sw: another change window holds this switch: a window that has not "
-                                     f"written its name yet (lock {LOCK[platform]} on the switch); nothing is sent. "
-                                     "An empty lock is another window taking it this moment; once it is older than "
-                                     "60 s by the switch's clock it is broken by the next window")
+    assert str(err.value).startswith(
+        f"switch sw: another change window holds this switch: a window that has not "
+        f"written its name yet (lock {LOCK[platform]} on the switch); nothing is sent. "
+        "An empty lock is another window taking it this moment; once it is older than "
+        "60 s by the switch's clock it is broken by the next window"
+    )
     assert d.get_running() == before
-    sim.sw.clock_skew_s = lock.EMPTY_GRACE_S + 5   # the switch's clock moves on
+    sim.sw.clock_skew_s = lock.EMPTY_GRACE_S + 5  # the switch's clock moves on
     res = window(d, platform, stamp="T2")
     assert res["changed"] is True and d.pending() == []
-    m = re.fullmatch(f"broke the stale window lock {LOCK[platform]} of nobody \\(empty\\): it names no holder and is "
-                     r"(\d+) s old by the switch's clock \(more than 60 s\): a window cut off while taking it, before "
-                     r"any change", res["warnings"][0])
-    assert m and 65 <= int(m.group(1)) <= 70, res["warnings"]   # the skew, plus the second the clock may tick
-    assert d.stale_window is None   # nothing of a window to clear
+    m = re.fullmatch(
+        f"broke the stale window lock {LOCK[platform]} of nobody \\(empty\\): it names no holder and is "
+        r"(\d+) s old by the switch's clock \(more than 60 s\): a window cut off while taking it, before "
+        r"any change",
+        res["warnings"][0],
+    )
+    assert m and 65 <= int(m.group(1)) <= 70, res["warnings"]  # the skew, plus the second the clock may tick
+    assert d.stale_window is None  # nothing of a window to clear
     assert sim.sw.shell(f"cat {LOCK[platform]}/holder")[0].endswith("No such file or directory")
 
 
@@ -287,58 +303,70 @@ def test_a_stale_lock_whose_window_timer_still_runs_is_not_broken(tmp_path, plat
     with pytest.raises(SystemExit):
         window(dead, platform, stamp="R1", lock=False, confirm_timeout=300)
     take_by_hand(sim, platform, holder_line(run="R1"), age=300 + lock.LOCK_MARGIN_S + 5)
-    with pytest.raises(SwitchError) as err:   # another intent: the live change is not it
-        run_apply(d, render(platform, PORTS[platform], switch_fabric_mtu=9000), ports=PORTS[platform],
-                  post_check=False, stamp="T2", confirm_timeout=300)
+    with pytest.raises(SwitchError) as err:  # another intent: the live change is not it
+        run_apply(d, render(platform, PORTS[platform], switch_fabric_mtu=9000), ports=PORTS[platform], post_check=False, stamp="T2", confirm_timeout=300)
     msg = str(err.value)
-    assert msg.startswith("switch sw: another change window holds this switch: ops@elsewhere (machine 0123456789ab, "
-                          "pid 4242, run R1, since ")
-    assert re.search(r"Its lock looks stale \(it was taken 90[5-9] s ago, longer than the confirm timer \(300 s\) plus "
-                     r"600 s\), but its window's confirm timer still runs: ", msg), msg
-    assert {"nvue": "NVUE revision", "sonic": "the dead-man timer linerate-deadman-R1.timer is waiting",
-            "eos": "configure session linerate-R1 is pendingCommitTimer"}[platform] in msg
+    assert msg.startswith("switch sw: another change window holds this switch: ops@elsewhere (machine 0123456789ab, pid 4242, run R1, since ")
+    assert re.search(
+        r"Its lock looks stale \(it was taken 90[5-9] s ago, longer than the confirm timer \(300 s\) plus "
+        r"600 s\), but its window's confirm timer still runs: ",
+        msg,
+    ), msg
+    assert {
+        "nvue": "NVUE revision",
+        "sonic": "the dead-man timer linerate-deadman-R1.timer is waiting",
+        "eos": "configure session linerate-R1 is pendingCommitTimer",
+    }[platform] in msg
     assert msg.endswith("The switch ends that window by itself; run again after it")
     assert "ops@elsewhere" in sim.sw.shell(f"cat {LOCK[platform]}/holder")[0]
 
 
 def test_a_lock_the_switch_cannot_date_is_an_error_naming_it(tmp_path):
     d, fake = make_scripted()
-    with pytest.raises(SwitchError, match=r"reading the window lock /var/lock/linerate.lock: the switch did not print "
-                                          r"its clock \(date \+%s\): 'bash: date: command not found'"):
+    with pytest.raises(
+        SwitchError,
+        match=r"reading the window lock /var/lock/linerate.lock: the switch did not print "
+        r"its clock \(date \+%s\): 'bash: date: command not found'",
+    ):
         d.lock_read()
 
 
 def make_scripted():
     from switch_testlib import make
+
     return make("nvue", answers={lock_read_command("nvue"): "bash: date: command not found"})
 
 
 # ---------------------------------------------------------------- the running config moved
 
+
 @pytest.mark.parametrize("platform", ALL)
 def test_a_change_landing_before_begin_stops_the_window_with_nothing_sent(tmp_path, platform):
     d, sim = sim_driver(tmp_path, platform, PORTS[platform])
-    other = {"nvue": ["nv set interface swp1 link mtu 1500", "nv config apply -y"],
-             "sonic": ["sudo config interface mtu Ethernet0 1500", "sudo config save -y"],
-             "eos": ["configure session ops1", "interface Ethernet1/1", "mtu 1500", "end",
-                     "configure session ops1 commit"]}[platform]
+    other = {
+        "nvue": ["nv set interface swp1 link mtu 1500", "nv config apply -y"],
+        "sonic": ["sudo config interface mtu Ethernet0 1500", "sudo config save -y"],
+        "eos": ["configure session ops1", "interface Ethernet1/1", "mtu 1500", "end", "configure session ops1 commit"],
+    }[platform]
     orig = d.get_running
     calls = {"n": 0}
 
     def get_running():
         calls["n"] += 1
-        if calls["n"] == 2:   # between the first read and begin: another administrator's change lands
+        if calls["n"] == 2:  # between the first read and begin: another administrator's change lands
             ctx = sim.sw.new_context("ops")
             for line in other:
                 sim.sw.execute(ctx, line)
         return orig()
+
     d.get_running = get_running
     with pytest.raises(SwitchError) as err:
         window(d, platform, stamp="T1")
-    assert str(err.value).startswith("switch sw: the running config changed between the first read and the begin "
-                                     "of the window: another change landed in between; nothing was sent")
+    assert str(err.value).startswith(
+        "switch sw: the running config changed between the first read and the begin of the window: another change landed in between; nothing was sent"
+    )
     assert (err.value.rolled_back, err.value.changed) == (False, False)
-    assert "mtu 1500" in orig() or '"mtu": "1500"' in orig()   # the other change stays
+    assert "mtu 1500" in orig() or '"mtu": "1500"' in orig()  # the other change stays
     push = {"nvue": "nv set qos", "sonic": "sudo sonic-db-cli", "eos": "qos map"}[platform]
     assert not any(c.startswith(push) for c in sim.sent)
     # what begin made is gone: no checkpoint, timer or session of the window is left
@@ -351,14 +379,14 @@ def test_a_change_landing_before_begin_stops_the_window_with_nothing_sent(tmp_pa
 
 # ---------------------------------------------------------------- recovery touches only our own state
 
+
 @pytest.mark.parametrize("platform", ALL)
 def test_recovery_leaves_another_admins_session_revision_or_checkpoint(tmp_path, platform):
     d, sim = sim_driver(tmp_path, platform, PORTS[platform])
     before = d.get_running()
     ctx = sim.sw.new_context("ops")
     # another administrator's own state, made while our window runs (after our pending check)
-    theirs = {"nvue": None, "sonic": ["sudo config checkpoint ops-before-upgrade"],
-              "eos": ["configure session ops-maint", "end"]}[platform]
+    theirs = {"nvue": None, "sonic": ["sudo config checkpoint ops-before-upgrade"], "eos": ["configure session ops-maint", "end"]}[platform]
     orig_push = d.push
 
     def push(cmds):
@@ -366,6 +394,7 @@ def test_recovery_leaves_another_admins_session_revision_or_checkpoint(tmp_path,
             sim.sw.execute(ctx, line)
         orig_push(cmds[:1])
         raise SwitchError("sw", "injected failure after the first push")
+
     d.push = push
     with pytest.raises(SwitchError, match="push failed: injected failure"):
         window(d, platform, stamp="T1")
@@ -383,8 +412,7 @@ def test_recovery_leaves_another_admins_session_revision_or_checkpoint(tmp_path,
         assert "ops-maint" in sim.sw.sessions
     if platform == "sonic":
         sim.sw.execute(ctx, "sudo config checkpoint linerate-OLD")
-        assert d.clear_pending(before) == ["systemctl stop linerate-deadman-OLD-push.timer "
-                                           "linerate-deadman-OLD.timer; config delete-checkpoint linerate-OLD"]
+        assert d.clear_pending(before) == ["systemctl stop linerate-deadman-OLD-push.timer linerate-deadman-OLD.timer; config delete-checkpoint linerate-OLD"]
         assert list(sim.sw.checkpoints) == ["ops-before-upgrade"]
 
 
@@ -399,13 +427,15 @@ def test_nvue_undo_leaves_a_revision_that_is_not_ours(tmp_path):
         sim.sw.execute(ctx, "nv set system hostname other")
         sim.sw.execute(ctx, "nv config apply --confirm 5 -y")
         raise SwitchError("sw", "injected failure after the commit")
+
     d.commit = commit
     with pytest.raises(SwitchError) as err:
         window(d, "nvue", stamp="T1")
     waiting = [r["id"] for r in sim.sw.revisions if r["state"] == "confirm_pending"]
     assert waiting and str(waiting[-1]) != d._rev_applied
-    assert not any(c.startswith("nv config apply") and c.endswith(" -y") and c.split()[3].isdigit()
-                   for c in sim.sent)   # no re-apply of an older revision over theirs
+    assert not any(
+        c.startswith("nv config apply") and c.endswith(" -y") and c.split()[3].isdigit() for c in sim.sent
+    )  # no re-apply of an older revision over theirs
     assert err.value.rolled_back is False and "ROLLBACK INCOMPLETE" in str(err.value)
 
 
@@ -419,6 +449,7 @@ def test_nvue_restore_leaves_a_pending_revision_it_cannot_attribute(tmp_path):
 
 
 # ---------------------------------------------------------------- SONiC dead-man timer
+
 
 def test_sonic_dead_man_covers_the_push_then_counts_the_confirm_time_from_its_end(tmp_path):
     d, sim = sim_driver(tmp_path, "sonic", PORTS["sonic"])
@@ -434,10 +465,14 @@ def test_sonic_dead_man_covers_the_push_then_counts_the_confirm_time_from_its_en
         seen["commit_at"] = time.time()
         orig_commit(timeout)
         seen["commit"] = json.loads(json.dumps(sim.sw.timers))
+
     d.push, d.commit = push, commit
     window(d, "sonic", stamp="T1", confirm_timeout=240)
-    script = ["/bin/sh", "-c", "/usr/local/bin/config rollback linerate-T1 && /usr/local/bin/config save -y && "
-              "/usr/local/bin/config delete-checkpoint linerate-T1"]
+    script = [
+        "/bin/sh",
+        "-c",
+        "/usr/local/bin/config rollback linerate-T1 && /usr/local/bin/config save -y && /usr/local/bin/config delete-checkpoint linerate-T1",
+    ]
     # during the push: only the push timer, with room for every command's timeout
     assert list(seen["push"]) == ["linerate-deadman-T1-push"]
     t = seen["push"]["linerate-deadman-T1-push"]
@@ -448,15 +483,16 @@ def test_sonic_dead_man_covers_the_push_then_counts_the_confirm_time_from_its_en
     assert list(seen["commit"]) == ["linerate-deadman-T1"]
     c = seen["commit"]["linerate-deadman-T1"]
     assert c["command"] == script and 0 <= c["deadline"] - seen["commit_at"] - 240 < 5
-    arm_confirm = sim.sent.index(f"sudo systemd-run --unit=linerate-deadman-T1 --on-active=240s /bin/sh -c "
-                                 f"'{script[2]}'")
-    assert sim.sent.index("sudo systemctl stop linerate-deadman-T1-push.timer") > arm_confirm   # never none
+    arm_confirm = sim.sent.index(f"sudo systemd-run --unit=linerate-deadman-T1 --on-active=240s /bin/sh -c '{script[2]}'")
+    assert sim.sent.index("sudo systemctl stop linerate-deadman-T1-push.timer") > arm_confirm  # never none
     i = sim.sent.index("sudo config save -y")
-    assert sim.sent[i - 1:i + 4] == ["systemctl show -p SubState --value linerate-deadman-T1.timer",
-                                     "sudo config save -y",
-                                     "systemctl show -p SubState --value linerate-deadman-T1.timer",
-                                     "sudo systemctl stop linerate-deadman-T1.timer",
-                                     "sudo config delete-checkpoint linerate-T1"]
+    assert sim.sent[i - 1 : i + 4] == [
+        "systemctl show -p SubState --value linerate-deadman-T1.timer",
+        "sudo config save -y",
+        "systemctl show -p SubState --value linerate-deadman-T1.timer",
+        "sudo systemctl stop linerate-deadman-T1.timer",
+        "sudo config delete-checkpoint linerate-T1",
+    ]
     assert sim.sw.timers == {} and sim.sw.checkpoints == {}
 
 
@@ -471,10 +507,14 @@ def test_sonic_a_change_is_never_live_unsaved_and_untimed(tmp_path):
         waiting = any(t["state"] == "waiting" for t in sim.sw.timers.values())
         states.append((command, waiting, sim.sw.db == sim.sw.saved))
         return out
+
     d.send = send
     window(d, "sonic", stamp="T1")
-    push_end = max(i for i, (c, _w, _s) in enumerate(states) if c.startswith("sudo sonic-db-cli")
-                   or c.startswith("sudo config interface") or c.startswith("sudo config pfcwd"))
+    push_end = max(
+        i
+        for i, (c, _w, _s) in enumerate(states)
+        if c.startswith("sudo sonic-db-cli") or c.startswith("sudo config interface") or c.startswith("sudo config pfcwd")
+    )
     assert push_end > 0
     for command, waiting, saved in states[push_end:]:
         assert waiting or saved, f"after {command!r} the change is live, unsaved and without a timer"
@@ -483,7 +523,7 @@ def test_sonic_a_change_is_never_live_unsaved_and_untimed(tmp_path):
 def test_sonic_a_fired_dead_man_rolls_back_saves_and_removes_its_checkpoint(tmp_path):
     d, sim = sim_driver(tmp_path, "sonic", PORTS["sonic"])
     before = d.get_running()
-    d.confirm = lambda: (_ for _ in ()).throw(SystemExit("controller killed"))   # dies after the push
+    d.confirm = lambda: (_ for _ in ()).throw(SystemExit("controller killed"))  # dies after the push
     d.undo = lambda: pytest.fail("a dead controller runs no recovery")
     with pytest.raises(SystemExit):
         window(d, "sonic", stamp="T1", confirm_timeout=120, lock=False)
@@ -493,7 +533,7 @@ def test_sonic_a_fired_dead_man_rolls_back_saves_and_removes_its_checkpoint(tmp_
     fresh = driver_for("sonic", "sw", host="127.0.1.9", username="u", password="p")
     fresh.send = sim
     assert fresh.get_running() == before
-    assert fresh.pending() == [] and sim.sw.checkpoints == {}   # saved, and no checkpoint blocks the next window
+    assert fresh.pending() == [] and sim.sw.checkpoints == {}  # saved, and no checkpoint blocks the next window
     res = window(fresh, "sonic", stamp="T2")
     assert res["changed"] is True and fresh.pending() == []
 
@@ -501,7 +541,7 @@ def test_sonic_a_fired_dead_man_rolls_back_saves_and_removes_its_checkpoint(tmp_
 def test_sonic_dead_man_timer_reverts_a_switch_whose_controller_vanished(tmp_path):
     d, sim = sim_driver(tmp_path, "sonic", PORTS["sonic"])
     before = d.get_running()
-    d.confirm = lambda: (_ for _ in ()).throw(SystemExit("controller killed"))   # dies after the push
+    d.confirm = lambda: (_ for _ in ()).throw(SystemExit("controller killed"))  # dies after the push
     d.undo = lambda: pytest.fail("a dead controller runs no recovery")
     with pytest.raises(SystemExit):
         window(d, "sonic", stamp="T1", confirm_timeout=120)
@@ -514,8 +554,7 @@ def test_sonic_dead_man_timer_reverts_a_switch_whose_controller_vanished(tmp_pat
     again.fire_due_timers(now=time.time() + 121)
     assert again.timers["linerate-deadman-T1"]["state"] == "elapsed"
     assert json.loads(again.execute(again.new_context("admin"), "show runningconfiguration all")) == json.loads(before)
-    assert again.execute(again.new_context("admin"),
-                         "systemctl show -p SubState --value linerate-deadman-T1.timer") == "elapsed"
+    assert again.execute(again.new_context("admin"), "systemctl show -p SubState --value linerate-deadman-T1.timer") == "elapsed"
 
 
 def test_sonic_restart_after_the_deadline_fires_the_timer(tmp_path):
@@ -538,11 +577,15 @@ def test_sonic_confirm_refuses_when_the_dead_man_timer_already_fired(tmp_path):
     orig = d.confirm
 
     def late_confirm():
-        sim.sw.fire_due_timers(now=time.time() + 10_000)   # the timer ran out before the confirm
+        sim.sw.fire_due_timers(now=time.time() + 10_000)  # the timer ran out before the confirm
         orig()
+
     d.confirm = late_confirm
-    with pytest.raises(SwitchError, match=r"the dead-man timer linerate-deadman-T1.timer is elapsed, not waiting "
-                                          r"before config save: it has fired"):
+    with pytest.raises(
+        SwitchError,
+        match=r"the dead-man timer linerate-deadman-T1.timer is elapsed, not waiting "
+        r"before config save: it has fired",
+    ):
         window(d, "sonic", stamp="T1")
     assert d.get_running() == before and "sudo config save -y" not in sim.sent
 
@@ -551,12 +594,17 @@ def test_sonic_simulator_refuses_what_systemd_refuses(tmp_path):
     sim = SimSwitch(tmp_path, "sonic", ["Ethernet0"])
     ctx = sim.sw.new_context("admin")
     run = lambda line: sim.sw.execute(ctx, line)  # noqa: E731
-    assert run("systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c") == \
-        "Failed to start transient timer unit: Interactive authentication required."
-    assert run("sudo systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c") == \
-        "Running timer as unit: x.timer\nWill run service as unit: x.service"
-    assert run("sudo systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c") == \
-        "Failed to start transient timer unit: Unit x.timer already exists."
+    assert (
+        run("systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c")
+        == "Failed to start transient timer unit: Interactive authentication required."
+    )
+    assert (
+        run("sudo systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c")
+        == "Running timer as unit: x.timer\nWill run service as unit: x.service"
+    )
+    assert (
+        run("sudo systemd-run --unit=x --on-active=5s /usr/local/bin/config rollback c") == "Failed to start transient timer unit: Unit x.timer already exists."
+    )
     assert run("sudo systemd-run --on-active=soon config rollback c") == "Failed to parse timer value: soon"
     assert run("sudo systemctl stop y.timer") == "Failed to stop y.timer: Unit y.timer not loaded."
     assert run("systemctl stop x.timer").startswith("Failed to stop x.timer: Interactive authentication required.")

@@ -8,6 +8,7 @@ and NCCL state, PCIe and firmware, the physical layer), disruption.py (the disru
 switch.py (a switch port's state, the InfiniBand subnet, cabling, uplinks). ``faults.<name>`` (dashes as
 underscores) is the fault ``<name>``, callable as ``faults.port_down(lab, m, "node1", "mlx5_0")``.
 """
+
 from linerate_lab.faults import disruption, engine, host, switch
 from linerate_lab.faults.disruption import BUSY_COMM, LAB_SYSFS  # noqa: F401
 from linerate_lab.faults.engine import NODE_CAPS, FaultError  # noqa: F401

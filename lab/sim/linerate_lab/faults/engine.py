@@ -9,6 +9,7 @@ its row the same way:
   first injection, so applying twice and undoing once gives back the state from before the first;
 - undo runs the row's ``revert`` with what was saved, then drops the record.
 """
+
 import copy
 import dataclasses
 from typing import Any, Callable, Optional, Tuple
@@ -25,19 +26,20 @@ class FaultError(SystemExit):
 
 # ---------------------------------------------------------------- what a fault needs
 
+
 @dataclasses.dataclass(frozen=True)
 class Target:
     """The thing a fault's first arguments name: ``find(m, *args)`` gives it and its record key."""
+
     names: Tuple[str, ...]
     find: Callable
-    of_node: bool          # its first argument is a lab node (checked before the thing is looked for)
+    of_node: bool  # its first argument is a lab node (checked before the thing is looked for)
 
 
 def _nic(m, node, device):
     nic = model.nic(m, device, node)
     if nic is None:
-        raise FaultError(f"fault: node {node} has no device {device!r} "
-                         f"(has: {', '.join(n['device'] for n in m['nodes'][node]['nics'])})")
+        raise FaultError(f"fault: node {node} has no device {device!r} (has: {', '.join(n['device'] for n in m['nodes'][node]['nics'])})")
     return nic
 
 
@@ -65,8 +67,7 @@ def _gpu_index(m, node, gpu):
     n = m["nodes"][node]
     idx = str(gpu).upper().removeprefix("GPU")
     if not idx.isdigit() or int(idx) >= n.get("gpus", 0):
-        raise FaultError(f"fault: node {node} has no GPU {gpu!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})"
-                         if n.get("gpus") else f"fault: node {node} has no GPU")
+        raise FaultError(f"fault: node {node} has no GPU {gpu!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})" if n.get("gpus") else f"fault: node {node} has no GPU")
     return str(int(idx))
 
 
@@ -82,8 +83,9 @@ def _slot(m, node, device):
         n = m["nodes"][node]
         idx = str(device)[3:]
         if not idx.isdigit() or int(idx) >= n.get("gpus", 0):
-            raise FaultError(f"fault: node {node} has no GPU {device!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})"
-                             if n.get("gpus") else f"fault: node {node} has no GPU")
+            raise FaultError(
+                f"fault: node {node} has no GPU {device!r} (has: GPU0..GPU{n.get('gpus', 0) - 1})" if n.get("gpus") else f"fault: node {node} has no GPU"
+            )
         return (n.setdefault("gpu_pcie_slot", {}), idx, f"GPU{idx}"), [node, device]
     nic = _nic(m, node, device)
     return (nic, "pcie_slot", f"{device} ({nic['pci']})"), [node, device]
@@ -94,16 +96,16 @@ def host_ports(m, name):
     switch(m, name)
     out = [(node, nic) for node, n in sorted(m["nodes"].items()) for nic in n["nics"] if nic.get("switch") == name]
     if not out:
-        raise FaultError(f"fault: no host port is cabled to {name} (a spine: its leaves' uplinks are not modelled "
-                         "as host links)")
+        raise FaultError(f"fault: no host port is cabled to {name} (a spine: its leaves' uplinks are not modelled as host links)")
     return out
 
 
 def _uplink(m, leaf, port):
     ups = (m.get("switches", {}).get(leaf) or {}).get("uplinks") or []
     if not ups:
-        raise FaultError(f"fault: {leaf!r} is not a lab switch with uplinks (allowed: "
-                         f"{', '.join(sorted(n for n, x in m.get('switches', {}).items() if x.get('uplinks')))})")
+        raise FaultError(
+            f"fault: {leaf!r} is not a lab switch with uplinks (allowed: {', '.join(sorted(n for n, x in m.get('switches', {}).items() if x.get('uplinks')))})"
+        )
     for u in ups:
         if str(u["port"]) == str(port):
             return u
@@ -123,6 +125,7 @@ UPLINK = Target(("leaf", "port"), lambda m, leaf, port: (_uplink(m, leaf, port),
 
 # ---------------------------------------------------------------- a row, and what apply and undo see
 
+
 @dataclasses.dataclass(frozen=True)
 class Fault:
     """One fault: what it needs (``on``), what it applies, how it is undone.
@@ -130,17 +133,18 @@ class Fault:
     ``apply`` and ``revert`` are a function of the ``Hit`` (returning its message, or None for ``says``
     / ``unsays``), or a dict of values put on the thing; ``revert`` may also be a tuple of keys taken
     off it. ``save(thing)`` is the state apply changes, kept for ``revert`` as ``hit.saved``."""
-    usage: str                               # "NAME ARGS  what it does", as `fault list` prints it
+
+    usage: str  # "NAME ARGS  what it does", as `fault list` prints it
     on: Target
     apply: Any
-    says: str = ""                           # the message, formatted with the arguments and the thing's keys
-    undo: str = ""                           # the usage line of the fault that undoes it ("": none)
+    says: str = ""  # the message, formatted with the arguments and the thing's keys
+    undo: str = ""  # the usage line of the fault that undoes it ("": none)
     revert: Any = None
     unsays: str = ""
-    params: Tuple[str, ...] = ()             # the arguments after the thing's
+    params: Tuple[str, ...] = ()  # the arguments after the thing's
     save: Optional[Callable] = None
-    record: str = ""                         # the record's kind where it is not the fault's name
-    recorded: bool = True                    # False: nothing in force after it (a reboot)
+    record: str = ""  # the record's kind where it is not the fault's name
+    recorded: bool = True  # False: nothing in force after it (a reboot)
 
     @property
     def name(self):
@@ -156,6 +160,7 @@ class Hit:
     """A fault at work: the lab, the model, the thing found, its record key, the arguments by name (also
     as attributes: ``hit.node``, ``hit.device``), what
     the record keeps after the key (``note``) and, when undoing, what apply saved (``saved``: [] or [it])."""
+
     lab: Any
     m: dict
     it: Any
@@ -194,9 +199,10 @@ def _run(what, hit, template):
 
 # ---------------------------------------------------------------- records
 
+
 def is_record(f, kind, args):
     """True when the recorded fault ``f`` is a ``kind`` whose first arguments are ``args``."""
-    return f["kind"] == kind and f["args"][:len(args)] == list(args)
+    return f["kind"] == kind and f["args"][: len(args)] == list(args)
 
 
 def records(m, kind, args):
@@ -213,7 +219,7 @@ def tracked(m, kind, args):
 
 def _applied(row, lab, m, args):
     names = row.on.names + row.params
-    it, key = row.on.find(m, *args[:len(row.on.names)])
+    it, key = row.on.find(m, *args[: len(row.on.names)])
     hit = Hit(lab, m, it, key, dict(zip(names, args)))
     before = records(m, row.kind, key)
     if row.save is not None:
@@ -282,6 +288,7 @@ def apply(table, kind, args, lab):
 
 
 # ---------------------------------------------------------------- both ends of a cable
+
 
 def cabled_port(m, nic):
     """The switch port at the other end of a NIC's cable, or None."""

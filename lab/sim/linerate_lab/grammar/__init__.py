@@ -12,6 +12,7 @@ an unambiguous prefix of a long name is that option, ``--`` ends options,
 and the messages are glibc's. ``long_only`` is getopt_long_only (a single
 dash may start a long option; mstflint's cmdparser and opensm use it).
 """
+
 import json
 import os
 import re
@@ -46,8 +47,7 @@ def pick(versions, installed):
         if k <= want and (best is None or k > version_key(best)):
             best = tag
     if best is None:
-        raise GrammarError(f"no grammar extracted for version {installed!r} (extracted: {', '.join(versions)}); "
-                           "run lab/grammar_extract.py with an older tag")
+        raise GrammarError(f"no grammar extracted for version {installed!r} (extracted: {', '.join(versions)}); run lab/grammar_extract.py with an older tag")
     return best
 
 
@@ -79,9 +79,9 @@ def parse_optstring(optstring):
     while i < len(s):
         c = s[i]
         n = 0
-        if s[i + 1:i + 3] == "::":
+        if s[i + 1 : i + 3] == "::":
             n, i = 2, i + 3
-        elif s[i + 1:i + 2] == ":":
+        elif s[i + 1 : i + 2] == ":":
             n, i = 1, i + 2
         else:
             i += 1
@@ -102,17 +102,16 @@ def getopt_long(prog, argv, optstring, longopts, long_only=False):
     while i < len(argv):
         a = argv[i]
         if a == "--":
-            operands += argv[i + 1:]
+            operands += argv[i + 1 :]
             break
-        single = long_only and a.startswith("-") and not a.startswith("--") and len(a) > 1 and \
-            (len(a) > 2 or a[1] not in shorts)
+        single = long_only and a.startswith("-") and not a.startswith("--") and len(a) > 1 and (len(a) > 2 or a[1] not in shorts)
         if a.startswith("--") or single:
             dashes = "--" if a.startswith("--") else "-"
-            name, eq, value = a[len(dashes):].partition("=")
+            name, eq, value = a[len(dashes) :].partition("=")
             try:
                 o = _long_match(name, longopts)
             except GetoptError as e:
-                raise GetoptError(e.message.format(prog=prog, dashes=dashes, text=a[len(dashes):])) from None
+                raise GetoptError(e.message.format(prog=prog, dashes=dashes, text=a[len(dashes) :])) from None
             if o is None and not (single and name[:1] in shorts):
                 # glibc names what followed the dashes, '=value' included
                 raise GetoptError(f"{prog}: unrecognized option '{a}'")
@@ -139,7 +138,7 @@ def getopt_long(prog, argv, optstring, longopts, long_only=False):
                     opts.append((c, None))
                     j += 1
                     continue
-                rest = a[j + 1:]
+                rest = a[j + 1 :]
                 if rest:
                     opts.append((c, rest))
                 elif shorts[c] == 2:
@@ -210,8 +209,7 @@ def perftest_parse(prog, argv, version, kind="bw"):
         seen.add(key)
         spec = g["int_args"].get(key)
         if spec and not re.fullmatch(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", value or ""):
-            raise PerftestRefused([f" {spec['name']} argument {value} should be {spec['type']}",
-                                   PERFTEST_PARSER_FAILED])
+            raise PerftestRefused([f" {spec['name']} argument {value} should be {spec['type']}", PERFTEST_PARSER_FAILED])
         if spec and spec["check"] == "CHECK_VALUE_POSITIVE" and int(value, 0) <= 0:
             raise PerftestRefused([f" {spec['name']} must be positive", PERFTEST_PARSER_FAILED])
         k = g["test_kind"].get(key)
@@ -228,6 +226,7 @@ class PerftestRefused(Refused):
 
 
 # ------------------------------------------------------------------ nccl-tests
+
 
 def nccl_tests_grammar(version):
     """(tag, table, version entry) of the newest extracted nccl-tests release not newer than ``version``."""
@@ -278,6 +277,7 @@ def nccl_tests_header(version):
 
 # ------------------------------------------------------------------ scripts: mlnx_qos (optparse), mlxfwreset (argparse)
 
+
 def mlnx_qos_options(version):
     t = table("mlnx_qos")
     return t["versions"][pick(t["versions"], version)]
@@ -289,6 +289,7 @@ def mlxfwreset_options(version):
 
 
 # ------------------------------------------------------------------ mlxlink (cmdparser: getopt_long_only)
+
 
 def mlxlink_parse(argv, version):
     """(opts, operands) as MFT/mstflint ``version``'s mlxlink parses ``argv``; MlxlinkRefused with its lines.
@@ -312,6 +313,7 @@ class MlxlinkRefused(Refused):
 
 
 # ------------------------------------------------------------------ mlxconfig parameter database
+
 
 def mlxconfig_params(version):
     t = table("mlxconfig")
@@ -359,6 +361,7 @@ def mlxconfig_value_ok(entry, text):
 
 
 # ------------------------------------------------------------------ opensm
+
 
 def opensm_conf_keys(version):
     t = table("opensm")

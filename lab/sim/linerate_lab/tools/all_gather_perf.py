@@ -1,4 +1,5 @@
 """Simulated nccl-tests all_gather_perf (see nccl_tests)."""
+
 import sys
 
 from linerate_lab.tools import nccl_tests

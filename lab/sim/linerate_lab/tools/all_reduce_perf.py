@@ -1,4 +1,5 @@
 """Simulated nccl-tests all_reduce_perf (see nccl_tests)."""
+
 import sys
 
 from linerate_lab.tools import nccl_tests

@@ -5,6 +5,7 @@ autoload of mlx5 and (when installed) nvidia, openibd when
 /etc/infiniband/openib.conf says ONBOOT=yes, rdma-core's
 /etc/rdma/modules/*.conf and /etc/modules-load.d/*.conf + /etc/modules.
 """
+
 import glob
 import os
 

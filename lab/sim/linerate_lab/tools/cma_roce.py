@@ -5,22 +5,27 @@ they write /sys/kernel/config/rdma_cm/<dev>/ports/<port>/default_roce_mode
     cma_roce_mode [-d <dev>] [-p <port>] [-m 1|2]
     cma_roce_tos  [-d <dev>] [-p <port>] [-t <tos>]
 """
+
 import getopt
 
 from . import common
 from .. import model
 
 USAGE = {
-    "mode": ("Set/Show RoCE default mode of RDMA_CM applications\n\nUsage:\n\tcma_roce_mode OPTIONS\n"
-             "Options:\n\t-h              show this help\n"
-             "\t-d <dev>        use IB device <dev> (default mlx5_0)\n"
-             "\t-p <port>       use port <port> of IB device (default 1)\n"
-             "\t-m <roce_mode>  set RoCE mode of RDMA_CM applications (1 or 2)\n"),
-    "tos": ("Set/Show RoCE default ToS of RDMA_CM applications\n\nUsage:\n\tcma_roce_tos OPTIONS\n"
-            "Options:\n\t-h              show this help\n"
-            "\t-d <dev>        use IB device <dev> (default mlx5_0)\n"
-            "\t-p <port>       use port <port> of IB device (default 1)\n"
-            "\t-t <tos>        set ToS of RoCE RDMA_CM applications (0)\n"),
+    "mode": (
+        "Set/Show RoCE default mode of RDMA_CM applications\n\nUsage:\n\tcma_roce_mode OPTIONS\n"
+        "Options:\n\t-h              show this help\n"
+        "\t-d <dev>        use IB device <dev> (default mlx5_0)\n"
+        "\t-p <port>       use port <port> of IB device (default 1)\n"
+        "\t-m <roce_mode>  set RoCE mode of RDMA_CM applications (1 or 2)\n"
+    ),
+    "tos": (
+        "Set/Show RoCE default ToS of RDMA_CM applications\n\nUsage:\n\tcma_roce_tos OPTIONS\n"
+        "Options:\n\t-h              show this help\n"
+        "\t-d <dev>        use IB device <dev> (default mlx5_0)\n"
+        "\t-p <port>       use port <port> of IB device (default 1)\n"
+        "\t-t <tos>        set ToS of RoCE RDMA_CM applications (0)\n"
+    ),
 }
 MODES = {"1": "IB/RoCE v1", "2": "RoCE v2"}
 

@@ -5,6 +5,7 @@ admin state and IP addresses come from the kernel through ``read_netdev()``
 — the one function tests replace. Everything the hardware decides (cable,
 trained speed, firmware, driver state) comes from the fabric model.
 """
+
 import ipaddress
 import json
 import os
@@ -23,8 +24,7 @@ def read_netdev(name):
     "ipv6": [addr]} — addresses in the order ``ip addr`` lists them.
     """
     try:
-        out = subprocess.run(["ip", "-j", "addr", "show", "dev", name],
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(["ip", "-j", "addr", "show", "dev", name], capture_output=True, text=True, check=False)
     except FileNotFoundError:
         return None
     if out.returncode != 0 or not out.stdout.strip():
@@ -83,7 +83,7 @@ def port_state(nic, nd=None):
         return 1, 3
     if nic.get("cable") != "up":
         return 1, 2
-    if is_ib(nic) and "subnet_state" in nic:   # what the SM made of it (subnet.py)
+    if is_ib(nic) and "subnet_state" in nic:  # what the SM made of it (subnet.py)
         return tuple(nic["subnet_state"])
     if is_ib(nic) and not nic.get("lid"):
         return 2, 5
@@ -152,7 +152,7 @@ def gids(nic, nd=None):
 
 
 def _sysfs_gid(hex32):
-    return ":".join(hex32[i:i + 4] for i in range(0, 32, 4))
+    return ":".join(hex32[i : i + 4] for i in range(0, 32, 4))
 
 
 def compressed_gid(sysfs_gid):
@@ -166,10 +166,11 @@ def compressed_gid(sysfs_gid):
 def guid_colons(guid):
     """0xa088c20300100110 -> a088:c203:0010:0110 (ibv_devinfo's form)."""
     h = guid[2:] if guid.startswith("0x") else guid
-    return ":".join(h[i:i + 4] for i in range(0, 16, 4))
+    return ":".join(h[i : i + 4] for i in range(0, 16, 4))
 
 
 # --- MFT device names --------------------------------------------------------
+
 
 def mst_name(node, nic):
     """/dev/mst/mt4129_pciconf<N>: numbered in PCI order."""

@@ -3,6 +3,7 @@
 The flash holds the burned image; while it waits for a reset the running
 version shows as ``FW Version(Running)``.
 """
+
 from . import common
 from .. import hardware
 
@@ -19,15 +20,20 @@ def query(nic):
     text = field("Image type", "FS4") + field("FW Version", burned)
     if nic.get("fw_pending"):
         text += field("FW Version(Running)", nic["fw_version"])
-    text += (field("FW Release Date", hw["fw_release_date"] if burned == hw["fw_version"] else "N/A")
-             + field("Product Version", burned)
-             + field("Rom Info", f"type=UEFI version={hw['uefi_version']} cpu=AMD64,AARCH64")
-             + " " * LABEL + f"type=PXE version={hw['pxe_version']} cpu=AMD64\n"
-             + field("Description", f"{'UID':<19}GuidsNumber")
-             + field("Base GUID", f"{nic['node_guid'][2:]:<24}16")
-             + field("Base MAC", f"{nic['mac'].replace(':', ''):<24}16")
-             + field("Image VSD", "N/A") + field("Device VSD", "N/A")
-             + field("PSID", nic["psid"]) + field("Security Attributes", "secure-fw"))
+    text += (
+        field("FW Release Date", hw["fw_release_date"] if burned == hw["fw_version"] else "N/A")
+        + field("Product Version", burned)
+        + field("Rom Info", f"type=UEFI version={hw['uefi_version']} cpu=AMD64,AARCH64")
+        + " " * LABEL
+        + f"type=PXE version={hw['pxe_version']} cpu=AMD64\n"
+        + field("Description", f"{'UID':<19}GuidsNumber")
+        + field("Base GUID", f"{nic['node_guid'][2:]:<24}16")
+        + field("Base MAC", f"{nic['mac'].replace(':', ''):<24}16")
+        + field("Image VSD", "N/A")
+        + field("Device VSD", "N/A")
+        + field("PSID", nic["psid"])
+        + field("Security Attributes", "secure-fw")
+    )
     return text
 
 

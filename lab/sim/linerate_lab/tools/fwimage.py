@@ -2,6 +2,7 @@
 ``mlxfwmanager -i``. A text file starting with
 ``LINERATE-LAB-FW-IMAGE`` and ``KEY=value`` lines (PSID, FW, PXE, UEFI, NAME).
 """
+
 import os
 
 from linerate_lab import placeholder

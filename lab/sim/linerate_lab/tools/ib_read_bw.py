@@ -1,4 +1,5 @@
 """Simulated perftest ib_read_bw: ib_write_bw's engine, data flowing server -> client."""
+
 import sys
 
 from linerate_lab.tools import ib_write_bw

@@ -4,6 +4,7 @@ The client's sends land in the server's posted receives, so data flows client ->
 for a write; the header says ``Send BW Test``, the server prints its ``RX depth`` and the
 address lines carry no RKey/VAddr (ctx_print_test_info, ctx_print_pingpong_data).
 """
+
 import sys
 
 from linerate_lab.tools import ib_write_bw

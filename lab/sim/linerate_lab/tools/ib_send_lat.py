@@ -1,4 +1,5 @@
 """Simulated perftest ib_send_lat: ib_write_lat's engine with the send verb (perftest src/send_lat.c)."""
+
 import sys
 
 from linerate_lab.tools import ib_write_lat

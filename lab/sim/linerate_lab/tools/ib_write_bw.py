@@ -11,6 +11,7 @@ the priority the traffic maps to, frames that exceed an MTU on the path
 (transport retry exceeded), a GID index that is not a RoCE v2 IPv4 GID
 (QP will not reach RTR), a port that is not active.
 """
+
 import argparse
 import json
 import random
@@ -24,7 +25,7 @@ DASHES = "-" * 87
 # the perftest release whose grammar applies when the launcher names none (lab/packages.py passes the package's)
 PERFTEST_VERSION = "24.10.0-0.65"
 DEFAULT_PORT = 18515
-SWEEP_SIZES = [2 ** i for i in range(1, 24)]
+SWEEP_SIZES = [2**i for i in range(1, 24)]
 PORT_STATES = {"port_down": "Down"}
 # ctx_print_test_info's title per test (perftest_parameters.c: "<verb> BW Test"); ib_send_bw runs this
 # engine too (tools/ib_send_bw.py): its data flows client -> server like a write
@@ -86,12 +87,15 @@ def recv(sock, f):
 
 def test_info(title, args, qps):
     """The header's first lines, every perftest test's (ctx_print_test_info): the test, device, QPs, connection."""
-    return [DASHES, f"                    {title}",
-            f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
-            f" Number of qps   : {qps}\t\tTransport type : IB",
-            " Connection type : RC\t\tUsing SRQ      : OFF",
-            " PCIe relax order: ON\t\tLock-free      : OFF",
-            " ibv_wr* API     : ON\t\tUsing DDP      : OFF"]
+    return [
+        DASHES,
+        f"                    {title}",
+        f" Dual-port       : OFF\t\tDevice         : {args.ib_dev}",
+        f" Number of qps   : {qps}\t\tTransport type : IB",
+        " Connection type : RC\t\tUsing SRQ      : OFF",
+        " PCIe relax order: ON\t\tLock-free      : OFF",
+        " ibv_wr* API     : ON\t\tUsing DDP      : OFF",
+    ]
 
 
 def link_info(args, me, mtu):
@@ -129,8 +133,10 @@ def address_lines(qps, side, gid, rng, base_qpn, rkey=True):
     lines = []
     shown = rdma.perftest_gid(gid) if gid else "00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"
     for q in range(qps):
-        lines.append(f" {side} address: LID 0000 QPN {base_qpn + q:#06x} PSN {rng.randrange(1 << 24):#08x}"
-                     + (f" RKey {rng.randrange(1 << 24):#08x} VAddr 0x{rng.randrange(1 << 47):016x}" if rkey else ""))
+        lines.append(
+            f" {side} address: LID 0000 QPN {base_qpn + q:#06x} PSN {rng.randrange(1 << 24):#08x}"
+            + (f" RKey {rng.randrange(1 << 24):#08x} VAddr 0x{rng.randrange(1 << 47):016x}" if rkey else "")
+        )
         lines.append(f" GID: {shown}")
     return lines
 
@@ -154,6 +160,7 @@ def result_rows(args, gbps, duration_mode, rng):
 
         def fmt(v):
             return v if args.report_gbits else v * 1e9 / 8 / 1048576
+
         rows.append(f" {size:<10d} {iters:<10d}       {fmt(peak):.2f}               {fmt(avg):.2f}   \t\t     {rate:.6f}")
     return [cols] + rows + [DASHES]
 
@@ -162,10 +169,16 @@ def out_json(args, gbps, duration_mode):
     if not (args.out_json or args.out_json_file):
         return
     size = args.size
-    doc = {"results": {"MsgSize": size, "n_iterations": args.iters if not duration_mode else None,
-                       "BW_peak": 0.0 if duration_mode else round(gbps, 2), "BW_average": round(gbps, 2),
-                       "MsgRate": round(gbps * 1e9 / 8 / size / 1e6, 6),
-                       "bw_unit": "Gbit/sec" if args.report_gbits else "MiB/sec"}}
+    doc = {
+        "results": {
+            "MsgSize": size,
+            "n_iterations": args.iters if not duration_mode else None,
+            "BW_peak": 0.0 if duration_mode else round(gbps, 2),
+            "BW_average": round(gbps, 2),
+            "MsgRate": round(gbps * 1e9 / 8 / size / 1e6, 6),
+            "bw_unit": "Gbit/sec" if args.report_gbits else "MiB/sec",
+        }
+    }
     path = args.out_json_file or "perftest_out.json"
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
@@ -186,13 +199,18 @@ def cuda_lines(args):
     dev = int(args.use_cuda or 0)
     lines = ["initializing CUDA", "Listing all CUDA devices in system:"]
     lines += [f"CUDA device {i}: PCIe address is {bus}:00" for i, bus in enumerate(("18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"))]
-    lines += ["", f"Picking device No. {dev}", f"[pid = {__import__('os').getpid()}, dev = {dev}] device name = [NVIDIA H100 80GB HBM3]",
-              "creating CUDA Ctx", "making it the current CUDA Ctx", "CUDA device integrated: 0",
-              f"cuMemAlloc() of a {2 * args.size * args.qps} bytes GPU buffer",
-              "allocated GPU buffer address at 00007f3dfa600000 pointer=0x7f3dfa600000"]
+    lines += [
+        "",
+        f"Picking device No. {dev}",
+        f"[pid = {__import__('os').getpid()}, dev = {dev}] device name = [NVIDIA H100 80GB HBM3]",
+        "creating CUDA Ctx",
+        "making it the current CUDA Ctx",
+        "CUDA device integrated: 0",
+        f"cuMemAlloc() of a {2 * args.size * args.qps} bytes GPU buffer",
+        "allocated GPU buffer address at 00007f3dfa600000 pointer=0x7f3dfa600000",
+    ]
     if args.use_cuda_dmabuf:
-        lines.append("using DMA-BUF for GPU buffer address at 0x7f3dfa600000 aligned at 0x7f3dfa600000 "
-                     f"with aligned size {2 * args.size * args.qps}")
+        lines.append(f"using DMA-BUF for GPU buffer address at 0x7f3dfa600000 aligned at 0x7f3dfa600000 with aligned size {2 * args.size * args.qps}")
     return lines
 
 
@@ -200,13 +218,11 @@ def check_local(args):
     # Like real perftest: the traffic class is what its own argv says (--tclass on a
     # verbs QP; -T, or the node's RDMA-CM default ToS, only with -R); nothing -> class 0.
     tos = args.tos if args.rdma_cm else args.tclass
-    me = rdma.local_port(args.ib_dev, args.ib_port, args.gid_index if args.gid_index is not None else 0, tos,
-                         rdma_cm=args.rdma_cm, sl=args.sl)
+    me = rdma.local_port(args.ib_dev, args.ib_port, args.gid_index if args.gid_index is not None else 0, tos, rdma_cm=args.rdma_cm, sl=args.sl)
     if me.get("error") == "no_device":
         raise Fail(f"IB device {args.ib_dev} not found", " Unable to find the Infiniband/RoCE device")
     if me.get("error") == "port_down":
-        raise Fail(f" Port number {args.ib_port} state is Down", " Couldn't set the link layer",
-                   " Couldn't get context for the device")
+        raise Fail(f" Port number {args.ib_port} state is Down", " Couldn't set the link layer", " Couldn't get context for the device")
     if args.use_cuda is not None and "nvidia_peermem" not in rdma.node_modules() and not args.use_cuda_dmabuf:
         raise Fail("Couldn't allocate MR", " Unable to create the needed resources")
     return me
@@ -228,15 +244,13 @@ def listen(args):
         srv.bind(("0.0.0.0", args.port))
         srv.listen(1)
     except OSError:
-        raise Fail(f"Couldn't listen to port {args.port}", " Unable to open file descriptor for socket connection"
-                   ) from None
+        raise Fail(f"Couldn't listen to port {args.port}", " Unable to open file descriptor for socket connection") from None
     return srv
 
 
 def accept(srv):
     """The server's banner, then its one client: (connection, its reader)."""
-    print("\n************************************\n* Waiting for client to connect... *\n"
-          "************************************", flush=True)
+    print("\n************************************\n* Waiting for client to connect... *\n************************************", flush=True)
     conn, _ = srv.accept()
     srv.close()
     return conn, conn.makefile("r")
@@ -269,13 +283,13 @@ def run_server(prog, args):
         if args.rdma_cm:
             print(" Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP")
             print(DASHES)
-        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2"
-                                                   or not me["gid"]["ipv4"]):
+        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2" or not me["gid"]["ipv4"]):
             # no RoCE v2 IPv4 GID at -x (rdma.path's rule): no route to the peer's IPv4-mapped GID
             conn.close()
             raise Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
-        for line in address_lines(args.qps, "local", (me.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw") + \
-                address_lines(args.qps, "remote", (peer.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw"):
+        for line in address_lines(args.qps, "local", (me.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw") + address_lines(
+            args.qps, "remote", (peer.get("gid") or {}).get("gid"), rng, 0x128, rkey=prog != "ib_send_bw"
+        ):
             print(line)
         print(DASHES, flush=True)
         outcome = recv(conn, f)
@@ -316,8 +330,9 @@ def run_client(prog, args):
     if link["error"] == "gid":
         # the server could not bring its QP to RTR and closed the connection
         raise Fail(" Failed to exchange data between server and clients")
-    for line in address_lines(args.qps, "local", me["gid"]["gid"] if me.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw") + \
-            address_lines(args.qps, "remote", peer["gid"]["gid"] if peer.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw"):
+    for line in address_lines(args.qps, "local", me["gid"]["gid"] if me.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw") + address_lines(
+        args.qps, "remote", peer["gid"]["gid"] if peer.get("gid") else None, rng, 0x128, rkey=prog != "ib_send_bw"
+    ):
         print(line)
     print(DASHES)
     unit = "Gb/sec" if args.report_gbits else "MiB/sec"
@@ -325,8 +340,12 @@ def run_client(prog, args):
         print(f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]", flush=True)
         time.sleep(min(2.0, args.duration or 2.0))  # retries until the transport gives up
         send(conn, {"ok": False})
-        raise Fail("Completion with error at client", "Failed status 12: wr_id 0 syndrom 0x81",
-                   "scnt=128, ccnt=0", " Failed to complete run_iter_bw function successfully")
+        raise Fail(
+            "Completion with error at client",
+            "Failed status 12: wr_id 0 syndrom 0x81",
+            "scnt=128, ccnt=0",
+            " Failed to complete run_iter_bw function successfully",
+        )
     if link["error"]:
         send(conn, {"ok": False})
         raise Fail(" Failed to exchange data between server and clients")
@@ -355,6 +374,7 @@ def perftest_cuda():
     """Whether this node's perftest was built with CUDA (the fabric model's ``perftest_cuda``; default:
     the node has GPUs - the lab's OFED perftest is modelled as built where cuda.h was present)."""
     from linerate_lab import model
+
     node = model.node(model.load())
     return bool(node.get("perftest_cuda", node.get("gpus", 0) > 0))
 
@@ -379,8 +399,7 @@ def parse_args(prog, argv, perftest, kind, **defaults):
         err(*e.lines)
         return None, 1
     if any(k == "h" for k, _ in opts):
-        print(f" Usage:\n  {prog}            start a server and wait for connection\n"
-              f"  {prog} <host>     connect to server at <host>")
+        print(f" Usage:\n  {prog}            start a server and wait for connection\n  {prog} <host>     connect to server at <host>")
         return None, 0
     ap = build_parser(prog)
     ap.set_defaults(**defaults)
@@ -397,6 +416,7 @@ def run_test(prog, args, run_client, run_server):
         return 1
     if not args.ib_dev:
         from linerate_lab import model
+
         nics = model.node(model.load())["nics"]
         args.ib_dev = nics[0]["device"] if nics else None
         if not args.ib_dev:
@@ -426,6 +446,7 @@ def main(argv=None, prog="ib_write_bw", perftest=PERFTEST_VERSION):
     if args.use_cuda is not None:
         # the buffers live on that GPU: it is busy (its PCIe link trained up) while the test runs
         from linerate_lab import pcie
+
         with pcie.hold_gpus([int(args.use_cuda or 0)], prog):
             return run_test(prog, args, run_client, run_server)
     return run_test(prog, args, run_client, run_server)

@@ -20,6 +20,7 @@ that is down, no RoCE v2 IPv4 GID at ``-x`` (QP does not reach RTR), the
 traffic class from ``--tclass`` (or ``-T`` with ``-R``), ``-S``. The latency
 itself comes from ``latency_usec`` (the model is in docs/lab-node-tools.md).
 """
+
 import glob
 import math
 import os
@@ -31,11 +32,11 @@ from linerate_lab import congestion, rdma
 from linerate_lab.tools import ib_write_bw as bw
 
 TITLES = {"ib_write_lat": "RDMA_Write Latency Test", "ib_send_lat": "Send Latency Test"}
-INLINE = {"ib_write_lat": 220, "ib_send_lat": 236}   # DEF_INLINE_WRITE, DEF_INLINE_SEND_RC_UC_XRC
+INLINE = {"ib_write_lat": 220, "ib_send_lat": 236}  # DEF_INLINE_WRITE, DEF_INLINE_SEND_RC_UC_XRC
 DEF_SIZE_LAT = 2
 DEF_ITERS = 1000
 DEF_RX_SEND = 512
-SWEEP_SIZES = [2 ** i for i in range(1, 24)]         # write_lat.c RUN_ALL: sizes 2^1 .. 2^23
+SWEEP_SIZES = [2**i for i in range(1, 24)]  # write_lat.c RUN_ALL: sizes 2^1 .. 2^23
 
 # ---------------------------------------------------------------- the latency model
 # One-way latency (perftest reports RTT/2 of a ping-pong) of a healthy path =
@@ -52,7 +53,7 @@ HOST_USEC = {"Ethernet": 1.05, "InfiniBand": 0.90}
 SWITCH_USEC = {"Ethernet": 0.45, "InfiniBand": 0.13}
 RETRANSMIT_USEC = 6.0
 QUEUE_USEC = 1.5
-WIRE_OVERHEAD = {"Ethernet": rdma.ROCE_WIRE_OVERHEAD, "InfiniBand": 30}   # IB: LRH 8, BTH 12, ICRC 4, VCRC 2, start/end
+WIRE_OVERHEAD = {"Ethernet": rdma.ROCE_WIRE_OVERHEAD, "InfiniBand": 30}  # IB: LRH 8, BTH 12, ICRC 4, VCRC 2, start/end
 
 
 def switch_hops(a, b):
@@ -85,9 +86,15 @@ def figures(t, rng):
     typical = t * (1 + rng.uniform(-0.01, 0.01))
     p999 = rng.uniform(1.8, 2.6)
     # the slowest sample is at least the 99.9th percentile (the ranges overlapped: t_max < 99.9 % once)
-    return {"t_min": typical * 0.95, "t_max": typical * rng.uniform(max(2.5, p999 * 1.02), 4.0), "t_typical": typical,
-            "t_avg": typical * (1 + rng.uniform(0.005, 0.02)), "t_stdev": typical * rng.uniform(0.02, 0.05),
-            "p99": typical * rng.uniform(1.10, 1.20), "p999": typical * p999}
+    return {
+        "t_min": typical * 0.95,
+        "t_max": typical * rng.uniform(max(2.5, p999 * 1.02), 4.0),
+        "t_typical": typical,
+        "t_avg": typical * (1 + rng.uniform(0.005, 0.02)),
+        "t_stdev": typical * rng.uniform(0.02, 0.05),
+        "p99": typical * rng.uniform(1.10, 1.20),
+        "p999": typical * p999,
+    }
 
 
 def table(args, outcome):
@@ -95,15 +102,17 @@ def table(args, outcome):
     if args.duration:
         lines = [" #bytes        #iterations       t_avg[usec]    tps average"]
         for row in outcome["rows"]:
-            lines.append(f" {row['size']:<7d}       {row['iters']}            {row['t_avg']:<7.2f}        "
-                         f"{row['tps']:<7.2f}")
+            lines.append(f" {row['size']:<7d}       {row['iters']}            {row['t_avg']:<7.2f}        {row['tps']:<7.2f}")
         return lines
-    lines = [" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
-             "99% percentile[usec]   99.9% percentile[usec] "]
+    lines = [
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] "
+    ]
     for r in outcome["rows"]:
-        lines.append(f" {r['size']:<7d} {r['iters']}          {r['t_min']:<7.2f}        {r['t_max']:<7.2f}      "
-                     f"{r['t_typical']:<7.2f}  \t       {r['t_avg']:<7.2f}     \t{r['t_stdev']:<7.2f}\t\t"
-                     f"{r['p99']:<7.2f} \t\t{r['p999']:<7.2f}")
+        lines.append(
+            f" {r['size']:<7d} {r['iters']}          {r['t_min']:<7.2f}        {r['t_max']:<7.2f}      "
+            f"{r['t_typical']:<7.2f}  \t       {r['t_avg']:<7.2f}     \t{r['t_stdev']:<7.2f}\t\t"
+            f"{r['p99']:<7.2f} \t\t{r['p999']:<7.2f}"
+        )
     return lines
 
 
@@ -147,8 +156,7 @@ def run_server(prog, args):
         mtu = bw.requested_mtu(args, me, printed)
         for line in printed + header(prog, args, me, mtu, True):
             print(line)
-        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2"
-                                                   or not me["gid"]["ipv4"]):
+        if me.get("link_layer") == "Ethernet" and (me.get("gid") is None or me["gid"]["type"] != "v2" or not me["gid"]["ipv4"]):
             conn.close()
             raise bw.Fail(f"Failed to modify QP {0x128:#06x} to RTR", " Unable to Connect the HCA's through the link")
         for line in address_lines(prog, "local", me, rng) + address_lines(prog, "remote", peer, rng):
@@ -184,8 +192,10 @@ def run_client(prog, args):
     sizes = SWEEP_SIZES if args.all else [args.size]
     # a ping-pong: both directions carry the messages; the model's path is the client -> server one
     # and the server -> client one, the slower counts (each ping waits for its pong)
-    links = [rdma.path(me, peer, message_mtu(max(sizes), mtu), salt=f"{me['node']}|{peer['node']}|{args.port}"),
-             rdma.path(peer, me, message_mtu(max(sizes), mtu), salt=f"{peer['node']}|{me['node']}|{args.port}")]
+    links = [
+        rdma.path(me, peer, message_mtu(max(sizes), mtu), salt=f"{me['node']}|{peer['node']}|{args.port}"),
+        rdma.path(peer, me, message_mtu(max(sizes), mtu), salt=f"{peer['node']}|{me['node']}|{args.port}"),
+    ]
     gid_fail = next((lk for lk in links if lk["error"] == "gid"), None)
     if gid_fail is not None and gid_fail["side"] is me or (me.get("gid") is None and me["link_layer"] == "Ethernet"):
         bw.send(conn, {"ok": False})
@@ -198,10 +208,11 @@ def run_client(prog, args):
     if bad is not None and bad["error"] == "mtu_drop":
         print(bw.DASHES)
         print(table(args, {"rows": []})[0], flush=True)
-        time.sleep(1.0)   # the transport retries, then gives up
+        time.sleep(1.0)  # the transport retries, then gives up
         bw.send(conn, {"ok": False})
-        raise bw.Fail("Completion with error at client", "Failed status 12: wr_id 0 syndrom 0x81",
-                      " Failed to complete run_iter_lat_write function successfully")
+        raise bw.Fail(
+            "Completion with error at client", "Failed status 12: wr_id 0 syndrom 0x81", " Failed to complete run_iter_lat_write function successfully"
+        )
     if bad is not None:
         bw.send(conn, {"ok": False})
         raise bw.Fail(" Failed to exchange data between server and clients")

@@ -5,14 +5,13 @@ the RDMA port state padded to 6.
 
     ibdev2netdev [-v]
 """
+
 from . import common
 from .. import hardware
 
 
 def usage():
-    return ("ibdev2netdev <options>\n"
-            "-h, --help                print help message\n"
-            "-v, --verbose             print more info\n")
+    return "ibdev2netdev <options>\n-h, --help                print help message\n-v, --verbose             print more info\n"
 
 
 def main(argv):
@@ -37,9 +36,11 @@ def main(argv):
             ibstate = f"{common.STATE_NAMES[state]:<6}"
             desc = f"{hardware.CX7['vpd_description']:<15}"
             serial = f"{nic.get('serial_number', 'NA'):<11}"
-            common.out(f"{nic['pci']} {nic['device']} ({nic['ca_type']} - {serial}) {desc} "
-                       f"fw {nic['fw_version']} port {nic['port']} ({ibstate}) ==> "
-                       f"{nic['netdev']} ({link})\n")
+            common.out(
+                f"{nic['pci']} {nic['device']} ({nic['ca_type']} - {serial}) {desc} "
+                f"fw {nic['fw_version']} port {nic['port']} ({ibstate}) ==> "
+                f"{nic['netdev']} ({link})\n"
+            )
         else:
             common.out(f"{nic['device']} port {nic['port']} ==> {nic['netdev']} ({link})\n")
     return 0

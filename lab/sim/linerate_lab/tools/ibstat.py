@@ -7,6 +7,7 @@
 Errors go through libibmad's IBPANIC/IBWARN: ``ibpanic: [pid] main: ...``
 on stderr and exit 255, or ``ibwarn: [pid] func: ...`` and exit 0.
 """
+
 import os
 
 from . import common
@@ -14,8 +15,7 @@ from . import common
 CAP_ETH = 0x00010000
 CAP_IB = 0xA751E848
 STATE = {1: "Down", 2: "Initializing", 3: "Armed", 4: "Active"}
-PHYS = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining",
-        5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
+PHYS = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
 
 
 def _panic(msg):
@@ -35,29 +35,33 @@ def rate(nic, phys):
 
 
 def ca_header(nic):
-    return (f"CA '{nic['device']}'\n"
-            f"\tCA type: {nic['ca_type']}\n"
-            f"\tNumber of ports: 1\n"
-            f"\tFirmware version: {nic['fw_version']}\n"
-            f"\tHardware version: 0\n"
-            f"\tNode GUID: {nic['node_guid']}\n"
-            f"\tSystem image GUID: {nic['sys_image_guid']}\n")
+    return (
+        f"CA '{nic['device']}'\n"
+        f"\tCA type: {nic['ca_type']}\n"
+        f"\tNumber of ports: 1\n"
+        f"\tFirmware version: {nic['fw_version']}\n"
+        f"\tHardware version: 0\n"
+        f"\tNode GUID: {nic['node_guid']}\n"
+        f"\tSystem image GUID: {nic['sys_image_guid']}\n"
+    )
 
 
 def port_block(nic, alone=False):
     pre, hdr = ("", "") if alone else ("\t\t", "\t")
     state, phys = common.port_state(nic)
     ib = common.is_ib(nic)
-    lines = [f"{hdr}Port {nic['port']}:",
-             f"{pre}State: {STATE[state]}",
-             f"{pre}Physical state: {PHYS[phys]}",
-             f"{pre}Rate: {rate(nic, phys)}",
-             f"{pre}Base lid: {nic.get('lid', 0) if ib else 0}",
-             f"{pre}LMC: 0",
-             f"{pre}SM lid: {nic.get('sm_lid', 0) if ib else 0}",
-             f"{pre}Capability mask: 0x{CAP_IB if ib else CAP_ETH:08x}",
-             f"{pre}Port GUID: {nic['port_guid']}",
-             f"{pre}Link layer: {nic['link_layer']}"]
+    lines = [
+        f"{hdr}Port {nic['port']}:",
+        f"{pre}State: {STATE[state]}",
+        f"{pre}Physical state: {PHYS[phys]}",
+        f"{pre}Rate: {rate(nic, phys)}",
+        f"{pre}Base lid: {nic.get('lid', 0) if ib else 0}",
+        f"{pre}LMC: 0",
+        f"{pre}SM lid: {nic.get('sm_lid', 0) if ib else 0}",
+        f"{pre}Capability mask: 0x{CAP_IB if ib else CAP_ETH:08x}",
+        f"{pre}Port GUID: {nic['port_guid']}",
+        f"{pre}Link layer: {nic['link_layer']}",
+    ]
     return "\n".join(lines) + "\n"
 
 

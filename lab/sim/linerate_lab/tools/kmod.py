@@ -6,6 +6,7 @@ wins over kernel/, as depmod orders them). Loaded: the node's ``modules``
 in the fabric model. Loading ``nvidia`` makes the driver version the
 model's ``gpu_driver``.
 """
+
 import contextlib
 import hashlib
 import os
@@ -42,8 +43,7 @@ def changing_node():
 
 def holders(node, name):
     """Loaded modules that depend on ``name``."""
-    return [m for m in node["modules"]
-            if name in kmods.MODULES.get(m, (0, []))[1]]
+    return [m for m in node["modules"] if name in kmods.MODULES.get(m, (0, []))[1]]
 
 
 def insert(node, name, path, verbose=False, seen=None):
@@ -58,8 +58,7 @@ def insert(node, name, path, verbose=False, seen=None):
     for dep in filter(None, info.get("depends", "").split(",")):
         dep_path = kmods.find(dep)
         if dep_path is None or kmods.read_ko(dep_path) is None:
-            return (f"modprobe: ERROR: could not insert '{name}': "
-                    "Unknown symbol in module, or unknown parameter (see dmesg)\n")
+            return f"modprobe: ERROR: could not insert '{name}': Unknown symbol in module, or unknown parameter (see dmesg)\n"
         problem = insert(node, dep, dep_path, verbose, seen)
         if problem:
             return problem
@@ -103,8 +102,7 @@ def modprobe(argv):
                     continue
                 if not removing:
                     if not quiet:
-                        common.err(f"modprobe: FATAL: Module {raw} not found in directory "
-                                   f"/lib/modules/{kernel()}\n")
+                        common.err(f"modprobe: FATAL: Module {raw} not found in directory /lib/modules/{kernel()}\n")
                     return 1
             if removing:
                 if name in node["modules"]:
@@ -188,8 +186,7 @@ def modinfo(argv):
         if info.get("author"):
             rows.append(("author", info["author"]))
         srcversion = hashlib.md5(open(path, "rb").read()).hexdigest()[:23].upper()
-        rows += [("srcversion", srcversion), ("depends", info.get("depends", "")),
-                 ("retpoline", "Y")]
+        rows += [("srcversion", srcversion), ("depends", info.get("depends", "")), ("retpoline", "Y")]
         if "/kernel/" in path:
             rows.append(("intree", "Y"))
         rows += [("name", info["name"]), ("vermagic", info["vermagic"])]

@@ -7,6 +7,7 @@ node, kernel driver) and ``-s [[domain:]bus:]dev.fn``.
 
     lspci [-D] [-v|-vv|-vvv] [-s SLOT]
 """
+
 from . import common
 from .. import pcie
 
@@ -33,10 +34,12 @@ def render(f, verbose, domain):
     if verbose == 0:
         return lines
     t = "\t"
-    lines += [f"{t}Subsystem: {f['name'].split(' (rev')[0]}",
-              f"{t}Control: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- FastB2B- DisINTx+",
-              f"{t}Status: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-",
-              f"{t}Latency: 0, Cache Line Size: 64 bytes"]
+    lines += [
+        f"{t}Subsystem: {f['name'].split(' (rev')[0]}",
+        f"{t}Control: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- FastB2B- DisINTx+",
+        f"{t}Status: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-",
+        f"{t}Latency: 0, Cache Line Size: 64 bytes",
+    ]
     if f["class"] == "PCI bridge":
         p, s, u = f["bus"]
         lines.append(f"{t}Bus: primary={p:02x}, secondary={s:02x}, subordinate={u:02x}, sec-latency=0")
@@ -46,18 +49,20 @@ def render(f, verbose, domain):
     if verbose >= 2:
         mrr = f.get("mrr", 512)
         cg, cw = f["cap"]
-        lines += [f"{t}{t}DevCap:{t}MaxPayload 512 bytes, PhantFunc 0, Latency L0s unlimited, L1 unlimited",
-                  f"{t}{t}{t}ExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ SlotPowerLimit 0W",
-                  f"{t}{t}DevCtl:{t}CorrErr- NonFatalErr+ FatalErr+ UnsupReq+",
-                  f"{t}{t}{t}RlxdOrd+ ExtTag+ PhantFunc- AuxPwr- NoSnoop+ FLReset-",
-                  f"{t}{t}{t}MaxPayload 256 bytes, MaxReadReq {mrr} bytes",
-                  f"{t}{t}DevSta:{t}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-",
-                  f"{t}{t}LnkCap:{t}Port #0, Speed {pcie.gt(cg)}, Width x{cw}, ASPM not supported",
-                  f"{t}{t}{t}ClockPM- Surprise- LLActRep+ BwNot- ASPMOptComp+",
-                  f"{t}{t}LnkCtl:{t}ASPM Disabled; RCB 64 bytes, Disabled- CommClk+",
-                  f"{t}{t}{t}ExtSynch- ClockPM- AutWidDis- BWInt- AutBWInt-",
-                  f"{t}{t}LnkSta:{t}{_lnksta(f)}",
-                  f"{t}{t}{t}TrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-"]
+        lines += [
+            f"{t}{t}DevCap:{t}MaxPayload 512 bytes, PhantFunc 0, Latency L0s unlimited, L1 unlimited",
+            f"{t}{t}{t}ExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ SlotPowerLimit 0W",
+            f"{t}{t}DevCtl:{t}CorrErr- NonFatalErr+ FatalErr+ UnsupReq+",
+            f"{t}{t}{t}RlxdOrd+ ExtTag+ PhantFunc- AuxPwr- NoSnoop+ FLReset-",
+            f"{t}{t}{t}MaxPayload 256 bytes, MaxReadReq {mrr} bytes",
+            f"{t}{t}DevSta:{t}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-",
+            f"{t}{t}LnkCap:{t}Port #0, Speed {pcie.gt(cg)}, Width x{cw}, ASPM not supported",
+            f"{t}{t}{t}ClockPM- Surprise- LLActRep+ BwNot- ASPMOptComp+",
+            f"{t}{t}LnkCtl:{t}ASPM Disabled; RCB 64 bytes, Disabled- CommClk+",
+            f"{t}{t}{t}ExtSynch- ClockPM- AutWidDis- BWInt- AutBWInt-",
+            f"{t}{t}LnkSta:{t}{_lnksta(f)}",
+            f"{t}{t}{t}TrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-",
+        ]
     lines.append(f"{t}Capabilities: [100 v1] Advanced Error Reporting")
     if f["class"] == "PCI bridge":
         lines.append(f"{t}Capabilities: [148 v1] Access Control Services")
@@ -72,7 +77,7 @@ def render(f, verbose, domain):
 def _slot_match(want, address):
     parts = want.lower().split(":")
     full = address.split(":")  # dom, bus, dev.fn
-    return parts == full[-len(parts):] if len(parts) <= 3 else False
+    return parts == full[-len(parts) :] if len(parts) <= 3 else False
 
 
 def main(argv):

@@ -9,6 +9,7 @@ ends with that full dump, as the real tool does.
              [-p L] [-s L] [-t L] [-r L] [--cable_len N] [--prio2buffer L]
              [--buffer_size L] [-d os|fw] [-a]
 """
+
 import optparse
 
 from . import common
@@ -24,8 +25,22 @@ class Exit(Exception):
 # the mlnx-tools release whose option table applies when the launcher names none (lab/packages.py passes it)
 MLNX_TOOLS_VERSION = "24.10.0"
 # what apply() reads; an option the installed release lacks stays None (optparse refuses it on the command line)
-SIM_DESTS = ("pfc", "specific_pfc", "get_pfc", "prio_tc", "tsa", "tc_bw", "ratelimit", "dcbx", "trust",
-             "dscp2prio", "cable_len", "prio2buffer", "buffer_size", "intf")
+SIM_DESTS = (
+    "pfc",
+    "specific_pfc",
+    "get_pfc",
+    "prio_tc",
+    "tsa",
+    "tc_bw",
+    "ratelimit",
+    "dcbx",
+    "trust",
+    "dscp2prio",
+    "cable_len",
+    "prio2buffer",
+    "buffer_size",
+    "intf",
+)
 
 
 def parser(version=MLNX_TOOLS_VERSION):
@@ -100,8 +115,7 @@ def render(q, printall=False):
     text += "Priority trust state: " + q["trust"] + "\n"
     if q["trust"] == "dscp":
         text += "dscp2prio mapping:\n" + dscp_lines(q["dscp2prio"])
-    text += ("Receive buffer size (bytes): " + "".join("%1d," % b for b in q["buffer_size"])
-             + "max_buffer_size=%d\n" % q["max_buffer_size"])
+    text += "Receive buffer size (bytes): " + "".join("%1d," % b for b in q["buffer_size"]) + "max_buffer_size=%d\n" % q["max_buffer_size"]
     text += "Cable len: %d\n" % q["cable_len"]
     text += "PFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n"
     text += "\tenabled     " + "".join("%1d   " % e for e in q["pfc"])
@@ -121,9 +135,11 @@ def render(q, printall=False):
 
 
 def not_supported():
-    common.out("Priority trust state is not supported on your system\n"
-               "Buffers commands are not supported on your system\n"
-               "ETS features are not supported on your system\n")
+    common.out(
+        "Priority trust state is not supported on your system\n"
+        "Buffers commands are not supported on your system\n"
+        "ETS features are not supported on your system\n"
+    )
     return 1
 
 
@@ -141,8 +157,7 @@ def main(argv, tools=MLNX_TOOLS_VERSION):
         with model.locked() as m:
             node = model.node(m)
             nic = next((n for n in node["nics"] if n["netdev"] == options.intf), None)
-            if nic is None or not common.loaded(node, "mlx5_core") or \
-                    common.read_netdev(options.intf) is None:
+            if nic is None or not common.loaded(node, "mlx5_core") or common.read_netdev(options.intf) is None:
                 return not_supported()
             q = nic["qos"]
             apply(p, options, q)
@@ -166,13 +181,12 @@ def apply(p, o, q):
             raise Exit(1)
     if o.cable_len:
         q["cable_len"] = parse_int(p, o.cable_len, 0, 0xFFFF, "cable_len")
-    if _pfc(p, o, q):   # a read of one priority, or a change of some: nothing else runs
+    if _pfc(p, o, q):  # a read of one priority, or a change of some: nothing else runs
         return
     _trust(o, q)
     _buffers(p, o, q)
     if o.ratelimit:
-        rates = parse_list(p, o.ratelimit, 0, 1000000, "ratelimit",
-                           "Too many items for ratelimit", "ratelimit must have 8 items")
+        rates = parse_list(p, o.ratelimit, 0, 1000000, "ratelimit", "Too many items for ratelimit", "ratelimit must have 8 items")
         q["ratelimit"] = [r * 1000 * 1000 for r in rates]
     _ets(p, o, q)
 
@@ -273,8 +287,7 @@ def _ets(p, o, q):
             tc_bw[i] = bw
         eight(items, "tcbw list must have 8 items")
     if o.prio_tc:
-        prio_tc = parse_list(p, o.prio_tc, 0, 7, "UP => TC mapping",
-                             "Too many items in UP => TC mapping", "prio_tc list must have 8 items")
+        prio_tc = parse_list(p, o.prio_tc, 0, 7, "UP => TC mapping", "Too many items in UP => TC mapping", "prio_tc list must have 8 items")
     if o.tsa or o.tc_bw or o.prio_tc:
         if "ets" in tsa and sum(bw for bw, t in zip(tc_bw, tsa) if t == "ets") != 100:
             common.out("[Errno 22] Invalid argument\n")

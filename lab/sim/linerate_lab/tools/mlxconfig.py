@@ -10,6 +10,7 @@ layout of ``mlxcfg_ui.cpp`` before the 4.36 re-alignment — device header
 effect through mlxfwreset or a reboot (see hardware.RESET_REQUIRED).
 Exit codes are mlxCfgStatus: 0 ok, 2 aborted, 3 error.
 """
+
 import sys
 
 from . import common
@@ -28,14 +29,16 @@ class CfgError(Exception):
 
 def header(nic, dev, index):
     hw = hardware.CX7
-    return ("\n"
-            f"Device #{index}:\n"
-            "----------\n\n"
-            f"{'Device type:':<20}{hw['device_type']:<20}\n"
-            f"{'Name:':<20}{hw['name']:<20}\n"
-            f"{'Description:':<20}{hw['description']:<20}\n"
-            f"{'Device:':<20}{dev:<20}\n"
-            "\n")
+    return (
+        "\n"
+        f"Device #{index}:\n"
+        "----------\n\n"
+        f"{'Device type:':<20}{hw['device_type']:<20}\n"
+        f"{'Name:':<20}{hw['name']:<20}\n"
+        f"{'Description:':<20}{hw['description']:<20}\n"
+        f"{'Device:':<20}{dev:<20}\n"
+        "\n"
+    )
 
 
 def conf_header(extended=False, new=False):
@@ -223,7 +226,7 @@ def do_set(opts, pairs):
             check_params(fw, pairs)
             for p, v in pairs.items():
                 entry, _port = grammar.mlxconfig_param(p, _mft[0])
-                if not grammar.mlxconfig_value_ok(entry, v):   # mlxcfg_param.cpp parseValue
+                if not grammar.mlxconfig_value_ok(entry, v):  # mlxcfg_param.cpp parseValue
                     raise CfgError(f"Unknown value {v}")
             new = {p: parse_value(p, v, fw["next_boot"][p]) for p, v in pairs.items()}
         except CfgError as e:

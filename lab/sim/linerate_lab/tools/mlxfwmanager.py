@@ -8,6 +8,7 @@ while a burned image waits for a reset) and a Status line.
 An update only burns an image whose PSID matches the device's; it runs
 after mlxfwreset or a reboot.
 """
+
 import argparse
 import sys
 
@@ -25,21 +26,23 @@ def device_block(index, nic, shown_name, image):
     hw = hardware.CX7
     burned = nic.get("fw_pending") or nic["fw_version"]
     avail = image["FW"] if image else "N/A"
-    lines = [f"Device #{index}:", "----------", "",
-             f"  Device Type:      {hw['device_type']}",
-             f"  Part Number:      {hw['name']}",
-             f"  Description:      {hw['description']}",
-             f"  PSID:             {nic['psid']}",
-             f"  PCI Device Name:  {shown_name}",
-             f"  Base GUID:        {nic['node_guid'][2:]}",
-             f"  Base MAC:         {nic['mac'].replace(':', '')}",
-             f"  Versions:         {'Current':<15}{'Available':<14}",
-             f"     {'FW':<15}{burned:<15}{avail:<14}"]
+    lines = [
+        f"Device #{index}:",
+        "----------",
+        "",
+        f"  Device Type:      {hw['device_type']}",
+        f"  Part Number:      {hw['name']}",
+        f"  Description:      {hw['description']}",
+        f"  PSID:             {nic['psid']}",
+        f"  PCI Device Name:  {shown_name}",
+        f"  Base GUID:        {nic['node_guid'][2:]}",
+        f"  Base MAC:         {nic['mac'].replace(':', '')}",
+        f"  Versions:         {'Current':<15}{'Available':<14}",
+        f"     {'FW':<15}{burned:<15}{avail:<14}",
+    ]
     if nic.get("fw_pending"):
         lines.append(f"     {'FW (Running)':<15}{nic['fw_version']:<15}{'N/A':<14}")
-    lines += [f"     {'PXE':<15}{_ver4(hw['pxe_version']):<15}{'N/A':<14}",
-              f"     {'UEFI':<15}{_ver4(hw['uefi_version']):<15}{'N/A':<14}",
-              ""]
+    lines += [f"     {'PXE':<15}{_ver4(hw['pxe_version']):<15}{'N/A':<14}", f"     {'UEFI':<15}{_ver4(hw['uefi_version']):<15}{'N/A':<14}", ""]
     return "\n".join(lines) + "\n", burned
 
 
@@ -75,8 +78,7 @@ def main(argv):
             shown = args.dev[5:] if args.dev.startswith("0000:") else args.dev
             targets = [(nic, shown)]
         else:
-            targets = [(n, common.mst_name(node, n) if node.get("mst_started") else n["pci"][5:])
-                       for n in sorted(node["nics"], key=lambda n: n["pci"])]
+            targets = [(n, common.mst_name(node, n) if node.get("mst_started") else n["pci"][5:]) for n in sorted(node["nics"], key=lambda n: n["pci"])]
         images = fwimage.candidates(args.image) if args.image else []
         if args.image and not images:
             common.out(f"-E- Failed to open image file: {args.image}\n")
@@ -108,10 +110,7 @@ def main(argv):
                 common.out("Aborted by user\n")
                 return 1
         for index, nic, image in todo:
-            common.out(f"Device #{index}: Updating FW ...     \n"
-                       "FSMST_INITIALIZE -   OK          \n"
-                       "Writing Boot image component -   OK          \n"
-                       "Done\n")
+            common.out(f"Device #{index}: Updating FW ...     \nFSMST_INITIALIZE -   OK          \nWriting Boot image component -   OK          \nDone\n")
             nic["fw_pending"] = image["FW"] if image["FW"] != nic["fw_version"] else None
         common.out("\nRestart needed for updates to take effect.\n")
     return 0

@@ -12,6 +12,7 @@ reboot does; the lab does not reboot the container.
 
 Errors are printed ``-E- <text>.`` on stdout with exit code 1.
 """
+
 import argparse
 import sys
 
@@ -45,13 +46,10 @@ def step(text, result="Done"):
 def query_text():
     out = "Reset-levels:\n"
     for level, desc, supported in LEVELS:
-        out += "{0}: {1:<62}-{2:<14}{3}\n".format(
-            level, desc, "Supported" if supported else "Not Supported",
-            "(default)" if level == DEFAULT_LEVEL else "")
+        out += "{0}: {1:<62}-{2:<14}{3}\n".format(level, desc, "Supported" if supported else "Not Supported", "(default)" if level == DEFAULT_LEVEL else "")
     out += "\nReset-types (relevant only for reset-levels 1,3,4):\n"
     for t, desc, supported in TYPES:
-        out += "{0}: {1:<62}-{2:<14}{3}\n".format(
-            t, desc, "Supported" if supported else "Not Supported", "(default)" if t == 0 else "")
+        out += "{0}: {1:<62}-{2:<14}{3}\n".format(t, desc, "Supported" if supported else "Not Supported", "(default)" if t == 0 else "")
     return out
 
 

@@ -11,6 +11,7 @@ them at load), so the BER is errors over the bits the link carried since.
 The recommendation text for a link with errors is this simulator's wording,
 not taken from a capture.
 """
+
 import argparse
 import math
 
@@ -26,7 +27,7 @@ def ber_text(errors, bits):
         return "15E-255"
     ber = errors / bits
     exp = math.floor(math.log10(ber)) - 1
-    coef = int(round(ber / 10 ** exp))
+    coef = int(round(ber / 10**exp))
     if coef >= 100:
         coef, exp = coef // 10, exp + 1
     return f"{coef}E{exp}"
@@ -89,14 +90,17 @@ def module_rows(nic, lanes):
     mod = optics.module(nic)
     o = mod["values"]
     per_lane = ",".join("{:.3f}".format(o["rx_power_dbm"]) for _ in range(lanes))
-    return [("Temperature [C]", _ddm(int(o["temperature_c"]), "temperature_c")),
-            ("Voltage [mV]", _ddm(o["voltage_mv"], "voltage_mv")),
-            ("Bias Current [mA]", _ddm(",".join(f"{o['bias_ma']:.3f}" for _ in range(lanes)), "bias_ma")),
-            ("Rx Power Current [dBm]", _ddm(per_lane, "rx_power_dbm")),
-            ("Tx Power Current [dBm]", _ddm(",".join(f"{o['tx_power_dbm']:.3f}" for _ in range(lanes)), "tx_power_dbm")),
-            ("Identifier", mod["form"]),
-            ("Cable Technology", "Optical Module (separated)"),
-            ("Vendor Name", mod["vendor"]), ("Vendor Part Number", mod["part_number"])]
+    return [
+        ("Temperature [C]", _ddm(int(o["temperature_c"]), "temperature_c")),
+        ("Voltage [mV]", _ddm(o["voltage_mv"], "voltage_mv")),
+        ("Bias Current [mA]", _ddm(",".join(f"{o['bias_ma']:.3f}" for _ in range(lanes)), "bias_ma")),
+        ("Rx Power Current [dBm]", _ddm(per_lane, "rx_power_dbm")),
+        ("Tx Power Current [dBm]", _ddm(",".join(f"{o['tx_power_dbm']:.3f}" for _ in range(lanes)), "tx_power_dbm")),
+        ("Identifier", mod["form"]),
+        ("Cable Technology", "Optical Module (separated)"),
+        ("Vendor Name", mod["vendor"]),
+        ("Vendor Part Number", mod["part_number"]),
+    ]
 
 
 def render(nic, module, counters, uptime):
@@ -114,37 +118,55 @@ def render(nic, module, counters, uptime):
     # down and trained again is Active with "No issue was observed" while its Link Down Counter
     # keeps the count (mlxlink prints both; linerate's link_health judges the counter's delta).
     healthy = eff == 0 and up
-    out = "\n" + section("Operational Info", [
-        ("State", "Active" if up else "Polling", health_colour(up)),
-        ("Physical state", "LinkUp" if up else "Polling", health_colour(up)),
-        ("Speed", f"{speed}G" if up else "N/A", health_colour(up)),
-        ("Width", f"{lanes}x" if up else "N/A"),
-        ("FEC", fec_name(speed) if up else "N/A"),
-        ("Loopback Mode", "No Loopback"),
-        ("Auto Negotiation", "ON")])
-    out += "\n" + section("Supported Info", [
-        ("Enabled Link Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)"),
-        ("Supported Cable Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)")])
-    out += "\n" + section("Troubleshooting Info", [
-        ("Status Opcode", "0" if healthy else "1"),
-        ("Group Opcode", "N/A"),
-        ("Recommendation", "No issue was observed" if healthy else
-         "Physical layer errors on the link: check the cable, clean or replace the module", health_colour(healthy))])
-    out += "\n" + section("Tool Information", [
-        ("Firmware Version", nic.get("fw_version", "28.39.1002")),
-        ("amBER Version", "3.6"),
-        ("MFT Version", "mft 4.30.0-139")])
+    out = "\n" + section(
+        "Operational Info",
+        [
+            ("State", "Active" if up else "Polling", health_colour(up)),
+            ("Physical state", "LinkUp" if up else "Polling", health_colour(up)),
+            ("Speed", f"{speed}G" if up else "N/A", health_colour(up)),
+            ("Width", f"{lanes}x" if up else "N/A"),
+            ("FEC", fec_name(speed) if up else "N/A"),
+            ("Loopback Mode", "No Loopback"),
+            ("Auto Negotiation", "ON"),
+        ],
+    )
+    out += "\n" + section(
+        "Supported Info",
+        [
+            ("Enabled Link Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)"),
+            ("Supported Cable Speed (Ext.)", f"0x00000{'800' if speed >= 400 else '200'} ({speed}G_{lanes}X)"),
+        ],
+    )
+    out += "\n" + section(
+        "Troubleshooting Info",
+        [
+            ("Status Opcode", "0" if healthy else "1"),
+            ("Group Opcode", "N/A"),
+            (
+                "Recommendation",
+                "No issue was observed" if healthy else "Physical layer errors on the link: check the cable, clean or replace the module",
+                health_colour(healthy),
+            ),
+        ],
+    )
+    out += "\n" + section(
+        "Tool Information", [("Firmware Version", nic.get("fw_version", "28.39.1002")), ("amBER Version", "3.6"), ("MFT Version", "mft 4.30.0-139")]
+    )
     if module:
         out += "\n" + section("Module Info", module_rows(nic, lanes))
     if counters:
-        out += "\n" + section("Physical Counters and BER Info", [
-            ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
-            ("Effective Physical Errors", str(eff), health_colour(eff == 0)),
-            ("Effective Physical BER", ber_text(eff, bits), health_colour(eff == 0)),
-            ("Raw Physical Errors Per Lane", ",".join(map(str, per_lane))),
-            ("Link Down Counter", str(link_down), health_colour(link_down == 0)),
-            ("Link Error Recovery Counter", str(int(c.get("link_error_recovery_phy", 0)))),
-            ("Raw Physical BER", ber_text(raw, bits), GREEN)])
+        out += "\n" + section(
+            "Physical Counters and BER Info",
+            [
+                ("Time Since Last Clear [Min]", f"{uptime / 60:.1f}"),
+                ("Effective Physical Errors", str(eff), health_colour(eff == 0)),
+                ("Effective Physical BER", ber_text(eff, bits), health_colour(eff == 0)),
+                ("Raw Physical Errors Per Lane", ",".join(map(str, per_lane))),
+                ("Link Down Counter", str(link_down), health_colour(link_down == 0)),
+                ("Link Error Recovery Counter", str(int(c.get("link_error_recovery_phy", 0)))),
+                ("Raw Physical BER", ber_text(raw, bits), GREEN),
+            ],
+        )
     return out
 
 

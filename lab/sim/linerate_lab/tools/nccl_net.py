@@ -1,6 +1,7 @@
 """What NCCL decides in the simulated nccl-tests (linerate_lab/tools/nccl_tests.py) and what the fabric gives
 it: the settings (/etc/nccl.conf under the environment), each rank's network (NET/IB or NET/Socket), GPU
 Direct RDMA and rails, and the bus bandwidth of the ring over the simulated links."""
+
 import os
 
 from linerate_lab import model, pcie, rdma
@@ -11,6 +12,7 @@ COLL_EFFICIENCY = 0.94
 
 
 # ------------------------------------------------------------ NCCL settings
+
 
 def nccl_settings():
     """/etc/nccl.conf (and ~/.nccl.conf), then the environment on top, as NCCL reads them."""
@@ -52,6 +54,7 @@ def match_list(spec, names):
 
     def hit(name):
         return any(name == w if exact else name.startswith(w) for w in wanted)
+
     return [n for n in names if hit(n) != exclude]
 
 
@@ -68,7 +71,7 @@ def socket_interface(spec):
 
 # NCCL's path types, nearest first (topoPathTypeStr of src/graph/topo.cc); NCCL_NET_GDR_LEVEL names one
 PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS")
-DEFAULT_NET_GDR_LEVEL = "PXB"   # src/graph/paths.cc: netGdrLevel = PATH_PXB unless NCCL_NET_GDR_LEVEL is set
+DEFAULT_NET_GDR_LEVEL = "PXB"  # src/graph/paths.cc: netGdrLevel = PATH_PXB unless NCCL_NET_GDR_LEVEL is set
 
 
 def gdr_path(node, devices):
@@ -90,7 +93,7 @@ def gdr_enabled(conf, path):
     exactly (strcmp), maps a legacy integer (levelsOldToNew), and leaves the default for anything else."""
     level = str(conf.get("NCCL_NET_GDR_LEVEL") or "")
     if level not in PATH_TYPES:
-        digits = level[:len(level) - len(level.lstrip("0123456789"))]
+        digits = level[: len(level) - len(level.lstrip("0123456789"))]
         level = OLD_LEVELS[min(int(digits), len(OLD_LEVELS) - 1)] if digits else DEFAULT_NET_GDR_LEVEL
     return PATH_TYPES.index(path) <= PATH_TYPES.index(level)
 
@@ -100,10 +103,21 @@ def local_info(conf, rank, nodename):
     node = model.node(m)
     cabled = [n["device"] for n in node["nics"]]
     if_name, if_ip = socket_interface(conf.get("NCCL_SOCKET_IFNAME"))
-    info = {"rank": rank, "host": nodename, "pid": os.getpid(), "if": if_name, "ip": if_ip,
-            "cabled": cabled, "gpus": node.get("gpus", 8), "hca_spec": conf.get("NCCL_IB_HCA"),
-            "ib": [], "net": "Socket", "gdr": False, "modules": list(node.get("modules") or []),
-            "peermem": "nvidia_peermem" in (node.get("modules") or [])}
+    info = {
+        "rank": rank,
+        "host": nodename,
+        "pid": os.getpid(),
+        "if": if_name,
+        "ip": if_ip,
+        "cabled": cabled,
+        "gpus": node.get("gpus", 8),
+        "hca_spec": conf.get("NCCL_IB_HCA"),
+        "ib": [],
+        "net": "Socket",
+        "gdr": False,
+        "modules": list(node.get("modules") or []),
+        "peermem": "nvidia_peermem" in (node.get("modules") or []),
+    }
     gid_index = conf.get("NCCL_IB_GID_INDEX")
     tc = conf.get("NCCL_IB_TC")
     if conf.get("NCCL_IB_DISABLE", "0") != "1":
@@ -147,6 +161,7 @@ def rank_rails(node, info, gpu_ids):
 
 # ------------------------------------------------------------ the physics
 
+
 def by_node(infos):
     """The ranks' infos merged per host, in the order the hosts' first ranks come: each node's NICs
     (the union of what its ranks admit), its GPUs (the sum) and its ranks' own rails."""
@@ -185,13 +200,21 @@ def decide(infos):
     ranks = infos
     infos = by_node(ranks)
     nodes = len(infos)
-    verdict = {"net": "IB" if all(i["net"] == "IB" for i in infos) else "Socket", "errors": {},
-               "gdr": all(i["gdr"] for i in infos), "busbw": 0.0, "hosts": [i["host"] for i in ranks],
-               "pids": [i["pid"] for i in ranks], "buses": [b for i in ranks for b in i.get("buses") or []],
-               "nodes": [i["host"] for i in infos], "nranks_gpu": sum(i["gpus"] for i in infos), "rails": {}}
+    verdict = {
+        "net": "IB" if all(i["net"] == "IB" for i in infos) else "Socket",
+        "errors": {},
+        "gdr": all(i["gdr"] for i in infos),
+        "busbw": 0.0,
+        "hosts": [i["host"] for i in ranks],
+        "pids": [i["pid"] for i in ranks],
+        "buses": [b for i in ranks for b in i.get("buses") or []],
+        "nodes": [i["host"] for i in infos],
+        "nranks_gpu": sum(i["gpus"] for i in infos),
+        "rails": {},
+    }
     if nodes == 1:
         if verdict["net"] == "IB" and all(r.get("p2p_off") for r in ranks) and infos[0]["gpus"] > 1:
-            verdict["busbw"] = loopback_busbw(infos[0])   # the NET loopback test
+            verdict["busbw"] = loopback_busbw(infos[0])  # the NET loopback test
             verdict["loopback"] = True
             if not verdict["gdr"]:
                 verdict["busbw"] *= NO_GDR_FACTOR
@@ -215,9 +238,15 @@ def decide(infos):
                 link = rdma.path(x, y, mtu)
                 if link["error"]:
                     who = link["side"]["node"] if link["error"] == "gid" else x["node"]
-                    verdict["errors"].setdefault(who, {"kind": link["error"], "device": link["side"]["device"],
-                                                       "peer_ip": next((i["ip"] for i in infos if i["host"] == y["node"]), None),
-                                                       "where": link.get("where")})
+                    verdict["errors"].setdefault(
+                        who,
+                        {
+                            "kind": link["error"],
+                            "device": link["side"]["device"],
+                            "peer_ip": next((i["ip"] for i in infos if i["host"] == y["node"]), None),
+                            "where": link.get("where"),
+                        },
+                    )
                     continue
                 key = f"{x['node']}:{x['device']}"
                 verdict["rails"][key] = min(verdict["rails"].get(key, link["gbps"]), link["gbps"])

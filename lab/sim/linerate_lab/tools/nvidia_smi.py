@@ -17,14 +17,14 @@ a workload holds (linerate_lab.pcie.hold_gpus) is listed by
 It talks to the driver: without the ``nvidia`` module loaded it fails with
 the real message and exit code 9.
 """
+
 import hashlib
 import time
 
 from . import common
 from .. import pcie
 
-FAILED = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-          "Make sure that the latest NVIDIA driver is installed and running.\n")
+FAILED = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"
 CUDA = {"550": "12.4", "535": "12.2", "555": "12.5", "560": "12.6", "565": "12.7"}
 MEM_TOTAL = 81559
 SEP = "+-----------------------------------------+------------------------+----------------------+"
@@ -37,71 +37,93 @@ def gpu_list(node):
     buses = pcie.gpu_buses(node)
     for i in range(node.get("gpus", 0)):
         seed = hashlib.sha1(f"{node.get('name', '')}{node.get('index', 0)}/{i}".encode()).hexdigest()
-        gpus.append({
-            "index": i, "name": name, "bus_id": f"00000000:{buses[i]:02X}:00.0",
-            "uuid": f"GPU-{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}",
-            "serial": str(1654423000000 + int(seed[:6], 16) % 999999),
-        })
+        gpus.append(
+            {
+                "index": i,
+                "name": name,
+                "bus_id": f"00000000:{buses[i]:02X}:00.0",
+                "uuid": f"GPU-{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}",
+                "serial": str(1654423000000 + int(seed[:6], 16) % 999999),
+            }
+        )
     return gpus
 
 
 def table(node, driver):
     cuda = CUDA.get(driver.split(".")[0], "12.4")
-    lines = [time.strftime("%a %b %d %H:%M:%S %Y") + "       ", WIDE,
-             f"| NVIDIA-SMI {driver:<23}Driver Version: {driver:<15}CUDA Version: {cuda:<9}|",
-             "|-----------------------------------------+------------------------+----------------------+",
-             "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
-             "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
-             "|                                         |                        |               MIG M. |",
-             "|=========================================+========================+======================|"]
+    lines = [
+        time.strftime("%a %b %d %H:%M:%S %Y") + "       ",
+        WIDE,
+        f"| NVIDIA-SMI {driver:<23}Driver Version: {driver:<15}CUDA Version: {cuda:<9}|",
+        "|-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+        "|                                         |                        |               MIG M. |",
+        "|=========================================+========================+======================|",
+    ]
     for g in gpu_list(node):
-        lines += [f"|{g['index']:>4}  {g['name']:<29}{'On':>4}  |   {g['bus_id']} Off |{'0':>21} |",
-                  f"| N/A   {30 + g['index'] % 3}C    P0{'72W':>16} / {'700':>4}W |"
-                  f"{0:>8}MiB / {MEM_TOTAL:>6}MiB |{0:>7}%{'Default':>13} |",
-                  f"|{'':41}|{'':24}|{'Disabled':>21} |", SEP]
-    lines += [" " * 89, WIDE,
-              "| Processes:                                                                              |",
-              "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
-              "|        ID   ID                                                               Usage      |",
-              "|=========================================================================================|"]
+        lines += [
+            f"|{g['index']:>4}  {g['name']:<29}{'On':>4}  |   {g['bus_id']} Off |{'0':>21} |",
+            f"| N/A   {30 + g['index'] % 3}C    P0{'72W':>16} / {'700':>4}W |{0:>8}MiB / {MEM_TOTAL:>6}MiB |{0:>7}%{'Default':>13} |",
+            f"|{'':41}|{'':24}|{'Disabled':>21} |",
+            SEP,
+        ]
+    lines += [
+        " " * 89,
+        WIDE,
+        "| Processes:                                                                              |",
+        "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
+        "|        ID   ID                                                               Usage      |",
+        "|=========================================================================================|",
+    ]
     procs = [(g["index"], p) for g in _gpus_now(node) for p in g["procs"]]
     lines += [f"|  {i:>3}   N/A  N/A  {p['pid']:>9}      C   {p['name'][:40]:<40}{'1024MiB':>11} |" for i, p in procs] or [
-        "|  No running processes found                                                             |"]
+        "|  No running processes found                                                             |"
+    ]
     lines.append(WIDE)
     return "\n".join(lines) + "\n"
 
 
 def query(node, driver):
     gpus = gpu_list(node)
-    out = ["", "==============NVSMI LOG==============", "",
-           f"{'Timestamp':<42}: {time.strftime('%a %b %d %H:%M:%S %Y')}",
-           f"{'Driver Version':<42}: {driver}",
-           f"{'CUDA Version':<42}: {CUDA.get(driver.split('.')[0], '12.4')}", "",
-           f"{'Attached GPUs':<42}: {len(gpus)}"]
+    out = [
+        "",
+        "==============NVSMI LOG==============",
+        "",
+        f"{'Timestamp':<42}: {time.strftime('%a %b %d %H:%M:%S %Y')}",
+        f"{'Driver Version':<42}: {driver}",
+        f"{'CUDA Version':<42}: {CUDA.get(driver.split('.')[0], '12.4')}",
+        "",
+        f"{'Attached GPUs':<42}: {len(gpus)}",
+    ]
     for g in gpus:
-        out += [f"GPU {g['bus_id']}",
-                f"    {'Product Name':<38}: {g['name']}",
-                f"    {'Product Brand':<38}: NVIDIA",
-                f"    {'Product Architecture':<38}: Hopper",
-                f"    {'Persistence Mode':<38}: Enabled",
-                f"    {'Serial Number':<38}: {g['serial']}",
-                f"    {'GPU UUID':<38}: {g['uuid']}",
-                f"    {'Minor Number':<38}: {g['index']}",
-                f"    {'VBIOS Version':<38}: 96.00.74.00.01",
-                "    PCI",
-                f"        {'Bus':<34}: 0x{g['bus_id'][9:11].lower()}",
-                f"        {'Bus Id':<34}: {g['bus_id']}",
-                "    FB Memory Usage",
-                f"        {'Total':<34}: {MEM_TOTAL} MiB",
-                f"        {'Used':<34}: 0 MiB",
-                f"        {'Free':<34}: {MEM_TOTAL - 453} MiB",
-                f"    {'Compute Mode':<38}: Default", ""]
+        out += [
+            f"GPU {g['bus_id']}",
+            f"    {'Product Name':<38}: {g['name']}",
+            f"    {'Product Brand':<38}: NVIDIA",
+            f"    {'Product Architecture':<38}: Hopper",
+            f"    {'Persistence Mode':<38}: Enabled",
+            f"    {'Serial Number':<38}: {g['serial']}",
+            f"    {'GPU UUID':<38}: {g['uuid']}",
+            f"    {'Minor Number':<38}: {g['index']}",
+            f"    {'VBIOS Version':<38}: 96.00.74.00.01",
+            "    PCI",
+            f"        {'Bus':<34}: 0x{g['bus_id'][9:11].lower()}",
+            f"        {'Bus Id':<34}: {g['bus_id']}",
+            "    FB Memory Usage",
+            f"        {'Total':<34}: {MEM_TOTAL} MiB",
+            f"        {'Used':<34}: 0 MiB",
+            f"        {'Free':<34}: {MEM_TOTAL - 453} MiB",
+            f"    {'Compute Mode':<38}: Default",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
 def _link(field):
     def value(g, d, n):
         return str(pcie.gpu_state(n, g["index"], g["busy"])[field])
+
     return value
 
 
@@ -142,9 +164,13 @@ APP_FIELDS = {
     "used_gpu_memory": lambda g, p: "1024 MiB",
     "used_memory": lambda g, p: "1024 MiB",
 }
-HEADERS = {"memory.total": "memory.total [MiB]", "memory.used": "memory.used [MiB]",
-           "utilization.gpu": "utilization.gpu [%]", "used_gpu_memory": "used_gpu_memory [MiB]",
-           "used_memory": "used_gpu_memory [MiB]"}
+HEADERS = {
+    "memory.total": "memory.total [MiB]",
+    "memory.used": "memory.used [MiB]",
+    "utilization.gpu": "utilization.gpu [%]",
+    "used_gpu_memory": "used_gpu_memory [MiB]",
+    "used_memory": "used_gpu_memory [MiB]",
+}
 
 
 def _csv(names, rows, fmt, table):
@@ -182,8 +208,7 @@ def query_gpu(node, driver, fields, fmt):
 def query_apps(node, fields, fmt):
     """--query-compute-apps: a row per process on each GPU (none: the header only, or nothing)."""
     names = [f.strip() for f in fields.split(",") if f.strip()]
-    rows = [[APP_FIELDS[f](g, p) for f in names] for g in _gpus_now(node) for p in g["procs"]] \
-        if all(f in APP_FIELDS for f in names) else []
+    rows = [[APP_FIELDS[f](g, p) for f in names] for g in _gpus_now(node) for p in g["procs"]] if all(f in APP_FIELDS for f in names) else []
     return _csv(names, rows, fmt, APP_FIELDS)
 
 

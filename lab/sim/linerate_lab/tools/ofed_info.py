@@ -2,6 +2,7 @@
 prints the release line ending in ':'; ``-n`` the bare version; no option
 the release header.
 """
+
 from . import common
 
 

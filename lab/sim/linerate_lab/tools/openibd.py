@@ -3,6 +3,7 @@ loads the OFED driver stack, ``stop`` unloads it (refusing while another
 module, e.g. nvidia_peermem, still uses ib_core), ``restart``, ``status``.
 A driver (re)load resets the NICs' runtime QoS / rdma_cm state.
 """
+
 from . import common
 from .. import hardware, kmods
 from .kmod import changing_node, holders, insert
@@ -16,10 +17,8 @@ def line(label, ok):
 
 
 def stop(node):
-    stack = [m for m in reversed(kmods.OFED_STACK) if m in node["modules"]
-             and m in kmods.OFED_MODULES]
-    outside = [(m, h) for m in stack for h in holders(node, m)
-               if h not in kmods.OFED_MODULES]
+    stack = [m for m in reversed(kmods.OFED_STACK) if m in node["modules"] and m in kmods.OFED_MODULES]
+    outside = [(m, h) for m in stack for h in holders(node, m) if h not in kmods.OFED_MODULES]
     if outside:
         mod, user = outside[0]
         common.out(line("Unloading HCA driver:", False))
@@ -59,8 +58,7 @@ def main(argv):
     with changing_node() as node:
         if cmd == "status":
             loaded = [x for x in kmods.OFED_STACK if x in node["modules"]]
-            common.out("\n  HCA driver loaded\n\nConfigured Mellanox EN devices:\n" if loaded
-                       else "\n  HCA driver is not loaded\n")
+            common.out("\n  HCA driver loaded\n\nConfigured Mellanox EN devices:\n" if loaded else "\n  HCA driver is not loaded\n")
             return 0 if loaded else 3
         if cmd in ("stop", "restart", "force-restart") and not stop(node):
             return 1

@@ -7,17 +7,42 @@ the NIC's counters in the model (the lab's incast physics adds out_of_sequence,
 np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled ...). Every other
 command runs Debian's rdma, diverted to /bin/rdma.distrib.
 """
+
 from . import common
 
 REAL = "/bin/rdma.distrib"
 # MLNX_OFED 23.10 mlx5_ib hw_counters, in the order the driver lists them
-COUNTERS = ("rx_write_requests", "rx_read_requests", "rx_atomic_requests", "out_of_buffer", "out_of_sequence",
-            "duplicate_request", "rnr_nak_retry_err", "packet_seq_err", "implied_nak_seq_err",
-            "local_ack_timeout_err", "rx_dct_connect", "resp_local_length_error", "resp_cqe_error",
-            "req_cqe_error", "req_remote_invalid_request", "req_remote_access_errors", "resp_remote_access_errors",
-            "resp_cqe_flush_error", "req_cqe_flush_error", "roce_adp_retrans", "roce_adp_retrans_to",
-            "roce_slow_restart", "roce_slow_restart_cnps", "roce_slow_restart_trans", "rp_cnp_ignored",
-            "rp_cnp_handled", "np_ecn_marked_roce_packets", "np_cnp_sent", "rx_icrc_encapsulated")
+COUNTERS = (
+    "rx_write_requests",
+    "rx_read_requests",
+    "rx_atomic_requests",
+    "out_of_buffer",
+    "out_of_sequence",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "rx_dct_connect",
+    "resp_local_length_error",
+    "resp_cqe_error",
+    "req_cqe_error",
+    "req_remote_invalid_request",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "resp_cqe_flush_error",
+    "req_cqe_flush_error",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+    "rp_cnp_ignored",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+    "np_cnp_sent",
+    "rx_icrc_encapsulated",
+)
 
 
 def delegate(argv):

@@ -4,10 +4,10 @@ of every RDMA port from sysfs, IPv4 column for IPv4-mapped GIDs, then
 
     show_gids [<ibdev>]
 """
+
 from . import common
 
-HEADER = ("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
-          "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n")
+HEADER = "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"
 
 
 def main(argv):
