@@ -27,6 +27,8 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import attribution, estimates, registry
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds as checks_thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.context import Inputs
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import Unreadable
 from ansible_collections.linerate.fabric.plugins.module_utils.host import breaker, drain
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files as report_files
 from ansible_collections.linerate.fabric.plugins.module_utils.report import history as report_history
@@ -91,7 +93,7 @@ class ActionModule(ActionBase):
         inputs = self._inputs(args, hostvars)
         try:
             findings, checks = registry.run(inputs)
-        except registry.Unreadable as e:
+        except Unreadable as e:
             raise _Refused(e) from e
         findings = faults.correlate(findings)
         # attribution before action, then the run's drain decision (budget, breaker): both in the report
@@ -114,7 +116,7 @@ class ActionModule(ActionBase):
             result.setdefault("msg", f"fabric verification {'passed' if summary['passed'] else 'found problems'}")
 
     def _inputs(self, args, hostvars):
-        """The checks' ``registry.Inputs``: the nodes, their results, the fabric (its thresholds the
+        """The checks' ``Inputs``: the nodes, their results, the fabric (its thresholds the
         validation's, never re-derived here)."""
         try:
             nodes = list(self._templar.template(args["nodes"]))
@@ -128,9 +130,7 @@ class ActionModule(ActionBase):
         except checks_thresholds.NotPublished as e:
             raise _Refused(e) from e
         # every check of the registry in the report's order: its findings and its report entries
-        return registry.Inputs(
-            nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template, template_error=AnsibleError, nccl_runs=nccl_runs
-        )
+        return Inputs(nodes, data, fabric, args=args, hostvars=hostvars, template=self._templar.template, template_error=AnsibleError, nccl_runs=nccl_runs)
 
     def _document(self, args, findings, summary, checks, fabric, decision, started):
         """report.json's document: the checks, the phases' times, the remediation, the NCCL tuning sweep

@@ -36,7 +36,7 @@ def sched_topology(inputs, options=None):
         if inputs.get("ib_fabric") is not None:
             findings, observed = _ib_inputs(inputs["ib_fabric"])
             return _render(observed, findings, hosts, dict(options, method="ibnetdiscover"))
-        # as the report reads them (registry.cabled): a read without a neighbour table failed
+        # as the report reads them (checks/cabling.py report): a read without a neighbour table failed
         reads = {s: ({"unreadable": True, "msg": why} if (why := accounting.lldp_failure(r)) else r) for s, r in (inputs.get("switch_reads") or {}).items()}
         args = (hosts, inputs.get("uplinks") or {}, reads, inputs.get("host_reads") or {})
     except (KeyError, TypeError, ValueError) as e:

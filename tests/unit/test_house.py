@@ -204,3 +204,22 @@ def test_no_function_over_80_lines_without_a_reason():
         f"functions over {MAX_FUNCTION_LINES} lines with no '# long: <why>' comment (split them, or say why they stay whole)"
     )
     assert LONG_FUNCTIONS - found == set(), "LONG_FUNCTIONS entries no longer long (drop them)"
+
+
+# (d) A check is one module: its report(ctx) is defined in the check's own module, never in
+#     checks/registry.py, which only lists the checks (CHECKS) and their phases (PHASES).
+def _reports_defined_in_the_registry(checks):
+    """The names of the checks whose report function (or, for one made by a factory such as bench's
+    report_for(tool), the factory's closure) is defined in checks/registry.py."""
+    return [c.name for c in checks if getattr(c.report, "__module__", "") == registry.__name__]
+
+
+def test_a_check_report_lives_in_its_check_module():
+    assert _reports_defined_in_the_registry(registry.CHECKS) == []
+    assert all(c.report.__module__.startswith(registry.__name__.rsplit(".", 1)[0] + ".") for c in registry.CHECKS)
+
+
+def test_the_report_home_finder_finds_one_in_the_registry():
+    # the check above would pass on anything if this did not work: a report defined in the registry's module
+    planted = registry.Check("planted", registry.run)
+    assert _reports_defined_in_the_registry((*registry.CHECKS, planted)) == ["planted"]

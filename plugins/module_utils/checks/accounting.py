@@ -20,6 +20,7 @@ the modules' message, e.g. the SSH timeout or refused login) or when it left
 the switch plays before they read it (it failed earlier in the run).
 """
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import Unreadable
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.names import natural_key
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
@@ -176,3 +177,55 @@ def switch_findings(scope, lldp=None, counters=None, left=()):
         + (f"; partly read: {', '.join(partly)}" if partly else ""),
         "cases": cases,
     }
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def _host_list(key, value):
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{key} must be a list of inventory host names (ansible_play_hosts_all), got {type(value).__name__} {str(value)[:80]!r}")
+    return value
+
+
+def report(ctx):
+    """checks ``nodes`` and ``switches``: NODE_NOT_VERIFIED for each node in ``scope``
+    (ansible_play_hosts_all) that is not in ``nodes`` (the hosts still in the play), with the
+    reason the verification's rescue recorded (``verify_fabric_not_verified``) or the controller's
+    probe (``probes``: the registered loop of report.yml's ping); SWITCH_UNREACHABLE for each switch in
+    ``switch_scope`` that left the switch plays (``switches_left``) or whose reads failed."""
+    errors = ctx.template_error if isinstance(ctx.template_error, tuple) else (ctx.template_error,)
+    errors += (TypeError, ValueError, AttributeError)
+    try:
+        out = _accounting(ctx)
+    except errors as e:
+        raise Unreadable(f"the scope could not be read: {e}") from e
+    findings, checks = [], {}
+    for name, (found, c) in out.items():
+        if c:
+            findings += found
+            checks[name] = c
+    return findings, checks
+
+
+def _accounting(ctx):
+    args, hostvars, out = ctx.args, ctx.hostvars, {}
+    scope = args.get("scope")
+    if scope is not None:
+        scope = [str(n) for n in _host_list("scope", ctx.template(scope))]
+        missing = [n for n in scope if n not in ctx.nodes]
+        records = {n: ctx.template(hostvars[n]["verify_fabric_not_verified"]) for n in missing if n in hostvars and "verify_fabric_not_verified" in hostvars[n]}
+        probes = {}
+        for r in (ctx.template(args.get("probes") or {}) or {}).get("results") or []:
+            if isinstance(r, dict) and r.get("item") is not None:
+                probes[str(r["item"])] = r
+        out["nodes"] = node_findings(scope, ctx.nodes, records, probes)
+    sw_scope = args.get("switch_scope")
+    if sw_scope is not None:
+        sw_scope = [str(s) for s in _host_list("switch_scope", ctx.template(sw_scope))]
+        present = [s for s in sw_scope if s in hostvars]
+        lldp = {s: ctx.template(hostvars[s]["switch_fabric_lldp"]) for s in present if "switch_fabric_lldp" in hostvars[s]}
+        counters = {s: ctx.template(hostvars[s]["switch_fabric_counters"]) for s in present if "switch_fabric_counters" in hostvars[s]}
+        left = [str(s) for s in _host_list("switches_left", ctx.template(args.get("switches_left") or []))]
+        out["switches"] = switch_findings(sw_scope, lldp, counters, left)
+    return out

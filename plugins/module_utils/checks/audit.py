@@ -14,6 +14,7 @@ Stdlib only: used by the audit filter and by tests.
 import json
 
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import Unreadable
 
 MODE_TEXT = "audit: read-only, nothing was changed"
 
@@ -331,3 +332,20 @@ def drift_check(findings, nodes, switches=()):
         "detail": f"{len(cases) - bad}/{len(cases)} nodes and switches as the intent makes them"
         + (f"; {sum(1 for f in findings if f['severity'] == 'error')} drifted key(s)" if bad else ""),
     }
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report(ctx):
+    """check ``drift``: the audit's check-mode results of every role (``drift``)."""
+    if ctx.args.get("drift") is None:
+        return [], {}
+    d = ctx.template(ctx.args["drift"])
+    if d is None:
+        return [], {}
+    try:
+        f = drift_findings((d or {}).get("hosts") or {}, (d or {}).get("switches") or {})
+    except (ValueError, TypeError, AttributeError) as e:
+        raise Unreadable(f"the audit's drift results could not be read: {e}") from e
+    return f, {"drift": drift_check(f, sorted(((d or {}).get("hosts") or {}), key=str), sorted(((d or {}).get("switches") or {}), key=str))}

@@ -152,3 +152,22 @@ def check(tool, evaluated, limit, found):
         "cases": cases,
         "detail": f"{ok}/{len(cases)} links {cmp} {limit:g} {'Gb/s' if key == 'gbps' else 'us'}",
     }
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report_for(tool):
+    """check ``tool`` (ib_send_bw / ib_write_lat / ib_send_lat) on the first rounds' pairs (module benchcheck)."""
+
+    def bench_report(ctx):
+        tests = bench_tests(ctx.logs("verify_fabric_bench_log", tool))
+        if not tests:
+            return [], {}
+        limit = threshold(tool, ctx.fabric)
+        evaluated = evaluate(tool, tests, limit)
+        f = findings(tool, evaluated, ctx.fabric, ctx.cabling, limit, [(x["code"], x.get("node"), x.get("device")) for x in ctx.findings])
+        return f, {tool: check(tool, evaluated, limit, f)}
+
+    bench_report.__name__ = f"bench_{tool}"
+    return bench_report

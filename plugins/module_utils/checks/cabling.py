@@ -32,6 +32,7 @@ Findings (codes in findings.FAULT_CODES), each naming both ends - node, device
 
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.accounting import lldp_failure
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.lldp import normalize_mac, parse_lldpctl_json
@@ -450,3 +451,18 @@ def observed_map(hosts, uplinks, switch_reads, host_reads=None):
                 elif end[0] == "switch":
                     out["links"].append({"switch": sw, "port": str(port), "peer": end[1], "peer_port": end[2]})
     return out
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report(ctx):
+    """check ``cabling``: RoCE cabling by LLDP (switch tables + lldpd on the nodes)."""
+    if not any(ctx.data[n].get("verify_fabric_cabling") for n in ctx.nodes):
+        return [], {}
+    host_reads = {n: ctx.data[n].get("verify_fabric_cabling") or {} for n in ctx.nodes}
+    # the role reads with failed_when: false (which clears ``failed``): a read without a neighbour table failed
+    reads = {s: ({"unreadable": True, "msg": why} if (why := lldp_failure(r)) else r) for s, r in ctx.switch_reads("switch_fabric_lldp").items()}
+    f, cases = check_cabling(ctx.hosts, ctx.uplinks(), reads, host_reads)
+    observed = observed_map(ctx.hosts, ctx.uplinks(), reads, host_reads)
+    return f, {CHECK: summary(f, cases, observed)}

@@ -22,6 +22,7 @@ import re
 
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma as checks_rdma
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.gdrcopy import parse_gdrcopy_sanity
 
@@ -212,3 +213,28 @@ def gdrcopy_findings(results):
             {"name": f"{node}: gdrcopy sanity", "ok": parsed["ok"], "message": f"{parsed['passed']}/{parsed['total']} passed, {parsed['waived']} waived"}
         )
     return found, cases
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report(ctx):
+    """check ``gpudirect``: ib_write_bw from GPU memory on the first rounds' pairs, gdrcopy's sanity test.
+    Nodes without a GPU are cases marked not applicable."""
+    nodes, data = ctx.nodes, ctx.data
+    logs = ctx.logs("verify_fabric_bench_log", CHECK)
+    gdr = {n: data[n]["verify_fabric_gdrcopy"] for n in nodes if data[n].get("verify_fabric_gdrcopy")}
+    facts = {n: (data[n].get("verify_fabric_readiness") or {}).get("facts") for n in nodes}
+    none = gpu_nodes(facts)[1]
+    measured = tests(logs)
+    if not measured and not gdr:
+        return [], {}
+    limit = rdma_threshold_gbps(ctx.fabric)
+    evaluated = evaluate(measured, limit)
+    host = {tuple(t["client"]): t["gbps"] for t in checks_rdma.round_tests(ctx.logs("verify_fabric_rdma_log")) if t.get("gbps") is not None}
+    found = findings(evaluated, limit, facts, host)
+    entry = check(evaluated, limit, found, {n: "no GPU on the node (nvidia-smi lists none)" for n in none})
+    gfound, gcases = gdrcopy_findings(gdr)
+    entry["cases"] += gcases
+    entry["passed"] = entry["passed"] and not gfound
+    return found + gfound, {CHECK: entry}

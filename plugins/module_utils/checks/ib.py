@@ -582,3 +582,15 @@ def ib_checks(result, findings):
             ],
         }
     return checks
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report(ctx):
+    """checks ``subnet_manager`` / ``ib_topology`` / ``ib_partitions`` / ...: the subnet check (``ib_fabric``)."""
+    ib = ctx.template(ctx.args.get("ib_fabric") or {})
+    if not ib:
+        return [], {}
+    f = ib_findings(ib, set(ctx.template(ctx.args.get("ib_switches") or [])))
+    return f, ib_checks(ib, f)

@@ -556,3 +556,16 @@ def incast_check(findings, rails, coverage, unproven):
                       .strip(), "ok": False, "code": x["code"], "message": x["message"]})
     return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven,
             "detail": detail, "cases": cases}
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+def report(ctx):
+    """check ``incast``: lossless proof by counters, every node a receiver once (the rotation)."""
+    log = {n: ctx.data[n]["verify_fabric_incast_log"] for n in ctx.nodes if ctx.data[n].get("verify_fabric_incast_log")}
+    if not log:
+        return [], {}
+    f, rails, coverage = incast_rotation(log, ctx.fabric, ctx.cabling, ctx.nodes, ctx.uplinks())
+    sw, unproven = switch_findings(ctx.switch_reads("switch_fabric_counters"), ctx.fabric, ctx.hosts, ctx.uplinks(), rails, finding, f)
+    f += sw
+    return f, {"incast": incast_check(f, rails, coverage, unproven)}

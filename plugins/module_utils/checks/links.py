@@ -27,8 +27,9 @@ snapshots each port's optical module (``switch_optics_findings``) and the bit
 error rate and FEC counters of what it receives (``switch_ber_findings``).
 """
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import expected_ends, switch_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, switch_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
+from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import parse_ethtool_module
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import parse_mlxlink, parse_perfquery
@@ -276,7 +277,7 @@ def link_health_findings(data, fabric, cabling, finding, where):
     """Findings of the link_health check and its per-port rows for the report.
 
     ``data``: {node: snapshot} (see the module docstring); ``finding`` and
-    ``where`` are findings.finding / cabling._where (passed in, no import cycle).
+    ``where`` are findings.finding / _where (passed in, no import cycle).
     """
     out, rows = [], []
     limits = thresholds(fabric)
@@ -564,3 +565,22 @@ def switch_ber_findings(sw, before, after, ends, names, limits, finding, unprove
                                    f"verification window (threshold {limits['link_errors_max']}): frames it received "
                                    "were lost", check="link_health", evidence=evidence, **where))
     return out
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+def report(ctx):
+    """check ``link_health``: error counters and flaps over the window, BER."""
+    snaps = {n: ctx.data[n]["verify_fabric_link_health"] for n in ctx.nodes if ctx.data[n].get("verify_fabric_link_health")}
+    if not snaps:
+        return [], {}
+    f, rows = link_health_findings(snaps, ctx.fabric, ctx.cabling, finding, _where)
+    reads = ctx.switch_reads("switch_fabric_counters")
+    sw, unproven, shown = switch_link_findings(reads, ctx.fabric, ctx.hosts, ctx.uplinks(), finding, f)
+    f += sw
+    for row in rows:
+        row.update(shown.get((row["node"], row["device"])) or {"switch_errors": None, "switch_flaps": None})
+        if row.get("switch") in reads:
+            # the state of the switch end's read, so the report names a failed read as failed, not as a blank
+            row["switch_read"] = _switch_unreadable(reads[row["switch"]]) or "read"
+    return f, {"link_health": dict(check(f, rows), switch_unproven=unproven)}

@@ -9,10 +9,13 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, nccl_threshold_gbytes
+from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.nccl_log import untangle_tagged
+from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 # ---------------------------------------------------------------- nccl
 
@@ -195,3 +198,77 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
             node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
             evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
     return out
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):
+    """Findings and report cases of the NCCL configuration read back (role task ports.yml)."""
+    findings, cases = [], []
+    for n in nodes:
+        raw = data[n].get("verify_fabric_nccl_conf")
+        if not raw:
+            continue
+        conf = {"path": raw.get("path")}
+        if raw.get("error"):
+            conf["error"] = raw["error"]
+        else:
+            try:
+                conf["settings"] = parse_nccl_conf(raw.get("text") or "")
+            except ParseError as e:
+                conf["invalid"] = str(e)
+        expected = data[n].get("verify_fabric_nccl_expected") or {}
+        f = nccl_conf_findings(n, conf, expected.get("settings") or {}, expected.get("gids") or {}, fabric, sl)
+        f += tuned_file_findings(n, data[n].get("verify_fabric_nccl_tuned"))
+        for x in f:
+            if x.get("device"):
+                where = _where(cabling_index, n, x["device"])
+                x["switch"] = where["switch"]
+                x["switch_port"] = None if where["switch_port"] is None else str(where["switch_port"])
+        findings += f
+        cases.append(
+            {"name": f"{n} nccl.conf", "ok": not f, "code": f[0]["code"] if f else None, "message": "; ".join(x["message"] for x in f) or None, "findings": f}
+        )
+    return findings, cases
+
+
+def conf_report(ctx):
+    """check ``nccl_conf``: NCCL's configuration read back from each node."""
+    sl = ctx.template(ctx.args.get("sl"))
+    f, cases = nccl_conf_check(ctx.nodes, ctx.data, ctx.fabric, ctx.cabling, None if sl in (None, "") else int(sl))
+    if not cases:
+        return [], {}
+    return f, {
+        "nccl_conf": {
+            "passed": not f,
+            "cases": cases,
+            "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} nodes' NCCL_IB_TC / NCCL_IB_GID_INDEX / NCCL_IB_HCA agree with the intent and facts",
+        }
+    }
+
+
+def report(ctx):
+    """checks ``nccl:<test>``: each nccl-tests run (the task's ``nccl`` argument)."""
+    findings, checks = [], {}
+    for run_ in ctx.nccl_runs:
+        if run_.get("skipped_run") or run_.get("skipped"):
+            continue
+        f = nccl_findings(run_, ctx.fabric, ctx.hosts, bool(ctx.args.get("expect_gdr", True)))
+        findings += f
+        nics = min((len(p) for p in ctx.hosts.values()), default=0)
+        threshold = nccl_threshold_gbytes(ctx.fabric, nics)
+        name = f"nccl:{run_.get('test', 'all_reduce_perf')}"
+        busbw = run_.get("busbw")
+        logs = run_.get("logs") or {}
+        checks[name] = {
+            "passed": not f,
+            "busbw_gbytes": busbw,
+            "threshold_gbytes": threshold,
+            "transports": {h: (lg or {}).get("transport") for h, lg in logs.items()},
+            "gdr": {h: (lg or {}).get("gdr") for h, lg in logs.items()},
+            "detail": (f"busbw {busbw:.2f} GB/s" if busbw is not None else "no result")
+            + f" (threshold {threshold:g} GB/s)"
+            + (f"; {run_['error'][:160]}" if run_.get("error") else ""),
+            "cases": [{"name": name, "ok": not f, "code": f[0]["code"] if f else None, "message": "; ".join(x["message"] for x in f) or None, "findings": f}],
+        }
+    return findings, checks

@@ -2,6 +2,7 @@
 against the intent, and the report's ``ports`` check from every node's result.
 """
 
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import Unreadable
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 
 
@@ -102,3 +103,16 @@ def port_check(results, hosts):
     if not cases:
         return findings, None
     return findings, {"passed": all(c["ok"] for c in cases), "cases": cases, "detail": f"{sum(c['ok'] for c in cases)}/{len(cases)} ports OK"}
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+
+def report(ctx):
+    """check ``ports``: the findings rdma_port_check computed on each node, taken as they are."""
+    try:
+        found, check = port_check({n: ctx.data[n].get("verify_fabric_port_result") for n in ctx.nodes}, ctx.hosts)
+    except KeyError as e:
+        raise Unreadable(f"the results could not be read: {e}") from e
+    ctx.hints = [(x["node"], x["device"]) for x in ctx.findings + found if x.get("device")]
+    return found, ({"ports": check} if check else {})

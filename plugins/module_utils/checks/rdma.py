@@ -436,3 +436,17 @@ def rdma_tests(check):
     return [{"round": rnd, "client": [client, rail], "server": [server, sdev], "gbps": gbps, "ok": code is None,
              "code": code, "client_error": cerr, "server_error": serr}
             for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(row_fields, stored_rows(check))]
+
+
+# ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
+def report(ctx):
+    """check ``ib_write_bw``: every pair's rounds."""
+    logs = ctx.logs("verify_fabric_rdma_log")
+    tests = round_tests(logs)
+    if not tests:
+        return [], {}
+    f, evaluated = rdma_findings(tests, ctx.fabric, ctx.cabling, ctx.hints, ctx.uplinks())
+    check = rdma_check(evaluated, rdma_threshold_gbps(ctx.fabric), f)
+    check["schedule"] = schedule_timing(logs)
+    return f, {"ib_write_bw": check}

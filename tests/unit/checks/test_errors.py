@@ -7,8 +7,8 @@ import pathlib
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry, sched_topology, thresholds
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import sched_topology, thresholds
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError, Unreadable
 from ansible_collections.linerate.fabric.plugins.module_utils.report import files
 
 MODULE_UTILS = pathlib.Path(__file__).resolve().parents[3] / "plugins" / "module_utils"
@@ -52,6 +52,6 @@ def test_one_except_catches_each_and_keeps_its_message(raise_it, kind, text):
 
 
 def test_refusals_of_the_registry_and_the_topology_are_check_errors():
-    assert issubclass(registry.Unreadable, CheckError) and issubclass(sched_topology.TopologyRefused, CheckError)
+    assert issubclass(Unreadable, CheckError) and issubclass(sched_topology.TopologyRefused, CheckError)
     with pytest.raises(CheckError, match="has findings open"):
         sched_topology.render({}, [{"code": "CABLE_MISWIRED", "check": "cabling", "severity": "error", "message": "leaf1 swp1"}], ["node1"])

@@ -2,7 +2,6 @@
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import cabling as checks_cabling
@@ -101,7 +100,7 @@ def test_report_action_check_names_switch_port_and_treats_garbage_as_unreadable(
         "node3": {"verify_fabric_nccl_conf": {"path": "/etc/nccl.conf", "text": GOOD}, "verify_fabric_nccl_expected": {"settings": EXPECTED, "gids": GIDS}},
     }
     cabling = checks_cabling.cabling_index({"node1": [{"device": "mlx5_1", "switch": "leaf2", "switch_port": "swp1"}]})
-    f, cases = verify_registry.nccl_conf_check(["node1", "node2", "node3"], data, FABRIC, cabling)
+    f, cases = checks_nccl.nccl_conf_check(["node1", "node2", "node3"], data, FABRIC, cabling)
     assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [
         ("NCCL_GID_INDEX_MISMATCH", "node1", "mlx5_1", "leaf2", "swp1"),
         ("NCCL_CONF_INVALID", "node2", None, None, None),

@@ -92,10 +92,10 @@ def _run(busbw, hosts, np_=8, env=nccl_scale.LOOPBACK_ENV, error=None):
 
 
 def _ctx(data):
-    from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks.context import Inputs
 
     nodes = sorted(data)
-    return registry.Inputs(nodes, {n: dict(data[n], rdma_ports=RAILS[:2]) for n in nodes}, FABRIC)
+    return Inputs(nodes, {n: dict(data[n], rdma_ports=RAILS[:2]) for n in nodes}, FABRIC)
 
 
 def test_loopback_report_names_the_slow_node_and_refuses_a_run_that_was_no_loopback():

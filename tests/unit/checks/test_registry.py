@@ -12,6 +12,8 @@ import yaml
 
 from ansible_collections.linerate.fabric.plugins.filter.verify import FilterModule
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.context import Inputs
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import Unreadable
 
 from report.test_report import node_hostvars, run_report
 from checks.test_plans import FABRIC
@@ -86,14 +88,14 @@ def test_the_checks_report_in_the_registry_order():
         return report
 
     checks = tuple(registry.Check(n, probe(n)) for n in ("b", "a", "c"))
-    findings, out = registry.run(registry.Inputs(NODES, {n: {} for n in NODES}, FABRIC), checks)
+    findings, out = registry.run(Inputs(NODES, {n: {} for n in NODES}, FABRIC), checks)
     assert seen == [("b", 0), ("a", 1), ("c", 2)] and list(out) == ["b", "a", "c"]
     assert [x["node"] for x in findings] == ["b", "a", "c"]
 
 
 def test_an_unreadable_input_fails_the_report_with_its_message():
     def broken(ctx):
-        raise registry.Unreadable("the fake results could not be read: node1")
+        raise Unreadable("the fake results could not be read: node1")
 
     with mock.patch.object(registry, "CHECKS", (registry.Check("fake", broken),)):
         res = run_report(NODES, node_hostvars())

@@ -6,10 +6,7 @@ import pytest
 
 from parser_fixtures import fixture, fixture_source
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry as verify_registry
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.report.markdown import to_markdown
-from ansible_collections.linerate.fabric.plugins.module_utils.report.report import build_report
 from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import nearest_gpus, parse_lspci, parse_nvidia_smi_topo, path_between, pci_address
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
@@ -333,24 +330,6 @@ def test_parity_ignores_unread_values_and_compares_firmware_per_psid():
     a = {"versions": {"nccl": None}, "nics": [{"device": "mlx5_0", "fw_ver": "22.1", "psid": "MT_A"}]}
     b = {"versions": {"nccl": "2.21.5"}, "nics": [{"device": "mlx5_0", "fw_ver": "28.1", "psid": "MT_B"}]}
     assert readiness.parity_findings({"a": a, "b": b}) == []
-
-
-def test_report_action_check_rails_and_markdown():
-    def node(fw):
-        f = _facts()
-        f["nics"] = [dict(_nic(), fw_ver=fw, psid="MT_0000000838")]
-        f["rails"] = [{"device": "mlx5_1", "pci": "0000:c1:00.0", "gpu": 4, "gpu_pci": "0000:c2:00.0", "link": "PIX"}]
-        f["versions"] = {"kernel": "6.1"}
-        return {"verify_fabric_readiness": {"changed": False, "facts": f}}
-
-    data = {"node1": node("28.39.2048"), "node2": node("28.39.2048"), "node3": node("28.38.1002"), "node4": {}}
-    f, check = verify_registry.readiness_check(["node1", "node2", "node3", "node4"], data, {"min_memlock_kb": -1})
-    assert [(x["code"], x["node"], x["device"]) for x in f] == [("VERSION_SKEW", "node3", "mlx5_1")]
-    assert check["passed"] is False and [c["ok"] for c in check["cases"]] == [True, True, False]
-    assert check["cases"][2]["code"] == "VERSION_SKEW" and set(check["rails"]) == {"node1", "node2", "node3"}
-    md = to_markdown(build_report(f, {"passed": False, "errors": 1, "warnings": 0}, {"readiness": check}, {}))
-    assert "| node3 | mlx5_1 | 0000:c1:00.0 | 4 | 0000:c2:00.0 | PIX |" in md
-    assert verify_registry.readiness_check(["node4"], data, {}) == ([], None)
 
 
 # ---------------------------------------------------------------- the lab's lspci and faults

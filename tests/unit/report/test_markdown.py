@@ -222,6 +222,7 @@ def test_a_switch_read_without_netmiko_says_how_to_install_it(platform, monkeypa
 
 def test_a_failed_switch_read_shows_as_not_read_in_the_link_health_table():
     from ansible_collections.linerate.fabric.plugins.module_utils.checks import registry
+    from ansible_collections.linerate.fabric.plugins.module_utils.checks.context import Inputs
 
     hosts = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"}]}
     ok = {"errors": {"swp1": {"errors": {"in-errors": 0}, "link_down": 0, "missing": []}}, "errors_msg": ""}
@@ -240,7 +241,7 @@ def test_a_failed_switch_read_shows_as_not_read_in_the_link_health_table():
     for read, state in (({"before": ok, "after": {"failed": True, "msg": "ssh timed out"}}, "ssh timed out"), ({"before": ok, "after": ok}, "read")):
         hostvars = {"node1": {"rdma_ports": hosts["node1"], "verify_fabric_link_health": snaps}, "leaf1": {"switch_fabric_counters": read}}
         data = {"node1": hostvars["node1"]}
-        ctx = registry.Inputs(["node1"], data, fabric, args={"switches": ["leaf1"]}, hostvars=hostvars)
+        ctx = Inputs(["node1"], data, fabric, args={"switches": ["leaf1"]}, hostvars=hostvars)
         found, checks = registry.run(ctx, [c for c in registry.CHECKS if c.name == "link_health"])
         (row,) = checks["link_health"]["ports"]
         assert row["switch_read"] == state
