@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any, Callable, Optional, Sequence, TypeVar, overload
 
@@ -285,3 +286,13 @@ def split_columns(line: str, spans: Sequence[Sequence[Any]]) -> Optional[dict[st
         last = col
         placed[col].append((begin, end))
     return {name: (line[placed[i][0][0] : placed[i][-1][1]] if placed[i] else "") for i, (name, _start, _end) in enumerate(cols)}
+
+
+def fsync_dir(d: str) -> None:
+    """Flush directory ``d`` itself to disk (the entries a rename or a new file made in it), as a durable
+    write needs after the file's own fsync: the reports (report/files.py) and the switch backups."""
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.common import TOOL_OUTPUT_LIMIT, ToolFailure, tool_failed
+from ansible_collections.linerate.fabric.plugins.module_utils.common import TOOL_OUTPUT_LIMIT, ToolFailure, fsync_dir, tool_failed
 
 ARGV = ["mlnx_qos", "-i", "enp65s0f0np0"]
 
@@ -82,3 +82,10 @@ def test_the_host_layer_has_one_error_under_one_name():
     assert sorted(defined) == ["breaker.StateError", "rollout.RolloutError"]
     assert all(issubclass(cls, ToolFailure) for cls in defined.values())
     assert not any(hasattr(mod, "Failure") or hasattr(mod, "ToolError") for mod in modules.values())
+
+
+def test_fsync_dir_flushes_a_directory_and_fails_on_a_missing_one(tmp_path):
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    assert fsync_dir(str(tmp_path)) is None
+    with pytest.raises(FileNotFoundError):
+        fsync_dir(str(tmp_path / "gone"))

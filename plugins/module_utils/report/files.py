@@ -18,6 +18,7 @@ import re
 import shutil
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.errors import CheckError
+from ansible_collections.linerate.fabric.plugins.module_utils.common import fsync_dir
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -32,14 +33,6 @@ class ReportWriteError(CheckError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
-
-
-def _fsync_dir(d: str) -> None:
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_private(path: str, text: str) -> None:
@@ -118,7 +111,7 @@ def _point_latest(reports_dir: str, out: str) -> None:
         os.remove(tmp)
         raise
     try:
-        _fsync_dir(reports_dir)
+        fsync_dir(reports_dir)
     except OSError:  # latest is replaced already and names a complete report: the run is not undone for this
         pass
 
@@ -138,11 +131,11 @@ def publish(reports_dir: str, stamp: str, files: dict) -> str:
         for name, text in files.items():
             step = os.path.join(tmp, name)
             write_private(step, text)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         step = os.path.join(reports_dir, stamp)
         out = _rename_free(tmp, reports_dir, stamp)
         tmp = None
-        _fsync_dir(reports_dir)
+        fsync_dir(reports_dir)
         step = os.path.join(reports_dir, LATEST)
         _point_latest(reports_dir, out)
         return out

@@ -33,12 +33,14 @@ import re
 from typing import Any, Callable, Optional
 
 try:
+    from ansible_collections.linerate.fabric.plugins.module_utils.common import fsync_dir
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         from base import SwitchError  # type: ignore[import-not-found,no-redef]
     except ImportError:
         from switch.base import SwitchError  # type: ignore[import-not-found,no-redef]
+    from common import fsync_dir  # type: ignore[import-not-found,no-redef]
 
 LABELS = ("window", "restore")
 # The two choices a restore may be given (roles/switch_fabric; one switch_fabric_restore_force did both).
@@ -67,14 +69,6 @@ class BackupError(SwitchError):
 def digest_line(name: str, data: bytes) -> str:
     """The ``sha256sum`` line of ``data`` (bytes) for the file ``name``."""
     return f"{hashlib.sha256(data).hexdigest()}  {name}\n"
-
-
-def _fsync_dir(d: str) -> None:
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def private_dirs(d: str) -> None:
@@ -183,7 +177,7 @@ def write_backup(backup_dir: str, switch: str, platform: str, text: str, stamp: 
                 continue
             published.append(path)
             break
-        _fsync_dir(d)
+        fsync_dir(d)
     except BaseException as exc:
         for p in published + tmps:
             _unlink(p)
@@ -393,5 +387,5 @@ def prune_backups(backup_dir: str, switch: str, platform: str, keep: int, taken:
             except OSError as exc:
                 raise BackupError(p, f"cannot be removed ({exc.strerror or exc}) while keeping the newest {keep} backups") from exc
     if gone:
-        _fsync_dir(d)
+        fsync_dir(d)
     return gone

@@ -80,7 +80,7 @@ def test_a_failed_write_leaves_no_file_under_a_final_name(tmp_path, monkeypatch,
     elif where == "fsync":
         monkeypatch.setattr(backups.os, "fsync", fail)
     elif where == "dir-fsync":
-        monkeypatch.setattr(backups, "_fsync_dir", fail)
+        monkeypatch.setattr(backups, "fsync_dir", fail)
     else:
 
         def link(src, dst):
