@@ -251,6 +251,11 @@ def _info(nodes: Sequence[Node], waves: Sequence[Sequence[str]]) -> dict[str, di
     return {n.name: {"wave": wave_of[n.name], "leaf": list(n.leaf), "rack": n.rack, "nvlink_domain": n.nvlink_domain} for n in nodes}
 
 
+def _node(name: str, info: Mapping[str, Any]) -> Node:
+    """The Node a plan's (or a summary's) entry for ``name`` describes: ``_info`` the other way round."""
+    return Node(name, tuple(info.get("leaf") or ()), info.get("rack"), info.get("nvlink_domain"))
+
+
 def wave_failed(wave: Sequence[str], states: Mapping[str, str]) -> list[str]:
     """The nodes of a wave that did not finish (failed or unreachable)."""
     return [n for n in wave if states.get(n) in ("failed", "unreachable")]
@@ -293,7 +298,7 @@ def room(
         info = (plan_.get("nodes") or {}).get(name)
         if info is None:
             return extra.get(name, frozenset())
-        return Node(name, tuple(info.get("leaf") or ()), info.get("rack"), info.get("nvlink_domain")).tokens(spread)
+        return _node(name, info).tokens(spread)
 
     held: dict[tuple[str, str], list[str]] = {}
     for name in lost:
@@ -357,9 +362,7 @@ def overlaps(nodes: Mapping[str, Mapping[str, Any]], spread: Sequence[str]) -> d
     names = sorted(spans, key=natural_key)
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
-        n = nodes[name]
-        toks = Node(name, tuple(n.get("leaf") or ()), n.get("rack"), n.get("nvlink_domain")).tokens(spread)
-        for tok in toks:
+        for tok in _node(name, nodes[name]).tokens(spread):
             groups.setdefault(tok, []).append(name)
     for (kind, group), members in sorted(groups.items()):
         for i, a in enumerate(members):
