@@ -97,10 +97,14 @@ def rollout_room(plan, hostvars, active, wave, batch, unseen=()):
     (``module_utils.host.rollout.room``: {lost, room, defer, why})."""
     states = _earlier_states(plan, hostvars, active, wave)
     unseen = list(unseen or [])
-    try:
-        unseen_nodes = rollout.nodes_from_hostvars(unseen, hostvars)
-    except rollout.RolloutError as e:
-        raise AnsibleFilterError(f"rollout_room: {e}") from None
+    # an unseen node's groups from its inventory labels; one whose labels are not allowed (the plan never read
+    # it) still holds its place: refusing here would stop every later wave over a node that is already out
+    unseen_nodes = []
+    for name in unseen:
+        try:
+            unseen_nodes += rollout.nodes_from_hostvars([name], hostvars)
+        except rollout.RolloutError:
+            continue
     return rollout.room(plan, states, list(batch or []), unseen, unseen_nodes)
 
 

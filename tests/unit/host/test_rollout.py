@@ -407,5 +407,8 @@ def test_the_room_filter_counts_the_nodes_ansible_dropped_as_out_of_service():
     plan = rollout.plan([Node("n2", rack="r1"), Node("n3", rack="r2"), Node("n4", rack="r1")], max_unavailable=3, canary=1, spread=["rack"]).as_dict()
     r = rollout_room(plan, {"n1": {"linerate_rack": "r1"}}, ["n2", "n3", "n4"], 1, plan["waves"][1], ["n1"])
     assert r["lost"] == ["n1"] and "n4" in r["defer"] and "in rack r1 with it" in r["why"]["n4"]
+    # an unseen node whose label is not allowed still holds its place, and the wave is not refused over it
+    r = rollout_room(plan, {"n1": {"linerate_rack": ["not", "a", "name"]}}, ["n2", "n3", "n4"], 1, plan["waves"][1], ["n1"])
+    assert r["lost"] == ["n1"] and r["room"] == 2 and r["defer"] == []
     # n2 still in the play with no mark yet counts as done (it finished its wave)
     assert rollout_room(plan, hostvars, active + ["n2"], 2, ["n4", "n5", "n6"])["lost"] == ["n3"]
