@@ -36,6 +36,7 @@ runs (``hold_gpus``; ``busy_gpus`` lists the holders, which nvidia-smi
 shows as compute processes). ``node["gpu_pcie_stuck"][index]`` (the
 pcie-gpu-stuck fault) is the generation a GPU's link stays at under load.
 """
+
 import contextlib
 import fcntl
 import json
@@ -47,9 +48,11 @@ from . import model
 GPU_BUS_IDS = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB]
 GT = {1: "2.5GT/s", 2: "5GT/s", 3: "8GT/s", 4: "16GT/s", 5: "32GT/s", 6: "64GT/s"}
 NIC_GEN = {"MT4129": 5, "MT4125": 4, "MT4123": 4, "MT4119": 3}
-NIC_NAMES = {"MT4129": "Mellanox Technologies MT2910 Family [ConnectX-7]",
-             "MT4125": "Mellanox Technologies MT2892 Family [ConnectX-6 Dx]",
-             "MT4123": "Mellanox Technologies MT28908 Family [ConnectX-6]"}
+NIC_NAMES = {
+    "MT4129": "Mellanox Technologies MT2910 Family [ConnectX-7]",
+    "MT4125": "Mellanox Technologies MT2892 Family [ConnectX-6 Dx]",
+    "MT4123": "Mellanox Technologies MT28908 Family [ConnectX-6]",
+}
 GPU_NAME = "NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)"
 SWITCH = "Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"
 ROOT = "Intel Corporation Device 352a (rev 04)"
@@ -69,7 +72,7 @@ def _rails(node):
 
 
 GPU_CAP = (5, 16)  # H100 SXM: Gen5 x16
-REST_GEN = 1       # an idle NVIDIA GPU's link: Gen1 (2.5GT/s), full width
+REST_GEN = 1  # an idle NVIDIA GPU's link: Gen1 (2.5GT/s), full width
 
 
 def _load_dir(node_name=None):
@@ -119,13 +122,13 @@ def busy_gpus(node_name=None):
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:   # held: the process runs
+            except BlockingIOError:  # held: the process runs
                 with os.fdopen(os.dup(fd)) as f:
                     rec = json.load(f)
                 for g in rec["gpus"]:
                     out.setdefault(g, []).append({"pid": rec["pid"], "name": rec["name"]})
                 continue
-            with contextlib.suppress(FileNotFoundError):   # its holder is gone without cleaning up
+            with contextlib.suppress(FileNotFoundError):  # its holder is gone without cleaning up
                 os.unlink(path)
         finally:
             os.close(fd)
@@ -179,70 +182,117 @@ def gpu_state(node, index, busy=None):
     slot = slot_cap(gpu_slots.get(str(index)) or gpu_slots.get(index))
     busy = busy_gpus() if busy is None else busy
     gen, width = gpu_trained(slot, index in busy, (node.get("gpu_pcie_stuck") or {}).get(str(index)))
-    return {"gen": gen, "width": width, "gen_max": min(GPU_CAP[0], slot[0]), "gen_gpumax": GPU_CAP[0],
-            "gen_hostmax": slot[0], "width_max": min(GPU_CAP[1], slot[1])}
+    return {
+        "gen": gen,
+        "width": width,
+        "gen_max": min(GPU_CAP[0], slot[0]),
+        "gen_gpumax": GPU_CAP[0],
+        "gen_hostmax": slot[0],
+        "width_max": min(GPU_CAP[1], slot[1]),
+    }
+
+
+def _bridge(addr, kind, bus, numa, acs_on, cap=SLOT, sta=SLOT):
+    """A PCI bridge lspci prints; a slot (the port above an endpoint) shows its own capability and the
+    link it shares with the endpoint. ``bus``: (primary, secondary, subordinate)."""
+    return {
+        "address": addr,
+        "class": "PCI bridge",
+        "name": ROOT if kind == "Root Port" else SWITCH,
+        "kind": kind,
+        "bus": bus,
+        "numa": numa,
+        "acs": acs_on,
+        "cap": cap,
+        "sta": sta,
+        "driver": "pcieport",
+    }
+
+
+def _gpu_link(node, i, busy):
+    """(slot capability, trained (gen, width)) of GPU ``i``'s link."""
+    gpu_slots = node.get("gpu_pcie_slot") or {}
+    stuck = node.get("gpu_pcie_stuck") or {}
+    slot = slot_cap(gpu_slots.get(str(i)) or gpu_slots.get(i))
+    return slot, gpu_trained(slot, i in busy, stuck.get(str(i)))
+
+
+def _nic_link(nic):
+    """(NIC capability, slot capability, trained (gen, width)) of a NIC's link."""
+    cap = (NIC_GEN.get(nic.get("ca_type"), 5), 16)
+    slot = slot_cap(nic.get("pcie_slot"))
+    return cap, slot, trained(cap, slot, nic.get("pcie"))
+
+
+def _gpu_function(bus, numa, sta):
+    return {
+        "address": _addr(bus),
+        "class": "3D controller",
+        "name": GPU_NAME,
+        "kind": "Endpoint",
+        "numa": numa,
+        "cap": GPU_CAP,
+        "sta": sta,
+        "mrr": 512,
+        "driver": "nvidia",
+    }
+
+
+def _nic_function(nic):
+    cap, _slot, sta = _nic_link(nic)
+    return {
+        "address": nic["pci"],
+        "class": "Ethernet controller" if nic.get("link_layer") != "InfiniBand" else "Infiniband controller",
+        "name": NIC_NAMES.get(nic.get("ca_type"), NIC_NAMES["MT4129"]),
+        "kind": "Endpoint",
+        "numa": nic.get("numa_node", 0),
+        "cap": cap,
+        "sta": sta,
+        "mrr": (nic.get("pcie") or {}).get("max_read_req", 4096),
+        "driver": "mlx5_core",
+    }
+
+
+def _switch_functions(node, gi, nic, busy):
+    """A rail's PCIe switch: the root port above it, its upstream port, the NIC's and GPU ``gi``'s slots, the GPU."""
+    acs = bool(node.get("pcie_acs"))
+    b = _bus(nic)
+    numa = nic.get("numa_node", 0)
+    _cap, slot, sta = _nic_link(nic)
+    gpu_slot, gpu_sta = _gpu_link(node, gi, busy)
+    return [
+        _bridge(_addr(b - 3, 1), "Root Port", (b - 3, b - 2, b + 1), numa, True),
+        _bridge(_addr(b - 2), "Upstream Port", (b - 2, b - 1, b + 1), numa, False),
+        _bridge(_addr(b - 1, 0), "Downstream Port", (b - 1, b, b), numa, acs, slot, sta),
+        _bridge(_addr(b - 1, 1), "Downstream Port", (b - 1, b + 1, b + 1), numa, acs, gpu_slot, gpu_sta),
+        _gpu_function(b + 1, _gpu_numa(node, gi), gpu_sta),
+    ]
+
+
+def _gpu_numa(node, i):
+    return 0 if i < max(1, node.get("gpus", 0) // 2) else 1
 
 
 def functions(node, busy=None):
     """Every PCI function of the node's GPU/NIC tree, in address order (dicts lspci prints).
     ``busy``: the GPU indices a workload runs on (default: busy_gpus(), this node's holders now)."""
-    acs = bool(node.get("pcie_acs"))
     out = []
     nics, paired = _rails(node)
-    numa_of_gpu = {}
-    for i in range(node.get("gpus", 0)):
-        numa_of_gpu[i] = 0 if i < max(1, node.get("gpus", 0) // 2) else 1
-    buses = gpu_buses(node)
-
-    gpu_slots = node.get("gpu_pcie_slot") or {}
-    stuck = node.get("gpu_pcie_stuck") or {}
     busy = busy_gpus() if busy is None else busy
-
-    def bridge(addr, kind, prim, sec, sub, numa, acs_on, cap=SLOT, sta=SLOT):
-        # a slot (the port above an endpoint) shows its own capability and the link it shares with the endpoint
-        out.append({"address": addr, "class": "PCI bridge", "name": ROOT if kind == "Root Port" else SWITCH,
-                    "kind": kind, "bus": (prim, sec, sub), "numa": numa, "acs": acs_on,
-                    "cap": cap, "sta": sta, "driver": "pcieport"})
-
-    def gpu_link(i):
-        slot = slot_cap(gpu_slots.get(str(i)) or gpu_slots.get(i))
-        return slot, gpu_trained(slot, i in busy, stuck.get(str(i)))
-
-    def gpu(i, bus):
-        out.append({"address": _addr(bus), "class": "3D controller", "name": GPU_NAME, "kind": "Endpoint",
-                    "numa": numa_of_gpu[i], "cap": GPU_CAP, "sta": gpu_link(i)[1], "mrr": 512, "driver": "nvidia"})
-
-    def nic_link(nic):
-        cap = (NIC_GEN.get(nic.get("ca_type"), 5), 16)
-        slot = slot_cap(nic.get("pcie_slot"))
-        return cap, slot, trained(cap, slot, nic.get("pcie"))
-
     for gi, nic in paired.items():
-        b = _bus(nic)
-        numa = nic.get("numa_node", 0)
-        bridge(_addr(b - 3, 1), "Root Port", b - 3, b - 2, b + 1, numa, True)
-        bridge(_addr(b - 2), "Upstream Port", b - 2, b - 1, b + 1, numa, False)
-        _cap, slot, sta = nic_link(nic)
-        bridge(_addr(b - 1, 0), "Downstream Port", b - 1, b, b, numa, acs, slot, sta)
-        bridge(_addr(b - 1, 1), "Downstream Port", b - 1, b + 1, b + 1, numa, acs, *gpu_link(gi))
-        gpu(gi, b + 1)
+        out.extend(_switch_functions(node, gi, nic, busy))
     for nic in nics:
         if nic in paired.values():
             continue
         b = _bus(nic)
-        _cap, slot, sta = nic_link(nic)
-        bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, nic.get("numa_node", 0), True, slot, sta)
-    for i, b in enumerate(buses):
+        _cap, slot, sta = _nic_link(nic)
+        out.append(_bridge(_addr(b - 1, 1), "Root Port", (b - 1, b, b), nic.get("numa_node", 0), True, slot, sta))
+    for i, b in enumerate(gpu_buses(node)):
         if i not in paired:
-            bridge(_addr(b - 1, 1), "Root Port", b - 1, b, b, numa_of_gpu[i], True, *gpu_link(i))
-            gpu(i, b)
-    for nic in nics:
-        cap, _slot, sta = nic_link(nic)
-        out.append({"address": nic["pci"], "class": "Ethernet controller" if nic.get("link_layer") != "InfiniBand"
-                    else "Infiniband controller", "name": NIC_NAMES.get(nic.get("ca_type"), NIC_NAMES["MT4129"]),
-                    "kind": "Endpoint", "numa": nic.get("numa_node", 0), "cap": cap,
-                    "sta": sta, "mrr": (nic.get("pcie") or {}).get("max_read_req", 4096),
-                    "driver": "mlx5_core"})
+            slot, sta = _gpu_link(node, i, busy)
+            out.append(_bridge(_addr(b - 1, 1), "Root Port", (b - 1, b, b), _gpu_numa(node, i), True, slot, sta))
+            out.append(_gpu_function(b, _gpu_numa(node, i), sta))
+    out.extend(_nic_function(nic) for nic in nics)
     return sorted(out, key=lambda f: f["address"])
 
 
