@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: linerate developers
 # Apache License 2.0 (see galaxy.yml)
-"""The NCCL checks: nccl-tests results and NCCL's configuration read back, in findings.
-"""
+"""The NCCL checks: nccl-tests results and NCCL's configuration read back, in findings."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -36,6 +36,105 @@ def split_log_by_host(text):
     return {h: "\n".join(lines) for h, lines in out.items()}
 
 
+def _socket_finding(run, node, ports, log, check):
+    """NCCL_NET_SOCKET: the node's NCCL fell back to a socket transport, with the reason its settings give."""
+    hca = (run.get("hca") or {}).get(node) or log.get("env", {}).get("NCCL_IB_HCA")
+    names = {p["device"] for p in ports}
+    listed = {h.split(":")[0].lstrip("^=") for h in (hca or "").split(",") if h}
+    if hca and not (listed & names):
+        layer, why = "hca_selection", f"NCCL_IB_HCA={hca} names no cabled device ({', '.join(sorted(names))})"
+    elif log.get("env", {}).get("NCCL_IB_DISABLE") == "1":
+        layer, why = "hca_selection", "NCCL_IB_DISABLE=1"
+    else:
+        layer, why = "interface_selection", "no usable IB device (ports down, driver, or interface selection)"
+    return finding("NCCL_NET_SOCKET", f"{node}: NCCL used NET/{log['transport']}, not NET/IB: {why}", node=node, layer=layer, check=check)
+
+
+def _no_gdr_findings(node, log, check, expect_gdr):
+    """NCCL_NO_GDR: NET/IB without GPU Direct RDMA where it is expected."""
+    if not (expect_gdr and log.get("gdr") is False):
+        return []
+    return [
+        finding(
+            "NCCL_NO_GDR",
+            f"{node}: GPU Direct RDMA disabled (no GDRDMA channels): nvidia_peermem not loaded or NCCL_NET_GDR_LEVEL too strict",
+            node=node,
+            check=check,
+        )
+    ]
+
+
+def _few_nics_findings(node, ports, log, check):
+    """NCCL_FEW_NICS: one per cabled NIC that NCCL's NET/IB does not use."""
+    used = {d["device"] for d in log.get("ib_devices") or []}
+    if not (ports and len(used) < len(ports)):
+        return []
+    return [
+        finding(
+            "NCCL_FEW_NICS",
+            f"{node}: NCCL uses {len(used)} of {len(ports)} cabled NICs; {p['device']} carries no traffic",
+            node=node,
+            device=p["device"],
+            switch=p.get("switch"),
+            switch_port=p.get("switch_port"),
+            check=check,
+        )
+        for p in ports
+        if p["device"] not in used
+    ]
+
+
+def _log_error_findings(node, log, check):
+    """The error a node's NCCL log ends with: a QP set-up, a transport retry, or another failure."""
+    err = log.get("error")
+    if not err:
+        return []
+    code = (
+        "NCCL_QP_FAILED" if re.search(r"ibv_modify_qp|GID", err) else "NCCL_TRANSPORT_RETRY" if re.search(r"status=12|error 12|retry", err) else "NCCL_FAILED"
+    )
+    return [finding(code, f"{node}: {err}", node=node, check=check)]
+
+
+def _host_findings(run, node, ports, log, check, expect_gdr):
+    """The findings of one node's NCCL log: a socket fallback says all; else GDR, NICs used, its error."""
+    transport = log.get("transport")
+    if transport and transport != "IB":
+        return [_socket_finding(run, node, ports, log, check)]
+    out = []
+    if transport == "IB":
+        out += _no_gdr_findings(node, log, check, expect_gdr) + _few_nics_findings(node, ports, log, check)
+    return out + _log_error_findings(node, log, check)
+
+
+def _busbw_findings(run, fabric, nics_min, suspects, check):
+    """NCCL_BUSBW_LOW for a run that finished under the threshold, its layer from the other findings."""
+    test = run.get("test", "all_reduce_perf")
+    busbw = run.get("busbw")
+    threshold = nccl_threshold_gbytes(fabric, nics_min)
+    if run.get("error") or (busbw is not None and busbw >= threshold):
+        return []
+    layer = (
+        "hca_selection"
+        if "NCCL_NET_SOCKET" in suspects
+        else "peermem"
+        if "NCCL_NO_GDR" in suspects
+        else "hca_selection"
+        if "NCCL_FEW_NICS" in suspects
+        else "pfc"
+    )
+    got = "no result" if busbw is None else f"{busbw:.2f} GB/s"
+    return [
+        finding(
+            "NCCL_BUSBW_LOW",
+            f"{test}: bus bandwidth {got} < {threshold:g} GB/s ({derived(fabric)['nccl_busbw_min_gbytes_per_nic']:g} GB/s x {nics_min} NICs)",
+            layer=layer,
+            check=check,
+            actual=busbw,
+            expected=threshold,
+        )
+    ]
+
+
 def nccl_findings(run, fabric, hosts, expect_gdr=True):
     """Findings from one nccl-tests run.
 
@@ -51,61 +150,20 @@ def nccl_findings(run, fabric, hosts, expect_gdr=True):
     aliases = run.get("aliases") or {}
     cabled = {n: len(p) for n, p in hosts.items()}
     nics_min = min(cabled.values()) if cabled else 0
-    suspects = []
     for host, log in sorted((run.get("logs") or {}).items()):
         node = aliases.get(host, host)
-        ports = hosts.get(node) or []
-        transport = log.get("transport")
-        if transport and transport != "IB":
-            hca = (run.get("hca") or {}).get(node) or log.get("env", {}).get("NCCL_IB_HCA")
-            names = {p["device"] for p in ports}
-            listed = {h.split(":")[0].lstrip("^=") for h in (hca or "").split(",") if h}
-            if hca and not (listed & names):
-                layer, why = "hca_selection", f"NCCL_IB_HCA={hca} names no cabled device ({', '.join(sorted(names))})"
-            elif log.get("env", {}).get("NCCL_IB_DISABLE") == "1":
-                layer, why = "hca_selection", "NCCL_IB_DISABLE=1"
-            else:
-                layer, why = "interface_selection", "no usable IB device (ports down, driver, or interface selection)"
-            out.append(finding("NCCL_NET_SOCKET", f"{node}: NCCL used NET/{transport}, not NET/IB: {why}",
-                               node=node, layer=layer, check=check))
-            suspects.append("NCCL_NET_SOCKET")
-            continue
-        if transport == "IB" and expect_gdr and log.get("gdr") is False:
-            out.append(finding("NCCL_NO_GDR", f"{node}: GPU Direct RDMA disabled (no GDRDMA channels): "
-                               "nvidia_peermem not loaded or NCCL_NET_GDR_LEVEL too strict", node=node, check=check))
-            suspects.append("NCCL_NO_GDR")
-        used = {d["device"] for d in log.get("ib_devices") or []}
-        if transport == "IB" and ports and len(used) < len(ports):
-            missing = [p for p in ports if p["device"] not in used]
-            for p in missing:
-                out.append(finding("NCCL_FEW_NICS", f"{node}: NCCL uses {len(used)} of {len(ports)} cabled NICs; "
-                                   f"{p['device']} carries no traffic", node=node, device=p["device"],
-                                   switch=p.get("switch"), switch_port=p.get("switch_port"), check=check))
-            suspects.append("NCCL_FEW_NICS")
-        err = log.get("error")
-        if err:
-            code = ("NCCL_QP_FAILED" if re.search(r"ibv_modify_qp|GID", err) else
-                    "NCCL_TRANSPORT_RETRY" if re.search(r"status=12|error 12|retry", err) else "NCCL_FAILED")
-            out.append(finding(code, f"{node}: {err}", node=node, check=check))
-            suspects.append(code)
-    if any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY") for f in out):
+        out += _host_findings(run, node, hosts.get(node) or [], log, check, expect_gdr)
+    suspects = {f["code"] for f in out}
+    if suspects & {"NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY"}:
         # the other ranks only saw their peer go away: the specific failure explains them
         out = [f for f in out if f["code"] != "NCCL_FAILED"]
     if run.get("error") and not any(f["code"] in ("NCCL_QP_FAILED", "NCCL_TRANSPORT_RETRY", "NCCL_FAILED") for f in out):
         out.append(finding("NCCL_FAILED", f"{test}: {run['error']}", check=check))
-    busbw = run.get("busbw")
-    threshold = nccl_threshold_gbytes(fabric, nics_min)
-    if not run.get("error") and (busbw is None or busbw < threshold):
-        layer = ("hca_selection" if "NCCL_NET_SOCKET" in suspects else "peermem" if "NCCL_NO_GDR" in suspects
-                 else "hca_selection" if "NCCL_FEW_NICS" in suspects else "pfc")
-        got = "no result" if busbw is None else f"{busbw:.2f} GB/s"
-        out.append(finding("NCCL_BUSBW_LOW", f"{test}: bus bandwidth {got} < {threshold:g} GB/s "
-                           f"({derived(fabric)['nccl_busbw_min_gbytes_per_nic']:g} GB/s x {nics_min} NICs)", layer=layer, check=check,
-                           actual=busbw, expected=threshold))
-    return out
+    return out + _busbw_findings(run, fabric, nics_min, suspects, check)
 
 
 # ---------------------------------------------------------------- NCCL's configuration, read back
+
 
 def _hca_list(value):
     """``=mlx5_0:1,mlx5_1`` -> ['mlx5_0:1', 'mlx5_1:1'] (NCCL's '=' exact-match prefix dropped, port 1 implied)."""
@@ -128,9 +186,16 @@ def tuned_file_findings(node, state):
         why = "; ".join(state["problems"])
     else:
         return []
-    return [finding("NCCL_TUNED_MISSING", f"{node}: {path}: {why} while NCCL tuning is in use; its tuner rows are "
-                    "not applied (restore it: playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true, or "
-                    "sweep again)", node=node, check="nccl_conf")]
+    return [
+        finding(
+            "NCCL_TUNED_MISSING",
+            f"{node}: {path}: {why} while NCCL tuning is in use; its tuner rows are "
+            "not applied (restore it: playbooks/nccl_tune.yml -e verify_fabric_nccl_tune_rollback=true, or "
+            "sweep again)",
+            node=node,
+            check="nccl_conf",
+        )
+    ]
 
 
 def _truthy(value):
@@ -153,8 +218,7 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
     if (conf or {}).get("invalid"):
         return [finding("NCCL_CONF_INVALID", f"{node}: {path}: {conf['invalid']}", node=node, check="nccl_conf")]
     if not conf or conf.get("error") or conf.get("settings") is None:
-        return [finding("NCCL_CONF_MISSING", f"{node}: {path}: {(conf or {}).get('error') or 'not read'}",
-                        node=node, check="nccl_conf")]
+        return [finding("NCCL_CONF_MISSING", f"{node}: {path}: {(conf or {}).get('error') or 'not read'}", node=node, check="nccl_conf")]
     got = conf["settings"]
     out = []
     transport = (fabric or {}).get("transport", "roce")
@@ -163,44 +227,65 @@ def nccl_conf_findings(node, conf, expected, gid_by_device, fabric, sl=None):
         want_tc = derived(fabric)["tos"]
         tc = got.get("NCCL_IB_TC")
         if tc is None or not str(tc).isdigit() or int(tc) != want_tc:
-            out.append(finding(
-                "NCCL_TC_MISMATCH",
-                f"{node}: {path} has " + ("no NCCL_IB_TC (NCCL's default class 0)" if tc is None else f"NCCL_IB_TC={tc}")
-                + f"; the intent's data DSCP "
-                f"{dscp} needs {want_tc} (DSCP << 2) - NCCL's traffic would ride another class than the "
-                "no-drop one the benchmarks prove", node=node, check="nccl_conf",
-                evidence={"path": path, "NCCL_IB_TC": tc, "expected": want_tc}))
+            out.append(
+                finding(
+                    "NCCL_TC_MISMATCH",
+                    f"{node}: {path} has " + ("no NCCL_IB_TC (NCCL's default class 0)" if tc is None else f"NCCL_IB_TC={tc}") + f"; the intent's data DSCP "
+                    f"{dscp} needs {want_tc} (DSCP << 2) - NCCL's traffic would ride another class than the "
+                    "no-drop one the benchmarks prove",
+                    node=node,
+                    check="nccl_conf",
+                    evidence={"path": path, "NCCL_IB_TC": tc, "expected": want_tc},
+                )
+            )
         gid = got.get("NCCL_IB_GID_INDEX")
         for device, index in sorted((gid_by_device or {}).items()):
             if index is None:
                 continue  # no RoCE v2 GID at all: GID_MISSING from the port check says so
             if gid is None or not str(gid).isdigit() or int(gid) != int(index):
-                out.append(finding(
-                    "NCCL_GID_INDEX_MISMATCH",
-                    f"{node} {device}: {path} has NCCL_IB_GID_INDEX={'(unset)' if gid is None else gid}; the "
-                    f"port's RoCE v2 IPv4 GID is at index {index}", node=node, device=device, check="nccl_conf",
-                    evidence={"path": path, "NCCL_IB_GID_INDEX": gid, "discovered": index}))
+                out.append(
+                    finding(
+                        "NCCL_GID_INDEX_MISMATCH",
+                        f"{node} {device}: {path} has NCCL_IB_GID_INDEX={'(unset)' if gid is None else gid}; the port's RoCE v2 IPv4 GID is at index {index}",
+                        node=node,
+                        device=device,
+                        check="nccl_conf",
+                        evidence={"path": path, "NCCL_IB_GID_INDEX": gid, "discovered": index},
+                    )
+                )
     if transport == "infiniband" and sl is not None:
         used = got.get("NCCL_IB_SL", "0")  # NCCL's default service level is 0
         if str(used) != str(sl):
-            out.append(finding("NCCL_SL_MISMATCH", f"{node}: {path} has NCCL_IB_SL={used}; the benchmarks ran on SL {sl}",
-                               node=node, check="nccl_conf", evidence={"path": path, "NCCL_IB_SL": used, "expected": sl}))
+            out.append(
+                finding(
+                    "NCCL_SL_MISMATCH",
+                    f"{node}: {path} has NCCL_IB_SL={used}; the benchmarks ran on SL {sl}",
+                    node=node,
+                    check="nccl_conf",
+                    evidence={"path": path, "NCCL_IB_SL": used, "expected": sl},
+                )
+            )
     want_hca = _hca_list((expected or {}).get("NCCL_IB_HCA"))
     have_hca = _hca_list(got.get("NCCL_IB_HCA"))
     if want_hca and sorted(want_hca) != sorted(have_hca):
         missing = [h for h in want_hca if h not in have_hca]
         extra = [h for h in have_hca if h not in want_hca]
-        out.append(finding(
-            "NCCL_HCA_MISMATCH",
-            f"{node}: {path} has NCCL_IB_HCA={got.get('NCCL_IB_HCA', '(unset)')}; the cabled active ports are "
-            f"{','.join(want_hca)}" + (f" (missing {','.join(missing)})" if missing else "")
-            + (f" (not cabled/active {','.join(extra)})" if extra else ""),
-            node=node, device=(missing or extra or [""])[0].split(":")[0] or None, check="nccl_conf",
-            evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")}))
+        out.append(
+            finding(
+                "NCCL_HCA_MISMATCH",
+                f"{node}: {path} has NCCL_IB_HCA={got.get('NCCL_IB_HCA', '(unset)')}; the cabled active ports are "
+                f"{','.join(want_hca)}" + (f" (missing {','.join(missing)})" if missing else "") + (f" (not cabled/active {','.join(extra)})" if extra else ""),
+                node=node,
+                device=(missing or extra or [""])[0].split(":")[0] or None,
+                check="nccl_conf",
+                evidence={"path": path, "NCCL_IB_HCA": got.get("NCCL_IB_HCA"), "expected": (expected or {}).get("NCCL_IB_HCA")},
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
 
 def nccl_conf_check(nodes, data, fabric, cabling_index, sl=None):
     """Findings and report cases of the NCCL configuration read back (role task ports.yml)."""
