@@ -32,6 +32,7 @@ NET loopback test) every hop of the ring leaves through a NIC: each rank's traff
 rides its GPU's nearest rail, so the bus bandwidth is the slowest rail's rate over
 the ranks that share it.
 """
+
 import argparse
 import itertools
 import json
@@ -51,13 +52,13 @@ NCCL_VERSION_CODE = 22105
 NCCL_TESTS_VERSION = "2.13.11"
 GPU_NAME = "NVIDIA H100 80GB HBM3"
 GPU_BUSES = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
-SIZE_RAMP = 48 * 2 ** 20  # bytes where a multi-node ring reaches half its peak
+SIZE_RAMP = 48 * 2**20  # bytes where a multi-node ring reaches half its peak
 BOOT_TIMEOUT = 30.0
 
 
 def parse_size(text):
     text = str(text).strip()
-    mult = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(text[-1:].upper())
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:].upper())
     return int(float(text[:-1]) * mult) if mult else int(text)
 
 
@@ -85,9 +86,9 @@ def build_parser(prog):
 
 # ------------------------------------------------------------ bootstrap
 
+
 def job_dir():
-    jobid = (os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE")
-             or os.environ.get("OMPI_MCA_orte_ess_jobid") or "single")
+    jobid = os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE") or os.environ.get("OMPI_MCA_orte_ess_jobid") or "single"
     d = os.path.join(model.state_dir(), "nccl", jobid.replace("/", "_"))
     os.makedirs(d, exist_ok=True)
     return d
@@ -148,6 +149,7 @@ def bootstrap(info, rank, size):
 
 # ------------------------------------------------------------ output
 
+
 class Log:
     def __init__(self, info, enabled):
         self.prefix = f"{info['host']}:{info['pid']}"
@@ -177,8 +179,7 @@ def print_init(log, info, conf, rank, nranks):
     if info["net"] == "IB":
         for k, p in enumerate(info["ib"]):
             log.info(f"NET/IB : Made virtual device [{k}] name={p['device']} speed={int(p['speed_gbps']) * 1000} ndevs=1")
-        devs = " ".join(f"[{k}]{p['device']}:1/{'RoCE' if p['link_layer'] == 'Ethernet' else 'IB'}"
-                        for k, p in enumerate(info["ib"]))
+        devs = " ".join(f"[{k}]{p['device']}:1/{'RoCE' if p['link_layer'] == 'Ethernet' else 'IB'}" for k, p in enumerate(info["ib"]))
         log.info(f"NET/IB : Using {devs} [RO]; OOB {info['if']}:{info['ip']}<0>")
         log.info("Using network IB")
     else:
@@ -186,11 +187,14 @@ def print_init(log, info, conf, rank, nranks):
             log.info("NET/IB : No device found.")
         log.info(f"NET/Socket : Using [0]{info['if']}:{info['ip']}<0>")
         log.info("Using network Socket")
-    commid = "0x%016x" % (abs(hash(os.environ.get("OMPI_MCA_ess_base_jobid", "x"))) & (2 ** 64 - 1))
+    commid = "0x%016x" % (abs(hash(os.environ.get("OMPI_MCA_ess_base_jobid", "x"))) & (2**64 - 1))
     nvml = (info.get("gpu_ids") or [0])[0]
     for g in range(min(info["gpus"], 1)):
-        log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {rank} nranks {nranks} cudaDev {g} "
-                 f"nvmlDev {nvml} busId {GPU_BUSES[nvml % 8]}000 commId {commid} - Init START", dev=g)
+        log.info(
+            f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {rank} nranks {nranks} cudaDev {g} "
+            f"nvmlDev {nvml} busId {GPU_BUSES[nvml % 8]}000 commId {commid} - Init START",
+            dev=g,
+        )
     if info["net"] == "IB":
         for k, p in enumerate(info["ib"]):
             log.info(f"NET/IB : GPU Direct RDMA {'Enabled' if info['gdr'] else 'Disabled'} for HCA {k} '{p['device']}'")
@@ -208,18 +212,19 @@ def print_channels(log, info, verdict, first_rank, nranks):
         suffix = "/GDRDMA" if verdict["gdr"] else ""
         for ch, dev in enumerate(devs * 2):
             log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/IB/{dev}{suffix}")
-            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/IB/{dev}{suffix}",
-                     dev=ngpu - 1)
+            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/IB/{dev}{suffix}", dev=ngpu - 1)
     elif info["net"] == "Socket":
         for ch in range(2):
             log.info(f"Channel {ch:02d}/0 : {prev + ngpu - 1}[{ngpu - 1}] -> {first_rank}[0] [receive] via NET/Socket/0")
-            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/Socket/0",
-                     dev=ngpu - 1)
+            log.info(f"Channel {ch:02d}/0 : {first_rank + ngpu - 1}[{ngpu - 1}] -> {nxt}[0] [send] via NET/Socket/0", dev=ngpu - 1)
             log.info("NET/Socket: Using 2 threads and 8 sockets per thread")
     for g in range(min(ngpu, 1)):
         log.info("Connected all rings", dev=g)
-        log.info(f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {first_rank + g} nranks {nranks} cudaDev {g} "
-                 f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId 0x0 - Init COMPLETE", dev=g)
+        log.info(
+            f"ncclCommInitRank comm 0x55c819b2{g:04x} rank {first_rank + g} nranks {nranks} cudaDev {g} "
+            f"nvmlDev {g} busId {GPU_BUSES[g]}000 commId 0x0 - Init COMPLETE",
+            dev=g,
+        )
 
 
 def sizes(args):
@@ -238,7 +243,7 @@ def _sizes(args):
         if args.stepfactor:
             s *= args.stepfactor
         else:
-            s += parse_size(args.stepbytes) if args.stepbytes else 2 ** 20
+            s += parse_size(args.stepbytes) if args.stepbytes else 2**20
         if len(out) > 64:
             break
     return out
@@ -246,14 +251,15 @@ def _sizes(args):
 
 def print_header(args, infos_hosts, buses=None):
     fmt = grammar.nccl_tests_header(args.version)
-    if fmt:   # util.cu PRINT (from 2.17.4): the release, NCCL_VERSION_CODE of the headers and of the library
+    if fmt:  # util.cu PRINT (from 2.17.4): the release, NCCL_VERSION_CODE of the headers and of the library
         code = NCCL_VERSION_CODE
-        print(fmt.replace("%s", grammar.pick(grammar.table("nccl_tests")["versions"], args.version), 1)
-              .replace("%d", str(code), 1).replace("%d", str(code), 1))
+        print(fmt.replace("%s", grammar.pick(grammar.table("nccl_tests")["versions"], args.version), 1).replace("%d", str(code), 1).replace("%d", str(code), 1))
     step = f"{args.stepfactor}(factor)" if args.stepfactor else f"{parse_size(args.stepbytes or '1M')}(bytes)"
-    print(f"# nThread {args.nthreads} nGpus {args.ngpus} minBytes {parse_size(args.minbytes)} maxBytes "
-          f"{parse_size(args.maxbytes)} step: {step} warmup iters: {args.warmup_iters} iters: {args.iters} "
-          f"agg iters: {args.agg_iters} validation: {args.check} graph: {args.cudagraph}")
+    print(
+        f"# nThread {args.nthreads} nGpus {args.ngpus} minBytes {parse_size(args.minbytes)} maxBytes "
+        f"{parse_size(args.maxbytes)} step: {step} warmup iters: {args.warmup_iters} iters: {args.iters} "
+        f"agg iters: {args.agg_iters} validation: {args.check} graph: {args.cudagraph}"
+    )
     print("#\n# Using devices")
     rank = 0
     for host, pid in infos_hosts:
@@ -270,8 +276,7 @@ def _tuned_busbw(verdict, size, nranks, tuning, rng, prog="all_reduce_perf"):
     nodes = len(verdict.get("hosts") or [])
     if tuning is None or verdict.get("net") != "IB" or nodes < 2:
         return None
-    return (nccl_tuning.busbw(size, nranks, nodes, verdict["busbw"], tuning, prog, tuning.get("quirk"))[0]
-            * (1 - rng.uniform(0, 0.01)))
+    return nccl_tuning.busbw(size, nranks, nodes, verdict["busbw"], tuning, prog, tuning.get("quirk"))[0] * (1 - rng.uniform(0, 0.01))
 
 
 def print_table(prog, args, verdict, nranks, jfile, tuning=None):
@@ -284,8 +289,12 @@ def print_table(prog, args, verdict, nranks, jfile, tuning=None):
     print("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
     print("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ")
     # the noise of a run (at most 1 %): seeded by the job (each mpirun its own), the settings and the size
-    seed = "|".join([os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE") or "",
-                     *(f"{k}={v}" for k, v in sorted((tuning or {}).get("conf", {}).items()))])
+    seed = "|".join(
+        [
+            os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE") or "",
+            *(f"{k}={v}" for k, v in sorted((tuning or {}).get("conf", {}).items())),
+        ]
+    )
     rng = random.Random(seed)
     rows, total = [], 0.0
     for size in sizes(args):
@@ -299,23 +308,38 @@ def print_table(prog, args, verdict, nranks, jfile, tuning=None):
             t = size / (alg * 1e9) * 1e6 if alg > 0 else 0.0
             wrong = "0" if args.check else "N/A"
             cells.append(f"{t:8.1f} {alg:7.2f} {bus:7.2f} {wrong:>6}")
-            row[place] = {"time": round(t, 2), "alg_bw": round(alg, 2), "bus_bw": round(bus, 2),
-                          "nwrong": 0 if args.check else None}
+            row[place] = {"time": round(t, 2), "alg_bw": round(alg, 2), "bus_bw": round(bus, 2), "nwrong": 0 if args.check else None}
         total += row["out_of_place"]["bus_bw"]
         count = size // elem // (nranks if allgather or prog == "reduce_scatter_perf" else 1)
         redop = args.op if reduces else "none"
         print(f"{size:12d}  {count:12d}  {args.datatype:>8}  {redop:>6}  {-1:6d}  " + "  ".join(cells))
-        rows.append({"experiment_name": prog, "size": size, "count": count, "type": args.datatype,
-                     "redop": redop, "root": "-1", "out_of_place": row["out_of_place"], "in_place": row["in_place"]})
+        rows.append(
+            {
+                "experiment_name": prog,
+                "size": size,
+                "count": count,
+                "type": args.datatype,
+                "redop": redop,
+                "root": "-1",
+                "out_of_place": row["out_of_place"],
+                "in_place": row["in_place"],
+            }
+        )
         time.sleep(0.05)
     avg = total / max(1, len(rows))
     print("# Out of bounds values : 0 OK")
     print(f"# Avg bus bandwidth    : {avg:g} ")
     print("#")
     if jfile:
-        doc = {"version": 3, "nccl_version": NCCL_VERSION_CODE, "config": {"nThread": args.nthreads, "nGpus": args.ngpus},
-               "results": rows, "out_of_bounds": {"count": 0, "okay": True},
-               "average_bus_bandwidth": {"bandwidth": round(avg, 4), "okay": "unchecked"}, "errors": []}
+        doc = {
+            "version": 3,
+            "nccl_version": NCCL_VERSION_CODE,
+            "config": {"nThread": args.nthreads, "nGpus": args.ngpus},
+            "results": rows,
+            "out_of_bounds": {"count": 0, "okay": True},
+            "average_bus_bandwidth": {"bandwidth": round(avg, 4), "okay": "unchecked"},
+            "errors": [],
+        }
         with open(jfile, "w") as f:
             json.dump(doc, f, indent=1)
 
@@ -346,7 +370,7 @@ def cuda_gpus(ngpus):
     """The GPU indices a rank with ``-g ngpus`` uses: the first of CUDA_VISIBLE_DEVICES (else of all)."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     order = [int(x) for x in visible.split(",") if x.strip().isdigit()] if visible is not None else range(max(0, ngpus))
-    return list(order)[:max(0, ngpus)]
+    return list(order)[: max(0, ngpus)]
 
 
 def mpi_rank():
@@ -359,76 +383,98 @@ def mpi_rank():
     return 0, 1
 
 
+def rank_info(conf, rank, nodename, ngpus):
+    """This rank's facts (nccl_net.local_info) with its GPUs: how many, their buses and ids, its rails."""
+    info = local_info(conf, rank, nodename)
+    info["gpus"] = ngpus
+    gpu_ids = cuda_gpus(ngpus)
+    info["buses"] = [GPU_BUSES[g % 8] for g in gpu_ids]
+    info["gpu_ids"] = gpu_ids
+    info["rails"] = rank_rails(model.node(model.load()), info, gpu_ids)
+    return info
+
+
+def tuning_of(conf):
+    """NCCL_ALGO / NCCL_PROTO / NCCL_NTHREADS / NCCL_BUFFSIZE as this NCCL release reads them, the tuner
+    plugin NCCL_TUNER_PLUGIN names with its CSV config (linerate_lab/nccl_tuning.py), and the fabric's
+    protocol quirk (fault nccl-proto-quirk), where one is injected."""
+    tuning = nccl_tuning.read(conf, NCCL_VERSION)
+    tuning["conf"] = {
+        k: conf[k] for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS", "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE") if k in conf
+    }
+    tuner = nccl_tuning.load_tuner(conf, read_text)
+    tuning["tuner_rows"] = tuner["rows"]
+    tuning["infos"] = tuner["infos"] + tuning["infos"]
+    tuning["quirk"] = (model.load() or {}).get("nccl_quirk")
+    return tuning
+
+
+def peer_error(log, mine, rank):
+    """Log what NCCL logs when this rank's QPs fail (``mine``: the verdict's error for this node, or
+    None when another node's failed) and return the reason the test prints."""
+    if mine and mine["kind"] == "gid":
+        log.warn("misc/ibvwrap.cc:262", "Call to ibv_modify_qp failed with error Invalid argument")
+        log.info("transport/net_ib.cc:934 -> 2")
+        log.info("transport/net.cc:712 -> 2")
+        return "unhandled system error (run with NCCL_DEBUG=INFO for details) / Call to ibv_modify_qp failed with error Invalid argument"
+    if mine and mine["kind"] == "mtu_drop":
+        log.warn(
+            "transport/net_ib.cc:1696",
+            f"NET/IB : Got completion from peer {mine['peer_ip']}<{40000 + rank}> "
+            "with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:0.0.0.0 remoteGids::ffff:0.0.0.0",
+        )
+        log.info("transport/net.cc:1134 -> 6")
+        log.info("proxy.cc:679 -> 6")
+        return "remote process exited or there was a network error / NET/IB : Got completion from peer with status=12"
+    log.warn("transport/net_ib.cc:1003", "NET/IB : Connection to remote peer closed")
+    return "remote process exited or there was a network error / NET/IB : Connection to remote peer closed"
+
+
+def fail_test(nodename, pid, reason):
+    """The two lines nccl-tests prints when a communicator fails (common.cu), and its exit status."""
+    sys.stdout.flush()
+    print(f"{nodename}: Test NCCL failure common.cu:1005 '{reason}'")
+    print(f" .. {nodename} pid {pid}: Test failure common.cu:891", flush=True)
+    return 3
+
+
 def run(prog, args):
     rank, size = mpi_rank()
     nodename = socket.gethostname().split(".")[0]
     conf = nccl_settings()
-    info = local_info(conf, rank, nodename)
-    info["gpus"] = args.ngpus
-    gpu_ids = cuda_gpus(args.ngpus)
-    info["buses"] = [GPU_BUSES[g % 8] for g in gpu_ids]
-    info["gpu_ids"] = gpu_ids
-    info["rails"] = rank_rails(model.node(model.load()), info, gpu_ids)
+    info = rank_info(conf, rank, nodename, args.ngpus)
     debug = conf.get("NCCL_DEBUG", "").upper() in ("INFO", "TRACE")
     log = Log(info, debug)
-    # NCCL_ALGO / NCCL_PROTO / NCCL_NTHREADS / NCCL_BUFFSIZE as this NCCL release reads them
-    tuning = nccl_tuning.read(conf, NCCL_VERSION)
-    tuning["conf"] = {k: conf[k] for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
-                                           "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE") if k in conf}
-    # the tuner plugin NCCL_TUNER_PLUGIN names, with its CSV config (linerate_lab/nccl_tuning.py)
-    tuner = nccl_tuning.load_tuner(conf, read_text)
-    tuning["tuner_rows"] = tuner["rows"]
-    tuning["infos"] = tuner["infos"] + tuning["infos"]
-    # the fabric's protocol quirk (fault nccl-proto-quirk), where one is injected
-    tuning["quirk"] = (model.load() or {}).get("nccl_quirk")
+    tuning = tuning_of(conf)
     if info["ip"] is None:
         log.warn("misc/socket.cc:484", "Bootstrap : no socket interface found")
-        print(f"{nodename}: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
-              f"NCCL developers / Bootstrap : no socket interface found'", flush=True)
+        print(
+            f"{nodename}: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
+            f"NCCL developers / Bootstrap : no socket interface found'",
+            flush=True,
+        )
         return 3
     nranks = size * args.ngpus
     try:
         verdict = bootstrap(info, rank, size)
     except (OSError, EOFError, TimeoutError, ValueError) as e:
         log.warn("misc/socket.cc:540", f"Connect to bootstrap root failed : {e}")
-        print(f"{nodename}: Test NCCL failure common.cu:958 'remote process exited or there was a network error "
-              f"/ Connect to bootstrap root failed'", flush=True)
+        print(
+            f"{nodename}: Test NCCL failure common.cu:958 'remote process exited or there was a network error / Connect to bootstrap root failed'", flush=True
+        )
         return 3
     if rank == 0:
-        print_header(args, list(zip(verdict["hosts"], verdict.get("pids") or [info["pid"]] * size)),
-                     verdict.get("buses"))
+        print_header(args, list(zip(verdict["hosts"], verdict.get("pids") or [info["pid"]] * size)), verdict.get("buses"))
     first_rank = rank * args.ngpus
     print_init(log, info, conf, first_rank, nranks)
     for msg in tuning["infos"]:
         log.info(msg)
     for where, msg in tuning["warnings"]:
         log.warn(where, msg)
-    if tuning["error"]:   # NCCL >= 2.24: an unknown NCCL_ALGO/NCCL_PROTO name fails the communicator's init
-        sys.stdout.flush()
-        print(f"{nodename}: Test NCCL failure common.cu:1005 'invalid usage (run with NCCL_DEBUG=WARN for details)'")
-        print(f" .. {nodename} pid {info['pid']}: Test failure common.cu:891", flush=True)
-        return 3
-    errors = verdict["errors"]
-    if errors:
-        mine = errors.get(nodename)
-        if mine and mine["kind"] == "gid":
-            log.warn("misc/ibvwrap.cc:262", "Call to ibv_modify_qp failed with error Invalid argument")
-            log.info("transport/net_ib.cc:934 -> 2")
-            log.info("transport/net.cc:712 -> 2")
-            reason = "unhandled system error (run with NCCL_DEBUG=INFO for details) / Call to ibv_modify_qp failed with error Invalid argument"
-        elif mine and mine["kind"] == "mtu_drop":
-            log.warn("transport/net_ib.cc:1696", f"NET/IB : Got completion from peer {mine['peer_ip']}<{40000 + rank}> "
-                     "with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:0.0.0.0 remoteGids::ffff:0.0.0.0")
-            log.info("transport/net.cc:1134 -> 6")
-            log.info("proxy.cc:679 -> 6")
-            reason = "remote process exited or there was a network error / NET/IB : Got completion from peer with status=12"
-        else:
-            log.warn("transport/net_ib.cc:1003", "NET/IB : Connection to remote peer closed")
-            reason = "remote process exited or there was a network error / NET/IB : Connection to remote peer closed"
-        sys.stdout.flush()
-        print(f"{nodename}: Test NCCL failure common.cu:1005 '{reason}'")
-        print(f" .. {nodename} pid {info['pid']}: Test failure common.cu:891", flush=True)
-        return 3
+    if tuning["error"]:  # NCCL >= 2.24: an unknown NCCL_ALGO/NCCL_PROTO name fails the communicator's init
+        return fail_test(nodename, info["pid"], "invalid usage (run with NCCL_DEBUG=WARN for details)")
+    if verdict["errors"]:
+        return fail_test(nodename, info["pid"], peer_error(log, verdict["errors"].get(nodename), rank))
     print_channels(log, info, verdict, first_rank, nranks)
     sys.stdout.flush()
     if rank == 0:
