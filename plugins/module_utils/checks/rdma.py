@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: linerate developers
 # Apache License 2.0 (see galaxy.yml)
-"""The ib_write_bw check: tests in, pass/fail per test, localisation of a failing link and its findings.
-"""
+"""The ib_write_bw check: tests in, pass/fail per test, localisation of a failing link and its findings."""
+
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
@@ -57,9 +57,17 @@ def round_tests(logs):
     server's entry of the same round, rail by rail (device; a result's ``peer_device`` where
     the client's rail wrote into another rail of the server, a cross-rail round).
     """
-    return [{"round": rnd, "client": [node, r["device"]], "server": [peer, r.get("peer_device") or r["device"]],
-             "gbps": r.get("gbps"), "client_error": r.get("error"), "server_error": s.get("error")}
-            for rnd, node, peer, r, s in paired_results(logs)]
+    return [
+        {
+            "round": rnd,
+            "client": [node, r["device"]],
+            "server": [peer, r.get("peer_device") or r["device"]],
+            "gbps": r.get("gbps"),
+            "client_error": r.get("error"),
+            "server_error": s.get("error"),
+        }
+        for rnd, node, peer, r, s in paired_results(logs)
+    ]
 
 
 def paired_results(logs, round_of=lambda v: v):
@@ -80,8 +88,7 @@ def paired_results(logs, round_of=lambda v: v):
                 continue
             for r in e.get("results") or []:
                 rnd = round_of(e["round"])
-                out.append((rnd, node, e["peer"], r,
-                            servers.get((rnd, e["peer"], r.get("peer_device") or r["device"]), {})))
+                out.append((rnd, node, e["peer"], r, servers.get((rnd, e["peer"], r.get("peer_device") or r["device"]), {})))
     return out
 
 
@@ -97,8 +104,7 @@ def schedule_timing(logs):
     rounds, waited = {}, []
     for entries in (logs or {}).values():
         for e in entries or []:
-            r = rounds.setdefault(int(e["round"]), {"round": int(e["round"]), "seconds": 0.0,
-                                                    "client_starts": 0, "rails": 0, "peer_wait": 0.0})
+            r = rounds.setdefault(int(e["round"]), {"round": int(e["round"]), "seconds": 0.0, "client_starts": 0, "rails": 0, "peer_wait": 0.0})
             r["seconds"] = max(r["seconds"], float(e.get("seconds") or 0))
             r["peer_wait"] = max(r["peer_wait"], float(e.get("peer_wait") or 0))
             waited.append(float(e.get("peer_wait") or 0))
@@ -107,8 +113,7 @@ def schedule_timing(logs):
                 r["rails"] += len(results)
                 r["client_starts"] += sum(int(x.get("attempts") or 0) for x in results)
     out = [rounds[k] for k in sorted(rounds)]
-    return {"rounds": out, "client_retries": sum(max(0, r["client_starts"] - r["rails"]) for r in out),
-            "peer_wait": round(sum(waited), 1)}
+    return {"rounds": out, "client_retries": sum(max(0, r["client_starts"] - r["rails"]) for r in out), "peer_wait": round(sum(waited), 1)}
 
 
 _PASSED = {"ok": True, "code": None, "blame": None}
@@ -141,8 +146,7 @@ def _elements(t, leaf_of, sound=None):
     c, sv = tuple(t["client"]), tuple(t["server"])
     out = [("send", c), ("receive", sv)]
     lc, ls = leaf_of.get(c), leaf_of.get(sv)
-    if lc is not None and ls is not None and lc != ls and (
-            sound is None or (("send", c) in sound and ("receive", sv) in sound)):
+    if lc is not None and ls is not None and lc != ls and (sound is None or (("send", c) in sound and ("receive", sv) in sound)):
         out += [("uplink", lc), ("uplink", ls)]
     return out
 
@@ -205,8 +209,8 @@ def _greedy_cover(failing, explained, leaf_of, sound, hints, fails, total):
 
         def rank(e):
             # one bad port explains its failures both ways before a second one is assumed
-            return (len(cover[e]), e[0] != "uplink" and e[1] in suspected, fails[e] / total[e],
-                    e[0] != "uplink" and e[1] in hints)
+            return (len(cover[e]), e[0] != "uplink" and e[1] in suspected, fails[e] / total[e], e[0] != "uplink" and e[1] in hints)
+
         best = max(cover, key=rank)
         ties = [e for e in cover if rank(e) == rank(best)]
         if len(cover[best]) == 1 and sum(cover[e] == cover[best] for e in ties) > 1:
@@ -233,8 +237,8 @@ def _drop_redundant(chosen, failing, leaf_of, sound):
 
     def on_path(e, t):
         els = _elements(t, leaf_of, sound)
-        return all(("uplink", leaf) in els for leaf in e[1]) if e[0] == "uplink" and isinstance(e[1], tuple) \
-            else e in els
+        return all(("uplink", leaf) in els for leaf in e[1]) if e[0] == "uplink" and isinstance(e[1], tuple) else e in els
+
     full = {e: {i for i, t in enumerate(failing) if on_path(e, t)} for e in chosen}
     for e in list(chosen):
         others = set().union(*(full[o] for o in chosen if o != e)) if len(chosen) > 1 else set()
@@ -267,21 +271,26 @@ def _suspects(chosen, blamed, failing, fails, total):
     per_ep = {}
     for (kind, what), idx in chosen.items():
         if kind == "uplink":
-            out.append({"endpoint": None, "uplink": what, "direction": None, "idx": idx,
-                        "fails": fails[(kind, what)], "total": total[(kind, what)]})
+            out.append({"endpoint": None, "uplink": what, "direction": None, "idx": idx, "fails": fails[(kind, what)], "total": total[(kind, what)]})
         else:
             per_ep.setdefault(what, {})[kind] = idx
     for ep, dirs in per_ep.items():
         keys = [("send", ep), ("receive", ep)]
         direction = "both" if len(dirs) == 2 else next(iter(dirs))
         used = [k for k in keys if k[0] in dirs]
-        out.append({"endpoint": list(ep), "uplink": None, "direction": direction,
-                    "idx": set().union(*dirs.values()) | blamed.pop(ep, set()),
-                    "fails": sum(fails[k] for k in used), "total": sum(total[k] for k in used)})
+        out.append(
+            {
+                "endpoint": list(ep),
+                "uplink": None,
+                "direction": direction,
+                "idx": set().union(*dirs.values()) | blamed.pop(ep, set()),
+                "fails": sum(fails[k] for k in used),
+                "total": sum(total[k] for k in used),
+            }
+        )
     for ep, idx in blamed.items():
         n = total[("send", ep)] + total[("receive", ep)]
-        out.append({"endpoint": list(ep), "uplink": None, "direction": "both", "idx": idx,
-                    "fails": fails[("send", ep)] + fails[("receive", ep)], "total": n})
+        out.append({"endpoint": list(ep), "uplink": None, "direction": "both", "idx": idx, "fails": fails[("send", ep)] + fails[("receive", ep)], "total": n})
     result = []
     for s in sorted(out, key=lambda x: (x["endpoint"] is None, x["endpoint"] or [], str(x["uplink"]))):
         idx = s.pop("idx")
@@ -304,13 +313,108 @@ def _bw_layer(tests, speed):
     return "pfc", "a fraction of line rate with the link at full speed: drops and retransmissions (PFC/ECN)"
 
 
-_CODE_ORDER = ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_CONNECT_FAILED",
-               "RDMA_BW_LOW", "RDMA_TEST_ERROR")
+_CODE_ORDER = ("PORT_DOWN", "PORT_MISSING", "RDMA_QP_FAILED", "RDMA_TRANSPORT_RETRY", "RDMA_CONNECT_FAILED", "RDMA_BW_LOW", "RDMA_TEST_ERROR")
 
 
 def _evidence(tests):
-    return [{"server": t["server"], "client": t["client"], "gbps": t.get("gbps"),
-             "error": t.get("client_error") or t.get("server_error")} for t in tests]
+    return [{"server": t["server"], "client": t["client"], "gbps": t.get("gbps"), "error": t.get("client_error") or t.get("server_error")} for t in tests]
+
+
+def _uplink_finding(s, uplinks, rate, share):
+    """UPLINK_DEGRADED: a leaf's uplinks (or the path between two leaves) that the cross-leaf tests blame."""
+    leaves = list(s["uplink"]) if isinstance(s["uplink"], (tuple, list)) else [s["uplink"]]
+    ups = [dict(u, leaf=leaf) for leaf in leaves for u in (uplinks or {}).get(leaf) or []]
+    ports = ", ".join(f"{u['leaf']} {u.get('port')} -> {u.get('peer')} {u.get('peer_port')}" for u in ups)
+    peers = sorted({t[side][0] for t in s["tests"] for side in ("server", "client")})
+    where = leaves[0] if len(leaves) == 1 else f"the path between {' and '.join(leaves)}"
+    msg = (
+        f"{where} uplinks{' (' + ports + ')' if ports else ''}: {share} cross-leaf tests through it "
+        f"failed while the same rails pass elsewhere; nodes {', '.join(peers[:6])}"
+        f"{' ...' if len(peers) > 6 else ''}"
+        + ("; two leaf groups only: which end's uplink is bad needs a third group or the switch counters" if len(leaves) > 1 else "")
+        + ("; with ECMP over several uplinks the bad one is among them: read their switch counters" if len(ups) > 1 else "")
+    )
+    return finding(
+        "UPLINK_DEGRADED",
+        msg,
+        switch=leaves[0],
+        switch_port=ups[0].get("port") if len(ups) == 1 else None,
+        leaves=leaves,
+        uplinks=ups,
+        failure_rate=rate,
+        fails=s["fails"],
+        total=s["total"],
+        check="ib_write_bw",
+        evidence=_evidence(s["tests"][:20]),
+    )
+
+
+def _first_error(tests, code):
+    """The first error text of the suspect's tests that classifies as its code, else the first error at all."""
+    first_err = None
+    for t in tests:
+        for e in (t.get("server_error"), t.get("client_error")):
+            if e and classify_rdma_error(e) == code:
+                first_err = first_err or e
+    return first_err or next((t.get("client_error") or t.get("server_error") for t in tests if t.get("client_error") or t.get("server_error")), None)
+
+
+def _endpoint_finding(s, fabric, cabling, threshold, rate, share):
+    """A rail's finding: its code (or RDMA_INTERMITTENT), its direction, peers and the first error or rates."""
+    node, device = s["endpoint"]
+    where = _where(cabling, node, device)
+    code = s["codes"][0] if len(s["codes"]) == 1 else next(c for c in _CODE_ORDER if c in s["codes"])
+    intermittent = code in ("RDMA_BW_LOW", "RDMA_TEST_ERROR", "RDMA_TRANSPORT_RETRY") and s["fails"] < s["total"]
+    peers = [f"{t['client' if list(t['server']) == [node, device] else 'server'][0]}" for t in s["tests"]]
+    layer, hint = None, None
+    if code == "RDMA_BW_LOW":
+        layer, hint = _bw_layer(s["tests"], derived(fabric)["line_rate_gbps"])
+    rates = ", ".join(f"{t['gbps']:.1f}" for t in s["tests"] if t.get("gbps") is not None)
+    first_err = _first_error(s["tests"], code)
+    way = {"send": "as client (sending)", "receive": "as server (receiving)", "both": "in both directions"}[s["direction"]]
+    msg = (
+        f"{node} {device} (switch {where['switch']} port {where['switch_port']}): {s['direction']} side bad - "
+        f"failed {share} tests {way} against {', '.join(sorted(set(peers)))}"
+    )
+    if intermittent:
+        msg += f"; intermittent, failure rate {rate:.0%}"
+    if code == "RDMA_BW_LOW":
+        msg += f"; {rates} Gb/s < {threshold:g} Gb/s"
+    elif first_err:
+        msg += f"; {first_err.strip().splitlines()[0]}"
+    if hint:
+        msg += f" ({hint})"
+    return finding(
+        "RDMA_INTERMITTENT" if intermittent else code,
+        msg,
+        layer=layer,
+        check="ib_write_bw",
+        direction=s["direction"],
+        failure_rate=rate,
+        fails=s["fails"],
+        total=s["total"],
+        cause=code,
+        evidence=_evidence(s["tests"]),
+        **where,
+    )
+
+
+def _inconclusive_finding(t, cabling):
+    """RDMA_INCONCLUSIVE: one failing test that cannot be pinned on either end."""
+    a, b = t["server"], t["client"]
+    return finding(
+        "RDMA_INCONCLUSIVE",
+        f"{a[0]} {a[1]} <-> {b[0]} {b[1]} failed ({t['code']}): {b[0]} "
+        f"{b[1]} sending or {a[0]} {a[1]} receiving; re-test each end against known-good peers "
+        "(the sampled plan does; a two-node fabric has no third node)",
+        check="ib_write_bw",
+        node=a[0],
+        device=a[1],
+        peer={"node": b[0], "device": b[1]},
+        switch=_where(cabling, *a)["switch"],
+        switch_port=_where(cabling, *a)["switch_port"],
+        evidence=_evidence([t]),
+    )
 
 
 def rdma_findings(tests, fabric, cabling, hints=(), uplinks=None):
@@ -331,78 +435,37 @@ def rdma_findings(tests, fabric, cabling, hints=(), uplinks=None):
         rate = round(s["fails"] / s["total"], 3) if s["total"] else 1.0
         share = f"{s['fails']} of {s['total']}"
         if s["uplink"] is not None:
-            leaves = list(s["uplink"]) if isinstance(s["uplink"], (tuple, list)) else [s["uplink"]]
-            ups = [dict(u, leaf=leaf) for leaf in leaves for u in (uplinks or {}).get(leaf) or []]
-            ports = ", ".join(f"{u['leaf']} {u.get('port')} -> {u.get('peer')} {u.get('peer_port')}" for u in ups)
-            peers = sorted({t[side][0] for t in s["tests"] for side in ("server", "client")})
-            where = leaves[0] if len(leaves) == 1 else f"the path between {' and '.join(leaves)}"
-            msg = (f"{where} uplinks{' (' + ports + ')' if ports else ''}: {share} cross-leaf tests through it "
-                   f"failed while the same rails pass elsewhere; nodes {', '.join(peers[:6])}"
-                   f"{' ...' if len(peers) > 6 else ''}"
-                   + ("; two leaf groups only: which end's uplink is bad needs a third group or the switch counters"
-                      if len(leaves) > 1 else "")
-                   + ("; with ECMP over several uplinks the bad one is among them: read their switch counters"
-                      if len(ups) > 1 else ""))
-            out.append(finding("UPLINK_DEGRADED", msg, switch=leaves[0],
-                               switch_port=ups[0].get("port") if len(ups) == 1 else None, leaves=leaves,
-                               uplinks=ups, failure_rate=rate, fails=s["fails"],
-                               total=s["total"], check="ib_write_bw", evidence=_evidence(s["tests"][:20])))
-            continue
-        node, device = s["endpoint"]
-        where = _where(cabling, node, device)
-        code = s["codes"][0] if len(s["codes"]) == 1 else next(c for c in _CODE_ORDER if c in s["codes"])
-        intermittent = code in ("RDMA_BW_LOW", "RDMA_TEST_ERROR", "RDMA_TRANSPORT_RETRY") and s["fails"] < s["total"]
-        peers = [f"{t['client' if list(t['server']) == [node, device] else 'server'][0]}" for t in s["tests"]]
-        layer, hint = None, None
-        if code == "RDMA_BW_LOW":
-            layer, hint = _bw_layer(s["tests"], derived(fabric)["line_rate_gbps"])
-        rates = ", ".join(f"{t['gbps']:.1f}" for t in s["tests"] if t.get("gbps") is not None)
-        first_err = None
-        for t in s["tests"]:
-            for e in (t.get("server_error"), t.get("client_error")):
-                if e and classify_rdma_error(e) == code:
-                    first_err = first_err or e
-        first_err = first_err or next((t.get("client_error") or t.get("server_error") for t in s["tests"]
-                                       if t.get("client_error") or t.get("server_error")), None)
-        way = {"send": "as client (sending)", "receive": "as server (receiving)",
-               "both": "in both directions"}[s["direction"]]
-        msg = (f"{node} {device} (switch {where['switch']} port {where['switch_port']}): {s['direction']} side bad - "
-               f"failed {share} tests {way} against {', '.join(sorted(set(peers)))}")
-        if intermittent:
-            msg += f"; intermittent, failure rate {rate:.0%}"
-        if code == "RDMA_BW_LOW":
-            msg += f"; {rates} Gb/s < {threshold:g} Gb/s"
-        elif first_err:
-            msg += f"; {first_err.strip().splitlines()[0]}"
-        if hint:
-            msg += f" ({hint})"
-        out.append(finding("RDMA_INTERMITTENT" if intermittent else code, msg, layer=layer, check="ib_write_bw",
-                           direction=s["direction"], failure_rate=rate, fails=s["fails"], total=s["total"],
-                           cause=code, evidence=_evidence(s["tests"]), **where))
-    for t in inconclusive:
-        a, b = t["server"], t["client"]
-        out.append(finding("RDMA_INCONCLUSIVE", f"{a[0]} {a[1]} <-> {b[0]} {b[1]} failed ({t['code']}): {b[0]} "
-                           f"{b[1]} sending or {a[0]} {a[1]} receiving; re-test each end against known-good peers "
-                           "(the sampled plan does; a two-node fabric has no third node)", check="ib_write_bw",
-                           node=a[0], device=a[1], peer={"node": b[0], "device": b[1]},
-                           switch=_where(cabling, *a)["switch"], switch_port=_where(cabling, *a)["switch_port"],
-                           evidence=_evidence([t])))
+            out.append(_uplink_finding(s, uplinks, rate, share))
+        else:
+            out.append(_endpoint_finding(s, fabric, cabling, threshold, rate, share))
+    out += [_inconclusive_finding(t, cabling) for t in inconclusive]
     return out, evaluated
 
 
 # server_device: the server's device where it is not the client's (the cross-rail round), else null;
 # rows written before it have eight fields and read as same-rail.
-RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error",
-                    "server_device")
+RDMA_TEST_FIELDS = ("round", "client", "server", "device", "gbps", "code", "client_error", "server_error", "server_device")
 
 
 # ---------------------------------------------------------------- in the report: each test stored once
 
+
 def rdma_rows(evaluated):
     """Evaluated ib_write_bw tests (dicts with client/server = [node, device]) as rows of RDMA_TEST_FIELDS."""
-    return [[t["round"], t["client"][0], t["server"][0], t["client"][1], t.get("gbps"), t.get("code"),
-             t.get("client_error"), t.get("server_error"),
-             t["server"][1] if t["server"][1] != t["client"][1] else None] for t in evaluated]
+    return [
+        [
+            t["round"],
+            t["client"][0],
+            t["server"][0],
+            t["client"][1],
+            t.get("gbps"),
+            t.get("code"),
+            t.get("client_error"),
+            t.get("server_error"),
+            t["server"][1] if t["server"][1] != t["client"][1] else None,
+        ]
+        for t in evaluated
+    ]
 
 
 def row_fields(row):
@@ -419,9 +482,13 @@ def rdma_check(evaluated, threshold, findings):
     """
     rows = rdma_rows(evaluated)
     ok = sum(r[5] is None for r in rows)
-    return {"passed": not findings, "threshold_gbps": threshold,
-            "detail": f"{ok}/{len(rows)} links >= {threshold:g} Gb/s",
-            "test_fields": list(RDMA_TEST_FIELDS), "tests": rows}
+    return {
+        "passed": not findings,
+        "threshold_gbps": threshold,
+        "detail": f"{ok}/{len(rows)} links >= {threshold:g} Gb/s",
+        "test_fields": list(RDMA_TEST_FIELDS),
+        "tests": rows,
+    }
 
 
 def stored_rows(check):
@@ -433,12 +500,23 @@ def stored_rows(check):
 def rdma_tests(check):
     """The tests of ``checks.ib_write_bw`` as dicts, for readers of report.json:
     {round, client: [node, device], server: [node, device], gbps, ok, code, client_error, server_error}."""
-    return [{"round": rnd, "client": [client, rail], "server": [server, sdev], "gbps": gbps, "ok": code is None,
-             "code": code, "client_error": cerr, "server_error": serr}
-            for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(row_fields, stored_rows(check))]
+    return [
+        {
+            "round": rnd,
+            "client": [client, rail],
+            "server": [server, sdev],
+            "gbps": gbps,
+            "ok": code is None,
+            "code": code,
+            "client_error": cerr,
+            "server_error": serr,
+        }
+        for rnd, client, server, rail, gbps, code, cerr, serr, sdev in map(row_fields, stored_rows(check))
+    ]
 
 
 # ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
 
 def report(ctx):
     """check ``ib_write_bw``: every pair's rounds."""
