@@ -34,6 +34,27 @@ def run_playbook(playbook, *args, inventory="inventory/lab", check=False, timeou
     return res
 
 
+def container(node):
+    """Lab node NODE's podman container: lab/labctl.py's names, with LINERATE_LAB_ID's id when one is set."""
+    lab_id = os.environ.get("LINERATE_LAB_ID")
+    return f"linerate-{lab_id}-{node}" if lab_id else f"linerate-{node}"
+
+
+def podman_exec(node, *argv, check=False, timeout=60, workdir=None):
+    """ARGV in lab node NODE's container; the CompletedProcess (text, stdout and stderr apart). check=True
+    fails the test on a non-zero exit, naming the command and what it printed."""
+    cwd = ["-w", workdir] if workdir else []
+    res = subprocess.run(["podman", "exec", *cwd, container(node), *argv], env=ansible_env(), text=True, capture_output=True, timeout=timeout)
+    if check:
+        assert res.returncode == 0, f"{node}: {argv} exited {res.returncode}: {res.stdout}{res.stderr}"
+    return res
+
+
+def on(node, *argv):
+    """ARGV in lab node NODE's container, which must succeed; its stdout."""
+    return podman_exec(node, *argv, check=True).stdout
+
+
 def lab_fault(*args):
     """labctl.py fault ARGS against the lab this session's environment names; fails the test on error."""
     res = subprocess.run(

@@ -3,7 +3,7 @@
 
 The lab runs a real Slurm (lab/slurmlab.py, docs/lab.md): the Slurm half here is what
 tests/unit/host/test_drain.py and host/test_breaker.py run the module against, its formats checked
-against the real slurmctld by tests/integration/test_remediate.py. The kubectl half is the lab's
+against the real slurmctld by tests/integration/audit/test_remediate.py. The kubectl half is the lab's
 stand-in for a Kubernetes API server, which is not installable here.
 
 They keep each node's scheduler state (Slurm: state, reason, who and when;

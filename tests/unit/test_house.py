@@ -223,3 +223,56 @@ def test_the_report_home_finder_finds_one_in_the_registry():
     # the check above would pass on anything if this did not work: a report defined in the registry's module
     planted = registry.Check("planted", registry.run)
     assert _reports_defined_in_the_registry((*registry.CHECKS, planted)) == ["planted"]
+
+
+# (e) Integration tests are grouped by the playbook they drive: ``tests/integration/<name>/test_*.py`` for
+#     ``playbooks/<name>.yml``. What a group's files share (running its playbook, a lab of switch simulators)
+#     is a module of the group without the ``test_`` prefix (verify/verify_lab.py, switches/switch_lab.py), or
+#     tests/conftest.py for the whole lab (a node's container, a fault); a test file never imports another.
+INTEGRATION = ROOT / "tests" / "integration"
+PLAYBOOKS = ROOT / "playbooks"
+
+
+def _misplaced_integration_tests(tests, playbooks):
+    """The test files of ``tests`` (paths relative to tests/integration) not in a folder named for a playbook."""
+    return sorted(str(t) for t in tests if len(t.parts) != 2 or t.parts[0] not in playbooks)
+
+
+def _imported_test_modules(source):
+    """The ``test_*`` modules a test file's source imports."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return sorted(n for n in names if n.split(".")[-1].startswith("test_"))
+
+
+def test_integration_tests_are_grouped_by_the_playbook_they_drive():
+    tests = [p.relative_to(INTEGRATION) for p in INTEGRATION.rglob("test_*.py")]
+    assert len(tests) > 20
+    assert _misplaced_integration_tests(tests, {p.stem for p in PLAYBOOKS.glob("*.yml")}) == []
+
+
+def test_the_grouping_finder_finds_a_test_outside_a_playbook_folder():
+    playbooks = {"site", "verify"}
+    found = _misplaced_integration_tests(
+        [pathlib.Path("site/test_site.py"), pathlib.Path("test_flat.py"), pathlib.Path("nowhere/test_x.py"), pathlib.Path("verify/deep/test_y.py")],
+        playbooks,
+    )
+    assert found == ["nowhere/test_x.py", "test_flat.py", "verify/deep/test_y.py"]
+
+
+def test_no_test_file_imports_another():
+    found = {}
+    for path in sorted(INTEGRATION.rglob("test_*.py")):
+        imported = _imported_test_modules(path.read_text(encoding="utf-8"))
+        if imported:
+            found[str(path.relative_to(ROOT))] = imported
+    assert found == {}, "test files import other test files (move what they share into a helper module)"
+
+
+def test_the_import_finder_finds_test_modules():
+    src = "import os\nimport test_switches as base\nfrom test_verify import find\nfrom verify_lab import verify\nfrom a.test_b import c\n"
+    assert _imported_test_modules(src) == ["a.test_b", "test_switches", "test_verify"]

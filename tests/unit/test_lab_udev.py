@@ -1,7 +1,7 @@
 """The lab's udev (lab/sim/linerate_lab/udev.py) tells systemd of the node's netdevs as udevd does: a
 database entry and tag index per netdev (read at boot and at every daemon-reload), and a message on the
 udev monitor group in libudev's wire format (what systemd's device monitor parses). Against the lab,
-tests/integration/test_boot.py proves systemd acts on them."""
+tests/integration/site/test_boot.py proves systemd acts on them."""
 
 import os
 import socket

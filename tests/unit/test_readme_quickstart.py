@@ -4,7 +4,7 @@ Unit level: the block parses, names only paths that exist (the example it copies
 edits, the playbooks it runs), gives every vault-reading command a vault password, and keeps the
 site inventory outside the checkout. Its controller-only part - copy, vault password, vault,
 encrypt, validate.yml - runs here as written (no cluster needed; $EDITOR leaves the example as it
-is); tests/integration/test_quickstart.py runs all of it against the lab.
+is); tests/integration/site/test_quickstart.py runs all of it against the lab.
 """
 
 import os
@@ -15,22 +15,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-SITE = "../mysite"  # the one name the tests substitute (the integration test: a temp directory)
 
-
-def quickstart():
-    """The commands of README.md's quickstart block, one string per line, comments dropped."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    section = text.split("## Using it on a real cluster\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
-    assert len(blocks) == 1, "README.md: one sh block in 'Using it on a real cluster'"
-    lines = []
-    for line in blocks[0].splitlines():
-        code = line.split("  #", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-        if code:
-            lines.append(code)
-    return blocks[0], lines
+from readme_quickstart import SITE, quickstart  # noqa: E402  (the one parser of the README block)
 
 
 def words(line):

@@ -172,7 +172,7 @@ def test_the_phases_of_the_default_checks_in_order():
         ("nccl.yml", "nccl", ""),
         ("link_health.yml", None, "end"),
     ]
-    assert phases[0]["title"] == "Check the RDMA ports"  # tests/integration/test_verify.py waits for it
+    assert phases[0]["title"] == "Check the RDMA ports"  # tests/integration/verify/test_verify.py waits for it
     rdma = next(p for p in phases if p["tasks"] == "rdma.yml")
     assert (rdma["min_hosts"], rdma["checks"]) == (2, ["ib_write_bw", "ib_send_bw", "ib_write_lat", "gpudirect"])
     assert next(p for p in phases if p["tasks"] == "cabling.yml")["transport"] == "roce"

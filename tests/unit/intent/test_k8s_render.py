@@ -3,7 +3,7 @@ inventories validated offline against the upstream CRD schemas (tests/schemas/k8
 core API schemas (kubernetes-validate, strict; the validator is tests/unit/k8s_schemas.py); a wrong field
 is refused; the pod's NCCL environment is the host's /etc/nccl.conf for the same intent (cross-layer).
 The current APIs: test_k8s_network.py (nv-ipam, GPU Operator) and test_k8s_jobs.py (Trainer v2, Kueue's
-waitForPodsReady, the MPIJob's binding); the playbook's idempotent run: tests/integration/test_k8s_render_playbook.py."""
+waitForPodsReady, the MPIJob's binding); the playbook's idempotent run: tests/integration/k8s/test_k8s_render_playbook.py."""
 
 import gzip
 import hashlib

@@ -469,7 +469,7 @@ def test_the_sweeps_variables_are_validated_with_key_value_and_allowed():
 
 
 def test_tuning_is_off_by_default_and_the_sweep_runs_only_when_asked():
-    """What tests/integration/test_nccl_tune.py::test_tuning_is_off_by_default proves on the lab (matrix):
+    """What tests/integration/nccl_tune/test_nccl_tune.py::test_tuning_is_off_by_default proves on the lab (matrix):
     the role defaults keep the sweep and the tuned file's requirement off, and nccl_tune.yml sweeps,
     rolls back or says it is off by those variables alone."""
     import yaml

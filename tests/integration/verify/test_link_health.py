@@ -8,7 +8,8 @@ import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import rdma_tests
 from conftest import run_playbook
-from test_verify import fault, find, healthy, port_of, verify  # noqa: F401 (healthy: a fixture)
+from conftest import lab_fault
+from verify_lab import find, healthy, port_of, verify  # noqa: F401  (healthy: a fixture)
 
 # link health and the incast only: the faults here do not need NCCL to show
 FAST_CHECKS = ["-e", '{"verify_fabric_checks": ["ports", "link_health", "ib_write_bw", "incast"]}']
@@ -55,11 +56,11 @@ def test_healthy_lab_shows_the_counter_evidence_and_no_counter_finding(converged
 
 
 def test_crc_errors_on_a_cable(converged):
-    fault("crc-errors", "node2", "mlx5_1")
+    lab_fault("crc-errors", "node2", "mlx5_1")
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
-        fault("crc-errors-restore", "node2", "mlx5_1")
+        lab_fault("crc-errors-restore", "node2", "mlx5_1")
     switch, port = port_of(converged, "node2", "mlx5_1")
     assert located(report, "LINK_ERRORS") == {("node2", "mlx5_1", switch, port)}
     f = find(report, "LINK_ERRORS", "node2", "mlx5_1")[0]
@@ -75,11 +76,11 @@ def test_crc_errors_on_a_cable(converged):
 # module read of the BER test below
 @pytest.mark.matrix
 def test_a_degraded_optic_is_named_by_its_rx_power_and_temperature(converged):
-    fault("optic-degrade", "node3", "mlx5_1")
+    lab_fault("optic-degrade", "node3", "mlx5_1")
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
-        fault("optic-restore", "node3", "mlx5_1")
+        lab_fault("optic-restore", "node3", "mlx5_1")
     switch, port = port_of(converged, "node3", "mlx5_1")
     assert located(report, "OPTIC_RX_POWER_LOW") == {("node3", "mlx5_1", switch, port)}
     assert located(report, "OPTIC_TEMP_HIGH") == {("node3", "mlx5_1", switch, port)}
@@ -100,12 +101,12 @@ def test_a_switch_ports_degraded_optic_is_named_on_every_platform(converged):
     injected = [node2, node3, spine]
     assert {converged["switches"][sw]["platform"] for sw, _ in injected} == {"nvue", "sonic", "eos"}
     for sw, port in injected:
-        fault("switch-optic-degrade", sw, port)
+        lab_fault("switch-optic-degrade", sw, port)
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
         for sw, port in injected:
-            fault("switch-optic-restore", sw, port)
+            lab_fault("switch-optic-restore", sw, port)
     for code in ("OPTIC_RX_POWER_LOW", "OPTIC_TEMP_HIGH"):
         hits = [f for f in report["findings"] if f["code"] == code]
         assert {(f["switch"], f["switch_port"]) for f in hits} == set(injected), hits
@@ -129,14 +130,14 @@ def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without
     platform = {sw: converged["switches"][sw]["platform"] for sw, _ in injected}
     assert set(platform.values()) == {"nvue", "sonic", "eos"}
     for sw, port in injected:
-        fault("switch-ber-degrade", sw, port)
-    fault("optic-degrade", "node4", "mlx5_0")
+        lab_fault("switch-ber-degrade", sw, port)
+    lab_fault("optic-degrade", "node4", "mlx5_0")
     try:
         report = verify(*FAST_CHECKS, "-e", "verify_fabric_link_health_mlxlink=false", expect_ok=False)
     finally:
         for sw, port in injected:
-            fault("switch-ber-restore", sw, port)
-        fault("optic-restore", "node4", "mlx5_0")
+            lab_fault("switch-ber-restore", sw, port)
+        lab_fault("optic-restore", "node4", "mlx5_0")
     by_switch = [f for f in report["findings"] if (f.get("evidence") or {}).get("counted_by") == "switch"]
     # uncorrected codewords grew on every platform; a post-FEC rate above effective_ber_max where the platform
     # prints one (EOS prints none; the pre-FEC 1e-5 stays below raw_ber_max)
@@ -160,11 +161,11 @@ def test_switch_ports_bit_errors_on_every_platform_and_a_nic_module_read_without
 
 @pytest.mark.matrix
 def test_a_flapping_link(converged):
-    fault("flap", "node3", "mlx5_0")
+    lab_fault("flap", "node3", "mlx5_0")
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
-        fault("flap-stop", "node3", "mlx5_0")
+        lab_fault("flap-stop", "node3", "mlx5_0")
     switch, port = port_of(converged, "node3", "mlx5_0")
     assert located(report, "LINK_FLAP") == {("node3", "mlx5_0", switch, port)}
     assert find(report, "LINK_FLAP", "node3", "mlx5_0")[0]["evidence"]["link_down_events_phy"] >= 1
@@ -174,11 +175,11 @@ def test_a_flapping_link(converged):
 def test_ecn_off_on_the_receivers_switch_port(converged):
     """PFC still holds the class (no loss), but nothing is marked and no CNP flows."""
     switch, port = port_of(converged, "node1", "mlx5_0")
-    fault("switch-ecn-off", switch, port)
+    lab_fault("switch-ecn-off", switch, port)
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
-        fault("switch-ecn-restore", switch, port)
+        lab_fault("switch-ecn-restore", switch, port)
     # incast only: mlxlink's BER counts since boot, so a port an earlier crc-errors test damaged keeps it
     errors = [x for x in report["findings"] if x["severity"] == "error" and x["check"] == "incast"]
     assert [(x["code"], x["node"], x["device"], x["switch"], x["switch_port"]) for x in errors] == [("INCAST_NO_ECN", "node1", "mlx5_0", switch, port)]
@@ -192,11 +193,11 @@ def test_pfc_off_shows_loss_as_evidence(converged, where):
     """The old faults, with the new counter evidence: the receiver's out-of-sequence count."""
     switch, port = port_of(converged, "node3", "mlx5_1")
     undo = ("switch-pfc-restore", switch, port) if where == "switch" else ("pfc-restore", "node3", "mlx5_1")
-    fault(*(("switch-pfc-off", switch, port) if where == "switch" else ("pfc-off", "node3", "mlx5_1")))
+    lab_fault(*(("switch-pfc-off", switch, port) if where == "switch" else ("pfc-off", "node3", "mlx5_1")))
     try:
         report = verify(*FAST_CHECKS, expect_ok=False)
     finally:
-        fault(*undo)
+        lab_fault(*undo)
     f = [x for x in report["findings"] if x["check"] == "incast" and x["severity"] == "error"]
     assert [(x["node"], x["device"], x["switch"], x["switch_port"]) for x in f] == [("node3", "mlx5_1", switch, port)]
     assert f[0]["code"] in ("INCAST_NO_PAUSE", "INCAST_GOODPUT_LOW")
@@ -206,7 +207,7 @@ def test_pfc_off_shows_loss_as_evidence(converged, where):
 @pytest.mark.matrix
 def test_gid_index_moved_is_flagged(converged):
     for dev in ("mlx5_0", "mlx5_1"):
-        fault("gid-index-moved", "node2", dev)
+        lab_fault("gid-index-moved", "node2", dev)
     try:
         report = verify("-e", '{"verify_fabric_checks": ["ports"]}', expect_ok=False)
         f = find(report, "NCCL_GID_INDEX_MISMATCH", "node2")
@@ -221,5 +222,5 @@ def test_gid_index_moved_is_flagged(converged):
         assert any("node2" in (t["client"][0], t["server"][0]) and t["ok"] for t in tests)
     finally:
         for dev in ("mlx5_0", "mlx5_1"):
-            fault("gid-index-restore", "node2", dev)
+            lab_fault("gid-index-restore", "node2", dev)
         run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True)

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import REPO, lab_fault as fault, run_playbook
+from conftest import REPO, lab_fault, run_playbook
 
 FAST = [
     "-e",
@@ -42,11 +42,11 @@ def of(report, code):
 @pytest.mark.matrix
 def test_a_slow_rail_is_named_by_its_nodes_loopback_and_the_series_straggler(converged):
     checks = '{"verify_fabric_checks": ["nccl_loopback", "nccl", "nccl_scaling"]}'
-    fault("speed", "node3", "mlx5_1", "200")
+    lab_fault("speed", "node3", "mlx5_1", "200")
     try:
         report = verify("-e", checks, expect_ok=False)
     finally:
-        fault("speed", "node3", "mlx5_1", "400")
+        lab_fault("speed", "node3", "mlx5_1", "400")
     loop = report["checks"]["nccl_loopback"]
     assert [(f["node"], f["code"]) for f in report["findings"] if f["check"] == "nccl_loopback"] == [("node3", "NCCL_LOOPBACK_LOW")]
     by_node = {c["name"].split()[0]: c for c in loop["cases"]}
@@ -86,7 +86,7 @@ def test_a_cable_swap_changes_the_rendered_topology_and_is_named(converged):
     assert "kind: Topology" in read("kueue/topology.yaml")
     again = topology(expect_ok=True)
     assert "changed=0" in again.stdout.split("PLAY RECAP")[-1].split("localhost")[1].split("\n")[0]
-    fault("cable-swap", "leaf1", "swp1", "swp3")
+    lab_fault("cable-swap", "leaf1", "swp1", "swp3")
     try:
         refused = topology(expect_ok=False)
         # the callback folds long messages: compare with the whitespace joined
@@ -97,6 +97,6 @@ def test_a_cable_swap_changes_the_rendered_topology_and_is_named(converged):
         assert seen != healthy and "# accepted as observed: CABLE_SWAPPED: leaf1 swp1 and swp3" in seen
         assert "node1: mlx5_0 -> leaf1 swp3" in seen and "node3: mlx5_0 -> leaf1 swp1" in seen
     finally:
-        fault("cable-swap-restore", "leaf1", "swp1", "swp3")
+        lab_fault("cable-swap-restore", "leaf1", "swp1", "swp3")
     topology(expect_ok=True)
     assert read("slurm/topology.conf") == healthy

@@ -16,12 +16,11 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, ansible_env, podman_exec, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt  # noqa: E402
 
-PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERATE_LAB_ID") else "linerate-"
 OUT = os.path.join(REPO, "inventory", "lab-output", "nccl")
 TUNED = os.path.join(OUT, "tuned.json")
 HISTORY = os.path.join(OUT, "tuned.history.json")
@@ -43,12 +42,8 @@ ROLLBACK = ["-e", "verify_fabric_nccl_tune_rollback=true", "-e", "verify_fabric_
 NODE_FILES = ("/etc/nccl.conf", "/etc/default/nccl", "/etc/profile.d/nccl.sh")
 
 
-def on(node, *argv):
-    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
-
-
 def read(node, path):
-    res = on(node, "cat", path)
+    res = podman_exec(node, "cat", path)
     return res.stdout if res.returncode == 0 else None
 
 

@@ -13,15 +13,13 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook, lab_fault as labctl_fault
+from conftest import REPO, ansible_env, lab_fault, on, run_playbook
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 NODE = "node2"
 NETDEV = "enp65s0f0np0"  # mlx5_0
 PCI = "0000:41:00.0"  # mlx5_0
 MODE = "audit: read-only, nothing was changed"
-LAB_ID = os.environ.get("LINERATE_LAB_ID", "")
-PREFIX = f"linerate-{LAB_ID + '-' if LAB_ID else ''}"  # the lab's container names (lab/labctl.py)
 
 
 def recap(output):
@@ -30,12 +28,6 @@ def recap(output):
         m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
         for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
     }
-
-
-def on(node, *argv):
-    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
-    assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
-    return res.stdout
 
 
 def switch_fault(*args):
@@ -124,7 +116,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
     on(NODE, "sed", "-i", "s/^NCCL_IB_TC=.*/NCCL_IB_TC=0/", "/etc/nccl.conf")
     on(NODE, "mlxconfig", "-d", PCI, "-y", "set", "CNP_DSCP_P1=10")
     switch_fault("leaf1", "pfc_off", "swp3")
-    labctl_fault("speed", "node3", "mlx5_1", "200")
+    lab_fault("speed", "node3", "mlx5_1", "200")
     try:
         nodes_before = {n: node_state(n) for n in converged["nodes"]}
         switches_before = switch_configs()
@@ -133,7 +125,7 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
         assert {n: node_state(n) for n in converged["nodes"]} == nodes_before
         assert switch_configs() == switches_before
     finally:
-        labctl_fault("speed", "node3", "mlx5_1", "400")
+        lab_fault("speed", "node3", "mlx5_1", "400")
     assert report["mode"] == MODE and report["summary"]["passed"] is False
     assert "nothing was changed" in res.stdout or MODE in json.dumps(report)
     trust = find(report, "DRIFT_ROCE_QOS", node=NODE, device="mlx5_0", key="trust")[0]
@@ -159,13 +151,13 @@ def test_drift_and_faults_are_all_named_and_nothing_changes(converged):
 def test_a_host_whose_role_fails_stays_in_the_audit(converged):
     # A pulled cable stops a host role in check mode (a port that is down):
     # the audit records the layer and still runs node3's read-only checks.
-    labctl_fault("port-down", "node3", "mlx5_1")
+    lab_fault("port-down", "node3", "mlx5_1")
     try:
         before = node_state("node3")
         res, report = audit(expect_ok=False)
         assert node_state("node3") == before
     finally:
-        labctl_fault("port-up", "node3", "mlx5_1")
+        lab_fault("port-up", "node3", "mlx5_1")
     assert recap(res.stdout)["node3"]["failed"] == 0, res.stdout[-4000:]
     find(report, "PORT_DOWN", node="node3", device="mlx5_1")
     ports = {c["name"] for c in report["checks"]["ports"]["cases"]}

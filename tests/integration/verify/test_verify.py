@@ -8,55 +8,11 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.rdma import rdma_tests
-from conftest import REPO, lab_fault as fault, run_playbook
-
-# Short tests: the simulated links need no warm-up; every wait is bounded.
-FAST = ["-e", "verify_fabric_ib_write_bw_duration=2", "-e", "verify_fabric_ib_write_bw_connect_timeout=6", "-e", "verify_fabric_nccl_timeout=120"]
-LATEST = os.path.join(REPO, "inventory", "lab-output", "reports", "latest")
-REPORT = os.path.join(LATEST, "report.json")
-_HEALTHY = {}
+from conftest import REPO, container, lab_fault, on, run_playbook
+from verify_lab import FAST, LATEST, REPORT, codes, find, healthy, port_of, verify  # noqa: F401  (healthy: a fixture)
 
 
-def verify(*extra, expect_ok):
-    before = os.stat(REPORT).st_mtime_ns if os.path.exists(REPORT) else None
-    res = run_playbook("playbooks/verify.yml", *FAST, *extra, timeout=600)
-    report = None
-    if os.path.exists(REPORT) and os.stat(REPORT).st_mtime_ns != before:
-        with open(REPORT) as f:
-            report = json.load(f)
-    # on a surprise, the findings first (the stdout tail is the end of the summary, not its findings)
-    findings = json.dumps(report["findings"], indent=1)[:6000] if report else "(no new report)"
-    assert (res.returncode == 0) == expect_ok, f"findings: {findings}\n\n{res.stdout[-4000:]}"
-    assert report is not None, res.stdout[-4000:]
-    return report
-
-
-def codes(report):
-    return {(f["code"], f.get("node"), f.get("device")) for f in report["findings"]}
-
-
-def find(report, code, node=None, device=None):
-    hits = [f for f in report["findings"] if f["code"] == code and (node is None or f.get("node") == node) and (device is None or f.get("device") == device)]
-    assert hits, f"no {code} {node} {device} in {sorted(codes(report), key=str)}"
-    return hits
-
-
-def port_of(lab, node, device):
-    nic = next(n for n in lab["nodes"][node]["nics"] if n["device"] == device)
-    return nic["switch"], str(nic["switch_port"])
-
-
-@pytest.fixture
-def healthy(converged):
-    """One full verification of the healthy lab, shared by the tests that read it (test_link_health
-    too): (report, its directory). The run costs minutes and the lab is the same converged lab."""
-    if not _HEALTHY:
-        report = verify(expect_ok=True)
-        _HEALTHY.update(report=report, dir=os.path.realpath(LATEST))
-    return _HEALTHY["report"], _HEALTHY["dir"]
-
-
-def test_healthy_lab_passes(converged, healthy):
+def test_healthy_lab_passes(converged, healthy):  # noqa: F811 (the fixture imported above)
     report, latest = healthy
     assert report["summary"]["passed"], report["findings"]
     # only a late incast client that ran alone (INCAST_INCONCLUSIVE, the lab's start skew on a
@@ -108,11 +64,11 @@ def test_healthy_lab_passes(converged, healthy):
 
 @pytest.mark.matrix
 def test_port_down(converged):
-    fault("port-down", "node3", "mlx5_0")
+    lab_fault("port-down", "node3", "mlx5_0")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("port-up", "node3", "mlx5_0")
+        lab_fault("port-up", "node3", "mlx5_0")
     switch, port = port_of(converged, "node3", "mlx5_0")
     for f in find(report, "PORT_DOWN", "node3", "mlx5_0"):
         assert (f["switch"], f["switch_port"]) == (switch, port)
@@ -124,11 +80,11 @@ def test_port_down(converged):
 
 @pytest.mark.matrix
 def test_link_at_reduced_speed(converged):
-    fault("speed", "node2", "mlx5_1", "200")
+    lab_fault("speed", "node2", "mlx5_1", "200")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("speed", "node2", "mlx5_1", "400")
+        lab_fault("speed", "node2", "mlx5_1", "400")
     switch, port = port_of(converged, "node2", "mlx5_1")
     f = find(report, "PORT_SPEED", "node2", "mlx5_1")[0]
     assert (f["switch"], f["switch_port"]) == (switch, port)
@@ -142,11 +98,11 @@ def test_link_at_reduced_speed(converged):
 def test_pfc_off_on_a_switch_port(converged):
     """A single pair runs at line rate without PFC; only the incast shows the lost class."""
     switch, port = port_of(converged, "node4", "mlx5_0")
-    fault("switch-pfc-off", switch, port)
+    lab_fault("switch-pfc-off", switch, port)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("switch-pfc-restore", switch, port)
+        lab_fault("switch-pfc-restore", switch, port)
     assert report["checks"]["ib_write_bw"]["passed"]
     f = [x for x in report["findings"] if x["check"] == "incast" and x["severity"] == "error"]
     # the rotation: node4 sends into each other receiver (its flow loses the class) and receives once
@@ -160,11 +116,11 @@ def test_pfc_off_on_a_switch_port(converged):
 @pytest.mark.matrix
 def test_pfc_off_on_a_host_port(converged):
     """node1 receives once (every flow into its rail loses the class) and sends in the other rounds: its port is named."""
-    fault("pfc-off", "node1", "mlx5_1")
+    lab_fault("pfc-off", "node1", "mlx5_1")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pfc-restore", "node1", "mlx5_1")
+        lab_fault("pfc-restore", "node1", "mlx5_1")
     switch, port = port_of(converged, "node1", "mlx5_1")
     f = [x for x in report["findings"] if x["check"] == "incast" and x["severity"] == "error"]
     assert {(x["node"], x["device"], x["switch"], x["switch_port"]) for x in f} == {("node1", "mlx5_1", switch, port)}
@@ -176,37 +132,37 @@ def test_pfc_off_on_a_host_port(converged):
 @pytest.mark.matrix
 def test_pfc_on_the_wrong_priority(converged):
     switch, port = port_of(converged, "node3", "mlx5_1")
-    fault("pfc-wrong-prio", "node3", "mlx5_1")
+    lab_fault("pfc-wrong-prio", "node3", "mlx5_1")
     try:
         report = verify("-e", '{"verify_fabric_checks": ["ports", "incast"]}', expect_ok=False)
     finally:
-        fault("pfc-wrong-prio-restore", "node3", "mlx5_1")
+        lab_fault("pfc-wrong-prio-restore", "node3", "mlx5_1")
     f = [x for x in report["findings"] if x["check"] == "incast" and x["severity"] == "error"]
     assert f and {(x["node"], x["device"], x["switch_port"]) for x in f} == {("node3", "mlx5_1", port)}
 
 
 @pytest.mark.matrix
 def test_nccl_traffic_class_differs_from_the_intent(converged):
-    fault("tc-mismatch", "node2")
+    lab_fault("tc-mismatch", "node2")
     try:
         report = verify("-e", '{"verify_fabric_checks": ["ports"]}', expect_ok=False)
     finally:
-        fault("tc-restore", "node2")
+        lab_fault("tc-restore", "node2")
     f = find(report, "NCCL_TC_MISMATCH", "node2")[0]
     assert f["evidence"]["NCCL_IB_TC"] == "0" and f["evidence"]["expected"] == 104
 
 
 def test_three_faults_at_once_are_all_named(converged):
     switch, port = port_of(converged, "node3", "mlx5_0")
-    fault("switch-pfc-off", switch, port)
-    fault("tc-mismatch", "node4")
-    fault("speed", "node2", "mlx5_1", "200")
+    lab_fault("switch-pfc-off", switch, port)
+    lab_fault("tc-mismatch", "node4")
+    lab_fault("speed", "node2", "mlx5_1", "200")
     try:
         report = verify("-e", '{"verify_fabric_checks": ["ports", "ib_write_bw", "incast"]}', expect_ok=False)
     finally:
-        fault("switch-pfc-restore", switch, port)
-        fault("tc-restore", "node4")
-        fault("speed", "node2", "mlx5_1", "400")
+        lab_fault("switch-pfc-restore", switch, port)
+        lab_fault("tc-restore", "node4")
+        lab_fault("speed", "node2", "mlx5_1", "400")
     find(report, "INCAST_GOODPUT_LOW", "node3", "mlx5_0")
     find(report, "NCCL_TC_MISMATCH", "node4")
     find(report, "PORT_SPEED", "node2", "mlx5_1")
@@ -214,11 +170,11 @@ def test_three_faults_at_once_are_all_named(converged):
 
 @pytest.mark.matrix
 def test_mtu_mismatch(converged):
-    fault("mtu", "node2", "mlx5_1", "1500")
+    lab_fault("mtu", "node2", "mlx5_1", "1500")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("mtu", "node2", "mlx5_1", "4200")
+        lab_fault("mtu", "node2", "mlx5_1", "4200")
     switch, port = port_of(converged, "node2", "mlx5_1")
     f = find(report, "MTU_MISMATCH", "node2", "mlx5_1")[0]
     assert f["layer"] == "mtu" and (f["switch"], f["switch_port"]) == (switch, port)
@@ -229,11 +185,11 @@ def test_mtu_mismatch(converged):
 
 @pytest.mark.matrix
 def test_wrong_gid_index(converged):
-    fault("gid-remove", "node4", "mlx5_1")
+    lab_fault("gid-remove", "node4", "mlx5_1")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("gid-restore", "node4", "mlx5_1")
+        lab_fault("gid-restore", "node4", "mlx5_1")
     switch, port = port_of(converged, "node4", "mlx5_1")
     f = find(report, "GID_MISSING", "node4", "mlx5_1")[0]
     assert f["layer"] == "gid" and f["switch_port"] == port
@@ -244,11 +200,11 @@ def test_wrong_gid_index(converged):
 
 
 def test_nccl_wrong_hca_falls_back_to_socket(converged):
-    fault("nccl-hca", "node2", "mlx5_8,mlx5_9")
+    lab_fault("nccl-hca", "node2", "mlx5_8,mlx5_9")
     try:
         report = verify("-e", '{"verify_fabric_checks": ["nccl"]}', expect_ok=False)
     finally:
-        fault("nccl-hca-restore", "node2")
+        lab_fault("nccl-hca-restore", "node2")
     f = find(report, "NCCL_NET_SOCKET", "node2")[0]
     assert f["layer"] == "hca_selection" and "mlx5_8" in f["message"]
     low = find(report, "NCCL_BUSBW_LOW")[0]
@@ -257,11 +213,11 @@ def test_nccl_wrong_hca_falls_back_to_socket(converged):
 
 @pytest.mark.matrix
 def test_peermem_missing_no_gdr(converged):
-    fault("no-peermem", "node1")
+    lab_fault("no-peermem", "node1")
     try:
         report = verify("-e", '{"verify_fabric_checks": ["nccl"]}', expect_ok=False)
     finally:
-        fault("peermem-restore", "node1")
+        lab_fault("peermem-restore", "node1")
     f = find(report, "NCCL_NO_GDR", "node1")[0]
     assert f["layer"] == "peermem"
     assert not [x for x in report["findings"] if x["code"] == "NCCL_NET_SOCKET"]
@@ -291,7 +247,7 @@ def test_handler_runs_verification_only_after_a_change(converged):
 
 @pytest.mark.matrix
 def test_sampled_plan_retests_suspects_against_good_peers(converged):
-    fault("speed", "node3", "mlx5_0", "200")
+    lab_fault("speed", "node3", "mlx5_0", "200")
     try:
         report = verify(
             "-e",
@@ -303,7 +259,7 @@ def test_sampled_plan_retests_suspects_against_good_peers(converged):
             expect_ok=False,
         )
     finally:
-        fault("speed", "node3", "mlx5_0", "400")
+        lab_fault("speed", "node3", "mlx5_0", "400")
     tests = rdma_tests(report["checks"]["ib_write_bw"])
     first = [t for t in tests if t["round"] == 0]
     assert len(first) == 4  # one pairing: two pairs x two rails
@@ -359,13 +315,9 @@ print("\n".join(sorted(stale)))
 
 
 def test_the_nodes_run_the_simulator_from_current_bytecode(lab):
-    import subprocess
-    from conftest import ansible_env
-
-    lab_id = os.environ.get("LINERATE_LAB_ID", "")
-    node = f"linerate-{lab_id + '-' if lab_id else ''}{sorted(lab['nodes'])[0]}"
-    res = subprocess.run(["podman", "exec", node, "python3", "-c", STALE_PYC], env=ansible_env(), text=True, capture_output=True, timeout=60, check=True)
-    assert res.stdout.strip() == "", f"modules without a current .pyc in {node}:\n{res.stdout}"
+    node = sorted(lab["nodes"])[0]
+    stale = on(node, "python3", "-c", STALE_PYC)
+    assert stale.strip() == "", f"modules without a current .pyc in {container(node)}:\n{stale}"
 
 
 @pytest.mark.matrix
@@ -378,8 +330,7 @@ def test_a_node_unreachable_during_verification_is_not_verified(converged):
     import time
     from conftest import VENV_BIN, ansible_env
 
-    lab_id = os.environ.get("LINERATE_LAB_ID", "")
-    container = f"linerate-{lab_id + '-' if lab_id else ''}node4"
+    node4 = container("node4")
     only = ["-e", '{"verify_fabric_checks": ["ports", "readiness"]}']
     argv = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "inventory/lab", "playbooks/verify.yml", *FAST, *only]
     before = os.stat(REPORT).st_mtime_ns if os.path.exists(REPORT) else None
@@ -390,7 +341,7 @@ def test_a_node_unreachable_during_verification_is_not_verified(converged):
         for line in proc.stdout:
             out.append(line)
             if not stopped and "TASK [verify_fabric : Check the RDMA ports]" in line:
-                subprocess.run(["podman", "stop", "-t", "0", container], env=ansible_env(), check=True, capture_output=True, timeout=60)
+                subprocess.run(["podman", "stop", "-t", "0", node4], env=ansible_env(), check=True, capture_output=True, timeout=60)
                 stopped = True
             assert time.time() < deadline, "".join(out[-50:])
         rc = proc.wait(timeout=60)
@@ -425,11 +376,11 @@ SAMPLED = ("-e", "verify_fabric_ib_write_bw_plan=sampled", "-e", "verify_fabric_
 
 @pytest.mark.matrix
 def test_receive_only_fault_is_named_with_its_direction(converged):
-    fault("rx-degrade", "node2", "mlx5_1")
+    lab_fault("rx-degrade", "node2", "mlx5_1")
     try:
         report = verify(*SAMPLED, expect_ok=False)
     finally:
-        fault("rx-restore", "node2", "mlx5_1")
+        lab_fault("rx-restore", "node2", "mlx5_1")
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
     assert [(f["code"], f["node"], f["device"], f["direction"]) for f in rdma] == [("RDMA_BW_LOW", "node2", "mlx5_1", "receive")]
     assert rdma[0]["severity"] == "error" and report["summary"]["passed"] is False
@@ -448,11 +399,11 @@ def test_flaky_rail_is_named_with_its_failure_rate(converged):
     1 run in 8 would), so this run samples 6 rounds (7 tests a rail; missed 1 run in 128), as an operator
     hunting an intermittent would (verify_fabric_ib_write_bw_sample_rounds); the suspect then gets up to 12 tests
     each way against peers it has not met."""
-    fault("flaky", "node3", "mlx5_0")
+    lab_fault("flaky", "node3", "mlx5_0")
     try:
         report = verify(*SAMPLED, "-e", "verify_fabric_ib_write_bw_sample_rounds=6", expect_ok=False)
     finally:
-        fault("flaky-stop", "node3", "mlx5_0")
+        lab_fault("flaky-stop", "node3", "mlx5_0")
     rdma = [f for f in report["findings"] if f["check"] == "ib_write_bw"]
     # 50 % of its tests fail (the draw is fixed per test): named, or at least never a pass
     assert report["summary"]["passed"] is False
@@ -469,11 +420,11 @@ def test_degraded_uplink_is_named(converged):
     UPLINK_DEGRADED names leaf1 and its uplinks with the injected port among them
     (which uplink of a leaf a flow took is the switch's hash: the finding lists the leaf's uplinks)."""
     port = port_of_uplink("leaf1")
-    fault("uplink-degrade", "leaf1", port)
+    lab_fault("uplink-degrade", "leaf1", port)
     try:
         report = verify(*SAMPLED, expect_ok=False)
     finally:
-        fault("uplink-restore", "leaf1", port)
+        lab_fault("uplink-restore", "leaf1", port)
     up = [f for f in report["findings"] if f["code"] == "UPLINK_DEGRADED"]
     assert len(up) == 1 and "leaf1" in up[0]["leaves"], report["findings"]
     named = {(u["leaf"], str(u["port"])) for u in up[0]["uplinks"]}
@@ -501,11 +452,11 @@ def test_healthy_lab_on_the_sampled_plan_has_zero_findings(converged):
 def test_degraded_link_raises_latency_and_lowers_send_bandwidth(converged):
     """rx-degrade: the port receives at most 150 Gb/s and loses packets: ib_write_lat's ping-pong waits for
     retransmissions (above fabric.verify.latency_us_max), ib_send_bw into it is low; both name it and its peer."""
-    fault("rx-degrade", "node2", "mlx5_1")
+    lab_fault("rx-degrade", "node2", "mlx5_1")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("rx-restore", "node2", "mlx5_1")
+        lab_fault("rx-restore", "node2", "mlx5_1")
     [lat] = [f for f in report["findings"] if f["check"] == "ib_write_lat"]
     assert (lat["code"], lat["node"], lat["device"]) == ("RDMA_LATENCY_HIGH", "node2", "mlx5_1")
     assert lat["peer"]["device"] == "mlx5_1" and lat["peer"]["node"] != "node2"

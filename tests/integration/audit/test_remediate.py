@@ -10,8 +10,7 @@ import os
 import subprocess
 import pytest
 
-from conftest import REPO, ansible_env, lab_fault, run_playbook
-from test_audit import on
+from conftest import REPO, ansible_env, lab_fault, on, run_playbook
 
 NODE, DEVICE, FOREIGN = "node2", "mlx5_1", "node3"
 REPORTS = os.path.join(REPO, "inventory", "lab-output", "reports")

@@ -5,15 +5,13 @@ RDMA device or whose NCCL differs from the fleet's, with the code, while the nod
 Jobs are submitted on the controller (srun in the slurmctld container), as from a login node. Every change
 a test makes on a node (a hidden verbs device file, another NCCL in a job's library path) is undone in a
 finally. Matrix cases (make test-integration); the core drain/resume test against the same Slurm is
-tests/integration/test_remediate.py::test_drain_and_resume_in_the_real_slurm."""
+tests/integration/audit/test_remediate.py::test_drain_and_resume_in_the_real_slurm."""
 
 import re
-import subprocess
 
 import pytest
 
-from conftest import ansible_env, run_playbook
-from test_audit import PREFIX, on
+from conftest import on, podman_exec, run_playbook
 
 CTL = "slurmctld"
 NODE = "node2"
@@ -33,7 +31,7 @@ def slurm_jobs(converged):
 
 def srun(*argv, timeout=300):
     """srun on the controller; CompletedProcess (stdout and stderr apart)."""
-    return subprocess.run(["podman", "exec", "-w", "/tmp", f"{PREFIX}{CTL}", "srun", *argv], env=ansible_env(), text=True, capture_output=True, timeout=timeout)
+    return podman_exec(CTL, "srun", *argv, workdir="/tmp", timeout=timeout)
 
 
 def in_service(node):

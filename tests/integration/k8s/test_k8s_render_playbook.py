@@ -14,24 +14,25 @@ import sys
 import pytest
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from conftest import REPO
+
 IMAGE = "registry.example.org/nccl-tests:2.13.11"
 
 
 def _play(tmp_path, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
     argv = [
         os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
         "-i",
-        os.path.join(ROOT, "inventory", "example-ib"),
-        os.path.join(ROOT, "playbooks", "k8s.yml"),
+        os.path.join(REPO, "inventory", "example-ib"),
+        os.path.join(REPO, "playbooks", "k8s.yml"),
         "-e",
         f"linerate_output_dir={tmp_path / 'out'}",
         "-e",
         f"k8s_render_image={IMAGE}",
         *extra,
     ]
-    run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    run = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     return re.search(r"localhost\s+: ok=\d+\s+changed=(\d+)", run.stdout).group(1)
 

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from conftest import REPO, lab_fault as fault, run_playbook
+from conftest import lab_fault, run_playbook
+from verify_lab import REPORT
 
-REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY = ["-e", '{"verify_fabric_checks": ["readiness"]}']
 
 
@@ -51,15 +51,15 @@ def test_healthy_lab_is_ready(converged):
 
 def test_faults_below_the_fabric_are_caught(converged):
     pci = nic(converged, "node2", "mlx5_1")["pci"]
-    fault("pcie-degrade", "node2", "mlx5_1", "x8")
-    fault("acs-on", "node3")
-    fault("version-skew", "node1")
+    lab_fault("pcie-degrade", "node2", "mlx5_1", "x8")
+    lab_fault("acs-on", "node3")
+    lab_fault("version-skew", "node1")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pcie-restore", "node2", "mlx5_1")
-        fault("acs-off", "node3")
-        fault("version-restore", "node1")
+        lab_fault("pcie-restore", "node2", "mlx5_1")
+        lab_fault("acs-off", "node3")
+        lab_fault("version-restore", "node1")
     got = {(f["code"], f["node"], f["device"]) for f in readiness(report)}
     assert got == {
         ("PCIE_DEGRADED", "node2", "mlx5_1"),
@@ -88,20 +88,20 @@ def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(
     """A slot-limited link (negotiated = the slot's capability < the NIC's) warns, naming the slot, and the
     verification passes; a link trained below both ends is PCIE_DEGRADED and fails it."""
     pci = nic(converged, "node2", "mlx5_1")["pci"]
-    fault("pcie-slot", "node2", "mlx5_1", "gen4")
+    lab_fault("pcie-slot", "node2", "mlx5_1", "gen4")
     try:
         report = verify(expect_ok=True)
         got = [(f["code"], f["node"], f["device"], f["severity"]) for f in readiness(report)]
         assert got == [("PCIE_SLOT_LIMITED", "node2", "mlx5_1", "warning")], got
         limited = readiness(report)[0]
         assert limited["pci_address"] == pci and limited["slot"] and limited["slot"] in limited["message"]
-        fault("pcie-degrade", "node2", "mlx5_1", "gen3")
+        lab_fault("pcie-degrade", "node2", "mlx5_1", "gen3")
         report = verify(expect_ok=False)
         got = [(f["code"], f["node"], f["device"]) for f in readiness(report)]
         assert got == [("PCIE_DEGRADED", "node2", "mlx5_1")], got
     finally:
-        fault("pcie-restore", "node2", "mlx5_1")
-        fault("pcie-slot-restore", "node2", "mlx5_1")
+        lab_fault("pcie-restore", "node2", "mlx5_1")
+        lab_fault("pcie-slot-restore", "node2", "mlx5_1")
 
 
 @pytest.mark.matrix
@@ -113,11 +113,11 @@ def test_a_gpu_link_stuck_under_load_is_named_with_node_gpu_and_slot(converged):
     node = converged["nodes"]["node3"]
     gpu_pci = f"0000:{pcie.gpu_buses(node)[4]:02x}:00.0"
     slot = pcie.upstream_of(node, gpu_pci)["address"]
-    fault("pcie-gpu-stuck", "node3", "GPU4")
+    lab_fault("pcie-gpu-stuck", "node3", "GPU4")
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pcie-gpu-stuck-restore", "node3", "GPU4")
+        lab_fault("pcie-gpu-stuck-restore", "node3", "GPU4")
     got = [(f["code"], f["node"], f["device"], f.get("gpu"), f["pci_address"], f["slot"]) for f in readiness(report)]
     assert got == [("PCIE_DEGRADED", "node3", "GPU4", 4, gpu_pci, slot)], got
     msg = readiness(report)[0]["message"]

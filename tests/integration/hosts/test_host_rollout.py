@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, ansible_env, lab_fault, run_playbook
+from conftest import REPO, ansible_env, container, lab_fault, run_playbook
 
 PARAM = "VF_VPD_ENABLE"
 FW = ["--tags", "connectx_firmware"]
@@ -100,11 +100,6 @@ def test_a_process_on_the_device_refuses_the_reset_and_names_it(converged):
     assert firmware("node1") == firmware("node2") == ("False(0)", "False(0)")
 
 
-def _lab_prefix():
-    lab_id = os.environ.get("LINERATE_LAB_ID")
-    return f"linerate-{lab_id}-" if lab_id else "linerate-"
-
-
 @pytest.mark.matrix
 def test_a_node_lost_in_the_canary_holds_its_place_and_the_next_wave_defers_one(converged, tmp_path):
     """One more case of the 16-node lost-node test below, on the 4-node lab (matrix: the class is that test's):
@@ -112,7 +107,7 @@ def test_a_node_lost_in_the_canary_holds_its_place_and_the_next_wave_defers_one(
     max_fail_percentage 100 the rollout goes on, but node1 still holds one of the three places, so the second
     wave takes two and defers node4 (skipped, named, its firmware untouched)."""
     lost = "node1"
-    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {_lab_prefix()}{lost}', "{{ inventory_hostname }}"]
+    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {container(lost)}', "{{ inventory_hostname }}"]
     fabric = _lab_fabric()
     fabric["rollout"]["max_fail_percentage"] = 100
     try:
@@ -138,7 +133,7 @@ def test_a_node_lost_in_the_canary_holds_its_place_and_the_next_wave_defers_one(
         assert firmware("node2") == firmware("node3") == ("True(1)", "True(1)")
         assert firmware("node4") == ("False(0)", "False(0)")
     finally:
-        subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120, capture_output=True)
+        subprocess.run(["podman", "unpause", f"{container(lost)}"], env=ansible_env(), timeout=120, capture_output=True)
         restore()
     assert all(firmware(n) == ("False(0)", "False(0)") for n in ("node1", "node2", "node3", "node4"))
 
@@ -234,7 +229,7 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
     lost = "node6"
     # the drain hook (on the controller, before the node's reset) pauses the lost node's container: Ansible
     # loses it mid-wave (ServerAliveInterval 15 s, three misses), as a node that hangs in its reset
-    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {_lab_prefix()}{lost}', "{{ inventory_hostname }}"]
+    hook = ["sh", "-c", f'[ "$0" != {lost} ] || podman pause {container(lost)}', "{{ inventory_hostname }}"]
     try:
         res = run_playbook(
             "playbooks/hosts.yml",
@@ -274,5 +269,5 @@ def test_a_node_lost_in_its_reset_fails_only_its_wave_and_is_reported_unreachabl
         assert all(firmware(n) == ("True(1)", "True(1)") for n in converged["nodes"] if n != lost and n not in deferred)
         assert all(firmware(n) == ("False(0)", "False(0)") for n in deferred)
     finally:
-        subprocess.run(["podman", "unpause", f"{_lab_prefix()}{lost}"], env=ansible_env(), timeout=120, capture_output=True)
+        subprocess.run(["podman", "unpause", f"{container(lost)}"], env=ansible_env(), timeout=120, capture_output=True)
         put_back(tmp_path, converged)

@@ -19,18 +19,16 @@ import json
 import os
 import re
 import subprocess
-import sys
 import pytest
 
 import yaml
 
 from conftest import REPO, ansible_env
 
-sys.path.insert(0, os.path.join(REPO, "tests", "unit"))
-from test_readme_quickstart import SITE, quickstart  # noqa: E402  (one parser of the README block)
+from readme_quickstart import SITE, quickstart  # the one parser of the README block
 
 EDITOR = r'''#!/usr/bin/env python3
-"""Stand-in for $EDITOR: make the copied example describe the lab (see tests/integration/test_quickstart.py)."""
+"""Stand-in for $EDITOR: make the copied example describe the lab (see tests/integration/site/test_quickstart.py)."""
 import os, shutil, sys, yaml
 lab = os.environ["QUICKSTART_LAB_INVENTORY"]
 for path in sys.argv[1:]:

@@ -20,8 +20,9 @@ import uuid
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "lab", "ibsim"))
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "lab", "ibsim"))
 import ibsimlab  # noqa: E402
 
 VENV_BIN = os.path.dirname(sys.executable)
@@ -50,7 +51,7 @@ class Fabric:
         self.sim = os.path.join(self.base, "sim")
         self.report = os.path.join(self.base, "report.json")
         self.sockname = "linerate-test-" + uuid.uuid4().hex[:8]
-        with open(os.path.join(ROOT, "inventory", "lab-ib", "group_vars", "all", "fabric.yml")) as f:
+        with open(os.path.join(REPO, "inventory", "lab-ib", "group_vars", "all", "fabric.yml")) as f:
             self.fabric = yaml.safe_load(f)["fabric"]
 
     def host_dir(self, host, *parts):
@@ -88,10 +89,10 @@ class Fabric:
         cmd = [
             os.path.join(VENV_BIN, "ansible-playbook"),
             "-i",
-            os.path.join(ROOT, "inventory", "lab-ib"),
+            os.path.join(REPO, "inventory", "lab-ib"),
             "-i",
             self.inventory,
-            os.path.join(ROOT, "playbooks", name),
+            os.path.join(REPO, "playbooks", name),
         ]
         if fabric is not None:
             path = os.path.join(self.base, "fabric-override.json")
@@ -108,7 +109,7 @@ class Fabric:
             ANSIBLE_LOCAL_TEMP=os.path.join(self.base, "tmp"),
             PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
         )
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT)
+        p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT)
         return p.returncode, p.stdout + p.stderr
 
     def diag(self, host, *args):
@@ -147,7 +148,7 @@ def recap(out):
 @pytest.fixture(scope="module")
 def fabric(tmp_path_factory):
     fab = Fabric(tmp_path_factory.mktemp("ibfabric"))
-    inv = ibsimlab.load_inventory(os.path.join(ROOT, "inventory", "lab-ib"))
+    inv = ibsimlab.load_inventory(os.path.join(REPO, "inventory", "lab-ib"))
     ibsimlab.start(fab.sim, ibsimlab.model_from_inventory(inv), local=True, sockname=fab.sockname)
     try:
         fab.write_inventory()

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, lab_fault as fault
-from test_verify import find, healthy, port_of, verify  # noqa: F401  (healthy: the shared fixture)
+from conftest import REPO, ansible_env, lab_fault
+from verify_lab import find, healthy, port_of, verify  # noqa: F401  (healthy: a fixture)
 
 LOSSLESS = {"SWITCH_NO_HEADROOM", "PFC_WATCHDOG_OFF", "PFC_STORM"}
 
@@ -41,11 +41,11 @@ def test_switch_headroom_zero_is_named_with_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, port = port_of(converged, node, device)
     switch_fault(switch, "headroom_zero", port)
-    fault("switch-headroom-zero", switch, port)
+    lab_fault("switch-headroom-zero", switch, port)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("switch-headroom-restore", switch, port)
+        lab_fault("switch-headroom-restore", switch, port)
         switch_fault(switch, "headroom_restore", port)
     hits = find(report, "SWITCH_NO_HEADROOM", node, device)
     assert {(x["switch"], x["switch_port"], x["severity"]) for x in hits} == {(switch, port, "error")}
@@ -56,11 +56,11 @@ def test_pfc_watchdog_off_is_named_with_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, _ = port_of(converged, node, device)
     switch_fault(switch, "pfcwd_off")
-    fault("pfc-watchdog-off", switch)
+    lab_fault("pfc-watchdog-off", switch)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pfc-watchdog-restore", switch)
+        lab_fault("pfc-watchdog-restore", switch)
         switch_fault(switch, "pfcwd_restore")
     hits = [f for f in report["findings"] if f["code"] == "PFC_WATCHDOG_OFF"]
     assert hits and {x["switch"] for x in hits} == {switch}
@@ -75,11 +75,11 @@ def test_nvue_switch_headroom_zero_is_named_with_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf1")
     switch, port = port_of(converged, node, device)
     switch_fault(switch, "headroom_zero", port)
-    fault("switch-headroom-zero", switch, port)
+    lab_fault("switch-headroom-zero", switch, port)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("switch-headroom-restore", switch, port)
+        lab_fault("switch-headroom-restore", switch, port)
         switch_fault(switch, "headroom_restore", port)
     hits = find(report, "SWITCH_NO_HEADROOM", node, device)
     assert {(x["switch"], x["switch_port"], x["severity"]) for x in hits} == {("leaf1", port, "error")}
@@ -93,11 +93,11 @@ def test_nvue_pfc_watchdog_off_is_named_with_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf1")
     switch, _ = port_of(converged, node, device)
     switch_fault(switch, "pfcwd_off")
-    fault("pfc-watchdog-off", switch)
+    lab_fault("pfc-watchdog-off", switch)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pfc-watchdog-restore", switch)
+        lab_fault("pfc-watchdog-restore", switch)
         switch_fault(switch, "pfcwd_restore")
     hits = [f for f in report["findings"] if f["code"] == "PFC_WATCHDOG_OFF"]
     assert hits and {x["switch"] for x in hits} == {"leaf1"}
@@ -109,11 +109,11 @@ def test_nvue_pfc_watchdog_off_is_named_with_switch_and_port(converged):
 def test_pfc_storm_is_named_with_node_device_switch_and_port(converged):
     node, device = next((n, x["device"]) for n, v in sorted(converged["nodes"].items()) for x in v["nics"] if x["switch"] == "leaf2")
     switch, port = port_of(converged, node, device)
-    fault("pfc-storm", node, device)
+    lab_fault("pfc-storm", node, device)
     try:
         report = verify(expect_ok=False)
     finally:
-        fault("pfc-storm-stop", node, device)
+        lab_fault("pfc-storm-stop", node, device)
     hits = find(report, "PFC_STORM", node, device)
     # the host's pause counters over the window (link_health) and the switch's watchdog (incast)
     assert {x["check"] for x in hits} == {"link_health", "incast"}

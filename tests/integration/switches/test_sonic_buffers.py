@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-import test_switches as base  # the switch simulators' Lab (tests/integration/test_switches.py)
+import switch_lab as base  # the switch simulators' Lab (tests/integration/switches/switch_lab.py)
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import parse_config_db
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_buffer_data import PLATFORM_BUFFERS

@@ -14,11 +14,9 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, run_playbook
+from conftest import REPO, ansible_env, on, podman_exec, run_playbook
 
 NODE = "node2"
-# Container names of the lab under test: LINERATE_LAB_ID names one (lab/labctl.py's PREFIX).
-PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERATE_LAB_ID") else "linerate-"
 
 
 def labctl(*args, timeout=900):
@@ -27,13 +25,6 @@ def labctl(*args, timeout=900):
     )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
-
-
-def on(node, *argv, check=True):
-    res = subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
-    if check:
-        assert res.returncode == 0, f"{argv}: {res.stdout}{res.stderr}"
-    return res
 
 
 def recap(output):
@@ -53,9 +44,9 @@ def switch_configs():
 
 def node_state(node):
     """What the roles change on a node, read back raw."""
-    sources = on(node, "ls", "/etc/apt/sources.list.d/", check=False).stdout
-    pkgs = on(node, "dpkg-query", "-W", "-f=${Package} ${Version}\n", check=False).stdout
-    links = on(node, "ip", "-o", "addr", "show").stdout
+    sources = podman_exec(node, "ls", "/etc/apt/sources.list.d/").stdout
+    pkgs = podman_exec(node, "dpkg-query", "-W", "-f=${Package} ${Version}\n").stdout
+    links = on(node, "ip", "-o", "addr", "show")
     return {"sources": sources, "packages": hashlib.sha256(pkgs.encode()).hexdigest(), "addresses": links}
 
 
@@ -123,14 +114,14 @@ def test_every_role_run_anyway_changes_nothing(fresh_lab):
     """The stamp only skips what would change nothing: run every role on every node (the roles'
     own idempotence) and the stamps stay as they were. Matrix: each role's idempotence is molecule's
     (converge, then idempotence, in make test); the second run above keeps changed=0 in the core."""
-    before = {n: on(n, "cat", "/var/lib/linerate/converged.json").stdout for n in fresh_lab["nodes"]}
+    before = {n: on(n, "cat", "/var/lib/linerate/converged.json") for n in fresh_lab["nodes"]}
     res = run_playbook("playbooks/hosts.yml", "-e", "linerate_full_run=true")
     assert res.returncode == 0, res.stdout[-4000:]
     assert "TASK [nccl_env : Write /etc/nccl.conf" in res.stdout and "TASK [mofed : " in res.stdout
     counts = recap(res.stdout)
     assert {h: c["changed"] for h, c in counts.items()} == {h: 0 for h in counts}, counts
-    assert {n: on(n, "cat", "/var/lib/linerate/converged.json").stdout for n in fresh_lab["nodes"]} == before
-    assert on(NODE, "stat", "-c", "%a", "/var/lib/linerate/converged.json").stdout.strip() == "600"
+    assert {n: on(n, "cat", "/var/lib/linerate/converged.json") for n in fresh_lab["nodes"]} == before
+    assert on(NODE, "stat", "-c", "%a", "/var/lib/linerate/converged.json").strip() == "600"
 
 
 def drift(node):
@@ -143,10 +134,10 @@ def drift(node):
 
 
 def observe(node):
-    qos = on(node, "mlnx_qos", "-i", "enp65s0f0np0").stdout
-    gids = on(node, "show_gids", "mlx5_1", check=False).stdout
-    mods = on(node, "lsmod").stdout
-    fw = on(node, "mlxconfig", "-d", "0000:41:00.0", "-e", "q", "CNP_DSCP_P1").stdout
+    qos = on(node, "mlnx_qos", "-i", "enp65s0f0np0")
+    gids = podman_exec(node, "show_gids", "mlx5_1").stdout
+    mods = on(node, "lsmod")
+    fw = on(node, "mlxconfig", "-d", "0000:41:00.0", "-e", "q", "CNP_DSCP_P1")
     return {
         "trust": re.search(r"Priority trust state: (\w+)", qos).group(1),
         "pfc": re.search(r"enabled\s+((?:\d\s+){7}\d)", qos).group(1).split(),

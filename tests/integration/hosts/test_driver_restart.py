@@ -7,15 +7,12 @@ are not loaded (what made roce_qos fail with "cma_roce_mode: Module rdma_cm is n
 here, run by make test-integration; every test undoes its fault (driver-restart-done) in a finally.
 """
 
-import os
 import re
-import subprocess
 import pytest
 
-from conftest import ansible_env, lab_fault, run_playbook
+from conftest import lab_fault, podman_exec, run_playbook
 
 NODE = "node1"
-PREFIX = f"linerate-{os.environ['LINERATE_LAB_ID']}-" if os.environ.get("LINERATE_LAB_ID") else "linerate-"
 VERSION_FILE = "/run/linerate-lab/sys/module/mlx5_core/version"
 SEEN = (
     "the loaded mlx5_core is the kernel's inbox build (no /run/linerate-lab/sys/module/mlx5_core/version), "
@@ -23,12 +20,8 @@ SEEN = (
 )
 
 
-def on(node, *argv):
-    return subprocess.run(["podman", "exec", f"{PREFIX}{node}", *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
-
-
 def loaded_version(node=NODE):
-    res = on(node, "cat", VERSION_FILE)
+    res = podman_exec(node, "cat", VERSION_FILE)
     return res.stdout.strip() if res.returncode == 0 else None
 
 
@@ -57,13 +50,13 @@ def test_an_interrupted_restart_is_previewed_then_done_by_the_next_run(converged
     lab_fault("driver-restart-pending", NODE)
     try:
         assert loaded_version() is None
-        assert "rdma_cm" not in on(NODE, "lsmod").stdout
+        assert "rdma_cm" not in podman_exec(NODE, "lsmod").stdout
         # the preview names what it saw, counts it as a change and restarts nothing
         res = run_playbook("playbooks/site.yml", "--check", "--diff", timeout=1200)
         assert res.returncode == 0, res.stdout[-6000:]
         assert f"check mode: {SEEN}; a run would restart the driver (/etc/init.d/openibd restart)." in flat(res.stdout)
         assert recap(res.stdout)[NODE]["changed"] > 0
-        assert loaded_version() is None and "rdma_cm" not in on(NODE, "lsmod").stdout
+        assert loaded_version() is None and "rdma_cm" not in podman_exec(NODE, "lsmod").stdout
 
         # the run: the stamp sees another driver, mofed reads the mismatch and restarts it (nvidia_peermem out
         # and back), the roles after it find rdma_cm, verification passes
@@ -75,7 +68,7 @@ def test_an_interrupted_restart_is_previewed_then_done_by_the_next_run(converged
         assert "cma_roce_mode: Module rdma_cm is not loaded" not in out
         assert all(c["failed"] == 0 for c in recap(out).values()), recap(out)
         assert loaded_version() == "24.10-1.1.4"
-        lsmod = on(NODE, "lsmod").stdout
+        lsmod = podman_exec(NODE, "lsmod").stdout
         assert all(re.search(rf"^{m}\s", lsmod, re.M) for m in ("rdma_cm", "ib_uverbs", "nvidia_peermem")), lsmod
 
         # and then nothing is left to do

@@ -12,20 +12,16 @@ units never started; when the netdev appears late (`netdev-appear`: hotplug, a l
 and it is configured too; the node is then as converged as before (site.yml on it changes nothing)."""
 
 import json
-import os
-import subprocess
 import time
 
-from conftest import ansible_env, lab_fault, run_playbook
+from conftest import lab_fault, podman_exec, run_playbook
 
 NODE = "node1"
 MISSING = "mlx5_1"
-LAB_ID = os.environ.get("LINERATE_LAB_ID", "")
-CONTAINER = f"linerate-{LAB_ID + '-' if LAB_ID else ''}{NODE}"
 
 
 def sh(*argv):
-    return subprocess.run(["podman", "exec", CONTAINER, *argv], env=ansible_env(), text=True, capture_output=True, timeout=60)
+    return podman_exec(NODE, *argv)
 
 
 def nics():

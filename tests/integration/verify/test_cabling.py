@@ -5,9 +5,9 @@ after the undo the check is clean again."""
 import json
 import os
 
-from conftest import REPO, lab_fault as fault, run_playbook
+from conftest import lab_fault, run_playbook
+from verify_lab import REPORT
 
-REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 ONLY_CABLING = ["-e", '{"verify_fabric_checks": ["cabling"]}']
 SWAPS = [("leaf1", "swp1", "swp2"), ("leaf2", "Ethernet8", "Ethernet16")]
 
@@ -39,7 +39,7 @@ def test_swapped_cables_are_caught_naming_both_ends_and_undo_is_clean(converged)
 
     try:
         for swap in SWAPS:
-            fault("cable-swap", *swap)
+            lab_fault("cable-swap", *swap)
         report = verify(expect_ok=False)
         swapped = [f for f in report["findings"] if f["code"] == "CABLE_SWAPPED"]
         assert len(swapped) == 2, report["findings"]
@@ -56,7 +56,7 @@ def test_swapped_cables_are_caught_naming_both_ends_and_undo_is_clean(converged)
             assert "### Cabling (LLDP)" in md.read()
     finally:
         for swap in SWAPS:
-            fault("cable-swap-restore", *swap)
+            lab_fault("cable-swap-restore", *swap)
 
     report = verify(expect_ok=True)
     assert report["checks"]["cabling"]["passed"]
