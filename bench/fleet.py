@@ -29,6 +29,7 @@ yet seen failing both ways, or an inconclusive pair one end of which it is), whe
 time for the plan + evaluation + report code, and the process's peak memory.
 Benchmarks, not tests: nothing here fails on a figure.
 """
+
 import argparse
 import json
 import os
@@ -51,6 +52,7 @@ def _imports():
     from ansible_collections.linerate.fabric.plugins.module_utils.checks import rdma
     from ansible_collections.linerate.fabric.plugins.module_utils.checks import thresholds
     from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
+
     return checks_cabling, plans, rdma, thresholds, findings_mod, vf
 
 
@@ -63,6 +65,7 @@ def _published(fabric):
     """The intent as the validation publishes it (fabric_effective, with its derived values): what
     verification reads."""
     from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
+
     return published(fabric)
 
 
@@ -81,15 +84,18 @@ class Fabric:
         self.ports = {}
         for i, node in enumerate(self.nodes):
             s = i // SU
-            self.ports[node] = [{"device": d, "switch": f"su{s}-r{r}", "switch_port": f"swp{i % SU + 1}"}
-                                for r, d in enumerate(self.devices)]
+            self.ports[node] = [{"device": d, "switch": f"su{s}-r{r}", "switch_port": f"swp{i % SU + 1}"} for r, d in enumerate(self.devices)]
         self.leaves = sorted({p["switch"] for ps in self.ports.values() for p in ps})
-        self.uplinks = {leaf: [{"port": "swp33", "peer": "spine1", "peer_port": f"Ethernet{k + 1}/1"},
-                               {"port": "swp34", "peer": "spine2", "peer_port": f"Ethernet{k + 1}/1"}]
-                        for k, leaf in enumerate(self.leaves)}
+        self.uplinks = {
+            leaf: [
+                {"port": "swp33", "peer": "spine1", "peer_port": f"Ethernet{k + 1}/1"},
+                {"port": "swp34", "peer": "spine2", "peer_port": f"Ethernet{k + 1}/1"},
+            ]
+            for k, leaf in enumerate(self.leaves)
+        }
         self.leaf = {(n, p["device"]): p["switch"] for n, ps in self.ports.items() for p in ps}
         self.faults, self.bad_uplinks = {}, set()
-        self.misbehaved = set()   # (endpoint, way) whose own fault failed a test: what any plan could see
+        self.misbehaved = set()  # (endpoint, way) whose own fault failed a test: what any plan could see
         self.rng = random.Random(seed)
 
     def inject(self, cls, count=1):
@@ -105,8 +111,7 @@ class Fabric:
                 ep = (self.rng.choice(self.nodes), self.rng.choice(self.devices))
                 if ep not in self.faults:
                     break
-            p = {"send": {"send": 1.0}, "receive": {"receive": 1.0}, "both": {"send": 1.0, "receive": 1.0},
-                 "intermittent": {"send": 0.5, "receive": 0.5}}[cls]
+            p = {"send": {"send": 1.0}, "receive": {"receive": 1.0}, "both": {"send": 1.0, "receive": 1.0}, "intermittent": {"send": 0.5, "receive": 0.5}}[cls]
             self.faults[ep] = p
             want.append((ep, {"send": "send", "receive": "receive"}.get(cls, "both"), cls == "intermittent"))
         return want
@@ -152,11 +157,11 @@ class Fabric:
                 for i, d in enumerate(self.devices):
                     into = self.devices[(i + k) % len(self.devices)]
                     good = self.ok((client, d), (server, into), r)
-                    results.append({"device": d, "gbps": GOOD_GBPS if good else BAD_GBPS, "error": None,
-                                    **({"peer_device": into} if k else {})})
+                    results.append({"device": d, "gbps": GOOD_GBPS if good else BAD_GBPS, "error": None, **({"peer_device": into} if k else {})})
                 logs[client].append({"round": r, "role": "client", "peer": server, "results": results})
-                logs[server].append({"round": r, "role": "server", "peer": client,
-                                     "results": [{"device": d, "gbps": None, "error": None} for d in self.devices]})
+                logs[server].append(
+                    {"round": r, "role": "server", "peer": client, "results": [{"device": d, "gbps": None, "error": None} for d in self.devices]}
+                )
 
 
 def named(want, findings):
@@ -170,8 +175,7 @@ def named(want, findings):
                 match = f["code"] == "UPLINK_DEGRADED" and w[1] in f.get("leaves", [])
             else:
                 (node, device), direction, flaky = w
-                match = (f.get("node"), f.get("device"), f.get("direction")) == (node, device, direction) and \
-                    (f["code"] == "RDMA_INTERMITTENT") == flaky
+                match = (f.get("node"), f.get("device"), f.get("direction")) == (node, device, direction) and (f["code"] == "RDMA_INTERMITTENT") == flaky
             if match:
                 hit += 1
                 used.add(i)
@@ -179,8 +183,7 @@ def named(want, findings):
     rest = [f for i, f in enumerate(findings) if i not in used]
     injected = {tuple(w[0]) for w in want if w[0] != "uplink"}
     leaves = {w[1] for w in want if w[0] == "uplink"}
-    on_injected = [f for f in rest if (f.get("node"), f.get("device")) in injected
-                   or (f["code"] == "UPLINK_DEGRADED" and set(f.get("leaves") or []) & leaves)]
+    on_injected = [f for f in rest if (f.get("node"), f.get("device")) in injected or (f["code"] == "UPLINK_DEGRADED" and set(f.get("leaves") or []) & leaves)]
     return hit, len(rest) - len(on_injected), len(on_injected)
 
 
@@ -212,31 +215,23 @@ def unobservable(want, tests):
     return sum(1 for w in want if w[0] != "uplink" and tuple(w[0]) not in failed)
 
 
-def scenario(n, cls, seed, sample_rounds=6):
-    checks_cabling, plans, rdma, thresholds, findings_mod, vf = _imports()
-    fab = Fabric(n, seed=seed)
+def _inject(fab, cls, n):
+    """The faults of class ``cls`` injected into ``fab`` (``several``: every class on ~1 % of the rails, one uplink)."""
     if cls == "several":
         k = max(1, n * RAILS // 100 // 4)
-        want = sum((fab.inject(c, k) for c in ("send", "receive", "both", "intermittent")), []) + fab.inject("uplink")
-    elif cls == "healthy":
-        want = []
-    else:
-        want = fab.inject(cls)
-    cabling = checks_cabling.cabling_index(fab.ports)
-    logs = {node: [] for node in fab.nodes}
-    controller = 0.0
-    t0 = time.perf_counter()
-    rounds = vf.verify_rounds(fab.nodes, "sampled", sample_rounds, fab.ports)
-    controller += time.perf_counter() - t0
-    fab.run(rounds, 0, logs)
-    done, retest_rounds, phases = list(rounds), 0, 0
-    # (re-test rounds so far, phase) after each round: whether the findings from every test so far name
-    # every fault with nothing false or partial (the bench's instrument, not timed; the role computes the
-    # findings once, after its last phase)
-    def hits():
-        found = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)[0]
-        return _clean_hit(want, found), _clean_hit(as_seen(want, fab.misbehaved), found)
+        return sum((fab.inject(c, k) for c in ("send", "receive", "both", "intermittent")), []) + fab.inject("uplink")
+    if cls == "healthy":
+        return []
+    return fab.inject(cls)
+
+
+def _retest(fab, vf, logs, done, hits):
+    """Run the role's re-test phases (at most MAX_RETEST_PHASES) after the first rounds ``done``:
+    (re-test rounds run, phases, controller seconds, trail). The trail holds (re-test rounds so far,
+    phase, *hits()) after each round, the first rounds' entry first."""
     trail = [(0, 0, *hits())]
+    retest_rounds = phases = 0
+    controller = 0.0
     while phases < MAX_RETEST_PHASES:
         t0 = time.perf_counter()
         retest = vf.verify_retest_rounds(logs, fab.nodes, FABRIC, done, 1, fab.ports, phases)
@@ -249,19 +244,44 @@ def scenario(n, cls, seed, sample_rounds=6):
             done.append(rnd)
             retest_rounds += 1
             trail.append((retest_rounds, phases, *hits()))
+    return retest_rounds, phases, controller, trail
+
+
+def _settled(trail, col):
+    """The trail entry from which column ``col`` holds for every later evaluation (None: the last does not)."""
+    at = None
+    for k in range(len(trail) - 1, -1, -1):
+        if not trail[k][col]:
+            break
+        at = trail[k]
+    return at
+
+
+def scenario(n, cls, seed, sample_rounds=6):
+    checks_cabling, plans, rdma, thresholds, findings_mod, vf = _imports()
+    fab = Fabric(n, seed=seed)
+    want = _inject(fab, cls, n)
+    cabling = checks_cabling.cabling_index(fab.ports)
+    logs = {node: [] for node in fab.nodes}
+    controller = 0.0
+    t0 = time.perf_counter()
+    rounds = vf.verify_rounds(fab.nodes, "sampled", sample_rounds, fab.ports)
+    controller += time.perf_counter() - t0
+    fab.run(rounds, 0, logs)
+
+    # whether the findings from every test so far name every fault with nothing false or partial (the
+    # bench's instrument, not timed; the role computes the findings once, after its last phase)
+    def hits():
+        found = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)[0]
+        return _clean_hit(want, found), _clean_hit(as_seen(want, fab.misbehaved), found)
+
+    retest_rounds, phases, retest_s, trail = _retest(fab, vf, logs, list(rounds), hits)
+    controller += retest_s
     t0 = time.perf_counter()
     findings, _ = rdma.rdma_findings(rdma.round_tests(logs), FABRIC, cabling, uplinks=fab.uplinks)
     controller += time.perf_counter() - t0
     # named from the first round after which every later evaluation (the final one included) names all
-    named_at = named_phase = seen_at = None
-    for k in range(len(trail) - 1, -1, -1):
-        if not trail[k][2]:
-            break
-        named_at, named_phase = trail[k][0], trail[k][1]
-    for k in range(len(trail) - 1, -1, -1):
-        if not trail[k][3]:
-            break
-        seen_at = trail[k][0]
+    named_at, seen_at = _settled(trail, 2), _settled(trail, 3)
     plan_up = plans.uplink_test_coverage(rounds, fab.leaf, fab.uplinks)["uplinks"]
     plan_ports = fab.uplink_ports(rounds, 0, fab.leaf)
     t0 = time.perf_counter()
@@ -271,13 +291,31 @@ def scenario(n, cls, seed, sample_rounds=6):
     controller += time.perf_counter() - t0
     hit, fp, part = named(want, findings)
     blind = unobservable(want, rdma.evaluate_tests(rdma.round_tests(logs), thresholds.rdma_threshold_gbps(FABRIC)))
-    return {"nodes": n, "class": cls, "seed": seed, "first_rounds": len(rounds), "retest_rounds": retest_rounds,
-            "named_after": named_at, "named_phase": named_phase, "seen_named_after": seen_at,
-            "retest_phases": phases, "unobservable": blind, "named": hit, "injected": len(want), "false_positives": fp, "partial": part,
-            "passed": summary["passed"], "codes": summary["codes"], "incast_rounds": len(incast),
-            "incast_ports": cov["ports"], "incast_uplinks": cov["uplinks"],
-            "plan_uplinks": plan_up, "plan_uplink_ports": plan_ports, "controller_s": round(controller, 2),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return {
+        "nodes": n,
+        "class": cls,
+        "seed": seed,
+        "first_rounds": len(rounds),
+        "retest_rounds": retest_rounds,
+        "named_after": named_at and named_at[0],
+        "named_phase": named_at and named_at[1],
+        "seen_named_after": seen_at and seen_at[0],
+        "retest_phases": phases,
+        "unobservable": blind,
+        "named": hit,
+        "injected": len(want),
+        "false_positives": fp,
+        "partial": part,
+        "passed": summary["passed"],
+        "codes": summary["codes"],
+        "incast_rounds": len(incast),
+        "incast_ports": cov["ports"],
+        "incast_uplinks": cov["uplinks"],
+        "plan_uplinks": plan_up,
+        "plan_uplink_ports": plan_ports,
+        "controller_s": round(controller, 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
 
 
 def row(r):
@@ -285,21 +323,25 @@ def row(r):
     rounds = "-" if r["named_after"] is None else str(r["named_after"])
     seen = "-" if r.get("seen_named_after") is None else str(r["seen_named_after"])
     pct = lambda a, b: f"{100 * a / b:.0f} %" if b else "n/a"  # noqa: E731
-    return (f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {phases:>2} | {rounds:>2} | {seen:>2} | "
-            f"{r['retest_rounds']:>2} | "
-            f"{r['named']}/{r['injected']} | {r['unobservable']} | {r['false_positives']:>3} | {r['partial']} | "
-            f"{'PASSED' if r['passed'] else 'FAILED':<6} | "
-            f"{pct(*r['plan_uplinks'])} | {pct(*r['plan_uplink_ports'])} | "
-            f"{r['incast_rounds']:>2} | {pct(*r['incast_ports'])} | {pct(*r['incast_uplinks'])} | "
-            f"{r['controller_s']:>6.2f} | {r['peak_rss_mib']:>6.0f} |")
+    return (
+        f"| {r['nodes']:>5} | {r['class']:<12} | {r['first_rounds']:>2} | {phases:>2} | {rounds:>2} | {seen:>2} | "
+        f"{r['retest_rounds']:>2} | "
+        f"{r['named']}/{r['injected']} | {r['unobservable']} | {r['false_positives']:>3} | {r['partial']} | "
+        f"{'PASSED' if r['passed'] else 'FAILED':<6} | "
+        f"{pct(*r['plan_uplinks'])} | {pct(*r['plan_uplink_ports'])} | "
+        f"{r['incast_rounds']:>2} | {pct(*r['incast_ports'])} | {pct(*r['incast_uplinks'])} | "
+        f"{r['controller_s']:>6.2f} | {r['peak_rss_mib']:>6.0f} |"
+    )
 
 
-HEAD = ("| nodes | fault class  | first rounds | re-test phases to name | re-test rounds to name | "
-        "re-test rounds to name what failed | re-test rounds run | "
-        "named | never failed | false pos. | partial | summary | ib_write_bw leaf uplinks | uplink ports (ECMP) | "
-        "incast rounds | incast ports | incast uplinks | controller s | peak MiB |\n"
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: |")
+HEAD = (
+    "| nodes | fault class  | first rounds | re-test phases to name | re-test rounds to name | "
+    "re-test rounds to name what failed | re-test rounds run | "
+    "named | never failed | false pos. | partial | summary | ib_write_bw leaf uplinks | uplink ports (ECMP) | "
+    "incast rounds | incast ports | incast uplinks | controller s | peak MiB |\n"
+    "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: "
+    "| ---: | ---: |"
+)
 
 
 def main(argv=None):
@@ -307,8 +349,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024, 2000])
     ap.add_argument("--classes", nargs="+", default=["healthy", *CLASSES], choices=["healthy", *CLASSES])
     ap.add_argument("--trials", type=int, default=1, help="seeds per size and class (rows aggregate nothing)")
-    ap.add_argument("--sample-rounds", type=int, default=6,
-                    help="circle rounds of the sampled plan (the role's verify_fabric_ib_write_bw_sample_rounds)")
+    ap.add_argument("--sample-rounds", type=int, default=6, help="circle rounds of the sampled plan (the role's verify_fabric_ib_write_bw_sample_rounds)")
     ap.add_argument("--json", help="also write the rows to this file")
     args = ap.parse_args(argv)
     rows = []
