@@ -1,6 +1,7 @@
 """Shared pytest wiring: the collection on sys.path, the lab fixture."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -55,10 +56,30 @@ def on(node, *argv):
     return podman_exec(node, *argv, check=True).stdout
 
 
+def recap(output):
+    """The last PLAY RECAP of an ansible-playbook run: {host: {"ok", "changed", "unreachable", "failed"}}."""
+    tail = output.rsplit("PLAY RECAP", 1)[-1]
+    return {
+        m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)), "failed": int(m.group(5))}
+        for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", tail, re.M)
+    }
+
+
+def switch_fault(*args):
+    """lab/switchsim/fault.py ARGS against the lab's switch simulators: a fault as config drift on the switch
+    itself (what its driver reads); fails the test on error."""
+    state = os.path.join(REPO, "lab", "state")
+    env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
+    argv = [sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state", os.path.join(state, "fabric"), *args]
+    res = subprocess.run(argv, env=env, text=True, capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr + res.stdout
+
+
 def lab_fault(*args):
-    """labctl.py fault ARGS against the lab this session's environment names; fails the test on error."""
+    """labctl.py fault ARGS against the lab this session's environment names; fails the test on error. The
+    timeout is an upper bound for a wedged labctl (a fault on every node runs one podman exec per node)."""
     res = subprocess.run(
-        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=60
+        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), "fault", *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=300
     )
     assert res.returncode == 0, res.stderr + res.stdout
 

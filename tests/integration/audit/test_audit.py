@@ -7,40 +7,16 @@ the audit changes nothing on the nodes or the switches. The lab is put back
 import hashlib
 import json
 import os
-import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, lab_fault, on, run_playbook
+from conftest import REPO, lab_fault, on, recap, run_playbook, switch_fault
 
 REPORT = os.path.join(REPO, "inventory", "lab-output", "reports", "latest", "report.json")
 NODE = "node2"
 NETDEV = "enp65s0f0np0"  # mlx5_0
 PCI = "0000:41:00.0"  # mlx5_0
 MODE = "audit: read-only, nothing was changed"
-
-
-def recap(output):
-    tail = output.split("PLAY RECAP", 1)[1]
-    return {
-        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
-    }
-
-
-def switch_fault(*args):
-    state = os.path.join(REPO, "lab", "state")
-    env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
-    res = subprocess.run(
-        [sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state", os.path.join(state, "fabric"), *args],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 def switch_configs():

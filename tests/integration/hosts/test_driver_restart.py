@@ -10,7 +10,7 @@ here, run by make test-integration; every test undoes its fault (driver-restart-
 import re
 import pytest
 
-from conftest import lab_fault, podman_exec, run_playbook
+from conftest import lab_fault, podman_exec, recap, run_playbook
 
 NODE = "node1"
 VERSION_FILE = "/run/linerate-lab/sys/module/mlx5_core/version"
@@ -28,14 +28,6 @@ def loaded_version(node=NODE):
 def flat(output):
     """The output as one line: the YAML callback folds long messages over lines and doubles a quote."""
     return re.sub(r"\s+", " ", output).replace("''", "'")
-
-
-def recap(output):
-    tail = output.split("PLAY RECAP", 1)[1]
-    return {
-        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
-    }
 
 
 def undo():

@@ -10,13 +10,11 @@ rollback changes nothing. The lab is put back (no fault, no tuned file, nccl_env
 
 import json
 import os
-import re
-import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, podman_exec, run_playbook
+from conftest import REPO, lab_fault, podman_exec, recap, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt  # noqa: E402
@@ -47,22 +45,6 @@ def read(node, path):
     return res.stdout if res.returncode == 0 else None
 
 
-def labctl(*args):
-    res = subprocess.run(
-        [sys.executable, os.path.join(REPO, "lab", "labctl.py"), *args], cwd=REPO, env=ansible_env(), text=True, capture_output=True, timeout=300
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
-
-
-def recap(output):
-    tail = output.split("PLAY RECAP", 1)[1]
-    return {
-        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
-    }
-
-
 def keys(text):
     return {line.split("=", 1)[0].replace("export ", "").strip() for line in (text or "").splitlines() if "=" in line and not line.lstrip().startswith("#")}
 
@@ -81,7 +63,7 @@ def untuned(converged):
     try:
         yield converged
     finally:
-        labctl("fault", "nccl-proto-quirk-clear")
+        lab_fault("nccl-proto-quirk-clear")
         remove_tuned()
         run_playbook("playbooks/hosts.yml", "--tags", "nccl_env", check=True, timeout=900)
 
@@ -113,7 +95,7 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
     assert all(not r["kept"] for r in sweep["rows"] if r["kept"] is not None)
 
     # 2. the quirk: a winner scoped to the collective, the size range and each scale
-    labctl("fault", "nccl-proto-quirk")
+    lab_fault("nccl-proto-quirk")
     quirky = run_playbook("playbooks/nccl_tune.yml", *ARGS, timeout=2400)
     assert quirky.returncode == 0, quirky.stdout[-6000:]
     with open(TUNED) as f:

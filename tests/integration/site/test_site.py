@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, ansible_env, on, podman_exec, run_playbook
+from conftest import REPO, ansible_env, on, podman_exec, recap, run_playbook
 
 NODE = "node2"
 
@@ -25,14 +25,6 @@ def labctl(*args, timeout=900):
     )
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
-
-
-def recap(output):
-    tail = output.split("PLAY RECAP", 1)[1]
-    return {
-        m.group(1): {"changed": int(m.group(2)), "failed": int(m.group(3))}
-        for m in re.finditer(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", tail, re.M)
-    }
 
 
 def switch_configs():

@@ -20,7 +20,7 @@ import uuid
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, recap
 
 sys.path.insert(0, os.path.join(REPO, "lab", "ibsim"))
 import ibsimlab  # noqa: E402
@@ -136,13 +136,6 @@ class Fabric:
             ctl = self.host_dir(h, "opensm-ctl")
             if os.path.exists(ctl):
                 subprocess.run([ctl, "stop"], capture_output=True, timeout=30)
-
-
-def recap(out):
-    return {
-        m[0]: {"ok": int(m[1]), "changed": int(m[2]), "failed": int(m[4])}
-        for m in re.findall(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
-    }
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from conftest import recap
 import switch_lab as base  # the switch simulators' Lab (tests/integration/switches/switch_lab.py)
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import parse_config_db
@@ -54,7 +55,7 @@ def test_a_400g_sonic_leaf_gets_its_platforms_headroom_in_its_buffer_model(buffe
     args = ("--limit", "leaf2", "-e", f"switch_sonic_hwsku={sku}")
     rc, out = lab.play("switches.yml", *args)
     assert rc == 0, out
-    assert base.recap(out)["leaf2"]["changed"] == 1, out
+    assert recap(out)["leaf2"]["changed"] == 1, out
     db = parse_config_db(lab.running("leaf2"))
     assert db["DEVICE_METADATA"]["localhost"]["hwsku"] == sku and db["CABLE_LENGTH"]["AZURE"]["Ethernet0"] == "5m"
     row = PLATFORM_BUFFERS[sku]["rows"][(400000, "5m")]
@@ -66,4 +67,4 @@ def test_a_400g_sonic_leaf_gets_its_platforms_headroom_in_its_buffer_model(buffe
         assert db["BUFFER_PG"]["Ethernet0|3"] == {"profile": "NULL"}
         assert not [p for p in db.get("BUFFER_PROFILE", {}) if p.startswith("pg_lossless")]
     rc, out = lab.play("switches.yml", *args)
-    assert rc == 0 and base.recap(out)["leaf2"]["changed"] == 0, out
+    assert rc == 0 and recap(out)["leaf2"]["changed"] == 0, out

@@ -17,14 +17,8 @@ import time
 import pytest
 
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers import driver_for
+from conftest import recap
 from switch_lab import ADDR, FAST, PLAYBOOK, REPO, SWITCHES, Lab, free_port, waits
-
-
-def recap(out):
-    return {
-        m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)), "failed": int(m.group(5))}
-        for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", out, re.M)
-    }
 
 
 @pytest.fixture(scope="module")

@@ -4,30 +4,12 @@ switch and port (and the node and device cabled there); a healthy lab has none o
 
 Written alongside the unit tests; run by the lead with the rest of tests/integration (the lab)."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from conftest import REPO, ansible_env, lab_fault
+from conftest import lab_fault, switch_fault
 from verify_lab import find, healthy, port_of, verify  # noqa: F401  (healthy: a fixture)
 
 LOSSLESS = {"SWITCH_NO_HEADROOM", "PFC_WATCHDOG_OFF", "PFC_STORM"}
-
-
-def switch_fault(*args):
-    """lab/switchsim/fault.py: the fault as config drift on the switch itself (what its driver reads)."""
-    state = os.path.join(REPO, "lab", "state")
-    env = dict(ansible_env(), LINERATE_SWITCHSIM_DIR=os.path.join(state, "switchsim"))
-    res = subprocess.run(
-        [sys.executable, os.path.join(REPO, "lab", "switchsim", "fault.py"), "--state", os.path.join(state, "fabric"), *args],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr + res.stdout
 
 
 def test_healthy_lab_has_no_lossless_findings(converged, healthy):  # noqa: F811 (the fixture imported above)
