@@ -20,18 +20,19 @@ Cumulus driver sends ``--confirm-yes`` too). A number with a
 unit suffix (``300s``, the napalm driver's timer form) is accepted with that
 unit; docs/conformance.md marks that form unsettled.
 """
+
 import copy
 import datetime
 import json
 import os
 import re
-import shlex
 import time
 
 import sim_ber
 import sim_optics
+from sim_nvue_config import apply_options, render_commands, render_diff, render_yaml, validate
 from sim_nvue_show import NvueShow
-from simcore import Exit, Platform, bash_words, kb, natural_key
+from simcore import Exit, Platform, bash_words, kb
 
 NAME = r"[A-Za-z0-9_.-]+"
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvue_reference.json")
@@ -114,16 +115,11 @@ def check_value(spec, value, leaf):
     return None
 
 
-def q(v):
-    return v if re.fullmatch(r"[\w.,:/@+-]+", v) else shlex.quote(v)
-
-
 class Nvue(NvueShow, Platform):
     platform = "nvue"
 
     def factory(self):
-        cfg = {"system hostname": self.name, "interface eth0 ip vrf": "mgmt",
-               "interface eth0 ip address": "dhcp"}
+        cfg = {"system hostname": self.name, "interface eth0 ip vrf": "mgmt", "interface eth0 ip address": "dhcp"}
         for p in self.ports:
             cfg[f"interface {p} type"] = "swp"
             peer = self.spec["ports"][p].get("peer")
@@ -131,9 +127,8 @@ class Nvue(NvueShow, Platform):
                 cfg[f"interface {p} description"] = peer
         self.applied = cfg
         self.pending = None
-        self.revisions = [{"id": 1, "config": copy.deepcopy(cfg), "state": "applied_and_saved",
-                           "date": _now(), "user": "root", "message": "Initial config"}]
-        self.confirm = None           # {"prev": cfg, "deadline": ts}
+        self.revisions = [{"id": 1, "config": copy.deepcopy(cfg), "state": "applied_and_saved", "date": _now(), "user": "root", "message": "Initial config"}]
+        self.confirm = None  # {"prev": cfg, "deadline": ts}
         self._timer = None
 
     def release(self):
@@ -146,13 +141,12 @@ class Nvue(NvueShow, Platform):
         return self._grammar[1]
 
     def to_json(self):
-        return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions,
-                "confirm": self.confirm}
+        return {"applied": self.applied, "pending": self.pending, "revisions": self.revisions, "confirm": self.confirm}
 
     def from_json(self, d):
         self.applied, self.pending, self.revisions = d["applied"], d["pending"], d["revisions"]
         self.confirm, self._timer = d.get("confirm"), None
-        if self.confirm:   # the simulator restarted while an apply awaited confirmation: it timed out
+        if self.confirm:  # the simulator restarted while an apply awaited confirmation: it timed out
             self._confirm_expired()
 
     # ------------------------------------------------------------ CLI
@@ -160,8 +154,7 @@ class Nvue(NvueShow, Platform):
         return f"{ctx['user']}@{self.name}:mgmt:~$ "
 
     def banner(self, ctx):
-        return ("\nWelcome to NVIDIA Cumulus (R) Linux (R)\n\n"
-                "For support and online technical documentation, visit\nhttps://www.nvidia.com/en-us/support\n\n")
+        return "\nWelcome to NVIDIA Cumulus (R) Linux (R)\n\nFor support and online technical documentation, visit\nhttps://www.nvidia.com/en-us/support\n\n"
 
     def execute(self, ctx, line):
         if ctx.get("ask"):
@@ -180,7 +173,7 @@ class Nvue(NvueShow, Platform):
             return ""
         if argv[0] == "hostname":
             return self.applied.get("system hostname", self.name)
-        if argv[0] in self.SHELL_COMMANDS:   # the Linux shell subset (simcore): the change window's lock
+        if argv[0] in self.SHELL_COMMANDS:  # the Linux shell subset (simcore): the change window's lock
             return self.shell(line)[0]
         if argv[0] != "nv":
             return f"-bash: {argv[0]}: command not found"
@@ -224,8 +217,7 @@ class Nvue(NvueShow, Platform):
             return "Error: Incomplete command: nv unset"
         path = " ".join(args)
         base = self.pending if self.pending is not None else self.applied
-        if not any(re.fullmatch(pat, path) for pat, _ in self.grammar()) \
-                and not any(k.startswith(path + " ") for k in base):
+        if not any(re.fullmatch(pat, path) for pat, _ in self.grammar()) and not any(k.startswith(path + " ") for k in base):
             return f"Error: Invalid command: nv unset {path}"
         if self.pending is None:
             self.pending = copy.deepcopy(self.applied)
@@ -260,7 +252,7 @@ class Nvue(NvueShow, Platform):
         """``nv config apply [<rev>] [-y|--assume-yes|--assume-no] [--confirm [<t>]|--confirm-yes|
         --confirm-no|--confirm-status]``: the confirm commands, else the pending config (or a revision)
         applied, asked first unless -y."""
-        opts = _apply_options(rest)
+        opts = apply_options(rest)
         if isinstance(opts, str):
             return opts
         if opts["keep"] or opts["status"] or opts["reject"]:
@@ -289,9 +281,9 @@ class Nvue(NvueShow, Platform):
             if a.lower() in ("y", "yes"):
                 return do_apply()
             return "Aborted."
+
         ctx["ask"] = answer
-        return ("Warning: The following files will be applied:\n  /etc/nvue.d/startup.yaml\n"
-                "Are you sure? [y/N] ", "noeol")
+        return ("Warning: The following files will be applied:\n  /etc/nvue.d/startup.yaml\nAre you sure? [y/N] ", "noeol")
 
     def _apply_target(self, rev):
         """The config an apply makes applied (a copy): revision ``rev``'s, or the pending one; a str says why
@@ -324,10 +316,16 @@ class Nvue(NvueShow, Platform):
         self.applied = new
         if rev is None:
             self.pending = None
-        self.revisions.append({"id": rid, "config": copy.deepcopy(new),
-                               "state": "confirm_pending" if confirm else "applied_and_saved",
-                               "date": _now(), "user": ctx["user"],
-                               "message": f"Config update by {ctx['user']}"})
+        self.revisions.append(
+            {
+                "id": rid,
+                "config": copy.deepcopy(new),
+                "state": "confirm_pending" if confirm else "applied_and_saved",
+                "date": _now(),
+                "user": ctx["user"],
+                "message": f"Config update by {ctx['user']}",
+            }
+        )
         if confirm:
             self.confirm = {"rev": rid, "prev": prev, "deadline": time.time() + confirm}
             if self.loop:
@@ -380,20 +378,22 @@ class Nvue(NvueShow, Platform):
             if r["id"] == self.confirm["rev"]:
                 r["state"] = "rolled_back"
         self.applied = prev
-        self.revisions.append({"id": rid, "config": copy.deepcopy(prev), "state": "applied_and_saved",
-                               "date": _now(), "user": "root", "message": message})
+        self.revisions.append({"id": rid, "config": copy.deepcopy(prev), "state": "applied_and_saved", "date": _now(), "user": "root", "message": message})
         self.confirm = None
         self.changed()
 
     def render_revisions(self):
-        head = ("Rev ID                State              Apply ID                          Apply Date           "
-                "Type      User     Reason         Message")
-        rule = ("--------------------  -----------------  --------------------------------  -------------------  "
-                "--------  -------  -------------  -------------------------------")
+        head = "Rev ID                State              Apply ID                          Apply Date           Type      User     Reason         Message"
+        rule = (
+            "--------------------  -----------------  --------------------------------  -------------------  "
+            "--------  -------  -------------  -------------------------------"
+        )
         rows = [head, rule]
         for r in self.revisions:
-            rows.append(f"{r['id']:<20}  {r['state']:<17}  {'rev_%d_apply_1' % r['id']:<32}  {r['date']:<19}  "
-                        f"{'CLI':<8}  {r['user']:<7}  {'Config update':<13}  {r['message']}")
+            rows.append(
+                f"{r['id']:<20}  {r['state']:<17}  {'rev_%d_apply_1' % r['id']:<32}  {r['date']:<19}  "
+                f"{'CLI':<8}  {r['user']:<7}  {'Config update':<13}  {r['message']}"
+            )
         return "\n".join(rows)
 
     def show_forms(self):
@@ -402,8 +402,7 @@ class Nvue(NvueShow, Platform):
 
     def optic(self, port):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
-        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"],
-                                 bool(self.spec["ports"][port].get("peer")))
+        return sim_optics.module(self.name, port, self.port_config()[port]["speed_gbps"], bool(self.spec["ports"][port].get("peer")))
 
     def phy_state(self, port):
         """What ``port`` has measured at the physical layer (sim_ber: healthy, or the model's ``ber``)."""
@@ -422,8 +421,7 @@ class Nvue(NvueShow, Platform):
         """An applied revision that is not linerate's (someone ran ``nv set ...`` and ``nv config apply``)."""
         rid = self.revisions[-1]["id"] + 1
         self.applied = new
-        self.revisions.append({"id": rid, "config": copy.deepcopy(new), "state": "applied_and_saved",
-                               "date": _now(), "user": "root", "message": message})
+        self.revisions.append({"id": rid, "config": copy.deepcopy(new), "state": "applied_and_saved", "date": _now(), "user": "root", "message": message})
         self.changed()
 
     def fault_pfcwd_off(self):
@@ -459,8 +457,7 @@ class Nvue(NvueShow, Platform):
             map_prof = a.get(f"interface {p} qos mapping profile")
             cc_prof = a.get(f"interface {p} qos congestion-control profile")
             pfc = []
-            if pfc_prof and a.get(f"qos pfc {pfc_prof} tx", "enable") == "enable" \
-                    and a.get(f"qos pfc {pfc_prof} rx", "enable") == "enable":
+            if pfc_prof and a.get(f"qos pfc {pfc_prof} tx", "enable") == "enable" and a.get(f"qos pfc {pfc_prof} rx", "enable") == "enable":
                 pfc = sorted(int(x) for x in a.get(f"qos pfc {pfc_prof} switch-priority", "").split(",") if x)
             trust = "pcp"
             if map_prof:
@@ -470,15 +467,22 @@ class Nvue(NvueShow, Platform):
                 for tc in range(8):
                     base = f"qos congestion-control {cc_prof} traffic-class {tc}"
                     if a.get(f"{base} ecn") in ("enable", "enabled"):
-                        ecn = {"enabled": True, "tc": tc,
-                               "min_kb": kb(a.get(f"{base} min-threshold", "150KB")),
-                               "max_kb": kb(a.get(f"{base} max-threshold", "1500KB"))}
+                        ecn = {
+                            "enabled": True,
+                            "tc": tc,
+                            "min_kb": kb(a.get(f"{base} min-threshold", "150KB")),
+                            "max_kb": kb(a.get(f"{base} max-threshold", "1500KB")),
+                        }
                         break
             speed = a.get(f"interface {p} link speed", "auto")
-            res[p] = {"mtu": int(a.get(f"interface {p} link mtu", 9216)),
-                      "speed_gbps": int(speed[:-1]) if speed.endswith("G") else self.spec["ports"][p].get("speed_gbps", 400),
-                      "pfc": pfc, "trust": trust, "ecn": ecn,
-                      "admin_up": a.get(f"interface {p} link state", "up") == "up"}
+            res[p] = {
+                "mtu": int(a.get(f"interface {p} link mtu", 9216)),
+                "speed_gbps": int(speed[:-1]) if speed.endswith("G") else self.spec["ports"][p].get("speed_gbps", 400),
+                "pfc": pfc,
+                "trust": trust,
+                "ecn": ecn,
+                "admin_up": a.get(f"interface {p} link state", "up") == "up",
+            }
         return res
 
     def fault_pfc_off(self, port):
@@ -486,102 +490,6 @@ class Nvue(NvueShow, Platform):
         new = copy.deepcopy(self.applied)
         new.pop(f"interface {port} qos pfc profile", None)
         self._drift(new, "lab fault: pfc off")
-
-
-def _apply_options(rest):
-    """The options of ``nv config apply``: {yes, no, confirm (seconds or None), rev, keep, status, reject},
-    or the error NVUE prints for a bad one."""
-    opts = {"yes": any(a in ("-y", "--y", "--assume-yes") for a in rest), "no": "--assume-no" in rest,
-            "confirm": None, "rev": None, "keep": False, "status": False, "reject": False}
-    flags = {"--confirm-yes": "keep", "--confirm-no": "reject",   # --confirm-no: NVIDIA's NVUE tests (ngts
-             "--confirm-status": "status"}                        # ConfigConsts): reject now, roll back
-    i = 0
-    while i < len(rest):
-        a = rest[i]
-        if a == "--confirm":
-            if i + 1 < len(rest) and re.fullmatch(r"\d+[smh]?", rest[i + 1]):
-                opts["confirm"] = _seconds(rest[i + 1])
-                i += 1
-            else:
-                opts["confirm"] = 600   # the reference: "If you do not confirm within ten minutes"
-            if opts["confirm"] <= 0:
-                return f"Error: Invalid value for --confirm: {rest[i]}"
-        elif a in flags:
-            opts[flags[a]] = True
-        elif re.fullmatch(r"\d+|applied|startup|empty", a) and opts["rev"] is None:
-            opts["rev"] = a
-        elif a not in ("-y", "--y", "--assume-yes", "--assume-no"):
-            return f"Error: Invalid option: {a}"
-        i += 1
-    return opts
-
-
-def validate(cfg):
-    for k, v in cfg.items():
-        m = re.fullmatch(r"interface (\S+) qos (pfc|mapping|congestion-control) profile", k)
-        if m and not any(x.startswith(f"qos {m.group(2)} {v} ") for x in cfg):
-            return f"interface {m.group(1)}: qos {m.group(2)} profile '{v}' does not exist"
-    for k, v in cfg.items():
-        m = re.fullmatch(r"qos congestion-control (\S+) traffic-class (\d) min-threshold", k)
-        if m:
-            mx = cfg.get(k.replace("min-threshold", "max-threshold"))
-            if mx and kb(v) > kb(mx):
-                return f"qos congestion-control {m.group(1)} traffic-class {m.group(2)}: min-threshold is above max-threshold"
-    return None
-
-
-def _sort_key(path):
-    return [natural_key(t) for t in path.split()]
-
-
-def render_commands(cfg):
-    return "\n".join(f"nv set {k} {q(cfg[k])}" for k in sorted(cfg, key=_sort_key))
-
-
-def _tree(cfg, keys):
-    root = {}
-    for k in sorted(keys, key=_sort_key):
-        node = root
-        toks = k.split()
-        for t in toks[:-1]:
-            node = node.setdefault(t, {})
-        node[toks[-1]] = cfg[k] if cfg is not None else None
-    return root
-
-
-def _yaml(node, indent):
-    out = []
-    for k, v in node.items():
-        if isinstance(v, dict):
-            out.append(" " * indent + f"{k}:")
-            out += _yaml(v, indent + 2)
-        elif v is None:
-            out.append(" " * indent + f"{k}:")
-        else:
-            out.append(" " * indent + f"{k}: {v}")
-    return out
-
-
-def render_yaml(cfg):
-    return "\n".join(["- set:"] + _yaml(_tree(cfg, cfg), 4))
-
-
-def render_diff(applied, pending):
-    sets = [k for k in pending if applied.get(k) != pending[k]]
-    unsets = [k for k in applied if k not in pending]
-    out = []
-    if unsets:
-        out += ["- unset:"] + _yaml(_tree(None, unsets), 4)
-    if sets:
-        out += ["- set:"] + _yaml(_tree(pending, sets), 4)
-    return "\n".join(out)
-
-
-def _seconds(v):
-    """A ``--confirm`` time in seconds: a bare number is minutes (the NVUE reference's own example:
-    ``--confirm 60`` is one hour); ``s``/``m``/``h`` suffixes take their unit."""
-    n = int(re.match(r"\d+", v).group(0))
-    return n * {"s": 1, "m": 60, "h": 3600}[v[-1]] if not v.isdigit() else n * 60
 
 
 def _now():
