@@ -242,8 +242,15 @@ GROUPS = {
                 "tests/unit/test_verify_incast_exact.py",
                 "tests/unit/checks/test_incast.py",
                 "tests/unit/test_verify_incast_hw.py",
-                "tests/unit/test_verify_incast_switch.py",
                 "tests/unit/test_verify_incast_rotation.py",
+            ],
+        ),
+        # the switches' side: their congestion counters and lossless state over the benchmarks
+        "plugins/module_utils/checks/incast_switch.py": (
+            [f"{PKG}.plugins.module_utils.checks.incast_switch"],
+            [
+                "tests/unit/checks/test_incast_switch.py",
+                "tests/unit/test_verify_incast_switch.py",
                 "tests/unit/test_lossless_watchdog_storm.py",
                 "tests/unit/test_nvue_lossless.py",
             ],

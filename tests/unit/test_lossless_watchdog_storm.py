@@ -10,7 +10,7 @@ import pytest
 from labsim import lab  # noqa: F401  (also puts lab/sim on sys.path)
 from switch_testlib import render, sim_driver
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast_switch
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
@@ -328,7 +328,7 @@ def _healthy(**over):
 
 def _judge(before, after):
     reads = {"leaf1": {"before": _snap(before), "after": _snap(after)}}
-    return incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding)
+    return incast_switch.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding)
 
 
 def test_healthy_lossless_state_has_zero_findings():
@@ -376,7 +376,7 @@ def test_what_a_driver_does_not_read_is_unproven_not_a_finding():
     )
     assert out == [] and unproven == {"leaf1": ["lossless headroom", "PFC watchdog state", "PFC watchdog storm counters"]}
     reads = {"leaf1": {"before": _snap({}), "after": dict(_snap(None), lossless_msg="leaf1: timed out")}}
-    assert incastcheck.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding) == (
+    assert incast_switch.lossless_findings(reads, FABRIC, HOSTS, {}, findings_mod.finding) == (
         [],
         {"leaf1": ["lossless headroom and PFC watchdog (leaf1: timed out)"]},
     )
@@ -385,7 +385,7 @@ def test_what_a_driver_does_not_read_is_unproven_not_a_finding():
 def test_infiniband_has_no_lossless_findings():
     bad = {"swp1": _healthy(headroom=[], pfcwd=[]), "swp2": _healthy()}
     reads = {"leaf1": {"before": _snap(bad), "after": _snap(bad)}}
-    assert incastcheck.lossless_findings(reads, {"transport": "infiniband"}, HOSTS, {}, findings_mod.finding) == ([], {})
+    assert incast_switch.lossless_findings(reads, {"transport": "infiniband"}, HOSTS, {}, findings_mod.finding) == ([], {})
 
 
 def _ethtool(tx3):

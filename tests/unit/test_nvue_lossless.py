@@ -13,7 +13,7 @@ from switch_testlib import render, sim_driver
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems, run_apply
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast_switch
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 
 PORTS = ["swp1", "swp2"]
@@ -166,7 +166,7 @@ HOSTS = {"node1": [{"device": "mlx5_0", "switch": "leaf1", "switch_port": "swp1"
 
 def _judge(d):
     snap = {"failed": False, "platform": "nvue", "ports": {}, "lossless": d.lossless(PORTS)}
-    return incastcheck.lossless_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {}, faults.finding)
+    return incast_switch.lossless_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {}, faults.finding)
 
 
 def test_findings_name_the_nvue_switch_and_port(tmp_path, monkeypatch):

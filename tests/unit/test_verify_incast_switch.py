@@ -1,4 +1,4 @@
-"""The switches' own congestion counters over the benchmarks (incastcheck.switch_findings): two
+"""The switches' own congestion counters over the benchmarks (incast_switch.switch_findings): two
 snapshots read through each platform's driver from the simulator's real formats, judged per
 fabric port - pauses on the wrong priority, drops of the no-drop priority, what is not proven."""
 
@@ -9,7 +9,7 @@ import pytest
 from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, pfc_on, put_counters
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast as incastcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast_switch
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
@@ -42,7 +42,7 @@ def window(tmp_path, monkeypatch, platform, before_counters, after_counters):
     put_counters(port, after_counters)
     after = snapshot(d, platform)
     r = rails()
-    f, unproven = incastcheck.switch_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts(platform), {}, r, findings.finding)
+    f, unproven = incast_switch.switch_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts(platform), {}, r, findings.finding)
     return f, unproven, r
 
 
@@ -97,7 +97,7 @@ def test_drops_go_into_the_evidence_of_the_incast_finding_that_names_the_rail():
     before = {"failed": False, "ports": {"Ethernet8": {"drops": {"3": 1}, "per_priority": True, "missing": []}}}
     after = {"failed": False, "ports": {"Ethernet8": {"drops": {"3": 41}, "per_priority": True, "missing": []}}}
     prior = [findings.finding("INCAST_NO_PAUSE", "x", node="node1", device="mlx5_0", check="incast")]
-    f, _ = incastcheck.switch_findings(
+    f, _ = incast_switch.switch_findings(
         {"sw": {"before": before, "after": after}},
         FABRIC,
         {"node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet8"}]},
@@ -110,31 +110,31 @@ def test_drops_go_into_the_evidence_of_the_incast_finding_that_names_the_rail():
 
 
 def test_a_cleared_counter_counts_from_zero():
-    assert incastcheck._delta({"3": 500}, {"3": 20}) == {"3": 20}
-    assert incastcheck._delta(500, 20) == 20 and incastcheck._delta(5, 20) == 15
-    assert incastcheck._delta(5, None) is None
+    assert incast_switch._delta({"3": 500}, {"3": 20}) == {"3": 20}
+    assert incast_switch._delta(500, 20) == 20 and incast_switch._delta(5, 20) == 15
+    assert incast_switch._delta(5, None) is None
 
 
 def test_an_unreadable_switch_or_port_is_a_warning_naming_it():
     cab = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "swp1"}], "node2": [{"device": "mlx5_0", "switch": "sw2", "switch_port": "swp2"}]}
     good = {"failed": False, "ports": {"swp9": {"per_priority": True, "missing": []}}}
     reads = {"sw": {"before": good, "after": {"failed": True, "msg": "sw: authentication failed"}}, "sw2": {"before": good, "after": good}}
-    f, _ = incastcheck.switch_findings(reads, FABRIC, cab, {}, [], findings.finding)
+    f, _ = incast_switch.switch_findings(reads, FABRIC, cab, {}, [], findings.finding)
     assert [(x["code"], x["severity"], x["switch"], x.get("switch_port")) for x in f] == [
         ("COUNTER_MISSING", "warning", "sw", None),
         ("COUNTER_MISSING", "warning", "sw2", "swp2"),
     ]
     assert "authentication failed" in f[0]["message"] and "not proven" in f[0]["message"]
     # one snapshot only (the second play never ran)
-    f, _ = incastcheck.switch_findings({"sw": {"before": good}}, FABRIC, {"n": cab["node1"]}, {}, [], findings.finding)
+    f, _ = incast_switch.switch_findings({"sw": {"before": good}}, FABRIC, {"n": cab["node1"]}, {}, [], findings.finding)
     assert "no snapshot after the benchmarks" in f[0]["message"]
 
 
 def test_nothing_without_reads_or_on_infiniband():
-    assert incastcheck.switch_findings({}, FABRIC, {}, {}, [], findings.finding) == ([], {})
+    assert incast_switch.switch_findings({}, FABRIC, {}, {}, [], findings.finding) == ([], {})
     reads = {"sw": {"before": {"failed": True, "msg": "x"}}}
     cab = {"n": [{"device": "d", "switch": "sw", "switch_port": "p"}]}
-    assert incastcheck.switch_findings(reads, {"transport": "infiniband"}, cab, {}, [], findings.finding) == ([], {})
+    assert incast_switch.switch_findings(reads, {"transport": "infiniband"}, cab, {}, [], findings.finding) == ([], {})
 
 
 def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
@@ -150,7 +150,7 @@ def test_uplinks_are_judged_on_both_ends_and_named_by_their_peer():
         "spine1": {"before": snap({"3": 0}, {}), "after": snap({"3": 77}, {})},
     }
     uplinks = {"leaf1": [{"port": "swp5", "peer": "spine1", "peer_port": "Ethernet1/1"}]}
-    f, _ = incastcheck.switch_findings(reads, FABRIC, {}, uplinks, [], findings.finding)
+    f, _ = incast_switch.switch_findings(reads, FABRIC, {}, uplinks, [], findings.finding)
     got = {(x["code"], x["switch"], x["switch_port"], x["peer_switch"], x["peer_port"]) for x in f}
     assert got == {
         ("SWITCH_PAUSE_WRONG_PRIORITY", "leaf1", "swp5", "spine1", "Ethernet1/1"),

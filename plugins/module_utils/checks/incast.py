@@ -11,11 +11,15 @@ receiver's switch port marks (receiver ``np_ecn_marked_roce_packets`` rises),
 the receiver answers with CNPs (``np_cnp_sent``), the senders slow down
 (``rp_cnp_handled``); nothing is lost (no ``out_of_sequence`` /
 ``packet_seq_err`` on the receiver).
+
+The switches' own counters and lossless state over the benchmarks are judged in
+``incast_switch.py``; ``report`` (the ``incast`` check) joins both.
 """
 
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, expected_ends, leaves_of, switch_ports
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.cabling import _where, leaves_of
+from ansible_collections.linerate.fabric.plugins.module_utils.checks.incast_switch import switch_findings
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.plans import uplink_scope
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.thresholds import derived, rdma_threshold_gbps
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -23,12 +27,15 @@ from ansible_collections.linerate.fabric.plugins.module_utils.findings import fi
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.counters import parse_ethtool_stats, parse_rdma_statistic
 
 # counter -> what it proves (for the COUNTER_MISSING warning); receiver or sender side
-RECEIVER = {"np_ecn_marked_roce_packets": "ECN marking by the switch", "np_cnp_sent": "CNPs answering ECN marks",
-            "out_of_sequence": "loss on the no-drop class", "packet_seq_err": "loss on the no-drop class"}
+RECEIVER = {
+    "np_ecn_marked_roce_packets": "ECN marking by the switch",
+    "np_cnp_sent": "CNPs answering ECN marks",
+    "out_of_sequence": "loss on the no-drop class",
+    "packet_seq_err": "loss on the no-drop class",
+}
 SENDER = {"rp_cnp_handled": "the senders slowing down on CNPs"}
 # rail keys of the report (per node)
-REPORT = {"ecn_marked": "np_ecn_marked_roce_packets", "cnp_sent": "np_cnp_sent", "cnp_handled": "rp_cnp_handled",
-          "out_of_sequence": "out_of_sequence"}
+REPORT = {"ecn_marked": "np_ecn_marked_roce_packets", "cnp_sent": "np_cnp_sent", "cnp_handled": "rp_cnp_handled", "out_of_sequence": "out_of_sequence"}
 
 
 def _link(text, device, port=1):
@@ -57,246 +64,141 @@ def hw_findings(phase, fabric, cabling, rails, finding, where, prior=()):
     ecn_on = bool((((fabric or {}).get("roce") or {}).get("ecn") or {}).get("enabled", True))
     prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
     for rail in rails:
-        device, receiver, senders = rail["device"], rail["receiver"], list(rail.get("senders") or [])
-        deltas = {}
-        for node in [receiver] + senders:
-            pair = (((phase.get(node) or {}).get("hw") or {}).get(device)) or ["", ""]
-            b, why_b = _link(pair[0], device)
-            a, why_a = _link(pair[1], device)
-            if a is None or b is None:
-                out.append(finding("COUNTER_MISSING", f"{node} {device}: RDMA hw_counters unreadable "
-                                   f"({why_a or why_b}); ECN marking, CNPs and loss under incast are not proven "
-                                   "on this port", check="incast", counter="hw_counters", **where(cabling, node, device)))
-                continue
-            wanted = RECEIVER if node == receiver else SENDER
-            for name, proves in wanted.items():
-                if name not in a:
-                    rail["missing"].append(f"{node}:{name}")
-                    out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver/firmware does not expose "
-                                       f"{name}; {proves} under incast is not proven", check="incast",
-                                       counter=name, **where(cabling, node, device)))
-            deltas[node] = {k: v - b.get(k, 0) if v >= b.get(k, 0) else v for k, v in a.items()}
+        deltas = _hw_deltas(phase, rail, cabling, finding, where, out)
         for key, name in REPORT.items():
             rail[key] = {n: d.get(name) for n, d in deltas.items()}
-        r = deltas.get(receiver)
+        r = deltas.get(rail["receiver"])
         if r is None:
             continue
-        loc = where(cabling, receiver, device)
-        lost = {k: r[k] for k in ("out_of_sequence", "packet_seq_err") if r.get(k)}
-        named = [x for x in prior if x.get("device") == device and x["severity"] == "error" and x.get("check") == "incast"]
-        for x in named if lost else ():
-            x.setdefault("evidence", {})["receiver_loss"] = {receiver: lost}
-        if lost and not named:
-            timeouts = {s: deltas[s].get("local_ack_timeout_err") for s in senders if s in deltas}
-            out.append(finding("INCAST_OUT_OF_SEQUENCE", f"{receiver} {device}: "
-                               + ", ".join(f"{k} +{v}" for k, v in sorted(lost.items()))
-                               + f" under incast: packets of the no-drop priority {prio} were lost on the way in "
-                               f"(senders' local_ack_timeout_err: {timeouts})", check="incast",
-                               evidence={"deltas": lost, "local_ack_timeout_err": timeouts}, **loc))
-        marked, cnps = r.get("np_ecn_marked_roce_packets"), r.get("np_cnp_sent")
-        if marked and not cnps and "np_cnp_sent" in r:
-            out.append(finding("INCAST_ECN_NO_CNP", f"{receiver} {device}: np_ecn_marked_roce_packets +{marked} but "
-                               "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification "
-                               "point off?)", check="incast", evidence={"marked": marked, "cnp_sent": cnps}, **loc))
-        elif cnps:
-            # A flow that ran alone (INCAST_INCONCLUSIVE: a late client, the others done) met no
-            # congestion: no CNP was meant for it, so +0 handled proves nothing about its port.
-            alone = set(rail.get("inconclusive") or [])
-            for s in senders:
-                handled = (deltas.get(s) or {}).get("rp_cnp_handled")
-                if s in deltas and s not in alone and "rp_cnp_handled" in deltas[s] and not handled:
-                    out.append(finding("INCAST_ECN_NO_CNP", f"{s} {device}: rp_cnp_handled +0 although {receiver} "
-                                       f"sent {cnps} CNPs: this sender does not slow down on CNPs (DCQCN reaction "
-                                       "point off, or the CNPs do not reach it)", check="incast",
-                                       evidence={"cnp_sent": cnps, "cnp_handled": handled}, **where(cabling, s, device)))
-        measured = [g for g in (rail.get("flows") or {}).values() if g is not None]
-        if (ecn_on and not marked and not cnps and "np_ecn_marked_roce_packets" in r
-                and len(measured) >= 2 and not rail.get("inconclusive")):
-            out.append(finding("INCAST_NO_ECN", f"{receiver} {device}: no ECN mark and no CNP under incast of "
-                               f"{len(measured)} although the intent enables ECN (fabric.roce.ecn): the switch port "
-                               f"{loc['switch']} {loc['switch_port']} towards the receiver does not mark",
-                               check="incast", evidence={"ecn_marked": marked, "cnp_sent": cnps}, **loc))
+        loc = where(cabling, rail["receiver"], rail["device"])
+        out += _hw_loss_findings(rail, r, deltas, prior, prio, loc, finding)
+        out += _hw_cnp_findings(rail, r, deltas, cabling, finding, where, loc)
+        out += _hw_no_ecn_findings(rail, r, ecn_on, loc, finding)
     return out
 
 
-# ---------------------------------------------------------------- the switches' side
-
-def _delta(before, after):
-    """after - before of a counter (int or {priority: int}); a counter that went back (cleared) counts from 0."""
-    if after is None:
-        return None
-    if isinstance(after, dict):
-        before = before if isinstance(before, dict) else {}
-        return {str(k): _delta(before.get(k, before.get(str(k))), v) for k, v in after.items()}
-    b = before if isinstance(before, int) else 0
-    return after - b if after >= b else after
-
-
-def switch_deltas(before, after):
-    """{port: deltas} of two switch_counters snapshots (ports in both); pause/drops stay per priority."""
-    out = {}
-    for port, a in ((after or {}).get("ports") or {}).items():
-        b = ((before or {}).get("ports") or {}).get(port)
-        if b is None:
+def _hw_deltas(phase, rail, cabling, finding, where, out):
+    """{node: its hw_counters deltas on the rail's device}; an unreadable pair or a counter the
+    driver lacks is COUNTER_MISSING (into ``out``, the counter also into the rail's ``missing``)."""
+    device, receiver = rail["device"], rail["receiver"]
+    deltas = {}
+    for node in [receiver] + list(rail.get("senders") or []):
+        pair = (((phase.get(node) or {}).get("hw") or {}).get(device)) or ["", ""]
+        b, why_b = _link(pair[0], device)
+        a, why_a = _link(pair[1], device)
+        if a is None or b is None:
+            out.append(
+                finding(
+                    "COUNTER_MISSING",
+                    f"{node} {device}: RDMA hw_counters unreadable ({why_a or why_b}); ECN marking, CNPs and loss under incast are not proven on this port",
+                    check="incast",
+                    counter="hw_counters",
+                    **where(cabling, node, device),
+                )
+            )
             continue
-        d = {k: _delta(b.get(k), a.get(k)) for k in ("rx_pause", "tx_pause", "rx_pause_total", "tx_pause_total",
-                                                     "drops", "ecn_marked", "cnp_tx")}
-        d["per_priority"] = bool(a.get("per_priority"))
-        d["missing"] = list(a.get("missing") or [])
-        out[port] = d
-    return out
+        wanted = RECEIVER if node == receiver else SENDER
+        for name, proves in wanted.items():
+            if name not in a:
+                rail["missing"].append(f"{node}:{name}")
+                out.append(
+                    finding(
+                        "COUNTER_MISSING",
+                        f"{node} {device}: the driver/firmware does not expose {name}; {proves} under incast is not proven",
+                        check="incast",
+                        counter=name,
+                        **where(cabling, node, device),
+                    )
+                )
+        deltas[node] = {k: v - b.get(k, 0) if v >= b.get(k, 0) else v for k, v in a.items()}
+    return deltas
 
 
-def _on(per_prio, prio):
-    """The count of the no-drop priority in a per-priority delta ('roce': a platform's RoCE class, same thing)."""
-    if not per_prio:
-        return 0
-    return sum(v or 0 for k, v in per_prio.items() if str(k) in (prio, "roce"))
+def _hw_loss_findings(rail, r, deltas, prior, prio, loc, finding):
+    """INCAST_OUT_OF_SEQUENCE: loss at the receiver (``r``: its deltas), or, where ``prior`` names the
+    rail's culprit already, the loss into that finding's evidence."""
+    device, receiver, senders = rail["device"], rail["receiver"], list(rail.get("senders") or [])
+    lost = {k: r[k] for k in ("out_of_sequence", "packet_seq_err") if r.get(k)}
+    named = [x for x in prior if x.get("device") == device and x["severity"] == "error" and x.get("check") == "incast"]
+    for x in named if lost else ():
+        x.setdefault("evidence", {})["receiver_loss"] = {receiver: lost}
+    if not lost or named:
+        return []
+    timeouts = {s: deltas[s].get("local_ack_timeout_err") for s in senders if s in deltas}
+    return [
+        finding(
+            "INCAST_OUT_OF_SEQUENCE",
+            f"{receiver} {device}: "
+            + ", ".join(f"{k} +{v}" for k, v in sorted(lost.items()))
+            + f" under incast: packets of the no-drop priority {prio} were lost on the way in "
+            f"(senders' local_ack_timeout_err: {timeouts})",
+            check="incast",
+            evidence={"deltas": lost, "local_ack_timeout_err": timeouts},
+            **loc,
+        )
+    ]
 
 
-def switch_findings(reads, fabric, hosts, uplinks, rails, finding, prior=()):
-    """Findings of the switches' own counters over the benchmarks; adds their evidence to ``rails``.
-
-    ``reads``: {switch: {"before": snapshot, "after": snapshot}}, each snapshot
-    what role task switch_fabric/counters.yml keeps ({failed, msg, platform,
-    ports: switch_counters' ports, ports_missing}). ``hosts`` ({node:
-    rdma_ports}) and ``uplinks`` ({switch: switch_uplinks}) say what is cabled
-    to each port (cabling.expected_ends, the cabling check's own map). Judged
-    on every such port, host-facing and uplink: pause frames on a priority
-    other than the no-drop one (where the platform splits pauses per priority)
-    and drops of the no-drop priority. Drops where ``prior`` already names that
-    rail's culprit go into its evidence instead. What a platform does not
-    expose is listed in the returned ``unproven`` ({switch: [what]}), not
-    raised as a finding: it is a property of the platform, the same on every run.
-    """
-    out, unproven, evidence = [], {}, {}
-    if (fabric or {}).get("transport", "roce") != "roce" or not reads:
-        return out, unproven
-    prio = str(int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3)))
-    ends, names = expected_ends(hosts, uplinks)
-    for sw in sorted({key[0] for key in ends}):
-        read = reads.get(sw) or {}
-        before, after = read.get("before"), read.get("after")
-        if not before or not after or before.get("failed") or after.get("failed"):
-            failed = next((x for x in (before, after) if x and x.get("failed")), None)
-            why = ((failed or {}).get("msg")
-                   or "no snapshot " + ("before" if not before else "after") + " the benchmarks")
-            out.append(finding("COUNTER_MISSING", f"{sw}: the switch's congestion counters could not be read ({why}); "
-                               "pause frames, ECN marks and drops on its ports are not proven", check="incast",
-                               switch=sw, counter="switch_counters"))
-            continue
-        deltas = switch_deltas(before, after)
-        for port, end, where in switch_ports(sw, ends, names):
-            d = deltas.get(port)
-            if d is None:
-                out.append(finding("COUNTER_MISSING", f"{sw} {port}: the switch does not report this port's congestion "
-                                   "counters; pause frames and drops on it are not proven", check="incast",
-                                   counter="switch_counters", **where))
-                continue
-            unproven.setdefault(sw, []).extend(w for w in d["missing"] if w not in unproven[sw])
-            f, shown = _judge_port(d, prio, f"{sw} {port} (towards {end[1]} {end[2]})", where, finding, prior)
-            out += f
-            if end[0] == "host":
-                evidence[(end[1], end[2])] = shown
-    for rail in rails:
-        for key in ("pause", "ecn_marked", "drops"):
-            rail["switch_" + key] = {n: (evidence.get((n, rail["device"])) or {}).get(key)
-                                     for n in [rail["receiver"]] + list(rail.get("senders") or [])}
-    lf, lu = lossless_findings(reads, fabric, hosts, uplinks, finding)
-    out += lf
-    for sw, what in lu.items():
-        unproven.setdefault(sw, []).extend(w for w in what if w not in unproven[sw])
-    return out, {sw: what for sw, what in unproven.items() if what}
-
-
-def lossless_findings(reads, fabric, hosts, uplinks, finding):
-    """(findings, unproven) of the switches' lossless state as switch_counters reads it back
-    (``lossless`` of each snapshot: Driver.lossless), on every port the inventory cables:
-
-    - SWITCH_NO_HEADROOM: the no-drop priority has no lossless headroom on the port (after);
-    - PFC_WATCHDOG_OFF: the port's PFC watchdog does not guard the no-drop priority (after);
-    - PFC_STORM: the watchdog detected a storm on the port's no-drop queue between the two
-      snapshots (detected rose), or the queue is stormed now.
-
-    What a platform's driver does not read (``missing``) goes to ``unproven``, not a finding."""
-    out, unproven = [], {}
-    if (fabric or {}).get("transport", "roce") != "roce" or not reads:
-        return out, unproven
-    prio = int(((fabric or {}).get("roce") or {}).get("no_drop_priority", 3))
-    ends, names = expected_ends(hosts, uplinks)
-    for sw in sorted({key[0] for key in ends}):
-        read = reads.get(sw) or {}
-        after, before = read.get("after") or {}, read.get("before") or {}
-        state = after.get("lossless")
-        if after.get("failed") or not after:
-            continue   # switch_findings already says the switch could not be read
-        if "lossless" not in after:
-            continue   # a snapshot from a caller that does not read the lossless state (none judged)
-        if state is None:
-            why = after.get("lossless_msg") or "not read"
-            unproven.setdefault(sw, []).append(f"lossless headroom and PFC watchdog ({why})")
-            continue
-        for port, end, where in switch_ports(sw, ends, names):
-            st = state.get(port)
-            if st is None:
-                continue
-            label = f"{sw} {port} (towards {end[1]} {end[2]})"
-            unproven.setdefault(sw, []).extend(w for w in st.get("missing") or [] if w not in unproven[sw])
-            if st.get("headroom") is not None and prio not in st["headroom"]:
-                out.append(finding("SWITCH_NO_HEADROOM", f"{label}: no lossless headroom for the no-drop priority "
-                                   f"{prio} (priorities with headroom: {st['headroom']}): PFC is "
-                                   f"{'on' if prio in (st.get('pfc') or []) else 'off'} but what is in flight when "
-                                   "the pause goes out has nowhere to go, so the port drops under incast",
-                                   check="incast", evidence={"headroom": st["headroom"], "pfc": st.get("pfc")},
-                                   **where))
-            if st.get("pfcwd") is not None and prio not in st["pfcwd"]:
-                out.append(finding("PFC_WATCHDOG_OFF", f"{label}: the PFC watchdog does not guard the no-drop "
-                                   f"priority {prio} (guarded: {st['pfcwd']}): a NIC that keeps sending pause frames "
-                                   "would stall this queue and spread back through the fabric", check="incast",
-                                   evidence={"pfcwd": st["pfcwd"]}, **where))
-            now = (st.get("storms") or {}).get(str(prio)) or (st.get("storms") or {}).get(prio) or {}
-            was = ((((before.get("lossless") or {}).get(port) or {}).get("storms") or {}).get(str(prio)) or {})
-            detected = int(now.get("detected") or 0) - int(was.get("detected") or 0)
-            if detected > 0 or now.get("stormed"):
-                out.append(finding("PFC_STORM", f"{label}: the PFC watchdog "
-                                   + (f"detected {detected} pause storm(s)" if detected > 0 else "holds a stormed queue")
-                                   + f" on the no-drop priority {prio} during verification: "
-                                   + (f"{end[1]} {end[2]} keeps sending pause frames" if end[0] == "host" else
-                                      f"the peer {end[1]} {end[2]} keeps pausing this port")
-                                   + " (the watchdog drops the queue meanwhile)", check="incast",
-                                   evidence={"detected": detected, "stormed": now.get("stormed")}, **where))
-    return out, {sw: what for sw, what in unproven.items() if what}
-
-
-def _judge_port(d, prio, label, where, finding, prior):
-    """(findings, evidence) of one switch port's counter deltas ``d`` (switch_deltas)."""
+def _hw_cnp_findings(rail, r, deltas, cabling, finding, where, loc):
+    """INCAST_ECN_NO_CNP: a receiver marked but sending no CNP, or a sender not handling the CNPs it got."""
+    device, receiver = rail["device"], rail["receiver"]
+    marked, cnps = r.get("np_ecn_marked_roce_packets"), r.get("np_cnp_sent")
+    if marked and not cnps and "np_cnp_sent" in r:
+        return [
+            finding(
+                "INCAST_ECN_NO_CNP",
+                f"{receiver} {device}: np_ecn_marked_roce_packets +{marked} but "
+                "np_cnp_sent +0: the receiver does not answer ECN marks with CNPs (DCQCN notification "
+                "point off?)",
+                check="incast",
+                evidence={"marked": marked, "cnp_sent": cnps},
+                **loc,
+            )
+        ]
+    if not cnps:
+        return []
+    # A flow that ran alone (INCAST_INCONCLUSIVE: a late client, the others done) met no
+    # congestion: no CNP was meant for it, so +0 handled proves nothing about its port.
+    alone = set(rail.get("inconclusive") or [])
     out = []
-    pause = {k: ((d["rx_pause"] or {}).get(k) or 0) + ((d["tx_pause"] or {}).get(k) or 0)
-             for k in set(d["rx_pause"] or {}) | set(d["tx_pause"] or {})}
-    # a platform without the per-priority split (EOS) still shows that the port paused
-    shown = (_on(pause, prio) if pause or d["per_priority"] else
-             None if d["rx_pause_total"] is None and d["tx_pause_total"] is None
-             else (d["rx_pause_total"] or 0) + (d["tx_pause_total"] or 0))
-    drops = _on(d["drops"], prio)
-    wrong = {k: v for k, v in pause.items() if d["per_priority"] and k.isdigit() and k != prio and v}
-    if wrong:
-        out.append(finding("SWITCH_PAUSE_WRONG_PRIORITY", f"{label}: pause frames "
-                           + ", ".join(f"+{v} on priority {k}" for k, v in sorted(wrong.items()))
-                           + f" during the benchmarks; only the no-drop priority {prio} may pause (PFC enabled "
-                           "on another priority, or traffic classified into the wrong one)", check="incast",
-                           evidence={"pause": pause}, **where))
-    named = [x for x in prior if drops and where.get("device") and x.get("device") == where["device"]
-             and x["severity"] == "error" and x.get("check") == "incast"]
-    for x in named:
-        x.setdefault("evidence", {}).setdefault("switch_drops", {})[f"{where['switch']} {where['switch_port']}"] = drops
-    if drops and not named:
-        out.append(finding("SWITCH_DROPS_NO_DROP", f"{label}: +{drops} packets of the no-drop priority {prio} dropped "
-                           "during the benchmarks: the class is not lossless on this port (PFC off or not honoured "
-                           "on the path)", check="incast", evidence={"drops": d["drops"]}, **where))
-    return out, {"pause": shown, "ecn_marked": d["ecn_marked"], "drops": drops}
+    for s in list(rail.get("senders") or []):
+        handled = (deltas.get(s) or {}).get("rp_cnp_handled")
+        if s in deltas and s not in alone and "rp_cnp_handled" in deltas[s] and not handled:
+            out.append(
+                finding(
+                    "INCAST_ECN_NO_CNP",
+                    f"{s} {device}: rp_cnp_handled +0 although {receiver} "
+                    f"sent {cnps} CNPs: this sender does not slow down on CNPs (DCQCN reaction "
+                    "point off, or the CNPs do not reach it)",
+                    check="incast",
+                    evidence={"cnp_sent": cnps, "cnp_handled": handled},
+                    **where(cabling, s, device),
+                )
+            )
+    return out
+
+
+def _hw_no_ecn_findings(rail, r, ecn_on, loc, finding):
+    """INCAST_NO_ECN: an incast of two flows or more that met neither an ECN mark nor a CNP with ECN on."""
+    marked, cnps = r.get("np_ecn_marked_roce_packets"), r.get("np_cnp_sent")
+    measured = [g for g in (rail.get("flows") or {}).values() if g is not None]
+    if not (ecn_on and not marked and not cnps and "np_ecn_marked_roce_packets" in r and len(measured) >= 2 and not rail.get("inconclusive")):
+        return []
+    return [
+        finding(
+            "INCAST_NO_ECN",
+            f"{rail['receiver']} {rail['device']}: no ECN mark and no CNP under incast of "
+            f"{len(measured)} although the intent enables ECN (fabric.roce.ecn): the switch port "
+            f"{loc['switch']} {loc['switch_port']} towards the receiver does not mark",
+            check="incast",
+            evidence={"ecn_marked": marked, "cnp_sent": cnps},
+            **loc,
+        )
+    ]
 
 
 # ---------------------------------------------------------------- incast: lossless proof by counters
+
 
 def _stats(text):
     try:
@@ -340,8 +242,17 @@ def incast_findings(phase, fabric, cabling):
     threshold = incast_threshold_gbps(fabric, k)
     devices = list(any_node.get("devices") or ((phase.get(receiver) or {}).get("counters") or {}))
     for device in devices:
-        rail = {"device": device, "receiver": receiver, "senders": senders, "k": k, "threshold_gbps": threshold,
-                "flows": {}, "pause": {}, "discards": {}, "missing": []}
+        rail = {
+            "device": device,
+            "receiver": receiver,
+            "senders": senders,
+            "k": k,
+            "threshold_gbps": threshold,
+            "flows": {},
+            "pause": {},
+            "discards": {},
+            "missing": [],
+        }
         deltas = _rail_deltas(phase, rail, roce, cabling, out)
         out += _counter_findings(deltas, rail, roce, prio, cabling)
         bad = _flow_findings(phase, rail, deltas, roce, fabric, cabling, out)
@@ -360,9 +271,14 @@ def _rail_deltas(phase, rail, roce, cabling, out):
         pair = pair or ["", ""]
         d, why = counter_deltas(pair[0], pair[1])
         if d is None:
-            out.append(finding("COUNTER_MISSING", f"{node} {device}: ethtool -S unreadable ({why}); "
-                               "PFC under incast cannot be proven on this port", check="incast",
-                               **_where(cabling, node, device)))
+            out.append(
+                finding(
+                    "COUNTER_MISSING",
+                    f"{node} {device}: ethtool -S unreadable ({why}); PFC under incast cannot be proven on this port",
+                    check="incast",
+                    **_where(cabling, node, device),
+                )
+            )
             continue
         deltas[node] = d
     return deltas
@@ -376,24 +292,41 @@ def _counter_findings(deltas, rail, roce, prio, cabling):
         for name in (f"rx_prio{prio}_pause", f"tx_prio{prio}_pause", f"rx_prio{prio}_discards"):
             if name not in d:
                 rail["missing"].append(f"{node}:{name}")
-                out.append(finding("COUNTER_MISSING", f"{node} {device}: the driver does not expose {name}; "
-                                   + ("PFC pauses" if "pause" in name else "drops")
-                                   + f" on priority {prio} cannot be proven", check="incast",
-                                   counter=name, **_where(cabling, node, device)))
+                out.append(
+                    finding(
+                        "COUNTER_MISSING",
+                        f"{node} {device}: the driver does not expose {name}; "
+                        + ("PFC pauses" if "pause" in name else "drops")
+                        + f" on priority {prio} cannot be proven",
+                        check="incast",
+                        counter=name,
+                        **_where(cabling, node, device),
+                    )
+                )
         rail["pause"][node] = d.get(f"rx_prio{prio}_pause", 0) + d.get(f"tx_prio{prio}_pause", 0)
         rail["discards"][node] = d.get(f"rx_prio{prio}_discards", 0)
-        wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n)
-                 and n[7] != str(prio)}
+        wrong = {n: v for n, v in d.items() if v > 0 and re.fullmatch(r"(rx|tx)_prio[0-7]_pause", n) and n[7] != str(prio)}
         if roce and wrong:
-            out.append(finding("INCAST_PAUSE_WRONG_PRIORITY",
-                               f"{node} {device}: pause frames on "
-                               + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
-                               + f"; only the no-drop priority {prio} may pause", check="incast",
-                               evidence={"deltas": wrong}, **_where(cabling, node, device)))
+            out.append(
+                finding(
+                    "INCAST_PAUSE_WRONG_PRIORITY",
+                    f"{node} {device}: pause frames on "
+                    + ", ".join(f"{n} +{v}" for n, v in sorted(wrong.items()))
+                    + f"; only the no-drop priority {prio} may pause",
+                    check="incast",
+                    evidence={"deltas": wrong},
+                    **_where(cabling, node, device),
+                )
+            )
         if roce and rail["discards"][node] > 0:
-            out.append(finding("INCAST_DROPS", f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} "
-                               f"on the no-drop priority under incast", check="incast",
-                               **_where(cabling, node, device)))
+            out.append(
+                finding(
+                    "INCAST_DROPS",
+                    f"{node} {device}: rx_prio{prio}_discards +{rail['discards'][node]} on the no-drop priority under incast",
+                    check="incast",
+                    **_where(cabling, node, device),
+                )
+            )
     return out
 
 
@@ -408,16 +341,28 @@ def _flow_findings(phase, rail, deltas, roce, fabric, cabling, out):
         gbps = (res or {}).get("gbps")
         rail["flows"][node] = gbps
         if res is None or res.get("error") or gbps is None:
-            out.append(finding("INCAST_FAILED", f"{node} {device} -> {receiver}: "
-                               + ((res or {}).get("error") or "no result"), check="incast",
-                               **_where(cabling, node, device)))
+            out.append(
+                finding(
+                    "INCAST_FAILED",
+                    f"{node} {device} -> {receiver}: " + ((res or {}).get("error") or "no result"),
+                    check="incast",
+                    **_where(cabling, node, device),
+                )
+            )
             continue
         if k >= 2 and gbps > 1.5 * derived(fabric)["line_rate_gbps"] / k:
             # far above its fair share: it never shared the receiver's port, so it proves nothing
-            out.append(finding("INCAST_INCONCLUSIVE", f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
-                               f"the fair share of {k} flows - it ran alone (the others had not started or had "
-                               "finished); its port's lossless class is not proven", check="incast",
-                               evidence={"k": k, "gbps": gbps}, **_where(cabling, node, device)))
+            out.append(
+                finding(
+                    "INCAST_INCONCLUSIVE",
+                    f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s, above "
+                    f"the fair share of {k} flows - it ran alone (the others had not started or had "
+                    "finished); its port's lossless class is not proven",
+                    check="incast",
+                    evidence={"k": k, "gbps": gbps},
+                    **_where(cabling, node, device),
+                )
+            )
             rail.setdefault("inconclusive", []).append(node)
             continue
         no_pause = roce and node in deltas and rail["pause"].get(node, 0) == 0
@@ -429,33 +374,34 @@ def _flow_findings(phase, rail, deltas, roce, fabric, cabling, out):
 def _lossless_findings(rail, bad, prio, cabling):
     """INCAST_GOODPUT_LOW / INCAST_NO_PAUSE of the flows that failed the lossless proof; when every
     counted flow into the receiver failed, the receiver's port (or its switch port) is the suspect."""
-    device, receiver, senders, k, threshold = (rail["device"], rail["receiver"], rail["senders"], rail["k"],
-                                               rail["threshold_gbps"])
+    device, receiver, senders, k, threshold = (rail["device"], rail["receiver"], rail["senders"], rail["k"], rail["threshold_gbps"])
     out = []
     counted = [n for n in senders if n not in rail.get("inconclusive", [])]
     blame_receiver = len(bad) == len(counted) and len(counted) >= 2
-    for node, gbps, no_pause in ([(receiver, None, None)] if blame_receiver else bad):
+    for node, gbps, no_pause in [(receiver, None, None)] if blame_receiver else bad:
         where = _where(cabling, node, device)
         if blame_receiver:
             flows = ", ".join(f"{flow[0]} {flow[1]:.1f}" if flow[1] is not None else f"{flow[0]} -" for flow in bad)
-            msg = (f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
-                   f"fair share threshold {threshold:.1f}; pauses on priority {prio}: "
-                   + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")")
+            msg = (
+                f"every incast flow into {receiver} {device} failed the lossless proof ({flows} Gb/s, "
+                f"fair share threshold {threshold:.1f}; pauses on priority {prio}: " + ", ".join(f"{n} {rail['pause'].get(n, '-')}" for n in senders) + ")"
+            )
             code = "INCAST_NO_PAUSE" if all(x[2] for x in bad) else "INCAST_GOODPUT_LOW"
         elif gbps < threshold:
             code = "INCAST_GOODPUT_LOW"
-            msg = (f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
-                   f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}")
+            msg = (
+                f"{node} {device} -> {receiver}: {gbps:.1f} Gb/s under incast of {k} (threshold "
+                f"{threshold:.1f} Gb/s); pauses on priority {prio}: {rail['pause'].get(node, '-')}"
+            )
         else:
             code = "INCAST_NO_PAUSE"
-            msg = (f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} "
-                   "although the intent declares it lossless")
-        out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"],
-                                                                "pause": rail["pause"]}, **where))
+            msg = f"{node} {device} -> {receiver}: no PFC pause on priority {prio} under incast of {k} although the intent declares it lossless"
+        out.append(finding(code, msg, check="incast", evidence={"k": k, "flows": rail["flows"], "pause": rail["pause"]}, **where))
     return out
 
 
 # ---------------------------------------------------------------- incast rotation: every port a receiver
+
 
 def incast_groups(log):
     """The incast groups that ran, from the per-node incast records.
@@ -495,15 +441,14 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
         f, group_rails = incast_findings(phase, fabric, cabling)
         f += hw_findings(phase, fabric, cabling, group_rails, finding, _where, f)
         for x in f:
-            x.update(incast_round=rnd, receiver=receiver)   # which group saw it (the report's case)
+            x.update(incast_round=rnd, receiver=receiver)  # which group saw it (the report's case)
         rounds.add(rnd)
         for rail in group_rails:
             rail["round"] = rnd
             device = rail["device"]
             bad = [x for x in f if x["severity"] == "error" and x.get("device") == device]
             rail["ok"] = not bad
-            ran = [s for s, g in (rail.get("flows") or {}).items() if g is not None
-                   and s not in (rail.get("inconclusive") or [])]
+            ran = [s for s, g in (rail.get("flows") or {}).items() if g is not None and s not in (rail.get("inconclusive") or [])]
             if bad or len(ran) < 2:
                 continue
             proven_ports.add((receiver, device))
@@ -514,14 +459,18 @@ def incast_rotation(log, fabric, cabling, nodes=None, uplinks=None):
                     proven_up.update(x for x in (here, there) if x in scope_up)
         out += f
         rails += group_rails
-    coverage = {"ports": [len(proven_ports & scope_ports), len(scope_ports)],
-                "uplinks": [len(proven_up), len(scope_up)], "rounds": len(rounds),
-                "receivers": sorted({r for _rnd, r, _p in incast_groups(log)}, key=str),
-                "unproven_ports": sorted(f"{n} {d}" for n, d in scope_ports - proven_ports)[:50]}
+    coverage = {
+        "ports": [len(proven_ports & scope_ports), len(scope_ports)],
+        "uplinks": [len(proven_up), len(scope_up)],
+        "rounds": len(rounds),
+        "receivers": sorted({r for _rnd, r, _p in incast_groups(log)}, key=str),
+        "unproven_ports": sorted(f"{n} {d}" for n, d in scope_ports - proven_ports)[:50],
+    }
     return out, rails, coverage
 
 
 # ---------------------------------------------------------------- in the report
+
 
 def proven_text(pair):
     """[proven, in_scope] -> '12/16 (75 %)', or 'none in scope'."""
@@ -536,29 +485,43 @@ def incast_check(findings, rails, coverage, unproven):
     errors = [x for x in findings if x["severity"] == "error"]
     coverage = dict(coverage or {})
     ports, ups = coverage.get("ports") or [0, 0], coverage.get("uplinks") or [0, 0]
-    detail = (f"{coverage.get('rounds', 0)} round(s), {len(coverage.get('receivers') or [])} receiver(s); "
-              f"host ports proven lossless {proven_text(ports)}, leaf uplinks {proven_text(ups)}"
-              + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
-              + f"; {len(errors)} error(s)")
+    detail = (
+        f"{coverage.get('rounds', 0)} round(s), {len(coverage.get('receivers') or [])} receiver(s); "
+        f"host ports proven lossless {proven_text(ports)}, leaf uplinks {proven_text(ups)}"
+        + ("" if ups[1] else " (every rail under one leaf: no same-rail traffic crosses an uplink)")
+        + f"; {len(errors)} error(s)"
+    )
     cases = []
 
     def of(x, r):
         return (x.get("incast_round"), x.get("receiver"), x.get("device")) == (r.get("round"), r["receiver"], r["device"])
+
     for r in rails:
         mine = [x for x in errors if of(x, r)]
-        cases.append({"name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
-                      "ok": not mine, "code": mine[0]["code"] if mine else None,
-                      "message": "; ".join(x["message"] for x in mine) or None})
+        cases.append(
+            {
+                "name": f"incast round {r.get('round', 0)}: {r['device']} -> {r['receiver']} (k={r['k']})",
+                "ok": not mine,
+                "code": mine[0]["code"] if mine else None,
+                "message": "; ".join(x["message"] for x in mine) or None,
+            }
+        )
     # a finding of no rail (a switch's counters, its lossless state) fails the check as its own case
     rest = [x for x in errors if not any(of(x, r) for r in rails)]
     for x in rest:
-        cases.append({"name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}"
-                      .strip(), "ok": False, "code": x["code"], "message": x["message"]})
-    return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven,
-            "detail": detail, "cases": cases}
+        cases.append(
+            {
+                "name": f"incast {x.get('switch') or x.get('node')} {x.get('switch_port') or x.get('device') or ''}".strip(),
+                "ok": False,
+                "code": x["code"],
+                "message": x["message"],
+            }
+        )
+    return {"passed": not errors, "rails": rails, "coverage": coverage, "switch_unproven": unproven, "detail": detail, "cases": cases}
 
 
 # ---------------------------------------------------------------- the report (checks/registry.py CHECKS)
+
 
 def report(ctx):
     """check ``incast``: lossless proof by counters, every node a receiver once (the rotation)."""
