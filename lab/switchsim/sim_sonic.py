@@ -20,6 +20,7 @@ checkpoint, that fails the constraints in sonic_yang_constraints.json
 (sonic_yang.py), as generic_config_updater does with libyang; sonic-db-cli
 writes anything, as redis does.
 """
+
 import copy
 import json
 import re
@@ -27,11 +28,11 @@ import shlex
 import time
 
 import sim_ber
-import sim_counters
 import sim_optics
 import sonic_yang
 from sim_sonic_lossless import BUFFER_DEFAULTS, SonicLossless
-from simcore import Exit, Platform, bash_words, click_usage, kb, natural_key, tabulate
+from sim_sonic_show import SonicShow, dump
+from simcore import Exit, Platform, bash_words, click_usage, kb
 
 SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "400000", "800000")
 
@@ -39,7 +40,7 @@ SPEEDS = ("1000", "10000", "25000", "40000", "50000", "100000", "200000", "40000
 DEFAULT_HWSKU = "ACS-SN5600"
 
 
-class Sonic(SonicLossless, Platform):
+class Sonic(SonicShow, SonicLossless, Platform):
     platform = "sonic"
 
     def factory(self):
@@ -47,27 +48,44 @@ class Sonic(SonicLossless, Platform):
         hwsku = self.spec.get("hwsku", DEFAULT_HWSKU)
         model = self.spec.get("buffer_model", "traditional")
         db = {
-            "DEVICE_METADATA": {"localhost": {"hostname": self.name, "hwsku": hwsku,
-                                              "platform": BUFFER_DEFAULTS.get(hwsku, {}).get("platform", "x86_64-kvm"),
-                                              "type": "LeafRouter", "mac": "1c:34:da:00:00:02",
-                                              "buffer_model": model}},
+            "DEVICE_METADATA": {
+                "localhost": {
+                    "hostname": self.name,
+                    "hwsku": hwsku,
+                    "platform": BUFFER_DEFAULTS.get(hwsku, {}).get("platform", "x86_64-kvm"),
+                    "type": "LeafRouter",
+                    "mac": "1c:34:da:00:00:02",
+                    "buffer_model": model,
+                }
+            },
             "PORT": {},
             # the pools SONiC's buffer templates create (buffers_defaults_*.j2: a lossless ingress pool)
-            "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"},
-                            "egress_lossless_pool": {"mode": "static", "type": "egress"}},
+            "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic", "type": "ingress"}, "egress_lossless_pool": {"mode": "static", "type": "egress"}},
             "DSCP_TO_TC_MAP": {"AZURE": {str(d): "0" for d in range(0, 64, 8)}},
-            "WRED_PROFILE": {"AZURE_LOSSLESS": {
-                "ecn": "ecn_all", "green_max_threshold": "2097152", "green_min_threshold": "1048576",
-                "green_drop_probability": "5", "wred_green_enable": "true"}},
+            "WRED_PROFILE": {
+                "AZURE_LOSSLESS": {
+                    "ecn": "ecn_all",
+                    "green_max_threshold": "2097152",
+                    "green_min_threshold": "1048576",
+                    "green_drop_probability": "5",
+                    "wred_green_enable": "true",
+                }
+            },
         }
         for i, p in enumerate(self.ports):
             spec = self.spec["ports"][p]
             n = int(re.sub(r"\D", "", p))
-            db["PORT"][p] = {"admin_status": "up", "alias": f"etp{i + 1}", "index": str(i + 1),
-                             "lanes": ",".join(str(n + j) for j in range(8)), "mtu": "9100",
-                             "speed": str(spec.get("speed_gbps", 400) * 1000), "fec": "rs",
-                             "description": spec.get("peer", "")}
-        if model == "dynamic":   # what buffers_config.j2 adds in the dynamic model (sonic-buildimage files/build_templates)
+            db["PORT"][p] = {
+                "admin_status": "up",
+                "alias": f"etp{i + 1}",
+                "index": str(i + 1),
+                "lanes": ",".join(str(n + j) for j in range(8)),
+                "mtu": "9100",
+                "speed": str(spec.get("speed_gbps", 400) * 1000),
+                "fec": "rs",
+                "description": spec.get("peer", ""),
+            }
+        if model == "dynamic":  # what buffers_config.j2 adds in the dynamic model (sonic-buildimage files/build_templates)
             db["DEFAULT_LOSSLESS_BUFFER_PARAMETER"] = {"AZURE": {"default_dynamic_th": "0"}}
             db["LOSSLESS_TRAFFIC_PATTERN"] = {"AZURE": {"mtu": "1024", "small_packet_percentage": "50"}}
         self.db = db
@@ -76,8 +94,7 @@ class Sonic(SonicLossless, Platform):
         self.timers = {}
 
     def to_json(self):
-        return {"db": self.db, "saved": self.saved, "checkpoints": self.checkpoints,
-                "timers": getattr(self, "timers", {})}
+        return {"db": self.db, "saved": self.saved, "checkpoints": self.checkpoints, "timers": getattr(self, "timers", {})}
 
     def from_json(self, d):
         self.db, self.saved, self.checkpoints = d["db"], d["saved"], d["checkpoints"]
@@ -89,7 +106,7 @@ class Sonic(SonicLossless, Platform):
                 md["hwsku"] = self.spec.get("hwsku", DEFAULT_HWSKU)
         self.timers = d.get("timers", {})
         self._handles = {}
-        for unit in list(self.timers):   # the simulator restarted: due timers fire, the others are re-armed
+        for unit in list(self.timers):  # the simulator restarted: due timers fire, the others are re-armed
             self._arm(unit)
 
     # ------------------------------------------------------------ systemd transient timers
@@ -160,9 +177,12 @@ class Sonic(SonicLossless, Platform):
             secs = int(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2), 1)
             if not sudo:
                 return "Failed to start transient timer unit: Interactive authentication required."
-            if command[0] in self.SH and (command[1:2] != ["-c"] or len(command) != 3 or any(
-                    not shlex.split(part) or shlex.split(part)[0] not in self.CONFIG for part in command[2].split("&&"))):
-                return (f"sh: this simulator's timers run config commands only: {' '.join(command[1:])}")
+            if command[0] in self.SH and (
+                command[1:2] != ["-c"]
+                or len(command) != 3
+                or any(not shlex.split(part) or shlex.split(part)[0] not in self.CONFIG for part in command[2].split("&&"))
+            ):
+                return f"sh: this simulator's timers run config commands only: {' '.join(command[1:])}"
             if command[0] not in self.CONFIG + self.SH:
                 return f"Failed to find executable {command[0]}: No such file or directory"
             unit = (unit or f"run-r{len(self.timers) + 1}").removesuffix(".service").removesuffix(".timer")
@@ -177,14 +197,13 @@ class Sonic(SonicLossless, Platform):
             name = args[1]
             unit = name.removesuffix(".timer")
             if not sudo:
-                return (f"Failed to stop {name}: Interactive authentication required.\n"
-                        f"See system logs and 'systemctl status {name}' for details.")
+                return f"Failed to stop {name}: Interactive authentication required.\nSee system logs and 'systemctl status {name}' for details."
             if not name.endswith(".timer") or unit not in self.timers:
                 return f"Failed to stop {name}: Unit {name} not loaded."
             h = getattr(self, "_handles", {}).pop(unit, None)
             if h:
                 h.cancel()
-            del self.timers[unit]   # a stopped transient unit is unloaded
+            del self.timers[unit]  # a stopped transient unit is unloaded
             self.store.save(self)
             return ""
         if args[:4] == ["show", "-p", "SubState", "--value"] and len(args) == 5:
@@ -196,14 +215,16 @@ class Sonic(SonicLossless, Platform):
         return f"{ctx['user']}@{self.name}:~$ "
 
     def banner(self, ctx):
-        return ("Linux sonic 6.1.0-22-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.94-1 x86_64\n"
-                "You are on\n  ____   ___  _   _ _  ____\n / ___| / _ \\| \\ | (_)/ ___|\n"
-                " \\___ \\| | | |  \\| | | |\n  ___) | |_| | |\\  | | |___\n |____/ \\___/|_| \\_|_|\\____|\n\n"
-                "-- Software for Open Networking in the Cloud --\n\n")
+        return (
+            "Linux sonic 6.1.0-22-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.94-1 x86_64\n"
+            "You are on\n  ____   ___  _   _ _  ____\n / ___| / _ \\| \\ | (_)/ ___|\n"
+            " \\___ \\| | | |  \\| | | |\n  ___) | |_| | |\\  | | |___\n |____/ \\___/|_| \\_|_|\\____|\n\n"
+            "-- Software for Open Networking in the Cloud --\n\n"
+        )
 
     # ------------------------------------------------------------ CLI
     def execute(self, ctx, line):
-        self.fire_due_timers()   # in-process (no event loop): time has passed between two commands
+        self.fire_due_timers()  # in-process (no event loop): time has passed between two commands
         line = line.strip()
         argv, answer = bash_words(line)
         if argv is None:
@@ -241,57 +262,6 @@ class Sonic(SonicLossless, Platform):
             return self.dbcli(argv[1:])
         return f"-bash: {cmd}: command not found"
 
-    def show(self, args):
-        if args == ["runningconfiguration", "all"]:
-            return dump(self.db)
-        if args[:2] == ["interfaces", "status"]:
-            return self.show_interfaces_status()
-        if args[:2] == ["pfc", "priority"]:
-            if len(args) > 2 and args[2] not in self.db["PORT"]:
-                return f"Cannot find interface {args[2]}"
-            return self.show_pfc_priority(args[2] if len(args) > 2 else None)
-        if args == ["ecn"]:
-            return self.show_ecn()
-        if args[:1] == ["pfcwd"]:
-            return self.show_pfcwd(args[1:])
-        if args == ["lldp", "table"]:
-            return self.show_lldp_table()
-        if args == ["pfc", "counters"]:  # congestion counters from the model (counters.py)
-            return sim_counters.render_sonic_pfc_counters(self.name, sorted(self.db["PORT"], key=natural_key))
-        if args == ["interfaces", "counters", "fec-stats"]:  # portstat -f (sim_ber)
-            return self.show_fec_stats()
-        if args == ["interfaces", "counters"]:  # portstat: per-port error counters (counters.py)
-            return sim_counters.render_sonic_intf_counters(self.name, sorted(self.db["PORT"], key=natural_key))
-        if args[:2] == ["queue", "counters"] and len(args) <= 3:
-            if len(args) == 3 and args[2] not in self.db["PORT"]:
-                return f"Cannot find interface {args[2]}"
-            ports = [args[2]] if len(args) == 3 else sorted(self.db["PORT"], key=natural_key)
-            return sim_counters.render_sonic_queue_counters(self.name, ports)
-        if args[:3] == ["interfaces", "transceiver", "eeprom"]:
-            return self.show_transceiver_eeprom(args[3:])
-        if not args:
-            return click_usage("show", "COMMAND [ARGS]...")
-        return click_usage("show", "COMMAND [ARGS]...") + f"\nError: No such command \"{args[0]}\"."
-
-    def show_transceiver_eeprom(self, args):
-        """``show interfaces transceiver eeprom [-d|--dom] [<port>]`` (sfpshow): the modules of the
-        ports (sim_optics); without ``--dom`` the monitor and threshold sections are left out."""
-        dom = any(a in ("-d", "--dom") for a in args)
-        names = [a for a in args if a not in ("-d", "--dom")]
-        if len(names) > 1:
-            return click_usage("show interfaces transceiver eeprom", "[OPTIONS] [INTERFACENAME]") + (
-                f"\nError: Got unexpected extra argument ({names[1]})")
-        if names and names[0] not in self.db["PORT"]:
-            return f"Invalid interface name {names[0]}"
-        ports = names or sorted(self.db["PORT"], key=natural_key)
-        out = []
-        for p in ports:
-            text = sim_optics.render_sonic(p, self.optic(p))
-            if not dom:
-                text = text.split("        ChannelMonitorValues:")[0]
-            out.append(text)
-        return "\n".join(out)
-
     def release(self):
         """The sonic-utilities release branch this switch runs (topology ``sonic_release``; default the newest
         the simulator knows, sim_ber.SONIC_RELEASES)."""
@@ -300,70 +270,10 @@ class Sonic(SonicLossless, Platform):
             raise ValueError(f"sonic release {release!r}: not one of {', '.join(sim_ber.SONIC_RELEASES)}")
         return release
 
-    def show_fec_stats(self):
-        """``show interfaces counters fec-stats`` (portstat -f) in the release's columns; before 202205 the
-        subcommand does not exist (click's answer)."""
-        release = self.release()
-        if release not in sim_ber.SONIC_FEC_COLUMNS:
-            return (click_usage("show interfaces counters", "COMMAND [ARGS]...")
-                    + '\nError: No such command "fec-stats".')
-        rows = []
-        for p in sorted(self.db["PORT"], key=natural_key):
-            e = self.db["PORT"][p]
-            up = self.port_oper_up(p, e.get("admin_status", "down") == "up") if p in self.ports else False
-            rows.append((p, sim_ber.state(self.name, p, int(e.get("speed", "400000")) // 1000, up)))
-        return sim_ber.render_sonic(rows, release)
-
     def optic(self, port):
         """The optical module in ``port`` (sim_optics: healthy, or the model's override; None: empty cage)."""
         speed = int(self.db["PORT"].get(port, {}).get("speed", "400000")) // 1000
         return sim_optics.module(self.name, port, speed, bool(self.spec.get("ports", {}).get(port, {}).get("peer")))
-
-    def show_lldp_table(self):
-        """``show lldp table`` (lldpshow): neighbours, then the entry count."""
-        head = ("LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr")
-        rows = [(p, nb["system_name"] or "", nb["port_id"] or "", "BR" if nb["port_id_type"] == "ifname" else "O",
-                 nb["port_descr"] or "") for p, nb in self.lldp_neighbors()]
-        widths = [max([len(head[i]) + 2] + [len(r[i]) for r in rows]) for i in range(len(head))]
-        out = ["Capability codes: (R) Router, (B) Bridge, (O) Other",
-               "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
-               "  ".join("-" * w for w in widths)]
-        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-        out += ["-" * 50, f"Total entries displayed:  {len(rows)}"]
-        return "\n".join(out)
-
-    def show_interfaces_status(self):
-        head = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
-        rows = []
-        for p in sorted(self.db["PORT"], key=natural_key):
-            e = self.db["PORT"][p]
-            admin = e.get("admin_status", "down") == "up"
-            up = self.port_oper_up(p, admin) if p in self.ports else False
-            rows.append([p, e.get("lanes", "N/A"), f"{int(e.get('speed', '0')) // 1000}G", e.get("mtu", "9100"),
-                         e.get("fec", "N/A"), e.get("alias", "N/A"), "routed", "up" if up else "down",
-                         "up" if admin else "down", "QSFP-DD Double Density 8X Pluggable Transceiver" if up else "N/A",
-                         "off"])
-        return tabulate(head, rows, right={1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
-
-    def show_pfc_priority(self, port):
-        rows = []
-        for p in sorted(self.db.get("PORT_QOS_MAP", {}), key=natural_key):
-            if p == "global" or (port and p != port):
-                continue
-            rows.append([p, self.db["PORT_QOS_MAP"][p].get("pfc_enable", "N/A")])
-        return "\n" + tabulate(["Interface", "Lossless priorities"], rows)
-
-    def show_ecn(self):
-        out = []
-        for name in sorted(self.db.get("WRED_PROFILE", {})):
-            fields = self.db["WRED_PROFILE"][name]
-            w = max(len(k) for k in fields) if fields else 1
-            v = max(len(x) for x in fields.values()) if fields else 1
-            rule = f"{'-' * w}  {'-' * v}"
-            out += [f"Profile: {name}", rule]
-            out += [f"{k:<{w}}  {fields[k]:>{v}}" for k in fields]
-            out += [rule, ""]
-        return "\n".join(out)
 
     def config(self, args):
         if not args:
@@ -383,33 +293,41 @@ class Sonic(SonicLossless, Platform):
             # generic_config_updater ConfigRollbacker.checkpoint: the running config must pass YANG
             # validation (sonic_yang.py) before it is saved as a checkpoint
             if sonic_yang.validate(self.db):
-                return (f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
-                        "Getting current config db.\n"
-                        "Config Rollback: Config checkpoint failed due to Running configs on the device are not valid.\n"
-                        + click_usage("config checkpoint", "CHECKPOINT_NAME")
-                        + "\nError: Running configs on the device are not valid.")
+                return (
+                    f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
+                    "Getting current config db.\n"
+                    "Config Rollback: Config checkpoint failed due to Running configs on the device are not valid.\n"
+                    + click_usage("config checkpoint", "CHECKPOINT_NAME")
+                    + "\nError: Running configs on the device are not valid."
+                )
             self.checkpoints[args[1]] = copy.deepcopy(self.db)
             self.store.save(self)
-            return (f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
-                    "Getting current config db.\nGetting checkpoint full-path.\nEnsuring checkpoint directory exist.\n"
-                    f"Saving config db content to /etc/sonic/checkpoints/{args[1]}.cp.json.\n"
-                    "Checkpoint created successfully.\n")
+            return (
+                f"Config Rollback: Config checkpoint starting.\nCheckpoint name: {args[1]}.\n"
+                "Getting current config db.\nGetting checkpoint full-path.\nEnsuring checkpoint directory exist.\n"
+                f"Saving config db content to /etc/sonic/checkpoints/{args[1]}.cp.json.\n"
+                "Checkpoint created successfully.\n"
+            )
         if sub == "rollback" and len(args) == 2:
             if args[1] not in self.checkpoints:
                 return f"Error: Checkpoint '{args[1]}' does not exist."
             # ConfigReplacer.replace: the checkpoint (the target) must pass YANG validation
             if sonic_yang.validate(self.checkpoints[args[1]]):
-                return (f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
-                        f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
-                        "Replacing config using 'Config Replacer'.\n"
-                        "Config Rollback: Config rollback failed due to The given target config is not valid\n"
-                        + click_usage("config rollback", "CHECKPOINT_NAME")
-                        + "\nError: The given target config is not valid")
+                return (
+                    f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
+                    f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
+                    "Replacing config using 'Config Replacer'.\n"
+                    "Config Rollback: Config rollback failed due to The given target config is not valid\n"
+                    + click_usage("config rollback", "CHECKPOINT_NAME")
+                    + "\nError: The given target config is not valid"
+                )
             self.db = copy.deepcopy(self.checkpoints[args[1]])
             self.changed()
-            return (f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
-                    f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
-                    "Replacing config using 'Config Replacer'.\nConfig rollback completed successfully.\n")
+            return (
+                f"Config Rollback: Config rollback starting.\nCheckpoint name: {args[1]}.\n"
+                f"Verifying '{args[1]}' exists.\nLoading checkpoint into memory.\n"
+                "Replacing config using 'Config Replacer'.\nConfig rollback completed successfully.\n"
+            )
         if sub == "list-checkpoints":
             return json.dumps(sorted(self.checkpoints), indent=4)
         if sub == "delete-checkpoint" and len(args) == 2:
@@ -419,8 +337,8 @@ class Sonic(SonicLossless, Platform):
             self.store.save(self)
             return f"Deleting checkpoint: {args[1]}\nCheckpoint deleted successfully."
         if sub in ("checkpoint", "rollback", "delete-checkpoint"):
-            return click_usage(f"config {sub}", "CHECKPOINT_NAME") + "\nError: Missing argument \"CHECKPOINT_NAME\"."
-        return click_usage("config", "COMMAND [ARGS]...") + f"\nError: No such command \"{sub}\"."
+            return click_usage(f"config {sub}", "CHECKPOINT_NAME") + '\nError: Missing argument "CHECKPOINT_NAME".'
+        return click_usage("config", "COMMAND [ARGS]...") + f'\nError: No such command "{sub}".'
 
     def _port(self, name):
         return name in self.db["PORT"]
@@ -431,21 +349,21 @@ class Sonic(SonicLossless, Platform):
         sub = args[0]
         if sub == "mtu":
             if len(args) != 3:
-                return click_usage("config interface mtu", "<interface_name> <interface_mtu>") + \
-                    "\nError: Missing argument \"<interface_mtu>\"."
+                return click_usage("config interface mtu", "<interface_name> <interface_mtu>") + '\nError: Missing argument "<interface_mtu>".'
             port, mtu = args[1], args[2]
             if not self._port(port):
                 return "Error: Interface name is invalid. Please enter a valid interface name!!"
             if not mtu.isdigit() or not 68 <= int(mtu) <= 9216:
-                return click_usage("config interface mtu", "<interface_name> <interface_mtu>") + \
-                    f"\nError: Invalid value for \"<interface_mtu>\": {mtu} is not in the valid range of 68 to 9216."
+                return (
+                    click_usage("config interface mtu", "<interface_name> <interface_mtu>")
+                    + f'\nError: Invalid value for "<interface_mtu>": {mtu} is not in the valid range of 68 to 9216.'
+                )
             self.db["PORT"][port]["mtu"] = mtu
             self.changed()
             return ""
         if sub == "speed":
             if len(args) != 3:
-                return click_usage("config interface speed", "<interface_name> <interface_speed>") + \
-                    "\nError: Missing argument \"<interface_speed>\"."
+                return click_usage("config interface speed", "<interface_name> <interface_speed>") + '\nError: Missing argument "<interface_speed>".'
             port, speed = args[1], args[2]
             if not self._port(port):
                 return "Error: Interface name is invalid. Please enter a valid interface name!!"
@@ -457,13 +375,12 @@ class Sonic(SonicLossless, Platform):
         if sub == "pfc" and args[1:2] == ["priority"]:
             a = args[2:]
             if len(a) != 3 or a[2] not in ("on", "off"):
-                return click_usage("config interface pfc priority", "<interface_name> <priority> <status>") + \
-                    "\nError: Missing argument \"<status>\"."
+                return click_usage("config interface pfc priority", "<interface_name> <priority> <status>") + '\nError: Missing argument "<status>".'
             port, prio, status = a
             if not self._port(port):
                 return f"Cannot find interface {port}"
             if not re.fullmatch(r"[0-7]", prio):
-                return f"Error: Invalid value for \"<priority>\": invalid choice: {prio}. (choose from 0, 1, 2, 3, 4, 5, 6, 7)"
+                return f'Error: Invalid value for "<priority>": invalid choice: {prio}. (choose from 0, 1, 2, 3, 4, 5, 6, 7)'
             qm = self.db.setdefault("PORT_QOS_MAP", {}).setdefault(port, {})
             cur = {int(x) for x in qm.get("pfc_enable", "").split(",") if x}
             if status == "on":
@@ -484,7 +401,7 @@ class Sonic(SonicLossless, Platform):
                         del self.db["PORT_QOS_MAP"]
             self.changed()
             return ""
-        return click_usage("config interface", "COMMAND [ARGS]...") + f"\nError: No such command \"{sub}\"."
+        return click_usage("config interface", "COMMAND [ARGS]...") + f'\nError: No such command "{sub}".'
 
     def dbcli(self, args):
         if args[:1] == ["APPL_DB"]:
@@ -539,13 +456,21 @@ class Sonic(SonicLossless, Platform):
                 port, _, qid = k.partition("|")
                 prof = self.db.get("WRED_PROFILE", {}).get(qv.get("wred_profile", ""), {})
                 if port == p and prof.get("ecn", "ecn_none") != "ecn_none":
-                    ecn = {"enabled": True, "tc": int(qid) if qid.isdigit() else qid,
-                           "min_kb": kb(prof.get("green_min_threshold", "0")),
-                           "max_kb": kb(prof.get("green_max_threshold", "0"))}
+                    ecn = {
+                        "enabled": True,
+                        "tc": int(qid) if qid.isdigit() else qid,
+                        "min_kb": kb(prof.get("green_min_threshold", "0")),
+                        "max_kb": kb(prof.get("green_max_threshold", "0")),
+                    }
                     break
-            res[p] = {"mtu": int(e.get("mtu", 9100)), "speed_gbps": int(e.get("speed", "0")) // 1000,
-                      "pfc": pfc, "trust": "dscp" if qm.get("dscp_to_tc_map") else "pcp", "ecn": ecn,
-                      "admin_up": e.get("admin_status", "up") == "up"}
+            res[p] = {
+                "mtu": int(e.get("mtu", 9100)),
+                "speed_gbps": int(e.get("speed", "0")) // 1000,
+                "pfc": pfc,
+                "trust": "dscp" if qm.get("dscp_to_tc_map") else "pcp",
+                "ecn": ecn,
+                "admin_up": e.get("admin_status", "up") == "up",
+            }
         return res
 
     def fault_pfc_off(self, port):
@@ -555,7 +480,3 @@ class Sonic(SonicLossless, Platform):
             qm.pop("pfc_enable", None)
         self.saved = copy.deepcopy(self.db)
         self.changed()
-
-
-def dump(db):
-    return json.dumps(db, indent=4, sort_keys=True)
