@@ -13,30 +13,48 @@ other end lives in the lab's fabric namespace, so carrier, MTU and addresses
 are real kernel state; everything the NIC firmware and driver tools report
 comes from the fabric model (lab/state/fabric/fabric.json).
 """
+
 import argparse
-import json
 import os
 import shutil
 import socket
 import sys
 import time
 
-from labbase import (FABRIC_DIR, FABRIC_NETNS, HERE, IMAGE, LAB_ID, LOOPBACK_BASE, NETWORK, PREFIX, REPO,  # noqa: F401
-                     STATE, SUBNET, log, node_ip, node_names, podman, run)
+from labbase import (
+    FABRIC_DIR,
+    FABRIC_NETNS,
+    HERE,
+    IMAGE,
+    LAB_ID,
+    LOOPBACK_BASE,
+    NETWORK,
+    PREFIX,
+    REPO,  # noqa: F401
+    STATE,
+    SUBNET,
+    log,
+    node_ip,
+    node_names,
+    podman,
+    run,
+)
 from labib import IBSIM_DIR, ib_model_from_inventory, ibsim_address, ibsimlab, start_ibsim  # noqa: F401
 from labimage import NODE_PACKAGES, build_image, build_repo, release_mounts  # noqa: F401
+from labinventory import GENERATED, IB_CONNECTION_FILE, write_ib_connection, write_inventory, write_known_hosts
 from linerate_lab import model, waits
 
 import slurmlab
 
 # ---------------------------------------------------------------- model
 
+
 def generate_model(nodes, transport, nics, speed):
     """The lab's physical fabric: nodes, their NICs and the switches they plug into."""
     from linerate_lab import hardware, topology
+
     topo = topology.build(nodes, nics, transport, speed, loopback_base=LOOPBACK_BASE)
-    m = {"version": 1, "transport": transport, "nodes": {}, "switches": topo["switches"],
-         "faults": []}
+    m = {"version": 1, "transport": transport, "nodes": {}, "switches": topo["switches"], "faults": []}
     for i, name in enumerate(node_names(nodes), start=1):
         cabling = topo["cabling"][name]
         node = hardware.new_node(name, i, transport, nics, speed, cabling)
@@ -50,6 +68,7 @@ def generate_model(nodes, transport, nics, speed):
 
 
 # ---------------------------------------------------------------- up
+
 
 def ensure_ssh_material():
     d = os.path.join(STATE, "ssh")
@@ -65,8 +84,7 @@ def ensure_ssh_material():
 
 def ensure_network():
     if podman("network", "exists", NETWORK, check=False).returncode != 0:
-        podman("network", "create", "--subnet", SUBNET, "--label", "linerate-lab=1", NETWORK,
-               capture=True)
+        podman("network", "create", "--subnet", SUBNET, "--label", "linerate-lab=1", NETWORK, capture=True)
     if run(["ip", "netns", "list"], capture=True).stdout.split().count(FABRIC_NETNS) == 0:
         run(["ip", "netns", "add", FABRIC_NETNS])
         run(["ip", "-n", FABRIC_NETNS, "link", "set", "lo", "up"])
@@ -98,8 +116,21 @@ def compile_sim(tag):
     so a module without a current .pyc is compiled again at every start of every simulated tool
     (measured in a node: 0.27 s of CPU a perftest start instead of 0.08 s); compileall skips the
     modules that are current."""
-    podman("run", "--rm", "--network", "none", "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab",
-           tag, "python3", "-m", "compileall", "-q", "/usr/lib/linerate-lab", capture=True)
+    podman(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-v",
+        f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab",
+        tag,
+        "python3",
+        "-m",
+        "compileall",
+        "-q",
+        "/usr/lib/linerate-lab",
+        capture=True,
+    )
 
 
 def start_node(name, node, tag):
@@ -107,19 +138,46 @@ def start_node(name, node, tag):
     if container_running(name):
         return False
     podman("rm", "-f", cname, check=False, capture=True)
-    podman("run", "-d", "--name", cname, "--hostname", name,
-           "--label", "linerate-lab=1", "--label", f"linerate-lab-id={LAB_ID or 'default'}", "--network", NETWORK, "--ip", node["mgmt_ip"],
-           # SYS_ADMIN for node-init.sh only (it drops it before systemd starts): /sys writable for
-           # systemd's device units, every directory in it read-only
-           "--systemd=always", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN",
-           # /dev/shm as a host has it (tmpfs, half the memory), not podman's 64 MiB
-           "--shm-size", "8g",
-           "-v", f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
-           "-v", f"{FABRIC_DIR}:/var/lib/linerate-lab",
-           "-v", f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
-           "-v", f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
-           "-v", f"{os.path.join(STATE, 'slurm')}:{slurmlab.CONF_DIR}:ro",
-           tag, "/bin/sh", "/usr/lib/linerate-lab/node-init.sh", capture=True)
+    podman(
+        "run",
+        "-d",
+        "--name",
+        cname,
+        "--hostname",
+        name,
+        "--label",
+        "linerate-lab=1",
+        "--label",
+        f"linerate-lab-id={LAB_ID or 'default'}",
+        "--network",
+        NETWORK,
+        "--ip",
+        node["mgmt_ip"],
+        # SYS_ADMIN for node-init.sh only (it drops it before systemd starts): /sys writable for
+        # systemd's device units, every directory in it read-only
+        "--systemd=always",
+        "--cap-add",
+        "NET_ADMIN",
+        "--cap-add",
+        "SYS_ADMIN",
+        # /dev/shm as a host has it (tmpfs, half the memory), not podman's 64 MiB
+        "--shm-size",
+        "8g",
+        "-v",
+        f"{os.path.join(HERE, 'sim')}:/usr/lib/linerate-lab:ro",
+        "-v",
+        f"{FABRIC_DIR}:/var/lib/linerate-lab",
+        "-v",
+        f"{os.path.join(STATE, 'apt')}:/srv/linerate-apt:ro",
+        "-v",
+        f"{os.path.join(STATE, 'ssh', 'authorized_keys')}:/root/.ssh/authorized_keys:ro",
+        "-v",
+        f"{os.path.join(STATE, 'slurm')}:{slurmlab.CONF_DIR}:ro",
+        tag,
+        "/bin/sh",
+        "/usr/lib/linerate-lab/node-init.sh",
+        capture=True,
+    )
     # A node recreated at its address has a new MAC: the controller's neighbour entry for the
     # old one stays valid for minutes and every connection times out (an integration test met it
     # after a stopped node came back). Forget it; the next packet resolves the new one.
@@ -143,13 +201,12 @@ def ensure_nics(name, node, container=None, netns=FABRIC_NETNS, peer_prefix=None
     for rail, nic in enumerate(node["nics"]):
         peer = peer_name(peer_prefix or name, rail)
         if nic.get("netdev_missing"):
-            continue   # faults/disruption.py netdev-missing: its driver never announces it
+            continue  # faults/disruption.py netdev-missing: its driver never announces it
         if f" {nic['netdev']}@" not in have:
             run(["ip", "-n", netns, "link", "del", peer], check=False, capture=True)
             # A NIC port appears with the driver's default MTU, as on real hardware: set at creation,
             # before the lab's udev (linerate_lab/udev.py) starts the units bound to the netdev.
-            run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"], "mtu", "1500",
-                 "type", "veth", "peer", "name", peer, "netns", netns])
+            run(["ip", "link", "add", nic["netdev"], "netns", pid, "address", nic["mac"], "mtu", "1500", "type", "veth", "peer", "name", peer, "netns", netns])
         set_cable(peer_prefix or name, rail, nic.get("cable", "up") == "up", netns)
 
 
@@ -190,13 +247,11 @@ def wait_ssh(names, key, deadline=None, addresses=None):
 
     def ready():
         for name in sorted(pending):
-            res = podman("exec", PREFIX + name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub",
-                         check=False, capture=True)
+            res = podman("exec", PREFIX + name, "cat", "/etc/ssh/ssh_host_ed25519_key.pub", check=False, capture=True)
             if res.returncode == 0 and res.stdout.startswith("ssh-ed25519"):
-                active = podman("exec", PREFIX + name, "systemctl", "is-active", "ssh",
-                                check=False, capture=True).stdout.strip()
+                active = podman("exec", PREFIX + name, "systemctl", "is-active", "ssh", check=False, capture=True).stdout.strip()
                 if active == "active" and addresses and not ssh_banner(addresses[name]):
-                    unanswered.add(name)   # not a failure (yet): the path may still be settling
+                    unanswered.add(name)  # not a failure (yet): the path may still be settling
                 elif active == "active":
                     unanswered.discard(name)
                     lines[name] = res.stdout.split()[:2]
@@ -215,101 +270,8 @@ def wait_ssh(names, key, deadline=None, addresses=None):
     try:
         return waits.wait_for("lab: sshd on the nodes", ready, gone, deadline=deadline, interval=0.5)
     except waits.WaitError as exc:
-        silent = f"; sshd active but not answering on port 22 from here: {', '.join(sorted(unanswered & pending))}" \
-            if unanswered & pending else ""
+        silent = f"; sshd active but not answering on port 22 from here: {', '.join(sorted(unanswered & pending))}" if unanswered & pending else ""
         raise SystemExit(f"{exc} (still waiting on: {', '.join(sorted(pending))}{silent})") from None
-
-
-def write_known_hosts(model_, hostkeys):
-    path = os.path.join(STATE, "ssh", "known_hosts")
-    with open(path + ".tmp", "w") as f:
-        for name, (kind, key) in sorted(hostkeys.items()):
-            addr = model_["nodes"][name]["mgmt_ip"] if name in model_["nodes"] else node_ip(slurmlab.CONTROLLER_INDEX)
-            f.write(f"{addr} {kind} {key}\n")
-        extra = os.path.join(STATE, "ssh", "known_hosts.switches")
-        if os.path.exists(extra):
-            f.write(open(extra).read())
-    os.replace(path + ".tmp", path)
-    return path
-
-
-def node_connection_vars(indent=8):
-    """How Ansible reaches the lab's nodes: root over SSH, with the lab's key and checked host keys."""
-    pad = " " * indent
-    return [f"{pad}ansible_user: root",
-            f"{pad}ansible_ssh_private_key_file: {os.path.join(STATE, 'ssh', 'id_ed25519')}",
-            f"{pad}ansible_ssh_common_args: -o UserKnownHostsFile={os.path.join(STATE, 'ssh', 'known_hosts')} "
-            "-o StrictHostKeyChecking=yes"]
-
-
-def write_inventory(model_, inventory_dir):
-    """inventory/<lab>/hosts.yml: the lab's hosts and the expected cabling."""
-    lines = ["---",
-             "# Generated by lab/labctl.py up from the lab's fabric model; do not edit.",
-             "# The cabling below is the lab as built: the expected topology.",
-             "all:", "  children:", "    gpu_nodes:", "      vars:", *node_connection_vars(),
-             "      hosts:"]
-    for name, node in sorted(model_["nodes"].items(), key=lambda kv: int(kv[0][4:])):
-        lines += [f"        {name}:", f"          ansible_host: {node['mgmt_ip']}",
-                  "          rdma_ports:"]
-        for rail, nic in enumerate(node["nics"]):
-            lines += [f"            - device: {nic['device']}",
-                      f"              netdev: {nic['netdev']}"]
-            if nic.get("address"):
-                lines.append(f"              address: {nic['address']}")
-            lines += [f"              switch: {nic['switch']}",
-                      f"              switch_port: {json.dumps(nic['switch_port'])}"]
-    lines += ["    slurm_controllers:",
-              "      # the lab's Slurm controller (lab/slurmlab.py): remediate runs scontrol here",
-              "      vars:", *node_connection_vars(), "      hosts:",
-              f"        {slurmlab.CONTROLLER}:", f"          ansible_host: {node_ip(slurmlab.CONTROLLER_INDEX)}"]
-    lines += ["    switches:", "      vars:",
-              "        ansible_connection: local",
-              "        ansible_python_interpreter: \"{{ ansible_playbook_python }}\"",
-              f"        switch_known_hosts: {os.path.join(STATE, 'switchsim', 'known_hosts')}",
-              "      hosts:"]
-    for name, sw in sorted(model_["switches"].items()):
-        lines += [f"        {name}:",
-                  f"          ansible_host: {sw['address']}",
-                  f"          ansible_port: {sw['port']}",
-                  f"          switch_platform: {sw['platform']}",
-                  f"          switch_role: {sw['role']}"]
-        if sw.get("uplinks"):
-            lines.append("          switch_uplinks:")
-            for up in sw["uplinks"]:
-                lines.append(f"            - {{port: {json.dumps(up['port'])}, peer: {up['peer']}, "
-                             f"peer_port: {json.dumps(up['peer_port'])}}}")
-    os.makedirs(inventory_dir, exist_ok=True)
-    path = os.path.join(inventory_dir, "hosts.yml")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-
-
-# ---------------------------------------------------------------- the inventory of an InfiniBand lab
-
-# Beside an InfiniBand inventory's own hosts.yml (the site's description,
-# kept in git), `up` writes how to reach the lab's nodes and the subnet.
-IB_CONNECTION_FILE = "lab-connection.yml"
-GENERATED = "# Generated by lab/labctl.py"
-
-
-def write_ib_connection(model_, inventory_dir):
-    lines = ["---", f"{GENERATED} up: how to reach the lab's nodes and its",
-             "# simulated subnet; the site's description is hosts.yml. Do not edit.",
-             "all:", "  vars:",
-             f"    lab_ibsim_address: {ibsim_address()}",
-             f"    lab_ibsim_port: {ibsimlab().DEFAULT_PORT}",
-             "  children:", "    gpu_nodes:", "      vars:", *node_connection_vars(),
-             "      hosts:"]
-    for name, node in sorted(model_["nodes"].items(), key=lambda kv: (len(kv[0]), kv[0])):
-        lines.append(f"        {name}: {{ansible_host: {node['mgmt_ip']}}}")
-    lines += ["    slurm_controllers:", "      vars:", *node_connection_vars(), "      hosts:",
-              f"        {slurmlab.CONTROLLER}: {{ansible_host: {node_ip(slurmlab.CONTROLLER_INDEX)}}}"]
-    path = os.path.join(inventory_dir, IB_CONNECTION_FILE)
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
 
 
 def cmd_up(args):
@@ -327,15 +289,13 @@ def cmd_up(args):
     if args.transport == "infiniband":
         m_new, ib_fabric = ib_model_from_inventory(inventory_dir)
         if args.nodes is not None and args.nodes != len(m_new["nodes"]):
-            raise SystemExit(f"lab: --nodes {args.nodes}: an InfiniBand lab has the nodes of "
-                             f"{inventory_dir}/hosts.yml ({len(m_new['nodes'])})")
+            raise SystemExit(f"lab: --nodes {args.nodes}: an InfiniBand lab has the nodes of {inventory_dir}/hosts.yml ({len(m_new['nodes'])})")
     nodes = args.nodes if args.nodes is not None else 4
     if os.path.exists(path):
         m = model.load()
         want = len(m_new["nodes"]) if ib_fabric else nodes
         if len(m["nodes"]) != want or m["transport"] != args.transport:
-            raise SystemExit(f"lab: the lab is up with {len(m['nodes'])} {m['transport']} nodes; "
-                             f"`make lab-down` first to change it to {want} {args.transport}")
+            raise SystemExit(f"lab: the lab is up with {len(m['nodes'])} {m['transport']} nodes; `make lab-down` first to change it to {want} {args.transport}")
     else:
         m = m_new if ib_fabric else generate_model(nodes, args.transport, args.nics, args.speed)
         model.save_unlocked(m, path)
@@ -360,8 +320,7 @@ def cmd_up(args):
         inv = write_ib_connection(m, inventory_dir)
     else:
         inv = write_inventory(m, inventory_dir)
-    log(f"{len(m['nodes'])} nodes up ({len(started)} started) in {time.monotonic() - t0:.1f} s; "
-        f"inventory {os.path.relpath(inv, REPO)}")
+    log(f"{len(m['nodes'])} nodes up ({len(started)} started) in {time.monotonic() - t0:.1f} s; inventory {os.path.relpath(inv, REPO)}")
 
 
 def start_slurm_controller(tag):
@@ -370,8 +329,7 @@ def start_slurm_controller(tag):
         return False
     podman("rm", "-f", PREFIX + slurmlab.CONTROLLER, check=False, capture=True)
     addr = node_ip(slurmlab.CONTROLLER_INDEX)
-    podman(*slurmlab.controller_run_args(PREFIX + slurmlab.CONTROLLER, NETWORK, addr, STATE, LAB_ID, tag),
-           capture=True)
+    podman(*slurmlab.controller_run_args(PREFIX + slurmlab.CONTROLLER, NETWORK, addr, STATE, LAB_ID, tag), capture=True)
     run(["ip", "neigh", "flush", "to", addr], check=False, capture=True)
     return True
 
@@ -387,13 +345,13 @@ def wait_slurm(m):
     (ReturnToService=2 returns only those that were down for not responding)."""
     nodes = sorted(m["nodes"])
     slurmlab.wait_registered(slurm_exec, nodes, lambda: container_running(slurmlab.CONTROLLER))
-    log(f"Slurm: slurmctld on {slurmlab.CONTROLLER} ({node_ip(slurmlab.CONTROLLER_INDEX)}), "
-        f"slurmd on {slurmlab.node_range(nodes)}")
+    log(f"Slurm: slurmctld on {slurmlab.CONTROLLER} ({node_ip(slurmlab.CONTROLLER_INDEX)}), slurmd on {slurmlab.node_range(nodes)}")
 
 
 def start_services(m):
     """Simulators that run beside the nodes (switches); each part registers here."""
     from linerate_lab import services
+
     services.start_all(m, STATE)
 
 
@@ -420,16 +378,15 @@ def cmd_molecule_prepare(args):
         res = run(["ip", "netns", "add", netns], check=False, capture=True)
         if res.returncode != 0 and netns not in run(["ip", "netns", "list"], capture=True).stdout.split():
             raise SystemExit(f"lab: cannot add network namespace {netns}: {res.stderr.strip()}")
-    ensure_nics(hostname, m["nodes"][hostname], container=args.container, netns=netns,
-                peer_prefix=f"m{pid_of(args.container)}")
+    ensure_nics(hostname, m["nodes"][hostname], container=args.container, netns=netns, peer_prefix=f"m{pid_of(args.container)}")
     log(f"molecule instance {args.container} ({hostname}) cabled; model in {state}")
 
 
 # ---------------------------------------------------------------- status / down
 
+
 def lab_containers():
-    res = podman("ps", "-a", "--filter", f"label=linerate-lab-id={LAB_ID or 'default'}", "--format", "{{.Names}} {{.Status}}",
-                 capture=True, check=False)
+    res = podman("ps", "-a", "--filter", f"label=linerate-lab-id={LAB_ID or 'default'}", "--format", "{{.Names}} {{.Status}}", capture=True, check=False)
     return [line.split(" ", 1) for line in res.stdout.splitlines() if line.strip()]
 
 
@@ -445,6 +402,7 @@ def cmd_status(args):
 
 def cmd_down(args):
     from linerate_lab import services
+
     services.stop_all(STATE)
     if os.path.isdir(IBSIM_DIR):
         ibsimlab().stop(IBSIM_DIR)
@@ -472,34 +430,40 @@ def cmd_down(args):
                 text = open(p).read()
                 if GENERATED in text[:200] and os.path.join(STATE, "ssh") in text:
                     os.remove(p)
-    log("down: containers, network, fabric namespace and lab state removed"
-        + (", image too" if args.image else ""))
+    log("down: containers, network, fabric namespace and lab state removed" + (", image too" if args.image else ""))
 
 
 # ---------------------------------------------------------------- faults
 
+
 def cmd_fault(args):
     from linerate_lab import faults
+
     os.environ["LINERATE_LAB_STATE"] = FABRIC_DIR
     msg = faults.apply(args.kind, args.args, lab=sys.modules[__name__])
     log(msg)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="labctl", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="labctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("image", help="build the node image")
     s.add_argument("--force", action="store_true")
     s.set_defaults(func=lambda a: (build_repo(), build_image(a.force)) and None)
     s = sub.add_parser("up", help="bring the lab up (idempotent)")
-    s.add_argument("--nodes", type=int, default=int(os.environ["LAB_NODES"]) if os.environ.get("LAB_NODES") else None,
-                   help="RoCE: how many nodes (default 4); InfiniBand: the inventory's")
+    s.add_argument(
+        "--nodes",
+        type=int,
+        default=int(os.environ["LAB_NODES"]) if os.environ.get("LAB_NODES") else None,
+        help="RoCE: how many nodes (default 4); InfiniBand: the inventory's",
+    )
     s.add_argument("--nics", type=int, default=2, help="NICs (rails) per node")
     s.add_argument("--speed", type=int, default=400, help="port speed in Gb/s")
     s.add_argument("--transport", choices=("roce", "infiniband"), default="roce")
-    s.add_argument("--inventory", help="inventory/<name> or a directory: RoCE writes its hosts.yml (default "
-                   "lab); InfiniBand builds the lab from its hosts.yml (default lab-ib)")
+    s.add_argument(
+        "--inventory",
+        help="inventory/<name> or a directory: RoCE writes its hosts.yml (default lab); InfiniBand builds the lab from its hosts.yml (default lab-ib)",
+    )
     s.set_defaults(func=cmd_up)
     s = sub.add_parser("repo", help="build the local DOCA-OFED repository of simulator packages")
     s.set_defaults(func=cmd_repo)

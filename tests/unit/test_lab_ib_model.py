@@ -10,6 +10,7 @@ from labsim import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 import labctl  # noqa: E402
+import labinventory  # noqa: E402
 
 INVENTORY = os.path.join(ROOT, "inventory", "lab-ib")
 
@@ -44,10 +45,11 @@ def test_switches_are_unmanaged_ib_switches(built):
 
 def test_connection_file_is_generated_beside_the_static_inventory(built, tmp_path, monkeypatch):
     m, _ = built
-    monkeypatch.setattr(labctl, "STATE", str(tmp_path / "state"))
-    path = labctl.write_ib_connection(m, str(tmp_path))
+    monkeypatch.setattr(labinventory, "STATE", str(tmp_path / "state"))
+    path = labinventory.write_ib_connection(m, str(tmp_path))
     text = open(path).read()
-    assert text.startswith("---\n" + labctl.GENERATED)
+    assert text.startswith("---\n" + labinventory.GENERATED)
     assert f"lab_ibsim_address: {labctl.ibsim_address()}" in text
     assert f"node2: {{ansible_host: {labctl.node_ip(2)}}}" in text
     assert "StrictHostKeyChecking=yes" in text
+    assert os.path.join(str(tmp_path / "state"), "ssh", "id_ed25519") in text
