@@ -264,9 +264,13 @@ GROUPS = {
             [
                 "tests/unit/test_verify_link_health_exact.py",
                 "tests/unit/checks/test_links.py",
+                "tests/unit/checks/test_links_switch.py",
+                "tests/unit/checks/test_link_limits.py",
                 "tests/unit/test_verify_link_health_switch.py",
                 "tests/unit/test_verify_optics_switch.py",
+                "tests/unit/test_verify_ber_switch.py",
                 "tests/unit/test_verify_link_health_optics.py",
+                "tests/unit/test_verify_link_health_ethtool_m.py",
                 "tests/unit/test_ib_port_errors.py",
                 "tests/unit/parsers/test_linkhealth.py",
                 "tests/unit/test_parsers_counters_errors.py",
@@ -274,7 +278,8 @@ GROUPS = {
                 "tests/unit/test_lossless_watchdog_storm.py",
             ],
         )
-        for name in ("parsers.linkhealth", "checks.links")
+        # the host side, the switches' side and the limits and optical-module judge both share
+        for name in ("parsers.linkhealth", "checks.links", "checks.links_switch", "checks.link_limits")
     },
     # RoCE cabling by LLDP: the parsers and the comparison (its findings and their severity).
     "cabling": {

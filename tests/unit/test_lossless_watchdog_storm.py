@@ -11,6 +11,7 @@ from labsim import lab  # noqa: F401  (also puts lab/sim on sys.path)
 from switch_testlib import render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast_switch
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import link_limits
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers as switch_buffers
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
@@ -396,7 +397,7 @@ def _ethtool(tx3):
 
 
 def test_host_pfc_storm_over_the_window_names_node_and_device():
-    limits = linkcheck.thresholds(FABRIC)
+    limits = link_limits.thresholds(FABRIC)
     start = {"devices": ["mlx5_0"], "phy": [_ethtool(10)]}
     end = {"devices": ["mlx5_0"], "phy": [_ethtool(10 + linkcheck.PFC_STORM_TX_PAUSE_MAX + 1)]}
     _row, problems = linkcheck.port_health("node1", "mlx5_0", "roce", start, end, 0, limits)

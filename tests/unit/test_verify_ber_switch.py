@@ -1,11 +1,11 @@
-"""The switches' bit error rates and FEC counters: linkcheck.switch_ber_findings judges what each cabled switch
+"""The switches' bit error rates and FEC counters: links_switch.switch_ber_findings judges what each cabled switch
 port receives (switch_counters ``ber``, the drivers' phy_errors) against the host side's limits
 (fabric.verify.raw_ber_max pre-FEC, effective_ber_max post-FEC) and the growth of uncorrected FEC errors over the
 window against link_errors_max, named by switch and port with what is cabled there."""
 
 import copy
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links_switch
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FABRIC = {"transport": "roce", "verify": {"link_errors_max": 0, "link_flaps_max": 0, "effective_ber_max": 1e-12, "raw_ber_max": 2.4e-4}}
@@ -33,7 +33,7 @@ def healthy():
 def judge(after_ber, before_ber=None, ber_msg="", platform="nvue", errors_after=None, prior=()):
     before = {"failed": False, "errors": ERRORS, "errors_msg": "", "platform": platform, "ber": healthy() if before_ber is None else before_ber, "ber_msg": ""}
     after = dict(before, ber=after_ber, ber_msg=ber_msg, errors=errors_after or ERRORS)
-    return linkcheck.switch_link_findings(
+    return links_switch.switch_link_findings(
         {"leaf1": {"before": before, "after": after}, "spine1": {"before": SPINE, "after": SPINE}}, FABRIC, HOSTS, UPLINKS, findings.finding, list(prior)
     )
 
@@ -132,7 +132,7 @@ def test_a_field_the_release_prints_on_no_port_is_said_once():
 def test_no_read_at_the_start_leaves_the_growth_unproven_but_judges_the_rates():
     after = healthy()
     after["swp1"] = port(pre_fec_ber=1e-3)
-    out, unproven, _ = linkcheck.switch_link_findings(
+    out, unproven, _ = links_switch.switch_link_findings(
         {
             "leaf1": {
                 "before": {"failed": False, "errors": ERRORS, "errors_msg": "", "ber": None, "ber_msg": "timed out"},
@@ -150,7 +150,7 @@ def test_no_read_at_the_start_leaves_the_growth_unproven_but_judges_the_rates():
 
 def test_a_snapshot_without_ber_judges_nothing_about_it():
     snap = {"failed": False, "errors": ERRORS, "errors_msg": ""}
-    out, unproven, _ = linkcheck.switch_link_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {}, findings.finding)
+    out, unproven, _ = links_switch.switch_link_findings({"leaf1": {"before": snap, "after": snap}}, FABRIC, HOSTS, {}, findings.finding)
     assert out == [] and unproven == {}
 
 
@@ -188,7 +188,7 @@ def test_a_degraded_port_on_each_simulated_platform_is_found(tmp_path, monkeypat
         put(now - 40)  # 30 s later: 1500 more codewords FEC could not correct
         after = snap()
         hosts = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": good}], "node2": [{"device": "mlx5_0", "switch": "sw", "switch_port": bad}]}
-        out, _, _ = linkcheck.switch_link_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts, {}, findings.finding)
+        out, _, _ = links_switch.switch_link_findings({"sw": {"before": before, "after": after}}, FABRIC, hosts, {}, findings.finding)
         got = sorted((f["code"], f["switch_port"], f["node"]) for f in out)
         codes = ["LINK_BER_HIGH"] + (["LINK_BER_HIGH"] if platform != "eos" else []) + ["LINK_ERRORS"]
         assert got == sorted((c, bad, "node2") for c in codes), (platform, out)

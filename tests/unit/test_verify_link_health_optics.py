@@ -10,7 +10,7 @@ from linerate_lab.tools import mlxlink as sim_mlxlink
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import link_limits
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.linkhealth import module_value, parse_mlxlink
@@ -139,5 +139,5 @@ def test_the_codes_are_registered_with_their_severity():
     assert findings.FAULT_CODES["OPTIC_RX_POWER_LOW"][0] == "error"
     assert findings.FAULT_CODES["OPTIC_TEMP_HIGH"][0] == "error"
     assert findings.FAULT_CODES["MLXLINK_RECOMMENDATION"][0] == "warning"
-    assert linkcheck.DEFAULTS["optic_rx_power_margin_db"] == DEFAULTS["verify"]["optic_rx_power_margin_db"]
+    assert link_limits.DEFAULTS["optic_rx_power_margin_db"] == DEFAULTS["verify"]["optic_rx_power_margin_db"]
     assert CABLING

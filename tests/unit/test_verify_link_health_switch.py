@@ -1,4 +1,4 @@
-"""Link health counted by the switches (linkcheck.switch_link_findings): interface error counters
+"""Link health counted by the switches (links_switch.switch_link_findings): interface error counters
 read through each platform's driver from the simulator's real formats (two snapshots, as
 playbooks/verify.yml takes them), judged per cabled port against fabric.verify's thresholds;
 merged into the host side's finding of the same port; what cannot be read is a warning."""
@@ -11,7 +11,7 @@ from parser_fixtures import fixture
 from switch_testlib import sim_driver
 from test_switch_counters_sim import PORTS, put_counters
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links_switch
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
@@ -39,7 +39,7 @@ def window(tmp_path, monkeypatch, platform, before, after, fabric=FABRIC, prior=
     b = snapshot(d, platform)
     put_counters(port, after)
     a = snapshot(d, platform)
-    return linkcheck.switch_link_findings({"sw": {"before": b, "after": a}}, fabric, hosts(platform), {}, findings.finding, list(prior))
+    return links_switch.switch_link_findings({"sw": {"before": b, "after": a}}, fabric, hosts(platform), {}, findings.finding, list(prior))
 
 
 # ------------------------------------------------------------------ parsers on real outputs
@@ -208,17 +208,17 @@ def test_an_unreadable_switch_or_port_warns_and_does_not_crash():
         {"before": ok, "after": {"ports": {}}},
     ]
     for read in cases:
-        f, _, _ = linkcheck.switch_link_findings({"sw": read}, FABRIC, h, {}, findings.finding)
+        f, _, _ = links_switch.switch_link_findings({"sw": read}, FABRIC, h, {}, findings.finding)
         assert [(x["code"], x["severity"], x["switch"]) for x in f] == [("COUNTER_MISSING", "warning", "sw")]
         assert "not proven" in f[0]["message"]
-    f, _, _ = linkcheck.switch_link_findings({"sw": {"before": ok, "after": {"errors": {}, "errors_msg": ""}}}, FABRIC, h, {}, findings.finding)
+    f, _, _ = links_switch.switch_link_findings({"sw": {"before": ok, "after": {"errors": {}, "errors_msg": ""}}}, FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["node"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "node1", "swp1")]
 
 
 def test_a_counter_the_port_lacks_is_named():
     h = {"node1": [{"device": "mlx5_0", "switch": "sw", "switch_port": "Ethernet0"}]}
     snap = {"errors": {"Ethernet0": {"errors": {"RX_ERR": 0}, "link_down": None, "missing": ["TX_ERR", "link down events"]}}, "errors_msg": ""}
-    f, unproven, _ = linkcheck.switch_link_findings({"sw": {"before": snap, "after": snap}}, FABRIC, h, {}, findings.finding)
+    f, unproven, _ = links_switch.switch_link_findings({"sw": {"before": snap, "after": snap}}, FABRIC, h, {}, findings.finding)
     assert [(x["code"], x["counter"], x["switch_port"]) for x in f] == [("COUNTER_MISSING", "TX_ERR", "Ethernet0")]
     assert unproven == {"sw": ["link down events"]}
 
@@ -228,10 +228,10 @@ def test_uplinks_are_judged_by_their_peer_and_infiniband_is_not():
     snap1 = {"errors": {"swp9": {"errors": {"in-errors": 5}, "link_down": 0, "missing": []}}, "errors_msg": ""}
     up = {"sw": [{"port": "swp9", "peer": "spine", "peer_port": "swp1"}]}
     reads = {"sw": {"before": snap0, "after": snap1}, "spine": {"before": {"errors": {}}, "after": {"errors": {}}}}
-    f, _, shown = linkcheck.switch_link_findings(reads, FABRIC, {}, up, findings.finding)
+    f, _, shown = links_switch.switch_link_findings(reads, FABRIC, {}, up, findings.finding)
     errs = [x for x in f if x["code"] == "LINK_ERRORS"]
     assert len(errs) == 1 and errs[0]["peer_switch"] == "spine" and errs[0]["switch_port"] == "swp9" and shown == {}
-    assert linkcheck.switch_link_findings(reads, {"transport": "infiniband"}, {}, up, findings.finding) == ([], {}, {})
+    assert links_switch.switch_link_findings(reads, {"transport": "infiniband"}, {}, up, findings.finding) == ([], {}, {})
 
 
 def test_the_report_table_shows_the_switch_counts():

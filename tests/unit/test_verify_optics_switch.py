@@ -1,11 +1,11 @@
-"""The switches' own optical modules (issue 24 item 3): linkcheck.switch_optics_findings judges the module
+"""The switches' own optical modules (issue 24 item 3): links_switch.switch_optics_findings judges the module
 on each cabled switch port (switch_counters ``optics``, the drivers' transceiver read) against the module's
 own thresholds, with the same margins and codes as the NICs' modules (module_problems), named by switch and
 port with what is cabled there."""
 
 import copy
 
-from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
+from ansible_collections.linerate.fabric.plugins.module_utils.checks import links_switch
 from ansible_collections.linerate.fabric.plugins.module_utils import findings
 
 FABRIC = {"transport": "roce", "verify": {"link_errors_max": 0, "link_flaps_max": 0, "optic_rx_power_margin_db": 1.0, "optic_temp_margin_c": 5}}
@@ -48,7 +48,7 @@ SPINE = {
 def judge(optics, optics_msg=""):
     snap = {"failed": False, "errors": ERRORS, "errors_msg": ""}
     after = dict(snap, optics=optics, optics_msg=optics_msg)
-    return linkcheck.switch_link_findings(
+    return links_switch.switch_link_findings(
         {"leaf1": {"before": snap, "after": after}, "spine1": {"before": SPINE, "after": SPINE}}, FABRIC, HOSTS, UPLINKS, findings.finding
     )
 
@@ -106,7 +106,7 @@ def test_what_cannot_be_read_is_named_never_passed_silently():
 
 def test_a_snapshot_without_optics_judges_nothing_about_them():
     snap = {"failed": False, "errors": ERRORS, "errors_msg": ""}
-    out, unproven, _ = linkcheck.switch_link_findings(
+    out, unproven, _ = links_switch.switch_link_findings(
         {"leaf1": {"before": snap, "after": snap}, "spine1": {"before": SPINE, "after": SPINE}}, FABRIC, HOSTS, UPLINKS, findings.finding
     )
     assert out == [] and unproven == {}

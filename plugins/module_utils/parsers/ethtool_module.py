@@ -3,7 +3,7 @@
 Pure functions, stdlib only, importable on its own.
 
 ``parse_ethtool_module(text)`` returns the module in the shape the link-health
-judge (``checks/links.py`` ``module_problems``) reads for every source::
+judge (``checks/link_limits.py`` ``module_problems``) reads for every source::
 
     {"present": bool, "optical": bool, "vendor": str or None, "part_number": str or None,
      "cable_technology": str or None,
@@ -91,7 +91,7 @@ class Ddm(TypedDict):
 
 
 class ModuleReading(TypedDict):
-    """What checks/links.py ``module_problems`` reads of a module, whatever read it: ``ethtool -m`` on a
+    """What checks/link_limits.py ``module_problems`` reads of a module, whatever read it: ``ethtool -m`` on a
     NIC (``EthtoolModule``) or a switch port's transceiver read (switch/optics.py ``Module``)."""
 
     present: bool

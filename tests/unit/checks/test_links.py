@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import show
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import links as linkcheck
@@ -211,10 +210,6 @@ def test_good_intent_thresholds_pass():
         {"name": "t", "transport": "roce", "verify": {"link_errors_max": 10, "link_flaps_max": 0, "effective_ber_max": 1.0e-15, "raw_ber_max": 0.0}}
     )
     assert [p for p in problems if p.startswith("fabric.verify")] == []
-
-
-def test_intent_threshold_defaults():
-    assert {k: DEFAULTS["verify"][k] for k in linkcheck.DEFAULTS} == linkcheck.DEFAULTS
 
 
 def test_the_summary_shows_counter_evidence_per_rail_and_port():

@@ -1,5 +1,5 @@
 """ethtool -m (module EEPROM and diagnostics): SFF-8472, SFF-8636 and CMIS as several ethtool releases print
-them (fixtures/ethtool_module/SOURCES.md), read into the module shape checks/links.py module_problems judges."""
+them (fixtures/ethtool_module/SOURCES.md), read into the module shape checks/link_limits.py module_problems judges."""
 
 import pytest
 
