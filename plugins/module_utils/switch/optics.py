@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, eos_json
 
-    # the diagnostics of a module, one model for a NIC's (ethtool -m) and a switch port's: checks/links.py
+    # the diagnostics of a module, one model for a NIC's (ethtool -m) and a switch port's: checks/link_limits.py
     from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ethtool_module import DdmEntry, ModuleReading
 except ImportError:  # loaded standalone, with module_utils on sys.path
     from common import ParseError, eos_json  # type: ignore[import-not-found,no-redef]
