@@ -36,19 +36,8 @@ def bench_tests(logs):
     """Tests from the per-node schedule records of one tool ({node: [{round, role, peer, results}]}):
     [{round, client: [node, device], server: [node, device], gbps, latency_usec, latency, client_error,
     server_error}], the client's measurement (both ends of a latency test print the same ping-pong)."""
-    return [
-        {
-            "round": rnd,
-            "client": [node, r["device"]],
-            "server": [peer, r.get("peer_device") or r["device"]],
-            "gbps": r.get("gbps"),
-            "latency_usec": r.get("latency_usec"),
-            "latency": r.get("latency"),
-            "client_error": r.get("error"),
-            "server_error": s.get("error"),
-        }
-        for rnd, node, peer, r, s in rdma.paired_results(logs, round_of=int)
-    ]
+    measured = ("gbps", "latency_usec", "latency")
+    return [rdma.paired_test(*pair, measured=measured) for pair in rdma.paired_results(logs, round_of=int)]
 
 
 def evaluate(tool, tests, limit):

@@ -57,17 +57,20 @@ def round_tests(logs):
     server's entry of the same round, rail by rail (device; a result's ``peer_device`` where
     the client's rail wrote into another rail of the server, a cross-rail round).
     """
-    return [
-        {
-            "round": rnd,
-            "client": [node, r["device"]],
-            "server": [peer, r.get("peer_device") or r["device"]],
-            "gbps": r.get("gbps"),
-            "client_error": r.get("error"),
-            "server_error": s.get("error"),
-        }
-        for rnd, node, peer, r, s in paired_results(logs)
-    ]
+    return [paired_test(*pair) for pair in paired_results(logs)]
+
+
+def paired_test(rnd, node, peer, r, s, measured=("gbps",)):
+    """One test of a client result ``r`` and its server's ``s`` (paired_results): its round, both ends
+    [node, device], the client's ``measured`` values and each side's error."""
+    return {
+        "round": rnd,
+        "client": [node, r["device"]],
+        "server": [peer, r.get("peer_device") or r["device"]],
+        **{key: r.get(key) for key in measured},
+        "client_error": r.get("error"),
+        "server_error": s.get("error"),
+    }
 
 
 def paired_results(logs, round_of=lambda v: v):
