@@ -153,6 +153,17 @@ GROUPS = {
             )
             for name in ("base", "drivers", "eos", "module_common", "nvue", "sonic")
         },
+        # SONiC's CONFIG_DB delta: the managed fields and the commands a difference becomes
+        "plugins/module_utils/switch/sonic_delta.py": (
+            [f"{PKG}.plugins.module_utils.switch.sonic_delta"],
+            [
+                "tests/unit/switch/test_sonic_delta.py",
+                "tests/unit/switch/test_sonic.py",
+                "tests/unit/switch/test_drivers.py",
+                "tests/unit/switch/test_buffers.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+            ],
+        ),
         # what SONiC's show commands print and the lossless headroom read (the driver's oper reads)
         "plugins/module_utils/switch/sonic_show.py": (
             [f"{PKG}.plugins.module_utils.switch.sonic_show"],

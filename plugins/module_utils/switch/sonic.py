@@ -37,22 +37,36 @@ demands it) and removes the checkpoint, so the next window is not blocked.
 
 Recovery stops the timers before anything else.
 """
+
 from __future__ import annotations
 
 import ast
 import json
 import re
 import shlex
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, SwitchError
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch import (
-        ber as switch_ber, counters as switch_counters, optics as switch_optics)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber as switch_ber, counters as switch_counters, optics as switch_optics
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import buffers
     from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_show import (
-        lossless_pgs, parse_interfaces_status, parse_pfc_priority, parse_show_ecn, parse_table)
+        lossless_pgs,
+        parse_interfaces_status,
+        parse_pfc_priority,
+        parse_show_ecn,
+        parse_table,
+    )
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_delta import (
+        ConfigDb,
+        SonicScope,
+        flatten,
+        prios,
+        sonic_commands,
+        sonic_scope,
+        without_metadata,
+    )
 except ImportError:  # standalone
     # Standalone: either switch/ itself or module_utils/ is on sys.path (the
     # corpus check and the parser tests put module_utils/ there).
@@ -67,24 +81,50 @@ except ImportError:  # standalone
         from switch import ber as switch_ber, counters as switch_counters, optics as switch_optics  # type: ignore[import-not-found,no-redef]
         from switch import buffers  # type: ignore[no-redef]
     from common import ParseError  # type: ignore[import-not-found,no-redef]
+
     try:
         from sonic_show import (  # type: ignore[import-not-found,no-redef]
-            lossless_pgs, parse_interfaces_status, parse_pfc_priority, parse_show_ecn, parse_table)
+            lossless_pgs,
+            parse_interfaces_status,
+            parse_pfc_priority,
+            parse_show_ecn,
+            parse_table,
+        )
     except ImportError:
         from switch.sonic_show import (  # type: ignore[import-not-found,no-redef]
-            lossless_pgs, parse_interfaces_status, parse_pfc_priority, parse_show_ecn, parse_table)
+            lossless_pgs,
+            parse_interfaces_status,
+            parse_pfc_priority,
+            parse_show_ecn,
+            parse_table,
+        )
+    try:
+        from sonic_delta import (  # type: ignore[import-not-found,no-redef]
+            ConfigDb,
+            SonicScope,
+            flatten,
+            prios,
+            sonic_commands,
+            sonic_scope,
+            without_metadata,
+        )
+    except ImportError:
+        from switch.sonic_delta import (  # type: ignore[import-not-found,no-redef]
+            ConfigDb,
+            SonicScope,
+            flatten,
+            prios,
+            sonic_commands,
+            sonic_scope,
+            without_metadata,
+        )
 
 if TYPE_CHECKING:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import PortOper, Storm
 
-# CONFIG_DB as tables: {TABLE: {key: {field: value}}}; a scope is a predicate over (table, key, field)
-ConfigDb = Dict[str, Dict[str, Dict[str, str]]]
-SonicScope = Callable[[str, str, str], bool]
-
-
 CP_PREFIX = "linerate-"
 DEADMAN_PREFIX = "linerate-deadman-"
-CONFIG_BIN = "/usr/local/bin/config"   # sonic-utilities' click entry point, as the switch installs it
+CONFIG_BIN = "/usr/local/bin/config"  # sonic-utilities' click entry point, as the switch installs it
 PUSH_SUFFIX = "-push"
 # seconds the push timer allows beyond every command using its command timeout (the begin's re-read)
 PUSH_MARGIN_S = 60
@@ -92,8 +132,7 @@ PUSH_MARGIN_S = 60
 
 def deadman_script(checkpoint: Optional[str]) -> str:
     """What a fired dead-man timer runs: back to the checkpoint, saved, the checkpoint removed."""
-    return (f"{CONFIG_BIN} rollback {checkpoint} && {CONFIG_BIN} save -y && "
-            f"{CONFIG_BIN} delete-checkpoint {checkpoint}")
+    return f"{CONFIG_BIN} rollback {checkpoint} && {CONFIG_BIN} save -y && {CONFIG_BIN} delete-checkpoint {checkpoint}"
 
 
 def parse_config_db(text: Optional[str]) -> ConfigDb:
@@ -112,163 +151,38 @@ def parse_config_db(text: Optional[str]) -> ConfigDb:
             continue
         for key, fields in keys.items():
             if fields is not None and not isinstance(fields, dict):
-                raise ParseError("sonic", f"running configuration: {table}|{key} is not an object of fields: "
-                                 f"{fields!r}"[:200])
-        out[table] = {k: {f: str(v) if not isinstance(v, list) else ",".join(map(str, v))
-                          for f, v in (fields or {}).items()} for k, fields in keys.items()}
+                raise ParseError("sonic", f"running configuration: {table}|{key} is not an object of fields: {fields!r}"[:200])
+        out[table] = {k: {f: str(v) if not isinstance(v, list) else ",".join(map(str, v)) for f, v in (fields or {}).items()} for k, fields in keys.items()}
     return out
-
-
-def flatten(facts: ConfigDb) -> Iterator[tuple[tuple[str, str, str], str]]:
-    for table in facts:
-        for key, fields in facts[table].items():
-            for field, value in fields.items():
-                yield (table, key, field), value
-
-
-LOSSLESS_PROFILE = re.compile(r"pg_lossless_\d+_\d+m_profile")
-CABLE_LENGTH_KEY = buffers.CABLE_LENGTH_KEY
-
-
-def sonic_scope(profile: str, ports: Iterable[str], profiles: Any = (), hwsku: bool = False) -> SonicScope:
-    """The fields linerate manages: the fabric ports' MTU/speed/QoS map bindings/PFC/watchdog, their
-    lossless priority groups (every PG but the lossy PG 0) and cable length, the PFC_WD entries of
-    the fabric ports, the QoS objects the intent names and the lossless buffer profiles it writes
-    (``profiles``: a profile the intent no longer uses is left, another port may use it; a dict is
-    read at each call, so a profile the buffer model drops from the intent leaves the scope with it),
-    and with ``hwsku`` the SKU the intent asserts (DEVICE_METADATA|localhost hwsku: compared, never
-    written)."""
-    names = set(ports)
-    dscp_map = profile.upper()
-    wred = profile.upper() + "_LOSSLESS"
-    written: Union[dict[str, Any], set[str]] = profiles if isinstance(profiles, dict) else set(profiles)
-
-    def scope(table: str, key: str, field: str) -> bool:
-        if table == "DEVICE_METADATA":
-            return bool(hwsku) and key == "localhost" and field == "hwsku"
-        if table == "PORT":
-            return key in names and field in ("mtu", "speed")
-        if table == "PORT_QOS_MAP":
-            return key in names and field in ("pfc_enable", "dscp_to_tc_map", "pfcwd_sw_enable", "tc_to_pg_map")
-        if table == "CABLE_LENGTH":
-            return key == CABLE_LENGTH_KEY and field in names
-        if table == "BUFFER_PROFILE":
-            return key in written and bool(LOSSLESS_PROFILE.fullmatch(key))
-        if table == "BUFFER_PG":
-            port, _sep, pg = key.partition("|")
-            return port in names and pg != "0" and field == "profile"
-        if table == "TC_TO_PRIORITY_GROUP_MAP":
-            return key == dscp_map
-        if table == "PFC_WD":
-            return key in names
-        if table == "DSCP_TO_TC_MAP":
-            return key == dscp_map
-        if table == "WRED_PROFILE":
-            return key == wred
-        if table == "QUEUE":
-            return key.split("|")[0] in names and field == "wred_profile"
-        return False
-    return scope
-
-
-def _prios(value: Optional[str]) -> set[int]:
-    return {int(x) for x in re.findall(r"\d+", value or "")}
-
-
-def _db(table: str, key: str) -> str:
-    return shlex.quote(f"{table}|{key}")
-
-
-# what a write depends on comes first (a leafref's target before its user), removals the other way
-ORDER = ("BUFFER_PROFILE", "TC_TO_PRIORITY_GROUP_MAP", "DSCP_TO_TC_MAP", "WRED_PROFILE", "CABLE_LENGTH", "PORT",
-         "BUFFER_PG", "QUEUE", "PORT_QOS_MAP", "PFC_WD")
-
-
-def _ordered(items: Iterable[tuple[tuple[str, str, str], str]]) -> list[tuple[tuple[str, str, str], str]]:
-    rank = {t: i for i, t in enumerate(ORDER)}
-    return sorted(items, key=lambda kv: rank.get(kv[0][0], len(ORDER)))
-
-
-def pfcwd_commands(want: ConfigDb, have: ConfigDb, scope: SonicScope) -> list[str]:
-    """PFC_WD per port through SONiC's ``pfcwd`` CLI (sonic-utilities pfcwd/main.py):
-    ``config pfcwd start --action A ports P detection-time D --restoration-time R`` (re)writes a
-    port's entry; ``config pfcwd stop P`` removes it."""
-    cmds: list[str] = []
-    w, h = want.get("PFC_WD", {}), have.get("PFC_WD", {})
-    for port in sorted(h):
-        if port not in w and scope("PFC_WD", port, "action"):
-            cmds.append(f"sudo config pfcwd stop {shlex.quote(port)}")
-    for port, ent in sorted(w.items()):
-        have_wd = {k: v for k, v in h.get(port, {}).items() if scope("PFC_WD", port, k)}
-        if not scope("PFC_WD", port, "action") or have_wd == ent:
-            continue
-        cmds.append(f"sudo config pfcwd start --action {shlex.quote(ent.get('action', 'drop'))} ports "
-                    f"{shlex.quote(port)} detection-time {shlex.quote(ent['detection_time'])} "
-                    f"--restoration-time {shlex.quote(ent['restoration_time'])}")
-    return cmds
-
-
-def sonic_commands(want: ConfigDb, have: ConfigDb, scope: SonicScope) -> list[str]:
-    w = dict(flatten(want))
-    h = dict(flatten(have))
-    cmds: list[str] = []
-    # removals first (fields in scope the intent does not have), users before what they use
-    rank = {t: i for i, t in enumerate(ORDER)}
-    for (table, key, field), value in sorted(h.items(), key=lambda kv: -rank.get(kv[0][0], len(ORDER))):
-        if table == "PFC_WD" or (table, key, field) in w or not scope(table, key, field):
-            continue
-        if table == "PORT_QOS_MAP" and field == "pfc_enable":
-            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(_prios(value))]
-        else:
-            cmds.append(f"sudo sonic-db-cli CONFIG_DB hdel {_db(table, key)} {field}")
-    pfcwd = pfcwd_commands(want, have, scope)
-    for (table, key, field), value in _ordered(w.items()):
-        old = h.get((table, key, field))
-        if old == value or table == "PFC_WD":
-            continue
-        if table == "PORT" and field == "mtu":
-            cmds.append(f"sudo config interface mtu {shlex.quote(key)} {shlex.quote(value)}")
-        elif table == "PORT" and field == "speed":
-            cmds.append(f"sudo config interface speed {shlex.quote(key)} {shlex.quote(value)}")
-        elif table == "PORT_QOS_MAP" and field == "pfc_enable":
-            new, cur = _prios(value), _prios(old)
-            if ",".join(map(str, sorted(new))) != value:
-                # an order/format the CLI would not produce: write the field as given
-                cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
-                continue
-            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} off" for p in sorted(cur - new)]
-            cmds += [f"sudo config interface pfc priority {shlex.quote(key)} {p} on" for p in sorted(new - cur)]
-        else:
-            cmds.append(f"sudo sonic-db-cli CONFIG_DB hset {_db(table, key)} {field} {shlex.quote(value)}")
-    return cmds + pfcwd
-
-
-def _without_metadata(scope: SonicScope) -> SonicScope:
-    """``scope`` less DEVICE_METADATA (the SKU the intent asserts is compared, never written or removed)."""
-    def inner(table: str, key: str, field: str) -> bool:
-        return table != "DEVICE_METADATA" and scope(table, key, field)
-    return inner
 
 
 class SonicDriver(Driver):
     platform = "sonic"
-    confirm_timer = True    # the dead-man timer (systemd-run) rolls the checkpoint back unless stopped in time
+    confirm_timer = True  # the dead-man timer (systemd-run) rolls the checkpoint back unless stopped in time
     timer_at_begin = False  # the confirm timer is armed at commit, after the push (begin's covers the push)
     # SONiC's admin shell is bash; netmiko's plain Linux driver (the class
     # behind its edgecore_sonic type) speaks it.
     device_type = "linux"
     running_command = "show runningconfiguration all"
-    saved_command = "cat /etc/sonic/config_db.json"   # the config the switch boots with
+    saved_command = "cat /etc/sonic/config_db.json"  # the config the switch boots with
     lldp_command = "show lldp table"
     lldp_parser = "parse_sonic_lldp_table"
-    error_patterns = (r"^Error:.*$", r"^Usage: .*$", r"^-bash: .*$", r"^Cannot find interface.*$",
-                      r"^Error .*$", r"^sudo: .*$", r"^Config Rollback: .*failed.*$", r"^Failed to .*$")
+    error_patterns = (
+        r"^Error:.*$",
+        r"^Usage: .*$",
+        r"^-bash: .*$",
+        r"^Cannot find interface.*$",
+        r"^Error .*$",
+        r"^sudo: .*$",
+        r"^Config Rollback: .*failed.*$",
+        r"^Failed to .*$",
+    )
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
         self._cp: Optional[str] = None
         self._tag: Optional[str] = None
-        self._deadmen: list[str] = []   # the dead-man timer units this window armed and has not stopped (systemd-run)
+        self._deadmen: list[str] = []  # the dead-man timer units this window armed and has not stopped (systemd-run)
 
     def shell(self, command: str, root: bool = False) -> str:
         """bash as the admin user; breaking a lock another login made needs root (/run/lock is sticky)."""
@@ -303,16 +217,16 @@ class SonicDriver(Driver):
             raise SwitchError(self.name, f"{exc}; nothing is sent", rolled_back=False) from exc
         buffers.for_model(want, model)
         meta = (want.get("DEVICE_METADATA") or {}).get("localhost") or {}
-        if set(meta) == {"hwsku"}:   # the intent's assertion, not a full config being restored: never written
+        if set(meta) == {"hwsku"}:  # the intent's assertion, not a full config being restored: never written
             written = {t: v for t, v in want.items() if t != "DEVICE_METADATA"}
-            return sonic_commands(written, have, _without_metadata(scope))
+            return sonic_commands(written, have, without_metadata(scope))
         return sonic_commands(want, have, scope)
 
     def appl_db(self, key: str) -> dict[str, str]:
         """One APPL_DB hash (``sonic-db-cli APPL_DB HGETALL``: a Python dict, or {} when absent)."""
         text = self.run(f"sudo sonic-db-cli APPL_DB HGETALL {shlex.quote(key)}", check=False).strip()
         try:
-            got: Any = json.loads(text) if text.startswith("{\"") or text == "{}" else ast.literal_eval(text or "{}")
+            got: Any = json.loads(text) if text.startswith('{"') or text == "{}" else ast.literal_eval(text or "{}")
         except (ValueError, SyntaxError):
             return {}
         return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
@@ -336,8 +250,7 @@ class SonicDriver(Driver):
         saved = self.parse(self.run(self.saved_command))
         if running != saved:
             tables = sorted({t for t in set(running) | set(saved) if running.get(t) != saved.get(t)})
-            problems.append("running configuration is not saved (differs from /etc/sonic/config_db.json in "
-                            + ", ".join(tables) + ")")
+            problems.append("running configuration is not saved (differs from /etc/sonic/config_db.json in " + ", ".join(tables) + ")")
         return problems
 
     def push_budget(self) -> int:
@@ -352,9 +265,8 @@ class SonicDriver(Driver):
         self._arm(DEADMAN_PREFIX + tag + PUSH_SUFFIX, self.push_budget())
 
     def _arm(self, unit: str, seconds: int) -> None:
-        self._deadmen.append(unit)   # from here the timer may exist, whatever the answer
-        self.run(f"sudo systemd-run --unit={unit} --on-active={int(seconds)}s /bin/sh -c "
-                 f"{shlex.quote(deadman_script(self._cp))}")
+        self._deadmen.append(unit)  # from here the timer may exist, whatever the answer
+        self.run(f"sudo systemd-run --unit={unit} --on-active={int(seconds)}s /bin/sh -c {shlex.quote(deadman_script(self._cp))}")
 
     def _deadman_state(self, unit: str) -> str:
         return self.run(f"systemctl show -p SubState --value {unit}.timer", check=False).strip()
@@ -368,9 +280,11 @@ class SonicDriver(Driver):
     def window_timers(self, run: str) -> list[str]:
         """The dead-man timers of the window ``run`` still waiting (each rolls the switch back to that window's
         checkpoint when it fires)."""
-        return [f"the dead-man timer {u}.timer is waiting (it rolls the switch back to checkpoint {CP_PREFIX}{run} "
-                "when it fires)" for u in (DEADMAN_PREFIX + run, DEADMAN_PREFIX + run + PUSH_SUFFIX)
-                if self._deadman_state(u) == "waiting"]
+        return [
+            f"the dead-man timer {u}.timer is waiting (it rolls the switch back to checkpoint {CP_PREFIX}{run} when it fires)"
+            for u in (DEADMAN_PREFIX + run, DEADMAN_PREFIX + run + PUSH_SUFFIX)
+            if self._deadman_state(u) == "waiting"
+        ]
 
     def discard(self) -> None:
         """Stop the dead-man timer and delete the window's own checkpoint (nothing was pushed)."""
@@ -390,9 +304,12 @@ class SonicDriver(Driver):
         self._arm(DEADMAN_PREFIX + str(self._tag), confirm_timeout)
         state = self._deadman_state(push)
         if state != "waiting":
-            raise SwitchError(self.name, f"the push's dead-man timer {push}.timer is {state or 'gone'}, not waiting: "
-                                         "it fired during the push (config rollback to the checkpoint) or was "
-                                         "stopped by someone else")
+            raise SwitchError(
+                self.name,
+                f"the push's dead-man timer {push}.timer is {state or 'gone'}, not waiting: "
+                "it fired during the push (config rollback to the checkpoint) or was "
+                "stopped by someone else",
+            )
         self.run(f"sudo systemctl stop {push}.timer")
         self._deadmen.remove(push)
 
@@ -404,9 +321,12 @@ class SonicDriver(Driver):
         for when in ("before", "after"):
             state = self._deadman_state(unit)
             if state != "waiting":
-                raise SwitchError(self.name, f"the dead-man timer {unit}.timer is {state or 'gone'}, not waiting "
-                                             f"{when} config save: it has fired (config rollback to the checkpoint) "
-                                             "or was stopped by someone else; the change is not confirmed")
+                raise SwitchError(
+                    self.name,
+                    f"the dead-man timer {unit}.timer is {state or 'gone'}, not waiting "
+                    f"{when} config save: it has fired (config rollback to the checkpoint) "
+                    "or was stopped by someone else; the change is not confirmed",
+                )
             if when == "before":
                 self.run("sudo config save -y")
         self.run(f"sudo systemctl stop {unit}.timer")
@@ -428,8 +348,8 @@ class SonicDriver(Driver):
         backup (the restore's own confirm saves otherwise)."""
         done: list[str] = []
         for cp in self.checkpoints():
-            if cp.startswith(CP_PREFIX):   # linerate's own only: another administrator's checkpoints stay
-                unit = DEADMAN_PREFIX + cp[len(CP_PREFIX):]
+            if cp.startswith(CP_PREFIX):  # linerate's own only: another administrator's checkpoints stay
+                unit = DEADMAN_PREFIX + cp[len(CP_PREFIX) :]
                 for u in (unit + PUSH_SUFFIX, unit):
                     self.run(f"sudo systemctl stop {u}.timer", check=False)
                 self.run(f"sudo config delete-checkpoint {cp}")
@@ -480,10 +400,13 @@ class SonicDriver(Driver):
                 continue
             prof = [v.get("wred_profile") for k, v in queues.items() if k.split("|")[0] == p]
             ecn_on = any(ecn.get(x, {}).get("ecn", "ecn_none") not in ("ecn_none", "") for x in prof if x)
-            res[p] = {"up": status[p]["up"], "pfc": pfc.get(p, []), "ecn": ecn_on,
-                      "headroom": lossless_pgs(running, p, appl),
-                      "pfcwd": sorted(_prios(running.get("PORT_QOS_MAP", {}).get(p, {}).get("pfcwd_sw_enable")))
-                      if p in wd else []}
+            res[p] = {
+                "up": status[p]["up"],
+                "pfc": pfc.get(p, []),
+                "ecn": ecn_on,
+                "headroom": lossless_pgs(running, p, appl),
+                "pfcwd": sorted(prios(running.get("PORT_QOS_MAP", {}).get(p, {}).get("pfcwd_sw_enable"))) if p in wd else [],
+            }
         return res
 
     def pfcwd_storms(self, ports: Iterable[str]) -> dict[str, dict[str, Storm]]:
@@ -496,8 +419,7 @@ class SonicDriver(Driver):
             if port not in res or not q.isdigit():
                 continue
             detected = (r.get("STORM DETECTED/RESTORED") or "0/0").split("/")[0]
-            res[port][q] = {"detected": int(detected.replace(",", "")) if detected.replace(",", "").isdigit() else 0,
-                            "stormed": r.get("STATUS") == "stormed"}
+            res[port][q] = {"detected": int(detected.replace(",", "")) if detected.replace(",", "").isdigit() else 0, "stormed": r.get("STATUS") == "stormed"}
         return res
 
     def qos_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -525,11 +447,17 @@ class SonicDriver(Driver):
                 ecn = None
             if ecn is None:
                 missing.append("ECN-marked packets")
-            res[p] = {"rx_pause": rx, "tx_pause": tx,
-                      "rx_pause_total": sum(v or 0 for v in rx.values()),
-                      "tx_pause_total": sum(v or 0 for v in tx.values()),
-                      "ecn_marked": ecn, "drops": drops, "cnp_tx": None, "per_priority": True,
-                      "missing": missing + ["CNPs sent"]}
+            res[p] = {
+                "rx_pause": rx,
+                "tx_pause": tx,
+                "rx_pause_total": sum(v or 0 for v in rx.values()),
+                "tx_pause_total": sum(v or 0 for v in tx.values()),
+                "ecn_marked": ecn,
+                "drops": drops,
+                "cnp_tx": None,
+                "per_priority": True,
+                "missing": missing + ["CNPs sent"],
+            }
         return res
 
     def error_counters(self, ports: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -543,8 +471,12 @@ class SonicDriver(Driver):
             if row is None:
                 continue
             errors = {k: row[k] for k in ("RX_ERR", "TX_ERR") if row.get(k) is not None}
-            res[p] = {"errors": errors, "link_down": None, "link_down_unit": None,
-                      "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None] + ["link down events"]}
+            res[p] = {
+                "errors": errors,
+                "link_down": None,
+                "link_down_unit": None,
+                "missing": [k for k in ("RX_ERR", "TX_ERR") if row.get(k) is None] + ["link down events"],
+            }
         return res
 
     def transceivers(self, ports: Iterable[str]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.pat
     from common import SHELL_PROMPT_RE, ParseError  # type: ignore[import-not-found,no-redef]
 
 if TYPE_CHECKING:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic import ConfigDb
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.sonic_delta import ConfigDb
 
 
 class _StatusRowBase(TypedDict):

@@ -8,7 +8,7 @@ from parser_fixtures import fixture as source_fixture
 from switch_testlib import make
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue_show, sonic
+from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos, nvue_show, sonic_delta
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import window as switch_window
 
 
@@ -86,7 +86,7 @@ def test_sonic_pfcwd_storms_per_queue():
 def test_sonic_starts_the_watchdog_only_where_it_differs_on_every_port():
     wd = {"action": "drop", "detection_time": "200", "restoration_time": "200"}
     want = {"PFC_WD": {"Ethernet0": dict(wd), "Ethernet8": dict(wd)}}
-    assert sonic.sonic_commands(want, {"PFC_WD": {"Ethernet0": dict(wd)}}, lambda *a: True) == [
+    assert sonic_delta.sonic_commands(want, {"PFC_WD": {"Ethernet0": dict(wd)}}, lambda *a: True) == [
         "sudo config pfcwd start --action drop ports Ethernet8 detection-time 200 --restoration-time 200"
     ]
 
