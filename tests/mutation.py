@@ -223,6 +223,19 @@ GROUPS = {
                 "tests/unit/switch/test_module_common.py",
             ],
         ),
+        "plugins/module_utils/switch/window_checks.py": (
+            [f"{PKG}.plugins.module_utils.switch.window_checks"],
+            [
+                "tests/unit/switch/test_window_checks.py",
+                "tests/unit/switch/test_window.py",
+                "tests/unit/switch/test_module_common.py",
+                "tests/unit/test_lossless_watchdog_storm.py",
+            ],
+        ),
+        "plugins/module_utils/switch/window_signals.py": (
+            [f"{PKG}.plugins.module_utils.switch.window_signals"],
+            ["tests/unit/switch/test_window_signals.py", "tests/unit/switch/test_backups.py"],
+        ),
         "plugins/module_utils/switch/backups.py": (
             [f"{PKG}.plugins.module_utils.switch.backups"],
             ["tests/unit/switch/test_window.py", "tests/unit/switch/test_backups.py"],

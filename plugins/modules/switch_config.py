@@ -289,7 +289,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.drivers imp
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.journal import watch_controller
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import CONNECTION_ARGS, command_log, make_driver
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import managed_scope, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import managed_scope
 
 
 def offline(module, p):

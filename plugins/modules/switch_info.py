@@ -131,7 +131,7 @@ problems:
 
 from ansible.module_utils.common.warnings import warn
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.module_common import read_only_module
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta, oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import delta, oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import earlier_window, lock_description
 
 

@@ -17,7 +17,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch import buff
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as findings_mod
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import eos
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import oper_problems
 
 PORTS = ["Ethernet1/1", "Ethernet2/1"]
 WD_ON = "   priority-flow-control pause watchdog\n"

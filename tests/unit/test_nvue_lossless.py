@@ -12,7 +12,8 @@ from switch_testlib import render, sim_driver
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import nvue_show
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import oper_problems
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import incast_switch
 from ansible_collections.linerate.fabric.plugins.module_utils import findings as faults
 

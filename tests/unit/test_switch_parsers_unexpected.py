@@ -11,7 +11,7 @@ from switch_testlib import make
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError
 from ansible_collections.linerate.fabric.plugins.module_utils.switch import ber, eos, nvue_show, sonic_show
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.counters import parse_nvue_interface_counters
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import oper_problems
 
 
 def _swap(text, old, new):

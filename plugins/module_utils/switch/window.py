@@ -1,26 +1,25 @@
 """The change window of a switch: backup, lock, apply, confirm or roll back (run_apply), its signal
-handling and the shared lock, the managed scope and delta, and recovery (discard, recover). The drivers
-(switch/base.py Driver and its subclasses) do the platform's part. Pure logic stdlib-only.
+handling and the shared lock, and recovery (discard, recover); the managed scope, the delta and the
+post-check it applies are switch/window_checks.py's. The drivers (switch/base.py Driver and its
+subclasses) do the platform's part. Pure logic stdlib-only.
 """
+
 from __future__ import annotations
 
 import os
-import re
-import signal
-import threading
 import time
-from types import FrameType
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 
 try:
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups import BackupError, write_backup
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import lock as _lock
     from ansible_collections.linerate.fabric.plugins.module_utils.switch import journal as _journal
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import (
-        ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import ConfigMoved, SwitchError, _redacted, signal_name, timestamp
     from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_lock import WindowLock
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import managed_scope, oper_problems, restore_deletions
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_signals import Interrupted, SignalGuard, cause
 except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.path
     try:
         from backups import BackupError, write_backup  # type: ignore[import-not-found,no-redef]
@@ -28,60 +27,53 @@ except ImportError:  # standalone: switch/ itself or module_utils/ is on sys.pat
         import lock as _lock  # type: ignore[import-not-found,no-redef]
         import journal as _journal  # type: ignore[import-not-found,no-redef]
         from base import (  # type: ignore[import-not-found,no-redef]
-            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
+            ConfigMoved,
+            SwitchError,
+            _redacted,
+            signal_name,
+            timestamp,
+        )
         from window_lock import WindowLock  # type: ignore[import-not-found,no-redef]
+        from window_checks import (  # type: ignore[import-not-found,no-redef]
+            managed_scope,
+            oper_problems,
+            restore_deletions,
+        )
+        from window_signals import Interrupted, SignalGuard, cause  # type: ignore[import-not-found,no-redef]
     except ImportError:
         from switch.backups import BackupError, write_backup  # type: ignore[import-not-found,no-redef]
         from switch.redact import Redactor  # type: ignore[import-not-found,no-redef]
         from switch import lock as _lock  # type: ignore[import-not-found,no-redef]
         from switch import journal as _journal  # type: ignore[no-redef]
         from switch.base import (  # type: ignore[import-not-found,no-redef]
-            ConfigMoved, DATA_PORT, SwitchError, _redacted, signal_name, timestamp)
+            ConfigMoved,
+            SwitchError,
+            _redacted,
+            signal_name,
+            timestamp,
+        )
         from switch.window_lock import WindowLock  # type: ignore[import-not-found,no-redef]
+        from switch.window_checks import (  # type: ignore[import-not-found,no-redef]
+            managed_scope,
+            oper_problems,
+            restore_deletions,
+        )
+        from switch.window_signals import Interrupted, SignalGuard, cause  # type: ignore[import-not-found,no-redef]
 
 if TYPE_CHECKING:
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, PortOper, Scope
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import Driver, Scope
 
 
 # Seconds of the confirm timer that must be left when the window confirms: a confirm sent later may
 # reach a switch whose own timer has already rolled the change back.
 CONFIRM_MARGIN_S = 10
-# what a switch port name may be on the three platforms (swp1, Ethernet0, Ethernet1/1, swp1s0, Port-Channel10)
-PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_./:-]{0,63}")
-
-
-def oper_problems(oper: dict[str, PortOper], ports: Iterable[str], want_pfc: Optional[Sequence[int]], want_ecn: Any,
-                  require_up: bool = True) -> list[str]:
-    """Post-check: every fabric port up, PFC exactly on the no-drop priority, ECN as intended, and (where
-    the driver reads them: ``headroom``/``pfcwd`` in its oper) lossless headroom and the PFC watchdog on
-    the no-drop priority."""
-    problems: list[str] = []
-    for p in ports:
-        st = oper.get(p)
-        if st is None:
-            problems.append(f"{p}: not reported by the switch")
-            continue
-        if require_up and not st.get("up"):
-            problems.append(f"{p}: link is down")
-        if want_pfc is not None and sorted(st.get("pfc") or []) != sorted(want_pfc):
-            problems.append(f"{p}: PFC on priorities {st.get('pfc')} (want {want_pfc})")
-        if want_ecn is not None and bool(st.get("ecn")) != bool(want_ecn):
-            problems.append(f"{p}: ECN {'on' if st.get('ecn') else 'off'} (want {'on' if want_ecn else 'off'})")
-        # lossless headroom and PFC watchdog, where the platform's driver reads them back
-        for prio in want_pfc or []:
-            if "headroom" in st and prio not in (st.get("headroom") or []):
-                problems.append(f"{p}: no lossless headroom for the no-drop priority {prio} (lossless priorities "
-                                f"with headroom: {st.get('headroom')}): it drops under incast")
-            if "pfcwd" in st and prio not in (st.get("pfcwd") or []):
-                problems.append(f"{p}: PFC watchdog off on the no-drop priority {prio} (on: {st.get('pfcwd')}): a "
-                                "pause storm would stall the fabric")
-    return problems
 
 
 @dataclass
 class Window:
     """One change window on one switch: what run_apply was asked (the intent, the ports, the options) and
     what the window holds while it runs (its progress, signal guard, lock, journal, redactor)."""
+
     driver: Driver
     want_text: Any
     ports: Sequence[str]
@@ -115,12 +107,25 @@ class Window:
         self.progress["step"] = name
 
 
-def run_apply(driver: Driver, want_text: Any = None, ports: Sequence[str] = (), check_mode: bool = False,
-              backup_dir: Optional[str] = None, confirm_timeout: int = 300, post_check: bool = True,
-              require_up: bool = True, full: bool = False, want_pfc: Optional[Sequence[int]] = None,
-              want_ecn: Any = None, stamp: Optional[str] = None, _nested: bool = False, backup_label: str = "window",
-              force: bool = False, redactor: Optional[Redactor] = None,
-              lock: Union[bool, WindowLock, None] = True) -> dict[str, Any]:
+def run_apply(
+    driver: Driver,
+    want_text: Any = None,
+    ports: Sequence[str] = (),
+    check_mode: bool = False,
+    backup_dir: Optional[str] = None,
+    confirm_timeout: int = 300,
+    post_check: bool = True,
+    require_up: bool = True,
+    full: bool = False,
+    want_pfc: Optional[Sequence[int]] = None,
+    want_ecn: Any = None,
+    stamp: Optional[str] = None,
+    _nested: bool = False,
+    backup_label: str = "window",
+    force: bool = False,
+    redactor: Optional[Redactor] = None,
+    lock: Union[bool, WindowLock, None] = True,
+) -> dict[str, Any]:
     """The whole change on one switch. Returns the module result (a dict).
 
     ``full`` replaces the whole running config with ``want_text`` (restoring a
@@ -147,20 +152,46 @@ def run_apply(driver: Driver, want_text: Any = None, ports: Sequence[str] = (), 
     or a failure, kept with the outcome when the window was cut off by a signal
     or by the end of its controller, so the next run reports it.
     """
-    w = Window(driver, want_text, ports, check_mode, backup_dir, confirm_timeout, post_check, require_up, full,
-               want_pfc, want_ecn, stamp or timestamp(), _nested, backup_label, force)
-    if _nested:   # recovery's own restore: the outer call holds the guard and the lock
+    w = Window(
+        driver,
+        want_text,
+        ports,
+        check_mode,
+        backup_dir,
+        confirm_timeout,
+        post_check,
+        require_up,
+        full,
+        want_pfc,
+        want_ecn,
+        stamp or timestamp(),
+        _nested,
+        backup_label,
+        force,
+    )
+    if _nested:  # recovery's own restore: the outer call holds the guard and the lock
         return _run_window(w)
+    _equip(w, lock, redactor)
+    return _outer(w)
+
+
+def _equip(w: Window, lock: Union[bool, WindowLock, None], redactor: Optional[Redactor]) -> None:
+    """The window's lock (its own unless one is given or ``lock`` is False), its journal (with a backup
+    directory, outside check mode) and, for a restore, the redactor of its results."""
+    driver = w.driver
     if lock is True:
-        w.wlock = WindowLock(driver, w.stamp, confirm_timeout,
-                             os.path.join(backup_dir, driver.name) if backup_dir else None)
+        w.wlock = WindowLock(driver, w.stamp, w.confirm_timeout, os.path.join(w.backup_dir, driver.name) if w.backup_dir else None)
     else:
         w.wlock = lock or None
-    if backup_dir and not check_mode:
-        w.journal = _journal.Journal(_journal.journal_path(backup_dir, driver.name))
-    if full:   # a window's results hold QoS only: left as they are; a restore's are masked
-        w.redactor = redactor if redactor is not None or driver.platform not in ("nvue", "sonic", "eos") \
-            else Redactor(driver.platform)
+    if w.backup_dir and not w.check_mode:
+        w.journal = _journal.Journal(_journal.journal_path(w.backup_dir, driver.name))
+    if w.full:  # a window's results hold QoS only: left as they are; a restore's are masked
+        w.redactor = redactor if redactor is not None or driver.platform not in ("nvue", "sonic", "eos") else Redactor(driver.platform)
+
+
+def _outer(w: Window) -> dict[str, Any]:
+    """The equipped window under its signal guard: the result with the journal removed and, for a restore,
+    masked; a failure raised as the error it ends with (_ended_by)."""
     try:
         with SignalGuard() as w.guard:
             result = _guarded(w)
@@ -186,29 +217,39 @@ def _guarded(w: Window) -> dict[str, Any]:
         except SwitchError as exc:
             note = wlock.release() if wlock is not None else None
             if note:
-                raise type(exc)(exc.switch, f"{exc.reason}; {note}", output=exc.output, command=exc.command,
-                                rolled_back=exc.rolled_back, changed=exc.changed) from exc.__cause__
+                raise type(exc)(
+                    exc.switch, f"{exc.reason}; {note}", output=exc.output, command=exc.command, rolled_back=exc.rolled_back, changed=exc.changed
+                ) from exc.__cause__
             raise
         except KeyboardInterrupt:
             if wlock is not None and wlock.held:
-                w.driver.close()   # the interrupted command's answer may still come: a new session
+                w.driver.close()  # the interrupted command's answer may still come: a new session
                 guard.defer()
                 wlock.release()
             raise
         note = wlock.release() if wlock is not None else None
         if note:
             result.setdefault("warnings", []).append(note)
-    except Interrupted as exc:   # outside the guarded change: before the first change
+    except Interrupted as exc:  # outside the guarded change: before the first change
         guard.defer()
         raise SwitchError(
-            w.driver.name, f"interrupted by {exc.name} during {w.progress['step']}, before the first change: "
-            + ("pending state left by an earlier window was cleared, the running config was not changed"
-               if w.progress["changed"] else "the switch was not touched"),
-            rolled_back=False, changed=w.progress["changed"]) from None
-    if guard.received:   # a signal after the confirm: the change is complete
+            w.driver.name,
+            f"interrupted by {exc.name} during {w.progress['step']}, before the first change: "
+            + (
+                "pending state left by an earlier window was cleared, the running config was not changed"
+                if w.progress["changed"]
+                else "the switch was not touched"
+            ),
+            rolled_back=False,
+            changed=w.progress["changed"],
+        ) from None
+    if guard.received:  # a signal after the confirm: the change is complete
         raise SwitchError(
-            w.driver.name, f"interrupted by {_cause(guard.received[0])} after the change was confirmed: "
-            "the switch is at the intent with nothing pending", rolled_back=False, changed=result["changed"])
+            w.driver.name,
+            f"interrupted by {cause(guard.received[0])} after the change was confirmed: the switch is at the intent with nothing pending",
+            rolled_back=False,
+            changed=result["changed"],
+        )
     return result
 
 
@@ -220,126 +261,9 @@ def _ended_by(w: Window, exc: SwitchError) -> SwitchError:
             w.journal.outcome(str(exc), exc.rolled_back)
         else:
             w.journal.done()
-    if exc.rolled_back is None:   # failed before the first change: the switch was not touched
+    if exc.rolled_back is None:  # failed before the first change: the switch was not touched
         exc.rolled_back = False
     return _redacted(exc, w.redactor) if w.redactor is not None else exc
-
-
-def _cause(signum: int) -> str:
-    """The signal's name, or the controller's end when the controller watch (journal.py) sent it."""
-    if signum == signal.SIGTERM and _journal.CAUSE.get("name"):
-        return str(_journal.CAUSE["name"])
-    return signal_name(signum)
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM received while a window runs (a KeyboardInterrupt, so Ctrl-C code paths agree)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.name = _cause(signum)
-        super().__init__(self.name)
-
-
-class SignalGuard:
-    """For the duration of a window: SIGINT and SIGTERM raise :class:`Interrupted` (SIGTERM would
-    otherwise end the process with no recovery at all). After :meth:`defer` - the recovery, or once the
-    change is confirmed - a signal is only recorded in ``received``. The previous handlers come back on
-    exit. Outside the main thread (where Python delivers no signals) nothing is installed."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.previous: dict[int, Any] = {}
-        self.deferring = False
-        self.received: list[int] = []
-
-    def __enter__(self) -> SignalGuard:
-        if threading.current_thread() is threading.main_thread():
-            for s in self.SIGNALS:
-                self.previous[s] = signal.signal(s, self._handler)
-        return self
-
-    def _handler(self, signum: int, frame: Optional[FrameType]) -> None:
-        self.received.append(signum)
-        if self.deferring:
-            return
-        self.deferring = True   # from here a second signal waits: the recovery must not be interrupted
-        raise Interrupted(signum)
-
-    def defer(self) -> None:
-        self.deferring = True
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        for s, h in self.previous.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
-        self.previous = {}
-        return False
-
-
-def managed_scope(driver: Driver, want: Any, ports: Sequence[str]) -> Scope:
-    """The managed scope of a parsed intent on ``ports``; a port name or an intent outside it is refused
-    (SwitchError) before anything is sent."""
-    bad_ports = [p for p in ports if not isinstance(p, str) or not PORT_NAME.fullmatch(p)]
-    if bad_ports:
-        raise SwitchError(driver.name, f"fabric port name(s) {bad_ports!r} refused: allowed are letters, "
-                                       "digits and _ . / : - (at most 64), nothing is sent", rolled_back=False)
-    scope = driver.managed_scope(want, ports)
-    outside = driver.out_of_scope(want, scope, ports)
-    if outside:
-        raise SwitchError(driver.name, "refusing config outside the managed scope (QoS, PFC, ECN, MTU and "
-                                       f"speed of the fabric ports {', '.join(ports) or '(none)'} and uplinks), "
-                                       "nothing is sent: " + "; ".join(outside[:10])
-                                       + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else ""),
-                          rolled_back=False)
-    return scope
-
-
-def delta(driver: Driver, want_text: str, ports: Sequence[str], running: str) -> list[str]:
-    """The commands that would take ``running`` to the intent ``want_text`` on ``ports`` (read-only)."""
-    want = driver.parse(want_text)
-    return driver.commands(want, driver.parse(running), managed_scope(driver, want, ports))
-
-
-def restore_deletions(driver: Driver, want: Any, have: Any) -> list[str]:
-    """What restoring ``want`` over ``have`` would delete outside the managed scope, in the platform's words.
-
-    The managed scope is the platform's own (QoS objects named after the
-    profile; QoS, PFC, ECN, MTU and speed of the data ports), so a restore
-    may put back any QoS change but not silently delete a hostname, a
-    management address, device metadata, a user or an SNMP/AAA setting that
-    was added after the backup. Values changed outside the scope are not
-    deletions (the backup's value is restored).
-    """
-    platform = driver.platform
-    pat = DATA_PORT[str(platform)] if platform in DATA_PORT else re.compile(r"(?!)")
-    out: list[str] = []
-    if platform == "nvue":
-        names = {k.split(" ")[1] for k in list(have) + list(want) if k.startswith("interface ") and " " in k[10:]}
-        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
-        out = [f"nv set {k} {v}" for k, v in have.items() if k not in want and not scope(k)]
-    elif platform == "sonic":
-        names = set(have.get("PORT", {})) | set(want.get("PORT", {}))
-        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
-        for t, keys in have.items():
-            for k, fields in keys.items():
-                for f, v in fields.items():
-                    if f not in want.get(t, {}).get(k, {}) and not scope(t, k, f):
-                        out.append(f"{t}|{k} {f}={v}")
-    elif platform == "eos":
-        names = {k.split(" ", 1)[1] for k in list(have) + list(want) if k.startswith("interface ")}
-        scope = driver.managed_scope(have, sorted(n for n in names if pat.fullmatch(n)))
-
-        def walk(w: Any, h: Any, path: tuple[str, ...]) -> None:
-            for key, (line, children) in h.items():
-                if key in w:
-                    walk(w[key][1], children, path + (line,))
-                elif not path and key.startswith("interface Ethernet"):
-                    continue   # a physical interface is never removed (eos_commands)
-                elif not scope(path, key):
-                    out.append(" / ".join(path + (line,)))
-        walk(want, have, ())
-    return out
 
 
 def _run_window(w: Window) -> dict[str, Any]:
@@ -358,10 +282,18 @@ def _run_window(w: Window) -> dict[str, Any]:
     cmds = driver.commands(want, have, scope)
     warnings = w.warnings
     result: dict[str, Any] = {
-        "changed": False, "commands": cmds, "before": driver.view(have, scope),
-        "after": driver.view(have, scope), "backup_path": None, "rolled_back": False,
-        "diff": {"before": driver.view(have, scope), "after": driver.view(want, scope),
-                 "before_header": f"{driver.name} (running)", "after_header": f"{driver.name} (intent)"},
+        "changed": False,
+        "commands": cmds,
+        "before": driver.view(have, scope),
+        "after": driver.view(have, scope),
+        "backup_path": None,
+        "rolled_back": False,
+        "diff": {
+            "before": driver.view(have, scope),
+            "after": driver.view(want, scope),
+            "before_header": f"{driver.name} (running)",
+            "after_header": f"{driver.name} (intent)",
+        },
     }
     if warnings:
         result["warnings"] = warnings
@@ -372,9 +304,12 @@ def _run_window(w: Window) -> dict[str, Any]:
         if w.full and not w.check_mode:
             pend = driver.pending()
             if pend:
-                raise SwitchError(driver.name, "the running config matches the backup but configuration is still "
-                                               "pending: " + "; ".join(pend), rolled_back=False,
-                                  changed=bool(cleared))
+                raise SwitchError(
+                    driver.name,
+                    "the running config matches the backup but configuration is still pending: " + "; ".join(pend),
+                    rolled_back=False,
+                    changed=bool(cleared),
+                )
         return result
     if w.check_mode:
         if w.wlock is not None:
@@ -399,21 +334,24 @@ def _restore_start(w: Window, want: Any) -> tuple[Optional[str], list[str]]:
     first = driver.get_running()
     running: Optional[str] = first
     outside = restore_deletions(driver, want, driver.parse(first))
-    if w.redactor is not None:   # each item masked on its own, before they are joined
+    if w.redactor is not None:  # each item masked on its own, before they are joined
         outside = w.redactor.lines(outside)
     if outside and not w.force:
-        raise SwitchError(driver.name, f"restoring this backup would delete {len(outside)} setting(s) outside "
-                                       "the managed scope (QoS, PFC, ECN, MTU and speed of the data ports): "
-                          + "; ".join(outside[:10]) + (f" (and {len(outside) - 10} more)" if len(outside) > 10
-                                                       else "")
-                          + "; nothing is sent. If that is intended, restore with "
-                            "switch_fabric_restore_allow_deletions=true", rolled_back=False)
+        raise SwitchError(
+            driver.name,
+            f"restoring this backup would delete {len(outside)} setting(s) outside "
+            "the managed scope (QoS, PFC, ECN, MTU and speed of the data ports): "
+            + "; ".join(outside[:10])
+            + (f" (and {len(outside) - 10} more)" if len(outside) > 10 else "")
+            + "; nothing is sent. If that is intended, restore with "
+            "switch_fabric_restore_allow_deletions=true",
+            rolled_back=False,
+        )
     if outside:
-        w.warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: "
-                          + "; ".join(outside))
+        w.warnings.append(f"forced: the restore deletes {len(outside)} setting(s) outside the managed scope: " + "; ".join(outside))
     cleared: list[str] = []
     if not w.check_mode:
-        if w.wlock is not None:   # the restore changes the switch from here: one window at a time
+        if w.wlock is not None:  # the restore changes the switch from here: one window at a time
             w.step("lock")
             w.wlock.take()
         # an emergency restore first discards what a failed window left pending
@@ -438,26 +376,35 @@ def _prepare(w: Window, result: dict[str, Any], running: str, cleared: bool) -> 
     w.step("pending-check")
     pend = driver.pending()
     if pend:
-        raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: "
-                                       + "; ".join(pend), rolled_back=False, changed=cleared)
+        raise SwitchError(driver.name, "uncommitted configuration is pending, refusing to push: " + "; ".join(pend), rolled_back=False, changed=cleared)
     if w.backup_dir:
         w.step("backup")
         try:
-            result["backup_path"] = write_backup(w.backup_dir, driver.name, str(driver.platform), running, w.stamp,
-                                                 w.backup_label)
-        except BackupError as exc:   # a full disk, a read-only directory: stop before any change
-            raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent",
-                              rolled_back=False, changed=cleared) from exc
-    if w.journal is not None:   # before the first change: a window cut off from here is found by the next run
+            result["backup_path"] = write_backup(w.backup_dir, driver.name, str(driver.platform), running, w.stamp, w.backup_label)
+        except BackupError as exc:  # a full disk, a read-only directory: stop before any change
+            raise SwitchError(driver.name, f"{exc}; the change window stops before any change, nothing is sent", rolled_back=False, changed=cleared) from exc
+    if w.journal is not None:  # before the first change: a window cut off from here is found by the next run
         me = w.wlock.me if w.wlock is not None else _lock.Holder.me(w.stamp)
         try:
-            w.journal.begin(switch=driver.name, platform=driver.platform, run=w.stamp, pid=me.pid,
-                            machine=me.machine, start=me.start, backup_path=result["backup_path"],
-                            confirm_timeout=w.confirm_timeout, full=bool(w.full), step="begin")
+            w.journal.begin(
+                switch=driver.name,
+                platform=driver.platform,
+                run=w.stamp,
+                pid=me.pid,
+                machine=me.machine,
+                start=me.start,
+                backup_path=result["backup_path"],
+                confirm_timeout=w.confirm_timeout,
+                full=bool(w.full),
+                step="begin",
+            )
         except OSError as exc:
-            raise SwitchError(driver.name, f"the window journal {w.journal.path} cannot be written "
-                                           f"({exc.strerror or exc}); the change window stops before any change, "
-                                           "nothing is sent", rolled_back=False, changed=cleared) from exc
+            raise SwitchError(
+                driver.name,
+                f"the window journal {w.journal.path} cannot be written ({exc.strerror or exc}); the change window stops before any change, nothing is sent",
+                rolled_back=False,
+                changed=cleared,
+            ) from exc
 
 
 def _change(w: Window, cmds: list[str], want: Any, scope: Scope, running: str, result: dict[str, Any]) -> Any:
@@ -474,8 +421,7 @@ def _change(w: Window, cmds: list[str], want: Any, scope: Scope, running: str, r
         # under the lock, after begin: has another change landed since the first read?
         w.step("re-read")
         if driver.get_running() != running:
-            raise ConfigMoved(driver.name, "the running config changed between the first read and the begin of the "
-                                           "window: another change landed in between")
+            raise ConfigMoved(driver.name, "the running config changed between the first read and the begin of the window: another change landed in between")
         w.step("push")
         pushed = True
         driver.push(cmds)
@@ -497,17 +443,19 @@ def _change(w: Window, cmds: list[str], want: Any, scope: Scope, running: str, r
         used = time.monotonic() - committed_at
         result["confirm_timer_used_s"] = round(used, 1)
         if driver.confirm_timer and w.confirm_timeout and used > w.confirm_timeout - CONFIRM_MARGIN_S:
-            raise SwitchError(driver.name, f"the read-back and post-checks used {used:.0f} s of the "
-                                           f"{int(w.confirm_timeout)} s confirm timer (less than {CONFIRM_MARGIN_S} s "
-                                           "left): the switch may be rolling back on its own, so the change is not "
-                                           "confirmed; raise confirm_timeout")
+            raise SwitchError(
+                driver.name,
+                f"the read-back and post-checks used {used:.0f} s of the "
+                f"{int(w.confirm_timeout)} s confirm timer (less than {CONFIRM_MARGIN_S} s "
+                "left): the switch may be rolling back on its own, so the change is not "
+                "confirmed; raise confirm_timeout",
+            )
         driver.confirm()
         if guard is not None:
-            guard.defer()   # confirmed: a signal from here on cannot undo it, it is reported after
+            guard.defer()  # confirmed: a signal from here on cannot undo it, it is reported after
         w.step("done")
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every failure after the backup ends at the backup
-        raise _recovered(w, exc, pushed, running, result["backup_path"]) from (
-            None if isinstance(exc, (KeyboardInterrupt, ConfigMoved)) else exc)
+        raise _recovered(w, exc, pushed, running, result["backup_path"]) from (None if isinstance(exc, (KeyboardInterrupt, ConfigMoved)) else exc)
     return after
 
 
@@ -516,7 +464,7 @@ def _recovered(w: Window, exc: BaseException, pushed: bool, running: str, backup
     push, recover after it) and the error saying what failed and where the switch is."""
     driver, guard, step = w.driver, w.guard, w.progress["step"]
     if guard is not None:
-        guard.defer()   # a second signal waits until the recovery has ended
+        guard.defer()  # a second signal waits until the recovery has ended
     if isinstance(exc, KeyboardInterrupt):
         # the interrupted command's answer may still be on its way: recover on a new session
         driver.close()
@@ -531,10 +479,16 @@ def _recovered(w: Window, exc: BaseException, pushed: bool, running: str, backup
         # someone else made meanwhile
         restored, how = discard(driver, running)
         if isinstance(exc, ConfigMoved):
-            return ConfigMoved(driver.name, exc.reason + "; nothing was sent" + (
-                ", the window's own checkpoint/session/timer removed" if restored or how == "moved" else
-                "; removing what begin made failed: " + how) + ". Run again to compute the change against the "
-                "new config", rolled_back=False, changed=False)
+            return ConfigMoved(
+                driver.name,
+                exc.reason
+                + "; nothing was sent"
+                + (", the window's own checkpoint/session/timer removed" if restored or how == "moved" else "; removing what begin made failed: " + how)
+                + ". Run again to compute the change against the "
+                "new config",
+                rolled_back=False,
+                changed=False,
+            )
         if how == "moved":
             how = "the running config was changed by someone else meanwhile: left as it is"
     else:
@@ -542,13 +496,20 @@ def _recovered(w: Window, exc: BaseException, pushed: bool, running: str, backup
     late = guard.received[seen:] if guard is not None else []
     return SwitchError(
         driver.name,
-        what + "; " + (
-            "rolled back: the running config is byte-identical to the pre-window backup and nothing is "
-            "pending" if restored else "ROLLBACK INCOMPLETE, the switch may be modified: " + how)
+        what
+        + "; "
+        + (
+            "rolled back: the running config is byte-identical to the pre-window backup and nothing is pending"
+            if restored
+            else "ROLLBACK INCOMPLETE, the switch may be modified: " + how
+        )
         + (f" (backup {backup_path})" if backup_path else "")
         + (f"; {signal_name(late[0])} received during the recovery was held until it ended" if late else ""),
-        output=getattr(exc, "output", None), command=getattr(exc, "command", None),
-        rolled_back=restored, changed=not restored and (pushed or "someone else" not in how))
+        output=getattr(exc, "output", None),
+        command=getattr(exc, "command", None),
+        rolled_back=restored,
+        changed=not restored and (pushed or "someone else" not in how),
+    )
 
 
 def discard(driver: Driver, backup_text: str) -> tuple[bool, str]:

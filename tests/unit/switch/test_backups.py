@@ -26,7 +26,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.switch.backups imp
     write_backup,
 )
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.base import SwitchError
-from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import SignalGuard, run_apply
+from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import run_apply
 from ansible_collections.linerate.fabric.plugins.module_utils.switch.redact import Redactor
 
 PORTS = {"nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"], "eos": ["Ethernet1/1", "Ethernet2/1"]}
@@ -584,21 +584,6 @@ STEPS = {
 CASES = [(p, s) for s in STEPS for p in ("nvue", "sonic", "eos") if p in STEPS[s]]
 
 
-class Escaped(Exception):
-    """Raised by the test's own handlers: a signal that reached them escaped the window's guard."""
-
-
-@pytest.fixture
-def own_handlers():
-    def handler(signum, frame):
-        raise Escaped(signum)
-
-    prev = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield handler
-    for s, h in prev.items():
-        signal.signal(s, h)
-
-
 def arm_interrupt(d, sim, plan):
     """plan: list of (regex, skip, when, how); each fires once, in order, at its matching command."""
     state = {"plan": list(plan), "seen": 0, "fired": []}
@@ -753,24 +738,6 @@ def test_a_signal_after_the_confirm_reports_the_change_as_done(tmp_path, monkeyp
     assert str(err.value) == "switch sw: interrupted by SIGINT after the change was confirmed: the switch is at the intent with nothing pending"
     assert (err.value.rolled_back, err.value.changed) == (False, True)
     assert d.get_running() != before and d.pending() == []
-
-
-def test_signal_guard_restores_handlers_and_installs_nothing_off_the_main_thread(own_handlers):
-    import threading
-
-    with SignalGuard() as g:
-        assert signal.getsignal(signal.SIGTERM) == g._handler
-    assert signal.getsignal(signal.SIGTERM) is own_handlers
-    seen = {}
-
-    def other():
-        with SignalGuard() as g2:
-            seen["previous"] = dict(g2.previous)
-
-    t = threading.Thread(target=other)
-    t.start()
-    t.join()
-    assert seen["previous"] == {}
 
 
 def test_a_digest_name_taken_in_between_leaves_no_temporary_file(tmp_path, monkeypatch):

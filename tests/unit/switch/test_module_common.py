@@ -479,8 +479,8 @@ def test_rendered_is_every_command_of_the_intent_without_a_switch(platform, port
     text = render(short, ports)
     res = run_offline(dict(OFFLINE, state="rendered", platform=platform, config=text, fabric_ports=ports), monkeypatch, capsys)
     assert res["changed"] is False and res["rendered"] == res["commands"] and res["rendered"]
-    # the same commands a push onto an empty switch computes (switch_window.delta, the push's own code)
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import delta
+    # the same commands a push onto an empty switch computes (window_checks.delta, the push's own code)
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import delta
 
     d = drivers.driver_for(short, "leaf1")
     assert res["rendered"] == delta(d, text, ports, "{}" if short == "sonic" else "")

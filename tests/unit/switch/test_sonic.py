@@ -505,7 +505,7 @@ def test_sim_push_passes_yang_and_postcheck_names_missing_headroom_and_watchdog(
     assert run_apply(d, render("sonic", PORTS), ports=PORTS, want_pfc=[3], want_ecn=True, require_up=False)["commands"] == []
     sim.sw.fault_headroom_zero("Ethernet8")
     sim.sw.fault_pfcwd_off()
-    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window import oper_problems
+    from ansible_collections.linerate.fabric.plugins.module_utils.switch.window_checks import oper_problems
 
     probs = oper_problems(d.oper(PORTS), PORTS, [3], True, require_up=False)
     assert any(p.startswith("Ethernet8: no lossless headroom for the no-drop priority 3") for p in probs)

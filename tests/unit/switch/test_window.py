@@ -252,26 +252,6 @@ def test_post_check_only_on_fabric_ports_and_not_in_a_restore():
     assert run_apply(d, qos, ports=[])["changed"] is True
 
 
-# ---------------------------------------------------------------- post-check problems
-
-
-def test_oper_problems_every_kind_in_port_order():
-    oper = {"p2": {"up": False, "pfc": [4, 3], "ecn": False}, "p4": {"up": True, "pfc": [3], "ecn": True}, "p5": {"up": True, "pfc": [4, 3], "ecn": True}}
-    assert switch_window.oper_problems(oper, ["p1", "p2", "p3", "p4", "p5"], [3], True) == [
-        "p1: not reported by the switch",
-        "p2: link is down",
-        "p2: PFC on priorities [4, 3] (want [3])",
-        "p2: ECN off (want on)",
-        "p3: not reported by the switch",
-        "p5: PFC on priorities [4, 3] (want [3])",
-    ]
-    assert switch_window.oper_problems(oper, ["p5"], [3, 4], False) == ["p5: ECN on (want off)"]
-    assert switch_window.oper_problems(oper, ["p2", "p4"], None, None) == ["p2: link is down"]
-    assert switch_window.oper_problems(oper, ["p2", "p4"], None, None, require_up=False) == []
-    assert switch_window.oper_problems({"p": {"up": True, "pfc": None}}, ["p"], [], False) == []
-    assert switch_window.oper_problems({"p": {"up": True}}, ["p"], [3], None) == ["p: PFC on priorities None (want [3])"]
-
-
 # ---------------------------------------------------------------- backups and stamps
 
 
