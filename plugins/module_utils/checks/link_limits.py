@@ -3,18 +3,14 @@
 an optical module's diagnostics against its own alarm thresholds (``module_problems``: ``mlxlink -m`` or
 ``ethtool -m`` on a NIC, the switch's transceiver read on a switch port).
 
-Pure functions over plain data (stdlib only).
+Pure functions over plain data.
 """
 
-# Thresholds of fabric.verify (module_utils/intent/fabric.py validates them).
-DEFAULTS = {
-    "link_errors_max": 0,
-    "link_flaps_max": 0,
-    "effective_ber_max": 1e-12,
-    "raw_ber_max": 2.4e-4,
-    "optic_rx_power_margin_db": 0.0,
-    "optic_temp_margin_c": 0.0,
-}
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS as FABRIC_DEFAULTS
+
+# The link health thresholds of fabric.verify, with the defaults intent/fabric.py validates and documents.
+LINK_KEYS = ("link_errors_max", "link_flaps_max", "effective_ber_max", "raw_ber_max", "optic_rx_power_margin_db", "optic_temp_margin_c")
+DEFAULTS = {k: FABRIC_DEFAULTS["verify"][k] for k in LINK_KEYS}
 
 
 def thresholds(fabric):
