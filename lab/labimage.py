@@ -71,7 +71,7 @@ def apt_mirror():
 def repo_recipe():
     """What the simulator packages are made of: a change rebuilds the repo and image."""
     h = hashlib.sha256(platform.release().encode())
-    for rel in ("packages.py", "sim/linerate_lab/kmods.py"):
+    for rel in ("packages.py", "debrepo.py", "sim/linerate_lab/kmods.py"):
         with open(os.path.join(HERE, rel), "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:12]
