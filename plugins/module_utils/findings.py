@@ -75,7 +75,7 @@ FAULT_CODES = {
     "SWITCH_NO_HEADROOM": ("error", "pfc", "a switch port has no lossless headroom for the no-drop priority: it drops under incast"),
     "PFC_WATCHDOG_OFF": ("error", "pfc", "a switch port's PFC watchdog does not guard the no-drop priority: a pause storm would stall the fabric"),
     "PFC_STORM": ("error", "pfc", "a NIC keeps sending pause frames (host tx pauses, or the switch's watchdog detected a storm)"),
-    # Host readiness below the fabric (readiness.py): PCIe, ACS, IOMMU, affinity, parity, limits
+    # Host readiness below the fabric (host/readiness_findings.py): PCIe, ACS, IOMMU, affinity, parity, limits
     "PCIE_DEGRADED": ("error", "pcie", "a NIC's or GPU's PCIe link trained below what both its ends can do (width or generation)"),
     "PCIE_SLOT_LIMITED": ("warning", "pcie", "a NIC's or GPU's PCIe link runs at its slot's (upstream port's) capability, below its own"),
     "ACS_ENABLED": ("error", "pcie", "ACS redirects peer-to-peer traffic on a bridge between a NIC and its GPU"),

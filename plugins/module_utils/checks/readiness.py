@@ -1,7 +1,7 @@
 """The readiness check's report: the host readiness facts (host/readiness.py) judged per node and across
-nodes (role task readiness.yml)."""
+nodes (host/readiness_findings.py; role task readiness.yml)."""
 
-from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness
+from ansible_collections.linerate.fabric.plugins.module_utils.host import readiness_findings
 
 
 def readiness_check(nodes, data, limits):
@@ -9,8 +9,8 @@ def readiness_check(nodes, data, limits):
     ready = {n: data[n]["verify_fabric_readiness"]["facts"] for n in nodes if (data[n].get("verify_fabric_readiness") or {}).get("facts")}
     if not ready:
         return [], None
-    f = [x for n, fx in ready.items() for x in readiness.host_findings(n, fx, **limits)]
-    f += readiness.parity_findings(ready)
+    f = [x for n, fx in ready.items() for x in readiness_findings.host_findings(n, fx, **limits)]
+    f += readiness_findings.parity_findings(ready)
     bad = {x["node"] for x in f if x["severity"] == "error"}
     cases = [
         {
@@ -24,10 +24,10 @@ def readiness_check(nodes, data, limits):
     ]
     return f, {
         "passed": not bad,
-        "rails": readiness.rail_summary(ready),
+        "rails": readiness_findings.rail_summary(ready),
         "versions": {n: fx.get("versions") for n, fx in ready.items()},
         # how each GPU's PCIe link was judged (at rest: width only; under load: speed too) and why
-        "gpu_links": {n: readiness.gpu_link_notes(fx) for n, fx in ready.items()},
+        "gpu_links": {n: readiness_findings.gpu_link_notes(fx) for n, fx in ready.items()},
         "detail": f"{len(ready) - len(bad)}/{len(ready)} nodes ready (PCIe, ACS, affinity, parity); {len(f)} finding(s)",
         "cases": cases,
     }

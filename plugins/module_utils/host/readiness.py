@@ -1,25 +1,19 @@
-"""Host readiness below the fabric: PCIe, ACS, IOMMU, GPU<->NIC affinity, versions, limits.
+"""Host readiness below the fabric, the node half: PCIe, ACS, IOMMU, GPU<->NIC affinity, versions, limits.
 
-Two halves, stdlib only:
-
-- ``collect(run, devices, ...)`` runs on a node (module host_readiness):
-  it calls the tools through ``run(argv) -> (rc, stdout, stderr)`` (raising
-  OSError for a missing tool) and returns the node's facts; what it could
-  not read goes to ``unread`` with what that leaves unproven.
-- ``host_findings(node, facts, ...)`` and ``parity_findings(facts_by_node)``
-  run on the controller (action verify_report) and turn the facts into
-  findings with stable codes (findings.FAULT_CODES).
+``collect(run, devices, ...)`` runs on a node (module host_readiness), stdlib only: it calls the tools
+through ``run(argv) -> (rc, stdout, stderr)`` (raising OSError for a missing tool) and returns the node's
+facts; what it could not read goes to ``unread`` with what that leaves unproven. The controller half
+(action verify_report) that turns the facts into findings is host/readiness_findings.py.
 """
+
 import os
 import subprocess
 import time
 
 from ansible_collections.linerate.fabric.plugins.module_utils.common import ParseError, tool_failed
-from ansible_collections.linerate.fabric.plugins.module_utils.findings import finding
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.dpkg import parse_dpkg_query
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ibtools import parse_ibdev2netdev, parse_ibv_devinfo
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie import (
-    GTS,
     nearest_gpus,
     nearest_nics,
     parse_lspci,
@@ -29,10 +23,8 @@ from ansible_collections.linerate.fabric.plugins.module_utils.parsers.pcie impor
     upstream_port,
 )
 
-# ACSCtl flags that send peer-to-peer requests or completions up to the root complex.
-ACS_REDIRECT = ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl")
+# topo -m links that put a GPU behind the NIC's PCIe switch (GPUDirect RDMA at line rate)
 NEAR = ("PIX", "PXB")
-COMPONENTS = ("kernel", "ofed", "gpu_driver", "nvidia_peermem", "nccl")
 
 UNPROVEN = {
     "lspci": "PCIe link speed/width, MaxReadReq and ACS between GPU and NIC are not proven",
@@ -60,11 +52,10 @@ def _try(run, argv):
 
 # nvidia-smi --help-query-gpu: the link now ("may be reduced when the GPU is not in use") and the most this
 # GPU and system configuration allow (gen.max: the lower of the GPU's gen.gpumax and the host port's gen.hostmax)
-SMI_LINK = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax",
-            "pcie.link.width.current", "pcie.link.width.max")
+SMI_LINK = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax", "pcie.link.width.current", "pcie.link.width.max")
 SMI_KEYS = ("gen_current", "gen_max", "gen_gpumax", "gen_hostmax", "width_current", "width_max")
 GPU_QUERY = "--query-gpu=index,pci.bus_id,driver_version," + ",".join(SMI_LINK)
-GPU_QUERY_OLD = "--query-gpu=index,pci.bus_id,driver_version"   # drivers without gen.gpumax / gen.hostmax
+GPU_QUERY_OLD = "--query-gpu=index,pci.bus_id,driver_version"  # drivers without gen.gpumax / gen.hostmax
 APPS_QUERY = "--query-compute-apps=gpu_bus_id,pid,process_name"
 
 
@@ -96,8 +87,7 @@ def _apps_csv(text):
 
 def _is_nvidia_gpu(dev):
     """A GPU as lspci names it: an NVIDIA 3D or VGA controller (PCI vendor 10de)."""
-    return (dev.get("class") in ("3D controller", "VGA compatible controller")
-            and str(dev.get("description", "")).startswith("NVIDIA"))
+    return dev.get("class") in ("3D controller", "VGA compatible controller") and str(dev.get("description", "")).startswith("NVIDIA")
 
 
 def _link_facts(fn, pci):
@@ -108,8 +98,7 @@ def _link_facts(fn, pci):
             fn[k] = dev[k]
     up = upstream_port(pci, fn["pci"]) if fn.get("pci") in pci else None
     if up:
-        fn["upstream"] = {"address": up["address"], "port_type": up.get("port_type"),
-                          "lnkcap": up.get("lnkcap"), "lnksta": up.get("lnksta")}
+        fn["upstream"] = {"address": up["address"], "port_type": up.get("port_type"), "lnkcap": up.get("lnkcap"), "lnksta": up.get("lnksta")}
 
 
 def _iommu(sys_root, proc_root):
@@ -133,10 +122,26 @@ def _iommu(sys_root, proc_root):
     return {"mode": mode, "units": units, "cmdline": cmdline}, None
 
 
+def link_reference(fn):
+    """What a link can train at: the lower of its own LnkCap and its upstream port's (the slot), per width and
+    speed ({"width", "speed_gts", "gen"}); the device's own LnkCap without the upstream port; None without LnkCap.
+    Which GPUs to read again under load (_speed_low) and what readiness_findings.link_findings judges against."""
+    cap = fn.get("lnkcap")
+    if not cap:
+        return None
+    ucap = (fn.get("upstream") or {}).get("lnkcap") or {}
+    speeds = [v for v in (cap.get("speed_gts"), ucap.get("speed_gts")) if v]
+    return {
+        "width": min(cap["width"], ucap["width"]) if ucap.get("width") else cap["width"],
+        "speed_gts": min(speeds) if speeds else None,
+        "gen": min([g for g in (cap.get("gen"), ucap.get("gen")) if g] or [None]) if speeds else None,
+    }
+
+
 def _speed_low(g):
     """Whether GPU ``g``'s link runs below its maximum speed now (lspci LnkSta vs the lower LnkCap of both
     ends, else nvidia-smi gen.current vs gen.max); None: unknown."""
-    ref = _reference(g)
+    ref = link_reference(g)
     if ref and g.get("lnksta") and ref.get("speed_gts"):
         return (g["lnksta"].get("speed_gts") or 0) < ref["speed_gts"]
     smi = g.get("smi_link") or {}
@@ -166,7 +171,7 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
     want = [g for g in facts["gpus"] if not g.get("busy") and _speed_low(g)]
     if not want:
         return
-    if any("busy" not in g for g in want):   # listed by lspci alone: nvidia-smi cannot see a workload on them
+    if any("busy" not in g for g in want):  # listed by lspci alone: nvidia-smi cannot see a workload on them
         for g in want:
             g["load_unjudged"] = "nvidia-smi cannot run: no reading under load"
         return
@@ -188,8 +193,7 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
             rc = proc.poll()
             if rc is not None:
                 out, err = proc.communicate()
-                return unjudged(tool_failed(argv, rc, out, err, what="the load workload never ran on the GPU",
-                                            limit=200))
+                return unjudged(tool_failed(argv, rc, out, err, what="the load workload never ran on the GPU", limit=200))
             out, why = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
             if out is None:
                 return unjudged(f"nvidia-smi could not say which GPUs run a process ({why})")
@@ -198,8 +202,7 @@ def _probe_under_load(run, start, facts, load_command, timeout, clock, sleep):
                 break
             sleep(0.2)
         loaded = [g for g in want if g["pci"] in busy]
-        unjudged(f"the load workload {' '.join(argv)} did not reach this GPU within {timeout:g} s",
-                 [g for g in want if g["pci"] not in busy])
+        unjudged(f"the load workload {' '.join(argv)} did not reach this GPU within {timeout:g} s", [g for g in want if g["pci"] not in busy])
         lsp, why_l = _try(run, ["lspci", "-D", "-vvv"])
         smi, why_s = _try(run, ["nvidia-smi", GPU_QUERY, "--format=csv,noheader"])
         after, _w = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
@@ -259,15 +262,13 @@ def _read_gpus(run, facts, miss):
     topo = None
     out, why = _try(run, ["nvidia-smi", GPU_QUERY, "--format=csv,noheader"])
     if out is None and "is not a valid field" in (why or ""):
-        facts["warnings"].append("nvidia-smi: this driver has no pcie.link.gen.gpumax/hostmax fields; "
-                                 "the GPUs' PCIe links are judged from lspci only")
+        facts["warnings"].append("nvidia-smi: this driver has no pcie.link.gen.gpumax/hostmax fields; the GPUs' PCIe links are judged from lspci only")
         out, why = _try(run, ["nvidia-smi", GPU_QUERY_OLD, "--format=csv,noheader"])
     if out is not None:
         facts["gpus"] = _gpus_csv(out)
         apps, awhy = _try(run, ["nvidia-smi", APPS_QUERY, "--format=csv,noheader"])
         if apps is None:
-            facts["warnings"].append(f"nvidia-smi: which GPUs run a process is unknown ({awhy}): "
-                                     "every GPU's link is taken as read at rest")
+            facts["warnings"].append(f"nvidia-smi: which GPUs run a process is unknown ({awhy}): every GPU's link is taken as read at rest")
         busy = _apps_csv(apps or "")
         for g in facts["gpus"]:
             g["busy"] = busy.get(g["pci"], [])
@@ -307,12 +308,20 @@ def _place(facts, nics, pci, topo):
             g, link = near[d][0]
             nic["gpu"] = {"index": g, "link": link, "pci": gpu_pci.get(g)}
             if link in NEAR and nic.get("pci") in pci and gpu_pci.get(g) in pci:
-                nic["path"] = [{"address": b["address"], "port_type": b.get("port_type"), "acs_ctl": b.get("acs_ctl")}
-                               for b in path_between(pci, nic["pci"], gpu_pci[g])]
+                nic["path"] = [
+                    {"address": b["address"], "port_type": b.get("port_type"), "acs_ctl": b.get("acs_ctl")} for b in path_between(pci, nic["pci"], gpu_pci[g])
+                ]
         facts["nics"].append(nic)
-    facts["rails"] = [{"device": n["device"], "pci": n.get("pci"), "gpu": (n.get("gpu") or {}).get("index"),
-                       "gpu_pci": (n.get("gpu") or {}).get("pci"), "link": (n.get("gpu") or {}).get("link")}
-                      for n in facts["nics"]]
+    facts["rails"] = [
+        {
+            "device": n["device"],
+            "pci": n.get("pci"),
+            "gpu": (n.get("gpu") or {}).get("index"),
+            "gpu_pci": (n.get("gpu") or {}).get("pci"),
+            "link": (n.get("gpu") or {}).get("link"),
+        }
+        for n in facts["nics"]
+    ]
 
 
 def _read_versions(run, versions, nccl_packages, miss):
@@ -357,9 +366,21 @@ def _read_limits(facts, sys_root, proc_root, shm_path, memlock, miss):
         miss("shm", f"{shm_path}: {e}")
 
 
-def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm",
-            nccl_packages=("libnccl2",), memlock=None, kernel=None, load_command=(), load_timeout=60.0,
-            start=None, clock=time.monotonic, sleep=time.sleep):
+def collect(
+    run,
+    devices,
+    sys_root="/sys",
+    proc_root="/proc",
+    shm_path="/dev/shm",
+    nccl_packages=("libnccl2",),
+    memlock=None,
+    kernel=None,
+    load_command=(),
+    load_timeout=60.0,
+    start=None,
+    clock=time.monotonic,
+    sleep=time.sleep,
+):
     """The readiness facts of this node for the RDMA ``devices`` (names).
 
     ``load_command`` (argv; ``{ngpus}`` is replaced by the number of GPUs): a GPU workload started with
@@ -380,8 +401,9 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
     topo = _read_gpus(run, facts, miss)
     if not facts["gpus"] and pci:
         # no nvidia-smi: the GPUs lspci lists (NVIDIA 3D / VGA controllers), so their PCIe links are still judged
-        facts["gpus"] = [{"index": i, "pci": a, "driver": None, "source": "lspci"} for i, a in
-                         enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))]
+        facts["gpus"] = [
+            {"index": i, "pci": a, "driver": None, "source": "lspci"} for i, a in enumerate(sorted(a for a, d in pci.items() if _is_nvidia_gpu(d)))
+        ]
     for g in facts["gpus"]:
         _link_facts(g, pci)
     if load_command:
@@ -390,211 +412,3 @@ def collect(run, devices, sys_root="/sys", proc_root="/proc", shm_path="/dev/shm
     _read_versions(run, facts["versions"], nccl_packages, miss)
     _read_limits(facts, sys_root, proc_root, shm_path, memlock, miss)
     return facts
-
-
-# ---------------------------------------------------------------- findings (controller)
-
-def _f(code, message, node, device=None, pci=None, **kw):
-    return finding(code, message, node=node, device=device, check="readiness", pci_address=pci, **kw)
-
-
-def host_findings(node, facts, min_max_read_req=4096, min_memlock_kb=-1, min_shm_bytes=1 << 30):
-    """Findings of one node's readiness facts. ``min_memlock_kb`` -1: unlimited is required."""
-    out = []
-    for u in facts.get("unread") or []:
-        out.append(_f("READINESS_UNPROVEN", f"{u['what']}: {u['error']}; {u['unproven']}", node, what=u["what"]))
-    for g in facts.get("gpus") or []:
-        out += link_findings(node, f"GPU{g['index']}", g, gpu=g["index"])
-    for nic in facts.get("nics") or []:
-        d, pci = nic["device"], nic.get("pci")
-        out += link_findings(node, d, nic)
-        mrr = nic.get("max_read_req")
-        if mrr is not None and mrr < min_max_read_req:
-            out.append(_f("MAX_READ_REQ_LOW", f"{d} ({pci}) DevCtl MaxReadReq {mrr} bytes < {min_max_read_req}",
-                          node, d, pci))
-        gpu = nic.get("gpu")
-        if gpu and gpu.get("link") not in NEAR:
-            out.append(_f("GPU_NIC_AFFINITY", f"rail {d} ({pci}) has no GPU behind its PCIe switch: nearest is GPU"
-                                              f"{gpu['index']} at {gpu['link']} (needs PIX or PXB for GPUDirect RDMA "
-                                              "at line rate)", node, d, pci, gpu=gpu["index"]))
-        acs = {b["address"]: [k for k in ACS_REDIRECT if (b.get("acs_ctl") or {}).get(k)] for b in nic.get("path") or []}
-        acs = {a: on for a, on in acs.items() if on}
-        if acs:
-            where = "; ".join(f"{a} {' '.join(k + '+' for k in on)}" for a, on in acs.items())
-            out.append(_f("ACS_ENABLED", f"ACS redirect on the bridge(s) between {d} ({pci}) and GPU{gpu['index']} "
-                                         f"({gpu.get('pci')}): {where}; peer-to-peer traffic goes through the root complex",
-                          node, d, pci, bridge=next(iter(acs)), bridges=sorted(acs)))
-    iommu = facts.get("iommu") or {}
-    if iommu.get("mode") == "translated":
-        out.append(_f("IOMMU_NOT_PASSTHROUGH", "the IOMMU translates DMA (units: " + ", ".join(iommu.get("units") or [])
-                      + "; no iommu=pt on the kernel command line): GPUDirect RDMA pays address translation", node))
-    mem = facts.get("memlock_kb")
-    if mem is not None and mem != -1 and (min_memlock_kb == -1 or mem < min_memlock_kb):
-        want = "unlimited" if min_memlock_kb == -1 else f"{min_memlock_kb} KiB"
-        out.append(_f("MEMLOCK_LIMITED", f"RLIMIT_MEMLOCK is {mem} KiB, NCCL/verbs need {want} to register memory", node))
-    shm = facts.get("shm_bytes")
-    if shm is not None and shm < min_shm_bytes:
-        out.append(_f("SHM_SMALL", f"/dev/shm is {shm >> 20} MiB < {min_shm_bytes >> 20} MiB (NCCL's shared-memory "
-                                   "transport between local ranks)", node))
-    return out
-
-
-def _link(x):
-    return f"Gen{x.get('gen') or '?'} x{x.get('width')} ({x.get('speed_gts')} GT/s)"
-
-
-def _reference(fn):
-    """What a link can train at: the lower of its own LnkCap and its upstream port's (the slot), per width and
-    speed ({"width", "speed_gts", "gen"}); the device's own LnkCap without the upstream port; None without LnkCap."""
-    cap = fn.get("lnkcap")
-    if not cap:
-        return None
-    ucap = (fn.get("upstream") or {}).get("lnkcap") or {}
-    speeds = [v for v in (cap.get("speed_gts"), ucap.get("speed_gts")) if v]
-    return {"width": min(cap["width"], ucap["width"]) if ucap.get("width") else cap["width"],
-            "speed_gts": min(speeds) if speeds else None,
-            "gen": min([g for g in (cap.get("gen"), ucap.get("gen")) if g] or [None]) if speeds else None}
-
-
-def _smi_link(fn):
-    """A GPU's link from nvidia-smi alone (lspci had none): LnkCap from gen.gpumax / width.max, the slot from
-    gen.hostmax, LnkSta from gen.current / width.current; {} when nvidia-smi did not give them."""
-    smi = fn.get("smi_link") or {}
-    if not (smi.get("gen_gpumax") and smi.get("width_max") and smi.get("gen_current") and smi.get("width_current")):
-        return {}
-
-    def at(gen, width):
-        return {"gen": gen, "speed_gts": GTS.get(gen), "width": width}
-    up = {"address": None, "port_type": "host port (nvidia-smi pcie.link.gen.hostmax)",
-          "lnkcap": at(smi.get("gen_hostmax") or smi.get("gen_max") or smi["gen_gpumax"], smi["width_max"])}
-    return {"lnkcap": at(smi["gen_gpumax"], smi["width_max"]), "lnksta": at(smi["gen_current"], smi["width_current"]),
-            "upstream": up}
-
-
-def gpu_reading(g):
-    """How a GPU's link is judged: ``(lnksta, state, speed_judged, why)``.
-
-    NVIDIA GPUs train their PCIe link down at rest (Gen1) and up under load; the width does not change
-    with the power state. So the width is judged on every reading, the speed only on one taken under load:
-    at rest when nvidia-smi listed a process on the GPU, else the load workload's reading (collect's
-    load_command); without one the speed stays unjudged, ``why`` says why (not a finding)."""
-    rest = g.get("lnksta") or {}
-    if g.get("busy"):
-        names = ", ".join(f"{p['name']} (pid {p['pid']})" for p in g["busy"])
-        return rest, f"under load ({names} ran on it)", True, None
-    load = g.get("under_load") or {}
-    if load.get("lnksta") or load.get("smi_link"):
-        sta = load.get("lnksta") or _smi_link(dict(g, smi_link=load["smi_link"])).get("lnksta") or {}
-        if sta.get("speed_gts"):
-            return ({"width": rest.get("width") or sta.get("width"), "speed_gts": sta["speed_gts"], "gen": sta.get("gen")},
-                    f"under load ({load.get('workload')})", True, None)
-    why = g.get("load_unjudged") or "no reading under load (host_readiness load_command is empty)"
-    return rest, "at rest", False, why
-
-
-def link_findings(node, name, fn, gpu=None, **kw):
-    """The PCIe link of one NIC or GPU against the right reference: the lower of its own capability
-    (LnkCap) and its upstream port's (the slot: root port or switch downstream port, LnkCap of the bridge
-    above it). A link runs at most at what both ends can do (link training), so:
-
-    - below that reference: ``PCIE_DEGRADED`` (error) - a bad riser, slot, retimer or BIOS setting;
-    - at it, but below the device's own capability: ``PCIE_SLOT_LIMITED`` (warning) naming the slot -
-      e.g. a Gen5 ConnectX-7 in a Gen4 slot: full speed for that slot (lspci says "downgraded" for it,
-      comparing with the device's own LnkCap only).
-
-    Without the upstream port (not in lspci's output) the reference is the device's own capability.
-    A GPU (``gpu``: its index) is read as gpu_reading says: its speed below the reference at rest is no
-    finding (it trains up under load); under load it is. A ConnectX NIC keeps its link at rest: judged as read."""
-    if gpu is not None and not fn.get("lnkcap"):
-        fn = dict(fn, **_smi_link(fn))
-    cap, sta, up = fn.get("lnkcap"), fn.get("lnksta"), fn.get("upstream") or {}
-    if not cap or not sta:
-        return []
-    state, judge_speed, why = "as read", True, None
-    if gpu is not None:
-        sta, state, judge_speed, why = gpu_reading(fn)
-        kw["gpu"] = gpu
-    pci = fn.get("pci")
-    ucap = up.get("lnkcap") or {}
-    ref = _reference(fn)
-    ref_w, ref_s = ref["width"], ref["speed_gts"]
-    slot = (f"upstream port {up.get('address') or '(address unknown)'} ({up.get('port_type') or 'bridge'}) capable of "
-            f"{_link(ucap)}" if ucap else "upstream port not seen by lspci")
-    evidence = {"lnkcap": cap, "lnksta": fn.get("lnksta"), "upstream": up or None, "reference": ref}
-    if gpu is not None:
-        evidence.update(state=state, judged=sta, under_load=fn.get("under_load"),
-                        speed_unjudged=None if judge_speed else f"at rest, trains up under load; {why}")
-    width, speed = sta.get("width") or 0, sta.get("speed_gts") or 0
-    where = f" {state}" if gpu is not None else ""
-    if width < ref_w or (judge_speed and ref_s and speed < ref_s):
-        shown = _link(sta) if judge_speed else f"x{width} (width at rest; its speed at rest is not judged)"
-        return [_f("PCIE_DEGRADED", f"{name} ({pci}) trained at PCIe {shown}{where if judge_speed else ''}, below what "
-                                    f"both ends can do: {_link(ref)} (the device capable of {_link(cap)}; {slot})",
-                   node, name, pci, upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
-    if ref_w < cap["width"] or (ref_s and cap.get("speed_gts") and ref_s < cap["speed_gts"]):
-        runs = _link(sta) + where if judge_speed else f"at most {_link(ref)} (at rest {_link(sta)})"
-        return [_f("PCIE_SLOT_LIMITED", f"{name} ({pci}) runs at PCIe {runs}, the limit of its slot: {slot}; "
-                                        f"the device is capable of {_link(cap)}: full speed for this slot, a "
-                                        f"{_link(cap)} slot would give it more", node, name, pci,
-                   upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
-    return []
-
-
-def gpu_link_notes(facts):
-    """Per GPU how its PCIe link was judged, for the report: ``{"gpu", "pci", "state", "at_rest", "judged",
-    "speed_judged", "note"}`` - a GPU below its maximum at rest is no finding; the note says so, and what
-    its link did under load, or why its speed stays unjudged."""
-    out = []
-    for g in facts.get("gpus") or []:
-        fn = g if g.get("lnkcap") else dict(g, **_smi_link(g))
-        if not fn.get("lnkcap") or not fn.get("lnksta"):
-            continue
-        sta, state, judged, why = gpu_reading(fn)
-        ref = _reference(fn)
-        if judged:
-            note = f"{state}: {_link(sta)} (both ends allow {_link(ref)})"
-        elif ref.get("speed_gts") and (sta.get("speed_gts") or 0) < ref["speed_gts"]:
-            note = f"at rest {_link(sta)}, below {_link(ref)}: not a finding (GPUs train down at rest); speed unjudged: {why}"
-        else:
-            note = f"at rest {_link(sta)}: at what both ends allow"
-        out.append({"gpu": g["index"], "pci": g.get("pci"), "state": state, "at_rest": fn["lnksta"], "judged": sta,
-                    "speed_judged": judged, "note": note})
-    return out
-
-
-def _majority(values):
-    counts = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    return max(counts, key=lambda v: (counts[v], str(v)))
-
-
-def parity_findings(facts_by_node):
-    """VERSION_SKEW per component whose value differs across nodes (and per ConnectX firmware/PSID)."""
-    out = []
-    for comp in COMPONENTS:
-        have = {n: (f.get("versions") or {}).get(comp) for n, f in facts_by_node.items()}
-        have = {n: v for n, v in have.items() if v}
-        if len(set(have.values())) > 1:
-            major = _majority(have.values())
-            for n, v in sorted(have.items()):
-                if v != major:
-                    out.append(_f("VERSION_SKEW", f"{comp} {v} on {n}; the other nodes run {major}", n,
-                                  component=comp, value=v, majority=major))
-    fw = {(n, nic["device"]): (nic.get("fw_ver"), nic.get("psid"), nic.get("pci"))
-          for n, f in facts_by_node.items() for nic in f.get("nics") or [] if nic.get("fw_ver")}
-    for psid in sorted({v[1] for v in fw.values()}, key=str):
-        same = {k: v for k, v in fw.items() if v[1] == psid}
-        if len({v[0] for v in same.values()}) > 1:
-            major = _majority(v[0] for v in same.values())
-            for (n, d), (ver, _p, pci) in sorted(same.items()):
-                if ver != major:
-                    out.append(_f("VERSION_SKEW", f"ConnectX firmware {ver} (PSID {psid}) on {n} {d} ({pci}); "
-                                                  f"the other NICs of PSID {psid} run {major}", n, d, pci,
-                                  component="connectx_firmware", value=ver, majority=major))
-    return out
-
-
-def rail_summary(facts_by_node):
-    """{node: [{device, pci, gpu, gpu_pci, link}]}: the rail-aligned GPU of each NIC."""
-    return {n: f.get("rails") or [] for n, f in facts_by_node.items()}

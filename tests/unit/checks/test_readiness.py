@@ -1,7 +1,7 @@
 """checks/readiness.py: the readiness check's judge over the nodes' facts and its report (issue 39: a check's
 report lives in its check's module)."""
 
-from host.test_readiness import _facts, _nic
+from host.test_readiness_findings import _facts, _nic
 
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import readiness as checks_readiness
 from ansible_collections.linerate.fabric.plugins.module_utils.checks.context import Inputs
