@@ -197,7 +197,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.linerate.fabric.plugins.module_utils.common import preview_in_check_mode
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune, nccl_tuned
 from ansible_collections.linerate.fabric.plugins.module_utils.probes.nccl_tests import NCCL_MPIRUN_ARGS, run_nccl_tests
 from ansible_collections.linerate.fabric.plugins.module_utils.runner import Runner
 
@@ -235,7 +235,7 @@ def checked(p):
         if not p["tuner_config_file"]:
             return None, None, "tuner_config_file: needed for phase confirm (the staged tuner config on every host)"
         for i, row in enumerate(p["proposed"]):
-            problem = nccl_tune.row_problem(row)
+            problem = nccl_tuned.row_problem(row)
             if problem:
                 return None, None, f"proposed[{i}]: {row!r} is not allowed ({problem})"
     return scales, candidates, None
@@ -256,7 +256,7 @@ def argument_spec():
         tolerance_percent=dict(type="float", default=3.0),
         min_points=dict(type="int", default=2),
         proposed=dict(type="list", elements="dict", default=[]),
-        tuner_plugin=dict(type="str", default=nccl_tune.TUNER_PLUGIN),
+        tuner_plugin=dict(type="str", default=nccl_tuned.TUNER_PLUGIN),
         tuner_config_file=dict(type="path"),
         max_runs=dict(type="int", default=200),
         time_budget=dict(type="int", default=1800),
@@ -286,12 +286,12 @@ def run_sweep(p, run, scales, candidates, budget, context, out):
         failed_baseline=result["failed"],
     )
     if result["proposed"]:
-        out["tuner_config"] = nccl_tune.tuner_config(result["proposed"])
+        out["tuner_config"] = nccl_tuned.tuner_config(result["proposed"])
     else:
         out["why"] = "no winner: " + (
             f"cut short ({result['stopped']})" if result["stopped"] else "no candidate beat NCCL's pick at any size range at any scale"
         )
-        out["document"] = nccl_tune.tuned_document([], context, p["tuner_plugin"])
+        out["document"] = nccl_tuned.tuned_document([], context, p["tuner_plugin"])
 
 
 def run_confirm(p, run, scales, budget, context, out):
@@ -303,14 +303,14 @@ def run_confirm(p, run, scales, budget, context, out):
     context["nccl_version"] = result.get("nccl_version")
     out["nccl_version"] = result.get("nccl_version")
     out.update(
-        tuner_rows=[{k: r[k] for k in nccl_tune.TUNER_FIELDS} for r in result["rows"]],
+        tuner_rows=[{k: r[k] for k in nccl_tuned.TUNER_FIELDS} for r in result["rows"]],
         rows=result["checks"],
         runs=result["runs"],
         stopped=result["stopped"],
         why=result["why"],
     )
-    out["document"] = nccl_tune.tuned_document(result["rows"], context, p["tuner_plugin"])
-    out["tuner_config"] = nccl_tune.tuner_config(result["rows"]) if result["rows"] else ""
+    out["document"] = nccl_tuned.tuned_document(result["rows"], context, p["tuner_plugin"])
+    out["tuner_config"] = nccl_tuned.tuner_config(result["rows"]) if result["rows"] else ""
 
 
 def main():
@@ -320,7 +320,7 @@ def main():
     if problem:
         module.fail_json(msg=problem)
     base = {k: str(v) for k, v in (p["env"] or {}).items()}
-    debug = nccl_tune.debugging_keys(base)
+    debug = nccl_tuned.debugging_keys(base)
     if debug:
         module.fail_json(
             msg=f"env: {', '.join(debug)} is not allowed (NCCL Debugging-section variables would "

@@ -84,7 +84,7 @@ import datetime
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune, nccl_tune_history
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune_history, nccl_tuned
 
 
 def _read(path):
@@ -151,10 +151,10 @@ def main():
             module.fail_json(msg=f"rollback: {e}")
         new_entries = entries
     else:
-        problems = nccl_tune.read_tuned(p["document"])["problems"]
+        problems = nccl_tuned.read_tuned(p["document"])["problems"]
         if problems or not p["document"].strip():
             module.fail_json(
-                msg=f"document: {'; '.join(problems) or 'empty'} (allowed: a tuned file of version {nccl_tune.TUNED_VERSION} as nccl_tune returns it)"
+                msg=f"document: {'; '.join(problems) or 'empty'} (allowed: a tuned file of version {nccl_tuned.TUNED_VERSION} as nccl_tune returns it)"
             )
         at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         after, new_entries, changed = nccl_tune_history.plan_write(current, p["document"], entries, p["keep"], at)

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from linerate_lab import nccl_tuning as m  # noqa: E402
 
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned  # noqa: E402
 
 MIB = 1 << 20
 PEAK = 94.0  # two 400G rails, as the fabric model gives a ring
@@ -100,7 +101,7 @@ def test_the_sweep_on_the_quirky_lab_model_finds_the_scoped_winner_and_the_tuner
     assert [(r["collective"], r["min_bytes"], r["max_bytes"], r["algorithm"], r["protocol"], r["nodes"], r["ranks"]) for r in out["proposed"]] == [
         ("allreduce", 64 * MIB, 256 * MIB, "ring", "ll128", n, 8 * n) for n in (2, 4)
     ]
-    rows, _ = m.parse_tuner_config(nt.tuner_config(out["proposed"]))
+    rows, _ = m.parse_tuner_config(nccl_tuned.tuner_config(out["proposed"]))
     proof = nt.confirm(
         _model_run(m.QUIRK, seed, rows),
         ["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"],

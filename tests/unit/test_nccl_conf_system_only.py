@@ -12,7 +12,7 @@ from ansible_collections.linerate.fabric.plugins.filter.k8s_render import k8s_re
 from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, shell_quote
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import DEFAULTS, NCCL_GDR_LEVELS, effective, published
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import schema, variables
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import DEBUGGING_VARIABLES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tuned import DEBUGGING_VARIABLES
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CABLED = [{"device": "mlx5_0", "netdev": "eth1", "port": 1}, {"device": "mlx5_1", "netdev": "eth2", "port": 1}]

@@ -8,7 +8,7 @@ warns about ``excluded``. It never lists an HCA whose port is not ACTIVE.
 
 ``settings`` is what /etc/nccl.conf (and the launcher environment file, the profile script) hold:
 System-configuration variables of NCCL's env.rst only, never one of its Debugging section
-(``nccl_tune.DEBUGGING_VARIABLES``: "should not be used in production nor retained in scripts").
+(``nccl_tuned.DEBUGGING_VARIABLES``: "should not be used in production nor retained in scripts").
 ``job`` is the per-job environment (the per-job file /etc/nccl/tuned-job.env, which the launchers and
 the Kubernetes rendering read; a job opts in): an explicit GDR level (``gdr_level`` LOC..SYS:
 NCCL_NET_GDR_LEVEL, a Debugging variable) goes there; ``auto`` (or empty) writes nothing and leaves
@@ -25,7 +25,7 @@ variable of NCCL's Debugging section.
 
 import re
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned
 
 ORDER = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_SOCKET_IFNAME", "NCCL_NET")
 # fabric.nccl.gdr_level / nccl_env_gdr_level: "auto" (NCCL's rule decides from the topology, nothing is
@@ -45,7 +45,7 @@ def debugging_allowed(key):
 
 def debugging_override_problem(where, key, value):
     """The message for an override that names a variable of NCCL's Debugging section (None: not one)."""
-    if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
+    if str(key) not in nccl_tuned.DEBUGGING_VARIABLES:
         return None
     return f"{where}.{key}: {value!r} is not allowed (allowed: {debugging_allowed(key)})"
 
@@ -153,10 +153,10 @@ def _tuned_problems(tuned):
     problems = [
         f"tuned {key}: a variable of NCCL's Debugging section is never written to /etc/nccl.conf "
         "by tuning (docs/tuning.md); the tuned file's rows go to the tuner plugin's config"
-        for key in nccl_tune.debugging_keys(tuned)
+        for key in nccl_tuned.debugging_keys(tuned)
     ]
     for key, value in (tuned or {}).items():
-        if str(key) not in nccl_tune.DEBUGGING_VARIABLES:
+        if str(key) not in nccl_tuned.DEBUGGING_VARIABLES:
             problems.append(f"tuned {key}={value}: tuning writes no /etc/nccl.conf variable (docs/tuning.md)")
     return problems
 
@@ -180,7 +180,7 @@ def shell_quote(value):
     return "'" + str(value).replace("'", "'\"'\"'") + "'"
 
 
-def nccl_tuned_settings(text, config_file=nccl_tune.TUNER_CONFIG, state=None):
+def nccl_tuned_settings(text, config_file=nccl_tuned.TUNER_CONFIG, state=None):
     """The tuned file's text (empty: none) -> ``{"settings": {} (nothing for /etc/nccl.conf, ever),
     "rows": [tuner row], "tuner_config": CSV text ("" without rows), "job": {NCCL_TUNER_PLUGIN,
     NCCL_TUNER_CONFIG_FILE} ({} without rows), "problems": [msg], "missing": msg|None}``.
@@ -189,14 +189,14 @@ def nccl_tuned_settings(text, config_file=nccl_tune.TUNER_CONFIG, state=None):
     "required"}`` (a stat); when ``required`` (tuning is in use: the inventory says so, or a history
     of sweeps is there) a missing or unreadable file is ``missing`` (finding NCCL_TUNED_MISSING),
     never silently no tuning."""
-    tuned = nccl_tune.read_tuned(text)
+    tuned = nccl_tuned.read_tuned(text)
     out = {
         "settings": {},
         "rows": tuned["rows"],
         "problems": list(tuned["problems"]),
         "missing": None,
-        "tuner_config": nccl_tune.tuner_config(tuned["rows"]) if tuned["rows"] else "",
-        "job": nccl_tune.job_env(tuned, config_file),
+        "tuner_config": nccl_tuned.tuner_config(tuned["rows"]) if tuned["rows"] else "",
+        "job": nccl_tuned.job_env(tuned, config_file),
     }
     st = state or {}
     if st.get("required") and (not st.get("exists") or not st.get("readable", True)):

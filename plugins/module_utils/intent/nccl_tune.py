@@ -4,15 +4,16 @@ tuner-plugin interface, never a Debugging-section variable in /etc/nccl.conf.
 NCCL's environment documentation (NVIDIA/nccl docs, env.rst) splits its variables into "System
 configuration" and "Debugging"; the Debugging ones "should not be used in production nor retained in
 scripts". NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE, NCCL_NTHREADS and NCCL_NET_GDR_LEVEL are all
-Debugging variables (``DEBUGGING_VARIABLES``): forcing NCCL_ALGO=Ring fleet-wide disables NVLS,
-CollNet and PAT for every job and collective. So the sweep only *measures* with NCCL_ALGO/NCCL_PROTO
-(in the environment of one benchmark run, which those docs call fine "for experiments"), and writes
-what won as rows of the example tuner plugin's CSV (NVIDIA/nccl plugins/tuner/example; ext-tuner/
-example before 2.28), each row scoped to what was measured: the collective, the message-size range
-and the node and rank counts. The tuned file (``tuned_document``) holds those rows; role nccl_env
-writes them to the tuner config on the nodes and a per-job environment file that sets
-NCCL_TUNER_PLUGIN / NCCL_TUNER_CONFIG_FILE (System-configuration / the plugin's own variable), which
-the launchers and the Kubernetes rendering read; /etc/nccl.conf gets nothing from tuning.
+Debugging variables (intent/nccl_tuned.py's ``DEBUGGING_VARIABLES``): forcing NCCL_ALGO=Ring
+fleet-wide disables NVLS, CollNet and PAT for every job and collective. So the sweep only *measures*
+with NCCL_ALGO/NCCL_PROTO (in the environment of one benchmark run, which those docs call fine "for
+experiments"), and writes what won as rows of the example tuner plugin's CSV (NVIDIA/nccl
+plugins/tuner/example; ext-tuner/example before 2.28), each row scoped to what was measured: the
+collective, the message-size range and the node and rank counts. The tuned file (intent/nccl_tuned.py:
+``tuned_document``, read back by ``read_tuned``) holds those rows; role nccl_env writes them to the
+tuner config on the nodes and a per-job environment file that sets NCCL_TUNER_PLUGIN /
+NCCL_TUNER_CONFIG_FILE (System-configuration / the plugin's own variable), which the launchers and
+the Kubernetes rendering read; /etc/nccl.conf gets nothing from tuning.
 
 The measurement (``sweep``), per scale (node count, at least two):
 
@@ -38,66 +39,24 @@ History and rollback (intent/nccl_tune_history.py): every tuned file a sweep wro
 differs from the one before is kept in a history document beside it; rollback puts back the file
 from before the newest sweep (idempotent: a second rollback changes nothing).
 
-Stdlib only; runs come through a function, so the logic is tested without mpirun.
+Stdlib only (and intent/nccl_tuned.py); runs come through a function, so the logic is tested without mpirun.
 """
-import json
+
 import re
 import statistics
 import time
 
-TUNED_VERSION = 2
-
-# NCCL env.rst, section "Debugging" (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, read
-# 2026-12 from the NCCL 2.30 documentation source; docs/conformance.md): "should not be used in
-# production nor retained in scripts". Former names kept where the docs give them (NCCL_MAX_NRINGS,
-# NCCL_MIN_NRINGS, NCCL_IB_GDR_LEVEL).
-DEBUGGING_VARIABLES = frozenset((
-    "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_SHM_DISABLE", "NCCL_BUFFSIZE",
-    "NCCL_NTHREADS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_NRINGS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS",
-    "NCCL_CHECKS_DISABLE", "NCCL_CHECK_POINTERS", "NCCL_CHECK_MODE", "NCCL_LAUNCH_MODE", "NCCL_IB_DISABLE",
-    "NCCL_IB_AR_THRESHOLD", "NCCL_IB_OOO_RQ", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS",
-    "NCCL_IB_CUDA_SUPPORT", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_ECE_ENABLE",
-    "NCCL_MEM_SYNC_DOMAIN", "NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "NCCL_NET_GDR_LEVEL",
-    "NCCL_IB_GDR_LEVEL", "NCCL_NET_GDR_C2C", "NCCL_NET_GDR_READ", "NCCL_GDRCOPY_ENABLE",
-    "NCCL_GDRCOPY_FIFO_ENABLE", "NCCL_GDRCOPY_SYNC_ENABLE", "NCCL_GDRCOPY_FLUSH_ENABLE",
-    "NCCL_NET_SHARED_BUFFERS", "NCCL_NET_SHARED_COMMS", "NCCL_IGNORE_NET_MISMATCH",
-    "NCCL_IGNORE_COLLNET_MISMATCH", "NCCL_SINGLE_RING_THRESHOLD", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD",
-    "NCCL_ALGO", "NCCL_PROTO", "NCCL_NVB_DISABLE", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_PXN_C2C",
-    "NCCL_RUNTIME_CONNECT", "NCCL_GRAPH_REGISTER", "NCCL_LOCAL_REGISTER", "NCCL_LEGACY_CUDA_REGISTER",
-    "NCCL_WIN_ENABLE", "NCCL_SET_STACK_SIZE", "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_GRAPH_STREAM_ORDERING",
-    "NCCL_DMABUF_ENABLE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD", "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
-    "NCCL_COMM_BLOCKING", "NCCL_CGA_CLUSTER_SIZE", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS", "NCCL_NVLS_ENABLE",
-    "NCCL_IB_MERGE_NICS", "NCCL_NET_MERGE_POLICY", "NCCL_MNNVL_ENABLE", "NCCL_MNNVL_UUID",
-    "NCCL_MNNVL_CLIQUE_ID", "NCCL_RAS_ENABLE", "NCCL_RAS_ADDR", "NCCL_RAS_TIMEOUT_FACTOR",
-    "NCCL_LAUNCH_ORDER_IMPLICIT", "NCCL_LAUNCH_RACE_FATAL", "NCCL_IPC_USE_ABSTRACT_SOCKET",
-    "NCCL_SYM_GIN_KERNELS_ENABLE",
-))
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tuned import TUNER_ALGO, TUNER_PROTO
 
 # ncclAlgoStr of NVIDIA/nccl src/init.cc: v2.18 .. v2.22 (6 algorithms); PAT from v2.23.
 ALGOS = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree")
 ALGOS_PAT = ALGOS + ("PAT",)
 PROTOS = ("LL", "LL128", "Simple")
-# the example tuner plugin's names (plugins/tuner/example/plugin.c parseCollType / parseAlgorithm /
-# parseProtocol); alltoall is ncclSend/ncclRecv: the tuner plugin is not asked about it
-TUNER_ALGO = {"Tree": "tree", "Ring": "ring", "CollNetDirect": "collnet_direct", "CollNetChain": "collnet_chain",
-              "NVLS": "nvls", "NVLSTree": "nvls_tree", "PAT": "pat"}
-TUNER_PROTO = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
+# nccl-tests' collectives and the example tuner plugin's name of each (parseCollType); alltoall is
+# ncclSend/ncclRecv: the tuner plugin is not asked about it
 TESTS = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf")
-TUNER_COLLECTIVE = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
-                    "reduce_scatter_perf": "reducescatter", "alltoall_perf": None}
-TUNER_COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")
-TUNER_FIELDS = ("collective", "min_bytes", "max_bytes", "algorithm", "protocol", "channels", "nodes", "ranks",
-                "pipe_ops", "reg_buff")
-TUNER_PLUGIN = "libnccl-tuner-example.so"
-TUNER_CONFIG = "/etc/nccl/tuner.conf"
+TUNER_COLLECTIVE = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "reduce_scatter_perf": "reducescatter", "alltoall_perf": None}
 DEFAULT_CANDIDATES = tuple({"algorithm": a, "protocol": p} for a in ("Ring", "Tree") for p in ("LL", "LL128", "Simple"))
-# the plugin reads sizes as size_t; the example config uses 4294967295 for "every size"
-MAX_BYTES = (1 << 64) - 1
-
-
-def debugging_keys(mapping):
-    """The keys of ``mapping`` that are NCCL Debugging-section variables, sorted."""
-    return sorted(k for k in (mapping or {}) if str(k) in DEBUGGING_VARIABLES)
 
 
 def algos_of(version):
@@ -114,8 +73,7 @@ def candidate_problem(candidate, version=None):
         return "a mapping of exactly algorithm and protocol"
     names = algos_of(version) if version else ALGOS_PAT
     if candidate["algorithm"] not in names:
-        return (f"algorithm {candidate['algorithm']!r} is not one of NCCL {version or ''}".rstrip()
-                + f" (allowed: {', '.join(names)})")
+        return f"algorithm {candidate['algorithm']!r} is not one of NCCL {version or ''}".rstrip() + f" (allowed: {', '.join(names)})"
     if candidate["protocol"] not in PROTOS:
         return f"protocol {candidate['protocol']!r} is not one of {', '.join(PROTOS)}"
     return None
@@ -133,6 +91,7 @@ def size_text(n):
 
 
 # ------------------------------------------------------------------ one run
+
 
 def sizes_of(result):
     """``{size: bus bandwidth (GB/s, out-of-place)}`` of one nccl-tests result (the nccl_tests runner's
@@ -222,6 +181,7 @@ def measure(run, configs, repeats, budget):
 
 # ------------------------------------------------------------------ the decision
 
+
 def median(values):
     return statistics.median(values) if values else None
 
@@ -241,9 +201,16 @@ def per_size(base_runs, cand_runs, margin_percent):
         c = [r[size] for r in cand_runs]
         base = median(b)
         gain = (median(c) / base - 1) * 100 if base else 0.0
-        out[size] = {"base": base, "median": median(c), "min": min(c), "max": max(c), "base_min": min(b),
-                     "base_max": max(b), "gain_percent": round(gain, 2),
-                     "beats": gain >= margin_percent and min(c) > max(b)}
+        out[size] = {
+            "base": base,
+            "median": median(c),
+            "min": min(c),
+            "max": max(c),
+            "base_min": min(b),
+            "base_max": max(b),
+            "gain_percent": round(gain, 2),
+            "beats": gain >= margin_percent and min(c) > max(b),
+        }
     return out
 
 
@@ -290,13 +257,51 @@ def ranges(picks, sizes, min_points):
 
 
 def tuner_row(test, lo, hi, candidate, nodes, ranks):
-    return {"collective": TUNER_COLLECTIVE[test], "min_bytes": int(lo), "max_bytes": int(hi),
-            "algorithm": TUNER_ALGO[candidate["algorithm"]], "protocol": TUNER_PROTO[candidate["protocol"]],
-            "channels": -1, "nodes": int(nodes), "ranks": int(ranks), "pipe_ops": -1, "reg_buff": -1}
+    return {
+        "collective": TUNER_COLLECTIVE[test],
+        "min_bytes": int(lo),
+        "max_bytes": int(hi),
+        "algorithm": TUNER_ALGO[candidate["algorithm"]],
+        "protocol": TUNER_PROTO[candidate["protocol"]],
+        "channels": -1,
+        "nodes": int(nodes),
+        "ranks": int(ranks),
+        "pipe_ops": -1,
+        "reg_buff": -1,
+    }
 
 
 def _avg(run):
     return sum(run.values()) / len(run) if run else None
+
+
+def _candidate_row(key, candidate, measured, judged, mine, margin_percent, min_points):
+    """The sweep table's row of one candidate at one scale (``key``): its runs, its best gain and why it
+    was kept or not. ``judged``: its per_size result ({} when it failed); ``mine``: the ranges
+    ``[(lo, hi, points)]`` it won."""
+    row = {"key": key, "value": label(candidate), "runs": [_avg(r) for r in measured["runs"]], "kept": False, "winner": False}
+    row["median"] = median([x for x in row["runs"] if x is not None])
+    if measured["failed"]:
+        row["why"] = f"failed: {measured['failed']}"
+        return row
+    best = max(judged.items(), key=lambda item: item[1]["gain_percent"]) if judged else None
+    row["gain_percent"] = best[1]["gain_percent"] if best else None
+    if mine:
+        row["kept"] = row["winner"] = True
+        row["why"] = "; ".join(
+            f"beats NCCL's pick over {size_text(lo)}..{size_text(hi)} ({points} sizes, every run above the baseline's best, >= {margin_percent:g} %)"
+            for lo, hi, points in mine
+        )
+    elif any(x["beats"] for x in judged.values()):
+        row["why"] = (
+            f"beats the baseline at {', '.join(size_text(s) for s, x in sorted(judged.items()) if x['beats'])}"
+            f" but is not the pick there or spans fewer than {min_points} sizes"
+        )
+    else:
+        row["why"] = f"no size where it beats NCCL's pick by {margin_percent:g} % outside the noise" + (
+            f" (best {best[1]['gain_percent']:+.1f} % at {size_text(best[0])})" if best else ""
+        )
+    return row
 
 
 def sweep(run, test, scales, candidates, repeats, margin_percent, budget, gpus, min_points=2):
@@ -307,26 +312,30 @@ def sweep(run, test, scales, candidates, repeats, margin_percent, budget, gpus, 
     "failed", "scales": [node counts fully measured]}``.
     """
     if TUNER_COLLECTIVE.get(test) is None:
-        raise ValueError(f"test {test!r}: the tuner plugin does not choose for it (allowed: "
-                         + ", ".join(t for t in TESTS if TUNER_COLLECTIVE[t]) + ")")
+        raise ValueError(f"test {test!r}: the tuner plugin does not choose for it (allowed: " + ", ".join(t for t in TESTS if TUNER_COLLECTIVE[t]) + ")")
     proposed, rows, done, version, stopped = [], [], [], None, None
     for nodes in scales:
         if stopped:
-            rows.append({"key": f"{test} x{nodes}", "value": "all", "runs": [], "kept": False,
-                         "why": f"not run: {stopped}"})
+            rows.append({"key": f"{test} x{nodes}", "value": "all", "runs": [], "kept": False, "why": f"not run: {stopped}"})
             continue
         configs = [{}] + [{"NCCL_ALGO": c["algorithm"], "NCCL_PROTO": c["protocol"]} for c in candidates]
         measured, v, cut = measure(lambda env, n=nodes: run(n, test, env), configs, repeats, budget)
         version = version or v
         base = measured[0]
-        base_row = {"key": f"{test} x{nodes}", "value": "NCCL default (baseline)",
-                    "runs": [_avg(r) for r in base["runs"]], "gain_percent": 0.0, "kept": None}
+        base_row = {"key": f"{test} x{nodes}", "value": "NCCL default (baseline)", "runs": [_avg(r) for r in base["runs"]], "gain_percent": 0.0, "kept": None}
         base_row["median"] = median([x for x in base_row["runs"] if x is not None])
         if base["failed"]:
             base_row["why"] = f"the baseline failed: {base['failed']}"
             rows.append(base_row)
-            return {"proposed": [], "rows": rows, "nccl_version": version, "runs": budget.runs,
-                    "stopped": stopped, "failed": f"{test} on {nodes} nodes: {base_row['why']}", "scales": done}
+            return {
+                "proposed": [],
+                "rows": rows,
+                "nccl_version": version,
+                "runs": budget.runs,
+                "stopped": stopped,
+                "failed": f"{test} on {nodes} nodes: {base_row['why']}",
+                "scales": done,
+            }
         if cut:
             stopped = cut
             base_row["why"] = f"cut short: {cut}; this scale decides nothing"
@@ -342,40 +351,20 @@ def sweep(run, test, scales, candidates, repeats, margin_percent, budget, gpus, 
         sizes = _common_sizes(base["runs"])
         found = ranges(picks, sizes, min_points)
         for lo, hi, idx, points in found:
-            proposed.append(dict(tuner_row(test, lo, hi, candidates[idx], nodes, nodes * gpus),
-                                 gain_percent=min(judged[idx][s]["gain_percent"] for s in sizes
-                                                  if lo <= s <= hi)))
+            proposed.append(
+                dict(
+                    tuner_row(test, lo, hi, candidates[idx], nodes, nodes * gpus),
+                    gain_percent=min(judged[idx][s]["gain_percent"] for s in sizes if lo <= s <= hi),
+                )
+            )
         for i, (c, m) in enumerate(zip(candidates, measured[1:])):
-            row = {"key": f"{test} x{nodes}", "value": label(c), "runs": [_avg(r) for r in m["runs"]],
-                   "kept": False, "winner": False}
-            row["median"] = median([x for x in row["runs"] if x is not None])
-            if m["failed"]:
-                row["why"] = f"failed: {m['failed']}"
-                rows.append(row)
-                continue
-            j = judged[i]
-            best = max(j.items(), key=lambda item: item[1]["gain_percent"]) if j else None
-            row["gain_percent"] = best[1]["gain_percent"] if best else None
             mine = [(lo, hi, points) for lo, hi, idx, points in found if idx == i]
-            if mine:
-                row["kept"] = row["winner"] = True
-                row["why"] = "; ".join(f"beats NCCL's pick over {size_text(lo)}..{size_text(hi)} ({points} sizes, "
-                                       f"every run above the baseline's best, >= {margin_percent:g} %)"
-                                       for lo, hi, points in mine)
-            elif any(x["beats"] for x in j.values()):
-                row["why"] = (f"beats the baseline at {', '.join(size_text(s) for s, x in sorted(j.items()) if x['beats'])}"
-                              f" but is not the pick there or spans fewer than {min_points} sizes")
-            else:
-                row["why"] = (f"no size where it beats NCCL's pick by {margin_percent:g} % outside the noise"
-                              + (f" (best {best[1]['gain_percent']:+.1f} % at {size_text(best[0])})" if best else ""))
-            rows.append(row)
+            rows.append(_candidate_row(f"{test} x{nodes}", c, m, judged[i], mine, margin_percent, min_points))
         done.append(nodes)
-    return {"proposed": proposed, "rows": rows, "nccl_version": version, "runs": budget.runs, "stopped": stopped,
-            "failed": None, "scales": done}
+    return {"proposed": proposed, "rows": rows, "nccl_version": version, "runs": budget.runs, "stopped": stopped, "failed": None, "scales": done}
 
 
-def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, tolerance_percent, budget,
-            tuned_test="all_reduce_perf"):
+def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, tolerance_percent, budget, tuned_test="all_reduce_perf"):
     """Prove the proposed rows with the tuner plugin itself. ``run(nodes, test, env)``; ``tuner_env``:
     NCCL_TUNER_PLUGIN and NCCL_TUNER_CONFIG_FILE of the staged file.
 
@@ -387,33 +376,44 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
     """
     checks = []
     if len(set(scales)) < 2:
-        return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": None,
-                "why": f"no winner: measured at {len(set(scales))} scale(s), a winner needs two or more "
-                       "(the other collectives must be no worse at two scales)"}
+        return {
+            "rows": [],
+            "checks": checks,
+            "runs": budget.runs,
+            "stopped": None,
+            "why": f"no winner: measured at {len(set(scales))} scale(s), a winner needs two or more (the other collectives must be no worse at two scales)",
+        }
     keep = [dict(r) for r in proposed]
     lost, version = {}, None
     for nodes in scales:
         for test in tests:
-            measured, v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env),
-                                       [{}, dict(tuner_env)], repeats, budget)
+            measured, v, cut = measure(lambda env, n=nodes, t=test: run(n, t, env), [{}, dict(tuner_env)], repeats, budget)
             version = version or v
             base, cand = measured
-            row = {"key": f"{test} x{nodes}", "value": "tuner file vs NCCL default",
-                   "runs": [_avg(r) for r in cand["runs"]], "kept": False}
+            row = {"key": f"{test} x{nodes}", "value": "tuner file vs NCCL default", "runs": [_avg(r) for r in cand["runs"]], "kept": False}
             row["median"] = median([x for x in row["runs"] if x is not None])
             if cut or base["failed"] or cand["failed"]:
                 why = f"cut short: {cut}" if cut else f"failed: {base['failed'] or cand['failed']}"
                 row["why"] = why
                 checks.append(row)
-                return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": cut,
-                        "why": f"no winner: {test} on {nodes} nodes could not be measured with the tuner file ({why})"}
+                return {
+                    "rows": [],
+                    "checks": checks,
+                    "runs": budget.runs,
+                    "stopped": cut,
+                    "why": f"no winner: {test} on {nodes} nodes could not be measured with the tuner file ({why})",
+                }
             worse = worse_sizes(base["runs"], cand["runs"], tolerance_percent)
             if worse:
-                row["why"] = (f"worse with the tuner file at {', '.join(size_text(s) for s in worse)} "
-                              f"(beyond {tolerance_percent:g} % and the noise)")
+                row["why"] = f"worse with the tuner file at {', '.join(size_text(s) for s in worse)} (beyond {tolerance_percent:g} % and the noise)"
                 checks.append(row)
-                return {"rows": [], "checks": checks, "runs": budget.runs, "stopped": None,
-                        "why": f"no winner: {test} on {nodes} nodes is worse with the tuner file"}
+                return {
+                    "rows": [],
+                    "checks": checks,
+                    "runs": budget.runs,
+                    "stopped": None,
+                    "why": f"no winner: {test} on {nodes} nodes is worse with the tuner file",
+                }
             judged = per_size(base["runs"], cand["runs"], margin_percent)
             row["gain_percent"] = max((x["gain_percent"] for x in judged.values()), default=None)
             notes = []
@@ -423,13 +423,14 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
                         continue
                     inside = [x for s, x in judged.items() if r["min_bytes"] <= s <= r["max_bytes"]]
                     if not inside or not all(x["beats"] for x in inside):
-                        lost[id(r)] = (f"{r['algorithm']}/{r['protocol']} over {size_text(r['min_bytes'])}.."
-                                       f"{size_text(r['max_bytes'])} on {nodes} nodes: the tuner file did not "
-                                       "reproduce the gain (is the plugin library installed on every node?)")
+                        lost[id(r)] = (
+                            f"{r['algorithm']}/{r['protocol']} over {size_text(r['min_bytes'])}.."
+                            f"{size_text(r['max_bytes'])} on {nodes} nodes: the tuner file did not "
+                            "reproduce the gain (is the plugin library installed on every node?)"
+                        )
                         notes.append(lost[id(r)])
                     else:
-                        notes.append(f"reproduces {r['algorithm']}/{r['protocol']} over "
-                                     f"{size_text(r['min_bytes'])}..{size_text(r['max_bytes'])}")
+                        notes.append(f"reproduces {r['algorithm']}/{r['protocol']} over {size_text(r['min_bytes'])}..{size_text(r['max_bytes'])}")
             row["kept"] = True
             row["why"] = "; ".join(["no size worse beyond the noise"] + notes)
             checks.append(row)
@@ -438,101 +439,8 @@ def confirm(run, tests, scales, tuner_env, proposed, repeats, margin_percent, to
     return {"rows": rows, "checks": checks, "runs": budget.runs, "stopped": None, "why": why, "nccl_version": version}
 
 
-# ------------------------------------------------------------------ the tuner config and the tuned file
-
-def row_problem(row):
-    """Why ``row`` is not a row the example tuner plugin reads as meant (None when it is)."""
-    if not isinstance(row, dict) or set(row) - set(TUNER_FIELDS) - {"gain_percent"}:
-        return f"a mapping of {', '.join(TUNER_FIELDS)}"
-    missing = [k for k in TUNER_FIELDS if k not in row]
-    if missing:
-        return f"missing {', '.join(missing)}"
-    if row["collective"] not in TUNER_COLLECTIVES:
-        return f"collective {row['collective']!r} (allowed: {', '.join(TUNER_COLLECTIVES)})"
-    if row["algorithm"] not in TUNER_ALGO.values():
-        return f"algorithm {row['algorithm']!r} (allowed: {', '.join(TUNER_ALGO.values())})"
-    if row["protocol"] not in TUNER_PROTO.values():
-        return f"protocol {row['protocol']!r} (allowed: {', '.join(TUNER_PROTO.values())})"
-    for key in ("min_bytes", "max_bytes", "channels", "nodes", "ranks", "pipe_ops", "reg_buff"):
-        if isinstance(row[key], bool) or not isinstance(row[key], int):
-            return f"{key} {row[key]!r} is not an integer"
-    if not 0 <= row["min_bytes"] <= row["max_bytes"] <= MAX_BYTES:
-        return f"size range {row['min_bytes']}..{row['max_bytes']} (0 <= min <= max)"
-    if row["nodes"] < 1 or row["ranks"] < 1:
-        return "a tuned row is scoped to the node and rank counts it was measured on (>= 1, not -1)"
-    return None
-
-
-def tuner_config(rows):
-    """The example tuner plugin's CSV config for ``rows`` (comments say what wrote it)."""
-    lines = ["# NCCL example tuner plugin config (NVIDIA/nccl plugins/tuner/example), written by linerate",
-             "# from a measured sweep (docs/tuning.md); NCCL_TUNER_CONFIG_FILE points here.",
-             "# " + ",".join(("collective_type", "min_bytes", "max_bytes", "algorithm", "protocol",
-                              "channels", "nNodes", "nRanks", "numPipeOps", "regBuff"))]
-    for r in rows:
-        lines.append(",".join(str(r[k]) for k in TUNER_FIELDS))
-    return "\n".join(lines) + "\n"
-
-
-def tuned_document(rows, context, plugin=TUNER_PLUGIN):
-    """The tuned file (JSON text): the scoped rows and what they were measured on. No measurement or
-    time, so a sweep with the same result writes the same bytes (changed=0)."""
-    order = sorted(rows, key=lambda r: (r["collective"], r["nodes"], r["min_bytes"]))
-    clean = [{k: r[k] for k in TUNER_FIELDS} for r in order]
-    doc = {"version": TUNED_VERSION, "tuner": {"plugin": plugin, "rows": clean},
-           "measured_on": {k: context.get(k) for k in sorted(context)}}
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-
-
-def read_tuned(text):
-    """A tuned file's text -> ``{"rows": [row], "plugin": str|None, "problems": [msg]}``; empty text
-    (no file): no rows, no problem (the caller decides whether a missing file is a finding)."""
-    out = {"rows": [], "plugin": None, "problems": []}
-    if text is None or not str(text).strip():
-        return out
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        out["problems"].append(f"the tuned NCCL file is not JSON ({e}); roll back or run the sweep again")
-        return out
-    if not isinstance(doc, dict):
-        out["problems"].append("the tuned NCCL file is not a JSON object")
-        return out
-    debug = debugging_keys(doc.get("settings") if isinstance(doc.get("settings"), dict) else {})
-    if debug:
-        out["problems"].append(
-            f"the tuned NCCL file sets {', '.join(debug)}: variables of NCCL's Debugging section, which linerate "
-            "never writes to /etc/nccl.conf (a version 1 file); roll back or run the sweep again (docs/tuning.md)")
-        return out
-    if doc.get("version") == 1 and not doc.get("settings"):
-        return out   # a version 1 file that kept NCCL's defaults: nothing to apply
-    tuner = doc.get("tuner")
-    if doc.get("version") != TUNED_VERSION or not isinstance(tuner, dict) or not isinstance(tuner.get("rows"), list):
-        out["problems"].append(f"the tuned NCCL file is not a version {TUNED_VERSION} document with tuner rows")
-        return out
-    plugin = tuner.get("plugin")
-    if not isinstance(plugin, str) or not re.fullmatch(r"[A-Za-z0-9._/+-]{1,255}", plugin):
-        out["problems"].append(f"tuner plugin {plugin!r}: a library name or path is needed")
-        return out
-    for i, row in enumerate(tuner["rows"]):
-        problem = row_problem(row)
-        if problem:
-            out["problems"].append(f"tuner row {i + 1}: {problem}")
-    if not out["problems"]:
-        out["rows"] = [dict(r) for r in tuner["rows"]]
-        out["plugin"] = plugin
-    return out
-
-
-def job_env(tuned, config_file=TUNER_CONFIG):
-    """The per-job environment for the tuned rows: NCCL_TUNER_PLUGIN (System configuration) and the
-    plugin's NCCL_TUNER_CONFIG_FILE; empty when there are no rows (NCCL's defaults)."""
-    if not (tuned or {}).get("rows"):
-        return {}
-    return {"NCCL_TUNER_PLUGIN": tuned["plugin"], "NCCL_TUNER_CONFIG_FILE": config_file}
-
-
 # ------------------------------------------------------------------ the table
+
 
 def table_markdown(sweep_result, margin_percent=None, repeats=None):
     """The sweep table as Markdown lines (report summary.md, sweep.md)."""
@@ -540,31 +448,33 @@ def table_markdown(sweep_result, margin_percent=None, repeats=None):
         return []
     lines = ["## NCCL tuning sweep", ""]
     if margin_percent is not None:
-        lines += [f"Per message size, interleaved runs ({repeats} rounds): a candidate beats NCCL's pick when its "
-                  f"median gains {margin_percent:g} % and its worst run beats the baseline's best; runs below "
-                  "are each run's average over the sizes (GB/s).", ""]
+        lines += [
+            f"Per message size, interleaved runs ({repeats} rounds): a candidate beats NCCL's pick when its "
+            f"median gains {margin_percent:g} % and its worst run beats the baseline's best; runs below "
+            "are each run's average over the sizes (GB/s).",
+            "",
+        ]
     settings = sweep_result.get("settings") or {}
     tuner = sweep_result.get("tuner_rows") or []
     if tuner:
         head = "Winner: tuner rows " + "; ".join(
             f"`{r['collective']} {size_text(r['min_bytes'])}..{size_text(r['max_bytes'])} {r['algorithm']}/"
-            f"{r['protocol']} nodes={r['nodes']} ranks={r['ranks']}`" for r in tuner)
+            f"{r['protocol']} nodes={r['nodes']} ranks={r['ranks']}`"
+            for r in tuner
+        )
         head += (" (job environment " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + ")") if settings else ""
     elif settings:
-        head = "Winner: tuner rows in the tuned file (job environment " + ", ".join(
-            f"`{k}={v}`" for k, v in settings.items()) + ")"
+        head = "Winner: tuner rows in the tuned file (job environment " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + ")"
     else:
         head = "Winner: none (NCCL's defaults stay)" + (f": {sweep_result['why']}" if sweep_result.get("why") else "")
     if sweep_result.get("stopped"):
         head += f"; stopped early: {sweep_result['stopped']}"
-    lines += [head, "", "| scale | value | runs (GB/s) | median | best gain | kept | why |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [head, "", "| scale | value | runs (GB/s) | median | best gain | kept | why |", "|---|---|---|---|---|---|---|"]
     for row in sweep_result.get("rows") or []:
         runs = ", ".join("-" if r is None else f"{r:.2f}" for r in row.get("runs") or [])
         med = "" if row.get("median") is None else f"{row['median']:.2f}"
         gain = "" if row.get("gain_percent") is None else f"{row['gain_percent']:+.1f} %"
-        kept = "baseline" if row.get("kept") is None else "**winner**" if row.get("winner") else \
-            "yes" if row.get("kept") else "no"
+        kept = "baseline" if row.get("kept") is None else "**winner**" if row.get("winner") else "yes" if row.get("kept") else "no"
         why = str(row.get("why") or "").replace("|", "\\|")
         lines.append(f"| {row.get('key')} | {row.get('value')} | {runs} | {med} | {gain} | {kept} | {why} |")
     return lines + [""]

@@ -26,7 +26,7 @@ from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric impo
     effective,
 )
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
-from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tune import DEBUGGING_VARIABLES
+from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_tuned import DEBUGGING_VARIABLES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.problems import (
     FORMATS,
     Problems,

@@ -11,7 +11,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband, mpikey, nccl_tune
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import infiniband, mpikey, nccl_tune, nccl_tuned
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.cabling import MOFED_SOURCES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import LINK_SPEEDS_GBPS
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.nccl_env import debugging_allowed
@@ -434,7 +434,7 @@ ENV_MAP = mapping(key_is(_ENV_NAME), text(4096))
 def nccl_setting(c, key, value):
     """An override's value, its name not one of NCCL's Debugging section (never in /etc/nccl.conf)."""
     name = key.rsplit(".", 1)[-1]
-    if name in nccl_tune.DEBUGGING_VARIABLES:
+    if name in nccl_tuned.DEBUGGING_VARIABLES:
         return c.bad(key, value, debugging_allowed(name))
     return nccl_value(c, key, value)
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, lab_fault, podman_exec, recap, run_playbook
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt  # noqa: E402
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned  # noqa: E402
 
 OUT = os.path.join(REPO, "inventory", "lab-output", "nccl")
 TUNED = os.path.join(OUT, "tuned.json")
@@ -83,7 +83,7 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
     assert doc["version"] == 2 and doc["tuner"]["rows"] == [], json.dumps(doc)
     assert doc["measured_on"]["scales"] == [2, len(nodes)]
     no_rows = open(TUNED).read()
-    assert not any(name in no_rows for name in nt.DEBUGGING_VARIABLES)
+    assert not any(name in no_rows for name in nccl_tuned.DEBUGGING_VARIABLES)
     for n in nodes:
         for path in NODE_FILES:
             assert read(n, path) == before[n][path], (n, path)  # tuning wrote nothing into NCCL's files
@@ -104,7 +104,7 @@ def test_healthy_lab_keeps_the_defaults_a_quirk_gives_a_scoped_winner_and_the_ro
         ("allreduce", 64 * MIB, 256 * MIB, "ring", "ll128", n, n * 8) for n in (2, len(nodes))
     ], json.dumps(doc)
     rows_text = open(TUNED).read()
-    assert not any(name in rows_text for name in nt.DEBUGGING_VARIABLES)
+    assert not any(name in rows_text for name in nccl_tuned.DEBUGGING_VARIABLES)
     for n in nodes:
         for path in NODE_FILES:
             assert read(n, path) == before[n][path], (n, path)

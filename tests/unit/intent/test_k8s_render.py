@@ -20,7 +20,7 @@ from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env
 from ansible_collections.linerate.fabric.plugins.filter.rail_ports import rail_ports
 from ansible_collections.linerate.fabric.plugins.module_utils.intent.fabric import published
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned
 from ansible_collections.linerate.fabric.plugins.module_utils.parsers.ncclconf import parse_nccl_conf
 
 from k8s_schemas import ROOT, SCHEMAS, validate
@@ -295,13 +295,13 @@ def test_the_tuning_sweeps_rows_reach_the_pods_as_the_per_job_environment_and_a_
         "pipe_ops": -1,
         "reg_buff": -1,
     }
-    doc = nt.tuned_document([row], {"test": "all_reduce_perf"})
+    doc = nccl_tuned.tuned_document([row], {"test": "all_reduce_perf"})
     tuned = nccl_tuned_settings(doc, "/etc/nccl/tuner.conf")
     out = render(gid_index=3, nccl_tuned=tuned)
     env = pod_env(out)
     assert (env["NCCL_TUNER_PLUGIN"], env["NCCL_TUNER_CONFIG_FILE"]) == ("libnccl-tuner-example.so", "/etc/nccl/tuner.conf")
     # tuning adds no Debugging-section variable (an explicit NCCL_NET_GDR_LEVEL is the intent's, not tuning's)
-    assert nt.debugging_keys(env) == nt.debugging_keys(pod_env(render(gid_index=3)))
+    assert nccl_tuned.debugging_keys(env) == nccl_tuned.debugging_keys(pod_env(render(gid_index=3)))
     (cm,) = objects(out)["nccl/tuner-config.yaml"]
     assert cm["kind"] == "ConfigMap" and cm["data"]["tuner.conf"].splitlines()[-1] == "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"
     pod = objects(out)["pods/nccl-pod-template.yaml"][0]["template"]["spec"]
@@ -313,7 +313,7 @@ def test_the_tuning_sweeps_rows_reach_the_pods_as_the_per_job_environment_and_a_
     for obj in _all(out):  # the ConfigMap and every pod with its mount, against the real schemas
         assert validate(obj) == [], (obj["kind"], validate(obj))
     # NCCL's defaults (no rows): nothing of the tuner
-    plain = render(gid_index=3, nccl_tuned=nccl_tuned_settings(nt.tuned_document([], {}), "/etc/nccl/tuner.conf"))
+    plain = render(gid_index=3, nccl_tuned=nccl_tuned_settings(nccl_tuned.tuned_document([], {}), "/etc/nccl/tuner.conf"))
     assert "nccl/tuner-config.yaml" not in plain["files"] and "NCCL_TUNER_PLUGIN" not in pod_env(plain)
 
 

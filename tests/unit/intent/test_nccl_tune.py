@@ -1,22 +1,23 @@
-"""NCCL tuning NCCL's maintainers would accept (issue 35 item 4, docs/tuning.md): no Debugging-section
-variable is ever written; winners are example-tuner-plugin rows scoped to what was measured, kept only
-when the tuner file reproduces them and every collective is no worse with it at two or more scales;
-baseline and candidates interleaved and repeated; the tuned file's history and rollback; a missing
-tuned file while tuning is in use is a finding."""
+"""NCCL tuning NCCL's maintainers would accept (issue 35 item 4, docs/tuning.md): winners are
+example-tuner-plugin rows scoped to what was measured, kept only when the tuner file reproduces them and
+every collective is no worse with it at two or more scales; baseline and candidates interleaved and
+repeated; the tuned file's history and rollback; a missing tuned file while tuning is in use is a
+finding. That no Debugging-section variable is ever written, and the tuned file itself:
+test_nccl_tuned.py."""
 
 import json
 import os
 import random
 
-import jinja2
 import pytest
 
-from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_env_settings, nccl_tuned_settings, shell_quote
+from ansible_collections.linerate.fabric.plugins.filter.nccl_env import nccl_tuned_settings
 from ansible_collections.linerate.fabric.plugins.module_utils.checks import nccl as checks_nccl
 from ansible_collections.linerate.fabric.plugins.module_utils.report import report as rep
 from ansible_collections.linerate.fabric.plugins.module_utils.report import markdown as report_markdown
 from ansible_collections.linerate.fabric.plugins.module_utils.findings import FAULT_CODES
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import variables
 from ansible_collections.linerate.fabric.plugins.modules import nccl_tune, nccl_tuned_file
 from module_harness import Tools, run_module
@@ -25,46 +26,6 @@ MIB = 1 << 20
 SIZES = [MIB << k for k in range(11)]  # 1M .. 1G, the sweep's default range
 RING_LL128 = {"algorithm": "Ring", "protocol": "LL128"}
 CANDIDATES = [dict(c) for c in nt.DEFAULT_CANDIDATES]
-
-
-# ---------------------------------------------------------------- NCCL's Debugging section
-
-
-def test_the_debugging_section_holds_what_the_old_sweep_wrote_and_not_the_system_configuration():
-    # NCCL env.rst, "Debugging": every key the issue-28 sweep wrote into /etc/nccl.conf is one of them
-    for key in (
-        "NCCL_ALGO",
-        "NCCL_PROTO",
-        "NCCL_BUFFSIZE",
-        "NCCL_NTHREADS",
-        "NCCL_NET_GDR_LEVEL",
-        "NCCL_MAX_NCHANNELS",
-        "NCCL_MIN_NCHANNELS",
-        "NCCL_CHECKS_DISABLE",
-        "NCCL_CHECK_POINTERS",
-        "NCCL_LAUNCH_MODE",
-        "NCCL_IB_CUDA_SUPPORT",
-        "NCCL_P2P_DISABLE",
-        "NCCL_IB_DISABLE",
-        "NCCL_MIN_CTAS",
-    ):
-        assert key in nt.DEBUGGING_VARIABLES, key
-    # "System configuration": what a site keeps, and what loads the tuner plugin
-    for key in (
-        "NCCL_TUNER_PLUGIN",
-        "NCCL_IB_HCA",
-        "NCCL_SOCKET_IFNAME",
-        "NCCL_IB_TC",
-        "NCCL_IB_GID_INDEX",
-        "NCCL_IB_SL",
-        "NCCL_DEBUG",
-        "NCCL_NET",
-        "NCCL_NET_PLUGIN",
-        "NCCL_CROSS_NIC",
-        "NCCL_IB_TIMEOUT",
-    ):
-        assert key not in nt.DEBUGGING_VARIABLES, key
-    assert nt.debugging_keys({"NCCL_IB_HCA": "x", "NCCL_PROTO": "LL", "NCCL_ALGO": "Ring"}) == ["NCCL_ALGO", "NCCL_PROTO"]
 
 
 # ---------------------------------------------------------------- a fake fabric
@@ -103,7 +64,10 @@ class Fabric:
             if "NCCL_TUNER_PLUGIN" in env and self.tuner_works and test == "all_reduce_perf":
                 for r in self.tuner_rows or []:
                     if r["nodes"] == nodes and r["min_bytes"] <= size <= r["max_bytes"]:
-                        pick = ({v: k for k, v in nt.TUNER_ALGO.items()}[r["algorithm"]], {v: k for k, v in nt.TUNER_PROTO.items()}[r["protocol"]])
+                        pick = (
+                            {v: k for k, v in nccl_tuned.TUNER_ALGO.items()}[r["algorithm"]],
+                            {v: k for k, v in nccl_tuned.TUNER_PROTO.items()}[r["protocol"]],
+                        )
             for (algo, proto), (lo, hi, gain) in self.quirk.items():
                 if pick == (algo, proto) and lo <= size <= hi and test == "all_reduce_perf":
                     bw = self.base(size) * (1 + gain)
@@ -179,7 +143,7 @@ def test_a_healthy_fabric_gives_no_winner(seed):
 def test_a_quirk_gives_a_winner_scoped_to_the_collective_size_range_and_scale(seed):
     fab = Fabric(seed=seed, quirk={("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)})
     out = sweep(fab)
-    assert [{k: r[k] for k in nt.TUNER_FIELDS} for r in out["proposed"]] == [
+    assert [{k: r[k] for k in nccl_tuned.TUNER_FIELDS} for r in out["proposed"]] == [
         {
             "collective": "allreduce",
             "min_bytes": 64 * MIB,
@@ -226,7 +190,7 @@ def test_a_failed_baseline_fails_the_sweep_and_a_failed_candidate_is_out():
 # ---------------------------------------------------------------- the proof with the tuner plugin
 
 QUIRK = {("Ring", "LL128"): (64 * MIB, 256 * MIB, 0.2)}
-ENV = {"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN, "NCCL_TUNER_CONFIG_FILE": "/var/lib/linerate/stage.conf"}
+ENV = {"NCCL_TUNER_PLUGIN": nccl_tuned.TUNER_PLUGIN, "NCCL_TUNER_CONFIG_FILE": "/var/lib/linerate/stage.conf"}
 TESTS = ["all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"]
 
 
@@ -246,7 +210,7 @@ def test_a_row_is_written_only_when_the_tuner_file_reproduces_it_and_nothing_is_
     # every collective at every scale, baseline and tuner file interleaved
     assert sorted({(n, t) for n, t, _e in fab.calls}) == sorted((n, t) for n in (2, 4) for t in TESTS)
     assert [("NCCL_TUNER_PLUGIN" in e) for _n, _t, e in fab.calls[:6]] == [False, True, True, False, False, True]
-    assert all(not nt.debugging_keys(e) for _n, _t, e in fab.calls)  # the proof forces nothing
+    assert all(not nccl_tuned.debugging_keys(e) for _n, _t, e in fab.calls)  # the proof forces nothing
 
 
 def test_one_collective_worse_at_one_scale_means_no_winner():
@@ -278,69 +242,12 @@ def test_a_failed_proof_run_means_no_winner():
     assert out["rows"] == [] and "alltoall_perf on 2 nodes could not be measured" in out["why"]
 
 
-# ---------------------------------------------------------------- the tuned file and the tuner config
-
-
-def test_the_tuned_file_holds_scoped_rows_and_no_debugging_variable_and_the_same_result_gives_the_same_bytes():
-    rows = proposed()
-    doc = nt.tuned_document(rows, {"test": "all_reduce_perf", "scales": [2, 4]})
-    assert doc == nt.tuned_document(list(reversed(proposed(seed=3))), {"scales": [2, 4], "test": "all_reduce_perf"})
-    parsed = json.loads(doc)
-    assert set(parsed) == {"version", "tuner", "measured_on"} and parsed["version"] == 2
-    assert not any(name in doc for name in nt.DEBUGGING_VARIABLES)
-    tuned = nccl_tuned_settings(doc, "/etc/nccl/tuner.conf")
-    assert tuned["settings"] == {} and tuned["problems"] == [] and tuned["missing"] is None
-    assert tuned["job"] == {"NCCL_TUNER_PLUGIN": "libnccl-tuner-example.so", "NCCL_TUNER_CONFIG_FILE": "/etc/nccl/tuner.conf"}
-    csv = [line for line in tuned["tuner_config"].splitlines() if not line.startswith("#")]
-    assert csv == ["allreduce,67108864,268435456,ring,ll128,-1,2,16,-1,-1", "allreduce,67108864,268435456,ring,ll128,-1,4,32,-1,-1"]
-    # no rows: NCCL's defaults, nothing to load
-    empty = nccl_tuned_settings(nt.tuned_document([], {}))
-    assert (empty["rows"], empty["job"], empty["tuner_config"]) == ([], {}, "")
-
-
-def test_a_tuned_file_with_a_debugging_variable_or_a_bad_row_is_a_problem():
-    v1 = json.dumps({"version": 1, "settings": {"NCCL_ALGO": "Ring"}, "measured_on": {}})
-    assert "sets NCCL_ALGO: variables of NCCL's Debugging section" in nccl_tuned_settings(v1)["problems"][0]
-    assert nccl_tuned_settings(json.dumps({"version": 1, "settings": {}}))["problems"] == []
-    row = dict(proposed()[0], protocol="ll256")
-    row.pop("gain_percent")
-    bad = nccl_tuned_settings(json.dumps({"version": 2, "tuner": {"plugin": nt.TUNER_PLUGIN, "rows": [row]}}))
-    assert bad["rows"] == [] and bad["problems"] == ["tuner row 1: protocol 'll256' (allowed: ll, ll128, simple)"]
-    anywhere = dict(proposed()[0], nodes=-1)
-    assert "scoped to the node and rank counts" in nt.row_problem(anywhere)
-    assert "not JSON" in nccl_tuned_settings("{")["problems"][0]
-
-
-def test_tuning_never_enters_nccl_conf():
-    rdma = {"ports": [{"device": "mlx5_0", "port": 1, "netdev": "eth1", "up": True, "roce_v2_ipv4_gid_index": 3}]}
-    cabled = [{"device": "mlx5_0", "netdev": "eth1"}]
-    opts = {"transport": "roce", "ib_tc": 104, "net": "IB"}
-    out = nccl_env_settings(rdma, cabled, dict(opts, tuned={"NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": "8388608"}))
-    assert "NCCL_ALGO" not in out["settings"] and "NCCL_BUFFSIZE" not in out["settings"]
-    assert [p.split(":")[0] for p in out["problems"]] == ["tuned NCCL_ALGO", "tuned NCCL_BUFFSIZE"]
-    assert nccl_env_settings(rdma, cabled, dict(opts, tuned={}))["problems"] == []
-
-
-def test_the_job_environment_file_loads_the_rows_and_sets_no_debugging_variable():
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
-    tuned = nccl_tuned_settings(nt.tuned_document(proposed(), {}), "/etc/nccl/tuner.conf")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
-    env.filters["linerate.fabric.nccl_shell_quote"] = shell_quote
-    with open(os.path.join(root, "roles", "nccl_env", "templates", "etc", "nccl", "tuned-job.env.j2")) as f:
-        text = env.from_string(f.read()).render(
-            ansible_managed="m",
-            nccl_env_tuned=tuned,
-            nccl_env_result={"job": {}},
-            nccl_env_tuner_config_file="/etc/nccl/tuner.conf",
-            nccl_env_job_env_file="/etc/nccl/tuned-job.env",
-        )
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    assert lines == ["NCCL_TUNER_PLUGIN='libnccl-tuner-example.so'", "NCCL_TUNER_CONFIG_FILE='/etc/nccl/tuner.conf'"]
+# ---------------------------------------------------------------- module nccl_tuned_file: the tuned file's history and rollback
 
 
 def test_module_nccl_tuned_file_writes_keeps_history_is_idempotent_and_rolls_back(tmp_path, capsys):
     path = str(tmp_path / "nccl" / "tuned.json")
-    first, second = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
+    first, second = nccl_tuned.tuned_document([], {"n": 1}), nccl_tuned.tuned_document(proposed(), {"n": 2})
     res = run_module(nccl_tuned_file.main, {"path": path, "document": first}, Tools({}), capsys)
     assert res["changed"] and open(path).read() == first
     assert [h["absent"] for h in res["history"]] == [True, False]
@@ -426,7 +333,7 @@ def test_nccl_tune_refuses_bad_options_before_running(capsys, args, msg):
 
 def test_the_report_carries_the_sweep_table():
     out = sweep(Fabric(quirk=QUIRK))
-    section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nt.TUNER_PLUGIN}, margin_percent=5.0, repeats=3, file="/o/nccl/tuned.json"))
+    section = rep.tuning_section(dict(out, settings={"NCCL_TUNER_PLUGIN": nccl_tuned.TUNER_PLUGIN}, margin_percent=5.0, repeats=3, file="/o/nccl/tuned.json"))
     assert json.loads(json.dumps(section)) == section
     text = "\n".join(report_markdown.tuning_lines({"nccl_tuning": section}))
     assert "Winner: tuner rows in the tuned file (job environment `NCCL_TUNER_PLUGIN=libnccl-tuner-example.so`)" in text

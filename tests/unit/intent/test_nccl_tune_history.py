@@ -5,12 +5,12 @@ import pytest
 
 from intent.test_nccl_tune import proposed
 
-from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned
 from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune_history as nth
 
 
 def test_history_records_what_a_sweep_replaced_and_rollback_puts_back_the_previous_file_idempotently():
-    a, b = nt.tuned_document([], {"n": 1}), nt.tuned_document(proposed(), {"n": 2})
+    a, b = nccl_tuned.tuned_document([], {"n": 1}), nccl_tuned.tuned_document(proposed(), {"n": 2})
     text, entries, changed = nth.plan_write(None, a, [], at="t1")
     assert changed and text == a and [(e["n"], e["document"], e["by"]) for e in entries] == [(1, None, "before"), (2, a, "sweep")]
     assert nth.plan_write(a, a, entries) == (a, entries, False)  # the same result: nothing changes

@@ -197,11 +197,11 @@ def test_the_action_fails_saying_the_report_was_not_written(tmp_path, monkeypatc
 def test_the_tuned_file_and_its_history_are_private(tmp_path, capsys):
     """tuned.json lives in the durable state too: 0600 in a 0700 directory (issue 36 item 5)."""
     from ansible_collections.linerate.fabric.plugins.modules import nccl_tuned_file
-    from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tune as nt
+    from ansible_collections.linerate.fabric.plugins.module_utils.intent import nccl_tuned
     from module_harness import Tools, run_module
 
     path = tmp_path / "out" / "nccl" / "tuned.json"
-    res = run_module(nccl_tuned_file.main, {"path": str(path), "document": nt.tuned_document([], {"n": 1})}, Tools({}), capsys)
+    res = run_module(nccl_tuned_file.main, {"path": str(path), "document": nccl_tuned.tuned_document([], {"n": 1})}, Tools({}), capsys)
     assert res["changed"] is True
     assert _mode(path) == 0o600 and _mode(tmp_path / "out" / "nccl" / "tuned.history.json") == 0o600
     assert _mode(tmp_path / "out" / "nccl") == 0o700 and _mode(tmp_path / "out") == 0o700  # parents too
