@@ -82,7 +82,7 @@ def test_faults_below_the_fabric_are_caught(converged):
 
 
 # matrix: a PCIe severity case of the class test_faults_below_the_fabric_are_caught keeps in CI (the
-# rule itself: tests/unit/host/test_readiness.py)
+# rule itself: tests/unit/host/test_readiness_findings.py and test_readiness.py)
 @pytest.mark.matrix
 def test_a_gen5_nic_in_a_gen4_slot_is_a_warning_and_a_link_below_both_the_error(converged):
     """A slot-limited link (negotiated = the slot's capability < the NIC's) warns, naming the slot, and the
