@@ -109,8 +109,8 @@ FUZZ_EXAMPLES ?= 20000
 fuzz: venv
 	LINERATE_FUZZ_PROFILE=fuzz LINERATE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VPY) -m pytest -q tests/unit/test_parsers_fuzz.py
 
-# Python: ruff check (ruff.toml; `ruff format` is configured but not run yet, see docs/testing.md),
-# mypy strict on the parsers (mypy.ini).
+# Python: ruff check and ruff format --check (ruff.toml; docs/testing.md), mypy strict on parsers/ and
+# switch/ (mypy.ini); YAML: yamllint and ansible-lint.
 lint: venv
 	$(VENV)/bin/ruff check plugins lab bench scripts tests
 	$(VENV)/bin/ruff format --check plugins lab bench scripts tests
