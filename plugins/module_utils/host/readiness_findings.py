@@ -168,41 +168,27 @@ def link_findings(node, name, fn, gpu=None, **kw):
         evidence.update(
             state=state, judged=sta, under_load=fn.get("under_load"), speed_unjudged=None if judge_speed else f"at rest, trains up under load; {why}"
         )
+
+    def finding(code, message):
+        return [_f(code, message, node, name, pci, upstream=up.get("address"), slot=up.get("address"), evidence=evidence, **kw)]
+
     width, speed = sta.get("width") or 0, sta.get("speed_gts") or 0
     where = f" {state}" if gpu is not None else ""
     if width < ref_w or (judge_speed and ref_s and speed < ref_s):
         shown = _link(sta) if judge_speed else f"x{width} (width at rest; its speed at rest is not judged)"
-        return [
-            _f(
-                "PCIE_DEGRADED",
-                f"{name} ({pci}) trained at PCIe {shown}{where if judge_speed else ''}, below what "
-                f"both ends can do: {_link(ref)} (the device capable of {_link(cap)}; {slot})",
-                node,
-                name,
-                pci,
-                upstream=up.get("address"),
-                slot=up.get("address"),
-                evidence=evidence,
-                **kw,
-            )
-        ]
+        return finding(
+            "PCIE_DEGRADED",
+            f"{name} ({pci}) trained at PCIe {shown}{where if judge_speed else ''}, below what "
+            f"both ends can do: {_link(ref)} (the device capable of {_link(cap)}; {slot})",
+        )
     if ref_w < cap["width"] or (ref_s and cap.get("speed_gts") and ref_s < cap["speed_gts"]):
         runs = _link(sta) + where if judge_speed else f"at most {_link(ref)} (at rest {_link(sta)})"
-        return [
-            _f(
-                "PCIE_SLOT_LIMITED",
-                f"{name} ({pci}) runs at PCIe {runs}, the limit of its slot: {slot}; "
-                f"the device is capable of {_link(cap)}: full speed for this slot, a "
-                f"{_link(cap)} slot would give it more",
-                node,
-                name,
-                pci,
-                upstream=up.get("address"),
-                slot=up.get("address"),
-                evidence=evidence,
-                **kw,
-            )
-        ]
+        return finding(
+            "PCIE_SLOT_LIMITED",
+            f"{name} ({pci}) runs at PCIe {runs}, the limit of its slot: {slot}; "
+            f"the device is capable of {_link(cap)}: full speed for this slot, a "
+            f"{_link(cap)} slot would give it more",
+        )
     return []
 
 
