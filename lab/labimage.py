@@ -1,6 +1,7 @@
 """The lab's node image (`labctl.py image`: debootstrap, no registry) and the local DOCA-OFED repository of
 simulator packages it is built with (`labctl.py repo`)."""
 
+import ast
 import hashlib
 import json
 import os
@@ -68,10 +69,36 @@ def apt_mirror():
     return "http://deb.debian.org/debian"
 
 
+def made_of(rel="packages.py"):
+    """lab/<rel> and the lab modules it imports, transitively: lab/<name>.py (beside it) and
+    lab/sim/<pkg>/<mod>.py (on the path it puts lab/sim on), as paths relative to lab/, sorted."""
+    found, todo = set(), [rel]
+    while todo:
+        cur = todo.pop()
+        if cur in found:
+            continue
+        found.add(cur)
+        with open(os.path.join(HERE, cur)) as f:
+            tree = ast.parse(f.read())
+        names = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            for base in ("", "sim/"):
+                path = base + name.replace(".", "/") + ".py"
+                if os.path.isfile(os.path.join(HERE, path)):
+                    todo.append(path)
+    return sorted(found)
+
+
 def repo_recipe():
-    """What the simulator packages are made of: a change rebuilds the repo and image."""
+    """What the simulator packages are made of (packages.py and every lab module it builds them with): a
+    change rebuilds the repo and image."""
     h = hashlib.sha256(platform.release().encode())
-    for rel in ("packages.py", "debrepo.py", "sim/linerate_lab/kmods.py"):
+    for rel in made_of("packages.py"):
         with open(os.path.join(HERE, rel), "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:12]

@@ -158,30 +158,14 @@ def test_infiniband_diags_runs_the_real_programs(repo, tmp_path):
         assert "sminfo: not in this node image" in p.stderr
 
 
-def _lab_modules_imported_by(rel):
-    """The lab's own modules (paths under lab/) that lab/<rel> imports: lab/<name>.py or lab/sim/<pkg>/<mod>.py."""
-    lab = os.path.join(ROOT, "lab")
-    names = []
-    for node in ast.walk(ast.parse(open(os.path.join(lab, rel)).read())):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-    found = set()
-    for name in names:
-        for base in ("", "sim/"):
-            path = base + name.replace(".", "/") + ".py"
-            if os.path.isfile(os.path.join(lab, path)):
-                found.add(path)
-    return found
-
-
 def test_the_repository_recipe_covers_the_modules_the_packages_are_built_with(tmp_path, monkeypatch):
     """A change to packages.py or to a lab module it builds the packages with (the .deb writer, the .ko
     placeholders) changes labimage.repo_recipe, so the repository and the node image are rebuilt."""
-    made_of = {"packages.py"} | _lab_modules_imported_by("packages.py")
-    assert {"debrepo.py", "sim/linerate_lab/kmods.py"} <= made_of  # the import finder finds them
     import labimage
+
+    made_of = set(labimage.made_of("packages.py"))
+    assert {"packages.py", "debrepo.py", "sim/linerate_lab/kmods.py"} <= made_of  # the import finder finds them
+    assert "sim/linerate_lab/placeholder.py" in made_of  # and what they import in turn (kmods)
 
     for rel in made_of:
         os.makedirs(os.path.dirname(tmp_path / rel), exist_ok=True)
